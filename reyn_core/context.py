@@ -1,0 +1,106 @@
+"""What a tool handler knows about its call: ``ToolContext`` and the host's bridges."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import ToolRuntimeMissing
+
+Surface = Literal["router", "phase", "mcp", "cli"]
+SURFACES: tuple[str, ...] = ("router", "phase", "mcp", "cli")
+
+BridgeFn = Callable[..., Awaitable[Any] | Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RouterCallerState:
+    """Call-level state of the router loop (gate layer 3). All fields optional.
+
+    ``exclude`` names tools hidden for this call (plan mode excludes ``plan``); ``allowed_tools``,
+    when set, is the only tools this step may use (a plan step's tool list).
+    """
+
+    exclude: frozenset[str] = frozenset()
+    allowed_tools: frozenset[str] | None = None
+    plan_mode: bool = False
+    turn: int | None = None
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseCallerState:
+    """Call-level state of a phase (gate layer 3). ``allowed_ops`` None means the profile default."""
+
+    allowed_ops: tuple[str, ...] | None = None
+    skill: str | None = None
+    phase: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostBridge:
+    """Callables the host application supplies. Any may be None; a tool that needs a missing one
+    fails with ``runtime_missing`` naming the bridge, never an AttributeError.
+
+    ``catalog`` may carry the host's own skill / agent catalogue (an object the catalog pack
+    understands). ``extra`` holds bridges this class does not name.
+    """
+
+    run_skill: BridgeFn | None = None
+    send_to_agent: BridgeFn | None = None
+    ask_user: BridgeFn | None = None
+    dispatch_plan: BridgeFn | None = None
+    catalog: Any | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def require(self, name: str, *, tool: str | None = None) -> Any:
+        """Return the bridge called ``name`` or raise ``ToolRuntimeMissing`` saying who must supply it."""
+        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extra.get(name)
+        if value is None:
+            who = f"tool {tool!r}" if tool else "this tool"
+            raise ToolRuntimeMissing(
+                f"{who} needs the host bridge {name!r}, which this host does not supply; "
+                f"pass HostBridge({name}=...) in the ToolContext",
+                tool=tool,
+            )
+        return value
+
+    def has(self, name: str) -> bool:
+        """True when the bridge ``name`` is supplied."""
+        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extra.get(name)
+        return value is not None
+
+
+_BRIDGE_FIELDS = frozenset(f.name for f in fields(HostBridge)) - {"extra"}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Everything a handler may know about its call.
+
+    ``surface`` is where the call comes from; ``agent`` the calling agent (tools must take identity
+    from here, never from model arguments); ``workspace`` the root that relative paths resolve
+    against; ``settings`` the owning plugin's validated settings (set by the dispatcher per call);
+    ``agent_tools``, when set, is a per-agent allowlist of tool names (gate layer 3).
+    """
+
+    surface: Surface = "cli"
+    agent: str | None = None
+    workspace: Path = field(default_factory=Path.cwd)
+    settings: Any = None
+    router_state: RouterCallerState | None = None
+    phase_state: PhaseCallerState | None = None
+    bridge: HostBridge = field(default_factory=HostBridge)
+    agent_tools: frozenset[str] | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_surface(self, surface: Surface) -> ToolContext:
+        """A copy of this context for another surface."""
+        return replace(self, surface=surface)
+
+    def with_settings(self, settings: Any) -> ToolContext:
+        """A copy carrying a plugin's settings (the dispatcher does this per call)."""
+        return replace(self, settings=settings)

@@ -1,0 +1,364 @@
+"""The one dispatcher: ``invoke_tool`` (raises typed errors) and ``dispatch_tool`` (model envelopes).
+
+Every call goes through the same steps: lookup, gates re-checked (defense in depth: the renderers
+already hid what a surface may not see), argument parsing and validation with the tool's cached
+validator, lazy handler resolution, ``before`` policy hooks, execution (sync handlers in a worker
+thread) under the tool's timeout, then ``after`` hooks — which also see failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from .context import ToolContext
+from .errors import (
+    ArgumentProblem,
+    InvalidToolArguments,
+    ToolCancelled,
+    ToolDenied,
+    ToolError,
+    ToolExecutionError,
+    ToolGateRefused,
+    ToolRuntimeMissing,
+    ToolTimeout,
+)
+from .tool import CallShape, ToolDefinition, call_shape
+from .validation import parse_arguments
+
+if TYPE_CHECKING:
+    from .registry import ToolRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call about to run, as policy hooks see it. ``arguments`` are validated."""
+
+    tool: ToolDefinition
+    arguments: Mapping[str, Any]
+    ctx: ToolContext
+    surface: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    """How a call ended, as ``after`` hooks see it."""
+
+    status: Literal["ok", "error"]
+    duration_s: float
+    result: Any = None
+    error: ToolError | None = None
+
+    @property
+    def kind(self) -> str:
+        """``ok`` or the error kind."""
+        return "ok" if self.error is None else self.error.kind
+
+
+BeforeHook = Callable[[ToolCall], "str | None | Awaitable[str | None]"]
+AfterHook = Callable[[ToolCall, ToolCallOutcome], "None | Awaitable[None]"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallHooks:
+    """Policy points around every call.
+
+    A ``before`` hook returns None to allow, or a reason string to deny (or raises ``ToolDenied``);
+    it may be async, e.g. an approval prompt. ``after`` hooks observe every outcome; an after hook
+    that raises is ignored so auditing can never break a call. The plugin loader fills these from
+    the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of enabled plugins.
+    """
+
+    before: tuple[BeforeHook, ...] = ()
+    after: tuple[AfterHook, ...] = ()
+
+    def __add__(self, other: ToolCallHooks) -> ToolCallHooks:
+        return ToolCallHooks(self.before + other.before, self.after + other.after)
+
+
+NO_HOOKS = ToolCallHooks()
+
+
+# --------------------------------------------------------------------------- handler resolution
+
+_RESOLVE_LOCK = threading.Lock()
+
+
+def _resolve(registry: ToolRegistry, tool: ToolDefinition) -> CallShape:
+    cache = registry._caches.handlers
+    shape = cache.get(tool.name)
+    if shape is not None:
+        return shape  # type: ignore[no-any-return]
+    handler = tool.handler
+    if handler is None:
+        raise ToolRuntimeMissing(f"tool {tool.name!r} has no handler in this installation", tool=tool.name)
+    if isinstance(handler, str):
+        handler = resolve_reference(handler, tool=tool.name)
+    shape = call_shape(handler)
+    with _RESOLVE_LOCK:
+        cache[tool.name] = shape
+    return shape
+
+
+def resolve_reference(ref: str, *, tool: str | None = None) -> Callable[..., Any]:
+    """Import a lazy ``"module:attr"`` handler. A ``ToolDefinition`` target yields its handler."""
+    module_name, _, attr = ref.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:
+        raise ToolRuntimeMissing(
+            f"the handler {ref!r} of tool {tool!r} cannot be imported ({type(exc).__name__}: {exc}); "
+            "the tool is unavailable in this installation",
+            tool=tool,
+        ) from None
+    if isinstance(obj, ToolDefinition):
+        obj = obj.handler
+    if not callable(obj):
+        raise ToolRuntimeMissing(f"the handler {ref!r} of tool {tool!r} is not callable", tool=tool)
+    return obj  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- invoke
+
+
+def _problems_from_pydantic(exc: ValidationError) -> list[ArgumentProblem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = [str(p) for p in err.get("loc", ()) if p != "__root__"]
+        out.append(ArgumentProblem("".join(f"/{p}" for p in loc), err.get("msg", "invalid")))
+    return out
+
+
+def _invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> InvalidToolArguments:
+    listed = "; ".join(p.render() for p in problems[:8])
+    more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
+    return InvalidToolArguments(
+        f"invalid arguments for {tool.name!r}: {listed}{more}", tool=tool.name, problems=problems
+    )
+
+
+def _gate(registry: ToolRegistry, tool: ToolDefinition, surface: str, ctx: ToolContext,
+          exclude: Iterable[str], allowed_ops: Iterable[str] | None) -> None:
+    decision = registry.check(tool, surface, ctx, exclude=exclude, allowed_ops=allowed_ops)
+    if decision.allowed:
+        return
+    if decision.layer == "runtime":
+        raise ToolRuntimeMissing(decision.reason, tool=tool.name)
+    raise ToolGateRefused(
+        f"tool {tool.name!r} is refused on the {surface} surface ({decision.layer} gate): {decision.reason}",
+        tool=tool.name, layer=decision.layer, reason=decision.reason,
+    )
+
+
+async def _within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
+    if tool.timeout_s is None:
+        return await awaitable
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=tool.timeout_s)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        # A worker thread cannot be killed; its result is discarded when it finishes.
+        raise ToolTimeout(f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s and was stopped",
+                          tool=tool.name)
+    return task.result()
+
+
+async def _run(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], ctx: ToolContext) -> Any:
+    try:
+        pos, kwargs = shape.bind(args, ctx)
+    except ValidationError as exc:
+        raise _invalid(tool, _problems_from_pydantic(exc)) from None
+    if shape.is_async:
+        return await _within(shape.fn(*pos, **kwargs), tool)
+    result = await _within(asyncio.to_thread(shape.fn, *pos, **kwargs), tool)
+    if inspect.isawaitable(result):  # a sync callable that returned a coroutine
+        result = await _within(result, tool)
+    return result
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def invoke_tool(
+    registry: ToolRegistry,
+    name: str,
+    args: Mapping[str, Any] | str | bytes | None,
+    ctx: ToolContext,
+    *,
+    surface: str | None = None,
+    exclude: Iterable[str] = (),
+    allowed_ops: Iterable[str] | None = None,
+) -> Any:
+    """Run one tool call and return the handler's result, or raise a typed ``ToolError``.
+
+    ``args`` may be a dict or the JSON string a model sent. ``surface`` defaults to ``ctx.surface``.
+    ``exclude`` / ``allowed_ops`` must be what the renderer was given, so the gates agree.
+    """
+    surface = surface or ctx.surface
+    tool = registry.get(name)
+    _gate(registry, tool, surface, ctx, exclude, allowed_ops)
+    parsed, problems = parse_arguments(args)
+    if not problems:
+        problems = registry._validator(tool)(parsed)
+    if problems:
+        raise _invalid(tool, problems)
+    shape = _resolve(registry, tool)
+    call_ctx = registry.context_for(tool, ctx)
+    if call_ctx.surface != surface:
+        call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
+    hooks = registry.hooks or NO_HOOKS
+    call = ToolCall(tool, parsed, call_ctx, surface)
+    started = time.perf_counter()
+    try:
+        for before in hooks.before:
+            reason = await _maybe_await(before(call))
+            if reason:
+                raise ToolDenied(f"call to {tool.name!r} denied by policy: {reason}", tool=tool.name)
+        result = await _run(shape, tool, parsed, call_ctx)
+    except ToolError as exc:
+        exc.tool = exc.tool or tool.name
+        await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
+        raise
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the caller cancelled us: never swallow that
+        cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
+        await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
+        raise cancelled from None
+    except Exception as exc:
+        failed = ToolExecutionError(f"tool {tool.name!r} failed: {_describe(exc)}", tool=tool.name)
+        await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=failed))
+        raise failed from exc
+    await _after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = text[:500]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def _after(hooks: ToolCallHooks, call: ToolCall, outcome: ToolCallOutcome) -> None:
+    for after in hooks.after:
+        try:
+            await _maybe_await(after(call, outcome))
+        except Exception:  # observers must never turn a call into a failure
+            continue
+
+
+async def dispatch_tool(
+    registry: ToolRegistry,
+    name: str,
+    args: Mapping[str, Any] | str | bytes | None,
+    ctx: ToolContext,
+    *,
+    surface: str | None = None,
+    exclude: Iterable[str] = (),
+    allowed_ops: Iterable[str] | None = None,
+) -> dict[str, Any]:
+    """``invoke_tool`` for model-facing surfaces: never raises for a tool failure.
+
+    Returns ``{"status": "ok", "data": <JSON-safe result>}`` or
+    ``{"status": "error", "error": {"kind": ..., "message": ...}}`` (plus ``layer`` for gate refusals
+    and ``errors`` with JSON pointers for invalid arguments). No tracebacks reach the model.
+    """
+    try:
+        result = await invoke_tool(registry, name, args, ctx, surface=surface, exclude=exclude,
+                                   allowed_ops=allowed_ops)
+    except ToolError as exc:
+        return exc.to_envelope()
+    return {"status": "ok", "data": to_jsonable(result)}
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a handler's result into JSON-safe data (pydantic models, dataclasses, paths, sets…)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [to_jsonable(v) for v in items]
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+# --------------------------------------------------------------------------- audit
+
+
+def argument_hash(arguments: Any) -> str:
+    """sha256 of the canonical JSON of the arguments (the audit log never stores them)."""
+    canonical = json.dumps(to_jsonable(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class JsonlAuditLog:
+    """An append-only JSONL audit sink, usable as an ``after`` hook.
+
+    One line per call: time, surface, agent, tool, plugin id, digest, status, duration, argument
+    hash. Each line is written with a single ``O_APPEND`` write, so concurrent processes interleave
+    whole lines only.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __call__(self, call: ToolCall, outcome: ToolCallOutcome) -> None:
+        origin = call.tool.origin
+        record = {
+            "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "surface": call.surface,
+            "agent": call.ctx.agent,
+            "tool": call.tool.name,
+            "plugin": origin.plugin_id if origin else None,
+            "digest": origin.tree_digest if origin else None,
+            "status": outcome.kind,
+            "duration_ms": round(outcome.duration_s * 1000, 3),
+            "args_sha256": argument_hash(call.arguments),
+        }
+        line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def hooks(self) -> ToolCallHooks:
+        """This sink as a ``ToolCallHooks`` to add to a registry's hooks."""
+        return ToolCallHooks(after=(self,))

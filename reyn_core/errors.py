@@ -1,0 +1,182 @@
+"""Every error Reyn raises, in one place.
+
+Tool errors carry a stable ``kind`` string. ``dispatch_tool`` turns them into the model-facing
+envelope ``{"status": "error", "error": {"kind": ..., "message": ...}}``; ``invoke_tool`` raises them.
+
+=================  =====================================================================
+kind               meaning
+=================  =====================================================================
+not_found          no tool of that name is registered
+gate_refused       a gate layer (role, operator, call) refuses the tool on this surface
+invalid_arguments  the arguments do not match the tool's schema (``errors`` has JSON pointers)
+runtime_missing    the tool's handler, or a host bridge it needs, is not available
+timeout            the handler ran past its time limit and was cancelled
+denied             a policy hook (or the tool itself, e.g. a path outside its roots) refused
+cancelled          the handler was cancelled from inside (not by the caller)
+execution_error    the handler raised; the message is the exception's, never a traceback
+=================  =====================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class ReynError(Exception):
+    """Base of every exception Reyn raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    """One reason arguments were rejected: a JSON pointer into the arguments and a message."""
+
+    pointer: str
+    message: str
+
+    def render(self) -> str:
+        """``/path: message`` (or just the message at the root)."""
+        return f"{self.pointer}: {self.message}" if self.pointer else self.message
+
+
+class ToolError(ReynError):
+    """A failure of one tool call. ``kind`` is stable and machine-readable; ``message`` is for the model.
+
+    Tool handlers may raise this (or a subclass) to report a failure in their own words; any other
+    exception from a handler becomes ``ToolExecutionError``.
+    """
+
+    kind: str = "execution_error"
+
+    def __init__(self, message: str, *, tool: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.tool = tool
+
+    def to_envelope(self) -> dict[str, object]:
+        """The model-facing error envelope of ``dispatch_tool``."""
+        return {"status": "error", "error": {"kind": self.kind, "message": self.message}}
+
+
+class ToolNotFound(ToolError):
+    """No tool of that name is registered (or visible) in this registry."""
+
+    kind = "not_found"
+
+
+class ToolGateRefused(ToolError):
+    """A gate refused the tool; ``layer`` is ``role``, ``operator`` or ``call``."""
+
+    kind = "gate_refused"
+
+    def __init__(self, message: str, *, tool: str | None = None, layer: str = "", reason: str = "") -> None:
+        super().__init__(message, tool=tool)
+        self.layer = layer
+        self.reason = reason
+
+    def to_envelope(self) -> dict[str, object]:
+        env = super().to_envelope()
+        env["error"]["layer"] = self.layer  # type: ignore[index]
+        return env
+
+
+class InvalidToolArguments(ToolError):
+    """Arguments failed validation; ``problems`` lists each one with its JSON pointer."""
+
+    kind = "invalid_arguments"
+
+    def __init__(
+        self, message: str, *, tool: str | None = None, problems: Sequence[ArgumentProblem] = ()
+    ) -> None:
+        super().__init__(message, tool=tool)
+        self.problems = tuple(problems)
+
+    def to_envelope(self) -> dict[str, object]:
+        env = super().to_envelope()
+        env["error"]["errors"] = [  # type: ignore[index]
+            {"path": p.pointer, "message": p.message} for p in self.problems
+        ]
+        return env
+
+
+class ToolRuntimeMissing(ToolError):
+    """The handler cannot be imported, is absent, or needs a host bridge the host did not supply."""
+
+    kind = "runtime_missing"
+
+
+class ToolTimeout(ToolError):
+    """The handler ran longer than its ``timeout_s`` and was cancelled."""
+
+    kind = "timeout"
+
+
+class ToolDenied(ToolError):
+    """A policy refused the call: a ``reyn_before_tool_call`` hook, or the tool's own safety checks."""
+
+    kind = "denied"
+
+
+class ToolCancelled(ToolError):
+    """The handler was cancelled from inside; the caller's own cancellation is never converted."""
+
+    kind = "cancelled"
+
+
+class ToolExecutionError(ToolError):
+    """The handler raised an unexpected exception. The message names its type, never a traceback."""
+
+    kind = "execution_error"
+
+
+ERROR_KINDS: tuple[str, ...] = (
+    "not_found",
+    "gate_refused",
+    "invalid_arguments",
+    "runtime_missing",
+    "timeout",
+    "denied",
+    "cancelled",
+    "execution_error",
+)
+
+
+class ToolRegistrationError(ReynError):
+    """A tool cannot be registered. ``code`` is a stable diagnostic code (see docs/diagnostics.md)."""
+
+    def __init__(self, code: str, message: str, *, tool: str | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.tool = tool
+        self.hint = hint
+
+
+class RegistryFrozen(ReynError):
+    """The registry is a frozen snapshot; build a new one instead of mutating it."""
+
+
+class PhaseOutputError(ReynError):
+    """A model's phase output is not valid JSON or breaks the output contract.
+
+    ``problems`` carries one entry per violation, each with a JSON pointer into the output.
+    """
+
+    def __init__(self, message: str, problems: Sequence[ArgumentProblem] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problems = tuple(problems)
+
+    def feedback(self) -> str:
+        """The exact errors, written to be sent back to the model once."""
+        lines = [self.message, *(f"- {p.render()}" for p in self.problems)]
+        return "\n".join(lines)
+
+
+class StrictSchemaError(ReynError):
+    """A tool's schema cannot be expressed in OpenAI strict mode; the message says why."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        super().__init__(f"tool {tool!r} cannot be rendered in strict mode: {reason}")
+        self.tool = tool
+        self.reason = reason

@@ -1,0 +1,153 @@
+"""The one gate evaluation. Renderers use it to decide what a model sees; the dispatcher uses it
+again before every call. There is no other implementation of these rules.
+
+Layer 1 ``role``     — the tool author's ``ToolGates``.
+Layer 2 ``operator`` — the profile: plugin tools master switch, per-plugin surfaces and tool lists.
+Layer 3 ``call``     — exclusions of this call, phase ``allowed_ops``, the per-agent allowlist and the
+                       tool's own ``available(ctx)``.
+A tool whose handler is None is hidden on every surface (layer ``runtime``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .context import ToolContext
+from .errors import ToolError
+from .tool import ToolDefinition
+
+Layer = Literal["role", "operator", "call", "runtime", ""]
+DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of ``check``: allowed, or refused by ``layer`` for ``reason``."""
+
+    allowed: bool
+    layer: Layer = ""
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+
+ALLOW = Decision(True)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginPolicy:
+    """Operator narrowing for one plugin (layer 2), from ``[plugins.<id>]`` in the profile."""
+
+    surfaces: frozenset[str] | None = None
+    include: frozenset[str] | None = None
+    exclude: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorPolicy:
+    """Gate layer 2 for a whole registry: what the operator's profile allows.
+
+    ``plugins_enabled`` is ``[features] plugins``; ``plugins`` maps plugin id to its narrowing;
+    ``default_allowed_ops`` is ``[surfaces.phase] default_allowed_ops``; ``router_exclude`` is
+    ``[surfaces.router] exclude``.
+    """
+
+    plugins_enabled: bool = True
+    plugins: Mapping[str, PluginPolicy] = field(default_factory=dict)
+    default_allowed_ops: tuple[str, ...] = DEFAULT_ALLOWED_OPS
+    router_exclude: frozenset[str] = frozenset()
+
+
+NO_POLICY = OperatorPolicy()
+
+
+def op_matches(entry: str, tool: ToolDefinition) -> bool:
+    """Whether one ``allowed_ops`` entry admits ``tool``: exact name, cluster name, or glob."""
+    if entry == tool.name or entry == tool.cluster:
+        return True
+    if any(c in entry for c in "*?["):
+        return fnmatch.fnmatchcase(tool.name, entry)
+    return False
+
+
+def ops_admit(allowed_ops: Iterable[str], tool: ToolDefinition) -> bool:
+    """Whether any entry of ``allowed_ops`` admits ``tool``. An empty list admits nothing."""
+    return any(op_matches(entry, tool) for entry in allowed_ops)
+
+
+def check(
+    tool: ToolDefinition,
+    surface: str,
+    ctx: ToolContext,
+    *,
+    operator: OperatorPolicy = NO_POLICY,
+    exclude: Collection[str] = (),
+    allowed_ops: Iterable[str] | None = None,
+    original_names: Mapping[str, str] | None = None,
+) -> Decision:
+    """Decide whether ``tool`` may be shown to and called from ``surface`` in ``ctx``.
+
+    ``exclude`` and ``allowed_ops`` add to what ``ctx`` already carries (``router_state.exclude``,
+    ``phase_state.allowed_ops``); renderers and the dispatcher pass the same values, so what a model
+    sees and what it may call cannot disagree. ``original_names`` maps a prefixed name back to the
+    plugin's own name so ``tools.include`` / ``tools.exclude`` can use either.
+    """
+    # layer 1 — role
+    if not tool.gates.allows(surface):
+        return Decision(False, "role", f"tool {tool.name!r} is not offered on the {surface} surface by its author")
+
+    # layer 2 — operator
+    plugin = tool.plugin_id
+    if plugin is not None and tool.origin is not None and tool.origin.kind != "host":
+        if not operator.plugins_enabled:
+            return Decision(False, "operator", "plugin tools are switched off by the profile ([features] plugins = false)")
+        policy = operator.plugins.get(plugin)
+        if policy is not None:
+            if policy.surfaces is not None and surface not in policy.surfaces:
+                return Decision(False, "operator", f"the profile narrows plugin {plugin!r} to {sorted(policy.surfaces)}")
+            names = {tool.name, (original_names or {}).get(tool.name, tool.name)}
+            if names & policy.exclude:
+                return Decision(False, "operator", f"the profile excludes {tool.name!r} (plugins.{plugin}.tools.exclude)")
+            if policy.include is not None and not names & policy.include:
+                return Decision(False, "operator", f"{tool.name!r} is not in plugins.{plugin}.tools.include")
+    if surface == "router" and tool.name in operator.router_exclude:
+        return Decision(False, "operator", f"the profile excludes {tool.name!r} from the router ([surfaces.router] exclude)")
+
+    # runtime — nothing to run
+    if tool.handler is None:
+        return Decision(False, "runtime", f"tool {tool.name!r} has no handler in this installation")
+
+    # layer 3 — call
+    if tool.name in exclude:
+        return Decision(False, "call", f"tool {tool.name!r} is excluded for this call")
+    rs = ctx.router_state
+    if surface == "router" and rs is not None:
+        if tool.name in rs.exclude:
+            return Decision(False, "call", f"tool {tool.name!r} is excluded for this call")
+        if rs.allowed_tools is not None and tool.name not in rs.allowed_tools:
+            return Decision(False, "call", f"tool {tool.name!r} is not in this step's tool list {sorted(rs.allowed_tools)}")
+    if surface == "phase":
+        ops = allowed_ops
+        if ops is None and ctx.phase_state is not None:
+            ops = ctx.phase_state.allowed_ops
+        if ops is None:
+            ops = operator.default_allowed_ops
+        ops = tuple(ops)
+        if not ops_admit(ops, tool):
+            return Decision(False, "call", f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}")
+    if ctx.agent_tools is not None and tool.name not in ctx.agent_tools:
+        return Decision(False, "call", f"agent {ctx.agent!r} may not use {tool.name!r} (per-agent allowlist)")
+    if tool.available is not None:
+        try:
+            ok = tool.available(ctx)
+        except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
+            return Decision(False, "call", exc.message)
+        except Exception as exc:  # fail closed: an availability check that breaks hides the tool
+            return Decision(False, "call", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}")
+        if not ok:
+            return Decision(False, "call", f"tool {tool.name!r} is not available in this context")
+    return ALLOW

@@ -1,0 +1,64 @@
+"""The hooks a Reyn plugin may implement (pluggy project ``reyn``).
+
+A plugin is a module named by an entry point in group ``reyn.plugins`` (entry-point name = plugin
+id). It declares ``REYN_API = 1`` and implements any of these hooks with ``@reyn_core.hookimpl``::
+
+    from reyn_core import hookimpl, tool
+
+    REYN_API = 1
+
+    @tool(cluster="text", purity="read_only")
+    def word_count(text: str) -> int:
+        \"\"\"Count the words in a text.\"\"\"
+        return len(text.split())
+
+    @hookimpl
+    def reyn_register_tools(register, settings):
+        register(word_count)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+PROJECT = "reyn"
+API_VERSION = 1
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class ReynHookSpecs:
+    """Hook specifications. Plugins implement them as module-level functions (no ``self``)."""
+
+    @hookspec
+    def reyn_register_tools(self, register: Callable[[Any], Any], settings: Any) -> None:
+        """Register this plugin's tools by calling ``register(tool)`` once per tool.
+
+        ``tool`` is a ``ToolDefinition`` (usually made with ``@tool``) or a typed function.
+        ``settings`` is the plugin's validated settings model instance (None without a model).
+        """
+
+    @hookspec(firstresult=True)
+    def reyn_settings_model(self) -> Any:
+        """Return a pydantic model class for ``[plugins.<id>.settings]`` (extra keys forbidden)."""
+
+    @hookspec
+    def reyn_before_tool_call(self, call: Any) -> str | None:
+        """Called before every tool call (``call`` is a ``reyn_core.ToolCall``). Return a reason string
+        to deny it, or None to allow. Raising ``ToolDenied`` also denies."""
+
+    @hookspec
+    def reyn_after_tool_call(self, call: Any, outcome: Any) -> None:
+        """Called after every tool call with its ``ToolCallOutcome``. Must not raise."""
+
+    @hookspec
+    def reyn_cli_commands(self) -> dict[str, Any] | None:
+        """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv: list[str]) -> int``.
+
+        Only enabled plugins are asked; ``reyn <name> ...`` then runs ``fn`` with the remaining
+        arguments (e.g. the memory pack's ``reyn memory export``).
+        """

@@ -1,0 +1,225 @@
+"""``ToolRegistry``: the one catalogue both surfaces are rendered from and dispatched against."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from . import gates
+from .context import ToolContext
+from .errors import RegistryFrozen, ToolNotFound, ToolRegistrationError
+from .schema import SchemaIssue, check_tool_schema
+from .tool import NAME_PATTERN, ToolDefinition, ToolOrigin, as_definition, is_valid_tool_name
+
+if TYPE_CHECKING:
+    from .dispatch import ToolCallHooks
+    from .validation import Validator
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredTool:
+    """A tool as registered: the definition plus the warnings found when it was checked."""
+
+    definition: ToolDefinition
+    warnings: tuple[SchemaIssue, ...] = ()
+
+
+@dataclass
+class _Caches:
+    """Per-snapshot caches filled lazily (compiled validators, resolved handlers)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    validators: dict[str, Validator] = field(default_factory=dict)
+    handlers: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolRegistry:
+    """Tools by name, in a deterministic (sorted) order, with the operator policy that gates them.
+
+    Build one with ``register``; call ``freeze()`` for the immutable snapshot that renderers and the
+    dispatcher read (safe from many tasks and threads). The plugin loader builds and freezes one
+    from a profile; hosts and tests may build their own.
+    """
+
+    def __init__(
+        self,
+        *,
+        operator: gates.OperatorPolicy = gates.NO_POLICY,
+        settings: Mapping[str, Any] | None = None,
+        hooks: ToolCallHooks | None = None,
+    ) -> None:
+        self._tools: dict[str, RegisteredTool] = {}
+        self._original_names: dict[str, str] = {}
+        self._frozen = False
+        self.operator = operator
+        self._settings: dict[str, Any] = dict(settings or {})
+        self.hooks = hooks
+        self._sorted: tuple[ToolDefinition, ...] | None = None
+        self._caches = _Caches()
+
+    # ------------------------------------------------------------------ building
+
+    def register(self, obj: ToolDefinition | Callable[..., Any], *, origin: ToolOrigin | None = None,
+                 original_name: str | None = None) -> ToolDefinition:
+        """Check and add one tool. Raises ``ToolRegistrationError`` (with a diagnostic code) when the
+        name is invalid, the schema has errors, or the name is already taken — naming both origins.
+
+        ``origin``, when given, replaces whatever origin the definition carried: origins are stamped
+        by whoever registers, never trusted from the definition itself.
+        """
+        if self._frozen:
+            raise RegistryFrozen("this registry is frozen; register tools before freeze()")
+        try:
+            definition = as_definition(obj)
+        except TypeError as exc:
+            raise ToolRegistrationError("RT001", f"not a tool: {exc}",
+                                        hint="pass a ToolDefinition or a function decorated with @reyn_core.tool") from None
+        if origin is not None:
+            definition = definition.with_origin(origin)
+        elif definition.origin is None:
+            definition = definition.with_origin(ToolOrigin(kind="host"))
+        issues = self._check_definition(definition)
+        existing = self._tools.get(definition.name)
+        if existing is not None:
+            a = existing.definition.origin or ToolOrigin()
+            b = definition.origin or ToolOrigin()
+            raise ToolRegistrationError(
+                "RT004",
+                f"tool name {definition.name!r} is claimed by {a.describe()} and by {b.describe()}",
+                tool=definition.name,
+                hint="give one plugin a `prefix` or add the tool to its `tools.exclude` in the profile",
+            )
+        warnings = tuple(i for i in issues if i.severity == "warning")
+        self._tools[definition.name] = RegisteredTool(definition, warnings)
+        if original_name is not None and original_name != definition.name:
+            self._original_names[definition.name] = original_name
+        self._sorted = None
+        return definition
+
+    @staticmethod
+    def _check_definition(d: ToolDefinition) -> list[SchemaIssue]:
+        if not is_valid_tool_name(d.name):
+            raise ToolRegistrationError(
+                "RT002", f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
+                tool=str(d.name)[:80], hint="use letters, digits, '_' and '-', at most 64 characters")
+        if not isinstance(d.description, str) or not d.description.strip():
+            raise ToolRegistrationError("RT003", f"tool {d.name!r} has no description", tool=d.name,
+                                        hint="write a docstring or pass description=; models choose tools by it")
+        handler = d.handler
+        if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):
+            raise ToolRegistrationError("RT005", f"tool {d.name!r} handler must be callable, 'module:attr' or None",
+                                        tool=d.name, hint="point handler at a function, e.g. 'my_pkg.tools:fetch'")
+        issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow")
+        errors = [i for i in issues if i.severity == "error"]
+        if errors:
+            first = errors[0]
+            detail = "; ".join(f"{i.message}" + (f" (at {i.pointer})" if i.pointer else "") for i in errors)
+            raise ToolRegistrationError(first.code, f"tool {d.name!r} has an invalid parameters schema: {detail}",
+                                        tool=d.name, hint="fix the schema; docs/diagnostics.md explains each code")
+        return issues
+
+    def set_settings(self, plugin_id: str, settings: Any) -> None:
+        """Attach a plugin's validated settings; tools of that plugin see them as ``ctx.settings``."""
+        if self._frozen:
+            raise RegistryFrozen("this registry is frozen")
+        self._settings[plugin_id] = settings
+
+    def freeze(self) -> ToolRegistry:
+        """An immutable snapshot of this registry (this builder stays usable)."""
+        snap = ToolRegistry(operator=self.operator, settings=self._settings, hooks=self.hooks)
+        snap._tools = dict(self._tools)
+        snap._original_names = dict(self._original_names)
+        snap._settings = dict(self._settings)
+        snap._frozen = True
+        snap._sorted = tuple(snap._tools[n].definition for n in sorted(snap._tools))
+        return snap
+
+    @property
+    def frozen(self) -> bool:
+        """True for a snapshot made by ``freeze()``."""
+        return self._frozen
+
+    # ------------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[ToolDefinition]:
+        return iter(self.tools())
+
+    def tools(self) -> tuple[ToolDefinition, ...]:
+        """Every tool, sorted by name: independent of registration or install order."""
+        if self._sorted is None:
+            self._sorted = tuple(self._tools[n].definition for n in sorted(self._tools))
+        return self._sorted
+
+    def get(self, name: str) -> ToolDefinition:
+        """The tool called ``name`` or ``ToolNotFound`` listing near names."""
+        entry = self._tools.get(name) if isinstance(name, str) else None
+        if entry is None:
+            raise ToolNotFound(self._not_found_message(name), tool=str(name)[:80])
+        return entry.definition
+
+    def warnings(self, name: str) -> tuple[SchemaIssue, ...]:
+        """Provider-lint warnings recorded when ``name`` was registered."""
+        entry = self._tools.get(name)
+        return entry.warnings if entry else ()
+
+    def original_name(self, name: str) -> str:
+        """The plugin's own name for a (possibly prefixed) tool."""
+        return self._original_names.get(name, name)
+
+    def settings_for(self, tool: ToolDefinition) -> Any:
+        """The owning plugin's settings (None for host tools or plugins without settings)."""
+        return self._settings.get(tool.plugin_id) if tool.plugin_id else None
+
+    @property
+    def plugin_settings(self) -> Mapping[str, Any]:
+        """Plugin id → validated settings."""
+        return MappingProxyType(self._settings)
+
+    def _not_found_message(self, name: object) -> str:
+        import difflib
+
+        near = difflib.get_close_matches(str(name), list(self._tools), n=3)
+        hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+        return f"no tool named {str(name)[:80]!r}{hint}"
+
+    # ------------------------------------------------------------------ gating
+
+    def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext:
+        """``ctx`` with the owning plugin's settings, as the tool's handler and ``available`` see it."""
+        settings = self.settings_for(tool)
+        return ctx if settings is None or ctx.settings is settings else ctx.with_settings(settings)
+
+    def check(self, tool: ToolDefinition, surface: str, ctx: ToolContext, *,
+              exclude: Iterable[str] = (), allowed_ops: Iterable[str] | None = None) -> gates.Decision:
+        """``gates.check`` with this registry's operator policy and the tool's own settings."""
+        return gates.check(tool, surface, self.context_for(tool, ctx), operator=self.operator,
+                           exclude=frozenset(exclude), allowed_ops=allowed_ops,
+                           original_names=self._original_names)
+
+    def visible(self, surface: str, ctx: ToolContext, *, exclude: Iterable[str] = (),
+                allowed_ops: Iterable[str] | None = None) -> list[ToolDefinition]:
+        """The tools ``surface`` may see in ``ctx``, sorted by name."""
+        ex = frozenset(exclude)
+        ops = tuple(allowed_ops) if allowed_ops is not None else None
+        return [t for t in self.tools() if self.check(t, surface, ctx, exclude=ex, allowed_ops=ops)]
+
+    # ------------------------------------------------------------------ dispatch caches
+
+    def _validator(self, tool: ToolDefinition) -> Validator:
+        v = self._caches.validators.get(tool.name)
+        if v is None:
+            from .validation import compile_validator
+
+            v = compile_validator(tool.parameters)
+            with self._caches.lock:
+                self._caches.validators[tool.name] = v
+        return v

@@ -1,0 +1,198 @@
+"""Phase renderer: the op catalogue, the output-contract JSON Schema, and a prompt catalogue."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..context import PhaseCallerState, ToolContext
+from ..errors import ArgumentProblem
+from ..phase_contract import PhaseOpCall
+from . import effective_parameters
+
+if TYPE_CHECKING:
+    from ..registry import ToolRegistry
+    from ..validation import Validator
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseOpSpec:
+    """One op a phase may emit: the tool's name as ``kind``, its description, its argument schema."""
+
+    kind: str
+    description: str
+    args_schema: dict[str, Any]
+    purity: str
+    dispatch_kind: str = "inline"
+
+
+def _rewrite_refs(node: Any, prefix: str) -> Any:
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/"):
+                out[k] = f"#/$defs/{prefix}{v[len('#/$defs/'):]}"
+            elif k == "$ref" and isinstance(v, str) and v.startswith("#/definitions/"):
+                out[k] = f"#/$defs/{prefix}{v[len('#/definitions/'):]}"
+            else:
+                out[k] = _rewrite_refs(v, prefix)
+        return out
+    if isinstance(node, list):
+        return [_rewrite_refs(v, prefix) for v in node]
+    return node
+
+
+def _op_schema(op: PhaseOpSpec, defs: dict[str, Any]) -> dict[str, Any]:
+    """The flat op schema: ``kind`` const plus the tool's own properties, its ``$defs`` hoisted."""
+    args = _rewrite_refs(copy.deepcopy(op.args_schema), f"{op.kind}__")
+    for key in ("$defs", "definitions"):
+        for name, sub in (args.pop(key, None) or {}).items():
+            defs[f"{op.kind}__{name}"] = sub
+    props = {"kind": {"const": op.kind, "description": op.description.splitlines()[0] if op.description else ""}}
+    props.update(args.get("properties", {}))
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": ["kind", *[r for r in args.get("required", []) if r != "kind"]],
+    }
+    extra = args.get("additionalProperties", True)
+    schema["additionalProperties"] = extra
+    return schema
+
+
+_CONTROL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": ["transition", "finish", "abort"]},
+        "decision": {"enum": ["continue", "finish", "abort"]},
+        "next_phase": {"type": ["string", "null"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "reason": {"type": "object"},
+    },
+    "required": ["type", "decision"],
+    "additionalProperties": False,
+}
+_ARTIFACT_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "properties": {"type": {"type": "string"}, "data": {"type": "object"}},
+    "required": ["type", "data"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class PhaseSurface:
+    """What a phase may do: ``ops`` (sorted by kind), ``output_schema`` (JSON Schema of the whole
+    output contract; ``control_ir`` items are a ``oneOf`` over the ops, discriminated by ``kind``)
+    and ``prompt_text()`` for the system prompt. ``allowed_ops`` is what it was rendered with."""
+
+    ops: tuple[PhaseOpSpec, ...]
+    output_schema: dict[str, Any]
+    allowed_ops: tuple[str, ...]
+    _validators: dict[str, Validator] = field(default_factory=dict, repr=False, compare=False)
+
+    def op(self, kind: str) -> PhaseOpSpec | None:
+        """The op called ``kind``, if this phase may use it."""
+        return next((o for o in self.ops if o.kind == kind), None)
+
+    def check_op(self, item: Any, ptr: str) -> tuple[PhaseOpCall | None, list[ArgumentProblem]]:
+        """Validate one ``control_ir`` item; return the op call or the problems (pointers under ``ptr``)."""
+        if not isinstance(item, Mapping):
+            return None, [ArgumentProblem(ptr, f"an op must be an object with a 'kind', got {type(item).__name__}")]
+        kind = item.get("kind")
+        if not isinstance(kind, str):
+            return None, [ArgumentProblem(f"{ptr}/kind", "is required and must be a string naming an op")]
+        spec = self.op(kind)
+        if spec is None:
+            allowed = ", ".join(o.kind for o in self.ops) or "none"
+            return None, [ArgumentProblem(f"{ptr}/kind", f"{kind!r} is not an allowed op (allowed: {allowed})")]
+        args = {k: v for k, v in item.items() if k != "kind"}
+        validator = self._validators.get(kind)
+        if validator is None:
+            from ..validation import compile_validator
+
+            validator = self._validators[kind] = compile_validator(spec.args_schema)
+        problems = [ArgumentProblem(f"{ptr}{p.pointer}", p.message) for p in validator(args)]
+        return (None if problems else PhaseOpCall(kind=kind, args=args)), problems
+
+    def prompt_text(self) -> str:
+        """A compact op catalogue for the system prompt."""
+        if not self.ops:
+            return "No ops are allowed in this phase: control_ir must be an empty list."
+        lines = ['Ops you may put in control_ir, each as {"kind": "<op>", ...arguments}:']
+        for op in self.ops:
+            props = op.args_schema.get("properties", {})
+            required = set(op.args_schema.get("required", []))
+            sig = ", ".join(f"{n}{'' if n in required else '?'}: {_type_label(s)}" for n, s in props.items())
+            first = op.description.strip().splitlines()[0] if op.description.strip() else ""
+            tag = op.purity + (", deferred" if op.dispatch_kind == "deferred" else "")
+            lines.append(f"- {op.kind}({sig}) [{tag}] — {first}")
+        return "\n".join(lines)
+
+
+def _type_label(schema: Any) -> str:
+    if not isinstance(schema, Mapping):
+        return "any"
+    if "enum" in schema:
+        return "|".join(json.dumps(v) for v in schema["enum"])
+    typ = schema.get("type")
+    if isinstance(typ, list):
+        return "|".join(typ)
+    if typ == "array":
+        return f"{_type_label(schema.get('items', {}))}[]"
+    return str(typ) if typ else "any"
+
+
+def render_phase(registry: ToolRegistry, ctx: ToolContext, allowed_ops: Iterable[str] | None = None) -> PhaseSurface:
+    """The phase surface: every tool the gates admit for this phase's ``allowed_ops``.
+
+    ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default
+    (``["file", "ask_user"]`` unless configured). Pass the same value to the dispatcher.
+    """
+    ctx = ctx if ctx.surface == "phase" else ctx.with_surface("phase")
+    ops_list: tuple[str, ...]
+    if allowed_ops is not None:
+        ops_list = tuple(allowed_ops)
+    elif ctx.phase_state is not None and ctx.phase_state.allowed_ops is not None:
+        ops_list = ctx.phase_state.allowed_ops
+    else:
+        ops_list = registry.operator.default_allowed_ops
+    specs = tuple(
+        PhaseOpSpec(
+            kind=t.name,
+            description=t.description,
+            args_schema=effective_parameters(t, registry.context_for(t, ctx)),
+            purity=t.purity,
+            dispatch_kind=t.dispatch_kind,
+        )
+        for t in registry.visible("phase", ctx, allowed_ops=ops_list)
+    )
+    defs: dict[str, Any] = {}
+    op_schemas = [_op_schema(op, defs) for op in specs]
+    items: dict[str, Any] = {"oneOf": op_schemas} if op_schemas else {"not": {}}
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "PhaseOutput",
+        "type": "object",
+        "properties": {
+            "control": _CONTROL_SCHEMA,
+            "artifact": _ARTIFACT_SCHEMA,
+            "control_ir": {"type": "array", "items": items},
+        },
+        "required": ["control"],
+        "additionalProperties": False,
+    }
+    if defs:
+        schema["$defs"] = dict(sorted(defs.items()))
+    return PhaseSurface(ops=specs, output_schema=schema, allowed_ops=ops_list)
+
+
+def phase_context(ctx: ToolContext, allowed_ops: Iterable[str]) -> ToolContext:
+    """``ctx`` for the phase surface carrying ``allowed_ops``, so the dispatcher gates the same ops."""
+    from dataclasses import replace
+
+    state = replace(ctx.phase_state or PhaseCallerState(), allowed_ops=tuple(allowed_ops))
+    return replace(ctx, surface="phase", phase_state=state)

@@ -1,0 +1,56 @@
+"""Router renderer: the OpenAI Chat Completions ``tools`` array, deterministic to the byte."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..context import ToolContext
+from ..errors import ReynError, StrictSchemaError
+from ..schema import to_strict
+from . import canonical_json, effective_parameters
+
+if TYPE_CHECKING:
+    from ..registry import ToolRegistry
+
+
+class StrictRenderError(ReynError):
+    """Some tools cannot be rendered in OpenAI strict mode. ``errors`` says why for each;
+    ``rendered`` is the array with those tools left non-strict, for callers that accept that."""
+
+    def __init__(self, errors: list[StrictSchemaError], rendered: list[dict[str, Any]]) -> None:
+        lines = "; ".join(str(e) for e in errors)
+        super().__init__(f"{len(errors)} tool(s) cannot be strict: {lines}")
+        self.errors = errors
+        self.rendered = rendered
+
+
+def render_router(registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (),
+                  strict: bool = False) -> list[dict[str, Any]]:
+    """The ``tools`` array for the router surface: every tool the gates allow in ``ctx``, by name.
+
+    ``strict=True`` emits OpenAI strict-mode schemas (``"strict": true``); if any tool's schema
+    cannot be strict, raises ``StrictRenderError`` naming each tool and the reason.
+    """
+    ctx = ctx if ctx.surface == "router" else ctx.with_surface("router")
+    out: list[dict[str, Any]] = []
+    errors: list[StrictSchemaError] = []
+    for tool in registry.visible("router", ctx, exclude=exclude):
+        params = effective_parameters(tool, registry.context_for(tool, ctx))
+        function: dict[str, Any] = {"name": tool.name, "description": tool.description, "parameters": params}
+        if strict:
+            try:
+                function["parameters"] = to_strict(params, tool=tool.name)
+                function["strict"] = True
+            except StrictSchemaError as exc:
+                errors.append(exc)
+        out.append({"type": "function", "function": function})
+    if errors:
+        raise StrictRenderError(errors, out)
+    return out
+
+
+def render_router_json(registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (),
+                       strict: bool = False) -> str:
+    """``render_router`` as canonical JSON text (the bytes a provider receives)."""
+    return canonical_json(render_router(registry, ctx, exclude=exclude, strict=strict))

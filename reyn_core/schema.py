@@ -1,0 +1,231 @@
+"""Load-time schema checks, provider lints and the OpenAI strict-mode transform.
+
+``check_tool_schema`` is run for every tool at registration. Errors keep the tool out of the
+registry; warnings (provider lints) are reported but do not. Every issue has a stable code listed in
+docs/diagnostics.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import StrictSchemaError
+
+MAX_SCHEMA_BYTES = 64 * 1024
+MAX_SCHEMA_DEPTH = 32
+MAX_PATTERN_LENGTH = 1000
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaIssue:
+    """One finding about a tool's parameters schema."""
+
+    code: str
+    severity: Severity
+    message: str
+    pointer: str = ""
+
+
+def _walk(node: Any, ptr: str = "", depth: int = 0) -> Iterator[tuple[str, Any, int]]:
+    yield ptr, node, depth
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            yield from _walk(v, f"{ptr}/{k}", depth + 1)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, f"{ptr}/{i}", depth + 1)
+
+
+def _subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every (sub)schema object, following the schema-valued keywords only."""
+    if not isinstance(node, Mapping):
+        return
+    yield ptr, node
+    for key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+        sub = node.get(key)
+        if isinstance(sub, Mapping):
+            for name, child in sub.items():
+                yield from _subschemas(child, f"{ptr}/{key}/{name}")
+    for key in ("items", "additionalProperties", "not", "if", "then", "else", "contains",
+                "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"):
+        child = node.get(key)
+        if isinstance(child, Mapping):
+            yield from _subschemas(child, f"{ptr}/{key}")
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        seq = node.get(key)
+        if isinstance(seq, list):
+            for i, child in enumerate(seq):
+                yield from _subschemas(child, f"{ptr}/{key}/{i}")
+
+
+def _depth(node: Any) -> int:
+    return max((d for _, _, d in _walk(node)), default=0)
+
+
+def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
+    """All problems with a tool's parameters schema. ``error`` issues refuse the tool.
+
+    Checks, in order: JSON-serialisable mapping; bounded size and depth; object root; only local
+    ``$ref``; a valid Draft 2020-12 schema; sane ``pattern`` regexes; no ``kind`` property on a
+    phase-usable tool (a phase op is flat: ``kind`` plus the arguments). Then provider lints.
+    """
+    if not isinstance(parameters, Mapping):
+        return [SchemaIssue("RS001", "error", f"parameters must be a JSON Schema object, got {type(parameters).__name__}")]
+    try:
+        encoded = json.dumps(parameters, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        return [SchemaIssue("RS001", "error", f"parameters are not JSON-serialisable: {exc}")]
+    issues: list[SchemaIssue] = []
+    if len(encoded) > MAX_SCHEMA_BYTES:
+        issues.append(SchemaIssue("RS002", "error", f"schema is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}"))
+    depth = _depth(parameters)
+    if depth > MAX_SCHEMA_DEPTH:
+        issues.append(SchemaIssue("RS002", "error", f"schema nests {depth} levels; the limit is {MAX_SCHEMA_DEPTH}"))
+    if issues:
+        return issues
+    if parameters.get("type") != "object":
+        issues.append(SchemaIssue("RS003", "error", 'the root must be {"type": "object"} (tool arguments are a JSON object)'))
+    for ptr, node, _ in _walk(parameters):
+        if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            if not ref.startswith("#"):
+                issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)", f"{ptr}/$ref"))
+        if isinstance(node, Mapping) and "$dynamicRef" in node:
+            issues.append(SchemaIssue("RS004", "error", "$dynamicRef is not supported in tool schemas", f"{ptr}/$dynamicRef"))
+        if isinstance(node, Mapping) and isinstance(node.get("$id"), str) and ptr:
+            issues.append(SchemaIssue("RS004", "error", "embedded $id changes the reference base; remove it", f"{ptr}/$id"))
+    meta = _metaschema_errors(parameters)
+    issues.extend(meta)
+    for ptr, sub in _subschemas(parameters):
+        pattern = sub.get("pattern")
+        if isinstance(pattern, str):
+            issues.extend(_pattern_issues(pattern, f"{ptr}/pattern"))
+    if phase_usable and isinstance(parameters.get("properties"), Mapping) and "kind" in parameters["properties"]:
+        issues.append(SchemaIssue("RS006", "error", "a phase-usable tool may not have a parameter called 'kind' (phase ops are flat: kind plus the arguments); rename it or deny the phase gate", "/properties/kind"))
+    if not any(i.severity == "error" for i in issues):
+        issues.extend(provider_lints(parameters))
+    return issues
+
+
+def _metaschema_errors(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(dict(parameters)), key=lambda e: list(e.absolute_path))
+    return [
+        SchemaIssue("RS005", "error", f"not a valid JSON Schema 2020-12: {e.message}", "".join(f"/{p}" for p in e.absolute_path))
+        for e in errors[:5]
+    ]
+
+
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
+
+
+def _pattern_issues(pattern: str, ptr: str) -> list[SchemaIssue]:
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return [SchemaIssue("RS007", "error", f"pattern is {len(pattern)} characters; the limit is {MAX_PATTERN_LENGTH}", ptr)]
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return [SchemaIssue("RS007", "error", f"pattern does not compile: {exc}", ptr)]
+    if _NESTED_QUANTIFIER.search(pattern):
+        return [SchemaIssue("RS007", "error", "pattern nests quantifiers (e.g. '(a+)+'), which can backtrack catastrophically", ptr)]
+    return []
+
+
+# --------------------------------------------------------------------------- provider lints
+
+_GEMINI_UNSUPPORTED = ("$ref", "oneOf", "allOf", "not", "patternProperties", "const", "if", "then", "else",
+                       "additionalProperties", "unevaluatedProperties", "prefixItems", "$defs")
+
+
+def provider_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
+    """Warnings about providers that would reject or silently ignore parts of this schema."""
+    issues: list[SchemaIssue] = []
+    try:
+        to_strict(parameters, tool="(lint)")
+    except StrictSchemaError as exc:
+        issues.append(SchemaIssue("RS101", "warning", f"cannot be used in OpenAI strict mode: {exc.reason}"))
+    seen: set[str] = set()
+    for ptr, sub in _subschemas(parameters):
+        for key in _GEMINI_UNSUPPORTED:
+            if key in sub and key not in seen and not (key == "additionalProperties" and sub[key] is False):
+                seen.add(key)
+                issues.append(SchemaIssue("RS102", "warning", f"Gemini's schema subset does not support {key!r}; it may be dropped or rejected", f"{ptr}/{key}"))
+    return issues
+
+
+# --------------------------------------------------------------------------- strict mode
+
+_STRICT_UNSUPPORTED = ("patternProperties", "unevaluatedProperties", "if", "then", "else", "not",
+                       "dependentSchemas", "dependentRequired", "propertyNames", "contains", "prefixItems")
+
+
+def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
+    """Transform a schema to OpenAI strict mode, or raise ``StrictSchemaError`` saying why not.
+
+    Strict mode needs every object closed (``additionalProperties: false``) with every property
+    required; optional properties become required but nullable (``type: [T, "null"]``), which is
+    how OpenAI documents optional fields. ``oneOf`` becomes ``anyOf``; ``default`` is dropped.
+    """
+    schema = copy.deepcopy(dict(parameters))
+
+    def fix(node: Any, ptr: str) -> Any:
+        if not isinstance(node, dict):
+            return node
+        for key in _STRICT_UNSUPPORTED:
+            if key in node:
+                raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
+        node.pop("default", None)
+        if "oneOf" in node:
+            node["anyOf"] = node.pop("oneOf")
+        if node.get("type") == "object" or "properties" in node:
+            extra = node.get("additionalProperties", False)
+            if extra not in (False, None) and extra != {}:
+                raise StrictSchemaError(tool, f"object at {ptr or '/'} allows additional properties; strict mode needs closed objects")
+            props = node.setdefault("properties", {})
+            required = set(node.get("required", []))
+            for name, sub in list(props.items()):
+                sub = fix(sub, f"{ptr}/properties/{name}")
+                if name not in required:
+                    sub = _nullable(sub)
+                props[name] = sub
+            node["additionalProperties"] = False
+            node["required"] = list(props)
+        for key in ("items",):
+            if isinstance(node.get(key), dict):
+                node[key] = fix(node[key], f"{ptr}/{key}")
+        for key in ("anyOf", "allOf"):
+            if isinstance(node.get(key), list):
+                node[key] = [fix(s, f"{ptr}/{key}/{i}") for i, s in enumerate(node[key])]
+        for key in ("$defs", "definitions"):
+            if isinstance(node.get(key), dict):
+                node[key] = {k: fix(v, f"{ptr}/{key}/{k}") for k, v in node[key].items()}
+        return node
+
+    return fix(schema, "")  # type: ignore[no-any-return]
+
+
+def _nullable(sub: dict[str, Any]) -> dict[str, Any]:
+    typ = sub.get("type")
+    if isinstance(typ, str):
+        if typ != "null":
+            sub["type"] = [typ, "null"]
+        if "enum" in sub and None not in sub["enum"]:
+            sub["enum"] = [*sub["enum"], None]
+        return sub
+    if isinstance(typ, list):
+        if "null" not in typ:
+            sub["type"] = [*typ, "null"]
+        return sub
+    if "anyOf" in sub:
+        if not any(isinstance(s, dict) and s.get("type") == "null" for s in sub["anyOf"]):
+            sub["anyOf"] = [*sub["anyOf"], {"type": "null"}]
+        return sub
+    return {"anyOf": [sub, {"type": "null"}]}
