@@ -1,0 +1,1 @@
+"""Testing kit for Reyn plugin authors (fixtures and helpers)."""

@@ -1,0 +1,1 @@
+"""pytest plugin of the Reyn testing kit (entry point ``pytest11: reyn``)."""
