@@ -1,1 +1,177 @@
-"""Shared test configuration. Area-specific fixtures live in each test folder's own conftest.py."""
+"""Shared test fixtures: the repository root, a wheelhouse, and fresh virtual environments.
+
+Fresh venvs are real: ``python -m venv`` plus ``pip install`` of real wheels and real project
+folders. Dependencies are downloaded once into a wheelhouse cached under ``.venv/`` (the package
+index is the only network this machine has), so each venv then installs offline in seconds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Third-party packages any pack may need in a fresh venv; downloaded once per change of this list.
+WHEELHOUSE_REQUIREMENTS = (
+    "pluggy>=1.5",
+    "pydantic>=2.6",
+    "jsonschema>=4.21",
+    "setuptools>=68",
+    "wheel",
+    "httpx>=0.27",
+    "mcp>=1.10",
+    "pytest>=8",
+    "pytest-asyncio>=0.23",
+)
+_SCRUBBED_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV")
+
+
+def _pip(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "pip", "--disable-pip-version-check", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def _deps_wheelhouse() -> Path:
+    key = hashlib.sha256("\n".join(WHEELHOUSE_REQUIREMENTS).encode()).hexdigest()[:16]
+    root = REPO_ROOT / ".venv" / "test-wheelhouse"
+    target = root / key
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # other test processes may populate it at the same time
+        if not (target / ".complete").exists():
+            tmp = root / f"{key}.tmp{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            _pip("download", "--only-binary", ":all:", "-q", "-d", str(tmp), *WHEELHOUSE_REQUIREMENTS)
+            (tmp / ".complete").touch()
+            shutil.rmtree(target, ignore_errors=True)
+            tmp.rename(target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of wheels: reyn-core built from this tree, plus every dependency a pack needs."""
+    house = tmp_path_factory.mktemp("wheelhouse")
+    for wheel in _deps_wheelhouse().glob("*.whl"):
+        os.link(wheel, house / wheel.name) if _same_fs(wheel, house) else shutil.copy2(wheel, house)
+    src = tmp_path_factory.mktemp("reyn-core-src")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO_ROOT / name, src / name)
+    shutil.copytree(REPO_ROOT / "reyn_core", src / "reyn_core",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(src))
+    return house
+
+
+def _same_fs(a: Path, b: Path) -> bool:
+    return a.stat().st_dev == b.stat().st_dev
+
+
+@dataclass
+class FreshVenv:
+    """A brand-new virtual environment with its own site-packages."""
+
+    path: Path
+    wheelhouse: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.path / "bin"
+
+    @property
+    def python(self) -> Path:
+        return self.bin / "python"
+
+    @property
+    def site_packages(self) -> Path:
+        return next((self.path / "lib").glob("python3*/site-packages"))
+
+    def install(self, *specs: str | os.PathLike[str], editable: bool = False) -> None:
+        """``pip install`` into this venv from the wheelhouse only. Relative folders resolve
+        against the repository root; ``editable=True`` installs each folder with ``-e``."""
+        args: list[str] = []
+        for spec in specs:
+            text = os.fspath(spec)
+            candidate = Path(text) if Path(text).is_absolute() else REPO_ROOT / text
+            if candidate.exists():
+                text = str(candidate)
+            args.extend(["-e", text] if editable and candidate.is_dir() else [text])
+        _pip("--python", str(self.python), "install", "-q", "--no-index", "--find-links", str(self.wheelhouse), *args)
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV and not k.startswith("REYN_")}
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(self.path)
+        env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        if extra:
+            env.update(extra)
+        return env
+
+    def run(self, *argv: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
+            env: dict[str, str] | None = None, check: bool = False, timeout: float = 300,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run a program of this venv (``python``, ``reyn``, ``pytest``…) or any program on PATH.
+
+        The default working directory is outside the repository, so the repository's own
+        packages can never shadow what is installed in the venv."""
+        cwd = cwd if cwd is not None else self.path.parent
+        args = [os.fspath(a) for a in argv]
+        local = self.bin / args[0]
+        if local.exists():
+            args[0] = str(local)
+        return subprocess.run(args, cwd=cwd, env=self.env(env), capture_output=True, text=True,
+                              timeout=timeout, check=check, input=input)
+
+
+@pytest.fixture
+def make_venv(tmp_path: Path, wheelhouse: Path) -> Iterator[Callable[..., FreshVenv]]:
+    """A factory of fresh venvs: ``venv = make_venv(); venv.install("reyn-core", "reyn_builtin_tools/file")``."""
+    made: list[Path] = []
+
+    def factory(name: str = "venv") -> FreshVenv:
+        path = tmp_path / name
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
+                       capture_output=True, timeout=120)
+        made.append(path)
+        return FreshVenv(path, wheelhouse)
+
+    yield factory
+
+
+@pytest.fixture(scope="module")
+def make_module_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Callable[..., FreshVenv]:
+    """Like ``make_venv`` but module-scoped, for a venv shared by the tests of one module."""
+
+    def factory(name: str = "venv") -> FreshVenv:
+        path = tmp_path_factory.mktemp("mvenv") / name
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
+                       capture_output=True, timeout=120)
+        return FreshVenv(path, wheelhouse)
+
+    return factory
+
+
+def run_checked(argv: Sequence[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    """Run a command; raise with its output on failure (for fixture setup)."""
+    proc = subprocess.run(list(argv), capture_output=True, text=True, **kw)  # type: ignore[call-overload]
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc  # type: ignore[no-any-return]
