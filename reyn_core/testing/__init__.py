@@ -1,1 +1,52 @@
-"""Testing kit for Reyn plugin authors (fixtures and helpers)."""
+"""The Reyn testing kit for plugin authors.
+
+``reyn_core.testing.pytest_plugin`` is registered with pytest (entry point ``pytest11: reyn``), so
+its fixtures are available in every test suite once reyn-core is installed: ``reyn_load``,
+``reyn_plugin_id``, ``reyn_plugin_settings``, ``reyn_plugin_profile``, ``reyn_plugin_result``,
+``reyn_registry``, ``reyn_call``, ``assert_diagnostic`` and, from ``replay.py``, ``llm_replay``.
+
+The same behaviour is available as plain functions for use outside pytest:
+
+- ``load_with_profile(profile, host_tools=())`` — the real loader on a profile (TOML text, dict,
+  ``Profile`` or path).
+- ``plugin_profile(plugin_id, settings=None)`` — a profile enabling only that plugin.
+- ``registry_from_plugin(module, plugin_id=..., settings=...)`` — a registry from a plugin module
+  that is not installed (no entry point needed).
+- ``ToolCaller(registry)`` — call a tool as the router or the phase would, through the real
+  dispatcher, synchronously or with ``await``.
+- ``assert_diagnostic(result, code)`` / ``assert_no_diagnostics(result)``.
+
+Importing this package costs nothing beyond ``reyn_core`` itself: the helpers are imported on
+first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "load_with_profile": "reyn_core.testing.profiles",
+    "plugin_profile": "reyn_core.testing.profiles",
+    "to_profile": "reyn_core.testing.profiles",
+    "registry_from_plugin": "reyn_core.testing.modules",
+    "ToolCaller": "reyn_core.testing.calls",
+    "Envelope": "reyn_core.testing.calls",
+    "assert_diagnostic": "reyn_core.testing.diagnostics",
+    "assert_no_diagnostics": "reyn_core.testing.diagnostics",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reyn_core.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,66 @@
+"""Assertions on loader diagnostics, by stable code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def _diagnostics_of(source: Any) -> tuple[Any, ...]:
+    """Diagnostics of a ``LoadResult``, a load report, a ``PluginLoadInfo`` or an iterable of them."""
+    if hasattr(source, "report") and hasattr(source.report, "diagnostics"):
+        source = source.report
+    if hasattr(source, "diagnostics"):
+        found = list(source.diagnostics)
+        # A report also carries per-plugin diagnostics; include those it does not repeat.
+        for info in getattr(source, "plugins", ()) or ():
+            found.extend(d for d in getattr(info, "diagnostics", ()) if d not in found)
+        return tuple(found)
+    if isinstance(source, Iterable):
+        return tuple(source)
+    raise TypeError(f"expected a LoadResult, a report or diagnostics, got {type(source).__name__}")
+
+
+def _describe(diagnostics: Iterable[Any]) -> str:
+    lines = [
+        f"  {d.code} [{getattr(d, 'severity', '?')}] plugin={getattr(d, 'plugin', None)!r} "
+        f"tool={getattr(d, 'tool', None)!r}: {getattr(d, 'message', '')}"
+        for d in diagnostics
+    ]
+    return "\n".join(lines) if lines else "  (none)"
+
+
+def assert_diagnostic(source: Any, code: str, *, plugin: str | None = None, tool: str | None = None,
+                      severity: str | None = None, message_contains: str | None = None) -> Any:
+    """Assert that ``source`` carries a diagnostic ``code`` (optionally for ``plugin`` / ``tool``, of
+    ``severity``, whose message contains ``message_contains``) and return the first match.
+
+    On failure the ``AssertionError`` lists every diagnostic that is there.
+    """
+    diagnostics = _diagnostics_of(source)
+    for d in diagnostics:
+        if d.code != code:
+            continue
+        if plugin is not None and getattr(d, "plugin", None) != plugin:
+            continue
+        if tool is not None and getattr(d, "tool", None) != tool:
+            continue
+        if severity is not None and getattr(d, "severity", None) != severity:
+            continue
+        if message_contains is not None and message_contains not in getattr(d, "message", ""):
+            continue
+        return d
+    wanted = code + "".join(
+        f" {k}={v!r}" for k, v in (("plugin", plugin), ("tool", tool), ("severity", severity),
+                                   ("message_contains", message_contains)) if v is not None
+    )
+    raise AssertionError(f"expected diagnostic {wanted}; found:\n{_describe(diagnostics)}")
+
+
+def assert_no_diagnostics(source: Any, *, severity: str | None = "error") -> None:
+    """Assert that ``source`` has no diagnostic of ``severity`` (None: of any severity)."""
+    diagnostics = _diagnostics_of(source)
+    bad = [d for d in diagnostics if severity is None or getattr(d, "severity", None) == severity]
+    if bad:
+        what = "diagnostics" if severity is None else f"{severity} diagnostics"
+        raise AssertionError(f"expected no {what}; found:\n{_describe(bad)}")
