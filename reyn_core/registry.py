@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import gates
 from .context import ToolContext
 from .errors import RegistryFrozen, ToolNotFound, ToolRegistrationError
+from .render import copy_json
 from .schema import SchemaIssue, check_tool_schema
 from .tool import NAME_PATTERN, ToolDefinition, ToolOrigin, as_definition, is_valid_tool_name
 
@@ -50,7 +51,11 @@ class ToolRegistry:
         operator: gates.OperatorPolicy = gates.NO_POLICY,
         settings: Mapping[str, Any] | None = None,
         hooks: ToolCallHooks | None = None,
+        schema_check: Callable[..., list[SchemaIssue]] | None = None,
     ) -> None:
+        # ``schema_check(parameters, phase_usable=...)`` replaces ``check_tool_schema``; the plugin
+        # loader passes a cache of its results so a warm start skips the metaschema work.
+        self._schema_check = schema_check or check_tool_schema
         self._tools: dict[str, RegisteredTool] = {}
         self._original_names: dict[str, str] = {}
         self._frozen = False
@@ -82,6 +87,9 @@ class ToolRegistry:
         elif definition.origin is None:
             definition = definition.with_origin(ToolOrigin(kind="host"))
         issues = self._check_definition(definition)
+        # Keep our own copy of the checked schema: a plugin that mutates its dict later cannot
+        # change what the renderers show or what the dispatcher validates against.
+        definition = replace(definition, parameters=copy_json(definition.parameters))
         existing = self._tools.get(definition.name)
         if existing is not None:
             a = existing.definition.origin or ToolOrigin()
@@ -99,8 +107,7 @@ class ToolRegistry:
         self._sorted = None
         return definition
 
-    @staticmethod
-    def _check_definition(d: ToolDefinition) -> list[SchemaIssue]:
+    def _check_definition(self, d: ToolDefinition) -> list[SchemaIssue]:
         if not is_valid_tool_name(d.name):
             raise ToolRegistrationError(
                 "RT002", f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
@@ -112,7 +119,7 @@ class ToolRegistry:
         if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):
             raise ToolRegistrationError("RT005", f"tool {d.name!r} handler must be callable, 'module:attr' or None",
                                         tool=d.name, hint="point handler at a function, e.g. 'my_pkg.tools:fetch'")
-        issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow")
+        issues = self._schema_check(d.parameters, phase_usable=d.gates.phase == "allow")
         errors = [i for i in issues if i.severity == "error"]
         if errors:
             first = errors[0]
