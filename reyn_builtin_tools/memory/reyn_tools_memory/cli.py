@@ -1,0 +1,125 @@
+"""``reyn memory export DIR`` / ``reyn memory import DIR`` (contributed through ``reyn_cli_commands``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .settings import MemorySettings
+from .store import MemoryStore, MemoryStoreError
+from .transfer import export_store, import_folder
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reyn memory", description="Export or import the memory store as Markdown files.")
+    parser.add_argument("--db", help="the store's SQLite file (default: plugins.memory.settings.path of the profile, "
+                                     "else .reyn/memory.db)")
+    parser.add_argument("--profile", help="named profile to read the memory settings from")
+    parser.add_argument("--profile-file", help="profile TOML file to read the memory settings from")
+    parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    exp = sub.add_parser("export", help="write one Markdown file per entry under DIR")
+    exp.add_argument("dir", type=Path)
+    imp = sub.add_parser("import", help="read every Markdown file under DIR into the store (all or nothing)")
+    imp.add_argument("dir", type=Path)
+    imp.add_argument("--check", action="store_true", help="only check the files; write nothing")
+    return parser
+
+
+def _profile_settings(args: argparse.Namespace) -> MemorySettings:
+    """The memory settings of the profile, when the core can load one and it has any."""
+    import reyn_core
+
+    load_profile = getattr(reyn_core, "load_profile", None)
+    if load_profile is None:
+        return MemorySettings()
+    profile = load_profile(profile_file=args.profile_file, profile_name=args.profile)
+    raw: Any = None
+    plugins = getattr(profile, "plugins", None)
+    table = None
+    if plugins is not None:
+        tables = getattr(plugins, "tables", None)
+        table = (tables or {}).get("memory") if isinstance(tables, dict) else getattr(plugins, "memory", None)
+        if table is None and hasattr(plugins, "model_extra"):
+            table = (plugins.model_extra or {}).get("memory")
+    if table is not None:
+        raw = table.get("settings") if isinstance(table, dict) else getattr(table, "settings", None)
+    return MemorySettings.model_validate(raw or {})
+
+
+def _store(args: argparse.Namespace) -> tuple[MemoryStore, MemorySettings]:
+    settings = MemorySettings() if args.db else _profile_settings(args)
+    path = Path(args.db) if args.db else settings.db_path(Path.cwd())
+    return MemoryStore(path, busy_timeout_s=settings.busy_timeout_s,
+                       max_entries_per_layer=settings.max_entries_per_layer), settings
+
+
+def memory_command(argv: Sequence[str]) -> int:
+    """Run ``reyn memory ...``; returns the exit code (0 ok, 1 invalid files, 2 usage or store error)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:  # argparse already printed the usage error
+        return int(exc.code or 0)
+    try:
+        store, settings = _store(args)
+        if args.action == "export":
+            return _export(store, args)
+        return _import(store, settings, args)
+    except MemoryStoreError as exc:
+        print(f"reyn memory: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a profile error or an unreadable folder: one line, no traceback
+        print(f"reyn memory: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _export(store: MemoryStore, args: argparse.Namespace) -> int:
+    if args.dir.exists() and not args.dir.is_dir():
+        print(f"reyn memory: error: {args.dir} exists and is not a folder", file=sys.stderr)
+        return 2
+    if not store.path.exists():
+        print(f"reyn memory: error: no memory store at {store.path}", file=sys.stderr)
+        return 2
+    written = export_store(store, args.dir)
+    if args.json:
+        print(json.dumps({"exported": len(written), "dir": str(args.dir), "files": [str(p) for p in written]}))
+    else:
+        print(f"exported {len(written)} entries from {store.path} to {args.dir}")
+    return 0
+
+
+def _import(store: MemoryStore, settings: MemorySettings, args: argparse.Namespace) -> int:
+    if not args.dir.is_dir():
+        print(f"reyn memory: error: {args.dir} is not a folder", file=sys.stderr)
+        return 2
+    if args.check:
+        from .transfer import read_folder
+
+        entries, problems = read_folder(args.dir, settings)
+        results: list[Any] = []
+    else:
+        results, problems = import_folder(store, args.dir, settings)
+    if problems:
+        if args.json:
+            print(json.dumps({"imported": 0, "problems": [p.render() for p in problems]}))
+        for p in problems:
+            print(f"reyn memory: {p.render()}", file=sys.stderr)
+        print(f"reyn memory: {len(problems)} file(s) are invalid; nothing was imported", file=sys.stderr)
+        return 1
+    created = sum(r.status == "created" for r in results)
+    if args.json:
+        out = {"imported": len(results), "created": created, "updated": len(results) - created}
+        if args.check:
+            out = {"checked": len(entries), "problems": []}
+        print(json.dumps(out))
+    elif args.check:
+        print(f"{len(entries)} entries in {args.dir} are valid")
+    else:
+        print(f"imported {len(results)} entries into {store.path} ({created} created, {len(results) - created} updated)")
+    return 0

@@ -1,0 +1,33 @@
+"""The memory pack's plugin module (entry point ``memory`` in group ``reyn.plugins``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from reyn_core import hookimpl
+
+from .cli import memory_command
+from .settings import MemorySettings
+from .tools import MEMORY_TOOLS
+
+REYN_API = 1
+
+
+@hookimpl
+def reyn_settings_model() -> type[MemorySettings]:
+    """``[plugins.memory.settings]``: see ``MemorySettings``."""
+    return MemorySettings
+
+
+@hookimpl
+def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
+    """Register the five memory tools."""
+    for definition in MEMORY_TOOLS:
+        register(definition)
+
+
+@hookimpl
+def reyn_cli_commands() -> dict[str, Callable[[list[str]], int]]:
+    """``reyn memory export|import``."""
+    return {"memory": memory_command}
