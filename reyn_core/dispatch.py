@@ -47,7 +47,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A call about to run, as policy hooks see it. ``arguments`` are validated."""
+    """A call as policy hooks see it.
+
+    ``arguments`` are validated when a ``before`` hook sees the call. An ``after`` hook may also see
+    a call refused before validation (``gate_refused``, ``invalid_arguments``); its ``arguments``
+    are then as sent (``{}`` when they were not a JSON object).
+    """
 
     tool: ToolDefinition
     arguments: Mapping[str, Any]
@@ -70,8 +75,8 @@ class ToolCallOutcome:
         return "ok" if self.error is None else self.error.kind
 
 
-BeforeHook = Callable[[ToolCall], "str | None | Awaitable[str | None]"]
-AfterHook = Callable[[ToolCall, ToolCallOutcome], "None | Awaitable[None]"]
+BeforeHook = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
+AfterHook = Callable[[ToolCall, ToolCallOutcome], "Awaitable[None] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +108,7 @@ def _resolve(registry: ToolRegistry, tool: ToolDefinition) -> CallShape:
     cache = registry._caches.handlers
     shape = cache.get(tool.name)
     if shape is not None:
-        return shape  # type: ignore[no-any-return]
+        return shape
     handler = tool.handler
     if handler is None:
         raise ToolRuntimeMissing(f"tool {tool.name!r} has no handler in this installation", tool=tool.name)
@@ -132,7 +137,7 @@ def resolve_reference(ref: str, *, tool: str | None = None) -> Callable[..., Any
         obj = obj.handler
     if not callable(obj):
         raise ToolRuntimeMissing(f"the handler {ref!r} of tool {tool!r} is not callable", tool=tool)
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 # --------------------------------------------------------------------------- invoke
@@ -167,10 +172,22 @@ def _gate(registry: ToolRegistry, tool: ToolDefinition, surface: str, ctx: ToolC
     )
 
 
+class _HandlerExit(Exception):
+    """A handler called ``sys.exit()``: a tool may fail, but it may not stop the host."""
+
+
+async def _contain_exit(awaitable: Awaitable[Any]) -> Any:
+    try:
+        return await awaitable
+    except SystemExit as exc:
+        raise _HandlerExit(f"the handler called sys.exit({exc.code!r})") from None
+
+
 async def _within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
     if tool.timeout_s is None:
-        return await awaitable
-    task = asyncio.ensure_future(awaitable)
+        return await _contain_exit(awaitable)
+    # SystemExit must not cross a task boundary: the event loop would stop.
+    task = asyncio.ensure_future(_contain_exit(awaitable))
     try:
         done, _ = await asyncio.wait({task}, timeout=tool.timeout_s)
     except asyncio.CancelledError:
@@ -201,6 +218,28 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _caller_cancelled() -> bool:
+    """Whether the running task itself is being cancelled (by its caller), as opposed to a
+    ``CancelledError`` raised inside the handler. Before Python 3.11 this cannot be told apart, so
+    every cancellation is treated as the caller's and propagates."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or bool(cancelling())
+
+
+async def _check_before(hooks: ToolCallHooks, call: ToolCall) -> None:
+    for before in hooks.before:
+        try:
+            reason = await _maybe_await(before(call))
+        except ToolError:
+            raise
+        except Exception as exc:  # a policy that breaks denies: fail closed
+            raise ToolDenied(f"call to {call.tool.name!r} denied: a policy hook failed ({_describe(exc)})",
+                             tool=call.tool.name) from None
+        if reason:
+            raise ToolDenied(f"call to {call.tool.name!r} denied by policy: {reason}", tool=call.tool.name)
+
+
 async def invoke_tool(
     registry: ToolRegistry,
     name: str,
@@ -215,35 +254,35 @@ async def invoke_tool(
 
     ``args`` may be a dict or the JSON string a model sent. ``surface`` defaults to ``ctx.surface``.
     ``exclude`` / ``allowed_ops`` must be what the renderer was given, so the gates agree.
+
+    ``after`` hooks observe every outcome of a call to a registered tool, refusals included;
+    ``before`` hooks see only calls that passed the gates and argument validation. A caller that
+    cancels this coroutine gets its ``CancelledError`` back unchanged.
     """
     surface = surface or ctx.surface
     tool = registry.get(name)
-    _gate(registry, tool, surface, ctx, exclude, allowed_ops)
-    parsed, problems = parse_arguments(args)
-    if not problems:
-        problems = registry._validator(tool)(parsed)
-    if problems:
-        raise _invalid(tool, problems)
-    shape = _resolve(registry, tool)
+    hooks = registry.hooks or NO_HOOKS
     call_ctx = registry.context_for(tool, ctx)
     if call_ctx.surface != surface:
         call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
-    hooks = registry.hooks or NO_HOOKS
-    call = ToolCall(tool, parsed, call_ctx, surface)
     started = time.perf_counter()
+    parsed, problems = parse_arguments(args)
+    call = ToolCall(tool, parsed if isinstance(parsed, Mapping) else {}, call_ctx, surface)
     try:
-        for before in hooks.before:
-            reason = await _maybe_await(before(call))
-            if reason:
-                raise ToolDenied(f"call to {tool.name!r} denied by policy: {reason}", tool=tool.name)
+        _gate(registry, tool, surface, ctx, exclude, allowed_ops)
+        if not problems:
+            problems = registry._validator(tool)(parsed)
+        if problems:
+            raise _invalid(tool, problems)
+        shape = _resolve(registry, tool)
+        await _check_before(hooks, call)
         result = await _run(shape, tool, parsed, call_ctx)
     except ToolError as exc:
         exc.tool = exc.tool or tool.name
         await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
         raise
     except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
+        if _caller_cancelled():
             raise  # the caller cancelled us: never swallow that
         cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
         await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
@@ -257,8 +296,13 @@ async def invoke_tool(
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    text = text[:500]
+    if isinstance(exc, _HandlerExit):
+        return str(exc)
+    try:
+        text = str(exc).strip()
+    except Exception:  # an exception whose __str__ breaks still gets reported by type
+        text = ""
+    text = text.splitlines()[0][:500] if text else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -291,7 +335,13 @@ async def dispatch_tool(
                                    allowed_ops=allowed_ops)
     except ToolError as exc:
         return exc.to_envelope()
-    return {"status": "ok", "data": to_jsonable(result)}
+    try:
+        data = to_jsonable(result)
+    except Exception as exc:  # e.g. a self-referencing result: report it, never raise
+        tool = name if isinstance(name, str) else "?"
+        return ToolExecutionError(f"tool {tool!r} returned a result that cannot be sent as JSON: "
+                                  f"{_describe(exc)}", tool=tool).to_envelope()
+    return {"status": "ok", "data": data}
 
 
 def to_jsonable(value: Any) -> Any:

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import gates
 from .context import ToolContext
 from .errors import RegistryFrozen, ToolNotFound, ToolRegistrationError
-from .render import copy_json
-from .schema import SchemaIssue, check_tool_schema
+from .schema import SchemaIssue, check_tool_schema, copy_json
 from .tool import NAME_PATTERN, ToolDefinition, ToolOrigin, as_definition, is_valid_tool_name
 
 if TYPE_CHECKING:

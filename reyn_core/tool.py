@@ -186,7 +186,9 @@ def call_shape(fn: Callable[..., Any]) -> CallShape:
             model = _signature_model(fn)
         except (TypeError, ValueError):
             model = None  # untyped **kwargs handler: arguments pass through as validated by schema
-    target = fn.__call__ if not inspect.isroutine(fn) and callable(fn) else fn
+    target: Any = fn
+    if not inspect.isroutine(fn):  # a callable instance: its __call__ decides sync or async
+        target = target.__call__
     return CallShape(
         fn=fn,
         model_param=model_param,
@@ -215,7 +217,7 @@ def _signature_model(fn: Callable[..., Any]) -> type[BaseModel]:
         ann = hints.get(p.name, Any if p.annotation is p.empty else p.annotation)
         default = ... if p.default is p.empty else p.default
         fields[p.name] = (ann, default)
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    return create_model(
         f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
     )
 

@@ -55,7 +55,7 @@ def _escape(key: str) -> str:
 
 
 def _scalar_checker(schema: Mapping[str, Any]) -> Callable[[Any, str, list[ArgumentProblem]], None] | None:
-    if not set(schema) <= _FAST_KEYWORDS:
+    if not isinstance(schema, Mapping) or not set(schema) <= _FAST_KEYWORDS:
         return None
     typ = schema.get("type")
     if typ is not None and not (
@@ -100,9 +100,15 @@ def _scalar_checker(schema: Mapping[str, Any]) -> Callable[[Any, str, list[Argum
 
 
 def _json_equal(a: Any, b: Any) -> bool:
-    # JSON equality: True is not 1, 1 equals 1.0.
+    # JSON equality, recursively: True is not 1, 1 equals 1.0, [True] is not [1].
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple | Mapping) or isinstance(b, list | tuple | Mapping):
+        return False
     return bool(a == b)
 
 
@@ -112,7 +118,10 @@ def _property_checker(schema: Any) -> Callable[[Any, str, list[ArgumentProblem]]
     if schema.get("type") == "array":
         if not set(schema) <= _FAST_ARRAY_KEYWORDS:
             return None
-        item_check = _scalar_checker(schema.get("items", {}))
+        items = schema.get("items", {})
+        if not isinstance(items, Mapping):  # ``items: false`` / ``true``: leave it to jsonschema
+            return None
+        item_check = _scalar_checker(items)
         if item_check is None:
             return None
         min_items, max_items = schema.get("minItems"), schema.get("maxItems")
@@ -193,11 +202,15 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
     def validate(args: Any) -> list[ArgumentProblem]:
         try:
             errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
-        except RemoteRefRefused as exc:
-            return [ArgumentProblem("", str(exc))]
-        except Exception as exc:  # unresolvable refs and friends surface as referencing errors
-            if isinstance(exc.__cause__, RemoteRefRefused) or "retriev" in type(exc).__name__.lower():
-                return [ArgumentProblem("", f"schema reference refused: {exc}")]
+        except Exception as exc:
+            # jsonschema wraps referencing's Unresolvable, which wraps Unretrievable, which wraps
+            # RemoteRefRefused: walk the chain. Any unresolvable reference fails closed.
+            refused = _find_cause(exc, RemoteRefRefused)
+            if refused is not None:
+                return [ArgumentProblem("", f"the tool's schema is unusable: {refused}")]
+            unresolvable = _find_cause(exc, _referencing_errors())
+            if unresolvable is not None:
+                return [ArgumentProblem("", f"the tool's schema has a $ref that cannot be resolved: {unresolvable}")]
             raise
         return [
             ArgumentProblem("".join(f"/{_escape(str(p))}" for p in e.absolute_path), e.message)
@@ -205,6 +218,23 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
         ]
 
     return validate
+
+
+def _find_cause(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException | None:
+    seen: set[int] = set()
+    node: BaseException | None = exc
+    while node is not None and id(node) not in seen:
+        if isinstance(node, kind):
+            return node
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    return None
+
+
+def _referencing_errors() -> tuple[type[BaseException], ...]:
+    from referencing.exceptions import NoSuchAnchor, PointerToNowhere, Unresolvable
+
+    return (Unresolvable, PointerToNowhere, NoSuchAnchor)
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Validator:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from ..context import ToolContext
+from ..schema import copy_json
 from ..tool import ToolDefinition
 
 
@@ -21,7 +21,7 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     The registry's definition is never mutated, so per-session data (e.g. skill names in an
     ``enum``) cannot leak between sessions.
     """
-    params = copy.deepcopy(dict(tool.parameters))
+    params = copy_json(tool.parameters)
     if tool.schema_enricher is not None:
         enriched = tool.schema_enricher(params, ctx)
         params = enriched if enriched is not None else params
@@ -36,6 +36,7 @@ __all__ = [
     "PhaseSurface",
     "StrictRenderError",
     "canonical_json",
+    "copy_json",
     "effective_parameters",
     "render_phase",
     "render_router",

@@ -1,0 +1,152 @@
+"""ToolRegistry: name rule, collisions naming both origins, deterministic order, frozen snapshots."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from reyn_core import (
+    ToolDefinition,
+    ToolNotFound,
+    ToolOrigin,
+    ToolRegistrationError,
+    ToolRegistry,
+)
+from reyn_core.errors import RegistryFrozen
+
+SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def definition(name: str, **kw: object) -> ToolDefinition:
+    base: dict[str, object] = {"description": f"The {name} tool.", "parameters": SCHEMA, "handler": lambda: name}
+    base.update(kw)
+    return ToolDefinition(name=name, **base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["", "a b", "a.b", "é", "x" * 65, "semi;colon", "slash/x"])
+def test_invalid_name_is_rt002(name: str) -> None:
+    with pytest.raises(ToolRegistrationError) as info:
+        ToolRegistry().register(definition(name))
+    assert info.value.code == "RT002"
+    assert "^[a-zA-Z0-9_-]{1,64}$" in info.value.message
+
+
+def test_missing_description_is_rt003() -> None:
+    with pytest.raises(ToolRegistrationError) as info:
+        ToolRegistry().register(definition("quiet", description="  "))
+    assert info.value.code == "RT003"
+
+
+def test_collision_is_rt004_naming_both_origins_and_the_fix() -> None:
+    builder = ToolRegistry()
+    builder.register(definition("read_file"), origin=ToolOrigin(kind="plugin", plugin_id="file",
+                                                                distribution="reyn-tools-file", version="1.0"))
+    with pytest.raises(ToolRegistrationError) as info:
+        builder.register(definition("read_file"), origin=ToolOrigin(kind="plugin", plugin_id="other"))
+    assert info.value.code == "RT004"
+    assert "plugin 'file' from reyn-tools-file 1.0" in info.value.message
+    assert "plugin 'other'" in info.value.message
+    assert "prefix" in info.value.hint and "tools.exclude" in info.value.hint
+
+
+def test_collision_keeps_the_first_tool_and_the_registry_usable() -> None:
+    builder = ToolRegistry()
+    first = builder.register(definition("t"))
+    with pytest.raises(ToolRegistrationError):
+        builder.register(definition("t"))
+    builder.register(definition("u"))
+    assert builder.get("t") is first and len(builder) == 2
+
+
+def test_origin_is_stamped_by_the_registrant_not_trusted_from_the_definition() -> None:
+    forged = definition("t", origin=ToolOrigin(kind="host"))
+    registered = ToolRegistry().register(forged, origin=ToolOrigin(kind="plugin", plugin_id="p"))
+    assert registered.origin == ToolOrigin(kind="plugin", plugin_id="p")
+
+
+def test_definition_without_origin_is_a_host_tool() -> None:
+    assert ToolRegistry().register(definition("t")).origin == ToolOrigin(kind="host")
+
+
+def test_iteration_is_sorted_by_name_whatever_the_registration_order() -> None:
+    names = ["b", "a", "C", "a-1", "_z"]
+    builder = ToolRegistry()
+    for n in names:
+        builder.register(definition(n))
+    assert [t.name for t in builder] == sorted(names)
+    assert [t.name for t in builder.freeze()] == sorted(names)
+
+
+def test_unknown_name_is_not_found_with_near_names() -> None:
+    builder = ToolRegistry()
+    builder.register(definition("read_file"))
+    with pytest.raises(ToolNotFound, match="did you mean 'read_file'"):
+        builder.get("read_fil")
+
+
+def test_non_string_name_is_not_found() -> None:
+    with pytest.raises(ToolNotFound):
+        ToolRegistry().get(None)  # type: ignore[arg-type]
+
+
+def test_frozen_snapshot_refuses_register() -> None:
+    snapshot = ToolRegistry().freeze()
+    with pytest.raises(RegistryFrozen):
+        snapshot.register(definition("t"))
+
+
+def test_frozen_snapshot_refuses_settings() -> None:
+    with pytest.raises(RegistryFrozen):
+        ToolRegistry().freeze().set_settings("p", object())
+
+
+def test_snapshot_does_not_see_later_registrations_on_the_builder() -> None:
+    builder = ToolRegistry()
+    builder.register(definition("a"))
+    snapshot = builder.freeze()
+    builder.register(definition("b"))
+    assert [t.name for t in snapshot] == ["a"] and snapshot.frozen and not builder.frozen
+
+
+def test_settings_reach_only_the_owning_plugins_tools() -> None:
+    builder = ToolRegistry()
+    mine = builder.register(definition("mine"), origin=ToolOrigin(kind="plugin", plugin_id="p"))
+    host = builder.register(definition("host"))
+    builder.set_settings("p", {"root": "."})
+    snapshot = builder.freeze()
+    assert snapshot.settings_for(mine) == {"root": "."}
+    assert snapshot.settings_for(host) is None
+
+
+def test_prefixed_tool_remembers_its_original_name() -> None:
+    builder = ToolRegistry()
+    builder.register(definition("x_read").renamed("x_read"), original_name="read")
+    assert builder.freeze().original_name("x_read") == "read"
+
+
+def test_snapshot_is_safe_to_read_from_many_threads() -> None:
+    builder = ToolRegistry()
+    for i in range(200):
+        builder.register(definition(f"t{i:03d}"))
+    snapshot = builder.freeze()
+    results: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(50):
+                names = [t.name for t in snapshot]
+                snapshot.get("t100")
+                snapshot._validator(snapshot.get("t050"))
+                results.append(names)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(r == results[0] for r in results) and len(results) == 400
