@@ -1,0 +1,670 @@
+"""Where a plugin came from, and a digest of exactly what is installed — computed without importing it.
+
+``provenance_for(dist, plugin_id=..., entry_point=...)`` reads a distribution's metadata (RECORD,
+PEP 610 ``direct_url.json``, ``top_level.txt``, entry points), re-hashes its files from disk, checks
+them against RECORD's own hashes, and returns a ``ProvenanceRecord`` whose ``tree_digest`` is::
+
+    "sha256:" + sha256( "reyn-tree-digest-v1\\n" + "".join(f"{path}\\0{sha256_hex}\\n" for path, hex in files) )
+
+with ``files`` sorted by path, paths relative to site-packages (so the same wheel in two venvs gives
+the same digest). Editable and directory installs whose RECORD does not list the module sources are
+digested over the import package's source tree instead (``digest_scope = "source-tree"``).
+docs/provenance.md describes every rule and what the digest does and does not prove.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import csv
+import hashlib
+import io
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib.metadata import Distribution
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from ..tool import ToolOrigin
+
+DIGEST_VERSION = "reyn-tree-digest-v1"
+"""The first line of the canonical listing. A change to the listing rules gets a new tag."""
+
+SourceKind = Literal["index", "wheel", "directory", "editable", "vcs"]
+DigestScope = Literal["installed", "source-tree"]
+SOURCE_KINDS: tuple[str, ...] = ("index", "wheel", "directory", "editable", "vcs")
+DIGEST_SCOPES: tuple[str, ...] = ("installed", "source-tree")
+
+# Written by the installer, not the wheel: they differ between two installs of the same wheel.
+INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
+# Skipped in a source tree: tool caches and build output (``build``/``dist`` only when they are not
+# Python packages themselves, since a package may well have a ``build`` subpackage).
+CACHE_DIRS = frozenset({"__pycache__", ".eggs", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+BUILD_DIRS = frozenset({"build", "dist"})
+BYTECODE_SUFFIXES = (".pyc", ".pyo")
+_CHUNK = 1 << 20
+_RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenanceRecord:
+    """The origin of one plugin: its distribution, where that came from, and a digest of its files.
+
+    ``files`` is the sorted canonical listing ``(relative path, sha256 hex)`` the digest is computed
+    over; ``record_mismatches`` names files whose bytes differ from RECORD's hash, files RECORD lists
+    that are missing on disk, and files found in the distribution's own packages that RECORD does
+    not list. ``problems`` are other reasons the digest may not cover what will be imported (a source
+    tree that cannot be found, an unreadable file, a malformed ``direct_url.json``).
+    """
+
+    plugin_id: str
+    entry_point: str
+    distribution: str
+    version: str
+    source_kind: SourceKind
+    source_url: str | None
+    commit: str | None
+    artifact_sha256: str | None
+    tree_digest: str
+    digest_scope: DigestScope
+    files: tuple[tuple[str, str], ...]
+    record_mismatches: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def short_digest(self) -> str:
+        """The first 12 hex digits of the tree digest, for listings."""
+        return self.tree_digest.removeprefix("sha256:")[:12]
+
+    @property
+    def is_editable(self) -> bool:
+        """True for editable and directory installs (``provenance.allow_editable`` governs them)."""
+        return self.source_kind in ("editable", "directory")
+
+    def to_origin(self, api_version: int | None) -> ToolOrigin:
+        """The ``ToolOrigin`` stamped on each tool this plugin registers."""
+        return ToolOrigin(
+            kind="plugin",
+            plugin_id=self.plugin_id,
+            entry_point=self.entry_point,
+            distribution=self.distribution,
+            version=self.version,
+            source_kind=self.source_kind,
+            source_url=self.source_url,
+            commit=self.commit,
+            artifact_sha256=self.artifact_sha256,
+            tree_digest=self.tree_digest,
+            api_version=api_version,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``reyn plugins show --json``)."""
+        return {
+            "plugin_id": self.plugin_id,
+            "entry_point": self.entry_point,
+            "distribution": self.distribution,
+            "version": self.version,
+            "source_kind": self.source_kind,
+            "source_url": self.source_url,
+            "commit": self.commit,
+            "artifact_sha256": self.artifact_sha256,
+            "tree_digest": self.tree_digest,
+            "digest_scope": self.digest_scope,
+            "files": [list(f) for f in self.files],
+            "record_mismatches": list(self.record_mismatches),
+            "problems": list(self.problems),
+        }
+
+
+def tree_digest(files: Iterable[tuple[str, str]]) -> str:
+    """The digest of a listing of ``(relative path, sha256 hex)``: the one definition of the algorithm.
+
+    The listing is sorted here, so callers may pass it in any order. Paths never contain NUL and the
+    hash is fixed-length hex, so the encoding is unambiguous even for paths containing newlines.
+    """
+    h = hashlib.sha256()
+    h.update(DIGEST_VERSION.encode() + b"\n")
+    for path, hexdigest in sorted(files):
+        h.update(path.encode("utf-8", "surrogateescape") + b"\0" + hexdigest.encode("ascii") + b"\n")
+    return "sha256:" + h.hexdigest()
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/reyn`` when that is an absolute path, else ``~/.cache/reyn``."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "reyn"
+
+
+_CACHE_FORMAT = "reyn-digest-cache-v1"
+_DEFAULT_CACHES: dict[Path, DigestCache] = {}
+_DEFAULT_LOCK = threading.Lock()
+
+
+class DigestCache:
+    """sha256 of files keyed by (absolute path, size, mtime_ns), in memory and optionally on disk.
+
+    A hit costs one ``stat`` and no read. Trust boundary: a file whose bytes are replaced while its
+    size and mtime_ns are kept (``os.utime`` can set any mtime) is reported with its old hash until the
+    cache entry goes; pass ``cache=None`` to ``provenance_for`` (as ``reyn plugins audit`` should)
+    to re-hash everything. Files modified less than two seconds before hashing are never cached, so a
+    write racing the hash cannot leave a stale entry behind. With a ``path`` the entries persist as
+    JSON, written atomically; a missing, unreadable or corrupt file simply starts an empty cache.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.hits = 0
+        self.misses = 0
+        self._entries: dict[str, tuple[int, int, str]] = {}
+        self._dirty: dict[str, tuple[int, int, str]] = {}
+        self._loaded = self.path is None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def default(cls) -> DigestCache:
+        """The process-wide cache persisted at ``default_cache_dir() / "digests.json"``."""
+        path = default_cache_dir() / "digests.json"
+        with _DEFAULT_LOCK:
+            cache = _DEFAULT_CACHES.get(path)
+            if cache is None:
+                cache = _DEFAULT_CACHES[path] = cls(path)
+            return cache
+
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._entries)
+
+    def sha256(self, path: Path) -> str:
+        """The sha256 hex of ``path``'s bytes; from the cache when size and mtime_ns match.
+
+        Raises ``OSError`` when the file cannot be read.
+        """
+        key = os.path.abspath(path)
+        st = os.stat(key)
+        self._ensure_loaded()
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
+                self.hits += 1
+                return entry[2]
+        hexdigest = hash_file(key)
+        with self._lock:
+            self.misses += 1
+            if time.time_ns() - st.st_mtime_ns >= _RACY_NS:
+                entry = (st.st_size, st.st_mtime_ns, hexdigest)
+                self._entries[key] = entry
+                if self.path is not None:
+                    self._dirty[key] = entry
+        return hexdigest
+
+    def save(self) -> None:
+        """Write new entries to disk (merged with what another process may have written meanwhile).
+
+        Entries for files that no longer exist are dropped. Failing to write is not an error: the
+        cache only saves time.
+        """
+        if self.path is None or not self._dirty:
+            return
+        with self._lock:
+            merged = _read_cache_file(self.path)
+            merged.update(self._dirty)
+            merged = {k: v for k, v in merged.items() if os.path.exists(k)}
+            payload = {"format": _CACHE_FORMAT, "entries": {k: list(v) for k, v in sorted(merged.items())}}
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                atomic_write_bytes(self.path, json.dumps(payload, separators=(",", ":")).encode())
+            except OSError:
+                return
+            self._dirty.clear()
+
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if not self._loaded and self.path is not None:
+                on_disk = _read_cache_file(self.path)
+                on_disk.update(self._entries)
+                self._entries = on_disk
+                self._loaded = True
+
+
+def _read_cache_file(path: Path) -> dict[str, tuple[int, int, str]]:
+    """The valid entries of a cache file; anything unreadable or malformed is ignored."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
+        return {}
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        return {}
+    out: dict[str, tuple[int, int, str]] = {}
+    for key, value in entries.items():
+        if (
+            isinstance(value, list)
+            and len(value) == 3
+            and all(type(v) is int for v in value[:2])
+            and isinstance(value[2], str)
+            and _is_sha256_hex(value[2])
+        ):
+            out[key] = (value[0], value[1], value[2])
+    return out
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def hash_file(path: str | Path, algorithm: str = "sha256") -> str:
+    """Hex digest of a file's bytes, read in chunks."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _is_sha256_hex(value: str) -> bool:
+    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+# --------------------------------------------------------------------------- RECORD
+
+
+@dataclass(frozen=True, slots=True)
+class _RecordEntry:
+    rel: str  # normalised, relative to site-packages, forward slashes
+    abspath: str
+    algorithm: str | None
+    expected_hex: str | None
+
+
+def _parse_record(text: str, site: str) -> tuple[list[_RecordEntry], list[str]]:
+    """RECORD rows inside site-packages (others, like console scripts, are dropped) and problems."""
+    entries: list[_RecordEntry] = []
+    problems: list[str] = []
+    for row in csv.reader(io.StringIO(text)):
+        if not row or not row[0]:
+            continue
+        rel = _inside(site, row[0])
+        if rel is None:
+            continue
+        algorithm = expected = None
+        if len(row) > 1 and row[1]:
+            algorithm, _, b64 = row[1].partition("=")
+            try:
+                expected = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4)).hex()
+            except (binascii.Error, ValueError):
+                problems.append(f"RECORD has a malformed hash for {rel}")
+            if algorithm not in hashlib.algorithms_guaranteed:
+                problems.append(f"RECORD uses an unknown hash algorithm {algorithm!r} for {rel}")
+                algorithm = expected = None
+        entries.append(_RecordEntry(rel, os.path.join(site, rel), algorithm, expected))
+    return entries, problems
+
+
+def _inside(site: str, path: str) -> str | None:
+    """``path`` relative to ``site`` with forward slashes, or None when it lies outside."""
+    full = os.path.normpath(os.path.join(site, path))
+    try:
+        if os.path.commonpath([site, full]) != site:
+            return None
+    except ValueError:  # different drives on Windows
+        return None
+    rel = os.path.relpath(full, site)
+    return None if rel == "." else rel.replace(os.sep, "/")
+
+
+def _is_bytecode(rel: str) -> bool:
+    return rel.endswith(BYTECODE_SUFFIXES) or "__pycache__" in rel.split("/")
+
+
+def _is_installer_file(rel: str) -> bool:
+    parts = rel.split("/")
+    return len(parts) == 2 and parts[0].endswith((".dist-info", ".egg-info")) and parts[1] in INSTALLER_FILES
+
+
+# --------------------------------------------------------------------------- direct_url.json
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    kind: SourceKind
+    url: str | None = None
+    commit: str | None = None
+    artifact_sha256: str | None = None
+    problems: tuple[str, ...] = ()
+
+
+def _source_of(dist: Distribution) -> _Source:
+    """The PEP 610 source of an install; no ``direct_url.json`` means an index install."""
+    text = dist.read_text("direct_url.json")
+    if text is None:
+        return _Source("index")
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+    except ValueError as exc:
+        return _Source("index", problems=(f"direct_url.json is malformed ({exc}); source unknown",))
+    url = data.get("url") if isinstance(data.get("url"), str) else None
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict):
+        commit = vcs.get("commit_id")
+        return _Source("vcs", url, commit if isinstance(commit, str) else None)
+    info = data.get("dir_info")
+    if isinstance(info, dict):
+        return _Source("editable" if info.get("editable") is True else "directory", url)
+    archive = data.get("archive_info")
+    if isinstance(archive, dict):
+        return _Source("wheel", url, artifact_sha256=_archive_sha256(archive))
+    return _Source("index", url, problems=("direct_url.json names no known source (vcs_info, dir_info, archive_info)",))
+
+
+def _archive_sha256(archive: Mapping[str, Any]) -> str | None:
+    hashes = archive.get("hashes")
+    if isinstance(hashes, dict) and isinstance(hashes.get("sha256"), str):
+        value = hashes["sha256"].lower()
+        return value if _is_sha256_hex(value) else None
+    legacy = archive.get("hash")
+    if isinstance(legacy, str) and legacy.startswith("sha256="):
+        value = legacy.removeprefix("sha256=").lower()
+        return value if _is_sha256_hex(value) else None
+    return None
+
+
+def _file_url_path(url: str | None) -> Path | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    return Path(unquote(parts.path))
+
+
+# --------------------------------------------------------------------------- import packages
+
+
+def _top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str]]:
+    """The entry point's top-level module name, and every top-level name the distribution declares."""
+    ep_top = _module_top(entry_point)
+    names: list[str] = [ep_top] if ep_top else []
+    for ep in dist.entry_points:
+        if ep.group == "reyn.plugins":
+            top = _module_top(ep.value)
+            if top and top not in names:
+                names.append(top)
+    for line in (dist.read_text("top_level.txt") or "").splitlines():
+        name = line.strip().replace("/", ".").split(".")[0]
+        if name.isidentifier() and name not in names:
+            names.append(name)
+    return ep_top, names
+
+
+def _module_top(value: str) -> str:
+    module = value.split(":", 1)[0].strip()
+    top = module.split(".", 1)[0].strip()
+    return top if top.isidentifier() else ""
+
+
+def _record_has_module(entries: Iterable[_RecordEntry], top: str) -> bool:
+    """Whether RECORD installs ``top`` (package dir, ``top.py`` or an extension module) in site-packages."""
+    for e in entries:
+        first, _, rest = e.rel.partition("/")
+        if rest and first == top and not _is_bytecode(e.rel):
+            return True
+        if not rest and (first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))):
+            return True
+    return False
+
+
+def _editable_mapping(entries: Iterable[_RecordEntry]) -> dict[str, str]:
+    """``MAPPING`` of setuptools' editable finder modules listed in RECORD, read without running them."""
+    mapping: dict[str, str] = {}
+    for e in entries:
+        name = e.rel.rsplit("/", 1)[-1]
+        if "/" in e.rel or not (name.startswith("__editable__") and name.endswith("_finder.py")):
+            continue
+        try:
+            tree = ast.parse(Path(e.abspath).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            target = value = None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            if isinstance(target, ast.Name) and target.id == "MAPPING" and value is not None:
+                try:
+                    found = ast.literal_eval(value)
+                except ValueError:
+                    continue
+                if isinstance(found, dict):
+                    mapping.update({str(k): str(v) for k, v in found.items()})
+    return mapping
+
+
+def _pth_dirs(entries: Iterable[_RecordEntry], site: str) -> list[Path]:
+    """Directories named by path lines of ``.pth`` files listed in RECORD (``import`` lines are skipped)."""
+    dirs: list[Path] = []
+    for e in entries:
+        if "/" in e.rel or not e.rel.endswith(".pth"):
+            continue
+        try:
+            lines = Path(e.abspath).read_text(encoding="utf-8").splitlines()
+        except (OSError, ValueError):
+            continue
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith(("#", "import ", "import\t")):
+                continue
+            dirs.append(Path(os.path.join(site, line)))
+    return dirs
+
+
+def _find_sources(
+    names: Iterable[str], entries: list[_RecordEntry], site: str, source: _Source, dist: Distribution
+) -> tuple[dict[str, Path], list[str]]:
+    """Where each top-level import name's source lives: editable finder, ``.pth``, dir_info URL."""
+    mapping = _editable_mapping(entries)
+    candidates = _pth_dirs(entries, site)
+    project = _file_url_path(source.url) if source.kind in ("editable", "directory") else None
+    if project is not None:
+        candidates += [project, project / "src"]
+    root = dist.locate_file("")
+    if isinstance(root, Path) and os.path.abspath(root) != site:  # e.g. a legacy .egg-info checkout
+        candidates.append(root)
+    found: dict[str, Path] = {}
+    missing: list[str] = []
+    for name in names:
+        if name in mapping:
+            found[name] = Path(mapping[name])
+            continue
+        for base in candidates:
+            if (base / name).is_dir():
+                found[name] = base / name
+                break
+            if (base / f"{name}.py").is_file():
+                found[name] = base / f"{name}.py"
+                break
+        else:
+            missing.append(name)
+    return found, missing
+
+
+def _walk_source(top: str, location: Path) -> Iterator[tuple[str, Path]]:
+    """``(path as it would be installed, file)`` for a package's source tree or a single module."""
+    if location.is_file():
+        yield location.name, location
+        return
+    seen: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(location, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:  # a symlink loop
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames[:] = sorted(d for d in dirnames if not _skip_source_dir(dirpath, d))
+        rel_dir = os.path.relpath(dirpath, location)
+        for filename in sorted(filenames):
+            if filename.endswith(BYTECODE_SUFFIXES):
+                continue
+            rel = filename if rel_dir == "." else os.path.join(rel_dir, filename)
+            yield f"{top}/{rel}".replace(os.sep, "/"), Path(dirpath) / filename
+
+
+def _skip_source_dir(parent: str, name: str) -> bool:
+    if name in VCS_DIRS or name in CACHE_DIRS or name.endswith(".egg-info"):
+        return True
+    return name in BUILD_DIRS and not os.path.exists(os.path.join(parent, name, "__init__.py"))
+
+
+def _unlisted_files(entries: list[_RecordEntry], site: str) -> Iterator[tuple[str, Path]]:
+    """Files inside the distribution's own regular packages that RECORD does not list."""
+    listed = {e.rel for e in entries}
+    packages = sorted({e.rel.split("/", 1)[0] for e in entries if e.rel.count("/") == 1 and e.rel.endswith("/__init__.py")})
+    for pkg in packages:
+        if pkg.endswith((".dist-info", ".egg-info", ".data")):
+            continue
+        for rel, path in _walk_source(pkg, Path(site) / pkg):
+            if rel not in listed:
+                yield rel, path
+
+
+# --------------------------------------------------------------------------- provenance_for
+
+
+def provenance_for(
+    dist: Distribution,
+    *,
+    plugin_id: str,
+    entry_point: str,
+    cache: DigestCache | None = None,
+) -> ProvenanceRecord:
+    """The origin record and tree digest of ``dist``; never imports the plugin's code.
+
+    ``entry_point`` is the entry point's value (``"pkg.module"`` or ``"pkg.module:attr"``); its
+    top-level package decides whether RECORD covers the code that will be imported. ``cache=None``
+    re-hashes every file; pass ``DigestCache.default()`` for warm starts.
+    """
+    site = os.path.abspath(str(dist.locate_file("")))
+    source = _source_of(dist)
+    problems: list[str] = list(source.problems)
+    record_text = dist.read_text("RECORD")
+    if record_text is None:
+        entries: list[_RecordEntry] = []
+        problems.append("the distribution has no RECORD; its files cannot be checked against the installer's hashes")
+    else:
+        entries, record_problems = _parse_record(record_text, site)
+        problems += record_problems
+
+    hasher: Callable[[Path], str] = cache.sha256 if cache is not None else hash_file
+    files: dict[str, str] = {}
+    mismatches: list[str] = []
+    for e in entries:
+        if _is_bytecode(e.rel) or (e.rel.endswith("/RECORD") and _is_installer_file(e.rel)):
+            continue  # RECORD has no hash of itself
+        try:
+            actual = hasher(Path(e.abspath))
+        except FileNotFoundError:
+            mismatches.append(e.rel)
+            continue
+        except OSError as exc:
+            mismatches.append(e.rel)
+            problems.append(f"cannot read {e.rel}: {exc.strerror or exc}")
+            continue
+        if e.algorithm is not None and e.expected_hex is not None:
+            check = actual if e.algorithm == "sha256" else _rehash(e.abspath, e.algorithm)
+            if check != e.expected_hex:
+                mismatches.append(e.rel)
+        if not _is_installer_file(e.rel):
+            files[e.rel] = actual
+    for rel, path in _unlisted_files(entries, site):
+        try:
+            files[rel] = hasher(path)
+        except OSError as exc:
+            problems.append(f"cannot read {rel}: {exc.strerror or exc}")
+        mismatches.append(rel)
+
+    ep_top, names = _top_level_names(dist, entry_point)
+    scope: DigestScope = "installed"
+    if source.kind == "editable" or not (ep_top and _record_has_module(entries, ep_top)):
+        scope = "source-tree"
+        found, missing = _find_sources(names, entries, site, source, dist)
+        for name in missing:
+            problems.append(f"the source of import package {name!r} was not found; the digest does not cover it")
+        for name, location in sorted(found.items()):
+            for rel, path in _walk_source(name, location):
+                try:
+                    files[rel] = hasher(path)
+                except OSError as exc:
+                    problems.append(f"cannot read {path}: {exc.strerror or exc}")
+    if cache is not None:
+        cache.save()
+
+    listing = tuple(sorted(files.items()))
+    return ProvenanceRecord(
+        plugin_id=plugin_id,
+        entry_point=entry_point,
+        distribution=_distribution_name(dist),
+        version=dist.version,
+        source_kind=source.kind,
+        source_url=source.url,
+        commit=source.commit,
+        artifact_sha256=source.artifact_sha256,
+        tree_digest=tree_digest(listing),
+        digest_scope=scope,
+        files=listing,
+        record_mismatches=tuple(sorted(set(mismatches))),
+        problems=tuple(problems),
+    )
+
+
+def _rehash(path: str, algorithm: str) -> str | None:
+    try:
+        return hash_file(path, algorithm)
+    except OSError:
+        return None
+
+
+def _distribution_name(dist: Distribution) -> str:
+    name = dist.metadata["Name"] if dist.metadata is not None else None
+    return str(name) if name else "<unknown>"
+
+
+__all__ = [
+    "DIGEST_VERSION",
+    "DigestCache",
+    "ProvenanceRecord",
+    "default_cache_dir",
+    "provenance_for",
+    "tree_digest",
+]
+
