@@ -22,12 +22,16 @@ def _diagnostics_of(source: Any) -> tuple[Any, ...]:
 
 
 def _describe(diagnostics: Iterable[Any]) -> str:
-    lines = [
-        f"  {d.code} [{getattr(d, 'severity', '?')}] plugin={getattr(d, 'plugin', None)!r} "
-        f"tool={getattr(d, 'tool', None)!r}: {getattr(d, 'message', '')}"
-        for d in diagnostics
-    ]
+    lines = [f"  {d.render()}" if hasattr(d, "render") else f"  {d!r}" for d in diagnostics]
     return "\n".join(lines) if lines else "  (none)"
+
+
+def _unknown_code_note(code: str) -> str:
+    from reyn_core.plugins.diagnostics import CODES
+
+    if code in CODES:
+        return ""
+    return f" ({code!r} is not a known diagnostic code; see docs/diagnostics.md)"
 
 
 def assert_diagnostic(source: Any, code: str, *, plugin: str | None = None, tool: str | None = None,
@@ -54,7 +58,9 @@ def assert_diagnostic(source: Any, code: str, *, plugin: str | None = None, tool
         f" {k}={v!r}" for k, v in (("plugin", plugin), ("tool", tool), ("severity", severity),
                                    ("message_contains", message_contains)) if v is not None
     )
-    raise AssertionError(f"expected diagnostic {wanted}; found:\n{_describe(diagnostics)}")
+    raise AssertionError(
+        f"expected diagnostic {wanted}{_unknown_code_note(code)}; found:\n{_describe(diagnostics)}"
+    )
 
 
 def assert_no_diagnostics(source: Any, *, severity: str | None = "error") -> None:

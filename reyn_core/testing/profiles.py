@@ -40,13 +40,13 @@ def to_profile(profile: Profile | Mapping[str, Any] | str | os.PathLike[str] | N
     if isinstance(profile, Profile):
         return profile
     if profile is None:
-        return Profile.from_toml_text("", source="<test profile>", profile_name=profile_name)
+        return Profile()
     if isinstance(profile, os.PathLike):
         return load_profile(profile_file=Path(profile), profile_name=profile_name)
     if isinstance(profile, str):
         return Profile.from_toml_text(profile, source="<test profile>", profile_name=profile_name)
     if isinstance(profile, Mapping):
-        return Profile.from_toml_text(_to_toml(profile), source="<test profile>", profile_name=profile_name)
+        return Profile.from_mapping(profile, source="<test profile>", profile_name=profile_name)
     raise TypeError(f"a profile is TOML text, a dict, a path or a Profile, not {type(profile).__name__}")
 
 
@@ -60,56 +60,3 @@ def load_with_profile(profile: Profile | Mapping[str, Any] | str | os.PathLike[s
     from reyn_core.plugins.loader import load
 
     return load(to_profile(profile, profile_name=profile_name), host_tools=tuple(host_tools))
-
-
-# --------------------------------------------------------------------------- dict -> TOML text
-# Dict profiles go through the same TOML path as files, so named profiles and error messages
-# behave identically. A tiny writer: profiles hold only tables, arrays, strings, numbers, booleans.
-
-
-def _to_toml(data: Mapping[str, Any]) -> str:
-    lines: list[str] = []
-    _write_table(lines, (), data)
-    return "\n".join(lines) + "\n"
-
-
-def _write_table(lines: list[str], path: tuple[str, ...], table: Mapping[str, Any]) -> None:
-    scalars = [(k, v) for k, v in table.items() if not _is_table(v)]
-    tables = [(k, v) for k, v in table.items() if _is_table(v)]
-    if path and (scalars or not tables):
-        lines.append(f"[{'.'.join(_key(p) for p in path)}]")
-    for key, value in scalars:
-        lines.append(f"{_key(key)} = {_value(value)}")
-    for key, value in tables:
-        _write_table(lines, (*path, str(key)), value)
-
-
-def _is_table(value: Any) -> bool:
-    return isinstance(value, Mapping)
-
-
-def _key(key: Any) -> str:
-    text = str(key)
-    if text and all(c.isalnum() or c in "-_" for c in text) and text.isascii():
-        return text
-    return _string(text)
-
-
-def _string(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    escaped = "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in escaped)
-    return f'"{escaped}"'
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str | os.PathLike):
-        return _string(os.fspath(value))
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} into a TOML profile: {value!r:.60}")

@@ -1,0 +1,23 @@
+"""Fixtures for the author-experience tests: small plugin modules built in memory."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def plugin_module() -> Callable[..., types.ModuleType]:
+    """Factory: ``plugin_module(source, name=...)`` executes plugin source text as a module object."""
+    counter = iter(range(10_000))
+
+    def build(source: str, name: str | None = None) -> types.ModuleType:
+        module = types.ModuleType(name or f"reyn_test_plugin_{next(counter)}")
+        namespace: dict[str, Any] = module.__dict__
+        exec(compile(source, f"<{module.__name__}>", "exec"), namespace)
+        return module
+
+    return build
