@@ -1,0 +1,454 @@
+"""The seven file tools. Every path goes through ``paths`` (the only place that touches names)."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reyn_core import (
+    ArgumentProblem,
+    InvalidToolArguments,
+    ToolContext,
+    ToolExecutionError,
+    ToolGates,
+    ToolRuntimeMissing,
+    tool,
+)
+
+from .globs import Glob, compile_glob
+from .paths import (
+    Location,
+    PathMissing,
+    PathRefused,
+    Scope,
+    WalkStats,
+    atomic_write_at,
+    list_names,
+    lstat_at,
+    open_directory,
+    open_parent,
+    open_regular_at,
+    unlink_at,
+    walk_tree,
+)
+from .reading import looks_binary, read_lines, read_whole, refuse_if_binary
+from .settings import FileSettings
+
+CLUSTER = "file"
+GATES = ToolGates(router="allow", phase="allow")
+MAX_LINE_CHARS = 500  # grep shows at most this much of a line
+MAX_MATCH_CHARS = 10_000  # and matches only this much of each line
+
+
+def file_settings(ctx: ToolContext) -> FileSettings:
+    """The pack's settings for this call (defaults when the host gave none)."""
+    settings = ctx.settings
+    if isinstance(settings, FileSettings):
+        return settings
+    if settings is None:
+        return FileSettings()
+    if isinstance(settings, Mapping):
+        return FileSettings.model_validate(dict(settings))
+    raise ToolRuntimeMissing(f"the file pack got settings of type {type(settings).__name__}, not FileSettings")
+
+
+def _scope(ctx: ToolContext) -> tuple[FileSettings, Scope]:
+    settings = file_settings(ctx)
+    return settings, Scope.from_settings(settings, ctx.workspace)
+
+
+def writable(ctx: ToolContext) -> bool:
+    """Gate layer 3 of the write tools: available only when a write root is configured."""
+    if not file_settings(ctx).write_roots:
+        raise ToolRuntimeMissing(
+            "no write root is configured; set [plugins.file.settings] write_roots = [\"out\"] "
+            "in the profile to allow writes below out/"
+        )
+    return True
+
+
+def _invalid(field: str, message: str) -> InvalidToolArguments:
+    return InvalidToolArguments(message, problems=[ArgumentProblem(f"/{field}", message)])
+
+
+def _encode(content: str, field: str, limit: int) -> bytes:
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _invalid(field, "content is not valid UTF-8 text (it contains lone surrogates)") from None
+    if len(data) > limit:
+        raise _invalid(field, f"content is {len(data)} bytes; the write limit is {limit} bytes")
+    return data
+
+
+# --------------------------------------------------------------------------- read_file
+
+
+class ReadFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File path, relative to the workspace (or absolute inside a root).")
+    offset: int = Field(1, ge=1, description="First line to return; 1 is the first line of the file.")
+    limit: int | None = Field(None, ge=1, description="Most lines to return; default: as many as the byte cap allows.")
+
+
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Read a UTF-8 text file inside the workspace, optionally from line `offset` for `limit` lines.
+
+    Output is capped in bytes; when cut, `note` says how to continue. Binary files are refused.
+    """
+    settings, scope = _scope(ctx)
+    loc = scope.locate(args.path)
+    with open_parent(loc) as parent:
+        fd, st = open_regular_at(parent, loc.name, loc.display)
+    try:
+        refuse_if_binary(fd, st.st_size, loc.display)
+        part = read_lines(fd, start_line=args.offset, limit=args.limit, max_bytes=settings.max_read_bytes)
+    finally:
+        os.close(fd)
+    result: dict[str, Any] = {
+        "path": loc.display,
+        "content": part.content,
+        "start_line": part.start_line,
+        "end_line": part.end_line,
+        "size_bytes": st.st_size,
+        "truncated": part.truncated,
+    }
+    if part.truncated:
+        cut = "" if part.content.endswith("\n") else f" (line {part.end_line} was cut)"
+        result["note"] = (
+            f"output truncated at {settings.max_read_bytes} bytes, the read limit{cut}; the file is "
+            f"{st.st_size} bytes — call read_file again with offset={part.end_line + 1} to continue"
+        )
+    elif not part.reached_end:
+        result["note"] = f"more lines follow; call read_file with offset={part.end_line + 1} to continue"
+    elif part.end_line < part.start_line and args.offset > 1:
+        result["note"] = f"offset {args.offset} is past the end of the file"
+    return result
+
+
+# --------------------------------------------------------------------------- write_file
+
+
+class WriteFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File path inside a write root.")
+    content: str = Field(description="The complete new content of the file (UTF-8 text).")
+    create_dirs: bool = Field(True, description="Create missing parent directories.")
+
+
+@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
+def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Create or overwrite a text file inside a write root, atomically (readers never see half a file)."""
+    settings, scope = _scope(ctx)
+    loc = scope.locate(args.path, write=True)
+    scope.check_not_protected(loc)
+    data = _encode(args.content, "content", settings.max_write_bytes)
+    with open_parent(loc, create=args.create_dirs) as parent:
+        created = atomic_write_at(parent, loc.name, data, loc.display)
+    return {"path": loc.display, "bytes_written": len(data), "created": created}
+
+
+# --------------------------------------------------------------------------- edit_file
+
+
+class EditFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="File path inside a write root.")
+    old_string: str = Field(min_length=1, description="Exact text to replace, whitespace included.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(False, description="Replace every occurrence; otherwise old_string must be unique.")
+
+
+@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
+def edit_file(args: EditFileArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Replace exact text in a file inside a write root. Fails when `old_string` is missing, or appears
+    more than once without `replace_all`."""
+    if args.old_string == args.new_string:
+        raise _invalid("new_string", "new_string is identical to old_string; nothing would change")
+    settings, scope = _scope(ctx)
+    loc = scope.locate(args.path, write=True)
+    scope.check_not_protected(loc)
+    with open_parent(loc) as parent:
+        fd, st = open_regular_at(parent, loc.name, loc.display)
+        try:
+            refuse_if_binary(fd, st.st_size, loc.display)
+            raw = read_whole(fd, settings.max_write_bytes, loc.display)
+        finally:
+            os.close(fd)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolExecutionError(f"{loc.display!r} is not UTF-8 text; edit_file edits UTF-8 text only") from None
+        count = text.count(args.old_string)
+        if count == 0:
+            raise ToolExecutionError(
+                f"old_string was not found in {loc.display!r}; read the file and copy the exact text, "
+                "whitespace and indentation included"
+            )
+        if count > 1 and not args.replace_all:
+            raise ToolExecutionError(
+                f"old_string appears {count} times in {loc.display!r}; include more surrounding text so it "
+                "is unique, or pass replace_all=true"
+            )
+        new_text = text.replace(args.old_string, args.new_string, -1 if args.replace_all else 1)
+        atomic_write_at(parent, loc.name, _encode(new_text, "new_string", settings.max_write_bytes), loc.display)
+    return {"path": loc.display, "replacements": count if args.replace_all else 1}
+
+
+# --------------------------------------------------------------------------- delete_file
+
+
+class DeleteFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="Path of a regular file inside a write root.")
+
+
+@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
+def delete_file(args: DeleteFileArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Delete one regular file inside a write root (never a directory, link or protected path)."""
+    _, scope = _scope(ctx)
+    loc = scope.locate(args.path, write=True)
+    scope.check_not_protected(loc)
+    with open_parent(loc) as parent:
+        unlink_at(parent, loc.name, loc.display)
+    return {"path": loc.display, "deleted": True}
+
+
+# --------------------------------------------------------------------------- list_directory
+
+
+class ListDirectoryArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(".", description="Directory path, relative to the workspace; default the workspace.")
+
+
+def _entry_type(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "other"
+
+
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
+    """List one directory: each entry's name, type (file, directory, symlink, other) and size."""
+    settings, scope = _scope(ctx)
+    loc = scope.locate(args.path)
+    stats = WalkStats()
+    entries = []
+    with open_directory(loc) as fd:
+        names = list_names(fd, stats)
+        for name in names[: settings.max_results]:
+            st = lstat_at(fd, name)
+            if st is None:
+                continue
+            entry: dict[str, Any] = {"name": name, "type": _entry_type(st.st_mode)}
+            if stat.S_ISREG(st.st_mode):
+                entry["size"] = st.st_size
+            entries.append(entry)
+    result: dict[str, Any] = {"path": loc.display, "entries": entries, "truncated": len(names) > settings.max_results}
+    notes = []
+    if result["truncated"]:
+        notes.append(f"showing {settings.max_results} of {len(names)} entries (the result limit)")
+    if stats.skipped_non_utf8:
+        notes.append(f"{stats.skipped_non_utf8} entries with non-UTF-8 names are not shown")
+    if notes:
+        result["note"] = "; ".join(notes)
+    return result
+
+
+# --------------------------------------------------------------------------- glob_files
+
+
+class GlobFilesArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, e.g. `src/**/*.py`.")
+    path: str = Field(".", description="Directory to search from; default the workspace.")
+
+
+def _walk_notes(stats: WalkStats, *, shown: int, limit: int, more: bool, what: str) -> str | None:
+    notes = []
+    if more:
+        notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
+    if stats.limit_hit:
+        notes.append(f"stopped after scanning {stats.scanned} entries (the scan limit); narrow the path")
+    if stats.skipped_non_utf8:
+        notes.append(f"{stats.skipped_non_utf8} entries with non-UTF-8 names were skipped")
+    return "; ".join(notes) or None
+
+
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Find regular files whose path below `path` matches a glob pattern. Links are not followed."""
+    settings, scope = _scope(ctx)
+    loc = scope.locate(args.path)
+    pattern = compile_glob(args.pattern, field="pattern")
+    start = loc.child(*pattern.prefix)
+    stats = WalkStats()
+    found: list[str] = []
+    more = False
+    depth = None if pattern.depth is None else pattern.depth - len(pattern.prefix)
+    try:
+        with open_directory(start) as fd:
+            for _, _, rel, st in walk_tree(fd, skip_dirs=frozenset(settings.skip_dirs),
+                                           max_entries=settings.max_scan_entries, max_depth=depth, stats=stats):
+                if stat.S_ISREG(st.st_mode) and pattern.matches((*pattern.prefix, *rel)):
+                    if len(found) >= settings.max_results:
+                        more = True
+                        break
+                    found.append(start.child(*rel).display)
+    except PathMissing:
+        if not pattern.prefix:
+            raise
+    result: dict[str, Any] = {"pattern": pattern.text, "path": loc.display, "files": found, "truncated": more}
+    note = _walk_notes(stats, shown=len(found), limit=settings.max_results, more=more, what="files")
+    if note:
+        result["note"] = note
+    return result
+
+
+# --------------------------------------------------------------------------- grep_files
+
+
+class GrepFilesArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(description="Python regular expression searched in each line.")
+    path: str = Field(".", description="File or directory to search; default the workspace.")
+    glob: str | None = Field(None, description="Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`.")
+    ignore_case: bool = Field(False, description="Match case-insensitively.")
+    context: int = Field(0, ge=0, le=10, description="Lines of context before and after each match.")
+    max_matches: int | None = Field(None, ge=1, description="Stop after this many matches (capped by the settings).")
+
+
+def _grep_text(text: str, regex: re.Pattern[str], context: int, budget: int) -> list[dict[str, Any]]:
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if regex.search(line[:MAX_MATCH_CHARS]) is None:
+            continue
+        match: dict[str, Any] = {"line": i + 1, "text": line[:MAX_LINE_CHARS]}
+        if context:
+            match["before"] = [x[:MAX_LINE_CHARS] for x in lines[max(0, i - context): i]]
+            match["after"] = [x[:MAX_LINE_CHARS] for x in lines[i + 1: i + 1 + context]]
+        out.append(match)
+        if len(out) >= budget:
+            break
+    return out
+
+
+class _Grep:
+    """The state of one grep: counters for what was skipped, and the matches so far."""
+
+    def __init__(self, regex: re.Pattern[str], settings: FileSettings, context: int, limit: int) -> None:
+        self.regex = regex
+        self.settings = settings
+        self.context = context
+        self.limit = limit
+        self.matches: list[dict[str, Any]] = []
+        self.searched = 0
+        self.skipped_large = 0
+        self.skipped_binary = 0
+        self.more = False
+
+    def search(self, parent: int, name: str, shown: str) -> None:
+        try:
+            fd, st = open_regular_at(parent, name, shown)
+        except (PathRefused, PathMissing):
+            return  # changed since the walk listed it
+        try:
+            if st.st_size > self.settings.max_grep_file_bytes:
+                self.skipped_large += 1
+                return
+            raw = read_whole(fd, self.settings.max_grep_file_bytes, shown)
+        finally:
+            os.close(fd)
+        if looks_binary(raw[:8192]):
+            self.skipped_binary += 1
+            return
+        self.searched += 1
+        budget = self.limit - len(self.matches)
+        found = _grep_text(raw.decode("utf-8", errors="replace"), self.regex, self.context, budget + 1)
+        if len(found) > budget:
+            self.more = True
+            found = found[:budget]
+        self.matches.extend({"path": shown, **m} for m in found)
+
+    @property
+    def full(self) -> bool:
+        return len(self.matches) >= self.limit
+
+
+def _compile_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise _invalid("pattern", f"invalid regular expression {pattern[:100]!r}: {exc}") from None
+
+
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Search text files for a regular expression; returns matching lines with optional context.
+
+    Binary and oversized files are skipped; links are not followed; results are capped.
+    """
+    settings, scope = _scope(ctx)
+    loc = scope.locate(args.path)
+    regex = _compile_regex(args.pattern, args.ignore_case)
+    file_filter: Glob | None = compile_glob(args.glob, field="glob", basename_if_plain=True) if args.glob else None
+    limit = min(args.max_matches or settings.max_results, settings.max_results)
+    grep = _Grep(regex, settings, args.context, limit)
+    stats = WalkStats()
+    if loc.parts and _is_regular(loc):
+        with open_parent(loc) as parent:
+            grep.search(parent, loc.name, loc.display)
+    else:
+        with open_directory(loc) as fd:
+            for parent, name, rel, st in walk_tree(fd, skip_dirs=frozenset(settings.skip_dirs),
+                                                   max_entries=settings.max_scan_entries, max_depth=None,
+                                                   stats=stats):
+                if not stat.S_ISREG(st.st_mode) or (file_filter and not file_filter.matches(rel)):
+                    continue
+                grep.search(parent, name, loc.child(*rel).display)
+                if grep.full:
+                    grep.more = True
+                    break
+    result: dict[str, Any] = {
+        "pattern": args.pattern,
+        "path": loc.display,
+        "matches": grep.matches,
+        "files_searched": grep.searched,
+        "truncated": grep.more,
+    }
+    notes = [n for n in (_walk_notes(stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches"),) if n]
+    if grep.skipped_large:
+        notes.append(f"{grep.skipped_large} files larger than {settings.max_grep_file_bytes} bytes were skipped")
+    if grep.skipped_binary:
+        notes.append(f"{grep.skipped_binary} binary files were skipped")
+    if notes:
+        result["note"] = "; ".join(notes)
+    return result
+
+
+def _is_regular(loc: Location) -> bool:
+    with open_parent(loc) as parent:
+        st = lstat_at(parent, loc.name)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+TOOLS = (read_file, write_file, edit_file, delete_file, list_directory, glob_files, grep_files)
