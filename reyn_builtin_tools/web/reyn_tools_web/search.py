@@ -1,0 +1,139 @@
+"""``web_search``: one small backend interface, with SearXNG (JSON API) and Brave Search API.
+
+A backend turns a query into ``SearchResult`` items. Backend endpoints are chosen by the operator
+in settings, so they are trusted: they are not passed through the SSRF guard (a SearXNG instance
+usually lives on a private address), but responses are still read under a byte cap, with a
+timeout and ``trust_env=False``. Imports httpx (only when the tool runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from html import unescape
+from typing import Any, Protocol
+
+import httpx
+
+from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout
+
+from .availability import search_problem
+from .fetch import BodyTooLarge, read_capped
+from .settings import SearchSettings, coerce_settings
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """One hit: ``{title, url, snippet}``."""
+
+    title: str
+    url: str
+    snippet: str
+
+
+class SearchBackend(Protocol):
+    """What a search backend implements."""
+
+    name: str
+
+    async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
+        """Up to ``max_results`` results for ``query``."""
+        ...
+
+
+def _clean(text: Any) -> str:
+    return " ".join(unescape(_TAG.sub("", str(text or ""))).split())
+
+
+async def _get_json(client: httpx.AsyncClient, url: str, params: dict[str, Any], headers: dict[str, str],
+                    max_bytes: int, backend: str) -> Any:
+    async with client.stream("GET", url, params=params, headers=headers) as response:
+        if response.status_code >= 400:
+            raise ToolExecutionError(f"the {backend} search backend answered HTTP {response.status_code}")
+        try:
+            body = await read_capped(response, max_bytes)
+        except BodyTooLarge:
+            raise ToolExecutionError(f"the {backend} search response is larger than {max_bytes} bytes") from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise ToolExecutionError(f"the {backend} search backend did not answer with JSON") from None
+
+
+@dataclass(frozen=True)
+class SearxngBackend:
+    """SearXNG ``/search?format=json`` (the instance must enable the json format)."""
+
+    url: str
+    max_bytes: int
+    name: str = "searxng"
+
+    async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
+        endpoint = self.url.rstrip("/") + "/search"
+        data = await _get_json(client, endpoint, {"q": query, "format": "json"}, {}, self.max_bytes, self.name)
+        items = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise ToolExecutionError("the searxng search backend answered without a 'results' list")
+        return [SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("content")))
+                for i in items if isinstance(i, dict) and i.get("url")][:max_results]
+
+
+@dataclass(frozen=True)
+class BraveBackend:
+    """Brave Search API ``web/search`` with the ``X-Subscription-Token`` header."""
+
+    endpoint: str
+    api_key: str
+    max_bytes: int
+    name: str = "brave"
+
+    async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
+        headers = {"X-Subscription-Token": self.api_key, "Accept": "application/json"}
+        data = await _get_json(client, self.endpoint, {"q": query, "count": max_results}, headers,
+                               self.max_bytes, self.name)
+        web = data.get("web") if isinstance(data, dict) else None
+        items = web.get("results") if isinstance(web, dict) else None
+        if items is None:
+            return []
+        if not isinstance(items, list):
+            raise ToolExecutionError("the brave search backend answered with a malformed 'web.results'")
+        return [SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("description")))
+                for i in items if isinstance(i, dict) and i.get("url")][:max_results]
+
+
+def backend_from_settings(s: SearchSettings) -> SearchBackend:
+    """The configured backend. Call ``search_problem`` first: this assumes the settings are complete."""
+    if s.backend == "searxng" and s.searxng is not None:
+        return SearxngBackend(s.searxng.url, s.max_bytes)
+    if s.backend == "brave" and s.brave is not None:
+        return BraveBackend(s.brave.endpoint, os.environ.get(s.brave.api_key_env, ""), s.max_bytes)
+    if s.backend == "brave":
+        return BraveBackend("https://api.search.brave.com/res/v1/web/search",
+                            os.environ.get("BRAVE_API_KEY", ""), s.max_bytes)
+    raise ToolRuntimeMissing("web_search has no usable backend configured", tool="web_search")
+
+
+async def web_search(query: str, max_results: int | None = None, ctx: ToolContext | None = None) -> dict[str, Any]:
+    """The ``web_search`` handler."""
+    settings = coerce_settings(ctx.settings if ctx is not None else None)
+    problem = search_problem(settings)
+    if problem:
+        raise ToolRuntimeMissing(problem, tool="web_search")
+    s = settings.search
+    backend = backend_from_settings(s)
+    limit = max_results or s.max_results
+    timeout = httpx.Timeout(s.timeout_s)
+    try:
+        async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout,
+                                     headers={"Accept-Encoding": "identity"}) as client:
+            results = await asyncio.wait_for(backend.search(client, query, limit), s.timeout_s)
+    except (asyncio.TimeoutError, httpx.TimeoutException):
+        raise ToolTimeout(f"the {backend.name} search backend did not answer within {s.timeout_s:g} s") from None
+    except httpx.HTTPError as exc:
+        raise ToolExecutionError(f"the {backend.name} search backend failed: {type(exc).__name__}: {exc}") from None
+    return {"backend": backend.name, "query": query, "results": [asdict(r) for r in results]}
