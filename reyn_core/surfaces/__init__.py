@@ -1,0 +1,36 @@
+"""The LLM surfaces: ``RouterLoop`` (native tool calling) and ``PhaseRunner`` (phase JSON contract),
+on litellm (extra ``reyn-core[llm]``), plus offline LLM replay.
+
+Importing this package never imports litellm; it is imported when a model is first called.
+"""
+
+from __future__ import annotations
+
+from .events import EVENT_KINDS, SurfaceEvent
+from .llm import LiteLLMClient, LLMCallError, LLMClient, LLMReply, LLMRequest, ToolCallRequest
+from .phase import PhaseResult, PhaseRunner, PhaseState
+from .replay import RECORD_ENV, ReplayClient, ReplayFixtureError, ReplayMissing
+from .router import PendingToolCall, RouterLoop, RouterResult, ToolCallRecord, tool_message
+
+__all__ = [
+    "EVENT_KINDS",
+    "LLMCallError",
+    "LLMClient",
+    "LLMReply",
+    "LLMRequest",
+    "LiteLLMClient",
+    "PendingToolCall",
+    "PhaseResult",
+    "PhaseRunner",
+    "PhaseState",
+    "RECORD_ENV",
+    "ReplayClient",
+    "ReplayFixtureError",
+    "ReplayMissing",
+    "RouterLoop",
+    "RouterResult",
+    "SurfaceEvent",
+    "ToolCallRecord",
+    "ToolCallRequest",
+    "tool_message",
+]

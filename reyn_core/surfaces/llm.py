@@ -1,0 +1,238 @@
+"""The model call both surfaces make: ``LLMRequest`` in, ``LLMReply`` out, through an ``LLMClient``.
+
+``LiteLLMClient`` is the real one (litellm ``acompletion``, streaming optional); ``ReplayClient``
+(``reyn_core.surfaces.replay``) records and replays it. litellm is imported only when a call is made,
+never when this module is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import ReynError
+
+DeltaCallback = Callable[[str], None]
+
+
+class LLMCallError(ReynError):
+    """A model call failed (provider error, rate limit, network) after the client's retries.
+
+    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…),
+    ``status_code`` the HTTP status when there was one. Nothing is half-written: the caller's messages
+    are never mutated, and ``messages`` (set by the surface) is its conversation up to the failed
+    call, every tool call already answered — a consistent point to retry from.
+    """
+
+    messages: list[dict[str, Any]] | None = None
+
+    def __init__(self, message: str, *, model: str, kind: str = "", status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.model = model
+        self.kind = kind
+        self.status_code = status_code
+
+
+def canonical(value: Any) -> str:
+    """Canonical JSON (sorted keys, compact) used for request keys."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One chat-completions request, provider-neutral (OpenAI message and tool format)."""
+
+    model: str
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] | None = None
+    tool_choice: str | Mapping[str, Any] | None = None
+    response_format: Mapping[str, Any] | None = None
+    stream: bool = False
+
+    def key(self) -> str:
+        """``sha256:`` of model, messages, tools and tool_choice (the replay fixture key)."""
+        payload = {"model": self.model, "messages": list(self.messages), "tools": list(self.tools or []) or None,
+                   "tool_choice": self.tool_choice}
+        return "sha256:" + hashlib.sha256(canonical(payload).encode()).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (used by replay fixtures)."""
+        return {"model": self.model, "messages": [dict(m) for m in self.messages],
+                "tools": [dict(t) for t in self.tools] if self.tools else None,
+                "tool_choice": self.tool_choice, "response_format": self.response_format, "stream": self.stream}
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """One tool call the model asked for: its id, the tool name and the raw JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    """The assistant's turn: ``message`` in OpenAI form, plus finish reason and usage."""
+
+    message: Mapping[str, Any]
+    finish_reason: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str | None:
+        """The assistant's text, if any."""
+        content = self.message.get("content")
+        return content if isinstance(content, str) else None
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallRequest, ...]:
+        """The tool calls of this turn, in the model's order."""
+        out = []
+        for i, call in enumerate(self.message.get("tool_calls") or []):
+            fn = call.get("function") or {}
+            args = fn.get("arguments")
+            text = args if isinstance(args, str) else json.dumps(args or {})
+            out.append(ToolCallRequest(id=str(call.get("id") or f"call_{i}"), name=str(fn.get("name") or ""),
+                                       arguments=text))
+        return tuple(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (used by replay fixtures)."""
+        return {"message": dict(self.message), "finish_reason": self.finish_reason, "usage": dict(self.usage)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LLMReply:
+        """Inverse of ``to_dict``."""
+        return cls(message=dict(data.get("message") or {}), finish_reason=data.get("finish_reason"),
+                   usage=dict(data.get("usage") or {}))
+
+
+class LLMClient(Protocol):
+    """What a surface needs from a model: one completion per call."""
+
+    async def complete(self, request: LLMRequest, *, on_delta: DeltaCallback | None = None) -> LLMReply:
+        """Run ``request``; stream text pieces to ``on_delta`` when ``request.stream`` is set."""
+        ...
+
+
+def import_litellm() -> Any:
+    """Import litellm for a surface run (offline-safe: local model cost map). Clear error if absent."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm's typed dicts trigger a pydantic notice on first streaming use; it is noise for users.
+    warnings.filterwarnings("ignore", message=r"Item .* is using the `ReadOnly` qualifier", category=UserWarning)
+    try:
+        import litellm
+    except ImportError:
+        raise ReynError("the LLM surfaces need litellm: pip install 'reyn-core[llm]'") from None
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def supports_structured_output(model: str) -> bool:
+    """Whether litellm says ``model`` accepts a JSON-schema ``response_format``."""
+    litellm = import_litellm()
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:
+        return False
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
+    """An OpenAI-form assistant message from litellm's ``Message`` (only the fields we send back)."""
+    data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
+    out: dict[str, Any] = {"role": "assistant", "content": data.get("content")}
+    calls = []
+    for call in data.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        calls.append({"id": call.get("id"), "type": "function",
+                      "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"}})
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _usage_dict(usage: Any) -> dict[str, Any]:
+    if usage is None:
+        return {}
+    data = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
+    return {k: data[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens") if k in data}
+
+
+class LiteLLMClient:
+    """The real client: ``litellm.acompletion``.
+
+    ``api_base`` / ``api_key`` point at any OpenAI-compatible endpoint (e.g. a local server with model
+    ``"openai/<name>"``); ``num_retries`` is litellm's retry count for rate limits and server errors;
+    ``options`` are passed through to ``acompletion`` (temperature, timeout…).
+    """
+
+    def __init__(self, *, api_base: str | None = None, api_key: str | None = None, num_retries: int = 2,
+                 timeout_s: float = 120.0, options: Mapping[str, Any] | None = None) -> None:
+        self.api_base = api_base
+        self.api_key = api_key
+        self.num_retries = num_retries
+        self.timeout_s = timeout_s
+        self.options = dict(options or {})
+
+    def _kwargs(self, request: LLMRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": request.model, "messages": [dict(m) for m in request.messages],
+                                  "num_retries": self.num_retries, "timeout": self.timeout_s, **self.options}
+        if request.tools:
+            kwargs["tools"] = [dict(t) for t in request.tools]
+            if request.tool_choice is not None:
+                kwargs["tool_choice"] = request.tool_choice
+        if request.response_format is not None:
+            kwargs["response_format"] = dict(request.response_format)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        return kwargs
+
+    async def complete(self, request: LLMRequest, *, on_delta: DeltaCallback | None = None) -> LLMReply:
+        """Call the model; raise ``LLMCallError`` (after litellm's retries) when the provider fails."""
+        litellm = import_litellm()
+        kwargs = self._kwargs(request)
+        try:
+            if request.stream:
+                return await self._stream(litellm, kwargs, on_delta)
+            response = await litellm.acompletion(**kwargs)
+        except ReynError:
+            raise
+        except Exception as exc:
+            raise self._error(exc, request.model) from None
+        choice = response.choices[0]
+        return LLMReply(_message_dict(choice.message), getattr(choice, "finish_reason", None),
+                        _usage_dict(getattr(response, "usage", None)))
+
+    async def _stream(self, litellm: Any, kwargs: dict[str, Any], on_delta: DeltaCallback | None) -> LLMReply:
+        chunks = []
+        stream = await litellm.acompletion(stream=True, **kwargs)
+        async for chunk in stream:
+            chunks.append(chunk)
+            if on_delta is not None and chunk.choices:
+                piece = getattr(chunk.choices[0].delta, "content", None)
+                if piece:
+                    on_delta(piece)
+        built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
+        if built is None or not built.choices:
+            raise LLMCallError(f"the model {kwargs['model']!r} sent an empty stream", model=kwargs["model"])
+        choice = built.choices[0]
+        return LLMReply(_message_dict(choice.message), getattr(choice, "finish_reason", None),
+                        _usage_dict(getattr(built, "usage", None)))
+
+    def _error(self, exc: Exception, model: str) -> LLMCallError:
+        status = getattr(exc, "status_code", None)
+        text = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else ""
+        retried = f" after {self.num_retries} retr{'y' if self.num_retries == 1 else 'ies'}" if self.num_retries else ""
+        where = f" at {self.api_base}" if self.api_base else ""
+        code = f" (HTTP {status})" if isinstance(status, int) else ""
+        return LLMCallError(f"the call to model {model!r}{where} failed{retried}{code}: {type(exc).__name__}: {text}",
+                            model=model, kind=type(exc).__name__, status_code=status if isinstance(status, int) else None)

@@ -1,0 +1,222 @@
+"""``RouterLoop``: native function calling over litellm, one registry, one dispatcher.
+
+Each turn renders the tools array with ``render_router`` (the gates decide what the model sees),
+calls the model, runs every tool call of the turn concurrently through ``dispatch_tool`` (the gates
+are checked again), and appends one ``tool`` message per call built from the dispatcher's envelope —
+so an unknown tool, a refused tool or bad arguments reach the model as an error it can correct. The
+loop stops at a text answer, at a deferred tool (``status="pending"``, resumable with the tool's
+result), or at the turn limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from ..context import RouterCallerState, ToolContext
+from ..dispatch import dispatch_tool
+from ..errors import ReynError
+from ..registry import ToolRegistry
+from ..render import render_router
+from .events import EventCallback, emit
+from .llm import LLMCallError, LLMClient, LLMRequest, ToolCallRequest
+
+RouterStatus = Literal["done", "pending", "turn_limit"]
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call the loop ran: the model's call and the dispatcher's envelope."""
+
+    id: str
+    name: str
+    arguments: str
+    envelope: Mapping[str, Any]
+    turn: int
+
+
+@dataclass(frozen=True)
+class PendingToolCall:
+    """A deferred tool call the host must finish: ``accepted`` is what its handler returned."""
+
+    id: str
+    name: str
+    arguments: str
+    accepted: Any = None
+
+
+@dataclass(frozen=True)
+class RouterResult:
+    """How a run ended. ``messages`` is the whole conversation (the caller's list is never mutated).
+
+    ``status`` is ``done`` (``text`` holds the answer), ``pending`` (``pending`` lists deferred calls;
+    pass their results to ``RouterLoop.resume``) or ``turn_limit``.
+    """
+
+    status: RouterStatus
+    messages: list[dict[str, Any]]
+    text: str | None = None
+    turns: int = 0
+    pending: tuple[PendingToolCall, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = field(default=())
+
+
+def tool_message(call_id: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool`` message for one call: the dispatcher's envelope as compact JSON."""
+    return {"role": "tool", "tool_call_id": call_id,
+            "content": json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))}
+
+
+class RouterLoop:
+    """A chat loop with native tool calling.
+
+    ``ctx`` is the caller's context (agent, workspace, bridges); the loop sets its surface to
+    ``router`` and its ``router_state``. ``client`` defaults to ``LiteLLMClient()`` (litellm, extra
+    ``[llm]``); tests and the demo pass a ``ReplayClient`` or a client aimed at a local server.
+    ``exclude`` hides tools for this loop; ``plan_mode`` additionally hides ``plan``; ``allowed_tools``
+    narrows the loop to a plan step's tool list. ``stream`` streams text to ``on_event`` as
+    ``text_delta`` events.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        model: str,
+        ctx: ToolContext | None = None,
+        client: LLMClient | None = None,
+        max_turns: int = 8,
+        stream: bool = False,
+        exclude: Iterable[str] = (),
+        plan_mode: bool = False,
+        allowed_tools: Iterable[str] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        strict: bool = False,
+        system_prompt: str | None = None,
+        on_event: EventCallback | None = None,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.registry = registry
+        self.model = model
+        self.max_turns = max_turns
+        self.stream = stream
+        self.plan_mode = plan_mode
+        self.exclude = frozenset(exclude) | ({"plan"} if plan_mode else frozenset())
+        self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
+        self.tool_choice = tool_choice
+        self.strict = strict
+        self.system_prompt = system_prompt
+        self.on_event = on_event
+        self._client = client
+        base = ctx or ToolContext(surface="router")
+        state = base.router_state or RouterCallerState()
+        allowed = self.allowed_tools if self.allowed_tools is not None else state.allowed_tools
+        self.ctx = replace(base, surface="router", router_state=replace(
+            state, exclude=state.exclude | self.exclude, allowed_tools=allowed,
+            plan_mode=plan_mode or state.plan_mode))
+
+    @property
+    def client(self) -> LLMClient:
+        """The model client (a ``LiteLLMClient`` unless one was given)."""
+        if self._client is None:
+            from .llm import LiteLLMClient
+
+            self._client = LiteLLMClient()
+        return self._client
+
+    def plan_step(self, tools: Iterable[str]) -> RouterLoop:
+        """A plan-mode loop narrowed to one step's tool list (``plan`` stays excluded)."""
+        loop = RouterLoop(self.registry, model=self.model, ctx=replace(self.ctx, router_state=None),
+                          client=self._client, max_turns=self.max_turns, stream=self.stream,
+                          exclude=self.exclude, plan_mode=True, allowed_tools=tools,
+                          tool_choice=self.tool_choice, strict=self.strict, system_prompt=self.system_prompt,
+                          on_event=self.on_event)
+        return loop
+
+    def tools(self, turn: int | None = None) -> list[dict[str, Any]]:
+        """The tools array this loop sends (what ``render_router`` gives for its context)."""
+        return render_router(self.registry, self._turn_ctx(turn), exclude=self.exclude, strict=self.strict)
+
+    def _turn_ctx(self, turn: int | None) -> ToolContext:
+        state = self.ctx.router_state or RouterCallerState()
+        return replace(self.ctx, router_state=replace(state, turn=turn))
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, messages: Sequence[Mapping[str, Any]] | str) -> RouterResult:
+        """Run the conversation until a text answer, a deferred tool or the turn limit."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        msgs = [dict(m) for m in messages]
+        if self.system_prompt and not any(m.get("role") == "system" for m in msgs):
+            msgs.insert(0, {"role": "system", "content": self.system_prompt})
+        return await self._loop(msgs, first_turn=1, records=[])
+
+    async def resume(self, result: RouterResult, results: Mapping[str, Any]) -> RouterResult:
+        """Continue a ``pending`` run with the deferred calls' results (tool-call id → result).
+
+        A result may be any JSON-safe value (sent as ``{"status": "ok", "data": value}``) or a full
+        dispatcher envelope (``{"status": "error", "error": {...}}`` to report a failure).
+        """
+        if result.status != "pending":
+            raise ReynError(f"only a pending run can be resumed (this one is {result.status!r})")
+        missing = [p for p in result.pending if p.id not in results]
+        if missing:
+            named = ", ".join(f"{p.id} ({p.name})" for p in missing)
+            raise ReynError(f"resume needs a result for every pending call; missing: {named}")
+        msgs = [dict(m) for m in result.messages]
+        for p in result.pending:
+            value = results[p.id]
+            is_envelope = isinstance(value, Mapping) and value.get("status") in ("ok", "error")
+            envelope = dict(value) if is_envelope else {"status": "ok", "data": value}
+            msgs.append(tool_message(p.id, envelope))
+        return await self._loop(msgs, first_turn=result.turns + 1, records=list(result.tool_calls))
+
+    async def _loop(self, msgs: list[dict[str, Any]], *, first_turn: int,
+                    records: list[ToolCallRecord]) -> RouterResult:
+        last = first_turn + self.max_turns - 1
+        turn = first_turn - 1
+        for turn in range(first_turn, last + 1):
+            ctx = self._turn_ctx(turn)
+            tools = render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict)
+            emit(self.on_event, "model_call", turn=turn, model=self.model, tools=len(tools))
+            request = LLMRequest(self.model, list(msgs), tools or None,
+                                 self.tool_choice if tools else None, stream=self.stream)
+            on_delta = (lambda piece: emit(self.on_event, "text_delta", text=piece)) if self.stream else None
+            try:
+                reply = await self.client.complete(request, on_delta=on_delta)
+            except LLMCallError as exc:
+                exc.messages = list(msgs)  # complete up to the failed call: safe to retry from
+                raise
+            calls = reply.tool_calls
+            emit(self.on_event, "assistant", turn=turn, text=reply.text, tool_calls=[c.name for c in calls])
+            msgs.append(dict(reply.message))
+            if not calls:
+                return RouterResult("done", msgs, reply.text, turn, (), tuple(records))
+            envelopes = await asyncio.gather(*(self._dispatch(c, ctx) for c in calls))
+            pending = []
+            for call, envelope in zip(calls, envelopes, strict=True):
+                records.append(ToolCallRecord(call.id, call.name, call.arguments, envelope, turn))
+                if envelope.get("status") == "ok" and self._is_deferred(call.name):
+                    pending.append(PendingToolCall(call.id, call.name, call.arguments, envelope.get("data")))
+                else:
+                    msgs.append(tool_message(call.id, envelope))
+            if pending:
+                emit(self.on_event, "pending", turn=turn, calls=[p.name for p in pending])
+                return RouterResult("pending", msgs, reply.text, turn, tuple(pending), tuple(records))
+        emit(self.on_event, "turn_limit", turns=self.max_turns)
+        return RouterResult("turn_limit", msgs, None, turn, (), tuple(records))
+
+    async def _dispatch(self, call: ToolCallRequest, ctx: ToolContext) -> dict[str, Any]:
+        emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
+        envelope = await dispatch_tool(self.registry, call.name, call.arguments, ctx, surface="router",
+                                       exclude=self.exclude)
+        emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
+        return envelope
+
+    def _is_deferred(self, name: str) -> bool:
+        return name in self.registry and self.registry.get(name).dispatch_kind == "deferred"

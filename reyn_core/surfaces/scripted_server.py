@@ -1,0 +1,283 @@
+"""A scripted OpenAI-compatible Chat Completions server on 127.0.0.1.
+
+It lets the real litellm client run offline: tests use it to prove the wire format (it records every
+request body it receives), and ``reyn demo`` uses it as its model. Each request consumes the next
+entry of a script; an entry is a ``ScriptedReply`` or a function of the request body returning one,
+so a scripted model can react to the tool results it is sent. Streaming requests (``"stream": true``)
+get server-sent events, tool-call arguments split across chunks as real providers do.
+
+The server runs in a daemon thread, binds an ephemeral port on 127.0.0.1 only, and shuts itself down
+after ``lifetime_s`` so a forgotten server can never outlive its test.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ToolCallSpec = tuple[str, "Mapping[str, Any] | str"]
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """One scripted answer: assistant text, tool calls, or an HTTP error.
+
+    ``tool_calls`` are ``(name, arguments)`` pairs; arguments given as a string are sent verbatim
+    (so a test can send malformed JSON). ``status`` other than 200 sends an OpenAI-style error body
+    with ``error_message``; ``sticky`` errors are repeated for every later request (retries included).
+    """
+
+    content: str | None = None
+    tool_calls: tuple[ToolCallSpec, ...] = ()
+    status: int = 200
+    error_message: str = ""
+    sticky: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def text(cls, content: str) -> ScriptedReply:
+        """A plain assistant answer."""
+        return cls(content=content)
+
+    @classmethod
+    def calls(cls, *calls: ToolCallSpec, content: str | None = None) -> ScriptedReply:
+        """An assistant turn with one or more tool calls (several = parallel tool calls)."""
+        return cls(content=content, tool_calls=tuple(calls))
+
+    @classmethod
+    def error(cls, status: int, message: str, *, sticky: bool = True) -> ScriptedReply:
+        """An HTTP error; by default repeated for every later request, as a failing provider would."""
+        # A tiny retry-after keeps the client's retries fast without changing their number.
+        return cls(status=status, error_message=message, sticky=sticky, headers={"retry-after-ms": "5"})
+
+
+Responder = Callable[[dict[str, Any]], ScriptedReply]
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """A request as the server saw it: path, headers (lower-cased) and the parsed JSON body."""
+
+    path: str
+    headers: Mapping[str, str]
+    body: dict[str, Any]
+
+
+class ScriptedModelServer:
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint answering from a script.
+
+    Use as a context manager; ``base_url`` is what litellm takes as ``api_base`` (with a model such as
+    ``"openai/scripted"``). ``requests`` lists what was received, in order.
+    """
+
+    def __init__(self, script: Iterable[ScriptedReply | Responder], *, model: str = "scripted",
+                 lifetime_s: float = 300.0, chunk_size: int = 8) -> None:
+        self._script: list[ScriptedReply | Responder] = list(script)
+        self.model = model
+        self.lifetime_s = lifetime_s
+        self.chunk_size = max(1, chunk_size)
+        self.requests: list[ReceivedRequest] = []
+        self._lock = threading.Lock()
+        self._sticky: ScriptedReply | None = None
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``."""
+        if self._server is None:
+            raise RuntimeError("the scripted model server is not running; use it as a context manager")
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    def start(self) -> ScriptedModelServer:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
+        handler = _make_handler(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="reyn-scripted-model",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        self._timer = threading.Timer(self.lifetime_s, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (idempotent)."""
+        server, self._server = self._server, None
+        if self._timer is not None:
+            self._timer.cancel()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ script
+
+    def add(self, *entries: ScriptedReply | Responder) -> None:
+        """Append entries to the script."""
+        with self._lock:
+            self._script.extend(entries)
+
+    @property
+    def remaining(self) -> int:
+        """Script entries not yet consumed."""
+        return len(self._script)
+
+    def _next(self, body: dict[str, Any]) -> ScriptedReply:
+        with self._lock:
+            if self._sticky is not None:
+                return self._sticky
+            if not self._script:
+                n = len(self.requests)
+                return ScriptedReply(status=400, error_message=f"the scripted model has no reply left for request #{n}")
+            entry = self._script.pop(0)
+        reply = entry if isinstance(entry, ScriptedReply) else entry(body)
+        if reply.sticky and reply.status != 200:
+            with self._lock:
+                self._sticky = reply
+        return reply
+
+    def _record(self, path: str, headers: Mapping[str, str], body: dict[str, Any]) -> int:
+        with self._lock:
+            self.requests.append(ReceivedRequest(path, dict(headers), body))
+            return len(self.requests)
+
+
+# --------------------------------------------------------------------------- wire format
+
+
+def _tool_call_payload(n: int, i: int, spec: ToolCallSpec) -> dict[str, Any]:
+    name, args = spec
+    text = args if isinstance(args, str) else json.dumps(dict(args), ensure_ascii=False)
+    return {"id": f"call_{n}_{i}", "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def completion_body(reply: ScriptedReply, n: int, model: str) -> dict[str, Any]:
+    """The non-streaming Chat Completions body for ``reply`` (request number ``n``)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    calls = [_tool_call_payload(n, i, c) for i, c in enumerate(reply.tool_calls)]
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": f"chatcmpl-scripted-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def stream_chunks(reply: ScriptedReply, n: int, model: str, chunk_size: int) -> list[dict[str, Any]]:
+    """The streaming chunks for ``reply``: text in pieces, tool-call arguments split across chunks."""
+    base = {"id": f"chatcmpl-scripted-{n}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    text = reply.content or ""
+    out += [chunk({"content": text[i:i + chunk_size]}) for i in range(0, len(text), chunk_size)]
+    for i, spec in enumerate(reply.tool_calls):
+        call = _tool_call_payload(n, i, spec)
+        args = call["function"]["arguments"]
+        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                          "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": args[j:j + chunk_size]}}]})
+                for j in range(0, len(args), chunk_size)]
+    out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    return out
+
+
+def _make_handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read requests, not logs
+            return
+
+        def _send_json(self, status: int, payload: Any, headers: Mapping[str, str] = {}) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                self._send_json(200, {"object": "list", "data": [{"id": owner.model, "object": "model"}]})
+            else:
+                self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}})
+                return
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            n = owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            reply = owner._next(body)
+            if reply.status != 200:
+                self._send_json(reply.status, {"error": {"message": reply.error_message, "type": "scripted_error",
+                                                         "code": reply.status}}, reply.headers)
+                return
+            if body.get("stream"):
+                self._stream(reply, n)
+            else:
+                self._send_json(200, completion_body(reply, n, owner.model), reply.headers)
+
+        def _stream(self, reply: ScriptedReply, n: int) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for c in stream_chunks(reply, n, owner.model, owner.chunk_size):
+                self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            self.close_connection = True
+
+    return Handler
+
+
+def tool_results(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Tool-call id → parsed tool message content, from a request body (for scripted responders)."""
+    out: dict[str, Any] = {}
+    for m in body.get("messages", []):
+        if m.get("role") == "tool":
+            try:
+                out[m.get("tool_call_id", "")] = json.loads(m.get("content") or "null")
+            except (TypeError, json.JSONDecodeError):
+                out[m.get("tool_call_id", "")] = m.get("content")
+    return out
+
+
+def tool_names(body: Mapping[str, Any]) -> Sequence[str]:
+    """The tool names offered in a request body."""
+    return [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
