@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import re
+import ssl
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -203,8 +204,9 @@ async def _fetch(url: str, fs: FetchSettings, allowlist: HostAllowlist) -> Fetch
                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"}
     redirects: list[str] = []
     current = url
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=fs.ca_bundle) if fs.ca_bundle else True
     async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout,
-                                 headers=headers) as client:
+                                 headers=headers, verify=verify) as client:
         for _hop in range(fs.max_redirects + 1):
             target = parse_target(current)
             try:

@@ -37,6 +37,7 @@ class FetchSettings(_Strict):
     content_types: list[str] = Field(default_factory=lambda: list(DEFAULT_CONTENT_TYPES))
     user_agent: str = "reyn-web/0.1 (+https://example.invalid/reyn)"
     max_links: int = Field(100, ge=0, le=1_000)
+    ca_bundle: str | None = None  # PEM file of extra trusted CAs (an internal CA); default: system/certifi
 
     @field_validator("allow_hosts")
     @classmethod
