@@ -144,7 +144,7 @@ async def test_redirect_loop_stops_at_the_hop_limit(web_registry, ctx, http_serv
 
 
 async def test_redirect_without_location_is_an_error(web_registry, ctx, http_server) -> None:
-    kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}/redirect-no-location"))
+    _kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}/redirect-no-location"))
     assert "no Location" in message
 
 
