@@ -1,0 +1,332 @@
+"""The dispatcher: every failure has its own error kind, no traceback reaches the model, and the
+next call on the same registry still works."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from reyn_core import (
+    InvalidToolArguments,
+    ToolCancelled,
+    ToolContext,
+    ToolDefinition,
+    ToolDenied,
+    ToolExecutionError,
+    ToolGates,
+    ToolNotFound,
+    ToolRegistry,
+    ToolRuntimeMissing,
+    ToolTimeout,
+    dispatch_tool,
+    invoke_tool,
+    tool,
+)
+
+RELEASE = threading.Event()  # lets a "hung" sync handler's worker thread finish after its test
+
+
+@tool(cluster="math", purity="read_only")
+async def add(a: int, b: int, label: str = "sum") -> dict[str, Any]:
+    """Add two integers."""
+    return {label: a + b}
+
+
+@tool(cluster="math", purity="read_only", gates=ToolGates(router="deny"))
+async def phase_only(a: int) -> int:
+    """Only for phases."""
+    return a
+
+
+@tool(cluster="boom", purity="read_only")
+def explode(message: str) -> None:
+    """Raise ValueError with the message."""
+    raise ValueError(message)
+
+
+@tool(cluster="boom", purity="read_only")
+async def refuse(path: str) -> None:
+    """Refuse a path like a file tool would."""
+    raise ToolDenied(f"{path!r} is outside the allowed roots (allowed: ./data)")
+
+
+@tool(cluster="slow", purity="read_only", timeout_s=0.05)
+async def hang_async() -> None:
+    """Sleep far past the timeout."""
+    await asyncio.sleep(30)
+
+
+@tool(cluster="slow", purity="read_only", timeout_s=0.05)
+def hang_sync() -> None:
+    """Block a worker thread far past the timeout."""
+    RELEASE.wait(30)
+
+
+@tool(cluster="slow", purity="read_only")
+async def cancel_inside() -> None:
+    """Cancel an inner task and let its CancelledError escape."""
+    inner = asyncio.ensure_future(asyncio.sleep(30))
+    await asyncio.sleep(0)
+    inner.cancel()
+    await inner
+
+
+@tool(cluster="slow", purity="read_only")
+async def wait_forever() -> None:
+    """Wait until cancelled."""
+    await asyncio.Event().wait()
+
+
+@tool(cluster="slow", purity="read_only", timeout_s=30)
+async def wait_forever_timed() -> None:
+    """Wait until cancelled, under a (long) timeout."""
+    await asyncio.Event().wait()
+
+
+@tool(cluster="boom", purity="read_only")
+def exits() -> None:
+    """Call sys.exit."""
+    sys.exit(3)
+
+
+@tool(cluster="boom", purity="read_only", timeout_s=5)
+async def exits_async() -> None:
+    """Call sys.exit from a coroutine under a timeout."""
+    sys.exit(4)
+
+
+UNIMPORTABLE = ToolDefinition(
+    name="unimportable", description="Its module is not installed.", cluster="lazy",
+    handler="reyn_no_such_module_anywhere.handlers:run",
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+)
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Reply(BaseModel):
+    text: str
+
+
+@tool(cluster="shapes", purity="read_only")
+def shapes() -> dict[str, Any]:
+    """Return assorted Python values."""
+    return {"model": Reply(text="hi"), "point": Point(1, 2), "path": Path("/tmp/x"), "set": {3, 1, 2}}
+
+
+@tool(cluster="shapes", purity="read_only")
+def loop() -> list[Any]:
+    """Return a self-referencing list."""
+    items: list[Any] = []
+    items.append(items)
+    return items
+
+
+ALL = [add, phase_only, explode, refuse, hang_async, hang_sync, cancel_inside, wait_forever, wait_forever_timed,
+       exits, exits_async, UNIMPORTABLE, shapes, loop]
+
+
+@pytest.fixture(scope="module")
+def registry() -> ToolRegistry:
+    builder = ToolRegistry()
+    for t in ALL:
+        builder.register(t)
+    return builder.freeze()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_threads() -> Any:
+    yield
+    RELEASE.set()
+
+
+async def dispatch(registry: ToolRegistry, name: str, args: Any, **kw: Any) -> dict[str, Any]:
+    return await dispatch_tool(registry, name, args, ToolContext(surface="router"), **kw)
+
+
+async def assert_next_call_works(registry: ToolRegistry) -> None:
+    assert await dispatch(registry, "add", {"a": 1, "b": 2}) == {"status": "ok", "data": {"sum": 3}}
+
+
+async def test_ok_call_returns_data(registry: ToolRegistry) -> None:
+    assert await dispatch(registry, "add", {"a": 2, "b": 3, "label": "s"}) == {"status": "ok", "data": {"s": 5}}
+
+
+async def test_unknown_tool_is_not_found(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "ad", {})
+    assert envelope["error"]["kind"] == "not_found"
+    assert "did you mean 'add'" in envelope["error"]["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_unknown_tool_raises_tool_not_found_from_invoke(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolNotFound):
+        await invoke_tool(registry, "nope", {}, ToolContext())
+
+
+async def test_refused_tool_is_gate_refused_with_its_layer(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "phase_only", {"a": 1})
+    assert envelope["error"]["kind"] == "gate_refused"
+    assert envelope["error"]["layer"] == "role"
+    await assert_next_call_works(registry)
+
+
+async def test_missing_argument_is_invalid_arguments_with_pointer(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "add", {"a": 1})
+    assert envelope["error"]["kind"] == "invalid_arguments"
+    assert envelope["error"]["errors"] == [{"path": "/b", "message": "is a required property and is missing"}]
+    await assert_next_call_works(registry)
+
+
+async def test_wrong_type_is_invalid_arguments_with_pointer(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "add", {"a": 1, "b": "two"})
+    assert envelope["error"]["kind"] == "invalid_arguments"
+    assert envelope["error"]["errors"] == [{"path": "/b", "message": "expected integer, got string"}]
+    await assert_next_call_works(registry)
+
+
+async def test_extra_field_is_invalid_arguments_naming_the_allowed_ones(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "add", {"a": 1, "b": 2, "c": 3})
+    assert envelope["error"]["kind"] == "invalid_arguments"
+    [problem] = envelope["error"]["errors"]
+    assert problem["path"] == "/c" and "allowed: a, b, label" in problem["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_malformed_json_string_is_invalid_arguments_with_position(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "add", '{"a": 1, "b": ')
+    assert envelope["error"]["kind"] == "invalid_arguments"
+    assert "not valid JSON" in envelope["error"]["message"] and "column" in envelope["error"]["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_json_that_is_not_an_object_is_invalid_arguments(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "add", "[1, 2]")
+    assert envelope["error"]["kind"] == "invalid_arguments"
+    assert "must be a JSON object, got array" in envelope["error"]["message"]
+
+
+async def test_valid_json_string_arguments_are_accepted(registry: ToolRegistry) -> None:
+    assert await dispatch(registry, "add", '{"a": 1, "b": 1}') == {"status": "ok", "data": {"sum": 2}}
+
+
+async def test_invalid_arguments_raise_typed_error_with_problems(registry: ToolRegistry) -> None:
+    with pytest.raises(InvalidToolArguments) as info:
+        await invoke_tool(registry, "add", {"a": True, "b": 1.5}, ToolContext())
+    assert [p.pointer for p in info.value.problems] == ["/a", "/b"]
+
+
+async def test_raising_handler_is_execution_error_with_type_and_first_line_only(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "explode", {"message": "disk on fire\nsecret detail line"})
+    assert envelope["error"] == {"kind": "execution_error",
+                                 "message": "tool 'explode' failed: ValueError: disk on fire"}
+    await assert_next_call_works(registry)
+
+
+async def test_raising_handler_keeps_the_original_exception_as_cause(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolExecutionError) as info:
+        await invoke_tool(registry, "explode", {"message": "x"}, ToolContext())
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+async def test_handler_raising_tool_denied_is_denied_in_its_own_words(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "refuse", {"path": "../etc"})
+    assert envelope["error"] == {"kind": "denied", "message": "'../etc' is outside the allowed roots (allowed: ./data)"}
+    await assert_next_call_works(registry)
+
+
+async def test_async_handler_past_its_timeout_is_timeout(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "hang_async", {})
+    assert envelope["error"]["kind"] == "timeout"
+    assert "0.05 s" in envelope["error"]["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_sync_handler_past_its_timeout_is_timeout(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolTimeout):
+        await invoke_tool(registry, "hang_sync", {}, ToolContext())
+    await assert_next_call_works(registry)
+
+
+async def test_handler_cancelled_from_inside_is_cancelled(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "cancel_inside", {})
+    assert envelope["error"]["kind"] == "cancelled"
+    await assert_next_call_works(registry)
+
+
+async def test_cancelled_from_inside_raises_tool_cancelled_from_invoke(registry: ToolRegistry) -> None:
+    with pytest.raises(ToolCancelled):
+        await invoke_tool(registry, "cancel_inside", {}, ToolContext())
+
+
+@pytest.mark.parametrize("name", ["wait_forever", "wait_forever_timed"])
+async def test_caller_cancellation_propagates_unconverted(registry: ToolRegistry, name: str) -> None:
+    task = asyncio.ensure_future(dispatch(registry, name, {}))
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await assert_next_call_works(registry)
+
+
+async def test_callers_own_timeout_is_not_turned_into_a_tool_error(registry: ToolRegistry) -> None:
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(dispatch(registry, "wait_forever", {}), timeout=0.02)
+
+
+async def test_unimportable_lazy_handler_is_runtime_missing(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "unimportable", {})
+    assert envelope["error"]["kind"] == "runtime_missing"
+    assert "reyn_no_such_module_anywhere" in envelope["error"]["message"]
+    assert "ModuleNotFoundError" in envelope["error"]["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_unimportable_handler_raises_runtime_missing_every_time(registry: ToolRegistry) -> None:
+    for _ in range(2):
+        with pytest.raises(ToolRuntimeMissing):
+            await invoke_tool(registry, "unimportable", {}, ToolContext())
+
+
+@pytest.mark.parametrize("name", ["exits", "exits_async"])
+async def test_handler_calling_sys_exit_is_an_execution_error_not_a_host_exit(registry: ToolRegistry, name: str) -> None:
+    envelope = await dispatch(registry, name, {})
+    assert envelope["error"]["kind"] == "execution_error"
+    assert "sys.exit" in envelope["error"]["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_results_are_turned_into_json_data(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "shapes", {})
+    assert envelope == {"status": "ok", "data": {"model": {"text": "hi"}, "point": {"x": 1, "y": 2},
+                                                 "path": "/tmp/x", "set": [1, 2, 3]}}
+
+
+async def test_result_that_cannot_be_json_is_an_error_envelope(registry: ToolRegistry) -> None:
+    envelope = await dispatch(registry, "loop", {})
+    assert envelope["error"]["kind"] == "execution_error"
+    assert "cannot be sent as JSON" in envelope["error"]["message"]
+    await assert_next_call_works(registry)
+
+
+async def test_no_envelope_ever_contains_a_traceback(registry: ToolRegistry) -> None:
+    calls = [("explode", {"message": "m"}), ("nope", {}), ("add", "{"), ("unimportable", {}), ("exits", {})]
+    for name, args in calls:
+        envelope = await dispatch(registry, name, args)
+        assert "Traceback" not in str(envelope) and 'File "' not in str(envelope)
+
+
+async def test_many_concurrent_calls_each_get_their_own_result(registry: ToolRegistry) -> None:
+    results = await asyncio.gather(*(dispatch(registry, "add", {"a": i, "b": i}) for i in range(50)))
+    assert [r["data"]["sum"] for r in results] == [2 * i for i in range(50)]
