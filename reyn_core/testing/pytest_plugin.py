@@ -19,7 +19,6 @@ one test or module.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -34,8 +33,7 @@ if TYPE_CHECKING:
 INI_PLUGIN = "reyn_plugin"
 
 # The LLM replay fixture and marker live in their own pytest plugin module (its own hooks).
-if importlib.util.find_spec("reyn_core.testing.replay") is not None:
-    pytest_plugins = ["reyn_core.testing.replay"]
+pytest_plugins = ["reyn_core.testing.replay"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -21,3 +21,12 @@ def plugin_module() -> Callable[..., types.ModuleType]:
         return module
 
     return build
+
+
+@pytest.fixture(scope="session")
+def example_installed() -> None:
+    """Skip unless the example plugin is installed in this environment (``make test`` installs it)."""
+    from importlib.metadata import entry_points
+
+    if not any(ep.name == "example" for ep in entry_points(group="reyn.plugins")):
+        pytest.skip("reyn-plugin-example is not installed here: pip install -e ./reyn_plugin_example")
