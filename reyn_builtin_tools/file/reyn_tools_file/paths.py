@@ -325,8 +325,10 @@ def _require_regular(st: os.stat_result, shown: str) -> None:
         )
 
 
-def open_regular_at(parent_fd: int, name: str, shown: str) -> tuple[int, os.stat_result]:
-    """Open regular file ``name`` in ``parent_fd`` for reading: never a link, FIFO or device."""
+def open_regular_at(parent_fd: int, name: str, shown: str, *,
+                    allow_hardlinks: bool = False) -> tuple[int, os.stat_result]:
+    """Open regular file ``name`` in ``parent_fd`` for reading: never a link, FIFO or device, and
+    not a file with several hard links unless ``allow_hardlinks``."""
     st = lstat_at(parent_fd, name)
     if st is None:
         raise PathMissing(f"{shown!r} does not exist")
@@ -341,6 +343,8 @@ def open_regular_at(parent_fd: int, name: str, shown: str) -> tuple[int, os.stat
     try:
         st = os.fstat(fd)
         _require_regular(st, shown)  # what was opened is what counts
+        if not allow_hardlinks:
+            _refuse_hardlinked(st, shown, action="read")
     except BaseException:
         os.close(fd)
         raise
@@ -349,10 +353,15 @@ def open_regular_at(parent_fd: int, name: str, shown: str) -> tuple[int, os.stat
 
 def _check_replaceable(st: os.stat_result, shown: str, *, action: str) -> None:
     _require_regular(st, shown)
+    _refuse_hardlinked(st, shown, action=action)
+
+
+def _refuse_hardlinked(st: os.stat_result, shown: str, *, action: str) -> None:
     if st.st_nlink > 1:
+        opt_in = " unless the operator sets allow_hardlinked_reads" if action == "read" else ""
         raise PathRefused(
-            f"{shown!r} has {st.st_nlink} hard links; the file tools never {action} a file that is also "
-            "reachable by another name (it may live outside the roots)",
+            f"{shown!r} has {st.st_nlink} hard links; the file tools do not {action} a file that is also "
+            f"reachable by another name (it may live outside the roots){opt_in}",
             reason="hardlink", path=shown,
         )
 

@@ -24,6 +24,8 @@ class FileSettings(BaseModel):
     also readable). With no write root, the write tools are unavailable. ``protected`` paths are
     never written or deleted: ``name/`` protects a directory, a bare name a file; entries without a
     ``/`` inside match at any depth (like ``.gitignore``), a leading ``/`` anchors at the workspace.
+    Files with more than one hard link are never written or deleted, and are not read either unless
+    ``allow_hardlinked_reads`` is true (a hard link can make a file outside the roots look inside).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -33,6 +35,7 @@ class FileSettings(BaseModel):
     write_roots: tuple[str, ...] = ()
     protected: tuple[str, ...] = DEFAULT_PROTECTED
     skip_dirs: tuple[str, ...] = DEFAULT_SKIP_DIRS
+    allow_hardlinked_reads: bool = False
     max_read_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
     max_write_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     max_grep_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)

@@ -106,7 +106,7 @@ def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
     settings, scope = _scope(ctx)
     loc = scope.locate(args.path)
     with open_parent(loc) as parent:
-        fd, st = open_regular_at(parent, loc.name, loc.display)
+        fd, st = open_regular_at(parent, loc.name, loc.display, allow_hardlinks=settings.allow_hardlinked_reads)
     try:
         refuse_if_binary(fd, st.st_size, loc.display)
         part = read_lines(fd, start_line=args.offset, limit=args.limit, max_bytes=settings.max_read_bytes)
@@ -364,13 +364,18 @@ class _Grep:
         self.searched = 0
         self.skipped_large = 0
         self.skipped_binary = 0
+        self.skipped_hardlinked = 0
         self.more = False
 
     def search(self, parent: int, name: str, shown: str) -> None:
         try:
-            fd, st = open_regular_at(parent, name, shown)
-        except (PathRefused, PathMissing):
-            return  # changed since the walk listed it
+            fd, st = open_regular_at(parent, name, shown, allow_hardlinks=self.settings.allow_hardlinked_reads)
+        except PathRefused as exc:
+            if exc.reason == "hardlink":
+                self.skipped_hardlinked += 1
+            return
+        except PathMissing:
+            return  # removed since the walk listed it
         try:
             if st.st_size > self.settings.max_grep_file_bytes:
                 self.skipped_large += 1
@@ -438,6 +443,8 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     notes = [n for n in (_walk_notes(stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches"),) if n]
     if grep.skipped_large:
         notes.append(f"{grep.skipped_large} files larger than {settings.max_grep_file_bytes} bytes were skipped")
+    if grep.skipped_hardlinked:
+        notes.append(f"{grep.skipped_hardlinked} files with several hard links were skipped")
     if grep.skipped_binary:
         notes.append(f"{grep.skipped_binary} binary files were skipped")
     if notes:
