@@ -146,11 +146,14 @@ def _type_label(schema: Any) -> str:
     return str(typ) if typ else "any"
 
 
-def render_phase(registry: ToolRegistry, ctx: ToolContext, allowed_ops: Iterable[str] | None = None) -> PhaseSurface:
+def render_phase(registry: ToolRegistry, ctx: ToolContext, allowed_ops: Iterable[str] | None = None, *,
+                 exclude: Iterable[str] = ()) -> PhaseSurface:
     """The phase surface: every tool the gates admit for this phase's ``allowed_ops``.
 
     ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default
-    (``["file", "ask_user"]`` unless configured). Pass the same value to the dispatcher.
+    (``["file", "ask_user"]`` unless configured). ``exclude`` hides tools for this call. Pass the
+    same values to the dispatcher (or use ``phase_context``), so what the model sees and what it
+    may run agree.
     """
     ctx = ctx if ctx.surface == "phase" else ctx.with_surface("phase")
     ops_list: tuple[str, ...]
@@ -168,7 +171,7 @@ def render_phase(registry: ToolRegistry, ctx: ToolContext, allowed_ops: Iterable
             purity=t.purity,
             dispatch_kind=t.dispatch_kind,
         )
-        for t in registry.visible("phase", ctx, allowed_ops=ops_list)
+        for t in registry.visible("phase", ctx, exclude=exclude, allowed_ops=ops_list)
     )
     defs: dict[str, Any] = {}
     op_schemas = [_op_schema(op, defs) for op in specs]
