@@ -1,5 +1,5 @@
-"""The gate matrix: for every combination of role gate × surface × operator narrowing × exclude ×
-allowed_ops × available, the renderers show exactly what the specification (DESIGN.md §4) allows,
+"""The gate matrix: for every combination of role gate x surface x operator narrowing x exclude x
+allowed_ops x available, the renderers show exactly what the specification (DESIGN.md §4) allows,
 the dispatcher agrees with them, a refused tool is refused with its layer named, and its handler
 never runs."""
 
