@@ -1,0 +1,141 @@
+"""``reyn memory export`` / ``import``: Markdown files with front matter, one per entry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from reyn_tools_memory import MemoryStore
+from reyn_tools_memory.cli import memory_command
+from reyn_tools_memory.plugin import reyn_cli_commands
+
+
+@pytest.fixture
+def filled(tmp_path):
+    store = MemoryStore(tmp_path / "m.db")
+    store.put("shared", "", "release", name="Release checklist", description='Steps: "tag", then push',
+              type="project", body="1. tag\n2. push\n---\nnot front matter\r\nkept as is")
+    store.put("agent", "ann", "style", name="Style", description="ann's style", type="feedback", body="short")
+    store.put("agent", "../evil", "x", name="X", description="d", type="user", body="")
+    return store
+
+
+def test_the_plugin_contributes_the_memory_command():
+    assert reyn_cli_commands() == {"memory": memory_command}
+
+
+def test_export_writes_one_readable_file_per_entry(filled, tmp_path, capsys):
+    out = tmp_path / "export"
+    assert memory_command(["--db", str(filled.path), "export", str(out)]) == 0
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    assert files == ["agents/%2E.%2Fevil/x.md", "agents/ann/style.md", "shared/release.md"]
+    text = (out / "shared" / "release.md").read_text()
+    assert text.startswith('---\nslug: "release"\nname: "Release checklist"\n')
+    assert 'description: "Steps: \\"tag\\", then push"' in text
+    assert "exported 3 entries" in capsys.readouterr().out
+
+
+def test_export_then_import_reproduces_every_entry_exactly(filled, tmp_path):
+    out = tmp_path / "export"
+    assert memory_command(["--db", str(filled.path), "export", str(out)]) == 0
+    copy = tmp_path / "copy.db"
+    assert memory_command(["--db", str(copy), "import", str(out)]) == 0
+    assert MemoryStore(copy).all_entries() == filled.all_entries()
+
+
+def test_importing_twice_updates_instead_of_duplicating(filled, tmp_path, capsys):
+    out = tmp_path / "export"
+    memory_command(["--db", str(filled.path), "export", str(out)])
+    assert memory_command(["--db", str(filled.path), "--json", "import", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"imported": 3, "created": 0, "updated": 3}
+    assert len(filled.all_entries()) == 3
+
+
+def test_hand_written_files_with_plain_values_import(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "tea.md").write_text("---\n# a comment\nslug: tea\nname: Tea preference\ndescription: how ann likes tea\n"
+                                   "type: user\nlayer: agent\nagent: ann\n---\nGreen, no sugar.\n")
+    db = tmp_path / "m.db"
+    assert memory_command(["--db", str(db), "import", str(folder)]) == 0
+    e = MemoryStore(db).get("agent", "ann", "tea")
+    assert e is not None and e.body == "Green, no sugar.\n" and e.created == e.updated
+
+
+BROKEN = {
+    "no front matter": ("just text\n", ":1: the file must start with a front-matter block"),
+    "unclosed": ("---\nslug: a\n", "is not closed by a line '---'"),
+    "unknown key": ("---\nslgu: a\n---\n", ":2: unknown key 'slgu'"),
+    "duplicate key": ("---\nslug: a\nslug: b\n---\n", ":3: key 'slug' appears twice"),
+    "not key value": ("---\nslug a\n---\n", ":2: expected 'key: value'"),
+    "bad quote": ('---\nslug: "a\n---\n', ":2: malformed quoted value"),
+    "yaml list": ("---\nslug: [a, b]\n---\n", ":2: unsupported value syntax"),
+    "missing keys": ("---\nslug: a\n---\n", "missing front-matter keys: name, description, type, layer"),
+    "hostile slug": ("---\nslug: ../x\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n", "looks like a path"),
+    "bad type": ("---\nslug: a\nname: n\ndescription: d\ntype: secret\nlayer: shared\n---\n", "type 'secret' is not one of"),
+    "agent without name": ("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: agent\n---\n", "needs a valid 'agent'"),
+    "shared with agent": ("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\nagent: x\n---\n",
+                          "must not name an agent"),
+    "bad timestamp": ("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\ncreated: yesterday\n---\n",
+                      "created 'yesterday' is not an ISO 8601 timestamp"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_an_invalid_file_is_reported_and_nothing_is_imported(tmp_path, capsys, name):
+    text, message = BROKEN[name]
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.md").write_text("---\nslug: good\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\nok")
+    (folder / "bad.md").write_text(text)
+    db = tmp_path / "m.db"
+    assert memory_command(["--db", str(db), "import", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert f"{folder / 'bad.md'}" in err and message in err
+    assert "nothing was imported" in err
+    assert MemoryStore(db).all_entries() == []
+
+
+def test_an_oversized_body_in_a_file_is_refused(tmp_path, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "big.md").write_text("---\nslug: big\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n"
+                                   + "x" * (64 * 1024 + 1))
+    assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)]) == 1
+    assert "over the limit of 65,536 bytes" in capsys.readouterr().err
+
+
+def test_the_same_entry_in_two_files_is_refused(tmp_path, capsys):
+    folder = tmp_path / "in"
+    (folder / "x").mkdir(parents=True)
+    text = "---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n"
+    (folder / "a.md").write_text(text)
+    (folder / "x" / "a.md").write_text(text)
+    assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)]) == 1
+    assert "the same entry as" in capsys.readouterr().err
+
+
+def test_check_validates_without_writing(tmp_path, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.md").write_text("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n")
+    db = tmp_path / "m.db"
+    assert memory_command(["--db", str(db), "import", "--check", str(folder)]) == 0
+    assert "1 entries in" in capsys.readouterr().out
+    assert not db.exists() or MemoryStore(db).all_entries() == []
+
+
+@pytest.mark.parametrize("argv,code,message", [
+    (["export"], 2, "the following arguments are required: dir"),
+    (["frobnicate", "x"], 2, "invalid choice: 'frobnicate'"),
+    (["import", "/definitely/not/here"], 2, "is not a folder"),
+])
+def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, code, message):
+    assert memory_command(["--db", str(tmp_path / "m.db"), *argv]) == code
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_exporting_a_missing_store_says_so(tmp_path, capsys):
+    assert memory_command(["--db", str(tmp_path / "none.db"), "export", str(tmp_path / "out")]) == 2
+    assert "no memory store at" in capsys.readouterr().err
