@@ -6,6 +6,8 @@ Importing it never imports litellm, mcp or httpx.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .context import HostBridge, PhaseCallerState, RouterCallerState, ToolContext
 from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
 from .errors import (
@@ -33,7 +35,31 @@ from .render import PhaseSurface, render_phase, render_router
 from .render.phase import phase_context
 from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
+if TYPE_CHECKING:
+    from .plugins.loader import LoadResult, load
+    from .profile import Profile, load_profile
+
 __version__ = "0.1.0"
+
+# The plugin loader and the profile are imported on first use, so `import reyn_core` stays light.
+_LAZY = {
+    "LoadResult": "reyn_core.plugins.report",
+    "load": "reyn_core.plugins.loader",
+    "Profile": "reyn_core.profile",
+    "load_profile": "reyn_core.profile",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reyn_core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "API_VERSION",
@@ -42,6 +68,7 @@ __all__ = [
     "HostBridge",
     "InvalidToolArguments",
     "JsonlAuditLog",
+    "LoadResult",
     "OperatorPolicy",
     "PhaseCallerState",
     "PhaseOpCall",
@@ -49,6 +76,7 @@ __all__ = [
     "PhaseOutputError",
     "PhaseSurface",
     "PluginPolicy",
+    "Profile",
     "ReynError",
     "RouterCallerState",
     "StrictSchemaError",
@@ -73,6 +101,8 @@ __all__ = [
     "dispatch_tool",
     "hookimpl",
     "invoke_tool",
+    "load",
+    "load_profile",
     "parse_phase_output",
     "phase_context",
     "render_phase",

@@ -1,32 +1,42 @@
 """The ``reyn`` command. Each subcommand lives in its own module with a ``register(sub, common)``
 function; heavy imports happen inside the command functions, never at module import.
 
-Exit codes: 0 success; 1 a check failed (audit drift, doctor errors, a tool call returned an error);
-2 usage, profile or load error. Errors are one clear line on stderr, never a traceback.
+Exit codes: 0 success; 1 a check failed (audit drift, doctor errors, a tool call returned an error,
+a plugin command failed); 2 usage, profile or load error. Errors are one clear line on stderr,
+never a traceback (set ``REYN_DEBUG=1`` to see one for an unexpected internal error).
+
+Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as ``reyn <name> ...``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from ..errors import ReynError
 
-# Subcommand modules, in help order. Each defines register(subparsers, common_parent_parser).
-COMMAND_MODULES: tuple[str, ...] = (
-    "reyn_core.cli.plugins",
-    "reyn_core.cli.tools",
-    "reyn_core.cli.doctor",
-    "reyn_core.cli.demo",
-    "reyn_core.cli.chat",
-    "reyn_core.cli.phase",
-)
+# Built-in command name -> module, in help order. Each module defines register(subparsers, common).
+COMMANDS: dict[str, str] = {
+    "plugins": "reyn_core.cli.plugins",
+    "tools": "reyn_core.cli.tools",
+    "doctor": "reyn_core.cli.doctor",
+    "demo": "reyn_core.cli.demo",
+    "chat": "reyn_core.cli.chat",
+    "phase": "reyn_core.cli.phase",
+}
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+
+def builtin_command_names() -> tuple[str, ...]:
+    """Names plugins may not use for their own commands."""
+    return (*COMMANDS, "help")
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -38,13 +48,16 @@ def common_parser() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full ``reyn`` argument parser."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
     common = common_parser()
-    parser = argparse.ArgumentParser(prog="reyn", description="Reyn: one registry of LLM tools.")
+    parser = argparse.ArgumentParser(
+        prog="reyn", description="Reyn: one registry of LLM tools.",
+        epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -57,13 +70,51 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reyn`` console script. Returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
+        command = _first_command(args_list)
+        if command is not None and command not in COMMANDS and command != "help":
+            from .plugin_commands import run_plugin_command
+
+            return run_plugin_command(args_list)
+        parser = build_parser(command)
+        args = parser.parse_args(args_list)
         return int(args.func(args) or 0)
     except ReynError as exc:
-        print(f"reyn: error: {exc}", file=sys.stderr)
+        print(f"reyn: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("reyn: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `reyn tools list | head`
+        try:
+            sys.stdout = open(os.devnull, "w")  # silence the flush at exit
+        except OSError:
+            pass
+        return EXIT_OK
+    except Exception as exc:
+        if os.environ.get("REYN_DEBUG"):
+            raise
+        print(f"reyn: internal error: {type(exc).__name__}: {_one_line(exc)} (set REYN_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _first_command(argv: Sequence[str]) -> str | None:
+    """The first positional word, skipping leading ``--profile X`` / ``--profile-file X`` / ``--json``."""
+    it = iter(argv)
+    for word in it:
+        if word in ("--profile", "--profile-file"):
+            next(it, None)
+        elif word == "--json" or word.startswith(("--profile=", "--profile-file=")):
+            continue
+        elif word.startswith("-"):
+            return None
+        else:
+            return word
+    return None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split("\n")).strip()
+    return text or type(exc).__name__

@@ -1,0 +1,46 @@
+"""``reyn doctor``: every diagnostic of the profile's load, with its fix. Exit 1 when any is an error."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import EXIT_FAILED, EXIT_OK
+from .loading import emit_json, load_from_args
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("doctor", parents=[common], help="all load diagnostics with fixes; exit 1 on errors")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = load_from_args(args)
+    report = result.report
+    _, command_diags = result.cli_commands()
+    diagnostics = [*report.diagnostics, *command_diags]
+    errors = sum(1 for d in diagnostics if d.is_error)
+    warnings = sum(1 for d in diagnostics if d.severity == "warning")
+    enabled = [p for p in report.plugins if p.enabled]
+    loaded = [p for p in enabled if p.status == "loaded"]
+    if args.json:
+        emit_json({
+            "profile": result.profile.source,
+            "profile_name": result.profile.name,
+            "ok": errors == 0,
+            "plugins": {p.plugin_id: p.status for p in report.plugins if p.enabled},
+            "tools": len(result.registry),
+            "diagnostics": [d.to_json() for d in diagnostics],
+        })
+        return EXIT_FAILED if errors else EXIT_OK
+    print(f"profile: {result.profile.describe_source()}")
+    print(f"plugins: {len(loaded)} of {len(enabled)} enabled loaded; "
+          f"{sum(1 for p in report.plugins if not p.enabled)} installed but not enabled; "
+          f"{len(result.registry)} tool(s)")
+    if not diagnostics:
+        print("no problems found")
+        return EXIT_OK
+    for d in diagnostics:
+        print(d.render())
+    print(f"{errors} error(s), {warnings} warning(s)")
+    return EXIT_FAILED if errors else EXIT_OK

@@ -1,0 +1,51 @@
+"""What every ``reyn`` command shares: the profile and load from the common options, and output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..plugins.report import LoadResult
+    from ..profile import Profile
+
+
+def profile_from_args(args: argparse.Namespace) -> Profile:
+    """The profile selected by ``--profile-file`` / ``--profile`` (or their environment defaults)."""
+    from ..profile import load_profile
+
+    return load_profile(profile_file=getattr(args, "profile_file", None), profile_name=getattr(args, "profile", None))
+
+
+def load_from_args(args: argparse.Namespace, *, enforce_lock: bool = True) -> LoadResult:
+    """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
+    re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is)."""
+    from ..plugins.loader import load
+
+    profile = profile_from_args(args)
+    if not enforce_lock:
+        profile = profile.without_lock_enforcement()
+    return load(profile, rehash=not enforce_lock)
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented, deterministic JSON."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A plain left-aligned text table."""
+    cols = [list(header), *[[str(c) for c in r] for r in rows]]
+    widths = [max(len(r[i]) for r in cols) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cols]
+    return "\n".join(lines)
+
+
+def split_ops(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    """``--allowed-ops a b,c`` → ``("a", "b", "c")``; None when the option was not given."""
+    if values is None:
+        return None
+    return tuple(op.strip() for v in values for op in v.split(",") if op.strip())

@@ -1,0 +1,57 @@
+"""Running ``reyn <name> ...`` for a command contributed by an enabled plugin (``reyn_cli_commands``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ..errors import ReynError
+from . import COMMANDS, EXIT_FAILED, EXIT_USAGE
+
+
+def _split_globals(argv: Sequence[str]) -> tuple[str | None, str | None, list[str]]:
+    """Leading ``--profile X`` / ``--profile-file X`` (or ``=X``) / ``--json``, then the command words."""
+    profile = profile_file = None
+    rest = list(argv)
+    while rest and rest[0].startswith("-"):
+        word = rest.pop(0)
+        key, eq, value = word.partition("=")
+        if key in ("--profile", "--profile-file"):
+            if not eq:
+                value = rest.pop(0) if rest else ""
+            if key == "--profile":
+                profile = value
+            else:
+                profile_file = value
+    return profile, profile_file, rest
+
+
+def run_plugin_command(argv: Sequence[str]) -> int:
+    """Load the profile, find the command among enabled plugins, run it with the remaining arguments."""
+    from ..plugins.loader import load
+    from ..profile import load_profile
+
+    profile_name, profile_file, words = _split_globals(argv)
+    name, args = words[0], words[1:]
+    result = load(load_profile(profile_file=profile_file, profile_name=profile_name))
+    commands, diagnostics = result.cli_commands()
+    for d in diagnostics:
+        print(f"reyn: warning: {d.render()}", file=sys.stderr)
+    if name not in commands:
+        extra = ", ".join(sorted(commands))
+        print(f"reyn: error: unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
+              + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands") + ")",
+              file=sys.stderr)
+        return EXIT_USAGE
+    plugin_id, fn = commands[name]
+    try:
+        return int(fn(list(args)) or 0)
+    except ReynError:
+        raise
+    except SystemExit as exc:  # argparse inside a plugin command exits; keep its code
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_FAILED)
+    except Exception as exc:
+        print(f"reyn: error: command {name!r} of plugin {plugin_id!r} failed: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return EXIT_FAILED

@@ -1,0 +1,209 @@
+"""``reyn plugins list | show | lock | audit | new``: what is installed, enabled, loaded, and locked."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ReynError
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .loading import emit_json, load_from_args, profile_from_args, table
+
+if TYPE_CHECKING:
+    from ..plugins.report import LoadResult, PluginLoadInfo
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("plugins", parents=[common], help="installed and enabled plugins, lock and audit")
+    psub = p.add_subparsers(dest="plugins_command", metavar="SUBCOMMAND")
+    psub.required = True
+
+    psub.add_parser("list", parents=[common], help="discovered vs enabled plugins with their status").set_defaults(
+        func=run_list)
+    show = psub.add_parser("show", parents=[common], help="one plugin: full origin, tools, diagnostics")
+    show.add_argument("plugin_id", metavar="ID")
+    show.set_defaults(func=run_show)
+    lock = psub.add_parser("lock", parents=[common], help="write reyn.lock for the enabled plugins")
+    lock.add_argument("--lock-file", help="where to write (default: [lock] path of the profile)")
+    lock.set_defaults(func=run_lock)
+    audit = psub.add_parser("audit", parents=[common], help="compare the installed plugins with reyn.lock")
+    audit.add_argument("--lock-file", help="the lock to compare with (default: [lock] path of the profile)")
+    audit.set_defaults(func=run_audit)
+    new = psub.add_parser("new", parents=[common], help="create a new plugin project")
+    new.add_argument("name")
+    new.add_argument("--dest", default=".", help="parent directory of the new project (default: .)")
+    new.set_defaults(func=run_new)
+
+
+# --------------------------------------------------------------------------- list / show
+
+
+def run_list(args: argparse.Namespace) -> int:
+    result = load_from_args(args)
+    infos = result.report.plugins
+    if args.json:
+        emit_json({"profile": result.profile.source, "plugins": [i.to_json() for i in infos]})
+        return EXIT_OK
+    if not infos:
+        print("no Reyn plugins are installed (entry point group 'reyn.plugins')")
+        return EXIT_OK
+    rows = [[i.plugin_id, i.status, "yes" if i.enabled else "no", i.distribution or "-", i.version or "-",
+             i.source_kind or "-", i.short_digest, str(len(i.tools)) if i.status == "loaded" else "-"]
+            for i in infos]
+    print(table(rows, ["ID", "STATUS", "ENABLED", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST", "TOOLS"]))
+    problems = sum(1 for i in infos for d in i.diagnostics if d.is_error)
+    if problems:
+        print(f"\n{problems} error(s): run `reyn doctor` or `reyn plugins show ID` for details")
+    return EXIT_OK
+
+
+def _find(result: LoadResult, plugin_id: str) -> list[PluginLoadInfo]:
+    return [i for i in result.report.plugins if i.plugin_id == plugin_id]
+
+
+def run_show(args: argparse.Namespace) -> int:
+    result = load_from_args(args)
+    infos = _find(result, args.plugin_id)
+    if not infos:
+        known = ", ".join(sorted({i.plugin_id for i in result.report.plugins})) or "none"
+        raise ReynError(f"no plugin {args.plugin_id!r} is installed or enabled (known: {known})")
+    registry = result.registry
+    commands: dict[str, Any] = {}
+    if any(i.status == "loaded" for i in infos):
+        found, _ = result.cli_commands()
+        commands = {name: fn for name, (owner, fn) in found.items() if owner == args.plugin_id}
+    out = []
+    for info in infos:
+        data = info.to_json()
+        data["tools"] = [_tool_json(registry, name) for name in info.tools]
+        data["commands"] = sorted(commands) if info.status == "loaded" else []
+        out.append(data)
+    if args.json:
+        emit_json(out[0] if len(out) == 1 else out)
+        return EXIT_OK
+    for n, data in enumerate(out):
+        if n:
+            print()
+        _print_show(data)
+    return EXIT_OK
+
+
+def _tool_json(registry: Any, name: str) -> dict[str, Any]:
+    from ..lock import tool_definition_hash
+
+    t = registry.get(name)
+    return {"name": name, "original_name": registry.original_name(name), "cluster": t.cluster,
+            "purity": t.purity, "router": t.gates.router, "phase": t.gates.phase,
+            "definition_sha256": tool_definition_hash(t),
+            "description": t.description.strip().splitlines()[0] if t.description.strip() else ""}
+
+
+def _print_show(d: dict[str, Any]) -> None:
+    origin = d["origin"] or {}
+    print(f"plugin {d['id']}  ({d['status']}{', enabled' if d['enabled'] else ', not enabled'})")
+    fields = [
+        ("distribution", f"{d['distribution'] or '-'} {d['version'] or ''}".rstrip()),
+        ("entry point", d["entry_point"] or "-"),
+        ("api version", str(d["api_version"]) if d["api_version"] is not None else "-"),
+        ("source", " ".join(x for x in (origin.get("source_kind"), origin.get("source_url")) if x) or "-"),
+        ("commit", origin.get("commit") or "-"),
+        ("artifact", origin.get("artifact_sha256") or "-"),
+        ("digest", (f"{origin['tree_digest']} ({origin.get('digest_scope')}, {origin.get('files')} files)"
+                    if origin.get("tree_digest") else "-")),
+    ]
+    for key, value in fields:
+        print(f"  {key:<13} {value}")
+    if d["tools"]:
+        print(f"  tools ({len(d['tools'])}):")
+        for t in d["tools"]:
+            renamed = f" (plugin name {t['original_name']})" if t["original_name"] != t["name"] else ""
+            print(f"    {t['name']}{renamed} [{t['cluster']}, {t['purity']}] {t['description']}")
+    if d.get("commands"):
+        print(f"  commands: {', '.join(d['commands'])}")
+    if d["diagnostics"]:
+        print("  diagnostics:")
+        for diag in d["diagnostics"]:
+            tool = f" [{diag['tool']}]" if diag["tool"] else ""
+            print(f"    {diag['code']} {diag['severity']}{tool}: {diag['message']}")
+            if diag["hint"]:
+                print(f"      fix: {diag['hint']}")
+
+
+# --------------------------------------------------------------------------- lock / audit
+
+
+def _lock_path(args: argparse.Namespace, result: LoadResult) -> Path:
+    if args.lock_file:
+        return Path(args.lock_file)
+    return result.profile.lock_path
+
+
+def run_lock(args: argparse.Namespace) -> int:
+    from ..lock import lock_from_load, write_lock
+
+    result = load_from_args(args, enforce_lock=False)
+    path = _lock_path(args, result)
+    broken = [i for i in result.report.plugins if i.enabled and i.status != "loaded"]
+    if broken:
+        for info in broken:
+            first = next((d for d in info.diagnostics if d.is_error), None)
+            why = f"{first.code}: {first.message}" if first else info.status
+            print(f"reyn: error: plugin {info.plugin_id!r} is {info.status}: {why}", file=sys.stderr)
+        print(f"reyn: error: not writing {path}: fix or disable the plugins above first", file=sys.stderr)
+        return EXIT_FAILED
+    lock = lock_from_load(result)
+    write_lock(path, lock)
+    loaded = [i for i in result.report.plugins if i.enabled]
+    if args.json:
+        emit_json({"lock": str(path), "plugins": [{"id": i.plugin_id, "tree_digest": i.provenance.tree_digest
+                                                    if i.provenance else None, "tools": list(i.tools)}
+                                                   for i in loaded]})
+    else:
+        tools = sum(len(i.tools) for i in loaded)
+        print(f"wrote {path}: {len(loaded)} plugin(s), {tools} tool(s)")
+    return EXIT_OK
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from ..lock import audit, read_lock
+
+    profile = profile_from_args(args)
+    path = Path(args.lock_file) if args.lock_file else profile.lock_path
+    if not path.is_file():
+        print(f"reyn: error: no lock file at {path}; run `reyn plugins lock` first", file=sys.stderr)
+        return EXIT_USAGE
+    lock = read_lock(path)
+    result = load_from_args(args, enforce_lock=False)
+    drifts = audit(lock, result)
+    if args.json:
+        emit_json({"lock": str(path), "ok": not drifts, "drift": [_drift_json(d) for d in drifts]})
+    elif drifts:
+        print(f"{len(drifts)} change(s) since {path}:")
+        for d in drifts:
+            where = " ".join(x for x in (f"tool {d.tool}" if d.tool else "", f"file {d.path}" if d.path else "") if x)
+            print(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}")
+    else:
+        print(f"ok: the installed plugins match {path}")
+    return EXIT_FAILED if drifts else EXIT_OK
+
+
+def _drift_json(d: Any) -> dict[str, Any]:
+    return {"plugin": d.plugin_id, "kind": d.kind, "detail": d.detail, "tool": d.tool, "path": d.path}
+
+
+# --------------------------------------------------------------------------- new
+
+
+def run_new(args: argparse.Namespace) -> int:
+    try:
+        from .scaffold import scaffold_plugin
+    except ModuleNotFoundError as exc:
+        raise ReynError("`reyn plugins new` is not available in this installation") from exc
+    path = scaffold_plugin(args.name, Path(args.dest))
+    if args.json:
+        emit_json({"created": str(path)})
+    else:
+        print(f"created {path}")
+    return EXIT_OK

@@ -1,0 +1,544 @@
+"""The load pipeline: profile → discover → select → provenance → import → settings → register → freeze.
+
+``load(profile)`` returns a ``LoadResult``. Every step fails closed for just the plugin or tool
+concerned: it records a ``Diagnostic`` (stable code, message, hint) and the rest loads normally.
+Plugins that are installed but not enabled are reported as ``discovered`` and never imported.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from ..dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome
+from ..errors import ToolRegistrationError
+from ..gates import OperatorPolicy, PluginPolicy
+from ..profile import Profile, load_profile
+from ..registry import ToolRegistry
+from ..tool import ToolDefinition, ToolOrigin, as_definition
+from .diagnostics import Diagnostic
+from .discovery import DiscoveredPlugin, discover
+from .hookspecs import API_VERSION, PROJECT, ReynHookSpecs
+from .report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
+from .schema_cache import SchemaCheckCache
+
+if TYPE_CHECKING:
+    from .provenance import ProvenanceRecord
+
+__all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
+
+_HOOK_NAMES = ("reyn_register_tools", "reyn_settings_model", "reyn_before_tool_call", "reyn_after_tool_call",
+               "reyn_cli_commands")
+
+
+@dataclass
+class _Plugin:
+    """Working state of one enabled plugin while it goes through the pipeline."""
+
+    plugin_id: str
+    candidate: DiscoveredPlugin | None = None
+    status: PluginStatus = "loaded"
+    provenance: ProvenanceRecord | None = None
+    api_version: int | None = None
+    pm: pluggy.PluginManager | None = None
+    settings: Any = None
+    has_settings_model: bool = False
+    tools: list[tuple[ToolDefinition, str]] = field(default_factory=list)  # (definition, original name)
+    registered: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def fail(self, status: PluginStatus, code: str, message: str, *, hint: str | None = None) -> None:
+        self.status = status
+        self.diagnostics.append(Diagnostic.make(code, message, hint=hint, plugin=self.plugin_id))
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "loaded"
+
+
+class _Loader:
+    def __init__(self, profile: Profile, schema_cache: SchemaCheckCache, *, rehash: bool) -> None:
+        self.profile = profile
+        self.rehash = rehash
+        self.schema_cache = schema_cache
+        self.global_diags: list[Diagnostic] = []
+        self._lock: Any = None
+        self._lock_error: str | None = None
+        self._digest_cache: Any = None
+
+    # ------------------------------------------------------------------ steps 1-2: discover, select
+
+    def select(self, candidates: Sequence[DiscoveredPlugin], p: _Plugin, near: Iterable[str]) -> None:
+        cfg = self.profile.plugin(p.plugin_id)
+        if not candidates:
+            import difflib
+
+            close = difflib.get_close_matches(p.plugin_id, list(near), n=2)
+            suggestion = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            p.fail("missing", "RD001", f"plugin {p.plugin_id!r} is enabled but no installed distribution provides it "
+                   f"(entry point group 'reyn.plugins'){suggestion}")
+            return
+        chosen = list(candidates)
+        if cfg.distribution is not None:
+            chosen = [c for c in candidates if _norm(c.distribution) == _norm(cfg.distribution)]
+            if not chosen:
+                have = ", ".join(f"{c.distribution} {c.version}" for c in candidates)
+                p.fail("refused", "RD003", f"the profile names distribution {cfg.distribution!r} for plugin "
+                       f"{p.plugin_id!r}, but it is provided by: {have}")
+                return
+        if len(chosen) > 1:
+            have = ", ".join(f"{c.distribution} {c.version} ({c.entry_point})" for c in chosen)
+            p.fail("refused", "RD002", f"plugin id {p.plugin_id!r} is provided by {len(chosen)} distributions: {have}; "
+                   "none is loaded", hint=f'choose one in the profile: [plugins.{p.plugin_id}] '
+                   f'distribution = "{chosen[0].distribution}"')
+            return
+        p.candidate = chosen[0]
+        if not p.candidate.well_formed:
+            p.fail("refused", "RD004", f"entry point {p.plugin_id} = {p.candidate.entry_point!r} of "
+                   f"{p.candidate.distribution} is malformed")
+
+    # ------------------------------------------------------------------ step 3: provenance
+
+    def check_provenance(self, p: _Plugin) -> None:
+        from .provenance import DigestCache, provenance_for
+
+        cand = p.candidate
+        assert cand is not None and cand.dist is not None
+        if self._digest_cache is None and not self.rehash:
+            self._digest_cache = DigestCache.default()
+        try:
+            rec = provenance_for(cand.dist, plugin_id=p.plugin_id, entry_point=cand.entry_point,
+                                 cache=self._digest_cache)
+        except Exception as exc:
+            p.fail("refused", "RP004", f"cannot compute the provenance of {cand.distribution} "
+                   f"{cand.version}: {type(exc).__name__}: {_first_line(exc)}")
+            return
+        p.provenance = rec
+        cfg = self.profile.plugin(p.plugin_id)
+        if rec.record_mismatches:
+            shown = ", ".join(rec.record_mismatches[:5]) + (" …" if len(rec.record_mismatches) > 5 else "")
+            p.fail("refused", "RP002", f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} "
+                   f"differ from its RECORD: {shown}")
+        if rec.source_kind in ("editable", "directory") and not self.profile.provenance.allow_editable:
+            p.fail("refused", "RP003", f"{rec.distribution} is a {rec.source_kind} install "
+                   f"({rec.source_url or 'local folder'}); the profile sets provenance.allow_editable = false")
+        if rec.problems:
+            # The digest may not cover everything that will be imported: fatal when something
+            # depends on the digest (a pin or an enforced lock), a warning otherwise.
+            strict = cfg.digest is not None or self.profile.lock.enforce
+            message = f"the digest of {rec.distribution} may be incomplete: " + "; ".join(rec.problems[:3])
+            if strict:
+                p.fail("refused", "RP005", message)
+            else:
+                p.diagnostics.append(Diagnostic.make("RP005", message, plugin=p.plugin_id, severity="warning"))
+        if cfg.digest is not None and cfg.digest != rec.tree_digest:
+            p.fail("refused", "RP001", f"digest of {rec.distribution} {rec.version} is {rec.tree_digest}, "
+                   f"but the profile pins plugins.{p.plugin_id}.digest = {cfg.digest}")
+        if self.profile.lock.enforce:
+            self.check_lock_provenance(p, rec)
+
+    def locked(self, p: _Plugin) -> Any:
+        """The plugin's lock entry, or None after recording why there is none."""
+        if self._lock is None and self._lock_error is None:
+            from ..lock import read_lock
+
+            path = self.profile.lock_path
+            if not path.is_file():
+                self._lock_error = f"[lock] enforce = true but {path} does not exist"
+            else:
+                try:
+                    self._lock = read_lock(path)
+                except Exception as exc:
+                    self._lock_error = f"[lock] enforce = true but {path} cannot be read: {_first_line(exc)}"
+        if self._lock_error is not None:
+            p.fail("refused", "RL003", self._lock_error)
+            return None
+        entry = self._lock.plugin(p.plugin_id)
+        if entry is None:
+            p.fail("refused", "RL002", f"plugin {p.plugin_id!r} is not in {self.profile.lock_path} and "
+                   "[lock] enforce = true")
+        return entry
+
+    def check_lock_provenance(self, p: _Plugin, rec: ProvenanceRecord) -> None:
+        from ..lock import compare_provenance
+
+        entry = self.locked(p)
+        if entry is not None:
+            drifts = compare_provenance(entry, rec)
+            if drifts:
+                p.fail("refused", "RL001", f"{rec.distribution} drifted from {self.profile.lock_path}: "
+                       + _describe_drifts(drifts))
+
+    # ------------------------------------------------------------------ step 4: import
+
+    def import_plugin(self, p: _Plugin) -> None:
+        cand = p.candidate
+        assert cand is not None
+        try:
+            module = cand.ep.load()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit from a plugin must not end the host either
+            p.fail("failed", "RI001", f"importing {cand.entry_point!r} from {cand.distribution} failed: "
+                   f"{type(exc).__name__}: {_first_line(exc)}")
+            return
+        api = getattr(module, "REYN_API", None)
+        if api is None:
+            p.fail("failed", "RI002", f"{cand.entry_point!r} does not declare REYN_API (this reyn-core "
+                   f"speaks API {API_VERSION})")
+            return
+        if type(api) is not int or api != API_VERSION:
+            p.fail("failed", "RI003", f"{cand.entry_point!r} declares REYN_API = {api!r}; this reyn-core "
+                   f"supports API {API_VERSION}")
+            return
+        p.api_version = api
+        pm = pluggy.PluginManager(PROJECT)
+        pm.add_hookspecs(ReynHookSpecs)
+        try:
+            pm.register(module, name=p.plugin_id)
+            pm.check_pending()
+        except Exception as exc:
+            p.fail("failed", "RI004", f"invalid hook implementation in {cand.entry_point!r}: {_first_line(exc)}")
+            return
+        p.pm = pm
+        for name in _HOOK_NAMES:
+            if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls():
+                p.diagnostics.append(Diagnostic.make(
+                    "RI004", f"{cand.entry_point!r} defines {name}() without @reyn_core.hookimpl, so it is "
+                    "never called", plugin=p.plugin_id, severity="warning",
+                    hint="decorate it with @reyn_core.hookimpl"))
+
+    # ------------------------------------------------------------------ step 5: settings
+
+    def validate_settings(self, p: _Plugin) -> None:
+        from pydantic import BaseModel, ValidationError
+
+        assert p.pm is not None
+        given = self.profile.plugin(p.plugin_id).settings
+        try:
+            model = p.pm.hook.reyn_settings_model()
+        except Exception as exc:
+            p.fail("failed", "RI005", f"hook reyn_settings_model raised {type(exc).__name__}: {_first_line(exc)}")
+            return
+        if model is None:
+            if given:
+                p.fail("failed", "RC002", f"[plugins.{p.plugin_id}.settings] is set in {self.profile.describe_source()}"
+                       f" but plugin {p.plugin_id!r} takes no settings")
+            return
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            p.fail("failed", "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class")
+            return
+        p.has_settings_model = True
+        try:
+            p.settings = model.model_validate(dict(given or {}))
+        except ValidationError as exc:
+            p.fail("failed", "RC001", _settings_message(p.plugin_id, exc, self.profile))
+        except Exception as exc:
+            p.fail("failed", "RC001", f"plugins.{p.plugin_id}.settings: validation raised "
+                   f"{type(exc).__name__}: {_first_line(exc)}")
+
+    # ------------------------------------------------------------------ step 6: register (per plugin)
+
+    def collect_tools(self, p: _Plugin) -> None:
+        assert p.pm is not None and p.provenance is not None
+        collected: list[object] = []
+        open_ = [True]
+
+        def register(obj: object) -> object:
+            if not open_[0]:
+                raise RuntimeError("register() was called after reyn_register_tools returned")
+            collected.append(obj)
+            return obj
+
+        try:
+            p.pm.hook.reyn_register_tools(register=register, settings=p.settings)
+        except Exception as exc:
+            p.fail("failed", "RI005", f"hook reyn_register_tools raised {type(exc).__name__}: {_first_line(exc)}")
+            return
+        finally:
+            open_[0] = False
+        cfg = self.profile.plugin(p.plugin_id)
+        origin = p.provenance.to_origin(p.api_version)
+        include = set(cfg.tools.include) if cfg.tools.include is not None else None
+        exclude = set(cfg.tools.exclude)
+        defs: list[ToolDefinition] = []
+        for obj in collected:
+            try:
+                defs.append(as_definition(obj))
+            except TypeError as exc:
+                p.diagnostics.append(Diagnostic.make("RT001", f"plugin registered something that is not a tool: {exc}",
+                                                     plugin=p.plugin_id))
+        own_names = [d.name for d in defs]
+        for unknown in sorted(((include or set()) | exclude) - set(own_names)):
+            p.diagnostics.append(Diagnostic.make(
+                "RC005", f"plugins.{p.plugin_id}.tools names {unknown!r}, which this plugin does not register "
+                f"(it registers: {', '.join(sorted(own_names)) or 'nothing'})", plugin=p.plugin_id, tool=unknown))
+        twice = {n for n in own_names if own_names.count(n) > 1}
+        for name in sorted(twice):
+            p.diagnostics.append(Diagnostic.make("RT004", f"plugin {p.plugin_id!r} registers tool {name!r} "
+                                                 f"{own_names.count(name)} times; none is registered",
+                                                 plugin=p.plugin_id, tool=name, hint="register each tool once"))
+        scratch = ToolRegistry(schema_check=self.schema_cache)
+        for d in defs:
+            if d.name in twice or d.name in exclude or (include is not None and d.name not in include):
+                continue
+            original = d.name
+            final = d.renamed(cfg.prefix + d.name) if cfg.prefix else d
+            try:
+                registered = scratch.register(final, origin=origin, original_name=original)
+            except ToolRegistrationError as exc:
+                p.diagnostics.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None,
+                                                     plugin=p.plugin_id, tool=exc.tool or final.name))
+                continue
+            p.tools.append((registered, original))
+        if self.profile.lock.enforce:
+            self.check_lock_tools(p)
+
+    def check_lock_tools(self, p: _Plugin) -> None:
+        from ..lock import compare_tools
+
+        entry = self.locked(p)
+        if entry is None:
+            return
+        drifts = compare_tools(entry, [d for d, _ in p.tools])
+        if drifts:
+            p.fail("refused", "RL001", f"the tools of plugin {p.plugin_id!r} drifted from "
+                   f"{self.profile.lock_path}: " + _describe_drifts(drifts))
+            p.tools.clear()
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition | Callable[..., Any]] = (),
+         schema_cache: SchemaCheckCache | None = None, rehash: bool = False) -> LoadResult:
+    """Load the plugins ``profile`` enables (default: ``load_profile()``) into a frozen registry.
+
+    ``host_tools`` are the host application's own tools; they take part in collision checks like
+    any plugin's. ``schema_cache`` defaults to the persistent cache in the user cache dir.
+    ``rehash=True`` re-hashes every plugin file instead of trusting the (path, size, mtime_ns)
+    digest cache (``reyn plugins lock`` and ``audit`` do this).
+    Never raises for a bad plugin: see ``result.report`` for what happened and why.
+    """
+    profile = profile if profile is not None else load_profile()
+    cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
+    loader = _Loader(profile, cache, rehash=rehash)
+    found = discover().by_id()
+    enabled = profile.enabled
+    plugins = [_Plugin(pid) for pid in enabled]
+
+    for pid in sorted(set(profile.plugins.configs) - set(enabled)):
+        loader.global_diags.append(Diagnostic.make(
+            "RC004", f"[plugins.{pid}] is configured in {profile.describe_source()} but {pid!r} is not in "
+            "plugins.enable", plugin=pid))
+
+    for p in plugins:
+        steps = (
+            lambda p: loader.select(found.get(p.plugin_id, ()), p, found),
+            loader.check_provenance,
+            loader.import_plugin,
+            loader.validate_settings,
+            loader.collect_tools,
+        )
+        for step in steps:
+            try:
+                step(p)
+            except Exception as exc:  # a bug in one plugin's path must not stop the others
+                p.fail("failed", "RI005", f"loading stopped unexpectedly: {type(exc).__name__}: {_first_line(exc)}")
+            if not p.ok:
+                break
+
+    registry, host_diags = _register_all(loader, profile, plugins, host_tools)
+    cache.save()
+    return LoadResult(registry, _report(found, plugins, loader.global_diags + host_diags), profile,
+                      {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None})
+
+
+def _register_all(loader: _Loader, profile: Profile, plugins: list[_Plugin],
+                  host_tools: Iterable[ToolDefinition | Callable[..., Any]]) -> tuple[ToolRegistry, list[Diagnostic]]:
+    """Collision check over every claimant, then register survivors into the real registry."""
+    diags: list[Diagnostic] = []
+    host_defs: list[ToolDefinition] = []
+    host_origin = ToolOrigin(kind="host")
+    scratch = ToolRegistry(schema_check=loader.schema_cache)
+    for obj in host_tools:
+        try:
+            host_defs.append(scratch.register(obj, origin=host_origin))
+        except ToolRegistrationError as exc:
+            diags.append(Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool))
+    claims: dict[str, list[ToolOrigin]] = {}
+    for d in host_defs:
+        claims.setdefault(d.name, []).append(host_origin)
+    for p in plugins:
+        if p.ok:
+            for d, _ in p.tools:
+                claims.setdefault(d.name, []).append(d.origin or ToolOrigin())
+    collided = {name for name, owners in claims.items() if len(owners) > 1}
+    for name in sorted(collided):
+        owners = claims[name]
+        described = " and ".join(o.describe() for o in owners)
+        plugin_owners = [o.plugin_id for o in owners if o.kind == "plugin" and o.plugin_id]
+        fix = (f'set [plugins.{plugin_owners[-1]}] prefix = "{plugin_owners[-1]}_" or add {name!r} to '
+               f"plugins.{plugin_owners[-1]}.tools.exclude in the profile") if plugin_owners else None
+        message = f"tool name {name!r} is claimed by {described}; none of them is registered"
+        if plugin_owners:
+            for owner in dict.fromkeys(plugin_owners):
+                next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
+                    Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name))
+        else:
+            diags.append(Diagnostic.make("RT004", message, tool=name))
+
+    builder = ToolRegistry(operator=_operator_policy(profile), schema_check=loader.schema_cache)
+    for d in host_defs:
+        if d.name not in collided:
+            _register(builder, d, None, diags, plugin=None)
+    for p in plugins:
+        if not p.ok:
+            continue
+        for d, original in p.tools:
+            if d.name not in collided and _register(builder, d, original, p.diagnostics, plugin=p.plugin_id):
+                p.registered.append(d.name)
+        if p.settings is not None:
+            builder.set_settings(p.plugin_id, p.settings)
+    builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
+    return builder.freeze(), diags
+
+
+def _register(builder: ToolRegistry, d: ToolDefinition, original: str | None, diags: list[Diagnostic],
+              *, plugin: str | None) -> bool:
+    try:
+        builder.register(d, origin=d.origin, original_name=original)
+    except ToolRegistrationError as exc:
+        diags.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None, plugin=plugin, tool=exc.tool))
+        return False
+    for w in builder.warnings(d.name):
+        diags.append(Diagnostic.make(w.code, w.message + (f" (at {w.pointer})" if w.pointer else ""),
+                                     plugin=plugin, tool=d.name, severity="warning"))
+    return True
+
+
+def _operator_policy(profile: Profile) -> OperatorPolicy:
+    policies = {}
+    for pid in profile.enabled:
+        cfg = profile.plugin(pid)
+        policies[pid] = PluginPolicy(
+            surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None,
+            include=frozenset(cfg.tools.include) if cfg.tools.include is not None else None,
+            exclude=frozenset(cfg.tools.exclude),
+        )
+    return OperatorPolicy(
+        plugins_enabled=profile.features.plugins,
+        plugins=policies,
+        default_allowed_ops=tuple(profile.surfaces.phase.default_allowed_ops),
+        router_exclude=frozenset(profile.surfaces.router.exclude),
+    )
+
+
+def _call_hooks(profile: Profile, plugins: Sequence[_Plugin]) -> ToolCallHooks | None:
+    """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
+    hooks = ToolCallHooks()
+    for p in plugins:
+        assert p.pm is not None
+        if p.pm.hook.reyn_before_tool_call.get_hookimpls():
+            hooks = hooks + ToolCallHooks(before=(_before_hook(p.plugin_id, p.pm),))
+        if p.pm.hook.reyn_after_tool_call.get_hookimpls():
+            hooks = hooks + ToolCallHooks(after=(_after_hook(p.pm),))
+    if profile.audit.log:
+        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log)).hooks()
+    return hooks if hooks.before or hooks.after else None
+
+
+def _before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
+    from ..errors import ToolDenied, ToolError
+
+    async def before(call: ToolCall) -> str | None:
+        try:
+            for result in pm.hook.reyn_before_tool_call(call=call):
+                if inspect.isawaitable(result):
+                    result = await result
+                if result:
+                    return f"{result} (plugin {plugin_id!r})"
+        except ToolError:
+            raise
+        except Exception as exc:  # a broken policy hook denies: fail closed
+            raise ToolDenied(f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
+                             f"{_first_line(exc)}); the call is denied", tool=call.tool.name) from None
+        return None
+
+    return before
+
+
+def _after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
+    async def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
+        for result in pm.hook.reyn_after_tool_call(call=call, outcome=outcome):
+            if inspect.isawaitable(result):
+                await result
+
+    return after
+
+
+def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[_Plugin],
+            global_diags: list[Diagnostic]) -> LoadReport:
+    infos: list[PluginLoadInfo] = []
+    enabled = {p.plugin_id for p in plugins}
+    for p in plugins:
+        cand = p.candidate
+        candidates = found.get(p.plugin_id, ())
+        dist = cand.distribution if cand else (", ".join(c.distribution for c in candidates) or None)
+        infos.append(PluginLoadInfo(
+            plugin_id=p.plugin_id,
+            distribution=dist,
+            version=cand.version if cand else None,
+            status=p.status,
+            provenance=p.provenance,
+            tools=tuple(sorted(p.registered)),
+            entry_point=cand.entry_point if cand else None,
+            api_version=p.api_version,
+            diagnostics=tuple(p.diagnostics),
+            enabled=True,
+        ))
+    for pid, candidates in found.items():
+        if pid in enabled:
+            continue
+        for c in candidates:
+            infos.append(PluginLoadInfo(plugin_id=pid, distribution=c.distribution, version=c.version,
+                                        status="discovered", entry_point=c.entry_point))
+    infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
+    all_diags = [*global_diags, *(d for p in plugins for d in p.diagnostics)]
+    return LoadReport(tuple(infos), tuple(all_diags))
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def _norm(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
+
+
+def _settings_message(plugin_id: str, exc: Any, profile: Profile) -> str:
+    errors = exc.errors(include_url=False)
+    parts = []
+    for err in errors[:3]:
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        key = f"plugins.{plugin_id}.settings" + (f".{loc}" if loc else "")
+        if err.get("type") == "extra_forbidden":
+            parts.append(f"{key}: unknown setting")
+        else:
+            parts.append(f"{key}: {err.get('msg', 'invalid')}")
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"{profile.describe_source()}: " + "; ".join(parts) + more
+
+
+def _describe_drifts(drifts: Sequence[Any]) -> str:
+    shown = [f"{d.kind}: {d.detail}" for d in drifts[:6]]
+    more = f"; and {len(drifts) - 6} more" if len(drifts) > 6 else ""
+    return "; ".join(shown) + more

@@ -1,0 +1,159 @@
+"""What a load produced: ``LoadResult`` (registry, report, profile) and the per-plugin ``PluginLoadInfo``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ..profile import Profile
+    from ..registry import ToolRegistry
+    from .provenance import ProvenanceRecord
+
+PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
+STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
+
+
+@dataclass(frozen=True, slots=True)
+class PluginLoadInfo:
+    """One plugin as the loader saw it.
+
+    ``status``: ``discovered`` (installed, not enabled: never imported), ``loaded``, ``refused``
+    (before import: discovery, provenance or lock), ``failed`` (import, API, settings or a hook),
+    ``missing`` (enabled, not installed). ``tools`` are the names it registered (after ``prefix``).
+    """
+
+    plugin_id: str
+    distribution: str | None
+    version: str | None
+    status: PluginStatus
+    provenance: ProvenanceRecord | None = None
+    tools: tuple[str, ...] = ()
+    entry_point: str | None = None
+    api_version: int | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+    enabled: bool = False
+
+    @property
+    def short_digest(self) -> str:
+        """The first 12 hex digits of the tree digest, or ``-``."""
+        digest = self.provenance.tree_digest if self.provenance is not None else None
+        return digest.split(":", 1)[-1][:12] if digest else "-"
+
+    @property
+    def source_kind(self) -> str | None:
+        """index | wheel | directory | editable | vcs, when provenance was computed."""
+        return self.provenance.source_kind if self.provenance is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-safe dict: identity, status, full origin, tools and diagnostics."""
+        prov = self.provenance
+        return {
+            "id": self.plugin_id,
+            "enabled": self.enabled,
+            "status": self.status,
+            "distribution": self.distribution,
+            "version": self.version,
+            "entry_point": self.entry_point,
+            "api_version": self.api_version,
+            "origin": None if prov is None else {
+                "source_kind": prov.source_kind,
+                "source_url": prov.source_url,
+                "commit": prov.commit,
+                "artifact_sha256": prov.artifact_sha256,
+                "tree_digest": prov.tree_digest,
+                "digest_scope": prov.digest_scope,
+                "files": len(prov.files),
+                "record_mismatches": list(prov.record_mismatches),
+            },
+            "tools": list(self.tools),
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """Every plugin the loader saw, and every diagnostic (per plugin and global)."""
+
+    plugins: tuple[PluginLoadInfo, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    def plugin(self, plugin_id: str) -> PluginLoadInfo | None:
+        """The entry for ``plugin_id`` (the enabled one, when an id is listed several times)."""
+        matches = [p for p in self.plugins if p.plugin_id == plugin_id]
+        return next((p for p in matches if p.enabled), matches[0] if matches else None)
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        """Diagnostics of severity ``error``."""
+        return tuple(d for d in self.diagnostics if d.is_error)
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether any diagnostic is an error."""
+        return any(d.is_error for d in self.diagnostics)
+
+
+CliCommand = Callable[[list[str]], int]
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """``registry`` (frozen), ``report`` (what happened to each plugin) and the ``profile`` used."""
+
+    registry: ToolRegistry
+    report: LoadReport
+    profile: Profile
+    _managers: Mapping[str, pluggy.PluginManager] = field(default_factory=dict, repr=False, compare=False)
+
+    def cli_commands(self) -> tuple[dict[str, tuple[str, CliCommand]], list[Diagnostic]]:
+        """Commands contributed by loaded plugins via ``reyn_cli_commands``: name → (plugin id, fn).
+
+        A hook that raises or returns something unusable, or a name claimed twice or shadowing a
+        built-in command, gives an ``RI007`` warning and is skipped.
+        """
+        from ..cli import builtin_command_names
+
+        builtins = set(builtin_command_names())
+        commands: dict[str, tuple[str, CliCommand]] = {}
+        diagnostics: list[Diagnostic] = []
+        claimed: dict[str, list[str]] = {}
+        for plugin_id, pm in self._managers.items():
+            if not pm.hook.reyn_cli_commands.get_hookimpls():
+                continue
+            try:
+                results = pm.hook.reyn_cli_commands()
+            except Exception as exc:
+                diagnostics.append(Diagnostic.make("RI007", f"reyn_cli_commands raised {type(exc).__name__}: {exc}",
+                                                   plugin=plugin_id))
+                continue
+            for result in results:
+                if result is None:
+                    continue
+                if not isinstance(result, Mapping):
+                    diagnostics.append(Diagnostic.make(
+                        "RI007", f"reyn_cli_commands returned {type(result).__name__}, not a dict", plugin=plugin_id))
+                    continue
+                for name, fn in result.items():
+                    if not isinstance(name, str) or not name or name.startswith("-") or not callable(fn):
+                        diagnostics.append(Diagnostic.make(
+                            "RI007", f"command {name!r} is not a name with a callable", plugin=plugin_id))
+                    elif name in builtins:
+                        diagnostics.append(Diagnostic.make(
+                            "RI007", f"command {name!r} would shadow a built-in reyn command; ignored", plugin=plugin_id))
+                    else:
+                        claimed.setdefault(name, []).append(plugin_id)
+                        commands.setdefault(name, (plugin_id, fn))
+        for name, owners in claimed.items():
+            if len(owners) > 1:
+                del commands[name]
+                for owner in owners:
+                    diagnostics.append(Diagnostic.make(
+                        "RI007", f"command {name!r} is contributed by several plugins ({', '.join(owners)}); "
+                        "none is used", plugin=owner))
+        return commands, diagnostics

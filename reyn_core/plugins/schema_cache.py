@@ -1,0 +1,110 @@
+"""A persistent cache of ``check_tool_schema`` results, so a warm load never imports jsonschema.
+
+Keyed by a sha256 of the canonical schema JSON, the phase flag and the checker's own source (an
+edit to ``reyn_core/schema.py`` or a new reyn-core version invalidates every entry). Stored as one
+JSON file in the user cache dir, written atomically; an unreadable file is simply ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..schema import SchemaIssue, check_tool_schema
+
+FILE_NAME = "schema-checks-v1.json"
+MAX_ENTRIES = 20_000
+
+
+@lru_cache(maxsize=1)
+def _checker_fingerprint() -> str:
+    from .. import schema
+
+    h = hashlib.sha256()
+    try:
+        h.update(Path(schema.__file__ or "").read_bytes())
+    except OSError:
+        h.update(b"unknown")
+    return h.hexdigest()[:16]
+
+
+class SchemaCheckCache:
+    """Callable like ``check_tool_schema(parameters, *, phase_usable)``; remembers every result.
+
+    ``path=None`` keeps results in memory only. Call ``save()`` to persist new entries.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._entries: dict[str, list[dict[str, Any]]] | None = None
+        self._dirty = False
+
+    @classmethod
+    def default(cls) -> SchemaCheckCache:
+        """The cache in the user cache dir."""
+        from .userdirs import user_cache_dir
+
+        return cls(user_cache_dir() / FILE_NAME)
+
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
+        if self._entries is None:
+            self._entries = {}
+            if self.path is not None:
+                try:
+                    data = json.loads(self.path.read_text(encoding="utf-8"))
+                    if isinstance(data, dict) and data.get("checker") == _checker_fingerprint():
+                        entries = data.get("entries")
+                        if isinstance(entries, dict):
+                            self._entries = entries
+                except (OSError, ValueError):
+                    pass
+        return self._entries
+
+    def __call__(self, parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
+        try:
+            canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return check_tool_schema(parameters, phase_usable=phase_usable)
+        if not isinstance(parameters, Mapping):
+            return check_tool_schema(parameters, phase_usable=phase_usable)
+        key = hashlib.sha256(f"{int(phase_usable)}\0{canonical}".encode()).hexdigest()
+        entries = self._load()
+        cached = entries.get(key)
+        if isinstance(cached, list):
+            try:
+                return [SchemaIssue(**item) for item in cached]
+            except TypeError:
+                pass
+        issues = check_tool_schema(parameters, phase_usable=phase_usable)
+        entries[key] = [asdict(i) for i in issues]
+        self._dirty = True
+        return issues
+
+    def save(self) -> None:
+        """Write new entries to ``path`` atomically (silently skipped when the dir is not writable)."""
+        if not self._dirty or self.path is None or self._entries is None:
+            return
+        entries = self._entries
+        if len(entries) > MAX_ENTRIES:
+            entries = dict(list(entries.items())[-MAX_ENTRIES // 2:])
+        payload = json.dumps({"checker": _checker_fingerprint(), "entries": entries}, separators=(",", ":"))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".schema-checks.", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(payload)
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            return
+        self._dirty = False
