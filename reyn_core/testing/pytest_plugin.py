@@ -109,7 +109,7 @@ def reyn_plugin_result(reyn_plugin_id: str, reyn_plugin_profile: dict[str, Any])
     from reyn_core.testing.profiles import load_with_profile
 
     result = load_with_profile(reyn_plugin_profile)
-    info = next((p for p in result.report.plugins if p.plugin_id == reyn_plugin_id), None)
+    info = result.report.plugin(reyn_plugin_id)
     if info is None or info.status != "loaded":
         status = info.status if info is not None else "not discovered (is the distribution installed?)"
         pytest.fail(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from reyn_core.cli.scaffold import ScaffoldError, distribution_name, scaffold_plugin
 from reyn_core.testing import ToolCaller, registry_from_plugin
