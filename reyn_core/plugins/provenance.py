@@ -33,6 +33,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from ..tool import ToolOrigin
+from .userdirs import user_cache_dir
 
 DIGEST_VERSION = "reyn-tree-digest-v1"
 """The first line of the canonical listing. A change to the listing rules gets a new tag."""
@@ -141,10 +142,9 @@ def tree_digest(files: Iterable[tuple[str, str]]) -> str:
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/reyn`` when that is an absolute path, else ``~/.cache/reyn``."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "reyn"
+    """Reyn's user cache dir: ``$REYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/reyn`` or ``~/.cache/reyn``
+    (``~/Library/Caches/reyn`` on macOS, ``%LOCALAPPDATA%\\reyn\\Cache`` on Windows)."""
+    return user_cache_dir()
 
 
 _CACHE_FORMAT = "reyn-digest-cache-v1"
@@ -490,33 +490,41 @@ def _pth_dirs(entries: Iterable[_RecordEntry], site: str) -> list[Path]:
 
 
 def _find_sources(
-    names: Iterable[str], entries: list[_RecordEntry], site: str, source: _Source, dist: Distribution
+    names: Iterable[str], entries: list[_RecordEntry], site: str, source: _Source
 ) -> tuple[dict[str, Path], list[str]]:
-    """Where each top-level import name's source lives: editable finder, ``.pth``, dir_info URL."""
+    """Where each top-level import name's source lives, in the order Python's import would look.
+
+    site-packages (the folder holding the metadata) comes first: the path finder runs before the
+    editable finder on ``sys.meta_path``. Then setuptools' editable ``MAPPING``, then folders named
+    by ``.pth`` files, then the ``dir_info`` project folder and its ``src/``.
+    """
     mapping = _editable_mapping(entries)
-    candidates = _pth_dirs(entries, site)
+    folders = _pth_dirs(entries, site)
     project = _file_url_path(source.url) if source.kind in ("editable", "directory") else None
     if project is not None:
-        candidates += [project, project / "src"]
-    root = dist.locate_file("")
-    if isinstance(root, Path) and os.path.abspath(root) != site:  # e.g. a legacy .egg-info checkout
-        candidates.append(root)
+        folders += [project, project / "src"]
     found: dict[str, Path] = {}
     missing: list[str] = []
     for name in names:
-        if name in mapping:
-            found[name] = Path(mapping[name])
-            continue
-        for base in candidates:
-            if (base / name).is_dir():
-                found[name] = base / name
+        location = _module_in(Path(site), name, regular_only=True) or (
+            Path(mapping[name]) if name in mapping else None)
+        for base in folders:
+            if location is not None:
                 break
-            if (base / f"{name}.py").is_file():
-                found[name] = base / f"{name}.py"
-                break
+            location = _module_in(base, name)
+        if location is not None:
+            found[name] = location
         else:
             missing.append(name)
     return found, missing
+
+
+def _module_in(base: Path, name: str, *, regular_only: bool = False) -> Path | None:
+    package = base / name
+    if package.is_dir() and (not regular_only or (package / "__init__.py").is_file()):
+        return package
+    module = base / f"{name}.py"
+    return module if module.is_file() else None
 
 
 def _walk_source(top: str, location: Path) -> Iterator[tuple[str, Path]]:
@@ -617,7 +625,7 @@ def provenance_for(
     scope: DigestScope = "installed"
     if source.kind == "editable" or not (ep_top and _record_has_module(entries, ep_top)):
         scope = "source-tree"
-        found, missing = _find_sources(names, entries, site, source, dist)
+        found, missing = _find_sources(names, entries, site, source)
         for name in missing:
             problems.append(f"the source of import package {name!r} was not found; the digest does not cover it")
         for name, location in sorted(found.items()):
