@@ -506,8 +506,9 @@ def _find_sources(
     found: dict[str, Path] = {}
     missing: list[str] = []
     for name in names:
-        location = _module_in(Path(site), name, regular_only=True) or (
-            Path(mapping[name]) if name in mapping else None)
+        location = _module_in(Path(site), name, regular_only=True)
+        if location is None and name in mapping and os.path.exists(mapping[name]):
+            location = Path(mapping[name])
         for base in folders:
             if location is not None:
                 break
