@@ -227,6 +227,10 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
             extra = node.get("additionalProperties", False)
             if extra not in (False, None) and extra != {}:
                 raise StrictSchemaError(tool, f"object at {ptr or '/'} allows additional properties; strict mode needs closed objects")
+            if ptr and not node.get("properties") and "additionalProperties" not in node:
+                # Closing a free-form object would silently make it always empty.
+                raise StrictSchemaError(tool, f"object at {ptr} declares no properties (a free-form object); "
+                                              "strict mode needs every property declared")
             props = node.setdefault("properties", {})
             required = set(node.get("required", []))
             for name, sub in list(props.items()):

@@ -222,14 +222,22 @@ def _signature_model(fn: Callable[..., Any]) -> type[BaseModel]:
     )
 
 
-def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of a pydantic model, tidied for tool use: object root, no title noise,
-    ``additionalProperties: false`` unless the model allows extra fields."""
-    schema = model.model_json_schema()
+def _drop_titles(schema: dict[str, Any]) -> None:
+    """Remove pydantic's generated ``title`` keywords from a schema and its properties (noise for a model)."""
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)
+
+
+def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of a pydantic model, tidied for tool use: object root, no title noise,
+    ``additionalProperties: false`` unless the model allows extra fields."""
+    schema = model.model_json_schema()
+    _drop_titles(schema)
+    for sub in schema.get("$defs", {}).values():  # nested models: same tidying
+        if isinstance(sub, dict):
+            _drop_titles(sub)
     if model.model_config.get("extra") != "allow":
         schema.setdefault("additionalProperties", False)
     schema.setdefault("properties", {})

@@ -137,7 +137,15 @@ def _type_label(schema: Any) -> str:
     if not isinstance(schema, Mapping):
         return "any"
     if "enum" in schema:
-        return "|".join(json.dumps(v) for v in schema["enum"])
+        return "|".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return "|".join(dict.fromkeys(_type_label(s) for s in schema[key]))
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return ref.rsplit("/", 1)[-1]
     typ = schema.get("type")
     if isinstance(typ, list):
         return "|".join(typ)
