@@ -1,0 +1,153 @@
+"""``reyn mcp``: refresh or check the tools/list snapshot behind import mode, list servers.
+
+``reyn mcp refresh`` starts each import-mode server once, lists its tools and writes the snapshot
+file that loading renders from (loading itself never spawns a server). ``reyn mcp check`` lists
+again without writing and exits 1 when a server's tools differ from the snapshot — a server that
+changed a tool's description or schema (the "rug pull") is named with the tools that changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .settings import McpSettings, coerce_settings
+from .snapshot import (
+    SNAPSHOT_VERSION,
+    SnapshotError,
+    read_snapshot,
+    snapshot_tools,
+    tool_sha256,
+    write_snapshot,
+)
+
+
+def diff_tools(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Tool names added, removed and changed (different definition hash) between two listings."""
+    before = {t["name"]: t.get("sha256") or tool_sha256(t) for t in old}
+    after = {t["name"]: t.get("sha256") or tool_sha256(t) for t in new}
+    return {
+        "added": sorted(set(after) - set(before)),
+        "removed": sorted(set(before) - set(after)),
+        "changed": sorted(n for n in set(before) & set(after) if before[n] != after[n]),
+    }
+
+
+async def list_server_tools(settings: McpSettings, server: str) -> list[dict[str, Any]]:
+    """A fresh tools/list of ``server`` as snapshot entries (with their ``sha256``), sorted by name."""
+    from . import client
+    from .tools import tool_to_dict
+
+    config = settings.servers[server]
+    timeout = config.timeout_s or settings.call_timeout_s
+    tools = await client.get_pool().run(lambda conn: conn.list_tools(timeout, refresh=True), server, config,
+                                        settings.connect_timeout_s)
+    entries = [tool_to_dict(tools[n]) for n in sorted(tools)]
+    for entry in entries:
+        entry["sha256"] = tool_sha256(entry)
+    return entries
+
+
+async def refresh_snapshot(settings: McpSettings, path: Path, *, servers: list[str] | None = None,
+                           write: bool = True) -> list[dict[str, Any]]:
+    """List every chosen server (default: those with ``import_tools``) and compare with the snapshot;
+    with ``write`` store the new listing. Returns one report per server."""
+    try:
+        data = read_snapshot(path)
+    except SnapshotError:
+        if not write:
+            raise
+        data = {"version": SNAPSHOT_VERSION, "servers": {}}
+    chosen = servers or sorted(n for n, c in settings.servers.items() if c.import_tools)
+    reports: list[dict[str, Any]] = []
+    for name in chosen:
+        if name not in settings.servers:
+            reports.append({"server": name, "status": "error", "error": f"no MCP server named {name!r}"})
+            continue
+        try:
+            entries = await list_server_tools(settings, name)
+        except Exception as exc:
+            reports.append({"server": name, "status": "error", "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        known = name in data["servers"]
+        diff = diff_tools(snapshot_tools(data, name), entries)
+        changed = not known or any(diff.values())
+        reports.append({"server": name, "status": "changed" if changed else "unchanged", "new": not known,
+                        "tools": len(entries), **diff})
+        if write:
+            config = settings.servers[name]
+            data["servers"][name] = {"source": config.source(), "transport": config.transport,
+                                     "refreshed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                     "tools": entries}
+    if write:
+        write_snapshot(path, data)
+    return reports
+
+
+def _profile_settings(args: argparse.Namespace) -> McpSettings:
+    import reyn_core
+
+    load_profile = getattr(reyn_core, "load_profile", None)
+    if load_profile is None:
+        return McpSettings()
+    profile = load_profile(profile_file=args.profile_file, profile_name=args.profile)
+    config = profile.plugin("mcp") if hasattr(profile, "plugin") else None
+    return coerce_settings(getattr(config, "settings", None) or {})
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reyn mcp", description="MCP servers: import-mode snapshot and listing.")
+    parser.add_argument("action", choices=["refresh", "check", "list"],
+                        help="refresh: write the tools snapshot; check: compare without writing (exit 1 on "
+                             "change); list: show configured servers")
+    parser.add_argument("--server", action="append", help="only this server (repeatable; default: import-mode ones)")
+    parser.add_argument("--snapshot", help="snapshot file (default: plugins.mcp.settings.snapshot_file)")
+    parser.add_argument("--profile", help="named profile to read the mcp settings from")
+    parser.add_argument("--profile-file", help="profile TOML file to read the mcp settings from")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``reyn mcp``. Exit 0 ok, 1 a check found changes or a server failed, 2 usage."""
+    args = _parser().parse_args(argv)
+    try:
+        settings = _profile_settings(args)
+    except Exception as exc:
+        print(f"reyn mcp: error: cannot read the mcp settings: {exc}", file=sys.stderr)
+        return 2
+    if args.action == "list":
+        rows = [{"name": n, "transport": c.transport, "source": c.source(), "import_tools": c.import_tools}
+                for n, c in sorted(settings.servers.items())]
+        print(json.dumps(rows, indent=2) if args.json else
+              "\n".join(f"{r['name']}\t{r['transport']}\t{r['source']}" for r in rows) or "no MCP servers configured")
+        return 0
+    path = Path(args.snapshot or settings.snapshot_file)
+    from . import client
+
+    try:
+        reports = asyncio.run(refresh_snapshot(settings, path, servers=args.server, write=args.action == "refresh"))
+    except SnapshotError as exc:
+        print(f"reyn mcp: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        client.shutdown()
+    if args.json:
+        print(json.dumps({"snapshot": str(path), "servers": reports}, indent=2))
+    else:
+        for r in reports:
+            if r["status"] == "error":
+                print(f"{r['server']}: error: {r['error']}")
+                continue
+            parts = [f"{k}: {', '.join(r[k])}" for k in ("added", "removed", "changed") if r[k]]
+            print(f"{r['server']}: {r['status']} ({r['tools']} tools)" + (f" — {'; '.join(parts)}" if parts else ""))
+        if not reports:
+            print("no import-mode servers (set import_tools = true on a server, or pass --server NAME)")
+    failed = any(r["status"] == "error" for r in reports)
+    drift = args.action == "check" and any(r["status"] == "changed" for r in reports)
+    return 1 if failed or drift else 0

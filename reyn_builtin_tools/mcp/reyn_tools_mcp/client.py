@@ -1,0 +1,303 @@
+"""MCP sessions: opened lazily, reused, closed cleanly, reopened after a server dies.
+
+All sessions live on one background event loop in a daemon thread (``SessionPool``), so they
+outlive the event loop of any single caller (a test, a request, a sync host) and each session's
+async context is entered and exited by the same task: every server connection has an *owner task*
+that opens the transport and the ``ClientSession``, waits to be told to stop, and closes both.
+Callers on any loop submit work to the pool loop and await the result.
+
+A call that times out, or whose connection breaks, discards that connection (the owner closes it,
+which for stdio stops the server process); the next call opens a fresh one. A JSON-RPC error
+answer keeps the connection. Imports the ``mcp`` SDK: only handlers and ``reyn mcp`` import this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import hashlib
+import json
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+import mcp_types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from .settings import ServerConfig
+
+T = TypeVar("T")
+
+
+class McpServerError(Exception):
+    """The server answered a request with a JSON-RPC error (the connection is kept)."""
+
+
+class McpConnectionError(Exception):
+    """The server could not be reached, or the connection broke (it is reopened on the next call)."""
+
+
+class McpCallTimeout(Exception):
+    """The server did not answer in time (the connection is discarded and reopened next call)."""
+
+
+def config_fingerprint(name: str, config: ServerConfig) -> str:
+    """Identity of a connection: same name and same configuration share one session."""
+    text = json.dumps([name, config.model_dump(mode="json")], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ServerConnection:
+    """One server's session, owned by a task on the pool loop. Use only from the pool loop."""
+
+    def __init__(self, name: str, config: ServerConfig, connect_timeout_s: float) -> None:
+        self.name = name
+        self.config = config
+        self.connect_timeout_s = connect_timeout_s
+        self.session: ClientSession | None = None
+        self.tools: dict[str, mcp_types.Tool] | None = None
+        self.opened = 0  # how many sessions were opened (1 + reconnects)
+        self._owner: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock = asyncio.Lock()
+        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        c = self.config
+        if c.command is not None:
+            params = StdioServerParameters(command=c.command, args=list(c.args), env=dict(c.env) or None, cwd=c.cwd)
+            return stdio_client(params, errlog=self._errlog)
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = create_mcp_http_client(headers=dict(c.headers) or None)
+        return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
+
+    async def _run_owner(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = (await stack.enter_async_context(self._transport()))[:2]
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                if not ready.done():
+                    ready.set_result(session)
+                await stop.wait()
+        except BaseException as exc:  # includes the owner's own cancellation at shutdown
+            if not ready.done():
+                ready.set_exception(McpConnectionError(self._describe_failure(exc)))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self.session = None
+            self.tools = None
+
+    def _describe_failure(self, exc: BaseException) -> str:
+        while getattr(exc, "exceptions", None):  # unwrap (Base)ExceptionGroup from task groups
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
+        what = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+        tail = self.stderr_tail()
+        return (f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
+                + (f"; server stderr: {tail}" if tail else ""))
+
+    def stderr_tail(self, limit: int = 300) -> str:
+        """The last lines the server wrote to stderr (stdio servers), joined on one line."""
+        try:
+            self._errlog.flush()
+            self._errlog.seek(0, 2)
+            size = self._errlog.tell()
+            self._errlog.seek(max(0, size - limit))
+            text = self._errlog.read()
+        except (OSError, ValueError):
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return " | ".join(lines[-3:])[-limit:]
+
+    async def ensure(self) -> ClientSession:
+        """The open session, opening one if needed."""
+        async with self._lock:
+            if self.session is not None and self._owner is not None and not self._owner.done():
+                return self.session
+            await self._close_locked()
+            loop = asyncio.get_running_loop()
+            ready: asyncio.Future[ClientSession] = loop.create_future()
+            self._stop = asyncio.Event()
+            self._owner = loop.create_task(self._run_owner(ready, self._stop), name=f"mcp-owner-{self.name}")
+            try:
+                session = await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout_s)
+            except asyncio.TimeoutError:
+                await self._close_locked()
+                raise McpConnectionError(
+                    f"MCP server {self.name!r} did not finish its handshake within {self.connect_timeout_s:g} s"
+                ) from None
+            except McpConnectionError:
+                await self._close_locked()
+                raise
+            self.session = session
+            self.tools = None
+            self.opened += 1
+            return session
+
+    async def _close_locked(self) -> None:
+        owner, stop = self._owner, self._stop
+        self._owner = self._stop = None
+        self.session = None
+        self.tools = None
+        if owner is None:
+            return
+        if stop is not None:
+            stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), 10)
+        except (asyncio.TimeoutError, Exception):
+            owner.cancel()
+            with contextlib.suppress(BaseException):
+                await owner
+
+    async def discard(self) -> None:
+        """Close this connection; the next call opens a new one."""
+        async with self._lock:
+            await self._close_locked()
+
+    async def close(self) -> None:
+        """Close for good (shutdown)."""
+        await self.discard()
+        self._errlog.close()
+
+    # ------------------------------------------------------------------ requests
+
+    async def _request(self, fn: Callable[[ClientSession], Awaitable[T]], timeout_s: float, what: str) -> T:
+        session = await self.ensure()
+        try:
+            return await asyncio.wait_for(fn(session), timeout_s)
+        except asyncio.TimeoutError:
+            await self.discard()
+            raise McpCallTimeout(f"MCP server {self.name!r} did not answer {what} within {timeout_s:g} s; "
+                                 "the connection was closed and will be reopened on the next call") from None
+        except MCPError as exc:
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                await self.discard()
+                raise McpConnectionError(self._lost(what)) from None
+            raise McpServerError(f"MCP server {self.name!r} answered {what} with error {exc.code}: {exc.message}") from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            await self.discard()
+            raise McpConnectionError(f"{self._lost(what)} ({type(exc).__name__}: {exc})") from None
+
+    def _lost(self, what: str) -> str:
+        tail = self.stderr_tail()
+        return (f"the connection to MCP server {self.name!r} was lost during {what}; it will be reopened on "
+                "the next call" + (f"; server stderr: {tail}" if tail else ""))
+
+    async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:
+        """The server's tools by name (every page), cached per session unless ``refresh``."""
+        if self.tools is not None and not refresh and self.session is not None:
+            return self.tools
+
+        async def fetch(session: ClientSession) -> dict[str, mcp_types.Tool]:
+            tools: dict[str, mcp_types.Tool] = {}
+            cursor: str | None = None
+            for _page in range(100):
+                params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                result = await session.list_tools(params=params)
+                for t in result.tools:
+                    tools[t.name] = t
+                cursor = result.next_cursor
+                if not cursor:
+                    break
+            return tools
+
+        tools = await self._request(fetch, timeout_s, "tools/list")
+        self.tools = tools
+        return tools
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> mcp_types.CallToolResult:
+        """``tools/call``; the caller has checked ``tool`` and ``arguments`` against the listing."""
+        return await self._request(lambda s: s.call_tool(tool, arguments), timeout_s, f"tools/call {tool!r}")
+
+
+@contextlib.asynccontextmanager
+async def _owning_client(http: Any, transport: contextlib.AbstractAsyncContextManager[Any]) -> Any:
+    async with http, transport as streams:
+        yield streams
+
+
+class SessionPool:
+    """Every open MCP connection of this process, on one background loop (see module docstring)."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="reyn-mcp-sessions", daemon=True)
+        self._thread.start()
+        self._connections: dict[str, ServerConnection] = {}
+        self._closed = False
+
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+        if self._closed:
+            coro.close()
+            raise McpConnectionError("the MCP session pool is shut down")
+        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    async def run(self, fn: Callable[[ServerConnection], Awaitable[T]], name: str, config: ServerConfig,
+                  connect_timeout_s: float) -> T:
+        """Run ``fn(connection)`` on the pool loop and await it from the caller's loop."""
+
+        async def job() -> T:
+            key = config_fingerprint(name, config)
+            conn = self._connections.get(key)
+            if conn is None:
+                conn = self._connections[key] = ServerConnection(name, config, connect_timeout_s)
+            return await fn(conn)
+
+        return await self._submit(job())
+
+    def connection_state(self, name: str, config: ServerConfig) -> dict[str, Any]:
+        """``{"connected": bool, "sessions_opened": int}`` (read without touching the loop)."""
+        conn = self._connections.get(config_fingerprint(name, config))
+        return {"connected": bool(conn and conn.session is not None), "sessions_opened": conn.opened if conn else 0}
+
+    def close(self, timeout_s: float = 15.0) -> None:
+        """Close every session (each by its owner task), then stop the loop. Idempotent; blocking."""
+        if self._closed:
+            return
+        self._closed = True
+
+        async def close_all() -> None:
+            await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)
+            self._connections.clear()
+
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(close_all(), self._loop).result(timeout_s)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout_s)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+_POOL: SessionPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def get_pool() -> SessionPool:
+    """The process-wide pool, started on first use and closed at interpreter exit."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._closed:
+            _POOL = SessionPool()
+            atexit.register(_POOL.close)
+        return _POOL
+
+
+def shutdown() -> None:
+    """Close every MCP session of this process now (hosts call this at shutdown; also atexit)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.close()

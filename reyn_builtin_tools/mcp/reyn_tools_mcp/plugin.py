@@ -1,0 +1,204 @@
+"""The mcp pack's plugin module (entry point ``mcp``): settings, tools, import mode, ``reyn mcp``.
+
+Nothing here imports the ``mcp`` SDK: the three tools have hand-written schemas and lazy handlers,
+and imported server tools are built from the tools/list snapshot file (see ``snapshot``), so
+loading and rendering never spawn a server or open a connection.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolOrigin, ToolRuntimeMissing, hookimpl
+
+from .settings import McpSettings, coerce_settings
+from .snapshot import SnapshotError, read_snapshot, snapshot_tools, tool_sha256
+
+REYN_API = 1
+PLUGIN_ID = "mcp"
+HOW_TO_CONFIGURE = ('add a server to the profile: [plugins.mcp.settings.servers.NAME] command = "..." '
+                    '(stdio) or url = "https://..." (streamable HTTP)')
+
+
+def _allowed(ctx: ToolContext) -> list[str]:
+    return coerce_settings(ctx.settings).servers_for(ctx.agent)
+
+
+def servers_available(ctx: ToolContext) -> bool:
+    """Layer 3: the discovery/call tools need at least one server this agent may use."""
+    settings = coerce_settings(ctx.settings)
+    if not settings.servers:
+        raise ToolRuntimeMissing(f"no MCP servers are configured; {HOW_TO_CONFIGURE}")
+    if not settings.servers_for(ctx.agent):
+        raise ToolRuntimeMissing(f"agent {ctx.agent!r} may use no MCP server (plugins.mcp.settings.agent_servers)")
+    return True
+
+
+def _server_enum(schema: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    names = _allowed(ctx)
+    if names and "server" in schema.get("properties", {}):
+        schema["properties"]["server"]["enum"] = names
+    return schema
+
+
+_SERVER = {"type": "string", "minLength": 1, "maxLength": 32, "description": "MCP server name (see list_mcp_servers)."}
+
+
+def _definition(name: str, description: str, properties: dict[str, Any], required: list[str],
+                purity: str) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters={"type": "object", "properties": properties, "required": required, "additionalProperties": False},
+        handler=f"reyn_tools_mcp.tools:{name}",
+        gates=ToolGates(router="allow", phase="allow"),
+        cluster="mcp",
+        purity=purity,  # type: ignore[arg-type]
+        available=servers_available,
+        schema_enricher=_server_enum if "server" in properties else None,
+    )
+
+
+LIST_MCP_SERVERS = _definition(
+    "list_mcp_servers", "List the MCP servers you may use, with their transport and whether they are connected.",
+    {}, [], "read_only")
+LIST_MCP_TOOLS = _definition(
+    "list_mcp_tools", "List the tools of one MCP server with their descriptions and input schemas.",
+    {"server": _SERVER}, ["server"], "read_only")
+CALL_MCP_TOOL = _definition(
+    "call_mcp_tool",
+    "Call a tool of an MCP server. Arguments are checked against the server's own schema for that tool. "
+    "The result keeps the server's text, structured content and is_error flag.",
+    {"server": _SERVER,
+     "tool": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Tool name on that server."},
+     "arguments": {"type": "object", "description": "Arguments for the server's tool.", "default": {}}},
+    ["server", "tool"], "external")
+
+TOOLS: tuple[ToolDefinition, ...] = (LIST_MCP_SERVERS, LIST_MCP_TOOLS, CALL_MCP_TOOL)
+
+
+# --------------------------------------------------------------------------- import mode
+
+_INVALID_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def imported_name(prefix: str, tool: str) -> str:
+    """``<prefix>__<tool>``, with characters a provider rejects replaced by ``_``."""
+    return f"{prefix}__{_INVALID_NAME_CHARS.sub('_', tool)}"
+
+
+def _imported_handler(server: str, tool: str, sha256: str) -> Callable[..., Any]:
+    async def call(_reyn_ctx: ToolContext, **arguments: Any) -> Any:
+        from .tools import call_imported
+
+        return await call_imported(_reyn_ctx, server, tool, sha256, arguments)
+
+    call.__name__ = f"mcp_{server}_{_INVALID_NAME_CHARS.sub('_', tool)}"
+    return call
+
+
+def _agent_may_use(server: str) -> Callable[[ToolContext], bool]:
+    def available(ctx: ToolContext) -> bool:
+        if server not in coerce_settings(ctx.settings).servers_for(ctx.agent):
+            raise ToolRuntimeMissing(f"agent {ctx.agent!r} may not use MCP server {server!r} "
+                                     "(plugins.mcp.settings.agent_servers)")
+        return True
+    return available
+
+
+def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> list[ToolDefinition]:
+    """Registry tools for every server with ``import_tools = true``, from the snapshot."""
+    out: list[ToolDefinition] = []
+    for server in sorted(settings.servers):
+        config = settings.servers[server]
+        if not config.import_tools:
+            continue
+        prefix = config.prefix or server
+        for entry in snapshot_tools(snapshot, server):
+            tool = entry["name"]
+            sha = tool_sha256(entry)
+            schema = copy.deepcopy(entry.get("input_schema")) if isinstance(entry.get("input_schema"), dict) else {}
+            schema.setdefault("type", "object")
+            schema.setdefault("properties", {})
+            # a property called `kind` would clash with the phase op discriminator: router only
+            phase = "deny" if "kind" in schema.get("properties", {}) else "allow"
+            description = (entry.get("description") or "").strip() or f"Tool {tool!r} of MCP server {server!r}."
+            out.append(ToolDefinition(
+                name=imported_name(prefix, tool),
+                description=description,
+                parameters=schema,
+                handler=_imported_handler(server, tool, sha),
+                gates=ToolGates(router="allow", phase=phase),
+                cluster="mcp",
+                purity="external",
+                available=_agent_may_use(server),
+                origin=ToolOrigin(kind="mcp", plugin_id=PLUGIN_ID, source_kind=f"mcp-{config.transport}",
+                                  source_url=config.source(), artifact_sha256=sha.removeprefix("sha256:")),
+            ))
+    return out
+
+
+def import_problems(settings: McpSettings, snapshot_path: Path | None = None) -> list[str]:
+    """Import-mode servers whose snapshot is missing or unreadable (for diagnostics)."""
+    path = snapshot_path or Path(settings.snapshot_file)
+    wanted = [s for s in sorted(settings.servers) if settings.servers[s].import_tools]
+    if not wanted:
+        return []
+    try:
+        data = read_snapshot(path)
+    except SnapshotError as exc:
+        return [str(exc)]
+    return [f"MCP server {s!r} has import_tools = true but no tools in the snapshot {path}; run `reyn mcp refresh`"
+            for s in wanted if s not in data.get("servers", {})]
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+@hookimpl
+def reyn_settings_model() -> type[McpSettings]:
+    """``[plugins.mcp.settings]``."""
+    return McpSettings
+
+
+@hookimpl
+def reyn_register_tools(register: Any, settings: Any) -> None:
+    """The three MCP tools, plus imported server tools from the snapshot (import mode)."""
+    s = coerce_settings(settings)
+    for definition in TOOLS:
+        register(definition)
+    if any(c.import_tools for c in s.servers.values()):
+        try:
+            snapshot = read_snapshot(s.snapshot_file)
+        except SnapshotError:
+            snapshot = {"servers": {}}  # reported by diagnostics(); the core tools still load
+        for definition in imported_definitions(s, snapshot):
+            register(definition)
+
+
+@hookimpl
+def reyn_cli_commands() -> dict[str, Any]:
+    """``reyn mcp refresh|check|list``."""
+    from .cli import main
+
+    return {"mcp": main}
+
+
+def diagnostics(settings: Any) -> list[dict[str, str]]:
+    """Findings for ``reyn doctor``: dicts with ``code``, ``severity``, ``message``, ``hint``.
+
+    RM001 (info) no servers configured; RM002 (warning) an import-mode server has no snapshot.
+    """
+    s = coerce_settings(settings)
+    out: list[dict[str, str]] = []
+    if not s.servers:
+        out.append({"code": "RM001", "severity": "info", "tool": "call_mcp_tool",
+                    "message": "no MCP servers are configured", "hint": HOW_TO_CONFIGURE})
+    for problem in import_problems(s):
+        out.append({"code": "RM002", "severity": "warning", "tool": "",
+                    "message": problem, "hint": "run `reyn mcp refresh` (it starts each import-mode server once)"})
+    return out

@@ -1,0 +1,193 @@
+"""Handlers of the mcp pack's tools (imported lazily by the dispatcher; imports the ``mcp`` SDK)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+import mcp_types
+
+from reyn_core import (
+    ArgumentProblem,
+    InvalidToolArguments,
+    ToolContext,
+    ToolDenied,
+    ToolExecutionError,
+    ToolTimeout,
+)
+
+from . import client
+from .settings import McpSettings, ServerConfig, coerce_settings
+from .snapshot import tool_sha256
+
+
+def _settings(ctx: ToolContext | None) -> McpSettings:
+    return coerce_settings(ctx.settings if ctx is not None else None)
+
+
+def resolve_server(settings: McpSettings, ctx: ToolContext | None, server: str) -> ServerConfig:
+    """The configured server ``server`` if this agent may use it; otherwise a clear error."""
+    allowed = settings.servers_for(ctx.agent if ctx else None)
+    if server not in settings.servers:
+        raise InvalidToolArguments(
+            f"no MCP server named {server!r}; available: {allowed or 'none'}",
+            problems=[ArgumentProblem("/server", f"must be one of {allowed}")])
+    if server not in allowed:
+        who = repr(ctx.agent) if ctx and ctx.agent else "this caller"
+        raise ToolDenied(f"agent {who} may not use MCP server {server!r} (plugins.mcp.settings.agent_servers); "
+                         f"allowed: {allowed or 'none'}")
+    return settings.servers[server]
+
+
+def _timeout(settings: McpSettings, config: ServerConfig) -> float:
+    return config.timeout_s or settings.call_timeout_s
+
+
+async def _on_pool(settings: McpSettings, server: str, config: ServerConfig, fn: Any) -> Any:
+    try:
+        return await client.get_pool().run(fn, server, config, settings.connect_timeout_s)
+    except client.McpCallTimeout as exc:
+        raise ToolTimeout(str(exc)) from None
+    except (client.McpConnectionError, client.McpServerError) as exc:
+        raise ToolExecutionError(str(exc)) from None
+
+
+def tool_to_dict(tool: mcp_types.Tool) -> dict[str, Any]:
+    """The parts of an MCP tool a model or a snapshot needs."""
+    return {"name": tool.name, "title": tool.title, "description": tool.description or "",
+            "input_schema": tool.input_schema}
+
+
+def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]) -> None:
+    """Validate ``arguments`` against the tool's input schema (no remote ``$ref`` is ever fetched)."""
+    import jsonschema
+
+    try:
+        validator_cls = jsonschema.validators.validator_for(tool.input_schema, default=jsonschema.Draft202012Validator)
+        validator_cls.check_schema(tool.input_schema)
+        errors = sorted(validator_cls(tool.input_schema).iter_errors(arguments), key=lambda e: list(e.path))
+    except Exception as exc:
+        raise ToolExecutionError(f"the input schema of {server}/{tool.name} cannot be used to check arguments "
+                                 f"({type(exc).__name__}); the call was not sent") from None
+    if errors:
+        problems = [ArgumentProblem("".join(f"/{p}" for p in e.path), e.message[:300]) for e in errors[:20]]
+        listed = "; ".join(p.render() for p in problems[:8])
+        raise InvalidToolArguments(f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",
+                                   problems=[ArgumentProblem("/arguments" + p.pointer, p.message) for p in problems])
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
+
+
+def _b64_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data) * 3 // 4
+
+
+def convert_result(server: str, tool: str, result: mcp_types.CallToolResult, max_chars: int) -> dict[str, Any]:
+    """A JSON-safe result keeping text, structured content, summarised binaries and the error flag."""
+    content: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            content.append({"type": "text", "text": _cap(block.text, max_chars)})
+            texts.append(block.text)
+        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
+            size = _b64_size(block.data)
+            content.append({"type": block.type, "mime_type": block.mime_type, "bytes": size,
+                            "summary": f"[{block.type} {block.mime_type}, {size} bytes, not shown]"})
+        elif isinstance(block, mcp_types.EmbeddedResource):
+            res = block.resource
+            item: dict[str, Any] = {"type": "resource", "uri": str(res.uri), "mime_type": res.mime_type}
+            if isinstance(res, mcp_types.TextResourceContents):
+                item["text"] = _cap(res.text, max_chars)
+            else:
+                item["bytes"] = _b64_size(res.blob)
+                item["summary"] = f"[resource {res.uri}, {item['bytes']} bytes, not shown]"
+            content.append(item)
+        elif isinstance(block, mcp_types.ResourceLink):
+            content.append({"type": "resource_link", "uri": str(block.uri), "name": block.name,
+                            "description": block.description, "mime_type": block.mime_type})
+        else:
+            content.append({"type": str(getattr(block, "type", "unknown")), "summary": "[unsupported content block]"})
+    return {
+        "server": server,
+        "tool": tool,
+        "is_error": bool(result.is_error),
+        "text": _cap("\n".join(texts), max_chars),
+        "content": content,
+        "structured_content": result.structured_content,
+    }
+
+
+async def call_server_tool(settings: McpSettings, ctx: ToolContext | None, server: str, tool: str,
+                           arguments: dict[str, Any], *, expect_sha256: str | None = None) -> dict[str, Any]:
+    """Check ``tool`` and ``arguments`` against the server's tools/list, then call it.
+
+    With ``expect_sha256`` (import mode) the listing is fetched fresh and the tool's definition must
+    hash to that value, or the call is refused: the server changed the tool after it was imported.
+    """
+    config = resolve_server(settings, ctx, server)
+    timeout = _timeout(settings, config)
+
+    async def job(conn: client.ServerConnection) -> mcp_types.CallToolResult:
+        tools = await conn.list_tools(timeout, refresh=expect_sha256 is not None)
+        if tool not in tools:
+            tools = await conn.list_tools(timeout, refresh=True)
+        definition = tools.get(tool)
+        if definition is None:
+            raise InvalidToolArguments(
+                f"MCP server {server!r} has no tool {tool!r}; its tools: {sorted(tools) or 'none'}",
+                problems=[ArgumentProblem("/tool", f"must be one of {sorted(tools)}")])
+        if expect_sha256 is not None:
+            live = tool_sha256(tool_to_dict(definition))
+            if live != expect_sha256:
+                raise ToolDenied(
+                    f"MCP server {server!r} changed tool {tool!r} since it was imported (definition {live} "
+                    f"!= snapshot {expect_sha256}); the call was refused. Review the change, run "
+                    "`reyn mcp refresh`, then `reyn plugins lock`")
+        check_arguments(server, definition, arguments)
+        return await conn.call_tool(tool, arguments, timeout)
+
+    result = await _on_pool(settings, server, config, job)
+    return convert_result(server, tool, result, settings.max_text_chars)
+
+
+# --------------------------------------------------------------------------- handlers
+
+
+async def list_mcp_servers(ctx: ToolContext | None = None) -> dict[str, Any]:
+    """The MCP servers this agent may use."""
+    settings = _settings(ctx)
+    pool = client._POOL
+    servers = []
+    for name in settings.servers_for(ctx.agent if ctx else None):
+        config = settings.servers[name]
+        state = pool.connection_state(name, config) if pool is not None else {"connected": False}
+        servers.append({"name": name, "transport": config.transport, "source": config.source(),
+                        "connected": state["connected"], "import_tools": config.import_tools})
+    return {"servers": servers}
+
+
+async def list_mcp_tools(server: str, ctx: ToolContext | None = None) -> dict[str, Any]:
+    """A fresh tools/list of one server."""
+    settings = _settings(ctx)
+    config = resolve_server(settings, ctx, server)
+    timeout = _timeout(settings, config)
+    tools = await _on_pool(settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True))
+    return {"server": server, "tools": [tool_to_dict(tools[n]) for n in sorted(tools)]}
+
+
+async def call_mcp_tool(server: str, tool: str, arguments: dict[str, Any] | None = None,
+                        ctx: ToolContext | None = None) -> dict[str, Any]:
+    """Call one tool of one server."""
+    return await call_server_tool(_settings(ctx), ctx, server, tool, dict(arguments or {}))
+
+
+async def call_imported(ctx: ToolContext, server: str, tool: str, sha256: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The handler behind an imported ``<prefix>__<tool>`` registry tool."""
+    return await call_server_tool(_settings(ctx), ctx, server, tool, arguments, expect_sha256=sha256)

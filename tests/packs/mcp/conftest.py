@@ -1,0 +1,97 @@
+"""Real MCP servers (mcp SDK, stdio and streamable HTTP) for the mcp pack's tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reyn_core import ToolContext, ToolOrigin, ToolRegistry
+
+SERVER = Path(__file__).parent / "servers" / "demo_server.py"
+
+
+def _settings(servers: dict[str, Any] | None = None, **extra: Any) -> Any:
+    from reyn_tools_mcp.settings import McpSettings
+
+    if servers is None:
+        servers = {"demo": {"command": sys.executable, "args": [str(SERVER)]}}
+    return McpSettings.model_validate({"servers": servers, "call_timeout_s": 10, "connect_timeout_s": 20, **extra})
+
+
+def _registry(settings: Any) -> ToolRegistry:
+    from reyn_tools_mcp import plugin
+
+    reg = ToolRegistry(settings={"mcp": settings})
+    plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings)
+    return reg.freeze()
+
+
+@pytest.fixture
+def server_script() -> Path:
+    return SERVER
+
+
+@pytest.fixture
+def mcp_settings() -> Callable[..., Any]:
+    """Build validated mcp settings (default: one stdio server called ``demo``)."""
+    return _settings
+
+
+@pytest.fixture
+def mcp_registry() -> Callable[[Any], ToolRegistry]:
+    """A frozen registry of the mcp pack's tools for the given settings."""
+    return _registry
+
+
+@pytest.fixture
+def ctx() -> ToolContext:
+    return ToolContext(surface="router")
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions() -> Iterator[None]:
+    """Every test ends with the process-wide session pool shut down (servers stopped)."""
+    yield
+    from reyn_tools_mcp import client
+
+    client.shutdown()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def http_mcp_server() -> Iterator[str]:
+    """The demo server over streamable HTTP on 127.0.0.1; yields its URL, killed at the end."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "DEMO_TOKEN": "over-http"})
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the streamable HTTP MCP server did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
