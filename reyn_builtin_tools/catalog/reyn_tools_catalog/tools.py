@@ -1,0 +1,256 @@
+"""The catalog tools.
+
+=================  ======  =====  ==========  ================================================
+tool               router  phase  cluster     notes
+=================  ======  =====  ==========  ================================================
+list_skills        yes     yes    catalog     grouped by category, descriptions shortened
+describe_skill     yes     yes    catalog     the full record
+list_agents        yes     yes    catalog
+describe_agent     yes     yes    catalog
+invoke_skill       yes     yes    catalog     bridge ``run_skill``; names enum; input validated
+delegate_to_agent  yes     no     catalog     deferred; bridge ``send_to_agent``; names enum
+plan               yes     no     catalog     deferred; bridge ``dispatch_plan``; plan checked
+ask_user           no      yes    ask_user    bridge ``ask_user``
+=================  ======  =====  ==========  ================================================
+
+Bridges are called with keyword arguments and may be sync or async:
+``run_skill(skill=Skill, input=dict, ctx=ToolContext)``, ``send_to_agent(agent=Agent, message=str,
+ctx=...)``, ``dispatch_plan(plan=Plan, ctx=...)``, ``ask_user(question=str, options=list[str], ctx=...)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Collection
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reyn_core import (
+    ArgumentProblem,
+    InvalidToolArguments,
+    ToolContext,
+    ToolGates,
+    ToolRegistry,
+    ToolRuntimeMissing,
+    tool,
+)
+
+from .catalog import Agent, Catalog, Skill, catalog_for, settings_of
+from .plans import Plan, plan_problems
+
+BOTH = ToolGates(router="allow", phase="allow")
+ROUTER_ONLY = ToolGates(router="allow", phase="deny")
+PHASE_ONLY = ToolGates(router="deny", phase="allow")
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def _invalid(tool_name: str, pointer: str, message: str) -> InvalidToolArguments:
+    return InvalidToolArguments(f"invalid arguments for {tool_name!r}: {pointer}: {message}", tool=tool_name,
+                                problems=[ArgumentProblem(pointer, message)])
+
+
+def _unknown(kind: str, name: str, known: Collection[str], tool_name: str, pointer: str) -> InvalidToolArguments:
+    listed = ", ".join(sorted(known)[:50])
+    allowed = f"known {kind}s: {listed}" if known else f"no {kind}s are available in this session"
+    return _invalid(tool_name, pointer, f"unknown {kind} {name[:80]!r}; {allowed}")
+
+
+def _skill(catalog: Catalog, name: str, tool_name: str, pointer: str) -> Skill:
+    skill = catalog.skills.get(name)
+    if skill is None:
+        raise _unknown("skill", name, catalog.skills, tool_name, pointer)
+    return skill
+
+
+def _agent(catalog: Catalog, name: str, tool_name: str, pointer: str) -> Agent:
+    agent = catalog.agents.get(name)
+    if agent is None:
+        raise _unknown("agent", name, catalog.agents, tool_name, pointer)
+    return agent
+
+
+async def _call(bridge: Callable[..., Any], **kwargs: Any) -> Any:
+    result = bridge(**kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+def _names_enricher(prop: str, names_of: Callable[[Catalog], Collection[str]]) -> Callable[[dict[str, Any], ToolContext], dict[str, Any]]:
+    """A schema enricher putting the catalogue's current names into ``properties[prop].enum``
+    (removed when there are none). It edits the copy the renderer hands it, never the registry."""
+
+    def enrich(params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        target = params.get("properties", {}).get(prop)
+        if not isinstance(target, dict):
+            return params
+        try:
+            names = sorted(names_of(catalog_for(ctx)))
+        except Exception:  # a broken host catalogue must not break rendering
+            names = []
+        if names:
+            target["enum"] = names
+        else:
+            target.pop("enum", None)
+        return params
+
+    return enrich
+
+
+# --------------------------------------------------------------------------- skills
+
+
+@tool(cluster="catalog", purity="read_only", gates=BOTH)
+def list_skills(ctx: ToolContext, category: str | None = None) -> dict[str, Any]:
+    """List the skills you can invoke, grouped by category, with short descriptions.
+
+    Use describe_skill for a skill's full instructions and input schema, invoke_skill to run one.
+    """
+    catalog = catalog_for(ctx)
+    limit = settings_of(ctx).description_limit
+    groups: dict[str, list[dict[str, str]]] = {}
+    for skill in catalog.skills.values():
+        if category is None or skill.category == category:
+            groups.setdefault(skill.category, []).append({"name": skill.name, "description": _short(skill.description, limit)})
+    result: dict[str, Any] = {
+        "categories": [{"category": c, "skills": groups[c]} for c in sorted(groups)],
+        "count": sum(len(v) for v in groups.values()),
+    }
+    if category is not None and not groups:
+        known = sorted({s.category for s in catalog.skills.values()})
+        result["note"] = f"no skills in category {category!r}; categories: {', '.join(known) or 'none'}"
+    return result
+
+
+@tool(cluster="catalog", purity="read_only", gates=BOTH)
+def describe_skill(name: str, ctx: ToolContext) -> dict[str, Any]:
+    """Describe one skill in full: description, category, input schema and instructions."""
+    return _skill(catalog_for(ctx), name, "describe_skill", "/name").record()
+
+
+class InvokeSkillArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    skill: str = Field(description="the skill's name (see list_skills)")
+    input: dict[str, Any] = Field(default_factory=dict, description="the skill's input, matching its input schema")
+
+
+@tool(cluster="catalog", purity="side_effect", gates=BOTH,
+      schema_enricher=_names_enricher("skill", lambda c: c.skills))
+async def invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
+    """Run a skill with an input that matches its input schema (see describe_skill)."""
+    run_skill = ctx.bridge.require("run_skill", tool="invoke_skill")
+    skill = _skill(catalog_for(ctx), args.skill, "invoke_skill", "/skill")
+    if skill.input_schema is not None:
+        problems = _schema_problems(skill.input_schema, args.input)
+        if problems:
+            listed = "; ".join(p.render() for p in problems[:8])
+            raise InvalidToolArguments(
+                f"invalid arguments for 'invoke_skill': the input does not match the input schema of skill "
+                f"{skill.name!r}: {listed}", tool="invoke_skill", problems=problems)
+    return await _call(run_skill, skill=skill, input=args.input, ctx=ctx)
+
+
+def _schema_problems(schema: Any, value: Any) -> list[ArgumentProblem]:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
+    out = []
+    for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
+        pointer = "/input" + "".join(f"/{p}" for p in err.absolute_path)
+        out.append(ArgumentProblem(pointer, err.message[:300]))
+    return out
+
+
+# --------------------------------------------------------------------------- agents
+
+
+@tool(cluster="catalog", purity="read_only", gates=BOTH)
+def list_agents(ctx: ToolContext) -> dict[str, Any]:
+    """List the agents you can delegate to, with short descriptions."""
+    catalog = catalog_for(ctx)
+    limit = settings_of(ctx).description_limit
+    agents = [{"name": a.name, "description": _short(a.description, limit)} for a in catalog.agents.values()]
+    return {"agents": agents, "count": len(agents)}
+
+
+@tool(cluster="catalog", purity="read_only", gates=BOTH)
+def describe_agent(name: str, ctx: ToolContext) -> dict[str, Any]:
+    """Describe one agent in full: description, tools, model and instructions."""
+    return _agent(catalog_for(ctx), name, "describe_agent", "/name").record()
+
+
+class DelegateArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(description="the agent's name (see list_agents)")
+    task: str = Field(description="what the agent should do, with everything it needs to know",
+                      min_length=1, max_length=20_000)
+
+
+@tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred",
+      schema_enricher=_names_enricher("agent", lambda c: c.agents))
+async def delegate_to_agent(args: DelegateArgs, ctx: ToolContext) -> Any:
+    """Hand a task to another agent. Its answer arrives later, not as this call's result."""
+    send = ctx.bridge.require("send_to_agent", tool="delegate_to_agent")
+    agent = _agent(catalog_for(ctx), args.agent, "delegate_to_agent", "/agent")
+    return await _call(send, agent=agent, message=args.task, ctx=ctx)
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def plan_tool_names(ctx: ToolContext) -> Collection[str]:
+    """The tools a plan step may name: ``ctx.extras["plan_tools"]`` when the host lists them, else the
+    tools of ``ctx.extras["registry"]`` visible on the router surface in this context."""
+    listed = ctx.extras.get("plan_tools")
+    if listed is not None:
+        return frozenset(str(n) for n in listed)
+    registry = ctx.extras.get("registry")
+    if isinstance(registry, ToolRegistry):
+        router_ctx = ctx if ctx.surface == "router" else ctx.with_surface("router")
+        return frozenset(t.name for t in registry.visible("router", router_ctx))
+    raise ToolRuntimeMissing(
+        "tool 'plan' cannot check the tools its steps name: the host must pass its tool registry as "
+        "ToolContext(extras={'registry': registry}) or the allowed names as extras={'plan_tools': [...]}",
+        tool="plan")
+
+
+@tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred")
+async def plan(args: Plan, ctx: ToolContext) -> Any:
+    """Lay out a plan of 2-7 steps toward a goal; the host runs the steps in dependency order.
+
+    Give each step an id, a description, the tools it may use and the ids it depends on.
+    """
+    dispatch = ctx.bridge.require("dispatch_plan", tool="plan")
+    problems = plan_problems(args, plan_tool_names(ctx))
+    if problems:
+        listed = "; ".join(p.render() for p in problems[:8])
+        raise InvalidToolArguments(f"invalid arguments for 'plan': {listed}", tool="plan", problems=problems)
+    return await _call(dispatch, plan=args, ctx=ctx)
+
+
+# --------------------------------------------------------------------------- ask_user
+
+
+class AskUserArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="the question, complete and self-contained", min_length=1, max_length=4000)
+    options: list[str] = Field(default_factory=list, max_length=10,
+                               description="suggested answers, if the question has a few likely ones")
+
+
+@tool(cluster="ask_user", purity="external", gates=PHASE_ONLY)
+async def ask_user(args: AskUserArgs, ctx: ToolContext) -> Any:
+    """Ask the user a question and wait for the answer."""
+    ask = ctx.bridge.require("ask_user", tool="ask_user")
+    answer = await _call(ask, question=args.question, options=list(args.options), ctx=ctx)
+    return {"answer": answer} if isinstance(answer, str) else answer
+
+
+CATALOG_TOOLS = (list_skills, describe_skill, list_agents, describe_agent, invoke_skill,
+                 delegate_to_agent, plan, ask_user)
