@@ -1,0 +1,99 @@
+"""The ``shell`` tool: one allowlisted argv, run without a shell, on the phase surface only."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from reyn_core import ToolContext, ToolGates, ToolRuntimeMissing, tool
+
+from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
+from .process import run_command
+from .settings import ShellSettings
+
+
+def shell_settings(ctx: ToolContext) -> ShellSettings:
+    """The pack's settings for this call (defaults — no programs — when the host gave none)."""
+    settings = ctx.settings
+    if isinstance(settings, ShellSettings):
+        return settings
+    if settings is None:
+        return ShellSettings()
+    if isinstance(settings, Mapping):
+        return ShellSettings.model_validate(dict(settings))
+    raise ToolRuntimeMissing(f"the shell pack got settings of type {type(settings).__name__}, not ShellSettings")
+
+
+def has_programs(ctx: ToolContext) -> bool:
+    """Gate layer 3: the tool exists for a model only when the operator allowed some program."""
+    if not shell_settings(ctx).programs:
+        raise ToolRuntimeMissing(
+            "no program is allowed; add [[plugins.shell.settings.programs]] entries (name, subcommands, "
+            "allow_args) to the profile"
+        )
+    return True
+
+
+def list_programs(parameters: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """Schema enricher: tell the model which programs (and subcommands) it may run."""
+    programs = shell_settings(ctx).programs
+    if not programs:
+        return parameters
+    out = copy.deepcopy(parameters)
+    allowed = "; ".join(r.summary() for r in programs)
+    for key in ("argv", "command"):
+        prop = out.get("properties", {}).get(key)
+        if isinstance(prop, dict):
+            prop["description"] = f"{prop.get('description', '')} Allowed programs: {allowed}."
+    return out
+
+
+class ShellArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    argv: list[str] | None = Field(None, min_length=1, description="Program and arguments, e.g. [\"git\", \"status\"].")
+    command: str | None = Field(None, description="Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.")
+    cwd: str = Field(".", description="Working directory, relative to the workspace.")
+    timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed (capped by the settings).")
+
+    @model_validator(mode="after")
+    def _one_command(self) -> ShellArgs:
+        if (self.argv is None) == (self.command is None):
+            raise ValueError("give exactly one of `argv` (a list) or `command` (a string)")
+        return self
+
+
+@tool(cluster="shell", purity="side_effect", gates=ToolGates(router="deny", phase="allow"),
+      available=has_programs, schema_enricher=list_programs)
+async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,
+    stdout, stderr (each capped), duration_s and timed_out."""
+    settings = shell_settings(ctx)
+    argv = parse_command(args.argv, args.command)
+    rule = allowed_rule(settings, argv)
+    workspace = workspace_of(settings, ctx.workspace)
+    cwd = resolve_cwd(workspace, args.cwd)
+    env = command_env(settings, os.environ)
+    executable = resolve_executable(rule, env, workspace)
+    timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
+    result = await run_command(executable, argv, cwd=cwd, env=env, timeout_s=timeout,
+                               max_output_bytes=settings.max_output_bytes)
+    data = {
+        "exit_code": result.exit_code,
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "duration_s": result.duration_s,
+        "timed_out": result.timed_out,
+        "stdout_truncated": result.stdout_truncated,
+        "stderr_truncated": result.stderr_truncated,
+    }
+    if result.timed_out:
+        data["note"] = f"killed after {timeout:g} s with its whole process group"
+    return data
+
+
+TOOLS = (shell,)

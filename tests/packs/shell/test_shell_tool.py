@@ -1,0 +1,312 @@
+"""The shell tool: real subprocesses, through the real dispatcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from reyn_tools_shell.settings import ShellSettings
+
+from reyn_core import (
+    InvalidToolArguments,
+    PhaseCallerState,
+    ToolContext,
+    ToolDenied,
+    ToolGateRefused,
+    ToolRuntimeMissing,
+    dispatch_tool,
+    invoke_tool,
+    render_phase,
+    render_router,
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _wait_gone(pids: list[int], within_s: float = 10.0) -> list[int]:
+    """The pids still alive after waiting up to ``within_s`` (init needs a moment to reap orphans)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        left = [p for p in pids if _alive(p)]
+        if not left:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+# --------------------------------------------------------------------------- surfaces
+
+
+def test_shell_renders_on_the_phase_surface_only(shell):
+    assert render_router(shell.registry, shell.ctx.with_surface("router")) == []
+    phase = render_phase(shell.registry, shell.ctx, ["shell"])
+    assert [op.kind for op in phase.ops] == ["shell"]
+    described = json.dumps(phase.ops[0].args_schema)
+    assert "Allowed programs: echo; touch; env; pwd; python; git (status, diff, log); find" in described
+
+
+async def test_shell_is_refused_on_the_router_surface_even_when_named(shell, workspace):
+    router_ctx = ToolContext(surface="router", workspace=workspace)
+    env = await shell.envelope({"argv": ["touch", "marker"]}, surface="router")
+    assert env["status"] == "error" and env["error"]["kind"] == "gate_refused" and env["error"]["layer"] == "role"
+    with pytest.raises(ToolGateRefused) as info:
+        await invoke_tool(shell.registry, "shell", {"argv": ["touch", "marker"]}, router_ctx)
+    assert "not offered on the router surface" in info.value.message
+    assert not (workspace / "marker").exists()  # the handler never ran
+
+
+async def test_shell_without_programs_is_unavailable_and_says_how_to_configure(build_registry, workspace):
+    for registry in (build_registry(None), build_registry(ShellSettings())):
+        ctx = ToolContext(surface="phase", workspace=workspace, phase_state=PhaseCallerState(allowed_ops=("shell",)))
+        assert render_phase(registry, ctx, ["shell"]).ops == ()
+        env = await dispatch_tool(registry, "shell", {"argv": ["echo", "x"]}, ctx)
+        assert env["error"]["kind"] == "gate_refused"
+        assert "[[plugins.shell.settings.programs]]" in env["error"]["message"]
+
+
+# --------------------------------------------------------------------------- running
+
+
+async def test_argv_runs_and_returns_the_full_result(shell):
+    result = await shell.run(argv=["echo", "hello", "world"])
+    assert result["exit_code"] == 0
+    assert result["stdout"] == "hello world\n"
+    assert result["stderr"] == ""
+    assert result["timed_out"] is False
+    assert isinstance(result["duration_s"], float)
+    assert result["stdout_truncated"] is False and result["stderr_truncated"] is False
+
+
+async def test_command_string_is_split_with_shlex(shell):
+    result = await shell.run(command="echo 'a  b' \"c d\" e")
+    assert result["stdout"] == "a  b c d e\n"
+
+
+async def test_shell_syntax_is_never_interpreted(shell, workspace):
+    result = await shell.run(command="echo hi && touch pwned; $(touch pwned2) `touch pwned3` > out.txt *")
+    assert result["stdout"] == "hi && touch pwned; $(touch pwned2) `touch pwned3` > out.txt *\n"
+    assert sorted(p.name for p in workspace.iterdir()) == ["sub"]
+
+
+async def test_nonzero_exit_is_a_result_not_an_error(shell):
+    result = await shell.run(argv=["python", "-c", "import sys; print('bye'); sys.exit(3)"])
+    assert result["exit_code"] == 3 and result["stdout"] == "bye\n"
+
+
+async def test_working_directory_is_inside_the_workspace(shell, workspace):
+    assert (await shell.run(argv=["pwd"]))["stdout"] == f"{workspace}\n"
+    assert (await shell.run(argv=["pwd"], cwd="sub"))["stdout"] == f"{workspace / 'sub'}\n"
+
+
+@pytest.mark.parametrize("cwd, message", [
+    ("..", "'..' segment"),
+    ("sub/../..", "'..' segment"),
+    ("/tmp", "outside the workspace"),
+    ("missing", "not a directory"),
+    ("a\x00b", "NUL byte"),
+])
+async def test_working_directory_outside_the_workspace_is_refused(shell, cwd, message):
+    with pytest.raises(ToolDenied, match=message):
+        await shell.run(argv=["pwd"], cwd=cwd)
+
+
+async def test_working_directory_through_a_symlink_outside_is_refused(shell, workspace, tmp_path):
+    (workspace / "escape").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(ToolDenied, match="outside the workspace"):
+        await shell.run(argv=["pwd"], cwd="escape")
+
+
+# --------------------------------------------------------------------------- allowlist
+
+
+async def test_unlisted_program_is_refused_naming_what_is_allowed(shell, workspace):
+    with pytest.raises(ToolDenied) as info:
+        await shell.run(argv=["rm", "-rf", str(workspace)])
+    assert "program 'rm' is not allowed" in info.value.message
+    assert "git (status, diff, log)" in info.value.message
+    assert workspace.exists()
+
+
+async def test_program_given_as_a_path_is_refused(shell):
+    with pytest.raises(ToolDenied, match="programs are named, not given as paths"):
+        await shell.run(argv=["/usr/bin/echo", "x"])
+
+
+@pytest.mark.parametrize("command, reason", [
+    ("git push", "may only run the subcommands"),
+    ("git -c core.pager=touch log", "deny rule '^-c'"),
+    ("git --upload-pack=touch log", "deny rule '^--upload-pack'"),
+    ("git log --exec=touch", "deny rule '^--exec'"),
+    ("git diff --output=/tmp/x", "deny rule '^--output'"),
+    ("git log --format=%x", "is not allowed for git"),
+    ("git status; touch pwned", "may only run the subcommands"),
+    ("find . -exec touch pwned ;", "deny rule"),
+    ("find . -delete", "deny rule"),
+    ("env sh -c id", "takes no further arguments"),
+    ("touch ../escape", "is not allowed for touch"),
+])
+async def test_argument_injection_is_refused(shell, workspace, command, reason):
+    with pytest.raises(ToolDenied, match=re.escape(reason)):
+        await shell.run(command=command)
+    assert sorted(p.name for p in workspace.iterdir()) == ["sub"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+async def test_allowed_git_subcommand_runs(shell, workspace):
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    result = await shell.run(command="git status --porcelain")
+    assert result["exit_code"] == 0
+    assert result["stdout"] == "?? sub/\n" or result["stdout"] == ""
+
+
+async def test_allowed_program_that_is_not_installed_is_runtime_missing(make_shell):
+    shell = make_shell(programs=[{"name": "no-such-program-xyz"}])
+    with pytest.raises(ToolRuntimeMissing, match="not installed on the command PATH"):
+        await shell.run(argv=["no-such-program-xyz"])
+
+
+async def test_executable_inside_the_workspace_is_refused(make_shell, workspace):
+    script = workspace / "tool"
+    script.write_text("#!/bin/sh\necho pwned\n")
+    script.chmod(0o755)
+    shell = make_shell(programs=[{"name": "tool", "path": str(script)}])
+    with pytest.raises(ToolDenied, match="inside the workspace"):
+        await shell.run(argv=["tool"])
+
+
+@pytest.mark.parametrize("args", [
+    {},
+    {"argv": ["echo"], "command": "echo"},
+    {"argv": []},
+    {"command": "echo 'unbalanced"},
+    {"command": "   "},
+    {"argv": ["echo", "a\x00b"]},
+    {"argv": "echo hi"},
+])
+async def test_malformed_arguments_are_invalid(shell, args):
+    env = await shell.envelope(args)
+    assert env["status"] == "error" and env["error"]["kind"] == "invalid_arguments", env
+    assert (await shell.run(argv=["echo", "still works"]))["stdout"] == "still works\n"
+
+
+async def test_invalid_arguments_raise_the_typed_error(shell):
+    with pytest.raises(InvalidToolArguments, match="No closing quotation"):
+        await shell.run(command="echo 'x")
+
+
+# --------------------------------------------------------------------------- limits
+
+
+GRANDCHILD = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{os.getpid()} {child.pid}")
+time.sleep(120)
+"""
+
+
+async def test_timeout_kills_the_whole_process_group(shell, workspace):
+    pidfile = workspace / "pids"
+    result = await shell.run(argv=["python", "-c", GRANDCHILD, str(pidfile)], timeout_s=4)
+    assert result["timed_out"] is True
+    assert result["exit_code"] == -9
+    assert "killed after 4 s with its whole process group" in result["note"]
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2
+    assert _wait_gone(pids) == []  # neither the child nor the grandchild survives
+
+
+BACKGROUND = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid)
+"""
+
+
+async def test_background_children_do_not_outlive_the_call(shell):
+    result = await shell.run(argv=["python", "-c", BACKGROUND])
+    assert result["exit_code"] == 0 and result["timed_out"] is False
+    assert _wait_gone([int(result["stdout"])]) == []
+
+
+async def test_timeout_is_capped_by_the_settings(make_shell, workspace):
+    shell = make_shell(timeout_s=1, max_timeout_s=2)
+    result = await shell.run(argv=["python", "-c", "import time; time.sleep(60)"], timeout_s=3600)
+    assert result["timed_out"] is True
+    assert "killed after 2 s" in result["note"]
+
+
+async def test_output_is_capped_with_a_truncation_marker(make_shell):
+    shell = make_shell(max_output_bytes=1000)
+    code = "import sys; sys.stdout.write('o' * 500_000); sys.stderr.write('e' * 3000)"
+    result = await shell.run(argv=["python", "-c", code])
+    assert result["stdout"].startswith("o" * 1000)
+    assert result["stdout"].endswith("[... 499000 more bytes of stdout not shown: output is capped at 1000 bytes]")
+    assert result["stderr"].endswith("[... 2000 more bytes of stderr not shown: output is capped at 1000 bytes]")
+    assert result["stdout_truncated"] is True and result["stderr_truncated"] is True
+    assert result["exit_code"] == 0
+
+
+# --------------------------------------------------------------------------- environment
+
+
+async def test_environment_drops_loader_interpreter_and_secret_variables(make_shell, monkeypatch):
+    for name, value in {
+        "LD_LIBRARY_PATH": "/nonexistent", "DYLD_INSERT_LIBRARIES": "x.dylib", "PYTHONPATH": "/evil",
+        "PYTHONSTARTUP": "/evil.py", "MY_API_TOKEN": "s3cret", "AWS_SECRET_ACCESS_KEY": "s3cret",
+        "DB_PASSWORD": "s3cret", "GITHUB_PAT": "s3cret", "REYN_SAFE_VALUE": "visible",
+    }.items():
+        monkeypatch.setenv(name, value)
+    shell = make_shell(env_allow=["*"])  # even "allow everything" never passes these through
+    result = await shell.run(argv=["env"])
+    names = {line.split("=", 1)[0] for line in result["stdout"].splitlines()}
+    assert "REYN_SAFE_VALUE" in names and "PATH" in names
+    assert not names & {"LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "PYTHONSTARTUP",
+                        "MY_API_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GITHUB_PAT"}
+    assert "s3cret" not in result["stdout"]
+
+
+async def test_environment_is_allowlisted_by_default(shell, monkeypatch):
+    monkeypatch.setenv("SOME_HOST_SETTING", "x")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    names = {line.split("=", 1)[0] for line in (await shell.run(argv=["env"]))["stdout"].splitlines()}
+    assert "SOME_HOST_SETTING" not in names
+    assert {"PATH", "LANG"} <= names
+
+
+async def test_path_keeps_absolute_entries_only(make_shell, monkeypatch, workspace):
+    monkeypatch.setenv("PATH", f".:sub:{os.environ['PATH']}")
+    (workspace / "echo").write_text("#!/bin/sh\necho pwned\n")
+    (workspace / "echo").chmod(0o755)
+    shell = make_shell()
+    result = await shell.run(argv=["echo", "real"])
+    assert result["stdout"] == "real\n"
+    env_out = (await shell.run(argv=["env"]))["stdout"]
+    path = next(line for line in env_out.splitlines() if line.startswith("PATH="))[5:]
+    assert all(p.startswith("/") for p in path.split(":"))
+
+
+async def test_env_set_values_reach_the_command(make_shell):
+    shell = make_shell(env_set={"GIT_PAGER": "cat"})
+    names = dict(line.split("=", 1) for line in (await shell.run(argv=["env"]))["stdout"].splitlines())
+    assert names["GIT_PAGER"] == "cat"
+
+
+def test_the_python_used_by_these_tests_is_outside_the_workspace(workspace):
+    assert not Path(os.path.realpath(sys.executable)).is_relative_to(workspace)
