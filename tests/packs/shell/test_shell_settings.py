@@ -12,7 +12,7 @@ def load(**data):
 
 
 def test_a_match_example_the_rule_refuses_fails_at_load():
-    with pytest.raises(ValidationError, match=r"match example 'git log -n 5' is refused: argument '-n'"):
+    with pytest.raises(ValidationError, match=r"match example 'git log -n 5' is refused: git takes no further arguments here; got '-n'"):
         load(programs=[{"name": "git", "subcommands": ["log"], "match": ["git log -n 5"]}])
 
 
