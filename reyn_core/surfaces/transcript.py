@@ -27,6 +27,9 @@ def describe_envelope(envelope: Any, limit: int = 160) -> str:
     return f"error {error.get('kind')}{layer}: " + short(error.get("message", ""), limit)
 
 
+_INDENT = " " * len("  assistant> ")
+
+
 class Transcript:
     """An event callback that prints one readable line per event (streamed text as it arrives)."""
 
@@ -59,13 +62,14 @@ class Transcript:
                 self.out.write("  assistant> ")
                 self._streaming = True
                 self._streamed = True
-            self.out.write(d.get("text", ""))
+            self.out.write(d.get("text", "").replace("\n", "\n" + _INDENT))
             self.out.flush()
         elif kind == "assistant":
             if d.get("text") and not self._streamed:
-                self.line(f"  assistant> {d['text']}")
+                self.line("  assistant> " + d["text"].replace("\n", "\n" + _INDENT))
             elif self._streaming:
-                self.line("")
+                self.out.write("\n")
+                self._streaming = False
         elif kind == "tool_call":
             self.line(f"  → {d.get('name')}({short(d.get('arguments', ''), self.width)})")
         elif kind == "tool_result":
