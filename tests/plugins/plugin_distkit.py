@@ -1,0 +1,132 @@
+"""Build real, small, pyproject-based Reyn plugin distributions for tests.
+
+Each ``PluginDist`` becomes a folder with ``pyproject.toml`` and an import package whose
+``plugin.py`` is the given source; ``build_wheels`` turns folders into real wheels with pip (no
+build isolation, so it is quick and offline), ready for ``FreshVenv.install``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class PluginDist:
+    """One distribution providing one ``reyn.plugins`` entry point."""
+
+    dist: str
+    plugin_id: str
+    source: str
+    package: str | None = None
+    version: str = "1.0.0"
+    entry_point: str | None = None
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def import_name(self) -> str:
+        return self.package or self.dist.replace("-", "_")
+
+    def write(self, root: Path) -> Path:
+        """Write the project folder under ``root`` and return it."""
+        folder = root / self.dist
+        pkg = folder / self.import_name
+        pkg.mkdir(parents=True, exist_ok=True)
+        ep = self.entry_point or f"{self.import_name}.plugin"
+        (folder / "pyproject.toml").write_text(textwrap.dedent(f"""\
+            [build-system]
+            requires = ["setuptools>=68"]
+            build-backend = "setuptools.build_meta"
+
+            [project]
+            name = "{self.dist}"
+            version = "{self.version}"
+            dependencies = ["reyn-core"]
+
+            [project.entry-points."reyn.plugins"]
+            {self.plugin_id} = "{ep}"
+
+            [tool.setuptools]
+            packages = ["{self.import_name}"]
+            """))
+        (pkg / "__init__.py").write_text("")
+        (pkg / "plugin.py").write_text(textwrap.dedent(self.source))
+        for rel, text in self.files.items():
+            (pkg / rel).write_text(textwrap.dedent(text))
+        return folder
+
+
+def build_wheels(folders: Iterable[Path], out: Path) -> list[Path]:
+    """Build a wheel of each project folder into ``out`` (one pip call)."""
+    out.mkdir(parents=True, exist_ok=True)
+    folders = [str(f) for f in folders]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps",
+         "--no-build-isolation", "-q", "-w", str(out), *folders],
+        capture_output=True, text=True, timeout=600,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"building wheels failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return sorted(out.glob("*.whl"))
+
+
+def tool_plugin(tool_names: Iterable[str], *, cluster: str = "test", extra: str = "",
+                also: Iterable[str] = (), phase: str = "allow", router: str = "allow") -> str:
+    """Source of a plugin registering one echo tool per name, then each expression in ``also``.
+
+    ``extra`` is module code placed before the hook (more tools, a settings model, policy hooks).
+    """
+    tool_names = list(tool_names)
+    lines = ["from reyn_core import ToolGates, hookimpl, tool", "", "REYN_API = 1", ""]
+    for name in tool_names:
+        lines += [
+            f'@tool(name="{name}", cluster="{cluster}", purity="read_only", '
+            f'gates=ToolGates(router="{router}", phase="{phase}"))',
+            f"def _{name.replace('-', '_')}(text: str) -> str:",
+            f'    """Echo the text ({name})."""',
+            "    return text",
+            "",
+        ]
+    lines.append(textwrap.dedent(extra))
+    lines += ["", "@hookimpl", "def reyn_register_tools(register, settings):"]
+    body = [f"    register(_{n.replace('-', '_')})" for n in tool_names] + [f"    register({e})" for e in also]
+    lines += body or ["    pass"]
+    return "\n".join(lines) + "\n"
+
+
+PROBE = '''
+import asyncio, json, sys
+from reyn_core import ToolContext, load, load_profile, render_phase, render_router, tool, dispatch_tool
+
+@tool(cluster="host", purity="read_only")
+def host_clash(text: str) -> str:
+    """A host tool whose name a plugin also claims."""
+    return text
+
+@tool(cluster="host", purity="read_only")
+def host_only(text: str) -> str:
+    """A host tool nobody else claims."""
+    return text
+
+result = load(load_profile(profile_file=sys.argv[1]), host_tools=[host_clash, host_only])
+reg = result.registry
+ctx = ToolContext(surface="router", agent="probe")
+calls = []
+for spec in sys.argv[2:]:
+    name, _, args = spec.partition("=")
+    calls.append(asyncio.run(dispatch_tool(reg, name, args or "{}", ctx, surface="router")))
+print(json.dumps({
+    "plugins": [p.to_json() for p in result.report.plugins],
+    "diagnostics": [d.to_json() for d in result.report.diagnostics],
+    "modules": sorted(m for m in sys.modules if m.startswith("rtp_")),
+    "tools": {t.name: {"plugin": t.plugin_id, "original": reg.original_name(t.name),
+                       "source_kind": t.origin.source_kind if t.origin else None} for t in reg.tools()},
+    "router": [t["function"]["name"] for t in render_router(reg, ctx)],
+    "phase": [op.kind for op in render_phase(reg, ctx, ["*"]).ops],
+    "calls": calls,
+}))
+'''

@@ -1,0 +1,414 @@
+"""The load pipeline on real plugin distributions installed into one fresh venv.
+
+Every broken plugin gets its own diagnostic code, and in the same load the good plugins still
+load, register their tools and answer calls.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from plugin_distkit import PROBE, PluginDist, build_wheels, tool_plugin
+
+GOOD_ALPHA = tool_plugin(["alpha_echo"], cluster="alpha", extra='''
+    from pydantic import BaseModel, ConfigDict
+
+    class Settings(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        greeting: str = "hello"
+
+    @hookimpl
+    def reyn_settings_model():
+        return Settings
+
+    @tool(cluster="alpha", purity="read_only")
+    def alpha_greet(name: str, ctx) -> str:
+        """Greet someone with the configured greeting."""
+        return f"{ctx.settings.greeting}, {name}"
+''', also=["alpha_greet"])
+
+GOOD_BETA = tool_plugin(["beta_echo"], cluster="beta", extra='''
+    @hookimpl
+    def reyn_before_tool_call(call):
+        if "forbidden" in str(call.arguments.get("text", "")):
+            return "beta's policy refuses the word 'forbidden'"
+        return None
+''')
+
+DISTS = [
+    PluginDist("rtp-alpha", "alpha", GOOD_ALPHA, package="rtp_alpha"),
+    PluginDist("rtp-beta", "beta", GOOD_BETA, package="rtp_beta"),
+    PluginDist("rtp-dormant", "dormant", "raise RuntimeError('dormant must never be imported')\n", package="rtp_dormant"),
+    PluginDist("rtp-broken", "broken", "import rtp_no_such_module_anywhere\nREYN_API = 1\n", package="rtp_broken"),
+    PluginDist("rtp-future", "future", tool_plugin(["future_tool"]).replace("REYN_API = 1", "REYN_API = 2"),
+               package="rtp_future"),
+    PluginDist("rtp-noapi", "noapi", tool_plugin(["noapi_tool"]).replace("REYN_API = 1", ""), package="rtp_noapi"),
+    PluginDist("rtp-raiser", "raiser", '''
+        from reyn_core import hookimpl
+        REYN_API = 1
+
+        @hookimpl
+        def reyn_register_tools(register, settings):
+            raise ValueError("raiser cannot find its data file")
+        ''', package="rtp_raiser"),
+    PluginDist("rtp-junk", "junk", tool_plugin(["junk_ok"], also=["42"]), package="rtp_junk"),
+    PluginDist("rtp-strict", "strict", tool_plugin(["strict_tool"], extra='''
+        from pydantic import BaseModel, ConfigDict
+
+        class Settings(BaseModel):
+            model_config = ConfigDict(extra="forbid")
+            limit: int = 3
+
+        @hookimpl
+        def reyn_settings_model():
+            return Settings
+        '''), package="rtp_strict"),
+    PluginDist("rtp-nosettings", "nosettings", tool_plugin(["nosettings_tool"]), package="rtp_nosettings"),
+    PluginDist("rtp-badname", "badname", tool_plugin(["badname_ok"], also=["BAD"], extra='''
+        from reyn_core import ToolDefinition
+
+        BAD = ToolDefinition(name="bad name!", description="Spaces are not allowed.",
+                             parameters={"type": "object", "properties": {}}, handler=lambda: 1)
+        '''), package="rtp_badname"),
+    PluginDist("rtp-badschema", "badschema", tool_plugin(["badschema_ok"], also=["BAD"], extra='''
+        from reyn_core import ToolDefinition
+
+        BAD = ToolDefinition(name="badschema_tool", description="Its schema is not JSON Schema.",
+                             parameters={"type": "object", "properties": {"x": {"type": "nonsense"}}},
+                             handler=lambda x: x)
+        '''), package="rtp_badschema"),
+    PluginDist("rtp-dupa", "dupa", tool_plugin(["shared_tool", "dupa_own", "host_clash"]), package="rtp_dupa"),
+    PluginDist("rtp-dupb", "dupb", tool_plugin(["shared_tool", "dupb_own"]), package="rtp_dupb"),
+    PluginDist("rtp-twin-one", "twin", tool_plugin(["twin_one_tool"]), package="rtp_twin_one"),
+    PluginDist("rtp-twin-two", "twin", tool_plugin(["twin_two_tool"]), package="rtp_twin_two"),
+    PluginDist("rtp-typo", "typohook", '''
+        from reyn_core import hookimpl
+        REYN_API = 1
+
+        @hookimpl
+        def reyn_register_tool(register, settings):
+            pass
+        ''', package="rtp_typo"),
+    PluginDist("rtp-gated", "gated", tool_plugin(["gated_read", "gated_write"]), package="rtp_gated"),
+    PluginDist("rtp-phaseonly", "phaseonly", tool_plugin(["phaseonly_tool"]), package="rtp_phaseonly"),
+    PluginDist("rtp-exitter", "exitter", "import sys\nsys.exit(3)\n", package="rtp_exitter"),
+]
+
+BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter"]
+ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", *BROKEN]
+
+MAIN_PROFILE = f"""
+[plugins]
+enable = {json.dumps(ALL_ENABLED)}
+
+[plugins.alpha.settings]
+greeting = "ahoy"
+
+[plugins.strict.settings]
+limit = "many"
+
+[plugins.nosettings.settings]
+anything = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def venv(make_module_venv, tmp_path_factory):
+    root = tmp_path_factory.mktemp("dists")
+    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
+    env = make_module_venv("pipeline")
+    env.install("reyn-core", *wheels)
+    return env
+
+
+@pytest.fixture(scope="module")
+def probe_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("probe") / "probe.py"
+    path.write_text(PROBE)
+    return path
+
+
+@pytest.fixture(scope="module")
+def run_probe(venv, probe_file, tmp_path_factory):
+    work = tmp_path_factory.mktemp("work")
+    cache = tmp_path_factory.mktemp("cache")
+
+    def run(profile: str, *calls: str) -> dict[str, Any]:
+        path = work / "reyn.toml"
+        path.write_text(textwrap.dedent(profile))
+        proc = venv.run("python", probe_file, path, *calls, cwd=work, env={"REYN_CACHE_DIR": str(cache)})
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def main_load(run_probe) -> dict[str, Any]:
+    return run_probe(MAIN_PROFILE, "alpha_greet={\"name\": \"Ann\"}", "beta_echo={\"text\": \"forbidden\"}",
+                     "beta_echo={\"text\": \"fine\"}")
+
+
+def plugin(result: dict[str, Any], plugin_id: str) -> dict[str, Any]:
+    entries = [p for p in result["plugins"] if p["id"] == plugin_id]
+    assert entries, f"{plugin_id} not reported"
+    return next((p for p in entries if p["enabled"]), entries[0])
+
+
+def codes(result: dict[str, Any], plugin_id: str) -> list[str]:
+    return [d["code"] for d in plugin(result, plugin_id)["diagnostics"]]
+
+
+def assert_good_plugins_loaded(result: dict[str, Any]) -> None:
+    assert plugin(result, "alpha")["status"] == "loaded"
+    assert plugin(result, "beta")["status"] == "loaded"
+    assert {"alpha_echo", "alpha_greet", "beta_echo"} <= set(result["router"])
+    assert codes(result, "alpha") == [] and codes(result, "beta") == []
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_installed_but_not_enabled_is_discovered_and_never_imported(main_load):
+    dormant = plugin(main_load, "dormant")
+    assert dormant["status"] == "discovered" and not dormant["enabled"]
+    assert dormant["distribution"] == "rtp-dormant" and dormant["tools"] == []
+    assert "rtp_dormant.plugin" not in main_load["modules"]  # its import would raise
+    assert not [d for d in main_load["diagnostics"] if d["plugin"] == "dormant"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_enabled_but_not_installed_is_missing_with_RD001(main_load):
+    ghost = plugin(main_load, "ghost")
+    assert ghost["status"] == "missing" and codes(main_load, "ghost") == ["RD001"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_plugin_id_from_two_distributions_is_refused_with_RD002(main_load):
+    twin = plugin(main_load, "twin")
+    assert twin["status"] == "refused" and codes(main_load, "twin") == ["RD002"]
+    message = twin["diagnostics"][0]["message"]
+    assert "rtp-twin-one" in message and "rtp-twin-two" in message
+    assert 'distribution = "rtp-twin-one"' in twin["diagnostics"][0]["hint"]
+    assert not {"twin_one_tool", "twin_two_tool"} & set(main_load["tools"])
+    assert not {"rtp_twin_one.plugin", "rtp_twin_two.plugin"} & set(main_load["modules"])
+    assert_good_plugins_loaded(main_load)
+
+
+def test_naming_the_distribution_picks_one_twin(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["twin", "alpha"]
+        [plugins.twin]
+        distribution = "rtp-twin-two"
+        """)
+    twin = plugin(result, "twin")
+    assert twin["status"] == "loaded" and twin["distribution"] == "rtp-twin-two"
+    assert "twin_two_tool" in result["tools"] and "twin_one_tool" not in result["tools"]
+    assert "rtp_twin_one.plugin" not in result["modules"]
+
+
+def test_naming_a_distribution_that_does_not_provide_the_plugin_is_RD003(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["alpha"]
+        [plugins.alpha]
+        distribution = "rtp-beta"
+        """)
+    assert plugin(result, "alpha")["status"] == "refused" and codes(result, "alpha") == ["RD003"]
+    assert "rtp_alpha.plugin" not in result["modules"]
+
+
+def test_configuring_a_plugin_that_is_not_enabled_warns_RC004(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["alpha"]
+        [plugins.dormant]
+        prefix = "d_"
+        """)
+    diags = [d for d in result["diagnostics"] if d["code"] == "RC004"]
+    assert diags and diags[0]["plugin"] == "dormant" and diags[0]["severity"] == "warning"
+    assert "rtp_dormant.plugin" not in result["modules"]
+
+
+# --------------------------------------------------------------------------- import and API
+
+
+def test_import_error_is_RI001(main_load):
+    broken = plugin(main_load, "broken")
+    assert broken["status"] == "failed" and codes(main_load, "broken") == ["RI001"]
+    assert "rtp_no_such_module_anywhere" in broken["diagnostics"][0]["message"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_plugin_calling_sys_exit_on_import_is_RI001_and_the_host_survives(main_load):
+    assert plugin(main_load, "exitter")["status"] == "failed"
+    assert codes(main_load, "exitter") == ["RI001"]
+    assert "SystemExit" in plugin(main_load, "exitter")["diagnostics"][0]["message"]
+
+
+def test_api_version_mismatch_is_RI003(main_load):
+    future = plugin(main_load, "future")
+    assert future["status"] == "failed" and codes(main_load, "future") == ["RI003"]
+    assert "REYN_API = 2" in future["diagnostics"][0]["message"]
+    assert "future_tool" not in main_load["tools"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_missing_api_declaration_is_RI002(main_load):
+    assert plugin(main_load, "noapi")["status"] == "failed" and codes(main_load, "noapi") == ["RI002"]
+    assert "noapi_tool" not in main_load["tools"]
+
+
+def test_unknown_hook_name_is_RI004(main_load):
+    typo = plugin(main_load, "typohook")
+    assert typo["status"] == "failed" and codes(main_load, "typohook") == ["RI004"]
+    assert "reyn_register_tool" in typo["diagnostics"][0]["message"]
+
+
+def test_hook_that_raises_is_RI005(main_load):
+    raiser = plugin(main_load, "raiser")
+    assert raiser["status"] == "failed" and codes(main_load, "raiser") == ["RI005"]
+    assert "ValueError: raiser cannot find its data file" in raiser["diagnostics"][0]["message"]
+    assert_good_plugins_loaded(main_load)
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_invalid_settings_are_RC001_naming_the_key(main_load):
+    strict = plugin(main_load, "strict")
+    assert strict["status"] == "failed" and codes(main_load, "strict") == ["RC001"]
+    message = strict["diagnostics"][0]["message"]
+    assert "plugins.strict.settings.limit" in message and "reyn.toml" in message
+    assert "strict_tool" not in main_load["tools"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_settings_for_a_plugin_without_a_settings_model_is_RC002(main_load):
+    assert plugin(main_load, "nosettings")["status"] == "failed"
+    assert codes(main_load, "nosettings") == ["RC002"]
+
+
+def test_validated_settings_reach_the_handler(main_load):
+    assert main_load["calls"][0] == {"status": "ok", "data": "ahoy, Ann"}
+
+
+# --------------------------------------------------------------------------- register
+
+
+def test_registering_a_non_tool_is_RT001_and_the_plugins_real_tools_load(main_load):
+    junk = plugin(main_load, "junk")
+    assert junk["status"] == "loaded" and codes(main_load, "junk") == ["RT001"]
+    assert junk["tools"] == ["junk_ok"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_invalid_tool_name_is_RT002_and_only_that_tool_is_dropped(main_load):
+    badname = plugin(main_load, "badname")
+    assert badname["status"] == "loaded" and codes(main_load, "badname") == ["RT002"]
+    assert badname["tools"] == ["badname_ok"]
+
+
+def test_invalid_schema_is_RS005_and_only_that_tool_is_dropped(main_load):
+    bad = plugin(main_load, "badschema")
+    assert codes(main_load, "badschema") == ["RS005"]
+    assert bad["diagnostics"][0]["tool"] == "badschema_tool"
+    assert bad["tools"] == ["badschema_ok"]
+
+
+def test_tool_claimed_by_two_plugins_registers_neither_with_RT004(main_load):
+    for pid in ("dupa", "dupb"):
+        diags = [d for d in plugin(main_load, pid)["diagnostics"] if d["tool"] == "shared_tool"]
+        assert [d["code"] for d in diags] == ["RT004"]
+        assert "plugin 'dupa'" in diags[0]["message"] and "plugin 'dupb'" in diags[0]["message"]
+        assert "prefix" in diags[0]["hint"] and "tools.exclude" in diags[0]["hint"]
+    assert "shared_tool" not in main_load["tools"]
+    assert {"dupa_own", "dupb_own"} <= set(main_load["router"])
+    assert_good_plugins_loaded(main_load)
+
+
+def test_plugin_tool_colliding_with_a_host_tool_registers_neither(main_load):
+    diags = [d for d in plugin(main_load, "dupa")["diagnostics"] if d["tool"] == "host_clash"]
+    assert [d["code"] for d in diags] == ["RT004"]
+    assert "the host application" in diags[0]["message"]
+    assert "host_clash" not in main_load["tools"]
+    assert "host_only" in main_load["router"]
+
+
+def test_tools_are_stamped_with_their_plugin_origin(main_load):
+    assert main_load["tools"]["alpha_echo"]["plugin"] == "alpha"
+    assert main_load["tools"]["alpha_echo"]["source_kind"] == "wheel"
+    assert main_load["tools"]["host_only"]["plugin"] is None
+
+
+def test_before_tool_call_hook_of_a_plugin_is_wired_into_dispatch(main_load):
+    denied, allowed = main_load["calls"][1:3]
+    assert denied["status"] == "error" and denied["error"]["kind"] == "denied"
+    assert "beta's policy refuses" in denied["error"]["message"] and "plugin 'beta'" in denied["error"]["message"]
+    assert allowed == {"status": "ok", "data": "fine"}
+
+
+# --------------------------------------------------------------------------- operator narrowing
+
+
+def test_features_plugins_false_hides_every_plugin_tool_from_both_surfaces(run_probe):
+    result = run_probe("""
+        [features]
+        plugins = false
+        [plugins]
+        enable = ["alpha", "gated"]
+        """, "alpha_echo={\"text\": \"x\"}")
+    assert {"alpha_echo", "gated_read"} <= set(result["tools"])  # loaded and inspectable
+    assert result["router"] == ["host_clash", "host_only"]
+    assert result["phase"] == ["host_clash", "host_only"]
+    assert result["calls"][0]["error"]["kind"] == "gate_refused"
+
+
+def test_surfaces_phase_hides_a_plugin_from_the_router_only(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["phaseonly", "alpha"]
+        [plugins.phaseonly]
+        surfaces = ["phase"]
+        """)
+    assert "phaseonly_tool" not in result["router"] and "phaseonly_tool" in result["phase"]
+    assert "alpha_echo" in result["router"]
+
+
+def test_tools_exclude_removes_the_tool(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["gated"]
+        [plugins.gated]
+        tools.exclude = ["gated_write"]
+        """)
+    assert "gated_write" not in result["tools"] and "gated_read" in result["router"]
+
+
+def test_tools_include_keeps_only_the_named_tools_and_warns_on_unknown_names(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["gated"]
+        [plugins.gated]
+        tools.include = ["gated_read", "gated_reed"]
+        """)
+    assert [t for t in result["tools"] if t.startswith("gated")] == ["gated_read"]
+    assert codes(result, "gated") == ["RC005"]
+    assert plugin(result, "gated")["diagnostics"][0]["tool"] == "gated_reed"
+
+
+def test_prefix_renames_the_tools_and_resolves_a_collision(run_probe):
+    result = run_probe("""
+        [plugins]
+        enable = ["dupa", "dupb"]
+        [plugins.dupb]
+        prefix = "b_"
+        """, "b_shared_tool={\"text\": \"hi\"}")
+    assert {"shared_tool", "b_shared_tool", "b_dupb_own"} <= set(result["router"])
+    assert result["tools"]["b_shared_tool"]["original"] == "shared_tool"
+    assert result["calls"][0] == {"status": "ok", "data": "hi"}
