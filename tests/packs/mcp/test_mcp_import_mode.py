@@ -1,0 +1,152 @@
+"""Import mode: server tools as registry tools from a tools/list snapshot, and the rug pull."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from reyn_tools_mcp import plugin
+from reyn_tools_mcp.cli import main as mcp_main
+from reyn_tools_mcp.cli import refresh_snapshot
+from reyn_tools_mcp.snapshot import read_snapshot
+
+from reyn_core import dispatch_tool, render_router
+from reyn_core.lock import tool_definition_hash
+
+
+def import_settings(mcp_settings, server_script, snapshot, **server_extra):
+    return mcp_settings({"demo": {"command": sys.executable, "args": [str(server_script)], "import_tools": True,
+                                  **server_extra}}, snapshot_file=str(snapshot))
+
+
+async def test_refresh_writes_a_snapshot_and_tools_are_registered(mcp_registry, mcp_settings, ctx, server_script,
+                                                                  tmp_path) -> None:
+    snap = tmp_path / "mcp-tools.json"
+    s = import_settings(mcp_settings, server_script, snap)
+    assert [d.name for d in plugin.imported_definitions(s, read_snapshot(snap))] == []  # nothing yet
+    reports = await refresh_snapshot(s, snap)
+    assert reports[0]["status"] == "changed" and reports[0]["new"] and "echo" in reports[0]["added"]
+    data = json.loads(snap.read_text())
+    assert data["servers"]["demo"]["source"] == f"{sys.executable} {server_script}"
+    reg = mcp_registry(s)
+    names = [t["function"]["name"] for t in render_router(reg, ctx)]
+    assert {"demo__add", "demo__echo", "demo__whoami", "call_mcp_tool"} <= set(names)
+    add = reg.get("demo__add")
+    assert add.cluster == "mcp" and add.description == "Add two integers."
+    env = await dispatch_tool(reg, "demo__add", {"a": 1, "b": 2}, ctx)
+    assert env["status"] == "ok" and env["data"]["structured_content"] == {"result": 3}
+    bad = await dispatch_tool(reg, "demo__add", {"a": "x", "b": 2}, ctx)
+    assert bad["error"]["kind"] == "invalid_arguments"  # the registry validates with the snapshot schema
+
+
+def test_imported_definitions_carry_an_mcp_origin(mcp_settings, server_script, tmp_path) -> None:
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
+        {"name": "get.thing", "description": "", "input_schema": {"properties": {"kind": {"type": "string"}}}},
+    ]}}}))
+    s = import_settings(mcp_settings, server_script, snap, prefix="d")
+    (d,) = plugin.imported_definitions(s, read_snapshot(snap))
+    assert d.name == "d__get_thing"
+    assert d.gates.phase == "deny"  # a `kind` argument cannot be a phase op
+    assert d.parameters["type"] == "object"
+    assert d.origin.kind == "mcp" and d.origin.source_kind == "mcp-stdio"
+    assert d.origin.source_url == f"{sys.executable} {server_script}" and len(d.origin.artifact_sha256) == 64
+    assert "MCP server 'demo'" in d.description
+
+
+def test_rendering_imported_tools_spawns_no_server(mcp_registry, mcp_settings, ctx, server_script, tmp_path) -> None:
+    from reyn_tools_mcp import client
+
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
+        {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]}}}))
+    client.shutdown()
+    render_router(mcp_registry(import_settings(mcp_settings, server_script, snap)), ctx)
+    assert client._POOL is None
+
+
+async def test_rug_pull_is_refused_at_call_time_and_found_by_check(mcp_registry, mcp_settings, ctx, server_script,
+                                                                  tmp_path, capsys) -> None:
+    snap = tmp_path / "mcp-tools.json"
+    s = import_settings(mcp_settings, server_script, snap)
+    await refresh_snapshot(s, snap)
+    reg = mcp_registry(s)
+    assert (await dispatch_tool(reg, "demo__echo", {"text": "a"}, ctx))["status"] == "ok"
+    await dispatch_tool(reg, "call_mcp_tool", {"server": "demo", "tool": "mutate", "arguments": {}}, ctx)
+    env = await dispatch_tool(reg, "demo__echo", {"text": "a"}, ctx)
+    assert env["error"]["kind"] == "denied"
+    assert "changed tool 'echo' since it was imported" in env["error"]["message"]
+    assert (await dispatch_tool(reg, "demo__add", {"a": 1, "b": 1}, ctx))["status"] == "ok"  # unchanged tools work
+    reports = await refresh_snapshot(s, snap, write=False)
+    assert reports[0]["changed"] == ["echo"] and reports[0]["status"] == "changed"
+
+
+async def test_refresh_changes_the_lock_hash_of_a_changed_tool(mcp_registry, mcp_settings, server_script,
+                                                              tmp_path) -> None:
+    snap = tmp_path / "mcp-tools.json"
+    await refresh_snapshot(import_settings(mcp_settings, server_script, snap), snap)
+    locked = tool_definition_hash(mcp_registry(import_settings(mcp_settings, server_script, snap)).get("demo__echo"))
+    mutated = import_settings(mcp_settings, server_script, snap, env={"DEMO_MUTATED": "1"})
+    await refresh_snapshot(mutated, snap)
+    assert tool_definition_hash(mcp_registry(mutated).get("demo__echo")) != locked
+
+
+def test_cli_check_exits_1_on_drift_and_refresh_writes(server_script, tmp_path, capsys) -> None:
+    snap = tmp_path / "snap.json"
+    profile = tmp_path / "reyn.toml"
+
+    def write_profile(mutated: bool) -> None:
+        env = '\nenv = { DEMO_MUTATED = "1" }' if mutated else ""
+        profile.write_text(
+            f'[features]\nplugins = true\n[plugins]\nenable = ["mcp"]\n'
+            f'[plugins.mcp.settings]\nsnapshot_file = {json.dumps(str(snap))}\n'
+            f'[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n'
+            f'args = [{json.dumps(str(server_script))}]\nimport_tools = true{env}\n')
+
+    write_profile(False)
+    assert mcp_main(["refresh", "--profile-file", str(profile)]) == 0
+    assert "demo: changed" in capsys.readouterr().out and snap.exists()
+    assert mcp_main(["check", "--profile-file", str(profile)]) == 0
+    write_profile(True)
+    capsys.readouterr()
+    assert mcp_main(["check", "--profile-file", str(profile), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["servers"][0]["changed"] == ["echo"]
+    assert mcp_main(["list", "--profile-file", str(profile), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "demo"
+
+
+def test_corrupt_snapshot_keeps_the_core_tools(mcp_registry, mcp_settings, ctx, server_script, tmp_path) -> None:
+    snap = tmp_path / "s.json"
+    snap.write_text("{not json")
+    reg = mcp_registry(import_settings(mcp_settings, server_script, snap))
+    assert [t.name for t in reg.tools()] == ["call_mcp_tool", "list_mcp_servers", "list_mcp_tools"]
+    from reyn_tools_mcp import diagnostics
+
+    assert "unreadable" in diagnostics(import_settings(mcp_settings, server_script, snap))[0]["message"]
+
+
+def test_lazy_imports_rendering_never_imports_mcp(server_script, tmp_path) -> None:
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
+        {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]}}}))
+    script = f"""
+import json, sys
+from reyn_core import ToolContext, ToolOrigin, ToolRegistry, render_phase, render_router
+from reyn_tools_mcp import plugin
+from reyn_tools_mcp.settings import McpSettings
+s = McpSettings.model_validate({{"servers": {{"demo": {{"command": "x", "import_tools": True}}}},
+                                 "snapshot_file": {str(snap)!r}}})
+reg = ToolRegistry(settings={{"mcp": s}})
+plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), s)
+reg = reg.freeze()
+ctx = ToolContext(surface="router")
+names = [t["function"]["name"] for t in render_router(reg, ctx)]
+render_phase(reg, ctx.with_surface("phase"), ["mcp"]).prompt_text()
+print(json.dumps({{"names": names, "heavy": sorted(m for m in ("mcp", "mcp_types", "httpx", "httpx2") if m in sys.modules)}}))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["names"] == ["call_mcp_tool", "demo__echo", "list_mcp_servers", "list_mcp_tools"]
+    assert result["heavy"] == []
