@@ -164,6 +164,11 @@ class LockedPlugin:
     files: tuple[tuple[str, str], ...]
     tools: tuple[LockedTool, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Canonical order, whatever order the caller used: equal locks compare and render equal.
+        object.__setattr__(self, "files", tuple(sorted(self.files)))
+        object.__setattr__(self, "tools", tuple(sorted(self.tools, key=lambda t: t.name)))
+
     @classmethod
     def from_provenance(
         cls, record: ProvenanceRecord, tools: Iterable[ToolDefinition] = (), api_version: int | None = None
@@ -181,8 +186,8 @@ class LockedPlugin:
             artifact_sha256=record.artifact_sha256,
             tree_digest=record.tree_digest,
             digest_scope=record.digest_scope,
-            files=tuple(sorted(record.files)),
-            tools=tuple(sorted((LockedTool.from_definition(t) for t in tools), key=lambda t: t.name)),
+            files=tuple(record.files),
+            tools=tuple(LockedTool.from_definition(t) for t in tools),
         )
 
     def tool(self, name: str) -> LockedTool | None:
@@ -405,10 +410,9 @@ def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
         artifact_sha256=r.opt_string(t, "artifact_sha256", where, _SHA256_HEX),
         tree_digest=r.string(t, "tree_digest", where, _SHA256_TAGGED),
         digest_scope=r.string(t, "digest_scope", where, choices=DIGEST_SCOPES),
-        files=tuple(sorted(files)),
-        tools=tuple(sorted((_read_tool(r, f"{where}.tools", name, r.table(tt, f"{where}.tools.{name}"))
-                            for name, tt in r.table(t.get("tools", {}), f"{where}.tools").items()),
-                           key=lambda x: x.name)),
+        files=tuple(files),
+        tools=tuple(_read_tool(r, f"{where}.tools", name, r.table(tt, f"{where}.tools.{name}"))
+                    for name, tt in r.table(t.get("tools", {}), f"{where}.tools").items()),
     )
     if tree_digest(plugin.files) != plugin.tree_digest:
         raise r.fail(f"{where}.files", "the file listing does not produce tree_digest (edited by hand?); "
