@@ -1,0 +1,170 @@
+"""Catalogues built from real folders: good files load, each broken file becomes a diagnostic."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+from reyn_tools_catalog import CODES, CatalogSettings, catalog_diagnostics, load_catalog
+from reyn_tools_catalog.plugin import reyn_register_tools
+
+
+def codes(ws):
+    return sorted((d.code, d.path.name if d.path else None) for d in catalog_diagnostics(ws.settings, ws.root))
+
+
+def test_good_skills_and_agents_load_with_every_field(ws):
+    ws.skill("summarize", """
+        ---
+        name: summarize
+        description: Summarize a text.
+        category: writing
+        input_schema: {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+        ---
+        Write three bullets.
+        """)
+    ws.skill("nested/deeper/translate", "---\nname: translate\ndescription: Translate.\n---\nTranslate it.\n")
+    ws.agent("reviewer", """
+        ---
+        name: reviewer
+        description: Reviews code.
+        tools: [read_file, grep_files]
+        model: gpt-4o-mini
+        ---
+        You review code.
+        """)
+    cat = load_catalog(ws.settings, ws.root)
+    assert list(cat.skills) == ["summarize", "translate"]
+    s = cat.skills["summarize"]
+    assert (s.category, s.input_schema["required"], s.instructions) == ("writing", ["text"], "Write three bullets.\n")
+    assert cat.skills["translate"].category == "general"
+    a = cat.agents["reviewer"]
+    assert (a.tools, a.model, a.instructions) == (("read_file", "grep_files"), "gpt-4o-mini", "You review code.\n")
+    assert cat.diagnostics == ()
+
+
+BROKEN_SKILLS = {
+    "no front matter": ("# Just markdown\n", "RK001"),
+    "unclosed block": ("---\nname: x\ndescription: y\n", "RK001"),
+    "nested mapping": ("---\nname: x\ndescription: y\nmetadata:\n  a: b\n---\n", "RK001"),
+    "missing name": ("---\ndescription: y\n---\n", "RK002"),
+    "bad name": ("---\nname: ../etc\ndescription: y\n---\n", "RK002"),
+    "missing description": ("---\nname: x\n---\n", "RK002"),
+    "list as category": ("---\nname: x\ndescription: y\ncategory: [a, b]\n---\n", "RK002"),
+    "schema not an object": ('---\nname: x\ndescription: y\ninput_schema: {"type": "string"}\n---\n', "RK007"),
+    "schema invalid": ('---\nname: x\ndescription: y\ninput_schema: {"type": "object", "required": "q"}\n---\n', "RK007"),
+    "schema remote ref": ('---\nname: x\ndescription: y\ninput_schema: {"$ref": "https://example.com/s.json"}\n---\n',
+                          "RK007"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_SKILLS))
+def test_a_broken_skill_file_is_a_diagnostic_and_the_rest_loads(ws, skill_text, case):
+    text, code = BROKEN_SKILLS[case]
+    ws.skill("good", skill_text("good"))
+    bad = ws.skill("bad", text)
+    cat = load_catalog(ws.settings, ws.root)
+    assert list(cat.skills) == ["good"]
+    [diag] = cat.diagnostics
+    assert (diag.code, diag.path, diag.severity) == (code, bad, "error")
+    assert diag.message.startswith("skill file skipped: ")
+    assert diag.render().startswith(f"{code} error {bad}")
+
+
+def test_diagnostics_carry_the_line_of_the_problem(ws):
+    path = ws.skill("bad", "---\nname: x\ndescription: y\ntools: [a\n---\n")
+    [diag] = catalog_diagnostics(ws.settings, ws.root)
+    assert (diag.code, diag.line) == ("RK001", 4)
+    assert f"{path}:4: " in diag.render()
+
+
+def test_a_broken_agent_file_is_a_diagnostic_and_the_rest_loads(ws):
+    ws.agent("good", "---\nname: good\ndescription: fine\n---\n")
+    ws.agent("bad", "---\nname: bad\ndescription: x\ntools: [1, {]\n---\n")
+    ws.agent("worse", "---\nname: worse\n---\n")
+    cat = load_catalog(ws.settings, ws.root)
+    assert list(cat.agents) == ["good"]
+    assert codes(ws) == [("RK001", "bad.md"), ("RK002", "worse.md")]
+
+
+def test_two_files_claiming_one_name_load_neither(ws, skill_text):
+    ws.skill("a", skill_text("same"))
+    ws.skill("b", skill_text("same"))
+    ws.skill("c", skill_text("other"))
+    cat = load_catalog(ws.settings, ws.root)
+    assert list(cat.skills) == ["other"]
+    [diag] = cat.diagnostics
+    assert diag.code == "RK003" and "declared by 2 files" in diag.message and "rename" in diag.hint
+
+
+def test_an_unknown_key_is_a_warning_and_the_skill_still_loads(ws, skill_text):
+    ws.skill("a", skill_text("a", extra="licence: MIT\n"))
+    cat = load_catalog(ws.settings, ws.root)
+    assert list(cat.skills) == ["a"]
+    [diag] = cat.diagnostics
+    assert (diag.code, diag.severity, diag.line) == ("RK005", "warning", 4)
+    assert "'licence'" in diag.message and "allowed keys" in diag.hint
+
+
+def test_a_missing_folder_is_a_warning(tmp_path):
+    settings = CatalogSettings(skill_dirs=["nope"])
+    [diag] = catalog_diagnostics(settings, tmp_path)
+    assert (diag.code, diag.severity) == ("RK004", "warning")
+    assert "skill_dirs" in diag.hint
+
+
+def test_an_oversized_file_is_refused(ws, skill_text):
+    ws.skill("big", skill_text("big", body="x" * 2000))
+    small = CatalogSettings(skill_dirs=["skills"], max_file_bytes=1024)
+    [diag] = catalog_diagnostics(small, ws.root)
+    assert diag.code == "RK006" and "over the limit of 1,024" in diag.message
+
+
+def test_a_file_that_is_not_utf8_is_refused(ws):
+    path = ws.root / "skills" / "bin" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_bytes(b"---\nname: x\ndescription: \xff\xfe\n---\n")
+    [diag] = catalog_diagnostics(ws.settings, ws.root)
+    assert diag.code == "RK006" and "not UTF-8" in diag.message
+
+
+def test_hidden_folders_and_other_markdown_files_are_ignored(ws, skill_text):
+    ws.skill(".git/x", skill_text("hidden"))
+    (ws.root / "skills" / "README.md").write_text("not a skill")
+    assert list(load_catalog(ws.settings, ws.root).skills) == []
+
+
+def test_a_symlinked_folder_is_not_followed(ws, skill_text, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "s").mkdir()
+    (outside / "s" / "SKILL.md").write_text(skill_text("escaped"))
+    os.symlink(outside, ws.root / "skills" / "link")
+    assert list(load_catalog(ws.settings, ws.root).skills) == []
+
+
+def test_a_changed_file_is_reread(ws, skill_text):
+    path = ws.skill("a", skill_text("first"))
+    assert list(load_catalog(ws.settings, ws.root).skills) == ["first"]
+    path.write_text(skill_text("second", description="now longer than before"))
+    assert list(load_catalog(ws.settings, ws.root).skills) == ["second"]
+    path.unlink()
+    assert list(load_catalog(ws.settings, ws.root).skills) == []
+
+
+def test_registration_logs_each_diagnostic_as_a_warning(ws, caplog, monkeypatch):
+    ws.skill("bad", "no front matter\n")
+    monkeypatch.chdir(ws.root)
+    with caplog.at_level(logging.WARNING, logger="reyn_tools_catalog"):
+        reyn_register_tools(lambda t: None, ws.settings)
+    assert any(r.getMessage().startswith("RK001 error") for r in caplog.records)
+
+
+def test_catalog_diagnostics_accepts_a_raw_settings_table(tmp_path):
+    [diag] = catalog_diagnostics({"agent_dirs": ["missing"]}, tmp_path)
+    assert diag.as_dict() == {"code": "RK004", "severity": "warning", "message": diag.message, "hint": diag.hint,
+                              "plugin": "catalog", "tool": None, "path": str(tmp_path / "missing"), "line": 0}
+
+
+def test_every_code_has_a_severity_and_title():
+    assert all(sev in ("error", "warning") and title for sev, title in CODES.values())

@@ -1,0 +1,73 @@
+"""The strict front-matter parser: the YAML subset it reads, and a clear error for the rest."""
+
+from __future__ import annotations
+
+import pytest
+from reyn_tools_catalog import FrontMatterError, parse_front_matter
+
+
+def fm(*lines: str, body: str = "") -> str:
+    return "\n".join(["---", *lines, "---"]) + "\n" + body
+
+
+def test_plain_quoted_and_commented_values():
+    parsed = parse_front_matter(fm("# a comment", "name: summarize  # trailing comment", 'title: "a \\"quoted\\" one"',
+                                   "other: 'it''s'", "empty_list: []", body="Body\n"))
+    assert parsed.values == {"name": "summarize", "title": 'a "quoted" one', "other": "it's", "empty_list": []}
+    assert parsed.lines == {"name": 3, "title": 4, "other": 5, "empty_list": 6}
+    assert parsed.body == "Body\n"
+
+
+def test_flow_and_block_lists():
+    parsed = parse_front_matter(fm("a: [x, \"y z\", 'w']", "b:", "  - one", "  - \"two\"", "c:", "- three"))
+    assert parsed.values == {"a": ["x", "y z", "w"], "b": ["one", "two"], "c": ["three"]}
+
+
+def test_block_scalars_keep_or_fold_lines():
+    parsed = parse_front_matter(fm("lit: |", "  line one", "  line two", "fold: >-", "  folded", "  text"))
+    assert parsed.values == {"lit": "line one\nline two\n", "fold": "folded text"}
+
+
+def test_a_json_object_may_span_lines():
+    parsed = parse_front_matter(fm('input_schema: {"type": "object",', '  "properties": {"q": {"type": "string"}}}',
+                                   "name: x"))
+    assert parsed.values["input_schema"] == {"type": "object", "properties": {"q": {"type": "string"}}}
+    assert parsed.values["name"] == "x"
+
+
+def test_body_keeps_later_dashes_and_a_bom_is_ignored():
+    parsed = parse_front_matter("\ufeff" + fm("name: x", body="a\n---\nb\n"))
+    assert parsed.body == "a\n---\nb\n"
+
+
+BAD = {
+    "no opening line": ("name: x\n", 1, "must start with a front-matter block"),
+    "never closed": ("---\nname: x\n", 2, "never closed"),
+    "missing colon": (fm("name x"), 2, "expected 'key: value'"),
+    "duplicate key": (fm("name: a", "name: b"), 3, "key 'name' appears twice (first on line 2)"),
+    "nested mapping": (fm("meta:", "  author: me"), 3, "nested mapping"),
+    "indented key": (fm("name: a", "  sub: b"), 3, "nested mappings are not supported"),
+    "tab indentation": (fm("tools:", "\t- a"), 3, "tabs are not allowed"),
+    "stray list item": (fm("- a"), 2, "a list item must follow a 'key:' line"),
+    "bad json": (fm('input_schema: {"type": '), 2, "JSON value of 'input_schema' is malformed or not closed"),
+    "bad double quote": (fm('name: "abc'), 2, "malformed double-quoted string"),
+    "bad single quote": (fm("name: 'it's'"), 2, "malformed single-quoted string"),
+    "anchor": (fm("name: &a x"), 2, "anchors, aliases, tags"),
+    "alias": (fm("name: *a"), 2, "anchors, aliases, tags"),
+    "tag": (fm("name: !!str x"), 2, "anchors, aliases, tags"),
+    "unclosed flow list": (fm("tools: [a, b"), 2, "not closed by ']'"),
+    "nested flow list": (fm("tools: [a, [b]]"), 2, "nested lists or mappings"),
+    "empty flow item": (fm("tools: [a, , b]"), 2, "empty item"),
+    "colon in plain value": (fm("description: note: this"), 2, "may not contain ': '; quote it"),
+    "quoted non-string": (fm('name: "a" "b"'), 2, "malformed double-quoted string"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_malformed_front_matter_names_the_line_and_the_fix(case):
+    text, line, message = BAD[case]
+    with pytest.raises(FrontMatterError) as info:
+        parse_front_matter(text)
+    assert info.value.line == line
+    assert message in info.value.message
+    assert str(info.value).startswith(f"line {line}: ")
