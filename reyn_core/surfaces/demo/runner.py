@@ -114,8 +114,9 @@ def docs_server(lifetime_s: float = 600.0) -> Iterator[str]:
         server.server_close()
 
 
-def prepare_workspace(root: Path) -> Path:
-    """Copy the demo files into ``root`` and write ``root/reyn.toml``; return the profile path."""
+def prepare_workspace(root: Path, template_path: Path | None = None) -> Path:
+    """Copy the demo files into ``root`` and write ``root/reyn.toml`` from ``template_path`` (default:
+    the demo's ``profile.toml``); return the profile path."""
     shutil.copytree(HERE / "workspace", root, dirs_exist_ok=True)
     (root / "out").mkdir(exist_ok=True)
     (root / ".reyn").mkdir(exist_ok=True)
@@ -123,7 +124,7 @@ def prepare_workspace(root: Path) -> Path:
         "workspace": root, "memory_db": root / ".reyn" / "memory.sqlite3", "skills": root / "skills",
         "agents": root / "agents", "python": sys.executable, "mcp_server": HERE / "mcp_server.py",
     }
-    template = Template((HERE / "profile.toml").read_text(encoding="utf-8"))
+    template = Template((template_path or HERE / "profile.toml").read_text(encoding="utf-8"))
     text = template.substitute({k: json.dumps(str(v)) for k, v in values.items()})
     profile = root / "reyn.toml"
     profile.write_text(text, encoding="utf-8")
@@ -227,8 +228,13 @@ def summarise(root: Path, outcome: DemoOutcome, console: Console) -> None:
 
 
 def run_demo(*, out: TextIO | None = None, workdir: Path | None = None, keep: bool = False,
-             strict: bool = False) -> int:
-    """Run the demo; return the exit code (``strict``: 1 unless every plugin loaded and every step ran)."""
+             strict: bool = False, profile_template: Path | None = None) -> int:
+    """Run the demo; return the exit code.
+
+    Exit 1 when a step that could run failed (the router did not answer, the phase did not finish);
+    with ``strict`` also when any of the six packs or the example plugin did not load. A plugin that
+    is not installed or fails to load is reported and the demo runs with the rest.
+    """
     out = out or sys.stdout
     console = Console(out, steps=5)
     console.say("Reyn demo — offline, no API key. Real components throughout: plugins loaded through a "
@@ -239,7 +245,7 @@ def run_demo(*, out: TextIO | None = None, workdir: Path | None = None, keep: bo
     outcome = DemoOutcome()
     try:
         console.step(f"workspace {root}")
-        profile = prepare_workspace(root)
+        profile = prepare_workspace(root, profile_template)
         console.say("  notes/todo.md, notes/meeting.md, skills/summarise-notes/SKILL.md, agents/editor.md, reyn.toml")
         console.step(f"loading {profile.name}: plugins enabled {list(PLUGINS)}")
         registry = load_plugins(profile, console, outcome)
@@ -265,5 +271,6 @@ def run_demo(*, out: TextIO | None = None, workdir: Path | None = None, keep: bo
         failed.append("not loaded: " + ", ".join(sorted(outcome.not_loaded)))
     for p in failed:
         console.say(f"demo problem: {p}")
-    console.say("\nDone." if not failed else "")
-    return 1 if failed and (strict or outcome.problems) else 0
+    if not failed:
+        console.say("\nDone.")
+    return 1 if failed else 0

@@ -1,0 +1,87 @@
+"""``reyn demo``: the main job, end to end, offline — six packs, the example plugin, both surfaces."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reyn_core.surfaces.demo.runner import HERE, PLUGINS, run_demo
+
+pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
+    """One strict demo run, in process, in a kept work folder."""
+    workdir = tmp_path_factory.mktemp("demo")
+    out = io.StringIO()
+    code = run_demo(out=out, workdir=workdir, strict=True)
+    return code, out.getvalue(), workdir
+
+
+def test_demo_exits_zero_in_strict_mode(demo_run):
+    code, text, _ = demo_run
+    assert code == 0, text
+    assert text.rstrip().endswith("Done.")
+
+
+def test_provenance_table_lists_all_six_packs_and_the_example_plugin_as_loaded(demo_run):
+    _, text, _ = demo_run
+    for plugin in PLUGINS:
+        row = re.search(rf"^{plugin}\s+loaded\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9a-f]{{12}})\s+(\d+)$",
+                        text, re.MULTILINE)
+        assert row, f"no loaded row for {plugin}:\n{text}"
+
+
+def test_router_conversation_uses_real_tools_and_reports_refusals(demo_run):
+    _, text, _ = demo_run
+    assert "→ read_file(" in text and "→ call_mcp_tool(" in text and "→ web_fetch(" in text
+    assert "REYN-7 is in review (owner ana), from the tracker over MCP." in text  # the stdio MCP server
+    assert "The docs server announces Reyn 0.1.0." in text  # web_fetch of the local page
+    assert "The download is 50.33 MB." in text  # the example plugin's convert_units
+    assert "← shell: error gate_refused (role gate)" in text  # phase-only tool refused on the router
+    assert "link-local" in text  # SSRF guard refused the metadata address
+    assert "← remember_shared: ok:" in text
+
+
+def test_phase_runs_ops_suspends_for_the_user_and_finishes(demo_run):
+    _, text, workdir = demo_run
+    assert "'web_fetch' is not an allowed op" in text  # contract violation sent back once
+    assert "⏸ waiting for the user: Plain list or table for the summary?" in text
+    assert "← shell: ok:" in text or "op ← shell: ok:" in text
+    assert "■ phase ended: finish" in text
+    summary = (workdir / "out" / "summary.md").read_text()
+    assert "- Review REYN-7 (LLM surfaces and the demo)" in summary
+    assert "Remembered: release-reyn-7" in summary  # the router's memory write, read back by the phase
+
+
+def test_demo_keeps_going_when_a_plugin_fails_and_says_so(tmp_path):
+    template = (HERE / "profile.toml").read_text()
+    broken = template.replace("[plugins.shell.settings]\n", "[plugins.shell.settings]\nno_such_setting = 1\n")
+    (tmp_path / "profile.toml").write_text(broken)
+    out = io.StringIO()
+    code = run_demo(out=out, workdir=tmp_path / "work", profile_template=tmp_path / "profile.toml")
+    text = out.getvalue()
+    assert code == 0, text
+    assert re.search(r"^shell\s+failed", text, re.MULTILINE)
+    assert "! shell: failed" in text and "no_such_setting" in text
+    assert "■ phase ended: finish" in text  # everything else still ran
+    out = io.StringIO()
+    strict = run_demo(out=out, workdir=tmp_path / "work2", profile_template=tmp_path / "profile.toml", strict=True)
+    assert strict == 1 and "demo problem: not loaded: shell" in out.getvalue()
+
+
+def test_reyn_demo_command_runs_offline_and_cleans_up(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and not k.endswith("_API_KEY")}
+    env["TMPDIR"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "reyn_core", "demo"], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Done." in proc.stdout and "Traceback" not in proc.stderr
+    assert not list(tmp_path.glob("reyn-demo-*"))  # the temporary workspace is removed
