@@ -11,6 +11,7 @@ from .catalog import CatalogSettings, catalog_diagnostics, log
 from .tools import CATALOG_TOOLS
 
 REYN_API = 1
+_LOGGED: set[str] = set()  # each problem is logged once per process, however often the plugin loads
 
 
 @hookimpl
@@ -26,7 +27,10 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
         register(definition)
     if isinstance(settings, CatalogSettings) and (settings.skill_dirs or settings.agent_dirs):
         for diag in catalog_diagnostics(settings):
-            log.warning("%s", diag.render())
+            line = diag.render()
+            if line not in _LOGGED:
+                _LOGGED.add(line)
+                log.warning("%s", line)
 
 
 __all__ = ["REYN_API", "catalog_diagnostics", "reyn_register_tools", "reyn_settings_model"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -140,7 +141,7 @@ class InvokeSkillArgs(BaseModel):
 
 @tool(cluster="catalog", purity="side_effect", gates=BOTH,
       schema_enricher=_names_enricher("skill", lambda c: c.skills))
-async def invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
+async def _invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
     """Run a skill with an input that matches its input schema (see describe_skill)."""
     run_skill = ctx.bridge.require("run_skill", tool="invoke_skill")
     skill = _skill(catalog_for(ctx), args.skill, "invoke_skill", "/skill")
@@ -152,6 +153,18 @@ async def invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
                 f"invalid arguments for 'invoke_skill': the input does not match the input schema of skill "
                 f"{skill.name!r}: {listed}", tool="invoke_skill", problems=problems)
     return await _call(run_skill, skill=skill, input=args.input, ctx=ctx)
+
+
+def _open_input_parameters() -> dict[str, Any]:
+    # ``input`` is free-form (each skill has its own schema); an open object needs no explicit
+    # ``additionalProperties: true``, which some providers' schema subsets reject.
+    params = dict(_invoke_skill.parameters)
+    props = {k: dict(v) for k, v in params["properties"].items()}
+    props["input"].pop("additionalProperties", None)
+    return {**params, "properties": props}
+
+
+invoke_skill = replace(_invoke_skill, name="invoke_skill", parameters=_open_input_parameters())
 
 
 def _schema_problems(schema: Any, value: Any) -> list[ArgumentProblem]:
@@ -220,7 +233,7 @@ def plan_tool_names(ctx: ToolContext) -> Collection[str]:
 
 
 @tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred")
-async def plan(args: Plan, ctx: ToolContext) -> Any:
+async def _plan(args: Plan, ctx: ToolContext) -> Any:
     """Lay out a plan of 2-7 steps toward a goal; the host runs the steps in dependency order.
 
     Give each step an id, a description, the tools it may use and the ids it depends on.
@@ -251,6 +264,32 @@ async def ask_user(args: AskUserArgs, ctx: ToolContext) -> Any:
     answer = await _call(ask, question=args.question, options=list(args.options), ctx=ctx)
     return {"answer": answer} if isinstance(answer, str) else answer
 
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its local ``#/$defs/...`` references replaced by the definitions (no recursion
+    in these models), so providers with a small schema subset (e.g. Gemini) get a plain schema."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and len(node) == 1:
+                return walk(defs[ref.removeprefix("#/$defs/")])
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)  # type: ignore[no-any-return]
+
+
+def _plan_parameters() -> dict[str, Any]:
+    params = _inline_refs(dict(_plan.parameters))
+    params.pop("description", None)  # the model's docstring; the tool description says it better
+    return params
+
+
+plan = replace(_plan, name="plan", parameters=_plan_parameters())
 
 CATALOG_TOOLS = (list_skills, describe_skill, list_agents, describe_agent, invoke_skill,
                  delegate_to_agent, plan, ask_user)

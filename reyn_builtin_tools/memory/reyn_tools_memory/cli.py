@@ -32,24 +32,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _profile_settings(args: argparse.Namespace) -> MemorySettings:
-    """The memory settings of the profile, when the core can load one and it has any."""
+    """``[plugins.memory.settings]`` of the profile (``--profile`` / ``--profile-file``, else the usual
+    search: ``$REYN_PROFILE_FILE``, ``./reyn.toml``, ...); defaults when there is none."""
     import reyn_core
 
-    load_profile = getattr(reyn_core, "load_profile", None)
-    if load_profile is None:
-        return MemorySettings()
-    profile = load_profile(profile_file=args.profile_file, profile_name=args.profile)
-    raw: Any = None
-    plugins = getattr(profile, "plugins", None)
-    table = None
-    if plugins is not None:
-        tables = getattr(plugins, "tables", None)
-        table = (tables or {}).get("memory") if isinstance(tables, dict) else getattr(plugins, "memory", None)
-        if table is None and hasattr(plugins, "model_extra"):
-            table = (plugins.model_extra or {}).get("memory")
-    if table is not None:
-        raw = table.get("settings") if isinstance(table, dict) else getattr(table, "settings", None)
-    return MemorySettings.model_validate(raw or {})
+    profile = reyn_core.load_profile(profile_file=args.profile_file, profile_name=args.profile)
+    return MemorySettings.model_validate(profile.plugin("memory").settings or {})
 
 
 def _store(args: argparse.Namespace) -> tuple[MemoryStore, MemorySettings]:

@@ -65,3 +65,11 @@ def test_shared_tools_run_on_both_surfaces(ws, skill_text, tool):
 def test_catalog_tools_outside_the_phase_allowed_ops_are_refused(ws):
     env = ws.call("list_skills", {}, surface="phase", allowed_ops=["file"])
     assert env["error"]["kind"] == "gate_refused" and env["error"]["layer"] == "call"
+
+
+def test_plan_and_invoke_skill_schemas_avoid_refs_and_explicit_open_objects(ws):
+    import json
+
+    plan = json.dumps(ws.registry.get("plan").parameters)
+    assert "$ref" not in plan and "$defs" not in plan
+    assert "additionalProperties" not in ws.registry.get("invoke_skill").parameters["properties"]["input"]
