@@ -44,14 +44,18 @@ def registry_from_plugin(
     if isinstance(module, str):
         module = importlib.import_module(module)
     api = getattr(module, "REYN_API", None)
-    if api != API_VERSION:
+    if type(api) is not int or api != API_VERSION:
         raise PluginModuleError(
             f"plugin module {module.__name__!r} declares REYN_API = {api!r}; this reyn-core supports "
             f"REYN_API = {API_VERSION} (add `REYN_API = {API_VERSION}` to the module)"
         )
     manager = pluggy.PluginManager(PROJECT)
     manager.add_hookspecs(ReynHookSpecs)
-    manager.register(module, name=plugin_id)
+    try:
+        manager.register(module, name=plugin_id)
+        manager.check_pending()
+    except Exception as exc:  # pluggy: unknown hook names, wrong hook arguments
+        raise PluginModuleError(f"invalid hook implementation in {module.__name__!r}: {exc}") from None
 
     validated = _validate_settings(manager, module, plugin_id, settings)
     plugin_surfaces = frozenset(surfaces) if surfaces is not None else None
@@ -59,7 +63,7 @@ def registry_from_plugin(
         plugins={plugin_id: PluginPolicy(surfaces=plugin_surfaces)},
         **({"default_allowed_ops": tuple(default_allowed_ops)} if default_allowed_ops is not None else {}),
     )
-    builder = ToolRegistry(operator=operator, hooks=_policy_hooks(manager))
+    builder = ToolRegistry(operator=operator, hooks=_policy_hooks(plugin_id, manager))
     for host_tool in host_tools:
         builder.register(host_tool)
     origin = ToolOrigin(kind="plugin", plugin_id=plugin_id, entry_point=module.__name__, api_version=api)
@@ -84,14 +88,13 @@ def _validate_settings(manager: Any, module: ModuleType, plugin_id: str,
         raise PluginModuleError(f"invalid settings for plugin {plugin_id!r}: {exc}") from None
 
 
-def _policy_hooks(manager: Any) -> ToolCallHooks:
-    def before(call: Any) -> str | None:
-        for reason in manager.hook.reyn_before_tool_call(call=call):
-            if reason:
-                return str(reason)
-        return None
+def _policy_hooks(plugin_id: str, manager: Any) -> ToolCallHooks | None:
+    # The loader's own adapters: async hooks awaited, a policy hook that raises denies (fail closed).
+    from reyn_core.plugins.loader import _after_hook, _before_hook
 
-    def after(call: Any, outcome: Any) -> None:
-        manager.hook.reyn_after_tool_call(call=call, outcome=outcome)
-
-    return ToolCallHooks(before=(before,), after=(after,))
+    hooks = ToolCallHooks()
+    if manager.hook.reyn_before_tool_call.get_hookimpls():
+        hooks = hooks + ToolCallHooks(before=(_before_hook(plugin_id, manager),))
+    if manager.hook.reyn_after_tool_call.get_hookimpls():
+        hooks = hooks + ToolCallHooks(after=(_after_hook(manager),))
+    return hooks if hooks.before or hooks.after else None

@@ -134,3 +134,29 @@ def reyn_after_tool_call(call, outcome):
     assert "this text is not allowed" in denied.error_message
     assert caller.router("shout", {"text": "ok"}).ok
     assert module.seen == [("shout", "error"), ("shout", "ok")]
+
+
+def test_a_policy_hook_that_raises_denies_the_call(plugin_module):
+    source = GOOD + '''
+@hookimpl
+def reyn_before_tool_call(call):
+    raise KeyError("policy table missing")
+'''
+    result = ToolCaller(registry_from_plugin(plugin_module(source))).router("shout", {"text": "x"})
+    assert result.error_kind == "denied"
+    assert "policy hook of plugin 'plugin' failed" in result.error_message
+
+
+def test_reyn_api_true_is_not_version_one(plugin_module):
+    with pytest.raises(PluginModuleError, match="REYN_API = True"):
+        registry_from_plugin(plugin_module(GOOD.replace("REYN_API = 1", "REYN_API = True")))
+
+
+def test_a_misspelt_hook_is_refused(plugin_module):
+    source = GOOD + '''
+@hookimpl
+def reyn_register_tool(register, settings):
+    pass
+'''
+    with pytest.raises(PluginModuleError, match=r"invalid hook implementation.*reyn_register_tool"):
+        registry_from_plugin(plugin_module(source))
