@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ReynError(f"--api-key-env names {args.api_key_env!r}, which is not set")
+    if args.api_base and not api_key and not os.environ.get("OPENAI_API_KEY"):
+        api_key = "no-key"  # local OpenAI-compatible servers ignore the key, but the client requires one
     transcript = Transcript(show_model_calls=False)
     ctx = ToolContext(surface="router", agent="chat", workspace=Path(args.workspace).resolve())
     loop = RouterLoop(registry, model=args.model, ctx=ctx, client=LiteLLMClient(api_base=args.api_base, api_key=api_key),

@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
     if args.api_key_env and not api_key:
         raise ReynError(f"--api-key-env names {args.api_key_env!r}, which is not set")
+    if (args.api_base or spec.api_base) and not api_key and not os.environ.get("OPENAI_API_KEY"):
+        api_key = "no-key"  # local OpenAI-compatible servers ignore the key, but the client requires one
     registry = load_from_args(args).registry
     out = sys.stderr if args.json else sys.stdout
     transcript = Transcript(out)
