@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 
@@ -42,7 +43,7 @@ def read_lines(fd: int, *, start_line: int, limit: int | None, max_bytes: int) -
     Lines before ``start_line`` are skipped in bounded chunks without being kept; a line longer than
     what is left of the budget is cut, and ``truncated`` says the byte cap stopped the read.
     """
-    reader = open(os.dup(fd), "rb", buffering=CHUNK)  # closed below
+    reader = io.BufferedReader(io.FileIO(os.dup(fd), "rb"), CHUNK)  # closed below
     try:
         reader.seek(0)
         line_no = 1

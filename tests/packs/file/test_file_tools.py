@@ -354,3 +354,25 @@ async def test_grep_files_skips_binary_and_oversized_files(make_tools, workspace
     assert [m["path"] for m in result["matches"]] == ["small.txt"]
     assert "1 binary files were skipped" in result["note"]
     assert "larger than 1024 bytes were skipped" in result["note"]
+
+
+async def test_glob_files_supports_classes_negation_and_trailing_double_star(tools, tree):
+    assert (await tools.call("glob_files", pattern="src/pkg/[!b].*"))["files"] == ["src/pkg/c.txt"]
+    assert (await tools.call("glob_files", pattern="src/**"))["files"] == ["src/a.py", "src/pkg/b.py", "src/pkg/c.txt"]
+    assert (await tools.call("glob_files", pattern="src/?.py"))["files"] == ["src/a.py"]
+
+
+async def test_settings_workspace_overrides_the_host_workspace(make_tools, workspace, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "there.txt").write_text("there\n")
+    tools = make_tools(workspace=str(other), write_roots=())
+    assert (await tools.call("read_file", path="there.txt"))["content"] == "there\n"
+    env = await tools.envelope("read_file", {"path": str(workspace / "hello.txt")})
+    assert env["error"]["kind"] == "denied"
+
+
+async def test_empty_file_reads_as_empty(tools, workspace):
+    (workspace / "empty.txt").write_text("")
+    result = await tools.call("read_file", path="empty.txt")
+    assert result["content"] == "" and result["truncated"] is False and "note" not in result
