@@ -30,6 +30,7 @@ _EXPORTS = {
     "plugin_profile": "reyn_core.testing.profiles",
     "to_profile": "reyn_core.testing.profiles",
     "registry_from_plugin": "reyn_core.testing.modules",
+    "PluginModuleError": "reyn_core.testing.modules",
     "ToolCaller": "reyn_core.testing.calls",
     "Envelope": "reyn_core.testing.calls",
     "assert_diagnostic": "reyn_core.testing.diagnostics",
