@@ -1,0 +1,319 @@
+"""The ``reyn`` command, run as a real console script in a fresh venv with real plugin wheels.
+
+Each command is checked in human and ``--json`` form, with its exit code; errors are one line on
+stderr and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
+from plugin_distkit import PluginDist, build_wheels, tool_plugin
+
+GOOD = tool_plugin(["good_echo"], cluster="good", also=["good_phase_note"], extra='''
+    def _greet(argv):
+        print("hello from good:", " ".join(argv))
+        return 0
+
+    def _fail(argv):
+        raise RuntimeError("the command broke")
+
+    @hookimpl
+    def reyn_cli_commands():
+        return {"greet": _greet, "breaks": _fail, "tools": _greet}
+
+    @tool(cluster="good", purity="side_effect", gates=ToolGates(router="deny"))
+    def good_phase_note(note: str) -> str:
+        """Record a note (phase only)."""
+        return note
+''')
+
+LOOSE = tool_plugin([], also=["LOOSE"], extra='''
+    from reyn_core import ToolDefinition
+
+    LOOSE = ToolDefinition(
+        name="loose_map", description="Accept any string map (cannot be OpenAI strict).",
+        parameters={"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        handler=lambda m: m)
+''')
+
+DISTS = [
+    PluginDist("rtp-cli-good", "good", GOOD, package="rtp_cli_good"),
+    PluginDist("rtp-cli-bad", "bad", "import rtp_cli_nothing_here\n", package="rtp_cli_bad"),
+    PluginDist("rtp-cli-idle", "idle", tool_plugin(["idle_tool"]), package="rtp_cli_idle"),
+    PluginDist("rtp-cli-loose", "loose", LOOSE, package="rtp_cli_loose"),
+]
+
+
+class Cli:
+    def __init__(self, venv: Any, work: Path, cache: Path) -> None:
+        self.venv, self.work, self.cache = venv, work, cache
+
+    def profile(self, text: str, name: str = "reyn.toml") -> Path:
+        path = self.work / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def __call__(self, *args: str) -> Any:
+        env = {"REYN_CACHE_DIR": str(self.cache), "XDG_CONFIG_HOME": str(self.work / "xdg")}
+        return self.venv.run("reyn", *args, cwd=self.work, env=env)
+
+    def json(self, *args: str, code: int = 0) -> Any:
+        proc = self(*args, "--json")
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def cli(make_module_venv, tmp_path_factory) -> Cli:
+    root = tmp_path_factory.mktemp("dists")
+    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
+    venv = make_module_venv("cli")
+    venv.install("reyn-core", *wheels)
+    return Cli(venv, tmp_path_factory.mktemp("work"), tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture
+def good_profile(cli):
+    return cli.profile('[plugins]\nenable = ["good"]\n')
+
+
+def assert_one_line_error(proc: Any, *fragments: str) -> None:
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reyn: error:"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+# --------------------------------------------------------------------------- plugins
+
+
+def test_plugins_list_shows_discovered_and_enabled(cli, good_profile):
+    proc = cli("plugins", "list")
+    assert proc.returncode == 0, proc.stderr
+    header, *rows = proc.stdout.strip().splitlines()
+    assert header.split() == ["ID", "STATUS", "ENABLED", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST", "TOOLS"]
+    good = next(r.split() for r in rows if r.startswith("good "))
+    assert good[:6] == ["good", "loaded", "yes", "rtp-cli-good", "1.0.0", "wheel"] and good[7] == "2"
+    assert len(good[6]) == 12
+    idle = next(r.split() for r in rows if r.startswith("idle "))
+    assert idle[:3] == ["idle", "discovered", "no"]
+
+
+def test_plugins_list_json(cli, good_profile):
+    data = cli.json("plugins", "list")
+    assert data["profile"].endswith("reyn.toml")
+    by_id = {p["id"]: p for p in data["plugins"]}
+    assert by_id["good"]["status"] == "loaded" and by_id["good"]["tools"] == ["good_echo", "good_phase_note"]
+    assert by_id["good"]["origin"]["tree_digest"].startswith("sha256:")
+    assert by_id["idle"]["status"] == "discovered" and by_id["idle"]["origin"] is None
+
+
+def test_plugins_show_prints_origin_tools_commands(cli, good_profile):
+    proc = cli("plugins", "show", "good")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "plugin good  (loaded, enabled)" in out and "rtp-cli-good 1.0.0" in out
+    assert "rtp_cli_good.plugin" in out and "digest        sha256:" in out and "installed" in out
+    assert "good_echo [good, read_only]" in out and "commands: breaks, greet" in out
+
+
+def test_plugins_show_json_has_tool_hashes_and_diagnostics(cli):
+    cli.profile('[plugins]\nenable = ["good", "bad"]\n')
+    good = cli.json("plugins", "show", "good")
+    assert [t["name"] for t in good["tools"]] == ["good_echo", "good_phase_note"]
+    assert good["tools"][0]["definition_sha256"].startswith("sha256:")
+    assert any(d["code"] == "RI007" for d in cli.json("doctor", code=1)["diagnostics"])  # `tools` shadows
+    bad = cli.json("plugins", "show", "bad")
+    assert bad["status"] == "failed" and bad["diagnostics"][0]["code"] == "RI001"
+
+
+def test_plugins_show_unknown_id_is_a_one_line_error(cli, good_profile):
+    assert_one_line_error(cli("plugins", "show", "nosuch"), "'nosuch'", "good")
+
+
+def test_plugins_lock_then_audit_is_clean(cli, good_profile):
+    proc = cli("plugins", "lock")
+    assert proc.returncode == 0 and "wrote" in proc.stdout and "1 plugin(s), 2 tool(s)" in proc.stdout
+    assert (cli.work / "reyn.lock").is_file()
+    audit = cli("plugins", "audit")
+    assert audit.returncode == 0 and audit.stdout.startswith("ok:"), audit.stdout + audit.stderr
+    assert cli.json("plugins", "audit") == {"lock": str(cli.work / "reyn.lock"), "ok": True, "drift": []}
+
+
+def test_audit_reports_a_newly_enabled_plugin_as_drift(cli):
+    cli.profile('[plugins]\nenable = ["good"]\n[lock]\npath = "drift.lock"\n')
+    assert cli("plugins", "lock").returncode == 0
+    cli.profile('[plugins]\nenable = ["good", "idle"]\n[lock]\npath = "drift.lock"\n')
+    proc = cli("plugins", "audit")
+    assert proc.returncode == 1 and "idle: plugin_added" in proc.stdout
+
+
+def test_audit_without_a_lock_file_exits_2(cli):
+    cli.profile('[plugins]\nenable = ["good"]\n[lock]\npath = "absent.lock"\n')
+    proc = cli("plugins", "audit")
+    assert proc.returncode == 2 and "no lock file" in proc.stderr
+
+
+def test_lock_refuses_to_write_when_an_enabled_plugin_fails(cli):
+    cli.profile('[plugins]\nenable = ["good", "bad"]\n[lock]\npath = "never.lock"\n')
+    proc = cli("plugins", "lock")
+    assert proc.returncode == 1 and "'bad' is failed" in proc.stderr
+    assert not (cli.work / "never.lock").exists()
+
+
+def test_plugins_new_creates_a_project(cli, tmp_path):
+    proc = cli("plugins", "new", "my_tools", "--dest", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "my_tools" / "pyproject.toml").is_file()
+    again = cli("plugins", "new", "my_tools", "--dest", str(tmp_path))
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def test_tools_list_shows_visibility_per_surface(cli, good_profile):
+    proc = cli("tools", "list")
+    assert proc.returncode == 0
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:]}
+    assert "good_echo" in rows and "no (role)" in rows["good_phase_note"]
+    data = cli.json("tools", "list", "--surface", "router")
+    assert [t["name"] for t in data] == ["good_echo"]
+    assert data[0]["router"] == {"visible": True, "layer": None, "reason": None}
+
+
+def test_tools_list_phase_uses_allowed_ops(cli, good_profile):
+    names = [t["name"] for t in cli.json("tools", "list", "--surface", "phase", "--allowed-ops", "good")]
+    assert names == ["good_echo", "good_phase_note"]
+    assert cli.json("tools", "list", "--surface", "phase") == []  # default ops: file, ask_user
+
+
+def test_tools_render_router_prints_the_openai_tools_array(cli, good_profile):
+    proc = cli("tools", "render", "--surface", "router")
+    assert proc.returncode == 0
+    tools = json.loads(proc.stdout)
+    assert [t["function"]["name"] for t in tools] == ["good_echo"]
+    assert tools[0]["type"] == "function" and tools[0]["function"]["parameters"]["type"] == "object"
+    assert cli("tools", "render", "--surface", "router").stdout == proc.stdout  # deterministic bytes
+
+
+def test_tools_render_phase_human_and_json(cli, good_profile):
+    proc = cli("tools", "render", "--surface", "phase", "--allowed-ops", "good_phase_note")
+    assert proc.returncode == 0 and "- good_phase_note(note: string)" in proc.stdout
+    data = cli.json("tools", "render", "--surface", "phase", "--allowed-ops", "good")
+    assert [op["kind"] for op in data["ops"]] == ["good_echo", "good_phase_note"]
+    assert data["output_schema"]["title"] == "PhaseOutput" and data["allowed_ops"] == ["good"]
+
+
+def test_tools_render_strict_exits_1_naming_the_tool_that_cannot_be_strict(cli):
+    cli.profile('[plugins]\nenable = ["good", "loose"]\n')
+    assert cli("tools", "render", "--surface", "router", "--strict").returncode == 1
+    proc = cli("tools", "render", "--surface", "router", "--strict")
+    assert "loose_map" in proc.stderr and "Traceback" not in proc.stderr
+    cli.profile('[plugins]\nenable = ["good"]\n')
+    strict = json.loads(cli("tools", "render", "--surface", "router", "--strict").stdout)
+    assert strict[0]["function"]["strict"] is True
+
+
+def test_tools_call_prints_the_envelope(cli, good_profile):
+    assert cli.json("tools", "call", "good_echo", "--args", '{"text": "hi"}') == {"status": "ok", "data": "hi"}
+
+
+def test_tools_call_with_invalid_arguments_exits_1(cli, good_profile):
+    data = cli.json("tools", "call", "good_echo", "--args", '{"text": 5}', code=1)
+    assert data["error"]["kind"] == "invalid_arguments" and data["error"]["errors"][0]["path"] == "/text"
+
+
+def test_tools_call_with_malformed_json_exits_1(cli, good_profile):
+    data = cli.json("tools", "call", "good_echo", "--args", "{not json", code=1)
+    assert data["error"]["kind"] == "invalid_arguments"
+
+
+def test_tools_call_unknown_tool_exits_1(cli, good_profile):
+    assert cli.json("tools", "call", "nosuch", code=1)["error"]["kind"] == "not_found"
+
+
+def test_tools_call_respects_the_surface_gate(cli, good_profile):
+    refused = cli.json("tools", "call", "good_phase_note", "--args", '{"note": "n"}', code=1)
+    assert refused["error"]["kind"] == "gate_refused" and refused["error"]["layer"] == "role"
+    ok = cli.json("tools", "call", "good_phase_note", "--args", '{"note": "n"}', "--surface", "phase",
+                  "--allowed-ops", "good")
+    assert ok == {"status": "ok", "data": "n"}
+
+
+def test_warm_tools_render_never_imports_jsonschema(cli, good_profile):
+    cli("tools", "render", "--surface", "router")  # warm the schema-check cache
+    env = {"REYN_CACHE_DIR": str(cli.cache), "XDG_CONFIG_HOME": str(cli.work / "xdg")}
+    proc = cli.venv.run("python", "-X", "importtime", "-m", "reyn_core", "tools", "render", "--surface", "router",
+                        cwd=cli.work, env=env)
+    assert proc.returncode == 0
+    assert "jsonschema" not in proc.stderr and "litellm" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- doctor and errors
+
+
+def test_doctor_with_only_warnings_exits_0(cli, good_profile):
+    proc = cli("doctor")
+    assert proc.returncode == 0, proc.stdout
+    assert "RI007 warning [good]" in proc.stdout and "'tools' would shadow" in proc.stdout
+    data = cli.json("doctor")
+    assert data["ok"] is True and data["plugins"] == {"good": "loaded"} and data["tools"] == 2
+
+
+def test_doctor_reports_every_error_and_exits_1(cli):
+    cli.profile('[plugins]\nenable = ["good", "bad", "ghost"]\n')
+    proc = cli("doctor")
+    assert proc.returncode == 1
+    assert "RI001 error [bad]" in proc.stdout and "RD001 error [ghost]" in proc.stdout and "fix:" in proc.stdout
+    data = cli.json("doctor", code=1)
+    assert data["ok"] is False and {d["code"] for d in data["diagnostics"]} >= {"RI001", "RD001"}
+
+
+def test_profile_typo_is_one_line_naming_key_and_file(cli):
+    cli.profile('[plugins]\nenabel = ["good"]\n')
+    for command in (["plugins", "list"], ["tools", "list"], ["doctor"], ["tools", "render", "--surface", "router"]):
+        assert_one_line_error(cli(*command), "plugins.enabel", "reyn.toml")
+
+
+def test_profile_file_and_named_profile_options(cli):
+    path = cli.profile('[plugins]\nenable = []\n[profiles.withgood.plugins]\nenable = ["good"]\n', "alt.toml")
+    cli.profile('[plugins]\nenable = ["bad"]\n')
+    data = cli.json("plugins", "list", "--profile-file", str(path), "--profile", "withgood")
+    assert {p["id"]: p["status"] for p in data["plugins"]}["good"] == "loaded"
+    assert_one_line_error(cli("doctor", "--profile-file", str(path), "--profile", "nope"), "'nope'")
+    assert_one_line_error(cli("doctor", "--profile-file", "missing.toml"), "does not exist")
+
+
+# --------------------------------------------------------------------------- plugin commands
+
+
+def test_enabled_plugin_contributes_a_command(cli, good_profile):
+    proc = cli("greet", "Ann", "Bob")
+    assert proc.returncode == 0 and proc.stdout.strip() == "hello from good: Ann Bob"
+
+
+def test_plugin_command_that_raises_is_one_line_and_exit_1(cli, good_profile):
+    proc = cli("breaks")
+    assert proc.returncode == 1 and "the command broke" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_plugin_cannot_shadow_a_builtin_command(cli, good_profile):
+    proc = cli("tools", "list", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)  # the built-in ran, not the plugin's
+
+
+def test_command_of_a_plugin_that_is_not_enabled_is_unknown(cli):
+    cli.profile('[plugins]\nenable = []\n')
+    proc = cli("greet")
+    assert proc.returncode == 2 and "unknown command 'greet'" in proc.stderr
