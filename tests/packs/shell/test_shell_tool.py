@@ -310,3 +310,19 @@ async def test_env_set_values_reach_the_command(make_shell):
 
 def test_the_python_used_by_these_tests_is_outside_the_workspace(workspace):
     assert not Path(os.path.realpath(sys.executable)).is_relative_to(workspace)
+
+
+async def test_cancelling_the_call_kills_the_process_group(shell, workspace):
+    import asyncio
+
+    pidfile = workspace / "pids"
+    task = asyncio.ensure_future(shell.run(argv=["python", "-c", GRANDCHILD, str(pidfile)], timeout_s=120))
+    for _ in range(600):  # wait (bounded) until both processes exist
+        if pidfile.exists() and len(pidfile.read_text().split()) == 2:
+            break
+        await asyncio.sleep(0.05)
+    pids = [int(p) for p in pidfile.read_text().split()]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _wait_gone(pids) == []
