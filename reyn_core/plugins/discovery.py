@@ -83,9 +83,11 @@ def _scan(path: list[str]) -> list[DiscoveredPlugin]:
         eps = [ep for ep in dist.entry_points if ep.group == GROUP]
         if not eps:
             continue
-        name = dist.metadata["Name"] or norm
+        meta = dist.metadata  # parsed on every access: read it once
+        name = meta["Name"] or norm
+        version = meta["Version"] or ""
         for ep in eps:
-            out.append(DiscoveredPlugin(ep.name, ep.value, name, dist.version or "", ep, dist))
+            out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
     return out
 
 

@@ -1,0 +1,162 @@
+"""CLI start-up and discovery benchmarks (DESIGN.md §11).
+
+1. ``reyn tools render --surface router`` with every installed capability pack enabled, cold (empty
+   Reyn cache dir: schema checks and file digests computed) and warm (caches filled), against
+   ``python -c "import pydantic, pluggy"`` measured in the same run. Target: warm <= 1.3x baseline.
+2. Discovery time (``reyn_core.plugins.discovery.discover``, metadata only) over 20 and 200
+   synthetic installed distributions (real ``.dist-info`` folders with ``reyn.plugins`` entry
+   points on a path), to show it grows linearly.
+
+Run: ``python benchmarks/bench_cli.py [--repeat N] [--json]`` or ``main()`` from benchmarks/run.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PACKS = ("file", "web", "memory", "catalog", "mcp", "shell")
+TARGET_RATIO = 1.3
+
+
+def _env(cache: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env["REYN_CACHE_DIR"] = str(cache)
+    env["XDG_CONFIG_HOME"] = str(home)
+    return env
+
+
+def _time(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(list(argv), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=300)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {proc.stderr.strip()[-500:]}")
+    return elapsed
+
+
+def _installed_packs() -> list[str]:
+    from reyn_core.plugins.discovery import discover
+
+    ids = set(discover().ids)
+    return [p for p in PACKS if p in ids]
+
+
+def bench_render(repeat: int = 10) -> dict[str, Any]:
+    """Cold and warm ``reyn tools render --surface router`` vs ``import pydantic, pluggy``."""
+    packs = _installed_packs()
+    python = sys.executable
+    render = [python, "-m", "reyn_core", "tools", "render", "--surface", "router"]
+    baseline_cmd = [python, "-c", "import pydantic, pluggy"]
+    with tempfile.TemporaryDirectory(prefix="reyn-bench-") as tmp:
+        work = Path(tmp)
+        (work / "reyn.toml").write_text(f"[plugins]\nenable = {json.dumps(packs)}\n")
+        warm_cache = work / "cache-warm"
+        env = _env(warm_cache, work / "xdg")
+        _time(render, cwd=work, env=env)  # fills the caches and writes bytecode
+        _time(baseline_cmd, cwd=work, env=env)
+        cold, warm, base = [], [], []
+        for i in range(repeat):
+            cold_cache = work / f"cache-cold-{i}"
+            cold.append(_time(render, cwd=work, env=_env(cold_cache, work / "xdg")))
+            shutil.rmtree(cold_cache, ignore_errors=True)
+            warm.append(_time(render, cwd=work, env=env))
+            base.append(_time(baseline_cmd, cwd=work, env=env))
+    result = {
+        "packs": packs,
+        "repeat": repeat,
+        "baseline_import_pydantic_pluggy_s": statistics.median(base),
+        "render_cold_s": statistics.median(cold),
+        "render_warm_s": statistics.median(warm),
+    }
+    result["warm_ratio"] = result["render_warm_s"] / result["baseline_import_pydantic_pluggy_s"]
+    result["cold_ratio"] = result["render_cold_s"] / result["baseline_import_pydantic_pluggy_s"]
+    result["target_ratio"] = TARGET_RATIO
+    result["meets_target"] = result["warm_ratio"] <= TARGET_RATIO
+    return result
+
+
+def _synthetic_site(root: Path, count: int) -> Path:
+    """``count`` installed distributions, each a real .dist-info with one reyn.plugins entry point."""
+    site = root / f"site-{count}"
+    for i in range(count):
+        info = site / f"reyn_bench_plugin_{i:04d}-1.0.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: reyn-bench-plugin-{i:04d}\nVersion: 1.0.0\n")
+        (info / "entry_points.txt").write_text(f"[reyn.plugins]\nbench{i:04d} = reyn_bench_plugin_{i:04d}.plugin\n")
+        (info / "RECORD").write_text("")
+    return site
+
+
+def bench_discovery(counts: Sequence[int] = (20, 200), repeat: int = 20) -> dict[str, Any]:
+    """Median ``discover(refresh=True)`` time over sites of ``counts`` synthetic distributions."""
+    from reyn_core.plugins.discovery import discover
+
+    out: dict[str, Any] = {"repeat": repeat}
+    with tempfile.TemporaryDirectory(prefix="reyn-bench-disc-") as tmp:
+        for count in counts:
+            site = str(_synthetic_site(Path(tmp), count))
+            found = discover(refresh=True, path=[site])
+            assert len(found.plugins) == count, (len(found.plugins), count)
+            times = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                discover(refresh=True, path=[site])
+                times.append(time.perf_counter() - start)
+            out[f"discover_{count}_s"] = statistics.median(times)
+            start = time.perf_counter()
+            discover(path=[site])  # the in-process cache
+            out[f"discover_{count}_cached_s"] = time.perf_counter() - start
+    if len(counts) >= 2:
+        lo, hi = counts[0], counts[-1]
+        out["per_distribution_us"] = {c: out[f"discover_{c}_s"] / c * 1e6 for c in counts}
+        out["growth_ratio"] = out[f"discover_{hi}_s"] / out[f"discover_{lo}_s"]
+        out["distribution_ratio"] = hi / lo
+    return out
+
+
+def _report(render: dict[str, Any], disc: dict[str, Any]) -> str:
+    lines = [
+        f"reyn tools render --surface router ({len(render['packs'])} packs: {', '.join(render['packs'])}; "
+        f"median of {render['repeat']})",
+        f"  python -c 'import pydantic, pluggy'  {render['baseline_import_pydantic_pluggy_s'] * 1000:8.1f} ms",
+        f"  render, warm                         {render['render_warm_s'] * 1000:8.1f} ms  "
+        f"({render['warm_ratio']:.2f}x; target <= {TARGET_RATIO}x: {'met' if render['meets_target'] else 'NOT met'})",
+        f"  render, cold (empty Reyn caches)     {render['render_cold_s'] * 1000:8.1f} ms  ({render['cold_ratio']:.2f}x)",
+        f"discovery, metadata only (median of {disc['repeat']})",
+    ]
+    for key, value in disc.items():
+        if key.startswith("discover_") and not key.endswith("cached_s"):
+            count = key.split("_")[1]
+            lines.append(f"  {count:>4} distributions  {value * 1000:8.2f} ms  "
+                         f"({disc['per_distribution_us'][int(count)]:.1f} us each; cached "
+                         f"{disc[f'discover_{count}_cached_s'] * 1e6:.1f} us)")
+    if "growth_ratio" in disc:
+        lines.append(f"  {disc['distribution_ratio']:.0f}x the distributions -> {disc['growth_ratio']:.1f}x the time")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run both benchmarks, print a report (or JSON with ``--json``), and return the numbers."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=10, help="subprocess runs per measurement (default 10)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(list(argv) if argv is not None else [])
+    results = {"render": bench_render(args.repeat), "discovery": bench_discovery(repeat=max(args.repeat * 2, 10))}
+    print(json.dumps(results, indent=2) if args.json else _report(results["render"], results["discovery"]))
+    return results
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
