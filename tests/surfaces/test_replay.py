@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.surfaces import LLMCallError, LLMRequest, ReplayClient, ReplayFixtureError, ReplayMissing, RouterLoop
+from reyn_core.surfaces import (
+    LLMCallError,
+    LLMRequest,
+    ReplayClient,
+    ReplayFixtureError,
+    ReplayMissing,
+    RouterLoop,
+)
 from reyn_core.surfaces.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
