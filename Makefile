@@ -28,12 +28,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy reyn_core
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
+	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy reyn_core
-	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
+	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
