@@ -396,8 +396,8 @@ def coerce_host_catalog(source: Any) -> Catalog:
     for attr, cls, kind in (("skills", Skill, "skill"), ("agents", Agent, "agent")):
         for i, item in enumerate(_records(source, attr)):
             record, diag = _coerce(item, cls, i, kind)
-            if diag:
-                diags.append(diag)
+            if diag is not None or record is None:
+                diags.extend([diag] if diag is not None else [])
             elif record.name in out[attr]:
                 diags.append(CatalogDiagnostic("RK003", f"host {kind} name {record.name!r} appears twice; the first is kept"))
             else:

@@ -78,7 +78,7 @@ def plan_problems(plan: Plan, known_tools: Collection[str]) -> list[ArgumentProb
 
 def _cycle(plan: Plan) -> list[str] | None:
     """One dependency cycle as a path of ids (first id repeated at the end), or None."""
-    deps = {}
+    deps: dict[str, list[str]] = {}
     for step in plan.steps:
         deps.setdefault(step.id, [d for d in step.depends_on if d != step.id])
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
