@@ -1,0 +1,104 @@
+"""The loader's Python API in-process, against the example plugin installed in the dev venv."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import reyn_core
+from reyn_core import Profile, ToolContext, dispatch_tool, load, render_router, tool
+from reyn_core.plugins.schema_cache import SchemaCheckCache
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch, tmp_path):
+    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+@tool(cluster="host", purity="read_only")
+def host_ping(text: str) -> str:
+    """Answer with the text."""
+    return text
+
+
+def test_import_reyn_core_does_not_import_the_loader_or_profile():
+    code = ("import sys, reyn_core\n"
+            "print('reyn_core.plugins.loader' in sys.modules, 'reyn_core.profile' in sys.modules)\n"
+            "reyn_core.load\n"
+            "print('reyn_core.plugins.loader' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "True"]
+
+
+def test_lazy_exports_are_the_real_objects():
+    from reyn_core.plugins.loader import LoadResult
+    from reyn_core.plugins.loader import load as real_load
+    from reyn_core.profile import load_profile
+
+    assert reyn_core.load is real_load and reyn_core.LoadResult is LoadResult
+    assert reyn_core.load_profile is load_profile
+    with pytest.raises(AttributeError):
+        reyn_core.no_such_name  # noqa: B018
+
+
+def test_load_without_a_profile_argument_uses_the_local_reyn_toml(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    result = load()
+    assert result.report.plugin("example").status == "loaded"
+    assert result.profile.source == str(tmp_path / "reyn.toml")
+    assert result.registry.frozen
+
+
+def test_empty_profile_loads_nothing_but_host_tools():
+    result = load(Profile(), host_tools=[host_ping])
+    assert [t.name for t in result.registry.tools()] == ["host_ping"]
+    assert result.report.plugin("example").status == "discovered"
+    assert result.report.diagnostics == ()
+
+
+def test_a_bad_host_tool_is_diagnosed_and_the_rest_registers():
+    result = load(Profile(), host_tools=[42, host_ping])
+    assert [(d.code, d.plugin) for d in result.report.diagnostics] == [("RT001", None)]
+    assert "host_ping" in result.registry
+
+
+def test_audit_log_records_every_plugin_call(tmp_path):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "reyn.toml").write_text(textwrap.dedent("""
+        [plugins]
+        enable = ["example"]
+        [audit]
+        log = "logs/audit.jsonl"
+        """))
+    result = load(reyn_core.load_profile(profile_file=tmp_path / "conf" / "reyn.toml"))
+    ctx = ToolContext(surface="router", agent="tester")
+    envelope = __import__("asyncio").run(
+        dispatch_tool(result.registry, "text_stats", {"text": "a b a"}, ctx))
+    assert envelope["status"] == "ok"
+    lines = (tmp_path / "conf" / "logs" / "audit.jsonl").read_text().splitlines()
+    record = json.loads(lines[-1])
+    assert record["tool"] == "text_stats" and record["plugin"] == "example" and record["agent"] == "tester"
+    assert record["digest"] == result.report.plugin("example").provenance.tree_digest
+    assert record["status"] == "ok" and record["args_sha256"].startswith("sha256:")
+
+
+def test_render_is_identical_across_loads():
+    profile = Profile.from_toml_text('[plugins]\nenable = ["example"]\n')
+    first = render_router(load(profile).registry, ToolContext(surface="router"))
+    second = render_router(load(profile).registry, ToolContext(surface="router"))
+    assert json.dumps(first) == json.dumps(second) and first
+
+
+def test_in_memory_schema_cache_can_be_passed(tmp_path):
+    cache = SchemaCheckCache(None)
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["example"]\n'), schema_cache=cache)
+    assert result.report.plugin("example").status == "loaded"
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("schema-checks*"))

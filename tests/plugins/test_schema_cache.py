@@ -1,0 +1,93 @@
+"""The persistent schema-check cache: a warm load repeats no metaschema work, and a damaged cache
+file is ignored rather than trusted or fatal."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from reyn_core.plugins.schema_cache import FILE_NAME, SchemaCheckCache
+from reyn_core.schema import check_tool_schema
+
+GOOD = {"type": "object", "properties": {"q": {"type": "string", "pattern": "^[a-z]+$"}}, "required": ["q"]}
+BAD = {"type": "object", "properties": {"x": {"type": "nonsense"}}}
+KIND = {"type": "object", "properties": {"kind": {"type": "string"}}}
+
+
+def test_results_equal_the_uncached_check(tmp_path):
+    cache = SchemaCheckCache(tmp_path / FILE_NAME)
+    for schema in (GOOD, BAD, KIND):
+        for phase in (True, False):
+            assert cache(schema, phase_usable=phase) == check_tool_schema(schema, phase_usable=phase)
+
+
+def test_saved_results_are_reused_by_a_new_cache(tmp_path, monkeypatch):
+    path = tmp_path / FILE_NAME
+    first = SchemaCheckCache(path)
+    expected = first(BAD, phase_usable=True)
+    first.save()
+    assert path.is_file()
+
+    import reyn_core.plugins.schema_cache as module
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the cached result should have been used")
+
+    monkeypatch.setattr(module, "check_tool_schema", fail)
+    assert SchemaCheckCache(path)(BAD, phase_usable=True) == expected
+
+
+def test_phase_flag_is_part_of_the_key(tmp_path):
+    cache = SchemaCheckCache(tmp_path / FILE_NAME)
+    assert [i.code for i in cache(KIND, phase_usable=True)] == ["RS006"]
+    assert not [i for i in cache(KIND, phase_usable=False) if i.severity == "error"]
+
+
+def test_corrupt_cache_file_is_ignored(tmp_path):
+    path = tmp_path / FILE_NAME
+    path.write_text("{not json")
+    cache = SchemaCheckCache(path)
+    assert [i.code for i in cache(BAD, phase_usable=True)] == ["RS005"]
+    cache.save()
+    assert json.loads(path.read_text())["entries"]
+
+
+def test_cache_written_for_another_checker_version_is_ignored(tmp_path):
+    path = tmp_path / FILE_NAME
+    cache = SchemaCheckCache(path)
+    cache(BAD, phase_usable=True)
+    cache.save()
+    data = json.loads(path.read_text())
+    data["checker"] = "an older schema.py"
+    for key in data["entries"]:
+        data["entries"][key] = []  # a stale "no issues" must not be believed
+    path.write_text(json.dumps(data))
+    assert [i.code for i in SchemaCheckCache(path)(BAD, phase_usable=True)] == ["RS005"]
+
+
+def test_unwritable_cache_dir_is_not_an_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    cache = SchemaCheckCache(blocker / "sub" / FILE_NAME)
+    cache(GOOD, phase_usable=True)
+    cache.save()  # cannot create a directory under a file: silently skipped
+
+
+def test_non_json_parameters_are_checked_directly(tmp_path):
+    cache = SchemaCheckCache(tmp_path / FILE_NAME)
+    assert [i.code for i in cache({"type": "object", "default": object()}, phase_usable=True)] == ["RS001"]
+
+
+def test_warm_load_in_a_new_process_does_not_import_jsonschema(tmp_path):
+    script = (
+        "import sys\n"
+        "from reyn_core.plugins.schema_cache import SchemaCheckCache\n"
+        f"cache = SchemaCheckCache(__import__('pathlib').Path({str(tmp_path / FILE_NAME)!r}))\n"
+        f"cache({GOOD!r}, phase_usable=True)\n"
+        "cache.save()\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    cold = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    warm = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert cold.stdout.strip() == "True" and warm.stdout.strip() == "False"
