@@ -22,6 +22,8 @@ import hashlib
 import io
 import json
 import os
+import posixpath
+import re
 import tempfile
 import threading
 import time
@@ -186,7 +188,7 @@ class DigestCache:
         self._ensure_loaded()
         return len(self._entries)
 
-    def sha256(self, path: Path) -> str:
+    def sha256(self, path: str | Path) -> str:
         """The sha256 hex of ``path``'s bytes; from the cache when size and mtime_ns match.
 
         Raises ``OSError`` when the file cannot be read.
@@ -331,6 +333,9 @@ def _parse_record(text: str, site: str) -> tuple[list[_RecordEntry], list[str]]:
 
 def _inside(site: str, path: str) -> str | None:
     """``path`` relative to ``site`` with forward slashes, or None when it lies outside."""
+    norm = posixpath.normpath(path.replace("\\", "/"))
+    if not (norm.startswith("/") or norm == ".." or norm.startswith("../") or (len(norm) > 1 and norm[1] == ":")):
+        return None if norm == "." else norm  # the usual case: a plain relative path, no I/O
     full = os.path.normpath(os.path.join(site, path))
     try:
         if os.path.commonpath([site, full]) != site:
@@ -415,16 +420,26 @@ def _top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[st
     """The entry point's top-level module name, and every top-level name the distribution declares."""
     ep_top = _module_top(entry_point)
     names: list[str] = [ep_top] if ep_top else []
-    for ep in dist.entry_points:
-        if ep.group == "reyn.plugins":
-            top = _module_top(ep.value)
-            if top and top not in names:
-                names.append(top)
+    for value in _plugin_entry_values(dist.read_text("entry_points.txt") or ""):
+        top = _module_top(value)
+        if top and top not in names:
+            names.append(top)
     for line in (dist.read_text("top_level.txt") or "").splitlines():
         name = line.strip().replace("/", ".").split(".")[0]
         if name.isidentifier() and name not in names:
             names.append(name)
     return ep_top, names
+
+
+def _plugin_entry_values(text: str) -> Iterator[str]:
+    """Values in the ``[reyn.plugins]`` section of ``entry_points.txt`` (a plain INI reading)."""
+    in_group = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            in_group = line == "[reyn.plugins]"
+        elif in_group and "=" in line and not line.startswith(("#", ";")):
+            yield line.partition("=")[2].strip()
 
 
 def _module_top(value: str) -> str:
@@ -444,54 +459,76 @@ def _record_has_module(entries: Iterable[_RecordEntry], top: str) -> bool:
     return False
 
 
+_MAPPING_LINE = re.compile(r"^MAPPING\s*(?::[^=\n]*)?=\s*(.+?)\s*$", re.M)
+
+
 def _editable_mapping(entries: Iterable[_RecordEntry]) -> dict[str, str]:
     """``MAPPING`` of setuptools' editable finder modules listed in RECORD, read without running them."""
     mapping: dict[str, str] = {}
     for e in entries:
-        name = e.rel.rsplit("/", 1)[-1]
-        if "/" in e.rel or not (name.startswith("__editable__") and name.endswith("_finder.py")):
+        if "/" in e.rel or not (e.rel.startswith("__editable__") and e.rel.endswith("_finder.py")):
             continue
         try:
-            tree = ast.parse(Path(e.abspath).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError):
+            with open(e.abspath, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, ValueError):
             continue
-        for node in tree.body:
-            target = value = None
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target, value = node.targets[0], node.value
-            elif isinstance(node, ast.AnnAssign):
-                target, value = node.target, node.value
-            if isinstance(target, ast.Name) and target.id == "MAPPING" and value is not None:
-                try:
-                    found = ast.literal_eval(value)
-                except ValueError:
-                    continue
-                if isinstance(found, dict):
-                    mapping.update({str(k): str(v) for k, v in found.items()})
+        found = _literal_mapping(text)
+        if found is not None:
+            mapping.update({str(k): str(v) for k, v in found.items()})
     return mapping
 
 
-def _pth_dirs(entries: Iterable[_RecordEntry], site: str) -> list[Path]:
+def _literal_mapping(text: str) -> dict[Any, Any] | None:
+    """The last top-level ``MAPPING = {...}`` literal of a module's text (one line: fast; else parsed)."""
+    for match in reversed(list(_MAPPING_LINE.finditer(text))):
+        try:
+            value = ast.literal_eval(match.group(1))
+        except (ValueError, SyntaxError):
+            break  # a multi-line literal: parse the module properly
+        return value if isinstance(value, dict) else None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    result = None
+    for node in tree.body:
+        target = value_node = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value_node = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value_node = node.target, node.value
+        if isinstance(target, ast.Name) and target.id == "MAPPING" and value_node is not None:
+            try:
+                literal = ast.literal_eval(value_node)
+            except ValueError:
+                continue
+            result = literal if isinstance(literal, dict) else result
+    return result
+
+
+def _pth_dirs(entries: Iterable[_RecordEntry], site: str) -> list[str]:
     """Directories named by path lines of ``.pth`` files listed in RECORD (``import`` lines are skipped)."""
-    dirs: list[Path] = []
+    dirs: list[str] = []
     for e in entries:
         if "/" in e.rel or not e.rel.endswith(".pth"):
             continue
         try:
-            lines = Path(e.abspath).read_text(encoding="utf-8").splitlines()
+            with open(e.abspath, encoding="utf-8") as f:
+                lines = f.read().splitlines()
         except (OSError, ValueError):
             continue
         for line in lines:
             line = line.strip()
             if not line or line.startswith(("#", "import ", "import\t")):
                 continue
-            dirs.append(Path(os.path.join(site, line)))
+            dirs.append(os.path.join(site, line))
     return dirs
 
 
 def _find_sources(
     names: Iterable[str], entries: list[_RecordEntry], site: str, source: _Source
-) -> tuple[dict[str, Path], list[str]]:
+) -> tuple[dict[str, str], list[str]]:
     """Where each top-level import name's source lives, in the order Python's import would look.
 
     site-packages (the folder holding the metadata) comes first: the path finder runs before the
@@ -502,13 +539,13 @@ def _find_sources(
     folders = _pth_dirs(entries, site)
     project = _file_url_path(source.url) if source.kind in ("editable", "directory") else None
     if project is not None:
-        folders += [project, project / "src"]
-    found: dict[str, Path] = {}
+        folders += [str(project), os.path.join(project, "src")]
+    found: dict[str, str] = {}
     missing: list[str] = []
     for name in names:
-        location = _module_in(Path(site), name, regular_only=True)
+        location = _module_in(site, name, regular_only=True)
         if location is None and name in mapping and os.path.exists(mapping[name]):
-            location = Path(mapping[name])
+            location = mapping[name]
         for base in folders:
             if location is not None:
                 break
@@ -520,18 +557,18 @@ def _find_sources(
     return found, missing
 
 
-def _module_in(base: Path, name: str, *, regular_only: bool = False) -> Path | None:
-    package = base / name
-    if package.is_dir() and (not regular_only or (package / "__init__.py").is_file()):
+def _module_in(base: str, name: str, *, regular_only: bool = False) -> str | None:
+    package = os.path.join(base, name)
+    if os.path.isdir(package) and (not regular_only or os.path.isfile(os.path.join(package, "__init__.py"))):
         return package
-    module = base / f"{name}.py"
-    return module if module.is_file() else None
+    module = package + ".py"
+    return module if os.path.isfile(module) else None
 
 
-def _walk_source(top: str, location: Path) -> Iterator[tuple[str, Path]]:
+def _walk_source(top: str, location: str) -> Iterator[tuple[str, str]]:
     """``(path as it would be installed, file)`` for a package's source tree or a single module."""
-    if location.is_file():
-        yield location.name, location
+    if os.path.isfile(location):
+        yield os.path.basename(location), location
         return
     seen: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(location, followlinks=True):
@@ -541,12 +578,10 @@ def _walk_source(top: str, location: Path) -> Iterator[tuple[str, Path]]:
             continue
         seen.add(real)
         dirnames[:] = sorted(d for d in dirnames if not _skip_source_dir(dirpath, d))
-        rel_dir = os.path.relpath(dirpath, location)
+        rel_dir = "" if dirpath == location else os.path.relpath(dirpath, location).replace(os.sep, "/") + "/"
         for filename in sorted(filenames):
-            if filename.endswith(BYTECODE_SUFFIXES):
-                continue
-            rel = filename if rel_dir == "." else os.path.join(rel_dir, filename)
-            yield f"{top}/{rel}".replace(os.sep, "/"), Path(dirpath) / filename
+            if not filename.endswith(BYTECODE_SUFFIXES):
+                yield f"{top}/{rel_dir}{filename}", os.path.join(dirpath, filename)
 
 
 def _skip_source_dir(parent: str, name: str) -> bool:
@@ -555,14 +590,14 @@ def _skip_source_dir(parent: str, name: str) -> bool:
     return name in BUILD_DIRS and not os.path.exists(os.path.join(parent, name, "__init__.py"))
 
 
-def _unlisted_files(entries: list[_RecordEntry], site: str) -> Iterator[tuple[str, Path]]:
+def _unlisted_files(entries: list[_RecordEntry], site: str) -> Iterator[tuple[str, str]]:
     """Files inside the distribution's own regular packages that RECORD does not list."""
     listed = {e.rel for e in entries}
     packages = sorted({e.rel.split("/", 1)[0] for e in entries if e.rel.count("/") == 1 and e.rel.endswith("/__init__.py")})
     for pkg in packages:
         if pkg.endswith((".dist-info", ".egg-info", ".data")):
             continue
-        for rel, path in _walk_source(pkg, Path(site) / pkg):
+        for rel, path in _walk_source(pkg, os.path.join(site, pkg)):
             if rel not in listed:
                 yield rel, path
 
@@ -594,14 +629,14 @@ def provenance_for(
         entries, record_problems = _parse_record(record_text, site)
         problems += record_problems
 
-    hasher: Callable[[Path], str] = cache.sha256 if cache is not None else hash_file
+    hasher: Callable[[str | Path], str] = cache.sha256 if cache is not None else hash_file
     files: dict[str, str] = {}
     mismatches: list[str] = []
     for e in entries:
         if _is_bytecode(e.rel) or (e.rel.endswith("/RECORD") and _is_installer_file(e.rel)):
             continue  # RECORD has no hash of itself
         try:
-            actual = hasher(Path(e.abspath))
+            actual = hasher(e.abspath)
         except FileNotFoundError:
             mismatches.append(e.rel)
             continue
@@ -639,11 +674,12 @@ def provenance_for(
         cache.save()
 
     listing = tuple(sorted(files.items()))
+    name, version = _name_and_version(dist)
     return ProvenanceRecord(
         plugin_id=plugin_id,
         entry_point=entry_point,
-        distribution=_distribution_name(dist),
-        version=dist.version,
+        distribution=name,
+        version=version,
         source_kind=source.kind,
         source_url=source.url,
         commit=source.commit,
@@ -663,9 +699,22 @@ def _rehash(path: str, algorithm: str) -> str | None:
         return None
 
 
-def _distribution_name(dist: Distribution) -> str:
-    name = dist.metadata["Name"] if dist.metadata is not None else None
-    return str(name) if name else "<unknown>"
+def _name_and_version(dist: Distribution) -> tuple[str, str]:
+    """``Name`` and ``Version`` from the METADATA headers, without a full email parse (warm-start cost)."""
+    name = version = None
+    for line in (dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "").splitlines():
+        if not line.strip():
+            break
+        key, sep, value = line.partition(":")
+        if sep and key == "Name" and name is None:
+            name = value.strip()
+        elif sep and key == "Version" and version is None:
+            version = value.strip()
+    if name is None or version is None:
+        meta = dist.metadata
+        name = name or (meta["Name"] if meta is not None else None)
+        version = version or (meta["Version"] if meta is not None else None)
+    return str(name or "<unknown>"), str(version or "<unknown>")
 
 
 __all__ = [
