@@ -47,7 +47,10 @@ def parse_front_matter(text: str) -> FrontMatter:
     """Parse ``text`` (a whole file). Raises ``FrontMatterError`` with the line of the problem."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.splitlines()
+    # Lines end at "\n" only (str.splitlines would also break at U+2028, U+0085, form feeds, ...).
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
     if not lines or lines[0].rstrip() != "---":
         raise FrontMatterError("the file must start with a front-matter block: a first line '---'", 1)
     try:
@@ -56,7 +59,7 @@ def parse_front_matter(text: str) -> FrontMatter:
         raise FrontMatterError("the front-matter block is never closed: add a line '---' after it",
                                len(lines)) from None
     values, key_lines = _parse_block(lines, 1, end)
-    body_lines = text.splitlines(keepends=True)[end + 1:]
+    body_lines = re.split(r"(?<=\n)", text)[end + 1:]
     return FrontMatter(values, key_lines, "".join(body_lines))
 
 

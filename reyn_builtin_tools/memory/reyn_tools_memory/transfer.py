@@ -118,7 +118,10 @@ def _value(raw: str, line: int) -> str:
 
 def parse_entry(text: str, path: Path, settings: MemorySettings) -> MemoryEntry:
     """One entry from the text of its file. Raises ``_Problem`` naming the line."""
-    lines = text.splitlines(keepends=True)
+    # Split on "\n" only: str.splitlines would also split inside values at U+2028, U+0085, ...
+    lines = re.split(r"(?<=\n)", text)
+    if lines and lines[-1] == "":
+        lines.pop()
     if not lines or lines[0].rstrip("\r\n") != "---":
         raise _Problem("the file must start with a front-matter block: a line '---'", 1)
     values: dict[str, str] = {}
@@ -146,7 +149,8 @@ def parse_entry(text: str, path: Path, settings: MemorySettings) -> MemoryEntry:
 
 
 def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntry:
-    missing = [k for k in REQUIRED if not v.get(k)]
+    # Every required key must be present; all but the description must also be non-empty.
+    missing = [k for k in REQUIRED if k not in v or (k != "description" and not v[k])]
     if missing:
         raise _Problem(f"missing front-matter keys: {', '.join(missing)}")
     for problem in (

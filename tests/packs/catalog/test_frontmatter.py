@@ -71,3 +71,15 @@ def test_malformed_front_matter_names_the_line_and_the_fix(case):
     assert info.value.line == line
     assert message in info.value.message
     assert str(info.value).startswith(f"line {line}: ")
+
+
+def test_lines_end_at_newlines_only_not_at_unicode_separators():
+    parsed = parse_front_matter(fm("description: a\u2028b\x85c", "name: x", body="body\u2028more\r\n"))
+    assert parsed.values == {"description": "a\u2028b\x85c", "name": "x"}
+    assert parsed.body == "body\u2028more\r\n"
+
+
+def test_windows_line_endings_are_accepted():
+    parsed = parse_front_matter("---\r\nname: x\r\ntools:\r\n  - a\r\n---\r\nBody\r\n")
+    assert parsed.values == {"name": "x", "tools": ["a"]}
+    assert parsed.body == "Body\r\n"

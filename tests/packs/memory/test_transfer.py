@@ -139,3 +139,39 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, code, message
 def test_exporting_a_missing_store_says_so(tmp_path, capsys):
     assert memory_command(["--db", str(tmp_path / "none.db"), "export", str(tmp_path / "out")]) == 2
     assert "no memory store at" in capsys.readouterr().err
+
+
+def _texts(**kw):
+    from hypothesis import strategies as st
+
+    return st.text(st.characters(exclude_categories=("Cs",)), **kw)
+
+
+def test_any_entry_survives_export_and_import_exactly(tmp_path_factory):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    entries = st.fixed_dictionaries({
+        "slug": st.from_regex(r"\A[a-z0-9](?:[a-z0-9_-]{0,10}[a-z0-9])?\Z").filter(lambda s: s not in ("con", "nul")),
+        "name": _texts(min_size=1, max_size=40),
+        "description": _texts(max_size=60),
+        "type": st.sampled_from(["user", "feedback", "project", "reference"]),
+        "body": _texts(max_size=200),
+        "agent": st.one_of(st.none(), _texts(min_size=1, max_size=12).filter(
+            lambda a: a.strip() and not any(ord(c) < 32 or c == "\x7f" for c in a))),
+    })
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(entries)
+    def roundtrip(e):
+        root = tmp_path_factory.mktemp("rt")
+        store = MemoryStore(root / "a.db")
+        layer = "agent" if e["agent"] is not None else "shared"
+        store.put(layer, e["agent"] or "", e["slug"], name=e["name"], description=e["description"],
+                  type=e["type"], body=e["body"])
+        assert memory_command(["--db", str(store.path), "export", str(root / "out")]) == 0
+        copy = MemoryStore(root / "b.db")
+        assert memory_command(["--db", str(copy.path), "import", str(root / "out")]) == 0
+        assert copy.all_entries() == store.all_entries()
+
+    roundtrip()
