@@ -21,13 +21,8 @@ from typing import Any, Protocol
 
 from .dispatch import to_jsonable
 from .errors import ReynError
-from .plugins.provenance import (
-    DIGEST_SCOPES,
-    SOURCE_KINDS,
-    ProvenanceRecord,
-    atomic_write_bytes,
-    tree_digest,
-)
+from .plugins.digest_cache import atomic_write_bytes
+from .plugins.provenance import DIGEST_SCOPES, SOURCE_KINDS, ProvenanceRecord, tree_digest
 from .tool import ToolDefinition
 
 if sys.version_info >= (3, 11):
@@ -634,7 +629,10 @@ def lock_from_load(result: _LoadResult) -> LockFile:
 
 def audit(lock: LockFile, result: _LoadResult) -> list[Drift]:
     """Every drift between ``lock`` and the plugins of ``result``, sorted by plugin id."""
-    infos = {info.plugin_id: info for info in result.report.plugins}
+    infos: dict[str, _PluginInfo] = {}
+    for info in result.report.plugins:  # one id may be listed per candidate distribution: prefer the active one
+        if info.plugin_id not in infos or info.status in _ACTIVE:
+            infos[info.plugin_id] = info
     out: list[Drift] = []
     for locked in lock.plugins:
         out += _audit_plugin(locked, infos.get(locked.plugin_id), result)

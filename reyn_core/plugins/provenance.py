@@ -24,9 +24,6 @@ import json
 import os
 import posixpath
 import re
-import tempfile
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib.metadata import Distribution
@@ -35,7 +32,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from ..tool import ToolOrigin
-from .userdirs import user_cache_dir
+from .digest_cache import DigestCache, default_cache_dir, hash_file, is_sha256_hex
 
 DIGEST_VERSION = "reyn-tree-digest-v1"
 """The first line of the canonical listing. A change to the listing rules gets a new tag."""
@@ -53,8 +50,6 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 CACHE_DIRS = frozenset({"__pycache__", ".eggs", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 BUILD_DIRS = frozenset({"build", "dist"})
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
-_CHUNK = 1 << 20
-_RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,162 +133,6 @@ def tree_digest(files: Iterable[tuple[str, str]]) -> str:
     for path, hexdigest in sorted(files):
         h.update(path.encode("utf-8", "surrogateescape") + b"\0" + hexdigest.encode("ascii") + b"\n")
     return "sha256:" + h.hexdigest()
-
-
-# --------------------------------------------------------------------------- cache
-
-
-def default_cache_dir() -> Path:
-    """Reyn's user cache dir: ``$REYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/reyn`` or ``~/.cache/reyn``
-    (``~/Library/Caches/reyn`` on macOS, ``%LOCALAPPDATA%\\reyn\\Cache`` on Windows)."""
-    return user_cache_dir()
-
-
-_CACHE_FORMAT = "reyn-digest-cache-v1"
-_DEFAULT_CACHES: dict[Path, DigestCache] = {}
-_DEFAULT_LOCK = threading.Lock()
-
-
-class DigestCache:
-    """sha256 of files keyed by (absolute path, size, mtime_ns), in memory and optionally on disk.
-
-    A hit costs one ``stat`` and no read. Trust boundary: a file whose bytes are replaced while its
-    size and mtime_ns are kept (``os.utime`` can set any mtime) is reported with its old hash until the
-    cache entry goes; pass ``cache=None`` to ``provenance_for`` (as ``reyn plugins audit`` should)
-    to re-hash everything. Files modified less than two seconds before hashing are never cached, so a
-    write racing the hash cannot leave a stale entry behind. With a ``path`` the entries persist as
-    JSON, written atomically; a missing, unreadable or corrupt file simply starts an empty cache.
-    """
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = Path(path) if path is not None else None
-        self.hits = 0
-        self.misses = 0
-        self._entries: dict[str, tuple[int, int, str]] = {}
-        self._dirty: dict[str, tuple[int, int, str]] = {}
-        self._loaded = self.path is None
-        self._lock = threading.Lock()
-
-    @classmethod
-    def default(cls) -> DigestCache:
-        """The process-wide cache persisted at ``default_cache_dir() / "digests.json"``."""
-        path = default_cache_dir() / "digests.json"
-        with _DEFAULT_LOCK:
-            cache = _DEFAULT_CACHES.get(path)
-            if cache is None:
-                cache = _DEFAULT_CACHES[path] = cls(path)
-            return cache
-
-    def __len__(self) -> int:
-        self._ensure_loaded()
-        return len(self._entries)
-
-    def sha256(self, path: str | Path) -> str:
-        """The sha256 hex of ``path``'s bytes; from the cache when size and mtime_ns match.
-
-        Raises ``OSError`` when the file cannot be read.
-        """
-        key = os.path.abspath(path)
-        st = os.stat(key)
-        self._ensure_loaded()
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
-                self.hits += 1
-                return entry[2]
-        hexdigest = hash_file(key)
-        with self._lock:
-            self.misses += 1
-            if time.time_ns() - st.st_mtime_ns >= _RACY_NS:
-                entry = (st.st_size, st.st_mtime_ns, hexdigest)
-                self._entries[key] = entry
-                if self.path is not None:
-                    self._dirty[key] = entry
-        return hexdigest
-
-    def save(self) -> None:
-        """Write new entries to disk (merged with what another process may have written meanwhile).
-
-        Entries for files that no longer exist are dropped. Failing to write is not an error: the
-        cache only saves time.
-        """
-        if self.path is None or not self._dirty:
-            return
-        with self._lock:
-            merged = _read_cache_file(self.path)
-            merged.update(self._dirty)
-            merged = {k: v for k, v in merged.items() if os.path.exists(k)}
-            payload = {"format": _CACHE_FORMAT, "entries": {k: list(v) for k, v in sorted(merged.items())}}
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                atomic_write_bytes(self.path, json.dumps(payload, separators=(",", ":")).encode())
-            except OSError:
-                return
-            self._dirty.clear()
-
-    def _ensure_loaded(self) -> None:
-        if self._loaded:
-            return
-        with self._lock:
-            if not self._loaded and self.path is not None:
-                on_disk = _read_cache_file(self.path)
-                on_disk.update(self._entries)
-                self._entries = on_disk
-                self._loaded = True
-
-
-def _read_cache_file(path: Path) -> dict[str, tuple[int, int, str]]:
-    """The valid entries of a cache file; anything unreadable or malformed is ignored."""
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
-        return {}
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}
-    out: dict[str, tuple[int, int, str]] = {}
-    for key, value in entries.items():
-        if (
-            isinstance(value, list)
-            and len(value) == 3
-            and all(type(v) is int for v in value[:2])
-            and isinstance(value[2], str)
-            and _is_sha256_hex(value[2])
-        ):
-            out[key] = (value[0], value[1], value[2])
-    return out
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def hash_file(path: str | Path, algorithm: str = "sha256") -> str:
-    """Hex digest of a file's bytes, read in chunks."""
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _is_sha256_hex(value: str) -> bool:
-    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
 # --------------------------------------------------------------------------- RECORD
@@ -396,11 +235,11 @@ def _archive_sha256(archive: Mapping[str, Any]) -> str | None:
     hashes = archive.get("hashes")
     if isinstance(hashes, dict) and isinstance(hashes.get("sha256"), str):
         value = hashes["sha256"].lower()
-        return value if _is_sha256_hex(value) else None
+        return value if is_sha256_hex(value) else None
     legacy = archive.get("hash")
     if isinstance(legacy, str) and legacy.startswith("sha256="):
         value = legacy.removeprefix("sha256=").lower()
-        return value if _is_sha256_hex(value) else None
+        return value if is_sha256_hex(value) else None
     return None
 
 
