@@ -39,12 +39,22 @@ def builtin_command_names() -> tuple[str, ...]:
     return (*COMMANDS, "help")
 
 
+COMMON_DEFAULTS: dict[str, object] = {"profile": None, "profile_file": None, "json": False}
+
+
 def common_parser() -> argparse.ArgumentParser:
-    """Options every command takes: ``--profile``, ``--profile-file``, ``--json``."""
+    """Options every command takes: ``--profile``, ``--profile-file``, ``--json``.
+
+    They are accepted at every level (``reyn --json plugins list`` and ``reyn plugins list --json``);
+    defaults are suppressed so a nested parser never resets a value given earlier, and ``main``
+    fills in ``COMMON_DEFAULTS`` afterwards.
+    """
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--profile", help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
-    common.add_argument("--profile-file", help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
-    common.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    common.add_argument("--profile", default=argparse.SUPPRESS,
+                        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
+    common.add_argument("--profile-file", default=argparse.SUPPRESS,
+                        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output")
     return common
 
 
@@ -52,7 +62,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
     common = common_parser()
     parser = argparse.ArgumentParser(
-        prog="reyn", description="Reyn: one registry of LLM tools.",
+        prog="reyn", description="Reyn: one registry of LLM tools.", parents=[common],
         epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -79,6 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_plugin_command(args_list)
         parser = build_parser(command)
         args = parser.parse_args(args_list)
+        for key, value in COMMON_DEFAULTS.items():
+            if not hasattr(args, key):
+                setattr(args, key, value)
         return int(args.func(args) or 0)
     except ReynError as exc:
         print(f"reyn: error: {_one_line(exc)}", file=sys.stderr)

@@ -255,12 +255,19 @@ class _Loader:
             return obj
 
         try:
-            p.pm.hook.reyn_register_tools(register=register, settings=p.settings)
+            results = p.pm.hook.reyn_register_tools(register=register, settings=p.settings)
         except Exception as exc:
             p.fail("failed", "RI005", f"hook reyn_register_tools raised {type(exc).__name__}: {_first_line(exc)}")
             return
         finally:
             open_[0] = False
+        if any(inspect.isawaitable(r) for r in results):
+            for r in results:
+                if inspect.iscoroutine(r):
+                    r.close()
+            p.fail("failed", "RI004", "reyn_register_tools is async; it must be a plain function that calls "
+                   "register() before returning")
+            return
         cfg = self.profile.plugin(p.plugin_id)
         origin = p.provenance.to_origin(p.api_version)
         include = set(cfg.tools.include) if cfg.tools.include is not None else None

@@ -286,6 +286,16 @@ def test_profile_typo_is_one_line_naming_key_and_file(cli):
         assert_one_line_error(cli(*command), "plugins.enabel", "reyn.toml")
 
 
+def test_common_options_work_before_and_after_the_subcommand(cli):
+    path = cli.profile('[plugins]\nenable = []\n[profiles.withgood.plugins]\nenable = ["good"]\n', "alt2.toml")
+    for argv in (["--json", "plugins", "list"], ["plugins", "--json", "list"]):
+        proc = cli(*argv, "--profile-file", str(path), "--profile", "withgood")
+        assert proc.returncode == 0, proc.stderr
+        assert {p["id"]: p["status"] for p in json.loads(proc.stdout)["plugins"]}["good"] == "loaded"
+    proc = cli("plugins", "--profile", "withgood", "list", "--json", "--profile-file", str(path))
+    assert {p["id"]: p["status"] for p in json.loads(proc.stdout)["plugins"]}["good"] == "loaded"
+
+
 def test_profile_file_and_named_profile_options(cli):
     path = cli.profile('[plugins]\nenable = []\n[profiles.withgood.plugins]\nenable = ["good"]\n', "alt.toml")
     cli.profile('[plugins]\nenable = ["bad"]\n')

@@ -96,9 +96,18 @@ DISTS = [
     PluginDist("rtp-gated", "gated", tool_plugin(["gated_read", "gated_write"]), package="rtp_gated"),
     PluginDist("rtp-phaseonly", "phaseonly", tool_plugin(["phaseonly_tool"]), package="rtp_phaseonly"),
     PluginDist("rtp-exitter", "exitter", "import sys\nsys.exit(3)\n", package="rtp_exitter"),
+    PluginDist("rtp-asyncreg", "asyncreg", '''
+        from reyn_core import hookimpl
+        REYN_API = 1
+
+        @hookimpl
+        async def reyn_register_tools(register, settings):
+            pass
+        ''', package="rtp_asyncreg"),
 ]
 
-BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter"]
+BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter",
+          "asyncreg"]
 ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", *BROKEN]
 
 MAIN_PROFILE = f"""
@@ -268,6 +277,12 @@ def test_unknown_hook_name_is_RI004(main_load):
     typo = plugin(main_load, "typohook")
     assert typo["status"] == "failed" and codes(main_load, "typohook") == ["RI004"]
     assert "reyn_register_tool" in typo["diagnostics"][0]["message"]
+
+
+def test_async_register_hook_is_RI004(main_load):
+    asyncreg = plugin(main_load, "asyncreg")
+    assert asyncreg["status"] == "failed" and codes(main_load, "asyncreg") == ["RI004"]
+    assert "async" in asyncreg["diagnostics"][0]["message"]
 
 
 def test_hook_that_raises_is_RI005(main_load):
