@@ -1,0 +1,161 @@
+"""Discovery reads entry-point metadata only; installed layouts are written file by file (dist-info
+with METADATA, entry_points.txt and a RECORD of real hashes) into a folder put on ``sys.path``."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reyn_core import Profile, load
+from reyn_core.plugins.discovery import discover
+
+_counter = itertools.count()
+
+
+def install(site: Path, dist: str, plugin_id: str, entry_point: str, files: dict[str, str]) -> None:
+    """Lay out an installed distribution the way pip would (without pip)."""
+    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[reyn.plugins]\n{plugin_id} = {entry_point}\n")
+    records = []
+    for rel, text in files.items():
+        path = site / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+        records.append(f"{rel},sha256={digest},{path.stat().st_size}")
+    for name in ("METADATA", "entry_points.txt"):
+        data = (info / name).read_bytes()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        records.append(f"{info.name}/{name},sha256={digest},{len(data)}")
+    records.append(f"{info.name}/RECORD,,")
+    (info / "RECORD").write_text("\n".join(records) + "\n")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    before = set(sys.modules)
+    yield folder
+    for name in set(sys.modules) - before:
+        if name.startswith("rtd_"):
+            del sys.modules[name]
+    discover(refresh=True)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}{next(_counter)}_{id(object())}"
+
+
+def test_discovery_never_imports_the_plugin_module(site):
+    pkg = unique("rtd_never_")
+    install(site, "rtd-never", "never", f"{pkg}.plugin",
+            {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": "raise SystemExit('imported!')\n"})
+    found = discover(refresh=True).by_id()["never"]
+    assert [(p.distribution, p.version, p.entry_point) for p in found] == [("rtd-never", "1.0", f"{pkg}.plugin")]
+    assert f"{pkg}.plugin" not in sys.modules
+
+
+def test_discovery_is_cached_until_refresh(site):
+    first = discover(refresh=True)
+    pkg = unique("rtd_late_")
+    install(site, "rtd-late", "late", f"{pkg}.plugin", {f"{pkg}/__init__.py": ""})
+    assert discover() is first and "late" not in discover().ids
+    assert "late" in discover(refresh=True).ids
+
+
+def test_first_distribution_of_a_name_on_the_path_wins(site, tmp_path, monkeypatch):
+    shadowed = tmp_path / "later-site"
+    shadowed.mkdir()
+    monkeypatch.syspath_prepend(str(site))  # keep `site` ahead of `shadowed`
+    sys.path.insert(sys.path.index(str(site)) + 1, str(shadowed))
+    try:
+        install(site, "rtd-same", "same_a", "rtd_same_a.plugin", {})
+        install(shadowed, "rtd-same", "same_b", "rtd_same_b.plugin", {})
+        ids = discover(refresh=True).ids
+        assert "same_a" in ids and "same_b" not in ids
+    finally:
+        sys.path.remove(str(shadowed))
+
+
+def test_malformed_entry_point_is_refused_with_RD004(site):
+    install(site, "rtd-malformed", "malformed", "not a module!", {})
+    discover(refresh=True)
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["malformed"]\n'))
+    info = result.report.plugin("malformed")
+    assert info.status == "refused" and [d.code for d in info.diagnostics] == ["RD004"]
+
+
+def test_hook_without_hookimpl_decorator_warns_RI004(site):
+    pkg = unique("rtd_undecorated_")
+    install(site, "rtd-undecorated", "undecorated", f"{pkg}.plugin", {
+        f"{pkg}/__init__.py": "",
+        f"{pkg}/plugin.py": """
+            REYN_API = 1
+
+            def reyn_register_tools(register, settings):
+                raise AssertionError("never called without @hookimpl")
+            """,
+    })
+    discover(refresh=True)
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["undecorated"]\n'))
+    info = result.report.plugin("undecorated")
+    assert info.status == "loaded" and info.tools == ()
+    assert [(d.code, d.severity) for d in info.diagnostics] == [("RI004", "warning")]
+    assert "@reyn_core.hookimpl" in info.diagnostics[0].message
+
+
+def test_settings_model_that_is_not_a_model_is_RI006(site):
+    pkg = unique("rtd_notmodel_")
+    install(site, "rtd-notmodel", "notmodel", f"{pkg}.plugin", {
+        f"{pkg}/__init__.py": "",
+        f"{pkg}/plugin.py": """
+            from reyn_core import hookimpl
+            REYN_API = 1
+
+            @hookimpl
+            def reyn_settings_model():
+                return {"limit": int}
+            """,
+    })
+    discover(refresh=True)
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["notmodel"]\n'))
+    info = result.report.plugin("notmodel")
+    assert info.status == "failed" and [d.code for d in info.diagnostics] == ["RI006"]
+
+
+def test_register_called_after_the_hook_returned_is_refused(site):
+    pkg = unique("rtd_late_register_")
+    install(site, "rtd-lateregister", "lateregister", f"{pkg}.plugin", {
+        f"{pkg}/__init__.py": "",
+        f"{pkg}/plugin.py": """
+            from reyn_core import hookimpl, tool
+            REYN_API = 1
+            SAVED = []
+
+            @tool(cluster="t", purity="read_only")
+            def late_tool(text: str) -> str:
+                \"\"\"Echo.\"\"\"
+                return text
+
+            @hookimpl
+            def reyn_register_tools(register, settings):
+                SAVED.append(register)
+            """,
+    })
+    discover(refresh=True)
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["lateregister"]\n'))
+    module = sys.modules[f"{pkg}.plugin"]
+    with pytest.raises(RuntimeError, match="after reyn_register_tools returned"):
+        module.SAVED[0](module.late_tool)
+    assert "late_tool" not in result.registry
