@@ -26,6 +26,19 @@ def _split_globals(argv: Sequence[str]) -> tuple[str | None, str | None, list[st
     return profile, profile_file, rest
 
 
+def _profile_options(args: Sequence[str]) -> tuple[str | None, str | None]:
+    """``--profile`` / ``--profile-file`` values among a plugin command's own arguments (left in place)."""
+    found: dict[str, str] = {}
+    it = iter(args)
+    for word in it:
+        if word == "--":
+            break
+        key, eq, value = word.partition("=")
+        if key in ("--profile", "--profile-file") and key not in found:
+            found[key] = value if eq else next(it, "")
+    return found.get("--profile"), found.get("--profile-file")
+
+
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the profile, find the command among enabled plugins, run it with the remaining arguments."""
     from ..plugins.loader import load
@@ -33,6 +46,10 @@ def run_plugin_command(argv: Sequence[str]) -> int:
 
     profile_name, profile_file, words = _split_globals(argv)
     name, args = words[0], words[1:]
+    # `reyn memory export --profile ci`: the same profile must decide whether the plugin is enabled.
+    later_name, later_file = _profile_options(args)
+    profile_name = profile_name if profile_name is not None else later_name
+    profile_file = profile_file if profile_file is not None else later_file
     result = load(load_profile(profile_file=profile_file, profile_name=profile_name))
     commands, diagnostics = result.cli_commands()
     for d in diagnostics:

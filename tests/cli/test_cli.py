@@ -313,6 +313,15 @@ def test_enabled_plugin_contributes_a_command(cli, good_profile):
     assert proc.returncode == 0 and proc.stdout.strip() == "hello from good: Ann Bob"
 
 
+def test_plugin_command_uses_a_profile_option_given_after_it(cli):
+    path = cli.profile('[plugins]\nenable = ["good"]\n', "cmd.toml")
+    cli.profile('[plugins]\nenable = []\n')
+    proc = cli("greet", "--profile-file", str(path))
+    assert proc.returncode == 0 and proc.stdout.strip() == f"hello from good: --profile-file {path}"
+    proc = cli("--profile-file", str(path), "greet", "x")
+    assert proc.returncode == 0 and proc.stdout.strip() == "hello from good: x"
+
+
 def test_plugin_command_that_raises_is_one_line_and_exit_1(cli, good_profile):
     proc = cli("breaks")
     assert proc.returncode == 1 and "the command broke" in proc.stderr and "Traceback" not in proc.stderr
