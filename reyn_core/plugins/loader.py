@@ -371,9 +371,9 @@ def _register_all(loader: _Loader, profile: Profile, plugins: list[_Plugin],
     diags: list[Diagnostic] = []
     host_defs: list[ToolDefinition] = []
     host_origin = ToolOrigin(kind="host")
-    scratch = ToolRegistry(schema_check=loader.schema_cache)
     for obj in host_tools:
-        try:
+        try:  # one scratch registry per tool: duplicates are handled by the collision rule below
+            scratch = ToolRegistry(schema_check=loader.schema_cache)
             host_defs.append(scratch.register(obj, origin=host_origin))
         except ToolRegistrationError as exc:
             diags.append(Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool))
@@ -397,7 +397,8 @@ def _register_all(loader: _Loader, profile: Profile, plugins: list[_Plugin],
                 next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
                     Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name))
         else:
-            diags.append(Diagnostic.make("RT004", message, tool=name))
+            diags.append(Diagnostic.make("RT004", message, tool=name,
+                                         hint="give each host tool passed to load(host_tools=...) its own name"))
 
     builder = ToolRegistry(operator=_operator_policy(profile), schema_check=loader.schema_cache)
     for d in host_defs:

@@ -70,6 +70,17 @@ def test_a_bad_host_tool_is_diagnosed_and_the_rest_registers():
     assert "host_ping" in result.registry
 
 
+def test_two_host_tools_with_one_name_register_neither():
+    @tool(name="host_ping", cluster="host", purity="read_only")
+    def other_ping(text: str) -> str:
+        """Another tool called host_ping."""
+        return text
+
+    result = load(Profile(), host_tools=[host_ping, other_ping])
+    assert [d.code for d in result.report.diagnostics] == ["RT004"]
+    assert "host_ping" not in result.registry
+
+
 def test_audit_log_records_every_plugin_call(tmp_path):
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "reyn.toml").write_text(textwrap.dedent("""
