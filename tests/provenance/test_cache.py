@@ -14,9 +14,24 @@ import pytest
 from reyn_core.plugins.provenance import DigestCache, provenance_for
 
 
+@pytest.fixture(scope="module")
+def wheel(kit: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cache-wheel")
+    return kit.build_wheel(kit.write_project(root / "proj"), root / "dist")
+
+
+@pytest.fixture(scope="module")
+def shared(kit: Any, make_module_venv: Any, wheel: Path) -> Any:
+    """One install for the tests that only read it."""
+    venv = make_module_venv("shared")
+    kit.pip_install(venv, str(wheel))
+    kit.backdate(venv.site_packages)
+    return venv
+
+
 @pytest.fixture
-def installed(kit: Any, make_venv: Any, tmp_path: Path) -> Any:
-    wheel = kit.build_wheel(kit.write_project(tmp_path / "proj"), tmp_path / "dist")
+def installed(kit: Any, make_venv: Any, wheel: Path) -> Any:
+    """A private install for tests that tamper with it."""
     venv = make_venv("cached")
     kit.pip_install(venv, str(wheel))
     kit.backdate(venv.site_packages)
@@ -35,12 +50,12 @@ def _old_file(path: Path, data: bytes) -> Path:
     return path
 
 
-def test_warm_call_hashes_nothing(kit: Any, installed: Any, tmp_path: Path) -> None:
+def test_warm_call_hashes_nothing(kit: Any, shared: Any, tmp_path: Path) -> None:
     cache = DigestCache(tmp_path / "cache.json")
-    cold = _prov(kit, installed, cache)
+    cold = _prov(kit, shared, cache)
     assert cache.misses > 0 and cache.hits == 0
     misses = cache.misses
-    warm = _prov(kit, installed, cache)
+    warm = _prov(kit, shared, cache)
     assert cache.misses == misses  # no file was read again
     assert cache.hits == misses
     assert warm == cold
@@ -73,12 +88,12 @@ def test_a_changed_mtime_is_rehashed(kit: Any, installed: Any, tmp_path: Path) -
     assert after.record_mismatches == ("demo_plug/plugin.py",)
 
 
-def test_cache_persists_across_instances(kit: Any, installed: Any, tmp_path: Path) -> None:
+def test_cache_persists_across_instances(kit: Any, shared: Any, tmp_path: Path) -> None:
     path = tmp_path / "cache.json"
-    first = _prov(kit, installed, DigestCache(path))
+    first = _prov(kit, shared, DigestCache(path))
     assert json.loads(path.read_text())["format"] == "reyn-digest-cache-v1"
     again = DigestCache(path)
-    assert _prov(kit, installed, again) == first
+    assert _prov(kit, shared, again) == first
     assert again.misses == 0 and again.hits > 0
 
 
@@ -88,12 +103,12 @@ def test_cache_persists_across_instances(kit: Any, installed: Any, tmp_path: Pat
      b'{"format": "reyn-digest-cache-v1", "entries": []}', b""],
     ids=["garbage", "array", "wrong-format", "entries-not-object", "empty"],
 )
-def test_corrupt_cache_file_is_ignored_and_replaced(kit: Any, installed: Any, tmp_path: Path,
+def test_corrupt_cache_file_is_ignored_and_replaced(kit: Any, shared: Any, tmp_path: Path,
                                                      content: bytes) -> None:
     path = tmp_path / "cache.json"
     path.write_bytes(content)
-    rec = _prov(kit, installed, DigestCache(path))
-    assert rec.tree_digest == _prov(kit, installed, None).tree_digest
+    rec = _prov(kit, shared, DigestCache(path))
+    assert rec.tree_digest == _prov(kit, shared, None).tree_digest
     assert json.loads(path.read_text())["format"] == "reyn-digest-cache-v1"
 
 

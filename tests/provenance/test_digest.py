@@ -38,10 +38,10 @@ def _rewrite_record(site: Path, rel: str) -> None:
     record.write_text(out.getvalue())
 
 
-@pytest.fixture
-def wheel(kit: Any, tmp_path: Path) -> Path:
-    project = kit.write_project(tmp_path / "proj")
-    return kit.build_wheel(project, tmp_path / "dist")
+@pytest.fixture(scope="module")
+def wheel(kit: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("digest-wheel")
+    return kit.build_wheel(kit.write_project(root / "proj"), root / "dist")
 
 
 @pytest.fixture
