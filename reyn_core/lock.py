@@ -300,7 +300,12 @@ def write_lock(path: Path | str, lock: LockFile) -> None:
     """Write ``lock`` to ``path`` atomically (temporary file and rename); bytes are deterministic."""
     target = Path(path)
     try:
-        atomic_write_bytes(target, render_lock(lock).encode("utf-8"))
+        data = render_lock(lock).encode("utf-8")
+    except UnicodeEncodeError as exc:  # a file name that is not valid UTF-8 cannot be a TOML key
+        bad = exc.object[max(0, exc.start - 40): exc.end + 40].encode("utf-8", "backslashreplace").decode()
+        raise LockError(target, f"cannot lock a name that is not valid UTF-8: {bad!r}; rename the file") from exc
+    try:
+        atomic_write_bytes(target, data)
     except OSError as exc:
         raise LockError(target, f"cannot write the lock: {exc.strerror or exc}") from exc
 

@@ -163,6 +163,13 @@ def test_write_is_atomic_and_reports_unwritable_targets(tmp_path: Path) -> None:
     assert "cannot write the lock" in str(err.value)
 
 
+def test_a_file_name_that_is_not_utf8_is_a_lock_error(tmp_path: Path) -> None:
+    record = make_record(files={"demo_plug/bad\udcff.py": _h("x")})
+    with pytest.raises(LockError, match="not valid UTF-8"):
+        write_lock(tmp_path / "reyn.lock", LockFile(plugins=(LockedPlugin.from_provenance(record),)))
+    assert not (tmp_path / "reyn.lock").exists()
+
+
 def _with(text: str, old: str, new: str) -> str:
     assert old in text, old
     return text.replace(old, new, 1)
