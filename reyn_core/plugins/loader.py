@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome
 from ..errors import ToolRegistrationError
-from ..gates import OperatorPolicy, PluginPolicy
 from ..profile import Profile, load_profile
 from ..registry import ToolRegistry
-from ..tool import ToolDefinition, ToolOrigin, as_definition
+from ..tool import ToolDefinition, as_definition
 from .diagnostics import Diagnostic
 from .discovery import DiscoveredPlugin, discover
 from .hookspecs import API_VERSION, PROJECT, ReynHookSpecs
+from .registration import first_line as _first_line
+from .registration import register_all
 from .report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
 from .schema_cache import SchemaCheckCache
 
@@ -36,7 +36,7 @@ _HOOK_NAMES = ("reyn_register_tools", "reyn_settings_model", "reyn_before_tool_c
 
 
 @dataclass
-class _Plugin:
+class PluginState:
     """Working state of one enabled plugin while it goes through the pipeline."""
 
     plugin_id: str
@@ -72,7 +72,7 @@ class _Loader:
 
     # ------------------------------------------------------------------ steps 1-2: discover, select
 
-    def select(self, candidates: Sequence[DiscoveredPlugin], p: _Plugin, near: Iterable[str]) -> None:
+    def select(self, candidates: Sequence[DiscoveredPlugin], p: PluginState, near: Iterable[str]) -> None:
         cfg = self.profile.plugin(p.plugin_id)
         if not candidates:
             import difflib
@@ -103,7 +103,7 @@ class _Loader:
 
     # ------------------------------------------------------------------ step 3: provenance
 
-    def check_provenance(self, p: _Plugin) -> None:
+    def check_provenance(self, p: PluginState) -> None:
         from .provenance import DigestCache, provenance_for
 
         cand = p.candidate
@@ -141,7 +141,7 @@ class _Loader:
         if self.profile.lock.enforce:
             self.check_lock_provenance(p, rec)
 
-    def locked(self, p: _Plugin) -> Any:
+    def locked(self, p: PluginState) -> Any:
         """The plugin's lock entry, or None after recording why there is none."""
         if self._lock is None and self._lock_error is None:
             from ..lock import read_lock
@@ -163,7 +163,7 @@ class _Loader:
                    "[lock] enforce = true")
         return entry
 
-    def check_lock_provenance(self, p: _Plugin, rec: ProvenanceRecord) -> None:
+    def check_lock_provenance(self, p: PluginState, rec: ProvenanceRecord) -> None:
         from ..lock import compare_provenance
 
         entry = self.locked(p)
@@ -175,7 +175,7 @@ class _Loader:
 
     # ------------------------------------------------------------------ step 4: import
 
-    def import_plugin(self, p: _Plugin) -> None:
+    def import_plugin(self, p: PluginState) -> None:
         cand = p.candidate
         assert cand is not None
         try:
@@ -214,7 +214,7 @@ class _Loader:
 
     # ------------------------------------------------------------------ step 5: settings
 
-    def validate_settings(self, p: _Plugin) -> None:
+    def validate_settings(self, p: PluginState) -> None:
         from pydantic import BaseModel, ValidationError
 
         assert p.pm is not None
@@ -243,7 +243,7 @@ class _Loader:
 
     # ------------------------------------------------------------------ step 6: register (per plugin)
 
-    def collect_tools(self, p: _Plugin) -> None:
+    def collect_tools(self, p: PluginState) -> None:
         assert p.pm is not None and p.provenance is not None
         collected: list[object] = []
         open_ = [True]
@@ -305,7 +305,7 @@ class _Loader:
         if self.profile.lock.enforce:
             self.check_lock_tools(p)
 
-    def check_lock_tools(self, p: _Plugin) -> None:
+    def check_lock_tools(self, p: PluginState) -> None:
         from ..lock import compare_tools
 
         entry = self.locked(p)
@@ -336,7 +336,7 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
     loader = _Loader(profile, cache, rehash=rehash)
     found = discover().by_id()
     enabled = profile.enabled
-    plugins = [_Plugin(pid) for pid in enabled]
+    plugins = [PluginState(pid) for pid in enabled]
 
     for pid in sorted(set(profile.plugins.configs) - set(enabled)):
         loader.global_diags.append(Diagnostic.make(
@@ -359,137 +359,13 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
             if not p.ok:
                 break
 
-    registry, host_diags = _register_all(loader, profile, plugins, host_tools)
+    registry, host_diags = register_all(profile, plugins, host_tools, cache)
     cache.save()
     return LoadResult(registry, _report(found, plugins, loader.global_diags + host_diags), profile,
                       {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None})
 
 
-def _register_all(loader: _Loader, profile: Profile, plugins: list[_Plugin],
-                  host_tools: Iterable[ToolDefinition | Callable[..., Any]]) -> tuple[ToolRegistry, list[Diagnostic]]:
-    """Collision check over every claimant, then register survivors into the real registry."""
-    diags: list[Diagnostic] = []
-    host_defs: list[ToolDefinition] = []
-    host_origin = ToolOrigin(kind="host")
-    for obj in host_tools:
-        try:  # one scratch registry per tool: duplicates are handled by the collision rule below
-            scratch = ToolRegistry(schema_check=loader.schema_cache)
-            host_defs.append(scratch.register(obj, origin=host_origin))
-        except ToolRegistrationError as exc:
-            diags.append(Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool))
-    claims: dict[str, list[ToolOrigin]] = {}
-    for d in host_defs:
-        claims.setdefault(d.name, []).append(host_origin)
-    for p in plugins:
-        if p.ok:
-            for d, _ in p.tools:
-                claims.setdefault(d.name, []).append(d.origin or ToolOrigin())
-    collided = {name for name, owners in claims.items() if len(owners) > 1}
-    for name in sorted(collided):
-        owners = claims[name]
-        described = " and ".join(o.describe() for o in owners)
-        plugin_owners = [o.plugin_id for o in owners if o.kind == "plugin" and o.plugin_id]
-        fix = (f'set [plugins.{plugin_owners[-1]}] prefix = "{plugin_owners[-1]}_" or add {name!r} to '
-               f"plugins.{plugin_owners[-1]}.tools.exclude in the profile") if plugin_owners else None
-        message = f"tool name {name!r} is claimed by {described}; none of them is registered"
-        if plugin_owners:
-            for owner in dict.fromkeys(plugin_owners):
-                next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
-                    Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name))
-        else:
-            diags.append(Diagnostic.make("RT004", message, tool=name,
-                                         hint="give each host tool passed to load(host_tools=...) its own name"))
-
-    builder = ToolRegistry(operator=_operator_policy(profile), schema_check=loader.schema_cache)
-    for d in host_defs:
-        if d.name not in collided:
-            _register(builder, d, None, diags, plugin=None)
-    for p in plugins:
-        if not p.ok:
-            continue
-        for d, original in p.tools:
-            if d.name not in collided and _register(builder, d, original, p.diagnostics, plugin=p.plugin_id):
-                p.registered.append(d.name)
-        if p.settings is not None:
-            builder.set_settings(p.plugin_id, p.settings)
-    builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
-    return builder.freeze(), diags
-
-
-def _register(builder: ToolRegistry, d: ToolDefinition, original: str | None, diags: list[Diagnostic],
-              *, plugin: str | None) -> bool:
-    try:
-        builder.register(d, origin=d.origin, original_name=original)
-    except ToolRegistrationError as exc:
-        diags.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None, plugin=plugin, tool=exc.tool))
-        return False
-    for w in builder.warnings(d.name):
-        diags.append(Diagnostic.make(w.code, w.message + (f" (at {w.pointer})" if w.pointer else ""),
-                                     plugin=plugin, tool=d.name, severity="warning"))
-    return True
-
-
-def _operator_policy(profile: Profile) -> OperatorPolicy:
-    policies = {}
-    for pid in profile.enabled:
-        cfg = profile.plugin(pid)
-        policies[pid] = PluginPolicy(
-            surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None,
-            include=frozenset(cfg.tools.include) if cfg.tools.include is not None else None,
-            exclude=frozenset(cfg.tools.exclude),
-        )
-    return OperatorPolicy(
-        plugins_enabled=profile.features.plugins,
-        plugins=policies,
-        default_allowed_ops=tuple(profile.surfaces.phase.default_allowed_ops),
-        router_exclude=frozenset(profile.surfaces.router.exclude),
-    )
-
-
-def _call_hooks(profile: Profile, plugins: Sequence[_Plugin]) -> ToolCallHooks | None:
-    """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
-    hooks = ToolCallHooks()
-    for p in plugins:
-        assert p.pm is not None
-        if p.pm.hook.reyn_before_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(before=(_before_hook(p.plugin_id, p.pm),))
-        if p.pm.hook.reyn_after_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(after=(_after_hook(p.pm),))
-    if profile.audit.log:
-        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log)).hooks()
-    return hooks if hooks.before or hooks.after else None
-
-
-def _before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
-    from ..errors import ToolDenied, ToolError
-
-    async def before(call: ToolCall) -> str | None:
-        try:
-            for result in pm.hook.reyn_before_tool_call(call=call):
-                if inspect.isawaitable(result):
-                    result = await result
-                if result:
-                    return f"{result} (plugin {plugin_id!r})"
-        except ToolError:
-            raise
-        except Exception as exc:  # a broken policy hook denies: fail closed
-            raise ToolDenied(f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
-                             f"{_first_line(exc)}); the call is denied", tool=call.tool.name) from None
-        return None
-
-    return before
-
-
-def _after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
-    async def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
-        for result in pm.hook.reyn_after_tool_call(call=call, outcome=outcome):
-            if inspect.isawaitable(result):
-                await result
-
-    return after
-
-
-def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[_Plugin],
+def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[PluginState],
             global_diags: list[Diagnostic]) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
@@ -525,11 +401,6 @@ def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[_Plug
 
 def _norm(name: str) -> str:
     return name.lower().replace("-", "_").replace(".", "_")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else "(no message)"
 
 
 def _settings_message(plugin_id: str, exc: Any, profile: Profile) -> str:

@@ -1,0 +1,158 @@
+"""Load steps 6-7: collisions over every claimant, the real registry, operator policy and call hooks.
+
+A tool name claimed more than once — plugin vs plugin, a plugin twice, or a plugin vs a host tool —
+registers none of the claimants; the diagnostic names every origin and the fix. The surviving tools
+go into one registry with the profile's operator policy (gate layer 2), each plugin's settings, and
+the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of loaded plugins plus the audit log.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from ..dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome
+from ..errors import ToolRegistrationError
+from ..gates import OperatorPolicy, PluginPolicy
+from ..registry import ToolRegistry
+from ..tool import ToolDefinition, ToolOrigin
+from .diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from ..profile import Profile
+    from .loader import PluginState
+    from .schema_cache import SchemaCheckCache
+
+
+def register_all(profile: Profile, plugins: list[PluginState], host_tools: Iterable[ToolDefinition | Callable[..., Any]],
+                 schema_cache: SchemaCheckCache) -> tuple[ToolRegistry, list[Diagnostic]]:
+    """Collision check over every claimant, then register survivors into the real registry."""
+    diags: list[Diagnostic] = []
+    host_defs: list[ToolDefinition] = []
+    host_origin = ToolOrigin(kind="host")
+    for obj in host_tools:
+        try:  # one scratch registry per tool: duplicates are handled by the collision rule below
+            scratch = ToolRegistry(schema_check=schema_cache)
+            host_defs.append(scratch.register(obj, origin=host_origin))
+        except ToolRegistrationError as exc:
+            diags.append(Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool))
+    claims: dict[str, list[ToolOrigin]] = {}
+    for d in host_defs:
+        claims.setdefault(d.name, []).append(host_origin)
+    for p in plugins:
+        if p.ok:
+            for d, _ in p.tools:
+                claims.setdefault(d.name, []).append(d.origin or ToolOrigin())
+    collided = {name for name, owners in claims.items() if len(owners) > 1}
+    for name in sorted(collided):
+        owners = claims[name]
+        described = " and ".join(o.describe() for o in owners)
+        plugin_owners = [o.plugin_id for o in owners if o.kind == "plugin" and o.plugin_id]
+        fix = (f'set [plugins.{plugin_owners[-1]}] prefix = "{plugin_owners[-1]}_" or add {name!r} to '
+               f"plugins.{plugin_owners[-1]}.tools.exclude in the profile") if plugin_owners else None
+        message = f"tool name {name!r} is claimed by {described}; none of them is registered"
+        if plugin_owners:
+            for owner in dict.fromkeys(plugin_owners):
+                next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
+                    Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name))
+        else:
+            diags.append(Diagnostic.make("RT004", message, tool=name,
+                                         hint="give each host tool passed to load(host_tools=...) its own name"))
+
+    builder = ToolRegistry(operator=_operator_policy(profile), schema_check=schema_cache)
+    for d in host_defs:
+        if d.name not in collided:
+            _register(builder, d, None, diags, plugin=None)
+    for p in plugins:
+        if not p.ok:
+            continue
+        for d, original in p.tools:
+            if d.name not in collided and _register(builder, d, original, p.diagnostics, plugin=p.plugin_id):
+                p.registered.append(d.name)
+        if p.settings is not None:
+            builder.set_settings(p.plugin_id, p.settings)
+    builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
+    return builder.freeze(), diags
+
+
+def _register(builder: ToolRegistry, d: ToolDefinition, original: str | None, diags: list[Diagnostic],
+              *, plugin: str | None) -> bool:
+    try:
+        builder.register(d, origin=d.origin, original_name=original)
+    except ToolRegistrationError as exc:
+        diags.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None, plugin=plugin, tool=exc.tool))
+        return False
+    for w in builder.warnings(d.name):
+        diags.append(Diagnostic.make(w.code, w.message + (f" (at {w.pointer})" if w.pointer else ""),
+                                     plugin=plugin, tool=d.name, severity="warning"))
+    return True
+
+
+def _operator_policy(profile: Profile) -> OperatorPolicy:
+    policies = {}
+    for pid in profile.enabled:
+        cfg = profile.plugin(pid)
+        policies[pid] = PluginPolicy(
+            surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None,
+            include=frozenset(cfg.tools.include) if cfg.tools.include is not None else None,
+            exclude=frozenset(cfg.tools.exclude),
+        )
+    return OperatorPolicy(
+        plugins_enabled=profile.features.plugins,
+        plugins=policies,
+        default_allowed_ops=tuple(profile.surfaces.phase.default_allowed_ops),
+        router_exclude=frozenset(profile.surfaces.router.exclude),
+    )
+
+
+def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHooks | None:
+    """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
+    hooks = ToolCallHooks()
+    for p in plugins:
+        assert p.pm is not None
+        if p.pm.hook.reyn_before_tool_call.get_hookimpls():
+            hooks = hooks + ToolCallHooks(before=(_before_hook(p.plugin_id, p.pm),))
+        if p.pm.hook.reyn_after_tool_call.get_hookimpls():
+            hooks = hooks + ToolCallHooks(after=(_after_hook(p.pm),))
+    if profile.audit.log:
+        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log)).hooks()
+    return hooks if hooks.before or hooks.after else None
+
+
+def _before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
+    from ..errors import ToolDenied, ToolError
+
+    async def before(call: ToolCall) -> str | None:
+        try:
+            for result in pm.hook.reyn_before_tool_call(call=call):
+                if inspect.isawaitable(result):
+                    result = await result
+                if result:
+                    return f"{result} (plugin {plugin_id!r})"
+        except ToolError:
+            raise
+        except Exception as exc:  # a broken policy hook denies: fail closed
+            raise ToolDenied(f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
+                             f"{first_line(exc)}); the call is denied", tool=call.tool.name) from None
+        return None
+
+    return before
+
+
+def _after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
+    async def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
+        for result in pm.hook.reyn_after_tool_call(call=call, outcome=outcome):
+            if inspect.isawaitable(result):
+                await result
+
+    return after
+
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (at most 300 characters), for one-line diagnostics."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
