@@ -1,0 +1,40 @@
+"""``import reyn_core`` stays light: no litellm, mcp, httpx or jsonschema (checked in a fresh process)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("litellm", "mcp", "httpx", "jsonschema", "openai")
+
+
+def modules_after(code: str) -> set[str]:
+    script = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_import_reyn_core_imports_no_heavy_dependency() -> None:
+    assert heavy_in(modules_after("import reyn_core")) == []
+
+
+def test_building_and_rendering_a_flat_tool_needs_no_heavy_dependency() -> None:
+    code = """
+import asyncio
+from reyn_core import ToolContext, ToolDefinition, ToolRegistry, invoke_tool, render_phase, render_router
+from reyn_core.registry import RegisteredTool
+registry = ToolRegistry()
+# Bypass registration checks (which use jsonschema's meta-schema) to look at render + dispatch alone.
+schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+registry._tools["t"] = RegisteredTool(ToolDefinition(name="t", description="x", parameters=schema, handler=lambda a: a))
+snapshot = registry.freeze()
+render_router(snapshot, ToolContext())
+render_phase(snapshot, ToolContext(), ["default"])
+asyncio.run(invoke_tool(snapshot, "t", {"a": 1}, ToolContext()))
+"""
+    assert heavy_in(modules_after(code)) == []
