@@ -21,6 +21,8 @@ from ..tool import ToolDefinition, as_definition
 from .diagnostics import Diagnostic
 from .discovery import DiscoveredPlugin, discover
 from .hookspecs import API_VERSION, PROJECT, ReynHookSpecs
+from .registration import after_hook as _after_hook  # noqa: F401 - used by reyn_core.testing
+from .registration import before_hook as _before_hook  # noqa: F401 - used by reyn_core.testing
 from .registration import first_line as _first_line
 from .registration import register_all
 from .report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus

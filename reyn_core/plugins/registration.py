@@ -114,15 +114,17 @@ def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHoo
     for p in plugins:
         assert p.pm is not None
         if p.pm.hook.reyn_before_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(before=(_before_hook(p.plugin_id, p.pm),))
+            hooks = hooks + ToolCallHooks(before=(before_hook(p.plugin_id, p.pm),))
         if p.pm.hook.reyn_after_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(after=(_after_hook(p.pm),))
+            hooks = hooks + ToolCallHooks(after=(after_hook(p.pm),))
     if profile.audit.log:
         hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log)).hooks()
     return hooks if hooks.before or hooks.after else None
 
 
-def _before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
+def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
+    """A ``ToolCallHooks.before`` callable running one plugin's ``reyn_before_tool_call``; a reason
+    it returns denies the call, and a hook that breaks denies it too (fail closed)."""
     from ..errors import ToolDenied, ToolError
 
     async def before(call: ToolCall) -> str | None:
@@ -142,7 +144,8 @@ def _before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall
     return before
 
 
-def _after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
+def after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
+    """A ``ToolCallHooks.after`` callable running one plugin's ``reyn_after_tool_call``."""
     async def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
         for result in pm.hook.reyn_after_tool_call(call=call, outcome=outcome):
             if inspect.isawaitable(result):
