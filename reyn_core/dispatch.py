@@ -9,6 +9,7 @@ thread) under the tool's timeout, then ``after`` hooks — which also see failur
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import enum
 import hashlib
@@ -201,6 +202,36 @@ async def _within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
     return task.result()
 
 
+def _in_daemon_thread(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                      name: str) -> asyncio.Future[Any]:
+    """Run a sync handler that has a timeout in its own daemon thread.
+
+    A thread cannot be killed, so a handler that hangs past its timeout keeps its thread; a daemon
+    thread outside the loop's default executor means it can block neither the event loop's shutdown
+    nor the interpreter's exit. Its late result is discarded.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def target() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, context.run(fn, *args, **kwargs))
+        except BaseException as exc:  # delivered to the awaiting call, SystemExit included
+            outcome = (False, exc)
+        try:
+            loop.call_soon_threadsafe(deliver, *outcome)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+    threading.Thread(target=target, name=f"reyn-tool-{name}", daemon=True).start()
+    return future
+
+
 async def _run(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], ctx: ToolContext) -> Any:
     try:
         pos, kwargs = shape.bind(args, ctx)
@@ -208,7 +239,10 @@ async def _run(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], 
         raise _invalid(tool, _problems_from_pydantic(exc)) from None
     if shape.is_async:
         return await _within(shape.fn(*pos, **kwargs), tool)
-    result = await _within(asyncio.to_thread(shape.fn, *pos, **kwargs), tool)
+    if tool.timeout_s is None:
+        result = await _contain_exit(asyncio.to_thread(shape.fn, *pos, **kwargs))
+    else:
+        result = await _within(_in_daemon_thread(shape.fn, pos, kwargs, tool.name), tool)
     if inspect.isawaitable(result):  # a sync callable that returned a coroutine
         result = await _within(result, tool)
     return result

@@ -330,3 +330,24 @@ async def test_no_envelope_ever_contains_a_traceback(registry: ToolRegistry) -> 
 async def test_many_concurrent_calls_each_get_their_own_result(registry: ToolRegistry) -> None:
     results = await asyncio.gather(*(dispatch(registry, "add", {"a": i, "b": i}) for i in range(50)))
     assert [r["data"]["sum"] for r in results] == [2 * i for i in range(50)]
+
+
+def test_a_hung_sync_handler_blocks_neither_loop_shutdown_nor_process_exit() -> None:
+    import subprocess
+
+    script = """
+import asyncio, threading
+from reyn_core import ToolContext, ToolRegistry, dispatch_tool, tool
+
+@tool(timeout_s=0.1)
+def stuck() -> None:
+    \"\"\"Wait forever.\"\"\"
+    threading.Event().wait()
+
+builder = ToolRegistry()
+builder.register(stuck)
+print(asyncio.run(dispatch_tool(builder.freeze(), "stuck", {}, ToolContext()))["error"]["kind"])
+"""
+    # If the stuck thread were joined at shutdown, this would never return (the bound is generous).
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "timeout")
