@@ -203,7 +203,7 @@ class _Loader:
         try:
             pm.register(module, name=p.plugin_id)
             pm.check_pending()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             p.fail("failed", "RI004", f"invalid hook implementation in {cand.entry_point!r}: {_first_line(exc)}")
             return
         p.pm = pm
@@ -223,7 +223,7 @@ class _Loader:
         given = self.profile.plugin(p.plugin_id).settings
         try:
             model = p.pm.hook.reyn_settings_model()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             p.fail("failed", "RI005", f"hook reyn_settings_model raised {type(exc).__name__}: {_first_line(exc)}")
             return
         if model is None:
@@ -239,7 +239,7 @@ class _Loader:
             p.settings = model.model_validate(dict(given or {}))
         except ValidationError as exc:
             p.fail("failed", "RC001", _settings_message(p.plugin_id, exc, self.profile))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             p.fail("failed", "RC001", f"plugins.{p.plugin_id}.settings: validation raised "
                    f"{type(exc).__name__}: {_first_line(exc)}")
 
@@ -258,7 +258,7 @@ class _Loader:
 
         try:
             results = p.pm.hook.reyn_register_tools(register=register, settings=p.settings)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             p.fail("failed", "RI005", f"hook reyn_register_tools raised {type(exc).__name__}: {_first_line(exc)}")
             return
         finally:
@@ -356,7 +356,7 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
         for step in steps:
             try:
                 step(p)
-            except Exception as exc:  # a bug in one plugin's path must not stop the others
+            except (Exception, SystemExit) as exc:  # a bug in one plugin's path must not stop the others
                 p.fail("failed", "RI005", f"loading stopped unexpectedly: {type(exc).__name__}: {_first_line(exc)}")
             if not p.ok:
                 break

@@ -136,7 +136,7 @@ def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall]
                     return f"{result} (plugin {plugin_id!r})"
         except ToolError:
             raise
-        except Exception as exc:  # a broken policy hook denies: fail closed
+        except (Exception, SystemExit) as exc:  # a broken policy hook denies: fail closed
             raise ToolDenied(f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
                              f"{first_line(exc)}); the call is denied", tool=call.tool.name) from None
         return None

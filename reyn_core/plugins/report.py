@@ -128,7 +128,7 @@ class LoadResult:
                 continue
             try:
                 results = pm.hook.reyn_cli_commands()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 diagnostics.append(Diagnostic.make("RI007", f"reyn_cli_commands raised {type(exc).__name__}: {exc}",
                                                    plugin=plugin_id))
                 continue

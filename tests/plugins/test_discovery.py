@@ -159,3 +159,24 @@ def test_register_called_after_the_hook_returned_is_refused(site):
     with pytest.raises(RuntimeError, match="after reyn_register_tools returned"):
         module.SAVED[0](module.late_tool)
     assert "late_tool" not in result.registry
+
+
+def test_register_hook_calling_sys_exit_fails_the_plugin_not_the_host(site):
+    pkg = unique("rtd_exits_")
+    install(site, "rtd-exits", "exits", f"{pkg}.plugin", {
+        f"{pkg}/__init__.py": "",
+        f"{pkg}/plugin.py": """
+            import sys
+            from reyn_core import hookimpl
+            REYN_API = 1
+
+            @hookimpl
+            def reyn_register_tools(register, settings):
+                sys.exit("plugin gave up")
+            """,
+    })
+    discover(refresh=True)
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["exits"]\n'))
+    info = result.report.plugin("exits")
+    assert info.status == "failed" and [d.code for d in info.diagnostics] == ["RI005"]
+    assert "SystemExit: plugin gave up" in info.diagnostics[0].message
