@@ -87,6 +87,52 @@ def bench_render(repeat: int = 10) -> dict[str, Any]:
     return result
 
 
+_BREAKDOWN = """
+import json, sys, time
+t0 = time.perf_counter()
+import reyn_core
+t1 = time.perf_counter()
+from reyn_core.plugins import discovery, loader
+from reyn_core.profile import load_profile
+t2 = time.perf_counter()
+profile = load_profile()
+found = discovery.discover()
+t3 = time.perf_counter()
+imported = [0.0]
+real_load = discovery.md.EntryPoint.load
+def timed_load(self):
+    start = time.perf_counter()
+    try:
+        return real_load(self)
+    finally:
+        imported[0] += time.perf_counter() - start
+discovery.md.EntryPoint.load = timed_load
+result = loader.load(profile)
+t4 = time.perf_counter()
+reyn_core.render_router(result.registry, reyn_core.ToolContext(surface="router"))
+t5 = time.perf_counter()
+print(json.dumps({"import_reyn_core_s": t1 - t0, "import_loader_and_profile_s": t2 - t1,
+                  "profile_and_discovery_s": t3 - t2, "load_s": t4 - t3, "of_which_plugin_imports_s": imported[0],
+                  "render_s": t5 - t4}))
+"""
+
+
+def bench_breakdown(repeat: int = 5) -> dict[str, float]:
+    """Where a warm render's time goes, measured inside the process (medians)."""
+    packs = _installed_packs()
+    runs: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="reyn-bench-bd-") as tmp:
+        work = Path(tmp)
+        (work / "reyn.toml").write_text(f"[plugins]\nenable = {json.dumps(packs)}\n")
+        env = _env(work / "cache", work / "xdg")
+        for i in range(repeat + 1):
+            proc = subprocess.run([sys.executable, "-c", _BREAKDOWN], cwd=work, env=env, capture_output=True,
+                                  text=True, timeout=300, check=True)
+            if i:  # the first run fills the caches
+                runs.append(json.loads(proc.stdout))
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
 def _synthetic_site(root: Path, count: int) -> Path:
     """``count`` installed distributions, each a real .dist-info with one reyn.plugins entry point."""
     site = root / f"site-{count}"
@@ -126,7 +172,7 @@ def bench_discovery(counts: Sequence[int] = (20, 200), repeat: int = 20) -> dict
     return out
 
 
-def _report(render: dict[str, Any], disc: dict[str, Any]) -> str:
+def _report(render: dict[str, Any], disc: dict[str, Any], breakdown: dict[str, float]) -> str:
     lines = [
         f"reyn tools render --surface router ({len(render['packs'])} packs: {', '.join(render['packs'])}; "
         f"median of {render['repeat']})",
@@ -134,6 +180,8 @@ def _report(render: dict[str, Any], disc: dict[str, Any]) -> str:
         f"  render, warm                         {render['render_warm_s'] * 1000:8.1f} ms  "
         f"({render['warm_ratio']:.2f}x; target <= {TARGET_RATIO}x: {'met' if render['meets_target'] else 'NOT met'})",
         f"  render, cold (empty Reyn caches)     {render['render_cold_s'] * 1000:8.1f} ms  ({render['cold_ratio']:.2f}x)",
+        "  where a warm render spends its time (in-process, medians):",
+        *(f"    {key[:-2].replace('_', ' '):<32} {value * 1000:8.1f} ms" for key, value in breakdown.items()),
         f"discovery, metadata only (median of {disc['repeat']})",
     ]
     for key, value in disc.items():
@@ -153,8 +201,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeat", type=int, default=10, help="subprocess runs per measurement (default 10)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(list(argv) if argv is not None else [])
-    results = {"render": bench_render(args.repeat), "discovery": bench_discovery(repeat=max(args.repeat * 2, 10))}
-    print(json.dumps(results, indent=2) if args.json else _report(results["render"], results["discovery"]))
+    results = {"render": bench_render(args.repeat), "breakdown": bench_breakdown(),
+               "discovery": bench_discovery(repeat=max(args.repeat * 2, 10))}
+    print(json.dumps(results, indent=2) if args.json
+          else _report(results["render"], results["discovery"], results["breakdown"]))
     return results
 
 
