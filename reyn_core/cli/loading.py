@@ -20,7 +20,8 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
     return load_profile(profile_file=getattr(args, "profile_file", None), profile_name=getattr(args, "profile", None))
 
 
-def load_from_args(args: argparse.Namespace, *, enforce_lock: bool = True) -> LoadResult:
+def load_from_args(args: argparse.Namespace, *, enforce_lock: bool = True, inspect_discovered: bool = False
+                   ) -> LoadResult:
     """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
     re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is)."""
     from ..plugins.loader import load
@@ -28,7 +29,7 @@ def load_from_args(args: argparse.Namespace, *, enforce_lock: bool = True) -> Lo
     profile = profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
-    return load(profile, rehash=not enforce_lock)
+    return load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
 
 
 def emit_json(value: Any) -> None:

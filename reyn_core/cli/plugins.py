@@ -41,7 +41,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    result = load_from_args(args)
+    result = load_from_args(args, inspect_discovered=True)
     infos = result.report.plugins
     if args.json:
         emit_json({"profile": result.profile.source, "plugins": [i.to_json() for i in infos]})
@@ -64,7 +64,7 @@ def _find(result: LoadResult, plugin_id: str) -> list[PluginLoadInfo]:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    result = load_from_args(args)
+    result = load_from_args(args, inspect_discovered=True)
     infos = _find(result, args.plugin_id)
     if not infos:
         known = ", ".join(sorted({i.plugin_id for i in result.report.plugins})) or "none"

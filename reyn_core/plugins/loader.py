@@ -175,6 +175,24 @@ class _Loader:
                 p.fail("refused", "RL001", f"{rec.distribution} drifted from {self.profile.lock_path}: "
                        + _describe_drifts(drifts))
 
+    def inspect(self, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
+                ) -> dict[tuple[str, str], ProvenanceRecord]:
+        """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
+        from .provenance import DigestCache, provenance_for
+
+        cache = None if self.rehash else (self._digest_cache or DigestCache.default())
+        records = {}
+        for pid, candidates in found.items():
+            for c in candidates:
+                if pid in enabled or c.dist is None or not c.well_formed:
+                    continue
+                try:
+                    records[(pid, c.distribution)] = provenance_for(c.dist, plugin_id=pid, entry_point=c.entry_point,
+                                                                    cache=cache)
+                except Exception:  # listing only: the plugin is not being loaded
+                    continue
+        return records
+
     # ------------------------------------------------------------------ step 4: import
 
     def import_plugin(self, p: PluginState) -> None:
@@ -324,13 +342,16 @@ class _Loader:
 
 
 def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition | Callable[..., Any]] = (),
-         schema_cache: SchemaCheckCache | None = None, rehash: bool = False) -> LoadResult:
+         schema_cache: SchemaCheckCache | None = None, rehash: bool = False,
+         inspect_discovered: bool = False) -> LoadResult:
     """Load the plugins ``profile`` enables (default: ``load_profile()``) into a frozen registry.
 
     ``host_tools`` are the host application's own tools; they take part in collision checks like
     any plugin's. ``schema_cache`` defaults to the persistent cache in the user cache dir.
     ``rehash=True`` re-hashes every plugin file instead of trusting the (path, size, mtime_ns)
-    digest cache (``reyn plugins lock`` and ``audit`` do this).
+    digest cache (``reyn plugins lock`` and ``audit`` do this). ``inspect_discovered=True`` also
+    computes the origin and digest of installed-but-not-enabled plugins (still never importing
+    them), so a digest can be reviewed and pinned before the plugin is enabled.
     Never raises for a bad plugin: see ``result.report`` for what happened and why.
     """
     profile = profile if profile is not None else load_profile()
@@ -363,12 +384,13 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
 
     registry, host_diags = register_all(profile, plugins, host_tools, cache)
     cache.save()
-    return LoadResult(registry, _report(found, plugins, loader.global_diags + host_diags), profile,
+    records = loader.inspect(found, set(enabled)) if inspect_discovered else {}
+    return LoadResult(registry, _report(found, plugins, loader.global_diags + host_diags, records), profile,
                       {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None})
 
 
 def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[PluginState],
-            global_diags: list[Diagnostic]) -> LoadReport:
+            global_diags: list[Diagnostic], records: Mapping[tuple[str, str], ProvenanceRecord]) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
     for p in plugins:
@@ -392,7 +414,8 @@ def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[Plugi
             continue
         for c in candidates:
             infos.append(PluginLoadInfo(plugin_id=pid, distribution=c.distribution, version=c.version,
-                                        status="discovered", entry_point=c.entry_point))
+                                        status="discovered", entry_point=c.entry_point,
+                                        provenance=records.get((pid, c.distribution))))
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
     all_diags = [*global_diags, *(d for p in plugins for d in p.diagnostics)]
     return LoadReport(tuple(infos), tuple(all_diags))

@@ -115,7 +115,16 @@ def test_plugins_list_json(cli, good_profile):
     by_id = {p["id"]: p for p in data["plugins"]}
     assert by_id["good"]["status"] == "loaded" and by_id["good"]["tools"] == ["good_echo", "good_phase_note"]
     assert by_id["good"]["origin"]["tree_digest"].startswith("sha256:")
-    assert by_id["idle"]["status"] == "discovered" and by_id["idle"]["origin"] is None
+    assert by_id["idle"]["status"] == "discovered" and by_id["idle"]["tools"] == []
+    assert by_id["idle"]["origin"]["tree_digest"].startswith("sha256:")  # digested, not imported
+
+
+def test_digest_of_a_discovered_plugin_can_be_pinned_before_enabling_it(cli):
+    cli.profile('[plugins]\nenable = []\n')
+    idle = next(p for p in cli.json("plugins", "list")["plugins"] if p["id"] == "idle")
+    cli.profile(f'[plugins]\nenable = ["idle"]\n[plugins.idle]\ndigest = "{idle["origin"]["tree_digest"]}"\n')
+    shown = cli.json("plugins", "show", "idle")
+    assert shown["status"] == "loaded" and shown["diagnostics"] == []
 
 
 def test_plugins_show_prints_origin_tools_commands(cli, good_profile):
