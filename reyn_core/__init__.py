@@ -28,7 +28,6 @@ from .errors import (
 )
 from .gates import Decision, OperatorPolicy, PluginPolicy
 from .gates import check as check_gates
-from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
 from .plugins.hookspecs import API_VERSION, hookimpl
 from .registry import ToolRegistry
 from .render import PhaseSurface, render_phase, render_router
@@ -36,13 +35,18 @@ from .render.phase import phase_context
 from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
+    from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
     from .plugins.loader import LoadResult, load
     from .profile import Profile, load_profile
 
 __version__ = "0.1.0"
 
-# The plugin loader and the profile are imported on first use, so `import reyn_core` stays light.
+# The plugin loader, the profile and the phase contract's pydantic models are imported on first
+# use, so `import reyn_core` stays light.
 _LAZY = {
+    "PhaseOpCall": "reyn_core.phase_contract",
+    "PhaseOutput": "reyn_core.phase_contract",
+    "parse_phase_output": "reyn_core.phase_contract",
     "LoadResult": "reyn_core.plugins.report",
     "load": "reyn_core.plugins.loader",
     "Profile": "reyn_core.profile",

@@ -8,7 +8,6 @@ thread) under the tool's timeout, then ``after`` hooks — which also see failur
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import dataclasses
 import enum
@@ -43,6 +42,8 @@ from .tool import CallShape, ToolDefinition, call_shape
 from .validation import parse_arguments
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .registry import ToolRegistry
 
 
@@ -187,6 +188,7 @@ async def _contain_exit(awaitable: Awaitable[Any]) -> Any:
 async def _within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
     if tool.timeout_s is None:
         return await _contain_exit(awaitable)
+    import asyncio
     # SystemExit must not cross a task boundary: the event loop would stop.
     task = asyncio.ensure_future(_contain_exit(awaitable))
     try:
@@ -210,6 +212,8 @@ def _in_daemon_thread(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dic
     thread outside the loop's default executor means it can block neither the event loop's shutdown
     nor the interpreter's exit. Its late result is discarded.
     """
+    import asyncio
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
@@ -240,6 +244,8 @@ async def _run(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], 
     if shape.is_async:
         return await _within(shape.fn(*pos, **kwargs), tool)
     if tool.timeout_s is None:
+        import asyncio
+
         result = await _contain_exit(asyncio.to_thread(shape.fn, *pos, **kwargs))
     else:
         result = await _within(_in_daemon_thread(shape.fn, pos, kwargs, tool.name), tool)
@@ -252,10 +258,18 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _is_cancellation(exc: BaseException) -> bool:
+    import asyncio
+
+    return isinstance(exc, asyncio.CancelledError)
+
+
 def _caller_cancelled() -> bool:
     """Whether the running task itself is being cancelled (by its caller), as opposed to a
     ``CancelledError`` raised inside the handler. Before Python 3.11 this cannot be told apart, so
     every cancellation is treated as the caller's and propagates."""
+    import asyncio
+
     task = asyncio.current_task()
     cancelling = getattr(task, "cancelling", None)
     return cancelling is None or bool(cancelling())
@@ -315,16 +329,16 @@ async def invoke_tool(
         exc.tool = exc.tool or tool.name
         await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
         raise
-    except asyncio.CancelledError:
-        if _caller_cancelled():
-            raise  # the caller cancelled us: never swallow that
-        cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
-        await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
-        raise cancelled from None
     except Exception as exc:
         failed = ToolExecutionError(f"tool {tool.name!r} failed: {_describe(exc)}", tool=tool.name)
         await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=failed))
         raise failed from exc
+    except BaseException as exc:  # CancelledError (asyncio is imported lazily, hence no except clause)
+        if not _is_cancellation(exc) or _caller_cancelled():
+            raise  # the caller cancelled us (or the process is stopping): never swallow that
+        cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
+        await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
+        raise cancelled from None
     await _after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
     return result
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import PhaseCallerState, ToolContext
 from ..errors import ArgumentProblem
-from ..phase_contract import PhaseOpCall
 from . import effective_parameters
 
 if TYPE_CHECKING:
+    from ..phase_contract import PhaseOpCall
     from ..registry import ToolRegistry
     from ..validation import Validator
 
@@ -116,7 +116,11 @@ class PhaseSurface:
 
             validator = self._validators[kind] = compile_validator(spec.args_schema)
         problems = [ArgumentProblem(f"{ptr}{p.pointer}", p.message) for p in validator(args)]
-        return (None if problems else PhaseOpCall(kind=kind, args=args)), problems
+        if problems:
+            return None, problems
+        from ..phase_contract import PhaseOpCall  # pydantic models: built on first use, not at import
+
+        return PhaseOpCall(kind=kind, args=args), []
 
     def prompt_text(self) -> str:
         """A compact op catalogue for the system prompt."""
