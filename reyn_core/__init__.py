@@ -30,7 +30,7 @@ from .gates import Decision, OperatorPolicy, PluginPolicy
 from .gates import check as check_gates
 from .plugins.hookspecs import API_VERSION, hookimpl
 from .registry import ToolRegistry
-from .render import PhaseSurface, render_phase, render_router
+from .render import PhaseSurface, StrictRenderError, render_phase, render_router
 from .render.phase import phase_context
 from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
@@ -83,6 +83,7 @@ __all__ = [
     "Profile",
     "ReynError",
     "RouterCallerState",
+    "StrictRenderError",
     "StrictSchemaError",
     "ToolCall",
     "ToolCallHooks",

@@ -12,7 +12,15 @@ from . import gates
 from .context import ToolContext
 from .errors import RegistryFrozen, ToolNotFound, ToolRegistrationError
 from .schema import SchemaIssue, check_tool_schema, copy_json
-from .tool import NAME_PATTERN, ToolDefinition, ToolOrigin, as_definition, is_valid_tool_name
+from .tool import (
+    NAME_PATTERN,
+    PURITIES,
+    ToolDefinition,
+    ToolGates,
+    ToolOrigin,
+    as_definition,
+    is_valid_tool_name,
+)
 
 if TYPE_CHECKING:
     from .dispatch import ToolCallHooks
@@ -34,6 +42,28 @@ class _Caches:
     lock: threading.Lock = field(default_factory=threading.Lock)
     validators: dict[str, Validator] = field(default_factory=dict)
     handlers: dict[str, Any] = field(default_factory=dict)
+
+
+def _field_problem(d: ToolDefinition) -> str:
+    """What is wrong with a definition's non-schema fields ('' when nothing): typos here would
+    otherwise be silently accepted (a gate of "Allow" would quietly deny)."""
+    gates_ok = isinstance(d.gates, ToolGates) and {d.gates.router, d.gates.phase} <= {"allow", "deny"}
+    if not gates_ok:
+        return f"gates must be ToolGates(router=..., phase=...) with values 'allow' or 'deny', got {d.gates!r}"
+    if d.purity not in PURITIES:
+        return f"purity {d.purity!r} is not one of {list(PURITIES)}"
+    if d.dispatch_kind not in ("inline", "deferred"):
+        return f"dispatch_kind {d.dispatch_kind!r} is not 'inline' or 'deferred'"
+    if not isinstance(d.cluster, str) or not d.cluster:
+        return f"cluster must be a non-empty string, got {d.cluster!r}"
+    t = d.timeout_s
+    if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < float("inf")):
+        return f"timeout_s must be a positive number of seconds or None, got {t!r}"
+    for name in ("available", "schema_enricher"):
+        value = getattr(d, name)
+        if value is not None and not callable(value):
+            return f"{name} must be callable or None, got {type(value).__name__}"
+    return ""
 
 
 class ToolRegistry:
@@ -118,6 +148,10 @@ class ToolRegistry:
         if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):
             raise ToolRegistrationError("RT005", f"tool {d.name!r} handler must be callable, 'module:attr' or None",
                                         tool=d.name, hint="point handler at a function, e.g. 'my_pkg.tools:fetch'")
+        problem = _field_problem(d)
+        if problem:
+            raise ToolRegistrationError("RT006", f"tool {d.name!r} has an invalid field: {problem}", tool=d.name,
+                                        hint="fix the value in @tool(...) / ToolDefinition(...)")
         issues = self._schema_check(d.parameters, phase_usable=d.gates.phase == "allow")
         errors = [i for i in issues if i.severity == "error"]
         if errors:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from ..context import ToolContext
 from ..schema import copy_json
 from ..tool import ToolDefinition
+
+_log = logging.getLogger("reyn_core.render")
 
 
 def canonical_json(value: Any) -> str:
@@ -19,13 +22,26 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     """The tool's parameters for this call: a deep copy, passed through its ``schema_enricher``.
 
     The registry's definition is never mutated, so per-session data (e.g. skill names in an
-    ``enum``) cannot leak between sessions.
+    ``enum``) cannot leak between sessions. An enricher that raises, or returns something that is
+    not an object schema, is logged and skipped: the tool renders with its registered schema
+    (which is also what the dispatcher validates against), and the other tools are unaffected.
     """
     params = copy_json(tool.parameters)
-    if tool.schema_enricher is not None:
+    if tool.schema_enricher is None:
+        return params
+    try:
         enriched = tool.schema_enricher(params, ctx)
-        params = enriched if enriched is not None else params
-    return params
+    except Exception as exc:
+        _log.warning("schema_enricher of tool %r failed (%s: %s); rendering its registered schema",
+                     tool.name, type(exc).__name__, exc)
+        return copy_json(tool.parameters)
+    if enriched is None:
+        return params
+    if not isinstance(enriched, dict) or enriched.get("type") != "object":
+        _log.warning("schema_enricher of tool %r returned %s, not an object schema; rendering its "
+                     "registered schema", tool.name, type(enriched).__name__)
+        return copy_json(tool.parameters)
+    return enriched
 
 
 from .phase import PhaseOpSpec, PhaseSurface, render_phase  # noqa: E402

@@ -261,3 +261,19 @@ def test_rendering_an_empty_registry_gives_empty_surfaces() -> None:
     assert render_router(registry, router_ctx()) == []
     assert render_phase(registry, phase_ctx(), ["file"]).ops == ()
     assert json.loads(render_router_json(registry, router_ctx())) == []
+
+
+@pytest.mark.parametrize("enricher", [
+    lambda schema, ctx: 1 / 0,
+    lambda schema, ctx: ["not", "a", "schema"],
+    lambda schema, ctx: {"type": "string"},
+])
+def test_a_broken_enricher_renders_the_registered_schema_and_spares_the_others(
+        enricher: Any, catalogue: list[Any], build_registry: Any, caplog: pytest.LogCaptureFixture) -> None:
+    broken = dataclasses.replace(next(d for d in catalogue if d.name == "invoke_skill"), schema_enricher=enricher)
+    registry = build_registry([broken, catalogue[0]])
+    tools = {t["function"]["name"]: t["function"] for t in render_router(registry, router_ctx())}
+    assert tools["invoke_skill"]["parameters"] == dict(registry.get("invoke_skill").parameters)
+    assert set(tools) == {"invoke_skill", "read_file"}
+    assert [op.kind for op in render_phase(registry, phase_ctx(), ["catalog"]).ops] == ["invoke_skill"]
+    assert "schema_enricher of tool 'invoke_skill'" in caplog.text

@@ -114,3 +114,24 @@ def test_registry_keeps_its_own_copy_of_the_schema() -> None:
     schema["properties"] = {"a": {"$ref": "http://127.0.0.1:1/x"}}  # the plugin mutates its dict later
     assert registered.parameters["properties"] == {"a": {"type": "string"}}
     assert builder.get("t").parameters == registered.parameters
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("purity", "readonly", "purity 'readonly'"),
+    ("dispatch_kind", "later", "dispatch_kind 'later'"),
+    ("gates", ToolGates(router="Allow"), "gates must be"),  # type: ignore[arg-type]
+    ("gates", {"router": "allow"}, "gates must be"),
+    ("cluster", "", "cluster must be"),
+    ("timeout_s", 0, "timeout_s must be"),
+    ("timeout_s", -1.5, "timeout_s must be"),
+    ("timeout_s", float("nan"), "timeout_s must be"),
+    ("timeout_s", "5", "timeout_s must be"),
+    ("available", True, "available must be callable"),
+    ("schema_enricher", "x", "schema_enricher must be callable"),
+])
+def test_invalid_definition_field_is_rt006(field: str, value: object, says: str) -> None:
+    d = ToolDefinition(name="t", description="A tool.", parameters={"type": "object"}, handler=len,
+                       **{field: value})  # type: ignore[arg-type]
+    with pytest.raises(ToolRegistrationError) as info:
+        ToolRegistry().register(d)
+    assert info.value.code == "RT006" and says in info.value.message
