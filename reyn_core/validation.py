@@ -264,4 +264,6 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
             ]
     if raw is None:
         return {}, []
+    if isinstance(raw, Mapping) and not isinstance(raw, dict):  # e.g. a MappingProxyType from a host
+        return dict(raw), []
     return raw, []

@@ -351,3 +351,15 @@ print(asyncio.run(dispatch_tool(builder.freeze(), "stuck", {}, ToolContext()))["
     # If the stuck thread were joined at shutdown, this would never return (the bound is generous).
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout.strip()) == (0, "timeout")
+
+
+async def test_any_mapping_is_accepted_as_arguments(registry: ToolRegistry) -> None:
+    from types import MappingProxyType
+
+    assert await dispatch(registry, "add", MappingProxyType({"a": 1, "b": 1})) == {"status": "ok", "data": {"sum": 2}}
+
+
+@pytest.mark.parametrize("args", [None, "", "  "])
+async def test_no_arguments_mean_an_empty_object(registry: ToolRegistry, args: Any) -> None:
+    envelope = await dispatch(registry, "add", args)
+    assert [e["path"] for e in envelope["error"]["errors"]] == ["/a", "/b"]  # {} is missing a and b
