@@ -58,6 +58,7 @@ CODES: dict[str, CodeInfo] = {
     "RI005": CodeInfo("error", "plugin hook raised", "fix the plugin; the message names the hook and the exception"),
     "RI006": CodeInfo("error", "settings model is not a pydantic model", "return a pydantic BaseModel subclass from reyn_settings_model()"),
     "RI007": CodeInfo("warning", "plugin CLI command not usable", "return {name: fn(argv) -> int} from reyn_cli_commands(), with names that do not shadow built-in commands"),
+    "RI008": CodeInfo("warning", "plugin diagnostics hook misbehaved", "return a list of {code, severity, message, hint?, tool?} mappings from reyn_diagnostics(), and do not raise"),
     # ---- settings and profile
     "RC001": CodeInfo("error", "plugin settings invalid", "fix [plugins.<id>.settings] as the message says"),
     "RC002": CodeInfo("error", "settings given to a plugin without settings", "remove [plugins.<id>.settings]; this plugin takes none"),

@@ -56,6 +56,16 @@ class ReynHookSpecs:
         """Called after every tool call with its ``ToolCallOutcome``. Must not raise."""
 
     @hookspec
+    def reyn_diagnostics(self, settings: Any) -> list[Any] | None:
+        """Report findings about this plugin's configuration (for the load report and ``reyn doctor``).
+
+        Return a list of mappings with ``code`` (the plugin's own family, e.g. ``RW001``: ``R``, one
+        or two capital letters, three digits), ``severity`` (``error``, ``warning`` or ``info``),
+        ``message``, and optionally ``hint``, ``tool`` and ``path``. Called once per load, after the
+        plugin's tools are registered; findings never stop the plugin from loading.
+        """
+
+    @hookspec
     def reyn_cli_commands(self) -> dict[str, Any] | None:
         """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv: list[str]) -> int``.
 

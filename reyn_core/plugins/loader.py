@@ -8,8 +8,9 @@ Plugins that are installed but not enabled are reported as ``discovered`` and ne
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -17,12 +18,10 @@ import pluggy
 from ..errors import ToolRegistrationError
 from ..profile import Profile, load_profile
 from ..registry import ToolRegistry
-from ..tool import ToolDefinition, as_definition
-from .diagnostics import Diagnostic
+from ..tool import ToolDefinition, ToolOrigin, as_definition
+from .diagnostics import CODES, Diagnostic
 from .discovery import DiscoveredPlugin, discover
 from .hookspecs import API_VERSION, PROJECT, ReynHookSpecs
-from .registration import after_hook as _after_hook  # noqa: F401 - used by reyn_core.testing
-from .registration import before_hook as _before_hook  # noqa: F401 - used by reyn_core.testing
 from .registration import first_line as _first_line
 from .registration import register_all
 from .report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
@@ -34,7 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
 
 _HOOK_NAMES = ("reyn_register_tools", "reyn_settings_model", "reyn_before_tool_call", "reyn_after_tool_call",
-               "reyn_cli_commands")
+               "reyn_cli_commands", "reyn_diagnostics")
+_PLUGIN_CODE = re.compile(r"^R[A-Z]{1,2}[0-9]{3}$")
 
 
 @dataclass
@@ -316,7 +316,7 @@ class _Loader:
             original = d.name
             final = d.renamed(cfg.prefix + d.name) if cfg.prefix else d
             try:
-                registered = scratch.register(final, origin=origin, original_name=original)
+                registered = scratch.register(final, origin=_stamp(origin, d.origin), original_name=original)
             except ToolRegistrationError as exc:
                 p.diagnostics.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None,
                                                      plugin=p.plugin_id, tool=exc.tool or final.name))
@@ -324,6 +324,22 @@ class _Loader:
             p.tools.append((registered, original))
         if self.profile.lock.enforce:
             self.check_lock_tools(p)
+
+    def collect_diagnostics(self, p: PluginState) -> None:
+        """Ask the plugin's ``reyn_diagnostics`` hook for findings; a misbehaving hook only warns."""
+        assert p.pm is not None
+        if not p.pm.hook.reyn_diagnostics.get_hookimpls():
+            return
+        try:
+            results = p.pm.hook.reyn_diagnostics(settings=p.settings)
+        except (Exception, SystemExit) as exc:
+            p.diagnostics.append(Diagnostic.make(
+                "RI008", f"reyn_diagnostics raised {type(exc).__name__}: {_first_line(exc)}", plugin=p.plugin_id))
+            return
+        for result in results:
+            items = result if isinstance(result, list | tuple) else [result]
+            for item in items:
+                p.diagnostics.append(_plugin_diagnostic(p.plugin_id, item))
 
     def check_lock_tools(self, p: PluginState) -> None:
         from ..lock import compare_tools
@@ -373,6 +389,7 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
             loader.import_plugin,
             loader.validate_settings,
             loader.collect_tools,
+            loader.collect_diagnostics,
         )
         for step in steps:
             try:
@@ -422,6 +439,44 @@ def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[Plugi
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def _stamp(verified: ToolOrigin, claimed: ToolOrigin | None) -> ToolOrigin:
+    """The origin a plugin's tool gets: always the verified plugin record (id, distribution, digest).
+
+    A tool a plugin imports from an MCP server may say so (kind ``mcp``, the server's command or URL
+    as source, the sha256 of the server's tool definition); those descriptive fields are kept, but
+    the identity and the digest always come from the plugin's verified provenance.
+    """
+    if claimed is None or claimed.kind != "mcp":
+        return verified
+    return replace(verified, kind="mcp", source_kind=claimed.source_kind, source_url=claimed.source_url,
+                   commit=None, artifact_sha256=claimed.artifact_sha256)
+
+
+def _plugin_diagnostic(plugin_id: str, item: Any) -> Diagnostic:
+    """One finding from a plugin's ``reyn_diagnostics`` hook, or RI008 saying what is wrong with it."""
+    if hasattr(item, "as_dict") and callable(item.as_dict):
+        item = item.as_dict()
+    if not isinstance(item, Mapping):
+        return Diagnostic.make("RI008", f"reyn_diagnostics returned a {type(item).__name__}, not a mapping",
+                               plugin=plugin_id)
+    code, severity, message = item.get("code"), item.get("severity"), item.get("message")
+    if not isinstance(code, str) or not _PLUGIN_CODE.match(code) or code in CODES:
+        return Diagnostic.make("RI008", f"reyn_diagnostics returned code {code!r}: a plugin code is 'R', one or "
+                               "two capital letters and three digits, and not one of the core's", plugin=plugin_id)
+    if severity not in ("error", "warning", "info") or not isinstance(message, str) or not message:
+        return Diagnostic.make("RI008", f"reyn_diagnostics returned {code} with severity {severity!r} and message "
+                               f"{message!r:.60}; severity must be error, warning or info and message a text",
+                               plugin=plugin_id)
+    where = item.get("path")
+    if where:
+        line = item.get("line")
+        message = f"{message} ({where}{f':{line}' if line else ''})"
+    tool = item.get("tool")
+    hint = item.get("hint")
+    return Diagnostic(code=code, severity=severity, message=message, hint=hint if isinstance(hint, str) else "",
+                      plugin=plugin_id, tool=tool if isinstance(tool, str) and tool else None)
 
 
 def _norm(name: str) -> str:

@@ -90,11 +90,11 @@ def _validate_settings(manager: Any, module: ModuleType, plugin_id: str,
 
 def _policy_hooks(plugin_id: str, manager: Any) -> ToolCallHooks | None:
     # The loader's own adapters: async hooks awaited, a policy hook that raises denies (fail closed).
-    from reyn_core.plugins.loader import _after_hook, _before_hook
+    from reyn_core.plugins.registration import after_hook, before_hook
 
     hooks = ToolCallHooks()
     if manager.hook.reyn_before_tool_call.get_hookimpls():
-        hooks = hooks + ToolCallHooks(before=(_before_hook(plugin_id, manager),))
+        hooks = hooks + ToolCallHooks(before=(before_hook(plugin_id, manager),))
     if manager.hook.reyn_after_tool_call.get_hookimpls():
-        hooks = hooks + ToolCallHooks(after=(_after_hook(manager),))
+        hooks = hooks + ToolCallHooks(after=(after_hook(manager),))
     return hooks if hooks.before or hooks.after else None

@@ -96,6 +96,22 @@ DISTS = [
     PluginDist("rtp-gated", "gated", tool_plugin(["gated_read", "gated_write"]), package="rtp_gated"),
     PluginDist("rtp-phaseonly", "phaseonly", tool_plugin(["phaseonly_tool"]), package="rtp_phaseonly"),
     PluginDist("rtp-exitter", "exitter", "import sys\nsys.exit(3)\n", package="rtp_exitter"),
+    PluginDist("rtp-diag", "diag", tool_plugin(["diag_tool"], extra='''
+        @hookimpl
+        def reyn_diagnostics(settings):
+            return [
+                {"code": "RZ001", "severity": "warning", "message": "cache folder is missing",
+                 "hint": "create it", "tool": "diag_tool", "path": "/srv/cache"},
+                {"code": "RS001", "severity": "error", "message": "steals a core code"},
+                {"code": "RZ002", "severity": "fatal", "message": "unknown severity"},
+                "not a mapping",
+            ]
+        '''), package="rtp_diag"),
+    PluginDist("rtp-diagraise", "diagraise", tool_plugin(["diagraise_tool"], extra='''
+        @hookimpl
+        def reyn_diagnostics(settings):
+            raise OSError("cannot stat the cache folder")
+        '''), package="rtp_diagraise"),
     PluginDist("rtp-asyncreg", "asyncreg", '''
         from reyn_core import hookimpl
         REYN_API = 1
@@ -108,7 +124,7 @@ DISTS = [
 
 BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter",
           "asyncreg"]
-ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", *BROKEN]
+ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", "diag", "diagraise", *BROKEN]
 
 MAIN_PROFILE = f"""
 [plugins]
@@ -427,3 +443,31 @@ def test_prefix_renames_the_tools_and_resolves_a_collision(run_probe):
     assert {"shared_tool", "b_shared_tool", "b_dupb_own"} <= set(result["router"])
     assert result["tools"]["b_shared_tool"]["original"] == "shared_tool"
     assert result["calls"][0] == {"status": "ok", "data": "hi"}
+
+
+# --------------------------------------------------------------------------- plugin diagnostics hook
+
+
+def test_plugin_diagnostics_reach_the_report_with_plugin_tool_and_path(main_load):
+    diag = plugin(main_load, "diag")
+    assert diag["status"] == "loaded" and "diag_tool" in main_load["router"]
+    [finding] = [d for d in diag["diagnostics"] if d["code"] == "RZ001"]
+    assert finding["severity"] == "warning" and finding["tool"] == "diag_tool"
+    assert finding["message"] == "cache folder is missing (/srv/cache)" and finding["hint"] == "create it"
+    assert_good_plugins_loaded(main_load)
+
+
+def test_malformed_plugin_diagnostics_are_RI008_and_never_borrow_core_codes(main_load):
+    diag = plugin(main_load, "diag")
+    assert codes(main_load, "diag").count("RI008") == 3  # core code, bad severity, not a mapping
+    messages = " ".join(d["message"] for d in diag["diagnostics"] if d["code"] == "RI008")
+    assert "'RS001'" in messages and "'fatal'" in messages and "not a mapping" in messages
+    assert "RS001" not in codes(main_load, "diag")
+
+
+def test_a_raising_diagnostics_hook_warns_and_the_plugin_still_loads(main_load):
+    raiser = plugin(main_load, "diagraise")
+    assert raiser["status"] == "loaded" and "diagraise_tool" in main_load["router"]
+    [finding] = raiser["diagnostics"]
+    assert finding["code"] == "RI008" and "OSError: cannot stat the cache folder" in finding["message"]
+    assert finding["severity"] == "warning"

@@ -7,11 +7,10 @@ from typing import Any
 
 from reyn_core import hookimpl
 
-from .catalog import CatalogSettings, catalog_diagnostics, log
+from .catalog import CatalogSettings, catalog_diagnostics
 from .tools import CATALOG_TOOLS
 
 REYN_API = 1
-_LOGGED: set[str] = set()  # each problem is logged once per process, however often the plugin loads
 
 
 @hookimpl
@@ -22,15 +21,18 @@ def reyn_settings_model() -> type[CatalogSettings]:
 
 @hookimpl
 def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
-    """Register the eight catalog tools and log any problem in the configured folders as a warning."""
+    """Register the eight catalog tools."""
     for definition in CATALOG_TOOLS:
         register(definition)
-    if isinstance(settings, CatalogSettings) and (settings.skill_dirs or settings.agent_dirs):
-        for diag in catalog_diagnostics(settings):
-            line = diag.render()
-            if line not in _LOGGED:
-                _LOGGED.add(line)
-                log.warning("%s", line)
 
 
-__all__ = ["REYN_API", "catalog_diagnostics", "reyn_register_tools", "reyn_settings_model"]
+@hookimpl
+def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
+    """Every problem in the configured skill and agent folders (RK001 to RK008), for the load report
+    and ``reyn doctor``: a broken file is reported, never a crash."""
+    if not isinstance(settings, CatalogSettings) or not (settings.skill_dirs or settings.agent_dirs):
+        return []
+    return [diag.as_dict() for diag in catalog_diagnostics(settings)]
+
+
+__all__ = ["REYN_API", "catalog_diagnostics", "reyn_diagnostics", "reyn_register_tools", "reyn_settings_model"]

@@ -202,3 +202,9 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
         out.append({"code": "RM002", "severity": "warning", "tool": "",
                     "message": problem, "hint": "run `reyn mcp refresh` (it starts each import-mode server once)"})
     return out
+
+
+@hookimpl
+def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
+    """RM001 (no servers) and RM002 (an import-mode server without a snapshot), for ``reyn doctor``."""
+    return diagnostics(settings)

@@ -75,3 +75,11 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
     """Register ``web_fetch`` and ``web_search``; availability is decided per call from settings."""
     for definition in TOOLS:
         register(definition)
+
+
+@hookimpl
+def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
+    """RW001 (web_fetch is off) and RW002 (no usable search backend), for ``reyn doctor``."""
+    from .availability import diagnostics
+
+    return diagnostics(settings)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import os
 
 import pytest
 from reyn_tools_catalog import CODES, CatalogSettings, catalog_diagnostics, load_catalog
-from reyn_tools_catalog.plugin import reyn_register_tools
 
 
 def codes(ws):
@@ -152,12 +150,26 @@ def test_a_changed_file_is_reread(ws, skill_text):
     assert list(load_catalog(ws.settings, ws.root).skills) == []
 
 
-def test_registration_logs_each_diagnostic_as_a_warning(ws, caplog, monkeypatch):
+def test_broken_files_reach_the_load_report_through_the_diagnostics_hook(ws, monkeypatch, tmp_path):
+    from reyn_core import load
+    from reyn_core.profile import Profile
+
     ws.skill("bad", "no front matter\n")
     monkeypatch.chdir(ws.root)
-    with caplog.at_level(logging.WARNING, logger="reyn_tools_catalog"):
-        reyn_register_tools(lambda t: None, ws.settings)
-    assert any(r.getMessage().startswith("RK001 error") for r in caplog.records)
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    profile = Profile.from_toml_text(
+        f"""
+        [plugins]
+        enable = ["catalog"]
+        [plugins.catalog.settings]
+        skill_dirs = [{str(ws.root / "skills")!r}]
+        """.replace("\n        ", "\n"))
+    result = load(profile)
+    [info] = [p for p in result.report.plugins if p.plugin_id == "catalog"]
+    assert info.status == "loaded"  # a broken skill file never stops the pack
+    rk = [d for d in result.report.diagnostics if d.code == "RK001"]
+    assert rk and rk[0].plugin == "catalog" and "bad" in rk[0].message
+    assert "list_skills" in result.registry
 
 
 def test_catalog_diagnostics_accepts_a_raw_settings_table(tmp_path):

@@ -68,6 +68,9 @@ def test_tools_run_and_a_broken_file_is_reported_not_fatal(venv, project):
     proc = venv.run("reyn", "tools", "call", "list_skills", cwd=project)
     data = _json(proc)["data"]
     assert data["count"] == 1
-    assert "RK001" in proc.stderr  # the broken SKILL.md, logged as a warning
+    doctor = venv.run("reyn", "doctor", "--json", cwd=project)
+    found = [d for d in json.loads(doctor.stdout)["diagnostics"] if d["code"] == "RK001"]
+    assert found and found[0]["plugin"] == "catalog"  # the broken SKILL.md, reported by the doctor
+    assert doctor.returncode == 1  # a broken skill file is an error finding
     missing = venv.run("reyn", "tools", "call", "invoke_skill", "--args", '{"skill": "summarize"}', cwd=project)
     assert json.loads(missing.stdout)["error"]["kind"] == "runtime_missing"

@@ -148,3 +148,32 @@ print(json.dumps({{"names": names, "heavy": sorted(m for m in ("mcp", "mcp_types
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["names"] == ["call_mcp_tool", "demo__echo", "list_mcp_servers", "list_mcp_tools"]
     assert result["heavy"] == []
+
+
+def test_the_loader_keeps_the_mcp_origin_but_stamps_the_verified_plugin_identity(server_script, tmp_path,
+                                                                                  monkeypatch) -> None:
+    from reyn_core import load
+    from reyn_core.profile import Profile
+
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
+        {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]}}}))
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    profile = Profile.from_toml_text(f"""
+[plugins]
+enable = ["mcp"]
+[plugins.mcp.settings]
+snapshot_file = {str(snap)!r}
+[plugins.mcp.settings.servers.demo]
+command = {sys.executable!r}
+args = [{str(server_script)!r}]
+import_tools = true
+""")
+    result = load(profile)
+    imported = result.registry.get("demo__echo").origin
+    builtin = result.registry.get("call_mcp_tool").origin
+    assert imported.kind == "mcp" and imported.source_kind == "mcp-stdio"
+    assert imported.source_url == f"{sys.executable} {server_script}" and len(imported.artifact_sha256) == 64
+    # identity and digest come from the verified distribution, never from the definition
+    assert imported.plugin_id == "mcp" and imported.distribution == "reyn-tools-mcp"
+    assert imported.tree_digest == builtin.tree_digest and builtin.kind == "plugin"
