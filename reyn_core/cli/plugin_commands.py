@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from ..errors import ReynError
 from . import COMMANDS, EXIT_FAILED, EXIT_USAGE
@@ -39,6 +42,27 @@ def _profile_options(args: Sequence[str]) -> tuple[str | None, str | None]:
     return found.get("--profile"), found.get("--profile-file")
 
 
+@contextlib.contextmanager
+def _chosen_profile(profile_file: str | None, profile_name: str | None) -> Iterator[None]:
+    """Let the plugin's command see the profile this command was given, wherever the options stood:
+    ``reyn --profile-file X mcp refresh`` and ``reyn mcp refresh --profile-file X`` load the same
+    profile, because ``load_profile()`` reads ``$REYN_PROFILE_FILE`` / ``$REYN_PROFILE``."""
+    chosen = {"REYN_PROFILE_FILE": str(Path(profile_file).resolve()) if profile_file else None,
+              "REYN_PROFILE": profile_name}
+    saved = {key: os.environ.get(key) for key in chosen}
+    try:
+        for key, value in chosen.items():
+            if value:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the profile, find the command among enabled plugins, run it with the remaining arguments."""
     from ..plugins.loader import load
@@ -62,7 +86,8 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     plugin_id, fn = commands[name]
     try:
-        return int(fn(list(args)) or 0)
+        with _chosen_profile(profile_file, profile_name):
+            return int(fn(list(args)) or 0)
     except ReynError:
         raise
     except SystemExit as exc:  # argparse inside a plugin command exits; keep its code

@@ -1,0 +1,49 @@
+"""A plugin's command sees the profile chosen on the `reyn` command line, wherever the option stood."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from reyn_tools_memory.store import MemoryStore
+
+from reyn_core.cli import main
+
+
+@pytest.fixture
+def elsewhere_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A profile outside the working directory whose memory store holds one entry."""
+    db = tmp_path / "store" / "memory.db"
+    MemoryStore(db).put("shared", "", "release-notes", name="Release notes", description="Where they live",
+                        type="reference", body="docs/releases.md")
+    profile = tmp_path / "conf" / "team.toml"
+    profile.parent.mkdir()
+    profile.write_text(f'[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\npath = "{db}"\n')
+    work = tmp_path / "work"  # no reyn.toml here: only the option can point at the profile
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    for key in ("REYN_PROFILE_FILE", "REYN_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    return profile
+
+
+def test_global_profile_option_before_a_plugin_command_reaches_the_command(elsewhere_profile, tmp_path):
+    out = tmp_path / "export"
+    assert main(["--profile-file", str(elsewhere_profile), "memory", "export", str(out)]) == 0
+    exported = sorted(p.name for p in out.rglob("*.md"))
+    assert exported and any("release-notes" in name for name in exported)
+    assert "REYN_PROFILE_FILE" not in os.environ  # restored after the command
+
+
+def test_relative_profile_file_is_resolved_before_the_command_runs(elsewhere_profile, tmp_path):
+    out = tmp_path / "export-rel"
+    relative = os.path.relpath(elsewhere_profile)
+    assert main([f"--profile-file={relative}", "memory", "export", str(out)]) == 0
+    assert any(out.rglob("*.md"))
+
+
+def test_without_the_option_the_plugin_is_not_enabled_and_the_error_says_so(elsewhere_profile, capsys):
+    assert main(["memory", "export", "x"]) == 2
+    assert "unknown command 'memory'" in capsys.readouterr().err
