@@ -267,3 +267,36 @@ def test_available_reason_reaches_the_decision() -> None:
     registry = registry_for("both", "none", "raises_tool_error")
     decision = check_gates(registry.get(NAME), "router", ToolContext())
     assert decision.layer == "call" and "set it in the profile" in decision.reason
+
+
+@pytest.mark.parametrize(("surfaces", "allowed"), [
+    (None, {"router", "phase", "mcp", "cli"}),
+    ({"router", "phase"}, {"router", "phase"}),
+    ({"cli"}, {"cli"}),
+    ({"mcp", "router"}, {"mcp", "router"}),
+])
+async def test_a_plugins_surfaces_list_every_surface_it_may_serve(surfaces: set[str] | None, allowed: set[str]) -> None:
+    builder = ToolRegistry(operator=OperatorPolicy(plugins={PLUGIN: PluginPolicy(
+        surfaces=None if surfaces is None else frozenset(surfaces))}))
+    builder.register(ToolDefinition(name=NAME, description="Write a note.", handler=handler, cluster=CLUSTER,
+                                    parameters={"type": "object", "properties": {"text": {"type": "string"}}}),
+                     origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN))
+    registry = builder.freeze()
+    served = set()
+    for surface in ("router", "phase", "mcp", "cli"):
+        envelope = await dispatch_tool(registry, NAME, {"text": "x"}, ToolContext(surface=surface),  # type: ignore[arg-type]
+                                       allowed_ops=[CLUSTER])
+        if envelope["status"] == "ok":
+            served.add(surface)
+        else:
+            assert envelope["error"]["layer"] == "operator"
+    assert served == allowed
+
+
+async def test_mcp_and_cli_surfaces_follow_the_router_role_gate() -> None:
+    registry = registry_for("phase_only", "none", "unset")
+    for surface in ("mcp", "cli"):
+        envelope = await dispatch_tool(registry, NAME, {"text": "x"}, ToolContext(surface=surface))  # type: ignore[arg-type]
+        assert envelope["error"]["layer"] == "role"
+    assert (await dispatch_tool(registry_for("router_only", "none", "unset"), NAME, {"text": "x"},
+                                ToolContext(surface="cli")))["status"] == "ok"
