@@ -38,6 +38,7 @@ from .errors import (
     ToolRuntimeMissing,
     ToolTimeout,
 )
+from .gates import as_names
 from .tool import CallShape, ToolDefinition, call_shape
 from .validation import parse_arguments
 
@@ -308,6 +309,9 @@ async def invoke_tool(
     cancels this coroutine gets its ``CancelledError`` back unchanged.
     """
     surface = surface or ctx.surface
+    exclude = as_names(exclude, "exclude")  # host mistakes raise TypeError here, not as a tool error
+    if allowed_ops is not None:
+        allowed_ops = as_names(allowed_ops, "allowed_ops")
     tool = registry.get(name)
     hooks = registry.hooks or NO_HOOKS
     call_ctx = registry.context_for(tool, ctx)

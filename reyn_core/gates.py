@@ -65,6 +65,14 @@ class OperatorPolicy:
 NO_POLICY = OperatorPolicy()
 
 
+def as_names(value: Iterable[str], what: str) -> tuple[str, ...]:
+    """``value`` as a tuple of names. A bare string is refused: ``tuple("plan")`` would silently be
+    ``("p", "l", "a", "n")`` — an ``exclude="plan"`` that excludes nothing."""
+    if isinstance(value, str | bytes):
+        raise TypeError(f"{what} must be a list of names, not a string: write [{value!r}]")
+    return tuple(value)
+
+
 def op_matches(entry: str, tool: ToolDefinition) -> bool:
     """Whether one ``allowed_ops`` entry admits ``tool``: exact name, cluster name, or glob."""
     if entry == tool.name or entry == tool.cluster:
@@ -136,7 +144,7 @@ def check(
             ops = ctx.phase_state.allowed_ops
         if ops is None:
             ops = operator.default_allowed_ops
-        ops = tuple(ops)
+        ops = as_names(ops, "allowed_ops")
         if not ops_admit(ops, tool):
             return Decision(False, "call", f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}")
     if ctx.agent_tools is not None and tool.name not in ctx.agent_tools:

@@ -242,14 +242,14 @@ class ToolRegistry:
               exclude: Iterable[str] = (), allowed_ops: Iterable[str] | None = None) -> gates.Decision:
         """``gates.check`` with this registry's operator policy and the tool's own settings."""
         return gates.check(tool, surface, self.context_for(tool, ctx), operator=self.operator,
-                           exclude=frozenset(exclude), allowed_ops=allowed_ops,
+                           exclude=frozenset(gates.as_names(exclude, "exclude")), allowed_ops=allowed_ops,
                            original_names=self._original_names)
 
     def visible(self, surface: str, ctx: ToolContext, *, exclude: Iterable[str] = (),
                 allowed_ops: Iterable[str] | None = None) -> list[ToolDefinition]:
         """The tools ``surface`` may see in ``ctx``, sorted by name."""
-        ex = frozenset(exclude)
-        ops = tuple(allowed_ops) if allowed_ops is not None else None
+        ex = frozenset(gates.as_names(exclude, "exclude"))
+        ops = gates.as_names(allowed_ops, "allowed_ops") if allowed_ops is not None else None
         return [t for t in self.tools() if self.check(t, surface, ctx, exclude=ex, allowed_ops=ops)]
 
     # ------------------------------------------------------------------ dispatch caches

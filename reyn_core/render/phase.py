@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import PhaseCallerState, ToolContext
 from ..errors import ArgumentProblem
+from ..gates import as_names
 from . import effective_parameters
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def render_phase(registry: ToolRegistry, ctx: ToolContext, allowed_ops: Iterable
     ctx = ctx if ctx.surface == "phase" else ctx.with_surface("phase")
     ops_list: tuple[str, ...]
     if allowed_ops is not None:
-        ops_list = tuple(allowed_ops)
+        ops_list = as_names(allowed_ops, "allowed_ops")
     elif ctx.phase_state is not None and ctx.phase_state.allowed_ops is not None:
         ops_list = ctx.phase_state.allowed_ops
     else:
@@ -209,5 +210,5 @@ def phase_context(ctx: ToolContext, allowed_ops: Iterable[str]) -> ToolContext:
     """``ctx`` for the phase surface carrying ``allowed_ops``, so the dispatcher gates the same ops."""
     from dataclasses import replace
 
-    state = replace(ctx.phase_state or PhaseCallerState(), allowed_ops=tuple(allowed_ops))
+    state = replace(ctx.phase_state or PhaseCallerState(), allowed_ops=as_names(allowed_ops, "allowed_ops"))
     return replace(ctx, surface="phase", phase_state=state)

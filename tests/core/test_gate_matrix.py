@@ -300,3 +300,19 @@ async def test_mcp_and_cli_surfaces_follow_the_router_role_gate() -> None:
         assert envelope["error"]["layer"] == "role"
     assert (await dispatch_tool(registry_for("router_only", "none", "unset"), NAME, {"text": "x"},
                                 ToolContext(surface="cli")))["status"] == "ok"
+
+
+def test_a_bare_string_for_exclude_is_refused_not_split_into_letters() -> None:
+    registry = registry_for("both", "none", "unset")
+    with pytest.raises(TypeError, match=r"exclude must be a list of names, not a string: write \['notes_write'\]"):
+        render_router(registry, ToolContext(), exclude=NAME)  # type: ignore[arg-type]
+
+
+async def test_a_bare_string_for_allowed_ops_is_refused_everywhere() -> None:
+    registry = registry_for("both", "none", "unset")
+    for attempt in (lambda: render_phase(registry, ToolContext(), CLUSTER),
+                    lambda: phase_context(ToolContext(), CLUSTER)):
+        with pytest.raises(TypeError, match="allowed_ops must be a list of names"):
+            attempt()
+    with pytest.raises(TypeError, match="allowed_ops must be a list of names"):
+        await dispatch_tool(registry, NAME, {"text": "x"}, ToolContext(surface="phase"), allowed_ops=CLUSTER)
