@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import inspect
 import json
+import logging
 import os
 import threading
 import time
@@ -41,6 +42,8 @@ from .errors import (
 from .gates import as_names
 from .tool import CallShape, ToolDefinition, call_shape
 from .validation import parse_arguments
+
+_log = logging.getLogger("reyn_core.dispatch")
 
 if TYPE_CHECKING:
     import asyncio
@@ -362,8 +365,8 @@ async def _after(hooks: ToolCallHooks, call: ToolCall, outcome: ToolCallOutcome)
     for after in hooks.after:
         try:
             await _maybe_await(after(call, outcome))
-        except Exception:  # observers must never turn a call into a failure
-            continue
+        except Exception as exc:  # observers must never turn a call into a failure, but say so
+            _log.warning("after hook %r failed for tool %r: %s", after, call.tool.name, _describe(exc))
 
 
 async def dispatch_tool(

@@ -148,7 +148,7 @@ async def test_after_hook_sees_a_denial_by_a_before_hook() -> None:
     assert kinds == ["denied"]
 
 
-async def test_after_hook_exceptions_are_ignored() -> None:
+async def test_after_hook_exceptions_are_ignored(caplog: pytest.LogCaptureFixture) -> None:
     def noisy(call: ToolCall, outcome: ToolCallOutcome) -> None:
         raise RuntimeError("audit sink down")
 
@@ -160,6 +160,15 @@ async def test_after_hook_exceptions_are_ignored() -> None:
     envelope = await dispatch_tool(registry_with(hooks), "save_note", ARGS, CTX)
     assert envelope == {"status": "ok", "data": "saved t"}
     assert seen == ["ok"]
+    assert "audit sink down" in caplog.text and "disk full" in caplog.text  # ignored, not silent
+
+
+async def test_an_unwritable_audit_log_never_breaks_a_call(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    envelope = await dispatch_tool(registry_with(JsonlAuditLog(blocker / "calls.jsonl").hooks()), "save_note", ARGS, CTX)
+    assert envelope == {"status": "ok", "data": "saved t"}
+    assert "after hook" in caplog.text
 
 
 async def test_hooks_combine_with_plus() -> None:
