@@ -150,10 +150,30 @@ def _is_context_annotation(annotation: Any) -> bool:
 
 
 def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The parameters' annotations, evaluated. When one cannot be (typically ``ctx: ToolContext``
+    imported only under ``TYPE_CHECKING``), the others are still resolved one by one and the
+    unresolvable one stays a string, which is enough to recognise a ``ToolContext``."""
     try:
         return typing.get_type_hints(fn)
     except Exception:
-        return {}
+        pass
+    target = inspect.unwrap(fn)
+    namespace = dict(getattr(target, "__globals__", {}))
+    hints: dict[str, Any] = {}
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return hints
+    for p in parameters:
+        annotation = p.annotation
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)  # what get_type_hints does, per parameter
+            except Exception:
+                pass
+        if annotation is not inspect.Parameter.empty:
+            hints[p.name] = annotation
+    return hints
 
 
 def _model_param(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:

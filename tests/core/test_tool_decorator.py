@@ -264,3 +264,32 @@ async def test_handler_none_is_runtime_missing_at_dispatch(router_ctx: ToolConte
 
 def test_handler_none_is_still_listed_in_the_registry() -> None:
     assert "absent" in registry_of(missing_tool())
+
+
+async def test_ctx_imported_only_for_type_checking_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "reyn_tc_only_probe_mod"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent('''
+        from __future__ import annotations
+
+        from pathlib import Path
+        from typing import TYPE_CHECKING
+
+        from reyn_core import tool
+
+        if TYPE_CHECKING:
+            from reyn_core import ToolContext
+
+        @tool(cluster="x", purity="read_only")
+        def read(path: Path, limit: int, context: ToolContext) -> str:
+            """Read."""
+            return f"{type(path).__name__}:{limit}:{context.agent}"
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = __import__(name)
+    try:
+        assert set(module.read.parameters["properties"]) == {"path", "limit"}
+        registry = registry_of(module.read)
+        result = await invoke_tool(registry, "read", {"path": "a", "limit": 2}, ToolContext(agent="me"))
+        assert result.endswith("Path:2:me")
+    finally:
+        sys.modules.pop(name, None)
