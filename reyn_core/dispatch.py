@@ -324,7 +324,7 @@ async def invoke_tool(
     parsed, problems = parse_arguments(args)
     call = ToolCall(tool, parsed if isinstance(parsed, Mapping) else {}, call_ctx, surface)
     try:
-        _gate(registry, tool, surface, ctx, exclude, allowed_ops)
+        _gate(registry, tool, surface, call_ctx, exclude, allowed_ops)  # available() sees this surface
         if not problems:
             problems = registry._validator(tool)(parsed)
         if problems:

@@ -316,3 +316,23 @@ async def test_a_bare_string_for_allowed_ops_is_refused_everywhere() -> None:
             attempt()
     with pytest.raises(TypeError, match="allowed_ops must be a list of names"):
         await dispatch_tool(registry, NAME, {"text": "x"}, ToolContext(surface="phase"), allowed_ops=CLUSTER)
+
+
+async def test_available_sees_the_surface_of_the_call_like_the_renderers_do() -> None:
+    seen: list[str] = []
+
+    def available(ctx: ToolContext) -> bool:
+        seen.append(ctx.surface)
+        return ctx.surface == "phase"
+
+    builder = ToolRegistry()
+    builder.register(ToolDefinition(name=NAME, description="Write.", handler=handler, cluster=CLUSTER,
+                                    available=available, parameters={"type": "object", "properties": {}}))
+    registry = builder.freeze()
+    base = ToolContext(surface="cli")
+    assert render_router(registry, base) == []
+    assert [op.kind for op in render_phase(registry, base, [CLUSTER]).ops] == [NAME]
+    refused = await dispatch_tool(registry, NAME, {}, base, surface="router")
+    allowed = await dispatch_tool(registry, NAME, {"text": "x"}, base, surface="phase", allowed_ops=[CLUSTER])
+    assert refused["error"]["layer"] == "call" and allowed["status"] == "ok"
+    assert seen == ["router", "phase", "router", "phase"]
