@@ -1,8 +1,9 @@
 """Run every benchmark module: ``python benchmarks/run.py [NAME ...] [--strict]``.
 
-Each ``benchmarks/bench_<name>.py`` module defines ``main() -> bool | None`` that prints its own
-table (see ``harness.py`` for shared timing and table helpers) and returns False when a target was
-missed. Adding a benchmark is adding a module; nothing here needs to change. ``NAME`` runs only
+Each ``benchmarks/bench_<name>.py`` module defines ``main()`` that prints its own table (see
+``harness.py`` for shared timing and table helpers) and returns False when a target was missed (any
+other return value counts as success). ``main()`` is called with ``sys.argv`` holding only the
+module's path, so a module with its own argument parser sees its defaults. Adding a benchmark is adding a module; nothing here needs to change. ``NAME`` runs only
 ``bench_<NAME>.py``. The exit code is 1 if a module crashed (or, with ``--strict``, missed a target).
 """
 
@@ -38,12 +39,21 @@ def run_module(path: Path) -> str:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module
+    saved_argv = sys.argv
+    sys.argv = [str(path)]  # a module's own argument parser must not see run.py's arguments
     try:
         spec.loader.exec_module(module)
         result = module.main()
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            return "ok"
+        print(f"{path.name} exited with {exc.code!r}")
+        return "error"
     except Exception:
         traceback.print_exc()
         return "error"
+    finally:
+        sys.argv = saved_argv
     return "target missed" if result is False else "ok"
 
 
