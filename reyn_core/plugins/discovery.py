@@ -6,6 +6,7 @@ Nothing is imported here. The entry-point group ``reyn.plugins`` is scanned once
 
 from __future__ import annotations
 
+import configparser
 import importlib.metadata as md
 import sys
 import threading
@@ -80,7 +81,7 @@ def _scan(path: list[str]) -> list[DiscoveredPlugin]:
         if norm in seen:
             continue
         seen.add(norm)
-        eps = [ep for ep in dist.entry_points if ep.group == GROUP]
+        eps = _group_entry_points(dist)
         if not eps:
             continue
         meta = dist.metadata  # parsed on every access: read it once
@@ -89,6 +90,27 @@ def _scan(path: list[str]) -> list[DiscoveredPlugin]:
         for ep in eps:
             out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
     return out
+
+
+def _group_entry_points(dist: md.Distribution) -> list[md.EntryPoint]:
+    """This distribution's ``reyn.plugins`` entry points, parsed from ``entry_points.txt`` here.
+
+    Parsing the text ourselves keeps a malformed value (reported later as RD004) from breaking the
+    scan: some ``importlib_metadata`` releases raise on it while building ``dist.entry_points``,
+    which would hide every other plugin of the distribution and fail discovery as a whole.
+    """
+    text = dist.read_text("entry_points.txt")
+    if not text or GROUP not in text:
+        return []
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment, method-assign]  # entry-point names are case-sensitive
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    if not parser.has_section(GROUP):
+        return []
+    return [md.EntryPoint(name=name, value=value.strip(), group=GROUP) for name, value in parser.items(GROUP)]
 
 
 def _normalized_name(dist: md.Distribution) -> str:
