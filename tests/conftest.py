@@ -25,7 +25,7 @@ WHEELHOUSE_REQUIREMENTS = (
     "pluggy>=1.5",
     "pydantic>=2.6",
     "jsonschema>=4.21",
-    "setuptools>=68",
+    "setuptools>=77",
     "wheel",
     "httpx>=0.27",
     "mcp>=1.10",
