@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .context import HostBridge, PhaseCallerState, RouterCallerState, ToolContext
-from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
 from .errors import (
     ArgumentProblem,
     InvalidToolArguments,
@@ -35,15 +34,22 @@ from .render.phase import phase_context
 from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
+    from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
     from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
     from .plugins.loader import LoadResult, load
     from .profile import Profile, load_profile
 
 __version__ = "0.1.0"
 
-# The plugin loader, the profile and the phase contract's pydantic models are imported on first
-# use, so `import reyn_core` stays light.
+# The dispatcher, the plugin loader, the profile and the phase contract's pydantic models are
+# imported on first use, so `import reyn_core` stays light (listing and rendering tools never call one).
 _LAZY = {
+    "JsonlAuditLog": "reyn_core.dispatch",
+    "ToolCall": "reyn_core.dispatch",
+    "ToolCallHooks": "reyn_core.dispatch",
+    "ToolCallOutcome": "reyn_core.dispatch",
+    "dispatch_tool": "reyn_core.dispatch",
+    "invoke_tool": "reyn_core.dispatch",
     "PhaseOpCall": "reyn_core.phase_contract",
     "PhaseOutput": "reyn_core.phase_contract",
     "parse_phase_output": "reyn_core.phase_contract",

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome
 from ..errors import ToolRegistrationError
 from ..gates import OperatorPolicy, PluginPolicy
 from ..registry import ToolRegistry
@@ -22,6 +21,7 @@ from ..tool import ToolDefinition, ToolOrigin
 from .diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from ..dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
     from ..profile import Profile
     from .loader import PluginState
     from .schema_cache import SchemaCheckCache
@@ -110,6 +110,13 @@ def _operator_policy(profile: Profile) -> OperatorPolicy:
 
 def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHooks | None:
     """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
+    wanted = bool(profile.audit.log) or any(
+        p.pm is not None and (p.pm.hook.reyn_before_tool_call.get_hookimpls()
+                              or p.pm.hook.reyn_after_tool_call.get_hookimpls()) for p in plugins)
+    if not wanted:  # the common case: no hooks, so the dispatcher need not be imported to load
+        return None
+    from ..dispatch import JsonlAuditLog, ToolCallHooks
+
     hooks = ToolCallHooks()
     for p in plugins:
         assert p.pm is not None

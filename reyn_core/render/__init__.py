@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 from ..context import ToolContext
 from ..schema import copy_json
 from ..tool import ToolDefinition
 
-_log = logging.getLogger("reyn_core.render")
+
+def _warn(message: str, *args: Any) -> None:
+    import logging  # only when an enricher misbehaves: rendering itself never needs logging
+
+    logging.getLogger("reyn_core.render").warning(message, *args)
 
 
 def canonical_json(value: Any) -> str:
@@ -32,13 +35,13 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     try:
         enriched = tool.schema_enricher(params, ctx)
     except Exception as exc:
-        _log.warning("schema_enricher of tool %r failed (%s: %s); rendering its registered schema",
+        _warn("schema_enricher of tool %r failed (%s: %s); rendering its registered schema",
                      tool.name, type(exc).__name__, exc)
         return copy_json(tool.parameters)
     if enriched is None:
         return params
     if not isinstance(enriched, dict) or enriched.get("type") != "object":
-        _log.warning("schema_enricher of tool %r returned %s, not an object schema; rendering its "
+        _warn("schema_enricher of tool %r returned %s, not an object schema; rendering its "
                      "registered schema", tool.name, type(enriched).__name__)
         return copy_json(tool.parameters)
     return enriched

@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from reyn_core import ToolContext, ToolGates, ToolRuntimeMissing, tool
 
 from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
-from .process import run_command
 from .settings import ShellSettings
 
 
@@ -80,6 +79,8 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     env = command_env(settings, os.environ)
     executable = resolve_executable(rule, env, workspace)
     timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
+    from .process import run_command  # asyncio's subprocess machinery: only when a command runs
+
     result = await run_command(executable, argv, cwd=cwd, env=env, timeout_s=timeout,
                                max_output_bytes=settings.max_output_bytes)
     data = {
