@@ -41,7 +41,7 @@ from .errors import (
 )
 from .gates import as_names
 from .tool import CallShape, ToolDefinition, call_shape
-from .validation import parse_arguments
+from .validation import parse_arguments, without_null_optionals
 
 _log = logging.getLogger("reyn_core.dispatch")
 
@@ -326,6 +326,7 @@ async def invoke_tool(
     try:
         _gate(registry, tool, surface, call_ctx, exclude, allowed_ops)  # available() sees this surface
         if not problems:
+            parsed = without_null_optionals(parsed, registry._null_optionals(tool))
             problems = registry._validator(tool)(parsed)
         if problems:
             raise _invalid(tool, problems)

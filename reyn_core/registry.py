@@ -41,6 +41,7 @@ class _Caches:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     validators: dict[str, Validator] = field(default_factory=dict)
+    null_optionals: dict[str, frozenset[str]] = field(default_factory=dict)
     handlers: dict[str, Any] = field(default_factory=dict)
 
 
@@ -170,12 +171,22 @@ class ToolRegistry:
     def freeze(self) -> ToolRegistry:
         """An immutable snapshot of this registry (this builder stays usable)."""
         snap = ToolRegistry(operator=self.operator, settings=self._settings, hooks=self.hooks)
-        snap._tools = dict(self._tools)
-        snap._original_names = dict(self._original_names)
-        snap._settings = dict(self._settings)
-        snap._frozen = True
+        snap._tools = MappingProxyType(dict(self._tools))  # type: ignore[assignment]
+        snap._original_names = MappingProxyType(dict(self._original_names))  # type: ignore[assignment]
+        snap._settings = MappingProxyType(dict(self._settings))  # type: ignore[assignment]
         snap._sorted = tuple(snap._tools[n].definition for n in sorted(snap._tools))
+        snap._frozen = True
         return snap
+
+    _FROZEN_FIELDS = frozenset({"operator", "hooks", "_tools", "_original_names", "_settings", "_sorted",
+                                "_frozen", "_caches", "_schema_check"})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
+        # switch off layer 2 or the audit log, so a frozen registry refuses it.
+        if name in self._FROZEN_FIELDS and getattr(self, "_frozen", False):
+            raise RegistryFrozen(f"this registry is frozen; {name!r} cannot be changed (build a new registry)")
+        object.__setattr__(self, name, value)
 
     @property
     def frozen(self) -> bool:
@@ -253,6 +264,16 @@ class ToolRegistry:
         return [t for t in self.tools() if self.check(t, surface, ctx, exclude=ex, allowed_ops=ops)]
 
     # ------------------------------------------------------------------ dispatch caches
+
+    def _null_optionals(self, tool: ToolDefinition) -> frozenset[str]:
+        names = self._caches.null_optionals.get(tool.name)
+        if names is None:
+            from .validation import optional_non_nullable
+
+            names = optional_non_nullable(tool.parameters)
+            with self._caches.lock:
+                self._caches.null_optionals[tool.name] = names
+        return names
 
     def _validator(self, tool: ToolDefinition) -> Validator:
         v = self._caches.validators.get(tool.name)

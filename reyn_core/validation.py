@@ -202,6 +202,8 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
     def validate(args: Any) -> list[ArgumentProblem]:
         try:
             errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        except RecursionError:
+            return [ArgumentProblem("", f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels)")]
         except Exception as exc:
             # jsonschema wraps referencing's Unresolvable, which wraps Unretrievable, which wraps
             # RemoteRefRefused: walk the chain. Any unresolvable reference fails closed.
@@ -253,7 +255,9 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
         if not text.strip():
             return {}, []
         try:
-            return json.loads(text), []
+            value = json.loads(text)
+        except RecursionError:
+            return None, [_too_deep()]
         except json.JSONDecodeError as exc:
             return None, [
                 ArgumentProblem(
@@ -262,8 +266,68 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
                     "send a JSON object",
                 )
             ]
+        return (value, []) if _depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
     if raw is None:
         return {}, []
     if isinstance(raw, Mapping) and not isinstance(raw, dict):  # e.g. a MappingProxyType from a host
-        return dict(raw), []
-    return raw, []
+        raw = dict(raw)
+    return (raw, []) if _depth_within(raw, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
+
+
+MAX_ARGUMENT_DEPTH = 64
+
+
+def _too_deep() -> ArgumentProblem:
+    return ArgumentProblem("", f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels); "
+                               "send a flatter JSON object")
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests at most ``limit`` containers deep; iterative, so it cannot overflow."""
+    if not isinstance(value, dict | list):
+        return True
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return True
+
+
+def optional_non_nullable(schema: Mapping[str, Any]) -> frozenset[str]:
+    """Top-level properties that are optional and whose schema does not admit null.
+
+    OpenAI strict mode makes optional properties required-but-nullable, so a model obeying the
+    strict schema sends ``null`` for "not given"; the dispatcher drops those before validating
+    against the registered schema, and the handler sees its default.
+    """
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return frozenset()
+    required = set(schema.get("required") or ())
+    return frozenset(k for k, sub in props.items() if k not in required and not _admits_null(sub))
+
+
+def _admits_null(sub: Any) -> bool:
+    if not isinstance(sub, Mapping):
+        return sub is not False
+    if "enum" in sub:
+        return None in sub["enum"]
+    if "const" in sub:
+        return sub["const"] is None
+    for key in ("anyOf", "oneOf"):
+        if isinstance(sub.get(key), list):
+            return any(_admits_null(s) for s in sub[key])
+    typ = sub.get("type")
+    if typ is None:
+        return "$ref" not in sub and "allOf" not in sub and "not" not in sub
+    return typ == "null" or (isinstance(typ, list) and "null" in typ)
+
+
+def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
+    """``args`` without the ``null`` values of the properties in ``names`` (see ``optional_non_nullable``)."""
+    if not names or not isinstance(args, dict) or not any(args.get(k, 0) is None for k in names):
+        return args
+    return {k: v for k, v in args.items() if not (v is None and k in names)}

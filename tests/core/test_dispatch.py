@@ -368,3 +368,49 @@ async def test_any_mapping_is_accepted_as_arguments(registry: ToolRegistry) -> N
 async def test_no_arguments_mean_an_empty_object(registry: ToolRegistry, args: Any) -> None:
     envelope = await dispatch(registry, "add", args)
     assert [e["path"] for e in envelope["error"]["errors"]] == ["/a", "/b"]  # {} is missing a and b
+
+
+async def test_arguments_nested_too_deeply_are_invalid_arguments_not_a_crash() -> None:
+    @tool
+    def take(x: object = None) -> str:
+        """Take anything."""
+        return "ok"
+
+    builder = ToolRegistry()
+    builder.register(take)
+    registry = builder.freeze()
+    deep_text = '{"x":' + "[" * 100_000 + "]" * 100_000 + "}"
+    env = await dispatch_tool(registry, "take", deep_text, ToolContext())
+    assert env["error"]["kind"] == "invalid_arguments" and "nest too deeply" in env["error"]["message"]
+    nested: object = []
+    for _ in range(200):
+        nested = [nested]
+    env = await dispatch_tool(registry, "take", {"x": nested}, ToolContext())
+    assert env["error"]["kind"] == "invalid_arguments" and "nest too deeply" in env["error"]["message"]
+    assert (await dispatch_tool(registry, "take", {"x": [[1]]}, ToolContext()))["status"] == "ok"
+
+
+async def test_strict_mode_nulls_for_optional_arguments_mean_not_given() -> None:
+    from reyn_core import render_router
+
+    seen: list[object] = []
+
+    @tool
+    def read(path: str, max_bytes: int = 4096, encoding: str | None = None) -> str:
+        """Read a file."""
+        seen.append((max_bytes, encoding))
+        return path
+
+    builder = ToolRegistry()
+    builder.register(read)
+    registry = builder.freeze()
+    [spec] = render_router(registry, ToolContext(surface="router"), strict=True)
+    params = spec["function"]["parameters"]
+    assert set(params["required"]) == {"path", "max_bytes", "encoding"}  # strict: all required, nullable
+    # exactly what a model obeying the strict schema sends for "not given":
+    env = await dispatch_tool(registry, "read", {"path": "a", "max_bytes": None, "encoding": None},
+                              ToolContext(surface="router"))
+    assert env == {"status": "ok", "data": "a"}
+    assert seen == [(4096, None)]  # the handler's default, not None
+    bad = await dispatch_tool(registry, "read", {"path": None}, ToolContext(surface="router"))
+    assert bad["error"]["kind"] == "invalid_arguments"  # a required argument may not be null

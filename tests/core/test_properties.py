@@ -25,7 +25,13 @@ from reyn_core import (
 )
 from reyn_core.gates import op_matches, ops_admit
 from reyn_core.tool import is_valid_tool_name
-from reyn_core.validation import _compile_fast, compile_validator, parse_arguments
+from reyn_core.validation import (
+    _compile_fast,
+    compile_validator,
+    optional_non_nullable,
+    parse_arguments,
+    without_null_optionals,
+)
 
 # No example database: nothing is written into the shared working tree.
 RELAXED = settings(deadline=None, database=None,
@@ -314,7 +320,9 @@ def test_dispatcher_accepts_arguments_iff_jsonschema_does(case: tuple[dict[str, 
             return False
 
     # None and an empty string mean "no arguments" ({}); other strings are JSON text from a model.
+    # A null for an optional, non-nullable property means "not given" (what strict mode sends).
     parsed, problems = parse_arguments(args)
+    parsed = without_null_optionals(parsed, optional_non_nullable(schema))
     assert asyncio.run(call()) == (not problems and Draft202012Validator(schema).is_valid(parsed))
 
 

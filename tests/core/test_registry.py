@@ -12,6 +12,7 @@ from reyn_core import (
     ToolOrigin,
     ToolRegistrationError,
     ToolRegistry,
+    tool,
 )
 from reyn_core.errors import RegistryFrozen
 
@@ -150,3 +151,30 @@ def test_snapshot_is_safe_to_read_from_many_threads() -> None:
         t.join()
     assert not errors
     assert all(r == results[0] for r in results) and len(results) == 400
+
+
+def test_a_frozen_registry_refuses_a_new_operator_policy_or_hooks() -> None:
+    from reyn_core import OperatorPolicy, ToolCallHooks
+
+    snapshot = ToolRegistry(operator=OperatorPolicy(plugins_enabled=False)).freeze()
+    with pytest.raises(RegistryFrozen, match="'operator' cannot be changed"):
+        snapshot.operator = OperatorPolicy()  # would switch plugin tools back on (layer 2)
+    with pytest.raises(RegistryFrozen, match="'hooks' cannot be changed"):
+        snapshot.hooks = ToolCallHooks()  # would drop the audit log and policy hooks
+    assert snapshot.operator.plugins_enabled is False
+
+
+def test_a_frozen_registry_tool_table_cannot_be_mutated_in_place() -> None:
+    @tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    builder = ToolRegistry()
+    builder.register(ping)
+    snapshot = builder.freeze()
+    with pytest.raises(TypeError):
+        snapshot._tools["evil"] = snapshot._tools["ping"]  # type: ignore[index]
+    assert [t.name for t in snapshot] == ["ping"]
+    builder.register(tool(name="pong")(ping.handler))  # the builder stays usable...
+    assert "pong" not in snapshot  # ...and the snapshot does not see it
