@@ -22,21 +22,38 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # Ranges refused even where the ipaddress module calls them global (multicast, NAT64, 6to4 relay
-# anycast, shared address space) — listed explicitly so the rule does not depend on its version.
+# anycast, shared address space, IPv6 site-local, the 3fff::/20 documentation range, SRv6 SIDs) —
+# listed explicitly, after IANA's IPv4/IPv6 special-purpose address registries, so the rule does not
+# depend on the Python version. Special blocks with globally reachable sub-blocks (192.0.0.0/24,
+# 2001::/23) are refused whole: fail closed. On top of the table, an IPv6 address outside the global
+# unicast space 2000::/3 is refused (see ``refusal_reason``).
 _REFUSED_NETWORKS: tuple[tuple[Network, str], ...] = (
     (ipaddress.ip_network("0.0.0.0/8"), "'this network'"),
     (ipaddress.ip_network("100.64.0.0/10"), "carrier-grade NAT (shared address space)"),
     (ipaddress.ip_network("192.0.0.0/24"), "IETF protocol assignments"),
+    (ipaddress.ip_network("192.0.2.0/24"), "documentation (TEST-NET-1)"),
     (ipaddress.ip_network("192.88.99.0/24"), "6to4 relay anycast"),
     (ipaddress.ip_network("198.18.0.0/15"), "benchmarking"),
+    (ipaddress.ip_network("198.51.100.0/24"), "documentation (TEST-NET-2)"),
+    (ipaddress.ip_network("203.0.113.0/24"), "documentation (TEST-NET-3)"),
     (ipaddress.ip_network("224.0.0.0/4"), "multicast"),
     (ipaddress.ip_network("240.0.0.0/4"), "reserved"),
+    (ipaddress.ip_network("::/96"), "IPv4-compatible / unspecified"),
     (ipaddress.ip_network("64:ff9b::/96"), "NAT64 (may reach any IPv4 address)"),
     (ipaddress.ip_network("64:ff9b:1::/48"), "local-use NAT64"),
+    (ipaddress.ip_network("100::/64"), "discard-only"),
+    (ipaddress.ip_network("100:0:0:1::/64"), "dummy IPv6 prefix"),
     (ipaddress.ip_network("2001::/32"), "Teredo"),
+    (ipaddress.ip_network("2001::/23"), "IETF protocol assignments"),
+    (ipaddress.ip_network("2001:db8::/32"), "documentation"),
+    (ipaddress.ip_network("3fff::/20"), "documentation"),
+    (ipaddress.ip_network("5f00::/16"), "SRv6 SIDs"),
+    (ipaddress.ip_network("fc00::/7"), "unique local"),
+    (ipaddress.ip_network("fe80::/10"), "link-local"),
+    (ipaddress.ip_network("fec0::/10"), "site-local (deprecated)"),
     (ipaddress.ip_network("ff00::/8"), "multicast"),
-    (ipaddress.ip_network("::/96"), "IPv4-compatible / unspecified"),
 )
+_GLOBAL_UNICAST_V6 = ipaddress.ip_network("2000::/3")
 _SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
 
 
@@ -110,6 +127,8 @@ def refusal_reason(ip: IPAddress) -> str | None:
     for net, label in _REFUSED_NETWORKS:
         if ip.version == net.version and ip in net:
             return label
+    if isinstance(ip, ipaddress.IPv6Address) and ip not in _GLOBAL_UNICAST_V6:
+        return "outside the IPv6 global unicast space 2000::/3"
     if ip.is_loopback:
         return "loopback"
     if ip.is_link_local:

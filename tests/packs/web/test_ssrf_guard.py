@@ -48,6 +48,25 @@ REFUSED_HOSTS = [
     ("[2001:db8::1]", "documentation"),
     ("[::ffff:10.0.0.1]", "IPv4-mapped private"),
     ("[::ffff:169.254.169.254]", "IPv4-mapped link-local"),
+    # ranges Python 3.11's ipaddress calls global, or that only IANA's registry names
+    ("[fec0::1]", "IPv6 site-local (deprecated)"),
+    ("[3fff::1]", "IPv6 documentation, RFC 9637"),
+    ("[3fff:fff:ffff::1]", "IPv6 documentation, top of 3fff::/20"),
+    ("[2001:db8:ffff::1]", "IPv6 documentation 2001:db8::/32"),
+    ("[100::1]", "IPv6 discard-only 100::/64"),
+    ("[100:0:0:1::1]", "IPv6 dummy prefix"),
+    ("[2001:1::1]", "2001::/23 sub-block (PCP anycast)"),
+    ("[2001:3::1]", "2001::/23 sub-block (AMT)"),
+    ("[2001:4:112::1]", "2001::/23 sub-block (AS112-v6)"),
+    ("[2001:20::1]", "2001::/23 sub-block (ORCHIDv2)"),
+    ("[2001:1ff::1]", "2001::/23, top"),
+    ("[64:ff9b:1::a00:1]", "local-use NAT64"),
+    ("[5f00::1]", "SRv6 SIDs"),
+    ("[4000::1]", "IPv6 outside 2000::/3"),
+    ("[::2]", "IPv4-compatible"),
+    ("192.0.2.1", "documentation TEST-NET-1"),
+    ("198.51.100.1", "documentation TEST-NET-2"),
+    ("203.0.113.1", "documentation TEST-NET-3"),
 ]
 
 
@@ -57,9 +76,17 @@ def test_non_public_host_spelling_is_refused(host: str, why: str) -> None:
         resolve_checked(host, 80)
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"])
+@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1",
+                                     "2001:200::1", "2a00:1450::1", "3ffe::1", "3fff:1000::1"])
 def test_public_addresses_pass(address: str) -> None:
     assert refusal_reason(ipaddress.ip_address(address)) is None
+
+
+@pytest.mark.parametrize(("address", "label"), [("fec0::1", "site-local"), ("3fff::1", "documentation"),
+                                                ("5f00::1", "SRv6"), ("2001:4:112::1", "IETF protocol"),
+                                                ("4000::1", "2000::/3")])
+def test_the_refusal_names_the_range(address: str, label: str) -> None:
+    assert label in (refusal_reason(ipaddress.ip_address(address)) or "")
 
 
 def test_public_address_checked_without_dns() -> None:
