@@ -116,7 +116,15 @@ class ToolRegistry:
             definition = definition.with_origin(origin)
         elif definition.origin is None:
             definition = definition.with_origin(ToolOrigin(kind="host"))
-        issues = self._check_definition(definition)
+        try:
+            issues = self._check_definition(definition)
+        except ToolRegistrationError:
+            raise
+        except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it
+            raise ToolRegistrationError(
+                "RT007", f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
+                tool=str(definition.name)[:80], hint="simplify the definition; the message names what broke the check",
+            ) from None
         # Keep our own copy of the checked schema: a plugin that mutates its dict later cannot
         # change what the renderers show or what the dispatcher validates against.
         definition = replace(definition, parameters=copy_json(definition.parameters))

@@ -101,8 +101,18 @@ def _local_ref_resolves(root: Mapping[str, Any], ref: str) -> bool:
     return isinstance(node, Mapping | bool)
 
 
-def _depth(node: Any) -> int:
-    return max((d for _, _, d in _walk(node)), default=0)
+def _depth_within(node: Any, limit: int) -> bool:
+    """Whether ``node`` nests at most ``limit`` levels; iterative and bounded, so cycles stop too."""
+    stack: list[tuple[Any, int]] = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(current, Mapping):
+            stack.extend((v, depth + 1) for v in current.values() if isinstance(v, Mapping | list))
+        elif isinstance(current, list):
+            stack.extend((v, depth + 1) for v in current if isinstance(v, Mapping | list))
+    return True
 
 
 def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
@@ -114,17 +124,17 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
     """
     if not isinstance(parameters, Mapping):
         return [SchemaIssue("RS001", "error", f"parameters must be a JSON Schema object, got {type(parameters).__name__}")]
+    # Depth first, iteratively: a schema nested thousands of levels (or a cyclic dict) must be an
+    # RS002 for this one tool, never a RecursionError that takes the whole load down.
+    if not _depth_within(parameters, MAX_SCHEMA_DEPTH):
+        return [SchemaIssue("RS002", "error", f"schema nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)")]
     try:
         encoded = json.dumps(parameters, sort_keys=True)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         return [SchemaIssue("RS001", "error", f"parameters are not JSON-serialisable: {exc}")]
     issues: list[SchemaIssue] = []
     if len(encoded) > MAX_SCHEMA_BYTES:
         issues.append(SchemaIssue("RS002", "error", f"schema is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}"))
-    depth = _depth(parameters)
-    if depth > MAX_SCHEMA_DEPTH:
-        issues.append(SchemaIssue("RS002", "error", f"schema nests {depth} levels; the limit is {MAX_SCHEMA_DEPTH}"))
-    if issues:
         return issues
     if parameters.get("type") != "object":
         issues.append(SchemaIssue("RS003", "error", 'the root must be {"type": "object"} (tool arguments are a JSON object)'))
@@ -133,6 +143,8 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
             ref = node["$ref"]
             if not ref.startswith("#"):
                 issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)", f"{ptr}/$ref"))
+            elif ref != "#" and not ref.startswith("#/"):
+                issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} uses an anchor; only JSON-pointer references ('#/$defs/...') are allowed", f"{ptr}/$ref"))
             elif not _local_ref_resolves(parameters, ref):
                 issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} points at nothing in this schema (every call would fail)", f"{ptr}/$ref"))
         if isinstance(node, Mapping) and "$dynamicRef" in node:
@@ -145,6 +157,10 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
         pattern = sub.get("pattern")
         if isinstance(pattern, str):
             issues.extend(_pattern_issues(pattern, f"{ptr}/pattern"))
+        pattern_props = sub.get("patternProperties")
+        if isinstance(pattern_props, Mapping):  # their keys are regexes run on model input too
+            for key in pattern_props:
+                issues.extend(_pattern_issues(str(key), f"{ptr}/patternProperties/{key}"))
     if phase_usable and isinstance(parameters.get("properties"), Mapping) and "kind" in parameters["properties"]:
         issues.append(SchemaIssue("RS006", "error", "a phase-usable tool may not have a parameter called 'kind' (phase ops are flat: kind plus the arguments); rename it or deny the phase gate", "/properties/kind"))
     if not any(i.severity == "error" for i in issues):

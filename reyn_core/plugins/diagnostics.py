@@ -45,6 +45,7 @@ CODES: dict[str, CodeInfo] = {
     "RT004": CodeInfo("error", "tool name collision", "give one plugin a `prefix`, or add the tool to its `tools.exclude`, in the profile"),
     "RT005": CodeInfo("error", "invalid handler", "point handler at a callable or a 'module:attr' string"),
     "RT006": CodeInfo("error", "invalid definition field", "use gates 'allow'/'deny', a known purity and dispatch_kind, a non-empty cluster, a positive timeout_s"),
+    "RT007": CodeInfo("error", "tool definition could not be checked", "simplify the definition; the message names what broke the check"),
     # ---- discovery and selection
     "RD001": CodeInfo("error", "enabled plugin is not installed", "install the distribution that provides it, or remove it from plugins.enable"),
     "RD002": CodeInfo("error", "plugin id provided by several distributions", "name the one to use: [plugins.<id>] distribution = \"<name>\""),

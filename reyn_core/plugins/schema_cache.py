@@ -70,7 +70,7 @@ class SchemaCheckCache:
     def __call__(self, parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
         try:
             canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             return check_tool_schema(parameters, phase_usable=phase_usable)
         if not isinstance(parameters, Mapping):
             return check_tool_schema(parameters, phase_usable=phase_usable)

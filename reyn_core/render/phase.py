@@ -30,28 +30,46 @@ class PhaseOpSpec:
     dispatch_kind: str = "inline"
 
 
-def _rewrite_refs(node: Any, prefix: str) -> Any:
+def _rewrite_ref(ref: str, prefix: str) -> tuple[str, bool]:
+    """``ref`` relative to the output schema's root; True when it points into the tool's own root."""
+    for base in ("#/$defs/", "#/definitions/"):
+        if ref.startswith(base):
+            return f"#/$defs/{prefix}{ref[len(base):]}", False
+    if ref == "#" or ref.startswith("#/"):  # e.g. "#/properties/a": the tool's root is hoisted
+        return f"#/$defs/{prefix}args{ref[1:]}", True
+    return ref, False
+
+
+def _rewrite_refs(node: Any, prefix: str, into_root: list[bool]) -> Any:
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
-            if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/"):
-                out[k] = f"#/$defs/{prefix}{v[len('#/$defs/'):]}"
-            elif k == "$ref" and isinstance(v, str) and v.startswith("#/definitions/"):
-                out[k] = f"#/$defs/{prefix}{v[len('#/definitions/'):]}"
+            if k == "$ref" and isinstance(v, str):
+                out[k], hit = _rewrite_ref(v, prefix)
+                if hit:
+                    into_root.append(True)
             else:
-                out[k] = _rewrite_refs(v, prefix)
+                out[k] = _rewrite_refs(v, prefix, into_root)
         return out
     if isinstance(node, list):
-        return [_rewrite_refs(v, prefix) for v in node]
+        return [_rewrite_refs(v, prefix, into_root) for v in node]
     return node
 
 
 def _op_schema(op: PhaseOpSpec, defs: dict[str, Any]) -> dict[str, Any]:
-    """The flat op schema: ``kind`` const plus the tool's own properties, its ``$defs`` hoisted."""
-    args = _rewrite_refs(copy.deepcopy(op.args_schema), f"{op.kind}__")
+    """The flat op schema: ``kind`` const plus the tool's own properties, its ``$defs`` hoisted.
+
+    References stay valid in the combined output schema: ``#/$defs/X`` becomes
+    ``#/$defs/<kind>__X``, and a reference into the tool's own root (``#/properties/a``, ``#``)
+    points at a copy of the tool's schema hoisted as ``#/$defs/<kind>__args``.
+    """
+    into_root: list[bool] = []
+    args = _rewrite_refs(copy.deepcopy(op.args_schema), f"{op.kind}__", into_root)
     for key in ("$defs", "definitions"):
         for name, sub in (args.pop(key, None) or {}).items():
             defs[f"{op.kind}__{name}"] = sub
+    if into_root:
+        defs[f"{op.kind}__args"] = args
     props = {"kind": {"const": op.kind, "description": op.description.splitlines()[0] if op.description else ""}}
     props.update(args.get("properties", {}))
     schema: dict[str, Any] = {

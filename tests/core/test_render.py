@@ -277,3 +277,30 @@ def test_a_broken_enricher_renders_the_registered_schema_and_spares_the_others(
     assert set(tools) == {"invoke_skill", "read_file"}
     assert [op.kind for op in render_phase(registry, phase_ctx(), ["catalog"]).ops] == ["invoke_skill"]
     assert "schema_enricher of tool 'invoke_skill'" in caplog.text
+
+
+def test_phase_output_schema_keeps_local_pointer_refs_resolvable() -> None:
+    from reyn_core import ToolContext, ToolDefinition, ToolRegistry, parse_phase_output, render_phase
+
+    schema = {
+        "type": "object",
+        "$defs": {"unit": {"enum": ["m", "km"]}},
+        "properties": {
+            "a": {"type": "integer", "minimum": 0},
+            "b": {"$ref": "#/properties/a"},  # a pointer into the tool's own root
+            "u": {"$ref": "#/$defs/unit"},
+        },
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    builder = ToolRegistry()
+    builder.register(ToolDefinition(name="measure", description="Measure.", parameters=schema,
+                                    handler=lambda **kw: kw, cluster="m"))
+    surface = render_phase(builder.freeze(), ToolContext(surface="phase"), ["measure"])
+    validator = Draft202012Validator(surface.output_schema)
+    finish = {"type": "finish", "decision": "finish"}
+    good = {"control": finish, "control_ir": [{"kind": "measure", "a": 1, "b": 2, "u": "km"}]}
+    assert list(validator.iter_errors(good)) == []  # every $ref resolves inside the output schema
+    bad = {"control": finish, "control_ir": [{"kind": "measure", "a": 1, "b": -2, "u": "mi"}]}
+    assert not validator.is_valid(bad)
+    assert parse_phase_output(good, surface).control_ir[0].args == {"a": 1, "b": 2, "u": "km"}

@@ -54,9 +54,9 @@ def test_dangling_local_ref_is_rs004() -> None:
     assert error.code == "RS004" and "points at nothing" in error.message
 
 
-def test_local_refs_to_defs_pointers_and_anchors_are_accepted() -> None:
-    schema = {"type": "object", "$defs": {"s": {"type": "string", "$anchor": "str"}},
-              "properties": {"a": {"$ref": "#/$defs/s"}, "b": {"$ref": "#str"}}}
+def test_local_refs_to_defs_and_json_pointers_are_accepted() -> None:
+    schema = {"type": "object", "$defs": {"s": {"type": "string"}},
+              "properties": {"a": {"$ref": "#/$defs/s"}, "b": {"$ref": "#/properties/a"}}}
     assert not [i for i in check_tool_schema(schema, phase_usable=True) if i.severity == "error"]
 
 
@@ -135,3 +135,52 @@ def test_invalid_definition_field_is_rt006(field: str, value: object, says: str)
     with pytest.raises(ToolRegistrationError) as info:
         ToolRegistry().register(d)
     assert info.value.code == "RT006" and says in info.value.message
+
+
+def _nested(levels: int) -> dict:
+    root: dict = {"type": "object", "properties": {}}
+    node = root
+    for _ in range(levels):
+        child: dict = {"type": "object", "properties": {}}
+        node["properties"]["x"] = child
+        node = child
+    return root
+
+
+def test_a_schema_nested_thousands_of_levels_is_RS002_not_a_recursion_error() -> None:
+    [issue] = check_tool_schema(_nested(5000), phase_usable=True)
+    assert (issue.code, issue.severity) == ("RS002", "error")
+
+
+def test_a_schema_that_contains_itself_is_RS002() -> None:
+    cyclic: dict = {"type": "object", "properties": {}}
+    cyclic["properties"]["self"] = cyclic
+    assert [i.code for i in check_tool_schema(cyclic, phase_usable=True)] == ["RS002"]
+
+
+def test_anchor_references_are_refused_only_json_pointers_allowed() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "#thing"}}, "$defs": {"t": {"$anchor": "thing"}}}
+    issues = [i for i in check_tool_schema(schema, phase_usable=True) if i.code == "RS004"]
+    assert issues and "anchor" in issues[0].message and issues[0].pointer == "/properties/a/$ref"
+
+
+def test_pattern_properties_keys_get_the_same_regex_checks_as_pattern() -> None:
+    issues = check_tool_schema({"type": "object", "patternProperties": {"(a+)+$": {"type": "string"}}},
+                               phase_usable=True)
+    assert [(i.code, i.pointer) for i in issues if i.severity == "error"] == [("RS007", "/patternProperties/(a+)+$")]
+
+
+def test_loading_with_a_deeply_nested_host_tool_reports_it_and_keeps_the_rest(tmp_path, monkeypatch) -> None:
+    from reyn_core import Profile, ToolDefinition, load, tool
+
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path))
+
+    @tool
+    def fine() -> str:
+        """A fine host tool."""
+        return "ok"
+
+    deep = ToolDefinition(name="deep", description="Too deep.", parameters=_nested(3000), handler=lambda: 1)
+    result = load(Profile.from_toml_text(""), host_tools=[deep, fine])
+    assert "fine" in result.registry and "deep" not in result.registry
+    assert [d.code for d in result.report.diagnostics if d.tool == "deep"] == ["RS002"]
