@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ArgumentProblem, PhaseOutputError
+from .validation import depth_within
 
 if TYPE_CHECKING:
     from .render.phase import PhaseSurface
@@ -82,20 +83,31 @@ class PhaseOutput(BaseModel):
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
 
 
+MAX_OUTPUT_DEPTH = 64
+_TOO_DEEP = object()
+
+
 def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
     if isinstance(raw, Mapping):
-        return dict(raw)
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    fenced = _FENCE.match(text)
-    if fenced:  # models often wrap the object in one ```json fence; nothing else is forgiven
-        text = fenced.group(1)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PhaseOutputError(
-            f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "reply with exactly one JSON object"
-        ) from None
+        data: Any = dict(raw)
+    else:
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        fenced = _FENCE.match(text)
+        if fenced:  # models often wrap the object in one ```json fence; nothing else is forgiven
+            text = fenced.group(1)
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            data = _TOO_DEEP
+        except json.JSONDecodeError as exc:
+            raise PhaseOutputError(
+                f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                "reply with exactly one JSON object"
+            ) from None
+    if data is _TOO_DEEP or not depth_within(data, MAX_OUTPUT_DEPTH):
+        raise PhaseOutputError(f"the reply nests too deeply (the limit is {MAX_OUTPUT_DEPTH} levels); "
+                               "reply with one flat JSON object")
+    return data
 
 
 def _pydantic_problems(exc: ValidationError, prefix: str) -> list[ArgumentProblem]:

@@ -266,12 +266,12 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
                     "send a JSON object",
                 )
             ]
-        return (value, []) if _depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
+        return (value, []) if depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
     if raw is None:
         return {}, []
     if isinstance(raw, Mapping) and not isinstance(raw, dict):  # e.g. a MappingProxyType from a host
         raw = dict(raw)
-    return (raw, []) if _depth_within(raw, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
+    return (raw, []) if depth_within(raw, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
 
 
 MAX_ARGUMENT_DEPTH = 64
@@ -282,7 +282,7 @@ def _too_deep() -> ArgumentProblem:
                                "send a flatter JSON object")
 
 
-def _depth_within(value: Any, limit: int) -> bool:
+def depth_within(value: Any, limit: int) -> bool:
     """Whether ``value`` nests at most ``limit`` containers deep; iterative, so it cannot overflow."""
     if not isinstance(value, dict | list):
         return True

@@ -141,3 +141,15 @@ def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseSurface) -> N
     assert lines[0].startswith("the reply breaks the phase output contract (2 problem(s))")
     assert lines[1:] == ["- /control: is required",
                          "- /control_ir/0/kind: 'nope' is not an allowed op (allowed: invoke_skill, read_file, write_file)"]
+
+
+def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None:
+    from reyn_core import PhaseOutputError, ToolContext, ToolRegistry, parse_phase_output, render_phase
+
+    surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
+    deep = '{"control": {"type": "finish", "decision": "finish"}, "artifact": {"type": "x", "data": {"d": ' + \
+        "[" * 100_000 + "]" * 100_000 + "}}}"
+    with pytest.raises(PhaseOutputError, match="nests too deeply"):
+        parse_phase_output(deep, surface)
+    with pytest.raises(PhaseOutputError, match="must be a JSON object"):
+        parse_phase_output("null", surface)
