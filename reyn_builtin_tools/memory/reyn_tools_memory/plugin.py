@@ -7,7 +7,6 @@ from typing import Any
 
 from reyn_core import hookimpl
 
-from .cli import memory_command
 from .settings import MemorySettings
 from .tools import MEMORY_TOOLS
 
@@ -30,4 +29,6 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
 @hookimpl
 def reyn_cli_commands() -> dict[str, Callable[[list[str]], int]]:
     """``reyn memory export|import``."""
+    from .cli import memory_command  # argparse and the transfer code: only for this command
+
     return {"memory": memory_command}
