@@ -30,7 +30,7 @@ from pathlib import Path
 
 from reyn_core import ToolDenied, ToolExecutionError, ToolRuntimeMissing
 
-from .settings import PSEUDO_FS_PREFIXES, FileSettings
+from .settings import PSEUDO_FS_PREFIXES, FileSettings, is_pseudo_fs_parts
 
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
@@ -56,7 +56,8 @@ class PathRefused(ToolDenied):
     """A path the file tools will not touch. ``reason`` is a stable code naming the rule:
 
     ``empty``, ``nul``, ``too_long``, ``not_utf8``, ``dotdot``, ``outside_roots``, ``symlink``,
-    ``not_directory``, ``special_file``, ``hardlink``, ``protected``, ``is_directory``.
+    ``not_directory``, ``special_file``, ``hardlink``, ``protected``, ``is_directory``,
+    ``pseudo_filesystem``.
     """
 
     def __init__(self, message: str, *, reason: str, path: str = "") -> None:
@@ -112,6 +113,12 @@ class Location:
             return "/".join(parts) or "."
         return "/".join((self.root_display.rstrip("/"), *parts)) if parts else self.root_display
 
+    @property
+    def absolute_parts(self) -> tuple[str, ...]:
+        """The components of the absolute path (below ``/``); links below the root are never
+        followed, so this is the path that is actually walked."""
+        return self.root.parts[1:] + self.parts
+
     def child(self, *names: str) -> Location:
         """The location of ``names`` below this one."""
         return Location(self.root, self.parts + names, self.root_display)
@@ -147,6 +154,17 @@ def _check_text(path: object) -> str:
     return path
 
 
+def refuse_pseudo_fs(parts: tuple[str, ...], shown: str) -> None:
+    """Refuse an absolute path (components below ``/``) inside ``/proc``, ``/sys`` or ``/dev``,
+    whatever the roots say: their entries are kernel state, not files."""
+    if is_pseudo_fs_parts(parts):
+        raise PathRefused(
+            f"path {shown!r} is inside a pseudo-filesystem ({', '.join(PSEUDO_FS_PREFIXES)}); its entries "
+            "are kernel state (environments, memory, devices), never read or written by the file tools",
+            reason="pseudo_filesystem", path=shown,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """The workspace, roots and protected entries of one call, with links in the roots resolved.
@@ -159,10 +177,15 @@ class Scope:
     read_roots: tuple[Path, ...]
     write_roots: tuple[Path, ...]
     protected: tuple[str, ...]
+    protected_paths: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
-    def from_settings(cls, settings: FileSettings, workspace: Path) -> Scope:
-        """Resolve ``settings`` against ``workspace`` (the host's, unless settings name one)."""
+    def from_settings(cls, settings: FileSettings, workspace: Path, protected_paths: object = ()) -> Scope:
+        """Resolve ``settings`` against ``workspace`` (the host's, unless settings name one).
+
+        ``protected_paths`` are the host's own files (``ToolContext.extras["protected_paths"]``):
+        absolute paths that are never written or deleted, nor anything below them.
+        """
         if not supported():
             raise ToolRuntimeMissing("the file tools need a POSIX system with O_NOFOLLOW and dir_fd support")
         ws = Path(os.path.realpath(Path(workspace) / settings.workspace if settings.workspace else workspace))
@@ -176,7 +199,8 @@ class Scope:
                 out.append(real)
             return tuple(out)
 
-        return cls(ws, resolve(settings.read_roots), resolve(settings.write_roots), settings.protected)
+        return cls(ws, resolve(settings.read_roots), resolve(settings.write_roots), settings.protected,
+                   _host_protected(protected_paths))
 
     def _show(self, path: Path) -> str:
         try:
@@ -210,6 +234,7 @@ class Scope:
                 f"path {text[:200]!r} is outside the {what} roots; allowed: {self.roots_text(write=write)}",
                 reason="outside_roots", path=text[:200],
             )
+        refuse_pseudo_fs(full, text[:200])
         return Location(best, full[len(best.parts) - 1:], self._show(best))
 
     def check_not_protected(self, loc: Location) -> None:
@@ -226,6 +251,34 @@ class Scope:
                     f"{loc.display!r} is protected ({entry!r}) and is never written or deleted by the file tools",
                     reason="protected", path=loc.display,
                 )
+        folded = tuple(p.casefold() for p in full)
+        for host_path in self.protected_paths:
+            if folded[: len(host_path)] == host_path:
+                raise PathRefused(
+                    f"{loc.display!r} is protected by the host (it is or lies below "
+                    f"{'/' + '/'.join(host_path)!r}) and is never written or deleted by the file tools",
+                    reason="protected", path=loc.display,
+                )
+
+
+def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
+    """The host's ``protected_paths`` as case-folded components, each path both as given and with
+    links resolved. Anything but a list of absolute paths is refused (fail-closed)."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ToolRuntimeMissing(
+            f"ToolContext.extras['protected_paths'] must be a list of absolute paths, got {type(value).__name__}"
+        )
+    out: dict[tuple[str, ...], None] = {}
+    for item in value:
+        if not isinstance(item, (str, os.PathLike)) or not os.path.isabs(item) or "\x00" in str(item):
+            raise ToolRuntimeMissing(
+                f"ToolContext.extras['protected_paths'] holds {item!r}, which is not an absolute path"
+            )
+        for form in (os.path.normpath(item), os.path.realpath(item)):
+            out[tuple(p.casefold() for p in Path(form).parts[1:])] = None  # "/" protects everything
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- walking (no links)
@@ -413,11 +466,13 @@ def unlink_at(parent_fd: int, name: str, shown: str) -> None:
 
 @dataclass
 class WalkStats:
-    """What a tree walk left out: entries beyond the scan limit, and names that are not UTF-8."""
+    """What a tree walk left out: entries beyond the scan limit, names that are not UTF-8, and
+    pseudo-filesystem mount points."""
 
     scanned: int = 0
     limit_hit: bool = False
     skipped_non_utf8: int = 0
+    skipped_pseudo_fs: int = 0
 
 
 def is_utf8_name(name: str) -> bool:
@@ -443,6 +498,7 @@ def list_names(dir_fd: int, stats: WalkStats) -> list[str]:
 def walk_tree(
     dir_fd: int,
     *,
+    at: tuple[str, ...],
     skip_dirs: frozenset[str],
     max_entries: int,
     max_depth: int | None,
@@ -452,7 +508,9 @@ def walk_tree(
 
     Yields ``(parent_fd, name, relative_parts, lstat)`` for every entry; ``parent_fd`` is valid until
     the next item is requested. Directories named in ``skip_dirs`` are not entered. Stops after
-    ``max_entries`` entries (``stats.limit_hit``).
+    ``max_entries`` entries (``stats.limit_hit``). ``at`` is the absolute path of ``dir_fd`` (as
+    components below ``/``): entries inside a pseudo-filesystem (``/proc``, ``/sys``, ``/dev``) are
+    neither yielded nor entered (counted in ``stats.skipped_pseudo_fs``).
     """
 
     def visit(fd: int, prefix: tuple[str, ...]) -> Iterator[tuple[int, str, tuple[str, ...], os.stat_result]]:
@@ -460,11 +518,14 @@ def walk_tree(
             if stats.scanned >= max_entries:
                 stats.limit_hit = True
                 return
+            rel = (*prefix, name)
+            if is_pseudo_fs_parts(at + rel):
+                stats.skipped_pseudo_fs += 1
+                continue
             st = lstat_at(fd, name)
             if st is None:
                 continue  # removed while walking
             stats.scanned += 1
-            rel = (*prefix, name)
             yield fd, name, rel, st
             if stat.S_ISDIR(st.st_mode) and name not in skip_dirs and (max_depth is None or len(rel) < max_depth):
                 try:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-DEFAULT_PROTECTED: tuple[str, ...] = (".git/", "reyn.toml", "reyn.lock")
+# The repository, Reyn's own state (memory.db, the MCP snapshot, the audit log) and the profile and
+# lock in their usual places; a host adds the files it actually loaded through
+# ``ToolContext.extras["protected_paths"]``.
+DEFAULT_PROTECTED: tuple[str, ...] = (".git/", ".reyn/", "reyn.toml", "reyn.lock", "pyproject.toml")
 DEFAULT_SKIP_DIRS: tuple[str, ...] = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv")
 
 # Pseudo-filesystems whose "files" are kernel state, not data (``/proc/self/environ`` holds secrets).
@@ -13,6 +16,11 @@ PSEUDO_FS_PREFIXES: tuple[str, ...] = ("/proc", "/sys", "/dev")
 
 def _is_pseudo_fs(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES)
+
+
+def is_pseudo_fs_parts(parts: tuple[str, ...]) -> bool:
+    """Whether an absolute path, as components below ``/``, lies in a pseudo-filesystem."""
+    return bool(parts) and ("/" + parts[0]) in PSEUDO_FS_PREFIXES
 
 
 class FileSettings(BaseModel):
@@ -24,6 +32,8 @@ class FileSettings(BaseModel):
     also readable). With no write root, the write tools are unavailable. ``protected`` paths are
     never written or deleted: ``name/`` protects a directory, a bare name a file; entries without a
     ``/`` inside match at any depth (like ``.gitignore``), a leading ``/`` anchors at the workspace.
+    The host may protect more files (the profile and lock it loaded) with the context extra
+    ``protected_paths``: absolute paths, never written or deleted, nor anything below them.
     Files with more than one hard link are never written or deleted, and are not read either unless
     ``allow_hardlinked_reads`` is true (a hard link can make a file outside the roots look inside).
     """

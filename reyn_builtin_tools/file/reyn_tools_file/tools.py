@@ -33,16 +33,18 @@ from .paths import (
     open_directory,
     open_parent,
     open_regular_at,
+    refuse_pseudo_fs,
     unlink_at,
     walk_tree,
 )
 from .reading import looks_binary, read_lines, read_whole, refuse_if_binary
-from .settings import FileSettings
+from .settings import PSEUDO_FS_PREFIXES, FileSettings, is_pseudo_fs_parts
 
 CLUSTER = "file"
 GATES = ToolGates(router="allow", phase="allow")
 MAX_LINE_CHARS = 500  # grep shows at most this much of a line
 MAX_MATCH_CHARS = 10_000  # and matches only this much of each line
+PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel state, not files)"
 
 
 def file_settings(ctx: ToolContext) -> FileSettings:
@@ -59,7 +61,7 @@ def file_settings(ctx: ToolContext) -> FileSettings:
 
 def _scope(ctx: ToolContext) -> tuple[FileSettings, Scope]:
     settings = file_settings(ctx)
-    return settings, Scope.from_settings(settings, ctx.workspace)
+    return settings, Scope.from_settings(settings, ctx.workspace, ctx.extras.get("protected_paths"))
 
 
 def writable(ctx: ToolContext) -> bool:
@@ -252,6 +254,9 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
     entries = []
     with open_directory(loc) as fd:
         names = list_names(fd, stats)
+        pseudo = [n for n in names if is_pseudo_fs_parts((*loc.absolute_parts, n))]
+        stats.skipped_pseudo_fs = len(pseudo)
+        names = [n for n in names if n not in pseudo]
         for name in names[: settings.max_results]:
             st = lstat_at(fd, name)
             if st is None:
@@ -266,6 +271,8 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
         notes.append(f"showing {settings.max_results} of {len(names)} entries (the result limit)")
     if stats.skipped_non_utf8:
         notes.append(f"{stats.skipped_non_utf8} entries with non-UTF-8 names are not shown")
+    if stats.skipped_pseudo_fs:
+        notes.append(f"{PSEUDO_FS_NOTE} are not shown")
     if notes:
         result["note"] = "; ".join(notes)
     return result
@@ -289,6 +296,8 @@ def _walk_notes(stats: WalkStats, *, shown: int, limit: int, more: bool, what: s
         notes.append(f"stopped after scanning {stats.scanned} entries (the scan limit); narrow the path")
     if stats.skipped_non_utf8:
         notes.append(f"{stats.skipped_non_utf8} entries with non-UTF-8 names were skipped")
+    if stats.skipped_pseudo_fs:
+        notes.append(f"{PSEUDO_FS_NOTE} were skipped")
     return "; ".join(notes) or None
 
 
@@ -299,13 +308,14 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     loc = scope.locate(args.path)
     pattern = compile_glob(args.pattern, field="pattern")
     start = loc.child(*pattern.prefix)
+    refuse_pseudo_fs(start.absolute_parts, start.display)  # the glob's literal prefix is a path too
     stats = WalkStats()
     found: list[str] = []
     more = False
     depth = None if pattern.depth is None else pattern.depth - len(pattern.prefix)
     try:
         with open_directory(start) as fd:
-            for _, _, rel, st in walk_tree(fd, skip_dirs=frozenset(settings.skip_dirs),
+            for _, _, rel, st in walk_tree(fd, at=start.absolute_parts, skip_dirs=frozenset(settings.skip_dirs),
                                            max_entries=settings.max_scan_entries, max_depth=depth, stats=stats):
                 if stat.S_ISREG(st.st_mode) and pattern.matches((*pattern.prefix, *rel)):
                     if len(found) >= settings.max_results:
@@ -424,7 +434,7 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
             grep.search(parent, loc.name, loc.display)
     else:
         with open_directory(loc) as fd:
-            for parent, name, rel, st in walk_tree(fd, skip_dirs=frozenset(settings.skip_dirs),
+            for parent, name, rel, st in walk_tree(fd, at=loc.absolute_parts, skip_dirs=frozenset(settings.skip_dirs),
                                                    max_entries=settings.max_scan_entries, max_depth=None,
                                                    stats=stats):
                 if not stat.S_ISREG(st.st_mode) or (file_filter and not file_filter.matches(rel)):

@@ -7,6 +7,7 @@ written or deleted (the outside tree is byte-for-byte and stat-for-stat as befor
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -324,3 +325,117 @@ async def test_path_outside_write_roots_is_refused_for_writes(make_tools, worksp
     assert "outside the writable roots; allowed: 'out'" in error.message
     assert (workspace / "hello.txt").read_text() == "hello\nworld\n"
     outside.assert_untouched()
+
+
+async def test_pyproject_and_reyn_state_are_protected_by_default(tools, workspace, outside):
+    (workspace / "pyproject.toml").write_text("[tool.reyn]\n")
+    (workspace / ".reyn").mkdir()
+    (workspace / ".reyn" / "memory.db").write_bytes(b"SQLite format 3\x00")
+    errors = [
+        await refused(tools, "write_file", "protected", path="pyproject.toml", content="x"),
+        await refused(tools, "edit_file", "protected", path="pyproject.toml", old_string="tool", new_string="x"),
+        await refused(tools, "delete_file", "protected", path="pyproject.toml"),
+        await refused(tools, "write_file", "protected", path=".reyn/memory.db", content="x"),
+        await refused(tools, "delete_file", "protected", path=".reyn/memory.db"),
+        await refused(tools, "write_file", "protected", path=".reyn/mcp-snapshot.json", content="{}"),
+        await refused(tools, "write_file", "protected", path="sub/.REYN/audit.log", content="x"),
+    ]
+    assert "is protected ('pyproject.toml')" in errors[0].message
+    assert "is protected ('.reyn/')" in errors[3].message
+    assert (workspace / "pyproject.toml").read_text() == "[tool.reyn]\n"
+    assert sorted(p.name for p in (workspace / ".reyn").iterdir()) == ["memory.db"]
+    assert not (workspace / "sub").exists()
+    # Only those: a neighbour is written, and the protected files can still be read.
+    assert (await tools.call("write_file", path="pyproject.toml.bak", content="ok"))["created"] is True
+    assert (await tools.call("read_file", path="pyproject.toml"))["content"] == "[tool.reyn]\n"
+    outside.assert_untouched()
+
+
+async def test_host_protected_paths_are_never_written_or_deleted(make_tools, workspace, outside):
+    (workspace / "profiles").mkdir()
+    profile = workspace / "profiles" / "dev.toml"
+    profile.write_text("[plugins]\n")
+    (workspace / "state").mkdir()
+    lock = workspace / "state" / "dev.lock"
+    lock.write_text("lock\n")
+    (workspace / "alias").symlink_to(workspace / "state", target_is_directory=True)
+    tools = make_tools(write_roots=(".",))
+    # The host names the files it loaded; the lock through a link, which is resolved too.
+    tools.ctx = _with_protected(tools.ctx, [str(profile), str(workspace / "alias" / "dev.lock"), workspace / "vault"])
+    errors = [
+        await refused(tools, "write_file", "protected", path="profiles/dev.toml", content="x"),
+        await refused(tools, "edit_file", "protected", path="profiles/dev.toml", old_string="plugins", new_string="x"),
+        await refused(tools, "delete_file", "protected", path=str(profile)),
+        await refused(tools, "write_file", "protected", path="state/dev.lock", content="x"),
+        await refused(tools, "delete_file", "protected", path="state/DEV.lock"),
+        await refused(tools, "write_file", "protected", path="vault/new.txt", content="x"),  # below a protected dir
+    ]
+    assert "is protected by the host" in errors[0].message
+    assert profile.read_text() == "[plugins]\n" and lock.read_text() == "lock\n"
+    assert not (workspace / "vault").exists()
+    # Everything else is writable as before; reads of protected files still work.
+    assert (await tools.call("write_file", path="profiles/other.toml", content="x"))["created"] is True
+    assert (await tools.call("read_file", path="state/dev.lock"))["content"] == "lock\n"
+    outside.assert_untouched()
+
+
+def _with_protected(ctx, value):
+    return dataclasses.replace(ctx, extras={"protected_paths": value})
+
+
+async def test_malformed_host_protected_paths_fail_closed(make_tools, workspace, outside):
+    tools = make_tools(write_roots=(".",))
+    for bad in ("/etc/reyn.toml", ["relative/reyn.toml"], [42], {"a": 1}):
+        tools.ctx = _with_protected(tools.ctx, bad)
+        env = await tools.envelope("write_file", {"path": "new.txt", "content": "x"})
+        assert env["status"] == "error" and env["error"]["kind"] == "runtime_missing", env
+        assert "protected_paths" in env["error"]["message"]
+    assert not (workspace / "new.txt").exists()
+    outside.assert_untouched()
+
+
+async def test_pseudo_filesystems_are_refused_under_a_broad_root(make_tools):
+    # Read only, on this machine's real /proc: the root "/" would otherwise reach kernel state.
+    tools = make_tools(read_roots=("/",), write_roots=())
+    pid = os.getpid()
+    errors = [
+        await refused(tools, "read_file", "pseudo_filesystem", path=f"/proc/{pid}/status"),
+        await refused(tools, "read_file", "pseudo_filesystem", path="/proc/self/environ"),
+        await refused(tools, "read_file", "pseudo_filesystem", path="/sys/kernel/hostname"),
+        await refused(tools, "read_file", "pseudo_filesystem", path="/dev/null"),
+        await refused(tools, "list_directory", "pseudo_filesystem", path="/proc"),
+        await refused(tools, "grep_files", "pseudo_filesystem", pattern="PATH", path="/proc/self"),
+        await refused(tools, "glob_files", "pseudo_filesystem", pattern="*", path="/sys"),
+        await refused(tools, "glob_files", "pseudo_filesystem", pattern="proc/self/*", path="/"),
+    ]
+    assert "pseudo-filesystem" in errors[0].message
+    for error in errors:
+        assert "PATH=" not in error.message and "VmRSS" not in error.message
+    listing = await tools.call("list_directory", path="/")
+    names = {e["name"] for e in listing["entries"]}
+    assert not names & {"proc", "sys", "dev"} and names  # the rest of "/" is still listed
+    assert "pseudo-filesystems" in listing["note"]
+    walked = await tools.call("glob_files", pattern="*/*", path="/")
+    assert walked["files"]  # /etc/* and the like are found...
+    assert not [f for f in walked["files"] if f.split("/")[1] in ("proc", "sys", "dev")]  # ...never kernel state
+    assert "pseudo-filesystems" in walked["note"]
+
+
+async def test_socket_is_refused(tools, workspace, outside, monkeypatch):
+    import socket
+
+    monkeypatch.chdir(workspace)  # bind a short relative name: socket paths are limited to ~108 bytes
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind("sock")
+        errors = [await refused(tools, "read_file", "special_file", path="sock")]
+        errors.append(await refused(tools, "write_file", "special_file", path="sock", content="x"))
+        errors.append(await refused(tools, "edit_file", "special_file", path="sock", old_string="a", new_string="b"))
+        errors.append(await refused(tools, "delete_file", "special_file", path="sock"))
+        grep = await tools.call("grep_files", pattern="x")  # walks past the socket without opening it
+    finally:
+        server.close()
+    assert "is a socket" in errors[0].message
+    assert stat.S_ISSOCK((workspace / "sock").lstat().st_mode)
+    assert (workspace / "hello.txt").read_text() == "hello\nworld\n"
+    outside.assert_untouched(grep, *(e.message for e in errors))
