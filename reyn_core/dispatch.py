@@ -465,6 +465,27 @@ class JsonlAuditLog:
         finally:
             os.close(fd)
 
+    def unwritable_reason(self) -> str | None:
+        """Why the log could not be appended to, judged without writing anything (None: it can)."""
+        node = self.path if self.path.exists() else self.path.parent
+        while not node.exists():
+            node = node.parent
+        if node != self.path and not node.is_dir():
+            return f"the audit log {self.path} cannot be created: {node} is not a directory"
+        if not os.access(node, os.W_OK | (os.X_OK if node.is_dir() else 0)):
+            return f"the audit log {self.path} is not writable ({node} refuses writes)"
+        return None
+
+    def refuse_when_unwritable(self, call: ToolCall) -> str | None:
+        """``before`` hook: fail closed — no tool runs while its call cannot be audited."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        except OSError as exc:
+            return f"the audit log {self.path} cannot be written ({exc.strerror or exc}), so no call may run"
+        return None
+
     def hooks(self) -> ToolCallHooks:
-        """This sink as a ``ToolCallHooks`` to add to a registry's hooks."""
-        return ToolCallHooks(after=(self,))
+        """This sink as a ``ToolCallHooks``: a ``before`` check that refuses calls while the log
+        cannot be written, and the ``after`` hook that writes the line."""
+        return ToolCallHooks(before=(self.refuse_when_unwritable,), after=(self,))

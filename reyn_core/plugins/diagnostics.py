@@ -66,6 +66,8 @@ CODES: dict[str, CodeInfo] = {
     "RC003": CodeInfo("error", "profile invalid", "fix the key the message names in the file it names"),
     "RC004": CodeInfo("warning", "configuration for a plugin that is not enabled", "add the plugin to plugins.enable, or remove its [plugins.<id>] table"),
     "RC005": CodeInfo("warning", "tools.include/tools.exclude names an unknown tool", "use the plugin's own tool names (see `reyn plugins show <id>`)"),
+    "RC006": CodeInfo("error", "audit log not writable", "point [audit] log at a writable file; until then every tool call is refused (fail closed)"),
+    "RC007": CodeInfo("warning", "a surface list names no loaded tool", "fix the name in [surfaces.router] exclude or [surfaces.phase] default_allowed_ops (see `reyn tools list`)"),
     # ---- provenance
     "RP001": CodeInfo("error", "digest pin mismatch", "reinstall the pinned artifact, or update plugins.<id>.digest after reviewing the change"),
     "RP002": CodeInfo("error", "installed files differ from RECORD", "the installed files were modified after install: reinstall the distribution"),

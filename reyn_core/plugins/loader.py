@@ -401,6 +401,7 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
 
     registry, host_diags = register_all(profile, plugins, host_tools, cache)
     cache.save()
+    loader.global_diags.extend(_profile_name_checks(profile, registry))
     records = loader.inspect(found, set(enabled)) if inspect_discovered else {}
     return LoadResult(registry, _report(found, plugins, loader.global_diags + host_diags, records), profile,
                       {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None})
@@ -439,6 +440,37 @@ def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[Plugi
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:
+    """Names in the profile's surface lists that match no loaded tool, and an unwritable audit log.
+
+    A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
+    sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
+    """
+    from ..dispatch import JsonlAuditLog
+    from ..gates import DEFAULT_ALLOWED_OPS, op_matches
+
+    diags: list[Diagnostic] = []
+    tools = registry.tools()
+    for name in profile.surfaces.router.exclude:
+        if name not in registry:
+            diags.append(Diagnostic.make(
+                "RC007", f"[surfaces.router] exclude names {name!r}, which no loaded tool is called, so it "
+                "excludes nothing", severity="error", tool=name))
+    ops = list(profile.surfaces.phase.default_allowed_ops)
+    if tuple(ops) != DEFAULT_ALLOWED_OPS:  # the built-in default may name packs that are not enabled
+        for entry in ops:
+            if not any(op_matches(entry, t) for t in tools):
+                diags.append(Diagnostic.make(
+                    "RC007", f"[surfaces.phase] default_allowed_ops entry {entry!r} matches no loaded tool "
+                    "name, cluster or glob", tool=entry))
+    if profile.audit.log:
+        reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
+        if reason:
+            diags.append(Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is "
+                                         "fixed"))
+    return diags
 
 
 def _stamp(verified: ToolOrigin, claimed: ToolOrigin | None) -> ToolOrigin:

@@ -163,12 +163,20 @@ async def test_after_hook_exceptions_are_ignored(caplog: pytest.LogCaptureFixtur
     assert "audit sink down" in caplog.text and "disk full" in caplog.text  # ignored, not silent
 
 
-async def test_an_unwritable_audit_log_never_breaks_a_call(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_unwritable_audit_log_refuses_calls_fail_closed(tmp_path: Path) -> None:
     blocker = tmp_path / "not_a_dir"
     blocker.write_text("")
-    envelope = await dispatch_tool(registry_with(JsonlAuditLog(blocker / "calls.jsonl").hooks()), "save_note", ARGS, CTX)
-    assert envelope == {"status": "ok", "data": "saved t"}
-    assert "after hook" in caplog.text
+    log = JsonlAuditLog(blocker / "calls.jsonl")
+    assert "not a directory" in (log.unwritable_reason() or "")
+    CALLS.clear()
+    envelope = await dispatch_tool(registry_with(log.hooks()), "save_note", ARGS, CTX)
+    assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied"
+    assert "cannot be written" in envelope["error"]["message"]
+    assert CALLS == []  # the handler never ran
+    blocker.unlink()  # once the log can be written, calls run again
+    blocker.mkdir()
+    assert (await dispatch_tool(registry_with(log.hooks()), "save_note", ARGS, CTX))["status"] == "ok"
+    assert len(log.path.read_text().splitlines()) == 1
 
 
 async def test_hooks_combine_with_plus() -> None:

@@ -113,3 +113,43 @@ def test_in_memory_schema_cache_can_be_passed(tmp_path):
     result = load(Profile.from_toml_text('[plugins]\nenable = ["example"]\n'), schema_cache=cache)
     assert result.report.plugin("example").status == "loaded"
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("schema-checks*"))
+
+
+def test_an_unwritable_audit_log_is_RC006_and_calls_are_refused(tmp_path):
+    (tmp_path / "blocker").write_text("a file where the log folder should be")
+    profile = Profile.from_toml_text(f'[plugins]\nenable = ["example"]\n[audit]\nlog = "{tmp_path}/blocker/a.jsonl"\n')
+    result = load(profile)
+    [diag] = [d for d in result.report.diagnostics if d.code == "RC006"]
+    assert diag.severity == "error" and "not a directory" in diag.message
+    envelope = __import__("asyncio").run(
+        dispatch_tool(result.registry, "text_stats", {"text": "a"}, ToolContext(surface="router")))
+    assert envelope["error"]["kind"] == "denied" and "audit log" in envelope["error"]["message"]
+
+
+def test_a_router_exclude_typo_is_an_RC007_error_and_an_ops_typo_a_warning():
+    profile = Profile.from_toml_text(textwrap.dedent("""
+        [plugins]
+        enable = ["example"]
+        [surfaces.router]
+        exclude = ["text_stat"]
+        [surfaces.phase]
+        default_allowed_ops = ["exampel", "text_stats"]
+        """))
+    result = load(profile)
+    found = {(d.severity, d.tool) for d in result.report.diagnostics if d.code == "RC007"}
+    assert found == {("error", "text_stat"), ("warning", "exampel")}
+    names = [t["function"]["name"] for t in render_router(result.registry, ToolContext(surface="router"))]
+    assert "text_stats" in names  # the typo excluded nothing, which is exactly why it is an error
+
+
+def test_correct_surface_lists_raise_no_RC007():
+    profile = Profile.from_toml_text(textwrap.dedent("""
+        [plugins]
+        enable = ["example"]
+        [surfaces.router]
+        exclude = ["text_stats"]
+        [surfaces.phase]
+        default_allowed_ops = ["example", "convert_*"]
+        """))
+    result = load(profile)
+    assert [d for d in result.report.diagnostics if d.code == "RC007"] == []
