@@ -72,7 +72,8 @@ async def refresh_snapshot(settings: McpSettings, path: Path, *, servers: list[s
         try:
             entries = await list_server_tools(settings, name)
         except Exception as exc:
-            reports.append({"server": name, "status": "error", "error": f"{type(exc).__name__}: {exc}"})
+            reports.append({"server": name, "status": "error",
+                            "error": settings.servers[name].redact(f"{type(exc).__name__}: {exc}")})
             continue
         known = name in data["servers"]
         diff = diff_tools(snapshot_tools(data, name), entries)

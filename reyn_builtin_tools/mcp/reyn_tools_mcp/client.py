@@ -69,13 +69,15 @@ class ServerConnection:
     # ------------------------------------------------------------------ lifecycle
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        c = self.config
+        # the only place ${VAR} values are expanded: the spawn / the HTTP request
+        try:
+            c = self.config.resolved()
+        except ValueError as exc:
+            raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
-            params = StdioServerParameters(command=c.command, args=list(c.args), env=dict(c.env) or None, cwd=c.cwd)
+            params = StdioServerParameters(command=c.command, args=c.args, env=c.env or None, cwd=c.cwd)
             return stdio_client(params, errlog=self._errlog)
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        http = create_mcp_http_client(headers=dict(c.headers) or None)
+        http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
 
     async def _run_owner(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
@@ -101,8 +103,8 @@ class ServerConnection:
             exc = exc.exceptions[0]  # type: ignore[attr-defined]
         what = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
         tail = self.stderr_tail()
-        return (f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
-                + (f"; server stderr: {tail}" if tail else ""))
+        return self.config.redact(f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
+                                  + (f"; server stderr: {tail}" if tail else ""))
 
     def stderr_tail(self, limit: int = 300) -> str:
         """The last lines the server wrote to stderr (stdio servers), joined on one line."""
@@ -182,17 +184,18 @@ class ServerConnection:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 await self.discard()
                 raise McpConnectionError(self._lost(what)) from None
-            raise McpServerError(f"MCP server {self.name!r} answered {what} with error {exc.code}: {exc.message}") from None
+            raise McpServerError(self.config.redact(
+                f"MCP server {self.name!r} answered {what} with error {exc.code}: {exc.message}")) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
             await self.discard()
-            raise McpConnectionError(f"{self._lost(what)} ({type(exc).__name__}: {exc})") from None
+            raise McpConnectionError(self.config.redact(f"{self._lost(what)} ({type(exc).__name__}: {exc})")) from None
 
     def _lost(self, what: str) -> str:
         tail = self.stderr_tail()
-        return (f"the connection to MCP server {self.name!r} was lost during {what}; it will be reopened on "
-                "the next call" + (f"; server stderr: {tail}" if tail else ""))
+        return self.config.redact(f"the connection to MCP server {self.name!r} was lost during {what}; it will be "
+                                  "reopened on the next call" + (f"; server stderr: {tail}" if tail else ""))
 
     async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:
         """The server's tools by name (every page), cached per session unless ``refresh``."""
@@ -219,6 +222,17 @@ class ServerConnection:
     async def call_tool(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> mcp_types.CallToolResult:
         """``tools/call``; the caller has checked ``tool`` and ``arguments`` against the listing."""
         return await self._request(lambda s: s.call_tool(tool, arguments), timeout_s, f"tools/call {tool!r}")
+
+
+def http_client(headers: dict[str, str], connect_timeout_s: float) -> Any:
+    """The HTTP client of a streamable-HTTP server: no environment proxies or ``.netrc``
+    (``trust_env=False``), explicit timeouts (the read timeout is long: the server may hold its
+    event stream open; each request is bounded by the call timeout anyway), no redirect following
+    (the SDK follows same-origin redirects itself)."""
+    import httpx2
+
+    timeout = httpx2.Timeout(connect=connect_timeout_s, read=300.0, write=30.0, pool=30.0)
+    return httpx2.AsyncClient(headers=headers or None, timeout=timeout, trust_env=False, follow_redirects=False)
 
 
 @contextlib.asynccontextmanager

@@ -1,14 +1,19 @@
 """Settings of the mcp pack: ``[plugins.mcp.settings]``. Unknown keys are errors.
 
-``${VAR}`` in a server's ``args``, ``env`` values, ``url`` and ``headers`` values is replaced by the
-environment variable when the settings are validated (at load time); ``$${`` writes a literal
-``${``. A variable that is not set is a validation error naming it — never an empty string.
+``${VAR}`` in a server's ``command``, ``args``, ``env`` values, ``cwd``, ``url`` and ``headers``
+values names an environment variable; ``$${`` writes a literal ``${``. A variable that is not set is
+a validation error naming it (at load time) — never an empty string. The settings keep the RAW,
+unexpanded strings: everything displayed or stored (``source()``, error messages, the snapshot file,
+the tool origin in ``reyn.lock``) shows ``${VAR}``, never its value. Only ``resolved()`` — used to
+spawn the process or open the HTTP connection — holds the expanded values, and ``redact()`` puts
+``${VAR}`` back into any message that might echo one.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -35,6 +40,18 @@ def expand_env(value: str, where: str, environ: Any = None) -> str:
     return _VAR.sub(sub, value)
 
 
+@dataclass(frozen=True)
+class ResolvedServer:
+    """A server's settings with ``${VAR}`` expanded: only for spawning / connecting."""
+
+    command: str | None
+    args: list[str]
+    env: dict[str, str]
+    cwd: str | None
+    url: str | None
+    headers: dict[str, str]
+
+
 class ServerConfig(BaseModel):
     """One MCP server: stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``,
     ``headers``). ``import_tools`` exposes its tools as registry tools named ``<prefix>__<tool>``."""
@@ -59,26 +76,61 @@ class ServerConfig(BaseModel):
             raise ValueError("`args`, `env` and `cwd` apply to stdio servers only (this one has a `url`)")
         if self.command is not None and self.headers:
             raise ValueError("`headers` apply to HTTP servers only (this one has a `command`)")
-        if self.url is not None and not re.match(r"^https?://", self.url):
+        if self.url is not None and not re.match(r"^https?://", expand_env(self.url, "url")):
             raise ValueError(f"`url` must be an http:// or https:// URL, got {self.url!r}")
         if self.prefix is not None and not SERVER_NAME.match(self.prefix):
             raise ValueError(f"`prefix` {self.prefix!r} must match {SERVER_NAME.pattern}")
         return self
 
+    @field_validator("command", "cwd")
+    @classmethod
+    def _check_text(cls, value: str | None, info: Any) -> str | None:
+        if value is not None:
+            expand_env(value, str(info.field_name))  # a missing variable is a settings error
+        return value
+
     @field_validator("args")
     @classmethod
-    def _expand_args(cls, value: list[str]) -> list[str]:
-        return [expand_env(v, f"args[{i}]") for i, v in enumerate(value)]
+    def _check_args(cls, value: list[str]) -> list[str]:
+        for i, v in enumerate(value):
+            expand_env(v, f"args[{i}]")
+        return value
 
     @field_validator("env", "headers")
     @classmethod
-    def _expand_mapping(cls, value: dict[str, str], info: Any) -> dict[str, str]:
-        return {k: expand_env(v, f"{info.field_name}.{k}") for k, v in value.items()}
+    def _check_mapping(cls, value: dict[str, str], info: Any) -> dict[str, str]:
+        for k, v in value.items():
+            expand_env(v, f"{info.field_name}.{k}")
+        return value
 
-    @field_validator("url")
-    @classmethod
-    def _expand_url(cls, value: str | None) -> str | None:
-        return None if value is None else expand_env(value, "url")
+    def resolved(self, environ: Any = None) -> ResolvedServer:
+        """The expanded values, for the process spawn / HTTP request only — never display them.
+        Raises ``ValueError`` naming a variable that is no longer set."""
+        env = os.environ if environ is None else environ
+        return ResolvedServer(
+            command=None if self.command is None else expand_env(self.command, "command", env),
+            args=[expand_env(v, f"args[{i}]", env) for i, v in enumerate(self.args)],
+            env={k: expand_env(v, f"env.{k}", env) for k, v in self.env.items()},
+            cwd=None if self.cwd is None else expand_env(self.cwd, "cwd", env),
+            url=None if self.url is None else expand_env(self.url, "url", env),
+            headers={k: expand_env(v, f"headers.{k}", env) for k, v in self.headers.items()},
+        )
+
+    def referenced_variables(self) -> list[str]:
+        """The names of every ``${VAR}`` this server's settings reference."""
+        texts = [self.command or "", *self.args, *self.env.values(), self.cwd or "", self.url or "",
+                 *self.headers.values()]
+        return sorted({m.group(1) for t in texts for m in _VAR.finditer(t) if m.group(1)})
+
+    def redact(self, text: str, environ: Any = None) -> str:
+        """``text`` with the value of every referenced variable replaced by ``${VAR}`` (longest first;
+        values shorter than 4 characters are left alone: too common to be secrets, too noisy)."""
+        env = os.environ if environ is None else environ
+        values = sorted(((str(env[n]), n) for n in self.referenced_variables() if len(str(env.get(n, ""))) >= 4),
+                        key=lambda vn: -len(vn[0]))
+        for value, name in values:
+            text = text.replace(value, "${" + name + "}")
+        return text
 
     @property
     def transport(self) -> str:
@@ -86,7 +138,7 @@ class ServerConfig(BaseModel):
         return "stdio" if self.command is not None else "http"
 
     def source(self) -> str:
-        """The command line or URL, for origins and listings (never env or header values)."""
+        """The command line or URL as written (``${VAR}`` unexpanded), for origins and listings."""
         if self.command is not None:
             return " ".join([self.command, *self.args])
         return str(self.url)

@@ -1,4 +1,4 @@
-"""mcp settings: ${VAR} expansion at load time, transports, names, the per-agent allowlist."""
+"""mcp settings: ${VAR} checked at load, expanded only for the spawn; transports, names, agent allowlist."""
 
 from __future__ import annotations
 
@@ -68,3 +68,34 @@ def test_diagnostics_for_the_doctor(tmp_path) -> None:
     found = diagnostics({"servers": {"a": {"command": "x", "import_tools": True}},
                          "snapshot_file": str(tmp_path / "none.json")})
     assert [d["code"] for d in found] == ["RM002"] and "reyn mcp refresh" in found[0]["message"]
+
+
+@pytest.mark.parametrize(("server", "where"), [
+    ({"command": "${REYN_NOT_SET}/bin/server"}, "command"),
+    ({"command": "x", "cwd": "${REYN_NOT_SET}"}, "cwd"),
+    ({"command": "x", "args": ["--t=${REYN_NOT_SET}"]}, r"args\[0\]"),
+    ({"url": "${REYN_NOT_SET}"}, "url"),
+])
+def test_missing_variable_anywhere_is_a_load_error(monkeypatch, server: dict, where: str) -> None:
+    monkeypatch.delenv("REYN_NOT_SET", raising=False)
+    with pytest.raises(ValidationError, match=where + r": environment variable 'REYN_NOT_SET' is not set"):
+        McpSettings.model_validate({"servers": {"a": server}})
+
+
+def test_command_and_cwd_are_expanded_for_the_spawn_only(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("REYN_PY_DIR", "/opt/py")
+    monkeypatch.setenv("REYN_WORK", str(tmp_path))
+    config = McpSettings.model_validate({"servers": {"a": {"command": "${REYN_PY_DIR}/bin/python",
+                                                           "cwd": "${REYN_WORK}/srv"}}}).servers["a"]
+    assert config.command == "${REYN_PY_DIR}/bin/python" and config.source() == "${REYN_PY_DIR}/bin/python"
+    resolved = config.resolved()
+    assert resolved.command == "/opt/py/bin/python" and resolved.cwd == f"{tmp_path}/srv"
+
+
+def test_url_scheme_is_checked_on_the_expanded_value(monkeypatch) -> None:
+    monkeypatch.setenv("REYN_MCP_URL", "ftp://x")
+    with pytest.raises(ValidationError, match=r"http:// or https://.*\$\{REYN_MCP_URL\}"):
+        McpSettings.model_validate({"servers": {"a": {"url": "${REYN_MCP_URL}"}}})
+    monkeypatch.setenv("REYN_MCP_URL", "https://mcp.example/mcp")
+    config = McpSettings.model_validate({"servers": {"a": {"url": "${REYN_MCP_URL}"}}}).servers["a"]
+    assert config.source() == "${REYN_MCP_URL}" and config.resolved().url == "https://mcp.example/mcp"
