@@ -46,6 +46,7 @@ CODES: dict[str, CodeInfo] = {
     "RT005": CodeInfo("error", "invalid handler", "point handler at a callable or a 'module:attr' string"),
     "RT006": CodeInfo("error", "invalid definition field", "use gates 'allow'/'deny', a known purity and dispatch_kind, a non-empty cluster, a positive timeout_s"),
     "RT007": CodeInfo("error", "tool definition could not be checked", "simplify the definition; the message names what broke the check"),
+    "RT008": CodeInfo("warning", "lazy handler module not found", "install the plugin's missing part (an optional dependency?) or fix the 'module:attr' reference; the tool is hidden until then"),
     # ---- discovery and selection
     "RD001": CodeInfo("error", "enabled plugin is not installed", "install the distribution that provides it, or remove it from plugins.enable"),
     "RD002": CodeInfo("error", "plugin id provided by several distributions", "name the one to use: [plugins.<id>] distribution = \"<name>\""),

@@ -315,6 +315,12 @@ class _Loader:
                 continue
             original = d.name
             final = d.renamed(cfg.prefix + d.name) if cfg.prefix else d
+            if isinstance(final.handler, str) and not _handler_module_exists(final.handler):
+                p.diagnostics.append(Diagnostic.make(
+                    "RT008", f"the handler {final.handler!r} of tool {final.name!r} cannot be found in this "
+                    "installation; the tool stays inspectable but is hidden and answers runtime_missing",
+                    plugin=p.plugin_id, tool=final.name))
+                final = replace(final, handler=None)
             try:
                 registered = scratch.register(final, origin=_stamp(origin, d.origin), original_name=original)
             except ToolRegistrationError as exc:
@@ -440,6 +446,17 @@ def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[Plugi
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def _handler_module_exists(ref: str) -> bool:
+    """Whether the module of a lazy ``"module:attr"`` handler can be found, without importing it
+    (its parent package, the plugin's own, is already imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(ref.partition(":")[0]) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:

@@ -112,6 +112,13 @@ DISTS = [
         def reyn_diagnostics(settings):
             raise OSError("cannot stat the cache folder")
         '''), package="rtp_diagraise"),
+    PluginDist("rtp-lazy", "lazy", tool_plugin(["lazy_ok"], also=["MISSING"], extra='''
+        from reyn_core import ToolDefinition
+
+        MISSING = ToolDefinition(name="lazy_missing", description="Its handler module is not installed.",
+                                 parameters={"type": "object", "properties": {}},
+                                 handler="rtp_lazy.not_installed:run")
+        '''), package="rtp_lazy"),
     PluginDist("rtp-asyncreg", "asyncreg", '''
         from reyn_core import hookimpl
         REYN_API = 1
@@ -124,7 +131,8 @@ DISTS = [
 
 BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter",
           "asyncreg"]
-ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", "diag", "diagraise", *BROKEN]
+ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", "diag", "diagraise", "lazy",
+               *BROKEN]
 
 MAIN_PROFILE = f"""
 [plugins]
@@ -175,7 +183,7 @@ def run_probe(venv, probe_file, tmp_path_factory):
 @pytest.fixture(scope="module")
 def main_load(run_probe) -> dict[str, Any]:
     return run_probe(MAIN_PROFILE, "alpha_greet={\"name\": \"Ann\"}", "beta_echo={\"text\": \"forbidden\"}",
-                     "beta_echo={\"text\": \"fine\"}")
+                     "beta_echo={\"text\": \"fine\"}", "lazy_missing={}")
 
 
 def plugin(result: dict[str, Any], plugin_id: str) -> dict[str, Any]:
@@ -471,3 +479,14 @@ def test_a_raising_diagnostics_hook_warns_and_the_plugin_still_loads(main_load):
     [finding] = raiser["diagnostics"]
     assert finding["code"] == "RI008" and "OSError: cannot stat the cache folder" in finding["message"]
     assert finding["severity"] == "warning"
+
+
+def test_a_lazy_handler_whose_module_is_missing_is_hidden_with_RT008(main_load):
+    lazy = plugin(main_load, "lazy")
+    assert lazy["status"] == "loaded" and codes(main_load, "lazy") == ["RT008"]
+    assert "lazy_missing" in main_load["tools"]  # still inspectable
+    assert "lazy_missing" not in main_load["router"] and "lazy_missing" not in main_load["phase"]
+    assert "lazy_ok" in main_load["router"]
+    assert main_load["calls"][3]["error"]["kind"] == "runtime_missing"
+    assert "rtp_lazy.not_installed" not in main_load["modules"]
+    assert_good_plugins_loaded(main_load)
