@@ -7,10 +7,12 @@ them for ``reyn doctor``; the plugin also logs them as warnings when it register
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -253,18 +255,37 @@ def _files(folder: Path, *, skills: bool) -> list[Path]:
     return sorted(found)
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _read(path: Path, limit: int) -> str:
+    """The UTF-8 text of a regular file. A symbolic link is refused like a folder link (``lstat``
+    first, then opened with ``O_NOFOLLOW`` and checked again with ``fstat``): a link could make a
+    file outside the skill folders, such as a secret, part of a model's instructions."""
     try:
-        if not path.is_file():
+        if path.is_symlink():
+            raise _Invalid("RK006", "a symbolic link; skill and agent files are never followed through links",
+                           hint="copy the file into the folder instead of linking it")
+        if not stat.S_ISREG(path.lstat().st_mode):
             raise _Invalid("RK006", "not a regular file")
-        size = path.stat().st_size
-        if size > limit:
-            raise _Invalid("RK006", f"the file is {size:,} bytes, over the limit of {limit:,}",
+        fd = os.open(path, _READ_FLAGS)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise _Invalid("RK006", "not a regular file")
+            if st.st_size > limit:
+                raise _Invalid("RK006", f"the file is {st.st_size:,} bytes, over the limit of {limit:,}",
+                               hint="raise plugins.catalog.settings.max_file_bytes or shorten the file")
+            data = fh.read(limit + 1)
+        if len(data) > limit:
+            raise _Invalid("RK006", f"the file is over the limit of {limit:,} bytes",
                            hint="raise plugins.catalog.settings.max_file_bytes or shorten the file")
-        return path.read_bytes().decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _Invalid("RK006", f"not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # swapped for a link since the check
+            raise _Invalid("RK006", "a symbolic link; skill and agent files are never followed through links") from None
         raise _Invalid("RK006", f"cannot read the file: {exc.strerror}") from None
 
 
@@ -308,7 +329,7 @@ def _signature(folders: Iterable[Path], skills: bool) -> tuple[Any, ...]:
             continue
         for p in _files(folder, skills=skills):
             try:
-                st = p.stat()
+                st = p.lstat()
                 sig.append((str(p), st.st_mtime_ns, st.st_size))
             except OSError:
                 sig.append((str(p), None))

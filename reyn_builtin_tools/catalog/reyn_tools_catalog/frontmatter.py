@@ -3,8 +3,9 @@
 A file starts with a line ``---``, then ``key: value`` lines, then a line ``---``; the rest is the
 body. Values may be
 
-- plain text (``name: summarize``; a trailing `` # comment`` is dropped),
-- a quoted string: JSON double quotes (``"a \\"b\\""``) or YAML single quotes (``'it''s'``),
+- plain text (``name: summarize``; a `` # comment`` after whitespace is dropped),
+- a quoted string: JSON double quotes (``"a \\"b\\""``) or YAML single quotes (``'it''s'``), optionally
+  followed by whitespace and a ``# comment``,
 - a block scalar: ``|`` keeps line breaks, ``>`` folds them (``|-`` / ``>-`` drop the final one),
 - a list: flow style ``[a, "b c"]`` or block style (``- item`` lines under the key),
 - JSON: a value starting with ``{`` is a JSON object and may continue on the following lines.
@@ -23,6 +24,28 @@ from typing import Any
 _KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
 _BLOCK_RE = re.compile(r"^[|>][-+]?$")
 _UNSUPPORTED_START = ("&", "*", "!", "%", "@", "`")
+_COMMENT_RE = re.compile(r"[ \t]+#")
+
+
+def _only_comment(rest: str) -> bool:
+    """Whether ``rest`` (what follows a closed value) is empty or whitespace and a ``# comment``."""
+    return not rest.strip() or _COMMENT_RE.match(rest) is not None
+
+
+def _closing_quote(raw: str) -> int:
+    """The index of the quote closing the quoted scalar that starts ``raw``, or -1 when unclosed."""
+    quote, i = raw[0], 1
+    while i < len(raw):
+        if quote == '"' and raw[i] == "\\":
+            i += 2
+            continue
+        if raw[i] == quote:
+            if quote == "'" and raw[i + 1: i + 2] == "'":
+                i += 2  # '' is a quote inside a single-quoted string
+                continue
+            return i
+        i += 1
+    return -1
 
 
 class FrontMatterError(ValueError):
@@ -84,6 +107,8 @@ def _parse_block(lines: list[str], start: int, end: int) -> tuple[dict[str, Any]
         if m is None:
             raise FrontMatterError("expected 'key: value' (keys are letters, digits, '_' and '-')", lineno)
         key, raw = m.group(1), m.group(2) or ""
+        if raw.startswith("#"):
+            raw = ""  # "key: # comment" has no value on its line (a list or nothing may follow)
         if key in values:
             raise FrontMatterError(f"key {key!r} appears twice (first on line {key_lines[key]})", lineno)
         key_lines[key] = lineno
@@ -171,8 +196,26 @@ def _json_value(lines: list[str], i: int, end: int, raw: str, key: str) -> tuple
         j += 1
 
 
+def _strip_flow_comment(raw: str) -> str:
+    """``raw`` without a `` # comment`` after the ``]`` that closes its flow list."""
+    quote = ""
+    for i, ch in enumerate(raw):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "]":
+            return raw[: i + 1] if raw[i + 1:].strip() and _only_comment(raw[i + 1:]) else raw
+    return raw
+
+
 def _scalar_or_flow(raw: str, lineno: int, key: str) -> Any:
     if raw.startswith("["):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            pass
+        raw = _strip_flow_comment(raw)
         try:
             return json.loads(raw)
         except json.JSONDecodeError:
@@ -211,24 +254,30 @@ def _split_flow(inner: str, lineno: int) -> list[str]:
 
 def _scalar(raw: str, lineno: int) -> str:
     if raw.startswith('"'):
+        end = _closing_quote(raw)
+        if end > 0 and not _only_comment(raw[end + 1:]):
+            raise FrontMatterError(
+                "malformed double-quoted string (only whitespace and a '# comment' may follow the closing quote)",
+                lineno)
         try:
-            value = json.loads(raw)
+            value = json.loads(raw[: end + 1] if end > 0 else raw)
         except json.JSONDecodeError as exc:
             raise FrontMatterError(f"malformed double-quoted string ({exc.msg})", lineno) from None
         if not isinstance(value, str):
             raise FrontMatterError("a quoted value must be one string", lineno)
         return value
     if raw.startswith("'"):
-        if len(raw) < 2 or not raw.endswith("'") or "'" in raw[1:-1].replace("''", ""):
+        end = _closing_quote(raw)
+        if end < 0 or not _only_comment(raw[end + 1:]):
             raise FrontMatterError("malformed single-quoted string (write a quote inside as '')", lineno)
-        return raw[1:-1].replace("''", "'")
+        return raw[1:end].replace("''", "'")
     if raw.startswith(_UNSUPPORTED_START):
         raise FrontMatterError(
             f"YAML anchors, aliases, tags and directives ({raw[0]!r}) are not supported; quote the value", lineno)
     if raw.startswith(("{", "[")):
         raise FrontMatterError("a mapping or list cannot appear here; write it as JSON on its key", lineno)
-    comment = raw.find(" #")
-    value = raw[:comment].rstrip() if comment >= 0 else raw
+    comment = _COMMENT_RE.search(raw)
+    value = raw[: comment.start()].rstrip() if comment else raw
     if ": " in value:
         raise FrontMatterError("a plain value may not contain ': '; quote it", lineno)
     return value

@@ -141,6 +141,25 @@ def test_a_symlinked_folder_is_not_followed(ws, skill_text, tmp_path_factory):
     assert list(load_catalog(ws.settings, ws.root).skills) == []
 
 
+def test_a_symlinked_skill_or_agent_file_is_not_followed(ws, skill_text, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "SKILL.md").write_text(skill_text("escaped", body="TOP-SECRET"))
+    (outside / "agent.md").write_text(skill_text("escaped-agent", body="TOP-SECRET"))
+    ws.skill("good", skill_text("good"))
+    (ws.root / "skills" / "linked").mkdir()
+    os.symlink(outside / "SKILL.md", ws.root / "skills" / "linked" / "SKILL.md")
+    os.symlink(outside / "agent.md", ws.root / "agents" / "linked.md")
+    ws.agent("helper", skill_text("helper"))
+    catalog = load_catalog(ws.settings, ws.root)
+    assert list(catalog.skills) == ["good"] and list(catalog.agents) == ["helper"]  # the rest still loads
+    refused = [d for d in catalog.diagnostics if d.code == "RK006"]
+    assert sorted(str(d.path) for d in refused) == sorted(
+        [str(ws.root / "skills" / "linked" / "SKILL.md"), str(ws.root / "agents" / "linked.md")])
+    assert all("symbolic link" in d.message and d.severity == "error" for d in refused)
+    assert "TOP-SECRET" not in repr(catalog)
+    assert (outside / "SKILL.md").read_text() == skill_text("escaped", body="TOP-SECRET")
+
+
 def test_a_changed_file_is_reread(ws, skill_text):
     path = ws.skill("a", skill_text("first"))
     assert list(load_catalog(ws.settings, ws.root).skills) == ["first"]

@@ -18,6 +18,15 @@ def test_plain_quoted_and_commented_values():
     assert parsed.body == "Body\n"
 
 
+def test_a_comment_may_follow_a_closed_quoted_string_a_flow_list_or_a_plain_value():
+    parsed = parse_front_matter(fm('name: "x" # note', "other: 'it''s'\t# note", 'hash: "a # b"  # real one',
+                                   "plain: value\t# tab then comment", "sharp: C# stays", "tools: [a, \"b]\"]  # two",
+                                   "json: [\"a\", \"b\"] # json list", "none: # nothing here", "items: # a list",
+                                   "  - one # first", "  - 'two' # second"))
+    assert parsed.values == {"name": "x", "other": "it's", "hash": "a # b", "plain": "value", "sharp": "C# stays",
+                             "tools": ["a", "b]"], "json": ["a", "b"], "none": None, "items": ["one", "two"]}
+
+
 def test_flow_and_block_lists():
     parsed = parse_front_matter(fm("a: [x, \"y z\", 'w']", "b:", "  - one", "  - \"two\"", "c:", "- three"))
     assert parsed.values == {"a": ["x", "y z", "w"], "b": ["one", "two"], "c": ["three"]}
@@ -60,6 +69,10 @@ BAD = {
     "empty flow item": (fm("tools: [a, , b]"), 2, "empty item"),
     "colon in plain value": (fm("description: note: this"), 2, "may not contain ': '; quote it"),
     "quoted non-string": (fm('name: "a" "b"'), 2, "malformed double-quoted string"),
+    "text after a closing quote": (fm('name: "a"b'), 2, "only whitespace and a '# comment' may follow"),
+    "comment without space": (fm('name: "a"# note'), 2, "only whitespace and a '# comment' may follow"),
+    "text after a single quote": (fm("name: 'a' b"), 2, "malformed single-quoted string"),
+    "text after a flow list": (fm("tools: [a, b] c"), 2, "not closed by ']'"),
 }
 
 
