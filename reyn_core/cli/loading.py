@@ -50,3 +50,12 @@ def split_ops(values: Sequence[str] | None) -> tuple[str, ...] | None:
     if values is None:
         return None
     return tuple(op.strip() for v in values for op in v.split(",") if op.strip())
+
+
+def warn_load_errors(result: Any) -> None:
+    """One stderr line when the load had errors, so `tools` output is never silently partial."""
+    errors = [d for d in result.report.diagnostics if d.severity == "error"]
+    if errors:
+        codes = ", ".join(sorted({d.code for d in errors}))
+        print(f"reyn: warning: {len(errors)} load error(s) ({codes}); some tools may be missing — "
+              "run `reyn doctor`", file=sys.stderr)

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import EXIT_FAILED, EXIT_OK
-from .loading import emit_json, load_from_args, split_ops, table
+from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .loading import emit_json, load_from_args, split_ops, table, warn_load_errors
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -56,8 +56,14 @@ def _visibility(registry: ToolRegistry, tool: ToolDefinition, surface: str,
     return {"visible": d.allowed, "layer": d.layer or None, "reason": d.reason or None}
 
 
+def _usage_error(message: str) -> int:
+    print(f"reyn: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def run_list(args: argparse.Namespace) -> int:
     result = load_from_args(args)
+    warn_load_errors(result)
     registry = result.registry
     ops = split_ops(args.allowed_ops)
     rows: list[dict[str, Any]] = []
@@ -92,7 +98,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_render(args: argparse.Namespace) -> int:
+    if args.surface == "router" and args.allowed_ops is not None:
+        return _usage_error("--allowed-ops applies to the phase surface only (the router has no allowed_ops)")
+    if args.surface == "phase" and args.strict:
+        return _usage_error("--strict applies to the router surface only (OpenAI strict-mode tool schemas)")
     result = load_from_args(args)
+    warn_load_errors(result)
     registry = result.registry
     if args.surface == "router":
         from ..render.router import StrictRenderError, render_router
@@ -126,7 +137,10 @@ def run_call(args: argparse.Namespace) -> int:
 
     from ..dispatch import dispatch_tool
 
+    if args.surface != "phase" and args.allowed_ops is not None:
+        return _usage_error("--allowed-ops applies to --surface phase only")
     result = load_from_args(args)
+    warn_load_errors(result)
     ctx = _context(args.surface)
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
     envelope = asyncio.run(dispatch_tool(result.registry, args.name, args.args, ctx, surface=args.surface,

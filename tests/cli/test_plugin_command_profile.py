@@ -47,3 +47,25 @@ def test_relative_profile_file_is_resolved_before_the_command_runs(elsewhere_pro
 def test_without_the_option_the_plugin_is_not_enabled_and_the_error_says_so(elsewhere_profile, capsys):
     assert main(["memory", "export", "x"]) == 2
     assert "unknown command 'memory'" in capsys.readouterr().err
+
+
+# --- `reyn tools` flags that would do nothing are usage errors; partial loads say so ---------------
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tools", "render", "--surface", "router", "--allowed-ops", "file"], "--allowed-ops applies to the phase"),
+    (["tools", "render", "--surface", "phase", "--strict"], "--strict applies to the router"),
+    (["tools", "call", "text_stats", "--allowed-ops", "text"], "--allowed-ops applies to --surface phase"),
+])
+def test_a_flag_that_would_do_nothing_is_a_usage_error(elsewhere_profile, capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_tools_list_says_on_stderr_when_the_load_had_errors(elsewhere_profile, capsys, tmp_path):
+    (Path.cwd() / "reyn.toml").write_text('[plugins]\nenable = ["memory", "no_such_plugin"]\n')
+    assert main(["tools", "list", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "1 load error(s) (RD001)" in captured.err and "reyn doctor" in captured.err
+    assert any(t["name"] == "remember_shared" for t in __import__("json").loads(captured.out))
