@@ -107,7 +107,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="refresh: write the tools snapshot; check: compare without writing (exit 1 on "
                              "change); list: show configured servers")
     parser.add_argument("--server", action="append", help="only this server (repeatable; default: import-mode ones)")
-    parser.add_argument("--snapshot", help="snapshot file (default: plugins.mcp.settings.snapshot_file)")
+    parser.add_argument("--snapshot", help="snapshot file (default: plugins.mcp.settings.snapshot_file, "
+                                           "relative to the workspace)")
+    parser.add_argument("--workspace", default=".",
+                        help="workspace a relative snapshot_file resolves against (default: current directory)")
     parser.add_argument("--profile", help="named profile to read the mcp settings from")
     parser.add_argument("--profile-file", help="profile TOML file to read the mcp settings from")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -128,7 +131,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(rows, indent=2) if args.json else
               "\n".join(f"{r['name']}\t{r['transport']}\t{r['source']}" for r in rows) or "no MCP servers configured")
         return 0
-    path = Path(args.snapshot or settings.snapshot_file)
+    path = Path(args.snapshot) if args.snapshot else settings.snapshot_path(Path(args.workspace).resolve())
     from . import client
 
     try:

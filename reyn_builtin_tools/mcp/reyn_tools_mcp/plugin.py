@@ -144,7 +144,7 @@ def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> lis
 
 def import_problems(settings: McpSettings, snapshot_path: Path | None = None) -> list[str]:
     """Import-mode servers whose snapshot is missing or unreadable (for diagnostics)."""
-    path = snapshot_path or Path(settings.snapshot_file)
+    path = snapshot_path or settings.snapshot_path(Path.cwd())
     wanted = [s for s in sorted(settings.servers) if settings.servers[s].import_tools]
     if not wanted:
         return []
@@ -173,7 +173,7 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
         register(definition)
     if any(c.import_tools for c in s.servers.values()):
         try:
-            snapshot = read_snapshot(s.snapshot_file)
+            snapshot = read_snapshot(s.snapshot_path(Path.cwd()))  # the hook gets no workspace: cwd
         except SnapshotError:
             snapshot = {"servers": {}}  # reported by diagnostics(); the core tools still load
         for definition in imported_definitions(s, snapshot):

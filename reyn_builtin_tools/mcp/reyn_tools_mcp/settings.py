@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -154,7 +155,7 @@ class McpSettings(BaseModel):
     call_timeout_s: float = Field(60.0, gt=0, le=3600)
     connect_timeout_s: float = Field(30.0, gt=0, le=600)
     agent_servers: dict[str, list[str]] = Field(default_factory=dict)
-    snapshot_file: str = ".reyn/mcp-tools.json"
+    snapshot_file: str = Field(".reyn/mcp-tools.json", min_length=1)
     max_text_chars: int = Field(100_000, ge=100, le=10_000_000)
 
     @model_validator(mode="after")
@@ -168,6 +169,13 @@ class McpSettings(BaseModel):
                 raise ValueError(f"agent_servers.{agent} names unknown servers {unknown}; "
                                  f"configured: {sorted(self.servers)}")
         return self
+
+    def snapshot_path(self, workspace: Path) -> Path:
+        """The snapshot file: ``snapshot_file`` with ``~`` expanded, relative to ``workspace`` unless
+        absolute (like the memory pack's store). Loading passes the directory it runs in — the
+        workspace of the ``reyn`` CLI — and ``reyn mcp`` its ``--workspace`` (default: the same)."""
+        p = Path(self.snapshot_file).expanduser()
+        return p if p.is_absolute() else workspace / p
 
     def servers_for(self, agent: str | None) -> list[str]:
         """The servers ``agent`` may use, sorted. With ``agent_servers`` empty every agent may use

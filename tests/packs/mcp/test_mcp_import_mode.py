@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from reyn_tools_mcp import plugin
 from reyn_tools_mcp.cli import main as mcp_main
 from reyn_tools_mcp.cli import refresh_snapshot
+from reyn_tools_mcp.settings import McpSettings
 from reyn_tools_mcp.snapshot import read_snapshot
 
 from reyn_core import ToolContext, dispatch_tool, render_router
@@ -187,3 +189,32 @@ import_tools = true
     # identity and digest come from the verified distribution, never from the definition
     assert imported.plugin_id == "mcp" and imported.distribution == "reyn-tools-mcp"
     assert imported.tree_digest == builtin.tree_digest and builtin.kind == "plugin"
+
+
+def test_snapshot_path_resolves_against_the_workspace(mcp_settings, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert mcp_settings({}).snapshot_path(tmp_path) == tmp_path / ".reyn" / "mcp-tools.json"
+    assert mcp_settings({}, snapshot_file="/abs/s.json").snapshot_path(tmp_path) == Path("/abs/s.json")
+    assert mcp_settings({}, snapshot_file="~/s.json").snapshot_path(tmp_path) == tmp_path / "home" / "s.json"
+
+
+def test_refresh_with_workspace_writes_where_loading_in_that_workspace_reads(mcp_registry, server_script,
+                                                                              tmp_path, monkeypatch, capsys) -> None:
+    ws = tmp_path / "ws"
+    elsewhere = tmp_path / "elsewhere"
+    ws.mkdir()
+    elsewhere.mkdir()
+    profile = ws / "reyn.toml"
+    profile.write_text(f'[plugins]\nenable = ["mcp"]\n[plugins.mcp.settings.servers.demo]\n'
+                       f'command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server_script))}]\n'
+                       'import_tools = true\n')
+    monkeypatch.chdir(elsewhere)
+    assert mcp_main(["refresh", "--profile-file", str(profile), "--workspace", str(ws)]) == 0
+    assert (ws / ".reyn" / "mcp-tools.json").exists() and not (elsewhere / ".reyn").exists()
+    s = McpSettings.model_validate({"servers": {"demo": {"command": sys.executable, "args": [str(server_script)],
+                                                         "import_tools": True}}})
+    assert "demo__echo" not in [t.name for t in mcp_registry(s).tools()]  # loading in another directory
+    monkeypatch.chdir(ws)
+    assert "demo__echo" in [t.name for t in mcp_registry(s).tools()]
+    assert mcp_main(["check", "--profile-file", str(profile)]) == 0
+    assert "demo: unchanged" in capsys.readouterr().out
