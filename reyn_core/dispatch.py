@@ -38,10 +38,11 @@ from .errors import (
     ToolGateRefused,
     ToolRuntimeMissing,
     ToolTimeout,
+    describe_exception,
 )
 from .gates import as_names
 from .tool import CallShape, ToolDefinition, call_shape
-from .validation import parse_arguments, without_null_optionals
+from .validation import parse_arguments, problems_from_pydantic, without_null_optionals
 
 _log = logging.getLogger("reyn_core.dispatch")
 
@@ -149,14 +150,6 @@ def resolve_reference(ref: str, *, tool: str | None = None) -> Callable[..., Any
 # --------------------------------------------------------------------------- invoke
 
 
-def _problems_from_pydantic(exc: ValidationError) -> list[ArgumentProblem]:
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = [str(p) for p in err.get("loc", ()) if p != "__root__"]
-        out.append(ArgumentProblem("".join(f"/{p}" for p in loc), err.get("msg", "invalid")))
-    return out
-
-
 def _invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> InvalidToolArguments:
     listed = "; ".join(p.render() for p in problems[:8])
     more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
@@ -244,7 +237,7 @@ async def _run(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], 
     try:
         pos, kwargs = shape.bind(args, ctx)
     except ValidationError as exc:
-        raise _invalid(tool, _problems_from_pydantic(exc)) from None
+        raise _invalid(tool, problems_from_pydantic(exc)) from None
     if shape.is_async:
         return await _within(shape.fn(*pos, **kwargs), tool)
     if tool.timeout_s is None:
@@ -354,12 +347,7 @@ async def invoke_tool(
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, _HandlerExit):
         return str(exc)
-    try:
-        text = str(exc).strip()
-    except Exception:  # an exception whose __str__ breaks still gets reported by type
-        text = ""
-    text = text.splitlines()[0][:500] if text else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return describe_exception(exc)
 
 
 async def _after(hooks: ToolCallHooks, call: ToolCall, outcome: ToolCallOutcome) -> None:

@@ -180,3 +180,20 @@ class StrictSchemaError(ReynError):
         super().__init__(f"tool {tool!r} cannot be rendered in strict mode: {reason}")
         self.tool = tool
         self.reason = reason
+
+
+def exception_message(exc: BaseException, limit: int = 300) -> str:
+    """The first line of an exception's message, at most ``limit`` characters ("(no message)" when
+    empty). Never raises, even for an exception whose ``__str__`` breaks."""
+    try:
+        text = str(exc).strip()
+    except Exception:
+        text = ""
+    return text.splitlines()[0][:limit] if text else "(no message)"
+
+
+def describe_exception(exc: BaseException, limit: int = 500) -> str:
+    """``Type: first line of the message`` (just ``Type`` without a message): how every error a
+    model or a user reads names an exception — one line, never a traceback."""
+    message = exception_message(exc, limit)
+    return type(exc).__name__ if message == "(no message)" else f"{type(exc).__name__}: {message}"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ArgumentProblem, PhaseOutputError
-from .validation import depth_within
+from .validation import depth_within, problems_from_pydantic
 
 if TYPE_CHECKING:
     from .render.phase import PhaseSurface
@@ -110,14 +110,6 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
     return data
 
 
-def _pydantic_problems(exc: ValidationError, prefix: str) -> list[ArgumentProblem]:
-    out = []
-    for e in exc.errors(include_url=False):
-        ptr = prefix + "".join(f"/{p}" for p in e.get("loc", ()))
-        out.append(ArgumentProblem(ptr, e.get("msg", "invalid").removeprefix("Value error, ")))
-    return out
-
-
 def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseSurface) -> PhaseOutput:
     """Parse and check a model's phase reply against ``surface`` (its allowed ops and their schemas).
 
@@ -137,12 +129,12 @@ def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseSurfa
         try:
             control = PhaseControl.model_validate(data["control"])
         except ValidationError as exc:
-            problems.extend(_pydantic_problems(exc, "/control"))
+            problems.extend(problems_from_pydantic(exc, "/control"))
     if data.get("artifact") is not None:
         try:
             artifact = PhaseArtifact.model_validate(data["artifact"])
         except ValidationError as exc:
-            problems.extend(_pydantic_problems(exc, "/artifact"))
+            problems.extend(problems_from_pydantic(exc, "/artifact"))
     ops: list[PhaseOpCall] = []
     items = data.get("control_ir", [])
     if items is None:

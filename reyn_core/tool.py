@@ -23,6 +23,11 @@ GateValue = Literal["allow", "deny"]
 PURITIES: tuple[str, ...] = ("read_only", "side_effect", "external")
 
 
+def summary_line(text: str) -> str:
+    """The first non-blank line of a description, stripped ("" when there is none)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 def is_valid_tool_name(name: object) -> bool:
     """True when ``name`` is valid for every major provider: ``^[a-zA-Z0-9_-]{1,64}$``."""
     return isinstance(name, str) and NAME_RE.fullmatch(name) is not None
@@ -103,6 +108,11 @@ class ToolDefinition:
     def renamed(self, name: str) -> ToolDefinition:
         """A copy with another name (the profile's ``prefix`` uses this)."""
         return replace(self, name=name)
+
+    @property
+    def summary(self) -> str:
+        """The first line of the description (listings and the phase prompt use it)."""
+        return summary_line(self.description)
 
     @property
     def plugin_id(self) -> str | None:

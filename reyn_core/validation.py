@@ -331,3 +331,12 @@ def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
     if not names or not isinstance(args, dict) or not any(args.get(k, 0) is None for k in names):
         return args
     return {k: v for k, v in args.items() if not (v is None and k in names)}
+
+
+def problems_from_pydantic(exc: Any, prefix: str = "") -> list[ArgumentProblem]:
+    """A pydantic ``ValidationError`` as problems with JSON pointers (under ``prefix``)."""
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = "".join(f"/{_escape(str(p))}" for p in err.get("loc", ()) if p != "__root__")
+        out.append(ArgumentProblem(prefix + loc, str(err.get("msg", "invalid")).removeprefix("Value error, ")))
+    return out

@@ -97,7 +97,7 @@ def _tool_json(registry: Any, name: str) -> dict[str, Any]:
     return {"name": name, "original_name": registry.original_name(name), "cluster": t.cluster,
             "purity": t.purity, "router": t.gates.router, "phase": t.gates.phase,
             "definition_sha256": tool_definition_hash(t),
-            "description": t.description.strip().splitlines()[0] if t.description.strip() else ""}
+            "description": t.summary}
 
 
 def _print_show(d: dict[str, Any]) -> None:

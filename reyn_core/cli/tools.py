@@ -78,7 +78,7 @@ def run_list(args: argparse.Namespace) -> int:
             "cluster": t.cluster,
             "purity": t.purity,
             "dispatch_kind": t.dispatch_kind,
-            "description": t.description.strip().splitlines()[0] if t.description.strip() else "",
+            "description": t.summary,
             **vis,
         })
     if args.json:

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..errors import ToolRegistrationError
+from ..errors import ToolRegistrationError, describe_exception, exception_message
 from ..profile import Profile, load_profile
 from ..registry import ToolRegistry
 from ..tool import ToolDefinition, ToolOrigin, as_definition
 from .diagnostics import CODES, Diagnostic
 from .discovery import DiscoveredPlugin, discover
 from .hookspecs import API_VERSION, PROJECT, ReynHookSpecs
-from .registration import first_line as _first_line
 from .registration import register_all
 from .report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
 from .schema_cache import SchemaCheckCache
@@ -117,7 +116,7 @@ class _Loader:
                                  cache=self._digest_cache)
         except Exception as exc:
             p.fail("refused", "RP004", f"cannot compute the provenance of {cand.distribution} "
-                   f"{cand.version}: {type(exc).__name__}: {_first_line(exc)}")
+                   f"{cand.version}: {describe_exception(exc)}")
             return
         p.provenance = rec
         cfg = self.profile.plugin(p.plugin_id)
@@ -155,7 +154,7 @@ class _Loader:
                 try:
                     self._lock = read_lock(path)
                 except Exception as exc:
-                    self._lock_error = f"[lock] enforce = true but {path} cannot be read: {_first_line(exc)}"
+                    self._lock_error = f"[lock] enforce = true but {path} cannot be read: {exception_message(exc)}"
         if self._lock_error is not None:
             p.fail("refused", "RL003", self._lock_error)
             return None
@@ -204,7 +203,7 @@ class _Loader:
             raise
         except BaseException as exc:  # SystemExit from a plugin must not end the host either
             p.fail("failed", "RI001", f"importing {cand.entry_point!r} from {cand.distribution} failed: "
-                   f"{type(exc).__name__}: {_first_line(exc)}")
+                   f"{describe_exception(exc)}")
             return
         api = getattr(module, "REYN_API", None)
         if api is None:
@@ -222,7 +221,7 @@ class _Loader:
             pm.register(module, name=p.plugin_id)
             pm.check_pending()
         except (Exception, SystemExit) as exc:
-            p.fail("failed", "RI004", f"invalid hook implementation in {cand.entry_point!r}: {_first_line(exc)}")
+            p.fail("failed", "RI004", f"invalid hook implementation in {cand.entry_point!r}: {exception_message(exc)}")
             return
         p.pm = pm
         for name in _HOOK_NAMES:
@@ -242,7 +241,7 @@ class _Loader:
         try:
             model = p.pm.hook.reyn_settings_model()
         except (Exception, SystemExit) as exc:
-            p.fail("failed", "RI005", f"hook reyn_settings_model raised {type(exc).__name__}: {_first_line(exc)}")
+            p.fail("failed", "RI005", f"hook reyn_settings_model raised {describe_exception(exc)}")
             return
         if model is None:
             if given:
@@ -259,7 +258,7 @@ class _Loader:
             p.fail("failed", "RC001", _settings_message(p.plugin_id, exc, self.profile))
         except (Exception, SystemExit) as exc:
             p.fail("failed", "RC001", f"plugins.{p.plugin_id}.settings: validation raised "
-                   f"{type(exc).__name__}: {_first_line(exc)}")
+                   f"{describe_exception(exc)}")
 
     # ------------------------------------------------------------------ step 6: register (per plugin)
 
@@ -277,7 +276,7 @@ class _Loader:
         try:
             results = p.pm.hook.reyn_register_tools(register=register, settings=p.settings)
         except (Exception, SystemExit) as exc:
-            p.fail("failed", "RI005", f"hook reyn_register_tools raised {type(exc).__name__}: {_first_line(exc)}")
+            p.fail("failed", "RI005", f"hook reyn_register_tools raised {describe_exception(exc)}")
             return
         finally:
             open_[0] = False
@@ -340,7 +339,7 @@ class _Loader:
             results = p.pm.hook.reyn_diagnostics(settings=p.settings)
         except (Exception, SystemExit) as exc:
             p.diagnostics.append(Diagnostic.make(
-                "RI008", f"reyn_diagnostics raised {type(exc).__name__}: {_first_line(exc)}", plugin=p.plugin_id))
+                "RI008", f"reyn_diagnostics raised {describe_exception(exc)}", plugin=p.plugin_id))
             return
         for result in results:
             items = result if isinstance(result, list | tuple) else [result]
@@ -401,7 +400,7 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
             try:
                 step(p)
             except (Exception, SystemExit) as exc:  # a bug in one plugin's path must not stop the others
-                p.fail("failed", "RI005", f"loading stopped unexpectedly: {type(exc).__name__}: {_first_line(exc)}")
+                p.fail("failed", "RI005", f"loading stopped unexpectedly: {describe_exception(exc)}")
             if not p.ok:
                 break
 

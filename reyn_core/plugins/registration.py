@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..errors import ToolRegistrationError
+from ..errors import ToolRegistrationError, exception_message
 from ..gates import OperatorPolicy, PluginPolicy
 from ..registry import ToolRegistry
 from ..tool import ToolDefinition, ToolOrigin
@@ -145,7 +145,7 @@ def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall]
             raise
         except (Exception, SystemExit) as exc:  # a broken policy hook denies: fail closed
             raise ToolDenied(f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
-                             f"{first_line(exc)}); the call is denied", tool=call.tool.name) from None
+                             f"{exception_message(exc)}); the call is denied", tool=call.tool.name) from None
         return None
 
     return before
@@ -159,10 +159,3 @@ def after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome]
                 await result
 
     return after
-
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (at most 300 characters), for one-line diagnostics."""
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else "(no message)"

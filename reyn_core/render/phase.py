@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..context import PhaseCallerState, ToolContext
 from ..errors import ArgumentProblem
 from ..gates import as_names
+from ..tool import summary_line
 from . import effective_parameters
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _op_schema(op: PhaseOpSpec, defs: dict[str, Any]) -> dict[str, Any]:
             defs[f"{op.kind}__{name}"] = sub
     if into_root:
         defs[f"{op.kind}__args"] = args
-    props = {"kind": {"const": op.kind, "description": op.description.splitlines()[0] if op.description else ""}}
+    props = {"kind": {"const": op.kind, "description": summary_line(op.description)}}
     props.update(args.get("properties", {}))
     schema: dict[str, Any] = {
         "type": "object",
@@ -150,7 +151,7 @@ class PhaseSurface:
             props = op.args_schema.get("properties", {})
             required = set(op.args_schema.get("required", []))
             sig = ", ".join(f"{n}{'' if n in required else '?'}: {_type_label(s)}" for n, s in props.items())
-            first = op.description.strip().splitlines()[0] if op.description.strip() else ""
+            first = summary_line(op.description)
             tag = op.purity + (", deferred" if op.dispatch_kind == "deferred" else "")
             lines.append(f"- {op.kind}({sig}) [{tag}] — {first}")
         return "\n".join(lines)

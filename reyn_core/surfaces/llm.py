@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import ReynError
+from ..errors import ReynError, describe_exception
 
 DeltaCallback = Callable[[str], None]
 
@@ -230,9 +230,8 @@ class LiteLLMClient:
 
     def _error(self, exc: Exception, model: str) -> LLMCallError:
         status = getattr(exc, "status_code", None)
-        text = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else ""
         retried = f" after {self.num_retries} retr{'y' if self.num_retries == 1 else 'ies'}" if self.num_retries else ""
         where = f" at {self.api_base}" if self.api_base else ""
         code = f" (HTTP {status})" if isinstance(status, int) else ""
-        return LLMCallError(f"the call to model {model!r}{where} failed{retried}{code}: {type(exc).__name__}: {text}",
+        return LLMCallError(f"the call to model {model!r}{where} failed{retried}{code}: {describe_exception(exc, 400)}",
                             model=model, kind=type(exc).__name__, status_code=status if isinstance(status, int) else None)
