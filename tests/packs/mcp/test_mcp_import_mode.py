@@ -120,7 +120,7 @@ def test_cli_check_exits_1_on_drift_and_refresh_writes(server_script, tmp_path, 
     write_profile(False)
     assert mcp_main(["refresh", "--profile-file", str(profile)]) == 0
     assert "demo: changed" in capsys.readouterr().out and snap.exists()
-    write_profile(True)  # (an unchanged server passing `check` is covered by the fresh-venv test)
+    write_profile(True)  # (an unchanged server passing `check` is covered by test_install_alone.py)
     assert mcp_main(["check", "--profile-file", str(profile), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["servers"][0]["changed"] == ["echo"]
