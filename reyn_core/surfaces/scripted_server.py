@@ -61,11 +61,13 @@ Responder = Callable[[dict[str, Any]], ScriptedReply]
 
 @dataclass(frozen=True)
 class ReceivedRequest:
-    """A request as the server saw it: path, headers (lower-cased) and the parsed JSON body."""
+    """A request as the server saw it: path, headers (lower-cased), the parsed JSON body and the raw
+    bytes of that body exactly as they arrived (for byte-level wire checks)."""
 
     path: str
     headers: Mapping[str, str]
     body: dict[str, Any]
+    raw: bytes = b""
 
 
 class ScriptedModelServer:
@@ -152,9 +154,9 @@ class ScriptedModelServer:
                 self._sticky = reply
         return reply
 
-    def _record(self, path: str, headers: Mapping[str, str], body: dict[str, Any]) -> int:
+    def _record(self, path: str, headers: Mapping[str, str], body: dict[str, Any], raw: bytes = b"") -> int:
         with self._lock:
-            self.requests.append(ReceivedRequest(path, dict(headers), body))
+            self.requests.append(ReceivedRequest(path, dict(headers), body, raw))
             return len(self.requests)
 
 
@@ -239,7 +241,7 @@ def _make_handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
-            n = owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            n = owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
             reply = owner._next(body)
             if reply.status != 200:
                 self._send_json(reply.status, {"error": {"message": reply.error_message, "type": "scripted_error",

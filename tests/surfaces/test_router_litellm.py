@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from reyn_core import ToolContext, render_router
+from reyn_core.render import render_router_json
 from reyn_core.surfaces import LLMCallError, RouterLoop, SurfaceEvent
 from reyn_core.surfaces.scripted_server import ScriptedReply as R
 from reyn_core.surfaces.scripted_server import tool_results
@@ -18,14 +20,47 @@ def tool_msgs(body: dict) -> list[dict]:
     return [m for m in body["messages"] if m["role"] == "tool"]
 
 
-async def test_tools_the_server_receives_equal_render_router(tools, ctx, scripted):
-    server, client = scripted(R.text("hi"))
+def top_level_spans(raw: bytes) -> dict[str, str]:
+    """Key -> the exact text of its value in a JSON object, as it appears in ``raw`` (no re-encoding)."""
+    text = raw.decode("utf-8")
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+    spans: dict[str, str] = {}
+    i = ws.match(text, 0).end()
+    assert text[i] == "{"
+    i = ws.match(text, i + 1).end()
+    while text[i] != "}":
+        key, i = decoder.raw_decode(text, i)
+        i = ws.match(text, i).end()
+        assert text[i] == ":"
+        i = ws.match(text, i + 1).end()
+        _, end = decoder.raw_decode(text, i)
+        spans[key] = text[i:end]
+        i = ws.match(text, end).end()
+        if text[i] == ",":
+            i = ws.match(text, i + 1).end()
+    return spans
+
+
+def test_top_level_spans_reads_values_verbatim():
+    raw = b'{"a": {"y": 1, "x": [2, 3]},"tools":[{"b":1}] , "c":"}"}'
+    assert top_level_spans(raw) == {"a": '{"y": 1, "x": [2, 3]}', "tools": '[{"b":1}]', "c": '"}"'}
+
+
+async def test_tools_the_server_receives_are_byte_identical_to_render_router(tools, ctx, scripted):
+    server, client = scripted(R.text("hi"), R.text("again"))
     result = await RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client).run("hello")
     assert result.status == "done" and result.text == "hi"
+    raw = server.requests[0].raw
+    # The exact bytes of the `tools` value in the HTTP body are render_router_json's canonical JSON:
+    # same keys, same key order, same separators, same escaping.
+    assert top_level_spans(raw)["tools"].encode("utf-8") == render_router_json(tools.registry, ctx).encode("utf-8")
     received = server.requests[0].body["tools"]
     assert received == render_router(tools.registry, ctx)
-    assert json.dumps(received, sort_keys=True) == json.dumps(render_router(tools.registry, ctx), sort_keys=True)
     assert "wipe" not in [t["function"]["name"] for t in received]  # phase-only tool never shown
+    # Streaming requests carry the same bytes.
+    await RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client, stream=True).run("hello")
+    assert top_level_spans(server.requests[1].raw)["tools"] == render_router_json(tools.registry, ctx)
 
 
 async def test_single_tool_call_round_trips(tools, ctx, scripted):
