@@ -1,8 +1,12 @@
-"""Every ```python block in docs/ runs, and the site builds with ``mkdocs build --strict``.
+"""Every ```python block in docs/ and in the READMEs runs, and the site builds with ``mkdocs build --strict``.
 
 Each page's python blocks run in order in one namespace (a fresh module), with the working
 directory a temporary folder, so a page reads like a session a user can follow. Blocks that are
 not meant to run are written as ```text (or another language) instead.
+
+A page whose blocks define pytest tests (``def test_...``) is also written out as one test module
+(each block at its page line) and run with pytest in a subprocess: its tests must all pass, so a
+test shown in the docs is a test that runs.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+READMES = (ROOT / "README.md", ROOT / "reyn_plugin_example" / "README.md")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
+TEST_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(test_\w+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,27 @@ def samples(page: Path) -> list[Sample]:
     return found
 
 
-PAGES = sorted(p for p in DOCS.rglob("*.md") if samples(p))
+def doc_sources() -> list[Path]:
+    """Every Markdown page whose samples are checked: docs/ and the READMEs."""
+    return [*sorted(DOCS.rglob("*.md")), *(p for p in READMES if p.exists())]
+
+
+def page_id(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+PAGES = [p for p in doc_sources() if samples(p)]
+TEST_PAGES = [p for p in PAGES if any(TEST_DEF.search(s.code) for s in samples(p))]
+
+
+def test_the_readmes_are_among_the_checked_pages():
+    assert ROOT / "README.md" in PAGES
+    assert {page_id(p) for p in doc_sources()} >= {"README.md", "reyn_plugin_example/README.md", "docs/index.md"}
+
+
+def test_pages_that_show_tests_are_run_with_pytest():
+    ids = {page_id(p) for p in TEST_PAGES}
+    assert {"docs/testing-plugins.md", "docs/surfaces.md"} <= ids
 
 
 def test_the_sample_extractor_finds_blocks_and_their_lines(tmp_path):
@@ -51,9 +78,9 @@ def test_the_sample_extractor_finds_blocks_and_their_lines(tmp_path):
     assert samples(page) == [Sample("x = 1\n", 4), Sample("y = x + 1\n", 10)]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[page_id(p) for p in PAGES])
 def test_doc_page_samples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    rel = page.relative_to(DOCS).as_posix()
+    rel = page_id(page)
     module = types.ModuleType(f"doc_sample_{re.sub(r'[^0-9a-zA-Z]', '_', rel)}")
     module.__file__ = str(tmp_path / "sample.py")
     monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -64,13 +91,46 @@ def test_doc_page_samples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     for index, sample in enumerate(samples(page), start=1):
         # Pad so tracebacks give the page's own line numbers.
-        code = compile("\n" * (sample.line - 1) + sample.code, f"docs/{rel}", "exec")
+        code = compile("\n" * (sample.line - 1) + sample.code, rel, "exec")
         try:
             exec(code, module.__dict__)
         except Exception as exc:  # report which block of which page broke
             detail = "".join(traceback.format_exception(exc)[-6:])
-            pytest.fail(f"docs/{rel}: python block {index} (line {sample.line}) failed:\n{detail}",
+            pytest.fail(f"{rel}: python block {index} (line {sample.line}) failed:\n{detail}",
                         pytrace=False)
+
+
+def page_module(page: Path) -> str:
+    """The page's python blocks as one module, each block at its page line (tracebacks match the page)."""
+    lines: list[str] = []
+    for sample in samples(page):
+        lines += [""] * (sample.line - 1 - len(lines))
+        lines += sample.code.splitlines()
+    return "\n".join(lines) + "\n"
+
+
+def test_page_module_keeps_page_lines(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# T\n\n```python\nx = 1\n```\n\ntext\n\n```python\ndef test_x():\n    assert x == 1\n```\n")
+    assert page_module(page).splitlines()[3] == "x = 1"
+    assert page_module(page).splitlines()[9] == "def test_x():"
+
+
+@pytest.mark.parametrize("page", TEST_PAGES, ids=[page_id(p) for p in TEST_PAGES])
+def test_tests_shown_in_a_page_pass_under_pytest(page: Path, tmp_path: Path) -> None:
+    names = [name for s in samples(page) for name in TEST_DEF.findall(s.code)]
+    module = tmp_path / f"test_doc_{re.sub(r'[^0-9a-zA-Z]', '_', page.stem)}.py"
+    module.write_text(page_module(page), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto",
+                           "-W", "ignore::UserWarning", "-rA", module.name],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{page_id(page)}: its tests failed under pytest:\n{report[-4000:]}"
+    assert f"{len(names)} passed" in proc.stdout, report[-4000:]
+    for name in names:
+        assert f"PASSED {module.name}::{name}" in proc.stdout, f"{name} did not run:\n{report[-4000:]}"
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
