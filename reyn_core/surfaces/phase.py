@@ -246,10 +246,14 @@ class PhaseRunner:
             raw = reply.text or ""
             emit(self.on_event, "phase_reply", step=step, raw=raw)
             msgs.append({"role": "assistant", "content": raw})
+            feedback: str | None = None
             try:
                 output = parse_phase_output(raw, self.surface)
+                feedback = self._transition_problem(output)
             except PhaseOutputError as exc:
                 feedback = exc.feedback()
+            if feedback is not None:
+                output = None
                 emit(self.on_event, "contract_error", step=step, feedback=feedback, retry=not retried)
                 if retried:
                     return self._end("abort", output=None, msgs=msgs, op_log=op_log,
@@ -258,6 +262,7 @@ class PhaseRunner:
                 msgs.append({"role": "user", "content": "Your reply was rejected:\n" + feedback +
                              "\nReply again with one JSON object that follows the contract."})
                 continue
+            assert output is not None  # parsed, and no feedback
             retried = False
             if output.control.type == "abort" or not output.control_ir:
                 return self._end(output.control.type, output=output, msgs=msgs, op_log=op_log)
@@ -268,6 +273,15 @@ class PhaseRunner:
             msgs.append(_results_message(results))
         return self._end("abort", output=output, msgs=msgs, op_log=op_log,
                          error=f"the phase did not end within {self.max_steps} model calls")
+
+    def _transition_problem(self, output: PhaseOutput) -> str | None:
+        """When next phases are declared, a transition must name one of them (else the feedback)."""
+        target = output.control.next_phase
+        if output.control.type != "transition" or not self.next_phases or target in self.next_phases:
+            return None
+        return ("the reply does not follow the phase output contract:\n"
+                f"- /control/next_phase: {target!r} is not a phase this phase may transition to "
+                f"(declared: {', '.join(self.next_phases)})")
 
     async def _run_ops(self, ops: list[PhaseOpCall], msgs: list[dict[str, Any]], step: int,
                        results: list[dict[str, Any]], op_log: list[dict[str, Any]]) -> PhaseResult | None:

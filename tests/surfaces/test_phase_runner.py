@@ -157,3 +157,22 @@ async def test_step_limit_aborts(tools, ctx, scripted):
     _, client = scripted(*[reply("finish", ops=[{"kind": "read_note", "name": "todo.md"}]) for _ in range(3)])
     result = await runner(tools, ctx, client, max_steps=2).run("loop")
     assert result.status == "abort" and "within 2 model calls" in result.error
+
+
+async def test_transition_to_an_undeclared_phase_is_sent_back_once(tools, ctx, scripted):
+    server, client = scripted(reply("transition", artifact=SUMMARY, next_phase="deploy"),
+                              reply("transition", artifact=SUMMARY, next_phase="review"))
+    result = await runner(tools, ctx, client, next_phases=["review", "fix"]).run("go")
+    assert result.status == "transition" and result.next_phase == "review"
+    feedback = server.requests[1].body["messages"][-1]["content"]
+    assert ("/control/next_phase: 'deploy' is not a phase this phase may transition to (declared: review, fix)"
+            in feedback)
+
+
+async def test_two_undeclared_transitions_abort_and_undeclared_phases_are_free(tools, ctx, scripted):
+    _, client = scripted(reply("transition", next_phase="deploy"), reply("transition", next_phase="ship"))
+    result = await runner(tools, ctx, client, next_phases=["review"]).run("go")
+    assert result.status == "abort" and "twice in a row" in result.error and "'ship'" in result.error
+    _, client = scripted(reply("transition", next_phase="anywhere"))
+    free = await runner(tools, ctx, client).run("go")  # no next phases declared: any target is accepted
+    assert free.status == "transition" and free.next_phase == "anywhere"
