@@ -16,9 +16,38 @@ from typing import Any
 
 from . import EXIT_FAILED, EXIT_OK
 
+DESCRIPTION = """\
+An interactive router session: each line you type is a user message; the model may call the tools
+your profile enables (the same registry, gates and dispatcher as everywhere else).
+
+Session commands:  /tools  list the tools the model is offered
+                   /exit   end the session (also /quit, or end of input)
+
+The API key comes from the provider's usual environment variable (OPENAI_API_KEY,
+ANTHROPIC_API_KEY, ...; litellm names it) or from the variable named by --api-key-env. With
+--api-base and no key, a placeholder key is sent (local OpenAI-compatible servers ignore it).
+
+Exit codes: 0 the session ended normally; 1 a model call failed during the session (the error was
+printed and the conversation went on from before that message); 2 usage, profile or load error,
+or a missing API key (checked before the session starts)."""
+
+
+DEFERRED_REFUSAL = {"status": "error", "error": {"kind": "runtime_missing",
+                                                 "message": "this host cannot complete deferred tools"}}
+
+
+def add_profile_options(p: argparse.ArgumentParser) -> None:
+    """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
+    p.add_argument("--profile", default=argparse.SUPPRESS,
+                   help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
+    p.add_argument("--profile-file", default=argparse.SUPPRESS,
+                   help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
+
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("chat", parents=[common], help="interactive router session with a model (needs [llm])")
+    p = sub.add_parser("chat", help="interactive router session with a model (needs [llm])", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_profile_options(p)
     p.add_argument("--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini or anthropic/claude-…")
     p.add_argument("--api-base", help="an OpenAI-compatible endpoint (e.g. a local server)")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
@@ -30,6 +59,25 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run)
 
 
+def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -> str | None:
+    """The key to send: from ``--api-key-env``, else None (litellm reads the provider's variable), or a
+    placeholder for a local ``--api-base``. ``ReynError`` (exit 2) when the model needs a key and none
+    is set, naming the variable and ``--api-key-env``."""
+    from ..errors import ReynError
+    from ..surfaces.llm import missing_api_keys
+
+    api_key = os.environ.get(api_key_env) if api_key_env else None
+    if api_key_env and not api_key:
+        raise ReynError(f"--api-key-env names {api_key_env!r}, which is not set")
+    if api_base and not api_key and not os.environ.get("OPENAI_API_KEY"):
+        return "no-key"  # local OpenAI-compatible servers ignore the key, but the client requires one
+    missing = missing_api_keys(model, api_key=api_key, api_base=api_base)
+    if missing:
+        raise ReynError(f"model {model!r} needs an API key: set {' or '.join(missing)}, or name the variable "
+                        "that holds it with --api-key-env VAR")
+    return api_key
+
+
 def run(args: argparse.Namespace) -> int:
     from ..context import ToolContext
     from ..errors import ReynError
@@ -37,27 +85,37 @@ def run(args: argparse.Namespace) -> int:
     from ..surfaces.transcript import Transcript
     from .loading import load_from_args
 
+    if args.json:
+        raise ReynError("reyn chat is interactive and has no --json output")
+    if args.max_turns < 1:
+        raise ReynError("--max-turns must be at least 1")
+    api_key = resolve_api_key(args.model, args.api_key_env, args.api_base)
     result = load_from_args(args)
     registry = result.registry
-    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-    if args.api_key_env and not api_key:
-        raise ReynError(f"--api-key-env names {args.api_key_env!r}, which is not set")
-    if args.api_base and not api_key and not os.environ.get("OPENAI_API_KEY"):
-        api_key = "no-key"  # local OpenAI-compatible servers ignore the key, but the client requires one
     transcript = Transcript(show_model_calls=False)
     ctx = ToolContext(surface="router", agent="chat", workspace=Path(args.workspace).resolve())
     loop = RouterLoop(registry, model=args.model, ctx=ctx, client=LiteLLMClient(api_base=args.api_base, api_key=api_key),
                       max_turns=args.max_turns, stream=not args.no_stream, plan_mode=args.plan_mode,
                       system_prompt=args.system, on_event=transcript)
-    return asyncio.run(_session(loop, args.model, args.max_turns))
+    return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(result)))
 
 
-async def _session(loop: Any, model: str, max_turns: int) -> int:
+def no_tools_hint(result: Any) -> str:
+    """What to do when the model is offered no tools: which profile was read and how to enable plugins."""
+    source = result.profile.source
+    where = f"the profile {source}" if source else "no profile file was found (./reyn.toml, $REYN_PROFILE_FILE …) and"
+    return (f"{where} enables no plugin tools: add [plugins] enable = [\"file\", …] to reyn.toml or pass "
+            "--profile-file; `reyn plugins list` shows what is installed")
+
+
+async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int:
     """One event loop for the whole session, so tool sessions (e.g. MCP) opened in a turn stay usable."""
-    from ..surfaces import LLMCallError
+    from ..surfaces import LLMCallError, tool_message
 
     names = [t["function"]["name"] for t in loop.tools()]
     print(f"reyn chat — model {model}, {len(names)} tools. /tools lists them, /exit ends.", flush=True)
+    if not names and hint:
+        print(f"  ({hint})", flush=True)
     messages: list[dict[str, Any]] = []
     status = EXIT_OK
     interactive = sys.stdin.isatty()
@@ -73,22 +131,26 @@ async def _session(loop: Any, model: str, max_turns: int) -> int:
         if text in ("/exit", "/quit"):
             break
         if text == "/tools":
-            print("  " + (", ".join(names) or "(no tools: enable plugins in the profile)"), flush=True)
+            print("  " + (", ".join(names) or f"(no tools: {hint or 'enable plugins in the profile'})"), flush=True)
             continue
         if not interactive:
             print(f"you> {text}", flush=True)
         try:
             outcome = await loop.run([*messages, {"role": "user", "content": text}])
+            resumes = 0
+            while outcome.status == "pending" and resumes < max_turns:
+                # This CLI host has no agents or planner to finish deferred tools: say so to the model,
+                # as often as it asks (bounded like the turns).
+                resumes += 1
+                outcome = await loop.resume(outcome, {p.id: DEFERRED_REFUSAL for p in outcome.pending})
         except LLMCallError as exc:
             print(f"reyn: model error: {exc}", file=sys.stderr, flush=True)
             status = EXIT_FAILED
             continue  # the conversation stays as it was before this message
-        if outcome.status == "pending":
-            # This CLI host has no agents or planner to finish deferred tools: say so to the model.
-            envelope = {"status": "error", "error": {"kind": "runtime_missing",
-                                                     "message": "this host cannot complete deferred tools"}}
-            outcome = await loop.resume(outcome, {p.id: envelope for p in outcome.pending})
         messages = outcome.messages
+        if outcome.status == "pending":  # answer the last deferred calls so the conversation stays valid
+            messages = [*messages, *(tool_message(p.id, DEFERRED_REFUSAL) for p in outcome.pending)]
+            print(f"  (stopped: the model kept calling deferred tools {max_turns} times)", flush=True)
         if outcome.status == "turn_limit":
             print(f"  (stopped after {max_turns} model calls)", flush=True)
     return status

@@ -14,7 +14,9 @@
     api_base = "http://127.0.0.1:8000/v1"   # optional OpenAI-compatible endpoint
 
 When the phase asks the user (``ask_user``), the answer comes from ``--answer`` (in order), else
-from stdin; the phase is resumed with it. Exit 0 on finish/transition, 1 on abort.
+from stdin; the phase is resumed with it. Exit 0 on finish/transition; 1 on abort or when the model
+call fails (provider error, after litellm's retries); 2 for a bad phase file, allowed_ops that
+match no op, a missing API key, or a usage / profile / load error.
 """
 
 from __future__ import annotations
@@ -73,11 +75,27 @@ def read_phase_file(path: Path) -> PhaseFile:
         raise ReynError(f"phase file {str(path)!r} is invalid: {problems}") from None
 
 
+RUN_DESCRIPTION = """\
+Run one phase of a skill with a model: the model answers with the phase output contract, its ops
+run through the dispatcher under the phase's allowed_ops, and the artifact is printed (with --json:
+{status, next_phase, artifact, error, ops} on stdout, the transcript on stderr).
+
+The phase file (TOML) has: name, task (required); instructions, model, allowed_ops, artifact_type,
+next_phases, max_steps, structured, api_base (optional). Unknown keys are errors.
+
+The API key comes from the provider's usual environment variable (OPENAI_API_KEY, ...) or from
+the variable named by --api-key-env; with an api_base and no key a placeholder is sent.
+
+Exit codes: 0 finish or transition; 1 abort, or the model call failed; 2 bad phase file,
+allowed_ops that match no op, missing API key, usage / profile / load error."""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("phase", parents=[common], help="run a phase from a TOML phase file (needs [llm])")
     psub = p.add_subparsers(dest="phase_command", metavar="SUBCOMMAND")
     psub.required = True
-    r = psub.add_parser("run", parents=[common], help="run one phase and print its transcript and artifact")
+    r = psub.add_parser("run", parents=[common], help="run one phase and print its transcript and artifact",
+                        description=RUN_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("file", help="the phase TOML file")
     r.add_argument("--model", help="a litellm model (overrides the file's model)")
     r.add_argument("--api-base", help="an OpenAI-compatible endpoint (overrides the file's api_base)")
@@ -88,33 +106,36 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     from ..context import ToolContext
     from ..errors import ReynError
-    from ..surfaces import LiteLLMClient, PhaseRunner
+    from ..surfaces import LiteLLMClient, LLMCallError, PhaseRunner
     from ..surfaces.transcript import Transcript
+    from .chat import resolve_api_key
     from .loading import emit_json, load_from_args
 
     spec = read_phase_file(Path(args.file))
     model = args.model or spec.model
     if not model:
         raise ReynError(f"phase file {args.file!r} names no model; add model = \"...\" or pass --model")
-    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-    if args.api_key_env and not api_key:
-        raise ReynError(f"--api-key-env names {args.api_key_env!r}, which is not set")
-    if (args.api_base or spec.api_base) and not api_key and not os.environ.get("OPENAI_API_KEY"):
-        api_key = "no-key"  # local OpenAI-compatible servers ignore the key, but the client requires one
+    api_base = args.api_base or spec.api_base
+    api_key = resolve_api_key(model, args.api_key_env, api_base)
     registry = load_from_args(args).registry
     out = sys.stderr if args.json else sys.stdout
     transcript = Transcript(out)
     runner = PhaseRunner(
         registry, model=model, ctx=ToolContext(surface="phase", agent="cli", workspace=Path(args.workspace).resolve()),
-        allowed_ops=spec.allowed_ops, client=LiteLLMClient(api_base=args.api_base or spec.api_base, api_key=api_key),
+        allowed_ops=spec.allowed_ops, client=LiteLLMClient(api_base=api_base, api_key=api_key),
         name=spec.name, instructions=spec.instructions, artifact_type=spec.artifact_type,
         next_phases=spec.next_phases, max_steps=spec.max_steps, structured=spec.structured, on_event=transcript)
+    check_allowed_ops(runner, args.file, from_file=spec.allowed_ops is not None)
     transcript.line(f"phase {spec.name!r} — model {model}, ops: {', '.join(o.kind for o in runner.surface.ops) or 'none'}")
-    result = asyncio.run(_drive(runner, spec.task, list(args.answer), transcript))
+    try:
+        result = asyncio.run(_drive(runner, spec.task, list(args.answer), transcript))
+    except LLMCallError as exc:
+        print(f"reyn: model error: {exc}", file=sys.stderr, flush=True)
+        if args.json:
+            emit_json({"status": "error", "next_phase": None, "artifact": None, "error": str(exc), "ops": []})
+        return EXIT_FAILED
     summary = {"status": result.status, "next_phase": result.next_phase, "artifact": result.artifact,
                "error": result.error, "ops": [{"kind": o["kind"], "status": o["result"].get("status")}
                                               for o in result.op_results]}
@@ -123,6 +144,33 @@ def run(args: argparse.Namespace) -> int:
     else:
         transcript.line("artifact: " + json.dumps(result.artifact, ensure_ascii=False, indent=2))
     return EXIT_OK if result.status in ("finish", "transition") else EXIT_FAILED
+
+
+def check_allowed_ops(runner: Any, file: str, *, from_file: bool) -> None:
+    """``ReynError`` (exit 2) when the list matches no phase op at all — a phase with nothing to do
+    must not call (and pay for) the model — or, for a list written in the phase file (``from_file``),
+    when any entry matches no tool (a typo). The profile's ``default_allowed_ops`` may name packs
+    that are not enabled. The message lists the ops and clusters this profile offers to phases."""
+    from ..errors import ReynError
+    from ..gates import op_matches
+    from ..render import render_phase
+    from ..render.phase import phase_context
+
+    allowed = list(runner.allowed_ops)
+    if not allowed:
+        return  # a phase declared without ops: the model only reasons
+    unknown = [e for e in allowed if not any(op_matches(e, t) for t in runner.registry)] if from_file else []
+    if not unknown and runner.surface.ops:
+        return
+    catalogue = render_phase(runner.registry, phase_context(runner.ctx, ["*"]), ["*"]).ops
+    names = sorted(o.kind for o in catalogue)
+    clusters = sorted({runner.registry.get(o.kind).cluster for o in catalogue})
+    known = (f"known ops: {', '.join(names)}; clusters: {', '.join(clusters)}" if names else
+             "this profile offers no phase ops at all (enable plugins in [plugins] enable)")
+    what = (f"{', '.join(repr(e) for e in unknown)} match{'es' if len(unknown) == 1 else ''} no tool name or cluster"
+            if unknown else f"allowed_ops {allowed} match no op a phase may use"
+            + ("" if from_file else " (from the profile's [surfaces.phase] default_allowed_ops)"))
+    raise ReynError(f"phase file {file!r}: {what}; {known}")
 
 
 async def _drive(runner: Any, task: str, answers: list[str], transcript: Any) -> Any:

@@ -23,8 +23,9 @@ DeltaCallback = Callable[[str], None]
 class LLMCallError(ReynError):
     """A model call failed (provider error, rate limit, network) after the client's retries.
 
-    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…),
-    ``status_code`` the HTTP status when there was one. Nothing is half-written: the caller's messages
+    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…, or
+    ``MissingAPIKey`` when no key is set and nothing was sent), ``status_code`` the HTTP status when
+    the provider answered (None when no response came back: no key, connection refused, timeout). Nothing is half-written: the caller's messages
     are never mutated, and ``messages`` (set by the surface) is its conversation up to the failed
     call, every tool call already answered — a consistent point to retry from.
     """
@@ -144,6 +145,33 @@ def supports_structured_output(model: str) -> bool:
         return False
 
 
+def missing_api_keys(model: str, *, api_key: str | None = None, api_base: str | None = None) -> list[str]:
+    """The environment variables holding an API key that ``model`` needs and that are not set
+    (litellm's ``validate_environment``); empty when a key is given or litellm cannot tell."""
+    if api_key:
+        return []
+    litellm = import_litellm()
+    try:
+        found = litellm.validate_environment(model=model, api_base=api_base)
+    except Exception:
+        return []
+    if found.get("keys_in_environment"):
+        return []
+    return [str(k) for k in found.get("missing_keys") or () if "KEY" in str(k).upper()]
+
+
+def _got_response(exc: Exception) -> bool:
+    """Whether the provider answered at all (litellm invents a status for local failures such as a
+    missing key or a refused connection; those carry no response headers)."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    try:
+        return bool(headers)
+    except Exception:
+        return False
+
+
 def _message_dict(message: Any) -> dict[str, Any]:
     """An OpenAI-form assistant message from litellm's ``Message`` (only the fields we send back)."""
     data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
@@ -200,6 +228,12 @@ class LiteLLMClient:
         """Call the model; raise ``LLMCallError`` (after litellm's retries) when the provider fails."""
         litellm = import_litellm()
         kwargs = self._kwargs(request)
+        missing = missing_api_keys(request.model, api_key=self.api_key, api_base=self.api_base)
+        if missing:  # fail at once: litellm would retry a call that cannot leave this machine
+            raise LLMCallError(
+                f"model {request.model!r} needs an API key: set {' or '.join(missing)} in the environment "
+                "(or pass api_key=...; the reyn commands take --api-key-env VAR)",
+                model=request.model, kind="MissingAPIKey")
         try:
             if request.stream:
                 return await self._stream(litellm, kwargs, on_delta)
@@ -229,9 +263,9 @@ class LiteLLMClient:
                         _usage_dict(getattr(built, "usage", None)))
 
     def _error(self, exc: Exception, model: str) -> LLMCallError:
-        status = getattr(exc, "status_code", None)
+        status = getattr(exc, "status_code", None) if _got_response(exc) else None
         retried = f" after {self.num_retries} retr{'y' if self.num_retries == 1 else 'ies'}" if self.num_retries else ""
         where = f" at {self.api_base}" if self.api_base else ""
-        code = f" (HTTP {status})" if isinstance(status, int) else ""
+        code = f" (HTTP {status})" if isinstance(status, int) else " (no response from the provider)"
         return LLMCallError(f"the call to model {model!r}{where} failed{retried}{code}: {describe_exception(exc, 400)}",
                             model=model, kind=type(exc).__name__, status_code=status if isinstance(status, int) else None)

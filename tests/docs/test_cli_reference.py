@@ -1,0 +1,42 @@
+"""docs/cli.md documents every flag and the exit codes of `reyn demo`, `reyn chat` and `reyn phase run`."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from reyn_core.cli import build_parser
+
+CLI_MD = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def section(title_prefix: str) -> str:
+    text = CLI_MD.read_text(encoding="utf-8")
+    match = re.search(rf"^## `{re.escape(title_prefix)}[^\n]*\n(.*?)(?=^## )", text, re.M | re.S)
+    assert match, f"docs/cli.md has no section starting with `{title_prefix}`"
+    return match.group(1)
+
+
+def subparser(*path: str) -> argparse.ArgumentParser:
+    parser = build_parser(path[0])
+    for name in path:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[name]
+    return parser
+
+
+@pytest.mark.parametrize(("title", "path"), [
+    ("reyn demo", ("demo",)), ("reyn chat", ("chat",)), ("reyn phase run", ("phase", "run")),
+])
+def test_every_flag_and_the_exit_codes_are_documented(title, path):
+    body = section(title)
+    flags = [opt for a in subparser(*path)._actions for opt in a.option_strings if opt.startswith("--")]
+    flags = [f for f in flags if f != "--help"]
+    assert flags
+    for flag in flags:
+        assert f"`{flag}" in body, f"{title}: {flag} is not documented in docs/cli.md"
+    for code in ("0", "1", "2"):
+        assert re.search(rf"^\| {code} \|", body, re.M), f"{title}: exit code {code} is not documented"
