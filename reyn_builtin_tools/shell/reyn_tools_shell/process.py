@@ -1,10 +1,17 @@
-"""Running one argv: its own session and process group, capped output, a timeout that kills the group.
+"""Running one argv: its own session and process group, capped output, a timeout that kills every
+descendant.
 
-The process starts with ``start_new_session=True``, so it leads a new process group. When it times
-out — or when the call is cancelled — the whole group gets ``SIGKILL``. After the leader exits, the
-group is killed again, so background children it left behind do not survive the call either.
-(A process that calls ``setsid()`` itself leaves the group; the output drain is then bounded by
-``DRAIN_GRACE_S`` so the call still ends.)
+On Linux the command runs under ``supervisor.py`` (a small stdlib-only script, started in a new
+session), which makes itself a child subreaper: every descendant — even one that called
+``setsid()`` to leave the process group — is re-parented to it, and when the command exits, times
+out or the call is cancelled (the runner sends the supervisor ``SIGTERM``), it kills and reaps them
+all before it exits. The supervisor itself is killed with its group if it does not finish within
+``STOP_GRACE_S``.
+
+Elsewhere (or when ``sys.executable`` is not a Python that can run the script) the command itself
+starts with ``start_new_session=True`` and leads a new process group; on timeout or cancellation,
+and again after it exits, the whole group gets ``SIGKILL``. A process that calls ``setsid()``
+leaves that group; the output drain is then bounded by ``DRAIN_GRACE_S`` so the call still ends.
 """
 
 from __future__ import annotations
@@ -12,12 +19,22 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 CHUNK = 64 * 1024
 DRAIN_GRACE_S = 2.0
+STOP_GRACE_S = 15.0
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
+
+
+def supervised() -> bool:
+    """Whether commands run under the subreaper supervisor (Linux, with a runnable Python)."""
+    exe = sys.executable or ""
+    return (sys.platform.startswith("linux") and SUPERVISOR.is_file() and os.access(exe, os.X_OK)
+            and os.path.basename(exe).startswith(("python", "pypy")))  # not an embedding host's binary
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,19 +90,73 @@ async def _collect(task: asyncio.Task[tuple[bytes, int]]) -> tuple[bytes, int, b
         return b"", 0, True
 
 
+async def _stop(proc: asyncio.subprocess.Process, pgid: int, status_fd: int | None) -> None:
+    """Stop the command and everything it started: ask the supervisor (it sweeps every descendant),
+    or kill the command's group; the supervisor's own group is killed if it does not finish."""
+    if status_fd is not None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE_S)
+            return
+        except asyncio.TimeoutError:
+            pass
+    kill_group(pgid)
+    await proc.wait()
+
+
+def _status(status_fd: int | None, returncode: int | None) -> int:
+    """The command's exit code: the supervisor's report, else the process's own return code."""
+    if status_fd is not None:
+        try:
+            text = os.read(status_fd, 64).decode("ascii", errors="replace").strip()
+        except OSError:
+            text = ""
+        if text.lstrip("-").isdigit():
+            return int(text)
+    return returncode if returncode is not None else -1
+
+
 async def run_command(executable: str, argv: list[str], *, cwd: Path, env: dict[str, str],
                       timeout_s: float, max_output_bytes: int) -> CommandResult:
     """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell."""
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        executable, *argv[1:],
-        cwd=str(cwd), env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
-    )
+    status_fd: int | None = None
+    program: tuple[str, ...] = (executable, *argv[1:])
+    pass_fds: tuple[int, ...] = ()
+    if supervised():
+        status_fd, status_w = os.pipe()
+        program = (sys.executable, "-I", "-S", str(SUPERVISOR), str(status_w), str(os.getpid()), *program)
+        pass_fds = (status_w,)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *program,
+            cwd=str(cwd), env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+        )
+    except BaseException:
+        if status_fd is not None:
+            os.close(status_fd)
+        raise
+    finally:
+        for fd in pass_fds:
+            os.close(fd)
+    try:
+        return await _supervise(proc, argv, started, status_fd, timeout_s, max_output_bytes)
+    finally:
+        if status_fd is not None:
+            os.close(status_fd)
+
+
+async def _supervise(proc: asyncio.subprocess.Process, argv: list[str], started: float, status_fd: int | None,
+                     timeout_s: float, max_output_bytes: int) -> CommandResult:
     pgid = proc.pid  # leader of its own new session and process group
     assert proc.stdout is not None and proc.stderr is not None
     out_task = asyncio.ensure_future(_drain(proc.stdout, max_output_bytes))
@@ -96,16 +167,14 @@ async def run_command(executable: str, argv: list[str], *, cwd: Path, env: dict[
             await asyncio.wait_for(proc.wait(), timeout_s)
         except asyncio.TimeoutError:
             timed_out = True
-            kill_group(pgid)
-            await proc.wait()
+            await _stop(proc, pgid, status_fd)
         kill_group(pgid)  # children left running in the background do not outlive the call
         out, out_dropped, out_incomplete = await _collect(out_task)
         err, err_dropped, err_incomplete = await _collect(err_task)
     finally:
         if proc.returncode is None:  # cancelled from outside: nothing may keep running
-            kill_group(pgid)
             try:
-                await asyncio.shield(proc.wait())
+                await asyncio.shield(_stop(proc, pgid, status_fd))
             except asyncio.CancelledError:
                 pass
         for task in (out_task, err_task):
@@ -113,7 +182,7 @@ async def run_command(executable: str, argv: list[str], *, cwd: Path, env: dict[
     duration = time.monotonic() - started
     return CommandResult(
         argv=argv,
-        exit_code=proc.returncode if proc.returncode is not None else -1,
+        exit_code=_status(status_fd, proc.returncode),
         stdout=_text("stdout", out, out_dropped, max_output_bytes, out_incomplete),
         stderr=_text("stderr", err, err_dropped, max_output_bytes, err_incomplete),
         duration_s=round(duration, 3),

@@ -148,6 +148,54 @@ async def test_background_children_do_not_outlive_the_call(shell):
     assert _wait_gone([int(result["stdout"])]) == []
 
 
+ESCAPER = """
+import os, subprocess, sys, time
+# A grandchild that leaves the process group (and session) with setsid(), then double-forks.
+code = "import os, sys, time; os.setsid(); pid = os.fork(); pid and os._exit(0); " \\
+       "open(sys.argv[1], 'a').write(f' {os.getpid()}'); time.sleep(120)"
+child = subprocess.Popen([sys.executable, "-c", code, sys.argv[1]])  # it keeps stdout and stderr open
+child.wait()
+while len(open(sys.argv[1]).read().split()) < 1:
+    time.sleep(0.05)
+print("ready", flush=True)
+if sys.argv[2] == "hang":
+    time.sleep(120)
+"""
+
+
+def _escaped_pid(pidfile: Path) -> int:
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 1
+    return pids[0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper supervisor is Linux only")
+async def test_a_grandchild_that_calls_setsid_does_not_survive_a_timeout(shell, workspace):
+    pidfile = workspace / "escaped"
+    pidfile.write_text("")
+    result = await shell.run(argv=["python", "-c", ESCAPER, str(pidfile), "hang"], timeout_s=5)
+    assert result["timed_out"] is True and result["exit_code"] == -9
+    assert result["stdout"] == "ready\n"  # read to the end: nothing is left holding the pipe
+    assert result["stdout_truncated"] is False
+    assert _wait_gone([_escaped_pid(pidfile)]) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper supervisor is Linux only")
+async def test_a_daemonised_grandchild_does_not_outlive_a_normal_exit(shell, workspace):
+    pidfile = workspace / "escaped"
+    pidfile.write_text("")
+    result = await shell.run(argv=["python", "-c", ESCAPER, str(pidfile), "exit"], timeout_s=60)
+    assert result["timed_out"] is False and result["exit_code"] == 0
+    assert result["stdout"] == "ready\n" and result["stdout_truncated"] is False
+    assert _wait_gone([_escaped_pid(pidfile)]) == []
+
+
+async def test_exit_codes_and_signals_pass_through_the_supervisor(shell):
+    assert (await shell.run(argv=["python", "-c", "import sys; sys.exit(7)"]))["exit_code"] == 7
+    killed = await shell.run(argv=["python", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"])
+    assert killed["exit_code"] == -15 and killed["timed_out"] is False
+
+
 async def test_timeout_is_capped_by_the_settings(make_shell, workspace):
     shell = make_shell(timeout_s=1, max_timeout_s=2)
     result = await shell.run(argv=["python", "-c", "import time; time.sleep(60)"], timeout_s=3600)
