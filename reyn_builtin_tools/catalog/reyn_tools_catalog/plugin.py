@@ -8,7 +8,7 @@ from typing import Any
 from reyn_core import hookimpl
 
 from .catalog import CatalogSettings, catalog_diagnostics
-from .tools import CATALOG_TOOLS
+from .definitions import CATALOG_TOOLS
 
 REYN_API = 1
 

@@ -38,6 +38,7 @@ from reyn_core import (
 )
 
 from .catalog import Agent, Catalog, Skill, catalog_for, settings_of
+from .definitions import AGENT_NAMES, SKILL_NAMES
 from .plans import Plan, plan_problems
 
 BOTH = ToolGates(router="allow", phase="allow")
@@ -80,27 +81,6 @@ async def _call(bridge: Callable[..., Any], **kwargs: Any) -> Any:
     return await result if inspect.isawaitable(result) else result
 
 
-def _names_enricher(prop: str, names_of: Callable[[Catalog], Collection[str]]) -> Callable[[dict[str, Any], ToolContext], dict[str, Any]]:
-    """A schema enricher putting the catalogue's current names into ``properties[prop].enum``
-    (removed when there are none). It edits the copy the renderer hands it, never the registry."""
-
-    def enrich(params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        target = params.get("properties", {}).get(prop)
-        if not isinstance(target, dict):
-            return params
-        try:
-            names = sorted(names_of(catalog_for(ctx)))
-        except Exception:  # a broken host catalogue must not break rendering
-            names = []
-        if names:
-            target["enum"] = names
-        else:
-            target.pop("enum", None)
-        return params
-
-    return enrich
-
-
 # --------------------------------------------------------------------------- skills
 
 
@@ -140,7 +120,7 @@ class InvokeSkillArgs(BaseModel):
 
 
 @tool(cluster="catalog", purity="side_effect", gates=BOTH,
-      schema_enricher=_names_enricher("skill", lambda c: c.skills))
+      schema_enricher=SKILL_NAMES)
 async def _invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
     """Run a skill with an input that matches its input schema (see describe_skill)."""
     run_skill = ctx.bridge.require("run_skill", tool="invoke_skill")
@@ -205,7 +185,7 @@ class DelegateArgs(BaseModel):
 
 
 @tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred",
-      schema_enricher=_names_enricher("agent", lambda c: c.agents))
+      schema_enricher=AGENT_NAMES)
 async def delegate_to_agent(args: DelegateArgs, ctx: ToolContext) -> Any:
     """Hand a task to another agent. Its answer arrives later, not as this call's result."""
     send = ctx.bridge.require("send_to_agent", tool="delegate_to_agent")

@@ -7,8 +7,8 @@ from typing import Any
 
 from reyn_core import hookimpl
 
+from .definitions import TOOLS
 from .settings import FileSettings
-from .tools import TOOLS
 
 REYN_API = 1
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,10 +15,10 @@ from reyn_core import (
     ToolContext,
     ToolExecutionError,
     ToolGates,
-    ToolRuntimeMissing,
     tool,
 )
 
+from .definitions import file_settings, writable
 from .globs import Glob, compile_glob
 from .paths import (
     Location,
@@ -47,31 +46,9 @@ MAX_MATCH_CHARS = 10_000  # and matches only this much of each line
 PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel state, not files)"
 
 
-def file_settings(ctx: ToolContext) -> FileSettings:
-    """The pack's settings for this call (defaults when the host gave none)."""
-    settings = ctx.settings
-    if isinstance(settings, FileSettings):
-        return settings
-    if settings is None:
-        return FileSettings()
-    if isinstance(settings, Mapping):
-        return FileSettings.model_validate(dict(settings))
-    raise ToolRuntimeMissing(f"the file pack got settings of type {type(settings).__name__}, not FileSettings")
-
-
 def _scope(ctx: ToolContext) -> tuple[FileSettings, Scope]:
     settings = file_settings(ctx)
     return settings, Scope.from_settings(settings, ctx.workspace, ctx.extras.get("protected_paths"))
-
-
-def writable(ctx: ToolContext) -> bool:
-    """Gate layer 3 of the write tools: available only when a write root is configured."""
-    if not file_settings(ctx).write_roots:
-        raise ToolRuntimeMissing(
-            "no write root is configured; set [plugins.file.settings] write_roots = [\"out\"] "
-            "in the profile to allow writes below out/"
-        )
-    return True
 
 
 def _invalid(field: str, message: str) -> InvalidToolArguments:

@@ -6,9 +6,32 @@ Tools (router and phase surfaces, cluster ``memory``): ``list_memory``, ``read_m
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .settings import MemorySettings
 from .slugs import slug_problem
-from .store import MEMORY_TYPES, SCHEMA_VERSION, MemoryEntry, MemoryStore, MemoryStoreError
+
+if TYPE_CHECKING:
+    from .store import MEMORY_TYPES, SCHEMA_VERSION, MemoryEntry, MemoryStore, MemoryStoreError
+
+# The store (sqlite3) is imported on first use: loading the plugin imports this package first, and
+# listing or rendering the tools never opens a store.
+_STORE_NAMES = frozenset({"MEMORY_TYPES", "SCHEMA_VERSION", "MemoryEntry", "MemoryStore", "MemoryStoreError"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _STORE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import store
+
+    value = getattr(store, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "MEMORY_TYPES",

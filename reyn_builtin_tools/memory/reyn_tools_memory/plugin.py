@@ -7,8 +7,8 @@ from typing import Any
 
 from reyn_core import hookimpl
 
+from .definitions import MEMORY_TOOLS
 from .settings import MemorySettings
-from .tools import MEMORY_TOOLS
 
 REYN_API = 1
 

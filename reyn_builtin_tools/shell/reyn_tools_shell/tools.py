@@ -2,53 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from reyn_core import ToolContext, ToolGates, ToolRuntimeMissing, tool
+from reyn_core import ToolContext, ToolGates, tool
 
+from .definitions import has_programs, list_programs, shell_settings
 from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
-from .settings import ShellSettings
-
-
-def shell_settings(ctx: ToolContext) -> ShellSettings:
-    """The pack's settings for this call (defaults — no programs — when the host gave none)."""
-    settings = ctx.settings
-    if isinstance(settings, ShellSettings):
-        return settings
-    if settings is None:
-        return ShellSettings()
-    if isinstance(settings, Mapping):
-        return ShellSettings.model_validate(dict(settings))
-    raise ToolRuntimeMissing(f"the shell pack got settings of type {type(settings).__name__}, not ShellSettings")
-
-
-def has_programs(ctx: ToolContext) -> bool:
-    """Gate layer 3: the tool exists for a model only when the operator allowed some program."""
-    if not shell_settings(ctx).programs:
-        raise ToolRuntimeMissing(
-            "no program is allowed; add [[plugins.shell.settings.programs]] entries (name, subcommands, "
-            "allow_args) to the profile"
-        )
-    return True
-
-
-def list_programs(parameters: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    """Schema enricher: tell the model which programs (and subcommands) it may run."""
-    programs = shell_settings(ctx).programs
-    if not programs:
-        return parameters
-    out = copy.deepcopy(parameters)
-    allowed = "; ".join(r.summary() for r in programs)
-    for key in ("argv", "command"):
-        prop = out.get("properties", {}).get(key)
-        if isinstance(prop, dict):
-            prop["description"] = f"{prop.get('description', '')} Allowed programs: {allowed}."
-    return out
 
 
 class ShellArgs(BaseModel):

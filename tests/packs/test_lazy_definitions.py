@@ -1,0 +1,62 @@
+"""Packs register light definitions with lazy ``"module:attr"`` handlers, so that loading and
+rendering never import the handler modules (docs/performance.md). Each registered definition must
+equal its ``@tool`` twin field for field (parameters byte for byte, key order included, since that
+is what a model is sent), and its handler must resolve to the twin's function."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from reyn_core import ToolDefinition
+
+# pack: (module of the registered definitions, module of the @tool definitions, their tuple's name)
+PACKS = {
+    "file": ("reyn_tools_file.definitions", "reyn_tools_file.tools", "TOOLS"),
+    "catalog": ("reyn_tools_catalog.definitions", "reyn_tools_catalog.tools", "CATALOG_TOOLS"),
+    "memory": ("reyn_tools_memory.definitions", "reyn_tools_memory.tools", "MEMORY_TOOLS"),
+    "shell": ("reyn_tools_shell.definitions", "reyn_tools_shell.tools", "TOOLS"),
+}
+
+
+def _pairs() -> list[tuple[str, ToolDefinition, ToolDefinition]]:
+    out = []
+    for pack, (light, heavy, attr) in PACKS.items():
+        registered = getattr(importlib.import_module(light), attr)
+        decorated = {t.name: t for t in getattr(importlib.import_module(heavy), attr)}
+        assert [t.name for t in registered] == list(decorated), f"{pack}: the two lists differ"
+        out += [(pack, t, decorated[t.name]) for t in registered]
+    return out
+
+
+def _fields(d: ToolDefinition) -> dict[str, Any]:
+    return {f.name: getattr(d, f.name) for f in dataclasses.fields(d) if f.name not in ("handler", "parameters")}
+
+
+@pytest.mark.parametrize(("pack", "registered", "decorated"), _pairs(), ids=lambda v: getattr(v, "name", v))
+def test_the_registered_definition_equals_its_tool(pack: str, registered: ToolDefinition,
+                                                   decorated: ToolDefinition) -> None:
+    assert _fields(registered) == _fields(decorated)
+    assert json.dumps(registered.parameters) == json.dumps(decorated.parameters)
+    assert isinstance(registered.handler, str)
+    module, _, attr = registered.handler.partition(":")
+    target = getattr(importlib.import_module(module), attr)
+    assert (target.handler if isinstance(target, ToolDefinition) else target) is decorated.handler
+
+
+@pytest.mark.parametrize("pack", list(PACKS))
+def test_registering_the_pack_does_not_import_its_handlers(pack: str) -> None:
+    light, heavy, _ = PACKS[pack]
+    plugin = light.split(".")[0] + ".plugin"
+    code = (f"import sys, {plugin} as p\n"
+            "seen = []\n"
+            "p.reyn_register_tools(register=seen.append, settings=None)\n"
+            f"assert seen and {heavy!r} not in sys.modules, sorted(sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
