@@ -11,7 +11,6 @@ errors naming the key path and the file: a typo must never silently change what 
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -307,6 +306,8 @@ def _profile_error(exc: ValidationError, source: str, key_prefix: str) -> Profil
     if err.get("type") == "extra_forbidden":
         section, is_plugins = _section_at(parts[:-1])
         allowed = [k for k in (section.model_fields if section else {}) if k != "configs"]
+        import difflib  # only to word an error
+
         near = difflib.get_close_matches(parts[-1], allowed, n=1)
         suggestion = f"; did you mean {near[0]!r}?" if near else ""
         listed = ", ".join(allowed) + (", or a [plugins.<id>] table" if is_plugins else "")
