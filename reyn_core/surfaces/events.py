@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Event kinds. Router: model_call, text_delta, assistant, tool_call, tool_result, pending, turn_limit.
-#: Phase: model_call, phase_reply, contract_error, op, op_result, suspended, phase_end.
+#: Phase: model_call, phase_reply (``continues``: True when its ops run and the phase goes on, False
+#: when it ends the phase, None when the reply was rejected), contract_error, op, op_result,
+#: suspended, phase_end.
 EVENT_KINDS: tuple[str, ...] = (
     "model_call", "text_delta", "assistant", "tool_call", "tool_result", "pending", "turn_limit",
     "phase_reply", "contract_error", "op", "op_result", "suspended", "phase_end",

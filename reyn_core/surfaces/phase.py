@@ -244,7 +244,6 @@ class PhaseRunner:
                 exc.messages = list(msgs)
                 raise
             raw = reply.text or ""
-            emit(self.on_event, "phase_reply", step=step, raw=raw)
             msgs.append({"role": "assistant", "content": raw})
             feedback: str | None = None
             try:
@@ -252,6 +251,10 @@ class PhaseRunner:
                 feedback = self._transition_problem(output)
             except PhaseOutputError as exc:
                 feedback = exc.feedback()
+            # ``continues``: a valid reply whose ops run before the phase may end (None when rejected).
+            continues = None if feedback is not None or output is None else \
+                bool(output.control_ir) and output.control.type != "abort"
+            emit(self.on_event, "phase_reply", step=step, raw=raw, continues=continues)
             if feedback is not None:
                 output = None
                 emit(self.on_event, "contract_error", step=step, feedback=feedback, retry=not retried)

@@ -23,8 +23,11 @@ def describe_envelope(envelope: Any, limit: int = 160) -> str:
     if envelope.get("status") == "ok":
         return "ok: " + short(envelope.get("data"), limit)
     error = envelope.get("error") or {}
+    message = str(error.get("message", ""))
     layer = f" ({error['layer']} gate)" if error.get("layer") else ""
-    return f"error {error.get('kind')}{layer}: " + short(error.get("message", ""), limit)
+    if layer and layer.strip() in message:  # the message already names the gate layer: say it once
+        layer = ""
+    return f"error {error.get('kind')}{layer}: " + short(message, limit)
 
 
 _INDENT = " " * len("  assistant> ")
@@ -79,7 +82,10 @@ class Transcript:
         elif kind == "turn_limit":
             self.line(f"  ⏹ turn limit reached ({d.get('turns')} turns)")
         elif kind == "phase_reply":
-            self.line(f"  model reply> {short(d.get('raw', ''), self.width)}")
+            continues = d.get("continues")
+            label = "" if continues is None else (
+                " [ops run; the phase continues]" if continues else " [the phase ends]")
+            self.line(f"  model reply{label}> {short(d.get('raw', ''), self.width)}")
         elif kind == "contract_error":
             action = "sent back to the model" if d.get("retry") else "second failure: the phase aborts"
             self.line(f"  ✗ contract violation ({action}): {short(d.get('feedback', ''), self.width)}")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from string import Template
 
 import pytest
 
-from reyn_core.surfaces.demo.runner import HERE, PLUGINS, run_demo
+from reyn_core.surfaces.demo.runner import HERE, PLUGINS, prepare_workspace, run_demo
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
 
@@ -45,7 +47,8 @@ def test_router_conversation_uses_real_tools_and_reports_refusals(demo_run):
     assert "REYN-7 is in review (owner ana), from the tracker over MCP." in text  # the stdio MCP server
     assert "The docs server announces Reyn 0.1.0." in text  # web_fetch of the local page
     assert "The download is 50.33 MB." in text  # the example plugin's convert_units
-    assert "← shell: error gate_refused (role gate)" in text  # phase-only tool refused on the router
+    shell_line = next(line for line in text.splitlines() if line.startswith("  ← shell: error gate_refused"))
+    assert shell_line.count("(role gate)") == 1  # phase-only tool refused on the router; the layer said once
     assert "link-local" in text  # SSRF guard refused the metadata address
     assert "← remember_shared: ok:" in text
 
@@ -85,3 +88,30 @@ def test_reyn_demo_command_runs_offline_and_cleans_up(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Done." in proc.stdout and "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("reyn-demo-*"))  # the temporary workspace is removed
+
+
+def test_phase_transcript_labels_replies_and_the_summary_reports_the_contract_violation(demo_run):
+    _, text, _ = demo_run
+    replies = [line for line in text.splitlines() if line.startswith("  model reply")]
+    assert replies[0].startswith("  model reply> ")  # rejected: no label, the violation line follows
+    assert all(r.startswith("  model reply [ops run; the phase continues]> ") for r in replies[1:-1])
+    assert replies[-1].startswith("  model reply [the phase ends]> ")
+    happened = text.split("What happened:", 1)[1]
+    assert "broke its output contract and was sent back" in happened
+    assert "/control_ir/0/kind: 'web_fetch' is not an allowed op" in happened
+
+
+def test_artifact_line_count_is_a_number(demo_run):
+    _, text, workdir = demo_run
+    artifact = json.loads(text.split("  artifact: ", 1)[1].splitlines()[0])
+    lines = (workdir / "out" / "summary.md").read_text().count("\n")
+    assert artifact["data"]["line_count"] == lines and isinstance(artifact["data"]["line_count"], int)
+
+
+def test_profile_template_placeholders_are_exactly_those_the_runner_fills(tmp_path):
+    template = Template((HERE / "profile.toml").read_text())
+    used = {m.group("named") or m.group("braced") for m in template.pattern.finditer(template.template)
+            if m.group("named") or m.group("braced")}
+    assert used == {"workspace", "memory_db", "skills", "agents", "python", "mcp_server"}
+    profile = prepare_workspace(tmp_path)
+    assert all("$" not in line for line in profile.read_text().splitlines() if not line.startswith("#"))

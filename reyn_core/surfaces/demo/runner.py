@@ -32,11 +32,12 @@ from typing import Any, TextIO
 from ...context import ToolContext
 from ...render import render_phase
 from ...render.phase import phase_context
+from ..events import SurfaceEvent
 from ..llm import LiteLLMClient, import_litellm
 from ..phase import PhaseResult, PhaseRunner
 from ..router import RouterLoop, RouterResult
 from ..scripted_server import ScriptedModelServer
-from ..transcript import Transcript, describe_envelope
+from ..transcript import Transcript, describe_envelope, short
 from .script import PHASE_TASK, ROUTER_PROMPT, DemoModel, PhaseScript, RouterScript
 
 HERE = Path(__file__).parent
@@ -63,6 +64,7 @@ class DemoOutcome:
     not_loaded: dict[str, str] = field(default_factory=dict)
     router: RouterResult | None = None
     phase: PhaseResult | None = None
+    contract_errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -181,9 +183,16 @@ async def run_router(registry: Any, client: LiteLLMClient, ctx: ToolContext, doc
 async def run_phase(registry: Any, client: LiteLLMClient, ctx: ToolContext, console: Console,
                     outcome: DemoOutcome) -> None:
     transcript = Transcript(console.out)
+
+    def on_event(event: SurfaceEvent) -> None:
+        if event.kind == "contract_error":  # kept for "What happened"
+            problems = [ln[2:] for ln in str(event.data.get("feedback", "")).splitlines() if ln.startswith("- ")]
+            outcome.contract_errors.append("; ".join(problems) or str(event.data.get("feedback", "")))
+        transcript(event)
+
     runner = PhaseRunner(registry, model=MODEL, ctx=ctx, allowed_ops=list(PHASE_OPS), client=client,
                          name="summarise-notes", artifact_type="release_summary", max_steps=8,
-                         instructions="Summarise the notes folder.", on_event=transcript)
+                         instructions="Summarise the notes folder.", on_event=on_event)
     console.say(f"  allowed_ops = {list(PHASE_OPS)} → ops: {', '.join(o.kind for o in runner.surface.ops)}")
     console.say(f"  task> {PHASE_TASK}")
     result = await runner.run(PHASE_TASK)
@@ -216,6 +225,9 @@ def summarise(root: Path, outcome: DemoOutcome, console: Console) -> None:
                 "the model as errors:")
     for e in errors:
         console.say(f"    - {e}")
+    for c in outcome.contract_errors:
+        console.say(f"  The phase's reply broke its output contract and was sent back with the error (its ops never "
+                    f"ran); the model corrected itself:\n    - {short(c, 150)}")
     if outcome.phase is not None and outcome.phase.artifact is not None:
         console.say("  artifact: " + json.dumps(outcome.phase.artifact, ensure_ascii=False))
     summary = root / "out" / "summary.md"

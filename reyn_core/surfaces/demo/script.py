@@ -1,8 +1,9 @@
 """The demo's scripted model: what it "says" at each turn, computed from what it is sent.
 
-It stands in for a real LLM so the demo runs offline. It only ever calls tools that the request
-actually offers (so the demo adapts to the packs that are installed and enabled), and it writes its
-answers from the real tool results it receives — every number in the transcript came from a tool.
+It stands in for a real LLM so the demo runs offline. It calls the tools the request offers (so the
+demo adapts to the packs that are installed and enabled) — plus, on purpose, ``shell`` on the
+router, which is never offered there, to show the role gate refusing it — and it writes its answers
+from the real tool results it receives: every number in the transcript came from a tool.
 """
 
 from __future__ import annotations
@@ -231,7 +232,9 @@ class PhaseScript:
             data["path"] = "out/summary.md"
         shell = ok_data(results.get("shell"))
         if shell is not None:
-            data["line_count"] = (text_of(find(shell, "stdout")) or str(find(shell, "stdout") or "")).strip()
+            count = re.match(r"\s*(\d+)", str(find(shell, "stdout") or ""))  # `wc -l` prints "11 out/summary.md"
+            if count:
+                data["line_count"] = int(count.group(1))
         answer = find(ok_data(results.get("ask_user")), "answer")
         if answer:
             data["format"] = answer
