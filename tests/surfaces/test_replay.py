@@ -14,6 +14,8 @@ import pytest
 from reyn_core.surfaces import (
     LLMCallError,
     LLMRequest,
+    PhaseRunner,
+    PhaseState,
     ReplayClient,
     ReplayFixtureError,
     ReplayMissing,
@@ -125,3 +127,44 @@ def test_importing_reyn_core_and_the_surfaces_does_not_import_litellm():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+PHASE_FIXTURE = HERE / "llm_fixtures" / "phase_ask_resume.jsonl"
+
+
+def phase_script() -> list[R]:
+    """The scripted model the phase fixture was recorded against (REYN_LLM_RECORD=1 re-records it)."""
+    def reply(ops: list[dict] | None = None, artifact: dict | None = None) -> R:
+        body: dict = {"control": {"type": "finish", "decision": "finish"}, "control_ir": ops or []}
+        if artifact:
+            body["artifact"] = artifact
+        return R.text(json.dumps(body))
+
+    return [reply([{"kind": "ask_user", "question": "Which note?"}, {"kind": "read_note", "name": "todo.md"}]),
+            reply([{"kind": "write_note", "name": "summary.md", "text": "2 todos"}]),
+            reply(artifact={"type": "summary", "data": {"note": "todo.md", "todos": 2}})]
+
+
+@pytest.mark.llm_replay("llm_fixtures/phase_ask_resume.jsonl")
+async def test_committed_phase_fixture_replays_a_suspend_and_resume(llm_replay, tools, ctx, scripted):
+    client = llm_replay
+    if llm_replay.record:  # re-record against the scripted local server, not a paid model
+        _server, inner = scripted(*phase_script())
+        client = ReplayClient(llm_replay.fixture, inner=inner, record=True)
+
+    def runner() -> PhaseRunner:
+        return PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, name="summarise",
+                           allowed_ops=["notes", "ask_user"], structured=False, artifact_type="summary")
+
+    first = await runner().run("Summarise the note the user picks.")
+    assert first.status == "suspended" and first.question == "Which note?"
+    assert tools.calls.names() == ["ask_user"]  # read_note waits for the answer
+    state = PhaseState.from_json(first.state.to_json())
+    done = await runner().resume(state, "todo.md")  # a new runner, as in another process
+    assert done.status == "finish"
+    assert done.artifact == {"type": "summary", "data": {"note": "todo.md", "todos": 2}}
+    assert tools.calls.names() == ["ask_user", "read_note", "write_note"]
+    assert (tools.workspace / "summary.md").read_text() == "2 todos"
+    assert client.calls == 3 and llm_replay.fixture == PHASE_FIXTURE
+    records = [json.loads(line) for line in PHASE_FIXTURE.read_text().splitlines()]
+    assert len(records) == 3 and {r["request"]["model"] for r in records} == {MODEL}
