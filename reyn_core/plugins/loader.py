@@ -464,7 +464,6 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
     A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
     sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
     """
-    from ..dispatch import JsonlAuditLog
     from ..gates import DEFAULT_ALLOWED_OPS, op_matches
 
     diags: list[Diagnostic] = []
@@ -482,6 +481,8 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                     "RC007", f"[surfaces.phase] default_allowed_ops entry {entry!r} matches no loaded tool "
                     "name, cluster or glob", tool=entry))
     if profile.audit.log:
+        from ..dispatch import JsonlAuditLog  # only with an audit log: loading need not import the dispatcher
+
         reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
         if reason:
             diags.append(Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -60,3 +61,35 @@ def test_registering_the_pack_does_not_import_its_handlers(pack: str) -> None:
             f"assert seen and {heavy!r} not in sys.modules, sorted(sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+_RENDER = """
+import json, sys
+import reyn_core
+from reyn_core.profile import load_profile
+result = reyn_core.load(load_profile())
+assert not [d for d in result.report.diagnostics if d.severity == "error"], result.report.diagnostics
+reyn_core.render_router(result.registry, reyn_core.ToolContext(surface="router"))
+reyn_core.render_phase(result.registry, reyn_core.ToolContext(surface="phase"), None)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+# Imported by no load or render: the dispatcher, asyncio (~20 ms), and every pack's handler modules.
+_NOT_ON_THE_RENDER_PATH = ("asyncio", "reyn_core.dispatch", "reyn_tools_file.tools", "reyn_tools_catalog.tools",
+                           "reyn_tools_catalog.bridges", "reyn_tools_memory.tools", "reyn_tools_memory.store",
+                           "reyn_tools_memory.cli", "reyn_tools_shell.tools", "reyn_tools_shell.process",
+                           "reyn_tools_web.fetch", "reyn_tools_web.search", "reyn_tools_mcp.tools",
+                           "reyn_tools_mcp.client")
+
+
+def test_loading_and_rendering_every_pack_imports_no_handler_module(tmp_path) -> None:
+    packs = ["file", "web", "memory", "catalog", "mcp", "shell"]
+    (tmp_path / "reyn.toml").write_text(f"[plugins]\nenable = {json.dumps(packs)}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env["REYN_CACHE_DIR"] = str(tmp_path / "cache")
+    for _ in range(2):  # cold caches, then warm
+        proc = subprocess.run([sys.executable, "-c", _RENDER], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        imported = set(json.loads(proc.stdout))
+        assert not imported & set(_NOT_ON_THE_RENDER_PATH), sorted(imported & set(_NOT_ON_THE_RENDER_PATH))
