@@ -27,210 +27,220 @@ def file_settings(ctx: ToolContext) -> FileSettings:
         return FileSettings()
     if isinstance(settings, Mapping):
         return FileSettings.model_validate(dict(settings))
-    raise ToolRuntimeMissing(f"the file pack got settings of type {type(settings).__name__}, not FileSettings")
+    raise ToolRuntimeMissing(
+        f"the file pack got settings of type {type(settings).__name__}, not FileSettings"
+    )
 
 
 def writable(ctx: ToolContext) -> bool:
     """Gate layer 3 of the write tools: available only when a write root is configured."""
     if not file_settings(ctx).write_roots:
         raise ToolRuntimeMissing(
-            "no write root is configured; set [plugins.file.settings] write_roots = [\"out\"] "
+            'no write root is configured; set [plugins.file.settings] write_roots = ["out"] '
             "in the profile to allow writes below out/"
         )
     return True
 
 
 READ_FILE = ToolDefinition(
-    name='read_file',
-    description='Read a UTF-8 text file inside the workspace, optionally from line `offset` for `limit` lines.\n\nOutput is capped in bytes; when cut, `note` says how to continue. Binary files are refused.',
+    name="read_file",
+    description="Read a UTF-8 text file inside the workspace, optionally from line `offset` for `limit` lines.\n\nOutput is capped in bytes; when cut, `note` says how to continue. Binary files are refused.",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'path': {
-                'description': 'File path, relative to the workspace (or absolute inside a root).',
-                'type': 'string',
+        "additionalProperties": False,
+        "properties": {
+            "path": {
+                "description": "File path, relative to the workspace (or absolute inside a root).",
+                "type": "string",
             },
-            'offset': {
-                'default': 1,
-                'description': 'First line to return; 1 is the first line of the file.',
-                'minimum': 1,
-                'type': 'integer',
+            "offset": {
+                "default": 1,
+                "description": "First line to return; 1 is the first line of the file.",
+                "minimum": 1,
+                "type": "integer",
             },
-            'limit': {
-                'anyOf': [{'minimum': 1, 'type': 'integer'}, {'type': 'null'}],
-                'default': None,
-                'description': 'Most lines to return; default: as many as the byte cap allows.',
+            "limit": {
+                "anyOf": [{"minimum": 1, "type": "integer"}, {"type": "null"}],
+                "default": None,
+                "description": "Most lines to return; default: as many as the byte cap allows.",
             },
         },
-        'required': ['path'],
-        'type': 'object',
+        "required": ["path"],
+        "type": "object",
     },
     handler="reyn_tools_file.tools:read_file",
     gates=BOTH,
-    cluster='file',
-    purity='read_only',
+    cluster="file",
+    purity="read_only",
 )
 
 WRITE_FILE = ToolDefinition(
-    name='write_file',
-    description='Create or overwrite a text file inside a write root, atomically (readers never see half a file).',
+    name="write_file",
+    description="Create or overwrite a text file inside a write root, atomically (readers never see half a file).",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'path': {'description': 'File path inside a write root.', 'type': 'string'},
-            'content': {
-                'description': 'The complete new content of the file (UTF-8 text).',
-                'type': 'string',
+        "additionalProperties": False,
+        "properties": {
+            "path": {"description": "File path inside a write root.", "type": "string"},
+            "content": {
+                "description": "The complete new content of the file (UTF-8 text).",
+                "type": "string",
             },
-            'create_dirs': {
-                'default': True,
-                'description': 'Create missing parent directories.',
-                'type': 'boolean',
+            "create_dirs": {
+                "default": True,
+                "description": "Create missing parent directories.",
+                "type": "boolean",
             },
         },
-        'required': ['path', 'content'],
-        'type': 'object',
+        "required": ["path", "content"],
+        "type": "object",
     },
     handler="reyn_tools_file.tools:write_file",
     gates=BOTH,
-    cluster='file',
-    purity='side_effect',
+    cluster="file",
+    purity="side_effect",
     available=writable,
 )
 
 EDIT_FILE = ToolDefinition(
-    name='edit_file',
-    description='Replace exact text in a file inside a write root. Fails when `old_string` is missing, or appears\nmore than once without `replace_all`.',
+    name="edit_file",
+    description="Replace exact text in a file inside a write root. Fails when `old_string` is missing, or appears\nmore than once without `replace_all`.",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'path': {'description': 'File path inside a write root.', 'type': 'string'},
-            'old_string': {
-                'description': 'Exact text to replace, whitespace included.',
-                'minLength': 1,
-                'type': 'string',
+        "additionalProperties": False,
+        "properties": {
+            "path": {"description": "File path inside a write root.", "type": "string"},
+            "old_string": {
+                "description": "Exact text to replace, whitespace included.",
+                "minLength": 1,
+                "type": "string",
             },
-            'new_string': {'description': 'Replacement text.', 'type': 'string'},
-            'replace_all': {
-                'default': False,
-                'description': 'Replace every occurrence; otherwise old_string must be unique.',
-                'type': 'boolean',
+            "new_string": {"description": "Replacement text.", "type": "string"},
+            "replace_all": {
+                "default": False,
+                "description": "Replace every occurrence; otherwise old_string must be unique.",
+                "type": "boolean",
             },
         },
-        'required': ['path', 'old_string', 'new_string'],
-        'type': 'object',
+        "required": ["path", "old_string", "new_string"],
+        "type": "object",
     },
     handler="reyn_tools_file.tools:edit_file",
     gates=BOTH,
-    cluster='file',
-    purity='side_effect',
+    cluster="file",
+    purity="side_effect",
     available=writable,
 )
 
 DELETE_FILE = ToolDefinition(
-    name='delete_file',
-    description='Delete one regular file inside a write root (never a directory, link or protected path).',
+    name="delete_file",
+    description="Delete one regular file inside a write root (never a directory, link or protected path).",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'path': {'description': 'Path of a regular file inside a write root.', 'type': 'string'},
+        "additionalProperties": False,
+        "properties": {
+            "path": {"description": "Path of a regular file inside a write root.", "type": "string"},
         },
-        'required': ['path'],
-        'type': 'object',
+        "required": ["path"],
+        "type": "object",
     },
     handler="reyn_tools_file.tools:delete_file",
     gates=BOTH,
-    cluster='file',
-    purity='side_effect',
+    cluster="file",
+    purity="side_effect",
     available=writable,
 )
 
 LIST_DIRECTORY = ToolDefinition(
-    name='list_directory',
+    name="list_directory",
     description="List one directory: each entry's name, type (file, directory, symlink, other) and size.",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'path': {
-                'default': '.',
-                'description': 'Directory path, relative to the workspace; default the workspace.',
-                'type': 'string',
+        "additionalProperties": False,
+        "properties": {
+            "path": {
+                "default": ".",
+                "description": "Directory path, relative to the workspace; default the workspace.",
+                "type": "string",
             },
         },
-        'type': 'object',
+        "type": "object",
     },
     handler="reyn_tools_file.tools:list_directory",
     gates=BOTH,
-    cluster='file',
-    purity='read_only',
+    cluster="file",
+    purity="read_only",
 )
 
 GLOB_FILES = ToolDefinition(
-    name='glob_files',
-    description='Find regular files whose path below `path` matches a glob pattern. Links are not followed.',
+    name="glob_files",
+    description="Find regular files whose path below `path` matches a glob pattern. Links are not followed.",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'pattern': {
-                'description': 'Glob relative to `path`: `*` and `?` within a name, `**` across directories, e.g. `src/**/*.py`.',
-                'type': 'string',
+        "additionalProperties": False,
+        "properties": {
+            "pattern": {
+                "description": "Glob relative to `path`: `*` and `?` within a name, `**` across directories, e.g. `src/**/*.py`.",
+                "type": "string",
             },
-            'path': {
-                'default': '.',
-                'description': 'Directory to search from; default the workspace.',
-                'type': 'string',
+            "path": {
+                "default": ".",
+                "description": "Directory to search from; default the workspace.",
+                "type": "string",
             },
         },
-        'required': ['pattern'],
-        'type': 'object',
+        "required": ["pattern"],
+        "type": "object",
     },
     handler="reyn_tools_file.tools:glob_files",
     gates=BOTH,
-    cluster='file',
-    purity='read_only',
+    cluster="file",
+    purity="read_only",
 )
 
 GREP_FILES = ToolDefinition(
-    name='grep_files',
-    description='Search text files for a regular expression; returns matching lines with optional context.\n\nBinary and oversized files are skipped; links are not followed; results are capped.',
+    name="grep_files",
+    description="Search text files for a regular expression; returns matching lines with optional context.\n\nBinary and oversized files are skipped; links are not followed; results are capped.",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'pattern': {
-                'description': 'Python regular expression searched in each line.',
-                'type': 'string',
+        "additionalProperties": False,
+        "properties": {
+            "pattern": {
+                "description": "Python regular expression searched in each line.",
+                "type": "string",
             },
-            'path': {
-                'default': '.',
-                'description': 'File or directory to search; default the workspace.',
-                'type': 'string',
+            "path": {
+                "default": ".",
+                "description": "File or directory to search; default the workspace.",
+                "type": "string",
             },
-            'glob': {
-                'anyOf': [{'type': 'string'}, {'type': 'null'}],
-                'default': None,
-                'description': 'Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`.',
+            "glob": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`.",
             },
-            'ignore_case': {'default': False, 'description': 'Match case-insensitively.', 'type': 'boolean'},
-            'context': {
-                'default': 0,
-                'description': 'Lines of context before and after each match.',
-                'maximum': 10,
-                'minimum': 0,
-                'type': 'integer',
+            "ignore_case": {"default": False, "description": "Match case-insensitively.", "type": "boolean"},
+            "context": {
+                "default": 0,
+                "description": "Lines of context before and after each match.",
+                "maximum": 10,
+                "minimum": 0,
+                "type": "integer",
             },
-            'max_matches': {
-                'anyOf': [{'minimum': 1, 'type': 'integer'}, {'type': 'null'}],
-                'default': None,
-                'description': 'Stop after this many matches (capped by the settings).',
+            "max_matches": {
+                "anyOf": [{"minimum": 1, "type": "integer"}, {"type": "null"}],
+                "default": None,
+                "description": "Stop after this many matches (capped by the settings).",
             },
         },
-        'required': ['pattern'],
-        'type': 'object',
+        "required": ["pattern"],
+        "type": "object",
     },
     handler="reyn_tools_file.tools:grep_files",
     gates=BOTH,
-    cluster='file',
-    purity='read_only',
+    cluster="file",
+    purity="read_only",
 )
 
-TOOLS = (READ_FILE, WRITE_FILE, EDIT_FILE, DELETE_FILE, LIST_DIRECTORY, GLOB_FILES, GREP_FILES,)
+TOOLS = (
+    READ_FILE,
+    WRITE_FILE,
+    EDIT_FILE,
+    DELETE_FILE,
+    LIST_DIRECTORY,
+    GLOB_FILES,
+    GREP_FILES,
+)

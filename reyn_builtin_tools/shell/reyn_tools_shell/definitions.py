@@ -28,7 +28,9 @@ def shell_settings(ctx: ToolContext) -> ShellSettings:
         return ShellSettings()
     if isinstance(settings, Mapping):
         return ShellSettings.model_validate(dict(settings))
-    raise ToolRuntimeMissing(f"the shell pack got settings of type {type(settings).__name__}, not ShellSettings")
+    raise ToolRuntimeMissing(
+        f"the shell pack got settings of type {type(settings).__name__}, not ShellSettings"
+    )
 
 
 def has_programs(ctx: ToolContext) -> bool:
@@ -56,41 +58,41 @@ def list_programs(parameters: dict[str, Any], ctx: ToolContext) -> dict[str, Any
 
 
 SHELL = ToolDefinition(
-    name='shell',
-    description='Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,\nstdout, stderr (each capped), duration_s and timed_out.',
+    name="shell",
+    description="Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,\nstdout, stderr (each capped), duration_s and timed_out.",
     parameters={
-        'additionalProperties': False,
-        'properties': {
-            'argv': {
-                'anyOf': [
-                    {'items': {'type': 'string'}, 'minItems': 1, 'type': 'array'},
-                    {'type': 'null'},
+        "additionalProperties": False,
+        "properties": {
+            "argv": {
+                "anyOf": [
+                    {"items": {"type": "string"}, "minItems": 1, "type": "array"},
+                    {"type": "null"},
                 ],
-                'default': None,
-                'description': 'Program and arguments, e.g. ["git", "status"].',
+                "default": None,
+                "description": 'Program and arguments, e.g. ["git", "status"].',
             },
-            'command': {
-                'anyOf': [{'type': 'string'}, {'type': 'null'}],
-                'default': None,
-                'description': 'Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.',
+            "command": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.",
             },
-            'cwd': {
-                'default': '.',
-                'description': 'Working directory, relative to the workspace.',
-                'type': 'string',
+            "cwd": {
+                "default": ".",
+                "description": "Working directory, relative to the workspace.",
+                "type": "string",
             },
-            'timeout_s': {
-                'anyOf': [{'exclusiveMinimum': 0, 'type': 'number'}, {'type': 'null'}],
-                'default': None,
-                'description': 'Seconds before the command is killed (capped by the settings).',
+            "timeout_s": {
+                "anyOf": [{"exclusiveMinimum": 0, "type": "number"}, {"type": "null"}],
+                "default": None,
+                "description": "Seconds before the command is killed (capped by the settings).",
             },
         },
-        'type': 'object',
+        "type": "object",
     },
     handler="reyn_tools_shell.tools:shell",
     gates=PHASE_ONLY,
-    cluster='shell',
-    purity='side_effect',
+    cluster="shell",
+    purity="side_effect",
     available=has_programs,
     schema_enricher=list_programs,
 )
