@@ -35,6 +35,7 @@ from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
     from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
+    from .manifest import lazy_definitions, read_manifest, tool_manifest
     from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
     from .plugins.loader import LoadResult, load
     from .profile import Profile, load_profile
@@ -57,6 +58,9 @@ _LAZY = {
     "load": "reyn_core.plugins.loader",
     "Profile": "reyn_core.profile",
     "load_profile": "reyn_core.profile",
+    "lazy_definitions": "reyn_core.manifest",
+    "read_manifest": "reyn_core.manifest",
+    "tool_manifest": "reyn_core.manifest",
 }
 
 
@@ -112,11 +116,14 @@ __all__ = [
     "dispatch_tool",
     "hookimpl",
     "invoke_tool",
+    "lazy_definitions",
     "load",
     "load_profile",
     "parse_phase_output",
     "phase_context",
+    "read_manifest",
     "render_phase",
     "render_router",
     "tool",
+    "tool_manifest",
 ]

@@ -1,21 +1,22 @@
-"""Packs register light definitions with lazy ``"module:attr"`` handlers, so that loading and
-rendering never import the handler modules (docs/performance.md). Each registered definition must
-equal its ``@tool`` twin field for field (parameters byte for byte, key order included, since that
-is what a model is sent), and its handler must resolve to the twin's function."""
+"""Packs register light definitions with lazy ``"module:attr"`` handlers, read from a generated
+``tools.json`` manifest, so that loading and rendering never import the handler modules
+(docs/performance.md). The manifest must equal what ``tool_manifest`` derives from the pack's
+``@tool`` definitions (parameters key order included, since that is what a model is sent)."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import os
 import subprocess
 import sys
-from typing import Any
+from pathlib import Path
 
 import pytest
 
-from reyn_core import ToolDefinition
+from reyn_core import read_manifest, tool_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # pack: (module of the registered definitions, module of the @tool definitions, their tuple's name)
 PACKS = {
@@ -26,29 +27,30 @@ PACKS = {
 }
 
 
-def _pairs() -> list[tuple[str, ToolDefinition, ToolDefinition]]:
-    out = []
-    for pack, (light, heavy, attr) in PACKS.items():
-        registered = getattr(importlib.import_module(light), attr)
-        decorated = {t.name: t for t in getattr(importlib.import_module(heavy), attr)}
-        assert [t.name for t in registered] == list(decorated), f"{pack}: the two lists differ"
-        out += [(pack, t, decorated[t.name]) for t in registered]
-    return out
+def _regenerate(pack: str) -> str:
+    _, heavy, attr = PACKS[pack]
+    package = heavy.split(".")[0]
+    return f"python -m reyn_core.manifest {heavy}:{attr} > reyn_builtin_tools/{pack}/{package}/tools.json"
 
 
-def _fields(d: ToolDefinition) -> dict[str, Any]:
-    return {f.name: getattr(d, f.name) for f in dataclasses.fields(d) if f.name not in ("handler", "parameters")}
-
-
-@pytest.mark.parametrize(("pack", "registered", "decorated"), _pairs(), ids=lambda v: getattr(v, "name", v))
-def test_the_registered_definition_equals_its_tool(pack: str, registered: ToolDefinition,
-                                                   decorated: ToolDefinition) -> None:
-    assert _fields(registered) == _fields(decorated)
-    assert json.dumps(registered.parameters) == json.dumps(decorated.parameters)
-    assert isinstance(registered.handler, str)
-    module, _, attr = registered.handler.partition(":")
-    target = getattr(importlib.import_module(module), attr)
-    assert (target.handler if isinstance(target, ToolDefinition) else target) is decorated.handler
+@pytest.mark.parametrize("pack", list(PACKS))
+def test_the_shipped_manifest_equals_the_tool_functions(pack: str) -> None:
+    light, heavy, attr = PACKS[pack]
+    package = heavy.split(".")[0]
+    generated = tool_manifest(getattr(importlib.import_module(heavy), attr))
+    assert generated == read_manifest(package), f"{package}/tools.json is stale; regenerate it: {_regenerate(pack)}"
+    # And byte for byte (key order is part of what a model is sent): the CLI's own check.
+    proc = subprocess.run([sys.executable, "-m", "reyn_core.manifest", f"{heavy}:{attr}", "--check",
+                           str(ROOT / "reyn_builtin_tools" / pack / package / "tools.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"{proc.stderr}\nregenerate it: {_regenerate(pack)}"
+    # What the manifest cannot hold: the light module passes the very callables the @tool uses.
+    registered = getattr(importlib.import_module(light), attr)
+    decorated = getattr(importlib.import_module(heavy), attr)
+    assert [t.name for t in registered] == [t.name for t in decorated]
+    for r, d in zip(registered, decorated, strict=True):
+        assert (r.available, r.schema_enricher) == (d.available, d.schema_enricher), r.name
+        assert tool_manifest([r]) == tool_manifest([d]), r.name
 
 
 @pytest.mark.parametrize("pack", list(PACKS))

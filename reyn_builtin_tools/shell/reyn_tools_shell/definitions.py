@@ -1,9 +1,12 @@
-"""The ``shell`` tool as loading and rendering see it: name, description, parameters schema, gates,
-availability, schema enricher, and a lazy ``"module:attr"`` handler.
+"""The ``shell`` tool as loading and rendering see it, read from the generated ``tools.json`` (name,
+description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code a
+manifest cannot hold: the settings accessor, the availability check and the schema enricher.
 
-The handler and its argument model live in ``tools.py`` (with the command policy), imported on the
-first call. The definition here must equal its ``@tool`` twin in ``tools.py`` field for field (the
-handler aside): ``tests/packs/test_lazy_definitions.py`` checks it, so change both together.
+The one source of truth is the ``@tool`` function in ``tools.py`` (with the command policy),
+imported on the first call. After changing it, regenerate the manifest
+(``tests/packs/test_lazy_definitions.py`` fails until you do)::
+
+    python -m reyn_core.manifest reyn_tools_shell.tools:TOOLS > reyn_builtin_tools/shell/reyn_tools_shell/tools.json
 """
 
 from __future__ import annotations
@@ -12,11 +15,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolRuntimeMissing
+from reyn_core import ToolContext, ToolRuntimeMissing, lazy_definitions, read_manifest
 
 from .settings import ShellSettings
-
-PHASE_ONLY = ToolGates(router="deny", phase="allow")
 
 
 def shell_settings(ctx: ToolContext) -> ShellSettings:
@@ -57,44 +58,8 @@ def list_programs(parameters: dict[str, Any], ctx: ToolContext) -> dict[str, Any
     return out
 
 
-SHELL = ToolDefinition(
-    name="shell",
-    description="Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,\nstdout, stderr (each capped), duration_s and timed_out.",
-    parameters={
-        "additionalProperties": False,
-        "properties": {
-            "argv": {
-                "anyOf": [
-                    {"items": {"type": "string"}, "minItems": 1, "type": "array"},
-                    {"type": "null"},
-                ],
-                "default": None,
-                "description": 'Program and arguments, e.g. ["git", "status"].',
-            },
-            "command": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
-                "default": None,
-                "description": "Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.",
-            },
-            "cwd": {
-                "default": ".",
-                "description": "Working directory, relative to the workspace.",
-                "type": "string",
-            },
-            "timeout_s": {
-                "anyOf": [{"exclusiveMinimum": 0, "type": "number"}, {"type": "null"}],
-                "default": None,
-                "description": "Seconds before the command is killed (capped by the settings).",
-            },
-        },
-        "type": "object",
-    },
-    handler="reyn_tools_shell.tools:shell",
-    gates=PHASE_ONLY,
-    cluster="shell",
-    purity="side_effect",
-    available=has_programs,
-    schema_enricher=list_programs,
+TOOLS = lazy_definitions(
+    read_manifest(__package__),
+    available={"shell": has_programs},
+    schema_enrichers={"shell": list_programs},
 )
-
-TOOLS = (SHELL,)
