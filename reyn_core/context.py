@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -13,6 +13,20 @@ Surface = Literal["router", "phase", "mcp", "cli"]
 SURFACES: tuple[str, ...] = ("router", "phase", "mcp", "cli")
 
 BridgeFn = Callable[..., Awaitable[Any] | Any]
+
+
+def as_names(value: Iterable[str], what: str) -> tuple[str, ...]:
+    """``value`` as a tuple of names. A bare string is refused: ``tuple("plan")`` would silently be
+    ``("p", "l", "a", "n")`` — an ``exclude="plan"`` that excludes nothing."""
+    if isinstance(value, str | bytes):
+        raise TypeError(f"{what} must be a list of names, not a string: write [{value!r}]")
+    return tuple(value)
+
+
+def _frozen_names(value: Iterable[str] | None, what: str) -> frozenset[str] | None:
+    if value is None or type(value) is frozenset:
+        return value
+    return frozenset(as_names(value, what))
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +43,11 @@ class RouterCallerState:
     turn: int | None = None
     conversation_id: str | None = None
 
+    def __post_init__(self) -> None:
+        # A bare string would match by substring ("shell_readonly" admitting "shell"): refuse it.
+        object.__setattr__(self, "exclude", _frozen_names(self.exclude, "exclude"))
+        object.__setattr__(self, "allowed_tools", _frozen_names(self.allowed_tools, "allowed_tools"))
+
 
 @dataclass(frozen=True, slots=True)
 class PhaseCallerState:
@@ -38,6 +57,10 @@ class PhaseCallerState:
     skill: str | None = None
     phase: str | None = None
     run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.allowed_ops is not None:
+            object.__setattr__(self, "allowed_ops", as_names(self.allowed_ops, "allowed_ops"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +119,10 @@ class ToolContext:
     bridge: HostBridge = field(default_factory=HostBridge)
     agent_tools: frozenset[str] | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.agent_tools is not None and type(self.agent_tools) is not frozenset:
+            object.__setattr__(self, "agent_tools", _frozen_names(self.agent_tools, "agent_tools"))
 
     def with_surface(self, surface: Surface) -> ToolContext:
         """A copy of this context for another surface."""

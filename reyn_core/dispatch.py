@@ -417,7 +417,8 @@ def to_jsonable(value: Any) -> Any:
 
 def argument_hash(arguments: Any) -> str:
     """sha256 of the canonical JSON of the arguments (the audit log never stores them)."""
-    canonical = json.dumps(to_jsonable(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # ASCII escapes: a lone surrogate from a model must hash (and log) like anything else.
+    canonical = json.dumps(to_jsonable(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -445,7 +446,7 @@ class JsonlAuditLog:
             "duration_ms": round(outcome.duration_s * 1000, 3),
             "args_sha256": argument_hash(call.arguments),
         }
-        line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+        line = (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
-from .context import ToolContext
+from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
 from .tool import ToolDefinition
 
@@ -61,16 +62,15 @@ class OperatorPolicy:
     default_allowed_ops: tuple[str, ...] = DEFAULT_ALLOWED_OPS
     router_exclude: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        # A read-only copy: `policy.plugins.clear()` must not lift layer-2 narrowing afterwards.
+        object.__setattr__(self, "plugins", MappingProxyType(dict(self.plugins)))
+        object.__setattr__(self, "default_allowed_ops", as_names(self.default_allowed_ops, "default_allowed_ops"))
+        object.__setattr__(self, "router_exclude", frozenset(as_names(self.router_exclude, "router_exclude")))
+
+
 
 NO_POLICY = OperatorPolicy()
-
-
-def as_names(value: Iterable[str], what: str) -> tuple[str, ...]:
-    """``value`` as a tuple of names. A bare string is refused: ``tuple("plan")`` would silently be
-    ``("p", "l", "a", "n")`` — an ``exclude="plan"`` that excludes nothing."""
-    if isinstance(value, str | bytes):
-        raise TypeError(f"{what} must be a list of names, not a string: write [{value!r}]")
-    return tuple(value)
 
 
 def op_matches(entry: str, tool: ToolDefinition) -> bool:
@@ -104,6 +104,8 @@ def check(
     sees and what it may call cannot disagree. ``original_names`` maps a prefixed name back to the
     plugin's own name so ``tools.include`` / ``tools.exclude`` can use either.
     """
+    if surface not in SURFACES:  # an unknown surface would skip the surface-specific layer-3 checks
+        raise ValueError(f"unknown surface {surface!r}; use one of {list(SURFACES)}")
     # layer 1 — role
     if not tool.gates.allows(surface):
         return Decision(False, "role", f"tool {tool.name!r} is not offered on the {surface} surface by its author")

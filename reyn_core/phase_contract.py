@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import ArgumentProblem, PhaseOutputError
+from .errors import ArgumentProblem, PhaseOutputError, exception_message
 from .validation import depth_within, problems_from_pydantic
 
 if TYPE_CHECKING:
@@ -104,6 +104,9 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
                 f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
                 "reply with exactly one JSON object"
             ) from None
+        except ValueError as exc:  # e.g. an integer longer than Python's int parsing limit
+            raise PhaseOutputError(f"the reply cannot be read ({exception_message(exc)}); "
+                                   "reply with smaller values") from None
     if data is _TOO_DEEP or not depth_within(data, MAX_OUTPUT_DEPTH):
         raise PhaseOutputError(f"the reply nests too deeply (the limit is {MAX_OUTPUT_DEPTH} levels); "
                                "reply with one flat JSON object")

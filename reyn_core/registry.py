@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -48,14 +48,17 @@ class _Caches:
 def _field_problem(d: ToolDefinition) -> str:
     """What is wrong with a definition's non-schema fields ('' when nothing): typos here would
     otherwise be silently accepted (a gate of "Allow" would quietly deny)."""
-    gates_ok = isinstance(d.gates, ToolGates) and {d.gates.router, d.gates.phase} <= {"allow", "deny"}
+    # Exact types, not subclasses: a str or ToolGates subclass could change hashing, equality or
+    # allows() after the checks ran (bypassing collisions, tools.exclude or the role gate).
+    gates_ok = (type(d.gates) is ToolGates and type(d.gates.router) is str and type(d.gates.phase) is str
+                and {d.gates.router, d.gates.phase} <= {"allow", "deny"})
     if not gates_ok:
         return f"gates must be ToolGates(router=..., phase=...) with values 'allow' or 'deny', got {d.gates!r}"
-    if d.purity not in PURITIES:
+    if type(d.purity) is not str or d.purity not in PURITIES:
         return f"purity {d.purity!r} is not one of {list(PURITIES)}"
-    if d.dispatch_kind not in ("inline", "deferred"):
+    if type(d.dispatch_kind) is not str or d.dispatch_kind not in ("inline", "deferred"):
         return f"dispatch_kind {d.dispatch_kind!r} is not 'inline' or 'deferred'"
-    if not isinstance(d.cluster, str) or not d.cluster:
+    if type(d.cluster) is not str or not d.cluster:
         return f"cluster must be a non-empty string, got {d.cluster!r}"
     t = d.timeout_s
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < float("inf")):
@@ -109,6 +112,8 @@ class ToolRegistry:
             raise RegistryFrozen("this registry is frozen; register tools before freeze()")
         try:
             definition = as_definition(obj)
+            if type(definition) is not ToolDefinition:  # a subclass could override fields' behaviour
+                definition = ToolDefinition(**{f.name: getattr(definition, f.name) for f in fields(ToolDefinition)})
         except TypeError as exc:
             raise ToolRegistrationError("RT001", f"not a tool: {exc}",
                                         hint="pass a ToolDefinition or a function decorated with @reyn_core.tool") from None
@@ -146,11 +151,11 @@ class ToolRegistry:
         return definition
 
     def _check_definition(self, d: ToolDefinition) -> list[SchemaIssue]:
-        if not is_valid_tool_name(d.name):
+        if type(d.name) is not str or not is_valid_tool_name(d.name):
             raise ToolRegistrationError(
                 "RT002", f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
                 tool=str(d.name)[:80], hint="use letters, digits, '_' and '-', at most 64 characters")
-        if not isinstance(d.description, str) or not d.description.strip():
+        if type(d.description) is not str or not d.description.strip():
             raise ToolRegistrationError("RT003", f"tool {d.name!r} has no description", tool=d.name,
                                         hint="write a docstring or pass description=; models choose tools by it")
         handler = d.handler

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import ArgumentProblem
+from .errors import exception_message as exc_text
 
 Validator = Callable[[Any], list[ArgumentProblem]]
 
@@ -266,6 +267,8 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
                     "send a JSON object",
                 )
             ]
+        except ValueError as exc:  # e.g. an integer longer than Python's int parsing limit
+            return None, [ArgumentProblem("", f"arguments cannot be read ({exc_text(exc)}); send smaller values")]
         return (value, []) if depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
     if raw is None:
         return {}, []

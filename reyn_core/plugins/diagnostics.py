@@ -47,6 +47,7 @@ CODES: dict[str, CodeInfo] = {
     "RT006": CodeInfo("error", "invalid definition field", "use gates 'allow'/'deny', a known purity and dispatch_kind, a non-empty cluster, a positive timeout_s"),
     "RT007": CodeInfo("error", "tool definition could not be checked", "simplify the definition; the message names what broke the check"),
     "RT008": CodeInfo("warning", "lazy handler module not found", "install the plugin's missing part (an optional dependency?) or fix the 'module:attr' reference; the tool is hidden until then"),
+    "RT009": CodeInfo("error", "tool claims another plugin's cluster", "use a cluster of your own (your plugin id is a good choice); a cluster named like an installed plugin or a registered tool belongs to it"),
     # ---- discovery and selection
     "RD001": CodeInfo("error", "enabled plugin is not installed", "install the distribution that provides it, or remove it from plugins.enable"),
     "RD002": CodeInfo("error", "plugin id provided by several distributions", "name the one to use: [plugins.<id>] distribution = \"<name>\""),

@@ -404,7 +404,7 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
             if not p.ok:
                 break
 
-    registry, host_diags = register_all(profile, plugins, host_tools, cache)
+    registry, host_diags = register_all(profile, plugins, host_tools, cache, discovered_ids=found)
     cache.save()
     loader.global_diags.extend(_profile_name_checks(profile, registry))
     records = loader.inspect(found, set(enabled)) if inspect_discovered else {}

@@ -28,8 +28,11 @@ if TYPE_CHECKING:
 
 
 def register_all(profile: Profile, plugins: list[PluginState], host_tools: Iterable[ToolDefinition | Callable[..., Any]],
-                 schema_cache: SchemaCheckCache) -> tuple[ToolRegistry, list[Diagnostic]]:
-    """Collision check over every claimant, then register survivors into the real registry."""
+                 schema_cache: SchemaCheckCache, discovered_ids: Iterable[str] = ()) -> tuple[ToolRegistry, list[Diagnostic]]:
+    """Collision check over every claimant, then register survivors into the real registry.
+
+    ``discovered_ids`` are the ids of every installed plugin: a cluster named like one belongs to
+    that plugin (see ``_cluster_owners``)."""
     diags: list[Diagnostic] = []
     host_defs: list[ToolDefinition] = []
     host_origin = ToolOrigin(kind="host")
@@ -62,6 +65,7 @@ def register_all(profile: Profile, plugins: list[PluginState], host_tools: Itera
             diags.append(Diagnostic.make("RT004", message, tool=name,
                                          hint="give each host tool passed to load(host_tools=...) its own name"))
 
+    cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
     builder = ToolRegistry(operator=_operator_policy(profile), schema_check=schema_cache)
     for d in host_defs:
         if d.name not in collided:
@@ -70,12 +74,37 @@ def register_all(profile: Profile, plugins: list[PluginState], host_tools: Itera
         if not p.ok:
             continue
         for d, original in p.tools:
+            owner = cluster_owners.get(d.cluster, p.plugin_id)
+            if owner != p.plugin_id:
+                p.diagnostics.append(Diagnostic.make(
+                    "RT009", f"tool {d.name!r} of plugin {p.plugin_id!r} claims cluster {d.cluster!r}, which belongs "
+                    f"to {'the host' if owner == '' else repr(owner)}; phase allowed_ops naming {d.cluster!r} would "
+                    "admit it, so it is not registered", plugin=p.plugin_id, tool=d.name))
+                continue
             if d.name not in collided and _register(builder, d, original, p.diagnostics, plugin=p.plugin_id):
                 p.registered.append(d.name)
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
     builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
     return builder.freeze(), diags
+
+
+def _cluster_owners(discovered_ids: Iterable[str], host_defs: Sequence[ToolDefinition],
+                    plugins: Sequence[PluginState], collided: set[str]) -> dict[str, str]:
+    """Cluster names that only one party may use ("" = the host). ``allowed_ops`` entries match a
+    cluster as well as a tool name, so a plugin declaring ``cluster="file"`` would ride into every
+    phase whose ops admit the file pack (the default does). A cluster named like an installed
+    plugin belongs to that plugin; one named like a registered tool belongs to that tool's owner."""
+    owners: dict[str, str] = {pid: pid for pid in discovered_ids}
+    for d in host_defs:
+        if d.name not in collided:
+            owners.setdefault(d.name, "")
+    for p in plugins:
+        if p.ok:
+            for d, _ in p.tools:
+                if d.name not in collided:
+                    owners.setdefault(d.name, p.plugin_id)
+    return owners
 
 
 def _register(builder: ToolRegistry, d: ToolDefinition, original: str | None, diags: list[Diagnostic],

@@ -53,3 +53,28 @@ async def test_the_same_tool_runs_once_the_host_supplies_the_bridge() -> None:
     ctx = ToolContext(bridge=HostBridge(ask_user=answer))
     envelope = await dispatch_tool(registry.freeze(), "ask_user", {"question": "ok?"}, ctx)
     assert envelope == {"status": "ok", "data": "answer to ok?"}
+
+
+def test_bare_strings_for_name_lists_are_refused_not_matched_by_substring() -> None:
+    import pytest
+
+    from reyn_core import PhaseCallerState, RouterCallerState, ToolContext
+
+    with pytest.raises(TypeError, match="agent_tools must be a list of names"):
+        ToolContext(agent_tools="shell_readonly")  # type: ignore[arg-type]  # would admit "shell"
+    with pytest.raises(TypeError, match="allowed_tools"):
+        RouterCallerState(allowed_tools="read_file")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="allowed_ops"):
+        PhaseCallerState(allowed_ops="file")  # type: ignore[arg-type]
+    assert ToolContext(agent_tools=["a", "b"]).agent_tools == frozenset({"a", "b"})  # lists are fine
+
+
+def test_an_unknown_surface_is_an_error_not_a_pass() -> None:
+    import pytest
+
+    from reyn_core import ToolDefinition, ToolRegistry, check_gates
+
+    t = ToolRegistry().register(ToolDefinition(name="t", description="x", handler=lambda: 1,
+                                               parameters={"type": "object", "properties": {}}))
+    with pytest.raises(ValueError, match="unknown surface 'Router'"):
+        check_gates(t, "Router", ToolContext())

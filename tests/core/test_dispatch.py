@@ -414,3 +414,17 @@ async def test_strict_mode_nulls_for_optional_arguments_mean_not_given() -> None
     assert seen == [(4096, None)]  # the handler's default, not None
     bad = await dispatch_tool(registry, "read", {"path": None}, ToolContext(surface="router"))
     assert bad["error"]["kind"] == "invalid_arguments"  # a required argument may not be null
+
+
+async def test_an_integer_too_long_to_parse_is_invalid_arguments_not_a_crash() -> None:
+    @tool
+    def take(n: int = 0) -> int:
+        """Take a number."""
+        return n
+
+    builder = ToolRegistry()
+    builder.register(take)
+    registry = builder.freeze()
+    env = await dispatch_tool(registry, "take", '{"n": ' + "9" * 5000 + "}", ToolContext())
+    assert env["error"]["kind"] == "invalid_arguments" and "cannot be read" in env["error"]["message"]
+    assert (await dispatch_tool(registry, "take", '{"n": 5}', ToolContext())) == {"status": "ok", "data": 5}

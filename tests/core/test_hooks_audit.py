@@ -225,3 +225,12 @@ async def test_audit_log_appends_whole_lines_under_concurrency(tmp_path: Path) -
                            for i in range(40)))
     lines = log.path.read_text().splitlines()
     assert len(lines) == 40 and all(json.loads(line)["status"] == "ok" for line in lines)
+
+
+async def test_a_lone_surrogate_in_arguments_is_still_audited(tmp_path: Path) -> None:
+    log = JsonlAuditLog(tmp_path / "calls.jsonl")
+    registry = registry_with(log.hooks())
+    await dispatch_tool(registry, "save_note", {"title": "\ud800", "body": "b"}, CTX)
+    await dispatch_tool(registry, "save_note", ARGS, CTX)
+    lines = [json.loads(line) for line in log.path.read_text().splitlines()]
+    assert len(lines) == 2 and lines[0]["args_sha256"] != lines[1]["args_sha256"]  # no call goes unrecorded

@@ -153,3 +153,12 @@ def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None
         parse_phase_output(deep, surface)
     with pytest.raises(PhaseOutputError, match="must be a JSON object"):
         parse_phase_output("null", surface)
+
+
+def test_a_reply_with_an_integer_too_long_to_parse_is_a_phase_output_error() -> None:
+    from reyn_core import PhaseOutputError, ToolContext, ToolRegistry, parse_phase_output, render_phase
+
+    surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
+    reply = '{"control": {"type": "finish", "decision": "finish", "confidence": ' + "1" * 5000 + "}}"
+    with pytest.raises(PhaseOutputError, match="cannot be read"):
+        parse_phase_output(reply, surface)

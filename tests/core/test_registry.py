@@ -178,3 +178,42 @@ def test_a_frozen_registry_tool_table_cannot_be_mutated_in_place() -> None:
     assert [t.name for t in snapshot] == ["ping"]
     builder.register(tool(name="pong")(ping.handler))  # the builder stays usable...
     assert "pong" not in snapshot  # ...and the snapshot does not see it
+
+
+def test_subclassed_names_gates_and_definitions_are_refused_or_rebuilt_plain() -> None:
+    from reyn_core import ToolGates
+
+    class SlipperyName(str):
+        def __hash__(self) -> int:  # would dodge collision and tools.exclude checks
+            return id(self)
+
+    class AlwaysAllows(ToolGates):
+        def allows(self, surface: str) -> bool:  # would ignore its own router="deny"
+            return True
+
+    class Sub(ToolDefinition):
+        __slots__ = ()
+
+    handler = lambda: 1  # noqa: E731
+    with pytest.raises(ToolRegistrationError) as name_error:
+        ToolRegistry().register(ToolDefinition(name=SlipperyName("t"), description="x", parameters=SCHEMA,
+                                               handler=handler))
+    assert name_error.value.code == "RT002"
+    with pytest.raises(ToolRegistrationError) as gates_error:
+        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=SCHEMA, handler=handler,
+                                               gates=AlwaysAllows(router="deny")))
+    assert gates_error.value.code == "RT006"
+    registered = ToolRegistry().register(Sub(name="t", description="x", parameters=SCHEMA, handler=handler))
+    assert type(registered) is ToolDefinition
+
+
+def test_an_operator_policy_cannot_be_loosened_after_it_is_built() -> None:
+    from reyn_core import OperatorPolicy, PluginPolicy
+
+    plugins = {"file": PluginPolicy(exclude=frozenset({"delete_file"}))}
+    policy = OperatorPolicy(plugins=plugins)
+    plugins.clear()  # the caller's dict is copied...
+    assert "file" in policy.plugins
+    with pytest.raises(TypeError):
+        policy.plugins["file"] = PluginPolicy()  # type: ignore[index]  # ...and the policy's own is read-only
+    assert not hasattr(policy.plugins, "clear")

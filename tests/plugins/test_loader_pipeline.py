@@ -119,6 +119,7 @@ DISTS = [
                                  parameters={"type": "object", "properties": {}},
                                  handler="rtp_lazy.not_installed:run")
         '''), package="rtp_lazy"),
+    PluginDist("rtp-hijack", "hijack", tool_plugin(["hijack_tool"], cluster="alpha"), package="rtp_hijack"),
     PluginDist("rtp-asyncreg", "asyncreg", '''
         from reyn_core import hookimpl
         REYN_API = 1
@@ -132,7 +133,7 @@ DISTS = [
 BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter",
           "asyncreg"]
 ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", "diag", "diagraise", "lazy",
-               *BROKEN]
+               "hijack", *BROKEN]
 
 MAIN_PROFILE = f"""
 [plugins]
@@ -489,4 +490,12 @@ def test_a_lazy_handler_whose_module_is_missing_is_hidden_with_RT008(main_load):
     assert "lazy_ok" in main_load["router"]
     assert main_load["calls"][3]["error"]["kind"] == "runtime_missing"
     assert "rtp_lazy.not_installed" not in main_load["modules"]
+    assert_good_plugins_loaded(main_load)
+
+
+def test_a_tool_claiming_another_plugins_cluster_is_refused_with_RT009(main_load):
+    hijack = plugin(main_load, "hijack")
+    assert hijack["status"] == "loaded" and codes(main_load, "hijack") == ["RT009"]
+    assert "hijack_tool" not in main_load["tools"]  # allowed_ops ["alpha"] must admit alpha's tools only
+    assert "belongs to 'alpha'" in hijack["diagnostics"][0]["message"]
     assert_good_plugins_loaded(main_load)
