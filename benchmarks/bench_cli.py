@@ -34,7 +34,9 @@ TARGET_RATIO = 1.3
 
 
 def _env(cache: Path, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("REYN_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env["REYN_CACHE_DIR"] = str(cache)
     env["XDG_CONFIG_HOME"] = str(home)
     return env
@@ -42,8 +44,15 @@ def _env(cache: Path, home: Path) -> dict[str, str]:
 
 def _time(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(list(argv), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {proc.stderr.strip()[-500:]}")
@@ -57,7 +66,9 @@ def _installed_packs() -> list[str]:
     return [p for p in PACKS if p in ids]
 
 
-def bench_render(repeat: int = 10, python: str | None = None, packs: Sequence[str] | None = None) -> dict[str, Any]:
+def bench_render(
+    repeat: int = 10, python: str | None = None, packs: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Cold and warm ``reyn tools render --surface router`` vs ``import pydantic, pluggy`` (and a bare
     ``python -c pass``), all with the interpreter ``python`` (default: this one)."""
     packs = list(packs) if packs is not None else _installed_packs()
@@ -144,8 +155,9 @@ print(json.dumps(out))
 """
 
 
-def bench_breakdown(repeat: int = 5, python: str | None = None, packs: Sequence[str] | None = None
-                    ) -> dict[str, float]:
+def bench_breakdown(
+    repeat: int = 5, python: str | None = None, packs: Sequence[str] | None = None
+) -> dict[str, float]:
     """Where a warm render's time goes, measured inside the process (medians)."""
     packs = list(packs) if packs is not None else _installed_packs()
     runs: list[dict[str, float]] = []
@@ -154,8 +166,15 @@ def bench_breakdown(repeat: int = 5, python: str | None = None, packs: Sequence[
         (work / "reyn.toml").write_text(f"[plugins]\nenable = {json.dumps(packs)}\n")
         env = _env(work / "cache", work / "xdg")
         for i in range(repeat + 1):
-            proc = subprocess.run([python or sys.executable, "-c", _BREAKDOWN], cwd=work, env=env, capture_output=True,
-                                  text=True, timeout=300, check=True)
+            proc = subprocess.run(
+                [python or sys.executable, "-c", _BREAKDOWN],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+            )
             if i:  # the first run fills the caches
                 runs.append(json.loads(proc.stdout))
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
@@ -188,8 +207,12 @@ def installed_venv(root: Path, packs: Sequence[str]) -> str:
         folders.append(src / pack)
     _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), *map(str, folders))
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     python = str(venv / "bin" / "python")
     houses = sorted(p.parent for p in (REPO / ".venv" / "test-wheelhouse").glob("*/.complete"))
     links = [arg for d in (wheels, *houses) for arg in ("--find-links", str(d))]
@@ -206,8 +229,10 @@ def bench_installed(repeat: int = 10) -> dict[str, Any]:
     packs = _installed_packs()
     with tempfile.TemporaryDirectory(prefix="reyn-bench-venv-") as tmp:
         python = installed_venv(Path(tmp), packs)
-        return {"render": bench_render(repeat, python=python, packs=packs),
-                "breakdown": bench_breakdown(python=python, packs=packs)}
+        return {
+            "render": bench_render(repeat, python=python, packs=packs),
+            "breakdown": bench_breakdown(python=python, packs=packs),
+        }
 
 
 def _synthetic_site(root: Path, count: int) -> Path:
@@ -216,8 +241,12 @@ def _synthetic_site(root: Path, count: int) -> Path:
     for i in range(count):
         info = site / f"reyn_bench_plugin_{i:04d}-1.0.0.dist-info"
         info.mkdir(parents=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: reyn-bench-plugin-{i:04d}\nVersion: 1.0.0\n")
-        (info / "entry_points.txt").write_text(f"[reyn.plugins]\nbench{i:04d} = reyn_bench_plugin_{i:04d}.plugin\n")
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: reyn-bench-plugin-{i:04d}\nVersion: 1.0.0\n"
+        )
+        (info / "entry_points.txt").write_text(
+            f"[reyn.plugins]\nbench{i:04d} = reyn_bench_plugin_{i:04d}.plugin\n"
+        )
         (info / "RECORD").write_text("")
     return site
 
@@ -269,18 +298,23 @@ def _render_lines(title: str, render: dict[str, Any], breakdown: dict[str, float
 def _report(results: dict[str, Any]) -> str:
     lines = _render_lines("editable (development) install", results["render"], results["breakdown"])
     if "installed" in results:
-        lines += _render_lines("wheel install in a fresh venv", results["installed"]["render"],
-                               results["installed"]["breakdown"])
+        lines += _render_lines(
+            "wheel install in a fresh venv", results["installed"]["render"], results["installed"]["breakdown"]
+        )
     disc = results["discovery"]
     lines.append(f"discovery, metadata only (median of {disc['repeat']})")
     for key, value in disc.items():
         if key.startswith("discover_") and not key.endswith("cached_s"):
             count = key.split("_")[1]
-            lines.append(f"  {count:>4} distributions  {value * 1000:8.2f} ms  "
-                         f"({disc['per_distribution_us'][int(count)]:.1f} us each; cached "
-                         f"{disc[f'discover_{count}_cached_s'] * 1e6:.1f} us)")
+            lines.append(
+                f"  {count:>4} distributions  {value * 1000:8.2f} ms  "
+                f"({disc['per_distribution_us'][int(count)]:.1f} us each; cached "
+                f"{disc[f'discover_{count}_cached_s'] * 1e6:.1f} us)"
+            )
     if "growth_ratio" in disc:
-        lines.append(f"  {disc['distribution_ratio']:.0f}x the distributions -> {disc['growth_ratio']:.1f}x the time")
+        lines.append(
+            f"  {disc['distribution_ratio']:.0f}x the distributions -> {disc['growth_ratio']:.1f}x the time"
+        )
     return "\n".join(lines)
 
 
@@ -289,8 +323,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=10, help="subprocess runs per measurement (default 10)")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--skip-installed", action="store_true",
-                        help="skip the fresh-venv wheel install measurement (it builds wheels: ~1 min)")
+    parser.add_argument(
+        "--skip-installed",
+        action="store_true",
+        help="skip the fresh-venv wheel install measurement (it builds wheels: ~1 min)",
+    )
     args = parser.parse_args(list(argv) if argv is not None else [])
     results: dict[str, Any] = {"render": bench_render(args.repeat), "breakdown": bench_breakdown()}
     if not args.skip_installed:

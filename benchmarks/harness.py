@@ -34,8 +34,9 @@ def median_seconds(fn: Callable[[], Any], *, repeat: int = 31, number: int = 1, 
     return statistics.median(samples)
 
 
-def median_seconds_async(make: Callable[[], Awaitable[Any]], *, repeat: int = 31, number: int = 200,
-                         warmup: int = 200) -> float:
+def median_seconds_async(
+    make: Callable[[], Awaitable[Any]], *, repeat: int = 31, number: int = 200, warmup: int = 200
+) -> float:
     """Median wall time of one ``await make()`` inside a running event loop."""
 
     async def sample() -> list[float]:
@@ -64,7 +65,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
 
     def line(row: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        return "  ".join(
+            c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
 
     return "\n".join([line(cells[0]), "  ".join("-" * w for w in widths), *map(line, cells[1:])])
 

@@ -28,8 +28,10 @@ def discover(names: list[str]) -> list[Path]:
     wanted = {f"bench_{n.removeprefix('bench_').removesuffix('.py')}.py" for n in names}
     missing = wanted - {p.name for p in found}
     if missing:
-        raise SystemExit(f"no such benchmark module(s): {', '.join(sorted(missing))} "
-                         f"(available: {', '.join(p.stem.removeprefix('bench_') for p in found)})")
+        raise SystemExit(
+            f"no such benchmark module(s): {', '.join(sorted(missing))} "
+            f"(available: {', '.join(p.stem.removeprefix('bench_') for p in found)})"
+        )
     return [p for p in found if p.name in wanted]
 
 
@@ -62,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     strict = "--strict" in args
     names = [a for a in args if not a.startswith("--")]
     sys.path.insert(0, str(HERE))  # so modules can `import harness`
-    print(f"# Reyn benchmarks — Python {platform.python_version()} on {platform.machine()}, "
-          f"{os.cpu_count()} CPU(s), {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    print(
+        f"# Reyn benchmarks — Python {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} CPU(s), {time.strftime('%Y-%m-%d %H:%M:%S')}"
+    )
     summary: dict[str, str] = {}
     for path in discover(names):
         print(f"\n## {path.stem.removeprefix('bench_')}\n", flush=True)

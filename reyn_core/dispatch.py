@@ -158,8 +158,14 @@ def _invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> Inval
     )
 
 
-def _gate(registry: ToolRegistry, tool: ToolDefinition, surface: str, ctx: ToolContext,
-          exclude: Iterable[str], allowed_ops: Iterable[str] | None) -> None:
+def _gate(
+    registry: ToolRegistry,
+    tool: ToolDefinition,
+    surface: str,
+    ctx: ToolContext,
+    exclude: Iterable[str],
+    allowed_ops: Iterable[str] | None,
+) -> None:
     decision = registry.check(tool, surface, ctx, exclude=exclude, allowed_ops=allowed_ops)
     if decision.allowed:
         return
@@ -167,7 +173,9 @@ def _gate(registry: ToolRegistry, tool: ToolDefinition, surface: str, ctx: ToolC
         raise ToolRuntimeMissing(decision.reason, tool=tool.name)
     raise ToolGateRefused(
         f"tool {tool.name!r} is refused on the {surface} surface ({decision.layer} gate): {decision.reason}",
-        tool=tool.name, layer=decision.layer, reason=decision.reason,
+        tool=tool.name,
+        layer=decision.layer,
+        reason=decision.reason,
     )
 
 
@@ -186,6 +194,7 @@ async def _within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
     if tool.timeout_s is None:
         return await _contain_exit(awaitable)
     import asyncio
+
     # SystemExit must not cross a task boundary: the event loop would stop.
     task = asyncio.ensure_future(_contain_exit(awaitable))
     try:
@@ -196,13 +205,15 @@ async def _within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
     if not done:
         task.cancel()
         # A worker thread cannot be killed; its result is discarded when it finishes.
-        raise ToolTimeout(f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s and was stopped",
-                          tool=tool.name)
+        raise ToolTimeout(
+            f"tool {tool.name!r} did not finish within {tool.timeout_s:g} s and was stopped", tool=tool.name
+        )
     return task.result()
 
 
-def _in_daemon_thread(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                      name: str) -> asyncio.Future[Any]:
+def _in_daemon_thread(
+    fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], name: str
+) -> asyncio.Future[Any]:
     """Run a sync handler that has a timeout in its own daemon thread.
 
     A thread cannot be killed, so a handler that hangs past its timeout keeps its thread; a daemon
@@ -279,8 +290,10 @@ async def _check_before(hooks: ToolCallHooks, call: ToolCall) -> None:
         except ToolError:
             raise
         except Exception as exc:  # a policy that breaks denies: fail closed
-            raise ToolDenied(f"call to {call.tool.name!r} denied: a policy hook failed ({_describe(exc)})",
-                             tool=call.tool.name) from None
+            raise ToolDenied(
+                f"call to {call.tool.name!r} denied: a policy hook failed ({_describe(exc)})",
+                tool=call.tool.name,
+            ) from None
         if reason:
             raise ToolDenied(f"call to {call.tool.name!r} denied by policy: {reason}", tool=call.tool.name)
 
@@ -375,16 +388,18 @@ async def dispatch_tool(
     and ``errors`` with JSON pointers for invalid arguments). No tracebacks reach the model.
     """
     try:
-        result = await invoke_tool(registry, name, args, ctx, surface=surface, exclude=exclude,
-                                   allowed_ops=allowed_ops)
+        result = await invoke_tool(
+            registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops
+        )
     except ToolError as exc:
         return exc.to_envelope()
     try:
         data = to_jsonable(result)
     except Exception as exc:  # e.g. a self-referencing result: report it, never raise
         tool = name if isinstance(name, str) else "?"
-        return ToolExecutionError(f"tool {tool!r} returned a result that cannot be sent as JSON: "
-                                  f"{_describe(exc)}", tool=tool).to_envelope()
+        return ToolExecutionError(
+            f"tool {tool!r} returned a result that cannot be sent as JSON: {_describe(exc)}", tool=tool
+        ).to_envelope()
     return {"status": "ok", "data": data}
 
 

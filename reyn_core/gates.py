@@ -65,9 +65,10 @@ class OperatorPolicy:
     def __post_init__(self) -> None:
         # A read-only copy: `policy.plugins.clear()` must not lift layer-2 narrowing afterwards.
         object.__setattr__(self, "plugins", MappingProxyType(dict(self.plugins)))
-        object.__setattr__(self, "default_allowed_ops", as_names(self.default_allowed_ops, "default_allowed_ops"))
+        object.__setattr__(
+            self, "default_allowed_ops", as_names(self.default_allowed_ops, "default_allowed_ops")
+        )
         object.__setattr__(self, "router_exclude", frozenset(as_names(self.router_exclude, "router_exclude")))
-
 
 
 NO_POLICY = OperatorPolicy()
@@ -108,24 +109,36 @@ def check(
         raise ValueError(f"unknown surface {surface!r}; use one of {list(SURFACES)}")
     # layer 1 — role
     if not tool.gates.allows(surface):
-        return Decision(False, "role", f"tool {tool.name!r} is not offered on the {surface} surface by its author")
+        return Decision(
+            False, "role", f"tool {tool.name!r} is not offered on the {surface} surface by its author"
+        )
 
     # layer 2 — operator
     plugin = tool.plugin_id
     if plugin is not None and tool.origin is not None and tool.origin.kind != "host":
         if not operator.plugins_enabled:
-            return Decision(False, "operator", "plugin tools are switched off by the profile ([features] plugins = false)")
+            return Decision(
+                False, "operator", "plugin tools are switched off by the profile ([features] plugins = false)"
+            )
         policy = operator.plugins.get(plugin)
         if policy is not None:
             if policy.surfaces is not None and surface not in policy.surfaces:
-                return Decision(False, "operator", f"the profile narrows plugin {plugin!r} to {sorted(policy.surfaces)}")
+                return Decision(
+                    False, "operator", f"the profile narrows plugin {plugin!r} to {sorted(policy.surfaces)}"
+                )
             names = {tool.name, (original_names or {}).get(tool.name, tool.name)}
             if names & policy.exclude:
-                return Decision(False, "operator", f"the profile excludes {tool.name!r} (plugins.{plugin}.tools.exclude)")
+                return Decision(
+                    False, "operator", f"the profile excludes {tool.name!r} (plugins.{plugin}.tools.exclude)"
+                )
             if policy.include is not None and not names & policy.include:
                 return Decision(False, "operator", f"{tool.name!r} is not in plugins.{plugin}.tools.include")
     if surface == "router" and tool.name in operator.router_exclude:
-        return Decision(False, "operator", f"the profile excludes {tool.name!r} from the router ([surfaces.router] exclude)")
+        return Decision(
+            False,
+            "operator",
+            f"the profile excludes {tool.name!r} from the router ([surfaces.router] exclude)",
+        )
 
     # runtime — nothing to run
     if tool.handler is None:
@@ -139,7 +152,11 @@ def check(
         if tool.name in rs.exclude:
             return Decision(False, "call", f"tool {tool.name!r} is excluded for this call")
         if rs.allowed_tools is not None and tool.name not in rs.allowed_tools:
-            return Decision(False, "call", f"tool {tool.name!r} is not in this step's tool list {sorted(rs.allowed_tools)}")
+            return Decision(
+                False,
+                "call",
+                f"tool {tool.name!r} is not in this step's tool list {sorted(rs.allowed_tools)}",
+            )
     if surface == "phase":
         ops = allowed_ops
         if ops is None and ctx.phase_state is not None:
@@ -157,7 +174,9 @@ def check(
         except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
             return Decision(False, "call", exc.message)
         except Exception as exc:  # fail closed: an availability check that breaks hides the tool
-            return Decision(False, "call", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}")
+            return Decision(
+                False, "call", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}"
+            )
         if not ok:
             return Decision(False, "call", f"tool {tool.name!r} is not available in this context")
     return ALLOW

@@ -287,7 +287,9 @@ def render_lock(lock: LockFile) -> str:
         table = _plugin_table(p)
         prefix = f"plugins.{_toml_key(p.plugin_id)}"
         lines += ["", f"[{prefix}]"]
-        lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items() if k not in ("files", "tools")]
+        lines += [
+            f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items() if k not in ("files", "tools")
+        ]
         lines += ["", f"[{prefix}.files]"]
         lines += [f"{_toml_key(path)} = {_toml_value(sha)}" for path, sha in sorted(p.files)]
         for t in p.tools:
@@ -302,8 +304,10 @@ def write_lock(path: Path | str, lock: LockFile) -> None:
     try:
         data = render_lock(lock).encode("utf-8")
     except UnicodeEncodeError as exc:  # a file name that is not valid UTF-8 cannot be a TOML key
-        bad = exc.object[max(0, exc.start - 40): exc.end + 40].encode("utf-8", "backslashreplace").decode()
-        raise LockError(target, f"cannot lock a name that is not valid UTF-8: {bad!r}; rename the file") from exc
+        bad = exc.object[max(0, exc.start - 40) : exc.end + 40].encode("utf-8", "backslashreplace").decode()
+        raise LockError(
+            target, f"cannot lock a name that is not valid UTF-8: {bad!r}; rename the file"
+        ) from exc
     try:
         atomic_write_bytes(target, data)
     except OSError as exc:
@@ -331,7 +335,9 @@ class _Reader:
             raise self.fail(where, f"expected a table, got {type(value).__name__}")
         return value
 
-    def keys(self, table: Mapping[str, Any], where: str, required: Iterable[str], optional: Iterable[str] = ()) -> None:
+    def keys(
+        self, table: Mapping[str, Any], where: str, required: Iterable[str], optional: Iterable[str] = ()
+    ) -> None:
         required = tuple(required)
         allowed = set(required) | set(optional)
         unknown = sorted(set(table) - allowed)
@@ -341,8 +347,14 @@ class _Reader:
         if missing:
             raise self.fail(where, f"missing key {missing[0]!r}")
 
-    def string(self, table: Mapping[str, Any], key: str, where: str, pattern: re.Pattern[str] | None = None,
-            choices: Sequence[str] | None = None) -> str:
+    def string(
+        self,
+        table: Mapping[str, Any],
+        key: str,
+        where: str,
+        pattern: re.Pattern[str] | None = None,
+        choices: Sequence[str] | None = None,
+    ) -> str:
         value = table[key]
         if not isinstance(value, str):
             raise self.fail(f"{where}.{key}", f"expected a string, got {type(value).__name__}")
@@ -352,8 +364,9 @@ class _Reader:
             raise self.fail(f"{where}.{key}", f"{value!r} is not one of {', '.join(choices)}")
         return value
 
-    def opt_string(self, table: Mapping[str, Any], key: str, where: str,
-                pattern: re.Pattern[str] | None = None) -> str | None:
+    def opt_string(
+        self, table: Mapping[str, Any], key: str, where: str, pattern: re.Pattern[str] | None = None
+    ) -> str | None:
         return self.string(table, key, where, pattern) if key in table else None
 
 
@@ -377,18 +390,34 @@ def read_lock(path: Path | str) -> LockFile:
     if version is None:
         raise r.fail("", "missing 'version'; this does not look like a reyn.lock")
     if type(version) is not int or version != LOCK_VERSION:
-        raise r.fail("version", f"unsupported lock version {version!r} (this Reyn reads version {LOCK_VERSION}); "
-                                "regenerate it with `reyn plugins lock`")
+        raise r.fail(
+            "version",
+            f"unsupported lock version {version!r} (this Reyn reads version {LOCK_VERSION}); "
+            "regenerate it with `reyn plugins lock`",
+        )
     r.keys(data, "", required=("version",), optional=("plugins",))
     plugins = r.table(data.get("plugins", {}), "plugins")
-    return LockFile(plugins=tuple(_read_plugin(r, pid, r.table(t, f"plugins.{pid}")) for pid, t in plugins.items()))
+    return LockFile(
+        plugins=tuple(_read_plugin(r, pid, r.table(t, f"plugins.{pid}")) for pid, t in plugins.items())
+    )
 
 
 def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
     where = f"plugins.{_toml_key(pid)}"
-    r.keys(t, where, required=("distribution", "version", "entry_point", "source_kind", "tree_digest",
-                               "digest_scope", "files"),
-           optional=("api_version", "source_url", "commit", "artifact_sha256", "tools"))
+    r.keys(
+        t,
+        where,
+        required=(
+            "distribution",
+            "version",
+            "entry_point",
+            "source_kind",
+            "tree_digest",
+            "digest_scope",
+            "files",
+        ),
+        optional=("api_version", "source_url", "commit", "artifact_sha256", "tools"),
+    )
     api = t.get("api_version")
     if api is not None and type(api) is not int:
         raise r.fail(f"{where}.api_version", f"expected an integer, got {type(api).__name__}")
@@ -411,19 +440,33 @@ def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
         tree_digest=r.string(t, "tree_digest", where, _SHA256_TAGGED),
         digest_scope=r.string(t, "digest_scope", where, choices=DIGEST_SCOPES),
         files=tuple(files),
-        tools=tuple(_read_tool(r, f"{where}.tools", name, r.table(tt, f"{where}.tools.{name}"))
-                    for name, tt in r.table(t.get("tools", {}), f"{where}.tools").items()),
+        tools=tuple(
+            _read_tool(r, f"{where}.tools", name, r.table(tt, f"{where}.tools.{name}"))
+            for name, tt in r.table(t.get("tools", {}), f"{where}.tools").items()
+        ),
     )
     if tree_digest(plugin.files) != plugin.tree_digest:
-        raise r.fail(f"{where}.files", "the file listing does not produce tree_digest (edited by hand?); "
-                                       "regenerate the lock with `reyn plugins lock`")
+        raise r.fail(
+            f"{where}.files",
+            "the file listing does not produce tree_digest (edited by hand?); "
+            "regenerate the lock with `reyn plugins lock`",
+        )
     return plugin
 
 
 def _read_tool(r: _Reader, where: str, name: str, t: dict[str, Any]) -> LockedTool:
     where = f"{where}.{_toml_key(name)}"
-    fields = ("sha256", "description", "parameters_sha256", "properties", "router", "phase", "cluster",
-              "purity", "dispatch_kind")
+    fields = (
+        "sha256",
+        "description",
+        "parameters_sha256",
+        "properties",
+        "router",
+        "phase",
+        "cluster",
+        "purity",
+        "dispatch_kind",
+    )
     r.keys(t, where, required=fields)
     props = t["properties"]
     if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
@@ -460,8 +503,13 @@ class Drift:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``reyn plugins audit --json``)."""
-        return {"plugin": self.plugin_id, "kind": self.kind, "detail": self.detail, "tool": self.tool,
-                "path": self.path}
+        return {
+            "plugin": self.plugin_id,
+            "kind": self.kind,
+            "detail": self.detail,
+            "tool": self.tool,
+            "path": self.path,
+        }
 
 
 def _short(digest: str | None) -> str:
@@ -480,15 +528,30 @@ def compare_provenance(locked: LockedPlugin, record: ProvenanceRecord) -> list[D
     pid = locked.plugin_id
     out: list[Drift] = []
     if record.distribution != locked.distribution:
-        out.append(Drift(pid, "distribution_changed",
-                         f"plugin {pid!r} now comes from distribution {record.distribution!r}; "
-                         f"the lock has {locked.distribution!r}"))
+        out.append(
+            Drift(
+                pid,
+                "distribution_changed",
+                f"plugin {pid!r} now comes from distribution {record.distribution!r}; "
+                f"the lock has {locked.distribution!r}",
+            )
+        )
     if record.version != locked.version:
-        out.append(Drift(pid, "version_changed",
-                         f"plugin {pid!r}: version {locked.version} in the lock, {record.version} installed"))
+        out.append(
+            Drift(
+                pid,
+                "version_changed",
+                f"plugin {pid!r}: version {locked.version} in the lock, {record.version} installed",
+            )
+        )
     if record.entry_point != locked.entry_point:
-        out.append(Drift(pid, "entry_point_changed",
-                         f"plugin {pid!r}: entry point {record.entry_point!r}; the lock has {locked.entry_point!r}"))
+        out.append(
+            Drift(
+                pid,
+                "entry_point_changed",
+                f"plugin {pid!r}: entry point {record.entry_point!r}; the lock has {locked.entry_point!r}",
+            )
+        )
     changes = [
         f"{name} {old!r} → {new!r}"
         for name, old, new in (
@@ -513,20 +576,41 @@ def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord) -> list[Drift]:
     files: list[Drift] = []
     for path in sorted(old.keys() | new.keys()):
         if path not in new:
-            files.append(Drift(pid, "file_removed", f"plugin {pid!r}: file {path} is in the lock but not installed",
-                               path=path))
+            files.append(
+                Drift(
+                    pid,
+                    "file_removed",
+                    f"plugin {pid!r}: file {path} is in the lock but not installed",
+                    path=path,
+                )
+            )
         elif path not in old:
-            files.append(Drift(pid, "file_added", f"plugin {pid!r}: file {path} is installed but not in the lock",
-                               path=path))
+            files.append(
+                Drift(
+                    pid,
+                    "file_added",
+                    f"plugin {pid!r}: file {path} is installed but not in the lock",
+                    path=path,
+                )
+            )
         elif old[path] != new[path]:
-            files.append(Drift(pid, "file_changed",
-                               f"plugin {pid!r}: file {path} changed (sha256 {old[path][:12]}… in the lock, "
-                               f"{new[path][:12]}… installed)", path=path))
+            files.append(
+                Drift(
+                    pid,
+                    "file_changed",
+                    f"plugin {pid!r}: file {path} changed (sha256 {old[path][:12]}… in the lock, "
+                    f"{new[path][:12]}… installed)",
+                    path=path,
+                )
+            )
     counts = {k: sum(d.kind == k for d in files) for k in ("file_changed", "file_added", "file_removed")}
     summary = ", ".join(f"{n} {k.removeprefix('file_')}" for k, n in counts.items() if n) or "no file differs"
-    head = Drift(pid, "digest_changed",
-                 f"plugin {pid!r}: tree digest {_short(record.tree_digest)} installed, "
-                 f"{_short(locked.tree_digest)} in the lock ({summary})")
+    head = Drift(
+        pid,
+        "digest_changed",
+        f"plugin {pid!r}: tree digest {_short(record.tree_digest)} installed, "
+        f"{_short(locked.tree_digest)} in the lock ({summary})",
+    )
     return [head, *files]
 
 
@@ -539,11 +623,23 @@ def compare_tools(locked: LockedPlugin, tools: Sequence[ToolDefinition]) -> list
     for name in sorted(was.keys() | current.keys()):
         old, new = was.get(name), current.get(name)
         if old is None and new is not None:
-            out.append(Drift(pid, "tool_added", f"plugin {pid!r}: new tool {name!r} (not in the lock): "
-                                                f"{_clip(new.description)}", tool=name))
+            out.append(
+                Drift(
+                    pid,
+                    "tool_added",
+                    f"plugin {pid!r}: new tool {name!r} (not in the lock): {_clip(new.description)}",
+                    tool=name,
+                )
+            )
         elif new is None:
-            out.append(Drift(pid, "tool_removed", f"plugin {pid!r}: tool {name!r} is in the lock but no longer "
-                                                  "registered", tool=name))
+            out.append(
+                Drift(
+                    pid,
+                    "tool_removed",
+                    f"plugin {pid!r}: tool {name!r} is in the lock but no longer registered",
+                    tool=name,
+                )
+            )
         elif old is not None and old.sha256 != new.sha256:
             out += _tool_drifts(pid, old, new)
     return out
@@ -553,30 +649,67 @@ def _tool_drifts(pid: str, old: LockedTool, new: LockedTool) -> list[Drift]:
     name = old.name
     out: list[Drift] = []
     if old.description != new.description:
-        out.append(Drift(pid, "tool_description_changed",
-                         f"plugin {pid!r}: description of tool {name!r} changed from {_clip(old.description)} "
-                         f"to {_clip(new.description)}", tool=name))
+        out.append(
+            Drift(
+                pid,
+                "tool_description_changed",
+                f"plugin {pid!r}: description of tool {name!r} changed from {_clip(old.description)} "
+                f"to {_clip(new.description)}",
+                tool=name,
+            )
+        )
     if old.parameters_sha256 != new.parameters_sha256:
         added = sorted(set(new.properties) - set(old.properties))
         removed = sorted(set(old.properties) - set(new.properties))
         parts = ([f"properties added: {', '.join(added)}"] if added else []) + (
-            [f"properties removed: {', '.join(removed)}"] if removed else [])
+            [f"properties removed: {', '.join(removed)}"] if removed else []
+        )
         what = "; ".join(parts) or "same property names, other types or constraints"
-        out.append(Drift(pid, "tool_schema_changed",
-                         f"plugin {pid!r}: parameters of tool {name!r} changed ({what})", tool=name))
-    gates = [f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}" for k in ("router", "phase", "cluster")
-             if getattr(old, k) != getattr(new, k)]
+        out.append(
+            Drift(
+                pid,
+                "tool_schema_changed",
+                f"plugin {pid!r}: parameters of tool {name!r} changed ({what})",
+                tool=name,
+            )
+        )
+    gates = [
+        f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}"
+        for k in ("router", "phase", "cluster")
+        if getattr(old, k) != getattr(new, k)
+    ]
     if gates:
-        out.append(Drift(pid, "tool_gates_changed",
-                         f"plugin {pid!r}: gates of tool {name!r} changed: {'; '.join(gates)}", tool=name))
-    traits = [f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}" for k in ("purity", "dispatch_kind")
-              if getattr(old, k) != getattr(new, k)]
+        out.append(
+            Drift(
+                pid,
+                "tool_gates_changed",
+                f"plugin {pid!r}: gates of tool {name!r} changed: {'; '.join(gates)}",
+                tool=name,
+            )
+        )
+    traits = [
+        f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}"
+        for k in ("purity", "dispatch_kind")
+        if getattr(old, k) != getattr(new, k)
+    ]
     if traits:
-        out.append(Drift(pid, "tool_traits_changed",
-                         f"plugin {pid!r}: tool {name!r} changed {'; '.join(traits)}", tool=name))
+        out.append(
+            Drift(
+                pid,
+                "tool_traits_changed",
+                f"plugin {pid!r}: tool {name!r} changed {'; '.join(traits)}",
+                tool=name,
+            )
+        )
     if not out:  # the hash moved but no recorded part did: the lock's tool entry was edited
-        out.append(Drift(pid, "tool_schema_changed",
-                         f"plugin {pid!r}: definition hash of tool {name!r} differs from the lock", tool=name))
+        out.append(
+            Drift(
+                pid,
+                "tool_schema_changed",
+                f"plugin {pid!r}: definition hash of tool {name!r} differs from the lock",
+                tool=name,
+            )
+        )
     return out
 
 
@@ -627,15 +760,21 @@ def lock_from_load(result: _LoadResult) -> LockFile:
         if info.status != "loaded":
             continue
         if info.provenance is None:
-            raise LockError(DEFAULT_LOCK_PATH, f"plugin {info.plugin_id!r} loaded without a provenance record")
-        plugins.append(LockedPlugin.from_provenance(info.provenance, _tools_of(info, result), info.api_version))
+            raise LockError(
+                DEFAULT_LOCK_PATH, f"plugin {info.plugin_id!r} loaded without a provenance record"
+            )
+        plugins.append(
+            LockedPlugin.from_provenance(info.provenance, _tools_of(info, result), info.api_version)
+        )
     return LockFile(plugins=tuple(plugins))
 
 
 def audit(lock: LockFile, result: _LoadResult) -> list[Drift]:
     """Every drift between ``lock`` and the plugins of ``result``, sorted by plugin id."""
     infos: dict[str, _PluginInfo] = {}
-    for info in result.report.plugins:  # one id may be listed per candidate distribution: prefer the active one
+    for (
+        info
+    ) in result.report.plugins:  # one id may be listed per candidate distribution: prefer the active one
         if info.plugin_id not in infos or info.status in _ACTIVE:
             infos[info.plugin_id] = info
     out: list[Drift] = []
@@ -645,8 +784,14 @@ def audit(lock: LockFile, result: _LoadResult) -> list[Drift]:
         if info.status in _ACTIVE and lock.plugin(pid) is None:
             prov = info.provenance
             origin = f" ({prov.distribution} {prov.version}, {_short(prov.tree_digest)})" if prov else ""
-            out.append(Drift(pid, "plugin_added", f"plugin {pid!r} is enabled but not in the lock{origin}; "
-                                                  "run `reyn plugins lock` to accept it"))
+            out.append(
+                Drift(
+                    pid,
+                    "plugin_added",
+                    f"plugin {pid!r} is enabled but not in the lock{origin}; "
+                    "run `reyn plugins lock` to accept it",
+                )
+            )
     return sorted(out, key=lambda d: d.plugin_id)
 
 
@@ -661,19 +806,34 @@ def _audit_plugin(locked: LockedPlugin, info: _PluginInfo | None, result: _LoadR
         return [Drift(pid, "plugin_removed", f"locked plugin {pid!r} {why}")]
     out = compare_provenance(locked, info.provenance)
     out += [
-        Drift(pid, "record_mismatch", f"plugin {pid!r}: installed file {path} does not match the installer's "
-                                      "RECORD (changed, missing or added after install)", path=path)
+        Drift(
+            pid,
+            "record_mismatch",
+            f"plugin {pid!r}: installed file {path} does not match the installer's "
+            "RECORD (changed, missing or added after install)",
+            path=path,
+        )
         for path in info.provenance.record_mismatches
     ]
     if info.status == "loaded":
         if info.api_version != locked.api_version:
-            out.append(Drift(pid, "api_version_changed",
-                             f"plugin {pid!r}: REYN_API {info.api_version} now, {locked.api_version} in the lock"))
+            out.append(
+                Drift(
+                    pid,
+                    "api_version_changed",
+                    f"plugin {pid!r}: REYN_API {info.api_version} now, {locked.api_version} in the lock",
+                )
+            )
         out += compare_tools(locked, _tools_of(info, result))
     elif not out:
-        out.append(Drift(pid, "plugin_not_loaded",
-                         f"locked plugin {pid!r} matches the lock but did not load (status {info.status}); "
-                         "see `reyn plugins show`"))
+        out.append(
+            Drift(
+                pid,
+                "plugin_not_loaded",
+                f"locked plugin {pid!r} matches the lock but did not load (status {info.status}); "
+                "see `reyn plugins show`",
+            )
+        )
     return out
 
 

@@ -27,8 +27,17 @@ if TYPE_CHECKING:
     from .context import ToolContext
 
 MANIFEST_VERSION = 1
-TOOL_KEYS = ("name", "description", "parameters", "gates", "cluster", "purity", "dispatch_kind",
-             "timeout_s", "handler")
+TOOL_KEYS = (
+    "name",
+    "description",
+    "parameters",
+    "gates",
+    "cluster",
+    "purity",
+    "dispatch_kind",
+    "timeout_s",
+    "handler",
+)
 _GATE_KEYS = ("router", "phase")
 
 Available = Callable[["ToolContext"], bool]
@@ -39,7 +48,9 @@ def _handler_reference(definition: ToolDefinition) -> str:
     handler = definition.handler
     if isinstance(handler, str):
         if not _is_reference(handler):
-            raise ValueError(f"tool {definition.name!r}: handler {handler!r} is not a 'module:attr' reference")
+            raise ValueError(
+                f"tool {definition.name!r}: handler {handler!r} is not a 'module:attr' reference"
+            )
         return handler
     if handler is None:
         raise ValueError(f"tool {definition.name!r} has no handler; a manifest needs an importable one")
@@ -81,17 +92,19 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
     for d in definitions:
         if not isinstance(d, ToolDefinition):
             raise ValueError(f"expected ToolDefinitions, got {type(d).__name__}: {d!r:.80}")
-        tools.append({
-            "name": d.name,
-            "description": d.description,
-            "parameters": json.loads(json.dumps(d.parameters)),
-            "gates": {"router": d.gates.router, "phase": d.gates.phase},
-            "cluster": d.cluster,
-            "purity": d.purity,
-            "dispatch_kind": d.dispatch_kind,
-            "timeout_s": d.timeout_s,
-            "handler": _handler_reference(d),
-        })
+        tools.append(
+            {
+                "name": d.name,
+                "description": d.description,
+                "parameters": json.loads(json.dumps(d.parameters)),
+                "gates": {"router": d.gates.router, "phase": d.gates.phase},
+                "cluster": d.cluster,
+                "purity": d.purity,
+                "dispatch_kind": d.dispatch_kind,
+                "timeout_s": d.timeout_s,
+                "handler": _handler_reference(d),
+            }
+        )
     return {"reyn_manifest": MANIFEST_VERSION, "tools": tools}
 
 
@@ -102,7 +115,8 @@ def _check_keys(what: str, entry: object, keys: Sequence[str]) -> Mapping[str, A
     extra = sorted(str(k) for k in entry if k not in keys)
     if missing or extra:
         problems = ([f"missing {', '.join(missing)}"] if missing else []) + (
-            [f"unknown {', '.join(extra)}"] if extra else [])
+            [f"unknown {', '.join(extra)}"] if extra else []
+        )
         raise ValueError(f"{what}: {'; '.join(problems)}")
     return entry
 
@@ -123,7 +137,9 @@ def lazy_definitions(
     _check_keys("the manifest", manifest, ("reyn_manifest", "tools"))
     version = manifest["reyn_manifest"]
     if version != MANIFEST_VERSION:
-        raise ValueError(f"unknown manifest version {version!r}; this reyn_core reads version {MANIFEST_VERSION}")
+        raise ValueError(
+            f"unknown manifest version {version!r}; this reyn_core reads version {MANIFEST_VERSION}"
+        )
     entries = manifest["tools"]
     if not isinstance(entries, list):
         raise ValueError(f"the manifest's tools must be a list, got {type(entries).__name__}")
@@ -145,19 +161,21 @@ def lazy_definitions(
             raise ValueError(f"{what}: handler {entry['handler']!r} is not a 'module:attr' reference")
         if not isinstance(entry["parameters"], Mapping):
             raise ValueError(f"{what}: parameters must be an object")
-        out.append(ToolDefinition(
-            name=name,
-            description=entry["description"],
-            parameters=entry["parameters"],
-            handler=entry["handler"],
-            gates=ToolGates(router=gates["router"], phase=gates["phase"]),
-            cluster=entry["cluster"],
-            purity=entry["purity"],
-            dispatch_kind=entry["dispatch_kind"],
-            schema_enricher=enrichers.get(name),
-            available=available.get(name),
-            timeout_s=entry["timeout_s"],
-        ))
+        out.append(
+            ToolDefinition(
+                name=name,
+                description=entry["description"],
+                parameters=entry["parameters"],
+                handler=entry["handler"],
+                gates=ToolGates(router=gates["router"], phase=gates["phase"]),
+                cluster=entry["cluster"],
+                purity=entry["purity"],
+                dispatch_kind=entry["dispatch_kind"],
+                schema_enricher=enrichers.get(name),
+                available=available.get(name),
+                timeout_s=entry["timeout_s"],
+            )
+        )
     for label, mapping in (("available", available), ("schema_enrichers", enrichers)):
         unknown = sorted(set(mapping) - seen)
         if unknown:
@@ -218,9 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m reyn_core.manifest",
-        description="Print the tool manifest of a tuple of ToolDefinitions, or check a manifest file.")
+        description="Print the tool manifest of a tuple of ToolDefinitions, or check a manifest file.",
+    )
     parser.add_argument("reference", help="pkg.module:ATTR naming a tuple of ToolDefinitions")
-    parser.add_argument("--check", metavar="FILE", help="exit 1 when FILE differs from the generated manifest")
+    parser.add_argument(
+        "--check", metavar="FILE", help="exit 1 when FILE differs from the generated manifest"
+    )
     args = parser.parse_args(argv)
     try:
         manifest = tool_manifest(_load_reference(args.reference))

@@ -43,8 +43,10 @@ class PhaseControl(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> PhaseControl:
         if _DECISION_FOR[self.type] != self.decision:
-            raise ValueError(f"control.type {self.type!r} goes with decision {_DECISION_FOR[self.type]!r}, "
-                             f"not {self.decision!r}")
+            raise ValueError(
+                f"control.type {self.type!r} goes with decision {_DECISION_FOR[self.type]!r}, "
+                f"not {self.decision!r}"
+            )
         if self.type == "transition" and not self.next_phase:
             raise ValueError("a transition needs next_phase")
         return self
@@ -105,11 +107,14 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
                 "reply with exactly one JSON object"
             ) from None
         except ValueError as exc:  # e.g. an integer longer than Python's int parsing limit
-            raise PhaseOutputError(f"the reply cannot be read ({exception_message(exc)}); "
-                                   "reply with smaller values") from None
+            raise PhaseOutputError(
+                f"the reply cannot be read ({exception_message(exc)}); reply with smaller values"
+            ) from None
     if data is _TOO_DEEP or not depth_within(data, MAX_OUTPUT_DEPTH):
-        raise PhaseOutputError(f"the reply nests too deeply (the limit is {MAX_OUTPUT_DEPTH} levels); "
-                               "reply with one flat JSON object")
+        raise PhaseOutputError(
+            f"the reply nests too deeply (the limit is {MAX_OUTPUT_DEPTH} levels); "
+            "reply with one flat JSON object"
+        )
     return data
 
 
@@ -124,7 +129,9 @@ def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseSurfa
         raise PhaseOutputError(f"the reply must be a JSON object, got {type(data).__name__}")
     problems: list[ArgumentProblem] = []
     unknown = sorted(set(data) - {"control", "artifact", "control_ir"})
-    problems.extend(ArgumentProblem(f"/{k}", "unexpected key (allowed: control, artifact, control_ir)") for k in unknown)
+    problems.extend(
+        ArgumentProblem(f"/{k}", "unexpected key (allowed: control, artifact, control_ir)") for k in unknown
+    )
     control = artifact = None
     if "control" not in data:
         problems.append(ArgumentProblem("/control", "is required"))
@@ -151,6 +158,8 @@ def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseSurfa
         if op is not None:
             ops.append(op)
     if problems:
-        raise PhaseOutputError(f"the reply breaks the phase output contract ({len(problems)} problem(s))", problems)
+        raise PhaseOutputError(
+            f"the reply breaks the phase output contract ({len(problems)} problem(s))", problems
+        )
     assert control is not None
     return PhaseOutput(control=control, artifact=artifact, control_ir=ops)

@@ -204,23 +204,37 @@ class Profile(_Section):
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "<string>", profile_name: str | None = None,
-                     key_prefix: str = "", base_dir: Path | None = None) -> Profile:
+    def from_mapping(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        source: str = "<string>",
+        profile_name: str | None = None,
+        key_prefix: str = "",
+        base_dir: Path | None = None,
+    ) -> Profile:
         """Validate a parsed TOML mapping (as in ``reyn.toml``) and apply ``profile_name``."""
         base = _validate(data, source, key_prefix)
         overlays = dict(base.profiles)
         for name, overlay in overlays.items():
             where = f"{key_prefix}profiles.{name}"
             if "profiles" in overlay:
-                raise ProfileError(f"{source}: {where}.profiles: named profiles cannot nest",
-                                   key=f"{where}.profiles", file=source)
+                raise ProfileError(
+                    f"{source}: {where}.profiles: named profiles cannot nest",
+                    key=f"{where}.profiles",
+                    file=source,
+                )
             _validate(overlay, source, where + ".")
         merged: dict[str, Any] = dict(data)
         if profile_name is not None:
             if profile_name not in overlays:
                 known = ", ".join(sorted(overlays)) or "none"
-                raise ProfileError(f"{source}: no profile named {profile_name!r} ([profiles.{profile_name}]); "
-                                   f"defined: {known}", key=f"{key_prefix}profiles.{profile_name}", file=source)
+                raise ProfileError(
+                    f"{source}: no profile named {profile_name!r} ([profiles.{profile_name}]); "
+                    f"defined: {known}",
+                    key=f"{key_prefix}profiles.{profile_name}",
+                    file=source,
+                )
             merged = _deep_merge(merged, overlays[profile_name])
         profile = _validate(merged, source, key_prefix)
         profile._source = source
@@ -290,7 +304,7 @@ def _section_at(parts: list[str]) -> tuple[type[BaseModel] | None, bool]:
 
 
 def _unwrap(annotation: Any) -> Any:
-    for arg in (typing.get_args(annotation) or (annotation,)):
+    for arg in typing.get_args(annotation) or (annotation,):
         if isinstance(arg, type) and issubclass(arg, BaseModel):
             return arg
     return annotation
@@ -331,12 +345,17 @@ def _read_file(path: Path) -> str:
 
 def _from_file(path: Path, profile_name: str | None) -> Profile:
     text = _read_file(path)
-    return Profile.from_mapping(_parse_toml(text, str(path)), source=str(path), profile_name=profile_name,
-                                base_dir=path.resolve().parent)
+    return Profile.from_mapping(
+        _parse_toml(text, str(path)),
+        source=str(path),
+        profile_name=profile_name,
+        base_dir=path.resolve().parent,
+    )
 
 
-def find_profile_file(profile_file: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
-                      ) -> tuple[Path, bool] | None:
+def find_profile_file(
+    profile_file: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
+) -> tuple[Path, bool] | None:
     """The profile file to use and whether it is a ``pyproject.toml``, or None (no profile)."""
     here = Path(cwd) if cwd is not None else Path.cwd()
     explicit = profile_file if profile_file is not None else os.environ.get("REYN_PROFILE_FILE") or None
@@ -367,8 +386,11 @@ def _has_tool_reyn(pyproject: Path) -> bool:
     return isinstance(tool, Mapping) and "reyn" in tool
 
 
-def load_profile(profile_file: str | os.PathLike[str] | None = None, profile_name: str | None = None,
-                 cwd: str | os.PathLike[str] | None = None) -> Profile:
+def load_profile(
+    profile_file: str | os.PathLike[str] | None = None,
+    profile_name: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Profile:
     """Find, read and validate the profile (see the module docstring for the search order).
 
     ``profile_name`` defaults to ``$REYN_PROFILE``. Raises ``ProfileError`` naming the key and file.
@@ -377,9 +399,11 @@ def load_profile(profile_file: str | os.PathLike[str] | None = None, profile_nam
     found = find_profile_file(profile_file, cwd)
     if found is None:
         if name is not None:
-            raise ProfileError(f"profile {name!r} was requested but no profile file was found "
-                               f"(looked for --profile-file, $REYN_PROFILE_FILE, ./{PROFILE_FILE_NAME}, "
-                               "[tool.reyn] in ./pyproject.toml and the user config dir)")
+            raise ProfileError(
+                f"profile {name!r} was requested but no profile file was found "
+                f"(looked for --profile-file, $REYN_PROFILE_FILE, ./{PROFILE_FILE_NAME}, "
+                "[tool.reyn] in ./pyproject.toml and the user config dir)"
+            )
         profile = Profile()
         profile._base_dir = Path(cwd).resolve() if cwd is not None else None
         return profile
@@ -391,5 +415,6 @@ def load_profile(profile_file: str | os.PathLike[str] | None = None, profile_nam
     section = tool.get("reyn") if isinstance(tool, Mapping) else None
     if not isinstance(section, Mapping):
         raise ProfileError(f"{path}: has no [tool.reyn] table", key="tool.reyn", file=str(path))
-    return Profile.from_mapping(section, source=str(path), profile_name=name, key_prefix="tool.reyn.",
-                                base_dir=path.resolve().parent)
+    return Profile.from_mapping(
+        section, source=str(path), profile_name=name, key_prefix="tool.reyn.", base_dir=path.resolve().parent
+    )

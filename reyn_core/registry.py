@@ -50,10 +50,16 @@ def _field_problem(d: ToolDefinition) -> str:
     otherwise be silently accepted (a gate of "Allow" would quietly deny)."""
     # Exact types, not subclasses: a str or ToolGates subclass could change hashing, equality or
     # allows() after the checks ran (bypassing collisions, tools.exclude or the role gate).
-    gates_ok = (type(d.gates) is ToolGates and type(d.gates.router) is str and type(d.gates.phase) is str
-                and {d.gates.router, d.gates.phase} <= {"allow", "deny"})
+    gates_ok = (
+        type(d.gates) is ToolGates
+        and type(d.gates.router) is str
+        and type(d.gates.phase) is str
+        and {d.gates.router, d.gates.phase} <= {"allow", "deny"}
+    )
     if not gates_ok:
-        return f"gates must be ToolGates(router=..., phase=...) with values 'allow' or 'deny', got {d.gates!r}"
+        return (
+            f"gates must be ToolGates(router=..., phase=...) with values 'allow' or 'deny', got {d.gates!r}"
+        )
     if type(d.purity) is not str or d.purity not in PURITIES:
         return f"purity {d.purity!r} is not one of {list(PURITIES)}"
     if type(d.dispatch_kind) is not str or d.dispatch_kind not in ("inline", "deferred"):
@@ -100,8 +106,13 @@ class ToolRegistry:
 
     # ------------------------------------------------------------------ building
 
-    def register(self, obj: ToolDefinition | Callable[..., Any], *, origin: ToolOrigin | None = None,
-                 original_name: str | None = None) -> ToolDefinition:
+    def register(
+        self,
+        obj: ToolDefinition | Callable[..., Any],
+        *,
+        origin: ToolOrigin | None = None,
+        original_name: str | None = None,
+    ) -> ToolDefinition:
         """Check and add one tool. Raises ``ToolRegistrationError`` (with a diagnostic code) when the
         name is invalid, the schema has errors, or the name is already taken — naming both origins.
 
@@ -113,10 +124,15 @@ class ToolRegistry:
         try:
             definition = as_definition(obj)
             if type(definition) is not ToolDefinition:  # a subclass could override fields' behaviour
-                definition = ToolDefinition(**{f.name: getattr(definition, f.name) for f in fields(ToolDefinition)})
+                definition = ToolDefinition(
+                    **{f.name: getattr(definition, f.name) for f in fields(ToolDefinition)}
+                )
         except TypeError as exc:
-            raise ToolRegistrationError("RT001", f"not a tool: {exc}",
-                                        hint="pass a ToolDefinition or a function decorated with @reyn_core.tool") from None
+            raise ToolRegistrationError(
+                "RT001",
+                f"not a tool: {exc}",
+                hint="pass a ToolDefinition or a function decorated with @reyn_core.tool",
+            ) from None
         if origin is not None:
             definition = definition.with_origin(origin)
         elif definition.origin is None:
@@ -127,8 +143,10 @@ class ToolRegistry:
             raise
         except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it
             raise ToolRegistrationError(
-                "RT007", f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
-                tool=str(definition.name)[:80], hint="simplify the definition; the message names what broke the check",
+                "RT007",
+                f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
+                tool=str(definition.name)[:80],
+                hint="simplify the definition; the message names what broke the check",
             ) from None
         # Keep our own copy of the checked schema: a plugin that mutates its dict later cannot
         # change what the renderers show or what the dispatcher validates against.
@@ -153,26 +171,45 @@ class ToolRegistry:
     def _check_definition(self, d: ToolDefinition) -> list[SchemaIssue]:
         if type(d.name) is not str or not is_valid_tool_name(d.name):
             raise ToolRegistrationError(
-                "RT002", f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
-                tool=str(d.name)[:80], hint="use letters, digits, '_' and '-', at most 64 characters")
+                "RT002",
+                f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
+                tool=str(d.name)[:80],
+                hint="use letters, digits, '_' and '-', at most 64 characters",
+            )
         if type(d.description) is not str or not d.description.strip():
-            raise ToolRegistrationError("RT003", f"tool {d.name!r} has no description", tool=d.name,
-                                        hint="write a docstring or pass description=; models choose tools by it")
+            raise ToolRegistrationError(
+                "RT003",
+                f"tool {d.name!r} has no description",
+                tool=d.name,
+                hint="write a docstring or pass description=; models choose tools by it",
+            )
         handler = d.handler
         if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):
-            raise ToolRegistrationError("RT005", f"tool {d.name!r} handler must be callable, 'module:attr' or None",
-                                        tool=d.name, hint="point handler at a function, e.g. 'my_pkg.tools:fetch'")
+            raise ToolRegistrationError(
+                "RT005",
+                f"tool {d.name!r} handler must be callable, 'module:attr' or None",
+                tool=d.name,
+                hint="point handler at a function, e.g. 'my_pkg.tools:fetch'",
+            )
         problem = _field_problem(d)
         if problem:
-            raise ToolRegistrationError("RT006", f"tool {d.name!r} has an invalid field: {problem}", tool=d.name,
-                                        hint="fix the value in @tool(...) / ToolDefinition(...)")
+            raise ToolRegistrationError(
+                "RT006",
+                f"tool {d.name!r} has an invalid field: {problem}",
+                tool=d.name,
+                hint="fix the value in @tool(...) / ToolDefinition(...)",
+            )
         issues = self._schema_check(d.parameters, phase_usable=d.gates.phase == "allow")
         errors = [i for i in issues if i.severity == "error"]
         if errors:
             first = errors[0]
             detail = "; ".join(f"{i.message}" + (f" (at {i.pointer})" if i.pointer else "") for i in errors)
-            raise ToolRegistrationError(first.code, f"tool {d.name!r} has an invalid parameters schema: {detail}",
-                                        tool=d.name, hint="fix the schema; docs/diagnostics.md explains each code")
+            raise ToolRegistrationError(
+                first.code,
+                f"tool {d.name!r} has an invalid parameters schema: {detail}",
+                tool=d.name,
+                hint="fix the schema; docs/diagnostics.md explains each code",
+            )
         return issues
 
     def set_settings(self, plugin_id: str, settings: Any) -> None:
@@ -191,14 +228,27 @@ class ToolRegistry:
         snap._frozen = True
         return snap
 
-    _FROZEN_FIELDS = frozenset({"operator", "hooks", "_tools", "_original_names", "_settings", "_sorted",
-                                "_frozen", "_caches", "_schema_check"})
+    _FROZEN_FIELDS = frozenset(
+        {
+            "operator",
+            "hooks",
+            "_tools",
+            "_original_names",
+            "_settings",
+            "_sorted",
+            "_frozen",
+            "_caches",
+            "_schema_check",
+        }
+    )
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
         # switch off layer 2 or the audit log, so a frozen registry refuses it.
         if name in self._FROZEN_FIELDS and getattr(self, "_frozen", False):
-            raise RegistryFrozen(f"this registry is frozen; {name!r} cannot be changed (build a new registry)")
+            raise RegistryFrozen(
+                f"this registry is frozen; {name!r} cannot be changed (build a new registry)"
+            )
         object.__setattr__(self, name, value)
 
     @property
@@ -262,15 +312,34 @@ class ToolRegistry:
         settings = self.settings_for(tool)
         return ctx if settings is None or ctx.settings is settings else ctx.with_settings(settings)
 
-    def check(self, tool: ToolDefinition, surface: str, ctx: ToolContext, *,
-              exclude: Iterable[str] = (), allowed_ops: Iterable[str] | None = None) -> gates.Decision:
+    def check(
+        self,
+        tool: ToolDefinition,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> gates.Decision:
         """``gates.check`` with this registry's operator policy and the tool's own settings."""
-        return gates.check(tool, surface, self.context_for(tool, ctx), operator=self.operator,
-                           exclude=frozenset(gates.as_names(exclude, "exclude")), allowed_ops=allowed_ops,
-                           original_names=self._original_names)
+        return gates.check(
+            tool,
+            surface,
+            self.context_for(tool, ctx),
+            operator=self.operator,
+            exclude=frozenset(gates.as_names(exclude, "exclude")),
+            allowed_ops=allowed_ops,
+            original_names=self._original_names,
+        )
 
-    def visible(self, surface: str, ctx: ToolContext, *, exclude: Iterable[str] = (),
-                allowed_ops: Iterable[str] | None = None) -> list[ToolDefinition]:
+    def visible(
+        self,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> list[ToolDefinition]:
         """The tools ``surface`` may see in ``ctx``, sorted by name."""
         ex = frozenset(gates.as_names(exclude, "exclude"))
         ops = gates.as_names(allowed_ops, "allowed_ops") if allowed_ops is not None else None

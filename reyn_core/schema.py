@@ -68,8 +68,19 @@ def _subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, An
         if isinstance(sub, Mapping):
             for name, child in sub.items():
                 yield from _subschemas(child, f"{ptr}/{key}/{name}")
-    for key in ("items", "additionalProperties", "not", "if", "then", "else", "contains",
-                "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"):
+    for key in (
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+    ):
         child = node.get(key)
         if isinstance(child, Mapping):
             yield from _subschemas(child, f"{ptr}/{key}")
@@ -123,34 +134,77 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
     phase-usable tool (a phase op is flat: ``kind`` plus the arguments). Then provider lints.
     """
     if not isinstance(parameters, Mapping):
-        return [SchemaIssue("RS001", "error", f"parameters must be a JSON Schema object, got {type(parameters).__name__}")]
+        return [
+            SchemaIssue(
+                "RS001", "error", f"parameters must be a JSON Schema object, got {type(parameters).__name__}"
+            )
+        ]
     # Depth first, iteratively: a schema nested thousands of levels (or a cyclic dict) must be an
     # RS002 for this one tool, never a RecursionError that takes the whole load down.
     if not _depth_within(parameters, MAX_SCHEMA_DEPTH):
-        return [SchemaIssue("RS002", "error", f"schema nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)")]
+        return [
+            SchemaIssue(
+                "RS002", "error", f"schema nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)"
+            )
+        ]
     try:
         encoded = json.dumps(parameters, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:
         return [SchemaIssue("RS001", "error", f"parameters are not JSON-serialisable: {exc}")]
     issues: list[SchemaIssue] = []
     if len(encoded) > MAX_SCHEMA_BYTES:
-        issues.append(SchemaIssue("RS002", "error", f"schema is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}"))
+        issues.append(
+            SchemaIssue("RS002", "error", f"schema is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+        )
         return issues
     if parameters.get("type") != "object":
-        issues.append(SchemaIssue("RS003", "error", 'the root must be {"type": "object"} (tool arguments are a JSON object)'))
+        issues.append(
+            SchemaIssue(
+                "RS003", "error", 'the root must be {"type": "object"} (tool arguments are a JSON object)'
+            )
+        )
     for ptr, node, _ in _walk(parameters):
         if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
             ref = node["$ref"]
             if not ref.startswith("#"):
-                issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)", f"{ptr}/$ref"))
+                issues.append(
+                    SchemaIssue(
+                        "RS004",
+                        "error",
+                        f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)",
+                        f"{ptr}/$ref",
+                    )
+                )
             elif ref != "#" and not ref.startswith("#/"):
-                issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} uses an anchor; only JSON-pointer references ('#/$defs/...') are allowed", f"{ptr}/$ref"))
+                issues.append(
+                    SchemaIssue(
+                        "RS004",
+                        "error",
+                        f"$ref {ref!r} uses an anchor; only JSON-pointer references ('#/$defs/...') are allowed",
+                        f"{ptr}/$ref",
+                    )
+                )
             elif not _local_ref_resolves(parameters, ref):
-                issues.append(SchemaIssue("RS004", "error", f"$ref {ref!r} points at nothing in this schema (every call would fail)", f"{ptr}/$ref"))
+                issues.append(
+                    SchemaIssue(
+                        "RS004",
+                        "error",
+                        f"$ref {ref!r} points at nothing in this schema (every call would fail)",
+                        f"{ptr}/$ref",
+                    )
+                )
         if isinstance(node, Mapping) and "$dynamicRef" in node:
-            issues.append(SchemaIssue("RS004", "error", "$dynamicRef is not supported in tool schemas", f"{ptr}/$dynamicRef"))
+            issues.append(
+                SchemaIssue(
+                    "RS004", "error", "$dynamicRef is not supported in tool schemas", f"{ptr}/$dynamicRef"
+                )
+            )
         if isinstance(node, Mapping) and isinstance(node.get("$id"), str) and ptr:
-            issues.append(SchemaIssue("RS004", "error", "embedded $id changes the reference base; remove it", f"{ptr}/$id"))
+            issues.append(
+                SchemaIssue(
+                    "RS004", "error", "embedded $id changes the reference base; remove it", f"{ptr}/$id"
+                )
+            )
     meta = _metaschema_errors(parameters)
     issues.extend(meta)
     for ptr, sub in _subschemas(parameters):
@@ -161,8 +215,19 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
         if isinstance(pattern_props, Mapping):  # their keys are regexes run on model input too
             for key in pattern_props:
                 issues.extend(_pattern_issues(str(key), f"{ptr}/patternProperties/{key}"))
-    if phase_usable and isinstance(parameters.get("properties"), Mapping) and "kind" in parameters["properties"]:
-        issues.append(SchemaIssue("RS006", "error", "a phase-usable tool may not have a parameter called 'kind' (phase ops are flat: kind plus the arguments); rename it or deny the phase gate", "/properties/kind"))
+    if (
+        phase_usable
+        and isinstance(parameters.get("properties"), Mapping)
+        and "kind" in parameters["properties"]
+    ):
+        issues.append(
+            SchemaIssue(
+                "RS006",
+                "error",
+                "a phase-usable tool may not have a parameter called 'kind' (phase ops are flat: kind plus the arguments); rename it or deny the phase gate",
+                "/properties/kind",
+            )
+        )
     if not any(i.severity == "error" for i in issues):
         issues.extend(provider_lints(parameters))
     return issues
@@ -171,9 +236,17 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
 def _metaschema_errors(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
     from jsonschema import Draft202012Validator
 
-    errors = sorted(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(dict(parameters)), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(dict(parameters)),
+        key=lambda e: list(e.absolute_path),
+    )
     return [
-        SchemaIssue("RS005", "error", f"not a valid JSON Schema 2020-12: {e.message}", "".join(f"/{p}" for p in e.absolute_path))
+        SchemaIssue(
+            "RS005",
+            "error",
+            f"not a valid JSON Schema 2020-12: {e.message}",
+            "".join(f"/{p}" for p in e.absolute_path),
+        )
         for e in errors[:5]
     ]
 
@@ -183,20 +256,47 @@ _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
 
 def _pattern_issues(pattern: str, ptr: str) -> list[SchemaIssue]:
     if len(pattern) > MAX_PATTERN_LENGTH:
-        return [SchemaIssue("RS007", "error", f"pattern is {len(pattern)} characters; the limit is {MAX_PATTERN_LENGTH}", ptr)]
+        return [
+            SchemaIssue(
+                "RS007",
+                "error",
+                f"pattern is {len(pattern)} characters; the limit is {MAX_PATTERN_LENGTH}",
+                ptr,
+            )
+        ]
     try:
         re.compile(pattern)
     except re.error as exc:
         return [SchemaIssue("RS007", "error", f"pattern does not compile: {exc}", ptr)]
     if _NESTED_QUANTIFIER.search(pattern):
-        return [SchemaIssue("RS007", "error", "pattern nests quantifiers (e.g. '(a+)+'), which can backtrack catastrophically", ptr)]
+        return [
+            SchemaIssue(
+                "RS007",
+                "error",
+                "pattern nests quantifiers (e.g. '(a+)+'), which can backtrack catastrophically",
+                ptr,
+            )
+        ]
     return []
 
 
 # --------------------------------------------------------------------------- provider lints
 
-_GEMINI_UNSUPPORTED = ("$ref", "oneOf", "allOf", "not", "patternProperties", "const", "if", "then", "else",
-                       "additionalProperties", "unevaluatedProperties", "prefixItems", "$defs")
+_GEMINI_UNSUPPORTED = (
+    "$ref",
+    "oneOf",
+    "allOf",
+    "not",
+    "patternProperties",
+    "const",
+    "if",
+    "then",
+    "else",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "prefixItems",
+    "$defs",
+)
 
 
 def provider_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
@@ -211,14 +311,32 @@ def provider_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
         for key in _GEMINI_UNSUPPORTED:
             if key in sub and key not in seen and not (key == "additionalProperties" and sub[key] is False):
                 seen.add(key)
-                issues.append(SchemaIssue("RS102", "warning", f"Gemini's schema subset does not support {key!r}; it may be dropped or rejected", f"{ptr}/{key}"))
+                issues.append(
+                    SchemaIssue(
+                        "RS102",
+                        "warning",
+                        f"Gemini's schema subset does not support {key!r}; it may be dropped or rejected",
+                        f"{ptr}/{key}",
+                    )
+                )
     return issues
 
 
 # --------------------------------------------------------------------------- strict mode
 
-_STRICT_UNSUPPORTED = ("patternProperties", "unevaluatedProperties", "if", "then", "else", "not",
-                       "dependentSchemas", "dependentRequired", "propertyNames", "contains", "prefixItems")
+_STRICT_UNSUPPORTED = (
+    "patternProperties",
+    "unevaluatedProperties",
+    "if",
+    "then",
+    "else",
+    "not",
+    "dependentSchemas",
+    "dependentRequired",
+    "propertyNames",
+    "contains",
+    "prefixItems",
+)
 
 
 def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
@@ -242,11 +360,17 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
         if node.get("type") == "object" or "properties" in node:
             extra = node.get("additionalProperties", False)
             if extra not in (False, None) and extra != {}:
-                raise StrictSchemaError(tool, f"object at {ptr or '/'} allows additional properties; strict mode needs closed objects")
+                raise StrictSchemaError(
+                    tool,
+                    f"object at {ptr or '/'} allows additional properties; strict mode needs closed objects",
+                )
             if ptr and not node.get("properties") and "additionalProperties" not in node:
                 # Closing a free-form object would silently make it always empty.
-                raise StrictSchemaError(tool, f"object at {ptr} declares no properties (a free-form object); "
-                                              "strict mode needs every property declared")
+                raise StrictSchemaError(
+                    tool,
+                    f"object at {ptr} declares no properties (a free-form object); "
+                    "strict mode needs every property declared",
+                )
             props = node.setdefault("properties", {})
             required = set(node.get("required", []))
             for name, sub in list(props.items()):

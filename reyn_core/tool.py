@@ -188,11 +188,7 @@ def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 def _model_param(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:
     hints = _resolved_hints(fn)
-    params = [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if not _is_ctx_param(p, hints)
-    ]
+    params = [p for p in inspect.signature(fn).parameters.values() if not _is_ctx_param(p, hints)]
     if len(params) == 1:
         ann = hints.get(params[0].name, params[0].annotation)
         if inspect.isclass(ann) and issubclass(ann, BaseModel):
@@ -247,9 +243,7 @@ def _signature_model(fn: Callable[..., Any]) -> type[BaseModel]:
         ann = hints.get(p.name, Any if p.annotation is p.empty else p.annotation)
         default = ... if p.default is p.empty else p.default
         fields[p.name] = (ann, default)
-    return create_model(
-        f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    return create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def _drop_titles(schema: dict[str, Any]) -> None:
@@ -348,6 +342,4 @@ def as_definition(obj: object) -> ToolDefinition:
         return obj
     if callable(obj) and (inspect.isfunction(obj) or inspect.ismethod(obj)):
         return tool(obj)
-    raise TypeError(
-        f"expected a ToolDefinition or a typed function, got {type(obj).__name__}: {obj!r:.80}"
-    )
+    raise TypeError(f"expected a ToolDefinition or a typed function, got {type(obj).__name__}: {obj!r:.80}")

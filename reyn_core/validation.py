@@ -20,10 +20,30 @@ Validator = Callable[[Any], list[ArgumentProblem]]
 
 _SCALAR_TYPES = {"string", "integer", "number", "boolean", "null"}
 _FAST_KEYWORDS = {
-    "type", "description", "title", "default", "enum", "const", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "examples",
+    "type",
+    "description",
+    "title",
+    "default",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "examples",
 }
-_FAST_ARRAY_KEYWORDS = {"type", "description", "title", "default", "items", "minItems", "maxItems", "examples"}
+_FAST_ARRAY_KEYWORDS = {
+    "type",
+    "description",
+    "title",
+    "default",
+    "items",
+    "minItems",
+    "maxItems",
+    "examples",
+}
 
 
 def json_type_of(value: Any) -> str:
@@ -204,7 +224,9 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
         try:
             errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
         except RecursionError:
-            return [ArgumentProblem("", f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels)")]
+            return [
+                ArgumentProblem("", f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels)")
+            ]
         except Exception as exc:
             # jsonschema wraps referencing's Unresolvable, which wraps Unretrievable, which wraps
             # RemoteRefRefused: walk the chain. Any unresolvable reference fails closed.
@@ -213,7 +235,11 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
                 return [ArgumentProblem("", f"the tool's schema is unusable: {refused}")]
             unresolvable = _find_cause(exc, _referencing_errors())
             if unresolvable is not None:
-                return [ArgumentProblem("", f"the tool's schema has a $ref that cannot be resolved: {unresolvable}")]
+                return [
+                    ArgumentProblem(
+                        "", f"the tool's schema has a $ref that cannot be resolved: {unresolvable}"
+                    )
+                ]
             raise
         return [
             ArgumentProblem("".join(f"/{_escape(str(p))}" for p in e.absolute_path), e.message)
@@ -223,7 +249,9 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
     return validate
 
 
-def _find_cause(exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException | None:
+def _find_cause(
+    exc: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]
+) -> BaseException | None:
     seen: set[int] = set()
     node: BaseException | None = exc
     while node is not None and id(node) not in seen:
@@ -268,7 +296,9 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
                 )
             ]
         except ValueError as exc:  # e.g. an integer longer than Python's int parsing limit
-            return None, [ArgumentProblem("", f"arguments cannot be read ({exc_text(exc)}); send smaller values")]
+            return None, [
+                ArgumentProblem("", f"arguments cannot be read ({exc_text(exc)}); send smaller values")
+            ]
         return (value, []) if depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
     if raw is None:
         return {}, []
@@ -281,8 +311,10 @@ MAX_ARGUMENT_DEPTH = 64
 
 
 def _too_deep() -> ArgumentProblem:
-    return ArgumentProblem("", f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels); "
-                               "send a flatter JSON object")
+    return ArgumentProblem(
+        "",
+        f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels); send a flatter JSON object",
+    )
 
 
 def depth_within(value: Any, limit: int) -> bool:
@@ -341,5 +373,7 @@ def problems_from_pydantic(exc: Any, prefix: str = "") -> list[ArgumentProblem]:
     out = []
     for err in exc.errors(include_url=False):
         loc = "".join(f"/{_escape(str(p))}" for p in err.get("loc", ()) if p != "__root__")
-        out.append(ArgumentProblem(prefix + loc, str(err.get("msg", "invalid")).removeprefix("Value error, ")))
+        out.append(
+            ArgumentProblem(prefix + loc, str(err.get("msg", "invalid")).removeprefix("Value error, "))
+        )
     return out

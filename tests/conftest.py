@@ -75,8 +75,9 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("reyn-core-src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO_ROOT / name, src / name)
-    shutil.copytree(REPO_ROOT / "reyn_core", src / "reyn_core",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        REPO_ROOT / "reyn_core", src / "reyn_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
     _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(src))
     return house
 
@@ -114,7 +115,16 @@ class FreshVenv:
             if candidate.exists():
                 text = str(candidate)
             args.extend(["-e", text] if editable and candidate.is_dir() else [text])
-        _pip("--python", str(self.python), "install", "-q", "--no-index", "--find-links", str(self.wheelhouse), *args)
+        _pip(
+            "--python",
+            str(self.python),
+            "install",
+            "-q",
+            "--no-index",
+            "--find-links",
+            str(self.wheelhouse),
+            *args,
+        )
 
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV and not k.startswith("REYN_")}
@@ -125,9 +135,15 @@ class FreshVenv:
             env.update(extra)
         return env
 
-    def run(self, *argv: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-            env: dict[str, str] | None = None, check: bool = False, timeout: float = 300,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        *argv: str | os.PathLike[str],
+        cwd: str | os.PathLike[str] | None = None,
+        env: dict[str, str] | None = None,
+        check: bool = False,
+        timeout: float = 300,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run a program of this venv (``python``, ``reyn``, ``pytest``…) or any program on PATH.
 
         The default working directory is outside the repository, so the repository's own
@@ -137,8 +153,16 @@ class FreshVenv:
         local = self.bin / args[0]
         if local.exists():
             args[0] = str(local)
-        return subprocess.run(args, cwd=cwd, env=self.env(env), capture_output=True, text=True,
-                              timeout=timeout, check=check, input=input)
+        return subprocess.run(
+            args,
+            cwd=cwd,
+            env=self.env(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=check,
+            input=input,
+        )
 
 
 @pytest.fixture
@@ -148,8 +172,12 @@ def make_venv(tmp_path: Path, wheelhouse: Path) -> Iterator[Callable[..., FreshV
 
     def factory(name: str = "venv") -> FreshVenv:
         path = tmp_path / name
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         made.append(path)
         return FreshVenv(path, wheelhouse)
 
@@ -162,8 +190,12 @@ def make_module_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path)
 
     def factory(name: str = "venv") -> FreshVenv:
         path = tmp_path_factory.mktemp("mvenv") / name
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(path)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         return FreshVenv(path, wheelhouse)
 
     return factory

@@ -50,11 +50,19 @@ def common_parser() -> argparse.ArgumentParser:
     fills in ``COMMON_DEFAULTS`` afterwards.
     """
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--profile", default=argparse.SUPPRESS,
-                        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
-    common.add_argument("--profile-file", default=argparse.SUPPRESS,
-                        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output")
+    common.add_argument(
+        "--profile",
+        default=argparse.SUPPRESS,
+        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
+    )
+    common.add_argument(
+        "--profile-file",
+        default=argparse.SUPPRESS,
+        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
+    )
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
+    )
     return common
 
 
@@ -62,8 +70,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
     common = common_parser()
     parser = argparse.ArgumentParser(
-        prog="reyn", description="Reyn: one registry of LLM tools.", parents=[common],
-        epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.")
+        prog="reyn",
+        description="Reyn: one registry of LLM tools.",
+        parents=[common],
+        epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES
@@ -108,8 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("REYN_DEBUG"):
             raise
-        print(f"reyn: internal error: {type(exc).__name__}: {_one_line(exc)} (set REYN_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(
+            f"reyn: internal error: {type(exc).__name__}: {_one_line(exc)} (set REYN_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
 
 

@@ -32,23 +32,37 @@ printed and the conversation went on from before that message); 2 usage, profile
 or a missing API key (checked before the session starts)."""
 
 
-DEFERRED_REFUSAL = {"status": "error", "error": {"kind": "runtime_missing",
-                                                 "message": "this host cannot complete deferred tools"}}
+DEFERRED_REFUSAL = {
+    "status": "error",
+    "error": {"kind": "runtime_missing", "message": "this host cannot complete deferred tools"},
+}
 
 
 def add_profile_options(p: argparse.ArgumentParser) -> None:
     """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
-    p.add_argument("--profile", default=argparse.SUPPRESS,
-                   help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
-    p.add_argument("--profile-file", default=argparse.SUPPRESS,
-                   help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
+    p.add_argument(
+        "--profile",
+        default=argparse.SUPPRESS,
+        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
+    )
+    p.add_argument(
+        "--profile-file",
+        default=argparse.SUPPRESS,
+        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
+    )
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("chat", help="interactive router session with a model (needs [llm])", description=DESCRIPTION,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "chat",
+        help="interactive router session with a model (needs [llm])",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_profile_options(p)
-    p.add_argument("--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini or anthropic/claude-…")
+    p.add_argument(
+        "--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini or anthropic/claude-…"
+    )
     p.add_argument("--api-base", help="an OpenAI-compatible endpoint (e.g. a local server)")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
     p.add_argument("--system", help="system prompt")
@@ -73,8 +87,10 @@ def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -
         return "no-key"  # local OpenAI-compatible servers ignore the key, but the client requires one
     missing = missing_api_keys(model, api_key=api_key, api_base=api_base)
     if missing:
-        raise ReynError(f"model {model!r} needs an API key: set {' or '.join(missing)}, or name the variable "
-                        "that holds it with --api-key-env VAR")
+        raise ReynError(
+            f"model {model!r} needs an API key: set {' or '.join(missing)}, or name the variable "
+            "that holds it with --api-key-env VAR"
+        )
     return api_key
 
 
@@ -94,18 +110,32 @@ def run(args: argparse.Namespace) -> int:
     registry = result.registry
     transcript = Transcript(show_model_calls=False)
     ctx = ToolContext(surface="router", agent="chat", workspace=Path(args.workspace).resolve())
-    loop = RouterLoop(registry, model=args.model, ctx=ctx, client=LiteLLMClient(api_base=args.api_base, api_key=api_key),
-                      max_turns=args.max_turns, stream=not args.no_stream, plan_mode=args.plan_mode,
-                      system_prompt=args.system, on_event=transcript)
+    loop = RouterLoop(
+        registry,
+        model=args.model,
+        ctx=ctx,
+        client=LiteLLMClient(api_base=args.api_base, api_key=api_key),
+        max_turns=args.max_turns,
+        stream=not args.no_stream,
+        plan_mode=args.plan_mode,
+        system_prompt=args.system,
+        on_event=transcript,
+    )
     return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(result)))
 
 
 def no_tools_hint(result: Any) -> str:
     """What to do when the model is offered no tools: which profile was read and how to enable plugins."""
     source = result.profile.source
-    where = f"the profile {source}" if source else "no profile file was found (./reyn.toml, $REYN_PROFILE_FILE …) and"
-    return (f"{where} enables no plugin tools: add [plugins] enable = [\"file\", …] to reyn.toml or pass "
-            "--profile-file; `reyn plugins list` shows what is installed")
+    where = (
+        f"the profile {source}"
+        if source
+        else "no profile file was found (./reyn.toml, $REYN_PROFILE_FILE …) and"
+    )
+    return (
+        f'{where} enables no plugin tools: add [plugins] enable = ["file", …] to reyn.toml or pass '
+        "--profile-file; `reyn plugins list` shows what is installed"
+    )
 
 
 async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int:
@@ -131,7 +161,10 @@ async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int
         if text in ("/exit", "/quit"):
             break
         if text == "/tools":
-            print("  " + (", ".join(names) or f"(no tools: {hint or 'enable plugins in the profile'})"), flush=True)
+            print(
+                "  " + (", ".join(names) or f"(no tools: {hint or 'enable plugins in the profile'})"),
+                flush=True,
+            )
             continue
         if not interactive:
             print(f"you> {text}", flush=True)

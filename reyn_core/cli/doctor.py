@@ -24,19 +24,23 @@ def run(args: argparse.Namespace) -> int:
     enabled = [p for p in report.plugins if p.enabled]
     loaded = [p for p in enabled if p.status == "loaded"]
     if args.json:
-        emit_json({
-            "profile": result.profile.source,
-            "profile_name": result.profile.name,
-            "ok": errors == 0,
-            "plugins": {p.plugin_id: p.status for p in report.plugins if p.enabled},
-            "tools": len(result.registry),
-            "diagnostics": [d.to_json() for d in diagnostics],
-        })
+        emit_json(
+            {
+                "profile": result.profile.source,
+                "profile_name": result.profile.name,
+                "ok": errors == 0,
+                "plugins": {p.plugin_id: p.status for p in report.plugins if p.enabled},
+                "tools": len(result.registry),
+                "diagnostics": [d.to_json() for d in diagnostics],
+            }
+        )
         return EXIT_FAILED if errors else EXIT_OK
     print(f"profile: {result.profile.describe_source()}")
-    print(f"plugins: {len(loaded)} of {len(enabled)} enabled loaded; "
-          f"{sum(1 for p in report.plugins if not p.enabled)} installed but not enabled; "
-          f"{len(result.registry)} tool(s)")
+    print(
+        f"plugins: {len(loaded)} of {len(enabled)} enabled loaded; "
+        f"{sum(1 for p in report.plugins if not p.enabled)} installed but not enabled; "
+        f"{len(result.registry)} tool(s)"
+    )
     if not diagnostics:
         print("no problems found")
         return EXIT_OK

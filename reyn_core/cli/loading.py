@@ -17,11 +17,14 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
     """The profile selected by ``--profile-file`` / ``--profile`` (or their environment defaults)."""
     from ..profile import load_profile
 
-    return load_profile(profile_file=getattr(args, "profile_file", None), profile_name=getattr(args, "profile", None))
+    return load_profile(
+        profile_file=getattr(args, "profile_file", None), profile_name=getattr(args, "profile", None)
+    )
 
 
-def load_from_args(args: argparse.Namespace, *, enforce_lock: bool = True, inspect_discovered: bool = False
-                   ) -> LoadResult:
+def load_from_args(
+    args: argparse.Namespace, *, enforce_lock: bool = True, inspect_discovered: bool = False
+) -> LoadResult:
     """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
     re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is)."""
     from ..plugins.loader import load
@@ -57,5 +60,8 @@ def warn_load_errors(result: Any) -> None:
     errors = [d for d in result.report.diagnostics if d.severity == "error"]
     if errors:
         codes = ", ".join(sorted({d.code for d in errors}))
-        print(f"reyn: warning: {len(errors)} load error(s) ({codes}); some tools may be missing — "
-              "run `reyn doctor`", file=sys.stderr)
+        print(
+            f"reyn: warning: {len(errors)} load error(s) ({codes}); some tools may be missing — "
+            "run `reyn doctor`",
+            file=sys.stderr,
+        )

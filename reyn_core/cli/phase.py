@@ -71,7 +71,9 @@ def read_phase_file(path: Path) -> PhaseFile:
         return PhaseFile.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors(include_url=False))
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
         raise ReynError(f"phase file {str(path)!r} is invalid: {problems}") from None
 
 
@@ -94,13 +96,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("phase", parents=[common], help="run a phase from a TOML phase file (needs [llm])")
     psub = p.add_subparsers(dest="phase_command", metavar="SUBCOMMAND")
     psub.required = True
-    r = psub.add_parser("run", parents=[common], help="run one phase and print its transcript and artifact",
-                        description=RUN_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = psub.add_parser(
+        "run",
+        parents=[common],
+        help="run one phase and print its transcript and artifact",
+        description=RUN_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     r.add_argument("file", help="the phase TOML file")
     r.add_argument("--model", help="a litellm model (overrides the file's model)")
     r.add_argument("--api-base", help="an OpenAI-compatible endpoint (overrides the file's api_base)")
     r.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
-    r.add_argument("--answer", action="append", default=[], help="answer to a question the phase asks (repeatable)")
+    r.add_argument(
+        "--answer", action="append", default=[], help="answer to a question the phase asks (repeatable)"
+    )
     r.add_argument("--workspace", default=".", help="workspace root for ops (default: current directory)")
     r.set_defaults(func=run)
 
@@ -116,19 +125,30 @@ def run(args: argparse.Namespace) -> int:
     spec = read_phase_file(Path(args.file))
     model = args.model or spec.model
     if not model:
-        raise ReynError(f"phase file {args.file!r} names no model; add model = \"...\" or pass --model")
+        raise ReynError(f'phase file {args.file!r} names no model; add model = "..." or pass --model')
     api_base = args.api_base or spec.api_base
     api_key = resolve_api_key(model, args.api_key_env, api_base)
     registry = load_from_args(args).registry
     out = sys.stderr if args.json else sys.stdout
     transcript = Transcript(out)
     runner = PhaseRunner(
-        registry, model=model, ctx=ToolContext(surface="phase", agent="cli", workspace=Path(args.workspace).resolve()),
-        allowed_ops=spec.allowed_ops, client=LiteLLMClient(api_base=api_base, api_key=api_key),
-        name=spec.name, instructions=spec.instructions, artifact_type=spec.artifact_type,
-        next_phases=spec.next_phases, max_steps=spec.max_steps, structured=spec.structured, on_event=transcript)
+        registry,
+        model=model,
+        ctx=ToolContext(surface="phase", agent="cli", workspace=Path(args.workspace).resolve()),
+        allowed_ops=spec.allowed_ops,
+        client=LiteLLMClient(api_base=api_base, api_key=api_key),
+        name=spec.name,
+        instructions=spec.instructions,
+        artifact_type=spec.artifact_type,
+        next_phases=spec.next_phases,
+        max_steps=spec.max_steps,
+        structured=spec.structured,
+        on_event=transcript,
+    )
     check_allowed_ops(runner, args.file, from_file=spec.allowed_ops is not None)
-    transcript.line(f"phase {spec.name!r} — model {model}, ops: {', '.join(o.kind for o in runner.surface.ops) or 'none'}")
+    transcript.line(
+        f"phase {spec.name!r} — model {model}, ops: {', '.join(o.kind for o in runner.surface.ops) or 'none'}"
+    )
     try:
         result = asyncio.run(_drive(runner, spec.task, list(args.answer), transcript))
     except LLMCallError as exc:
@@ -136,9 +156,13 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json({"status": "error", "next_phase": None, "artifact": None, "error": str(exc), "ops": []})
         return EXIT_FAILED
-    summary = {"status": result.status, "next_phase": result.next_phase, "artifact": result.artifact,
-               "error": result.error, "ops": [{"kind": o["kind"], "status": o["result"].get("status")}
-                                              for o in result.op_results]}
+    summary = {
+        "status": result.status,
+        "next_phase": result.next_phase,
+        "artifact": result.artifact,
+        "error": result.error,
+        "ops": [{"kind": o["kind"], "status": o["result"].get("status")} for o in result.op_results],
+    }
     if args.json:
         emit_json(summary)
     else:
@@ -165,11 +189,17 @@ def check_allowed_ops(runner: Any, file: str, *, from_file: bool) -> None:
     catalogue = render_phase(runner.registry, phase_context(runner.ctx, ["*"]), ["*"]).ops
     names = sorted(o.kind for o in catalogue)
     clusters = sorted({runner.registry.get(o.kind).cluster for o in catalogue})
-    known = (f"known ops: {', '.join(names)}; clusters: {', '.join(clusters)}" if names else
-             "this profile offers no phase ops at all (enable plugins in [plugins] enable)")
-    what = (f"{', '.join(repr(e) for e in unknown)} match{'es' if len(unknown) == 1 else ''} no tool name or cluster"
-            if unknown else f"allowed_ops {allowed} match no op a phase may use"
-            + ("" if from_file else " (from the profile's [surfaces.phase] default_allowed_ops)"))
+    known = (
+        f"known ops: {', '.join(names)}; clusters: {', '.join(clusters)}"
+        if names
+        else "this profile offers no phase ops at all (enable plugins in [plugins] enable)"
+    )
+    what = (
+        f"{', '.join(repr(e) for e in unknown)} match{'es' if len(unknown) == 1 else ''} no tool name or cluster"
+        if unknown
+        else f"allowed_ops {allowed} match no op a phase may use"
+        + ("" if from_file else " (from the profile's [surfaces.phase] default_allowed_ops)")
+    )
     raise ReynError(f"phase file {file!r}: {what}; {known}")
 
 

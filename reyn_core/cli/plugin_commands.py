@@ -47,8 +47,10 @@ def _chosen_profile(profile_file: str | None, profile_name: str | None) -> Itera
     """Let the plugin's command see the profile this command was given, wherever the options stood:
     ``reyn --profile-file X mcp refresh`` and ``reyn mcp refresh --profile-file X`` load the same
     profile, because ``load_profile()`` reads ``$REYN_PROFILE_FILE`` / ``$REYN_PROFILE``."""
-    chosen = {"REYN_PROFILE_FILE": str(Path(profile_file).resolve()) if profile_file else None,
-              "REYN_PROFILE": profile_name}
+    chosen = {
+        "REYN_PROFILE_FILE": str(Path(profile_file).resolve()) if profile_file else None,
+        "REYN_PROFILE": profile_name,
+    }
     saved = {key: os.environ.get(key) for key in chosen}
     try:
         for key, value in chosen.items():
@@ -80,9 +82,12 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         print(f"reyn: warning: {d.render()}", file=sys.stderr)
     if name not in commands:
         extra = ", ".join(sorted(commands))
-        print(f"reyn: error: unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-              + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands") + ")",
-              file=sys.stderr)
+        print(
+            f"reyn: error: unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
+            + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
+            + ")",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     plugin_id, fn = commands[name]
     try:
@@ -94,6 +99,8 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_FAILED)
     except Exception as exc:
-        print(f"reyn: error: command {name!r} of plugin {plugin_id!r} failed: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(
+            f"reyn: error: command {name!r} of plugin {plugin_id!r} failed: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED

@@ -20,8 +20,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     psub = p.add_subparsers(dest="plugins_command", metavar="SUBCOMMAND")
     psub.required = True
 
-    psub.add_parser("list", parents=[common], help="discovered vs enabled plugins with their status").set_defaults(
-        func=run_list)
+    psub.add_parser(
+        "list", parents=[common], help="discovered vs enabled plugins with their status"
+    ).set_defaults(func=run_list)
     show = psub.add_parser("show", parents=[common], help="one plugin: full origin, tools, diagnostics")
     show.add_argument("plugin_id", metavar="ID")
     show.set_defaults(func=run_show)
@@ -49,9 +50,19 @@ def run_list(args: argparse.Namespace) -> int:
     if not infos:
         print("no Reyn plugins are installed (entry point group 'reyn.plugins')")
         return EXIT_OK
-    rows = [[i.plugin_id, i.status, "yes" if i.enabled else "no", i.distribution or "-", i.version or "-",
-             i.source_kind or "-", i.short_digest, str(len(i.tools)) if i.status == "loaded" else "-"]
-            for i in infos]
+    rows = [
+        [
+            i.plugin_id,
+            i.status,
+            "yes" if i.enabled else "no",
+            i.distribution or "-",
+            i.version or "-",
+            i.source_kind or "-",
+            i.short_digest,
+            str(len(i.tools)) if i.status == "loaded" else "-",
+        ]
+        for i in infos
+    ]
     print(table(rows, ["ID", "STATUS", "ENABLED", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST", "TOOLS"]))
     problems = sum(1 for i in infos for d in i.diagnostics if d.is_error)
     if problems:
@@ -94,10 +105,16 @@ def _tool_json(registry: Any, name: str) -> dict[str, Any]:
     from ..lock import tool_definition_hash
 
     t = registry.get(name)
-    return {"name": name, "original_name": registry.original_name(name), "cluster": t.cluster,
-            "purity": t.purity, "router": t.gates.router, "phase": t.gates.phase,
-            "definition_sha256": tool_definition_hash(t),
-            "description": t.summary}
+    return {
+        "name": name,
+        "original_name": registry.original_name(name),
+        "cluster": t.cluster,
+        "purity": t.purity,
+        "router": t.gates.router,
+        "phase": t.gates.phase,
+        "definition_sha256": tool_definition_hash(t),
+        "description": t.summary,
+    }
 
 
 def _print_show(d: dict[str, Any]) -> None:
@@ -110,8 +127,14 @@ def _print_show(d: dict[str, Any]) -> None:
         ("source", " ".join(x for x in (origin.get("source_kind"), origin.get("source_url")) if x) or "-"),
         ("commit", origin.get("commit") or "-"),
         ("artifact", origin.get("artifact_sha256") or "-"),
-        ("digest", (f"{origin['tree_digest']} ({origin.get('digest_scope')}, {origin.get('files')} files)"
-                    if origin.get("tree_digest") else "-")),
+        (
+            "digest",
+            (
+                f"{origin['tree_digest']} ({origin.get('digest_scope')}, {origin.get('files')} files)"
+                if origin.get("tree_digest")
+                else "-"
+            ),
+        ),
     ]
     for key, value in fields:
         print(f"  {key:<13} {value}")
@@ -157,9 +180,19 @@ def run_lock(args: argparse.Namespace) -> int:
     write_lock(path, lock)
     loaded = [i for i in result.report.plugins if i.enabled]
     if args.json:
-        emit_json({"lock": str(path), "plugins": [{"id": i.plugin_id, "tree_digest": i.provenance.tree_digest
-                                                    if i.provenance else None, "tools": list(i.tools)}
-                                                   for i in loaded]})
+        emit_json(
+            {
+                "lock": str(path),
+                "plugins": [
+                    {
+                        "id": i.plugin_id,
+                        "tree_digest": i.provenance.tree_digest if i.provenance else None,
+                        "tools": list(i.tools),
+                    }
+                    for i in loaded
+                ],
+            }
+        )
     else:
         tools = sum(len(i.tools) for i in loaded)
         print(f"wrote {path}: {len(loaded)} plugin(s), {tools} tool(s)")
@@ -182,7 +215,9 @@ def run_audit(args: argparse.Namespace) -> int:
     elif drifts:
         print(f"{len(drifts)} change(s) since {path}:")
         for d in drifts:
-            where = " ".join(x for x in (f"tool {d.tool}" if d.tool else "", f"file {d.path}" if d.path else "") if x)
+            where = " ".join(
+                x for x in (f"tool {d.tool}" if d.tool else "", f"file {d.path}" if d.path else "") if x
+            )
             print(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}")
     else:
         print(f"ok: the installed plugins match {path}")

@@ -32,7 +32,9 @@ def check_plugin_name(name: str) -> None:
             "starting with a letter (e.g. 'demo_plugin')"
         )
     if keyword.iskeyword(name) or name in sys.stdlib_module_names:
-        raise ScaffoldError(f"plugin name {name!r} is a Python keyword or standard-library module; pick another")
+        raise ScaffoldError(
+            f"plugin name {name!r} is a Python keyword or standard-library module; pick another"
+        )
     if name in RESERVED:
         raise ScaffoldError(f"plugin name {name!r} is taken by a Reyn built-in plugin; pick another")
 
@@ -72,7 +74,7 @@ def _fill(template: str, values: dict[str, str]) -> str:
 
 
 _TEMPLATES: dict[str, str] = {
-    "pyproject.toml": '''\
+    "pyproject.toml": """\
 [build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
@@ -98,8 +100,8 @@ where = ["src"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-''',
-    "README.md": '''\
+""",
+    "README.md": """\
 # {{dist}}
 
 A [Reyn](https://pypi.org/project/reyn-core/) tool plugin with plugin id `{{name}}`.
@@ -122,7 +124,7 @@ greeting = "Hello"
 
 then `reyn tools render --surface router` shows `{{tool}}`. Add tools in `src/{{name}}/plugin.py`:
 a typed function decorated with `@tool`, registered in `reyn_register_tools`.
-''',
+""",
     ".gitignore": "__pycache__/\n*.egg-info/\nbuild/\ndist/\n.venv/\n",
     "src/{{name}}/__init__.py": '"""The {{name}} Reyn plugin."""\n',
     "src/{{name}}/plugin.py": '''\

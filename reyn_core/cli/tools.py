@@ -22,7 +22,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("tools", parents=[common], help="list, render and call the tools of the profile")
     tsub = p.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
     tsub.required = True
-    ops_help = "phase allowed_ops (names, clusters, globs; space or comma separated); default from the profile"
+    ops_help = (
+        "phase allowed_ops (names, clusters, globs; space or comma separated); default from the profile"
+    )
 
     lst = tsub.add_parser("list", parents=[common], help="every registered tool and where it is visible")
     lst.add_argument("--surface", choices=SURFACES, help="only the tools visible on this surface")
@@ -32,14 +34,22 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ren = tsub.add_parser("render", parents=[common], help="print what a model is sent for a surface")
     ren.add_argument("--surface", choices=SURFACES, required=True)
     ren.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
-    ren.add_argument("--strict", action="store_true", help="router: OpenAI strict-mode schemas (exit 1 if impossible)")
+    ren.add_argument(
+        "--strict", action="store_true", help="router: OpenAI strict-mode schemas (exit 1 if impossible)"
+    )
     ren.set_defaults(func=run_render)
 
     call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
     call.add_argument("name")
-    call.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object (default {})")
-    call.add_argument("--surface", choices=(*SURFACES, "cli"), default="cli",
-                      help="gate the call as this surface (default cli, which follows the router gates)")
+    call.add_argument(
+        "--args", default="{}", metavar="JSON", help="the arguments as a JSON object (default {})"
+    )
+    call.add_argument(
+        "--surface",
+        choices=(*SURFACES, "cli"),
+        default="cli",
+        help="gate the call as this surface (default cli, which follows the router gates)",
+    )
     call.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
     call.set_defaults(func=run_call)
 
@@ -50,9 +60,12 @@ def _context(surface: str) -> ToolContext:
     return ToolContext(surface=surface, agent="cli", workspace=Path.cwd())  # type: ignore[arg-type]
 
 
-def _visibility(registry: ToolRegistry, tool: ToolDefinition, surface: str,
-                allowed_ops: tuple[str, ...] | None) -> dict[str, Any]:
-    d = registry.check(tool, surface, _context(surface), allowed_ops=allowed_ops if surface == "phase" else None)
+def _visibility(
+    registry: ToolRegistry, tool: ToolDefinition, surface: str, allowed_ops: tuple[str, ...] | None
+) -> dict[str, Any]:
+    d = registry.check(
+        tool, surface, _context(surface), allowed_ops=allowed_ops if surface == "phase" else None
+    )
     return {"visible": d.allowed, "layer": d.layer or None, "reason": d.reason or None}
 
 
@@ -71,29 +84,48 @@ def run_list(args: argparse.Namespace) -> int:
         vis = {s: _visibility(registry, t, s, ops) for s in SURFACES}
         if args.surface and not vis[args.surface]["visible"]:
             continue
-        rows.append({
-            "name": t.name,
-            "plugin": t.plugin_id,
-            "original_name": registry.original_name(t.name),
-            "cluster": t.cluster,
-            "purity": t.purity,
-            "dispatch_kind": t.dispatch_kind,
-            "description": t.summary,
-            **vis,
-        })
+        rows.append(
+            {
+                "name": t.name,
+                "plugin": t.plugin_id,
+                "original_name": registry.original_name(t.name),
+                "cluster": t.cluster,
+                "purity": t.purity,
+                "dispatch_kind": t.dispatch_kind,
+                "description": t.summary,
+                **vis,
+            }
+        )
     if args.json:
         emit_json(rows)
         return EXIT_OK
     if not rows:
-        print("no tools" + (f" visible on the {args.surface} surface" if args.surface else "")
-              + f" (profile: {result.profile.describe_source()})")
+        print(
+            "no tools"
+            + (f" visible on the {args.surface} surface" if args.surface else "")
+            + f" (profile: {result.profile.describe_source()})"
+        )
         return EXIT_OK
 
     def mark(v: dict[str, Any]) -> str:
         return "yes" if v["visible"] else f"no ({v['layer']})"
 
-    print(table([[r["name"], r["plugin"] or "(host)", r["cluster"], r["purity"], mark(r["router"]), mark(r["phase"])]
-                 for r in rows], ["NAME", "PLUGIN", "CLUSTER", "PURITY", "ROUTER", "PHASE"]))
+    print(
+        table(
+            [
+                [
+                    r["name"],
+                    r["plugin"] or "(host)",
+                    r["cluster"],
+                    r["purity"],
+                    mark(r["router"]),
+                    mark(r["phase"]),
+                ]
+                for r in rows
+            ],
+            ["NAME", "PLUGIN", "CLUSTER", "PURITY", "ROUTER", "PHASE"],
+        )
+    )
     return EXIT_OK
 
 
@@ -120,13 +152,23 @@ def run_render(args: argparse.Namespace) -> int:
 
     surface = render_phase(registry, _context("phase"), split_ops(args.allowed_ops))
     if args.json:
-        emit_json({
-            "allowed_ops": list(surface.allowed_ops),
-            "ops": [{"kind": o.kind, "description": o.description, "args_schema": o.args_schema,
-                     "purity": o.purity, "dispatch_kind": o.dispatch_kind} for o in surface.ops],
-            "output_schema": surface.output_schema,
-            "prompt_text": surface.prompt_text(),
-        })
+        emit_json(
+            {
+                "allowed_ops": list(surface.allowed_ops),
+                "ops": [
+                    {
+                        "kind": o.kind,
+                        "description": o.description,
+                        "args_schema": o.args_schema,
+                        "purity": o.purity,
+                        "dispatch_kind": o.dispatch_kind,
+                    }
+                    for o in surface.ops
+                ],
+                "output_schema": surface.output_schema,
+                "prompt_text": surface.prompt_text(),
+            }
+        )
         return EXIT_OK
     print(surface.prompt_text())
     return EXIT_OK
@@ -143,7 +185,8 @@ def run_call(args: argparse.Namespace) -> int:
     warn_load_errors(result)
     ctx = _context(args.surface)
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
-    envelope = asyncio.run(dispatch_tool(result.registry, args.name, args.args, ctx, surface=args.surface,
-                                         allowed_ops=allowed))
+    envelope = asyncio.run(
+        dispatch_tool(result.registry, args.name, args.args, ctx, surface=args.surface, allowed_ops=allowed)
+    )
     emit_json(envelope)
     return EXIT_OK if envelope.get("status") == "ok" else EXIT_FAILED

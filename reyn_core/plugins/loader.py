@@ -31,8 +31,14 @@ if TYPE_CHECKING:
 
 __all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
 
-_HOOK_NAMES = ("reyn_register_tools", "reyn_settings_model", "reyn_before_tool_call", "reyn_after_tool_call",
-               "reyn_cli_commands", "reyn_diagnostics")
+_HOOK_NAMES = (
+    "reyn_register_tools",
+    "reyn_settings_model",
+    "reyn_before_tool_call",
+    "reyn_after_tool_call",
+    "reyn_cli_commands",
+    "reyn_diagnostics",
+)
 _PLUGIN_CODE = re.compile(r"^R[A-Z]{1,2}[0-9]{3}$")
 
 
@@ -80,27 +86,44 @@ class _Loader:
 
             close = difflib.get_close_matches(p.plugin_id, list(near), n=2)
             suggestion = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-            p.fail("missing", "RD001", f"plugin {p.plugin_id!r} is enabled but no installed distribution provides it "
-                   f"(entry point group 'reyn.plugins'){suggestion}")
+            p.fail(
+                "missing",
+                "RD001",
+                f"plugin {p.plugin_id!r} is enabled but no installed distribution provides it "
+                f"(entry point group 'reyn.plugins'){suggestion}",
+            )
             return
         chosen = list(candidates)
         if cfg.distribution is not None:
             chosen = [c for c in candidates if _norm(c.distribution) == _norm(cfg.distribution)]
             if not chosen:
                 have = ", ".join(f"{c.distribution} {c.version}" for c in candidates)
-                p.fail("refused", "RD003", f"the profile names distribution {cfg.distribution!r} for plugin "
-                       f"{p.plugin_id!r}, but it is provided by: {have}")
+                p.fail(
+                    "refused",
+                    "RD003",
+                    f"the profile names distribution {cfg.distribution!r} for plugin "
+                    f"{p.plugin_id!r}, but it is provided by: {have}",
+                )
                 return
         if len(chosen) > 1:
             have = ", ".join(f"{c.distribution} {c.version} ({c.entry_point})" for c in chosen)
-            p.fail("refused", "RD002", f"plugin id {p.plugin_id!r} is provided by {len(chosen)} distributions: {have}; "
-                   "none is loaded", hint=f'choose one in the profile: [plugins.{p.plugin_id}] '
-                   f'distribution = "{chosen[0].distribution}"')
+            p.fail(
+                "refused",
+                "RD002",
+                f"plugin id {p.plugin_id!r} is provided by {len(chosen)} distributions: {have}; "
+                "none is loaded",
+                hint=f"choose one in the profile: [plugins.{p.plugin_id}] "
+                f'distribution = "{chosen[0].distribution}"',
+            )
             return
         p.candidate = chosen[0]
         if not p.candidate.well_formed:
-            p.fail("refused", "RD004", f"entry point {p.plugin_id} = {p.candidate.entry_point!r} of "
-                   f"{p.candidate.distribution} is malformed")
+            p.fail(
+                "refused",
+                "RD004",
+                f"entry point {p.plugin_id} = {p.candidate.entry_point!r} of "
+                f"{p.candidate.distribution} is malformed",
+            )
 
     # ------------------------------------------------------------------ step 3: provenance
 
@@ -112,21 +135,34 @@ class _Loader:
         if self._digest_cache is None and not self.rehash:
             self._digest_cache = DigestCache.default()
         try:
-            rec = provenance_for(cand.dist, plugin_id=p.plugin_id, entry_point=cand.entry_point,
-                                 cache=self._digest_cache)
+            rec = provenance_for(
+                cand.dist, plugin_id=p.plugin_id, entry_point=cand.entry_point, cache=self._digest_cache
+            )
         except Exception as exc:
-            p.fail("refused", "RP004", f"cannot compute the provenance of {cand.distribution} "
-                   f"{cand.version}: {describe_exception(exc)}")
+            p.fail(
+                "refused",
+                "RP004",
+                f"cannot compute the provenance of {cand.distribution} "
+                f"{cand.version}: {describe_exception(exc)}",
+            )
             return
         p.provenance = rec
         cfg = self.profile.plugin(p.plugin_id)
         if rec.record_mismatches:
             shown = ", ".join(rec.record_mismatches[:5]) + (" …" if len(rec.record_mismatches) > 5 else "")
-            p.fail("refused", "RP002", f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} "
-                   f"differ from its RECORD: {shown}")
+            p.fail(
+                "refused",
+                "RP002",
+                f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} "
+                f"differ from its RECORD: {shown}",
+            )
         if rec.source_kind in ("editable", "directory") and not self.profile.provenance.allow_editable:
-            p.fail("refused", "RP003", f"{rec.distribution} is a {rec.source_kind} install "
-                   f"({rec.source_url or 'local folder'}); the profile sets provenance.allow_editable = false")
+            p.fail(
+                "refused",
+                "RP003",
+                f"{rec.distribution} is a {rec.source_kind} install "
+                f"({rec.source_url or 'local folder'}); the profile sets provenance.allow_editable = false",
+            )
         if rec.problems:
             # The digest may not cover everything that will be imported: fatal when something
             # depends on the digest (a pin or an enforced lock), a warning otherwise.
@@ -135,10 +171,16 @@ class _Loader:
             if strict:
                 p.fail("refused", "RP005", message)
             else:
-                p.diagnostics.append(Diagnostic.make("RP005", message, plugin=p.plugin_id, severity="warning"))
+                p.diagnostics.append(
+                    Diagnostic.make("RP005", message, plugin=p.plugin_id, severity="warning")
+                )
         if cfg.digest is not None and cfg.digest != rec.tree_digest:
-            p.fail("refused", "RP001", f"digest of {rec.distribution} {rec.version} is {rec.tree_digest}, "
-                   f"but the profile pins plugins.{p.plugin_id}.digest = {cfg.digest}")
+            p.fail(
+                "refused",
+                "RP001",
+                f"digest of {rec.distribution} {rec.version} is {rec.tree_digest}, "
+                f"but the profile pins plugins.{p.plugin_id}.digest = {cfg.digest}",
+            )
         if self.profile.lock.enforce:
             self.check_lock_provenance(p, rec)
 
@@ -154,14 +196,19 @@ class _Loader:
                 try:
                     self._lock = read_lock(path)
                 except Exception as exc:
-                    self._lock_error = f"[lock] enforce = true but {path} cannot be read: {exception_message(exc)}"
+                    self._lock_error = (
+                        f"[lock] enforce = true but {path} cannot be read: {exception_message(exc)}"
+                    )
         if self._lock_error is not None:
             p.fail("refused", "RL003", self._lock_error)
             return None
         entry = self._lock.plugin(p.plugin_id)
         if entry is None:
-            p.fail("refused", "RL002", f"plugin {p.plugin_id!r} is not in {self.profile.lock_path} and "
-                   "[lock] enforce = true")
+            p.fail(
+                "refused",
+                "RL002",
+                f"plugin {p.plugin_id!r} is not in {self.profile.lock_path} and [lock] enforce = true",
+            )
         return entry
 
     def check_lock_provenance(self, p: PluginState, rec: ProvenanceRecord) -> None:
@@ -171,11 +218,15 @@ class _Loader:
         if entry is not None:
             drifts = compare_provenance(entry, rec)
             if drifts:
-                p.fail("refused", "RL001", f"{rec.distribution} drifted from {self.profile.lock_path}: "
-                       + _describe_drifts(drifts))
+                p.fail(
+                    "refused",
+                    "RL001",
+                    f"{rec.distribution} drifted from {self.profile.lock_path}: " + _describe_drifts(drifts),
+                )
 
-    def inspect(self, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
-                ) -> dict[tuple[str, str], ProvenanceRecord]:
+    def inspect(
+        self, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
+    ) -> dict[tuple[str, str], ProvenanceRecord]:
         """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
         from .provenance import DigestCache, provenance_for
 
@@ -186,8 +237,9 @@ class _Loader:
                 if pid in enabled or c.dist is None or not c.well_formed:
                     continue
                 try:
-                    records[(pid, c.distribution)] = provenance_for(c.dist, plugin_id=pid, entry_point=c.entry_point,
-                                                                    cache=cache)
+                    records[(pid, c.distribution)] = provenance_for(
+                        c.dist, plugin_id=pid, entry_point=c.entry_point, cache=cache
+                    )
                 except Exception:  # listing only: the plugin is not being loaded
                     continue
         return records
@@ -202,17 +254,27 @@ class _Loader:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # SystemExit from a plugin must not end the host either
-            p.fail("failed", "RI001", f"importing {cand.entry_point!r} from {cand.distribution} failed: "
-                   f"{describe_exception(exc)}")
+            p.fail(
+                "failed",
+                "RI001",
+                f"importing {cand.entry_point!r} from {cand.distribution} failed: {describe_exception(exc)}",
+            )
             return
         api = getattr(module, "REYN_API", None)
         if api is None:
-            p.fail("failed", "RI002", f"{cand.entry_point!r} does not declare REYN_API (this reyn-core "
-                   f"speaks API {API_VERSION})")
+            p.fail(
+                "failed",
+                "RI002",
+                f"{cand.entry_point!r} does not declare REYN_API (this reyn-core speaks API {API_VERSION})",
+            )
             return
         if type(api) is not int or api != API_VERSION:
-            p.fail("failed", "RI003", f"{cand.entry_point!r} declares REYN_API = {api!r}; this reyn-core "
-                   f"supports API {API_VERSION}")
+            p.fail(
+                "failed",
+                "RI003",
+                f"{cand.entry_point!r} declares REYN_API = {api!r}; this reyn-core "
+                f"supports API {API_VERSION}",
+            )
             return
         p.api_version = api
         pm = pluggy.PluginManager(PROJECT)
@@ -221,15 +283,25 @@ class _Loader:
             pm.register(module, name=p.plugin_id)
             pm.check_pending()
         except (Exception, SystemExit) as exc:
-            p.fail("failed", "RI004", f"invalid hook implementation in {cand.entry_point!r}: {exception_message(exc)}")
+            p.fail(
+                "failed",
+                "RI004",
+                f"invalid hook implementation in {cand.entry_point!r}: {exception_message(exc)}",
+            )
             return
         p.pm = pm
         for name in _HOOK_NAMES:
             if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls():
-                p.diagnostics.append(Diagnostic.make(
-                    "RI004", f"{cand.entry_point!r} defines {name}() without @reyn_core.hookimpl, so it is "
-                    "never called", plugin=p.plugin_id, severity="warning",
-                    hint="decorate it with @reyn_core.hookimpl"))
+                p.diagnostics.append(
+                    Diagnostic.make(
+                        "RI004",
+                        f"{cand.entry_point!r} defines {name}() without @reyn_core.hookimpl, so it is "
+                        "never called",
+                        plugin=p.plugin_id,
+                        severity="warning",
+                        hint="decorate it with @reyn_core.hookimpl",
+                    )
+                )
 
     # ------------------------------------------------------------------ step 5: settings
 
@@ -245,11 +317,17 @@ class _Loader:
             return
         if model is None:
             if given:
-                p.fail("failed", "RC002", f"[plugins.{p.plugin_id}.settings] is set in {self.profile.describe_source()}"
-                       f" but plugin {p.plugin_id!r} takes no settings")
+                p.fail(
+                    "failed",
+                    "RC002",
+                    f"[plugins.{p.plugin_id}.settings] is set in {self.profile.describe_source()}"
+                    f" but plugin {p.plugin_id!r} takes no settings",
+                )
             return
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            p.fail("failed", "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class")
+            p.fail(
+                "failed", "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class"
+            )
             return
         p.has_settings_model = True
         try:
@@ -257,8 +335,11 @@ class _Loader:
         except ValidationError as exc:
             p.fail("failed", "RC001", _settings_message(p.plugin_id, exc, self.profile))
         except (Exception, SystemExit) as exc:
-            p.fail("failed", "RC001", f"plugins.{p.plugin_id}.settings: validation raised "
-                   f"{describe_exception(exc)}")
+            p.fail(
+                "failed",
+                "RC001",
+                f"plugins.{p.plugin_id}.settings: validation raised {describe_exception(exc)}",
+            )
 
     # ------------------------------------------------------------------ step 6: register (per plugin)
 
@@ -284,8 +365,12 @@ class _Loader:
             for r in results:
                 if inspect.iscoroutine(r):
                     r.close()
-            p.fail("failed", "RI004", "reyn_register_tools is async; it must be a plain function that calls "
-                   "register() before returning")
+            p.fail(
+                "failed",
+                "RI004",
+                "reyn_register_tools is async; it must be a plain function that calls "
+                "register() before returning",
+            )
             return
         cfg = self.profile.plugin(p.plugin_id)
         origin = p.provenance.to_origin(p.api_version)
@@ -296,18 +381,34 @@ class _Loader:
             try:
                 defs.append(as_definition(obj))
             except TypeError as exc:
-                p.diagnostics.append(Diagnostic.make("RT001", f"plugin registered something that is not a tool: {exc}",
-                                                     plugin=p.plugin_id))
+                p.diagnostics.append(
+                    Diagnostic.make(
+                        "RT001", f"plugin registered something that is not a tool: {exc}", plugin=p.plugin_id
+                    )
+                )
         own_names = [d.name for d in defs]
         for unknown in sorted(((include or set()) | exclude) - set(own_names)):
-            p.diagnostics.append(Diagnostic.make(
-                "RC005", f"plugins.{p.plugin_id}.tools names {unknown!r}, which this plugin does not register "
-                f"(it registers: {', '.join(sorted(own_names)) or 'nothing'})", plugin=p.plugin_id, tool=unknown))
+            p.diagnostics.append(
+                Diagnostic.make(
+                    "RC005",
+                    f"plugins.{p.plugin_id}.tools names {unknown!r}, which this plugin does not register "
+                    f"(it registers: {', '.join(sorted(own_names)) or 'nothing'})",
+                    plugin=p.plugin_id,
+                    tool=unknown,
+                )
+            )
         twice = {n for n in own_names if own_names.count(n) > 1}
         for name in sorted(twice):
-            p.diagnostics.append(Diagnostic.make("RT004", f"plugin {p.plugin_id!r} registers tool {name!r} "
-                                                 f"{own_names.count(name)} times; none is registered",
-                                                 plugin=p.plugin_id, tool=name, hint="register each tool once"))
+            p.diagnostics.append(
+                Diagnostic.make(
+                    "RT004",
+                    f"plugin {p.plugin_id!r} registers tool {name!r} "
+                    f"{own_names.count(name)} times; none is registered",
+                    plugin=p.plugin_id,
+                    tool=name,
+                    hint="register each tool once",
+                )
+            )
         scratch = ToolRegistry(schema_check=self.schema_cache)
         for d in defs:
             if d.name in twice or d.name in exclude or (include is not None and d.name not in include):
@@ -315,16 +416,28 @@ class _Loader:
             original = d.name
             final = d.renamed(cfg.prefix + d.name) if cfg.prefix else d
             if isinstance(final.handler, str) and not _handler_module_exists(final.handler):
-                p.diagnostics.append(Diagnostic.make(
-                    "RT008", f"the handler {final.handler!r} of tool {final.name!r} cannot be found in this "
-                    "installation; the tool stays inspectable but is hidden and answers runtime_missing",
-                    plugin=p.plugin_id, tool=final.name))
+                p.diagnostics.append(
+                    Diagnostic.make(
+                        "RT008",
+                        f"the handler {final.handler!r} of tool {final.name!r} cannot be found in this "
+                        "installation; the tool stays inspectable but is hidden and answers runtime_missing",
+                        plugin=p.plugin_id,
+                        tool=final.name,
+                    )
+                )
                 final = replace(final, handler=None)
             try:
                 registered = scratch.register(final, origin=_stamp(origin, d.origin), original_name=original)
             except ToolRegistrationError as exc:
-                p.diagnostics.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None,
-                                                     plugin=p.plugin_id, tool=exc.tool or final.name))
+                p.diagnostics.append(
+                    Diagnostic.make(
+                        exc.code,
+                        exc.message,
+                        hint=exc.hint or None,
+                        plugin=p.plugin_id,
+                        tool=exc.tool or final.name,
+                    )
+                )
                 continue
             p.tools.append((registered, original))
         if self.profile.lock.enforce:
@@ -338,8 +451,11 @@ class _Loader:
         try:
             results = p.pm.hook.reyn_diagnostics(settings=p.settings)
         except (Exception, SystemExit) as exc:
-            p.diagnostics.append(Diagnostic.make(
-                "RI008", f"reyn_diagnostics raised {describe_exception(exc)}", plugin=p.plugin_id))
+            p.diagnostics.append(
+                Diagnostic.make(
+                    "RI008", f"reyn_diagnostics raised {describe_exception(exc)}", plugin=p.plugin_id
+                )
+            )
             return
         for result in results:
             items = result if isinstance(result, list | tuple) else [result]
@@ -354,17 +470,26 @@ class _Loader:
             return
         drifts = compare_tools(entry, [d for d, _ in p.tools])
         if drifts:
-            p.fail("refused", "RL001", f"the tools of plugin {p.plugin_id!r} drifted from "
-                   f"{self.profile.lock_path}: " + _describe_drifts(drifts))
+            p.fail(
+                "refused",
+                "RL001",
+                f"the tools of plugin {p.plugin_id!r} drifted from "
+                f"{self.profile.lock_path}: " + _describe_drifts(drifts),
+            )
             p.tools.clear()
 
 
 # --------------------------------------------------------------------------- the pipeline
 
 
-def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition | Callable[..., Any]] = (),
-         schema_cache: SchemaCheckCache | None = None, rehash: bool = False,
-         inspect_discovered: bool = False) -> LoadResult:
+def load(
+    profile: Profile | None = None,
+    *,
+    host_tools: Iterable[ToolDefinition | Callable[..., Any]] = (),
+    schema_cache: SchemaCheckCache | None = None,
+    rehash: bool = False,
+    inspect_discovered: bool = False,
+) -> LoadResult:
     """Load the plugins ``profile`` enables (default: ``load_profile()``) into a frozen registry.
 
     ``host_tools`` are the host application's own tools; they take part in collision checks like
@@ -383,9 +508,14 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
     plugins = [PluginState(pid) for pid in enabled]
 
     for pid in sorted(set(profile.plugins.configs) - set(enabled)):
-        loader.global_diags.append(Diagnostic.make(
-            "RC004", f"[plugins.{pid}] is configured in {profile.describe_source()} but {pid!r} is not in "
-            "plugins.enable", plugin=pid))
+        loader.global_diags.append(
+            Diagnostic.make(
+                "RC004",
+                f"[plugins.{pid}] is configured in {profile.describe_source()} but {pid!r} is not in "
+                "plugins.enable",
+                plugin=pid,
+            )
+        )
 
     for p in plugins:
         steps = (
@@ -408,37 +538,54 @@ def load(profile: Profile | None = None, *, host_tools: Iterable[ToolDefinition 
     cache.save()
     loader.global_diags.extend(_profile_name_checks(profile, registry))
     records = loader.inspect(found, set(enabled)) if inspect_discovered else {}
-    return LoadResult(registry, _report(found, plugins, loader.global_diags + host_diags, records), profile,
-                      {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None})
+    return LoadResult(
+        registry,
+        _report(found, plugins, loader.global_diags + host_diags, records),
+        profile,
+        {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None},
+    )
 
 
-def _report(found: Mapping[str, Sequence[DiscoveredPlugin]], plugins: list[PluginState],
-            global_diags: list[Diagnostic], records: Mapping[tuple[str, str], ProvenanceRecord]) -> LoadReport:
+def _report(
+    found: Mapping[str, Sequence[DiscoveredPlugin]],
+    plugins: list[PluginState],
+    global_diags: list[Diagnostic],
+    records: Mapping[tuple[str, str], ProvenanceRecord],
+) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
     for p in plugins:
         cand = p.candidate
         candidates = found.get(p.plugin_id, ())
         dist = cand.distribution if cand else (", ".join(c.distribution for c in candidates) or None)
-        infos.append(PluginLoadInfo(
-            plugin_id=p.plugin_id,
-            distribution=dist,
-            version=cand.version if cand else None,
-            status=p.status,
-            provenance=p.provenance,
-            tools=tuple(sorted(p.registered)),
-            entry_point=cand.entry_point if cand else None,
-            api_version=p.api_version,
-            diagnostics=tuple(p.diagnostics),
-            enabled=True,
-        ))
+        infos.append(
+            PluginLoadInfo(
+                plugin_id=p.plugin_id,
+                distribution=dist,
+                version=cand.version if cand else None,
+                status=p.status,
+                provenance=p.provenance,
+                tools=tuple(sorted(p.registered)),
+                entry_point=cand.entry_point if cand else None,
+                api_version=p.api_version,
+                diagnostics=tuple(p.diagnostics),
+                enabled=True,
+            )
+        )
     for pid, candidates in found.items():
         if pid in enabled:
             continue
         for c in candidates:
-            infos.append(PluginLoadInfo(plugin_id=pid, distribution=c.distribution, version=c.version,
-                                        status="discovered", entry_point=c.entry_point,
-                                        provenance=records.get((pid, c.distribution))))
+            infos.append(
+                PluginLoadInfo(
+                    plugin_id=pid,
+                    distribution=c.distribution,
+                    version=c.version,
+                    status="discovered",
+                    entry_point=c.entry_point,
+                    provenance=records.get((pid, c.distribution)),
+                )
+            )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
     all_diags = [*global_diags, *(d for p in plugins for d in p.diagnostics)]
     return LoadReport(tuple(infos), tuple(all_diags))
@@ -470,23 +617,35 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
     tools = registry.tools()
     for name in profile.surfaces.router.exclude:
         if name not in registry:
-            diags.append(Diagnostic.make(
-                "RC007", f"[surfaces.router] exclude names {name!r}, which no loaded tool is called, so it "
-                "excludes nothing", severity="error", tool=name))
+            diags.append(
+                Diagnostic.make(
+                    "RC007",
+                    f"[surfaces.router] exclude names {name!r}, which no loaded tool is called, so it "
+                    "excludes nothing",
+                    severity="error",
+                    tool=name,
+                )
+            )
     ops = list(profile.surfaces.phase.default_allowed_ops)
     if tuple(ops) != DEFAULT_ALLOWED_OPS:  # the built-in default may name packs that are not enabled
         for entry in ops:
             if not any(op_matches(entry, t) for t in tools):
-                diags.append(Diagnostic.make(
-                    "RC007", f"[surfaces.phase] default_allowed_ops entry {entry!r} matches no loaded tool "
-                    "name, cluster or glob", tool=entry))
+                diags.append(
+                    Diagnostic.make(
+                        "RC007",
+                        f"[surfaces.phase] default_allowed_ops entry {entry!r} matches no loaded tool "
+                        "name, cluster or glob",
+                        tool=entry,
+                    )
+                )
     if profile.audit.log:
         from ..dispatch import JsonlAuditLog  # only with an audit log: loading need not import the dispatcher
 
         reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
         if reason:
-            diags.append(Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is "
-                                         "fixed"))
+            diags.append(
+                Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is fixed")
+            )
     return diags
 
 
@@ -499,8 +658,14 @@ def _stamp(verified: ToolOrigin, claimed: ToolOrigin | None) -> ToolOrigin:
     """
     if claimed is None or claimed.kind != "mcp":
         return verified
-    return replace(verified, kind="mcp", source_kind=claimed.source_kind, source_url=claimed.source_url,
-                   commit=None, artifact_sha256=claimed.artifact_sha256)
+    return replace(
+        verified,
+        kind="mcp",
+        source_kind=claimed.source_kind,
+        source_url=claimed.source_url,
+        commit=None,
+        artifact_sha256=claimed.artifact_sha256,
+    )
 
 
 def _plugin_diagnostic(plugin_id: str, item: Any) -> Diagnostic:
@@ -508,24 +673,38 @@ def _plugin_diagnostic(plugin_id: str, item: Any) -> Diagnostic:
     if hasattr(item, "as_dict") and callable(item.as_dict):
         item = item.as_dict()
     if not isinstance(item, Mapping):
-        return Diagnostic.make("RI008", f"reyn_diagnostics returned a {type(item).__name__}, not a mapping",
-                               plugin=plugin_id)
+        return Diagnostic.make(
+            "RI008", f"reyn_diagnostics returned a {type(item).__name__}, not a mapping", plugin=plugin_id
+        )
     code, severity, message = item.get("code"), item.get("severity"), item.get("message")
     if not isinstance(code, str) or not _PLUGIN_CODE.match(code) or code in CODES:
-        return Diagnostic.make("RI008", f"reyn_diagnostics returned code {code!r}: a plugin code is 'R', one or "
-                               "two capital letters and three digits, and not one of the core's", plugin=plugin_id)
+        return Diagnostic.make(
+            "RI008",
+            f"reyn_diagnostics returned code {code!r}: a plugin code is 'R', one or "
+            "two capital letters and three digits, and not one of the core's",
+            plugin=plugin_id,
+        )
     if severity not in ("error", "warning", "info") or not isinstance(message, str) or not message:
-        return Diagnostic.make("RI008", f"reyn_diagnostics returned {code} with severity {severity!r} and message "
-                               f"{message!r:.60}; severity must be error, warning or info and message a text",
-                               plugin=plugin_id)
+        return Diagnostic.make(
+            "RI008",
+            f"reyn_diagnostics returned {code} with severity {severity!r} and message "
+            f"{message!r:.60}; severity must be error, warning or info and message a text",
+            plugin=plugin_id,
+        )
     where = item.get("path")
     if where:
         line = item.get("line")
         message = f"{message} ({where}{f':{line}' if line else ''})"
     tool = item.get("tool")
     hint = item.get("hint")
-    return Diagnostic(code=code, severity=severity, message=message, hint=hint if isinstance(hint, str) else "",
-                      plugin=plugin_id, tool=tool if isinstance(tool, str) and tool else None)
+    return Diagnostic(
+        code=code,
+        severity=severity,
+        message=message,
+        hint=hint if isinstance(hint, str) else "",
+        plugin=plugin_id,
+        tool=tool if isinstance(tool, str) and tool else None,
+    )
 
 
 def _norm(name: str) -> str:

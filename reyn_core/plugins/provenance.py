@@ -47,7 +47,9 @@ INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.jso
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 # Skipped in a source tree: tool caches and build output (``build``/``dist`` only when they are not
 # Python packages themselves, since a package may well have a ``build`` subpackage).
-CACHE_DIRS = frozenset({"__pycache__", ".eggs", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+CACHE_DIRS = frozenset(
+    {"__pycache__", ".eggs", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
 BUILD_DIRS = frozenset({"build", "dist"})
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
 
@@ -173,7 +175,9 @@ def _parse_record(text: str, site: str) -> tuple[list[_RecordEntry], list[str]]:
 def _inside(site: str, path: str) -> str | None:
     """``path`` relative to ``site`` with forward slashes, or None when it lies outside."""
     norm = posixpath.normpath(path.replace("\\", "/"))
-    if not (norm.startswith("/") or norm == ".." or norm.startswith("../") or (len(norm) > 1 and norm[1] == ":")):
+    if not (
+        norm.startswith("/") or norm == ".." or norm.startswith("../") or (len(norm) > 1 and norm[1] == ":")
+    ):
         return None if norm == "." else norm  # the usual case: a plain relative path, no I/O
     full = os.path.normpath(os.path.join(site, path))
     try:
@@ -228,7 +232,9 @@ def _source_of(dist: Distribution) -> _Source:
     archive = data.get("archive_info")
     if isinstance(archive, dict):
         return _Source("wheel", url, artifact_sha256=_archive_sha256(archive))
-    return _Source("index", url, problems=("direct_url.json names no known source (vcs_info, dir_info, archive_info)",))
+    return _Source(
+        "index", url, problems=("direct_url.json names no known source (vcs_info, dir_info, archive_info)",)
+    )
 
 
 def _archive_sha256(archive: Mapping[str, Any]) -> str | None:
@@ -293,7 +299,9 @@ def _record_has_module(entries: Iterable[_RecordEntry], top: str) -> bool:
         first, _, rest = e.rel.partition("/")
         if rest and first == top and not _is_bytecode(e.rel):
             return True
-        if not rest and (first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))):
+        if not rest and (
+            first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))
+        ):
             return True
     return False
 
@@ -432,7 +440,9 @@ def _skip_source_dir(parent: str, name: str) -> bool:
 def _unlisted_files(entries: list[_RecordEntry], site: str) -> Iterator[tuple[str, str]]:
     """Files inside the distribution's own regular packages that RECORD does not list."""
     listed = {e.rel for e in entries}
-    packages = sorted({e.rel.split("/", 1)[0] for e in entries if e.rel.count("/") == 1 and e.rel.endswith("/__init__.py")})
+    packages = sorted(
+        {e.rel.split("/", 1)[0] for e in entries if e.rel.count("/") == 1 and e.rel.endswith("/__init__.py")}
+    )
     for pkg in packages:
         if pkg.endswith((".dist-info", ".egg-info", ".data")):
             continue
@@ -463,7 +473,9 @@ def provenance_for(
     record_text = dist.read_text("RECORD")
     if record_text is None:
         entries: list[_RecordEntry] = []
-        problems.append("the distribution has no RECORD; its files cannot be checked against the installer's hashes")
+        problems.append(
+            "the distribution has no RECORD; its files cannot be checked against the installer's hashes"
+        )
     else:
         entries, record_problems = _parse_record(record_text, site)
         problems += record_problems
@@ -502,7 +514,9 @@ def provenance_for(
         scope = "source-tree"
         found, missing = _find_sources(names, entries, site, source)
         for name in missing:
-            problems.append(f"the source of import package {name!r} was not found; the digest does not cover it")
+            problems.append(
+                f"the source of import package {name!r} was not found; the digest does not cover it"
+            )
         for name, location in sorted(found.items()):
             for rel, path in _walk_source(name, location):
                 try:
@@ -564,4 +578,3 @@ __all__ = [
     "provenance_for",
     "tree_digest",
 ]
-

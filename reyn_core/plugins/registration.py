@@ -27,8 +27,13 @@ if TYPE_CHECKING:
     from .schema_cache import SchemaCheckCache
 
 
-def register_all(profile: Profile, plugins: list[PluginState], host_tools: Iterable[ToolDefinition | Callable[..., Any]],
-                 schema_cache: SchemaCheckCache, discovered_ids: Iterable[str] = ()) -> tuple[ToolRegistry, list[Diagnostic]]:
+def register_all(
+    profile: Profile,
+    plugins: list[PluginState],
+    host_tools: Iterable[ToolDefinition | Callable[..., Any]],
+    schema_cache: SchemaCheckCache,
+    discovered_ids: Iterable[str] = (),
+) -> tuple[ToolRegistry, list[Diagnostic]]:
     """Collision check over every claimant, then register survivors into the real registry.
 
     ``discovered_ids`` are the ids of every installed plugin: a cluster named like one belongs to
@@ -41,7 +46,9 @@ def register_all(profile: Profile, plugins: list[PluginState], host_tools: Itera
             scratch = ToolRegistry(schema_check=schema_cache)
             host_defs.append(scratch.register(obj, origin=host_origin))
         except ToolRegistrationError as exc:
-            diags.append(Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool))
+            diags.append(
+                Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool)
+            )
     claims: dict[str, list[ToolOrigin]] = {}
     for d in host_defs:
         claims.setdefault(d.name, []).append(host_origin)
@@ -54,16 +61,29 @@ def register_all(profile: Profile, plugins: list[PluginState], host_tools: Itera
         owners = claims[name]
         described = " and ".join(o.describe() for o in owners)
         plugin_owners = [o.plugin_id for o in owners if o.kind == "plugin" and o.plugin_id]
-        fix = (f'set [plugins.{plugin_owners[-1]}] prefix = "{plugin_owners[-1]}_" or add {name!r} to '
-               f"plugins.{plugin_owners[-1]}.tools.exclude in the profile") if plugin_owners else None
+        fix = (
+            (
+                f'set [plugins.{plugin_owners[-1]}] prefix = "{plugin_owners[-1]}_" or add {name!r} to '
+                f"plugins.{plugin_owners[-1]}.tools.exclude in the profile"
+            )
+            if plugin_owners
+            else None
+        )
         message = f"tool name {name!r} is claimed by {described}; none of them is registered"
         if plugin_owners:
             for owner in dict.fromkeys(plugin_owners):
                 next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
-                    Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name))
+                    Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name)
+                )
         else:
-            diags.append(Diagnostic.make("RT004", message, tool=name,
-                                         hint="give each host tool passed to load(host_tools=...) its own name"))
+            diags.append(
+                Diagnostic.make(
+                    "RT004",
+                    message,
+                    tool=name,
+                    hint="give each host tool passed to load(host_tools=...) its own name",
+                )
+            )
 
     cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
     builder = ToolRegistry(operator=_operator_policy(profile), schema_check=schema_cache)
@@ -76,10 +96,16 @@ def register_all(profile: Profile, plugins: list[PluginState], host_tools: Itera
         for d, original in p.tools:
             owner = cluster_owners.get(d.cluster, p.plugin_id)
             if owner != p.plugin_id:
-                p.diagnostics.append(Diagnostic.make(
-                    "RT009", f"tool {d.name!r} of plugin {p.plugin_id!r} claims cluster {d.cluster!r}, which belongs "
-                    f"to {'the host' if owner == '' else repr(owner)}; phase allowed_ops naming {d.cluster!r} would "
-                    "admit it, so it is not registered", plugin=p.plugin_id, tool=d.name))
+                p.diagnostics.append(
+                    Diagnostic.make(
+                        "RT009",
+                        f"tool {d.name!r} of plugin {p.plugin_id!r} claims cluster {d.cluster!r}, which belongs "
+                        f"to {'the host' if owner == '' else repr(owner)}; phase allowed_ops naming {d.cluster!r} would "
+                        "admit it, so it is not registered",
+                        plugin=p.plugin_id,
+                        tool=d.name,
+                    )
+                )
                 continue
             if d.name not in collided and _register(builder, d, original, p.diagnostics, plugin=p.plugin_id):
                 p.registered.append(d.name)
@@ -89,8 +115,12 @@ def register_all(profile: Profile, plugins: list[PluginState], host_tools: Itera
     return builder.freeze(), diags
 
 
-def _cluster_owners(discovered_ids: Iterable[str], host_defs: Sequence[ToolDefinition],
-                    plugins: Sequence[PluginState], collided: set[str]) -> dict[str, str]:
+def _cluster_owners(
+    discovered_ids: Iterable[str],
+    host_defs: Sequence[ToolDefinition],
+    plugins: Sequence[PluginState],
+    collided: set[str],
+) -> dict[str, str]:
     """Cluster names that only one party may use ("" = the host). ``allowed_ops`` entries match a
     cluster as well as a tool name, so a plugin declaring ``cluster="file"`` would ride into every
     phase whose ops admit the file pack (the default does). A cluster named like an installed
@@ -107,16 +137,31 @@ def _cluster_owners(discovered_ids: Iterable[str], host_defs: Sequence[ToolDefin
     return owners
 
 
-def _register(builder: ToolRegistry, d: ToolDefinition, original: str | None, diags: list[Diagnostic],
-              *, plugin: str | None) -> bool:
+def _register(
+    builder: ToolRegistry,
+    d: ToolDefinition,
+    original: str | None,
+    diags: list[Diagnostic],
+    *,
+    plugin: str | None,
+) -> bool:
     try:
         builder.register(d, origin=d.origin, original_name=original)
     except ToolRegistrationError as exc:
-        diags.append(Diagnostic.make(exc.code, exc.message, hint=exc.hint or None, plugin=plugin, tool=exc.tool))
+        diags.append(
+            Diagnostic.make(exc.code, exc.message, hint=exc.hint or None, plugin=plugin, tool=exc.tool)
+        )
         return False
     for w in builder.warnings(d.name):
-        diags.append(Diagnostic.make(w.code, w.message + (f" (at {w.pointer})" if w.pointer else ""),
-                                     plugin=plugin, tool=d.name, severity="warning"))
+        diags.append(
+            Diagnostic.make(
+                w.code,
+                w.message + (f" (at {w.pointer})" if w.pointer else ""),
+                plugin=plugin,
+                tool=d.name,
+                severity="warning",
+            )
+        )
     return True
 
 
@@ -140,8 +185,12 @@ def _operator_policy(profile: Profile) -> OperatorPolicy:
 def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHooks | None:
     """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
     wanted = bool(profile.audit.log) or any(
-        p.pm is not None and (p.pm.hook.reyn_before_tool_call.get_hookimpls()
-                              or p.pm.hook.reyn_after_tool_call.get_hookimpls()) for p in plugins)
+        p.pm is not None
+        and (
+            p.pm.hook.reyn_before_tool_call.get_hookimpls() or p.pm.hook.reyn_after_tool_call.get_hookimpls()
+        )
+        for p in plugins
+    )
     if not wanted:  # the common case: no hooks, so the dispatcher need not be imported to load
         return None
     from ..dispatch import JsonlAuditLog, ToolCallHooks
@@ -173,8 +222,11 @@ def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall]
         except ToolError:
             raise
         except (Exception, SystemExit) as exc:  # a broken policy hook denies: fail closed
-            raise ToolDenied(f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
-                             f"{exception_message(exc)}); the call is denied", tool=call.tool.name) from None
+            raise ToolDenied(
+                f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
+                f"{exception_message(exc)}); the call is denied",
+                tool=call.tool.name,
+            ) from None
         return None
 
     return before
@@ -182,6 +234,7 @@ def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall]
 
 def after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
     """A ``ToolCallHooks.after`` callable running one plugin's ``reyn_after_tool_call``."""
+
     async def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
         for result in pm.hook.reyn_after_tool_call(call=call, outcome=outcome):
             if inspect.isawaitable(result):

@@ -61,7 +61,9 @@ class PluginLoadInfo:
             "version": self.version,
             "entry_point": self.entry_point,
             "api_version": self.api_version,
-            "origin": None if prov is None else {
+            "origin": None
+            if prov is None
+            else {
                 "source_kind": prov.source_kind,
                 "source_url": prov.source_url,
                 "commit": prov.commit,
@@ -129,23 +131,39 @@ class LoadResult:
             try:
                 results = pm.hook.reyn_cli_commands()
             except (Exception, SystemExit) as exc:
-                diagnostics.append(Diagnostic.make("RI007", f"reyn_cli_commands raised {type(exc).__name__}: {exc}",
-                                                   plugin=plugin_id))
+                diagnostics.append(
+                    Diagnostic.make(
+                        "RI007", f"reyn_cli_commands raised {type(exc).__name__}: {exc}", plugin=plugin_id
+                    )
+                )
                 continue
             for result in results:
                 if result is None:
                     continue
                 if not isinstance(result, Mapping):
-                    diagnostics.append(Diagnostic.make(
-                        "RI007", f"reyn_cli_commands returned {type(result).__name__}, not a dict", plugin=plugin_id))
+                    diagnostics.append(
+                        Diagnostic.make(
+                            "RI007",
+                            f"reyn_cli_commands returned {type(result).__name__}, not a dict",
+                            plugin=plugin_id,
+                        )
+                    )
                     continue
                 for name, fn in result.items():
                     if not isinstance(name, str) or not name or name.startswith("-") or not callable(fn):
-                        diagnostics.append(Diagnostic.make(
-                            "RI007", f"command {name!r} is not a name with a callable", plugin=plugin_id))
+                        diagnostics.append(
+                            Diagnostic.make(
+                                "RI007", f"command {name!r} is not a name with a callable", plugin=plugin_id
+                            )
+                        )
                     elif name in builtins:
-                        diagnostics.append(Diagnostic.make(
-                            "RI007", f"command {name!r} would shadow a built-in reyn command; ignored", plugin=plugin_id))
+                        diagnostics.append(
+                            Diagnostic.make(
+                                "RI007",
+                                f"command {name!r} would shadow a built-in reyn command; ignored",
+                                plugin=plugin_id,
+                            )
+                        )
                     else:
                         claimed.setdefault(name, []).append(plugin_id)
                         commands.setdefault(name, (plugin_id, fn))
@@ -153,7 +171,12 @@ class LoadResult:
             if len(owners) > 1:
                 del commands[name]
                 for owner in owners:
-                    diagnostics.append(Diagnostic.make(
-                        "RI007", f"command {name!r} is contributed by several plugins ({', '.join(owners)}); "
-                        "none is used", plugin=owner))
+                    diagnostics.append(
+                        Diagnostic.make(
+                            "RI007",
+                            f"command {name!r} is contributed by several plugins ({', '.join(owners)}); "
+                            "none is used",
+                            plugin=owner,
+                        )
+                    )
         return commands, diagnostics

@@ -93,7 +93,7 @@ class SchemaCheckCache:
             return
         entries = self._entries
         if len(entries) > MAX_ENTRIES:
-            entries = dict(list(entries.items())[-MAX_ENTRIES // 2:])
+            entries = dict(list(entries.items())[-MAX_ENTRIES // 2 :])
         payload = json.dumps({"checker": _checker_fingerprint(), "entries": entries}, separators=(",", ":"))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

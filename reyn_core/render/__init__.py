@@ -35,14 +35,21 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     try:
         enriched = tool.schema_enricher(params, ctx)
     except Exception as exc:
-        _warn("schema_enricher of tool %r failed (%s: %s); rendering its registered schema",
-                     tool.name, type(exc).__name__, exc)
+        _warn(
+            "schema_enricher of tool %r failed (%s: %s); rendering its registered schema",
+            tool.name,
+            type(exc).__name__,
+            exc,
+        )
         return copy_json(tool.parameters)
     if enriched is None:
         return params
     if not isinstance(enriched, dict) or enriched.get("type") != "object":
-        _warn("schema_enricher of tool %r returned %s, not an object schema; rendering its "
-                     "registered schema", tool.name, type(enriched).__name__)
+        _warn(
+            "schema_enricher of tool %r returned %s, not an object schema; rendering its registered schema",
+            tool.name,
+            type(enriched).__name__,
+        )
         return copy_json(tool.parameters)
     return enriched
 

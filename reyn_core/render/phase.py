@@ -35,7 +35,7 @@ def _rewrite_ref(ref: str, prefix: str) -> tuple[str, bool]:
     """``ref`` relative to the output schema's root; True when it points into the tool's own root."""
     for base in ("#/$defs/", "#/definitions/"):
         if ref.startswith(base):
-            return f"#/$defs/{prefix}{ref[len(base):]}", False
+            return f"#/$defs/{prefix}{ref[len(base) :]}", False
     if ref == "#" or ref.startswith("#/"):  # e.g. "#/properties/a": the tool's root is hoisted
         return f"#/$defs/{prefix}args{ref[1:]}", True
     return ref, False
@@ -121,14 +121,18 @@ class PhaseSurface:
     def check_op(self, item: Any, ptr: str) -> tuple[PhaseOpCall | None, list[ArgumentProblem]]:
         """Validate one ``control_ir`` item; return the op call or the problems (pointers under ``ptr``)."""
         if not isinstance(item, Mapping):
-            return None, [ArgumentProblem(ptr, f"an op must be an object with a 'kind', got {type(item).__name__}")]
+            return None, [
+                ArgumentProblem(ptr, f"an op must be an object with a 'kind', got {type(item).__name__}")
+            ]
         kind = item.get("kind")
         if not isinstance(kind, str):
             return None, [ArgumentProblem(f"{ptr}/kind", "is required and must be a string naming an op")]
         spec = self.op(kind)
         if spec is None:
             allowed = ", ".join(o.kind for o in self.ops) or "none"
-            return None, [ArgumentProblem(f"{ptr}/kind", f"{kind!r} is not an allowed op (allowed: {allowed})")]
+            return None, [
+                ArgumentProblem(f"{ptr}/kind", f"{kind!r} is not an allowed op (allowed: {allowed})")
+            ]
         args = {k: v for k, v in item.items() if k != "kind"}
         validator = self._validators.get(kind)
         if validator is None:
@@ -178,8 +182,13 @@ def _type_label(schema: Any) -> str:
     return str(typ) if typ else "any"
 
 
-def render_phase(registry: ToolRegistry, ctx: ToolContext, allowed_ops: Iterable[str] | None = None, *,
-                 exclude: Iterable[str] = ()) -> PhaseSurface:
+def render_phase(
+    registry: ToolRegistry,
+    ctx: ToolContext,
+    allowed_ops: Iterable[str] | None = None,
+    *,
+    exclude: Iterable[str] = (),
+) -> PhaseSurface:
     """The phase surface: every tool the gates admit for this phase's ``allowed_ops``.
 
     ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default

@@ -25,8 +25,9 @@ class StrictRenderError(ReynError):
         self.rendered = rendered
 
 
-def render_router(registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (),
-                  strict: bool = False) -> list[dict[str, Any]]:
+def render_router(
+    registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (), strict: bool = False
+) -> list[dict[str, Any]]:
     """The ``tools`` array for the router surface: every tool the gates allow in ``ctx``, by name.
 
     ``strict=True`` emits OpenAI strict-mode schemas (``"strict": true``); if any tool's schema
@@ -50,7 +51,8 @@ def render_router(registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable
     return out
 
 
-def render_router_json(registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (),
-                       strict: bool = False) -> str:
+def render_router_json(
+    registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (), strict: bool = False
+) -> str:
     """``render_router`` as canonical JSON text (the bytes a provider receives)."""
     return canonical_json(render_router(registry, ctx, exclude=exclude, strict=strict))

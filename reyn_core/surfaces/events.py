@@ -11,8 +11,19 @@ from typing import Any
 #: when it ends the phase, None when the reply was rejected), contract_error, op, op_result,
 #: suspended, phase_end.
 EVENT_KINDS: tuple[str, ...] = (
-    "model_call", "text_delta", "assistant", "tool_call", "tool_result", "pending", "turn_limit",
-    "phase_reply", "contract_error", "op", "op_result", "suspended", "phase_end",
+    "model_call",
+    "text_delta",
+    "assistant",
+    "tool_call",
+    "tool_result",
+    "pending",
+    "turn_limit",
+    "phase_reply",
+    "contract_error",
+    "op",
+    "op_result",
+    "suspended",
+    "phase_end",
 )
 
 

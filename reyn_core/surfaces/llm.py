@@ -58,15 +58,24 @@ class LLMRequest:
 
     def key(self) -> str:
         """``sha256:`` of model, messages, tools and tool_choice (the replay fixture key)."""
-        payload = {"model": self.model, "messages": list(self.messages), "tools": list(self.tools or []) or None,
-                   "tool_choice": self.tool_choice}
+        payload = {
+            "model": self.model,
+            "messages": list(self.messages),
+            "tools": list(self.tools or []) or None,
+            "tool_choice": self.tool_choice,
+        }
         return "sha256:" + hashlib.sha256(canonical(payload).encode()).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (used by replay fixtures)."""
-        return {"model": self.model, "messages": [dict(m) for m in self.messages],
-                "tools": [dict(t) for t in self.tools] if self.tools else None,
-                "tool_choice": self.tool_choice, "response_format": self.response_format, "stream": self.stream}
+        return {
+            "model": self.model,
+            "messages": [dict(m) for m in self.messages],
+            "tools": [dict(t) for t in self.tools] if self.tools else None,
+            "tool_choice": self.tool_choice,
+            "response_format": self.response_format,
+            "stream": self.stream,
+        }
 
 
 @dataclass(frozen=True)
@@ -100,8 +109,11 @@ class LLMReply:
             fn = call.get("function") or {}
             args = fn.get("arguments")
             text = args if isinstance(args, str) else json.dumps(args or {})
-            out.append(ToolCallRequest(id=str(call.get("id") or f"call_{i}"), name=str(fn.get("name") or ""),
-                                       arguments=text))
+            out.append(
+                ToolCallRequest(
+                    id=str(call.get("id") or f"call_{i}"), name=str(fn.get("name") or ""), arguments=text
+                )
+            )
         return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,8 +123,11 @@ class LLMReply:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LLMReply:
         """Inverse of ``to_dict``."""
-        return cls(message=dict(data.get("message") or {}), finish_reason=data.get("finish_reason"),
-                   usage=dict(data.get("usage") or {}))
+        return cls(
+            message=dict(data.get("message") or {}),
+            finish_reason=data.get("finish_reason"),
+            usage=dict(data.get("usage") or {}),
+        )
 
 
 class LLMClient(Protocol):
@@ -127,7 +142,9 @@ def import_litellm() -> Any:
     """Import litellm for a surface run (offline-safe: local model cost map). Clear error if absent."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     # litellm's typed dicts trigger a pydantic notice on first streaming use; it is noise for users.
-    warnings.filterwarnings("ignore", message=r"Item .* is using the `ReadOnly` qualifier", category=UserWarning)
+    warnings.filterwarnings(
+        "ignore", message=r"Item .* is using the `ReadOnly` qualifier", category=UserWarning
+    )
     try:
         import litellm
     except ImportError:
@@ -179,8 +196,13 @@ def _message_dict(message: Any) -> dict[str, Any]:
     calls = []
     for call in data.get("tool_calls") or []:
         fn = call.get("function") or {}
-        calls.append({"id": call.get("id"), "type": "function",
-                      "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"}})
+        calls.append(
+            {
+                "id": call.get("id"),
+                "type": "function",
+                "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"},
+            }
+        )
     if calls:
         out["tool_calls"] = calls
     return out
@@ -201,8 +223,15 @@ class LiteLLMClient:
     ``options`` are passed through to ``acompletion`` (temperature, timeout…).
     """
 
-    def __init__(self, *, api_base: str | None = None, api_key: str | None = None, num_retries: int = 2,
-                 timeout_s: float = 120.0, options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        num_retries: int = 2,
+        timeout_s: float = 120.0,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self.api_base = api_base
         self.api_key = api_key
         self.num_retries = num_retries
@@ -210,8 +239,13 @@ class LiteLLMClient:
         self.options = dict(options or {})
 
     def _kwargs(self, request: LLMRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": request.model, "messages": [dict(m) for m in request.messages],
-                                  "num_retries": self.num_retries, "timeout": self.timeout_s, **self.options}
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": [dict(m) for m in request.messages],
+            "num_retries": self.num_retries,
+            "timeout": self.timeout_s,
+            **self.options,
+        }
         if request.tools:
             kwargs["tools"] = [dict(t) for t in request.tools]
             if request.tool_choice is not None:
@@ -233,7 +267,9 @@ class LiteLLMClient:
             raise LLMCallError(
                 f"model {request.model!r} needs an API key: set {' or '.join(missing)} in the environment "
                 "(or pass api_key=...; the reyn commands take --api-key-env VAR)",
-                model=request.model, kind="MissingAPIKey")
+                model=request.model,
+                kind="MissingAPIKey",
+            )
         try:
             if request.stream:
                 return await self._stream(litellm, kwargs, on_delta)
@@ -243,8 +279,11 @@ class LiteLLMClient:
         except Exception as exc:
             raise self._error(exc, request.model) from None
         choice = response.choices[0]
-        return LLMReply(_message_dict(choice.message), getattr(choice, "finish_reason", None),
-                        _usage_dict(getattr(response, "usage", None)))
+        return LLMReply(
+            _message_dict(choice.message),
+            getattr(choice, "finish_reason", None),
+            _usage_dict(getattr(response, "usage", None)),
+        )
 
     async def _stream(self, litellm: Any, kwargs: dict[str, Any], on_delta: DeltaCallback | None) -> LLMReply:
         chunks = []
@@ -259,13 +298,24 @@ class LiteLLMClient:
         if built is None or not built.choices:
             raise LLMCallError(f"the model {kwargs['model']!r} sent an empty stream", model=kwargs["model"])
         choice = built.choices[0]
-        return LLMReply(_message_dict(choice.message), getattr(choice, "finish_reason", None),
-                        _usage_dict(getattr(built, "usage", None)))
+        return LLMReply(
+            _message_dict(choice.message),
+            getattr(choice, "finish_reason", None),
+            _usage_dict(getattr(built, "usage", None)),
+        )
 
     def _error(self, exc: Exception, model: str) -> LLMCallError:
         status = getattr(exc, "status_code", None) if _got_response(exc) else None
-        retried = f" after {self.num_retries} retr{'y' if self.num_retries == 1 else 'ies'}" if self.num_retries else ""
+        retried = (
+            f" after {self.num_retries} retr{'y' if self.num_retries == 1 else 'ies'}"
+            if self.num_retries
+            else ""
+        )
         where = f" at {self.api_base}" if self.api_base else ""
         code = f" (HTTP {status})" if isinstance(status, int) else " (no response from the provider)"
-        return LLMCallError(f"the call to model {model!r}{where} failed{retried}{code}: {describe_exception(exc, 400)}",
-                            model=model, kind=type(exc).__name__, status_code=status if isinstance(status, int) else None)
+        return LLMCallError(
+            f"the call to model {model!r}{where} failed{retried}{code}: {describe_exception(exc, 400)}",
+            model=model,
+            kind=type(exc).__name__,
+            status_code=status if isinstance(status, int) else None,
+        )

@@ -186,7 +186,9 @@ class PhaseRunner:
             parts.append("Phases you may transition to: " + ", ".join(self.next_phases) + ".")
         parts.append(self.surface.prompt_text())
         if not self._use_structured():
-            parts.append("JSON Schema of the reply:\n" + json.dumps(self.surface.output_schema, separators=(",", ":")))
+            parts.append(
+                "JSON Schema of the reply:\n" + json.dumps(self.surface.output_schema, separators=(",", ":"))
+            )
         return "\n\n".join(parts)
 
     def _use_structured(self) -> bool:
@@ -202,7 +204,10 @@ class PhaseRunner:
             return None
         if self._use_structured():
             schema = {k: v for k, v in self.surface.output_schema.items() if k != "$schema"}
-            return {"type": "json_schema", "json_schema": {"name": "phase_output", "schema": schema, "strict": False}}
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": "phase_output", "schema": schema, "strict": False},
+            }
         return {"type": "json_object"}
 
     # ------------------------------------------------------------------ running
@@ -216,12 +221,16 @@ class PhaseRunner:
     async def resume(self, state: PhaseState, answer: Any) -> PhaseResult:
         """Continue a suspended run with the user's ``answer`` to ``state.question``."""
         if state.phase != self.name or tuple(state.allowed_ops) != self.allowed_ops:
-            raise ReynError(f"this state belongs to phase {state.phase!r} with allowed_ops {state.allowed_ops}; "
-                            f"resume it with a runner for that phase (this one: {self.name!r}, {list(self.allowed_ops)})")
+            raise ReynError(
+                f"this state belongs to phase {state.phase!r} with allowed_ops {state.allowed_ops}; "
+                f"resume it with a runner for that phase (this one: {self.name!r}, {list(self.allowed_ops)})"
+            )
         envelope = {"status": "ok", "data": {"question": state.question, "answer": answer}}
         op_log = [*state.op_log]
         results = [*state.results, {"kind": state.pending_op.get("kind"), "result": envelope}]
-        op_log.append({"kind": state.pending_op.get("kind"), "args": _args(state.pending_op), "result": envelope})
+        op_log.append(
+            {"kind": state.pending_op.get("kind"), "args": _args(state.pending_op), "result": envelope}
+        )
         emit(self.on_event, "op_result", op=state.pending_op.get("kind"), envelope=envelope)
         msgs = [dict(m) for m in state.messages]
         remaining = [PhaseOpCall(kind=o["kind"], args=_args(o)) for o in state.remaining_ops]
@@ -231,7 +240,9 @@ class PhaseRunner:
         msgs.append(_results_message(results))
         return await self._loop(msgs, step=state.step, op_log=op_log)
 
-    async def _loop(self, msgs: list[dict[str, Any]], *, step: int, op_log: list[dict[str, Any]]) -> PhaseResult:
+    async def _loop(
+        self, msgs: list[dict[str, Any]], *, step: int, op_log: list[dict[str, Any]]
+    ) -> PhaseResult:
         retried = False
         output: PhaseOutput | None = None
         while step < self.max_steps:
@@ -252,18 +263,32 @@ class PhaseRunner:
             except PhaseOutputError as exc:
                 feedback = exc.feedback()
             # ``continues``: a valid reply whose ops run before the phase may end (None when rejected).
-            continues = None if feedback is not None or output is None else \
-                bool(output.control_ir) and output.control.type != "abort"
+            continues = (
+                None
+                if feedback is not None or output is None
+                else bool(output.control_ir) and output.control.type != "abort"
+            )
             emit(self.on_event, "phase_reply", step=step, raw=raw, continues=continues)
             if feedback is not None:
                 output = None
                 emit(self.on_event, "contract_error", step=step, feedback=feedback, retry=not retried)
                 if retried:
-                    return self._end("abort", output=None, msgs=msgs, op_log=op_log,
-                                     error=f"the model broke the phase output contract twice in a row: {feedback}")
+                    return self._end(
+                        "abort",
+                        output=None,
+                        msgs=msgs,
+                        op_log=op_log,
+                        error=f"the model broke the phase output contract twice in a row: {feedback}",
+                    )
                 retried = True
-                msgs.append({"role": "user", "content": "Your reply was rejected:\n" + feedback +
-                             "\nReply again with one JSON object that follows the contract."})
+                msgs.append(
+                    {
+                        "role": "user",
+                        "content": "Your reply was rejected:\n"
+                        + feedback
+                        + "\nReply again with one JSON object that follows the contract.",
+                    }
+                )
                 continue
             assert output is not None  # parsed, and no feedback
             retried = False
@@ -274,32 +299,57 @@ class PhaseRunner:
             if suspended is not None:
                 return suspended
             msgs.append(_results_message(results))
-        return self._end("abort", output=output, msgs=msgs, op_log=op_log,
-                         error=f"the phase did not end within {self.max_steps} model calls")
+        return self._end(
+            "abort",
+            output=output,
+            msgs=msgs,
+            op_log=op_log,
+            error=f"the phase did not end within {self.max_steps} model calls",
+        )
 
     def _transition_problem(self, output: PhaseOutput) -> str | None:
         """When next phases are declared, a transition must name one of them (else the feedback)."""
         target = output.control.next_phase
         if output.control.type != "transition" or not self.next_phases or target in self.next_phases:
             return None
-        return ("the reply does not follow the phase output contract:\n"
-                f"- /control/next_phase: {target!r} is not a phase this phase may transition to "
-                f"(declared: {', '.join(self.next_phases)})")
+        return (
+            "the reply does not follow the phase output contract:\n"
+            f"- /control/next_phase: {target!r} is not a phase this phase may transition to "
+            f"(declared: {', '.join(self.next_phases)})"
+        )
 
-    async def _run_ops(self, ops: list[PhaseOpCall], msgs: list[dict[str, Any]], step: int,
-                       results: list[dict[str, Any]], op_log: list[dict[str, Any]]) -> PhaseResult | None:
+    async def _run_ops(
+        self,
+        ops: list[PhaseOpCall],
+        msgs: list[dict[str, Any]],
+        step: int,
+        results: list[dict[str, Any]],
+        op_log: list[dict[str, Any]],
+    ) -> PhaseResult | None:
         """Run ``ops`` in order; on a question, return the suspended result (else None)."""
         for i, op in enumerate(ops):
             asker = _Asker()
-            ctx = self.ctx if self.ctx.bridge.has("ask_user") else replace(
-                self.ctx, bridge=replace(self.ctx.bridge, ask_user=asker))
+            ctx = (
+                self.ctx
+                if self.ctx.bridge.has("ask_user")
+                else replace(self.ctx, bridge=replace(self.ctx.bridge, ask_user=asker))
+            )
             emit(self.on_event, "op", op=op.kind, args=op.args)
-            envelope = await dispatch_tool(self.registry, op.kind, op.args, ctx, surface="phase",
-                                           allowed_ops=self.allowed_ops)
+            envelope = await dispatch_tool(
+                self.registry, op.kind, op.args, ctx, surface="phase", allowed_ops=self.allowed_ops
+            )
             if asker.asked and envelope.get("status") == "ok":
-                state = PhaseState(self.name, list(self.allowed_ops), [dict(m) for m in msgs], step,
-                                   asker.question, op.to_wire(), list(results),
-                                   [o.to_wire() for o in ops[i + 1:]], list(op_log))
+                state = PhaseState(
+                    self.name,
+                    list(self.allowed_ops),
+                    [dict(m) for m in msgs],
+                    step,
+                    asker.question,
+                    op.to_wire(),
+                    list(results),
+                    [o.to_wire() for o in ops[i + 1 :]],
+                    list(op_log),
+                )
                 emit(self.on_event, "suspended", question=asker.question)
                 return PhaseResult("suspended", None, msgs, op_log, state=state, question=asker.question)
             emit(self.on_event, "op_result", op=op.kind, envelope=envelope)
@@ -307,10 +357,22 @@ class PhaseRunner:
             op_log.append({"kind": op.kind, "args": dict(op.args), "result": envelope})
         return None
 
-    def _end(self, status: PhaseStatus, *, output: PhaseOutput | None, msgs: list[dict[str, Any]],
-             op_log: list[dict[str, Any]], error: str | None = None) -> PhaseResult:
-        emit(self.on_event, "phase_end", status=status, error=error,
-             next_phase=output.control.next_phase if output else None)
+    def _end(
+        self,
+        status: PhaseStatus,
+        *,
+        output: PhaseOutput | None,
+        msgs: list[dict[str, Any]],
+        op_log: list[dict[str, Any]],
+        error: str | None = None,
+    ) -> PhaseResult:
+        emit(
+            self.on_event,
+            "phase_end",
+            status=status,
+            error=error,
+            next_phase=output.control.next_phase if output else None,
+        )
         return PhaseResult(status, output, msgs, op_log, error=error)
 
 

@@ -63,8 +63,11 @@ def read_fixture(path: Path) -> dict[str, dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ReplayFixtureError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("key"), str) or \
-                not isinstance(record.get("reply"), Mapping):
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("key"), str)
+            or not isinstance(record.get("reply"), Mapping)
+        ):
             raise ReplayFixtureError(f"{path}:{lineno}: a record needs a string 'key' and a 'reply' object")
         records[record["key"]] = record
     return records
@@ -77,8 +80,9 @@ class ReplayClient:
     defaults to the ``REYN_LLM_RECORD`` environment variable. ``calls`` counts replies served.
     """
 
-    def __init__(self, fixture: str | os.PathLike[str], *, inner: LLMClient | None = None,
-                 record: bool | None = None) -> None:
+    def __init__(
+        self, fixture: str | os.PathLike[str], *, inner: LLMClient | None = None, record: bool | None = None
+    ) -> None:
         self.fixture = Path(fixture)
         self.record = record_mode_from_env() if record is None else record
         self._inner = inner

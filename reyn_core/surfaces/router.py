@@ -66,8 +66,11 @@ class RouterResult:
 
 def tool_message(call_id: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
     """The ``tool`` message for one call: the dispatcher's envelope as compact JSON."""
-    return {"role": "tool", "tool_call_id": call_id,
-            "content": json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))}
+    return {
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+    }
 
 
 class RouterLoop:
@@ -115,9 +118,16 @@ class RouterLoop:
         base = ctx or ToolContext(surface="router")
         state = base.router_state or RouterCallerState()
         allowed = self.allowed_tools if self.allowed_tools is not None else state.allowed_tools
-        self.ctx = replace(base, surface="router", router_state=replace(
-            state, exclude=state.exclude | self.exclude, allowed_tools=allowed,
-            plan_mode=plan_mode or state.plan_mode))
+        self.ctx = replace(
+            base,
+            surface="router",
+            router_state=replace(
+                state,
+                exclude=state.exclude | self.exclude,
+                allowed_tools=allowed,
+                plan_mode=plan_mode or state.plan_mode,
+            ),
+        )
 
     @property
     def client(self) -> LLMClient:
@@ -130,11 +140,21 @@ class RouterLoop:
 
     def plan_step(self, tools: Iterable[str]) -> RouterLoop:
         """A plan-mode loop narrowed to one step's tool list (``plan`` stays excluded)."""
-        loop = RouterLoop(self.registry, model=self.model, ctx=replace(self.ctx, router_state=None),
-                          client=self._client, max_turns=self.max_turns, stream=self.stream,
-                          exclude=self.exclude, plan_mode=True, allowed_tools=tools,
-                          tool_choice=self.tool_choice, strict=self.strict, system_prompt=self.system_prompt,
-                          on_event=self.on_event)
+        loop = RouterLoop(
+            self.registry,
+            model=self.model,
+            ctx=replace(self.ctx, router_state=None),
+            client=self._client,
+            max_turns=self.max_turns,
+            stream=self.stream,
+            exclude=self.exclude,
+            plan_mode=True,
+            allowed_tools=tools,
+            tool_choice=self.tool_choice,
+            strict=self.strict,
+            system_prompt=self.system_prompt,
+            on_event=self.on_event,
+        )
         return loop
 
     def tools(self, turn: int | None = None) -> list[dict[str, Any]]:
@@ -176,16 +196,18 @@ class RouterLoop:
             msgs.append(tool_message(p.id, envelope))
         return await self._loop(msgs, first_turn=result.turns + 1, records=list(result.tool_calls))
 
-    async def _loop(self, msgs: list[dict[str, Any]], *, first_turn: int,
-                    records: list[ToolCallRecord]) -> RouterResult:
+    async def _loop(
+        self, msgs: list[dict[str, Any]], *, first_turn: int, records: list[ToolCallRecord]
+    ) -> RouterResult:
         last = first_turn + self.max_turns - 1
         turn = first_turn - 1
         for turn in range(first_turn, last + 1):
             ctx = self._turn_ctx(turn)
             tools = render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict)
             emit(self.on_event, "model_call", turn=turn, model=self.model, tools=len(tools))
-            request = LLMRequest(self.model, list(msgs), tools or None,
-                                 self.tool_choice if tools else None, stream=self.stream)
+            request = LLMRequest(
+                self.model, list(msgs), tools or None, self.tool_choice if tools else None, stream=self.stream
+            )
             on_delta = (lambda piece: emit(self.on_event, "text_delta", text=piece)) if self.stream else None
             try:
                 reply = await self.client.complete(request, on_delta=on_delta)
@@ -213,8 +235,9 @@ class RouterLoop:
 
     async def _dispatch(self, call: ToolCallRequest, ctx: ToolContext) -> dict[str, Any]:
         emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
-        envelope = await dispatch_tool(self.registry, call.name, call.arguments, ctx, surface="router",
-                                       exclude=self.exclude)
+        envelope = await dispatch_tool(
+            self.registry, call.name, call.arguments, ctx, surface="router", exclude=self.exclude
+        )
         emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
         return envelope
 

@@ -77,8 +77,14 @@ class ScriptedModelServer:
     ``"openai/scripted"``). ``requests`` lists what was received, in order.
     """
 
-    def __init__(self, script: Iterable[ScriptedReply | Responder], *, model: str = "scripted",
-                 lifetime_s: float = 300.0, chunk_size: int = 8) -> None:
+    def __init__(
+        self,
+        script: Iterable[ScriptedReply | Responder],
+        *,
+        model: str = "scripted",
+        lifetime_s: float = 300.0,
+        chunk_size: int = 8,
+    ) -> None:
         self._script: list[ScriptedReply | Responder] = list(script)
         self.model = model
         self.lifetime_s = lifetime_s
@@ -105,8 +111,12 @@ class ScriptedModelServer:
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="reyn-scripted-model",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            name="reyn-scripted-model",
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        )
         self._thread.start()
         self._timer = threading.Timer(self.lifetime_s, self.stop)
         self._timer.daemon = True
@@ -146,7 +156,9 @@ class ScriptedModelServer:
                 return self._sticky
             if not self._script:
                 n = len(self.requests)
-                return ScriptedReply(status=400, error_message=f"the scripted model has no reply left for request #{n}")
+                return ScriptedReply(
+                    status=400, error_message=f"the scripted model has no reply left for request #{n}"
+                )
             entry = self._script.pop(0)
         reply = entry if isinstance(entry, ScriptedReply) else entry(body)
         if reply.sticky and reply.status != 200:
@@ -187,22 +199,40 @@ def completion_body(reply: ScriptedReply, n: int, model: str) -> dict[str, Any]:
 
 def stream_chunks(reply: ScriptedReply, n: int, model: str, chunk_size: int) -> list[dict[str, Any]]:
     """The streaming chunks for ``reply``: text in pieces, tool-call arguments split across chunks."""
-    base = {"id": f"chatcmpl-scripted-{n}", "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model}
+    base = {
+        "id": f"chatcmpl-scripted-{n}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     out = [chunk({"role": "assistant", "content": ""})]
     text = reply.content or ""
-    out += [chunk({"content": text[i:i + chunk_size]}) for i in range(0, len(text), chunk_size)]
+    out += [chunk({"content": text[i : i + chunk_size]}) for i in range(0, len(text), chunk_size)]
     for i, spec in enumerate(reply.tool_calls):
         call = _tool_call_payload(n, i, spec)
         args = call["function"]["arguments"]
-        out.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                          "function": {"name": call["function"]["name"], "arguments": ""}}]}))
-        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": args[j:j + chunk_size]}}]})
-                for j in range(0, len(args), chunk_size)]
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        out += [
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": args[j : j + chunk_size]}}]})
+            for j in range(0, len(args), chunk_size)
+        ]
     out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
     return out
 
@@ -236,7 +266,9 @@ def _make_handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
-                self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}})
+                self._send_json(
+                    400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}}
+                )
                 return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -244,8 +276,17 @@ def _make_handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             n = owner._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
             reply = owner._next(body)
             if reply.status != 200:
-                self._send_json(reply.status, {"error": {"message": reply.error_message, "type": "scripted_error",
-                                                         "code": reply.status}}, reply.headers)
+                self._send_json(
+                    reply.status,
+                    {
+                        "error": {
+                            "message": reply.error_message,
+                            "type": "scripted_error",
+                            "code": reply.status,
+                        }
+                    },
+                    reply.headers,
+                )
                 return
             if body.get("stream"):
                 self._stream(reply, n)

@@ -83,8 +83,11 @@ class Transcript:
             self.line(f"  ⏹ turn limit reached ({d.get('turns')} turns)")
         elif kind == "phase_reply":
             continues = d.get("continues")
-            label = "" if continues is None else (
-                " [ops run; the phase continues]" if continues else " [the phase ends]")
+            label = (
+                ""
+                if continues is None
+                else (" [ops run; the phase continues]" if continues else " [the phase ends]")
+            )
             self.line(f"  model reply{label}> {short(d.get('raw', ''), self.width)}")
         elif kind == "contract_error":
             action = "sent back to the model" if d.get("retry") else "second failure: the phase aborts"

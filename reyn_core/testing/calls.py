@@ -81,8 +81,14 @@ class ToolCaller:
     those a model meets. ``router``/``phase`` are synchronous; ``arouter``/``aphase`` are awaitable.
     """
 
-    def __init__(self, registry: ToolRegistry, *, agent: str | None = "test-agent",
-                 workspace: Path | None = None, ctx: ToolContext | None = None) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        agent: str | None = "test-agent",
+        workspace: Path | None = None,
+        ctx: ToolContext | None = None,
+    ) -> None:
         self.registry = registry
         self.ctx = ctx if ctx is not None else ToolContext(agent=agent, workspace=workspace or Path.cwd())
 
@@ -98,15 +104,33 @@ class ToolCaller:
 
     # ------------------------------------------------------------------ router
 
-    async def arouter(self, name: str, args: Mapping[str, Any] | str | None = None, *,
-                      ctx: ToolContext | None = None, exclude: Iterable[str] = ()) -> Envelope:
+    async def arouter(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        *,
+        ctx: ToolContext | None = None,
+        exclude: Iterable[str] = (),
+    ) -> Envelope:
         """Call ``name`` as the router loop does (a model's ``tool_calls`` entry); never raises."""
-        envelope = await dispatch_tool(self.registry, name, args if args is not None else {},
-                                       self.router_context(ctx), surface="router", exclude=tuple(exclude))
+        envelope = await dispatch_tool(
+            self.registry,
+            name,
+            args if args is not None else {},
+            self.router_context(ctx),
+            surface="router",
+            exclude=tuple(exclude),
+        )
         return Envelope(envelope)
 
-    def router(self, name: str, args: Mapping[str, Any] | str | None = None, *,
-               ctx: ToolContext | None = None, exclude: Iterable[str] = ()) -> Envelope:
+    def router(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        *,
+        ctx: ToolContext | None = None,
+        exclude: Iterable[str] = (),
+    ) -> Envelope:
         """Synchronous ``arouter``."""
         return run_sync(lambda: self.arouter(name, args, ctx=ctx, exclude=exclude))
 
@@ -117,20 +141,38 @@ class ToolCaller:
 
     # ------------------------------------------------------------------ phase
 
-    async def aphase(self, name: str, args: Mapping[str, Any] | str | None = None, *,
-                     allowed_ops: Iterable[str] | None = None, ctx: ToolContext | None = None) -> Envelope:
+    async def aphase(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        *,
+        allowed_ops: Iterable[str] | None = None,
+        ctx: ToolContext | None = None,
+    ) -> Envelope:
         """Run ``name`` as a phase op (a ``control_ir`` entry); never raises.
 
         ``allowed_ops`` defaults to ``[name]`` — a phase that allows this op. Pass the phase's real
         list to test gating, e.g. ``allowed_ops=["file"]`` must refuse a tool of another cluster.
         """
         ops = tuple(allowed_ops) if allowed_ops is not None else (name,)
-        envelope = await dispatch_tool(self.registry, name, args if args is not None else {},
-                                       self.phase_context(ops, ctx), surface="phase", allowed_ops=ops)
+        envelope = await dispatch_tool(
+            self.registry,
+            name,
+            args if args is not None else {},
+            self.phase_context(ops, ctx),
+            surface="phase",
+            allowed_ops=ops,
+        )
         return Envelope(envelope)
 
-    def phase(self, name: str, args: Mapping[str, Any] | str | None = None, *,
-              allowed_ops: Iterable[str] | None = None, ctx: ToolContext | None = None) -> Envelope:
+    def phase(
+        self,
+        name: str,
+        args: Mapping[str, Any] | str | None = None,
+        *,
+        allowed_ops: Iterable[str] | None = None,
+        ctx: ToolContext | None = None,
+    ) -> Envelope:
         """Synchronous ``aphase``."""
         return run_sync(lambda: self.aphase(name, args, allowed_ops=allowed_ops, ctx=ctx))
 

@@ -34,8 +34,15 @@ def _unknown_code_note(code: str) -> str:
     return f" ({code!r} is not a known diagnostic code; see docs/diagnostics.md)"
 
 
-def assert_diagnostic(source: Any, code: str, *, plugin: str | None = None, tool: str | None = None,
-                      severity: str | None = None, message_contains: str | None = None) -> Any:
+def assert_diagnostic(
+    source: Any,
+    code: str,
+    *,
+    plugin: str | None = None,
+    tool: str | None = None,
+    severity: str | None = None,
+    message_contains: str | None = None,
+) -> Any:
     """Assert that ``source`` carries a diagnostic ``code`` (optionally for ``plugin`` / ``tool``, of
     ``severity``, whose message contains ``message_contains``) and return the first match.
 
@@ -55,8 +62,14 @@ def assert_diagnostic(source: Any, code: str, *, plugin: str | None = None, tool
             continue
         return d
     wanted = code + "".join(
-        f" {k}={v!r}" for k, v in (("plugin", plugin), ("tool", tool), ("severity", severity),
-                                   ("message_contains", message_contains)) if v is not None
+        f" {k}={v!r}"
+        for k, v in (
+            ("plugin", plugin),
+            ("tool", tool),
+            ("severity", severity),
+            ("message_contains", message_contains),
+        )
+        if v is not None
     )
     raise AssertionError(
         f"expected diagnostic {wanted}{_unknown_code_note(code)}; found:\n{_describe(diagnostics)}"

@@ -67,14 +67,17 @@ def registry_from_plugin(
     for host_tool in host_tools:
         builder.register(host_tool)
     origin = ToolOrigin(kind="plugin", plugin_id=plugin_id, entry_point=module.__name__, api_version=api)
-    manager.hook.reyn_register_tools(register=lambda t: builder.register(t, origin=origin), settings=validated)
+    manager.hook.reyn_register_tools(
+        register=lambda t: builder.register(t, origin=origin), settings=validated
+    )
     if validated is not None:
         builder.set_settings(plugin_id, validated)
     return builder.freeze()
 
 
-def _validate_settings(manager: Any, module: ModuleType, plugin_id: str,
-                       settings: Mapping[str, Any] | None) -> Any:
+def _validate_settings(
+    manager: Any, module: ModuleType, plugin_id: str, settings: Mapping[str, Any] | None
+) -> Any:
     model = manager.hook.reyn_settings_model()
     if model is None:
         if settings:

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from reyn_core.profile import Profile
 
 
-def plugin_profile(plugin_id: str, settings: Mapping[str, Any] | None = None,
-                   **plugin_table: Any) -> dict[str, Any]:
+def plugin_profile(
+    plugin_id: str, settings: Mapping[str, Any] | None = None, **plugin_table: Any
+) -> dict[str, Any]:
     """A profile (as a dict) that enables only ``plugin_id``, with its ``settings`` table.
 
     Extra keyword arguments go into ``[plugins.<id>]`` (e.g. ``prefix="x_"``,
@@ -28,8 +29,9 @@ def plugin_profile(plugin_id: str, settings: Mapping[str, Any] | None = None,
     return {"features": {"plugins": True}, "plugins": plugins}
 
 
-def to_profile(profile: Profile | Mapping[str, Any] | str | os.PathLike[str] | None,
-               *, profile_name: str | None = None) -> Profile:
+def to_profile(
+    profile: Profile | Mapping[str, Any] | str | os.PathLike[str] | None, *, profile_name: str | None = None
+) -> Profile:
     """A ``Profile`` from TOML text, a dict (the TOML structure), a file path, or a ``Profile``.
 
     ``None`` means an empty profile (discovery only, nothing enabled). Profile errors raise the
@@ -50,8 +52,12 @@ def to_profile(profile: Profile | Mapping[str, Any] | str | os.PathLike[str] | N
     raise TypeError(f"a profile is TOML text, a dict, a path or a Profile, not {type(profile).__name__}")
 
 
-def load_with_profile(profile: Profile | Mapping[str, Any] | str | os.PathLike[str] | None,
-                      *, host_tools: Iterable[Any] = (), profile_name: str | None = None) -> LoadResult:
+def load_with_profile(
+    profile: Profile | Mapping[str, Any] | str | os.PathLike[str] | None,
+    *,
+    host_tools: Iterable[Any] = (),
+    profile_name: str | None = None,
+) -> LoadResult:
     """Run the real loader (discovery, provenance, import, settings, register, freeze) on ``profile``.
 
     Returns the ``LoadResult``: ``.registry`` (frozen), ``.report`` (per-plugin status and

@@ -75,8 +75,8 @@ def reyn_plugin_id(request: pytest.FixtureRequest) -> str:
     if not value:
         pytest.fail(
             "no Reyn plugin under test: define a `reyn_plugin_id` fixture in conftest.py, set "
-            "`reyn_plugin = \"<id>\"` in [tool.pytest.ini_options], or mark the test "
-            "@pytest.mark.reyn_plugin(\"<id>\")",
+            '`reyn_plugin = "<id>"` in [tool.pytest.ini_options], or mark the test '
+            '@pytest.mark.reyn_plugin("<id>")',
             pytrace=False,
         )
     return value
@@ -113,8 +113,7 @@ def reyn_plugin_result(reyn_plugin_id: str, reyn_plugin_profile: dict[str, Any])
     if info is None or info.status != "loaded":
         status = info.status if info is not None else "not discovered (is the distribution installed?)"
         pytest.fail(
-            f"Reyn plugin {reyn_plugin_id!r} did not load: {status}\n"
-            f"{_describe(result.report.diagnostics)}",
+            f"Reyn plugin {reyn_plugin_id!r} did not load: {status}\n{_describe(result.report.diagnostics)}",
             pytrace=False,
         )
     return result

@@ -59,8 +59,13 @@ def llm_replay(request: pytest.FixtureRequest) -> ReplayClient:
     fixture = kwargs.pop("fixture", args[0] if args else None)
     path = test_file.parent / fixture if fixture else default_fixture_path(test_file, request.node.name)
     record = kwargs.pop("record", None)
-    inner = LiteLLMClient(api_base=kwargs.pop("api_base", None), api_key=kwargs.pop("api_key", None),
-                          num_retries=int(kwargs.pop("num_retries", 2)))
+    inner = LiteLLMClient(
+        api_base=kwargs.pop("api_base", None),
+        api_key=kwargs.pop("api_key", None),
+        num_retries=int(kwargs.pop("num_retries", 2)),
+    )
     if kwargs:
-        raise pytest.UsageError(f"@pytest.mark.llm_replay got unknown keyword(s): {', '.join(sorted(kwargs))}")
+        raise pytest.UsageError(
+            f"@pytest.mark.llm_replay got unknown keyword(s): {', '.join(sorted(kwargs))}"
+        )
     return ReplayClient(path, inner=inner, record=record)

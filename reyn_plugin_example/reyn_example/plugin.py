@@ -19,8 +19,30 @@ from .units import Unit, convert, dimension
 REYN_API = 1
 
 DEFAULT_STOPWORDS = (
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "in", "is", "it", "of",
-    "on", "or", "that", "the", "this", "to", "was", "were", "with",
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "but",
+    "by",
+    "for",
+    "from",
+    "in",
+    "is",
+    "it",
+    "of",
+    "on",
+    "or",
+    "that",
+    "the",
+    "this",
+    "to",
+    "was",
+    "were",
+    "with",
 )
 
 
@@ -103,7 +125,8 @@ def text_stats(args: TextStatsArgs, ctx: ToolContext) -> dict[str, Any]:
         "characters_no_spaces": sum(1 for c in text if not c.isspace()),
         "words": len(words),
         "unique_words": len(set(lowered)),
-        "sentences": len(_SENTENCE_END.findall(stripped)) + (0 if not stripped or stripped[-1] in ".!?" else 1),
+        "sentences": len(_SENTENCE_END.findall(stripped))
+        + (0 if not stripped or stripped[-1] in ".!?" else 1),
         "lines": len(text.splitlines()),
         "paragraphs": len([p for p in re.split(r"\n\s*\n", text) if p.strip()]),
         "average_word_length": round(sum(map(len, words)) / len(words), 2) if words else 0.0,

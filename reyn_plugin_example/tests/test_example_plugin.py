@@ -27,11 +27,17 @@ def test_converts_kilometres_to_miles(reyn_call):
 
 
 def test_converts_celsius_to_fahrenheit(reyn_call):
-    assert reyn_call.router("convert_units", {"value": 100, "from_unit": "C", "to_unit": "F"}).data["value"] == 212
+    assert (
+        reyn_call.router("convert_units", {"value": 100, "from_unit": "C", "to_unit": "F"}).data["value"]
+        == 212
+    )
 
 
 def test_converts_binary_data_sizes(reyn_call):
-    assert reyn_call.router("convert_units", {"value": 1, "from_unit": "GiB", "to_unit": "MiB"}).data["value"] == 1024
+    assert (
+        reyn_call.router("convert_units", {"value": 1, "from_unit": "GiB", "to_unit": "MiB"}).data["value"]
+        == 1024
+    )
 
 
 def test_arguments_may_arrive_as_the_json_text_a_model_sends(reyn_call):
@@ -69,7 +75,10 @@ def test_an_unexpected_argument_is_refused(reyn_call):
 
 @pytest.mark.reyn_plugin("example", settings={"precision": 2})
 def test_precision_setting_rounds_to_significant_digits(reyn_call):
-    assert reyn_call.router("convert_units", {"value": 1, "from_unit": "mi", "to_unit": "km"}).data["value"] == 1.6
+    assert (
+        reyn_call.router("convert_units", {"value": 1, "from_unit": "mi", "to_unit": "km"}).data["value"]
+        == 1.6
+    )
 
 
 def test_text_stats_counts_words_sentences_and_paragraphs(reyn_call):
@@ -115,7 +124,11 @@ def test_a_phase_whose_allowed_ops_exclude_the_tool_is_refused(reyn_call):
 
 def test_tools_carry_the_plugin_origin(reyn_registry):
     origin = reyn_registry.get("convert_units").origin
-    assert (origin.kind, origin.plugin_id, origin.distribution) == ("plugin", "example", "reyn-plugin-example")
+    assert (origin.kind, origin.plugin_id, origin.distribution) == (
+        "plugin",
+        "example",
+        "reyn-plugin-example",
+    )
 
 
 def test_an_unknown_settings_key_refuses_the_plugin(reyn_load, assert_diagnostic):

@@ -38,8 +38,12 @@ def example_venv(make_module_venv):
 def test_only_core_and_the_example_are_installed(example_venv):
     proc = example_venv.run("python", "-m", "pip", "list", "--format=json")
     if proc.returncode != 0:  # venvs are made --without-pip: ask importlib.metadata instead
-        proc = example_venv.run("python", "-c", "import json, importlib.metadata as m; "
-                                "print(json.dumps([{'name': d.metadata['Name']} for d in m.distributions()]))")
+        proc = example_venv.run(
+            "python",
+            "-c",
+            "import json, importlib.metadata as m; "
+            "print(json.dumps([{'name': d.metadata['Name']} for d in m.distributions()]))",
+        )
     names = {d["name"].lower() for d in json.loads(proc.stdout)}
     assert {"reyn-core", "reyn-plugin-example"} <= names
     assert not any(n.startswith("reyn-tools-") for n in names)
@@ -54,14 +58,19 @@ def test_plugins_list_shows_the_example_discovered_but_not_enabled(example_venv,
 
 
 def test_without_a_profile_no_tool_is_rendered(example_venv, tmp_path):
-    assert _router_names(example_venv.run("reyn", "tools", "render", "--surface", "router", "--json",
-                                          cwd=tmp_path)) == []
+    assert (
+        _router_names(
+            example_venv.run("reyn", "tools", "render", "--surface", "router", "--json", cwd=tmp_path)
+        )
+        == []
+    )
 
 
 def test_enabling_it_in_a_profile_renders_its_tools(example_venv, tmp_path):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    names = _router_names(example_venv.run("reyn", "tools", "render", "--surface", "router", "--json",
-                                           cwd=tmp_path))
+    names = _router_names(
+        example_venv.run("reyn", "tools", "render", "--surface", "router", "--json", cwd=tmp_path)
+    )
     assert names == ["convert_units", "text_stats"]  # markdown_outline is phase-only
     plugins = _plugins(example_venv.run("reyn", "plugins", "list", "--json", cwd=tmp_path))
     assert plugins["example"]["status"] == "loaded"

@@ -21,8 +21,11 @@ def test_plugin_profile_enables_only_that_plugin():
 
 def test_plugin_profile_carries_settings_and_plugin_table_keys():
     profile = plugin_profile("example", {"precision": 2}, prefix="ex_", tools={"exclude": ["text_stats"]})
-    assert profile["plugins"]["example"] == {"prefix": "ex_", "tools": {"exclude": ["text_stats"]},
-                                             "settings": {"precision": 2}}
+    assert profile["plugins"]["example"] == {
+        "prefix": "ex_",
+        "tools": {"exclude": ["text_stats"]},
+        "settings": {"precision": 2},
+    }
 
 
 def test_toml_text_dict_and_path_give_the_same_profile(tmp_path):

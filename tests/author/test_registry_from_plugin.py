@@ -114,7 +114,9 @@ def test_surfaces_narrowing_applies_the_operator_gate(plugin_module):
 
 
 def test_policy_hooks_of_the_plugin_run_around_calls(plugin_module):
-    source = GOOD + '''
+    source = (
+        GOOD
+        + """
 seen = []
 
 @hookimpl
@@ -126,7 +128,8 @@ def reyn_before_tool_call(call):
 @hookimpl
 def reyn_after_tool_call(call, outcome):
     seen.append((call.tool.name, outcome.status))
-'''
+"""
+    )
     module = plugin_module(source)
     caller = ToolCaller(registry_from_plugin(module))
     denied = caller.router("shout", {"text": "forbidden"})
@@ -137,11 +140,14 @@ def reyn_after_tool_call(call, outcome):
 
 
 def test_a_policy_hook_that_raises_denies_the_call(plugin_module):
-    source = GOOD + '''
+    source = (
+        GOOD
+        + """
 @hookimpl
 def reyn_before_tool_call(call):
     raise KeyError("policy table missing")
-'''
+"""
+    )
     result = ToolCaller(registry_from_plugin(plugin_module(source))).router("shout", {"text": "x"})
     assert result.error_kind == "denied"
     assert "policy hook of plugin 'plugin' failed" in result.error_message
@@ -153,10 +159,13 @@ def test_reyn_api_true_is_not_version_one(plugin_module):
 
 
 def test_a_misspelt_hook_is_refused(plugin_module):
-    source = GOOD + '''
+    source = (
+        GOOD
+        + """
 @hookimpl
 def reyn_register_tool(register, settings):
     pass
-'''
+"""
+    )
     with pytest.raises(PluginModuleError, match=r"invalid hook implementation.*reyn_register_tool"):
         registry_from_plugin(plugin_module(source))

@@ -82,7 +82,9 @@ def test_a_file_in_the_way_is_refused(tmp_path):
         scaffold_plugin("demo_plugin", tmp_path)
 
 
-@pytest.mark.parametrize("name", ["", "Demo", "1demo", "demo-plugin", "demo plugin", "../evil", "a" * 41, "dé"])
+@pytest.mark.parametrize(
+    "name", ["", "Demo", "1demo", "demo-plugin", "demo plugin", "../evil", "a" * 41, "dé"]
+)
 def test_unusable_names_are_refused_saying_what_is_allowed(tmp_path, name):
     with pytest.raises(ScaffoldError, match="lowercase letters, digits and '_'"):
         scaffold_plugin(name, tmp_path)

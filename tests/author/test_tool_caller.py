@@ -56,7 +56,11 @@ def test_router_call_returns_an_ok_envelope(caller):
 
 
 def test_the_handler_sees_the_router_surface_agent_and_workspace(caller, tmp_path):
-    assert caller.router("whoami").data == {"surface": "router", "agent": "test-agent", "workspace": str(tmp_path)}
+    assert caller.router("whoami").data == {
+        "surface": "router",
+        "agent": "test-agent",
+        "workspace": str(tmp_path),
+    }
 
 
 def test_the_phase_call_sees_the_phase_surface(caller):

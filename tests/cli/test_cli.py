@@ -17,7 +17,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
 from plugin_distkit import PluginDist, build_wheels, tool_plugin
 
-GOOD = tool_plugin(["good_echo"], cluster="good", also=["good_phase_note"], extra='''
+GOOD = tool_plugin(
+    ["good_echo"],
+    cluster="good",
+    also=["good_phase_note"],
+    extra='''
     def _greet(argv):
         print("hello from good:", " ".join(argv))
         return 0
@@ -33,16 +37,21 @@ GOOD = tool_plugin(["good_echo"], cluster="good", also=["good_phase_note"], extr
     def good_phase_note(note: str) -> str:
         """Record a note (phase only)."""
         return note
-''')
+''',
+)
 
-LOOSE = tool_plugin([], also=["LOOSE"], extra='''
+LOOSE = tool_plugin(
+    [],
+    also=["LOOSE"],
+    extra="""
     from reyn_core import ToolDefinition
 
     LOOSE = ToolDefinition(
         name="loose_map", description="Accept any string map (cannot be OpenAI strict).",
         parameters={"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}}},
         handler=lambda m: m)
-''')
+""",
+)
 
 DISTS = [
     PluginDist("rtp-cli-good", "good", GOOD, package="rtp_cli_good"),
@@ -101,7 +110,16 @@ def test_plugins_list_shows_discovered_and_enabled(cli, good_profile):
     proc = cli("plugins", "list")
     assert proc.returncode == 0, proc.stderr
     header, *rows = proc.stdout.strip().splitlines()
-    assert header.split() == ["ID", "STATUS", "ENABLED", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST", "TOOLS"]
+    assert header.split() == [
+        "ID",
+        "STATUS",
+        "ENABLED",
+        "DISTRIBUTION",
+        "VERSION",
+        "SOURCE",
+        "DIGEST",
+        "TOOLS",
+    ]
     good = next(r.split() for r in rows if r.startswith("good "))
     assert good[:6] == ["good", "loaded", "yes", "rtp-cli-good", "1.0.0", "wheel"] and good[7] == "2"
     assert len(good[6]) == 12
@@ -120,7 +138,7 @@ def test_plugins_list_json(cli, good_profile):
 
 
 def test_digest_of_a_discovered_plugin_can_be_pinned_before_enabling_it(cli):
-    cli.profile('[plugins]\nenable = []\n')
+    cli.profile("[plugins]\nenable = []\n")
     idle = next(p for p in cli.json("plugins", "list")["plugins"] if p["id"] == "idle")
     cli.profile(f'[plugins]\nenable = ["idle"]\n[plugins.idle]\ndigest = "{idle["origin"]["tree_digest"]}"\n')
     shown = cli.json("plugins", "show", "idle")
@@ -235,7 +253,10 @@ def test_tools_render_strict_exits_1_naming_the_tool_that_cannot_be_strict(cli):
 
 
 def test_tools_call_prints_the_envelope(cli, good_profile):
-    assert cli.json("tools", "call", "good_echo", "--args", '{"text": "hi"}') == {"status": "ok", "data": "hi"}
+    assert cli.json("tools", "call", "good_echo", "--args", '{"text": "hi"}') == {
+        "status": "ok",
+        "data": "hi",
+    }
 
 
 def test_tools_call_with_invalid_arguments_exits_1(cli, good_profile):
@@ -255,16 +276,36 @@ def test_tools_call_unknown_tool_exits_1(cli, good_profile):
 def test_tools_call_respects_the_surface_gate(cli, good_profile):
     refused = cli.json("tools", "call", "good_phase_note", "--args", '{"note": "n"}', code=1)
     assert refused["error"]["kind"] == "gate_refused" and refused["error"]["layer"] == "role"
-    ok = cli.json("tools", "call", "good_phase_note", "--args", '{"note": "n"}', "--surface", "phase",
-                  "--allowed-ops", "good")
+    ok = cli.json(
+        "tools",
+        "call",
+        "good_phase_note",
+        "--args",
+        '{"note": "n"}',
+        "--surface",
+        "phase",
+        "--allowed-ops",
+        "good",
+    )
     assert ok == {"status": "ok", "data": "n"}
 
 
 def test_warm_tools_render_never_imports_jsonschema(cli, good_profile):
     cli("tools", "render", "--surface", "router")  # warm the schema-check cache
     env = {"REYN_CACHE_DIR": str(cli.cache), "XDG_CONFIG_HOME": str(cli.work / "xdg")}
-    proc = cli.venv.run("python", "-X", "importtime", "-m", "reyn_core", "tools", "render", "--surface", "router",
-                        cwd=cli.work, env=env)
+    proc = cli.venv.run(
+        "python",
+        "-X",
+        "importtime",
+        "-m",
+        "reyn_core",
+        "tools",
+        "render",
+        "--surface",
+        "router",
+        cwd=cli.work,
+        env=env,
+    )
     assert proc.returncode == 0
     assert "jsonschema" not in proc.stderr and "litellm" not in proc.stderr
 
@@ -284,19 +325,28 @@ def test_doctor_reports_every_error_and_exits_1(cli):
     cli.profile('[plugins]\nenable = ["good", "bad", "ghost"]\n')
     proc = cli("doctor")
     assert proc.returncode == 1
-    assert "RI001 error [bad]" in proc.stdout and "RD001 error [ghost]" in proc.stdout and "fix:" in proc.stdout
+    assert (
+        "RI001 error [bad]" in proc.stdout and "RD001 error [ghost]" in proc.stdout and "fix:" in proc.stdout
+    )
     data = cli.json("doctor", code=1)
     assert data["ok"] is False and {d["code"] for d in data["diagnostics"]} >= {"RI001", "RD001"}
 
 
 def test_profile_typo_is_one_line_naming_key_and_file(cli):
     cli.profile('[plugins]\nenabel = ["good"]\n')
-    for command in (["plugins", "list"], ["tools", "list"], ["doctor"], ["tools", "render", "--surface", "router"]):
+    for command in (
+        ["plugins", "list"],
+        ["tools", "list"],
+        ["doctor"],
+        ["tools", "render", "--surface", "router"],
+    ):
         assert_one_line_error(cli(*command), "plugins.enabel", "reyn.toml")
 
 
 def test_common_options_work_before_and_after_the_subcommand(cli):
-    path = cli.profile('[plugins]\nenable = []\n[profiles.withgood.plugins]\nenable = ["good"]\n', "alt2.toml")
+    path = cli.profile(
+        '[plugins]\nenable = []\n[profiles.withgood.plugins]\nenable = ["good"]\n', "alt2.toml"
+    )
     for argv in (["--json", "plugins", "list"], ["plugins", "--json", "list"]):
         proc = cli(*argv, "--profile-file", str(path), "--profile", "withgood")
         assert proc.returncode == 0, proc.stderr
@@ -324,7 +374,7 @@ def test_enabled_plugin_contributes_a_command(cli, good_profile):
 
 def test_plugin_command_uses_a_profile_option_given_after_it(cli):
     path = cli.profile('[plugins]\nenable = ["good"]\n', "cmd.toml")
-    cli.profile('[plugins]\nenable = []\n')
+    cli.profile("[plugins]\nenable = []\n")
     proc = cli("greet", "--profile-file", str(path))
     assert proc.returncode == 0 and proc.stdout.strip() == f"hello from good: --profile-file {path}"
     proc = cli("--profile-file", str(path), "greet", "x")
@@ -342,6 +392,6 @@ def test_plugin_cannot_shadow_a_builtin_command(cli, good_profile):
 
 
 def test_command_of_a_plugin_that_is_not_enabled_is_unknown(cli):
-    cli.profile('[plugins]\nenable = []\n')
+    cli.profile("[plugins]\nenable = []\n")
     proc = cli("greet")
     assert proc.returncode == 2 and "unknown command 'greet'" in proc.stderr

@@ -15,8 +15,15 @@ from reyn_core.cli import main
 def elsewhere_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A profile outside the working directory whose memory store holds one entry."""
     db = tmp_path / "store" / "memory.db"
-    MemoryStore(db).put("shared", "", "release-notes", name="Release notes", description="Where they live",
-                        type="reference", body="docs/releases.md")
+    MemoryStore(db).put(
+        "shared",
+        "",
+        "release-notes",
+        name="Release notes",
+        description="Where they live",
+        type="reference",
+        body="docs/releases.md",
+    )
     profile = tmp_path / "conf" / "team.toml"
     profile.parent.mkdir()
     profile.write_text(f'[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\npath = "{db}"\n')
@@ -52,11 +59,20 @@ def test_without_the_option_the_plugin_is_not_enabled_and_the_error_says_so(else
 # --- `reyn tools` flags that would do nothing are usage errors; partial loads say so ---------------
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["tools", "render", "--surface", "router", "--allowed-ops", "file"], "--allowed-ops applies to the phase"),
-    (["tools", "render", "--surface", "phase", "--strict"], "--strict applies to the router"),
-    (["tools", "call", "text_stats", "--allowed-ops", "text"], "--allowed-ops applies to --surface phase"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["tools", "render", "--surface", "router", "--allowed-ops", "file"],
+            "--allowed-ops applies to the phase",
+        ),
+        (["tools", "render", "--surface", "phase", "--strict"], "--strict applies to the router"),
+        (
+            ["tools", "call", "text_stats", "--allowed-ops", "text"],
+            "--allowed-ops applies to --surface phase",
+        ),
+    ],
+)
 def test_a_flag_that_would_do_nothing_is_a_usage_error(elsewhere_profile, capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err

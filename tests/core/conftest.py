@@ -101,6 +101,7 @@ class PlanArgs(BaseModel):
 def _catalogue() -> list[Any]:
     """Tools that exercise every renderer feature: pydantic models with nested $defs, signature
     params, defaults, enums, arrays, a router-only deferred tool, a phase-only tool, an enricher."""
+
     @tool(cluster="file", purity="read_only")
     def read_file(args: ReadArgs) -> str:
         """Read a text file inside the workspace."""
@@ -129,11 +130,21 @@ def _catalogue() -> list[Any]:
         return schema
 
     invoke_skill = ToolDefinition(
-        name="invoke_skill", description="Run a skill by name.", handler=lambda skill, input=None: skill,
-        cluster="catalog", purity="external", schema_enricher=skill_enum,
-        parameters={"type": "object", "properties": {"skill": {"type": "string", "description": "Skill name"},
-                                                     "input": {"type": "object"}},
-                    "required": ["skill"], "additionalProperties": False},
+        name="invoke_skill",
+        description="Run a skill by name.",
+        handler=lambda skill, input=None: skill,
+        cluster="catalog",
+        purity="external",
+        schema_enricher=skill_enum,
+        parameters={
+            "type": "object",
+            "properties": {
+                "skill": {"type": "string", "description": "Skill name"},
+                "input": {"type": "object"},
+            },
+            "required": ["skill"],
+            "additionalProperties": False,
+        },
     )
 
     @tool(cluster="web", purity="external", timeout_s=30)

@@ -74,7 +74,10 @@ def test_an_unknown_surface_is_an_error_not_a_pass() -> None:
 
     from reyn_core import ToolDefinition, ToolRegistry, check_gates
 
-    t = ToolRegistry().register(ToolDefinition(name="t", description="x", handler=lambda: 1,
-                                               parameters={"type": "object", "properties": {}}))
+    t = ToolRegistry().register(
+        ToolDefinition(
+            name="t", description="x", handler=lambda: 1, parameters={"type": "object", "properties": {}}
+        )
+    )
     with pytest.raises(ValueError, match="unknown surface 'Router'"):
         check_gates(t, "Router", ToolContext())

@@ -103,7 +103,9 @@ async def exits_async() -> None:
 
 
 UNIMPORTABLE = ToolDefinition(
-    name="unimportable", description="Its module is not installed.", cluster="lazy",
+    name="unimportable",
+    description="Its module is not installed.",
+    cluster="lazy",
     handler="reyn_no_such_module_anywhere.handlers:run",
     parameters={"type": "object", "properties": {}, "additionalProperties": False},
 )
@@ -133,8 +135,22 @@ def loop() -> list[Any]:
     return items
 
 
-ALL = [add, phase_only, explode, refuse, hang_async, hang_sync, cancel_inside, wait_forever, wait_forever_timed,
-       exits, exits_async, UNIMPORTABLE, shapes, loop]
+ALL = [
+    add,
+    phase_only,
+    explode,
+    refuse,
+    hang_async,
+    hang_sync,
+    cancel_inside,
+    wait_forever,
+    wait_forever_timed,
+    exits,
+    exits_async,
+    UNIMPORTABLE,
+    shapes,
+    loop,
+]
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +176,10 @@ async def assert_next_call_works(registry: ToolRegistry) -> None:
 
 
 async def test_ok_call_returns_data(registry: ToolRegistry) -> None:
-    assert await dispatch(registry, "add", {"a": 2, "b": 3, "label": "s"}) == {"status": "ok", "data": {"s": 5}}
+    assert await dispatch(registry, "add", {"a": 2, "b": 3, "label": "s"}) == {
+        "status": "ok",
+        "data": {"s": 5},
+    }
 
 
 async def test_unknown_tool_is_not_found(registry: ToolRegistry) -> None:
@@ -227,10 +246,14 @@ async def test_invalid_arguments_raise_typed_error_with_problems(registry: ToolR
     assert [p.pointer for p in info.value.problems] == ["/a", "/b"]
 
 
-async def test_raising_handler_is_execution_error_with_type_and_first_line_only(registry: ToolRegistry) -> None:
+async def test_raising_handler_is_execution_error_with_type_and_first_line_only(
+    registry: ToolRegistry,
+) -> None:
     envelope = await dispatch(registry, "explode", {"message": "disk on fire\nsecret detail line"})
-    assert envelope["error"] == {"kind": "execution_error",
-                                 "message": "tool 'explode' failed: ValueError: disk on fire"}
+    assert envelope["error"] == {
+        "kind": "execution_error",
+        "message": "tool 'explode' failed: ValueError: disk on fire",
+    }
     await assert_next_call_works(registry)
 
 
@@ -242,7 +265,10 @@ async def test_raising_handler_keeps_the_original_exception_as_cause(registry: T
 
 async def test_handler_raising_tool_denied_is_denied_in_its_own_words(registry: ToolRegistry) -> None:
     envelope = await dispatch(registry, "refuse", {"path": "../etc"})
-    assert envelope["error"] == {"kind": "denied", "message": "'../etc' is outside the allowed roots (allowed: ./data)"}
+    assert envelope["error"] == {
+        "kind": "denied",
+        "message": "'../etc' is outside the allowed roots (allowed: ./data)",
+    }
     await assert_next_call_works(registry)
 
 
@@ -259,7 +285,9 @@ async def test_sync_handler_past_its_timeout_is_timeout(registry: ToolRegistry) 
     await assert_next_call_works(registry)
 
 
-NEEDS_311 = pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() tells inside from caller")
+NEEDS_311 = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="Task.cancelling() tells inside from caller"
+)
 
 
 @NEEDS_311
@@ -305,7 +333,9 @@ async def test_unimportable_handler_raises_runtime_missing_every_time(registry: 
 
 
 @pytest.mark.parametrize("name", ["exits", "exits_async"])
-async def test_handler_calling_sys_exit_is_an_execution_error_not_a_host_exit(registry: ToolRegistry, name: str) -> None:
+async def test_handler_calling_sys_exit_is_an_execution_error_not_a_host_exit(
+    registry: ToolRegistry, name: str
+) -> None:
     envelope = await dispatch(registry, name, {})
     assert envelope["error"]["kind"] == "execution_error"
     assert "sys.exit" in envelope["error"]["message"]
@@ -314,8 +344,10 @@ async def test_handler_calling_sys_exit_is_an_execution_error_not_a_host_exit(re
 
 async def test_results_are_turned_into_json_data(registry: ToolRegistry) -> None:
     envelope = await dispatch(registry, "shapes", {})
-    assert envelope == {"status": "ok", "data": {"model": {"text": "hi"}, "point": {"x": 1, "y": 2},
-                                                 "path": "/tmp/x", "set": [1, 2, 3]}}
+    assert envelope == {
+        "status": "ok",
+        "data": {"model": {"text": "hi"}, "point": {"x": 1, "y": 2}, "path": "/tmp/x", "set": [1, 2, 3]},
+    }
 
 
 async def test_result_that_cannot_be_json_is_an_error_envelope(registry: ToolRegistry) -> None:
@@ -361,7 +393,10 @@ print(asyncio.run(dispatch_tool(builder.freeze(), "stuck", {}, ToolContext()))["
 async def test_any_mapping_is_accepted_as_arguments(registry: ToolRegistry) -> None:
     from types import MappingProxyType
 
-    assert await dispatch(registry, "add", MappingProxyType({"a": 1, "b": 1})) == {"status": "ok", "data": {"sum": 2}}
+    assert await dispatch(registry, "add", MappingProxyType({"a": 1, "b": 1})) == {
+        "status": "ok",
+        "data": {"sum": 2},
+    }
 
 
 @pytest.mark.parametrize("args", [None, "", "  "])
@@ -408,8 +443,9 @@ async def test_strict_mode_nulls_for_optional_arguments_mean_not_given() -> None
     params = spec["function"]["parameters"]
     assert set(params["required"]) == {"path", "max_bytes", "encoding"}  # strict: all required, nullable
     # exactly what a model obeying the strict schema sends for "not given":
-    env = await dispatch_tool(registry, "read", {"path": "a", "max_bytes": None, "encoding": None},
-                              ToolContext(surface="router"))
+    env = await dispatch_tool(
+        registry, "read", {"path": "a", "max_bytes": None, "encoding": None}, ToolContext(surface="router")
+    )
     assert env == {"status": "ok", "data": "a"}
     assert seen == [(4096, None)]  # the handler's default, not None
     bad = await dispatch_tool(registry, "read", {"path": None}, ToolContext(surface="router"))

@@ -93,7 +93,9 @@ class Case:
     available: str
 
     def __str__(self) -> str:
-        return "/".join((self.role, self.surface, self.operator, self.exclude, self.allowed_ops, self.available))
+        return "/".join(
+            (self.role, self.surface, self.operator, self.exclude, self.allowed_ops, self.available)
+        )
 
 
 def cases() -> Iterator[Case]:
@@ -112,7 +114,9 @@ def expected(case: Case) -> tuple[bool, str]:
     op = case.operator
     if op == "plugins_off" or op in ("tool_excluded", "not_included"):
         return False, "operator"
-    if (op == "narrowed_to_router" and surface == "phase") or (op == "narrowed_to_phase" and surface == "router"):
+    if (op == "narrowed_to_router" and surface == "phase") or (
+        op == "narrowed_to_phase" and surface == "router"
+    ):
         return False, "operator"
     if op == "router_exclude" and surface == "router":
         return False, "operator"
@@ -129,29 +133,51 @@ def expected(case: Case) -> tuple[bool, str]:
 def registry_for(role: str, operator: str, available: str) -> ToolRegistry:
     builder = ToolRegistry(operator=OPERATORS[operator])
     definition = ToolDefinition(
-        name=NAME, description="Write a note.", handler=handler, gates=ROLES[role], cluster=CLUSTER,
-        purity="side_effect", available=AVAILABLE[available],
-        parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
-                    "additionalProperties": False},
+        name=NAME,
+        description="Write a note.",
+        handler=handler,
+        gates=ROLES[role],
+        cluster=CLUSTER,
+        purity="side_effect",
+        available=AVAILABLE[available],
+        parameters={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
     )
-    builder.register(definition, origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN, distribution="reyn-notes"))
+    builder.register(
+        definition, origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN, distribution="reyn-notes")
+    )
     return builder.freeze()
 
 
 def rendered(case: Case, registry: ToolRegistry) -> bool:
     exclude = EXCLUDES[case.exclude]
     if case.surface == "router":
-        names = [t["function"]["name"] for t in render_router(registry, ToolContext(surface="router"), exclude=exclude)]
+        names = [
+            t["function"]["name"]
+            for t in render_router(registry, ToolContext(surface="router"), exclude=exclude)
+        ]
     else:
-        surface = render_phase(registry, ToolContext(surface="phase"), ALLOWED_OPS[case.allowed_ops], exclude=exclude)
+        surface = render_phase(
+            registry, ToolContext(surface="phase"), ALLOWED_OPS[case.allowed_ops], exclude=exclude
+        )
         names = [op.kind for op in surface.ops]
     assert names in ([], [NAME])
     return names == [NAME]
 
 
 async def dispatched(case: Case, registry: ToolRegistry) -> dict[str, Any]:
-    return await dispatch_tool(registry, NAME, {"text": str(case)}, ToolContext(surface=case.surface),  # type: ignore[arg-type]
-                               exclude=EXCLUDES[case.exclude], allowed_ops=ALLOWED_OPS[case.allowed_ops])
+    return await dispatch_tool(
+        registry,
+        NAME,
+        {"text": str(case)},
+        ToolContext(surface=case.surface),  # type: ignore[arg-type]
+        exclude=EXCLUDES[case.exclude],
+        allowed_ops=ALLOWED_OPS[case.allowed_ops],
+    )
 
 
 ALL_CASES = list(cases())
@@ -163,8 +189,11 @@ def test_matrix_covers_every_dimension() -> None:
 
 
 def test_renderers_show_exactly_what_the_specification_allows() -> None:
-    wrong = [str(c) for c in ALL_CASES
-             if rendered(c, registry_for(c.role, c.operator, c.available)) != expected(c)[0]]
+    wrong = [
+        str(c)
+        for c in ALL_CASES
+        if rendered(c, registry_for(c.role, c.operator, c.available)) != expected(c)[0]
+    ]
     assert wrong == []
 
 
@@ -172,9 +201,16 @@ def test_check_gates_names_the_layer_the_specification_names() -> None:
     wrong = []
     for c in ALL_CASES:
         registry = registry_for(c.role, c.operator, c.available)
-        decision = registry.check(registry.get(NAME), c.surface, ToolContext(surface=c.surface),  # type: ignore[arg-type]
-                                  exclude=EXCLUDES[c.exclude], allowed_ops=ALLOWED_OPS[c.allowed_ops])
-        if (decision.allowed, decision.layer) != expected(c) or (not decision.allowed and not decision.reason):
+        decision = registry.check(
+            registry.get(NAME),
+            c.surface,
+            ToolContext(surface=c.surface),  # type: ignore[arg-type]
+            exclude=EXCLUDES[c.exclude],
+            allowed_ops=ALLOWED_OPS[c.allowed_ops],
+        )
+        if (decision.allowed, decision.layer) != expected(c) or (
+            not decision.allowed and not decision.reason
+        ):
             wrong.append(f"{c}: {decision}")
     assert wrong == []
 
@@ -211,8 +247,9 @@ def test_phase_output_contract_refuses_exactly_the_ops_the_surface_hides() -> No
     wrong = []
     for c in (c for c in ALL_CASES if c.surface == "phase"):
         registry = registry_for(c.role, c.operator, c.available)
-        surface = render_phase(registry, ToolContext(surface="phase"), ALLOWED_OPS[c.allowed_ops],
-                               exclude=EXCLUDES[c.exclude])
+        surface = render_phase(
+            registry, ToolContext(surface="phase"), ALLOWED_OPS[c.allowed_ops], exclude=EXCLUDES[c.exclude]
+        )
         try:
             parse_phase_output(reply, surface)
             accepted = True
@@ -239,7 +276,10 @@ async def test_router_state_exclude_and_step_allowlist_hide_and_refuse() -> None
     from reyn_core import RouterCallerState
 
     registry = registry_for("both", "none", "unset")
-    for state in (RouterCallerState(exclude=frozenset({NAME})), RouterCallerState(allowed_tools=frozenset({"x"}))):
+    for state in (
+        RouterCallerState(exclude=frozenset({NAME})),
+        RouterCallerState(allowed_tools=frozenset({"x"})),
+    ):
         ctx = ToolContext(surface="router", router_state=state)
         assert render_router(registry, ctx) == []
         envelope = await dispatch_tool(registry, NAME, {"text": "x"}, ctx)
@@ -257,8 +297,14 @@ async def test_per_agent_allowlist_hides_and_refuses() -> None:
 def test_host_tools_ignore_plugin_narrowing_but_not_router_exclude() -> None:
     for operator, shown in (("plugins_off", True), ("tool_excluded", True), ("router_exclude", False)):
         builder = ToolRegistry(operator=OPERATORS[operator])
-        builder.register(ToolDefinition(name=NAME, description="Host tool.", handler=handler,
-                                        parameters={"type": "object", "properties": {}}))
+        builder.register(
+            ToolDefinition(
+                name=NAME,
+                description="Host tool.",
+                handler=handler,
+                parameters={"type": "object", "properties": {}},
+            )
+        )
         names = [t["function"]["name"] for t in render_router(builder.freeze(), ToolContext())]
         assert (names == [NAME]) is shown, operator
 
@@ -269,23 +315,43 @@ def test_available_reason_reaches_the_decision() -> None:
     assert decision.layer == "call" and "set it in the profile" in decision.reason
 
 
-@pytest.mark.parametrize(("surfaces", "allowed"), [
-    (None, {"router", "phase", "mcp", "cli"}),
-    ({"router", "phase"}, {"router", "phase"}),
-    ({"cli"}, {"cli"}),
-    ({"mcp", "router"}, {"mcp", "router"}),
-])
-async def test_a_plugins_surfaces_list_every_surface_it_may_serve(surfaces: set[str] | None, allowed: set[str]) -> None:
-    builder = ToolRegistry(operator=OperatorPolicy(plugins={PLUGIN: PluginPolicy(
-        surfaces=None if surfaces is None else frozenset(surfaces))}))
-    builder.register(ToolDefinition(name=NAME, description="Write a note.", handler=handler, cluster=CLUSTER,
-                                    parameters={"type": "object", "properties": {"text": {"type": "string"}}}),
-                     origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN))
+@pytest.mark.parametrize(
+    ("surfaces", "allowed"),
+    [
+        (None, {"router", "phase", "mcp", "cli"}),
+        ({"router", "phase"}, {"router", "phase"}),
+        ({"cli"}, {"cli"}),
+        ({"mcp", "router"}, {"mcp", "router"}),
+    ],
+)
+async def test_a_plugins_surfaces_list_every_surface_it_may_serve(
+    surfaces: set[str] | None, allowed: set[str]
+) -> None:
+    builder = ToolRegistry(
+        operator=OperatorPolicy(
+            plugins={PLUGIN: PluginPolicy(surfaces=None if surfaces is None else frozenset(surfaces))}
+        )
+    )
+    builder.register(
+        ToolDefinition(
+            name=NAME,
+            description="Write a note.",
+            handler=handler,
+            cluster=CLUSTER,
+            parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+        ),
+        origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN),
+    )
     registry = builder.freeze()
     served = set()
     for surface in ("router", "phase", "mcp", "cli"):
-        envelope = await dispatch_tool(registry, NAME, {"text": "x"}, ToolContext(surface=surface),  # type: ignore[arg-type]
-                                       allowed_ops=[CLUSTER])
+        envelope = await dispatch_tool(
+            registry,
+            NAME,
+            {"text": "x"},
+            ToolContext(surface=surface),  # type: ignore[arg-type]
+            allowed_ops=[CLUSTER],
+        )
         if envelope["status"] == "ok":
             served.add(surface)
         else:
@@ -298,20 +364,27 @@ async def test_mcp_and_cli_surfaces_follow_the_router_role_gate() -> None:
     for surface in ("mcp", "cli"):
         envelope = await dispatch_tool(registry, NAME, {"text": "x"}, ToolContext(surface=surface))  # type: ignore[arg-type]
         assert envelope["error"]["layer"] == "role"
-    assert (await dispatch_tool(registry_for("router_only", "none", "unset"), NAME, {"text": "x"},
-                                ToolContext(surface="cli")))["status"] == "ok"
+    assert (
+        await dispatch_tool(
+            registry_for("router_only", "none", "unset"), NAME, {"text": "x"}, ToolContext(surface="cli")
+        )
+    )["status"] == "ok"
 
 
 def test_a_bare_string_for_exclude_is_refused_not_split_into_letters() -> None:
     registry = registry_for("both", "none", "unset")
-    with pytest.raises(TypeError, match=r"exclude must be a list of names, not a string: write \['notes_write'\]"):
+    with pytest.raises(
+        TypeError, match=r"exclude must be a list of names, not a string: write \['notes_write'\]"
+    ):
         render_router(registry, ToolContext(), exclude=NAME)  # type: ignore[arg-type]
 
 
 async def test_a_bare_string_for_allowed_ops_is_refused_everywhere() -> None:
     registry = registry_for("both", "none", "unset")
-    for attempt in (lambda: render_phase(registry, ToolContext(), CLUSTER),
-                    lambda: phase_context(ToolContext(), CLUSTER)):
+    for attempt in (
+        lambda: render_phase(registry, ToolContext(), CLUSTER),
+        lambda: phase_context(ToolContext(), CLUSTER),
+    ):
         with pytest.raises(TypeError, match="allowed_ops must be a list of names"):
             attempt()
     with pytest.raises(TypeError, match="allowed_ops must be a list of names"):
@@ -326,8 +399,16 @@ async def test_available_sees_the_surface_of_the_call_like_the_renderers_do() ->
         return ctx.surface == "phase"
 
     builder = ToolRegistry()
-    builder.register(ToolDefinition(name=NAME, description="Write.", handler=handler, cluster=CLUSTER,
-                                    available=available, parameters={"type": "object", "properties": {}}))
+    builder.register(
+        ToolDefinition(
+            name=NAME,
+            description="Write.",
+            handler=handler,
+            cluster=CLUSTER,
+            available=available,
+            parameters={"type": "object", "properties": {}},
+        )
+    )
     registry = builder.freeze()
     base = ToolContext(surface="cli")
     assert render_router(registry, base) == []

@@ -47,8 +47,13 @@ def broken() -> None:
     raise RuntimeError("broken on purpose")
 
 
-NOTES = ToolOrigin(kind="plugin", plugin_id="notes", distribution="reyn-notes", version="1.0",
-                   tree_digest="sha256:" + "ab" * 32)
+NOTES = ToolOrigin(
+    kind="plugin",
+    plugin_id="notes",
+    distribution="reyn-notes",
+    version="1.0",
+    tree_digest="sha256:" + "ab" * 32,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -71,8 +76,10 @@ CTX = ToolContext(surface="router", agent="alice")
 async def test_before_hook_returning_a_reason_denies_and_the_handler_never_runs() -> None:
     registry = registry_with(ToolCallHooks(before=(lambda call: "writes need approval",)))
     envelope = await dispatch_tool(registry, "save_note", ARGS, CTX)
-    assert envelope["error"] == {"kind": "denied",
-                                 "message": "call to 'save_note' denied by policy: writes need approval"}
+    assert envelope["error"] == {
+        "kind": "denied",
+        "message": "call to 'save_note' denied by policy: writes need approval",
+    }
     assert CALLS == []
 
 
@@ -122,14 +129,20 @@ async def test_before_hook_is_not_asked_about_a_refused_call() -> None:
 
 async def test_after_hook_sees_each_outcome_kind() -> None:
     outcomes: list[tuple[str, str]] = []
-    registry = registry_with(ToolCallHooks(after=(lambda call, o: outcomes.append((call.tool.name, o.kind)),)))
+    registry = registry_with(
+        ToolCallHooks(after=(lambda call, o: outcomes.append((call.tool.name, o.kind)),))
+    )
     await dispatch_tool(registry, "save_note", ARGS, CTX)
     await dispatch_tool(registry, "broken", {}, CTX)
     await dispatch_tool(registry, "phase_note", {}, CTX)
     await dispatch_tool(registry, "save_note", {"title": "t"}, CTX)
     await dispatch_tool(registry, "nothing_by_this_name", {}, CTX)
-    assert outcomes == [("save_note", "ok"), ("broken", "execution_error"), ("phase_note", "gate_refused"),
-                        ("save_note", "invalid_arguments")]
+    assert outcomes == [
+        ("save_note", "ok"),
+        ("broken", "execution_error"),
+        ("phase_note", "gate_refused"),
+        ("save_note", "invalid_arguments"),
+    ]
 
 
 async def test_after_hook_sees_the_result_and_a_duration() -> None:
@@ -194,11 +207,18 @@ async def test_jsonl_audit_log_writes_the_documented_fields(tmp_path: Path) -> N
     await dispatch_tool(registry, "broken", {}, CTX)
     await dispatch_tool(registry, "phase_note", {}, CTX)
     lines = [json.loads(line) for line in log.path.read_text().splitlines()]
-    assert [set(line) for line in lines] == [{"time", "surface", "agent", "tool", "plugin", "digest", "status",
-                                              "duration_ms", "args_sha256"}] * 3
+    assert [set(line) for line in lines] == [
+        {"time", "surface", "agent", "tool", "plugin", "digest", "status", "duration_ms", "args_sha256"}
+    ] * 3
     first = lines[0]
-    assert (first["surface"], first["agent"], first["tool"], first["plugin"], first["digest"], first["status"]) == (
-        "router", "alice", "save_note", "notes", NOTES.tree_digest, "ok")
+    assert (
+        first["surface"],
+        first["agent"],
+        first["tool"],
+        first["plugin"],
+        first["digest"],
+        first["status"],
+    ) == ("router", "alice", "save_note", "notes", NOTES.tree_digest, "ok")
     assert first["args_sha256"].startswith("sha256:") and first["time"].endswith("+00:00")
     assert [line["status"] for line in lines] == ["ok", "execution_error", "gate_refused"]
 
@@ -221,8 +241,9 @@ async def test_audit_hash_is_the_same_for_the_same_arguments_in_any_key_order(tm
 async def test_audit_log_appends_whole_lines_under_concurrency(tmp_path: Path) -> None:
     log = JsonlAuditLog(tmp_path / "calls.jsonl")
     registry = registry_with(log.hooks())
-    await asyncio.gather(*(dispatch_tool(registry, "save_note", {"title": str(i), "body": "b"}, CTX)
-                           for i in range(40)))
+    await asyncio.gather(
+        *(dispatch_tool(registry, "save_note", {"title": str(i), "body": "b"}, CTX) for i in range(40))
+    )
     lines = log.path.read_text().splitlines()
     assert len(lines) == 40 and all(json.loads(line)["status"] == "ok" for line in lines)
 

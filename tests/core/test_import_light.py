@@ -11,7 +11,9 @@ HEAVY = ("litellm", "mcp", "httpx", "jsonschema", "openai")
 
 def modules_after(code: str) -> set[str]:
     script = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 

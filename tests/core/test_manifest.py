@@ -91,8 +91,10 @@ def _fields(d: ToolDefinition) -> dict[str, Any]:
 def test_a_tool_round_trips_field_for_field(mod: Any) -> None:
     manifest = tool_manifest(mod.TOOLS)
     assert manifest["reyn_manifest"] == 1
-    assert [t["handler"] for t in manifest["tools"]] == ["manifest_sample_pkg.tools:shout",
-                                                         "manifest_sample_pkg.tools:whisper"]
+    assert [t["handler"] for t in manifest["tools"]] == [
+        "manifest_sample_pkg.tools:shout",
+        "manifest_sample_pkg.tools:whisper",
+    ]
     # What a file holds: JSON text, key order kept.
     manifest = json.loads(dumps(manifest))
     lazy = lazy_definitions(manifest, available={"shout": mod.ready}, schema_enrichers={"shout": mod.enrich})
@@ -111,10 +113,16 @@ async def test_the_lazy_handler_reaches_the_same_function_through_the_dispatcher
         registry.register(d)
     snapshot = registry.freeze()
     ctx = ToolContext(surface="phase")
-    assert await invoke_tool(snapshot, "shout", {"text": "hé", "times": 2}, ctx, surface="phase",
-                             allowed_ops=["voice"]) == "HÉ HÉ"
+    assert (
+        await invoke_tool(
+            snapshot, "shout", {"text": "hé", "times": 2}, ctx, surface="phase", allowed_ops=["voice"]
+        )
+        == "HÉ HÉ"
+    )
     assert mod.CALLS == ["hé"]
-    assert await invoke_tool(snapshot, "whisper", {"text": "QUIET"}, ToolContext(), surface="router") == "quiet"
+    assert (
+        await invoke_tool(snapshot, "whisper", {"text": "QUIET"}, ToolContext(), surface="router") == "quiet"
+    )
 
 
 def test_read_manifest_reads_a_package_resource(mod: Any) -> None:
@@ -187,16 +195,22 @@ def test_missing_and_unknown_top_level_keys_are_refused(manifest: dict[str, Any]
         lazy_definitions({"reyn_manifest": 1, "tools": {}})
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda t: t.pop("purity"), "manifest tool 'shout': missing purity"),
-    (lambda t: t.update(available=True), "manifest tool 'shout': unknown available"),
-    (lambda t: t.pop("name"), r"manifest tool #0: missing name"),
-    (lambda t: t["gates"].pop("phase"), "manifest tool 'shout' gates: missing phase"),
-    (lambda t: t["gates"].update(mcp="allow"), "manifest tool 'shout' gates: unknown mcp"),
-    (lambda t: t.update(name=7), "manifest tool #0: name must be a string"),
-    (lambda t: t.update(handler="shout"), "manifest tool 'shout': handler 'shout' is not a 'module:attr'"),
-    (lambda t: t.update(parameters=[]), "manifest tool 'shout': parameters must be an object"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.pop("purity"), "manifest tool 'shout': missing purity"),
+        (lambda t: t.update(available=True), "manifest tool 'shout': unknown available"),
+        (lambda t: t.pop("name"), r"manifest tool #0: missing name"),
+        (lambda t: t["gates"].pop("phase"), "manifest tool 'shout' gates: missing phase"),
+        (lambda t: t["gates"].update(mcp="allow"), "manifest tool 'shout' gates: unknown mcp"),
+        (lambda t: t.update(name=7), "manifest tool #0: name must be a string"),
+        (
+            lambda t: t.update(handler="shout"),
+            "manifest tool 'shout': handler 'shout' is not a 'module:attr'",
+        ),
+        (lambda t: t.update(parameters=[]), "manifest tool 'shout': parameters must be an object"),
+    ],
+)
 def test_a_malformed_tool_entry_is_refused(manifest: dict[str, Any], edit: Any, message: str) -> None:
     edit(manifest["tools"][0])
     with pytest.raises(ValueError, match=message):
@@ -222,8 +236,13 @@ def test_unknown_names_in_available_or_enrichers_are_refused(manifest: dict[str,
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # `python -m` puts the working directory on sys.path: the sample package is importable from it.
-    return subprocess.run([sys.executable, "-m", "reyn_core.manifest", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "reyn_core.manifest", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_command_prints_and_checks_a_manifest(tmp_path: Path, mod: Any) -> None:
@@ -245,7 +264,8 @@ def test_the_command_prints_and_checks_a_manifest(tmp_path: Path, mod: Any) -> N
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
         f"{target} is out of date: +whisper, shout (description); "
-        f"regenerate with: python -m reyn_core.manifest {ref} > {target}"]
+        f"regenerate with: python -m reyn_core.manifest {ref} > {target}"
+    ]
 
     target.write_text("{not json", encoding="utf-8")
     assert "invalid JSON" in _cli(tmp_path, ref, "--check", str(target)).stderr
@@ -254,8 +274,12 @@ def test_the_command_prints_and_checks_a_manifest(tmp_path: Path, mod: Any) -> N
 
 
 def test_the_command_rejects_a_bad_reference(tmp_path: Path) -> None:
-    for ref, message in [("no_colon", "not a 'module:attr'"), ("nosuchmodule_xyz:T", "ModuleNotFoundError"),
-                         ("json:nope", "AttributeError"), ("json:dumps", "not a tuple of ToolDefinitions")]:
+    for ref, message in [
+        ("no_colon", "not a 'module:attr'"),
+        ("nosuchmodule_xyz:T", "ModuleNotFoundError"),
+        ("json:nope", "AttributeError"),
+        ("json:dumps", "not a tuple of ToolDefinitions"),
+    ]:
         out = _cli(tmp_path, ref)
         assert out.returncode == 2 and message in out.stderr, (ref, out.stderr)
         assert out.stdout == ""

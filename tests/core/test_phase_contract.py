@@ -34,15 +34,23 @@ def problems(raw: Any, surface: PhaseSurface) -> list[tuple[str, str]]:
 
 
 def test_valid_reply_parses_into_typed_ops(surface: PhaseSurface) -> None:
-    reply = json.dumps({"control": {"type": "transition", "decision": "continue", "next_phase": "review"},
-                        "artifact": {"type": "draft", "data": {"n": 1}},
-                        "control_ir": [{"kind": "read_file", "path": "a.md"},
-                                       {"kind": "invoke_skill", "skill": "summarise"}]})
+    reply = json.dumps(
+        {
+            "control": {"type": "transition", "decision": "continue", "next_phase": "review"},
+            "artifact": {"type": "draft", "data": {"n": 1}},
+            "control_ir": [
+                {"kind": "read_file", "path": "a.md"},
+                {"kind": "invoke_skill", "skill": "summarise"},
+            ],
+        }
+    )
     output = parse_phase_output(reply, surface)
     assert isinstance(output, PhaseOutput)
     assert output.control.next_phase == "review" and output.artifact is not None
-    assert output.control_ir == [PhaseOpCall(kind="read_file", args={"path": "a.md"}),
-                                 PhaseOpCall(kind="invoke_skill", args={"skill": "summarise"})]
+    assert output.control_ir == [
+        PhaseOpCall(kind="read_file", args={"path": "a.md"}),
+        PhaseOpCall(kind="invoke_skill", args={"skill": "summarise"}),
+    ]
     assert output.control_ir[0].to_wire() == {"kind": "read_file", "path": "a.md"}
 
 
@@ -73,7 +81,8 @@ def test_missing_control_is_reported_at_its_pointer(surface: PhaseSurface) -> No
 
 def test_unknown_top_level_key_is_reported(surface: PhaseSurface) -> None:
     assert problems({"control": FINISH, "thoughts": "..."}, surface) == [
-        ("/thoughts", "unexpected key (allowed: control, artifact, control_ir)")]
+        ("/thoughts", "unexpected key (allowed: control, artifact, control_ir)")
+    ]
 
 
 def test_control_type_and_decision_must_agree(surface: PhaseSurface) -> None:
@@ -93,13 +102,17 @@ def test_confidence_out_of_range_is_reported_at_its_field(surface: PhaseSurface)
 
 def test_op_that_is_not_allowed_names_the_allowed_ops(surface: PhaseSurface) -> None:
     assert problems({"control": FINISH, "control_ir": [{"kind": "web_fetch", "url": "x"}]}, surface) == [
-        ("/control_ir/0/kind",
-         "'web_fetch' is not an allowed op (allowed: invoke_skill, read_file, write_file)")]
+        (
+            "/control_ir/0/kind",
+            "'web_fetch' is not an allowed op (allowed: invoke_skill, read_file, write_file)",
+        )
+    ]
 
 
 def test_op_without_a_kind_is_reported(surface: PhaseSurface) -> None:
     assert problems({"control": FINISH, "control_ir": [{"path": "a"}]}, surface) == [
-        ("/control_ir/0/kind", "is required and must be a string naming an op")]
+        ("/control_ir/0/kind", "is required and must be a string naming an op")
+    ]
 
 
 def test_op_that_is_not_an_object_is_reported(surface: PhaseSurface) -> None:
@@ -108,8 +121,10 @@ def test_op_that_is_not_an_object_is_reported(surface: PhaseSurface) -> None:
 
 
 def test_op_argument_problems_point_into_the_op(surface: PhaseSurface) -> None:
-    reply = {"control": FINISH, "control_ir": [{"kind": "read_file", "path": "ok"},
-                                               {"kind": "read_file", "path": 3, "mode": "x"}]}
+    reply = {
+        "control": FINISH,
+        "control_ir": [{"kind": "read_file", "path": "ok"}, {"kind": "read_file", "path": 3, "mode": "x"}],
+    }
     assert problems(reply, surface) == [
         ("/control_ir/1/path", "expected string, got integer"),
         ("/control_ir/1/mode", "unexpected property (allowed: max_bytes, path)"),
@@ -117,19 +132,25 @@ def test_op_argument_problems_point_into_the_op(surface: PhaseSurface) -> None:
 
 
 def test_enriched_enum_is_enforced_on_ops(surface: PhaseSurface) -> None:
-    [(pointer, message)] = problems({"control": FINISH, "control_ir": [{"kind": "invoke_skill", "skill": "x"}]},
-                                    surface)
+    [(pointer, message)] = problems(
+        {"control": FINISH, "control_ir": [{"kind": "invoke_skill", "skill": "x"}]}, surface
+    )
     assert pointer == "/control_ir/0/skill" and "summarise" in message
 
 
 def test_control_ir_must_be_a_list(surface: PhaseSurface) -> None:
     assert problems({"control": FINISH, "control_ir": {"kind": "read_file"}}, surface) == [
-        ("/control_ir", "must be a list of ops")]
+        ("/control_ir", "must be a list of ops")
+    ]
 
 
 def test_every_problem_is_reported_at_once(surface: PhaseSurface) -> None:
-    reply = {"extra": 1, "control": {"type": "nope", "decision": "finish"},
-             "artifact": {"data": {}}, "control_ir": [{"kind": "delete_everything"}]}
+    reply = {
+        "extra": 1,
+        "control": {"type": "nope", "decision": "finish"},
+        "artifact": {"data": {}},
+        "control_ir": [{"kind": "delete_everything"}],
+    }
     pointers = [p for p, _ in problems(reply, surface)]
     assert pointers == ["/extra", "/control/type", "/artifact/type", "/control_ir/0/kind"]
 
@@ -139,16 +160,22 @@ def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseSurface) -> N
         parse_phase_output({"control_ir": [{"kind": "nope"}]}, surface)
     lines = info.value.feedback().splitlines()
     assert lines[0].startswith("the reply breaks the phase output contract (2 problem(s))")
-    assert lines[1:] == ["- /control: is required",
-                         "- /control_ir/0/kind: 'nope' is not an allowed op (allowed: invoke_skill, read_file, write_file)"]
+    assert lines[1:] == [
+        "- /control: is required",
+        "- /control_ir/0/kind: 'nope' is not an allowed op (allowed: invoke_skill, read_file, write_file)",
+    ]
 
 
 def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None:
     from reyn_core import PhaseOutputError, ToolContext, ToolRegistry, parse_phase_output, render_phase
 
     surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
-    deep = '{"control": {"type": "finish", "decision": "finish"}, "artifact": {"type": "x", "data": {"d": ' + \
-        "[" * 100_000 + "]" * 100_000 + "}}}"
+    deep = (
+        '{"control": {"type": "finish", "decision": "finish"}, "artifact": {"type": "x", "data": {"d": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}}}"
+    )
     with pytest.raises(PhaseOutputError, match="nests too deeply"):
         parse_phase_output(deep, surface)
     with pytest.raises(PhaseOutputError, match="must be a JSON object"):

@@ -34,16 +34,22 @@ from reyn_core.validation import (
 )
 
 # No example database: nothing is written into the shared working tree.
-RELAXED = settings(deadline=None, database=None,
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+RELAXED = settings(
+    deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 valid_names = st.text(alphabet=NAME_ALPHABET, min_size=1, max_size=64)
 SPEC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}", re.ASCII)
 
 
 def definition(name: str, cluster: str = "c") -> ToolDefinition:
-    return ToolDefinition(name=name, description="A tool.", handler=lambda **kw: kw, cluster=cluster,
-                          parameters={"type": "object", "properties": {}})
+    return ToolDefinition(
+        name=name,
+        description="A tool.",
+        handler=lambda **kw: kw,
+        cluster=cluster,
+        parameters={"type": "object", "properties": {}},
+    )
 
 
 # --------------------------------------------------------------------------- name rule
@@ -115,9 +121,15 @@ def test_empty_allowed_ops_admit_nothing(name: str, cluster: str) -> None:
 
 
 @RELAXED
-@given(identifiers, identifiers, st.lists(st.one_of(identifiers, identifiers.map(lambda s: s + "*")), max_size=5),
-       st.randoms(use_true_random=False))
-def test_allowed_ops_order_and_duplicates_do_not_matter(name: str, cluster: str, ops: list[str], rnd: Any) -> None:
+@given(
+    identifiers,
+    identifiers,
+    st.lists(st.one_of(identifiers, identifiers.map(lambda s: s + "*")), max_size=5),
+    st.randoms(use_true_random=False),
+)
+def test_allowed_ops_order_and_duplicates_do_not_matter(
+    name: str, cluster: str, ops: list[str], rnd: Any
+) -> None:
     tool = definition(name, cluster)
     shuffled = ops + ops
     rnd.shuffle(shuffled)
@@ -125,10 +137,16 @@ def test_allowed_ops_order_and_duplicates_do_not_matter(name: str, cluster: str,
 
 
 @RELAXED
-@given(st.dictionaries(identifiers, identifiers, min_size=1, max_size=6),
-       st.lists(st.one_of(identifiers, identifiers.map(lambda s: s + "*"), identifiers.map(lambda s: "?" + s)),
-                max_size=4))
-def test_phase_renderer_shows_exactly_the_tools_allowed_ops_admit(tools: dict[str, str], ops: list[str]) -> None:
+@given(
+    st.dictionaries(identifiers, identifiers, min_size=1, max_size=6),
+    st.lists(
+        st.one_of(identifiers, identifiers.map(lambda s: s + "*"), identifiers.map(lambda s: "?" + s)),
+        max_size=4,
+    ),
+)
+def test_phase_renderer_shows_exactly_the_tools_allowed_ops_admit(
+    tools: dict[str, str], ops: list[str]
+) -> None:
     builder = ToolRegistry()
     for name, cluster in tools.items():
         builder.register(definition(name, cluster))
@@ -140,12 +158,21 @@ def test_phase_renderer_shows_exactly_the_tools_allowed_ops_admit(tools: dict[st
 # --------------------------------------------------------------------------- argument validation
 
 SCALAR_TYPES = ["string", "integer", "number", "boolean", "null"]
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
-                         st.floats(allow_nan=False, allow_infinity=False, width=32),
-                         st.integers(-50, 50).map(float), st.text(max_size=6))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                                  st.dictionaries(st.text(max_size=3), inner, max_size=3)),
-                           max_leaves=6)
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.integers(-50, 50).map(float),
+    st.text(max_size=6),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 numbers = st.one_of(st.integers(-20, 20), st.floats(-20, 20, allow_nan=False).map(lambda f: round(f, 1)))
 
 
@@ -196,7 +223,9 @@ def property_schemas(draw: Any) -> dict[str, Any]:
 
 @st.composite
 def flat_schemas(draw: Any) -> dict[str, Any]:
-    props = draw(st.dictionaries(st.sampled_from(["a", "b", "c", "d/e", "f~g"]), property_schemas(), max_size=4))
+    props = draw(
+        st.dictionaries(st.sampled_from(["a", "b", "c", "d/e", "f~g"]), property_schemas(), max_size=4)
+    )
     schema: dict[str, Any] = {"type": "object", "properties": props}
     if draw(st.booleans()):
         schema["required"] = draw(st.lists(st.sampled_from(["a", "b", "c", "z"]), unique=True, max_size=3))
@@ -247,10 +276,14 @@ def value_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         if key in schema:
             bound = schema[key]
-            candidates.append(st.sampled_from([bound, bound - 1, bound + 1, bound - 0.5, bound + 0.5, float(bound)]))
+            candidates.append(
+                st.sampled_from([bound, bound - 1, bound + 1, bound - 0.5, bound + 0.5, float(bound)])
+            )
     for key in ("minItems", "maxItems"):
         if key in schema:
-            candidates.append(st.lists(st.integers(0, 3), min_size=max(schema[key] - 1, 0), max_size=schema[key] + 1))
+            candidates.append(
+                st.lists(st.integers(0, 3), min_size=max(schema[key] - 1, 0), max_size=schema[key] + 1)
+            )
     types = schema.get("type")
     for t in [types] if isinstance(types, str) else types or []:
         if t in TYPED_VALUES:
@@ -289,15 +322,24 @@ def test_fast_validator_agrees_with_jsonschema(case: tuple[dict[str, Any], Any])
     open_schema = {"type": "object", "properties": schema["properties"]}
     fast_open, reference_open = _compile_fast(open_schema), Draft202012Validator(open_schema)
     assert fast_open is not None
-    for key, value in (args.items() if isinstance(args, dict) else ()):
-        assert (fast_open({key: value}) == []) == reference_open.is_valid({key: value}), (open_schema, key, value)
+    for key, value in args.items() if isinstance(args, dict) else ():
+        assert (fast_open({key: value}) == []) == reference_open.is_valid({key: value}), (
+            open_schema,
+            key,
+            value,
+        )
 
 
 @settings(max_examples=200, deadline=None, database=None)
-@given(flat_schemas(), st.dictionaries(st.sampled_from(["a", "b"]),
-                                        st.sampled_from([math.nan, math.inf, -math.inf]), min_size=1))
+@given(
+    flat_schemas(),
+    st.dictionaries(
+        st.sampled_from(["a", "b"]), st.sampled_from([math.nan, math.inf, -math.inf]), min_size=1
+    ),
+)
 def test_fast_validator_never_accepts_what_jsonschema_rejects_for_non_finite_numbers(
-        schema: dict[str, Any], args: dict[str, float]) -> None:
+    schema: dict[str, Any], args: dict[str, float]
+) -> None:
     fast = _compile_fast(schema)
     assert fast is not None
     if fast(args) == []:
@@ -309,7 +351,9 @@ def test_fast_validator_never_accepts_what_jsonschema_rejects_for_non_finite_num
 def test_dispatcher_accepts_arguments_iff_jsonschema_does(case: tuple[dict[str, Any], Any]) -> None:
     schema, args = case
     builder = ToolRegistry()
-    builder.register(ToolDefinition(name="t", description="Echo.", parameters=schema, handler=lambda **kw: kw))
+    builder.register(
+        ToolDefinition(name="t", description="Echo.", parameters=schema, handler=lambda **kw: kw)
+    )
     registry = builder.freeze()
 
     async def call() -> bool:

@@ -20,7 +20,11 @@ SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 def definition(name: str, **kw: object) -> ToolDefinition:
-    base: dict[str, object] = {"description": f"The {name} tool.", "parameters": SCHEMA, "handler": lambda: name}
+    base: dict[str, object] = {
+        "description": f"The {name} tool.",
+        "parameters": SCHEMA,
+        "handler": lambda: name,
+    }
     base.update(kw)
     return ToolDefinition(name=name, **base)  # type: ignore[arg-type]
 
@@ -41,8 +45,10 @@ def test_missing_description_is_rt003() -> None:
 
 def test_collision_is_rt004_naming_both_origins_and_the_fix() -> None:
     builder = ToolRegistry()
-    builder.register(definition("read_file"), origin=ToolOrigin(kind="plugin", plugin_id="file",
-                                                                distribution="reyn-tools-file", version="1.0"))
+    builder.register(
+        definition("read_file"),
+        origin=ToolOrigin(kind="plugin", plugin_id="file", distribution="reyn-tools-file", version="1.0"),
+    )
     with pytest.raises(ToolRegistrationError) as info:
         builder.register(definition("read_file"), origin=ToolOrigin(kind="plugin", plugin_id="other"))
     assert info.value.code == "RT004"
@@ -196,12 +202,20 @@ def test_subclassed_names_gates_and_definitions_are_refused_or_rebuilt_plain() -
 
     handler = lambda: 1  # noqa: E731
     with pytest.raises(ToolRegistrationError) as name_error:
-        ToolRegistry().register(ToolDefinition(name=SlipperyName("t"), description="x", parameters=SCHEMA,
-                                               handler=handler))
+        ToolRegistry().register(
+            ToolDefinition(name=SlipperyName("t"), description="x", parameters=SCHEMA, handler=handler)
+        )
     assert name_error.value.code == "RT002"
     with pytest.raises(ToolRegistrationError) as gates_error:
-        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=SCHEMA, handler=handler,
-                                               gates=AlwaysAllows(router="deny")))
+        ToolRegistry().register(
+            ToolDefinition(
+                name="t",
+                description="x",
+                parameters=SCHEMA,
+                handler=handler,
+                gates=AlwaysAllows(router="deny"),
+            )
+        )
     assert gates_error.value.code == "RT006"
     registered = ToolRegistry().register(Sub(name="t", description="x", parameters=SCHEMA, handler=handler))
     assert type(registered) is ToolDefinition

@@ -65,8 +65,11 @@ def test_forced_relative_ref_against_a_remote_id_makes_no_request(counting_serve
 
 
 def test_forced_remote_meta_schema_makes_no_request(counting_server: Any) -> None:
-    schema = {"$schema": f"{counting_server.url}/meta", "type": "object",
-              "properties": {"a": {"type": "integer", "format": "int32"}}}
+    schema = {
+        "$schema": f"{counting_server.url}/meta",
+        "type": "object",
+        "properties": {"a": {"type": "integer", "format": "int32"}},
+    }
     assert compile_validator(schema)({"a": 1}) == []
     assert compile_validator(schema)({"a": "x"})
     assert counting_server.requests == []

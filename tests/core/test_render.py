@@ -61,7 +61,9 @@ def test_phase_prompt_text_matches_its_golden(catalogue: list[Any], build_regist
     assert text == golden("phase_prompt.txt", text)
 
 
-def test_output_is_the_same_bytes_whatever_the_registration_order(catalogue: list[Any], build_registry: Any) -> None:
+def test_output_is_the_same_bytes_whatever_the_registration_order(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     seen: set[tuple[str, str, str]] = set()
     rng = random.Random(7)
     for _ in range(12):
@@ -69,11 +71,19 @@ def test_output_is_the_same_bytes_whatever_the_registration_order(catalogue: lis
         rng.shuffle(definitions)
         registry = build_registry(definitions)
         phase = render_phase(registry, phase_ctx(), PHASE_OPS)
-        seen.add((render_router_json(registry, router_ctx()), canonical_json(phase.output_schema), phase.prompt_text()))
+        seen.add(
+            (
+                render_router_json(registry, router_ctx()),
+                canonical_json(phase.output_schema),
+                phase.prompt_text(),
+            )
+        )
     assert len(seen) == 1
 
 
-def test_allowed_ops_order_does_not_change_the_phase_surface(catalogue: list[Any], build_registry: Any) -> None:
+def test_allowed_ops_order_does_not_change_the_phase_surface(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     registry = build_registry(catalogue)
     a = render_phase(registry, phase_ctx(), ["file", "web_*", "catalog"])
     b = render_phase(registry, phase_ctx(), ["web_*", "catalog", "file", "file"])
@@ -89,7 +99,9 @@ def test_enrichers_do_not_mutate_the_registry(catalogue: list[Any], build_regist
     assert "enum" not in registry.get("invoke_skill").parameters["properties"]["skill"]
 
 
-def test_enrichment_of_one_session_does_not_leak_into_another(catalogue: list[Any], build_registry: Any) -> None:
+def test_enrichment_of_one_session_does_not_leak_into_another(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     registry = build_registry(catalogue)
 
     def skill_enum(ctx: ToolContext) -> Any:
@@ -100,7 +112,9 @@ def test_enrichment_of_one_session_does_not_leak_into_another(catalogue: list[An
     assert skill_enum(ToolContext(extras={"skills": ["b", "c"]})) == ["b", "c"]
 
 
-def test_mutating_the_rendered_array_does_not_touch_the_registry(catalogue: list[Any], build_registry: Any) -> None:
+def test_mutating_the_rendered_array_does_not_touch_the_registry(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     registry = build_registry(catalogue)
     for item in render_router(registry, router_ctx()):
         item["function"]["parameters"]["properties"].clear()
@@ -117,7 +131,9 @@ def test_router_output_validates_against_the_openai_types(catalogue: list[Any], 
             assert set(item["function"]) <= set(FunctionDefinition.__annotations__)
 
 
-def test_every_rendered_parameters_schema_is_valid_json_schema(catalogue: list[Any], build_registry: Any) -> None:
+def test_every_rendered_parameters_schema_is_valid_json_schema(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     for strict in (False, True):
         tools = [d for d in catalogue if not strict or d.name != "invoke_skill"]
         for item in render_router(build_registry(tools), router_ctx(), strict=strict):
@@ -126,7 +142,9 @@ def test_every_rendered_parameters_schema_is_valid_json_schema(catalogue: list[A
 
 def test_both_surfaces_use_the_same_description(catalogue: list[Any], build_registry: Any) -> None:
     registry = build_registry(catalogue)
-    router = {t["function"]["name"]: t["function"]["description"] for t in render_router(registry, router_ctx())}
+    router = {
+        t["function"]["name"]: t["function"]["description"] for t in render_router(registry, router_ctx())
+    }
     phase = {op.kind: op.description for op in render_phase(registry, phase_ctx(), PHASE_OPS).ops}
     assert all(router[name] == description for name, description in phase.items() if name in router)
     assert set(router) & set(phase) == {"invoke_skill", "read_file", "web_fetch", "write_file"}
@@ -140,15 +158,23 @@ def test_role_gates_split_the_surfaces(catalogue: list[Any], build_registry: Any
 
 
 def test_router_exclude_hides_a_tool(catalogue: list[Any], build_registry: Any) -> None:
-    names = [t["function"]["name"] for t in render_router(build_registry(catalogue), router_ctx(), exclude=["plan"])]
+    names = [
+        t["function"]["name"]
+        for t in render_router(build_registry(catalogue), router_ctx(), exclude=["plan"])
+    ]
     assert "plan" not in names and "read_file" in names
 
 
 # --------------------------------------------------------------------------- phase output schema
 
 VALID_OUTPUT = {
-    "control": {"type": "transition", "decision": "continue", "next_phase": "review", "confidence": 0.8,
-                "reason": {"why": "draft written"}},
+    "control": {
+        "type": "transition",
+        "decision": "continue",
+        "next_phase": "review",
+        "confidence": 0.8,
+        "reason": {"why": "draft written"},
+    },
     "artifact": {"type": "draft", "data": {"text": "hello"}},
     "control_ir": [
         {"kind": "read_file", "path": "notes.md"},
@@ -169,7 +195,9 @@ def test_phase_output_schema_accepts_a_valid_output(catalogue: list[Any], build_
     assert list(phase_validator(catalogue, build_registry).iter_errors(VALID_OUTPUT)) == []
 
 
-def test_phase_output_schema_rejects_an_op_that_is_not_allowed(catalogue: list[Any], build_registry: Any) -> None:
+def test_phase_output_schema_rejects_an_op_that_is_not_allowed(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     validator = phase_validator(catalogue, build_registry, ops=["file"])
     output = {**VALID_OUTPUT, "control_ir": [{"kind": "invoke_skill", "skill": "summarise"}]}
     assert not validator.is_valid(output)
@@ -183,8 +211,12 @@ def test_phase_output_schema_rejects_a_router_only_op(catalogue: list[Any], buil
 
 def test_phase_output_schema_rejects_bad_op_arguments(catalogue: list[Any], build_registry: Any) -> None:
     validator = phase_validator(catalogue, build_registry)
-    for op in ({"kind": "read_file"}, {"kind": "read_file", "path": 3}, {"kind": "read_file", "path": "a", "x": 1},
-               {"kind": "invoke_skill", "skill": "not_a_skill"}):
+    for op in (
+        {"kind": "read_file"},
+        {"kind": "read_file", "path": 3},
+        {"kind": "read_file", "path": "a", "x": 1},
+        {"kind": "invoke_skill", "skill": "not_a_skill"},
+    ):
         assert not validator.is_valid({**VALID_OUTPUT, "control_ir": [op]}), op
 
 
@@ -192,12 +224,16 @@ def test_phase_output_schema_requires_control(catalogue: list[Any], build_regist
     assert not phase_validator(catalogue, build_registry).is_valid({"control_ir": []})
 
 
-def test_phase_with_no_allowed_ops_accepts_only_an_empty_control_ir(catalogue: list[Any], build_registry: Any) -> None:
+def test_phase_with_no_allowed_ops_accepts_only_an_empty_control_ir(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     registry = build_registry(catalogue)
     surface = render_phase(registry, phase_ctx(), [])
     validator = Draft202012Validator(surface.output_schema)
     assert validator.is_valid({"control": VALID_OUTPUT["control"], "control_ir": []})
-    assert not validator.is_valid({"control": VALID_OUTPUT["control"], "control_ir": [{"kind": "read_file", "path": "a"}]})
+    assert not validator.is_valid(
+        {"control": VALID_OUTPUT["control"], "control_ir": [{"kind": "read_file", "path": "a"}]}
+    )
     assert "No ops are allowed" in surface.prompt_text()
 
 
@@ -210,13 +246,17 @@ def test_nested_defs_are_hoisted_with_a_per_op_prefix(catalogue: list[Any], buil
     validator = Draft202012Validator(surface.output_schema)
     op = {"kind": "plan_phase", "goal": "g", "steps": [{"tool": "read_file"}]}
     assert validator.is_valid({"control": VALID_OUTPUT["control"], "control_ir": [op]})
-    assert not validator.is_valid({"control": VALID_OUTPUT["control"], "control_ir": [{**op, "steps": [{"x": 1}]}]})
+    assert not validator.is_valid(
+        {"control": VALID_OUTPUT["control"], "control_ir": [{**op, "steps": [{"x": 1}]}]}
+    )
 
 
 # --------------------------------------------------------------------------- strict mode
 
 
-def test_strict_makes_every_property_required_and_optional_ones_nullable(catalogue: list[Any], build_registry: Any) -> None:
+def test_strict_makes_every_property_required_and_optional_ones_nullable(
+    catalogue: list[Any], build_registry: Any
+) -> None:
     [read] = [t for t in render_router(build_registry(catalogue[:1]), router_ctx(), strict=True)]
     params = read["function"]["parameters"]
     assert read["function"]["strict"] is True
@@ -226,7 +266,9 @@ def test_strict_makes_every_property_required_and_optional_ones_nullable(catalog
 
 
 def test_strict_closes_nested_objects_in_defs(catalogue: list[Any], build_registry: Any) -> None:
-    [plan] = render_router(build_registry([d for d in catalogue if d.name == "plan"]), router_ctx(), strict=True)
+    [plan] = render_router(
+        build_registry([d for d in catalogue if d.name == "plan"]), router_ctx(), strict=True
+    )
     step = plan["function"]["parameters"]["$defs"]["Step"]
     assert step["additionalProperties"] is False and step["required"] == ["tool", "note"]
 
@@ -237,16 +279,27 @@ def test_strict_does_not_change_the_registry(catalogue: list[Any], build_registr
     assert registry.get("read_file").parameters["required"] == ["path"]
 
 
-@pytest.mark.parametrize(("schema", "reason"), [
-    ({"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}},
-     "allows additional properties"),
-    ({"type": "object", "properties": {"input": {"type": "object"}}}, "declares no properties"),
-    ({"type": "object", "patternProperties": {"^x": {"type": "string"}}}, "'patternProperties'"),
-    ({"type": "object", "properties": {"a": {"type": "string", "not": {"const": "x"}}}}, "'not'"),
-])
+@pytest.mark.parametrize(
+    ("schema", "reason"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}},
+            },
+            "allows additional properties",
+        ),
+        ({"type": "object", "properties": {"input": {"type": "object"}}}, "declares no properties"),
+        ({"type": "object", "patternProperties": {"^x": {"type": "string"}}}, "'patternProperties'"),
+        ({"type": "object", "properties": {"a": {"type": "string", "not": {"const": "x"}}}}, "'not'"),
+    ],
+)
 def test_non_strictable_schema_raises_strict_render_error_naming_tool_and_reason(
-        schema: dict[str, Any], reason: str, build_registry: Any, catalogue: list[Any]) -> None:
-    bad = ToolDefinition(name="loose", description="Loose schema.", parameters=schema, handler=lambda **kw: kw)
+    schema: dict[str, Any], reason: str, build_registry: Any, catalogue: list[Any]
+) -> None:
+    bad = ToolDefinition(
+        name="loose", description="Loose schema.", parameters=schema, handler=lambda **kw: kw
+    )
     with pytest.raises(StrictRenderError) as info:
         render_router(build_registry([bad, catalogue[0]]), router_ctx(), strict=True)
     [error] = info.value.errors
@@ -263,14 +316,20 @@ def test_rendering_an_empty_registry_gives_empty_surfaces() -> None:
     assert json.loads(render_router_json(registry, router_ctx())) == []
 
 
-@pytest.mark.parametrize("enricher", [
-    lambda schema, ctx: 1 / 0,
-    lambda schema, ctx: ["not", "a", "schema"],
-    lambda schema, ctx: {"type": "string"},
-])
+@pytest.mark.parametrize(
+    "enricher",
+    [
+        lambda schema, ctx: 1 / 0,
+        lambda schema, ctx: ["not", "a", "schema"],
+        lambda schema, ctx: {"type": "string"},
+    ],
+)
 def test_a_broken_enricher_renders_the_registered_schema_and_spares_the_others(
-        enricher: Any, catalogue: list[Any], build_registry: Any, caplog: pytest.LogCaptureFixture) -> None:
-    broken = dataclasses.replace(next(d for d in catalogue if d.name == "invoke_skill"), schema_enricher=enricher)
+    enricher: Any, catalogue: list[Any], build_registry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = dataclasses.replace(
+        next(d for d in catalogue if d.name == "invoke_skill"), schema_enricher=enricher
+    )
     registry = build_registry([broken, catalogue[0]])
     tools = {t["function"]["name"]: t["function"] for t in render_router(registry, router_ctx())}
     assert tools["invoke_skill"]["parameters"] == dict(registry.get("invoke_skill").parameters)
@@ -294,8 +353,11 @@ def test_phase_output_schema_keeps_local_pointer_refs_resolvable() -> None:
         "additionalProperties": False,
     }
     builder = ToolRegistry()
-    builder.register(ToolDefinition(name="measure", description="Measure.", parameters=schema,
-                                    handler=lambda **kw: kw, cluster="m"))
+    builder.register(
+        ToolDefinition(
+            name="measure", description="Measure.", parameters=schema, handler=lambda **kw: kw, cluster="m"
+        )
+    )
     surface = render_phase(builder.freeze(), ToolContext(surface="phase"), ["measure"])
     validator = Draft202012Validator(surface.output_schema)
     finish = {"type": "finish", "decision": "finish"}

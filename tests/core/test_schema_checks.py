@@ -9,8 +9,13 @@ from reyn_core.schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, check_tool_sche
 
 
 def register(parameters: object, gates: ToolGates = ToolGates()) -> ToolRegistrationError:
-    d = ToolDefinition(name="t", description="A tool.", parameters=parameters, handler=lambda: 1,  # type: ignore[arg-type]
-                       gates=gates)
+    d = ToolDefinition(
+        name="t",
+        description="A tool.",
+        parameters=parameters,
+        handler=lambda: 1,  # type: ignore[arg-type]
+        gates=gates,
+    )
     builder = ToolRegistry()
     with pytest.raises(ToolRegistrationError) as info:
         builder.register(d)
@@ -43,7 +48,9 @@ def test_non_object_root_is_rs003() -> None:
     assert register({"type": "string"}).code == "RS003"
 
 
-@pytest.mark.parametrize("ref", ["http://example.com/s.json", "file:///etc/passwd", "other.json#/x", "//host/x"])
+@pytest.mark.parametrize(
+    "ref", ["http://example.com/s.json", "file:///etc/passwd", "other.json#/x", "//host/x"]
+)
 def test_non_local_ref_is_rs004(ref: str) -> None:
     error = register({"type": "object", "properties": {"a": {"$ref": ref}}})
     assert error.code == "RS004" and "not local" in error.message
@@ -55,8 +62,11 @@ def test_dangling_local_ref_is_rs004() -> None:
 
 
 def test_local_refs_to_defs_and_json_pointers_are_accepted() -> None:
-    schema = {"type": "object", "$defs": {"s": {"type": "string"}},
-              "properties": {"a": {"$ref": "#/$defs/s"}, "b": {"$ref": "#/properties/a"}}}
+    schema = {
+        "type": "object",
+        "$defs": {"s": {"type": "string"}},
+        "properties": {"a": {"$ref": "#/$defs/s"}, "b": {"$ref": "#/properties/a"}},
+    }
     assert not [i for i in check_tool_schema(schema, phase_usable=True) if i.severity == "error"]
 
 
@@ -65,7 +75,10 @@ def test_dynamic_ref_is_rs004() -> None:
 
 
 def test_embedded_id_is_rs004() -> None:
-    assert register({"type": "object", "properties": {"a": {"$id": "http://x/y", "type": "string"}}}).code == "RS004"
+    assert (
+        register({"type": "object", "properties": {"a": {"$id": "http://x/y", "type": "string"}}}).code
+        == "RS004"
+    )
 
 
 def test_invalid_json_schema_is_rs005_with_pointer() -> None:
@@ -79,20 +92,35 @@ def test_kind_parameter_on_a_phase_usable_tool_is_rs006() -> None:
 
 
 def test_kind_parameter_is_fine_for_a_router_only_tool() -> None:
-    d = ToolDefinition(name="t", description="A tool.", handler=lambda kind: kind, gates=ToolGates(phase="deny"),
-                       parameters={"type": "object", "properties": {"kind": {"type": "string"}}})
+    d = ToolDefinition(
+        name="t",
+        description="A tool.",
+        handler=lambda kind: kind,
+        gates=ToolGates(phase="deny"),
+        parameters={"type": "object", "properties": {"kind": {"type": "string"}}},
+    )
     assert ToolRegistry().register(d).name == "t"
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+$", "(", "x" * 1001])
 def test_dangerous_or_broken_pattern_is_rs007(pattern: str) -> None:
-    assert register({"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}).code == "RS007"
+    assert (
+        register({"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}).code
+        == "RS007"
+    )
 
 
 def test_provider_lints_are_warnings_and_the_tool_registers() -> None:
-    d = ToolDefinition(name="t", description="A tool.", handler=lambda **kw: kw,
-                       parameters={"type": "object", "properties": {"a": {"type": "string"}},
-                                   "patternProperties": {"^x": {"type": "integer"}}})
+    d = ToolDefinition(
+        name="t",
+        description="A tool.",
+        handler=lambda **kw: kw,
+        parameters={
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "patternProperties": {"^x": {"type": "integer"}},
+        },
+    )
     builder = ToolRegistry()
     builder.register(d)
     codes = {w.code for w in builder.warnings("t")}
@@ -102,7 +130,9 @@ def test_provider_lints_are_warnings_and_the_tool_registers() -> None:
 def test_a_refused_tool_does_not_stop_the_next_registration() -> None:
     builder = ToolRegistry()
     with pytest.raises(ToolRegistrationError):
-        builder.register(ToolDefinition(name="bad", description="x", parameters={"type": "string"}, handler=len))
+        builder.register(
+            ToolDefinition(name="bad", description="x", parameters={"type": "string"}, handler=len)
+        )
     builder.register(ToolDefinition(name="good", description="x", parameters={"type": "object"}, handler=len))
     assert [t.name for t in builder] == ["good"]
 
@@ -116,22 +146,26 @@ def test_registry_keeps_its_own_copy_of_the_schema() -> None:
     assert builder.get("t").parameters == registered.parameters
 
 
-@pytest.mark.parametrize(("field", "value", "says"), [
-    ("purity", "readonly", "purity 'readonly'"),
-    ("dispatch_kind", "later", "dispatch_kind 'later'"),
-    ("gates", ToolGates(router="Allow"), "gates must be"),  # type: ignore[arg-type]
-    ("gates", {"router": "allow"}, "gates must be"),
-    ("cluster", "", "cluster must be"),
-    ("timeout_s", 0, "timeout_s must be"),
-    ("timeout_s", -1.5, "timeout_s must be"),
-    ("timeout_s", float("nan"), "timeout_s must be"),
-    ("timeout_s", "5", "timeout_s must be"),
-    ("available", True, "available must be callable"),
-    ("schema_enricher", "x", "schema_enricher must be callable"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("purity", "readonly", "purity 'readonly'"),
+        ("dispatch_kind", "later", "dispatch_kind 'later'"),
+        ("gates", ToolGates(router="Allow"), "gates must be"),  # type: ignore[arg-type]
+        ("gates", {"router": "allow"}, "gates must be"),
+        ("cluster", "", "cluster must be"),
+        ("timeout_s", 0, "timeout_s must be"),
+        ("timeout_s", -1.5, "timeout_s must be"),
+        ("timeout_s", float("nan"), "timeout_s must be"),
+        ("timeout_s", "5", "timeout_s must be"),
+        ("available", True, "available must be callable"),
+        ("schema_enricher", "x", "schema_enricher must be callable"),
+    ],
+)
 def test_invalid_definition_field_is_rt006(field: str, value: object, says: str) -> None:
-    d = ToolDefinition(name="t", description="A tool.", parameters={"type": "object"}, handler=len,
-                       **{field: value})  # type: ignore[arg-type]
+    d = ToolDefinition(
+        name="t", description="A tool.", parameters={"type": "object"}, handler=len, **{field: value}
+    )  # type: ignore[arg-type]
     with pytest.raises(ToolRegistrationError) as info:
         ToolRegistry().register(d)
     assert info.value.code == "RT006" and says in info.value.message
@@ -165,9 +199,12 @@ def test_anchor_references_are_refused_only_json_pointers_allowed() -> None:
 
 
 def test_pattern_properties_keys_get_the_same_regex_checks_as_pattern() -> None:
-    issues = check_tool_schema({"type": "object", "patternProperties": {"(a+)+$": {"type": "string"}}},
-                               phase_usable=True)
-    assert [(i.code, i.pointer) for i in issues if i.severity == "error"] == [("RS007", "/patternProperties/(a+)+$")]
+    issues = check_tool_schema(
+        {"type": "object", "patternProperties": {"(a+)+$": {"type": "string"}}}, phase_usable=True
+    )
+    assert [(i.code, i.pointer) for i in issues if i.severity == "error"] == [
+        ("RS007", "/patternProperties/(a+)+$")
+    ]
 
 
 def test_loading_with_a_deeply_nested_host_tool_reports_it_and_keeps_the_rest(tmp_path, monkeypatch) -> None:

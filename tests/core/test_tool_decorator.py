@@ -116,18 +116,32 @@ def test_decorator_settings_are_kept_on_the_definition() -> None:
     def avail(ctx: ToolContext) -> bool:
         return True
 
-    @tool(cluster="c", purity="external", gates=ToolGates(phase="deny"), dispatch_kind="deferred",
-          available=avail, timeout_s=1.5)
+    @tool(
+        cluster="c",
+        purity="external",
+        gates=ToolGates(phase="deny"),
+        dispatch_kind="deferred",
+        available=avail,
+        timeout_s=1.5,
+    )
     def act(x: int) -> int:
         """Act."""
         return x
 
     assert (act.cluster, act.purity, act.gates, act.dispatch_kind, act.available, act.timeout_s) == (
-        "c", "external", ToolGates(phase="deny"), "deferred", avail, 1.5)
+        "c",
+        "external",
+        ToolGates(phase="deny"),
+        "deferred",
+        avail,
+        1.5,
+    )
 
 
 async def test_sync_handler_runs_and_keyword_arguments_are_bound(router_ctx: ToolContext) -> None:
-    result = await invoke_tool(registry_of(repeat), "repeat", {"text": "ab", "times": 3, "sep": "-"}, router_ctx)
+    result = await invoke_tool(
+        registry_of(repeat), "repeat", {"text": "ab", "times": 3, "sep": "-"}, router_ctx
+    )
     assert result == "ab-ab-ab"
 
 
@@ -184,7 +198,8 @@ def test_a_plain_typed_function_registers_with_tool_defaults() -> None:
 def lazy_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A real module on sys.path that records when it is imported."""
     name = "reyn_lazy_probe_mod"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent('''
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent('''
         from reyn_core import tool
 
         def double(n: int) -> int:
@@ -194,7 +209,8 @@ def lazy_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         def triple(n: int) -> int:
             """Triple."""
             return n * 3
-    '''))
+    ''')
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, name, raising=False)
     yield name
@@ -203,13 +219,23 @@ def lazy_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def lazy_tool(ref: str, name: str = "double") -> ToolDefinition:
     return ToolDefinition(
-        name=name, description="Double a number.", handler=ref, cluster="lazy", purity="read_only",
-        parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"],
-                    "additionalProperties": False},
+        name=name,
+        description="Double a number.",
+        handler=ref,
+        cluster="lazy",
+        purity="read_only",
+        parameters={
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+            "additionalProperties": False,
+        },
     )
 
 
-async def test_lazy_handler_is_not_imported_by_register_or_render(lazy_module: str, router_ctx: ToolContext) -> None:
+async def test_lazy_handler_is_not_imported_by_register_or_render(
+    lazy_module: str, router_ctx: ToolContext
+) -> None:
     registry = registry_of(lazy_tool(f"{lazy_module}:double"))
     render_router(registry, router_ctx)
     render_phase(registry, router_ctx, ["lazy"])
@@ -222,12 +248,16 @@ async def test_lazy_handler_is_imported_on_first_call(lazy_module: str, router_c
     assert lazy_module in sys.modules
 
 
-async def test_lazy_reference_to_a_tool_definition_uses_its_handler(lazy_module: str, router_ctx: ToolContext) -> None:
+async def test_lazy_reference_to_a_tool_definition_uses_its_handler(
+    lazy_module: str, router_ctx: ToolContext
+) -> None:
     registry = registry_of(lazy_tool(f"{lazy_module}:triple", name="triple"))
     assert await invoke_tool(registry, "triple", {"n": 2}, router_ctx) == 6
 
 
-async def test_lazy_reference_to_a_missing_attribute_is_runtime_missing(lazy_module: str, router_ctx: ToolContext) -> None:
+async def test_lazy_reference_to_a_missing_attribute_is_runtime_missing(
+    lazy_module: str, router_ctx: ToolContext
+) -> None:
     registry = registry_of(lazy_tool(f"{lazy_module}:nope"))
     with pytest.raises(ToolRuntimeMissing, match="cannot be imported"):
         await invoke_tool(registry, "double", {"n": 1}, router_ctx)
@@ -243,8 +273,13 @@ def test_lazy_handler_without_colon_is_rt005() -> None:
 
 
 def missing_tool() -> ToolDefinition:
-    return ToolDefinition(name="absent", description="Needs a runtime this host lacks.",
-                          parameters={"type": "object", "properties": {}}, handler=None, cluster="file")
+    return ToolDefinition(
+        name="absent",
+        description="Needs a runtime this host lacks.",
+        parameters={"type": "object", "properties": {}},
+        handler=None,
+        cluster="file",
+    )
 
 
 def test_handler_none_is_hidden_on_the_router(router_ctx: ToolContext) -> None:
@@ -266,9 +301,12 @@ def test_handler_none_is_still_listed_in_the_registry() -> None:
     assert "absent" in registry_of(missing_tool())
 
 
-async def test_ctx_imported_only_for_type_checking_still_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_ctx_imported_only_for_type_checking_still_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = "reyn_tc_only_probe_mod"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent('''
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent('''
         from __future__ import annotations
 
         from pathlib import Path
@@ -283,7 +321,8 @@ async def test_ctx_imported_only_for_type_checking_still_works(tmp_path: Path, m
         def read(path: Path, limit: int, context: ToolContext) -> str:
             """Read."""
             return f"{type(path).__name__}:{limit}:{context.agent}"
-    '''))
+    ''')
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     module = __import__(name)
     try:

@@ -36,8 +36,11 @@ def test_demo_exits_zero_in_strict_mode(demo_run):
 def test_provenance_table_lists_all_six_packs_and_the_example_plugin_as_loaded(demo_run):
     _, text, _ = demo_run
     for plugin in PLUGINS:
-        row = re.search(rf"^{plugin}\s+loaded\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9a-f]{{12}})\s+(\d+)$",
-                        text, re.MULTILINE)
+        row = re.search(
+            rf"^{plugin}\s+loaded\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9a-f]{{12}})\s+(\d+)$",
+            text,
+            re.MULTILINE,
+        )
         assert row, f"no loaded row for {plugin}:\n{text}"
 
 
@@ -76,15 +79,23 @@ def test_demo_keeps_going_when_a_plugin_fails_and_says_so(tmp_path):
     assert "! shell: failed" in text and "no_such_setting" in text
     assert "■ phase ended: finish" in text  # everything else still ran
     out = io.StringIO()
-    strict = run_demo(out=out, workdir=tmp_path / "work2", profile_template=tmp_path / "profile.toml", strict=True)
+    strict = run_demo(
+        out=out, workdir=tmp_path / "work2", profile_template=tmp_path / "profile.toml", strict=True
+    )
     assert strict == 1 and "demo problem: not loaded: shell" in out.getvalue()
 
 
 def test_reyn_demo_command_runs_offline_and_cleans_up(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and not k.endswith("_API_KEY")}
     env["TMPDIR"] = str(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "reyn_core", "demo"], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reyn_core", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Done." in proc.stdout and "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("reyn-demo-*"))  # the temporary workspace is removed
@@ -110,8 +121,11 @@ def test_artifact_line_count_is_a_number(demo_run):
 
 def test_profile_template_placeholders_are_exactly_those_the_runner_fills(tmp_path):
     template = Template((HERE / "profile.toml").read_text())
-    used = {m.group("named") or m.group("braced") for m in template.pattern.finditer(template.template)
-            if m.group("named") or m.group("braced")}
+    used = {
+        m.group("named") or m.group("braced")
+        for m in template.pattern.finditer(template.template)
+        if m.group("named") or m.group("braced")
+    }
     assert used == {"workspace", "memory_db", "skills", "agents", "python", "mcp_server"}
     profile = prepare_workspace(tmp_path)
     assert all("$" not in line for line in profile.read_text().splitlines() if not line.startswith("#"))

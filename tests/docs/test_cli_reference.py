@@ -28,9 +28,14 @@ def subparser(*path: str) -> argparse.ArgumentParser:
     return parser
 
 
-@pytest.mark.parametrize(("title", "path"), [
-    ("reyn demo", ("demo",)), ("reyn chat", ("chat",)), ("reyn phase run", ("phase", "run")),
-])
+@pytest.mark.parametrize(
+    ("title", "path"),
+    [
+        ("reyn demo", ("demo",)),
+        ("reyn chat", ("chat",)),
+        ("reyn phase run", ("phase", "run")),
+    ],
+)
 def test_every_flag_and_the_exit_codes_are_documented(title, path):
     body = section(title)
     flags = [opt for a in subparser(*path)._actions for opt in a.option_strings if opt.startswith("--")]

@@ -64,7 +64,11 @@ TEST_PAGES = [p for p in PAGES if any(TEST_DEF.search(s.code) for s in samples(p
 
 def test_the_readmes_are_among_the_checked_pages():
     assert ROOT / "README.md" in PAGES
-    assert {page_id(p) for p in doc_sources()} >= {"README.md", "reyn_plugin_example/README.md", "docs/index.md"}
+    assert {page_id(p) for p in doc_sources()} >= {
+        "README.md",
+        "reyn_plugin_example/README.md",
+        "docs/index.md",
+    }
 
 
 def test_pages_that_show_tests_are_run_with_pytest():
@@ -74,7 +78,9 @@ def test_pages_that_show_tests_are_run_with_pytest():
 
 def test_the_sample_extractor_finds_blocks_and_their_lines(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("# T\n\n```python\nx = 1\n```\n\n- item\n\n    ```python\n    y = x + 1\n    ```\n\n```text\nno\n```\n")
+    page.write_text(
+        "# T\n\n```python\nx = 1\n```\n\n- item\n\n    ```python\n    y = x + 1\n    ```\n\n```text\nno\n```\n"
+    )
     assert samples(page) == [Sample("x = 1\n", 4), Sample("y = x + 1\n", 10)]
 
 
@@ -96,8 +102,7 @@ def test_doc_page_samples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
             exec(code, module.__dict__)
         except Exception as exc:  # report which block of which page broke
             detail = "".join(traceback.format_exception(exc)[-6:])
-            pytest.fail(f"{rel}: python block {index} (line {sample.line}) failed:\n{detail}",
-                        pytrace=False)
+            pytest.fail(f"{rel}: python block {index} (line {sample.line}) failed:\n{detail}", pytrace=False)
 
 
 def page_module(page: Path) -> str:
@@ -111,7 +116,9 @@ def page_module(page: Path) -> str:
 
 def test_page_module_keeps_page_lines(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("# T\n\n```python\nx = 1\n```\n\ntext\n\n```python\ndef test_x():\n    assert x == 1\n```\n")
+    page.write_text(
+        "# T\n\n```python\nx = 1\n```\n\ntext\n\n```python\ndef test_x():\n    assert x == 1\n```\n"
+    )
     assert page_module(page).splitlines()[3] == "x = 1"
     assert page_module(page).splitlines()[9] == "def test_x():"
 
@@ -123,9 +130,27 @@ def test_tests_shown_in_a_page_pass_under_pytest(page: Path, tmp_path: Path) -> 
     module.write_text(page_module(page), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto",
-                           "-W", "ignore::UserWarning", "-rA", module.name],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "asyncio_mode=auto",
+            "-W",
+            "ignore::UserWarning",
+            "-rA",
+            module.name,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{page_id(page)}: its tests failed under pytest:\n{report[-4000:]}"
     assert f"{len(names)} passed" in proc.stdout, report[-4000:]
@@ -138,7 +163,12 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     if mkdocs is None:
         pytest.skip("mkdocs is not installed (dev extra)")
     # No --quiet: mkdocs then stops counting warnings and --strict lets broken links through.
-    proc = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=DOCS.parent, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=DOCS.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "WARNING" not in proc.stderr, proc.stderr

@@ -33,7 +33,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md", ROOT / "reyn_plugin_example" / "README.md"]
+SOURCES = [
+    *sorted((ROOT / "docs").rglob("*.md")),
+    ROOT / "README.md",
+    ROOT / "reyn_plugin_example" / "README.md",
+]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```toml[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
 PROFILE_SECTIONS = {"features", "plugins", "surfaces", "lock", "provenance", "audit", "profiles"}
 ELIDED_DIGEST = re.compile(r'"sha256:…"')
@@ -53,8 +57,10 @@ class Block:
 def toml_blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     rel = page.relative_to(ROOT).as_posix()
-    return [Block(rel, text.count("\n", 0, m.start("body")) + 1, textwrap.dedent(m.group("body")))
-            for m in FENCE.finditer(text)]
+    return [
+        Block(rel, text.count("\n", 0, m.start("body")) + 1, textwrap.dedent(m.group("body")))
+        for m in FENCE.finditer(text)
+    ]
 
 
 def kind_of(block: Block, data: dict) -> str:
@@ -87,8 +93,9 @@ def test_toml_block_parses_and_passes_its_reader(block: Block, tmp_path: Path) -
     kind = kind_of(block, data)
     try:
         if kind == "profile":
-            reyn_core.Profile.from_toml_text(ELIDED_DIGEST.sub('"sha256:' + "0" * 64 + '"', block.text),
-                                             source=block.id)
+            reyn_core.Profile.from_toml_text(
+                ELIDED_DIGEST.sub('"sha256:' + "0" * 64 + '"', block.text), source=block.id
+            )
         elif kind == "lock":
             path = tmp_path / "reyn.lock"
             path.write_text(block.text, encoding="utf-8")
@@ -101,13 +108,16 @@ def test_toml_block_parses_and_passes_its_reader(block: Block, tmp_path: Path) -
         pytest.fail(f"{block.id}: a {kind} block that its reader refuses: {exc}", pytrace=False)
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    ("[plugins]\nenable = []\n", "profile"),
-    ("# fragment\n[plugins]\nenable = 3\n", "fragment"),
-    ("version = 1\n[plugins.x]\n", "lock"),
-    ('name = "n"\ntask = "t"\n', "phase"),
-    ("[project]\nname = \"x\"\n", "other"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("[plugins]\nenable = []\n", "profile"),
+        ("# fragment\n[plugins]\nenable = 3\n", "fragment"),
+        ("version = 1\n[plugins.x]\n", "lock"),
+        ('name = "n"\ntask = "t"\n', "phase"),
+        ('[project]\nname = "x"\n', "other"),
+    ],
+)
 def test_blocks_are_classified(text: str, kind: str) -> None:
     block = Block("p.md", 1, text)
     assert kind_of(block, tomllib.loads(text)) == kind

@@ -34,8 +34,10 @@ def test_every_page_is_in_the_nav_once_and_every_nav_target_exists():
     files = [f for _, _, f in nav()]
     pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
     assert len(files) == len(set(files)), "a page is listed twice in the nav"
-    assert sorted(files) == pages, (f"not in nav: {sorted(set(pages) - set(files))}; "
-                                    f"in nav but missing: {sorted(set(files) - set(pages))}")
+    assert sorted(files) == pages, (
+        f"not in nav: {sorted(set(pages) - set(files))}; "
+        f"in nav but missing: {sorted(set(files) - set(pages))}"
+    )
 
 
 def test_nav_order_and_groups():

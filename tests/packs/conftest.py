@@ -29,17 +29,27 @@ class InstalledPack:
 
     def router(self, cwd: Path) -> list[str]:
         """The tool names ``reyn tools render --surface router`` offers."""
-        return [t["function"]["name"] for t in self.json("tools", "render", "--surface", "router", "--json", cwd=cwd)]
+        return [
+            t["function"]["name"]
+            for t in self.json("tools", "render", "--surface", "router", "--json", cwd=cwd)
+        ]
 
     def phase(self, cwd: Path, *ops: str) -> list[str]:
         """The op kinds ``reyn tools render --surface phase`` offers (``ops`` as ``--allowed-ops``)."""
         extra = ["--allowed-ops", *ops] if ops else []
-        return [op["kind"] for op in self.json("tools", "render", "--surface", "phase", "--json", *extra, cwd=cwd)["ops"]]
+        return [
+            op["kind"]
+            for op in self.json("tools", "render", "--surface", "phase", "--json", *extra, cwd=cwd)["ops"]
+        ]
 
     def reyn_distributions(self) -> list[str]:
         """Names of the installed distributions that start with ``reyn-``."""
-        proc = self.venv.run("python", "-c", "import json, importlib.metadata as m; "
-                             "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))")
+        proc = self.venv.run(
+            "python",
+            "-c",
+            "import json, importlib.metadata as m; "
+            "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))",
+        )
         assert proc.returncode == 0, proc.stderr
         return [n for n in json.loads(proc.stdout) if n.startswith("reyn-")]
 

@@ -38,11 +38,23 @@ def test_the_shipped_manifest_equals_the_tool_functions(pack: str) -> None:
     light, heavy, attr = PACKS[pack]
     package = heavy.split(".")[0]
     generated = tool_manifest(getattr(importlib.import_module(heavy), attr))
-    assert generated == read_manifest(package), f"{package}/tools.json is stale; regenerate it: {_regenerate(pack)}"
+    assert generated == read_manifest(package), (
+        f"{package}/tools.json is stale; regenerate it: {_regenerate(pack)}"
+    )
     # And byte for byte (key order is part of what a model is sent): the CLI's own check.
-    proc = subprocess.run([sys.executable, "-m", "reyn_core.manifest", f"{heavy}:{attr}", "--check",
-                           str(ROOT / "reyn_builtin_tools" / pack / package / "tools.json")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reyn_core.manifest",
+            f"{heavy}:{attr}",
+            "--check",
+            str(ROOT / "reyn_builtin_tools" / pack / package / "tools.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, f"{proc.stderr}\nregenerate it: {_regenerate(pack)}"
     # What the manifest cannot hold: the light module passes the very callables the @tool uses.
     registered = getattr(importlib.import_module(light), attr)
@@ -57,10 +69,12 @@ def test_the_shipped_manifest_equals_the_tool_functions(pack: str) -> None:
 def test_registering_the_pack_does_not_import_its_handlers(pack: str) -> None:
     light, heavy, _ = PACKS[pack]
     plugin = light.split(".")[0] + ".plugin"
-    code = (f"import sys, {plugin} as p\n"
-            "seen = []\n"
-            "p.reyn_register_tools(register=seen.append, settings=None)\n"
-            f"assert seen and {heavy!r} not in sys.modules, sorted(sys.modules)\n")
+    code = (
+        f"import sys, {plugin} as p\n"
+        "seen = []\n"
+        "p.reyn_register_tools(register=seen.append, settings=None)\n"
+        f"assert seen and {heavy!r} not in sys.modules, sorted(sys.modules)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
@@ -77,11 +91,22 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 # Imported by no load or render: the dispatcher, asyncio (~20 ms), and every pack's handler modules.
-_NOT_ON_THE_RENDER_PATH = ("asyncio", "reyn_core.dispatch", "reyn_tools_file.tools", "reyn_tools_catalog.tools",
-                           "reyn_tools_catalog.bridges", "reyn_tools_memory.tools", "reyn_tools_memory.store",
-                           "reyn_tools_memory.cli", "reyn_tools_shell.tools", "reyn_tools_shell.process",
-                           "reyn_tools_web.fetch", "reyn_tools_web.search", "reyn_tools_mcp.tools",
-                           "reyn_tools_mcp.client")
+_NOT_ON_THE_RENDER_PATH = (
+    "asyncio",
+    "reyn_core.dispatch",
+    "reyn_tools_file.tools",
+    "reyn_tools_catalog.tools",
+    "reyn_tools_catalog.bridges",
+    "reyn_tools_memory.tools",
+    "reyn_tools_memory.store",
+    "reyn_tools_memory.cli",
+    "reyn_tools_shell.tools",
+    "reyn_tools_shell.process",
+    "reyn_tools_web.fetch",
+    "reyn_tools_web.search",
+    "reyn_tools_mcp.tools",
+    "reyn_tools_mcp.client",
+)
 
 
 def test_loading_and_rendering_every_pack_imports_no_handler_module(tmp_path) -> None:
@@ -90,8 +115,14 @@ def test_loading_and_rendering_every_pack_imports_no_handler_module(tmp_path) ->
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
     env["REYN_CACHE_DIR"] = str(tmp_path / "cache")
     for _ in range(2):  # cold caches, then warm
-        proc = subprocess.run([sys.executable, "-c", _RENDER], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", _RENDER],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         imported = set(json.loads(proc.stdout))
         assert not imported & set(_NOT_ON_THE_RENDER_PATH), sorted(imported & set(_NOT_ON_THE_RENDER_PATH))

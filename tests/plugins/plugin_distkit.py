@@ -37,7 +37,8 @@ class PluginDist:
         pkg = folder / self.import_name
         pkg.mkdir(parents=True, exist_ok=True)
         ep = self.entry_point or f"{self.import_name}.plugin"
-        (folder / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        (folder / "pyproject.toml").write_text(
+            textwrap.dedent(f"""\
             [build-system]
             requires = ["setuptools>=68"]
             build-backend = "setuptools.build_meta"
@@ -52,7 +53,8 @@ class PluginDist:
 
             [tool.setuptools]
             packages = ["{self.import_name}"]
-            """))
+            """)
+        )
         (pkg / "__init__.py").write_text("")
         (pkg / "plugin.py").write_text(textwrap.dedent(self.source))
         for rel, text in self.files.items():
@@ -65,17 +67,37 @@ def build_wheels(folders: Iterable[Path], out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     folders = [str(f) for f in folders]
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps",
-         "--no-build-isolation", "-q", "-w", str(out), *folders],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            *folders,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"building wheels failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return sorted(out.glob("*.whl"))
 
 
-def tool_plugin(tool_names: Iterable[str], *, cluster: str = "test", extra: str = "",
-                also: Iterable[str] = (), phase: str = "allow", router: str = "allow") -> str:
+def tool_plugin(
+    tool_names: Iterable[str],
+    *,
+    cluster: str = "test",
+    extra: str = "",
+    also: Iterable[str] = (),
+    phase: str = "allow",
+    router: str = "allow",
+) -> str:
     """Source of a plugin registering one echo tool per name, then each expression in ``also``.
 
     ``extra`` is module code placed before the hook (more tools, a settings model, policy hooks).
@@ -93,7 +115,9 @@ def tool_plugin(tool_names: Iterable[str], *, cluster: str = "test", extra: str 
         ]
     lines.append(textwrap.dedent(extra))
     lines += ["", "@hookimpl", "def reyn_register_tools(register, settings):"]
-    body = [f"    register(_{n.replace('-', '_')})" for n in tool_names] + [f"    register({e})" for e in also]
+    body = [f"    register(_{n.replace('-', '_')})" for n in tool_names] + [
+        f"    register({e})" for e in also
+    ]
     lines += body or ["    pass"]
     return "\n".join(lines) + "\n"
 

@@ -59,10 +59,17 @@ def unique(prefix: str) -> str:
 
 def test_discovery_never_imports_the_plugin_module(site):
     pkg = unique("rtd_never_")
-    install(site, "rtd-never", "never", f"{pkg}.plugin",
-            {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": "raise SystemExit('imported!')\n"})
+    install(
+        site,
+        "rtd-never",
+        "never",
+        f"{pkg}.plugin",
+        {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": "raise SystemExit('imported!')\n"},
+    )
     found = discover(refresh=True).by_id()["never"]
-    assert [(p.distribution, p.version, p.entry_point) for p in found] == [("rtd-never", "1.0", f"{pkg}.plugin")]
+    assert [(p.distribution, p.version, p.entry_point) for p in found] == [
+        ("rtd-never", "1.0", f"{pkg}.plugin")
+    ]
     assert f"{pkg}.plugin" not in sys.modules
 
 
@@ -98,15 +105,21 @@ def test_malformed_entry_point_is_refused_with_RD004(site):
 
 def test_hook_without_hookimpl_decorator_warns_RI004(site):
     pkg = unique("rtd_undecorated_")
-    install(site, "rtd-undecorated", "undecorated", f"{pkg}.plugin", {
-        f"{pkg}/__init__.py": "",
-        f"{pkg}/plugin.py": """
+    install(
+        site,
+        "rtd-undecorated",
+        "undecorated",
+        f"{pkg}.plugin",
+        {
+            f"{pkg}/__init__.py": "",
+            f"{pkg}/plugin.py": """
             REYN_API = 1
 
             def reyn_register_tools(register, settings):
                 raise AssertionError("never called without @hookimpl")
             """,
-    })
+        },
+    )
     discover(refresh=True)
     result = load(Profile.from_toml_text('[plugins]\nenable = ["undecorated"]\n'))
     info = result.report.plugin("undecorated")
@@ -117,9 +130,14 @@ def test_hook_without_hookimpl_decorator_warns_RI004(site):
 
 def test_settings_model_that_is_not_a_model_is_RI006(site):
     pkg = unique("rtd_notmodel_")
-    install(site, "rtd-notmodel", "notmodel", f"{pkg}.plugin", {
-        f"{pkg}/__init__.py": "",
-        f"{pkg}/plugin.py": """
+    install(
+        site,
+        "rtd-notmodel",
+        "notmodel",
+        f"{pkg}.plugin",
+        {
+            f"{pkg}/__init__.py": "",
+            f"{pkg}/plugin.py": """
             from reyn_core import hookimpl
             REYN_API = 1
 
@@ -127,7 +145,8 @@ def test_settings_model_that_is_not_a_model_is_RI006(site):
             def reyn_settings_model():
                 return {"limit": int}
             """,
-    })
+        },
+    )
     discover(refresh=True)
     result = load(Profile.from_toml_text('[plugins]\nenable = ["notmodel"]\n'))
     info = result.report.plugin("notmodel")
@@ -136,9 +155,14 @@ def test_settings_model_that_is_not_a_model_is_RI006(site):
 
 def test_register_called_after_the_hook_returned_is_refused(site):
     pkg = unique("rtd_late_register_")
-    install(site, "rtd-lateregister", "lateregister", f"{pkg}.plugin", {
-        f"{pkg}/__init__.py": "",
-        f"{pkg}/plugin.py": """
+    install(
+        site,
+        "rtd-lateregister",
+        "lateregister",
+        f"{pkg}.plugin",
+        {
+            f"{pkg}/__init__.py": "",
+            f"{pkg}/plugin.py": """
             from reyn_core import hookimpl, tool
             REYN_API = 1
             SAVED = []
@@ -152,7 +176,8 @@ def test_register_called_after_the_hook_returned_is_refused(site):
             def reyn_register_tools(register, settings):
                 SAVED.append(register)
             """,
-    })
+        },
+    )
     discover(refresh=True)
     result = load(Profile.from_toml_text('[plugins]\nenable = ["lateregister"]\n'))
     module = sys.modules[f"{pkg}.plugin"]
@@ -163,9 +188,14 @@ def test_register_called_after_the_hook_returned_is_refused(site):
 
 def test_register_hook_calling_sys_exit_fails_the_plugin_not_the_host(site):
     pkg = unique("rtd_exits_")
-    install(site, "rtd-exits", "exits", f"{pkg}.plugin", {
-        f"{pkg}/__init__.py": "",
-        f"{pkg}/plugin.py": """
+    install(
+        site,
+        "rtd-exits",
+        "exits",
+        f"{pkg}.plugin",
+        {
+            f"{pkg}/__init__.py": "",
+            f"{pkg}/plugin.py": """
             import sys
             from reyn_core import hookimpl
             REYN_API = 1
@@ -174,7 +204,8 @@ def test_register_hook_calling_sys_exit_fails_the_plugin_not_the_host(site):
             def reyn_register_tools(register, settings):
                 sys.exit("plugin gave up")
             """,
-    })
+        },
+    )
     discover(refresh=True)
     result = load(Profile.from_toml_text('[plugins]\nenable = ["exits"]\n'))
     info = result.report.plugin("exits")

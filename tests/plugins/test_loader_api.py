@@ -30,10 +30,12 @@ def host_ping(text: str) -> str:
 
 
 def test_import_reyn_core_does_not_import_the_loader_or_profile():
-    code = ("import sys, reyn_core\n"
-            "print('reyn_core.plugins.loader' in sys.modules, 'reyn_core.profile' in sys.modules)\n"
-            "reyn_core.load\n"
-            "print('reyn_core.plugins.loader' in sys.modules)\n")
+    code = (
+        "import sys, reyn_core\n"
+        "print('reyn_core.plugins.loader' in sys.modules, 'reyn_core.profile' in sys.modules)\n"
+        "reyn_core.load\n"
+        "print('reyn_core.plugins.loader' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "True"]
 
@@ -83,16 +85,17 @@ def test_two_host_tools_with_one_name_register_neither():
 
 def test_audit_log_records_every_plugin_call(tmp_path):
     (tmp_path / "conf").mkdir()
-    (tmp_path / "conf" / "reyn.toml").write_text(textwrap.dedent("""
+    (tmp_path / "conf" / "reyn.toml").write_text(
+        textwrap.dedent("""
         [plugins]
         enable = ["example"]
         [audit]
         log = "logs/audit.jsonl"
-        """))
+        """)
+    )
     result = load(reyn_core.load_profile(profile_file=tmp_path / "conf" / "reyn.toml"))
     ctx = ToolContext(surface="router", agent="tester")
-    envelope = __import__("asyncio").run(
-        dispatch_tool(result.registry, "text_stats", {"text": "a b a"}, ctx))
+    envelope = __import__("asyncio").run(dispatch_tool(result.registry, "text_stats", {"text": "a b a"}, ctx))
     assert envelope["status"] == "ok"
     lines = (tmp_path / "conf" / "logs" / "audit.jsonl").read_text().splitlines()
     record = json.loads(lines[-1])
@@ -117,24 +120,29 @@ def test_in_memory_schema_cache_can_be_passed(tmp_path):
 
 def test_an_unwritable_audit_log_is_RC006_and_calls_are_refused(tmp_path):
     (tmp_path / "blocker").write_text("a file where the log folder should be")
-    profile = Profile.from_toml_text(f'[plugins]\nenable = ["example"]\n[audit]\nlog = "{tmp_path}/blocker/a.jsonl"\n')
+    profile = Profile.from_toml_text(
+        f'[plugins]\nenable = ["example"]\n[audit]\nlog = "{tmp_path}/blocker/a.jsonl"\n'
+    )
     result = load(profile)
     [diag] = [d for d in result.report.diagnostics if d.code == "RC006"]
     assert diag.severity == "error" and "not a directory" in diag.message
     envelope = __import__("asyncio").run(
-        dispatch_tool(result.registry, "text_stats", {"text": "a"}, ToolContext(surface="router")))
+        dispatch_tool(result.registry, "text_stats", {"text": "a"}, ToolContext(surface="router"))
+    )
     assert envelope["error"]["kind"] == "denied" and "audit log" in envelope["error"]["message"]
 
 
 def test_a_router_exclude_typo_is_an_RC007_error_and_an_ops_typo_a_warning():
-    profile = Profile.from_toml_text(textwrap.dedent("""
+    profile = Profile.from_toml_text(
+        textwrap.dedent("""
         [plugins]
         enable = ["example"]
         [surfaces.router]
         exclude = ["text_stat"]
         [surfaces.phase]
         default_allowed_ops = ["exampel", "text_stats"]
-        """))
+        """)
+    )
     result = load(profile)
     found = {(d.severity, d.tool) for d in result.report.diagnostics if d.code == "RC007"}
     assert found == {("error", "text_stat"), ("warning", "exampel")}
@@ -143,13 +151,15 @@ def test_a_router_exclude_typo_is_an_RC007_error_and_an_ops_typo_a_warning():
 
 
 def test_correct_surface_lists_raise_no_RC007():
-    profile = Profile.from_toml_text(textwrap.dedent("""
+    profile = Profile.from_toml_text(
+        textwrap.dedent("""
         [plugins]
         enable = ["example"]
         [surfaces.router]
         exclude = ["text_stats"]
         [surfaces.phase]
         default_allowed_ops = ["example", "convert_*"]
-        """))
+        """)
+    )
     result = load(profile)
     assert [d for d in result.report.diagnostics if d.code == "RC007"] == []

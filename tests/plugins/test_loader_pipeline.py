@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from plugin_distkit import PROBE, PluginDist, build_wheels, tool_plugin
 
-GOOD_ALPHA = tool_plugin(["alpha_echo"], cluster="alpha", extra='''
+GOOD_ALPHA = tool_plugin(
+    ["alpha_echo"],
+    cluster="alpha",
+    extra='''
     from pydantic import BaseModel, ConfigDict
 
     class Settings(BaseModel):
@@ -29,34 +32,63 @@ GOOD_ALPHA = tool_plugin(["alpha_echo"], cluster="alpha", extra='''
     def alpha_greet(name: str, ctx) -> str:
         """Greet someone with the configured greeting."""
         return f"{ctx.settings.greeting}, {name}"
-''', also=["alpha_greet"])
+''',
+    also=["alpha_greet"],
+)
 
-GOOD_BETA = tool_plugin(["beta_echo"], cluster="beta", extra='''
+GOOD_BETA = tool_plugin(
+    ["beta_echo"],
+    cluster="beta",
+    extra="""
     @hookimpl
     def reyn_before_tool_call(call):
         if "forbidden" in str(call.arguments.get("text", "")):
             return "beta's policy refuses the word 'forbidden'"
         return None
-''')
+""",
+)
 
 DISTS = [
     PluginDist("rtp-alpha", "alpha", GOOD_ALPHA, package="rtp_alpha"),
     PluginDist("rtp-beta", "beta", GOOD_BETA, package="rtp_beta"),
-    PluginDist("rtp-dormant", "dormant", "raise RuntimeError('dormant must never be imported')\n", package="rtp_dormant"),
-    PluginDist("rtp-broken", "broken", "import rtp_no_such_module_anywhere\nREYN_API = 1\n", package="rtp_broken"),
-    PluginDist("rtp-future", "future", tool_plugin(["future_tool"]).replace("REYN_API = 1", "REYN_API = 2"),
-               package="rtp_future"),
-    PluginDist("rtp-noapi", "noapi", tool_plugin(["noapi_tool"]).replace("REYN_API = 1", ""), package="rtp_noapi"),
-    PluginDist("rtp-raiser", "raiser", '''
+    PluginDist(
+        "rtp-dormant",
+        "dormant",
+        "raise RuntimeError('dormant must never be imported')\n",
+        package="rtp_dormant",
+    ),
+    PluginDist(
+        "rtp-broken", "broken", "import rtp_no_such_module_anywhere\nREYN_API = 1\n", package="rtp_broken"
+    ),
+    PluginDist(
+        "rtp-future",
+        "future",
+        tool_plugin(["future_tool"]).replace("REYN_API = 1", "REYN_API = 2"),
+        package="rtp_future",
+    ),
+    PluginDist(
+        "rtp-noapi", "noapi", tool_plugin(["noapi_tool"]).replace("REYN_API = 1", ""), package="rtp_noapi"
+    ),
+    PluginDist(
+        "rtp-raiser",
+        "raiser",
+        """
         from reyn_core import hookimpl
         REYN_API = 1
 
         @hookimpl
         def reyn_register_tools(register, settings):
             raise ValueError("raiser cannot find its data file")
-        ''', package="rtp_raiser"),
+        """,
+        package="rtp_raiser",
+    ),
     PluginDist("rtp-junk", "junk", tool_plugin(["junk_ok"], also=["42"]), package="rtp_junk"),
-    PluginDist("rtp-strict", "strict", tool_plugin(["strict_tool"], extra='''
+    PluginDist(
+        "rtp-strict",
+        "strict",
+        tool_plugin(
+            ["strict_tool"],
+            extra="""
         from pydantic import BaseModel, ConfigDict
 
         class Settings(BaseModel):
@@ -66,37 +98,70 @@ DISTS = [
         @hookimpl
         def reyn_settings_model():
             return Settings
-        '''), package="rtp_strict"),
+        """,
+        ),
+        package="rtp_strict",
+    ),
     PluginDist("rtp-nosettings", "nosettings", tool_plugin(["nosettings_tool"]), package="rtp_nosettings"),
-    PluginDist("rtp-badname", "badname", tool_plugin(["badname_ok"], also=["BAD"], extra='''
+    PluginDist(
+        "rtp-badname",
+        "badname",
+        tool_plugin(
+            ["badname_ok"],
+            also=["BAD"],
+            extra="""
         from reyn_core import ToolDefinition
 
         BAD = ToolDefinition(name="bad name!", description="Spaces are not allowed.",
                              parameters={"type": "object", "properties": {}}, handler=lambda: 1)
-        '''), package="rtp_badname"),
-    PluginDist("rtp-badschema", "badschema", tool_plugin(["badschema_ok"], also=["BAD"], extra='''
+        """,
+        ),
+        package="rtp_badname",
+    ),
+    PluginDist(
+        "rtp-badschema",
+        "badschema",
+        tool_plugin(
+            ["badschema_ok"],
+            also=["BAD"],
+            extra="""
         from reyn_core import ToolDefinition
 
         BAD = ToolDefinition(name="badschema_tool", description="Its schema is not JSON Schema.",
                              parameters={"type": "object", "properties": {"x": {"type": "nonsense"}}},
                              handler=lambda x: x)
-        '''), package="rtp_badschema"),
-    PluginDist("rtp-dupa", "dupa", tool_plugin(["shared_tool", "dupa_own", "host_clash"]), package="rtp_dupa"),
+        """,
+        ),
+        package="rtp_badschema",
+    ),
+    PluginDist(
+        "rtp-dupa", "dupa", tool_plugin(["shared_tool", "dupa_own", "host_clash"]), package="rtp_dupa"
+    ),
     PluginDist("rtp-dupb", "dupb", tool_plugin(["shared_tool", "dupb_own"]), package="rtp_dupb"),
     PluginDist("rtp-twin-one", "twin", tool_plugin(["twin_one_tool"]), package="rtp_twin_one"),
     PluginDist("rtp-twin-two", "twin", tool_plugin(["twin_two_tool"]), package="rtp_twin_two"),
-    PluginDist("rtp-typo", "typohook", '''
+    PluginDist(
+        "rtp-typo",
+        "typohook",
+        """
         from reyn_core import hookimpl
         REYN_API = 1
 
         @hookimpl
         def reyn_register_tool(register, settings):
             pass
-        ''', package="rtp_typo"),
+        """,
+        package="rtp_typo",
+    ),
     PluginDist("rtp-gated", "gated", tool_plugin(["gated_read", "gated_write"]), package="rtp_gated"),
     PluginDist("rtp-phaseonly", "phaseonly", tool_plugin(["phaseonly_tool"]), package="rtp_phaseonly"),
     PluginDist("rtp-exitter", "exitter", "import sys\nsys.exit(3)\n", package="rtp_exitter"),
-    PluginDist("rtp-diag", "diag", tool_plugin(["diag_tool"], extra='''
+    PluginDist(
+        "rtp-diag",
+        "diag",
+        tool_plugin(
+            ["diag_tool"],
+            extra="""
         @hookimpl
         def reyn_diagnostics(settings):
             return [
@@ -106,34 +171,82 @@ DISTS = [
                 {"code": "RZ002", "severity": "fatal", "message": "unknown severity"},
                 "not a mapping",
             ]
-        '''), package="rtp_diag"),
-    PluginDist("rtp-diagraise", "diagraise", tool_plugin(["diagraise_tool"], extra='''
+        """,
+        ),
+        package="rtp_diag",
+    ),
+    PluginDist(
+        "rtp-diagraise",
+        "diagraise",
+        tool_plugin(
+            ["diagraise_tool"],
+            extra="""
         @hookimpl
         def reyn_diagnostics(settings):
             raise OSError("cannot stat the cache folder")
-        '''), package="rtp_diagraise"),
-    PluginDist("rtp-lazy", "lazy", tool_plugin(["lazy_ok"], also=["MISSING"], extra='''
+        """,
+        ),
+        package="rtp_diagraise",
+    ),
+    PluginDist(
+        "rtp-lazy",
+        "lazy",
+        tool_plugin(
+            ["lazy_ok"],
+            also=["MISSING"],
+            extra="""
         from reyn_core import ToolDefinition
 
         MISSING = ToolDefinition(name="lazy_missing", description="Its handler module is not installed.",
                                  parameters={"type": "object", "properties": {}},
                                  handler="rtp_lazy.not_installed:run")
-        '''), package="rtp_lazy"),
+        """,
+        ),
+        package="rtp_lazy",
+    ),
     PluginDist("rtp-hijack", "hijack", tool_plugin(["hijack_tool"], cluster="alpha"), package="rtp_hijack"),
-    PluginDist("rtp-asyncreg", "asyncreg", '''
+    PluginDist(
+        "rtp-asyncreg",
+        "asyncreg",
+        """
         from reyn_core import hookimpl
         REYN_API = 1
 
         @hookimpl
         async def reyn_register_tools(register, settings):
             pass
-        ''', package="rtp_asyncreg"),
+        """,
+        package="rtp_asyncreg",
+    ),
 ]
 
-BROKEN = ["broken", "future", "noapi", "raiser", "strict", "nosettings", "twin", "ghost", "typohook", "exitter",
-          "asyncreg"]
-ALL_ENABLED = ["alpha", "beta", "junk", "badname", "badschema", "dupa", "dupb", "diag", "diagraise", "lazy",
-               "hijack", *BROKEN]
+BROKEN = [
+    "broken",
+    "future",
+    "noapi",
+    "raiser",
+    "strict",
+    "nosettings",
+    "twin",
+    "ghost",
+    "typohook",
+    "exitter",
+    "asyncreg",
+]
+ALL_ENABLED = [
+    "alpha",
+    "beta",
+    "junk",
+    "badname",
+    "badschema",
+    "dupa",
+    "dupb",
+    "diag",
+    "diagraise",
+    "lazy",
+    "hijack",
+    *BROKEN,
+]
 
 MAIN_PROFILE = f"""
 [plugins]
@@ -183,8 +296,13 @@ def run_probe(venv, probe_file, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def main_load(run_probe) -> dict[str, Any]:
-    return run_probe(MAIN_PROFILE, "alpha_greet={\"name\": \"Ann\"}", "beta_echo={\"text\": \"forbidden\"}",
-                     "beta_echo={\"text\": \"fine\"}", "lazy_missing={}")
+    return run_probe(
+        MAIN_PROFILE,
+        'alpha_greet={"name": "Ann"}',
+        'beta_echo={"text": "forbidden"}',
+        'beta_echo={"text": "fine"}',
+        "lazy_missing={}",
+    )
 
 
 def plugin(result: dict[str, Any], plugin_id: str) -> dict[str, Any]:
@@ -389,7 +507,10 @@ def test_tools_are_stamped_with_their_plugin_origin(main_load):
 def test_before_tool_call_hook_of_a_plugin_is_wired_into_dispatch(main_load):
     denied, allowed = main_load["calls"][1:3]
     assert denied["status"] == "error" and denied["error"]["kind"] == "denied"
-    assert "beta's policy refuses" in denied["error"]["message"] and "plugin 'beta'" in denied["error"]["message"]
+    assert (
+        "beta's policy refuses" in denied["error"]["message"]
+        and "plugin 'beta'" in denied["error"]["message"]
+    )
     assert allowed == {"status": "ok", "data": "fine"}
 
 
@@ -397,12 +518,15 @@ def test_before_tool_call_hook_of_a_plugin_is_wired_into_dispatch(main_load):
 
 
 def test_features_plugins_false_hides_every_plugin_tool_from_both_surfaces(run_probe):
-    result = run_probe("""
+    result = run_probe(
+        """
         [features]
         plugins = false
         [plugins]
         enable = ["alpha", "gated"]
-        """, "alpha_echo={\"text\": \"x\"}")
+        """,
+        'alpha_echo={"text": "x"}',
+    )
     assert {"alpha_echo", "gated_read"} <= set(result["tools"])  # loaded and inspectable
     assert result["router"] == ["host_clash", "host_only"]
     assert result["phase"] == ["host_clash", "host_only"]
@@ -443,12 +567,15 @@ def test_tools_include_keeps_only_the_named_tools_and_warns_on_unknown_names(run
 
 
 def test_prefix_renames_the_tools_and_resolves_a_collision(run_probe):
-    result = run_probe("""
+    result = run_probe(
+        """
         [plugins]
         enable = ["dupa", "dupb"]
         [plugins.dupb]
         prefix = "b_"
-        """, "b_shared_tool={\"text\": \"hi\"}")
+        """,
+        'b_shared_tool={"text": "hi"}',
+    )
     assert {"shared_tool", "b_shared_tool", "b_dupb_own"} <= set(result["router"])
     assert result["tools"]["b_shared_tool"]["original"] == "shared_tool"
     assert result["calls"][0] == {"status": "ok", "data": "hi"}

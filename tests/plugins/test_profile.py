@@ -39,7 +39,11 @@ def test_typo_in_plugins_table_names_the_key_and_the_file():
         enabel = ["file"]
         """)
     assert err.key == "plugins.enabel" and err.file == "conf/reyn.toml"
-    assert "conf/reyn.toml" in str(err) and "'plugins.enabel'" in str(err) and "did you mean 'enable'" in str(err)
+    assert (
+        "conf/reyn.toml" in str(err)
+        and "'plugins.enabel'" in str(err)
+        and "did you mean 'enable'" in str(err)
+    )
 
 
 def test_unknown_top_level_table_is_an_error():
@@ -61,25 +65,25 @@ def test_unknown_key_in_tools_filter_is_an_error():
 
 
 def test_wrong_type_is_an_error_not_a_coercion():
-    err = error_of("[lock]\nenforce = \"yes\"\n")
+    err = error_of('[lock]\nenforce = "yes"\n')
     assert err.key == "lock.enforce" and "boolean" in str(err) and "'yes'" in str(err)
 
 
 def test_enable_must_be_a_list():
-    assert error_of("[plugins]\nenable = \"file\"\n").key == "plugins.enable"
+    assert error_of('[plugins]\nenable = "file"\n').key == "plugins.enable"
 
 
 def test_unknown_surface_name_points_at_the_list_item():
-    err = error_of("[plugins.file]\nsurfaces = [\"router\", \"rooter\"]\n")
+    err = error_of('[plugins.file]\nsurfaces = ["router", "rooter"]\n')
     assert err.key == "plugins.file.surfaces[1]"
 
 
 def test_malformed_digest_pin_is_an_error():
-    assert error_of("[plugins.file]\ndigest = \"md5:abc\"\n").key == "plugins.file.digest"
+    assert error_of('[plugins.file]\ndigest = "md5:abc"\n').key == "plugins.file.digest"
 
 
 def test_prefix_must_make_valid_tool_names():
-    assert error_of("[plugins.file]\nprefix = \"my prefix\"\n").key == "plugins.file.prefix"
+    assert error_of('[plugins.file]\nprefix = "my prefix"\n').key == "plugins.file.prefix"
 
 
 def test_invalid_toml_names_the_file():
@@ -115,7 +119,8 @@ def test_empty_profile_enables_nothing():
 
 
 def test_full_profile_from_the_design_parses():
-    profile = Profile.from_toml_text(textwrap.dedent("""
+    profile = Profile.from_toml_text(
+        textwrap.dedent("""
         [features]
         plugins = true
         [plugins]
@@ -137,10 +142,14 @@ def test_full_profile_from_the_design_parses():
         enforce = true
         [audit]
         log = ".reyn/audit.jsonl"
-        """))
+        """)
+    )
     assert profile.enabled == ("file", "memory", "mcp")
     cfg = profile.plugin("file")
-    assert cfg.tools.exclude == ["delete_file"] and cfg.settings == {"read_roots": ["."], "write_roots": ["out"]}
+    assert cfg.tools.exclude == ["delete_file"] and cfg.settings == {
+        "read_roots": ["."],
+        "write_roots": ["out"],
+    }
     assert profile.plugin("memory").prefix == ""  # defaults for a plugin without a table
     assert profile.surfaces.router.exclude == ["plan"] and profile.lock.enforce
 
@@ -175,15 +184,19 @@ def test_no_profile_file_means_the_empty_profile(tmp_path):
 
 
 def test_explicit_file_wins_over_everything(tmp_path, monkeypatch):
-    write(tmp_path / "reyn.toml", "[plugins]\nenable = [\"local\"]\n")
-    explicit = write(tmp_path / "other.toml", "[plugins]\nenable = [\"explicit\"]\n")
-    monkeypatch.setenv("REYN_PROFILE_FILE", str(write(tmp_path / "env.toml", "[plugins]\nenable = [\"env\"]\n")))
+    write(tmp_path / "reyn.toml", '[plugins]\nenable = ["local"]\n')
+    explicit = write(tmp_path / "other.toml", '[plugins]\nenable = ["explicit"]\n')
+    monkeypatch.setenv(
+        "REYN_PROFILE_FILE", str(write(tmp_path / "env.toml", '[plugins]\nenable = ["env"]\n'))
+    )
     assert load_profile(profile_file=explicit, cwd=tmp_path).enabled == ("explicit",)
 
 
 def test_env_file_wins_over_the_local_file(tmp_path, monkeypatch):
-    write(tmp_path / "reyn.toml", "[plugins]\nenable = [\"local\"]\n")
-    monkeypatch.setenv("REYN_PROFILE_FILE", str(write(tmp_path / "env.toml", "[plugins]\nenable = [\"env\"]\n")))
+    write(tmp_path / "reyn.toml", '[plugins]\nenable = ["local"]\n')
+    monkeypatch.setenv(
+        "REYN_PROFILE_FILE", str(write(tmp_path / "env.toml", '[plugins]\nenable = ["env"]\n'))
+    )
     assert load_profile(cwd=tmp_path).enabled == ("env",)
 
 
@@ -193,28 +206,28 @@ def test_missing_explicit_file_is_an_error(tmp_path):
 
 
 def test_local_reyn_toml_wins_over_pyproject(tmp_path):
-    write(tmp_path / "reyn.toml", "[plugins]\nenable = [\"local\"]\n")
-    write(tmp_path / "pyproject.toml", "[tool.reyn.plugins]\nenable = [\"pyproject\"]\n")
+    write(tmp_path / "reyn.toml", '[plugins]\nenable = ["local"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.reyn.plugins]\nenable = ["pyproject"]\n')
     assert load_profile(cwd=tmp_path).enabled == ("local",)
 
 
 def test_tool_reyn_in_pyproject_is_used_and_errors_carry_its_prefix(tmp_path):
-    write(tmp_path / "pyproject.toml", "[project]\nname = \"x\"\n[tool.reyn.plugins]\nenable = [\"pp\"]\n")
+    write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n[tool.reyn.plugins]\nenable = ["pp"]\n')
     assert load_profile(cwd=tmp_path).enabled == ("pp",)
-    write(tmp_path / "pyproject.toml", "[tool.reyn.plugins]\nenabel = [\"pp\"]\n")
+    write(tmp_path / "pyproject.toml", '[tool.reyn.plugins]\nenabel = ["pp"]\n')
     with pytest.raises(ProfileError) as info:
         load_profile(cwd=tmp_path)
     assert info.value.key == "tool.reyn.plugins.enabel" and "pyproject.toml" in str(info.value)
 
 
 def test_pyproject_without_tool_reyn_is_skipped(tmp_path):
-    write(tmp_path / "pyproject.toml", "[project]\nname = \"x\"\n")
-    write(tmp_path / "xdg-config" / "reyn" / "reyn.toml", "[plugins]\nenable = [\"user\"]\n")
+    write(tmp_path / "pyproject.toml", '[project]\nname = "x"\n')
+    write(tmp_path / "xdg-config" / "reyn" / "reyn.toml", '[plugins]\nenable = ["user"]\n')
     assert load_profile(cwd=tmp_path).enabled == ("user",)
 
 
 def test_user_config_dir_is_the_last_resort(tmp_path):
-    write(tmp_path / "xdg-config" / "reyn" / "reyn.toml", "[plugins]\nenable = [\"user\"]\n")
+    write(tmp_path / "xdg-config" / "reyn" / "reyn.toml", '[plugins]\nenable = ["user"]\n')
     work = tmp_path / "work"
     work.mkdir()
     profile = load_profile(cwd=work)
@@ -222,7 +235,7 @@ def test_user_config_dir_is_the_last_resort(tmp_path):
 
 
 def test_named_profile_from_the_environment(tmp_path, monkeypatch):
-    write(tmp_path / "reyn.toml", "[plugins]\nenable = [\"a\"]\n[profiles.ci.plugins]\nenable = [\"b\"]\n")
+    write(tmp_path / "reyn.toml", '[plugins]\nenable = ["a"]\n[profiles.ci.plugins]\nenable = ["b"]\n')
     monkeypatch.setenv("REYN_PROFILE", "ci")
     assert load_profile(cwd=tmp_path).enabled == ("b",)
     assert load_profile(cwd=tmp_path, profile_name="ci").describe_source().endswith("[profile ci]")
@@ -234,7 +247,7 @@ def test_requesting_a_named_profile_without_any_file_is_an_error(tmp_path):
 
 
 def test_relative_paths_resolve_against_the_profile_file(tmp_path):
-    write(tmp_path / "conf" / "reyn.toml", "[lock]\npath = \"locks/reyn.lock\"\n[audit]\nlog = \"a.jsonl\"\n")
+    write(tmp_path / "conf" / "reyn.toml", '[lock]\npath = "locks/reyn.lock"\n[audit]\nlog = "a.jsonl"\n')
     profile = load_profile(profile_file=tmp_path / "conf" / "reyn.toml", cwd=tmp_path)
     assert profile.lock_path == (tmp_path / "conf" / "locks" / "reyn.lock").resolve()
     assert profile.resolve_path(profile.audit.log) == (tmp_path / "conf" / "a.jsonl").resolve()

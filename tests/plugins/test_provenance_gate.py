@@ -15,7 +15,9 @@ from plugin_distkit import PROBE, PluginDist, build_wheels, tool_plugin
 
 DISTS = {
     "pinned": PluginDist("rtp-pinned", "pinned", tool_plugin(["pinned_tool"]), package="rtp_pinned"),
-    "relocked": PluginDist("rtp-relocked", "relocked", tool_plugin(["relocked_tool"]), package="rtp_relocked"),
+    "relocked": PluginDist(
+        "rtp-relocked", "relocked", tool_plugin(["relocked_tool"]), package="rtp_relocked"
+    ),
     "clean": PluginDist("rtp-clean", "clean", tool_plugin(["clean_tool"]), package="rtp_clean"),
 }
 EDITABLE = PluginDist("rtp-edit", "edit", tool_plugin(["edit_tool"]), package="rtp_edit")
@@ -25,16 +27,20 @@ def _tamper(path: Path) -> None:
     """Change one byte of the module (it stays valid Python)."""
     data = path.read_bytes()
     i = data.index(b"Echo the text")
-    path.write_bytes(data[:i] + b"X" + data[i + 1:])
+    path.write_bytes(data[:i] + b"X" + data[i + 1 :])
 
 
 def _rewrite_record(site: Path, dist_info: str, rel: str) -> None:
     """Make RECORD agree with the tampered file, as a careful attacker would."""
     record = site / dist_info / "RECORD"
-    digest = base64.urlsafe_b64encode(hashlib.sha256((site / rel).read_bytes()).digest()).rstrip(b"=").decode()
+    digest = (
+        base64.urlsafe_b64encode(hashlib.sha256((site / rel).read_bytes()).digest()).rstrip(b"=").decode()
+    )
     size = (site / rel).stat().st_size
-    lines = [f"{rel},sha256={digest},{size}" if line.split(",")[0] == rel else line
-             for line in record.read_text().splitlines()]
+    lines = [
+        f"{rel},sha256={digest},{size}" if line.split(",")[0] == rel else line
+        for line in record.read_text().splitlines()
+    ]
     record.write_text("\n".join(lines) + "\n")
 
 
@@ -118,11 +124,13 @@ def test_one_changed_byte_refuses_a_pinned_plugin_before_import(world):
         [plugins]
         enable = ["pinned", "clean"]
         [plugins.pinned]
-        digest = "{world.digests['pinned']}"
+        digest = "{world.digests["pinned"]}"
         """)
     pinned = info(result, "pinned")
     assert pinned["status"] == "refused" and "RP001" in codes(result, "pinned")
-    assert world.digests["pinned"] in next(d["message"] for d in pinned["diagnostics"] if d["code"] == "RP001")
+    assert world.digests["pinned"] in next(
+        d["message"] for d in pinned["diagnostics"] if d["code"] == "RP001"
+    )
     assert "RP002" in codes(result, "pinned")  # the installed file no longer matches RECORD either
     assert "rtp_pinned.plugin" not in result["modules"]
     assert "pinned_tool" not in result["tools"] and "clean_tool" in result["router"]
@@ -133,7 +141,7 @@ def test_matching_pin_loads_the_plugin(world):
         [plugins]
         enable = ["clean"]
         [plugins.clean]
-        digest = "{world.digests['clean']}"
+        digest = "{world.digests["clean"]}"
         """)
     assert info(result, "clean")["status"] == "loaded" and codes(result, "clean") == []
 

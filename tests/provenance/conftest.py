@@ -41,9 +41,13 @@ def write_project(
     """A pyproject-based plugin project in ``root`` with a console script and one entry point."""
     root.mkdir(parents=True, exist_ok=True)
     deps = ", ".join(f'"{d}"' for d in dependencies)
-    layout = '\n[tool.setuptools.packages.find]\nwhere = ["src"]\n' if src_layout else (
-        f'\n[tool.setuptools]\npackages = ["{package}"]\n')
-    (root / "pyproject.toml").write_text(textwrap.dedent(f"""\
+    layout = (
+        '\n[tool.setuptools.packages.find]\nwhere = ["src"]\n'
+        if src_layout
+        else (f'\n[tool.setuptools]\npackages = ["{package}"]\n')
+    )
+    (root / "pyproject.toml").write_text(
+        textwrap.dedent(f"""\
         [build-system]
         requires = ["setuptools>=68"]
         build-backend = "setuptools.build_meta"
@@ -58,10 +62,16 @@ def write_project(
 
         [project.entry-points."reyn.plugins"]
         {plugin_id} = "{package}.plugin"
-        """) + layout)
+        """)
+        + layout
+    )
     pkg = (root / "src" / package) if src_layout else (root / package)
     pkg.mkdir(parents=True, exist_ok=True)
-    contents = {"__init__.py": '"""Demo plugin."""\n', "plugin.py": SENTINEL_PLUGIN, "data/notes.txt": "hello\n"}
+    contents = {
+        "__init__.py": '"""Demo plugin."""\n',
+        "plugin.py": SENTINEL_PLUGIN,
+        "data/notes.txt": "hello\n",
+    }
     contents.update(files or {})
     for rel, text in contents.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -77,9 +87,22 @@ def build_wheel(project: Path, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob("*.whl"))
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps",
-         "--no-build-isolation", "-q", "-w", str(out), str(project)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     (wheel,) = set(out.glob("*.whl")) - before
@@ -90,9 +113,24 @@ def pip_install(venv: Any, *args: str, find_links: tuple[Path, ...] = ()) -> Non
     """``pip install`` into ``venv`` offline: the shared wheelhouse plus ``find_links``."""
     links = [a for d in find_links for a in ("--find-links", str(d))]
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(venv.python), "install",
-         "-q", "--no-index", "--find-links", str(venv.wheelhouse), *links, *args],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "--python",
+            str(venv.python),
+            "install",
+            "-q",
+            "--no-index",
+            "--find-links",
+            str(venv.wheelhouse),
+            *links,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -157,7 +195,13 @@ def kit() -> Any:
     import types
 
     return types.SimpleNamespace(
-        write_project=write_project, build_wheel=build_wheel, pip_install=pip_install, dist_in=dist_in,
-        backdate=backdate, PluginInfo=FakePluginInfo, Report=FakeReport, LoadResult=FakeLoadResult,
+        write_project=write_project,
+        build_wheel=build_wheel,
+        pip_install=pip_install,
+        dist_in=dist_in,
+        backdate=backdate,
+        PluginInfo=FakePluginInfo,
+        Report=FakeReport,
+        LoadResult=FakeLoadResult,
         SENTINEL_PLUGIN=SENTINEL_PLUGIN,
     )

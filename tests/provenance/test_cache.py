@@ -39,8 +39,9 @@ def installed(kit: Any, make_venv: Any, wheel: Path) -> Any:
 
 
 def _prov(kit: Any, venv: Any, cache: DigestCache | None) -> Any:
-    return provenance_for(kit.dist_in(venv.site_packages), plugin_id="demo", entry_point="demo_plug.plugin",
-                          cache=cache)
+    return provenance_for(
+        kit.dist_in(venv.site_packages), plugin_id="demo", entry_point="demo_plug.plugin", cache=cache
+    )
 
 
 def _old_file(path: Path, data: bytes) -> Path:
@@ -61,8 +62,9 @@ def test_warm_call_hashes_nothing(kit: Any, shared: Any, tmp_path: Path) -> None
     assert warm == cold
 
 
-def test_the_cache_trusts_size_and_mtime_and_an_uncached_call_does_not(kit: Any, installed: Any,
-                                                                     tmp_path: Path) -> None:
+def test_the_cache_trusts_size_and_mtime_and_an_uncached_call_does_not(
+    kit: Any, installed: Any, tmp_path: Path
+) -> None:
     """The trust boundary, shown: same size + same mtime_ns = same bytes, as far as the cache knows."""
     cache = DigestCache(tmp_path / "cache.json")
     before = _prov(kit, installed, cache)
@@ -99,12 +101,18 @@ def test_cache_persists_across_instances(kit: Any, shared: Any, tmp_path: Path) 
 
 @pytest.mark.parametrize(
     "content",
-    [b"\x00\xffnot json at all", b"[1, 2, 3]", b'{"format": "other", "entries": {}}',
-     b'{"format": "reyn-digest-cache-v1", "entries": []}', b""],
+    [
+        b"\x00\xffnot json at all",
+        b"[1, 2, 3]",
+        b'{"format": "other", "entries": {}}',
+        b'{"format": "reyn-digest-cache-v1", "entries": []}',
+        b"",
+    ],
     ids=["garbage", "array", "wrong-format", "entries-not-object", "empty"],
 )
-def test_corrupt_cache_file_is_ignored_and_replaced(kit: Any, shared: Any, tmp_path: Path,
-                                                     content: bytes) -> None:
+def test_corrupt_cache_file_is_ignored_and_replaced(
+    kit: Any, shared: Any, tmp_path: Path, content: bytes
+) -> None:
     path = tmp_path / "cache.json"
     path.write_bytes(content)
     rec = _prov(kit, shared, DigestCache(path))
@@ -118,11 +126,18 @@ def test_malformed_entries_are_skipped_and_good_ones_kept(tmp_path: Path) -> Non
     st = good.stat()
     fake = "f" * 64  # a poisoned hash for the bad entry would be used if its shape were accepted
     path = tmp_path / "cache.json"
-    path.write_text(json.dumps({"format": "reyn-digest-cache-v1", "entries": {
-        str(good): [st.st_size, st.st_mtime_ns, hashlib.sha256(b"good").hexdigest()],
-        str(bad): ["3", bad.stat().st_mtime_ns, fake],
-        "/x": [1, 2, "not-hex"],
-    }}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "reyn-digest-cache-v1",
+                "entries": {
+                    str(good): [st.st_size, st.st_mtime_ns, hashlib.sha256(b"good").hexdigest()],
+                    str(bad): ["3", bad.stat().st_mtime_ns, fake],
+                    "/x": [1, 2, "not-hex"],
+                },
+            }
+        )
+    )
     cache = DigestCache(path)
     assert cache.sha256(good) == hashlib.sha256(b"good").hexdigest() and cache.hits == 1
     assert cache.sha256(bad) == hashlib.sha256(b"bad").hexdigest() and cache.misses == 1

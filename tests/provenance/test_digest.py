@@ -74,13 +74,19 @@ def test_same_wheel_in_two_venvs_gives_the_same_digest(kit: Any, make_venv: Any,
     assert a.digest_scope == "installed" and a.record_mismatches == () and a.problems == ()
 
 
-def test_wheel_from_a_local_file_records_source_and_artifact_sha256(kit: Any, installed: Any, wheel: Path) -> None:
+def test_wheel_from_a_local_file_records_source_and_artifact_sha256(
+    kit: Any, installed: Any, wheel: Path
+) -> None:
     rec = _prov(kit, installed)
     assert rec.source_kind == "wheel"
     assert rec.source_url == wheel.as_uri()
     assert rec.artifact_sha256 == hashlib.sha256(wheel.read_bytes()).hexdigest()
     assert (rec.distribution, rec.version, rec.plugin_id, rec.entry_point) == (
-        "demo-plug", "0.1.0", "demo", "demo_plug.plugin")
+        "demo-plug",
+        "0.1.0",
+        "demo",
+        "demo_plug.plugin",
+    )
 
 
 def test_index_install_has_no_source_url_and_the_same_digest_as_the_wheel_file(
@@ -114,11 +120,15 @@ def test_listing_covers_package_and_metadata_but_not_installer_files_scripts_or_
     assert (installed.bin / "demo-plug-cli").exists()  # the console script exists but is not listed
     assert paths == sorted(paths)
     site = installed.site_packages
-    assert dict(after.files)["demo_plug/plugin.py"] == hashlib.sha256((site / "demo_plug/plugin.py").read_bytes()).hexdigest()
+    assert (
+        dict(after.files)["demo_plug/plugin.py"]
+        == hashlib.sha256((site / "demo_plug/plugin.py").read_bytes()).hexdigest()
+    )
 
 
-def test_provenance_never_imports_the_plugin(kit: Any, installed: Any, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_provenance_never_imports_the_plugin(
+    kit: Any, installed: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     marker = tmp_path / "imported.txt"
     monkeypatch.setenv("DEMO_PLUG_IMPORT_MARKER", str(marker))
     monkeypatch.syspath_prepend(str(installed.site_packages))
@@ -138,7 +148,9 @@ def test_one_changed_byte_changes_the_digest_and_names_the_file(kit: Any, instal
     assert after.record_mismatches == ("demo_plug/plugin.py",)
 
 
-def test_record_rewritten_to_match_the_tampered_file_is_still_caught_by_the_lock(kit: Any, installed: Any) -> None:
+def test_record_rewritten_to_match_the_tampered_file_is_still_caught_by_the_lock(
+    kit: Any, installed: Any
+) -> None:
     locked = LockedPlugin.from_provenance(_prov(kit, installed), api_version=1)
     target = installed.site_packages / "demo_plug" / "plugin.py"
     target.write_text(target.read_text() + "print('owned')\n")
@@ -162,7 +174,9 @@ def test_file_listed_in_record_but_missing_counts_as_a_mismatch(kit: Any, instal
     assert ("file_removed", "demo_plug/data/notes.txt") in kinds
 
 
-def test_file_planted_in_the_package_but_not_in_record_is_digested_and_flagged(kit: Any, installed: Any) -> None:
+def test_file_planted_in_the_package_but_not_in_record_is_digested_and_flagged(
+    kit: Any, installed: Any
+) -> None:
     locked = LockedPlugin.from_provenance(_prov(kit, installed))
     (installed.site_packages / "demo_plug" / "evil.py").write_text("import os\n")
     after = _prov(kit, installed)
@@ -204,8 +218,17 @@ def test_to_origin_carries_every_field(kit: Any, installed: Any) -> None:
     rec = _prov(kit, installed)
     origin = rec.to_origin(1)
     assert origin.kind == "plugin" and origin.api_version == 1
-    for name in ("plugin_id", "entry_point", "distribution", "version", "source_kind", "source_url", "commit",
-                 "artifact_sha256", "tree_digest"):
+    for name in (
+        "plugin_id",
+        "entry_point",
+        "distribution",
+        "version",
+        "source_kind",
+        "source_url",
+        "commit",
+        "artifact_sha256",
+        "tree_digest",
+    ):
         assert getattr(origin, name) == getattr(rec, name)
     assert rec.short_digest == rec.tree_digest[7:19]
     assert json.loads(json.dumps(rec.to_dict()))["files"][0] == list(rec.files[0])

@@ -40,12 +40,22 @@ def _h(text: str) -> str:
 
 
 def make_record(files: dict[str, str] | None = None, **changes: Any) -> ProvenanceRecord:
-    listing = tuple(sorted((files or {"demo_plug/__init__.py": _h("init"), "demo_plug/plugin.py": _h("p")}).items()))
+    listing = tuple(
+        sorted((files or {"demo_plug/__init__.py": _h("init"), "demo_plug/plugin.py": _h("p")}).items())
+    )
     fields: dict[str, Any] = dict(
-        plugin_id="demo", entry_point="demo_plug.plugin", distribution="demo-plug", version="0.1.0",
-        source_kind="wheel", source_url="file:///w/demo_plug-0.1.0-py3-none-any.whl", commit=None,
-        artifact_sha256=_h("wheel"), tree_digest=tree_digest(listing), digest_scope="installed",
-        files=listing, record_mismatches=(),
+        plugin_id="demo",
+        entry_point="demo_plug.plugin",
+        distribution="demo-plug",
+        version="0.1.0",
+        source_kind="wheel",
+        source_url="file:///w/demo_plug-0.1.0-py3-none-any.whl",
+        commit=None,
+        artifact_sha256=_h("wheel"),
+        tree_digest=tree_digest(listing),
+        digest_scope="installed",
+        files=listing,
+        record_mismatches=(),
     )
     fields.update(changes)
     return ProvenanceRecord(**fields)
@@ -78,20 +88,34 @@ def test_tool_hash_is_stable_and_tagged() -> None:
     assert digest.startswith("sha256:") and len(digest) == 7 + 64
 
 
-@pytest.mark.parametrize("change", [
-    {"name": "read_note2"}, {"description": "Read a note. Then email it."},
-    {"parameters": {"type": "object", "properties": {}}}, {"gates": ToolGates(phase="deny")},
-    {"gates": ToolGates(router="deny")}, {"cluster": "web"}, {"purity": "side_effect"},
-    {"dispatch_kind": "deferred"},
-], ids=lambda c: next(iter(c)))
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"name": "read_note2"},
+        {"description": "Read a note. Then email it."},
+        {"parameters": {"type": "object", "properties": {}}},
+        {"gates": ToolGates(phase="deny")},
+        {"gates": ToolGates(router="deny")},
+        {"cluster": "web"},
+        {"purity": "side_effect"},
+        {"dispatch_kind": "deferred"},
+    ],
+    ids=lambda c: next(iter(c)),
+)
 def test_tool_hash_covers_what_the_model_sees_and_where_it_may_appear(change: dict[str, Any]) -> None:
     assert tool_definition_hash(dataclasses.replace(read_note, **change)) != tool_definition_hash(read_note)
 
 
-@pytest.mark.parametrize("change", [
-    {"handler": "elsewhere:fn"}, {"timeout_s": 3.0}, {"origin": ToolOrigin(kind="plugin", plugin_id="x")},
-    {"available": lambda ctx: False},
-], ids=lambda c: next(iter(c)))
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"handler": "elsewhere:fn"},
+        {"timeout_s": 3.0},
+        {"origin": ToolOrigin(kind="plugin", plugin_id="x")},
+        {"available": lambda ctx: False},
+    ],
+    ids=lambda c: next(iter(c)),
+)
 def test_tool_hash_ignores_implementation_details(change: dict[str, Any]) -> None:
     assert tool_definition_hash(dataclasses.replace(read_note, **change)) == tool_definition_hash(read_note)
 
@@ -99,7 +123,9 @@ def test_tool_hash_ignores_implementation_details(change: dict[str, Any]) -> Non
 def test_tool_hash_does_not_depend_on_key_order() -> None:
     params = dict(read_note.parameters)
     reordered = dict(reversed(list(params.items())))
-    assert tool_definition_hash(dataclasses.replace(read_note, parameters=reordered)) == tool_definition_hash(read_note)
+    assert tool_definition_hash(dataclasses.replace(read_note, parameters=reordered)) == tool_definition_hash(
+        read_note
+    )
 
 
 # --------------------------------------------------------------------------- write / read
@@ -107,15 +133,24 @@ def test_tool_hash_does_not_depend_on_key_order() -> None:
 
 def sample_lock() -> LockFile:
     odd = make_record(
-        plugin_id="acme.tools", distribution="acme-tools", entry_point="acme:plugin", source_kind="editable",
-        source_url="file:///home/u/acme tools", artifact_sha256=None, digest_scope="source-tree",
+        plugin_id="acme.tools",
+        distribution="acme-tools",
+        entry_point="acme:plugin",
+        source_kind="editable",
+        source_url="file:///home/u/acme tools",
+        artifact_sha256=None,
+        digest_scope="source-tree",
         files={'acme/"quoted" name.py': _h("q"), "acme/ünïcode.py": _h("u"), "acme/a\tb.py": _h("t")},
     )
-    weird = dataclasses.replace(write_note, name="write-note", description='Says "hi"\n\tand \\ goes \x01 on ✓')
-    return LockFile(plugins=(
-        LockedPlugin.from_provenance(make_record(), TOOLS, api_version=1),
-        LockedPlugin.from_provenance(odd, (weird,), api_version=None),
-    ))
+    weird = dataclasses.replace(
+        write_note, name="write-note", description='Says "hi"\n\tand \\ goes \x01 on ✓'
+    )
+    return LockFile(
+        plugins=(
+            LockedPlugin.from_provenance(make_record(), TOOLS, api_version=1),
+            LockedPlugin.from_provenance(odd, (weird,), api_version=None),
+        )
+    )
 
 
 def test_round_trip_is_equal_and_byte_stable(tmp_path: Path) -> None:
@@ -132,9 +167,12 @@ def test_round_trip_is_equal_and_byte_stable(tmp_path: Path) -> None:
 
 def test_bytes_do_not_depend_on_input_order(tmp_path: Path) -> None:
     lock = sample_lock()
-    shuffled = LockFile(plugins=tuple(
-        dataclasses.replace(p, files=tuple(reversed(p.files)), tools=tuple(reversed(p.tools)))
-        for p in reversed(lock.plugins)))
+    shuffled = LockFile(
+        plugins=tuple(
+            dataclasses.replace(p, files=tuple(reversed(p.files)), tools=tuple(reversed(p.tools)))
+            for p in reversed(lock.plugins)
+        )
+    )
     assert render_lock(shuffled) == render_lock(lock)
 
 
@@ -179,31 +217,71 @@ BAD_LOCKS: list[tuple[str, Callable[[str], str], str]] = [
     ("not-toml", lambda t: t + "\n[[[", "not valid TOML"),
     ("no-version", lambda t: _with(t, "version = 1\n", ""), "missing 'version'"),
     ("future-version", lambda t: _with(t, "version = 1\n", "version = 2\n"), "unsupported lock version 2"),
-    ("string-version", lambda t: _with(t, "version = 1\n", 'version = "1"\n'), "unsupported lock version '1'"),
-    ("unknown-top-key", lambda t: _with(t, "version = 1\n", "version = 1\nplugin = 3\n"), "unknown key 'plugin'"),
-    ("unknown-plugin-key", lambda t: _with(t, 'distribution = "demo-plug"', 'distribution = "demo-plug"\ndigest = "x"'),
-     "plugins.demo: unknown key 'digest'"),
-    ("missing-key", lambda t: _with(t, 'digest_scope = "installed"\n', ""), "plugins.demo: missing key 'digest_scope'"),
-    ("wrong-type", lambda t: _with(t, 'version = "0.1.0"', "version = 1"), "plugins.demo.version: expected a string"),
-    ("bad-kind", lambda t: _with(t, 'source_kind = "wheel"', 'source_kind = "ftp"'),
-     "plugins.demo.source_kind: 'ftp' is not one of"),
-    ("bad-digest", lambda t: _with(t, 'tree_digest = "sha256:', 'tree_digest = "md5:'),
-     "plugins.demo.tree_digest"),
-    ("bad-file-hash", lambda t: _with(t, f'"demo_plug/plugin.py" = "{_h("p")}"', '"demo_plug/plugin.py" = "zz"'),
-     "is not a sha256 hex digest"),
-    ("edited-file-hash", lambda t: _with(t, f'"demo_plug/plugin.py" = "{_h("p")}"',
-                                         f'"demo_plug/plugin.py" = "{_h("other")}"'),
-     "does not produce tree_digest"),
-    ("tool-missing-field", lambda t: _with(t, 'purity = "read_only"\n', ""),
-     "plugins.demo.tools.read_note: missing key 'purity'"),
-    ("properties-not-list", lambda t: _with(t, 'properties = ["limit", "path"]', 'properties = "path"'),
-     "plugins.demo.tools.read_note.properties: expected a list of strings"),
+    (
+        "string-version",
+        lambda t: _with(t, "version = 1\n", 'version = "1"\n'),
+        "unsupported lock version '1'",
+    ),
+    (
+        "unknown-top-key",
+        lambda t: _with(t, "version = 1\n", "version = 1\nplugin = 3\n"),
+        "unknown key 'plugin'",
+    ),
+    (
+        "unknown-plugin-key",
+        lambda t: _with(t, 'distribution = "demo-plug"', 'distribution = "demo-plug"\ndigest = "x"'),
+        "plugins.demo: unknown key 'digest'",
+    ),
+    (
+        "missing-key",
+        lambda t: _with(t, 'digest_scope = "installed"\n', ""),
+        "plugins.demo: missing key 'digest_scope'",
+    ),
+    (
+        "wrong-type",
+        lambda t: _with(t, 'version = "0.1.0"', "version = 1"),
+        "plugins.demo.version: expected a string",
+    ),
+    (
+        "bad-kind",
+        lambda t: _with(t, 'source_kind = "wheel"', 'source_kind = "ftp"'),
+        "plugins.demo.source_kind: 'ftp' is not one of",
+    ),
+    (
+        "bad-digest",
+        lambda t: _with(t, 'tree_digest = "sha256:', 'tree_digest = "md5:'),
+        "plugins.demo.tree_digest",
+    ),
+    (
+        "bad-file-hash",
+        lambda t: _with(t, f'"demo_plug/plugin.py" = "{_h("p")}"', '"demo_plug/plugin.py" = "zz"'),
+        "is not a sha256 hex digest",
+    ),
+    (
+        "edited-file-hash",
+        lambda t: _with(
+            t, f'"demo_plug/plugin.py" = "{_h("p")}"', f'"demo_plug/plugin.py" = "{_h("other")}"'
+        ),
+        "does not produce tree_digest",
+    ),
+    (
+        "tool-missing-field",
+        lambda t: _with(t, 'purity = "read_only"\n', ""),
+        "plugins.demo.tools.read_note: missing key 'purity'",
+    ),
+    (
+        "properties-not-list",
+        lambda t: _with(t, 'properties = ["limit", "path"]', 'properties = "path"'),
+        "plugins.demo.tools.read_note.properties: expected a list of strings",
+    ),
     ("plugins-not-table", lambda t: "version = 1\nplugins = 3\n", "plugins: expected a table"),
     ("not-utf8", lambda t: "version = 1\n# \udcff\n", "not UTF-8"),
 ]
 
 
-@pytest.mark.parametrize(("mutate", "reason"), [(m, r) for _, m, r in BAD_LOCKS], ids=[i for i, _, _ in BAD_LOCKS])
+@pytest.mark.parametrize(
+    ("mutate", "reason"), [(m, r) for _, m, r in BAD_LOCKS], ids=[i for i, _, _ in BAD_LOCKS]
+)
 def test_malformed_lock_is_a_clear_error(tmp_path: Path, mutate: Callable[[str], str], reason: str) -> None:
     path = tmp_path / "reyn.lock"
     text = mutate(render_lock(LockFile(plugins=(locked_demo(),))))
@@ -233,16 +311,18 @@ def test_nothing_changed_means_no_drift() -> None:
 
 
 def test_version_distribution_and_entry_point_changes_are_named() -> None:
-    drifts = compare_provenance(locked_demo(), make_record(version="0.2.0", distribution="evil-demo",
-                                                           entry_point="evil.plugin"))
+    drifts = compare_provenance(
+        locked_demo(), make_record(version="0.2.0", distribution="evil-demo", entry_point="evil.plugin")
+    )
     assert _kinds(drifts) == ["distribution_changed", "version_changed", "entry_point_changed"]
     assert "version 0.1.0 in the lock, 0.2.0 installed" in drifts[1].detail
     assert "'evil-demo'" in drifts[0].detail and "'evil.plugin'" in drifts[2].detail
 
 
 def test_source_change_lists_each_changed_field() -> None:
-    (drift,) = compare_provenance(locked_demo(), make_record(source_kind="editable", source_url="file:///src",
-                                                             artifact_sha256=None))
+    (drift,) = compare_provenance(
+        locked_demo(), make_record(source_kind="editable", source_url="file:///src", artifact_sha256=None)
+    )
     assert drift.kind == "source_changed"
     assert "source_kind 'wheel' → 'editable'" in drift.detail
     assert "source_url 'file:///w/demo_plug-0.1.0-py3-none-any.whl' → 'file:///src'" in drift.detail
@@ -250,10 +330,17 @@ def test_source_change_lists_each_changed_field() -> None:
 
 
 def test_file_drifts_name_each_file() -> None:
-    files = {"demo_plug/__init__.py": _h("init"), "demo_plug/plugin.py": _h("p2"), "demo_plug/new.py": _h("n")}
+    files = {
+        "demo_plug/__init__.py": _h("init"),
+        "demo_plug/plugin.py": _h("p2"),
+        "demo_plug/new.py": _h("n"),
+    }
     drifts = compare_provenance(locked_demo(), make_record(files=files))
     assert [(d.kind, d.path) for d in drifts] == [
-        ("digest_changed", None), ("file_added", "demo_plug/new.py"), ("file_changed", "demo_plug/plugin.py")]
+        ("digest_changed", None),
+        ("file_added", "demo_plug/new.py"),
+        ("file_changed", "demo_plug/plugin.py"),
+    ]
     assert "(1 changed, 1 added)" in drifts[0].detail
     files.pop("demo_plug/__init__.py")
     removed = compare_provenance(locked_demo(), make_record(files=files))
@@ -267,7 +354,10 @@ def test_tool_added_and_removed() -> None:
         """Delete a note."""
 
     drifts = compare_tools(locked_demo(), (read_note, delete_note))
-    assert [(d.kind, d.tool) for d in drifts] == [("tool_added", "delete_note"), ("tool_removed", "write_note")]
+    assert [(d.kind, d.tool) for d in drifts] == [
+        ("tool_added", "delete_note"),
+        ("tool_removed", "write_note"),
+    ]
     assert "new tool 'delete_note'" in drifts[0].detail and "'Delete a note.'" in drifts[0].detail
 
 
@@ -286,9 +376,13 @@ def test_tool_schema_change_names_added_and_removed_properties() -> None:
     (drift,) = compare_tools(locked_demo(), (renamed, write_note))
     assert drift.kind == "tool_schema_changed"
     assert "properties added: encoding; properties removed: limit" in drift.detail
-    params = {**read_note.parameters, "properties": {**read_note.parameters["properties"],
-                                                     "limit": {"type": "string"}}}
-    (same_names,) = compare_tools(locked_demo(), (dataclasses.replace(read_note, parameters=params), write_note))
+    params = {
+        **read_note.parameters,
+        "properties": {**read_note.parameters["properties"], "limit": {"type": "string"}},
+    }
+    (same_names,) = compare_tools(
+        locked_demo(), (dataclasses.replace(read_note, parameters=params), write_note)
+    )
     assert "same property names, other types or constraints" in same_names.detail
 
 
@@ -307,14 +401,22 @@ def _result(kit: Any, *infos: Any, registry: Any = None) -> Any:
     return kit.LoadResult(report=kit.Report(plugins=tuple(infos)), registry=registry)
 
 
-def _loaded(kit: Any, record: ProvenanceRecord | None = None, tools: tuple[Any, ...] = TOOLS, **kw: Any) -> Any:
-    return kit.PluginInfo(plugin_id="demo", status="loaded", provenance=record or make_record(), tools=tools, **kw)
+def _loaded(
+    kit: Any, record: ProvenanceRecord | None = None, tools: tuple[Any, ...] = TOOLS, **kw: Any
+) -> Any:
+    return kit.PluginInfo(
+        plugin_id="demo", status="loaded", provenance=record or make_record(), tools=tools, **kw
+    )
 
 
 def test_lock_from_load_locks_loaded_plugins_only(kit: Any) -> None:
     other = make_record(plugin_id="other", distribution="other")
-    result = _result(kit, _loaded(kit), kit.PluginInfo(plugin_id="other", status="failed", provenance=other),
-                     kit.PluginInfo(plugin_id="idle", status="discovered"))
+    result = _result(
+        kit,
+        _loaded(kit),
+        kit.PluginInfo(plugin_id="other", status="failed", provenance=other),
+        kit.PluginInfo(plugin_id="idle", status="discovered"),
+    )
     lock = lock_from_load(result)
     assert [p.plugin_id for p in lock.plugins] == ["demo"]
     assert lock.plugins[0] == locked_demo()
@@ -324,7 +426,9 @@ def test_lock_from_load_resolves_tool_names_through_the_registry(kit: Any) -> No
     registry = ToolRegistry()
     for t in TOOLS:
         registry.register(t)
-    lock = lock_from_load(_result(kit, _loaded(kit, tools=("read_note", "write_note")), registry=registry.freeze()))
+    lock = lock_from_load(
+        _result(kit, _loaded(kit, tools=("read_note", "write_note")), registry=registry.freeze())
+    )
     assert lock.plugins[0].tools == locked_demo().tools
 
 
@@ -339,11 +443,14 @@ def test_audit_of_an_unchanged_world_is_clean(kit: Any) -> None:
     assert audit(lock_from_load(result), result) == []
 
 
-@pytest.mark.parametrize(("info", "why"), [
-    (None, "is not installed"),
-    ({"status": "discovered"}, "is installed but not enabled by the profile"),
-    ({"status": "missing"}, "is enabled but not installed"),
-])
+@pytest.mark.parametrize(
+    ("info", "why"),
+    [
+        (None, "is not installed"),
+        ({"status": "discovered"}, "is installed but not enabled by the profile"),
+        ({"status": "missing"}, "is enabled but not installed"),
+    ],
+)
 def test_audit_names_why_a_locked_plugin_is_gone(kit: Any, info: dict[str, Any] | None, why: str) -> None:
     infos = () if info is None else (kit.PluginInfo(plugin_id="demo", **info),)
     (drift,) = audit(LockFile(plugins=(locked_demo(),)), _result(kit, *infos))
@@ -386,12 +493,24 @@ def test_every_drift_kind_is_documented_and_produced(kit: Any) -> None:
     produced |= set(_kinds(audit(lock, _result(kit))))
     produced |= set(_kinds(audit(lock, _result(kit, kit.PluginInfo("demo", "failed", make_record())))))
     files = {"demo_plug/plugin.py": _h("p2"), "demo_plug/new.py": _h("n")}
-    changed_record = make_record(files=files, version="2", distribution="d2", entry_point="e.p", source_kind="vcs",
-                                 record_mismatches=("demo_plug/new.py",))
-    changed_read = dataclasses.replace(read_note, description="x", parameters={"type": "object"},
-                                       gates=ToolGates(router="deny"), purity="external")
-    produced |= set(_kinds(audit(lock, _result(kit, _loaded(kit, changed_record, (changed_read, extra),
-                                                            api_version=3)))))
+    changed_record = make_record(
+        files=files,
+        version="2",
+        distribution="d2",
+        entry_point="e.p",
+        source_kind="vcs",
+        record_mismatches=("demo_plug/new.py",),
+    )
+    changed_read = dataclasses.replace(
+        read_note,
+        description="x",
+        parameters={"type": "object"},
+        gates=ToolGates(router="deny"),
+        purity="external",
+    )
+    produced |= set(
+        _kinds(audit(lock, _result(kit, _loaded(kit, changed_record, (changed_read, extra), api_version=3))))
+    )
     assert produced == set(DRIFT_KINDS)
     assert all(DRIFT_KINDS.values())
 
@@ -399,5 +518,10 @@ def test_every_drift_kind_is_documented_and_produced(kit: Any) -> None:
 def test_drift_renders_as_its_detail_and_as_json() -> None:
     drift = Drift("demo", "file_changed", "plugin 'demo': file x changed", path="x")
     assert str(drift) == "plugin 'demo': file x changed"
-    assert drift.to_dict() == {"plugin": "demo", "kind": "file_changed", "detail": "plugin 'demo': file x changed",
-                               "tool": None, "path": "x"}
+    assert drift.to_dict() == {
+        "plugin": "demo",
+        "kind": "file_changed",
+        "detail": "plugin 'demo': file x changed",
+        "tool": None,
+        "path": "x",
+    }

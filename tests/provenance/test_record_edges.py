@@ -22,15 +22,24 @@ def _hash(data: bytes, algorithm: str = "sha256") -> str:
     return f"{algorithm}=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def make_site(root: Path, files: dict[str, bytes], *, record_paths: dict[str, str] | None = None,
-              algorithm: str = "sha256", extra_rows: list[str] = (), metadata: dict[str, str] | None = None,
-              entry: str = "demo = solo") -> PathDistribution:
+def make_site(
+    root: Path,
+    files: dict[str, bytes],
+    *,
+    record_paths: dict[str, str] | None = None,
+    algorithm: str = "sha256",
+    extra_rows: list[str] = (),
+    metadata: dict[str, str] | None = None,
+    entry: str = "demo = solo",
+) -> PathDistribution:
     """A site-packages folder with one distribution ``solo 1.0`` whose RECORD lists ``files``."""
     site = root / "site-packages"
     info = site / "solo-1.0.dist-info"
     info.mkdir(parents=True)
-    meta = {"METADATA": "Metadata-Version: 2.1\nName: solo\nVersion: 1.0\n\n",
-            "entry_points.txt": f"[console_scripts]\nsolo = solo:main\n\n[reyn.plugins]\n{entry}\n"}
+    meta = {
+        "METADATA": "Metadata-Version: 2.1\nName: solo\nVersion: 1.0\n\n",
+        "entry_points.txt": f"[console_scripts]\nsolo = solo:main\n\n[reyn.plugins]\n{entry}\n",
+    }
     meta.update(metadata or {})
     for name, text in meta.items():
         (info / name).write_text(text)
@@ -99,8 +108,11 @@ def test_malformed_and_unknown_record_hashes_are_problems(tmp_path: Path) -> Non
 
 def test_entry_point_with_attribute_names_its_module(tmp_path: Path) -> None:
     files = {"solo/__init__.py": b"", "solo/plugin.py": b"REYN_API = 1\n"}
-    rec = provenance_for(make_site(tmp_path, files, entry="demo = solo.plugin:hooks"), plugin_id="demo",
-                         entry_point="solo.plugin:hooks")
+    rec = provenance_for(
+        make_site(tmp_path, files, entry="demo = solo.plugin:hooks"),
+        plugin_id="demo",
+        entry_point="solo.plugin:hooks",
+    )
     assert rec.digest_scope == "installed" and rec.problems == ()
 
 
@@ -115,8 +127,11 @@ def _editable(tmp_path: Path, site_files: dict[str, bytes], source: dict[str, st
 def test_pth_path_line_editable_install_is_found(tmp_path: Path) -> None:
     """hatchling / flit style: a ``.pth`` file naming the source folder."""
     src = tmp_path / "checkout" / "src"
-    dist = _editable(tmp_path, {"_solo.pth": f"{src}\n".encode()},
-                     {"src/solo/__init__.py": "", "src/solo/plugin.py": "REYN_API = 1\n"})
+    dist = _editable(
+        tmp_path,
+        {"_solo.pth": f"{src}\n".encode()},
+        {"src/solo/__init__.py": "", "src/solo/plugin.py": "REYN_API = 1\n"},
+    )
     rec = _prov(dist, "solo.plugin")
     assert (rec.source_kind, rec.digest_scope, rec.problems) == ("editable", "source-tree", ())
     assert {"solo/__init__.py", "solo/plugin.py", "_solo.pth"} <= dict(rec.files).keys()
@@ -124,8 +139,10 @@ def test_pth_path_line_editable_install_is_found(tmp_path: Path) -> None:
 
 def test_multi_line_finder_mapping_is_parsed_not_run(tmp_path: Path) -> None:
     pkg = tmp_path / "checkout" / "solo"
-    finder = (f"raise SystemExit('the finder must not run')\nMAPPING: dict[str, str] = {{\n"
-              f"    'solo': {str(pkg)!r},\n}}\n").encode()
+    finder = (
+        f"raise SystemExit('the finder must not run')\nMAPPING: dict[str, str] = {{\n"
+        f"    'solo': {str(pkg)!r},\n}}\n"
+    ).encode()
     dist = _editable(tmp_path, {"__editable___solo_1_0_finder.py": finder}, {"solo/__init__.py": "A = 1\n"})
     rec = _prov(dist)
     assert rec.problems == () and "solo/__init__.py" in dict(rec.files)
@@ -143,7 +160,10 @@ def test_symlink_loop_in_a_source_tree_terminates(tmp_path: Path) -> None:
 def test_editable_source_is_searched_in_import_order(tmp_path: Path) -> None:
     """A regular package in site-packages shadows the editable source, so it is what gets digested."""
     src = tmp_path / "checkout"
-    dist = _editable(tmp_path, {"_solo.pth": f"{src}\n".encode(), "solo/__init__.py": b"SHADOW = 1\n"},
-                     {"solo/__init__.py": "REAL = 1\n"})
+    dist = _editable(
+        tmp_path,
+        {"_solo.pth": f"{src}\n".encode(), "solo/__init__.py": b"SHADOW = 1\n"},
+        {"solo/__init__.py": "REAL = 1\n"},
+    )
     rec = _prov(dist)
     assert dict(rec.files)["solo/__init__.py"] == hashlib.sha256(b"SHADOW = 1\n").hexdigest()

@@ -24,7 +24,9 @@ def editable(kit: Any, make_venv: Any, tmp_path: Path) -> tuple[Any, Path]:
     return venv, project
 
 
-def test_editable_install_is_marked_and_digested_over_its_source_tree(kit: Any, editable: tuple[Any, Path]) -> None:
+def test_editable_install_is_marked_and_digested_over_its_source_tree(
+    kit: Any, editable: tuple[Any, Path]
+) -> None:
     venv, project = editable
     rec = _prov(kit, venv)
     assert rec.source_kind == "editable" and rec.is_editable
@@ -47,12 +49,21 @@ def test_editing_a_source_file_changes_an_editable_digest(kit: Any, editable: tu
     assert changed == {"demo_plug/plugin.py"}
 
 
-def test_source_tree_skips_vcs_caches_bytecode_and_non_package_build_dirs(kit: Any, editable: tuple[Any, Path]) -> None:
+def test_source_tree_skips_vcs_caches_bytecode_and_non_package_build_dirs(
+    kit: Any, editable: tuple[Any, Path]
+) -> None:
     venv, project = editable
     before = _prov(kit, venv)
     pkg = project / "demo_plug"
-    for rel in (".git/config", "__pycache__/plugin.cpython-311.pyc", "stale.pyc", ".mypy_cache/x.json",
-                "build/lib/demo_plug/plugin.py", "dist/demo.whl", "demo_plug.egg-info/PKG-INFO"):
+    for rel in (
+        ".git/config",
+        "__pycache__/plugin.cpython-311.pyc",
+        "stale.pyc",
+        ".mypy_cache/x.json",
+        "build/lib/demo_plug/plugin.py",
+        "dist/demo.whl",
+        "demo_plug.egg-info/PKG-INFO",
+    ):
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text("noise")
     assert _prov(kit, venv).tree_digest == before.tree_digest
@@ -65,7 +76,9 @@ def test_a_subpackage_named_build_is_still_digested(kit: Any, editable: tuple[An
     assert "demo_plug/build/__init__.py" in dict(_prov(kit, venv).files)
 
 
-def test_editable_whose_checkout_is_gone_reports_the_missing_source(kit: Any, editable: tuple[Any, Path]) -> None:
+def test_editable_whose_checkout_is_gone_reports_the_missing_source(
+    kit: Any, editable: tuple[Any, Path]
+) -> None:
     venv, project = editable
     shutil.rmtree(project / "demo_plug")
     rec = _prov(kit, venv)
@@ -83,7 +96,9 @@ def test_src_layout_editable_install_is_found(kit: Any, make_venv: Any, tmp_path
     assert "demo_plug/plugin.py" in dict(rec.files)
 
 
-def test_non_editable_directory_install_digests_what_was_installed(kit: Any, make_venv: Any, tmp_path: Path) -> None:
+def test_non_editable_directory_install_digests_what_was_installed(
+    kit: Any, make_venv: Any, tmp_path: Path
+) -> None:
     project = kit.write_project(tmp_path / "dirproj")
     venv = make_venv("dir")
     kit.pip_install(venv, str(project))
@@ -100,8 +115,9 @@ def test_vcs_install_records_url_and_commit(kit: Any, make_venv: Any, tmp_path: 
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "demo"]):
         subprocess.run([*git, *args], cwd=project, check=True, capture_output=True)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, check=True, capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=project, check=True, capture_output=True, text=True
+    ).stdout.strip()
     venv = make_venv("vcs")
     kit.pip_install(venv, f"demo-plug @ git+{project.as_uri()}")
     rec = _prov(kit, venv)

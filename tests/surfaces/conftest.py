@@ -125,12 +125,14 @@ def scripted() -> Iterator[Callable[..., tuple[ScriptedModelServer, LiteLLMClien
     """Factory: ``server, client = scripted(reply, ...)`` — a started server and a real litellm client."""
     servers: list[ScriptedModelServer] = []
 
-    def factory(*script: ScriptedReply | Callable[[dict[str, Any]], ScriptedReply],
-                num_retries: int = 2) -> tuple[ScriptedModelServer, LiteLLMClient]:
+    def factory(
+        *script: ScriptedReply | Callable[[dict[str, Any]], ScriptedReply], num_retries: int = 2
+    ) -> tuple[ScriptedModelServer, LiteLLMClient]:
         server = ScriptedModelServer(script, lifetime_s=120).start()
         servers.append(server)
-        return server, LiteLLMClient(api_base=server.base_url, api_key="test-key", num_retries=num_retries,
-                                     timeout_s=30)
+        return server, LiteLLMClient(
+            api_base=server.base_url, api_key="test-key", num_retries=num_retries, timeout_s=30
+        )
 
     yield factory
     for s in servers:

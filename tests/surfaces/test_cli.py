@@ -22,11 +22,20 @@ write_roots = ["out"]
 """
 
 
-def run_reyn(*argv: str, cwd: Path, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_reyn(
+    *argv: str, cwd: Path, stdin: str = "", timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    return subprocess.run([sys.executable, "-m", "reyn_core", *argv], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "reyn_core", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -37,11 +46,22 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def test_chat_session_runs_tools_and_keeps_the_conversation(workspace):
-    script = [R.calls(("convert_units", {"value": 1, "from_unit": "km", "to_unit": "m"})),
-              R.text("1 km is 1000 m."), R.text("You asked about kilometres.")]
+    script = [
+        R.calls(("convert_units", {"value": 1, "from_unit": "km", "to_unit": "m"})),
+        R.text("1 km is 1000 m."),
+        R.text("You asked about kilometres."),
+    ]
     with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = run_reyn("chat", "--model", "openai/scripted", "--api-base", server.base_url, "--no-stream",
-                        cwd=workspace, stdin="/tools\nhow many m in a km?\nwhat did I ask?\n/exit\n")
+        proc = run_reyn(
+            "chat",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            server.base_url,
+            "--no-stream",
+            cwd=workspace,
+            stdin="/tools\nhow many m in a km?\nwhat did I ask?\n/exit\n",
+        )
         second = server.requests[2].body["messages"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "convert_units" in proc.stdout.splitlines()[1]  # /tools
@@ -52,8 +72,15 @@ def test_chat_session_runs_tools_and_keeps_the_conversation(workspace):
 
 def test_chat_reports_a_provider_error_and_exits_1(workspace):
     with ScriptedModelServer([R.error(500, "upstream down")], lifetime_s=300) as server:
-        proc = run_reyn("chat", "--model", "openai/scripted", "--api-base", server.base_url, cwd=workspace,
-                        stdin="hello\n")
+        proc = run_reyn(
+            "chat",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            server.base_url,
+            cwd=workspace,
+            stdin="hello\n",
+        )
     assert proc.returncode == 1
     assert "model error" in proc.stderr and "upstream down" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -66,26 +93,43 @@ model = "openai/scripted"
 allowed_ops = ["file"]
 artifact_type = "copy"
 """)
-    ops = [{"kind": "read_file", "path": "notes.md"}, {"kind": "write_file", "path": "out/copy.md", "content": "- one\n"}]
-    script = [R.text(json.dumps({"control": {"type": "finish", "decision": "finish"}, "control_ir": ops})),
-              R.text(json.dumps({"control": {"type": "finish", "decision": "finish"},
-                                 "artifact": {"type": "copy", "data": {"path": "out/copy.md"}}}))]
+    ops = [
+        {"kind": "read_file", "path": "notes.md"},
+        {"kind": "write_file", "path": "out/copy.md", "content": "- one\n"},
+    ]
+    script = [
+        R.text(json.dumps({"control": {"type": "finish", "decision": "finish"}, "control_ir": ops})),
+        R.text(
+            json.dumps(
+                {
+                    "control": {"type": "finish", "decision": "finish"},
+                    "artifact": {"type": "copy", "data": {"path": "out/copy.md"}},
+                }
+            )
+        ),
+    ]
     with ScriptedModelServer(script, lifetime_s=300) as server:
         proc = run_reyn("phase", "run", "phase.toml", "--api-base", server.base_url, "--json", cwd=workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads(proc.stdout)
-    assert summary["status"] == "finish" and summary["artifact"] == {"type": "copy", "data": {"path": "out/copy.md"}}
+    assert summary["status"] == "finish" and summary["artifact"] == {
+        "type": "copy",
+        "data": {"path": "out/copy.md"},
+    }
     assert [o["kind"] for o in summary["ops"]] == ["read_file", "write_file"]
     assert (workspace / "out" / "copy.md").read_text() == "- one\n"
     assert "op → write_file" in proc.stderr  # the transcript goes to stderr with --json
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('name = "x"\ntask = "t"\nmodle = "typo"\n', "modle: Extra inputs are not permitted"),
-    ('name = "x"\n', "task: Field required"),
-    ('name = "x"\ntask = "t"\n', "names no model"),
-    ("name = [", "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('name = "x"\ntask = "t"\nmodle = "typo"\n', "modle: Extra inputs are not permitted"),
+        ('name = "x"\n', "task: Field required"),
+        ('name = "x"\ntask = "t"\n', "names no model"),
+        ("name = [", "is not valid TOML"),
+    ],
+)
 def test_bad_phase_files_are_clear_errors(workspace, content, message):
     (workspace / "phase.toml").write_text(content)
     proc = run_reyn("phase", "run", "phase.toml", cwd=workspace, timeout=120)

@@ -25,17 +25,28 @@ from .conftest import MODEL
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
-def run_reyn(*argv: str, cwd: Path, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_reyn(
+    *argv: str, cwd: Path, stdin: str = "", timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and k not in KEY_VARS}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    return subprocess.run([sys.executable, "-m", "reyn_core", *argv], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "reyn_core", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "reyn.toml").write_text(f'[plugins]\nenable = ["example", "file"]\n'
-                                        f'[plugins.file.settings]\nworkspace = {json.dumps(str(tmp_path))}\n')
+    (tmp_path / "reyn.toml").write_text(
+        f'[plugins]\nenable = ["example", "file"]\n'
+        f"[plugins.file.settings]\nworkspace = {json.dumps(str(tmp_path))}\n"
+    )
     return tmp_path
 
 
@@ -43,10 +54,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def test_chat_answers_every_deferred_call_not_only_the_first(tools, ctx, scripted, monkeypatch, capsys):
-    server, client = scripted(R.calls(("delegate", {"agent": "a", "task": "t"})),
-                              R.calls(("delegate", {"agent": "b", "task": "t"})),
-                              R.text("No agents here, so I did it myself."))
-    loop = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client, on_event=Transcript(show_model_calls=False))
+    server, client = scripted(
+        R.calls(("delegate", {"agent": "a", "task": "t"})),
+        R.calls(("delegate", {"agent": "b", "task": "t"})),
+        R.text("No agents here, so I did it myself."),
+    )
+    loop = RouterLoop(
+        tools.registry, model=MODEL, ctx=ctx, client=client, on_event=Transcript(show_model_calls=False)
+    )
     monkeypatch.setattr(sys, "stdin", io.StringIO("hand it off\n/exit\n"))
     assert await _session(loop, MODEL, 8) == 0
     out = capsys.readouterr().out
@@ -56,9 +71,13 @@ async def test_chat_answers_every_deferred_call_not_only_the_first(tools, ctx, s
     assert tool_results(server.requests[2].body)["call_2_0"]["error"]["kind"] == "runtime_missing"
 
 
-async def test_chat_bounds_deferred_calls_and_keeps_a_valid_conversation(tools, ctx, scripted, monkeypatch, capsys):
-    server, client = scripted(*[R.calls(("delegate", {"agent": "a", "task": str(i)})) for i in range(3)],
-                              R.text("ok, something else then"))
+async def test_chat_bounds_deferred_calls_and_keeps_a_valid_conversation(
+    tools, ctx, scripted, monkeypatch, capsys
+):
+    server, client = scripted(
+        *[R.calls(("delegate", {"agent": "a", "task": str(i)})) for i in range(3)],
+        R.text("ok, something else then"),
+    )
     loop = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client, max_turns=2)
     monkeypatch.setattr(sys, "stdin", io.StringIO("hand it off\nthen?\n/exit\n"))
     assert await _session(loop, MODEL, 2) == 0
@@ -99,12 +118,16 @@ async def test_no_response_is_not_labelled_with_an_http_status():
 def test_chat_without_a_key_exits_2_naming_the_variable(workspace):
     proc = run_reyn("chat", "--model", "openai/gpt-4o-mini", cwd=workspace, stdin="hello\n", timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "OPENAI_API_KEY" in proc.stderr and "--api-key-env" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        "OPENAI_API_KEY" in proc.stderr and "--api-key-env" in proc.stderr and "Traceback" not in proc.stderr
+    )
     assert "reyn chat —" not in proc.stdout  # the session never started
 
 
 def test_phase_run_provider_error_exits_1_like_chat(workspace):
-    (workspace / "phase.toml").write_text('name = "p"\ntask = "t"\nmodel = "openai/scripted"\nallowed_ops = ["file"]\n')
+    (workspace / "phase.toml").write_text(
+        'name = "p"\ntask = "t"\nmodel = "openai/scripted"\nallowed_ops = ["file"]\n'
+    )
     with ScriptedModelServer([R.error(500, "upstream down")], lifetime_s=300) as server:
         proc = run_reyn("phase", "run", "phase.toml", "--api-base", server.base_url, "--json", cwd=workspace)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -115,34 +138,56 @@ def test_phase_run_provider_error_exits_1_like_chat(workspace):
 # --------------------------------------------------------------------------- phase: allowed_ops
 
 
-@pytest.mark.parametrize(("ops_line", "expected"), [
-    ('allowed_ops = ["fiel"]\n', "'fiel' matches no tool name or cluster"),
-    ("", "match no op a phase may use (from the profile's [surfaces.phase] default_allowed_ops)"),
-])
+@pytest.mark.parametrize(
+    ("ops_line", "expected"),
+    [
+        ('allowed_ops = ["fiel"]\n', "'fiel' matches no tool name or cluster"),
+        ("", "match no op a phase may use (from the profile's [surfaces.phase] default_allowed_ops)"),
+    ],
+)
 def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, expected):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')  # no file pack: defaults match nothing
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["example"]\n'
+    )  # no file pack: defaults match nothing
     (tmp_path / "phase.toml").write_text(f'name = "p"\ntask = "t"\nmodel = "openai/scripted"\n{ops_line}')
     with ScriptedModelServer([R.text("never")], lifetime_s=300) as server:
-        proc = run_reyn("phase", "run", "phase.toml", "--api-base", server.base_url, cwd=tmp_path, timeout=120)
+        proc = run_reyn(
+            "phase", "run", "phase.toml", "--api-base", server.base_url, cwd=tmp_path, timeout=120
+        )
         assert server.requests == []  # the model is never called
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert expected in proc.stderr
-    assert "known ops: " in proc.stderr and "markdown_outline" in proc.stderr and "clusters: example" in proc.stderr
+    assert (
+        "known ops: " in proc.stderr
+        and "markdown_outline" in proc.stderr
+        and "clusters: example" in proc.stderr
+    )
 
 
 # --------------------------------------------------------------------------- options that would be ignored
 
 
-@pytest.mark.parametrize("argv", [
-    ("demo", "--json"), ("demo", "--profile", "ci"), ("demo", "--profile-file", "x.toml"),
-    ("--json", "demo"), ("--profile", "ci", "demo"),
-    ("chat", "--model", "m", "--json"), ("--json", "chat", "--model", "m"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("demo", "--json"),
+        ("demo", "--profile", "ci"),
+        ("demo", "--profile-file", "x.toml"),
+        ("--json", "demo"),
+        ("--profile", "ci", "demo"),
+        ("chat", "--model", "m", "--json"),
+        ("--json", "chat", "--model", "m"),
+    ],
+)
 def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv):
     proc = run_reyn(*argv, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr and "Reyn demo" not in proc.stdout
-    assert "unrecognized arguments" in proc.stderr or "does not take" in proc.stderr or "no --json" in proc.stderr
+    assert (
+        "unrecognized arguments" in proc.stderr
+        or "does not take" in proc.stderr
+        or "no --json" in proc.stderr
+    )
 
 
 def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path):
@@ -156,8 +201,18 @@ def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path
 def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path):
     (tmp_path / "empty.toml").write_text("[plugins]\nenable = []\n")
     with ScriptedModelServer([], lifetime_s=120) as server:
-        proc = run_reyn("chat", "--model", "openai/scripted", "--api-base", server.base_url, "--profile-file",
-                        "empty.toml", cwd=tmp_path, stdin="/tools\n/exit\n", timeout=120)
+        proc = run_reyn(
+            "chat",
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            server.base_url,
+            "--profile-file",
+            "empty.toml",
+            cwd=tmp_path,
+            stdin="/tools\n/exit\n",
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 tools" in proc.stdout and "empty.toml enables no plugin tools" in proc.stdout
     assert "[plugins] enable" in proc.stdout and "reyn plugins list" in proc.stdout

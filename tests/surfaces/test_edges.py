@@ -60,29 +60,39 @@ async def test_no_visible_tools_means_no_tools_key(ctx, scripted):
 async def test_replayed_streaming_reply_reaches_the_delta_listener(tmp_path):
     fixture = tmp_path / "s.jsonl"
     request = LLMRequest(MODEL, [{"role": "user", "content": "x"}], stream=True)
-    fixture.write_text(json.dumps({"key": request.key(), "reply": {"message": {"role": "assistant", "content": "hey"}}}) + "\n")
+    fixture.write_text(
+        json.dumps({"key": request.key(), "reply": {"message": {"role": "assistant", "content": "hey"}}})
+        + "\n"
+    )
     pieces: list[str] = []
     reply = await ReplayClient(fixture, record=False).complete(request, on_delta=pieces.append)
     assert reply.text == "hey" and pieces == ["hey"]
 
 
 async def test_a_json_reply_that_is_not_an_object_gets_feedback(tools, ctx, scripted):
-    server, client = scripted(R.text("[1, 2]"), R.text(json.dumps({"control": {"type": "abort", "decision": "abort"}})))
-    result = await PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, allowed_ops=["notes"]).run("x")
+    server, client = scripted(
+        R.text("[1, 2]"), R.text(json.dumps({"control": {"type": "abort", "decision": "abort"}}))
+    )
+    result = await PhaseRunner(
+        tools.registry, model=MODEL, ctx=ctx, client=client, allowed_ops=["notes"]
+    ).run("x")
     assert "must be a JSON object" in server.requests[1].body["messages"][-1]["content"]
     assert result.status == "abort" and result.error is None
 
 
 async def test_json_mode_can_be_switched_off(tools, ctx, scripted):
     server, client = scripted(R.text(json.dumps({"control": {"type": "finish", "decision": "finish"}})))
-    await PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, json_mode=False, structured=False).run("x")
+    await PhaseRunner(
+        tools.registry, model=MODEL, ctx=ctx, client=client, json_mode=False, structured=False
+    ).run("x")
     assert "response_format" not in server.requests[0].body
 
 
 async def test_a_phase_with_no_allowed_ops_says_so_and_refuses_every_op(tools, ctx, scripted):
     add = {"kind": "add", "a": 1, "b": 1}
-    server, client = scripted(*[R.text(json.dumps({"control": {"type": "finish", "decision": "finish"},
-                                                   "control_ir": [add]}))] * 2)
+    server, client = scripted(
+        *[R.text(json.dumps({"control": {"type": "finish", "decision": "finish"}, "control_ir": [add]}))] * 2
+    )
     result = await PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, allowed_ops=[]).run("x")
     assert "No ops are allowed in this phase" in server.requests[0].body["messages"][0]["content"]
     assert result.status == "abort" and "'add' is not an allowed op (allowed: none)" in result.error

@@ -15,11 +15,17 @@ from reyn_core.surfaces.scripted_server import ScriptedReply as R
 from .conftest import MODEL
 
 
-def reply(type_: str = "finish", ops: list[dict[str, Any]] | None = None, artifact: Any = None,
-          next_phase: str | None = None) -> R:
+def reply(
+    type_: str = "finish",
+    ops: list[dict[str, Any]] | None = None,
+    artifact: Any = None,
+    next_phase: str | None = None,
+) -> R:
     decision = {"finish": "finish", "abort": "abort", "transition": "continue"}[type_]
-    body: dict[str, Any] = {"control": {"type": type_, "decision": decision, "next_phase": next_phase},
-                            "control_ir": ops or []}
+    body: dict[str, Any] = {
+        "control": {"type": type_, "decision": decision, "next_phase": next_phase},
+        "control_ir": ops or [],
+    }
     if artifact is not None:
         body["artifact"] = artifact
     return R.text(json.dumps(body))
@@ -41,7 +47,9 @@ async def test_valid_output_finishes_with_the_artifact(tools, ctx, scripted):
     system = body["messages"][0]["content"]
     expected_catalogue = render_phase(tools.registry, phase_context(ctx, ["notes"]), ["notes"]).prompt_text()
     assert expected_catalogue in system and '"summary"' in system
-    assert body["response_format"] == {"type": "json_object"}  # litellm: no JSON-schema support for this model
+    assert body["response_format"] == {
+        "type": "json_object"
+    }  # litellm: no JSON-schema support for this model
 
 
 async def test_structured_output_sends_the_output_contract_schema(tools, ctx, scripted):
@@ -58,9 +66,15 @@ async def test_structured_output_sends_the_output_contract_schema(tools, ctx, sc
 
 async def test_ops_run_in_order_and_their_results_are_fed_back(tools, ctx, scripted):
     server, client = scripted(
-        reply("finish", ops=[{"kind": "write_note", "name": "s.md", "text": "two todos"},
-                             {"kind": "read_note", "name": "s.md"}]),
-        reply("finish", artifact=SUMMARY))
+        reply(
+            "finish",
+            ops=[
+                {"kind": "write_note", "name": "s.md", "text": "two todos"},
+                {"kind": "read_note", "name": "s.md"},
+            ],
+        ),
+        reply("finish", artifact=SUMMARY),
+    )
     result = await runner(tools, ctx, client).run("write it")
     assert result.status == "finish" and result.artifact == SUMMARY
     assert tools.calls.names() == ["write_note", "read_note"]
@@ -72,8 +86,9 @@ async def test_ops_run_in_order_and_their_results_are_fed_back(tools, ctx, scrip
 
 
 async def test_failing_op_is_reported_back_to_the_model(tools, ctx, scripted):
-    server, client = scripted(reply("finish", ops=[{"kind": "read_note", "name": "../etc/passwd"}]),
-                              reply("abort"))
+    server, client = scripted(
+        reply("finish", ops=[{"kind": "read_note", "name": "../etc/passwd"}]), reply("abort")
+    )
     result = await runner(tools, ctx, client).run("read")
     fed = json.loads(server.requests[1].body["messages"][-1]["content"].split("\n", 1)[1])
     assert fed[0]["result"]["error"]["kind"] == "denied"
@@ -89,7 +104,9 @@ async def test_malformed_json_is_sent_back_once_with_the_exact_error(tools, ctx,
 
 
 async def test_second_bad_reply_aborts_the_phase_cleanly(tools, ctx, scripted):
-    server, client = scripted(R.text("not json"), R.text('{"control": {"type": "finish", "decision": "abort"}}'))
+    server, client = scripted(
+        R.text("not json"), R.text('{"control": {"type": "finish", "decision": "abort"}}')
+    )
     result = await runner(tools, ctx, client).run("go")
     assert result.status == "abort" and result.output is None
     assert "twice in a row" in result.error and "/control" in result.error
@@ -107,8 +124,9 @@ async def test_op_outside_allowed_ops_is_refused_and_its_handler_never_runs(tool
 
 
 async def test_op_with_bad_arguments_gets_pointer_feedback(tools, ctx, scripted):
-    server, client = scripted(reply("finish", ops=[{"kind": "write_note", "name": 3}]),
-                              reply("finish", artifact=SUMMARY))
+    server, client = scripted(
+        reply("finish", ops=[{"kind": "write_note", "name": 3}]), reply("finish", artifact=SUMMARY)
+    )
     await runner(tools, ctx, client).run("write")
     feedback = server.requests[1].body["messages"][-1]["content"]
     assert "/control_ir/0" in feedback and tools.calls.names() == []
@@ -116,9 +134,15 @@ async def test_op_with_bad_arguments_gets_pointer_feedback(tools, ctx, scripted)
 
 async def test_ask_user_suspends_and_resumes_with_the_answer(tools, ctx, scripted):
     _, client = scripted(
-        reply("finish", ops=[{"kind": "ask_user", "question": "Which file?"},
-                             {"kind": "write_note", "name": "answer.md", "text": "noted"}]),
-        reply("finish", artifact=SUMMARY))
+        reply(
+            "finish",
+            ops=[
+                {"kind": "ask_user", "question": "Which file?"},
+                {"kind": "write_note", "name": "answer.md", "text": "noted"},
+            ],
+        ),
+        reply("finish", artifact=SUMMARY),
+    )
     phase = runner(tools, ctx, client, allowed_ops=["notes", "ask_user"])
     first = await phase.run("ask first")
     assert first.status == "suspended" and first.question == "Which file?"
@@ -135,7 +159,9 @@ async def test_ask_user_suspends_and_resumes_with_the_answer(tools, ctx, scripte
 async def test_resume_with_another_phase_is_refused(tools, ctx, scripted):
     _, client = scripted(reply("finish", ops=[{"kind": "ask_user", "question": "?"}]))
     first = await runner(tools, ctx, client, allowed_ops=["ask_user"]).run("ask")
-    other = PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, name="other", allowed_ops=["ask_user"])
+    other = PhaseRunner(
+        tools.registry, model=MODEL, ctx=ctx, client=client, name="other", allowed_ops=["ask_user"]
+    )
     with pytest.raises(Exception, match="belongs to phase 'summarise'"):
         await other.resume(first.state, "x")
 
@@ -160,13 +186,17 @@ async def test_step_limit_aborts(tools, ctx, scripted):
 
 
 async def test_transition_to_an_undeclared_phase_is_sent_back_once(tools, ctx, scripted):
-    server, client = scripted(reply("transition", artifact=SUMMARY, next_phase="deploy"),
-                              reply("transition", artifact=SUMMARY, next_phase="review"))
+    server, client = scripted(
+        reply("transition", artifact=SUMMARY, next_phase="deploy"),
+        reply("transition", artifact=SUMMARY, next_phase="review"),
+    )
     result = await runner(tools, ctx, client, next_phases=["review", "fix"]).run("go")
     assert result.status == "transition" and result.next_phase == "review"
     feedback = server.requests[1].body["messages"][-1]["content"]
-    assert ("/control/next_phase: 'deploy' is not a phase this phase may transition to (declared: review, fix)"
-            in feedback)
+    assert (
+        "/control/next_phase: 'deploy' is not a phase this phase may transition to (declared: review, fix)"
+        in feedback
+    )
 
 
 async def test_two_undeclared_transitions_abort_and_undeclared_phases_are_free(tools, ctx, scripted):

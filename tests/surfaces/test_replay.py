@@ -51,9 +51,18 @@ async def test_missing_key_names_the_key_the_fixture_and_how_to_record(tmp_path)
 
 
 def test_key_covers_model_messages_tools_and_tool_choice():
-    base = LLMRequest(MODEL, [{"role": "user", "content": "x"}], tools=[{"type": "function", "function": {"name": "a"}}])
-    assert base.key() == LLMRequest(MODEL, [{"role": "user", "content": "x"}],
-                                    tools=[{"type": "function", "function": {"name": "a"}}], stream=True).key()
+    base = LLMRequest(
+        MODEL, [{"role": "user", "content": "x"}], tools=[{"type": "function", "function": {"name": "a"}}]
+    )
+    assert (
+        base.key()
+        == LLMRequest(
+            MODEL,
+            [{"role": "user", "content": "x"}],
+            tools=[{"type": "function", "function": {"name": "a"}}],
+            stream=True,
+        ).key()
+    )
     variants = [
         LLMRequest("openai/other", base.messages, tools=base.tools),
         LLMRequest(MODEL, [{"role": "user", "content": "y"}], tools=base.tools),
@@ -77,7 +86,9 @@ async def test_failed_call_in_record_mode_writes_nothing(scripted, tmp_path):
     fixture = tmp_path / "f.jsonl"
     _server, client = scripted(R.error(500, "boom"), num_retries=0)
     with pytest.raises(LLMCallError):
-        await ReplayClient(fixture, inner=client, record=True).complete(LLMRequest(MODEL, [{"role": "user", "content": "x"}]))
+        await ReplayClient(fixture, inner=client, record=True).complete(
+            LLMRequest(MODEL, [{"role": "user", "content": "x"}])
+        )
     assert not fixture.exists()
 
 
@@ -100,7 +111,8 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
     """A plugin author's suite: the pytest11 plugin provides the marker and the fixture."""
     (tmp_path / "llm_fixtures").mkdir()
     test = tmp_path / "test_author.py"
-    test.write_text(textwrap.dedent("""
+    test.write_text(
+        textwrap.dedent("""
         import pytest
         from reyn_core.surfaces import LLMRequest, ReplayMissing
 
@@ -112,19 +124,38 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
         def test_default_path(llm_replay):
             assert llm_replay.fixture.name == "test_author__test_default_path.jsonl"
             assert llm_replay.fixture.parent.name == "llm_fixtures"
-    """))
+    """)
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto",
-                           str(test)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "asyncio_mode=auto",
+            str(test),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
 
 
 def test_importing_reyn_core_and_the_surfaces_does_not_import_litellm():
-    code = ("import sys, reyn_core, reyn_core.surfaces, reyn_core.surfaces.scripted_server, "
-            "reyn_core.testing.replay, reyn_core.cli.demo, reyn_core.cli.chat, reyn_core.cli.phase; "
-            "bad = [m for m in ('litellm', 'openai', 'httpx', 'mcp') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, reyn_core, reyn_core.surfaces, reyn_core.surfaces.scripted_server, "
+        "reyn_core.testing.replay, reyn_core.cli.demo, reyn_core.cli.chat, reyn_core.cli.phase; "
+        "bad = [m for m in ('litellm', 'openai', 'httpx', 'mcp') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -134,15 +165,18 @@ PHASE_FIXTURE = HERE / "llm_fixtures" / "phase_ask_resume.jsonl"
 
 def phase_script() -> list[R]:
     """The scripted model the phase fixture was recorded against (REYN_LLM_RECORD=1 re-records it)."""
+
     def reply(ops: list[dict] | None = None, artifact: dict | None = None) -> R:
         body: dict = {"control": {"type": "finish", "decision": "finish"}, "control_ir": ops or []}
         if artifact:
             body["artifact"] = artifact
         return R.text(json.dumps(body))
 
-    return [reply([{"kind": "ask_user", "question": "Which note?"}, {"kind": "read_note", "name": "todo.md"}]),
-            reply([{"kind": "write_note", "name": "summary.md", "text": "2 todos"}]),
-            reply(artifact={"type": "summary", "data": {"note": "todo.md", "todos": 2}})]
+    return [
+        reply([{"kind": "ask_user", "question": "Which note?"}, {"kind": "read_note", "name": "todo.md"}]),
+        reply([{"kind": "write_note", "name": "summary.md", "text": "2 todos"}]),
+        reply(artifact={"type": "summary", "data": {"note": "todo.md", "todos": 2}}),
+    ]
 
 
 @pytest.mark.llm_replay("llm_fixtures/phase_ask_resume.jsonl")
@@ -153,8 +187,16 @@ async def test_committed_phase_fixture_replays_a_suspend_and_resume(llm_replay, 
         client = ReplayClient(llm_replay.fixture, inner=inner, record=True)
 
     def runner() -> PhaseRunner:
-        return PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, name="summarise",
-                           allowed_ops=["notes", "ask_user"], structured=False, artifact_type="summary")
+        return PhaseRunner(
+            tools.registry,
+            model=MODEL,
+            ctx=ctx,
+            client=client,
+            name="summarise",
+            allowed_ops=["notes", "ask_user"],
+            structured=False,
+            artifact_type="summary",
+        )
 
     first = await runner().run("Summarise the note the user picks.")
     assert first.status == "suspended" and first.question == "Which note?"

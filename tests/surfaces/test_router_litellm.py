@@ -54,7 +54,9 @@ async def test_tools_the_server_receives_are_byte_identical_to_render_router(too
     raw = server.requests[0].raw
     # The exact bytes of the `tools` value in the HTTP body are render_router_json's canonical JSON:
     # same keys, same key order, same separators, same escaping.
-    assert top_level_spans(raw)["tools"].encode("utf-8") == render_router_json(tools.registry, ctx).encode("utf-8")
+    assert top_level_spans(raw)["tools"].encode("utf-8") == render_router_json(tools.registry, ctx).encode(
+        "utf-8"
+    )
     received = server.requests[0].body["tools"]
     assert received == render_router(tools.registry, ctx)
     assert "wipe" not in [t["function"]["name"] for t in received]  # phase-only tool never shown
@@ -77,23 +79,33 @@ async def test_single_tool_call_round_trips(tools, ctx, scripted):
 
 
 async def test_parallel_tool_calls_run_concurrently_and_answer_in_order(tools, ctx, scripted):
-    server, client = scripted(R.calls(("read_note", {"name": "todo.md"}), ("read_note", {"name": "ideas.md"})),
-                              R.text("read both"))
+    server, client = scripted(
+        R.calls(("read_note", {"name": "todo.md"}), ("read_note", {"name": "ideas.md"})), R.text("read both")
+    )
     result = await RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client).run("read my notes")
     assert result.status == "done"
     assert tools.calls.max_running == 2  # both handlers were in flight at once
     msgs = tool_msgs(server.requests[1].body)
     assert [m["tool_call_id"] for m in msgs] == ["call_1_0", "call_1_1"]
-    assert [json.loads(m["content"])["data"] for m in msgs] == ["buy milk\nship reyn\n", "a registry of tools\n"]
+    assert [json.loads(m["content"])["data"] for m in msgs] == [
+        "buy milk\nship reyn\n",
+        "a registry of tools\n",
+    ]
 
 
 async def test_streaming_tool_calls_round_trip(tools, ctx, scripted):
     server, client = scripted(
-        R.calls(("write_note", {"name": "out.md", "text": "streamed arguments arrive in pieces"}),
-                ("add", {"a": 40, "b": 2}), content="Working on it."),
-        R.text("Done: wrote out.md and 40 + 2 = 42."))
+        R.calls(
+            ("write_note", {"name": "out.md", "text": "streamed arguments arrive in pieces"}),
+            ("add", {"a": 40, "b": 2}),
+            content="Working on it.",
+        ),
+        R.text("Done: wrote out.md and 40 + 2 = 42."),
+    )
     events: list[SurfaceEvent] = []
-    loop = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client, stream=True, on_event=events.append)
+    loop = RouterLoop(
+        tools.registry, model=MODEL, ctx=ctx, client=client, stream=True, on_event=events.append
+    )
     result = await loop.run("write a note and add")
     assert result.status == "done" and result.text == "Done: wrote out.md and 40 + 2 = 42."
     assert all(r.body.get("stream") is True for r in server.requests)
@@ -105,7 +117,9 @@ async def test_streaming_tool_calls_round_trip(tools, ctx, scripted):
 
 
 async def test_unknown_tool_is_an_error_the_model_sees_and_the_loop_continues(tools, ctx, scripted):
-    server, client = scripted(R.calls(("ad", {"a": 1, "b": 1})), R.calls(("add", {"a": 1, "b": 1})), R.text("2"))
+    server, client = scripted(
+        R.calls(("ad", {"a": 1, "b": 1})), R.calls(("add", {"a": 1, "b": 1})), R.text("2")
+    )
     result = await RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client).run("1+1")
     assert result.status == "done" and result.text == "2"
     error = tool_results(server.requests[1].body)["call_1_0"]
@@ -124,8 +138,9 @@ async def test_refused_tool_is_an_error_and_its_handler_never_runs(tools, ctx, s
 
 
 async def test_bad_and_malformed_arguments_go_back_with_pointers(tools, ctx, scripted):
-    server, client = scripted(R.calls(("add", {"a": "one", "b": 2}), ("add", '{"a": 1, "b": ')),
-                              R.text("sorry"))
+    server, client = scripted(
+        R.calls(("add", {"a": "one", "b": 2}), ("add", '{"a": 1, "b": ')), R.text("sorry")
+    )
     await RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client).run("add")
     results = tool_results(server.requests[1].body)
     wrong_type = results["call_1_0"]["error"]
@@ -160,7 +175,8 @@ async def test_provider_error_mid_conversation_leaves_a_consistent_conversation(
 async def test_deferred_tool_stops_with_a_pending_state_and_resumes(tools, ctx, scripted):
     server, client = scripted(
         R.calls(("delegate", {"agent": "writer", "task": "draft"}), ("add", {"a": 1, "b": 1})),
-        R.text("The writer says: draft ready."))
+        R.text("The writer says: draft ready."),
+    )
     loop = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client)
     first = await loop.run("delegate")
     assert first.status == "pending" and len(server.requests) == 1

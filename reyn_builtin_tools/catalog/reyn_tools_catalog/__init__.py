@@ -30,12 +30,23 @@ if TYPE_CHECKING:
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
 # imports this package first, and must not pay for the bridges (asyncio) it only needs on a call.
 _LAZY = {
-    "DefaultHost": "bridges", "default_bridge": "bridges",
-    "CODES": "catalog", "Agent": "catalog", "Catalog": "catalog", "CatalogDiagnostic": "catalog",
-    "Skill": "catalog", "catalog_diagnostics": "catalog", "catalog_for": "catalog",
-    "coerce_host_catalog": "catalog", "load_catalog": "catalog",
-    "FrontMatter": "frontmatter", "FrontMatterError": "frontmatter", "parse_front_matter": "frontmatter",
-    "Plan": "plans", "PlanStep": "plans", "plan_problems": "plans",
+    "DefaultHost": "bridges",
+    "default_bridge": "bridges",
+    "CODES": "catalog",
+    "Agent": "catalog",
+    "Catalog": "catalog",
+    "CatalogDiagnostic": "catalog",
+    "Skill": "catalog",
+    "catalog_diagnostics": "catalog",
+    "catalog_for": "catalog",
+    "coerce_host_catalog": "catalog",
+    "load_catalog": "catalog",
+    "FrontMatter": "frontmatter",
+    "FrontMatterError": "frontmatter",
+    "parse_front_matter": "frontmatter",
+    "Plan": "plans",
+    "PlanStep": "plans",
+    "plan_problems": "plans",
     "CatalogSettings": "settings",
 }
 

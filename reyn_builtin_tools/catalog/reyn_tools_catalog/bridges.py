@@ -50,46 +50,68 @@ class DefaultHost:
         if read is None:
             raise ToolRuntimeMissing(
                 "tool 'ask_user' cannot reach the user: no terminal is attached to this process; "
-                "the host must supply an ask_user bridge", tool="ask_user")
+                "the host must supply an ask_user bridge",
+                tool="ask_user",
+            )
         out = self.output or sys.stderr
         lines = [f"\n? {question}"] + [f"  {i}. {opt}" for i, opt in enumerate(options, 1)]
         print("\n".join(lines), file=out, flush=True)
         try:
             answer = (await asyncio.to_thread(read, "> ")).strip()
         except EOFError:
-            raise ToolRuntimeMissing("tool 'ask_user': the terminal closed before the user answered",
-                                     tool="ask_user") from None
+            raise ToolRuntimeMissing(
+                "tool 'ask_user': the terminal closed before the user answered", tool="ask_user"
+            ) from None
         if answer.isdigit() and 1 <= int(answer) <= len(options):
             answer = options[int(answer) - 1]
         return {"answer": answer}
 
     def run_skill(self, *, skill: Skill, input: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         """Hand the skill's instructions back to the calling model, with its input."""
-        return {"status": "ready", "skill": skill.name, "input": input,
-                "instructions": skill.instructions,
-                "note": "no skill runner is attached; follow these instructions yourself"}
+        return {
+            "status": "ready",
+            "skill": skill.name,
+            "input": input,
+            "instructions": skill.instructions,
+            "note": "no skill runner is attached; follow these instructions yourself",
+        }
 
     def send_to_agent(self, *, agent: Agent, message: str, ctx: ToolContext) -> dict[str, Any]:
         """Record a delegation and return its ticket."""
         ticket = f"delegation-{next(self._ids)}"
-        self.delegations.append({"ticket": ticket, "agent": agent.name, "message": message, "from": ctx.agent})
+        self.delegations.append(
+            {"ticket": ticket, "agent": agent.name, "message": message, "from": ctx.agent}
+        )
         return {"status": "delegated", "ticket": ticket, "agent": agent.name}
 
     def dispatch_plan(self, *, plan: Plan, ctx: ToolContext) -> dict[str, Any]:
         """Record an accepted plan and return its id and execution order."""
         plan_id = f"plan-{next(self._ids)}"
         self.plans.append({"plan_id": plan_id, "plan": plan.model_dump(), "from": ctx.agent})
-        return {"status": "accepted", "plan_id": plan_id, "steps": len(plan.steps),
-                "order": execution_order(plan)}
+        return {
+            "status": "accepted",
+            "plan_id": plan_id,
+            "steps": len(plan.steps),
+            "order": execution_order(plan),
+        }
 
     def bridge(self) -> HostBridge:
         """A ``HostBridge`` backed by this host."""
-        return HostBridge(run_skill=self.run_skill, send_to_agent=self.send_to_agent, ask_user=self.ask_user,
-                          dispatch_plan=self.dispatch_plan, catalog=self.catalog)
+        return HostBridge(
+            run_skill=self.run_skill,
+            send_to_agent=self.send_to_agent,
+            ask_user=self.ask_user,
+            dispatch_plan=self.dispatch_plan,
+            catalog=self.catalog,
+        )
 
 
-def default_bridge(*, input_fn: Callable[[str], str] | None = None, output: TextIO | None = None,
-                   catalog: Catalog | Any | None = None) -> HostBridge:
+def default_bridge(
+    *,
+    input_fn: Callable[[str], str] | None = None,
+    output: TextIO | None = None,
+    catalog: Catalog | Any | None = None,
+) -> HostBridge:
     """A ready ``HostBridge`` for the CLI and the demo (see the module docstring).
 
     ``input_fn`` replaces the terminal for ``ask_user`` (e.g. in tests); ``catalog`` supplies a host

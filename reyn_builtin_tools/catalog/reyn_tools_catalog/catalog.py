@@ -64,15 +64,24 @@ class CatalogDiagnostic:
 
     def render(self) -> str:
         """``CODE severity path:line: message (hint)``."""
-        where = f"{self.path}:{self.line}: " if self.path and self.line else f"{self.path}: " if self.path else ""
+        where = (
+            f"{self.path}:{self.line}: " if self.path and self.line else f"{self.path}: " if self.path else ""
+        )
         hint = f" ({self.hint})" if self.hint else ""
         return f"{self.code} {self.severity} {where}{self.message}{hint}"
 
     def as_dict(self) -> dict[str, Any]:
         """The fields of a core ``Diagnostic`` (plugin ``catalog``) plus ``path`` and ``line``."""
-        return {"code": self.code, "severity": self.severity, "message": self.message, "hint": self.hint,
-                "plugin": "catalog", "tool": None, "path": str(self.path) if self.path else None,
-                "line": self.line}
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "hint": self.hint,
+            "plugin": "catalog",
+            "tool": None,
+            "path": str(self.path) if self.path else None,
+            "line": self.line,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +97,13 @@ class Skill:
 
     def record(self) -> dict[str, Any]:
         """The full record ``describe_skill`` returns (the file path is host-only)."""
-        return {"name": self.name, "description": self.description, "category": self.category,
-                "input_schema": self.input_schema, "instructions": self.instructions}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "category": self.category,
+            "input_schema": self.input_schema,
+            "instructions": self.instructions,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +119,13 @@ class Agent:
 
     def record(self) -> dict[str, Any]:
         """The full record ``describe_agent`` returns (the file path is host-only)."""
-        return {"name": self.name, "description": self.description,
-                "tools": list(self.tools) if self.tools is not None else None,
-                "model": self.model, "instructions": self.instructions}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "tools": list(self.tools) if self.tools is not None else None,
+            "model": self.model,
+            "instructions": self.instructions,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,21 +158,32 @@ def _name(values: Mapping[str, Any], lines: Mapping[str, int]) -> str:
 def _description(values: Mapping[str, Any], lines: Mapping[str, int]) -> str:
     text = values.get("description")
     if not isinstance(text, str) or not text.strip():
-        raise _Invalid("RK002", "missing 'description'", lines.get("description", 0),
-                       "models choose by the description; add 'description: <one or two sentences>'")
+        raise _Invalid(
+            "RK002",
+            "missing 'description'",
+            lines.get("description", 0),
+            "models choose by the description; add 'description: <one or two sentences>'",
+        )
     text = text.strip()
     if len(text) > DESCRIPTION_MAX:
-        raise _Invalid("RK002", f"the description is {len(text)} characters, over the limit of {DESCRIPTION_MAX}",
-                       lines.get("description", 0))
+        raise _Invalid(
+            "RK002",
+            f"the description is {len(text)} characters, over the limit of {DESCRIPTION_MAX}",
+            lines.get("description", 0),
+        )
     return text
 
 
-def _optional_text(values: Mapping[str, Any], lines: Mapping[str, int], key: str, limit: int = 200) -> str | None:
+def _optional_text(
+    values: Mapping[str, Any], lines: Mapping[str, int], key: str, limit: int = 200
+) -> str | None:
     value = values.get(key)
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > limit or "\n" in value.strip():
-        raise _Invalid("RK002", f"{key!r} must be one line of text (at most {limit} characters)", lines.get(key, 0))
+        raise _Invalid(
+            "RK002", f"{key!r} must be one line of text (at most {limit} characters)", lines.get(key, 0)
+        )
     return value.strip()
 
 
@@ -192,11 +221,20 @@ def check_input_schema(schema: Any) -> str | None:
     return None
 
 
-def _warn_unknown(values: Mapping[str, Any], lines: Mapping[str, int], allowed: tuple[str, ...],
-                  path: Path | None) -> list[CatalogDiagnostic]:
-    return [CatalogDiagnostic("RK005", f"unknown front-matter key {key!r} is ignored", f"allowed keys: {', '.join(allowed)}",
-                              path, lines.get(key, 0))
-            for key in values if key not in allowed]
+def _warn_unknown(
+    values: Mapping[str, Any], lines: Mapping[str, int], allowed: tuple[str, ...], path: Path | None
+) -> list[CatalogDiagnostic]:
+    return [
+        CatalogDiagnostic(
+            "RK005",
+            f"unknown front-matter key {key!r} is ignored",
+            f"allowed keys: {', '.join(allowed)}",
+            path,
+            lines.get(key, 0),
+        )
+        for key in values
+        if key not in allowed
+    ]
 
 
 def skill_from_text(text: str, path: Path | None = None) -> tuple[Skill, list[CatalogDiagnostic]]:
@@ -212,9 +250,15 @@ def skill_from_text(text: str, path: Path | None = None) -> tuple[Skill, list[Ca
     if schema is not None:
         problem = check_input_schema(schema)
         if problem:
-            raise _Invalid("RK007", problem, lines.get("input_schema", 0),
-                           'write input_schema as a JSON object, e.g. {"type": "object", "properties": {...}}')
-    skill = Skill(name, description, category, schema, fm.body.strip("\n") + ("\n" if fm.body.strip() else ""), path)
+            raise _Invalid(
+                "RK007",
+                problem,
+                lines.get("input_schema", 0),
+                'write input_schema as a JSON object, e.g. {"type": "object", "properties": {...}}',
+            )
+    skill = Skill(
+        name, description, category, schema, fm.body.strip("\n") + ("\n" if fm.body.strip() else ""), path
+    )
     return skill, _warn_unknown(v, lines, SKILL_KEYS, path)
 
 
@@ -234,7 +278,9 @@ def agent_from_text(text: str, path: Path | None = None) -> tuple[Agent, list[Ca
             raise _Invalid("RK002", "'tools' must be a list of tool names", lines.get("tools", 0))
         tools = tuple(tools)
     model = _optional_text(v, lines, "model")
-    agent = Agent(name, description, tools, model, fm.body.strip("\n") + ("\n" if fm.body.strip() else ""), path)
+    agent = Agent(
+        name, description, tools, model, fm.body.strip("\n") + ("\n" if fm.body.strip() else ""), path
+    )
     return agent, _warn_unknown(v, lines, AGENT_KEYS, path)
 
 
@@ -255,7 +301,9 @@ def _files(folder: Path, *, skills: bool) -> list[Path]:
     return sorted(found)
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def _read(path: Path, limit: int) -> str:
@@ -264,8 +312,11 @@ def _read(path: Path, limit: int) -> str:
     file outside the skill folders, such as a secret, part of a model's instructions."""
     try:
         if path.is_symlink():
-            raise _Invalid("RK006", "a symbolic link; skill and agent files are never followed through links",
-                           hint="copy the file into the folder instead of linking it")
+            raise _Invalid(
+                "RK006",
+                "a symbolic link; skill and agent files are never followed through links",
+                hint="copy the file into the folder instead of linking it",
+            )
         if not stat.S_ISREG(path.lstat().st_mode):
             raise _Invalid("RK006", "not a regular file")
         fd = os.open(path, _READ_FLAGS)
@@ -274,36 +325,56 @@ def _read(path: Path, limit: int) -> str:
             if not stat.S_ISREG(st.st_mode):
                 raise _Invalid("RK006", "not a regular file")
             if st.st_size > limit:
-                raise _Invalid("RK006", f"the file is {st.st_size:,} bytes, over the limit of {limit:,}",
-                               hint="raise plugins.catalog.settings.max_file_bytes or shorten the file")
+                raise _Invalid(
+                    "RK006",
+                    f"the file is {st.st_size:,} bytes, over the limit of {limit:,}",
+                    hint="raise plugins.catalog.settings.max_file_bytes or shorten the file",
+                )
             data = fh.read(limit + 1)
         if len(data) > limit:
-            raise _Invalid("RK006", f"the file is over the limit of {limit:,} bytes",
-                           hint="raise plugins.catalog.settings.max_file_bytes or shorten the file")
+            raise _Invalid(
+                "RK006",
+                f"the file is over the limit of {limit:,} bytes",
+                hint="raise plugins.catalog.settings.max_file_bytes or shorten the file",
+            )
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _Invalid("RK006", f"not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # swapped for a link since the check
-            raise _Invalid("RK006", "a symbolic link; skill and agent files are never followed through links") from None
+            raise _Invalid(
+                "RK006", "a symbolic link; skill and agent files are never followed through links"
+            ) from None
         raise _Invalid("RK006", f"cannot read the file: {exc.strerror}") from None
 
 
-def _load_kind(folders: list[Path], *, skills: bool, limit: int) -> tuple[dict[str, Any], list[CatalogDiagnostic]]:
+def _load_kind(
+    folders: list[Path], *, skills: bool, limit: int
+) -> tuple[dict[str, Any], list[CatalogDiagnostic]]:
     kind = "skill" if skills else "agent"
     diags: list[CatalogDiagnostic] = []
     by_name: dict[str, Any] = {}
     claims: dict[str, list[Path]] = {}
     for folder in folders:
         if not folder.is_dir():
-            diags.append(CatalogDiagnostic("RK004", f"the {kind} folder {folder} does not exist",
-                                           f"create it or remove it from plugins.catalog.settings.{kind}_dirs", folder))
+            diags.append(
+                CatalogDiagnostic(
+                    "RK004",
+                    f"the {kind} folder {folder} does not exist",
+                    f"create it or remove it from plugins.catalog.settings.{kind}_dirs",
+                    folder,
+                )
+            )
             continue
         for path in _files(folder, skills=skills):
             try:
                 record, warnings = (skill_from_text if skills else agent_from_text)(_read(path, limit), path)
             except _Invalid as exc:
-                diags.append(CatalogDiagnostic(exc.code, f"{kind} file skipped: {exc.message}", exc.hint, path, exc.line))
+                diags.append(
+                    CatalogDiagnostic(
+                        exc.code, f"{kind} file skipped: {exc.message}", exc.hint, path, exc.line
+                    )
+                )
                 continue
             diags.extend(warnings)
             claims.setdefault(record.name, []).append(path)
@@ -311,9 +382,15 @@ def _load_kind(folders: list[Path], *, skills: bool, limit: int) -> tuple[dict[s
     for name, paths in claims.items():
         if len(paths) > 1:  # no silent winner: every claimant is dropped
             del by_name[name]
-            diags.append(CatalogDiagnostic(
-                "RK003", f"{kind} name {name!r} is declared by {len(paths)} files: {', '.join(map(str, paths))}; "
-                "none of them is loaded", "rename one of them", paths[0]))
+            diags.append(
+                CatalogDiagnostic(
+                    "RK003",
+                    f"{kind} name {name!r} is declared by {len(paths)} files: {', '.join(map(str, paths))}; "
+                    "none of them is loaded",
+                    "rename one of them",
+                    paths[0],
+                )
+            )
     return dict(sorted(by_name.items())), diags
 
 
@@ -357,8 +434,9 @@ def load_catalog(settings: CatalogSettings | None = None, workspace: Path | None
     return catalog
 
 
-def catalog_diagnostics(settings: CatalogSettings | Mapping[str, Any] | None = None,
-                        workspace: Path | None = None) -> list[CatalogDiagnostic]:
+def catalog_diagnostics(
+    settings: CatalogSettings | Mapping[str, Any] | None = None, workspace: Path | None = None
+) -> list[CatalogDiagnostic]:
     """Every problem in the configured skill and agent folders (for ``reyn doctor``)."""
     if not isinstance(settings, CatalogSettings):
         settings = CatalogSettings.model_validate(dict(settings or {}))
@@ -383,7 +461,9 @@ def _coerce(item: Any, cls: type[Any], index: int, kind: str) -> tuple[Any | Non
     if isinstance(item, cls):
         return item, None
     if not isinstance(item, Mapping):
-        return None, CatalogDiagnostic("RK008", f"host {kind} #{index} is a {type(item).__name__}, not a mapping or {cls.__name__}")
+        return None, CatalogDiagnostic(
+            "RK008", f"host {kind} #{index} is a {type(item).__name__}, not a mapping or {cls.__name__}"
+        )
     values = dict(item)
     try:
         name, description = _name(values, {}), _description(values, {})
@@ -392,13 +472,23 @@ def _coerce(item: Any, cls: type[Any], index: int, kind: str) -> tuple[Any | Non
             problem = check_input_schema(schema) if schema is not None else None
             if problem:
                 raise _Invalid("RK007", problem)
-            return Skill(name, description, str(values.get("category") or DEFAULT_CATEGORY), schema,
-                         str(values.get("instructions", ""))), None
+            return Skill(
+                name,
+                description,
+                str(values.get("category") or DEFAULT_CATEGORY),
+                schema,
+                str(values.get("instructions", "")),
+            ), None
         tools = values.get("tools")
         if tools is not None and (isinstance(tools, str) or not all(isinstance(t, str) for t in tools)):
             raise _Invalid("RK008", "'tools' must be a list of tool names")
-        return Agent(name, description, tuple(tools) if tools is not None else None, values.get("model"),
-                     str(values.get("instructions", ""))), None
+        return Agent(
+            name,
+            description,
+            tuple(tools) if tools is not None else None,
+            values.get("model"),
+            str(values.get("instructions", "")),
+        ), None
     except _Invalid as exc:
         return None, CatalogDiagnostic("RK008", f"host {kind} #{index}: {exc.message}")
 
@@ -420,7 +510,11 @@ def coerce_host_catalog(source: Any) -> Catalog:
             if diag is not None or record is None:
                 diags.extend([diag] if diag is not None else [])
             elif record.name in out[attr]:
-                diags.append(CatalogDiagnostic("RK003", f"host {kind} name {record.name!r} appears twice; the first is kept"))
+                diags.append(
+                    CatalogDiagnostic(
+                        "RK003", f"host {kind} name {record.name!r} appears twice; the first is kept"
+                    )
+                )
             else:
                 out[attr][record.name] = record
     return Catalog(dict(sorted(out["skills"].items())), dict(sorted(out["agents"].items())), tuple(diags))

@@ -40,7 +40,7 @@ def _closing_quote(raw: str) -> int:
             i += 2
             continue
         if raw[i] == quote:
-            if quote == "'" and raw[i + 1: i + 2] == "'":
+            if quote == "'" and raw[i + 1 : i + 2] == "'":
                 i += 2  # '' is a quote inside a single-quoted string
                 continue
             return i
@@ -79,10 +79,11 @@ def parse_front_matter(text: str) -> FrontMatter:
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "..."))
     except StopIteration:
-        raise FrontMatterError("the front-matter block is never closed: add a line '---' after it",
-                               len(lines)) from None
+        raise FrontMatterError(
+            "the front-matter block is never closed: add a line '---' after it", len(lines)
+        ) from None
     values, key_lines = _parse_block(lines, 1, end)
-    body_lines = re.split(r"(?<=\n)", text)[end + 1:]
+    body_lines = re.split(r"(?<=\n)", text)[end + 1 :]
     return FrontMatter(values, key_lines, "".join(body_lines))
 
 
@@ -99,8 +100,11 @@ def _parse_block(lines: list[str], start: int, end: int) -> tuple[dict[str, Any]
         if line[0] in " \t":
             raise FrontMatterError(
                 "unexpected indentation: nested mappings are not supported; write such a value as JSON "
-                "on one key (e.g. input_schema: {\"type\": \"object\"})" if ":" in stripped and not stripped.startswith("-")
-                else "unexpected indented line: it does not continue a list or block value", lineno)
+                'on one key (e.g. input_schema: {"type": "object"})'
+                if ":" in stripped and not stripped.startswith("-")
+                else "unexpected indented line: it does not continue a list or block value",
+                lineno,
+            )
         if stripped.startswith("- "):
             raise FrontMatterError("a list item must follow a 'key:' line", lineno)
         m = _KEY_RE.match(line)
@@ -148,7 +152,8 @@ def _block_list(items: list[tuple[int, str]], key: str) -> list[Any]:
         if stripped == "-" or not stripped.startswith("- "):
             if ":" in stripped:
                 raise FrontMatterError(
-                    f"{key!r} holds a nested mapping, which is not supported; write its value as JSON", lineno)
+                    f"{key!r} holds a nested mapping, which is not supported; write its value as JSON", lineno
+                )
             raise FrontMatterError(f"expected a list item '- value' under {key!r}", lineno)
         item = stripped[2:].strip()
         if item.startswith("{") or item.startswith("["):
@@ -191,7 +196,8 @@ def _json_value(lines: list[str], i: int, end: int, raw: str, key: str) -> tuple
         except json.JSONDecodeError as exc:
             if j >= end:
                 raise FrontMatterError(
-                    f"the JSON value of {key!r} is malformed or not closed ({exc.msg})", i + 1) from None
+                    f"the JSON value of {key!r} is malformed or not closed ({exc.msg})", i + 1
+                ) from None
         text += "\n" + lines[j]
         j += 1
 
@@ -205,7 +211,7 @@ def _strip_flow_comment(raw: str) -> str:
         elif ch in "\"'":
             quote = ch
         elif ch == "]":
-            return raw[: i + 1] if raw[i + 1:].strip() and _only_comment(raw[i + 1:]) else raw
+            return raw[: i + 1] if raw[i + 1 :].strip() and _only_comment(raw[i + 1 :]) else raw
     return raw
 
 
@@ -241,7 +247,9 @@ def _split_flow(inner: str, lineno: int) -> list[str]:
             parts.append(current)
             current = ""
         elif ch in "[]{}":
-            raise FrontMatterError("nested lists or mappings inside a flow list are not supported; use JSON", lineno)
+            raise FrontMatterError(
+                "nested lists or mappings inside a flow list are not supported; use JSON", lineno
+            )
         else:
             current += ch
     if quote:
@@ -255,10 +263,11 @@ def _split_flow(inner: str, lineno: int) -> list[str]:
 def _scalar(raw: str, lineno: int) -> str:
     if raw.startswith('"'):
         end = _closing_quote(raw)
-        if end > 0 and not _only_comment(raw[end + 1:]):
+        if end > 0 and not _only_comment(raw[end + 1 :]):
             raise FrontMatterError(
                 "malformed double-quoted string (only whitespace and a '# comment' may follow the closing quote)",
-                lineno)
+                lineno,
+            )
         try:
             value = json.loads(raw[: end + 1] if end > 0 else raw)
         except json.JSONDecodeError as exc:
@@ -268,12 +277,14 @@ def _scalar(raw: str, lineno: int) -> str:
         return value
     if raw.startswith("'"):
         end = _closing_quote(raw)
-        if end < 0 or not _only_comment(raw[end + 1:]):
+        if end < 0 or not _only_comment(raw[end + 1 :]):
             raise FrontMatterError("malformed single-quoted string (write a quote inside as '')", lineno)
         return raw[1:end].replace("''", "'")
     if raw.startswith(_UNSUPPORTED_START):
         raise FrontMatterError(
-            f"YAML anchors, aliases, tags and directives ({raw[0]!r}) are not supported; quote the value", lineno)
+            f"YAML anchors, aliases, tags and directives ({raw[0]!r}) are not supported; quote the value",
+            lineno,
+        )
     if raw.startswith(("{", "[")):
         raise FrontMatterError("a mapping or list cannot appear here; write it as JSON on its key", lineno)
     comment = _COMMENT_RE.search(raw)

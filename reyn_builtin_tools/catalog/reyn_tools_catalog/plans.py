@@ -21,13 +21,24 @@ class PlanStep(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(description="a short id unique in this plan, e.g. 's1' (letters, digits, '_', '-')",
-                    min_length=1, max_length=32)
-    description: str = Field(description="what this step does and what it produces", min_length=1, max_length=2000)
-    tools: list[str] = Field(default_factory=list, max_length=16,
-                             description="the tools this step may use (names from your tool list)")
-    depends_on: list[str] = Field(default_factory=list, max_length=MAX_STEPS,
-                                  description="ids of the steps that must finish before this one")
+    id: str = Field(
+        description="a short id unique in this plan, e.g. 's1' (letters, digits, '_', '-')",
+        min_length=1,
+        max_length=32,
+    )
+    description: str = Field(
+        description="what this step does and what it produces", min_length=1, max_length=2000
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description="the tools this step may use (names from your tool list)",
+    )
+    depends_on: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_STEPS,
+        description="ids of the steps that must finish before this one",
+    )
 
 
 class Plan(BaseModel):
@@ -36,8 +47,9 @@ class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     goal: str = Field(description="what the whole plan achieves", min_length=1, max_length=2000)
-    steps: list[PlanStep] = Field(min_length=MIN_STEPS, max_length=MAX_STEPS,
-                                  description=f"{MIN_STEPS} to {MAX_STEPS} steps")
+    steps: list[PlanStep] = Field(
+        min_length=MIN_STEPS, max_length=MAX_STEPS, description=f"{MIN_STEPS} to {MAX_STEPS} steps"
+    )
 
 
 def plan_problems(plan: Plan, known_tools: Collection[str]) -> list[ArgumentProblem]:
@@ -46,11 +58,18 @@ def plan_problems(plan: Plan, known_tools: Collection[str]) -> list[ArgumentProb
     first_index: dict[str, int] = {}
     for i, step in enumerate(plan.steps):
         if STEP_ID_RE.fullmatch(step.id) is None:
-            problems.append(ArgumentProblem(f"/steps/{i}/id",
-                                            f"step id {step.id!r} may only use letters, digits, '_' and '-'"))
+            problems.append(
+                ArgumentProblem(
+                    f"/steps/{i}/id", f"step id {step.id!r} may only use letters, digits, '_' and '-'"
+                )
+            )
         if step.id in first_index:
-            problems.append(ArgumentProblem(
-                f"/steps/{i}/id", f"step id {step.id!r} is already used by step {first_index[step.id]}; ids must be unique"))
+            problems.append(
+                ArgumentProblem(
+                    f"/steps/{i}/id",
+                    f"step id {step.id!r} is already used by step {first_index[step.id]}; ids must be unique",
+                )
+            )
         else:
             first_index[step.id] = i
     ids = sorted(first_index)
@@ -58,21 +77,31 @@ def plan_problems(plan: Plan, known_tools: Collection[str]) -> list[ArgumentProb
     for i, step in enumerate(plan.steps):
         for j, dep in enumerate(step.depends_on):
             if dep == step.id:
-                problems.append(ArgumentProblem(f"/steps/{i}/depends_on/{j}", f"step {step.id!r} depends on itself"))
+                problems.append(
+                    ArgumentProblem(f"/steps/{i}/depends_on/{j}", f"step {step.id!r} depends on itself")
+                )
             elif dep not in first_index:
-                problems.append(ArgumentProblem(
-                    f"/steps/{i}/depends_on/{j}",
-                    f"step {step.id!r} depends on {dep!r}, which is not a step of this plan; step ids: {', '.join(ids)}"))
+                problems.append(
+                    ArgumentProblem(
+                        f"/steps/{i}/depends_on/{j}",
+                        f"step {step.id!r} depends on {dep!r}, which is not a step of this plan; step ids: {', '.join(ids)}",
+                    )
+                )
         for j, name in enumerate(step.tools):
             if name in NOT_IN_STEPS:
                 problems.append(ArgumentProblem(f"/steps/{i}/tools/{j}", f"a plan step cannot use {name!r}"))
             elif name not in known:
                 listed = ", ".join(sorted(known)[:40]) or "none"
-                problems.append(ArgumentProblem(
-                    f"/steps/{i}/tools/{j}", f"unknown tool {name!r}; tools a step may use: {listed}"))
+                problems.append(
+                    ArgumentProblem(
+                        f"/steps/{i}/tools/{j}", f"unknown tool {name!r}; tools a step may use: {listed}"
+                    )
+                )
     cycle = _cycle(plan)
     if cycle:
-        problems.append(ArgumentProblem("/steps", f"the steps form a cycle: {' -> '.join(cycle)}; a plan must be acyclic"))
+        problems.append(
+            ArgumentProblem("/steps", f"the steps form a cycle: {' -> '.join(cycle)}; a plan must be acyclic")
+        )
     return problems
 
 
@@ -91,7 +120,7 @@ def _cycle(plan: Plan) -> list[str] | None:
             if nxt not in deps:
                 continue
             if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
+                return [*path[path.index(nxt) :], nxt]
             if state.get(nxt) is None:
                 found = visit(nxt)
                 if found:

@@ -35,4 +35,10 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
     return [diag.as_dict() for diag in catalog_diagnostics(settings)]
 
 
-__all__ = ["REYN_API", "catalog_diagnostics", "reyn_diagnostics", "reyn_register_tools", "reyn_settings_model"]
+__all__ = [
+    "REYN_API",
+    "catalog_diagnostics",
+    "reyn_diagnostics",
+    "reyn_register_tools",
+    "reyn_settings_model",
+]

@@ -15,10 +15,18 @@ class CatalogSettings(BaseModel):
 
     skill_dirs: list[str] = Field(default_factory=list, description="folders searched for SKILL.md files")
     agent_dirs: list[str] = Field(default_factory=list, description="folders of agent .md files")
-    description_limit: int = Field(default=200, ge=20, le=4000,
-                                   description="list_skills / list_agents cut descriptions to this many characters")
-    max_file_bytes: int = Field(default=256 * 1024, ge=1024, le=16 * 1024 * 1024,
-                                description="larger skill or agent files are refused")
+    description_limit: int = Field(
+        default=200,
+        ge=20,
+        le=4000,
+        description="list_skills / list_agents cut descriptions to this many characters",
+    )
+    max_file_bytes: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="larger skill or agent files are refused",
+    )
 
     def resolve(self, folders: list[str], workspace: Path) -> list[Path]:
         """``folders`` with ``~`` expanded, relative ones joined to ``workspace``."""

@@ -52,11 +52,16 @@ def _short(text: str, limit: int) -> str:
 
 
 def _invalid(tool_name: str, pointer: str, message: str) -> InvalidToolArguments:
-    return InvalidToolArguments(f"invalid arguments for {tool_name!r}: {pointer}: {message}", tool=tool_name,
-                                problems=[ArgumentProblem(pointer, message)])
+    return InvalidToolArguments(
+        f"invalid arguments for {tool_name!r}: {pointer}: {message}",
+        tool=tool_name,
+        problems=[ArgumentProblem(pointer, message)],
+    )
 
 
-def _unknown(kind: str, name: str, known: Collection[str], tool_name: str, pointer: str) -> InvalidToolArguments:
+def _unknown(
+    kind: str, name: str, known: Collection[str], tool_name: str, pointer: str
+) -> InvalidToolArguments:
     listed = ", ".join(sorted(known)[:50])
     allowed = f"known {kind}s: {listed}" if known else f"no {kind}s are available in this session"
     return _invalid(tool_name, pointer, f"unknown {kind} {name[:80]!r}; {allowed}")
@@ -95,7 +100,9 @@ def list_skills(ctx: ToolContext, category: str | None = None) -> dict[str, Any]
     groups: dict[str, list[dict[str, str]]] = {}
     for skill in catalog.skills.values():
         if category is None or skill.category == category:
-            groups.setdefault(skill.category, []).append({"name": skill.name, "description": _short(skill.description, limit)})
+            groups.setdefault(skill.category, []).append(
+                {"name": skill.name, "description": _short(skill.description, limit)}
+            )
     result: dict[str, Any] = {
         "categories": [{"category": c, "skills": groups[c]} for c in sorted(groups)],
         "count": sum(len(v) for v in groups.values()),
@@ -116,11 +123,12 @@ class InvokeSkillArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     skill: str = Field(description="the skill's name (see list_skills)")
-    input: dict[str, Any] = Field(default_factory=dict, description="the skill's input, matching its input schema")
+    input: dict[str, Any] = Field(
+        default_factory=dict, description="the skill's input, matching its input schema"
+    )
 
 
-@tool(cluster="catalog", purity="side_effect", gates=BOTH,
-      schema_enricher=SKILL_NAMES)
+@tool(cluster="catalog", purity="side_effect", gates=BOTH, schema_enricher=SKILL_NAMES)
 async def _invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
     """Run a skill with an input that matches its input schema (see describe_skill)."""
     run_skill = ctx.bridge.require("run_skill", tool="invoke_skill")
@@ -131,7 +139,10 @@ async def _invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
             listed = "; ".join(p.render() for p in problems[:8])
             raise InvalidToolArguments(
                 f"invalid arguments for 'invoke_skill': the input does not match the input schema of skill "
-                f"{skill.name!r}: {listed}", tool="invoke_skill", problems=problems)
+                f"{skill.name!r}: {listed}",
+                tool="invoke_skill",
+                problems=problems,
+            )
     return await _call(run_skill, skill=skill, input=args.input, ctx=ctx)
 
 
@@ -180,12 +191,20 @@ class DelegateArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent: str = Field(description="the agent's name (see list_agents)")
-    task: str = Field(description="what the agent should do, with everything it needs to know",
-                      min_length=1, max_length=20_000)
+    task: str = Field(
+        description="what the agent should do, with everything it needs to know",
+        min_length=1,
+        max_length=20_000,
+    )
 
 
-@tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred",
-      schema_enricher=AGENT_NAMES)
+@tool(
+    cluster="catalog",
+    purity="side_effect",
+    gates=ROUTER_ONLY,
+    dispatch_kind="deferred",
+    schema_enricher=AGENT_NAMES,
+)
 async def delegate_to_agent(args: DelegateArgs, ctx: ToolContext) -> Any:
     """Hand a task to another agent. Its answer arrives later, not as this call's result."""
     send = ctx.bridge.require("send_to_agent", tool="delegate_to_agent")
@@ -209,7 +228,8 @@ def plan_tool_names(ctx: ToolContext) -> Collection[str]:
     raise ToolRuntimeMissing(
         "tool 'plan' cannot check the tools its steps name: the host must pass its tool registry as "
         "ToolContext(extras={'registry': registry}) or the allowed names as extras={'plan_tools': [...]}",
-        tool="plan")
+        tool="plan",
+    )
 
 
 @tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred")
@@ -232,9 +252,14 @@ async def _plan(args: Plan, ctx: ToolContext) -> Any:
 class AskUserArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(description="the question, complete and self-contained", min_length=1, max_length=4000)
-    options: list[str] = Field(default_factory=list, max_length=10,
-                               description="suggested answers, if the question has a few likely ones")
+    question: str = Field(
+        description="the question, complete and self-contained", min_length=1, max_length=4000
+    )
+    options: list[str] = Field(
+        default_factory=list,
+        max_length=10,
+        description="suggested answers, if the question has a few likely ones",
+    )
 
 
 @tool(cluster="ask_user", purity="external", gates=PHASE_ONLY)
@@ -271,5 +296,13 @@ def _plan_parameters() -> dict[str, Any]:
 
 plan = replace(_plan, name="plan", parameters=_plan_parameters())
 
-CATALOG_TOOLS = (list_skills, describe_skill, list_agents, describe_agent, invoke_skill,
-                 delegate_to_agent, plan, ask_user)
+CATALOG_TOOLS = (
+    list_skills,
+    describe_skill,
+    list_agents,
+    describe_agent,
+    invoke_skill,
+    delegate_to_agent,
+    plan,
+    ask_user,
+)

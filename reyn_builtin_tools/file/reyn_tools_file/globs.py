@@ -29,11 +29,11 @@ def _translate(pattern: str) -> str:
         elif c == "?":
             out.append("[^/]")
         elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1: i + 2] in ("!", "]") else i + 1)
+            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "]") else i + 1)
             if end == -1:
                 out.append(re.escape(c))
             else:
-                body = pattern[i + 1: end]
+                body = pattern[i + 1 : end]
                 negate = body.startswith("!")
                 body = body[1:] if negate else body
                 body = body.replace("\\", "\\\\").replace("/", "")
@@ -66,9 +66,11 @@ class Glob:
 
 def compile_glob(pattern: str, *, field: str, basename_if_plain: bool = False) -> Glob:
     """Compile ``pattern``; ``..`` segments and absolute patterns are invalid arguments."""
+
     def invalid(msg: str) -> InvalidToolArguments:
-        return InvalidToolArguments(f"invalid glob {pattern[:100]!r}: {msg}",
-                                    problems=[ArgumentProblem(f"/{field}", msg)])
+        return InvalidToolArguments(
+            f"invalid glob {pattern[:100]!r}: {msg}", problems=[ArgumentProblem(f"/{field}", msg)]
+        )
 
     if not pattern or "\x00" in pattern:
         raise invalid("a glob must be a non-empty string without NUL bytes")

@@ -140,7 +140,9 @@ def _check_text(path: object) -> str:
             reason="not_utf8",
         ) from None
     if len(encoded) > MAX_PATH_BYTES:
-        raise PathRefused(f"path is {len(encoded)} bytes long; the limit is {MAX_PATH_BYTES}", reason="too_long")
+        raise PathRefused(
+            f"path is {len(encoded)} bytes long; the limit is {MAX_PATH_BYTES}", reason="too_long"
+        )
     for part in path.split("/"):
         if len(part.encode("utf-8")) > MAX_NAME_BYTES:
             raise PathRefused(
@@ -161,7 +163,8 @@ def refuse_pseudo_fs(parts: tuple[str, ...], shown: str) -> None:
         raise PathRefused(
             f"path {shown!r} is inside a pseudo-filesystem ({', '.join(PSEUDO_FS_PREFIXES)}); its entries "
             "are kernel state (environments, memory, devices), never read or written by the file tools",
-            reason="pseudo_filesystem", path=shown,
+            reason="pseudo_filesystem",
+            path=shown,
         )
 
 
@@ -199,8 +202,13 @@ class Scope:
                 out.append(real)
             return tuple(out)
 
-        return cls(ws, resolve(settings.read_roots), resolve(settings.write_roots), settings.protected,
-                   _host_protected(protected_paths))
+        return cls(
+            ws,
+            resolve(settings.read_roots),
+            resolve(settings.write_roots),
+            settings.protected,
+            _host_protected(protected_paths),
+        )
 
     def _show(self, path: Path) -> str:
         try:
@@ -232,24 +240,26 @@ class Scope:
             what = "writable" if write else "readable"
             raise PathRefused(
                 f"path {text[:200]!r} is outside the {what} roots; allowed: {self.roots_text(write=write)}",
-                reason="outside_roots", path=text[:200],
+                reason="outside_roots",
+                path=text[:200],
             )
         refuse_pseudo_fs(full, text[:200])
-        return Location(best, full[len(best.parts) - 1:], self._show(best))
+        return Location(best, full[len(best.parts) - 1 :], self._show(best))
 
     def check_not_protected(self, loc: Location) -> None:
         """Refuse a write or delete of a protected path (compared case-insensitively, fail-closed)."""
         full = loc.root.parts[1:] + loc.parts
         ws = self.workspace.parts[1:]
-        rel = [p.casefold() for p in (full[len(ws):] if full[: len(ws)] == ws else full)]
+        rel = [p.casefold() for p in (full[len(ws) :] if full[: len(ws)] == ws else full)]
         for entry in self.protected:
             pattern = [p.casefold() for p in entry.split("/") if p]
             anchored = entry.startswith("/") or len(pattern) > 1
             starts = [0] if anchored else range(len(rel))
-            if any(rel[i: i + len(pattern)] == pattern for i in starts):
+            if any(rel[i : i + len(pattern)] == pattern for i in starts):
                 raise PathRefused(
                     f"{loc.display!r} is protected ({entry!r}) and is never written or deleted by the file tools",
-                    reason="protected", path=loc.display,
+                    reason="protected",
+                    path=loc.display,
                 )
         folded = tuple(p.casefold() for p in full)
         for host_path in self.protected_paths:
@@ -257,7 +267,8 @@ class Scope:
                 raise PathRefused(
                     f"{loc.display!r} is protected by the host (it is or lies below "
                     f"{'/' + '/'.join(host_path)!r}) and is never written or deleted by the file tools",
-                    reason="protected", path=loc.display,
+                    reason="protected",
+                    path=loc.display,
                 )
 
 
@@ -297,8 +308,9 @@ def _refusal(parent_fd: int, name: str, shown: str, exc: OSError, *, want: str) 
             f"{shown!r} is a symbolic link; the file tools never follow links", reason="symlink", path=shown
         )
     if want == "directory" and not stat.S_ISDIR(st.st_mode):
-        return PathRefused(f"{shown!r} is a {_kind_of(st.st_mode)}, not a directory",
-                           reason="not_directory", path=shown)
+        return PathRefused(
+            f"{shown!r} is a {_kind_of(st.st_mode)}, not a directory", reason="not_directory", path=shown
+        )
     return ToolExecutionError(f"cannot open {shown!r}: {exc.strerror or exc}")
 
 
@@ -351,8 +363,9 @@ def open_directory(loc: Location, *, upto: int | None = None, create: bool = Fal
 def open_parent(loc: Location, *, create: bool = False) -> Iterator[int]:
     """A descriptor of the directory holding ``loc``'s last component."""
     if not loc.parts:
-        raise PathRefused(f"{loc.display!r} is a root directory, not a file", reason="is_directory",
-                          path=loc.display)
+        raise PathRefused(
+            f"{loc.display!r} is a root directory, not a file", reason="is_directory", path=loc.display
+        )
     with open_directory(loc, upto=len(loc.parts) - 1, create=create) as fd:
         yield fd
 
@@ -367,19 +380,22 @@ def lstat_at(parent_fd: int, name: str) -> os.stat_result | None:
 
 def _require_regular(st: os.stat_result, shown: str) -> None:
     if stat.S_ISLNK(st.st_mode):
-        raise PathRefused(f"{shown!r} is a symbolic link; the file tools never follow links",
-                          reason="symlink", path=shown)
+        raise PathRefused(
+            f"{shown!r} is a symbolic link; the file tools never follow links", reason="symlink", path=shown
+        )
     if stat.S_ISDIR(st.st_mode):
         raise PathRefused(f"{shown!r} is a directory, not a file", reason="is_directory", path=shown)
     if not stat.S_ISREG(st.st_mode):
         raise PathRefused(
             f"{shown!r} is a {_kind_of(st.st_mode)}; only regular files are read or written",
-            reason="special_file", path=shown,
+            reason="special_file",
+            path=shown,
         )
 
 
-def open_regular_at(parent_fd: int, name: str, shown: str, *,
-                    allow_hardlinks: bool = False) -> tuple[int, os.stat_result]:
+def open_regular_at(
+    parent_fd: int, name: str, shown: str, *, allow_hardlinks: bool = False
+) -> tuple[int, os.stat_result]:
     """Open regular file ``name`` in ``parent_fd`` for reading: never a link, FIFO or device, and
     not a file with several hard links unless ``allow_hardlinks``."""
     st = lstat_at(parent_fd, name)
@@ -390,8 +406,11 @@ def open_regular_at(parent_fd: int, name: str, shown: str, *,
         fd = os.open(name, _READ_FLAGS, dir_fd=parent_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # swapped for a link since the lstat
-            raise PathRefused(f"{shown!r} is a symbolic link; the file tools never follow links",
-                              reason="symlink", path=shown) from None
+            raise PathRefused(
+                f"{shown!r} is a symbolic link; the file tools never follow links",
+                reason="symlink",
+                path=shown,
+            ) from None
         raise ToolExecutionError(f"cannot open {shown!r}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
@@ -415,7 +434,8 @@ def _refuse_hardlinked(st: os.stat_result, shown: str, *, action: str) -> None:
         raise PathRefused(
             f"{shown!r} has {st.st_nlink} hard links; the file tools do not {action} a file that is also "
             f"reachable by another name (it may live outside the roots){opt_in}",
-            reason="hardlink", path=shown,
+            reason="hardlink",
+            path=shown,
         )
 
 
@@ -434,7 +454,7 @@ def atomic_write_at(parent_fd: int, name: str, data: bytes, shown: str) -> bool:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             if st is not None:
                 os.fchmod(fd, stat.S_IMODE(st.st_mode))
             os.fsync(fd)
@@ -527,7 +547,11 @@ def walk_tree(
                 continue  # removed while walking
             stats.scanned += 1
             yield fd, name, rel, st
-            if stat.S_ISDIR(st.st_mode) and name not in skip_dirs and (max_depth is None or len(rel) < max_depth):
+            if (
+                stat.S_ISDIR(st.st_mode)
+                and name not in skip_dirs
+                and (max_depth is None or len(rel) < max_depth)
+            ):
                 try:
                     child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 except OSError:

@@ -73,7 +73,9 @@ class ReadFileArgs(BaseModel):
 
     path: str = Field(description="File path, relative to the workspace (or absolute inside a root).")
     offset: int = Field(1, ge=1, description="First line to return; 1 is the first line of the file.")
-    limit: int | None = Field(None, ge=1, description="Most lines to return; default: as many as the byte cap allows.")
+    limit: int | None = Field(
+        None, ge=1, description="Most lines to return; default: as many as the byte cap allows."
+    )
 
 
 @tool(cluster=CLUSTER, purity="read_only", gates=GATES)
@@ -85,7 +87,9 @@ def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
     settings, scope = _scope(ctx)
     loc = scope.locate(args.path)
     with open_parent(loc) as parent:
-        fd, st = open_regular_at(parent, loc.name, loc.display, allow_hardlinks=settings.allow_hardlinked_reads)
+        fd, st = open_regular_at(
+            parent, loc.name, loc.display, allow_hardlinks=settings.allow_hardlinked_reads
+        )
     try:
         refuse_if_binary(fd, st.st_size, loc.display)
         part = read_lines(fd, start_line=args.offset, limit=args.limit, max_bytes=settings.max_read_bytes)
@@ -144,7 +148,9 @@ class EditFileArgs(BaseModel):
     path: str = Field(description="File path inside a write root.")
     old_string: str = Field(min_length=1, description="Exact text to replace, whitespace included.")
     new_string: str = Field(description="Replacement text.")
-    replace_all: bool = Field(False, description="Replace every occurrence; otherwise old_string must be unique.")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence; otherwise old_string must be unique."
+    )
 
 
 @tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
@@ -166,7 +172,9 @@ def edit_file(args: EditFileArgs, ctx: ToolContext) -> dict[str, Any]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ToolExecutionError(f"{loc.display!r} is not UTF-8 text; edit_file edits UTF-8 text only") from None
+            raise ToolExecutionError(
+                f"{loc.display!r} is not UTF-8 text; edit_file edits UTF-8 text only"
+            ) from None
         count = text.count(args.old_string)
         if count == 0:
             raise ToolExecutionError(
@@ -179,7 +187,9 @@ def edit_file(args: EditFileArgs, ctx: ToolContext) -> dict[str, Any]:
                 "is unique, or pass replace_all=true"
             )
         new_text = text.replace(args.old_string, args.new_string, -1 if args.replace_all else 1)
-        atomic_write_at(parent, loc.name, _encode(new_text, "new_string", settings.max_write_bytes), loc.display)
+        atomic_write_at(
+            parent, loc.name, _encode(new_text, "new_string", settings.max_write_bytes), loc.display
+        )
     return {"path": loc.display, "replacements": count if args.replace_all else 1}
 
 
@@ -242,7 +252,11 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
             if stat.S_ISREG(st.st_mode):
                 entry["size"] = st.st_size
             entries.append(entry)
-    result: dict[str, Any] = {"path": loc.display, "entries": entries, "truncated": len(names) > settings.max_results}
+    result: dict[str, Any] = {
+        "path": loc.display,
+        "entries": entries,
+        "truncated": len(names) > settings.max_results,
+    }
     notes = []
     if result["truncated"]:
         notes.append(f"showing {settings.max_results} of {len(names)} entries (the result limit)")
@@ -261,7 +275,9 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
 class GlobFilesArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, e.g. `src/**/*.py`.")
+    pattern: str = Field(
+        description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, e.g. `src/**/*.py`."
+    )
     path: str = Field(".", description="Directory to search from; default the workspace.")
 
 
@@ -292,8 +308,14 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     depth = None if pattern.depth is None else pattern.depth - len(pattern.prefix)
     try:
         with open_directory(start) as fd:
-            for _, _, rel, st in walk_tree(fd, at=start.absolute_parts, skip_dirs=frozenset(settings.skip_dirs),
-                                           max_entries=settings.max_scan_entries, max_depth=depth, stats=stats):
+            for _, _, rel, st in walk_tree(
+                fd,
+                at=start.absolute_parts,
+                skip_dirs=frozenset(settings.skip_dirs),
+                max_entries=settings.max_scan_entries,
+                max_depth=depth,
+                stats=stats,
+            ):
                 if stat.S_ISREG(st.st_mode) and pattern.matches((*pattern.prefix, *rel)):
                     if len(found) >= settings.max_results:
                         more = True
@@ -317,10 +339,14 @@ class GrepFilesArgs(BaseModel):
 
     pattern: str = Field(description="Python regular expression searched in each line.")
     path: str = Field(".", description="File or directory to search; default the workspace.")
-    glob: str | None = Field(None, description="Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`.")
+    glob: str | None = Field(
+        None, description="Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`."
+    )
     ignore_case: bool = Field(False, description="Match case-insensitively.")
     context: int = Field(0, ge=0, le=10, description="Lines of context before and after each match.")
-    max_matches: int | None = Field(None, ge=1, description="Stop after this many matches (capped by the settings).")
+    max_matches: int | None = Field(
+        None, ge=1, description="Stop after this many matches (capped by the settings)."
+    )
 
 
 def _grep_text(text: str, regex: re.Pattern[str], context: int, budget: int) -> list[dict[str, Any]]:
@@ -331,8 +357,8 @@ def _grep_text(text: str, regex: re.Pattern[str], context: int, budget: int) -> 
             continue
         match: dict[str, Any] = {"line": i + 1, "text": line[:MAX_LINE_CHARS]}
         if context:
-            match["before"] = [x[:MAX_LINE_CHARS] for x in lines[max(0, i - context): i]]
-            match["after"] = [x[:MAX_LINE_CHARS] for x in lines[i + 1: i + 1 + context]]
+            match["before"] = [x[:MAX_LINE_CHARS] for x in lines[max(0, i - context) : i]]
+            match["after"] = [x[:MAX_LINE_CHARS] for x in lines[i + 1 : i + 1 + context]]
         out.append(match)
         if len(out) >= budget:
             break
@@ -356,7 +382,9 @@ class _Grep:
 
     def search(self, parent: int, name: str, shown: str) -> None:
         try:
-            fd, st = open_regular_at(parent, name, shown, allow_hardlinks=self.settings.allow_hardlinked_reads)
+            fd, st = open_regular_at(
+                parent, name, shown, allow_hardlinks=self.settings.allow_hardlinked_reads
+            )
         except PathRefused as exc:
             if exc.reason == "hardlink":
                 self.skipped_hardlinked += 1
@@ -402,7 +430,9 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     settings, scope = _scope(ctx)
     loc = scope.locate(args.path)
     regex = _compile_regex(args.pattern, args.ignore_case)
-    file_filter: Glob | None = compile_glob(args.glob, field="glob", basename_if_plain=True) if args.glob else None
+    file_filter: Glob | None = (
+        compile_glob(args.glob, field="glob", basename_if_plain=True) if args.glob else None
+    )
     limit = min(args.max_matches or settings.max_results, settings.max_results)
     grep = _Grep(regex, settings, args.context, limit)
     stats = WalkStats()
@@ -411,9 +441,14 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
             grep.search(parent, loc.name, loc.display)
     else:
         with open_directory(loc) as fd:
-            for parent, name, rel, st in walk_tree(fd, at=loc.absolute_parts, skip_dirs=frozenset(settings.skip_dirs),
-                                                   max_entries=settings.max_scan_entries, max_depth=None,
-                                                   stats=stats):
+            for parent, name, rel, st in walk_tree(
+                fd,
+                at=loc.absolute_parts,
+                skip_dirs=frozenset(settings.skip_dirs),
+                max_entries=settings.max_scan_entries,
+                max_depth=None,
+                stats=stats,
+            ):
                 if not stat.S_ISREG(st.st_mode) or (file_filter and not file_filter.matches(rel)):
                     continue
                 grep.search(parent, name, loc.child(*rel).display)
@@ -427,9 +462,15 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
         "files_searched": grep.searched,
         "truncated": grep.more,
     }
-    notes = [n for n in (_walk_notes(stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches"),) if n]
+    notes = [
+        n
+        for n in (_walk_notes(stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches"),)
+        if n
+    ]
     if grep.skipped_large:
-        notes.append(f"{grep.skipped_large} files larger than {settings.max_grep_file_bytes} bytes were skipped")
+        notes.append(
+            f"{grep.skipped_large} files larger than {settings.max_grep_file_bytes} bytes were skipped"
+        )
     if grep.skipped_hardlinked:
         notes.append(f"{grep.skipped_hardlinked} files with several hard links were skipped")
     if grep.skipped_binary:

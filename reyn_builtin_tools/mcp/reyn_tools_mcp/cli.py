@@ -45,16 +45,18 @@ async def list_server_tools(settings: McpSettings, server: str) -> list[dict[str
 
     config = settings.servers[server]
     timeout = config.timeout_s or settings.call_timeout_s
-    tools = await client.get_pool().run(lambda conn: conn.list_tools(timeout, refresh=True), server, config,
-                                        settings.connect_timeout_s)
+    tools = await client.get_pool().run(
+        lambda conn: conn.list_tools(timeout, refresh=True), server, config, settings.connect_timeout_s
+    )
     entries = [tool_to_dict(tools[n]) for n in sorted(tools)]
     for entry in entries:
         entry["sha256"] = tool_sha256(entry)
     return entries
 
 
-async def refresh_snapshot(settings: McpSettings, path: Path, *, servers: list[str] | None = None,
-                           write: bool = True) -> list[dict[str, Any]]:
+async def refresh_snapshot(
+    settings: McpSettings, path: Path, *, servers: list[str] | None = None, write: bool = True
+) -> list[dict[str, Any]]:
     """List every chosen server (default: those with ``import_tools``) and compare with the snapshot;
     with ``write`` store the new listing. Returns one report per server."""
     try:
@@ -72,19 +74,34 @@ async def refresh_snapshot(settings: McpSettings, path: Path, *, servers: list[s
         try:
             entries = await list_server_tools(settings, name)
         except Exception as exc:
-            reports.append({"server": name, "status": "error",
-                            "error": settings.servers[name].redact(f"{type(exc).__name__}: {exc}")})
+            reports.append(
+                {
+                    "server": name,
+                    "status": "error",
+                    "error": settings.servers[name].redact(f"{type(exc).__name__}: {exc}"),
+                }
+            )
             continue
         known = name in data["servers"]
         diff = diff_tools(snapshot_tools(data, name), entries)
         changed = not known or any(diff.values())
-        reports.append({"server": name, "status": "changed" if changed else "unchanged", "new": not known,
-                        "tools": len(entries), **diff})
+        reports.append(
+            {
+                "server": name,
+                "status": "changed" if changed else "unchanged",
+                "new": not known,
+                "tools": len(entries),
+                **diff,
+            }
+        )
         if write:
             config = settings.servers[name]
-            data["servers"][name] = {"source": config.source(), "transport": config.transport,
-                                     "refreshed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                                     "tools": entries}
+            data["servers"][name] = {
+                "source": config.source(),
+                "transport": config.transport,
+                "refreshed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "tools": entries,
+            }
     if write:
         write_snapshot(path, data)
     return reports
@@ -102,15 +119,27 @@ def _profile_settings(args: argparse.Namespace) -> McpSettings:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reyn mcp", description="MCP servers: import-mode snapshot and listing.")
-    parser.add_argument("action", choices=["refresh", "check", "list"],
-                        help="refresh: write the tools snapshot; check: compare without writing (exit 1 on "
-                             "change); list: show configured servers")
-    parser.add_argument("--server", action="append", help="only this server (repeatable; default: import-mode ones)")
-    parser.add_argument("--snapshot", help="snapshot file (default: plugins.mcp.settings.snapshot_file, "
-                                           "relative to the workspace)")
-    parser.add_argument("--workspace", default=".",
-                        help="workspace a relative snapshot_file resolves against (default: current directory)")
+    parser = argparse.ArgumentParser(
+        prog="reyn mcp", description="MCP servers: import-mode snapshot and listing."
+    )
+    parser.add_argument(
+        "action",
+        choices=["refresh", "check", "list"],
+        help="refresh: write the tools snapshot; check: compare without writing (exit 1 on "
+        "change); list: show configured servers",
+    )
+    parser.add_argument(
+        "--server", action="append", help="only this server (repeatable; default: import-mode ones)"
+    )
+    parser.add_argument(
+        "--snapshot",
+        help="snapshot file (default: plugins.mcp.settings.snapshot_file, relative to the workspace)",
+    )
+    parser.add_argument(
+        "--workspace",
+        default=".",
+        help="workspace a relative snapshot_file resolves against (default: current directory)",
+    )
     parser.add_argument("--profile", help="named profile to read the mcp settings from")
     parser.add_argument("--profile-file", help="profile TOML file to read the mcp settings from")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -126,16 +155,24 @@ def main(argv: list[str]) -> int:
         print(f"reyn mcp: error: cannot read the mcp settings: {exc}", file=sys.stderr)
         return 2
     if args.action == "list":
-        rows = [{"name": n, "transport": c.transport, "source": c.source(), "import_tools": c.import_tools}
-                for n, c in sorted(settings.servers.items())]
-        print(json.dumps(rows, indent=2) if args.json else
-              "\n".join(f"{r['name']}\t{r['transport']}\t{r['source']}" for r in rows) or "no MCP servers configured")
+        rows = [
+            {"name": n, "transport": c.transport, "source": c.source(), "import_tools": c.import_tools}
+            for n, c in sorted(settings.servers.items())
+        ]
+        print(
+            json.dumps(rows, indent=2)
+            if args.json
+            else "\n".join(f"{r['name']}\t{r['transport']}\t{r['source']}" for r in rows)
+            or "no MCP servers configured"
+        )
         return 0
     path = Path(args.snapshot) if args.snapshot else settings.snapshot_path(Path(args.workspace).resolve())
     from . import client
 
     try:
-        reports = asyncio.run(refresh_snapshot(settings, path, servers=args.server, write=args.action == "refresh"))
+        reports = asyncio.run(
+            refresh_snapshot(settings, path, servers=args.server, write=args.action == "refresh")
+        )
     except SnapshotError as exc:
         print(f"reyn mcp: error: {exc}", file=sys.stderr)
         return 2
@@ -149,7 +186,10 @@ def main(argv: list[str]) -> int:
                 print(f"{r['server']}: error: {r['error']}")
                 continue
             parts = [f"{k}: {', '.join(r[k])}" for k in ("added", "removed", "changed") if r[k]]
-            print(f"{r['server']}: {r['status']} ({r['tools']} tools)" + (f" — {'; '.join(parts)}" if parts else ""))
+            print(
+                f"{r['server']}: {r['status']} ({r['tools']} tools)"
+                + (f" — {'; '.join(parts)}" if parts else "")
+            )
         if not reports:
             print("no import-mode servers (set import_tools = true on a server, or pass --server NAME)")
     failed = any(r["status"] == "error" for r in reports)

@@ -101,10 +101,14 @@ class ServerConnection:
     def _describe_failure(self, exc: BaseException) -> str:
         while getattr(exc, "exceptions", None):  # unwrap (Base)ExceptionGroup from task groups
             exc = exc.exceptions[0]  # type: ignore[attr-defined]
-        what = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+        what = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(
+            ": "
+        )
         tail = self.stderr_tail()
-        return self.config.redact(f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
-                                  + (f"; server stderr: {tail}" if tail else ""))
+        return self.config.redact(
+            f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
+            + (f"; server stderr: {tail}" if tail else "")
+        )
 
     def stderr_tail(self, limit: int = 300) -> str:
         """The last lines the server wrote to stderr (stdio servers), joined on one line."""
@@ -178,24 +182,33 @@ class ServerConnection:
             return await asyncio.wait_for(fn(session), timeout_s)
         except asyncio.TimeoutError:
             await self.discard()
-            raise McpCallTimeout(f"MCP server {self.name!r} did not answer {what} within {timeout_s:g} s; "
-                                 "the connection was closed and will be reopened on the next call") from None
+            raise McpCallTimeout(
+                f"MCP server {self.name!r} did not answer {what} within {timeout_s:g} s; "
+                "the connection was closed and will be reopened on the next call"
+            ) from None
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 await self.discard()
                 raise McpConnectionError(self._lost(what)) from None
-            raise McpServerError(self.config.redact(
-                f"MCP server {self.name!r} answered {what} with error {exc.code}: {exc.message}")) from None
+            raise McpServerError(
+                self.config.redact(
+                    f"MCP server {self.name!r} answered {what} with error {exc.code}: {exc.message}"
+                )
+            ) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
             await self.discard()
-            raise McpConnectionError(self.config.redact(f"{self._lost(what)} ({type(exc).__name__}: {exc})")) from None
+            raise McpConnectionError(
+                self.config.redact(f"{self._lost(what)} ({type(exc).__name__}: {exc})")
+            ) from None
 
     def _lost(self, what: str) -> str:
         tail = self.stderr_tail()
-        return self.config.redact(f"the connection to MCP server {self.name!r} was lost during {what}; it will be "
-                                  "reopened on the next call" + (f"; server stderr: {tail}" if tail else ""))
+        return self.config.redact(
+            f"the connection to MCP server {self.name!r} was lost during {what}; it will be "
+            "reopened on the next call" + (f"; server stderr: {tail}" if tail else "")
+        )
 
     async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:
         """The server's tools by name (every page), cached per session unless ``refresh``."""
@@ -219,7 +232,9 @@ class ServerConnection:
         self.tools = tools
         return tools
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> mcp_types.CallToolResult:
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], timeout_s: float
+    ) -> mcp_types.CallToolResult:
         """``tools/call``; the caller has checked ``tool`` and ``arguments`` against the listing."""
         return await self._request(lambda s: s.call_tool(tool, arguments), timeout_s, f"tools/call {tool!r}")
 
@@ -232,7 +247,9 @@ def http_client(headers: dict[str, str], connect_timeout_s: float) -> Any:
     import httpx2
 
     timeout = httpx2.Timeout(connect=connect_timeout_s, read=300.0, write=30.0, pool=30.0)
-    return httpx2.AsyncClient(headers=headers or None, timeout=timeout, trust_env=False, follow_redirects=False)
+    return httpx2.AsyncClient(
+        headers=headers or None, timeout=timeout, trust_env=False, follow_redirects=False
+    )
 
 
 @contextlib.asynccontextmanager
@@ -257,8 +274,13 @@ class SessionPool:
             raise McpConnectionError("the MCP session pool is shut down")
         return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
 
-    async def run(self, fn: Callable[[ServerConnection], Awaitable[T]], name: str, config: ServerConfig,
-                  connect_timeout_s: float) -> T:
+    async def run(
+        self,
+        fn: Callable[[ServerConnection], Awaitable[T]],
+        name: str,
+        config: ServerConfig,
+        connect_timeout_s: float,
+    ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop."""
 
         async def job() -> T:
@@ -273,7 +295,10 @@ class SessionPool:
     def connection_state(self, name: str, config: ServerConfig) -> dict[str, Any]:
         """``{"connected": bool, "sessions_opened": int}`` (read without touching the loop)."""
         conn = self._connections.get(config_fingerprint(name, config))
-        return {"connected": bool(conn and conn.session is not None), "sessions_opened": conn.opened if conn else 0}
+        return {
+            "connected": bool(conn and conn.session is not None),
+            "sessions_opened": conn.opened if conn else 0,
+        }
 
     def close(self, timeout_s: float = 15.0) -> None:
         """Close every session (each by its owner task), then stop the loop. Idempotent; blocking."""

@@ -20,8 +20,10 @@ from .snapshot import SnapshotError, read_snapshot, snapshot_tools, tool_sha256
 
 REYN_API = 1
 PLUGIN_ID = "mcp"
-HOW_TO_CONFIGURE = ('add a server to the profile: [plugins.mcp.settings.servers.NAME] command = "..." '
-                    '(stdio) or url = "https://..." (streamable HTTP)')
+HOW_TO_CONFIGURE = (
+    'add a server to the profile: [plugins.mcp.settings.servers.NAME] command = "..." '
+    '(stdio) or url = "https://..." (streamable HTTP)'
+)
 
 
 def _allowed(ctx: ToolContext) -> list[str]:
@@ -34,7 +36,9 @@ def servers_available(ctx: ToolContext) -> bool:
     if not settings.servers:
         raise ToolRuntimeMissing(f"no MCP servers are configured; {HOW_TO_CONFIGURE}")
     if not settings.servers_for(ctx.agent):
-        raise ToolRuntimeMissing(f"agent {ctx.agent!r} may use no MCP server (plugins.mcp.settings.agent_servers)")
+        raise ToolRuntimeMissing(
+            f"agent {ctx.agent!r} may use no MCP server (plugins.mcp.settings.agent_servers)"
+        )
     return True
 
 
@@ -45,15 +49,26 @@ def _server_enum(schema: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return schema
 
 
-_SERVER = {"type": "string", "minLength": 1, "maxLength": 32, "description": "MCP server name (see list_mcp_servers)."}
+_SERVER = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 32,
+    "description": "MCP server name (see list_mcp_servers).",
+}
 
 
-def _definition(name: str, description: str, properties: dict[str, Any], required: list[str],
-                purity: str) -> ToolDefinition:
+def _definition(
+    name: str, description: str, properties: dict[str, Any], required: list[str], purity: str
+) -> ToolDefinition:
     return ToolDefinition(
         name=name,
         description=description,
-        parameters={"type": "object", "properties": properties, "required": required, "additionalProperties": False},
+        parameters={
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        },
         handler=f"reyn_tools_mcp.tools:{name}",
         gates=ToolGates(router="allow", phase="allow"),
         cluster="mcp",
@@ -64,19 +79,36 @@ def _definition(name: str, description: str, properties: dict[str, Any], require
 
 
 LIST_MCP_SERVERS = _definition(
-    "list_mcp_servers", "List the MCP servers you may use, with their transport and whether they are connected.",
-    {}, [], "read_only")
+    "list_mcp_servers",
+    "List the MCP servers you may use, with their transport and whether they are connected.",
+    {},
+    [],
+    "read_only",
+)
 LIST_MCP_TOOLS = _definition(
-    "list_mcp_tools", "List the tools of one MCP server with their descriptions and input schemas.",
-    {"server": _SERVER}, ["server"], "read_only")
+    "list_mcp_tools",
+    "List the tools of one MCP server with their descriptions and input schemas.",
+    {"server": _SERVER},
+    ["server"],
+    "read_only",
+)
 CALL_MCP_TOOL = _definition(
     "call_mcp_tool",
     "Call a tool of an MCP server. Arguments are checked against the server's own schema for that tool. "
     "The result keeps the server's text, structured content and is_error flag.",
-    {"server": _SERVER,
-     "tool": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Tool name on that server."},
-     "arguments": {"type": "object", "description": "Arguments for the server's tool.", "default": {}}},
-    ["server", "tool"], "external")
+    {
+        "server": _SERVER,
+        "tool": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Tool name on that server.",
+        },
+        "arguments": {"type": "object", "description": "Arguments for the server's tool.", "default": {}},
+    },
+    ["server", "tool"],
+    "external",
+)
 
 TOOLS: tuple[ToolDefinition, ...] = (LIST_MCP_SERVERS, LIST_MCP_TOOLS, CALL_MCP_TOOL)
 
@@ -104,9 +136,11 @@ def _imported_handler(server: str, tool: str, sha256: str) -> Callable[..., Any]
 def _agent_may_use(server: str) -> Callable[[ToolContext], bool]:
     def available(ctx: ToolContext) -> bool:
         if server not in coerce_settings(ctx.settings).servers_for(ctx.agent):
-            raise ToolRuntimeMissing(f"agent {ctx.agent!r} may not use MCP server {server!r} "
-                                     "(plugins.mcp.settings.agent_servers)")
+            raise ToolRuntimeMissing(
+                f"agent {ctx.agent!r} may not use MCP server {server!r} (plugins.mcp.settings.agent_servers)"
+            )
         return True
+
     return available
 
 
@@ -121,24 +155,37 @@ def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> lis
         for entry in snapshot_tools(snapshot, server):
             tool = entry["name"]
             sha = tool_sha256(entry)
-            schema = copy.deepcopy(entry.get("input_schema")) if isinstance(entry.get("input_schema"), dict) else {}
+            schema = (
+                copy.deepcopy(entry.get("input_schema"))
+                if isinstance(entry.get("input_schema"), dict)
+                else {}
+            )
             schema.setdefault("type", "object")
             schema.setdefault("properties", {})
             # a property called `kind` would clash with the phase op discriminator: router only
             phase = "deny" if "kind" in schema.get("properties", {}) else "allow"
-            description = (entry.get("description") or "").strip() or f"Tool {tool!r} of MCP server {server!r}."
-            out.append(ToolDefinition(
-                name=imported_name(prefix, tool),
-                description=description,
-                parameters=schema,
-                handler=_imported_handler(server, tool, sha),
-                gates=ToolGates(router="allow", phase=phase),
-                cluster="mcp",
-                purity="external",
-                available=_agent_may_use(server),
-                origin=ToolOrigin(kind="mcp", plugin_id=PLUGIN_ID, source_kind=f"mcp-{config.transport}",
-                                  source_url=config.source(), artifact_sha256=sha.removeprefix("sha256:")),
-            ))
+            description = (
+                entry.get("description") or ""
+            ).strip() or f"Tool {tool!r} of MCP server {server!r}."
+            out.append(
+                ToolDefinition(
+                    name=imported_name(prefix, tool),
+                    description=description,
+                    parameters=schema,
+                    handler=_imported_handler(server, tool, sha),
+                    gates=ToolGates(router="allow", phase=phase),
+                    cluster="mcp",
+                    purity="external",
+                    available=_agent_may_use(server),
+                    origin=ToolOrigin(
+                        kind="mcp",
+                        plugin_id=PLUGIN_ID,
+                        source_kind=f"mcp-{config.transport}",
+                        source_url=config.source(),
+                        artifact_sha256=sha.removeprefix("sha256:"),
+                    ),
+                )
+            )
     return out
 
 
@@ -152,8 +199,11 @@ def import_problems(settings: McpSettings, snapshot_path: Path | None = None) ->
         data = read_snapshot(path)
     except SnapshotError as exc:
         return [str(exc)]
-    return [f"MCP server {s!r} has import_tools = true but no tools in the snapshot {path}; run `reyn mcp refresh`"
-            for s in wanted if s not in data.get("servers", {})]
+    return [
+        f"MCP server {s!r} has import_tools = true but no tools in the snapshot {path}; run `reyn mcp refresh`"
+        for s in wanted
+        if s not in data.get("servers", {})
+    ]
 
 
 # --------------------------------------------------------------------------- hooks
@@ -196,11 +246,25 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
     s = coerce_settings(settings)
     out: list[dict[str, str]] = []
     if not s.servers:
-        out.append({"code": "RM001", "severity": "info", "tool": "call_mcp_tool",
-                    "message": "no MCP servers are configured", "hint": HOW_TO_CONFIGURE})
+        out.append(
+            {
+                "code": "RM001",
+                "severity": "info",
+                "tool": "call_mcp_tool",
+                "message": "no MCP servers are configured",
+                "hint": HOW_TO_CONFIGURE,
+            }
+        )
     for problem in import_problems(s):
-        out.append({"code": "RM002", "severity": "warning", "tool": "",
-                    "message": problem, "hint": "run `reyn mcp refresh` (it starts each import-mode server once)"})
+        out.append(
+            {
+                "code": "RM002",
+                "severity": "warning",
+                "tool": "",
+                "message": problem,
+                "hint": "run `reyn mcp refresh` (it starts each import-mode server once)",
+            }
+        )
     return out
 
 

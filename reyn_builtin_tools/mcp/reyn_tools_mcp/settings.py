@@ -119,16 +119,24 @@ class ServerConfig(BaseModel):
 
     def referenced_variables(self) -> list[str]:
         """The names of every ``${VAR}`` this server's settings reference."""
-        texts = [self.command or "", *self.args, *self.env.values(), self.cwd or "", self.url or "",
-                 *self.headers.values()]
+        texts = [
+            self.command or "",
+            *self.args,
+            *self.env.values(),
+            self.cwd or "",
+            self.url or "",
+            *self.headers.values(),
+        ]
         return sorted({m.group(1) for t in texts for m in _VAR.finditer(t) if m.group(1)})
 
     def redact(self, text: str, environ: Any = None) -> str:
         """``text`` with the value of every referenced variable replaced by ``${VAR}`` (longest first;
         values shorter than 4 characters are left alone: too common to be secrets, too noisy)."""
         env = os.environ if environ is None else environ
-        values = sorted(((str(env[n]), n) for n in self.referenced_variables() if len(str(env.get(n, ""))) >= 4),
-                        key=lambda vn: -len(vn[0]))
+        values = sorted(
+            ((str(env[n]), n) for n in self.referenced_variables() if len(str(env.get(n, ""))) >= 4),
+            key=lambda vn: -len(vn[0]),
+        )
         for value, name in values:
             text = text.replace(value, "${" + name + "}")
         return text
@@ -166,8 +174,10 @@ class McpSettings(BaseModel):
         for agent, names in self.agent_servers.items():
             unknown = sorted(set(names) - set(self.servers))
             if unknown:
-                raise ValueError(f"agent_servers.{agent} names unknown servers {unknown}; "
-                                 f"configured: {sorted(self.servers)}")
+                raise ValueError(
+                    f"agent_servers.{agent} names unknown servers {unknown}; "
+                    f"configured: {sorted(self.servers)}"
+                )
         return self
 
     def snapshot_path(self, workspace: Path) -> Path:

@@ -45,7 +45,11 @@ def read_snapshot(path: str | os.PathLike[str]) -> dict[str, Any]:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"MCP tools snapshot {p} is unreadable ({exc}); run `reyn mcp refresh`") from None
-    if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION or not isinstance(data.get("servers"), dict):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != SNAPSHOT_VERSION
+        or not isinstance(data.get("servers"), dict)
+    ):
         raise SnapshotError(f"MCP tools snapshot {p} has an unknown format; run `reyn mcp refresh`")
     return data
 
@@ -71,4 +75,8 @@ def snapshot_tools(data: Mapping[str, Any], server: str) -> list[dict[str, Any]]
     """The snapshotted tools of ``server`` (empty when it was never refreshed)."""
     entry = data.get("servers", {}).get(server)
     tools = entry.get("tools") if isinstance(entry, dict) else None
-    return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)] if isinstance(tools, list) else []
+    return (
+        [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        if isinstance(tools, list)
+        else []
+    )

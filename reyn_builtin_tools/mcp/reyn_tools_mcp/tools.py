@@ -32,11 +32,14 @@ def resolve_server(settings: McpSettings, ctx: ToolContext | None, server: str) 
     if server not in settings.servers:
         raise InvalidToolArguments(
             f"no MCP server named {server!r}; available: {allowed or 'none'}",
-            problems=[ArgumentProblem("/server", f"must be one of {allowed}")])
+            problems=[ArgumentProblem("/server", f"must be one of {allowed}")],
+        )
     if server not in allowed:
         who = repr(ctx.agent) if ctx and ctx.agent else "this caller"
-        raise ToolDenied(f"agent {who} may not use MCP server {server!r} (plugins.mcp.settings.agent_servers); "
-                         f"allowed: {allowed or 'none'}")
+        raise ToolDenied(
+            f"agent {who} may not use MCP server {server!r} (plugins.mcp.settings.agent_servers); "
+            f"allowed: {allowed or 'none'}"
+        )
     return settings.servers[server]
 
 
@@ -55,8 +58,12 @@ async def _on_pool(settings: McpSettings, server: str, config: ServerConfig, fn:
 
 def tool_to_dict(tool: mcp_types.Tool) -> dict[str, Any]:
     """The parts of an MCP tool a model or a snapshot needs."""
-    return {"name": tool.name, "title": tool.title, "description": tool.description or "",
-            "input_schema": tool.input_schema}
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description or "",
+        "input_schema": tool.input_schema,
+    }
 
 
 def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]) -> None:
@@ -64,17 +71,23 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
     import jsonschema
 
     try:
-        validator_cls = jsonschema.validators.validator_for(tool.input_schema, default=jsonschema.Draft202012Validator)
+        validator_cls = jsonschema.validators.validator_for(
+            tool.input_schema, default=jsonschema.Draft202012Validator
+        )
         validator_cls.check_schema(tool.input_schema)
         errors = sorted(validator_cls(tool.input_schema).iter_errors(arguments), key=lambda e: list(e.path))
     except Exception as exc:
-        raise ToolExecutionError(f"the input schema of {server}/{tool.name} cannot be used to check arguments "
-                                 f"({type(exc).__name__}); the call was not sent") from None
+        raise ToolExecutionError(
+            f"the input schema of {server}/{tool.name} cannot be used to check arguments "
+            f"({type(exc).__name__}); the call was not sent"
+        ) from None
     if errors:
         problems = [ArgumentProblem("".join(f"/{p}" for p in e.path), e.message[:300]) for e in errors[:20]]
         listed = "; ".join(p.render() for p in problems[:8])
-        raise InvalidToolArguments(f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",
-                                   problems=[ArgumentProblem("/arguments" + p.pointer, p.message) for p in problems])
+        raise InvalidToolArguments(
+            f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",
+            problems=[ArgumentProblem("/arguments" + p.pointer, p.message) for p in problems],
+        )
 
 
 def _cap(text: str, limit: int) -> str:
@@ -88,7 +101,9 @@ def _b64_size(data: str) -> int:
         return len(data) * 3 // 4
 
 
-def convert_result(server: str, tool: str, result: mcp_types.CallToolResult, max_chars: int) -> dict[str, Any]:
+def convert_result(
+    server: str, tool: str, result: mcp_types.CallToolResult, max_chars: int
+) -> dict[str, Any]:
     """A JSON-safe result keeping text, structured content, summarised binaries and the error flag."""
     content: list[dict[str, Any]] = []
     texts: list[str] = []
@@ -98,8 +113,14 @@ def convert_result(server: str, tool: str, result: mcp_types.CallToolResult, max
             texts.append(block.text)
         elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
             size = _b64_size(block.data)
-            content.append({"type": block.type, "mime_type": block.mime_type, "bytes": size,
-                            "summary": f"[{block.type} {block.mime_type}, {size} bytes, not shown]"})
+            content.append(
+                {
+                    "type": block.type,
+                    "mime_type": block.mime_type,
+                    "bytes": size,
+                    "summary": f"[{block.type} {block.mime_type}, {size} bytes, not shown]",
+                }
+            )
         elif isinstance(block, mcp_types.EmbeddedResource):
             res = block.resource
             item: dict[str, Any] = {"type": "resource", "uri": str(res.uri), "mime_type": res.mime_type}
@@ -110,10 +131,19 @@ def convert_result(server: str, tool: str, result: mcp_types.CallToolResult, max
                 item["summary"] = f"[resource {res.uri}, {item['bytes']} bytes, not shown]"
             content.append(item)
         elif isinstance(block, mcp_types.ResourceLink):
-            content.append({"type": "resource_link", "uri": str(block.uri), "name": block.name,
-                            "description": block.description, "mime_type": block.mime_type})
+            content.append(
+                {
+                    "type": "resource_link",
+                    "uri": str(block.uri),
+                    "name": block.name,
+                    "description": block.description,
+                    "mime_type": block.mime_type,
+                }
+            )
         else:
-            content.append({"type": str(getattr(block, "type", "unknown")), "summary": "[unsupported content block]"})
+            content.append(
+                {"type": str(getattr(block, "type", "unknown")), "summary": "[unsupported content block]"}
+            )
     return {
         "server": server,
         "tool": tool,
@@ -124,8 +154,15 @@ def convert_result(server: str, tool: str, result: mcp_types.CallToolResult, max
     }
 
 
-async def call_server_tool(settings: McpSettings, ctx: ToolContext | None, server: str, tool: str,
-                           arguments: dict[str, Any], *, expect_sha256: str | None = None) -> dict[str, Any]:
+async def call_server_tool(
+    settings: McpSettings,
+    ctx: ToolContext | None,
+    server: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    expect_sha256: str | None = None,
+) -> dict[str, Any]:
     """Check ``tool`` and ``arguments`` against the server's tools/list, then call it.
 
     With ``expect_sha256`` (import mode) the listing is fetched fresh and the tool's definition must
@@ -142,14 +179,16 @@ async def call_server_tool(settings: McpSettings, ctx: ToolContext | None, serve
         if definition is None:
             raise InvalidToolArguments(
                 f"MCP server {server!r} has no tool {tool!r}; its tools: {sorted(tools) or 'none'}",
-                problems=[ArgumentProblem("/tool", f"must be one of {sorted(tools)}")])
+                problems=[ArgumentProblem("/tool", f"must be one of {sorted(tools)}")],
+            )
         if expect_sha256 is not None:
             live = tool_sha256(tool_to_dict(definition))
             if live != expect_sha256:
                 raise ToolDenied(
                     f"MCP server {server!r} changed tool {tool!r} since it was imported (definition {live} "
                     f"!= snapshot {expect_sha256}); the call was refused. Review the change, run "
-                    "`reyn mcp refresh`, then `reyn plugins lock`")
+                    "`reyn mcp refresh`, then `reyn plugins lock`"
+                )
         check_arguments(server, definition, arguments)
         return await conn.call_tool(tool, arguments, timeout)
 
@@ -168,8 +207,15 @@ async def list_mcp_servers(ctx: ToolContext | None = None) -> dict[str, Any]:
     for name in settings.servers_for(ctx.agent if ctx else None):
         config = settings.servers[name]
         state = pool.connection_state(name, config) if pool is not None else {"connected": False}
-        servers.append({"name": name, "transport": config.transport, "source": config.source(),
-                        "connected": state["connected"], "import_tools": config.import_tools})
+        servers.append(
+            {
+                "name": name,
+                "transport": config.transport,
+                "source": config.source(),
+                "connected": state["connected"],
+                "import_tools": config.import_tools,
+            }
+        )
     return {"servers": servers}
 
 
@@ -182,12 +228,15 @@ async def list_mcp_tools(server: str, ctx: ToolContext | None = None) -> dict[st
     return {"server": server, "tools": [tool_to_dict(tools[n]) for n in sorted(tools)]}
 
 
-async def call_mcp_tool(server: str, tool: str, arguments: dict[str, Any] | None = None,
-                        ctx: ToolContext | None = None) -> dict[str, Any]:
+async def call_mcp_tool(
+    server: str, tool: str, arguments: dict[str, Any] | None = None, ctx: ToolContext | None = None
+) -> dict[str, Any]:
     """Call one tool of one server."""
     return await call_server_tool(_settings(ctx), ctx, server, tool, dict(arguments or {}))
 
 
-async def call_imported(ctx: ToolContext, server: str, tool: str, sha256: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def call_imported(
+    ctx: ToolContext, server: str, tool: str, sha256: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
     """The handler behind an imported ``<prefix>__<tool>`` registry tool."""
     return await call_server_tool(_settings(ctx), ctx, server, tool, arguments, expect_sha256=sha256)

@@ -15,9 +15,14 @@ from .transfer import export_store, import_folder
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reyn memory", description="Export or import the memory store as Markdown files.")
-    parser.add_argument("--db", help="the store's SQLite file (default: plugins.memory.settings.path of the profile, "
-                                     "else .reyn/memory.db)")
+    parser = argparse.ArgumentParser(
+        prog="reyn memory", description="Export or import the memory store as Markdown files."
+    )
+    parser.add_argument(
+        "--db",
+        help="the store's SQLite file (default: plugins.memory.settings.path of the profile, "
+        "else .reyn/memory.db)",
+    )
     parser.add_argument("--profile", help="named profile to read the memory settings from")
     parser.add_argument("--profile-file", help="profile TOML file to read the memory settings from")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
@@ -43,8 +48,9 @@ def _profile_settings(args: argparse.Namespace) -> MemorySettings:
 def _store(args: argparse.Namespace) -> tuple[MemoryStore, MemorySettings]:
     settings = MemorySettings() if args.db else _profile_settings(args)
     path = Path(args.db) if args.db else settings.db_path(Path.cwd())
-    return MemoryStore(path, busy_timeout_s=settings.busy_timeout_s,
-                       max_entries_per_layer=settings.max_entries_per_layer), settings
+    return MemoryStore(
+        path, busy_timeout_s=settings.busy_timeout_s, max_entries_per_layer=settings.max_entries_per_layer
+    ), settings
 
 
 def memory_command(argv: Sequence[str]) -> int:
@@ -76,7 +82,9 @@ def _export(store: MemoryStore, args: argparse.Namespace) -> int:
         return 2
     written = export_store(store, args.dir)
     if args.json:
-        print(json.dumps({"exported": len(written), "dir": str(args.dir), "files": [str(p) for p in written]}))
+        print(
+            json.dumps({"exported": len(written), "dir": str(args.dir), "files": [str(p) for p in written]})
+        )
     else:
         print(f"exported {len(written)} entries from {store.path} to {args.dir}")
     return 0
@@ -109,5 +117,7 @@ def _import(store: MemoryStore, settings: MemorySettings, args: argparse.Namespa
     elif args.check:
         print(f"{len(entries)} entries in {args.dir} are valid")
     else:
-        print(f"imported {len(results)} entries into {store.path} ({created} created, {len(results) - created} updated)")
+        print(
+            f"imported {len(results)} entries into {store.path} ({created} created, {len(results) - created} updated)"
+        )
     return 0

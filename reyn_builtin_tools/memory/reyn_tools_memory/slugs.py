@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 SLUG_MAX = 64
-SLUG_RULE = "1-64 characters: lowercase letters, digits, '-' and '_', starting and ending with a letter or digit"
+SLUG_RULE = (
+    "1-64 characters: lowercase letters, digits, '-' and '_', starting and ending with a letter or digit"
+)
 _SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
 # Names Windows refuses as file names, whatever the extension.
 _RESERVED = frozenset(

@@ -71,8 +71,14 @@ class MemoryEntry:
 
     def summary(self) -> dict[str, str]:
         """What ``list_memory`` shows: no body."""
-        return {"slug": self.slug, "name": self.name, "description": self.description,
-                "type": self.type, "layer": self.layer, "updated": self.updated}
+        return {
+            "slug": self.slug,
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
+            "layer": self.layer,
+            "updated": self.updated,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +108,9 @@ class MemoryStore:
     threads, and many processes may use the same file at once.
     """
 
-    def __init__(self, path: str | Path, *, busy_timeout_s: float = 30.0,
-                 max_entries_per_layer: int = 10_000) -> None:
+    def __init__(
+        self, path: str | Path, *, busy_timeout_s: float = 30.0, max_entries_per_layer: int = 10_000
+    ) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
         self.max_entries_per_layer = max_entries_per_layer
@@ -114,12 +121,15 @@ class MemoryStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise MemoryStoreError(f"cannot create the folder of the memory store {self.path}: {exc.strerror}") from None
+            raise MemoryStoreError(
+                f"cannot create the folder of the memory store {self.path}: {exc.strerror}"
+            ) from None
         deadline = time.monotonic() + self.busy_timeout_s
         while True:
             try:
-                conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None,
-                                       check_same_thread=False)
+                conn = sqlite3.connect(
+                    self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+                )
             except sqlite3.Error as exc:
                 raise MemoryStoreError(f"cannot open the memory store {self.path}: {exc}") from None
             try:
@@ -128,7 +138,8 @@ class MemoryStore:
                 if str(mode).lower() != "wal":
                     raise MemoryStoreError(
                         f"the memory store {self.path} cannot use write-ahead logging (journal mode {mode!r}); "
-                        "put it on a local filesystem")
+                        "put it on a local filesystem"
+                    )
                 conn.execute("PRAGMA synchronous = FULL")
                 self._migrate(conn)
                 return conn
@@ -142,7 +153,9 @@ class MemoryStore:
                 raise self._locked_or(exc) from None
             except sqlite3.DatabaseError as exc:
                 conn.close()
-                raise MemoryStoreError(f"the memory store {self.path} is not a readable SQLite database: {exc}") from None
+                raise MemoryStoreError(
+                    f"the memory store {self.path} is not a readable SQLite database: {exc}"
+                ) from None
             except BaseException:
                 conn.close()
                 raise
@@ -154,7 +167,8 @@ class MemoryStore:
         if version > SCHEMA_VERSION:
             raise MemoryStoreError(
                 f"the memory store {self.path} has schema version {version}, newer than this "
-                f"reyn-tools-memory understands ({SCHEMA_VERSION}); upgrade reyn-tools-memory")
+                f"reyn-tools-memory understands ({SCHEMA_VERSION}); upgrade reyn-tools-memory"
+            )
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have won
@@ -196,7 +210,8 @@ class MemoryStore:
         if _is_busy(exc):
             return MemoryStoreError(
                 f"the memory store {self.path} stayed locked by another writer for {self.busy_timeout_s:g} s; "
-                "nothing was written — retry, or raise plugins.memory.settings.busy_timeout_s")
+                "nothing was written — retry, or raise plugins.memory.settings.busy_timeout_s"
+            )
         return MemoryStoreError(f"the memory store {self.path} failed: {exc}")
 
     # ------------------------------------------------------------------ reading
@@ -206,14 +221,19 @@ class MemoryStore:
         with self._connection() as conn:
             row = conn.execute(
                 "SELECT layer, agent, slug, name, description, type, body, created_at, updated_at "
-                "FROM entries WHERE layer = ? AND agent = ? AND slug = ?", (layer, agent, slug)).fetchone()
+                "FROM entries WHERE layer = ? AND agent = ? AND slug = ?",
+                (layer, agent, slug),
+            ).fetchone()
         return MemoryEntry(*row) if row else None
 
-    def entries(self, layer: Layer, agent: str, *, type: str | None = None,
-                limit: int | None = None) -> list[MemoryEntry]:
+    def entries(
+        self, layer: Layer, agent: str, *, type: str | None = None, limit: int | None = None
+    ) -> list[MemoryEntry]:
         """Entries of one layer sorted by slug, without bodies."""
-        sql = ("SELECT layer, agent, slug, name, description, type, NULL, created_at, updated_at "
-               "FROM entries WHERE layer = ? AND agent = ?")
+        sql = (
+            "SELECT layer, agent, slug, name, description, type, NULL, created_at, updated_at "
+            "FROM entries WHERE layer = ? AND agent = ?"
+        )
         params: list[object] = [layer, agent]
         if type is not None:
             sql += " AND type = ?"
@@ -230,7 +250,8 @@ class MemoryStore:
         with self._connection() as conn:
             rows = conn.execute(
                 "SELECT layer, agent, slug, name, description, type, body, created_at, updated_at "
-                "FROM entries ORDER BY layer DESC, agent, slug").fetchall()
+                "FROM entries ORDER BY layer DESC, agent, slug"
+            ).fetchall()
         return [MemoryEntry(*row) for row in rows]
 
     def integrity_check(self) -> str:
@@ -245,8 +266,9 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ writing
 
-    def put(self, layer: Layer, agent: str, slug: str, *, name: str, description: str, type: str,
-            body: str) -> PutResult:
+    def put(
+        self, layer: Layer, agent: str, slug: str, *, name: str, description: str, type: str, body: str
+    ) -> PutResult:
         """Create or update one entry in its own transaction. Returns only after the commit."""
         with self._write() as conn:
             result = self._put(conn, MemoryEntry(layer, agent, slug, name, description, type, body, "", ""))
@@ -264,33 +286,48 @@ class MemoryStore:
             raise MemoryStoreError(f"unknown memory type {e.type!r}; use one of {', '.join(MEMORY_TYPES)}")
         stamp = now_iso()
         updated = e.updated or stamp
-        exists = conn.execute("SELECT 1 FROM entries WHERE layer = ? AND agent = ? AND slug = ?",
-                              (e.layer, e.agent, e.slug)).fetchone()
+        exists = conn.execute(
+            "SELECT 1 FROM entries WHERE layer = ? AND agent = ? AND slug = ?", (e.layer, e.agent, e.slug)
+        ).fetchone()
         if exists:
             conn.execute(
                 "UPDATE entries SET name = ?, description = ?, type = ?, body = ?, updated_at = ?"
                 + (", created_at = ?" if e.created else "")
                 + " WHERE layer = ? AND agent = ? AND slug = ?",
-                (e.name, e.description, e.type, e.body, updated, *((e.created,) if e.created else ()),
-                 e.layer, e.agent, e.slug))
+                (
+                    e.name,
+                    e.description,
+                    e.type,
+                    e.body,
+                    updated,
+                    *((e.created,) if e.created else ()),
+                    e.layer,
+                    e.agent,
+                    e.slug,
+                ),
+            )
             return PutResult(e.slug, e.layer, "updated", updated)
-        count = conn.execute("SELECT count(*) FROM entries WHERE layer = ? AND agent = ?",
-                             (e.layer, e.agent)).fetchone()[0]
+        count = conn.execute(
+            "SELECT count(*) FROM entries WHERE layer = ? AND agent = ?", (e.layer, e.agent)
+        ).fetchone()[0]
         if count >= self.max_entries_per_layer:
             where = "the shared layer" if e.layer == "shared" else f"the layer of agent {e.agent!r}"
             raise MemoryStoreError(
                 f"{where} already holds {count} entries, the limit (max_entries_per_layer); "
-                "forget or update an entry instead of adding one")
+                "forget or update an entry instead of adding one"
+            )
         conn.execute(
             "INSERT INTO entries (layer, agent, slug, name, description, type, body, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (e.layer, e.agent, e.slug, e.name, e.description, e.type, e.body, e.created or updated, updated))
+            (e.layer, e.agent, e.slug, e.name, e.description, e.type, e.body, e.created or updated, updated),
+        )
         return PutResult(e.slug, e.layer, "created", updated)
 
     def delete(self, layer: Layer, agent: str, slug: str) -> bool:
         """Remove one entry; True when it existed. Returns only after the commit."""
         with self._write() as conn:
-            cur = conn.execute("DELETE FROM entries WHERE layer = ? AND agent = ? AND slug = ?",
-                               (layer, agent, slug))
+            cur = conn.execute(
+                "DELETE FROM entries WHERE layer = ? AND agent = ? AND slug = ?", (layer, agent, slug)
+            )
             removed = cur.rowcount > 0
         return removed

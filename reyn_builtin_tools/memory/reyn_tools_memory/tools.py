@@ -30,6 +30,7 @@ BOTH = ToolGates(router="allow", phase="allow")
 NAME_MAX = 200
 DESCRIPTION_MAX = 1000
 
+
 def _slug_field() -> Any:
     # The slug rule is checked by the handler (slug_problem) so a refusal says exactly what was wrong.
     return Field(description=f"the entry's slug: {SLUG_RULE}")
@@ -44,8 +45,11 @@ def settings_of(ctx: ToolContext) -> MemorySettings:
 def store_for(ctx: ToolContext) -> MemoryStore:
     """The store configured for this call, resolved against the workspace."""
     s = settings_of(ctx)
-    return MemoryStore(s.db_path(ctx.workspace), busy_timeout_s=s.busy_timeout_s,
-                       max_entries_per_layer=s.max_entries_per_layer)
+    return MemoryStore(
+        s.db_path(ctx.workspace),
+        busy_timeout_s=s.busy_timeout_s,
+        max_entries_per_layer=s.max_entries_per_layer,
+    )
 
 
 def calling_agent(ctx: ToolContext, tool_name: str) -> str:
@@ -57,15 +61,19 @@ def calling_agent(ctx: ToolContext, tool_name: str) -> str:
         raise ToolDenied(
             f"{tool_name}: the agent layer belongs to the calling agent, and this call has none "
             "(the host did not set ToolContext.agent); use the shared layer instead",
-            tool=tool_name)
+            tool=tool_name,
+        )
     raise ToolDenied(f"{tool_name}: the agent layer cannot be used: {problem}", tool=tool_name)
 
 
 def _check_slug(slug: str, tool_name: str) -> None:
     problem = slug_problem(slug)
     if problem is not None:
-        raise InvalidToolArguments(f"invalid arguments for {tool_name!r}: /slug: {problem}", tool=tool_name,
-                                   problems=[ArgumentProblem("/slug", problem)])
+        raise InvalidToolArguments(
+            f"invalid arguments for {tool_name!r}: /slug: {problem}",
+            tool=tool_name,
+            problems=[ArgumentProblem("/slug", problem)],
+        )
 
 
 def _run(tool_name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -86,7 +94,8 @@ class ListMemoryArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     layer: Literal["all", "shared", "agent"] = Field(
-        "all", description="'shared', 'agent' (your own entries) or 'all' (shared plus yours)")
+        "all", description="'shared', 'agent' (your own entries) or 'all' (shared plus yours)"
+    )
     type: MemoryType | None = Field(None, description="only entries of this type")
 
 
@@ -124,7 +133,8 @@ class ReadMemoryArgs(BaseModel):
 
     slug: str = _slug_field()
     layer: Literal["shared", "agent"] | None = Field(
-        None, description="where to look; by default your own layer first, then the shared layer")
+        None, description="where to look; by default your own layer first, then the shared layer"
+    )
 
 
 @tool(cluster="memory", purity="read_only", gates=BOTH)
@@ -143,7 +153,8 @@ def read_memory_body(args: ReadMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     where = " or ".join(f"the {layer} layer" for layer in order)
     raise ToolExecutionError(
         f"read_memory_body: no entry {args.slug!r} in {where}; list_memory shows the slugs that exist",
-        tool="read_memory_body")
+        tool="read_memory_body",
+    )
 
 
 def _full(e: MemoryEntry) -> dict[str, Any]:
@@ -158,24 +169,42 @@ class RememberArgs(BaseModel):
 
     slug: str = _slug_field()
     name: str = Field(description="a short title", min_length=1, max_length=NAME_MAX)
-    description: str = Field(description="one line saying when this entry is useful", max_length=DESCRIPTION_MAX)
+    description: str = Field(
+        description="one line saying when this entry is useful", max_length=DESCRIPTION_MAX
+    )
     type: MemoryType = Field(description="user, feedback, project or reference")
     body: str = Field(description="the content to remember (Markdown)")
 
 
-def _remember(args: RememberArgs, ctx: ToolContext, layer: Literal["shared", "agent"], tool_name: str) -> dict[str, Any]:
+def _remember(
+    args: RememberArgs, ctx: ToolContext, layer: Literal["shared", "agent"], tool_name: str
+) -> dict[str, Any]:
     _check_slug(args.slug, tool_name)
     agent = _owner(layer, ctx, tool_name)
     limit = settings_of(ctx).max_body_bytes
     size = len(args.body.encode("utf-8"))
     if size > limit:
-        problem = (f"the body is {size:,} bytes, over the limit of {limit:,} bytes "
-                   "(plugins.memory.settings.max_body_bytes); shorten it or split it into several entries")
-        raise InvalidToolArguments(f"invalid arguments for {tool_name!r}: /body: {problem}", tool=tool_name,
-                                   problems=[ArgumentProblem("/body", problem)])
+        problem = (
+            f"the body is {size:,} bytes, over the limit of {limit:,} bytes "
+            "(plugins.memory.settings.max_body_bytes); shorten it or split it into several entries"
+        )
+        raise InvalidToolArguments(
+            f"invalid arguments for {tool_name!r}: /body: {problem}",
+            tool=tool_name,
+            problems=[ArgumentProblem("/body", problem)],
+        )
     store = store_for(ctx)
-    result = _run(tool_name, store.put, layer, agent, args.slug, name=args.name,
-                  description=args.description, type=args.type, body=args.body)
+    result = _run(
+        tool_name,
+        store.put,
+        layer,
+        agent,
+        args.slug,
+        name=args.name,
+        description=args.description,
+        type=args.type,
+        body=args.body,
+    )
     return {"slug": result.slug, "layer": result.layer, "status": result.status, "updated": result.updated}
 
 
@@ -210,7 +239,8 @@ def forget_memory(args: ForgetArgs, ctx: ToolContext) -> dict[str, Any]:
     if not removed:
         raise ToolExecutionError(
             f"forget_memory: no entry {args.slug!r} in the {args.layer} layer; list_memory shows the slugs that exist",
-            tool="forget_memory")
+            tool="forget_memory",
+        )
     return {"slug": args.slug, "layer": args.layer, "status": "forgotten"}
 
 

@@ -63,9 +63,16 @@ class _Problem(Exception):
 
 def entry_to_markdown(e: MemoryEntry) -> str:
     """The Markdown file of one entry (the body is kept byte for byte)."""
-    values = {"slug": e.slug, "name": e.name, "description": e.description, "type": e.type,
-              "layer": e.layer, "agent": e.agent if e.layer == "agent" else None,
-              "created": e.created, "updated": e.updated}
+    values = {
+        "slug": e.slug,
+        "name": e.name,
+        "description": e.description,
+        "type": e.type,
+        "layer": e.layer,
+        "agent": e.agent if e.layer == "agent" else None,
+        "created": e.created,
+        "updated": e.updated,
+    }
     lines = ["---"]
     lines += [f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in values.items() if v is not None]
     lines.append("---")
@@ -112,7 +119,9 @@ def _value(raw: str, line: int) -> str:
             raise _Problem("a quoted value must be a single string", line)
         return value
     if raw.startswith(("'", "[", "{", "|", ">", "&", "*", "!")):
-        raise _Problem("unsupported value syntax; write the value plain or as a JSON string in double quotes", line)
+        raise _Problem(
+            "unsupported value syntax; write the value plain or as a JSON string in double quotes", line
+        )
     return raw
 
 
@@ -158,7 +167,9 @@ def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntr
         None if v["type"] in MEMORY_TYPES else f"type {v['type']!r} is not one of {', '.join(MEMORY_TYPES)}",
         None if v["layer"] in ("shared", "agent") else f"layer {v['layer']!r} is not 'shared' or 'agent'",
         None if len(v["name"]) <= NAME_MAX else f"the name is over {NAME_MAX} characters",
-        None if len(v["description"]) <= DESCRIPTION_MAX else f"the description is over {DESCRIPTION_MAX} characters",
+        None
+        if len(v["description"]) <= DESCRIPTION_MAX
+        else f"the description is over {DESCRIPTION_MAX} characters",
     ):
         if problem:
             raise _Problem(problem)
@@ -178,8 +189,17 @@ def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntr
     size = len(body.encode("utf-8"))
     if size > settings.max_body_bytes:
         raise _Problem(f"the body is {size:,} bytes, over the limit of {settings.max_body_bytes:,} bytes")
-    return MemoryEntry(v["layer"], agent, v["slug"], v["name"], v["description"], v["type"], body,  # type: ignore[arg-type]
-                       v.get("created", ""), v.get("updated", ""))
+    return MemoryEntry(
+        v["layer"],
+        agent,
+        v["slug"],
+        v["name"],
+        v["description"],
+        v["type"],
+        body,  # type: ignore[arg-type]
+        v.get("created", ""),
+        v.get("updated", ""),
+    )
 
 
 def read_folder(root: Path, settings: MemorySettings) -> tuple[list[MemoryEntry], list[ImportProblem]]:
@@ -188,8 +208,9 @@ def read_folder(root: Path, settings: MemorySettings) -> tuple[list[MemoryEntry]
     problems: list[ImportProblem] = []
     seen: dict[tuple[str, str, str], Path] = {}
     limit = settings.max_body_bytes + 64 * 1024
-    files = sorted(p for p in root.rglob("*.md")
-                   if not any(part.startswith(".") for part in p.relative_to(root).parts))
+    files = sorted(
+        p for p in root.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
     for path in files:
         try:
             if not path.is_file() or path.is_symlink():
@@ -209,14 +230,18 @@ def read_folder(root: Path, settings: MemorySettings) -> tuple[list[MemoryEntry]
             continue
         key = (entry.layer, entry.agent, entry.slug)
         if key in seen:
-            problems.append(ImportProblem(path, 0, f"the same entry as {seen[key]} ({entry.layer} {entry.slug!r})"))
+            problems.append(
+                ImportProblem(path, 0, f"the same entry as {seen[key]} ({entry.layer} {entry.slug!r})")
+            )
             continue
         seen[key] = path
         entries.append(entry)
     return entries, problems
 
 
-def import_folder(store: MemoryStore, root: Path, settings: MemorySettings) -> tuple[list[PutResult], list[ImportProblem]]:
+def import_folder(
+    store: MemoryStore, root: Path, settings: MemorySettings
+) -> tuple[list[PutResult], list[ImportProblem]]:
     """Import ``root`` into ``store``: all entries in one transaction, or nothing if any file is bad."""
     entries, problems = read_folder(root, settings)
     if problems:

@@ -28,8 +28,10 @@ def parse_command(argv: list[str] | None, command: str | None) -> list[str]:
         raise InvalidToolArguments("the command is empty", problems=[ArgumentProblem("/command", "empty")])
     for i, arg in enumerate(parsed):
         if "\x00" in arg:
-            raise InvalidToolArguments(f"argument {i} contains a NUL byte",
-                                       problems=[ArgumentProblem(f"/argv/{i}", "contains a NUL byte")])
+            raise InvalidToolArguments(
+                f"argument {i} contains a NUL byte",
+                problems=[ArgumentProblem(f"/argv/{i}", "contains a NUL byte")],
+            )
     return parsed
 
 
@@ -76,7 +78,8 @@ def command_env(settings: ShellSettings, host_env: Mapping[str, str]) -> dict[st
     import fnmatch
 
     env = {
-        k: v for k, v in host_env.items()
+        k: v
+        for k, v in host_env.items()
         if any(fnmatch.fnmatchcase(k, pat) for pat in settings.env_allow)
         and not is_dropped_env(k, settings.secret_patterns)
     }

@@ -33,8 +33,12 @@ SUPERVISOR = Path(__file__).with_name("supervisor.py")
 def supervised() -> bool:
     """Whether commands run under the subreaper supervisor (Linux, with a runnable Python)."""
     exe = sys.executable or ""
-    return (sys.platform.startswith("linux") and SUPERVISOR.is_file() and os.access(exe, os.X_OK)
-            and os.path.basename(exe).startswith(("python", "pypy")))  # not an embedding host's binary
+    return (
+        sys.platform.startswith("linux")
+        and SUPERVISOR.is_file()
+        and os.access(exe, os.X_OK)
+        and os.path.basename(exe).startswith(("python", "pypy"))
+    )  # not an embedding host's binary
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +123,15 @@ def _status(status_fd: int | None, returncode: int | None) -> int:
     return returncode if returncode is not None else -1
 
 
-async def run_command(executable: str, argv: list[str], *, cwd: Path, env: dict[str, str],
-                      timeout_s: float, max_output_bytes: int) -> CommandResult:
+async def run_command(
+    executable: str,
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    max_output_bytes: int,
+) -> CommandResult:
     """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell."""
     started = time.monotonic()
     status_fd: int | None = None
@@ -133,7 +144,8 @@ async def run_command(executable: str, argv: list[str], *, cwd: Path, env: dict[
     try:
         proc = await asyncio.create_subprocess_exec(
             *program,
-            cwd=str(cwd), env=env,
+            cwd=str(cwd),
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -155,8 +167,14 @@ async def run_command(executable: str, argv: list[str], *, cwd: Path, env: dict[
             os.close(status_fd)
 
 
-async def _supervise(proc: asyncio.subprocess.Process, argv: list[str], started: float, status_fd: int | None,
-                     timeout_s: float, max_output_bytes: int) -> CommandResult:
+async def _supervise(
+    proc: asyncio.subprocess.Process,
+    argv: list[str],
+    started: float,
+    status_fd: int | None,
+    timeout_s: float,
+    max_output_bytes: int,
+) -> CommandResult:
     pgid = proc.pid  # leader of its own new session and process group
     assert proc.stdout is not None and proc.stderr is not None
     out_task = asyncio.ensure_future(_drain(proc.stdout, max_output_bytes))

@@ -19,11 +19,32 @@ Example = Union[list[str], str]  # an argv list, or a command line split with sh
 
 ALWAYS_DROPPED_PREFIXES: tuple[str, ...] = ("LD_", "DYLD_", "PYTHON")
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
-    "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*KEY*", "*CREDENTIAL*",
-    "*AUTH*", "*COOKIE*", "*SESSION*", "*PRIVATE*", "*_PAT", "*SIGNATURE*",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*KEY*",
+    "*CREDENTIAL*",
+    "*AUTH*",
+    "*COOKIE*",
+    "*SESSION*",
+    "*PRIVATE*",
+    "*_PAT",
+    "*SIGNATURE*",
 )
-DEFAULT_ENV_ALLOW: tuple[str, ...] = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "USER",
-                                      "LOGNAME", "TMPDIR")
+DEFAULT_ENV_ALLOW: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "TMPDIR",
+)
 
 
 def example_argv(example: Example) -> list[str]:
@@ -82,7 +103,9 @@ class ProgramRule(BaseModel):
             argv = example_argv(example)
             reason = self.refusal(argv)
             if reason is not None:
-                raise ValueError(f"rule for {self.name!r}: match example {shlex.join(argv)!r} is refused: {reason}")
+                raise ValueError(
+                    f"rule for {self.name!r}: match example {shlex.join(argv)!r} is refused: {reason}"
+                )
         for example in self.not_match:
             argv = example_argv(example)
             if argv and argv[0] == self.name and self.refusal(argv) is None:
@@ -107,7 +130,9 @@ class ProgramRule(BaseModel):
         for arg in args:
             for pattern in self._deny:
                 if pattern.search(arg):
-                    return f"argument {arg[:100]!r} is refused for {self.name} (deny rule {pattern.pattern!r})"
+                    return (
+                        f"argument {arg[:100]!r} is refused for {self.name} (deny rule {pattern.pattern!r})"
+                    )
         rest = args
         if self.subcommands is not None:
             if not args or args[0] not in self.subcommands:
@@ -120,8 +145,10 @@ class ProgramRule(BaseModel):
             if not any(p.fullmatch(arg) for p in self._allow):
                 if not self._allow:
                     return f"{self.name} takes no further arguments here; got {arg[:100]!r}"
-                return (f"argument {arg[:100]!r} is not allowed for {self.name}; each argument must "
-                        f"match one of {list(self.allow_args)}")
+                return (
+                    f"argument {arg[:100]!r} is not allowed for {self.name}; each argument must "
+                    f"match one of {list(self.allow_args)}"
+                )
         return None
 
     def summary(self) -> str:
@@ -168,14 +195,20 @@ class ShellSettings(BaseModel):
     def _environment_is_consistent(self) -> ShellSettings:
         for name in self.env_set:
             if is_dropped_env(name, self.secret_patterns) or "=" in name or not name:
-                raise ValueError(f"env_set cannot set {name!r}: loader, interpreter and secret-looking "
-                                 "variables are never passed to commands")
+                raise ValueError(
+                    f"env_set cannot set {name!r}: loader, interpreter and secret-looking "
+                    "variables are never passed to commands"
+                )
         for entry in self.env_allow:
             if not any(c in entry for c in "*?[") and is_dropped_env(entry, self.secret_patterns):
-                raise ValueError(f"env_allow entry {entry!r} is always dropped (loader, interpreter or "
-                                 "secret-looking variable); remove it")
+                raise ValueError(
+                    f"env_allow entry {entry!r} is always dropped (loader, interpreter or "
+                    "secret-looking variable); remove it"
+                )
         if self.timeout_s > self.max_timeout_s:
-            raise ValueError(f"timeout_s ({self.timeout_s}) is larger than max_timeout_s ({self.max_timeout_s})")
+            raise ValueError(
+                f"timeout_s ({self.timeout_s}) is larger than max_timeout_s ({self.max_timeout_s})"
+            )
         return self
 
     def rule_for(self, name: str) -> ProgramRule | None:

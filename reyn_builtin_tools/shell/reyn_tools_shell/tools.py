@@ -16,10 +16,17 @@ from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resol
 class ShellArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    argv: list[str] | None = Field(None, min_length=1, description="Program and arguments, e.g. [\"git\", \"status\"].")
-    command: str | None = Field(None, description="Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.")
+    argv: list[str] | None = Field(
+        None, min_length=1, description='Program and arguments, e.g. ["git", "status"].'
+    )
+    command: str | None = Field(
+        None,
+        description="Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.",
+    )
     cwd: str = Field(".", description="Working directory, relative to the workspace.")
-    timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed (capped by the settings).")
+    timeout_s: float | None = Field(
+        None, gt=0, description="Seconds before the command is killed (capped by the settings)."
+    )
 
     @model_validator(mode="after")
     def _one_command(self) -> ShellArgs:
@@ -28,8 +35,13 @@ class ShellArgs(BaseModel):
         return self
 
 
-@tool(cluster="shell", purity="side_effect", gates=ToolGates(router="deny", phase="allow"),
-      available=has_programs, schema_enricher=list_programs)
+@tool(
+    cluster="shell",
+    purity="side_effect",
+    gates=ToolGates(router="deny", phase="allow"),
+    available=has_programs,
+    schema_enricher=list_programs,
+)
 async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     """Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,
     stdout, stderr (each capped), duration_s and timed_out."""
@@ -43,8 +55,9 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
     from .process import run_command  # asyncio's subprocess machinery: only when a command runs
 
-    result = await run_command(executable, argv, cwd=cwd, env=env, timeout_s=timeout,
-                               max_output_bytes=settings.max_output_bytes)
+    result = await run_command(
+        executable, argv, cwd=cwd, env=env, timeout_s=timeout, max_output_bytes=settings.max_output_bytes
+    )
     data = {
         "exit_code": result.exit_code,
         "stdout": result.stdout,

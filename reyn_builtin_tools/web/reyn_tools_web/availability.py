@@ -38,13 +38,17 @@ def search_problem(settings: WebSettings) -> str | None:
     if s.backend is None:
         return f"web_search has no backend configured; {SEARCH_HOW}"
     if s.backend == "searxng" and s.searxng is None:
-        return ('web_search backend "searxng" needs [plugins.web.settings.search.searxng] url = '
-                '"https://your-searxng" (with the JSON format enabled on that instance)')
+        return (
+            'web_search backend "searxng" needs [plugins.web.settings.search.searxng] url = '
+            '"https://your-searxng" (with the JSON format enabled on that instance)'
+        )
     if s.backend == "brave":
-        env = (s.brave.api_key_env if s.brave else "BRAVE_API_KEY")
+        env = s.brave.api_key_env if s.brave else "BRAVE_API_KEY"
         if not os.environ.get(env):
-            return (f'web_search backend "brave" needs an API key in the environment variable ${env}; '
-                    "set it, or change [plugins.web.settings.search.brave] api_key_env")
+            return (
+                f'web_search backend "brave" needs an API key in the environment variable ${env}; '
+                "set it, or change [plugins.web.settings.search.brave] api_key_env"
+            )
     return None
 
 
@@ -77,11 +81,25 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     problem = fetch_problem(s)
     if problem:
-        out.append({"code": "RW001", "severity": "info", "tool": "web_fetch",
-                    "message": "web_fetch is switched off (opt-in)", "hint": FETCH_HOW})
+        out.append(
+            {
+                "code": "RW001",
+                "severity": "info",
+                "tool": "web_fetch",
+                "message": "web_fetch is switched off (opt-in)",
+                "hint": FETCH_HOW,
+            }
+        )
     problem = search_problem(s)
     if problem:
         message, _, hint = problem.partition("; ")
-        out.append({"code": "RW002", "severity": "warning", "tool": "web_search",
-                    "message": message, "hint": hint or SEARCH_HOW})
+        out.append(
+            {
+                "code": "RW002",
+                "severity": "warning",
+                "tool": "web_search",
+                "message": message,
+                "hint": hint or SEARCH_HOW,
+            }
+        )
     return out

@@ -90,7 +90,9 @@ def parse_target(url: str) -> Target:
         raise ToolDenied(f"URL {url[:200]!r} is malformed ({exc})") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise ToolDenied(f"URL scheme {scheme or '(none)'!r} is refused: only http:// and https:// URLs can be fetched")
+        raise ToolDenied(
+            f"URL scheme {scheme or '(none)'!r} is refused: only http:// and https:// URLs can be fetched"
+        )
     if parts.username is not None or parts.password is not None:
         raise ToolDenied("URLs carrying credentials (user:password@host) are refused")
     host = normalise_host(parts.hostname or "")
@@ -103,8 +105,14 @@ def parse_target(url: str) -> Target:
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
-    return Target(url=url, scheme=scheme, host=host, ascii_host=ascii_host,
-                  port=port or (443 if scheme == "https" else 80), path_and_query=path)
+    return Target(
+        url=url,
+        scheme=scheme,
+        host=host,
+        ascii_host=ascii_host,
+        port=port or (443 if scheme == "https" else 80),
+        path_and_query=path,
+    )
 
 
 # --------------------------------------------------------------------------- bounded body
@@ -122,8 +130,10 @@ class _Decoder:
         elif encoding == "deflate":
             self._z = zlib.decompressobj(zlib.MAX_WBITS)
         else:
-            raise ToolExecutionError(f"the server sent Content-Encoding {encoding!r}, which web_fetch cannot decode "
-                                     "(supported: identity, gzip, deflate)")
+            raise ToolExecutionError(
+                f"the server sent Content-Encoding {encoding!r}, which web_fetch cannot decode "
+                "(supported: identity, gzip, deflate)"
+            )
         self._started = False
 
     def feed(self, data: bytes, room: int) -> bytes:
@@ -184,13 +194,16 @@ def _content_type(response: httpx.Response) -> tuple[str, str | None]:
     return mime.strip().lower(), charset
 
 
-async def _send_pinned(client: httpx.AsyncClient, target: Target, addresses: list[IPAddress]) -> httpx.Response:
+async def _send_pinned(
+    client: httpx.AsyncClient, target: Target, addresses: list[IPAddress]
+) -> httpx.Response:
     """GET ``target`` from the first checked address that accepts a connection."""
     extensions: dict[str, Any] = {"sni_hostname": target.ascii_host} if target.scheme == "https" else {}
     last: Exception | None = None
     for ip in addresses:
-        request = client.build_request("GET", target.url_for(ip), headers={"Host": target.host_header()},
-                                       extensions=extensions)
+        request = client.build_request(
+            "GET", target.url_for(ip), headers={"Host": target.host_header()}, extensions=extensions
+        )
         try:
             return await client.send(request, stream=True)
         except httpx.ConnectError as exc:
@@ -200,13 +213,17 @@ async def _send_pinned(client: httpx.AsyncClient, target: Target, addresses: lis
 
 async def _fetch(url: str, fs: FetchSettings, allowlist: HostAllowlist) -> Fetched:
     timeout = httpx.Timeout(fs.timeout_s, connect=fs.connect_timeout_s)
-    headers = {"User-Agent": fs.user_agent, "Accept-Encoding": "identity",
-               "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"}
+    headers = {
+        "User-Agent": fs.user_agent,
+        "Accept-Encoding": "identity",
+        "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+    }
     redirects: list[str] = []
     current = url
     verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=fs.ca_bundle) if fs.ca_bundle else True
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout,
-                                 headers=headers, verify=verify) as client:
+    async with httpx.AsyncClient(
+        trust_env=False, follow_redirects=False, timeout=timeout, headers=headers, verify=verify
+    ) as client:
         for _hop in range(fs.max_redirects + 1):
             target = parse_target(current)
             try:
@@ -219,28 +236,43 @@ async def _fetch(url: str, fs: FetchSettings, allowlist: HostAllowlist) -> Fetch
                 if response.status_code in REDIRECT_CODES:
                     location = response.headers.get("location")
                     if not location:
-                        raise ToolExecutionError(f"HTTP {response.status_code} redirect from {current} has no Location")
+                        raise ToolExecutionError(
+                            f"HTTP {response.status_code} redirect from {current} has no Location"
+                        )
                     redirects.append(current)
                     current = urljoin(current, location.strip())
                     continue
                 if response.status_code >= 400:
-                    raise ToolExecutionError(f"HTTP {response.status_code} {response.reason_phrase} from {current}")
+                    raise ToolExecutionError(
+                        f"HTTP {response.status_code} {response.reason_phrase} from {current}"
+                    )
                 mime, charset = _content_type(response)
                 if mime not in fs.content_types:
                     raise ToolExecutionError(
                         f"content type {mime or '(none)'!r} of {current} is not fetched as text; "
-                        f"supported: {', '.join(fs.content_types)}")
+                        f"supported: {', '.join(fs.content_types)}"
+                    )
                 try:
                     body = await read_capped(response, fs.max_bytes)
                 except BodyTooLarge:
                     raise ToolExecutionError(
                         f"the body of {current} is larger than max_bytes={fs.max_bytes} "
-                        "(counted on raw and on decompressed bytes); it was not read further") from None
-                return Fetched(url=url, final_url=current, status=response.status_code, content_type=mime,
-                               charset=charset, body=body, redirects=redirects)
+                        "(counted on raw and on decompressed bytes); it was not read further"
+                    ) from None
+                return Fetched(
+                    url=url,
+                    final_url=current,
+                    status=response.status_code,
+                    content_type=mime,
+                    charset=charset,
+                    body=body,
+                    redirects=redirects,
+                )
             finally:
                 await response.aclose()
-    raise ToolExecutionError(f"too many redirects: more than max_redirects={fs.max_redirects} starting at {url}")
+    raise ToolExecutionError(
+        f"too many redirects: more than max_redirects={fs.max_redirects} starting at {url}"
+    )
 
 
 async def fetch_url(url: str, fs: FetchSettings) -> Fetched:
@@ -267,8 +299,9 @@ def decode_body(fetched: Fetched) -> str:
         return fetched.body.decode("utf-8", errors="replace")
 
 
-async def web_fetch(url: str, max_length: int = 20000, start_index: int = 0,
-                    ctx: ToolContext | None = None) -> dict[str, Any]:
+async def web_fetch(
+    url: str, max_length: int = 20000, start_index: int = 0, ctx: ToolContext | None = None
+) -> dict[str, Any]:
     """The ``web_fetch`` handler: fetch, convert to text, return one window of it."""
     settings = coerce_settings(ctx.settings if ctx is not None else None)
     problem = fetch_problem(settings)
@@ -287,8 +320,10 @@ async def web_fetch(url: str, max_length: int = 20000, start_index: int = 0,
     if start_index > 0 and start_index >= total:
         raise InvalidToolArguments(
             f"start_index {start_index} is past the end of the text ({total} characters)",
-            tool="web_fetch", problems=[ArgumentProblem("/start_index", f"must be less than {total}")])
-    window = text[start_index:start_index + max_length]
+            tool="web_fetch",
+            problems=[ArgumentProblem("/start_index", f"must be less than {total}")],
+        )
+    window = text[start_index : start_index + max_length]
     end = start_index + len(window)
     return {
         "url": fetched.url,

@@ -12,14 +12,65 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
-_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "math", "iframe", "object",
-                   "canvas", "head", "select", "button"})
-_BLOCK = frozenset({"p", "div", "section", "article", "main", "header", "footer", "nav", "aside",
-                    "blockquote", "pre", "table", "tr", "ul", "ol", "dl", "dt", "dd", "form",
-                    "fieldset", "figure", "figcaption", "address", "hr", "br", "li", "h1", "h2", "h3",
-                    "h4", "h5", "h6", "td", "th", "details", "summary"})
-_VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed",
-                   "source", "track", "wbr"})
+_SKIP = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "canvas",
+        "head",
+        "select",
+        "button",
+    }
+)
+_BLOCK = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "blockquote",
+        "pre",
+        "table",
+        "tr",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "form",
+        "fieldset",
+        "figure",
+        "figcaption",
+        "address",
+        "hr",
+        "br",
+        "li",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "td",
+        "th",
+        "details",
+        "summary",
+    }
+)
+_VOID = frozenset(
+    {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
+)
 
 
 @dataclass

@@ -24,12 +24,25 @@ WEB_FETCH = ToolDefinition(
     parameters={
         "type": "object",
         "properties": {
-            "url": {"type": "string", "minLength": 1, "maxLength": 2048,
-                    "description": "Absolute http:// or https:// URL."},
-            "max_length": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 20000,
-                           "description": "Maximum number of characters of text to return."},
-            "start_index": {"type": "integer", "minimum": 0, "default": 0,
-                            "description": "Character offset to start the text window at."},
+            "url": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 2048,
+                "description": "Absolute http:// or https:// URL.",
+            },
+            "max_length": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100000,
+                "default": 20000,
+                "description": "Maximum number of characters of text to return.",
+            },
+            "start_index": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Character offset to start the text window at.",
+            },
         },
         "required": ["url"],
         "additionalProperties": False,
@@ -48,8 +61,12 @@ WEB_SEARCH = ToolDefinition(
         "type": "object",
         "properties": {
             "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Search terms."},
-            "max_results": {"type": "integer", "minimum": 1, "maximum": 20,
-                            "description": "How many results to return (default from settings)."},
+            "max_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 20,
+                "description": "How many results to return (default from settings).",
+            },
         },
         "required": ["query"],
         "additionalProperties": False,

@@ -50,15 +50,23 @@ def _clean(text: Any) -> str:
     return " ".join(unescape(_TAG.sub("", str(text or ""))).split())
 
 
-async def _get_json(client: httpx.AsyncClient, url: str, params: dict[str, Any], headers: dict[str, str],
-                    max_bytes: int, backend: str) -> Any:
+async def _get_json(
+    client: httpx.AsyncClient,
+    url: str,
+    params: dict[str, Any],
+    headers: dict[str, str],
+    max_bytes: int,
+    backend: str,
+) -> Any:
     async with client.stream("GET", url, params=params, headers=headers) as response:
         if response.status_code >= 400:
             raise ToolExecutionError(f"the {backend} search backend answered HTTP {response.status_code}")
         try:
             body = await read_capped(response, max_bytes)
         except BodyTooLarge:
-            raise ToolExecutionError(f"the {backend} search response is larger than {max_bytes} bytes") from None
+            raise ToolExecutionError(
+                f"the {backend} search response is larger than {max_bytes} bytes"
+            ) from None
     try:
         return json.loads(body)
     except ValueError:
@@ -75,12 +83,17 @@ class SearxngBackend:
 
     async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
         endpoint = self.url.rstrip("/") + "/search"
-        data = await _get_json(client, endpoint, {"q": query, "format": "json"}, {}, self.max_bytes, self.name)
+        data = await _get_json(
+            client, endpoint, {"q": query, "format": "json"}, {}, self.max_bytes, self.name
+        )
         items = data.get("results") if isinstance(data, dict) else None
         if not isinstance(items, list):
             raise ToolExecutionError("the searxng search backend answered without a 'results' list")
-        return [SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("content")))
-                for i in items if isinstance(i, dict) and i.get("url")][:max_results]
+        return [
+            SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("content")))
+            for i in items
+            if isinstance(i, dict) and i.get("url")
+        ][:max_results]
 
 
 @dataclass(frozen=True)
@@ -94,16 +107,20 @@ class BraveBackend:
 
     async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
         headers = {"X-Subscription-Token": self.api_key, "Accept": "application/json"}
-        data = await _get_json(client, self.endpoint, {"q": query, "count": max_results}, headers,
-                               self.max_bytes, self.name)
+        data = await _get_json(
+            client, self.endpoint, {"q": query, "count": max_results}, headers, self.max_bytes, self.name
+        )
         web = data.get("web") if isinstance(data, dict) else None
         items = web.get("results") if isinstance(web, dict) else None
         if items is None:
             return []
         if not isinstance(items, list):
             raise ToolExecutionError("the brave search backend answered with a malformed 'web.results'")
-        return [SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("description")))
-                for i in items if isinstance(i, dict) and i.get("url")][:max_results]
+        return [
+            SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("description")))
+            for i in items
+            if isinstance(i, dict) and i.get("url")
+        ][:max_results]
 
 
 def backend_from_settings(s: SearchSettings) -> SearchBackend:
@@ -113,12 +130,15 @@ def backend_from_settings(s: SearchSettings) -> SearchBackend:
     if s.backend == "brave" and s.brave is not None:
         return BraveBackend(s.brave.endpoint, os.environ.get(s.brave.api_key_env, ""), s.max_bytes)
     if s.backend == "brave":
-        return BraveBackend("https://api.search.brave.com/res/v1/web/search",
-                            os.environ.get("BRAVE_API_KEY", ""), s.max_bytes)
+        return BraveBackend(
+            "https://api.search.brave.com/res/v1/web/search", os.environ.get("BRAVE_API_KEY", ""), s.max_bytes
+        )
     raise ToolRuntimeMissing("web_search has no usable backend configured", tool="web_search")
 
 
-async def web_search(query: str, max_results: int | None = None, ctx: ToolContext | None = None) -> dict[str, Any]:
+async def web_search(
+    query: str, max_results: int | None = None, ctx: ToolContext | None = None
+) -> dict[str, Any]:
     """The ``web_search`` handler."""
     settings = coerce_settings(ctx.settings if ctx is not None else None)
     problem = search_problem(settings)
@@ -129,11 +149,16 @@ async def web_search(query: str, max_results: int | None = None, ctx: ToolContex
     limit = max_results or s.max_results
     timeout = httpx.Timeout(s.timeout_s)
     try:
-        async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout,
-                                     headers={"Accept-Encoding": "identity"}) as client:
+        async with httpx.AsyncClient(
+            trust_env=False, follow_redirects=False, timeout=timeout, headers={"Accept-Encoding": "identity"}
+        ) as client:
             results = await asyncio.wait_for(backend.search(client, query, limit), s.timeout_s)
     except (asyncio.TimeoutError, httpx.TimeoutException):
-        raise ToolTimeout(f"the {backend.name} search backend did not answer within {s.timeout_s:g} s") from None
+        raise ToolTimeout(
+            f"the {backend.name} search backend did not answer within {s.timeout_s:g} s"
+        ) from None
     except httpx.HTTPError as exc:
-        raise ToolExecutionError(f"the {backend.name} search backend failed: {type(exc).__name__}: {exc}") from None
+        raise ToolExecutionError(
+            f"the {backend.name} search backend failed: {type(exc).__name__}: {exc}"
+        ) from None
     return {"backend": backend.name, "query": query, "results": [asdict(r) for r in results]}

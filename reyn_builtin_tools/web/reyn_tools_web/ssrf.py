@@ -169,7 +169,9 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     return out
 
 
-def check_addresses(host: str, addresses: Sequence[IPAddress], allowlist: HostAllowlist = EMPTY_ALLOWLIST) -> None:
+def check_addresses(
+    host: str, addresses: Sequence[IPAddress], allowlist: HostAllowlist = EMPTY_ALLOWLIST
+) -> None:
     """Refuse unless *every* address is public or allowlisted (one bad answer poisons the lot, so
     a resolver mixing a public and a private answer cannot be used to reach the private one)."""
     if allowlist.admits_host(host):

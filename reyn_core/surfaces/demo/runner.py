@@ -123,8 +123,12 @@ def prepare_workspace(root: Path, template_path: Path | None = None) -> Path:
     (root / "out").mkdir(exist_ok=True)
     (root / ".reyn").mkdir(exist_ok=True)
     values = {
-        "workspace": root, "memory_db": root / ".reyn" / "memory.sqlite3", "skills": root / "skills",
-        "agents": root / "agents", "python": sys.executable, "mcp_server": HERE / "mcp_server.py",
+        "workspace": root,
+        "memory_db": root / ".reyn" / "memory.sqlite3",
+        "skills": root / "skills",
+        "agents": root / "agents",
+        "python": sys.executable,
+        "mcp_server": HERE / "mcp_server.py",
     }
     template = Template((template_path or HERE / "profile.toml").read_text(encoding="utf-8"))
     text = template.substitute({k: json.dumps(str(v)) for k, v in values.items()})
@@ -145,11 +149,23 @@ def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> 
     for pid in sorted(infos):
         i = infos[pid]
         prov = i.provenance
-        rows.append([pid, i.status, i.distribution or "-", i.version or "-", i.source_kind or "-",
-                     (prov.digest_scope if prov is not None else "-"), i.short_digest,
-                     str(len(i.tools)) if i.status == "loaded" else "-"])
-    console.say(table(rows, ["PLUGIN", "STATUS", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST OVER", "DIGEST",
-                             "TOOLS"]))
+        rows.append(
+            [
+                pid,
+                i.status,
+                i.distribution or "-",
+                i.version or "-",
+                i.source_kind or "-",
+                (prov.digest_scope if prov is not None else "-"),
+                i.short_digest,
+                str(len(i.tools)) if i.status == "loaded" else "-",
+            ]
+        )
+    console.say(
+        table(
+            rows, ["PLUGIN", "STATUS", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST OVER", "DIGEST", "TOOLS"]
+        )
+    )
     for pid in PLUGINS:
         info = infos.get(pid)
         if info is not None and info.status == "loaded":
@@ -164,15 +180,25 @@ def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> 
         if d.is_error and d.plugin not in PLUGINS:
             console.say(f"  ! {d.code}: {d.message}")
     if outcome.not_loaded:
-        console.say("  The demo continues with what loaded; install the rest with `make demo` "
-                    "(it installs every pack) or pip install ./reyn_builtin_tools/<pack>.")
+        console.say(
+            "  The demo continues with what loaded; install the rest with `make demo` "
+            "(it installs every pack) or pip install ./reyn_builtin_tools/<pack>."
+        )
     return result.registry
 
 
-async def run_router(registry: Any, client: LiteLLMClient, ctx: ToolContext, docs_url: str,
-                     console: Console, outcome: DemoOutcome) -> None:
+async def run_router(
+    registry: Any,
+    client: LiteLLMClient,
+    ctx: ToolContext,
+    docs_url: str,
+    console: Console,
+    outcome: DemoOutcome,
+) -> None:
     transcript = Transcript(console.out)
-    loop = RouterLoop(registry, model=MODEL, ctx=ctx, client=client, max_turns=6, stream=True, on_event=transcript)
+    loop = RouterLoop(
+        registry, model=MODEL, ctx=ctx, client=client, max_turns=6, stream=True, on_event=transcript
+    )
     console.say(f"  The model is offered {len(loop.tools())} tools (render_router); shell is phase-only.")
     console.say(f"  user> {ROUTER_PROMPT}")
     outcome.router = await loop.run(ROUTER_PROMPT)
@@ -180,19 +206,31 @@ async def run_router(registry: Any, client: LiteLLMClient, ctx: ToolContext, doc
         outcome.problems.append(f"the router conversation ended with status {outcome.router.status!r}")
 
 
-async def run_phase(registry: Any, client: LiteLLMClient, ctx: ToolContext, console: Console,
-                    outcome: DemoOutcome) -> None:
+async def run_phase(
+    registry: Any, client: LiteLLMClient, ctx: ToolContext, console: Console, outcome: DemoOutcome
+) -> None:
     transcript = Transcript(console.out)
 
     def on_event(event: SurfaceEvent) -> None:
         if event.kind == "contract_error":  # kept for "What happened"
-            problems = [ln[2:] for ln in str(event.data.get("feedback", "")).splitlines() if ln.startswith("- ")]
+            problems = [
+                ln[2:] for ln in str(event.data.get("feedback", "")).splitlines() if ln.startswith("- ")
+            ]
             outcome.contract_errors.append("; ".join(problems) or str(event.data.get("feedback", "")))
         transcript(event)
 
-    runner = PhaseRunner(registry, model=MODEL, ctx=ctx, allowed_ops=list(PHASE_OPS), client=client,
-                         name="summarise-notes", artifact_type="release_summary", max_steps=8,
-                         instructions="Summarise the notes folder.", on_event=on_event)
+    runner = PhaseRunner(
+        registry,
+        model=MODEL,
+        ctx=ctx,
+        allowed_ops=list(PHASE_OPS),
+        client=client,
+        name="summarise-notes",
+        artifact_type="release_summary",
+        max_steps=8,
+        instructions="Summarise the notes folder.",
+        on_event=on_event,
+    )
     console.say(f"  allowed_ops = {list(PHASE_OPS)} → ops: {', '.join(o.kind for o in runner.surface.ops)}")
     console.say(f"  task> {PHASE_TASK}")
     result = await runner.run(PHASE_TASK)
@@ -204,8 +242,14 @@ async def run_phase(registry: Any, client: LiteLLMClient, ctx: ToolContext, cons
         outcome.problems.append(f"the phase ended with status {result.status!r}: {result.error}")
 
 
-async def run_surfaces(registry: Any, client: LiteLLMClient, ctx: ToolContext, docs_url: str,
-                       console: Console, outcome: DemoOutcome) -> None:
+async def run_surfaces(
+    registry: Any,
+    client: LiteLLMClient,
+    ctx: ToolContext,
+    docs_url: str,
+    console: Console,
+    outcome: DemoOutcome,
+) -> None:
     """Both surfaces in one event loop."""
     console.step("router conversation: RouterLoop → litellm → scripted model (streaming)")
     await run_router(registry, client, ctx, docs_url, console, outcome)
@@ -217,17 +261,26 @@ def summarise(root: Path, outcome: DemoOutcome, console: Console) -> None:
     console.say("\nWhat happened:")
     calls = list(outcome.router.tool_calls) if outcome.router else []
     ops = list(outcome.phase.op_results) if outcome.phase else []
-    ok = sum(1 for c in calls if c.envelope.get("status") == "ok") + \
-        sum(1 for o in ops if o["result"].get("status") == "ok")
-    errors = [f"{c.name}: {describe_envelope(c.envelope, 90)}" for c in calls if c.envelope.get("status") != "ok"]
-    errors += [f"{o['kind']}: {describe_envelope(o['result'], 90)}" for o in ops if o["result"].get("status") != "ok"]
-    console.say(f"  {ok} tool calls and ops succeeded; {len(errors)} were refused or failed and went back to "
-                "the model as errors:")
+    ok = sum(1 for c in calls if c.envelope.get("status") == "ok") + sum(
+        1 for o in ops if o["result"].get("status") == "ok"
+    )
+    errors = [
+        f"{c.name}: {describe_envelope(c.envelope, 90)}" for c in calls if c.envelope.get("status") != "ok"
+    ]
+    errors += [
+        f"{o['kind']}: {describe_envelope(o['result'], 90)}" for o in ops if o["result"].get("status") != "ok"
+    ]
+    console.say(
+        f"  {ok} tool calls and ops succeeded; {len(errors)} were refused or failed and went back to "
+        "the model as errors:"
+    )
     for e in errors:
         console.say(f"    - {e}")
     for c in outcome.contract_errors:
-        console.say(f"  The phase's reply broke its output contract and was sent back with the error (its ops never "
-                    f"ran); the model corrected itself:\n    - {short(c, 150)}")
+        console.say(
+            f"  The phase's reply broke its output contract and was sent back with the error (its ops never "
+            f"ran); the model corrected itself:\n    - {short(c, 150)}"
+        )
     if outcome.phase is not None and outcome.phase.artifact is not None:
         console.say("  artifact: " + json.dumps(outcome.phase.artifact, ensure_ascii=False))
     summary = root / "out" / "summary.md"
@@ -239,8 +292,14 @@ def summarise(root: Path, outcome: DemoOutcome, console: Console) -> None:
         outcome.problems.append("out/summary.md was not written")
 
 
-def run_demo(*, out: TextIO | None = None, workdir: Path | None = None, keep: bool = False,
-             strict: bool = False, profile_template: Path | None = None) -> int:
+def run_demo(
+    *,
+    out: TextIO | None = None,
+    workdir: Path | None = None,
+    keep: bool = False,
+    strict: bool = False,
+    profile_template: Path | None = None,
+) -> int:
     """Run the demo; return the exit code.
 
     Exit 1 when a step that could run failed (the router did not answer, the phase did not finish);
@@ -249,20 +308,26 @@ def run_demo(*, out: TextIO | None = None, workdir: Path | None = None, keep: bo
     """
     out = out or sys.stdout
     console = Console(out, steps=5)
-    console.say("Reyn demo — offline, no API key. Real components throughout: plugins loaded through a "
-                "profile,\ntools working in a temporary workspace, an MCP server over stdio, and the "
-                "litellm client\ntalking to a scripted model on 127.0.0.1. Only the model's words are scripted.")
+    console.say(
+        "Reyn demo — offline, no API key. Real components throughout: plugins loaded through a "
+        "profile,\ntools working in a temporary workspace, an MCP server over stdio, and the "
+        "litellm client\ntalking to a scripted model on 127.0.0.1. Only the model's words are scripted."
+    )
     root = Path(workdir).resolve() if workdir else Path(tempfile.mkdtemp(prefix="reyn-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     outcome = DemoOutcome()
     try:
         console.step(f"workspace {root}")
         profile = prepare_workspace(root, profile_template)
-        console.say("  notes/todo.md, notes/meeting.md, skills/summarise-notes/SKILL.md, agents/editor.md, reyn.toml")
+        console.say(
+            "  notes/todo.md, notes/meeting.md, skills/summarise-notes/SKILL.md, agents/editor.md, reyn.toml"
+        )
         console.step(f"loading {profile.name}: plugins enabled {list(PLUGINS)}")
         registry = load_plugins(profile, console, outcome)
         with docs_server() as docs_url:
-            console.step("starting the scripted model on 127.0.0.1 and importing litellm (takes a few seconds)")
+            console.step(
+                "starting the scripted model on 127.0.0.1 and importing litellm (takes a few seconds)"
+            )
             t0 = time.monotonic()
             import_litellm()
             console.say(f"  litellm ready in {time.monotonic() - t0:.1f} s; docs page at {docs_url}")

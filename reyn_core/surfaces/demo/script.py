@@ -15,8 +15,10 @@ from typing import Any
 
 from ..scripted_server import ScriptedReply, tool_names
 
-ROUTER_PROMPT = ("Get me ready for the release: check my todo notes, ticket REYN-7 in the tracker and the "
-                 "release page on the docs server, then remember what matters.")
+ROUTER_PROMPT = (
+    "Get me ready for the release: check my todo notes, ticket REYN-7 in the tracker and the "
+    "release page on the docs server, then remember what matters."
+)
 PHASE_TASK = "Summarise the notes folder into out/summary.md: one line per open item."
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
 
@@ -99,33 +101,53 @@ class RouterScript:
     def look(self, offered: set[str]) -> ScriptedReply:
         wanted: list[tuple[str, Mapping[str, Any]]] = [
             ("read_file", {"path": "notes/todo.md"}),
-            ("call_mcp_tool", {"server": "tracker", "tool": "ticket_status", "arguments": {"ticket": "REYN-7"}}),
+            (
+                "call_mcp_tool",
+                {"server": "tracker", "tool": "ticket_status", "arguments": {"ticket": "REYN-7"}},
+            ),
             ("web_fetch", {"url": self.docs_url}),
             ("list_skills", {}),
         ]
         calls = [c for c in wanted if c[0] in offered]
         if not calls:
             return ScriptedReply.text("No tools are enabled in this profile, so I can only chat.")
-        return ScriptedReply.calls(*calls, content="Looking at the notes, the tracker and the release page at once.")
+        return ScriptedReply.calls(
+            *calls, content="Looking at the notes, the tracker and the release page at once."
+        )
 
     def act(self, offered: set[str], results: dict[str, list[Any]]) -> ScriptedReply:
-        calls: list[tuple[str, Mapping[str, Any]]] = [("shell", {"argv": ["rm", "-rf", "notes"]})]  # never offered here
+        calls: list[tuple[str, Mapping[str, Any]]] = [
+            ("shell", {"argv": ["rm", "-rf", "notes"]})
+        ]  # never offered here
         if "web_fetch" in offered:
             calls.append(("web_fetch", {"url": METADATA_URL}))  # refused by the SSRF guard
         page = text_of(ok_data(results.get("web_fetch")))
         size = re.search(r"(\d+(?:\.\d+)?)\s*MiB", page)
         if "convert_units" in offered:
-            calls.append(("convert_units", {"value": float(size.group(1)) if size else 48.0,
-                                            "from_unit": "MiB", "to_unit": "MB"}))
+            calls.append(
+                (
+                    "convert_units",
+                    {"value": float(size.group(1)) if size else 48.0, "from_unit": "MiB", "to_unit": "MB"},
+                )
+            )
         ticket = ok_data(results.get("call_mcp_tool"))
         state = find(ticket, "state") or "unknown"
         if "remember_shared" in offered:
-            calls.append(("remember_shared", {
-                "slug": "release-reyn-7", "name": "REYN-7 release status", "type": "project",
-                "description": "state of the surfaces ticket before the release",
-                "body": f"REYN-7 (LLM surfaces and the demo) is {state}; owner {find(ticket, 'owner') or '?'}.",
-            }))
-        return ScriptedReply.calls(*calls, content="Cleaning up old notes, checking the cloud metadata, and saving notes.")
+            calls.append(
+                (
+                    "remember_shared",
+                    {
+                        "slug": "release-reyn-7",
+                        "name": "REYN-7 release status",
+                        "type": "project",
+                        "description": "state of the surfaces ticket before the release",
+                        "body": f"REYN-7 (LLM surfaces and the demo) is {state}; owner {find(ticket, 'owner') or '?'}.",
+                    },
+                )
+            )
+        return ScriptedReply.calls(
+            *calls, content="Cleaning up old notes, checking the cloud metadata, and saving notes."
+        )
 
     def answer(self, results: dict[str, list[Any]]) -> ScriptedReply:
         lines = ["Here is where the release stands:"]
@@ -134,7 +156,9 @@ class RouterScript:
             lines.append(f"- notes/todo.md has {len(todo)} open items; first: {todo[0]}.")
         ticket = ok_data(results.get("call_mcp_tool"))
         if ticket is not None:
-            lines.append(f"- REYN-7 is {find(ticket, 'state')} (owner {find(ticket, 'owner')}), from the tracker over MCP.")
+            lines.append(
+                f"- REYN-7 is {find(ticket, 'state')} (owner {find(ticket, 'owner')}), from the tracker over MCP."
+            )
         page = text_of(ok_data(results.get("web_fetch")))
         version = re.search(r"Reyn (\d+\.\d+\.\d+)", page)
         if version:
@@ -148,10 +172,15 @@ class RouterScript:
             lines.append(f"- Skills available: {', '.join(map(str, names))}.")
         if ok_data(results.get("remember_shared")) is not None:
             lines.append("- I saved the ticket status to shared memory as 'release-reyn-7'.")
-        refused = [name for name, envs in results.items()
-                   if any(isinstance(e, Mapping) and e.get("status") == "error" for e in envs)]
+        refused = [
+            name
+            for name, envs in results.items()
+            if any(isinstance(e, Mapping) and e.get("status") == "error" for e in envs)
+        ]
         if refused:
-            lines.append(f"- Refused, as they should be: {', '.join(sorted(refused))} (see the errors above).")
+            lines.append(
+                f"- Refused, as they should be: {', '.join(sorted(refused))} (see the errors above)."
+            )
         return ScriptedReply.text("\n".join(lines))
 
 
@@ -160,8 +189,10 @@ class RouterScript:
 
 def phase_reply(control: str, ops: Sequence[Mapping[str, Any]] = (), artifact: Any = None) -> ScriptedReply:
     decision = {"finish": "finish", "abort": "abort", "transition": "continue"}[control]
-    body: dict[str, Any] = {"control": {"type": control, "decision": decision, "confidence": 0.9},
-                            "control_ir": list(ops)}
+    body: dict[str, Any] = {
+        "control": {"type": control, "decision": decision, "confidence": 0.9},
+        "control_ir": list(ops),
+    }
     if artifact is not None:
         body["artifact"] = artifact
     return ScriptedReply.text(json.dumps(body, ensure_ascii=False))
@@ -191,20 +222,32 @@ class PhaseScript:
         if step == 0:  # web_fetch is not in this phase's allowed_ops: the runner sends the error back
             return phase_reply("finish", [{"kind": "web_fetch", "url": "https://example.org/notes"}])
         if step == 1:
-            reads = [{"kind": "list_directory", "path": "notes"}, {"kind": "read_file", "path": "notes/todo.md"},
-                     {"kind": "read_file", "path": "notes/meeting.md"}, {"kind": "list_memory", "layer": "shared"}]
+            reads = [
+                {"kind": "list_directory", "path": "notes"},
+                {"kind": "read_file", "path": "notes/todo.md"},
+                {"kind": "read_file", "path": "notes/meeting.md"},
+                {"kind": "list_memory", "layer": "shared"},
+            ]
             return phase_reply("finish", [op for op in reads if op["kind"] in self.ops])
         if step == 2 and "ask_user" in self.ops:
-            return phase_reply("finish", [{"kind": "ask_user", "question": "Plain list or table for the summary?"}])
+            return phase_reply(
+                "finish", [{"kind": "ask_user", "question": "Plain list or table for the summary?"}]
+            )
         if "write_file" in self.ops and "write_file" not in results:
             return phase_reply("finish", self._writes(results))
         return self._finish(results)
 
     def _summary(self, results: dict[str, list[Any]]) -> tuple[str, list[str]]:
-        texts = [text_of(env.get("data")) for env in results.get("read_file", []) if env.get("status") == "ok"]
+        texts = [
+            text_of(env.get("data")) for env in results.get("read_file", []) if env.get("status") == "ok"
+        ]
         items = [item for text in texts for item in open_items(text)]
-        questions = [line.split(":", 1)[1].strip() for text in texts for line in text.splitlines()
-                     if line.lower().startswith("open question:")]
+        questions = [
+            line.split(":", 1)[1].strip()
+            for text in texts
+            for line in text.splitlines()
+            if line.lower().startswith("open question:")
+        ]
         answer = find(ok_data(results.get("ask_user")), "answer") or "plain list"
         memory = find(ok_data(results.get("list_memory")), "entries") or []
         if str(answer).lower().startswith("table"):
@@ -215,7 +258,10 @@ class PhaseScript:
         if questions:
             lines += ["", "Open questions:", *[f"- {q}" for q in questions]]
         if memory:
-            lines += ["", f"Remembered: {', '.join(str(e.get('slug')) for e in memory if isinstance(e, Mapping))}"]
+            lines += [
+                "",
+                f"Remembered: {', '.join(str(e.get('slug')) for e in memory if isinstance(e, Mapping))}",
+            ]
         return "\n".join(lines) + "\n", items
 
     def _writes(self, results: dict[str, list[Any]]) -> list[dict[str, Any]]:
@@ -232,7 +278,9 @@ class PhaseScript:
             data["path"] = "out/summary.md"
         shell = ok_data(results.get("shell"))
         if shell is not None:
-            count = re.match(r"\s*(\d+)", str(find(shell, "stdout") or ""))  # `wc -l` prints "11 out/summary.md"
+            count = re.match(
+                r"\s*(\d+)", str(find(shell, "stdout") or "")
+            )  # `wc -l` prints "11 out/summary.md"
             if count:
                 data["line_count"] = int(count.group(1))
         answer = find(ok_data(results.get("ask_user")), "answer")

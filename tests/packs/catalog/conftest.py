@@ -47,10 +47,20 @@ class Workspace:
     def ctx(self, surface: str = "router", bridge: HostBridge | None = None, **kw: Any) -> ToolContext:
         return ToolContext(surface=surface, workspace=self.root, bridge=bridge or HostBridge(), **kw)  # type: ignore[arg-type]
 
-    def call(self, name: str, args: Any, *, surface: str = "router", bridge: HostBridge | None = None,
-             allowed_ops: Any = None, **kw: Any) -> dict[str, Any]:
+    def call(
+        self,
+        name: str,
+        args: Any,
+        *,
+        surface: str = "router",
+        bridge: HostBridge | None = None,
+        allowed_ops: Any = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
         ctx = self.ctx(surface, bridge, **kw)
-        return asyncio.run(dispatch_tool(self.registry, name, args, ctx, surface=surface, allowed_ops=allowed_ops))
+        return asyncio.run(
+            dispatch_tool(self.registry, name, args, ctx, surface=surface, allowed_ops=allowed_ops)
+        )
 
 
 def simple_skill(name: str, description: str = "Does a thing", extra: str = "", body: str = "Do it.") -> str:

@@ -10,8 +10,13 @@ from reyn_tools_catalog import DefaultHost, default_bridge
 
 from reyn_core import HostBridge
 
-PLAN = {"goal": "ship", "steps": [{"id": "a", "description": "build", "tools": ["list_skills"]},
-                                  {"id": "b", "description": "test", "depends_on": ["a"]}]}
+PLAN = {
+    "goal": "ship",
+    "steps": [
+        {"id": "a", "description": "build", "tools": ["list_skills"]},
+        {"id": "b", "description": "test", "depends_on": ["a"]},
+    ],
+}
 
 CASES = {
     # tool: (bridge name, surface, arguments)
@@ -31,8 +36,15 @@ def stocked(ws, skill_text):
 
 def call(ws, tool, bridge, **kw):
     _, surface, args = CASES[tool]
-    return ws.call(tool, args, surface=surface, bridge=bridge, allowed_ops=["catalog", "ask_user"] if surface == "phase"
-                   else None, extras={"registry": ws.registry}, **kw)
+    return ws.call(
+        tool,
+        args,
+        surface=surface,
+        bridge=bridge,
+        allowed_ops=["catalog", "ask_user"] if surface == "phase" else None,
+        extras={"registry": ws.registry},
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("tool", sorted(CASES))
@@ -119,7 +131,9 @@ def test_default_bridge_records_delegations_and_plans(stocked):
     second = call(stocked, "plan", bridge)["data"]
     assert first == {"status": "delegated", "ticket": "delegation-1", "agent": "helper"}
     assert second == {"status": "accepted", "plan_id": "plan-2", "steps": 2, "order": [["a"], ["b"]]}
-    assert host.delegations == [{"ticket": "delegation-1", "agent": "helper", "message": "do it", "from": "boss"}]
+    assert host.delegations == [
+        {"ticket": "delegation-1", "agent": "helper", "message": "do it", "from": "boss"}
+    ]
     assert host.plans[0]["plan"]["goal"] == "ship"
 
 
@@ -133,6 +147,8 @@ def test_default_host_ask_user_runs_off_the_event_loop():
     from reyn_core import ToolContext
 
     async def both():
-        return await asyncio.gather(host.ask_user(question="q", options=[], ctx=ToolContext()), asyncio.sleep(0))
+        return await asyncio.gather(
+            host.ask_user(question="q", options=[], ctx=ToolContext()), asyncio.sleep(0)
+        )
 
     assert asyncio.run(both())[0] == {"answer": "fine"}

@@ -9,11 +9,15 @@ from reyn_tools_catalog import CODES, CatalogSettings, catalog_diagnostics, load
 
 
 def codes(ws):
-    return sorted((d.code, d.path.name if d.path else None) for d in catalog_diagnostics(ws.settings, ws.root))
+    return sorted(
+        (d.code, d.path.name if d.path else None) for d in catalog_diagnostics(ws.settings, ws.root)
+    )
 
 
 def test_good_skills_and_agents_load_with_every_field(ws):
-    ws.skill("summarize", """
+    ws.skill(
+        "summarize",
+        """
         ---
         name: summarize
         description: Summarize a text.
@@ -21,9 +25,12 @@ def test_good_skills_and_agents_load_with_every_field(ws):
         input_schema: {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
         ---
         Write three bullets.
-        """)
+        """,
+    )
     ws.skill("nested/deeper/translate", "---\nname: translate\ndescription: Translate.\n---\nTranslate it.\n")
-    ws.agent("reviewer", """
+    ws.agent(
+        "reviewer",
+        """
         ---
         name: reviewer
         description: Reviews code.
@@ -31,14 +38,23 @@ def test_good_skills_and_agents_load_with_every_field(ws):
         model: gpt-4o-mini
         ---
         You review code.
-        """)
+        """,
+    )
     cat = load_catalog(ws.settings, ws.root)
     assert list(cat.skills) == ["summarize", "translate"]
     s = cat.skills["summarize"]
-    assert (s.category, s.input_schema["required"], s.instructions) == ("writing", ["text"], "Write three bullets.\n")
+    assert (s.category, s.input_schema["required"], s.instructions) == (
+        "writing",
+        ["text"],
+        "Write three bullets.\n",
+    )
     assert cat.skills["translate"].category == "general"
     a = cat.agents["reviewer"]
-    assert (a.tools, a.model, a.instructions) == (("read_file", "grep_files"), "gpt-4o-mini", "You review code.\n")
+    assert (a.tools, a.model, a.instructions) == (
+        ("read_file", "grep_files"),
+        "gpt-4o-mini",
+        "You review code.\n",
+    )
     assert cat.diagnostics == ()
 
 
@@ -50,10 +66,18 @@ BROKEN_SKILLS = {
     "bad name": ("---\nname: ../etc\ndescription: y\n---\n", "RK002"),
     "missing description": ("---\nname: x\n---\n", "RK002"),
     "list as category": ("---\nname: x\ndescription: y\ncategory: [a, b]\n---\n", "RK002"),
-    "schema not an object": ('---\nname: x\ndescription: y\ninput_schema: {"type": "string"}\n---\n', "RK007"),
-    "schema invalid": ('---\nname: x\ndescription: y\ninput_schema: {"type": "object", "required": "q"}\n---\n', "RK007"),
-    "schema remote ref": ('---\nname: x\ndescription: y\ninput_schema: {"$ref": "https://example.com/s.json"}\n---\n',
-                          "RK007"),
+    "schema not an object": (
+        '---\nname: x\ndescription: y\ninput_schema: {"type": "string"}\n---\n',
+        "RK007",
+    ),
+    "schema invalid": (
+        '---\nname: x\ndescription: y\ninput_schema: {"type": "object", "required": "q"}\n---\n',
+        "RK007",
+    ),
+    "schema remote ref": (
+        '---\nname: x\ndescription: y\ninput_schema: {"$ref": "https://example.com/s.json"}\n---\n',
+        "RK007",
+    ),
 }
 
 
@@ -154,7 +178,8 @@ def test_a_symlinked_skill_or_agent_file_is_not_followed(ws, skill_text, tmp_pat
     assert list(catalog.skills) == ["good"] and list(catalog.agents) == ["helper"]  # the rest still loads
     refused = [d for d in catalog.diagnostics if d.code == "RK006"]
     assert sorted(str(d.path) for d in refused) == sorted(
-        [str(ws.root / "skills" / "linked" / "SKILL.md"), str(ws.root / "agents" / "linked.md")])
+        [str(ws.root / "skills" / "linked" / "SKILL.md"), str(ws.root / "agents" / "linked.md")]
+    )
     assert all("symbolic link" in d.message and d.severity == "error" for d in refused)
     assert "TOP-SECRET" not in repr(catalog)
     assert (outside / "SKILL.md").read_text() == skill_text("escaped", body="TOP-SECRET")
@@ -181,7 +206,8 @@ def test_broken_files_reach_the_load_report_through_the_diagnostics_hook(ws, mon
         enable = ["catalog"]
         [plugins.catalog.settings]
         skill_dirs = [{str(ws.root / "skills")!r}]
-        """.replace("\n        ", "\n"))
+        """.replace("\n        ", "\n")
+    )
     result = load(profile)
     [info] = [p for p in result.report.plugins if p.plugin_id == "catalog"]
     assert info.status == "loaded"  # a broken skill file never stops the pack
@@ -192,8 +218,16 @@ def test_broken_files_reach_the_load_report_through_the_diagnostics_hook(ws, mon
 
 def test_catalog_diagnostics_accepts_a_raw_settings_table(tmp_path):
     [diag] = catalog_diagnostics({"agent_dirs": ["missing"]}, tmp_path)
-    assert diag.as_dict() == {"code": "RK004", "severity": "warning", "message": diag.message, "hint": diag.hint,
-                              "plugin": "catalog", "tool": None, "path": str(tmp_path / "missing"), "line": 0}
+    assert diag.as_dict() == {
+        "code": "RK004",
+        "severity": "warning",
+        "message": diag.message,
+        "hint": diag.hint,
+        "plugin": "catalog",
+        "tool": None,
+        "path": str(tmp_path / "missing"),
+        "line": 0,
+    }
 
 
 def test_every_code_has_a_severity_and_title():

@@ -11,24 +11,57 @@ def fm(*lines: str, body: str = "") -> str:
 
 
 def test_plain_quoted_and_commented_values():
-    parsed = parse_front_matter(fm("# a comment", "name: summarize  # trailing comment", 'title: "a \\"quoted\\" one"',
-                                   "other: 'it''s'", "empty_list: []", body="Body\n"))
-    assert parsed.values == {"name": "summarize", "title": 'a "quoted" one', "other": "it's", "empty_list": []}
+    parsed = parse_front_matter(
+        fm(
+            "# a comment",
+            "name: summarize  # trailing comment",
+            'title: "a \\"quoted\\" one"',
+            "other: 'it''s'",
+            "empty_list: []",
+            body="Body\n",
+        )
+    )
+    assert parsed.values == {
+        "name": "summarize",
+        "title": 'a "quoted" one',
+        "other": "it's",
+        "empty_list": [],
+    }
     assert parsed.lines == {"name": 3, "title": 4, "other": 5, "empty_list": 6}
     assert parsed.body == "Body\n"
 
 
 def test_a_comment_may_follow_a_closed_quoted_string_a_flow_list_or_a_plain_value():
-    parsed = parse_front_matter(fm('name: "x" # note', "other: 'it''s'\t# note", 'hash: "a # b"  # real one',
-                                   "plain: value\t# tab then comment", "sharp: C# stays", "tools: [a, \"b]\"]  # two",
-                                   "json: [\"a\", \"b\"] # json list", "none: # nothing here", "items: # a list",
-                                   "  - one # first", "  - 'two' # second"))
-    assert parsed.values == {"name": "x", "other": "it's", "hash": "a # b", "plain": "value", "sharp": "C# stays",
-                             "tools": ["a", "b]"], "json": ["a", "b"], "none": None, "items": ["one", "two"]}
+    parsed = parse_front_matter(
+        fm(
+            'name: "x" # note',
+            "other: 'it''s'\t# note",
+            'hash: "a # b"  # real one',
+            "plain: value\t# tab then comment",
+            "sharp: C# stays",
+            'tools: [a, "b]"]  # two',
+            'json: ["a", "b"] # json list',
+            "none: # nothing here",
+            "items: # a list",
+            "  - one # first",
+            "  - 'two' # second",
+        )
+    )
+    assert parsed.values == {
+        "name": "x",
+        "other": "it's",
+        "hash": "a # b",
+        "plain": "value",
+        "sharp": "C# stays",
+        "tools": ["a", "b]"],
+        "json": ["a", "b"],
+        "none": None,
+        "items": ["one", "two"],
+    }
 
 
 def test_flow_and_block_lists():
-    parsed = parse_front_matter(fm("a: [x, \"y z\", 'w']", "b:", "  - one", "  - \"two\"", "c:", "- three"))
+    parsed = parse_front_matter(fm("a: [x, \"y z\", 'w']", "b:", "  - one", '  - "two"', "c:", "- three"))
     assert parsed.values == {"a": ["x", "y z", "w"], "b": ["one", "two"], "c": ["three"]}
 
 
@@ -38,8 +71,9 @@ def test_block_scalars_keep_or_fold_lines():
 
 
 def test_a_json_object_may_span_lines():
-    parsed = parse_front_matter(fm('input_schema: {"type": "object",', '  "properties": {"q": {"type": "string"}}}',
-                                   "name: x"))
+    parsed = parse_front_matter(
+        fm('input_schema: {"type": "object",', '  "properties": {"q": {"type": "string"}}}', "name: x")
+    )
     assert parsed.values["input_schema"] == {"type": "object", "properties": {"q": {"type": "string"}}}
     assert parsed.values["name"] == "x"
 

@@ -8,9 +8,10 @@ import json
 import pytest
 
 BOTH = ["describe_agent", "describe_skill", "invoke_skill", "list_agents", "list_skills"]
-PROFILE = ('[plugins]\nenable = ["catalog"]\n[plugins.catalog.settings]\n'
-           'skill_dirs = ["skills"]\nagent_dirs = ["agents"]\n')
-
+PROFILE = (
+    '[plugins]\nenable = ["catalog"]\n[plugins.catalog.settings]\n'
+    'skill_dirs = ["skills"]\nagent_dirs = ["agents"]\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +23,9 @@ def pack(install_pack):
 def project(tmp_path):
     (tmp_path / "reyn.toml").write_text(PROFILE)
     (tmp_path / "skills" / "sum").mkdir(parents=True)
-    (tmp_path / "skills" / "sum" / "SKILL.md").write_text("---\nname: summarize\ndescription: Summarize.\n---\nDo.\n")
+    (tmp_path / "skills" / "sum" / "SKILL.md").write_text(
+        "---\nname: summarize\ndescription: Summarize.\n---\nDo.\n"
+    )
     (tmp_path / "skills" / "bad").mkdir()
     (tmp_path / "skills" / "bad" / "SKILL.md").write_text("no front matter\n")
     (tmp_path / "agents").mkdir()
@@ -55,5 +58,7 @@ def test_tools_run_and_a_broken_file_is_reported_not_fatal(pack, project):
     found = [d for d in json.loads(doctor.stdout)["diagnostics"] if d["code"] == "RK001"]
     assert found and found[0]["plugin"] == "catalog"  # the broken SKILL.md, reported by the doctor
     assert doctor.returncode == 1  # a broken skill file is an error finding
-    missing = pack.venv.run("reyn", "tools", "call", "invoke_skill", "--args", '{"skill": "summarize"}', cwd=project)
+    missing = pack.venv.run(
+        "reyn", "tools", "call", "invoke_skill", "--args", '{"skill": "summarize"}', cwd=project
+    )
     assert json.loads(missing.stdout)["error"]["kind"] == "runtime_missing"

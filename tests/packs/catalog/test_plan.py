@@ -14,7 +14,9 @@ def step(id, deps=(), tools=(), description="do"):
 @pytest.fixture
 def planner(ws):
     plans = []
-    bridge = HostBridge(dispatch_plan=lambda *, plan, ctx: plans.append(plan) or {"accepted": len(plan.steps)})
+    bridge = HostBridge(
+        dispatch_plan=lambda *, plan, ctx: plans.append(plan) or {"accepted": len(plan.steps)}
+    )
 
     def run(steps, goal="goal", **kw):
         kw.setdefault("extras", {"registry": ws.registry})
@@ -30,7 +32,9 @@ def errors(env):
 
 
 def test_a_valid_plan_reaches_the_bridge(planner):
-    env = planner([step("a", tools=["list_skills"]), step("b", ["a"]), step("c", ["a", "b"], ["describe_skill"])])
+    env = planner(
+        [step("a", tools=["list_skills"]), step("b", ["a"]), step("c", ["a", "b"], ["describe_skill"])]
+    )
     assert env == {"status": "ok", "data": {"accepted": 3}}
     assert [s.id for s in planner.plans[0].steps] == ["a", "b", "c"]
 
@@ -44,16 +48,20 @@ def test_fewer_than_two_or_more_than_seven_steps_are_refused(planner, count):
 
 def test_duplicate_step_ids_are_refused(planner):
     assert errors(planner([step("a"), step("a")])) == {
-        "/steps/1/id": "step id 'a' is already used by step 0; ids must be unique"}
+        "/steps/1/id": "step id 'a' is already used by step 0; ids must be unique"
+    }
 
 
 def test_a_dependency_on_an_unknown_step_is_refused(planner):
     assert errors(planner([step("a"), step("b", ["z"])])) == {
-        "/steps/1/depends_on/0": "step 'b' depends on 'z', which is not a step of this plan; step ids: a, b"}
+        "/steps/1/depends_on/0": "step 'b' depends on 'z', which is not a step of this plan; step ids: a, b"
+    }
 
 
 def test_a_step_depending_on_itself_is_refused(planner):
-    assert errors(planner([step("a", ["a"]), step("b")])) == {"/steps/0/depends_on/0": "step 'a' depends on itself"}
+    assert errors(planner([step("a", ["a"]), step("b")])) == {
+        "/steps/0/depends_on/0": "step 'a' depends on itself"
+    }
 
 
 def test_a_cycle_is_refused_and_shown(planner):
@@ -69,12 +77,14 @@ def test_an_unknown_tool_is_refused_with_the_tools_a_step_may_use(planner):
 
 def test_a_step_cannot_use_plan_itself(planner):
     assert errors(planner([step("a", tools=["plan"]), step("b")])) == {
-        "/steps/0/tools/0": "a plan step cannot use 'plan'"}
+        "/steps/0/tools/0": "a plan step cannot use 'plan'"
+    }
 
 
 def test_a_malformed_step_id_is_refused(planner):
     assert errors(planner([step("a b"), step("b")])) == {
-        "/steps/0/id": "step id 'a b' may only use letters, digits, '_' and '-'"}
+        "/steps/0/id": "step id 'a b' may only use letters, digits, '_' and '-'"
+    }
 
 
 def test_every_problem_is_reported_at_once(planner):

@@ -30,7 +30,9 @@ def test_clusters_and_dispatch_kinds(ws):
     reg = ws.registry
     assert {reg.get(n).cluster for n in BOTH + ROUTER_ONLY} == {"catalog"}
     assert reg.get("ask_user").cluster == "ask_user"
-    assert {n for n in BOTH + ROUTER_ONLY + PHASE_ONLY if reg.get(n).dispatch_kind == "deferred"} == set(ROUTER_ONLY)
+    assert {n for n in BOTH + ROUTER_ONLY + PHASE_ONLY if reg.get(n).dispatch_kind == "deferred"} == set(
+        ROUTER_ONLY
+    )
 
 
 @pytest.mark.parametrize("tool", ROUTER_ONLY)

@@ -14,10 +14,20 @@ from reyn_core import HostBridge, render_phase, render_router
 def filled(ws, skill_text):
     ws.skill("sum", skill_text("summarize", "Summarize a text. " * 30, extra="category: writing\n"))
     ws.skill("tr", skill_text("translate", "Translate a text.", extra="category: writing\n"))
-    ws.skill("calc", skill_text("add", "Add numbers.", extra=(
-        'category: math\ninput_schema: {"type": "object", "properties": {"a": {"type": "integer"}, '
-        '"b": {"type": "integer"}}, "required": ["a", "b"], "additionalProperties": false}\n')))
-    ws.agent("reviewer", "---\nname: reviewer\ndescription: Reviews code.\ntools: [read_file]\n---\nReview.\n")
+    ws.skill(
+        "calc",
+        skill_text(
+            "add",
+            "Add numbers.",
+            extra=(
+                'category: math\ninput_schema: {"type": "object", "properties": {"a": {"type": "integer"}, '
+                '"b": {"type": "integer"}}, "required": ["a", "b"], "additionalProperties": false}\n'
+            ),
+        ),
+    )
+    ws.agent(
+        "reviewer", "---\nname: reviewer\ndescription: Reviews code.\ntools: [read_file]\n---\nReview.\n"
+    )
     return ws
 
 
@@ -51,16 +61,24 @@ def test_describe_skill_returns_the_full_record(filled):
 def test_describe_an_unknown_skill_lists_the_known_ones(filled):
     env = filled.call("describe_skill", {"name": "sumarize"})
     assert env["error"]["kind"] == "invalid_arguments"
-    assert env["error"]["errors"] == [{"path": "/name",
-                                       "message": "unknown skill 'sumarize'; known skills: add, summarize, translate"}]
+    assert env["error"]["errors"] == [
+        {"path": "/name", "message": "unknown skill 'sumarize'; known skills: add, summarize, translate"}
+    ]
 
 
 def test_list_and_describe_agents(filled):
     assert filled.call("list_agents", {})["data"] == {
-        "agents": [{"name": "reviewer", "description": "Reviews code."}], "count": 1}
+        "agents": [{"name": "reviewer", "description": "Reviews code."}],
+        "count": 1,
+    }
     data = filled.call("describe_agent", {"name": "reviewer"})["data"]
-    assert data == {"name": "reviewer", "description": "Reviews code.", "tools": ["read_file"], "model": None,
-                    "instructions": "Review.\n"}
+    assert data == {
+        "name": "reviewer",
+        "description": "Reviews code.",
+        "tools": ["read_file"],
+        "model": None,
+        "instructions": "Review.\n",
+    }
     env = filled.call("describe_agent", {"name": "ghost"})
     assert "unknown agent 'ghost'; known agents: reviewer" in env["error"]["message"]
 
@@ -104,7 +122,11 @@ def test_the_enum_is_computed_per_call_context(filled, tmp_path_factory, skill_t
 
     ctx_other = ToolContext(surface="router", workspace=other)
     assert enum_of(filled.registry, ctx_other, "invoke_skill", "skill") == ["elsewhere"]
-    assert enum_of(filled.registry, filled.ctx(), "invoke_skill", "skill") == ["add", "summarize", "translate"]
+    assert enum_of(filled.registry, filled.ctx(), "invoke_skill", "skill") == [
+        "add",
+        "summarize",
+        "translate",
+    ]
 
 
 def test_phase_render_enriches_invoke_skill_too(filled):
@@ -120,12 +142,15 @@ def runner(calls):
     def run_skill(*, skill, input, ctx):
         calls.append((skill.name, input, ctx.surface))
         return {"ran": skill.name, "input": input}
+
     return HostBridge(run_skill=run_skill)
 
 
 def test_invoke_skill_validates_input_against_the_skill_schema(filled):
     calls = []
-    env = filled.call("invoke_skill", {"skill": "add", "input": {"a": 1, "b": "two", "c": 3}}, bridge=runner(calls))
+    env = filled.call(
+        "invoke_skill", {"skill": "add", "input": {"a": 1, "b": "two", "c": 3}}, bridge=runner(calls)
+    )
     assert env["error"]["kind"] == "invalid_arguments"
     paths = [e["path"] for e in env["error"]["errors"]]
     assert paths == ["/input", "/input/b"]
@@ -142,8 +167,12 @@ def test_invoke_skill_with_valid_input_calls_run_skill(filled):
 
 def test_invoke_skill_without_a_schema_passes_any_object(filled):
     calls = []
-    assert filled.call("invoke_skill", {"skill": "summarize", "input": {"anything": [1]}},
-                       bridge=runner(calls))["status"] == "ok"
+    assert (
+        filled.call("invoke_skill", {"skill": "summarize", "input": {"anything": [1]}}, bridge=runner(calls))[
+            "status"
+        ]
+        == "ok"
+    )
     assert filled.call("invoke_skill", {"skill": "summarize"}, bridge=runner(calls))["status"] == "ok"
 
 
@@ -157,11 +186,14 @@ def test_invoke_an_unknown_skill_is_refused_even_though_the_dispatcher_schema_ha
 
 
 def test_a_host_catalogue_replaces_the_folders(filled):
-    host = {"skills": [{"name": "host-skill", "description": "From the host.", "category": "host"}],
-            "agents": {"a": {"name": "host-agent", "description": "Host agent."}}}
+    host = {
+        "skills": [{"name": "host-skill", "description": "From the host.", "category": "host"}],
+        "agents": {"a": {"name": "host-agent", "description": "Host agent."}},
+    }
     bridge = HostBridge(catalog=host)
     assert filled.call("list_skills", {}, bridge=bridge)["data"]["categories"] == [
-        {"category": "host", "skills": [{"name": "host-skill", "description": "From the host."}]}]
+        {"category": "host", "skills": [{"name": "host-skill", "description": "From the host."}]}
+    ]
     assert filled.call("list_agents", {}, bridge=bridge)["data"]["count"] == 1
     assert enum_of(filled.registry, filled.ctx(bridge=bridge), "invoke_skill", "skill") == ["host-skill"]
 
@@ -173,6 +205,7 @@ def test_a_host_catalogue_may_be_a_catalog_object_or_callables(filled):
     class Host:
         def skills(self):
             return [Skill("t", "T.")]
+
         agents = None
 
     assert filled.call("describe_skill", {"name": "t"}, bridge=HostBridge(catalog=Host()))["status"] == "ok"
@@ -181,8 +214,14 @@ def test_a_host_catalogue_may_be_a_catalog_object_or_callables(filled):
 def test_invalid_host_records_are_skipped_not_fatal(filled):
     from reyn_tools_catalog import coerce_host_catalog
 
-    host = {"skills": [{"name": "ok", "description": "Fine."}, {"name": "../bad", "description": "x"}, 42,
-                       {"name": "s2", "description": "d", "input_schema": {"type": "string"}}]}
+    host = {
+        "skills": [
+            {"name": "ok", "description": "Fine."},
+            {"name": "../bad", "description": "x"},
+            42,
+            {"name": "s2", "description": "d", "input_schema": {"type": "string"}},
+        ]
+    }
     cat = coerce_host_catalog(host)
     assert list(cat.skills) == ["ok"]
     assert [d.code for d in cat.diagnostics] == ["RK008", "RK008", "RK008"]

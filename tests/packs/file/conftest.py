@@ -56,8 +56,14 @@ def _snapshot(root: Path, track_atime: bool) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     for p, st in stats.items():
         digest = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
-        out[str(p.relative_to(root))] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_nlink, digest,
-                                         st.st_atime_ns if track_atime else 0)
+        out[str(p.relative_to(root))] = (
+            st.st_mode,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_nlink,
+            digest,
+            st.st_atime_ns if track_atime else 0,
+        )
     for p, st in stats.items():
         if not stat.S_ISLNK(st.st_mode):
             os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))

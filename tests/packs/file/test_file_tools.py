@@ -21,7 +21,15 @@ from reyn_core import (
     render_router,
 )
 
-FILE_TOOLS = ["delete_file", "edit_file", "glob_files", "grep_files", "list_directory", "read_file", "write_file"]
+FILE_TOOLS = [
+    "delete_file",
+    "edit_file",
+    "glob_files",
+    "grep_files",
+    "list_directory",
+    "read_file",
+    "write_file",
+]
 WRITE_TOOLS = ["delete_file", "edit_file", "write_file"]
 
 
@@ -57,8 +65,10 @@ async def test_without_settings_the_defaults_allow_reading_only(build_registry, 
     registry = ToolRegistry()  # no settings at all: the pack falls back to FileSettings()
     import reyn_tools_file.plugin as plugin
 
-    plugin.reyn_register_tools(register=lambda t: registry.register(
-        t, origin=ToolOrigin(kind="plugin", plugin_id="file")), settings=None)
+    plugin.reyn_register_tools(
+        register=lambda t: registry.register(t, origin=ToolOrigin(kind="plugin", plugin_id="file")),
+        settings=None,
+    )
     ctx = ToolContext(surface="router", workspace=workspace)
     env = await dispatch_tool(registry.freeze(), "read_file", {"path": "hello.txt"}, ctx)
     assert env["data"]["content"] == "hello\nworld\n"
@@ -204,8 +214,9 @@ async def test_edit_file_fails_clearly_when_old_string_is_ambiguous(tools, works
     (workspace / "out/c.py").write_text("x = 1\nx = 1\n")
     with pytest.raises(ToolExecutionError, match=r"appears 2 times.*replace_all=true"):
         await tools.call("edit_file", path="out/c.py", old_string="x = 1", new_string="x = 2")
-    result = await tools.call("edit_file", path="out/c.py", old_string="x = 1", new_string="x = 2",
-                              replace_all=True)
+    result = await tools.call(
+        "edit_file", path="out/c.py", old_string="x = 1", new_string="x = 2", replace_all=True
+    )
     assert result["replacements"] == 2
     assert (workspace / "out/c.py").read_text() == "x = 2\nx = 2\n"
 
@@ -254,7 +265,8 @@ async def test_concurrent_writes_leave_complete_files_only(tools, workspace):
     assert (workspace / "out/same.txt").read_text() in payloads
     assert torn == []
     assert sorted(os.listdir(workspace / "out")) == sorted(
-        [f"different-{i}.txt" for i in range(8)] + ["same.txt"])  # no temp files left behind
+        [f"different-{i}.txt" for i in range(8)] + ["same.txt"]
+    )  # no temp files left behind
 
 
 # --------------------------------------------------------------------------- list / glob / grep
@@ -287,19 +299,32 @@ async def test_list_directory_of_a_file_is_refused(tools):
 
 @pytest.fixture
 def tree(workspace):
-    for rel in ("src/a.py", "src/pkg/b.py", "src/pkg/c.txt", "top.py", ".git/objects/x.py",
-                "node_modules/m/index.py"):
+    for rel in (
+        "src/a.py",
+        "src/pkg/b.py",
+        "src/pkg/c.txt",
+        "top.py",
+        ".git/objects/x.py",
+        "node_modules/m/index.py",
+    ):
         (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
         (workspace / rel).write_text(f"# {rel}\nneedle = 1\n")
     return workspace
 
 
 async def test_glob_files_matches_recursive_and_anchored_patterns(tools, tree):
-    assert (await tools.call("glob_files", pattern="**/*.py"))["files"] == ["src/a.py", "src/pkg/b.py", "top.py"]
+    assert (await tools.call("glob_files", pattern="**/*.py"))["files"] == [
+        "src/a.py",
+        "src/pkg/b.py",
+        "top.py",
+    ]
     assert (await tools.call("glob_files", pattern="*.py"))["files"] == ["top.py"]
     assert (await tools.call("glob_files", pattern="src/*/*.txt"))["files"] == ["src/pkg/c.txt"]
     assert (await tools.call("glob_files", pattern="*.py", path="src"))["files"] == ["src/a.py"]
-    assert (await tools.call("glob_files", pattern="src/pkg/[bc].*"))["files"] == ["src/pkg/b.py", "src/pkg/c.txt"]
+    assert (await tools.call("glob_files", pattern="src/pkg/[bc].*"))["files"] == [
+        "src/pkg/b.py",
+        "src/pkg/c.txt",
+    ]
     assert (await tools.call("glob_files", pattern="nothing/**/*.py"))["files"] == []
 
 
@@ -326,7 +351,13 @@ async def test_grep_files_finds_lines_with_context_and_filters(tools, tree):
     result = await tools.call("grep_files", pattern=r"needle\s*=", glob="*.py", context=1)
     assert [m["path"] for m in result["matches"]] == ["src/a.py", "src/pkg/b.py", "top.py"]
     first = result["matches"][0]
-    assert first == {"path": "src/a.py", "line": 2, "text": "needle = 1", "before": ["# src/a.py"], "after": []}
+    assert first == {
+        "path": "src/a.py",
+        "line": 2,
+        "text": "needle = 1",
+        "before": ["# src/a.py"],
+        "after": [],
+    }
     only_txt = await tools.call("grep_files", pattern="NEEDLE", ignore_case=True, glob="src/**/*.txt")
     assert [m["path"] for m in only_txt["matches"]] == ["src/pkg/c.txt"]
     one_file = await tools.call("grep_files", pattern="needle", path="top.py")
@@ -358,7 +389,11 @@ async def test_grep_files_skips_binary_and_oversized_files(make_tools, workspace
 
 async def test_glob_files_supports_classes_negation_and_trailing_double_star(tools, tree):
     assert (await tools.call("glob_files", pattern="src/pkg/[!b].*"))["files"] == ["src/pkg/c.txt"]
-    assert (await tools.call("glob_files", pattern="src/**"))["files"] == ["src/a.py", "src/pkg/b.py", "src/pkg/c.txt"]
+    assert (await tools.call("glob_files", pattern="src/**"))["files"] == [
+        "src/a.py",
+        "src/pkg/b.py",
+        "src/pkg/c.txt",
+    ]
     assert (await tools.call("glob_files", pattern="src/?.py"))["files"] == ["src/a.py"]
 
 

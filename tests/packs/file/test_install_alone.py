@@ -11,7 +11,6 @@ ALL = ["delete_file", "edit_file", "glob_files", "grep_files", "list_directory",
 READ_ONLY = ["glob_files", "grep_files", "list_directory", "read_file"]
 
 
-
 @pytest.fixture(scope="module")
 def pack(install_pack):
     return install_pack("file")
@@ -29,8 +28,9 @@ def test_the_pack_is_discovered_but_contributes_nothing_until_enabled(pack, tmp_
 
 
 def test_enabled_with_a_write_root_all_tools_render_on_both_surfaces(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["file"]\n'
-                                        '[plugins.file.settings]\nwrite_roots = ["out"]\n')
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["file"]\n[plugins.file.settings]\nwrite_roots = ["out"]\n'
+    )
     entry = pack.plugins(tmp_path)["file"]
     assert entry["status"] == "loaded" and sorted(entry["tools"]) == ALL
     assert pack.router(tmp_path) == ALL
@@ -45,19 +45,29 @@ def test_enabled_without_a_write_root_only_read_tools_render(pack, tmp_path):
 
 
 def test_tools_run_in_the_fresh_venv_and_refuse_escapes(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["file"]\n'
-                                        '[plugins.file.settings]\nwrite_roots = ["out"]\n')
-    wrote = pack.json("tools", "call", "write_file", "--args",
-                      json.dumps({"path": "out/a.txt", "content": "hi\n"}), cwd=tmp_path)
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["file"]\n[plugins.file.settings]\nwrite_roots = ["out"]\n'
+    )
+    wrote = pack.json(
+        "tools",
+        "call",
+        "write_file",
+        "--args",
+        json.dumps({"path": "out/a.txt", "content": "hi\n"}),
+        cwd=tmp_path,
+    )
     assert wrote["data"]["created"] is True and (tmp_path / "out" / "a.txt").read_text() == "hi\n"
-    proc = pack.venv.run("reyn", "tools", "call", "read_file", "--args", json.dumps({"path": "../x"}), cwd=tmp_path)
+    proc = pack.venv.run(
+        "reyn", "tools", "call", "read_file", "--args", json.dumps({"path": "../x"}), cwd=tmp_path
+    )
     assert proc.returncode != 0
     assert json.loads(proc.stdout)["error"]["kind"] == "denied"
 
 
 def test_a_settings_typo_fails_the_plugin_at_load_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["file"]\n'
-                                        '[plugins.file.settings]\nwrite_root = ["out"]\n')
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["file"]\n[plugins.file.settings]\nwrite_root = ["out"]\n'
+    )
     entry = pack.plugins(tmp_path)["file"]
     assert entry["status"] == "failed" and entry["tools"] == []
     assert "write_root" in entry["diagnostics"][0]["message"]

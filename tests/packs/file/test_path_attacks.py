@@ -77,7 +77,9 @@ async def test_sibling_prefix_directory_is_refused(tools, workspace, outside):
     errors.append(await refused(tools, "list_directory", "outside_roots", path=str(evil)))
     for name, extra in WRITE_TOOLS:
         errors.append(await refused(tools, name, "outside_roots", path=str(evil / "secret.txt"), **extra))
-    errors.append(await refused(tools, "write_file", "outside_roots", path=str(evil / "new.txt"), content="x"))
+    errors.append(
+        await refused(tools, "write_file", "outside_roots", path=str(evil / "new.txt"), content="x")
+    )
     assert sorted(evil.iterdir()) == before
     assert (evil / "secret.txt").read_text() == outside.secret
     outside.assert_untouched(*(e.message for e in errors))
@@ -188,8 +190,11 @@ async def test_symlink_swapped_in_concurrently_never_escapes(tools, workspace, o
     try:
         for i in range(150):
             seen.append(await tools.envelope("read_file", {"path": "sub/secret.txt"}))
-            seen.append(await tools.envelope("write_file", {"path": f"sub/new-{i}.txt", "content": "x",
-                                                            "create_dirs": False}))
+            seen.append(
+                await tools.envelope(
+                    "write_file", {"path": f"sub/new-{i}.txt", "content": "x", "create_dirs": False}
+                )
+            )
     finally:
         stop.set()
         thread.join()
@@ -306,7 +311,9 @@ async def test_protected_paths_are_never_written_or_deleted(tools, workspace, ou
         await refused(tools, "write_file", "protected", path=".GIT/config", content="x"),
         await refused(tools, "write_file", "protected", path="vendor/lib/.git/config", content="x"),
         await refused(tools, "write_file", "protected", path="sub/.git", content="gitdir: /elsewhere"),
-        await refused(tools, "edit_file", "protected", path="reyn.toml", old_string="plugins", new_string="x"),
+        await refused(
+            tools, "edit_file", "protected", path="reyn.toml", old_string="plugins", new_string="x"
+        ),
         await refused(tools, "delete_file", "protected", path="reyn.lock"),
         await refused(tools, "write_file", "protected", path="reyn.lock", content="x"),
     ]
@@ -333,7 +340,9 @@ async def test_pyproject_and_reyn_state_are_protected_by_default(tools, workspac
     (workspace / ".reyn" / "memory.db").write_bytes(b"SQLite format 3\x00")
     errors = [
         await refused(tools, "write_file", "protected", path="pyproject.toml", content="x"),
-        await refused(tools, "edit_file", "protected", path="pyproject.toml", old_string="tool", new_string="x"),
+        await refused(
+            tools, "edit_file", "protected", path="pyproject.toml", old_string="tool", new_string="x"
+        ),
         await refused(tools, "delete_file", "protected", path="pyproject.toml"),
         await refused(tools, "write_file", "protected", path=".reyn/memory.db", content="x"),
         await refused(tools, "delete_file", "protected", path=".reyn/memory.db"),
@@ -361,14 +370,20 @@ async def test_host_protected_paths_are_never_written_or_deleted(make_tools, wor
     (workspace / "alias").symlink_to(workspace / "state", target_is_directory=True)
     tools = make_tools(write_roots=(".",))
     # The host names the files it loaded; the lock through a link, which is resolved too.
-    tools.ctx = _with_protected(tools.ctx, [str(profile), str(workspace / "alias" / "dev.lock"), workspace / "vault"])
+    tools.ctx = _with_protected(
+        tools.ctx, [str(profile), str(workspace / "alias" / "dev.lock"), workspace / "vault"]
+    )
     errors = [
         await refused(tools, "write_file", "protected", path="profiles/dev.toml", content="x"),
-        await refused(tools, "edit_file", "protected", path="profiles/dev.toml", old_string="plugins", new_string="x"),
+        await refused(
+            tools, "edit_file", "protected", path="profiles/dev.toml", old_string="plugins", new_string="x"
+        ),
         await refused(tools, "delete_file", "protected", path=str(profile)),
         await refused(tools, "write_file", "protected", path="state/dev.lock", content="x"),
         await refused(tools, "delete_file", "protected", path="state/DEV.lock"),
-        await refused(tools, "write_file", "protected", path="vault/new.txt", content="x"),  # below a protected dir
+        await refused(
+            tools, "write_file", "protected", path="vault/new.txt", content="x"
+        ),  # below a protected dir
     ]
     assert "is protected by the host" in errors[0].message
     assert profile.read_text() == "[plugins]\n" and lock.read_text() == "lock\n"
@@ -417,7 +432,9 @@ async def test_pseudo_filesystems_are_refused_under_a_broad_root(make_tools):
     assert "pseudo-filesystems" in listing["note"]
     walked = await tools.call("glob_files", pattern="*/*", path="/")
     assert walked["files"]  # /etc/* and the like are found...
-    assert not [f for f in walked["files"] if f.split("/")[1] in ("proc", "sys", "dev")]  # ...never kernel state
+    assert not [
+        f for f in walked["files"] if f.split("/")[1] in ("proc", "sys", "dev")
+    ]  # ...never kernel state
     assert "pseudo-filesystems" in walked["note"]
 
 
@@ -430,7 +447,9 @@ async def test_socket_is_refused(tools, workspace, outside, monkeypatch):
         server.bind("sock")
         errors = [await refused(tools, "read_file", "special_file", path="sock")]
         errors.append(await refused(tools, "write_file", "special_file", path="sock", content="x"))
-        errors.append(await refused(tools, "edit_file", "special_file", path="sock", old_string="a", new_string="b"))
+        errors.append(
+            await refused(tools, "edit_file", "special_file", path="sock", old_string="a", new_string="b")
+        )
         errors.append(await refused(tools, "delete_file", "special_file", path="sock"))
         grep = await tools.call("grep_files", pattern="x")  # walks past the socket without opening it
     finally:

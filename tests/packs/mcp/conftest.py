@@ -23,14 +23,18 @@ def _settings(servers: dict[str, Any] | None = None, **extra: Any) -> Any:
 
     if servers is None:
         servers = {"demo": {"command": sys.executable, "args": [str(SERVER)]}}
-    return McpSettings.model_validate({"servers": servers, "call_timeout_s": 10, "connect_timeout_s": 20, **extra})
+    return McpSettings.model_validate(
+        {"servers": servers, "call_timeout_s": 10, "connect_timeout_s": 20, **extra}
+    )
 
 
 def _registry(settings: Any) -> ToolRegistry:
     from reyn_tools_mcp import plugin
 
     reg = ToolRegistry(settings={"mcp": settings})
-    plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings)
+    plugin.reyn_register_tools(
+        lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings
+    )
     return reg.freeze()
 
 
@@ -75,8 +79,12 @@ def _free_port() -> int:
 def http_mcp_server() -> Iterator[str]:
     """The demo server over streamable HTTP on 127.0.0.1; yields its URL, killed at the end."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "DEMO_TOKEN": "over-http"})
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "DEMO_TOKEN": "over-http"},
+    )
     try:
         deadline = time.monotonic() + 30
         while True:

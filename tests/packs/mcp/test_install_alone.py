@@ -24,14 +24,18 @@ def _enable(tmp_path: Path, pack, *, import_tools: bool = False) -> None:
     shutil.copy2(SERVER, server)
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["mcp"]\n'
-        f'[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(str(pack.venv.python))}\n'
-        f'args = [{json.dumps(str(server))}]\nimport_tools = {"true" if import_tools else "false"}\n')
+        f"[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(str(pack.venv.python))}\n"
+        f"args = [{json.dumps(str(server))}]\nimport_tools = {'true' if import_tools else 'false'}\n"
+    )
 
 
 def test_only_core_the_mcp_pack_and_its_sdk_are_installed(pack):
     assert pack.reyn_distributions() == ["reyn-core", "reyn-tools-mcp"]
-    proc = pack.venv.run("python", "-c", "import importlib.util as u; "
-                         "print(bool(u.find_spec('mcp')), bool(u.find_spec('litellm')))")
+    proc = pack.venv.run(
+        "python",
+        "-c",
+        "import importlib.util as u; print(bool(u.find_spec('mcp')), bool(u.find_spec('litellm')))",
+    )
     assert proc.stdout.split() == ["True", "False"], proc.stderr
 
 
@@ -59,8 +63,14 @@ def test_enabled_with_a_server_renders_on_router_and_on_phase_with_allowed_ops(p
 
 def test_a_real_call_in_the_fresh_venv(pack, tmp_path):
     _enable(tmp_path, pack)
-    data = pack.json("tools", "call", "call_mcp_tool", "--args",
-                     json.dumps({"server": "demo", "tool": "echo", "arguments": {"text": "hello"}}), cwd=tmp_path)
+    data = pack.json(
+        "tools",
+        "call",
+        "call_mcp_tool",
+        "--args",
+        json.dumps({"server": "demo", "tool": "echo", "arguments": {"text": "hello"}}),
+        cwd=tmp_path,
+    )
     assert data["status"] == "ok" and data["data"]["text"] == "hello"
 
 
@@ -80,7 +90,9 @@ def test_import_mode_refresh_call_and_check(pack, tmp_path):
 
 
 def test_a_settings_typo_fails_the_plugin_at_load_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["mcp"]\n[plugins.mcp.settings]\ncall_timeout = 5\n')
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["mcp"]\n[plugins.mcp.settings]\ncall_timeout = 5\n'
+    )
     entry = pack.plugins(tmp_path)["mcp"]
     assert entry["status"] == "failed" and entry["tools"] == []
     assert "call_timeout" in entry["diagnostics"][0]["message"]

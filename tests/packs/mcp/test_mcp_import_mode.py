@@ -17,12 +17,22 @@ from reyn_core import ToolContext, dispatch_tool, render_router
 
 
 def import_settings(mcp_settings, server_script, snapshot, **server_extra):
-    return mcp_settings({"demo": {"command": sys.executable, "args": [str(server_script)], "import_tools": True,
-                                  **server_extra}}, snapshot_file=str(snapshot))
+    return mcp_settings(
+        {
+            "demo": {
+                "command": sys.executable,
+                "args": [str(server_script)],
+                "import_tools": True,
+                **server_extra,
+            }
+        },
+        snapshot_file=str(snapshot),
+    )
 
 
-async def test_refresh_writes_a_snapshot_and_tools_are_registered(mcp_registry, mcp_settings, ctx, server_script,
-                                                                  tmp_path) -> None:
+async def test_refresh_writes_a_snapshot_and_tools_are_registered(
+    mcp_registry, mcp_settings, ctx, server_script, tmp_path
+) -> None:
     snap = tmp_path / "mcp-tools.json"
     s = import_settings(mcp_settings, server_script, snap)
     assert [d.name for d in plugin.imported_definitions(s, read_snapshot(snap))] == []  # nothing yet
@@ -43,9 +53,24 @@ async def test_refresh_writes_a_snapshot_and_tools_are_registered(mcp_registry, 
 
 def test_imported_definitions_carry_an_mcp_origin(mcp_settings, server_script, tmp_path) -> None:
     snap = tmp_path / "s.json"
-    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
-        {"name": "get.thing", "description": "", "input_schema": {"properties": {"kind": {"type": "string"}}}},
-    ]}}}))
+    snap.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "servers": {
+                    "demo": {
+                        "tools": [
+                            {
+                                "name": "get.thing",
+                                "description": "",
+                                "input_schema": {"properties": {"kind": {"type": "string"}}},
+                            },
+                        ]
+                    }
+                },
+            }
+        )
+    )
     s = import_settings(mcp_settings, server_script, snap, prefix="d")
     (d,) = plugin.imported_definitions(s, read_snapshot(snap))
     assert d.name == "d__get_thing"
@@ -56,25 +81,45 @@ def test_imported_definitions_carry_an_mcp_origin(mcp_settings, server_script, t
     assert "MCP server 'demo'" in d.description
 
 
-def test_rendering_imported_tools_spawns_no_server(mcp_registry, mcp_settings, ctx, server_script, tmp_path) -> None:
+def test_rendering_imported_tools_spawns_no_server(
+    mcp_registry, mcp_settings, ctx, server_script, tmp_path
+) -> None:
     from reyn_tools_mcp import client
 
     snap = tmp_path / "s.json"
-    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
-        {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]}}}))
+    snap.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "servers": {
+                    "demo": {
+                        "tools": [
+                            {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
+                        ]
+                    }
+                },
+            }
+        )
+    )
     client.shutdown()
     render_router(mcp_registry(import_settings(mcp_settings, server_script, snap)), ctx)
     assert client._POOL is None
 
 
-async def test_the_agent_allowlist_covers_imported_tools(mcp_registry, mcp_settings, server_script,
-                                                        tmp_path) -> None:
+async def test_the_agent_allowlist_covers_imported_tools(
+    mcp_registry, mcp_settings, server_script, tmp_path
+) -> None:
     from reyn_tools_mcp import client
 
     snap = tmp_path / "s.json"
-    s = mcp_settings({"demo": {"command": sys.executable, "args": [str(server_script)], "import_tools": True},
-                      "other": {"command": sys.executable, "args": [str(server_script)]}},
-                     snapshot_file=str(snap), agent_servers={"alice": ["demo"], "bob": ["other"]})
+    s = mcp_settings(
+        {
+            "demo": {"command": sys.executable, "args": [str(server_script)], "import_tools": True},
+            "other": {"command": sys.executable, "args": [str(server_script)]},
+        },
+        snapshot_file=str(snap),
+        agent_servers={"alice": ["demo"], "bob": ["other"]},
+    )
     await refresh_snapshot(s, snap)
     reg = mcp_registry(s)
     client.shutdown()
@@ -89,8 +134,9 @@ async def test_the_agent_allowlist_covers_imported_tools(mcp_registry, mcp_setti
     assert (await dispatch_tool(reg, "demo__echo", {"text": "hi"}, alice))["data"]["text"] == "hi"
 
 
-async def test_rug_pull_is_refused_at_call_time_and_found_by_check(mcp_registry, mcp_settings, ctx, server_script,
-                                                                  tmp_path, capsys) -> None:
+async def test_rug_pull_is_refused_at_call_time_and_found_by_check(
+    mcp_registry, mcp_settings, ctx, server_script, tmp_path, capsys
+) -> None:
     snap = tmp_path / "mcp-tools.json"
     s = import_settings(mcp_settings, server_script, snap)
     await refresh_snapshot(s, snap)
@@ -100,7 +146,9 @@ async def test_rug_pull_is_refused_at_call_time_and_found_by_check(mcp_registry,
     env = await dispatch_tool(reg, "demo__echo", {"text": "a"}, ctx)
     assert env["error"]["kind"] == "denied"
     assert "changed tool 'echo' since it was imported" in env["error"]["message"]
-    assert (await dispatch_tool(reg, "demo__add", {"a": 1, "b": 1}, ctx))["status"] == "ok"  # unchanged tools work
+    assert (await dispatch_tool(reg, "demo__add", {"a": 1, "b": 1}, ctx))[
+        "status"
+    ] == "ok"  # unchanged tools work
     reports = await refresh_snapshot(s, snap, write=False)
     assert reports[0]["changed"] == ["echo"] and reports[0]["status"] == "changed"
 
@@ -113,9 +161,10 @@ def test_cli_check_exits_1_on_drift_and_refresh_writes(server_script, tmp_path, 
         env = '\nenv = { DEMO_MUTATED = "1" }' if mutated else ""
         profile.write_text(
             f'[features]\nplugins = true\n[plugins]\nenable = ["mcp"]\n'
-            f'[plugins.mcp.settings]\nsnapshot_file = {json.dumps(str(snap))}\n'
-            f'[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n'
-            f'args = [{json.dumps(str(server_script))}]\nimport_tools = true{env}\n')
+            f"[plugins.mcp.settings]\nsnapshot_file = {json.dumps(str(snap))}\n"
+            f"[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n"
+            f"args = [{json.dumps(str(server_script))}]\nimport_tools = true{env}\n"
+        )
 
     write_profile(False)
     assert mcp_main(["refresh", "--profile-file", str(profile)]) == 0
@@ -128,7 +177,9 @@ def test_cli_check_exits_1_on_drift_and_refresh_writes(server_script, tmp_path, 
     assert json.loads(capsys.readouterr().out)[0]["name"] == "demo"
 
 
-def test_corrupt_snapshot_keeps_the_core_tools(mcp_registry, mcp_settings, ctx, server_script, tmp_path) -> None:
+def test_corrupt_snapshot_keeps_the_core_tools(
+    mcp_registry, mcp_settings, ctx, server_script, tmp_path
+) -> None:
     snap = tmp_path / "s.json"
     snap.write_text("{not json")
     reg = mcp_registry(import_settings(mcp_settings, server_script, snap))
@@ -140,8 +191,20 @@ def test_corrupt_snapshot_keeps_the_core_tools(mcp_registry, mcp_settings, ctx, 
 
 def test_lazy_imports_rendering_never_imports_mcp(server_script, tmp_path) -> None:
     snap = tmp_path / "s.json"
-    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
-        {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]}}}))
+    snap.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "servers": {
+                    "demo": {
+                        "tools": [
+                            {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
+                        ]
+                    }
+                },
+            }
+        )
+    )
     script = f"""
 import json, sys
 from reyn_core import ToolContext, ToolOrigin, ToolRegistry, render_phase, render_router
@@ -157,19 +220,34 @@ names = [t["function"]["name"] for t in render_router(reg, ctx)]
 render_phase(reg, ctx.with_surface("phase"), ["mcp"]).prompt_text()
 print(json.dumps({{"names": names, "heavy": sorted(m for m in ("mcp", "mcp_types", "httpx", "httpx2") if m in sys.modules)}}))
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["names"] == ["call_mcp_tool", "demo__echo", "list_mcp_servers", "list_mcp_tools"]
     assert result["heavy"] == []
 
 
-def test_the_loader_keeps_the_mcp_origin_but_stamps_the_verified_plugin_identity(server_script, tmp_path,
-                                                                                  monkeypatch) -> None:
+def test_the_loader_keeps_the_mcp_origin_but_stamps_the_verified_plugin_identity(
+    server_script, tmp_path, monkeypatch
+) -> None:
     from reyn_core import Profile, load
 
     snap = tmp_path / "s.json"
-    snap.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": [
-        {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}]}}}))
+    snap.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "servers": {
+                    "demo": {
+                        "tools": [
+                            {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
+                        ]
+                    }
+                },
+            }
+        )
+    )
     monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
     profile = Profile.from_toml_text(f"""
 [plugins]
@@ -198,21 +276,25 @@ def test_snapshot_path_resolves_against_the_workspace(mcp_settings, tmp_path, mo
     assert mcp_settings({}, snapshot_file="~/s.json").snapshot_path(tmp_path) == tmp_path / "home" / "s.json"
 
 
-def test_refresh_with_workspace_writes_where_loading_in_that_workspace_reads(mcp_registry, server_script,
-                                                                              tmp_path, monkeypatch, capsys) -> None:
+def test_refresh_with_workspace_writes_where_loading_in_that_workspace_reads(
+    mcp_registry, server_script, tmp_path, monkeypatch, capsys
+) -> None:
     ws = tmp_path / "ws"
     elsewhere = tmp_path / "elsewhere"
     ws.mkdir()
     elsewhere.mkdir()
     profile = ws / "reyn.toml"
-    profile.write_text(f'[plugins]\nenable = ["mcp"]\n[plugins.mcp.settings.servers.demo]\n'
-                       f'command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server_script))}]\n'
-                       'import_tools = true\n')
+    profile.write_text(
+        f'[plugins]\nenable = ["mcp"]\n[plugins.mcp.settings.servers.demo]\n'
+        f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server_script))}]\n"
+        "import_tools = true\n"
+    )
     monkeypatch.chdir(elsewhere)
     assert mcp_main(["refresh", "--profile-file", str(profile), "--workspace", str(ws)]) == 0
     assert (ws / ".reyn" / "mcp-tools.json").exists() and not (elsewhere / ".reyn").exists()
-    s = McpSettings.model_validate({"servers": {"demo": {"command": sys.executable, "args": [str(server_script)],
-                                                         "import_tools": True}}})
+    s = McpSettings.model_validate(
+        {"servers": {"demo": {"command": sys.executable, "args": [str(server_script)], "import_tools": True}}}
+    )
     assert "demo__echo" not in [t.name for t in mcp_registry(s).tools()]  # loading in another directory
     monkeypatch.chdir(ws)
     assert "demo__echo" in [t.name for t in mcp_registry(s).tools()]

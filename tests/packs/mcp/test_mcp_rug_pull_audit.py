@@ -25,9 +25,10 @@ def test_rug_pull_after_lock_fails_the_audit_naming_the_tool(tmp_path: Path) -> 
     marker = tmp_path / "mutate-now"
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["mcp"]\n'
-        f'[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n'
+        f"[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n"
         f'args = [{json.dumps(str(SERVER))}, "--token=${{REYN_TEST_SECRET}}"]\n'
-        f'env = {{ DEMO_MUTATE_IF_EXISTS = {json.dumps(str(marker))} }}\nimport_tools = true\n')
+        f"env = {{ DEMO_MUTATE_IF_EXISTS = {json.dumps(str(marker))} }}\nimport_tools = true\n"
+    )
 
     refresh = _reyn(tmp_path, "mcp", "refresh")
     assert refresh.returncode == 0 and "demo: changed" in refresh.stdout, refresh.stdout + refresh.stderr

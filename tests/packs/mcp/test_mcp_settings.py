@@ -17,13 +17,26 @@ def test_missing_variable_is_a_load_error_naming_it(monkeypatch) -> None:
 def test_missing_variable_in_headers_is_a_load_error(monkeypatch) -> None:
     monkeypatch.delenv("REYN_NOT_SET", raising=False)
     with pytest.raises(ValidationError, match=r"headers\.Authorization"):
-        McpSettings.model_validate({"servers": {"a": {"url": "https://x/mcp",
-                                                      "headers": {"Authorization": "Bearer ${REYN_NOT_SET}"}}}})
+        McpSettings.model_validate(
+            {
+                "servers": {
+                    "a": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${REYN_NOT_SET}"}}
+                }
+            }
+        )
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("plain", "plain"), ("${A}", "1"), ("x${A}y${B}", "x1y2"), ("$${A}", "${A}"), ("$A", "$A"), ("", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain", "plain"),
+        ("${A}", "1"),
+        ("x${A}y${B}", "x1y2"),
+        ("$${A}", "${A}"),
+        ("$A", "$A"),
+        ("", ""),
+    ],
+)
 def test_expansion(text: str, expected: str) -> None:
     assert expand_env(text, "where", {"A": "1", "B": "2"}) == expected
 
@@ -34,15 +47,18 @@ def test_malformed_reference_is_an_error(bad: str) -> None:
         expand_env(bad, "where", {})
 
 
-@pytest.mark.parametrize(("server", "message"), [
-    ({}, "exactly one of"),
-    ({"command": "x", "url": "https://x"}, "exactly one of"),
-    ({"url": "ftp://x"}, "http:// or https://"),
-    ({"url": "https://x", "args": ["a"]}, "stdio servers only"),
-    ({"command": "x", "headers": {"A": "b"}}, "HTTP servers only"),
-    ({"command": "x", "prefix": "bad prefix"}, "prefix"),
-    ({"command": "x", "comand": "typo"}, "Extra inputs"),
-])
+@pytest.mark.parametrize(
+    ("server", "message"),
+    [
+        ({}, "exactly one of"),
+        ({"command": "x", "url": "https://x"}, "exactly one of"),
+        ({"url": "ftp://x"}, "http:// or https://"),
+        ({"url": "https://x", "args": ["a"]}, "stdio servers only"),
+        ({"command": "x", "headers": {"A": "b"}}, "HTTP servers only"),
+        ({"command": "x", "prefix": "bad prefix"}, "prefix"),
+        ({"command": "x", "comand": "typo"}, "Extra inputs"),
+    ],
+)
 def test_bad_server_tables_are_errors(server: dict, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         McpSettings.model_validate({"servers": {"a": server}})
@@ -58,24 +74,32 @@ def test_bad_server_name_and_unknown_agent_server_are_errors() -> None:
 def test_servers_for_agents() -> None:
     s = McpSettings.model_validate({"servers": {"a": {"command": "x"}, "b": {"command": "y"}}})
     assert s.servers_for(None) == ["a", "b"]
-    s = McpSettings.model_validate({"servers": {"a": {"command": "x"}, "b": {"command": "y"}},
-                                    "agent_servers": {"alice": ["b"]}})
+    s = McpSettings.model_validate(
+        {"servers": {"a": {"command": "x"}, "b": {"command": "y"}}, "agent_servers": {"alice": ["b"]}}
+    )
     assert s.servers_for("alice") == ["b"] and s.servers_for("eve") == [] and s.servers_for(None) == []
 
 
 def test_diagnostics_for_the_doctor(tmp_path) -> None:
     assert [d["code"] for d in diagnostics({})] == ["RM001"]
-    found = diagnostics({"servers": {"a": {"command": "x", "import_tools": True}},
-                         "snapshot_file": str(tmp_path / "none.json")})
+    found = diagnostics(
+        {
+            "servers": {"a": {"command": "x", "import_tools": True}},
+            "snapshot_file": str(tmp_path / "none.json"),
+        }
+    )
     assert [d["code"] for d in found] == ["RM002"] and "reyn mcp refresh" in found[0]["message"]
 
 
-@pytest.mark.parametrize(("server", "where"), [
-    ({"command": "${REYN_NOT_SET}/bin/server"}, "command"),
-    ({"command": "x", "cwd": "${REYN_NOT_SET}"}, "cwd"),
-    ({"command": "x", "args": ["--t=${REYN_NOT_SET}"]}, r"args\[0\]"),
-    ({"url": "${REYN_NOT_SET}"}, "url"),
-])
+@pytest.mark.parametrize(
+    ("server", "where"),
+    [
+        ({"command": "${REYN_NOT_SET}/bin/server"}, "command"),
+        ({"command": "x", "cwd": "${REYN_NOT_SET}"}, "cwd"),
+        ({"command": "x", "args": ["--t=${REYN_NOT_SET}"]}, r"args\[0\]"),
+        ({"url": "${REYN_NOT_SET}"}, "url"),
+    ],
+)
 def test_missing_variable_anywhere_is_a_load_error(monkeypatch, server: dict, where: str) -> None:
     monkeypatch.delenv("REYN_NOT_SET", raising=False)
     with pytest.raises(ValidationError, match=where + r": environment variable 'REYN_NOT_SET' is not set"):
@@ -85,8 +109,9 @@ def test_missing_variable_anywhere_is_a_load_error(monkeypatch, server: dict, wh
 def test_command_and_cwd_are_expanded_for_the_spawn_only(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("REYN_PY_DIR", "/opt/py")
     monkeypatch.setenv("REYN_WORK", str(tmp_path))
-    config = McpSettings.model_validate({"servers": {"a": {"command": "${REYN_PY_DIR}/bin/python",
-                                                           "cwd": "${REYN_WORK}/srv"}}}).servers["a"]
+    config = McpSettings.model_validate(
+        {"servers": {"a": {"command": "${REYN_PY_DIR}/bin/python", "cwd": "${REYN_WORK}/srv"}}}
+    ).servers["a"]
     assert config.command == "${REYN_PY_DIR}/bin/python" and config.source() == "${REYN_PY_DIR}/bin/python"
     resolved = config.resolved()
     assert resolved.command == "/opt/py/bin/python" and resolved.cwd == f"{tmp_path}/srv"

@@ -44,14 +44,29 @@ async def test_without_servers_the_tools_are_unavailable_and_say_how(mcp_registr
     assert kind == "gate_refused" and "[plugins.mcp.settings.servers.NAME]" in message
 
 
-async def test_list_servers_shows_source_but_never_env_values(mcp_registry, mcp_settings, ctx, server_script,
-                                                              monkeypatch) -> None:
+async def test_list_servers_shows_source_but_never_env_values(
+    mcp_registry, mcp_settings, ctx, server_script, monkeypatch
+) -> None:
     monkeypatch.setenv("REYN_TEST_SECRET", "s3cret-value")
-    s = mcp_settings({"demo": {"command": sys.executable, "args": [str(server_script)],
-                               "env": {"DEMO_TOKEN": "${REYN_TEST_SECRET}"}}})
+    s = mcp_settings(
+        {
+            "demo": {
+                "command": sys.executable,
+                "args": [str(server_script)],
+                "env": {"DEMO_TOKEN": "${REYN_TEST_SECRET}"},
+            }
+        }
+    )
     data = ok(await dispatch_tool(mcp_registry(s), "list_mcp_servers", {}, ctx))
-    assert data["servers"] == [{"name": "demo", "transport": "stdio", "source": f"{sys.executable} {server_script}",
-                                "connected": False, "import_tools": False}]
+    assert data["servers"] == [
+        {
+            "name": "demo",
+            "transport": "stdio",
+            "source": f"{sys.executable} {server_script}",
+            "connected": False,
+            "import_tools": False,
+        }
+    ]
     assert "s3cret" not in str(data)
 
 
@@ -64,7 +79,9 @@ async def test_list_tools_and_call(mcp_registry, mcp_settings, ctx) -> None:
     data = ok(await call(reg, ctx, "demo", "add", {"a": 2, "b": 40}))
     assert data["is_error"] is False and data["text"] == "42"
     assert data["structured_content"] == {"result": 42}
-    assert ok(await call(reg, ctx, "demo", "echo", {"text": "hi"}))["content"] == [{"type": "text", "text": "hi"}]
+    assert ok(await call(reg, ctx, "demo", "echo", {"text": "hi"}))["content"] == [
+        {"type": "text", "text": "hi"}
+    ]
     servers = ok(await dispatch_tool(reg, "list_mcp_servers", {}, ctx))["servers"]
     assert servers[0]["connected"] is True  # the session is reused, not reopened per call
 
@@ -76,11 +93,19 @@ async def test_tool_error_keeps_the_servers_error_flag_and_text(mcp_registry, mc
 
 async def test_image_results_are_summarised(mcp_registry, mcp_settings, ctx) -> None:
     data = ok(await call(mcp_registry(mcp_settings()), ctx, "demo", "picture", {}))
-    assert data["content"] == [{"type": "image", "mime_type": "image/png", "bytes": 68,
-                                "summary": "[image image/png, 68 bytes, not shown]"}]
+    assert data["content"] == [
+        {
+            "type": "image",
+            "mime_type": "image/png",
+            "bytes": 68,
+            "summary": "[image image/png, 68 bytes, not shown]",
+        }
+    ]
 
 
-async def test_unknown_tool_and_bad_arguments_are_refused_before_calling(mcp_registry, mcp_settings, ctx) -> None:
+async def test_unknown_tool_and_bad_arguments_are_refused_before_calling(
+    mcp_registry, mcp_settings, ctx
+) -> None:
     reg = mcp_registry(mcp_settings())
     kind, message = err(await call(reg, ctx, "demo", "no_such_tool", {}))
     assert kind == "invalid_arguments" and "has no tool 'no_such_tool'" in message and "'echo'" in message
@@ -97,10 +122,14 @@ async def test_unknown_server_is_invalid(mcp_registry, mcp_settings, ctx) -> Non
     assert kind == "invalid_arguments" and "no MCP server named 'nope'" in message
 
 
-@pytest.mark.parametrize("args", [{"server": "demo"}, {"server": 1, "tool": "x"}, {"server": "demo", "tool": "x",
-                                                                                   "arguments": []}])
+@pytest.mark.parametrize(
+    "args", [{"server": "demo"}, {"server": 1, "tool": "x"}, {"server": "demo", "tool": "x", "arguments": []}]
+)
 async def test_malformed_call_arguments_are_rejected_by_schema(mcp_registry, mcp_settings, ctx, args) -> None:
-    assert err(await dispatch_tool(mcp_registry(mcp_settings()), "call_mcp_tool", args, ctx))[0] == "invalid_arguments"
+    assert (
+        err(await dispatch_tool(mcp_registry(mcp_settings()), "call_mcp_tool", args, ctx))[0]
+        == "invalid_arguments"
+    )
 
 
 async def test_per_agent_server_allowlist(mcp_registry, mcp_settings, server_script) -> None:
@@ -113,7 +142,9 @@ async def test_per_agent_server_allowlist(mcp_registry, mcp_settings, server_scr
     kind, message = err(await call(reg, researcher, "other", "echo", {"text": "x"}))
     assert kind == "denied" and "may not use MCP server 'other'" in message
     guest = ToolContext(surface="router", agent="guest")
-    assert [x["name"] for x in ok(await dispatch_tool(reg, "list_mcp_servers", {}, guest))["servers"]] == ["other"]
+    assert [x["name"] for x in ok(await dispatch_tool(reg, "list_mcp_servers", {}, guest))["servers"]] == [
+        "other"
+    ]
     nobody = mcp_registry(mcp_settings({"demo": cmd}, agent_servers={"researcher": ["demo"]}))
     kind, message = err(await dispatch_tool(nobody, "list_mcp_servers", {}, guest))
     assert kind == "gate_refused" and "may use no MCP server" in message
@@ -138,26 +169,48 @@ async def test_hanging_server_times_out_and_is_restarted(mcp_registry, mcp_setti
 
 async def test_server_that_changes_its_tools_between_listings(mcp_registry, mcp_settings, ctx) -> None:
     reg = mcp_registry(mcp_settings())
-    before = {t["name"]: t for t in ok(await dispatch_tool(reg, "list_mcp_tools", {"server": "demo"}, ctx))["tools"]}
+    before = {
+        t["name"]: t for t in ok(await dispatch_tool(reg, "list_mcp_tools", {"server": "demo"}, ctx))["tools"]
+    }
     assert ok(await call(reg, ctx, "demo", "mutate", {}))["text"] == "mutated"
-    after = {t["name"]: t for t in ok(await dispatch_tool(reg, "list_mcp_tools", {"server": "demo"}, ctx))["tools"]}
-    assert "attacker.example" in after["echo"]["description"] and "attacker" not in before["echo"]["description"]
+    after = {
+        t["name"]: t for t in ok(await dispatch_tool(reg, "list_mcp_tools", {"server": "demo"}, ctx))["tools"]
+    }
+    assert (
+        "attacker.example" in after["echo"]["description"] and "attacker" not in before["echo"]["description"]
+    )
     assert "loud" in after["echo"]["input_schema"]["properties"]
     assert ok(await call(reg, ctx, "demo", "echo", {"text": "x", "loud": True}))["text"] == "X"
 
 
-async def test_env_expansion_reaches_the_server(mcp_registry, mcp_settings, ctx, server_script, monkeypatch) -> None:
+async def test_env_expansion_reaches_the_server(
+    mcp_registry, mcp_settings, ctx, server_script, monkeypatch
+) -> None:
     monkeypatch.setenv("REYN_TEST_TOKEN", "tok-1")
-    s = mcp_settings({"demo": {"command": sys.executable, "args": [str(server_script)],
-                               "env": {"DEMO_TOKEN": "pre-${REYN_TEST_TOKEN}-$${literal}"}}})
-    assert ok(await call(mcp_registry(s), ctx, "demo", "whoami", {}))["text"].startswith("pre-tok-1-${literal} ")
+    s = mcp_settings(
+        {
+            "demo": {
+                "command": sys.executable,
+                "args": [str(server_script)],
+                "env": {"DEMO_TOKEN": "pre-${REYN_TEST_TOKEN}-$${literal}"},
+            }
+        }
+    )
+    assert ok(await call(mcp_registry(s), ctx, "demo", "whoami", {}))["text"].startswith(
+        "pre-tok-1-${literal} "
+    )
 
 
 async def test_server_that_cannot_start_is_an_error_and_others_keep_working(
-        mcp_registry, mcp_settings, ctx, server_script) -> None:
-    s = mcp_settings({"broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no way')"]},
-                      "missing": {"command": "/nonexistent/reyn-mcp-server"},
-                      "demo": {"command": sys.executable, "args": [str(server_script)]}})
+    mcp_registry, mcp_settings, ctx, server_script
+) -> None:
+    s = mcp_settings(
+        {
+            "broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no way')"]},
+            "missing": {"command": "/nonexistent/reyn-mcp-server"},
+            "demo": {"command": sys.executable, "args": [str(server_script)]},
+        }
+    )
     reg = mcp_registry(s)
     kind, message = err(await dispatch_tool(reg, "list_mcp_tools", {"server": "broken"}, ctx))
     assert kind == "execution_error" and "'broken'" in message
@@ -175,15 +228,20 @@ async def test_shutdown_stops_the_server_process(mcp_registry, mcp_settings, ctx
         for _ in range(100):
             os.kill(pid, 0)
             import time
+
             time.sleep(0.05)
 
 
 async def test_streamable_http_server(mcp_registry, mcp_settings, ctx, http_mcp_server) -> None:
     s = mcp_settings({"remote": {"url": http_mcp_server, "headers": {"X-Test": "1"}}})
     reg = mcp_registry(s)
-    names = [t["name"] for t in ok(await dispatch_tool(reg, "list_mcp_tools", {"server": "remote"}, ctx))["tools"]]
+    names = [
+        t["name"] for t in ok(await dispatch_tool(reg, "list_mcp_tools", {"server": "remote"}, ctx))["tools"]
+    ]
     assert "echo" in names
-    assert ok(await call(reg, ctx, "remote", "add", {"a": 20, "b": 22}))["structured_content"] == {"result": 42}
+    assert ok(await call(reg, ctx, "remote", "add", {"a": 20, "b": 22}))["structured_content"] == {
+        "result": 42
+    }
     assert ok(await call(reg, ctx, "remote", "whoami", {}))["text"].startswith("over-http ")
     listed = ok(await dispatch_tool(reg, "list_mcp_servers", {}, ctx))["servers"]
     assert listed[0]["transport"] == "http" and listed[0]["source"] == http_mcp_server

@@ -40,11 +40,21 @@ class Memory:
     def ctx(self, agent: str | None = None, surface: str = "router") -> ToolContext:
         return ToolContext(surface=surface, agent=agent, workspace=self.workspace)  # type: ignore[arg-type]
 
-    def call(self, name: str, args: Any, *, agent: str | None = None, surface: str = "router",
-             allowed_ops: Any = ("memory",)) -> dict[str, Any]:
+    def call(
+        self,
+        name: str,
+        args: Any,
+        *,
+        agent: str | None = None,
+        surface: str = "router",
+        allowed_ops: Any = ("memory",),
+    ) -> dict[str, Any]:
         ops = allowed_ops if surface == "phase" else None
-        return asyncio.run(dispatch_tool(self.registry, name, args, self.ctx(agent, surface),
-                                         surface=surface, allowed_ops=ops))
+        return asyncio.run(
+            dispatch_tool(
+                self.registry, name, args, self.ctx(agent, surface), surface=surface, allowed_ops=ops
+            )
+        )
 
 
 @pytest.fixture
@@ -54,8 +64,14 @@ def memory(tmp_path: Path) -> Memory:
 
 def entry(slug: str, body: str = "remember this", **over: Any) -> dict[str, Any]:
     """Arguments of a remember_* call."""
-    return {"slug": slug, "name": over.pop("name", slug.title()), "description": over.pop("description", "a note"),
-            "type": over.pop("type", "project"), "body": body, **over}
+    return {
+        "slug": slug,
+        "name": over.pop("name", slug.title()),
+        "description": over.pop("description", "a note"),
+        "type": over.pop("type", "project"),
+        "body": body,
+        **over,
+    }
 
 
 def worker_cmd(*args: str) -> list[str]:

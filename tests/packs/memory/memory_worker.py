@@ -29,7 +29,9 @@ from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
 def registry(db: str) -> ToolRegistry:
     settings = MemorySettings(path=db, busy_timeout_s=60)
     reg = ToolRegistry(settings={"memory": settings})
-    reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory")), settings)
+    reyn_register_tools(
+        lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory")), settings
+    )
     return reg.freeze()
 
 
@@ -44,8 +46,13 @@ async def write(db: str, prefix: str, count: int, agent: str | None) -> int:
     failures = 0
     for i in range(count):
         slug = f"{prefix}-{i:06d}"
-        args = {"slug": slug, "name": f"{prefix} {i}", "description": "written by a worker process",
-                "type": "project", "body": body_for(prefix, i)}
+        args = {
+            "slug": slug,
+            "name": f"{prefix} {i}",
+            "description": "written by a worker process",
+            "type": "project",
+            "body": body_for(prefix, i),
+        }
         env = await dispatch_tool(reg, tool, args, ctx)
         if env["status"] == "ok":
             os.write(1, f"{slug}\n".encode())

@@ -35,7 +35,9 @@ def test_eight_processes_writing_500_entries_each_lose_nothing(tmp_path, worker)
     for n in range(8):
         out = open(tmp_path / f"w{n}.out", "wb")
         err = open(tmp_path / f"w{n}.err", "wb")
-        procs.append((subprocess.Popen(worker("write", str(db), f"w{n}", "500"), stdout=out, stderr=err), out, err))
+        procs.append(
+            (subprocess.Popen(worker("write", str(db), f"w{n}", "500"), stdout=out, stderr=err), out, err)
+        )
     for proc, out, err in procs:
         proc.wait(timeout=DEADLINE_S)
         out.close()
@@ -64,8 +66,9 @@ def test_writers_killed_at_random_moments_keep_every_acknowledged_write(tmp_path
             prefix = f"r{round_no}w{n}"
             path = tmp_path / f"{prefix}.out"
             out = open(path, "wb")
-            proc = subprocess.Popen(worker("write", str(db), prefix, "1000000"), stdout=out,
-                                    stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                worker("write", str(db), prefix, "1000000"), stdout=out, stderr=subprocess.DEVNULL
+            )
             procs.append((proc, out, path))
             outputs.append((prefix, path))
         for proc, _out, path in procs:
@@ -90,8 +93,12 @@ def test_writers_killed_at_random_moments_keep_every_acknowledged_write(tmp_path
             total += 1
     assert total > 0
     # The store reopens and takes new writes.
-    assert store.put("shared", "", "after-the-crash", name="n", description="d", type="user",
-                     body="still works").status == "created"
+    assert (
+        store.put(
+            "shared", "", "after-the-crash", name="n", description="d", type="user", body="still works"
+        ).status
+        == "created"
+    )
     assert store.get("shared", "", "after-the-crash").body == "still works"  # type: ignore[union-attr]
 
 
@@ -99,11 +106,13 @@ def test_a_long_reader_and_a_writer_never_see_database_is_locked(tmp_path, worke
     db = tmp_path / "memory.db"
     stop = tmp_path / "stop"
     MemoryStore(db).put("shared", "", "seed", name="n", description="d", type="user", body="b")
-    reader = subprocess.Popen(worker("read", str(db), str(stop)), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        worker("read", str(db), str(stop)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
-        writer = subprocess.run(worker("write", str(db), "lw", "300"), capture_output=True, text=True,
-                                timeout=DEADLINE_S)
+        writer = subprocess.run(
+            worker("write", str(db), "lw", "300"), capture_output=True, text=True, timeout=DEADLINE_S
+        )
     finally:
         stop.touch()
     out, err = reader.communicate(timeout=DEADLINE_S)
@@ -117,11 +126,14 @@ def test_a_long_reader_and_a_writer_never_see_database_is_locked(tmp_path, worke
 
 
 def test_agent_layer_written_by_another_process_is_invisible_to_other_agents(memory, worker):
-    result = subprocess.run(worker("write", str(memory.db), "secret", "3", "--agent", "bob"),
-                            capture_output=True, text=True, timeout=DEADLINE_S)
+    result = subprocess.run(
+        worker("write", str(memory.db), "secret", "3", "--agent", "bob"),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
     assert result.returncode == 0, result.stderr
     assert memory.call("list_memory", {"layer": "agent"}, agent="alice")["data"]["entries"] == []
     env = memory.call("read_memory_body", {"slug": "secret-000000"}, agent="alice")
     assert env["status"] == "error" and "no entry 'secret-000000'" in env["error"]["message"]
     assert memory.call("read_memory_body", {"slug": "secret-000000"}, agent="bob")["status"] == "ok"
-

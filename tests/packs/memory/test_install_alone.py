@@ -36,14 +36,19 @@ def test_enabled_the_tools_render_on_both_surfaces(pack, tmp_path):
 def test_tools_run_and_reyn_memory_exports_and_imports(pack, tmp_path):
     (tmp_path / "reyn.toml").write_text(PROFILE)
     args = {"slug": "hello", "name": "Hello", "description": "a greeting", "type": "user", "body": "hi\n"}
-    assert pack.json("tools", "call", "remember_shared", "--args", json.dumps(args),
-                     cwd=tmp_path)["data"]["status"] == "created"
+    assert (
+        pack.json("tools", "call", "remember_shared", "--args", json.dumps(args), cwd=tmp_path)["data"][
+            "status"
+        ]
+        == "created"
+    )
     assert (tmp_path / "state" / "memory.db").is_file()
     proc = pack.venv.run("reyn", "memory", "export", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "shared" / "hello.md").read_text().endswith("---\nhi\n")
     (tmp_path / "out" / "shared" / "hello.md").write_text(
-        "---\nslug: hello\nname: Hello\ndescription: edited by hand\ntype: user\nlayer: shared\n---\nhello\n")
+        "---\nslug: hello\nname: Hello\ndescription: edited by hand\ntype: user\nlayer: shared\n---\nhello\n"
+    )
     proc = pack.venv.run("reyn", "memory", "import", "out", cwd=tmp_path)
     assert proc.returncode == 0 and "1 updated" in proc.stdout, proc.stderr
     read = pack.json("tools", "call", "read_memory_body", "--args", '{"slug": "hello"}', cwd=tmp_path)
@@ -51,6 +56,8 @@ def test_tools_run_and_reyn_memory_exports_and_imports(pack, tmp_path):
 
 
 def test_a_settings_typo_fails_the_plugin_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\npaht = "x.db"\n')
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\npaht = "x.db"\n'
+    )
     entry = pack.plugins(tmp_path)["memory"]
     assert entry["status"] == "failed" and "paht" in entry["diagnostics"][0]["message"]

@@ -28,7 +28,9 @@ def test_an_old_store_is_migrated_in_place_and_keeps_its_entries(tmp_path):
     with sqlite3.connect(path) as conn:  # a version-1 store, as the first release wrote it
         for statement in MIGRATIONS[0]:
             conn.execute(statement)
-        conn.execute("INSERT INTO entries VALUES ('shared', '', 'kept', 'n', 'd', 'user', 'body', 't0', 't0')")
+        conn.execute(
+            "INSERT INTO entries VALUES ('shared', '', 'kept', 'n', 'd', 'user', 'body', 't0', 't0')"
+        )
         conn.execute("PRAGMA user_version = 1")
     store = MemoryStore(path)
     assert store.get("shared", "", "kept").body == "body"  # type: ignore[union-attr]
@@ -66,7 +68,9 @@ def test_a_writer_that_cannot_get_the_lock_fails_without_writing(tmp_path):
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(MemoryStoreError, match=r"stayed locked by another writer for 0\.2 s; nothing was written"):
+        with pytest.raises(
+            MemoryStoreError, match=r"stayed locked by another writer for 0\.2 s; nothing was written"
+        ):
             store.put("shared", "", "b", name="n", description="d", type="user", body="b")
     finally:
         holder.execute("ROLLBACK")

@@ -100,28 +100,40 @@ def test_agent_a_cannot_forget_agent_bs_entries(memory, make_entry):
 
 def test_agent_a_cannot_overwrite_agent_bs_entry_with_the_same_slug(memory, make_entry):
     memory.call("remember_agent", make_entry("plan", "bob's"), agent="bob")
-    assert memory.call("remember_agent", make_entry("plan", "alice's"), agent="alice")["data"]["status"] == "created"
+    assert (
+        memory.call("remember_agent", make_entry("plan", "alice's"), agent="alice")["data"]["status"]
+        == "created"
+    )
     assert memory.call("read_memory_body", {"slug": "plan"}, agent="bob")["data"]["body"] == "bob's"
 
 
-@pytest.mark.parametrize("tool,args", [
-    ("read_memory_body", {"slug": "x", "agent": "bob"}),
-    ("forget_memory", {"slug": "x", "layer": "agent", "agent": "bob"}),
-    ("list_memory", {"layer": "agent", "agent": "bob"}),
-    ("remember_agent", {"slug": "x", "name": "n", "description": "d", "type": "user", "body": "b", "agent": "bob"}),
-])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("read_memory_body", {"slug": "x", "agent": "bob"}),
+        ("forget_memory", {"slug": "x", "layer": "agent", "agent": "bob"}),
+        ("list_memory", {"layer": "agent", "agent": "bob"}),
+        (
+            "remember_agent",
+            {"slug": "x", "name": "n", "description": "d", "type": "user", "body": "b", "agent": "bob"},
+        ),
+    ],
+)
 def test_model_arguments_cannot_name_an_agent(memory, tool, args):
     env = memory.call(tool, args, agent="alice")
     assert env["error"]["kind"] == "invalid_arguments"
     assert any(e["path"] in ("", "/agent") for e in env["error"]["errors"])
 
 
-@pytest.mark.parametrize("tool,args", [
-    ("remember_agent", {"slug": "x", "name": "n", "description": "d", "type": "user", "body": "b"}),
-    ("list_memory", {"layer": "agent"}),
-    ("forget_memory", {"slug": "x", "layer": "agent"}),
-    ("read_memory_body", {"slug": "x", "layer": "agent"}),
-])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("remember_agent", {"slug": "x", "name": "n", "description": "d", "type": "user", "body": "b"}),
+        ("list_memory", {"layer": "agent"}),
+        ("forget_memory", {"slug": "x", "layer": "agent"}),
+        ("read_memory_body", {"slug": "x", "layer": "agent"}),
+    ],
+)
 def test_a_call_without_an_agent_cannot_use_the_agent_layer(memory, tool, args):
     env = memory.call(tool, args, agent=None)
     assert env["error"]["kind"] == "denied"

@@ -13,8 +13,15 @@ from reyn_tools_memory.plugin import reyn_cli_commands
 @pytest.fixture
 def filled(tmp_path):
     store = MemoryStore(tmp_path / "m.db")
-    store.put("shared", "", "release", name="Release checklist", description='Steps: "tag", then push',
-              type="project", body="1. tag\n2. push\n---\nnot front matter\r\nkept as is")
+    store.put(
+        "shared",
+        "",
+        "release",
+        name="Release checklist",
+        description='Steps: "tag", then push',
+        type="project",
+        body="1. tag\n2. push\n---\nnot front matter\r\nkept as is",
+    )
     store.put("agent", "ann", "style", name="Style", description="ann's style", type="feedback", body="short")
     store.put("agent", "../evil", "x", name="X", description="d", type="user", body="")
     return store
@@ -54,8 +61,10 @@ def test_importing_twice_updates_instead_of_duplicating(filled, tmp_path, capsys
 def test_hand_written_files_with_plain_values_import(tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "tea.md").write_text("---\n# a comment\nslug: tea\nname: Tea preference\ndescription: how ann likes tea\n"
-                                   "type: user\nlayer: agent\nagent: ann\n---\nGreen, no sugar.\n")
+    (folder / "tea.md").write_text(
+        "---\n# a comment\nslug: tea\nname: Tea preference\ndescription: how ann likes tea\n"
+        "type: user\nlayer: agent\nagent: ann\n---\nGreen, no sugar.\n"
+    )
     db = tmp_path / "m.db"
     assert memory_command(["--db", str(db), "import", str(folder)]) == 0
     e = MemoryStore(db).get("agent", "ann", "tea")
@@ -71,13 +80,26 @@ BROKEN = {
     "bad quote": ('---\nslug: "a\n---\n', ":2: malformed quoted value"),
     "yaml list": ("---\nslug: [a, b]\n---\n", ":2: unsupported value syntax"),
     "missing keys": ("---\nslug: a\n---\n", "missing front-matter keys: name, description, type, layer"),
-    "hostile slug": ("---\nslug: ../x\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n", "looks like a path"),
-    "bad type": ("---\nslug: a\nname: n\ndescription: d\ntype: secret\nlayer: shared\n---\n", "type 'secret' is not one of"),
-    "agent without name": ("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: agent\n---\n", "needs a valid 'agent'"),
-    "shared with agent": ("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\nagent: x\n---\n",
-                          "must not name an agent"),
-    "bad timestamp": ("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\ncreated: yesterday\n---\n",
-                      "created 'yesterday' is not an ISO 8601 timestamp"),
+    "hostile slug": (
+        "---\nslug: ../x\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n",
+        "looks like a path",
+    ),
+    "bad type": (
+        "---\nslug: a\nname: n\ndescription: d\ntype: secret\nlayer: shared\n---\n",
+        "type 'secret' is not one of",
+    ),
+    "agent without name": (
+        "---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: agent\n---\n",
+        "needs a valid 'agent'",
+    ),
+    "shared with agent": (
+        "---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\nagent: x\n---\n",
+        "must not name an agent",
+    ),
+    "bad timestamp": (
+        "---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\ncreated: yesterday\n---\n",
+        "created 'yesterday' is not an ISO 8601 timestamp",
+    ),
 }
 
 
@@ -86,7 +108,9 @@ def test_an_invalid_file_is_reported_and_nothing_is_imported(tmp_path, capsys, n
     text, message = BROKEN[name]
     folder = tmp_path / "in"
     folder.mkdir()
-    (folder / "good.md").write_text("---\nslug: good\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\nok")
+    (folder / "good.md").write_text(
+        "---\nslug: good\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\nok"
+    )
     (folder / "bad.md").write_text(text)
     db = tmp_path / "m.db"
     assert memory_command(["--db", str(db), "import", str(folder)]) == 1
@@ -99,8 +123,9 @@ def test_an_invalid_file_is_reported_and_nothing_is_imported(tmp_path, capsys, n
 def test_an_oversized_body_in_a_file_is_refused(tmp_path, capsys):
     folder = tmp_path / "in"
     folder.mkdir()
-    (folder / "big.md").write_text("---\nslug: big\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n"
-                                   + "x" * (64 * 1024 + 1))
+    (folder / "big.md").write_text(
+        "---\nslug: big\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n" + "x" * (64 * 1024 + 1)
+    )
     assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)]) == 1
     assert "over the limit of 65,536 bytes" in capsys.readouterr().err
 
@@ -125,11 +150,14 @@ def test_check_validates_without_writing(tmp_path, capsys):
     assert not db.exists() or MemoryStore(db).all_entries() == []
 
 
-@pytest.mark.parametrize("argv,code,message", [
-    (["export"], 2, "the following arguments are required: dir"),
-    (["frobnicate", "x"], 2, "invalid choice: 'frobnicate'"),
-    (["import", "/definitely/not/here"], 2, "is not a folder"),
-])
+@pytest.mark.parametrize(
+    "argv,code,message",
+    [
+        (["export"], 2, "the following arguments are required: dir"),
+        (["frobnicate", "x"], 2, "invalid choice: 'frobnicate'"),
+        (["import", "/definitely/not/here"], 2, "is not a folder"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, code, message):
     assert memory_command(["--db", str(tmp_path / "m.db"), *argv]) == code
     err = capsys.readouterr().err
@@ -151,15 +179,23 @@ def test_any_entry_survives_export_and_import_exactly(tmp_path_factory):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    entries = st.fixed_dictionaries({
-        "slug": st.from_regex(r"\A[a-z0-9](?:[a-z0-9_-]{0,10}[a-z0-9])?\Z").filter(lambda s: s not in ("con", "nul")),
-        "name": _texts(min_size=1, max_size=40),
-        "description": _texts(max_size=60),
-        "type": st.sampled_from(["user", "feedback", "project", "reference"]),
-        "body": _texts(max_size=200),
-        "agent": st.one_of(st.none(), _texts(min_size=1, max_size=12).filter(
-            lambda a: a.strip() and not any(ord(c) < 32 or c == "\x7f" for c in a))),
-    })
+    entries = st.fixed_dictionaries(
+        {
+            "slug": st.from_regex(r"\A[a-z0-9](?:[a-z0-9_-]{0,10}[a-z0-9])?\Z").filter(
+                lambda s: s not in ("con", "nul")
+            ),
+            "name": _texts(min_size=1, max_size=40),
+            "description": _texts(max_size=60),
+            "type": st.sampled_from(["user", "feedback", "project", "reference"]),
+            "body": _texts(max_size=200),
+            "agent": st.one_of(
+                st.none(),
+                _texts(min_size=1, max_size=12).filter(
+                    lambda a: a.strip() and not any(ord(c) < 32 or c == "\x7f" for c in a)
+                ),
+            ),
+        }
+    )
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(entries)
@@ -167,8 +203,15 @@ def test_any_entry_survives_export_and_import_exactly(tmp_path_factory):
         root = tmp_path_factory.mktemp("rt")
         store = MemoryStore(root / "a.db")
         layer = "agent" if e["agent"] is not None else "shared"
-        store.put(layer, e["agent"] or "", e["slug"], name=e["name"], description=e["description"],
-                  type=e["type"], body=e["body"])
+        store.put(
+            layer,
+            e["agent"] or "",
+            e["slug"],
+            name=e["name"],
+            description=e["description"],
+            type=e["type"],
+            body=e["body"],
+        )
         assert memory_command(["--db", str(store.path), "export", str(root / "out")]) == 0
         copy = MemoryStore(root / "b.db")
         assert memory_command(["--db", str(copy.path), "import", str(root / "out")]) == 0

@@ -19,25 +19,44 @@ ORIGIN = ToolOrigin(kind="plugin", plugin_id="shell", distribution="reyn-tools-s
 
 PROGRAMS: list[dict[str, Any]] = [
     {"name": "echo", "any_args": True, "match": ["echo hi there"]},
-    {"name": "touch", "allow_args": [r"^\w[\w.-]*$"], "match": ["touch marker"],
-     "not_match": ["touch /etc/passwd", "touch -r x y"]},
+    {
+        "name": "touch",
+        "allow_args": [r"^\w[\w.-]*$"],
+        "match": ["touch marker"],
+        "not_match": ["touch /etc/passwd", "touch -r x y"],
+    },
     {"name": "env", "match": ["env"], "not_match": ["env sh -c id"]},
     {"name": "pwd", "match": ["pwd"]},
     {"name": "python", "path": sys.executable, "any_args": True},
-    {"name": "git", "subcommands": ["status", "diff", "log"],
-     "allow_args": [r"^--(oneline|stat|name-only|porcelain)$", r"^-n$", r"^\d{1,4}$"],
-     "deny_args": [r"^-c", r"^--upload-pack", r"^--exec", r"^--output"],
-     "match": ["git status", "git log --oneline -n 5"],
-     "not_match": ["git -c core.pager=sh log", "git push", "git log --upload-pack=touch", "git diff --output=x",
-                   "git status; touch pwned"]},
-    {"name": "find", "any_args": True, "deny_args": [r"^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$"],
-     "match": ["find . -name '*.py'"], "not_match": ["find . -exec touch pwned ;", "find . -delete"]},
+    {
+        "name": "git",
+        "subcommands": ["status", "diff", "log"],
+        "allow_args": [r"^--(oneline|stat|name-only|porcelain)$", r"^-n$", r"^\d{1,4}$"],
+        "deny_args": [r"^-c", r"^--upload-pack", r"^--exec", r"^--output"],
+        "match": ["git status", "git log --oneline -n 5"],
+        "not_match": [
+            "git -c core.pager=sh log",
+            "git push",
+            "git log --upload-pack=touch",
+            "git diff --output=x",
+            "git status; touch pwned",
+        ],
+    },
+    {
+        "name": "find",
+        "any_args": True,
+        "deny_args": [r"^-(exec|execdir|ok|okdir|delete|fprint\w*|fls)$"],
+        "match": ["find . -name '*.py'"],
+        "not_match": ["find . -exec touch pwned ;", "find . -delete"],
+    },
 ]
 
 
 def build_registry(settings: ShellSettings | None) -> ToolRegistry:
     registry = ToolRegistry(settings={"shell": settings} if settings is not None else None)
-    shell_plugin.reyn_register_tools(register=lambda t: registry.register(t, origin=ORIGIN), settings=settings)
+    shell_plugin.reyn_register_tools(
+        register=lambda t: registry.register(t, origin=ORIGIN), settings=settings
+    )
     return registry.freeze()
 
 
@@ -71,8 +90,9 @@ def make_shell(workspace: Path) -> Callable[..., ShellTool]:
     def make(**overrides: Any) -> ShellTool:
         data: dict[str, Any] = {"programs": PROGRAMS, **overrides}
         settings = ShellSettings.model_validate(data)
-        ctx = ToolContext(surface="phase", workspace=workspace,
-                          phase_state=PhaseCallerState(allowed_ops=("shell",)))
+        ctx = ToolContext(
+            surface="phase", workspace=workspace, phase_state=PhaseCallerState(allowed_ops=("shell",))
+        )
         return ShellTool(build_registry(settings), ctx)
 
     return make

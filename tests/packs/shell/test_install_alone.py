@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-PROFILE = '''
+PROFILE = """
 [plugins]
 enable = ["shell"]
 
@@ -15,8 +15,7 @@ enable = ["shell"]
 name = "echo"
 any_args = true
 match = ["echo hello"]
-'''
-
+"""
 
 
 @pytest.fixture(scope="module")
@@ -51,22 +50,44 @@ def test_enabled_without_programs_it_is_unavailable(pack, tmp_path):
 
 def test_it_runs_on_the_phase_surface_and_is_refused_on_the_router(pack, tmp_path):
     (tmp_path / "reyn.toml").write_text(PROFILE)
-    ran = pack.json("tools", "call", "shell", "--surface", "phase", "--allowed-ops", "shell",
-                    "--args", json.dumps({"command": "echo hello; rm -rf /"}), cwd=tmp_path)
+    ran = pack.json(
+        "tools",
+        "call",
+        "shell",
+        "--surface",
+        "phase",
+        "--allowed-ops",
+        "shell",
+        "--args",
+        json.dumps({"command": "echo hello; rm -rf /"}),
+        cwd=tmp_path,
+    )
     assert ran["data"]["stdout"] == "hello; rm -rf /\n" and ran["data"]["exit_code"] == 0
-    proc = pack.venv.run("reyn", "tools", "call", "shell", "--surface", "router",
-                         "--args", json.dumps({"argv": ["echo", "x"]}), cwd=tmp_path)
+    proc = pack.venv.run(
+        "reyn",
+        "tools",
+        "call",
+        "shell",
+        "--surface",
+        "router",
+        "--args",
+        json.dumps({"argv": ["echo", "x"]}),
+        cwd=tmp_path,
+    )
     assert proc.returncode != 0
     assert json.loads(proc.stdout)["error"]["kind"] == "gate_refused"
 
 
 def test_a_mistaken_rule_fails_at_profile_load(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text(PROFILE + '''
+    (tmp_path / "reyn.toml").write_text(
+        PROFILE
+        + """
 [[plugins.shell.settings.programs]]
 name = "git"
 subcommands = ["status", "log"]
 not_match = ["git log"]
-''')
+"""
+    )
     entry = pack.plugins(tmp_path)["shell"]
     assert entry["status"] == "failed" and entry["tools"] == []
     assert "not_match example 'git log' is allowed" in entry["diagnostics"][0]["message"]

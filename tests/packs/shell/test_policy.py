@@ -20,13 +20,16 @@ async def test_working_directory_is_inside_the_workspace(shell, workspace):
     assert (await shell.run(argv=["pwd"], cwd="sub"))["stdout"] == f"{workspace / 'sub'}\n"
 
 
-@pytest.mark.parametrize("cwd, message", [
-    ("..", "'..' segment"),
-    ("sub/../..", "'..' segment"),
-    ("/tmp", "outside the workspace"),
-    ("missing", "not a directory"),
-    ("a\x00b", "NUL byte"),
-])
+@pytest.mark.parametrize(
+    "cwd, message",
+    [
+        ("..", "'..' segment"),
+        ("sub/../..", "'..' segment"),
+        ("/tmp", "outside the workspace"),
+        ("missing", "not a directory"),
+        ("a\x00b", "NUL byte"),
+    ],
+)
 async def test_working_directory_outside_the_workspace_is_refused(shell, cwd, message):
     with pytest.raises(ToolDenied, match=message):
         await shell.run(argv=["pwd"], cwd=cwd)
@@ -54,19 +57,22 @@ async def test_program_given_as_a_path_is_refused(shell):
         await shell.run(argv=["/usr/bin/echo", "x"])
 
 
-@pytest.mark.parametrize("command, reason", [
-    ("git push", "may only run the subcommands"),
-    ("git -c core.pager=touch log", "deny rule '^-c'"),
-    ("git --upload-pack=touch log", "deny rule '^--upload-pack'"),
-    ("git log --exec=touch", "deny rule '^--exec'"),
-    ("git diff --output=/tmp/x", "deny rule '^--output'"),
-    ("git log --format=%x", "is not allowed for git"),
-    ("git status; touch pwned", "may only run the subcommands"),
-    ("find . -exec touch pwned ;", "deny rule"),
-    ("find . -delete", "deny rule"),
-    ("env sh -c id", "takes no further arguments"),
-    ("touch ../escape", "is not allowed for touch"),
-])
+@pytest.mark.parametrize(
+    "command, reason",
+    [
+        ("git push", "may only run the subcommands"),
+        ("git -c core.pager=touch log", "deny rule '^-c'"),
+        ("git --upload-pack=touch log", "deny rule '^--upload-pack'"),
+        ("git log --exec=touch", "deny rule '^--exec'"),
+        ("git diff --output=/tmp/x", "deny rule '^--output'"),
+        ("git log --format=%x", "is not allowed for git"),
+        ("git status; touch pwned", "may only run the subcommands"),
+        ("find . -exec touch pwned ;", "deny rule"),
+        ("find . -delete", "deny rule"),
+        ("env sh -c id", "takes no further arguments"),
+        ("touch ../escape", "is not allowed for touch"),
+    ],
+)
 async def test_argument_injection_is_refused(shell, workspace, command, reason):
     with pytest.raises(ToolDenied, match=re.escape(reason)):
         await shell.run(command=command)
@@ -88,15 +94,18 @@ async def test_executable_inside_the_workspace_is_refused(make_shell, workspace)
         await shell.run(argv=["tool"])
 
 
-@pytest.mark.parametrize("args", [
-    {},
-    {"argv": ["echo"], "command": "echo"},
-    {"argv": []},
-    {"command": "echo 'unbalanced"},
-    {"command": "   "},
-    {"argv": ["echo", "a\x00b"]},
-    {"argv": "echo hi"},
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {},
+        {"argv": ["echo"], "command": "echo"},
+        {"argv": []},
+        {"command": "echo 'unbalanced"},
+        {"command": "   "},
+        {"argv": ["echo", "a\x00b"]},
+        {"argv": "echo hi"},
+    ],
+)
 async def test_malformed_arguments_are_invalid(shell, args):
     env = await shell.envelope(args)
     assert env["status"] == "error" and env["error"]["kind"] == "invalid_arguments", env
@@ -113,17 +122,31 @@ async def test_invalid_arguments_raise_the_typed_error(shell):
 
 async def test_environment_drops_loader_interpreter_and_secret_variables(make_shell, monkeypatch):
     for name, value in {
-        "LD_LIBRARY_PATH": "/nonexistent", "DYLD_INSERT_LIBRARIES": "x.dylib", "PYTHONPATH": "/evil",
-        "PYTHONSTARTUP": "/evil.py", "MY_API_TOKEN": "s3cret", "AWS_SECRET_ACCESS_KEY": "s3cret",
-        "DB_PASSWORD": "s3cret", "GITHUB_PAT": "s3cret", "REYN_SAFE_VALUE": "visible",
+        "LD_LIBRARY_PATH": "/nonexistent",
+        "DYLD_INSERT_LIBRARIES": "x.dylib",
+        "PYTHONPATH": "/evil",
+        "PYTHONSTARTUP": "/evil.py",
+        "MY_API_TOKEN": "s3cret",
+        "AWS_SECRET_ACCESS_KEY": "s3cret",
+        "DB_PASSWORD": "s3cret",
+        "GITHUB_PAT": "s3cret",
+        "REYN_SAFE_VALUE": "visible",
     }.items():
         monkeypatch.setenv(name, value)
     shell = make_shell(env_allow=["*"])  # even "allow everything" never passes these through
     result = await shell.run(argv=["env"])
     names = {line.split("=", 1)[0] for line in result["stdout"].splitlines()}
     assert "REYN_SAFE_VALUE" in names and "PATH" in names
-    assert not names & {"LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "PYTHONSTARTUP",
-                        "MY_API_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GITHUB_PAT"}
+    assert not names & {
+        "LD_LIBRARY_PATH",
+        "DYLD_INSERT_LIBRARIES",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "MY_API_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "GITHUB_PAT",
+    }
     assert "s3cret" not in result["stdout"]
 
 

@@ -12,22 +12,40 @@ def load(**data):
 
 
 def test_a_match_example_the_rule_refuses_fails_at_load():
-    with pytest.raises(ValidationError, match=r"match example 'git log -n 5' is refused: git takes no further arguments here; got '-n'"):
+    with pytest.raises(
+        ValidationError,
+        match=r"match example 'git log -n 5' is refused: git takes no further arguments here; got '-n'",
+    ):
         load(programs=[{"name": "git", "subcommands": ["log"], "match": ["git log -n 5"]}])
 
 
 def test_a_not_match_example_the_rule_allows_fails_at_load():
     with pytest.raises(ValidationError, match=r"not_match example 'find \. -exec rm' is allowed"):
-        load(programs=[{"name": "find", "any_args": True, "deny_args": ["^-delete$"],
-                        "not_match": [["find", ".", "-exec", "rm"]]}])
+        load(
+            programs=[
+                {
+                    "name": "find",
+                    "any_args": True,
+                    "deny_args": ["^-delete$"],
+                    "not_match": [["find", ".", "-exec", "rm"]],
+                }
+            ]
+        )
 
 
 def test_examples_that_hold_load_fine():
-    settings = load(programs=[{
-        "name": "git", "subcommands": ["status", "log"], "allow_args": [r"^--oneline$"],
-        "deny_args": ["^-c"], "match": ["git status", "git log --oneline"],
-        "not_match": ["git -c x=y status", "git push", "git log --format=x"],
-    }])
+    settings = load(
+        programs=[
+            {
+                "name": "git",
+                "subcommands": ["status", "log"],
+                "allow_args": [r"^--oneline$"],
+                "deny_args": ["^-c"],
+                "match": ["git status", "git log --oneline"],
+                "not_match": ["git -c x=y status", "git push", "git log --format=x"],
+            }
+        ]
+    )
     rule = settings.rule_for("git")
     assert rule is not None and rule.refusal(["git", "log", "--oneline"]) is None
 
@@ -65,8 +83,9 @@ def test_unknown_keys_are_errors():
         load(programs=[{"name": "ls", "allowed_args": ["x"]}])
 
 
-@pytest.mark.parametrize("name", ["LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "GITHUB_TOKEN",
-                                  "db_password"])
+@pytest.mark.parametrize(
+    "name", ["LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "PYTHONPATH", "GITHUB_TOKEN", "db_password"]
+)
 def test_env_set_cannot_set_dropped_variables(name):
     with pytest.raises(ValidationError, match="env_set cannot set"):
         load(env_set={name: "x"})

@@ -58,7 +58,11 @@ def test_shell_renders_on_the_phase_surface_only(shell):
 async def test_shell_is_refused_on_the_router_surface_even_when_named(shell, workspace):
     router_ctx = ToolContext(surface="router", workspace=workspace)
     env = await shell.envelope({"argv": ["touch", "marker"]}, surface="router")
-    assert env["status"] == "error" and env["error"]["kind"] == "gate_refused" and env["error"]["layer"] == "role"
+    assert (
+        env["status"] == "error"
+        and env["error"]["kind"] == "gate_refused"
+        and env["error"]["layer"] == "role"
+    )
     with pytest.raises(ToolGateRefused) as info:
         await invoke_tool(shell.registry, "shell", {"argv": ["touch", "marker"]}, router_ctx)
     assert "not offered on the router surface" in info.value.message
@@ -67,7 +71,9 @@ async def test_shell_is_refused_on_the_router_surface_even_when_named(shell, wor
 
 async def test_shell_without_programs_is_unavailable_and_says_how_to_configure(build_registry, workspace):
     for registry in (build_registry(None), build_registry(ShellSettings())):
-        ctx = ToolContext(surface="phase", workspace=workspace, phase_state=PhaseCallerState(allowed_ops=("shell",)))
+        ctx = ToolContext(
+            surface="phase", workspace=workspace, phase_state=PhaseCallerState(allowed_ops=("shell",))
+        )
         assert render_phase(registry, ctx, ["shell"]).ops == ()
         env = await dispatch_tool(registry, "shell", {"argv": ["echo", "x"]}, ctx)
         assert env["error"]["kind"] == "gate_refused"
@@ -208,8 +214,12 @@ async def test_output_is_capped_with_a_truncation_marker(make_shell):
     code = "import sys; sys.stdout.write('o' * 500_000); sys.stderr.write('e' * 3000)"
     result = await shell.run(argv=["python", "-c", code])
     assert result["stdout"].startswith("o" * 1000)
-    assert result["stdout"].endswith("[... 499000 more bytes of stdout not shown: output is capped at 1000 bytes]")
-    assert result["stderr"].endswith("[... 2000 more bytes of stderr not shown: output is capped at 1000 bytes]")
+    assert result["stdout"].endswith(
+        "[... 499000 more bytes of stdout not shown: output is capped at 1000 bytes]"
+    )
+    assert result["stderr"].endswith(
+        "[... 2000 more bytes of stderr not shown: output is capped at 1000 bytes]"
+    )
     assert result["stdout_truncated"] is True and result["stderr_truncated"] is True
     assert result["exit_code"] == 0
 

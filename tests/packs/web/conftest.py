@@ -26,8 +26,13 @@ PAGE = b"""<!doctype html><html><head><title> Test  Page </title>
 Route = Callable[[BaseHTTPRequestHandler], None]
 
 
-def _send(h: BaseHTTPRequestHandler, status: int, body: bytes, ctype: str | None = "text/plain",
-          headers: dict[str, str] | None = None) -> None:
+def _send(
+    h: BaseHTTPRequestHandler,
+    status: int,
+    body: bytes,
+    ctype: str | None = "text/plain",
+    headers: dict[str, str] | None = None,
+) -> None:
     h.send_response(status)
     if ctype is not None:
         h.send_header("Content-Type", ctype)
@@ -69,13 +74,20 @@ def default_routes(port: int) -> dict[str, Route]:
         "/redirect-abs": lambda h: _send(h, 301, b"", headers={"Location": f"{base}/text"}),
         "/redirect-loop": lambda h: _send(h, 302, b"", headers={"Location": "/redirect-loop"}),
         "/redirect-no-location": lambda h: _send(h, 302, b""),
-        "/redirect-to-loopback2": lambda h: _send(h, 302, b"", headers={"Location": f"http://127.0.0.2:{port}/page"}),
-        "/redirect-to-ipv6-loopback": lambda h: _send(h, 307, b"", headers={"Location": f"http://[::1]:{port}/page"}),
-        "/redirect-to-decimal": lambda h: _send(h, 302, b"", headers={"Location": f"http://2130706434:{port}/page"}),
+        "/redirect-to-loopback2": lambda h: _send(
+            h, 302, b"", headers={"Location": f"http://127.0.0.2:{port}/page"}
+        ),
+        "/redirect-to-ipv6-loopback": lambda h: _send(
+            h, 307, b"", headers={"Location": f"http://[::1]:{port}/page"}
+        ),
+        "/redirect-to-decimal": lambda h: _send(
+            h, 302, b"", headers={"Location": f"http://2130706434:{port}/page"}
+        ),
         "/redirect-to-file": lambda h: _send(h, 302, b"", headers={"Location": "file:///etc/passwd"}),
         "/gzip-bomb": lambda h: _send(h, 200, BOMB, "text/plain", {"Content-Encoding": "gzip"}),
-        "/gzip-small": lambda h: _send(h, 200, gzip.compress(b"small gzipped text"), "text/plain",
-                                       {"Content-Encoding": "gzip"}),
+        "/gzip-small": lambda h: _send(
+            h, 200, gzip.compress(b"small gzipped text"), "text/plain", {"Content-Encoding": "gzip"}
+        ),
         "/brotli": lambda h: _send(h, 200, b"xx", "text/plain", {"Content-Encoding": "br"}),
         "/huge-declared": lambda h: _send(h, 200, b"x" * 300_000, "text/plain"),
         "/huge-streamed": lambda h: _trickle(h, b"y" * 65536, 0.0, 5.0),
@@ -89,7 +101,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
-        type(self).seen.append({"path": parts.path, "query": parse_qs(parts.query), "headers": dict(self.headers)})
+        type(self).seen.append(
+            {"path": parts.path, "query": parse_qs(parts.query), "headers": dict(self.headers)}
+        )
         route = self.routes.get(parts.path)
         if route is None:
             _send(self, 404, b"no route")
@@ -110,7 +124,9 @@ class LocalServer:
         self.handler = handler
         self.port = self.httpd.server_address[1]
         handler.routes = routes(self.port)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base(self) -> str:
@@ -140,6 +156,7 @@ def _json_route(payload: Any, check: Callable[[BaseHTTPRequestHandler], int] | N
     def route(h: BaseHTTPRequestHandler) -> None:
         status = check(h) if check else 200
         _send(h, status, json.dumps(payload).encode(), "application/json")
+
     return route
 
 
@@ -148,7 +165,9 @@ def _web_registry(settings: Any) -> ToolRegistry:
     from reyn_tools_web import plugin
 
     reg = ToolRegistry(settings={"web": settings})
-    plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="web")), settings)
+    plugin.reyn_register_tools(
+        lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="web")), settings
+    )
     return reg.freeze()
 
 

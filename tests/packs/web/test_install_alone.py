@@ -14,17 +14,26 @@ def pack(install_pack):
 
 
 def _enable(tmp_path, port: int | None = None) -> None:
-    searx = f'[plugins.web.settings.search]\nbackend = "searxng"\n[plugins.web.settings.search.searxng]\n' \
-            f'url = "http://127.0.0.1:{port}"\n' if port else ""
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["web"]\n'
-                                        '[plugins.web.settings.fetch]\nenabled = true\nallow_hosts = ["127.0.0.1"]\n'
-                                        + searx)
+    searx = (
+        f'[plugins.web.settings.search]\nbackend = "searxng"\n[plugins.web.settings.search.searxng]\n'
+        f'url = "http://127.0.0.1:{port}"\n'
+        if port
+        else ""
+    )
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["web"]\n'
+        '[plugins.web.settings.fetch]\nenabled = true\nallow_hosts = ["127.0.0.1"]\n' + searx
+    )
 
 
 def test_only_core_the_web_pack_and_httpx_are_installed(pack):
     assert pack.reyn_distributions() == ["reyn-core", "reyn-tools-web"]
-    proc = pack.venv.run("python", "-c", "import importlib.util as u; "
-                         "print(bool(u.find_spec('httpx')), bool(u.find_spec('mcp')), bool(u.find_spec('litellm')))")
+    proc = pack.venv.run(
+        "python",
+        "-c",
+        "import importlib.util as u; "
+        "print(bool(u.find_spec('httpx')), bool(u.find_spec('mcp')), bool(u.find_spec('litellm')))",
+    )
     assert proc.stdout.split() == ["True", "False", "False"], proc.stderr
 
 
@@ -54,18 +63,28 @@ def test_enabled_without_fetch_nothing_renders(pack, tmp_path):
 def test_a_real_fetch_in_the_fresh_venv_and_a_refused_address(pack, tmp_path, http_server):
     _enable(tmp_path, http_server.port)
     assert pack.router(tmp_path) == ["web_fetch", "web_search"]
-    data = pack.json("tools", "call", "web_fetch", "--args", json.dumps({"url": f"{http_server.base}/page"}),
-                     cwd=tmp_path)
+    data = pack.json(
+        "tools", "call", "web_fetch", "--args", json.dumps({"url": f"{http_server.base}/page"}), cwd=tmp_path
+    )
     assert data["status"] == "ok" and data["data"]["title"] == "Test Page"
     assert "# Hello" in data["data"]["text"]
-    proc = pack.venv.run("reyn", "tools", "call", "web_fetch", "--args",
-                         json.dumps({"url": f"http://127.0.0.2:{http_server.port}/page"}), cwd=tmp_path)
+    proc = pack.venv.run(
+        "reyn",
+        "tools",
+        "call",
+        "web_fetch",
+        "--args",
+        json.dumps({"url": f"http://127.0.0.2:{http_server.port}/page"}),
+        cwd=tmp_path,
+    )
     assert proc.returncode != 0
     assert json.loads(proc.stdout)["error"]["kind"] == "denied"
 
 
 def test_a_settings_typo_fails_the_plugin_at_load_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["web"]\n[plugins.web.settings.fetch]\nenable = true\n')
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["web"]\n[plugins.web.settings.fetch]\nenable = true\n'
+    )
     entry = pack.plugins(tmp_path)["web"]
     assert entry["status"] == "failed" and entry["tools"] == []
     assert "enable" in entry["diagnostics"][0]["message"]

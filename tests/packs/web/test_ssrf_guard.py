@@ -76,15 +76,34 @@ def test_non_public_host_spelling_is_refused(host: str, why: str) -> None:
         resolve_checked(host, 80)
 
 
-@pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1",
-                                     "2001:200::1", "2a00:1450::1", "3ffe::1", "3fff:1000::1"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "8.8.8.8",
+        "1.1.1.1",
+        "2606:4700::1111",
+        "::ffff:8.8.8.8",
+        "2002:808:808::1",
+        "2001:200::1",
+        "2a00:1450::1",
+        "3ffe::1",
+        "3fff:1000::1",
+    ],
+)
 def test_public_addresses_pass(address: str) -> None:
     assert refusal_reason(ipaddress.ip_address(address)) is None
 
 
-@pytest.mark.parametrize(("address", "label"), [("fec0::1", "site-local"), ("3fff::1", "documentation"),
-                                                ("5f00::1", "SRv6"), ("2001:4:112::1", "IETF protocol"),
-                                                ("4000::1", "2000::/3")])
+@pytest.mark.parametrize(
+    ("address", "label"),
+    [
+        ("fec0::1", "site-local"),
+        ("3fff::1", "documentation"),
+        ("5f00::1", "SRv6"),
+        ("2001:4:112::1", "IETF protocol"),
+        ("4000::1", "2000::/3"),
+    ],
+)
 def test_the_refusal_names_the_range(address: str, label: str) -> None:
     assert label in (refusal_reason(ipaddress.ip_address(address)) or "")
 

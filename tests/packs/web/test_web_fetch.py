@@ -14,7 +14,9 @@ def settings(**fetch: object) -> WebSettings:
     return WebSettings.model_validate({"fetch": base})
 
 
-async def fetch(web_registry, ctx: ToolContext, url: str, s: WebSettings | None = None, **args: object) -> dict:
+async def fetch(
+    web_registry, ctx: ToolContext, url: str, s: WebSettings | None = None, **args: object
+) -> dict:
     return await dispatch_tool(web_registry(s or settings()), "web_fetch", {"url": url, **args}, ctx)
 
 
@@ -47,7 +49,11 @@ async def test_html_page_becomes_text_with_title_and_links(web_registry, ctx, ht
     assert env["status"] == "ok", env
     data = env["data"]
     assert data["title"] == "Test Page"
-    assert "# Hello" in data["text"] and "- one" in data["text"] and "First para with a text link." in data["text"]
+    assert (
+        "# Hello" in data["text"]
+        and "- one" in data["text"]
+        and "First para with a text link." in data["text"]
+    )
     assert "do-not-show" not in data["text"] and "color:red" not in data["text"]
     assert "hidden-noscript" not in data["text"]
     urls = [link["url"] for link in data["links"]]
@@ -93,7 +99,9 @@ async def test_window_reads_a_long_page_in_parts(web_registry, ctx, http_server)
     first = (await fetch(web_registry, ctx, f"{http_server.base}/long", max_length=4000))["data"]
     assert len(first["text"]) == 4000 and first["truncated"] and first["next_start_index"] == 4000
     assert first["total_length"] == 10000
-    last = (await fetch(web_registry, ctx, f"{http_server.base}/long", max_length=8000, start_index=8000))["data"]
+    last = (await fetch(web_registry, ctx, f"{http_server.base}/long", max_length=8000, start_index=8000))[
+        "data"
+    ]
     assert len(last["text"]) == 2000 and not last["truncated"] and last["next_start_index"] is None
 
 
@@ -122,9 +130,12 @@ async def test_relative_and_absolute_redirects_are_followed(web_registry, ctx, h
     assert data["final_url"] == f"{http_server.base}/text"
 
 
-@pytest.mark.parametrize("path", ["/redirect-to-loopback2", "/redirect-to-ipv6-loopback", "/redirect-to-decimal"])
+@pytest.mark.parametrize(
+    "path", ["/redirect-to-loopback2", "/redirect-to-ipv6-loopback", "/redirect-to-decimal"]
+)
 async def test_redirect_from_allowlisted_host_to_forbidden_address_is_refused(
-        web_registry, ctx, http_server, path: str) -> None:
+    web_registry, ctx, http_server, path: str
+) -> None:
     kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}{path}"))
     assert kind == "denied"
     assert "reached by redirect from" in message
@@ -137,8 +148,9 @@ async def test_redirect_to_a_non_http_scheme_is_refused(web_registry, ctx, http_
 
 
 async def test_redirect_loop_stops_at_the_hop_limit(web_registry, ctx, http_server) -> None:
-    kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}/redirect-loop",
-                                         settings(max_redirects=3)))
+    kind, message = error_of(
+        await fetch(web_registry, ctx, f"{http_server.base}/redirect-loop", settings(max_redirects=3))
+    )
     assert kind == "execution_error" and "max_redirects=3" in message
     assert len(http_server.seen) == 4
 
@@ -151,16 +163,29 @@ async def test_redirect_without_location_is_an_error(web_registry, ctx, http_ser
 # ---------------------------------------------------------------- refused URLs
 
 
-@pytest.mark.parametrize("url", [
-    "ftp://127.0.0.1/x", "file:///etc/passwd", "gopher://127.0.0.1/", "javascript:alert(1)",
-    "http://user:pw@127.0.0.1/", "http:///nohost", "not a url", "http://[::1/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://127.0.0.1/x",
+        "file:///etc/passwd",
+        "gopher://127.0.0.1/",
+        "javascript:alert(1)",
+        "http://user:pw@127.0.0.1/",
+        "http:///nohost",
+        "not a url",
+        "http://[::1/",
+    ],
+)
 async def test_hostile_or_malformed_urls_are_denied(web_registry, ctx, url: str) -> None:
     assert error_of(await fetch(web_registry, ctx, url))[0] == "denied"
 
 
-@pytest.mark.parametrize("host", ["2130706433", "0x7f.1", "127.1", "017700000001", "[::ffff:127.0.0.1]", "localhost"])
-async def test_loopback_spellings_are_denied_without_the_allowlist(web_registry, ctx, http_server, host) -> None:
+@pytest.mark.parametrize(
+    "host", ["2130706433", "0x7f.1", "127.1", "017700000001", "[::ffff:127.0.0.1]", "localhost"]
+)
+async def test_loopback_spellings_are_denied_without_the_allowlist(
+    web_registry, ctx, http_server, host
+) -> None:
     env = await fetch(web_registry, ctx, f"http://{host}:{http_server.port}/page", settings(allow_hosts=[]))
     kind, message = error_of(env)
     assert kind == "denied" and "loopback" in message
@@ -171,8 +196,9 @@ async def test_loopback_spellings_are_denied_without_the_allowlist(web_registry,
 
 
 async def test_gzip_bomb_stops_at_the_byte_cap(web_registry, ctx, http_server) -> None:
-    kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}/gzip-bomb",
-                                         settings(max_bytes=1_000_000)))
+    kind, message = error_of(
+        await fetch(web_registry, ctx, f"{http_server.base}/gzip-bomb", settings(max_bytes=1_000_000))
+    )
     assert kind == "execution_error" and "max_bytes=1000000" in message
 
 
@@ -187,12 +213,16 @@ async def test_unknown_content_encoding_is_refused(web_registry, ctx, http_serve
 
 @pytest.mark.parametrize("path", ["/huge-declared", "/huge-streamed"])
 async def test_huge_body_is_refused_at_the_cap(web_registry, ctx, http_server, path: str) -> None:
-    kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}{path}", settings(max_bytes=100_000)))
+    kind, message = error_of(
+        await fetch(web_registry, ctx, f"{http_server.base}{path}", settings(max_bytes=100_000))
+    )
     assert kind == "execution_error" and "larger than max_bytes=100000" in message
 
 
 async def test_slow_server_times_out(web_registry, ctx, http_server) -> None:
-    kind, message = error_of(await fetch(web_registry, ctx, f"{http_server.base}/slow", settings(timeout_s=1)))
+    kind, message = error_of(
+        await fetch(web_registry, ctx, f"{http_server.base}/slow", settings(timeout_s=1))
+    )
     assert kind == "timeout" and "1 s" in message
 
 

@@ -26,14 +26,58 @@ def _openssl(*args: str, cwd: Path) -> None:
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("pki")
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-             "-days", "2", "-subj", "/CN=reyn test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d)
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr",
-             "-subj", "/CN=localhost", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=reyn test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=d,
+    )
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=localhost",
+        cwd=d,
+    )
     (d / "ext.cnf").write_text("subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n")
-    _openssl("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-out", "leaf.pem", "-days", "2", "-extfile", "ext.cnf", cwd=d)
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+        cwd=d,
+    )
     return d
 
 
@@ -72,14 +116,16 @@ def tls_server(pki: Path) -> Iterator[tuple[int, list[str], list[str]]]:
 
 
 def _settings(pki: Path, allow: list[str]) -> WebSettings:
-    return WebSettings.model_validate({"fetch": {"enabled": True, "allow_hosts": allow, "timeout_s": 5,
-                                                 "ca_bundle": str(pki / "ca.pem")}})
+    return WebSettings.model_validate(
+        {"fetch": {"enabled": True, "allow_hosts": allow, "timeout_s": 5, "ca_bundle": str(pki / "ca.pem")}}
+    )
 
 
 async def test_https_uses_sni_and_verifies_the_host_name(web_registry, ctx, pki, tls_server) -> None:
     port, sni_seen, hosts = tls_server
-    env = await dispatch_tool(web_registry(_settings(pki, ["localhost"])), "web_fetch",
-                              {"url": f"https://localhost:{port}/x"}, ctx)
+    env = await dispatch_tool(
+        web_registry(_settings(pki, ["localhost"])), "web_fetch", {"url": f"https://localhost:{port}/x"}, ctx
+    )
     assert env["status"] == "ok", env
     assert env["data"]["text"] == "over tls"
     assert sni_seen == ["localhost"]
@@ -88,8 +134,9 @@ async def test_https_uses_sni_and_verifies_the_host_name(web_registry, ctx, pki,
 
 async def test_https_certificate_for_another_name_is_rejected(web_registry, ctx, pki, tls_server) -> None:
     port, _, hosts = tls_server
-    env = await dispatch_tool(web_registry(_settings(pki, ["127.0.0.1"])), "web_fetch",
-                              {"url": f"https://127.0.0.1:{port}/x"}, ctx)
+    env = await dispatch_tool(
+        web_registry(_settings(pki, ["127.0.0.1"])), "web_fetch", {"url": f"https://127.0.0.1:{port}/x"}, ctx
+    )
     assert env["status"] == "error" and env["error"]["kind"] == "execution_error"
     assert "certificate" in env["error"]["message"].lower() or "cannot connect" in env["error"]["message"]
     assert hosts == []

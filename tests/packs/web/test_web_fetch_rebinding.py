@@ -35,7 +35,9 @@ class FlippingResolver:
 
 def settings() -> WebSettings:
     # the address (not the name) is allowlisted, so a rebound 10.0.0.1 would be refused if checked
-    return WebSettings.model_validate({"fetch": {"enabled": True, "allow_hosts": ["127.0.0.1"], "timeout_s": 5}})
+    return WebSettings.model_validate(
+        {"fetch": {"enabled": True, "allow_hosts": ["127.0.0.1"], "timeout_s": 5}}
+    )
 
 
 @pytest.fixture
@@ -44,28 +46,33 @@ def resolver(monkeypatch) -> Any:
         fake = FlippingResolver(honest)
         monkeypatch.setattr(socket, "getaddrinfo", fake)
         return fake
+
     return make
 
 
-async def test_one_lookup_per_hop_and_the_host_header_names_the_host(web_registry, ctx, http_server,
-                                                                      resolver) -> None:
+async def test_one_lookup_per_hop_and_the_host_header_names_the_host(
+    web_registry, ctx, http_server, resolver
+) -> None:
     fake = resolver(honest=1)
-    env = await dispatch_tool(web_registry(settings()), "web_fetch",
-                              {"url": f"http://{NAME}:{http_server.port}/text"}, ctx)
+    env = await dispatch_tool(
+        web_registry(settings()), "web_fetch", {"url": f"http://{NAME}:{http_server.port}/text"}, ctx
+    )
     assert env["status"] == "ok", env
     assert fake.calls == [NAME]  # checked once; the connection went to the checked 127.0.0.1
     assert len(http_server.seen) == 1
     assert http_server.seen[0]["headers"]["Host"] == f"{NAME}:{http_server.port}"
 
 
-async def test_each_redirect_hop_is_resolved_once_and_a_rebound_hop_is_refused(web_registry, ctx, serve,
-                                                                                resolver) -> None:
+async def test_each_redirect_hop_is_resolved_once_and_a_rebound_hop_is_refused(
+    web_registry, ctx, serve, resolver
+) -> None:
     def redirect(to: str) -> Any:
         def route(h: BaseHTTPRequestHandler) -> None:
             h.send_response(302)
             h.send_header("Location", to)
             h.send_header("Content-Length", "0")
             h.end_headers()
+
         return route
 
     def ok(h: BaseHTTPRequestHandler) -> None:
@@ -75,8 +82,13 @@ async def test_each_redirect_hop_is_resolved_once_and_a_rebound_hop_is_refused(w
         h.end_headers()
         h.wfile.write(b"final")
 
-    server = serve(lambda port: {"/a": redirect(f"http://{NAME}:{port}/b"), "/b": redirect(f"http://{NAME}:{port}/c"),
-                                 "/c": ok})
+    server = serve(
+        lambda port: {
+            "/a": redirect(f"http://{NAME}:{port}/b"),
+            "/b": redirect(f"http://{NAME}:{port}/c"),
+            "/c": ok,
+        }
+    )
     reg = web_registry(settings())
 
     fake = resolver(honest=3)  # every hop answers 127.0.0.1: three hops, three lookups

@@ -23,7 +23,9 @@ print(json.dumps({"names": names, "heavy": sorted(m for m in ("httpx", "httpcore
 
 
 def test_rendering_the_web_pack_does_not_import_httpx() -> None:
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=True
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["names"] == ["web_fetch", "web_search"]
     assert result["heavy"] == []

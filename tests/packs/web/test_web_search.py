@@ -8,16 +8,26 @@ from reyn_tools_web.settings import WebSettings
 
 from reyn_core import dispatch_tool, render_router
 
-SEARX = {"results": [
-    {"title": "First &amp; best", "url": "https://a.example/1", "content": "snippet <b>one</b>"},
-    {"title": "Second", "url": "https://a.example/2", "content": "two"},
-    {"title": "No url"},
-    {"title": "Third", "url": "https://a.example/3", "content": "three"},
-]}
-BRAVE = {"web": {"results": [
-    {"title": "Brave <strong>hit</strong>", "url": "https://b.example/1", "description": "desc <strong>x</strong>"},
-    {"title": "Other", "url": "https://b.example/2", "description": "y"},
-]}}
+SEARX = {
+    "results": [
+        {"title": "First &amp; best", "url": "https://a.example/1", "content": "snippet <b>one</b>"},
+        {"title": "Second", "url": "https://a.example/2", "content": "two"},
+        {"title": "No url"},
+        {"title": "Third", "url": "https://a.example/3", "content": "three"},
+    ]
+}
+BRAVE = {
+    "web": {
+        "results": [
+            {
+                "title": "Brave <strong>hit</strong>",
+                "url": "https://b.example/1",
+                "description": "desc <strong>x</strong>",
+            },
+            {"title": "Other", "url": "https://b.example/2", "description": "y"},
+        ]
+    }
+}
 
 
 def searx_settings(url: str, **extra: object) -> WebSettings:
@@ -26,7 +36,13 @@ def searx_settings(url: str, **extra: object) -> WebSettings:
 
 def brave_settings(endpoint: str) -> WebSettings:
     return WebSettings.model_validate(
-        {"search": {"backend": "brave", "brave": {"endpoint": endpoint, "api_key_env": "REYN_TEST_BRAVE_KEY"}}})
+        {
+            "search": {
+                "backend": "brave",
+                "brave": {"endpoint": endpoint, "api_key_env": "REYN_TEST_BRAVE_KEY"},
+            }
+        }
+    )
 
 
 async def test_no_backend_means_unavailable_with_how_to_configure(web_registry, ctx) -> None:
@@ -41,14 +57,22 @@ def test_diagnostics_say_how_to_configure() -> None:
     found = {d["code"]: d for d in diagnostics(WebSettings())}
     assert found["RW001"]["tool"] == "web_fetch" and "enabled = true" in found["RW001"]["hint"]
     assert found["RW002"]["severity"] == "warning" and "searxng" in found["RW002"]["hint"]
-    assert diagnostics({"fetch": {"enabled": True}, "search": {"backend": "searxng",
-                                                                "searxng": {"url": "http://x"}}}) == []
+    assert (
+        diagnostics(
+            {"fetch": {"enabled": True}, "search": {"backend": "searxng", "searxng": {"url": "http://x"}}}
+        )
+        == []
+    )
 
 
 async def test_searxng_results_are_normalised(web_registry, ctx, serve, json_route) -> None:
     server = serve(lambda port: {"/search": json_route(SEARX)})
-    env = await dispatch_tool(web_registry(searx_settings(server.base)), "web_search",
-                              {"query": "reyn tools", "max_results": 2}, ctx)
+    env = await dispatch_tool(
+        web_registry(searx_settings(server.base)),
+        "web_search",
+        {"query": "reyn tools", "max_results": 2},
+        ctx,
+    )
     assert env["status"] == "ok", env
     assert env["data"]["backend"] == "searxng"
     assert env["data"]["results"] == [
@@ -58,8 +82,9 @@ async def test_searxng_results_are_normalised(web_registry, ctx, serve, json_rou
     assert server.seen[0]["query"] == {"q": ["reyn tools"], "format": ["json"]}
 
 
-async def test_brave_results_use_the_key_from_the_environment(web_registry, ctx, serve, json_route,
-                                                             monkeypatch) -> None:
+async def test_brave_results_use_the_key_from_the_environment(
+    web_registry, ctx, serve, json_route, monkeypatch
+) -> None:
     monkeypatch.setenv("REYN_TEST_BRAVE_KEY", "k-123")
 
     def check(h) -> int:
@@ -69,20 +94,28 @@ async def test_brave_results_use_the_key_from_the_environment(web_registry, ctx,
     reg = web_registry(brave_settings(f"{server.base}/res/v1/web/search"))
     env = await dispatch_tool(reg, "web_search", {"query": "q"}, ctx)
     assert env["status"] == "ok", env
-    assert env["data"]["results"][0] == {"title": "Brave hit", "url": "https://b.example/1", "snippet": "desc x"}
+    assert env["data"]["results"][0] == {
+        "title": "Brave hit",
+        "url": "https://b.example/1",
+        "snippet": "desc x",
+    }
     assert server.seen[0]["query"]["count"] == ["5"]
 
 
 async def test_brave_without_key_is_unavailable(web_registry, ctx, monkeypatch) -> None:
     monkeypatch.delenv("REYN_TEST_BRAVE_KEY", raising=False)
-    env = await dispatch_tool(web_registry(brave_settings("http://127.0.0.1:9/x")), "web_search", {"query": "q"}, ctx)
+    env = await dispatch_tool(
+        web_registry(brave_settings("http://127.0.0.1:9/x")), "web_search", {"query": "q"}, ctx
+    )
     assert env["error"]["kind"] == "gate_refused" and "$REYN_TEST_BRAVE_KEY" in env["error"]["message"]
 
 
 async def test_backend_http_error_is_reported(web_registry, ctx, serve, json_route, monkeypatch) -> None:
     monkeypatch.setenv("REYN_TEST_BRAVE_KEY", "wrong")
     server = serve(lambda port: {"/s": json_route(BRAVE, lambda h: 401)})
-    env = await dispatch_tool(web_registry(brave_settings(f"{server.base}/s")), "web_search", {"query": "q"}, ctx)
+    env = await dispatch_tool(
+        web_registry(brave_settings(f"{server.base}/s")), "web_search", {"query": "q"}, ctx
+    )
     assert env["error"]["kind"] == "execution_error" and "HTTP 401" in env["error"]["message"]
 
 
@@ -109,7 +142,9 @@ async def test_unreachable_backend_is_an_error_not_a_crash(web_registry, ctx, se
     server = serve(lambda port: {})
     base = server.base
     server.__exit__(None, None, None)
-    env = await dispatch_tool(web_registry(searx_settings(base, timeout_s=3)), "web_search", {"query": "q"}, ctx)
+    env = await dispatch_tool(
+        web_registry(searx_settings(base, timeout_s=3)), "web_search", {"query": "q"}, ctx
+    )
     assert env["status"] == "error" and env["error"]["kind"] in ("execution_error", "timeout")
 
 
