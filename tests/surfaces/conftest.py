@@ -17,7 +17,7 @@ import pytest
 
 from reyn_core import ToolContext, ToolDenied, ToolGates, ToolRegistry, tool
 from reyn_core.surfaces import LiteLLMClient
-from reyn_core.surfaces.scripted_server import ScriptedModelServer, ScriptedReply
+from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.surfaces.scripted_server import ScriptedModelServer
-from reyn_core.surfaces.scripted_server import ScriptedReply as R
+from reyn_core.testing.scripted_server import ScriptedModelServer
+from reyn_core.testing.scripted_server import ScriptedReply as R
 
 PROFILE = """
 [plugins]

@@ -16,8 +16,8 @@ import pytest
 
 from reyn_core.cli.chat import _session
 from reyn_core.surfaces import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
-from reyn_core.surfaces.scripted_server import ScriptedModelServer, tool_results
-from reyn_core.surfaces.scripted_server import ScriptedReply as R
+from reyn_core.testing.scripted_server import ScriptedModelServer, tool_results
+from reyn_core.testing.scripted_server import ScriptedReply as R
 from reyn_core.surfaces.transcript import Transcript
 
 from .conftest import MODEL

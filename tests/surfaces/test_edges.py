@@ -8,7 +8,7 @@ import pytest
 
 from reyn_core import ReynError, ToolRegistry
 from reyn_core.surfaces import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
-from reyn_core.surfaces.scripted_server import ScriptedReply as R
+from reyn_core.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
 

@@ -10,7 +10,7 @@ import pytest
 from reyn_core import render_phase
 from reyn_core.render.phase import phase_context
 from reyn_core.surfaces import PhaseRunner, PhaseState
-from reyn_core.surfaces.scripted_server import ScriptedReply as R
+from reyn_core.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
 

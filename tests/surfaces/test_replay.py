@@ -21,7 +21,7 @@ from reyn_core.surfaces import (
     ReplayMissing,
     RouterLoop,
 )
-from reyn_core.surfaces.scripted_server import ScriptedReply as R
+from reyn_core.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
 
@@ -151,7 +151,7 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
 
 def test_importing_reyn_core_and_the_surfaces_does_not_import_litellm():
     code = (
-        "import sys, reyn_core, reyn_core.surfaces, reyn_core.surfaces.scripted_server, "
+        "import sys, reyn_core, reyn_core.surfaces, reyn_core.testing.scripted_server, "
         "reyn_core.testing.replay, reyn_core.cli.demo, reyn_core.cli.chat, reyn_core.cli.phase; "
         "bad = [m for m in ('litellm', 'openai', 'httpx', 'mcp') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"

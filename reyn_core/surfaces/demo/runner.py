@@ -36,7 +36,7 @@ from ..events import SurfaceEvent
 from ..llm import LiteLLMClient, import_litellm
 from ..phase import PhaseResult, PhaseRunner
 from ..router import RouterLoop, RouterResult
-from ..scripted_server import ScriptedModelServer
+from reyn_core.testing.scripted_server import ScriptedModelServer
 from ..transcript import Transcript, describe_envelope, short
 from .script import PHASE_TASK, ROUTER_PROMPT, DemoModel, PhaseScript, RouterScript
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 ToolCallSpec = tuple[str, "Mapping[str, Any] | str"]
@@ -84,11 +85,13 @@ class ScriptedModelServer:
         model: str = "scripted",
         lifetime_s: float = 300.0,
         chunk_size: int = 8,
+        port: int = 0,
     ) -> None:
         self._script: list[ScriptedReply | Responder] = list(script)
         self.model = model
         self.lifetime_s = lifetime_s
         self.chunk_size = max(1, chunk_size)
+        self.port = port
         self.requests: list[ReceivedRequest] = []
         self._lock = threading.Lock()
         self._sticky: ScriptedReply | None = None
@@ -107,9 +110,9 @@ class ScriptedModelServer:
         return f"http://127.0.0.1:{port}/v1"
 
     def start(self) -> ScriptedModelServer:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
+        """Bind 127.0.0.1 (``port``, or a free one when 0) and serve in a daemon thread."""
         handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -324,3 +327,97 @@ def tool_results(body: Mapping[str, Any]) -> dict[str, Any]:
 def tool_names(body: Mapping[str, Any]) -> Sequence[str]:
     """The tool names offered in a request body."""
     return [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
+
+
+# --------------------------------------------------------------------------- script files
+
+
+def load_script(path: str | Path) -> list[ScriptedReply]:
+    """Read a script file: a JSON array whose entries are ``{"text": "..."}``,
+    ``{"calls": [{"name": "...", "arguments": {...}}], "content": "..."}`` or
+    ``{"error": 503, "message": "..."}``. Raises ``ValueError`` naming the entry that is wrong."""
+    try:
+        entries = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the script {path}: {exc}") from None
+    if not isinstance(entries, list):
+        raise ValueError(f"the script {path} must be a JSON array of replies, not {type(entries).__name__}")
+    return [_script_entry(entry, f"{path}[{i}]") for i, entry in enumerate(entries)]
+
+
+def _script_entry(entry: Any, where: str) -> ScriptedReply:
+    allowed = "one of the keys 'text', 'calls' (with optional 'content') or 'error' (with 'message')"
+    if not isinstance(entry, dict) or len({"text", "calls", "error"} & set(entry)) != 1:
+        raise ValueError(f"{where}: a reply is an object with {allowed}")
+    extra = set(entry) - {"text", "calls", "content", "error", "message"}
+    if extra:
+        raise ValueError(f"{where}: unknown key(s) {sorted(extra)}; a reply has {allowed}")
+    if "text" in entry:
+        if not isinstance(entry["text"], str):
+            raise ValueError(f"{where}.text: expected a string")
+        return ScriptedReply.text(entry["text"])
+    if "error" in entry:
+        status = entry["error"]
+        if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+            raise ValueError(f"{where}.error: expected an HTTP error status from 400 to 599")
+        return ScriptedReply.error(status, str(entry.get("message", "scripted error")))
+    calls = entry["calls"]
+    if not isinstance(calls, list) or not calls:
+        raise ValueError(f"{where}.calls: expected a non-empty array of {{'name', 'arguments'}} objects")
+    specs: list[ToolCallSpec] = []
+    for j, call in enumerate(calls):
+        if (
+            not isinstance(call, dict)
+            or not isinstance(call.get("name"), str)
+            or not isinstance(call.get("arguments", {}), (dict, str))
+        ):
+            raise ValueError(
+                f"{where}.calls[{j}]: expected {{'name': str, 'arguments': object or JSON string}}"
+            )
+        specs.append((call["name"], call.get("arguments", {})))
+    content = entry.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError(f"{where}.content: expected a string")
+    return ScriptedReply.calls(*specs, content=content)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m reyn_core.testing.scripted_server SCRIPT.json [--port N] [--lifetime S]``: serve a
+    script on 127.0.0.1 until the lifetime ends or Ctrl-C (requests past its end get an HTTP 400)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m reyn_core.testing.scripted_server",
+        description="A scripted OpenAI-compatible model on 127.0.0.1, for offline `reyn chat` trials.",
+    )
+    parser.add_argument("script", help="JSON array of replies (see load_script)")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--lifetime", type=float, default=600.0, help="stop after this many seconds")
+    args = parser.parse_args(argv)
+    try:
+        script = load_script(args.script)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    server = ScriptedModelServer(script, lifetime_s=args.lifetime, port=args.port)
+    try:
+        server.start()
+    except OSError as exc:
+        print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"serving {len(script)} scripted replies at {server.base_url}", flush=True)
+    print(f"try: reyn chat --model openai/scripted --api-base {server.base_url}", flush=True)
+    deadline = time.monotonic() + args.lifetime
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
