@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 # Every distribution in the tree: the core, each capability pack, the example plugin.
 PACKS := $(sort $(dir $(wildcard reyn_builtin_tools/*/pyproject.toml)))
 EXAMPLE := $(dir $(wildcard reyn_plugin_example/pyproject.toml))
-DEPS := pyproject.toml $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml)
+DEMO := $(dir $(wildcard reyn_demo/pyproject.toml))
+DEPS := pyproject.toml $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml)
 
 .PHONY: venv demo test lint typecheck docs bench clean
 
@@ -15,11 +16,11 @@ venv: $(STAMP)
 $(STAMP): $(DEPS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[llm,dev]' $(foreach p,$(PACKS) $(EXAMPLE),-e ./$(p))
+	$(BIN)/python -m pip install -q -e '.[llm,dev]' $(foreach p,$(PACKS) $(EXAMPLE) $(DEMO),-e ./$(p))
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/reyn demo
+	$(BIN)/reyn-demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -23,7 +23,6 @@ COMMANDS: dict[str, str] = {
     "plugins": "reyn_core.cli.plugins",
     "tools": "reyn_core.cli.tools",
     "doctor": "reyn_core.cli.doctor",
-    "demo": "reyn_core.cli.demo",
     "chat": "reyn_core.cli.chat",
     "phase": "reyn_core.cli.phase",
 }

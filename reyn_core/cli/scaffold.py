@@ -15,9 +15,9 @@ from pathlib import Path
 from ..errors import ReynError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-# Plugin ids of the built-in packs and the example: a second distribution claiming one of these
-# would make discovery refuse both.
-RESERVED = frozenset({"file", "web", "memory", "catalog", "mcp", "shell", "example", "reyn", "reyn_core"})
+# Names of Reyn itself. Ids of installed plugins are refused too, from discovery (metadata only): a
+# second distribution claiming one would make discovery refuse both.
+RESERVED = frozenset({"reyn", "reyn_core"})
 
 
 class ScaffoldError(ReynError):
@@ -36,7 +36,15 @@ def check_plugin_name(name: str) -> None:
             f"plugin name {name!r} is a Python keyword or standard-library module; pick another"
         )
     if name in RESERVED:
-        raise ScaffoldError(f"plugin name {name!r} is taken by a Reyn built-in plugin; pick another")
+        raise ScaffoldError(f"plugin name {name!r} is Reyn's own; pick another")
+    from ..plugins.discovery import discover
+
+    owners = sorted({c.distribution for c in discover().plugins if c.plugin_id == name})
+    if owners:
+        raise ScaffoldError(
+            f"plugin name {name!r} is taken by the installed distribution {', '.join(owners)}: two "
+            "distributions claiming one id are both refused at discovery; pick another"
+        )
 
 
 def distribution_name(name: str) -> str:

@@ -1,5 +1,5 @@
 """The LLM surfaces: ``RouterLoop`` (native tool calling) and ``PhaseRunner`` (phase JSON contract),
-on litellm (extra ``reyn-core[llm]``), plus offline LLM replay.
+on litellm (extra ``reyn-core[llm]``), offline LLM replay and the readable transcript.
 
 Importing this package never imports litellm; it is imported when a model is first called.
 """
@@ -7,10 +7,11 @@ Importing this package never imports litellm; it is imported when a model is fir
 from __future__ import annotations
 
 from .events import EVENT_KINDS, SurfaceEvent
-from .llm import LiteLLMClient, LLMCallError, LLMClient, LLMReply, LLMRequest, ToolCallRequest
+from .llm import LiteLLMClient, LLMCallError, LLMClient, LLMReply, LLMRequest, ToolCallRequest, import_litellm
 from .phase import PhaseResult, PhaseRunner, PhaseState
 from .replay import RECORD_ENV, ReplayClient, ReplayFixtureError, ReplayMissing
 from .router import PendingToolCall, RouterLoop, RouterResult, ToolCallRecord, tool_message
+from .transcript import Transcript, describe_envelope, short
 
 __all__ = [
     "EVENT_KINDS",
@@ -32,5 +33,9 @@ __all__ = [
     "SurfaceEvent",
     "ToolCallRecord",
     "ToolCallRequest",
+    "Transcript",
+    "describe_envelope",
+    "import_litellm",
+    "short",
     "tool_message",
 ]

@@ -1,4 +1,4 @@
-"""A readable transcript of surface events, for ``reyn demo``, ``reyn chat`` and ``reyn phase run``."""
+"""A readable transcript of surface events, for ``reyn chat``, ``reyn-demo`` and ``reyn phase run``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible Chat Completions server on 127.0.0.1.
 
 It lets the real litellm client run offline: tests use it to prove the wire format (it records every
-request body it receives), and ``reyn demo`` uses it as its model. Each request consumes the next
+request body it receives), and the demo (``reyn-demo``) uses it as its model. Each request consumes the next
 entry of a script; an entry is a ``ScriptedReply`` or a function of the request body returning one,
 so a scripted model can react to the tool results it is sent. Streaming requests (``"stream": true``)
 get server-sent events, tool-call arguments split across chunks as real providers do.

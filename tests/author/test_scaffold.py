@@ -97,9 +97,16 @@ def test_keywords_and_stdlib_modules_are_refused(tmp_path, name):
         scaffold_plugin(name, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["file", "mcp", "example"])
-def test_ids_of_built_in_plugins_are_refused(tmp_path, name):
-    with pytest.raises(ScaffoldError, match="taken by a Reyn built-in plugin"):
+@pytest.mark.parametrize(("name", "dist"), [("file", "reyn-tools-file"), ("example", "reyn-plugin-example")])
+def test_ids_of_installed_plugins_are_refused_naming_the_distribution(tmp_path, name, dist):
+    with pytest.raises(ScaffoldError, match=f"taken by the installed distribution {dist}"):
+        scaffold_plugin(name, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["reyn", "reyn_core"])
+def test_reyns_own_names_are_refused(tmp_path, name):
+    with pytest.raises(ScaffoldError, match="is Reyn's own"):
         scaffold_plugin(name, tmp_path)
 
 

@@ -1,4 +1,4 @@
-"""``reyn demo``: the main job, end to end, offline — six packs, the example plugin, both surfaces."""
+"""``reyn-demo``: the main job, end to end, offline — six packs, the example plugin, both surfaces."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 from string import Template
 
 import pytest
-
-from reyn_core.surfaces.demo.runner import HERE, PLUGINS, prepare_workspace, run_demo
+from reyn_demo.runner import HERE, PLUGINS, prepare_workspace, run_demo
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the `ReadOnly` qualifier:UserWarning")
 
@@ -85,11 +84,11 @@ def test_demo_keeps_going_when_a_plugin_fails_and_says_so(tmp_path):
     assert strict == 1 and "demo problem: not loaded: shell" in out.getvalue()
 
 
-def test_reyn_demo_command_runs_offline_and_cleans_up(tmp_path):
+def test_the_reyn_demo_command_runs_offline_and_cleans_up(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and not k.endswith("_API_KEY")}
     env["TMPDIR"] = str(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "reyn_core", "demo"],
+        [str(Path(sys.executable).with_name("reyn-demo"))],
         capture_output=True,
         text=True,
         timeout=600,
@@ -129,3 +128,19 @@ def test_profile_template_placeholders_are_exactly_those_the_runner_fills(tmp_pa
     assert used == {"workspace", "memory_db", "skills", "agents", "python", "mcp_server"}
     profile = prepare_workspace(tmp_path)
     assert all("$" not in line for line in profile.read_text().splitlines() if not line.startswith("#"))
+
+
+def test_the_core_ships_no_demo_and_names_no_pack():
+    """The demo is its own distribution; the core package holds no demo file and no pack's name."""
+    import reyn_core
+
+    core = Path(reyn_core.__file__).parent
+    assert not (core / "surfaces" / "demo").exists()
+    pack_names = ("reyn_tools_", "reyn-tools-", "reyn_demo", "reyn_example")
+    offenders = [
+        f"{path.relative_to(core)}: {name}"
+        for path in core.rglob("*.py")
+        for name in pack_names
+        if name in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []

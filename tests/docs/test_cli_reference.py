@@ -1,4 +1,5 @@
-"""docs/cli.md documents every flag and the exit codes of `reyn demo`, `reyn chat` and `reyn phase run`."""
+"""docs/cli.md documents every flag and the exit codes of `reyn chat` and `reyn phase run`, and
+docs/demo.md those of `reyn-demo`."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import pytest
 
 from reyn_core.cli import build_parser
 
-CLI_MD = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def section(title_prefix: str) -> str:
-    text = CLI_MD.read_text(encoding="utf-8")
+def section(title_prefix: str, page: str = "cli.md") -> str:
+    text = (DOCS / page).read_text(encoding="utf-8")
     match = re.search(rf"^## `{re.escape(title_prefix)}[^\n]*\n(.*?)(?=^## )", text, re.M | re.S)
-    assert match, f"docs/cli.md has no section starting with `{title_prefix}`"
+    assert match, f"docs/{page} has no section starting with `{title_prefix}`"
     return match.group(1)
 
 
@@ -31,7 +32,6 @@ def subparser(*path: str) -> argparse.ArgumentParser:
 @pytest.mark.parametrize(
     ("title", "path"),
     [
-        ("reyn demo", ("demo",)),
         ("reyn chat", ("chat",)),
         ("reyn phase run", ("phase", "run")),
     ],
@@ -45,3 +45,17 @@ def test_every_flag_and_the_exit_codes_are_documented(title, path):
         assert f"`{flag}" in body, f"{title}: {flag} is not documented in docs/cli.md"
     for code in ("0", "1", "2"):
         assert re.search(rf"^\| {code} \|", body, re.M), f"{title}: exit code {code} is not documented"
+
+
+def test_every_demo_flag_and_its_exit_codes_are_documented_on_the_demo_page():
+    from reyn_demo.cli import build_parser as demo_parser
+
+    body = section("reyn-demo", page="demo.md")
+    flags = [
+        o for a in demo_parser()._actions for o in a.option_strings if o.startswith("--") and o != "--help"
+    ]
+    assert flags
+    for flag in flags:
+        assert f"`{flag}" in body, f"reyn-demo: {flag} is not documented in docs/demo.md"
+    for code in ("0", "1", "2"):
+        assert re.search(rf"^\| {code} \|", body, re.M), f"reyn-demo: exit code {code} is not documented"

@@ -1,4 +1,4 @@
-"""Edges of ``reyn chat``, ``reyn phase run`` and ``reyn demo``, and of the model client's errors:
+"""Edges of ``reyn chat``, ``reyn phase run`` and ``reyn-demo``, and of the model client's errors:
 deferred calls answered every time, missing keys caught before any request, provider errors with
 the right exit code, allowed_ops that match nothing, options that would be ignored."""
 
@@ -16,9 +16,9 @@ import pytest
 
 from reyn_core.cli.chat import _session
 from reyn_core.surfaces import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
+from reyn_core.surfaces.transcript import Transcript
 from reyn_core.testing.scripted_server import ScriptedModelServer, tool_results
 from reyn_core.testing.scripted_server import ScriptedReply as R
-from reyn_core.surfaces.transcript import Transcript
 
 from .conftest import MODEL
 
@@ -170,11 +170,6 @@ def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, ex
 @pytest.mark.parametrize(
     "argv",
     [
-        ("demo", "--json"),
-        ("demo", "--profile", "ci"),
-        ("demo", "--profile-file", "x.toml"),
-        ("--json", "demo"),
-        ("--profile", "ci", "demo"),
         ("chat", "--model", "m", "--json"),
         ("--json", "chat", "--model", "m"),
     ],
@@ -182,12 +177,34 @@ def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, ex
 def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv):
     proc = run_reyn(*argv, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr and "Reyn demo" not in proc.stdout
+    assert "Traceback" not in proc.stderr
     assert (
         "unrecognized arguments" in proc.stderr
         or "does not take" in proc.stderr
         or "no --json" in proc.stderr
     )
+
+
+@pytest.mark.parametrize("argv", [("--json",), ("--profile", "ci"), ("--profile-file", "x.toml")])
+def test_the_demo_takes_none_of_the_common_options(tmp_path, argv):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "reyn_demo", *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "unrecognized arguments" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""  # refused before anything ran
+
+
+def test_reyn_itself_has_no_demo_command(tmp_path):
+    proc = run_reyn("demo", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2
+    assert "unknown command 'demo'" in proc.stderr
 
 
 def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path):

@@ -1,4 +1,4 @@
-"""``reyn demo``: the whole system end to end, offline, without an API key.
+"""``reyn-demo``: the whole system end to end, offline, without an API key.
 
 1. copy the demo workspace (notes, a skill, an agent) into a temporary folder and write its profile;
 2. load the profile through the real loader and print the plugin provenance table;
@@ -29,15 +29,21 @@ from pathlib import Path
 from string import Template
 from typing import Any, TextIO
 
-from ...context import ToolContext
-from ...render import render_phase
-from ...render.phase import phase_context
-from ..events import SurfaceEvent
-from ..llm import LiteLLMClient, import_litellm
-from ..phase import PhaseResult, PhaseRunner
-from ..router import RouterLoop, RouterResult
+from reyn_core import ToolContext, phase_context, render_phase
+from reyn_core.surfaces import (
+    LiteLLMClient,
+    PhaseResult,
+    PhaseRunner,
+    RouterLoop,
+    RouterResult,
+    SurfaceEvent,
+    Transcript,
+    describe_envelope,
+    import_litellm,
+    short,
+)
 from reyn_core.testing.scripted_server import ScriptedModelServer
-from ..transcript import Transcript, describe_envelope, short
+
 from .script import PHASE_TASK, ROUTER_PROMPT, DemoModel, PhaseScript, RouterScript
 
 HERE = Path(__file__).parent
@@ -139,9 +145,7 @@ def prepare_workspace(root: Path, template_path: Path | None = None) -> Path:
 
 def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> Any:
     """Load the profile through the real loader and print the provenance table."""
-    from ...cli.loading import table
-    from ...plugins.loader import load
-    from ...profile import load_profile
+    from reyn_core import load, load_profile
 
     result = load(load_profile(profile_file=str(profile_path)))
     infos = {i.plugin_id: i for i in result.report.plugins}
@@ -161,11 +165,10 @@ def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> 
                 str(len(i.tools)) if i.status == "loaded" else "-",
             ]
         )
-    console.say(
-        table(
-            rows, ["PLUGIN", "STATUS", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST OVER", "DIGEST", "TOOLS"]
-        )
-    )
+    header = ["PLUGIN", "STATUS", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST OVER", "DIGEST", "TOOLS"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        console.say("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     for pid in PLUGINS:
         info = infos.get(pid)
         if info is not None and info.status == "loaded":
