@@ -232,10 +232,23 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
 
 @hookimpl
 def reyn_cli_commands() -> dict[str, Any]:
-    """``reyn mcp refresh|check|list``."""
+    """``reyn mcp refresh|check|list|serve``."""
+    return {"mcp": mcp_command}
+
+
+def mcp_command(argv: list[str]) -> int:
+    """``reyn mcp serve ...`` runs the MCP server (``serve``); the other actions are ``cli.main``."""
+    if argv[:1] == ["serve"]:
+        from .serve import main as serve_main
+
+        return serve_main(argv[1:])
     from .cli import main
 
-    return {"mcp": main}
+    if any(a in ("-h", "--help") for a in argv[:1]):
+        print(
+            "reyn mcp serve [--http HOST:PORT] ...: serve the registry to MCP clients (reyn mcp serve --help)"
+        )
+    return main(argv)
 
 
 def diagnostics(settings: Any) -> list[dict[str, str]]:

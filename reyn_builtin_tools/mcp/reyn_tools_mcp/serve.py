@@ -1,0 +1,451 @@
+"""``reyn mcp serve``: the verified registry as an MCP server — the third surface.
+
+What is served is exactly what the router surface offers the calling agent: the tool list is
+``render_router`` for one ``ToolContext`` (the gates decide), and every ``tools/call`` goes through
+``dispatch_tool`` with the same context and exclusions (gates re-checked, argument validation,
+policy hooks, timeout, audit log). A Reyn error envelope becomes a result with ``isError: true``;
+an unknown tool is the protocol error the MCP specification prescribes (-32602). The registry is
+loaded once and frozen, so ``tools/list`` is the same for the whole life of the process.
+
+Deferred tools (``dispatch_kind="deferred"``) and the ``ask_user`` bridge need a person: they are
+served through MCP elicitation to clients that declare it, and not listed to the others.
+
+Transports: stdio here (``serve_stdio``); streamable HTTP in ``serve_http``. Imports the ``mcp``
+SDK: only ``reyn mcp serve`` imports this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import json
+import logging
+import signal
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from reyn_core import HostBridge, ToolContext, ToolDenied, ToolRegistry, dispatch_tool, render_router
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+log = logging.getLogger("reyn.mcp.serve")
+
+SERVER_NAME = "reyn"
+DEFAULT_AGENT = "mcp"
+DEFAULT_MAX_CONCURRENT_CALLS = 64
+INSTRUCTIONS = (
+    "Tools from a Reyn registry. Each call is checked against the operator's gates and the tool's "
+    "schema and is written to the audit log; a refused or failed call comes back with isError."
+)
+
+# The MCP request a tool call is answering, for the bridges that talk back to the client.
+_REQUEST: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = contextvars.ContextVar(
+    "reyn_mcp_request", default=None
+)
+
+
+# --------------------------------------------------------------------------- tool list
+
+
+def title_for(name: str) -> str:
+    """A human title from a tool name: ``read_file`` → ``Read file``, ``demo__echo`` → ``Demo: echo``."""
+    words = ": ".join(part.replace("_", " ").replace("-", " ").strip() for part in name.split("__"))
+    return words[:1].upper() + words[1:]
+
+
+def annotations_for(purity: str, title: str) -> types.ToolAnnotations:
+    """MCP tool annotations from the definition's ``purity``: ``read_only`` → ``readOnlyHint``,
+    ``side_effect`` → ``destructiveHint``, ``external`` → ``openWorldHint`` (each stated either way)."""
+    return types.ToolAnnotations(
+        title=title,
+        read_only_hint=purity == "read_only",
+        destructive_hint=purity == "side_effect",
+        open_world_hint=purity == "external",
+    )
+
+
+def mcp_tools(registry: ToolRegistry, rendered: Iterable[Mapping[str, Any]]) -> list[types.Tool]:
+    """``render_router`` entries as MCP ``Tool``s: name, description and parameters exactly as rendered."""
+    out = []
+    for entry in rendered:
+        function = entry["function"]
+        name = function["name"]
+        title = title_for(name)
+        out.append(
+            types.Tool(
+                name=name,
+                title=title,
+                description=function["description"],
+                input_schema=function["parameters"],
+                annotations=annotations_for(registry.get(name).purity, title),
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- results
+
+
+def result_from_envelope(envelope: Mapping[str, Any]) -> types.CallToolResult:
+    """A dispatcher envelope as an MCP tool result: text always; a JSON object result also as
+    ``structuredContent``; an error envelope as ``isError`` with the envelope's message."""
+    if envelope.get("status") != "ok":
+        error = envelope.get("error") or {}
+        message = str(error.get("message") or "the tool call failed")
+        return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+    data = envelope.get("data")
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=data if isinstance(data, dict) else None,
+    )
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+# --------------------------------------------------------------------------- elicitation
+
+
+def can_elicit(request: ServerRequestContext[Any, Any] | None) -> bool:
+    """Whether the client of this request declared elicitation and can receive a request now."""
+    if request is None:
+        return False
+    caps = request.session.client_capabilities
+    return caps is not None and caps.elicitation is not None and request.session.can_send_request
+
+
+async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str, Any]:
+    """Ask the person behind the MCP client (form elicitation); ``ToolDenied`` if they decline."""
+    request = _REQUEST.get()
+    if not can_elicit(request):
+        raise ToolDenied(f"tool {tool!r} needs a person to answer, and this MCP client cannot be asked")
+    assert request is not None
+    answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
+    if answer.action != "accept" or not answer.content:
+        raise ToolDenied(f"the user did not answer for tool {tool!r} ({answer.action})", tool=tool)
+    return dict(answer.content)
+
+
+async def _ask_user(*, question: str, options: list[str], ctx: ToolContext) -> dict[str, Any]:
+    answer: dict[str, Any] = {"type": "string", "description": "your answer"}
+    if options:
+        answer["enum"] = list(options)
+    schema = {"type": "object", "properties": {"answer": answer}, "required": ["answer"]}
+    return {"answer": (await elicit(question, schema, tool="ask_user"))["answer"]}
+
+
+def _accepted(kind: str) -> Any:
+    """A bridge that accepts deferred work as a record; the person behind the client then answers."""
+
+    async def accept(**kwargs: Any) -> dict[str, Any]:
+        kwargs.pop("ctx", None)
+        return {"accepted": kind, **kwargs}
+
+    return accept
+
+
+def elicitation_bridge() -> HostBridge:
+    """The bridges of this host: questions and deferred work go to the MCP client's user."""
+    return HostBridge(
+        ask_user=_ask_user,
+        send_to_agent=_accepted("send_to_agent"),
+        dispatch_plan=_accepted("dispatch_plan"),
+    )
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@dataclass
+class ServedRegistry:
+    """One frozen registry served to MCP clients for one calling context.
+
+    ``ctx`` is the caller every list and call is computed for (agent, workspace); its surface is
+    ``router``, because what is served is what the router surface offers. ``max_concurrent_calls``
+    bounds the calls running at once (more wait their turn).
+    """
+
+    registry: ToolRegistry
+    ctx: ToolContext
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+    _lists: dict[bool, list[types.Tool]] = field(default_factory=dict, repr=False)
+    _slots: asyncio.Semaphore | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.ctx.surface != "router":
+            self.ctx = self.ctx.with_surface("router")
+        if self.max_concurrent_calls < 1:
+            raise ValueError("max_concurrent_calls must be at least 1")
+
+    @property
+    def deferred(self) -> tuple[str, ...]:
+        """Deferred tools the router surface offers: listed only to clients that can be asked."""
+        offered = render_router(self.registry, self.ctx)
+        names = [e["function"]["name"] for e in offered]
+        return tuple(n for n in names if self.registry.get(n).dispatch_kind == "deferred")
+
+    def exclude(self, with_elicitation: bool) -> tuple[str, ...]:
+        """What this client may not use beyond the gates: deferred tools without elicitation."""
+        return () if with_elicitation else self.deferred
+
+    def tools(self, with_elicitation: bool) -> list[types.Tool]:
+        """The served list: ``render_router`` for ``ctx`` (computed once; the registry is frozen)."""
+        cached = self._lists.get(with_elicitation)
+        if cached is None:
+            rendered = render_router(self.registry, self.ctx, exclude=self.exclude(with_elicitation))
+            cached = self._lists[with_elicitation] = mcp_tools(self.registry, rendered)
+        return cached
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, *, with_elicitation: bool) -> Any:
+        """One call through ``dispatch_tool``; a deferred call's result is then asked of the user."""
+        if not isinstance(name, str) or name not in self.registry:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {str(name)[:128]}")
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_concurrent_calls)
+        async with self._slots:
+            envelope = await dispatch_tool(
+                self.registry,
+                name,
+                dict(arguments or {}),
+                self.ctx,
+                surface="router",
+                exclude=self.exclude(with_elicitation),
+            )
+        if envelope.get("status") == "ok" and self.registry.get(name).dispatch_kind == "deferred":
+            envelope = await self._finish_deferred(name, envelope.get("data"))
+        return result_from_envelope(envelope)
+
+    async def _finish_deferred(self, name: str, accepted: Any) -> dict[str, Any]:
+        request = json.dumps(accepted, ensure_ascii=False, indent=2)[:4000]
+        message = f"The model called {name!r}; its result has to come from you.\n{request}"
+        schema = {
+            "type": "object",
+            "properties": {"result": {"type": "string", "description": f"the result of {name}"}},
+            "required": ["result"],
+        }
+        try:
+            answer = await elicit(message, schema, tool=name)
+        except ToolDenied as exc:
+            return exc.to_envelope()
+        return {"status": "ok", "data": {"result": answer.get("result")}}
+
+
+def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
+    """The MCP low-level ``Server`` answering tools/list and tools/call from ``served``."""
+
+    async def on_list_tools(
+        request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=served.tools(can_elicit(request)))
+
+    async def on_call_tool(
+        request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        token = _REQUEST.set(request)
+        try:
+            return await served.call(params.name, params.arguments, with_elicitation=can_elicit(request))  # type: ignore[no-any-return]
+        except MCPError:
+            raise
+        except Exception as exc:  # never a traceback to the client; the server log keeps it
+            log.exception("tools/call %r failed inside reyn mcp serve", params.name)
+            return _error_result(f"tools/call {params.name!r} failed inside the server: {type(exc).__name__}")
+        finally:
+            _REQUEST.reset(token)
+
+    return Server(
+        SERVER_NAME,
+        version=version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``reyn mcp serve`` was asked for (parsed options)."""
+
+    agent: str = DEFAULT_AGENT
+    workspace: Path = field(default_factory=Path.cwd)
+    profile: str | None = None
+    profile_file: str | None = None
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+
+
+def load_served(options: ServeOptions) -> tuple[ServedRegistry, Any]:
+    """Load the profile (discovery, provenance, ``[lock] enforce``, settings, registration) once and
+    wrap the frozen registry for ``options.agent``. Returns it with the ``LoadResult``."""
+    import reyn_core
+
+    profile = reyn_core.load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    result = reyn_core.load(profile)
+    ctx = ToolContext(
+        surface="router",
+        agent=options.agent,
+        workspace=options.workspace,
+        bridge=elicitation_bridge(),
+        extras={"registry": result.registry, "served_by": "mcp"},
+    )
+    return ServedRegistry(result.registry, ctx, options.max_concurrent_calls), result
+
+
+def report_load(served: ServedRegistry, result: Any) -> None:
+    """What is served, what was refused, and the deferred tools' condition — on stderr (the log)."""
+    for d in result.report.diagnostics:
+        if d.severity in ("error", "warning"):
+            log.warning("%s", d.render())
+    refused = [p.plugin_id for p in result.report.plugins if p.enabled and p.status != "loaded"]
+    if refused:
+        log.warning("not served (plugin %s): see `reyn doctor`", ", ".join(refused))
+    names = [t.name for t in served.tools(True)]
+    log.info("serving %d tools to agent %r: %s", len(names), served.ctx.agent, ", ".join(names) or "(none)")
+    if served.deferred:
+        log.info(
+            "deferred tools %s are listed only to clients that declare elicitation",
+            ", ".join(served.deferred),
+        )
+
+
+# --------------------------------------------------------------------------- stdio
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve over stdin/stdout until the client closes stdin, or SIGTERM/SIGINT (running calls are
+    cancelled, and their cancellation is audited)."""
+    from mcp.server.stdio import stdio_server
+
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, task.cancel if task else (lambda: None))
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
+            pass
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    except asyncio.CancelledError:
+        log.info("stopping: signal received")
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def parser() -> argparse.ArgumentParser:
+    """The options of ``reyn mcp serve``."""
+    p = argparse.ArgumentParser(
+        prog="reyn mcp serve",
+        description="Serve the tools the router surface offers an agent to any MCP client: stdio by "
+        "default, streamable HTTP at /mcp with --http. Every call goes through Reyn's dispatcher "
+        "(gates, argument validation, policy hooks, timeout, audit log).",
+    )
+    p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp")
+    p.add_argument(
+        "--agent",
+        default=DEFAULT_AGENT,
+        help=f"the calling agent the gates and per-agent allowlists see (default {DEFAULT_AGENT!r})",
+    )
+    p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
+    p.add_argument("--profile", help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
+    p.add_argument("--profile-file", help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
+    p.add_argument(
+        "--max-concurrent-calls",
+        type=int,
+        default=DEFAULT_MAX_CONCURRENT_CALLS,
+        help=f"tool calls running at once; more wait (default {DEFAULT_MAX_CONCURRENT_CALLS})",
+    )
+    from .serve_http import add_http_options
+
+    add_http_options(p)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``reyn mcp serve``. Exit 0 after a clean stop, 2 on usage or load errors."""
+    from reyn_core import ReynError
+
+    from .serve_http import HttpOptionsError, http_options, serve_http
+
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="reyn mcp serve: %(message)s", stream=sys.stderr)
+    if args.max_concurrent_calls < 1:
+        print("reyn mcp serve: error: --max-concurrent-calls must be at least 1", file=sys.stderr)
+        return 2
+    workspace = Path(args.workspace).resolve()
+    if not workspace.is_dir():
+        print(f"reyn mcp serve: error: --workspace {args.workspace!r} is not a directory", file=sys.stderr)
+        return 2
+    try:
+        http = http_options(args) if args.http else None
+    except HttpOptionsError as exc:
+        print(f"reyn mcp serve: error: {exc}", file=sys.stderr)
+        return 2
+    options = ServeOptions(
+        agent=args.agent,
+        workspace=workspace,
+        profile=args.profile,
+        profile_file=args.profile_file,
+        max_concurrent_calls=args.max_concurrent_calls,
+    )
+    try:
+        served, result = load_served(options)
+    except ReynError as exc:
+        print(f"reyn mcp serve: error: {exc}", file=sys.stderr)
+        return 2
+    report_load(served, result)
+    server = build_server(served, version=_version())
+    if http is not None:
+        return serve_http(server, http)
+    try:
+        asyncio.run(serve_stdio(server))
+    finally:
+        _stop_upstream_sessions()
+    return 0
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("reyn-tools-mcp")
+    except Exception:
+        return ""
+
+
+def _stop_upstream_sessions() -> None:
+    """Close the sessions to upstream servers that imported tools opened (gateway mode)."""
+    from . import client
+
+    client.shutdown()
+
+
+__all__ = [
+    "ServeOptions",
+    "ServedRegistry",
+    "annotations_for",
+    "build_server",
+    "load_served",
+    "main",
+    "mcp_tools",
+    "result_from_envelope",
+    "title_for",
+]

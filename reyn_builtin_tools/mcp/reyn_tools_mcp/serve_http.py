@@ -1,0 +1,286 @@
+"""``reyn mcp serve --http HOST:PORT``: streamable HTTP at ``/mcp``, fail closed.
+
+- Loopback by default. A non-loopback bind is refused unless a bearer token is configured
+  (``--auth-token-env VAR``); a wildcard bind (``0.0.0.0``, ``::``) also needs ``--allow-host``.
+- With a token, every request needs ``Authorization: Bearer <token>`` (constant-time compare), else
+  401 — whatever the address.
+- ``Host`` (and a browser's ``Origin``) must name this server: DNS rebinding protection from the
+  SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
+- Request bodies are bounded (``--max-request-bytes``, 413), connections too (``--max-connections``,
+  503), and tool calls run at most ``--max-concurrent-calls`` at once.
+- SIGTERM/SIGINT: no new connections; running calls get ``--shutdown-grace`` seconds to finish,
+  then they are cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import ipaddress
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("reyn.mcp.serve")
+
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_CONNECTIONS = 512
+DEFAULT_SHUTDOWN_GRACE_S = 5.0
+MIN_TOKEN_LENGTH = 16
+MCP_PATH = "/mcp"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[
+    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]
+]
+
+
+class HttpOptionsError(ValueError):
+    """The HTTP options are unusable or unsafe; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """A checked HTTP configuration (see ``http_options``)."""
+
+    host: str
+    port: int
+    token: str | None
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
+
+    @property
+    def url(self) -> str:
+        """Where clients connect."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{MCP_PATH}"
+
+
+def add_http_options(p: argparse.ArgumentParser) -> None:
+    """The HTTP options of ``reyn mcp serve``."""
+    g = p.add_argument_group("streamable HTTP (--http)")
+    g.add_argument(
+        "--auth-token-env",
+        metavar="VAR",
+        help="require 'Authorization: Bearer <token>', the token read from this environment variable "
+        f"(at least {MIN_TOKEN_LENGTH} characters); needed for a non-loopback bind",
+    )
+    g.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="another Host header value to accept (e.g. the name clients or a proxy use); repeatable",
+    )
+    g.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        help=f"largest request body, else 413 (default {DEFAULT_MAX_REQUEST_BYTES})",
+    )
+    g.add_argument(
+        "--max-connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        help=f"concurrent connections, else 503 (default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    g.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=DEFAULT_SHUTDOWN_GRACE_S,
+        metavar="SECONDS",
+        help=f"on SIGTERM/SIGINT, time running calls get to finish (default {DEFAULT_SHUTDOWN_GRACE_S:g})",
+    )
+
+
+def split_host_port(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) → host, port."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host or not port_text.isdigit():
+        raise HttpOptionsError(f"--http {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8765 or [::1]:8765")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise HttpOptionsError(f"--http {value!r}: write an IPv6 address in brackets, e.g. [::1]:8765")
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise HttpOptionsError(f"--http {value!r}: the port must be 1-65535")
+    return host, port
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def _host_values(name: str, port: int) -> list[str]:
+    """Host header values an ``--allow-host`` entry admits: as given with a port, else with this
+    server's port and bare (a proxy in front on 80/443 sends no port)."""
+    if re.fullmatch(r"\[[^\]]+\]:\d+|[^:\[\]]+:\d+", name):
+        return [name]
+    bare = name.strip("[]")
+    shown = f"[{bare}]" if ":" in bare else bare
+    return [f"{shown}:{port}", shown]
+
+
+def http_options(args: argparse.Namespace) -> HttpOptions:
+    """Check the HTTP options; ``HttpOptionsError`` when they are unusable or unsafe (fail closed)."""
+    host, port = split_host_port(args.http)
+    token = None
+    if args.auth_token_env:
+        token = os.environ.get(args.auth_token_env)
+        if not token:
+            raise HttpOptionsError(f"--auth-token-env names {args.auth_token_env!r}, which is not set")
+        if len(token) < MIN_TOKEN_LENGTH or token != token.strip():
+            raise HttpOptionsError(
+                f"the token in ${args.auth_token_env} must be at least {MIN_TOKEN_LENGTH} characters "
+                "without surrounding blanks"
+            )
+    if not is_loopback(host) and token is None:
+        raise HttpOptionsError(
+            f"refusing to serve on {host} (not a loopback address) without a bearer token: "
+            "pass --auth-token-env VAR with a token in that variable, or bind 127.0.0.1"
+        )
+    if _is_wildcard(host) and not args.allow_host:
+        raise HttpOptionsError(
+            f"binding {host} accepts every address, so the Host header clients send cannot be guessed: "
+            "pass --allow-host NAME (the name clients connect to), or bind one address"
+        )
+    for name, minimum in (("--max-request-bytes", 1024), ("--max-connections", 1)):
+        value = getattr(args, name[2:].replace("-", "_"))
+        if value < minimum:
+            raise HttpOptionsError(f"{name} must be at least {minimum}")
+    if args.shutdown_grace < 0:
+        raise HttpOptionsError("--shutdown-grace must not be negative")
+    hosts: list[str] = []
+    if is_loopback(host):
+        hosts += [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    elif not _is_wildcard(host):
+        hosts.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    for name in args.allow_host:
+        hosts += _host_values(name, port)
+    hosts = list(dict.fromkeys(hosts))
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return HttpOptions(
+        host=host,
+        port=port,
+        token=token,
+        allowed_hosts=tuple(hosts),
+        allowed_origins=tuple(origins),
+        max_request_bytes=args.max_request_bytes,
+        max_connections=args.max_connections,
+        shutdown_grace_s=args.shutdown_grace,
+    )
+
+
+class BearerTokenGuard:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401.
+
+    The comparison is constant-time (``hmac.compare_digest`` on bytes) so the token cannot be
+    guessed byte by byte from response times. Lifespan events pass through.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = b"Bearer " + token.encode()
+
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope.get("type") == "http":
+            given = b""
+            for key, value in scope.get("headers", ()):
+                if key.lower() == b"authorization":
+                    given = bytes(value)
+                    break
+            if not hmac.compare_digest(given, self._expected):
+                await _plain(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
+                return
+        await self.app(scope, receive, send)
+
+
+async def _plain(
+    send: Callable[[Message], Awaitable[None]], status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
+    """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` with transport security (Host and
+    Origin allow-lists, body limit), behind the bearer-token guard when a token is configured."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(options.allowed_hosts),
+        allowed_origins=list(options.allowed_origins),
+    )
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=security,
+        max_request_body_size=options.max_request_bytes,
+        host=options.host,
+    )
+    return BearerTokenGuard(app, options.token) if options.token else app
+
+
+def serve_http(server: Any, options: HttpOptions) -> int:
+    """Run the HTTP server until SIGTERM/SIGINT (graceful: ``shutdown_grace_s`` for running calls)."""
+    import asyncio
+
+    import uvicorn
+
+    config = uvicorn.Config(
+        build_http_app(server, options),
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        limit_concurrency=options.max_connections,
+        timeout_graceful_shutdown=options.shutdown_grace_s,
+        server_header=False,
+    )
+    http = uvicorn.Server(config)
+    log.info(
+        "listening on %s (%s)",
+        options.url,
+        "bearer token required" if options.token else "loopback, no token",
+    )
+    try:
+        asyncio.run(http.serve())
+    finally:
+        from . import client
+
+        client.shutdown()
+    log.info("stopped")
+    return 0 if http.started else 2
