@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
@@ -25,6 +27,21 @@ from .tool import (
 if TYPE_CHECKING:
     from .dispatch import ToolCallHooks
     from .validation import Validator
+
+
+_SEPARATORS = re.compile(r"[\s_.\-]+")
+
+
+def collision_key(name: str) -> str:
+    """The key two tool names collide on: names that providers and models confuse get one key.
+
+    Case is folded (``Read_File`` = ``read_file``), every run of separators (``-``, ``_``, ``.``,
+    whitespace) counts as one ``_`` and separators at either end are ignored (``read-file`` =
+    ``read__file`` = ``_read_file``), after Unicode NFKC normalisation. The registered name keeps
+    its spelling; only uniqueness is judged on the key.
+    """
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return _SEPARATORS.sub("_", folded).strip("_") or folded
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +114,7 @@ class ToolRegistry:
         self._schema_check = schema_check or check_tool_schema
         self._tools: dict[str, RegisteredTool] = {}
         self._original_names: dict[str, str] = {}
+        self._keys: dict[str, str] = {}  # collision_key(name) -> the registered name
         self._frozen = False
         self.operator = operator
         self._settings: dict[str, Any] = dict(settings or {})
@@ -151,18 +169,27 @@ class ToolRegistry:
         # Keep our own copy of the checked schema: a plugin that mutates its dict later cannot
         # change what the renderers show or what the dispatcher validates against.
         definition = replace(definition, parameters=copy_json(definition.parameters))
-        existing = self._tools.get(definition.name)
+        key = collision_key(definition.name)
+        taken = self._keys.get(key, definition.name)
+        existing = self._tools.get(taken)
         if existing is not None:
             a = existing.definition.origin or ToolOrigin()
             b = definition.origin or ToolOrigin()
+            what = (
+                f"tool name {definition.name!r} is claimed"
+                if taken == definition.name
+                else f"tool names {taken!r} and {definition.name!r} differ only in case or separators "
+                "(models and providers confuse them) and are claimed"
+            )
             raise ToolRegistrationError(
                 "RT004",
-                f"tool name {definition.name!r} is claimed by {a.describe()} and by {b.describe()}",
+                f"{what} by {a.describe()} and by {b.describe()}",
                 tool=definition.name,
                 hint="give one plugin a `prefix` or add the tool to its `tools.exclude` in the profile",
             )
         warnings = tuple(i for i in issues if i.severity == "warning")
         self._tools[definition.name] = RegisteredTool(definition, warnings)
+        self._keys[key] = definition.name
         if original_name is not None and original_name != definition.name:
             self._original_names[definition.name] = original_name
         self._sorted = None
@@ -223,6 +250,7 @@ class ToolRegistry:
         snap = ToolRegistry(operator=self.operator, settings=self._settings, hooks=self.hooks)
         snap._tools = MappingProxyType(dict(self._tools))  # type: ignore[assignment]
         snap._original_names = MappingProxyType(dict(self._original_names))  # type: ignore[assignment]
+        snap._keys = MappingProxyType(dict(self._keys))  # type: ignore[assignment]
         snap._settings = MappingProxyType(dict(self._settings))  # type: ignore[assignment]
         snap._sorted = tuple(snap._tools[n].definition for n in sorted(snap._tools))
         snap._frozen = True
@@ -234,6 +262,7 @@ class ToolRegistry:
             "hooks",
             "_tools",
             "_original_names",
+            "_keys",
             "_settings",
             "_sorted",
             "_frozen",

@@ -17,7 +17,7 @@ import pluggy
 
 from ..errors import ToolRegistrationError, describe_exception, exception_message
 from ..profile import Profile, load_profile
-from ..registry import ToolRegistry
+from ..registry import ToolRegistry, collision_key
 from ..tool import ToolDefinition, ToolOrigin, as_definition
 from .diagnostics import CODES, Diagnostic
 from .discovery import DiscoveredPlugin, discover
@@ -397,21 +397,32 @@ class _Loader:
                     tool=unknown,
                 )
             )
-        twice = {n for n in own_names if own_names.count(n) > 1}
-        for name in sorted(twice):
+        kept = [d for d in defs if d.name not in exclude and (include is None or d.name in include)]
+        groups: dict[str, list[str]] = {}
+        for d in kept:
+            groups.setdefault(collision_key(d.name), []).append(d.name)
+        twice = {key for key, names in groups.items() if len(names) > 1}
+        for key in sorted(twice):
+            names = groups[key]
+            distinct = list(dict.fromkeys(names))
+            what = (
+                f"tool {names[0]!r} {len(names)} times"
+                if len(distinct) == 1
+                else "tools whose names differ only in case or separators (models and providers "
+                f"confuse them): {', '.join(map(repr, distinct))}"
+            )
             p.diagnostics.append(
                 Diagnostic.make(
                     "RT004",
-                    f"plugin {p.plugin_id!r} registers tool {name!r} "
-                    f"{own_names.count(name)} times; none is registered",
+                    f"plugin {p.plugin_id!r} registers {what}; none is registered",
                     plugin=p.plugin_id,
-                    tool=name,
-                    hint="register each tool once",
+                    tool=names[0],
+                    hint="register each tool once, under one spelling",
                 )
             )
         scratch = ToolRegistry(schema_check=self.schema_cache)
-        for d in defs:
-            if d.name in twice or d.name in exclude or (include is not None and d.name not in include):
+        for d in kept:
+            if collision_key(d.name) in twice:
                 continue
             original = d.name
             final = d.renamed(cfg.prefix + d.name) if cfg.prefix else d

@@ -1,7 +1,8 @@
 """Load steps 6-7: collisions over every claimant, the real registry, operator policy and call hooks.
 
 A tool name claimed more than once — plugin vs plugin, a plugin twice, or a plugin vs a host tool —
-registers none of the claimants; the diagnostic names every origin and the fix. The surviving tools
+registers none of the claimants (names are compared by ``collision_key``: case and separators
+``-``/``_``/``.`` do not make two names different); the diagnostic names every origin and the fix. The surviving tools
 go into one registry with the profile's operator policy (gate layer 2), each plugin's settings, and
 the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of loaded plugins plus the audit log.
 """
@@ -16,7 +17,7 @@ import pluggy
 
 from ..errors import ToolRegistrationError, exception_message
 from ..gates import OperatorPolicy, PluginPolicy
-from ..registry import ToolRegistry
+from ..registry import ToolRegistry, collision_key
 from ..tool import ToolDefinition, ToolOrigin
 from .diagnostics import Diagnostic
 
@@ -49,29 +50,36 @@ def register_all(
             diags.append(
                 Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool)
             )
-    claims: dict[str, list[ToolOrigin]] = {}
+    # Claims are grouped by collision key: names differing only in case or separators
+    # ("read_file", "Read-File") are one name to a model, so they collide like identical ones.
+    claims: dict[str, list[tuple[str, ToolOrigin]]] = {}
     for d in host_defs:
-        claims.setdefault(d.name, []).append(host_origin)
+        claims.setdefault(collision_key(d.name), []).append((d.name, host_origin))
     for p in plugins:
         if p.ok:
             for d, _ in p.tools:
-                claims.setdefault(d.name, []).append(d.origin or ToolOrigin())
-    collided = {name for name, owners in claims.items() if len(owners) > 1}
-    for name in sorted(collided):
-        owners = claims[name]
-        described = " and ".join(o.describe() for o in owners)
-        plugin_owners = [o.plugin_id for o in owners if o.kind == "plugin" and o.plugin_id]
-        fix = (
-            (
-                f'set [plugins.{plugin_owners[-1]}] prefix = "{plugin_owners[-1]}_" or add {name!r} to '
-                f"plugins.{plugin_owners[-1]}.tools.exclude in the profile"
+                claims.setdefault(collision_key(d.name), []).append((d.name, d.origin or ToolOrigin()))
+    collided = {key for key, owners in claims.items() if len(owners) > 1}
+    for key in sorted(collided):
+        owners = claims[key]
+        names = list(dict.fromkeys(n for n, _ in owners))
+        if len(names) == 1:
+            described = " and ".join(o.describe() for _, o in owners)
+            message = f"tool name {names[0]!r} is claimed by {described}; none of them is registered"
+        else:
+            described = " and ".join(f"{n!r} by {o.describe()}" for n, o in owners)
+            message = (
+                f"tool names that differ only in case or separators (models and providers confuse "
+                f"them) are claimed: {described}; none of them is registered"
             )
-            if plugin_owners
-            else None
-        )
-        message = f"tool name {name!r} is claimed by {described}; none of them is registered"
+        plugin_owners = [(n, o.plugin_id) for n, o in owners if o.kind == "plugin" and o.plugin_id]
         if plugin_owners:
-            for owner in dict.fromkeys(plugin_owners):
+            last_name, last_owner = plugin_owners[-1]
+            fix = (
+                f'set [plugins.{last_owner}] prefix = "{last_owner}_" or add {last_name!r} to '
+                f"plugins.{last_owner}.tools.exclude in the profile"
+            )
+            for name, owner in dict.fromkeys(plugin_owners):
                 next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
                     Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name)
                 )
@@ -80,7 +88,7 @@ def register_all(
                 Diagnostic.make(
                     "RT004",
                     message,
-                    tool=name,
+                    tool=names[0],
                     hint="give each host tool passed to load(host_tools=...) its own name",
                 )
             )
@@ -88,7 +96,7 @@ def register_all(
     cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
     builder = ToolRegistry(operator=_operator_policy(profile), schema_check=schema_cache)
     for d in host_defs:
-        if d.name not in collided:
+        if collision_key(d.name) not in collided:
             _register(builder, d, None, diags, plugin=None)
     for p in plugins:
         if not p.ok:
@@ -107,7 +115,9 @@ def register_all(
                     )
                 )
                 continue
-            if d.name not in collided and _register(builder, d, original, p.diagnostics, plugin=p.plugin_id):
+            if collision_key(d.name) not in collided and _register(
+                builder, d, original, p.diagnostics, plugin=p.plugin_id
+            ):
                 p.registered.append(d.name)
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
@@ -119,7 +129,7 @@ def _cluster_owners(
     discovered_ids: Iterable[str],
     host_defs: Sequence[ToolDefinition],
     plugins: Sequence[PluginState],
-    collided: set[str],
+    collided: set[str],  # collision keys
 ) -> dict[str, str]:
     """Cluster names that only one party may use ("" = the host). ``allowed_ops`` entries match a
     cluster as well as a tool name, so a plugin declaring ``cluster="file"`` would ride into every
@@ -127,12 +137,12 @@ def _cluster_owners(
     plugin belongs to that plugin; one named like a registered tool belongs to that tool's owner."""
     owners: dict[str, str] = {pid: pid for pid in discovered_ids}
     for d in host_defs:
-        if d.name not in collided:
+        if collision_key(d.name) not in collided:
             owners.setdefault(d.name, "")
     for p in plugins:
         if p.ok:
             for d, _ in p.tools:
-                if d.name not in collided:
+                if collision_key(d.name) not in collided:
                     owners.setdefault(d.name, p.plugin_id)
     return owners
 
