@@ -348,10 +348,13 @@ async def invoke_tool(
         await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=failed))
         raise failed from exc
     except BaseException as exc:  # CancelledError (asyncio is imported lazily, hence no except clause)
-        if not _is_cancellation(exc) or _caller_cancelled():
-            raise  # the caller cancelled us (or the process is stopping): never swallow that
+        if not _is_cancellation(exc):
+            raise  # the process is stopping
         cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
+        # A call the caller cancels (e.g. an MCP client's notifications/cancelled) is audited too.
         await _after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
+        if _caller_cancelled():
+            raise  # the caller's own cancellation propagates unchanged: never swallow that
         raise cancelled from None
     await _after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
     return result
