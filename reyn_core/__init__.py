@@ -32,6 +32,7 @@ from .registry import ToolRegistry
 from .render import PhaseSurface, StrictRenderError, render_phase, render_router
 from .render.phase import phase_context
 from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
+from .validation import SchemaRefused, json_schema_validator
 
 if TYPE_CHECKING:
     from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
@@ -93,6 +94,7 @@ __all__ = [
     "Profile",
     "ReynError",
     "RouterCallerState",
+    "SchemaRefused",
     "StrictRenderError",
     "StrictSchemaError",
     "ToolCall",
@@ -116,6 +118,7 @@ __all__ = [
     "dispatch_tool",
     "hookimpl",
     "invoke_tool",
+    "json_schema_validator",
     "lazy_definitions",
     "load",
     "load_profile",

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import copy
 import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import StrictSchemaError
+from .validation import MAX_PATTERN_LENGTH, metaschema_problems, pattern_problems, reference_problems
+from .validation import subschemas as _subschemas
 
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_SCHEMA_DEPTH = 32
-MAX_PATTERN_LENGTH = 1000
+__all__ = ["MAX_PATTERN_LENGTH", "MAX_SCHEMA_BYTES", "MAX_SCHEMA_DEPTH", "SchemaIssue", "check_tool_schema"]
 
 Severity = Literal["error", "warning"]
 
@@ -48,70 +49,6 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-def _walk(node: Any, ptr: str = "", depth: int = 0) -> Iterator[tuple[str, Any, int]]:
-    yield ptr, node, depth
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            yield from _walk(v, f"{ptr}/{k}", depth + 1)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk(v, f"{ptr}/{i}", depth + 1)
-
-
-def _subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Every (sub)schema object, following the schema-valued keywords only."""
-    if not isinstance(node, Mapping):
-        return
-    yield ptr, node
-    for key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-        sub = node.get(key)
-        if isinstance(sub, Mapping):
-            for name, child in sub.items():
-                yield from _subschemas(child, f"{ptr}/{key}/{name}")
-    for key in (
-        "items",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "additionalItems",
-    ):
-        child = node.get(key)
-        if isinstance(child, Mapping):
-            yield from _subschemas(child, f"{ptr}/{key}")
-    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-        seq = node.get(key)
-        if isinstance(seq, list):
-            for i, child in enumerate(seq):
-                yield from _subschemas(child, f"{ptr}/{key}/{i}")
-
-
-def _local_ref_resolves(root: Mapping[str, Any], ref: str) -> bool:
-    """Whether a local ``$ref`` (``#``, ``#/json/pointer`` or ``#anchor``) names part of ``root``."""
-    from urllib.parse import unquote
-
-    fragment = unquote(ref[1:])
-    if not fragment.startswith("/"):
-        if not fragment:
-            return True
-        return any(isinstance(n, Mapping) and n.get("$anchor") == fragment for _, n, _ in _walk(root))
-    node: Any = root
-    for token in fragment[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return False
-    return isinstance(node, Mapping | bool)
-
-
 def _depth_within(node: Any, limit: int) -> bool:
     """Whether ``node`` nests at most ``limit`` levels; iterative and bounded, so cycles stop too."""
     stack: list[tuple[Any, int]] = [(node, 0)]
@@ -130,8 +67,10 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
     """All problems with a tool's parameters schema. ``error`` issues refuse the tool.
 
     Checks, in order: JSON-serialisable mapping; bounded size and depth; object root; only local
-    ``$ref``; a valid Draft 2020-12 schema; sane ``pattern`` regexes; no ``kind`` property on a
-    phase-usable tool (a phase op is flat: ``kind`` plus the arguments). Then provider lints.
+    ``#/...`` references and nothing that could make one resolve elsewhere; a valid Draft 2020-12
+    schema; patterns RE2 can run (linear time; no backreferences or lookaround) and at most
+    ``MAX_PATTERN_LENGTH`` long; no ``kind`` property on a phase-usable tool (a phase op is flat:
+    ``kind`` plus the arguments). Then provider lints.
     """
     if not isinstance(parameters, Mapping):
         return [
@@ -163,58 +102,13 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
                 "RS003", "error", 'the root must be {"type": "object"} (tool arguments are a JSON object)'
             )
         )
-    for ptr, node, _ in _walk(parameters):
-        if isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
-            ref = node["$ref"]
-            if not ref.startswith("#"):
-                issues.append(
-                    SchemaIssue(
-                        "RS004",
-                        "error",
-                        f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)",
-                        f"{ptr}/$ref",
-                    )
-                )
-            elif ref != "#" and not ref.startswith("#/"):
-                issues.append(
-                    SchemaIssue(
-                        "RS004",
-                        "error",
-                        f"$ref {ref!r} uses an anchor; only JSON-pointer references ('#/$defs/...') are allowed",
-                        f"{ptr}/$ref",
-                    )
-                )
-            elif not _local_ref_resolves(parameters, ref):
-                issues.append(
-                    SchemaIssue(
-                        "RS004",
-                        "error",
-                        f"$ref {ref!r} points at nothing in this schema (every call would fail)",
-                        f"{ptr}/$ref",
-                    )
-                )
-        if isinstance(node, Mapping) and "$dynamicRef" in node:
-            issues.append(
-                SchemaIssue(
-                    "RS004", "error", "$dynamicRef is not supported in tool schemas", f"{ptr}/$dynamicRef"
-                )
-            )
-        if isinstance(node, Mapping) and isinstance(node.get("$id"), str) and ptr:
-            issues.append(
-                SchemaIssue(
-                    "RS004", "error", "embedded $id changes the reference base; remove it", f"{ptr}/$id"
-                )
-            )
-    meta = _metaschema_errors(parameters)
-    issues.extend(meta)
-    for ptr, sub in _subschemas(parameters):
-        pattern = sub.get("pattern")
-        if isinstance(pattern, str):
-            issues.extend(_pattern_issues(pattern, f"{ptr}/pattern"))
-        pattern_props = sub.get("patternProperties")
-        if isinstance(pattern_props, Mapping):  # their keys are regexes run on model input too
-            for key in pattern_props:
-                issues.extend(_pattern_issues(str(key), f"{ptr}/patternProperties/{key}"))
+    # One screening for every schema in the project (reyn_core.validation): references that could be
+    # retrieved (RS004), the meta-schema (RS005), patterns RE2 cannot run or too long (RS007).
+    issues.extend(SchemaIssue("RS004", "error", p.message, p.pointer) for p in reference_problems(parameters))
+    issues.extend(
+        SchemaIssue("RS005", "error", p.message, p.pointer) for p in metaschema_problems(parameters)
+    )
+    issues.extend(SchemaIssue("RS007", "error", p.message, p.pointer) for p in pattern_problems(parameters))
     if (
         phase_usable
         and isinstance(parameters.get("properties"), Mapping)
@@ -231,53 +125,6 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
     if not any(i.severity == "error" for i in issues):
         issues.extend(provider_lints(parameters))
     return issues
-
-
-def _metaschema_errors(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
-    from jsonschema import Draft202012Validator
-
-    errors = sorted(
-        Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(dict(parameters)),
-        key=lambda e: list(e.absolute_path),
-    )
-    return [
-        SchemaIssue(
-            "RS005",
-            "error",
-            f"not a valid JSON Schema 2020-12: {e.message}",
-            "".join(f"/{p}" for p in e.absolute_path),
-        )
-        for e in errors[:5]
-    ]
-
-
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)\s*[+*{]")
-
-
-def _pattern_issues(pattern: str, ptr: str) -> list[SchemaIssue]:
-    if len(pattern) > MAX_PATTERN_LENGTH:
-        return [
-            SchemaIssue(
-                "RS007",
-                "error",
-                f"pattern is {len(pattern)} characters; the limit is {MAX_PATTERN_LENGTH}",
-                ptr,
-            )
-        ]
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        return [SchemaIssue("RS007", "error", f"pattern does not compile: {exc}", ptr)]
-    if _NESTED_QUANTIFIER.search(pattern):
-        return [
-            SchemaIssue(
-                "RS007",
-                "error",
-                "pattern nests quantifiers (e.g. '(a+)+'), which can backtrack catastrophically",
-                ptr,
-            )
-        ]
-    return []
 
 
 # --------------------------------------------------------------------------- provider lints

@@ -1,17 +1,30 @@
-"""Compiled argument validators: one per tool, cached, never fetching a remote or file ``$ref``.
+"""The one JSON-Schema validator factory of Reyn: no retrieval, patterns on RE2, problems as pointers.
+
+Every JSON-Schema validator in the project is built here, and only here (a test scans the source of
+the core, the packs and the example plugin for any other construction):
+
+* ``json_schema_validator(schema)`` (public) screens a schema first (``schema_problems``: only local
+  ``#/...`` references, no ``$dynamicRef``/``$recursiveRef``, no embedded ``$id``, a ``$schema`` that is
+  a JSON Schema dialect URI, patterns RE2 can run, a valid Draft 2020-12 schema) and raises
+  ``SchemaRefused`` naming what is wrong, else returns a validator.
+* ``compile_validator(schema)`` (internal, for schemas the registry already screened) builds it.
 
 Simple flat schemas (an object of scalar / enum / array-of-scalar properties, which is what most tools
 have) compile to a small closure that checks exactly what JSON Schema would; anything else goes to
-``jsonschema``'s Draft 2020-12 validator with a reference registry that refuses every retrieval.
-Either way the problems come back as JSON pointers. ``jsonschema`` is imported only when needed.
+``jsonschema``'s Draft 2020-12 validator, extended so that ``pattern`` and ``patternProperties`` (also
+where ``additionalProperties``/``unevaluatedProperties`` consult them) run on RE2 — linear time, no
+catastrophic backtracking — with a reference registry that refuses every retrieval. ``jsonschema``
+and ``re2`` are imported only when needed.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
 
 from .errors import ArgumentProblem
 from .errors import exception_message as exc_text
@@ -32,6 +45,7 @@ _FAST_KEYWORDS = {
     "exclusiveMaximum",
     "minLength",
     "maxLength",
+    "pattern",
     "examples",
 }
 _FAST_ARRAY_KEYWORDS = {
@@ -90,6 +104,13 @@ def _scalar_checker(schema: Mapping[str, Any]) -> Callable[[Any, str, list[Argum
     lo, hi = schema.get("minimum"), schema.get("maximum")
     xlo, xhi = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
     min_len, max_len = schema.get("minLength"), schema.get("maxLength")
+    regex: Any = None
+    if "pattern" in schema:
+        try:
+            regex = compile_pattern(schema["pattern"])
+        except UnusablePattern:
+            return None  # the jsonschema path reports the schema as unusable
+    pattern = schema.get("pattern")
 
     def check(value: Any, ptr: str, out: list[ArgumentProblem]) -> None:
         if typ is not None and not _type_ok(value, typ):
@@ -116,6 +137,8 @@ def _scalar_checker(schema: Mapping[str, Any]) -> Callable[[Any, str, list[Argum
                 out.append(ArgumentProblem(ptr, f"must be at least {min_len} characters"))
             if max_len is not None and len(value) > max_len:
                 out.append(ArgumentProblem(ptr, f"must be at most {max_len} characters"))
+            if regex is not None and regex.search(value) is None:
+                out.append(ArgumentProblem(ptr, f"{value!r} does not match {pattern!r}"))
 
     return check
 
@@ -201,6 +224,334 @@ def _compile_fast(schema: Mapping[str, Any]) -> Validator | None:
     return validate
 
 
+# --------------------------------------------------------------------------- patterns on RE2
+
+MAX_PATTERN_LENGTH = 1000
+
+_RE2_CONSTRUCTS = (
+    ("(?<=", "a lookbehind '(?<=...)'"),
+    ("(?<!", "a negative lookbehind '(?<!...)'"),
+    ("(?=", "a lookahead '(?=...)'"),
+    ("(?!", "a negative lookahead '(?!...)'"),
+    ("(?P=", "a named backreference '(?P=name)'"),
+    ("(?>", "an atomic group '(?>...)'"),
+    ("\\k", "a named backreference '\\k<name>'"),
+    ("++", "a possessive quantifier '++'"),
+    ("*+", "a possessive quantifier '*+'"),
+    ("?+", "a possessive quantifier '?+'"),
+)
+
+
+class UnusablePattern(ValueError):
+    """A schema pattern Reyn will not run: too long, or not expressible in RE2."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+        super().__init__(f"pattern {shown!r} {reason}")
+        self.pattern = pattern
+        self.reason = reason
+
+
+def _ecma_escapes(pattern: str) -> str:
+    r"""ECMA-262's ``\uXXXX`` escape as RE2's ``\x{XXXX}`` (an escaped backslash is left alone)."""
+    if "\\u" not in pattern:
+        return pattern
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            hexdigits = pattern[i + 2 : i + 6]
+            if (
+                pattern[i + 1] == "u"
+                and len(hexdigits) == 4
+                and all(c in "0123456789abcdefABCDEF" for c in hexdigits)
+            ):
+                out.append("\\x{" + hexdigits + "}")
+                i += 6
+                continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=1024)
+def compile_pattern(pattern: str) -> Any:
+    r"""``pattern`` compiled by RE2 (linear-time matching), or ``UnusablePattern`` saying why not.
+
+    RE2 has no backreferences, lookaround, atomic groups or possessive quantifiers: a pattern using
+    one is refused, naming the construct. ECMA-262's ``\uXXXX`` escape is accepted.
+    """
+    if not isinstance(pattern, str):
+        raise UnusablePattern(repr(pattern), "is not a string")
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise UnusablePattern(pattern, f"is {len(pattern)} characters; the limit is {MAX_PATTERN_LENGTH}")
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(_ecma_escapes(pattern), options)
+    except re2.error as exc:
+        detail = (
+            exc.args[0].decode("utf-8", "replace")
+            if exc.args and isinstance(exc.args[0], bytes)
+            else str(exc)
+        )
+        construct = _construct_in(pattern, detail)
+        if construct:
+            raise UnusablePattern(
+                pattern,
+                f"uses {construct}, which RE2 cannot run (Reyn runs schema patterns on RE2, a "
+                f"linear-time engine without backreferences or lookaround; RE2 says: {detail})",
+            ) from None
+        raise UnusablePattern(pattern, f"is not a regular expression RE2 accepts: {detail}") from None
+
+
+def _construct_in(pattern: str, detail: str) -> str:
+    for token, name in _RE2_CONSTRUCTS:
+        if token in pattern and token[:3] in detail:
+            return name
+    if "invalid escape sequence: \\" in detail:
+        escape = detail.rsplit(": ", 1)[-1]
+        if escape[1:2].isdigit():
+            return f"a backreference '{escape}'"
+    return ""
+
+
+# --------------------------------------------------------------------------- schema screening
+
+# Dialect URIs whose meta-schemas ship with jsonschema (never fetched). Whatever ``$schema`` says, a
+# schema is validated as Draft 2020-12.
+KNOWN_DIALECTS = frozenset(
+    {
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2019-09/schema",
+        "http://json-schema.org/draft-07/schema",
+        "http://json-schema.org/draft-06/schema",
+        "http://json-schema.org/draft-04/schema",
+    }
+)
+
+ProblemKind = Literal["reference", "pattern", "metaschema"]
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaProblem:
+    """Why a schema is refused: ``kind`` is "reference", "pattern" or "metaschema"."""
+
+    kind: ProblemKind
+    message: str
+    pointer: str = ""
+
+    def render(self) -> str:
+        return f"{self.message} (at {self.pointer})" if self.pointer else self.message
+
+
+class SchemaRefused(ValueError):
+    """``json_schema_validator`` will not build a validator for this schema; ``problems`` say why."""
+
+    def __init__(self, problems: list[SchemaProblem]) -> None:
+        listed = "; ".join(p.render() for p in problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        super().__init__(f"schema refused: {listed}{more}")
+        self.problems = problems
+
+
+def _walk(node: Any, ptr: str = "") -> Iterator[tuple[str, Any]]:
+    stack: list[tuple[str, Any]] = [(ptr, node)]
+    while stack:
+        here, current = stack.pop()
+        yield here, current
+        if isinstance(current, Mapping):
+            stack.extend((f"{here}/{_escape(str(k))}", v) for k, v in reversed(list(current.items())))
+        elif isinstance(current, list):
+            stack.extend((f"{here}/{i}", v) for i, v in reversed(list(enumerate(current))))
+
+
+def subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every (sub)schema object, following the schema-valued keywords only."""
+    if not isinstance(node, Mapping):
+        return
+    yield ptr, node
+    for key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+        sub = node.get(key)
+        if isinstance(sub, Mapping):
+            for name, child in sub.items():
+                yield from subschemas(child, f"{ptr}/{key}/{_escape(str(name))}")
+    for key in (
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
+    ):
+        child = node.get(key)
+        if isinstance(child, Mapping):
+            yield from subschemas(child, f"{ptr}/{key}")
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        seq = node.get(key)
+        if isinstance(seq, list):
+            for i, child in enumerate(seq):
+                yield from subschemas(child, f"{ptr}/{key}/{i}")
+
+
+def _local_ref_resolves(root: Mapping[str, Any], ref: str) -> bool:
+    """Whether a local ``$ref`` (``#`` or ``#/json/pointer``) names a schema inside ``root``."""
+    from urllib.parse import unquote
+
+    fragment = unquote(ref[1:])
+    if not fragment:
+        return True
+    node: Any = root
+    for token in fragment[1:].split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False
+    return isinstance(node, Mapping | bool)
+
+
+def reference_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
+    """Every reference that is not a resolvable local JSON pointer, and every keyword that could make
+    a reference resolve elsewhere: ``$dynamicRef``/``$recursiveRef``, an embedded ``$id``, a
+    ``$schema`` that is not a JSON Schema dialect URI (or is not at the root)."""
+    out: list[SchemaProblem] = []
+    for ptr, node in _walk(schema):
+        if not isinstance(node, Mapping):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if not ref.startswith("#"):
+                out.append(
+                    SchemaProblem(
+                        "reference",
+                        f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)",
+                        f"{ptr}/$ref",
+                    )
+                )
+            elif ref != "#" and not ref.startswith("#/"):
+                out.append(
+                    SchemaProblem(
+                        "reference",
+                        f"$ref {ref!r} uses an anchor; only JSON-pointer references ('#/$defs/...') are allowed",
+                        f"{ptr}/$ref",
+                    )
+                )
+            elif not _local_ref_resolves(schema, ref):
+                out.append(
+                    SchemaProblem(
+                        "reference",
+                        f"$ref {ref!r} points at nothing in this schema (every call would fail)",
+                        f"{ptr}/$ref",
+                    )
+                )
+        for key in ("$dynamicRef", "$recursiveRef"):
+            if key in node:
+                out.append(
+                    SchemaProblem(
+                        "reference",
+                        f"{key} {node[key]!r} is not supported in tool schemas (use a local '#/$defs/...' $ref)",
+                        f"{ptr}/{key}",
+                    )
+                )
+        if "$id" in node and ptr:
+            out.append(
+                SchemaProblem(
+                    "reference",
+                    f"embedded $id {node['$id']!r} changes the reference base; remove it",
+                    f"{ptr}/$id",
+                )
+            )
+        if "$schema" in node:
+            dialect = node["$schema"]
+            known = isinstance(dialect, str) and dialect.rstrip("#") in KNOWN_DIALECTS
+            if ptr:
+                out.append(
+                    SchemaProblem(
+                        "reference", "$schema is only allowed at the root of a schema", f"{ptr}/$schema"
+                    )
+                )
+            elif not known:
+                out.append(
+                    SchemaProblem(
+                        "reference",
+                        f"$schema {dialect!r} is not a JSON Schema dialect Reyn knows; meta-schemas are never "
+                        "retrieved: omit $schema or use 'https://json-schema.org/draft/2020-12/schema'",
+                        "/$schema",
+                    )
+                )
+    return out
+
+
+def pattern_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
+    """Every ``pattern`` and ``patternProperties`` key that RE2 cannot run (or that is too long)."""
+    out: list[SchemaProblem] = []
+    for ptr, sub in subschemas(schema):
+        found: list[tuple[Any, str]] = []
+        if "pattern" in sub:
+            found.append((sub["pattern"], f"{ptr}/pattern"))
+        props = sub.get("patternProperties")
+        if isinstance(props, Mapping):  # their keys are regexes run on model input too
+            found.extend((key, f"{ptr}/patternProperties/{_escape(str(key))}") for key in props)
+        for pattern, where in found:
+            if not isinstance(pattern, str):
+                continue  # the meta-schema check reports it
+            try:
+                compile_pattern(pattern)
+            except UnusablePattern as exc:
+                out.append(SchemaProblem("pattern", str(exc), where))
+    return out
+
+
+def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[SchemaProblem]:
+    """Where ``schema`` is not a valid Draft 2020-12 schema (checked against the bundled meta-schema)."""
+    cls = _validator_class()
+    validator = cls(cls.META_SCHEMA, registry=_registry(), format_checker=None)
+    try:
+        errors = sorted(validator.iter_errors(dict(schema)), key=lambda e: list(map(str, e.absolute_path)))
+    except RecursionError:
+        return [SchemaProblem("metaschema", "the schema nests too deeply to check")]
+    return [
+        SchemaProblem(
+            "metaschema",
+            f"not a valid JSON Schema 2020-12: {e.message}",
+            "".join(f"/{_escape(str(p))}" for p in e.absolute_path),
+        )
+        for e in errors[:limit]
+    ]
+
+
+def schema_problems(schema: Any) -> list[SchemaProblem]:
+    """Everything that makes ``json_schema_validator`` refuse ``schema`` (empty: it is usable)."""
+    if not isinstance(schema, Mapping):
+        return [SchemaProblem("metaschema", f"a schema must be a JSON object, got {type(schema).__name__}")]
+    if not depth_within(dict(schema), MAX_SCHEMA_NESTING):
+        return [SchemaProblem("metaschema", f"the schema nests more than {MAX_SCHEMA_NESTING} levels")]
+    problems = reference_problems(schema)
+    problems += metaschema_problems(schema)
+    problems += pattern_problems(schema)
+    return problems
+
+
+MAX_SCHEMA_NESTING = 64
+
+
+# --------------------------------------------------------------------------- the factory
+
+
 def _no_retrieve(uri: str) -> Any:
     raise RemoteRefRefused(uri)
 
@@ -213,20 +564,164 @@ class RemoteRefRefused(Exception):
         self.uri = uri
 
 
-def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
-    from jsonschema import Draft202012Validator
+@lru_cache(maxsize=1)
+def _registry() -> Any:
+    """A reference registry that never retrieves (jsonschema adds its bundled meta-schemas to it)."""
     from referencing import Registry
 
-    registry: Registry[Any] = Registry(retrieve=_no_retrieve)  # type: ignore[call-arg]
-    validator = Draft202012Validator(dict(schema), registry=registry, format_checker=None)
+    return Registry(retrieve=_no_retrieve)  # type: ignore[call-arg]
+
+
+def _re2_search(pattern: str, text: str) -> bool:
+    return compile_pattern(pattern).search(text) is not None
+
+
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _re2_search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties_keyword(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _re2_search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_keys(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    return [
+        key for key in instance if key not in properties and not any(_re2_search(p, key) for p in patterns)
+    ]
+
+
+def _additional_properties_keyword(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    # jsonschema's own implementation matches patternProperties with ``re``: the same logic on RE2.
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _additional_keys(instance, schema)
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
+        else:
+            listed = ", ".join(repr(each) for each in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
+def _valid(errors: Iterator[Any]) -> bool:
+    return next(errors, None) is None
+
+
+def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) -> list[str]:
+    # jsonschema's ``find_evaluated_property_keys_by_schema`` with patternProperties matched on RE2.
+    # ``$dynamicRef`` is never followed: screened schemas have none.
+    if validator.is_type(schema, "boolean"):
+        return []
+    keys: list[str] = []
+    ref = schema.get("$ref")
+    if ref is not None:
+        resolved = validator._resolver.lookup(ref)
+        keys += _evaluated_keys(
+            validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
+            instance,
+            resolved.contents,
+        )
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys += properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        sub = schema.get(keyword)
+        if sub is not None:
+            keys += [k for k, v in instance.items() if _valid(validator.descend(v, sub))]
+    for pattern in schema.get("patternProperties", {}):
+        keys += [k for k in instance if _re2_search(pattern, k)]
+    for key, sub in schema.get("dependentSchemas", {}).items():
+        if key in instance:
+            keys += _evaluated_keys(validator, instance, sub)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for sub in schema.get(keyword, []):
+            if _valid(validator.descend(instance, sub)):
+                keys += _evaluated_keys(validator, instance, sub)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys += _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys += _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys += _evaluated_keys(validator, instance, schema["else"])
+    return keys
+
+
+def _unevaluated_properties_keyword(validator: Any, uneval: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = set(_evaluated_keys(validator, instance, schema))
+    bad = [
+        key
+        for key in instance
+        if key not in evaluated
+        and not _valid(validator.descend(instance[key], uneval, path=key, schema_path=key))
+    ]
+    if bad:
+        verb = "was" if len(bad) == 1 else "were"
+        if uneval is False:
+            listed = ", ".join(repr(k) for k in sorted(bad, key=str))
+            yield ValidationError(f"Unevaluated properties are not allowed ({listed} {verb} unexpected)")
+        else:
+            listed = ", ".join(repr(k) for k in bad)
+            yield ValidationError(
+                f"Unevaluated properties are not valid under the given schema ({listed} {verb} "
+                "unevaluated and invalid)"
+            )
+
+
+@lru_cache(maxsize=1)
+def _validator_class() -> Any:
+    """Draft 2020-12 with every regex keyword on RE2. Not registered for any ``$schema`` URI."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(
+        Draft202012Validator,
+        validators={
+            "pattern": _pattern_keyword,
+            "patternProperties": _pattern_properties_keyword,
+            "additionalProperties": _additional_properties_keyword,
+            "unevaluatedProperties": _unevaluated_properties_keyword,
+        },
+    )
+
+
+def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
+    # ``$schema`` is dropped: jsonschema would switch to its stock class for a known dialect URI (and
+    # lose the RE2 keywords) when it descends into the root; Reyn validates as 2020-12 anyway.
+    body = {k: v for k, v in schema.items() if k != "$schema"}
+    validator = _validator_class()(body, registry=_registry(), format_checker=None)
 
     def validate(args: Any) -> list[ArgumentProblem]:
         try:
-            errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+            errors = sorted(validator.iter_errors(args), key=lambda e: list(map(str, e.absolute_path)))
         except RecursionError:
             return [
                 ArgumentProblem("", f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels)")
             ]
+        except UnusablePattern as exc:
+            return [ArgumentProblem("", f"the tool's schema is unusable: {exc}")]
         except Exception as exc:
             # jsonschema wraps referencing's Unresolvable, which wraps Unretrievable, which wraps
             # RemoteRefRefused: walk the chain. Any unresolvable reference fails closed.
@@ -269,12 +764,36 @@ def _referencing_errors() -> tuple[type[BaseException], ...]:
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Validator:
-    """A validator for ``schema``: a fast closure when the schema is simple, else jsonschema.
+    """A validator for an already screened ``schema``: a fast closure when simple, else jsonschema.
 
-    The jsonschema path uses a reference registry with no retrieval: a ``$ref`` to
-    ``http://…`` or ``file://…`` is reported as a problem and no request is made.
+    Either way patterns run on RE2 and no reference is ever retrieved: a ``$ref`` to ``http://…`` or
+    ``file://…`` is reported as a problem and no request is made. Packs use ``json_schema_validator``.
     """
     return _compile_fast(schema) or _compile_jsonschema(schema)
+
+
+def json_schema_validator(schema: Mapping[str, Any]) -> Validator:
+    """The validator factory for any JSON Schema from outside the registry (an MCP server's input
+    schema, a skill's input schema): screen ``schema`` and raise ``SchemaRefused`` naming every
+    reference it would need to retrieve, every pattern RE2 cannot run and every meta-schema violation;
+    otherwise return ``validate(value) -> list[ArgumentProblem]`` (empty when valid). Draft 2020-12;
+    nothing is ever fetched; patterns run in linear time. Validators are cached by schema content."""
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise SchemaRefused(
+            [SchemaProblem("metaschema", f"the schema is not JSON data: {exc_text(exc)}")]
+        ) from None
+    return _screened_validator(key)
+
+
+@lru_cache(maxsize=256)
+def _screened_validator(key: str) -> Validator:
+    schema = json.loads(key)
+    problems = schema_problems(schema)
+    if problems:
+        raise SchemaRefused(problems)
+    return compile_validator(schema)
 
 
 def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:

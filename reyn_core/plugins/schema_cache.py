@@ -1,7 +1,8 @@
 """A persistent cache of ``check_tool_schema`` results, so a warm load never imports jsonschema.
 
 Keyed by a sha256 of the canonical schema JSON, the phase flag and the checker's own source (an
-edit to ``reyn_core/schema.py`` or a new reyn-core version invalidates every entry). Stored as one
+edit to ``reyn_core/schema.py`` or ``reyn_core/validation.py`` — the screening it delegates to: references,
+meta-schema, RE2 patterns — or a new reyn-core version invalidates every entry). Stored as one
 JSON file in the user cache dir, written atomically; an unreadable file is simply ignored.
 """
 
@@ -19,19 +20,21 @@ from typing import Any
 
 from ..schema import SchemaIssue, check_tool_schema
 
-FILE_NAME = "schema-checks-v1.json"
+# v2: patterns are checked by RE2 (v1 verdicts came from a backtracking-``re`` heuristic).
+FILE_NAME = "schema-checks-v2.json"
 MAX_ENTRIES = 20_000
 
 
 @lru_cache(maxsize=1)
 def _checker_fingerprint() -> str:
-    from .. import schema
+    from .. import schema, validation
 
     h = hashlib.sha256()
-    try:
-        h.update(Path(schema.__file__ or "").read_bytes())
-    except OSError:
-        h.update(b"unknown")
+    for module in (schema, validation):
+        try:
+            h.update(Path(module.__file__ or "").read_bytes())
+        except OSError:
+            h.update(b"unknown")
     return h.hexdigest()[:16]
 
 
