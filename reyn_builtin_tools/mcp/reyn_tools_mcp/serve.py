@@ -42,6 +42,8 @@ log = logging.getLogger("reyn.mcp.serve")
 SERVER_NAME = "reyn"
 DEFAULT_AGENT = "mcp"
 DEFAULT_MAX_CONCURRENT_CALLS = 64
+PENDING_TTL_S = 600.0
+MAX_PENDING = 1024
 INSTRUCTIONS = (
     "Tools from a Reyn registry. Each call is checked against the operator's gates and the tool's "
     "schema and is written to the audit log; a refused or failed call comes back with isError."
@@ -118,19 +120,23 @@ def _error_result(message: str) -> types.CallToolResult:
 
 
 def can_elicit(request: ServerRequestContext[Any, Any] | None) -> bool:
-    """Whether the client of this request declared elicitation and can receive a request now."""
+    """Whether the client of this request declared (form) elicitation."""
     if request is None:
         return False
     caps = request.session.client_capabilities
-    return caps is not None and caps.elicitation is not None and request.session.can_send_request
+    return caps is not None and caps.elicitation is not None
 
 
 async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str, Any]:
-    """Ask the person behind the MCP client (form elicitation); ``ToolDenied`` if they decline."""
+    """Ask the person behind the MCP client in the middle of a call (a server-to-client
+    ``elicitation/create``, protocol versions up to 2025-11-25); ``ToolDenied`` if they decline or
+    the client cannot be asked mid-call."""
     request = _REQUEST.get()
-    if not can_elicit(request):
-        raise ToolDenied(f"tool {tool!r} needs a person to answer, and this MCP client cannot be asked")
-    assert request is not None
+    if request is None or not can_elicit(request) or not request.session.can_send_request:
+        raise ToolDenied(
+            f"tool {tool!r} needs to ask the user, and this MCP client cannot be asked in the middle of a call",
+            tool=tool,
+        )
     answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
     if answer.action != "accept" or not answer.content:
         raise ToolDenied(f"the user did not answer for tool {tool!r} ({answer.action})", tool=tool)
@@ -181,6 +187,7 @@ class ServedRegistry:
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
     _lists: dict[bool, list[types.Tool]] = field(default_factory=dict, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
+    _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.ctx.surface != "router":
@@ -207,10 +214,19 @@ class ServedRegistry:
             cached = self._lists[with_elicitation] = mcp_tools(self.registry, rendered)
         return cached
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None, *, with_elicitation: bool) -> Any:
-        """One call through ``dispatch_tool``; a deferred call's result is then asked of the user."""
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, request: Any = None) -> Any:
+        """One call through ``dispatch_tool``; a deferred call's result is then asked of the user.
+
+        ``request`` is the SDK's request context (None in-process). Returns a ``CallToolResult``, or
+        an ``InputRequiredResult`` when a deferred call waits for the user (2026-07-28 clients).
+        """
         if not isinstance(name, str) or name not in self.registry:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {str(name)[:128]}")
+        with_elicitation = can_elicit(request)
+        deferred = self.registry.get(name).dispatch_kind == "deferred"
+        state = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
+        if deferred and with_elicitation and state is not None:
+            return result_from_envelope(self._answer(name, state, request))
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
         async with self._slots:
@@ -222,23 +238,72 @@ class ServedRegistry:
                 surface="router",
                 exclude=self.exclude(with_elicitation),
             )
-        if envelope.get("status") == "ok" and self.registry.get(name).dispatch_kind == "deferred":
-            envelope = await self._finish_deferred(name, envelope.get("data"))
-        return result_from_envelope(envelope)
+        if envelope.get("status") != "ok" or not deferred:
+            return result_from_envelope(envelope)
+        return await self._ask_for_result(name, envelope.get("data"), request)
 
-    async def _finish_deferred(self, name: str, accepted: Any) -> dict[str, Any]:
-        request = json.dumps(accepted, ensure_ascii=False, indent=2)[:4000]
-        message = f"The model called {name!r}; its result has to come from you.\n{request}"
+    def _question(self, name: str, accepted: Any) -> tuple[str, dict[str, Any]]:
+        shown = json.dumps(accepted, ensure_ascii=False, indent=2)[:4000]
+        message = f"The model called {name!r}; its result has to come from you.\n{shown}"
         schema = {
             "type": "object",
             "properties": {"result": {"type": "string", "description": f"the result of {name}"}},
             "required": ["result"],
         }
+        return message, schema
+
+    async def _ask_for_result(self, name: str, accepted: Any, request: Any) -> Any:
+        message, schema = self._question(name, accepted)
+        if request is not None and not request.session.can_send_request:
+            # 2026-07-28: no requests to the client mid-call; the client answers and retries.
+            token = self._remember(name)
+            ask = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            return types.InputRequiredResult(input_requests={"result": ask}, request_state=token)
         try:
             answer = await elicit(message, schema, tool=name)
         except ToolDenied as exc:
-            return exc.to_envelope()
-        return {"status": "ok", "data": {"result": answer.get("result")}}
+            return result_from_envelope(exc.to_envelope())
+        return result_from_envelope({"status": "ok", "data": {"result": answer.get("result")}})
+
+    def _remember(self, name: str) -> str:
+        """A one-time token for a deferred call waiting for the user's answer (bounded, expiring)."""
+        import secrets
+        import time
+
+        now = time.monotonic()
+        for key in [k for k, (_, t) in self._pending.items() if now - t > PENDING_TTL_S]:
+            del self._pending[key]
+        while len(self._pending) >= MAX_PENDING:
+            del self._pending[next(iter(self._pending))]
+        token = secrets.token_urlsafe(24)
+        self._pending[token] = (name, now)
+        return token
+
+    def _answer(self, name: str, state: Any, request: Any) -> dict[str, Any]:
+        """The retry of a deferred call carrying the user's answer (``requestState`` + responses)."""
+        import time
+
+        pending = self._pending.pop(state, None) if isinstance(state, str) else None
+        if pending is None or pending[0] != name or time.monotonic() - pending[1] > PENDING_TTL_S:
+            return ToolDenied(
+                f"no deferred call of {name!r} is waiting for this answer (unknown or expired requestState)",
+                tool=name,
+            ).to_envelope()
+        responses = request.params.get("inputResponses") or {}
+        answer = responses.get("result") if isinstance(responses, Mapping) else None
+        content = answer.get("content") if isinstance(answer, Mapping) else None
+        if (
+            not isinstance(answer, Mapping)
+            or answer.get("action") != "accept"
+            or not isinstance(content, Mapping)
+        ):
+            action = answer.get("action") if isinstance(answer, Mapping) else "no answer"
+            return ToolDenied(
+                f"the user did not answer for tool {name!r} ({action})", tool=name
+            ).to_envelope()
+        return {"status": "ok", "data": {"result": content.get("result")}}
 
 
 def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
@@ -251,10 +316,10 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
 
     async def on_call_tool(
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         token = _REQUEST.set(request)
         try:
-            return await served.call(params.name, params.arguments, with_elicitation=can_elicit(request))  # type: ignore[no-any-return]
+            return await served.call(params.name, params.arguments, request)  # type: ignore[no-any-return]
         except MCPError:
             raise
         except Exception as exc:  # never a traceback to the client; the server log keeps it
