@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .backend import MemoryBackend, MemoryStoreError, open_store
 from .settings import MemorySettings
-from .store import MemoryStore, MemoryStoreError
 from .transfer import export_store, import_folder
 
 
@@ -20,8 +20,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--db",
-        help="the store's SQLite file (default: plugins.memory.settings.path of the profile, "
+        help="use the SQLite store in this file (default: the store the profile configures, "
         "else .reyn/memory.db)",
+    )
+    parser.add_argument(
+        "--postgres",
+        metavar="ENV",
+        help="use the PostgreSQL store whose connection string is in the environment variable ENV "
+        "(e.g. REYN_MEMORY_DSN); with --db, moves a store between backends in two steps",
     )
     parser.add_argument("--profile", help="named profile to read the memory settings from")
     parser.add_argument("--profile-file", help="profile TOML file to read the memory settings from")
@@ -45,12 +51,20 @@ def _profile_settings(args: argparse.Namespace) -> MemorySettings:
     return MemorySettings.model_validate(profile.plugin("memory").settings or {})
 
 
-def _store(args: argparse.Namespace) -> tuple[MemoryStore, MemorySettings]:
-    settings = MemorySettings() if args.db else _profile_settings(args)
-    path = Path(args.db) if args.db else settings.db_path(Path.cwd())
-    return MemoryStore(
-        path, busy_timeout_s=settings.busy_timeout_s, max_entries_per_layer=settings.max_entries_per_layer
-    ), settings
+def _settings(args: argparse.Namespace) -> MemorySettings:
+    """``--db FILE`` or ``--postgres ENV`` (with default limits), else the profile's settings."""
+    if args.db and args.postgres:
+        raise MemoryStoreError("--db (SQLite) and --postgres (PostgreSQL) name two stores; give one")
+    if args.db:
+        return MemorySettings(backend="sqlite", path=str(Path(args.db).absolute()))
+    if args.postgres:
+        return MemorySettings(backend="postgres", dsn_env=args.postgres)
+    return _profile_settings(args)
+
+
+def _store(args: argparse.Namespace) -> tuple[MemoryBackend, MemorySettings]:
+    settings = _settings(args)
+    return open_store(settings, Path.cwd()), settings
 
 
 def memory_command(argv: Sequence[str]) -> int:
@@ -73,12 +87,12 @@ def memory_command(argv: Sequence[str]) -> int:
         return 2
 
 
-def _export(store: MemoryStore, args: argparse.Namespace) -> int:
+def _export(store: MemoryBackend, args: argparse.Namespace) -> int:
     if args.dir.exists() and not args.dir.is_dir():
         print(f"reyn memory: error: {args.dir} exists and is not a folder", file=sys.stderr)
         return 2
-    if not store.path.exists():
-        print(f"reyn memory: error: no memory store at {store.path}", file=sys.stderr)
+    if not store.exists():
+        print(f"reyn memory: error: no memory store at {store.location}", file=sys.stderr)
         return 2
     written = export_store(store, args.dir)
     if args.json:
@@ -86,11 +100,11 @@ def _export(store: MemoryStore, args: argparse.Namespace) -> int:
             json.dumps({"exported": len(written), "dir": str(args.dir), "files": [str(p) for p in written]})
         )
     else:
-        print(f"exported {len(written)} entries from {store.path} to {args.dir}")
+        print(f"exported {len(written)} entries from {store.location} to {args.dir}")
     return 0
 
 
-def _import(store: MemoryStore, settings: MemorySettings, args: argparse.Namespace) -> int:
+def _import(store: MemoryBackend, settings: MemorySettings, args: argparse.Namespace) -> int:
     if not args.dir.is_dir():
         print(f"reyn memory: error: {args.dir} is not a folder", file=sys.stderr)
         return 2
@@ -118,6 +132,6 @@ def _import(store: MemoryStore, settings: MemorySettings, args: argparse.Namespa
         print(f"{len(entries)} entries in {args.dir} are valid")
     else:
         print(
-            f"imported {len(results)} entries into {store.path} ({created} created, {len(results) - created} updated)"
+            f"imported {len(results)} entries into {store.location} ({created} created, {len(results) - created} updated)"
         )
     return 0

@@ -10,7 +10,8 @@ Durability and concurrency come from SQLite itself, configured on every connecti
 
 The schema is versioned with ``PRAGMA user_version``; ``MIGRATIONS[i]`` upgrades version ``i`` to
 ``i + 1`` inside one transaction, so an old store is upgraded in place the first time it is opened
-and a store written by a newer version is refused rather than misread.
+and a store written by a newer version is refused rather than misread. The entry types, errors and
+the ``MemoryBackend`` protocol this class implements are in ``backend.py``.
 """
 
 from __future__ import annotations
@@ -19,15 +20,29 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
-from reyn_core import ReynError
+from .backend import (
+    MEMORY_TYPES,
+    Layer,
+    MemoryEntry,
+    MemoryStoreError,
+    PutResult,
+    check_entry,
+    full_layer_error,
+    now_iso,
+)
 
-Layer = Literal["shared", "agent"]
-MEMORY_TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
+__all__ = [
+    "MEMORY_TYPES",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "MemoryEntry",
+    "MemoryStore",
+    "MemoryStoreError",
+    "PutResult",
+    "now_iso",
+]
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 0 -> 1: the entries table. ``agent`` is '' for the shared layer.
@@ -51,58 +66,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class MemoryStoreError(ReynError):
-    """The store cannot be opened or written; the message says why and what to do."""
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryEntry:
-    """One memory entry. ``body`` is None when listed without bodies."""
-
-    layer: Layer
-    agent: str
-    slug: str
-    name: str
-    description: str
-    type: str
-    body: str | None
-    created: str
-    updated: str
-
-    def summary(self) -> dict[str, str]:
-        """What ``list_memory`` shows: no body."""
-        return {
-            "slug": self.slug,
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "layer": self.layer,
-            "updated": self.updated,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class PutResult:
-    """The outcome of a committed write."""
-
-    slug: str
-    layer: Layer
-    status: Literal["created", "updated"]
-    updated: str
-
-
-def now_iso() -> str:
-    """The current UTC time, ISO 8601 with microseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
-
-
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
 
 
 class MemoryStore:
-    """The SQLite memory store at ``path`` (created on first use, with its parent folder).
+    """The SQLite memory store (a ``MemoryBackend``) at ``path`` (created on first use, with its parent folder).
 
     Every operation opens its own short connection, so one store object may be used from many
     threads, and many processes may use the same file at once.
@@ -114,6 +84,15 @@ class MemoryStore:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s
         self.max_entries_per_layer = max_entries_per_layer
+
+    @property
+    def location(self) -> str:
+        """The store's file."""
+        return str(self.path)
+
+    def exists(self) -> bool:
+        """Whether the store's file exists."""
+        return self.path.exists()
 
     # ------------------------------------------------------------------ connections
 
@@ -282,8 +261,7 @@ class MemoryStore:
         return results
 
     def _put(self, conn: sqlite3.Connection, e: MemoryEntry) -> PutResult:
-        if e.type not in MEMORY_TYPES:
-            raise MemoryStoreError(f"unknown memory type {e.type!r}; use one of {', '.join(MEMORY_TYPES)}")
+        check_entry(e)
         stamp = now_iso()
         updated = e.updated or stamp
         exists = conn.execute(
@@ -311,11 +289,7 @@ class MemoryStore:
             "SELECT count(*) FROM entries WHERE layer = ? AND agent = ?", (e.layer, e.agent)
         ).fetchone()[0]
         if count >= self.max_entries_per_layer:
-            where = "the shared layer" if e.layer == "shared" else f"the layer of agent {e.agent!r}"
-            raise MemoryStoreError(
-                f"{where} already holds {count} entries, the limit (max_entries_per_layer); "
-                "forget or update an entry instead of adding one"
-            )
+            raise full_layer_error(e, count)
         conn.execute(
             "INSERT INTO entries (layer, agent, slug, name, description, type, body, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -21,9 +21,9 @@ from reyn_core import (
     tool,
 )
 
+from .backend import MemoryBackend, MemoryEntry, MemoryStoreError, open_store
 from .settings import MemorySettings
 from .slugs import SLUG_RULE, agent_problem, slug_problem
-from .store import MemoryEntry, MemoryStore, MemoryStoreError
 
 MemoryType = Literal["user", "feedback", "project", "reference"]
 BOTH = ToolGates(router="allow", phase="allow")
@@ -42,14 +42,9 @@ def settings_of(ctx: ToolContext) -> MemorySettings:
     return s if isinstance(s, MemorySettings) else MemorySettings.model_validate(s or {})
 
 
-def store_for(ctx: ToolContext) -> MemoryStore:
-    """The store configured for this call, resolved against the workspace."""
-    s = settings_of(ctx)
-    return MemoryStore(
-        s.db_path(ctx.workspace),
-        busy_timeout_s=s.busy_timeout_s,
-        max_entries_per_layer=s.max_entries_per_layer,
-    )
+def store_for(ctx: ToolContext) -> MemoryBackend:
+    """The store configured for this call (SQLite resolved against the workspace, or PostgreSQL)."""
+    return open_store(settings_of(ctx), ctx.workspace)
 
 
 def calling_agent(ctx: ToolContext, tool_name: str) -> str:

@@ -27,9 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
+from .backend import MEMORY_TYPES, MemoryBackend, MemoryEntry, PutResult
 from .settings import MemorySettings
 from .slugs import agent_problem, slug_problem
-from .store import MEMORY_TYPES, MemoryEntry, MemoryStore, PutResult
 
 FIELDS = ("slug", "name", "description", "type", "layer", "agent", "created", "updated")
 REQUIRED = ("slug", "name", "description", "type", "layer")
@@ -91,7 +91,7 @@ def export_path(root: Path, e: MemoryEntry) -> Path:
     return root / "agents" / _folder_name(e.agent) / f"{e.slug}.md"
 
 
-def export_store(store: MemoryStore, root: Path) -> list[Path]:
+def export_store(store: MemoryBackend, root: Path) -> list[Path]:
     """Write every entry of ``store`` under ``root``; returns the files written."""
     written = []
     for e in store.all_entries():
@@ -240,7 +240,7 @@ def read_folder(root: Path, settings: MemorySettings) -> tuple[list[MemoryEntry]
 
 
 def import_folder(
-    store: MemoryStore, root: Path, settings: MemorySettings
+    store: MemoryBackend, root: Path, settings: MemorySettings
 ) -> tuple[list[PutResult], list[ImportProblem]]:
     """Import ``root`` into ``store``: all entries in one transaction, or nothing if any file is bad."""
     entries, problems = read_folder(root, settings)
