@@ -30,10 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from reyn_core import (
     ArgumentProblem,
     InvalidToolArguments,
+    SchemaRefused,
     ToolContext,
     ToolGates,
     ToolRegistry,
     ToolRuntimeMissing,
+    json_schema_validator,
     tool,
 )
 
@@ -159,14 +161,17 @@ invoke_skill = replace(_invoke_skill, name="invoke_skill", parameters=_open_inpu
 
 
 def _schema_problems(schema: Any, value: Any) -> list[ArgumentProblem]:
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(schema)
-    out = []
-    for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
-        pointer = "/input" + "".join(f"/{p}" for p in err.absolute_path)
-        out.append(ArgumentProblem(pointer, err.message[:300]))
-    return out
+    # The core's validator factory: no reference is fetched, patterns run on RE2. The schema was
+    # screened when the catalogue was built; a refusal here (a host record) still refuses the call.
+    try:
+        validate = json_schema_validator(schema)
+    except SchemaRefused as exc:
+        raise InvalidToolArguments(
+            f"invoke_skill cannot check the input: the skill's input schema is refused ({exc})",
+            tool="invoke_skill",
+            problems=[ArgumentProblem("/skill", p.render()) for p in exc.problems[:8]],
+        ) from None
+    return [ArgumentProblem("/input" + p.pointer, p.message[:300]) for p in validate(value)]
 
 
 # --------------------------------------------------------------------------- agents

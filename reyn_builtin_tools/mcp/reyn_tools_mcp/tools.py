@@ -11,10 +11,12 @@ import mcp_types
 from reyn_core import (
     ArgumentProblem,
     InvalidToolArguments,
+    SchemaRefused,
     ToolContext,
     ToolDenied,
     ToolExecutionError,
     ToolTimeout,
+    json_schema_validator,
 )
 
 from . import client
@@ -67,22 +69,18 @@ def tool_to_dict(tool: mcp_types.Tool) -> dict[str, Any]:
 
 
 def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]) -> None:
-    """Validate ``arguments`` against the tool's input schema (no remote ``$ref`` is ever fetched)."""
-    import jsonschema
-
+    """Validate ``arguments`` against the tool's input schema with the core's validator factory: no
+    reference is ever fetched, patterns run on RE2; a schema it refuses refuses the tool."""
     try:
-        validator_cls = jsonschema.validators.validator_for(
-            tool.input_schema, default=jsonschema.Draft202012Validator
-        )
-        validator_cls.check_schema(tool.input_schema)
-        errors = sorted(validator_cls(tool.input_schema).iter_errors(arguments), key=lambda e: list(e.path))
-    except Exception as exc:
+        validate = json_schema_validator(tool.input_schema)
+    except SchemaRefused as exc:
         raise ToolExecutionError(
-            f"the input schema of {server}/{tool.name} cannot be used to check arguments "
-            f"({type(exc).__name__}); the call was not sent"
+            f"MCP tool {server}/{tool.name} is refused: its input schema cannot be used to check "
+            f"arguments ({exc}); the call was not sent"
         ) from None
-    if errors:
-        problems = [ArgumentProblem("".join(f"/{p}" for p in e.path), e.message[:300]) for e in errors[:20]]
+    problems = validate(arguments)
+    if problems:
+        problems = [ArgumentProblem(p.pointer, p.message[:300]) for p in problems[:20]]
         listed = "; ".join(p.render() for p in problems[:8])
         raise InvalidToolArguments(
             f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",

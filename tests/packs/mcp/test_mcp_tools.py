@@ -113,7 +113,7 @@ async def test_unknown_tool_and_bad_arguments_are_refused_before_calling(
     kind, message = err(env)
     assert kind == "invalid_arguments"
     paths = sorted(e["path"] for e in env["error"]["errors"])
-    assert paths == ["/arguments", "/arguments/a"]  # b missing (at the object), a wrong type
+    assert paths == ["/arguments/a", "/arguments/b"]  # a wrong type, b missing (the core's pointers)
     assert ok(await call(reg, ctx, "demo", "add", {"a": 1, "b": 1}))["text"] == "2"  # still fine
 
 
