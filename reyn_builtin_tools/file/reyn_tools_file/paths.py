@@ -247,7 +247,8 @@ class Scope:
         return Location(best, full[len(best.parts) - 1 :], self._show(best))
 
     def check_not_protected(self, loc: Location) -> None:
-        """Refuse a write or delete of a protected path (compared case-insensitively, fail-closed)."""
+        """Refuse a write or delete of a protected path (compared case-insensitively, fail-closed):
+        a repository marker (always), a ``protected`` entry, or a host's protected path."""
         full = loc.root.parts[1:] + loc.parts
         ws = self.workspace.parts[1:]
         rel = [p.casefold() for p in (full[len(ws) :] if full[: len(ws)] == ws else full)]
@@ -270,6 +271,33 @@ class Scope:
                     reason="protected",
                     path=loc.display,
                 )
+        refuse_repository_marker(loc)  # whatever `protected` says
+
+
+# Names that make a directory a version-control repository whose configuration a program run there
+# (``git status`` through the shell pack) obeys — ``core.fsmonitor``, hooks, aliases, filters. They are
+# never written or deleted, whatever ``protected`` says: a component named like a repository
+# directory, and a file named ``HEAD`` (git's test for a git directory, so a bare-repository layout —
+# ``HEAD``, ``objects/``, ``refs/``, ``config`` — cannot be assembled in a write root).
+REPOSITORY_DIRS: frozenset[str] = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"})
+REPOSITORY_FILES: frozenset[str] = frozenset({"head"})
+
+
+def refuse_repository_marker(loc: Location) -> None:
+    """Refuse a path that is, or lies inside, a repository marker (compared case-insensitively, on
+    the whole absolute path: a write root inside a ``.git`` directory is no exception)."""
+    folded = [p.casefold() for p in loc.absolute_parts]
+    marker = next((p for p in folded if p in REPOSITORY_DIRS), None)
+    if marker is None and folded and folded[-1] in REPOSITORY_FILES:
+        marker = folded[-1]
+    if marker is not None:
+        raise PathRefused(
+            f"{loc.display!r} is a repository marker or lies inside one ({marker!r}); programs such as git "
+            "obey the configuration they find in a repository (hooks, fsmonitor, aliases), so the file "
+            "tools never write or delete repository files",
+            reason="protected",
+            path=loc.display,
+        )
 
 
 def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:

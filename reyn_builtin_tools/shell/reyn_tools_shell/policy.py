@@ -72,20 +72,29 @@ def resolve_cwd(workspace: Path, cwd: str) -> Path:
     return target
 
 
-def command_env(settings: ShellSettings, host_env: Mapping[str, str]) -> dict[str, str]:
-    """The environment a command gets: allowlisted host variables minus loader, interpreter and
-    secret-looking ones, plus ``env_set``. ``PATH`` keeps absolute entries only."""
+def command_env(
+    settings: ShellSettings, host_env: Mapping[str, str], workspace: Path | None = None
+) -> dict[str, str]:
+    """The environment a command gets: allowlisted host variables minus code-injection variables
+    (loader, interpreter, shell, git, editor and pager hooks), secret-looking names and values that
+    carry credentials, plus ``env_set``. ``PATH`` keeps absolute entries only; ``HOME`` is dropped
+    when it lies inside the workspace (programs read their configuration from there)."""
     import fnmatch
 
     env = {
         k: v
         for k, v in host_env.items()
         if any(fnmatch.fnmatchcase(k, pat) for pat in settings.env_allow)
-        and not is_dropped_env(k, settings.secret_patterns)
+        and not is_dropped_env(k, settings.secret_patterns, v)
     }
     env.update(settings.env_set)
     path = env.get("PATH", os.defpath)
     env["PATH"] = os.pathsep.join(p for p in path.split(os.pathsep) if p.startswith("/"))
+    home = env.get("HOME")
+    if home is not None and workspace is not None:
+        real = os.path.realpath(home) if home.startswith("/") else str(workspace)
+        if os.path.commonpath([str(workspace), real]) == str(workspace):
+            del env["HOME"]
     return env
 
 

@@ -17,21 +17,122 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Example = Union[list[str], str]  # an argv list, or a command line split with shlex
 
-ALWAYS_DROPPED_PREFIXES: tuple[str, ...] = ("LD_", "DYLD_", "PYTHON")
+# Variables that make a program load or run code, or read configuration that does: never passed to
+# a command, whatever ``env_allow`` says, and never settable with ``env_set``. Compared upper-cased.
+CODE_INJECTION_PREFIXES: tuple[str, ...] = (
+    "LD_",  # LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT
+    "DYLD_",
+    "PYTHON",  # PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, PYTHONUSERBASE
+    "GIT_",  # GIT_DIR, GIT_CONFIG_*, GIT_SSH_COMMAND, GIT_EXEC_PATH, GIT_ASKPASS, ... (see SAFE_GIT_NAMES)
+    "NODE_",  # NODE_OPTIONS=--require, NODE_PATH
+    "NPM_CONFIG_",  # npm reads npm_config_* (script-shell, node-options, ...)
+    "PERL",  # PERL5OPT, PERL5LIB, PERLLIB, PERL5DB
+    "RUBY",  # RUBYOPT, RUBYLIB
+    "GEM_",
+    "BUNDLE_",
+    "BASH_FUNC_",  # exported shell functions
+    "LUA_",  # LUA_INIT runs code, LUA_PATH / LUA_CPATH load it
+    "CORECLR_",
+    "COR_",
+    "CARGO_",  # CARGO_TARGET_*_RUNNER, CARGO_BUILD_RUSTC_WRAPPER
+    "RUSTC",  # RUSTC, RUSTC_WRAPPER, RUSTC_WORKSPACE_WRAPPER
+    "PIP_",  # PIP_CONFIG_FILE, PIP_INDEX_URL
+    "R_PROFILE",
+    "R_ENVIRON",
+    "R_LIBS",
+)
+CODE_INJECTION_NAMES: frozenset[str] = frozenset(
+    {
+        # shells: startup files, prompts and tracing that run commands
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "PS1",
+        "PS2",
+        "PS4",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "IFS",
+        "CDPATH",
+        "GLOBIGNORE",
+        "ZDOTDIR",
+        # glibc and OpenSSL: modules, locales and engines loaded from a path
+        "GCONV_PATH",
+        "LOCPATH",
+        "NLSPATH",
+        "GLIBC_TUNABLES",
+        "HOSTALIASES",
+        "RESOLV_HOST_CONF",
+        "OPENSSL_CONF",
+        "OPENSSL_ENGINES",
+        "OPENSSL_MODULES",
+        "SSLKEYLOGFILE",
+        # JVM, .NET, Go, PHP, Tcl, R, make
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "JAVA_OPTIONS",
+        "CLASSPATH",
+        "MAVEN_OPTS",
+        "GRADLE_OPTS",
+        "SBT_OPTS",
+        "ANT_OPTS",
+        "DOTNET_STARTUP_HOOKS",
+        "DOTNET_ADDITIONAL_DEPS",
+        "GOFLAGS",
+        "GOENV",
+        "PHPRC",
+        "PHP_INI_SCAN_DIR",
+        "TCLLIBPATH",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "GNUMAKEFLAGS",
+        "MAKEFILES",
+        "ELECTRON_RUN_AS_NODE",
+        # commands other programs run: editors, pagers, browsers, password prompts
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MANPAGER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "BROWSER",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        # where programs look for their configuration (git, ssh, npm, ... read it from there)
+        "XDG_CONFIG_HOME",
+        "XDG_CONFIG_DIRS",
+    }
+)
+# ``GIT_*`` variables that only name the author and committer: passed when allowlisted.
+SAFE_GIT_NAMES: frozenset[str] = frozenset(
+    f"GIT_{who}_{what}" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL", "DATE")
+)
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     "*TOKEN*",
     "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*PASSPHRASE*",
+    "*PASS*",  # PASSWORD, PASSWD, PASSPHRASE, DB_PASS, PGPASSFILE
+    "*PWD*",  # MYSQL_PWD (and PWD itself, which would name the host's directory, not the command's)
     "*KEY*",
     "*CREDENTIAL*",
+    "*CREDS*",
     "*AUTH*",
     "*COOKIE*",
     "*SESSION*",
     "*PRIVATE*",
     "*_PAT",
     "*SIGNATURE*",
+    "*DSN*",  # SENTRY_DSN
+    "*WEBHOOK*",  # SLACK_WEBHOOK_URL: the secret is the URL's path
+    "*CONNECTION_STRING*",
+    "*CONNSTR*",
+)
+# A value carrying credentials, whatever its name: ``scheme://user:pass@host`` (or a token as the
+# user, ``https://ghp_x@github.com``), and ``key=value`` connection strings with a password or key.
+_CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@")
+_CREDENTIAL_PAIR = re.compile(
+    r"(?i)(?:^|[\s;,&?])(?:password|passwd|pwd|pass|secret|token|api[_-]?key|accountkey|sharedaccesskey"
+    r"|sharedaccesssignature|sig)\s*="
 )
 DEFAULT_ENV_ALLOW: tuple[str, ...] = (
     "PATH",
@@ -64,6 +165,11 @@ class ProgramRule(BaseModel):
     - ``deny_args``: regexes; an argument they match *anywhere* (``re.search``) refuses the call —
       checked first, on every argument, e.g. ``^-c``, ``^--upload-pack``, ``^-exec$``.
     - ``match`` / ``not_match``: example command lines that must be allowed / refused.
+    - ``reads_cwd_config``: whether the program reads configuration or code from its working
+      directory (``make`` its Makefile, ``npm`` .npmrc and package.json scripts, ``python -m``
+      modules); such a program is refused in a ``writable_dirs`` directory. Default: true for the
+      programs Reyn knows (``confine.CONFIG_READERS``), false otherwise. ``git`` is always confined
+      and hardened instead (``confine.py``), whatever this says.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -75,6 +181,7 @@ class ProgramRule(BaseModel):
     any_args: bool = False
     deny_args: tuple[str, ...] = ()
     max_args: int = Field(default=64, ge=0, le=4096)
+    reads_cwd_config: bool | None = None
     match: tuple[Example, ...] = ()
     not_match: tuple[Example, ...] = ()
 
@@ -158,12 +265,32 @@ class ProgramRule(BaseModel):
         return self.name
 
 
-def is_dropped_env(name: str, secret_patterns: tuple[str, ...]) -> bool:
-    """Whether an environment variable is never passed to a command: loader and interpreter
-    hooks (``LD_*``, ``DYLD_*``, ``PYTHON*``) and anything that looks like a secret."""
+def is_code_injection_env(name: str) -> bool:
+    """Whether a variable makes programs load or run code, or read configuration that does
+    (``LD_PRELOAD``, ``NODE_OPTIONS``, ``BASH_ENV``, ``GIT_CONFIG_PARAMETERS``, ``EDITOR``, ...)."""
     upper = name.upper()
-    if upper.startswith(ALWAYS_DROPPED_PREFIXES):
+    if upper in SAFE_GIT_NAMES:
+        return False
+    return upper in CODE_INJECTION_NAMES or upper.startswith(CODE_INJECTION_PREFIXES)
+
+
+def has_credentials(value: str) -> bool:
+    """Whether a value carries credentials: a URL with user information (``postgres://u:p@db``,
+    ``redis://:p@host``, ``https://token@host``) or a ``password=``/``key=`` connection string."""
+    return bool(_CREDENTIAL_URL.search(value) or _CREDENTIAL_PAIR.search(value))
+
+
+def is_dropped_env(name: str, secret_patterns: tuple[str, ...], value: str | None = None) -> bool:
+    """Whether an environment variable is never passed to a command: code-injection variables
+    (loader, interpreter, shell and program hooks), anything whose name looks like a secret, and
+    any value that carries credentials."""
+    if is_code_injection_env(name):
         return True
+    if value is not None and has_credentials(value):
+        return True
+    upper = name.upper()
+    if upper in SAFE_GIT_NAMES:  # GIT_AUTHOR_NAME is an identity, not an *AUTH* secret
+        return False
     return any(fnmatch.fnmatchcase(upper, p.upper()) for p in secret_patterns)
 
 
@@ -180,6 +307,18 @@ class ShellSettings(BaseModel):
     env_allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
     env_set: dict[str, str] = Field(default_factory=dict)
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
+    writable_dirs: tuple[str, ...] = (".",)
+
+    @field_validator("writable_dirs")
+    @classmethod
+    def _writable_dirs_are_relative(cls, dirs: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in dirs:
+            if not entry or "\x00" in entry or entry.startswith("/") or ".." in entry.split("/"):
+                raise ValueError(
+                    f"writable_dirs entry {entry!r} must be a directory relative to the workspace, "
+                    "without '..' (such as 'out', or '.' for the whole workspace)"
+                )
+        return dirs
 
     @field_validator("programs")
     @classmethod
@@ -193,16 +332,22 @@ class ShellSettings(BaseModel):
 
     @model_validator(mode="after")
     def _environment_is_consistent(self) -> ShellSettings:
-        for name in self.env_set:
+        for name, value in self.env_set.items():
             if is_dropped_env(name, self.secret_patterns) or "=" in name or not name:
                 raise ValueError(
-                    f"env_set cannot set {name!r}: loader, interpreter and secret-looking "
-                    "variables are never passed to commands"
+                    f"env_set cannot set {name!r}: code-injection (loader, interpreter, shell, git, "
+                    "editor/pager) and secret-looking variables are never passed to commands"
+                )
+            if has_credentials(value):
+                raise ValueError(
+                    f"env_set value of {name!r} carries credentials (a URL with user:password@ or a "
+                    "password=/key= pair); credentials are never passed to commands, whose output the "
+                    "model reads"
                 )
         for entry in self.env_allow:
             if not any(c in entry for c in "*?[") and is_dropped_env(entry, self.secret_patterns):
                 raise ValueError(
-                    f"env_allow entry {entry!r} is always dropped (loader, interpreter or "
+                    f"env_allow entry {entry!r} is always dropped (code-injection or "
                     "secret-looking variable); remove it"
                 )
         if self.timeout_s > self.max_timeout_s:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reyn_core import ToolContext, ToolGates, tool
 
+from .confine import HARDENING_ENV, confine
 from .definitions import has_programs, list_programs, shell_settings
 from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
 
@@ -50,8 +51,10 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     rule = allowed_rule(settings, argv)
     workspace = workspace_of(settings, ctx.workspace)
     cwd = resolve_cwd(workspace, args.cwd)
-    env = command_env(settings, os.environ)
+    env = command_env(settings, os.environ, workspace)
     executable = resolve_executable(rule, env, workspace)
+    await confine(settings, rule, executable, argv, cwd, workspace)
+    env.update(HARDENING_ENV)  # after scrubbing and env_set: neither can strip or weaken it
     timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
     from .process import run_command  # asyncio's subprocess machinery: only when a command runs
 

@@ -171,6 +171,6 @@ async def test_path_keeps_absolute_entries_only(make_shell, monkeypatch, workspa
 
 
 async def test_env_set_values_reach_the_command(make_shell):
-    shell = make_shell(env_set={"GIT_PAGER": "cat"})
+    shell = make_shell(env_set={"GIT_AUTHOR_NAME": "Reyn Bot", "LC_ALL": "C"})
     names = dict(line.split("=", 1) for line in (await shell.run(argv=["env"]))["stdout"].splitlines())
-    assert names["GIT_PAGER"] == "cat"
+    assert names["GIT_AUTHOR_NAME"] == "Reyn Bot" and names["LC_ALL"] == "C"
