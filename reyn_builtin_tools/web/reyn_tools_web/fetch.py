@@ -8,14 +8,19 @@ the host, and for https the TLS SNI and certificate check use the host name thro
 by hand, up to ``max_redirects``. Bodies are read as raw bytes under ``max_bytes``, with
 ``Accept-Encoding: identity`` asked for and gzip/deflate decoded by this module under the same cap,
 so a compression bomb stops at the cap. ``trust_env=False``: no proxy or netrc from the environment.
+
+Everything done with attacker-chosen content after the body is read — decoding it (only with an
+allowlisted text charset, ``charsets``) and turning HTML into text (``html_text``, linear) — runs in
+a worker thread, off the event loop, under what is left of the same ``timeout_s`` deadline. Host
+names are length-checked before IDNA encoding (the codec is quadratic in a label's length).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
-import re
 import ssl
+import time
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,13 +39,15 @@ from reyn_core import (
 )
 
 from .availability import fetch_problem
-from .html_text import html_to_text, tidy_text
+from .charsets import decode_text
+from .html_text import ConversionTimeout, html_to_text, tidy_text
 from .settings import FetchSettings, coerce_settings
 from .ssrf import AddressRefused, HostAllowlist, IPAddress, normalise_host, resolve_checked
 
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+MAX_HOST = 253
+MAX_LABEL = 63
 
 
 class BodyTooLarge(Exception):
@@ -98,6 +105,12 @@ def parse_target(url: str) -> Target:
     host = normalise_host(parts.hostname or "")
     if not host or any(c in host for c in "\x00 \t\r\n"):
         raise ToolDenied(f"URL {url[:200]!r} has no valid host")
+    # before IDNA encoding, which is quadratic in a label's length: DNS allows no longer names anyway
+    if len(host) > MAX_HOST or any(len(label) > MAX_LABEL for label in host.split(".")):
+        raise ToolDenied(
+            f"host {host[:60]!r}… is too long: a host name has at most {MAX_HOST} characters "
+            f"and at most {MAX_LABEL} per dot-separated label"
+        )
     try:
         ascii_host = str(ipaddress.ip_address(host)) if ":" in host else host.encode("idna").decode("ascii")
     except (UnicodeError, ValueError):
@@ -284,19 +297,32 @@ async def fetch_url(url: str, fs: FetchSettings) -> Fetched:
     except (asyncio.TimeoutError, httpx.TimeoutException):
         raise ToolTimeout(f"fetching {url[:200]} did not finish within {fs.timeout_s:g} s") from None
     except httpx.HTTPError as exc:
-        raise ToolExecutionError(f"fetching {url[:200]} failed: {type(exc).__name__}: {exc}") from None
+        # the message may quote a header the server chose: keep it short
+        detail = str(exc) if len(str(exc)) <= 300 else str(exc)[:300] + "…"
+        raise ToolExecutionError(f"fetching {url[:200]} failed: {type(exc).__name__}: {detail}") from None
 
 
-def decode_body(fetched: Fetched) -> str:
-    """The body as text: declared charset, else an HTML meta charset, else UTF-8 (with replacement)."""
-    charset = fetched.charset
-    if charset is None and fetched.content_type in HTML_TYPES:
-        match = _META_CHARSET.search(fetched.body[:4096])
-        charset = match.group(1).decode("ascii", "replace") if match else None
-    try:
-        return fetched.body.decode(charset or "utf-8", errors="replace")
-    except LookupError:
-        return fetched.body.decode("utf-8", errors="replace")
+@dataclass
+class ReadPage:
+    """A fetched body as text: title, text and links (HTML), the charset used and notes."""
+
+    title: str
+    text: str
+    links: list[dict[str, str]]
+    charset: str
+    notes: list[str]
+
+
+def read_page(fetched: Fetched, max_links: int, deadline: float | None = None) -> ReadPage:
+    """Decode and convert a fetched body (CPU work on attacker-chosen bytes: run it off the loop).
+    ``deadline`` (``time.monotonic()``) stops the HTML conversion with ``ConversionTimeout``."""
+    is_html = fetched.content_type in HTML_TYPES
+    text, choice = decode_text(fetched.body, fetched.charset, sniff_html=is_html)
+    notes = [choice.note] if choice.note else []
+    if is_html:
+        page = html_to_text(text, fetched.final_url, max_links=max_links, deadline=deadline)
+        return ReadPage(page.title, page.text, page.links, choice.codec, notes)
+    return ReadPage("", tidy_text(text), [], choice.codec, notes)
 
 
 async def web_fetch(
@@ -307,15 +333,21 @@ async def web_fetch(
     problem = fetch_problem(settings)
     if problem:
         raise ToolRuntimeMissing(problem, tool="web_fetch")
-    fetched = await fetch_url(url, settings.fetch)
-    text = decode_body(fetched)
-    title = ""
-    links: list[dict[str, str]] = []
-    if fetched.content_type in HTML_TYPES:
-        page = html_to_text(text, fetched.final_url, max_links=settings.fetch.max_links)
-        title, text, links = page.title, page.text, page.links
-    else:
-        text = tidy_text(text)
+    fs = settings.fetch
+    deadline = time.monotonic() + fs.timeout_s
+    fetched = await fetch_url(url, fs)
+    # one timeout_s for the whole call: what the fetch left is the conversion's budget
+    try:
+        page = await asyncio.wait_for(
+            asyncio.to_thread(read_page, fetched, fs.max_links, deadline),
+            max(deadline - time.monotonic(), 0.001),
+        )
+    except (asyncio.TimeoutError, ConversionTimeout):
+        raise ToolTimeout(
+            f"fetching and converting {url[:200]} to text did not finish within timeout_s={fs.timeout_s:g} s "
+            f"({len(fetched.body)} bytes of {fetched.content_type})"
+        ) from None
+    text = page.text
     total = len(text)
     if start_index > 0 and start_index >= total:
         raise InvalidToolArguments(
@@ -330,12 +362,14 @@ async def web_fetch(
         "final_url": fetched.final_url,
         "status": fetched.status,
         "content_type": fetched.content_type,
-        "title": title,
+        "title": page.title,
+        "charset": page.charset,
         "text": window,
         "start_index": start_index,
         "total_length": total,
         "truncated": end < total,
         "next_start_index": end if end < total else None,
-        "links": links,
+        "links": page.links,
         "redirects": fetched.redirects,
+        "notes": page.notes,
     }

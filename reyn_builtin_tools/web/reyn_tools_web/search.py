@@ -4,6 +4,11 @@ A backend turns a query into ``SearchResult`` items. Backend endpoints are chose
 in settings, so they are trusted: they are not passed through the SSRF guard (a SearXNG instance
 usually lives on a private address), but responses are still read under a byte cap, with a
 timeout and ``trust_env=False``. Imports httpx (only when the tool runs).
+
+Result texts come from the web through the backend, so they are handled as hostile: JSON is parsed
+off the event loop, only the first ``max_results`` items are looked at, each field is cut to a
+fixed length before tags are stripped, and the tag pattern is linear (``<[^<>]*>``: a run of ``<``
+without ``>`` cannot make it backtrack).
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ from .availability import search_problem
 from .fetch import BodyTooLarge, read_capped
 from .settings import SearchSettings, coerce_settings
 
-_TAG = re.compile(r"<[^>]+>")
+_TAG = re.compile(r"<[^<>]*>")
+MAX_TITLE = 500
+MAX_SNIPPET = 2_000
+MAX_URL = 2_048
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +54,23 @@ class SearchBackend(Protocol):
         ...
 
 
-def _clean(text: Any) -> str:
-    return " ".join(unescape(_TAG.sub("", str(text or ""))).split())
+def _clean(text: Any, limit: int) -> str:
+    raw = text if isinstance(text, str) else ""
+    return " ".join(unescape(_TAG.sub("", raw[: limit * 2])).split())[:limit]
+
+
+def _results(items: list[Any], max_results: int, title: str, snippet: str) -> list[SearchResult]:
+    """The first ``max_results`` well-formed items as results, every field bounded."""
+    out: list[SearchResult] = []
+    for item in items:
+        if len(out) >= max_results:
+            break
+        url = item.get("url") if isinstance(item, dict) else None
+        if isinstance(url, str) and url and len(url) <= MAX_URL:
+            out.append(
+                SearchResult(_clean(item.get(title), MAX_TITLE), url, _clean(item.get(snippet), MAX_SNIPPET))
+            )
+    return out
 
 
 async def _get_json(
@@ -68,8 +91,8 @@ async def _get_json(
                 f"the {backend} search response is larger than {max_bytes} bytes"
             ) from None
     try:
-        return json.loads(body)
-    except ValueError:
+        return await asyncio.to_thread(json.loads, body)  # up to max_bytes: not on the loop
+    except (ValueError, RecursionError):
         raise ToolExecutionError(f"the {backend} search backend did not answer with JSON") from None
 
 
@@ -89,11 +112,7 @@ class SearxngBackend:
         items = data.get("results") if isinstance(data, dict) else None
         if not isinstance(items, list):
             raise ToolExecutionError("the searxng search backend answered without a 'results' list")
-        return [
-            SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("content")))
-            for i in items
-            if isinstance(i, dict) and i.get("url")
-        ][:max_results]
+        return _results(items, max_results, "title", "content")
 
 
 @dataclass(frozen=True)
@@ -116,11 +135,7 @@ class BraveBackend:
             return []
         if not isinstance(items, list):
             raise ToolExecutionError("the brave search backend answered with a malformed 'web.results'")
-        return [
-            SearchResult(_clean(i.get("title")), str(i.get("url", "")), _clean(i.get("description")))
-            for i in items
-            if isinstance(i, dict) and i.get("url")
-        ][:max_results]
+        return _results(items, max_results, "title", "description")
 
 
 def backend_from_settings(s: SearchSettings) -> SearchBackend:

@@ -201,3 +201,9 @@ def serve() -> Iterator[Callable[[Callable[[int], dict[str, Route]]], LocalServe
     yield start
     for server in started:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def send() -> Callable[..., None]:
+    """``send(h, status, body, ctype="text/plain", headers=None)``: answer from a custom route."""
+    return _send
