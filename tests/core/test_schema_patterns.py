@@ -1,0 +1,212 @@
+"""Schema patterns run on RE2: bounded time whatever the pattern and input, in the fast path and the
+jsonschema path alike (pattern, patternProperties and the keywords that consult them); a pattern RE2
+cannot express is refused at registration (RS007) naming the construct; the two paths agree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reyn_core import (
+    SchemaRefused,
+    ToolDefinition,
+    ToolRegistrationError,
+    ToolRegistry,
+    json_schema_validator,
+)
+from reyn_core.plugins.schema_cache import FILE_NAME, SchemaCheckCache
+from reyn_core.schema import check_tool_schema
+from reyn_core.validation import (
+    MAX_PATTERN_LENGTH,
+    UnusablePattern,
+    _compile_fast,
+    compile_pattern,
+    compile_validator,
+)
+
+EVIL = "^(a+)+$"
+ATTACK = "a" * 40 + "!"  # about 2**40 steps for a backtracking engine
+
+
+def register(schema: dict[str, Any]) -> ToolRegistrationError:
+    with pytest.raises(ToolRegistrationError) as info:
+        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+    return info.value
+
+
+def test_backtracking_patterns_finish_in_every_path() -> None:
+    # In a fresh process with a generous timeout: a backtracking engine would not finish for days.
+    code = f"""
+import asyncio, json
+from reyn_core import ToolContext, ToolDefinition, ToolRegistry, InvalidToolArguments, invoke_tool
+EVIL, ATTACK = {EVIL!r}, {ATTACK!r}
+schemas = {{
+    "fast": {{"type": "object", "properties": {{"a": {{"type": "string", "pattern": EVIL}}}}}},
+    "general": {{"type": "object", "properties": {{"a": {{"type": "string", "pattern": EVIL}}}}, "$comment": "x"}},
+    "items": {{"type": "object", "properties": {{"a": {{"type": "array", "items": {{"pattern": EVIL}}}}}}}},
+    "keys": {{"type": "object", "patternProperties": {{EVIL: {{}}}}, "additionalProperties": False}},
+    "uneval": {{"type": "object", "patternProperties": {{EVIL: {{}}}}, "unevaluatedProperties": False}},
+    "names": {{"type": "object", "propertyNames": {{"pattern": EVIL}}}},
+}}
+args = {{"fast": {{"a": ATTACK}}, "general": {{"a": ATTACK}}, "items": {{"a": [ATTACK]}}, "keys": {{ATTACK: 1}},
+        "uneval": {{ATTACK: 1}}, "names": {{ATTACK: 1}}}}
+builder = ToolRegistry()
+for name, schema in schemas.items():
+    builder.register(ToolDefinition(name=name, description="x", parameters=schema, handler=lambda **kw: kw))
+registry = builder.freeze()
+out = {{}}
+for name in schemas:
+    try:
+        asyncio.run(invoke_tool(registry, name, args[name], ToolContext()))
+        out[name] = "accepted"
+    except InvalidToolArguments as exc:
+        out[name] = [p.pointer + " " + p.message for p in exc.problems]
+print(json.dumps(out))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["fast"] == out["general"] == [f"/a {ATTACK!r} does not match {EVIL!r}"]
+    assert out["items"] == [f"/a/0 {ATTACK!r} does not match {EVIL!r}"]
+    assert "does not match any of the regexes" in out["keys"][0]
+    assert "Unevaluated properties are not allowed" in out["uneval"][0]
+    assert "does not match" in out["names"][0]
+
+
+def test_the_fast_path_handles_patterns_itself() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": EVIL}}}
+    fast = _compile_fast(schema)
+    assert fast is not None and fast({"a": "aaa"}) == [] and fast({"a": ATTACK})
+
+
+CONSTRUCTS = {
+    "(a)\\1": "backreference",
+    "(?P<x>a)(?P=x)": "named backreference",
+    "(?<x>a)\\k<x>": "named backreference",
+    "(?=a)a": "lookahead",
+    "(?!a)b": "negative lookahead",
+    "(?<=a)b": "lookbehind",
+    "(?<!a)b": "negative lookbehind",
+    "(?>a)": "atomic group",
+    "a++": "possessive quantifier",
+}
+
+
+@pytest.mark.parametrize("pattern", list(CONSTRUCTS))
+def test_patterns_re2_cannot_run_are_refused_at_registration_naming_the_construct(pattern: str) -> None:
+    error = register({"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}})
+    assert error.code == "RS007"
+    assert repr(pattern) in error.message and CONSTRUCTS[pattern] in error.message
+    with pytest.raises(SchemaRefused) as refused:
+        json_schema_validator({"type": "object", "properties": {"a": {"pattern": pattern}}})
+    assert refused.value.problems[0].pointer == "/properties/a/pattern"
+
+
+@pytest.mark.parametrize(
+    ("schema", "pointer"),
+    [
+        ({"type": "object", "patternProperties": {"(?=x)": {}}}, "/patternProperties/(?=x)"),
+        ({"type": "object", "$defs": {"d": {"pattern": "(a)\\1"}}}, "/$defs/d/pattern"),
+        (
+            {"type": "object", "properties": {"a": {"items": {"pattern": "(?!a)"}}}},
+            "/properties/a/items/pattern",
+        ),
+        (
+            {"type": "object", "anyOf": [{"propertyNames": {"pattern": "(?<=a)"}}]},
+            "/anyOf/0/propertyNames/pattern",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"pattern": "x" * (MAX_PATTERN_LENGTH + 1)}}},
+            "/properties/a/pattern",
+        ),
+        ({"type": "object", "properties": {"a": {"pattern": "(unclosed"}}}, "/properties/a/pattern"),
+    ],
+)
+def test_every_pattern_location_is_checked(schema: dict[str, Any], pointer: str) -> None:
+    issues = [i for i in check_tool_schema(schema, phase_usable=True) if i.severity == "error"]
+    assert [(i.code, i.pointer) for i in issues] == [("RS007", pointer)]
+
+
+def test_an_unusable_pattern_reached_only_at_validation_time_fails_closed() -> None:
+    # A $ref into data the screening does not treat as a schema: the validator still refuses, bounded.
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/d/enum/0"}},
+        "$defs": {"d": {"enum": [{"pattern": "(a)\\1"}]}},
+    }
+    problems = compile_validator(schema)({"a": "aa"})
+    assert problems and "unusable" in problems[0].message and "backreference" in problems[0].message
+
+
+def test_pattern_length_is_bounded_at_run_time_too() -> None:
+    with pytest.raises(UnusablePattern, match="the limit is 1000"):
+        compile_pattern("a" * (MAX_PATTERN_LENGTH + 1))
+
+
+def test_ecma_unicode_escapes_work() -> None:
+    validate = json_schema_validator({"type": "object", "properties": {"a": {"pattern": "^\\u00e9+$"}}})
+    assert validate({"a": "éé"}) == [] and validate({"a": "e"})
+    assert compile_pattern("\\\\u00e9").search("\\u00e9")  # an escaped backslash stays a backslash
+
+
+def test_a_cached_verdict_from_before_re2_does_not_skip_the_pattern_check(tmp_path: Any) -> None:
+    # A v1-style cache file that approved a lookahead pattern (keyed by schema.py alone) is not trusted.
+    import hashlib
+
+    import reyn_core.schema as schema_module
+
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)a"}}}
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    key = hashlib.sha256(f"1\0{canonical}".encode()).hexdigest()
+    old_fingerprint = hashlib.sha256(open(schema_module.__file__, "rb").read()).hexdigest()[:16]
+    for name in ("schema-checks-v1.json", FILE_NAME):
+        (tmp_path / name).write_text(json.dumps({"checker": old_fingerprint, "entries": {key: []}}))
+    issues = SchemaCheckCache(tmp_path / FILE_NAME)(schema, phase_usable=True)
+    assert [i.code for i in issues if i.severity == "error"] == ["RS007"]
+
+
+def test_import_reyn_core_does_not_import_re2() -> None:
+    code = "import sys, reyn_core; print('re2' in sys.modules, '_re2' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["False", "False"]
+
+
+# --------------------------------------------------------------------------- the two paths agree
+
+PATTERNS = [
+    EVIL,
+    "^[a-c]{2,4}$",
+    "b",
+    "^$",
+    "\\d",
+    "^\\p{Lu}",
+    "é|ü",
+    "^\\u00e9",
+    "(?i)^AB",
+    "^a.b$",
+    "[^a]",
+    "^(ab|a)*c?$",
+]
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(PATTERNS),
+    st.one_of(st.text(alphabet="aAbBcé1 ü\n", max_size=12), st.integers(), st.none()),
+)
+def test_fast_path_and_jsonschema_path_agree_on_patterns(pattern: str, value: Any) -> None:
+    schema = {"type": "object", "properties": {"a": {"pattern": pattern, "maxLength": 10}}}
+    fast = _compile_fast(schema)
+    assert fast is not None
+    general = compile_validator({**schema, "$comment": "force jsonschema"})
+    assert (fast({"a": value}) == []) == (general({"a": value}) == [])
+    assert (fast({"a": value}) == []) == (json_schema_validator(schema)({"a": value}) == [])

@@ -1,0 +1,183 @@
+"""One JSON-Schema validator factory (reyn_core.validation): no other module of the core, the packs or
+the example plugin builds a jsonschema validator or a reference registry, and no schema, however it
+names a URL, makes Reyn contact a server (a real HTTP server on 127.0.0.1 records every request)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reyn_core
+from reyn_core import (
+    SchemaRefused,
+    ToolDefinition,
+    ToolRegistrationError,
+    ToolRegistry,
+    json_schema_validator,
+)
+from reyn_core.validation import compile_validator
+
+ROOT = Path(__file__).resolve().parents[2]
+FACTORY = ROOT / "reyn_core" / "validation.py"
+SCANNED = [ROOT / "reyn_core", ROOT / "reyn_builtin_tools", ROOT / "reyn_plugin_example"]
+FORBIDDEN = {
+    "a jsonschema validator class": re.compile(r"\bDraft\d+Validator\b"),
+    "validator_for": re.compile(r"\bvalidator_for\b"),
+    "jsonschema.validate(": re.compile(r"\bjsonschema\s*\.\s*validate\s*\("),
+    ".check_schema(": re.compile(r"\.\s*check_schema\s*\("),
+    "validators.create/extend": re.compile(
+        r"\bvalidators\s*\.\s*(create|extend)\b|\bfrom\s+jsonschema\.validators\b"
+    ),
+    "referencing.Registry(": re.compile(r"(?<![\w.])Registry\s*\(|\breferencing\s*\.\s*Registry\b"),
+    "an import of jsonschema or referencing": re.compile(
+        r"^\s*(import|from)\s+(jsonschema|referencing)\b|import_module\(\s*['\"](jsonschema|referencing)"
+        r"|__import__\(\s*['\"](jsonschema|referencing)",
+        re.MULTILINE,
+    ),
+}
+
+
+def sources() -> list[Path]:
+    files: list[Path] = []
+    for top in SCANNED:
+        for path in top.rglob("*.py"):
+            parts = set(path.relative_to(ROOT).parts)
+            if parts & {"build", ".venv", "__pycache__", "tests"}:
+                continue
+            files.append(path)
+    return sorted(files)
+
+
+def test_the_scan_sees_the_packs_and_the_factory_itself() -> None:
+    files = sources()
+    names = {p.relative_to(ROOT).as_posix() for p in files}
+    assert "reyn_builtin_tools/mcp/reyn_tools_mcp/tools.py" in names
+    assert "reyn_builtin_tools/catalog/reyn_tools_catalog/catalog.py" in names
+    assert "reyn_plugin_example/reyn_example/plugin.py" in names
+    factory = FACTORY.read_text()
+    # the patterns do find constructions: the factory's own
+    assert FORBIDDEN["an import of jsonschema or referencing"].search(factory)
+    assert FORBIDDEN["referencing.Registry("].search(factory)
+
+
+def test_no_jsonschema_validator_is_built_outside_the_factory() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{text[: m.start()].count(chr(10)) + 1}: {what}"
+        for path in sources()
+        if path != FACTORY
+        for text in [path.read_text(encoding="utf-8")]
+        for what, pattern in FORBIDDEN.items()
+        for m in pattern.finditer(text)
+    ]
+    assert found == [], "build JSON-Schema validators with reyn_core.json_schema_validator:\n" + "\n".join(
+        found
+    )
+
+
+def test_the_factory_is_public() -> None:
+    assert "json_schema_validator" in reyn_core.__all__ and "SchemaRefused" in reyn_core.__all__
+
+
+# --------------------------------------------------------------------------- remote references
+
+
+def obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, **extra}
+
+
+def hostile(url: str) -> dict[str, tuple[dict[str, Any], str]]:
+    """name -> (schema, what the refusal must name)."""
+    return {
+        "http $ref": (obj({"a": {"$ref": f"{url}/int.json"}}), f"{url}/int.json"),
+        "https $ref": (obj({"a": {"$ref": "https://127.0.0.1:1/int.json"}}), "https://127.0.0.1:1/int.json"),
+        "file $ref": (obj({"a": {"$ref": "file:///etc/passwd"}}), "file:///etc/passwd"),
+        "root $ref": ({**obj({}), "$ref": f"{url}/root.json"}, f"{url}/root.json"),
+        "$ref in $defs": (
+            obj({"a": {"$ref": "#/$defs/b"}}, **{"$defs": {"b": {"$ref": f"{url}/b.json"}}}),
+            f"{url}/b.json",
+        ),
+        "$dynamicRef": (obj({"a": {"$dynamicRef": f"{url}/x.json#meta"}}), "$dynamicRef"),
+        "local $dynamicRef": (obj({"a": {"$dynamicRef": "#meta"}}), "$dynamicRef"),
+        "$recursiveRef": (obj({"a": {"$recursiveRef": f"{url}/x.json"}}), "$recursiveRef"),
+        "$schema http": ({**obj({"a": {}}), "$schema": f"{url}/meta.json"}, f"{url}/meta.json"),
+        "$schema file": ({**obj({"a": {}}), "$schema": "file:///tmp/meta.json"}, "file:///tmp/meta.json"),
+        "nested $schema": (
+            obj({"a": {"$schema": "https://json-schema.org/draft/2020-12/schema"}}),
+            "$schema",
+        ),
+        "$id + relative $ref": ({**obj({"a": {"$ref": "int.json"}}), "$id": f"{url}/base/"}, "'int.json'"),
+        "embedded $id": (obj({"a": {"$id": f"{url}/sub.json", "$ref": "#"}}), "embedded $id"),
+        "anchor $ref": (obj({"a": {"$ref": "#x"}, "b": {"$anchor": "x"}}), "anchor"),
+    }
+
+
+def variants() -> list[str]:
+    return list(hostile("http://x"))
+
+
+@pytest.mark.parametrize("variant", variants())
+def test_registration_refuses_every_retrievable_reference(variant: str, counting_server: Any) -> None:
+    schema, named = hostile(counting_server.url)[variant]
+    with pytest.raises(ToolRegistrationError) as info:
+        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+    assert info.value.code == "RS004" and named in info.value.message
+    assert counting_server.requests == []
+
+
+@pytest.mark.parametrize("variant", variants())
+def test_the_factory_refuses_every_retrievable_reference(variant: str, counting_server: Any) -> None:
+    schema, named = hostile(counting_server.url)[variant]
+    with pytest.raises(SchemaRefused) as info:
+        json_schema_validator(schema)
+    assert named in str(info.value)
+    assert [p.kind for p in info.value.problems][:1] == ["reference"]
+    assert counting_server.requests == []
+
+
+@pytest.mark.parametrize("variant", variants())
+def test_a_validator_forced_past_screening_still_fetches_nothing(variant: str, counting_server: Any) -> None:
+    schema, _ = hostile(counting_server.url)[variant]
+    for value in ({"a": 1}, {"a": "x"}, {}):
+        compile_validator(schema)(value)  # a problem or a pass; never a request
+    assert counting_server.requests == []
+
+
+def test_local_defs_work_under_a_remote_looking_root_id(counting_server: Any) -> None:
+    schema = {
+        "$id": f"{counting_server.url}/s.json",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **obj({"a": {"$ref": "#/$defs/n"}, "b": {"$ref": "#"}}, required=["a"]),
+        "$defs": {"n": {"type": "integer"}},
+    }
+    ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+    validate = json_schema_validator(schema)
+    assert validate({"a": 1, "b": {"a": 2}}) == []
+    assert [p.pointer for p in validate({"a": "x", "b": {"a": "y"}})] == ["/a", "/b/a"]
+    assert counting_server.requests == []
+
+
+@pytest.mark.parametrize(
+    "dialect", ["http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema"]
+)
+def test_a_known_dialect_uri_is_accepted_and_validated_as_2020_12(dialect: str) -> None:
+    schema = {"$schema": dialect, **obj({"a": {"type": "string", "pattern": "^(a+)+$"}})}
+    assert json_schema_validator(schema)({"a": "a" * 40 + "!"})  # RE2 keywords kept despite $schema
+
+
+def test_the_core_meta_schema_check_goes_through_the_factory() -> None:
+    with pytest.raises(ToolRegistrationError) as info:
+        ToolRegistry().register(
+            ToolDefinition(
+                name="t", description="x", parameters=obj({"a": {"type": "nonsense"}}), handler=len
+            )
+        )
+    assert info.value.code == "RS005"
+    with pytest.raises(SchemaRefused) as refused:
+        json_schema_validator(obj({"a": {"type": "nonsense"}}))
+    assert (
+        refused.value.problems[0].kind == "metaschema"
+        and refused.value.problems[0].pointer == "/properties/a/type"
+    )
