@@ -536,12 +536,14 @@ def compare_provenance(locked: LockedPlugin, record: ProvenanceRecord) -> list[D
                 f"the lock has {locked.distribution!r}",
             )
         )
+    renamed = _renamed_metadata(locked, record)
     if record.version != locked.version:
+        folded = f" (its {len(renamed)} .dist-info file(s) moved with it)" if renamed else ""
         out.append(
             Drift(
                 pid,
                 "version_changed",
-                f"plugin {pid!r}: version {locked.version} in the lock, {record.version} installed",
+                f"plugin {pid!r}: version {locked.version} in the lock, {record.version} installed{folded}",
             )
         )
     if record.entry_point != locked.entry_point:
@@ -566,13 +568,43 @@ def compare_provenance(locked: LockedPlugin, record: ProvenanceRecord) -> list[D
     if changes:
         out.append(Drift(pid, "source_changed", f"plugin {pid!r}: source changed: {'; '.join(changes)}"))
     if record.tree_digest != locked.tree_digest:
-        out += _file_drifts(locked, record)
+        out += _file_drifts(locked, record, renamed)
     return out
 
 
-def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord) -> list[Drift]:
+def _renamed_metadata(locked: LockedPlugin, record: ProvenanceRecord) -> dict[str, str]:
+    """Locked path → installed path for the files of a ``.dist-info`` folder renamed by a version bump
+    (``name-0.1.0.dist-info/METADATA`` → ``name-0.2.0.dist-info/METADATA``). Their bytes change with
+    the version by nature; the version drift reports them once instead of one removal and one
+    addition per file. Files outside that folder are compared as always."""
+    if record.version == locked.version:
+        return {}
+
+    def folder(version: str, files: Sequence[str]) -> str | None:
+        tops = {p.split("/", 1)[0] for p in files if "/" in p}
+        found = [t for t in tops if t.endswith(f"-{version}.dist-info")]
+        return found[0] if len(found) == 1 else None
+
+    old_dir = folder(locked.version, [p for p, _ in locked.files])
+    new_dir = folder(record.version, [p for p, _ in record.files])
+    if old_dir is None or new_dir is None:
+        return {}
+    installed = {p for p, _ in record.files}
+    out = {}
+    for path, _ in locked.files:
+        if path.startswith(old_dir + "/"):
+            moved = new_dir + path[len(old_dir) :]
+            if moved in installed:
+                out[path] = moved
+    return out
+
+
+def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord, renamed: Mapping[str, str]) -> list[Drift]:
     pid = locked.plugin_id
     old, new = dict(locked.files), dict(record.files)
+    for was, now in renamed.items():
+        old.pop(was)
+        new.pop(now)
     files: list[Drift] = []
     for path in sorted(old.keys() | new.keys()):
         if path not in new:
@@ -604,7 +636,9 @@ def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord) -> list[Drift]:
                 )
             )
     counts = {k: sum(d.kind == k for d in files) for k in ("file_changed", "file_added", "file_removed")}
-    summary = ", ".join(f"{n} {k.removeprefix('file_')}" for k, n in counts.items() if n) or "no file differs"
+    summary = ", ".join(f"{n} {k.removeprefix('file_')}" for k, n in counts.items() if n) or (
+        "only the .dist-info files the version change renamed" if renamed else "no file differs"
+    )
     head = Drift(
         pid,
         "digest_changed",

@@ -31,6 +31,8 @@ WHEELHOUSE_REQUIREMENTS = (
     "mcp>=1.10",
     "pytest>=8",
     "pytest-asyncio>=0.23",
+    "google-re2>=1.1,<2",
+    "tomlkit>=0.12,<1",
 )
 _SCRUBBED_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV")
 

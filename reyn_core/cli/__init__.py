@@ -20,6 +20,7 @@ from ..errors import ReynError
 
 # Built-in command name -> module, in help order. Each module defines register(subparsers, common).
 COMMANDS: dict[str, str] = {
+    "init": "reyn_core.cli.profile_file",
     "plugins": "reyn_core.cli.plugins",
     "tools": "reyn_core.cli.tools",
     "doctor": "reyn_core.cli.doctor",
@@ -74,6 +75,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parents=[common],
         epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.",
     )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"reyn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES

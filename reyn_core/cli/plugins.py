@@ -26,6 +26,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     show = psub.add_parser("show", parents=[common], help="one plugin: full origin, tools, diagnostics")
     show.add_argument("plugin_id", metavar="ID")
     show.set_defaults(func=run_show)
+    for verb, what in (("enable", "add plugins to"), ("disable", "remove plugins from")):
+        edit = psub.add_parser(
+            verb, parents=[common], help=f"{what} [plugins] enable in the profile file, keeping its comments"
+        )
+        edit.add_argument("plugin_ids", nargs="+", metavar="ID")
+        edit.set_defaults(func=run_enable if verb == "enable" else run_disable)
     lock = psub.add_parser("lock", parents=[common], help="write reyn.lock for the enabled plugins")
     lock.add_argument("--lock-file", help="where to write (default: [lock] path of the profile)")
     lock.set_defaults(func=run_lock)
@@ -154,6 +160,21 @@ def _print_show(d: dict[str, Any]) -> None:
                 print(f"      fix: {diag['hint']}")
 
 
+# --------------------------------------------------------------------------- enable / disable
+
+
+def run_enable(args: argparse.Namespace) -> int:
+    from .profile_file import edit_enabled
+
+    return edit_enabled(args, args.plugin_ids, enable=True)
+
+
+def run_disable(args: argparse.Namespace) -> int:
+    from .profile_file import edit_enabled
+
+    return edit_enabled(args, args.plugin_ids, enable=False)
+
+
 # --------------------------------------------------------------------------- lock / audit
 
 
@@ -168,12 +189,23 @@ def run_lock(args: argparse.Namespace) -> int:
 
     result = load_from_args(args, enforce_lock=False)
     path = _lock_path(args, result)
+    if not result.profile.enabled:
+        print(
+            f"reyn: error: nothing to lock: {result.profile.source or 'no profile file was found, so it'}"
+            f" enables no plugin (`reyn plugins enable ID` first); {path} was not written",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     broken = [i for i in result.report.plugins if i.enabled and i.status != "loaded"]
     if broken:
         for info in broken:
             first = next((d for d in info.diagnostics if d.is_error), None)
             why = f"{first.code}: {first.message}" if first else info.status
-            print(f"reyn: error: plugin {info.plugin_id!r} is {info.status}: {why}", file=sys.stderr)
+            state = {"failed": "failed to load", "refused": "was refused", "missing": "is not installed"}
+            print(
+                f"reyn: error: plugin {info.plugin_id!r} {state.get(info.status, info.status)}: {why}",
+                file=sys.stderr,
+            )
         print(f"reyn: error: not writing {path}: fix or disable the plugins above first", file=sys.stderr)
         return EXIT_FAILED
     lock = lock_from_load(result)

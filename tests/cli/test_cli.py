@@ -194,7 +194,7 @@ def test_audit_without_a_lock_file_exits_2(cli):
 def test_lock_refuses_to_write_when_an_enabled_plugin_fails(cli):
     cli.profile('[plugins]\nenable = ["good", "bad"]\n[lock]\npath = "never.lock"\n')
     proc = cli("plugins", "lock")
-    assert proc.returncode == 1 and "'bad' is failed" in proc.stderr
+    assert proc.returncode == 1 and "'bad' failed to load" in proc.stderr
     assert not (cli.work / "never.lock").exists()
 
 

@@ -319,6 +319,45 @@ def test_version_distribution_and_entry_point_changes_are_named() -> None:
     assert "'evil-demo'" in drifts[0].detail and "'evil.plugin'" in drifts[2].detail
 
 
+def _with_dist_info(version: str, code: str = "p", metadata: str = "") -> dict[str, str]:
+    info = f"demo_plug-{version}.dist-info"
+    return {
+        "demo_plug/__init__.py": _h("init"),
+        "demo_plug/plugin.py": _h(code),
+        f"{info}/METADATA": _h(f"Version: {version}{metadata}"),
+        f"{info}/RECORD": _h(f"record {version}"),
+        f"{info}/WHEEL": _h("wheel"),
+        f"{info}/entry_points.txt": _h("eps"),
+    }
+
+
+def test_a_version_bump_reports_the_renamed_dist_info_as_one_version_change() -> None:
+    locked = locked_demo(files=_with_dist_info("0.1.0"))
+    drifts = compare_provenance(locked, make_record(version="0.2.0", files=_with_dist_info("0.2.0")))
+    assert _kinds(drifts) == ["version_changed", "digest_changed"]
+    assert "0.1.0 in the lock, 0.2.0 installed (its 4 .dist-info file(s) moved with it)" in drifts[0].detail
+    assert "only the .dist-info files the version change renamed" in drifts[1].detail
+
+
+def test_a_version_bump_still_names_every_changed_code_file() -> None:
+    locked = locked_demo(files=_with_dist_info("0.1.0"))
+    files = _with_dist_info("0.2.0", code="changed")
+    files["demo_plug-0.2.0.dist-info/direct_url.json"] = _h("new")
+    drifts = compare_provenance(locked, make_record(version="0.2.0", files=files))
+    assert [(d.kind, d.path) for d in drifts] == [
+        ("version_changed", None),
+        ("digest_changed", None),
+        ("file_added", "demo_plug-0.2.0.dist-info/direct_url.json"),
+        ("file_changed", "demo_plug/plugin.py"),
+    ]
+
+
+def test_a_renamed_dist_info_without_a_version_change_is_still_file_drift() -> None:
+    locked = locked_demo(files=_with_dist_info("0.1.0"))
+    drifts = compare_provenance(locked, make_record(files=_with_dist_info("0.2.0")))
+    assert _kinds(drifts).count("file_removed") == 4 and _kinds(drifts).count("file_added") == 4
+
+
 def test_source_change_lists_each_changed_field() -> None:
     (drift,) = compare_provenance(
         locked_demo(), make_record(source_kind="editable", source_url="file:///src", artifact_sha256=None)
