@@ -1,0 +1,130 @@
+"""A skill's input schema goes through the core's validator factory: a reference that would be fetched
+is an RK007 diagnostic naming it (a real HTTP server on 127.0.0.1 records that nothing was requested);
+local $defs still work; patterns run on RE2 in bounded time; one RE2 cannot run is RK007."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from reyn_tools_catalog.catalog import load_catalog
+
+from reyn_core import HostBridge
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.url = ""
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    """A real HTTP server on 127.0.0.1 recording each request; it shuts itself down after 60 s anyway."""
+    state = Recorder()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.requests.append(self.path)
+            body = b'{"type": "integer"}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    watchdog = threading.Timer(60, server.shutdown)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        yield state
+    finally:
+        watchdog.cancel()
+        server.shutdown()
+        server.server_close()
+
+
+def skill(name: str, schema: dict[str, Any]) -> str:
+    return f"---\nname: {name}\ndescription: A skill.\ninput_schema: {json.dumps(schema)}\n---\nDo it.\n"
+
+
+def obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, **extra}
+
+
+def hostile(url: str) -> dict[str, tuple[dict[str, Any], str]]:
+    return {
+        "ref": (obj({"a": {"$ref": f"{url}/int.json"}}), f"{url}/int.json"),
+        "fileref": (obj({"a": {"$ref": "file:///etc/passwd"}}), "file:///etc/passwd"),
+        "dynamicref": (obj({"a": {"$dynamicRef": f"{url}/x#meta"}}), "$dynamicRef"),
+        "recursiveref": (obj({"a": {"$recursiveRef": "#"}}), "$recursiveRef"),
+        "schema": ({**obj({}), "$schema": f"{url}/meta.json"}, f"{url}/meta.json"),
+        "idtrick": ({**obj({"a": {"$ref": "int.json"}}), "$id": f"{url}/base/"}, "'int.json'"),
+        "embeddedid": (obj({"a": {"$id": f"{url}/s.json"}}), "embedded $id"),
+        "lookahead": (obj({"a": {"type": "string", "pattern": "^(?=.*[0-9])"}}), "lookahead"),
+        "backref": (obj({"a": {"type": "string", "pattern": "(x)\\1"}}), "backreference"),
+    }
+
+
+def test_skills_whose_schema_needs_retrieval_or_unsupported_regex_are_rk007(ws, recorder) -> None:
+    cases = hostile(recorder.url)
+    for name, (schema, _) in cases.items():
+        ws.skill(name, skill(name, schema))
+    ws.skill(
+        "good", skill("good", {**obj({"a": {"$ref": "#/$defs/n"}}), "$defs": {"n": {"type": "integer"}}})
+    )
+    catalog = load_catalog(ws.settings, ws.root)
+    assert list(catalog.skills) == ["good"]
+    found = {d.path.parent.name: d for d in catalog.diagnostics}
+    assert sorted(found) == sorted(cases)
+    for name, (_, named) in cases.items():
+        assert found[name].code == "RK007" and named in found[name].message, found[name].message
+    assert recorder.requests == []
+
+
+def test_invoke_skill_runs_patterns_on_re2_and_local_refs(ws, recorder) -> None:
+    ws.skill(
+        "evil",
+        skill(
+            "evil",
+            {
+                **obj({"a": {"type": "string", "pattern": "^(a+)+$"}, "n": {"$ref": "#/$defs/n"}}),
+                "$id": f"{recorder.url}/s.json",
+                "$defs": {"n": {"type": "integer"}},
+                "patternProperties": {"^(b+)+$": {}},
+                "additionalProperties": False,
+            },
+        ),
+    )
+    calls: list[Any] = []
+    bridge = HostBridge(run_skill=lambda *, skill, input, ctx: calls.append(input) or "ran")
+    env = ws.call("invoke_skill", {"skill": "evil", "input": {"a": "a" * 40 + "!"}}, bridge=bridge)
+    assert env["error"]["kind"] == "invalid_arguments"
+    assert [e["path"] for e in env["error"]["errors"]] == ["/input/a"]
+    env = ws.call("invoke_skill", {"skill": "evil", "input": {"b" * 40 + "!": 1, "n": "x"}}, bridge=bridge)
+    assert sorted(e["path"] for e in env["error"]["errors"]) == ["/input", "/input/n"]
+    env = ws.call("invoke_skill", {"skill": "evil", "input": {"a": "aa", "bbb": 1, "n": 2}}, bridge=bridge)
+    assert env == {"status": "ok", "data": "ran"} and calls == [{"a": "aa", "bbb": 1, "n": 2}]
+    assert recorder.requests == []
+
+
+def test_a_host_record_with_a_remote_ref_is_rk008_unfetched(ws, recorder) -> None:
+    from reyn_tools_catalog.catalog import coerce_host_catalog
+
+    schema = obj({"a": {"$ref": f"{recorder.url}/int.json"}})
+    catalog = coerce_host_catalog(
+        {"skills": [{"name": "h", "description": "Host skill.", "input_schema": schema}]}
+    )
+    assert list(catalog.skills) == []
+    [diag] = catalog.diagnostics
+    assert diag.code == "RK008" and f"{recorder.url}/int.json" in diag.message
+    assert recorder.requests == []
