@@ -94,6 +94,10 @@ def check_entry(e: MemoryEntry) -> None:
     """Raise ``MemoryStoreError`` when ``e`` cannot be written by any backend (shared by all of them)."""
     if e.type not in MEMORY_TYPES:
         raise MemoryStoreError(f"unknown memory type {e.type!r}; use one of {', '.join(MEMORY_TYPES)}")
+    for field, value in (("name", e.name), ("description", e.description), ("body", e.body or "")):
+        problem = text_problem(value)
+        if problem is not None:
+            raise MemoryStoreError(f"the {field} of entry {e.slug!r} {problem}")
 
 
 def full_layer_error(e: MemoryEntry, count: int) -> MemoryStoreError:

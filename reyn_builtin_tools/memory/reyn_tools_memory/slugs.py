@@ -52,4 +52,6 @@ def agent_problem(agent: object) -> str | None:
         return f"the agent name is {len(agent)} characters long, over the limit of {AGENT_MAX}"
     if any(ord(ch) < 32 or ch == "\x7f" for ch in agent):
         return "the agent name contains control characters"
+    if any("\ud800" <= ch <= "\udfff" for ch in agent):
+        return "the agent name contains a lone surrogate, which is not valid Unicode"
     return None

@@ -18,10 +18,18 @@ from reyn_core import (
     ToolDenied,
     ToolExecutionError,
     ToolGates,
+    ToolRuntimeMissing,
     tool,
 )
 
-from .backend import MemoryBackend, MemoryEntry, MemoryStoreError, open_store
+from .backend import (
+    MemoryBackend,
+    MemoryBackendMissing,
+    MemoryEntry,
+    MemoryStoreError,
+    open_store,
+    text_problem,
+)
 from .settings import MemorySettings
 from .slugs import SLUG_RULE, agent_problem, slug_problem
 
@@ -42,9 +50,9 @@ def settings_of(ctx: ToolContext) -> MemorySettings:
     return s if isinstance(s, MemorySettings) else MemorySettings.model_validate(s or {})
 
 
-def store_for(ctx: ToolContext) -> MemoryBackend:
+def store_for(ctx: ToolContext, tool_name: str = "memory") -> MemoryBackend:
     """The store configured for this call (SQLite resolved against the workspace, or PostgreSQL)."""
-    return open_store(settings_of(ctx), ctx.workspace)
+    return _run(tool_name, open_store, settings_of(ctx), ctx.workspace)
 
 
 def calling_agent(ctx: ToolContext, tool_name: str) -> str:
@@ -72,10 +80,27 @@ def _check_slug(slug: str, tool_name: str) -> None:
 
 
 def _run(tool_name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call the store; its errors become the tool errors a model understands (no traceback)."""
     try:
         return fn(*args, **kwargs)
+    except MemoryBackendMissing as exc:
+        raise ToolRuntimeMissing(f"{tool_name}: {exc}", tool=tool_name) from None
     except MemoryStoreError as exc:
         raise ToolExecutionError(f"{tool_name}: {exc}", tool=tool_name) from None
+
+
+def _check_text(args: BaseModel, fields: tuple[str, ...], tool_name: str) -> None:
+    problems = [
+        ArgumentProblem(f"/{field}", f"the {field} {problem}")
+        for field in fields
+        if (problem := text_problem(getattr(args, field))) is not None
+    ]
+    if problems:
+        raise InvalidToolArguments(
+            f"invalid arguments for {tool_name!r}: " + "; ".join(p.render() for p in problems),
+            tool=tool_name,
+            problems=problems,
+        )
 
 
 def _owner(layer: str, ctx: ToolContext, tool_name: str) -> str:
@@ -102,7 +127,7 @@ def list_memory(args: ListMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     entry's body with read_memory_body.
     """
     s = settings_of(ctx)
-    store = store_for(ctx)
+    store = store_for(ctx, "list_memory")
     layers: list[tuple[Literal["shared", "agent"], str]] = []
     if args.layer in ("all", "shared"):
         layers.append(("shared", ""))
@@ -136,7 +161,7 @@ class ReadMemoryArgs(BaseModel):
 def read_memory_body(args: ReadMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     """Read one memory entry in full, including its body."""
     _check_slug(args.slug, "read_memory_body")
-    store = store_for(ctx)
+    store = store_for(ctx, "read_memory_body")
     if args.layer is not None:
         order = [args.layer]
     else:
@@ -175,6 +200,7 @@ def _remember(
     args: RememberArgs, ctx: ToolContext, layer: Literal["shared", "agent"], tool_name: str
 ) -> dict[str, Any]:
     _check_slug(args.slug, tool_name)
+    _check_text(args, ("name", "description", "body"), tool_name)
     agent = _owner(layer, ctx, tool_name)
     limit = settings_of(ctx).max_body_bytes
     size = len(args.body.encode("utf-8"))
@@ -188,7 +214,7 @@ def _remember(
             tool=tool_name,
             problems=[ArgumentProblem("/body", problem)],
         )
-    store = store_for(ctx)
+    store = store_for(ctx, tool_name)
     result = _run(
         tool_name,
         store.put,
@@ -230,7 +256,7 @@ def forget_memory(args: ForgetArgs, ctx: ToolContext) -> dict[str, Any]:
     """Delete one memory entry from the shared layer or from your own agent layer."""
     _check_slug(args.slug, "forget_memory")
     agent = _owner(args.layer, ctx, "forget_memory")
-    removed = _run("forget_memory", store_for(ctx).delete, args.layer, agent, args.slug)
+    removed = _run("forget_memory", store_for(ctx, "forget_memory").delete, args.layer, agent, args.slug)
     if not removed:
         raise ToolExecutionError(
             f"forget_memory: no entry {args.slug!r} in the {args.layer} layer; list_memory shows the slugs that exist",

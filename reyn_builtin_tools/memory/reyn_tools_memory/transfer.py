@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from .backend import MEMORY_TYPES, MemoryBackend, MemoryEntry, PutResult
+from .backend import MEMORY_TYPES, MemoryBackend, MemoryEntry, PutResult, text_problem
 from .settings import MemorySettings
 from .slugs import agent_problem, slug_problem
 
@@ -186,6 +186,10 @@ def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntr
                 datetime.fromisoformat(v[key])
             except ValueError:
                 raise _Problem(f"{key} {v[key]!r} is not an ISO 8601 timestamp") from None
+    for key, value in (("name", v["name"]), ("description", v["description"]), ("body", body)):
+        problem = text_problem(value)
+        if problem:
+            raise _Problem(f"the {key} {problem}")
     size = len(body.encode("utf-8"))
     if size > settings.max_body_bytes:
         raise _Problem(f"the body is {size:,} bytes, over the limit of {settings.max_body_bytes:,} bytes")

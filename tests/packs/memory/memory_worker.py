@@ -1,12 +1,16 @@
 """A separate process that uses the memory store through the real dispatcher (tests start it).
 
-    memory_worker.py write DB PREFIX COUNT [--agent A]   remember_* COUNT entries; print each
-                                                          acknowledged slug on its own line
-    memory_worker.py read DB STOPFILE                     hold a read transaction open and call
-                                                          list_memory until STOPFILE exists;
-                                                          print "reads N errors M" at the end
+    memory_worker.py write STORE PREFIX COUNT [--agent A]  remember_* COUNT entries; print each
+                                                            acknowledged slug on its own line
+    memory_worker.py read DB STOPFILE                       (SQLite) hold a read transaction open and
+                                                            call list_memory until STOPFILE exists;
+                                                            print "reads N errors M" at the end
 
-Acknowledged means dispatch_tool returned status "ok", which happens only after COMMIT returned.
+STORE is a SQLite file, or the memory settings as JSON (``{"backend": "postgres", ...}``; the DSN is
+in the environment variable they name).
+
+Acknowledged means dispatch_tool returned status "ok", which happens only after COMMIT returned. A
+failed call prints ``slug kind: message`` on stderr and the worker goes on with the next entry.
 Every ack line is one os.write on an unbuffered stdout, so a SIGKILL can never leave half a line
 that claims a write.
 """
@@ -14,6 +18,7 @@ that claims a write.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import sys
@@ -26,8 +31,14 @@ from reyn_tools_memory.plugin import reyn_register_tools
 from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
 
 
-def registry(db: str) -> ToolRegistry:
-    settings = MemorySettings(path=db, busy_timeout_s=60)
+def settings_of(store: str) -> MemorySettings:
+    if store.startswith("{"):
+        return MemorySettings.model_validate(json.loads(store))
+    return MemorySettings(path=store, busy_timeout_s=60)
+
+
+def registry(store: str) -> ToolRegistry:
+    settings = settings_of(store)
     reg = ToolRegistry(settings={"memory": settings})
     reyn_register_tools(
         lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory")), settings
@@ -39,9 +50,9 @@ def body_for(prefix: str, i: int) -> str:
     return f"entry {i} written by {prefix}\n" + "x" * (i % 97)
 
 
-async def write(db: str, prefix: str, count: int, agent: str | None) -> int:
-    reg = registry(db)
-    ctx = ToolContext(surface="router", agent=agent, workspace=Path(db).parent)
+async def write(store: str, prefix: str, count: int, agent: str | None) -> int:
+    reg = registry(store)
+    ctx = ToolContext(surface="router", agent=agent, workspace=Path.cwd())
     tool = "remember_agent" if agent else "remember_shared"
     failures = 0
     for i in range(count):
@@ -58,7 +69,8 @@ async def write(db: str, prefix: str, count: int, agent: str | None) -> int:
             os.write(1, f"{slug}\n".encode())
         else:
             failures += 1
-            os.write(2, f"{slug} {env['error']}\n".encode())
+            error = env["error"]
+            os.write(2, f"{slug} {error['kind']}: {error['message']}\n".encode())
     return 1 if failures else 0
 
 

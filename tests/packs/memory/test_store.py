@@ -1,4 +1,4 @@
-"""The store itself: pragmas, schema versions and migrations, unusable files."""
+"""The SQLite store itself: pragmas, schema versions and migrations, unusable files."""
 
 from __future__ import annotations
 
@@ -78,8 +78,8 @@ def test_a_writer_that_cannot_get_the_lock_fails_without_writing(tmp_path):
     assert store.get("shared", "", "b") is None
 
 
-def test_a_store_error_reaches_the_model_as_an_execution_error(memory_factory, make_entry):
-    m = memory_factory()
+def test_a_store_error_reaches_the_model_as_an_execution_error(sqlite_memory, make_entry):
+    m = sqlite_memory
     m.db.write_bytes(b"garbage" * 1000)
     env = m.call("remember_shared", make_entry("x"))
     assert env["error"]["kind"] == "execution_error"
