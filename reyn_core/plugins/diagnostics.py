@@ -174,6 +174,13 @@ CODES: dict[str, CodeInfo] = {
         "plugin diagnostics hook misbehaved",
         "return a list of {code, severity, message, hint?, tool?} mappings from reyn_diagnostics(), and do not raise",
     ),
+    "RI009": CodeInfo(
+        "error",
+        "plugin module would be imported from outside its distribution",
+        "remove or rename the shadowing file or folder the message names (often in the working "
+        "directory or on PYTHONPATH), or run from another directory; a plugin is only imported "
+        "from the files its digest covers",
+    ),
     # ---- settings and profile
     "RC001": CodeInfo("error", "plugin settings invalid", "fix [plugins.<id>.settings] as the message says"),
     "RC002": CodeInfo(

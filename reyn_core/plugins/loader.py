@@ -76,6 +76,7 @@ class _Loader:
         self._lock: Any = None
         self._lock_error: str | None = None
         self._digest_cache: Any = None
+        self._verified_specs: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ steps 1-2: discover, select
 
@@ -246,10 +247,33 @@ class _Loader:
 
     # ------------------------------------------------------------------ step 4: import
 
+    def verify_import_origin(self, p: PluginState) -> None:
+        """Refuse (``RI009``) when the entry point's module would not come from the digested files.
+
+        A folder or module of the same name earlier on ``sys.path`` (the working directory for
+        ``python -m``, a script's folder, ``PYTHONPATH``) would otherwise be imported instead of
+        the verified distribution. Nothing is executed: the top-level name is resolved with
+        ``importlib.util.find_spec`` (which imports no parent for a top-level name) and its origin
+        and package search path must be exactly the location the digest covers. Applies whether or
+        not the plugin is pinned or locked: an unverifiable import is never attempted.
+        """
+        cand = p.candidate
+        assert cand is not None and p.provenance is not None
+        problem, spec = _import_origin(cand.entry_point, p.provenance)
+        if problem is not None:
+            p.fail(
+                "refused",
+                "RI009",
+                f"plugin {p.plugin_id!r} ({cand.distribution} {cand.version}) is not imported: {problem}",
+            )
+            return
+        self._verified_specs[p.plugin_id] = spec
+
     def import_plugin(self, p: PluginState) -> None:
         cand = p.candidate
         assert cand is not None
         try:
+            _import_verified_top(self._verified_specs.pop(p.plugin_id, None))
             module = cand.ep.load()
         except KeyboardInterrupt:
             raise
@@ -532,6 +556,7 @@ def load(
         steps = (
             lambda p: loader.select(found.get(p.plugin_id, ()), p, found),
             loader.check_provenance,
+            loader.verify_import_origin,
             loader.import_plugin,
             loader.validate_settings,
             loader.collect_tools,
@@ -603,6 +628,87 @@ def _report(
 
 
 # --------------------------------------------------------------------------- small helpers
+
+
+def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None, Any]:
+    """``(problem, spec)``: why the entry point's module would not be imported from the files the
+    digest covers (None when it would), and the verified spec of its top-level module (None when
+    that module is already imported)."""
+    import importlib.util
+    import os
+    import sys
+
+    module = entry_point.partition(":")[0].strip()
+    top = module.split(".")[0]
+    expected = dict(rec.module_locations).get(top)
+    if expected is None:
+        return (
+            f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
+            "were not found), so where it would be imported from cannot be verified",
+            None,
+        )
+    want = os.path.realpath(expected)
+    loaded = sys.modules.get(top)
+    spec: Any = None
+    if loaded is not None:
+        origin = getattr(loaded, "__file__", None)
+        locations = list(getattr(loaded, "__path__", None) or ())
+    else:
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError) as exc:
+            return f"looking up module {top!r} failed: {exception_message(exc)}", None
+        if spec is None:
+            return f"module {top!r} cannot be found on sys.path although {expected} exists", None
+        origin = spec.origin if spec.has_location else None
+        locations = list(spec.submodule_search_locations or ())
+    found: list[str] = []
+    if locations:  # a package: every folder its submodules may come from must be the digested one
+        found += [loc for loc in locations if os.path.realpath(loc) != want]
+        if origin and os.path.realpath(os.path.dirname(origin)) != want:
+            found.append(origin)
+    elif not origin or os.path.realpath(origin) != want:
+        found.append(origin or f"<{type(loaded).__name__ if loaded is not None else 'no file'}>")
+    if not found:
+        return None, spec
+    shown = ", ".join(f"{path}{_path_entry(path)}" for path in found)
+    return (
+        f"module {top!r} would be imported from {shown}, not from the files that were digested "
+        f"({expected}); the shadowing module was not run",
+        None,
+    )
+
+
+def _path_entry(path: str) -> str:
+    """`` (sys.path entry ..., the working directory)`` for the entry a shadowing path sits in."""
+    import os
+    import sys
+
+    parent = os.path.realpath(os.path.dirname(path.rstrip(os.sep)))
+    cwd = os.path.realpath(os.getcwd())
+    for entry in sys.path:
+        if os.path.realpath(entry or os.curdir) == parent:
+            what = " = the working directory" if parent == cwd else ""
+            return f" (sys.path entry {entry!r}{what})"
+    return ""
+
+
+def _import_verified_top(spec: Any) -> None:
+    """Import a top-level module from the spec that was verified, so the import cannot be resolved
+    again to somewhere else; submodules then come from its verified ``__path__``."""
+    import importlib.util
+    import sys
+
+    if spec is None or spec.name in sys.modules:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        if spec.loader is not None:
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(spec.name, None)
+        raise
 
 
 def _handler_module_exists(ref: str) -> bool:

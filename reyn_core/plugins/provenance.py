@@ -78,6 +78,9 @@ class ProvenanceRecord:
     files: tuple[tuple[str, str], ...]
     record_mismatches: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    module_locations: tuple[tuple[str, str], ...] = ()
+    """``(top-level import name, absolute path)`` of the package folder or module file the digest
+    covers for each import name: the loader imports the plugin only from there (``RI009``)."""
 
     @property
     def short_digest(self) -> str:
@@ -510,6 +513,11 @@ def provenance_for(
 
     ep_top, names = _top_level_names(dist, entry_point)
     scope: DigestScope = "installed"
+    locations: dict[str, str] = {}
+    for name in names:
+        installed = _installed_location(entries, site, name)
+        if installed is not None:
+            locations[name] = installed
     if source.kind == "editable" or not (ep_top and _record_has_module(entries, ep_top)):
         scope = "source-tree"
         found, missing = _find_sources(names, entries, site, source)
@@ -518,6 +526,7 @@ def provenance_for(
                 f"the source of import package {name!r} was not found; the digest does not cover it"
             )
         for name, location in sorted(found.items()):
+            locations[name] = os.path.abspath(location)
             for rel, path in _walk_source(name, location):
                 try:
                     files[rel] = hasher(path)
@@ -542,7 +551,23 @@ def provenance_for(
         files=listing,
         record_mismatches=tuple(sorted(set(mismatches))),
         problems=tuple(problems),
+        module_locations=tuple(sorted(locations.items())),
     )
+
+
+def _installed_location(entries: Iterable[_RecordEntry], site: str, top: str) -> str | None:
+    """Where RECORD installs import name ``top`` in site-packages: its package folder, ``top.py``
+    or an extension module; None when RECORD does not install it."""
+    module = None
+    for e in entries:
+        first, _, rest = e.rel.partition("/")
+        if rest and first == top and not _is_bytecode(e.rel):
+            return os.path.join(site, top)
+        if not rest and (
+            first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))
+        ):
+            module = os.path.join(site, first)
+    return module
 
 
 def _rehash(path: str, algorithm: str) -> str | None:

@@ -66,11 +66,18 @@ def test_distinct_names_do_not_collide_and_keep_their_spelling() -> None:
     builder = ToolRegistry()
     for name in ("read_file", "read_files", "readfile2", "Write_File"):
         builder.register(definition(name))
-    assert [t.name for t in builder.freeze().tools()] == ["Write_File", "read_file", "read_files", "readfile2"]
+    assert [t.name for t in builder.freeze().tools()] == [
+        "Write_File",
+        "read_file",
+        "read_files",
+        "readfile2",
+    ]
 
 
 def test_collision_key_folds_case_separators_and_dots() -> None:
-    assert collision_key("Read-File") == collision_key("read.file") == collision_key("read_file") == "read_file"
+    assert (
+        collision_key("Read-File") == collision_key("read.file") == collision_key("read_file") == "read_file"
+    )
     assert collision_key("a--b__c") == "a_b_c"
     assert collision_key("_") == "_"  # nothing but separators: the name itself
     assert collision_key("x") != collision_key("y")
