@@ -35,11 +35,13 @@ from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 from .validation import SchemaRefused, json_schema_validator
 
 if TYPE_CHECKING:
+    from .deferral import DeferralPolicy, ToolDeferral, TurnTools, estimate_tokens, found_tool_names
     from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
     from .manifest import lazy_definitions, read_manifest, tool_manifest
     from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
     from .plugins.loader import LoadResult, load
     from .profile import Profile, load_profile
+    from .tool_search import ToolMatch, search_tools
 
 __version__ = "0.1.0"
 
@@ -62,6 +64,13 @@ _LAZY = {
     "lazy_definitions": "reyn_core.manifest",
     "read_manifest": "reyn_core.manifest",
     "tool_manifest": "reyn_core.manifest",
+    "DeferralPolicy": "reyn_core.deferral",
+    "ToolDeferral": "reyn_core.deferral",
+    "TurnTools": "reyn_core.deferral",
+    "estimate_tokens": "reyn_core.deferral",
+    "found_tool_names": "reyn_core.deferral",
+    "ToolMatch": "reyn_core.tool_search",
+    "search_tools": "reyn_core.tool_search",
 }
 
 
@@ -80,6 +89,7 @@ __all__ = [
     "API_VERSION",
     "ArgumentProblem",
     "Decision",
+    "DeferralPolicy",
     "HostBridge",
     "InvalidToolArguments",
     "JsonlAuditLog",
@@ -103,19 +113,24 @@ __all__ = [
     "ToolCancelled",
     "ToolContext",
     "ToolDefinition",
+    "ToolDeferral",
     "ToolDenied",
     "ToolError",
     "ToolExecutionError",
     "ToolGateRefused",
     "ToolGates",
+    "ToolMatch",
     "ToolNotFound",
     "ToolOrigin",
     "ToolRegistrationError",
     "ToolRegistry",
     "ToolRuntimeMissing",
     "ToolTimeout",
+    "TurnTools",
     "check_gates",
     "dispatch_tool",
+    "estimate_tokens",
+    "found_tool_names",
     "hookimpl",
     "invoke_tool",
     "json_schema_validator",
@@ -127,6 +142,7 @@ __all__ = [
     "read_manifest",
     "render_phase",
     "render_router",
+    "search_tools",
     "tool",
     "tool_manifest",
 ]

@@ -99,10 +99,31 @@ class PluginsConfig(_Section):
         return out
 
 
+class RouterDeferConfig(_Section):
+    """``[surfaces.router.defer]``: tools left out of the router's tools array, found instead through
+    the search tool (docs/large-registries.md). Names are checked against the loaded registry."""
+
+    tools: list[str] = Field(default_factory=list)
+    """Tool names (as registered, after any prefix) always deferred."""
+    plugins: list[str] = Field(default_factory=list)
+    """Plugin ids (enabled ones) whose tools are all deferred."""
+    clusters: list[str] = Field(default_factory=list)
+    """Clusters whose tools are all deferred."""
+    prefer: list[str] = Field(default_factory=list)
+    """Tool names, plugin ids or clusters kept first when a budget defers the rest."""
+    max_tools: int | None = Field(default=None, ge=1)
+    """At most this many tools in the array (the search tool counts)."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """At most this many estimated tokens of tools array (compact JSON bytes / 4, rounded up)."""
+    search_tool: str = Field(default="find_tools", pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    """The search tool's name (change it when a plugin already has a tool of that name)."""
+
+
 class RouterSurfaceConfig(_Section):
     """``[surfaces.router]``."""
 
     exclude: list[str] = Field(default_factory=list)
+    defer: RouterDeferConfig = Field(default_factory=RouterDeferConfig)
 
 
 class PhaseSurfaceConfig(_Section):

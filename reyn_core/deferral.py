@@ -1,0 +1,474 @@
+"""Tool deferral: which gate-visible tools the router's tools array leaves out, and the search tool
+that lets the model find them.
+
+A deferred tool is not rendered; it keeps everything else — gates, validation, audit, lock — and the
+model may still call it by name. Deferral is operator policy (``[surfaces.router.defer]``), never a
+gate: it only chooses among the tools ``registry.visible`` already allows, so it cannot widen what a
+caller may see. Unrelated to ``dispatch_kind="deferred"`` (a tool whose call the host finishes).
+
+The split, for one turn (deterministic: same registry, policy, context and found names → same
+bytes):
+
+1. candidates = ``registry.visible("router", ctx)``;
+2. tools named by ``defer.tools`` / ``defer.plugins`` / ``defer.clusters`` are deferred unless found;
+3. the rest are ordered most-preferred first: found tools (most recently found first), then by the
+   first ``defer.prefer`` entry that names the tool, its plugin or its cluster (unlisted last), then
+   host tools before plugin tools and plugins in ``plugins.enable`` order, then by name;
+4. with ``max_tools`` / ``max_tokens``, the longest prefix of that order that fits is kept (the search
+   tool counts when anything is deferred) and everything after it is deferred;
+5. the array is the kept tools that the first turn (nothing found) would also render, by name; then
+   the search tool when anything is deferred; then the tools kept only because they were found, in
+   the order they were found.
+
+"Found" means named in a search result or called by the model earlier in the conversation
+(``found_tool_names``): the router loop adds them from the next turn on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from .context import ToolContext, as_names
+from .errors import StrictSchemaError
+from .render import canonical_json
+from .render.router import StrictRenderError, render_router_tool
+from .tool import ToolDefinition, is_valid_tool_name
+from .tool_search import DEFAULT_SEARCH_TOOL, search_tool_definition
+
+if TYPE_CHECKING:
+    from .profile import Profile
+    from .registry import ToolRegistry
+    from .tool_search import ToolMatch
+
+TokenCounter = Callable[[Mapping[str, Any]], int]
+_KEY = "surfaces.router.defer"
+
+
+def estimate_tokens(entry: Mapping[str, Any]) -> int:
+    """The budget's token measure of one tools-array entry: its canonical JSON in UTF-8 bytes / 4,
+    rounded up. Deterministic and dependency-free (the same on every install); the benchmark in
+    docs/large-registries.md compares it with a real tokenizer."""
+    return (len(canonical_json(entry).encode("utf-8")) + 3) // 4
+
+
+def _budget(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise ValueError(f"{what} must be a whole number of at least 1 (or None for no limit), got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class DeferralPolicy:
+    """What the operator defers on the router surface (``[surfaces.router.defer]``).
+
+    ``tools`` / ``plugins`` / ``clusters`` are always deferred (until found); ``max_tools`` and
+    ``max_tokens`` (``estimate_tokens``) cap the array, deferring the least-preferred tools;
+    ``prefer`` (tool names, plugin ids or clusters) and ``plugin_order`` (the profile's
+    ``plugins.enable``) define preference; ``search_tool`` names the search tool.
+    """
+
+    tools: frozenset[str] = frozenset()
+    plugins: frozenset[str] = frozenset()
+    clusters: frozenset[str] = frozenset()
+    prefer: tuple[str, ...] = ()
+    plugin_order: tuple[str, ...] = ()
+    max_tools: int | None = None
+    max_tokens: int | None = None
+    search_tool: str = DEFAULT_SEARCH_TOOL
+
+    def __post_init__(self) -> None:
+        for name in ("tools", "plugins", "clusters"):
+            object.__setattr__(self, name, frozenset(as_names(getattr(self, name), name)))
+        for name in ("prefer", "plugin_order"):
+            object.__setattr__(self, name, as_names(getattr(self, name), name))
+        for name in ("tools", "plugins", "clusters", "prefer", "plugin_order"):
+            bad = [v for v in getattr(self, name) if type(v) is not str]
+            if bad:
+                raise TypeError(f"{name} must hold strings, got {bad[0]!r}")
+        object.__setattr__(self, "max_tools", _budget(self.max_tools, "max_tools"))
+        object.__setattr__(self, "max_tokens", _budget(self.max_tokens, "max_tokens"))
+        if not is_valid_tool_name(self.search_tool):
+            raise ValueError(
+                f"search_tool must be a valid tool name (^[a-zA-Z0-9_-]{{1,64}}$), got {self.search_tool!r}"
+            )
+
+    @property
+    def active(self) -> bool:
+        """Whether this policy can defer anything (some list or budget is set)."""
+        return bool(self.tools or self.plugins or self.clusters or self.max_tools or self.max_tokens)
+
+    def defers(self, tool: ToolDefinition) -> str:
+        """The key that always defers ``tool`` (``tools``, ``plugins``, ``clusters``), or ''."""
+        if tool.name in self.tools:
+            return "tools"
+        if tool.plugin_id is not None and tool.plugin_id in self.plugins:
+            return "plugins"
+        if tool.cluster in self.clusters:
+            return "clusters"
+        return ""
+
+    def preference(self, tool: ToolDefinition) -> tuple[int, int, str]:
+        """The sort key of step 3 (smaller is more preferred), found tools aside."""
+        keys = (tool.name, tool.plugin_id, tool.cluster)
+        listed = next((i for i, entry in enumerate(self.prefer) if entry in keys), len(self.prefer))
+        if tool.plugin_id is None or (tool.origin is not None and tool.origin.kind == "host"):
+            plugin_rank = -1
+        elif tool.plugin_id in self.plugin_order:
+            plugin_rank = self.plugin_order.index(tool.plugin_id)
+        else:
+            plugin_rank = len(self.plugin_order)
+        return listed, plugin_rank, tool.name
+
+    @classmethod
+    def from_profile(cls, profile: Profile, registry: ToolRegistry | None = None) -> DeferralPolicy:
+        """The profile's ``[surfaces.router.defer]``. With ``registry``, every name is checked:
+        ``ProfileError`` (RC003) names the key, the unknown entry and what exists."""
+        cfg = profile.surfaces.router.defer
+        policy = cls(
+            tools=frozenset(cfg.tools),
+            plugins=frozenset(cfg.plugins),
+            clusters=frozenset(cfg.clusters),
+            prefer=tuple(cfg.prefer),
+            plugin_order=profile.enabled,
+            max_tools=cfg.max_tools,
+            max_tokens=cfg.max_tokens,
+            search_tool=cfg.search_tool,
+        )
+        if registry is not None:
+            check_policy_names(profile, registry)
+        return policy
+
+
+def check_policy_names(profile: Profile, registry: ToolRegistry) -> None:
+    """Refuse ``[surfaces.router.defer]`` entries that name nothing loaded: a typo would silently
+    defer nothing (or prefer nothing), so it is an error naming the key and the near names."""
+    from .profile import ProfileError
+    from .registry import collision_key
+
+    cfg = profile.surfaces.router.defer
+    tools = {t.name for t in registry.tools()}
+    clusters = {t.cluster for t in registry.tools()}
+    plugins = set(profile.enabled)
+    kinds: dict[str, tuple[set[str], str]] = {
+        "tools": (tools, "no loaded tool is called"),
+        "plugins": (plugins, "no enabled plugin (plugins.enable) is called"),
+        "clusters": (clusters, "no loaded tool is in a cluster called"),
+        "prefer": (tools | plugins | clusters, "no loaded tool, enabled plugin or cluster is called"),
+    }
+    for key, (known, what) in kinds.items():
+        for i, entry in enumerate(getattr(cfg, key)):
+            if entry in known:
+                continue
+            import difflib  # only to word an error
+
+            near = difflib.get_close_matches(entry, sorted(known), n=3)
+            hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+            raise ProfileError(
+                f"{profile.describe_source()}: {_KEY}.{key}[{i}]: {what} {entry!r}{hint}",
+                key=f"{_KEY}.{key}[{i}]",
+                file=profile.source,
+            )
+    key = collision_key(cfg.search_tool)
+    taken = next((t for t in registry.tools() if collision_key(t.name) == key), None)
+    if taken is not None:
+        owner = taken.origin.describe() if taken.origin else "a registered tool"
+        raise ProfileError(
+            f"{profile.describe_source()}: {_KEY}.search_tool: {cfg.search_tool!r} would collide with the "
+            f"tool {taken.name!r} of {owner}; set another name for the search tool",
+            key=f"{_KEY}.search_tool",
+            file=profile.source,
+        )
+
+
+# --------------------------------------------------------------------------- found names
+
+
+def found_tool_names(
+    messages: Sequence[Mapping[str, Any]], search_tool: str = DEFAULT_SEARCH_TOOL
+) -> tuple[str, ...]:
+    """Tools the conversation has found: named in a ``search_tool`` result or called by the model,
+    oldest first (a name found again moves to the end). The names are only candidates: the split
+    keeps those the gates still allow."""
+    calls: dict[str, str] = {}
+    order: dict[str, None] = {}
+
+    def mention(name: object) -> None:
+        if isinstance(name, str) and is_valid_tool_name(name) and name != search_tool:
+            order.pop(name, None)
+            order[name] = None
+
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        role = message.get("role")
+        if role == "assistant":
+            for call in message.get("tool_calls") or ():
+                fn = call.get("function") if isinstance(call, Mapping) else None
+                if isinstance(fn, Mapping):
+                    calls[str(call.get("id"))] = str(fn.get("name"))
+                    mention(fn.get("name"))
+        elif role == "tool" and calls.get(str(message.get("tool_call_id"))) == search_tool:
+            for name in _result_names(message.get("content")):
+                mention(name)
+    return tuple(order)
+
+
+def _result_names(content: object) -> list[object]:
+    if not isinstance(content, str) or len(content) > 1_000_000:
+        return []
+    try:
+        envelope = json.loads(content)
+    except ValueError:
+        return []
+    data = envelope.get("data") if isinstance(envelope, Mapping) else None
+    hits = data.get("tools") if isinstance(data, Mapping) else None
+    if not isinstance(hits, list):
+        return []
+    return [h.get("name") for h in hits[:100] if isinstance(h, Mapping)]
+
+
+# --------------------------------------------------------------------------- the split
+
+
+@dataclass(frozen=True)
+class TurnTools:
+    """One turn's tools array and how it was split.
+
+    ``tools`` is the array to send; ``rendered`` its names in order (the search tool included when
+    offered); ``deferred`` the visible tools left out, by name; ``reasons`` why each was left out
+    (``defer.tools``, ``defer.plugins``, ``defer.clusters``, ``max_tools``, ``max_tokens``);
+    ``tokens`` the array's size in ``estimate_tokens`` (or the deferral's counter).
+    """
+
+    tools: list[dict[str, Any]]
+    rendered: tuple[str, ...]
+    deferred: tuple[str, ...]
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    tokens: int = 0
+
+
+class ToolDeferral:
+    """Deferral and tool search over one registry: the host API for any loop.
+
+    ``registry`` is what to dispatch against: the source registry plus the search tool (a host tool,
+    gated, validated and audited by the one dispatcher like every tool). ``tools_for_turn(ctx,
+    found)`` is the tools array for the next turn, ``split`` the same with its explanation, and
+    ``search`` runs the search directly (``reyn tools search``).
+
+    A frozen source registry gets its search registry built once (cached per registry and search
+    tool name). ``token_counter`` replaces ``estimate_tokens`` for ``max_tokens``.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        policy: DeferralPolicy,
+        *,
+        token_counter: TokenCounter = estimate_tokens,
+    ) -> None:
+        self.source = registry
+        self.policy = policy
+        self.count = token_counter
+        self._registry: ToolRegistry | None = None
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The source registry plus the search tool: pass it to ``dispatch_tool``."""
+        if self._registry is None:
+            self._registry = with_search_tool(self.source, self.policy.search_tool)
+        return self._registry
+
+    @property
+    def search_definition(self) -> ToolDefinition:
+        """The search tool as registered."""
+        return self.registry.get(self.policy.search_tool)
+
+    def search(
+        self, query: str, ctx: ToolContext, *, limit: int = 5, exclude: Iterable[str] = ()
+    ) -> list[ToolMatch]:
+        """``tool_search.search_tools`` over the source registry (what the search tool runs)."""
+        from .tool_search import search_tools
+
+        return search_tools(self.source, query, ctx, limit=limit, exclude=exclude)
+
+    def tools_for_turn(
+        self,
+        ctx: ToolContext,
+        found: Iterable[str] = (),
+        *,
+        exclude: Iterable[str] = (),
+        strict: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The router tools array for the next turn, given the names found so far (oldest first)."""
+        return self.split(ctx, found, exclude=exclude, strict=strict).tools
+
+    def split(
+        self,
+        ctx: ToolContext,
+        found: Iterable[str] = (),
+        *,
+        exclude: Iterable[str] = (),
+        strict: bool = False,
+    ) -> TurnTools:
+        """``tools_for_turn`` with the split explained (see the module docstring for the rule).
+        ``strict`` as in ``render_router``: ``StrictRenderError`` if a rendered tool cannot be strict."""
+        ctx = ctx if ctx.surface == "router" else ctx.with_surface("router")
+        visible = self.source.visible("router", ctx, exclude=exclude)
+        if not self.policy.active:
+            return self._render(ctx, list(visible), [], None, {}, strict)
+        by_name = {t.name: t for t in visible}
+        found_order = [n for n in dict.fromkeys(found) if n in by_name]
+        entries: dict[str, dict[str, Any]] = {}
+        errors: dict[str, StrictSchemaError] = {}
+
+        def entry(tool: ToolDefinition) -> dict[str, Any]:
+            if tool.name not in entries:
+                try:
+                    entries[tool.name] = render_router_tool(self.source, tool, ctx, strict=strict)
+                except StrictSchemaError as exc:
+                    errors[tool.name] = exc
+                    entries[tool.name] = render_router_tool(self.source, tool, ctx)
+            return entries[tool.name]
+
+        search_def = self.search_definition
+        search_entry = render_router_tool(self.registry, search_def, ctx, strict=strict)
+        baseline, _ = self._select(visible, [], entry, search_entry)
+        kept, reasons = self._select(visible, found_order, entry, search_entry)
+        first = [t for t in visible if t.name in kept and t.name in baseline]  # by name
+        later = [by_name[n] for n in found_order if n in kept and n not in baseline]
+        return self._render(
+            ctx, first, later, search_entry if reasons else None, reasons, strict, entry, errors
+        )
+
+    def _select(
+        self,
+        visible: Sequence[ToolDefinition],
+        found: Sequence[str],
+        entry: Callable[[ToolDefinition], dict[str, Any]],
+        search_entry: dict[str, Any],
+    ) -> tuple[set[str], dict[str, str]]:
+        """The names kept and, for every deferred name, why (steps 2-4)."""
+        policy = self.policy
+        found_set = set(found)
+        reasons = {
+            t.name: f"defer.{why}" for t in visible if t.name not in found_set and (why := policy.defers(t))
+        }
+        by_name = {t.name: t for t in visible}
+        ordered = [by_name[n] for n in reversed(found)]
+        ordered += sorted(
+            (t for t in visible if t.name not in found_set and t.name not in reasons), key=policy.preference
+        )
+        if policy.max_tools is None and policy.max_tokens is None:
+            return {t.name for t in ordered}, reasons
+        costs = [self.count(entry(t)) for t in ordered]
+        if not reasons and self._fits(len(ordered), sum(costs)):
+            return {t.name for t in ordered}, reasons
+        # Something is deferred, so the search tool is offered and takes its place in the budget.
+        used_tools, used_tokens = 1, self.count(search_entry)
+        kept: set[str] = set()
+        for i, tool in enumerate(ordered):
+            if not self._fits(used_tools + 1, used_tokens + costs[i]):
+                over = "max_tools" if not self._fits(used_tools + 1, 0) else "max_tokens"
+                for rest in ordered[i:]:
+                    reasons[rest.name] = over
+                break
+            used_tools, used_tokens = used_tools + 1, used_tokens + costs[i]
+            kept.add(tool.name)
+        return kept, reasons
+
+    def _fits(self, n_tools: int, tokens: int) -> bool:
+        p = self.policy
+        return (p.max_tools is None or n_tools <= p.max_tools) and (
+            p.max_tokens is None or tokens <= p.max_tokens
+        )
+
+    def _render(
+        self,
+        ctx: ToolContext,
+        first: list[ToolDefinition],
+        later: list[ToolDefinition],
+        search_entry: dict[str, Any] | None,
+        reasons: dict[str, str],
+        strict: bool,
+        entry: Callable[[ToolDefinition], dict[str, Any]] | None = None,
+        errors: Mapping[str, StrictSchemaError] | None = None,
+    ) -> TurnTools:
+        if entry is None:
+            from .render.router import render_router_tools
+
+            tools = render_router_tools(self.source, first, ctx, strict=strict)
+            return TurnTools(
+                tools, tuple(t.name for t in first), (), MappingProxyType({}), sum(map(self.count, tools))
+            )
+        tools = [entry(t) for t in first]
+        names = [t.name for t in first]
+        if search_entry is not None:
+            tools.append(search_entry)
+            names.append(self.policy.search_tool)
+        tools += [entry(t) for t in later]
+        names += [t.name for t in later]
+        failed = [errors[n] for n in names if errors and n in errors]
+        if failed:
+            raise StrictRenderError(failed, tools)
+        deferred = tuple(sorted(reasons))
+        return TurnTools(
+            tools,
+            tuple(names),
+            deferred,
+            MappingProxyType({n: reasons[n] for n in deferred}),
+            sum(self.count(e) for e in tools),
+        )
+
+
+# --------------------------------------------------------------------------- the search registry
+
+_SEARCH_REGISTRIES: weakref.WeakKeyDictionary[ToolRegistry, dict[str, ToolRegistry]] = (
+    weakref.WeakKeyDictionary()
+)
+_SEARCH_LOCK = threading.Lock()
+
+
+def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolRegistry:
+    """A frozen registry with every tool of ``registry`` (same definitions, origins, original names,
+    settings, operator policy and call hooks) plus the search tool ``name`` over ``registry``.
+
+    The tools are not re-checked (``registry`` already checked them; their recorded warnings are
+    kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
+    """
+    if registry.frozen:
+        with _SEARCH_LOCK:
+            cached = _SEARCH_REGISTRIES.get(registry, {}).get(name)
+        if cached is not None:
+            return cached
+    from .registry import ToolRegistry
+    from .schema import check_tool_schema
+
+    checked = {id(t.parameters): registry.warnings(t.name) for t in registry.tools()}
+
+    def schema_check(parameters: Any, **kwargs: Any) -> list[Any]:
+        known = checked.get(id(parameters))
+        return list(known) if known is not None else check_tool_schema(parameters, **kwargs)
+
+    builder = ToolRegistry(
+        operator=registry.operator,
+        settings=registry.plugin_settings,
+        hooks=registry.hooks,
+        schema_check=schema_check,
+    )
+    for tool in registry.tools():
+        original = registry.original_name(tool.name)
+        builder.register(tool, origin=tool.origin, original_name=original if original != tool.name else None)
+    builder.register(search_tool_definition(registry, name))
+    snapshot = builder.freeze()
+    if registry.frozen:
+        with _SEARCH_LOCK:
+            _SEARCH_REGISTRIES.setdefault(registry, {})[name] = snapshot
+    return snapshot

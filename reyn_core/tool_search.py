@@ -1,0 +1,262 @@
+"""Tool search: rank the tools a caller may be offered against a request in plain words.
+
+The ranking is SQLite FTS5's ``bm25`` (the standard library's ``sqlite3``): one in-memory index per
+frozen registry, built on first use, over three columns — the tool's name split into words
+(``read_file``, ``readFile`` → ``read file``), its description, and its parameters' names and
+descriptions — with the ``porter`` stemmer. Nothing here decides what a caller may see: the caller's
+candidates are ``registry.visible(surface, ctx)``, the same gate evaluation the renderers and the
+dispatcher use, and a hit outside that set is dropped before anything is returned. The index holds
+every registered tool, so its word statistics (bm25's inverse document frequency) cover tools a
+caller cannot see; only names, summaries and matched words of visible tools ever leave this module.
+
+``search_tool_definition`` is the model-facing ``find_tools`` tool built on it (a host tool, run
+through the one dispatcher like any other); ``reyn_core.deferral`` decides when it is offered.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .context import ToolContext
+from .errors import ToolError
+from .tool import ToolDefinition, ToolGates, ToolOrigin
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .registry import ToolRegistry
+
+DEFAULT_SEARCH_TOOL = "find_tools"
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_QUERY_CHARS = 500
+MAX_QUERY_TERMS = 32
+# Column weights for bm25 (name, description, parameters): a word in the name says more about what
+# the tool does than the same word in a parameter's description.
+BM25_WEIGHTS = (3.0, 1.0, 0.5)
+_FIELDS = ("name", "description", "parameters")
+_MAX_TEXT = 4000  # characters indexed per column: a huge description cannot dominate memory
+_MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[^\W_]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def name_words(name: str) -> str:
+    """``name`` as space-separated words: snake_case, kebab-case, dotted and camelCase split
+    (``getHTTPResponse_v2`` → ``get HTTP Response v2``)."""
+    return " ".join(_WORD.findall(_CAMEL.sub(" ", name)))
+
+
+def query_terms(query: str) -> tuple[str, ...]:
+    """The distinct words of ``query`` (lower-cased, identifiers split like tool names), at most
+    ``MAX_QUERY_TERMS``."""
+    words = _WORD.findall(_CAMEL.sub(" ", query[:MAX_QUERY_CHARS]))
+    return tuple(dict.fromkeys(w.lower() for w in words if len(w) <= 64))[:MAX_QUERY_TERMS]
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub(" ", text)[:_MAX_TEXT]
+
+
+def _parameter_text(schema: Any, depth: int = 0) -> list[str]:
+    """Property names (split into words) and descriptions of a JSON Schema, nested up to 3 levels."""
+    out: list[str] = []
+    if not isinstance(schema, Mapping) or depth > 3:
+        return out
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for key, sub in props.items():
+            out.append(name_words(str(key)))
+            if isinstance(sub, Mapping):
+                if isinstance(sub.get("description"), str):
+                    out.append(sub["description"])
+                out.extend(_parameter_text(sub, depth + 1))
+                out.extend(_parameter_text(sub.get("items"), depth + 1))
+    return out
+
+
+def search_text(tool: ToolDefinition) -> tuple[str, str, str]:
+    """The three indexed columns of ``tool``: name words, description, parameter words."""
+    name = f"{name_words(tool.name)} {tool.name}"
+    params = " ".join(_parameter_text(tool.parameters))
+    return _clean(name), _clean(tool.description), _clean(params)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMatch:
+    """One search hit: the tool's name, its one-line summary and the words that matched, by field
+    (``name``, ``description``, ``parameters``)."""
+
+    name: str
+    summary: str
+    matched: Mapping[str, tuple[str, ...]]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"name", "summary", "matched": {field: [words]}}`` (what the model receives)."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "matched": {k: list(v) for k, v in self.matched.items()},
+        }
+
+
+class ToolIndex:
+    """An FTS5 index over a fixed list of tools (in-memory SQLite; safe from several threads)."""
+
+    def __init__(self, tools: Iterable[ToolDefinition]) -> None:
+        import sqlite3
+
+        self._tools = tuple(tools)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection = sqlite3.connect(":memory:", check_same_thread=False)
+        try:
+            self._conn.execute(
+                "CREATE VIRTUAL TABLE tools USING fts5(name, description, parameters, "
+                "tokenize = 'porter unicode61')"
+            )
+        except sqlite3.OperationalError as exc:  # a Python built against SQLite without FTS5
+            raise ToolError(f"tool search needs SQLite with FTS5, which this Python lacks: {exc}") from None
+        self._conn.executemany(
+            "INSERT INTO tools(rowid, name, description, parameters) VALUES (?, ?, ?, ?)",
+            ((i, *search_text(t)) for i, t in enumerate(self._tools)),
+        )
+        self._conn.commit()
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def search(self, query: str, *, allowed: Collection[str], limit: int = DEFAULT_LIMIT) -> list[ToolMatch]:
+        """The best ``limit`` tools named in ``allowed`` for ``query``, best first (ties by name).
+
+        Every word of the query is a separate, quoted term joined by OR, so no FTS5 syntax in the
+        query is ever interpreted. A query without any word returns nothing.
+        """
+        terms = query_terms(query)
+        if not terms or limit < 1:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        with self._lock:
+            ranked = self._conn.execute(
+                f"SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, {weights}), rowid",
+                (match,),
+            ).fetchall()
+            rows = [r for (r,) in ranked if self._tools[r].name in allowed][:limit]
+            marks = self._highlights(match, rows)
+        return [ToolMatch(self._tools[r].name, self._tools[r].summary[:200], marks.get(r, {})) for r in rows]
+
+    def _highlights(self, match: str, rows: Sequence[int]) -> dict[int, dict[str, tuple[str, ...]]]:
+        if not rows:
+            return {}
+        columns = ", ".join(f"highlight(tools, {i}, char(2), char(3))" for i in range(len(_FIELDS)))
+        marked = self._conn.execute(
+            f"SELECT rowid, {columns} FROM tools WHERE tools MATCH ? "
+            f"AND rowid IN ({', '.join('?' * len(rows))})",
+            (match, *rows),
+        ).fetchall()
+        out: dict[int, dict[str, tuple[str, ...]]] = {}
+        for rowid, *texts in marked:
+            found: dict[str, tuple[str, ...]] = {}
+            for field, text in zip(_FIELDS, texts, strict=True):
+                words = re.findall(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", text or "", flags=re.S)
+                unique = tuple(dict.fromkeys(w.lower() for w in words))[:8]
+                if unique:
+                    found[field] = unique
+            out[rowid] = found
+        return out
+
+
+_INDEXES: weakref.WeakKeyDictionary[ToolRegistry, ToolIndex] = weakref.WeakKeyDictionary()
+_INDEX_LOCK = threading.Lock()
+
+
+def tool_index(registry: ToolRegistry) -> ToolIndex:
+    """The search index of ``registry``: built once per frozen registry (a registry still being
+    built gets a fresh index each time, since its tools may change)."""
+    if not registry.frozen:
+        return ToolIndex(registry.tools())
+    with _INDEX_LOCK:
+        index = _INDEXES.get(registry)
+        if index is None:
+            index = _INDEXES[registry] = ToolIndex(registry.tools())
+        return index
+
+
+def search_tools(
+    registry: ToolRegistry,
+    query: str,
+    ctx: ToolContext,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    exclude: Iterable[str] = (),
+) -> list[ToolMatch]:
+    """Rank, for ``query``, the tools the gates would offer on ``ctx.surface`` in ``ctx``.
+
+    The candidates are exactly ``registry.visible(ctx.surface, ctx, exclude=exclude)``: a tool that a
+    gate hides (role, operator, call or runtime layer) is never returned, whatever the query.
+    """
+    visible = {t.name for t in registry.visible(ctx.surface, ctx, exclude=exclude)}
+    if not visible:
+        return []
+    return tool_index(registry).search(query, allowed=visible, limit=limit)
+
+
+SEARCH_TOOL_DESCRIPTION = (
+    "Search for tools that are not in your tool list. More tools are installed than are listed; "
+    "describe in a few words what you need to do (e.g. 'convert currency', 'read a csv file') and "
+    "the best matches are returned with a one-line summary and the words that matched. Tools found "
+    "are added to your tool list from your next turn; you may also call one directly by its exact name."
+)
+
+
+def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolDefinition:
+    """The model-facing search tool over ``source``'s tools: a host tool (router surface only,
+    read-only) whose handler runs ``search_tools`` with the caller's context, as the dispatcher
+    passes it — so it ranks what this caller may be offered and nothing else."""
+
+    def find_tools(query: str, limit: int = DEFAULT_LIMIT, ctx: ToolContext | None = None) -> dict[str, Any]:
+        call_ctx = ctx if ctx is not None else ToolContext(surface="router")
+        hits = search_tools(source, query, call_ctx, limit=limit, exclude=(name,))
+        if not hits:
+            note = "no tool matched; try other or fewer words"
+        else:
+            note = "these tools are in your tool list from your next turn; call one by its name"
+        return {"tools": [h.to_json() for h in hits], "note": note}
+
+    return ToolDefinition(
+        name=name,
+        description=SEARCH_TOOL_DESCRIPTION,
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "What you want to do, in a few words.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "default": DEFAULT_LIMIT,
+                    "description": "How many tools to return (default 5).",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        handler=find_tools,
+        gates=ToolGates(router="allow", phase="deny"),
+        cluster="tool_search",
+        purity="read_only",
+        timeout_s=30.0,
+        origin=ToolOrigin(kind="host"),
+    )

@@ -1,0 +1,290 @@
+"""Tool search: FTS5 bm25 ranking over name words, description and parameters, and — above all — a
+gate matrix proving a search never returns a tool the caller could not be offered."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from reyn_core import (
+    DeferralPolicy,
+    OperatorPolicy,
+    PluginPolicy,
+    RouterCallerState,
+    ToolContext,
+    ToolDeferral,
+    ToolDefinition,
+    ToolError,
+    ToolGates,
+    ToolOrigin,
+    ToolRegistry,
+    check_gates,
+    dispatch_tool,
+    search_tools,
+)
+from reyn_core.tool_search import name_words, query_terms, tool_index
+
+
+def definition(name: str, description: str, **extra: Any) -> ToolDefinition:
+    params = extra.pop(
+        "parameters",
+        {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False},
+    )
+    return ToolDefinition(
+        name=name, description=description, parameters=params, handler=lambda **kw: kw, **extra
+    )
+
+
+def frozen(*tools: ToolDefinition, operator: OperatorPolicy = OperatorPolicy()) -> ToolRegistry:
+    builder = ToolRegistry(operator=operator)
+    for t in tools:
+        builder.register(t, origin=t.origin)
+    return builder.freeze()
+
+
+ROUTER = ToolContext(surface="router")
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def test_name_words_split_snake_kebab_dotted_and_camel_case() -> None:
+    assert name_words("read_file") == "read file"
+    assert name_words("getHTTPResponse_v2") == "get HTTP Response v2"
+    assert name_words("math.factorial-fast") == "math factorial fast"
+
+
+def test_query_terms_are_words_only_so_fts_syntax_is_never_interpreted() -> None:
+    assert query_terms('read "file" OR NEAR(x) * -y') == ("read", "file", "or", "near", "x", "y")
+    assert query_terms("   ...  ") == ()
+
+
+def test_camel_case_name_is_found_by_its_words() -> None:
+    registry = frozen(
+        definition("readFile", "Return a document's text."),
+        definition("sendMail", "Deliver a message."),
+    )
+    assert [m.name for m in search_tools(registry, "read the file", ROUTER)] == ["readFile"]
+
+
+def test_parameter_names_and_descriptions_are_searched() -> None:
+    params = {
+        "type": "object",
+        "properties": {"zipCode": {"type": "string", "description": "Postal code of the delivery address"}},
+    }
+    registry = frozen(
+        definition("lookup", "Look something up.", parameters=params), definition("other", "x y")
+    )
+    [hit] = search_tools(registry, "postal zip", ROUTER)
+    assert hit.name == "lookup"
+    assert hit.matched["parameters"] == ("zip", "postal")
+
+
+def test_name_match_outranks_a_description_mention() -> None:
+    registry = frozen(
+        definition("convert_currency", "Change an amount between two monies."),
+        definition("weather", "Forecast; not for currency questions."),
+    )
+    hits = search_tools(registry, "currency", ROUTER)
+    assert [h.name for h in hits] == ["convert_currency", "weather"]
+    assert hits[0].matched == {"name": ("currency",)}
+
+
+def test_stemming_matches_word_forms() -> None:
+    registry = frozen(definition("resize_images", "Resizes pictures."), definition("other", "nothing"))
+    assert [m.name for m in search_tools(registry, "resizing an image", ROUTER)] == ["resize_images"]
+
+
+def test_results_are_deterministic_with_ties_broken_by_name() -> None:
+    registry = frozen(*(definition(f"tool_{c}", "Does the same thing.") for c in "dcba"))
+    first = [m.name for m in search_tools(registry, "same thing", ROUTER, limit=4)]
+    assert first == ["tool_a", "tool_b", "tool_c", "tool_d"]
+    assert [m.name for m in search_tools(registry, "same thing", ROUTER, limit=2)] == first[:2]
+
+
+def test_a_query_without_words_finds_nothing() -> None:
+    registry = frozen(definition("a_tool", "Something."))
+    assert search_tools(registry, "?!", ROUTER) == []
+
+
+def test_index_is_built_once_per_frozen_registry() -> None:
+    registry = frozen(definition("a_tool", "Something."))
+    assert tool_index(registry) is tool_index(registry)
+
+
+def test_control_characters_in_descriptions_cannot_forge_matches() -> None:
+    registry = frozen(definition("evil", "harmless \x02injected\x03 text"), definition("ok", "text"))
+    hits = {h.name: h for h in search_tools(registry, "text", ROUTER)}
+    assert hits["evil"].matched["description"] == ("text",)
+
+
+# --------------------------------------------------------------------------- the gate matrix
+
+NAME, PLUGIN = "notes_write", "notes"
+
+
+def _raise_tool_error(ctx: ToolContext) -> bool:
+    raise ToolError("notes_write needs a notes directory")
+
+
+def _raise_bug(ctx: ToolContext) -> bool:
+    raise RuntimeError("bug")
+
+
+ROLES = {
+    "both": ToolGates(),
+    "router_only": ToolGates(phase="deny"),
+    "phase_only": ToolGates(router="deny"),
+    "neither": ToolGates(router="deny", phase="deny"),
+}
+OPERATORS = {
+    "none": OperatorPolicy(),
+    "plugins_off": OperatorPolicy(plugins_enabled=False),
+    "narrowed_to_router": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"router"}))}),
+    "narrowed_to_phase": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"phase"}))}),
+    "tool_excluded": OperatorPolicy(plugins={PLUGIN: PluginPolicy(exclude=frozenset({NAME}))}),
+    "not_included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({"notes_read"}))}),
+    "included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({NAME, "notes_read"}))}),
+    "router_exclude": OperatorPolicy(router_exclude=frozenset({NAME})),
+}
+CALLS: dict[str, dict[str, Any]] = {
+    "none": {},
+    "excluded": {"exclude": frozenset({NAME})},
+    "other_excluded": {"exclude": frozenset({"notes_read"})},
+    "step_without_it": {"allowed_tools": frozenset({"notes_read", "find_tools"})},
+    "step_with_it": {"allowed_tools": frozenset({NAME, "notes_read", "find_tools"})},
+    "agent_without_it": {"agent_tools": frozenset({"notes_read", "find_tools"})},
+}
+AVAILABLE: dict[str, Callable[[ToolContext], bool] | None] = {
+    "unset": None,
+    "true": lambda ctx: True,
+    "false": lambda ctx: False,
+    "raises_tool_error": _raise_tool_error,
+    "raises_bug": _raise_bug,
+}
+RUNTIME = {"handler": lambda text: text, "no_handler": None}
+
+
+@dataclass(frozen=True)
+class Case:
+    role: str
+    operator: str
+    call: str
+    available: str
+    runtime: str
+
+    def __str__(self) -> str:
+        return "/".join((self.role, self.operator, self.call, self.available, self.runtime))
+
+
+def expected_visible(case: Case) -> bool:
+    """The router specification, written independently of gates.py."""
+    if ROLES[case.role].router == "deny":
+        return False
+    if case.operator in (
+        "plugins_off",
+        "narrowed_to_phase",
+        "tool_excluded",
+        "not_included",
+        "router_exclude",
+    ):
+        return False
+    if case.runtime == "no_handler":
+        return False
+    if case.call in ("excluded", "step_without_it", "agent_without_it"):
+        return False
+    return case.available in ("unset", "true")
+
+
+def registry_for(case: Case) -> ToolRegistry:
+    origin = ToolOrigin(kind="plugin", plugin_id=PLUGIN, distribution="reyn-notes")
+    target = ToolDefinition(
+        name=NAME,
+        description="Write a note to the notes folder.",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        handler=RUNTIME[case.runtime],
+        gates=ROLES[case.role],
+        cluster="notes",
+        available=AVAILABLE[case.available],
+        origin=origin,
+    )
+    decoy = definition("notes_read", "Read a note from the notes folder.", cluster="notes", origin=origin)
+    return frozen(target, decoy, operator=OPERATORS[case.operator])
+
+
+def context_for(case: Case) -> ToolContext:
+    call = dict(CALLS[case.call])
+    agent_tools = call.pop("agent_tools", None)
+    return ToolContext(
+        surface="router", agent="a", router_state=RouterCallerState(**call), agent_tools=agent_tools
+    )
+
+
+ALL_CASES = [Case(*combo) for combo in itertools.product(ROLES, OPERATORS, CALLS, AVAILABLE, RUNTIME)]
+
+
+def test_the_matrix_covers_every_layer() -> None:
+    assert len(ALL_CASES) == 4 * 8 * 6 * 5 * 2
+    layers = set()
+    for case in ALL_CASES:
+        registry = registry_for(case)
+        layers.add(registry.check(registry.get(NAME), "router", context_for(case)).layer)
+    assert layers == {"", "role", "operator", "call", "runtime"}
+
+
+def test_search_returns_a_tool_exactly_when_the_gates_would_offer_it() -> None:
+    wrong = []
+    for case in ALL_CASES:
+        registry = registry_for(case)
+        ctx = context_for(case)
+        names = [m.name for m in search_tools(registry, "write notes note_write notes_write", ctx, limit=20)]
+        offered = {t.name for t in registry.visible("router", ctx)}
+        spec = expected_visible(case)
+        gate = bool(
+            check_gates(
+                registry.get(NAME),
+                "router",
+                registry.context_for(registry.get(NAME), ctx),
+                operator=registry.operator,
+            )
+        )
+        if (NAME in names) != spec or spec != gate or not set(names) <= offered:
+            wrong.append(str(case))
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in ALL_CASES if c.available == "unset" or c.call == "none"], ids=str
+)
+async def test_the_search_tool_dispatched_never_reveals_a_refused_tool(case: Case) -> None:
+    deferral = ToolDeferral(registry_for(case), DeferralPolicy(tools={"notes_read"}))
+    ctx = context_for(case)
+    envelope = await dispatch_tool(
+        deferral.registry, "find_tools", {"query": "write a note", "limit": 20}, ctx
+    )
+    assert envelope["status"] == "ok", envelope
+    names = [t["name"] for t in envelope["data"]["tools"]]
+    assert (NAME in names) == expected_visible(case)
+    assert "find_tools" not in names
+    text = repr(envelope)
+    if not expected_visible(case):
+        assert NAME not in text  # not in a summary, a reason or a note either
+
+
+async def test_the_search_tool_is_refused_on_the_phase_surface() -> None:
+    deferral = ToolDeferral(frozen(definition("a_tool", "x")), DeferralPolicy(tools={"a_tool"}))
+    envelope = await dispatch_tool(
+        deferral.registry, "find_tools", {"query": "x"}, ToolContext(surface="phase")
+    )
+    assert envelope["status"] == "error" and envelope["error"]["kind"] == "gate_refused"
+
+
+async def test_the_search_tool_validates_its_arguments_like_any_tool() -> None:
+    deferral = ToolDeferral(frozen(definition("a_tool", "x")), DeferralPolicy(tools={"a_tool"}))
+    for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 21}, {"limit": 3}):
+        envelope = await dispatch_tool(deferral.registry, "find_tools", bad, ROUTER)
+        assert envelope["status"] == "error" and envelope["error"]["kind"] == "invalid_arguments", bad
