@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,6 +122,40 @@ class ToolContext:
     extras: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Checked here, once, so a mistyped context fails where it is built, not as an execution
+        # error on every later call that a model would be shown.
+        if self.surface not in SURFACES:
+            import difflib
+
+            close = difflib.get_close_matches(str(self.surface), SURFACES, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"ToolContext(surface={self.surface!r}): unknown surface{hint}; use one of {', '.join(SURFACES)}"
+            )
+        if self.agent is not None and not isinstance(self.agent, str):
+            raise TypeError(
+                f"ToolContext(agent=...) must be a string or None, not {type(self.agent).__name__}"
+            )
+        if not isinstance(self.workspace, Path):
+            if not isinstance(self.workspace, str | PathLike):
+                raise TypeError(
+                    f"ToolContext(workspace=...) must be a path, not {type(self.workspace).__name__}"
+                )
+            object.__setattr__(self, "workspace", Path(self.workspace))
+        for name, kind in (
+            ("router_state", RouterCallerState),
+            ("phase_state", PhaseCallerState),
+            ("bridge", HostBridge),
+        ):
+            value = getattr(self, name)
+            if (value is not None or name == "bridge") and not isinstance(value, kind):
+                raise TypeError(
+                    f"ToolContext({name}=...) must be a {kind.__name__}"
+                    + (" or None" if name != "bridge" else "")
+                    + f", not {type(value).__name__}"
+                )
+        if not isinstance(self.extras, Mapping):
+            raise TypeError(f"ToolContext(extras=...) must be a mapping, not {type(self.extras).__name__}")
         if self.agent_tools is not None and type(self.agent_tools) is not frozenset:
             object.__setattr__(self, "agent_tools", _frozen_names(self.agent_tools, "agent_tools"))
 

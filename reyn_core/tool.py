@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, PydanticUserError, create_model
 
 if TYPE_CHECKING:
     from .context import ToolContext
@@ -231,8 +231,19 @@ def _first_paragraph(doc: str | None) -> str:
     return inspect.cleandoc(doc or "").strip()
 
 
-def _signature_model(fn: Callable[..., Any]) -> type[BaseModel]:
-    """A pydantic model built from ``fn``'s typed parameters (``ctx`` excluded)."""
+_SUPPORTED_TYPES = (
+    "str, int, float, bool, None, list[...], dict[str, ...], tuple[...], Literal[...], Enum, "
+    "datetime/date, Path, pydantic models and Optional/Union of these"
+)
+
+
+def _signature_model(fn: Callable[..., Any], *, strict: bool = False) -> type[BaseModel]:
+    """A pydantic model built from ``fn``'s typed parameters (``ctx`` excluded).
+
+    With ``strict`` (what ``@tool`` uses) a parameter without an annotation, or with a type pydantic
+    cannot describe as JSON Schema, is a ``TypeError`` naming the tool, the parameter and the types
+    that work: an unannotated parameter would render as ``{}`` and tell the model nothing.
+    """
     hints = _resolved_hints(fn)
     fields: dict[str, Any] = {}
     for p in inspect.signature(fn).parameters.values():
@@ -240,10 +251,34 @@ def _signature_model(fn: Callable[..., Any]) -> type[BaseModel]:
             continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise TypeError(f"@tool cannot describe *args/**kwargs of {fn.__qualname__}")
+        if strict and p.name not in hints and p.annotation is p.empty:
+            raise TypeError(
+                f"@tool {fn.__qualname__}: parameter {p.name!r} has no type annotation, so the model "
+                f"would not know what to send; annotate it (e.g. `{p.name}: str`); types that work: "
+                f"{_SUPPORTED_TYPES}"
+            )
         ann = hints.get(p.name, Any if p.annotation is p.empty else p.annotation)
         default = ... if p.default is p.empty else p.default
         fields[p.name] = (ann, default)
-    return create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
+    model_name = f"{fn.__name__}_args"
+    try:
+        model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+        if strict:
+            model.model_json_schema()
+    except PydanticUserError:
+        if not strict:
+            raise
+        for field_name, spec in fields.items():  # find the parameter pydantic cannot describe
+            try:
+                create_model(model_name, **{field_name: spec}).model_json_schema()
+            except PydanticUserError:
+                raise TypeError(
+                    f"@tool {fn.__qualname__}: parameter {field_name!r} has type "
+                    f"{getattr(spec[0], '__name__', spec[0])!s}, which has no JSON Schema a model could "
+                    f"fill in; use one of: {_SUPPORTED_TYPES}"
+                ) from None
+        raise
+    return model
 
 
 def _drop_titles(schema: dict[str, Any]) -> None:
@@ -315,7 +350,7 @@ def tool(
 
     def build(f: Callable[..., Any]) -> ToolDefinition:
         _, model = _model_param(f)
-        schema = schema_from_model(model if model is not None else _signature_model(f))
+        schema = schema_from_model(model if model is not None else _signature_model(f, strict=True))
         desc = description if description is not None else _first_paragraph(f.__doc__)
         return ToolDefinition(
             name=name or f.__name__,
