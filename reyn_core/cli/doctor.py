@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     result = load_from_args(args)
     report = result.report
     _, command_diags = result.cli_commands()
-    diagnostics = [*report.diagnostics, *command_diags]
+    diagnostics = [*report.diagnostics, *command_diags, *_near_misses()]
     errors = sum(1 for d in diagnostics if d.is_error)
     warnings = sum(1 for d in diagnostics if d.severity == "warning")
     enabled = [p for p in report.plugins if p.enabled]
@@ -48,3 +48,20 @@ def run(args: argparse.Namespace) -> int:
         print(d.render())
     print(f"{errors} error(s), {warnings} warning(s)")
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _near_misses() -> list[Any]:
+    """RD005 for each installed distribution whose entry-point group is almost ``reyn.plugins``:
+    its plugins are invisible to discovery, which is silent about groups it does not read."""
+    from ..plugins.diagnostics import Diagnostic
+    from ..plugins.discovery import GROUP, discover
+
+    return [
+        Diagnostic.make(
+            "RD005",
+            f"{m.distribution} {m.version} declares entry point(s) {', '.join(m.names) or '(none)'} in group "
+            f"{m.group!r}, not {GROUP!r}, so Reyn does not see them",
+            plugin=m.names[0] if len(m.names) == 1 else None,
+        )
+        for m in discover().near_misses
+    ]

@@ -137,6 +137,11 @@ CODES: dict[str, CodeInfo] = {
         "malformed entry point",
         "the entry point in group reyn.plugins must name a module ('pkg.module') or object ('pkg.module:attr')",
     ),
+    "RD005": CodeInfo(
+        "warning",
+        "entry-point group is a near miss of reyn.plugins",
+        'rename the group to exactly [project.entry-points."reyn.plugins"] and reinstall the distribution',
+    ),
     # ---- import and plugin API
     "RI001": CodeInfo(
         "error",

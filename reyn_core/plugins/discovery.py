@@ -34,10 +34,23 @@ class DiscoveredPlugin:
 
 
 @dataclass(frozen=True, slots=True)
+class NearMiss:
+    """An entry-point group that is almost ``reyn.plugins`` (``reyn_plugins``, ``reyn-plugins``,
+    ``reyn.plugin``…): its plugins are not discovered, and ``reyn doctor`` says why."""
+
+    distribution: str
+    version: str
+    group: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Discovery:
-    """Every discovered plugin, grouped by id (an id may be claimed by several distributions)."""
+    """Every discovered plugin, grouped by id (an id may be claimed by several distributions), and
+    the distributions whose entry-point group is a near miss of ``reyn.plugins``."""
 
     plugins: tuple[DiscoveredPlugin, ...]
+    near_misses: tuple[NearMiss, ...] = ()
 
     def by_id(self) -> Mapping[str, tuple[DiscoveredPlugin, ...]]:
         """Plugin id → the candidates that claim it, sorted by distribution name."""
@@ -66,14 +79,16 @@ def discover(*, refresh: bool = False, path: Iterable[str] | None = None) -> Dis
         cached = _CACHE.get(key)
         if cached is not None:
             return cached
-    found = Discovery(tuple(_scan(list(key))))
+    plugins, near = _scan(list(key))
+    found = Discovery(tuple(plugins), tuple(near))
     with _LOCK:
         _CACHE[key] = found
     return found
 
 
-def _scan(path: list[str]) -> list[DiscoveredPlugin]:
+def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss]]:
     out: list[DiscoveredPlugin] = []
+    near: list[NearMiss] = []
     seen: set[str] = set()
     for dist in md.distributions(path=path):
         # The first distribution of a name on the path wins, exactly as for imports.
@@ -81,36 +96,50 @@ def _scan(path: list[str]) -> list[DiscoveredPlugin]:
         if norm in seen:
             continue
         seen.add(norm)
-        eps = _group_entry_points(dist)
-        if not eps:
+        text = dist.read_text("entry_points.txt")
+        if not text or "reyn" not in text.lower():
+            continue
+        parser = _parse_entry_points(text)
+        if parser is None:
+            continue
+        missed = [g for g in parser.sections() if g != GROUP and _is_near_miss(g)]
+        if not parser.has_section(GROUP) and not missed:
             continue
         meta = dist.metadata  # parsed on every access: read it once
         name = meta["Name"] or norm
         version = meta["Version"] or ""
-        for ep in eps:
-            out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
-    return out
+        near += [NearMiss(name, version, g, tuple(n for n, _ in parser.items(g))) for g in missed]
+        if parser.has_section(GROUP):
+            for ep_name, value in parser.items(GROUP):
+                ep = md.EntryPoint(name=ep_name, value=value.strip(), group=GROUP)
+                out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
+    return out, near
 
 
-def _group_entry_points(dist: md.Distribution) -> list[md.EntryPoint]:
-    """This distribution's ``reyn.plugins`` entry points, parsed from ``entry_points.txt`` here.
+def _parse_entry_points(text: str) -> configparser.ConfigParser | None:
+    """``entry_points.txt``, parsed here rather than through ``dist.entry_points``.
 
     Parsing the text ourselves keeps a malformed value (reported later as RD004) from breaking the
     scan: some ``importlib_metadata`` releases raise on it while building ``dist.entry_points``,
     which would hide every other plugin of the distribution and fail discovery as a whole.
     """
-    text = dist.read_text("entry_points.txt")
-    if not text or GROUP not in text:
-        return []
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=False)
     parser.optionxform = str  # type: ignore[assignment, method-assign]  # entry-point names are case-sensitive
     try:
         parser.read_string(text)
     except configparser.Error:
-        return []
-    if not parser.has_section(GROUP):
-        return []
-    return [md.EntryPoint(name=name, value=value.strip(), group=GROUP) for name, value in parser.items(GROUP)]
+        return None
+    return parser
+
+
+def _is_near_miss(group: str) -> bool:
+    """Whether ``group`` looks like a misspelt ``reyn.plugins`` (case, separators, a letter off)."""
+    import difflib
+
+    folded = group.strip().lower()
+    return difflib.SequenceMatcher(None, folded, GROUP).ratio() >= 0.8 or folded.replace("-", ".").replace(
+        "_", "."
+    ) in (GROUP, "reyn.plugin")
 
 
 def _normalized_name(dist: md.Distribution) -> str:
