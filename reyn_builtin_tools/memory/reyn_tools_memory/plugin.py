@@ -27,6 +27,14 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
 
 
 @hookimpl
+def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
+    """RY001-RY004: the store is reachable and its schema version is one this pack understands."""
+    from .diagnostics import diagnostics
+
+    return diagnostics(settings)
+
+
+@hookimpl
 def reyn_cli_commands() -> dict[str, Callable[[list[str]], int]]:
     """``reyn memory export|import``."""
     from .cli import memory_command  # argparse and the transfer code: only for this command

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import os
 import random
 import threading
@@ -93,9 +94,13 @@ MAX_ATTEMPTS = 5  # a transaction rolled back by a serialization failure or dead
 _COLUMNS = "layer, agent, slug, name, description, type, body, created_at, updated_at"
 _SUMMARY = "layer, agent, slug, name, description, type, NULL, created_at, updated_at"
 
-# The last connection error per conninfo: the pool connects in its own threads, and a caller that
-# waited in vain should learn why (e.g. "connection refused"), not only that it waited.
-_last_connect_error: dict[str, str] = {}
+# The last connection error per conninfo, with when it happened: the pool connects in its own
+# threads, and a caller that waits should learn why (e.g. "connection refused") as soon as it happened.
+_last_connect_error: dict[str, tuple[float, str]] = {}
+# The pool's own warnings ("error connecting in ...") would reach a host's stderr through logging's
+# last-resort handler; this pack reports those failures itself. A host that configures logging still
+# receives them (they propagate).
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 
 class _Connection(psycopg.Connection[Any]):
@@ -106,7 +111,7 @@ class _Connection(psycopg.Connection[Any]):
         try:
             conn = super().connect(conninfo, *args, **kwargs)
         except psycopg.Error as exc:
-            _last_connect_error[conninfo] = str(exc).strip()
+            _last_connect_error[conninfo] = (time.monotonic(), " ".join(str(exc).split()))
             raise
         _last_connect_error.pop(conninfo, None)
         return conn
@@ -220,25 +225,39 @@ class PostgresStore:
             text = text.replace(secret, "***")
         return text
 
-    def _unreachable(self, reason: str) -> MemoryStoreUnavailable:
+    def _unreachable(
+        self, reason: str, outcome: str = "nothing was read or written"
+    ) -> MemoryStoreUnavailable:
         return MemoryStoreUnavailable(
-            f"the PostgreSQL memory store {self._location} is unavailable: {self._redact(reason)}; "
-            "nothing was read or written — check that the server is running and reachable, then retry"
+            f"the PostgreSQL memory store {self._location} is unavailable: {self._redact(' '.join(reason.split()))}; "
+            f"{outcome} — check that the server is running and reachable, then retry"
         )
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
-        """A pooled connection, checked alive; waiting in vain is ``MemoryStoreUnavailable`` saying why."""
+        """A pooled connection, checked alive. When none comes, ``MemoryStoreUnavailable`` says why —
+        as soon as an attempt made during this wait has failed (refused, timed out, bad password),
+        not only when the whole wait is spent."""
         pool = self._get_pool()
+        started = time.monotonic()
+        deadline = started + 2.0 * self.connect_timeout_s
+        while True:
+            try:
+                conn = pool.getconn(timeout=max(0.01, min(0.25, deadline - time.monotonic())))
+                break
+            except PoolTimeout:
+                failed = _last_connect_error.get(self._dsn)
+                if failed is not None and failed[0] >= started:
+                    raise self._unreachable(failed[1]) from None
+                if time.monotonic() >= deadline:
+                    raise self._unreachable(
+                        f"no connection within {2 * self.connect_timeout_s} s (all "
+                        f"{self._pool_max_size} of this process's connections are busy, or connecting hangs)"
+                    ) from None
         try:
-            with pool.connection() as conn:
-                yield conn
-        except PoolTimeout:
-            reason = _last_connect_error.get(self._dsn) or (
-                f"no connection within {2 * self.connect_timeout_s} s "
-                f"(the pool's {self._pool_max_size} connections are busy or cannot be made)"
-            )
-            raise self._unreachable(reason) from None
+            yield conn
+        finally:
+            pool.putconn(conn)  # rolls back what is left open; a broken connection is replaced
 
     def _run(self, op: Callable[[Any], T], *, write: bool) -> T:
         """Run ``op(conn)`` in one transaction (migrating first if needed); retry rollbacks the server
@@ -269,7 +288,7 @@ class PostgresStore:
                     f"({exc.sqlstate}); {what} — retry"
                 ) from None
             except psycopg.OperationalError as exc:
-                raise self._unreachable(f"{_first_line(exc)}; {what}") from None
+                raise self._unreachable(_first_line(exc), what) from None
             except psycopg.Error as exc:
                 raise MemoryStoreError(
                     f"the PostgreSQL memory store {self._location} failed: "

@@ -181,6 +181,14 @@ def memory_factory(target_factory: Any) -> Any:
 
 
 @pytest.fixture
+def memory_with(tmp_path: Path) -> Iterator[Any]:
+    """``memory_with(settings)``: a ``Memory`` over exactly these settings (any backend)."""
+    yield lambda settings: Memory(Target(settings.backend, tmp_path, settings))
+    if "reyn_tools_memory.postgres" in sys.modules:
+        sys.modules["reyn_tools_memory.postgres"].close_all()
+
+
+@pytest.fixture
 def sqlite_memory(tmp_path: Path) -> Memory:
     """The tools over a SQLite store (for what only SQLite has: a file, pragmas)."""
     return Memory(Target("sqlite", tmp_path, MemorySettings(path=str(tmp_path / "memory.db"))))
