@@ -188,6 +188,9 @@ class ServedRegistry:
     _lists: dict[bool, list[types.Tool]] = field(default_factory=dict, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
+    _running: int = field(default=0, repr=False)
+    _idle: asyncio.Event | None = field(default=None, repr=False)
+    _closing: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.ctx.surface != "router":
@@ -227,20 +230,47 @@ class ServedRegistry:
         state = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
         if deferred and with_elicitation and state is not None:
             return result_from_envelope(self._answer(name, state, request))
+        if self._closing:
+            return _error_result(f"the server is shutting down; {name!r} was not called")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
-        async with self._slots:
-            envelope = await dispatch_tool(
-                self.registry,
-                name,
-                dict(arguments or {}),
-                self.ctx,
-                surface="router",
-                exclude=self.exclude(with_elicitation),
-            )
+        self._started()
+        try:
+            async with self._slots:
+                envelope = await dispatch_tool(
+                    self.registry,
+                    name,
+                    dict(arguments or {}),
+                    self.ctx,
+                    surface="router",
+                    exclude=self.exclude(with_elicitation),
+                )
+        finally:
+            self._finished()
         if envelope.get("status") != "ok" or not deferred:
             return result_from_envelope(envelope)
         return await self._ask_for_result(name, envelope.get("data"), request)
+
+    def _started(self) -> None:
+        self._running += 1
+        if self._idle is None:
+            self._idle = asyncio.Event()
+        self._idle.clear()
+
+    def _finished(self) -> None:
+        self._running -= 1
+        if self._running == 0 and self._idle is not None:
+            self._idle.set()
+
+    def close(self) -> int:
+        """Refuse new calls from now on (shutdown); returns how many calls are still running."""
+        self._closing = True
+        return self._running
+
+    async def drained(self) -> None:
+        """Wait until no call is running."""
+        if self._running and self._idle is not None:
+            await self._idle.wait()
 
     def _question(self, name: str, accepted: Any) -> tuple[str, dict[str, Any]]:
         shown = json.dumps(accepted, ensure_ascii=False, indent=2)[:4000]
@@ -363,9 +393,29 @@ def load_served(options: ServeOptions) -> tuple[ServedRegistry, Any]:
         agent=options.agent,
         workspace=options.workspace,
         bridge=elicitation_bridge(),
-        extras={"registry": result.registry, "served_by": "mcp"},
+        extras={
+            "registry": result.registry,
+            "served_by": "mcp",
+            "protected_paths": host_files(profile, result.registry),
+        },
     )
     return ServedRegistry(result.registry, ctx, options.max_concurrent_calls), result
+
+
+def host_files(profile: Any, registry: ToolRegistry) -> list[str]:
+    """This host's own files, which no tool may write or delete (``extras["protected_paths"]``):
+    the profile, the lock file, the audit log and the import-mode snapshot."""
+    from .settings import coerce_settings
+
+    files = [profile.lock_path]
+    if profile.source:
+        files.append(Path(profile.source))
+    if profile.audit.log:
+        files.append(profile.resolve_path(profile.audit.log))
+    mcp_settings = registry.plugin_settings.get("mcp")
+    if mcp_settings is not None:
+        files.append(coerce_settings(mcp_settings).snapshot_path(Path.cwd()))
+    return sorted({str(Path(f).resolve()) for f in files})
 
 
 def report_load(served: ServedRegistry, result: Any) -> None:
@@ -479,7 +529,7 @@ def main(argv: list[str]) -> int:
     report_load(served, result)
     server = build_server(served, version=_version())
     if http is not None:
-        return serve_http(server, http)
+        return serve_http(server, served, http)
     try:
         asyncio.run(serve_stdio(server))
     finally:

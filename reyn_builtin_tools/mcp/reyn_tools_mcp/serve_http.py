@@ -8,19 +8,20 @@
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
 - Request bodies are bounded (``--max-request-bytes``, 413), connections too (``--max-connections``,
   503), and tool calls run at most ``--max-concurrent-calls`` at once.
-- SIGTERM/SIGINT: no new connections; running calls get ``--shutdown-grace`` seconds to finish,
-  then they are cancelled.
+- SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
+  seconds to finish (a second signal stops waiting), then the server closes and cancels the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hmac
 import ipaddress
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -253,11 +254,38 @@ def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
     return BearerTokenGuard(app, options.token) if options.token else app
 
 
-def serve_http(server: Any, options: HttpOptions) -> int:
-    """Run the HTTP server until SIGTERM/SIGINT (graceful: ``shutdown_grace_s`` for running calls)."""
+def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
+    """Run the HTTP server until SIGTERM/SIGINT, then stop gracefully (see ``run_until_signalled``)."""
     import asyncio
 
+    log.info(
+        "listening on %s (%s)",
+        options.url,
+        "bearer token required" if options.token else "loopback, no token",
+    )
+    try:
+        started = asyncio.run(run_until_signalled(server, served, options))
+    finally:
+        from . import client
+
+        client.shutdown()
+    log.info("stopped")
+    return 0 if started else 2
+
+
+async def run_until_signalled(server: Any, served: Any, options: HttpOptions) -> bool:
+    """Serve until SIGTERM/SIGINT. Then new calls are refused, running calls get
+    ``shutdown_grace_s`` to finish (a second signal stops waiting), and whatever still runs is
+    cancelled when the server closes. Returns whether the server started."""
+    import asyncio
+    import signal
+
     import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # the signals are ours (below)
+            yield
 
     config = uvicorn.Config(
         build_http_app(server, options),
@@ -267,20 +295,37 @@ def serve_http(server: Any, options: HttpOptions) -> int:
         access_log=False,
         lifespan="on",
         limit_concurrency=options.max_connections,
-        timeout_graceful_shutdown=options.shutdown_grace_s,
+        timeout_graceful_shutdown=1.0,
         server_header=False,
     )
-    http = uvicorn.Server(config)
-    log.info(
-        "listening on %s (%s)",
-        options.url,
-        "bearer token required" if options.token else "loopback, no token",
-    )
-    try:
-        asyncio.run(http.serve())
-    finally:
-        from . import client
+    http = _Server(config)
+    loop = asyncio.get_running_loop()
+    signalled = asyncio.Event()
+    hurry = asyncio.Event()
 
-        client.shutdown()
-    log.info("stopped")
-    return 0 if http.started else 2
+    def on_signal() -> None:
+        (hurry if signalled.is_set() else signalled).set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    serving = asyncio.ensure_future(http.serve())
+    waiting = asyncio.ensure_future(signalled.wait())
+    try:
+        await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if signalled.is_set():
+            running = served.close()
+            log.info("stopping: waiting up to %gs for %d running call(s)", options.shutdown_grace_s, running)
+            hurried = asyncio.ensure_future(hurry.wait())
+            drained = asyncio.ensure_future(served.drained())
+            await asyncio.wait(
+                {drained, hurried}, timeout=options.shutdown_grace_s, return_when="FIRST_COMPLETED"
+            )
+            for task in (drained, hurried):
+                task.cancel()
+            http.should_exit = True
+        await serving
+    finally:
+        waiting.cancel()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+    return bool(http.started)

@@ -1,0 +1,233 @@
+"""``reyn mcp serve`` against a bare MCP SDK server serving the same function, in the same run.
+
+1. Per ``tools/call``, in-memory transport (the SDK ``Client`` connected to the server object):
+   the Reyn-served tool (gates, validation, dispatcher, envelope → result) vs a low-level SDK
+   ``Server`` whose ``tools/call`` calls the function directly. Target: ≤ 1.2x.
+2. Per ``tools/call`` over stdio (real subprocesses): ``reyn mcp serve`` vs a bare SDK server script.
+3. Spawn → ``tools/list`` answered over stdio: ``reyn mcp serve`` (profile load, discovery,
+   provenance, registration) vs the bare SDK server script. Reported, no target.
+
+Run: ``python benchmarks/bench_mcp_serve.py [--calls N]`` or ``main()`` from benchmarks/run.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import table
+
+TARGET_PER_CALL = 1.2
+BIN = Path(sys.executable).parent
+
+BARE_SERVER = textwrap.dedent(
+    """
+    import anyio, json
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    def word_count(text):
+        return {"words": len(text.split())}
+
+    TOOL = types.Tool(name="word_count", description="Count the words in a text.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+
+    async def on_list(ctx, params):
+        return types.ListToolsResult(tools=[TOOL])
+
+    async def on_call(ctx, params):
+        data = word_count(**(params.arguments or {}))
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(data))], structured_content=data)
+
+    server = Server("bare", on_list_tools=on_list, on_call_tool=on_call)
+
+    async def main():
+        async with stdio_server() as (r, w):
+            await server.run(r, w, server.create_initialization_options())
+
+    anyio.run(main)
+    """
+)
+
+PLUGIN = textwrap.dedent(
+    """
+    from reyn_core import hookimpl, tool
+
+    REYN_API = 1
+
+    @tool(cluster="bench", purity="read_only")
+    def word_count(text: str) -> dict:
+        \"\"\"Count the words in a text.\"\"\"
+        return {"words": len(text.split())}
+
+    @hookimpl
+    def reyn_register_tools(register, settings):
+        register(word_count)
+    """
+)
+
+
+def word_count(text: str) -> dict[str, int]:
+    """Count the words in a text."""
+    return {"words": len(text.split())}
+
+
+def bare_server() -> Any:
+    import json
+
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    tool = types.Tool(
+        name="word_count",
+        description="Count the words in a text.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    )
+
+    async def on_list(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[tool])
+
+    async def on_call(ctx: Any, params: Any) -> Any:
+        data = word_count(**(params.arguments or {}))
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(data))], structured_content=data
+        )
+
+    server = Server("bare", on_list_tools=on_list, on_call_tool=on_call)
+    server.middleware = []
+    return server
+
+
+def reyn_server() -> Any:
+    from reyn_tools_mcp.serve import ServedRegistry, build_server
+
+    from reyn_core import ToolContext, ToolRegistry, tool
+
+    builder = ToolRegistry()
+    builder.register(tool(purity="read_only")(word_count))
+    served = ServedRegistry(builder.freeze(), ToolContext(surface="router", agent="bench"))
+    server = build_server(served)
+    server.middleware = []  # both without the SDK's OpenTelemetry middleware
+    return server
+
+
+async def per_call(client: Any, calls: int) -> float:
+    """Median seconds per sequential tools/call over 7 rounds of ``calls`` calls."""
+    for _ in range(50):
+        await client.call_tool("word_count", {"text": "one two three"})
+    rounds = []
+    for _ in range(7):
+        start = time.perf_counter()
+        for _ in range(calls):
+            result = await client.call_tool("word_count", {"text": "one two three"})
+        rounds.append((time.perf_counter() - start) / calls)
+        assert not result.is_error and result.structured_content == {"words": 3}
+    return statistics.median(rounds)
+
+
+async def in_memory(calls: int) -> tuple[float, float]:
+    from mcp import Client
+
+    out = []
+    for make in (bare_server, reyn_server):
+        async with Client(make()) as client:
+            out.append(await per_call(client, calls))
+    return out[0], out[1]
+
+
+def _setup(root: Path) -> tuple[Any, Any]:
+    from mcp import StdioServerParameters
+
+    site = root / "site"
+    ws = root / "ws"
+    site.mkdir()
+    ws.mkdir()
+    (site / "reyn_bench_wc.py").write_text(PLUGIN)
+    info = site / "reyn_bench_wc-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reyn-bench-wc\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[reyn.plugins]\nbench_wc = reyn_bench_wc\n")
+    (ws / "reyn.toml").write_text('[plugins]\nenable = ["bench_wc", "mcp"]\n')
+    (root / "bare.py").write_text(BARE_SERVER)
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env.update(PYTHONPATH=str(site), REYN_CACHE_DIR=str(root / "cache"))
+    bare = StdioServerParameters(command=sys.executable, args=[str(root / "bare.py")], env=env)
+    reyn = StdioServerParameters(command=str(BIN / "reyn"), args=["mcp", "serve"], cwd=str(ws), env=env)
+    return bare, reyn
+
+
+async def spawn_to_list(params: Any, repeat: int) -> float:
+    from mcp import Client
+
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        async with Client(params, mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+            samples.append(time.perf_counter() - start)
+        assert [t.name for t in tools] == ["word_count"]
+    return statistics.median(samples)
+
+
+async def over_stdio(calls: int, repeat: int) -> dict[str, tuple[float, float]]:
+    from mcp import Client
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bare, reyn = _setup(Path(tmp))
+        call_times = []
+        for params in (bare, reyn):
+            async with Client(params, mode="legacy") as client:
+                call_times.append(await per_call(client, calls))
+        spawn = [await spawn_to_list(p, repeat) for p in (bare, reyn)]
+    return {"call": (call_times[0], call_times[1]), "spawn": (spawn[0], spawn[1])}
+
+
+def main() -> bool:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="calls per round (default 300)")
+    parser.add_argument("--spawns", type=int, default=5, help="spawns per server (default 5)")
+    args = parser.parse_args()
+    bare_mem, reyn_mem = asyncio.run(in_memory(args.calls))
+    stdio = asyncio.run(over_stdio(args.calls, args.spawns))
+    rows = [
+        [
+            "tools/call, in-memory",
+            bare_mem * 1e6,
+            reyn_mem * 1e6,
+            reyn_mem / bare_mem,
+            f"≤ {TARGET_PER_CALL}x",
+        ],
+        [
+            "tools/call, stdio",
+            stdio["call"][0] * 1e6,
+            stdio["call"][1] * 1e6,
+            stdio["call"][1] / stdio["call"][0],
+            f"≤ {TARGET_PER_CALL}x",
+        ],
+        [
+            "spawn → tools/list, stdio",
+            stdio["spawn"][0] * 1e6,
+            stdio["spawn"][1] * 1e6,
+            stdio["spawn"][1] / stdio["spawn"][0],
+            "reported",
+        ],
+    ]
+    print(table(["measure", "bare SDK µs", "reyn µs", "ratio", "target"], rows))
+    met = reyn_mem / bare_mem <= TARGET_PER_CALL
+    print(f"\nper-call target (in-memory) {'met' if met else 'MISSED'}")
+    return met
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

@@ -1,0 +1,81 @@
+"""The ``serve_probe`` test plugin: tools that raise, time out, wait to be cancelled, echo, defer.
+
+Installed into a temporary site folder (a dist-info with an entry point and a RECORD, as pip would
+lay it out) so a ``reyn mcp serve`` subprocess discovers it like any installed plugin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from reyn_core import ToolContext, ToolGates, hookimpl, tool
+
+REYN_API = 1
+
+
+def _marker(name: str) -> Path:
+    return Path(os.environ["SERVE_PROBE_MARKERS"]) / name
+
+
+@tool(cluster="probe", purity="read_only")
+async def probe_echo(text: str, delay_ms: int = 0, ctx: ToolContext | None = None) -> dict:
+    """Echo the text back with the calling agent (after delay_ms milliseconds)."""
+    if delay_ms:
+        await asyncio.sleep(delay_ms / 1000)
+    return {"text": text, "agent": ctx.agent if ctx else None}
+
+
+@tool(cluster="probe", purity="side_effect")
+def probe_raise(detail: str = "secret-internal-detail") -> str:
+    """Always raise an unexpected exception."""
+    raise RuntimeError(detail)
+
+
+@tool(cluster="probe", purity="external", timeout_s=0.5)
+async def probe_slow() -> str:
+    """Sleep far longer than this tool's own timeout."""
+    await asyncio.sleep(60)
+    return "late"
+
+
+@tool(cluster="probe", purity="read_only")
+async def probe_wait(tag: str) -> str:
+    """Wait (up to a minute) and record whether the wait finished or was cancelled."""
+    _marker(f"{tag}.started").touch()
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        _marker(f"{tag}.cancelled").touch()
+        raise
+    _marker(f"{tag}.finished").touch()
+    return "finished"
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_text() -> str:
+    """Return plain text (not a JSON object)."""
+    return "just text"
+
+
+@tool(cluster="probe", purity="side_effect", gates=ToolGates(router="deny", phase="allow"))
+def probe_phase_only() -> str:
+    """Only offered on the phase surface."""
+    return "phase"
+
+
+@tool(cluster="probe", purity="side_effect", dispatch_kind="deferred")
+async def probe_deferred(question: str, ctx: ToolContext) -> dict:
+    """Hand a question to the host; the answer comes later."""
+    send = ctx.bridge.require("send_to_agent", tool="probe_deferred")
+    return await send(agent="helper", message=question, ctx=ctx)
+
+
+TOOLS = (probe_echo, probe_raise, probe_slow, probe_wait, probe_text, probe_phase_only, probe_deferred)
+
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    for definition in TOOLS:
+        register(definition)
