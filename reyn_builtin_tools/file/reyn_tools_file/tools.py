@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +36,7 @@ from .paths import (
     unlink_at,
     walk_tree,
 )
+from .patterns import LineSearch
 from .reading import looks_binary, read_lines, read_whole, refuse_if_binary
 from .settings import PSEUDO_FS_PREFIXES, FileSettings, is_pseudo_fs_parts
 
@@ -43,6 +44,12 @@ CLUSTER = "file"
 GATES = ToolGates(router="allow", phase="allow")
 MAX_LINE_CHARS = 500  # grep shows at most this much of a line
 MAX_MATCH_CHARS = 10_000  # and matches only this much of each line
+# Every file tool runs in a worker thread under this limit (the dispatcher's ``timeout_s``): a call
+# that runs past it is answered with a ``timeout`` error and the event loop never waits on it.
+TIMEOUT_S = 60.0
+# glob_files and grep_files stop walking after this long and return what they found (truncated,
+# with a note), well inside TIMEOUT_S: a thread cannot be killed, so the walk stops itself.
+WORK_SECONDS = 20.0
 PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel state, not files)"
 
 
@@ -78,7 +85,7 @@ class ReadFileArgs(BaseModel):
     )
 
 
-@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
     """Read a UTF-8 text file inside the workspace, optionally from line `offset` for `limit` lines.
 
@@ -127,7 +134,7 @@ class WriteFileArgs(BaseModel):
     create_dirs: bool = Field(True, description="Create missing parent directories.")
 
 
-@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
+@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable, timeout_s=TIMEOUT_S)
 def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
     """Create or overwrite a text file inside a write root, atomically (readers never see half a file)."""
     settings, scope = _scope(ctx)
@@ -153,7 +160,7 @@ class EditFileArgs(BaseModel):
     )
 
 
-@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
+@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable, timeout_s=TIMEOUT_S)
 def edit_file(args: EditFileArgs, ctx: ToolContext) -> dict[str, Any]:
     """Replace exact text in a file inside a write root. Fails when `old_string` is missing, or appears
     more than once without `replace_all`."""
@@ -202,7 +209,7 @@ class DeleteFileArgs(BaseModel):
     path: str = Field(description="Path of a regular file inside a write root.")
 
 
-@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable)
+@tool(cluster=CLUSTER, purity="side_effect", gates=GATES, available=writable, timeout_s=TIMEOUT_S)
 def delete_file(args: DeleteFileArgs, ctx: ToolContext) -> dict[str, Any]:
     """Delete one regular file inside a write root (never a directory, link or protected path)."""
     _, scope = _scope(ctx)
@@ -232,7 +239,7 @@ def _entry_type(mode: int) -> str:
     return "other"
 
 
-@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
     """List one directory: each entry's name, type (file, directory, symlink, other) and size."""
     settings, scope = _scope(ctx)
@@ -281,8 +288,14 @@ class GlobFilesArgs(BaseModel):
     path: str = Field(".", description="Directory to search from; default the workspace.")
 
 
-def _walk_notes(stats: WalkStats, *, shown: int, limit: int, more: bool, what: str) -> str | None:
+def _walk_notes(
+    stats: WalkStats, *, shown: int, limit: int, more: bool, what: str, out_of_time: bool = False
+) -> str | None:
     notes = []
+    if out_of_time:
+        notes.append(
+            f"stopped after {WORK_SECONDS:g} s (the time limit) with partial results; narrow the path or pattern"
+        )
     if more:
         notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
     if stats.limit_hit:
@@ -294,7 +307,7 @@ def _walk_notes(stats: WalkStats, *, shown: int, limit: int, more: bool, what: s
     return "; ".join(notes) or None
 
 
-@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     """Find regular files whose path below `path` matches a glob pattern. Links are not followed."""
     settings, scope = _scope(ctx)
@@ -306,6 +319,8 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     found: list[str] = []
     more = False
     depth = None if pattern.depth is None else pattern.depth - len(pattern.prefix)
+    deadline = time.monotonic() + WORK_SECONDS
+    out_of_time = False
     try:
         with open_directory(start) as fd:
             for _, _, rel, st in walk_tree(
@@ -316,6 +331,9 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
                 max_depth=depth,
                 stats=stats,
             ):
+                if time.monotonic() > deadline:
+                    out_of_time = True
+                    break
                 if stat.S_ISREG(st.st_mode) and pattern.matches((*pattern.prefix, *rel)):
                     if len(found) >= settings.max_results:
                         more = True
@@ -324,8 +342,15 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     except PathMissing:
         if not pattern.prefix:
             raise
-    result: dict[str, Any] = {"pattern": pattern.text, "path": loc.display, "files": found, "truncated": more}
-    note = _walk_notes(stats, shown=len(found), limit=settings.max_results, more=more, what="files")
+    result: dict[str, Any] = {
+        "pattern": pattern.text,
+        "path": loc.display,
+        "files": found,
+        "truncated": more or out_of_time,
+    }
+    note = _walk_notes(
+        stats, shown=len(found), limit=settings.max_results, more=more, what="files", out_of_time=out_of_time
+    )
     if note:
         result["note"] = note
     return result
@@ -337,7 +362,10 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
 class GrepFilesArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description="Python regular expression searched in each line.")
+    pattern: str = Field(
+        description="Regular expression searched in each line, RE2 syntax (Python-like; no backreferences "
+        "or lookaround), at most 1000 characters."
+    )
     path: str = Field(".", description="File or directory to search; default the workspace.")
     glob: str | None = Field(
         None, description="Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`."
@@ -349,12 +377,14 @@ class GrepFilesArgs(BaseModel):
     )
 
 
-def _grep_text(text: str, regex: re.Pattern[str], context: int, budget: int) -> list[dict[str, Any]]:
+def _grep_text(text: str, search: LineSearch, context: int, budget: int) -> list[dict[str, Any]]:
     lines = text.splitlines()
+    searched = [line[:MAX_MATCH_CHARS] for line in lines]
     out = []
-    for i, line in enumerate(lines):
-        if regex.search(line[:MAX_MATCH_CHARS]) is None:
+    for i in search.candidates(searched):
+        if not search.line_matches(searched[i]):
             continue
+        line = lines[i]
         match: dict[str, Any] = {"line": i + 1, "text": line[:MAX_LINE_CHARS]}
         if context:
             match["before"] = [x[:MAX_LINE_CHARS] for x in lines[max(0, i - context) : i]]
@@ -368,8 +398,8 @@ def _grep_text(text: str, regex: re.Pattern[str], context: int, budget: int) -> 
 class _Grep:
     """The state of one grep: counters for what was skipped, and the matches so far."""
 
-    def __init__(self, regex: re.Pattern[str], settings: FileSettings, context: int, limit: int) -> None:
-        self.regex = regex
+    def __init__(self, search: LineSearch, settings: FileSettings, context: int, limit: int) -> None:
+        self.line_search = search
         self.settings = settings
         self.context = context
         self.limit = limit
@@ -403,7 +433,7 @@ class _Grep:
             return
         self.searched += 1
         budget = self.limit - len(self.matches)
-        found = _grep_text(raw.decode("utf-8", errors="replace"), self.regex, self.context, budget + 1)
+        found = _grep_text(raw.decode("utf-8", errors="replace"), self.line_search, self.context, budget + 1)
         if len(found) > budget:
             self.more = True
             found = found[:budget]
@@ -414,14 +444,7 @@ class _Grep:
         return len(self.matches) >= self.limit
 
 
-def _compile_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
-        raise _invalid("pattern", f"invalid regular expression {pattern[:100]!r}: {exc}") from None
-
-
-@tool(cluster=CLUSTER, purity="read_only", gates=GATES)
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     """Search text files for a regular expression; returns matching lines with optional context.
 
@@ -429,13 +452,17 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     """
     settings, scope = _scope(ctx)
     loc = scope.locate(args.path)
-    regex = _compile_regex(args.pattern, args.ignore_case)
+    search = LineSearch(
+        args.pattern, field="pattern", what="regular expression", ignore_case=args.ignore_case
+    )
     file_filter: Glob | None = (
         compile_glob(args.glob, field="glob", basename_if_plain=True) if args.glob else None
     )
     limit = min(args.max_matches or settings.max_results, settings.max_results)
-    grep = _Grep(regex, settings, args.context, limit)
+    grep = _Grep(search, settings, args.context, limit)
     stats = WalkStats()
+    deadline = time.monotonic() + WORK_SECONDS
+    out_of_time = False
     if loc.parts and _is_regular(loc):
         with open_parent(loc) as parent:
             grep.search(parent, loc.name, loc.display)
@@ -449,6 +476,9 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
                 max_depth=None,
                 stats=stats,
             ):
+                if time.monotonic() > deadline:
+                    out_of_time = True
+                    break
                 if not stat.S_ISREG(st.st_mode) or (file_filter and not file_filter.matches(rel)):
                     continue
                 grep.search(parent, name, loc.child(*rel).display)
@@ -460,13 +490,12 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
         "path": loc.display,
         "matches": grep.matches,
         "files_searched": grep.searched,
-        "truncated": grep.more,
+        "truncated": grep.more or out_of_time,
     }
-    notes = [
-        n
-        for n in (_walk_notes(stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches"),)
-        if n
-    ]
+    walk_note = _walk_notes(
+        stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches", out_of_time=out_of_time
+    )
+    notes = [walk_note] if walk_note else []
     if grep.skipped_large:
         notes.append(
             f"{grep.skipped_large} files larger than {settings.max_grep_file_bytes} bytes were skipped"
