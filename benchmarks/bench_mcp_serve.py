@@ -2,7 +2,9 @@
 
 1. Per ``tools/call``, in-memory transport (the SDK ``Client`` connected to the server object):
    the Reyn-served tool (gates, validation, dispatcher, envelope → result) vs a low-level SDK
-   ``Server`` whose ``tools/call`` calls the function directly. Target: ≤ 1.2x.
+   ``Server`` whose ``tools/call`` awaits the same async function directly. Target: ≤ 1.2x.
+   The same with a sync function is reported: Reyn runs a sync handler in a worker thread so it
+   cannot block the event loop; the bare server calls it inline (blocking every other request).
 2. Per ``tools/call`` over stdio (real subprocesses): ``reyn mcp serve`` vs a bare SDK server script.
 3. Spawn → ``tools/list`` answered over stdio: ``reyn mcp serve`` (profile load, discovery,
    provenance, registration) vs the bare SDK server script. Reported, no target.
@@ -35,7 +37,7 @@ BARE_SERVER = textwrap.dedent(
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
-    def word_count(text):
+    async def word_count(text):
         return {"words": len(text.split())}
 
     TOOL = types.Tool(name="word_count", description="Count the words in a text.",
@@ -45,7 +47,7 @@ BARE_SERVER = textwrap.dedent(
         return types.ListToolsResult(tools=[TOOL])
 
     async def on_call(ctx, params):
-        data = word_count(**(params.arguments or {}))
+        data = await word_count(**(params.arguments or {}))
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(data))], structured_content=data)
 
     server = Server("bare", on_list_tools=on_list, on_call_tool=on_call)
@@ -65,7 +67,7 @@ PLUGIN = textwrap.dedent(
     REYN_API = 1
 
     @tool(cluster="bench", purity="read_only")
-    def word_count(text: str) -> dict:
+    async def word_count(text: str) -> dict:
         \"\"\"Count the words in a text.\"\"\"
         return {"words": len(text.split())}
 
@@ -81,7 +83,12 @@ def word_count(text: str) -> dict[str, int]:
     return {"words": len(text.split())}
 
 
-def bare_server() -> Any:
+async def word_count_async(text: str) -> dict[str, int]:
+    """Count the words in a text."""
+    return {"words": len(text.split())}
+
+
+def bare_server(is_async: bool = True) -> Any:
     import json
 
     import mcp_types as types
@@ -97,7 +104,8 @@ def bare_server() -> Any:
         return types.ListToolsResult(tools=[tool])
 
     async def on_call(ctx: Any, params: Any) -> Any:
-        data = word_count(**(params.arguments or {}))
+        arguments = params.arguments or {}
+        data = await word_count_async(**arguments) if is_async else word_count(**arguments)
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(data))], structured_content=data
         )
@@ -107,13 +115,14 @@ def bare_server() -> Any:
     return server
 
 
-def reyn_server() -> Any:
+def reyn_server(is_async: bool = True) -> Any:
     from reyn_tools_mcp.serve import ServedRegistry, build_server
 
     from reyn_core import ToolContext, ToolRegistry, tool
 
     builder = ToolRegistry()
-    builder.register(tool(purity="read_only")(word_count))
+    fn = word_count_async if is_async else word_count
+    builder.register(tool(purity="read_only", name="word_count")(fn))
     served = ServedRegistry(builder.freeze(), ToolContext(surface="router", agent="bench"))
     server = build_server(served)
     server.middleware = []  # both without the SDK's OpenTelemetry middleware
@@ -134,12 +143,12 @@ async def per_call(client: Any, calls: int) -> float:
     return statistics.median(rounds)
 
 
-async def in_memory(calls: int) -> tuple[float, float]:
+async def in_memory(calls: int, is_async: bool) -> tuple[float, float]:
     from mcp import Client
 
     out = []
     for make in (bare_server, reyn_server):
-        async with Client(make()) as client:
+        async with Client(make(is_async)) as client:
             out.append(await per_call(client, calls))
     return out[0], out[1]
 
@@ -198,7 +207,8 @@ def main() -> bool:
     parser.add_argument("--calls", type=int, default=300, help="calls per round (default 300)")
     parser.add_argument("--spawns", type=int, default=5, help="spawns per server (default 5)")
     args = parser.parse_args()
-    bare_mem, reyn_mem = asyncio.run(in_memory(args.calls))
+    bare_mem, reyn_mem = asyncio.run(in_memory(args.calls, is_async=True))
+    bare_sync, reyn_sync = asyncio.run(in_memory(args.calls, is_async=False))
     stdio = asyncio.run(over_stdio(args.calls, args.spawns))
     rows = [
         [
@@ -207,6 +217,13 @@ def main() -> bool:
             reyn_mem * 1e6,
             reyn_mem / bare_mem,
             f"≤ {TARGET_PER_CALL}x",
+        ],
+        [
+            "tools/call, in-memory, sync fn",
+            bare_sync * 1e6,
+            reyn_sync * 1e6,
+            reyn_sync / bare_sync,
+            "reported",
         ],
         [
             "tools/call, stdio",

@@ -186,6 +186,7 @@ class ServedRegistry:
     ctx: ToolContext
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
     _lists: dict[bool, list[types.Tool]] = field(default_factory=dict, repr=False)
+    _deferred: tuple[str, ...] | None = field(default=None, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
     _running: int = field(default=0, repr=False)
@@ -200,10 +201,13 @@ class ServedRegistry:
 
     @property
     def deferred(self) -> tuple[str, ...]:
-        """Deferred tools the router surface offers: listed only to clients that can be asked."""
-        offered = render_router(self.registry, self.ctx)
-        names = [e["function"]["name"] for e in offered]
-        return tuple(n for n in names if self.registry.get(n).dispatch_kind == "deferred")
+        """Deferred tools the router surface offers: listed only to clients that can be asked.
+        Computed once: the registry is frozen and ``ctx`` fixed."""
+        if self._deferred is None:
+            offered = render_router(self.registry, self.ctx)
+            names = [e["function"]["name"] for e in offered]
+            self._deferred = tuple(n for n in names if self.registry.get(n).dispatch_kind == "deferred")
+        return self._deferred
 
     def exclude(self, with_elicitation: bool) -> tuple[str, ...]:
         """What this client may not use beyond the gates: deferred tools without elicitation."""
