@@ -8,7 +8,16 @@ Callers on any loop submit work to the pool loop and await the result.
 
 A call that times out, or whose connection breaks, discards that connection (the owner closes it,
 which for stdio stops the server process); the next call opens a fresh one. A JSON-RPC error
-answer keeps the connection. Imports the ``mcp`` SDK: only handlers and ``reyn mcp`` import this.
+answer keeps the connection — including code -32000, which the SDK also uses for "connection
+closed": that code counts as a lost connection only if a ping on the same session fails too.
+
+A handshake that does not finish within ``connect_timeout_s`` cancels its owner at once (nothing
+to close gracefully yet). A message the SDK cannot parse (e.g. a schema nested deeper than the JSON
+parser allows) is a transport fault: the connection records a one-line diagnostic and closes, so
+the waiting request fails at once with it instead of hanging to its timeout. The SDK reports such
+faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger keeps those tracebacks off
+stderr when the host has configured no logging (records still propagate to a host's handlers).
+Imports the ``mcp`` SDK: only handlers and ``reyn mcp`` import this.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import atexit
 import contextlib
 import hashlib
 import json
+import logging
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
@@ -31,6 +41,9 @@ from mcp.shared.exceptions import MCPError
 from .settings import ServerConfig
 
 T = TypeVar("T")
+
+logging.getLogger("mcp").addHandler(logging.NullHandler())
+PING_TIMEOUT_S = 5.0
 
 
 class McpServerError(Exception):
@@ -64,6 +77,8 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
+        self.fault: str | None = None  # a transport fault of the current session (one line)
+        self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
         self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
 
     # ------------------------------------------------------------------ lifecycle
@@ -81,28 +96,42 @@ class ServerConnection:
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
 
     async def _run_owner(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        async def on_message(message: Any) -> None:
+            # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
+            if isinstance(message, Exception) and self.fault is None:
+                self.fault = _one_line(message)
+                if ready.done():
+                    stop.set()  # the owner closes the session: waiting requests fail at once
+                elif self._owner is not None:
+                    self._owner.cancel()  # still in the handshake: nothing to close gracefully
+
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = (await stack.enter_async_context(self._transport()))[:2]
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=on_message)
+                )
                 await session.initialize()
                 if not ready.done():
                     ready.set_result(session)
                 await stop.wait()
         except BaseException as exc:  # includes the owner's own cancellation at shutdown
             if not ready.done():
-                ready.set_exception(McpConnectionError(self._describe_failure(exc)))
-            if isinstance(exc, asyncio.CancelledError):
+                if self.fault is not None or not isinstance(exc, asyncio.CancelledError):
+                    ready.set_exception(McpConnectionError(self._describe_failure(exc)))
+                else:
+                    ready.cancel()  # the waiter gave up (timeout, shutdown): nobody to tell
+            if isinstance(exc, asyncio.CancelledError) and self.fault is None:
                 raise
         finally:
             self.session = None
             self.tools = None
 
     def _describe_failure(self, exc: BaseException) -> str:
-        while getattr(exc, "exceptions", None):  # unwrap (Base)ExceptionGroup from task groups
-            exc = exc.exceptions[0]  # type: ignore[attr-defined]
-        what = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(
-            ": "
+        what = (
+            f"the server sent a message that cannot be parsed ({self.fault})"
+            if self.fault
+            else _one_line(exc)
         )
         tail = self.stderr_tail()
         return self.config.redact(
@@ -131,38 +160,43 @@ class ServerConnection:
             await self._close_locked()
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[ClientSession] = loop.create_future()
+            ready.add_done_callback(_retrieve)
+            self.fault = None
             self._stop = asyncio.Event()
             self._owner = loop.create_task(self._run_owner(ready, self._stop), name=f"mcp-owner-{self.name}")
             try:
                 session = await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout_s)
             except asyncio.TimeoutError:
-                await self._close_locked()
+                ready.cancel()
+                # the caller hears at connect_timeout_s; stopping the process finishes in the background
+                owner, self._owner, self._stop = self._owner, None, None
+                self._closing = {t for t in self._closing if not t.done()}
+                self._closing.add(loop.create_task(_stop_owner(owner, None)))
+                tail = self.stderr_tail()
                 raise McpConnectionError(
-                    f"MCP server {self.name!r} did not finish its handshake within {self.connect_timeout_s:g} s"
+                    self.config.redact(
+                        f"MCP server {self.name!r} did not finish its handshake within "
+                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped"
+                        + (f"; server stderr: {tail}" if tail else "")
+                    )
                 ) from None
             except McpConnectionError:
-                await self._close_locked()
+                await self._close_locked(graceful=False)
                 raise
             self.session = session
             self.tools = None
             self.opened += 1
             return session
 
-    async def _close_locked(self) -> None:
+    async def _close_locked(self, *, graceful: bool = True) -> None:
+        """Stop the owner: gracefully once it holds a session, else (or with ``graceful=False``) by
+        cancelling it at once — an owner still in its handshake would never see the stop signal."""
         owner, stop = self._owner, self._stop
+        had_session = self.session is not None
         self._owner = self._stop = None
         self.session = None
         self.tools = None
-        if owner is None:
-            return
-        if stop is not None:
-            stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(owner), 10)
-        except (asyncio.TimeoutError, Exception):
-            owner.cancel()
-            with contextlib.suppress(BaseException):
-                await owner
+        await _stop_owner(owner, stop if graceful and had_session else None)
 
     async def discard(self) -> None:
         """Close this connection; the next call opens a new one."""
@@ -172,6 +206,8 @@ class ServerConnection:
     async def close(self) -> None:
         """Close for good (shutdown)."""
         await self.discard()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
         self._errlog.close()
 
     # ------------------------------------------------------------------ requests
@@ -187,12 +223,13 @@ class ServerConnection:
                 "the connection was closed and will be reopened on the next call"
             ) from None
         except MCPError as exc:
-            if exc.code == mcp_types.CONNECTION_CLOSED:
+            # -32000 is also a code a server may answer with: only a dead session means a lost connection
+            if exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session):
                 await self.discard()
                 raise McpConnectionError(self._lost(what)) from None
             raise McpServerError(
                 self.config.redact(
-                    f"MCP server {self.name!r} answered {what} with error {exc.code}: {exc.message}"
+                    f"MCP server {self.name!r} answered {what} with error {exc.code}: {_cut(exc.message)}"
                 )
             ) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -203,10 +240,24 @@ class ServerConnection:
                 self.config.redact(f"{self._lost(what)} ({type(exc).__name__}: {exc})")
             ) from None
 
+    async def _alive(self, session: ClientSession) -> bool:
+        """Whether ``session`` still answers: no recorded fault, the owner running, and a ping answered
+        (any answer but -32000 counts: a server without ping support is still connected)."""
+        if self.fault is not None or self.session is not session or self._owner is None or self._owner.done():
+            return False
+        try:
+            await asyncio.wait_for(session.send_ping(), PING_TIMEOUT_S)
+        except MCPError as exc:
+            return exc.code != mcp_types.CONNECTION_CLOSED
+        except Exception:
+            return False
+        return True
+
     def _lost(self, what: str) -> str:
         tail = self.stderr_tail()
+        fault = f" (the server sent a message that cannot be parsed: {self.fault})" if self.fault else ""
         return self.config.redact(
-            f"the connection to MCP server {self.name!r} was lost during {what}; it will be "
+            f"the connection to MCP server {self.name!r} was lost during {what}{fault}; it will be "
             "reopened on the next call" + (f"; server stderr: {tail}" if tail else "")
         )
 
@@ -237,6 +288,46 @@ class ServerConnection:
     ) -> mcp_types.CallToolResult:
         """``tools/call``; the caller has checked ``tool`` and ``arguments`` against the listing."""
         return await self._request(lambda s: s.call_tool(tool, arguments), timeout_s, f"tools/call {tool!r}")
+
+
+async def _stop_owner(owner: asyncio.Task[None] | None, stop: asyncio.Event | None) -> None:
+    """Let ``owner`` close its session (``stop`` set, 10 s at most), or cancel it (``stop`` None)."""
+    if owner is None:
+        return
+    if stop is not None:
+        stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), 10)
+            return
+        except (asyncio.TimeoutError, Exception):
+            pass
+    owner.cancel()
+    with contextlib.suppress(BaseException):
+        await owner
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """``Type: first line of the message``, at most ``limit`` characters: no traceback, no input echo."""
+    while getattr(exc, "exceptions", None):  # unwrap (Base)ExceptionGroup from task groups
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    # pydantic: the reason is the first line with "[type=" ("Invalid JSON: recursion limit exceeded …")
+    reason = next((line.strip().split(" [type=")[0] for line in lines if " [type=" in line), None)
+    if reason and "validation error" in lines[0]:
+        text = f"{lines[0]}: {reason}"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _cut(text: str, limit: int = 1_000) -> str:
+    """A server-chosen message cut to ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more characters cut]"
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a future's exception as seen (no "Future exception was never retrieved" on stderr)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def http_client(headers: dict[str, str], connect_timeout_s: float) -> Any:
