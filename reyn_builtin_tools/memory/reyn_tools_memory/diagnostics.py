@@ -17,7 +17,6 @@ connection bounded by ``connect_timeout_s``.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +64,13 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
 
 
 def _sqlite(path: Path) -> list[dict[str, str]]:
-    from .store import SCHEMA_VERSION
-
     if not path.exists():
         return []  # the normal state before the first write: the file is created then
+    # Only now: loading and rendering the tools (which ask for diagnostics) import no store module.
+    import sqlite3
+
+    from .store import SCHEMA_VERSION
+
     try:
         with sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5) as conn:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
