@@ -15,10 +15,11 @@ bytes):
    first ``defer.prefer`` entry that names the tool, its plugin or its cluster (unlisted last), then
    host tools before plugin tools and plugins in ``plugins.enable`` order, then by name;
 4. with ``max_tools`` / ``max_tokens``, the longest prefix of that order that fits is kept (the search
-   tool counts when anything is deferred) and everything after it is deferred;
+   tool counts when it is offered) and everything after it is deferred;
 5. the array is the kept tools that the first turn (nothing found) would also render, by name; then
-   the search tool when anything is deferred; then the tools kept only because they were found, in
-   the order they were found.
+   the search tool, offered when the first turn defers anything (and kept for the whole
+   conversation, even once everything has been found); then the tools kept only because they were
+   found, in the order they were found.
 
 "Found" means named in a search result or called by the model earlier in the conversation
 (``found_tool_names``): the router loop adds them from the next turn on.
@@ -340,12 +341,15 @@ class ToolDeferral:
 
         search_def = self.search_definition
         search_entry = render_router_tool(self.registry, search_def, ctx, strict=strict)
-        baseline, _ = self._select(visible, [], entry, search_entry)
-        kept, reasons = self._select(visible, found_order, entry, search_entry)
+        baseline, baseline_reasons = self._select(visible, [], entry, search_entry, reserve=False)
+        # The search tool stays offered for the whole conversation once anything was deferred at
+        # the start, even when everything has since been found (the history refers to it).
+        offer_search = bool(baseline_reasons)
+        kept, reasons = self._select(visible, found_order, entry, search_entry, reserve=offer_search)
         first = [t for t in visible if t.name in kept and t.name in baseline]  # by name
         later = [by_name[n] for n in found_order if n in kept and n not in baseline]
         return self._render(
-            ctx, first, later, search_entry if reasons else None, reasons, strict, entry, errors
+            ctx, first, later, search_entry if offer_search else None, reasons, strict, entry, errors
         )
 
     def _select(
@@ -354,8 +358,11 @@ class ToolDeferral:
         found: Sequence[str],
         entry: Callable[[ToolDefinition], dict[str, Any]],
         search_entry: dict[str, Any],
+        *,
+        reserve: bool,
     ) -> tuple[set[str], dict[str, str]]:
-        """The names kept and, for every deferred name, why (steps 2-4)."""
+        """The names kept and, for every deferred name, why (steps 2-4). ``reserve`` counts the
+        search tool in the budget even when this selection would defer nothing."""
         policy = self.policy
         found_set = set(found)
         reasons = {
@@ -369,7 +376,7 @@ class ToolDeferral:
         if policy.max_tools is None and policy.max_tokens is None:
             return {t.name for t in ordered}, reasons
         costs = [self.count(entry(t)) for t in ordered]
-        if not reasons and self._fits(len(ordered), sum(costs)):
+        if not reasons and not reserve and self._fits(len(ordered), sum(costs)):
             return {t.name for t in ordered}, reasons
         # Something is deferred, so the search tool is offered and takes its place in the budget.
         used_tools, used_tokens = 1, self.count(search_entry)

@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     registry = result.registry
     transcript = Transcript(show_model_calls=False)
     ctx = ToolContext(surface="router", agent="chat", workspace=Path(args.workspace).resolve())
+    from ..deferral import DeferralPolicy
+
     loop = RouterLoop(
         registry,
         model=args.model,
@@ -120,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         plan_mode=args.plan_mode,
         system_prompt=args.system,
         on_event=transcript,
+        deferral=DeferralPolicy.from_profile(result.profile, registry),
     )
     return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(result)))
 

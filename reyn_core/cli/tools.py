@@ -1,4 +1,4 @@
-"""``reyn tools list | render | call``: the registry the profile produces, as each surface sees it."""
+"""``reyn tools list | render | search | call``: the registry the profile produces, as each surface sees it."""
 
 from __future__ import annotations
 
@@ -37,7 +37,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ren.add_argument(
         "--strict", action="store_true", help="router: OpenAI strict-mode schemas (exit 1 if impossible)"
     )
+    ren.add_argument(
+        "--no-defer",
+        action="store_true",
+        help="router: ignore [surfaces.router.defer] and render every visible tool",
+    )
     ren.set_defaults(func=run_render)
+
+    sea = tsub.add_parser(
+        "search",
+        parents=[common],
+        help="rank the router tools for a request, as the search tool does",
+        description="Run the router's tool search (the search tool offered when tools are deferred): "
+        "the best matches among the tools the router gates allow, and the words that matched.",
+    )
+    sea.add_argument("query", nargs="+", help="what the tool should do, in a few words")
+    sea.add_argument("--limit", type=int, default=5, help="how many tools to show (1-20, default 5)")
+    sea.set_defaults(func=run_search)
 
     call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
     call.add_argument("name")
@@ -79,6 +95,8 @@ def run_list(args: argparse.Namespace) -> int:
     warn_load_errors(result)
     registry = result.registry
     ops = split_ops(args.allowed_ops)
+    deferral = _deferral(result)
+    deferred = dict(deferral.split(_context("router")).reasons) if deferral is not None else {}
     rows: list[dict[str, Any]] = []
     for t in registry.tools():
         vis = {s: _visibility(registry, t, s, ops) for s in SURFACES}
@@ -94,6 +112,7 @@ def run_list(args: argparse.Namespace) -> int:
                 "dispatch_kind": t.dispatch_kind,
                 "description": t.summary,
                 **vis,
+                "deferred": deferred.get(t.name),
             }
         )
     if args.json:
@@ -107,7 +126,9 @@ def run_list(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
 
-    def mark(v: dict[str, Any]) -> str:
+    def mark(v: dict[str, Any], deferred: str | None = None) -> str:
+        if deferred:
+            return f"deferred ({deferred})"
         return "yes" if v["visible"] else f"no ({v['layer']})"
 
     print(
@@ -118,7 +139,7 @@ def run_list(args: argparse.Namespace) -> int:
                     r["plugin"] or "(host)",
                     r["cluster"],
                     r["purity"],
-                    mark(r["router"]),
+                    mark(r["router"], r["deferred"]),
                     mark(r["phase"]),
                 ]
                 for r in rows
@@ -138,10 +159,18 @@ def run_render(args: argparse.Namespace) -> int:
     warn_load_errors(result)
     registry = result.registry
     if args.surface == "router":
-        from ..render.router import StrictRenderError, render_router
+        from ..render.router import StrictRenderError
 
+        deferral = None if args.no_defer else _deferral(result)
         try:
-            tools = render_router(registry, _context("router"), strict=args.strict)
+            if deferral is None:
+                from ..render.router import render_router
+
+                tools = render_router(registry, _context("router"), strict=args.strict)
+            else:
+                turn = deferral.split(_context("router"), strict=args.strict)
+                tools = turn.tools
+                _note_deferred(turn.reasons, deferral.policy.search_tool)
         except StrictRenderError as exc:
             for err in exc.errors:
                 print(f"reyn: error: {err}", file=sys.stderr)
@@ -171,6 +200,58 @@ def run_render(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     print(surface.prompt_text())
+    return EXIT_OK
+
+
+def _deferral(result: Any) -> Any:
+    """The profile's ``ToolDeferral`` over the loaded registry, or None when nothing is deferred.
+    Raises ``ProfileError`` for names in ``[surfaces.router.defer]`` that match nothing loaded."""
+    from ..deferral import DeferralPolicy, ToolDeferral
+
+    policy = DeferralPolicy.from_profile(result.profile, result.registry)
+    return ToolDeferral(result.registry, policy) if policy.active else None
+
+
+def _note_deferred(reasons: Any, search_tool: str) -> None:
+    """What the array leaves out, on stderr (stdout stays exactly the array a model is sent)."""
+    if not reasons:
+        return
+    listed = ", ".join(f"{name} ({why})" for name, why in reasons.items())
+    print(
+        f"reyn: {len(reasons)} tool(s) deferred by [surfaces.router.defer], not in this array but found "
+        f"through {search_tool!r} (try `reyn tools search QUERY`): {listed}",
+        file=sys.stderr,
+    )
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from ..tool_search import MAX_LIMIT, search_tools
+
+    if not 1 <= args.limit <= MAX_LIMIT:
+        return _usage_error(f"--limit must be between 1 and {MAX_LIMIT}, got {args.limit}")
+    result = load_from_args(args)
+    warn_load_errors(result)
+    deferral = _deferral(result)
+    ctx = _context("router")
+    deferred = dict(deferral.split(ctx).reasons) if deferral is not None else {}
+    hits = search_tools(result.registry, " ".join(args.query), ctx, limit=args.limit)
+    rows = [{**h.to_json(), "deferred": deferred.get(h.name)} for h in hits]
+    if args.json:
+        emit_json(rows)
+        return EXIT_OK
+    if not rows:
+        print("no visible router tool matches" + (f" (profile: {result.profile.describe_source()})"))
+        return EXIT_OK
+
+    def why(matched: dict[str, list[str]]) -> str:
+        return "; ".join(f"{field}: {', '.join(words)}" for field, words in matched.items())
+
+    print(
+        table(
+            [[r["name"], r["deferred"] or "-", r["summary"][:60], why(r["matched"])] for r in rows],
+            ["NAME", "DEFERRED", "SUMMARY", "MATCHED"],
+        )
+    )
     return EXIT_OK
 
 

@@ -6,6 +6,11 @@ are checked again), and appends one ``tool`` message per call built from the dis
 so an unknown tool, a refused tool or bad arguments reach the model as an error it can correct. The
 loop stops at a text answer, at a deferred tool (``status="pending"``, resumable with the tool's
 result), or at the turn limit.
+
+With a ``deferral`` policy (``[surfaces.router.defer]``, see ``reyn_core.deferral``) each turn's array
+is ``ToolDeferral.tools_for_turn``: deferred tools are left out, the search tool is offered, and tools
+found (named in a search result or called) earlier in the conversation are added from the next turn.
+Every call — the search tool's and a deferred tool called by name — goes through the same dispatcher.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..context import RouterCallerState, ToolContext
+from ..deferral import DeferralPolicy, ToolDeferral, found_tool_names
 from ..dispatch import dispatch_tool
 from ..errors import ReynError
 from ..registry import ToolRegistry
@@ -81,7 +87,9 @@ class RouterLoop:
     ``[llm]``); tests and the demo pass a ``ReplayClient`` or a client aimed at a local server.
     ``exclude`` hides tools for this loop; ``plan_mode`` additionally hides ``plan``; ``allowed_tools``
     narrows the loop to a plan step's tool list. ``stream`` streams text to ``on_event`` as
-    ``text_delta`` events.
+    ``text_delta`` events. ``deferral`` (a ``DeferralPolicy``, e.g. ``DeferralPolicy.from_profile``)
+    defers tools and offers the search tool; calls are then dispatched against ``dispatch_registry``
+    (the registry plus the search tool).
     """
 
     def __init__(
@@ -100,6 +108,7 @@ class RouterLoop:
         strict: bool = False,
         system_prompt: str | None = None,
         on_event: EventCallback | None = None,
+        deferral: DeferralPolicy | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError("max_turns must be at least 1")
@@ -115,6 +124,10 @@ class RouterLoop:
         self.system_prompt = system_prompt
         self.on_event = on_event
         self._client = client
+        self.deferral = deferral
+        self._deferral = (
+            ToolDeferral(registry, deferral) if deferral is not None and deferral.active else None
+        )
         base = ctx or ToolContext(surface="router")
         state = base.router_state or RouterCallerState()
         allowed = self.allowed_tools if self.allowed_tools is not None else state.allowed_tools
@@ -154,12 +167,25 @@ class RouterLoop:
             strict=self.strict,
             system_prompt=self.system_prompt,
             on_event=self.on_event,
+            deferral=self.deferral,
         )
         return loop
 
-    def tools(self, turn: int | None = None) -> list[dict[str, Any]]:
-        """The tools array this loop sends (what ``render_router`` gives for its context)."""
-        return render_router(self.registry, self._turn_ctx(turn), exclude=self.exclude, strict=self.strict)
+    @property
+    def dispatch_registry(self) -> ToolRegistry:
+        """What calls are dispatched against: the registry, plus the search tool under deferral."""
+        return self._deferral.registry if self._deferral is not None else self.registry
+
+    def tools(
+        self, turn: int | None = None, messages: Sequence[Mapping[str, Any]] = ()
+    ) -> list[dict[str, Any]]:
+        """The tools array this loop sends (what ``render_router`` gives for its context; under
+        deferral, ``ToolDeferral.tools_for_turn`` with the tools ``messages`` have found)."""
+        ctx = self._turn_ctx(turn)
+        if self._deferral is None:
+            return render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict)
+        found = found_tool_names(messages, self._deferral.policy.search_tool)
+        return self._deferral.tools_for_turn(ctx, found, exclude=self.exclude, strict=self.strict)
 
     def _turn_ctx(self, turn: int | None) -> ToolContext:
         state = self.ctx.router_state or RouterCallerState()
@@ -203,7 +229,7 @@ class RouterLoop:
         turn = first_turn - 1
         for turn in range(first_turn, last + 1):
             ctx = self._turn_ctx(turn)
-            tools = render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict)
+            tools = self.tools(turn, msgs)
             emit(self.on_event, "model_call", turn=turn, model=self.model, tools=len(tools))
             request = LLMRequest(
                 self.model, list(msgs), tools or None, self.tool_choice if tools else None, stream=self.stream
@@ -236,10 +262,11 @@ class RouterLoop:
     async def _dispatch(self, call: ToolCallRequest, ctx: ToolContext) -> dict[str, Any]:
         emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
         envelope = await dispatch_tool(
-            self.registry, call.name, call.arguments, ctx, surface="router", exclude=self.exclude
+            self.dispatch_registry, call.name, call.arguments, ctx, surface="router", exclude=self.exclude
         )
         emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
         return envelope
 
     def _is_deferred(self, name: str) -> bool:
-        return name in self.registry and self.registry.get(name).dispatch_kind == "deferred"
+        registry = self.dispatch_registry
+        return name in registry and registry.get(name).dispatch_kind == "deferred"

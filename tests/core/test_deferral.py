@@ -349,3 +349,8 @@ def test_a_bad_policy_built_in_code_is_refused(
 ) -> None:
     with pytest.raises(error, match=words):
         DeferralPolicy(**kwargs)
+
+
+def test_the_search_tool_stays_once_everything_deferred_has_been_found() -> None:
+    turn = split(DeferralPolicy(clusters={"web"}), found=("web_search", "web_fetch"))
+    assert turn.deferred == () and turn.rendered[-3:] == ("find_tools", "web_search", "web_fetch")
