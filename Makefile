@@ -11,7 +11,7 @@ DEPS := pyproject.toml $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcar
 # Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 
-.PHONY: venv postgres-server demo test lint typecheck docs bench clean
+.PHONY: venv postgres-server demo test lint typecheck docs bench dist clean
 
 venv: $(STAMP)
 
@@ -53,5 +53,16 @@ test: $(STAMP) postgres-server
 bench: $(STAMP) postgres-server
 	$(BIN)/python benchmarks/run.py
 
+# A wheelhouse: one wheel per distribution (core, packs, example, demo) in $(DIST); users then install
+# by name from it: pip install --find-links dist reyn-tools-file. Offline (the venv's setuptools), and
+# each folder's build/ is removed first so a file deleted from the source cannot linger in a wheel.
+DIST ?= dist
+dist: $(STAMP)
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@for p in ./ $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
+		log=$$($(BIN)/python -m build --wheel --no-isolation --outdir '$(DIST)' "$$p" 2>&1) \
+		|| { echo "$$log"; exit 1; }; done
+	@ls $(DIST)
+
 clean:
-	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) site dist .pytest_cache .mypy_cache .ruff_cache

@@ -185,7 +185,8 @@ def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> 
     if outcome.not_loaded:
         console.say(
             "  The demo continues with what loaded; install the rest with `make demo` "
-            "(it installs every pack) or pip install ./reyn_builtin_tools/<pack>."
+            "(it installs every pack) or, after `make dist`, "
+            "pip install --find-links dist reyn-tools-<pack>."
         )
     return result.registry
 
