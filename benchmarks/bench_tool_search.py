@@ -1,0 +1,257 @@
+"""Tool search on large registries: retrieval quality and tools-array size, on public data.
+
+Data: the Berkeley Function Calling Leaderboard (BFCL), as shipped in the PyPI package ``bfcl-eval``
+(pinned version and wheel hash below), downloaded with ``pip download`` into a cache directory
+(``$REYN_BENCH_CACHE``, default ``~/.cache/reyn/bench``; never committed). Its function documents —
+third-party tool definitions collected by the BFCL authors — become a Reyn registry; its
+single-call questions (``simple_python``, ``simple_java``, ``simple_javascript``, ``live_simple``,
+``multiple``) with their possible answers are the requests, each with the one right tool.
+
+Reported, for a 1,000-tool registry and for every tool (≈1,800):
+- recall@1 / recall@5 of ``search_tools`` with the request text as the query;
+- tokens of the tools array per turn (tiktoken ``o200k_base`` and ``cl100k_base``, which litellm ships
+  for offline use), without deferral (every tool rendered) and with ``[surfaces.router.defer]
+  max_tokens = 2000``: turn 1 (the budgeted array and the search tool) and turn 2 (after the search,
+  its 5 results added).
+Targets: recall@5 ≥ 0.9 and turn-2 tokens ≤ 10% of the full render on the 1,000-tool registry.
+When the download is impossible (no network), the module prints one line and skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+BFCL_VERSION = "2026.3.23"
+BFCL_WHEEL = f"bfcl_eval-{BFCL_VERSION}-py3-none-any.whl"
+BFCL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
+QUESTION_SETS = ("simple_python", "simple_java", "simple_javascript", "live_simple", "multiple")
+BUDGET_TOKENS = 2000
+SIZES = (1000, None)  # None: every tool
+TARGET_RECALL5, TARGET_SHARE = 0.9, 0.10
+
+_TYPES = {
+    "dict": "object",
+    "object": "object",
+    "hashmap": "object",
+    "float": "number",
+    "double": "number",
+    "number": "number",
+    "integer": "integer",
+    "int": "integer",
+    "long": "integer",
+    "string": "string",
+    "char": "string",
+    "boolean": "boolean",
+    "array": "array",
+    "arraylist": "array",
+    "tuple": "array",
+    "list": "array",
+}
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("REYN_BENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "reyn", "bench"
+    )
+    return Path(root)
+
+
+def fetch_wheel() -> Path | None:
+    """The pinned bfcl-eval wheel (downloaded once, hash-checked), or None when it cannot be had."""
+    target = cache_dir() / BFCL_WHEEL
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+            cmd += ["-d", tmp, f"bfcl-eval=={BFCL_VERSION}", "-q"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            got = Path(tmp) / BFCL_WHEEL
+            if proc.returncode != 0 or not got.is_file():
+                print(f"skipped: cannot download bfcl-eval=={BFCL_VERSION} ({proc.stderr.strip()[-200:]})")
+                return None
+            got.replace(target)
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    if digest != BFCL_SHA256:
+        print(f"skipped: {target} has sha256 {digest}, expected {BFCL_SHA256}; delete it to re-download")
+        return None
+    return target
+
+
+def jsonl(zf: zipfile.ZipFile, name: str) -> Iterator[dict[str, Any]]:
+    for line in zf.read(name).decode("utf-8").splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
+def tool_name(name: str) -> str:
+    import re
+
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64]
+
+
+def to_schema(node: Any) -> Any:
+    """A BFCL parameter document as JSON Schema (its ``dict``/``float``/``tuple``/Java types mapped,
+    ``any`` left untyped); names listed as required but not defined are dropped."""
+    if not isinstance(node, dict):
+        return {}
+    out: dict[str, Any] = {}
+    kind = _TYPES.get(str(node.get("type", "")).lower())
+    if kind:
+        out["type"] = kind
+    for key in ("description", "enum"):
+        if key in node:
+            out[key] = node[key]
+    if isinstance(node.get("properties"), dict):
+        out["properties"] = {str(k): to_schema(v) for k, v in node["properties"].items()}
+        required = [r for r in node.get("required", []) if r in out["properties"]]
+        if required:
+            out["required"] = required
+    if "items" in node:
+        out["items"] = to_schema(node["items"])
+    return out
+
+
+def load_bfcl(wheel: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]]]:
+    """(tool name → BFCL function document, [(request text, right tool name)])."""
+    functions: dict[str, dict[str, Any]] = {}
+    requests: list[tuple[str, str]] = []
+    with zipfile.ZipFile(wheel) as zf:
+        names = sorted(n for n in zf.namelist() if n.startswith("bfcl_eval/data/BFCL_v4_"))
+        for name in names:
+            try:
+                for entry in jsonl(zf, name):
+                    for fn in entry.get("function") or ():
+                        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                            functions.setdefault(tool_name(fn["name"]), fn)
+            except ValueError:
+                continue  # a file that is not JSON lines (format_sensitivity)
+        for part in QUESTION_SETS:
+            answers = {
+                a["id"]: a["ground_truth"]
+                for a in jsonl(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{part}.json")
+            }
+            for entry in jsonl(zf, f"bfcl_eval/data/BFCL_v4_{part}.json"):
+                truth = answers.get(entry["id"])
+                turns = entry.get("question") or []
+                if not truth or len(truth) != 1 or not turns:
+                    continue
+                text = " ".join(m["content"] for m in turns[-1] if m.get("role") == "user")
+                requests.append((text, tool_name(next(iter(truth[0])))))
+    return functions, requests
+
+
+def build_registry(functions: dict[str, dict[str, Any]], names: list[str]) -> tuple[Any, int]:
+    from reyn_core import ToolDefinition, ToolRegistry
+    from reyn_core.errors import ToolRegistrationError
+
+    builder = ToolRegistry()
+    refused = 0
+    for name in names:
+        fn = functions[name]
+        schema = to_schema(fn.get("parameters") or {})
+        schema["type"] = "object"
+        schema.setdefault("properties", {})
+        try:
+            builder.register(
+                ToolDefinition(
+                    name=name,
+                    description=str(fn.get("description") or name),
+                    parameters=schema,
+                    handler=lambda **kw: kw,
+                )
+            )
+        except ToolRegistrationError:
+            refused += 1
+    return builder.freeze(), refused
+
+
+def encodings() -> dict[str, Any]:
+    # litellm points tiktoken at the encodings it bundles, so this works without network; its model
+    # cost map is read from the local copy too.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm.litellm_core_utils.default_encoding  # noqa: F401
+    import tiktoken
+
+    return {name: tiktoken.get_encoding(name) for name in ("o200k_base", "cl100k_base")}
+
+
+def main() -> bool | None:
+    wheel = fetch_wheel()
+    if wheel is None:
+        return None
+    from reyn_core import (
+        DeferralPolicy,
+        ToolContext,
+        ToolDeferral,
+        estimate_tokens,
+        render_router,
+        search_tools,
+    )
+    from reyn_core.render import canonical_json
+
+    functions, all_requests = load_bfcl(wheel)
+    encs = encodings()
+    ctx = ToolContext(surface="router")
+    print(
+        f"bfcl-eval {BFCL_VERSION}: {len(functions)} distinct function documents, {len(all_requests)} requests"
+    )
+    ok = True
+    for size in SIZES:
+        targets = sorted({t for _, t in all_requests if t in functions})
+        others = sorted(set(functions) - set(targets))
+        names = (targets + others)[: size or len(functions)]
+        registry, refused = build_registry(functions, names)
+        requests = [(q, t) for q, t in all_requests if t in registry]
+        hit1 = hit5 = 0
+        for query, truth in requests:
+            found = [m.name for m in search_tools(registry, query, ctx, limit=5)]
+            hit1 += found[:1] == [truth]
+            hit5 += truth in found
+        r1, r5 = hit1 / len(requests), hit5 / len(requests)
+
+        def tokens(tools: list[dict[str, Any]]) -> dict[str, int]:
+            text = canonical_json(tools)
+            counts = {name: len(enc.encode(text)) for name, enc in encs.items()}
+            counts["estimate"] = sum(estimate_tokens(t) for t in tools)
+            return counts
+
+        full = tokens(render_router(registry, ctx))
+        deferral = ToolDeferral(registry, DeferralPolicy(max_tokens=BUDGET_TOKENS))
+        turn1 = tokens(deferral.tools_for_turn(ctx))
+        sample = requests[:: max(1, len(requests) // 50)]
+        turn2_all = [
+            tokens(deferral.tools_for_turn(ctx, [m.name for m in search_tools(registry, q, ctx, limit=5)]))
+            for q, _ in sample
+        ]
+        turn2 = {k: max(t[k] for t in turn2_all) for k in full}
+        share = turn2["o200k_base"] / full["o200k_base"]
+        print(
+            f"\nregistry: {len(registry)} tools ({refused} refused by registration checks), "
+            f"{len(requests)} requests with the right tool registered"
+        )
+        print(f"  recall@1 {r1:.3f}   recall@5 {r5:.3f}   (target recall@5 ≥ {TARGET_RECALL5})")
+        print(f"  {'tools array per turn':<44} {'o200k':>9} {'cl100k':>9} {'estimate':>9}")
+        rows = [
+            ("no deferral (every tool)", full),
+            (f"deferral max_tokens={BUDGET_TOKENS}: turn 1", turn1),
+            ("deferral: turn 2, +5 found (max of sample)", turn2),
+        ]
+        for label, t in rows:
+            print(f"  {label:<44} {t['o200k_base']:>9,} {t['cl100k_base']:>9,} {t['estimate']:>9,}")
+        print(f"  turn 2 / full render: {share:.2%} (target ≤ {TARGET_SHARE:.0%})")
+        if size == 1000:
+            ok = ok and r5 >= TARGET_RECALL5 and share <= TARGET_SHARE
+    return ok
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() is not False else 1)
