@@ -7,7 +7,7 @@
    and the packs are installed from wheels, as a user installs them. Each comes with an in-process
    breakdown of a warm render (import reyn_core, loader and profile, discovery, plugin imports,
    load, render) so the gap to the target is explained; docs/performance.md discusses it.
-2. Discovery time (``reyn_core.plugins.discovery.discover``, metadata only) over 20 and 200
+2. Discovery time (``reyn_core.loading.discovery.discover``, metadata only) over 20 and 200
    synthetic installed distributions (real ``.dist-info`` folders with ``reyn.plugins`` entry
    points on a path), to show it grows linearly.
 
@@ -60,7 +60,7 @@ def _time(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
 
 
 def _installed_packs() -> list[str]:
-    from reyn_core.plugins.discovery import discover
+    from reyn_core.loading.discovery import discover
 
     ids = set(discover().ids)
     return [p for p in PACKS if p in ids]
@@ -129,7 +129,7 @@ import reyn_core
 out["import_reyn_core_own_s"] = lap()
 import reyn_core.profile
 out["profile_models_first_validator_s"] = lap()
-from reyn_core.plugins import discovery, loader, provenance
+from reyn_core.loading import discovery, loader, provenance
 out["loader_modules_s"] = lap()
 profile = reyn_core.profile.load_profile()
 found = discovery.discover()
@@ -253,7 +253,7 @@ def _synthetic_site(root: Path, count: int) -> Path:
 
 def bench_discovery(counts: Sequence[int] = (20, 200), repeat: int = 20) -> dict[str, Any]:
     """Median ``discover(refresh=True)`` time over sites of ``counts`` synthetic distributions."""
-    from reyn_core.plugins.discovery import discover
+    from reyn_core.loading.discovery import discover
 
     out: dict[str, Any] = {"repeat": repeat}
     with tempfile.TemporaryDirectory(prefix="reyn-bench-disc-") as tmp:

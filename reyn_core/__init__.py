@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reyn_core.hookspecs import API_VERSION, hookimpl
+
 from .context import HostBridge, PhaseCallerState, RouterCallerState, ToolContext
 from .errors import (
     ArgumentProblem,
@@ -27,7 +29,6 @@ from .errors import (
 )
 from .gates import Decision, OperatorPolicy, PluginPolicy
 from .gates import check as check_gates
-from .plugins.hookspecs import API_VERSION, hookimpl
 from .registry import ToolRegistry
 from .render import PhaseSurface, StrictRenderError, render_phase, render_router
 from .render.phase import phase_context
@@ -35,11 +36,12 @@ from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
 from .validation import SchemaRefused, json_schema_validator
 
 if TYPE_CHECKING:
+    from reyn_core.loading.loader import LoadResult, load
+
     from .deferral import DeferralPolicy, ToolDeferral, TurnTools, estimate_tokens, found_tool_names
     from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
     from .manifest import lazy_definitions, read_manifest, tool_manifest
     from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
-    from .plugins.loader import LoadResult, load
     from .profile import Profile, load_profile
     from .tool_search import ToolMatch, search_tools
 
@@ -57,8 +59,8 @@ _LAZY = {
     "PhaseOpCall": "reyn_core.phase_contract",
     "PhaseOutput": "reyn_core.phase_contract",
     "parse_phase_output": "reyn_core.phase_contract",
-    "LoadResult": "reyn_core.plugins.report",
-    "load": "reyn_core.plugins.loader",
+    "LoadResult": "reyn_core.loading.report",
+    "load": "reyn_core.loading.loader",
     "Profile": "reyn_core.profile",
     "load_profile": "reyn_core.profile",
     "lazy_definitions": "reyn_core.manifest",

@@ -393,7 +393,7 @@ def find_profile_file(
     pyproject = here / "pyproject.toml"
     if pyproject.is_file() and _has_tool_reyn(pyproject):
         return pyproject, True
-    from .plugins.userdirs import user_config_dir
+    from reyn_core.loading.userdirs import user_config_dir
 
     user = user_config_dir() / PROFILE_FILE_NAME
     if user.is_file():

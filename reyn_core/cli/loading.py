@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..plugins.report import LoadResult
+    from reyn_core.loading.report import LoadResult
+
     from ..profile import Profile
 
 
@@ -27,7 +28,7 @@ def load_from_args(
 ) -> LoadResult:
     """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
     re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is)."""
-    from ..plugins.loader import load
+    from reyn_core.loading.loader import load
 
     profile = profile_from_args(args)
     if not enforce_lock:

@@ -67,7 +67,8 @@ def _chosen_profile(profile_file: str | None, profile_name: str | None) -> Itera
 
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the profile, find the command among enabled plugins, run it with the remaining arguments."""
-    from ..plugins.loader import load
+    from reyn_core.loading.loader import load
+
     from ..profile import load_profile
 
     profile_name, profile_file, words = _split_globals(argv)

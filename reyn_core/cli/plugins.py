@@ -12,7 +12,7 @@ from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from .loading import emit_json, load_from_args, profile_from_args, table
 
 if TYPE_CHECKING:
-    from ..plugins.report import LoadResult, PluginLoadInfo
+    from reyn_core.loading.report import LoadResult, PluginLoadInfo
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -108,7 +108,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _tool_json(registry: Any, name: str) -> dict[str, Any]:
-    from ..lock import tool_definition_hash
+    from reyn_core.loading.provenance.lock import tool_definition_hash
 
     t = registry.get(name)
     return {
@@ -185,7 +185,7 @@ def _lock_path(args: argparse.Namespace, result: LoadResult) -> Path:
 
 
 def run_lock(args: argparse.Namespace) -> int:
-    from ..lock import lock_from_load, write_lock
+    from reyn_core.loading.provenance.lock import lock_from_load, write_lock
 
     result = load_from_args(args, enforce_lock=False)
     path = _lock_path(args, result)
@@ -232,7 +232,7 @@ def run_lock(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from ..lock import audit, read_lock
+    from reyn_core.loading.provenance.lock import audit, read_lock
 
     profile = profile_from_args(args)
     path = Path(args.lock_file) if args.lock_file else profile.lock_path

@@ -20,7 +20,7 @@ from .loading import emit_json
 
 def _installed() -> dict[str, tuple[str, str]]:
     """Installed plugin id → (distribution, version), from metadata only (nothing is imported)."""
-    from ..plugins.discovery import discover
+    from reyn_core.loading.discovery import discover
 
     return {
         c.plugin_id: (c.distribution, c.version)
@@ -58,7 +58,8 @@ def _write_checked(path: Path, text: str, is_pyproject: bool) -> None:
     """Validate ``text`` as the profile it will be, then write it atomically."""
     import tomlkit
 
-    from ..plugins.digest_cache import atomic_write_bytes
+    from reyn_core.loading.provenance.cache import atomic_write_bytes
+
     from ..profile import Profile
 
     data = tomlkit.parse(text).unwrap()

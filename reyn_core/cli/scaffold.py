@@ -37,7 +37,7 @@ def check_plugin_name(name: str) -> None:
         )
     if name in RESERVED:
         raise ScaffoldError(f"plugin name {name!r} is Reyn's own; pick another")
-    from ..plugins.discovery import discover
+    from reyn_core.loading.discovery import discover
 
     owners = sorted({c.distribution for c in discover().plugins if c.plugin_id == name})
     if owners:

@@ -1,5 +1,2 @@
-"""Plugin machinery: hookspecs, discovery, provenance, loading and diagnostics."""
-
-from .hookspecs import API_VERSION, ReynHookSpecs, hookimpl, hookspec
-
-__all__ = ["API_VERSION", "ReynHookSpecs", "hookimpl", "hookspec"]
+"""Loading: profile → discovery → provenance and lock → import → settings → registration → a frozen
+registry (``loader.load``), every failure a diagnostic for the plugin concerned."""

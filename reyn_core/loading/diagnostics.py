@@ -159,7 +159,7 @@ CODES: dict[str, CodeInfo] = {
     "RI004": CodeInfo(
         "error",
         "invalid hook implementation",
-        "check hook names and argument names against reyn_core.plugins.hookspecs",
+        "check hook names and argument names against reyn_core.hookspecs",
     ),
     "RI005": CodeInfo(
         "error", "plugin hook raised", "fix the plugin; the message names the hook and the exception"

@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..errors import ToolRegistrationError, describe_exception, exception_message
-from ..profile import Profile, load_profile
-from ..registry import ToolRegistry, collision_key
-from ..tool import ToolDefinition, ToolOrigin, as_definition
-from .diagnostics import CODES, Diagnostic
-from .discovery import DiscoveredPlugin, discover
-from .hookspecs import API_VERSION, PROJECT, ReynHookSpecs
-from .registration import register_all
-from .report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
-from .schema_cache import SchemaCheckCache
+from reyn_core.errors import ToolRegistrationError, describe_exception, exception_message
+from reyn_core.hookspecs import API_VERSION, PROJECT, ReynHookSpecs
+from reyn_core.loading.diagnostics import CODES, Diagnostic
+from reyn_core.loading.discovery import DiscoveredPlugin, discover
+from reyn_core.loading.registration import register_all
+from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
+from reyn_core.loading.schema_cache import SchemaCheckCache
+from reyn_core.profile import Profile, load_profile
+from reyn_core.registry import ToolRegistry, collision_key
+from reyn_core.tool import ToolDefinition, ToolOrigin, as_definition
 
 if TYPE_CHECKING:
-    from .provenance import ProvenanceRecord
+    from reyn_core.loading.provenance.record import ProvenanceRecord
 
 __all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
 
@@ -129,7 +129,7 @@ class _Loader:
     # ------------------------------------------------------------------ step 3: provenance
 
     def check_provenance(self, p: PluginState) -> None:
-        from .provenance import DigestCache, provenance_for
+        from reyn_core.loading.provenance.record import DigestCache, provenance_for
 
         cand = p.candidate
         assert cand is not None and cand.dist is not None
@@ -188,7 +188,7 @@ class _Loader:
     def locked(self, p: PluginState) -> Any:
         """The plugin's lock entry, or None after recording why there is none."""
         if self._lock is None and self._lock_error is None:
-            from ..lock import read_lock
+            from reyn_core.loading.provenance.lock import read_lock
 
             path = self.profile.lock_path
             if not path.is_file():
@@ -213,7 +213,7 @@ class _Loader:
         return entry
 
     def check_lock_provenance(self, p: PluginState, rec: ProvenanceRecord) -> None:
-        from ..lock import compare_provenance
+        from reyn_core.loading.provenance.lock import compare_provenance
 
         entry = self.locked(p)
         if entry is not None:
@@ -229,7 +229,7 @@ class _Loader:
         self, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
     ) -> dict[tuple[str, str], ProvenanceRecord]:
         """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
-        from .provenance import DigestCache, provenance_for
+        from reyn_core.loading.provenance.record import DigestCache, provenance_for
 
         cache = None if self.rehash else (self._digest_cache or DigestCache.default())
         records = {}
@@ -498,7 +498,7 @@ class _Loader:
                 p.diagnostics.append(_plugin_diagnostic(p.plugin_id, item))
 
     def check_lock_tools(self, p: PluginState) -> None:
-        from ..lock import compare_tools
+        from reyn_core.loading.provenance.lock import compare_tools
 
         entry = self.locked(p)
         if entry is None:
@@ -728,7 +728,7 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
     A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
     sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
     """
-    from ..gates import DEFAULT_ALLOWED_OPS, op_matches
+    from reyn_core.gates import DEFAULT_ALLOWED_OPS, op_matches
 
     diags: list[Diagnostic] = []
     tools = registry.tools()
@@ -756,7 +756,9 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                     )
                 )
     if profile.audit.log:
-        from ..dispatch import JsonlAuditLog  # only with an audit log: loading need not import the dispatcher
+        from reyn_core.dispatch import (
+            JsonlAuditLog,  # only with an audit log: loading need not import the dispatcher
+        )
 
         reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
         if reason:

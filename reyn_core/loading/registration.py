@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..errors import ToolRegistrationError, exception_message
-from ..gates import OperatorPolicy, PluginPolicy
-from ..registry import ToolRegistry, collision_key
-from ..tool import ToolDefinition, ToolOrigin
-from .diagnostics import Diagnostic
+from reyn_core.errors import ToolRegistrationError, exception_message
+from reyn_core.gates import OperatorPolicy, PluginPolicy
+from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.registry import ToolRegistry, collision_key
+from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
-    from ..dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
-    from ..profile import Profile
-    from .loader import PluginState
-    from .schema_cache import SchemaCheckCache
+    from reyn_core.dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
+    from reyn_core.loading.loader import PluginState
+    from reyn_core.loading.schema_cache import SchemaCheckCache
+    from reyn_core.profile import Profile
 
 
 def register_all(
@@ -203,7 +203,7 @@ def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHoo
     )
     if not wanted:  # the common case: no hooks, so the dispatcher need not be imported to load
         return None
-    from ..dispatch import JsonlAuditLog, ToolCallHooks
+    from reyn_core.dispatch import JsonlAuditLog, ToolCallHooks
 
     hooks = ToolCallHooks()
     for p in plugins:
@@ -220,7 +220,7 @@ def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHoo
 def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
     """A ``ToolCallHooks.before`` callable running one plugin's ``reyn_before_tool_call``; a reason
     it returns denies the call, and a hook that breaks denies it too (fail closed)."""
-    from ..errors import ToolDenied, ToolError
+    from reyn_core.errors import ToolDenied, ToolError
 
     async def before(call: ToolCall) -> str | None:
         try:

@@ -6,14 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .diagnostics import Diagnostic
+from reyn_core.loading.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     import pluggy
 
-    from ..profile import Profile
-    from ..registry import ToolRegistry
-    from .provenance import ProvenanceRecord
+    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.profile import Profile
+    from reyn_core.registry import ToolRegistry
 
 PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
 STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
@@ -119,7 +119,7 @@ class LoadResult:
         A hook that raises or returns something unusable, or a name claimed twice or shadowing a
         built-in command, gives an ``RI007`` warning and is skipped.
         """
-        from ..cli import builtin_command_names
+        from reyn_core.cli import builtin_command_names
 
         builtins = set(builtin_command_names())
         commands: dict[str, tuple[str, CliCommand]] = {}

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..schema import SchemaIssue, check_tool_schema
+from reyn_core.schema import SchemaIssue, check_tool_schema
 
 # v2: patterns are checked by RE2 (v1 verdicts came from a backtracking-``re`` heuristic).
 FILE_NAME = "schema-checks-v2.json"
@@ -27,7 +27,7 @@ MAX_ENTRIES = 20_000
 
 @lru_cache(maxsize=1)
 def _checker_fingerprint() -> str:
-    from .. import schema, validation
+    from reyn_core import schema, validation
 
     h = hashlib.sha256()
     for module in (schema, validation):
@@ -52,7 +52,7 @@ class SchemaCheckCache:
     @classmethod
     def default(cls) -> SchemaCheckCache:
         """The cache in the user cache dir."""
-        from .userdirs import user_cache_dir
+        from reyn_core.loading.userdirs import user_cache_dir
 
         return cls(user_cache_dir() / FILE_NAME)
 

@@ -27,7 +27,7 @@ def _describe(diagnostics: Iterable[Any]) -> str:
 
 
 def _unknown_code_note(code: str) -> str:
-    from reyn_core.plugins.diagnostics import CODES
+    from reyn_core.loading.diagnostics import CODES
 
     if code in CODES:
         return ""

@@ -39,7 +39,7 @@ def registry_from_plugin(
     """
     import pluggy
 
-    from reyn_core.plugins.hookspecs import PROJECT, ReynHookSpecs
+    from reyn_core.hookspecs import PROJECT, ReynHookSpecs
 
     if isinstance(module, str):
         module = importlib.import_module(module)
@@ -93,7 +93,7 @@ def _validate_settings(
 
 def _policy_hooks(plugin_id: str, manager: Any) -> ToolCallHooks | None:
     # The loader's own adapters: async hooks awaited, a policy hook that raises denies (fail closed).
-    from reyn_core.plugins.registration import after_hook, before_hook
+    from reyn_core.loading.registration import after_hook, before_hook
 
     hooks = ToolCallHooks()
     if manager.hook.reyn_before_tool_call.get_hookimpls():

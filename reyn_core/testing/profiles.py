@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reyn_core.plugins.loader import LoadResult
+    from reyn_core.loading.loader import LoadResult
     from reyn_core.profile import Profile
 
 
@@ -63,6 +63,6 @@ def load_with_profile(
     Returns the ``LoadResult``: ``.registry`` (frozen), ``.report`` (per-plugin status and
     diagnostics) and ``.profile``. Nothing is mocked: plugins come from the installed entry points.
     """
-    from reyn_core.plugins.loader import load
+    from reyn_core.loading.loader import load
 
     return load(to_profile(profile, profile_name=profile_name), host_tools=tuple(host_tools))

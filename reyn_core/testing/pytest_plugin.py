@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from reyn_core import ToolRegistry
-    from reyn_core.plugins.loader import LoadResult
+    from reyn_core.loading.loader import LoadResult
     from reyn_core.testing.calls import ToolCaller
 
 INI_PLUGIN = "reyn_plugin"

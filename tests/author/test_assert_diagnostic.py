@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core.plugins.diagnostics import Diagnostic
+from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.testing import assert_diagnostic, assert_no_diagnostics
 
 SETTINGS = Diagnostic.make("RC001", "invalid settings: precission is not allowed", plugin="example")

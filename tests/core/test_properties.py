@@ -24,6 +24,7 @@ from reyn_core import (
     render_router,
 )
 from reyn_core.gates import op_matches, ops_admit
+from reyn_core.registry import collision_key
 from reyn_core.tool import is_valid_tool_name
 from reyn_core.validation import (
     _compile_fast,
@@ -138,7 +139,10 @@ def test_allowed_ops_order_and_duplicates_do_not_matter(
 
 @RELAXED
 @given(
-    st.dictionaries(identifiers, identifiers, min_size=1, max_size=6),
+    # Names that differ only in case or separators collide (RT004): draw names distinct under that rule.
+    st.dictionaries(identifiers, identifiers, min_size=1, max_size=6).filter(
+        lambda d: len({collision_key(k) for k in d}) == len(d)
+    ),
     st.lists(
         st.one_of(identifiers, identifiers.map(lambda s: s + "*"), identifiers.map(lambda s: "?" + s)),
         max_size=4,

@@ -20,7 +20,7 @@ from reyn_core import (
     ToolRegistry,
     json_schema_validator,
 )
-from reyn_core.plugins.schema_cache import FILE_NAME, SchemaCheckCache
+from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
 from reyn_core.validation import (
     MAX_PATTERN_LENGTH,

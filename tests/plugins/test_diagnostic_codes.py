@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reyn_core.plugins.diagnostics import CODES, Diagnostic
+from reyn_core.loading.diagnostics import CODES, Diagnostic
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = re.compile(r"""["'](R[CDILPST]\d{3})["']""")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reyn_core import Profile, load
-from reyn_core.plugins.discovery import discover
+from reyn_core.loading.discovery import discover
 
 _counter = itertools.count()
 

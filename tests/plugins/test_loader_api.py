@@ -11,7 +11,7 @@ import pytest
 
 import reyn_core
 from reyn_core import Profile, ToolContext, dispatch_tool, load, render_router, tool
-from reyn_core.plugins.schema_cache import SchemaCheckCache
+from reyn_core.loading.schema_cache import SchemaCheckCache
 
 
 @pytest.fixture(autouse=True)
@@ -32,17 +32,17 @@ def host_ping(text: str) -> str:
 def test_import_reyn_core_does_not_import_the_loader_or_profile():
     code = (
         "import sys, reyn_core\n"
-        "print('reyn_core.plugins.loader' in sys.modules, 'reyn_core.profile' in sys.modules)\n"
+        "print('reyn_core.loading.loader' in sys.modules, 'reyn_core.profile' in sys.modules)\n"
         "reyn_core.load\n"
-        "print('reyn_core.plugins.loader' in sys.modules)\n"
+        "print('reyn_core.loading.loader' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "True"]
 
 
 def test_lazy_exports_are_the_real_objects():
-    from reyn_core.plugins.loader import LoadResult
-    from reyn_core.plugins.loader import load as real_load
+    from reyn_core.loading.loader import LoadResult
+    from reyn_core.loading.loader import load as real_load
     from reyn_core.profile import load_profile
 
     assert reyn_core.load is real_load and reyn_core.LoadResult is LoadResult

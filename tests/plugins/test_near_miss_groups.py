@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.plugins.discovery import discover
+from reyn_core.loading.discovery import discover
 
 
 def fake_dist(site: Path, name: str, entry_points: str) -> None:

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from reyn_core.plugins.schema_cache import FILE_NAME, SchemaCheckCache
+from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
 
 GOOD = {"type": "object", "properties": {"q": {"type": "string", "pattern": "^[a-z]+$"}}, "required": ["q"]}
@@ -29,7 +29,7 @@ def test_saved_results_are_reused_by_a_new_cache(tmp_path, monkeypatch):
     first.save()
     assert path.is_file()
 
-    import reyn_core.plugins.schema_cache as module
+    import reyn_core.loading.schema_cache as module
 
     def fail(*args, **kwargs):
         raise AssertionError("the cached result should have been used")
@@ -82,7 +82,7 @@ def test_non_json_parameters_are_checked_directly(tmp_path):
 def test_warm_load_in_a_new_process_does_not_import_jsonschema(tmp_path):
     script = (
         "import sys\n"
-        "from reyn_core.plugins.schema_cache import SchemaCheckCache\n"
+        "from reyn_core.loading.schema_cache import SchemaCheckCache\n"
         f"cache = SchemaCheckCache(__import__('pathlib').Path({str(tmp_path / FILE_NAME)!r}))\n"
         f"cache({GOOD!r}, phase_usable=True)\n"
         "cache.save()\n"

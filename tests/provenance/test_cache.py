@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reyn_core.plugins.provenance import DigestCache, provenance_for
+from reyn_core.loading.provenance.record import DigestCache, provenance_for
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core.lock import LockedPlugin, compare_provenance
-from reyn_core.plugins.provenance import DIGEST_VERSION, ProvenanceRecord, provenance_for, tree_digest
+from reyn_core.loading.provenance.lock import LockedPlugin, compare_provenance
+from reyn_core.loading.provenance.record import DIGEST_VERSION, ProvenanceRecord, provenance_for, tree_digest
 
 
 def _prov(kit: Any, venv: Any) -> ProvenanceRecord:

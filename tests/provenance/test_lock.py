@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolGates, ToolOrigin, ToolRegistry, tool
-from reyn_core.lock import (
+from reyn_core.loading.provenance.lock import (
     DRIFT_KINDS,
     Drift,
     LockedPlugin,
@@ -27,7 +27,7 @@ from reyn_core.lock import (
     tool_definition_hash,
     write_lock,
 )
-from reyn_core.plugins.provenance import ProvenanceRecord, tree_digest
+from reyn_core.loading.provenance.record import ProvenanceRecord, tree_digest
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core.lock import read_lock
-from reyn_core.plugins.provenance import provenance_for
+from reyn_core.loading.provenance.lock import read_lock
+from reyn_core.loading.provenance.record import provenance_for
 
 NOTES_PLUGIN = textwrap.dedent('''
     """A small real plugin used by the lock tests."""
@@ -43,7 +43,7 @@ NOTES_PLUGIN = textwrap.dedent('''
 
 LOAD_SCRIPT = textwrap.dedent("""
     import json
-    from reyn_core.plugins.loader import load
+    from reyn_core.loading.loader import load
     from reyn_core.profile import load_profile
     result = load(load_profile())
     info = next(i for i in result.report.plugins if i.plugin_id == "notes")

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from .userdirs import user_cache_dir
+from reyn_core.loading.userdirs import user_cache_dir
 
 _CHUNK = 1 << 20
 _RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)

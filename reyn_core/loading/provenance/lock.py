@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .dispatch import to_jsonable
-from .errors import ReynError
-from .plugins.digest_cache import atomic_write_bytes
-from .plugins.provenance import DIGEST_SCOPES, SOURCE_KINDS, ProvenanceRecord, tree_digest
-from .tool import ToolDefinition
+from reyn_core.dispatch import to_jsonable
+from reyn_core.errors import ReynError
+from reyn_core.loading.provenance.cache import atomic_write_bytes
+from reyn_core.loading.provenance.record import DIGEST_SCOPES, SOURCE_KINDS, ProvenanceRecord, tree_digest
+from reyn_core.tool import ToolDefinition
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from ..tool import ToolOrigin
-from .digest_cache import DigestCache, default_cache_dir, hash_file, is_sha256_hex
+from reyn_core.loading.provenance.cache import DigestCache, default_cache_dir, hash_file, is_sha256_hex
+from reyn_core.tool import ToolOrigin
 
 DIGEST_VERSION = "reyn-tree-digest-v1"
 """The first line of the canonical listing. A change to the listing rules gets a new tag."""
