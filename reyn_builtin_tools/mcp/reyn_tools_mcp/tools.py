@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 import mcp_types
@@ -20,6 +18,7 @@ from reyn_core import (
 )
 
 from . import client
+from .results import bounded_listing, convert_result, names_preview
 from .settings import McpSettings, ServerConfig, coerce_settings
 from .snapshot import tool_sha256
 
@@ -88,70 +87,6 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
         )
 
 
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters cut]"
-
-
-def _b64_size(data: str) -> int:
-    try:
-        return len(base64.b64decode(data, validate=False))
-    except (binascii.Error, ValueError):
-        return len(data) * 3 // 4
-
-
-def convert_result(
-    server: str, tool: str, result: mcp_types.CallToolResult, max_chars: int
-) -> dict[str, Any]:
-    """A JSON-safe result keeping text, structured content, summarised binaries and the error flag."""
-    content: list[dict[str, Any]] = []
-    texts: list[str] = []
-    for block in result.content:
-        if isinstance(block, mcp_types.TextContent):
-            content.append({"type": "text", "text": _cap(block.text, max_chars)})
-            texts.append(block.text)
-        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            size = _b64_size(block.data)
-            content.append(
-                {
-                    "type": block.type,
-                    "mime_type": block.mime_type,
-                    "bytes": size,
-                    "summary": f"[{block.type} {block.mime_type}, {size} bytes, not shown]",
-                }
-            )
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            res = block.resource
-            item: dict[str, Any] = {"type": "resource", "uri": str(res.uri), "mime_type": res.mime_type}
-            if isinstance(res, mcp_types.TextResourceContents):
-                item["text"] = _cap(res.text, max_chars)
-            else:
-                item["bytes"] = _b64_size(res.blob)
-                item["summary"] = f"[resource {res.uri}, {item['bytes']} bytes, not shown]"
-            content.append(item)
-        elif isinstance(block, mcp_types.ResourceLink):
-            content.append(
-                {
-                    "type": "resource_link",
-                    "uri": str(block.uri),
-                    "name": block.name,
-                    "description": block.description,
-                    "mime_type": block.mime_type,
-                }
-            )
-        else:
-            content.append(
-                {"type": str(getattr(block, "type", "unknown")), "summary": "[unsupported content block]"}
-            )
-    return {
-        "server": server,
-        "tool": tool,
-        "is_error": bool(result.is_error),
-        "text": _cap("\n".join(texts), max_chars),
-        "content": content,
-        "structured_content": result.structured_content,
-    }
-
-
 async def call_server_tool(
     settings: McpSettings,
     ctx: ToolContext | None,
@@ -176,8 +111,8 @@ async def call_server_tool(
         definition = tools.get(tool)
         if definition is None:
             raise InvalidToolArguments(
-                f"MCP server {server!r} has no tool {tool!r}; its tools: {sorted(tools) or 'none'}",
-                problems=[ArgumentProblem("/tool", f"must be one of {sorted(tools)}")],
+                f"MCP server {server!r} has no tool {tool[:200]!r}; its tools: {names_preview(sorted(tools))}",
+                problems=[ArgumentProblem("/tool", f"must be one of {names_preview(sorted(tools))}")],
             )
         if expect_sha256 is not None:
             live = tool_sha256(tool_to_dict(definition))
@@ -223,7 +158,7 @@ async def list_mcp_tools(server: str, ctx: ToolContext | None = None) -> dict[st
     config = resolve_server(settings, ctx, server)
     timeout = _timeout(settings, config)
     tools = await _on_pool(settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True))
-    return {"server": server, "tools": [tool_to_dict(tools[n]) for n in sorted(tools)]}
+    return bounded_listing(server, [tool_to_dict(tools[n]) for n in sorted(tools)], settings.max_text_chars)
 
 
 async def call_mcp_tool(
