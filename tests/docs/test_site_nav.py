@@ -43,7 +43,16 @@ def test_every_page_is_in_the_nav_once_and_every_nav_target_exists():
 def test_nav_order_and_groups():
     entries = nav()
     top = [title for group, title, _ in entries if not group]
-    assert top == ["Home", "Demo", "Concepts", "Writing a plugin", "Testing plugins", "Surfaces", "MCP serve"]
+    assert top == [
+        "Home",
+        "Demo",
+        "Concepts",
+        "Writing a plugin",
+        "Testing plugins",
+        "Surfaces",
+        "MCP serve",
+        "Large registries",
+    ]
     reference = [title for group, title, _ in entries if group == "Reference"]
     expected = ["Profiles", "CLI", "Diagnostics", "Provenance", "Security", "Architecture", "Decisions"]
     assert reference[: len(expected)] == expected and set(reference) <= {*expected, "Performance"}
