@@ -12,24 +12,61 @@ body. Values may be
 
 Everything else YAML can do (nested mappings, anchors, tags, multi-document files) is refused with
 the line number and what to write instead; the parser never guesses. No PyYAML dependency.
+
+Parsing is linear in the size of the file: lines are scanned once (no backtracking regex, no
+re-parsing of a growing JSON value), and the block, its keys and JSON nesting are bounded
+(``MAX_FRONT_MATTER_CHARS``, ``MAX_KEYS``, ``MAX_JSON_DEPTH``) with an error saying which limit was hit.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
-_BLOCK_RE = re.compile(r"^[|>][-+]?$")
+MAX_FRONT_MATTER_CHARS = 1024 * 1024  # the block between the two '---' lines
+MAX_KEYS = 1000
+MAX_JSON_DEPTH = 64  # nested objects and lists in one JSON value
+
+_KEY_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_KEY_CHARS = _KEY_START | frozenset("0123456789-")
+_BLOCK_INDICATORS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
 _UNSUPPORTED_START = ("&", "*", "!", "%", "@", "`")
-_COMMENT_RE = re.compile(r"[ \t]+#")
+
+
+def _split_key(line: str) -> tuple[str, str] | None:
+    """``key: value`` → (key, value without surrounding blanks); None when the line is not one.
+
+    A key is a letter or ``_`` then letters, digits, ``_`` and ``-``; blanks (spaces, tabs) may come
+    before the colon, and at least one must separate it from a value."""
+    colon = line.find(":")
+    if colon <= 0:
+        return None
+    key = line[:colon].rstrip(" \t")
+    if not key or key[0] not in _KEY_START or not _KEY_CHARS.issuperset(key):
+        return None
+    rest = line[colon + 1 :]
+    if rest and rest[0] not in " \t":
+        return None
+    return key, rest.strip(" \t")
+
+
+def _comment_start(text: str) -> int:
+    """Where a `` # comment`` (blanks then ``#``) starts in ``text``, or -1."""
+    at = text.find("#")
+    while at != -1:
+        if at > 0 and text[at - 1] in " \t":
+            return len(text[:at].rstrip(" \t"))
+        at = text.find("#", at + 1)
+    return -1
 
 
 def _only_comment(rest: str) -> bool:
     """Whether ``rest`` (what follows a closed value) is empty or whitespace and a ``# comment``."""
-    return not rest.strip() or _COMMENT_RE.match(rest) is not None
+    if not rest.strip():
+        return True
+    blanks = len(rest) - len(rest.lstrip(" \t"))
+    return blanks > 0 and rest[blanks] == "#"
 
 
 def _closing_quote(raw: str) -> int:
@@ -82,9 +119,20 @@ def parse_front_matter(text: str) -> FrontMatter:
         raise FrontMatterError(
             "the front-matter block is never closed: add a line '---' after it", len(lines)
         ) from None
+    size = sum(len(line) + 1 for line in lines[1:end])
+    if size > MAX_FRONT_MATTER_CHARS:
+        raise FrontMatterError(
+            f"the front-matter block is {size} characters; the limit is {MAX_FRONT_MATTER_CHARS} "
+            "(keep long text in the body, after the closing '---')",
+            1,
+        )
     values, key_lines = _parse_block(lines, 1, end)
-    body_lines = re.split(r"(?<=\n)", text)[end + 1 :]
-    return FrontMatter(values, key_lines, "".join(body_lines))
+    cut = -1
+    for _ in range(end + 1):  # the body starts after the closing line's "\n"
+        cut = text.find("\n", cut + 1)
+        if cut == -1:
+            break
+    return FrontMatter(values, key_lines, "" if cut == -1 else text[cut + 1 :])
 
 
 def _parse_block(lines: list[str], start: int, end: int) -> tuple[dict[str, Any], dict[str, int]]:
@@ -107,20 +155,22 @@ def _parse_block(lines: list[str], start: int, end: int) -> tuple[dict[str, Any]
             )
         if stripped.startswith("- "):
             raise FrontMatterError("a list item must follow a 'key:' line", lineno)
-        m = _KEY_RE.match(line)
-        if m is None:
+        split = _split_key(line)
+        if split is None:
             raise FrontMatterError("expected 'key: value' (keys are letters, digits, '_' and '-')", lineno)
-        key, raw = m.group(1), m.group(2) or ""
+        key, raw = split
         if raw.startswith("#"):
             raw = ""  # "key: # comment" has no value on its line (a list or nothing may follow)
         if key in values:
             raise FrontMatterError(f"key {key!r} appears twice (first on line {key_lines[key]})", lineno)
+        if len(values) >= MAX_KEYS:
+            raise FrontMatterError(f"more than {MAX_KEYS} keys; the limit is {MAX_KEYS}", lineno)
         key_lines[key] = lineno
         i += 1
         if raw == "":
             items, i = _indented(lines, i, end)
             values[key] = _block_list(items, key) if items else None
-        elif _BLOCK_RE.match(raw):
+        elif raw in _BLOCK_INDICATORS:
             items, i = _indented(lines, i, end)
             values[key] = _block_scalar(raw, [text for _, text in items])
         elif raw.startswith("{"):
@@ -157,10 +207,7 @@ def _block_list(items: list[tuple[int, str]], key: str) -> list[Any]:
             raise FrontMatterError(f"expected a list item '- value' under {key!r}", lineno)
         item = stripped[2:].strip()
         if item.startswith("{") or item.startswith("["):
-            try:
-                out.append(json.loads(item))
-            except json.JSONDecodeError as exc:
-                raise FrontMatterError(f"malformed JSON list item ({exc.msg})", lineno) from None
+            out.append(_loads(item, lineno, "JSON list item"))
             continue
         out.append(_scalar(item, lineno))
     return out
@@ -186,20 +233,73 @@ def _block_scalar(indicator: str, texts: list[str]) -> str:
     return value if indicator.endswith("-") else value + "\n"
 
 
+def _nesting(text: str, depth: int, in_string: bool) -> tuple[int, int, bool, int]:
+    """Scan ``text`` for JSON brackets outside strings, starting at ``depth`` (inside a string when
+    ``in_string``). Returns (depth after, deepest, still inside a string, index where the depth
+    first went back to 0, or -1)."""
+    deepest = depth
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}]":
+            depth -= 1
+            if depth <= 0:
+                return depth, deepest, in_string, i
+        i += 1
+    return depth, deepest, in_string, -1
+
+
+def _too_deep(what: str, lineno: int) -> FrontMatterError:
+    return FrontMatterError(
+        f"the {what} nests more than {MAX_JSON_DEPTH} levels deep; the limit is {MAX_JSON_DEPTH}", lineno
+    )
+
+
+def _loads(text: str, lineno: int, what: str) -> Any:
+    """``json.loads`` for one value, with its nesting bounded and every failure a ``FrontMatterError``."""
+    if _nesting(text, 0, False)[1] > MAX_JSON_DEPTH:
+        raise _too_deep(what, lineno)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FrontMatterError(f"malformed {what} ({exc.msg})", lineno) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer over Python's digit limit
+        raise FrontMatterError(f"the {what} cannot be read ({exc})", lineno) from None
+
+
 def _json_value(lines: list[str], i: int, end: int, raw: str, key: str) -> tuple[Any, int]:
-    """A JSON object starting on line ``i`` (0-based) and possibly continuing on the next lines."""
-    text = raw
+    """A JSON object starting on line ``i`` (0-based) and possibly continuing on the next lines.
+
+    The lines are scanned once for the bracket that closes the object; only then is the text parsed,
+    once (re-parsing the growing text after every line was quadratic)."""
+    parts = [raw]
+    depth, deepest, in_string, closed = _nesting(raw, 0, False)
     j = i + 1
-    while True:
-        try:
-            return json.loads(text), j
-        except json.JSONDecodeError as exc:
-            if j >= end:
-                raise FrontMatterError(
-                    f"the JSON value of {key!r} is malformed or not closed ({exc.msg})", i + 1
-                ) from None
-        text += "\n" + lines[j]
+    while closed == -1 and j < end:
+        parts.append(lines[j])
+        depth, line_deepest, in_string, closed = _nesting(lines[j], depth, in_string)
+        deepest = max(deepest, line_deepest)
         j += 1
+    if deepest > MAX_JSON_DEPTH:
+        raise _too_deep(f"JSON value of {key!r}", i + 1)
+    try:
+        return json.loads("\n".join(parts)), j
+    except json.JSONDecodeError as exc:
+        raise FrontMatterError(
+            f"the JSON value of {key!r} is malformed or not closed ({exc.msg})", i + 1
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise FrontMatterError(f"the JSON value of {key!r} cannot be read ({exc})", i + 1) from None
 
 
 def _strip_flow_comment(raw: str) -> str:
@@ -217,15 +317,14 @@ def _strip_flow_comment(raw: str) -> str:
 
 def _scalar_or_flow(raw: str, lineno: int, key: str) -> Any:
     if raw.startswith("["):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            pass
+        for candidate in (raw, _strip_flow_comment(raw)):
+            if _nesting(candidate, 0, False)[1] > MAX_JSON_DEPTH:
+                raise _too_deep(f"list value of {key!r}", lineno)
+            try:
+                return json.loads(candidate)
+            except (ValueError, RecursionError):  # not JSON: a YAML flow list such as [a, "b c"]
+                pass
         raw = _strip_flow_comment(raw)
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            pass
         if not raw.endswith("]"):
             raise FrontMatterError(f"the list value of {key!r} is not closed by ']'", lineno)
         inner = raw[1:-1].strip()
@@ -234,27 +333,24 @@ def _scalar_or_flow(raw: str, lineno: int, key: str) -> Any:
 
 
 def _split_flow(inner: str, lineno: int) -> list[str]:
-    parts, current, quote = [], "", ""
-    for ch in inner:
+    parts: list[str] = []
+    quote, start = "", 0
+    for i, ch in enumerate(inner):
         if quote:
-            current += ch
             if ch == quote:
                 quote = ""
         elif ch in "\"'":
             quote = ch
-            current += ch
         elif ch == ",":
-            parts.append(current)
-            current = ""
+            parts.append(inner[start:i])
+            start = i + 1
         elif ch in "[]{}":
             raise FrontMatterError(
                 "nested lists or mappings inside a flow list are not supported; use JSON", lineno
             )
-        else:
-            current += ch
     if quote:
         raise FrontMatterError("unterminated quoted string in a list", lineno)
-    parts.append(current)
+    parts.append(inner[start:])
     if any(not p.strip() for p in parts):
         raise FrontMatterError("empty item in a flow list", lineno)
     return parts
@@ -268,10 +364,7 @@ def _scalar(raw: str, lineno: int) -> str:
                 "malformed double-quoted string (only whitespace and a '# comment' may follow the closing quote)",
                 lineno,
             )
-        try:
-            value = json.loads(raw[: end + 1] if end > 0 else raw)
-        except json.JSONDecodeError as exc:
-            raise FrontMatterError(f"malformed double-quoted string ({exc.msg})", lineno) from None
+        value = _loads(raw[: end + 1] if end > 0 else raw, lineno, "double-quoted string")
         if not isinstance(value, str):
             raise FrontMatterError("a quoted value must be one string", lineno)
         return value
@@ -287,8 +380,8 @@ def _scalar(raw: str, lineno: int) -> str:
         )
     if raw.startswith(("{", "[")):
         raise FrontMatterError("a mapping or list cannot appear here; write it as JSON on its key", lineno)
-    comment = _COMMENT_RE.search(raw)
-    value = raw[: comment.start()].rstrip() if comment else raw
+    comment = _comment_start(raw)
+    value = raw[:comment].rstrip() if comment != -1 else raw
     if ": " in value:
         raise FrontMatterError("a plain value may not contain ': '; quote it", lineno)
     return value
