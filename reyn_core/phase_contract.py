@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -82,7 +81,40 @@ class PhaseOutput(BaseModel):
     control_ir: list[PhaseOpCall] = Field(default_factory=list)
 
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
+_TICKS = "```"
+
+
+def unfence(text: str) -> str | None:
+    """The JSON inside one markdown fence wrapping the whole reply, or None when it is not so wrapped.
+
+    Models often reply `` ```json\\n{...}\\n``` ``; only that is forgiven. The rule (formerly a regex,
+    ``^\\s*```(?:json)?\\s*\\n(.*)\\n\\s*```\\s*$`` with DOTALL, cubic on a fence line followed by
+    thousands of newlines) is applied by scanning: optional whitespace, three backticks, an optional
+    ``json``, whitespace ending in a newline, the content, a newline, whitespace, three backticks and
+    trailing whitespace. Of several ways to split, the opening whitespace takes as much as it can and
+    the content takes the rest, exactly as the regex chose. Linear in the length of the reply.
+    """
+    stripped_end = len(text.rstrip())
+    begin = len(text) - len(text.lstrip())
+    if not text.startswith(_TICKS, begin) or stripped_end - len(_TICKS) < begin:
+        return None
+    after_open = begin + len(_TICKS)
+    if text.startswith("json", after_open):
+        after_open += len("json")
+    close = stripped_end - len(_TICKS)
+    if close < after_open or not text.startswith(_TICKS, close):
+        return None
+    # the content ends at the last newline of the whitespace run before the closing backticks
+    run_start = len(text[:close].rstrip())
+    content_end = text.rfind("\n", max(run_start, after_open), close)
+    if content_end == -1:
+        return None
+    # the opening whitespace: the run after the backticks, up to its last newline before content_end
+    open_run_end = len(text) - len(text[after_open:].lstrip())
+    content_start = text.rfind("\n", after_open, min(open_run_end, content_end))
+    if content_start == -1:
+        return None
+    return text[content_start + 1 : content_end]
 
 
 MAX_OUTPUT_DEPTH = 64
@@ -94,9 +126,9 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
         data: Any = dict(raw)
     else:
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        fenced = _FENCE.match(text)
-        if fenced:  # models often wrap the object in one ```json fence; nothing else is forgiven
-            text = fenced.group(1)
+        fenced = unfence(text)
+        if fenced is not None:  # models often wrap the object in one ```json fence; nothing else is forgiven
+            text = fenced
         try:
             data = json.loads(text)
         except RecursionError:
