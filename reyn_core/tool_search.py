@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -173,20 +174,38 @@ class ToolIndex:
         return out
 
 
-_INDEXES: weakref.WeakKeyDictionary[ToolRegistry, ToolIndex] = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[ToolRegistry, OrderedDict[frozenset[str], ToolIndex]] = (
+    weakref.WeakKeyDictionary()
+)
 _INDEX_LOCK = threading.Lock()
+_INDEXES_PER_REGISTRY = 16
 
 
-def tool_index(registry: ToolRegistry) -> ToolIndex:
-    """The search index of ``registry``: built once per frozen registry (a registry still being
-    built gets a fresh index each time, since its tools may change)."""
+def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
+    """The search index over exactly the ``visible`` tools of ``registry``.
+
+    The index holds nothing else, so bm25's word statistics (how rare a word is, how long a
+    document is) come only from tools this caller may be offered: a hidden tool cannot even nudge
+    the ranking. Indexes are kept per frozen registry and visible set (the most recent few); a
+    registry still being built gets a fresh index each time, since its tools may change.
+    """
+    names = frozenset(visible)
+    tools = [t for t in registry.tools() if t.name in names]
     if not registry.frozen:
-        return ToolIndex(registry.tools())
+        return ToolIndex(tools)
     with _INDEX_LOCK:
-        index = _INDEXES.get(registry)
-        if index is None:
-            index = _INDEXES[registry] = ToolIndex(registry.tools())
-        return index
+        per_registry = _INDEXES.setdefault(registry, OrderedDict())
+        index = per_registry.get(names)
+        if index is not None:
+            per_registry.move_to_end(names)
+            return index
+    index = ToolIndex(tools)  # built outside the lock: other searches are not held up
+    with _INDEX_LOCK:
+        per_registry = _INDEXES.setdefault(registry, OrderedDict())
+        per_registry[names] = index
+        while len(per_registry) > _INDEXES_PER_REGISTRY:
+            per_registry.popitem(last=False)
+    return index
 
 
 def search_tools(
@@ -200,12 +219,13 @@ def search_tools(
     """Rank, for ``query``, the tools the gates would offer on ``ctx.surface`` in ``ctx``.
 
     The candidates are exactly ``registry.visible(ctx.surface, ctx, exclude=exclude)``: a tool that a
-    gate hides (role, operator, call or runtime layer) is never returned, whatever the query.
+    gate hides (role, operator, call or runtime layer) is never returned, whatever the query, and
+    is not in the index the ranking is computed over.
     """
     visible = {t.name for t in registry.visible(ctx.surface, ctx, exclude=exclude)}
     if not visible:
         return []
-    return tool_index(registry).search(query, allowed=visible, limit=limit)
+    return tool_index(registry, visible).search(query, allowed=visible, limit=limit)
 
 
 SEARCH_TOOL_DESCRIPTION = (

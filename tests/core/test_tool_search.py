@@ -111,9 +111,34 @@ def test_a_query_without_words_finds_nothing() -> None:
     assert search_tools(registry, "?!", ROUTER) == []
 
 
-def test_index_is_built_once_per_frozen_registry() -> None:
-    registry = frozen(definition("a_tool", "Something."))
-    assert tool_index(registry) is tool_index(registry)
+def test_index_is_built_once_per_frozen_registry_and_visible_set() -> None:
+    registry = frozen(definition("a_tool", "Something."), definition("b_tool", "Else."))
+    assert tool_index(registry, {"a_tool"}) is tool_index(registry, {"a_tool"})
+    assert tool_index(registry, {"a_tool"}) is not tool_index(registry, {"a_tool", "b_tool"})
+    assert len(tool_index(registry, {"a_tool"})) == 1
+
+
+def test_hidden_tools_cannot_change_the_ranking_of_visible_ones() -> None:
+    """bm25 weighs a word by how rare it is among the indexed tools: were hidden tools indexed, a
+    caller could learn that many hidden tools say "ledger" from how the visible ones are ordered."""
+    visible = (
+        definition("post_entry", "Post a ledger ledger ledger entry."),
+        definition("send_bill", "Send an invoice to a customer."),
+    )
+    hidden = tuple(
+        definition(f"hidden_{i}", "Ledger tooling for the ledger team.", gates=ToolGates(router="deny"))
+        for i in range(40)
+    )
+    query = "ledger invoice"
+    alone = [m.name for m in search_tools(frozen(*visible), query, ROUTER)]
+    with_hidden = [m.name for m in search_tools(frozen(*visible, *hidden), query, ROUTER)]
+    assert with_hidden == alone == ["post_entry", "send_bill"]
+    # The case is not vacuous: an index over every tool would rank the visible ones the other way.
+    from reyn_core.tool_search import ToolIndex
+
+    everything = ToolIndex((*visible, *hidden))
+    leaked = [m.name for m in everything.search(query, allowed={"post_entry", "send_bill"})]
+    assert leaked == ["send_bill", "post_entry"]
 
 
 def test_control_characters_in_descriptions_cannot_forge_matches() -> None:
