@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import StrictSchemaError
-from .validation import MAX_PATTERN_LENGTH, metaschema_problems, pattern_problems, reference_problems
+from .validation import (
+    MAX_PATTERN_LENGTH,
+    did_you_mean,
+    metaschema_problems,
+    pattern_problems,
+    reference_problems,
+)
 from .validation import subschemas as _subschemas
 
 MAX_SCHEMA_BYTES = 64 * 1024
@@ -146,9 +152,50 @@ _GEMINI_UNSUPPORTED = (
 )
 
 
+# Every keyword of JSON Schema 2020-12 (and the older drafts' names jsonschema still honours).
+KNOWN_KEYWORDS = frozenset(
+    {
+        *("$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment"),
+        *("$defs", "definitions", "$recursiveRef", "$recursiveAnchor", "dependencies", "additionalItems"),
+        *("prefixItems", "items", "contains", "additionalProperties", "properties", "patternProperties"),
+        *("dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not"),
+        *("unevaluatedItems", "unevaluatedProperties", "type", "const", "enum", "multipleOf", "maximum"),
+        *("exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern"),
+        *("maxItems", "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties"),
+        *("minProperties", "required", "dependentRequired", "title", "description", "default"),
+        *("deprecated", "readOnly", "writeOnly", "examples", "format", "contentEncoding"),
+        *("contentMediaType", "contentSchema"),
+    }
+)
+
+
+def keyword_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
+    """RS103: a keyword JSON Schema does not know but that is close to one it does (``maxLenght``,
+    ``propertes``, ``Required``). JSON Schema ignores unknown keywords, so the constraint the author
+    meant silently does not apply. Unknown keywords far from every known one (``x-internal``) are
+    extensions and pass."""
+    issues: list[SchemaIssue] = []
+    for ptr, sub in _subschemas(parameters):
+        for key in sub:
+            if not isinstance(key, str) or key in KNOWN_KEYWORDS:
+                continue
+            guess = did_you_mean(key, sorted(KNOWN_KEYWORDS))
+            if guess is not None:
+                issues.append(
+                    SchemaIssue(
+                        "RS103",
+                        "warning",
+                        f"unknown keyword {key!r} (did you mean {guess!r}?): JSON Schema ignores unknown "
+                        "keywords, so it has no effect",
+                        f"{ptr}/{key}",
+                    )
+                )
+    return issues
+
+
 def provider_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
     """Warnings about providers that would reject or silently ignore parts of this schema."""
-    issues: list[SchemaIssue] = []
+    issues: list[SchemaIssue] = keyword_lints(parameters)
     try:
         to_strict(parameters, tool="(lint)")
     except StrictSchemaError as exc:

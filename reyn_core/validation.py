@@ -89,6 +89,83 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
+# --------------------------------------------------------------------------- problem messages
+# One wording for both validators (the fast closure and the jsonschema path): short, saying what was
+# expected and what came, so a model can correct the call. A test holds the two paths to the same
+# messages wherever both apply.
+
+_SHOW_LIMIT = 60
+_ENUM_SHOWN = 12
+
+
+def show_value(value: Any) -> str:
+    """``value`` as a model would write it, shortened: strings quoted, JSON literals for the rest."""
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(value)
+    return text if len(text) <= _SHOW_LIMIT else text[: _SHOW_LIMIT - 3] + "..."
+
+
+def _type_names(expected: Any) -> list[str]:
+    return [expected] if isinstance(expected, str) else [str(t) for t in expected]
+
+
+def type_message(expected: Any, value: Any) -> str:
+    """``expected integer or null, got string``."""
+    return f"expected {' or '.join(_type_names(expected))}, got {json_type_of(value)}"
+
+
+def _one_of(values: Any) -> str:
+    shown = [show_value(v) for v in list(values)[:_ENUM_SHOWN]]
+    more = f" (and {len(values) - _ENUM_SHOWN} more)" if len(values) > _ENUM_SHOWN else ""
+    return shown[0] if len(shown) == 1 and not more else f"one of {', '.join(shown)}{more}"
+
+
+def enum_message(values: Any, value: Any) -> str:
+    """``expected one of 'a', 'b', got 'c'``."""
+    return f"expected {_one_of(values)}, got {show_value(value)}"
+
+
+def const_message(const: Any, value: Any) -> str:
+    """``expected 'a', got 'c'``."""
+    return f"expected {show_value(const)}, got {show_value(value)}"
+
+
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def bound_message(keyword: str, bound: Any, value: Any) -> str:
+    """``must be >= 1, got 0``."""
+    return f"must be {_BOUNDS[keyword]} {show_value(bound)}, got {show_value(value)}"
+
+
+def length_message(keyword: str, limit: Any, value: Any) -> str:
+    """``must be at least 3 characters, got 2`` / ``must have at most 4 items, got 5``."""
+    side = "at least" if keyword.startswith("min") else "at most"
+    if keyword.endswith("Length"):
+        return f"must be {side} {limit} characters, got {len(value)}"
+    return f"must have {side} {limit} items, got {len(value)}"
+
+
+def pattern_message(pattern: Any, value: Any) -> str:
+    return f"{value!r} does not match {pattern!r}"
+
+
+MISSING_MESSAGE = "is a required property and is missing"
+
+
+def unexpected_message(allowed: Any) -> str:
+    return f"unexpected property (allowed: {', '.join(sorted(allowed)) or 'none'})"
+
+
+def not_an_object_message(value: Any) -> str:
+    return f"arguments must be a JSON object, got {json_type_of(value)}"
+
+
 def _scalar_checker(schema: Mapping[str, Any]) -> Callable[[Any, str, list[ArgumentProblem]], None] | None:
     if not isinstance(schema, Mapping) or not set(schema) <= _FAST_KEYWORDS:
         return None
@@ -114,31 +191,30 @@ def _scalar_checker(schema: Mapping[str, Any]) -> Callable[[Any, str, list[Argum
 
     def check(value: Any, ptr: str, out: list[ArgumentProblem]) -> None:
         if typ is not None and not _type_ok(value, typ):
-            want = typ if isinstance(typ, str) else " or ".join(typ)
-            out.append(ArgumentProblem(ptr, f"expected {want}, got {json_type_of(value)}"))
-            return
+            out.append(ArgumentProblem(ptr, type_message(typ, value)))
+            return  # the type is the first thing to fix; the other checks would only add noise
         if enum is not None and not any(_json_equal(value, e) for e in enum):
-            out.append(ArgumentProblem(ptr, f"{value!r} is not one of {list(enum)!r}"))
+            out.append(ArgumentProblem(ptr, enum_message(enum, value)))
         if has_const and not _json_equal(value, const):
-            out.append(ArgumentProblem(ptr, f"must be {const!r}"))
+            out.append(ArgumentProblem(ptr, const_message(const, value)))
         if isinstance(value, int | float) and not isinstance(value, bool):
             if isinstance(value, float) and not math.isfinite(value):
                 out.append(ArgumentProblem(ptr, "must be a finite number"))
             if lo is not None and value < lo:
-                out.append(ArgumentProblem(ptr, f"must be >= {lo}"))
+                out.append(ArgumentProblem(ptr, bound_message("minimum", lo, value)))
             if hi is not None and value > hi:
-                out.append(ArgumentProblem(ptr, f"must be <= {hi}"))
+                out.append(ArgumentProblem(ptr, bound_message("maximum", hi, value)))
             if xlo is not None and value <= xlo:
-                out.append(ArgumentProblem(ptr, f"must be > {xlo}"))
+                out.append(ArgumentProblem(ptr, bound_message("exclusiveMinimum", xlo, value)))
             if xhi is not None and value >= xhi:
-                out.append(ArgumentProblem(ptr, f"must be < {xhi}"))
+                out.append(ArgumentProblem(ptr, bound_message("exclusiveMaximum", xhi, value)))
         if isinstance(value, str):
             if min_len is not None and len(value) < min_len:
-                out.append(ArgumentProblem(ptr, f"must be at least {min_len} characters"))
+                out.append(ArgumentProblem(ptr, length_message("minLength", min_len, value)))
             if max_len is not None and len(value) > max_len:
-                out.append(ArgumentProblem(ptr, f"must be at most {max_len} characters"))
+                out.append(ArgumentProblem(ptr, length_message("maxLength", max_len, value)))
             if regex is not None and regex.search(value) is None:
-                out.append(ArgumentProblem(ptr, f"{value!r} does not match {pattern!r}"))
+                out.append(ArgumentProblem(ptr, pattern_message(pattern, value)))
 
     return check
 
@@ -172,12 +248,12 @@ def _property_checker(schema: Any) -> Callable[[Any, str, list[ArgumentProblem]]
 
         def check_array(value: Any, ptr: str, out: list[ArgumentProblem]) -> None:
             if not isinstance(value, list):
-                out.append(ArgumentProblem(ptr, f"expected array, got {json_type_of(value)}"))
+                out.append(ArgumentProblem(ptr, type_message("array", value)))
                 return
             if min_items is not None and len(value) < min_items:
-                out.append(ArgumentProblem(ptr, f"must have at least {min_items} items"))
+                out.append(ArgumentProblem(ptr, length_message("minItems", min_items, value)))
             if max_items is not None and len(value) > max_items:
-                out.append(ArgumentProblem(ptr, f"must have at most {max_items} items"))
+                out.append(ArgumentProblem(ptr, length_message("maxItems", max_items, value)))
             for i, item in enumerate(value):
                 item_check(item, f"{ptr}/{i}", out)
 
@@ -205,20 +281,17 @@ def _compile_fast(schema: Mapping[str, Any]) -> Validator | None:
 
     def validate(args: Any) -> list[ArgumentProblem]:
         if not isinstance(args, dict):
-            return [ArgumentProblem("", f"arguments must be a JSON object, got {json_type_of(args)}")]
+            return [ArgumentProblem("", not_an_object_message(args))]
         out: list[ArgumentProblem] = []
         for key in required:
             if key not in args:
-                out.append(ArgumentProblem(f"/{_escape(key)}", "is a required property and is missing"))
+                out.append(ArgumentProblem(f"/{_escape(key)}", MISSING_MESSAGE))
         for key, value in args.items():
             checker = checkers.get(key)
             if checker is not None:
                 checker(value, f"/{_escape(key)}", out)
             elif not extra:
-                allowed_keys = ", ".join(sorted(checkers)) or "none"
-                out.append(
-                    ArgumentProblem(f"/{_escape(key)}", f"unexpected property (allowed: {allowed_keys})")
-                )
+                out.append(ArgumentProblem(f"/{_escape(key)}", unexpected_message(checkers)))
         return out
 
     return validate
@@ -526,12 +599,64 @@ def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[Schem
         return [SchemaProblem("metaschema", "the schema nests too deeply to check")]
     return [
         SchemaProblem(
-            "metaschema",
-            f"not a valid JSON Schema 2020-12: {e.message}",
-            "".join(f"/{_escape(str(p))}" for p in e.absolute_path),
+            "metaschema", f"not a valid JSON Schema 2020-12: {_meta_message(e)}", _pointer(e.absolute_path)
         )
         for e in errors[:limit]
     ]
+
+
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+# What newcomers write for a JSON Schema type: Python's and other languages' names.
+_TYPE_ALIASES = {
+    "str": "string",
+    "text": "string",
+    "int": "integer",
+    "float": "number",
+    "double": "number",
+    "decimal": "number",
+    "bool": "boolean",
+    "dict": "object",
+    "map": "object",
+    "list": "array",
+    "tuple": "array",
+    "none": "null",
+    "nonetype": "null",
+    "nil": "null",
+}
+
+
+def did_you_mean(word: str, choices: Any, aliases: Mapping[str, str] | None = None) -> str | None:
+    """The choice ``word`` most likely meant (a known alias, a case slip or a close spelling), or None."""
+    import difflib
+
+    lowered = word.lower()
+    if aliases and lowered in aliases:
+        return aliases[lowered]
+    by_lower = {str(c).lower(): str(c) for c in choices}
+    if lowered in by_lower:
+        return by_lower[lowered]
+    close = difflib.get_close_matches(lowered, list(by_lower), n=1, cutoff=0.75)
+    return by_lower[close[0]] if close else None
+
+
+def _meta_message(error: Any) -> str:
+    """A meta-schema violation; a misspelt ``type`` names the type it most likely meant."""
+    path = list(error.absolute_path)
+    value = error.instance
+    names = value if isinstance(value, list) else [value]
+    if path and path[-1] == "type" and error.validator == "anyOf":
+        unknown = [n for n in names if not (isinstance(n, str) and n in JSON_TYPES)]
+        if unknown:
+            hints = []
+            for name in unknown:
+                guess = did_you_mean(name, JSON_TYPES, _TYPE_ALIASES) if isinstance(name, str) else None
+                hints.append(f"{show_value(name)}" + (f" (did you mean {guess!r}?)" if guess else ""))
+            return (
+                f"{', '.join(hints)} {'is not a JSON Schema type' if len(hints) == 1 else 'are not JSON Schema types'}; "
+                f"the types are {', '.join(JSON_TYPES)}"
+            )
+    (problem, _), *_ = _problems_of(error)
+    return problem.message
 
 
 def schema_problems(schema: Any) -> list[SchemaProblem]:
@@ -580,7 +705,18 @@ def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: Any) -
     from jsonschema.exceptions import ValidationError
 
     if validator.is_type(instance, "string") and not _re2_search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+        yield ValidationError(pattern_message(pattern, instance))
+
+
+def _required_keyword(validator: Any, required: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    # At the missing property's own pointer, as the fast path reports it (jsonschema: at the object).
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    for prop in required:
+        if prop not in instance:
+            yield ValidationError(MISSING_MESSAGE, path=[prop])
 
 
 def _pattern_properties_keyword(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -616,10 +752,11 @@ def _additional_properties_keyword(validator: Any, extra: Any, instance: Any, sc
             joined = ", ".join(repr(each) for each in sorted(extras))
             patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
             yield ValidationError(f"{joined} {verb} not match any of the regexes: {patterns}")
-        else:
-            listed = ", ".join(repr(each) for each in sorted(extras, key=str))
-            verb = "was" if len(extras) == 1 else "were"
-            yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+        else:  # at each unexpected property, naming the allowed ones (as the fast path does)
+            properties = schema.get("properties", {})
+            allowed = [str(k) for k in properties] if isinstance(properties, Mapping) else []
+            for key in extras:
+                yield ValidationError(unexpected_message(allowed), path=[key])
 
 
 def _valid(errors: Iterator[Any]) -> bool:
@@ -700,6 +837,7 @@ def _validator_class() -> Any:
         Draft202012Validator,
         validators={
             "pattern": _pattern_keyword,
+            "required": _required_keyword,
             "patternProperties": _pattern_properties_keyword,
             "additionalProperties": _additional_properties_keyword,
             "unevaluatedProperties": _unevaluated_properties_keyword,
@@ -736,12 +874,113 @@ def _compile_jsonschema(schema: Mapping[str, Any]) -> Validator:
                     )
                 ]
             raise
-        return [
-            ArgumentProblem("".join(f"/{_escape(str(p))}" for p in e.absolute_path), e.message)
-            for e in errors
-        ]
+        return _problems(errors)
 
     return validate
+
+
+def _pointer(path: Any) -> str:
+    return "".join(f"/{_escape(str(p))}" for p in path)
+
+
+# A problem of the jsonschema path and whether it is about the value's type.
+_Found = tuple[ArgumentProblem, bool]
+
+
+def _problems(errors: Any) -> list[ArgumentProblem]:
+    """jsonschema errors in the words of the fast path; where a value has the wrong type, only the
+    type problem (the other checks at that pointer would only add noise, and the fast path stops)."""
+    found = [f for e in errors for f in _problems_of(e)]
+    wrong_type = {problem.pointer for problem, is_type in found if is_type}
+    out: list[ArgumentProblem] = []
+    for problem, is_type in found:
+        if (is_type or problem.pointer not in wrong_type) and problem not in out:
+            out.append(problem)
+    return out
+
+
+def _problems_of(error: Any) -> list[_Found]:
+    """One jsonschema ``ValidationError`` as problems (see "problem messages" above)."""
+    ptr, keyword, value = _pointer(error.absolute_path), error.validator, error.instance
+    expected = error.validator_value
+    if keyword == "type":
+        if ptr == "" and expected == "object" and error.parent is None:
+            return [(ArgumentProblem(ptr, not_an_object_message(value)), True)]
+        return [(ArgumentProblem(ptr, type_message(expected, value)), True)]
+    if keyword == "enum" and isinstance(expected, list):
+        return [(ArgumentProblem(ptr, enum_message(expected, value)), False)]
+    if keyword == "const":
+        return [(ArgumentProblem(ptr, const_message(expected, value)), False)]
+    if keyword in _BOUNDS and isinstance(value, int | float):
+        return [(ArgumentProblem(ptr, bound_message(keyword, expected, value)), False)]
+    if keyword in ("minLength", "maxLength", "minItems", "maxItems") and isinstance(value, str | list):
+        return [(ArgumentProblem(ptr, length_message(keyword, expected, value)), False)]
+    if keyword in ("anyOf", "oneOf") and error.context:
+        return _alternatives(error, ptr, keyword)
+    if keyword == "oneOf":  # no context: more than one alternative matched
+        message = "matches more than one of the oneOf alternatives; it must match exactly one"
+        return [(ArgumentProblem(ptr, message), False)]
+    return [(ArgumentProblem(ptr, error.message), False)]
+
+
+def _branches(error: Any) -> list[list[Any]]:
+    """The errors of each alternative of a failed ``anyOf``/``oneOf``; an alternative that is itself
+    a failed ``anyOf``/``oneOf`` of the same value contributes its alternatives (none matched either)."""
+    groups: dict[Any, list[Any]] = {}
+    for sub in error.context:
+        groups.setdefault(sub.relative_schema_path[0], []).append(sub)
+    out: list[list[Any]] = []
+    for errs in groups.values():
+        only = errs[0] if len(errs) == 1 else None
+        if (
+            only is not None
+            and only.validator in ("anyOf", "oneOf")
+            and only.context
+            and not only.relative_path
+        ):
+            out += _branches(only)
+        else:
+            out.append(errs)
+    return out
+
+
+def _alternatives(error: Any, ptr: str, keyword: str) -> list[_Found]:
+    """Why a value matched none of the ``anyOf``/``oneOf`` alternatives, in words a model can act on.
+
+    If the value fails every alternative on its type or value alone, that is summed up: "expected
+    integer or null, got string", "expected one of 'a', 'b' or null, got 'c'". If exactly one
+    alternative has the value's type, that alternative's own problems are reported ("must be >= 1,
+    got 0"). Otherwise each alternative's first problem is listed."""
+    branches = _branches(error)
+
+    def at_root(errs: list[Any], kinds: tuple[str, ...]) -> list[Any]:
+        return [e for e in errs if e.validator in kinds and not e.relative_path]
+
+    typed = [errs for errs in branches if not at_root(errs, ("type",))]
+    if all(len(at_root(errs, ("type", "enum", "const"))) == len(errs) for errs in branches):
+        parts: list[str] = []
+        for errs in branches:
+            types = at_root(errs, ("type",))
+            if types:
+                names = [n for e in types for n in _type_names(e.validator_value)]
+            elif errs[0].validator == "enum":
+                names = [_one_of(errs[0].validator_value)]
+            else:
+                names = [show_value(errs[0].validator_value)]
+            parts += [n for n in names if n not in parts]
+        value = error.instance
+        got = show_value(value) if typed else json_type_of(value)
+        return [(ArgumentProblem(ptr, f"expected {' or '.join(parts)}, got {got}"), not typed)]
+    if len(typed) == 1:  # the one alternative of the value's type: what is wrong inside it
+        return [f for e in typed[0] for f in _problems_of(e)]
+    listed = []
+    for i, errs in enumerate(branches):
+        first = _problems_of(errs[0])[0][0]
+        where = first.pointer[len(ptr) :]
+        listed.append(f"#{i}: {where + ': ' if where else ''}{first.message}")
+    return [
+        (ArgumentProblem(ptr, f"matches none of the {keyword} alternatives ({'; '.join(listed)})"), False)
+    ]
 
 
 def _find_cause(
