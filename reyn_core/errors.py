@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 
 class ReynError(Exception):
@@ -180,6 +182,67 @@ class StrictSchemaError(ReynError):
         super().__init__(f"tool {tool!r} cannot be rendered in strict mode: {reason}")
         self.tool = tool
         self.reason = reason
+
+
+# --------------------------------------------------------------------------- rendering, profiles, model calls
+
+
+class StrictRenderError(ReynError):
+    """Some tools cannot be rendered in OpenAI strict mode. ``errors`` says why for each;
+    ``rendered`` is the array with those tools left non-strict, for callers that accept that."""
+
+    def __init__(self, errors: list[StrictSchemaError], rendered: list[dict[str, Any]]) -> None:
+        lines = "; ".join(str(e) for e in errors)
+        super().__init__(f"{len(errors)} tool(s) cannot be strict: {lines}")
+        self.errors = errors
+        self.rendered = rendered
+
+
+class ProfileError(ReynError):
+    """The profile cannot be used: unreadable file, invalid TOML, unknown key, wrong type, unknown
+    named profile. ``key`` is the dotted key path (when there is one) and ``file`` the file."""
+
+    code = "RC003"
+
+    def __init__(self, message: str, *, key: str | None = None, file: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+        self.file = file
+
+
+class LLMCallError(ReynError):
+    """A model call failed (provider error, rate limit, network) after the client's retries.
+
+    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…, or
+    ``MissingAPIKey`` when no key is set and nothing was sent), ``status_code`` the HTTP status when
+    the provider answered (None when no response came back: no key, connection refused, timeout).
+    Nothing is half-written: the caller's messages are never mutated, and ``messages`` (set by the
+    surface) is its conversation up to the failed call, every tool call already answered — a
+    consistent point to retry from.
+    """
+
+    messages: list[dict[str, Any]] | None = None
+
+    def __init__(self, message: str, *, model: str, kind: str = "", status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.model = model
+        self.kind = kind
+        self.status_code = status_code
+
+
+class ReplayMissing(ReynError):
+    """No recorded reply for a request in replay mode; ``key`` and ``fixture`` say which."""
+
+    def __init__(self, message: str, *, key: str, fixture: Path) -> None:
+        super().__init__(message)
+        self.key = key
+        self.fixture = fixture
+
+
+class ReplayFixtureError(ReynError):
+    """A fixture file exists but a line of it is not a valid record."""
 
 
 def exception_message(exc: BaseException, limit: int = 300) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from .errors import ReynError
+from .errors import ProfileError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,19 +30,6 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 PROFILE_FILE_NAME = "reyn.toml"
 SurfaceName = Literal["router", "phase", "mcp", "cli"]
-
-
-class ProfileError(ReynError):
-    """The profile cannot be used: unreadable file, invalid TOML, unknown key, wrong type, unknown
-    named profile. ``key`` is the dotted key path (when there is one) and ``file`` the file."""
-
-    code = "RC003"
-
-    def __init__(self, message: str, *, key: str | None = None, file: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.key = key
-        self.file = file
 
 
 class _Section(BaseModel):

@@ -6,24 +6,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
-from ..errors import ReynError, StrictSchemaError
+from ..errors import StrictRenderError, StrictSchemaError
 from ..schema import to_strict
 from . import canonical_json, effective_parameters
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
     from ..tool import ToolDefinition
-
-
-class StrictRenderError(ReynError):
-    """Some tools cannot be rendered in OpenAI strict mode. ``errors`` says why for each;
-    ``rendered`` is the array with those tools left non-strict, for callers that accept that."""
-
-    def __init__(self, errors: list[StrictSchemaError], rendered: list[dict[str, Any]]) -> None:
-        lines = "; ".join(str(e) for e in errors)
-        super().__init__(f"{len(errors)} tool(s) cannot be strict: {lines}")
-        self.errors = errors
-        self.rendered = rendered
 
 
 def render_router(

@@ -15,29 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import ReynError, describe_exception
+from ..errors import LLMCallError, ReynError, describe_exception
 
 DeltaCallback = Callable[[str], None]
-
-
-class LLMCallError(ReynError):
-    """A model call failed (provider error, rate limit, network) after the client's retries.
-
-    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…, or
-    ``MissingAPIKey`` when no key is set and nothing was sent), ``status_code`` the HTTP status when
-    the provider answered (None when no response came back: no key, connection refused, timeout). Nothing is half-written: the caller's messages
-    are never mutated, and ``messages`` (set by the surface) is its conversation up to the failed
-    call, every tool call already answered — a consistent point to retry from.
-    """
-
-    messages: list[dict[str, Any]] | None = None
-
-    def __init__(self, message: str, *, model: str, kind: str = "", status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.model = model
-        self.kind = kind
-        self.status_code = status_code
 
 
 def canonical(value: Any) -> str:

@@ -21,29 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ReynError
+from ..errors import ReplayFixtureError, ReplayMissing
 from .llm import DeltaCallback, LLMClient, LLMReply, LLMRequest
 
 RECORD_ENV = "REYN_LLM_RECORD"
-
-
-class ReplayMissing(ReynError):
-    """No recorded reply for a request in replay mode."""
-
-    def __init__(self, key: str, fixture: Path, request: LLMRequest) -> None:
-        last = request.messages[-1] if request.messages else {}
-        preview = str(last.get("content") or "")[:80].replace("\n", " ")
-        super().__init__(
-            f"no recorded reply for request key {key} in fixture {fixture} "
-            f"(model {request.model!r}, {len(request.messages)} message(s), last {last.get('role', '?')}: "
-            f"{preview!r}); re-record it with {RECORD_ENV}=1"
-        )
-        self.key = key
-        self.fixture = fixture
-
-
-class ReplayFixtureError(ReynError):
-    """A fixture file exists but a line of it is not a valid record."""
 
 
 def record_mode_from_env() -> bool:
@@ -112,7 +93,15 @@ class ReplayClient:
             self.calls += 1
             return reply
         if not self.record:
-            raise ReplayMissing(key, self.fixture, request)
+            last = request.messages[-1] if request.messages else {}
+            preview = str(last.get("content") or "")[:80].replace("\n", " ")
+            raise ReplayMissing(
+                f"no recorded reply for request key {key} in fixture {self.fixture} "
+                f"(model {request.model!r}, {len(request.messages)} message(s), "
+                f"last {last.get('role', '?')}: {preview!r}); re-record it with {RECORD_ENV}=1",
+                key=key,
+                fixture=self.fixture,
+            )
         reply = await self.inner.complete(request, on_delta=on_delta)  # a failure records nothing
         self._append({"key": key, "request": request.to_dict(), "reply": reply.to_dict()})
         self.calls += 1
