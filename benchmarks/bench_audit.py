@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import table
 
-from reyn_core import JsonlAuditLog, ToolCallHooks, ToolContext, ToolRegistry, dispatch_tool, tool
+from reyn_core import ToolContext, tool
+from reyn_core.host import JsonlAuditLog, ToolCallHooks, ToolRegistry, dispatch_tool
 
 
 @tool(cluster="bench", purity="read_only")

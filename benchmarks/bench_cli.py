@@ -126,6 +126,7 @@ out["pydantic_model_machinery_s"] = lap()
 import argparse, importlib.metadata, json, tomllib
 out["stdlib_argparse_metadata_json_toml_s"] = lap()
 import reyn_core
+import reyn_core.host
 out["import_reyn_core_own_s"] = lap()
 import reyn_core.profile
 out["profile_models_first_validator_s"] = lap()
@@ -149,7 +150,7 @@ result = loader.load(profile)
 out["load_s"] = lap()
 out["of_which_plugin_imports_s"] = spent["imports"]
 out["of_which_provenance_s"] = spent["provenance"]
-reyn_core.render_router(result.registry, reyn_core.ToolContext(surface="router"))
+reyn_core.host.render_router(result.registry, reyn_core.ToolContext(surface="router"))
 out["render_s"] = lap()
 print(json.dumps(out))
 """

@@ -16,16 +16,8 @@ from typing import Any
 
 from harness import median_seconds, median_seconds_async, table
 
-from reyn_core import (
-    ToolContext,
-    ToolDefinition,
-    ToolRegistry,
-    dispatch_tool,
-    invoke_tool,
-    render_phase,
-    render_router,
-    tool,
-)
+from reyn_core import ToolContext, ToolDefinition, tool
+from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool, render_phase, render_router
 
 INVOKE_TARGET_US = 20.0
 RENDER_TARGET_MS = 10.0

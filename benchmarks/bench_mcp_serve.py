@@ -118,7 +118,8 @@ def bare_server(is_async: bool = True) -> Any:
 def reyn_server(is_async: bool = True) -> Any:
     from reyn_tools_mcp.serve import ServedRegistry, build_server
 
-    from reyn_core import ToolContext, ToolRegistry, tool
+    from reyn_core import ToolContext, tool
+    from reyn_core.host import ToolRegistry
 
     builder = ToolRegistry()
     fn = word_count_async if is_async else word_count

@@ -150,8 +150,9 @@ def load_bfcl(wheel: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, s
 
 
 def build_registry(functions: dict[str, dict[str, Any]], names: list[str]) -> tuple[Any, int]:
-    from reyn_core import ToolDefinition, ToolRegistry
+    from reyn_core import ToolDefinition
     from reyn_core.errors import ToolRegistrationError
+    from reyn_core.host import ToolRegistry
 
     builder = ToolRegistry()
     refused = 0
@@ -188,14 +189,8 @@ def main() -> bool | None:
     wheel = fetch_wheel()
     if wheel is None:
         return None
-    from reyn_core import (
-        DeferralPolicy,
-        ToolContext,
-        ToolDeferral,
-        estimate_tokens,
-        render_router,
-        search_tools,
-    )
+    from reyn_core import ToolContext
+    from reyn_core.host import DeferralPolicy, ToolDeferral, estimate_tokens, render_router, search_tools
     from reyn_core.render import canonical_json
 
     functions, all_requests = load_bfcl(wheel)

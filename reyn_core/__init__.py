@@ -1,22 +1,20 @@
-"""Reyn: one registry of LLM tools, rendered for native function calling and phase JSON contracts.
+"""Reyn: one registry of LLM tools, rendered for native function calling, phase JSON contracts and MCP.
 
-This module is the whole public API a plugin author or host needs; everything else is internal.
-Importing it never imports litellm, mcp or httpx.
+This module is the plugin author's API: define tools, register them, read settings, raise the
+right errors. An application that loads plugins and runs a model uses ``reyn_core.host`` (and the
+LLM loops in ``reyn_core.surfaces``); everything else is internal. Importing it never imports
+litellm, mcp or httpx.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from reyn_core.hookspecs import API_VERSION, hookimpl
-
-from .context import HostBridge, PhaseCallerState, RouterCallerState, ToolContext
-from .errors import (
+from reyn_core.context import HostBridge, PhaseCallerState, RouterCallerState, ToolContext
+from reyn_core.errors import (
     ArgumentProblem,
     InvalidToolArguments,
-    PhaseOutputError,
     ReynError,
-    StrictSchemaError,
     ToolCancelled,
     ToolDenied,
     ToolError,
@@ -27,124 +25,59 @@ from .errors import (
     ToolRuntimeMissing,
     ToolTimeout,
 )
-from .gates import Decision, OperatorPolicy, PluginPolicy
-from .gates import check as check_gates
-from .registry import ToolRegistry
-from .render import PhaseSurface, StrictRenderError, render_phase, render_router
-from .render.phase import phase_context
-from .tool import ToolDefinition, ToolGates, ToolOrigin, tool
-from .validation import SchemaRefused, json_schema_validator
+from reyn_core.hookspecs import API_VERSION, hookimpl
+from reyn_core.lazy_exports import lazy_exports
+from reyn_core.tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
-    from reyn_core.loading.loader import LoadResult, load
-
-    from .deferral import DeferralPolicy, ToolDeferral, TurnTools, estimate_tokens, found_tool_names
-    from .dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome, dispatch_tool, invoke_tool
-    from .manifest import lazy_definitions, read_manifest, tool_manifest
-    from .phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
-    from .profile import Profile, load_profile
-    from .tool_search import ToolMatch, search_tools
+    from reyn_core.atomic_write import atomic_write_bytes
+    from reyn_core.jsondata import canonical_json
+    from reyn_core.manifest import lazy_definitions, read_manifest, tool_manifest
+    from reyn_core.validation import SchemaRefused, json_schema_validator
 
 __version__ = "0.1.0"
 
-# The dispatcher, the plugin loader, the profile and the phase contract's pydantic models are
-# imported on first use, so `import reyn_core` stays light (listing and rendering tools never call one).
+# Imported on first use, so `import reyn_core` stays light.
 _LAZY = {
-    "JsonlAuditLog": "reyn_core.dispatch",
-    "ToolCall": "reyn_core.dispatch",
-    "ToolCallHooks": "reyn_core.dispatch",
-    "ToolCallOutcome": "reyn_core.dispatch",
-    "dispatch_tool": "reyn_core.dispatch",
-    "invoke_tool": "reyn_core.dispatch",
-    "PhaseOpCall": "reyn_core.phase_contract",
-    "PhaseOutput": "reyn_core.phase_contract",
-    "parse_phase_output": "reyn_core.phase_contract",
-    "LoadResult": "reyn_core.loading.report",
-    "load": "reyn_core.loading.loader",
-    "Profile": "reyn_core.profile",
-    "load_profile": "reyn_core.profile",
     "lazy_definitions": "reyn_core.manifest",
     "read_manifest": "reyn_core.manifest",
     "tool_manifest": "reyn_core.manifest",
-    "DeferralPolicy": "reyn_core.deferral",
-    "ToolDeferral": "reyn_core.deferral",
-    "TurnTools": "reyn_core.deferral",
-    "estimate_tokens": "reyn_core.deferral",
-    "found_tool_names": "reyn_core.deferral",
-    "ToolMatch": "reyn_core.tool_search",
-    "search_tools": "reyn_core.tool_search",
+    "json_schema_validator": "reyn_core.validation",
+    "SchemaRefused": "reyn_core.validation",
+    "canonical_json": "reyn_core.jsondata",
+    "atomic_write_bytes": "reyn_core.atomic_write",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reyn_core' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 __all__ = [
     "API_VERSION",
     "ArgumentProblem",
-    "Decision",
-    "DeferralPolicy",
     "HostBridge",
     "InvalidToolArguments",
-    "JsonlAuditLog",
-    "LoadResult",
-    "OperatorPolicy",
     "PhaseCallerState",
-    "PhaseOpCall",
-    "PhaseOutput",
-    "PhaseOutputError",
-    "PhaseSurface",
-    "PluginPolicy",
-    "Profile",
     "ReynError",
     "RouterCallerState",
     "SchemaRefused",
-    "StrictRenderError",
-    "StrictSchemaError",
-    "ToolCall",
-    "ToolCallHooks",
-    "ToolCallOutcome",
     "ToolCancelled",
     "ToolContext",
     "ToolDefinition",
-    "ToolDeferral",
     "ToolDenied",
     "ToolError",
     "ToolExecutionError",
     "ToolGateRefused",
     "ToolGates",
-    "ToolMatch",
     "ToolNotFound",
     "ToolOrigin",
     "ToolRegistrationError",
-    "ToolRegistry",
     "ToolRuntimeMissing",
     "ToolTimeout",
-    "TurnTools",
-    "check_gates",
-    "dispatch_tool",
-    "estimate_tokens",
-    "found_tool_names",
+    "atomic_write_bytes",
+    "canonical_json",
     "hookimpl",
-    "invoke_tool",
     "json_schema_validator",
     "lazy_definitions",
-    "load",
-    "load_profile",
-    "parse_phase_output",
-    "phase_context",
     "read_manifest",
-    "render_phase",
-    "render_router",
-    "search_tools",
     "tool",
     "tool_manifest",
 ]

@@ -48,7 +48,7 @@ class ReynHookSpecs:
 
     @hookspec
     def reyn_before_tool_call(self, call: Any) -> str | None:
-        """Called before every tool call (``call`` is a ``reyn_core.ToolCall``). Return a reason string
+        """Called before every tool call (``call`` is a ``reyn_core.host.ToolCall``). Return a reason string
         to deny it, or None to allow. Raising ``ToolDenied`` also denies."""
 
     @hookspec

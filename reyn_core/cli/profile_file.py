@@ -58,7 +58,7 @@ def _write_checked(path: Path, text: str, is_pyproject: bool) -> None:
     """Validate ``text`` as the profile it will be, then write it atomically."""
     import tomlkit
 
-    from reyn_core.loading.provenance.cache import atomic_write_bytes
+    from reyn_core.atomic_write import atomic_write_bytes
 
     from ..profile import Profile
 

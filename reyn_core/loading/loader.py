@@ -129,7 +129,8 @@ class _Loader:
     # ------------------------------------------------------------------ step 3: provenance
 
     def check_provenance(self, p: PluginState) -> None:
-        from reyn_core.loading.provenance.record import DigestCache, provenance_for
+        from reyn_core.loading.provenance.cache import DigestCache
+        from reyn_core.loading.provenance.record import provenance_for
 
         cand = p.candidate
         assert cand is not None and cand.dist is not None
@@ -188,7 +189,7 @@ class _Loader:
     def locked(self, p: PluginState) -> Any:
         """The plugin's lock entry, or None after recording why there is none."""
         if self._lock is None and self._lock_error is None:
-            from reyn_core.loading.provenance.lock import read_lock
+            from reyn_core.loading.provenance.lock_file import read_lock
 
             path = self.profile.lock_path
             if not path.is_file():
@@ -213,7 +214,7 @@ class _Loader:
         return entry
 
     def check_lock_provenance(self, p: PluginState, rec: ProvenanceRecord) -> None:
-        from reyn_core.loading.provenance.lock import compare_provenance
+        from reyn_core.loading.provenance.drift import compare_provenance
 
         entry = self.locked(p)
         if entry is not None:
@@ -229,7 +230,8 @@ class _Loader:
         self, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
     ) -> dict[tuple[str, str], ProvenanceRecord]:
         """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
-        from reyn_core.loading.provenance.record import DigestCache, provenance_for
+        from reyn_core.loading.provenance.cache import DigestCache
+        from reyn_core.loading.provenance.record import provenance_for
 
         cache = None if self.rehash else (self._digest_cache or DigestCache.default())
         records = {}
@@ -498,7 +500,7 @@ class _Loader:
                 p.diagnostics.append(_plugin_diagnostic(p.plugin_id, item))
 
     def check_lock_tools(self, p: PluginState) -> None:
-        from reyn_core.loading.provenance.lock import compare_tools
+        from reyn_core.loading.provenance.drift import compare_tools
 
         entry = self.locked(p)
         if entry is None:

@@ -8,14 +8,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from reyn_core import (
-    ToolContext,
-    ToolRegistry,
-    dispatch_tool,
-    phase_context,
-    render_phase,
-    render_router,
-)
+from reyn_core import ToolContext
+from reyn_core.host import ToolRegistry, dispatch_tool, phase_context, render_phase, render_router
 
 T = TypeVar("T")
 

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from reyn_core import API_VERSION, ReynError, ToolCallHooks, ToolOrigin, ToolRegistry
+from reyn_core import API_VERSION, ReynError, ToolOrigin
 from reyn_core.gates import OperatorPolicy, PluginPolicy
+from reyn_core.host import ToolCallHooks, ToolRegistry
 
 
 class PluginModuleError(ReynError):

@@ -1,4 +1,4 @@
-"""Profiles for tests, and loading through the real loader (``reyn_core.load``)."""
+"""Profiles for tests, and loading through the real loader (``reyn_core.host.load``)."""
 
 from __future__ import annotations
 

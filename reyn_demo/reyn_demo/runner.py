@@ -29,7 +29,8 @@ from pathlib import Path
 from string import Template
 from typing import Any, TextIO
 
-from reyn_core import ToolContext, phase_context, render_phase
+from reyn_core import ToolContext
+from reyn_core.host import phase_context, render_phase
 from reyn_core.surfaces import (
     LiteLLMClient,
     PhaseResult,
@@ -145,7 +146,7 @@ def prepare_workspace(root: Path, template_path: Path | None = None) -> Path:
 
 def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> Any:
     """Load the profile through the real loader and print the provenance table."""
-    from reyn_core import load, load_profile
+    from reyn_core.host import load, load_profile
 
     result = load(load_profile(profile_file=str(profile_path)))
     infos = {i.plugin_id: i for i in result.report.plugins}

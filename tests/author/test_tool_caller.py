@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from reyn_core import ToolContext, ToolGates, ToolRegistry, tool
+from reyn_core import ToolContext, ToolGates, tool
+from reyn_core.host import ToolRegistry
 from reyn_core.testing import Envelope, ToolCaller
 
 

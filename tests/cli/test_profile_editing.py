@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import reyn_core
-from reyn_core import Profile
+from reyn_core.host import Profile
 
 
 def reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:

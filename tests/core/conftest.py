@@ -164,7 +164,7 @@ def catalogue() -> list[Any]:
 @pytest.fixture
 def build_registry() -> Any:
     """``build_registry(definitions)`` -> a frozen registry holding them, registered in that order."""
-    from reyn_core import ToolRegistry
+    from reyn_core.host import ToolRegistry
 
     def build(definitions: list[Any]) -> Any:
         builder = ToolRegistry()

@@ -26,17 +26,9 @@ from typing import Any
 
 import pytest
 
-from reyn_core import (
-    JsonlAuditLog,
-    ToolCall,
-    ToolCallOutcome,
-    ToolContext,
-    ToolOrigin,
-    ToolRegistry,
-    dispatch_tool,
-    tool,
-)
+from reyn_core import ToolContext, ToolOrigin, tool
 from reyn_core.dispatch import argument_hash
+from reyn_core.host import JsonlAuditLog, ToolCall, ToolCallOutcome, ToolRegistry, dispatch_tool
 
 FIELDS = {"time", "surface", "agent", "tool", "plugin", "digest", "status", "duration_ms", "args_sha256"}
 CTX = ToolContext(surface="router", agent="alice")

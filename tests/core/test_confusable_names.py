@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core import Profile, ToolDefinition, ToolOrigin, ToolRegistrationError, ToolRegistry, load, tool
+from reyn_core import ToolDefinition, ToolOrigin, ToolRegistrationError, tool
+from reyn_core.host import Profile, ToolRegistry, load
 from reyn_core.profile import load_profile
 from reyn_core.registry import collision_key
 

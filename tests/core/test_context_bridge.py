@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core import HostBridge, ToolContext, ToolRegistry, ToolRuntimeMissing, dispatch_tool, tool
+from reyn_core import HostBridge, ToolContext, ToolRuntimeMissing, tool
+from reyn_core.host import ToolRegistry, dispatch_tool
 
 
 def test_require_missing_bridge_raises_runtime_missing_naming_it() -> None:
@@ -72,7 +73,8 @@ def test_bare_strings_for_name_lists_are_refused_not_matched_by_substring() -> N
 def test_an_unknown_surface_is_an_error_not_a_pass() -> None:
     import pytest
 
-    from reyn_core import ToolDefinition, ToolRegistry, check_gates
+    from reyn_core import ToolDefinition
+    from reyn_core.host import ToolRegistry, check_gates
 
     t = ToolRegistry().register(
         ToolDefinition(

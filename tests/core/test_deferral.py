@@ -9,16 +9,13 @@ from typing import Any
 
 import pytest
 
-from reyn_core import (
+from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolOrigin
+from reyn_core.host import (
     DeferralPolicy,
     OperatorPolicy,
     PluginPolicy,
     Profile,
-    ToolContext,
     ToolDeferral,
-    ToolDefinition,
-    ToolGates,
-    ToolOrigin,
     ToolRegistry,
     dispatch_tool,
     estimate_tokens,

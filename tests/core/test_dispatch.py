@@ -22,13 +22,11 @@ from reyn_core import (
     ToolExecutionError,
     ToolGates,
     ToolNotFound,
-    ToolRegistry,
     ToolRuntimeMissing,
     ToolTimeout,
-    dispatch_tool,
-    invoke_tool,
     tool,
 )
+from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool
 
 RELEASE = threading.Event()  # lets a "hung" sync handler's worker thread finish after its test
 
@@ -426,7 +424,7 @@ async def test_arguments_nested_too_deeply_are_invalid_arguments_not_a_crash() -
 
 
 async def test_strict_mode_nulls_for_optional_arguments_mean_not_given() -> None:
-    from reyn_core import render_router
+    from reyn_core.host import render_router
 
     seen: list[object] = []
 

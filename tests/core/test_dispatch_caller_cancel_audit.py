@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core import JsonlAuditLog, ToolCallHooks, ToolContext, ToolRegistry, dispatch_tool, tool
+from reyn_core import ToolContext, tool
+from reyn_core.host import JsonlAuditLog, ToolCallHooks, ToolRegistry, dispatch_tool
 
 
 @tool(purity="read_only")

@@ -13,16 +13,12 @@ from typing import Any
 
 import pytest
 
-from reyn_core import (
+from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolOrigin, ToolRuntimeMissing
+from reyn_core.host import (
     OperatorPolicy,
     PhaseOutputError,
     PluginPolicy,
-    ToolContext,
-    ToolDefinition,
-    ToolGates,
-    ToolOrigin,
     ToolRegistry,
-    ToolRuntimeMissing,
     check_gates,
     dispatch_tool,
     parse_phase_output,

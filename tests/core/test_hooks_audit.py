@@ -10,18 +10,14 @@ from typing import Any
 
 import pytest
 
-from reyn_core import (
+from reyn_core import ToolContext, ToolDenied, ToolGates, ToolOrigin, tool
+from reyn_core.host import (
     JsonlAuditLog,
     ToolCall,
     ToolCallHooks,
     ToolCallOutcome,
-    ToolContext,
-    ToolDenied,
-    ToolGates,
-    ToolOrigin,
     ToolRegistry,
     dispatch_tool,
-    tool,
 )
 
 CALLS: list[dict[str, Any]] = []

@@ -19,13 +19,12 @@ from reyn_core import (
     ToolContext,
     ToolDefinition,
     ToolGates,
-    ToolRegistry,
-    invoke_tool,
     lazy_definitions,
     read_manifest,
     tool,
     tool_manifest,
 )
+from reyn_core.host import ToolRegistry, invoke_tool
 from reyn_core.manifest import dumps
 
 MODULE = '''

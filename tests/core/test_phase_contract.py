@@ -8,14 +8,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core import (
-    PhaseOpCall,
-    PhaseOutput,
-    PhaseOutputError,
-    ToolContext,
-    parse_phase_output,
-    render_phase,
-)
+from reyn_core import ToolContext
+from reyn_core.host import PhaseOpCall, PhaseOutput, PhaseOutputError, parse_phase_output, render_phase
 from reyn_core.render import PhaseSurface
 
 FINISH = {"type": "finish", "decision": "finish"}
@@ -167,7 +161,8 @@ def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseSurface) -> N
 
 
 def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None:
-    from reyn_core import PhaseOutputError, ToolContext, ToolRegistry, parse_phase_output, render_phase
+    from reyn_core import ToolContext
+    from reyn_core.host import PhaseOutputError, ToolRegistry, parse_phase_output, render_phase
 
     surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
     deep = (
@@ -183,7 +178,8 @@ def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None
 
 
 def test_a_reply_with_an_integer_too_long_to_parse_is_a_phase_output_error() -> None:
-    from reyn_core import PhaseOutputError, ToolContext, ToolRegistry, parse_phase_output, render_phase
+    from reyn_core import ToolContext
+    from reyn_core.host import PhaseOutputError, ToolRegistry, parse_phase_output, render_phase
 
     surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
     reply = '{"control": {"type": "finish", "decision": "finish", "confidence": ' + "1" * 5000 + "}}"

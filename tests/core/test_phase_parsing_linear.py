@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core import PhaseOutput, PhaseOutputError, ToolContext, parse_phase_output, render_phase
+from reyn_core import ToolContext
+from reyn_core.host import PhaseOutput, PhaseOutputError, parse_phase_output, render_phase
 from reyn_core.phase_contract import unfence
 from reyn_core.render import PhaseSurface
 

@@ -13,17 +13,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from reyn_core import (
-    InvalidToolArguments,
-    ToolContext,
-    ToolDefinition,
-    ToolRegistrationError,
-    ToolRegistry,
-    invoke_tool,
-    render_phase,
-    render_router,
-)
+from reyn_core import InvalidToolArguments, ToolContext, ToolDefinition, ToolRegistrationError
 from reyn_core.gates import op_matches, ops_admit
+from reyn_core.host import ToolRegistry, invoke_tool, render_phase, render_router
 from reyn_core.registry import collision_key
 from reyn_core.tool import is_valid_tool_name
 from reyn_core.validation import (

@@ -6,15 +6,9 @@ import threading
 
 import pytest
 
-from reyn_core import (
-    ToolDefinition,
-    ToolNotFound,
-    ToolOrigin,
-    ToolRegistrationError,
-    ToolRegistry,
-    tool,
-)
+from reyn_core import ToolDefinition, ToolNotFound, ToolOrigin, ToolRegistrationError, tool
 from reyn_core.errors import RegistryFrozen
+from reyn_core.host import ToolRegistry
 
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -160,7 +154,7 @@ def test_snapshot_is_safe_to_read_from_many_threads() -> None:
 
 
 def test_a_frozen_registry_refuses_a_new_operator_policy_or_hooks() -> None:
-    from reyn_core import OperatorPolicy, ToolCallHooks
+    from reyn_core.host import OperatorPolicy, ToolCallHooks
 
     snapshot = ToolRegistry(operator=OperatorPolicy(plugins_enabled=False)).freeze()
     with pytest.raises(RegistryFrozen, match="'operator' cannot be changed"):
@@ -222,7 +216,7 @@ def test_subclassed_names_gates_and_definitions_are_refused_or_rebuilt_plain() -
 
 
 def test_an_operator_policy_cannot_be_loosened_after_it_is_built() -> None:
-    from reyn_core import OperatorPolicy, PluginPolicy
+    from reyn_core.host import OperatorPolicy, PluginPolicy
 
     plugins = {"file": PluginPolicy(exclude=frozenset({"delete_file"}))}
     policy = OperatorPolicy(plugins=plugins)

@@ -16,7 +16,8 @@ from openai.types.chat import ChatCompletionToolParam
 from openai.types.shared_params import FunctionDefinition
 from pydantic import TypeAdapter
 
-from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolRegistry, render_phase, render_router
+from reyn_core import ToolContext, ToolDefinition, ToolGates
+from reyn_core.host import ToolRegistry, render_phase, render_router
 from reyn_core.render import StrictRenderError, canonical_json, render_router_json
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -339,7 +340,8 @@ def test_a_broken_enricher_renders_the_registered_schema_and_spares_the_others(
 
 
 def test_phase_output_schema_keeps_local_pointer_refs_resolvable() -> None:
-    from reyn_core import ToolContext, ToolDefinition, ToolRegistry, parse_phase_output, render_phase
+    from reyn_core import ToolContext, ToolDefinition
+    from reyn_core.host import ToolRegistry, parse_phase_output, render_phase
 
     schema = {
         "type": "object",

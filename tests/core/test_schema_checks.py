@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core import ToolDefinition, ToolGates, ToolRegistrationError, ToolRegistry
+from reyn_core import ToolDefinition, ToolGates, ToolRegistrationError
+from reyn_core.host import ToolRegistry
 from reyn_core.schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, check_tool_schema
 
 
@@ -209,7 +210,8 @@ def test_pattern_properties_keys_get_the_same_regex_checks_as_pattern() -> None:
 
 
 def test_loading_with_a_deeply_nested_host_tool_reports_it_and_keeps_the_rest(tmp_path, monkeypatch) -> None:
-    from reyn_core import Profile, ToolDefinition, load, tool
+    from reyn_core import ToolDefinition, tool
+    from reyn_core.host import Profile, load
 
     monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path))
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolDefinition, ToolRegistrationError, ToolRegistry
+from reyn_core import ToolDefinition, ToolRegistrationError
+from reyn_core.host import ToolRegistry
 from reyn_core.schema import check_tool_schema
 
 

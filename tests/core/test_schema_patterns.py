@@ -13,13 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reyn_core import (
-    SchemaRefused,
-    ToolDefinition,
-    ToolRegistrationError,
-    ToolRegistry,
-    json_schema_validator,
-)
+from reyn_core import SchemaRefused, ToolDefinition, ToolRegistrationError, json_schema_validator
+from reyn_core.host import ToolRegistry
 from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
 from reyn_core.validation import (

@@ -9,19 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from reyn_core import (
-    ToolContext,
-    ToolDefinition,
-    ToolGates,
-    ToolRegistrationError,
-    ToolRegistry,
-    ToolRuntimeMissing,
-    dispatch_tool,
-    invoke_tool,
-    render_phase,
-    render_router,
-    tool,
-)
+from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolRegistrationError, ToolRuntimeMissing, tool
+from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool, render_phase, render_router
 
 
 class SearchArgs(BaseModel):

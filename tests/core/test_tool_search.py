@@ -10,17 +10,12 @@ from typing import Any
 
 import pytest
 
-from reyn_core import (
+from reyn_core import RouterCallerState, ToolContext, ToolDefinition, ToolError, ToolGates, ToolOrigin
+from reyn_core.host import (
     DeferralPolicy,
     OperatorPolicy,
     PluginPolicy,
-    RouterCallerState,
-    ToolContext,
     ToolDeferral,
-    ToolDefinition,
-    ToolError,
-    ToolGates,
-    ToolOrigin,
     ToolRegistry,
     check_gates,
     dispatch_tool,

@@ -11,7 +11,8 @@ from typing import Any, Literal, Optional
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reyn_core import ToolContext, ToolDefinition, ToolRegistry, dispatch_tool, tool
+from reyn_core import ToolContext, ToolDefinition, tool
+from reyn_core.host import ToolRegistry, dispatch_tool
 from reyn_core.validation import _compile_fast, _compile_jsonschema, compile_validator
 
 

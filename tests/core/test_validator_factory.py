@@ -11,13 +11,8 @@ from typing import Any
 import pytest
 
 import reyn_core
-from reyn_core import (
-    SchemaRefused,
-    ToolDefinition,
-    ToolRegistrationError,
-    ToolRegistry,
-    json_schema_validator,
-)
+from reyn_core import SchemaRefused, ToolDefinition, ToolRegistrationError, json_schema_validator
+from reyn_core.host import ToolRegistry
 from reyn_core.validation import compile_validator
 
 ROOT = Path(__file__).resolve().parents[2]

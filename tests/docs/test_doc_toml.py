@@ -3,7 +3,7 @@
 - Every block parses with ``tomllib``.
 - A block whose top-level keys are all profile sections (``[features]``, ``[plugins]``,
   ``[surfaces]``, ``[lock]``, ``[provenance]``, ``[audit]``, ``[profiles]``) is a profile: it must pass
-  ``reyn_core.Profile.from_toml_text`` (typos, wrong types and unknown keys fail).
+  ``reyn_core.host.Profile.from_toml_text`` (typos, wrong types and unknown keys fail).
 - A block with top-level ``version`` and ``[plugins.*]`` tables is a ``reyn.lock``: it must pass
   ``reyn_core.loading.provenance.lock.read_lock``.
 - A block with ``name`` and ``task`` is a ``reyn phase run`` file: it must pass ``read_phase_file``.
@@ -24,8 +24,9 @@ from pathlib import Path
 import pytest
 
 import reyn_core
+import reyn_core.host
 from reyn_core.cli.phase import read_phase_file
-from reyn_core.loading.provenance.lock import read_lock
+from reyn_core.loading.provenance.lock_file import read_lock
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -93,7 +94,7 @@ def test_toml_block_parses_and_passes_its_reader(block: Block, tmp_path: Path) -
     kind = kind_of(block, data)
     try:
         if kind == "profile":
-            reyn_core.Profile.from_toml_text(
+            reyn_core.host.Profile.from_toml_text(
                 ELIDED_DIGEST.sub('"sha256:' + "0" * 64 + '"', block.text), source=block.id
             )
         elif kind == "lock":
@@ -125,4 +126,4 @@ def test_blocks_are_classified(text: str, kind: str) -> None:
 
 def test_a_profile_typo_in_a_block_is_caught():
     with pytest.raises(reyn_core.ReynError, match="enabel"):
-        reyn_core.Profile.from_toml_text('[plugins]\nenabel = ["file"]\n')
+        reyn_core.host.Profile.from_toml_text('[plugins]\nenabel = ["file"]\n')

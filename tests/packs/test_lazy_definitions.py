@@ -82,11 +82,12 @@ def test_registering_the_pack_does_not_import_its_handlers(pack: str) -> None:
 _RENDER = """
 import json, sys
 import reyn_core
+import reyn_core.host
 from reyn_core.profile import load_profile
-result = reyn_core.load(load_profile())
+result = reyn_core.host.load(load_profile())
 assert not [d for d in result.report.diagnostics if d.severity == "error"], result.report.diagnostics
-reyn_core.render_router(result.registry, reyn_core.ToolContext(surface="router"))
-reyn_core.render_phase(result.registry, reyn_core.ToolContext(surface="phase"), None)
+reyn_core.host.render_router(result.registry, reyn_core.ToolContext(surface="router"))
+reyn_core.host.render_phase(result.registry, reyn_core.ToolContext(surface="phase"), None)
 print(json.dumps(sorted(sys.modules)))
 """
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core import Profile, load
+from reyn_core.host import Profile, load
 from reyn_core.loading.discovery import discover
 
 _counter = itertools.count()

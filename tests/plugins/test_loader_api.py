@@ -10,7 +10,9 @@ import textwrap
 import pytest
 
 import reyn_core
-from reyn_core import Profile, ToolContext, dispatch_tool, load, render_router, tool
+import reyn_core.host
+from reyn_core import ToolContext, tool
+from reyn_core.host import Profile, dispatch_tool, load, render_router
 from reyn_core.loading.schema_cache import SchemaCheckCache
 
 
@@ -33,7 +35,7 @@ def test_import_reyn_core_does_not_import_the_loader_or_profile():
     code = (
         "import sys, reyn_core\n"
         "print('reyn_core.loading.loader' in sys.modules, 'reyn_core.profile' in sys.modules)\n"
-        "reyn_core.load\n"
+        "reyn_core.host.load\n"
         "print('reyn_core.loading.loader' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -45,8 +47,8 @@ def test_lazy_exports_are_the_real_objects():
     from reyn_core.loading.loader import load as real_load
     from reyn_core.profile import load_profile
 
-    assert reyn_core.load is real_load and reyn_core.LoadResult is LoadResult
-    assert reyn_core.load_profile is load_profile
+    assert reyn_core.host.load is real_load and reyn_core.host.LoadResult is LoadResult
+    assert reyn_core.host.load_profile is load_profile
     with pytest.raises(AttributeError):
         reyn_core.no_such_name  # noqa: B018
 
@@ -93,7 +95,7 @@ def test_audit_log_records_every_plugin_call(tmp_path):
         log = "logs/audit.jsonl"
         """)
     )
-    result = load(reyn_core.load_profile(profile_file=tmp_path / "conf" / "reyn.toml"))
+    result = load(reyn_core.host.load_profile(profile_file=tmp_path / "conf" / "reyn.toml"))
     ctx = ToolContext(surface="router", agent="tester")
     envelope = __import__("asyncio").run(dispatch_tool(result.registry, "text_stats", {"text": "a b a"}, ctx))
     assert envelope["status"] == "ok"

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core.loading.provenance.record import DigestCache, provenance_for
+from reyn_core.loading.provenance.cache import DigestCache
+from reyn_core.loading.provenance.record import provenance_for
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reyn_core.loading.provenance.lock import read_lock
+from reyn_core.loading.provenance.lock_file import read_lock
 from reyn_core.loading.provenance.record import provenance_for
 
 NOTES_PLUGIN = textwrap.dedent('''

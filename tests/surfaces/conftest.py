@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolContext, ToolDenied, ToolGates, ToolRegistry, tool
+from reyn_core import ToolContext, ToolDenied, ToolGates, tool
+from reyn_core.host import ToolRegistry
 from reyn_core.surfaces import LiteLLMClient
 from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
 

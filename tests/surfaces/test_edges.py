@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from reyn_core import ReynError, ToolRegistry
+from reyn_core import ReynError
+from reyn_core.host import ToolRegistry
 from reyn_core.surfaces import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
 from reyn_core.testing.scripted_server import ScriptedReply as R
 

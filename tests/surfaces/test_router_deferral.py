@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reyn_core import DeferralPolicy, ToolDeferral
+from reyn_core.host import DeferralPolicy, ToolDeferral
 from reyn_core.render import canonical_json
 from reyn_core.surfaces import RouterLoop
 from reyn_core.testing.scripted_server import ScriptedReply as R

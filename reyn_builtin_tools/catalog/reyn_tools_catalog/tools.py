@@ -33,11 +33,11 @@ from reyn_core import (
     SchemaRefused,
     ToolContext,
     ToolGates,
-    ToolRegistry,
     ToolRuntimeMissing,
     json_schema_validator,
     tool,
 )
+from reyn_core.host import ToolRegistry
 
 from .catalog import Agent, Catalog, Skill, catalog_for, settings_of
 from .definitions import AGENT_NAMES, SKILL_NAMES

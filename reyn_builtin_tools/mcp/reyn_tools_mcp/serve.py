@@ -32,7 +32,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from reyn_core import HostBridge, ToolContext, ToolDenied, ToolRegistry, dispatch_tool, render_router
+from reyn_core import HostBridge, ToolContext, ToolDenied
+from reyn_core.host import ToolRegistry, dispatch_tool, render_router
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -389,9 +390,10 @@ def load_served(options: ServeOptions) -> tuple[ServedRegistry, Any]:
     """Load the profile (discovery, provenance, ``[lock] enforce``, settings, registration) once and
     wrap the frozen registry for ``options.agent``. Returns it with the ``LoadResult``."""
     import reyn_core
+    import reyn_core.host
 
-    profile = reyn_core.load_profile(profile_file=options.profile_file, profile_name=options.profile)
-    result = reyn_core.load(profile)
+    profile = reyn_core.host.load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    result = reyn_core.host.load(profile)
     ctx = ToolContext(
         surface="router",
         agent=options.agent,

@@ -46,8 +46,9 @@ def _profile_settings(args: argparse.Namespace) -> MemorySettings:
     """``[plugins.memory.settings]`` of the profile (``--profile`` / ``--profile-file``, else the usual
     search: ``$REYN_PROFILE_FILE``, ``./reyn.toml``, ...); defaults when there is none."""
     import reyn_core
+    import reyn_core.host
 
-    profile = reyn_core.load_profile(profile_file=args.profile_file, profile_name=args.profile)
+    profile = reyn_core.host.load_profile(profile_file=args.profile_file, profile_name=args.profile)
     return MemorySettings.model_validate(profile.plugin("memory").settings or {})
 
 

@@ -12,7 +12,8 @@ import pytest
 from reyn_tools_catalog import CatalogSettings
 from reyn_tools_catalog.plugin import reyn_register_tools
 
-from reyn_core import HostBridge, ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
+from reyn_core import HostBridge, ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry, dispatch_tool
 
 
 def build_registry(settings: CatalogSettings | None) -> ToolRegistry:

@@ -195,7 +195,7 @@ def test_a_changed_file_is_reread(ws, skill_text):
 
 
 def test_broken_files_reach_the_load_report_through_the_diagnostics_hook(ws, monkeypatch, tmp_path):
-    from reyn_core import Profile, load
+    from reyn_core.host import Profile, load
 
     ws.skill("bad", "no front matter\n")
     monkeypatch.chdir(ws.root)

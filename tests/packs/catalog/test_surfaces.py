@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core import HostBridge, render_phase, render_router
+from reyn_core import HostBridge
+from reyn_core.host import render_phase, render_router
 
 BOTH = ["describe_agent", "describe_skill", "invoke_skill", "list_agents", "list_skills"]
 ROUTER_ONLY = ["delegate_to_agent", "plan"]

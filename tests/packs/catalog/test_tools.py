@@ -7,7 +7,8 @@ import copy
 import pytest
 from reyn_tools_catalog import Catalog, Skill
 
-from reyn_core import HostBridge, render_phase, render_router
+from reyn_core import HostBridge
+from reyn_core.host import render_phase, render_router
 
 
 @pytest.fixture

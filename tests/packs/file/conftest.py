@@ -16,7 +16,8 @@ import pytest
 import reyn_tools_file.plugin as file_plugin
 from reyn_tools_file.settings import FileSettings
 
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool, invoke_tool
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool
 
 ORIGIN = ToolOrigin(kind="plugin", plugin_id="file", distribution="reyn-tools-file")
 

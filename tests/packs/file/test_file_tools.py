@@ -11,15 +11,8 @@ import pytest
 from pydantic import ValidationError
 from reyn_tools_file.settings import FileSettings
 
-from reyn_core import (
-    InvalidToolArguments,
-    ToolContext,
-    ToolExecutionError,
-    ToolGateRefused,
-    dispatch_tool,
-    render_phase,
-    render_router,
-)
+from reyn_core import InvalidToolArguments, ToolContext, ToolExecutionError, ToolGateRefused
+from reyn_core.host import dispatch_tool, render_phase, render_router
 
 FILE_TOOLS = [
     "delete_file",
@@ -60,7 +53,8 @@ async def test_write_tool_named_without_a_write_root_is_refused_with_how_to_conf
 
 
 async def test_without_settings_the_defaults_allow_reading_only(build_registry, workspace):
-    from reyn_core import ToolOrigin, ToolRegistry
+    from reyn_core import ToolOrigin
+    from reyn_core.host import ToolRegistry
 
     registry = ToolRegistry()  # no settings at all: the pack falls back to FileSettings()
     import reyn_tools_file.plugin as plugin

@@ -15,7 +15,8 @@ import reyn_tools_shell.plugin as shell_plugin
 from reyn_tools_file.paths import PathRefused
 from reyn_tools_shell.settings import ShellSettings
 
-from reyn_core import PhaseCallerState, ToolContext, ToolDenied, ToolOrigin, ToolRegistry, invoke_tool
+from reyn_core import PhaseCallerState, ToolContext, ToolDenied, ToolOrigin
+from reyn_core.host import ToolRegistry, invoke_tool
 
 
 async def refused(tools, name: str, **args) -> PathRefused:

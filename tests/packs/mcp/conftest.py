@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry
 
 SERVER = Path(__file__).parent / "servers" / "demo_server.py"
 

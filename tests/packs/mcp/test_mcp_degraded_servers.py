@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from reyn_core import dispatch_tool
+from reyn_core.host import dispatch_tool
 
 MISBEHAVING = Path(__file__).parent / "servers" / "misbehaving_server.py"
 

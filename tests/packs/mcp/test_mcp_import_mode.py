@@ -13,7 +13,8 @@ from reyn_tools_mcp.cli import refresh_snapshot
 from reyn_tools_mcp.settings import McpSettings
 from reyn_tools_mcp.snapshot import read_snapshot
 
-from reyn_core import ToolContext, dispatch_tool, render_router
+from reyn_core import ToolContext
+from reyn_core.host import dispatch_tool, render_router
 
 
 def import_settings(mcp_settings, server_script, snapshot, **server_extra):
@@ -231,7 +232,7 @@ print(json.dumps({{"names": names, "heavy": sorted(m for m in ("mcp", "mcp_types
 def test_the_loader_keeps_the_mcp_origin_but_stamps_the_verified_plugin_identity(
     server_script, tmp_path, monkeypatch
 ) -> None:
-    from reyn_core import Profile, load
+    from reyn_core.host import Profile, load
 
     snap = tmp_path / "s.json"
     snap.write_text(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core import dispatch_tool
+from reyn_core.host import dispatch_tool
 
 BIG = Path(__file__).parent / "servers" / "big_results_server.py"
 LIMIT = 20_000

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolContext, ToolRegistrationError, ToolRegistry, dispatch_tool
+from reyn_core import ToolContext, ToolRegistrationError
+from reyn_core.host import ToolRegistry, dispatch_tool
 
 SCHEMA_SERVER = Path(__file__).parent / "servers" / "schema_server.py"
 

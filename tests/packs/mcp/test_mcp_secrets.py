@@ -12,7 +12,7 @@ from reyn_tools_mcp.cli import main as mcp_main
 from reyn_tools_mcp.cli import refresh_snapshot
 from reyn_tools_mcp.snapshot import read_snapshot
 
-from reyn_core import dispatch_tool
+from reyn_core.host import dispatch_tool
 
 SECRET = "s3cr3t-TOKEN-9f81c2"
 

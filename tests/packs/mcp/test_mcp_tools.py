@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from reyn_core import ToolContext, dispatch_tool, render_phase, render_router
+from reyn_core import ToolContext
+from reyn_core.host import dispatch_tool, render_phase, render_router
 
 
 async def call(reg, ctx, server: str, tool: str, arguments: dict | None = None) -> dict:

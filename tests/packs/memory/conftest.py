@@ -23,7 +23,8 @@ import pytest
 from reyn_tools_memory import MemorySettings, open_store
 from reyn_tools_memory.plugin import reyn_register_tools
 
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry, dispatch_tool
 
 HERE = Path(__file__).parent
 WORKER = HERE / "memory_worker.py"

@@ -28,7 +28,8 @@ from pathlib import Path
 from reyn_tools_memory import MemorySettings
 from reyn_tools_memory.plugin import reyn_register_tools
 
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry, dispatch_tool
 
 
 def settings_of(store: str) -> MemorySettings:

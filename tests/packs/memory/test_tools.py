@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core import ToolContext, render_phase, render_router
+from reyn_core import ToolContext
+from reyn_core.host import render_phase, render_router
 
 TOOLS = ["forget_memory", "list_memory", "read_memory_body", "remember_agent", "remember_shared"]
 
@@ -194,7 +195,8 @@ def test_context_settings_default_when_the_host_registers_none(tmp_path, make_en
 
     from reyn_tools_memory.tools import MEMORY_TOOLS
 
-    from reyn_core import ToolOrigin, ToolRegistry, dispatch_tool
+    from reyn_core import ToolOrigin
+    from reyn_core.host import ToolRegistry, dispatch_tool
 
     reg = ToolRegistry()
     for t in MEMORY_TOOLS:

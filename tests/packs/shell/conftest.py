@@ -13,7 +13,8 @@ import pytest
 import reyn_tools_shell.plugin as shell_plugin
 from reyn_tools_shell.settings import ShellSettings
 
-from reyn_core import PhaseCallerState, ToolContext, ToolOrigin, ToolRegistry, dispatch_tool, invoke_tool
+from reyn_core import PhaseCallerState, ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool
 
 ORIGIN = ToolOrigin(kind="plugin", plugin_id="shell", distribution="reyn-tools-shell")
 

@@ -13,15 +13,8 @@ from pathlib import Path
 import pytest
 from reyn_tools_shell.settings import ShellSettings
 
-from reyn_core import (
-    PhaseCallerState,
-    ToolContext,
-    ToolGateRefused,
-    dispatch_tool,
-    invoke_tool,
-    render_phase,
-    render_router,
-)
+from reyn_core import PhaseCallerState, ToolContext, ToolGateRefused
+from reyn_core.host import dispatch_tool, invoke_tool, render_phase, render_router
 
 
 def _alive(pid: int) -> bool:

@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import ToolRegistry
 
 BOMB = gzip.compress(b"\0" * 20_000_000, compresslevel=9)  # ~20 KB on the wire, 20 MB inflated
 PAGE = b"""<!doctype html><html><head><title> Test  Page </title>

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from reyn_tools_web.settings import WebSettings
 
-from reyn_core import ToolContext, dispatch_tool, render_router
+from reyn_core import ToolContext
+from reyn_core.host import dispatch_tool, render_router
 
 
 def settings(**fetch: object) -> WebSettings:

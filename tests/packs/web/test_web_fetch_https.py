@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from reyn_tools_web.settings import WebSettings
 
-from reyn_core import dispatch_tool
+from reyn_core.host import dispatch_tool
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from reyn_tools_web.settings import WebSettings
 
-from reyn_core import dispatch_tool
+from reyn_core.host import dispatch_tool
 
 NAME = "rebind.test"
 

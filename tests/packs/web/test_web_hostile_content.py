@@ -12,7 +12,7 @@ import pytest
 from reyn_tools_web.html_text import ConversionTimeout, html_to_text
 from reyn_tools_web.settings import WebSettings
 
-from reyn_core import dispatch_tool
+from reyn_core.host import dispatch_tool
 
 BOUND_S = 30  # generous: only proves "bounded, not hanging"; the fixed code takes well under a second
 # raw UTF-8 bytes in the header, as real servers send them (http.server writes headers as latin-1)

@@ -6,7 +6,7 @@ import pytest
 from reyn_tools_web import diagnostics
 from reyn_tools_web.settings import WebSettings
 
-from reyn_core import dispatch_tool, render_router
+from reyn_core.host import dispatch_tool, render_router
 
 SEARX = {
     "results": [

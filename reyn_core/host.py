@@ -1,0 +1,61 @@
+"""The host API: what an application that loads plugins and runs a model needs — load a profile,
+render tools for a surface, dispatch calls, defer and search tools. A plugin author needs none of
+it (that API is ``reyn_core`` itself); the LLM loops are in ``reyn_core.surfaces``.
+
+Every name is imported on first use, so ``import reyn_core.host`` costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reyn_core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    pass
+
+_EXPORTS = {
+    # load
+    "load": "reyn_core.loading.loader",
+    "LoadResult": "reyn_core.loading.report",
+    "Profile": "reyn_core.profile",
+    "ProfileError": "reyn_core.errors",
+    "load_profile": "reyn_core.profile",
+    # the frozen registry and its gates
+    "ToolRegistry": "reyn_core.registry",
+    "check_gates": "reyn_core.gates:check",
+    "Decision": "reyn_core.gates",
+    "OperatorPolicy": "reyn_core.gates",
+    "PluginPolicy": "reyn_core.gates",
+    # render
+    "render_router": "reyn_core.render",
+    "render_router_json": "reyn_core.render.router",
+    "render_phase": "reyn_core.render",
+    "phase_context": "reyn_core.render.phase",
+    "PhaseSurface": "reyn_core.render",
+    "StrictRenderError": "reyn_core.errors",
+    "StrictSchemaError": "reyn_core.errors",
+    "parse_phase_output": "reyn_core.phase_contract",
+    "PhaseOutput": "reyn_core.phase_contract",
+    "PhaseOpCall": "reyn_core.phase_contract",
+    "PhaseOutputError": "reyn_core.errors",
+    # dispatch
+    "dispatch_tool": "reyn_core.dispatch",
+    "invoke_tool": "reyn_core.dispatch",
+    "ToolCall": "reyn_core.dispatch",
+    "ToolCallHooks": "reyn_core.dispatch",
+    "ToolCallOutcome": "reyn_core.dispatch",
+    "JsonlAuditLog": "reyn_core.dispatch",
+    # large registries
+    "DeferralPolicy": "reyn_core.deferral",
+    "ToolDeferral": "reyn_core.deferral",
+    "TurnTools": "reyn_core.deferral",
+    "estimate_tokens": "reyn_core.deferral",
+    "found_tool_names": "reyn_core.deferral",
+    "search_tools": "reyn_core.tool_search",
+    "ToolMatch": "reyn_core.tool_search",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
+__all__ = sorted(_EXPORTS)

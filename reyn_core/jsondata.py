@@ -1,0 +1,64 @@
+"""JSON data, one way each: the canonical form (hashes, cache keys), the compact wire form (what a
+model is sent), conversion of handler results to JSON data, and the nesting bound."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import PurePath
+from typing import Any
+
+
+def canonical_json(value: Any) -> str:
+    """The one canonical JSON text of ``value``: keys sorted, no spaces, non-ASCII kept. Hash it with
+    ``.encode("utf-8", "surrogatepass")`` so a lone surrogate from a model hashes like anything else."""
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def compact_json(value: Any) -> str:
+    """Compact JSON in the value's own key order (the wire form of renders and tool results: key order
+    is the author's, so renders stay byte-stable and readable)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a handler's result into JSON-safe data (pydantic models, dataclasses, paths, sets…)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    model_dump = getattr(value, "model_dump", None)  # pydantic models, without importing pydantic
+    if model_dump is not None and not isinstance(value, type):
+        return model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [to_jsonable(v) for v in items]
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def depth_within(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests at most ``limit`` containers (mappings and lists) deep, the outermost
+    counting as 1 and a scalar as 0. Iterative and bounded, so deep or cyclic data cannot overflow."""
+    if not isinstance(value, Mapping | list):
+        return True
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        children = node.values() if isinstance(node, Mapping) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
+    return True
