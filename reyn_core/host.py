@@ -21,6 +21,9 @@ _EXPORTS = {
     "Profile": "reyn_core.profile",
     "ProfileError": "reyn_core.errors",
     "load_profile": "reyn_core.profile",
+    # diagnostics of a load
+    "Diagnostic": "reyn_core.loading.diagnostics",
+    "DIAGNOSTIC_CODES": "reyn_core.loading.diagnostics:CODES",
     # the frozen registry and its gates
     "ToolRegistry": "reyn_core.registry",
     "check_gates": "reyn_core.gates:check",

@@ -147,3 +147,6 @@ def _first_command(argv: Sequence[str]) -> str | None:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split("\n")).strip()
     return text or type(exc).__name__
+
+
+__all__ = ["main"]

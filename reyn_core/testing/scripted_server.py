@@ -419,5 +419,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+__all__ = [
+    "ReceivedRequest",
+    "ScriptedModelServer",
+    "ScriptedReply",
+    "load_script",
+    "main",
+    "tool_names",
+    "tool_results",
+]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

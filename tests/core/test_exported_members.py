@@ -1,0 +1,111 @@
+"""The public surface, pinned: the plugin author's API (``reyn_core``), the host API
+(``reyn_core.host``), the LLM loops (``reyn_core.surfaces``) and the testing kit. Adding or removing a
+name is a decision — change the lists here with it. Every name the docs import is public."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import reyn_core
+import reyn_core.host
+
+ROOT = Path(__file__).resolve().parents[2]
+
+AUTHOR_API = {
+    "API_VERSION",
+    "ArgumentProblem",
+    "HostBridge",
+    "InvalidToolArguments",
+    "PhaseCallerState",
+    "ReynError",
+    "RouterCallerState",
+    "SchemaRefused",
+    "ToolCancelled",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolDenied",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolGateRefused",
+    "ToolGates",
+    "ToolNotFound",
+    "ToolOrigin",
+    "ToolRegistrationError",
+    "ToolRuntimeMissing",
+    "ToolTimeout",
+    "atomic_write_bytes",
+    "canonical_json",
+    "hookimpl",
+    "json_schema_validator",
+    "lazy_definitions",
+    "read_manifest",
+    "tool",
+    "tool_manifest",
+}
+
+PUBLIC_MODULES = (
+    "reyn_core",
+    "reyn_core.host",
+    "reyn_core.cli",
+    "reyn_core.surfaces",
+    "reyn_core.testing",
+    "reyn_core.testing.scripted_server",
+)
+
+
+def test_the_plugin_author_api_is_exactly_these_names():
+    assert set(reyn_core.__all__) == AUTHOR_API
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_every_exported_name_resolves(module):
+    mod = importlib.import_module(module)
+    exported = getattr(mod, "__all__", None)
+    assert exported, f"{module} declares no __all__"
+    for name in exported:
+        assert getattr(mod, name) is not None, f"{module}.{name}"
+
+
+def test_the_two_apis_do_not_overlap():
+    assert not set(reyn_core.__all__) & set(reyn_core.host.__all__)
+
+
+def test_public_names_are_documented_with_a_docstring():
+    missing = [
+        f"{m}.{n}"
+        for m in ("reyn_core", "reyn_core.host")
+        for n in importlib.import_module(m).__all__
+        if callable(obj := getattr(importlib.import_module(m), n)) and not (obj.__doc__ or "").strip()
+    ]
+    assert missing == []
+
+
+def _doc_imports() -> list[tuple[str, str, str]]:
+    """(page, module, name) for every ``from reyn_core… import name`` in the docs' python blocks."""
+    found = []
+    for page in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
+        text = page.read_text(encoding="utf-8")
+        for block in re.findall(r"```python\n(.*?)```", text, re.S):
+            try:
+                tree = ast.parse(block)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reyn_core"):
+                    found += [(page.name, node.module or "", a.name) for a in node.names]
+    return found
+
+
+def test_every_name_the_docs_import_is_public():
+    public = {m: set(importlib.import_module(m).__all__) for m in PUBLIC_MODULES}
+    private = [
+        f"{page}: from {module} import {name}"
+        for page, module, name in _doc_imports()
+        if module not in public or name not in public[module]
+    ]
+    assert private == []
