@@ -128,11 +128,11 @@ out["stdlib_argparse_metadata_json_toml_s"] = lap()
 import reyn_core
 import reyn_core.host
 out["import_reyn_core_own_s"] = lap()
-import reyn_core.profile
+import reyn_core.loading.profile
 out["profile_models_first_validator_s"] = lap()
 from reyn_core.loading import discovery, loader, provenance
 out["loader_modules_s"] = lap()
-profile = reyn_core.profile.load_profile()
+profile = reyn_core.loading.profile.load_profile()
 found = discovery.discover()
 out["profile_and_discovery_s"] = lap()
 spent = {"imports": 0.0, "provenance": 0.0}

@@ -43,12 +43,10 @@ from .tool import ToolDefinition, is_valid_tool_name
 from .tool_search import DEFAULT_SEARCH_TOOL, search_tool_definition
 
 if TYPE_CHECKING:
-    from .profile import Profile
     from .registry import ToolRegistry
     from .tool_search import ToolMatch
 
 TokenCounter = Callable[[Mapping[str, Any]], int]
-_KEY = "surfaces.router.defer"
 
 
 def estimate_tokens(entry: Mapping[str, Any]) -> int:
@@ -127,66 +125,6 @@ class DeferralPolicy:
         else:
             plugin_rank = len(self.plugin_order)
         return listed, plugin_rank, tool.name
-
-    @classmethod
-    def from_profile(cls, profile: Profile, registry: ToolRegistry | None = None) -> DeferralPolicy:
-        """The profile's ``[surfaces.router.defer]``. With ``registry``, every name is checked:
-        ``ProfileError`` (RC003) names the key, the unknown entry and what exists."""
-        cfg = profile.surfaces.router.defer
-        policy = cls(
-            tools=frozenset(cfg.tools),
-            plugins=frozenset(cfg.plugins),
-            clusters=frozenset(cfg.clusters),
-            prefer=tuple(cfg.prefer),
-            plugin_order=profile.enabled,
-            max_tools=cfg.max_tools,
-            max_tokens=cfg.max_tokens,
-            search_tool=cfg.search_tool,
-        )
-        if registry is not None:
-            check_policy_names(profile, registry)
-        return policy
-
-
-def check_policy_names(profile: Profile, registry: ToolRegistry) -> None:
-    """Refuse ``[surfaces.router.defer]`` entries that name nothing loaded: a typo would silently
-    defer nothing (or prefer nothing), so it is an error naming the key and the near names."""
-    from .profile import ProfileError
-    from .registry import collision_key
-
-    cfg = profile.surfaces.router.defer
-    tools = {t.name for t in registry.tools()}
-    clusters = {t.cluster for t in registry.tools()}
-    plugins = set(profile.enabled)
-    kinds: dict[str, tuple[set[str], str]] = {
-        "tools": (tools, "no loaded tool is called"),
-        "plugins": (plugins, "no enabled plugin (plugins.enable) is called"),
-        "clusters": (clusters, "no loaded tool is in a cluster called"),
-        "prefer": (tools | plugins | clusters, "no loaded tool, enabled plugin or cluster is called"),
-    }
-    for key, (known, what) in kinds.items():
-        for i, entry in enumerate(getattr(cfg, key)):
-            if entry in known:
-                continue
-            import difflib  # only to word an error
-
-            near = difflib.get_close_matches(entry, sorted(known), n=3)
-            hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
-            raise ProfileError(
-                f"{profile.describe_source()}: {_KEY}.{key}[{i}]: {what} {entry!r}{hint}",
-                key=f"{_KEY}.{key}[{i}]",
-                file=profile.source,
-            )
-    key = collision_key(cfg.search_tool)
-    taken = next((t for t in registry.tools() if collision_key(t.name) == key), None)
-    if taken is not None:
-        owner = taken.origin.describe() if taken.origin else "a registered tool"
-        raise ProfileError(
-            f"{profile.describe_source()}: {_KEY}.search_tool: {cfg.search_tool!r} would collide with the "
-            f"tool {taken.name!r} of {owner}; set another name for the search tool",
-            key=f"{_KEY}.search_tool",
-            file=profile.source,
-        )
 
 
 # --------------------------------------------------------------------------- found names
@@ -455,7 +393,7 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
             cached = _SEARCH_REGISTRIES.get(registry, {}).get(name)
         if cached is not None:
             return cached
-    from .registry import ToolRegistry
+    from .registry import RegistryBuilder
     from .schema import check_tool_schema
 
     checked = {id(t.parameters): registry.warnings(t.name) for t in registry.tools()}
@@ -464,7 +402,7 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
         known = checked.get(id(parameters))
         return list(known) if known is not None else check_tool_schema(parameters, **kwargs)
 
-    builder = ToolRegistry(
+    builder = RegistryBuilder(
         operator=registry.operator,
         settings=registry.plugin_settings,
         hooks=registry.hooks,

@@ -18,15 +18,16 @@ _EXPORTS = {
     # load
     "load": "reyn_core.loading.loader",
     "LoadResult": "reyn_core.loading.report",
-    "Profile": "reyn_core.profile",
+    "Profile": "reyn_core.loading.profile",
     "ProfileError": "reyn_core.errors",
-    "load_profile": "reyn_core.profile",
+    "load_profile": "reyn_core.loading.profile",
     # diagnostics of a load
     "Diagnostic": "reyn_core.loading.diagnostics",
     "DIAGNOSTIC_CODES": "reyn_core.loading.diagnostics:CODES",
-    # the frozen registry and its gates
+    # the registry (built by RegistryBuilder, read as a frozen ToolRegistry) and its gates
+    "RegistryBuilder": "reyn_core.registry",
     "ToolRegistry": "reyn_core.registry",
-    "check_gates": "reyn_core.gates:check",
+    "gates": "reyn_core.registry:gates",  # gates.check is the one gate evaluation
     "Decision": "reyn_core.gates",
     "OperatorPolicy": "reyn_core.gates",
     "PluginPolicy": "reyn_core.gates",
@@ -51,6 +52,7 @@ _EXPORTS = {
     "JsonlAuditLog": "reyn_core.dispatch",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
+    "deferral_policy": "reyn_core.loading.deferral_policy",
     "ToolDeferral": "reyn_core.deferral",
     "TurnTools": "reyn_core.deferral",
     "estimate_tokens": "reyn_core.deferral",

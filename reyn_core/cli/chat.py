@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     registry = result.registry
     transcript = Transcript(show_model_calls=False)
     ctx = ToolContext(surface="router", agent="chat", workspace=Path(args.workspace).resolve())
-    from ..deferral import DeferralPolicy
+    from ..loading.deferral_policy import deferral_policy
 
     loop = RouterLoop(
         registry,
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         plan_mode=args.plan_mode,
         system_prompt=args.system,
         on_event=transcript,
-        deferral=DeferralPolicy.from_profile(result.profile, registry),
+        deferral=deferral_policy(result.profile, registry),
     )
     return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(result)))
 

@@ -15,14 +15,16 @@ from reyn_core.host import (
     OperatorPolicy,
     PluginPolicy,
     Profile,
+    ProfileError,
+    RegistryBuilder,
     ToolDeferral,
     ToolRegistry,
+    deferral_policy,
     dispatch_tool,
     estimate_tokens,
     found_tool_names,
     render_router,
 )
-from reyn_core.profile import ProfileError
 from reyn_core.render import canonical_json
 
 ROUTER = ToolContext(surface="router")
@@ -52,7 +54,7 @@ def build(
     operator: OperatorPolicy = OperatorPolicy(),
     calls: list[str] | None = None,
 ) -> ToolRegistry:
-    builder = ToolRegistry(operator=operator)
+    builder = RegistryBuilder(operator=operator)
     for name, cluster, pid in order or TOOLS:
 
         def handler(text: str = "", _name: str = name) -> str:
@@ -249,7 +251,7 @@ async def test_a_deferred_tool_called_by_name_is_dispatched_through_the_search_r
 
 
 def test_the_search_registry_keeps_origins_original_names_settings_and_policy() -> None:
-    builder = ToolRegistry(operator=OperatorPolicy(router_exclude=frozenset({"p_tool"})))
+    builder = RegistryBuilder(operator=OperatorPolicy(router_exclude=frozenset({"p_tool"})))
     builder.register(
         ToolDefinition(name="p_tool", description="x", parameters=PARAMS, handler=lambda text="": text),
         origin=plugin("p"),
@@ -313,7 +315,7 @@ def test_bad_profile_values_name_the_key(toml: str, key: str, words: str) -> Non
 def test_names_that_match_nothing_loaded_are_errors(toml: str, key: str, words: str) -> None:
     prof = profile("[surfaces.router.defer]\n" + toml)
     with pytest.raises(ProfileError) as info:
-        DeferralPolicy.from_profile(prof, build())
+        deferral_policy(prof, build())
     assert info.value.key == key and words in str(info.value)
 
 
@@ -321,11 +323,11 @@ def test_a_valid_profile_gives_the_policy() -> None:
     prof = profile(
         '[surfaces.router.defer]\nplugins = ["web"]\nmax_tools = 6\nprefer = ["memory", "read_file"]'
     )
-    policy = DeferralPolicy.from_profile(prof, build())
+    policy = deferral_policy(prof, build())
     assert policy == DeferralPolicy(
         plugins=frozenset({"web"}), max_tools=6, prefer=("memory", "read_file"), plugin_order=("file", "web")
     )
-    assert policy.active and not DeferralPolicy.from_profile(Profile()).active
+    assert policy.active and not deferral_policy(Profile()).active
 
 
 @pytest.mark.parametrize(

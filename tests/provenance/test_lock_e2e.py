@@ -44,7 +44,7 @@ NOTES_PLUGIN = textwrap.dedent('''
 LOAD_SCRIPT = textwrap.dedent("""
     import json
     from reyn_core.loading.loader import load
-    from reyn_core.profile import load_profile
+    from reyn_core.loading.profile import load_profile
     result = load(load_profile())
     info = next(i for i in result.report.plugins if i.plugin_id == "notes")
     print(json.dumps({"status": info.status, "tools": list(info.tools),
