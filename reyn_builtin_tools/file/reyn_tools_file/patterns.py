@@ -108,9 +108,8 @@ def _needs_each_line(pattern: str) -> bool:
     at = pattern.find("(?")
     while at != -1:
         flags = pattern[at + 2 : at + 12]
-        cut = len(flags) - len(flags.lstrip("imsU-"))
-        off = flags[: len(flags) - cut if cut else len(flags)].partition("-")[2]
-        if "m" in off:
+        run = flags[: len(flags) - len(flags.lstrip("imsU-"))]  # the flag letters after "(?"
+        if "m" in run.partition("-")[2]:  # ... turning multi-line mode off
             return True
         at = pattern.find("(?", at + 2)
     return False

@@ -224,7 +224,21 @@ async def test_many_lines_give_the_same_matches_as_searching_line_by_line(tools,
     lines = ["".join(rng.choice("ab \t") for _ in range(rng.randint(0, 6))) for _ in range(3000)]
     (workspace / "many.txt").write_text("\r\n".join(lines) + "\u2028tail a\x0cb\n")
     all_lines = (workspace / "many.txt").read_text().splitlines()
-    patterns = ["^a", "b$", r"a\s+b", "^$", r"\bab\b", r"(?i)A B", r"\Aa", r"b\z", "a[^x]b", "", "(?s)a.b"]
+    patterns = [
+        "^a",
+        "b$",
+        r"a\s+b",
+        "^$",
+        r"\bab\b",
+        r"(?i)A B",
+        r"\Aa",
+        r"b\z",
+        "a[^x]b",
+        "",
+        "(?s)a.b",
+        "(?-m:^a)",
+        "(?i-m:B$)",
+    ]
     for pattern in patterns:
         result = await bounded(tools, "grep_files", pattern=pattern, path="many.txt", max_matches=10_000)
         python = pattern.replace(r"\z", r"\Z")  # Python's name for the end of the text
