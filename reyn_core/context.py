@@ -70,7 +70,8 @@ class HostBridge:
     fails with ``runtime_missing`` naming the bridge, never an AttributeError.
 
     ``catalog`` may carry the host's own skill / agent catalogue (an object the catalog pack
-    understands). ``extra`` holds bridges this class does not name.
+    understands). ``extras`` holds bridges this class does not name (as ``ToolContext.extras`` holds
+    call data it does not name).
     """
 
     run_skill: BridgeFn | None = None
@@ -78,11 +79,11 @@ class HostBridge:
     ask_user: BridgeFn | None = None
     dispatch_plan: BridgeFn | None = None
     catalog: Any | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extras: Mapping[str, Any] = field(default_factory=dict)
 
     def require(self, name: str, *, tool: str | None = None) -> Any:
         """Return the bridge called ``name`` or raise ``ToolRuntimeMissing`` saying who must supply it."""
-        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extra.get(name)
+        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extras.get(name)
         if value is None:
             who = f"tool {tool!r}" if tool else "this tool"
             raise ToolRuntimeMissing(
@@ -94,11 +95,11 @@ class HostBridge:
 
     def has(self, name: str) -> bool:
         """True when the bridge ``name`` is supplied."""
-        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extra.get(name)
+        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extras.get(name)
         return value is not None
 
 
-_BRIDGE_FIELDS = frozenset(f.name for f in fields(HostBridge)) - {"extra"}
+_BRIDGE_FIELDS = frozenset(f.name for f in fields(HostBridge)) - {"extras"}
 
 
 @dataclass(frozen=True, slots=True)

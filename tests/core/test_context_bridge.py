@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reyn_core import HostBridge, ToolContext, ToolRuntimeMissing, tool
-from reyn_core.host import ToolRegistry, dispatch_tool
+from reyn_core.host import RegistryBuilder, dispatch_tool
 
 
 def test_require_missing_bridge_raises_runtime_missing_naming_it() -> None:
@@ -24,7 +24,7 @@ def test_require_returns_a_supplied_bridge_and_extra_bridges() -> None:
     def ask(question: str) -> str:
         return "yes"
 
-    bridge = HostBridge(ask_user=ask, extra={"open_ticket": len})
+    bridge = HostBridge(ask_user=ask, extras={"open_ticket": len})
     assert bridge.require("ask_user") is ask
     assert bridge.require("open_ticket") is len
     assert bridge.has("ask_user") and not bridge.has("run_skill")
@@ -38,7 +38,7 @@ async def ask_user(question: str, ctx: ToolContext) -> str:
 
 
 async def test_tool_needing_a_missing_bridge_is_runtime_missing_at_dispatch() -> None:
-    registry = ToolRegistry()
+    registry = RegistryBuilder()
     registry.register(ask_user)
     envelope = await dispatch_tool(registry.freeze(), "ask_user", {"question": "ok?"}, ToolContext())
     assert envelope["error"]["kind"] == "runtime_missing"
@@ -49,7 +49,7 @@ async def test_the_same_tool_runs_once_the_host_supplies_the_bridge() -> None:
     async def answer(question: str) -> str:
         return f"answer to {question}"
 
-    registry = ToolRegistry()
+    registry = RegistryBuilder()
     registry.register(ask_user)
     ctx = ToolContext(bridge=HostBridge(ask_user=answer))
     envelope = await dispatch_tool(registry.freeze(), "ask_user", {"question": "ok?"}, ctx)
@@ -74,12 +74,12 @@ def test_an_unknown_surface_is_an_error_not_a_pass() -> None:
     import pytest
 
     from reyn_core import ToolDefinition
-    from reyn_core.host import ToolRegistry, check_gates
+    from reyn_core.host import RegistryBuilder, gates
 
-    t = ToolRegistry().register(
+    t = RegistryBuilder().register(
         ToolDefinition(
             name="t", description="x", handler=lambda: 1, parameters={"type": "object", "properties": {}}
         )
     )
     with pytest.raises(ValueError, match="unknown surface 'Router'"):
-        check_gates(t, "Router", ToolContext())
+        gates.check(t, "Router", ToolContext())
