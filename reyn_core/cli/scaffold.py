@@ -1,8 +1,9 @@
 """``scaffold_plugin``: a new, working Reyn plugin project (``reyn plugins new NAME``).
 
-The project passes its own tests right after ``pip install -e .``: a ``pyproject.toml`` with the
-``reyn.plugins`` entry point, a ``src/`` package with one sample tool and a settings model, and
-tests written with the reyn pytest kit.
+The project passes its own tests right after ``pip install -e '.[test]'``: a ``pyproject.toml`` with
+the ``reyn.plugins`` entry point, a ``src/`` package with one sample tool and a settings model, and
+tests written with the reyn pytest kit (``pytest-asyncio`` in auto mode, so ``async def`` tests run
+as they are).
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from pathlib import Path
 from ..errors import ReynError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-# Names of Reyn itself. Ids of installed plugins are refused too, from discovery (metadata only): a
-# second distribution claiming one would make discovery refuse both.
-RESERVED = frozenset({"reyn", "reyn_core"})
+# Names of Reyn itself, and the ids of its packs and example plugin whether installed here or not
+# (installing the pack later would make discovery refuse both). Ids of other installed plugins are
+# refused too, from discovery (metadata only), and so is a distribution name already installed
+# (``pip install -e .`` would replace that distribution).
+RESERVED = frozenset({"reyn", "reyn_core", "reyn_demo"})
+REYN_PLUGIN_IDS = frozenset({"file", "web", "memory", "catalog", "mcp", "shell", "example"})
 
 
 class ScaffoldError(ReynError):
@@ -45,6 +49,29 @@ def check_plugin_name(name: str) -> None:
             f"plugin name {name!r} is taken by the installed distribution {', '.join(owners)}: two "
             "distributions claiming one id are both refused at discovery; pick another"
         )
+    if name in REYN_PLUGIN_IDS:
+        raise ScaffoldError(
+            f"plugin name {name!r} is the id of a Reyn pack (not installed here): two distributions "
+            "claiming one id are both refused at discovery; pick another"
+        )
+    dist = distribution_name(name)
+    installed = _installed_distribution(dist)
+    if installed is not None:
+        raise ScaffoldError(
+            f"plugin name {name!r} gives the distribution name {dist!r}, which is already installed "
+            f"({installed}): `pip install -e .` would replace it; pick another"
+        )
+
+
+def _installed_distribution(dist: str) -> str | None:
+    """``name version`` of the installed distribution ``dist`` (names compared normalised), or None."""
+    from importlib import metadata
+
+    try:
+        found = metadata.distribution(dist)
+    except metadata.PackageNotFoundError:
+        return None
+    return f"{found.metadata['Name']} {found.version}"
 
 
 def distribution_name(name: str) -> str:
@@ -71,6 +98,22 @@ def scaffold_plugin(name: str, dest: Path) -> Path:
     return root
 
 
+def next_steps(root: Path, name: str) -> str:
+    """What to do after ``reyn plugins new``: printed by the CLI."""
+    return "\n".join(
+        [
+            f"created {root}",
+            "",
+            "next steps:",
+            f"  cd {root}",
+            "  pip install -e '.[test]'    # installs the plugin (and pytest, pytest-asyncio) editable",
+            "  pytest                      # the tests load the installed plugin through Reyn's loader",
+            f"  reyn plugins list           # {name}: discovered, not enabled",
+            f'then enable it in a profile (reyn.toml):  [plugins] enable = ["{name}"]',
+        ]
+    )
+
+
 def _files(name: str) -> dict[str, str]:
     values = {"name": name, "dist": distribution_name(name), "tool": f"{name}_greet"}
     return {_fill(path, values): _fill(text, values) for path, text in _TEMPLATES.items()}
@@ -93,10 +136,10 @@ version = "0.1.0"
 description = "A Reyn tool plugin."
 readme = "README.md"
 requires-python = ">=3.10"
-dependencies = ["reyn-core>=0.1", "pydantic>=2.6"]
+dependencies = ["reyn-core>=0.1,<0.2", "pydantic>=2.6"]
 
 [project.optional-dependencies]
-test = ["pytest>=8"]
+test = ["pytest>=8", "pytest-asyncio>=0.23"]
 
 # Entry-point name = plugin id; value = the module with the hooks. Installing makes the plugin
 # discoverable; a profile must still enable it: [plugins] enable = ["{{name}}"].
@@ -108,11 +151,14 @@ where = ["src"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
+# `async def` tests run as they are (pytest-asyncio, from the test extra).
+asyncio_mode = "auto"
+asyncio_default_fixture_loop_scope = "function"
 """,
     "README.md": """\
 # {{dist}}
 
-A [Reyn](https://pypi.org/project/reyn-core/) tool plugin with plugin id `{{name}}`.
+A Reyn tool plugin with plugin id `{{name}}`.
 
 ```sh
 pip install -e '.[test]'
@@ -221,5 +267,11 @@ def test_an_empty_name_is_refused(reyn_call):
     result = reyn_call.router("{{tool}}", {"name": ""})
     assert result.error_kind == "invalid_arguments"
     assert result["error"]["errors"][0]["path"] == "/name"
+
+
+async def test_async_tests_run_as_they_are(reyn_call):
+    # asyncio_mode = "auto" in pyproject.toml: no marker needed. Await the dispatcher directly.
+    result = await reyn_call.arouter("{{tool}}", {"name": "Ada"})
+    assert result.unwrap() == "Hello, Ada!"
 ''',
 }

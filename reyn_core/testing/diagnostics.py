@@ -21,8 +21,35 @@ def _diagnostics_of(source: Any) -> tuple[Any, ...]:
     raise TypeError(f"expected a LoadResult, a report or diagnostics, got {type(source).__name__}")
 
 
+def not_installed_hint() -> str:
+    """What to do when the plugin under test is not installed where the tests run (RD001)."""
+    import sys
+
+    return (
+        "install this project (`pip install -e .`): the kit loads the plugin through the entry points "
+        f"installed for this Python ({sys.executable})"
+    )
+
+
+def origin_line(info: Any) -> str:
+    """Which distribution a plugin came from: ``reyn-x 0.1.0, editable (/src/x)``."""
+    if info is None or not getattr(info, "distribution", None):
+        return "not installed"
+    text = f"{info.distribution} {info.version or '?'}"
+    prov = getattr(info, "provenance", None)
+    if prov is not None:
+        places = [path for _, path in getattr(prov, "module_locations", ()) or ()]
+        where = places[0] if places else prov.source_url
+        text += f", {prov.source_kind}" + (f" ({where})" if where else "")
+    return text
+
+
 def _describe(diagnostics: Iterable[Any]) -> str:
-    lines = [f"  {d.render()}" if hasattr(d, "render") else f"  {d!r}" for d in diagnostics]
+    lines = []
+    for d in diagnostics:
+        lines.append(f"  {d.render()}" if hasattr(d, "render") else f"  {d!r}")
+        if getattr(d, "code", None) == "RD001":
+            lines.append(f"    -> {not_installed_hint()}")
     return "\n".join(lines) if lines else "  (none)"
 
 

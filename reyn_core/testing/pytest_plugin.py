@@ -26,11 +26,13 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from reyn_core import ToolRegistry
+    from reyn_core.host import ToolRegistry
     from reyn_core.loading.loader import LoadResult
     from reyn_core.testing.calls import ToolCaller
 
 INI_PLUGIN = "reyn_plugin"
+# Plugin id -> the distribution the kit loaded it from, for the end-of-session summary.
+_LOADED = pytest.StashKey[dict[str, str]]()
 
 # The LLM replay fixture and marker live in their own pytest plugin module (its own hooks).
 pytest_plugins = ["reyn_core.testing.replay"]
@@ -46,6 +48,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "reyn_plugin(plugin_id, settings=None): the Reyn plugin (and its settings) a test loads "
         "through the reyn_plugin_* fixtures",
     )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Name the distribution each plugin under test was loaded from: an editable checkout or a
+    stale copy in site-packages are told apart at a glance."""
+    loaded = config.stash.get(_LOADED, {})
+    for plugin_id, origin in sorted(loaded.items()):
+        terminalreporter.write_line(f"reyn: plugin {plugin_id!r} under test loaded from {origin}")
 
 
 def _marker(request: pytest.FixtureRequest) -> pytest.Mark | None:
@@ -100,22 +110,32 @@ def reyn_plugin_profile(reyn_plugin_id: str, reyn_plugin_settings: dict[str, Any
 
 
 @pytest.fixture
-def reyn_plugin_result(reyn_plugin_id: str, reyn_plugin_profile: dict[str, Any]) -> LoadResult:
+def reyn_plugin_result(
+    request: pytest.FixtureRequest, reyn_plugin_id: str, reyn_plugin_profile: dict[str, Any]
+) -> LoadResult:
     """``LoadResult`` of ``reyn_plugin_profile`` through the real loader (the installed plugin).
 
-    Fails the test, listing the diagnostics, unless the plugin's status is ``loaded``.
+    Fails the test, listing the diagnostics, unless the plugin's status is ``loaded``. The
+    distribution it was loaded from is named in the failure, in the test's report section ``reyn``
+    and in the session summary.
     """
-    from reyn_core.testing.diagnostics import _describe
+    from reyn_core.testing.diagnostics import _describe, not_installed_hint, origin_line
     from reyn_core.testing.profiles import load_with_profile
 
     result = load_with_profile(reyn_plugin_profile)
     info = result.report.plugin(reyn_plugin_id)
+    origin = origin_line(info)
     if info is None or info.status != "loaded":
-        status = info.status if info is not None else "not discovered (is the distribution installed?)"
+        if info is None or not info.distribution:
+            status = f"not installed; {not_installed_hint()}"
+        else:
+            status = f"{info.status} (from {origin})"
         pytest.fail(
             f"Reyn plugin {reyn_plugin_id!r} did not load: {status}\n{_describe(result.report.diagnostics)}",
             pytrace=False,
         )
+    request.config.stash.setdefault(_LOADED, {})[reyn_plugin_id] = origin
+    request.node.add_report_section("setup", "reyn", f"plugin {reyn_plugin_id!r} loaded from {origin}")
     return result
 
 

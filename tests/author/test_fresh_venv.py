@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -88,22 +90,46 @@ def test_its_own_tests_pass_against_the_installed_plugin(example_venv, repo_root
 
 def test_plugins_new_scaffolds_a_project_whose_tests_pass_after_install(make_venv, tmp_path):
     venv = make_venv("scaffold")
-    venv.install("reyn-core", "pytest")
+    venv.install("reyn-core")
     work = tmp_path / "work"
     work.mkdir()
     proc = venv.run("reyn", "plugins", "new", "demo_plugin", cwd=work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     project = work / "demo_plugin"
     assert (project / "pyproject.toml").is_file()
+    assert "pip install -e '.[test]'" in proc.stdout  # the next steps, followed here as printed
 
-    venv.install(project, editable=True)
+    # pip install -e '.[test]' from the project folder: the test extra brings pytest and pytest-asyncio.
+    pip = [sys.executable, "-m", "pip", "--python", str(venv.python), "install", "-q", "--no-index"]
+    installed = subprocess.run(
+        [*pip, "--find-links", str(venv.wheelhouse), "-e", ".[test]"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
     tests = venv.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
-    assert "5 passed" in tests.stdout
+    assert "6 passed" in tests.stdout  # including the async test, with no marker
+    assert (
+        "reyn: plugin 'demo_plugin' under test loaded from reyn-demo-plugin 0.1.0, editable" in tests.stdout
+    )
 
     plugins = _plugins(venv.run("reyn", "plugins", "list", "--json", cwd=work))
     assert plugins["demo_plugin"]["status"] == "discovered"
     assert plugins["demo_plugin"]["distribution"] == "reyn-demo-plugin"
+
+
+def test_plugins_new_refuses_a_reyn_pack_id_even_when_the_pack_is_not_installed(make_venv, tmp_path):
+    venv = make_venv("packid")
+    venv.install("reyn-core")
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = venv.run("reyn", "plugins", "new", "file", cwd=work)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "is the id of a Reyn pack" in proc.stderr
+    assert list(work.iterdir()) == []
 
 
 def test_plugins_new_refuses_a_bad_name_in_one_line(make_venv, tmp_path):

@@ -44,7 +44,7 @@ def test_pyproject_declares_the_entry_point_and_a_src_layout(tmp_path):
     data = tomllib.loads((scaffold_plugin("demo_plugin", tmp_path) / "pyproject.toml").read_text())
     assert data["project"]["name"] == "reyn-demo-plugin"
     assert data["project"]["entry-points"]["reyn.plugins"] == {"demo_plugin": "demo_plugin.plugin"}
-    assert "reyn-core>=0.1" in data["project"]["dependencies"]
+    assert "reyn-core>=0.1,<0.2" in data["project"]["dependencies"]
     assert data["tool"]["setuptools"]["packages"]["find"]["where"] == ["src"]
 
 
