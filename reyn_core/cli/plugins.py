@@ -265,12 +265,12 @@ def _drift_json(d: Any) -> dict[str, Any]:
 
 def run_new(args: argparse.Namespace) -> int:
     try:
-        from .scaffold import scaffold_plugin
+        from .scaffold import next_steps, scaffold_plugin
     except ModuleNotFoundError as exc:
         raise ReynError("`reyn plugins new` is not available in this installation") from exc
     path = scaffold_plugin(args.name, Path(args.dest))
     if args.json:
         emit_json({"created": str(path)})
     else:
-        print(f"created {path}")
+        print(next_steps(path, args.name))
     return EXIT_OK
