@@ -61,7 +61,7 @@ dist: $(STAMP)
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	@for p in ./ $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
 		log=$$($(BIN)/python -m build --wheel --no-isolation --outdir '$(DIST)' "$$p" 2>&1) \
-		|| { echo "$$log"; exit 1; }; done
+		|| { echo "$$log"; exit 1; }; rm -rf "$${p}build"; done
 	@ls $(DIST)
 
 clean:
