@@ -151,7 +151,9 @@ class ToolIndex:
             ).fetchall()
             rows = [r for (r,) in ranked if self._tools[r].name in allowed][:limit]
             marks = self._highlights(match, rows)
-        return [ToolMatch(self._tools[r].name, self._tools[r].summary[:200], marks.get(r, {})) for r in rows]
+        return [
+            ToolMatch(self._tools[r].name, _brief(self._tools[r].summary), marks.get(r, {})) for r in rows
+        ]
 
     def _highlights(self, match: str, rows: Sequence[int]) -> dict[int, dict[str, tuple[str, ...]]]:
         if not rows:
@@ -172,6 +174,16 @@ class ToolIndex:
                     found[field] = unique
             out[rowid] = found
         return out
+
+
+def _brief(summary: str, limit: int = 300) -> str:
+    """A search result's summary: whole when short, else cut after its last full sentence within
+    ``limit`` (an ellipsis only when no sentence ends there), so the model never reads half a one."""
+    if len(summary) <= limit:
+        return summary
+    head = summary[:limit]
+    end = max(head.rfind(". "), head.rfind("! "), head.rfind("? "))
+    return head[: end + 1] if end > 0 else head.rstrip() + "…"
 
 
 _INDEXES: weakref.WeakKeyDictionary[ToolRegistry, OrderedDict[frozenset[str], ToolIndex]] = (
