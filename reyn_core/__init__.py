@@ -2,7 +2,7 @@
 
 This module is the plugin author's API: define tools, register them, read settings, raise the
 right errors. An application that loads plugins and runs a model uses ``reyn_core.host`` (and the
-LLM loops in ``reyn_core.surfaces``); everything else is internal. Importing it never imports
+LLM loops in ``reyn_core.loops``); everything else is internal. Importing it never imports
 litellm, mcp or httpx.
 """
 

@@ -1,6 +1,6 @@
 """The host API: what an application that loads plugins and runs a model needs — load a profile,
 render tools for a surface, dispatch calls, defer and search tools. A plugin author needs none of
-it (that API is ``reyn_core`` itself); the LLM loops are in ``reyn_core.surfaces``.
+it (that API is ``reyn_core`` itself); the LLM loops are in ``reyn_core.loops``.
 
 Every name is imported on first use, so ``import reyn_core.host`` costs nothing.
 """
@@ -35,13 +35,13 @@ _EXPORTS = {
     "render_router": "reyn_core.render",
     "render_router_json": "reyn_core.render.router",
     "render_phase": "reyn_core.render",
-    "phase_context": "reyn_core.render.phase",
-    "PhaseSurface": "reyn_core.render",
+    "phase_context": "reyn_core.render.phase_catalog",
+    "PhaseCatalog": "reyn_core.render",
     "StrictRenderError": "reyn_core.errors",
     "StrictSchemaError": "reyn_core.errors",
-    "parse_phase_output": "reyn_core.phase_contract",
-    "PhaseOutput": "reyn_core.phase_contract",
-    "PhaseOpCall": "reyn_core.phase_contract",
+    "parse_phase_output": "reyn_core.render.phase_contract",
+    "PhaseOutput": "reyn_core.render.phase_contract",
+    "PhaseOpCall": "reyn_core.render.phase_contract",
     "PhaseOutputError": "reyn_core.errors",
     # dispatch
     "dispatch_tool": "reyn_core.dispatch",

@@ -77,8 +77,9 @@ def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -
     """The key to send: from ``--api-key-env``, else None (litellm reads the provider's variable), or a
     placeholder for a local ``--api-base``. ``ReynError`` (exit 2) when the model needs a key and none
     is set, naming the variable and ``--api-key-env``."""
+    from reyn_core.loops.llm import missing_api_keys
+
     from ..errors import ReynError
-    from ..surfaces.llm import missing_api_keys
 
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
@@ -95,10 +96,11 @@ def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -
 
 
 def run(args: argparse.Namespace) -> int:
+    from reyn_core.loops import LiteLLMClient, RouterLoop
+    from reyn_core.loops.transcript import Transcript
+
     from ..context import ToolContext
     from ..errors import ReynError
-    from ..surfaces import LiteLLMClient, RouterLoop
-    from ..surfaces.transcript import Transcript
     from .loading import load_from_args
 
     if args.json:
@@ -143,7 +145,7 @@ def no_tools_hint(result: Any) -> str:
 
 async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int:
     """One event loop for the whole session, so tool sessions (e.g. MCP) opened in a turn stay usable."""
-    from ..surfaces import LLMCallError, tool_message
+    from reyn_core.loops import LLMCallError, tool_message
 
     names = [t["function"]["name"] for t in loop.tools()]
     print(f"reyn chat — model {model}, {len(names)} tools. /tools lists them, /exit ends.", flush=True)

@@ -115,10 +115,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reyn_core.loops import LiteLLMClient, LLMCallError, PhaseRunner
+    from reyn_core.loops.transcript import Transcript
+
     from ..context import ToolContext
     from ..errors import ReynError
-    from ..surfaces import LiteLLMClient, LLMCallError, PhaseRunner
-    from ..surfaces.transcript import Transcript
     from .chat import resolve_api_key
     from .loading import emit_json, load_from_args
 
@@ -175,10 +176,11 @@ def check_allowed_ops(runner: Any, file: str, *, from_file: bool) -> None:
     must not call (and pay for) the model — or, for a list written in the phase file (``from_file``),
     when any entry matches no tool (a typo). The profile's ``default_allowed_ops`` may name packs
     that are not enabled. The message lists the ops and clusters this profile offers to phases."""
+    from reyn_core.render.phase_catalog import phase_context
+
     from ..errors import ReynError
     from ..gates import op_matches
     from ..render import render_phase
-    from ..render.phase import phase_context
 
     allowed = list(runner.allowed_ops)
     if not allowed:

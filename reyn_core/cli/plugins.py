@@ -185,7 +185,8 @@ def _lock_path(args: argparse.Namespace, result: LoadResult) -> Path:
 
 
 def run_lock(args: argparse.Namespace) -> int:
-    from reyn_core.loading.provenance.lock import lock_from_load, write_lock
+    from reyn_core.loading.provenance.lock import lock_from_load
+    from reyn_core.loading.provenance.lock_file import write_lock
 
     result = load_from_args(args, enforce_lock=False)
     path = _lock_path(args, result)
@@ -232,7 +233,8 @@ def run_lock(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from reyn_core.loading.provenance.lock import audit, read_lock
+    from reyn_core.loading.provenance.drift import audit
+    from reyn_core.loading.provenance.lock_file import read_lock
 
     profile = profile_from_args(args)
     path = Path(args.lock_file) if args.lock_file else profile.lock_path

@@ -54,12 +54,13 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     return enriched
 
 
-from .phase import PhaseOpSpec, PhaseSurface, render_phase  # noqa: E402
+from reyn_core.render.phase_catalog import PhaseCatalog, PhaseOpSpec, render_phase  # noqa: E402
+
 from .router import StrictRenderError, render_router, render_router_json  # noqa: E402
 
 __all__ = [
     "PhaseOpSpec",
-    "PhaseSurface",
+    "PhaseCatalog",
     "StrictRenderError",
     "canonical_json",
     "copy_json",

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from reyn_core import ToolContext
 from reyn_core.host import phase_context, render_phase
-from reyn_core.surfaces import (
+from reyn_core.loops import (
     LiteLLMClient,
     PhaseResult,
     PhaseRunner,

@@ -225,7 +225,7 @@ def test_every_install_command_in_the_docs_and_hints_can_work(repo_root):
         ("docs/packs/file.md", "./reyn_builtin_tools/file", False),
         ("docs/x.md", "reyn-core ./my_plugin pytest", False),
         ("docs/x.md", "'reyn-core[llm]'", False),
-        ("reyn_core/surfaces/llm.py", "'reyn-core[llm]'", True),
+        ("reyn_core/loops/llm.py", "'reyn-core[llm]'", True),
         ("docs/x.md", "--find-links dist reyn-tools-file", True),
         ("docs/x.md", "-e '.[test]'", True),
         ("docs/x.md", ". ./reyn_builtin_tools/file", True),

@@ -1,5 +1,5 @@
 """The public surface, pinned: the plugin author's API (``reyn_core``), the host API
-(``reyn_core.host``), the LLM loops (``reyn_core.surfaces``) and the testing kit. Adding or removing a
+(``reyn_core.host``), the LLM loops (``reyn_core.loops``) and the testing kit. Adding or removing a
 name is a decision — change the lists here with it. Every name the docs import is public."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ PUBLIC_MODULES = (
     "reyn_core",
     "reyn_core.host",
     "reyn_core.cli",
-    "reyn_core.surfaces",
+    "reyn_core.loops",
     "reyn_core.testing",
     "reyn_core.testing.scripted_server",
 )

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reyn_core.cli.chat import _session
-from reyn_core.surfaces import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
-from reyn_core.surfaces.transcript import Transcript
+from reyn_core.loops import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
+from reyn_core.loops.transcript import Transcript
 from reyn_core.testing.scripted_server import ScriptedModelServer, tool_results
 from reyn_core.testing.scripted_server import ScriptedReply as R
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from reyn_core.host import render_phase
-from reyn_core.render.phase import phase_context
-from reyn_core.surfaces import PhaseRunner, PhaseState
+from reyn_core.loops import PhaseRunner, PhaseState
+from reyn_core.render.phase_catalog import phase_context
 from reyn_core.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.surfaces import (
+from reyn_core.loops import (
     LLMCallError,
     LLMRequest,
     PhaseRunner,
@@ -114,7 +114,7 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
     test.write_text(
         textwrap.dedent("""
         import pytest
-        from reyn_core.surfaces import LLMRequest, ReplayMissing
+        from reyn_core.loops import LLMRequest, ReplayMissing
 
         @pytest.mark.llm_replay("rec/one.jsonl")
         async def test_missing(llm_replay):
@@ -149,10 +149,10 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
     assert "2 passed" in proc.stdout
 
 
-def test_importing_reyn_core_and_the_surfaces_does_not_import_litellm():
+def test_importing_reyn_core_the_host_api_and_the_loops_does_not_import_litellm():
     code = (
-        "import sys, reyn_core, reyn_core.surfaces, reyn_core.testing.scripted_server, "
-        "reyn_core.testing.replay, reyn_core.cli.demo, reyn_core.cli.chat, reyn_core.cli.phase; "
+        "import sys, reyn_core, reyn_core.loops, reyn_core.testing.scripted_server, "
+        "reyn_core.testing.replay, reyn_core.host, reyn_core.cli.chat, reyn_core.cli.phase; "
         "bad = [m for m in ('litellm', 'openai', 'httpx', 'mcp') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from reyn_core.host import DeferralPolicy, ToolDeferral
+from reyn_core.loops import RouterLoop
 from reyn_core.render import canonical_json
-from reyn_core.surfaces import RouterLoop
 from reyn_core.testing.scripted_server import ScriptedReply as R
 from reyn_core.testing.scripted_server import tool_names, tool_results
 

@@ -9,8 +9,8 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import render_router
+from reyn_core.loops import LLMCallError, RouterLoop, SurfaceEvent
 from reyn_core.render import render_router_json
-from reyn_core.surfaces import LLMCallError, RouterLoop, SurfaceEvent
 from reyn_core.testing.scripted_server import ScriptedReply as R
 from reyn_core.testing.scripted_server import tool_results
 

@@ -8,16 +8,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..context import PhaseCallerState, ToolContext
-from ..errors import ArgumentProblem
-from ..gates import as_names
-from ..tool import summary_line
-from . import effective_parameters
+from reyn_core.context import PhaseCallerState, ToolContext
+from reyn_core.errors import ArgumentProblem
+from reyn_core.gates import as_names
+from reyn_core.render import effective_parameters
+from reyn_core.tool import summary_line
 
 if TYPE_CHECKING:
-    from ..phase_contract import PhaseOpCall
-    from ..registry import ToolRegistry
-    from ..validation import Validator
+    from reyn_core.registry import ToolRegistry
+    from reyn_core.render.phase_contract import PhaseOpCall
+    from reyn_core.validation import Validator
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ _ARTIFACT_SCHEMA: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class PhaseSurface:
+class PhaseCatalog:
     """What a phase may do: ``ops`` (sorted by kind), ``output_schema`` (JSON Schema of the whole
     output contract; ``control_ir`` items are a ``oneOf`` over the ops, discriminated by ``kind``)
     and ``prompt_text()`` for the system prompt. ``allowed_ops`` is what it was rendered with."""
@@ -136,13 +136,15 @@ class PhaseSurface:
         args = {k: v for k, v in item.items() if k != "kind"}
         validator = self._validators.get(kind)
         if validator is None:
-            from ..validation import compile_validator
+            from reyn_core.validation import compile_validator
 
             validator = self._validators[kind] = compile_validator(spec.args_schema)
         problems = [ArgumentProblem(f"{ptr}{p.pointer}", p.message) for p in validator(args)]
         if problems:
             return None, problems
-        from ..phase_contract import PhaseOpCall  # pydantic models: built on first use, not at import
+        from reyn_core.render.phase_contract import (
+            PhaseOpCall,  # pydantic models: built on first use, not at import
+        )
 
         return PhaseOpCall(kind=kind, args=args), []
 
@@ -188,7 +190,7 @@ def render_phase(
     allowed_ops: Iterable[str] | None = None,
     *,
     exclude: Iterable[str] = (),
-) -> PhaseSurface:
+) -> PhaseCatalog:
     """The phase surface: every tool the gates admit for this phase's ``allowed_ops``.
 
     ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default
@@ -231,7 +233,7 @@ def render_phase(
     }
     if defs:
         schema["$defs"] = dict(sorted(defs.items()))
-    return PhaseSurface(ops=specs, output_schema=schema, allowed_ops=ops_list)
+    return PhaseCatalog(ops=specs, output_schema=schema, allowed_ops=ops_list)
 
 
 def phase_context(ctx: ToolContext, allowed_ops: Iterable[str]) -> ToolContext:

@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from ..context import ToolContext
-from ..dispatch import dispatch_tool
-from ..errors import PhaseOutputError, ReynError
-from ..phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
-from ..registry import ToolRegistry
-from ..render import PhaseSurface, render_phase
-from ..render.phase import phase_context
-from .events import EventCallback, emit
-from .llm import LLMCallError, LLMClient, LLMRequest
+from reyn_core.context import ToolContext
+from reyn_core.dispatch import dispatch_tool
+from reyn_core.errors import PhaseOutputError, ReynError
+from reyn_core.loops.events import EventCallback, emit
+from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest
+from reyn_core.registry import ToolRegistry
+from reyn_core.render import PhaseCatalog, render_phase
+from reyn_core.render.phase_catalog import phase_context
+from reyn_core.render.phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
 
 PhaseStatus = Literal["finish", "transition", "abort", "suspended"]
 
@@ -161,13 +161,13 @@ class PhaseRunner:
                 allowed_ops = registry.operator.default_allowed_ops
         self.allowed_ops: tuple[str, ...] = tuple(allowed_ops)
         self.ctx = phase_context(base, self.allowed_ops)
-        self.surface: PhaseSurface = render_phase(registry, self.ctx, self.allowed_ops)
+        self.surface: PhaseCatalog = render_phase(registry, self.ctx, self.allowed_ops)
 
     @property
     def client(self) -> LLMClient:
         """The model client (a ``LiteLLMClient`` unless one was given)."""
         if self._client is None:
-            from .llm import LiteLLMClient
+            from reyn_core.loops.llm import LiteLLMClient
 
             self._client = LiteLLMClient()
         return self._client
@@ -193,7 +193,7 @@ class PhaseRunner:
 
     def _use_structured(self) -> bool:
         if self.structured is None:
-            from .llm import supports_structured_output
+            from reyn_core.loops.llm import supports_structured_output
 
             self.structured = supports_structured_output(self.model)
         return self.structured

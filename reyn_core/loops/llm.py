@@ -1,12 +1,13 @@
 """The model call both surfaces make: ``LLMRequest`` in, ``LLMReply`` out, through an ``LLMClient``.
 
 ``LiteLLMClient`` is the real one (litellm ``acompletion``, streaming optional); ``ReplayClient``
-(``reyn_core.surfaces.replay``) records and replays it. litellm is imported only when a call is made,
+(``reyn_core.loops.replay``) records and replays it. litellm is imported only when a call is made,
 never when this module is imported.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -15,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import LLMCallError, ReynError, describe_exception
+from reyn_core.errors import LLMCallError, ReynError, describe_exception
 
 DeltaCallback = Callable[[str], None]
 
@@ -169,6 +170,28 @@ def _got_response(exc: Exception) -> bool:
         return False
 
 
+def _retryable(exc: Exception) -> bool:
+    """Whether a failed call may succeed if sent again: no answer, 408, 409, 429 or 5xx."""
+    status = getattr(exc, "status_code", None) if _got_response(exc) else None
+    return not isinstance(status, int) or status in (408, 409, 429) or status >= 500
+
+
+def _retry_delay(exc: Exception, attempt: int) -> float:
+    """Seconds before retry ``attempt``: the provider's ``retry-after-ms`` / ``retry-after`` when it
+    sent one (at most 60 s), else exponential backoff from 0.5 s, at most 8 s."""
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(
+        getattr(exc, "response", None), "headers", None
+    )
+    try:
+        if headers and headers.get("retry-after-ms") is not None:
+            return min(60.0, max(0.0, float(headers["retry-after-ms"]) / 1000))
+        if headers and headers.get("retry-after") is not None:
+            return min(60.0, max(0.0, float(headers["retry-after"])))
+    except (TypeError, ValueError):
+        pass
+    return min(8.0, 0.5 * 2 ** (attempt - 1))
+
+
 def _message_dict(message: Any) -> dict[str, Any]:
     """An OpenAI-form assistant message from litellm's ``Message`` (only the fields we send back)."""
     data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
@@ -199,8 +222,12 @@ class LiteLLMClient:
     """The real client: ``litellm.acompletion``.
 
     ``api_base`` / ``api_key`` point at any OpenAI-compatible endpoint (e.g. a local server with model
-    ``"openai/<name>"``); ``num_retries`` is litellm's retry count for rate limits and server errors;
-    ``options`` are passed through to ``acompletion`` (temperature, timeout…).
+    ``"openai/<name>"``); ``num_retries`` is how often a call is retried after a rate limit (429), a
+    timeout (408), a conflict (409), a server error (5xx) or no answer at all — never after another
+    client error, which would only fail again. The retries are ours, not litellm's: litellm's own
+    policy changes with what else is installed (with tenacity present it retries every error), so
+    litellm and its HTTP client are told not to retry. ``options`` are passed through to
+    ``acompletion`` (temperature, timeout…).
     """
 
     def __init__(
@@ -222,7 +249,8 @@ class LiteLLMClient:
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": [dict(m) for m in request.messages],
-            "num_retries": self.num_retries,
+            "num_retries": 0,
+            "max_retries": 0,
             "timeout": self.timeout_s,
             **self.options,
         }
@@ -250,14 +278,22 @@ class LiteLLMClient:
                 model=request.model,
                 kind="MissingAPIKey",
             )
-        try:
-            if request.stream:
-                return await self._stream(litellm, kwargs, on_delta)
-            response = await litellm.acompletion(**kwargs)
-        except ReynError:
-            raise
-        except Exception as exc:
-            raise self._error(exc, request.model) from None
+        attempt = 0
+        while True:
+            streamed: list[str] = []
+            try:
+                if request.stream:
+                    return await self._stream(litellm, kwargs, on_delta, streamed)
+                response = await litellm.acompletion(**kwargs)
+                break
+            except ReynError:
+                raise
+            except Exception as exc:
+                # A stream that already showed text cannot be replayed to the listener: no retry.
+                if attempt >= self.num_retries or streamed or not _retryable(exc):
+                    raise self._error(exc, request.model, attempt) from None
+                attempt += 1
+                await asyncio.sleep(_retry_delay(exc, attempt))
         choice = response.choices[0]
         return LLMReply(
             _message_dict(choice.message),
@@ -265,7 +301,9 @@ class LiteLLMClient:
             _usage_dict(getattr(response, "usage", None)),
         )
 
-    async def _stream(self, litellm: Any, kwargs: dict[str, Any], on_delta: DeltaCallback | None) -> LLMReply:
+    async def _stream(
+        self, litellm: Any, kwargs: dict[str, Any], on_delta: DeltaCallback | None, streamed: list[str]
+    ) -> LLMReply:
         chunks = []
         stream = await litellm.acompletion(stream=True, **kwargs)
         async for chunk in stream:
@@ -273,6 +311,7 @@ class LiteLLMClient:
             if on_delta is not None and chunk.choices:
                 piece = getattr(chunk.choices[0].delta, "content", None)
                 if piece:
+                    streamed.append(piece)
                     on_delta(piece)
         built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
         if built is None or not built.choices:
@@ -284,13 +323,9 @@ class LiteLLMClient:
             _usage_dict(getattr(built, "usage", None)),
         )
 
-    def _error(self, exc: Exception, model: str) -> LLMCallError:
+    def _error(self, exc: Exception, model: str, retries: int) -> LLMCallError:
         status = getattr(exc, "status_code", None) if _got_response(exc) else None
-        retried = (
-            f" after {self.num_retries} retr{'y' if self.num_retries == 1 else 'ies'}"
-            if self.num_retries
-            else ""
-        )
+        retried = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         where = f" at {self.api_base}" if self.api_base else ""
         code = f" (HTTP {status})" if isinstance(status, int) else " (no response from the provider)"
         return LLMCallError(

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from .events import SurfaceEvent
+from reyn_core.loops.events import SurfaceEvent
 
 
 def short(value: Any, limit: int = 160) -> str:

@@ -7,7 +7,7 @@
      "artifact": {"type": "<schema_name>", "data": {}},
      "control_ir": [{"kind": "<tool name>", "...": "arguments, flat"}]}
 
-``parse_phase_output`` checks a reply against a rendered ``PhaseSurface`` and returns a
+``parse_phase_output`` checks a reply against a rendered ``PhaseCatalog`` and returns a
 ``PhaseOutput`` or raises ``PhaseOutputError`` with one JSON pointer per problem.
 """
 
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import ArgumentProblem, PhaseOutputError, exception_message
-from .validation import depth_within, problems_from_pydantic
+from reyn_core.errors import ArgumentProblem, PhaseOutputError, exception_message
+from reyn_core.validation import depth_within, problems_from_pydantic
 
 if TYPE_CHECKING:
-    from .render.phase import PhaseSurface
+    from reyn_core.render.phase_catalog import PhaseCatalog
 
 _DECISION_FOR = {"transition": "continue", "finish": "finish", "abort": "abort"}
 
@@ -150,7 +150,7 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
     return data
 
 
-def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseSurface) -> PhaseOutput:
+def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseCatalog) -> PhaseOutput:
     """Parse and check a model's phase reply against ``surface`` (its allowed ops and their schemas).
 
     Raises ``PhaseOutputError`` listing every problem with a JSON pointer, e.g.

@@ -21,14 +21,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..context import RouterCallerState, ToolContext
-from ..deferral import DeferralPolicy, ToolDeferral, found_tool_names
-from ..dispatch import dispatch_tool
-from ..errors import ReynError
-from ..registry import ToolRegistry
-from ..render import render_router
-from .events import EventCallback, emit
-from .llm import LLMCallError, LLMClient, LLMRequest, ToolCallRequest
+from reyn_core.context import RouterCallerState, ToolContext
+from reyn_core.deferral import DeferralPolicy, ToolDeferral, found_tool_names
+from reyn_core.dispatch import dispatch_tool
+from reyn_core.errors import ReynError
+from reyn_core.loops.events import EventCallback, emit
+from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ToolCallRequest
+from reyn_core.registry import ToolRegistry
+from reyn_core.render import render_router
 
 RouterStatus = Literal["done", "pending", "turn_limit"]
 
@@ -146,7 +146,7 @@ class RouterLoop:
     def client(self) -> LLMClient:
         """The model client (a ``LiteLLMClient`` unless one was given)."""
         if self._client is None:
-            from .llm import LiteLLMClient
+            from reyn_core.loops.llm import LiteLLMClient
 
             self._client = LiteLLMClient()
         return self._client

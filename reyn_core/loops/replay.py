@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ReplayFixtureError, ReplayMissing
-from .llm import DeltaCallback, LLMClient, LLMReply, LLMRequest
+from reyn_core.errors import ReplayFixtureError, ReplayMissing
+from reyn_core.loops.llm import DeltaCallback, LLMClient, LLMReply, LLMRequest
 
 RECORD_ENV = "REYN_LLM_RECORD"
 
@@ -76,7 +76,7 @@ class ReplayClient:
     def inner(self) -> LLMClient:
         """The client record mode calls."""
         if self._inner is None:
-            from .llm import LiteLLMClient
+            from reyn_core.loops.llm import LiteLLMClient
 
             self._inner = LiteLLMClient()
         return self._inner
