@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import table
 
 from reyn_core import ToolContext, tool
-from reyn_core.host import JsonlAuditLog, ToolCallHooks, ToolRegistry, dispatch_tool
+from reyn_core.host import JsonlAuditLog, RegistryBuilder, ToolCallHooks, ToolRegistry, dispatch_tool
 
 
 @tool(cluster="bench", purity="read_only")
@@ -35,7 +35,7 @@ async def echo(n: int) -> int:
 
 
 def _registry(log: JsonlAuditLog | None) -> ToolRegistry:
-    builder = ToolRegistry(hooks=log.hooks() if log else ToolCallHooks())
+    builder = RegistryBuilder(hooks=log.hooks() if log else ToolCallHooks())
     builder.register(echo)
     return builder.freeze()
 

@@ -17,7 +17,14 @@ from typing import Any
 from harness import median_seconds, median_seconds_async, table
 
 from reyn_core import ToolContext, ToolDefinition, tool
-from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool, render_phase, render_router
+from reyn_core.host import (
+    RegistryBuilder,
+    ToolRegistry,
+    dispatch_tool,
+    invoke_tool,
+    render_phase,
+    render_router,
+)
 
 INVOKE_TARGET_US = 20.0
 RENDER_TARGET_MS = 10.0
@@ -37,7 +44,7 @@ def grep_sync(path: str, limit: int, pattern: str) -> int:
 
 
 def bench_invoke() -> bool:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(grep_async)
     builder.register(grep_sync)
     registry = builder.freeze()
@@ -120,7 +127,7 @@ def bench_invoke() -> bool:
 
 def catalogue(n: int) -> ToolRegistry:
     """``n`` tools with realistic schemas: four properties, descriptions, an enum, defaults."""
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for i in range(n):
         builder.register(
             ToolDefinition(

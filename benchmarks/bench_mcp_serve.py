@@ -119,9 +119,9 @@ def reyn_server(is_async: bool = True) -> Any:
     from reyn_tools_mcp.serve import ServedRegistry, build_server
 
     from reyn_core import ToolContext, tool
-    from reyn_core.host import ToolRegistry
+    from reyn_core.host import RegistryBuilder
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     fn = word_count_async if is_async else word_count
     builder.register(tool(purity="read_only", name="word_count")(fn))
     served = ServedRegistry(builder.freeze(), ToolContext(surface="router", agent="bench"))

@@ -152,9 +152,9 @@ def load_bfcl(wheel: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, s
 def build_registry(functions: dict[str, dict[str, Any]], names: list[str]) -> tuple[Any, int]:
     from reyn_core import ToolDefinition
     from reyn_core.errors import ToolRegistrationError
-    from reyn_core.host import ToolRegistry
+    from reyn_core.host import RegistryBuilder
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     refused = 0
     for name in names:
         fn = functions[name]

@@ -14,7 +14,7 @@ import fnmatch
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, Protocol
 
 from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
@@ -88,11 +88,25 @@ def ops_admit(allowed_ops: Iterable[str], tool: ToolDefinition) -> bool:
     return any(op_matches(entry, tool) for entry in allowed_ops)
 
 
+class GatePolicySource(Protocol):
+    """What ``check`` reads from a registry: its operator policy, the plugins' own names for prefixed
+    tools, and the context a tool's ``available`` sees (with its plugin's settings)."""
+
+    @property
+    def operator(self) -> OperatorPolicy: ...
+
+    @property
+    def original_names(self) -> Mapping[str, str]: ...
+
+    def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext: ...
+
+
 def check(
     tool: ToolDefinition,
     surface: str,
     ctx: ToolContext,
     *,
+    registry: GatePolicySource | None = None,
     operator: OperatorPolicy = NO_POLICY,
     exclude: Collection[str] = (),
     allowed_ops: Iterable[str] | None = None,
@@ -102,9 +116,18 @@ def check(
 
     ``exclude`` and ``allowed_ops`` add to what ``ctx`` already carries (``router_state.exclude``,
     ``phase_state.allowed_ops``); renderers and the dispatcher pass the same values, so what a model
-    sees and what it may call cannot disagree. ``original_names`` maps a prefixed name back to the
-    plugin's own name so ``tools.include`` / ``tools.exclude`` can use either.
+    sees and what it may call cannot disagree. ``registry`` (a ``ToolRegistry``) supplies its
+    operator policy, original names and the tool's plugin settings; without one, ``operator`` and
+    ``original_names`` (a prefixed name → the plugin's own name, so ``tools.include`` /
+    ``tools.exclude`` can use either) are used as given.
     """
+    if registry is not None:
+        if operator is not NO_POLICY or original_names is not None:
+            raise TypeError("pass either registry= or operator=/original_names=, not both")
+        operator, original_names = registry.operator, registry.original_names
+        ctx = registry.context_for(tool, ctx)
+    if type(exclude) is not frozenset:
+        exclude = frozenset(as_names(exclude, "exclude"))
     if surface not in SURFACES:  # an unknown surface would skip the surface-specific layer-3 checks
         raise ValueError(f"unknown surface {surface!r}; use one of {list(SURFACES)}")
     # layer 1 — role

@@ -1,10 +1,11 @@
-"""The one definition of a tool: ``ToolDefinition``, its gates and origin, and the ``@tool`` decorator."""
+"""The one definition of a tool: ``ToolDefinition``, its gates, origin and name rules, and ``@tool``."""
 
 from __future__ import annotations
 
 import inspect
 import re
 import typing
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -23,14 +24,46 @@ GateValue = Literal["allow", "deny"]
 PURITIES: tuple[str, ...] = ("read_only", "side_effect", "external")
 
 
+_LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)])\s")
+
+
+def description_from_docstring(doc: str | None) -> str:
+    """A tool description from a docstring: dedented, and each paragraph unwrapped into one line, so
+    a model never reads a sentence broken by the source's line wrapping. Paragraphs stay separated
+    by a blank line; list items, indented blocks and fenced code keep their own lines."""
+    paragraphs: list[str] = []
+    for block in re.split(r"\n[ \t]*\n", inspect.cleandoc(doc or "").strip()):
+        lines = block.splitlines()
+        keep = any(_LIST_ITEM.match(line) or line.startswith((" ", "\t", "```")) for line in lines)
+        paragraphs.append("\n".join(lines) if keep else " ".join(line.strip() for line in lines))
+    return "\n\n".join(p for p in paragraphs if p)
+
+
 def summary_line(text: str) -> str:
-    """The first non-blank line of a description, stripped ("" when there is none)."""
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+    """The summary of a description: its first paragraph on one line ("" when there is none). It
+    ends where the paragraph ends, never inside a sentence."""
+    first = re.split(r"\n[ \t]*\n", text.strip(), maxsplit=1)[0]
+    return " ".join(first.split())
 
 
 def is_valid_tool_name(name: object) -> bool:
     """True when ``name`` is valid for every major provider: ``^[a-zA-Z0-9_-]{1,64}$``."""
     return isinstance(name, str) and NAME_RE.fullmatch(name) is not None
+
+
+_SEPARATORS = re.compile(r"[\s_.\-]+")
+
+
+def collision_key(name: str) -> str:
+    """The key two tool names collide on: names that providers and models confuse get one key.
+
+    Case is folded (``Read_File`` = ``read_file``), every run of separators (``-``, ``_``, ``.``,
+    whitespace) counts as one ``_`` and separators at either end are ignored (``read-file`` =
+    ``read__file`` = ``_read_file``), after Unicode NFKC normalisation. The registered name keeps
+    its spelling; only uniqueness is judged on the key.
+    """
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return _SEPARATORS.sub("_", folded).strip("_") or folded
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +144,7 @@ class ToolDefinition:
 
     @property
     def summary(self) -> str:
-        """The first line of the description (listings and the phase prompt use it)."""
+        """The description's first paragraph on one line (listings and the phase prompt use it)."""
         return summary_line(self.description)
 
     @property
@@ -120,33 +153,7 @@ class ToolDefinition:
         return self.origin.plugin_id if self.origin else None
 
 
-# --------------------------------------------------------------------------- handler call shape
-
-
-@dataclass(frozen=True, slots=True)
-class CallShape:
-    """How to call a resolved handler with validated arguments: one model argument or keywords."""
-
-    fn: Callable[..., Any]
-    model_param: str | None
-    model: type[BaseModel] | None
-    ctx_param: str | None
-    is_async: bool
-
-    def bind(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Positional and keyword arguments for ``fn``. Raises pydantic's ValidationError."""
-        kwargs: dict[str, Any]
-        if self.model is not None and self.model_param is not None:
-            kwargs = {self.model_param: self.model.model_validate(dict(args))}
-        elif self.model is not None:
-            # Keyword handler: let pydantic convert each argument to its annotated type.
-            validated = self.model.model_validate(dict(args))
-            kwargs = {k: getattr(validated, k) for k in type(validated).model_fields}
-        else:
-            kwargs = dict(args)
-        if self.ctx_param is not None:
-            kwargs[self.ctx_param] = ctx
-        return (), kwargs
+# --------------------------------------------------------------------------- handler signatures
 
 
 def _is_context_annotation(annotation: Any) -> bool:
@@ -159,7 +166,7 @@ def _is_context_annotation(annotation: Any) -> bool:
     return annotation is ToolContext
 
 
-def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     """The parameters' annotations, evaluated. When one cannot be (typically ``ctx: ToolContext``
     imported only under ``TYPE_CHECKING``), the others are still resolved one by one and the
     unresolvable one stays a string, which is enough to recognise a ``ToolContext``."""
@@ -186,9 +193,10 @@ def _resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     return hints
 
 
-def _model_param(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:
-    hints = _resolved_hints(fn)
-    params = [p for p in inspect.signature(fn).parameters.values() if not _is_ctx_param(p, hints)]
+def model_parameter(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:
+    """The name and model of ``fn``'s single pydantic-model parameter (``ctx`` aside), else ``(None, None)``."""
+    hints = resolved_hints(fn)
+    params = [p for p in inspect.signature(fn).parameters.values() if not is_context_parameter(p, hints)]
     if len(params) == 1:
         ann = hints.get(params[0].name, params[0].annotation)
         if inspect.isclass(ann) and issubclass(ann, BaseModel):
@@ -196,39 +204,12 @@ def _model_param(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | 
     return None, None
 
 
-def _is_ctx_param(p: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
+def is_context_parameter(p: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
+    """Whether ``p`` receives the ``ToolContext`` (named ``ctx`` or annotated ``ToolContext``)."""
     return p.name == "ctx" or _is_context_annotation(hints.get(p.name, p.annotation))
 
 
-def call_shape(fn: Callable[..., Any]) -> CallShape:
-    """Inspect ``fn`` once and describe how the dispatcher calls it."""
-    hints = _resolved_hints(fn)
-    ctx_param = next(
-        (p.name for p in inspect.signature(fn).parameters.values() if _is_ctx_param(p, hints)), None
-    )
-    model_param, model = _model_param(fn)
-    if model is None:
-        try:
-            model = _signature_model(fn)
-        except (TypeError, ValueError):
-            model = None  # untyped **kwargs handler: arguments pass through as validated by schema
-    target: Any = fn
-    if not inspect.isroutine(fn):  # a callable instance: its __call__ decides sync or async
-        target = target.__call__
-    return CallShape(
-        fn=fn,
-        model_param=model_param,
-        model=model,
-        ctx_param=ctx_param,
-        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
-    )
-
-
 # --------------------------------------------------------------------------- @tool
-
-
-def _first_paragraph(doc: str | None) -> str:
-    return inspect.cleandoc(doc or "").strip()
 
 
 _SUPPORTED_TYPES = (
@@ -237,17 +218,17 @@ _SUPPORTED_TYPES = (
 )
 
 
-def _signature_model(fn: Callable[..., Any], *, strict: bool = False) -> type[BaseModel]:
+def signature_model(fn: Callable[..., Any], *, strict: bool = False) -> type[BaseModel]:
     """A pydantic model built from ``fn``'s typed parameters (``ctx`` excluded).
 
     With ``strict`` (what ``@tool`` uses) a parameter without an annotation, or with a type pydantic
     cannot describe as JSON Schema, is a ``TypeError`` naming the tool, the parameter and the types
     that work: an unannotated parameter would render as ``{}`` and tell the model nothing.
     """
-    hints = _resolved_hints(fn)
+    hints = resolved_hints(fn)
     fields: dict[str, Any] = {}
     for p in inspect.signature(fn).parameters.values():
-        if _is_ctx_param(p, hints):
+        if is_context_parameter(p, hints):
             continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise TypeError(f"@tool cannot describe *args/**kwargs of {fn.__qualname__}")
@@ -349,9 +330,9 @@ def tool(
     """
 
     def build(f: Callable[..., Any]) -> ToolDefinition:
-        _, model = _model_param(f)
-        schema = schema_from_model(model if model is not None else _signature_model(f, strict=True))
-        desc = description if description is not None else _first_paragraph(f.__doc__)
+        _, model = model_parameter(f)
+        schema = schema_from_model(model if model is not None else signature_model(f, strict=True))
+        desc = description if description is not None else description_from_docstring(f.__doc__)
         return ToolDefinition(
             name=name or f.__name__,
             description=desc,

@@ -79,8 +79,14 @@ def _context(surface: str) -> ToolContext:
 def _visibility(
     registry: ToolRegistry, tool: ToolDefinition, surface: str, allowed_ops: tuple[str, ...] | None
 ) -> dict[str, Any]:
-    d = registry.check(
-        tool, surface, _context(surface), allowed_ops=allowed_ops if surface == "phase" else None
+    from ..gates import check
+
+    d = check(
+        tool,
+        surface,
+        _context(surface),
+        registry=registry,
+        allowed_ops=allowed_ops if surface == "phase" else None,
     )
     return {"visible": d.allowed, "layer": d.layer or None, "reason": d.reason or None}
 

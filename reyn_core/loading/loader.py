@@ -23,7 +23,7 @@ from reyn_core.loading.registration import register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo, PluginStatus
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.profile import Profile, load_profile
-from reyn_core.registry import ToolRegistry, collision_key
+from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
 from reyn_core.tool import ToolDefinition, ToolOrigin, as_definition
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ class _Loader:
                     hint="register each tool once, under one spelling",
                 )
             )
-        scratch = ToolRegistry(schema_check=self.schema_cache)
+        scratch = RegistryBuilder(schema_check=self.schema_cache)
         for d in kept:
             if collision_key(d.name) in twice:
                 continue

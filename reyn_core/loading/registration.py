@@ -18,7 +18,7 @@ import pluggy
 from reyn_core.errors import ToolRegistrationError, exception_message
 from reyn_core.gates import OperatorPolicy, PluginPolicy
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.registry import ToolRegistry, collision_key
+from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
 from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def register_all(
     host_origin = ToolOrigin(kind="host")
     for obj in host_tools:
         try:  # one scratch registry per tool: duplicates are handled by the collision rule below
-            scratch = ToolRegistry(schema_check=schema_cache)
+            scratch = RegistryBuilder(schema_check=schema_cache)
             host_defs.append(scratch.register(obj, origin=host_origin))
         except ToolRegistrationError as exc:
             diags.append(
@@ -94,7 +94,7 @@ def register_all(
             )
 
     cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
-    builder = ToolRegistry(operator=_operator_policy(profile), schema_check=schema_cache)
+    builder = RegistryBuilder(operator=_operator_policy(profile), schema_check=schema_cache)
     for d in host_defs:
         if collision_key(d.name) not in collided:
             _register(builder, d, None, diags, plugin=None)
@@ -148,7 +148,7 @@ def _cluster_owners(
 
 
 def _register(
-    builder: ToolRegistry,
+    builder: RegistryBuilder,
     d: ToolDefinition,
     original: str | None,
     diags: list[Diagnostic],

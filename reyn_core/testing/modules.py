@@ -15,7 +15,7 @@ from typing import Any
 
 from reyn_core import API_VERSION, ReynError, ToolOrigin
 from reyn_core.gates import OperatorPolicy, PluginPolicy
-from reyn_core.host import ToolCallHooks, ToolRegistry
+from reyn_core.host import RegistryBuilder, ToolCallHooks, ToolRegistry
 
 
 class PluginModuleError(ReynError):
@@ -64,7 +64,7 @@ def registry_from_plugin(
         plugins={plugin_id: PluginPolicy(surfaces=plugin_surfaces)},
         **({"default_allowed_ops": tuple(default_allowed_ops)} if default_allowed_ops is not None else {}),
     )
-    builder = ToolRegistry(operator=operator, hooks=_policy_hooks(plugin_id, manager))
+    builder = RegistryBuilder(operator=operator, hooks=_policy_hooks(plugin_id, manager))
     for host_tool in host_tools:
         builder.register(host_tool)
     origin = ToolOrigin(kind="plugin", plugin_id=plugin_id, entry_point=module.__name__, api_version=api)

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from reyn_core import ToolContext, ToolGates, tool
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder
 from reyn_core.testing import Envelope, ToolCaller
 
 
@@ -44,7 +44,7 @@ def explode() -> None:
 
 @pytest.fixture
 def caller(tmp_path) -> ToolCaller:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for t in (add, router_only, whoami, slow_add, explode):
         builder.register(t)
     return ToolCaller(builder.freeze(), workspace=tmp_path)

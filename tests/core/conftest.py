@@ -164,10 +164,10 @@ def catalogue() -> list[Any]:
 @pytest.fixture
 def build_registry() -> Any:
     """``build_registry(definitions)`` -> a frozen registry holding them, registered in that order."""
-    from reyn_core.host import ToolRegistry
+    from reyn_core.host import RegistryBuilder
 
     def build(definitions: list[Any]) -> Any:
-        builder = ToolRegistry()
+        builder = RegistryBuilder()
         for d in definitions:
             builder.register(d)
         return builder.freeze()

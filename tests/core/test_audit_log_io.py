@@ -28,7 +28,14 @@ import pytest
 
 from reyn_core import ToolContext, ToolOrigin, tool
 from reyn_core.dispatch import argument_hash
-from reyn_core.host import JsonlAuditLog, ToolCall, ToolCallOutcome, ToolRegistry, dispatch_tool
+from reyn_core.host import (
+    JsonlAuditLog,
+    RegistryBuilder,
+    ToolCall,
+    ToolCallOutcome,
+    ToolRegistry,
+    dispatch_tool,
+)
 
 FIELDS = {"time", "surface", "agent", "tool", "plugin", "digest", "status", "duration_ms", "args_sha256"}
 CTX = ToolContext(surface="router", agent="alice")
@@ -41,7 +48,7 @@ async def echo(n: int) -> int:
 
 
 def registry_for(log: JsonlAuditLog) -> ToolRegistry:
-    builder = ToolRegistry(hooks=log.hooks())
+    builder = RegistryBuilder(hooks=log.hooks())
     builder.register(echo, origin=ToolOrigin(kind="plugin", plugin_id="notes"))
     return builder.freeze()
 
@@ -132,7 +139,8 @@ def test_without_an_event_loop_the_hook_writes_before_returning(tmp_path: Path) 
 CHILD = textwrap.dedent(
     """
     import asyncio, json, os, sys
-    from reyn_core import JsonlAuditLog, ToolContext, ToolRegistry, dispatch_tool, tool
+    from reyn_core import ToolContext, tool
+    from reyn_core.host import JsonlAuditLog, RegistryBuilder, ToolRegistry, dispatch_tool
 
     @tool(cluster="notes", purity="read_only")
     def echo(n: int) -> int:
@@ -141,7 +149,7 @@ CHILD = textwrap.dedent(
         return n
 
     log = JsonlAuditLog(sys.argv[1])
-    builder = ToolRegistry(hooks=log.hooks())
+    builder = RegistryBuilder(hooks=log.hooks())
     builder.register(echo)
     registry = builder.freeze()
     envelope = asyncio.run(dispatch_tool(registry, "echo", {"n": 7}, ToolContext()))

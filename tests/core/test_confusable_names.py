@@ -11,10 +11,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from reyn_core.profile import load_profile
 
 from reyn_core import ToolDefinition, ToolOrigin, ToolRegistrationError, tool
-from reyn_core.host import Profile, ToolRegistry, load
-from reyn_core.profile import load_profile
+from reyn_core.host import Profile, RegistryBuilder, load
 from reyn_core.registry import collision_key
 
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -52,7 +52,7 @@ def host_tool(name: str) -> ToolDefinition:
     ],
 )
 def test_confusable_names_collide_in_a_registry_naming_both(a: str, b: str) -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(definition(a), origin=ToolOrigin(kind="plugin", plugin_id="one"))
     with pytest.raises(ToolRegistrationError) as info:
         builder.register(definition(b), origin=ToolOrigin(kind="plugin", plugin_id="two"))
@@ -64,7 +64,7 @@ def test_confusable_names_collide_in_a_registry_naming_both(a: str, b: str) -> N
 
 
 def test_distinct_names_do_not_collide_and_keep_their_spelling() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for name in ("read_file", "read_files", "readfile2", "Write_File"):
         builder.register(definition(name))
     assert [t.name for t in builder.freeze().tools()] == [

@@ -26,7 +26,7 @@ from reyn_core import (
     ToolTimeout,
     tool,
 )
-from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, invoke_tool
 
 RELEASE = threading.Event()  # lets a "hung" sync handler's worker thread finish after its test
 
@@ -153,7 +153,7 @@ ALL = [
 
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for t in ALL:
         builder.register(t)
     return builder.freeze()
@@ -372,14 +372,15 @@ def test_a_hung_sync_handler_blocks_neither_loop_shutdown_nor_process_exit() -> 
 
     script = """
 import asyncio, threading
-from reyn_core import ToolContext, ToolRegistry, dispatch_tool, tool
+from reyn_core import ToolContext, tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 
 @tool(timeout_s=0.1)
 def stuck() -> None:
     \"\"\"Wait forever.\"\"\"
     threading.Event().wait()
 
-builder = ToolRegistry()
+builder = RegistryBuilder()
 builder.register(stuck)
 print(asyncio.run(dispatch_tool(builder.freeze(), "stuck", {}, ToolContext()))["error"]["kind"])
 """
@@ -409,7 +410,7 @@ async def test_arguments_nested_too_deeply_are_invalid_arguments_not_a_crash() -
         """Take anything."""
         return "ok"
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(take)
     registry = builder.freeze()
     deep_text = '{"x":' + "[" * 100_000 + "]" * 100_000 + "}"
@@ -434,7 +435,7 @@ async def test_strict_mode_nulls_for_optional_arguments_mean_not_given() -> None
         seen.append((max_bytes, encoding))
         return path
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(read)
     registry = builder.freeze()
     [spec] = render_router(registry, ToolContext(surface="router"), strict=True)
@@ -456,7 +457,7 @@ async def test_an_integer_too_long_to_parse_is_invalid_arguments_not_a_crash() -
         """Take a number."""
         return n
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(take)
     registry = builder.freeze()
     env = await dispatch_tool(registry, "take", '{"n": ' + "9" * 5000 + "}", ToolContext())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reyn_core import ToolContext, tool
-from reyn_core.host import JsonlAuditLog, ToolCallHooks, ToolRegistry, dispatch_tool
+from reyn_core.host import JsonlAuditLog, RegistryBuilder, ToolCallHooks, dispatch_tool
 
 
 @tool(purity="read_only")
@@ -28,7 +28,7 @@ async def wait_forever_timed() -> None:
 @pytest.mark.parametrize("name", ["wait_forever", "wait_forever_timed"])
 async def test_caller_cancelled_call_is_audited_and_propagates(tmp_path: Path, name: str) -> None:
     audit = JsonlAuditLog(tmp_path / "audit.jsonl")
-    builder = ToolRegistry(hooks=ToolCallHooks(after=(audit,)))
+    builder = RegistryBuilder(hooks=ToolCallHooks(after=(audit,)))
     builder.register(wait_forever)
     builder.register(wait_forever_timed)
     registry = builder.freeze()

@@ -18,9 +18,10 @@ from reyn_core.host import (
     OperatorPolicy,
     PhaseOutputError,
     PluginPolicy,
+    RegistryBuilder,
     ToolRegistry,
-    check_gates,
     dispatch_tool,
+    gates,
     parse_phase_output,
     phase_context,
     render_phase,
@@ -127,7 +128,7 @@ def expected(case: Case) -> tuple[bool, str]:
 
 @cache
 def registry_for(role: str, operator: str, available: str) -> ToolRegistry:
-    builder = ToolRegistry(operator=OPERATORS[operator])
+    builder = RegistryBuilder(operator=OPERATORS[operator])
     definition = ToolDefinition(
         name=NAME,
         description="Write a note.",
@@ -193,14 +194,15 @@ def test_renderers_show_exactly_what_the_specification_allows() -> None:
     assert wrong == []
 
 
-def test_check_gates_names_the_layer_the_specification_names() -> None:
+def test_gates_check_names_the_layer_the_specification_names() -> None:
     wrong = []
     for c in ALL_CASES:
         registry = registry_for(c.role, c.operator, c.available)
-        decision = registry.check(
+        decision = gates.check(
             registry.get(NAME),
             c.surface,
             ToolContext(surface=c.surface),  # type: ignore[arg-type]
+            registry=registry,
             exclude=EXCLUDES[c.exclude],
             allowed_ops=ALLOWED_OPS[c.allowed_ops],
         )
@@ -292,7 +294,7 @@ async def test_per_agent_allowlist_hides_and_refuses() -> None:
 
 def test_host_tools_ignore_plugin_narrowing_but_not_router_exclude() -> None:
     for operator, shown in (("plugins_off", True), ("tool_excluded", True), ("router_exclude", False)):
-        builder = ToolRegistry(operator=OPERATORS[operator])
+        builder = RegistryBuilder(operator=OPERATORS[operator])
         builder.register(
             ToolDefinition(
                 name=NAME,
@@ -307,7 +309,7 @@ def test_host_tools_ignore_plugin_narrowing_but_not_router_exclude() -> None:
 
 def test_available_reason_reaches_the_decision() -> None:
     registry = registry_for("both", "none", "raises_tool_error")
-    decision = check_gates(registry.get(NAME), "router", ToolContext())
+    decision = gates.check(registry.get(NAME), "router", ToolContext(), registry=registry)
     assert decision.layer == "call" and "set it in the profile" in decision.reason
 
 
@@ -323,7 +325,7 @@ def test_available_reason_reaches_the_decision() -> None:
 async def test_a_plugins_surfaces_list_every_surface_it_may_serve(
     surfaces: set[str] | None, allowed: set[str]
 ) -> None:
-    builder = ToolRegistry(
+    builder = RegistryBuilder(
         operator=OperatorPolicy(
             plugins={PLUGIN: PluginPolicy(surfaces=None if surfaces is None else frozenset(surfaces))}
         )
@@ -394,7 +396,7 @@ async def test_available_sees_the_surface_of_the_call_like_the_renderers_do() ->
         seen.append(ctx.surface)
         return ctx.surface == "phase"
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(
         ToolDefinition(
             name=NAME,

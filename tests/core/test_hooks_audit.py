@@ -13,6 +13,7 @@ import pytest
 from reyn_core import ToolContext, ToolDenied, ToolGates, ToolOrigin, tool
 from reyn_core.host import (
     JsonlAuditLog,
+    RegistryBuilder,
     ToolCall,
     ToolCallHooks,
     ToolCallOutcome,
@@ -58,7 +59,7 @@ def _reset() -> None:
 
 
 def registry_with(hooks: ToolCallHooks) -> ToolRegistry:
-    builder = ToolRegistry(hooks=hooks)
+    builder = RegistryBuilder(hooks=hooks)
     for t in (save_note, phase_note, broken):
         builder.register(t, origin=NOTES)
     builder.set_settings("notes", {"dir": "notes"})

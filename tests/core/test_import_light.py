@@ -28,13 +28,13 @@ def test_import_reyn_core_imports_no_heavy_dependency() -> None:
 def test_building_and_rendering_a_flat_tool_needs_no_heavy_dependency() -> None:
     code = """
 import asyncio
-from reyn_core import ToolContext, ToolDefinition, ToolRegistry, invoke_tool, render_phase, render_router
+from reyn_core import ToolContext, ToolDefinition
+from reyn_core.host import RegistryBuilder, ToolRegistry, invoke_tool, render_phase, render_router
 from reyn_core.registry import RegisteredTool
-registry = ToolRegistry()
 # Bypass registration checks (which use jsonschema's meta-schema) to look at render + dispatch alone.
 schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-registry._tools["t"] = RegisteredTool(ToolDefinition(name="t", description="x", parameters=schema, handler=lambda a: a))
-snapshot = registry.freeze()
+t = ToolDefinition(name="t", description="x", parameters=schema, handler=lambda a: a)
+snapshot = ToolRegistry({"t": RegisteredTool(t)})
 render_router(snapshot, ToolContext())
 render_phase(snapshot, ToolContext(), ["default"])
 asyncio.run(invoke_tool(snapshot, "t", {"a": 1}, ToolContext()))

@@ -24,7 +24,7 @@ from reyn_core import (
     tool,
     tool_manifest,
 )
-from reyn_core.host import ToolRegistry, invoke_tool
+from reyn_core.host import RegistryBuilder, invoke_tool
 from reyn_core.manifest import dumps
 
 MODULE = '''
@@ -107,7 +107,7 @@ def test_a_tool_round_trips_field_for_field(mod: Any) -> None:
 
 
 async def test_the_lazy_handler_reaches_the_same_function_through_the_dispatcher(mod: Any) -> None:
-    registry = ToolRegistry()
+    registry = RegistryBuilder()
     for d in lazy_definitions(tool_manifest(mod.TOOLS), available={"shout": mod.ready}):
         registry.register(d)
     snapshot = registry.freeze()

@@ -162,9 +162,14 @@ def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseSurface) -> N
 
 def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None:
     from reyn_core import ToolContext
-    from reyn_core.host import PhaseOutputError, ToolRegistry, parse_phase_output, render_phase
+    from reyn_core.host import (
+        PhaseOutputError,
+        RegistryBuilder,
+        parse_phase_output,
+        render_phase,
+    )
 
-    surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
+    surface = render_phase(RegistryBuilder().freeze(), ToolContext(surface="phase"), [])
     deep = (
         '{"control": {"type": "finish", "decision": "finish"}, "artifact": {"type": "x", "data": {"d": '
         + "[" * 100_000
@@ -179,9 +184,14 @@ def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None
 
 def test_a_reply_with_an_integer_too_long_to_parse_is_a_phase_output_error() -> None:
     from reyn_core import ToolContext
-    from reyn_core.host import PhaseOutputError, ToolRegistry, parse_phase_output, render_phase
+    from reyn_core.host import (
+        PhaseOutputError,
+        RegistryBuilder,
+        parse_phase_output,
+        render_phase,
+    )
 
-    surface = render_phase(ToolRegistry().freeze(), ToolContext(surface="phase"), [])
+    surface = render_phase(RegistryBuilder().freeze(), ToolContext(surface="phase"), [])
     reply = '{"control": {"type": "finish", "decision": "finish", "confidence": ' + "1" * 5000 + "}}"
     with pytest.raises(PhaseOutputError, match="cannot be read"):
         parse_phase_output(reply, surface)

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from reyn_core import InvalidToolArguments, ToolContext, ToolDefinition, ToolRegistrationError
 from reyn_core.gates import op_matches, ops_admit
-from reyn_core.host import ToolRegistry, invoke_tool, render_phase, render_router
+from reyn_core.host import RegistryBuilder, invoke_tool, render_phase, render_router
 from reyn_core.registry import collision_key
 from reyn_core.tool import is_valid_tool_name
 from reyn_core.validation import (
@@ -57,7 +57,7 @@ def test_name_rule_accepts_exactly_the_provider_safe_names(name: str) -> None:
 @RELAXED
 @given(st.text(max_size=80))
 def test_registration_accepts_a_name_iff_the_rule_does(name: str) -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     try:
         builder.register(definition(name))
         registered = True
@@ -70,7 +70,7 @@ def test_registration_accepts_a_name_iff_the_rule_does(name: str) -> None:
 @RELAXED
 @given(valid_names)
 def test_every_valid_name_renders_unchanged_on_the_router(name: str) -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(definition(name))
     [item] = render_router(builder.freeze(), ToolContext())
     assert item["function"]["name"] == name
@@ -143,7 +143,7 @@ def test_allowed_ops_order_and_duplicates_do_not_matter(
 def test_phase_renderer_shows_exactly_the_tools_allowed_ops_admit(
     tools: dict[str, str], ops: list[str]
 ) -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for name, cluster in tools.items():
         builder.register(definition(name, cluster))
     registry = builder.freeze()
@@ -346,7 +346,7 @@ def test_fast_validator_never_accepts_what_jsonschema_rejects_for_non_finite_num
 @given(schema_and_arguments())
 def test_dispatcher_accepts_arguments_iff_jsonschema_does(case: tuple[dict[str, Any], Any]) -> None:
     schema, args = case
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(
         ToolDefinition(name="t", description="Echo.", parameters=schema, handler=lambda **kw: kw)
     )

@@ -1,4 +1,5 @@
-"""ToolRegistry: name rule, collisions naming both origins, deterministic order, frozen snapshots."""
+"""RegistryBuilder and ToolRegistry: name rule, collisions naming both origins, deterministic order,
+read-only snapshots."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import threading
 
 import pytest
 
-from reyn_core import ToolDefinition, ToolNotFound, ToolOrigin, ToolRegistrationError, tool
+from reyn_core import ToolContext, ToolDefinition, ToolNotFound, ToolOrigin, ToolRegistrationError, tool
 from reyn_core.errors import RegistryFrozen
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder, ToolRegistry
+from reyn_core.registry import RegisteredTool
 
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -26,19 +28,19 @@ def definition(name: str, **kw: object) -> ToolDefinition:
 @pytest.mark.parametrize("name", ["", "a b", "a.b", "é", "x" * 65, "semi;colon", "slash/x"])
 def test_invalid_name_is_rt002(name: str) -> None:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(definition(name))
+        RegistryBuilder().register(definition(name))
     assert info.value.code == "RT002"
     assert "^[a-zA-Z0-9_-]{1,64}$" in info.value.message
 
 
 def test_missing_description_is_rt003() -> None:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(definition("quiet", description="  "))
+        RegistryBuilder().register(definition("quiet", description="  "))
     assert info.value.code == "RT003"
 
 
 def test_collision_is_rt004_naming_both_origins_and_the_fix() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(
         definition("read_file"),
         origin=ToolOrigin(kind="plugin", plugin_id="file", distribution="reyn-tools-file", version="1.0"),
@@ -52,38 +54,37 @@ def test_collision_is_rt004_naming_both_origins_and_the_fix() -> None:
 
 
 def test_collision_keeps_the_first_tool_and_the_registry_usable() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     first = builder.register(definition("t"))
     with pytest.raises(ToolRegistrationError):
         builder.register(definition("t"))
     builder.register(definition("u"))
-    assert builder.get("t") is first and len(builder) == 2
+    assert builder.freeze().get("t") is first and len(builder) == 2
 
 
 def test_origin_is_stamped_by_the_registrant_not_trusted_from_the_definition() -> None:
     forged = definition("t", origin=ToolOrigin(kind="host"))
-    registered = ToolRegistry().register(forged, origin=ToolOrigin(kind="plugin", plugin_id="p"))
+    registered = RegistryBuilder().register(forged, origin=ToolOrigin(kind="plugin", plugin_id="p"))
     assert registered.origin == ToolOrigin(kind="plugin", plugin_id="p")
 
 
 def test_definition_without_origin_is_a_host_tool() -> None:
-    assert ToolRegistry().register(definition("t")).origin == ToolOrigin(kind="host")
+    assert RegistryBuilder().register(definition("t")).origin == ToolOrigin(kind="host")
 
 
 def test_iteration_is_sorted_by_name_whatever_the_registration_order() -> None:
     names = ["b", "a", "C", "a-1", "_z"]
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for n in names:
         builder.register(definition(n))
-    assert [t.name for t in builder] == sorted(names)
     assert [t.name for t in builder.freeze()] == sorted(names)
 
 
 def test_unknown_name_is_not_found_with_near_names() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(definition("read_file"))
     with pytest.raises(ToolNotFound, match="did you mean 'read_file'"):
-        builder.get("read_fil")
+        builder.freeze().get("read_fil")
 
 
 def test_non_string_name_is_not_found() -> None:
@@ -91,27 +92,36 @@ def test_non_string_name_is_not_found() -> None:
         ToolRegistry().get(None)  # type: ignore[arg-type]
 
 
-def test_frozen_snapshot_refuses_register() -> None:
-    snapshot = ToolRegistry().freeze()
+def test_a_snapshot_has_no_way_to_add_tools_or_settings() -> None:
+    snapshot = RegistryBuilder().freeze()
+    assert not hasattr(snapshot, "register") and not hasattr(snapshot, "set_settings")
     with pytest.raises(RegistryFrozen):
-        snapshot.register(definition("t"))
+        snapshot.anything = 1  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        snapshot.plugin_settings["p"] = object()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        snapshot.original_names["x"] = "y"  # type: ignore[index]
 
 
-def test_frozen_snapshot_refuses_settings() -> None:
-    with pytest.raises(RegistryFrozen):
-        ToolRegistry().freeze().set_settings("p", object())
+def test_a_snapshot_built_by_hand_takes_only_registered_entries_under_their_own_names() -> None:
+    entry = RegisteredTool(definition("a"))
+    assert ToolRegistry({"a": entry}).get("a") is entry.definition
+    with pytest.raises(TypeError, match="RegisteredTool of that name"):
+        ToolRegistry({"b": entry})
+    with pytest.raises(TypeError, match="RegisteredTool of that name"):
+        ToolRegistry({"a": definition("a")})  # type: ignore[dict-item]
 
 
 def test_snapshot_does_not_see_later_registrations_on_the_builder() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(definition("a"))
     snapshot = builder.freeze()
     builder.register(definition("b"))
-    assert [t.name for t in snapshot] == ["a"] and snapshot.frozen and not builder.frozen
+    assert [t.name for t in snapshot] == ["a"] and [t.name for t in builder.freeze()] == ["a", "b"]
 
 
 def test_settings_reach_only_the_owning_plugins_tools() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     mine = builder.register(definition("mine"), origin=ToolOrigin(kind="plugin", plugin_id="p"))
     host = builder.register(definition("host"))
     builder.set_settings("p", {"root": "."})
@@ -121,13 +131,13 @@ def test_settings_reach_only_the_owning_plugins_tools() -> None:
 
 
 def test_prefixed_tool_remembers_its_original_name() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(definition("x_read").renamed("x_read"), original_name="read")
     assert builder.freeze().original_name("x_read") == "read"
 
 
 def test_snapshot_is_safe_to_read_from_many_threads() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for i in range(200):
         builder.register(definition(f"t{i:03d}"))
     snapshot = builder.freeze()
@@ -139,7 +149,7 @@ def test_snapshot_is_safe_to_read_from_many_threads() -> None:
             for _ in range(50):
                 names = [t.name for t in snapshot]
                 snapshot.get("t100")
-                snapshot._validator(snapshot.get("t050"))
+                snapshot.visible("router", ToolContext())
                 results.append(names)
         except BaseException as exc:
             errors.append(exc)
@@ -156,7 +166,7 @@ def test_snapshot_is_safe_to_read_from_many_threads() -> None:
 def test_a_frozen_registry_refuses_a_new_operator_policy_or_hooks() -> None:
     from reyn_core.host import OperatorPolicy, ToolCallHooks
 
-    snapshot = ToolRegistry(operator=OperatorPolicy(plugins_enabled=False)).freeze()
+    snapshot = RegistryBuilder(operator=OperatorPolicy(plugins_enabled=False)).freeze()
     with pytest.raises(RegistryFrozen, match="'operator' cannot be changed"):
         snapshot.operator = OperatorPolicy()  # would switch plugin tools back on (layer 2)
     with pytest.raises(RegistryFrozen, match="'hooks' cannot be changed"):
@@ -170,11 +180,11 @@ def test_a_frozen_registry_tool_table_cannot_be_mutated_in_place() -> None:
         """Answer pong."""
         return "pong"
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(ping)
     snapshot = builder.freeze()
     with pytest.raises(TypeError):
-        snapshot._tools["evil"] = snapshot._tools["ping"]  # type: ignore[index]
+        snapshot.entries()["evil"] = snapshot.entries()["ping"]  # type: ignore[index]
     assert [t.name for t in snapshot] == ["ping"]
     builder.register(tool(name="pong")(ping.handler))  # the builder stays usable...
     assert "pong" not in snapshot  # ...and the snapshot does not see it
@@ -196,12 +206,12 @@ def test_subclassed_names_gates_and_definitions_are_refused_or_rebuilt_plain() -
 
     handler = lambda: 1  # noqa: E731
     with pytest.raises(ToolRegistrationError) as name_error:
-        ToolRegistry().register(
+        RegistryBuilder().register(
             ToolDefinition(name=SlipperyName("t"), description="x", parameters=SCHEMA, handler=handler)
         )
     assert name_error.value.code == "RT002"
     with pytest.raises(ToolRegistrationError) as gates_error:
-        ToolRegistry().register(
+        RegistryBuilder().register(
             ToolDefinition(
                 name="t",
                 description="x",
@@ -211,7 +221,9 @@ def test_subclassed_names_gates_and_definitions_are_refused_or_rebuilt_plain() -
             )
         )
     assert gates_error.value.code == "RT006"
-    registered = ToolRegistry().register(Sub(name="t", description="x", parameters=SCHEMA, handler=handler))
+    registered = RegistryBuilder().register(
+        Sub(name="t", description="x", parameters=SCHEMA, handler=handler)
+    )
     assert type(registered) is ToolDefinition
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolDefinition, ToolRegistrationError
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder
 from reyn_core.validation import compile_validator
 
 
@@ -19,7 +19,7 @@ def schema_with_ref(ref: str) -> dict[str, Any]:
 
 def register(schema: dict[str, Any]) -> ToolRegistrationError:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+        RegistryBuilder().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
     return info.value
 
 

@@ -17,7 +17,7 @@ from openai.types.shared_params import FunctionDefinition
 from pydantic import TypeAdapter
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates
-from reyn_core.host import ToolRegistry, render_phase, render_router
+from reyn_core.host import RegistryBuilder, render_phase, render_router
 from reyn_core.render import StrictRenderError, canonical_json, render_router_json
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -311,7 +311,7 @@ def test_non_strictable_schema_raises_strict_render_error_naming_tool_and_reason
 
 
 def test_rendering_an_empty_registry_gives_empty_surfaces() -> None:
-    registry = ToolRegistry().freeze()
+    registry = RegistryBuilder().freeze()
     assert render_router(registry, router_ctx()) == []
     assert render_phase(registry, phase_ctx(), ["file"]).ops == ()
     assert json.loads(render_router_json(registry, router_ctx())) == []
@@ -341,7 +341,7 @@ def test_a_broken_enricher_renders_the_registered_schema_and_spares_the_others(
 
 def test_phase_output_schema_keeps_local_pointer_refs_resolvable() -> None:
     from reyn_core import ToolContext, ToolDefinition
-    from reyn_core.host import ToolRegistry, parse_phase_output, render_phase
+    from reyn_core.host import RegistryBuilder, parse_phase_output, render_phase
 
     schema = {
         "type": "object",
@@ -354,7 +354,7 @@ def test_phase_output_schema_keeps_local_pointer_refs_resolvable() -> None:
         "required": ["a"],
         "additionalProperties": False,
     }
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(
         ToolDefinition(
             name="measure", description="Measure.", parameters=schema, handler=lambda **kw: kw, cluster="m"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reyn_core import ToolDefinition, ToolGates, ToolRegistrationError
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder
 from reyn_core.schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, check_tool_schema
 
 
@@ -17,7 +17,7 @@ def register(parameters: object, gates: ToolGates = ToolGates()) -> ToolRegistra
         handler=lambda: 1,  # type: ignore[arg-type]
         gates=gates,
     )
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     with pytest.raises(ToolRegistrationError) as info:
         builder.register(d)
     assert len(builder) == 0
@@ -100,7 +100,7 @@ def test_kind_parameter_is_fine_for_a_router_only_tool() -> None:
         gates=ToolGates(phase="deny"),
         parameters={"type": "object", "properties": {"kind": {"type": "string"}}},
     )
-    assert ToolRegistry().register(d).name == "t"
+    assert RegistryBuilder().register(d).name == "t"
 
 
 # '(a+)+$' is no longer refused: patterns run on RE2, in linear time (tests/core/test_schema_patterns.py).
@@ -123,29 +123,29 @@ def test_provider_lints_are_warnings_and_the_tool_registers() -> None:
             "patternProperties": {"^x": {"type": "integer"}},
         },
     )
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(d)
     codes = {w.code for w in builder.warnings("t")}
     assert codes == {"RS101", "RS102"}
 
 
 def test_a_refused_tool_does_not_stop_the_next_registration() -> None:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     with pytest.raises(ToolRegistrationError):
         builder.register(
             ToolDefinition(name="bad", description="x", parameters={"type": "string"}, handler=len)
         )
     builder.register(ToolDefinition(name="good", description="x", parameters={"type": "object"}, handler=len))
-    assert [t.name for t in builder] == ["good"]
+    assert [t.name for t in builder.freeze()] == ["good"]
 
 
 def test_registry_keeps_its_own_copy_of_the_schema() -> None:
     schema: dict[str, object] = {"type": "object", "properties": {"a": {"type": "string"}}}
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     registered = builder.register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
     schema["properties"] = {"a": {"$ref": "http://127.0.0.1:1/x"}}  # the plugin mutates its dict later
     assert registered.parameters["properties"] == {"a": {"type": "string"}}
-    assert builder.get("t").parameters == registered.parameters
+    assert builder.freeze().get("t").parameters == registered.parameters
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_invalid_definition_field_is_rt006(field: str, value: object, says: str)
         name="t", description="A tool.", parameters={"type": "object"}, handler=len, **{field: value}
     )  # type: ignore[arg-type]
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(d)
+        RegistryBuilder().register(d)
     assert info.value.code == "RT006" and says in info.value.message
 
 

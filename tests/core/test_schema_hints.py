@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolDefinition, ToolRegistrationError
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder
 from reyn_core.schema import check_tool_schema
 
 
@@ -69,7 +69,7 @@ def test_other_meta_schema_problems_say_what_was_expected():
 
 
 def test_registration_refuses_the_tool_with_the_hint():
-    registry = ToolRegistry()
+    registry = RegistryBuilder()
     with pytest.raises(ToolRegistrationError) as info:
         registry.register(
             ToolDefinition(

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reyn_core import SchemaRefused, ToolDefinition, ToolRegistrationError, json_schema_validator
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder
 from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
 from reyn_core.validation import (
@@ -31,7 +31,7 @@ ATTACK = "a" * 40 + "!"  # about 2**40 steps for a backtracking engine
 
 def register(schema: dict[str, Any]) -> ToolRegistrationError:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+        RegistryBuilder().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
     return info.value
 
 
@@ -39,7 +39,8 @@ def test_backtracking_patterns_finish_in_every_path() -> None:
     # In a fresh process with a generous timeout: a backtracking engine would not finish for days.
     code = f"""
 import asyncio, json
-from reyn_core import ToolContext, ToolDefinition, ToolRegistry, InvalidToolArguments, invoke_tool
+from reyn_core import ToolContext, ToolDefinition, InvalidToolArguments
+from reyn_core.host import RegistryBuilder, ToolRegistry, invoke_tool
 EVIL, ATTACK = {EVIL!r}, {ATTACK!r}
 schemas = {{
     "fast": {{"type": "object", "properties": {{"a": {{"type": "string", "pattern": EVIL}}}}}},
@@ -51,7 +52,7 @@ schemas = {{
 }}
 args = {{"fast": {{"a": ATTACK}}, "general": {{"a": ATTACK}}, "items": {{"a": [ATTACK]}}, "keys": {{ATTACK: 1}},
         "uneval": {{ATTACK: 1}}, "names": {{ATTACK: 1}}}}
-builder = ToolRegistry()
+builder = RegistryBuilder()
 for name, schema in schemas.items():
     builder.register(ToolDefinition(name=name, description="x", parameters=schema, handler=lambda **kw: kw))
 registry = builder.freeze()

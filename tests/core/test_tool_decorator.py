@@ -10,7 +10,14 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolRegistrationError, ToolRuntimeMissing, tool
-from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool, render_phase, render_router
+from reyn_core.host import (
+    RegistryBuilder,
+    ToolRegistry,
+    dispatch_tool,
+    invoke_tool,
+    render_phase,
+    render_router,
+)
 
 
 class SearchArgs(BaseModel):
@@ -54,7 +61,7 @@ async def where(prefix: str, context: ToolContext) -> str:
 
 
 def registry_of(*tools: object) -> ToolRegistry:
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for t in tools:
         builder.register(t)  # type: ignore[arg-type]
     return builder.freeze()
@@ -167,7 +174,7 @@ def test_star_args_cannot_be_described() -> None:
 
 def test_registering_a_non_callable_is_rt001() -> None:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(42)  # type: ignore[arg-type]
+        RegistryBuilder().register(42)  # type: ignore[arg-type]
     assert info.value.code == "RT001"
 
 
@@ -176,7 +183,7 @@ def test_a_plain_typed_function_registers_with_tool_defaults() -> None:
         """Count words."""
         return len(text.split())
 
-    registered = ToolRegistry().register(count)
+    registered = RegistryBuilder().register(count)
     assert registered.name == "count" and registered.parameters["required"] == ["text"]
 
 
@@ -254,7 +261,7 @@ async def test_lazy_reference_to_a_missing_attribute_is_runtime_missing(
 
 def test_lazy_handler_without_colon_is_rt005() -> None:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(lazy_tool("just_a_module"))
+        RegistryBuilder().register(lazy_tool("just_a_module"))
     assert info.value.code == "RT005"
 
 

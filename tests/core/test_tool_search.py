@@ -15,10 +15,11 @@ from reyn_core.host import (
     DeferralPolicy,
     OperatorPolicy,
     PluginPolicy,
+    RegistryBuilder,
     ToolDeferral,
     ToolRegistry,
-    check_gates,
     dispatch_tool,
+    gates,
     search_tools,
 )
 from reyn_core.tool_search import name_words, query_terms, tool_index
@@ -35,7 +36,7 @@ def definition(name: str, description: str, **extra: Any) -> ToolDefinition:
 
 
 def frozen(*tools: ToolDefinition, operator: OperatorPolicy = OperatorPolicy()) -> ToolRegistry:
-    builder = ToolRegistry(operator=operator)
+    builder = RegistryBuilder(operator=operator)
     for t in tools:
         builder.register(t, origin=t.origin)
     return builder.freeze()
@@ -252,7 +253,7 @@ def test_the_matrix_covers_every_layer() -> None:
     layers = set()
     for case in ALL_CASES:
         registry = registry_for(case)
-        layers.add(registry.check(registry.get(NAME), "router", context_for(case)).layer)
+        layers.add(gates.check(registry.get(NAME), "router", context_for(case), registry=registry).layer)
     assert layers == {"", "role", "operator", "call", "runtime"}
 
 
@@ -265,12 +266,7 @@ def test_search_returns_a_tool_exactly_when_the_gates_would_offer_it() -> None:
         offered = {t.name for t in registry.visible("router", ctx)}
         spec = expected_visible(case)
         gate = bool(
-            check_gates(
-                registry.get(NAME),
-                "router",
-                registry.context_for(registry.get(NAME), ctx),
-                operator=registry.operator,
-            )
+            gates.check(registry.get(NAME), "router", ctx, registry=registry)
         )
         if (NAME in names) != spec or spec != gate or not set(names) <= offered:
             wrong.append(str(case))

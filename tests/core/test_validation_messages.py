@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reyn_core import ToolContext, ToolDefinition, tool
-from reyn_core.host import ToolRegistry, dispatch_tool
+from reyn_core.host import RegistryBuilder, dispatch_tool
 from reyn_core.validation import _compile_fast, _compile_jsonschema, compile_validator
 
 
@@ -218,7 +218,7 @@ def pick(n: Optional[int] = None, mode: Literal["fast", "slow"] = "fast") -> dic
 
 
 async def test_the_envelope_carries_the_pointer_and_the_readable_message():
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     builder.register(pick)
     builder.register(
         ToolDefinition(

@@ -12,7 +12,7 @@ import pytest
 
 import reyn_core
 from reyn_core import SchemaRefused, ToolDefinition, ToolRegistrationError, json_schema_validator
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder
 from reyn_core.validation import compile_validator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def variants() -> list[str]:
 def test_registration_refuses_every_retrievable_reference(variant: str, counting_server: Any) -> None:
     schema, named = hostile(counting_server.url)[variant]
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+        RegistryBuilder().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
     assert info.value.code == "RS004" and named in info.value.message
     assert counting_server.requests == []
 
@@ -147,7 +147,7 @@ def test_local_defs_work_under_a_remote_looking_root_id(counting_server: Any) ->
         **obj({"a": {"$ref": "#/$defs/n"}, "b": {"$ref": "#"}}, required=["a"]),
         "$defs": {"n": {"type": "integer"}},
     }
-    ToolRegistry().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
+    RegistryBuilder().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
     validate = json_schema_validator(schema)
     assert validate({"a": 1, "b": {"a": 2}}) == []
     assert [p.pointer for p in validate({"a": "x", "b": {"a": "y"}})] == ["/a", "/b/a"]
@@ -164,7 +164,7 @@ def test_a_known_dialect_uri_is_accepted_and_validated_as_2020_12(dialect: str) 
 
 def test_the_core_meta_schema_check_goes_through_the_factory() -> None:
     with pytest.raises(ToolRegistrationError) as info:
-        ToolRegistry().register(
+        RegistryBuilder().register(
             ToolDefinition(
                 name="t", description="x", parameters=obj({"a": {"type": "nonsense"}}), handler=len
             )

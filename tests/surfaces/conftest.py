@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reyn_core.surfaces import LiteLLMClient
 
 from reyn_core import ToolContext, ToolDenied, ToolGates, tool
-from reyn_core.host import ToolRegistry
-from reyn_core.surfaces import LiteLLMClient
+from reyn_core.host import RegistryBuilder, ToolRegistry
 from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -102,7 +102,7 @@ def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
         calls.log.append(("plan", {"steps": steps}))
         return {"steps": steps}
 
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     for t in (read_note, write_note, add, wipe, ask_user, delegate, plan):
         builder.register(t)
     return builder.freeze()

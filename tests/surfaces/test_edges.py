@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from reyn_core.surfaces import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
 
 from reyn_core import ReynError
-from reyn_core.host import ToolRegistry
-from reyn_core.surfaces import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
+from reyn_core.host import RegistryBuilder
 from reyn_core.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
@@ -53,7 +53,7 @@ async def test_an_event_listener_that_raises_never_breaks_the_run(tools, ctx, sc
 
 async def test_no_visible_tools_means_no_tools_key(ctx, scripted):
     server, client = scripted(R.text("plain chat"))
-    result = await RouterLoop(ToolRegistry().freeze(), model=MODEL, ctx=ctx, client=client).run("hi")
+    result = await RouterLoop(RegistryBuilder().freeze(), model=MODEL, ctx=ctx, client=client).run("hi")
     assert result.text == "plain chat"
     assert "tools" not in server.requests[0].body and "tool_choice" not in server.requests[0].body
 

@@ -13,12 +13,12 @@ from reyn_tools_catalog import CatalogSettings
 from reyn_tools_catalog.plugin import reyn_register_tools
 
 from reyn_core import HostBridge, ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry, dispatch_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 
 
 def build_registry(settings: CatalogSettings | None) -> ToolRegistry:
     """A frozen registry holding the catalog pack's tools, stamped as plugin 'catalog'."""
-    reg = ToolRegistry(settings={"catalog": settings} if settings is not None else None)
+    reg = RegistryBuilder(settings={"catalog": settings} if settings is not None else None)
     origin = ToolOrigin(kind="plugin", plugin_id="catalog")
     reyn_register_tools(lambda t: reg.register(t, origin=origin), settings)
     return reg.freeze()

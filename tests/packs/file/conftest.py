@@ -17,14 +17,14 @@ import reyn_tools_file.plugin as file_plugin
 from reyn_tools_file.settings import FileSettings
 
 from reyn_core import ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, invoke_tool
 
 ORIGIN = ToolOrigin(kind="plugin", plugin_id="file", distribution="reyn-tools-file")
 
 
 def build_registry(settings: FileSettings) -> ToolRegistry:
     """A frozen registry holding the file pack's tools, registered by the pack's own hook."""
-    registry = ToolRegistry(settings={"file": settings})
+    registry = RegistryBuilder(settings={"file": settings})
 
     def register(obj: Any) -> Any:
         return registry.register(obj, origin=ORIGIN)

@@ -54,9 +54,9 @@ async def test_write_tool_named_without_a_write_root_is_refused_with_how_to_conf
 
 async def test_without_settings_the_defaults_allow_reading_only(build_registry, workspace):
     from reyn_core import ToolOrigin
-    from reyn_core.host import ToolRegistry
+    from reyn_core.host import RegistryBuilder
 
-    registry = ToolRegistry()  # no settings at all: the pack falls back to FileSettings()
+    registry = RegistryBuilder()  # no settings at all: the pack falls back to FileSettings()
     import reyn_tools_file.plugin as plugin
 
     plugin.reyn_register_tools(

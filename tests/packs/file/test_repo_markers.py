@@ -16,7 +16,7 @@ from reyn_tools_file.paths import PathRefused
 from reyn_tools_shell.settings import ShellSettings
 
 from reyn_core import PhaseCallerState, ToolContext, ToolDenied, ToolOrigin
-from reyn_core.host import ToolRegistry, invoke_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, invoke_tool
 
 
 async def refused(tools, name: str, **args) -> PathRefused:
@@ -81,7 +81,7 @@ def shell_tool(workspace: Path) -> tuple[ToolRegistry, ToolContext]:
             "writable_dirs": ["out"],
         }
     )
-    registry = ToolRegistry(settings={"shell": settings})
+    registry = RegistryBuilder(settings={"shell": settings})
     origin = ToolOrigin(kind="plugin", plugin_id="shell", distribution="reyn-tools-shell")
     shell_plugin.reyn_register_tools(
         register=lambda t: registry.register(t, origin=origin), settings=settings

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder, ToolRegistry
 
 SERVER = Path(__file__).parent / "servers" / "demo_server.py"
 
@@ -32,7 +32,7 @@ def _settings(servers: dict[str, Any] | None = None, **extra: Any) -> Any:
 def _registry(settings: Any) -> ToolRegistry:
     from reyn_tools_mcp import plugin
 
-    reg = ToolRegistry(settings={"mcp": settings})
+    reg = RegistryBuilder(settings={"mcp": settings})
     plugin.reyn_register_tools(
         lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings
     )

@@ -208,12 +208,13 @@ def test_lazy_imports_rendering_never_imports_mcp(server_script, tmp_path) -> No
     )
     script = f"""
 import json, sys
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, render_phase, render_router
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import RegistryBuilder, ToolRegistry, render_phase, render_router
 from reyn_tools_mcp import plugin
 from reyn_tools_mcp.settings import McpSettings
 s = McpSettings.model_validate({{"servers": {{"demo": {{"command": "x", "import_tools": True}}}},
                                  "snapshot_file": {str(snap)!r}}})
-reg = ToolRegistry(settings={{"mcp": s}})
+reg = RegistryBuilder(settings={{"mcp": s}})
 plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), s)
 reg = reg.freeze()
 ctx = ToolContext(surface="router")

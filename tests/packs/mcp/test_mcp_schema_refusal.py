@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolContext, ToolRegistrationError
-from reyn_core.host import ToolRegistry, dispatch_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 
 SCHEMA_SERVER = Path(__file__).parent / "servers" / "schema_server.py"
 
@@ -144,7 +144,7 @@ async def test_import_mode_refuses_those_tools_at_registration_and_keeps_the_oth
     )
     snapshot = {"version": 1, "servers": {"schemas": {"tools": listed["data"]["tools"]}}}
     definitions = imported_definitions(settings_for(mcp_settings, recorder, import_tools=True), snapshot)
-    builder = ToolRegistry()
+    builder = RegistryBuilder()
     refused: dict[str, ToolRegistrationError] = {}
     for definition in definitions:
         try:

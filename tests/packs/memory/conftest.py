@@ -24,7 +24,7 @@ from reyn_tools_memory import MemorySettings, open_store
 from reyn_tools_memory.plugin import reyn_register_tools
 
 from reyn_core import ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry, dispatch_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 
 HERE = Path(__file__).parent
 WORKER = HERE / "memory_worker.py"
@@ -34,7 +34,7 @@ _env_names = itertools.count()
 
 def build_registry(settings: MemorySettings) -> ToolRegistry:
     """A frozen registry holding the memory pack's tools, stamped as plugin 'memory'."""
-    reg = ToolRegistry(settings={"memory": settings})
+    reg = RegistryBuilder(settings={"memory": settings})
     origin = ToolOrigin(kind="plugin", plugin_id="memory")
     reyn_register_tools(lambda t: reg.register(t, origin=origin), settings)
     return reg.freeze()

@@ -29,7 +29,7 @@ from reyn_tools_memory import MemorySettings
 from reyn_tools_memory.plugin import reyn_register_tools
 
 from reyn_core import ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry, dispatch_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 
 
 def settings_of(store: str) -> MemorySettings:
@@ -40,7 +40,7 @@ def settings_of(store: str) -> MemorySettings:
 
 def registry(store: str) -> ToolRegistry:
     settings = settings_of(store)
-    reg = ToolRegistry(settings={"memory": settings})
+    reg = RegistryBuilder(settings={"memory": settings})
     reyn_register_tools(
         lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory")), settings
     )

@@ -331,11 +331,12 @@ def test_without_psycopg_the_postgres_backend_is_runtime_missing_with_the_instal
 import asyncio, json, sys
 sys.modules["psycopg"] = None  # as if the [postgres] extra were not installed
 from pathlib import Path
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 from reyn_tools_memory import MemorySettings
 from reyn_tools_memory.plugin import reyn_register_tools
 s = MemorySettings(backend="postgres")
-reg = ToolRegistry(settings={{"memory": s}})
+reg = RegistryBuilder(settings={{"memory": s}})
 reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory")), s)
 ctx = ToolContext(surface="router", workspace=Path({str(tmp_path)!r}))
 print(json.dumps(asyncio.run(dispatch_tool(reg.freeze(), "list_memory", {{}}, ctx))))
@@ -350,11 +351,12 @@ def test_the_sqlite_backend_never_imports_psycopg(tmp_path):
     code = f"""
 import asyncio, sys
 from pathlib import Path
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, dispatch_tool
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 from reyn_tools_memory import MemorySettings
 from reyn_tools_memory.plugin import reyn_diagnostics, reyn_register_tools
 s = MemorySettings(path={str(tmp_path / "m.db")!r})
-reg = ToolRegistry(settings={{"memory": s}})
+reg = RegistryBuilder(settings={{"memory": s}})
 reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory")), s)
 ctx = ToolContext(surface="router", workspace=Path({str(tmp_path)!r}))
 args = {{"slug": "a", "name": "n", "description": "d", "type": "user", "body": "b"}}

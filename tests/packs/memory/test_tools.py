@@ -196,9 +196,9 @@ def test_context_settings_default_when_the_host_registers_none(tmp_path, make_en
     from reyn_tools_memory.tools import MEMORY_TOOLS
 
     from reyn_core import ToolOrigin
-    from reyn_core.host import ToolRegistry, dispatch_tool
+    from reyn_core.host import RegistryBuilder, dispatch_tool
 
-    reg = ToolRegistry()
+    reg = RegistryBuilder()
     for t in MEMORY_TOOLS:
         reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="memory"))
     ctx = ToolContext(surface="router", workspace=tmp_path)

@@ -14,7 +14,7 @@ import reyn_tools_shell.plugin as shell_plugin
 from reyn_tools_shell.settings import ShellSettings
 
 from reyn_core import PhaseCallerState, ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry, dispatch_tool, invoke_tool
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, invoke_tool
 
 ORIGIN = ToolOrigin(kind="plugin", plugin_id="shell", distribution="reyn-tools-shell")
 
@@ -54,7 +54,7 @@ PROGRAMS: list[dict[str, Any]] = [
 
 
 def build_registry(settings: ShellSettings | None) -> ToolRegistry:
-    registry = ToolRegistry(settings={"shell": settings} if settings is not None else None)
+    registry = RegistryBuilder(settings={"shell": settings} if settings is not None else None)
     shell_plugin.reyn_register_tools(
         register=lambda t: registry.register(t, origin=ORIGIN), settings=settings
     )

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from reyn_core import ToolContext, ToolOrigin
-from reyn_core.host import ToolRegistry
+from reyn_core.host import RegistryBuilder, ToolRegistry
 
 BOMB = gzip.compress(b"\0" * 20_000_000, compresslevel=9)  # ~20 KB on the wire, 20 MB inflated
 PAGE = b"""<!doctype html><html><head><title> Test  Page </title>
@@ -165,7 +165,7 @@ def _web_registry(settings: Any) -> ToolRegistry:
     """A frozen registry holding the web pack's tools, as the loader would build it."""
     from reyn_tools_web import plugin
 
-    reg = ToolRegistry(settings={"web": settings})
+    reg = RegistryBuilder(settings={"web": settings})
     plugin.reyn_register_tools(
         lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="web")), settings
     )

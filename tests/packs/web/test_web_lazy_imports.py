@@ -8,11 +8,12 @@ import sys
 
 SCRIPT = r"""
 import json, sys
-from reyn_core import ToolContext, ToolOrigin, ToolRegistry, render_phase, render_router
+from reyn_core import ToolContext, ToolOrigin
+from reyn_core.host import RegistryBuilder, ToolRegistry, render_phase, render_router
 from reyn_tools_web import plugin
 from reyn_tools_web.settings import WebSettings
 s = WebSettings.model_validate({"fetch": {"enabled": True}, "search": {"backend": "searxng", "searxng": {"url": "http://x"}}})
-reg = ToolRegistry(settings={"web": s})
+reg = RegistryBuilder(settings={"web": s})
 plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="web")), s)
 reg = reg.freeze()
 ctx = ToolContext(surface="router")

@@ -1,0 +1,65 @@
+"""A tool call as policy hooks see it: ``ToolCall``, ``ToolCallOutcome`` and the ``ToolCallHooks``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .context import ToolContext
+from .errors import ToolError
+from .tool import ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call as policy hooks see it.
+
+    ``arguments`` are validated when a ``before`` hook sees the call. An ``after`` hook may also see
+    a call refused before validation (``gate_refused``, ``invalid_arguments``); its ``arguments``
+    are then as sent (``{}`` when they were not a JSON object).
+    """
+
+    tool: ToolDefinition
+    arguments: Mapping[str, Any]
+    ctx: ToolContext
+    surface: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    """How a call ended, as ``after`` hooks see it."""
+
+    status: Literal["ok", "error"]
+    duration_s: float
+    result: Any = None
+    error: ToolError | None = None
+
+    @property
+    def kind(self) -> str:
+        """``ok`` or the error kind."""
+        return "ok" if self.error is None else self.error.kind
+
+
+BeforeHook = Callable[[ToolCall], "str | Awaitable[str | None] | None"]
+AfterHook = Callable[[ToolCall, ToolCallOutcome], "Awaitable[None] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallHooks:
+    """Policy points around every call.
+
+    A ``before`` hook returns None to allow, or a reason string to deny (or raises ``ToolDenied``);
+    it may be async, e.g. an approval prompt. ``after`` hooks observe every outcome; an after hook
+    that raises is ignored so auditing can never break a call. The plugin loader fills these from
+    the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of enabled plugins.
+    """
+
+    before: tuple[BeforeHook, ...] = ()
+    after: tuple[AfterHook, ...] = ()
+
+    def __add__(self, other: ToolCallHooks) -> ToolCallHooks:
+        return ToolCallHooks(self.before + other.before, self.after + other.after)
+
+
+NO_HOOKS = ToolCallHooks()

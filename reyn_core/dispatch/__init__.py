@@ -1,0 +1,26 @@
+"""The dispatcher: ``invoke_tool`` / ``dispatch_tool``, the call hooks they run, and the audit log."""
+
+from __future__ import annotations
+
+from ..calls import NO_HOOKS, AfterHook, BeforeHook, ToolCall, ToolCallHooks, ToolCallOutcome
+from ..jsondata import to_jsonable
+from .audit import JsonlAuditLog, argument_hash
+from .dispatcher import dispatch_tool, invoke_tool
+from .handlers import CallShape, call_shape, resolve_reference
+
+__all__ = [
+    "NO_HOOKS",
+    "AfterHook",
+    "BeforeHook",
+    "CallShape",
+    "JsonlAuditLog",
+    "ToolCall",
+    "ToolCallHooks",
+    "ToolCallOutcome",
+    "argument_hash",
+    "call_shape",
+    "dispatch_tool",
+    "invoke_tool",
+    "resolve_reference",
+    "to_jsonable",
+]

@@ -1,0 +1,90 @@
+"""The checks a tool passes before it is registered (diagnostic codes RT002, RT003, RT005, RT006 and
+the schema's own codes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import ToolRegistrationError
+from ..schema import SchemaIssue
+from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
+
+SchemaCheck = Callable[..., list[SchemaIssue]]
+
+
+def field_problem(d: ToolDefinition) -> str:
+    """What is wrong with a definition's non-schema fields ('' when nothing): typos here would
+    otherwise be silently accepted (a gate of "Allow" would quietly deny)."""
+    # Exact types, not subclasses: a str or ToolGates subclass could change hashing, equality or
+    # allows() after the checks ran (bypassing collisions, tools.exclude or the role gate).
+    gates_ok = (
+        type(d.gates) is ToolGates
+        and type(d.gates.router) is str
+        and type(d.gates.phase) is str
+        and {d.gates.router, d.gates.phase} <= {"allow", "deny"}
+    )
+    if not gates_ok:
+        return (
+            f"gates must be ToolGates(router=..., phase=...) with values 'allow' or 'deny', got {d.gates!r}"
+        )
+    if type(d.purity) is not str or d.purity not in PURITIES:
+        return f"purity {d.purity!r} is not one of {list(PURITIES)}"
+    if type(d.dispatch_kind) is not str or d.dispatch_kind not in ("inline", "deferred"):
+        return f"dispatch_kind {d.dispatch_kind!r} is not 'inline' or 'deferred'"
+    if type(d.cluster) is not str or not d.cluster:
+        return f"cluster must be a non-empty string, got {d.cluster!r}"
+    t = d.timeout_s
+    if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < float("inf")):
+        return f"timeout_s must be a positive number of seconds or None, got {t!r}"
+    for name in ("available", "schema_enricher"):
+        value = getattr(d, name)
+        if value is not None and not callable(value):
+            return f"{name} must be callable or None, got {type(value).__name__}"
+    return ""
+
+
+def check_definition(d: ToolDefinition, schema_check: SchemaCheck) -> list[SchemaIssue]:
+    """Raise ``ToolRegistrationError`` for a definition that cannot be registered; else return the
+    schema's warnings."""
+    if type(d.name) is not str or not is_valid_tool_name(d.name):
+        raise ToolRegistrationError(
+            "RT002",
+            f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
+            tool=str(d.name)[:80],
+            hint="use letters, digits, '_' and '-', at most 64 characters",
+        )
+    if type(d.description) is not str or not d.description.strip():
+        raise ToolRegistrationError(
+            "RT003",
+            f"tool {d.name!r} has no description",
+            tool=d.name,
+            hint="write a docstring or pass description=; models choose tools by it",
+        )
+    handler = d.handler
+    if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):
+        raise ToolRegistrationError(
+            "RT005",
+            f"tool {d.name!r} handler must be callable, 'module:attr' or None",
+            tool=d.name,
+            hint="point handler at a function, e.g. 'my_pkg.tools:fetch'",
+        )
+    problem = field_problem(d)
+    if problem:
+        raise ToolRegistrationError(
+            "RT006",
+            f"tool {d.name!r} has an invalid field: {problem}",
+            tool=d.name,
+            hint="fix the value in @tool(...) / ToolDefinition(...)",
+        )
+    issues = schema_check(d.parameters, phase_usable=d.gates.phase == "allow")
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        first = errors[0]
+        detail = "; ".join(f"{i.message}" + (f" (at {i.pointer})" if i.pointer else "") for i in errors)
+        raise ToolRegistrationError(
+            first.code,
+            f"tool {d.name!r} has an invalid parameters schema: {detail}",
+            tool=d.name,
+            hint="fix the schema; docs/diagnostics.md explains each code",
+        )
+    return [i for i in issues if i.severity == "warning"]

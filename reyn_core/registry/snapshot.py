@@ -1,0 +1,160 @@
+"""``ToolRegistry``: the read-only snapshot both surfaces are rendered from and dispatched against."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .. import gates
+from ..calls import ToolCallHooks
+from ..context import ToolContext
+from ..errors import RegistryFrozen, ToolNotFound
+from ..schema import SchemaIssue
+from ..tool import ToolDefinition
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredTool:
+    """A tool as registered: the checked definition plus the warnings found when it was checked."""
+
+    definition: ToolDefinition
+    warnings: tuple[SchemaIssue, ...] = ()
+
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class ToolRegistry:
+    """Tools by name, in a deterministic (sorted) order, with the operator policy that gates them.
+
+    Immutable, so renderers and the dispatcher may read one from many tasks and threads. Build one
+    with ``RegistryBuilder`` (``register`` checks each tool, ``freeze()`` returns this snapshot); the
+    plugin loader builds one from a profile. ``ToolRegistry()`` is the empty registry.
+    """
+
+    __slots__ = ("__weakref__", "_hooks", "_operator", "_original_names", "_settings", "_sorted", "_tools")
+    _tools: Mapping[str, RegisteredTool]
+    _sorted: tuple[ToolDefinition, ...]
+    _original_names: Mapping[str, str]
+    _settings: Mapping[str, Any]
+    _operator: gates.OperatorPolicy
+    _hooks: ToolCallHooks | None
+
+    def __init__(
+        self,
+        tools: Mapping[str, RegisteredTool] = _EMPTY,
+        *,
+        original_names: Mapping[str, str] = _EMPTY,
+        settings: Mapping[str, Any] = _EMPTY,
+        operator: gates.OperatorPolicy = gates.NO_POLICY,
+        hooks: ToolCallHooks | None = None,
+    ) -> None:
+        # The entries are trusted as checked: RegistryBuilder.freeze() is the way to make them.
+        for name, entry in tools.items():
+            if type(entry) is not RegisteredTool or entry.definition.name != name:
+                raise TypeError(f"registry entry {name!r} must be a RegisteredTool of that name")
+        init = object.__setattr__
+        init(self, "_tools", MappingProxyType(dict(tools)))
+        init(self, "_sorted", tuple(tools[n].definition for n in sorted(tools)))
+        init(self, "_original_names", MappingProxyType(dict(original_names)))
+        init(self, "_settings", MappingProxyType(dict(settings)))
+        init(self, "_operator", operator)
+        init(self, "_hooks", hooks)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
+        # switch off layer 2 or the audit log, so nothing on it can be changed.
+        raise RegistryFrozen(f"this registry is frozen; {name!r} cannot be changed (build a new registry)")
+
+    @property
+    def frozen(self) -> bool:
+        """Always True: a ``ToolRegistry`` is a snapshot (``RegistryBuilder`` is what changes)."""
+        return True
+
+    @property
+    def operator(self) -> gates.OperatorPolicy:
+        """Gate layer 2: the operator policy of the profile this registry was built from."""
+        return self._operator
+
+    @property
+    def hooks(self) -> ToolCallHooks | None:
+        """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
+        return self._hooks
+
+    # ------------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[ToolDefinition]:
+        return iter(self._sorted)
+
+    def tools(self) -> tuple[ToolDefinition, ...]:
+        """Every tool, sorted by name: independent of registration or install order."""
+        return self._sorted
+
+    def entries(self) -> Mapping[str, RegisteredTool]:
+        """Name → the registered tool with its warnings (read-only)."""
+        return self._tools
+
+    def get(self, name: str) -> ToolDefinition:
+        """The tool called ``name`` or ``ToolNotFound`` listing near names."""
+        entry = self._tools.get(name) if isinstance(name, str) else None
+        if entry is None:
+            near = difflib.get_close_matches(str(name), list(self._tools), n=3)
+            hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+            raise ToolNotFound(f"no tool named {str(name)[:80]!r}{hint}", tool=str(name)[:80])
+        return entry.definition
+
+    def warnings(self, name: str) -> tuple[SchemaIssue, ...]:
+        """Provider-lint warnings recorded when ``name`` was registered."""
+        entry = self._tools.get(name)
+        return entry.warnings if entry else ()
+
+    def original_name(self, name: str) -> str:
+        """The plugin's own name for a (possibly prefixed) tool."""
+        return self._original_names.get(name, name)
+
+    @property
+    def original_names(self) -> Mapping[str, str]:
+        """Prefixed name → the plugin's own name, for the tools that were renamed (read-only)."""
+        return self._original_names
+
+    def settings_for(self, tool: ToolDefinition) -> Any:
+        """The owning plugin's settings (None for host tools or plugins without settings)."""
+        return self._settings.get(tool.plugin_id) if tool.plugin_id else None
+
+    @property
+    def plugin_settings(self) -> Mapping[str, Any]:
+        """Plugin id → validated settings (read-only)."""
+        return self._settings
+
+    # ------------------------------------------------------------------ gating
+
+    def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext:
+        """``ctx`` with the owning plugin's settings, as the tool's handler and ``available`` see it."""
+        settings = self.settings_for(tool)
+        return ctx if settings is None or ctx.settings is settings else ctx.with_settings(settings)
+
+    def visible(
+        self,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> list[ToolDefinition]:
+        """The tools ``gates.check`` lets ``surface`` see in ``ctx``, sorted by name."""
+        ex = frozenset(gates.as_names(exclude, "exclude"))
+        ops = gates.as_names(allowed_ops, "allowed_ops") if allowed_ops is not None else None
+        return [
+            t
+            for t in self._sorted
+            if gates.check(t, surface, ctx, registry=self, exclude=ex, allowed_ops=ops)
+        ]
