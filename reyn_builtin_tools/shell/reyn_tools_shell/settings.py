@@ -11,7 +11,7 @@ import fnmatch
 import re
 import shlex
 from functools import cached_property
-from typing import Union
+from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -127,8 +127,27 @@ DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     "*CONNECTION_STRING*",
     "*CONNSTR*",
 )
+
+
 # A value carrying credentials, whatever its name: ``scheme://user:pass@host`` (or a token as the
 # user, ``https://ghp_x@github.com``), and ``key=value`` connection strings with a password or key.
+def _compile_linear(pattern: str) -> Any:
+    """An operator's argument pattern, compiled with RE2: the arguments it is matched against come
+    from a model, so matching must take linear time whatever the pattern (Python's ``re`` can take
+    exponential time on ``(a+)+$``). A construct RE2 cannot run is refused when the profile loads."""
+    import re2  # google-re2
+
+    options = re2.Options()
+    options.log_errors = False  # the error is raised to the profile's reader, not printed to stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        raise ValueError(
+            f"pattern {pattern!r} is not a valid regular expression for RE2: {exc}; argument patterns "
+            "run on RE2 (linear time), which has no backreferences or lookaround"
+        ) from None
+
+
 _CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s@]+@")
 _CREDENTIAL_PAIR = re.compile(
     r"(?i)(?:^|[\s;,&?])(?:password|passwd|pwd|pass|secret|token|api[_-]?key|accountkey|sharedaccesskey"
@@ -196,10 +215,7 @@ class ProgramRule(BaseModel):
     @classmethod
     def _patterns_compile(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
         for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
+            _compile_linear(pattern)
         return patterns
 
     @model_validator(mode="after")
@@ -220,12 +236,12 @@ class ProgramRule(BaseModel):
         return self
 
     @cached_property
-    def _allow(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p) for p in self.allow_args)
+    def _allow(self) -> tuple[Any, ...]:
+        return tuple(_compile_linear(p) for p in self.allow_args)
 
     @cached_property
-    def _deny(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(re.compile(p) for p in self.deny_args)
+    def _deny(self) -> tuple[Any, ...]:
+        return tuple(_compile_linear(p) for p in self.deny_args)
 
     def refusal(self, argv: list[str]) -> str | None:
         """Why this rule refuses ``argv``, or None when it allows it."""
