@@ -33,6 +33,7 @@ WHEELHOUSE_REQUIREMENTS = (
     "pytest-asyncio>=0.23",
     "google-re2>=1.1,<2",
     "tomlkit>=0.12,<1",
+    "tomli-w>=1.0,<2",
 )
 _SCRUBBED_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV")
 

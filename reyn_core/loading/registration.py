@@ -23,9 +23,9 @@ from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
     from reyn_core.dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
-    from reyn_core.loading.loader import PluginState
+    from reyn_core.loading.plugin_state import PluginState
+    from reyn_core.loading.profile import Profile
     from reyn_core.loading.schema_cache import SchemaCheckCache
-    from reyn_core.profile import Profile
 
 
 def register_all(

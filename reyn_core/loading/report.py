@@ -11,9 +11,10 @@ from reyn_core.loading.diagnostics import Diagnostic
 if TYPE_CHECKING:
     import pluggy
 
+    from reyn_core.loading.profile import Profile
     from reyn_core.loading.provenance.record import ProvenanceRecord
-    from reyn_core.profile import Profile
     from reyn_core.registry import ToolRegistry
+    from reyn_core.tool import ToolDefinition
 
 PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
 STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
@@ -112,6 +113,10 @@ class LoadResult:
     report: LoadReport
     profile: Profile
     _managers: Mapping[str, pluggy.PluginManager] = field(default_factory=dict, repr=False, compare=False)
+
+    def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
+        """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""
+        return tuple(self.registry.get(name) for name in info.tools)
 
     def cli_commands(self) -> tuple[dict[str, tuple[str, CliCommand]], list[Diagnostic]]:
         """Commands contributed by loaded plugins via ``reyn_cli_commands``: name → (plugin id, fn).

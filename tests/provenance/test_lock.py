@@ -11,23 +11,21 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolGates, ToolOrigin, ToolRegistry, tool
+from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
+from reyn_core.loading.provenance.digest import tree_digest
+from reyn_core.loading.provenance.drift import DRIFT_KINDS, Drift, audit, compare_provenance, compare_tools
 from reyn_core.loading.provenance.lock import (
-    DRIFT_KINDS,
-    Drift,
     LockedPlugin,
     LockError,
     LockFile,
-    audit,
-    compare_provenance,
-    compare_tools,
     lock_from_load,
-    read_lock,
-    render_lock,
     tool_definition_hash,
-    write_lock,
 )
-from reyn_core.loading.provenance.record import ProvenanceRecord, tree_digest
+from reyn_core.loading.provenance.lock_file import read_lock, render_lock, write_lock
+from reyn_core.loading.provenance.record import ProvenanceRecord
+from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
+from reyn_core.loading.profile import Profile
+from reyn_core.registry import RegistryBuilder
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -436,49 +434,55 @@ def test_tool_gates_and_traits_changes_are_named() -> None:
 # --------------------------------------------------------------------------- lock_from_load and audit
 
 
-def _result(kit: Any, *infos: Any, registry: Any = None) -> Any:
-    return kit.LoadResult(report=kit.Report(plugins=tuple(infos)), registry=registry)
+def _info(plugin_id: str = "demo", status: Any = "loaded", **kw: Any) -> PluginLoadInfo:
+    return PluginLoadInfo(plugin_id=plugin_id, distribution=None, version=None, status=status, **kw)
+
+
+def _result(*infos: PluginLoadInfo, tools: tuple[ToolDefinition, ...] = TOOLS) -> LoadResult:
+    """A real ``LoadResult``: the plugins' report and a frozen registry holding ``tools``."""
+    builder = RegistryBuilder()
+    for t in tools:
+        builder.register(t)
+    return LoadResult(builder.freeze(), LoadReport(plugins=tuple(infos), diagnostics=()), Profile())
 
 
 def _loaded(
-    kit: Any, record: ProvenanceRecord | None = None, tools: tuple[Any, ...] = TOOLS, **kw: Any
-) -> Any:
-    return kit.PluginInfo(
-        plugin_id="demo", status="loaded", provenance=record or make_record(), tools=tools, **kw
-    )
+    record: ProvenanceRecord | None = None, tools: tuple[ToolDefinition, ...] = TOOLS, **kw: Any
+) -> PluginLoadInfo:
+    kw.setdefault("api_version", 1)
+    return _info(provenance=record or make_record(), tools=tuple(t.name for t in tools), **kw)
 
 
-def test_lock_from_load_locks_loaded_plugins_only(kit: Any) -> None:
+def test_lock_from_load_locks_loaded_plugins_only() -> None:
     other = make_record(plugin_id="other", distribution="other")
     result = _result(
-        kit,
-        _loaded(kit),
-        kit.PluginInfo(plugin_id="other", status="failed", provenance=other),
-        kit.PluginInfo(plugin_id="idle", status="discovered"),
+        _loaded(),
+        _info("other", "failed", provenance=other),
+        _info("idle", "discovered"),
     )
     lock = lock_from_load(result)
     assert [p.plugin_id for p in lock.plugins] == ["demo"]
     assert lock.plugins[0] == locked_demo()
 
 
-def test_lock_from_load_resolves_tool_names_through_the_registry(kit: Any) -> None:
-    registry = ToolRegistry()
-    for t in TOOLS:
-        registry.register(t)
-    lock = lock_from_load(
-        _result(kit, _loaded(kit, tools=("read_note", "write_note")), registry=registry.freeze())
-    )
+def test_lock_from_load_locks_only_the_plugins_own_tools() -> None:
+    @tool(cluster="file")
+    def other_tool(x: int) -> int:
+        """Another plugin's tool."""
+        return x
+
+    lock = lock_from_load(_result(_loaded(), tools=(*TOOLS, other_tool)))
     assert lock.plugins[0].tools == locked_demo().tools
 
 
-def test_lock_from_load_refuses_a_loaded_plugin_without_provenance(kit: Any) -> None:
-    info = kit.PluginInfo(plugin_id="demo", status="loaded", provenance=None)
+def test_lock_from_load_refuses_a_loaded_plugin_without_provenance() -> None:
+    info = _info(provenance=None)
     with pytest.raises(LockError, match="without a provenance record"):
-        lock_from_load(_result(kit, info))
+        lock_from_load(_result(info))
 
 
-def test_audit_of_an_unchanged_world_is_clean(kit: Any) -> None:
-    result = _result(kit, _loaded(kit), kit.PluginInfo(plugin_id="idle", status="discovered"))
+def test_audit_of_an_unchanged_world_is_clean() -> None:
+    result = _result(_loaded(), _info("idle", "discovered"))
     assert audit(lock_from_load(result), result) == []
 
 
@@ -490,35 +494,35 @@ def test_audit_of_an_unchanged_world_is_clean(kit: Any) -> None:
         ({"status": "missing"}, "is enabled but not installed"),
     ],
 )
-def test_audit_names_why_a_locked_plugin_is_gone(kit: Any, info: dict[str, Any] | None, why: str) -> None:
-    infos = () if info is None else (kit.PluginInfo(plugin_id="demo", **info),)
-    (drift,) = audit(LockFile(plugins=(locked_demo(),)), _result(kit, *infos))
+def test_audit_names_why_a_locked_plugin_is_gone(info: dict[str, Any] | None, why: str) -> None:
+    infos = () if info is None else (_info(**info),)
+    (drift,) = audit(LockFile(plugins=(locked_demo(),)), _result(*infos))
     assert drift.kind == "plugin_removed" and why in drift.detail
 
 
-def test_audit_names_a_plugin_missing_from_the_lock(kit: Any) -> None:
-    (drift,) = audit(LockFile(), _result(kit, _loaded(kit)))
+def test_audit_names_a_plugin_missing_from_the_lock() -> None:
+    (drift,) = audit(LockFile(), _result(_loaded()))
     assert drift.kind == "plugin_added"
     assert "plugin 'demo' is enabled but not in the lock (demo-plug 0.1.0" in drift.detail
 
 
-def test_audit_reports_record_mismatches_and_api_version(kit: Any) -> None:
+def test_audit_reports_record_mismatches_and_api_version() -> None:
     record = make_record(record_mismatches=("demo_plug/plugin.py",))
-    drifts = audit(LockFile(plugins=(locked_demo(),)), _result(kit, _loaded(kit, record, api_version=2)))
+    drifts = audit(LockFile(plugins=(locked_demo(),)), _result(_loaded(record, api_version=2)))
     assert _kinds(drifts) == ["record_mismatch", "api_version_changed"]
     assert drifts[0].path == "demo_plug/plugin.py"
 
 
-def test_audit_of_a_refused_plugin_reports_why_and_a_failed_one_says_it_did_not_load(kit: Any) -> None:
+def test_audit_of_a_refused_plugin_reports_why_and_a_failed_one_says_it_did_not_load() -> None:
     lock = LockFile(plugins=(locked_demo(),))
-    refused = kit.PluginInfo(plugin_id="demo", status="refused", provenance=make_record(version="9"))
-    assert _kinds(audit(lock, _result(kit, refused))) == ["version_changed"]
-    failed = kit.PluginInfo(plugin_id="demo", status="failed", provenance=make_record())
-    (drift,) = audit(lock, _result(kit, failed))
+    refused = _info(status="refused", provenance=make_record(version="9"))
+    assert _kinds(audit(lock, _result(refused))) == ["version_changed"]
+    failed = _info(status="failed", provenance=make_record())
+    (drift,) = audit(lock, _result(failed))
     assert drift.kind == "plugin_not_loaded" and "status failed" in drift.detail
 
 
-def test_every_drift_kind_is_documented_and_produced(kit: Any) -> None:
+def test_every_drift_kind_is_documented_and_produced() -> None:
     """The kinds the tests above produce are exactly DRIFT_KINDS (no undocumented kind, no dead one)."""
     lock = LockFile(plugins=(locked_demo(),))
 
@@ -528,9 +532,9 @@ def test_every_drift_kind_is_documented_and_produced(kit: Any) -> None:
         return x
 
     produced = set()
-    produced |= set(_kinds(audit(LockFile(), _result(kit, _loaded(kit)))))
-    produced |= set(_kinds(audit(lock, _result(kit))))
-    produced |= set(_kinds(audit(lock, _result(kit, kit.PluginInfo("demo", "failed", make_record())))))
+    produced |= set(_kinds(audit(LockFile(), _result(_loaded()))))
+    produced |= set(_kinds(audit(lock, _result())))
+    produced |= set(_kinds(audit(lock, _result(_info(status="failed", provenance=make_record())))))
     files = {"demo_plug/plugin.py": _h("p2"), "demo_plug/new.py": _h("n")}
     changed_record = make_record(
         files=files,
@@ -548,7 +552,14 @@ def test_every_drift_kind_is_documented_and_produced(kit: Any) -> None:
         purity="external",
     )
     produced |= set(
-        _kinds(audit(lock, _result(kit, _loaded(kit, changed_record, (changed_read, extra), api_version=3))))
+        _kinds(
+            audit(
+                lock,
+                _result(
+                    _loaded(changed_record, (changed_read, extra), api_version=3), tools=(changed_read, extra)
+                ),
+            )
+        )
     )
     assert produced == set(DRIFT_KINDS)
     assert all(DRIFT_KINDS.values())

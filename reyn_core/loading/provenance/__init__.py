@@ -1,2 +1,3 @@
-"""Provenance: where a plugin's code came from (``record``), its digest over the files (``cache`` keeps
-file hashes), and the lock that pins both (``lock``), checked before any of the plugin's code runs."""
+"""Provenance: where a plugin's code came from (``record``), its digest over the files (``digest``, with
+``cache`` keeping file hashes), the lock that pins both (``lock``, ``lock_file``) and what drifted
+from it (``drift``), checked before any of the plugin's code runs."""

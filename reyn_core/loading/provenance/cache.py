@@ -6,17 +6,16 @@ digest cache"): it trusts that a file with the same path, size and mtime_ns has 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 
+from reyn_core.atomic_write import atomic_write_bytes
+from reyn_core.loading.provenance.digest import hash_file, is_sha256_hex
 from reyn_core.loading.userdirs import user_cache_dir
 
-_CHUNK = 1 << 20
 _RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)
 
 
@@ -143,35 +142,4 @@ def _read_cache_file(path: Path) -> dict[str, tuple[int, int, str]]:
     return out
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def hash_file(path: str | Path, algorithm: str = "sha256") -> str:
-    """Hex digest of a file's bytes, read in chunks."""
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def is_sha256_hex(value: str) -> bool:
-    """Whether ``value`` is 64 lowercase hex digits."""
-    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
-
-
-__all__ = ["DigestCache", "atomic_write_bytes", "default_cache_dir", "hash_file", "is_sha256_hex"]
+__all__ = ["DigestCache", "default_cache_dir"]

@@ -1,0 +1,187 @@
+"""Load step 4: import a plugin only from the files that were digested, then check its API and hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+from reyn_core.errors import describe_exception, exception_message
+from reyn_core.hookspecs import API_VERSION, PROJECT, ReynHookSpecs
+from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.plugin_state import LoadSession, PluginState
+from reyn_core.loading.provenance.record import ProvenanceRecord
+
+_HOOK_NAMES = (
+    "reyn_register_tools",
+    "reyn_settings_model",
+    "reyn_before_tool_call",
+    "reyn_after_tool_call",
+    "reyn_cli_commands",
+    "reyn_diagnostics",
+)
+
+
+def verify_import_origin(session: LoadSession, p: PluginState) -> None:
+    """Refuse (``RI009``) when the entry point's module would not come from the digested files.
+
+    A folder or module of the same name earlier on ``sys.path`` (the working directory for
+    ``python -m``, a script's folder, ``PYTHONPATH``) would otherwise be imported instead of
+    the verified distribution. Nothing is executed: the top-level name is resolved with
+    ``importlib.util.find_spec`` (which imports no parent for a top-level name) and its origin
+    and package search path must be exactly the location the digest covers. Applies whether or
+    not the plugin is pinned or locked: an unverifiable import is never attempted.
+    """
+    cand = p.candidate
+    assert cand is not None and p.provenance is not None
+    problem, spec = _import_origin(cand.entry_point, p.provenance)
+    if problem is not None:
+        p.fail(
+            "refused",
+            "RI009",
+            f"plugin {p.plugin_id!r} ({cand.distribution} {cand.version}) is not imported: {problem}",
+        )
+        return
+    session.verified_specs[p.plugin_id] = spec
+
+
+def import_plugin(session: LoadSession, p: PluginState) -> None:
+    cand = p.candidate
+    assert cand is not None
+    try:
+        _import_verified_top(session.verified_specs.pop(p.plugin_id, None))
+        module = cand.ep.load()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit from a plugin must not end the host either
+        p.fail(
+            "failed",
+            "RI001",
+            f"importing {cand.entry_point!r} from {cand.distribution} failed: {describe_exception(exc)}",
+        )
+        return
+    api = getattr(module, "REYN_API", None)
+    if api is None:
+        p.fail(
+            "failed",
+            "RI002",
+            f"{cand.entry_point!r} does not declare REYN_API (this reyn-core speaks API {API_VERSION})",
+        )
+        return
+    if type(api) is not int or api != API_VERSION:
+        p.fail(
+            "failed",
+            "RI003",
+            f"{cand.entry_point!r} declares REYN_API = {api!r}; this reyn-core supports API {API_VERSION}",
+        )
+        return
+    p.api_version = api
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(ReynHookSpecs)
+    try:
+        pm.register(module, name=p.plugin_id)
+        pm.check_pending()
+    except (Exception, SystemExit) as exc:
+        p.fail(
+            "failed",
+            "RI004",
+            f"invalid hook implementation in {cand.entry_point!r}: {exception_message(exc)}",
+        )
+        return
+    p.pm = pm
+    for name in _HOOK_NAMES:
+        if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls():
+            p.diagnostics.append(
+                Diagnostic.make(
+                    "RI004",
+                    f"{cand.entry_point!r} defines {name}() without @reyn_core.hookimpl, so it is "
+                    "never called",
+                    plugin=p.plugin_id,
+                    severity="warning",
+                    hint="decorate it with @reyn_core.hookimpl",
+                )
+            )
+
+
+def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None, Any]:
+    """``(problem, spec)``: why the entry point's module would not be imported from the files the
+    digest covers (None when it would), and the verified spec of its top-level module (None when
+    that module is already imported)."""
+    import importlib.util
+    import os
+    import sys
+
+    module = entry_point.partition(":")[0].strip()
+    top = module.split(".")[0]
+    expected = dict(rec.module_locations).get(top)
+    if expected is None:
+        return (
+            f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
+            "were not found), so where it would be imported from cannot be verified",
+            None,
+        )
+    want = os.path.realpath(expected)
+    loaded = sys.modules.get(top)
+    spec: Any = None
+    if loaded is not None:
+        origin = getattr(loaded, "__file__", None)
+        locations = list(getattr(loaded, "__path__", None) or ())
+    else:
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError) as exc:
+            return f"looking up module {top!r} failed: {exception_message(exc)}", None
+        if spec is None:
+            return f"module {top!r} cannot be found on sys.path although {expected} exists", None
+        origin = spec.origin if spec.has_location else None
+        locations = list(spec.submodule_search_locations or ())
+    found: list[str] = []
+    if locations:  # a package: every folder its submodules may come from must be the digested one
+        found += [loc for loc in locations if os.path.realpath(loc) != want]
+        if origin and os.path.realpath(os.path.dirname(origin)) != want:
+            found.append(origin)
+    elif not origin or os.path.realpath(origin) != want:
+        found.append(origin or f"<{type(loaded).__name__ if loaded is not None else 'no file'}>")
+    if not found:
+        return None, spec
+    shown = ", ".join(f"{path}{_path_entry(path)}" for path in found)
+    return (
+        f"module {top!r} would be imported from {shown}, not from the files that were digested "
+        f"({expected}); the shadowing module was not run",
+        None,
+    )
+
+
+def _path_entry(path: str) -> str:
+    """`` (sys.path entry ..., the working directory)`` for the entry a shadowing path sits in."""
+    import os
+    import sys
+
+    parent = os.path.realpath(os.path.dirname(path.rstrip(os.sep)))
+    cwd = os.path.realpath(os.getcwd())
+    for entry in sys.path:
+        if os.path.realpath(entry or os.curdir) == parent:
+            what = " = the working directory" if parent == cwd else ""
+            return f" (sys.path entry {entry!r}{what})"
+    return ""
+
+
+def _import_verified_top(spec: Any) -> None:
+    """Import a top-level module from the spec that was verified, so the import cannot be resolved
+    again to somewhere else; submodules then come from its verified ``__path__``."""
+    import importlib.util
+    import sys
+
+    if spec is None or spec.name in sys.modules:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        if spec.loader is not None:
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(spec.name, None)
+        raise
+
+
+__all__ = ["import_plugin", "verify_import_origin"]

@@ -1,0 +1,79 @@
+"""``[lock] enforce``: an enabled plugin's origin (before import) and tools (after) compared with ``reyn.lock``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reyn_core.errors import exception_message
+from reyn_core.loading.plugin_state import LoadSession, PluginState
+from reyn_core.loading.provenance.drift import Drift
+from reyn_core.loading.provenance.lock import LockedPlugin
+from reyn_core.loading.provenance.record import ProvenanceRecord
+
+
+def locked_entry(session: LoadSession, p: PluginState) -> LockedPlugin | None:
+    """The plugin's lock entry, or None after recording why there is none."""
+    if session.lock is None and session.lock_error is None:
+        from reyn_core.loading.provenance.lock_file import read_lock
+
+        path = session.profile.lock_path
+        if not path.is_file():
+            session.lock_error = f"[lock] enforce = true but {path} does not exist"
+        else:
+            try:
+                session.lock = read_lock(path)
+            except Exception as exc:
+                session.lock_error = (
+                    f"[lock] enforce = true but {path} cannot be read: {exception_message(exc)}"
+                )
+    if session.lock is None:
+        p.fail("refused", "RL003", session.lock_error or f"{session.profile.lock_path} was not read")
+        return None
+    entry = session.lock.plugin(p.plugin_id)
+    if entry is None:
+        p.fail(
+            "refused",
+            "RL002",
+            f"plugin {p.plugin_id!r} is not in {session.profile.lock_path} and [lock] enforce = true",
+        )
+    return entry
+
+
+def check_lock_provenance(session: LoadSession, p: PluginState, rec: ProvenanceRecord) -> None:
+    from reyn_core.loading.provenance.drift import compare_provenance
+
+    entry = locked_entry(session, p)
+    if entry is not None:
+        drifts = compare_provenance(entry, rec)
+        if drifts:
+            p.fail(
+                "refused",
+                "RL001",
+                f"{rec.distribution} drifted from {session.profile.lock_path}: " + _describe_drifts(drifts),
+            )
+
+
+def check_lock_tools(session: LoadSession, p: PluginState) -> None:
+    from reyn_core.loading.provenance.drift import compare_tools
+
+    entry = locked_entry(session, p)
+    if entry is None:
+        return
+    drifts = compare_tools(entry, [d for d, _ in p.tools])
+    if drifts:
+        p.fail(
+            "refused",
+            "RL001",
+            f"the tools of plugin {p.plugin_id!r} drifted from "
+            f"{session.profile.lock_path}: " + _describe_drifts(drifts),
+        )
+        p.tools.clear()
+
+
+def _describe_drifts(drifts: Sequence[Drift]) -> str:
+    shown = [f"{d.kind}: {d.detail}" for d in drifts[:6]]
+    more = f"; and {len(drifts) - 6} more" if len(drifts) > 6 else ""
+    return "; ".join(shown) + more
+
+
+__all__ = ["check_lock_provenance", "check_lock_tools", "locked_entry"]

@@ -1,0 +1,63 @@
+"""The working state of a load: ``PluginState`` per enabled plugin and the ``LoadSession`` all steps share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.report import PluginStatus
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from reyn_core.loading.discovery import DiscoveredPlugin
+    from reyn_core.loading.profile import Profile
+    from reyn_core.loading.provenance.cache import DigestCache
+    from reyn_core.loading.provenance.lock import LockFile
+    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.loading.schema_cache import SchemaCheckCache
+    from reyn_core.tool import ToolDefinition
+
+
+@dataclass
+class PluginState:
+    """Working state of one enabled plugin while it goes through the pipeline."""
+
+    plugin_id: str
+    candidate: DiscoveredPlugin | None = None
+    status: PluginStatus = "loaded"
+    provenance: ProvenanceRecord | None = None
+    api_version: int | None = None
+    pm: pluggy.PluginManager | None = None
+    settings: Any = None
+    has_settings_model: bool = False
+    tools: list[tuple[ToolDefinition, str]] = field(default_factory=list)  # (definition, original name)
+    registered: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def fail(self, status: PluginStatus, code: str, message: str, *, hint: str | None = None) -> None:
+        self.status = status
+        self.diagnostics.append(Diagnostic.make(code, message, hint=hint, plugin=self.plugin_id))
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "loaded"
+
+
+@dataclass
+class LoadSession:
+    """What every step of one load shares: the profile, caches, the lock (read once) and the import
+    specs verified before import, plus diagnostics that belong to no single plugin."""
+
+    profile: Profile
+    schema_cache: SchemaCheckCache
+    rehash: bool = False
+    global_diags: list[Diagnostic] = field(default_factory=list)
+    lock: LockFile | None = None
+    lock_error: str | None = None
+    digest_cache: DigestCache | None = None
+    verified_specs: dict[str, Any] = field(default_factory=dict)
+
+
+__all__ = ["LoadSession", "PluginState"]
