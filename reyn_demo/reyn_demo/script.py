@@ -122,7 +122,7 @@ class RouterScript:
         if "web_fetch" in offered:
             calls.append(("web_fetch", {"url": METADATA_URL}))  # refused by the SSRF guard
         page = text_of(ok_data(results.get("web_fetch")))
-        size = re.search(r"(\d+(?:\.\d+)?)\s*MiB", page)
+        size = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)\s*MiB", page)  # starts only at a run of digits: linear
         if "convert_units" in offered:
             calls.append(
                 (
