@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
+from reyn_core.loading.profile import Profile
 from reyn_core.loading.provenance.digest import tree_digest
 from reyn_core.loading.provenance.drift import DRIFT_KINDS, Drift, audit, compare_provenance, compare_tools
 from reyn_core.loading.provenance.lock import (
@@ -24,7 +25,6 @@ from reyn_core.loading.provenance.lock import (
 from reyn_core.loading.provenance.lock_file import read_lock, render_lock, write_lock
 from reyn_core.loading.provenance.record import ProvenanceRecord
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
-from reyn_core.loading.profile import Profile
 from reyn_core.registry import RegistryBuilder
 
 if sys.version_info >= (3, 11):
