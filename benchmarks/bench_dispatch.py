@@ -1,0 +1,93 @@
+"""Dispatch cost of a pydantic-model tool (issue 15): ``invoke_tool`` against calling the tool as
+directly as possible — ``await impl(**Args.model_validate(payload).model_dump())`` — in the same run.
+
+Target: an async three-argument pydantic-model tool at most 1.5x the direct call. A sync tool is
+shown too: it pays a worker-thread hop per call (a sync handler may block the event loop).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness import median_seconds_async, table
+from pydantic import BaseModel, Field
+
+from reyn_core import ToolContext, tool
+from reyn_core.host import RegistryBuilder, invoke_tool
+
+RATIO_TARGET = 1.5
+PAYLOAD = {"path": "notes/today.md", "limit": 20, "pattern": "TODO"}
+
+
+class GrepArgs(BaseModel):
+    path: str = Field(description="File to search")
+    limit: int = Field(20, ge=1, le=1000, description="Most matches to return")
+    pattern: str = Field(description="Text to find")
+
+
+async def grep_impl(path: str, limit: int, pattern: str) -> int:
+    return limit + len(path) + len(pattern)
+
+
+def grep_sync_impl(path: str, limit: int, pattern: str) -> int:
+    return limit + len(path) + len(pattern)
+
+
+@tool(name="grep_model", cluster="bench", purity="read_only")
+async def grep_model(args: GrepArgs) -> int:
+    """Count matches (a pydantic-model async tool)."""
+    return await grep_impl(args.path, args.limit, args.pattern)
+
+
+@tool(name="grep_sync", cluster="bench", purity="read_only")
+def grep_sync(args: GrepArgs) -> int:
+    """Count matches (a sync tool: a worker thread per call)."""
+    return grep_sync_impl(args.path, args.limit, args.pattern)
+
+
+def main() -> bool:
+    builder = RegistryBuilder()
+    builder.register(grep_model)
+    builder.register(grep_sync)
+    registry = builder.freeze()
+    ctx = ToolContext(surface="router", agent="bench")
+    text = json.dumps(PAYLOAD)
+
+    async def direct() -> Any:
+        return await grep_impl(**GrepArgs.model_validate(PAYLOAD).model_dump())
+
+    async def direct_sync() -> Any:
+        return grep_sync_impl(**GrepArgs.model_validate(PAYLOAD).model_dump())
+
+    base = median_seconds_async(direct, number=500)
+    base_sync = median_seconds_async(direct_sync, number=500)
+    rows = []
+    ratio = None
+    cases = [
+        ("async model tool, invoke_tool(dict)", "grep_model", PAYLOAD, base, 500),
+        ("async model tool, invoke_tool(JSON text)", "grep_model", text, base, 500),
+        ("sync tool (worker thread), invoke_tool(dict)", "grep_sync", PAYLOAD, base_sync, 50),
+    ]
+    for label, name, payload, baseline, number in cases:
+        t = median_seconds_async(
+            lambda n=name, p=payload: invoke_tool(registry, n, p, ctx), number=number, warmup=number
+        )
+        rows.append((label, t * 1e6, baseline * 1e6, t / baseline))
+        ratio = t / baseline if ratio is None else ratio
+    print("invoke_tool against the direct call `impl(**Args.model_validate(payload).model_dump())`\n")
+    print(table(["call", "µs", "direct µs", "ratio"], rows))
+    assert ratio is not None
+    ok = ratio <= RATIO_TARGET
+    print(
+        f"\ntarget: async model tool <= {RATIO_TARGET:g}x direct -> {ratio:.2f}x {'MET' if ok else 'MISSED'}"
+    )
+    return ok
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    raise SystemExit(0 if main() else 1)
