@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from reyn_core.errors import ProfileError
+from reyn_core.gates import DEFAULT_ALLOWED_OPS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -116,7 +117,7 @@ class RouterSurfaceConfig(_Section):
 class PhaseSurfaceConfig(_Section):
     """``[surfaces.phase]``."""
 
-    default_allowed_ops: list[str] = Field(default_factory=lambda: ["file", "ask_user"])
+    default_allowed_ops: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_OPS))
 
 
 class SurfacesConfig(_Section):

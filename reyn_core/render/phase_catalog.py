@@ -194,7 +194,7 @@ def render_phase(
     """The phase surface: every tool the gates admit for this phase's ``allowed_ops``.
 
     ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default
-    (``["file", "ask_user"]`` unless configured). ``exclude`` hides tools for this call. Pass the
+    (``gates.DEFAULT_ALLOWED_OPS`` unless configured). ``exclude`` hides tools for this call. Pass the
     same values to the dispatcher (or use ``phase_context``), so what the model sees and what it
     may run agree.
     """
