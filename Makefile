@@ -18,7 +18,7 @@ venv: $(STAMP)
 $(STAMP): $(DEPS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[llm,dev]' $(foreach p,$(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
+	$(BIN)/python -m pip install -q -e '.[llm,dev,bench]' $(foreach p,$(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
 	touch $(STAMP)
 
 # The memory pack's tests and benchmark start a real PostgreSQL server: install Debian's when no
