@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reyn_core.errors import ArgumentProblem, PhaseOutputError, exception_message
 from reyn_core.validation import depth_within, problems_from_pydantic
-
-if TYPE_CHECKING:
-    from reyn_core.render.phase_catalog import PhaseCatalog
 
 _DECISION_FOR = {"transition": "continue", "finish": "finish", "abort": "abort"}
 
@@ -150,8 +147,16 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
     return data
 
 
-def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseCatalog) -> PhaseOutput:
-    """Parse and check a model's phase reply against ``surface`` (its allowed ops and their schemas).
+class OpChecker(Protocol):
+    """What parsing needs of a rendered catalogue (``PhaseCatalog``): checking one ``control_ir`` item."""
+
+    def check_op(self, item: Any, ptr: str) -> tuple[PhaseOpCall | None, list[ArgumentProblem]]:
+        """The op call ``item`` names, or the problems with it (JSON pointers under ``ptr``)."""
+        ...
+
+
+def parse_phase_output(raw: str | bytes | Mapping[str, Any], catalog: OpChecker) -> PhaseOutput:
+    """Parse and check a model's phase reply against ``catalog`` (its allowed ops and their schemas).
 
     Raises ``PhaseOutputError`` listing every problem with a JSON pointer, e.g.
     ``/control_ir/0/kind: 'delete_file' is not an allowed op (allowed: read_file, write_file)``.
@@ -185,7 +190,7 @@ def parse_phase_output(raw: str | bytes | Mapping[str, Any], surface: PhaseCatal
         problems.append(ArgumentProblem("/control_ir", "must be a list of ops"))
         items = []
     for i, item in enumerate(items):
-        op, item_problems = surface.check_op(item, f"/control_ir/{i}")
+        op, item_problems = catalog.check_op(item, f"/control_ir/{i}")
         problems.extend(item_problems)
         if op is not None:
             ops.append(op)
