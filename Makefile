@@ -46,6 +46,7 @@ docs: $(STAMP)
 test: $(STAMP) postgres-server
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/mypy reyn_core
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
