@@ -21,6 +21,18 @@ _EXPORTS = {
     "Profile": "reyn_core.loading.profile",
     "ProfileError": "reyn_core.errors",
     "load_profile": "reyn_core.loading.profile",
+    # provenance and the lock (what `reyn plugins lock / audit` use)
+    "provenance_for": "reyn_core.loading.provenance.record",
+    "DigestCache": "reyn_core.loading.provenance.cache",
+    "tree_digest": "reyn_core.loading.provenance.digest",
+    "DIGEST_VERSION": "reyn_core.loading.provenance.digest",
+    "LockFile": "reyn_core.loading.provenance.lock",
+    "LockedPlugin": "reyn_core.loading.provenance.lock",
+    "lock_from_load": "reyn_core.loading.provenance.lock",
+    "read_lock": "reyn_core.loading.provenance.lock_file",
+    "write_lock": "reyn_core.loading.provenance.lock_file",
+    "audit": "reyn_core.loading.provenance.drift",
+    "compare_tools": "reyn_core.loading.provenance.drift",
     # diagnostics of a load
     "Diagnostic": "reyn_core.loading.diagnostics",
     "DIAGNOSTIC_CODES": "reyn_core.loading.diagnostics:CODES",
