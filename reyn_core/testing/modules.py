@@ -60,9 +60,11 @@ def registry_from_plugin(
 
     validated = _validate_settings(manager, module, plugin_id, settings)
     plugin_surfaces = frozenset(surfaces) if surfaces is not None else None
-    operator = OperatorPolicy(
-        plugins={plugin_id: PluginPolicy(surfaces=plugin_surfaces)},
-        **({"default_allowed_ops": tuple(default_allowed_ops)} if default_allowed_ops is not None else {}),
+    policies = {plugin_id: PluginPolicy(surfaces=plugin_surfaces)}
+    operator = (
+        OperatorPolicy(plugins=policies, default_allowed_ops=tuple(default_allowed_ops))
+        if default_allowed_ops is not None
+        else OperatorPolicy(plugins=policies)
     )
     builder = RegistryBuilder(operator=operator, hooks=_policy_hooks(plugin_id, manager))
     for host_tool in host_tools:
