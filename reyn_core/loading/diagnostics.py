@@ -74,7 +74,12 @@ CODES: dict[str, CodeInfo] = {
         "keyword unsupported by Gemini",
         "avoid the keyword if the tool must work with Gemini models",
     ),
-    # ---- registration (reyn_core/registry.py and the loader)
+    "RS103": CodeInfo(
+        "warning",
+        "unknown JSON Schema keyword",
+        "fix the spelling: JSON Schema ignores unknown keywords, so a misspelt constraint has no effect",
+    ),
+    # ---- registration (reyn_core/registry/ and the loader)
     "RT001": CodeInfo(
         "error",
         "registered object is not a tool",
@@ -110,6 +115,11 @@ CODES: dict[str, CodeInfo] = {
         "warning",
         "lazy handler module not found",
         "install the plugin's missing part (an optional dependency?) or fix the 'module:attr' reference; the tool is hidden until then",
+    ),
+    "RT010": CodeInfo(
+        "error",
+        "tool description is too long",
+        "keep the description to what choosing and calling the tool needs (at most 16,384 characters)",
     ),
     "RT009": CodeInfo(
         "error",
@@ -172,7 +182,8 @@ CODES: dict[str, CodeInfo] = {
     "RI007": CodeInfo(
         "warning",
         "plugin CLI command not usable",
-        "return {name: fn(argv) -> int} from reyn_cli_commands(), with names that do not shadow built-in commands",
+        "return {name: fn(argv, loaded) -> int} from reyn_cli_commands(), with names that do not shadow built-in "
+        "commands",
     ),
     "RI008": CodeInfo(
         "warning",

@@ -1,5 +1,5 @@
-"""The checks a tool passes before it is registered (diagnostic codes RT002, RT003, RT005, RT006 and
-the schema's own codes)."""
+"""The checks a tool passes before it is registered (diagnostic codes RT002, RT003, RT005, RT006,
+RT010 and the schema's own codes)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ from ..schema import SchemaIssue
 from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
 
 SchemaCheck = Callable[..., list[SchemaIssue]]
+
+
+# A description is sent to the model on every turn it is offered: bounded like a schema (RS002).
+MAX_DESCRIPTION_CHARS = 16_384
 
 
 def field_problem(d: ToolDefinition) -> str:
@@ -59,6 +63,15 @@ def check_definition(d: ToolDefinition, schema_check: SchemaCheck) -> list[Schem
             f"tool {d.name!r} has no description",
             tool=d.name,
             hint="write a docstring or pass description=; models choose tools by it",
+        )
+    if len(d.description) > MAX_DESCRIPTION_CHARS:
+        raise ToolRegistrationError(
+            "RT010",
+            f"tool {d.name!r} has a description of {len(d.description)} characters; the limit is "
+            f"{MAX_DESCRIPTION_CHARS}",
+            tool=d.name,
+            hint="every turn sends it to the model: keep the description to what choosing and calling "
+            "the tool needs, and put the rest in the tool's documentation",
         )
     handler = d.handler
     if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):

@@ -144,6 +144,21 @@ def _agent_may_use(server: str) -> Callable[[ToolContext], bool]:
     return available
 
 
+# An upstream description is re-sent to the model on every turn: cut far below the core's limit, with
+# a marker the model can read, so one server cannot flood every prompt.
+IMPORTED_DESCRIPTION_CHARS = 4_000
+
+
+def _imported_description(text: Any, tool: str, server: str) -> str:
+    description = (text if isinstance(text, str) else "").strip()
+    if not description:
+        return f"Tool {tool!r} of MCP server {server!r}."
+    if len(description) <= IMPORTED_DESCRIPTION_CHARS:
+        return description
+    cut = len(description) - IMPORTED_DESCRIPTION_CHARS
+    return description[:IMPORTED_DESCRIPTION_CHARS] + f" [... {cut} more characters cut: description limit]"
+
+
 def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> list[ToolDefinition]:
     """Registry tools for every server with ``import_tools = true``, from the snapshot."""
     out: list[ToolDefinition] = []
@@ -164,9 +179,7 @@ def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> lis
             schema.setdefault("properties", {})
             # a property called `kind` would clash with the phase op discriminator: router only
             phase = "deny" if "kind" in schema.get("properties", {}) else "allow"
-            description = (
-                entry.get("description") or ""
-            ).strip() or f"Tool {tool!r} of MCP server {server!r}."
+            description = _imported_description(entry.get("description"), tool, server)
             out.append(
                 ToolDefinition(
                     name=imported_name(prefix, tool),
@@ -236,19 +249,20 @@ def reyn_cli_commands() -> dict[str, Any]:
     return {"mcp": mcp_command}
 
 
-def mcp_command(argv: list[str]) -> int:
-    """``reyn mcp serve ...`` runs the MCP server (``serve``); the other actions are ``cli.main``."""
+def mcp_command(argv: list[str], loaded: Any) -> int:
+    """``reyn mcp serve ...`` runs the MCP server (``serve``); the other actions are ``cli.main``. Both
+    use ``loaded``, the ``LoadResult`` of the profile ``reyn`` was given."""
     if argv[:1] == ["serve"]:
         from .serve import main as serve_main
 
-        return serve_main(argv[1:])
+        return serve_main(argv[1:], loaded)
     from .cli import main
 
     if any(a in ("-h", "--help") for a in argv[:1]):
         print(
             "reyn mcp serve [--http HOST:PORT] ...: serve the registry to MCP clients (reyn mcp serve --help)"
         )
-    return main(argv)
+    return main(argv, loaded)
 
 
 def diagnostics(settings: Any) -> list[dict[str, str]]:
