@@ -179,6 +179,10 @@ def test_fast_verdict_equals_jsonschema_on_generated_schemas(schema: dict[str, A
         {"type": ("string",)},
         {"$anchor": "abc\n"},  # the meta-schema's patterns run on Python's re: '$' before a final \n
         {"$anchor": "abc\nd"},
+        {"$recursiveAnchor": "abc\n"},  # ...except this one at the root, which runs on RE2
+        {"$recursiveAnchor": "abc"},
+        {"$dynamicAnchor": "abc\n"},
+        {"properties": {"a": {"$recursiveAnchor": "abc\n"}}},
         {"$id": "a#b"},
         {"$id": "a\n#"},
         {"minLength": 2.0},
@@ -364,3 +368,22 @@ def test_reference_and_pattern_walks_find_nothing_without_their_keys(schema: dic
 )
 def test_check_tool_schema_still_finds_each_kind(schema: dict[str, Any], code: str) -> None:
     assert code in {i.code for i in check_tool_schema(schema, phase_usable=True) if i.severity == "error"}
+
+
+def test_registering_valid_schemas_does_not_import_jsonschema() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from reyn_core import ToolDefinition\n"
+        "from reyn_core.host import RegistryBuilder\n"
+        "b = RegistryBuilder()\n"
+        "b.register(ToolDefinition(name='t', description='d', handler=lambda **k: k, parameters="
+        "{'type': 'object', 'properties': {'a': {'type': 'string', 'pattern': '^x', 'minLength': 1},"
+        " 'b': {'$ref': '#/$defs/b'}}, '$defs': {'b': {'type': 'integer'}}}))\n"
+        "b.freeze()\n"
+        "print('jsonschema' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
