@@ -20,21 +20,31 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# Third-party packages any pack may need in a fresh venv; downloaded once per change of this list.
-WHEELHOUSE_REQUIREMENTS = (
-    "pluggy>=1.5",
-    "pydantic>=2.6",
-    "jsonschema>=4.21",
-    "setuptools>=77",
-    "wheel",
-    "httpx>=0.27",
-    "mcp>=1.10",
-    "pytest>=8",
-    "pytest-asyncio>=0.23",
-    "google-re2>=1.1,<2",
-    "tomlkit>=0.12,<1",
-    "tomli-w>=1.0,<2",
-)
+
+
+def _tree_requirements() -> tuple[str, ...]:
+    """Every third-party requirement of every distribution in the tree (core, packs with their extras,
+    example, demo), read from their pyproject.toml files — so a dependency added there is in the
+    wheelhouse too — plus what building and testing a plugin needs."""
+    import tomllib
+
+    found: set[str] = {"setuptools>=77", "wheel", "pytest>=8", "pytest-asyncio>=0.23"}
+    for pyproject in sorted(REPO_ROOT.glob("**/pyproject.toml")):
+        if any(part in (".venv", "build", "node_modules") for part in pyproject.relative_to(REPO_ROOT).parts):
+            continue
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        extras = project.get("optional-dependencies", {})
+        wanted = [
+            *project.get("dependencies", []),
+            *(r for name, reqs in extras.items() if name not in ("dev", "bench", "llm") for r in reqs),
+        ]
+        found.update(r for r in wanted if not r.startswith("reyn-") and "python_version <" not in r)
+    return tuple(sorted(found))
+
+
+# Third-party packages any distribution of the tree may need in a fresh venv; downloaded once per
+# change of this list.
+WHEELHOUSE_REQUIREMENTS = _tree_requirements()
 _SCRUBBED_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV")
 
 
