@@ -67,8 +67,12 @@ class ReynHookSpecs:
 
     @hookspec
     def reyn_cli_commands(self) -> dict[str, Any] | None:
-        """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv: list[str]) -> int``.
+        """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv, loaded) -> int``.
 
-        Only enabled plugins are asked; ``reyn <name> ...`` then runs ``fn`` with the remaining
-        arguments (e.g. the memory pack's ``reyn memory export``).
+        Only loaded plugins are asked, once per load; the answer is kept as data on the
+        ``LoadResult`` (``loaded.commands``). ``reyn <name> ...`` then runs ``fn`` with the words after
+        the command and the ``LoadResult`` of the profile the user chose (``--profile`` /
+        ``--profile-file`` before or after the command), so a command reads its plugin's validated
+        settings with ``loaded.plugin_settings("<id>")`` and never loads the profile again. Import
+        heavy modules inside ``fn``, not in the hook (e.g. the memory pack's ``reyn memory export``).
         """

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import ReynError
+from .global_options import scan_global_options
 
 # Built-in command name -> module, in help order. Each module defines register(subparsers, common).
 COMMANDS: dict[str, str] = {
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reyn`` console script. Returns the exit code."""
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
-        command = _first_command(args_list)
+        command = scan_global_options(args_list).command
         if command is not None and command not in COMMANDS and command != "help":
             from .plugin_commands import run_plugin_command
 
@@ -127,21 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-
-
-def _first_command(argv: Sequence[str]) -> str | None:
-    """The first positional word, skipping leading ``--profile X`` / ``--profile-file X`` / ``--json``."""
-    it = iter(argv)
-    for word in it:
-        if word in ("--profile", "--profile-file"):
-            next(it, None)
-        elif word == "--json" or word.startswith(("--profile=", "--profile-file=")):
-            continue
-        elif word.startswith("-"):
-            return None
-        else:
-            return word
-    return None
 
 
 def _one_line(exc: BaseException) -> str:

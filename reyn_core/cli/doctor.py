@@ -17,7 +17,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     result = load_from_args(args)
     report = result.report
-    _, command_diags = result.cli_commands()
+    from .plugin_commands import usable_commands
+
+    _, command_diags = usable_commands(result)
     diagnostics = [*report.diagnostics, *command_diags, *_near_misses()]
     errors = sum(1 for d in diagnostics if d.is_error)
     warnings = sum(1 for d in diagnostics if d.severity == "warning")

@@ -2,84 +2,54 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ReynError
-from . import COMMANDS, EXIT_FAILED, EXIT_USAGE
+from . import COMMANDS, EXIT_FAILED, EXIT_USAGE, builtin_command_names
+from .global_options import scan_global_options
+
+if TYPE_CHECKING:
+    from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.report import LoadResult, PluginCommand
 
 
-def _split_globals(argv: Sequence[str]) -> tuple[str | None, str | None, list[str]]:
-    """Leading ``--profile X`` / ``--profile-file X`` (or ``=X``) / ``--json``, then the command words."""
-    profile = profile_file = None
-    rest = list(argv)
-    while rest and rest[0].startswith("-"):
-        word = rest.pop(0)
-        key, eq, value = word.partition("=")
-        if key in ("--profile", "--profile-file"):
-            if not eq:
-                value = rest.pop(0) if rest else ""
-            if key == "--profile":
-                profile = value
-            else:
-                profile_file = value
-    return profile, profile_file, rest
+def usable_commands(result: LoadResult) -> tuple[dict[str, PluginCommand], list[Diagnostic]]:
+    """The plugin commands ``reyn`` can run: a name that would shadow a built-in command is left out
+    with an ``RI007`` warning (other unusable commands were reported by the load)."""
+    from reyn_core.loading.diagnostics import Diagnostic
 
-
-def _profile_options(args: Sequence[str]) -> tuple[str | None, str | None]:
-    """``--profile`` / ``--profile-file`` values among a plugin command's own arguments (left in place)."""
-    found: dict[str, str] = {}
-    it = iter(args)
-    for word in it:
-        if word == "--":
-            break
-        key, eq, value = word.partition("=")
-        if key in ("--profile", "--profile-file") and key not in found:
-            found[key] = value if eq else next(it, "")
-    return found.get("--profile"), found.get("--profile-file")
-
-
-@contextlib.contextmanager
-def _chosen_profile(profile_file: str | None, profile_name: str | None) -> Iterator[None]:
-    """Let the plugin's command see the profile this command was given, wherever the options stood:
-    ``reyn --profile-file X mcp refresh`` and ``reyn mcp refresh --profile-file X`` load the same
-    profile, because ``load_profile()`` reads ``$REYN_PROFILE_FILE`` / ``$REYN_PROFILE``."""
-    chosen = {
-        "REYN_PROFILE_FILE": str(Path(profile_file).resolve()) if profile_file else None,
-        "REYN_PROFILE": profile_name,
-    }
-    saved = {key: os.environ.get(key) for key in chosen}
-    try:
-        for key, value in chosen.items():
-            if value:
-                os.environ[key] = value
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
+    builtins = set(builtin_command_names())
+    usable: dict[str, PluginCommand] = {}
+    diagnostics: list[Diagnostic] = []
+    for name, command in result.commands.items():
+        if name in builtins:
+            diagnostics.append(
+                Diagnostic.make(
+                    "RI007",
+                    f"command {name!r} would shadow a built-in reyn command; ignored",
+                    plugin=command.plugin_id,
+                )
+            )
+        else:
+            usable[name] = command
+    return usable, diagnostics
 
 
 def run_plugin_command(argv: Sequence[str]) -> int:
-    """Load the profile, find the command among enabled plugins, run it with the remaining arguments."""
+    """Load the chosen profile once, find the command among enabled plugins, and run it with the
+    remaining arguments and that load's result."""
     from reyn_core.loading.loader import load
+    from reyn_core.loading.profile import load_profile
 
-    from ..profile import load_profile
-
-    profile_name, profile_file, words = _split_globals(argv)
-    name, args = words[0], words[1:]
-    # `reyn memory export --profile ci`: the same profile must decide whether the plugin is enabled.
-    later_name, later_file = _profile_options(args)
-    profile_name = profile_name if profile_name is not None else later_name
-    profile_file = profile_file if profile_file is not None else later_file
-    result = load(load_profile(profile_file=profile_file, profile_name=profile_name))
-    commands, diagnostics = result.cli_commands()
-    for d in diagnostics:
+    options = scan_global_options(argv)
+    assert options.command is not None
+    name = options.command
+    result = load(load_profile(profile_file=options.profile_file, profile_name=options.profile))
+    commands, shadowing = usable_commands(result)
+    load_warnings = [d for d in result.report.diagnostics if d.code == "RI007"]
+    for d in (*load_warnings, *shadowing):
         print(f"reyn: warning: {d.render()}", file=sys.stderr)
     if name not in commands:
         extra = ", ".join(sorted(commands))
@@ -90,10 +60,9 @@ def run_plugin_command(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    plugin_id, fn = commands[name]
+    command = commands[name]
     try:
-        with _chosen_profile(profile_file, profile_name):
-            return int(fn(list(args)) or 0)
+        return int(command.run(list(options.args), result) or 0)
     except ReynError:
         raise
     except SystemExit as exc:  # argparse inside a plugin command exits; keep its code
@@ -101,7 +70,8 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         return code if isinstance(code, int) else (0 if code is None else EXIT_FAILED)
     except Exception as exc:
         print(
-            f"reyn: error: command {name!r} of plugin {plugin_id!r} failed: {type(exc).__name__}: {exc}",
+            f"reyn: error: command {name!r} of plugin {command.plugin_id!r} failed: "
+            f"{type(exc).__name__}: {exc}",
             file=sys.stderr,
         )
         return EXIT_FAILED

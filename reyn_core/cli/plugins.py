@@ -89,8 +89,10 @@ def run_show(args: argparse.Namespace) -> int:
     registry = result.registry
     commands: dict[str, Any] = {}
     if any(i.status == "loaded" for i in infos):
-        found, _ = result.cli_commands()
-        commands = {name: fn for name, (owner, fn) in found.items() if owner == args.plugin_id}
+        from .plugin_commands import usable_commands
+
+        found, _ = usable_commands(result)
+        commands = {name: c for name, c in found.items() if c.plugin_id == args.plugin_id}
     out = []
     for info in infos:
         data = info.to_json()

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import describe_exception
+from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
 from reyn_core.loading.importing import import_plugin, verify_import_origin
@@ -77,6 +78,7 @@ def load(
         validate_settings,
         collect_tools,
         collect_diagnostics,
+        collect_commands,
     )
     for p in plugins:
         for step in steps:
@@ -87,6 +89,7 @@ def load(
             if not p.ok:
                 break
 
+    commands = resolve_commands(plugins)
     registry, host_diags = register_all(profile, plugins, host_tools, cache, discovered_ids=found)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
@@ -95,7 +98,7 @@ def load(
         registry,
         _report(found, plugins, session.global_diags + host_diags, records),
         profile,
-        {p.plugin_id: p.pm for p in plugins if p.ok and p.pm is not None},
+        commands,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,10 +36,15 @@ class PluginState:
     tools: list[tuple[ToolDefinition, str]] = field(default_factory=list)  # (definition, original name)
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    commands: dict[str, Callable[..., int]] = field(default_factory=dict)
 
     def fail(self, status: PluginStatus, code: str, message: str, *, hint: str | None = None) -> None:
         self.status = status
         self.diagnostics.append(Diagnostic.make(code, message, hint=hint, plugin=self.plugin_id))
+
+    def warn(self, code: str, message: str) -> None:
+        """Record a warning about this plugin; it keeps loading."""
+        self.diagnostics.append(Diagnostic.make(code, message, plugin=self.plugin_id, severity="warning"))
 
     @property
     def ok(self) -> bool:

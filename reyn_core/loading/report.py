@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from reyn_core.loading.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
-    import pluggy
-
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.provenance.record import ProvenanceRecord
     from reyn_core.registry import ToolRegistry
@@ -102,86 +100,29 @@ class LoadReport:
         return any(d.is_error for d in self.diagnostics)
 
 
-CliCommand = Callable[[list[str]], int]
+@dataclass(frozen=True, slots=True)
+class PluginCommand:
+    """A ``reyn <name> ...`` command a loaded plugin contributed: ``run(argv, loaded) -> exit code``."""
+
+    name: str
+    plugin_id: str
+    run: Callable[[list[str], LoadResult], int]
 
 
 @dataclass(frozen=True)
 class LoadResult:
-    """``registry`` (frozen), ``report`` (what happened to each plugin) and the ``profile`` used."""
+    """``registry`` (frozen), ``report`` (what happened to each plugin), the ``profile`` used, and the
+    ``commands`` loaded plugins contribute (data: no plugin manager outlives the load)."""
 
     registry: ToolRegistry
     report: LoadReport
     profile: Profile
-    _managers: Mapping[str, pluggy.PluginManager] = field(default_factory=dict, repr=False, compare=False)
+    commands: Mapping[str, PluginCommand] = field(default_factory=dict)
 
     def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
         """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""
         return tuple(self.registry.get(name) for name in info.tools)
 
-    def cli_commands(self) -> tuple[dict[str, tuple[str, CliCommand]], list[Diagnostic]]:
-        """Commands contributed by loaded plugins via ``reyn_cli_commands``: name → (plugin id, fn).
-
-        A hook that raises or returns something unusable, or a name claimed twice or shadowing a
-        built-in command, gives an ``RI007`` warning and is skipped.
-        """
-        from reyn_core.cli import builtin_command_names
-
-        builtins = set(builtin_command_names())
-        commands: dict[str, tuple[str, CliCommand]] = {}
-        diagnostics: list[Diagnostic] = []
-        claimed: dict[str, list[str]] = {}
-        for plugin_id, pm in self._managers.items():
-            if not pm.hook.reyn_cli_commands.get_hookimpls():
-                continue
-            try:
-                results = pm.hook.reyn_cli_commands()
-            except (Exception, SystemExit) as exc:
-                diagnostics.append(
-                    Diagnostic.make(
-                        "RI007", f"reyn_cli_commands raised {type(exc).__name__}: {exc}", plugin=plugin_id
-                    )
-                )
-                continue
-            for result in results:
-                if result is None:
-                    continue
-                if not isinstance(result, Mapping):
-                    diagnostics.append(
-                        Diagnostic.make(
-                            "RI007",
-                            f"reyn_cli_commands returned {type(result).__name__}, not a dict",
-                            plugin=plugin_id,
-                        )
-                    )
-                    continue
-                for name, fn in result.items():
-                    if not isinstance(name, str) or not name or name.startswith("-") or not callable(fn):
-                        diagnostics.append(
-                            Diagnostic.make(
-                                "RI007", f"command {name!r} is not a name with a callable", plugin=plugin_id
-                            )
-                        )
-                    elif name in builtins:
-                        diagnostics.append(
-                            Diagnostic.make(
-                                "RI007",
-                                f"command {name!r} would shadow a built-in reyn command; ignored",
-                                plugin=plugin_id,
-                            )
-                        )
-                    else:
-                        claimed.setdefault(name, []).append(plugin_id)
-                        commands.setdefault(name, (plugin_id, fn))
-        for name, owners in claimed.items():
-            if len(owners) > 1:
-                del commands[name]
-                for owner in owners:
-                    diagnostics.append(
-                        Diagnostic.make(
-                            "RI007",
-                            f"command {name!r} is contributed by several plugins ({', '.join(owners)}); "
-                            "none is used",
-                            plugin=owner,
-                        )
-                    )
-        return commands, diagnostics
+    def plugin_settings(self, plugin_id: str) -> Any:
+        """The validated settings of a loaded plugin (an instance of its settings model), or None."""
+        return self.registry.plugin_settings.get(plugin_id)

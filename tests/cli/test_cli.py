@@ -22,16 +22,23 @@ GOOD = tool_plugin(
     cluster="good",
     also=["good_phase_note"],
     extra='''
-    def _greet(argv):
+    def _greet(argv, loaded):
         print("hello from good:", " ".join(argv))
         return 0
 
-    def _fail(argv):
+    def _fail(argv, loaded):
         raise RuntimeError("the command broke")
+
+    def _where(argv, loaded):
+        print("profile:", loaded.profile.source, "tools:", ",".join(t.name for t in loaded.registry.tools()))
+        return 0
+
+    def _old_style(argv):
+        return 0
 
     @hookimpl
     def reyn_cli_commands():
-        return {"greet": _greet, "breaks": _fail, "tools": _greet}
+        return {"greet": _greet, "breaks": _fail, "tools": _greet, "where": _where, "old": _old_style}
 
     @tool(cluster="good", purity="side_effect", gates=ToolGates(router="deny"))
     def good_phase_note(note: str) -> str:
@@ -151,7 +158,7 @@ def test_plugins_show_prints_origin_tools_commands(cli, good_profile):
     out = proc.stdout
     assert "plugin good  (loaded, enabled)" in out and "rtp-cli-good 1.0.0" in out
     assert "rtp_cli_good.plugin" in out and "digest        sha256:" in out and "installed" in out
-    assert "good_echo [good, read_only]" in out and "commands: breaks, greet" in out
+    assert "good_echo [good, read_only]" in out and "commands: breaks, greet, where" in out
 
 
 def test_plugins_show_json_has_tool_hashes_and_diagnostics(cli):
@@ -379,6 +386,21 @@ def test_plugin_command_uses_a_profile_option_given_after_it(cli):
     assert proc.returncode == 0 and proc.stdout.strip() == f"hello from good: --profile-file {path}"
     proc = cli("--profile-file", str(path), "greet", "x")
     assert proc.returncode == 0 and proc.stdout.strip() == "hello from good: x"
+
+
+def test_plugin_command_is_handed_the_load_of_the_chosen_profile(cli):
+    path = cli.profile('[plugins]\nenable = ["good"]\n', "cmd.toml")
+    cli.profile("[plugins]\nenable = []\n")
+    for argv in (("--profile-file", str(path), "where"), ("where", "--profile-file", str(path))):
+        proc = cli(*argv)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"profile: {path.resolve()} tools: good_echo,good_phase_note"
+
+
+def test_a_command_function_without_the_loaded_argument_is_RI007_and_not_offered(cli, good_profile):
+    proc = cli("old")
+    assert proc.returncode == 2 and "unknown command 'old'" in proc.stderr
+    assert "RI007" in proc.stderr and "must take (argv, loaded)" in proc.stderr
 
 
 def test_plugin_command_that_raises_is_one_line_and_exit_1(cli, good_profile):

@@ -41,7 +41,13 @@ def test_global_profile_option_before_a_plugin_command_reaches_the_command(elsew
     assert main(["--profile-file", str(elsewhere_profile), "memory", "export", str(out)]) == 0
     exported = sorted(p.name for p in out.rglob("*.md"))
     assert exported and any("release-notes" in name for name in exported)
-    assert "REYN_PROFILE_FILE" not in os.environ  # restored after the command
+    assert "REYN_PROFILE_FILE" not in os.environ  # the choice is handed over, not put in the environment
+
+
+def test_profile_option_after_the_plugin_command_reaches_the_command(elsewhere_profile, tmp_path):
+    out = tmp_path / "export-after"
+    assert main(["memory", "--profile-file", str(elsewhere_profile), "export", str(out)]) == 0
+    assert any("release-notes" in p.name for p in out.rglob("*.md"))
 
 
 def test_relative_profile_file_is_resolved_before_the_command_runs(elsewhere_profile, tmp_path):

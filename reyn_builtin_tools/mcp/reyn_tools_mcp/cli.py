@@ -107,15 +107,9 @@ async def refresh_snapshot(
     return reports
 
 
-def _profile_settings(args: argparse.Namespace) -> McpSettings:
-    import reyn_core
-
-    load_profile = getattr(reyn_core, "load_profile", None)
-    if load_profile is None:
-        return McpSettings()
-    profile = load_profile(profile_file=args.profile_file, profile_name=args.profile)
-    config = profile.plugin("mcp") if hasattr(profile, "plugin") else None
-    return coerce_settings(getattr(config, "settings", None) or {})
+def _loaded_settings(loaded: Any) -> McpSettings:
+    """``[plugins.mcp.settings]`` as the load validated them; defaults without a load."""
+    return coerce_settings(loaded.plugin_settings("mcp") if loaded is not None else None)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -140,17 +134,19 @@ def _parser() -> argparse.ArgumentParser:
         default=".",
         help="workspace a relative snapshot_file resolves against (default: current directory)",
     )
-    parser.add_argument("--profile", help="named profile to read the mcp settings from")
-    parser.add_argument("--profile-file", help="profile TOML file to read the mcp settings from")
+    # Read by `reyn` before the command runs (it loads that profile and hands the result over).
+    parser.add_argument("--profile", help="named profile whose mcp settings to use")
+    parser.add_argument("--profile-file", help="profile TOML file whose mcp settings to use")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of ``reyn mcp``. Exit 0 ok, 1 a check found changes or a server failed, 2 usage."""
+def main(argv: list[str], loaded: Any) -> int:
+    """Entry point of ``reyn mcp`` with the ``LoadResult`` ``reyn`` handed the command. Exit 0 ok, 1 a
+    check found changes or a server failed, 2 usage."""
     args = _parser().parse_args(argv)
     try:
-        settings = _profile_settings(args)
+        settings = _loaded_settings(loaded)
     except Exception as exc:
         print(f"reyn mcp: error: cannot read the mcp settings: {exc}", file=sys.stderr)
         return 2

@@ -386,14 +386,11 @@ class ServeOptions:
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
 
 
-def load_served(options: ServeOptions) -> tuple[ServedRegistry, Any]:
-    """Load the profile (discovery, provenance, ``[lock] enforce``, settings, registration) once and
-    wrap the frozen registry for ``options.agent``. Returns it with the ``LoadResult``."""
-    import reyn_core
-    import reyn_core.host
-
-    profile = reyn_core.host.load_profile(profile_file=options.profile_file, profile_name=options.profile)
-    result = reyn_core.host.load(profile)
+def load_served(options: ServeOptions, loaded: Any) -> tuple[ServedRegistry, Any]:
+    """Wrap the frozen registry of ``loaded`` (the ``LoadResult`` ``reyn`` handed the command:
+    discovery, provenance, ``[lock] enforce``, settings and registration already ran, once) for
+    ``options.agent``. Returns it with that ``LoadResult``."""
+    result, profile = loaded, loaded.profile
     ctx = ToolContext(
         surface="router",
         agent=options.agent,
@@ -486,6 +483,7 @@ def parser() -> argparse.ArgumentParser:
         help=f"the calling agent the gates and per-agent allowlists see (default {DEFAULT_AGENT!r})",
     )
     p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
+    # Read by `reyn` before the command runs: it loads that profile once and hands the result over.
     p.add_argument("--profile", help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
     p.add_argument("--profile-file", help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
     p.add_argument(
@@ -500,8 +498,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of ``reyn mcp serve``. Exit 0 after a clean stop, 2 on usage or load errors."""
+def main(argv: list[str], loaded: Any) -> int:
+    """Entry point of ``reyn mcp serve`` with the ``LoadResult`` ``reyn`` handed the command. Exit 0
+    after a clean stop, 2 on usage or load errors."""
     from reyn_core import ReynError
 
     from .serve_http import HttpOptionsError, http_options, serve_http
@@ -528,7 +527,7 @@ def main(argv: list[str]) -> int:
         max_concurrent_calls=args.max_concurrent_calls,
     )
     try:
-        served, result = load_served(options)
+        served, result = load_served(options, loaded)
     except ReynError as exc:
         print(f"reyn mcp serve: error: {exc}", file=sys.stderr)
         return 2

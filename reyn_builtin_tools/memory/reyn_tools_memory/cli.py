@@ -29,8 +29,9 @@ def _parser() -> argparse.ArgumentParser:
         help="use the PostgreSQL store whose connection string is in the environment variable ENV "
         "(e.g. REYN_MEMORY_DSN); with --db, moves a store between backends in two steps",
     )
-    parser.add_argument("--profile", help="named profile to read the memory settings from")
-    parser.add_argument("--profile-file", help="profile TOML file to read the memory settings from")
+    # Read by `reyn` before the command runs (it loads that profile and hands the result over).
+    parser.add_argument("--profile", help="named profile whose memory settings to use")
+    parser.add_argument("--profile-file", help="profile TOML file whose memory settings to use")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
@@ -42,17 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _profile_settings(args: argparse.Namespace) -> MemorySettings:
-    """``[plugins.memory.settings]`` of the profile (``--profile`` / ``--profile-file``, else the usual
-    search: ``$REYN_PROFILE_FILE``, ``./reyn.toml``, ...); defaults when there is none."""
-    import reyn_core
-    import reyn_core.host
-
-    profile = reyn_core.host.load_profile(profile_file=args.profile_file, profile_name=args.profile)
-    return MemorySettings.model_validate(profile.plugin("memory").settings or {})
+def _profile_settings(loaded: Any) -> MemorySettings:
+    """``[plugins.memory.settings]`` as the load validated them (the profile ``reyn`` was given with
+    ``--profile`` / ``--profile-file``, else the usual search); defaults without a settings table."""
+    settings = loaded.plugin_settings("memory") if loaded is not None else None
+    return settings if isinstance(settings, MemorySettings) else MemorySettings()
 
 
-def _settings(args: argparse.Namespace) -> MemorySettings:
+def _settings(args: argparse.Namespace, loaded: Any) -> MemorySettings:
     """``--db FILE`` or ``--postgres ENV`` (with default limits), else the profile's settings."""
     if args.db and args.postgres:
         raise MemoryStoreError("--db (SQLite) and --postgres (PostgreSQL) name two stores; give one")
@@ -60,23 +58,25 @@ def _settings(args: argparse.Namespace) -> MemorySettings:
         return MemorySettings(backend="sqlite", path=str(Path(args.db).absolute()))
     if args.postgres:
         return MemorySettings(backend="postgres", dsn_env=args.postgres)
-    return _profile_settings(args)
+    return _profile_settings(loaded)
 
 
-def _store(args: argparse.Namespace) -> tuple[MemoryBackend, MemorySettings]:
-    settings = _settings(args)
+def _store(args: argparse.Namespace, loaded: Any) -> tuple[MemoryBackend, MemorySettings]:
+    settings = _settings(args, loaded)
     return open_store(settings, Path.cwd()), settings
 
 
-def memory_command(argv: Sequence[str]) -> int:
-    """Run ``reyn memory ...``; returns the exit code (0 ok, 1 invalid files, 2 usage or store error)."""
+def memory_command(argv: Sequence[str], loaded: Any) -> int:
+    """Run ``reyn memory ...`` against the store of ``loaded`` (the ``LoadResult`` ``reyn`` handed the
+    command) unless ``--db`` / ``--postgres`` name one; returns the exit code (0 ok, 1 invalid files,
+    2 usage or store error)."""
     parser = _parser()
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:  # argparse already printed the usage error
         return int(exc.code or 0)
     try:
-        store, settings = _store(args)
+        store, settings = _store(args, loaded)
         if args.action == "export":
             return _export(store, args)
         return _import(store, settings, args)

@@ -35,8 +35,14 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
 
 
 @hookimpl
-def reyn_cli_commands() -> dict[str, Callable[[list[str]], int]]:
+def reyn_cli_commands() -> dict[str, Callable[[list[str], Any], int]]:
     """``reyn memory export|import``."""
-    from .cli import memory_command  # argparse and the transfer code: only for this command
+    return {"memory": run_memory_command}
 
-    return {"memory": memory_command}
+
+def run_memory_command(argv: list[str], loaded: Any) -> int:
+    """``reyn memory ...`` with the load the command line chose (argparse and the transfer code are
+    imported only when the command runs)."""
+    from .cli import memory_command
+
+    return memory_command(argv, loaded)

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from reyn_tools_mcp import plugin
-from reyn_tools_mcp.cli import main as mcp_main
 from reyn_tools_mcp.cli import refresh_snapshot
 from reyn_tools_mcp.settings import McpSettings
 from reyn_tools_mcp.snapshot import read_snapshot
 
 from reyn_core import ToolContext
+from reyn_core.cli import main as reyn_main
 from reyn_core.host import dispatch_tool, render_router
 
 
@@ -168,13 +168,13 @@ def test_cli_check_exits_1_on_drift_and_refresh_writes(server_script, tmp_path, 
         )
 
     write_profile(False)
-    assert mcp_main(["refresh", "--profile-file", str(profile)]) == 0
+    assert reyn_main(["mcp", "refresh", "--profile-file", str(profile)]) == 0
     assert "demo: changed" in capsys.readouterr().out and snap.exists()
     write_profile(True)  # (an unchanged server passing `check` is covered by test_install_alone.py)
-    assert mcp_main(["check", "--profile-file", str(profile), "--json"]) == 1
+    assert reyn_main(["mcp", "check", "--profile-file", str(profile), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["servers"][0]["changed"] == ["echo"]
-    assert mcp_main(["list", "--profile-file", str(profile), "--json"]) == 0
+    assert reyn_main(["mcp", "list", "--profile-file", str(profile), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["name"] == "demo"
 
 
@@ -292,7 +292,7 @@ def test_refresh_with_workspace_writes_where_loading_in_that_workspace_reads(
         "import_tools = true\n"
     )
     monkeypatch.chdir(elsewhere)
-    assert mcp_main(["refresh", "--profile-file", str(profile), "--workspace", str(ws)]) == 0
+    assert reyn_main(["mcp", "refresh", "--profile-file", str(profile), "--workspace", str(ws)]) == 0
     assert (ws / ".reyn" / "mcp-tools.json").exists() and not (elsewhere / ".reyn").exists()
     s = McpSettings.model_validate(
         {"servers": {"demo": {"command": sys.executable, "args": [str(server_script)], "import_tools": True}}}
@@ -300,5 +300,5 @@ def test_refresh_with_workspace_writes_where_loading_in_that_workspace_reads(
     assert "demo__echo" not in [t.name for t in mcp_registry(s).tools()]  # loading in another directory
     monkeypatch.chdir(ws)
     assert "demo__echo" in [t.name for t in mcp_registry(s).tools()]
-    assert mcp_main(["check", "--profile-file", str(profile)]) == 0
+    assert reyn_main(["mcp", "check", "--profile-file", str(profile)]) == 0
     assert "demo: unchanged" in capsys.readouterr().out

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 from reyn_tools_mcp import plugin
-from reyn_tools_mcp.cli import main as mcp_main
 from reyn_tools_mcp.cli import refresh_snapshot
 from reyn_tools_mcp.snapshot import read_snapshot
 
+from reyn_core.cli import main as reyn_main
 from reyn_core.host import dispatch_tool
 
 SECRET = "s3cr3t-TOKEN-9f81c2"
@@ -69,7 +69,7 @@ def test_reyn_mcp_list_shows_the_raw_reference(server_script, tmp_path, capsys) 
         f"command = {json.dumps(sys.executable)}\n"
         f'args = [{json.dumps(str(server_script))}, "--token=${{REYN_TEST_SECRET}}"]\n'
     )
-    assert mcp_main(["list", "--profile-file", str(profile), "--json"]) == 0
+    assert reyn_main(["mcp", "list", "--profile-file", str(profile), "--json"]) == 0
     out = capsys.readouterr().out
     assert SECRET not in out and "${REYN_TEST_SECRET}" in out
 

@@ -3,12 +3,13 @@ backend (the ``target`` fixtures), and from one backend to the other."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 
 import pytest
 from reyn_tools_memory.cli import memory_command
-from reyn_tools_memory.plugin import reyn_cli_commands
+from reyn_tools_memory.plugin import reyn_cli_commands, run_memory_command
 
 
 def fill(store):
@@ -32,13 +33,14 @@ def filled(target):
     return target
 
 
-def test_the_plugin_contributes_the_memory_command():
-    assert reyn_cli_commands() == {"memory": memory_command}
+def test_the_plugin_contributes_the_memory_command_taking_argv_and_the_load():
+    assert reyn_cli_commands() == {"memory": run_memory_command}
+    assert list(inspect.signature(run_memory_command).parameters) == ["argv", "loaded"]
 
 
 def test_export_writes_one_readable_file_per_entry(filled, tmp_path, capsys):
     out = tmp_path / "export"
-    assert memory_command([*filled.cli, "export", str(out)]) == 0
+    assert memory_command([*filled.cli, "export", str(out)], None) == 0
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
     assert files == ["agents/%2E.%2Fevil/x.md", "agents/ann/style.md", "shared/release.md"]
     text = (out / "shared" / "release.md").read_text()
@@ -49,16 +51,16 @@ def test_export_writes_one_readable_file_per_entry(filled, tmp_path, capsys):
 
 def test_export_then_import_reproduces_every_entry_exactly(filled, target_factory, tmp_path):
     out = tmp_path / "export"
-    assert memory_command([*filled.cli, "export", str(out)]) == 0
+    assert memory_command([*filled.cli, "export", str(out)], None) == 0
     copy = target_factory()
-    assert memory_command([*copy.cli, "import", str(out)]) == 0
+    assert memory_command([*copy.cli, "import", str(out)], None) == 0
     assert copy.store.all_entries() == filled.store.all_entries()
 
 
 def test_importing_twice_updates_instead_of_duplicating(filled, tmp_path, capsys):
     out = tmp_path / "export"
-    memory_command([*filled.cli, "export", str(out)])
-    assert memory_command([*filled.cli, "--json", "import", str(out)]) == 0
+    memory_command([*filled.cli, "export", str(out)], None)
+    assert memory_command([*filled.cli, "--json", "import", str(out)], None) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"imported": 3, "created": 0, "updated": 3}
     assert len(filled.store.all_entries()) == 3
 
@@ -88,7 +90,7 @@ def test_hand_written_files_with_plain_values_import(target, tmp_path):
         "---\n# a comment\nslug: tea\nname: Tea preference\ndescription: how ann likes tea\n"
         "type: user\nlayer: agent\nagent: ann\n---\nGreen, no sugar.\n"
     )
-    assert memory_command([*target.cli, "import", str(folder)]) == 0
+    assert memory_command([*target.cli, "import", str(folder)], None) == 0
     e = target.store.get("agent", "ann", "tea")
     assert e is not None and e.body == "Green, no sugar.\n" and e.created == e.updated
 
@@ -138,7 +140,7 @@ def test_an_invalid_file_is_reported_and_nothing_is_imported(target, tmp_path, c
         "---\nslug: good\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\nok"
     )
     (folder / "bad.md").write_text(text)
-    assert memory_command([*target.cli, "import", str(folder)]) == 1
+    assert memory_command([*target.cli, "import", str(folder)], None) == 1
     err = capsys.readouterr().err
     assert f"{folder / 'bad.md'}" in err and message in err
     assert "nothing was imported" in err
@@ -151,7 +153,7 @@ def test_an_oversized_body_in_a_file_is_refused(tmp_path, capsys):
     (folder / "big.md").write_text(
         "---\nslug: big\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n" + "x" * (64 * 1024 + 1)
     )
-    assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)]) == 1
+    assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)], None) == 1
     assert "over the limit of 65,536 bytes" in capsys.readouterr().err
 
 
@@ -161,7 +163,7 @@ def test_the_same_entry_in_two_files_is_refused(tmp_path, capsys):
     text = "---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n"
     (folder / "a.md").write_text(text)
     (folder / "x" / "a.md").write_text(text)
-    assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)]) == 1
+    assert memory_command(["--db", str(tmp_path / "m.db"), "import", str(folder)], None) == 1
     assert "the same entry as" in capsys.readouterr().err
 
 
@@ -169,7 +171,7 @@ def test_check_validates_without_writing(target, tmp_path, capsys):
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a.md").write_text("---\nslug: a\nname: n\ndescription: d\ntype: user\nlayer: shared\n---\n")
-    assert memory_command([*target.cli, "import", "--check", str(folder)]) == 0
+    assert memory_command([*target.cli, "import", "--check", str(folder)], None) == 0
     assert "1 entries in" in capsys.readouterr().out
     assert not target.store.exists()
 
@@ -183,20 +185,20 @@ def test_check_validates_without_writing(target, tmp_path, capsys):
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, code, message):
-    assert memory_command(["--db", str(tmp_path / "m.db"), *argv]) == code
+    assert memory_command(["--db", str(tmp_path / "m.db"), *argv], None) == code
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
 
 def test_exporting_a_missing_store_says_so(target, tmp_path, capsys):
-    assert memory_command([*target.cli, "export", str(tmp_path / "out")]) == 2
+    assert memory_command([*target.cli, "export", str(tmp_path / "out")], None) == 2
     err = capsys.readouterr().err
     assert f"no memory store at {target.store.location}" in err
     assert "pw-" not in err  # the test server's password never appears
 
 
 def test_db_and_postgres_together_are_refused(tmp_path, capsys):
-    assert memory_command(["--db", "x.db", "--postgres", "SOME_ENV", "export", str(tmp_path)]) == 2
+    assert memory_command(["--db", "x.db", "--postgres", "SOME_ENV", "export", str(tmp_path)], None) == 2
     assert "give one" in capsys.readouterr().err
 
 
@@ -244,8 +246,8 @@ def test_any_entry_survives_export_and_import_exactly(target_factory, tmp_path_f
         root = tmp_path_factory.mktemp("rt")
         source, copy = target_factory(), target_factory()
         _put(source.store, e)
-        assert memory_command([*source.cli, "export", str(root / "out")]) == 0
-        assert memory_command([*copy.cli, "import", str(root / "out")]) == 0
+        assert memory_command([*source.cli, "export", str(root / "out")], None) == 0
+        assert memory_command([*copy.cli, "import", str(root / "out")], None) == 0
         assert copy.store.all_entries() == source.store.all_entries()
 
     roundtrip()
@@ -266,15 +268,17 @@ def test_a_store_moves_from_sqlite_to_postgres_and_back_exactly(pg_server, tmp_p
         for e in batch:
             _put(sqlite, e)
         monkeypatch.setenv("REYN_TEST_MOVE_DSN", pg_server.dsn(schema=pg_server.new_schema("move")))
-        assert memory_command(["--db", str(sqlite.path), "export", str(root / "out")]) == 0
-        assert memory_command(["--postgres", "REYN_TEST_MOVE_DSN", "import", str(root / "out")]) == 0
+        assert memory_command(["--db", str(sqlite.path), "export", str(root / "out")], None) == 0
+        assert memory_command(["--postgres", "REYN_TEST_MOVE_DSN", "import", str(root / "out")], None) == 0
         pg = PostgresStore(os.environ["REYN_TEST_MOVE_DSN"])
         try:
             assert pg.all_entries() == sqlite.all_entries()
-            assert memory_command(["--postgres", "REYN_TEST_MOVE_DSN", "export", str(root / "back")]) == 0
+            assert (
+                memory_command(["--postgres", "REYN_TEST_MOVE_DSN", "export", str(root / "back")], None) == 0
+            )
         finally:
             pg.close()
-        assert memory_command(["--db", str(root / "back.db"), "import", str(root / "back")]) == 0
+        assert memory_command(["--db", str(root / "back.db"), "import", str(root / "back")], None) == 0
         assert MemoryStore(root / "back.db").all_entries() == sqlite.all_entries()
 
     move()
