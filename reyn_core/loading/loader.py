@@ -48,14 +48,15 @@ def load(
     ``host_tools`` are the host application's own tools; they take part in collision checks like
     any plugin's. ``schema_cache`` defaults to the persistent cache in the user cache dir.
     ``rehash=True`` re-hashes every plugin file instead of trusting the (path, size, mtime_ns)
-    digest cache (``reyn plugins lock`` and ``audit`` do this). ``inspect_discovered=True`` also
+    digest cache (``reyn plugins lock`` and ``audit`` do this, and every load does with
+    ``[lock] verify = "full"``). ``inspect_discovered=True`` also
     computes the origin and digest of installed-but-not-enabled plugins (still never importing
     them), so a digest can be reviewed and pinned before the plugin is enabled.
     Never raises for a bad plugin: see ``result.report`` for what happened and why.
     """
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
-    session = LoadSession(profile, cache, rehash=rehash)
+    session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
     found = discover().by_id()
     enabled = profile.enabled
     plugins = [PluginState(pid) for pid in enabled]

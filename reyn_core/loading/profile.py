@@ -128,10 +128,13 @@ class SurfacesConfig(_Section):
 
 
 class LockConfig(_Section):
-    """``[lock]``: where ``reyn.lock`` lives (relative to the profile file) and whether to enforce it."""
+    """``[lock]``: where ``reyn.lock`` lives (relative to the profile file), whether to enforce it,
+    and how files are verified: ``"cache"`` trusts a file's hash while its (path, size, mtime_ns)
+    is unchanged; ``"full"`` re-hashes every plugin file on every load."""
 
     path: str = "reyn.lock"
     enforce: bool = False
+    verify: Literal["cache", "full"] = "cache"
 
 
 class ProvenanceConfig(_Section):
