@@ -8,6 +8,7 @@ shown too: it pays a worker-thread hop per call (a sync handler may block the ev
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from harness import median_seconds_async, table
@@ -50,6 +51,11 @@ def main() -> bool:
     builder = RegistryBuilder()
     builder.register(grep_model)
     builder.register(grep_sync)
+    # The same tool with a registered schema that differs from its model's (a hand-edited schema):
+    # it takes the full path, schema validator then pydantic, as every tool did before issue 15.
+    builder.register(
+        replace(grep_model, name="grep_full", parameters={**grep_model.parameters, "description": "edited"})
+    )
     registry = builder.freeze()
     ctx = ToolContext(surface="router", agent="bench")
     text = json.dumps(PAYLOAD)
@@ -67,6 +73,7 @@ def main() -> bool:
     cases = [
         ("async model tool, invoke_tool(dict)", "grep_model", PAYLOAD, base, 500),
         ("async model tool, invoke_tool(JSON text)", "grep_model", text, base, 500),
+        ("same, full path (schema + pydantic), dict", "grep_full", PAYLOAD, base, 500),
         ("sync tool (worker thread), invoke_tool(dict)", "grep_sync", PAYLOAD, base_sync, 50),
     ]
     for label, name, payload, baseline, number in cases:

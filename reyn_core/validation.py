@@ -1138,6 +1138,12 @@ def depth_within(value: Any, limit: int) -> bool:
     """Whether ``value`` nests at most ``limit`` containers deep; iterative, so it cannot overflow."""
     if not isinstance(value, dict | list):
         return True
+    if limit >= 1:  # the common case, a flat object of scalars, without building a stack
+        for child in value.values() if isinstance(value, dict) else value:
+            if isinstance(child, (dict, list)):  # the tuple form is the faster check
+                break
+        else:
+            return True
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()

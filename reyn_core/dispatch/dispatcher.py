@@ -40,6 +40,8 @@ class _SnapshotCache:
     shapes: dict[str, CallShape] = field(default_factory=dict)
 
 
+_NO_NAMES: frozenset[str] = frozenset()
+_NO_CALL: Any = None  # the ``call`` of a registry without hooks: never read
 _CACHES: weakref.WeakKeyDictionary[ToolRegistry, _SnapshotCache] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
@@ -127,9 +129,9 @@ async def invoke_tool(
     cancels this coroutine gets its ``CancelledError`` back unchanged.
     """
     surface = surface or ctx.surface
-    exclude = frozenset(
-        as_names(exclude, "exclude")
-    )  # host mistakes raise TypeError here, not as a tool error
+    if type(exclude) is not frozenset:
+        # host mistakes raise TypeError here, not as a tool error
+        exclude = _NO_NAMES if exclude == () else frozenset(as_names(exclude, "exclude"))
     if allowed_ops is not None:
         allowed_ops = as_names(allowed_ops, "allowed_ops")
     tool = registry.get(name)
@@ -139,17 +141,37 @@ async def invoke_tool(
         call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
     started = time.perf_counter()
     parsed, problems = parse_arguments(args)
-    call = ToolCall(tool, parsed if isinstance(parsed, Mapping) else {}, call_ctx, surface)
+    # What the policy hooks see; built only when there are hooks (the common host has none).
+    call = (
+        ToolCall(tool, parsed if isinstance(parsed, Mapping) else {}, call_ctx, surface)
+        if hooks.before or hooks.after
+        else _NO_CALL
+    )
     try:
         _require_allowed(
             registry, tool, surface, call_ctx, exclude, allowed_ops
         )  # available() sees this surface
         cache = _cache(registry)
         check = _argument_check(cache, tool)
-        validated = check.validate(tool, parsed, problems)
-        shape = _shape(cache, tool)
-        await run_before(hooks, call)
-        kwargs = check.bind(shape, tool, validated, call_ctx)
+        shape = cache.shapes.get(tool.name)
+        kwargs = None
+        if not problems and check.single_undecided_or_eligible:
+            if shape is None:
+                try:
+                    shape = _shape(cache, tool)
+                except ToolError:  # reported in the full path's order (after argument problems)
+                    shape = None
+            if shape is not None:
+                kwargs = check.single(shape, parsed, call_ctx)
+        if kwargs is None:  # the full path: schema validator, then pydantic binding
+            validated = check.validate(tool, parsed, problems)
+            shape = _shape(cache, tool)
+            if hooks.before:
+                await run_before(hooks, call)
+            kwargs = check.bind(shape, tool, validated, call_ctx)
+        elif hooks.before:
+            await run_before(hooks, call)
+        assert shape is not None  # both paths resolved it
         result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
     except ToolError as exc:
         exc.tool = exc.tool or tool.name
@@ -168,7 +190,8 @@ async def invoke_tool(
         if _caller_cancelled():
             raise  # the caller's own cancellation propagates unchanged: never swallow that
         raise cancelled from None
-    await run_after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
+    if hooks.after:
+        await run_after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
     return result
 
 

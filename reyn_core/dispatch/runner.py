@@ -91,6 +91,11 @@ async def run_handler(
     fn: Callable[..., Any], is_async: bool, tool: ToolDefinition, kwargs: dict[str, Any]
 ) -> Any:
     """Call ``fn(**kwargs)``: awaited when async, else in a worker thread; under the tool's timeout."""
+    if is_async and tool.timeout_s is None:  # the common case, without the wrapping coroutines
+        try:
+            return await fn(**kwargs)
+        except SystemExit as exc:
+            raise HandlerExit(f"the handler called sys.exit({exc.code!r})") from None
     if is_async:
         return await within(fn(**kwargs), tool)
     if tool.timeout_s is None:
