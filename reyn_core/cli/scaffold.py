@@ -16,12 +16,10 @@ from pathlib import Path
 from ..errors import ReynError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-# Names of Reyn itself, and the ids of its packs and example plugin whether installed here or not
-# (installing the pack later would make discovery refuse both). Ids of other installed plugins are
-# refused too, from discovery (metadata only), and so is a distribution name already installed
-# (``pip install -e .`` would replace that distribution).
-RESERVED = frozenset({"reyn", "reyn_core", "reyn_demo"})
-REYN_PLUGIN_IDS = frozenset({"file", "web", "memory", "catalog", "mcp", "shell", "example"})
+# Names of Reyn itself. Ids of installed plugins are refused too, from discovery (metadata only), and
+# so is a distribution name already installed (``pip install -e .`` would replace it). The core names
+# no pack: a pack that is not installed here is not known here.
+RESERVED = frozenset({"reyn", "reyn_core"})
 
 
 class ScaffoldError(ReynError):
@@ -48,11 +46,6 @@ def check_plugin_name(name: str) -> None:
         raise ScaffoldError(
             f"plugin name {name!r} is taken by the installed distribution {', '.join(owners)}: two "
             "distributions claiming one id are both refused at discovery; pick another"
-        )
-    if name in REYN_PLUGIN_IDS:
-        raise ScaffoldError(
-            f"plugin name {name!r} is the id of a Reyn pack (not installed here): two distributions "
-            "claiming one id are both refused at discovery; pick another"
         )
     dist = distribution_name(name)
     installed = _installed_distribution(dist)

@@ -121,17 +121,6 @@ def test_plugins_new_scaffolds_a_project_whose_tests_pass_after_install(make_ven
     assert plugins["demo_plugin"]["distribution"] == "reyn-demo-plugin"
 
 
-def test_plugins_new_refuses_a_reyn_pack_id_even_when_the_pack_is_not_installed(make_venv, tmp_path):
-    venv = make_venv("packid")
-    venv.install("reyn-core")
-    work = tmp_path / "work"
-    work.mkdir()
-    proc = venv.run("reyn", "plugins", "new", "file", cwd=work)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "is the id of a Reyn pack" in proc.stderr
-    assert list(work.iterdir()) == []
-
-
 def test_plugins_new_refuses_a_bad_name_in_one_line(make_venv, tmp_path):
     venv = make_venv("badname")
     venv.install("reyn-core")

@@ -15,7 +15,7 @@ import pytest
 import tomllib
 
 from reyn_core.cli import main
-from reyn_core.cli.scaffold import REYN_PLUGIN_IDS, ScaffoldError, scaffold_plugin
+from reyn_core.cli.scaffold import ScaffoldError, scaffold_plugin
 
 
 def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -58,13 +58,6 @@ def test_the_template_runs_async_tests_out_of_the_box(tmp_path):
     assert pyproject["tool"]["pytest"]["ini_options"]["asyncio_mode"] == "auto"
     assert "reyn-core>=0.1,<0.2" in pyproject["project"]["dependencies"]
     assert "async def test_" in (root / "tests" / "test_plugin.py").read_text()
-
-
-@pytest.mark.parametrize("name", sorted(REYN_PLUGIN_IDS))
-def test_reyn_pack_ids_are_refused(tmp_path, name):
-    with pytest.raises(ScaffoldError, match=f"plugin name {name!r}"):
-        scaffold_plugin(name, tmp_path)
-    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_name_whose_distribution_is_installed_is_refused(tmp_path):
