@@ -11,7 +11,8 @@
    synthetic installed distributions (real ``.dist-info`` folders with ``reyn.plugins`` entry
    points on a path), to show it grows linearly.
 
-Run: ``python benchmarks/bench_cli.py [--repeat N] [--json] [--skip-installed]`` or ``main()`` from benchmarks/run.py.
+Run: ``python benchmarks/bench_cli.py [--repeat N] [--json] [--skip-installed]`` or ``main()`` from
+benchmarks/run.py.
 """
 
 from __future__ import annotations
@@ -281,16 +282,20 @@ def bench_discovery(counts: Sequence[int] = (20, 200), repeat: int = 20) -> dict
 
 def _render_lines(title: str, render: dict[str, Any], breakdown: dict[str, float]) -> list[str]:
     return [
-        f"{title}: reyn tools render --surface router ({len(render['packs'])} packs: {', '.join(render['packs'])}; "
+        f"{title}: reyn tools render --surface router ({len(render['packs'])} packs: "
+        f"{', '.join(render['packs'])}; "
         f"median of {render['repeat']})",
         f"  python -c pass                       {render['python_startup_s'] * 1000:8.1f} ms",
-        f"  python -c 'import pydantic, pluggy'  {render['baseline_import_pydantic_pluggy_s'] * 1000:8.1f} ms  (baseline)",
+        f"  python -c 'import pydantic, pluggy'  "
+        f"{render['baseline_import_pydantic_pluggy_s'] * 1000:8.1f} ms  (baseline)",
         f"  ... 'from pydantic import BaseModel' {render['pydantic_basemodel_s'] * 1000:8.1f} ms  "
-        f"({render['pydantic_basemodel_s'] / render['baseline_import_pydantic_pluggy_s']:.2f}x: the floor of any "
-        "pydantic settings model)",
+        f"({render['pydantic_basemodel_s'] / render['baseline_import_pydantic_pluggy_s']:.2f}x: "
+        "the floor of any pydantic settings model)",
         f"  render, warm                         {render['render_warm_s'] * 1000:8.1f} ms  "
-        f"({render['warm_ratio']:.2f}x; target <= {TARGET_RATIO}x: {'met' if render['meets_target'] else 'NOT met'})",
-        f"  render, cold (empty Reyn caches)     {render['render_cold_s'] * 1000:8.1f} ms  ({render['cold_ratio']:.2f}x)",
+        f"({render['warm_ratio']:.2f}x; target <= {TARGET_RATIO}x: "
+        f"{'met' if render['meets_target'] else 'NOT met'})",
+        f"  render, cold (empty Reyn caches)     {render['render_cold_s'] * 1000:8.1f} ms  "
+        f"({render['cold_ratio']:.2f}x)",
         "  where a warm render spends its time after start-up (in-process, medians):",
         *(f"    {key[:-2].replace('_', ' '):<32} {value * 1000:8.1f} ms" for key, value in breakdown.items()),
     ]

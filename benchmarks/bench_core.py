@@ -132,7 +132,9 @@ def catalogue(n: int) -> ToolRegistry:
         builder.register(
             ToolDefinition(
                 name=f"tool_{i:04d}",
-                description=f"Tool number {i}: reads a resource and returns a summary of at most `limit` items.",
+                description=(
+                    f"Tool number {i}: reads a resource and returns a summary of at most `limit` items."
+                ),
                 cluster=f"cluster_{i % 10}",
                 purity="read_only",
                 handler=lambda **kw: kw,

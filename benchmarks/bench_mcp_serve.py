@@ -48,7 +48,9 @@ BARE_SERVER = textwrap.dedent(
 
     async def on_call(ctx, params):
         data = await word_count(**(params.arguments or {}))
-        return types.CallToolResult(content=[types.TextContent(text=json.dumps(data))], structured_content=data)
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(data))], structured_content=data
+        )
 
     server = Server("bare", on_list_tools=on_list, on_call_tool=on_call)
 

@@ -197,7 +197,8 @@ def main() -> bool | None:
     encs = encodings()
     ctx = ToolContext(surface="router")
     print(
-        f"bfcl-eval {BFCL_VERSION}: {len(functions)} distinct function documents, {len(all_requests)} requests"
+        f"bfcl-eval {BFCL_VERSION}: {len(functions)} distinct function documents, "
+        f"{len(all_requests)} requests"
     )
     ok = True
     for size in SIZES:

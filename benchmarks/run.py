@@ -3,8 +3,9 @@
 Each ``benchmarks/bench_<name>.py`` module defines ``main()`` that prints its own table (see
 ``harness.py`` for shared timing and table helpers) and returns False when a target was missed (any
 other return value counts as success). ``main()`` is called with ``sys.argv`` holding only the
-module's path, so a module with its own argument parser sees its defaults. Adding a benchmark is adding a module; nothing here needs to change. ``NAME`` runs only
-``bench_<NAME>.py``. The exit code is 1 if a module crashed (or, with ``--strict``, missed a target).
+module's path, so a module with its own argument parser sees its defaults. Adding a benchmark is
+adding a module; nothing here needs to change. ``NAME`` runs only ``bench_<NAME>.py``. The exit
+code is 1 if a module crashed (or, with ``--strict``, missed a target).
 """
 
 from __future__ import annotations

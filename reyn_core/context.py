@@ -131,7 +131,8 @@ class ToolContext:
             close = difflib.get_close_matches(str(self.surface), SURFACES, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(
-                f"ToolContext(surface={self.surface!r}): unknown surface{hint}; use one of {', '.join(SURFACES)}"
+                f"ToolContext(surface={self.surface!r}): unknown surface{hint}; "
+                f"use one of {', '.join(SURFACES)}"
             )
         if self.agent is not None and not isinstance(self.agent, str):
             raise TypeError(

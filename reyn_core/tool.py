@@ -194,7 +194,8 @@ def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def model_parameter(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:
-    """The name and model of ``fn``'s single pydantic-model parameter (``ctx`` aside), else ``(None, None)``."""
+    """The name and model of ``fn``'s single pydantic-model parameter (``ctx`` aside), else
+    ``(None, None)``."""
     hints = resolved_hints(fn)
     params = [p for p in inspect.signature(fn).parameters.values() if not is_context_parameter(p, hints)]
     if len(params) == 1:

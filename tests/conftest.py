@@ -180,7 +180,8 @@ class FreshVenv:
 
 @pytest.fixture
 def make_venv(tmp_path: Path, wheelhouse: Path) -> Iterator[Callable[..., FreshVenv]]:
-    """A factory of fresh venvs: ``venv = make_venv(); venv.install("reyn-core", "reyn_builtin_tools/file")``."""
+    """A factory of fresh venvs:
+    ``venv = make_venv(); venv.install("reyn-core", "reyn_builtin_tools/file")``."""
     made: list[Path] = []
 
     def factory(name: str = "venv") -> FreshVenv:

@@ -124,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("REYN_DEBUG"):
             raise
         print(
-            f"reyn: internal error: {type(exc).__name__}: {_one_line(exc)} (set REYN_DEBUG=1 for a traceback)",
+            f"reyn: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(set REYN_DEBUG=1 for a traceback)",
             file=sys.stderr,
         )
         return EXIT_USAGE

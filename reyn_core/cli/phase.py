@@ -197,7 +197,8 @@ def check_allowed_ops(runner: Any, file: str, *, from_file: bool) -> None:
         else "this profile offers no phase ops at all (enable plugins in [plugins] enable)"
     )
     what = (
-        f"{', '.join(repr(e) for e in unknown)} match{'es' if len(unknown) == 1 else ''} no tool name or cluster"
+        f"{', '.join(repr(e) for e in unknown)} match{'es' if len(unknown) == 1 else ''} "
+        "no tool name or cluster"
         if unknown
         else f"allowed_ops {allowed} match no op a phase may use"
         + ("" if from_file else " (from the profile's [surfaces.phase] default_allowed_ops)")

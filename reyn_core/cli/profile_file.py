@@ -102,7 +102,8 @@ def edit_enabled(args: argparse.Namespace, ids: Sequence[str], *, enable: bool) 
     unchanged = [i for i in dict.fromkeys(ids) if i not in changed]
     if not enable and unchanged:
         raise ReynError(
-            f"{', '.join(map(repr, unchanged))} not enabled in {path} (enabled: {', '.join(current) or 'none'})"
+            f"{', '.join(map(repr, unchanged))} not enabled in {path} "
+            f"(enabled: {', '.join(current) or 'none'})"
         )
     for plugin_id in changed:
         if enable:
@@ -146,7 +147,10 @@ def render_init(installed: dict[str, tuple[str, str]]) -> str:
         '# write_roots = ["out"]',
         "",
         "# [lock]",
-        "# enforce = true   # refuse plugins whose files or tools drifted from reyn.lock (`reyn plugins lock`)",
+        (
+            "# enforce = true   # refuse plugins whose files or tools drifted from reyn.lock "
+            "(`reyn plugins lock`)"
+        ),
         "",
     ]
     return "\n".join(lines)

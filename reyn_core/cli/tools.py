@@ -1,4 +1,5 @@
-"""``reyn tools list | render | search | call``: the registry the profile produces, as each surface sees it."""
+"""``reyn tools list | render | search | call``: the registry the profile produces, as each surface
+sees it."""
 
 from __future__ import annotations
 

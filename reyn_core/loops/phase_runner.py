@@ -37,7 +37,8 @@ Reply with exactly one JSON object (no prose around it), the phase output contra
  "artifact": {"type": "<artifact type>", "data": {...}},
  "control_ir": [{"kind": "<op>", ...the op's arguments, flat}]}
 Rules:
-- type "finish" goes with decision "finish"; "abort" with "abort"; "transition" with "continue" and a next_phase.
+- type "finish" goes with decision "finish"; "abort" with "abort"; "transition" with \
+"continue" and a next_phase.
 - To act, list ops in control_ir. They run in order and you receive their results; then reply again.
 - The phase ends on a reply whose control_ir is empty (finish or transition), or on an abort, whose
   ops are not run. Put the phase's product in artifact."""

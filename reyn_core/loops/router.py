@@ -87,9 +87,9 @@ class RouterLoop:
     ``[llm]``); tests and the demo pass a ``ReplayClient`` or a client aimed at a local server.
     ``exclude`` hides tools for this loop; ``plan_mode`` additionally hides ``plan``; ``allowed_tools``
     narrows the loop to a plan step's tool list. ``stream`` streams text to ``on_event`` as
-    ``text_delta`` events. ``deferral`` (a ``DeferralPolicy``, e.g. ``reyn_core.host.deferral_policy(profile, registry)``)
-    defers tools and offers the search tool; calls are then dispatched against ``dispatch_registry``
-    (the registry plus the search tool).
+    ``text_delta`` events. ``deferral`` (a ``DeferralPolicy``, e.g.
+    ``reyn_core.host.deferral_policy(profile, registry)``) defers tools and offers the search tool;
+    calls are then dispatched against ``dispatch_registry`` (the registry plus the search tool).
     """
 
     def __init__(

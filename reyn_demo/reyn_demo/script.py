@@ -141,7 +141,10 @@ class RouterScript:
                         "name": "REYN-7 release status",
                         "type": "project",
                         "description": "state of the surfaces ticket before the release",
-                        "body": f"REYN-7 (LLM surfaces and the demo) is {state}; owner {find(ticket, 'owner') or '?'}.",
+                        "body": (
+                            f"REYN-7 (LLM surfaces and the demo) is {state}; "
+                            f"owner {find(ticket, 'owner') or '?'}."
+                        ),
                     },
                 )
             )
@@ -157,7 +160,8 @@ class RouterScript:
         ticket = ok_data(results.get("call_mcp_tool"))
         if ticket is not None:
             lines.append(
-                f"- REYN-7 is {find(ticket, 'state')} (owner {find(ticket, 'owner')}), from the tracker over MCP."
+                f"- REYN-7 is {find(ticket, 'state')} (owner {find(ticket, 'owner')}), "
+                "from the tracker over MCP."
             )
         page = text_of(ok_data(results.get("web_fetch")))
         version = re.search(r"Reyn (\d+\.\d+\.\d+)", page)

@@ -103,7 +103,8 @@ def test_the_marker_selects_plugin_and_settings(tmp_path):
         @pytest.mark.reyn_plugin("example", settings={"precision": 1})
         def test_settings(reyn_call, reyn_plugin_profile):
             assert reyn_plugin_profile["plugins"]["example"]["settings"] == {"precision": 1}
-            assert reyn_call.router("convert_units", {"value": 1, "from_unit": "mi", "to_unit": "km"}).data["value"] == 2
+            result = reyn_call.router("convert_units", {"value": 1, "from_unit": "mi", "to_unit": "km"})
+            assert result.data["value"] == 2
     """
         },
     )

@@ -55,7 +55,8 @@ LOOSE = tool_plugin(
 
     LOOSE = ToolDefinition(
         name="loose_map", description="Accept any string map (cannot be OpenAI strict).",
-        parameters={"type": "object", "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        parameters={"type": "object", "properties": {
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}}},
         handler=lambda m: m)
 """,
 )

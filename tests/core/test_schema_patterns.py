@@ -44,14 +44,15 @@ from reyn_core.host import RegistryBuilder, ToolRegistry, invoke_tool
 EVIL, ATTACK = {EVIL!r}, {ATTACK!r}
 schemas = {{
     "fast": {{"type": "object", "properties": {{"a": {{"type": "string", "pattern": EVIL}}}}}},
-    "general": {{"type": "object", "properties": {{"a": {{"type": "string", "pattern": EVIL}}}}, "$comment": "x"}},
+    "general": {{"type": "object", "properties": {{"a": {{"type": "string", "pattern": EVIL}}}},
+                "$comment": "x"}},
     "items": {{"type": "object", "properties": {{"a": {{"type": "array", "items": {{"pattern": EVIL}}}}}}}},
     "keys": {{"type": "object", "patternProperties": {{EVIL: {{}}}}, "additionalProperties": False}},
     "uneval": {{"type": "object", "patternProperties": {{EVIL: {{}}}}, "unevaluatedProperties": False}},
     "names": {{"type": "object", "propertyNames": {{"pattern": EVIL}}}},
 }}
-args = {{"fast": {{"a": ATTACK}}, "general": {{"a": ATTACK}}, "items": {{"a": [ATTACK]}}, "keys": {{ATTACK: 1}},
-        "uneval": {{ATTACK: 1}}, "names": {{ATTACK: 1}}}}
+args = {{"fast": {{"a": ATTACK}}, "general": {{"a": ATTACK}}, "items": {{"a": [ATTACK]}},
+        "keys": {{ATTACK: 1}}, "uneval": {{ATTACK: 1}}, "names": {{ATTACK: 1}}}}
 builder = RegistryBuilder()
 for name, schema in schemas.items():
     builder.register(ToolDefinition(name=name, description="x", parameters=schema, handler=lambda **kw: kw))

@@ -79,7 +79,8 @@ def test_pages_that_show_tests_are_run_with_pytest():
 def test_the_sample_extractor_finds_blocks_and_their_lines(tmp_path):
     page = tmp_path / "p.md"
     page.write_text(
-        "# T\n\n```python\nx = 1\n```\n\n- item\n\n    ```python\n    y = x + 1\n    ```\n\n```text\nno\n```\n"
+        "# T\n\n```python\nx = 1\n```\n\n- item\n\n"
+        "    ```python\n    y = x + 1\n    ```\n\n```text\nno\n```\n"
     )
     assert samples(page) == [Sample("x = 1\n", 4), Sample("y = x + 1\n", 10)]
 

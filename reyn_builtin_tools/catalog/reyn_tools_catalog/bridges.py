@@ -45,7 +45,8 @@ class DefaultHost:
         return None
 
     async def ask_user(self, *, question: str, options: list[str], ctx: ToolContext) -> dict[str, Any]:
-        """Prompt on the terminal and return ``{"answer": text}`` (an option's text when its number is typed)."""
+        """Prompt on the terminal and return ``{"answer": text}`` (an option's text when its number is
+        typed)."""
         read = self._terminal()
         if read is None:
             raise ToolRuntimeMissing(

@@ -1,4 +1,4 @@
-"""The eight catalog tools as loading and rendering see them, read from the generated ``tools.json``
+r"""The eight catalog tools as loading and rendering see them, read from the generated ``tools.json``
 (name, description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code
 a manifest cannot hold: the schema enrichers listing the catalogue's current names.
 
@@ -6,7 +6,8 @@ The one source of truth is the ``@tool`` functions in ``tools.py`` (with their a
 ``Plan`` included), imported on a tool's first call. After changing one, regenerate the manifest
 (``tests/packs/test_lazy_definitions.py`` fails until you do)::
 
-    python -m reyn_core.manifest reyn_tools_catalog.tools:CATALOG_TOOLS > reyn_builtin_tools/catalog/reyn_tools_catalog/tools.json
+    python -m reyn_core.manifest reyn_tools_catalog.tools:CATALOG_TOOLS \
+        > reyn_builtin_tools/catalog/reyn_tools_catalog/tools.json
 """
 
 from __future__ import annotations

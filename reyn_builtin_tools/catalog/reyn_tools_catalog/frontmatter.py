@@ -361,7 +361,8 @@ def _scalar(raw: str, lineno: int) -> str:
         end = _closing_quote(raw)
         if end > 0 and not _only_comment(raw[end + 1 :]):
             raise FrontMatterError(
-                "malformed double-quoted string (only whitespace and a '# comment' may follow the closing quote)",
+                "malformed double-quoted string (only whitespace and a '# comment' may follow the "
+                "closing quote)",
                 lineno,
             )
         value = _loads(raw[: end + 1] if end > 0 else raw, lineno, "double-quoted string")

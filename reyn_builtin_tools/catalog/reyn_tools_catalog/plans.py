@@ -84,7 +84,8 @@ def plan_problems(plan: Plan, known_tools: Collection[str]) -> list[ArgumentProb
                 problems.append(
                     ArgumentProblem(
                         f"/steps/{i}/depends_on/{j}",
-                        f"step {step.id!r} depends on {dep!r}, which is not a step of this plan; step ids: {', '.join(ids)}",
+                        f"step {step.id!r} depends on {dep!r}, which is not a step of this plan; "
+                        f"step ids: {', '.join(ids)}",
                     )
                 )
         for j, name in enumerate(step.tools):

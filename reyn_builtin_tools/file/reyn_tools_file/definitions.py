@@ -1,4 +1,4 @@
-"""The seven file tools as loading and rendering see them, read from the generated ``tools.json``
+r"""The seven file tools as loading and rendering see them, read from the generated ``tools.json``
 (name, description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code
 a manifest cannot hold: the settings accessor and the write tools' availability check.
 
@@ -6,7 +6,8 @@ The one source of truth is the ``@tool`` functions in ``tools.py`` (imported on 
 so loading the pack and rendering its tools cost only this module and a JSON file). After changing
 one, regenerate the manifest (``tests/packs/test_lazy_definitions.py`` fails until you do)::
 
-    python -m reyn_core.manifest reyn_tools_file.tools:TOOLS > reyn_builtin_tools/file/reyn_tools_file/tools.json
+    python -m reyn_core.manifest reyn_tools_file.tools:TOOLS \
+        > reyn_builtin_tools/file/reyn_tools_file/tools.json
 """
 
 from __future__ import annotations

@@ -258,7 +258,8 @@ class Scope:
             starts = [0] if anchored else range(len(rel))
             if any(rel[i : i + len(pattern)] == pattern for i in starts):
                 raise PathRefused(
-                    f"{loc.display!r} is protected ({entry!r}) and is never written or deleted by the file tools",
+                    f"{loc.display!r} is protected ({entry!r}) and is never written or deleted "
+                    "by the file tools",
                     reason="protected",
                     path=loc.display,
                 )
@@ -307,7 +308,8 @@ def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
         return ()
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
         raise ToolRuntimeMissing(
-            f"ToolContext.extras['protected_paths'] must be a list of absolute paths, got {type(value).__name__}"
+            "ToolContext.extras['protected_paths'] must be a list of absolute paths, "
+            f"got {type(value).__name__}"
         )
     out: dict[tuple[str, ...], None] = {}
     for item in value:

@@ -283,7 +283,8 @@ class GlobFilesArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pattern: str = Field(
-        description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, e.g. `src/**/*.py`."
+        description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, "
+        "e.g. `src/**/*.py`."
     )
     path: str = Field(".", description="Directory to search from; default the workspace.")
 
@@ -294,7 +295,8 @@ def _walk_notes(
     notes = []
     if out_of_time:
         notes.append(
-            f"stopped after {WORK_SECONDS:g} s (the time limit) with partial results; narrow the path or pattern"
+            f"stopped after {WORK_SECONDS:g} s (the time limit) with partial results; "
+            "narrow the path or pattern"
         )
     if more:
         notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")

@@ -213,7 +213,8 @@ def import_problems(settings: McpSettings, snapshot_path: Path | None = None) ->
     except SnapshotError as exc:
         return [str(exc)]
     return [
-        f"MCP server {s!r} has import_tools = true but no tools in the snapshot {path}; run `reyn mcp refresh`"
+        f"MCP server {s!r} has import_tools = true but no tools in the snapshot {path}; "
+        "run `reyn mcp refresh`"
         for s in wanted
         if s not in data.get("servers", {})
     ]

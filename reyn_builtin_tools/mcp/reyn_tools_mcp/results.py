@@ -156,7 +156,9 @@ def convert_result(
                 {
                     "type": "omitted",
                     "blocks": omitted,
-                    "summary": f"[{omitted} more content blocks not shown: result limit max_text_chars={max_chars}]",
+                    "summary": (
+                        f"[{omitted} more content blocks not shown: result limit max_text_chars={max_chars}]"
+                    ),
                 }
             )
             break

@@ -135,7 +135,8 @@ async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str
     request = _REQUEST.get()
     if request is None or not can_elicit(request) or not request.session.can_send_request:
         raise ToolDenied(
-            f"tool {tool!r} needs to ask the user, and this MCP client cannot be asked in the middle of a call",
+            f"tool {tool!r} needs to ask the user, and this MCP client cannot be asked "
+            "in the middle of a call",
             tool=tool,
         )
     answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)

@@ -111,7 +111,8 @@ async def call_server_tool(
         definition = tools.get(tool)
         if definition is None:
             raise InvalidToolArguments(
-                f"MCP server {server!r} has no tool {tool[:200]!r}; its tools: {names_preview(sorted(tools))}",
+                f"MCP server {server!r} has no tool {tool[:200]!r}; "
+                f"its tools: {names_preview(sorted(tools))}",
                 problems=[ArgumentProblem("/tool", f"must be one of {names_preview(sorted(tools))}")],
             )
         if expect_sha256 is not None:

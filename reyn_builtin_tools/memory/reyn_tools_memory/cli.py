@@ -133,6 +133,7 @@ def _import(store: MemoryBackend, settings: MemorySettings, args: argparse.Names
         print(f"{len(entries)} entries in {args.dir} are valid")
     else:
         print(
-            f"imported {len(results)} entries into {store.location} ({created} created, {len(results) - created} updated)"
+            f"imported {len(results)} entries into {store.location} "
+            f"({created} created, {len(results) - created} updated)"
         )
     return 0

@@ -49,7 +49,8 @@ def _version_findings(where: str, version: int | None, current: int) -> list[dic
             _finding(
                 "RY004",
                 "info",
-                f"the memory store {where} has schema version {version}; it is migrated to {current} at first use",
+                f"the memory store {where} has schema version {version}; "
+                f"it is migrated to {current} at first use",
             )
         ]
     return []

@@ -229,7 +229,8 @@ class PostgresStore:
         self, reason: str, outcome: str = "nothing was read or written"
     ) -> MemoryStoreUnavailable:
         return MemoryStoreUnavailable(
-            f"the PostgreSQL memory store {self._location} is unavailable: {self._redact(' '.join(reason.split()))}; "
+            f"the PostgreSQL memory store {self._location} is unavailable: "
+            f"{self._redact(' '.join(reason.split()))}; "
             f"{outcome} — check that the server is running and reachable, then retry"
         )
 
@@ -273,7 +274,8 @@ class PostgresStore:
                 if attempt == MAX_ATTEMPTS:
                     raise MemoryStoreError(
                         f"the PostgreSQL memory store {self._location} rolled the transaction back "
-                        f"{MAX_ATTEMPTS} times ({exc.sqlstate}: concurrent writers); nothing was written — retry"
+                        f"{MAX_ATTEMPTS} times ({exc.sqlstate}: concurrent writers); "
+                        "nothing was written — retry"
                     ) from None
                 time.sleep(random.uniform(0, 0.02 * 2**attempt))
             except pg_errors.QueryCanceled:

@@ -22,7 +22,8 @@ class MemorySettings(BaseModel):
 
     backend: Literal["sqlite", "postgres"] = Field(
         default="sqlite",
-        description="'sqlite' (an embedded file, the default) or 'postgres' (one server shared by many hosts)",
+        description="'sqlite' (an embedded file, the default) or 'postgres' "
+        "(one server shared by many hosts)",
     )
     path: str = Field(
         default=".reyn/memory.db",

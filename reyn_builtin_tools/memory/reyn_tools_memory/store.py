@@ -72,7 +72,8 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 class MemoryStore:
-    """The SQLite memory store (a ``MemoryBackend``) at ``path`` (created on first use, with its parent folder).
+    """The SQLite memory store (a ``MemoryBackend``) at ``path`` (created on first use, with its
+    parent folder).
 
     Every operation opens its own short connection, so one store object may be used from many
     threads, and many processes may use the same file at once.
@@ -116,7 +117,8 @@ class MemoryStore:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise MemoryStoreError(
-                        f"the memory store {self.path} cannot use write-ahead logging (journal mode {mode!r}); "
+                        f"the memory store {self.path} cannot use write-ahead logging "
+                        f"(journal mode {mode!r}); "
                         "put it on a local filesystem"
                     )
                 conn.execute("PRAGMA synchronous = FULL")
@@ -188,7 +190,8 @@ class MemoryStore:
     def _locked_or(self, exc: sqlite3.OperationalError) -> MemoryStoreError:
         if _is_busy(exc):
             return MemoryStoreError(
-                f"the memory store {self.path} stayed locked by another writer for {self.busy_timeout_s:g} s; "
+                f"the memory store {self.path} stayed locked by another writer "
+                f"for {self.busy_timeout_s:g} s; "
                 "nothing was written — retry, or raise plugins.memory.settings.busy_timeout_s"
             )
         return MemoryStoreError(f"the memory store {self.path} failed: {exc}")

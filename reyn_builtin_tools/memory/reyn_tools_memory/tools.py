@@ -259,7 +259,8 @@ def forget_memory(args: ForgetArgs, ctx: ToolContext) -> dict[str, Any]:
     removed = _run("forget_memory", store_for(ctx, "forget_memory").delete, args.layer, agent, args.slug)
     if not removed:
         raise ToolExecutionError(
-            f"forget_memory: no entry {args.slug!r} in the {args.layer} layer; list_memory shows the slugs that exist",
+            f"forget_memory: no entry {args.slug!r} in the {args.layer} layer; "
+            "list_memory shows the slugs that exist",
             tool="forget_memory",
         )
     return {"slug": args.slug, "layer": args.layer, "status": "forgotten"}

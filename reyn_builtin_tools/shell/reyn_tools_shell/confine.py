@@ -157,7 +157,10 @@ def git_argument_refusal(argv: list[str]) -> str | None:
                     "command, or writes configuration or files)"
                 )
         elif arg.startswith("-") and len(arg) > 1 and set(arg[1:]) & set(shorts):
-            return f"git {sub} option {arg[:100]!r} is refused (-{shorts} names a command or writes configuration)"
+            return (
+                f"git {sub} option {arg[:100]!r} is refused "
+                f"(-{shorts} names a command or writes configuration)"
+            )
     return None
 
 

@@ -1,4 +1,4 @@
-"""The ``shell`` tool as loading and rendering see it, read from the generated ``tools.json`` (name,
+r"""The ``shell`` tool as loading and rendering see it, read from the generated ``tools.json`` (name,
 description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code a
 manifest cannot hold: the settings accessor, the availability check and the schema enricher.
 
@@ -6,7 +6,8 @@ The one source of truth is the ``@tool`` function in ``tools.py`` (with the comm
 imported on the first call. After changing it, regenerate the manifest
 (``tests/packs/test_lazy_definitions.py`` fails until you do)::
 
-    python -m reyn_core.manifest reyn_tools_shell.tools:TOOLS > reyn_builtin_tools/shell/reyn_tools_shell/tools.json
+    python -m reyn_core.manifest reyn_tools_shell.tools:TOOLS \
+        > reyn_builtin_tools/shell/reyn_tools_shell/tools.json
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ class ShellArgs(BaseModel):
     )
     command: str | None = Field(
         None,
-        description="Or a command line, split like a POSIX shell but never run by one: no pipes, redirection, globbing or variables.",
+        description="Or a command line, split like a POSIX shell but never run by one: "
+        "no pipes, redirection, globbing or variables.",
     )
     cwd: str = Field(".", description="Working directory, relative to the workspace.")
     timeout_s: float | None = Field(

@@ -158,7 +158,7 @@ async def test_reading_a_directory_is_refused(tools):
     assert env["error"]["kind"] == "denied" and "is a directory" in env["error"]["message"]
 
 
-# --------------------------------------------------------------------------- write_file / edit_file / delete_file
+# ----------------------------------------------------------------------- write_file / edit_file / delete_file
 
 
 async def test_write_file_creates_parents_and_reports_creation(tools, workspace):

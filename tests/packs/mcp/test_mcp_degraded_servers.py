@@ -26,7 +26,9 @@ from reyn_tools_mcp.settings import McpSettings
 
 settings = McpSettings.model_validate(json.loads(sys.argv[1]))
 reg = RegistryBuilder(settings={"mcp": settings})
-plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings)
+plugin.reyn_register_tools(
+    lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings
+)
 reg = reg.freeze()
 
 async def main():

@@ -220,7 +220,8 @@ reg = reg.freeze()
 ctx = ToolContext(surface="router")
 names = [t["function"]["name"] for t in render_router(reg, ctx)]
 render_phase(reg, ctx.with_surface("phase"), ["mcp"]).prompt_text()
-print(json.dumps({{"names": names, "heavy": sorted(m for m in ("mcp", "mcp_types", "httpx", "httpx2") if m in sys.modules)}}))
+heavy = sorted(m for m in ("mcp", "mcp_types", "httpx", "httpx2") if m in sys.modules)
+print(json.dumps({{"names": names, "heavy": heavy}}))
 """
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
