@@ -49,11 +49,20 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def depth_within(value: Any, limit: int) -> bool:
     """Whether ``value`` nests at most ``limit`` containers (mappings and lists) deep, the outermost
     counting as 1 and a scalar as 0. Iterative and bounded, so deep or cyclic data cannot overflow."""
     if not isinstance(value, Mapping | list):
         return True
+    if limit >= 1:  # the common case, a flat object of scalars (every call's arguments), without a stack
+        for child in value.values() if isinstance(value, Mapping) else value:
+            if type(child) not in _SCALAR_TYPES:
+                break
+        else:
+            return True
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()

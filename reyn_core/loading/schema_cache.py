@@ -1,8 +1,9 @@
 """A persistent cache of ``check_tool_schema`` results, so a warm load never imports jsonschema.
 
 Keyed by a sha256 of the canonical schema JSON, the phase flag and the checker's own source (an
-edit to ``reyn_core/schema.py`` or ``reyn_core/validation.py`` — the screening it delegates to: references,
-meta-schema, RE2 patterns — or a new reyn-core version invalidates every entry). Stored as one
+edit to ``reyn_core/schema.py``, ``metaschema.py``, ``jsondata.py``, ``errors.py`` or any module of the
+``reyn_core/validation/`` package — the screening it delegates to: references, meta-schema, RE2
+patterns — or a new reyn-core version invalidates every entry). Stored as one
 JSON file in the user cache dir, written atomically; an unreadable file is simply ignored.
 """
 
@@ -25,16 +26,31 @@ FILE_NAME = "schema-checks-v2.json"
 MAX_ENTRIES = 20_000
 
 
+# The checker's own source: ``check_tool_schema`` and everything its verdict depends on.
+_CHECKER_FILES = ("schema.py", "metaschema.py", "jsondata.py", "errors.py")
+_CHECKER_PACKAGES = ("validation",)
+
+
+def checker_files() -> list[Path]:
+    """The source files whose edit invalidates every cached verdict, in a stable order."""
+    core = Path(__file__).resolve().parent.parent
+    files = [core / name for name in _CHECKER_FILES]
+    for package in _CHECKER_PACKAGES:
+        files += sorted((core / package).glob("*.py"))
+    return files
+
+
 @lru_cache(maxsize=1)
 def _checker_fingerprint() -> str:
-    from reyn_core import schema, validation
-
+    core = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for module in (schema, validation):
+    for path in checker_files():
+        h.update(path.relative_to(core).as_posix().encode() + b"\0")
         try:
-            h.update(Path(module.__file__ or "").read_bytes())
+            h.update(path.read_bytes())
         except OSError:
             h.update(b"unknown")
+        h.update(b"\0")
     return h.hexdigest()[:16]
 
 

@@ -20,7 +20,8 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reyn_core.errors import ArgumentProblem, PhaseOutputError, exception_message
-from reyn_core.validation import depth_within, problems_from_pydantic
+from reyn_core.jsondata import depth_within
+from reyn_core.validation import problems_from_pydantic
 
 _DECISION_FOR = {"transition": "continue", "finish": "finish", "abort": "abort"}
 

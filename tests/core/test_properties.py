@@ -19,12 +19,12 @@ from reyn_core.host import RegistryBuilder, invoke_tool, render_phase, render_ro
 from reyn_core.registry import collision_key
 from reyn_core.tool import is_valid_tool_name
 from reyn_core.validation import (
-    _compile_fast,
     compile_validator,
     optional_non_nullable,
     parse_arguments,
     without_null_optionals,
 )
+from reyn_core.validation.fast import compile_fast
 
 # No example database: nothing is written into the shared working tree.
 RELAXED = settings(
@@ -308,7 +308,7 @@ def schema_and_arguments(draw: Any) -> tuple[dict[str, Any], Any]:
 def test_fast_validator_agrees_with_jsonschema(case: tuple[dict[str, Any], Any]) -> None:
     schema, args = case
     Draft202012Validator.check_schema(schema)
-    fast = _compile_fast(schema)
+    fast = compile_fast(schema)
     assert fast is not None, "generated flat schemas must take the fast path"
     reference = Draft202012Validator(schema).is_valid(args)
     problems = fast(args)
@@ -316,7 +316,7 @@ def test_fast_validator_agrees_with_jsonschema(case: tuple[dict[str, Any], Any])
     assert all(p.message for p in problems)
     # Property by property too, so one invalid property cannot mask a disagreement on another.
     open_schema = {"type": "object", "properties": schema["properties"]}
-    fast_open, reference_open = _compile_fast(open_schema), Draft202012Validator(open_schema)
+    fast_open, reference_open = compile_fast(open_schema), Draft202012Validator(open_schema)
     assert fast_open is not None
     for key, value in args.items() if isinstance(args, dict) else ():
         assert (fast_open({key: value}) == []) == reference_open.is_valid({key: value}), (
@@ -336,7 +336,7 @@ def test_fast_validator_agrees_with_jsonschema(case: tuple[dict[str, Any], Any])
 def test_fast_validator_never_accepts_what_jsonschema_rejects_for_non_finite_numbers(
     schema: dict[str, Any], args: dict[str, float]
 ) -> None:
-    fast = _compile_fast(schema)
+    fast = compile_fast(schema)
     assert fast is not None
     if fast(args) == []:
         assert Draft202012Validator(schema).is_valid(args)

@@ -20,10 +20,10 @@ from reyn_core.schema import check_tool_schema
 from reyn_core.validation import (
     MAX_PATTERN_LENGTH,
     UnusablePattern,
-    _compile_fast,
     compile_pattern,
     compile_validator,
 )
+from reyn_core.validation.fast import compile_fast
 
 EVIL = "^(a+)+$"
 ATTACK = "a" * 40 + "!"  # about 2**40 steps for a backtracking engine
@@ -79,7 +79,7 @@ print(json.dumps(out))
 
 def test_the_fast_path_handles_patterns_itself() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": EVIL}}}
-    fast = _compile_fast(schema)
+    fast = compile_fast(schema)
     assert fast is not None and fast({"a": "aaa"}) == [] and fast({"a": ATTACK})
 
 
@@ -202,7 +202,7 @@ PATTERNS = [
 )
 def test_fast_path_and_jsonschema_path_agree_on_patterns(pattern: str, value: Any) -> None:
     schema = {"type": "object", "properties": {"a": {"pattern": pattern, "maxLength": 10}}}
-    fast = _compile_fast(schema)
+    fast = compile_fast(schema)
     assert fast is not None
     general = compile_validator({**schema, "$comment": "force jsonschema"})
     assert (fast({"a": value}) == []) == (general({"a": value}) == [])

@@ -13,7 +13,9 @@ from hypothesis import HealthCheck, given, settings
 
 from reyn_core import ToolContext, ToolDefinition, tool
 from reyn_core.host import RegistryBuilder, dispatch_tool
-from reyn_core.validation import _compile_fast, _compile_jsonschema, compile_validator
+from reyn_core.validation import compile_validator
+from reyn_core.validation.fast import compile_fast
+from reyn_core.validation.jsonschema_path import compile_jsonschema
 
 
 def _strategies() -> Any:
@@ -34,9 +36,9 @@ def obj(props: dict[str, Any], **extra: Any) -> dict[str, Any]:
 
 
 def fast_and_general(schema: dict[str, Any], args: Any) -> tuple[list[str], list[str]]:
-    fast = _compile_fast(schema)
+    fast = compile_fast(schema)
     assert fast is not None, "this schema must take the fast path"
-    general = _compile_jsonschema(schema)
+    general = compile_jsonschema(schema)
     return [p.render() for p in fast(args)], [p.render() for p in general(args)]
 
 
@@ -165,7 +167,7 @@ ALTERNATIVES = [
 
 @pytest.mark.parametrize(("schema", "args", "expected"), ALTERNATIVES)
 def test_alternatives_say_what_was_expected(schema, args, expected):
-    assert _compile_fast(schema) is None  # these go to jsonschema
+    assert compile_fast(schema) is None  # these go to jsonschema
     assert problems(schema, args) == expected
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
@@ -93,3 +94,60 @@ def test_warm_load_in_a_new_process_does_not_import_jsonschema(tmp_path):
     cold = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     warm = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert cold.stdout.strip() == "True" and warm.stdout.strip() == "False"
+
+
+def test_the_fingerprint_covers_every_module_the_check_runs():
+    # A cached verdict is only as fresh as the fingerprint: every module of reyn_core that
+    # check_tool_schema imports (beyond `import reyn_core` itself) must be hashed, so an edit to any
+    # of them — e.g. one module of the validation package — invalidates the cache.
+    script = """
+import sys
+import reyn_core
+before = set(sys.modules)
+from reyn_core.schema import check_tool_schema
+check_tool_schema({"type": "object", "properties": {"x": {"type": "nonsense", "pattern": "(?=a)"},
+                   "y": {"$ref": "http://example.invalid/s"}, "z": {"$ref": "#/$defs/none"}}}, phase_usable=True)
+check_tool_schema({"type": "object", "properties": {"q": {"type": "string", "pattern": "^a+$"}}}, phase_usable=True)
+for name in sorted(set(sys.modules) - before):
+    if name.startswith("reyn_core."):
+        print(sys.modules[name].__file__)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = {Path(line).resolve() for line in out.stdout.split()}
+    from reyn_core.loading.schema_cache import checker_files
+
+    covered = {p.resolve() for p in checker_files()}
+    assert any(p.parent.name == "validation" and p.name == "screening.py" for p in loaded)
+    assert sorted(map(str, loaded - covered)) == []
+    assert all(p.is_file() for p in covered)
+
+
+def test_the_fingerprint_changes_with_any_checker_file(tmp_path, monkeypatch):
+    import reyn_core.loading.schema_cache as module
+
+    core = Path(module.__file__).resolve().parent.parent
+    files = module.checker_files()
+    copies = {}
+    for path in files:
+        copy = tmp_path / path.relative_to(core)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(path.read_bytes())
+        copies[path] = copy
+    monkeypatch.setattr(module, "checker_files", lambda: list(copies.values()))
+    monkeypatch.setattr(module, "__file__", str(tmp_path / "loading" / "schema_cache.py"))
+
+    def fingerprint() -> str:
+        module._checker_fingerprint.cache_clear()
+        return module._checker_fingerprint()
+
+    try:
+        first = fingerprint()
+        for path in (p for p in copies.values() if p.parent.name == "validation"):
+            path.write_bytes(path.read_bytes() + b"\n# edited\n")
+            assert fingerprint() != first, path
+            path.write_bytes(path.read_bytes()[: -len(b"\n# edited\n")])
+            assert fingerprint() == first
+    finally:
+        module._checker_fingerprint.cache_clear()

@@ -1,0 +1,82 @@
+"""The one JSON-Schema validator factory of Reyn: no retrieval, patterns on RE2, problems as pointers.
+
+Every JSON-Schema validator in the project is built in this package, and only here (a test scans the
+source of the core, the packs and the example plugin for any other construction):
+
+* ``json_schema_validator(schema)`` (public) screens a schema first (``schema_problems``: only local
+  ``#/...`` references, no ``$dynamicRef``/``$recursiveRef``, no embedded ``$id``, a ``$schema`` that is
+  a JSON Schema dialect URI, patterns RE2 can run, a valid Draft 2020-12 schema) and raises
+  ``SchemaRefused`` naming what is wrong, else returns a validator.
+* ``compile_validator(schema)`` (internal, for schemas the registry already screened) builds it.
+
+One concept per module:
+
+* ``factory`` — ``json_schema_validator``, ``SchemaRefused``, ``compile_validator`` and the cache;
+* ``fast`` — the compiled closure for flat schemas (an object of scalar / enum / array-of-scalar
+  properties, which is what most tools have), deciding exactly what JSON Schema would;
+* ``jsonschema_path`` — everything else, on ``jsonschema``'s Draft 2020-12 validator with ``pattern``
+  and ``patternProperties`` on RE2 and a reference registry that refuses every retrieval (the only
+  module that imports ``jsonschema`` or ``referencing``, on first use);
+* ``screening`` — references, ``$id``/``$schema``, patterns and the meta-schema, as ``SchemaProblem``s;
+* ``walk`` — the walks over a schema; ``patterns`` — RE2 patterns; ``messages`` — the problem wording;
+* ``arguments`` — a call's arguments parsed and bounded in depth, strict-mode nulls, pydantic errors.
+"""
+
+from __future__ import annotations
+
+from ..jsondata import depth_within
+from .arguments import (
+    MAX_ARGUMENT_DEPTH,
+    optional_non_nullable,
+    parse_arguments,
+    problems_from_pydantic,
+    without_null_optionals,
+)
+from .factory import SchemaRefused, compile_validator, json_schema_validator
+from .factory import _screened_validator as _screened_validator
+from .jsonschema_path import RemoteRefRefused
+from .messages import Validator, json_type_of, show_value
+from .patterns import MAX_PATTERN_LENGTH, UnusablePattern, compile_pattern
+from .screening import (
+    JSON_TYPES,
+    KNOWN_DIALECTS,
+    MAX_SCHEMA_NESTING,
+    SchemaProblem,
+    did_you_mean,
+    jsonschema_metaschema_problems,
+    metaschema_problems,
+    pattern_problems,
+    reference_problems,
+    schema_problems,
+)
+from .walk import subschemas
+
+__all__ = [
+    "JSON_TYPES",
+    "KNOWN_DIALECTS",
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_PATTERN_LENGTH",
+    "MAX_SCHEMA_NESTING",
+    "RemoteRefRefused",
+    "SchemaProblem",
+    "SchemaRefused",
+    "UnusablePattern",
+    "Validator",
+    "compile_pattern",
+    "compile_validator",
+    "depth_within",
+    "did_you_mean",
+    "json_schema_validator",
+    "json_type_of",
+    "jsonschema_metaschema_problems",
+    "metaschema_problems",
+    "optional_non_nullable",
+    "parse_arguments",
+    "pattern_problems",
+    "problems_from_pydantic",
+    "reference_problems",
+    "schema_problems",
+    "show_value",
+    "subschemas",
+    "without_null_optionals",
+]

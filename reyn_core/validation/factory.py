@@ -1,0 +1,59 @@
+"""The one JSON-Schema validator factory: ``json_schema_validator`` (public) screens a schema and raises
+``SchemaRefused`` naming what is wrong, else returns a validator, cached by schema content;
+``compile_validator`` (internal, for schemas the registry already screened) builds one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from ..errors import exception_message as exc_text
+from .fast import compile_fast
+from .jsonschema_path import compile_jsonschema
+from .messages import Validator
+from .screening import SchemaProblem, schema_problems
+
+
+class SchemaRefused(ValueError):
+    """``json_schema_validator`` will not build a validator for this schema; ``problems`` say why."""
+
+    def __init__(self, problems: list[SchemaProblem]) -> None:
+        listed = "; ".join(p.render() for p in problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        super().__init__(f"schema refused: {listed}{more}")
+        self.problems = problems
+
+
+def compile_validator(schema: Mapping[str, Any]) -> Validator:
+    """A validator for an already screened ``schema``: a fast closure when simple, else jsonschema.
+
+    Either way patterns run on RE2 and no reference is ever retrieved: a ``$ref`` to ``http://…`` or
+    ``file://…`` is reported as a problem and no request is made. Packs use ``json_schema_validator``.
+    """
+    return compile_fast(schema) or compile_jsonschema(schema)
+
+
+def json_schema_validator(schema: Mapping[str, Any]) -> Validator:
+    """The validator factory for any JSON Schema from outside the registry (an MCP server's input
+    schema, a skill's input schema): screen ``schema`` and raise ``SchemaRefused`` naming every
+    reference it would need to retrieve, every pattern RE2 cannot run and every meta-schema violation;
+    otherwise return ``validate(value) -> list[ArgumentProblem]`` (empty when valid). Draft 2020-12;
+    nothing is ever fetched; patterns run in linear time. Validators are cached by schema content."""
+    try:
+        key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise SchemaRefused(
+            [SchemaProblem("metaschema", f"the schema is not JSON data: {exc_text(exc)}")]
+        ) from None
+    return _screened_validator(key)
+
+
+@lru_cache(maxsize=256)
+def _screened_validator(key: str) -> Validator:
+    schema = json.loads(key)
+    problems = schema_problems(schema)
+    if problems:
+        raise SchemaRefused(problems)
+    return compile_validator(schema)
