@@ -40,11 +40,16 @@ def builtin_command_names() -> tuple[str, ...]:
     return (*COMMANDS, "help")
 
 
-COMMON_DEFAULTS: dict[str, object] = {"profile": None, "profile_file": None, "json": False}
+COMMON_DEFAULTS: dict[str, object] = {
+    "profile": None,
+    "profile_file": None,
+    "json": False,
+    "traceback": False,
+}
 
 
 def common_parser() -> argparse.ArgumentParser:
-    """Options every command takes: ``--profile``, ``--profile-file``, ``--json``.
+    """Options every command takes: ``--profile``, ``--profile-file``, ``--json``, ``--traceback``.
 
     They are accepted at every level (``reyn --json plugins list`` and ``reyn plugins list --json``);
     defaults are suppressed so a nested parser never resets a value given earlier, and ``main``
@@ -63,6 +68,13 @@ def common_parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
+    )
+    common.add_argument(
+        "--traceback",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print the full Python traceback behind a load error (a plugin that failed to import); "
+        "also with REYN_DEBUG=1",
     )
     return common
 

@@ -1,6 +1,6 @@
-"""The one reader of ``reyn``'s global options (``--profile``, ``--profile-file``, ``--json``) and the
-command word, for the fast paths that run before argparse (which command module to import, and which
-profile a plugin command's load uses)."""
+"""The one reader of ``reyn``'s global options (``--profile``, ``--profile-file``, ``--json``,
+``--traceback``) and the command word, for the fast paths that run before argparse (which command
+module to import, and which profile a plugin command's load uses)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _VALUED = ("--profile", "--profile-file")
+_FLAGS = ("--json", "--traceback")
 
 
 @dataclass(frozen=True)
@@ -25,13 +26,14 @@ class GlobalOptions:
     profile: str | None = None
     profile_file: str | None = None
     json: bool = False
+    traceback: bool = False
 
 
 def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
     """Read the global options and the command word from ``argv`` (nothing is consumed or checked)."""
     found: dict[str, str] = {}
     words = list(argv)
-    as_json = False
+    flags: set[str] = set()
     i = 0
     while i < len(words):
         key, eq, value = words[i].partition("=")
@@ -40,15 +42,15 @@ def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
                 i += 1
                 value = words[i] if i < len(words) else ""
             found.setdefault(key, value)
-        elif words[i] == "--json":
-            as_json = True
+        elif words[i] in _FLAGS:
+            flags.add(words[i])
         elif words[i].startswith("-"):
-            return GlobalOptions(None, [], found.get("--profile"), found.get("--profile-file"), as_json)
+            return _options(None, [], found, flags)
         else:
             break
         i += 1
     if i >= len(words):
-        return GlobalOptions(None, [], found.get("--profile"), found.get("--profile-file"), as_json)
+        return _options(None, [], found, flags)
     command, args = words[i], words[i + 1 :]
     later = iter(args)
     for word in later:
@@ -57,7 +59,20 @@ def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
         key, eq, value = word.partition("=")
         if key in _VALUED and key not in found:
             found[key] = value if eq else next(later, "")
-    return GlobalOptions(command, args, found.get("--profile"), found.get("--profile-file"), as_json)
+        elif word == "--traceback":
+            flags.add(word)
+    return _options(command, args, found, flags)
+
+
+def _options(command: str | None, args: list[str], found: dict[str, str], flags: set[str]) -> GlobalOptions:
+    return GlobalOptions(
+        command,
+        args,
+        found.get("--profile"),
+        found.get("--profile-file"),
+        "--json" in flags,
+        "--traceback" in flags,
+    )
 
 
 __all__ = ["GlobalOptions", "scan_global_options"]

@@ -9,14 +9,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reyn_core.loading.profile import Profile
     from reyn_core.loading.report import LoadResult
-
-    from ..profile import Profile
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
     """The profile selected by ``--profile-file`` / ``--profile`` (or their environment defaults)."""
-    from ..profile import load_profile
+    from reyn_core.loading.profile import load_profile
 
     return load_profile(
         profile_file=getattr(args, "profile_file", None), profile_name=getattr(args, "profile", None)
@@ -33,7 +32,21 @@ def load_from_args(
     profile = profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
-    return load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
+    result = load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
+    print_load_tracebacks(result, getattr(args, "traceback", False))
+    return result
+
+
+def print_load_tracebacks(result: LoadResult, requested: bool) -> None:
+    """With ``--traceback`` or ``REYN_DEBUG=1``: the full traceback behind each load diagnostic that
+    has one (a plugin that failed to import), on stderr; stdout stays the command's output."""
+    import os
+
+    if not (requested or os.environ.get("REYN_DEBUG")):
+        return
+    for d in result.report.diagnostics:
+        if d.traceback:
+            print(f"reyn: traceback of {d.render()}\n{d.traceback.rstrip()}", file=sys.stderr)
 
 
 def emit_json(value: Any) -> None:

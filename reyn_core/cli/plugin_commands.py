@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import ReynError
 from . import COMMANDS, EXIT_FAILED, EXIT_USAGE, builtin_command_names
 from .global_options import scan_global_options
+from .loading import print_load_tracebacks
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
@@ -47,6 +48,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     assert options.command is not None
     name = options.command
     result = load(load_profile(profile_file=options.profile_file, profile_name=options.profile))
+    print_load_tracebacks(result, options.traceback)
     commands, shadowing = usable_commands(result)
     load_warnings = [d for d in result.report.diagnostics if d.code == "RI007"]
     for d in (*load_warnings, *shadowing):

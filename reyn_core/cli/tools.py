@@ -184,7 +184,7 @@ def run_render(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         emit_json(tools)
         return EXIT_OK
-    from ..render.phase import render_phase
+    from reyn_core.render.phase_catalog import render_phase
 
     surface = render_phase(registry, _context("phase"), split_ops(args.allowed_ops))
     if args.json:
@@ -213,9 +213,10 @@ def run_render(args: argparse.Namespace) -> int:
 def _deferral(result: Any) -> Any:
     """The profile's ``ToolDeferral`` over the loaded registry, or None when nothing is deferred.
     Raises ``ProfileError`` for names in ``[surfaces.router.defer]`` that match nothing loaded."""
-    from ..deferral import DeferralPolicy, ToolDeferral
+    from ..deferral import ToolDeferral
+    from ..loading.deferral_policy import deferral_policy
 
-    policy = DeferralPolicy.from_profile(result.profile, result.registry)
+    policy = deferral_policy(result.profile, result.registry)
     return ToolDeferral(result.registry, policy) if policy.active else None
 
 
@@ -276,5 +277,11 @@ def run_call(args: argparse.Namespace) -> int:
     envelope = asyncio.run(
         dispatch_tool(result.registry, args.name, args.args, ctx, surface=args.surface, allowed_ops=allowed)
     )
+    if (envelope.get("error") or {}).get("kind") == "not_found":
+        # The operator learns which plugin and why; a model never gets host_hint (docs/decisions.md).
+        hint = result.unavailable_tool(args.name)
+        if hint is not None:
+            envelope = {**envelope, "host_hint": hint.to_json()}
+            print(f"reyn: {hint.message}", file=sys.stderr)
     emit_json(envelope)
     return EXIT_OK if envelope.get("status") == "ok" else EXIT_FAILED

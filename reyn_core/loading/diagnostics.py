@@ -12,7 +12,7 @@ and profile, ``RP…`` provenance, ``RL…`` lock.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
@@ -225,6 +225,11 @@ CODES: dict[str, CodeInfo] = {
         "a surface list names no loaded tool",
         "fix the name in [surfaces.router] exclude or [surfaces.phase] default_allowed_ops (see `reyn tools list`)",
     ),
+    "RC008": CodeInfo(
+        "warning",
+        "unknown plugin setting ignored",
+        "fix the key in [plugins.<id>.settings]; the message lists the settings the plugin takes",
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",
@@ -269,7 +274,9 @@ CODES: dict[str, CodeInfo] = {
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding: stable ``code``, ``severity``, ``message`` (what was wrong), ``hint`` (the fix),
-    and the ``plugin`` / ``tool`` concerned, when there is one."""
+    and the ``plugin`` / ``tool`` concerned, when there is one. ``traceback`` is the full Python
+    traceback of an exception behind it (``RI001``), shown only on request (``reyn --traceback``,
+    ``REYN_DEBUG=1``): the message already names the failing file and line."""
 
     code: str
     severity: Severity
@@ -277,6 +284,7 @@ class Diagnostic:
     hint: str
     plugin: str | None = None
     tool: str | None = None
+    traceback: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def make(
@@ -288,6 +296,7 @@ class Diagnostic:
         plugin: str | None = None,
         tool: str | None = None,
         severity: Severity | None = None,
+        traceback: str | None = None,
     ) -> Diagnostic:
         """A diagnostic whose severity and hint default to the code's entry in ``CODES``."""
         info = CODES.get(code)
@@ -298,6 +307,7 @@ class Diagnostic:
             hint=hint if hint else (info.hint if info else ""),
             plugin=plugin,
             tool=tool,
+            traceback=traceback,
         )
 
     @property
@@ -313,8 +323,8 @@ class Diagnostic:
         return f"{self.code} {self.severity}{where}: {self.message}{hint}"
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-safe dict of every field."""
-        return {
+        """A JSON-safe dict of every field (``traceback`` only when there is one)."""
+        data: dict[str, Any] = {
             "code": self.code,
             "severity": self.severity,
             "plugin": self.plugin,
@@ -322,6 +332,9 @@ class Diagnostic:
             "message": self.message,
             "hint": self.hint,
         }
+        if self.traceback is not None:
+            data["traceback"] = self.traceback
+        return data
 
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:

@@ -54,10 +54,16 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from a plugin must not end the host either
+        import traceback
+
+        where = _failing_location(exc, p.provenance)
         p.fail(
             "failed",
             "RI001",
-            f"importing {cand.entry_point!r} from {cand.distribution} failed: {describe_exception(exc)}",
+            f"importing {cand.entry_point!r} from {cand.distribution} failed"
+            + (f" at {where}" if where else "")
+            + f": {describe_exception(exc)}",
+            traceback="".join(traceback.format_exception(exc)),
         )
         return
     api = getattr(module, "REYN_API", None)
@@ -101,6 +107,32 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
                     hint="decorate it with @reyn_core.hookimpl",
                 )
             )
+
+
+def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str | None:
+    """``/path/pkg/mod.py:12 (in func)``: the innermost traceback frame in the plugin's own files
+    (the folders or modules its digest covers), or where a syntax error in one of them is. None when
+    no frame is the plugin's (e.g. the failure is inside a dependency it imports and nothing of its
+    own is on the stack)."""
+    import os
+    import traceback
+
+    if rec is None or not rec.module_locations:
+        return None
+    roots = [os.path.realpath(path) for _, path in rec.module_locations]
+
+    def own(filename: str | None) -> bool:
+        if not filename:
+            return False
+        real = os.path.realpath(filename)
+        return any(real == root or real.startswith(root + os.sep) for root in roots)
+
+    if isinstance(exc, SyntaxError) and own(exc.filename) and exc.lineno:
+        return f"{exc.filename}:{exc.lineno}"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if own(frame.filename):
+            return f"{frame.filename}:{frame.lineno} (in {frame.name})"
+    return None
 
 
 def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None, Any]:

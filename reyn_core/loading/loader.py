@@ -66,7 +66,7 @@ def load(
             Diagnostic.make(
                 "RC004",
                 f"[plugins.{pid}] is configured in {profile.describe_source()} but {pid!r} is not in "
-                "plugins.enable",
+                "plugins.enable" + _unknown_plugin_note(pid, found, enabled),
                 plugin=pid,
             )
         )
@@ -100,6 +100,23 @@ def load(
         _report(found, plugins, session.global_diags + host_diags, records),
         profile,
         commands,
+    )
+
+
+def _unknown_plugin_note(pid: str, found: Mapping[str, Any], enabled: Sequence[str]) -> str:
+    """For a ``[plugins.<id>]`` table whose id no installed plugin has (most often a typo): that, the
+    closest installed or enabled id, and the installed ids. "" when ``pid`` is installed."""
+    if pid in found:
+        return ""
+    import difflib  # only to word a warning
+
+    known = sorted(set(found) | set(enabled))
+    near = difflib.get_close_matches(pid, known, n=1, cutoff=0.6)
+    installed = ", ".join(sorted(found)) or "none"
+    return (
+        f", and no installed plugin is called {pid!r}"
+        + (f"; did you mean [plugins.{near[0]}]?" if near else "")
+        + f" (installed plugins: {installed})"
     )
 
 

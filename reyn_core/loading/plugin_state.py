@@ -38,9 +38,19 @@ class PluginState:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
 
-    def fail(self, status: PluginStatus, code: str, message: str, *, hint: str | None = None) -> None:
+    def fail(
+        self,
+        status: PluginStatus,
+        code: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        traceback: str | None = None,
+    ) -> None:
         self.status = status
-        self.diagnostics.append(Diagnostic.make(code, message, hint=hint, plugin=self.plugin_id))
+        self.diagnostics.append(
+            Diagnostic.make(code, message, hint=hint, plugin=self.plugin_id, traceback=traceback)
+        )
 
     def warn(self, code: str, message: str) -> None:
         """Record a warning about this plugin; it keeps loading."""

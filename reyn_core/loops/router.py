@@ -71,11 +71,16 @@ class RouterResult:
 
 
 def tool_message(call_id: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``tool`` message for one call: the dispatcher's envelope as compact JSON."""
+    """The ``tool`` message for one call: the dispatcher's envelope as compact JSON.
+
+    ``host_hint`` (the operator's explanation of a ``not_found``: plugin ids, statuses, diagnostic
+    codes) is dropped, even from an envelope a host supplies itself: a model is told only that the
+    tool is not available."""
+    shown = {k: v for k, v in envelope.items() if k != "host_hint"}
     return {
         "role": "tool",
         "tool_call_id": call_id,
-        "content": json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+        "content": json.dumps(shown, ensure_ascii=False, separators=(",", ":")),
     }
 
 
