@@ -124,7 +124,8 @@ def tool_plugin(
 
 PROBE = '''
 import asyncio, json, sys
-from reyn_core import ToolContext, load, load_profile, render_phase, render_router, tool, dispatch_tool
+from reyn_core import ToolContext, tool
+from reyn_core.host import dispatch_tool, load, load_profile, render_phase, render_router
 
 @tool(cluster="host", purity="read_only")
 def host_clash(text: str) -> str:

@@ -153,7 +153,7 @@ def test_a_shadow_next_to_a_script_is_refused(world: World) -> None:
     scripts.mkdir()
     (scripts / "rtp_shedit.py").write_text(MARKER_CODE)
     (scripts / "host.py").write_text(
-        "import json, sys\nfrom reyn_core import load, load_profile\n"
+        "import json, sys\nfrom reyn_core.host import load, load_profile\n"
         "r = load(load_profile(profile_file=sys.argv[1]))\n"
         "print(json.dumps({'diagnostics': [d.to_json() for d in r.report.diagnostics]}))\n"
     )

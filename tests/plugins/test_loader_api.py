@@ -31,9 +31,9 @@ def host_ping(text: str) -> str:
     return text
 
 
-def test_import_reyn_core_does_not_import_the_loader_or_profile():
+def test_importing_reyn_core_and_the_host_api_does_not_import_the_loader_or_profile():
     code = (
-        "import sys, reyn_core\n"
+        "import sys, reyn_core, reyn_core.host\n"
         "print('reyn_core.loading.loader' in sys.modules, 'reyn_core.loading.profile' in sys.modules)\n"
         "reyn_core.host.load\n"
         "print('reyn_core.loading.loader' in sys.modules)\n"
