@@ -67,7 +67,8 @@ CODES: dict[str, CodeInfo] = {
     "RS101": CodeInfo(
         "warning",
         "schema cannot be OpenAI strict",
-        "close every object (additionalProperties: false) and avoid unsupported keywords if you need strict mode",
+        "close every object (additionalProperties: false) and avoid unsupported keywords if you need strict "
+        "mode",
     ),
     "RS102": CodeInfo(
         "warning",
@@ -104,7 +105,8 @@ CODES: dict[str, CodeInfo] = {
     "RT006": CodeInfo(
         "error",
         "invalid definition field",
-        "use gates 'allow'/'deny', a known purity and dispatch_kind, a non-empty cluster, a positive timeout_s",
+        "use gates 'allow'/'deny', a known purity and dispatch_kind, a non-empty cluster, a positive "
+        "timeout_s",
     ),
     "RT007": CodeInfo(
         "error",
@@ -114,7 +116,8 @@ CODES: dict[str, CodeInfo] = {
     "RT008": CodeInfo(
         "warning",
         "lazy handler module not found",
-        "install the plugin's missing part (an optional dependency?) or fix the 'module:attr' reference; the tool is hidden until then",
+        "install the plugin's missing part (an optional dependency?) or fix the 'module:attr' reference; "
+        "the tool is hidden until then",
     ),
     "RT010": CodeInfo(
         "error",
@@ -124,7 +127,8 @@ CODES: dict[str, CodeInfo] = {
     "RT009": CodeInfo(
         "error",
         "tool claims another plugin's cluster",
-        "use a cluster of your own (your plugin id is a good choice); a cluster named like an installed plugin or a registered tool belongs to it",
+        "use a cluster of your own (your plugin id is a good choice); a cluster named like an installed "
+        "plugin or a registered tool belongs to it",
     ),
     # ---- discovery and selection
     "RD001": CodeInfo(
@@ -145,7 +149,8 @@ CODES: dict[str, CodeInfo] = {
     "RD004": CodeInfo(
         "error",
         "malformed entry point",
-        "the entry point in group reyn.plugins must name a module ('pkg.module') or object ('pkg.module:attr')",
+        "the entry point in group reyn.plugins must name a module ('pkg.module') or object "
+        "('pkg.module:attr')",
     ),
     "RD005": CodeInfo(
         "warning",
@@ -182,13 +187,15 @@ CODES: dict[str, CodeInfo] = {
     "RI007": CodeInfo(
         "warning",
         "plugin CLI command not usable",
-        "return {name: fn(argv, loaded) -> int} from reyn_cli_commands(), with names that do not shadow built-in "
+        "return {name: fn(argv, loaded) -> int} from reyn_cli_commands(), with names that do not shadow "
+        "built-in "
         "commands",
     ),
     "RI008": CodeInfo(
         "warning",
         "plugin diagnostics hook misbehaved",
-        "return a list of {code, severity, message, hint?, tool?} mappings from reyn_diagnostics(), and do not raise",
+        "return a list of {code, severity, message, hint?, tool?} mappings from reyn_diagnostics(), and do "
+        "not raise",
     ),
     "RI009": CodeInfo(
         "error",
@@ -223,7 +230,8 @@ CODES: dict[str, CodeInfo] = {
     "RC007": CodeInfo(
         "warning",
         "a surface list names no loaded tool",
-        "fix the name in [surfaces.router] exclude or [surfaces.phase] default_allowed_ops (see `reyn tools list`)",
+        "fix the name in [surfaces.router] exclude or [surfaces.phase] default_allowed_ops (see `reyn tools "
+        "list`)",
     ),
     "RC008": CodeInfo(
         "warning",
@@ -254,7 +262,8 @@ CODES: dict[str, CodeInfo] = {
     "RP005": CodeInfo(
         "warning",
         "digest may not cover all plugin code",
-        "reinstall the distribution (a wheel install has a complete RECORD); fatal when the plugin is pinned or the lock is enforced",
+        "reinstall the distribution (a wheel install has a complete RECORD); fatal when the plugin is "
+        "pinned or the lock is enforced",
     ),
     # ---- lock
     "RL001": CodeInfo(
