@@ -122,7 +122,8 @@ def main() -> None:
     results, skipped = asyncio.run(measure())
     floor = results["direct await grep(**args)"]
     print(
-        f"one call of an async three-argument tool, dict arguments (median of {SAMPLES} x {CALLS_PER_SAMPLE})\n"
+        f"one call of an async three-argument tool, dict arguments "
+        f"(median of {SAMPLES} x {CALLS_PER_SAMPLE})\n"
     )
     print(f"  {'caller':<40} {'µs per call':>12} {'overhead µs':>12} {'x direct':>9}")
     for label, value in sorted(results.items(), key=lambda kv: kv[1]):

@@ -138,7 +138,8 @@ def main() -> bool | None:
     ratio = medians["cold registration (register + freeze)"] / floor
     ok = ratio <= TARGET_RATIO
     print(
-        f"\ntarget: cold registration ≤ {TARGET_RATIO:g}x the JSON round trip -> {ratio:.1f}x {'MET' if ok else 'MISSED'}"
+        f"\ntarget: cold registration ≤ {TARGET_RATIO:g}x the JSON round trip -> "
+        f"{ratio:.1f}x {'MET' if ok else 'MISSED'}"
     )
     return ok
 

@@ -138,7 +138,8 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
             SchemaIssue(
                 "RS006",
                 "error",
-                "a phase-usable tool may not have a parameter called 'kind' (phase ops are flat: kind plus the arguments); rename it or deny the phase gate",
+                "a phase-usable tool may not have a parameter called 'kind' (phase ops are flat: kind plus "
+                "the arguments); rename it or deny the phase gate",
                 "/properties/kind",
             )
         )
