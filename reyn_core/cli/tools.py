@@ -4,7 +4,9 @@ sees it."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +61,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
     call.add_argument("name")
     call.add_argument(
-        "--args", default="{}", metavar="JSON", help="the arguments as a JSON object (default {})"
+        "pairs",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="arguments one by one, each value read per the tool's schema (text for a string "
+        "parameter, JSON otherwise: n=5 flag=true tags='[\"a\"]')",
+    )
+    call.add_argument(
+        "--args", default=None, metavar="JSON", help="the arguments as a JSON object (default {})"
     )
     call.add_argument(
         "--surface",
@@ -270,12 +279,21 @@ def run_call(args: argparse.Namespace) -> int:
 
     if args.surface != "phase" and args.allowed_ops is not None:
         return _usage_error("--allowed-ops applies to --surface phase only")
+    if args.pairs and args.args is not None:
+        return _usage_error("give the arguments either as --args JSON or as KEY=VALUE pairs, not both")
     result = load_from_args(args)
     warn_load_errors(result)
+    if args.pairs:
+        try:
+            arguments: Any = pairs_to_arguments(args.pairs, _parameters(result.registry, args.name))
+        except ValueError as exc:
+            return _usage_error(str(exc))
+    else:
+        arguments = args.args if args.args is not None else "{}"
     ctx = _context(args.surface)
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
     envelope = asyncio.run(
-        dispatch_tool(result.registry, args.name, args.args, ctx, surface=args.surface, allowed_ops=allowed)
+        dispatch_tool(result.registry, args.name, arguments, ctx, surface=args.surface, allowed_ops=allowed)
     )
     if (envelope.get("error") or {}).get("kind") == "not_found":
         # The operator learns which plugin and why; a model never gets host_hint (docs/decisions.md).
@@ -285,3 +303,56 @@ def run_call(args: argparse.Namespace) -> int:
             print(f"reyn: {hint.message}", file=sys.stderr)
     emit_json(envelope)
     return EXIT_OK if envelope.get("status") == "ok" else EXIT_FAILED
+
+
+def _parameters(registry: ToolRegistry, name: str) -> Mapping[str, Any]:
+    """The tool's parameters schema, or an empty one when no tool has that name (the dispatcher
+    then answers ``not_found`` as for ``--args``)."""
+    tool = registry.get(name) if name in registry else None
+    return tool.parameters if tool is not None else {}
+
+
+def _types(schema: Any) -> set[str]:
+    """The JSON types a property schema admits (``type``, or the alternatives of anyOf/oneOf)."""
+    if not isinstance(schema, Mapping):
+        return set()
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return {t for t in declared if isinstance(t, str)}
+    found: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for alternative in schema.get(key) or ():
+            found |= _types(alternative)
+    if "enum" in schema and not found:
+        found = {"string"} if all(isinstance(v, str) for v in schema["enum"]) else set()
+    return found
+
+
+def pairs_to_arguments(pairs: Sequence[str], parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``["path=notes.md", "limit=5"]`` → ``{"path": "notes.md", "limit": 5}``: a string parameter
+    takes the text as it is; any other is read as JSON (so ``5``, ``true``, ``null``, ``[1, 2]``); a
+    value that is neither what the schema allows nor JSON is a ``ValueError`` naming the key."""
+    properties = parameters.get("properties") or {}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, text = pair.partition("=")
+        if not eq or not key:
+            raise ValueError(f"argument {pair!r} is not KEY=VALUE")
+        if key in out:
+            raise ValueError(f"argument {key!r} is given twice")
+        types = _types(properties.get(key))
+        if types == {"string"}:
+            out[key] = text
+            continue
+        try:
+            out[key] = json.loads(text)
+        except ValueError:
+            if types and "string" not in types:
+                raise ValueError(
+                    f"argument {key}={text!r}: expected {' or '.join(sorted(types))} written as JSON "
+                    f"(e.g. {key}=5, {key}=true, {key}='[1, 2]')"
+                ) from None
+            out[key] = text
+    return out

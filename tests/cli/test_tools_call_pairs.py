@@ -1,0 +1,95 @@
+"""``reyn tools call NAME key=value …``: arguments one by one, each value read per the tool's schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reyn_core.cli.tools import pairs_to_arguments
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "limit": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "flag": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "mode": {"enum": ["fast", "slow"]},
+        "either": {"type": ["integer", "string"]},
+    },
+}
+
+
+def test_string_parameters_take_the_text_as_it_is():
+    got = pairs_to_arguments(["path=5", "mode=fast", "path2=x=y"], SCHEMA)
+    assert got == {"path": "5", "mode": "fast", "path2": "x=y"}
+
+
+def test_other_parameters_are_read_as_json():
+    got = pairs_to_arguments(
+        ["limit=5", "ratio=0.5", "flag=true", 'tags=["a","b"]', "maybe=null", "either=7"], SCHEMA
+    )
+    assert got == {"limit": 5, "ratio": 0.5, "flag": True, "tags": ["a", "b"], "maybe": None, "either": 7}
+
+
+def test_a_value_that_admits_a_string_falls_back_to_the_text():
+    assert pairs_to_arguments(["either=seven", "unknown=plain"], SCHEMA) == {
+        "either": "seven",
+        "unknown": "plain",
+    }
+
+
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        (["limit=five"], "argument limit='five': expected integer written as JSON"),
+        (["flag=yes"], "argument flag='yes': expected boolean written as JSON"),
+        (["novalue"], "argument 'novalue' is not KEY=VALUE"),
+        (["=5"], "argument '=5' is not KEY=VALUE"),
+        (["limit=1", "limit=2"], "argument 'limit' is given twice"),
+    ],
+)
+def test_bad_pairs_name_the_key_and_what_is_allowed(pairs, message):
+    with pytest.raises(ValueError) as info:
+        pairs_to_arguments(pairs, SCHEMA)
+    assert message in str(info.value)
+
+
+def _reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    return subprocess.run(
+        [sys.executable, "-m", "reyn_core", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_the_command_calls_the_tool_with_the_pairs(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn("tools", "call", "convert_units", "value=2", "from_unit=km", "to_unit=m", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["data"] == {"value": 2000.0, "unit": "m", "dimension": "length"}
+
+
+def test_a_bad_pair_is_a_usage_error_and_nothing_is_called(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn("tools", "call", "convert_units", "value=two", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "argument value='two': expected number written as JSON" in proc.stderr
+
+
+def test_pairs_and_args_together_are_refused(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn("tools", "call", "convert_units", "value=2", "--args", "{}", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "either as --args JSON or as KEY=VALUE pairs, not both" in proc.stderr
