@@ -27,6 +27,7 @@ from reyn_core.errors import (
 )
 from reyn_core.hookspecs import API_VERSION, hookimpl
 from reyn_core.lazy_exports import lazy_exports
+from reyn_core.settings import settings_as
 from reyn_core.tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ __all__ = [
     "json_schema_validator",
     "lazy_definitions",
     "read_manifest",
+    "settings_as",
     "tool",
     "tool_manifest",
 ]

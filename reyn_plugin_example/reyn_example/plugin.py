@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reyn_core import InvalidToolArguments, ToolContext, ToolGates, hookimpl, tool
+from reyn_core import InvalidToolArguments, ToolContext, ToolGates, hookimpl, settings_as, tool
 
 from .units import Unit, convert, dimension
 
@@ -59,11 +59,6 @@ class ExampleSettings(BaseModel):
     )
 
 
-def _settings(ctx: ToolContext) -> ExampleSettings:
-    # The registry hands each call this plugin's validated settings; default when run bare.
-    return ctx.settings if isinstance(ctx.settings, ExampleSettings) else ExampleSettings()
-
-
 # --------------------------------------------------------------------------- convert_units
 
 
@@ -89,7 +84,7 @@ def convert_units(args: ConvertUnitsArgs, ctx: ToolContext) -> dict[str, Any]:
         raise InvalidToolArguments(
             f"{exc}; convert between units of one dimension, e.g. km -> mi or C -> F"
         ) from None
-    digits = _settings(ctx).precision
+    digits = settings_as(ctx, ExampleSettings).precision
     value = float(f"{raw:.{digits}g}") if digits else round(raw)
     return {"value": value, "unit": args.to_unit, "dimension": dimension(args.to_unit)}
 
@@ -112,7 +107,7 @@ class TextStatsArgs(BaseModel):
 @tool(cluster="example", purity="read_only")
 def text_stats(args: TextStatsArgs, ctx: ToolContext) -> dict[str, Any]:
     """Measure a text: characters, words, sentences, lines, paragraphs, reading time, top words."""
-    settings = _settings(ctx)
+    settings = settings_as(ctx, ExampleSettings)
     text = args.text
     words = _WORD.findall(text)
     lowered = [w.lower() for w in words]

@@ -44,6 +44,7 @@ AUTHOR_API = {
     "json_schema_validator",
     "lazy_definitions",
     "read_manifest",
+    "settings_as",
     "tool",
     "tool_manifest",
 }

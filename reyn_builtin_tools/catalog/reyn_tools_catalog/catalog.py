@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from reyn_core import SchemaRefused, ToolContext, json_schema_validator
+from reyn_core import SchemaRefused, ToolContext, json_schema_validator, settings_as
 
 from .frontmatter import FrontMatterError, parse_front_matter
 from .settings import CatalogSettings
@@ -425,9 +425,7 @@ def catalog_diagnostics(
     settings: CatalogSettings | Mapping[str, Any] | None = None, workspace: Path | None = None
 ) -> list[CatalogDiagnostic]:
     """Every problem in the configured skill and agent folders (for ``reyn doctor``)."""
-    if not isinstance(settings, CatalogSettings):
-        settings = CatalogSettings.model_validate(dict(settings or {}))
-    return list(load_catalog(settings, workspace).diagnostics)
+    return list(load_catalog(settings_as(settings, CatalogSettings), workspace).diagnostics)
 
 
 # --------------------------------------------------------------------------- host catalogue
@@ -507,14 +505,8 @@ def coerce_host_catalog(source: Any) -> Catalog:
     return Catalog(dict(sorted(out["skills"].items())), dict(sorted(out["agents"].items())), tuple(diags))
 
 
-def settings_of(ctx: ToolContext) -> CatalogSettings:
-    """The plugin's settings in this call (defaults when the host registered none)."""
-    s = ctx.settings
-    return s if isinstance(s, CatalogSettings) else CatalogSettings.model_validate(s or {})
-
-
 def catalog_for(ctx: ToolContext) -> Catalog:
     """The catalogue of this call: the host's (``ctx.bridge.catalog``) when supplied, else the folders."""
     if ctx.bridge.catalog is not None:
         return coerce_host_catalog(ctx.bridge.catalog)
-    return load_catalog(settings_of(ctx), ctx.workspace)
+    return load_catalog(settings_as(ctx, CatalogSettings), ctx.workspace)

@@ -35,13 +35,15 @@ from reyn_core import (
     ToolGates,
     ToolRuntimeMissing,
     json_schema_validator,
+    settings_as,
     tool,
 )
 from reyn_core.host import ToolRegistry
 
-from .catalog import Agent, Catalog, Skill, catalog_for, settings_of
+from .catalog import Agent, Catalog, Skill, catalog_for
 from .definitions import AGENT_NAMES, SKILL_NAMES
 from .plans import Plan, plan_problems
+from .settings import CatalogSettings
 
 BOTH = ToolGates(router="allow", phase="allow")
 ROUTER_ONLY = ToolGates(router="allow", phase="deny")
@@ -98,7 +100,7 @@ def list_skills(ctx: ToolContext, category: str | None = None) -> dict[str, Any]
     Use describe_skill for a skill's full instructions and input schema, invoke_skill to run one.
     """
     catalog = catalog_for(ctx)
-    limit = settings_of(ctx).description_limit
+    limit = settings_as(ctx, CatalogSettings).description_limit
     groups: dict[str, list[dict[str, str]]] = {}
     for skill in catalog.skills.values():
         if category is None or skill.category == category:
@@ -181,7 +183,7 @@ def _schema_problems(schema: Any, value: Any) -> list[ArgumentProblem]:
 def list_agents(ctx: ToolContext) -> dict[str, Any]:
     """List the agents you can delegate to, with short descriptions."""
     catalog = catalog_for(ctx)
-    limit = settings_of(ctx).description_limit
+    limit = settings_as(ctx, CatalogSettings).description_limit
     agents = [{"name": a.name, "description": _short(a.description, limit)} for a in catalog.agents.values()]
     return {"agents": agents, "count": len(agents)}
 

@@ -1,6 +1,6 @@
 r"""The seven file tools as loading and rendering see them, read from the generated ``tools.json``
 (name, description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code
-a manifest cannot hold: the settings accessor and the write tools' availability check.
+a manifest cannot hold: the write tools' availability check.
 
 The one source of truth is the ``@tool`` functions in ``tools.py`` (imported on a tool's first call,
 so loading the pack and rendering its tools cost only this module and a JSON file). After changing
@@ -12,30 +12,14 @@ one, regenerate the manifest (``tests/packs/test_lazy_definitions.py`` fails unt
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from reyn_core import ToolContext, ToolRuntimeMissing, lazy_definitions, read_manifest
+from reyn_core import ToolContext, ToolRuntimeMissing, lazy_definitions, read_manifest, settings_as
 
 from .settings import FileSettings
 
 
-def file_settings(ctx: ToolContext) -> FileSettings:
-    """The pack's settings for this call (defaults when the host gave none)."""
-    settings = ctx.settings
-    if isinstance(settings, FileSettings):
-        return settings
-    if settings is None:
-        return FileSettings()
-    if isinstance(settings, Mapping):
-        return FileSettings.model_validate(dict(settings))
-    raise ToolRuntimeMissing(
-        f"the file pack got settings of type {type(settings).__name__}, not FileSettings"
-    )
-
-
 def writable(ctx: ToolContext) -> bool:
     """Gate layer 3 of the write tools: available only when a write root is configured."""
-    if not file_settings(ctx).write_roots:
+    if not settings_as(ctx, FileSettings).write_roots:
         raise ToolRuntimeMissing(
             'no write root is configured; set [plugins.file.settings] write_roots = ["out"] '
             "in the profile to allow writes below out/"

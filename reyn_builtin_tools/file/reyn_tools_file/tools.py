@@ -15,10 +15,11 @@ from reyn_core import (
     ToolContext,
     ToolExecutionError,
     ToolGates,
+    settings_as,
     tool,
 )
 
-from .definitions import file_settings, writable
+from .definitions import writable
 from .globs import Glob, compile_glob
 from .paths import (
     Location,
@@ -54,7 +55,7 @@ PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel s
 
 
 def _scope(ctx: ToolContext) -> tuple[FileSettings, Scope]:
-    settings = file_settings(ctx)
+    settings = settings_as(ctx, FileSettings)
     return settings, Scope.from_settings(settings, ctx.workspace, ctx.extras.get("protected_paths"))
 
 

@@ -16,7 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .settings import McpSettings, coerce_settings
+from reyn_core import settings_as
+
+from .settings import McpSettings
 from .snapshot import (
     SNAPSHOT_VERSION,
     SnapshotError,
@@ -109,7 +111,7 @@ async def refresh_snapshot(
 
 def _loaded_settings(loaded: Any) -> McpSettings:
     """``[plugins.mcp.settings]`` as the load validated them; defaults without a load."""
-    return coerce_settings(loaded.plugin_settings("mcp") if loaded is not None else None)
+    return settings_as(loaded.plugin_settings("mcp") if loaded is not None else None, McpSettings)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -13,9 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolOrigin, ToolRuntimeMissing, hookimpl
+from reyn_core import (
+    ToolContext,
+    ToolDefinition,
+    ToolGates,
+    ToolOrigin,
+    ToolRuntimeMissing,
+    hookimpl,
+    settings_as,
+)
 
-from .settings import McpSettings, coerce_settings
+from .settings import McpSettings
 from .snapshot import SnapshotError, read_snapshot, snapshot_tools, tool_sha256
 
 REYN_API = 1
@@ -27,12 +35,12 @@ HOW_TO_CONFIGURE = (
 
 
 def _allowed(ctx: ToolContext) -> list[str]:
-    return coerce_settings(ctx.settings).servers_for(ctx.agent)
+    return settings_as(ctx, McpSettings).servers_for(ctx.agent)
 
 
 def servers_available(ctx: ToolContext) -> bool:
     """Layer 3: the discovery/call tools need at least one server this agent may use."""
-    settings = coerce_settings(ctx.settings)
+    settings = settings_as(ctx, McpSettings)
     if not settings.servers:
         raise ToolRuntimeMissing(f"no MCP servers are configured; {HOW_TO_CONFIGURE}")
     if not settings.servers_for(ctx.agent):
@@ -135,7 +143,7 @@ def _imported_handler(server: str, tool: str, sha256: str) -> Callable[..., Any]
 
 def _agent_may_use(server: str) -> Callable[[ToolContext], bool]:
     def available(ctx: ToolContext) -> bool:
-        if server not in coerce_settings(ctx.settings).servers_for(ctx.agent):
+        if server not in settings_as(ctx, McpSettings).servers_for(ctx.agent):
             raise ToolRuntimeMissing(
                 f"agent {ctx.agent!r} may not use MCP server {server!r} (plugins.mcp.settings.agent_servers)"
             )
@@ -232,7 +240,7 @@ def reyn_settings_model() -> type[McpSettings]:
 @hookimpl
 def reyn_register_tools(register: Any, settings: Any) -> None:
     """The three MCP tools, plus imported server tools from the snapshot (import mode)."""
-    s = coerce_settings(settings)
+    s = settings_as(settings, McpSettings)
     for definition in TOOLS:
         register(definition)
     if any(c.import_tools for c in s.servers.values()):
@@ -271,7 +279,7 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
 
     RM001 (info) no servers configured; RM002 (warning) an import-mode server has no snapshot.
     """
-    s = coerce_settings(settings)
+    s = settings_as(settings, McpSettings)
     out: list[dict[str, str]] = []
     if not s.servers:
         out.append(

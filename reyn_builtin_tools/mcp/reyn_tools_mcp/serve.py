@@ -32,7 +32,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from reyn_core import HostBridge, ToolContext, ToolDenied
+from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
 from reyn_core.host import ToolRegistry, dispatch_tool, render_router
 
 if TYPE_CHECKING:
@@ -409,7 +409,7 @@ def load_served(options: ServeOptions, loaded: Any) -> tuple[ServedRegistry, Any
 def host_files(profile: Any, registry: ToolRegistry) -> list[str]:
     """This host's own files, which no tool may write or delete (``extras["protected_paths"]``):
     the profile, the lock file, the audit log and the import-mode snapshot."""
-    from .settings import coerce_settings
+    from .settings import McpSettings
 
     files = [profile.lock_path]
     if profile.source:
@@ -418,7 +418,7 @@ def host_files(profile: Any, registry: ToolRegistry) -> list[str]:
         files.append(profile.resolve_path(profile.audit.log))
     mcp_settings = registry.plugin_settings.get("mcp")
     if mcp_settings is not None:
-        files.append(coerce_settings(mcp_settings).snapshot_path(Path.cwd()))
+        files.append(settings_as(mcp_settings, McpSettings).snapshot_path(Path.cwd()))
     return sorted({str(Path(f).resolve()) for f in files})
 
 

@@ -194,12 +194,3 @@ class McpSettings(BaseModel):
             return sorted(self.servers)
         allowed = self.agent_servers.get(agent or "", self.agent_servers.get("*", []))
         return sorted(set(allowed) & set(self.servers))
-
-
-def coerce_settings(value: Any) -> McpSettings:
-    """The validated settings whatever the host passed (a model, a mapping, or None)."""
-    if isinstance(value, McpSettings):
-        return value
-    if value is None:
-        return McpSettings()
-    return McpSettings.model_validate(value)

@@ -15,16 +15,13 @@ from reyn_core import (
     ToolExecutionError,
     ToolTimeout,
     json_schema_validator,
+    settings_as,
 )
 
 from . import client
 from .results import bounded_listing, convert_result, names_preview
-from .settings import McpSettings, ServerConfig, coerce_settings
+from .settings import McpSettings, ServerConfig
 from .snapshot import tool_sha256
-
-
-def _settings(ctx: ToolContext | None) -> McpSettings:
-    return coerce_settings(ctx.settings if ctx is not None else None)
 
 
 def resolve_server(settings: McpSettings, ctx: ToolContext | None, server: str) -> ServerConfig:
@@ -135,7 +132,7 @@ async def call_server_tool(
 
 async def list_mcp_servers(ctx: ToolContext | None = None) -> dict[str, Any]:
     """The MCP servers this agent may use."""
-    settings = _settings(ctx)
+    settings = settings_as(ctx, McpSettings)
     pool = client._POOL
     servers = []
     for name in settings.servers_for(ctx.agent if ctx else None):
@@ -155,7 +152,7 @@ async def list_mcp_servers(ctx: ToolContext | None = None) -> dict[str, Any]:
 
 async def list_mcp_tools(server: str, ctx: ToolContext | None = None) -> dict[str, Any]:
     """A fresh tools/list of one server."""
-    settings = _settings(ctx)
+    settings = settings_as(ctx, McpSettings)
     config = resolve_server(settings, ctx, server)
     timeout = _timeout(settings, config)
     tools = await _on_pool(settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True))
@@ -166,11 +163,13 @@ async def call_mcp_tool(
     server: str, tool: str, arguments: dict[str, Any] | None = None, ctx: ToolContext | None = None
 ) -> dict[str, Any]:
     """Call one tool of one server."""
-    return await call_server_tool(_settings(ctx), ctx, server, tool, dict(arguments or {}))
+    return await call_server_tool(settings_as(ctx, McpSettings), ctx, server, tool, dict(arguments or {}))
 
 
 async def call_imported(
     ctx: ToolContext, server: str, tool: str, sha256: str, arguments: dict[str, Any]
 ) -> dict[str, Any]:
     """The handler behind an imported ``<prefix>__<tool>`` registry tool."""
-    return await call_server_tool(_settings(ctx), ctx, server, tool, arguments, expect_sha256=sha256)
+    return await call_server_tool(
+        settings_as(ctx, McpSettings), ctx, server, tool, arguments, expect_sha256=sha256
+    )

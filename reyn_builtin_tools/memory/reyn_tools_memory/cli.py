@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reyn_core import settings_as
+
 from .backend import MemoryBackend, MemoryStoreError, open_store
 from .settings import MemorySettings
 from .transfer import export_store, import_folder
@@ -46,8 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 def _profile_settings(loaded: Any) -> MemorySettings:
     """``[plugins.memory.settings]`` as the load validated them (the profile ``reyn`` was given with
     ``--profile`` / ``--profile-file``, else the usual search); defaults without a settings table."""
-    settings = loaded.plugin_settings("memory") if loaded is not None else None
-    return settings if isinstance(settings, MemorySettings) else MemorySettings()
+    return settings_as(loaded.plugin_settings("memory") if loaded is not None else None, MemorySettings)
 
 
 def _settings(args: argparse.Namespace, loaded: Any) -> MemorySettings:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reyn_core import settings_as
+
 from .backend import MemoryBackendMissing, MemoryStoreError, MemoryStoreUnavailable
 from .settings import MemorySettings
 
@@ -58,7 +60,7 @@ def _version_findings(where: str, version: int | None, current: int) -> list[dic
 
 def diagnostics(settings: Any) -> list[dict[str, str]]:
     """The findings for these settings (``MemorySettings`` or its mapping)."""
-    s = settings if isinstance(settings, MemorySettings) else MemorySettings.model_validate(settings or {})
+    s = settings_as(settings, MemorySettings)
     if s.backend == "postgres":
         return _postgres(s)
     return _sqlite(s.db_path(Path.cwd()))

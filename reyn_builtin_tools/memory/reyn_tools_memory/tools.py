@@ -19,6 +19,7 @@ from reyn_core import (
     ToolExecutionError,
     ToolGates,
     ToolRuntimeMissing,
+    settings_as,
     tool,
 )
 
@@ -44,15 +45,9 @@ def _slug_field() -> Any:
     return Field(description=f"the entry's slug: {SLUG_RULE}")
 
 
-def settings_of(ctx: ToolContext) -> MemorySettings:
-    """The plugin's settings in this call (defaults when the host registered none)."""
-    s = ctx.settings
-    return s if isinstance(s, MemorySettings) else MemorySettings.model_validate(s or {})
-
-
 def store_for(ctx: ToolContext, tool_name: str = "memory") -> MemoryBackend:
     """The store configured for this call (SQLite resolved against the workspace, or PostgreSQL)."""
-    return _run(tool_name, open_store, settings_of(ctx), ctx.workspace)
+    return _run(tool_name, open_store, settings_as(ctx, MemorySettings), ctx.workspace)
 
 
 def calling_agent(ctx: ToolContext, tool_name: str) -> str:
@@ -126,7 +121,7 @@ def list_memory(args: ListMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     The shared layer is common to every agent; the agent layer holds only your own entries. Read an
     entry's body with read_memory_body.
     """
-    s = settings_of(ctx)
+    s = settings_as(ctx, MemorySettings)
     store = store_for(ctx, "list_memory")
     layers: list[tuple[Literal["shared", "agent"], str]] = []
     if args.layer in ("all", "shared"):
@@ -202,7 +197,7 @@ def _remember(
     _check_slug(args.slug, tool_name)
     _check_text(args, ("name", "description", "body"), tool_name)
     agent = _owner(layer, ctx, tool_name)
-    limit = settings_of(ctx).max_body_bytes
+    limit = settings_as(ctx, MemorySettings).max_body_bytes
     size = len(args.body.encode("utf-8"))
     if size > limit:
         problem = (

@@ -1,6 +1,6 @@
 r"""The ``shell`` tool as loading and rendering see it, read from the generated ``tools.json`` (name,
 description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code a
-manifest cannot hold: the settings accessor, the availability check and the schema enricher.
+manifest cannot hold: the availability check and the schema enricher.
 
 The one source of truth is the ``@tool`` function in ``tools.py`` (with the command policy),
 imported on the first call. After changing it, regenerate the manifest
@@ -13,31 +13,16 @@ imported on the first call. After changing it, regenerate the manifest
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
-from reyn_core import ToolContext, ToolRuntimeMissing, lazy_definitions, read_manifest
+from reyn_core import ToolContext, ToolRuntimeMissing, lazy_definitions, read_manifest, settings_as
 
 from .settings import ShellSettings
 
 
-def shell_settings(ctx: ToolContext) -> ShellSettings:
-    """The pack's settings for this call (defaults — no programs — when the host gave none)."""
-    settings = ctx.settings
-    if isinstance(settings, ShellSettings):
-        return settings
-    if settings is None:
-        return ShellSettings()
-    if isinstance(settings, Mapping):
-        return ShellSettings.model_validate(dict(settings))
-    raise ToolRuntimeMissing(
-        f"the shell pack got settings of type {type(settings).__name__}, not ShellSettings"
-    )
-
-
 def has_programs(ctx: ToolContext) -> bool:
     """Gate layer 3: the tool exists for a model only when the operator allowed some program."""
-    if not shell_settings(ctx).programs:
+    if not settings_as(ctx, ShellSettings).programs:
         raise ToolRuntimeMissing(
             "no program is allowed; add [[plugins.shell.settings.programs]] entries (name, subcommands, "
             "allow_args) to the profile"
@@ -47,7 +32,7 @@ def has_programs(ctx: ToolContext) -> bool:
 
 def list_programs(parameters: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     """Schema enricher: tell the model which programs (and subcommands) it may run."""
-    programs = shell_settings(ctx).programs
+    programs = settings_as(ctx, ShellSettings).programs
     if not programs:
         return parameters
     out = copy.deepcopy(parameters)

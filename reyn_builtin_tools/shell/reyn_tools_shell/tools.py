@@ -7,11 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from reyn_core import ToolContext, ToolGates, tool
+from reyn_core import ToolContext, ToolGates, settings_as, tool
 
 from .confine import HARDENING_ENV, confine
-from .definitions import has_programs, list_programs, shell_settings
+from .definitions import has_programs, list_programs
 from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
+from .settings import ShellSettings
 
 
 class ShellArgs(BaseModel):
@@ -47,7 +48,7 @@ class ShellArgs(BaseModel):
 async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     """Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,
     stdout, stderr (each capped), duration_s and timed_out."""
-    settings = shell_settings(ctx)
+    settings = settings_as(ctx, ShellSettings)
     argv = parse_command(args.argv, args.command)
     rule = allowed_rule(settings, argv)
     workspace = workspace_of(settings, ctx.workspace)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from reyn_core import ToolContext, ToolRuntimeMissing
+from reyn_core import ToolContext, ToolRuntimeMissing, settings_as
 
-from .settings import WebSettings, coerce_settings
+from .settings import WebSettings
 
 FETCH_HOW = (
     "enable it in the profile: [plugins.web.settings.fetch] enabled = true "
@@ -52,13 +52,9 @@ def search_problem(settings: WebSettings) -> str | None:
     return None
 
 
-def _settings_of(ctx: ToolContext) -> WebSettings:
-    return coerce_settings(ctx.settings)
-
-
 def fetch_available(ctx: ToolContext) -> bool:
     """Gate layer 3 of ``web_fetch``: raises ``ToolRuntimeMissing`` saying how to enable it."""
-    problem = fetch_problem(_settings_of(ctx))
+    problem = fetch_problem(settings_as(ctx, WebSettings))
     if problem:
         raise ToolRuntimeMissing(problem, tool="web_fetch")
     return True
@@ -66,7 +62,7 @@ def fetch_available(ctx: ToolContext) -> bool:
 
 def search_available(ctx: ToolContext) -> bool:
     """Gate layer 3 of ``web_search``: raises ``ToolRuntimeMissing`` saying how to configure it."""
-    problem = search_problem(_settings_of(ctx))
+    problem = search_problem(settings_as(ctx, WebSettings))
     if problem:
         raise ToolRuntimeMissing(problem, tool="web_search")
     return True
@@ -77,7 +73,7 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
 
     RW001 (info) web_fetch is off; RW002 (warning) web_search has no usable backend.
     """
-    s = coerce_settings(settings)
+    s = settings_as(settings, WebSettings)
     out: list[dict[str, str]] = []
     problem = fetch_problem(s)
     if problem:

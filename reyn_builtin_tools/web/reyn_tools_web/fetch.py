@@ -36,12 +36,13 @@ from reyn_core import (
     ToolExecutionError,
     ToolRuntimeMissing,
     ToolTimeout,
+    settings_as,
 )
 
 from .availability import fetch_problem
 from .charsets import decode_text
 from .html_text import ConversionTimeout, html_to_text, tidy_text
-from .settings import FetchSettings, coerce_settings
+from .settings import FetchSettings, WebSettings
 from .ssrf import AddressRefused, HostAllowlist, IPAddress, normalise_host, resolve_checked
 
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
@@ -329,7 +330,7 @@ async def web_fetch(
     url: str, max_length: int = 20000, start_index: int = 0, ctx: ToolContext | None = None
 ) -> dict[str, Any]:
     """The ``web_fetch`` handler: fetch, convert to text, return one window of it."""
-    settings = coerce_settings(ctx.settings if ctx is not None else None)
+    settings = settings_as(ctx, WebSettings)
     problem = fetch_problem(settings)
     if problem:
         raise ToolRuntimeMissing(problem, tool="web_fetch")

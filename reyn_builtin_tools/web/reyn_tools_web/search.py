@@ -23,11 +23,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout
+from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout, settings_as
 
 from .availability import search_problem
 from .fetch import BodyTooLarge, read_capped
-from .settings import SearchSettings, coerce_settings
+from .settings import SearchSettings, WebSettings
 
 _TAG = re.compile(r"<[^<>]*>")
 MAX_TITLE = 500
@@ -155,7 +155,7 @@ async def web_search(
     query: str, max_results: int | None = None, ctx: ToolContext | None = None
 ) -> dict[str, Any]:
     """The ``web_search`` handler."""
-    settings = coerce_settings(ctx.settings if ctx is not None else None)
+    settings = settings_as(ctx, WebSettings)
     problem = search_problem(settings)
     if problem:
         raise ToolRuntimeMissing(problem, tool="web_search")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -77,12 +77,3 @@ class WebSettings(_Strict):
 
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
-
-
-def coerce_settings(value: Any) -> WebSettings:
-    """The validated settings whatever the host passed (a model, a mapping, or None)."""
-    if isinstance(value, WebSettings):
-        return value
-    if value is None:
-        return WebSettings()
-    return WebSettings.model_validate(value)
