@@ -10,24 +10,24 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import PhaseOpCall, PhaseOutput, PhaseOutputError, parse_phase_output, render_phase
-from reyn_core.render import PhaseSurface
+from reyn_core.render import PhaseCatalog
 
 FINISH = {"type": "finish", "decision": "finish"}
 
 
 @pytest.fixture
-def surface(catalogue: list[Any], build_registry: Any) -> PhaseSurface:
+def surface(catalogue: list[Any], build_registry: Any) -> PhaseCatalog:
     ctx = ToolContext(surface="phase", extras={"skills": ["summarise"]})
     return render_phase(build_registry(catalogue), ctx, ["file", "invoke_skill"])
 
 
-def problems(raw: Any, surface: PhaseSurface) -> list[tuple[str, str]]:
+def problems(raw: Any, surface: PhaseCatalog) -> list[tuple[str, str]]:
     with pytest.raises(PhaseOutputError) as info:
         parse_phase_output(raw, surface)
     return [(p.pointer, p.message) for p in info.value.problems]
 
 
-def test_valid_reply_parses_into_typed_ops(surface: PhaseSurface) -> None:
+def test_valid_reply_parses_into_typed_ops(surface: PhaseCatalog) -> None:
     reply = json.dumps(
         {
             "control": {"type": "transition", "decision": "continue", "next_phase": "review"},
@@ -48,53 +48,53 @@ def test_valid_reply_parses_into_typed_ops(surface: PhaseSurface) -> None:
     assert output.control_ir[0].to_wire() == {"kind": "read_file", "path": "a.md"}
 
 
-def test_a_single_json_code_fence_is_accepted(surface: PhaseSurface) -> None:
+def test_a_single_json_code_fence_is_accepted(surface: PhaseCatalog) -> None:
     reply = "```json\n" + json.dumps({"control": FINISH}) + "\n```"
     assert parse_phase_output(reply, surface).control.type == "finish"
 
 
-def test_bytes_and_mappings_are_accepted(surface: PhaseSurface) -> None:
+def test_bytes_and_mappings_are_accepted(surface: PhaseCatalog) -> None:
     assert parse_phase_output(json.dumps({"control": FINISH}).encode(), surface).control_ir == []
     assert parse_phase_output({"control": FINISH}, surface).artifact is None
 
 
-def test_text_that_is_not_json_says_where_it_broke(surface: PhaseSurface) -> None:
+def test_text_that_is_not_json_says_where_it_broke(surface: PhaseCatalog) -> None:
     with pytest.raises(PhaseOutputError) as info:
         parse_phase_output('Sure! {"control": ', surface)
     assert "not valid JSON" in info.value.message and "line 1 column 1" in info.value.message
 
 
-def test_json_that_is_not_an_object_is_refused(surface: PhaseSurface) -> None:
+def test_json_that_is_not_an_object_is_refused(surface: PhaseCatalog) -> None:
     with pytest.raises(PhaseOutputError, match="must be a JSON object, got list"):
         parse_phase_output("[]", surface)
 
 
-def test_missing_control_is_reported_at_its_pointer(surface: PhaseSurface) -> None:
+def test_missing_control_is_reported_at_its_pointer(surface: PhaseCatalog) -> None:
     assert problems({"control_ir": []}, surface) == [("/control", "is required")]
 
 
-def test_unknown_top_level_key_is_reported(surface: PhaseSurface) -> None:
+def test_unknown_top_level_key_is_reported(surface: PhaseCatalog) -> None:
     assert problems({"control": FINISH, "thoughts": "..."}, surface) == [
         ("/thoughts", "unexpected key (allowed: control, artifact, control_ir)")
     ]
 
 
-def test_control_type_and_decision_must_agree(surface: PhaseSurface) -> None:
+def test_control_type_and_decision_must_agree(surface: PhaseCatalog) -> None:
     [(pointer, message)] = problems({"control": {"type": "finish", "decision": "continue"}}, surface)
     assert pointer == "/control" and "goes with decision 'finish'" in message
 
 
-def test_transition_needs_a_next_phase(surface: PhaseSurface) -> None:
+def test_transition_needs_a_next_phase(surface: PhaseCatalog) -> None:
     [(pointer, message)] = problems({"control": {"type": "transition", "decision": "continue"}}, surface)
     assert pointer == "/control" and "needs next_phase" in message
 
 
-def test_confidence_out_of_range_is_reported_at_its_field(surface: PhaseSurface) -> None:
+def test_confidence_out_of_range_is_reported_at_its_field(surface: PhaseCatalog) -> None:
     [(pointer, _)] = problems({"control": {**FINISH, "confidence": 2}}, surface)
     assert pointer == "/control/confidence"
 
 
-def test_op_that_is_not_allowed_names_the_allowed_ops(surface: PhaseSurface) -> None:
+def test_op_that_is_not_allowed_names_the_allowed_ops(surface: PhaseCatalog) -> None:
     assert problems({"control": FINISH, "control_ir": [{"kind": "web_fetch", "url": "x"}]}, surface) == [
         (
             "/control_ir/0/kind",
@@ -103,18 +103,18 @@ def test_op_that_is_not_allowed_names_the_allowed_ops(surface: PhaseSurface) -> 
     ]
 
 
-def test_op_without_a_kind_is_reported(surface: PhaseSurface) -> None:
+def test_op_without_a_kind_is_reported(surface: PhaseCatalog) -> None:
     assert problems({"control": FINISH, "control_ir": [{"path": "a"}]}, surface) == [
         ("/control_ir/0/kind", "is required and must be a string naming an op")
     ]
 
 
-def test_op_that_is_not_an_object_is_reported(surface: PhaseSurface) -> None:
+def test_op_that_is_not_an_object_is_reported(surface: PhaseCatalog) -> None:
     [(pointer, message)] = problems({"control": FINISH, "control_ir": ["read_file"]}, surface)
     assert pointer == "/control_ir/0" and "must be an object" in message
 
 
-def test_op_argument_problems_point_into_the_op(surface: PhaseSurface) -> None:
+def test_op_argument_problems_point_into_the_op(surface: PhaseCatalog) -> None:
     reply = {
         "control": FINISH,
         "control_ir": [{"kind": "read_file", "path": "ok"}, {"kind": "read_file", "path": 3, "mode": "x"}],
@@ -125,20 +125,20 @@ def test_op_argument_problems_point_into_the_op(surface: PhaseSurface) -> None:
     ]
 
 
-def test_enriched_enum_is_enforced_on_ops(surface: PhaseSurface) -> None:
+def test_enriched_enum_is_enforced_on_ops(surface: PhaseCatalog) -> None:
     [(pointer, message)] = problems(
         {"control": FINISH, "control_ir": [{"kind": "invoke_skill", "skill": "x"}]}, surface
     )
     assert pointer == "/control_ir/0/skill" and "summarise" in message
 
 
-def test_control_ir_must_be_a_list(surface: PhaseSurface) -> None:
+def test_control_ir_must_be_a_list(surface: PhaseCatalog) -> None:
     assert problems({"control": FINISH, "control_ir": {"kind": "read_file"}}, surface) == [
         ("/control_ir", "must be a list of ops")
     ]
 
 
-def test_every_problem_is_reported_at_once(surface: PhaseSurface) -> None:
+def test_every_problem_is_reported_at_once(surface: PhaseCatalog) -> None:
     reply = {
         "extra": 1,
         "control": {"type": "nope", "decision": "finish"},
@@ -149,7 +149,7 @@ def test_every_problem_is_reported_at_once(surface: PhaseSurface) -> None:
     assert pointers == ["/extra", "/control/type", "/artifact/type", "/control_ir/0/kind"]
 
 
-def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseSurface) -> None:
+def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseCatalog) -> None:
     with pytest.raises(PhaseOutputError) as info:
         parse_phase_output({"control_ir": [{"kind": "nope"}]}, surface)
     lines = info.value.feedback().splitlines()

@@ -18,8 +18,8 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import PhaseOutput, PhaseOutputError, parse_phase_output, render_phase
-from reyn_core.phase_contract import unfence
-from reyn_core.render import PhaseSurface
+from reyn_core.render import PhaseCatalog
+from reyn_core.render.phase_contract import unfence
 
 BOUND_S = 20.0
 MB = 1_000_000
@@ -29,11 +29,11 @@ PREVIOUS_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
 
 
 @pytest.fixture
-def surface(catalogue: list[Any], build_registry: Any) -> PhaseSurface:
+def surface(catalogue: list[Any], build_registry: Any) -> PhaseCatalog:
     return render_phase(build_registry(catalogue), ToolContext(surface="phase"), ["file"])
 
 
-def parse_bounded(raw: str, surface: PhaseSurface) -> Any:
+def parse_bounded(raw: str, surface: PhaseCatalog) -> Any:
     """``parse_phase_output(raw)``, or the exception it raised; fails if it does not finish."""
     outcome: list[Any] = []
 

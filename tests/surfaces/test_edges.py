@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from reyn_core.surfaces import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
 
 from reyn_core import ReynError
 from reyn_core.host import RegistryBuilder
+from reyn_core.loops import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
 from reyn_core.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
