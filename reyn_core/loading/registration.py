@@ -43,7 +43,8 @@ def register_all(
     host_defs: list[ToolDefinition] = []
     host_origin = ToolOrigin(kind="host")
     for obj in host_tools:
-        try:  # one scratch registry per tool: duplicates are handled by the collision rule below
+        try:  # one scratch registry per tool: duplicates are handled by the collision rule below;
+            # the real builder below adopts what it checked (they share ``schema_cache.checked``)
             scratch = RegistryBuilder(schema_check=schema_cache)
             host_defs.append(scratch.register(obj, origin=host_origin))
         except ToolRegistrationError as exc:
@@ -122,6 +123,7 @@ def register_all(
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
     builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
+    schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
 
 

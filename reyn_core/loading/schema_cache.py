@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.schema import SchemaIssue, check_tool_schema
 
 # v2: patterns are checked by RE2 (v1 verdicts came from a backtracking-``re`` heuristic).
@@ -58,10 +59,14 @@ class SchemaCheckCache:
     """Callable like ``check_tool_schema(parameters, *, phase_usable)``; remembers every result.
 
     ``path=None`` keeps results in memory only. Call ``save()`` to persist new entries.
+
+    ``checked`` is the ledger the load's builders share (``RegistryBuilder`` picks it up from its
+    ``schema_check``): the real registry adopts the definitions the scratch builders already checked.
     """
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
+        self.checked = CheckedDefinitions()
         self._entries: dict[str, list[dict[str, Any]]] | None = None
         self._dirty = False
 

@@ -15,6 +15,33 @@ from .checks import SchemaCheck, check_definition
 from .snapshot import RegisteredTool, ToolRegistry
 
 
+class CheckedDefinitions:
+    """The definitions builders have checked, by identity, with their warnings: a builder that meets
+    one of these exact objects again adopts it instead of checking and copying it a second time (the
+    loader checks each tool in a scratch builder, then registers survivors into the real one).
+
+    Only a ``RegistryBuilder`` records into it, and only the object it returned (a frozen definition
+    holding the builder's private copy of the schema), so an adopted definition is one that passed
+    every check. Entries hold the definitions alive: ``clear()`` when the registry is built."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[ToolDefinition, tuple[SchemaIssue, ...]]] = {}
+
+    def record(self, definition: ToolDefinition, warnings: tuple[SchemaIssue, ...]) -> None:
+        self._entries[id(definition)] = (definition, warnings)
+
+    def warnings_of(self, definition: object) -> tuple[SchemaIssue, ...] | None:
+        """The warnings recorded for exactly this object, or None when it was not checked here."""
+        entry = self._entries.get(id(definition))
+        return entry[1] if entry is not None and entry[0] is definition else None
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class RegistryBuilder:
     """Collects checked tools; ``freeze()`` returns the immutable ``ToolRegistry`` to render and
     dispatch from (the builder stays usable, later registrations do not reach earlier snapshots)::
@@ -24,7 +51,9 @@ class RegistryBuilder:
         registry = builder.freeze()
 
     ``schema_check(parameters, phase_usable=...)`` replaces ``check_tool_schema``; the plugin loader
-    passes a cache of its results so a warm start skips the metaschema work.
+    passes a cache of its results so a warm start skips the metaschema work. ``checked`` (by default
+    the ``checked`` ledger of ``schema_check`` when it has one, as the loader's cache does) is shared
+    by builders: a definition one of them returned is adopted by the next without a second check.
     """
 
     def __init__(
@@ -34,10 +63,15 @@ class RegistryBuilder:
         settings: Mapping[str, Any] | None = None,
         hooks: ToolCallHooks | None = None,
         schema_check: SchemaCheck | None = None,
+        checked: CheckedDefinitions | None = None,
     ) -> None:
         self.operator = operator
         self.hooks = hooks
         self._schema_check = schema_check or check_tool_schema
+        if checked is None:
+            ledger = getattr(schema_check, "checked", None)
+            checked = ledger if isinstance(ledger, CheckedDefinitions) else None
+        self._checked = checked
         self._tools: dict[str, RegisteredTool] = {}
         self._original_names: dict[str, str] = {}
         self._keys: dict[str, str] = {}  # collision_key(name) -> the registered name
@@ -57,36 +91,13 @@ class RegistryBuilder:
         ``origin``, when given, replaces whatever origin the definition carried: origins are stamped
         by whoever registers, never trusted from the definition itself.
         """
-        try:
-            definition = as_definition(obj)
-            if type(definition) is not ToolDefinition:  # a subclass could override fields' behaviour
-                definition = ToolDefinition(
-                    **{f.name: getattr(definition, f.name) for f in fields(ToolDefinition)}
-                )
-        except TypeError as exc:
-            raise ToolRegistrationError(
-                "RT001",
-                f"not a tool: {exc}",
-                hint="pass a ToolDefinition or a function decorated with @reyn_core.tool",
-            ) from None
-        if origin is not None:
-            definition = definition.with_origin(origin)
-        elif definition.origin is None:
-            definition = definition.with_origin(ToolOrigin(kind="host"))
-        try:
-            warnings = check_definition(definition, self._schema_check)
-        except ToolRegistrationError:
-            raise
-        except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it
-            raise ToolRegistrationError(
-                "RT007",
-                f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
-                tool=str(definition.name)[:80],
-                hint="simplify the definition; the message names what broke the check",
-            ) from None
-        # Keep our own copy of the checked schema: a plugin that mutates its dict later cannot
-        # change what the renderers show or what the dispatcher validates against.
-        definition = replace(definition, parameters=copy_json(definition.parameters))
+        adopted = self._checked.warnings_of(obj) if self._checked is not None else None
+        if adopted is not None and isinstance(obj, ToolDefinition) and origin in (None, obj.origin):
+            # Checked by a builder sharing this ledger, and returned by it: the same frozen object
+            # with that builder's private copy of the schema. No second check, no second copy.
+            definition, warnings = obj, list(adopted)
+        else:
+            definition, warnings = self._checked_copy(obj, origin)
         key = collision_key(definition.name)
         taken = self._keys.get(key, definition.name)
         existing = self._tools.get(taken)
@@ -106,10 +117,46 @@ class RegistryBuilder:
                 hint="give one plugin a `prefix` or add the tool to its `tools.exclude` in the profile",
             )
         self._tools[definition.name] = RegisteredTool(definition, tuple(warnings))
+        if self._checked is not None:
+            self._checked.record(definition, tuple(warnings))
         self._keys[key] = definition.name
         if original_name is not None and original_name != definition.name:
             self._original_names[definition.name] = original_name
         return definition
+
+    def _checked_copy(
+        self, obj: ToolDefinition | Callable[..., Any], origin: ToolOrigin | None
+    ) -> tuple[ToolDefinition, list[SchemaIssue]]:
+        """``obj`` as a checked ``ToolDefinition`` stamped with its origin and holding a private copy
+        of its schema, and the schema's warnings; ``ToolRegistrationError`` when it cannot be registered."""
+        try:
+            definition = as_definition(obj)
+            if type(definition) is not ToolDefinition:  # a subclass could override fields' behaviour
+                definition = ToolDefinition(
+                    **{f.name: getattr(definition, f.name) for f in fields(ToolDefinition)}
+                )
+        except TypeError as exc:
+            raise ToolRegistrationError(
+                "RT001",
+                f"not a tool: {exc}",
+                hint="pass a ToolDefinition or a function decorated with @reyn_core.tool",
+            ) from None
+        try:
+            warnings = check_definition(definition, self._schema_check)
+        except ToolRegistrationError:
+            raise
+        except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it
+            raise ToolRegistrationError(
+                "RT007",
+                f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
+                tool=str(definition.name)[:80],
+                hint="simplify the definition; the message names what broke the check",
+            ) from None
+        # Origins are stamped by whoever registers (never trusted from the definition), and we keep
+        # our own copy of the checked schema: a plugin that mutates its dict later cannot change what
+        # the renderers show or what the dispatcher validates against. One ``replace`` for both.
+        stamp = origin if origin is not None else definition.origin or ToolOrigin(kind="host")
+        return replace(definition, origin=stamp, parameters=copy_json(definition.parameters)), warnings
 
     def set_settings(self, plugin_id: str, settings: Any) -> None:
         """Attach a plugin's validated settings; tools of that plugin see them as ``ctx.settings``."""
