@@ -2,7 +2,8 @@
 again before every call. There is no other implementation of these rules.
 
 Layer 1 ``role``     — the tool author's ``ToolGates``.
-Layer 2 ``operator`` — the profile: plugin tools master switch, per-plugin surfaces and tool lists.
+Layer 2 ``operator`` — the profile: plugin tools master switch, per-plugin surfaces (and tool lists of
+                       a registry a host assembled; ``load`` applies the profile's when it registers).
 Layer 3 ``call``     — exclusions of this call, phase ``allowed_ops``, the per-agent allowlist and the
                        tool's own ``available(ctx)``.
 A tool whose handler is None is hidden on every surface (layer ``runtime``).
@@ -41,7 +42,12 @@ ALLOW = Decision(True)
 
 @dataclass(frozen=True, slots=True)
 class PluginPolicy:
-    """Operator narrowing for one plugin (layer 2), from ``[plugins.<id>]`` in the profile."""
+    """Operator narrowing for one plugin (layer 2), from ``[plugins.<id>]`` in the profile.
+
+    ``load`` fills only ``surfaces``: the profile's ``tools.include`` / ``tools.exclude`` are applied
+    by the loader, which does not register an excluded tool. ``include`` / ``exclude`` here are for a
+    host that assembles a registry itself (``RegistryBuilder(operator=...)``) from plugin tools the
+    loader never saw."""
 
     surfaces: frozenset[str] | None = None
     include: frozenset[str] | None = None

@@ -178,14 +178,12 @@ def _register(
 
 
 def _operator_policy(profile: Profile) -> OperatorPolicy:
+    # Only the surfaces: the profile's tools.include / tools.exclude were applied once, in
+    # tool_collection (an excluded tool is not registered), so the gates have nothing left to narrow.
     policies = {}
     for pid in profile.enabled:
         cfg = profile.plugin(pid)
-        policies[pid] = PluginPolicy(
-            surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None,
-            include=frozenset(cfg.tools.include) if cfg.tools.include is not None else None,
-            exclude=frozenset(cfg.tools.exclude),
-        )
+        policies[pid] = PluginPolicy(surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None)
     return OperatorPolicy(
         plugins_enabled=profile.features.plugins,
         plugins=policies,

@@ -165,3 +165,25 @@ def test_correct_surface_lists_raise_no_RC007():
     )
     result = load(profile)
     assert [d for d in result.report.diagnostics if d.code == "RC007"] == []
+
+
+@pytest.mark.parametrize(
+    ("narrowing", "kept"),
+    [
+        ('tools.exclude = ["text_stats"]', ["ex_convert_units", "ex_markdown_outline"]),
+        ('tools.include = ["markdown_outline"]', ["ex_markdown_outline"]),
+    ],
+)
+def test_tools_include_exclude_are_applied_once_by_the_loader_not_again_by_the_gates(narrowing, kept):
+    # issue 12: the profile's tools.include / tools.exclude narrow what is registered; the loaded
+    # registry's operator policy carries only the surfaces, so the gates have nothing to re-apply.
+    result = load(
+        Profile.from_toml_text(
+            f'[plugins]\nenable = ["example"]\n[plugins.example]\nprefix = "ex_"\n{narrowing}\n'
+        )
+    )
+    assert sorted(t.name for t in result.registry) == kept
+    policy = result.registry.operator.plugins["example"]
+    assert policy.include is None and policy.exclude == frozenset()
+    phase = reyn_core.host.render_phase(result.registry, ToolContext(), allowed_ops=["example"])
+    assert sorted(op.kind for op in phase.ops) == kept
