@@ -39,7 +39,7 @@ MAX_QUERY_CHARS = 500
 MAX_QUERY_TERMS = 32
 # Column weights for bm25 (name, description, parameters): a word in the name says more about what
 # the tool does than the same word in a parameter's description.
-BM25_WEIGHTS = (3.0, 1.0, 0.5)
+BM25_WEIGHTS = (3.0, 1.0, 1.0)
 _FIELDS = ("name", "description", "parameters")
 _MAX_TEXT = 4000  # characters indexed per column: a huge description cannot dominate memory
 _MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
@@ -47,6 +47,16 @@ _MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+# Words that say nothing about which tool is meant ("what is the weather in the city of X"): in a
+# query they only add noise to bm25's scores. Numbers likewise (argument values, not intents).
+_STOP_WORDS = frozenset(
+    "a an the of for to in on at by with from and or is are was be been it its this that these those "
+    "i me my we our you your he she they them their what which who whom how when where why "
+    "can could would should will shall do does did please there here as into about than then so "
+    "if also just some any all each".split()
+)
 
 
 def name_words(name: str) -> str:
@@ -59,7 +69,8 @@ def query_terms(query: str) -> tuple[str, ...]:
     """The distinct words of ``query`` (lower-cased, identifiers split like tool names), at most
     ``MAX_QUERY_TERMS``."""
     words = _WORD.findall(_CAMEL.sub(" ", query[:MAX_QUERY_CHARS]))
-    return tuple(dict.fromkeys(w.lower() for w in words if len(w) <= 64))[:MAX_QUERY_TERMS]
+    kept = [w.lower() for w in words if len(w) <= 64 and w.lower() not in _STOP_WORDS and not w.isdigit()]
+    return tuple(dict.fromkeys(kept))[:MAX_QUERY_TERMS]
 
 
 def _clean(text: str) -> str:

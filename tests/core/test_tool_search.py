@@ -55,8 +55,18 @@ def test_name_words_split_snake_kebab_dotted_and_camel_case() -> None:
 
 
 def test_query_terms_are_words_only_so_fts_syntax_is_never_interpreted() -> None:
-    assert query_terms('read "file" OR NEAR(x) * -y') == ("read", "file", "or", "near", "x", "y")
+    assert query_terms('read "file" OR NEAR(x) * -y') == ("read", "file", "near", "x", "y")
     assert query_terms("   ...  ") == ()
+
+
+def test_query_terms_drop_stop_words_and_bare_numbers() -> None:
+    assert query_terms("What is the area of a triangle with base 10 and height 5?") == (
+        "area",
+        "triangle",
+        "base",
+        "height",
+    )
+    assert query_terms("the of and 42") == ()
 
 
 def test_camel_case_name_is_found_by_its_words() -> None:
