@@ -24,6 +24,7 @@ PACKS = {
     "catalog": ("reyn_tools_catalog.definitions", "reyn_tools_catalog.tools", "CATALOG_TOOLS"),
     "memory": ("reyn_tools_memory.definitions", "reyn_tools_memory.tools", "MEMORY_TOOLS"),
     "shell": ("reyn_tools_shell.definitions", "reyn_tools_shell.tools", "TOOLS"),
+    "web": ("reyn_tools_web.definitions", "reyn_tools_web.tools", "TOOLS"),
 }
 
 
@@ -103,6 +104,7 @@ _NOT_ON_THE_RENDER_PATH = (
     "reyn_tools_memory.cli",
     "reyn_tools_shell.tools",
     "reyn_tools_shell.process",
+    "reyn_tools_web.tools",
     "reyn_tools_web.fetch",
     "reyn_tools_web.search",
     "reyn_tools_mcp.tools",
