@@ -13,14 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import StrictSchemaError
-from .validation import (
-    MAX_PATTERN_LENGTH,
-    did_you_mean,
-    metaschema_problems,
-    pattern_problems,
-    reference_problems,
-)
-from .validation import subschemas as _subschemas
+from .jsondata import depth_within
+from .validation.patterns import MAX_PATTERN_LENGTH
+from .validation.walk import subschemas as _subschemas
 
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_SCHEMA_DEPTH = 32
@@ -54,26 +49,6 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-def _depth_within(node: Any, limit: int) -> bool:
-    """Whether ``node`` nests at most ``limit`` levels; iterative and bounded, so cycles stop too."""
-    stack: list[tuple[Any, int]] = [(node, 0)]
-    while stack:
-        current, depth = stack.pop()
-        if depth > limit:
-            return False
-        if isinstance(current, Mapping):
-            children: Any = current.values()
-        elif isinstance(current, list):
-            children = current
-        else:
-            continue
-        # ``type(v) in _ATOMS`` first: most values are scalars, and the ABC check is slow.
-        stack.extend(
-            (v, depth + 1) for v in children if type(v) not in _ATOMS and isinstance(v, Mapping | list)
-        )
-    return True
-
-
 def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
     """All problems with a tool's parameters schema. ``error`` issues refuse the tool.
 
@@ -91,7 +66,9 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
         ]
     # Depth first, iteratively: a schema nested thousands of levels (or a cyclic dict) must be an
     # RS002 for this one tool, never a RecursionError that takes the whole load down.
-    if not _depth_within(parameters, MAX_SCHEMA_DEPTH):
+    # The root sits at level 0 here (jsondata counts it as 1): a schema may nest MAX_SCHEMA_DEPTH
+    # levels below its root.
+    if not depth_within(parameters, MAX_SCHEMA_DEPTH + 1):
         return [
             SchemaIssue(
                 "RS002", "error", f"schema nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)"
@@ -118,6 +95,9 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
     # RS004 is only ever about a key starting with "$" and RS007 about a "pattern..." key, and a key
     # appears in ``encoded`` as its JSON string: where the text has no '"$' (no '"pattern'), the walk
     # would find nothing, and is skipped (a property test holds this; it is most schemas).
+    # Imported here: a warm load answers every check from the cache and never needs the screening.
+    from .validation.screening import metaschema_problems, pattern_problems, reference_problems
+
     if '"$' in encoded:
         issues.extend(
             SchemaIssue("RS004", "error", p.message, p.pointer) for p in reference_problems(parameters)
@@ -190,6 +170,8 @@ def keyword_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
     ``propertes``, ``Required``). JSON Schema ignores unknown keywords, so the constraint the author
     meant silently does not apply. Unknown keywords far from every known one (``x-internal``) are
     extensions and pass."""
+    from .validation.screening import did_you_mean
+
     issues: list[SchemaIssue] = []
     for ptr, sub in _subschemas(parameters):
         if sub.keys() <= KNOWN_KEYWORDS:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import exception_message as exc_text
-from .fast import compile_fast
-from .jsonschema_path import compile_jsonschema
-from .messages import Validator
-from .screening import SchemaProblem, schema_problems
+
+if TYPE_CHECKING:
+    from .messages import Validator
+    from .screening import SchemaProblem
+
+# The screening and the compilers are imported on first use: a pack that imports the factory at
+# start-up (to build validators on its first call) costs nothing more at load.
 
 
 class SchemaRefused(ValueError):
@@ -32,6 +35,9 @@ def compile_validator(schema: Mapping[str, Any]) -> Validator:
     Either way patterns run on RE2 and no reference is ever retrieved: a ``$ref`` to ``http://…`` or
     ``file://…`` is reported as a problem and no request is made. Packs use ``json_schema_validator``.
     """
+    from .fast import compile_fast
+    from .jsonschema_path import compile_jsonschema
+
     return compile_fast(schema) or compile_jsonschema(schema)
 
 
@@ -44,6 +50,8 @@ def json_schema_validator(schema: Mapping[str, Any]) -> Validator:
     try:
         key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError) as exc:
+        from .screening import SchemaProblem
+
         raise SchemaRefused(
             [SchemaProblem("metaschema", f"the schema is not JSON data: {exc_text(exc)}")]
         ) from None
@@ -52,6 +60,8 @@ def json_schema_validator(schema: Mapping[str, Any]) -> Validator:
 
 @lru_cache(maxsize=256)
 def _screened_validator(key: str) -> Validator:
+    from .screening import schema_problems
+
     schema = json.loads(key)
     problems = schema_problems(schema)
     if problems:
