@@ -131,7 +131,8 @@ import reyn_core.host
 out["import_reyn_core_own_s"] = lap()
 import reyn_core.loading.profile
 out["profile_models_first_validator_s"] = lap()
-from reyn_core.loading import discovery, loader, provenance
+from reyn_core.loading import discovery, loader
+from reyn_core.loading.provenance import record as provenance_record
 out["loader_modules_s"] = lap()
 profile = reyn_core.loading.profile.load_profile()
 found = discovery.discover()
@@ -146,7 +147,7 @@ def timed(fn, key):
             spent[key] += time.perf_counter() - start
     return wrapper
 discovery.md.EntryPoint.load = timed(discovery.md.EntryPoint.load, "imports")
-provenance.provenance_for = timed(provenance.provenance_for, "provenance")
+provenance_record.provenance_for = timed(provenance_record.provenance_for, "provenance")
 result = loader.load(profile)
 out["load_s"] = lap()
 out["of_which_plugin_imports_s"] = spent["imports"]
