@@ -28,12 +28,13 @@ _EXPORTS = {
     "DIGEST_VERSION": "reyn_core.loading.provenance.digest",
     "LockFile": "reyn_core.loading.provenance.lock",
     "LockedPlugin": "reyn_core.loading.provenance.lock",
-    "lock_from_load": "reyn_core.loading.provenance.lock",
+    "lock_from_load": "reyn_core.loading.lock_audit",
     "read_lock": "reyn_core.loading.provenance.lock_file",
     "write_lock": "reyn_core.loading.provenance.lock_file",
-    "audit": "reyn_core.loading.provenance.drift",
+    "audit": "reyn_core.loading.lock_audit",
     "compare_tools": "reyn_core.loading.provenance.drift",
     # diagnostics of a load
+    "explain_unavailable_tool": "reyn_core.loading.unavailable",
     "Diagnostic": "reyn_core.loading.diagnostics",
     "DIAGNOSTIC_CODES": "reyn_core.loading.diagnostics:CODES",
     # the registry (built by RegistryBuilder, read as a frozen ToolRegistry) and its gates

@@ -297,7 +297,9 @@ def run_call(args: argparse.Namespace) -> int:
     )
     if (envelope.get("error") or {}).get("kind") == "not_found":
         # The operator learns which plugin and why; a model never gets host_hint (docs/decisions.md).
-        hint = result.unavailable_tool(args.name)
+        from reyn_core.loading.unavailable import explain_unavailable_tool
+
+        hint = explain_unavailable_tool(result, args.name)
         if hint is not None:
             envelope = {**envelope, "host_hint": hint.to_json()}
             print(f"reyn: {hint.message}", file=sys.stderr)

@@ -11,7 +11,6 @@ from reyn_core.loading.diagnostics import Diagnostic
 if TYPE_CHECKING:
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.provenance.record import ProvenanceRecord
-    from reyn_core.loading.unavailable import UnavailableTool
     from reyn_core.registry import ToolRegistry
     from reyn_core.tool import ToolDefinition
 
@@ -123,14 +122,6 @@ class LoadResult:
     def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
         """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""
         return tuple(self.registry.get(name) for name in info.tools)
-
-    def unavailable_tool(self, name: str) -> UnavailableTool | None:
-        """Host-side only: why no loaded tool is called ``name`` when a plugin explains it (the plugin
-        ``reyn.lock`` records for it, or the enabled plugins that did not load), else None. Show it to
-        the operator (``reyn tools call`` adds it as ``host_hint``); never send it to a model."""
-        from reyn_core.loading.unavailable import explain_unavailable_tool
-
-        return explain_unavailable_tool(self, name)
 
     def plugin_settings(self, plugin_id: str) -> Any:
         """The validated settings of a loaded plugin (an instance of its settings model), or None."""

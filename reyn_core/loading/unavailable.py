@@ -2,7 +2,7 @@
 
 The dispatcher answers ``not_found`` from the registry alone, and that envelope is what a model
 reads: it must not learn plugin ids, statuses or diagnostic codes. A host (``reyn tools call``, an
-application) asks ``LoadResult.unavailable_tool(name)`` for the plugin that would have provided the
+application) asks ``explain_unavailable_tool(result, name)`` (``reyn_core.host``) for the plugin that would have provided the
 name and what happened to it, and shows that to its operator as ``host_hint``.
 """
 

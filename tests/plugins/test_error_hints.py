@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from reyn_core.host import Profile, load
+from reyn_core.host import Profile, explain_unavailable_tool, load
 from reyn_core.loops.router import tool_message
 
 
@@ -53,15 +53,15 @@ def test_a_table_for_an_installed_but_disabled_plugin_keeps_the_plain_rc004():
 
 def test_unavailable_tool_lists_the_enabled_plugins_that_did_not_load():
     result = load(Profile.from_toml_text('[plugins]\nenable = ["example", "ghost"]\n'))
-    hint = result.unavailable_tool("ghost_tool")
+    hint = explain_unavailable_tool(result, "ghost_tool")
     assert hint is not None and hint.known is False
     assert [(p.plugin_id, p.status, p.code) for p in hint.plugins] == [("ghost", "missing", "RD001")]
-    assert result.unavailable_tool("convert_units") is None  # loaded: nothing to explain
+    assert explain_unavailable_tool(result, "convert_units") is None  # loaded: nothing to explain
 
 
 def test_unavailable_tool_is_none_when_every_enabled_plugin_loaded():
     result = load(Profile.from_toml_text('[plugins]\nenable = ["example"]\n'))
-    assert result.unavailable_tool("no_such_tool") is None
+    assert explain_unavailable_tool(result, "no_such_tool") is None
 
 
 def test_the_model_facing_tool_message_drops_host_hint():

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
+from reyn_core.loading.lock_audit import audit, lock_from_load
 from reyn_core.loading.profile import Profile
 from reyn_core.loading.provenance.digest import tree_digest
-from reyn_core.loading.provenance.drift import DRIFT_KINDS, Drift, audit, compare_provenance, compare_tools
+from reyn_core.loading.provenance.drift import DRIFT_KINDS, Drift, compare_provenance, compare_tools
 from reyn_core.loading.provenance.lock import (
     LockedPlugin,
     LockError,
     LockFile,
-    lock_from_load,
     tool_definition_hash,
 )
 from reyn_core.loading.provenance.lock_file import read_lock, render_lock, write_lock

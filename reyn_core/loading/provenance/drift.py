@@ -1,7 +1,7 @@
 """Drift: what differs between ``reyn.lock`` and the installed world, one ``Drift`` per difference.
 
 ``compare_provenance`` (before a plugin is imported) and ``compare_tools`` (after it registered)
-compare one locked plugin; ``audit`` compares a whole ``LoadResult``. docs/provenance.md lists every
+compare one locked plugin (``reyn_core.loading.lock_audit.audit`` compares a whole load). docs/provenance.md lists every
 drift kind.
 """
 
@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from reyn_core.loading.provenance.lock import LockedPlugin, LockedTool, LockFile
+from reyn_core.loading.provenance.lock import LockedPlugin, LockedTool
 from reyn_core.loading.provenance.record import ProvenanceRecord
 from reyn_core.tool import ToolDefinition
-
-if TYPE_CHECKING:
-    from reyn_core.loading.report import LoadResult, PluginLoadInfo
 
 DRIFT_KINDS: dict[str, str] = {
     "plugin_added": "an enabled plugin is not in the lock",
@@ -65,7 +62,7 @@ class Drift:
         }
 
 
-def _short(digest: str | None) -> str:
+def short_digest(digest: str | None) -> str:
     if not digest:
         return "none"
     tag, _, hexpart = digest.rpartition(":")
@@ -195,8 +192,8 @@ def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord, renamed: Mappin
     head = Drift(
         pid,
         "digest_changed",
-        f"plugin {pid!r}: tree digest {_short(record.tree_digest)} installed, "
-        f"{_short(locked.tree_digest)} in the lock ({summary})",
+        f"plugin {pid!r}: tree digest {short_digest(record.tree_digest)} installed, "
+        f"{short_digest(locked.tree_digest)} in the lock ({summary})",
     )
     return [head, *files]
 
@@ -300,74 +297,4 @@ def _tool_drifts(pid: str, old: LockedTool, new: LockedTool) -> list[Drift]:
     return out
 
 
-_ACTIVE = ("loaded", "refused", "failed")
-
-
-def audit(lock: LockFile, result: LoadResult) -> list[Drift]:
-    """Every drift between ``lock`` and the plugins of ``result``, sorted by plugin id."""
-    infos: dict[str, PluginLoadInfo] = {}
-    # One id may be listed per candidate distribution: prefer the active one.
-    for info in result.report.plugins:
-        if info.plugin_id not in infos or info.status in _ACTIVE:
-            infos[info.plugin_id] = info
-    out: list[Drift] = []
-    for locked in lock.plugins:
-        out += _audit_plugin(locked, infos.get(locked.plugin_id), result)
-    for pid, info in sorted(infos.items()):
-        if info.status in _ACTIVE and lock.plugin(pid) is None:
-            prov = info.provenance
-            origin = f" ({prov.distribution} {prov.version}, {_short(prov.tree_digest)})" if prov else ""
-            out.append(
-                Drift(
-                    pid,
-                    "plugin_added",
-                    f"plugin {pid!r} is enabled but not in the lock{origin}; "
-                    "run `reyn plugins lock` to accept it",
-                )
-            )
-    return sorted(out, key=lambda d: d.plugin_id)
-
-
-def _audit_plugin(locked: LockedPlugin, info: PluginLoadInfo | None, result: LoadResult) -> list[Drift]:
-    pid = locked.plugin_id
-    if info is None or info.status not in _ACTIVE or info.provenance is None:
-        why = {
-            None: "is not installed",
-            "discovered": "is installed but not enabled by the profile",
-            "missing": "is enabled but not installed",
-        }.get(info.status if info is not None else None, "has no provenance record")
-        return [Drift(pid, "plugin_removed", f"locked plugin {pid!r} {why}")]
-    out = compare_provenance(locked, info.provenance)
-    out += [
-        Drift(
-            pid,
-            "record_mismatch",
-            f"plugin {pid!r}: installed file {path} does not match the installer's "
-            "RECORD (changed, missing or added after install)",
-            path=path,
-        )
-        for path in info.provenance.record_mismatches
-    ]
-    if info.status == "loaded":
-        if info.api_version != locked.api_version:
-            out.append(
-                Drift(
-                    pid,
-                    "api_version_changed",
-                    f"plugin {pid!r}: REYN_API {info.api_version} now, {locked.api_version} in the lock",
-                )
-            )
-        out += compare_tools(locked, result.definitions(info))
-    elif not out:
-        out.append(
-            Drift(
-                pid,
-                "plugin_not_loaded",
-                f"locked plugin {pid!r} matches the lock but did not load (status {info.status}); "
-                "see `reyn plugins show`",
-            )
-        )
-    return out
-
-
-__all__ = ["DRIFT_KINDS", "Drift", "audit", "compare_provenance", "compare_tools"]
+__all__ = ["DRIFT_KINDS", "Drift", "compare_provenance", "compare_tools", "short_digest"]

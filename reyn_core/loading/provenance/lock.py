@@ -1,6 +1,6 @@
 """``reyn.lock`` as data: the locked plugins and tools, and the tool definition hash.
 
-``lock_from_load(result)`` records, per loaded plugin, its origin (distribution, version, source,
+``reyn_core.loading.lock_audit.lock_from_load(result)`` records, per loaded plugin, its origin (distribution, version, source,
 artifact sha256, tree digest and the per-file hashes the digest is computed over) and, per tool, a
 sha256 of its canonical definition plus the parts needed to say *what* changed (``drift`` compares
 them). ``lock_file`` writes and reads it as TOML.
@@ -13,15 +13,12 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reyn_core.errors import ReynError
 from reyn_core.jsondata import canonical_json
 from reyn_core.loading.provenance.record import ProvenanceRecord
 from reyn_core.tool import ToolDefinition
-
-if TYPE_CHECKING:
-    from reyn_core.loading.report import LoadResult
 
 LOCK_VERSION = 1
 DEFAULT_LOCK_PATH = "reyn.lock"
@@ -207,22 +204,6 @@ class LockFile:
         return {"version": self.version, "plugins": {p.plugin_id: p.as_table() for p in self.plugins}}
 
 
-def lock_from_load(result: LoadResult) -> LockFile:
-    """A lock of every plugin of ``result`` with status ``loaded``: origin, files and tools."""
-    plugins = []
-    for info in result.report.plugins:
-        if info.status != "loaded":
-            continue
-        if info.provenance is None:
-            raise LockError(
-                DEFAULT_LOCK_PATH, f"plugin {info.plugin_id!r} loaded without a provenance record"
-            )
-        plugins.append(
-            LockedPlugin.from_provenance(info.provenance, result.definitions(info), info.api_version)
-        )
-    return LockFile(plugins=tuple(plugins))
-
-
 __all__ = [
     "DEFAULT_LOCK_PATH",
     "LOCK_VERSION",
@@ -230,6 +211,5 @@ __all__ = [
     "LockFile",
     "LockedPlugin",
     "LockedTool",
-    "lock_from_load",
     "tool_definition_hash",
 ]

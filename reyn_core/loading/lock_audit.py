@@ -1,0 +1,100 @@
+"""The lock against a whole load: ``lock_from_load`` locks what a ``LoadResult`` loaded; ``audit``
+names every drift between a lock and a ``LoadResult``. (The per-plugin comparisons live in
+``provenance/drift.py``; this module joins them with the load report.)"""
+
+from __future__ import annotations
+
+from reyn_core.loading.provenance.drift import Drift, compare_provenance, compare_tools, short_digest
+from reyn_core.loading.provenance.lock import DEFAULT_LOCK_PATH, LockedPlugin, LockError, LockFile
+from reyn_core.loading.report import LoadResult, PluginLoadInfo
+
+
+def lock_from_load(result: LoadResult) -> LockFile:
+    """A lock of every plugin of ``result`` with status ``loaded``: origin, files and tools."""
+    plugins = []
+    for info in result.report.plugins:
+        if info.status != "loaded":
+            continue
+        if info.provenance is None:
+            raise LockError(
+                DEFAULT_LOCK_PATH, f"plugin {info.plugin_id!r} loaded without a provenance record"
+            )
+        plugins.append(
+            LockedPlugin.from_provenance(info.provenance, result.definitions(info), info.api_version)
+        )
+    return LockFile(plugins=tuple(plugins))
+
+
+_ACTIVE = ("loaded", "refused", "failed")
+
+
+def audit(lock: LockFile, result: LoadResult) -> list[Drift]:
+    """Every drift between ``lock`` and the plugins of ``result``, sorted by plugin id."""
+    infos: dict[str, PluginLoadInfo] = {}
+    # One id may be listed per candidate distribution: prefer the active one.
+    for info in result.report.plugins:
+        if info.plugin_id not in infos or info.status in _ACTIVE:
+            infos[info.plugin_id] = info
+    out: list[Drift] = []
+    for locked in lock.plugins:
+        out += _audit_plugin(locked, infos.get(locked.plugin_id), result)
+    for pid, info in sorted(infos.items()):
+        if info.status in _ACTIVE and lock.plugin(pid) is None:
+            prov = info.provenance
+            origin = (
+                f" ({prov.distribution} {prov.version}, {short_digest(prov.tree_digest)})" if prov else ""
+            )
+            out.append(
+                Drift(
+                    pid,
+                    "plugin_added",
+                    f"plugin {pid!r} is enabled but not in the lock{origin}; "
+                    "run `reyn plugins lock` to accept it",
+                )
+            )
+    return sorted(out, key=lambda d: d.plugin_id)
+
+
+def _audit_plugin(locked: LockedPlugin, info: PluginLoadInfo | None, result: LoadResult) -> list[Drift]:
+    pid = locked.plugin_id
+    if info is None or info.status not in _ACTIVE or info.provenance is None:
+        why = {
+            None: "is not installed",
+            "discovered": "is installed but not enabled by the profile",
+            "missing": "is enabled but not installed",
+        }.get(info.status if info is not None else None, "has no provenance record")
+        return [Drift(pid, "plugin_removed", f"locked plugin {pid!r} {why}")]
+    out = compare_provenance(locked, info.provenance)
+    out += [
+        Drift(
+            pid,
+            "record_mismatch",
+            f"plugin {pid!r}: installed file {path} does not match the installer's "
+            "RECORD (changed, missing or added after install)",
+            path=path,
+        )
+        for path in info.provenance.record_mismatches
+    ]
+    if info.status == "loaded":
+        if info.api_version != locked.api_version:
+            out.append(
+                Drift(
+                    pid,
+                    "api_version_changed",
+                    f"plugin {pid!r}: REYN_API {info.api_version} now, {locked.api_version} in the lock",
+                )
+            )
+        out += compare_tools(locked, result.definitions(info))
+    elif not out:
+        out.append(
+            Drift(
+                pid,
+                "plugin_not_loaded",
+                f"locked plugin {pid!r} matches the lock but did not load (status {info.status}); "
+                "see `reyn plugins show`",
+            )
+        )
+    return out
+
+
+__all__ = ["audit", "lock_from_load"]
