@@ -1,8 +1,10 @@
 """The mcp pack's plugin module (entry point ``mcp``): settings, tools, import mode, ``reyn mcp``.
 
-Nothing here imports the ``mcp`` SDK: the three tools have hand-written schemas and lazy handlers,
-and imported server tools are built from the tools/list snapshot file (see ``snapshot``), so
-loading and rendering never spawn a server or open a connection.
+Nothing here imports the ``mcp`` SDK: the three static tools are the light definitions of
+``definitions.py`` (read from the generated ``tools.json``, with lazy handlers), and imported server
+tools are built from the tools/list snapshot file (see ``snapshot``) — the one kind of tool that is
+not a ``@tool`` function, since a server defines it — so loading and rendering never spawn a server
+or open a connection.
 """
 
 from __future__ import annotations
@@ -23,104 +25,12 @@ from reyn_core import (
     settings_as,
 )
 
+from .availability import HOW_TO_CONFIGURE
 from .settings import McpSettings
 from .snapshot import SnapshotError, read_snapshot, snapshot_tools, tool_sha256
 
 REYN_API = 1
 PLUGIN_ID = "mcp"
-HOW_TO_CONFIGURE = (
-    'add a server to the profile: [plugins.mcp.settings.servers.NAME] command = "..." '
-    '(stdio) or url = "https://..." (streamable HTTP)'
-)
-
-
-def _allowed(ctx: ToolContext) -> list[str]:
-    return settings_as(ctx, McpSettings).servers_for(ctx.agent)
-
-
-def servers_available(ctx: ToolContext) -> bool:
-    """Layer 3: the discovery/call tools need at least one server this agent may use."""
-    settings = settings_as(ctx, McpSettings)
-    if not settings.servers:
-        raise ToolRuntimeMissing(f"no MCP servers are configured; {HOW_TO_CONFIGURE}")
-    if not settings.servers_for(ctx.agent):
-        raise ToolRuntimeMissing(
-            f"agent {ctx.agent!r} may use no MCP server (plugins.mcp.settings.agent_servers)"
-        )
-    return True
-
-
-def _server_enum(schema: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    names = _allowed(ctx)
-    if names and "server" in schema.get("properties", {}):
-        schema["properties"]["server"]["enum"] = names
-    return schema
-
-
-_SERVER = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 32,
-    "description": "MCP server name (see list_mcp_servers).",
-}
-
-
-def _definition(
-    name: str, description: str, properties: dict[str, Any], required: list[str], purity: str
-) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        description=description,
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
-        handler=f"reyn_tools_mcp.tools:{name}",
-        gates=ToolGates(router="allow", phase="allow"),
-        cluster="mcp",
-        purity=purity,  # type: ignore[arg-type]
-        available=servers_available,
-        schema_enricher=_server_enum if "server" in properties else None,
-    )
-
-
-LIST_MCP_SERVERS = _definition(
-    "list_mcp_servers",
-    "List the MCP servers you may use, with their transport and whether they are connected.",
-    {},
-    [],
-    "read_only",
-)
-LIST_MCP_TOOLS = _definition(
-    "list_mcp_tools",
-    "List the tools of one MCP server with their descriptions and input schemas.",
-    {"server": _SERVER},
-    ["server"],
-    "read_only",
-)
-CALL_MCP_TOOL = _definition(
-    "call_mcp_tool",
-    "Call a tool of an MCP server. Arguments are checked against the server's own schema for that tool. "
-    "The result keeps the server's text, structured content and is_error flag.",
-    {
-        "server": _SERVER,
-        "tool": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 128,
-            "description": "Tool name on that server.",
-        },
-        "arguments": {"type": "object", "description": "Arguments for the server's tool.", "default": {}},
-    },
-    ["server", "tool"],
-    "external",
-)
-
-TOOLS: tuple[ToolDefinition, ...] = (LIST_MCP_SERVERS, LIST_MCP_TOOLS, CALL_MCP_TOOL)
-
-
 # --------------------------------------------------------------------------- import mode
 
 _INVALID_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -240,6 +150,8 @@ def reyn_settings_model() -> type[McpSettings]:
 @hookimpl
 def reyn_register_tools(register: Any, settings: Any) -> None:
     """The three MCP tools, plus imported server tools from the snapshot (import mode)."""
+    from .definitions import TOOLS  # here, not at import: it reads tools.json (the package imports us)
+
     s = settings_as(settings, McpSettings)
     for definition in TOOLS:
         register(definition)

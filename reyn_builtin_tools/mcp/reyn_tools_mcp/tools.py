@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types
+from pydantic import BaseModel, ConfigDict, Field
 
 from reyn_core import (
     ArgumentProblem,
@@ -13,12 +14,15 @@ from reyn_core import (
     ToolContext,
     ToolDenied,
     ToolExecutionError,
+    ToolGates,
     ToolTimeout,
     json_schema_validator,
     settings_as,
+    tool,
 )
 
 from . import client
+from .availability import server_enum, servers_available
 from .results import bounded_listing, convert_result, names_preview
 from .settings import McpSettings, ServerConfig
 from .snapshot import tool_sha256
@@ -130,8 +134,26 @@ async def call_server_tool(
 # --------------------------------------------------------------------------- handlers
 
 
-async def list_mcp_servers(ctx: ToolContext | None = None) -> dict[str, Any]:
-    """The MCP servers this agent may use."""
+CLUSTER = "mcp"
+GATES = ToolGates(router="allow", phase="allow")
+
+
+def _server() -> Any:
+    return Field(min_length=1, max_length=32, description="MCP server name (see list_mcp_servers).")
+
+
+def _no_additional_properties(schema: dict[str, Any]) -> None:
+    # Any JSON object: the server's own schema for the tool checks it (check_arguments).
+    schema.pop("additionalProperties", None)
+
+
+class ListMcpServersArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"required": []})
+
+
+@tool(cluster=CLUSTER, purity="read_only", gates=GATES, available=servers_available)
+async def list_mcp_servers(args: ListMcpServersArgs, ctx: ToolContext) -> dict[str, Any]:
+    """List the MCP servers you may use, with their transport and whether they are connected."""
     settings = settings_as(ctx, McpSettings)
     pool = client._POOL
     servers = []
@@ -150,8 +172,18 @@ async def list_mcp_servers(ctx: ToolContext | None = None) -> dict[str, Any]:
     return {"servers": servers}
 
 
-async def list_mcp_tools(server: str, ctx: ToolContext | None = None) -> dict[str, Any]:
-    """A fresh tools/list of one server."""
+class ListMcpToolsArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = _server()
+
+
+@tool(
+    cluster=CLUSTER, purity="read_only", gates=GATES, available=servers_available, schema_enricher=server_enum
+)
+async def list_mcp_tools(args: ListMcpToolsArgs, ctx: ToolContext) -> dict[str, Any]:
+    """List the tools of one MCP server with their descriptions and input schemas."""
+    server = args.server
     settings = settings_as(ctx, McpSettings)
     config = resolve_server(settings, ctx, server)
     timeout = _timeout(settings, config)
@@ -159,11 +191,28 @@ async def list_mcp_tools(server: str, ctx: ToolContext | None = None) -> dict[st
     return bounded_listing(server, [tool_to_dict(tools[n]) for n in sorted(tools)], settings.max_text_chars)
 
 
-async def call_mcp_tool(
-    server: str, tool: str, arguments: dict[str, Any] | None = None, ctx: ToolContext | None = None
-) -> dict[str, Any]:
-    """Call one tool of one server."""
-    return await call_server_tool(settings_as(ctx, McpSettings), ctx, server, tool, dict(arguments or {}))
+class CallMcpToolArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = _server()
+    tool: str = Field(min_length=1, max_length=128, description="Tool name on that server.")
+    arguments: dict[str, Any] = Field(
+        {}, description="Arguments for the server's tool.", json_schema_extra=_no_additional_properties
+    )
+
+
+@tool(
+    cluster=CLUSTER, purity="external", gates=GATES, available=servers_available, schema_enricher=server_enum
+)
+async def call_mcp_tool(args: CallMcpToolArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Call a tool of an MCP server. Arguments are checked against the server's own schema for that
+    tool. The result keeps the server's text, structured content and is_error flag."""
+    return await call_server_tool(
+        settings_as(ctx, McpSettings), ctx, args.server, args.tool, dict(args.arguments or {})
+    )
+
+
+TOOLS = (list_mcp_servers, list_mcp_tools, call_mcp_tool)
 
 
 async def call_imported(
