@@ -1,4 +1,5 @@
-"""``[lock] enforce``: an enabled plugin's origin (before import) and tools (after) compared with ``reyn.lock``."""
+"""``[lock] enforce``: an enabled plugin's origin (before import) and tools (after) compared with
+``reyn.lock``."""
 
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 
 A tool name claimed more than once — plugin vs plugin, a plugin twice, or a plugin vs a host tool —
 registers none of the claimants (names are compared by ``collision_key``: case and separators
-``-``/``_``/``.`` do not make two names different); the diagnostic names every origin and the fix. The surviving tools
-go into one registry with the profile's operator policy (gate layer 2), each plugin's settings, and
-the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of loaded plugins plus the audit log.
+``-``/``_``/``.`` do not make two names different); the diagnostic names every origin and the fix.
+The surviving tools go into one registry with the profile's operator policy (gate layer 2), each
+plugin's settings, and the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of loaded
+plugins plus the audit log.
 """
 
 from __future__ import annotations
@@ -108,8 +109,9 @@ def register_all(
                 p.diagnostics.append(
                     Diagnostic.make(
                         "RT009",
-                        f"tool {d.name!r} of plugin {p.plugin_id!r} claims cluster {d.cluster!r}, which belongs "
-                        f"to {'the host' if owner == '' else repr(owner)}; phase allowed_ops naming {d.cluster!r} would "
+                        f"tool {d.name!r} of plugin {p.plugin_id!r} claims cluster {d.cluster!r}, "
+                        f"which belongs to {'the host' if owner == '' else repr(owner)}; "
+                        f"phase allowed_ops naming {d.cluster!r} would "
                         "admit it, so it is not registered",
                         plugin=p.plugin_id,
                         tool=d.name,

@@ -2,8 +2,9 @@
 
 The dispatcher answers ``not_found`` from the registry alone, and that envelope is what a model
 reads: it must not learn plugin ids, statuses or diagnostic codes. A host (``reyn tools call``, an
-application) asks ``explain_unavailable_tool(result, name)`` (``reyn_core.host``) for the plugin that would have provided the
-name and what happened to it, and shows that to its operator as ``host_hint``.
+application) asks ``explain_unavailable_tool(result, name)`` (``reyn_core.host``) for the plugin
+that would have provided the name and what happened to it, and shows that to its operator as
+``host_hint``.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ def reference_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
                 out.append(
                     SchemaProblem(
                         "reference",
-                        f"$ref {ref!r} is not local; only '#/...' references are allowed (no remote or file retrieval)",
+                        f"$ref {ref!r} is not local; only '#/...' references are allowed "
+                        "(no remote or file retrieval)",
                         f"{ptr}/$ref",
                     )
                 )
@@ -85,7 +86,8 @@ def reference_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
                 out.append(
                     SchemaProblem(
                         "reference",
-                        f"$ref {ref!r} uses an anchor; only JSON-pointer references ('#/$defs/...') are allowed",
+                        f"$ref {ref!r} uses an anchor; only JSON-pointer references "
+                        "('#/$defs/...') are allowed",
                         f"{ptr}/$ref",
                     )
                 )
@@ -102,7 +104,8 @@ def reference_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
                 out.append(
                     SchemaProblem(
                         "reference",
-                        f"{key} {node[key]!r} is not supported in tool schemas (use a local '#/$defs/...' $ref)",
+                        f"{key} {node[key]!r} is not supported in tool schemas "
+                        "(use a local '#/$defs/...' $ref)",
                         f"{ptr}/{key}",
                     )
                 )
@@ -127,7 +130,8 @@ def reference_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
                 out.append(
                     SchemaProblem(
                         "reference",
-                        f"$schema {dialect!r} is not a JSON Schema dialect Reyn knows; meta-schemas are never "
+                        f"$schema {dialect!r} is not a JSON Schema dialect Reyn knows; "
+                        "meta-schemas are never "
                         "retrieved: omit $schema or use 'https://json-schema.org/draft/2020-12/schema'",
                         "/$schema",
                     )
@@ -230,7 +234,8 @@ def _meta_message(error: Any) -> str:
                 guess = did_you_mean(name, JSON_TYPES, _TYPE_ALIASES) if isinstance(name, str) else None
                 hints.append(f"{show_value(name)}" + (f" (did you mean {guess!r}?)" if guess else ""))
             return (
-                f"{', '.join(hints)} {'is not a JSON Schema type' if len(hints) == 1 else 'are not JSON Schema types'}; "
+                f"{', '.join(hints)} "
+                f"{'is not a JSON Schema type' if len(hints) == 1 else 'are not JSON Schema types'}; "
                 f"the types are {', '.join(JSON_TYPES)}"
             )
     (problem, _), *_ = problems_of_error(error)

@@ -1,4 +1,5 @@
-"""The one scanner of `reyn`'s global options: the command word and the profile options, wherever they stand."""
+"""The one scanner of `reyn`'s global options: the command word and the profile options, wherever
+they stand."""
 
 from __future__ import annotations
 

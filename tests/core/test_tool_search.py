@@ -275,9 +275,7 @@ def test_search_returns_a_tool_exactly_when_the_gates_would_offer_it() -> None:
         names = [m.name for m in search_tools(registry, "write notes note_write notes_write", ctx, limit=20)]
         offered = {t.name for t in registry.visible("router", ctx)}
         spec = expected_visible(case)
-        gate = bool(
-            gates.check(registry.get(NAME), "router", ctx, registry=registry)
-        )
+        gate = bool(gates.check(registry.get(NAME), "router", ctx, registry=registry))
         if (NAME in names) != spec or spec != gate or not set(names) <= offered:
             wrong.append(str(case))
     assert wrong == []

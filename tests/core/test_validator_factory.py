@@ -1,6 +1,7 @@
 """One JSON-Schema validator factory (the package reyn_core.validation, jsonschema only in its
-jsonschema_path module): no other module of the core, the packs or the example plugin builds a jsonschema validator or a reference registry, and no schema, however it
-names a URL, makes Reyn contact a server (a real HTTP server on 127.0.0.1 records every request)."""
+jsonschema_path module): no other module of the core, the packs or the example plugin builds a
+jsonschema validator or a reference registry, and no schema, however it names a URL, makes Reyn
+contact a server (a real HTTP server on 127.0.0.1 records every request)."""
 
 from __future__ import annotations
 

@@ -105,9 +105,11 @@ import sys
 import reyn_core
 before = set(sys.modules)
 from reyn_core.schema import check_tool_schema
-check_tool_schema({"type": "object", "properties": {"x": {"type": "nonsense", "pattern": "(?=a)"},
-                   "y": {"$ref": "http://example.invalid/s"}, "z": {"$ref": "#/$defs/none"}}}, phase_usable=True)
-check_tool_schema({"type": "object", "properties": {"q": {"type": "string", "pattern": "^a+$"}}}, phase_usable=True)
+bad = {"x": {"type": "nonsense", "pattern": "(?=a)"},
+       "y": {"$ref": "http://example.invalid/s"}, "z": {"$ref": "#/$defs/none"}}
+check_tool_schema({"type": "object", "properties": bad}, phase_usable=True)
+good = {"q": {"type": "string", "pattern": "^a+$"}}
+check_tool_schema({"type": "object", "properties": good}, phase_usable=True)
 for name in sorted(set(sys.modules) - before):
     if name.startswith("reyn_core."):
         print(sys.modules[name].__file__)

@@ -175,7 +175,7 @@ def _same_size_edit_keeping_mtime(venv: Any) -> None:
     target = _plugin_file(venv)
     st = target.stat()
     data = target.read_bytes()
-    target.write_bytes(data.replace(b"return f\"note {name}\"", b"return f\"NOTE {name}\""))
+    target.write_bytes(data.replace(b'return f"note {name}"', b'return f"NOTE {name}"'))
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 

@@ -30,9 +30,10 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
 def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
     """Every problem in the configured skill and agent folders (RK001 to RK008), for the load report
     and ``reyn doctor``: a broken file is reported, never a crash."""
-    if not isinstance(settings, CatalogSettings) or not (settings.skill_dirs or settings.agent_dirs):
+    s = settings_as(settings, CatalogSettings)
+    if not (s.skill_dirs or s.agent_dirs):
         return []
-    return [diag.as_dict() for diag in catalog_diagnostics(settings)]
+    return [diag.as_dict() for diag in catalog_diagnostics(s)]
 
 
 __all__ = [

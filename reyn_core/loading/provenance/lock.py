@@ -1,9 +1,9 @@
 """``reyn.lock`` as data: the locked plugins and tools, and the tool definition hash.
 
-``reyn_core.loading.lock_audit.lock_from_load(result)`` records, per loaded plugin, its origin (distribution, version, source,
-artifact sha256, tree digest and the per-file hashes the digest is computed over) and, per tool, a
-sha256 of its canonical definition plus the parts needed to say *what* changed (``drift`` compares
-them). ``lock_file`` writes and reads it as TOML.
+``reyn_core.loading.lock_audit.lock_from_load(result)`` records, per loaded plugin, its origin
+(distribution, version, source, artifact sha256, tree digest and the per-file hashes the digest is
+computed over) and, per tool, a sha256 of its canonical definition plus the parts needed to say
+*what* changed (``drift`` compares them). ``lock_file`` writes and reads it as TOML.
 docs/provenance.md shows the format.
 """
 

@@ -4,7 +4,8 @@
 PEP 610 ``direct_url.json``, ``top_level.txt``, entry points), re-hashes its files from disk, checks
 them against RECORD's own hashes, and returns a ``ProvenanceRecord`` whose ``tree_digest`` is::
 
-    "sha256:" + sha256( "reyn-tree-digest-v1\\n" + "".join(f"{path}\\0{sha256_hex}\\n" for path, hex in files) )
+    "sha256:" + sha256("reyn-tree-digest-v1\\n"
+                       + "".join(f"{path}\\0{sha256_hex}\\n" for path, hex in files))
 
 with ``files`` sorted by path, paths relative to site-packages (so the same wheel in two venvs gives
 the same digest). Editable and directory installs whose RECORD does not list the module sources are
