@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reyn_core import hookimpl
+from reyn_core import hookimpl, settings_as
 
 from .catalog import CatalogSettings, catalog_diagnostics
 from .definitions import CATALOG_TOOLS
