@@ -48,6 +48,20 @@ COMMON_DEFAULTS: dict[str, object] = {
 }
 
 
+def add_profile_options(p: argparse.ArgumentParser) -> None:
+    """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
+    p.add_argument(
+        "--profile",
+        default=argparse.SUPPRESS,
+        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
+    )
+    p.add_argument(
+        "--profile-file",
+        default=argparse.SUPPRESS,
+        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
+    )
+
+
 def common_parser() -> argparse.ArgumentParser:
     """Options every command takes: ``--profile``, ``--profile-file``, ``--json``, ``--traceback``.
 
@@ -56,16 +70,7 @@ def common_parser() -> argparse.ArgumentParser:
     fills in ``COMMON_DEFAULTS`` afterwards.
     """
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--profile",
-        default=argparse.SUPPRESS,
-        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
-    )
-    common.add_argument(
-        "--profile-file",
-        default=argparse.SUPPRESS,
-        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
-    )
+    add_profile_options(common)
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
     )

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK
+from . import EXIT_FAILED, EXIT_OK, add_profile_options
 
 DESCRIPTION = """\
 An interactive router session: each line you type is a user message; the model may call the tools
@@ -36,20 +36,6 @@ DEFERRED_REFUSAL = {
     "status": "error",
     "error": {"kind": "runtime_missing", "message": "this host cannot complete deferred tools"},
 }
-
-
-def add_profile_options(p: argparse.ArgumentParser) -> None:
-    """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
-    p.add_argument(
-        "--profile",
-        default=argparse.SUPPRESS,
-        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
-    )
-    p.add_argument(
-        "--profile-file",
-        default=argparse.SUPPRESS,
-        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
-    )
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -35,6 +35,7 @@ from ..validation import (
     problems_from_pydantic,
     without_null_optionals,
 )
+from ..validation.fast import SCALAR_KEYWORDS
 from .handlers import CallShape
 
 
@@ -64,24 +65,7 @@ _CONSTRAINTS: tuple[type, ...] = (
     annotated_types.MaxLen,
 )
 # Keywords a property of an eligible model may carry in its generated schema.
-_PROPERTY_KEYWORDS = frozenset(
-    {
-        "type",
-        "description",
-        "title",
-        "default",
-        "enum",
-        "const",
-        "anyOf",
-        "examples",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-    }
-)
+_PROPERTY_KEYWORDS = SCALAR_KEYWORDS | {"anyOf"}
 _ROOT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "description", "title"})
 # Model settings that cannot make strict pydantic accept what the schema refuses, nor change a value
 # differently from the full path (which binds with the same model).

@@ -334,3 +334,9 @@ class LiteLLMClient:
             kind=type(exc).__name__,
             status_code=status if isinstance(status, int) else None,
         )
+
+
+def default_client(client: LLMClient | None) -> LLMClient:
+    """``client``, or a new ``LiteLLMClient`` when none was given (litellm is imported on its first
+    call): what the loops and the replay client use when the caller passed no client."""
+    return client if client is not None else LiteLLMClient()

@@ -22,7 +22,7 @@ from reyn_core.context import ToolContext
 from reyn_core.dispatch import dispatch_tool
 from reyn_core.errors import PhaseOutputError, ReynError
 from reyn_core.loops.events import EventCallback, emit
-from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest
+from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, default_client
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import PhaseCatalog, render_phase
 from reyn_core.render.phase_catalog import phase_context
@@ -167,10 +167,7 @@ class PhaseRunner:
     @property
     def client(self) -> LLMClient:
         """The model client (a ``LiteLLMClient`` unless one was given)."""
-        if self._client is None:
-            from reyn_core.loops.llm import LiteLLMClient
-
-            self._client = LiteLLMClient()
+        self._client = default_client(self._client)
         return self._client
 
     # ------------------------------------------------------------------ prompt

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core.errors import ReplayFixtureError, ReplayMissing
-from reyn_core.loops.llm import DeltaCallback, LLMClient, LLMReply, LLMRequest
+from reyn_core.loops.llm import DeltaCallback, LLMClient, LLMReply, LLMRequest, default_client
 
 RECORD_ENV = "REYN_LLM_RECORD"
 
@@ -75,10 +75,7 @@ class ReplayClient:
     @property
     def inner(self) -> LLMClient:
         """The client record mode calls."""
-        if self._inner is None:
-            from reyn_core.loops.llm import LiteLLMClient
-
-            self._inner = LiteLLMClient()
+        self._inner = default_client(self._inner)
         return self._inner
 
     async def complete(self, request: LLMRequest, *, on_delta: DeltaCallback | None = None) -> LLMReply:

@@ -26,7 +26,7 @@ from reyn_core.deferral import DeferralPolicy, ToolDeferral, found_tool_names
 from reyn_core.dispatch import dispatch_tool
 from reyn_core.errors import ReynError
 from reyn_core.loops.events import EventCallback, emit
-from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ToolCallRequest
+from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ToolCallRequest, default_client
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import render_router
 
@@ -150,10 +150,7 @@ class RouterLoop:
     @property
     def client(self) -> LLMClient:
         """The model client (a ``LiteLLMClient`` unless one was given)."""
-        if self._client is None:
-            from reyn_core.loops.llm import LiteLLMClient
-
-            self._client = LiteLLMClient()
+        self._client = default_client(self._client)
         return self._client
 
     def plan_step(self, tools: Iterable[str]) -> RouterLoop:

@@ -26,22 +26,27 @@ from .messages import (
 from .patterns import UnusablePattern, compile_pattern
 
 _SCALAR_TYPES = {"string", "integer", "number", "boolean", "null"}
-_FAST_KEYWORDS = {
-    "type",
-    "description",
-    "title",
-    "default",
-    "enum",
-    "const",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "examples",
-}
+# Keywords of a scalar property whose check is a plain comparison (the same in every engine and in
+# pydantic's strict mode): annotations, enum/const and the numeric and length bounds. The fast path
+# here adds ``pattern``; the pydantic fast path (``dispatch.arguments``) adds ``anyOf``.
+SCALAR_KEYWORDS = frozenset(
+    {
+        "type",
+        "description",
+        "title",
+        "default",
+        "enum",
+        "const",
+        "examples",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+    }
+)
+_FAST_KEYWORDS = SCALAR_KEYWORDS | {"pattern"}
 _FAST_ARRAY_KEYWORDS = {
     "type",
     "description",
