@@ -51,6 +51,9 @@ class PluginLoadInfo:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-safe dict: identity, status, full origin, tools and diagnostics."""
+        # Loaded whenever there is a record to describe; importing it here keeps this module light.
+        from reyn_core.loading.provenance.record import origin_fields
+
         prov = self.provenance
         return {
             "id": self.plugin_id,
@@ -63,12 +66,7 @@ class PluginLoadInfo:
             "origin": None
             if prov is None
             else {
-                "source_kind": prov.source_kind,
-                "source_url": prov.source_url,
-                "commit": prov.commit,
-                "artifact_sha256": prov.artifact_sha256,
-                "tree_digest": prov.tree_digest,
-                "digest_scope": prov.digest_scope,
+                **origin_fields(prov),
                 "files": len(prov.files),
                 "record_mismatches": list(prov.record_mismatches),
             },

@@ -17,7 +17,7 @@ from typing import Any
 
 from reyn_core.errors import ReynError
 from reyn_core.jsondata import canonical_json
-from reyn_core.loading.provenance.record import ProvenanceRecord
+from reyn_core.loading.provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
 LOCK_VERSION = 1
@@ -151,12 +151,7 @@ class LockedPlugin:
             version=record.version,
             entry_point=record.entry_point,
             api_version=api_version,
-            source_kind=record.source_kind,
-            source_url=record.source_url,
-            commit=record.commit,
-            artifact_sha256=record.artifact_sha256,
-            tree_digest=record.tree_digest,
-            digest_scope=record.digest_scope,
+            **origin_fields(record),
             files=tuple(record.files),
             tools=tuple(LockedTool.from_definition(t) for t in tools),
         )
@@ -172,12 +167,7 @@ class LockedPlugin:
             "version": self.version,
             "entry_point": self.entry_point,
             "api_version": self.api_version,
-            "source_kind": self.source_kind,
-            "source_url": self.source_url,
-            "commit": self.commit,
-            "artifact_sha256": self.artifact_sha256,
-            "tree_digest": self.tree_digest,
-            "digest_scope": self.digest_scope,
+            **origin_fields(self),
         }
         table: dict[str, Any] = {k: v for k, v in head.items() if v is not None}
         table["files"] = dict(self.files)

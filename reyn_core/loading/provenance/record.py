@@ -42,6 +42,16 @@ DigestScope = Literal["installed", "source-tree"]
 DIGEST_SCOPES: tuple[str, ...] = ("installed", "source-tree")
 
 
+ORIGIN_FIELDS = ("source_kind", "source_url", "commit", "artifact_sha256", "tree_digest", "digest_scope")
+"""Where the code came from and what its digest covers: the fields a provenance record, a locked
+plugin and a load report's ``origin`` share, in the order they are written."""
+
+
+def origin_fields(source: Any) -> dict[str, Any]:
+    """``ORIGIN_FIELDS`` of ``source`` (a ``ProvenanceRecord`` or a ``LockedPlugin``), in that order."""
+    return {name: getattr(source, name) for name in ORIGIN_FIELDS}
+
+
 @dataclass(frozen=True, slots=True)
 class ProvenanceRecord:
     """The origin of one plugin: its distribution, where that came from, and a digest of its files.
@@ -103,12 +113,7 @@ class ProvenanceRecord:
             "entry_point": self.entry_point,
             "distribution": self.distribution,
             "version": self.version,
-            "source_kind": self.source_kind,
-            "source_url": self.source_url,
-            "commit": self.commit,
-            "artifact_sha256": self.artifact_sha256,
-            "tree_digest": self.tree_digest,
-            "digest_scope": self.digest_scope,
+            **origin_fields(self),
             "files": [list(f) for f in self.files],
             "record_mismatches": list(self.record_mismatches),
             "problems": list(self.problems),
@@ -238,4 +243,11 @@ def name_and_version(dist: Distribution) -> tuple[str, str]:
     return str(name or "<unknown>"), str(version or "<unknown>")
 
 
-__all__ = ["DIGEST_SCOPES", "DigestScope", "ProvenanceRecord", "provenance_for"]
+__all__ = [
+    "DIGEST_SCOPES",
+    "ORIGIN_FIELDS",
+    "DigestScope",
+    "ProvenanceRecord",
+    "origin_fields",
+    "provenance_for",
+]
