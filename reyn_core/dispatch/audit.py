@@ -57,6 +57,16 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _lstat(path: Path) -> tuple[os.stat_result | None, str | None]:
+    """The log file's own stat (None when absent), or why it cannot be examined."""
+    try:
+        return os.lstat(path), None
+    except (FileNotFoundError, NotADirectoryError):  # absent (or a parent is a file: said later)
+        return None, None
+    except OSError as exc:
+        return None, f"the audit log {path} cannot be written ({exc.strerror or exc})"
+
+
 def _not_regular(path: Path, mode: int) -> str:
     return (
         f"the audit log {path} is {_file_kind(mode)}, not a regular file; "
@@ -131,12 +141,9 @@ class _AuditWriter:
         _settle(batch)
 
     def _ensure_open(self) -> str | None:
-        try:
-            st: os.stat_result | None = os.lstat(self.path)
-        except (FileNotFoundError, NotADirectoryError):  # absent (or a parent is a file: said below)
-            st = None
-        except OSError as exc:
-            return f"the audit log {self.path} cannot be written ({exc.strerror or exc})"
+        st, problem = _lstat(self.path)
+        if problem is not None:
+            return problem
         if self._fd is not None:
             if st is not None and stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == self._ident:
                 return None
@@ -289,12 +296,9 @@ class JsonlAuditLog:
 
     def unwritable_reason(self) -> str | None:
         """Why the log could not be appended to, judged without writing anything (None: it can)."""
-        try:
-            st = os.lstat(self.path)
-        except (FileNotFoundError, NotADirectoryError):  # absent (or a parent is a file: said below)
-            st = None
-        except OSError as exc:
-            return f"the audit log {self.path} cannot be written ({exc.strerror or exc})"
+        st, problem = _lstat(self.path)
+        if problem is not None:
+            return problem
         if st is not None and not stat.S_ISREG(st.st_mode):
             return _not_regular(self.path, st.st_mode)
         node = self.path if st is not None else self.path.parent
