@@ -78,6 +78,7 @@ __all__ = [
     "hookimpl",
     "json_schema_validator",
     "lazy_definitions",
+    "lazy_exports",
     "read_manifest",
     "settings_as",
     "tool",

@@ -43,6 +43,7 @@ AUTHOR_API = {
     "hookimpl",
     "json_schema_validator",
     "lazy_definitions",
+    "lazy_exports",
     "read_manifest",
     "settings_as",
     "tool",

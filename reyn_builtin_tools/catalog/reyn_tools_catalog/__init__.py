@@ -7,8 +7,9 @@ skill invocation, delegation, plans and questions to the user through host bridg
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reyn_core import lazy_exports
 
 if TYPE_CHECKING:
     from .bridges import DefaultHost, default_bridge
@@ -30,34 +31,28 @@ if TYPE_CHECKING:
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
 # imports this package first, and must not pay for the bridges (asyncio) it only needs on a call.
 _LAZY = {
-    "DefaultHost": "bridges",
-    "default_bridge": "bridges",
-    "CODES": "catalog",
-    "Agent": "catalog",
-    "Catalog": "catalog",
-    "CatalogDiagnostic": "catalog",
-    "Skill": "catalog",
-    "catalog_diagnostics": "catalog",
-    "catalog_for": "catalog",
-    "coerce_host_catalog": "catalog",
-    "load_catalog": "catalog",
-    "FrontMatter": "frontmatter",
-    "FrontMatterError": "frontmatter",
-    "parse_front_matter": "frontmatter",
-    "Plan": "plans",
-    "PlanStep": "plans",
-    "plan_problems": "plans",
-    "CatalogSettings": "settings",
+    "DefaultHost": f"{__name__}.bridges",
+    "default_bridge": f"{__name__}.bridges",
+    "CODES": f"{__name__}.catalog",
+    "Agent": f"{__name__}.catalog",
+    "Catalog": f"{__name__}.catalog",
+    "CatalogDiagnostic": f"{__name__}.catalog",
+    "Skill": f"{__name__}.catalog",
+    "catalog_diagnostics": f"{__name__}.catalog",
+    "catalog_for": f"{__name__}.catalog",
+    "coerce_host_catalog": f"{__name__}.catalog",
+    "load_catalog": f"{__name__}.catalog",
+    "FrontMatter": f"{__name__}.frontmatter",
+    "FrontMatterError": f"{__name__}.frontmatter",
+    "parse_front_matter": f"{__name__}.frontmatter",
+    "Plan": f"{__name__}.plans",
+    "PlanStep": f"{__name__}.plans",
+    "plan_problems": f"{__name__}.plans",
+    "CatalogSettings": f"{__name__}.settings",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [
@@ -80,7 +75,3 @@ __all__ = [
     "parse_front_matter",
     "plan_problems",
 ]
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -7,7 +7,9 @@ Tools (router and phase surfaces, cluster ``memory``): ``list_memory``, ``read_m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reyn_core import lazy_exports
 
 from .settings import MemorySettings
 from .slugs import slug_problem
@@ -30,33 +32,21 @@ if TYPE_CHECKING:
 # first, listing or rendering the tools never opens a store, and psycopg is imported only when the
 # postgres backend is used.
 _LAZY = {
-    "MEMORY_TYPES": "backend",
-    "MemoryBackend": "backend",
-    "MemoryBackendMissing": "backend",
-    "MemoryEntry": "backend",
-    "MemoryStoreError": "backend",
-    "MemoryStoreUnavailable": "backend",
-    "PutResult": "backend",
-    "open_store": "backend",
-    "SCHEMA_VERSION": "store",
-    "MemoryStore": "store",
-    "PostgresStore": "postgres",
+    "MEMORY_TYPES": f"{__name__}.backend",
+    "MemoryBackend": f"{__name__}.backend",
+    "MemoryBackendMissing": f"{__name__}.backend",
+    "MemoryEntry": f"{__name__}.backend",
+    "MemoryStoreError": f"{__name__}.backend",
+    "MemoryStoreUnavailable": f"{__name__}.backend",
+    "PutResult": f"{__name__}.backend",
+    "open_store": f"{__name__}.backend",
+    "SCHEMA_VERSION": f"{__name__}.store",
+    "MemoryStore": f"{__name__}.store",
+    "PostgresStore": f"{__name__}.postgres",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [
