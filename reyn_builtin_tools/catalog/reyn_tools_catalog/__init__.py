@@ -31,23 +31,23 @@ if TYPE_CHECKING:
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
 # imports this package first, and must not pay for the bridges (asyncio) it only needs on a call.
 _LAZY = {
-    "DefaultHost": f"{__name__}.bridges",
-    "default_bridge": f"{__name__}.bridges",
-    "CODES": f"{__name__}.catalog",
-    "Agent": f"{__name__}.catalog",
-    "Catalog": f"{__name__}.catalog",
-    "CatalogDiagnostic": f"{__name__}.catalog",
-    "Skill": f"{__name__}.catalog",
-    "catalog_diagnostics": f"{__name__}.catalog",
-    "catalog_for": f"{__name__}.catalog",
-    "coerce_host_catalog": f"{__name__}.catalog",
-    "load_catalog": f"{__name__}.catalog",
-    "FrontMatter": f"{__name__}.frontmatter",
-    "FrontMatterError": f"{__name__}.frontmatter",
-    "parse_front_matter": f"{__name__}.frontmatter",
-    "Plan": f"{__name__}.plans",
-    "PlanStep": f"{__name__}.plans",
-    "plan_problems": f"{__name__}.plans",
+    **dict.fromkeys(("DefaultHost", "default_bridge"), f"{__name__}.bridges"),
+    **dict.fromkeys(
+        (
+            "CODES",
+            "Agent",
+            "Catalog",
+            "CatalogDiagnostic",
+            "Skill",
+            "catalog_diagnostics",
+            "catalog_for",
+            "coerce_host_catalog",
+            "load_catalog",
+        ),
+        f"{__name__}.catalog",
+    ),
+    **dict.fromkeys(("FrontMatter", "FrontMatterError", "parse_front_matter"), f"{__name__}.frontmatter"),
+    **dict.fromkeys(("Plan", "PlanStep", "plan_problems"), f"{__name__}.plans"),
     "CatalogSettings": f"{__name__}.settings",
 }
 

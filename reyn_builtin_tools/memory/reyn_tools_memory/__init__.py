@@ -32,16 +32,20 @@ if TYPE_CHECKING:
 # first, listing or rendering the tools never opens a store, and psycopg is imported only when the
 # postgres backend is used.
 _LAZY = {
-    "MEMORY_TYPES": f"{__name__}.backend",
-    "MemoryBackend": f"{__name__}.backend",
-    "MemoryBackendMissing": f"{__name__}.backend",
-    "MemoryEntry": f"{__name__}.backend",
-    "MemoryStoreError": f"{__name__}.backend",
-    "MemoryStoreUnavailable": f"{__name__}.backend",
-    "PutResult": f"{__name__}.backend",
-    "open_store": f"{__name__}.backend",
-    "SCHEMA_VERSION": f"{__name__}.store",
-    "MemoryStore": f"{__name__}.store",
+    **dict.fromkeys(
+        (
+            "MEMORY_TYPES",
+            "MemoryBackend",
+            "MemoryBackendMissing",
+            "MemoryEntry",
+            "MemoryStoreError",
+            "MemoryStoreUnavailable",
+            "PutResult",
+            "open_store",
+        ),
+        f"{__name__}.backend",
+    ),
+    **dict.fromkeys(("SCHEMA_VERSION", "MemoryStore"), f"{__name__}.store"),
     "PostgresStore": f"{__name__}.postgres",
 }
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from reyn_core import ReynError
 
@@ -98,6 +98,20 @@ def check_entry(e: MemoryEntry) -> None:
         problem = text_problem(value)
         if problem is not None:
             raise MemoryStoreError(f"the {field} of entry {e.slug!r} {problem}")
+
+
+UPDATE_COLUMNS = ("name", "description", "type", "body", "updated_at")
+
+
+def update_statement(e: MemoryEntry, updated: str, placeholder: str) -> tuple[str, tuple[Any, ...]]:
+    """The SET and WHERE clauses and parameters that overwrite entry ``e`` in place (both backends;
+    ``placeholder`` is the driver's: ``?`` for sqlite3, ``%s`` for psycopg). ``created_at`` is written
+    only when the entry carries one (an import), else kept."""
+    columns = [*UPDATE_COLUMNS, *(("created_at",) if e.created else ())]
+    sets = ", ".join(f"{c} = {placeholder}" for c in columns)
+    where = " AND ".join(f"{c} = {placeholder}" for c in ("layer", "agent", "slug"))
+    params = (e.name, e.description, e.type, e.body, updated, *((e.created,) if e.created else ()))
+    return f"SET {sets} WHERE {where}", (*params, e.layer, e.agent, e.slug)
 
 
 def full_layer_error(e: MemoryEntry, count: int) -> MemoryStoreError:

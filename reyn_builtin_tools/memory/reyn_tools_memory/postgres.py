@@ -43,6 +43,7 @@ from .backend import (
     check_entry,
     full_layer_error,
     now_iso,
+    update_statement,
 )
 
 try:
@@ -437,22 +438,8 @@ class PostgresStore:
         return int.from_bytes(digest, "big", signed=True)
 
     def _update(self, conn: Any, e: MemoryEntry, updated: str) -> bool:
-        cur = conn.execute(
-            f"UPDATE {ENTRIES} SET name = %s, description = %s, type = %s, body = %s, updated_at = %s"
-            + (", created_at = %s" if e.created else "")
-            + " WHERE layer = %s AND agent = %s AND slug = %s",
-            (
-                e.name,
-                e.description,
-                e.type,
-                e.body,
-                updated,
-                *((e.created,) if e.created else ()),
-                e.layer,
-                e.agent,
-                e.slug,
-            ),
-        )
+        clauses, params = update_statement(e, updated, "%s")
+        cur = conn.execute(f"UPDATE {ENTRIES} {clauses}", params)
         return bool(cur.rowcount)
 
     def _put(

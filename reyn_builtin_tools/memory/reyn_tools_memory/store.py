@@ -31,6 +31,7 @@ from .backend import (
     check_entry,
     full_layer_error,
     now_iso,
+    update_statement,
 )
 
 __all__ = [
@@ -271,22 +272,8 @@ class MemoryStore:
             "SELECT 1 FROM entries WHERE layer = ? AND agent = ? AND slug = ?", (e.layer, e.agent, e.slug)
         ).fetchone()
         if exists:
-            conn.execute(
-                "UPDATE entries SET name = ?, description = ?, type = ?, body = ?, updated_at = ?"
-                + (", created_at = ?" if e.created else "")
-                + " WHERE layer = ? AND agent = ? AND slug = ?",
-                (
-                    e.name,
-                    e.description,
-                    e.type,
-                    e.body,
-                    updated,
-                    *((e.created,) if e.created else ()),
-                    e.layer,
-                    e.agent,
-                    e.slug,
-                ),
-            )
+            clauses, params = update_statement(e, updated, "?")
+            conn.execute(f"UPDATE entries {clauses}", params)
             return PutResult(e.slug, e.layer, "updated", updated)
         count = conn.execute(
             "SELECT count(*) FROM entries WHERE layer = ? AND agent = ?", (e.layer, e.agent)
