@@ -45,13 +45,7 @@ def check_lock_provenance(session: LoadSession, p: PluginState, rec: ProvenanceR
 
     entry = locked_entry(session, p)
     if entry is not None:
-        drifts = compare_provenance(entry, rec)
-        if drifts:
-            p.fail(
-                "refused",
-                "RL001",
-                f"{rec.distribution} drifted from {session.profile.lock_path}: " + _describe_drifts(drifts),
-            )
+        _refuse_drifts(session, p, rec.distribution, compare_provenance(entry, rec))
 
 
 def check_lock_tools(session: LoadSession, p: PluginState) -> None:
@@ -61,14 +55,19 @@ def check_lock_tools(session: LoadSession, p: PluginState) -> None:
     if entry is None:
         return
     drifts = compare_tools(entry, [d for d, _ in p.tools])
+    if _refuse_drifts(session, p, f"the tools of plugin {p.plugin_id!r}", drifts):
+        p.tools.clear()
+
+
+def _refuse_drifts(session: LoadSession, p: PluginState, subject: str, drifts: Sequence[Drift]) -> bool:
+    """Refuse the plugin (``RL001``) when ``subject`` drifted from the lock; True when it did."""
     if drifts:
         p.fail(
             "refused",
             "RL001",
-            f"the tools of plugin {p.plugin_id!r} drifted from "
-            f"{session.profile.lock_path}: " + _describe_drifts(drifts),
+            f"{subject} drifted from {session.profile.lock_path}: " + _describe_drifts(drifts),
         )
-        p.tools.clear()
+    return bool(drifts)
 
 
 def _describe_drifts(drifts: Sequence[Drift]) -> str:
