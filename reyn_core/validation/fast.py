@@ -26,37 +26,23 @@ from .messages import (
 from .patterns import UnusablePattern, compile_pattern
 
 _SCALAR_TYPES = {"string", "integer", "number", "boolean", "null"}
+# ``type`` and the annotations (no effect on validation), allowed on every property the fast path takes.
+_TYPE_AND_ANNOTATIONS = frozenset({"type", "description", "title", "default", "examples"})
 # Keywords of a scalar property whose check is a plain comparison (the same in every engine and in
 # pydantic's strict mode): annotations, enum/const and the numeric and length bounds. The fast path
 # here adds ``pattern``; the pydantic fast path (``dispatch.arguments``) adds ``anyOf``.
-SCALAR_KEYWORDS = frozenset(
-    {
-        "type",
-        "description",
-        "title",
-        "default",
-        "enum",
-        "const",
-        "examples",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minLength",
-        "maxLength",
-    }
-)
-_FAST_KEYWORDS = SCALAR_KEYWORDS | {"pattern"}
-_FAST_ARRAY_KEYWORDS = {
-    "type",
-    "description",
-    "title",
-    "default",
-    "items",
-    "minItems",
-    "maxItems",
-    "examples",
+SCALAR_KEYWORDS = _TYPE_AND_ANNOTATIONS | {
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
 }
+_FAST_KEYWORDS = SCALAR_KEYWORDS | {"pattern"}
+_FAST_ARRAY_KEYWORDS = _TYPE_AND_ANNOTATIONS | {"items", "minItems", "maxItems"}
 
 
 def _type_ok(value: Any, expected: str | list[str]) -> bool:
