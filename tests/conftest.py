@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import http.server
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -221,3 +223,54 @@ def run_checked(argv: Sequence[str], **kw: object) -> subprocess.CompletedProces
     if proc.returncode != 0:
         raise RuntimeError(f"{argv} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- a recording HTTP server
+
+
+@dataclass
+class CountingServer:
+    """A real HTTP server on 127.0.0.1 that counts every request it receives."""
+
+    port: int
+    requests: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+def counting_server() -> Iterator[CountingServer]:
+    """Serve JSON schemas on 127.0.0.1 and record each request path. Stops after the test, and in any
+    case after 60 s on its own (a timer shuts it down), so a stuck test cannot leak it."""
+    state = CountingServer(port=0)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state.requests.append(self.path)
+            body = b'{"type": "integer"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/schema+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.timeout = 1
+    state.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    watchdog = threading.Timer(60, server.shutdown)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        yield state
+    finally:
+        watchdog.cancel()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

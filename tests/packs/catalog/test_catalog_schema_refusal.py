@@ -4,10 +4,7 @@ local $defs still work; patterns run on RE2 in bounded time; one RE2 cannot run 
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,41 +13,10 @@ from reyn_tools_catalog.catalog import load_catalog
 from reyn_core import HostBridge
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        self.url = ""
-
-
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    """A real HTTP server on 127.0.0.1 recording each request; it shuts itself down after 60 s anyway."""
-    state = Recorder()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.requests.append(self.path)
-            body = b'{"type": "integer"}'
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    watchdog = threading.Timer(60, server.shutdown)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        yield state
-    finally:
-        watchdog.cancel()
-        server.shutdown()
-        server.server_close()
+def recorder(counting_server: Any) -> Any:
+    """The shared recording HTTP server on 127.0.0.1 (tests/conftest.py)."""
+    return counting_server
 
 
 def skill(name: str, schema: dict[str, Any]) -> str:

@@ -5,10 +5,7 @@ call_mcp_tool refuses those tools naming the reference; import mode refuses them
 from __future__ import annotations
 
 import asyncio
-import http.server
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,46 +17,13 @@ from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 SCHEMA_SERVER = Path(__file__).parent / "servers" / "schema_server.py"
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        self.url = ""
-
-
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    """A real HTTP server on 127.0.0.1 that serves a schema and records each request; it shuts itself
-    down after 90 s in any case."""
-    state = Recorder()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.requests.append(self.path)
-            body = b'{"type": "integer"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    watchdog = threading.Timer(90, server.shutdown)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        yield state
-    finally:
-        watchdog.cancel()
-        server.shutdown()
-        server.server_close()
+def recorder(counting_server: Any) -> Any:
+    """The shared recording HTTP server on 127.0.0.1 (tests/conftest.py)."""
+    return counting_server
 
 
-def settings_for(mcp_settings: Any, recorder: Recorder, **server: Any) -> Any:
+def settings_for(mcp_settings: Any, recorder: Any, **server: Any) -> Any:
     return mcp_settings(
         {"schemas": {"command": sys.executable, "args": [str(SCHEMA_SERVER), recorder.url], **server}}
     )
@@ -72,7 +36,7 @@ async def call(reg: ToolRegistry, tool: str, arguments: dict[str, Any]) -> dict[
     )
 
 
-def test_the_recorder_really_records(recorder: Recorder) -> None:
+def test_the_recorder_really_records(recorder: Any) -> None:
     import urllib.request
 
     with urllib.request.urlopen(f"{recorder.url}/probe", timeout=5) as response:
@@ -93,7 +57,7 @@ REFUSED = {
 
 
 async def test_tools_with_retrievable_references_or_unsupported_patterns_are_refused_unfetched(
-    mcp_registry: Any, mcp_settings: Any, recorder: Recorder
+    mcp_registry: Any, mcp_settings: Any, recorder: Any
 ) -> None:
     reg = mcp_registry(settings_for(mcp_settings, recorder))
     for tool, named in REFUSED.items():
@@ -107,7 +71,7 @@ async def test_tools_with_retrievable_references_or_unsupported_patterns_are_ref
 
 
 async def test_local_defs_under_a_remote_id_still_work_and_fetch_nothing(
-    mcp_registry: Any, mcp_settings: Any, recorder: Recorder
+    mcp_registry: Any, mcp_settings: Any, recorder: Any
 ) -> None:
     reg = mcp_registry(settings_for(mcp_settings, recorder))
     env = await call(reg, "local_defs", {"a": 5})
@@ -119,7 +83,7 @@ async def test_local_defs_under_a_remote_id_still_work_and_fetch_nothing(
 
 
 async def test_backtracking_patterns_run_in_linear_time(
-    mcp_registry: Any, mcp_settings: Any, recorder: Recorder
+    mcp_registry: Any, mcp_settings: Any, recorder: Any
 ) -> None:
     reg = mcp_registry(settings_for(mcp_settings, recorder))
     evil = "a" * 40 + "!"  # 2**40 steps for a backtracking engine
@@ -134,7 +98,7 @@ async def test_backtracking_patterns_run_in_linear_time(
 
 
 async def test_import_mode_refuses_those_tools_at_registration_and_keeps_the_others(
-    mcp_registry: Any, mcp_settings: Any, recorder: Recorder
+    mcp_registry: Any, mcp_settings: Any, recorder: Any
 ) -> None:
     from reyn_tools_mcp.plugin import imported_definitions
 
