@@ -28,8 +28,6 @@ bytes):
 from __future__ import annotations
 
 import json
-import threading
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -40,7 +38,7 @@ from .errors import StrictSchemaError
 from .render import canonical_json
 from .render.router import StrictRenderError, render_router_tool
 from .tool import ToolDefinition, is_valid_tool_name
-from .tool_search import DEFAULT_SEARCH_TOOL, search_tool_definition
+from .tool_search import DEFAULT_SEARCH_TOOL, with_search_tool
 
 if TYPE_CHECKING:
     from .registry import ToolRegistry
@@ -371,49 +369,3 @@ class ToolDeferral:
             MappingProxyType({n: reasons[n] for n in deferred}),
             sum(self.count(e) for e in tools),
         )
-
-
-# --------------------------------------------------------------------------- the search registry
-
-_SEARCH_REGISTRIES: weakref.WeakKeyDictionary[ToolRegistry, dict[str, ToolRegistry]] = (
-    weakref.WeakKeyDictionary()
-)
-_SEARCH_LOCK = threading.Lock()
-
-
-def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolRegistry:
-    """A frozen registry with every tool of ``registry`` (same definitions, origins, original names,
-    settings, operator policy and call hooks) plus the search tool ``name`` over ``registry``.
-
-    The tools are not re-checked (``registry`` already checked them; their recorded warnings are
-    kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
-    """
-    if registry.frozen:
-        with _SEARCH_LOCK:
-            cached = _SEARCH_REGISTRIES.get(registry, {}).get(name)
-        if cached is not None:
-            return cached
-    from .registry import RegistryBuilder
-    from .schema import check_tool_schema
-
-    checked = {id(t.parameters): registry.warnings(t.name) for t in registry.tools()}
-
-    def schema_check(parameters: Any, **kwargs: Any) -> list[Any]:
-        known = checked.get(id(parameters))
-        return list(known) if known is not None else check_tool_schema(parameters, **kwargs)
-
-    builder = RegistryBuilder(
-        operator=registry.operator,
-        settings=registry.plugin_settings,
-        hooks=registry.hooks,
-        schema_check=schema_check,
-    )
-    for tool in registry.tools():
-        original = registry.original_name(tool.name)
-        builder.register(tool, origin=tool.origin, original_name=original if original != tool.name else None)
-    builder.register(search_tool_definition(registry, name))
-    snapshot = builder.freeze()
-    if registry.frozen:
-        with _SEARCH_LOCK:
-            _SEARCH_REGISTRIES.setdefault(registry, {})[name] = snapshot
-    return snapshot

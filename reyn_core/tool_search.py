@@ -1,16 +1,15 @@
 """Tool search: rank the tools a caller may be offered against a request in plain words.
 
-The ranking is SQLite FTS5's ``bm25`` (the standard library's ``sqlite3``): one in-memory index per
-frozen registry, built on first use, over three columns — the tool's name split into words
-(``read_file``, ``readFile`` → ``read file``), its description, and its parameters' names and
-descriptions — with the ``porter`` stemmer. Nothing here decides what a caller may see: the caller's
-candidates are ``registry.visible(surface, ctx)``, the same gate evaluation the renderers and the
-dispatcher use, and a hit outside that set is dropped before anything is returned. The index holds
-every registered tool, so its word statistics (bm25's inverse document frequency) cover tools a
-caller cannot see; only names, summaries and matched words of visible tools ever leave this module.
+The ranking is SQLite FTS5's ``bm25`` (the standard library's ``sqlite3``) over three columns — the
+tool's name split into words (``read_file``, ``readFile`` → ``read file``), its description, and its
+parameters' names and descriptions — with the ``porter`` stemmer. Nothing here decides what a caller
+may see: the candidates are ``registry.visible(surface, ctx)``, the same gate evaluation the
+renderers and the dispatcher use, and the index is built over exactly those tools (kept per frozen
+registry and visible set), so a hidden tool cannot even shift bm25's word statistics.
 
 ``search_tool_definition`` is the model-facing ``find_tools`` tool built on it (a host tool, run
-through the one dispatcher like any other); ``reyn_core.deferral`` decides when it is offered.
+through the one dispatcher like any other), and ``with_search_tool`` the registry that adds it;
+``reyn_core.deferral`` decides when it is offered.
 """
 
 from __future__ import annotations
@@ -303,3 +302,49 @@ def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL
         timeout_s=30.0,
         origin=ToolOrigin(kind="host"),
     )
+
+
+# --------------------------------------------------------------------------- the search registry
+
+_SEARCH_REGISTRIES: weakref.WeakKeyDictionary[ToolRegistry, dict[str, ToolRegistry]] = (
+    weakref.WeakKeyDictionary()
+)
+_SEARCH_LOCK = threading.Lock()
+
+
+def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolRegistry:
+    """A frozen registry with every tool of ``registry`` (same definitions, origins, original names,
+    settings, operator policy and call hooks) plus the search tool ``name`` over ``registry``.
+
+    The tools are not re-checked (``registry`` already checked them; their recorded warnings are
+    kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
+    """
+    if registry.frozen:
+        with _SEARCH_LOCK:
+            cached = _SEARCH_REGISTRIES.get(registry, {}).get(name)
+        if cached is not None:
+            return cached
+    from .registry import RegistryBuilder
+    from .schema import check_tool_schema
+
+    checked = {id(t.parameters): registry.warnings(t.name) for t in registry.tools()}
+
+    def schema_check(parameters: Any, **kwargs: Any) -> list[Any]:
+        known = checked.get(id(parameters))
+        return list(known) if known is not None else check_tool_schema(parameters, **kwargs)
+
+    builder = RegistryBuilder(
+        operator=registry.operator,
+        settings=registry.plugin_settings,
+        hooks=registry.hooks,
+        schema_check=schema_check,
+    )
+    for tool in registry.tools():
+        original = registry.original_name(tool.name)
+        builder.register(tool, origin=tool.origin, original_name=original if original != tool.name else None)
+    builder.register(search_tool_definition(registry, name))
+    snapshot = builder.freeze()
+    if registry.frozen:
+        with _SEARCH_LOCK:
+            _SEARCH_REGISTRIES.setdefault(registry, {})[name] = snapshot
+    return snapshot
