@@ -17,12 +17,21 @@ import sys
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from reyn_core.errors import ProfileError
-from reyn_core.gates import DEFAULT_ALLOWED_OPS
+from reyn_core.loading.profile_sections import (
+    AuditConfig,
+    FeaturesConfig,
+    LockConfig,
+    PluginConfig,
+    PluginsConfig,
+    ProfileSection,
+    ProvenanceConfig,
+    SurfacesConfig,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,127 +39,9 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 PROFILE_FILE_NAME = "reyn.toml"
-SurfaceName = Literal["router", "phase", "mcp", "cli"]
 
 
-class _Section(BaseModel):
-    # strict: TOML values are typed, so "yes" for a bool or 1 for a string is a mistake, not a coercion.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class FeaturesConfig(_Section):
-    """``[features]``."""
-
-    plugins: bool = True
-    """Master switch for plugin tools on every surface (loaded plugins stay inspectable)."""
-
-
-class ToolsFilter(_Section):
-    """``[plugins.<id>] tools.include / tools.exclude``: the plugin's own tool names."""
-
-    include: list[str] | None = None
-    exclude: list[str] = Field(default_factory=list)
-
-
-class PluginConfig(_Section):
-    """``[plugins.<id>]``: how one enabled plugin is chosen, verified, narrowed and configured."""
-
-    digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
-    distribution: str | None = None
-    surfaces: list[SurfaceName] | None = None
-    tools: ToolsFilter = Field(default_factory=ToolsFilter)
-    prefix: str = Field(default="", pattern=r"^[a-zA-Z0-9_-]{0,32}$")
-    settings: dict[str, Any] | None = None
-
-
-class PluginsConfig(_Section):
-    """``[plugins]``: ``enable`` plus one ``[plugins.<id>]`` table per configured plugin."""
-
-    enable: list[str] = Field(default_factory=list)
-    configs: dict[str, PluginConfig] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _split_tables(cls, data: Any) -> Any:
-        # In TOML the per-plugin tables sit next to `enable`; any other non-table key stays at
-        # top level so that `extra="forbid"` reports it (e.g. `enabel = [...]`).
-        if not isinstance(data, Mapping):
-            return data
-        out: dict[str, Any] = {}
-        configs: dict[str, Any] = {}
-        for key, value in data.items():
-            if key != "enable" and isinstance(value, Mapping):
-                configs[key] = value
-            else:
-                out[key] = value
-        out["configs"] = configs
-        return out
-
-
-class RouterDeferConfig(_Section):
-    """``[surfaces.router.defer]``: tools left out of the router's tools array, found instead through
-    the search tool (docs/large-registries.md). Names are checked against the loaded registry."""
-
-    tools: list[str] = Field(default_factory=list)
-    """Tool names (as registered, after any prefix) always deferred."""
-    plugins: list[str] = Field(default_factory=list)
-    """Plugin ids (enabled ones) whose tools are all deferred."""
-    clusters: list[str] = Field(default_factory=list)
-    """Clusters whose tools are all deferred."""
-    prefer: list[str] = Field(default_factory=list)
-    """Tool names, plugin ids or clusters kept first when a budget defers the rest."""
-    max_tools: int | None = Field(default=None, ge=1)
-    """At most this many tools in the array (the search tool counts)."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """At most this many estimated tokens of tools array (compact JSON bytes / 4, rounded up)."""
-    search_tool: str = Field(default="find_tools", pattern=r"^[a-zA-Z0-9_-]{1,64}$")
-    """The search tool's name (change it when a plugin already has a tool of that name)."""
-
-
-class RouterSurfaceConfig(_Section):
-    """``[surfaces.router]``."""
-
-    exclude: list[str] = Field(default_factory=list)
-    defer: RouterDeferConfig = Field(default_factory=RouterDeferConfig)
-
-
-class PhaseSurfaceConfig(_Section):
-    """``[surfaces.phase]``."""
-
-    default_allowed_ops: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_OPS))
-
-
-class SurfacesConfig(_Section):
-    """``[surfaces]``."""
-
-    router: RouterSurfaceConfig = Field(default_factory=RouterSurfaceConfig)
-    phase: PhaseSurfaceConfig = Field(default_factory=PhaseSurfaceConfig)
-
-
-class LockConfig(_Section):
-    """``[lock]``: where ``reyn.lock`` lives (relative to the profile file), whether to enforce it,
-    and how files are verified: ``"cache"`` trusts a file's hash while its (path, size, mtime_ns)
-    is unchanged; ``"full"`` re-hashes every plugin file on every load."""
-
-    path: str = "reyn.lock"
-    enforce: bool = False
-    verify: Literal["cache", "full"] = "cache"
-
-
-class ProvenanceConfig(_Section):
-    """``[provenance]``."""
-
-    allow_editable: bool = True
-    """False refuses editable and directory installs (their digest covers a source tree)."""
-
-
-class AuditConfig(_Section):
-    """``[audit]``: ``log`` is an append-only JSONL file of every tool call (relative to the profile)."""
-
-    log: str | None = None
-
-
-class Profile(_Section):
+class Profile(ProfileSection):
     """An effective profile (base plus the selected named profile). Build it with ``load_profile``
     or ``Profile.from_toml_text``; ``Profile()`` is the empty profile (nothing enabled)."""
 
