@@ -1,6 +1,6 @@
 """The demo's MCP server: a tiny issue tracker over stdio, written with the official ``mcp`` SDK.
 
-``reyn demo`` configures the mcp pack to start it as ``python mcp_server.py``; the model reaches it
+``reyn-demo`` configures the mcp pack to start it as ``python mcp_server.py``; the model reaches it
 through ``list_mcp_tools`` and ``call_mcp_tool``. Deterministic, offline, no state on disk.
 """
 
