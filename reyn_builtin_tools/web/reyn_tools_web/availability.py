@@ -1,8 +1,8 @@
 """Whether the web tools can run with the operator's settings, and how to fix it when they cannot.
 
-``available(ctx)`` callbacks of the tools and ``diagnostics`` (for ``reyn doctor``) share these
-checks, so the model-facing reason and the operator-facing hint never disagree. Light: pydantic and
-the standard library only.
+The tools' ``available(ctx)`` callbacks, their handlers (``usable_settings``) and ``diagnostics``
+(for ``reyn doctor``) share these checks, so the model-facing reason and the operator-facing hint
+never disagree. Light: pydantic and the standard library only.
 """
 
 from __future__ import annotations
@@ -52,19 +52,28 @@ def search_problem(settings: WebSettings) -> str | None:
     return None
 
 
+_PROBLEMS = {"web_fetch": fetch_problem, "web_search": search_problem}
+
+
+def usable_settings(ctx: ToolContext | None, tool: str) -> WebSettings:
+    """The web settings of this call, when ``tool`` (``web_fetch`` or ``web_search``) can run with
+    them; otherwise ``ToolRuntimeMissing`` saying how to enable or configure it."""
+    settings = settings_as(ctx, WebSettings)
+    problem = _PROBLEMS[tool](settings)
+    if problem:
+        raise ToolRuntimeMissing(problem, tool=tool)
+    return settings
+
+
 def fetch_available(ctx: ToolContext) -> bool:
     """Gate layer 3 of ``web_fetch``: raises ``ToolRuntimeMissing`` saying how to enable it."""
-    problem = fetch_problem(settings_as(ctx, WebSettings))
-    if problem:
-        raise ToolRuntimeMissing(problem, tool="web_fetch")
+    usable_settings(ctx, "web_fetch")
     return True
 
 
 def search_available(ctx: ToolContext) -> bool:
     """Gate layer 3 of ``web_search``: raises ``ToolRuntimeMissing`` saying how to configure it."""
-    problem = search_problem(settings_as(ctx, WebSettings))
-    if problem:
-        raise ToolRuntimeMissing(problem, tool="web_search")
+    usable_settings(ctx, "web_search")
     return True
 
 

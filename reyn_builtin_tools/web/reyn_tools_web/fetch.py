@@ -34,15 +34,13 @@ from reyn_core import (
     ToolContext,
     ToolDenied,
     ToolExecutionError,
-    ToolRuntimeMissing,
     ToolTimeout,
-    settings_as,
 )
 
-from .availability import fetch_problem
+from .availability import usable_settings
 from .charsets import decode_text
 from .html_text import ConversionTimeout, html_to_text, tidy_text
-from .settings import FetchSettings, WebSettings
+from .settings import FetchSettings
 from .ssrf import AddressRefused, HostAllowlist, IPAddress, normalise_host, resolve_checked
 
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
@@ -330,11 +328,7 @@ async def web_fetch(
     url: str, max_length: int = 20000, start_index: int = 0, ctx: ToolContext | None = None
 ) -> dict[str, Any]:
     """The ``web_fetch`` handler: fetch, convert to text, return one window of it."""
-    settings = settings_as(ctx, WebSettings)
-    problem = fetch_problem(settings)
-    if problem:
-        raise ToolRuntimeMissing(problem, tool="web_fetch")
-    fs = settings.fetch
+    fs = usable_settings(ctx, "web_fetch").fetch
     deadline = time.monotonic() + fs.timeout_s
     fetched = await fetch_url(url, fs)
     # one timeout_s for the whole call: what the fetch left is the conversion's budget

@@ -23,11 +23,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout, settings_as
+from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout
 
-from .availability import search_problem
+from .availability import usable_settings
 from .fetch import BodyTooLarge, read_capped
-from .settings import SearchSettings, WebSettings
+from .settings import SearchSettings
 
 _TAG = re.compile(r"<[^<>]*>")
 MAX_TITLE = 500
@@ -155,11 +155,7 @@ async def web_search(
     query: str, max_results: int | None = None, ctx: ToolContext | None = None
 ) -> dict[str, Any]:
     """The ``web_search`` handler."""
-    settings = settings_as(ctx, WebSettings)
-    problem = search_problem(settings)
-    if problem:
-        raise ToolRuntimeMissing(problem, tool="web_search")
-    s = settings.search
+    s = usable_settings(ctx, "web_search").search
     backend = backend_from_settings(s)
     limit = max_results or s.max_results
     timeout = httpx.Timeout(s.timeout_s)
