@@ -1,4 +1,5 @@
-"""What every memory store is: the entry types, the errors, and the ``MemoryBackend`` protocol.
+"""What every memory store is: the entry types, the errors, the ``MemoryBackend`` protocol, and the
+SQL both backends share.
 
 The tools, the CLI and export/import are written once against ``MemoryBackend``; a backend is one
 class that implements it — ``MemoryStore`` (SQLite, ``store.py``, the embedded default) and
@@ -100,7 +101,27 @@ def check_entry(e: MemoryEntry) -> None:
             raise MemoryStoreError(f"the {field} of entry {e.slug!r} {problem}")
 
 
+# The columns of a ``MemoryEntry``, in its field order; a listing reads NULL for the body.
+COLUMNS = "layer, agent, slug, name, description, type, body, created_at, updated_at"
+SUMMARY_COLUMNS = "layer, agent, slug, name, description, type, NULL, created_at, updated_at"
 UPDATE_COLUMNS = ("name", "description", "type", "body", "updated_at")
+
+
+def entries_query(
+    table: str, layer: Layer, agent: str, type: str | None, limit: int | None, placeholder: str
+) -> tuple[str, list[object]]:
+    """The SELECT and parameters of ``MemoryBackend.entries`` (both backends; ``placeholder`` as in
+    ``update_statement``): one layer's entries without bodies, of one type if given, by slug."""
+    sql = f"SELECT {SUMMARY_COLUMNS} FROM {table} WHERE layer = {placeholder} AND agent = {placeholder}"
+    params: list[object] = [layer, agent]
+    if type is not None:
+        sql += f" AND type = {placeholder}"
+        params.append(type)
+    sql += " ORDER BY slug"
+    if limit is not None:
+        sql += f" LIMIT {placeholder}"
+        params.append(limit)
+    return sql, params
 
 
 def update_statement(e: MemoryEntry, updated: str, placeholder: str) -> tuple[str, tuple[Any, ...]]:

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from .backend import (
+    COLUMNS,
     Layer,
     MemoryBackendMissing,
     MemoryEntry,
@@ -41,6 +42,7 @@ from .backend import (
     MemoryStoreUnavailable,
     PutResult,
     check_entry,
+    entries_query,
     full_layer_error,
     now_iso,
     update_statement,
@@ -92,8 +94,6 @@ CREATE_VERSION_TABLE = f"""CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (
 _NAMESPACE = int.from_bytes(hashlib.blake2b(b"reyn-tools-memory", digest_size=4).digest(), "big", signed=True)
 _MIGRATION_KEY = 0
 MAX_ATTEMPTS = 5  # a transaction rolled back by a serialization failure or deadlock is retried this often
-_COLUMNS = "layer, agent, slug, name, description, type, body, created_at, updated_at"
-_SUMMARY = "layer, agent, slug, name, description, type, NULL, created_at, updated_at"
 
 # The last connection error per conninfo, with when it happened: the pool connects in its own
 # threads, and a caller that waits should learn why (e.g. "connection refused") as soon as it happened.
@@ -380,7 +380,7 @@ class PostgresStore:
 
         def op(conn: Any) -> MemoryEntry | None:
             row = conn.execute(
-                f"SELECT {_COLUMNS} FROM {ENTRIES} WHERE layer = %s AND agent = %s AND slug = %s",
+                f"SELECT {COLUMNS} FROM {ENTRIES} WHERE layer = %s AND agent = %s AND slug = %s",
                 (layer, agent, slug),
             ).fetchone()
             return MemoryEntry(*row) if row else None
@@ -391,20 +391,12 @@ class PostgresStore:
         self, layer: Layer, agent: str, *, type: str | None = None, limit: int | None = None
     ) -> list[MemoryEntry]:
         """Entries of one layer sorted by slug (byte order), without bodies."""
-        sql = f"SELECT {_SUMMARY} FROM {ENTRIES} WHERE layer = %s AND agent = %s"
-        params: list[object] = [layer, agent]
-        if type is not None:
-            sql += " AND type = %s"
-            params.append(type)
-        sql += " ORDER BY slug"
-        if limit is not None:
-            sql += " LIMIT %s"
-            params.append(limit)
+        sql, params = entries_query(ENTRIES, layer, agent, type, limit, "%s")
         return self._run(lambda conn: [MemoryEntry(*r) for r in conn.execute(sql, params)], write=False)
 
     def all_entries(self) -> list[MemoryEntry]:
         """Every entry with its body, shared layer first, then by agent and slug (one snapshot)."""
-        sql = f"SELECT {_COLUMNS} FROM {ENTRIES} ORDER BY layer DESC, agent, slug"
+        sql = f"SELECT {COLUMNS} FROM {ENTRIES} ORDER BY layer DESC, agent, slug"
         return self._run(lambda conn: [MemoryEntry(*r) for r in conn.execute(sql)], write=False)
 
     # ------------------------------------------------------------------ writing
@@ -463,7 +455,7 @@ class PostgresStore:
         if counts[key] >= self.max_entries_per_layer:
             raise full_layer_error(e, counts[key])
         conn.execute(
-            f"INSERT INTO {ENTRIES} ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO {ENTRIES} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (e.layer, e.agent, e.slug, e.name, e.description, e.type, e.body, e.created or updated, updated),
         )
         counts[key] += 1

@@ -23,12 +23,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .backend import (
+    COLUMNS,
     MEMORY_TYPES,
     Layer,
     MemoryEntry,
     MemoryStoreError,
     PutResult,
     check_entry,
+    entries_query,
     full_layer_error,
     now_iso,
     update_statement,
@@ -203,8 +205,7 @@ class MemoryStore:
         """The entry, with its body, or None."""
         with self._connection() as conn:
             row = conn.execute(
-                "SELECT layer, agent, slug, name, description, type, body, created_at, updated_at "
-                "FROM entries WHERE layer = ? AND agent = ? AND slug = ?",
+                f"SELECT {COLUMNS} FROM entries WHERE layer = ? AND agent = ? AND slug = ?",
                 (layer, agent, slug),
             ).fetchone()
         return MemoryEntry(*row) if row else None
@@ -213,28 +214,14 @@ class MemoryStore:
         self, layer: Layer, agent: str, *, type: str | None = None, limit: int | None = None
     ) -> list[MemoryEntry]:
         """Entries of one layer sorted by slug, without bodies."""
-        sql = (
-            "SELECT layer, agent, slug, name, description, type, NULL, created_at, updated_at "
-            "FROM entries WHERE layer = ? AND agent = ?"
-        )
-        params: list[object] = [layer, agent]
-        if type is not None:
-            sql += " AND type = ?"
-            params.append(type)
-        sql += " ORDER BY slug"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+        sql, params = entries_query("entries", layer, agent, type, limit, "?")
         with self._connection() as conn:
             return [MemoryEntry(*row) for row in conn.execute(sql, params)]
 
     def all_entries(self) -> list[MemoryEntry]:
         """Every entry of every layer, with bodies, in a stable order (for export)."""
         with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT layer, agent, slug, name, description, type, body, created_at, updated_at "
-                "FROM entries ORDER BY layer DESC, agent, slug"
-            ).fetchall()
+            rows = conn.execute(f"SELECT {COLUMNS} FROM entries ORDER BY layer DESC, agent, slug").fetchall()
         return [MemoryEntry(*row) for row in rows]
 
     def integrity_check(self) -> str:
@@ -281,8 +268,7 @@ class MemoryStore:
         if count >= self.max_entries_per_layer:
             raise full_layer_error(e, count)
         conn.execute(
-            "INSERT INTO entries (layer, agent, slug, name, description, type, body, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO entries ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (e.layer, e.agent, e.slug, e.name, e.description, e.type, e.body, e.created or updated, updated),
         )
         return PutResult(e.slug, e.layer, "created", updated)
