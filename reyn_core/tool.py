@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, PydanticUserError, create_model
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .context import ToolContext
 
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -196,6 +196,10 @@ def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 def model_parameter(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:
     """The name and model of ``fn``'s single pydantic-model parameter (``ctx`` aside), else
     ``(None, None)``."""
+    # pydantic is imported where a model is made or recognised, so that `import reyn_core` (and the
+    # render cache's fast path, cli/render_cache.py) never pay for pydantic's model machinery.
+    from pydantic import BaseModel
+
     hints = resolved_hints(fn)
     params = [p for p in inspect.signature(fn).parameters.values() if not is_context_parameter(p, hints)]
     if len(params) == 1:
@@ -226,6 +230,8 @@ def signature_model(fn: Callable[..., Any], *, strict: bool = False) -> type[Bas
     cannot describe as JSON Schema, is a ``TypeError`` naming the tool, the parameter and the types
     that work: an unannotated parameter would render as ``{}`` and tell the model nothing.
     """
+    from pydantic import ConfigDict, PydanticUserError, create_model
+
     hints = resolved_hints(fn)
     fields: dict[str, Any] = {}
     for p in inspect.signature(fn).parameters.values():
