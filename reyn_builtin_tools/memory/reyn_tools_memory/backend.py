@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 Layer = Literal["shared", "agent"]
 MEMORY_TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
+# The fields of an entry that ``list_memory`` shows, in this order.
+SUMMARY_FIELDS = ("slug", "name", "description", "type", "layer", "updated")
 
 
 class MemoryStoreError(ReynError):
@@ -51,15 +53,8 @@ class MemoryEntry:
     updated: str
 
     def summary(self) -> dict[str, str]:
-        """What ``list_memory`` shows: no body."""
-        return {
-            "slug": self.slug,
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "layer": self.layer,
-            "updated": self.updated,
-        }
+        """What ``list_memory`` shows: the ``SUMMARY_FIELDS``, no body."""
+        return {f: getattr(self, f) for f in SUMMARY_FIELDS}
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -13,6 +13,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # Settings that only one backend reads: setting one for the other backend is a mistake worth naming.
 SQLITE_ONLY = ("path", "busy_timeout_s")
 POSTGRES_ONLY = ("dsn_env", "connect_timeout_s", "statement_timeout_s", "pool_max_size")
+# How long a store may make one operation wait, in seconds: more than none, at most ten minutes.
+_Wait = Annotated[float, Field(gt=0, le=600)]
 
 
 class MemorySettings(BaseModel):
@@ -29,11 +31,8 @@ class MemorySettings(BaseModel):
         default=".reyn/memory.db",
         description="sqlite: the store's file; a relative path resolves against the workspace",
     )
-    busy_timeout_s: float = Field(
-        default=30.0,
-        gt=0,
-        le=600,
-        description="sqlite: how long a write waits for another writer before it fails",
+    busy_timeout_s: _Wait = Field(
+        default=30.0, description="sqlite: how long a write waits for another writer before it fails"
     )
     dsn_env: str = Field(
         default="REYN_MEMORY_DSN",
@@ -43,10 +42,8 @@ class MemorySettings(BaseModel):
     connect_timeout_s: int = Field(
         default=5, ge=2, le=600, description="postgres: how long connecting may take (libpq's minimum is 2)"
     )
-    statement_timeout_s: float = Field(
+    statement_timeout_s: _Wait = Field(
         default=30.0,
-        gt=0,
-        le=600,
         description="postgres: how long one statement, lock waits included, may run before it is cancelled",
     )
     pool_max_size: int = Field(
