@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,12 @@ from typing import Any
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from reyn_core.errors import ProfileError
+from reyn_core.loading.profile_location import (
+    PROFILE_FILE_NAME,
+    find_profile_file,
+    parse_toml,
+    read_profile_text,
+)
 from reyn_core.loading.profile_sections import (
     AuditConfig,
     FeaturesConfig,
@@ -32,13 +37,6 @@ from reyn_core.loading.profile_sections import (
     ProvenanceConfig,
     SurfacesConfig,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
-PROFILE_FILE_NAME = "reyn.toml"
 
 
 class Profile(ProfileSection):
@@ -148,17 +146,10 @@ class Profile(ProfileSection):
     @classmethod
     def from_toml_text(cls, text: str, source: str = "<string>", profile_name: str | None = None) -> Profile:
         """Parse and validate profile TOML. ``source`` names the file in error messages."""
-        return cls.from_mapping(_parse_toml(text, source), source=source, profile_name=profile_name)
+        return cls.from_mapping(parse_toml(text, source), source=source, profile_name=profile_name)
 
 
 # --------------------------------------------------------------------------- validation helpers
-
-
-def _parse_toml(text: str, source: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{source}: invalid TOML: {exc}", file=source) from None
 
 
 def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -236,57 +227,18 @@ def _profile_error(exc: ValidationError, source: str, key_prefix: str) -> Profil
     return ProfileError(message, key=key, file=source)
 
 
-# --------------------------------------------------------------------------- finding the file
-
-
-def _read_file(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{path}: cannot read profile file: {exc}", file=str(path)) from None
+# --------------------------------------------------------------------------- reading the file
+# (finding it: loading/profile_location.py, which needs no pydantic)
 
 
 def _from_file(path: Path, profile_name: str | None) -> Profile:
-    text = _read_file(path)
+    text = read_profile_text(path)
     return Profile.from_mapping(
-        _parse_toml(text, str(path)),
+        parse_toml(text, str(path)),
         source=str(path),
         profile_name=profile_name,
         base_dir=path.resolve().parent,
     )
-
-
-def find_profile_file(
-    profile_file: str | os.PathLike[str] | None = None, cwd: str | os.PathLike[str] | None = None
-) -> tuple[Path, bool] | None:
-    """The profile file to use and whether it is a ``pyproject.toml``, or None (no profile)."""
-    here = Path(cwd) if cwd is not None else Path.cwd()
-    explicit = profile_file if profile_file is not None else os.environ.get("REYN_PROFILE_FILE") or None
-    if explicit is not None:
-        path = Path(explicit).expanduser()
-        path = path if path.is_absolute() else here / path
-        if not path.is_file():
-            origin = "--profile-file" if profile_file is not None else "$REYN_PROFILE_FILE"
-            raise ProfileError(f"{path}: profile file given by {origin} does not exist", file=str(path))
-        return path, path.name == "pyproject.toml"
-    local = here / PROFILE_FILE_NAME
-    if local.is_file():
-        return local, False
-    pyproject = here / "pyproject.toml"
-    if pyproject.is_file() and _has_tool_reyn(pyproject):
-        return pyproject, True
-    from reyn_core.loading.userdirs import user_config_dir
-
-    user = user_config_dir() / PROFILE_FILE_NAME
-    if user.is_file():
-        return user, False
-    return None
-
-
-def _has_tool_reyn(pyproject: Path) -> bool:
-    data = _parse_toml(_read_file(pyproject), str(pyproject))
-    tool = data.get("tool")
-    return isinstance(tool, Mapping) and "reyn" in tool
 
 
 def load_profile(
@@ -313,7 +265,7 @@ def load_profile(
     path, is_pyproject = found
     if not is_pyproject:
         return _from_file(path, name)
-    data = _parse_toml(_read_file(path), str(path))
+    data = parse_toml(read_profile_text(path), str(path))
     tool = data.get("tool")
     section = tool.get("reyn") if isinstance(tool, Mapping) else None
     if not isinstance(section, Mapping):
