@@ -39,17 +39,16 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 # Imported on first use, so `import reyn_core` stays light.
-_LAZY = {
-    "lazy_definitions": "reyn_core.manifest",
-    "read_manifest": "reyn_core.manifest",
-    "tool_manifest": "reyn_core.manifest",
-    "json_schema_validator": "reyn_core.validation",
-    "SchemaRefused": "reyn_core.validation",
-    "canonical_json": "reyn_core.jsondata",
-    "atomic_write_bytes": "reyn_core.atomic_write",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "reyn_core.manifest": ("lazy_definitions", "read_manifest", "tool_manifest"),
+        "reyn_core.validation": ("json_schema_validator", "SchemaRefused"),
+        "reyn_core.jsondata": ("canonical_json",),
+        "reyn_core.atomic_write": ("atomic_write_bytes",),
+    },
+    globals(),
+)
 
 __all__ = [
     "API_VERSION",

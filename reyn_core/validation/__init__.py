@@ -58,38 +58,37 @@ if TYPE_CHECKING:
 
 # Each name is imported from its module on first use: loading and rendering need only a few of them
 # (a warm load checks no schema), so `import reyn_core.validation` stays light.
-_LAZY = {
-    "JSON_TYPES": "reyn_core.validation.screening",
-    "KNOWN_DIALECTS": "reyn_core.validation.screening",
-    "MAX_ARGUMENT_DEPTH": "reyn_core.validation.arguments",
-    "MAX_PATTERN_LENGTH": "reyn_core.validation.patterns",
-    "MAX_SCHEMA_NESTING": "reyn_core.validation.screening",
-    "RemoteRefRefused": "reyn_core.validation.jsonschema_path",
-    "SchemaProblem": "reyn_core.validation.screening",
-    "SchemaRefused": "reyn_core.validation.factory",
-    "UnusablePattern": "reyn_core.validation.patterns",
-    "Validator": "reyn_core.validation.messages",
-    "_screened_validator": "reyn_core.validation.factory",
-    "compile_pattern": "reyn_core.validation.patterns",
-    "compile_validator": "reyn_core.validation.factory",
-    "depth_within": "reyn_core.jsondata",
-    "did_you_mean": "reyn_core.validation.screening",
-    "json_schema_validator": "reyn_core.validation.factory",
-    "json_type_of": "reyn_core.validation.messages",
-    "jsonschema_metaschema_problems": "reyn_core.validation.screening",
-    "metaschema_problems": "reyn_core.validation.screening",
-    "optional_non_nullable": "reyn_core.validation.arguments",
-    "parse_arguments": "reyn_core.validation.arguments",
-    "pattern_problems": "reyn_core.validation.screening",
-    "problems_from_pydantic": "reyn_core.validation.arguments",
-    "reference_problems": "reyn_core.validation.screening",
-    "schema_problems": "reyn_core.validation.screening",
-    "show_value": "reyn_core.validation.messages",
-    "subschemas": "reyn_core.validation.walk",
-    "without_null_optionals": "reyn_core.validation.arguments",
-}
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "..jsondata": ("depth_within",),
+        ".arguments": (
+            "MAX_ARGUMENT_DEPTH",
+            "optional_non_nullable",
+            "parse_arguments",
+            "problems_from_pydantic",
+            "without_null_optionals",
+        ),
+        ".factory": ("SchemaRefused", "compile_validator", "json_schema_validator", "_screened_validator"),
+        ".jsonschema_path": ("RemoteRefRefused",),
+        ".messages": ("Validator", "json_type_of", "show_value"),
+        ".patterns": ("MAX_PATTERN_LENGTH", "UnusablePattern", "compile_pattern"),
+        ".screening": (
+            "JSON_TYPES",
+            "KNOWN_DIALECTS",
+            "MAX_SCHEMA_NESTING",
+            "SchemaProblem",
+            "did_you_mean",
+            "jsonschema_metaschema_problems",
+            "metaschema_problems",
+            "pattern_problems",
+            "reference_problems",
+            "schema_problems",
+        ),
+        ".walk": ("subschemas",),
+    },
+    globals(),
+)
 
 __all__ = [
     "JSON_TYPES",

@@ -30,10 +30,11 @@ if TYPE_CHECKING:
 
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
 # imports this package first, and must not pay for the bridges (asyncio) it only needs on a call.
-_LAZY = {
-    **dict.fromkeys(("DefaultHost", "default_bridge"), f"{__name__}.bridges"),
-    **dict.fromkeys(
-        (
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".bridges": ("DefaultHost", "default_bridge"),
+        ".catalog": (
             "CODES",
             "Agent",
             "Catalog",
@@ -44,16 +45,12 @@ _LAZY = {
             "coerce_host_catalog",
             "load_catalog",
         ),
-        f"{__name__}.catalog",
-    ),
-    **dict.fromkeys(("FrontMatter", "FrontMatterError", "parse_front_matter"), f"{__name__}.frontmatter"),
-    **dict.fromkeys(("Plan", "PlanStep", "plan_problems"), f"{__name__}.plans"),
-    "CatalogSettings": f"{__name__}.settings",
-}
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
-
+        ".frontmatter": ("FrontMatter", "FrontMatterError", "parse_front_matter"),
+        ".plans": ("Plan", "PlanStep", "plan_problems"),
+        ".settings": ("CatalogSettings",),
+    },
+    globals(),
+)
 
 __all__ = [
     "CODES",

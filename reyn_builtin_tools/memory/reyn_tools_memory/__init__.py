@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 # The stores (sqlite3, psycopg) are imported on first use: loading the plugin imports this package
 # first, listing or rendering the tools never opens a store, and psycopg is imported only when the
 # postgres backend is used.
-_LAZY = {
-    **dict.fromkeys(
-        (
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".backend": (
             "MEMORY_TYPES",
             "MemoryBackend",
             "MemoryBackendMissing",
@@ -43,15 +44,11 @@ _LAZY = {
             "PutResult",
             "open_store",
         ),
-        f"{__name__}.backend",
-    ),
-    **dict.fromkeys(("SCHEMA_VERSION", "MemoryStore"), f"{__name__}.store"),
-    "PostgresStore": f"{__name__}.postgres",
-}
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
-
+        ".store": ("SCHEMA_VERSION", "MemoryStore"),
+        ".postgres": ("PostgresStore",),
+    },
+    globals(),
+)
 
 __all__ = [
     "MEMORY_TYPES",
