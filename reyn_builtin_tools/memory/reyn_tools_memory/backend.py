@@ -1,5 +1,4 @@
-"""What every memory store is: the entry types, the errors, the ``MemoryBackend`` protocol, and the
-SQL both backends share.
+"""What every memory store is: the entry types, the errors, and the ``MemoryBackend`` protocol.
 
 The tools, the CLI and export/import are written once against ``MemoryBackend``; a backend is one
 class that implements it — ``MemoryStore`` (SQLite, ``store.py``, the embedded default) and
@@ -13,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from reyn_core import ReynError
 
@@ -94,40 +93,6 @@ def check_entry(e: MemoryEntry) -> None:
         problem = text_problem(value)
         if problem is not None:
             raise MemoryStoreError(f"the {field} of entry {e.slug!r} {problem}")
-
-
-# The columns of a ``MemoryEntry``, in its field order; a listing reads NULL for the body.
-COLUMNS = "layer, agent, slug, name, description, type, body, created_at, updated_at"
-SUMMARY_COLUMNS = "layer, agent, slug, name, description, type, NULL, created_at, updated_at"
-UPDATE_COLUMNS = ("name", "description", "type", "body", "updated_at")
-
-
-def entries_query(
-    table: str, layer: Layer, agent: str, type: str | None, limit: int | None, placeholder: str
-) -> tuple[str, list[object]]:
-    """The SELECT and parameters of ``MemoryBackend.entries`` (both backends; ``placeholder`` as in
-    ``update_statement``): one layer's entries without bodies, of one type if given, by slug."""
-    sql = f"SELECT {SUMMARY_COLUMNS} FROM {table} WHERE layer = {placeholder} AND agent = {placeholder}"
-    params: list[object] = [layer, agent]
-    if type is not None:
-        sql += f" AND type = {placeholder}"
-        params.append(type)
-    sql += " ORDER BY slug"
-    if limit is not None:
-        sql += f" LIMIT {placeholder}"
-        params.append(limit)
-    return sql, params
-
-
-def update_statement(e: MemoryEntry, updated: str, placeholder: str) -> tuple[str, tuple[Any, ...]]:
-    """The SET and WHERE clauses and parameters that overwrite entry ``e`` in place (both backends;
-    ``placeholder`` is the driver's: ``?`` for sqlite3, ``%s`` for psycopg). ``created_at`` is written
-    only when the entry carries one (an import), else kept."""
-    columns = [*UPDATE_COLUMNS, *(("created_at",) if e.created else ())]
-    sets = ", ".join(f"{c} = {placeholder}" for c in columns)
-    where = " AND ".join(f"{c} = {placeholder}" for c in ("layer", "agent", "slug"))
-    params = (e.name, e.description, e.type, e.body, updated, *((e.created,) if e.created else ()))
-    return f"SET {sets} WHERE {where}", (*params, e.layer, e.agent, e.slug)
 
 
 def full_layer_error(e: MemoryEntry, count: int) -> MemoryStoreError:

@@ -34,7 +34,6 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from .backend import (
-    COLUMNS,
     Layer,
     MemoryBackendMissing,
     MemoryEntry,
@@ -42,11 +41,10 @@ from .backend import (
     MemoryStoreUnavailable,
     PutResult,
     check_entry,
-    entries_query,
     full_layer_error,
     now_iso,
-    update_statement,
 )
+from .sql import COLUMNS, entries_query, update_statement
 
 try:
     import psycopg

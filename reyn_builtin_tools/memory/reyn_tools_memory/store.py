@@ -23,18 +23,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .backend import (
-    COLUMNS,
     MEMORY_TYPES,
     Layer,
     MemoryEntry,
     MemoryStoreError,
     PutResult,
     check_entry,
-    entries_query,
     full_layer_error,
     now_iso,
-    update_statement,
 )
+from .sql import COLUMNS, entries_query, update_statement
 
 __all__ = [
     "MEMORY_TYPES",
