@@ -15,13 +15,13 @@ import re
 import stat
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from reyn_core import SchemaRefused, ToolContext, json_schema_validator, settings_as
 
-from .frontmatter import FrontMatterError, parse_front_matter
+from .frontmatter import FrontMatter, FrontMatterError, parse_front_matter
 from .settings import CatalogSettings
 
 log = logging.getLogger("reyn_tools_catalog")
@@ -96,14 +96,8 @@ class Skill:
     path: Path | None = None
 
     def record(self) -> dict[str, Any]:
-        """The full record ``describe_skill`` returns (the file path is host-only)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "category": self.category,
-            "input_schema": self.input_schema,
-            "instructions": self.instructions,
-        }
+        """The full record ``describe_skill`` returns."""
+        return _record(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,14 +112,14 @@ class Agent:
     path: Path | None = None
 
     def record(self) -> dict[str, Any]:
-        """The full record ``describe_agent`` returns (the file path is host-only)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "tools": list(self.tools) if self.tools is not None else None,
-            "model": self.model,
-            "instructions": self.instructions,
-        }
+        """The full record ``describe_agent`` returns."""
+        return _record(self)
+
+
+def _record(entry: Skill | Agent) -> dict[str, Any]:
+    """Every field of a skill or agent but its file path (host-only), tuples as lists."""
+    values = {f.name: getattr(entry, f.name) for f in fields(entry) if f.name != "path"}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,14 +218,21 @@ def _warn_unknown(
     ]
 
 
-def skill_from_text(text: str, path: Path | None = None) -> tuple[Skill, list[CatalogDiagnostic]]:
-    """A skill from the text of its SKILL.md, plus warnings. Raises ``_Invalid`` for errors."""
+def _parse(text: str) -> tuple[FrontMatter, str, str, str]:
+    """What skill and agent files share: the front matter, the checked name and description, and the
+    body as instructions (without leading or trailing blank lines, ending in one newline)."""
     try:
         fm = parse_front_matter(text)
     except FrontMatterError as exc:
         raise _Invalid("RK001", exc.message, exc.line) from None
+    instructions = fm.body.strip("\n") + ("\n" if fm.body.strip() else "")
+    return fm, _name(fm.values, fm.lines), _description(fm.values, fm.lines), instructions
+
+
+def skill_from_text(text: str, path: Path | None = None) -> tuple[Skill, list[CatalogDiagnostic]]:
+    """A skill from the text of its SKILL.md, plus warnings. Raises ``_Invalid`` for errors."""
+    fm, name, description, instructions = _parse(text)
     v, lines = fm.values, fm.lines
-    name, description = _name(v, lines), _description(v, lines)
     category = _optional_text(v, lines, "category", 64) or DEFAULT_CATEGORY
     schema = v.get("input_schema")
     if schema is not None:
@@ -243,20 +244,14 @@ def skill_from_text(text: str, path: Path | None = None) -> tuple[Skill, list[Ca
                 lines.get("input_schema", 0),
                 'write input_schema as a JSON object, e.g. {"type": "object", "properties": {...}}',
             )
-    skill = Skill(
-        name, description, category, schema, fm.body.strip("\n") + ("\n" if fm.body.strip() else ""), path
-    )
+    skill = Skill(name, description, category, schema, instructions, path)
     return skill, _warn_unknown(v, lines, SKILL_KEYS, path)
 
 
 def agent_from_text(text: str, path: Path | None = None) -> tuple[Agent, list[CatalogDiagnostic]]:
     """An agent from the text of its .md file, plus warnings. Raises ``_Invalid`` for errors."""
-    try:
-        fm = parse_front_matter(text)
-    except FrontMatterError as exc:
-        raise _Invalid("RK001", exc.message, exc.line) from None
+    fm, name, description, instructions = _parse(text)
     v, lines = fm.values, fm.lines
-    name, description = _name(v, lines), _description(v, lines)
     tools = v.get("tools")
     if tools is not None:
         if isinstance(tools, str):
@@ -264,10 +259,7 @@ def agent_from_text(text: str, path: Path | None = None) -> tuple[Agent, list[Ca
         if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
             raise _Invalid("RK002", "'tools' must be a list of tool names", lines.get("tools", 0))
         tools = tuple(tools)
-    model = _optional_text(v, lines, "model")
-    agent = Agent(
-        name, description, tools, model, fm.body.strip("\n") + ("\n" if fm.body.strip() else ""), path
-    )
+    agent = Agent(name, description, tools, _optional_text(v, lines, "model"), instructions, path)
     return agent, _warn_unknown(v, lines, AGENT_KEYS, path)
 
 

@@ -21,9 +21,9 @@ ctx=...)``, ``dispatch_plan(plan=Plan, ctx=...)``, ``ask_user(question=str, opti
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,7 +40,7 @@ from reyn_core import (
 )
 from reyn_core.host import ToolRegistry
 
-from .catalog import Agent, Catalog, Skill, catalog_for
+from .catalog import catalog_for
 from .definitions import AGENT_NAMES, SKILL_NAMES
 from .plans import Plan, plan_problems
 from .settings import CatalogSettings
@@ -48,6 +48,7 @@ from .settings import CatalogSettings
 BOTH = ToolGates(router="allow", phase="allow")
 ROUTER_ONLY = ToolGates(router="allow", phase="deny")
 PHASE_ONLY = ToolGates(router="deny", phase="allow")
+R = TypeVar("R")
 
 
 def _short(text: str, limit: int) -> str:
@@ -63,26 +64,15 @@ def _invalid(tool_name: str, pointer: str, message: str) -> InvalidToolArguments
     )
 
 
-def _unknown(
-    kind: str, name: str, known: Collection[str], tool_name: str, pointer: str
-) -> InvalidToolArguments:
-    listed = ", ".join(sorted(known)[:50])
-    allowed = f"known {kind}s: {listed}" if known else f"no {kind}s are available in this session"
-    return _invalid(tool_name, pointer, f"unknown {kind} {name[:80]!r}; {allowed}")
-
-
-def _skill(catalog: Catalog, name: str, tool_name: str, pointer: str) -> Skill:
-    skill = catalog.skills.get(name)
-    if skill is None:
-        raise _unknown("skill", name, catalog.skills, tool_name, pointer)
-    return skill
-
-
-def _agent(catalog: Catalog, name: str, tool_name: str, pointer: str) -> Agent:
-    agent = catalog.agents.get(name)
-    if agent is None:
-        raise _unknown("agent", name, catalog.agents, tool_name, pointer)
-    return agent
+def _find(records: Mapping[str, R], kind: str, name: str, tool_name: str, pointer: str) -> R:
+    """The skill or agent called ``name``, else ``InvalidToolArguments`` at ``pointer`` naming the
+    known ones."""
+    found = records.get(name)
+    if found is None:
+        listed = ", ".join(sorted(records)[:50])
+        allowed = f"known {kind}s: {listed}" if records else f"no {kind}s are available in this session"
+        raise _invalid(tool_name, pointer, f"unknown {kind} {name[:80]!r}; {allowed}")
+    return found
 
 
 async def _call(bridge: Callable[..., Any], **kwargs: Any) -> Any:
@@ -120,7 +110,7 @@ def list_skills(ctx: ToolContext, category: str | None = None) -> dict[str, Any]
 @tool(cluster="catalog", purity="read_only", gates=BOTH)
 def describe_skill(name: str, ctx: ToolContext) -> dict[str, Any]:
     """Describe one skill in full: description, category, input schema and instructions."""
-    return _skill(catalog_for(ctx), name, "describe_skill", "/name").record()
+    return _find(catalog_for(ctx).skills, "skill", name, "describe_skill", "/name").record()
 
 
 class InvokeSkillArgs(BaseModel):
@@ -136,7 +126,7 @@ class InvokeSkillArgs(BaseModel):
 async def _invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
     """Run a skill with an input that matches its input schema (see describe_skill)."""
     run_skill = ctx.bridge.require("run_skill", tool="invoke_skill")
-    skill = _skill(catalog_for(ctx), args.skill, "invoke_skill", "/skill")
+    skill = _find(catalog_for(ctx).skills, "skill", args.skill, "invoke_skill", "/skill")
     if skill.input_schema is not None:
         problems = _schema_problems(skill.input_schema, args.input)
         if problems:
@@ -191,7 +181,7 @@ def list_agents(ctx: ToolContext) -> dict[str, Any]:
 @tool(cluster="catalog", purity="read_only", gates=BOTH)
 def describe_agent(name: str, ctx: ToolContext) -> dict[str, Any]:
     """Describe one agent in full: description, tools, model and instructions."""
-    return _agent(catalog_for(ctx), name, "describe_agent", "/name").record()
+    return _find(catalog_for(ctx).agents, "agent", name, "describe_agent", "/name").record()
 
 
 class DelegateArgs(BaseModel):
@@ -215,7 +205,7 @@ class DelegateArgs(BaseModel):
 async def delegate_to_agent(args: DelegateArgs, ctx: ToolContext) -> Any:
     """Hand a task to another agent. Its answer arrives later, not as this call's result."""
     send = ctx.bridge.require("send_to_agent", tool="delegate_to_agent")
-    agent = _agent(catalog_for(ctx), args.agent, "delegate_to_agent", "/agent")
+    agent = _find(catalog_for(ctx).agents, "agent", args.agent, "delegate_to_agent", "/agent")
     return await _call(send, agent=agent, message=args.task, ctx=ctx)
 
 
