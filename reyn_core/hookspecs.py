@@ -65,6 +65,22 @@ class ReynHookSpecs:
         plugin's tools are registered; findings never stop the plugin from loading.
         """
 
+    @hookspec(firstresult=True)
+    def reyn_load_inputs(self, settings: Any) -> dict[str, Any] | None:
+        """Declare what this plugin's load reads besides its own installed files and its settings, so
+        that ``reyn tools render`` may replay a cached result instead of loading (docs/performance.md).
+
+        Return ``{"env": [...], "paths": [...]}`` (both optional; ``{}`` when there is nothing else):
+        the names of the environment variables, and the files or folders (absolute, or relative to the
+        current directory), that the tools it registers, their ``available`` checks and schema
+        enrichers, its settings model and its diagnostics read. The cache replays only while each of
+        them is unchanged. Return None — the default, also when the hook is not implemented — when the
+        result can depend on anything else (a network service, the clock, a host callback): a load that
+        enables this plugin is then never cached. Leaving an input out makes the cache replay a stale
+        render, so declare only what you are sure of; ``settings`` is the validated settings (None
+        without a model).
+        """
+
     @hookspec
     def reyn_cli_commands(self) -> dict[str, Any] | None:
         """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv, loaded) -> int``.

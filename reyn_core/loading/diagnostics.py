@@ -204,6 +204,12 @@ CODES: dict[str, CodeInfo] = {
         "directory or on PYTHONPATH), or run from another directory; a plugin is only imported "
         "from the files its digest covers",
     ),
+    "RI010": CodeInfo(
+        "warning",
+        "plugin load-inputs hook misbehaved",
+        'return None or {"env": [names], "paths": [paths]} from reyn_load_inputs(), and do not raise; '
+        "until then no render that enables the plugin is cached",
+    ),
     # ---- settings and profile
     "RC001": CodeInfo("error", "plugin settings invalid", "fix [plugins.<id>.settings] as the message says"),
     "RC002": CodeInfo(
