@@ -209,6 +209,13 @@ def build_registry(functions: dict[str, dict[str, Any]], names: list[str]) -> tu
     return builder.freeze(), refused
 
 
+def recall(rows: list[Request], found: dict[str, list[str]]) -> tuple[float, float]:
+    """(recall@1, recall@5) of ``rows`` given the names ``found`` for each request text."""
+    hit1 = sum(found[r.text][:1] == [r.tool] for r in rows)
+    hit5 = sum(r.tool in found[r.text][:5] for r in rows)
+    return hit1 / len(rows), hit5 / len(rows)
+
+
 def encodings() -> dict[str, Any]:
     # litellm points tiktoken at the encodings it bundles, so this works without network; its model
     # cost map is read from the local copy too.
@@ -244,14 +251,9 @@ def main() -> bool | None:
         in_registry = [r for r in all_requests if r.tool in registry]
         found = {r.text: [m.name for m in search_tools(registry, r.text, ctx, limit=5)] for r in in_registry}
 
-        def recall(rows: list[Request]) -> tuple[float, float]:
-            hit1 = sum(found[r.text][:1] == [r.tool] for r in rows)
-            hit5 = sum(r.tool in found[r.text] for r in rows)
-            return hit1 / len(rows), hit5 / len(rows)
-
         requests = [r for r in in_registry if r.own_document]
-        r1, r5 = recall(requests)
-        all1, all5 = recall(in_registry)
+        r1, r5 = recall(requests, found)
+        all1, all5 = recall(in_registry, found)
 
         def tokens(tools: list[dict[str, Any]]) -> dict[str, int]:
             text = canonical_json(tools)
@@ -263,9 +265,7 @@ def main() -> bool | None:
         deferral = ToolDeferral(registry, DeferralPolicy(max_tokens=BUDGET_TOKENS))
         turn1 = tokens(deferral.tools_for_turn(ctx))
         sample = requests[:: max(1, len(requests) // 50)]
-        turn2_all = [
-            tokens(deferral.tools_for_turn(ctx, found[r.text])) for r in sample
-        ]
+        turn2_all = [tokens(deferral.tools_for_turn(ctx, found[r.text])) for r in sample]
         turn2 = {k: max(t[k] for t in turn2_all) for k in full}
         share = turn2["o200k_base"] / full["o200k_base"]
         print(
