@@ -66,20 +66,20 @@ class PathRefused(ToolDenied):
         self.path = path
 
 
-def _kind_of(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    return "regular file" if stat.S_ISREG(mode) else "special file"
+_KINDS = {
+    stat.S_IFREG: "regular file",
+    stat.S_IFDIR: "directory",
+    stat.S_IFLNK: "symbolic link",
+    stat.S_IFIFO: "FIFO",
+    stat.S_IFCHR: "character device",
+    stat.S_IFBLK: "block device",
+    stat.S_IFSOCK: "socket",
+}
+
+
+def kind_of(mode: int) -> str:
+    """How messages name the file type of ``mode``: ``regular file``, ``symbolic link``, ``FIFO``..."""
+    return _KINDS.get(stat.S_IFMT(mode), "special file")
 
 
 # --------------------------------------------------------------------------- locating (text only)
@@ -339,7 +339,7 @@ def _refusal(parent_fd: int, name: str, shown: str, exc: OSError, *, want: str) 
         )
     if want == "directory" and not stat.S_ISDIR(st.st_mode):
         return PathRefused(
-            f"{shown!r} is a {_kind_of(st.st_mode)}, not a directory", reason="not_directory", path=shown
+            f"{shown!r} is a {kind_of(st.st_mode)}, not a directory", reason="not_directory", path=shown
         )
     return ToolExecutionError(f"cannot open {shown!r}: {exc.strerror or exc}")
 
@@ -417,7 +417,7 @@ def _require_regular(st: os.stat_result, shown: str) -> None:
         raise PathRefused(f"{shown!r} is a directory, not a file", reason="is_directory", path=shown)
     if not stat.S_ISREG(st.st_mode):
         raise PathRefused(
-            f"{shown!r} is a {_kind_of(st.st_mode)}; only regular files are read or written",
+            f"{shown!r} is a {kind_of(st.st_mode)}; only regular files are read or written",
             reason="special_file",
             path=shown,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +29,7 @@ from .paths import (
     Scope,
     WalkStats,
     atomic_write_at,
+    kind_of,
     list_names,
     lstat_at,
     open_directory,
@@ -71,6 +73,13 @@ def _encode(content: str, field: str, limit: int) -> bytes:
     if len(data) > limit:
         raise _invalid(field, f"content is {len(data)} bytes; the write limit is {limit} bytes")
     return data
+
+
+def _noted(result: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """``result`` with its ``note``: why it is partial or what it leaves out, when anything."""
+    if notes:
+        result["note"] = "; ".join(notes)
+    return result
 
 
 # --------------------------------------------------------------------------- read_file
@@ -230,14 +239,8 @@ class ListDirectoryArgs(BaseModel):
     path: str = Field(".", description="Directory path, relative to the workspace; default the workspace.")
 
 
-def _entry_type(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "other"
+# How list_directory shows a file type (named as in messages by ``kind_of``); anything else: "other".
+_LISTED_TYPES = {"directory": "directory", "regular file": "file", "symbolic link": "symlink"}
 
 
 @tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
@@ -256,7 +259,7 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
             st = lstat_at(fd, name)
             if st is None:
                 continue
-            entry: dict[str, Any] = {"name": name, "type": _entry_type(st.st_mode)}
+            entry: dict[str, Any] = {"name": name, "type": _LISTED_TYPES.get(kind_of(st.st_mode), "other")}
             if stat.S_ISREG(st.st_mode):
                 entry["size"] = st.st_size
             entries.append(entry)
@@ -272,9 +275,7 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
         notes.append(f"{stats.skipped_non_utf8} entries with non-UTF-8 names are not shown")
     if stats.skipped_pseudo_fs:
         notes.append(f"{PSEUDO_FS_NOTE} are not shown")
-    if notes:
-        result["note"] = "; ".join(notes)
-    return result
+    return _noted(result, notes)
 
 
 # --------------------------------------------------------------------------- glob_files
@@ -290,24 +291,53 @@ class GlobFilesArgs(BaseModel):
     path: str = Field(".", description="Directory to search from; default the workspace.")
 
 
-def _walk_notes(
-    stats: WalkStats, *, shown: int, limit: int, more: bool, what: str, out_of_time: bool = False
-) -> str | None:
-    notes = []
-    if out_of_time:
-        notes.append(
-            f"stopped after {WORK_SECONDS:g} s (the time limit) with partial results; "
-            "narrow the path or pattern"
-        )
-    if more:
-        notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
-    if stats.limit_hit:
-        notes.append(f"stopped after scanning {stats.scanned} entries (the scan limit); narrow the path")
-    if stats.skipped_non_utf8:
-        notes.append(f"{stats.skipped_non_utf8} entries with non-UTF-8 names were skipped")
-    if stats.skipped_pseudo_fs:
-        notes.append(f"{PSEUDO_FS_NOTE} were skipped")
-    return "; ".join(notes) or None
+class _Walk:
+    """One walk of glob_files or grep_files: the regular files below a directory until WORK_SECONDS
+    have passed, and what was skipped or cut on the way."""
+
+    def __init__(self, settings: FileSettings) -> None:
+        self.settings = settings
+        self.stats = WalkStats()
+        self.deadline = time.monotonic() + WORK_SECONDS
+        self.out_of_time = False
+
+    def regular_files(
+        self, fd: int, at: tuple[str, ...], max_depth: int | None
+    ) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+        """``(parent_fd, name, relative_parts)`` of each regular file below ``fd`` (at ``at``)."""
+        for parent, name, rel, st in walk_tree(
+            fd,
+            at=at,
+            skip_dirs=frozenset(self.settings.skip_dirs),
+            max_entries=self.settings.max_scan_entries,
+            max_depth=max_depth,
+            stats=self.stats,
+        ):
+            if time.monotonic() > self.deadline:
+                self.out_of_time = True
+                return
+            if stat.S_ISREG(st.st_mode):
+                yield parent, name, rel
+
+    def notes(self, *, limit: int, more: bool, what: str) -> list[str]:
+        """Why the result is partial (time, ``limit`` ``what``, scan limit) and what was skipped."""
+        notes = []
+        if self.out_of_time:
+            notes.append(
+                f"stopped after {WORK_SECONDS:g} s (the time limit) with partial results; "
+                "narrow the path or pattern"
+            )
+        if more:
+            notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
+        if self.stats.limit_hit:
+            notes.append(
+                f"stopped after scanning {self.stats.scanned} entries (the scan limit); narrow the path"
+            )
+        if self.stats.skipped_non_utf8:
+            notes.append(f"{self.stats.skipped_non_utf8} entries with non-UTF-8 names were skipped")
+        if self.stats.skipped_pseudo_fs:
+            notes.append(f"{PSEUDO_FS_NOTE} were skipped")
+        return notes
 
 
 @tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
@@ -318,26 +348,14 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     pattern = compile_glob(args.pattern, field="pattern")
     start = loc.child(*pattern.prefix)
     refuse_pseudo_fs(start.absolute_parts, start.display)  # the glob's literal prefix is a path too
-    stats = WalkStats()
+    walk = _Walk(settings)
     found: list[str] = []
     more = False
     depth = None if pattern.depth is None else pattern.depth - len(pattern.prefix)
-    deadline = time.monotonic() + WORK_SECONDS
-    out_of_time = False
     try:
         with open_directory(start) as fd:
-            for _, _, rel, st in walk_tree(
-                fd,
-                at=start.absolute_parts,
-                skip_dirs=frozenset(settings.skip_dirs),
-                max_entries=settings.max_scan_entries,
-                max_depth=depth,
-                stats=stats,
-            ):
-                if time.monotonic() > deadline:
-                    out_of_time = True
-                    break
-                if stat.S_ISREG(st.st_mode) and pattern.matches((*pattern.prefix, *rel)):
+            for _, _, rel in walk.regular_files(fd, start.absolute_parts, depth):
+                if pattern.matches((*pattern.prefix, *rel)):
                     if len(found) >= settings.max_results:
                         more = True
                         break
@@ -349,14 +367,9 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
         "pattern": pattern.text,
         "path": loc.display,
         "files": found,
-        "truncated": more or out_of_time,
+        "truncated": more or walk.out_of_time,
     }
-    note = _walk_notes(
-        stats, shown=len(found), limit=settings.max_results, more=more, what="files", out_of_time=out_of_time
-    )
-    if note:
-        result["note"] = note
-    return result
+    return _noted(result, walk.notes(limit=settings.max_results, more=more, what="files"))
 
 
 # --------------------------------------------------------------------------- grep_files
@@ -446,6 +459,20 @@ class _Grep:
     def full(self) -> bool:
         return len(self.matches) >= self.limit
 
+    def notes(self) -> list[str]:
+        """What was skipped, and why."""
+        notes = []
+        if self.skipped_large:
+            notes.append(
+                f"{self.skipped_large} files larger than {self.settings.max_grep_file_bytes} bytes "
+                "were skipped"
+            )
+        if self.skipped_hardlinked:
+            notes.append(f"{self.skipped_hardlinked} files with several hard links were skipped")
+        if self.skipped_binary:
+            notes.append(f"{self.skipped_binary} binary files were skipped")
+        return notes
+
 
 @tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
@@ -463,26 +490,14 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     )
     limit = min(args.max_matches or settings.max_results, settings.max_results)
     grep = _Grep(search, settings, args.context, limit)
-    stats = WalkStats()
-    deadline = time.monotonic() + WORK_SECONDS
-    out_of_time = False
+    walk = _Walk(settings)
     if loc.parts and _is_regular(loc):
         with open_parent(loc) as parent:
             grep.search(parent, loc.name, loc.display)
     else:
         with open_directory(loc) as fd:
-            for parent, name, rel, st in walk_tree(
-                fd,
-                at=loc.absolute_parts,
-                skip_dirs=frozenset(settings.skip_dirs),
-                max_entries=settings.max_scan_entries,
-                max_depth=None,
-                stats=stats,
-            ):
-                if time.monotonic() > deadline:
-                    out_of_time = True
-                    break
-                if not stat.S_ISREG(st.st_mode) or (file_filter and not file_filter.matches(rel)):
+            for parent, name, rel in walk.regular_files(fd, loc.absolute_parts, None):
+                if file_filter and not file_filter.matches(rel):
                     continue
                 grep.search(parent, name, loc.child(*rel).display)
                 if grep.full:
@@ -493,23 +508,9 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
         "path": loc.display,
         "matches": grep.matches,
         "files_searched": grep.searched,
-        "truncated": grep.more or out_of_time,
+        "truncated": grep.more or walk.out_of_time,
     }
-    walk_note = _walk_notes(
-        stats, shown=len(grep.matches), limit=limit, more=grep.more, what="matches", out_of_time=out_of_time
-    )
-    notes = [walk_note] if walk_note else []
-    if grep.skipped_large:
-        notes.append(
-            f"{grep.skipped_large} files larger than {settings.max_grep_file_bytes} bytes were skipped"
-        )
-    if grep.skipped_hardlinked:
-        notes.append(f"{grep.skipped_hardlinked} files with several hard links were skipped")
-    if grep.skipped_binary:
-        notes.append(f"{grep.skipped_binary} binary files were skipped")
-    if notes:
-        result["note"] = "; ".join(notes)
-    return result
+    return _noted(result, [*walk.notes(limit=limit, more=grep.more, what="matches"), *grep.notes()])
 
 
 def _is_regular(loc: Location) -> bool:
