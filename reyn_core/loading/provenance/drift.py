@@ -73,50 +73,39 @@ def _clip(text: str, limit: int = 120) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+def _drift(pid: str, kind: str, what: str, **where: str) -> Drift:
+    """A ``kind`` drift of plugin ``pid``, detailed as ``plugin '<pid>': <what>``."""
+    return Drift(pid, kind, f"plugin {pid!r}: {what}", **where)
+
+
+def _changes(old: Any, new: Any, names: Sequence[str]) -> str:
+    """``name old → new`` for each attribute in ``names`` that differs, joined by ``; `` (empty if none)."""
+    return "; ".join(
+        f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}" for k in names if getattr(old, k) != getattr(new, k)
+    )
+
+
 def compare_provenance(locked: LockedPlugin, record: ProvenanceRecord) -> list[Drift]:
     """What differs between a locked plugin and its current origin record (run before import)."""
     pid = locked.plugin_id
     out: list[Drift] = []
     if record.distribution != locked.distribution:
-        out.append(
-            Drift(
-                pid,
-                "distribution_changed",
-                f"plugin {pid!r} now comes from distribution {record.distribution!r}; "
-                f"the lock has {locked.distribution!r}",
-            )
+        detail = (
+            f"plugin {pid!r} now comes from distribution {record.distribution!r}; "
+            f"the lock has {locked.distribution!r}"
         )
+        out.append(Drift(pid, "distribution_changed", detail))
     renamed = _renamed_metadata(locked, record)
     if record.version != locked.version:
         folded = f" (its {len(renamed)} .dist-info file(s) moved with it)" if renamed else ""
-        out.append(
-            Drift(
-                pid,
-                "version_changed",
-                f"plugin {pid!r}: version {locked.version} in the lock, {record.version} installed{folded}",
-            )
-        )
+        what = f"version {locked.version} in the lock, {record.version} installed{folded}"
+        out.append(_drift(pid, "version_changed", what))
     if record.entry_point != locked.entry_point:
-        out.append(
-            Drift(
-                pid,
-                "entry_point_changed",
-                f"plugin {pid!r}: entry point {record.entry_point!r}; the lock has {locked.entry_point!r}",
-            )
-        )
-    changes = [
-        f"{name} {old!r} → {new!r}"
-        for name, old, new in (
-            ("source_kind", locked.source_kind, record.source_kind),
-            ("source_url", locked.source_url, record.source_url),
-            ("commit", locked.commit, record.commit),
-            ("artifact_sha256", locked.artifact_sha256, record.artifact_sha256),
-            ("digest_scope", locked.digest_scope, record.digest_scope),
-        )
-        if old != new
-    ]
-    if changes:
-        out.append(Drift(pid, "source_changed", f"plugin {pid!r}: source changed: {'; '.join(changes)}"))
+        what = f"entry point {record.entry_point!r}; the lock has {locked.entry_point!r}"
+        out.append(_drift(pid, "entry_point_changed", what))
+    source = ("source_kind", "source_url", "commit", "artifact_sha256", "digest_scope")
+    if changes := _changes(locked, record, source):
+        out.append(_drift(pid, "source_changed", f"source changed: {changes}"))
     if record.tree_digest != locked.tree_digest:
         out += _file_drifts(locked, record, renamed)
     return out
@@ -159,43 +148,24 @@ def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord, renamed: Mappin
     for path in sorted(old.keys() | new.keys()):
         if path not in new:
             files.append(
-                Drift(
-                    pid,
-                    "file_removed",
-                    f"plugin {pid!r}: file {path} is in the lock but not installed",
-                    path=path,
-                )
+                _drift(pid, "file_removed", f"file {path} is in the lock but not installed", path=path)
             )
         elif path not in old:
             files.append(
-                Drift(
-                    pid,
-                    "file_added",
-                    f"plugin {pid!r}: file {path} is installed but not in the lock",
-                    path=path,
-                )
+                _drift(pid, "file_added", f"file {path} is installed but not in the lock", path=path)
             )
         elif old[path] != new[path]:
-            files.append(
-                Drift(
-                    pid,
-                    "file_changed",
-                    f"plugin {pid!r}: file {path} changed (sha256 {old[path][:12]}… in the lock, "
-                    f"{new[path][:12]}… installed)",
-                    path=path,
-                )
-            )
+            what = f"file {path} changed (sha256 {old[path][:12]}… in the lock, {new[path][:12]}… installed)"
+            files.append(_drift(pid, "file_changed", what, path=path))
     counts = {k: sum(d.kind == k for d in files) for k in ("file_changed", "file_added", "file_removed")}
     summary = ", ".join(f"{n} {k.removeprefix('file_')}" for k, n in counts.items() if n) or (
         "only the .dist-info files the version change renamed" if renamed else "no file differs"
     )
-    head = Drift(
-        pid,
-        "digest_changed",
-        f"plugin {pid!r}: tree digest {short_digest(record.tree_digest)} installed, "
-        f"{short_digest(locked.tree_digest)} in the lock ({summary})",
+    what = (
+        f"tree digest {short_digest(record.tree_digest)} installed, "
+        f"{short_digest(locked.tree_digest)} in the lock ({summary})"
     )
-    return [head, *files]
+    return [_drift(pid, "digest_changed", what), *files]
 
 
 def compare_tools(locked: LockedPlugin, tools: Sequence[ToolDefinition]) -> list[Drift]:
@@ -207,23 +177,11 @@ def compare_tools(locked: LockedPlugin, tools: Sequence[ToolDefinition]) -> list
     for name in sorted(was.keys() | current.keys()):
         old, new = was.get(name), current.get(name)
         if old is None and new is not None:
-            out.append(
-                Drift(
-                    pid,
-                    "tool_added",
-                    f"plugin {pid!r}: new tool {name!r} (not in the lock): {_clip(new.description)}",
-                    tool=name,
-                )
-            )
+            what = f"new tool {name!r} (not in the lock): {_clip(new.description)}"
+            out.append(_drift(pid, "tool_added", what, tool=name))
         elif new is None:
-            out.append(
-                Drift(
-                    pid,
-                    "tool_removed",
-                    f"plugin {pid!r}: tool {name!r} is in the lock but no longer registered",
-                    tool=name,
-                )
-            )
+            what = f"tool {name!r} is in the lock but no longer registered"
+            out.append(_drift(pid, "tool_removed", what, tool=name))
         elif old is not None and old.sha256 != new.sha256:
             out += _tool_drifts(pid, old, new)
     return out
@@ -231,17 +189,12 @@ def compare_tools(locked: LockedPlugin, tools: Sequence[ToolDefinition]) -> list
 
 def _tool_drifts(pid: str, old: LockedTool, new: LockedTool) -> list[Drift]:
     name = old.name
-    out: list[Drift] = []
+    found: list[tuple[str, str]] = []  # (kind, what changed)
     if old.description != new.description:
-        out.append(
-            Drift(
-                pid,
-                "tool_description_changed",
-                f"plugin {pid!r}: description of tool {name!r} changed from {_clip(old.description)} "
-                f"to {_clip(new.description)}",
-                tool=name,
-            )
+        what = (
+            f"description of tool {name!r} changed from {_clip(old.description)} to {_clip(new.description)}"
         )
+        found.append(("tool_description_changed", what))
     if old.parameters_sha256 != new.parameters_sha256:
         added = sorted(set(new.properties) - set(old.properties))
         removed = sorted(set(old.properties) - set(new.properties))
@@ -249,52 +202,14 @@ def _tool_drifts(pid: str, old: LockedTool, new: LockedTool) -> list[Drift]:
             [f"properties removed: {', '.join(removed)}"] if removed else []
         )
         what = "; ".join(parts) or "same property names, other types or constraints"
-        out.append(
-            Drift(
-                pid,
-                "tool_schema_changed",
-                f"plugin {pid!r}: parameters of tool {name!r} changed ({what})",
-                tool=name,
-            )
-        )
-    gates = [
-        f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}"
-        for k in ("router", "phase", "cluster")
-        if getattr(old, k) != getattr(new, k)
-    ]
-    if gates:
-        out.append(
-            Drift(
-                pid,
-                "tool_gates_changed",
-                f"plugin {pid!r}: gates of tool {name!r} changed: {'; '.join(gates)}",
-                tool=name,
-            )
-        )
-    traits = [
-        f"{k} {getattr(old, k)!r} → {getattr(new, k)!r}"
-        for k in ("purity", "dispatch_kind")
-        if getattr(old, k) != getattr(new, k)
-    ]
-    if traits:
-        out.append(
-            Drift(
-                pid,
-                "tool_traits_changed",
-                f"plugin {pid!r}: tool {name!r} changed {'; '.join(traits)}",
-                tool=name,
-            )
-        )
-    if not out:  # the hash moved but no recorded part did: the lock's tool entry was edited
-        out.append(
-            Drift(
-                pid,
-                "tool_schema_changed",
-                f"plugin {pid!r}: definition hash of tool {name!r} differs from the lock",
-                tool=name,
-            )
-        )
-    return out
+        found.append(("tool_schema_changed", f"parameters of tool {name!r} changed ({what})"))
+    if gates := _changes(old, new, ("router", "phase", "cluster")):
+        found.append(("tool_gates_changed", f"gates of tool {name!r} changed: {gates}"))
+    if traits := _changes(old, new, ("purity", "dispatch_kind")):
+        found.append(("tool_traits_changed", f"tool {name!r} changed {traits}"))
+    if not found:  # the hash moved but no recorded part did: the lock's tool entry was edited
+        found.append(("tool_schema_changed", f"definition hash of tool {name!r} differs from the lock"))
+    return [_drift(pid, kind, what, tool=name) for kind, what in found]
 
 
 __all__ = ["DRIFT_KINDS", "Drift", "compare_provenance", "compare_tools", "short_digest"]
