@@ -56,6 +56,12 @@ WORK_SECONDS = 20.0
 PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel state, not files)"
 
 
+class _Args(BaseModel):
+    """The arguments of a file tool: a key the schema does not name is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 def _scope(ctx: ToolContext) -> tuple[FileSettings, Scope]:
     settings = settings_as(ctx, FileSettings)
     return settings, Scope.from_settings(settings, ctx.workspace, ctx.extras.get("protected_paths"))
@@ -85,9 +91,7 @@ def _noted(result: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- read_file
 
 
-class ReadFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReadFileArgs(_Args):
     path: str = Field(description="File path, relative to the workspace (or absolute inside a root).")
     offset: int = Field(1, ge=1, description="First line to return; 1 is the first line of the file.")
     limit: int | None = Field(
@@ -136,9 +140,7 @@ def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------- write_file
 
 
-class WriteFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WriteFileArgs(_Args):
     path: str = Field(description="File path inside a write root.")
     content: str = Field(description="The complete new content of the file (UTF-8 text).")
     create_dirs: bool = Field(True, description="Create missing parent directories.")
@@ -159,9 +161,7 @@ def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------- edit_file
 
 
-class EditFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EditFileArgs(_Args):
     path: str = Field(description="File path inside a write root.")
     old_string: str = Field(min_length=1, description="Exact text to replace, whitespace included.")
     new_string: str = Field(description="Replacement text.")
@@ -213,9 +213,7 @@ def edit_file(args: EditFileArgs, ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------- delete_file
 
 
-class DeleteFileArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DeleteFileArgs(_Args):
     path: str = Field(description="Path of a regular file inside a write root.")
 
 
@@ -233,9 +231,7 @@ def delete_file(args: DeleteFileArgs, ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------- list_directory
 
 
-class ListDirectoryArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ListDirectoryArgs(_Args):
     path: str = Field(".", description="Directory path, relative to the workspace; default the workspace.")
 
 
@@ -281,9 +277,7 @@ def list_directory(args: ListDirectoryArgs, ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------- glob_files
 
 
-class GlobFilesArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GlobFilesArgs(_Args):
     pattern: str = Field(
         description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, "
         "e.g. `src/**/*.py`."
@@ -375,9 +369,7 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------- grep_files
 
 
-class GrepFilesArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class GrepFilesArgs(_Args):
     pattern: str = Field(
         description="Regular expression searched in each line, RE2 syntax (Python-like; no backreferences "
         "or lookaround), at most 1000 characters."
