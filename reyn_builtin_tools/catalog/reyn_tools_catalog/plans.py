@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +15,8 @@ STEP_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 MIN_STEPS, MAX_STEPS = 2, 7
 # Tools a plan step may never name: planning inside a plan step would recurse without end.
 NOT_IN_STEPS = frozenset({"plan"})
+# A plan's goal and each step's description: some text, at most 2000 characters.
+_Text = Annotated[str, Field(min_length=1, max_length=2000)]
 
 
 class PlanStep(BaseModel):
@@ -26,9 +29,7 @@ class PlanStep(BaseModel):
         min_length=1,
         max_length=32,
     )
-    description: str = Field(
-        description="what this step does and what it produces", min_length=1, max_length=2000
-    )
+    description: _Text = Field(description="what this step does and what it produces")
     tools: list[str] = Field(
         default_factory=list,
         max_length=16,
@@ -46,7 +47,7 @@ class Plan(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    goal: str = Field(description="what the whole plan achieves", min_length=1, max_length=2000)
+    goal: _Text = Field(description="what the whole plan achieves")
     steps: list[PlanStep] = Field(
         min_length=MIN_STEPS, max_length=MAX_STEPS, description=f"{MIN_STEPS} to {MAX_STEPS} steps"
     )

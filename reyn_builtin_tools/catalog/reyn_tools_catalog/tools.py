@@ -51,6 +51,12 @@ PHASE_ONLY = ToolGates(router="deny", phase="allow")
 R = TypeVar("R")
 
 
+class _Args(BaseModel):
+    """The arguments of a catalog tool: a key the schema does not name is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
@@ -113,9 +119,7 @@ def describe_skill(name: str, ctx: ToolContext) -> dict[str, Any]:
     return _find(catalog_for(ctx).skills, "skill", name, "describe_skill", "/name").record()
 
 
-class InvokeSkillArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class InvokeSkillArgs(_Args):
     skill: str = Field(description="the skill's name (see list_skills)")
     input: dict[str, Any] = Field(
         default_factory=dict, description="the skill's input, matching its input schema"
@@ -184,9 +188,7 @@ def describe_agent(name: str, ctx: ToolContext) -> dict[str, Any]:
     return _find(catalog_for(ctx).agents, "agent", name, "describe_agent", "/name").record()
 
 
-class DelegateArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DelegateArgs(_Args):
     agent: str = Field(description="the agent's name (see list_agents)")
     task: str = Field(
         description="what the agent should do, with everything it needs to know",
@@ -246,9 +248,7 @@ async def _plan(args: Plan, ctx: ToolContext) -> Any:
 # --------------------------------------------------------------------------- ask_user
 
 
-class AskUserArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AskUserArgs(_Args):
     question: str = Field(
         description="the question, complete and self-contained", min_length=1, max_length=4000
     )
