@@ -243,6 +243,8 @@ class PhaseRunner:
     ) -> PhaseResult:
         retried = False
         output: PhaseOutput | None = None
+        # Why the run aborts when the loop ends without returning (out of steps, or a second bad reply).
+        error = f"the phase did not end within {self.max_steps} model calls"
         while step < self.max_steps:
             step += 1
             emit(self.on_event, "model_call", step=step, model=self.model, phase=self.name)
@@ -271,13 +273,8 @@ class PhaseRunner:
                 output = None
                 emit(self.on_event, "contract_error", step=step, feedback=feedback, retry=not retried)
                 if retried:
-                    return self._end(
-                        "abort",
-                        output=None,
-                        msgs=msgs,
-                        op_log=op_log,
-                        error=f"the model broke the phase output contract twice in a row: {feedback}",
-                    )
+                    error = f"the model broke the phase output contract twice in a row: {feedback}"
+                    break
                 retried = True
                 msgs.append(
                     {
@@ -297,13 +294,7 @@ class PhaseRunner:
             if suspended is not None:
                 return suspended
             msgs.append(_results_message(results))
-        return self._end(
-            "abort",
-            output=output,
-            msgs=msgs,
-            op_log=op_log,
-            error=f"the phase did not end within {self.max_steps} model calls",
-        )
+        return self._end("abort", output=output, msgs=msgs, op_log=op_log, error=error)
 
     def _transition_problem(self, output: PhaseOutput) -> str | None:
         """When next phases are declared, a transition must name one of them (else the feedback)."""
