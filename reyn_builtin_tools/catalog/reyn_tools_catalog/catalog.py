@@ -15,7 +15,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,17 +71,10 @@ class CatalogDiagnostic:
         return f"{self.code} {self.severity} {where}{self.message}{hint}"
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields of a core ``Diagnostic`` (plugin ``catalog``) plus ``path`` and ``line``."""
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "hint": self.hint,
-            "plugin": "catalog",
-            "tool": None,
-            "path": str(self.path) if self.path else None,
-            "line": self.line,
-        }
+        """Its own fields (``path`` as text) plus the rest of a core ``Diagnostic``: the severity,
+        plugin ``catalog``, no tool."""
+        path = str(self.path) if self.path else None
+        return {**asdict(self), "path": path, "severity": self.severity, "plugin": "catalog", "tool": None}
 
 
 @dataclass(frozen=True, slots=True)
