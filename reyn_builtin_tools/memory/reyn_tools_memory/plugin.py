@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from reyn_core import hookimpl
+from reyn_core import hookimpl, settings_as
 
 from .definitions import MEMORY_TOOLS
 from .settings import MemorySettings
@@ -32,6 +33,14 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
     from .diagnostics import diagnostics
 
     return diagnostics(settings)
+
+
+@hookimpl
+def reyn_load_inputs(settings: Any) -> dict[str, list[str]] | None:
+    """SQLite: the store file the diagnostics read (its schema version); PostgreSQL: None, since a
+    server's state is no file the render cache could check."""
+    s = settings_as(settings, MemorySettings)
+    return None if s.backend == "postgres" else {"paths": [str(s.db_path(Path.cwd()))]}
 
 
 @hookimpl

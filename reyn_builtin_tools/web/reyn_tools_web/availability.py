@@ -42,8 +42,8 @@ def search_problem(settings: WebSettings) -> str | None:
             'web_search backend "searxng" needs [plugins.web.settings.search.searxng] url = '
             '"https://your-searxng" (with the JSON format enabled on that instance)'
         )
-    if s.backend == "brave":
-        env = s.brave.api_key_env if s.brave else "BRAVE_API_KEY"
+    env = key_variable(settings)
+    if env is not None:
         if not os.environ.get(env):
             return (
                 f'web_search backend "brave" needs an API key in the environment variable ${env}; '
@@ -53,6 +53,14 @@ def search_problem(settings: WebSettings) -> str | None:
 
 
 _PROBLEMS = {"web_fetch": fetch_problem, "web_search": search_problem}
+
+
+def key_variable(settings: WebSettings) -> str | None:
+    """The environment variable ``web_search``'s availability reads: the Brave backend's API key."""
+    s = settings.search
+    if s.backend != "brave":
+        return None
+    return s.brave.api_key_env if s.brave else "BRAVE_API_KEY"
 
 
 def usable_settings(ctx: ToolContext | None, tool: str) -> WebSettings:
