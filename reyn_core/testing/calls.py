@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from reyn_core import ToolContext
 from reyn_core.host import ToolRegistry, dispatch_tool, phase_context, render_phase, render_router
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class Envelope(dict[str, Any]):
@@ -67,6 +69,20 @@ async def _as_coroutine(make: Callable[[], Awaitable[T]]) -> T:
     return await make()
 
 
+def _synchronous(acall: Callable[P, Awaitable[T]]) -> Callable[P, T]:
+    """The synchronous twin of the coroutine function ``acall`` (``arouter`` → ``router``): the same
+    arguments, run to completion with ``run_sync``."""
+
+    @functools.wraps(acall)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(lambda: acall(*args, **kwargs))
+
+    call.__name__ = acall.__name__.removeprefix("a")
+    call.__qualname__ = acall.__qualname__.removesuffix(acall.__name__) + call.__name__
+    call.__doc__ = f"Synchronous ``{acall.__name__}``."
+    return call
+
+
 class ToolCaller:
     """Calls tools of ``registry`` as the router or the phase would.
 
@@ -117,16 +133,7 @@ class ToolCaller:
         )
         return Envelope(envelope)
 
-    def router(
-        self,
-        name: str,
-        args: Mapping[str, Any] | str | None = None,
-        *,
-        ctx: ToolContext | None = None,
-        exclude: Iterable[str] = (),
-    ) -> Envelope:
-        """Synchronous ``arouter``."""
-        return run_sync(lambda: self.arouter(name, args, ctx=ctx, exclude=exclude))
+    router = _synchronous(arouter)
 
     def router_tools(self, ctx: ToolContext | None = None, *, exclude: Iterable[str] = ()) -> list[str]:
         """Names of the tools the router surface shows a model, in rendered order."""
@@ -159,16 +166,7 @@ class ToolCaller:
         )
         return Envelope(envelope)
 
-    def phase(
-        self,
-        name: str,
-        args: Mapping[str, Any] | str | None = None,
-        *,
-        allowed_ops: Iterable[str] | None = None,
-        ctx: ToolContext | None = None,
-    ) -> Envelope:
-        """Synchronous ``aphase``."""
-        return run_sync(lambda: self.aphase(name, args, allowed_ops=allowed_ops, ctx=ctx))
+    phase = _synchronous(aphase)
 
     def phase_ops(self, allowed_ops: Iterable[str], ctx: ToolContext | None = None) -> list[str]:
         """Op kinds the phase surface offers a model for ``allowed_ops``, in rendered order."""
