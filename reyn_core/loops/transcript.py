@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from reyn_core.loops.events import SurfaceEvent
@@ -31,6 +32,39 @@ def describe_envelope(envelope: Any, limit: int = 160) -> str:
 
 
 _INDENT = " " * len("  assistant> ")
+
+
+def _reply_label(continues: Any) -> str:
+    if continues is None:  # the reply was rejected
+        return ""
+    return " [ops run; the phase continues]" if continues else " [the phase ends]"
+
+
+def _phase_end(d: Mapping[str, Any], width: int) -> str:
+    tail = f" → {d['next_phase']}" if d.get("next_phase") else ""
+    err = f" ({d['error']})" if d.get("error") else ""
+    return f"  ■ phase ended: {d.get('status')}{tail}{err}"
+
+
+# The events shown as one line each: the line, from the event's data and the width of long values.
+_LINES: dict[str, Callable[[Mapping[str, Any], int], str]] = {
+    "tool_call": lambda d, w: f"  → {d.get('name')}({short(d.get('arguments', ''), w)})",
+    "tool_result": lambda d, w: f"  ← {d.get('name')}: {describe_envelope(d.get('envelope'), w)}",
+    "pending": lambda d, w: f"  ⏸ deferred: {', '.join(d.get('calls', []))} (the host finishes these later)",
+    "turn_limit": lambda d, w: f"  ⏹ turn limit reached ({d.get('turns')} turns)",
+    "phase_reply": lambda d, w: (
+        f"  model reply{_reply_label(d.get('continues'))}> {short(d.get('raw', ''), w)}"
+    ),
+    "contract_error": lambda d, w: (
+        "  ✗ contract violation "
+        f"({'sent back to the model' if d.get('retry') else 'second failure: the phase aborts'}): "
+        f"{short(d.get('feedback', ''), w)}"
+    ),
+    "op": lambda d, w: f"  op → {d.get('op')}({short(d.get('args', {}), w)})",
+    "op_result": lambda d, w: f"  op ← {d.get('op')}: {describe_envelope(d.get('envelope'), w)}",
+    "suspended": lambda d, w: f"  ⏸ waiting for the user: {short(d.get('question'), w)}",
+    "phase_end": _phase_end,
+}
 
 
 class Transcript:
@@ -73,32 +107,5 @@ class Transcript:
             elif self._streaming:
                 self.out.write("\n")
                 self._streaming = False
-        elif kind == "tool_call":
-            self.line(f"  → {d.get('name')}({short(d.get('arguments', ''), self.width)})")
-        elif kind == "tool_result":
-            self.line(f"  ← {d.get('name')}: {describe_envelope(d.get('envelope'), self.width)}")
-        elif kind == "pending":
-            self.line(f"  ⏸ deferred: {', '.join(d.get('calls', []))} (the host finishes these later)")
-        elif kind == "turn_limit":
-            self.line(f"  ⏹ turn limit reached ({d.get('turns')} turns)")
-        elif kind == "phase_reply":
-            continues = d.get("continues")
-            label = (
-                ""
-                if continues is None
-                else (" [ops run; the phase continues]" if continues else " [the phase ends]")
-            )
-            self.line(f"  model reply{label}> {short(d.get('raw', ''), self.width)}")
-        elif kind == "contract_error":
-            action = "sent back to the model" if d.get("retry") else "second failure: the phase aborts"
-            self.line(f"  ✗ contract violation ({action}): {short(d.get('feedback', ''), self.width)}")
-        elif kind == "op":
-            self.line(f"  op → {d.get('op')}({short(d.get('args', {}), self.width)})")
-        elif kind == "op_result":
-            self.line(f"  op ← {d.get('op')}: {describe_envelope(d.get('envelope'), self.width)}")
-        elif kind == "suspended":
-            self.line(f"  ⏸ waiting for the user: {short(d.get('question'), self.width)}")
-        elif kind == "phase_end":
-            tail = f" → {d['next_phase']}" if d.get("next_phase") else ""
-            err = f" ({d['error']})" if d.get("error") else ""
-            self.line(f"  ■ phase ended: {d.get('status')}{tail}{err}")
+        elif kind in _LINES:
+            self.line(_LINES[kind](d, self.width))
