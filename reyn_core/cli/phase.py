@@ -50,6 +50,18 @@ class PhaseFile(BaseModel):
     api_base: str | None = None
 
 
+RUNNER_OPTIONS = {
+    "allowed_ops",
+    "name",
+    "instructions",
+    "artifact_type",
+    "next_phases",
+    "max_steps",
+    "structured",
+}
+"""The phase file's keys that are ``PhaseRunner`` options of the same name, passed to it as they are."""
+
+
 def read_phase_file(path: Path) -> PhaseFile:
     """Parse and validate a phase file; ``ReynError`` naming the file and each bad key otherwise."""
     if sys.version_info >= (3, 11):
@@ -136,15 +148,9 @@ def run(args: argparse.Namespace) -> int:
         registry,
         model=model,
         ctx=ToolContext(surface="phase", agent="cli", workspace=Path(args.workspace).resolve()),
-        allowed_ops=spec.allowed_ops,
         client=LiteLLMClient(api_base=api_base, api_key=api_key),
-        name=spec.name,
-        instructions=spec.instructions,
-        artifact_type=spec.artifact_type,
-        next_phases=spec.next_phases,
-        max_steps=spec.max_steps,
-        structured=spec.structured,
         on_event=transcript,
+        **spec.model_dump(include=RUNNER_OPTIONS),
     )
     check_allowed_ops(runner, args.file, from_file=spec.allowed_ops is not None)
     transcript.line(
