@@ -7,6 +7,10 @@ Layer 2 ``operator`` — the profile: plugin tools master switch, per-plugin sur
 Layer 3 ``call``     — exclusions of this call, phase ``allowed_ops``, the per-agent allowlist and the
                        tool's own ``available(ctx)``.
 A tool whose handler is None is hidden on every surface (layer ``runtime``).
+
+``check`` evaluates every layer; ``ToolGate`` is the same evaluation for one tool of a frozen registry
+snapshot, with the layers the snapshot fixes (role, operator, runtime) decided once per surface and
+the call layer evaluated on every call — the dispatcher's per-call check.
 """
 
 from __future__ import annotations
@@ -53,6 +57,14 @@ class PluginPolicy:
     include: frozenset[str] | None = None
     exclude: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        # Frozen sets, copied: the dispatcher decides layer 2 once per registry snapshot, so a set the
+        # host keeps and changes later must not change this policy (and a bare string is refused).
+        for name in ("surfaces", "include", "exclude"):
+            value = getattr(self, name)
+            if value is not None and type(value) is not frozenset:
+                object.__setattr__(self, name, frozenset(as_names(value, name)))
+
 
 @dataclass(frozen=True, slots=True)
 class OperatorPolicy:
@@ -70,11 +82,25 @@ class OperatorPolicy:
 
     def __post_init__(self) -> None:
         # A read-only copy: `policy.plugins.clear()` must not lift layer-2 narrowing afterwards.
-        object.__setattr__(self, "plugins", MappingProxyType(dict(self.plugins)))
+        object.__setattr__(
+            self, "plugins", MappingProxyType({k: _plugin_policy(k, p) for k, p in self.plugins.items()})
+        )
         object.__setattr__(
             self, "default_allowed_ops", as_names(self.default_allowed_ops, "default_allowed_ops")
         )
         object.__setattr__(self, "router_exclude", frozenset(as_names(self.router_exclude, "router_exclude")))
+
+
+def _plugin_policy(plugin: str, policy: PluginPolicy) -> PluginPolicy:
+    """``policy`` as exactly a ``PluginPolicy`` (a subclass is copied: layer 2 is decided once per
+    registry snapshot, so nothing may compute it later); anything else is refused here."""
+    if type(policy) is PluginPolicy:
+        return policy
+    if not isinstance(policy, PluginPolicy):
+        raise TypeError(
+            f"the operator policy of plugin {plugin!r} must be a PluginPolicy, not {type(policy).__name__}"
+        )
+    return PluginPolicy(policy.surfaces, policy.include, policy.exclude)
 
 
 NO_POLICY = OperatorPolicy()
@@ -134,8 +160,55 @@ def check(
         ctx = registry.context_for(tool, ctx)
     if type(exclude) is not frozenset:
         exclude = frozenset(as_names(exclude, "exclude"))
+    _require_known(surface)
+    refused = _tool_layers(tool, surface, operator, original_names)
+    if refused is not None:
+        return refused
+    return _call_layer(tool, surface, ctx, operator, exclude, allowed_ops)
+
+
+class ToolGate:
+    """``check`` for one tool of one registry snapshot, prepared for the dispatcher's every call.
+
+    The role, operator and runtime layers read only the tool and the snapshot's operator policy and
+    original names, all immutable (frozen dataclasses, frozen sets, read-only copies), so they are
+    decided once per surface when the gate is made. The call layer reads the call — ``exclude``,
+    ``allowed_ops``, the context's caller state and per-agent allowlist, ``available(ctx)`` — and is
+    evaluated on every call by the same function ``check`` uses. Nothing is decided from a cache that
+    a call's own inputs could change.
+    """
+
+    __slots__ = ("_by_surface", "_operator", "_tool")
+
+    def __init__(
+        self, tool: ToolDefinition, operator: OperatorPolicy, original_names: Mapping[str, str]
+    ) -> None:
+        self._tool = tool
+        self._operator = operator
+        self._by_surface = {s: _tool_layers(tool, s, operator, original_names) for s in SURFACES}
+
+    def check(
+        self, surface: str, ctx: ToolContext, exclude: frozenset[str], allowed_ops: tuple[str, ...] | None
+    ) -> Decision:
+        """What ``check(tool, surface, ctx, registry=..., exclude=..., allowed_ops=...)`` decides, for
+        a ``ctx`` that already carries the tool's plugin settings (``registry.context_for``)."""
+        _require_known(surface)
+        refused = self._by_surface[surface]
+        if refused is not None:
+            return refused
+        return _call_layer(self._tool, surface, ctx, self._operator, exclude, allowed_ops)
+
+
+def _require_known(surface: str) -> None:
     if surface not in SURFACES:  # an unknown surface would skip the surface-specific layer-3 checks
         raise ValueError(f"unknown surface {surface!r}; use one of {list(SURFACES)}")
+
+
+def _tool_layers(
+    tool: ToolDefinition, surface: str, operator: OperatorPolicy, original_names: Mapping[str, str] | None
+) -> Decision | None:
+    """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
+    None when they admit it. Reads nothing of the call."""
     # layer 1 — role
     if not tool.gates.allows(surface):
         return Decision(
@@ -172,8 +245,19 @@ def check(
     # runtime — nothing to run
     if tool.handler is None:
         return Decision(False, "runtime", f"tool {tool.name!r} has no handler in this installation")
+    return None
 
-    # layer 3 — call
+
+def _call_layer(
+    tool: ToolDefinition,
+    surface: str,
+    ctx: ToolContext,
+    operator: OperatorPolicy,
+    exclude: frozenset[str],
+    allowed_ops: Iterable[str] | None,
+) -> Decision:
+    """Layer 3, from this call's inputs: ``exclude``, ``allowed_ops``, the caller state and per-agent
+    allowlist ``ctx`` carries, and the tool's own ``available(ctx)``."""
     if tool.name in exclude:
         return Decision(False, "call", f"tool {tool.name!r} is excluded for this call")
     rs = ctx.router_state

@@ -221,7 +221,8 @@ class ArgumentCheck:
         if plan.null_optionals and None in parsed.values():
             parsed = without_null_optionals(parsed, plan.null_optionals)
         try:
-            validated = plan.model.model_validate(parsed, strict=True)
+            # ``model_validate(parsed, strict=True)`` without its wrapper's own frame
+            validated = plan.model.__pydantic_validator__.validate_python(parsed, strict=True)
         except ValidationError:
             return None
         kwargs: dict[str, Any]

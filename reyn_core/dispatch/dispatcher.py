@@ -14,12 +14,19 @@ import time
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import gates
 from ..calls import NO_HOOKS, ToolCall, ToolCallOutcome
 from ..context import ToolContext, as_names
-from ..errors import ToolCancelled, ToolError, ToolExecutionError, ToolGateRefused, ToolRuntimeMissing
+from ..errors import (
+    ArgumentProblem,
+    ToolCancelled,
+    ToolError,
+    ToolExecutionError,
+    ToolGateRefused,
+    ToolRuntimeMissing,
+)
 from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..tool import ToolDefinition
@@ -27,64 +34,113 @@ from ..validation import parse_arguments
 from .arguments import ArgumentCheck
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
-from .runner import describe, run_handler
+from .runner import describe, handler_exit, run_handler
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 # --------------------------------------------------------------------------- per-snapshot caches
+
+
+@dataclass(slots=True)
+class _PreparedTool:
+    """One tool as the dispatcher calls it in one registry snapshot (made at its first call).
+
+    ``gate`` decides the layers the snapshot fixes once and the call layer on every call; it is None
+    for a registry that is not exactly a ``ToolRegistry`` (its policy is not known to be frozen), whose
+    calls run ``gates.check`` in full. ``plain``: the snapshot has no plugin settings for the tool, so
+    ``context_for`` would return the caller's context unchanged. ``shape`` stays None until the
+    handler resolves (an unimportable handler is retried on every call).
+
+    Nothing here holds a caller's context: a context may hold the registry (``extras``), and this
+    cache must not keep its own snapshot alive."""
+
+    tool: ToolDefinition
+    gate: gates.ToolGate | None
+    check: ArgumentCheck
+    plain: bool
+    shape: CallShape | None = None
 
 
 @dataclass(slots=True)
 class _SnapshotCache:
     """What the dispatcher prepared for one registry snapshot, by tool name (filled lazily)."""
 
-    checks: dict[str, ArgumentCheck] = field(default_factory=dict)
-    shapes: dict[str, CallShape] = field(default_factory=dict)
+    tools: dict[str, _PreparedTool] = field(default_factory=dict)
 
 
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_CALL: Any = None  # the ``call`` of a registry without hooks: never read
 _CACHES: weakref.WeakKeyDictionary[ToolRegistry, _SnapshotCache] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
+# The snapshot of the latest call and its cache: a host dispatches against one registry at a time,
+# and this skips the weak-key lookup. A weak reference, so it keeps no registry alive.
+_latest: tuple[weakref.ref[ToolRegistry], _SnapshotCache] | None = None
 
 
 def _cache(registry: ToolRegistry) -> _SnapshotCache:
+    global _latest
+    latest = _latest
+    if latest is not None and latest[0]() is registry:
+        return latest[1]
     cache = _CACHES.get(registry)
     if cache is None:
         with _CACHE_LOCK:
             cache = _CACHES.setdefault(registry, _SnapshotCache())
+    _latest = (weakref.ref(registry), cache)
     return cache
 
 
-def _argument_check(cache: _SnapshotCache, tool: ToolDefinition) -> ArgumentCheck:
-    check = cache.checks.get(tool.name)
-    if check is None:
-        check = cache.checks[tool.name] = ArgumentCheck(tool.parameters)
-    return check
+def _prepare(cache: _SnapshotCache, registry: ToolRegistry, tool: ToolDefinition) -> _PreparedTool:
+    gate, plain = None, False
+    if type(registry) is ToolRegistry:  # frozen: its policy, names and settings cannot change
+        gate = gates.ToolGate(tool, registry.operator, registry.original_names)
+        plain = registry.settings_for(tool) is None
+    prepared = _PreparedTool(tool, gate, ArgumentCheck(tool.parameters), plain)
+    return cache.tools.setdefault(tool.name, prepared)
 
 
-def _shape(cache: _SnapshotCache, tool: ToolDefinition) -> CallShape:
-    shape = cache.shapes.get(tool.name)
+def _call_context(
+    prepared: _PreparedTool, registry: ToolRegistry, ctx: ToolContext, surface: str
+) -> ToolContext:
+    """``ctx`` as the tool sees it: with its plugin's settings, on the surface of this call."""
+    if prepared.plain and ctx.surface == surface:
+        return ctx
+    call_ctx = registry.context_for(prepared.tool, ctx)
+    if call_ctx.surface != surface:
+        call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
+    return call_ctx
+
+
+def _shape(prepared: _PreparedTool) -> CallShape:
+    shape = prepared.shape
     if shape is None:
-        shape = cache.shapes[tool.name] = resolve_handler(tool)
+        shape = prepared.shape = resolve_handler(prepared.tool)
     return shape
+
+
+# Argument values that nest nothing: a dict of only these is within any depth bound.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _parse(args: Any) -> tuple[Any, list[ArgumentProblem]]:
+    """``parse_arguments(args)``, answered at once for a plain dict of scalars (what it returns then)."""
+    if type(args) is dict:
+        for value in args.values():
+            if type(value) not in _SCALARS:
+                break
+        else:
+            return args, []
+    return parse_arguments(args)
 
 
 # --------------------------------------------------------------------------- invoke
 
 
-def _require_allowed(
-    registry: ToolRegistry,
-    tool: ToolDefinition,
-    surface: str,
-    ctx: ToolContext,
-    exclude: frozenset[str],
-    allowed_ops: Iterable[str] | None,
-) -> None:
-    decision = gates.check(tool, surface, ctx, registry=registry, exclude=exclude, allowed_ops=allowed_ops)
-    if decision.allowed:
-        return
+def _refusal(tool: ToolDefinition, surface: str, decision: gates.Decision) -> ToolError:
     if decision.layer == "runtime":
-        raise ToolRuntimeMissing(decision.reason, tool=tool.name)
-    raise ToolGateRefused(
+        return ToolRuntimeMissing(decision.reason, tool=tool.name)
+    return ToolGateRefused(
         f"tool {tool.name!r} is refused on the {surface} surface ({decision.layer} gate): {decision.reason}",
         tool=tool.name,
         layer=decision.layer,
@@ -134,13 +190,15 @@ async def invoke_tool(
         exclude = _NO_NAMES if exclude == () else frozenset(as_names(exclude, "exclude"))
     if allowed_ops is not None:
         allowed_ops = as_names(allowed_ops, "allowed_ops")
-    tool = registry.get(name)
+    cache = _cache(registry)
+    prepared = cache.tools.get(name) if type(name) is str else None
+    if prepared is None:
+        prepared = _prepare(cache, registry, registry.get(name))
+    tool = prepared.tool
     hooks = registry.hooks or NO_HOOKS
-    call_ctx = registry.context_for(tool, ctx)
-    if call_ctx.surface != surface:
-        call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
+    call_ctx = _call_context(prepared, registry, ctx, surface)
     started = time.perf_counter()
-    parsed, problems = parse_arguments(args)
+    parsed, problems = _parse(args)
     # What the policy hooks see; built only when there are hooks (the common host has none).
     call = (
         ToolCall(tool, parsed if isinstance(parsed, Mapping) else {}, call_ctx, surface)
@@ -148,31 +206,43 @@ async def invoke_tool(
         else _NO_CALL
     )
     try:
-        _require_allowed(
-            registry, tool, surface, call_ctx, exclude, allowed_ops
-        )  # available() sees this surface
-        cache = _cache(registry)
-        check = _argument_check(cache, tool)
-        shape = cache.shapes.get(tool.name)
+        # the gates again (available() sees this surface)
+        gate = prepared.gate
+        if gate is not None:
+            decision = gate.check(surface, call_ctx, exclude, allowed_ops)
+        else:
+            decision = gates.check(
+                tool, surface, call_ctx, registry=registry, exclude=exclude, allowed_ops=allowed_ops
+            )
+        if not decision.allowed:
+            raise _refusal(tool, surface, decision)
+        check = prepared.check
+        shape = prepared.shape
         kwargs = None
         if not problems and check.single_undecided_or_eligible:
             if shape is None:
                 try:
-                    shape = _shape(cache, tool)
+                    shape = _shape(prepared)
                 except ToolError:  # reported in the full path's order (after argument problems)
                     shape = None
             if shape is not None:
                 kwargs = check.single(shape, parsed, call_ctx)
         if kwargs is None:  # the full path: schema validator, then pydantic binding
             validated = check.validate(tool, parsed, problems)
-            shape = _shape(cache, tool)
+            shape = _shape(prepared)
             if hooks.before:
                 await run_before(hooks, call)
             kwargs = check.bind(shape, tool, validated, call_ctx)
         elif hooks.before:
             await run_before(hooks, call)
         assert shape is not None  # both paths resolved it
-        result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
+        if shape.is_async and tool.timeout_s is None:  # the common case, awaited here
+            try:
+                result = await shape.fn(**kwargs)
+            except SystemExit as exc:
+                raise handler_exit(exc) from None
+        else:
+            result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
     except ToolError as exc:
         exc.tool = exc.tool or tool.name
         await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
@@ -195,26 +265,30 @@ async def invoke_tool(
     return result
 
 
+class CallOptions(TypedDict, total=False):
+    """``invoke_tool``'s keyword options, which ``dispatch_tool`` passes on."""
+
+    surface: str | None
+    exclude: Iterable[str]
+    allowed_ops: Iterable[str] | None
+
+
 async def dispatch_tool(
     registry: ToolRegistry,
     name: str,
     args: Mapping[str, Any] | str | bytes | None,
     ctx: ToolContext,
-    *,
-    surface: str | None = None,
-    exclude: Iterable[str] = (),
-    allowed_ops: Iterable[str] | None = None,
+    **options: Unpack[CallOptions],
 ) -> dict[str, Any]:
-    """``invoke_tool`` for model-facing surfaces: never raises for a tool failure.
+    """``invoke_tool`` (with the same ``surface`` / ``exclude`` / ``allowed_ops``) for model-facing
+    surfaces: never raises for a tool failure.
 
     Returns ``{"status": "ok", "data": <JSON-safe result>}`` or
     ``{"status": "error", "error": {"kind": ..., "message": ...}}`` (plus ``layer`` for gate refusals
     and ``errors`` with JSON pointers for invalid arguments). No tracebacks reach the model.
     """
     try:
-        result = await invoke_tool(
-            registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops
-        )
+        result = await invoke_tool(registry, name, args, ctx, **options)
     except ToolError as exc:
         return exc.to_envelope()
     try:

@@ -25,11 +25,16 @@ def describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, HandlerExit) else describe_exception(exc)
 
 
+def handler_exit(exc: SystemExit) -> HandlerExit:
+    """What a handler's ``sys.exit()`` becomes (raise it ``from None``)."""
+    return HandlerExit(f"the handler called sys.exit({exc.code!r})")
+
+
 async def _contain_exit(awaitable: Awaitable[Any]) -> Any:
     try:
         return await awaitable
     except SystemExit as exc:
-        raise HandlerExit(f"the handler called sys.exit({exc.code!r})") from None
+        raise handler_exit(exc) from None
 
 
 async def within(awaitable: Awaitable[Any], tool: ToolDefinition) -> Any:
@@ -90,12 +95,10 @@ def _in_daemon_thread(
 async def run_handler(
     fn: Callable[..., Any], is_async: bool, tool: ToolDefinition, kwargs: dict[str, Any]
 ) -> Any:
-    """Call ``fn(**kwargs)``: awaited when async, else in a worker thread; under the tool's timeout."""
-    if is_async and tool.timeout_s is None:  # the common case, without the wrapping coroutines
-        try:
-            return await fn(**kwargs)
-        except SystemExit as exc:
-            raise HandlerExit(f"the handler called sys.exit({exc.code!r})") from None
+    """Call ``fn(**kwargs)``: awaited when async, else in a worker thread; under the tool's timeout.
+
+    (The dispatcher awaits an async handler without a timeout itself, containing ``sys.exit()`` with
+    ``handler_exit``: the common case, without this coroutine's frame.)"""
     if is_async:
         return await within(fn(**kwargs), tool)
     if tool.timeout_s is None:

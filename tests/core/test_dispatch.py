@@ -100,6 +100,12 @@ async def exits_async() -> None:
     sys.exit(4)
 
 
+@tool(cluster="boom", purity="read_only")
+async def exits_async_untimed() -> None:
+    """Call sys.exit from a coroutine without a timeout (awaited by the dispatcher itself)."""
+    sys.exit(5)
+
+
 UNIMPORTABLE = ToolDefinition(
     name="unimportable",
     description="Its module is not installed.",
@@ -145,6 +151,7 @@ ALL = [
     wait_forever_timed,
     exits,
     exits_async,
+    exits_async_untimed,
     UNIMPORTABLE,
     shapes,
     loop,
@@ -330,7 +337,7 @@ async def test_unimportable_handler_raises_runtime_missing_every_time(registry: 
             await invoke_tool(registry, "unimportable", {}, ToolContext())
 
 
-@pytest.mark.parametrize("name", ["exits", "exits_async"])
+@pytest.mark.parametrize("name", ["exits", "exits_async", "exits_async_untimed"])
 async def test_handler_calling_sys_exit_is_an_execution_error_not_a_host_exit(
     registry: ToolRegistry, name: str
 ) -> None:
@@ -463,3 +470,28 @@ async def test_an_integer_too_long_to_parse_is_invalid_arguments_not_a_crash() -
     env = await dispatch_tool(registry, "take", '{"n": ' + "9" * 5000 + "}", ToolContext())
     assert env["error"]["kind"] == "invalid_arguments" and "cannot be read" in env["error"]["message"]
     assert (await dispatch_tool(registry, "take", '{"n": 5}', ToolContext())) == {"status": "ok", "data": 5}
+
+
+@pytest.mark.parametrize("plugin_settings", [None, {"on": True}])
+async def test_a_registry_a_context_carries_is_not_kept_alive_by_the_dispatcher(
+    plugin_settings: dict[str, Any] | None,
+) -> None:
+    """Hosts hand the catalog pack its registry in ``ctx.extras``; once the host drops both, the
+    dispatcher's per-snapshot caches must not keep that registry (and so themselves) alive."""
+    import gc
+    import weakref
+
+    from reyn_core import ToolOrigin
+
+    builder = RegistryBuilder(settings={"p": plugin_settings} if plugin_settings else None)
+    builder.register(add, origin=ToolOrigin(kind="plugin", plugin_id="p"))
+    registry = builder.freeze()
+    ctx = ToolContext(surface="router", extras={"registry": registry})
+    for surface in ("router", "mcp"):
+        assert (await dispatch_tool(registry, "add", {"a": 1, "b": 2}, ctx, surface=surface))[
+            "status"
+        ] == "ok"
+    gone = weakref.ref(registry)
+    del registry, ctx, builder
+    gc.collect()
+    assert gone() is None

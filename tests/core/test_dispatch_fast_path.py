@@ -356,3 +356,59 @@ def test_a_keyword_handler_gets_its_annotated_types() -> None:
     registry = builder.freeze()
     assert asyncio.run(invoke_tool(registry, "kw", {"n": 2, "x": 3}, CTX)) == [2, 3.0, "float"]
     assert asyncio.run(invoke_tool(registry, "kw", {"n": 2.0}, CTX)) == [2, 1.0, "float"]
+
+
+class Deferred(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+    path: str
+    limit: int = Field(20, ge=1)
+
+
+@tool(name="deferred")
+async def deferred(args: Deferred) -> list[Any]:
+    """Echo."""
+    return [args.path, args.limit]
+
+
+def test_a_model_whose_build_is_deferred_takes_the_single_path() -> None:
+    assert single_validation_plan(Deferred, deferred.parameters) is not None
+    assert call(deferred, {"path": "p"}) == {"status": "ok", "data": ["p", 20]}
+    assert call(deferred, {"path": "p", "limit": 0})["error"]["kind"] == "invalid_arguments"
+
+
+# ---------------------------------------------------------------------------- parsing a dict of scalars
+
+
+class Sneaky(str):
+    """A string subclass: not exactly a scalar type, so the dispatcher leaves it to ``parse_arguments``."""
+
+
+ARGUMENT_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True)
+    | st.text(max_size=3)
+    | st.builds(Sneaky, st.text(max_size=2)),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(args=st.dictionaries(st.text(max_size=3), ARGUMENT_VALUES, max_size=4))
+def test_the_dispatchers_parse_of_a_dict_is_parse_arguments(args: dict[str, Any]) -> None:
+    from reyn_core.dispatch.dispatcher import _parse
+
+    assert _parse(args) == parse_arguments(args)
+    assert _parse(args)[0] is parse_arguments(args)[0] or _parse(args)[0] is None
+
+
+def test_a_dict_nested_past_the_bound_is_still_refused() -> None:
+    from reyn_core.dispatch.dispatcher import _parse
+
+    deep: dict[str, Any] = {"a": 1}
+    for _ in range(70):
+        deep = {"a": deep}
+    assert _parse(deep) == parse_arguments(deep) == (None, parse_arguments(deep)[1])
+    assert parse_arguments(deep)[1]
