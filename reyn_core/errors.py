@@ -26,7 +26,11 @@ from typing import Any
 
 
 class ReynError(Exception):
-    """Base of every exception Reyn raises on purpose."""
+    """Base of every exception Reyn raises on purpose; ``message`` says what went wrong (as ``str``)."""
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        super().__init__(message, *args)
+        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +56,6 @@ class ToolError(ReynError):
 
     def __init__(self, message: str, *, tool: str | None = None) -> None:
         super().__init__(message)
-        self.message = message
         self.tool = tool
 
     def to_envelope(self) -> dict[str, object]:
@@ -149,7 +152,6 @@ class ToolRegistrationError(ReynError):
     def __init__(self, code: str, message: str, *, tool: str | None = None, hint: str = "") -> None:
         super().__init__(message)
         self.code = code
-        self.message = message
         self.tool = tool
         self.hint = hint
 
@@ -166,7 +168,6 @@ class PhaseOutputError(ReynError):
 
     def __init__(self, message: str, problems: Sequence[ArgumentProblem] = ()) -> None:
         super().__init__(message)
-        self.message = message
         self.problems = tuple(problems)
 
     def feedback(self) -> str:
@@ -206,7 +207,6 @@ class ProfileError(ReynError):
 
     def __init__(self, message: str, *, key: str | None = None, file: str | None = None) -> None:
         super().__init__(message)
-        self.message = message
         self.key = key
         self.file = file
 
@@ -226,7 +226,6 @@ class LLMCallError(ReynError):
 
     def __init__(self, message: str, *, model: str, kind: str = "", status_code: int | None = None) -> None:
         super().__init__(message)
-        self.message = message
         self.model = model
         self.kind = kind
         self.status_code = status_code
