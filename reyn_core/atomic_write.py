@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` so a reader sees the old bytes or the new ones, never a mix; a crash
     leaves no partial file. Raises ``OSError`` (nothing is left behind)."""
+    import tempfile  # here, not at import: importing it costs more than most callers' whole read path
+
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:

@@ -10,14 +10,17 @@ Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as 
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ReynError
 from .global_options import scan_global_options
+
+if TYPE_CHECKING:
+    import argparse
 
 # Built-in command name -> module, in help order. Each module defines register(subparsers, common).
 COMMANDS: dict[str, str] = {
@@ -50,6 +53,8 @@ COMMON_DEFAULTS: dict[str, object] = {
 
 def add_profile_options(p: argparse.ArgumentParser) -> None:
     """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
+    import argparse  # here, not at import: a replayed render (render_cache) builds no parser
+
     p.add_argument(
         "--profile",
         default=argparse.SUPPRESS,
@@ -69,6 +74,8 @@ def common_parser() -> argparse.ArgumentParser:
     defaults are suppressed so a nested parser never resets a value given earlier, and ``main``
     fills in ``COMMON_DEFAULTS`` afterwards.
     """
+    import argparse
+
     common = argparse.ArgumentParser(add_help=False)
     add_profile_options(common)
     common.add_argument(
@@ -86,6 +93,8 @@ def common_parser() -> argparse.ArgumentParser:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
+    import argparse
+
     common = common_parser()
     parser = argparse.ArgumentParser(
         prog="reyn",
@@ -114,17 +123,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reyn`` console script. Returns the exit code."""
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
-        command = scan_global_options(args_list).command
+        options = scan_global_options(args_list)
+        command = options.command
         if command is not None and command not in COMMANDS and command != "help":
             from .plugin_commands import run_plugin_command
 
             return run_plugin_command(args_list)
-        parser = build_parser(command)
-        args = parser.parse_args(args_list)
-        for key, value in COMMON_DEFAULTS.items():
-            if not hasattr(args, key):
-                setattr(args, key, value)
-        return int(args.func(args) or 0)
+        if command == "tools":
+            from . import render_cache  # `tools render` may replay a stored run instead of loading
+
+            if render_cache.applies(args_list, command, options.args):
+                return render_cache.run_cached(
+                    args_list, options.profile_file, lambda: _run_builtin(args_list, command)
+                )
+        return _run_builtin(args_list, command)
     except ReynError as exc:
         print(f"reyn: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
@@ -146,6 +158,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+
+
+def _run_builtin(args_list: list[str], command: str | None) -> int:
+    parser = build_parser(command)
+    args = parser.parse_args(args_list)
+    for key, value in COMMON_DEFAULTS.items():
+        if not hasattr(args, key):
+            setattr(args, key, value)
+    return int(args.func(args) or 0)
 
 
 def _one_line(exc: BaseException) -> str:

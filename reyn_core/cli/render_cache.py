@@ -1,0 +1,271 @@
+"""The render cache: ``reyn tools render`` replayed without loading while nothing it depends on changed.
+
+A warm render spends nearly all its time importing and building what the load needs (pydantic's
+model machinery, the profile's and the packs' settings models, the plugin modules) to print the
+bytes it printed last time. When every enabled plugin declares what its load reads
+(``reyn_load_inputs``), a successful run's output — stdout, stderr, exit code 0 — is stored under
+the user cache dir, and a later run replays it when every input is the same (``render_inputs``: the
+command line, directory, interpreter and import path, the environment that matters, the profile's
+bytes, reyn-core's and each plugin's verified digest, the declared variables and paths). All of it
+is checked again on every run; an entry that is missing, unreadable, corrupt, foreign or different
+is a miss that loads as usual, never an error.
+
+Never stored: a run with an ``[audit] log`` (its state is reported), ``[lock] verify = "full"`` (it
+asks for re-hashing on every load), a plugin that declares nothing (the default for third-party
+plugins), an input that changed during the run or less than two seconds before it, and any run
+that failed. ``REYN_RENDER_CACHE=off`` or ``--no-cache`` turns the cache off;
+``REYN_RENDER_CACHE=trace`` says on stderr what it did and why.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from reyn_core.cli import render_inputs as inputs
+from reyn_core.cli.render_inputs import NotCacheable
+
+ENTRIES_DIR = "renders"
+MAX_ENTRIES = 64
+"""The oldest entries beyond this many are deleted when one is written."""
+MAX_ENTRY_BYTES = 32 * 1024 * 1024
+
+
+def applies(argv: Sequence[str], command: str | None, words: Sequence[str]) -> bool:
+    """Whether this command line may use the cache: ``tools render`` without help or ``--no-cache``,
+    and the cache not switched off."""
+    if os.environ.get(inputs.SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
+        return False
+    return (
+        command == "tools"
+        and bool(words)
+        and words[0] == "render"
+        and not {"-h", "--help", "--no-cache"} & set(argv)
+    )
+
+
+def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], int]) -> int:
+    """Replay the stored output of ``argv`` when every input is unchanged, else ``run()`` it and store
+    its output when it may be replayed later. Returns the exit code."""
+    trace = os.environ.get(inputs.SWITCH, "").strip().lower() == "trace"
+    try:
+        before = inputs.world(argv, profile_file)
+        entry = _entry_path(argv)
+        replayed = _replay(entry, before)
+    except NotCacheable as exc:
+        _trace(trace, f"not used: {exc}")
+        return run()
+    except Exception as exc:  # the cache only saves time: it never stops a render
+        _trace(trace, f"not used: {type(exc).__name__}: {exc}")
+        return run()
+    if replayed is not None:
+        _trace(trace, f"replayed {entry.name}")
+        return replayed
+    from reyn_core.cli.loading import observe_loads
+
+    with _captured() as (out, err), observe_loads() as loads:
+        code = run()
+    try:
+        if out.bypassed or err.bypassed:
+            raise NotCacheable("something wrote to stdout or stderr around sys.stdout / sys.stderr")
+        _store(entry, argv, profile_file, before, loads, out.kept.getvalue(), err.kept.getvalue(), code)
+    except NotCacheable as exc:
+        _trace(trace, f"loaded; not stored: {exc}")
+    except Exception as exc:  # e.g. the cache folder cannot be written
+        _trace(trace, f"loaded; not stored: {type(exc).__name__}: {exc}")
+    else:
+        _trace(trace, f"loaded; stored {entry.name}")
+    return code
+
+
+def _trace(enabled: bool, message: str) -> None:
+    if enabled:
+        print(f"reyn: render cache: {message}", file=sys.stderr)
+
+
+def _entry_path(argv: Sequence[str]) -> Path:
+    from reyn_core.loading.userdirs import user_cache_dir
+
+    name = inputs.sha256_hex(inputs.canonical([inputs.FORMAT, sys.executable, os.getcwd(), list(argv)]))
+    return user_cache_dir() / ENTRIES_DIR / f"{name[:32]}.json"
+
+
+def _digest(salt: str, recorded: dict[str, Any], stdout: str, stderr: str) -> str:
+    """The hash of every input of an entry and of its output (a corrupt entry is a miss), salted so
+    that no value (an API key in a declared variable) can be recovered from it by guessing."""
+    return inputs.sha256_hex(bytes.fromhex(salt) + inputs.canonical([recorded, stdout, stderr]))
+
+
+def _current(before: dict[str, Any], plugins: list[list[str]], env: list[str], paths: list[str]) -> Any:
+    return {
+        "world": before,
+        "plugins": {pid: inputs.plugin_digest(pid, dist) for pid, dist in plugins},
+        "env": inputs.env_values(env),
+        "paths": inputs.path_states(paths),
+    }
+
+
+def _replay(entry: Path, before: dict[str, Any]) -> int | None:
+    """Write the stored output and return its exit code when the entry is valid and every input it
+    records is unchanged; None otherwise."""
+    import json
+
+    try:
+        if entry.stat().st_size > MAX_ENTRY_BYTES:
+            return None
+        data = json.loads(entry.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not _well_formed(data):
+        return None
+    try:
+        current = _current(before, data["plugins"], data["env"], data["paths"])
+    except NotCacheable:  # e.g. a recorded plugin is no longer installed
+        return None
+    if _digest(data["salt"], current, data["stdout"], data["stderr"]) != data["digest"]:
+        return None
+    sys.stdout.write(data["stdout"])
+    sys.stdout.flush()
+    sys.stderr.write(data["stderr"])
+    return 0
+
+
+def _well_formed(data: Any) -> bool:
+    def strings(value: Any) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    def hexes(value: Any, length: int) -> bool:
+        return isinstance(value, str) and len(value) == length and all(c in "0123456789abcdef" for c in value)
+
+    return (
+        isinstance(data, dict)
+        and data.get("format") == inputs.FORMAT
+        and hexes(data.get("salt"), 32)
+        and hexes(data.get("digest"), 64)
+        and isinstance(data.get("plugins"), list)
+        and all(strings(p) and len(p) == 2 for p in data["plugins"])
+        and strings(data.get("env"))
+        and strings(data.get("paths"))
+        and isinstance(data.get("stdout"), str)
+        and isinstance(data.get("stderr"), str)
+    )
+
+
+def _store(
+    entry: Path,
+    argv: Sequence[str],
+    profile_file: str | None,
+    before: dict[str, Any],
+    loads: list[Any],
+    stdout: str,
+    stderr: str,
+    code: int,
+) -> None:
+    """Write the entry, or raise ``NotCacheable`` saying why this run may not be replayed."""
+    if code != 0:
+        raise NotCacheable(f"exit code {code}")
+    if len(loads) != 1:
+        raise NotCacheable(f"{len(loads)} loads in one run")
+    result = loads[0]
+    profile = result.profile
+    if profile.audit.log:
+        raise NotCacheable("the profile has an [audit] log, whose state a load reports")
+    if profile.lock.verify != "cache":
+        raise NotCacheable('[lock] verify = "full" re-hashes on every load')
+    undeclared = sorted(pid for pid, declared in result.load_inputs.items() if declared is None)
+    if undeclared:
+        raise NotCacheable(
+            f"plugin(s) {', '.join(undeclared)} did not load or declare their inputs (reyn_load_inputs)"
+        )
+    plugins, env, paths = [], set(), set()
+    for pid, declared in sorted(result.load_inputs.items()):
+        info = result.report.plugin(pid)
+        if info is None or info.provenance is None or not info.distribution:
+            raise NotCacheable(f"plugin {pid!r} has no provenance record")
+        if inputs.plugin_digest(pid, info.distribution) != inputs.record_digest(info.provenance):
+            raise NotCacheable(f"{info.distribution} changed during the run")
+        plugins.append([pid, info.distribution])
+        env.update(declared.env)
+        paths.update(declared.paths)
+    if profile.lock.enforce:
+        paths.add(str(profile.lock_path))
+    if inputs.world(argv, profile_file) != before:
+        raise NotCacheable("the profile, the environment or an installed distribution changed during the run")
+    current = _current(before, plugins, sorted(env), sorted(paths))
+    racy = inputs.recently_changed(before, current["paths"])
+    if racy is not None:
+        raise NotCacheable(f"{racy} changed less than two seconds ago")
+    salt = os.urandom(16).hex()
+    record = {
+        "format": inputs.FORMAT,
+        "salt": salt,
+        "digest": _digest(salt, current, stdout, stderr),
+        "plugins": plugins,
+        "env": sorted(env),
+        "paths": sorted(paths),
+        "stdout": stdout,
+        "stderr": stderr,
+    }
+    from reyn_core.atomic_write import atomic_write_bytes
+
+    entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write_bytes(entry, inputs.canonical(record))
+    _prune(entry.parent)
+
+
+def _prune(folder: Path) -> None:
+    try:
+        found = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+        for old in found[:-MAX_ENTRIES]:
+            old.unlink()
+    except OSError:
+        pass
+
+
+class _Tee(io.TextIOBase):
+    """Writes go to ``stream`` and are kept (what a replay prints). Reaching past it — its buffer, its
+    file descriptor, any other attribute — marks the run as not replayable: such output is not kept."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream, self.kept, self.bypassed = stream, io.StringIO(), False
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        return int(self._stream.write(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return bool(self._stream.isatty())
+
+    def fileno(self) -> int:
+        self.bypassed = True
+        return int(self._stream.fileno())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(self._stream.encoding)
+
+    def __getattr__(self, name: str) -> Any:
+        self.bypassed = True
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _captured() -> Iterator[tuple[_Tee, _Tee]]:
+    saved = sys.stdout, sys.stderr
+    out, err = _Tee(saved[0]), _Tee(saved[1])
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield out, err
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+__all__ = ["applies", "run_cached"]
