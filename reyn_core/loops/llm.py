@@ -2,7 +2,7 @@
 
 ``LiteLLMClient`` is the real one (litellm ``acompletion``, streaming optional); ``ReplayClient``
 (``reyn_core.loops.replay``) records and replays it. litellm is imported only when a call is made,
-never when this module is imported.
+never when this module is imported. ``ModelLoop`` is what both loops hold to make the call.
 """
 
 from __future__ import annotations
@@ -14,9 +14,13 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reyn_core.errors import LLMCallError, ReynError, describe_exception
+
+if TYPE_CHECKING:
+    from reyn_core.loops.events import EventCallback
+    from reyn_core.registry import ToolRegistry
 
 DeltaCallback = Callable[[str], None]
 
@@ -340,3 +344,34 @@ def default_client(client: LLMClient | None) -> LLMClient:
     """``client``, or a new ``LiteLLMClient`` when none was given (litellm is imported on its first
     call): what the loops and the replay client use when the caller passed no client."""
     return client if client is not None else LiteLLMClient()
+
+
+def at_least_one(name: str, value: int) -> int:
+    """``value``, or ``ValueError`` when it is below 1 (a loop's bound on the model calls of a run)."""
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1")
+    return value
+
+
+class ModelLoop:
+    """What ``RouterLoop`` and ``PhaseRunner`` are built on: the registry whose tools they offer, the
+    model, its client and the callback that receives their events."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        model: str,
+        client: LLMClient | None,
+        on_event: EventCallback | None,
+    ) -> None:
+        self.registry = registry
+        self.model = model
+        self.on_event = on_event
+        self._client = client
+
+    @property
+    def client(self) -> LLMClient:
+        """The model client (a ``LiteLLMClient`` unless one was given)."""
+        self._client = default_client(self._client)
+        return self._client

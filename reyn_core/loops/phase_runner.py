@@ -22,7 +22,7 @@ from reyn_core.context import ToolContext
 from reyn_core.dispatch import dispatch_tool
 from reyn_core.errors import PhaseOutputError, ReynError
 from reyn_core.loops.events import EventCallback, emit
-from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, default_client
+from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, at_least_one
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import PhaseCatalog, render_phase
 from reyn_core.render.phase_catalog import phase_context
@@ -115,7 +115,7 @@ class _Asker:
         return {"status": "suspended", "note": "the host will resume this phase with the user's answer"}
 
 
-class PhaseRunner:
+class PhaseRunner(ModelLoop):
     """Run one phase against a model.
 
     ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default.
@@ -141,19 +141,14 @@ class PhaseRunner:
         json_mode: bool = True,
         on_event: EventCallback | None = None,
     ) -> None:
-        if max_steps < 1:
-            raise ValueError("max_steps must be at least 1")
-        self.registry = registry
-        self.model = model
+        super().__init__(registry, model=model, client=client, on_event=on_event)
         self.name = name
         self.instructions = instructions
         self.artifact_type = artifact_type
         self.next_phases = tuple(next_phases)
-        self.max_steps = max_steps
+        self.max_steps = at_least_one("max_steps", max_steps)
         self.structured = structured
         self.json_mode = json_mode
-        self.on_event = on_event
-        self._client = client
         base = ctx or ToolContext(surface="phase")
         if allowed_ops is None:
             if base.phase_state is not None and base.phase_state.allowed_ops is not None:
@@ -163,12 +158,6 @@ class PhaseRunner:
         self.allowed_ops: tuple[str, ...] = tuple(allowed_ops)
         self.ctx = phase_context(base, self.allowed_ops)
         self.surface: PhaseCatalog = render_phase(registry, self.ctx, self.allowed_ops)
-
-    @property
-    def client(self) -> LLMClient:
-        """The model client (a ``LiteLLMClient`` unless one was given)."""
-        self._client = default_client(self._client)
-        return self._client
 
     # ------------------------------------------------------------------ prompt
 

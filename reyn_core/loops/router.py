@@ -26,7 +26,7 @@ from reyn_core.deferral import DeferralPolicy, ToolDeferral, found_tool_names
 from reyn_core.dispatch import dispatch_tool
 from reyn_core.errors import ReynError
 from reyn_core.loops.events import EventCallback, emit
-from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ToolCallRequest, default_client
+from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import render_router
 
@@ -84,7 +84,7 @@ def tool_message(call_id: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class RouterLoop:
+class RouterLoop(ModelLoop):
     """A chat loop with native tool calling.
 
     ``ctx`` is the caller's context (agent, workspace, bridges); the loop sets its surface to
@@ -115,11 +115,8 @@ class RouterLoop:
         on_event: EventCallback | None = None,
         deferral: DeferralPolicy | None = None,
     ) -> None:
-        if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
-        self.registry = registry
-        self.model = model
-        self.max_turns = max_turns
+        super().__init__(registry, model=model, client=client, on_event=on_event)
+        self.max_turns = at_least_one("max_turns", max_turns)
         self.stream = stream
         self.plan_mode = plan_mode
         self.exclude = frozenset(exclude) | ({"plan"} if plan_mode else frozenset())
@@ -127,8 +124,6 @@ class RouterLoop:
         self.tool_choice = tool_choice
         self.strict = strict
         self.system_prompt = system_prompt
-        self.on_event = on_event
-        self._client = client
         self.deferral = deferral
         self._deferral = (
             ToolDeferral(registry, deferral) if deferral is not None and deferral.active else None
@@ -146,12 +141,6 @@ class RouterLoop:
                 plan_mode=plan_mode or state.plan_mode,
             ),
         )
-
-    @property
-    def client(self) -> LLMClient:
-        """The model client (a ``LiteLLMClient`` unless one was given)."""
-        self._client = default_client(self._client)
-        return self._client
 
     def plan_step(self, tools: Iterable[str]) -> RouterLoop:
         """A plan-mode loop narrowed to one step's tool list (``plan`` stays excluded)."""
