@@ -187,8 +187,7 @@ def _store(
         info = result.report.plugin(pid)
         if info is None or info.provenance is None or not info.distribution:
             raise NotCacheable(f"plugin {pid!r} has no provenance record")
-        if inputs.plugin_digest(pid, info.distribution) != inputs.record_digest(info.provenance):
-            raise NotCacheable(f"{info.distribution} changed during the run")
+        inputs.plugin_digest(pid, info.distribution, loaded=info.provenance)
         plugins.append([pid, info.distribution])
         env.update(declared.env)
         paths.update(declared.paths)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -72,7 +73,7 @@ def _stat(path: str) -> list[Any]:
         return ["absent"]
     except OSError as exc:
         return ["unreadable", exc.errno]
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, os.path.isdir(path)]
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, stat.S_ISDIR(st.st_mode)]
 
 
 def world(argv: Sequence[str], profile_file: str | None) -> dict[str, Any]:
@@ -136,13 +137,25 @@ def _core_digest() -> str:
 
 
 def _provenance(dist: Any, plugin_id: str, entry_point: str) -> tuple[str, Any]:
+    """(fingerprint, provenance record) of a distribution: the record's hash and the stat of every
+    file it covers — the ctime too, which ``os.utime`` cannot set back, so bytes replaced under a kept
+    size and mtime (which the digest cache trusts) still count as a change."""
     from reyn_core.loading.provenance.cache import DigestCache
     from reyn_core.loading.provenance.record import provenance_for
 
     record = provenance_for(dist, plugin_id=plugin_id, entry_point=entry_point, cache=DigestCache.default())
     if record.record_mismatches or record.problems:
         raise NotCacheable(f"{record.distribution}'s files do not match its RECORD or cannot all be read")
-    return record_digest(record), record
+    site = os.path.abspath(str(dist.locate_file("")))
+    locations = dict(record.module_locations)
+    stats = []
+    for rel, _ in record.files:
+        top, _, rest = rel.partition("/")
+        where = [os.path.join(site, rel)]  # as installed, and (source-tree digests) in the source tree
+        if top in locations:
+            where.append(os.path.join(locations[top], rest) if rest else locations[top])
+        stats.append([rel, [_stat(p) for p in where]])
+    return sha256_hex(canonical([record_digest(record), stats])), record
 
 
 def record_digest(record: Any) -> str:
@@ -162,13 +175,17 @@ def _discovered() -> list[Any]:
     return [plugins, near]
 
 
-def plugin_digest(plugin_id: str, distribution: str) -> str:
-    """The provenance hash of the discovered ``distribution`` providing ``plugin_id``."""
+def plugin_digest(plugin_id: str, distribution: str, loaded: Any = None) -> str:
+    """The provenance fingerprint of the discovered ``distribution`` providing ``plugin_id``; with
+    ``loaded`` (the record a load checked), ``NotCacheable`` unless the distribution is unchanged."""
     from reyn_core.loading.discovery import discover
 
     for p in discover().plugins:
         if p.plugin_id == plugin_id and p.distribution == distribution and p.dist is not None:
-            return _provenance(p.dist, plugin_id, p.entry_point)[0]
+            fingerprint, record = _provenance(p.dist, plugin_id, p.entry_point)
+            if loaded is not None and record_digest(record) != record_digest(loaded):
+                raise NotCacheable(f"{distribution} changed during the run")
+            return fingerprint
     raise NotCacheable(f"plugin {plugin_id!r} of {distribution} is no longer installed")
 
 

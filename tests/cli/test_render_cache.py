@@ -188,6 +188,18 @@ def test_a_changed_plugin_file_changes_its_digest_and_loads_afresh(world):
     assert_same_as_uncached(world, after)
 
 
+def test_bytes_replaced_under_a_kept_size_and_mtime_still_load_afresh(world):
+    # The digest cache trusts (size, mtime_ns), so the loader itself reports the old digest here and
+    # imports the new bytes; the cache must not replay the old output: the file's ctime moved.
+    world.render()
+    module = world.site / "reyn_site_probe.py"
+    module.write_text(module.read_text().replace("Echo the text.", "Echo the txet."))
+    os.utime(module, ns=(OLD, OLD))  # the folder is untouched: the file was rewritten in place
+    after = world.render()
+    assert traced(after)[0].startswith("loaded; stored ") and world.imports() == 2
+    assert json.loads(after.stdout)[0]["function"]["description"] == "Echo the txet."
+
+
 def test_a_new_plugin_version_loads_afresh(world):
     world.render()
     world.install(version="2.0")
