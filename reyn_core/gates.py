@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 
 from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
-from .tool import ToolDefinition
+from .tool import ToolDefinition, ToolGates, ToolOrigin
 
 Layer = Literal["role", "operator", "call", "runtime", ""]
 DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
@@ -167,15 +167,59 @@ def check(
     return _call_layer(tool, surface, ctx, operator, exclude, allowed_ops)
 
 
+def fixed_by_snapshot(
+    tool: ToolDefinition, operator: OperatorPolicy, original_names: Mapping[str, str]
+) -> bool:
+    """Whether every value the role, operator and runtime layers read for ``tool`` is an exact,
+    immutable type, so that deciding them once gives what ``check`` would give on any later call.
+
+    Exact ``ToolDefinition``, ``ToolGates``, ``ToolOrigin``, ``OperatorPolicy`` and ``PluginPolicy``
+    (frozen, with their own fields and ``allows``), a ``bool`` master switch and plain ``str`` names.
+    A subclass with a property, an object with its own ``__bool__`` or ``__eq__``, or an operator that
+    is not an ``OperatorPolicy`` could answer differently on every read: ``check`` decides those on
+    every call (what the dispatcher then does)."""
+    if type(tool) is not ToolDefinition or type(tool.name) is not str:
+        return False
+    role = tool.gates
+    if type(role) is not ToolGates or type(role.router) is not str or type(role.phase) is not str:
+        return False
+    origin = tool.origin
+    if origin is not None and (
+        type(origin) is not ToolOrigin
+        or type(origin.kind) is not str
+        or type(origin.plugin_id) not in (str, type(None))
+    ):
+        return False
+    if type(operator) is not OperatorPolicy or type(operator.plugins_enabled) is not bool:
+        return False
+    if type(operator.plugins) is not MappingProxyType or not _plain_names(operator.router_exclude):
+        return False
+    plugin = tool.plugin_id
+    policy = operator.plugins.get(plugin) if plugin is not None else None
+    if policy is not None and (
+        type(policy) is not PluginPolicy
+        or not all(
+            _plain_names(s) for s in (policy.surfaces, policy.include, policy.exclude) if s is not None
+        )
+    ):
+        return False
+    return type(original_names.get(tool.name, tool.name)) is str
+
+
+def _plain_names(names: Collection[str]) -> bool:
+    return type(names) is frozenset and all(type(n) is str for n in names)
+
+
 class ToolGate:
     """``check`` for one tool of one registry snapshot, prepared for the dispatcher's every call.
 
     The role, operator and runtime layers read only the tool and the snapshot's operator policy and
-    original names, all immutable (frozen dataclasses, frozen sets, read-only copies), so they are
-    decided once per surface when the gate is made. The call layer reads the call — ``exclude``,
-    ``allowed_ops``, the context's caller state and per-agent allowlist, ``available(ctx)`` — and is
-    evaluated on every call by the same function ``check`` uses. Nothing is decided from a cache that
-    a call's own inputs could change.
+    original names; when those are exact immutable types (``fixed_by_snapshot``: frozen dataclasses,
+    frozen sets, read-only copies, plain strings) they are decided once per surface when the gate is
+    made, and a gate is refused (``TypeError``) for anything else. The call layer reads the call —
+    ``exclude``, ``allowed_ops``, the context's caller state and per-agent allowlist,
+    ``available(ctx)`` — and is evaluated on every call by the same function ``check`` uses. Nothing
+    is decided from a cache that a call's own inputs could change.
     """
 
     __slots__ = ("_by_surface", "_operator", "_tool")
@@ -183,6 +227,11 @@ class ToolGate:
     def __init__(
         self, tool: ToolDefinition, operator: OperatorPolicy, original_names: Mapping[str, str]
     ) -> None:
+        if not fixed_by_snapshot(tool, operator, original_names):
+            raise TypeError(
+                f"the gates of tool {tool.name!r} read values that may change between calls (a subclass "
+                "or another object than the exact types); decide them with gates.check on every call"
+            )
         self._tool = tool
         self._operator = operator
         self._by_surface = {s: _tool_layers(tool, s, operator, original_names) for s in SURFACES}

@@ -47,10 +47,12 @@ class _PreparedTool:
     """One tool as the dispatcher calls it in one registry snapshot (made at its first call).
 
     ``gate`` decides the layers the snapshot fixes once and the call layer on every call; it is None
-    for a registry that is not exactly a ``ToolRegistry`` (its policy is not known to be frozen), whose
-    calls run ``gates.check`` in full. ``plain``: the snapshot has no plugin settings for the tool, so
-    ``context_for`` would return the caller's context unchanged. ``shape`` stays None until the
-    handler resolves (an unimportable handler is retried on every call).
+    for a registry that is not exactly a ``ToolRegistry`` (its tools and policy are not known to be
+    frozen) or whose policy or definition is not of the exact immutable types
+    (``gates.fixed_by_snapshot``): such a call looks its tool up again and runs ``gates.check`` in
+    full. ``plain``: the snapshot has no plugin settings for the tool, so ``context_for`` would return
+    the caller's context unchanged. ``shape`` stays None until the handler resolves (an unimportable
+    handler is retried on every call).
 
     Nothing here holds a caller's context: a context may hold the registry (``extras``), and this
     cache must not keep its own snapshot alive."""
@@ -78,11 +80,20 @@ _CACHE_LOCK = threading.Lock()
 _latest: tuple[weakref.ref[ToolRegistry], _SnapshotCache] | None = None
 
 
+def _by_identity(cls: type) -> bool:
+    """Whether instances of ``cls`` are equal only to themselves (what a cache key must be)."""
+    return cls.__eq__ is object.__eq__ and cls.__hash__ is object.__hash__
+
+
 def _cache(registry: ToolRegistry) -> _SnapshotCache:
     global _latest
     latest = _latest
     if latest is not None and latest[0]() is registry:
         return latest[1]
+    if type(registry) is not ToolRegistry and not _by_identity(type(registry)):
+        # A subclass with its own equality could equal (or be unhashable like) another snapshot:
+        # nothing prepared for one registry may serve another, so this call prepares afresh.
+        return _SnapshotCache()
     cache = _CACHES.get(registry)
     if cache is None:
         with _CACHE_LOCK:
@@ -92,12 +103,21 @@ def _cache(registry: ToolRegistry) -> _SnapshotCache:
 
 
 def _prepare(cache: _SnapshotCache, registry: ToolRegistry, tool: ToolDefinition) -> _PreparedTool:
+    """The entry of ``tool`` as ``registry.get`` returned it now: the cached one when it was prepared
+    for this very definition, else a new one (a registry subclass may hand out another definition
+    under the same name; its schema, handler and gates are then that definition's)."""
+    prepared = cache.tools.get(tool.name)
+    if prepared is not None and prepared.tool is tool:
+        return prepared
     gate, plain = None, False
-    if type(registry) is ToolRegistry:  # frozen: its policy, names and settings cannot change
+    # frozen: its policy, names and settings cannot change; and nothing it holds computes an answer
+    if type(registry) is ToolRegistry and gates.fixed_by_snapshot(
+        tool, registry.operator, registry.original_names
+    ):
         gate = gates.ToolGate(tool, registry.operator, registry.original_names)
         plain = registry.settings_for(tool) is None
-    prepared = _PreparedTool(tool, gate, ArgumentCheck(tool.parameters), plain)
-    return cache.tools.setdefault(tool.name, prepared)
+    prepared = cache.tools[tool.name] = _PreparedTool(tool, gate, ArgumentCheck(tool.parameters), plain)
+    return prepared
 
 
 def _call_context(
@@ -192,7 +212,7 @@ async def invoke_tool(
         allowed_ops = as_names(allowed_ops, "allowed_ops")
     cache = _cache(registry)
     prepared = cache.tools.get(name) if type(name) is str else None
-    if prepared is None:
+    if prepared is None or prepared.gate is None:  # not prepared, or nothing of it decided ahead
         prepared = _prepare(cache, registry, registry.get(name))
     tool = prepared.tool
     hooks = registry.hooks or NO_HOOKS
