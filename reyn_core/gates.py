@@ -198,9 +198,8 @@ def fixed_by_snapshot(
     policy = operator.plugins.get(plugin) if plugin is not None else None
     if policy is not None and (
         type(policy) is not PluginPolicy
-        or not all(
-            _plain_names(s) for s in (policy.surfaces, policy.include, policy.exclude) if s is not None
-        )
+        or not _plain_names(policy.exclude)
+        or not all(s is None or _plain_names(s) for s in (policy.surfaces, policy.include))
     ):
         return False
     return type(original_names.get(tool.name, tool.name)) is str

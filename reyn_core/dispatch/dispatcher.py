@@ -114,8 +114,11 @@ def _prepare(cache: _SnapshotCache, registry: ToolRegistry, tool: ToolDefinition
     if type(registry) is ToolRegistry and gates.fixed_by_snapshot(
         tool, registry.operator, registry.original_names
     ):
-        gate = gates.ToolGate(tool, registry.operator, registry.original_names)
-        plain = registry.settings_for(tool) is None
+        try:
+            gate = gates.ToolGate(tool, registry.operator, registry.original_names)
+        except Exception:  # gates.check raises it again inside the call, refused and audited there
+            gate = None
+        plain = gate is not None and registry.settings_for(tool) is None
     prepared = cache.tools[tool.name] = _PreparedTool(tool, gate, ArgumentCheck(tool.parameters), plain)
     return prepared
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolOrigin
+from reyn_core.calls import ToolCallHooks
 from reyn_core.host import OperatorPolicy, PluginPolicy, RegistryBuilder, ToolRegistry, dispatch_tool, gates
 from reyn_core.registry.snapshot import RegisteredTool
 
@@ -235,3 +236,18 @@ def test_a_tool_gate_is_refused_for_inputs_a_snapshot_does_not_fix() -> None:
     with pytest.raises(TypeError, match=r"gates\.check"):
         gates.ToolGate(tool, gates.NO_POLICY, {})
     assert gates.fixed_by_snapshot(definition(origin=PLUGIN), OperatorPolicy(), {})
+
+
+async def test_a_policy_the_gates_cannot_evaluate_is_refused_and_audited_as_before() -> None:
+    """``exclude=None`` makes layer 2 raise: the call is an execution error the after hooks see, as
+    when ``gates.check`` raised inside the call, never an exception out of ``dispatch_tool``."""
+    seen: list[str] = []
+    builder = RegistryBuilder(
+        operator=OperatorPolicy(plugins={"notes": PluginPolicy(exclude=None)}),  # type: ignore[arg-type]
+        hooks=ToolCallHooks(after=(lambda call, done: seen.append(done.kind),)),
+    )
+    builder.register(definition(), origin=PLUGIN)
+    registry = builder.freeze()
+    for _ in range(2):
+        assert outcome(await call(registry)) == ("execution_error", "")
+    assert seen == ["execution_error", "execution_error"]
