@@ -62,7 +62,7 @@ async def test_an_operator_policy_subclass_that_computes_its_switch_is_read_on_e
     class Switched(OperatorPolicy):
         __slots__ = ()
 
-        @property  # type: ignore[misc]
+        @property
         def plugins_enabled(self) -> bool:
             return plugins_on[0]
 
@@ -87,7 +87,7 @@ async def test_a_switch_that_is_not_a_bool_is_read_on_every_call() -> None:
             return self.on
 
     switch = Switch()
-    registry = plugin_registry(OperatorPolicy(plugins_enabled=switch))  # type: ignore[arg-type]
+    registry = plugin_registry(OperatorPolicy(plugins_enabled=switch))
     assert outcome(await call(registry)) == ("ok", "")
     switch.on = False
     assert not full_check(registry)
@@ -102,7 +102,7 @@ async def test_an_operator_that_is_not_an_operator_policy_is_read_on_every_call(
         router_exclude: frozenset[str] = frozenset()
 
     live = Live()
-    registry = plugin_registry(live)  # type: ignore[arg-type]
+    registry = plugin_registry(live)
     assert outcome(await call(registry)) == ("ok", "")
     live.router_exclude = frozenset({"note"})
     assert outcome(await call(registry)) == ("gate_refused", "operator")
@@ -117,7 +117,7 @@ class ComputedGates(ToolGates):
 
 
 class ComputedOrigin(ToolOrigin):
-    @property  # type: ignore[misc]
+    @property  # type: ignore[override]
     def kind(self) -> str:
         return "host" if ANSWER[0] else "plugin"
 
@@ -243,7 +243,7 @@ async def test_a_policy_the_gates_cannot_evaluate_is_refused_and_audited_as_befo
     when ``gates.check`` raised inside the call, never an exception out of ``dispatch_tool``."""
     seen: list[str] = []
     builder = RegistryBuilder(
-        operator=OperatorPolicy(plugins={"notes": PluginPolicy(exclude=None)}),  # type: ignore[arg-type]
+        operator=OperatorPolicy(plugins={"notes": PluginPolicy(exclude=None)}),
         hooks=ToolCallHooks(after=(lambda call, done: seen.append(done.kind),)),
     )
     builder.register(definition(), origin=PLUGIN)
