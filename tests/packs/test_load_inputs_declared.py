@@ -40,9 +40,12 @@ def test_web_with_the_brave_backend_declares_its_api_key_variable():
     assert declared("web", 'search = { backend = "brave" }\n') == LoadInputs(env=("BRAVE_API_KEY",))
 
 
-def test_memory_with_sqlite_declares_its_store_file(tmp_path):
-    assert declared("memory") == LoadInputs(paths=(str(tmp_path / ".reyn" / "memory.db"),))
-    assert declared("memory", 'path = "/srv/m.db"\n') == LoadInputs(paths=("/srv/m.db",))
+def test_memory_with_sqlite_declares_its_store_file_with_its_log_and_journal(tmp_path):
+    db = str(tmp_path / ".reyn" / "memory.db")
+    assert declared("memory") == LoadInputs(paths=(db, f"{db}-journal", f"{db}-wal"))
+    assert declared("memory", 'path = "/srv/m.db"\n') == LoadInputs(
+        paths=("/srv/m.db", "/srv/m.db-journal", "/srv/m.db-wal")
+    )
 
 
 def test_memory_with_postgres_declares_nothing_so_it_is_never_cached():

@@ -37,10 +37,15 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
 
 @hookimpl
 def reyn_load_inputs(settings: Any) -> dict[str, list[str]] | None:
-    """SQLite: the store file the diagnostics read (its schema version); PostgreSQL: None, since a
+    """SQLite: the store file the diagnostics read (its schema version), with its write-ahead log and
+    rollback journal, which hold what was committed but not yet copied into the file (while another
+    process has the store open, a migration changes only the log); PostgreSQL: None, since a
     server's state is no file the render cache could check."""
     s = settings_as(settings, MemorySettings)
-    return None if s.backend == "postgres" else {"paths": [str(s.db_path(Path.cwd()))]}
+    if s.backend == "postgres":
+        return None
+    db = str(s.db_path(Path.cwd()))
+    return {"paths": [db, f"{db}-wal", f"{db}-journal"]}
 
 
 @hookimpl
