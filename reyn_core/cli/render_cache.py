@@ -7,21 +7,25 @@ bytes it printed last time. When every enabled plugin declares what its load rea
 the user cache dir, and a later run replays it when every input is the same (``render_inputs``: the
 command line, directory, interpreter and import path, the environment that matters, the profile's
 bytes, reyn-core's and each plugin's verified digest, the declared variables and paths). All of it
-is checked again on every run; an entry that is missing, unreadable, corrupt, foreign or different
+is checked again on every run; an entry that is missing, unreadable, corrupt, foreign or different,
+or that anyone but this user could have written (a link, another owner, group- or world-writable),
 is a miss that loads as usual, never an error.
 
 Never stored: a run with an ``[audit] log`` (its state is reported), ``[lock] verify = "full"`` (it
 asks for re-hashing on every load), a plugin that declares nothing (the default for third-party
-plugins), an input that changed during the run or less than two seconds before it, and any run
-that failed. ``REYN_RENDER_CACHE=off`` or ``--no-cache`` turns the cache off;
-``REYN_RENDER_CACHE=trace`` says on stderr what it did and why.
+plugins), a run whose load read another profile than the key holds, an input that changed during
+the run or less than two seconds before it, and any run that failed. ``REYN_RENDER_CACHE=off`` or
+``--no-cache`` (or an abbreviation argparse accepts) turns the cache off; ``REYN_RENDER_CACHE=trace``
+says on stderr what it did and why.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,15 +41,27 @@ MAX_ENTRY_BYTES = 32 * 1024 * 1024
 
 
 def applies(argv: Sequence[str], command: str | None, words: Sequence[str]) -> bool:
-    """Whether this command line may use the cache: ``tools render`` without help or ``--no-cache``,
-    and the cache not switched off."""
+    """Whether this command line may use the cache: ``tools render`` without help or ``--no-cache``
+    (nor an abbreviation argparse reads as one, such as ``--no-cach``), and the cache not switched
+    off."""
     if os.environ.get(inputs.SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
         return False
     return (
         command == "tools"
         and bool(words)
         and words[0] == "render"
-        and not {"-h", "--help", "--no-cache"} & set(argv)
+        and not any(_abbreviates(word) for word in argv)
+    )
+
+
+def _abbreviates(word: str) -> bool:
+    """``-h`` or a prefix argparse expands to ``--help`` or ``--no-cache`` (``--no-`` alone is
+    ambiguous with ``--no-defer``, an error)."""
+    option = word.partition("=")[0]
+    return (
+        option == "-h"
+        or (len(option) > 2 and "--help".startswith(option))
+        or (len(option) > 5 and "--no-cache".startswith(option))
     )
 
 
@@ -53,6 +69,7 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
     """Replay the stored output of ``argv`` when every input is unchanged, else ``run()`` it and store
     its output when it may be replayed later. Returns the exit code."""
     trace = os.environ.get(inputs.SWITCH, "").strip().lower() == "trace"
+    started = time.time_ns()
     try:
         before = inputs.world(argv, profile_file)
         entry = _entry_path(argv)
@@ -73,7 +90,9 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
     try:
         if out.bypassed or err.bypassed:
             raise NotCacheable("something wrote to stdout or stderr around sys.stdout / sys.stderr")
-        _store(entry, argv, profile_file, before, loads, out.kept.getvalue(), err.kept.getvalue(), code)
+        _store(
+            entry, argv, profile_file, started, before, loads, out.kept.getvalue(), err.kept.getvalue(), code
+        )
     except NotCacheable as exc:
         _trace(trace, f"loaded; not stored: {exc}")
     except Exception as exc:  # e.g. the cache folder cannot be written
@@ -96,8 +115,11 @@ def _entry_path(argv: Sequence[str]) -> Path:
 
 
 def _digest(salt: str, recorded: dict[str, Any], stdout: str, stderr: str) -> str:
-    """The hash of every input of an entry and of its output (a corrupt entry is a miss), salted so
-    that no value (an API key in a declared variable) can be recovered from it by guessing."""
+    """The hash of every input of an entry and of its output (a corrupt entry is a miss). Salted, so
+    that a value (an API key in a declared variable) cannot be looked up in a precomputed table or
+    matched across entries; the salt is in the entry, so whoever can read an entry can test guesses,
+    which is one more reason entries are private to their user. Not a signature: see
+    ``_read_private``."""
     return inputs.sha256_hex(bytes.fromhex(salt) + inputs.canonical([recorded, stdout, stderr]))
 
 
@@ -115,11 +137,12 @@ def _replay(entry: Path, before: dict[str, Any]) -> int | None:
     records is unchanged; None otherwise."""
     import json
 
+    raw = _read_private(entry)
+    if raw is None:
+        return None
     try:
-        if entry.stat().st_size > MAX_ENTRY_BYTES:
-            return None
-        data = json.loads(entry.read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(raw)
+    except ValueError:
         return None
     if not _well_formed(data):
         return None
@@ -133,6 +156,33 @@ def _replay(entry: Path, before: dict[str, Any]) -> int | None:
     sys.stdout.flush()
     sys.stderr.write(data["stderr"])
     return 0
+
+
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _read_private(entry: Path) -> bytes | None:
+    """The entry's bytes, or None unless it is a regular file (not a link), at most
+    ``MAX_ENTRY_BYTES``, owned by this user and writable by no one else. The digest ties an entry to
+    its inputs but proves nothing about who wrote it: whoever else could write the entry (a shared
+    ``$REYN_CACHE_DIR``) could compute a digest for any output."""
+    try:
+        fd = os.open(entry, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022 or st.st_size > MAX_ENTRY_BYTES:
+                return None
+            if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+                return None
+            data = fh.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_ENTRY_BYTES else None
 
 
 def _well_formed(data: Any) -> bool:
@@ -160,6 +210,7 @@ def _store(
     entry: Path,
     argv: Sequence[str],
     profile_file: str | None,
+    started: int,
     before: dict[str, Any],
     loads: list[Any],
     stdout: str,
@@ -173,6 +224,11 @@ def _store(
         raise NotCacheable(f"{len(loads)} loads in one run")
     result = loads[0]
     profile = result.profile
+    keyed = before["profile"][0] if before["profile"] else None
+    if profile.source != keyed:
+        # The key found the profile with the fast path's reading of the command line; argparse, which
+        # the load used, can read it otherwise (a repeated or abbreviated --profile-file).
+        raise NotCacheable(f"the load read the profile {profile.source}, not {keyed}, which the key holds")
     if profile.audit.log:
         raise NotCacheable("the profile has an [audit] log, whose state a load reports")
     if profile.lock.verify != "cache":
@@ -196,9 +252,9 @@ def _store(
     if inputs.world(argv, profile_file) != before:
         raise NotCacheable("the profile, the environment or an installed distribution changed during the run")
     current = _current(before, plugins, sorted(env), sorted(paths))
-    racy = inputs.recently_changed(before, current["paths"])
+    racy = inputs.recently_changed(before, current["paths"], started)
     if racy is not None:
-        raise NotCacheable(f"{racy} changed less than two seconds ago")
+        raise NotCacheable(f"{racy} changed while the render ran or less than two seconds before")
     salt = os.urandom(16).hex()
     record = {
         "format": inputs.FORMAT,

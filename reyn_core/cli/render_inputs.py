@@ -24,7 +24,6 @@ import json
 import os
 import stat
 import sys
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -113,7 +112,9 @@ def _profile(profile_file: str | None) -> list[Any] | None:
         if found is None:
             return None
         path, is_pyproject = found
-        return [str(path), is_pyproject, sha256_hex(path.read_bytes())]
+        # The resolved path too: the profile's relative paths (its lock) resolve against its real
+        # folder, which a swapped link changes under the same path and bytes.
+        return [str(path), os.path.realpath(path), is_pyproject, sha256_hex(path.read_bytes())]
     except (ReynError, OSError) as exc:  # the real run reports it
         raise NotCacheable(f"the profile cannot be read ({exc})") from None
 
@@ -231,17 +232,25 @@ def _tree(root: str) -> list[Any]:
     return entries
 
 
-def recently_changed(world_value: dict[str, Any], states: dict[str, list[Any]]) -> str | None:
-    """A stat-checked input modified less than two seconds ago (its next change could keep the same
-    mtime), or None."""
-    now = time.time_ns()
-    checked: list[tuple[str, list[Any]]] = [(p, st) for p, st in world_value["sys_path"]]
+def recently_changed(
+    world_value: dict[str, Any], states: dict[str, list[Any]], started_ns: int
+) -> str | None:
+    """A stat-checked input changed while the run that started at ``started_ns`` ran, or less than
+    two seconds before it (a next change within the same timestamp tick could keep the stat), or None.
+
+    The ``sys.path`` folders are stat-ed before and after the run (``world``), so a change during it
+    is seen; their mtime must predate the run. The declared paths are stat-ed only after the run, so a
+    change during it — after a plugin read the old bytes — would be stored as the state the output
+    belongs to: their ctime must predate the run, which a copy keeping the mtime (``cp -p``,
+    ``rsync -t``, an archive) still moves."""
+    limit = started_ns - RACY_NS
+    checked: list[tuple[str, int]] = [(p, st[1]) for p, st in world_value["sys_path"] if len(st) == 5]
     for path, state in states.items():
-        checked.append((path, state[0]))
-        for rel, st in state[1] if len(state) > 1 else ():
-            checked.append((os.path.join(path, rel), st))
-    for path, st in checked:
-        if len(st) == 5 and now - st[1] < RACY_NS:
+        stats = [(path, state[0])]
+        stats += [(os.path.join(path, rel), st) for rel, st in (state[1] if len(state) > 1 else ())]
+        checked += [(p, max(st[1], st[2])) for p, st in stats if len(st) == 5]
+    for path, changed in checked:
+        if changed >= limit:
             return path
     return None
 

@@ -12,9 +12,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from reyn_core.cli.render_inputs import RACY_NS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
 from site_plugin import install_site_plugin
@@ -67,7 +70,10 @@ OLD = 1_000_000_000  # a timestamp long past: inputs written by a test are not "
 
 
 class World:
-    """A working folder with a profile, a site folder with the probe, and the cache outside both."""
+    """A working folder with a profile, a site folder with the probe, and the cache outside both.
+
+    A declared file's ctime, which nothing can date back, must predate a run by two seconds for the
+    run to be stored, so the first render waits until the world's files are that old (``age``)."""
 
     def __init__(self, root: Path) -> None:
         self.root, self.work, self.site = root, root / "work", root / "site"
@@ -76,6 +82,17 @@ class World:
         self.install()
         self.write("data.txt", "what to echo")
         self.write("reyn.toml", '[plugins]\nenable = ["probe"]\n')
+        self.aged_at = time.time_ns() + RACY_NS + 50_000_000
+
+    def age(self) -> None:
+        """Wait until what was written so far may be stored (its ctime two seconds old)."""
+        self.aged_at = time.time_ns() + RACY_NS + 50_000_000
+        self.wait()
+
+    def wait(self) -> None:
+        left = self.aged_at - time.time_ns()
+        if left > 0:
+            time.sleep(left / 1e9)
 
     def install(
         self, *, description: str = "Echo the text.", version: str = "1.0", hook: str = DECLARES
@@ -86,8 +103,10 @@ class World:
         self.settle(self.site)
 
     def write(self, name: str, text: str) -> None:
+        """Write a file in the working folder and date it, and the folder, in the past."""
         (self.work / name).write_text(text)
-        self.settle(self.work)
+        for path in (self.work / name, self.work):
+            os.utime(path, ns=(OLD, OLD))
 
     def settle(self, folder: Path) -> None:
         """Date a folder and its files in the past, as files not touched for a while are."""
@@ -108,6 +127,7 @@ class World:
         return env
 
     def render(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        self.wait()
         argv = [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "router", *args]
         return subprocess.run(
             argv, cwd=self.work, env=self.env(**env), capture_output=True, text=True, timeout=180
@@ -128,14 +148,24 @@ def traced(proc: subprocess.CompletedProcess[str]) -> tuple[str, str]:
     return notes[0].removeprefix("reyn: render cache: ").strip(), "".join(x for x in lines if x not in notes)
 
 
-def assert_same_as_uncached(world: World, proc: subprocess.CompletedProcess[str], **env: str) -> None:
-    fresh = world.render(**env, REYN_RENDER_CACHE="off")
+def assert_same_as_uncached(
+    world: World, proc: subprocess.CompletedProcess[str], *args: str, **env: str
+) -> None:
+    fresh = world.render(*args, **env, REYN_RENDER_CACHE="off")
     assert (proc.returncode, proc.stdout, traced(proc)[1]) == (fresh.returncode, fresh.stdout, fresh.stderr)
 
 
+@pytest.fixture(scope="module")
+def worlds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> list[World]:
+    """A world for each test of this module that asks for one, all made at once so that they age
+    together: the first render waits two seconds, not every test's."""
+    wanted = [i for i in request.session.items if i.module is request.module and "world" in i.fixturenames]
+    return [World(tmp_path_factory.mktemp("world")) for _ in wanted]
+
+
 @pytest.fixture
-def world(tmp_path: Path) -> World:
-    return World(tmp_path)
+def world(worlds: list[World], tmp_path_factory: pytest.TempPathFactory) -> World:
+    return worlds.pop() if worlds else World(tmp_path_factory.mktemp("world"))
 
 
 def names(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -245,7 +275,7 @@ def test_a_declared_file_loads_afresh_when_it_changes(world):
     world.render()
     world.write("data.txt", "something else to echo")
     after = world.render()
-    assert traced(after)[0].startswith("loaded; stored ")
+    assert traced(after)[0].startswith("loaded; ") and world.imports() == 2
     assert json.loads(after.stdout)[0]["function"]["parameters"]["properties"]["text"]["description"] == (
         "something else to echo"
     )
@@ -254,7 +284,17 @@ def test_a_declared_file_loads_afresh_when_it_changes(world):
 
 def test_a_file_changed_less_than_two_seconds_ago_is_not_stored(world):
     (world.work / "data.txt").write_text("just written")
-    assert traced(world.render())[0].endswith("data.txt changed less than two seconds ago")
+    assert traced(world.render())[0].endswith(
+        "data.txt changed while the render ran or less than two seconds before"
+    )
+    assert world.entries() == []
+
+
+def test_a_file_copied_in_with_an_old_mtime_just_now_is_not_stored(world):
+    world.write("data.txt", "copied in with its mtime kept (cp -p, rsync -t, an archive)")
+    assert traced(world.render())[0].endswith(
+        "data.txt changed while the render ran or less than two seconds before"
+    )
     assert world.entries() == []
 
 
@@ -340,3 +380,176 @@ def test_the_cache_lives_under_xdg_cache_home_without_reyn_cache_dir(world, tmp_
     argv = [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "router"]
     subprocess.run(argv, cwd=world.work, env=env, capture_output=True, text=True, timeout=180, check=True)
     assert len(list((tmp_path / "xdg-cache" / "reyn" / "renders").glob("*.json"))) == 1
+
+
+WRITES_WHILE_RENDERING = PROBE.replace(
+    '    params["properties"]["text"]["description"] = Path("data.txt").read_text()\n',
+    '    params["properties"]["text"]["description"] = Path("data.txt").read_text()\n'
+    '    if os.environ.get("PROBE_WRITE"):  # another process writes the file the render just read\n'
+    '        Path("data.txt").write_text("written while the render ran")\n'
+    '        if os.environ["PROBE_WRITE"] == "mtime-kept":\n'
+    '            os.utime("data.txt", ns=(1_000_000_000, 1_000_000_000))\n'
+    "        else:  # a render that takes more than two seconds after the write\n"
+    "            import time\n"
+    "            time.sleep(2.2)\n",
+)
+
+
+@pytest.mark.parametrize("how", ["mtime-kept", "slow-render"])
+def test_a_declared_file_changed_while_the_render_ran_is_not_stored(world, how):
+    # The declared paths are stat-ed after the run: the output of the old bytes must not be stored
+    # under the new file's stat, however long the render took and whatever mtime the new file has.
+    install_site_plugin(
+        world.site, "probe", WRITES_WHILE_RENDERING.format(description="Echo.", hook=DECLARES)
+    )
+    world.settle(world.site)
+    first = world.render(PROBE_WRITE=how)
+    assert traced(first)[0].endswith("data.txt changed while the render ran or less than two seconds before")
+    after = world.render()
+    assert traced(after)[0].startswith("loaded; ") and world.imports() == 2
+    assert json.loads(after.stdout)[0]["function"]["parameters"]["properties"]["text"]["description"] == (
+        "written while the render ran"
+    )
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["--profile-file", "../conf/a.toml", "--profile-file", "../conf/b.toml"],
+        ["--profile-f", "../conf/b.toml"],
+    ],
+    ids=["repeated", "abbreviated"],
+)
+def test_a_profile_file_argparse_reads_otherwise_than_the_key_is_never_stored(world, given):
+    # argparse takes the last --profile-file and expands abbreviations; the key's fast reading of the
+    # command line takes the first and knows no abbreviation, so it hashed another file's bytes.
+    conf = world.root / "conf"
+    conf.mkdir()
+    for name in ("a.toml", "b.toml"):
+        (conf / name).write_text('[plugins]\nenable = ["probe"]\n')
+    first = world.render(*given)
+    assert names(first) == ["probe_echo"]
+    assert "not stored: the load read the profile " in traced(first)[0] and world.entries() == []
+    (conf / "b.toml").write_text(
+        '[plugins]\nenable = ["probe"]\n\n[surfaces.router]\nexclude = ["probe_echo"]\n'
+    )
+    after = world.render(*given)
+    assert names(after) == [] and world.imports() == 2
+    assert_same_as_uncached(world, after, *given)
+
+
+def test_a_profile_reached_through_a_swapped_link_loads_afresh(world):
+    # Same path, same bytes, but its lock resolves against the folder the link now points to, whose
+    # missing lock refuses the plugin ([lock] enforce).
+    text = '[plugins]\nenable = ["probe"]\n\n[lock]\nenforce = true\n'
+    for folder in ("a", "b"):
+        (world.root / folder).mkdir()
+        (world.root / folder / "reyn.toml").write_text(text)
+    conf = world.root / "conf"
+    conf.symlink_to(world.root / "a")
+    given = ("--profile-file", "../conf/reyn.toml")
+    lock = [sys.executable, "-m", "reyn_core", "plugins", "lock", *given]
+    subprocess.run(lock, cwd=world.work, env=world.env(), capture_output=True, timeout=180, check=True)
+    world.age()
+    first = world.render(*given)
+    assert traced(first)[0].startswith("loaded; stored ") and names(first) == ["probe_echo"]
+    conf.unlink()
+    conf.symlink_to(world.root / "b")
+    after = world.render(*given)
+    assert names(after) == [] and "RL003" in after.stderr and world.imports() == 2
+    assert_same_as_uncached(world, after, *given)
+
+
+def test_an_abbreviated_no_cache_turns_the_cache_off(world):
+    for _ in range(2):
+        proc = world.render("--no-cach")
+        assert proc.returncode == 0 and "render cache" not in proc.stderr
+    assert world.imports() == 2 and world.entries() == []
+
+
+FORGE = """\
+import json, sys
+from pathlib import Path
+from reyn_core.cli import render_cache
+from reyn_core.cli.render_inputs import world
+
+entry = Path(sys.argv[1])
+data = json.loads(entry.read_text())
+current = render_cache._current(world(sys.argv[2:], None), data["plugins"], data["env"], data["paths"])
+data["stdout"] = '[{"type": "function", "function": {"name": "forged"}}]\\n'
+data["digest"] = render_cache._digest(data["salt"], current, data["stdout"], data["stderr"])
+entry.write_text(json.dumps(data))
+"""
+
+
+def _another_user(entry: Path) -> None:
+    os.chown(entry, 54321, 54321)
+
+
+def _writable_by_others(entry: Path) -> None:
+    entry.chmod(0o666)
+
+
+def _a_link(entry: Path) -> None:
+    elsewhere = entry.parent.parent / "planted.json"
+    entry.rename(elsewhere)
+    entry.symlink_to(elsewhere)
+
+
+@pytest.mark.parametrize("plant", [_another_user, _writable_by_others, _a_link], ids=lambda f: f.__name__[1:])
+def test_an_entry_someone_else_could_have_written_is_not_replayed(world, plant):
+    # The digest is no signature: anyone who can write the entry and read the inputs can recompute
+    # it for any output (here with the cache's own functions). Only a private entry is replayed.
+    if plant is _another_user and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    world.render()
+    (entry,) = world.entries()
+    argv = ["tools", "render", "--surface", "router"]
+    forge = [sys.executable, "-c", FORGE, str(entry), *argv]
+    subprocess.run(forge, cwd=world.work, env=world.env(), capture_output=True, timeout=180, check=True)
+    plant(entry)
+    after = world.render()
+    assert "forged" not in after.stdout and names(after) == ["probe_echo"] and world.imports() == 2
+
+
+def test_a_forged_entry_this_user_wrote_is_what_a_private_entry_means(world):
+    # The counterpart of the test above: the same forgery, left private, is replayed — the check is
+    # who could write the entry, nothing else.
+    world.render()
+    (entry,) = world.entries()
+    forge = [sys.executable, "-c", FORGE, str(entry), "tools", "render", "--surface", "router"]
+    subprocess.run(forge, cwd=world.work, env=world.env(), capture_output=True, timeout=180, check=True)
+    assert names(world.render()) == ["forged"] and world.imports() == 1
+
+
+def test_a_memory_store_changed_only_in_its_write_ahead_log_loads_afresh(world):
+    # While another process has the store open, a commit (here a schema from a newer pack) lands in
+    # memory.db-wal and leaves memory.db as it was.
+    import sqlite3
+
+    world.write("reyn.toml", '[plugins]\nenable = ["memory"]\n')
+    (world.work / ".reyn").mkdir()
+    db = world.work / ".reyn" / "memory.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    world.settle(world.work)
+    world.render()  # its read-only look at the store creates memory.db-wal, so this run is not stored
+    world.age()
+    note = traced(world.render())[0]
+    if os.geteuid() == 0:
+        # SQLite running as root gives the log to the store's owner on every open (fchown), which
+        # moves the log's ctime while the render runs: such a render is never stored.
+        assert note.endswith("memory.db-wal changed while the render ran or less than two seconds before")
+    else:
+        assert note.startswith("loaded; stored ")
+    writer = sqlite3.connect(db)
+    try:
+        writer.execute("PRAGMA user_version = 999")
+        writer.commit()
+        after = world.render()
+        assert traced(after)[0].startswith("loaded; ") and "RY003" in after.stderr
+        assert_same_as_uncached(world, after)
+    finally:
+        writer.close()
