@@ -334,7 +334,7 @@ def _call_layer(
             ok = tool.available(ctx)
         except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
             return Decision(False, "call", exc.message)
-        except Exception as exc:  # fail closed: an availability check that breaks hides the tool
+        except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
             return Decision(
                 False, "call", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}"
             )

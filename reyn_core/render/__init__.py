@@ -34,7 +34,7 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
         return params
     try:
         enriched = tool.schema_enricher(params, ctx)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # plugin code: it may not end the host
         _warn(
             "schema_enricher of tool %r failed (%s: %s); rendering its registered schema",
             tool.name,
