@@ -306,9 +306,11 @@ def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL
 
 # --------------------------------------------------------------------------- the search registry
 
-_SEARCH_REGISTRIES: weakref.WeakKeyDictionary[ToolRegistry, dict[str, ToolRegistry]] = (
-    weakref.WeakKeyDictionary()
-)
+# Weak both ways: a search registry's tool refers to its source, so a strong value would keep every
+# source (the weak key) alive for ever; held weakly, the pair lives as long as a caller holds either.
+_SEARCH_REGISTRIES: weakref.WeakKeyDictionary[
+    ToolRegistry, weakref.WeakValueDictionary[str, ToolRegistry]
+] = weakref.WeakKeyDictionary()
 _SEARCH_LOCK = threading.Lock()
 
 
@@ -321,7 +323,8 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
     """
     if registry.frozen:
         with _SEARCH_LOCK:
-            cached = _SEARCH_REGISTRIES.get(registry, {}).get(name)
+            per_name = _SEARCH_REGISTRIES.get(registry)
+            cached = per_name.get(name) if per_name is not None else None
         if cached is not None:
             return cached
     from .registry import RegistryBuilder
@@ -346,5 +349,5 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
     snapshot = builder.freeze()
     if registry.frozen:
         with _SEARCH_LOCK:
-            _SEARCH_REGISTRIES.setdefault(registry, {})[name] = snapshot
+            _SEARCH_REGISTRIES.setdefault(registry, weakref.WeakValueDictionary())[name] = snapshot
     return snapshot

@@ -124,6 +124,22 @@ def test_index_is_built_once_per_frozen_registry_and_visible_set() -> None:
     assert len(tool_index(registry, {"a_tool"})) == 1
 
 
+def test_a_search_registry_is_kept_while_used_and_frees_its_source_after() -> None:
+    import gc
+    import weakref
+
+    from reyn_core.tool_search import with_search_tool
+
+    registry = frozen(definition("a_tool", "Something."))
+    searching = with_search_tool(registry)
+    assert with_search_tool(registry) is searching  # cached while a caller holds it
+    assert {t.name for t in searching.tools()} == {"a_tool", "find_tools"}
+    source, derived = weakref.ref(registry), weakref.ref(searching)
+    del registry, searching
+    gc.collect()
+    assert source() is None and derived() is None
+
+
 def test_hidden_tools_cannot_change_the_ranking_of_visible_ones() -> None:
     """bm25 weighs a word by how rare it is among the indexed tools: were hidden tools indexed, a
     caller could learn that many hidden tools say "ledger" from how the visible ones are ordered."""
