@@ -85,10 +85,11 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
         return replayed
     from reyn_core.cli.loading import observe_loads
 
-    with _captured() as (out, err), observe_loads() as loads:
+    with _captured() as tees, observe_loads() as loads:
         code = run()
+    out, err = tees[:2]
     try:
-        if out.bypassed or err.bypassed:
+        if any(tee.bypassed for tee in tees):
             raise NotCacheable("something wrote to stdout or stderr around sys.stdout / sys.stderr")
         _store(
             entry, argv, profile_file, started, before, loads, out.kept.getvalue(), err.kept.getvalue(), code
@@ -284,13 +285,19 @@ def _prune(folder: Path) -> None:
 
 class _Tee(io.TextIOBase):
     """Writes go to ``stream`` and are kept (what a replay prints). Reaching past it — its buffer, its
-    file descriptor, any other attribute — marks the run as not replayable: such output is not kept."""
+    file descriptor, any other attribute — marks the run as not replayable: such output is not kept.
+    With ``keep=False`` (standing in for ``sys.__stdout__`` / ``sys.__stderr__``, which bypass
+    ``sys.stdout`` / ``sys.stderr``) a write or its buffer marks it, while looking at it does not
+    (argparse asks ``sys.__stdout__.fileno()`` for the terminal's width)."""
 
-    def __init__(self, stream: Any) -> None:
-        self._stream, self.kept, self.bypassed = stream, io.StringIO(), False
+    def __init__(self, stream: Any, keep: bool = True) -> None:
+        self._stream, self.kept, self.bypassed, self._keep = stream, io.StringIO(), False, keep
 
     def write(self, text: str) -> int:
-        self.kept.write(text)
+        if self._keep:
+            self.kept.write(text)
+        else:
+            self.bypassed = True
         return int(self._stream.write(text))
 
     def flush(self) -> None:
@@ -300,7 +307,7 @@ class _Tee(io.TextIOBase):
         return bool(self._stream.isatty())
 
     def fileno(self) -> int:
-        self.bypassed = True
+        self.bypassed = self.bypassed or self._keep
         return int(self._stream.fileno())
 
     @property
@@ -308,19 +315,27 @@ class _Tee(io.TextIOBase):
         return str(self._stream.encoding)
 
     def __getattr__(self, name: str) -> Any:
-        self.bypassed = True
+        self.bypassed = self.bypassed or self._keep or name == "buffer"
         return getattr(self._stream, name)
 
 
 @contextmanager
-def _captured() -> Iterator[tuple[_Tee, _Tee]]:
-    saved = sys.stdout, sys.stderr
-    out, err = _Tee(saved[0]), _Tee(saved[1])
-    sys.stdout, sys.stderr = out, err
+def _captured() -> Iterator[list[_Tee]]:
+    """``sys.stdout`` and ``sys.stderr`` kept (the first two tees), ``sys.__stdout__`` and
+    ``sys.__stderr__`` watched. Writes to the file descriptors themselves (``os.write(2, ...)``, a
+    child process's output, C code) are not seen: docs/performance.md."""
+    saved = {name: getattr(sys, name) for name in ("stdout", "stderr", "__stdout__", "__stderr__")}
+    tees = {"stdout": _Tee(saved["stdout"]), "stderr": _Tee(saved["stderr"])}
+    for name in ("__stdout__", "__stderr__"):
+        if saved[name] is not None:
+            tees[name] = _Tee(saved[name], keep=False)
+    for name, tee in tees.items():
+        setattr(sys, name, tee)
     try:
-        yield out, err
+        yield list(tees.values())
     finally:
-        sys.stdout, sys.stderr = saved
+        for name, value in saved.items():
+            setattr(sys, name, value)
 
 
 __all__ = ["applies", "run_cached"]

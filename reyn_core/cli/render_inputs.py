@@ -3,8 +3,9 @@
 ``world(argv)`` is what is known before any plugin is imported: the command line, the working
 directory, the interpreter and its import path (each ``sys.path`` folder's stat, so a module
 dropped there — a shadowing plugin, an installed or removed distribution — changes it), the
-environment that decides the profile and the user folders, the profile file found exactly as the
-loader finds it (path and bytes), reyn-core's own verified digest and the discovered plugins.
+environment that decides the profile and the user folders, whether stdout and stderr are terminals,
+the profile file found exactly as the loader finds it (path, resolved path and bytes), reyn-core's
+own verified digest and the discovered plugins.
 ``plugin_digest``, ``env_values`` and ``path_states`` fingerprint what a load turned out to depend
 on: each enabled plugin's distribution (its provenance record: digest, RECORD check, origin), the
 environment variables and the files or folders the plugins declared (``reyn_load_inputs``).
@@ -35,7 +36,8 @@ MAX_WALK = 10_000
 """A declared folder with more entries than this makes the load uncacheable (checking it would cost
 more than the load)."""
 
-# The variables that decide where the profile and the user folders are, and how Python runs.
+# The variables that decide where the profile and the user folders are, how Python runs, and how
+# output for a terminal looks.
 _ENV_NAMES = (
     "HOME",
     "USERPROFILE",
@@ -46,6 +48,9 @@ _ENV_NAMES = (
     "LANG",
     "LC_ALL",
     "LC_CTYPE",
+    "TERM",
+    "NO_COLOR",
+    "FORCE_COLOR",
 )
 SWITCH = "REYN_RENDER_CACHE"
 """``off`` (or ``0``, ``no``, ``false``) disables the cache, ``trace`` says on stderr what it did."""
@@ -98,6 +103,8 @@ def world(argv: Sequence[str], profile_file: str | None) -> dict[str, Any]:
         ],
         "sys_path": [[p, _stat(p)] for p in paths],
         "env": env,
+        # Output may depend on whether it goes to a terminal (colour, a warning's form).
+        "terminal": [os.isatty(1), os.isatty(2)],
         "profile": _profile(profile_file),
         "reyn_core_digest": _core_digest(),
         "discovered": _discovered(),

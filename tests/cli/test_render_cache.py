@@ -309,8 +309,16 @@ def test_a_plugin_that_declares_nothing_is_never_cached(world):
     assert world.imports() == 2 and world.entries() == []
 
 
-def test_output_written_around_sys_stderr_is_never_cached(world):
-    world.install(hook=DECLARES + "\n\nimport sys\nos.write(sys.stderr.fileno(), b'straight to the fd\\n')\n")
+@pytest.mark.parametrize(
+    "around",
+    [
+        "os.write(sys.stderr.fileno(), b'straight to the fd\\n')",
+        "sys.__stderr__.write('straight to the fd\\n')",
+    ],
+    ids=["its-file-descriptor", "sys.__stderr__"],
+)
+def test_output_written_around_sys_stderr_is_never_cached(world, around):
+    world.install(hook=DECLARES + f"\n\nimport sys\n{around}\n")
     proc = world.render()
     assert "straight to the fd" in proc.stderr
     assert traced(proc)[0] == (
@@ -553,3 +561,39 @@ def test_a_memory_store_changed_only_in_its_write_ahead_log_loads_afresh(world):
         assert_same_as_uncached(world, after)
     finally:
         writer.close()
+
+
+def test_output_for_a_terminal_is_not_replayed_into_a_pipe(world):
+    import pty
+
+    world.install(
+        hook=DECLARES
+        + "\n\nimport sys\nsys.stderr.write('to a terminal\\n' if sys.stderr.isatty() else 'to a pipe\\n')\n"
+    )
+    leader, follower = pty.openpty()
+    argv = [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "router"]
+    world.wait()
+    try:
+        subprocess.run(
+            argv,
+            cwd=world.work,
+            env=world.env(),
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=180,
+            check=True,
+        )
+    finally:
+        os.close(follower)
+    shown = b""
+    try:
+        while chunk := os.read(leader, 65536):
+            shown += chunk
+    except OSError:  # the terminal is gone once everything was read
+        pass
+    finally:
+        os.close(leader)
+    assert b"to a terminal" in shown and b"loaded; stored " in shown
+    piped = world.render()
+    assert "to a pipe" in piped.stderr and world.imports() == 2
+    assert_same_as_uncached(world, piped)
