@@ -85,15 +85,12 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
         return replayed
     from reyn_core.cli.loading import observe_loads
 
-    with _captured() as tees, observe_loads() as loads:
+    with _captured() as (writes, tees), observe_loads() as loads:
         code = run()
-    out, err = tees[:2]
     try:
         if any(tee.bypassed for tee in tees):
             raise NotCacheable("something wrote to stdout or stderr around sys.stdout / sys.stderr")
-        _store(
-            entry, argv, profile_file, started, before, loads, out.kept.getvalue(), err.kept.getvalue(), code
-        )
+        _store(entry, argv, profile_file, started, before, loads, writes, code)
     except NotCacheable as exc:
         _trace(trace, f"loaded; not stored: {exc}")
     except Exception as exc:  # e.g. the cache folder cannot be written
@@ -115,13 +112,13 @@ def _entry_path(argv: Sequence[str]) -> Path:
     return user_cache_dir() / ENTRIES_DIR / f"{name[:32]}.json"
 
 
-def _digest(salt: str, recorded: dict[str, Any], stdout: str, stderr: str) -> str:
+def _digest(salt: str, recorded: dict[str, Any], writes: list[list[Any]]) -> str:
     """The hash of every input of an entry and of its output (a corrupt entry is a miss). Salted, so
     that a value (an API key in a declared variable) cannot be looked up in a precomputed table or
     matched across entries; the salt is in the entry, so whoever can read an entry can test guesses,
     which is one more reason entries are private to their user. Not a signature: see
     ``_read_private``."""
-    return inputs.sha256_hex(bytes.fromhex(salt) + inputs.canonical([recorded, stdout, stderr]))
+    return inputs.sha256_hex(bytes.fromhex(salt) + inputs.canonical([recorded, writes]))
 
 
 def _current(before: dict[str, Any], plugins: list[list[str]], env: list[str], paths: list[str]) -> Any:
@@ -151,11 +148,13 @@ def _replay(entry: Path, before: dict[str, Any]) -> int | None:
         current = _current(before, data["plugins"], data["env"], data["paths"])
     except NotCacheable:  # e.g. a recorded plugin is no longer installed
         return None
-    if _digest(data["salt"], current, data["stdout"], data["stderr"]) != data["digest"]:
+    if _digest(data["salt"], current, data["writes"]) != data["digest"]:
         return None
-    sys.stdout.write(data["stdout"])
-    sys.stdout.flush()
-    sys.stderr.write(data["stderr"])
+    # The writes in their order, to streams buffered as the run's were: stdout and stderr merged
+    # into one file or terminal interleave as they did.
+    streams = (sys.stdout, sys.stderr)
+    for stream, text in data["writes"]:
+        streams[stream].write(text)
     return 0
 
 
@@ -202,8 +201,15 @@ def _well_formed(data: Any) -> bool:
         and all(strings(p) and len(p) == 2 for p in data["plugins"])
         and strings(data.get("env"))
         and strings(data.get("paths"))
-        and isinstance(data.get("stdout"), str)
-        and isinstance(data.get("stderr"), str)
+        and isinstance(data.get("writes"), list)
+        and all(
+            isinstance(w, list)
+            and len(w) == 2
+            and w[0] in (0, 1)
+            and type(w[0]) is int
+            and isinstance(w[1], str)
+            for w in data["writes"]
+        )
     )
 
 
@@ -214,8 +220,7 @@ def _store(
     started: int,
     before: dict[str, Any],
     loads: list[Any],
-    stdout: str,
-    stderr: str,
+    writes: list[list[Any]],
     code: int,
 ) -> None:
     """Write the entry, or raise ``NotCacheable`` saying why this run may not be replayed."""
@@ -260,12 +265,11 @@ def _store(
     record = {
         "format": inputs.FORMAT,
         "salt": salt,
-        "digest": _digest(salt, current, stdout, stderr),
+        "digest": _digest(salt, current, writes),
         "plugins": plugins,
         "env": sorted(env),
         "paths": sorted(paths),
-        "stdout": stdout,
-        "stderr": stderr,
+        "writes": writes,
     }
     from reyn_core.atomic_write import atomic_write_bytes
 
@@ -284,20 +288,24 @@ def _prune(folder: Path) -> None:
 
 
 class _Tee(io.TextIOBase):
-    """Writes go to ``stream`` and are kept (what a replay prints). Reaching past it — its buffer, its
+    """Writes go to ``stream`` and are kept, in order with the other stream's, in ``writes`` as
+    ``[index, text]`` (what a replay prints). Reaching past it — its buffer, its
     file descriptor, any other attribute — marks the run as not replayable: such output is not kept.
     With ``keep=False`` (standing in for ``sys.__stdout__`` / ``sys.__stderr__``, which bypass
     ``sys.stdout`` / ``sys.stderr``) a write or its buffer marks it, while looking at it does not
     (argparse asks ``sys.__stdout__.fileno()`` for the terminal's width)."""
 
-    def __init__(self, stream: Any, keep: bool = True) -> None:
-        self._stream, self.kept, self.bypassed, self._keep = stream, io.StringIO(), False, keep
+    def __init__(self, stream: Any, writes: list[list[Any]], index: int, keep: bool = True) -> None:
+        self._stream, self._writes, self._index = stream, writes, index
+        self.bypassed, self._keep = False, keep
 
     def write(self, text: str) -> int:
-        if self._keep:
-            self.kept.write(text)
-        else:
+        if not self._keep:
             self.bypassed = True
+        elif self._writes and self._writes[-1][0] == self._index:
+            self._writes[-1][1] += text  # one chunk per run of writes to the same stream
+        elif text:
+            self._writes.append([self._index, text])
         return int(self._stream.write(text))
 
     def flush(self) -> None:
@@ -320,19 +328,20 @@ class _Tee(io.TextIOBase):
 
 
 @contextmanager
-def _captured() -> Iterator[list[_Tee]]:
-    """``sys.stdout`` and ``sys.stderr`` kept (the first two tees), ``sys.__stdout__`` and
+def _captured() -> Iterator[tuple[list[list[Any]], list[_Tee]]]:
+    """What ``sys.stdout`` (0) and ``sys.stderr`` (1) are written, in order; ``sys.__stdout__`` and
     ``sys.__stderr__`` watched. Writes to the file descriptors themselves (``os.write(2, ...)``, a
     child process's output, C code) are not seen: docs/performance.md."""
     saved = {name: getattr(sys, name) for name in ("stdout", "stderr", "__stdout__", "__stderr__")}
-    tees = {"stdout": _Tee(saved["stdout"]), "stderr": _Tee(saved["stderr"])}
+    writes: list[list[Any]] = []
+    tees = {"stdout": _Tee(saved["stdout"], writes, 0), "stderr": _Tee(saved["stderr"], writes, 1)}
     for name in ("__stdout__", "__stderr__"):
         if saved[name] is not None:
-            tees[name] = _Tee(saved[name], keep=False)
+            tees[name] = _Tee(saved[name], writes, -1, keep=False)
     for name, tee in tees.items():
         setattr(sys, name, tee)
     try:
-        yield list(tees.values())
+        yield writes, list(tees.values())
     finally:
         for name, value in saved.items():
             setattr(sys, name, value)

@@ -30,7 +30,7 @@ from typing import Any
 
 from reyn_core.errors import ReynError
 
-FORMAT = "reyn-render-cache-v1"
+FORMAT = "reyn-render-cache-v2"
 RACY_NS = 2_000_000_000
 MAX_WALK = 10_000
 """A declared folder with more entries than this makes the load uncacheable (checking it would cost

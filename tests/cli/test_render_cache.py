@@ -337,7 +337,7 @@ def test_an_audit_log_in_the_profile_is_never_cached(world):
         lambda text: text[: len(text) // 2],
         lambda text: "not json at all",
         lambda text: json.dumps({**json.loads(text), "format": "someone-else-v9"}),
-        lambda text: json.dumps({**json.loads(text), "stdout": "[]\n"}),
+        lambda text: json.dumps({**json.loads(text), "writes": [[0, "[]\n"]]}),
         lambda text: json.dumps({**json.loads(text), "plugins": [["probe", "reyn-site-gone"]]}),
     ],
     ids=["truncated", "not-json", "foreign", "altered-output", "unknown-plugin"],
@@ -484,8 +484,8 @@ from reyn_core.cli.render_inputs import world
 entry = Path(sys.argv[1])
 data = json.loads(entry.read_text())
 current = render_cache._current(world(sys.argv[2:], None), data["plugins"], data["env"], data["paths"])
-data["stdout"] = '[{"type": "function", "function": {"name": "forged"}}]\\n'
-data["digest"] = render_cache._digest(data["salt"], current, data["stdout"], data["stderr"])
+data["writes"] = [[0, '[{"type": "function", "function": {"name": "forged"}}]\\n']]
+data["digest"] = render_cache._digest(data["salt"], current, data["writes"])
 entry.write_text(json.dumps(data))
 """
 
@@ -597,3 +597,24 @@ def test_output_for_a_terminal_is_not_replayed_into_a_pipe(world):
     piped = world.render()
     assert "to a pipe" in piped.stderr and world.imports() == 2
     assert_same_as_uncached(world, piped)
+
+
+def test_stdout_and_stderr_merged_into_one_file_replay_in_the_order_they_were_written(world):
+    # A load error's warning goes to stderr before the tools go to stdout: `2>&1` keeps that order.
+    world.write("reyn.toml", '[plugins]\nenable = ["probe"]\n\n[surfaces.router]\nexclude = ["nope"]\n')
+    argv = [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "router"]
+    merged = []
+    for _ in range(2):
+        world.wait()
+        proc = subprocess.run(
+            argv,
+            cwd=world.work,
+            env=world.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=180,
+        )
+        lines = proc.stdout.decode().splitlines(keepends=True)
+        merged.append("".join(line for line in lines if not line.startswith("reyn: render cache: ")))
+    assert merged[0].startswith("reyn: warning: 1 load error(s) (RC007)") and world.imports() == 1
+    assert merged[1] == merged[0]
