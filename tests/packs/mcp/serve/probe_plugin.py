@@ -23,6 +23,7 @@ def _marker(name: str) -> Path:
 async def probe_echo(text: str, delay_ms: int = 0, ctx: ToolContext | None = None) -> dict:
     """Echo the text back with the calling agent (after delay_ms milliseconds)."""
     if delay_ms:
+        _marker(f"echo-{text}.started").touch()  # a test can wait until the call is running
         await asyncio.sleep(delay_ms / 1000)
     return {"text": text, "agent": ctx.agent if ctx else None}
 

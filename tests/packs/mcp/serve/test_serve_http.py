@@ -199,7 +199,10 @@ async def test_a_signal_stops_the_server_cleanly_letting_a_running_call_finish(
     with serve_world.http("--shutdown-grace", "20") as server:
         async with Client(server.url) as client:
             call = asyncio.ensure_future(client.call_tool("probe_echo", {"text": "last", "delay_ms": 1500}))
-            await asyncio.sleep(0.5)
+            for _ in range(1500):  # the signal must arrive while the call runs, however loaded the machine
+                if (serve_world.markers / "echo-last.started").exists():
+                    break
+                await asyncio.sleep(0.02)
             server.proc.send_signal(sig)
             result = await call
         code = await asyncio.to_thread(server.proc.wait, 60)
