@@ -175,9 +175,11 @@ def _read_private(entry: Path) -> bytes | None:
     try:
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022 or st.st_size > MAX_ENTRY_BYTES:
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
                 return None
-            if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            # POSIX only: Windows reports every writable file as 0o666 and has no owner here (the
+            # user's %LOCALAPPDATA% is private by its ACL).
+            if os.name == "posix" and (st.st_mode & 0o022 or st.st_uid != os.geteuid()):
                 return None
             data = fh.read(MAX_ENTRY_BYTES + 1)
     except OSError:

@@ -255,11 +255,24 @@ def recently_changed(
     for path, state in states.items():
         stats = [(path, state[0])]
         stats += [(os.path.join(path, rel), st) for rel, st in (state[1] if len(state) > 1 else ())]
-        checked += [(p, max(st[1], st[2])) for p, st in stats if len(st) == 5]
+        for p, st in stats:
+            if len(st) != 5:  # absent or unreadable: no ctime of its own, but its folder's
+                p, st = _nearest_folder(p)
+            checked.append((p, max(st[1], st[2])))
     for path, changed in checked:
         if changed >= limit:
             return path
     return None
+
+
+def _nearest_folder(path: str) -> tuple[str, list[Any]]:
+    """The closest existing folder above ``path`` and its stat (the folder a removal changed)."""
+    while True:
+        parent = os.path.dirname(path)
+        state = _stat(parent)
+        if len(state) == 5 or parent == path:
+            return parent, state if len(state) == 5 else [0, 0, 0, 0, True]
+        path = parent
 
 
 __all__ = [

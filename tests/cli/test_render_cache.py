@@ -103,10 +103,13 @@ class World:
         self.settle(self.site)
 
     def write(self, name: str, text: str) -> None:
-        """Write a file in the working folder and date it, and the folder, in the past."""
-        (self.work / name).write_text(text)
-        for path in (self.work / name, self.work):
-            os.utime(path, ns=(OLD, OLD))
+        """Write a file in the working folder and date it in the past, and the folder when the file
+        is new (only then did the folder change)."""
+        path = self.work / name
+        new = not path.exists()
+        path.write_text(text)
+        for changed in (path, self.work) if new else (path,):
+            os.utime(changed, ns=(OLD, OLD))
 
     def settle(self, folder: Path) -> None:
         """Date a folder and its files in the past, as files not touched for a while are."""
@@ -393,7 +396,9 @@ def test_the_cache_lives_under_xdg_cache_home_without_reyn_cache_dir(world, tmp_
 WRITES_WHILE_RENDERING = PROBE.replace(
     '    params["properties"]["text"]["description"] = Path("data.txt").read_text()\n',
     '    params["properties"]["text"]["description"] = Path("data.txt").read_text()\n'
-    '    if os.environ.get("PROBE_WRITE"):  # another process writes the file the render just read\n'
+    '    if os.environ.get("PROBE_WRITE") == "removed":  # another process removes the file just read\n'
+    '        os.remove("data.txt")\n'
+    '    elif os.environ.get("PROBE_WRITE"):  # another process writes the file the render just read\n'
     '        Path("data.txt").write_text("written while the render ran")\n'
     '        if os.environ["PROBE_WRITE"] == "mtime-kept":\n'
     '            os.utime("data.txt", ns=(1_000_000_000, 1_000_000_000))\n'
@@ -418,6 +423,24 @@ def test_a_declared_file_changed_while_the_render_ran_is_not_stored(world, how):
     assert json.loads(after.stdout)[0]["function"]["parameters"]["properties"]["text"]["description"] == (
         "written while the render ran"
     )
+
+
+def test_a_declared_file_removed_while_the_render_ran_is_not_stored(world):
+    # An absent path has no ctime: the folder it was removed from has. (The file is in a folder of
+    # its own: the working folder is on the import path of `python -m`, compared before and after.)
+    (world.work / "sub").mkdir()
+    (world.work / "data.txt").rename(world.work / "sub" / "data.txt")
+    world.settle(world.work)
+    source = WRITES_WHILE_RENDERING.format(description="Echo.", hook=DECLARES).replace(
+        "data.txt", "sub/data.txt"
+    )
+    install_site_plugin(world.site, "probe", source)
+    world.settle(world.site)
+    first = world.render(PROBE_WRITE="removed")
+    assert traced(first)[0].endswith("sub changed while the render ran or less than two seconds before")
+    after = world.render()
+    assert traced(after)[0].startswith("loaded; ") and world.imports() == 2
+    assert_same_as_uncached(world, after)
 
 
 @pytest.mark.parametrize(
