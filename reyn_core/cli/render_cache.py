@@ -72,7 +72,7 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
     started = time.time_ns()
     try:
         before = inputs.world(argv, profile_file)
-        entry = _entry_path(argv)
+        entry = _entry_path(argv, before)
         replayed = _replay(entry, before)
     except NotCacheable as exc:
         _trace(trace, f"not used: {exc}")
@@ -105,10 +105,13 @@ def _trace(enabled: bool, message: str) -> None:
         print(f"reyn: render cache: {message}", file=sys.stderr)
 
 
-def _entry_path(argv: Sequence[str]) -> Path:
+def _entry_path(argv: Sequence[str], before: dict[str, Any]) -> Path:
+    """One entry per command line, folder, interpreter and terminal-ness (a render to a terminal and
+    one piped elsewhere keep an entry each instead of replacing each other's)."""
     from reyn_core.loading.userdirs import user_cache_dir
 
-    name = inputs.sha256_hex(inputs.canonical([inputs.FORMAT, sys.executable, os.getcwd(), list(argv)]))
+    named = [inputs.FORMAT, sys.executable, os.getcwd(), list(argv), before["terminal"]]
+    name = inputs.sha256_hex(inputs.canonical(named))
     return user_cache_dir() / ENTRIES_DIR / f"{name[:32]}.json"
 
 

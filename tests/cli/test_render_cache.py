@@ -586,13 +586,10 @@ def test_a_memory_store_changed_only_in_its_write_ahead_log_loads_afresh(world):
         writer.close()
 
 
-def test_output_for_a_terminal_is_not_replayed_into_a_pipe(world):
+def _render_on_a_terminal(world: World) -> str:
+    """A render whose stderr is a terminal (a pseudo-terminal); what that terminal showed."""
     import pty
 
-    world.install(
-        hook=DECLARES
-        + "\n\nimport sys\nsys.stderr.write('to a terminal\\n' if sys.stderr.isatty() else 'to a pipe\\n')\n"
-    )
     leader, follower = pty.openpty()
     argv = [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "router"]
     world.wait()
@@ -616,10 +613,22 @@ def test_output_for_a_terminal_is_not_replayed_into_a_pipe(world):
         pass
     finally:
         os.close(leader)
-    assert b"to a terminal" in shown and b"loaded; stored " in shown
+    return shown.decode()
+
+
+def test_output_for_a_terminal_is_not_replayed_into_a_pipe(world):
+    world.install(
+        hook=DECLARES
+        + "\n\nimport sys\nsys.stderr.write('to a terminal\\n' if sys.stderr.isatty() else 'to a pipe\\n')\n"
+    )
+    shown = _render_on_a_terminal(world)
+    assert "to a terminal" in shown and "loaded; stored " in shown
     piped = world.render()
     assert "to a pipe" in piped.stderr and world.imports() == 2
     assert_same_as_uncached(world, piped)
+    # Each keeps its entry: the terminal's render is replayed, not overwritten by the pipe's.
+    again = _render_on_a_terminal(world)
+    assert "to a terminal" in again and "replayed " in again and world.imports() == 3  # 3: the uncached
 
 
 def test_stdout_and_stderr_merged_into_one_file_replay_in_the_order_they_were_written(world):
