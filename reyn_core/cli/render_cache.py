@@ -294,8 +294,8 @@ def _prune(folder: Path) -> None:
 
 class _Tee(io.TextIOBase):
     """Writes go to ``stream`` and are kept, in order with the other stream's, in ``writes`` as
-    ``[index, text]`` (what a replay prints). Reaching past it — its buffer, its
-    file descriptor, any other attribute — marks the run as not replayable: such output is not kept.
+    ``[index, text]`` (what a replay prints). Reaching past it — its buffer, its file descriptor, any
+    other attribute — marks the run as not replayable: such output is not kept.
     With ``keep=False`` (standing in for ``sys.__stdout__`` / ``sys.__stderr__``, which bypass
     ``sys.stdout`` / ``sys.stderr``) a write or its buffer marks it, while looking at it does not
     (argparse asks ``sys.__stdout__.fileno()`` for the terminal's width)."""
