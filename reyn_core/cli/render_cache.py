@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -70,10 +69,11 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
     its output when it may be replayed later. Returns the exit code."""
     trace = os.environ.get(inputs.SWITCH, "").strip().lower() == "trace"
     started = time.time_ns()
+    notes: list[str] = []
     try:
         before = inputs.world(argv, profile_file)
         entry = _entry_path(argv, before)
-        replayed = _replay(entry, before)
+        replayed = _replay(entry, before, notes)
     except NotCacheable as exc:
         _trace(trace, f"not used: {exc}")
         return run()
@@ -92,17 +92,19 @@ def run_cached(argv: Sequence[str], profile_file: str | None, run: Callable[[], 
             raise NotCacheable("something wrote to stdout or stderr around sys.stdout / sys.stderr")
         _store(entry, argv, profile_file, started, before, loads, writes, code)
     except NotCacheable as exc:
-        _trace(trace, f"loaded; not stored: {exc}")
+        _trace(trace, f"loaded; not stored: {exc}", notes)
     except Exception as exc:  # e.g. the cache folder cannot be written
-        _trace(trace, f"loaded; not stored: {type(exc).__name__}: {exc}")
+        _trace(trace, f"loaded; not stored: {type(exc).__name__}: {exc}", notes)
     else:
-        _trace(trace, f"loaded; stored {entry.name}")
+        _trace(trace, f"loaded; stored {entry.name}", notes)
     return code
 
 
-def _trace(enabled: bool, message: str) -> None:
+def _trace(enabled: bool, message: str, notes: Sequence[str] = ()) -> None:
+    """One line on stderr per run, what the cache did (and, in parentheses, why an entry found was
+    not used when it was not private)."""
     if enabled:
-        print(f"reyn: render cache: {message}", file=sys.stderr)
+        print(f"reyn: render cache: {message}{''.join(f' ({note})' for note in notes)}", file=sys.stderr)
 
 
 def _entry_path(argv: Sequence[str], before: dict[str, Any]) -> Path:
@@ -119,8 +121,7 @@ def _digest(salt: str, recorded: dict[str, Any], writes: list[list[Any]]) -> str
     """The hash of every input of an entry and of its output (a corrupt entry is a miss). Salted, so
     that a value (an API key in a declared variable) cannot be looked up in a precomputed table or
     matched across entries; the salt is in the entry, so whoever can read an entry can test guesses,
-    which is one more reason entries are private to their user. Not a signature: see
-    ``_read_private``."""
+    which is one more reason entries are private to their user. Not a signature: see ``_replay``."""
     return inputs.sha256_hex(bytes.fromhex(salt) + inputs.canonical([recorded, writes]))
 
 
@@ -133,13 +134,20 @@ def _current(before: dict[str, Any], plugins: list[list[str]], env: list[str], p
     }
 
 
-def _replay(entry: Path, before: dict[str, Any]) -> int | None:
+def _replay(entry: Path, before: dict[str, Any], notes: list[str]) -> int | None:
     """Write the stored output and return its exit code when the entry is valid and every input it
-    records is unchanged; None otherwise."""
+    records is unchanged; None otherwise (``notes`` says why when the entry was not private)."""
     import json
 
-    raw = _read_private(entry)
-    if raw is None:
+    from reyn_core.loading.userdirs import CacheMiss, read_private
+
+    try:
+        # The digest ties an entry to its inputs but proves nothing about who wrote it: whoever else
+        # could write the entry (a shared ``$REYN_CACHE_DIR``) could compute a digest for any output.
+        raw = read_private(entry, MAX_ENTRY_BYTES)
+    except CacheMiss as miss:
+        if not miss.absent:
+            notes.append(f"not replayed: {miss}")
         return None
     try:
         data = json.loads(raw)
@@ -159,35 +167,6 @@ def _replay(entry: Path, before: dict[str, Any]) -> int | None:
     for stream, text in data["writes"]:
         streams[stream].write(text)
     return 0
-
-
-_OPEN_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-)
-
-
-def _read_private(entry: Path) -> bytes | None:
-    """The entry's bytes, or None unless it is a regular file (not a link), at most
-    ``MAX_ENTRY_BYTES``, owned by this user and writable by no one else. The digest ties an entry to
-    its inputs but proves nothing about who wrote it: whoever else could write the entry (a shared
-    ``$REYN_CACHE_DIR``) could compute a digest for any output."""
-    try:
-        fd = os.open(entry, _OPEN_FLAGS)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-                return None
-            # POSIX only: Windows reports every writable file as 0o666 and has no owner here (the
-            # user's %LOCALAPPDATA% is private by its ACL).
-            if os.name == "posix" and (st.st_mode & 0o022 or st.st_uid != os.geteuid()):
-                return None
-            data = fh.read(MAX_ENTRY_BYTES + 1)
-    except OSError:
-        return None
-    return data if len(data) <= MAX_ENTRY_BYTES else None
 
 
 def _well_formed(data: Any) -> bool:
@@ -276,10 +255,9 @@ def _store(
         "paths": sorted(paths),
         "writes": writes,
     }
-    from reyn_core.atomic_write import atomic_write_bytes
+    from reyn_core.loading.userdirs import write_private
 
-    entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write_bytes(entry, inputs.canonical(record))
+    write_private(entry, inputs.canonical(record))
     _prune(entry.parent)
 
 

@@ -4,27 +4,31 @@ Keyed by a sha256 of the canonical schema JSON, the phase flag and the checker's
 edit to ``reyn_core/schema.py``, ``metaschema.py``, ``jsondata.py``, ``errors.py`` or any module of the
 ``reyn_core/validation/`` package — the screening it delegates to: references, meta-schema, RE2
 patterns — or a new reyn-core version invalidates every entry). Stored as one
-JSON file in the user cache dir, written atomically; an unreadable file is simply ignored.
+JSON file in the user cache dir, written atomically (mode 0600); an unreadable file is simply
+ignored, and so is one that is not private (a link, another owner, group- or world-writable): a
+forged "no issues" there would skip a check (``read_private``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from reyn_core.loading.userdirs import CacheMiss, read_private, user_cache_dir, write_private
 from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.schema import SchemaIssue, check_tool_schema
 
 # v2: patterns are checked by RE2 (v1 verdicts came from a backtracking-``re`` heuristic).
 FILE_NAME = "schema-checks-v2.json"
 MAX_ENTRIES = 20_000
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""A cache file larger than this is not read (a miss: every schema is checked, and the next save
+writes a new one)."""
 
 
 # The checker's own source: ``check_tool_schema`` and everything its verdict depends on.
@@ -59,6 +63,7 @@ class SchemaCheckCache:
     """Callable like ``check_tool_schema(parameters, *, phase_usable)``; remembers every result.
 
     ``path=None`` keeps results in memory only. Call ``save()`` to persist new entries.
+    ``disk_miss`` says why the file on disk was not used (None when it was, or is not read yet).
 
     ``checked`` is the ledger the load's builders share (``RegistryBuilder`` picks it up from its
     ``schema_check``): the real registry adopts the definitions the scratch builders already checked.
@@ -69,26 +74,18 @@ class SchemaCheckCache:
         self.checked = CheckedDefinitions()
         self._entries: dict[str, list[dict[str, Any]]] | None = None
         self._dirty = False
+        self.disk_miss: str | None = None
 
     @classmethod
     def default(cls) -> SchemaCheckCache:
         """The cache in the user cache dir."""
-        from reyn_core.loading.userdirs import user_cache_dir
-
         return cls(user_cache_dir() / FILE_NAME)
 
     def _load(self) -> dict[str, list[dict[str, Any]]]:
         if self._entries is None:
             self._entries = {}
             if self.path is not None:
-                try:
-                    data = json.loads(self.path.read_text(encoding="utf-8"))
-                    if isinstance(data, dict) and data.get("checker") == _checker_fingerprint():
-                        entries = data.get("entries")
-                        if isinstance(entries, dict):
-                            self._entries = entries
-                except (OSError, ValueError):
-                    pass
+                self._entries, self.disk_miss = _read_cache_file(self.path)
         return self._entries
 
     def __call__(self, parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
@@ -120,15 +117,24 @@ class SchemaCheckCache:
             entries = dict(list(entries.items())[-MAX_ENTRIES // 2 :])
         payload = json.dumps({"checker": _checker_fingerprint(), "entries": entries}, separators=(",", ":"))
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".schema-checks.", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(payload)
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_private(self.path, payload.encode("utf-8"))
         except OSError:
             return
         self._dirty = False
+
+
+def _read_cache_file(path: Path) -> tuple[dict[str, list[dict[str, Any]]], str | None]:
+    """The entries of a private cache file written by this checker, and why there are none when the
+    file was not used."""
+    try:
+        data = json.loads(read_private(path, MAX_FILE_BYTES))
+    except CacheMiss as miss:
+        return {}, str(miss)
+    except (ValueError, RecursionError):
+        return {}, f"{path} is not JSON"
+    if not isinstance(data, dict) or data.get("checker") != _checker_fingerprint():
+        return {}, f"{path} was written by another schema checker"
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        return {}, f"{path} has no entries table"
+    return entries, None

@@ -541,6 +541,12 @@ def test_an_entry_someone_else_could_have_written_is_not_replayed(world, plant):
     plant(entry)
     after = world.render()
     assert "forged" not in after.stdout and names(after) == ["probe_echo"] and world.imports() == 2
+    why = {
+        "another_user": "is owned by uid 54321",
+        "writable_by_others": "is writable by group and others",
+        "a_link": "is a symbolic link",
+    }
+    assert f"(not replayed: {entry} {why[plant.__name__[1:]]}" in traced(after)[0]
 
 
 def test_a_forged_entry_this_user_wrote_is_what_a_private_entry_means(world):

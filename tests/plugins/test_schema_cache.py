@@ -4,9 +4,12 @@ file is ignored rather than trusted or fatal."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
@@ -153,3 +156,61 @@ def test_the_fingerprint_changes_with_any_checker_file(tmp_path, monkeypatch):
             assert fingerprint() == first
     finally:
         module._checker_fingerprint.cache_clear()
+
+
+def _forged(path):
+    """A cache file, for this checker, saying BAD has no issues."""
+    cache = SchemaCheckCache(path)
+    cache(BAD, phase_usable=True)
+    cache.save()
+    data = json.loads(path.read_text())
+    for key in data["entries"]:
+        data["entries"][key] = []
+    path.write_text(json.dumps(data))
+    path.chmod(0o600)
+
+
+def _group_writable(path):
+    path.chmod(0o660)
+
+
+def _world_writable(path):
+    path.chmod(0o606)
+
+
+def _a_link(path):
+    planted = path.with_name("planted.json")
+    path.rename(planted)
+    path.symlink_to(planted)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="owner and mode bits are checked on POSIX only")
+@pytest.mark.parametrize("plant", [_group_writable, _world_writable, _a_link], ids=lambda f: f.__name__[1:])
+def test_a_forged_verdict_someone_else_could_write_does_not_skip_the_check(tmp_path, plant):
+    path = tmp_path / FILE_NAME
+    _forged(path)
+    plant(path)
+    cache = SchemaCheckCache(path)
+    assert [i.code for i in cache(BAD, phase_usable=True)] == ["RS005"]
+    assert cache.disk_miss is not None and str(path) in cache.disk_miss
+    cache.save()  # replaced by a private file with the real verdict, the forged one not carried over
+    assert not path.is_symlink() and path.stat().st_mode & 0o777 == 0o600
+    assert [i.code for i in SchemaCheckCache(path)(BAD, phase_usable=True)] == ["RS005"]
+
+
+def test_a_private_forged_verdict_is_believed_which_is_the_boundary(tmp_path):
+    # The counterpart: only the user who owns the cache (who can change Reyn itself) can forge it.
+    path = tmp_path / FILE_NAME
+    _forged(path)
+    cache = SchemaCheckCache(path)
+    assert cache(BAD, phase_usable=True) == [] and cache.disk_miss is None
+
+
+def test_saved_cache_file_and_the_folders_reyn_made_are_private(tmp_path):
+    path = tmp_path / "made" / "for" / FILE_NAME
+    cache = SchemaCheckCache(path)
+    cache(GOOD, phase_usable=True)
+    cache.save()
+    assert path.stat().st_mode & 0o777 == 0o600
+    for folder in (tmp_path / "made", path.parent):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder

@@ -139,6 +139,7 @@ def test_malformed_entries_are_skipped_and_good_ones_kept(tmp_path: Path) -> Non
             }
         )
     )
+    path.chmod(0o600)  # a cache file is read only when private, whatever the umask
     cache = DigestCache(path)
     assert cache.sha256(good) == hashlib.sha256(b"good").hexdigest() and cache.hits == 1
     assert cache.sha256(bad) == hashlib.sha256(b"bad").hexdigest() and cache.misses == 1
@@ -210,3 +211,71 @@ def test_unreadable_installed_file_is_reported_not_raised(kit: Any, installed: A
     rec = _prov(kit, installed, DigestCache())
     assert "demo_plug/data/notes.txt" in rec.record_mismatches
     assert any("cannot read demo_plug/data/notes.txt" in p for p in rec.problems)
+
+
+def _forged_cache_file(path: Path, target: Path) -> None:
+    """A cache file saying ``target``'s size and mtime have a hash its bytes do not have."""
+    st = target.stat()
+    entries = {str(target): [st.st_size, st.st_mtime_ns, "f" * 64]}
+    path.write_text(json.dumps({"format": "reyn-digest-cache-v1", "entries": entries}))
+    path.chmod(0o600)
+
+
+def _group_writable(path: Path) -> None:
+    path.chmod(0o660)
+
+
+def _world_writable(path: Path) -> None:
+    path.chmod(0o646)
+
+
+def _a_link(path: Path) -> None:
+    planted = path.with_name("planted.json")
+    path.rename(planted)
+    path.symlink_to(planted)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="owner and mode bits are checked on POSIX only")
+@pytest.mark.parametrize("plant", [_group_writable, _world_writable, _a_link], ids=lambda f: f.__name__[1:])
+def test_a_cache_file_someone_else_could_write_is_not_believed(tmp_path: Path, plant: Any) -> None:
+    target = _old_file(tmp_path / "module.py", b"the bytes on disk")
+    path = tmp_path / "digests.json"
+    _forged_cache_file(path, target)
+    plant(path)
+    cache = DigestCache(path)
+    assert cache.sha256(target) == hashlib.sha256(b"the bytes on disk").hexdigest()
+    assert (cache.hits, cache.misses) == (0, 1)
+    assert cache.disk_miss is not None and str(path) in cache.disk_miss
+    cache.save()  # the forged entry is not carried into the private file written in its place
+    assert not path.is_symlink() and path.stat().st_mode & 0o777 == 0o600
+    assert json.loads(path.read_text())["entries"][str(target)][2] == cache.sha256(target)
+
+
+def test_a_private_cache_file_is_believed_which_is_the_boundary(tmp_path: Path) -> None:
+    # The counterpart: the user who owns the cache can forge it, as they can change the plugin.
+    target = _old_file(tmp_path / "module.py", b"the bytes on disk")
+    path = tmp_path / "digests.json"
+    _forged_cache_file(path, target)
+    cache = DigestCache(path)
+    assert cache.sha256(target) == "f" * 64 and cache.hits == 1 and cache.disk_miss is None
+
+
+def test_a_cache_file_over_the_bound_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import reyn_core.loading.provenance.cache as module
+
+    target = _old_file(tmp_path / "module.py", b"the bytes on disk")
+    path = tmp_path / "digests.json"
+    _forged_cache_file(path, target)
+    monkeypatch.setattr(module, "MAX_FILE_BYTES", path.stat().st_size - 1)
+    cache = DigestCache(path)
+    assert cache.sha256(target) == hashlib.sha256(b"the bytes on disk").hexdigest() and cache.hits == 0
+    assert cache.disk_miss is not None and "larger than" in cache.disk_miss
+
+
+def test_saved_cache_file_and_the_folders_reyn_made_are_private(tmp_path: Path) -> None:
+    cache = DigestCache(tmp_path / "made" / "for" / "reyn" / "digests.json")
+    cache.sha256(_old_file(tmp_path / "a.txt", b"a"))
+    cache.save()
+    assert cache.path is not None and cache.path.stat().st_mode & 0o777 == 0o600
+    for folder in (tmp_path / "made", tmp_path / "made" / "for", cache.path.parent):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder

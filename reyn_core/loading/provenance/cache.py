@@ -1,7 +1,8 @@
 """The digest cache: sha256 of files keyed by (path, size, mtime_ns), in memory and on disk.
 
 Kept apart from ``provenance`` because it has its own trust boundary (docs/provenance.md, "The
-digest cache"): it trusts that a file with the same path, size and mtime_ns has the same bytes.
+digest cache"): it trusts that a file with the same path, size and mtime_ns has the same bytes, and
+it trusts its file on disk only when no one but this user could have written it (``read_private``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ import threading
 import time
 from pathlib import Path
 
-from reyn_core.atomic_write import atomic_write_bytes
 from reyn_core.loading.provenance.digest import hash_file, is_sha256_hex
-from reyn_core.loading.userdirs import user_cache_dir
+from reyn_core.loading.userdirs import CacheMiss, read_private, user_cache_dir, write_private
 
 _RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""A cache file larger than this is not read (a miss: every file is hashed, and the next save
+writes a new one)."""
 
 
 def default_cache_dir() -> Path:
@@ -38,7 +41,10 @@ class DigestCache:
     cache entry goes; pass ``cache=None`` to ``provenance_for`` (as ``reyn plugins audit`` should)
     to re-hash everything. Files modified less than two seconds before hashing are never cached, so a
     write racing the hash cannot leave a stale entry behind. With a ``path`` the entries persist as
-    JSON, written atomically; a missing, unreadable or corrupt file simply starts an empty cache.
+    JSON, written atomically (mode 0600); a missing, unreadable or corrupt file simply starts an empty
+    cache, and so does one that is not private (a link, another owner, group- or world-writable):
+    a forged digest there would let a changed plugin pass its pin or lock. ``disk_miss`` says why the
+    file was not used.
     """
 
     def __init__(self, path: Path | None = None) -> None:
@@ -49,6 +55,9 @@ class DigestCache:
         self._dirty: dict[str, tuple[int, int, str]] = {}
         self._loaded = self.path is None
         self._lock = threading.Lock()
+        self.disk_miss: str | None = None
+        """Why the file on disk was not used (not there, unreadable, too large, not private); None
+        when it was read, or is not read yet."""
 
     @classmethod
     def default(cls) -> DigestCache:
@@ -96,13 +105,13 @@ class DigestCache:
         if self.path is None or not self._dirty:
             return
         with self._lock:
-            merged = _read_cache_file(self.path)
+            # Only a private file's entries are carried over: a forged one is not laundered into ours.
+            merged = _read_cache_file(self.path)[0]
             merged.update(self._dirty)
             merged = {k: v for k, v in merged.items() if os.path.exists(k)}
             payload = {"format": _CACHE_FORMAT, "entries": {k: list(v) for k, v in sorted(merged.items())}}
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                atomic_write_bytes(self.path, json.dumps(payload, separators=(",", ":")).encode())
+                write_private(self.path, json.dumps(payload, separators=(",", ":")).encode())
             except OSError:
                 return
             self._dirty.clear()
@@ -112,23 +121,26 @@ class DigestCache:
             return
         with self._lock:
             if not self._loaded and self.path is not None:
-                on_disk = _read_cache_file(self.path)
+                on_disk, self.disk_miss = _read_cache_file(self.path)
                 on_disk.update(self._entries)
                 self._entries = on_disk
                 self._loaded = True
 
 
-def _read_cache_file(path: Path) -> dict[str, tuple[int, int, str]]:
-    """The valid entries of a cache file; anything unreadable or malformed is ignored."""
+def _read_cache_file(path: Path) -> tuple[dict[str, tuple[int, int, str]], str | None]:
+    """The valid entries of a private cache file, and why there are none when the file was not used;
+    anything unreadable, malformed or not private is ignored."""
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
+        data = json.loads(read_private(path, MAX_FILE_BYTES))
+    except CacheMiss as miss:
+        return {}, str(miss)
+    except (ValueError, RecursionError):
+        return {}, f"{path} is not JSON"
     if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
-        return {}
+        return {}, f"{path} is not a {_CACHE_FORMAT} file"
     entries = data.get("entries")
     if not isinstance(entries, dict):
-        return {}
+        return {}, f"{path} has no entries table"
     out: dict[str, tuple[int, int, str]] = {}
     for key, value in entries.items():
         if (
@@ -139,7 +151,7 @@ def _read_cache_file(path: Path) -> dict[str, tuple[int, int, str]]:
             and is_sha256_hex(value[2])
         ):
             out[key] = (value[0], value[1], value[2])
-    return out
+    return out, None
 
 
 __all__ = ["DigestCache", "default_cache_dir"]
