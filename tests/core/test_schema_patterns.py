@@ -165,6 +165,7 @@ def test_a_cached_verdict_from_before_re2_does_not_skip_the_pattern_check(tmp_pa
     old_fingerprint = hashlib.sha256(open(schema_module.__file__, "rb").read()).hexdigest()[:16]
     for name in ("schema-checks-v1.json", FILE_NAME):
         (tmp_path / name).write_text(json.dumps({"checker": old_fingerprint, "entries": {key: []}}))
+        (tmp_path / name).chmod(0o600)  # private, so only the checker fingerprint can refuse it
     issues = SchemaCheckCache(tmp_path / FILE_NAME)(schema, phase_usable=True)
     assert [i.code for i in issues if i.severity == "error"] == ["RS007"]
 
