@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from reyn_core.loading.userdirs import CacheMiss, read_private, user_cache_dir, write_private
+from reyn_core.loading.userdirs import read_private_entries, user_cache_dir, write_private
 from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.schema import SchemaIssue, check_tool_schema
 
@@ -126,15 +126,9 @@ class SchemaCheckCache:
 def _read_cache_file(path: Path) -> tuple[dict[str, list[dict[str, Any]]], str | None]:
     """The entries of a private cache file written by this checker, and why there are none when the
     file was not used."""
-    try:
-        data = json.loads(read_private(path, MAX_FILE_BYTES))
-    except CacheMiss as miss:
-        return {}, str(miss)
-    except (ValueError, RecursionError):
-        return {}, f"{path} is not JSON"
-    if not isinstance(data, dict) or data.get("checker") != _checker_fingerprint():
-        return {}, f"{path} was written by another schema checker"
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}, f"{path} has no entries table"
-    return entries, None
+    return read_private_entries(
+        path,
+        MAX_FILE_BYTES,
+        stamp=("checker", _checker_fingerprint()),
+        stranger="was written by another schema checker",
+    )

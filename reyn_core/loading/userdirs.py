@@ -11,10 +11,12 @@ trusted only when no one but this user could have written it (docs/security.md).
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 APP = "reyn"
 
@@ -108,6 +110,28 @@ def read_private(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     if len(data) > max_bytes:  # it grew since the fstat
         raise CacheMiss(f"{path} is larger than {max_bytes} bytes")
     return data
+
+
+def read_private_entries(
+    path: str | os.PathLike[str], max_bytes: int, *, stamp: tuple[str, str], stranger: str
+) -> tuple[dict[str, Any], str | None]:
+    """The ``entries`` table of a private JSON cache file whose ``stamp`` key holds the stamp's value
+    (its format or the code that wrote it), and why there is none when the file was not used:
+    missing, not private (``read_private``), not JSON, ``{path} {stranger}`` for another stamp, or
+    no entries table. The caller still checks each entry."""
+    try:
+        data = json.loads(read_private(path, max_bytes))
+    except CacheMiss as miss:
+        return {}, str(miss)
+    except (ValueError, RecursionError):
+        return {}, f"{path} is not JSON"
+    key, value = stamp
+    if not isinstance(data, dict) or data.get(key) != value:
+        return {}, f"{path} {stranger}"
+    entries = data.get("entries")
+    if not isinstance(entries, dict):
+        return {}, f"{path} has no entries table"
+    return entries, None
 
 
 def _check_private(path: str | os.PathLike[str], st: os.stat_result) -> None:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from reyn_core.loading.provenance.digest import hash_file, is_sha256_hex
-from reyn_core.loading.userdirs import CacheMiss, read_private, user_cache_dir, write_private
+from reyn_core.loading.userdirs import read_private_entries, user_cache_dir, write_private
 
 _RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -130,17 +130,9 @@ class DigestCache:
 def _read_cache_file(path: Path) -> tuple[dict[str, tuple[int, int, str]], str | None]:
     """The valid entries of a private cache file, and why there are none when the file was not used;
     anything unreadable, malformed or not private is ignored."""
-    try:
-        data = json.loads(read_private(path, MAX_FILE_BYTES))
-    except CacheMiss as miss:
-        return {}, str(miss)
-    except (ValueError, RecursionError):
-        return {}, f"{path} is not JSON"
-    if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
-        return {}, f"{path} is not a {_CACHE_FORMAT} file"
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}, f"{path} has no entries table"
+    entries, miss = read_private_entries(
+        path, MAX_FILE_BYTES, stamp=("format", _CACHE_FORMAT), stranger=f"is not a {_CACHE_FORMAT} file"
+    )
     out: dict[str, tuple[int, int, str]] = {}
     for key, value in entries.items():
         if (
@@ -151,7 +143,7 @@ def _read_cache_file(path: Path) -> tuple[dict[str, tuple[int, int, str]], str |
             and is_sha256_hex(value[2])
         ):
             out[key] = (value[0], value[1], value[2])
-    return out, None
+    return out, miss
 
 
 __all__ = ["DigestCache", "default_cache_dir"]
