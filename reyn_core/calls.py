@@ -15,9 +15,11 @@ from .tool import ToolDefinition
 class ToolCall:
     """A call as policy hooks see it.
 
-    ``arguments`` are validated when a ``before`` hook sees the call. An ``after`` hook may also see
-    a call refused before validation (``gate_refused``, ``invalid_arguments``); its ``arguments``
-    are then as sent (``{}`` when they were not a JSON object).
+    ``arguments`` are validated, and already bound to the handler, when a ``before`` hook sees the
+    call. An ``after`` hook may also see a call refused before validation (``gate_refused``,
+    ``invalid_arguments``); its ``arguments`` are then as sent (``{}`` when they were not a JSON
+    object). Either way they are a read-only snapshot (a ``dict`` whose dicts and lists raise
+    ``TypeError`` when changed): a hook allows or denies a call, it never rewrites it.
     """
 
     tool: ToolDefinition

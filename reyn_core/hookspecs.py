@@ -49,7 +49,8 @@ class ReynHookSpecs:
     @hookspec
     def reyn_before_tool_call(self, call: Any) -> str | None:
         """Called before every tool call (``call`` is a ``reyn_core.host.ToolCall``). Return a reason string
-        to deny it, or None to allow. Raising ``ToolDenied`` also denies."""
+        to deny it, or None to allow. Raising ``ToolDenied`` also denies. ``call.arguments`` are
+        read-only: changing them raises ``TypeError``, which denies the call."""
 
     @hookspec
     def reyn_after_tool_call(self, call: Any, outcome: Any) -> None:

@@ -10,10 +10,15 @@ Two paths give the same verdicts and the same bound arguments:
   the schema accepts for those fields, and binds what it accepts to the same values as the full path;
   whenever it refuses (``3.0`` for an ``int``, a wrong type, a bound crossed, an unknown key), the call
   takes the full path, so an invalid call reports exactly the problems the full path reports.
+
+Both paths work on the call's own arguments (``own_arguments``): nothing the caller holds is validated
+or bound, so what was validated is what the handler gets, whatever the caller does to its dict while
+the call awaits. Policy hooks see a read-only snapshot of them (``read_only``), never the bound objects.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import types
 import typing
@@ -29,9 +34,11 @@ from ..errors import ArgumentProblem, InvalidToolArguments
 from ..jsondata import canonical_json
 from ..tool import ToolDefinition, schema_from_model
 from ..validation import (
+    MAX_ARGUMENT_DEPTH,
     Validator,
     compile_validator,
     optional_non_nullable,
+    parse_arguments,
     problems_from_pydantic,
     without_null_optionals,
 )
@@ -46,6 +53,141 @@ def invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> Invali
     return InvalidToolArguments(
         f"invalid arguments for {tool.name!r}: {listed}{more}", tool=tool.name, problems=problems
     )
+
+
+# --------------------------------------------------------------------------- the call's own arguments
+
+# Argument values that nest nothing: a dict of only these is within any depth bound, and copying the
+# dict copies everything in it that could change.
+_FLAT_VALUES = frozenset({str, int, float, bool, type(None)})
+
+
+def own_arguments(args: Any) -> tuple[Any, list[ArgumentProblem]]:
+    """``parse_arguments(args)``, as data no one but this call holds.
+
+    JSON text is parsed afresh. Of a mapping, every ``dict`` and ``list`` in it — the containers JSON
+    Schema looks into — is copied (as a plain ``dict`` / ``list``), so the caller mutating its own
+    containers while the call awaits (a hook, a handler, another task) changes nothing that was
+    validated, bound or shown to the hooks. Other values are kept: scalars cannot change, and an
+    object JSON Schema does not look into (a tuple, a host's own class) is only ever accepted by a
+    schema that does not constrain it.
+
+    Copying stops one level past the depth bound, so a cyclic structure is not followed for ever;
+    ``parse_arguments`` then refuses the copy as too deep. Within the bound, the copy is its answer."""
+    if type(args) is dict:
+        for value in args.values():
+            if type(value) not in _FLAT_VALUES:
+                break
+        else:  # the common call: a flat object of scalars
+            return dict(args), []
+    if isinstance(args, Mapping):
+        unsure: list[Any] = []
+        args = {key: _copied(value, 2, unsure) for key, value in args.items()}
+        if not unsure:  # every container copied, within the bound: parse_arguments accepts it as it is
+            return args, []
+    return parse_arguments(args)
+
+
+def _copied(value: Any, depth: int, unsure: list[Any]) -> Any:
+    """``value`` (at nesting ``depth``, the outermost object being 1) with its dicts and lists copied.
+    A container past the bound, or a mapping that is not a dict (kept as it is, and counted in depth by
+    ``parse_arguments``), goes into ``unsure``: then ``parse_arguments`` decides about the depth."""
+    if type(value) in _FLAT_VALUES:
+        return value
+    if isinstance(value, dict | list):
+        if depth > MAX_ARGUMENT_DEPTH:
+            unsure.append(value)
+            return value
+        if isinstance(value, dict):
+            return {key: _copied(item, depth + 1, unsure) for key, item in value.items()}
+        return [_copied(item, depth + 1, unsure) for item in value]
+    if isinstance(value, Mapping):
+        unsure.append(value)
+    return value
+
+
+class _ReadOnly:
+    """Refuses every method that would change a hook's view of a call's arguments."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "a tool call's arguments are read-only: a policy hook may allow or deny the call, not change it"
+        )
+
+
+class ReadOnlyDict(_ReadOnly, dict[Any, Any]):
+    """A JSON object as policy hooks see it: a ``dict`` (``json.dumps``, ``==`` and ``isinstance``
+    work as for any dict) whose changing methods raise ``TypeError``. A copy is a plain, mutable dict."""
+
+    __slots__ = ()
+    __init__ = __setitem__ = __delitem__ = __ior__ = _ReadOnly._refuse
+    clear = pop = popitem = setdefault = update = _ReadOnly._refuse
+
+    @classmethod
+    def of(cls, items: Mapping[Any, Any]) -> ReadOnlyDict:
+        """A read-only dict holding ``items`` (``__init__`` refuses: it would refill an existing one)."""
+        new = dict.__new__(cls)
+        dict.update(new, items)
+        return new
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        return {key: copy.deepcopy(item, memo) for key, item in self.items()}
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+class ReadOnlyList(_ReadOnly, list[Any]):
+    """A JSON array as policy hooks see it: a ``list`` whose changing methods raise ``TypeError``."""
+
+    __slots__ = ()
+    __init__ = __setitem__ = __delitem__ = __iadd__ = __imul__ = _ReadOnly._refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _ReadOnly._refuse
+
+    @classmethod
+    def of(cls, items: Sequence[Any]) -> ReadOnlyList:
+        """A read-only list holding ``items``."""
+        new = list.__new__(cls)
+        list.extend(new, items)
+        return new
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(item, memo) for item in self]
+
+    def __reduce__(self) -> Any:
+        return (list, (list(self),))
+
+
+_NO_ARGUMENTS: Mapping[str, Any] = ReadOnlyDict.of({})
+
+
+def read_only(parsed: Any) -> Mapping[str, Any]:
+    """The arguments as policy hooks see them: a read-only snapshot of ``parsed`` (the call's own,
+    within the depth bound), each dict a new ``ReadOnlyDict`` and each list a new ``ReadOnlyList`` —
+    never an object the handler is given. A hook that tries to change them raises ``TypeError``, and
+    a ``before`` hook that raises denies the call. ``{}`` when ``parsed`` is not an object."""
+    if type(parsed) is not dict:
+        return _NO_ARGUMENTS
+    for value in parsed.values():
+        if type(value) not in _FLAT_VALUES:
+            return _frozen(parsed)
+    return ReadOnlyDict.of(parsed)
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ReadOnlyDict.of({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return ReadOnlyList.of([_frozen(item) for item in value])
+    return value
 
 
 # --------------------------------------------------------------------------- single-validation plan

@@ -1,10 +1,12 @@
 """The one dispatcher: ``invoke_tool`` (raises typed errors) and ``dispatch_tool`` (model envelopes).
 
 Every call goes through the same steps: lookup, gates re-checked (defense in depth: the renderers
-already hid what a surface may not see), argument parsing and validation with the tool's cached
-validator, lazy handler resolution, ``before`` policy hooks, execution (sync handlers in a worker
-thread) under the tool's timeout, then ``after`` hooks — which also see failures. What the dispatcher
-prepares per tool (validator, handler shape) it caches per registry snapshot, here.
+already hid what a surface may not see), the call's own copy of the arguments parsed, validated with
+the tool's cached validator and bound to the lazily resolved handler, ``before`` policy hooks,
+execution (sync handlers in a worker thread) under the tool's timeout, then ``after`` hooks — which
+also see failures. The arguments are validated and bound before anything else can run, and the hooks
+see a read-only snapshot of them: what was validated is exactly what the handler gets. What the
+dispatcher prepares per tool (validator, handler shape) it caches per registry snapshot, here.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from .. import gates
 from ..calls import NO_HOOKS, ToolCall, ToolCallOutcome
 from ..context import ToolContext, as_names
 from ..errors import (
-    ArgumentProblem,
     ToolCancelled,
     ToolError,
     ToolExecutionError,
@@ -30,8 +31,7 @@ from ..errors import (
 from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..tool import ToolDefinition
-from ..validation import parse_arguments
-from .arguments import ArgumentCheck
+from .arguments import ArgumentCheck, own_arguments, read_only
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
@@ -142,21 +142,6 @@ def _shape(prepared: _PreparedTool) -> CallShape:
     return shape
 
 
-# Argument values that nest nothing: a dict of only these is within any depth bound.
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _parse(args: Any) -> tuple[Any, list[ArgumentProblem]]:
-    """``parse_arguments(args)``, answered at once for a plain dict of scalars (what it returns then)."""
-    if type(args) is dict:
-        for value in args.values():
-            if type(value) not in _SCALARS:
-                break
-        else:
-            return args, []
-    return parse_arguments(args)
-
-
 # --------------------------------------------------------------------------- invoke
 
 
@@ -204,8 +189,10 @@ async def invoke_tool(
     ``exclude`` / ``allowed_ops`` must be what the renderer was given, so the gates agree.
 
     ``after`` hooks observe every outcome of a call to a registered tool, refusals included;
-    ``before`` hooks see only calls that passed the gates and argument validation. A caller that
-    cancels this coroutine gets its ``CancelledError`` back unchanged.
+    ``before`` hooks see only calls that passed the gates and argument validation. Both see a
+    read-only snapshot of the arguments; the handler gets its own copy, validated and bound before
+    any hook runs, so neither a hook nor the caller changing ``args`` meanwhile reaches it. A caller
+    that cancels this coroutine gets its ``CancelledError`` back unchanged.
     """
     surface = surface or ctx.surface
     if type(exclude) is not frozenset:
@@ -221,13 +208,9 @@ async def invoke_tool(
     hooks = registry.hooks or NO_HOOKS
     call_ctx = _call_context(prepared, registry, ctx, surface)
     started = time.perf_counter()
-    parsed, problems = _parse(args)
-    # What the policy hooks see; built only when there are hooks (the common host has none).
-    call = (
-        ToolCall(tool, parsed if isinstance(parsed, Mapping) else {}, call_ctx, surface)
-        if hooks.before or hooks.after
-        else _NO_CALL
-    )
+    parsed, problems = own_arguments(args)  # the call's own: no one else can change them
+    # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
+    call = ToolCall(tool, read_only(parsed), call_ctx, surface) if hooks.before or hooks.after else _NO_CALL
     try:
         # the gates again (available() sees this surface)
         gate = prepared.gate
@@ -253,10 +236,10 @@ async def invoke_tool(
         if kwargs is None:  # the full path: schema validator, then pydantic binding
             validated = check.validate(tool, parsed, problems)
             shape = _shape(prepared)
-            if hooks.before:
-                await run_before(hooks, call)
             kwargs = check.bind(shape, tool, validated, call_ctx)
-        elif hooks.before:
+        # Bound on both paths before the first await: what a hook (or the caller meanwhile) does
+        # cannot reach the handler's arguments.
+        if hooks.before:
             await run_before(hooks, call)
         assert shape is not None  # both paths resolved it
         if shape.is_async and tool.timeout_s is None:  # the common case, awaited here

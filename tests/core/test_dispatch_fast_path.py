@@ -7,7 +7,10 @@ invalid calls report the same problems. Ineligible tools never take it."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
+from dataclasses import replace
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
@@ -16,9 +19,18 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from reyn_core import InvalidToolArguments, ToolContext, ToolDefinition, tool
-from reyn_core.dispatch.arguments import ArgumentCheck, single_validation_plan
+from reyn_core.dispatch import argument_hash
+from reyn_core.dispatch.arguments import ArgumentCheck, own_arguments, single_validation_plan
 from reyn_core.dispatch.handlers import resolve_handler
-from reyn_core.host import RegistryBuilder, dispatch_tool, invoke_tool
+from reyn_core.host import (
+    RegistryBuilder,
+    ToolCall,
+    ToolCallHooks,
+    ToolCallOutcome,
+    dispatch_tool,
+    invoke_tool,
+)
+from reyn_core.jsondata import canonical_json
 from reyn_core.validation import parse_arguments
 
 CTX = ToolContext(surface="router", agent="test")
@@ -69,7 +81,7 @@ def field_specs(draw: st.DrawFn) -> dict[str, tuple[Any, Any]]:
 
 
 def build_tool(fields: dict[str, tuple[Any, Any]], *, model_param: bool, extra: str) -> ToolDefinition:
-    model = create_model("Drawn", __config__=ConfigDict(extra=extra), **fields)  # type: ignore[call-overload]
+    model = create_model("Drawn", __config__=ConfigDict(extra=extra), **fields)  # type: ignore[call-overload,typeddict-item]
     if model_param:
 
         async def handler(args: Any) -> Any:
@@ -395,20 +407,176 @@ ARGUMENT_VALUES = st.recursive(
 )
 
 
+def _containers(value: Any) -> set[int]:
+    """The ids of every dict and list in ``value`` (``value`` itself included)."""
+    found: set[int] = set()
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict | list) and id(node) not in found:
+            found.add(id(node))
+            stack.extend(node.values() if isinstance(node, dict) else node)
+    return found
+
+
 @settings(max_examples=400, deadline=None)
 @given(args=st.dictionaries(st.text(max_size=3), ARGUMENT_VALUES, max_size=4))
-def test_the_dispatchers_parse_of_a_dict_is_parse_arguments(args: dict[str, Any]) -> None:
-    from reyn_core.dispatch.dispatcher import _parse
+def test_the_calls_own_arguments_are_parse_arguments_sharing_no_container(args: dict[str, Any]) -> None:
+    """The dispatcher parses the caller's dict as ``parse_arguments`` does, into its own copy: no dict
+    or list of the caller's is what it validates and binds."""
+    own, problems = own_arguments(args)
+    assert (own, problems) == parse_arguments(args)
+    assert not _containers(own) & _containers(args)
 
-    assert _parse(args) == parse_arguments(args)
-    assert _parse(args)[0] is parse_arguments(args)[0] or _parse(args)[0] is None
+
+def test_a_mapping_that_is_not_a_dict_is_copied_to_the_bottom() -> None:
+    inner = {"tags": ["a"], "meta": {"k": "v"}}
+    own, problems = own_arguments(MappingProxyType(inner))
+    assert (own, problems) == (inner, [])
+    assert type(own) is dict and not _containers(own) & _containers(inner)
 
 
 def test_a_dict_nested_past_the_bound_is_still_refused() -> None:
-    from reyn_core.dispatch.dispatcher import _parse
-
     deep: dict[str, Any] = {"a": 1}
     for _ in range(70):
         deep = {"a": deep}
-    assert _parse(deep) == parse_arguments(deep) == (None, parse_arguments(deep)[1])
+    assert own_arguments(deep) == parse_arguments(deep) == (None, parse_arguments(deep)[1])
     assert parse_arguments(deep)[1]
+
+
+def _nested(levels: int, leaf: Any, *, as_list: bool = False) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = [value] if as_list else {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"a": _nested(62, 1)},  # 63 levels: within the bound
+        {"a": _nested(63, 1)},  # 64: the bound
+        {"a": _nested(64, 1)},  # 65: refused
+        {"a": _nested(63, 1, as_list=True)},
+        {"a": _nested(64, 1, as_list=True)},
+        {"a": MappingProxyType({"b": [1]})},  # a mapping that is not a dict, nested: kept, counted
+        {"a": _nested(62, MappingProxyType({"b": 1}))},
+        {"a": _nested(63, MappingProxyType({"b": 1}))},
+        {"a": (1, [2])},  # a tuple: JSON Schema does not look into it, kept as it is
+    ],
+)
+def test_the_calls_own_arguments_decide_depth_as_parse_arguments_does(args: dict[str, Any]) -> None:
+    assert own_arguments(args) == parse_arguments(args)
+
+
+def test_a_cyclic_dict_is_refused_as_too_deep() -> None:
+    cyclic: dict[str, Any] = {"a": []}
+    cyclic["a"].append(cyclic)
+    own, problems = own_arguments(cyclic)
+    assert own is None and "nest too deeply" in problems[0].message
+
+
+# ---------------------------------------------------------------------------- with policy hooks
+
+HOOK_BEHAVIOURS = ["observe", "deny", "rewrite", "rewrite_nested", "caller_mutates"]
+
+
+def _scramble(value: Any) -> None:
+    """What a caller could do to its arguments while the call awaits: every container changed."""
+    if isinstance(value, dict):
+        for item in value.values():
+            _scramble(item)
+        for key in list(value):
+            value[key] = "scrambled"
+        value["zz"] = [1.5, "x"]
+    elif isinstance(value, list):
+        for item in value:
+            _scramble(item)
+        value.append("scrambled")
+
+
+async def _call_with_hooks(td: ToolDefinition, payload: Any, behaviour: str) -> tuple[Any, list[Any]]:
+    """The envelope of one call, and everything the hooks saw, in order."""
+    events: list[Any] = []
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def before(call: ToolCall) -> str | None:
+        events.append(("before", canonical_json(call.arguments)))
+        if behaviour == "deny":
+            return "no"
+        if behaviour == "rewrite":
+            call.arguments["a"] = "rewritten"
+        if behaviour == "rewrite_nested":
+            for value in call.arguments.values():
+                if isinstance(value, list):
+                    value.append("rewritten")
+                if isinstance(value, dict):
+                    value["rewritten"] = 1
+        if behaviour == "caller_mutates":
+            asked.set()
+            await answer.wait()
+            events.append(("before, after its await", canonical_json(call.arguments)))
+        return None
+
+    def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
+        events.append(("after", outcome.kind, argument_hash(call.arguments)))
+
+    builder = RegistryBuilder(hooks=ToolCallHooks(before=(before,), after=(after,)))
+    builder.register(td)
+    task = asyncio.ensure_future(dispatch_tool(builder.freeze(), td.name, payload, CTX))
+    if behaviour == "caller_mutates":
+        waiting = asyncio.ensure_future(asked.wait())
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        if isinstance(payload, dict):  # JSON text: the caller's str cannot change
+            _scramble(payload)  # after validation, while the before hook awaits
+        answer.set()
+    return await task, events
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    fields=field_specs(),
+    model_param=st.booleans(),
+    extra=st.sampled_from(["forbid", "ignore"]),
+    payloads=st.lists(PAYLOADS, min_size=1, max_size=4),
+    behaviour=st.sampled_from(HOOK_BEHAVIOURS),
+    as_text=st.booleans(),
+)
+def test_with_hooks_both_paths_give_the_same_envelopes_hook_calls_and_audit_records(
+    fields: dict[str, tuple[Any, Any]],
+    model_param: bool,
+    extra: str,
+    payloads: list[dict[str, Any]],
+    behaviour: str,
+    as_text: bool,
+) -> None:
+    """The same tool on the single-validation path and (its registered schema edited, so it is not its
+    model's) on the full path: the same envelope, the same hook calls seeing the same arguments, the
+    same audit records — whether the hooks observe, deny, try to rewrite the arguments (they cannot:
+    the hook breaks and the call is denied), or the caller changes its dict while a hook awaits (which
+    changes nothing: the call is what it was without the change)."""
+    single = build_tool(fields, model_param=model_param, extra=extra)
+    full = replace(single, parameters={**single.parameters, "description": "edited"})
+    assert single_validation_plan(resolve_handler(single).model, single.parameters) is not None
+    assert single_validation_plan(resolve_handler(full).model, full.parameters) is None
+    valid = {n: DEFAULTS[k] for n, (ann, _) in fields.items() for k, t in FIELD_TYPES.items() if t == ann}
+
+    async def run() -> None:
+        for payload in [*payloads, valid]:
+            sent = json.dumps(payload) if as_text else payload
+            on_single = await _call_with_hooks(single, copy.deepcopy(sent), behaviour)
+            on_full = await _call_with_hooks(full, copy.deepcopy(sent), behaviour)
+            assert on_single == on_full, (payload, behaviour)
+            envelope, events = on_single
+            if behaviour == "caller_mutates":
+                untouched, seen = await _call_with_hooks(single, copy.deepcopy(sent), "observe")
+                assert envelope == untouched
+                assert [e for e in events if e[0] != "before, after its await"] == seen
+                assert len({e[1] for e in events if e[0].startswith("before")}) <= 1
+            if behaviour.startswith("rewrite") and events and events[0][0] == "before":
+                touched = behaviour == "rewrite" or any(isinstance(v, list | dict) for v in payload.values())
+                if touched:
+                    assert envelope["error"]["kind"] == "denied", envelope
+
+    asyncio.run(run())
