@@ -107,7 +107,9 @@ def _copied(value: Any, depth: int, unsure: list[Any]) -> Any:
 
 
 class _ReadOnly:
-    """Refuses every method that would change a hook's view of a call's arguments."""
+    """Refuses every method that would change a hook's view of a call's arguments. (Code that goes
+    around the refusals — ``dict.__setitem__(view, ...)`` — changes only that view: the handler's
+    arguments were bound from the dispatcher's own copy before any hook ran.)"""
 
     __slots__ = ()
 
@@ -122,15 +124,8 @@ class ReadOnlyDict(_ReadOnly, dict[Any, Any]):
     work as for any dict) whose changing methods raise ``TypeError``. A copy is a plain, mutable dict."""
 
     __slots__ = ()
-    __init__ = __setitem__ = __delitem__ = __ior__ = _ReadOnly._refuse
+    __setitem__ = __delitem__ = __ior__ = _ReadOnly._refuse
     clear = pop = popitem = setdefault = update = _ReadOnly._refuse
-
-    @classmethod
-    def of(cls, items: Mapping[Any, Any]) -> ReadOnlyDict:
-        """A read-only dict holding ``items`` (``__init__`` refuses: it would refill an existing one)."""
-        new = dict.__new__(cls)
-        dict.update(new, items)
-        return new
 
     def __copy__(self) -> dict[Any, Any]:
         return dict(self)
@@ -146,15 +141,8 @@ class ReadOnlyList(_ReadOnly, list[Any]):
     """A JSON array as policy hooks see it: a ``list`` whose changing methods raise ``TypeError``."""
 
     __slots__ = ()
-    __init__ = __setitem__ = __delitem__ = __iadd__ = __imul__ = _ReadOnly._refuse
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _ReadOnly._refuse
     append = extend = insert = pop = remove = clear = sort = reverse = _ReadOnly._refuse
-
-    @classmethod
-    def of(cls, items: Sequence[Any]) -> ReadOnlyList:
-        """A read-only list holding ``items``."""
-        new = list.__new__(cls)
-        list.extend(new, items)
-        return new
 
     def __copy__(self) -> list[Any]:
         return list(self)
@@ -166,7 +154,7 @@ class ReadOnlyList(_ReadOnly, list[Any]):
         return (list, (list(self),))
 
 
-_NO_ARGUMENTS: Mapping[str, Any] = ReadOnlyDict.of({})
+_NO_ARGUMENTS: Mapping[str, Any] = ReadOnlyDict({})
 
 
 def read_only(parsed: Any) -> Mapping[str, Any]:
@@ -179,14 +167,14 @@ def read_only(parsed: Any) -> Mapping[str, Any]:
     for value in parsed.values():
         if type(value) not in _FLAT_VALUES:
             return _frozen(parsed)
-    return ReadOnlyDict.of(parsed)
+    return ReadOnlyDict(parsed)
 
 
 def _frozen(value: Any) -> Any:
     if isinstance(value, dict):
-        return ReadOnlyDict.of({key: _frozen(item) for key, item in value.items()})
+        return ReadOnlyDict({key: _frozen(item) for key, item in value.items()})
     if isinstance(value, list):
-        return ReadOnlyList.of([_frozen(item) for item in value])
+        return ReadOnlyList([_frozen(item) for item in value])
     return value
 
 
