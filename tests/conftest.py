@@ -75,6 +75,17 @@ def _deps_wheelhouse() -> Path:
     return target
 
 
+@pytest.fixture
+def isolated_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No profile from the environment or the user's folders, a private cache folder, cwd = tmp_path:
+    a load sees only what the test writes."""
+    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root."""

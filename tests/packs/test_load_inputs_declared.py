@@ -9,14 +9,7 @@ import pytest
 from reyn_core.host import Profile, load
 from reyn_core.loading.report import LoadInputs
 
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
 
 def declared(pack: str, settings: str = "") -> LoadInputs | None:

@@ -10,14 +10,7 @@ import pytest
 from reyn_core.host import Profile, explain_unavailable_tool, load
 from reyn_core.loops.router import tool_message
 
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
 
 def test_an_unknown_file_setting_suggests_the_closest_and_lists_the_valid_ones():

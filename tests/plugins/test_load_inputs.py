@@ -31,13 +31,7 @@ def reyn_register_tools(register, settings):
 """
 
 
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
 
 def _load(tmp_path, monkeypatch, pid: str, hook: str):

@@ -15,14 +15,7 @@ from reyn_core import ToolContext, tool
 from reyn_core.host import Profile, dispatch_tool, load, render_router
 from reyn_core.loading.schema_cache import SchemaCheckCache
 
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
 
 @tool(cluster="host", purity="read_only")
