@@ -49,7 +49,8 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+# The Python types of JSON's scalars, exactly (not subclasses): data of only these nests nothing.
+JSON_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
 def depth_within(value: Any, limit: int) -> bool:
@@ -59,7 +60,7 @@ def depth_within(value: Any, limit: int) -> bool:
         return True
     if limit >= 1:  # the common case, a flat object of scalars (every call's arguments), without a stack
         for child in value.values() if isinstance(value, Mapping) else value:
-            if type(child) not in _SCALAR_TYPES:
+            if type(child) not in JSON_SCALAR_TYPES:
                 break
         else:
             return True

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import StrictSchemaError
-from .jsondata import depth_within
+from .jsondata import JSON_SCALAR_TYPES, depth_within
 from .validation.patterns import MAX_PATTERN_LENGTH
 from .validation.walk import subschemas as _subschemas
 
@@ -34,18 +34,15 @@ class SchemaIssue:
     pointer: str = ""
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})
-
-
 def copy_json(value: Any) -> Any:
     """A deep copy of JSON-shaped data (mappings, lists, scalars), several times faster than
     ``copy.deepcopy`` — it matters when a thousand schemas are rendered per request. Other mappings
     and tuples become dicts and lists; any other object is shared, not copied."""
     t = type(value)
-    if t is dict or (t not in _ATOMS and isinstance(value, Mapping)):
-        return {k: v if type(v) in _ATOMS else copy_json(v) for k, v in value.items()}
+    if t is dict or (t not in JSON_SCALAR_TYPES and isinstance(value, Mapping)):
+        return {k: v if type(v) in JSON_SCALAR_TYPES else copy_json(v) for k, v in value.items()}
     if t is list or t is tuple:
-        return [v if type(v) in _ATOMS else copy_json(v) for v in value]
+        return [v if type(v) in JSON_SCALAR_TYPES else copy_json(v) for v in value]
     return value
 
 

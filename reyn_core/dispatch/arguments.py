@@ -31,7 +31,7 @@ from pydantic import BaseModel, Strict, ValidationError
 
 from ..context import ToolContext
 from ..errors import ArgumentProblem, InvalidToolArguments
-from ..jsondata import canonical_json
+from ..jsondata import JSON_SCALAR_TYPES, canonical_json
 from ..tool import ToolDefinition, schema_from_model
 from ..validation import (
     MAX_ARGUMENT_DEPTH,
@@ -57,9 +57,9 @@ def invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> Invali
 
 # --------------------------------------------------------------------------- the call's own arguments
 
-# Argument values that nest nothing: a dict of only these is within any depth bound, and copying the
-# dict copies everything in it that could change.
-_FLAT_VALUES = frozenset({str, int, float, bool, type(None)})
+# Argument values that nest nothing (JSON's scalars): a dict of only these is within any depth bound,
+# and copying the dict copies everything in it that could change.
+_FLAT_VALUES = JSON_SCALAR_TYPES
 
 
 def own_arguments(args: Any) -> tuple[Any, list[ArgumentProblem]]:
