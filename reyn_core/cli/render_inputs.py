@@ -21,7 +21,6 @@ or a plugin: this is the cache's fast path.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import sys
@@ -29,9 +28,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reyn_core.errors import ReynError
+from reyn_core.jsondata import canonical_json
+from reyn_core.loading.provenance.cache import RACY_NS
 
 FORMAT = "reyn-render-cache-v2"
-RACY_NS = 2_000_000_000
 MAX_WALK = 10_000
 """A declared folder with more entries than this makes the load uncacheable (checking it would cost
 more than the load)."""
@@ -61,8 +61,8 @@ class NotCacheable(Exception):
 
 
 def canonical(value: Any) -> bytes:
-    """Deterministic JSON bytes of ``value`` (sorted keys, no spaces)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """The canonical JSON of ``value`` (``jsondata.canonical_json``) as bytes to hash or store."""
+    return canonical_json(value).encode("utf-8", "surrogatepass")
 
 
 def sha256_hex(data: bytes) -> str:

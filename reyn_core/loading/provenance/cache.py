@@ -16,7 +16,9 @@ from pathlib import Path
 from reyn_core.loading.provenance.digest import hash_file, is_sha256_hex
 from reyn_core.loading.userdirs import read_private_entries, user_cache_dir, write_private
 
-_RACY_NS = 2_000_000_000  # files modified this recently are re-hashed every time (see DigestCache)
+# Files modified this recently are re-hashed every time (see DigestCache); the render cache never
+# stores a run whose inputs changed within it either.
+RACY_NS = 2_000_000_000
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A cache file larger than this is not read (a miss: every file is hashed, and the next save
 writes a new one)."""
@@ -89,7 +91,7 @@ class DigestCache:
         hexdigest = hash_file(key)
         with self._lock:
             self.misses += 1
-            if time.time_ns() - st.st_mtime_ns >= _RACY_NS:
+            if time.time_ns() - st.st_mtime_ns >= RACY_NS:
                 entry = (st.st_size, st.st_mtime_ns, hexdigest)
                 self._entries[key] = entry
                 if self.path is not None:
