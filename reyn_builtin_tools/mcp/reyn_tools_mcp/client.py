@@ -38,6 +38,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from .sandbox import confined_command, widen_hint
 from .settings import ServerConfig
 
 T = TypeVar("T")
@@ -90,7 +91,11 @@ class ServerConnection:
         except ValueError as exc:
             raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
-            params = StdioServerParameters(command=c.command, args=c.args, env=c.env or None, cwd=c.cwd)
+            try:
+                command, args = confined_command(self.name, self.config, c.command, c.args, c.env, c.cwd)
+            except RuntimeError as exc:
+                raise McpConnectionError(self.config.redact(str(exc))) from None
+            params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
             return stdio_client(params, errlog=self._errlog)
         http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
@@ -137,7 +142,12 @@ class ServerConnection:
         return self.config.redact(
             f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
             + (f"; server stderr: {tail}" if tail else "")
+            + self._grants_hint()
         )
+
+    def _grants_hint(self) -> str:
+        """For a stdio server: the sandbox grants it ran with and the keys that widen them."""
+        return widen_hint(self.name, self.config) if self.config.command is not None else ""
 
     def stderr_tail(self, limit: int = 300) -> str:
         """The last lines the server wrote to stderr (stdio servers), joined on one line."""
@@ -178,6 +188,7 @@ class ServerConnection:
                         f"MCP server {self.name!r} did not finish its handshake within "
                         f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped"
                         + (f"; server stderr: {tail}" if tail else "")
+                        + self._grants_hint()
                     )
                 ) from None
             except McpConnectionError:
@@ -258,7 +269,7 @@ class ServerConnection:
         fault = f" (the server sent a message that cannot be parsed: {self.fault})" if self.fault else ""
         return self.config.redact(
             f"the connection to MCP server {self.name!r} was lost during {what}{fault}; it will be "
-            "reopened on the next call" + (f"; server stderr: {tail}" if tail else "")
+            "reopened on the next call" + (f"; server stderr: {tail}" if tail else "") + self._grants_hint()
         )
 
     async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:

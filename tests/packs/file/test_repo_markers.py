@@ -78,7 +78,7 @@ def shell_tool(workspace: Path) -> tuple[ToolRegistry, ToolContext]:
     settings = ShellSettings.model_validate(
         {
             "programs": [{"name": "git", "subcommands": ["status", "log"], "allow_args": ["^--porcelain$"]}],
-            "writable_dirs": ["out"],
+            "write_roots": ["out"],
         }
     )
     registry = RegistryBuilder(settings={"shell": settings})

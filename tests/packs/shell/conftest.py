@@ -28,7 +28,7 @@ PROGRAMS: list[dict[str, Any]] = [
     },
     {"name": "env", "match": ["env"], "not_match": ["env sh -c id"]},
     {"name": "pwd", "match": ["pwd"]},
-    {"name": "python", "path": sys.executable, "any_args": True, "reads_cwd_config": False},
+    {"name": "python", "path": sys.executable, "any_args": True},
     {
         "name": "git",
         "subcommands": ["status", "diff", "log"],
