@@ -1,0 +1,43 @@
+"""reyn-sandbox: run a command confined by the kernel to the operator's grants.
+
+Whatever the command runs — including code a model wrote — can read only the read roots, write only
+the write roots, open no internet socket unless network is granted, see no other process, and never
+outlive or outgrow its limits. The launcher confines itself and then runs the command, so it works
+wherever a command line is accepted: spawn `launcher_argv(command, grants)` instead of `command`.
+
+This package is a leaf (standard library only, nothing of reyn_core) so anything can use it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ._grants import Grants, GrantsError
+from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, require_available, status
+
+__all__ = [
+    "PRETEND_ENV",
+    "Grants",
+    "GrantsError",
+    "SandboxStatus",
+    "SandboxUnavailable",
+    "launcher_argv",
+    "status",
+]
+
+SETUP_FAILED_EXIT = 125
+"""The launcher's exit status when it could not set up confinement (the command never ran)."""
+
+
+def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
+    """The argv that runs `command` confined by `grants`.
+
+    Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
+    TMPDIR. Raises `SandboxUnavailable` when this kernel cannot confine (fail closed), and
+    `GrantsError` for an empty command.
+    """
+    if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
+        raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
+    require_available()
+    return [sys.executable, "-I", "-m", "reyn_sandbox", "--grants", grants.to_json(), "--", *command]
