@@ -22,8 +22,9 @@ def test_grant_keys_are_the_launchers_fields() -> None:
     from reyn_tools_shell.grants import LIMIT_KEYS, GrantSettings
 
     launcher = {f.name for f in dataclasses.fields(reyn_sandbox.Grants)}
-    assert SHARED | set(LIMIT_KEYS) == launcher
-    assert set(GrantSettings.model_fields) == launcher | {"sandbox"}
+    # uid/gid: who the command runs as under root, the launcher's choice, not a grant of reach
+    assert SHARED | set(LIMIT_KEYS) == launcher - {"uid", "gid"}
+    assert set(GrantSettings.model_fields) == SHARED | set(LIMIT_KEYS) | {"sandbox"}
 
 
 def test_the_file_packs_roots_have_the_same_names() -> None:

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files")
+LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
 GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", *LIMIT_KEYS, "sandbox")
 OPT_OUT = 'sandbox = "off"'
 PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
@@ -43,6 +42,7 @@ class ServerGrants(BaseModel):
     max_processes: int | None = Field(default=None, ge=1)
     file_size_bytes: int | None = Field(default=None, ge=1)
     open_files: int | None = Field(default=None, ge=16)
+    tmp_bytes: int | None = Field(default=None, ge=1024 * 1024)
     sandbox: Literal["required", "off"] = "required"
 
     @field_validator("read_roots", "write_roots", "hide")
@@ -76,12 +76,13 @@ class ServerGrants(BaseModel):
         )
 
 
-@lru_cache(maxsize=1)
 def sandbox_status() -> Any:
-    """The launcher's ``SandboxStatus`` (probed once), or None when ``reyn_sandbox`` is missing."""
+    """The launcher's ``SandboxStatus`` (the launcher caches its kernel probe), or None when ``reyn_sandbox`` is missing."""
     try:
         import reyn_sandbox
     except ImportError:
+        return None
+    if not callable(getattr(reyn_sandbox, "status", None)):  # a folder shadowing the package
         return None
     return reyn_sandbox.status()
 
@@ -90,7 +91,7 @@ def unavailable_reason() -> str | None:
     """Why the kernel cannot confine servers here, or None when it can."""
     status = sandbox_status()
     if status is None:
-        return "the reyn-sandbox distribution is not installed"
+        return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
     if not status.available:
         return str(status.reason or "the kernel cannot confine processes here")
     return None
@@ -111,9 +112,9 @@ def _roots(base: Path, entries: tuple[str, ...], *, create: bool = False) -> tup
     out = []
     for entry in entries:
         path = Path(os.path.realpath(base / os.path.expanduser(entry)))
-        if create and not path.exists():
+        if create and not os.path.lexists(path):
             path.mkdir(parents=True, exist_ok=True)
-        if path.exists():
+        if os.path.exists(path):  # False also when this user cannot even look there
             out.append(str(path))
     return tuple(out)
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
-LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files")
+LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
 
 
 def refuse_writable_dirs(data: Any) -> Any:
@@ -51,6 +51,7 @@ class GrantSettings(BaseModel):
     max_processes: int | None = Field(default=None, ge=1)
     file_size_bytes: int | None = Field(default=None, ge=1)
     open_files: int | None = Field(default=None, ge=16)
+    tmp_bytes: int | None = Field(default=None, ge=1024 * 1024)
     sandbox: Literal["required", "off"] = "required"
 
     @model_validator(mode="before")

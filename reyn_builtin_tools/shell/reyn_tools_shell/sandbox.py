@@ -14,7 +14,6 @@ installed), the ``shell`` tool is unavailable with the launcher's reason, unless
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,14 @@ LIMIT_PREFIX = PREFIX + "limit exceeded: "
 OPT_OUT = 'sandbox = "off"'
 
 
-@lru_cache(maxsize=1)
 def sandbox_status() -> Any:
-    """The launcher's ``SandboxStatus`` (probed once per process), or None when ``reyn_sandbox``
+    """The launcher's ``SandboxStatus`` (the launcher caches its kernel probe), or None when ``reyn_sandbox``
     cannot be imported."""
     try:
         import reyn_sandbox
     except ImportError:
+        return None
+    if not callable(getattr(reyn_sandbox, "status", None)):  # a folder shadowing the package
         return None
     return reyn_sandbox.status()
 
@@ -44,7 +44,7 @@ def unavailable_reason() -> str | None:
     """Why the kernel cannot confine commands here, or None when it can."""
     status = sandbox_status()
     if status is None:
-        return "the reyn-sandbox distribution is not installed"
+        return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
     if not status.available:
         return str(status.reason or "the kernel cannot confine processes here")
     return None
@@ -69,9 +69,9 @@ def resolve_roots(base: Path, entries: tuple[str, ...], *, create: bool = False)
     out = []
     for entry in entries:
         path = Path(os.path.realpath(base / entry))
-        if create and not path.exists():
+        if create and not os.path.lexists(path):
             path.mkdir(parents=True, exist_ok=True)
-        if path.exists():
+        if os.path.exists(path):  # False also when this user cannot even look there
             out.append(str(path))
     return tuple(out)
 

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ from typing import Any
 import pytest
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[3]
+# the payload tar runs needs only the standard library: any Python every user can start
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
 SECRET = "TOPSECRET-issue22"
 UNPRIVILEGED = 65534  # nobody
 
@@ -130,7 +134,8 @@ ATTACKS = (
         command=["mypy", "--no-incremental", "ok.py"],
         cwd="out",
         benign=["mypy", "--no-incremental", "ok.py"],
-        benign_cwd="tests",
+        benign_cwd="out/mypy-ok",  # mypy writes its cache where it runs
+        benign_files={"out/mypy-ok/ok.py": "x: int = 1\n"},
     ),
     Attack(
         name="mkdocs-hooks",
@@ -182,7 +187,7 @@ ATTACKS = (
             "-cf",
             "out/a.tar",
             "--checkpoint=1",
-            f"--checkpoint-act=exec={sys.executable} out/payload.py",
+            f"--checkpoint-act=exec={SYSTEM_PYTHON} out/payload.py",
             "tests",
         ],
         cwd=".",
@@ -201,7 +206,7 @@ class Outcome:
     markers: list[str]
 
 
-def build(root: Path, attack: Attack) -> dict[str, Any]:
+def build(root: Path, attack: Attack, python: str = sys.executable) -> dict[str, Any]:
     """Plant the workspace under ``root``: benign tests, the attack's files in ``out/``, a secret
     outside every root. Returns the settings and the paths the payload aims at."""
     ws, outside = root / "ws", root / "outside"
@@ -217,11 +222,22 @@ def build(root: Path, attack: Attack) -> dict[str, Any]:
         path = ws / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text.replace("{payload}", payload))
+    if os.geteuid() == 0:
+        # under root the launcher runs the command as an unprivileged user (Grants.uid, 65534): a
+        # write root must be writable by it, as the shell pack's page tells operators
+        for here, dirs, files in os.walk(ws / "out"):
+            for name in (*dirs, *files):
+                os.chown(os.path.join(here, name), UNPRIVILEGED, UNPRIVILEGED)
+        os.chown(ws / "out", UNPRIVILEGED, UNPRIVILEGED)
+    rule = dict(attack.rule)
+    if python != sys.executable and "path" in rule:  # the console script of the other interpreter
+        rule["path"] = str(Path(python).parent / attack.program)
     settings = {
-        "programs": [attack.rule],
+        "programs": [rule],
         "write_roots": ["out"],
-        # the interpreter's environment, as an operator running venv tools grants it
-        "read_roots": [".", sys.prefix, sys.base_prefix],
+        # the tools' environment, as an operator grants it: the venv, and the editable installs'
+        # sources (this repository; its pytest plugin is reyn_core's)
+        "read_roots": [".", sys.prefix, sys.base_prefix, str(REPO), str(Path(python).parent.parent)],
         "timeout_s": 120,
     }
     return {"workspace": str(ws), "settings": settings, "targets": targets, "secret": str(secret)}
@@ -261,7 +277,63 @@ DRIVER = textwrap.dedent(
 )
 
 
-def run_as(uid: int | None, setup: dict[str, Any], argv: list[str], cwd: str) -> dict[str, Any]:
+def _as_user(uid: int) -> list[str]:
+    return [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+    ]
+
+
+def _runs_as(uid: int, python: str) -> bool:
+    # the interpreter must also be able to start itself again as that user (the supervisor and the
+    # launcher are started with sys.executable)
+    again = (
+        "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import reyn_sandbox'], check=True)"
+    )
+    probe = [*_as_user(uid), python, "-c", f"import reyn_core; {again}"]
+    return subprocess.run(probe, capture_output=True, timeout=60, cwd="/", check=False).returncode == 0
+
+
+def unprivileged_python(uid: int, where: Path) -> str | None:
+    """A Python ``uid`` can run with this environment's packages, or None.
+
+    The test venv's interpreter may live where another user cannot reach it (here under
+    ``/root``): then a venv of the system's Python of the same minor version is made in ``where``,
+    whose ``.pth`` adds this venv's site-packages (editable installs included)."""
+    if _runs_as(uid, sys.executable):
+        return sys.executable
+    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/bin")
+    if system is None:
+        return None
+    venv = where / "venv"
+    subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
+    ours = sysconfig.get_paths()["purelib"]
+    Path(site, "reyn_test_env.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    for attack in ATTACKS:  # the tools' console scripts, started by this interpreter
+        script = BIN / attack.program
+        if script.is_file():
+            body = script.read_text().split("\n", 1)[1]
+            (venv / "bin" / attack.program).write_text(f"#!{python}\n{body}")
+            (venv / "bin" / attack.program).chmod(0o755)
+    subprocess.run(["chmod", "-R", "a+rX", str(where)], check=True, timeout=60)
+    return python if _runs_as(uid, python) else None
+
+
+def run_as(
+    uid: int | None, setup: dict[str, Any], argv: list[str], cwd: str, python: str = sys.executable
+) -> dict[str, Any]:
     """The ``shell`` tool's envelope for ``argv``, called in a child Python — as ``uid`` (through
     ``setpriv``, no capabilities) or, with ``uid=None``, as the current user."""
     job = json.dumps(
@@ -273,10 +345,11 @@ def run_as(uid: int | None, setup: dict[str, Any], argv: list[str], cwd: str) ->
         else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
     )
     done = subprocess.run(
-        [*prefix, sys.executable, "-c", DRIVER, job],
+        [*prefix, python, "-c", DRIVER, job],
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=Path(setup["workspace"]).parent,  # not the repository: its reyn_sandbox/ folder would shadow
         env={"PATH": os.defpath, "HOME": setup["workspace"], "LANG": "C.UTF-8"},
         check=False,
     )
@@ -315,15 +388,36 @@ def _chown_tree(root: Path, uid: int | None) -> None:
 USERS = [pytest.param(None, id="as-current-user"), pytest.param(UNPRIVILEGED, id="as-nobody")]
 
 
+@pytest.fixture(scope="module")
+def python_for() -> Any:
+    """``python_for(uid)``: the interpreter the driver runs with for that user."""
+    made = Path(tempfile.mkdtemp(prefix="reyn-sbx-py-"))
+    cache: dict[int | None, str | None] = {None: sys.executable}
+
+    def get(uid: int | None) -> str:
+        if uid not in cache:
+            cache[uid] = unprivileged_python(uid, made)
+        found = cache[uid]
+        if found is None:
+            pytest.skip("no Python an unprivileged user can run with this environment's packages")
+        return found
+
+    yield get
+    shutil.rmtree(made, ignore_errors=True)
+
+
 @pytest.mark.parametrize("uid", USERS)
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
-def test_benign_run_of_the_program_succeeds(attack: Attack, uid: int | None, tmp_path: Path) -> None:
+def test_benign_run_of_the_program_succeeds(
+    attack: Attack, uid: int | None, tmp_path: Path, python_for: Any
+) -> None:
     _sandbox_or_skip()
     root = _root_for(uid, tmp_path)
     try:
-        setup = build(root, attack)
+        python = python_for(uid)
+        setup = build(root, attack, python)
         _chown_tree(root, uid)
-        envelope = run_as(uid, setup, attack.benign, attack.benign_cwd)
+        envelope = run_as(uid, setup, attack.benign, attack.benign_cwd, python)
         assert envelope["status"] == "ok", envelope
         assert envelope["data"]["exit_code"] == 0, envelope["data"]
     finally:
@@ -334,14 +428,15 @@ def test_benign_run_of_the_program_succeeds(attack: Attack, uid: int | None, tmp
 @pytest.mark.parametrize("uid", USERS)
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 def test_model_written_config_runs_but_reaches_only_the_write_roots(
-    attack: Attack, uid: int | None, tmp_path: Path
+    attack: Attack, uid: int | None, tmp_path: Path, python_for: Any
 ) -> None:
     _sandbox_or_skip()
     root = _root_for(uid, tmp_path)
     try:
-        setup = build(root, attack)
+        python = python_for(uid)
+        setup = build(root, attack, python)
         _chown_tree(root, uid)
-        envelope = run_as(uid, setup, attack.command, attack.cwd)
+        envelope = run_as(uid, setup, attack.command, attack.cwd, python)
         outcome = inspect(setup, envelope)
         assert envelope["status"] == "ok", envelope  # the program ran: it was allowed, and the sandbox set up
         assert outcome.ran, f"the payload did not run, so this test shows nothing: {envelope}"
