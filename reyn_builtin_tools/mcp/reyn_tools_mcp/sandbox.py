@@ -77,7 +77,8 @@ class ServerGrants(BaseModel):
 
 
 def sandbox_status() -> Any:
-    """The launcher's ``SandboxStatus`` (the launcher caches its kernel probe), or None when ``reyn_sandbox`` is missing."""
+    """The launcher's ``SandboxStatus`` (its kernel probe is cached), or None when ``reyn_sandbox``
+    is missing."""
     try:
         import reyn_sandbox
     except ImportError:
