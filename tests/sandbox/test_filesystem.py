@@ -94,3 +94,17 @@ def test_a_missing_root_fails_closed_before_the_command(sandbox: Sandbox, area: 
     assert result.returncode == 125
     assert result.stderr.strip() == f"reyn-sandbox: read root {area / 'nope'} does not exist"
     assert not marker.exists()
+
+
+def test_the_working_directory_must_be_granted(sandbox: Sandbox, area: Path) -> None:
+    grants = Grants(read_roots=(str(area / "read"),))
+
+    granted = sandbox.run(["pwd"], grants, cwd=str(area / "read"))
+    not_granted = sandbox.run(["pwd"], grants, cwd=str(area / "outside"))
+
+    assert granted.returncode == 0, granted.stderr
+    assert granted.stdout.strip() == str(area / "read")
+    assert not_granted.returncode == 125
+    assert not_granted.stderr.strip() == (
+        f"reyn-sandbox: the working directory {area / 'outside'} is outside the read and write roots"
+    )
