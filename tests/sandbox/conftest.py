@@ -23,11 +23,6 @@ import reyn_sandbox
 
 NOBODY = 65534
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
-# The launcher as `python -I -m reyn_sandbox`, for an interpreter that does not have it installed.
-_BOOTSTRAP = (
-    f"import runpy, sys; sys.path.insert(0, {PACKAGE_PARENT!r}); "
-    "runpy.run_module('reyn_sandbox', run_name='__main__')"
-)
 TIMEOUT = 60
 
 
@@ -58,10 +53,16 @@ class Sandbox:
         """The launcher's argv for this caller."""
         if self.runner == "root":
             return reyn_sandbox.launcher_argv(command, grants)
+        # The same launcher argv, started by uid 65534 with an interpreter that user can run.
+        launcher = reyn_sandbox.launcher_argv(command, grants)
         return [
-            "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-            self.python, "-I", "-c", _BOOTSTRAP, "--grants", grants.to_json(), "--", *command,
-        ]  # fmt: skip
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            self.python,
+            *launcher[1:],
+        ]
 
     def run(
         self,
