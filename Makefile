@@ -40,7 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core reyn_sandbox/reyn_sandbox
+	$(BIN)/mypy reyn_core reyn_sandbox
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -49,7 +49,7 @@ test: $(STAMP) postgres-server
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core reyn_sandbox/reyn_sandbox
+	$(BIN)/mypy reyn_core reyn_sandbox
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 

@@ -56,6 +56,17 @@ class Layout:
         return [m.path for m in self.mounts if m.writable]
 
 
+def check_working_directory(layout: Layout, cwd: str) -> None:
+    """The command starts where it was asked to, so that must be granted: "/" or inside a mounted path
+    (never a skeleton folder or the private /tmp standing where an ungranted path was). ValueError if not."""
+    resolved = os.path.realpath(cwd)
+    if resolved == "/" or any(
+        resolved == m.path or resolved.startswith(m.path.rstrip("/") + "/") for m in layout.mounts
+    ):
+        return
+    raise ValueError(f"the working directory {cwd} is outside the read and write roots")
+
+
 def interpreter_dirs() -> tuple[str, ...]:
     """The launcher's Python installation (venv and base), so `python …` commands run inside."""
     return tuple(dict.fromkeys((sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)))

@@ -41,13 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         layout = _filesystem.plan(grants)
         cwd = os.getcwd()
+        _filesystem.check_working_directory(layout, cwd)
     except (OSError, ValueError) as exc:
         _supervisor.fail_setup(str(exc))
     as_root = os.geteuid() == 0
     try:
-        # The caller's death ends the launcher, whose death ends the sandbox (see _supervisor).
-        sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
         _unshare(grants, as_root)
+        # The caller's death ends the launcher, whose death ends the sandbox (see _supervisor). Set
+        # after unshare: the kernel clears it on every credential change, a new user namespace too.
+        sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError as exc:
         _supervisor.fail_setup(f"cannot create the sandbox's namespaces: {exc}")
     alive_r, alive_w = os.pipe()
@@ -93,12 +95,13 @@ def _start_init(
 ) -> None:
     """In the new PID namespace as PID 1: tie our life to the launcher, confine, run the command."""
     try:
+        _supervisor.confine(grants, layout, cwd, abi, as_root)
+        # Only now: each credential change during confinement cleared it. The launcher may have died
+        # before this prctl; its end of the pipe closed means it did.
         sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
-        # The launcher may have died before the prctl: its end of the pipe closed means it did.
         if select.select([alive_r], [], [], 0)[0]:
             os._exit(125)
         os.close(alive_r)
-        _supervisor.confine(grants, layout, cwd, abi, as_root)
     except (OSError, _supervisor.SetupError) as exc:
         _supervisor.fail_setup(str(exc))
     _supervisor.run(grants, command)

@@ -143,7 +143,9 @@ def _forward(child: int, signum: int) -> None:
 
 def _exec_command(grants: Grants, command: list[str]) -> NoReturn:
     try:
-        for sig in _FORWARDED:
+        # Python ignores SIGPIPE and SIGXFSZ and an ignored signal survives execve: restore the
+        # defaults (as subprocess's restore_signals does) so the command starts as it would outside.
+        for sig in (*_FORWARDED, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
         _set_limits(grants)
         os.environ["TMPDIR"] = _filesystem.TMP

@@ -1,0 +1,110 @@
+"""The filesystem: only the roots exist, read roots are read-only, hidden paths are empty, /tmp is private."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reyn_sandbox import Grants
+
+from .conftest import Sandbox
+
+READ = "import sys; print(open(sys.argv[1]).read())"
+WRITE = "import sys; open(sys.argv[1], 'w').write('written')"
+
+
+def test_secret_outside_the_read_roots_is_unreadable(sandbox: Sandbox, area: Path) -> None:
+    secret = area / "outside" / "secret.txt"
+    secret.write_text("outside-secret")
+    secret.chmod(0o644)
+    allowed = area / "read" / "notes.txt"
+    allowed.write_text("inside-notes")
+    allowed.chmod(0o644)
+    grants = Grants(read_roots=(str(area / "read"),))
+
+    inside = sandbox.run([sandbox.python, "-c", READ, str(allowed)], grants)
+    outside = sandbox.run([sandbox.python, "-c", READ, str(secret)], grants)
+
+    assert inside.returncode == 0, inside.stderr
+    assert "inside-notes" in inside.stdout
+    assert outside.returncode != 0
+    assert "outside-secret" not in outside.stdout
+    assert "FileNotFoundError" in outside.stderr
+
+
+def test_hidden_file_and_directory_inside_a_read_root_are_unreadable(sandbox: Sandbox, area: Path) -> None:
+    workspace = area / "read"
+    (workspace / ".env").write_text("API_KEY=hidden-secret")
+    (workspace / "keys").mkdir()
+    (workspace / "keys" / "id").write_text("hidden-key")
+    (workspace / "visible.txt").write_text("visible")
+    for path in (workspace / ".env", workspace / "keys" / "id", workspace / "visible.txt"):
+        path.chmod(0o644)
+    grants = Grants(read_roots=(str(workspace),), hide=(str(workspace / ".env"), str(workspace / "keys")))
+    code = (
+        "import os, sys; w = sys.argv[1]\n"
+        "print('env=' + open(os.path.join(w, '.env')).read())\n"
+        "keys = os.path.join(w, 'keys')\n"
+        "print('keys=' + ','.join(os.listdir(keys)) if os.access(keys, os.R_OK) else 'keys=denied')\n"
+        "print('visible=' + open(os.path.join(w, 'visible.txt')).read())\n"
+    )
+
+    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+
+    assert result.returncode == 0, result.stderr
+    assert "visible=visible" in result.stdout
+    assert "hidden-secret" not in result.stdout
+    assert "env=\n" in result.stdout
+    assert "hidden-key" not in result.stdout and "keys=id" not in result.stdout
+
+
+def test_writes_land_only_in_write_roots(sandbox: Sandbox, area: Path) -> None:
+    grants = Grants(read_roots=(str(area / "read"),), write_roots=(str(area / "write"),))
+
+    in_write_root = sandbox.run([sandbox.python, "-c", WRITE, str(area / "write" / "out.txt")], grants)
+    in_read_root = sandbox.run([sandbox.python, "-c", WRITE, str(area / "read" / "out.txt")], grants)
+    outside = sandbox.run([sandbox.python, "-c", WRITE, str(area / "outside" / "out.txt")], grants)
+
+    assert in_write_root.returncode == 0, in_write_root.stderr
+    assert (area / "write" / "out.txt").read_text() == "written"
+    assert in_read_root.returncode != 0 and not (area / "read" / "out.txt").exists()
+    assert outside.returncode != 0 and not (area / "outside" / "out.txt").exists()
+
+
+def test_private_tmp_is_writable_set_as_tmpdir_and_gone_afterwards(sandbox: Sandbox, area: Path) -> None:
+    code = (
+        "import os, tempfile\n"
+        "path = os.path.join(tempfile.gettempdir(), 'reyn-private-marker')\n"
+        "open(path, 'w').write('x'); print(os.environ['TMPDIR'], path)\n"
+    )
+
+    result = sandbox.run([sandbox.python, "-c", code], Grants())
+
+    assert result.returncode == 0, result.stderr
+    tmpdir, path = result.stdout.split()
+    assert tmpdir == "/tmp"
+    assert not Path(path).exists()
+
+
+def test_a_missing_root_fails_closed_before_the_command(sandbox: Sandbox, area: Path) -> None:
+    marker = area / "write" / "ran"
+    grants = Grants(read_roots=(str(area / "nope"),), write_roots=(str(area / "write"),))
+
+    result = sandbox.run([sandbox.python, "-c", WRITE, str(marker)], grants)
+
+    assert result.returncode == 125
+    assert result.stderr.strip() == f"reyn-sandbox: read root {area / 'nope'} does not exist"
+    assert not marker.exists()
+
+
+def test_the_working_directory_must_be_granted(sandbox: Sandbox, area: Path) -> None:
+    grants = Grants(read_roots=(str(area / "read"),))
+
+    granted = sandbox.run(["pwd"], grants, cwd=str(area / "read"))
+    not_granted = sandbox.run(["pwd"], grants, cwd=str(area / "outside"))
+
+    assert granted.returncode == 0, granted.stderr
+    assert granted.stdout.strip() == str(area / "read")
+    assert not_granted.returncode == 125
+    assert not_granted.stderr.strip() == (
+        f"reyn-sandbox: the working directory {area / 'outside'} is outside the read and write roots"
+    )
