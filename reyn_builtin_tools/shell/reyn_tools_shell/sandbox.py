@@ -26,6 +26,10 @@ SETUP_FAILED = 125  # the launcher's exit status when it could not confine (the 
 PREFIX = "reyn-sandbox: "
 LIMIT_PREFIX = PREFIX + "limit exceeded: "
 OPT_OUT = 'sandbox = "off"'
+ROOT_NOTE = (
+    "; Reyn runs as root, so the sandbox runs commands as an unprivileged user (uid 65534): the read "
+    "roots must be readable and the write roots writable by it"
+)
 
 
 def sandbox_status() -> Any:
@@ -122,7 +126,7 @@ def sandbox_failure(exit_code: int, stderr: str, grants: GrantSettings, key_pref
     if exit_code == SETUP_FAILED:
         return (
             f"the sandbox could not be set up, so the command did not run: {line[len(PREFIX) :].strip()} "
-            f"(grants: {grants.describe()})"
+            f"(grants: {grants.describe()}){ROOT_NOTE if os.geteuid() == 0 else ''}"
         )
     return None
 
