@@ -70,6 +70,9 @@ def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_r
         network=grants.network,
     )
     _seccomp.install(grants.network)
+    # A session of its own: no controlling terminal, so an inherited terminal fd cannot be used to
+    # push keystrokes into the operator's shell (TIOCSTI needs it to be the caller's controlling tty).
+    os.setsid()
     try:
         os.chdir(cwd)
     except OSError:
