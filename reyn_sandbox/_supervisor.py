@@ -75,8 +75,8 @@ def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_r
     os.setsid()
     try:
         os.chdir(cwd)
-    except OSError:
-        raise SetupError(f"the working directory {cwd} is outside the read and write roots") from None
+    except OSError as exc:
+        raise SetupError(f"cannot enter the working directory {cwd}: {exc.strerror}") from None
 
 
 def _enter_inner_user_namespace() -> None:
