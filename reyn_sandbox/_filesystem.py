@@ -68,8 +68,16 @@ def check_working_directory(layout: Layout, cwd: str) -> None:
 
 
 def interpreter_dirs() -> tuple[str, ...]:
-    """The launcher's Python installation (venv and base), so `python …` commands run inside."""
-    return tuple(dict.fromkeys((sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)))
+    """The launcher's Python installation — base and virtual environment — so `python …` runs inside.
+
+    The launcher starts with -S, so site.py never set sys.prefix to the virtual environment: it is
+    found as the folder above sys.executable's that holds a pyvenv.cfg, as site.py would find it.
+    """
+    found = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+        found.append(venv)
+    return tuple(dict.fromkeys(found))
 
 
 def plan(grants: Grants) -> Layout:

@@ -41,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         layout = _filesystem.plan(grants)
         cwd = os.getcwd()
+        env = _supervisor.initial_environment()
         _filesystem.check_working_directory(layout, cwd)
     except (OSError, ValueError) as exc:
         _supervisor.fail_setup(str(exc))
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _supervisor.fail_setup(f"cannot start the sandbox: {exc}")
     if pid == 0:
         os.close(alive_w)
-        _start_init(grants, layout, cwd, current.landlock_abi, as_root, command, alive_r)
+        _start_init(grants, layout, cwd, current.landlock_abi, as_root, command, env, alive_r)
     os.close(alive_r)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, lambda signum, _frame: os.kill(pid, signum))
@@ -91,6 +92,7 @@ def _start_init(
     abi: int,
     as_root: bool,
     command: list[str],
+    env: dict[bytes, bytes],
     alive_r: int,
 ) -> None:
     """In the new PID namespace as PID 1: tie our life to the launcher, confine, run the command."""
@@ -104,4 +106,4 @@ def _start_init(
         os.close(alive_r)
     except (OSError, _supervisor.SetupError) as exc:
         _supervisor.fail_setup(str(exc))
-    _supervisor.run(grants, command)
+    _supervisor.run(grants, command, env)

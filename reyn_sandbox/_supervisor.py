@@ -70,10 +70,13 @@ def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_r
         network=grants.network,
     )
     _seccomp.install(grants.network)
+    # A session of its own: no controlling terminal, so an inherited terminal fd cannot be used to
+    # push keystrokes into the operator's shell (TIOCSTI needs it to be the caller's controlling tty).
+    os.setsid()
     try:
         os.chdir(cwd)
-    except OSError:
-        raise SetupError(f"the working directory {cwd} is outside the read and write roots") from None
+    except OSError as exc:
+        raise SetupError(f"cannot enter the working directory {cwd}: {exc.strerror}") from None
 
 
 def _enter_inner_user_namespace() -> None:
@@ -108,14 +111,22 @@ def _set_limits(grants: Grants) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-def run(grants: Grants, command: list[str]) -> NoReturn:
+def initial_environment() -> dict[bytes, bytes]:
+    """The environment this process was started with, exactly: Python edits os.environ at start-up
+    (PEP 538 sets LC_CTYPE=C.UTF-8 when the locale is C), /proc/self/environ is the kernel's copy."""
+    with open("/proc/self/environ", "rb") as handle:
+        entries = handle.read().split(b"\0")
+    return dict(entry.split(b"=", 1) for entry in entries if b"=" in entry)
+
+
+def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn:
     """Start the command as this namespace's second process, wait for it, exit with its status."""
     try:
         child = os.fork()
     except OSError as exc:
         fail_setup(f"cannot start the command: {exc}")
     if child == 0:
-        _exec_command(grants, command)
+        _exec_command(grants, command, env)
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: _forward(child, signum))
     watch = _Watch()
@@ -141,15 +152,14 @@ def _forward(child: int, signum: int) -> None:
         pass
 
 
-def _exec_command(grants: Grants, command: list[str]) -> NoReturn:
+def _exec_command(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn:
     try:
         # Python ignores SIGPIPE and SIGXFSZ and an ignored signal survives execve: restore the
         # defaults (as subprocess's restore_signals does) so the command starts as it would outside.
         for sig in (*_FORWARDED, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
         _set_limits(grants)
-        os.environ["TMPDIR"] = _filesystem.TMP
-        os.execvp(command[0], command)
+        os.execvpe(command[0], command, {**env, b"TMPDIR": _filesystem.TMP.encode()})
     except OSError as exc:
         sys.stderr.write(f"reyn-sandbox: cannot run {command[0]}: {exc.strerror}\n")
         sys.stderr.flush()

@@ -203,3 +203,14 @@ def test_a_python_child_inherits_every_restriction(sandbox: Sandbox, area: Path)
     assert "nnp 1 seccomp 2 caps 0000000000000000 0000000000000000" in result.stdout
     assert "uid 0 " not in result.stdout
     assert "secret refused" in result.stdout and "inet refused" in result.stdout
+
+
+def test_the_command_runs_in_a_session_of_its_own(sandbox: Sandbox) -> None:
+    # The session leader is the sandbox's PID 1: no terminal of the caller's session is controlling.
+    code = "import os; print(os.getsid(0), open('/proc/self/stat').read().split()[6])"
+
+    result = sandbox.run([sandbox.python, "-c", code], Grants())
+
+    assert result.returncode == 0, result.stderr
+    session, tty_nr = result.stdout.split()
+    assert (session, tty_nr) == ("1", "0")
