@@ -215,7 +215,6 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
                 "hint": HOW_TO_CONFIGURE,
             }
         )
-    out.extend(status_diagnostics(s.servers))
     for problem in import_problems(s):
         out.append(
             {
@@ -226,6 +225,7 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
                 "hint": "run `reyn mcp refresh` (it starts each import-mode server once)",
             }
         )
+    out.extend(status_diagnostics(s.servers))
     return out
 
 
