@@ -3,6 +3,8 @@ earlier versions as clear profile errors, and ``sandbox = "off"`` reported on ev
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import reyn_tools_shell.plugin as shell_plugin
 from pydantic import ValidationError
@@ -63,3 +65,36 @@ def test_doctor_shows_the_landlock_abi_and_what_is_enforced() -> None:
 
 def test_without_programs_there_is_nothing_to_report() -> None:
     assert shell_plugin.reyn_diagnostics(ShellSettings()) == []
+
+
+async def test_without_a_kernel_sandbox_the_tool_refuses_and_doctor_says_why(make_shell, monkeypatch):
+    monkeypatch.setenv("REYN_SANDBOX_PRETEND_MISSING", "landlock")  # the launcher's own switch
+    shell = make_shell(programs=[ECHO])
+    envelope = await shell.envelope({"argv": ["echo", "hi"]})
+    assert envelope["status"] == "error", envelope
+    assert "kernel sandbox, which is unavailable" in envelope["error"]["message"]
+    assert 'sandbox = "off"' in envelope["error"]["message"]
+    settings = ShellSettings.model_validate({"programs": [ECHO]})
+    (found,) = shell_plugin.reyn_diagnostics(settings)
+    assert (found["code"], found["severity"]) == ("RX002", "error") and "Landlock" in found["message"]
+
+
+async def test_the_explicit_opt_out_runs_unconfined_and_is_reported(make_shell, monkeypatch):
+    monkeypatch.setenv("REYN_SANDBOX_PRETEND_MISSING", "landlock")
+    shell = make_shell(programs=[ECHO], sandbox="off")
+    assert (await shell.run(argv=["echo", "hi"]))["stdout"] == "hi\n"
+    settings = ShellSettings.model_validate({"programs": [ECHO], "sandbox": "off"})
+    assert [d["code"] for d in shell_plugin.reyn_diagnostics(settings)] == ["RX003"]
+
+
+async def test_a_limit_that_ends_the_command_is_an_execution_error_naming_the_key(make_shell):
+    from reyn_tools_shell.sandbox import unavailable_reason
+
+    from reyn_core import ToolExecutionError
+
+    if unavailable_reason() is not None:
+        pytest.skip("the kernel sandbox is unavailable here")
+    busy = {"name": "python", "path": sys.executable, "any_args": True}
+    shell = make_shell(programs=[busy], cpu_seconds=1)
+    with pytest.raises(ToolExecutionError, match=r"limit exceeded: .*cpu_seconds"):
+        await shell.run(argv=["python", "-c", "while True: pass"], timeout_s=60)
