@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..context import ToolContext
@@ -14,11 +13,6 @@ def _warn(message: str, *args: Any) -> None:
     import logging  # only when an enricher misbehaves: rendering itself never needs logging
 
     logging.getLogger("reyn_core.render").warning(message, *args)
-
-
-def canonical_json(value: Any) -> str:
-    """Deterministic compact JSON (keys in definition order, no spaces, UTF-8 kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, Any]:
@@ -62,7 +56,6 @@ __all__ = [
     "PhaseOpSpec",
     "PhaseCatalog",
     "StrictRenderError",
-    "canonical_json",
     "copy_json",
     "effective_parameters",
     "render_phase",
