@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from reyn_core.errors import exception_message
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.provenance.drift import Drift
-from reyn_core.loading.provenance.lock import LockedPlugin
-from reyn_core.loading.provenance.record import ProvenanceRecord
+
+if TYPE_CHECKING:  # the lock's modules are imported only by a load that enforces it
+    from reyn_core.loading.plugin_state import LoadSession, PluginState
+    from reyn_core.loading.provenance.drift import Drift
+    from reyn_core.loading.provenance.lock import LockedPlugin
+    from reyn_core.loading.provenance.record import ProvenanceRecord
 
 
 def locked_entry(session: LoadSession, p: PluginState) -> LockedPlugin | None:

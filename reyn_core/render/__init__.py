@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
+from ..lazy_exports import lazy_exports
 from ..schema import copy_json
 from ..tool import ToolDefinition
+
+if TYPE_CHECKING:
+    from .phase_catalog import PhaseCatalog, PhaseOpSpec, render_phase
 
 
 def _warn(message: str, *args: Any) -> None:
@@ -48,9 +52,13 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     return enriched
 
 
-from reyn_core.render.phase_catalog import PhaseCatalog, PhaseOpSpec, render_phase  # noqa: E402
-
 from .router import StrictRenderError, render_router, render_router_json  # noqa: E402
+
+# The phase renderer is imported on first use: a router render (`reyn tools render --surface router`,
+# every router turn) never needs its catalogue classes.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"reyn_core.render.phase_catalog": ("PhaseCatalog", "PhaseOpSpec", "render_phase")}, globals()
+)
 
 __all__ = [
     "PhaseOpSpec",
