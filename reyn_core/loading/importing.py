@@ -110,7 +110,7 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
                 Diagnostic.make(
                     "RI011",
                     f"{cand.entry_point!r} defines {name}(), a retired hook that is no longer "
-                    f"called ({why}); the plugin loads as if it were absent",
+                    f"called ({why}); the plugin loads and the function is ignored",
                     plugin=p.plugin_id,
                 )
             )
