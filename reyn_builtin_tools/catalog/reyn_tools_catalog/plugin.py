@@ -8,8 +8,9 @@ from typing import Any
 
 from reyn_core import hookimpl, settings_as
 
-from .catalog import CatalogSettings, catalog_diagnostics
+from .catalog import catalog_diagnostics
 from .definitions import CATALOG_TOOLS
+from .settings import CatalogSettings
 
 REYN_API = 1
 
@@ -22,7 +23,7 @@ def reyn_settings_model() -> type[CatalogSettings]:
 
 @hookimpl
 def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
-    """Register the eight catalog tools."""
+    """Register the nine catalog tools."""
     for definition in CATALOG_TOOLS:
         register(definition)
 
