@@ -44,7 +44,9 @@ def install_plugin(site: Path, files: dict[str, str | bytes]) -> None:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PLUGIN_DIST}\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(f"[reyn.plugins]\ndemo = {PLUGIN_MODULE}.plugin\n")
     rels += [f"{INFO}/METADATA", f"{INFO}/entry_points.txt"]
-    (info / "RECORD").write_text("\n".join([*(_record_line(site, r) for r in rels), f"{INFO}/RECORD,,"]) + "\n")
+    (info / "RECORD").write_text(
+        "\n".join([*(_record_line(site, r) for r in rels), f"{INFO}/RECORD,,"]) + "\n"
+    )
 
 
 @tool(cluster="demo", purity="read_only")
@@ -83,7 +85,9 @@ class World:
     def file(self, rel: str) -> Path:
         return self.site / PLUGIN_MODULE / rel
 
-    def registry(self, settings: SourceSettings | None = None, *, demo_digest: str | None = None) -> ToolRegistry:
+    def registry(
+        self, settings: SourceSettings | None = None, *, demo_digest: str | None = None
+    ) -> ToolRegistry:
         """The source pack and the demo plugin, with the digests a load would stamp now (or
         ``demo_digest`` for the demo plugin)."""
         reg = RegistryBuilder(settings={"source": settings} if settings is not None else None)

@@ -54,9 +54,9 @@ def test_the_list_is_bounded_and_says_how_to_narrow_it(world: World) -> None:
 
 def test_a_recorded_file_is_served_with_its_hash(world: World) -> None:
     reg = world.registry()
-    data = world.call(reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/notes.txt"})[
-        "data"
-    ]
+    data = world.call(
+        reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/notes.txt"}
+    )["data"]
     assert data["served"] is True and data["text"] == "first\nsecond\n"
     assert data["sha256"] == hashlib.sha256(b"first\nsecond\n").hexdigest()
     assert data["lines"] == "1-2 of 2" and "next_line" not in data
@@ -64,7 +64,9 @@ def test_a_recorded_file_is_served_with_its_hash(world: World) -> None:
 
 def test_reyn_core_itself_is_readable(world: World) -> None:
     reg = world.registry()
-    data = world.call(reg, "reyn_src_read", {"distribution": "reyn-core", "path": "reyn_core/gates.py"})["data"]
+    data = world.call(reg, "reyn_src_read", {"distribution": "reyn-core", "path": "reyn_core/gates.py"})[
+        "data"
+    ]
     assert data["served"] is True and "def check(" in data["text"]
 
 
@@ -83,7 +85,9 @@ def test_a_long_file_comes_in_windows_of_whole_lines(world: World) -> None:
 def test_a_single_line_longer_than_the_window_is_cut_and_says_so(bare_world: World) -> None:
     bare_world.install({"__init__.py": "", "plugin.py": "x = '" + "a" * 5000 + "'\n"})
     reg = bare_world.registry(SourceSettings(max_read_chars=1000))
-    data = bare_world.call(reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/plugin.py"})
+    data = bare_world.call(
+        reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/plugin.py"}
+    )
     assert data["data"]["served"] is True and len(data["data"]["text"]) == 1000
     assert "cut" in data["data"]["truncated"]
 
@@ -91,15 +95,21 @@ def test_a_single_line_longer_than_the_window_is_cut_and_says_so(bare_world: Wor
 def test_a_file_over_the_size_limit_is_refused_with_the_limit(bare_world: World) -> None:
     bare_world.install({"__init__.py": "", "plugin.py": "", "big.py": "# " + "b" * (70 * 1024) + "\n"})
     reg = bare_world.registry(SourceSettings(max_file_bytes=64 * 1024))
-    big = bare_world.call(reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/big.py"})
+    big = bare_world.call(
+        reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/big.py"}
+    )
     assert big["data"]["served"] is False
     assert "over the limit of 65,536" in big["data"]["reason"] and "max_file_bytes" in big["data"]["reason"]
-    small = bare_world.call(reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/plugin.py"})
+    small = bare_world.call(
+        reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/plugin.py"}
+    )
     assert small["data"]["served"] is True  # positive control: the same settings serve a small file
 
 
 def test_a_binary_file_is_refused_as_not_text(bare_world: World) -> None:
     bare_world.install({"__init__.py": "", "plugin.py": "", "data.bin": b"\xff\xfe\x00binary"})
     reg = bare_world.registry()
-    data = bare_world.call(reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/data.bin"})
+    data = bare_world.call(
+        reg, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": f"{PLUGIN_MODULE}/data.bin"}
+    )
     assert data["data"]["served"] is False and "not UTF-8 text" in data["data"]["reason"]

@@ -45,7 +45,9 @@ def test_a_file_in_the_package_that_record_does_not_list_is_reported_not_served(
         f"./{NOTES}",
     ],
 )
-def test_file_system_paths_are_refused_even_when_they_lead_to_a_recorded_file(world: World, path: str) -> None:
+def test_file_system_paths_are_refused_even_when_they_lead_to_a_recorded_file(
+    world: World, path: str
+) -> None:
     reg = world.registry()
     env = _read(world, reg, path.format(site=world.site))
     assert env["status"] == "error" and env["error"]["kind"] == "invalid_arguments", env

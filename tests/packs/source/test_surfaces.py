@@ -36,7 +36,9 @@ def test_the_phase_render_never_offers_them(world: World, allowed_ops: list[str]
 @pytest.mark.parametrize("name", TOOLS)
 def test_a_phase_call_is_refused_by_the_role_gate(world: World, name: str) -> None:
     reg = world.registry()
-    args = {"distribution": PLUGIN_DIST, "path": "demo_src_plugin/notes.txt"} if name == "reyn_src_read" else {}
+    args = (
+        {"distribution": PLUGIN_DIST, "path": "demo_src_plugin/notes.txt"} if name == "reyn_src_read" else {}
+    )
     env = world.call(reg, name, args, surface="phase", allowed_ops=TOOLS)
     assert env["error"]["kind"] == "gate_refused" and env["error"]["layer"] == "role"
     assert world.call(reg, name, args)["status"] == "ok"  # positive control: the router call
