@@ -30,7 +30,7 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
 
 @hookimpl
 def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
-    """Every problem in the configured skill and agent folders (RK001 to RK008), for the load report
+    """Every problem in the configured skill and agent folders (RK001 to RK009), for the load report
     and ``reyn doctor``: a broken file is reported, never a crash."""
     s = settings_as(settings, CatalogSettings)
     if not (s.skill_dirs or s.agent_dirs):
