@@ -49,7 +49,7 @@ def _skipped(problem: CatalogDiagnostic, kind: str) -> CatalogDiagnostic:
 
 def _load_kind(
     folders: list[Path], *, skills: bool, limit: int
-) -> tuple[dict[str, Any], list[CatalogDiagnostic]]:
+) -> tuple[dict[str, Any], list[CatalogDiagnostic], dict[str, tuple[Path, ...]]]:
     kind = "skill" if skills else "agent"
     diags: list[CatalogDiagnostic] = []
     by_name: dict[str, Any] = {}
@@ -85,7 +85,8 @@ def _load_kind(
                     paths[0],
                 )
             )
-    return dict(sorted(by_name.items())), diags
+    clashes = {name: tuple(paths) for name, paths in sorted(claims.items()) if len(paths) > 1}
+    return dict(sorted(by_name.items())), diags, clashes
 
 
 _CACHE_LOCK = threading.Lock()
@@ -120,9 +121,9 @@ def load_catalog(settings: CatalogSettings | None = None, workspace: Path | None
         hit = _CACHE.get(key)
         if hit is not None and hit[0] == sig:
             return hit[1]
-    skills, d1 = _load_kind(skill_dirs, skills=True, limit=settings.max_file_bytes)
-    agents, d2 = _load_kind(agent_dirs, skills=False, limit=settings.max_file_bytes)
-    catalog = Catalog(skills, agents, tuple(d1 + d2))
+    skills, d1, clashes = _load_kind(skill_dirs, skills=True, limit=settings.max_file_bytes)
+    agents, d2, _ = _load_kind(agent_dirs, skills=False, limit=settings.max_file_bytes)
+    catalog = Catalog(skills, agents, tuple(d1 + d2), clashes)
     with _CACHE_LOCK:
         _CACHE[key] = (sig, catalog)
     return catalog

@@ -92,19 +92,27 @@ def lint_skill_folder(path: str, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _name_taken(skill: Skill, ctx: ToolContext) -> list[CatalogDiagnostic]:
-    """RK003 when a skill of the catalogue from another file has the same name."""
+    """RK003 when another file of the catalogue declares the same name: a loaded skill, or files
+    the catalogue already dropped for declaring it (the checked file may be one of them)."""
     try:
-        other = catalog_for(ctx).skills.get(skill.name)
+        catalog = catalog_for(ctx)
     except Exception:  # a broken host catalogue must not break the lint of a file
         return []
-    if other is None or other.path is None or skill.path is None:
+    if skill.path is None:
         return []
-    if os.path.realpath(other.path) == os.path.realpath(skill.path):
+    mine = os.path.realpath(skill.path)
+    loaded = catalog.skills.get(skill.name)
+    claimants = [
+        *catalog.skill_clashes.get(skill.name, ()),
+        *([loaded.path] if loaded and loaded.path else []),
+    ]
+    others = sorted({str(p) for p in claimants if os.path.realpath(p) != mine})
+    if not others:
         return []
     return [
         CatalogDiagnostic(
             "RK003",
-            f"skill name {skill.name!r} is already declared by {other.path}; both would be dropped",
+            f"skill name {skill.name!r} is also declared by {', '.join(others)}; the catalogue loads none of them",
             "rename one of them",
             skill.path,
         )

@@ -101,8 +101,10 @@ def _record(entry: Skill | Agent) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    """Skills and agents by name, and the diagnostics of building them."""
+    """Skills and agents by name, the diagnostics of building them, and the skill names more than one
+    file declares (``skill_clashes``: none of those files is loaded, RK003)."""
 
     skills: Mapping[str, Skill] = field(default_factory=dict)
     agents: Mapping[str, Agent] = field(default_factory=dict)
     diagnostics: tuple[CatalogDiagnostic, ...] = ()
+    skill_clashes: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)

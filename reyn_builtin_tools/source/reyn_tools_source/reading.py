@@ -5,12 +5,14 @@ the answer), cut to a window of lines."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import stat
 from dataclasses import dataclass
 
 from .listing import SourceFile
 
+log = logging.getLogger("reyn_tools_source")
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -44,6 +46,10 @@ def verified_bytes(entry: SourceFile, max_bytes: int) -> bytes:
         raise SourceRefused(f"{entry.path} grew over the limit of {max_bytes:,} bytes while being read.")
     actual = hashlib.sha256(data).hexdigest()
     if actual != entry.sha256:
+        # The operator hears of it too: an installed file that changed is worth more than a tool error.
+        log.warning(
+            "reyn_src_read: %s (%s) differs from its recorded hash; not served", entry.path, entry.location
+        )
         raise SourceRefused(
             f"{entry.path} differs from its recorded hash (recorded sha256 {entry.sha256[:16]}…, "
             f"on disk {actual[:16]}…): the installed file was changed, so it is not served. "

@@ -132,6 +132,13 @@ def test_a_name_another_loaded_skill_has_is_reported(ws: Workspace, tmp_path) ->
     assert _codes(data) == [("RK003", 0)] and data["loads"] is False
 
 
+def test_two_files_of_the_skill_folders_with_one_name_are_reported(ws: Workspace) -> None:
+    _clean_skill(ws, "first")
+    _clean_skill(ws, "second")
+    data = lint(ws, "skills/second")["data"]
+    assert _codes(data) == [("RK003", 0)] and "skills/first/SKILL.md" in data["problems"][0]["message"]
+
+
 # --------------------------------------------------------------------------- size limits, hostile input
 
 
