@@ -112,7 +112,8 @@ def _name_taken(skill: Skill, ctx: ToolContext) -> list[CatalogDiagnostic]:
     return [
         CatalogDiagnostic(
             "RK003",
-            f"skill name {skill.name!r} is also declared by {', '.join(others)}; the catalogue loads none of them",
+            f"skill name {skill.name!r} is also declared by {', '.join(others)}; "
+            "the catalogue loads none of them",
             "rename one of them",
             skill.path,
         )
