@@ -82,7 +82,7 @@ class ReadableDistribution:
 
 
 @dataclass(frozen=True, slots=True)
-class _Wanted:
+class Wanted:
     """A distribution to read and what the load knows of it."""
 
     name: str
@@ -91,11 +91,11 @@ class _Wanted:
     load_digest: str | None
 
 
-def wanted(ctx: ToolContext) -> tuple[list[_Wanted], str | None]:
+def wanted(ctx: ToolContext) -> tuple[list[Wanted], str | None]:
     """reyn-core, then each plugin distribution whose tools this session's registry holds (the
     loader stamps their origin, digest included), by name; plus a note when the host passed no
     registry (``ToolContext.extras["registry"]``), so only the core can be listed."""
-    found: dict[str, _Wanted] = {CORE: _Wanted(CORE, CORE_ENTRY_POINT, (), None)}
+    found: dict[str, Wanted] = {CORE: Wanted(CORE, CORE_ENTRY_POINT, (), None)}
     registry = ctx.extras.get("registry")
     if not isinstance(registry, ToolRegistry):
         return list(found.values()), (
@@ -109,14 +109,14 @@ def wanted(ctx: ToolContext) -> tuple[list[_Wanted], str | None]:
         key = canonical_name(origin.distribution)
         prior = found.get(key)
         if prior is None:
-            found[key] = _Wanted(
+            found[key] = Wanted(
                 origin.distribution,
                 origin.entry_point or origin.plugin_id,
                 (origin.plugin_id,),
                 origin.tree_digest,
             )
         elif origin.plugin_id not in prior.plugins:
-            found[key] = _Wanted(
+            found[key] = Wanted(
                 prior.name, prior.entry_point, (*prior.plugins, origin.plugin_id), prior.load_digest
             )
     return [found[CORE], *(found[k] for k in sorted(found) if k != CORE)], None
@@ -126,7 +126,7 @@ _LOCK = threading.Lock()
 _MEMO: dict[tuple[str, str | None, str], ReadableDistribution] = {}
 
 
-def readable(want: _Wanted) -> ReadableDistribution:
+def readable(want: Wanted) -> ReadableDistribution:
     """The readable files of ``want``, computed once per process and load digest (each read still
     re-hashes its file, so the memo can only make a file refused, never served unverified)."""
     try:
@@ -146,7 +146,7 @@ def readable(want: _Wanted) -> ReadableDistribution:
     return result
 
 
-def _from_record(dist: Distribution, want: _Wanted) -> ReadableDistribution:
+def _from_record(dist: Distribution, want: Wanted) -> ReadableDistribution:
     plugin_id = want.plugins[0] if want.plugins else CORE
     record = provenance_for(dist, plugin_id=plugin_id, entry_point=want.entry_point)
     site = os.path.abspath(str(dist.locate_file("")))
