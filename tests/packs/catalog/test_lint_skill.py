@@ -234,3 +234,27 @@ def test_mcp_clients_of_reyn_mcp_serve_are_not_offered_it(ws: Workspace) -> None
     assert "list_skills" in names and "lint_skill" not in names  # served as the router surface
     result = asyncio.run(served.call("lint_skill", {"path": "skills/summarize"}))
     assert result.is_error and "not offered on the router surface" in str(result.content[0])
+
+
+async def test_the_real_reyn_mcp_serve_does_not_list_it(tmp_path) -> None:
+    import asyncio
+    import sys
+    from pathlib import Path
+
+    from mcp import Client, StdioServerParameters
+
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["catalog", "mcp"]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env["REYN_CACHE_DIR"] = str(tmp_path / ".cache")
+    reyn = str(Path(sys.executable).parent / "reyn")
+    params = StdioServerParameters(command=reyn, args=["mcp", "serve"], cwd=str(tmp_path), env=env)
+
+    async def served() -> tuple[set[str], bool]:
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            called = await client.call_tool("lint_skill", {"path": "."})
+        return names, called.is_error
+
+    names, refused = await asyncio.wait_for(served(), 120)
+    assert "list_skills" in names and "lint_skill" not in names  # positive control beside it
+    assert refused
