@@ -28,13 +28,6 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
 
 
 @hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]]:
-    """Nothing but the settings decides what the tool looks like (its availability and schema read
-    ``programs``), so a render may be replayed from the cache."""
-    return {}
-
-
-@hookimpl
 def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
     """The sandbox, for ``reyn doctor``: RX001 (info) commands are confined, with the Landlock ABI
     and what the kernel enforces; RX002 (error) it cannot confine, so commands are refused; RX003
