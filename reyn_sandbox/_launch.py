@@ -43,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cwd = os.getcwd()
         env = _supervisor.initial_environment()
         _filesystem.check_working_directory(layout, cwd)
+        if os.geteuid() == 0:
+            _filesystem.check_write_roots(layout, grants.uid, grants.gid)
     except (OSError, ValueError) as exc:
         _supervisor.fail_setup(str(exc))
     as_root = os.geteuid() == 0

@@ -48,7 +48,7 @@ class _Watch:
 def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_root: bool) -> None:
     """Everything between "in fresh namespaces with namespace root" and "ready to start the command"."""
     owner = (grants.uid, grants.gid) if as_root else (os.getuid(), os.getgid())
-    _filesystem.build_root(layout, grants, owner)
+    _filesystem.build_root(layout, grants, owner, as_root)
     if as_root:
         # The bounding set is emptied while CAP_SETPCAP is still held; setresuid to a non-zero uid
         # then clears the remaining sets (no PR_SET_KEEPCAPS).
