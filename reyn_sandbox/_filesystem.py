@@ -126,6 +126,12 @@ def plan(grants: Grants) -> Layout:
             # A path that is both a read and a write root is writable (the wider grant wins).
             mounts[resolved] = mounts.get(resolved, False) or writable
             granted.add(resolved)
+    for path in grants.read_only:
+        resolved = os.path.realpath(path)
+        if os.path.exists(resolved):
+            # Read-only wins over a write root at the same path; deeper, it is mounted over it.
+            mounts[resolved] = False
+            granted.add(resolved)
     hidden = tuple(os.path.realpath(path) for path in grants.hide if os.path.lexists(path))
     ordered = sorted(mounts.items(), key=lambda item: (item[0].count("/"), item[0]))
     return Layout(tuple(Mount(p, w, p in granted) for p, w in ordered), tuple(symlinks), hidden)

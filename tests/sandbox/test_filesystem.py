@@ -146,3 +146,30 @@ def test_started_as_root_a_write_root_the_command_cannot_write_fails_closed(
         f"reyn-sandbox: write root {closed} is not writable by uid 65534 / gid 65534"
     )
     assert not marker.exists()
+
+
+def test_a_read_only_path_inside_a_write_root_cannot_be_changed(sandbox: Sandbox, area: Path) -> None:
+    workspace = area / "write"
+    hooks = workspace / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    for folder in (workspace / ".git", hooks):
+        folder.chmod(0o777)
+    grants = Grants(write_roots=(str(workspace),), read_only=(str(workspace / ".git"),))
+    code = (
+        "import os, sys, shutil; w = sys.argv[1]\n"
+        "open(os.path.join(w, 'ok.txt'), 'w').write('fine'); print('workspace written')\n"
+        "for attempt in (lambda: open(os.path.join(w, '.git', 'hooks', 'pre-commit'), 'w'),\n"
+        "                lambda: os.rename(os.path.join(w, '.git'), os.path.join(w, 'moved')),\n"
+        "                lambda: shutil.rmtree(os.path.join(w, '.git'))):\n"
+        "    try:\n"
+        "        attempt(); print('changed')\n"
+        "    except OSError as exc:\n"
+        "        print('refused', exc.errno)\n"
+    )
+
+    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+
+    assert result.returncode == 0, result.stderr
+    assert "workspace written" in result.stdout and (workspace / "ok.txt").read_text() == "fine"
+    assert "changed" not in result.stdout and result.stdout.count("refused") == 3
+    assert hooks.is_dir() and not (hooks / "pre-commit").exists()
