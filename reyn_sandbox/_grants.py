@@ -11,7 +11,11 @@ import dataclasses
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _MIB = 1024 * 1024
 
