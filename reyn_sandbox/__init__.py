@@ -14,16 +14,19 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants, GrantsError
 from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, require_available, status
 
 __all__ = [
     "PRETEND_ENV",
+    "SETUP_FAILED_EXIT",
     "Grants",
     "GrantsError",
     "SandboxStatus",
     "SandboxUnavailable",
     "launcher_argv",
+    "limit_exceeded",
     "status",
 ]
 
@@ -35,9 +38,6 @@ _BOOT = (
     f"import sys; sys.path.append({_PACKAGE_PARENT!r}); "
     "from reyn_sandbox._launch import main; raise SystemExit(main())"
 )
-
-SETUP_FAILED_EXIT = 125
-"""The launcher's exit status when it could not set up confinement (the command never ran)."""
 
 
 def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
@@ -51,3 +51,15 @@ def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
     require_available()
     return [sys.executable, "-I", "-S", "-c", _BOOT, "--grants", grants.to_json(), "--", *command]
+
+
+def limit_exceeded(stderr: str) -> str | None:
+    """The limit that ended a confined command, from its stderr — e.g. `"cpu_seconds (60)"` — or None.
+
+    The launcher writes `reyn-sandbox: limit exceeded: <field> (<value>)` as the last line, after
+    everything the command wrote. stderr is the command's channel too, so a command can print such a
+    line itself: treat it as the reason to show, not as proof.
+    """
+    lines = stderr.rstrip("\n").rsplit("\n", 1)
+    last = lines[-1] if lines else ""
+    return last[len(LIMIT_PREFIX) :] if last.startswith(LIMIT_PREFIX) else None

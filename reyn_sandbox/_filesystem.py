@@ -15,6 +15,7 @@ import stat
 import sys
 from dataclasses import dataclass
 
+from . import _idmap
 from . import _syscalls as sc
 from ._grants import Grants
 
@@ -35,6 +36,8 @@ class Mount:
 
     path: str
     writable: bool
+    granted: bool = False
+    """One of the grants' roots (not a system or interpreter directory)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,27 @@ def check_working_directory(layout: Layout, cwd: str) -> None:
     raise ValueError(f"the working directory {cwd} is outside the read and write roots")
 
 
+def check_write_roots(layout: Layout, uid: int, gid: int) -> None:
+    """As root the command runs as uid/gid, with plain Unix permissions on write roots (not idmapped,
+    see _idmap): refuse up front a write root that user could not write, rather than fail later."""
+    for mount in layout.mounts:
+        if not (mount.granted and mount.writable):
+            continue
+        info = os.stat(mount.path)
+        needed = (stat.S_IWUSR | stat.S_IXUSR) if stat.S_ISDIR(info.st_mode) else stat.S_IWUSR
+        if info.st_uid == uid:
+            shift = 0
+        elif info.st_gid == gid:
+            shift = 3
+        else:
+            shift = 6
+        if info.st_mode & (needed >> shift) != needed >> shift:
+            raise PermissionError(
+                f"write root {mount.path} is not writable by uid {uid} / gid {gid}, the command's user "
+                "when the launcher runs as root: give that user write access or choose Grants.uid/gid"
+            )
+
+
 def interpreter_dirs() -> tuple[str, ...]:
     """The launcher's Python installation — base and virtual environment — so `python …` runs inside.
 
@@ -83,6 +107,7 @@ def interpreter_dirs() -> tuple[str, ...]:
 def plan(grants: Grants) -> Layout:
     """Resolve the grants into a layout; raises OSError naming a root that does not exist."""
     mounts: dict[str, bool] = {}
+    granted: set[str] = set()
     symlinks: list[tuple[str, str]] = []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
@@ -100,22 +125,34 @@ def plan(grants: Grants) -> Layout:
                 raise FileNotFoundError(f"{'write' if writable else 'read'} root {root} does not exist")
             # A path that is both a read and a write root is writable (the wider grant wins).
             mounts[resolved] = mounts.get(resolved, False) or writable
+            granted.add(resolved)
+    for path in grants.read_only:
+        resolved = os.path.realpath(path)
+        if os.path.exists(resolved):
+            # Read-only wins over a write root at the same path; deeper, it is mounted over it.
+            mounts[resolved] = False
+            granted.add(resolved)
     hidden = tuple(os.path.realpath(path) for path in grants.hide if os.path.lexists(path))
     ordered = sorted(mounts.items(), key=lambda item: (item[0].count("/"), item[0]))
-    return Layout(tuple(Mount(p, w) for p, w in ordered), tuple(symlinks), hidden)
+    return Layout(tuple(Mount(p, w, p in granted) for p, w in ordered), tuple(symlinks), hidden)
 
 
-def build_root(layout: Layout, grants: Grants, owner: tuple[int, int]) -> None:
+def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: bool) -> None:
     """Replace this mount namespace's root with the layout (needs CAP_SYS_ADMIN in its user namespace).
 
     Sources are opened before anything is mounted over them and bound through /proc/self/fd, so a
-    root below the staging directory (/tmp) stays reachable. `owner` (uid, gid) owns /tmp.
+    root below the staging directory (/tmp) stays reachable. `owner` (uid, gid) owns /tmp. As root,
+    read roots are idmapped so the operator's files there are the (unprivileged) command's (_idmap).
     """
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
     sources = {m.path: os.open(m.path, os.O_PATH | os.O_CLOEXEC) for m in layout.mounts}
     devices = {name: os.open(f"/dev/{name}", os.O_PATH | os.O_CLOEXEC) for name in DEV_NODES}
     sc.mount("tmpfs", _STAGE, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0755,size=16m")
     new = _STAGE
+    # /proc first: the idmapping namespace's child is found by its pid in our own PID namespace.
+    os.makedirs(new + "/proc", exist_ok=True)
+    sc.mount("proc", new + "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+    idmap_fd = _idmap.mapping_namespace(owner[0], owner[1], new + "/proc") if as_root else None
     private_tmp = f"mode=0700,uid={owner[0]},gid={owner[1]},size={grants.tmp_bytes}"
     # A root that is /tmp itself is the host's /tmp, granted: then no private /tmp goes over it.
     tmp_done = any(m.path == TMP for m in layout.mounts)
@@ -124,16 +161,21 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int]) -> None:
             _mount_tmpfs(new + TMP, private_tmp)
             tmp_done = True
         target = new + mount.path
-        _bind(sources[mount.path], target, writable=mount.writable)
+        fd = sources[mount.path]
+        if idmap_fd is not None and mount.granted and not mount.writable:
+            _make_mountpoint(target, stat.S_ISDIR(os.fstat(fd).st_mode))
+            if _idmap.bind_read_only(fd, target, idmap_fd):
+                continue
+        _bind(fd, target, writable=mount.writable)
     if not tmp_done:
         _mount_tmpfs(new + TMP, private_tmp)
     for link, target in layout.symlinks:
         os.symlink(target, new + link)
     _build_dev(new, devices, private_tmp)
-    os.makedirs(new + "/proc", exist_ok=True)
-    sc.mount("proc", new + "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
     for path in layout.hidden:
         _cover(new + path, new)
+    if idmap_fd is not None:
+        os.close(idmap_fd)
     for fd in (*sources.values(), *devices.values()):
         os.close(fd)
     sc.remount_read_only(new)

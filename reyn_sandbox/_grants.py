@@ -11,7 +11,11 @@ import dataclasses
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _MIB = 1024 * 1024
 
@@ -37,6 +41,9 @@ class Grants:
     """Whether the command may open internet sockets; without it only unix sockets exist."""
     hide: tuple[str, ...] = ()
     """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`."""
+    read_only: tuple[str, ...] = ()
+    """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
+    so the command cannot plant what the operator may later run. Only paths that exist at start."""
     cpu_seconds: int = 60
     """CPU time per process (RLIMIT_CPU); the process gets SIGXCPU, then SIGKILL a second later."""
     memory_bytes: int = 2048 * _MIB
@@ -55,7 +62,7 @@ class Grants:
     """The group the command runs as when the launcher is started as root."""
 
     def __post_init__(self) -> None:
-        for name in ("read_roots", "write_roots", "hide"):
+        for name in ("read_roots", "write_roots", "hide", "read_only"):
             value = getattr(self, name)
             if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
                 raise GrantsError(f"Grants.{name} must be a tuple of absolute paths, got {value!r}")

@@ -43,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cwd = os.getcwd()
         env = _supervisor.initial_environment()
         _filesystem.check_working_directory(layout, cwd)
+        if os.geteuid() == 0:
+            _filesystem.check_write_roots(layout, grants.uid, grants.gid)
     except (OSError, ValueError) as exc:
         _supervisor.fail_setup(str(exc))
     as_root = os.geteuid() == 0
@@ -63,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _start_init(grants, layout, cwd, current.landlock_abi, as_root, command, env, alive_r)
     os.close(alive_r)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(sig, lambda signum, _frame: os.kill(pid, signum))
+        signal.signal(sig, lambda signum, _frame: _supervisor.forward(pid, signum))
     _, wait_status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(wait_status)
     return 128 - code if code < 0 else code

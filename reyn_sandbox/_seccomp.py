@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import socket
 import struct
 
 from . import _syscalls as sc
@@ -30,9 +29,11 @@ _OFFSET_NR = 0
 _OFFSET_ARCH = 4
 _OFFSET_ARG0 = 16  # low 32 bits of args[0] on these little-endian machines
 
-_NO_NETWORK_FAMILIES = (socket.AF_UNIX,)
+# Linux's family numbers (not the socket module's: importing it builds enums, ~15 ms per launch).
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
+_NO_NETWORK_FAMILIES = (_AF_UNIX,)
 # Netlink is allowed with network: glibc's getaddrinfo asks the route table through it.
-_NETWORK_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
+_NETWORK_FAMILIES = (_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK)
 
 
 class _SockFprog(ctypes.Structure):

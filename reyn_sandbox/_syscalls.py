@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 
-MACHINE = platform.machine()
+MACHINE = os.uname().machine
 
 # Per-architecture syscall numbers for calls glibc does not wrap. Landlock's are the same on both.
 _SYSCALLS = {

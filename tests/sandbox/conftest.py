@@ -109,6 +109,16 @@ def sandbox(request: pytest.FixtureRequest) -> Sandbox:
 
 
 @pytest.fixture
+def root_sandbox() -> Sandbox:
+    """The launcher started by root only: for what only the root path does (uid change, idmapping)."""
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    if os.geteuid() != 0:
+        pytest.skip("the root path needs the tests to run as root")
+    return Sandbox("root", sys.executable)
+
+
+@pytest.fixture
 def area() -> Iterator[Path]:
     """A directory both runners can reach: `area/read`, `area/write` (world-writable), `area/outside`."""
     base = Path(tempfile.mkdtemp(prefix="reyn-sandbox-test-", dir="/tmp"))

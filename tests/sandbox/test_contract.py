@@ -19,11 +19,13 @@ def test_the_public_names_are_pinned() -> None:
     assert sorted(reyn_sandbox.__all__) == sorted(
         [
             "PRETEND_ENV",
+            "SETUP_FAILED_EXIT",
             "Grants",
             "GrantsError",
             "SandboxStatus",
             "SandboxUnavailable",
             "launcher_argv",
+            "limit_exceeded",
             "status",
         ]
     )
@@ -149,3 +151,21 @@ def test_the_launcher_runs_with_an_isolated_interpreter() -> None:
 
     assert argv[:3] == [sys.executable, "-I", "-S"]
     assert argv[-2:] == ["--", "true"]
+
+
+def test_limit_exceeded_reads_the_last_stderr_line_only() -> None:
+    report = "Traceback ...\nMemoryError\nreyn-sandbox: limit exceeded: memory_bytes (268435456)\n"
+
+    assert reyn_sandbox.limit_exceeded(report) == "memory_bytes (268435456)"
+    assert (
+        reyn_sandbox.limit_exceeded("reyn-sandbox: limit exceeded: cpu_seconds (1)\nlater output\n") is None
+    )
+    assert reyn_sandbox.limit_exceeded("") is None
+
+
+def test_a_failing_command_under_a_small_memory_limit_is_not_reported_as_memory(sandbox: Sandbox) -> None:
+    # The supervisor's own (Python) address space would exceed 90% of 32 MiB: it must not count.
+    result = sandbox.run(["sh", "-c", "sleep 0.2; exit 3"], Grants(memory_bytes=32 * 1024 * 1024))
+
+    assert result.returncode == 3
+    assert reyn_sandbox.limit_exceeded(result.stderr) is None

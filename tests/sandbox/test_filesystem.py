@@ -108,3 +108,68 @@ def test_the_working_directory_must_be_granted(sandbox: Sandbox, area: Path) -> 
     assert not_granted.stderr.strip() == (
         f"reyn-sandbox: the working directory {area / 'outside'} is outside the read and write roots"
     )
+
+
+def test_started_as_root_a_root_only_read_root_is_readable_and_stays_read_only(
+    root_sandbox: Sandbox, area: Path
+) -> None:
+    sandbox = root_sandbox
+    private = area / "read" / "private"
+    private.mkdir(mode=0o700)
+    (private / "notes.txt").write_text("operator-notes")
+    (private / "notes.txt").chmod(0o600)
+    grants = Grants(read_roots=(str(private),))
+
+    read = sandbox.run([sandbox.python, "-c", READ, str(private / "notes.txt")], grants)
+    write = sandbox.run([sandbox.python, "-c", WRITE, str(private / "notes.txt")], grants)
+    chmod = sandbox.run(["chmod", "4777", str(private / "notes.txt")], grants)
+
+    assert read.returncode == 0, read.stderr
+    assert "operator-notes" in read.stdout
+    assert write.returncode != 0 and (private / "notes.txt").read_text() == "operator-notes"
+    assert chmod.returncode != 0 and (private / "notes.txt").stat().st_mode & 0o7777 == 0o600
+
+
+def test_started_as_root_a_write_root_the_command_cannot_write_fails_closed(
+    root_sandbox: Sandbox, area: Path
+) -> None:
+    sandbox = root_sandbox
+    closed = area / "read" / "closed"
+    closed.mkdir(mode=0o755)
+    marker = area / "write" / "ran"
+    grants = Grants(write_roots=(str(closed), str(area / "write")))
+
+    result = sandbox.run(["touch", str(marker)], grants)
+
+    assert result.returncode == 125
+    assert result.stderr.startswith(
+        f"reyn-sandbox: write root {closed} is not writable by uid 65534 / gid 65534"
+    )
+    assert not marker.exists()
+
+
+def test_a_read_only_path_inside_a_write_root_cannot_be_changed(sandbox: Sandbox, area: Path) -> None:
+    workspace = area / "write"
+    hooks = workspace / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    for folder in (workspace / ".git", hooks):
+        folder.chmod(0o777)
+    grants = Grants(write_roots=(str(workspace),), read_only=(str(workspace / ".git"),))
+    code = (
+        "import os, sys, shutil; w = sys.argv[1]\n"
+        "open(os.path.join(w, 'ok.txt'), 'w').write('fine'); print('workspace written')\n"
+        "for attempt in (lambda: open(os.path.join(w, '.git', 'hooks', 'pre-commit'), 'w'),\n"
+        "                lambda: os.rename(os.path.join(w, '.git'), os.path.join(w, 'moved')),\n"
+        "                lambda: shutil.rmtree(os.path.join(w, '.git'))):\n"
+        "    try:\n"
+        "        attempt(); print('changed')\n"
+        "    except OSError as exc:\n"
+        "        print('refused', exc.errno)\n"
+    )
+
+    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+
+    assert result.returncode == 0, result.stderr
+    assert "workspace written" in result.stdout and (workspace / "ok.txt").read_text() == "fine"
+    assert "changed" not in result.stdout and result.stdout.count("refused") == 3
+    assert hooks.is_dir() and not (hooks / "pre-commit").exists()
