@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-SHARED = {"read_roots", "write_roots", "network", "hide"}
+SHARED = {"read_roots", "write_roots", "network", "hide", "read_only"}
 
 
 def test_shell_and_mcp_grant_keys_are_the_same() -> None:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
-GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", *LIMIT_KEYS, "sandbox")
+GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", "read_only", *LIMIT_KEYS, "sandbox")
 OPT_OUT = 'sandbox = "off"'
 PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
 
@@ -37,6 +37,7 @@ class ServerGrants(BaseModel):
     write_roots: tuple[str, ...] = ()
     network: bool = False
     hide: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
     cpu_seconds: int | None = Field(default=None, ge=1)
     memory_bytes: int | None = Field(default=None, ge=16 * 1024 * 1024)
     max_processes: int | None = Field(default=None, ge=1)
@@ -45,7 +46,7 @@ class ServerGrants(BaseModel):
     tmp_bytes: int | None = Field(default=None, ge=1024 * 1024)
     sandbox: Literal["required", "off"] = "required"
 
-    @field_validator("read_roots", "write_roots", "hide")
+    @field_validator("read_roots", "write_roots", "hide", "read_only")
     @classmethod
     def _plain_paths(cls, paths: tuple[str, ...], info: Any) -> tuple[str, ...]:
         for path in paths:
@@ -54,7 +55,7 @@ class ServerGrants(BaseModel):
                     f"{info.field_name} entry {path!r} must be a directory relative to the server's cwd "
                     "or absolute, without '..'"
                 )
-            if info.field_name != "hide" and any(
+            if info.field_name in ("read_roots", "write_roots") and any(
                 path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES
             ):
                 raise ValueError(f"{info.field_name} entry {path!r} is inside a pseudo-filesystem")
@@ -151,6 +152,7 @@ def confined_command(
         write_roots=_roots(base, grants.write_roots, create=True),
         network=grants.network,
         hide=_roots(base, grants.hide),
+        read_only=_roots(base, grants.read_only),
         **grants.limit_overrides(),
     )
     try:

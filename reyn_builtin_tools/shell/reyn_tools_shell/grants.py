@@ -37,8 +37,9 @@ def refuse_writable_dirs(data: Any) -> Any:
 class GrantSettings(BaseModel):
     """What a confined process may reach. Roots are directories, relative to the workspace (the
     shell) or absolute; a write root is readable too. ``hide`` names paths inside a read root that
-    the process must not see (a workspace ``.env``). ``sandbox = "off"`` runs commands unconfined
-    — reported as a warning on every load, never silently."""
+    the process must not see (a workspace ``.env``); ``read_only`` paths inside a write root it may
+    read but not change (a workspace ``.git``: what the operator may later run). ``sandbox = "off"``
+    runs commands unconfined — reported as a warning on every load, never silently."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -46,6 +47,7 @@ class GrantSettings(BaseModel):
     write_roots: tuple[str, ...] = ()
     network: bool = False
     hide: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
     cpu_seconds: int | None = Field(default=None, ge=1)
     memory_bytes: int | None = Field(default=None, ge=16 * 1024 * 1024)
     max_processes: int | None = Field(default=None, ge=1)
@@ -59,7 +61,7 @@ class GrantSettings(BaseModel):
     def _old_keys(cls, data: Any) -> Any:
         return refuse_writable_dirs(data)
 
-    @field_validator("read_roots", "write_roots", "hide")
+    @field_validator("read_roots", "write_roots", "hide", "read_only")
     @classmethod
     def _plain_paths(cls, paths: tuple[str, ...], info: Any) -> tuple[str, ...]:
         for path in paths:
@@ -68,7 +70,7 @@ class GrantSettings(BaseModel):
                     f"{info.field_name} entry {path!r} must be a directory relative to the workspace "
                     "or absolute, without '..' (such as 'out', or '.' for the whole workspace)"
                 )
-            if info.field_name != "hide" and any(
+            if info.field_name in ("read_roots", "write_roots") and any(
                 path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES
             ):
                 raise ValueError(

@@ -22,9 +22,7 @@ from reyn_core import ToolExecutionError, ToolRuntimeMissing
 from .grants import LIMIT_KEYS, GrantSettings
 
 STATUS_CODES = {"ok": "RX001", "unavailable": "RX002", "off": "RX003"}
-SETUP_FAILED = 125  # the launcher's exit status when it could not confine (the command did not run)
 PREFIX = "reyn-sandbox: "
-LIMIT_PREFIX = PREFIX + "limit exceeded: "
 OPT_OUT = 'sandbox = "off"'
 ROOT_NOTE = (
     "; Reyn runs as root, so the sandbox runs commands as an unprivileged user (uid 65534): the read "
@@ -89,6 +87,7 @@ def launcher_grants(grants: GrantSettings, base: Path) -> Any:
         write_roots=resolve_roots(base, grants.write_roots, create=True),
         network=grants.network,
         hide=resolve_roots(base, grants.hide),
+        read_only=resolve_roots(base, grants.read_only),
         **grants.limit_overrides(),
     )
 
@@ -113,17 +112,17 @@ def sandbox_failure(exit_code: int, stderr: str, grants: GrantSettings, key_pref
     confinement could not be set up (exit 125, the command did not run), or a limit was hit."""
     if grants.sandbox == "off":
         return None
-    lines = [line for line in stderr.splitlines() if line.startswith(PREFIX)]
-    if not lines:
-        return None
-    line = lines[-1]
-    if line.startswith(LIMIT_PREFIX):
-        which = line[len(LIMIT_PREFIX) :].strip()
+    import reyn_sandbox
+
+    which = reyn_sandbox.limit_exceeded(stderr)
+    if which is not None:
         return (
             f"the command was stopped by the sandbox: limit exceeded: {which}; raise it in {key_prefix} "
             f"({', '.join(LIMIT_KEYS)}) if the command needs more"
         )
-    if exit_code == SETUP_FAILED:
+    lines = [line for line in stderr.splitlines() if line.startswith(PREFIX)]
+    if exit_code == reyn_sandbox.SETUP_FAILED_EXIT and lines:
+        line = lines[-1]
         return (
             f"the sandbox could not be set up, so the command did not run: {line[len(PREFIX) :].strip()} "
             f"(grants: {grants.describe()}){ROOT_NOTE if os.geteuid() == 0 else ''}"
