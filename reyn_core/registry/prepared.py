@@ -25,11 +25,11 @@ class PreparedTool:
 
     __slots__ = ("_lock", "_null_optionals", "_validator", "definition", "plain", "refusals", "shape")
 
-    def __init__(
-        self, definition: ToolDefinition, refusals: dict[str, gates.Decision | None], plain: bool
-    ) -> None:
+    def __init__(self, definition: ToolDefinition, plain: bool) -> None:
         self.definition = definition
-        self.refusals = refusals
+        # surface -> the refusal of the layers the snapshot fixes (None: they admit it), filled by
+        # ``ToolRegistry.fixed_layers`` as each surface is first asked about
+        self.refusals: dict[str, gates.Decision | None] = {}
         self.plain = plain
         self.shape: Any = None  # the dispatcher's CallShape, once the handler resolves
         self._validator: Validator | None = None

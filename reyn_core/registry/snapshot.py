@@ -11,7 +11,7 @@ from typing import Any, final
 
 from .. import gates
 from ..calls import ToolCallHooks
-from ..context import SURFACES, ToolContext
+from ..context import ToolContext
 from ..errors import RegistryFrozen, ToolNotFound
 from ..schema import SchemaIssue
 from ..tool import ToolDefinition, refuse_subclassing
@@ -171,25 +171,23 @@ class ToolRegistry:
         with self._prepare_lock:
             entry = self._prepared.get(tool.name)
             if entry is None:
-                refusals = {
-                    s: gates.fixed_layers(tool, s, self._operator, self._original_names) for s in SURFACES
-                }
-                entry = PreparedTool(tool, refusals, self.settings_for(tool) is None)
+                entry = PreparedTool(tool, self.settings_for(tool) is None)
                 self._prepared[tool.name] = entry
         return entry
 
     def fixed_layers(self, tool: ToolDefinition, surface: str) -> gates.Decision | None:
-        """``gates.fixed_layers`` of ``tool`` under this snapshot's policy: decided once per tool of
-        this snapshot (an object that is not its registered definition is decided afresh)."""
-        entry = self._prepared.get(tool.name)
-        if entry is None:
-            registered = self._tools.get(tool.name)
-            if registered is None or registered.definition is not tool:
-                return gates.fixed_layers(tool, surface, self._operator, self._original_names)
-            entry = self.prepared(tool.name)
-        if entry.definition is not tool:
+        """``gates.fixed_layers`` of ``tool`` under this snapshot's policy, decided once per tool of
+        this snapshot and surface (an object that is not its registered definition is decided
+        afresh). A policy the gates cannot evaluate raises here, inside the call, every time."""
+        registered = self._tools.get(tool.name)
+        if registered is None or registered.definition is not tool:
             return gates.fixed_layers(tool, surface, self._operator, self._original_names)
-        return entry.refusals[surface]
+        refusals = self.prepared(tool.name).refusals
+        if surface in refusals:
+            return refusals[surface]
+        decision = gates.fixed_layers(tool, surface, self._operator, self._original_names)
+        refusals[surface] = decision
+        return decision
 
     # ------------------------------------------------------------------ gating
 

@@ -201,9 +201,12 @@ def test_a_subclassed_name_is_refused() -> None:
             ToolDefinition(name=SlipperyName("t"), description="x", parameters=SCHEMA, handler=handler)
         )
     assert name_error.value.code == "RT002"
-    assert RegistryBuilder().register(
-        ToolDefinition(name="t", description="x", parameters=SCHEMA, handler=handler)
-    ).name == "t"  # the positive control: a plain str name registers
+    assert (
+        RegistryBuilder()
+        .register(ToolDefinition(name="t", description="x", parameters=SCHEMA, handler=handler))
+        .name
+        == "t"
+    )  # the positive control: a plain str name registers
 
 
 def test_an_operator_policy_cannot_be_loosened_after_it_is_built() -> None:
