@@ -160,7 +160,7 @@ def main() -> bool | None:
         "json_schema_validator (screen + compile)": mcp_import,
     }
     samples: dict[str, list[float]] = {label: [] for label in cases}
-    for r in range(ROUNDS):
+    for _ in range(ROUNDS):
         for label, fn in cases.items():
             samples[label].append(per_item(fn, n))
     medians = {label: statistics.median(s) for label, s in samples.items()}
