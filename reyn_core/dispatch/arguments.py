@@ -171,7 +171,8 @@ _INLINE_PROPERTIES = 64
 _INLINE_CHARS = 4096
 
 
-def _small(parsed: Any) -> bool:
+def small(parsed: Any) -> bool:
+    """Whether a call's arguments are a small flat object (validated on the event loop)."""
     if type(parsed) is not dict or len(parsed) > _INLINE_PROPERTIES:
         return False
     for value in parsed.values():
@@ -184,25 +185,29 @@ def _small(parsed: Any) -> bool:
     return True
 
 
-def check_arguments(prepared: PreparedTool, parsed: Any, problems: list[ArgumentProblem]) -> Any:
+def check_arguments(
+    prepared: PreparedTool, parsed: Any, problems: list[ArgumentProblem], *, is_small: bool = False
+) -> Any:
     """The arguments to call with (strict-mode ``null`` optionals dropped), or ``InvalidToolArguments``
-    naming the problems of the tool's one validator (or of parsing, which come first)."""
+    naming the problems of the tool's one validator (or of parsing, which come first). ``is_small``:
+    ``small(parsed)`` holds, a stricter bound than the validator's size bound, which is then not
+    walked a second time."""
     tool = prepared.definition
     if not problems:
         parsed = without_null_optionals(parsed, prepared.null_optionals)
-        problems = prepared.validator(parsed)
+        validator = prepared.validator
+        problems = validator.within_bounds(parsed) if is_small else validator(parsed)
     if problems:
         raise invalid(tool, problems)
     return parsed
 
 
-async def validated(prepared: PreparedTool, parsed: Any, problems: list[ArgumentProblem]) -> Any:
-    """``check_arguments``, on the event loop for a small call and in a worker thread otherwise."""
-    if problems or _small(parsed):
-        return check_arguments(prepared, parsed, problems)
+async def validated_in_thread(prepared: PreparedTool, parsed: Any) -> Any:
+    """``check_arguments`` of a large call, in a worker thread: the size walk and the wording are
+    Python and let the loop run between; the library's own pass is bounded by the size bound."""
     import asyncio
 
-    return await asyncio.to_thread(check_arguments, prepared, parsed, problems)
+    return await asyncio.to_thread(check_arguments, prepared, parsed, [])
 
 
 def bind(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
-from .arguments import bind, own_arguments, read_only, validated
+from .arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
@@ -137,7 +137,12 @@ async def invoke_tool(
         )
         if not decision.allowed:
             raise _refusal(tool, surface, decision)
-        args_ok = await validated(prepared, parsed, problems)
+        if problems:
+            args_ok = check_arguments(prepared, parsed, problems)
+        elif small(parsed):
+            args_ok = check_arguments(prepared, parsed, problems, is_small=True)
+        else:  # a large call: validated in a worker thread
+            args_ok = await validated_in_thread(prepared, parsed)
         shape = _shape(prepared)
         kwargs = bind(shape, tool, args_ok, call_ctx)
         # Bound before any hook runs: what a hook (or the caller meanwhile) does cannot reach the

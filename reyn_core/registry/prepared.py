@@ -16,7 +16,7 @@ from .. import gates
 from ..tool import ToolDefinition, refuse_subclassing
 
 if TYPE_CHECKING:
-    from ..validation import Validator
+    from ..validation import SchemaValidator
 
 
 @final
@@ -32,7 +32,7 @@ class PreparedTool:
         self.refusals: dict[str, gates.Decision | None] = {}
         self.plain = plain
         self.shape: Any = None  # the dispatcher's CallShape, once the handler resolves
-        self._validator: Validator | None = None
+        self._validator: SchemaValidator | None = None
         self._null_optionals: frozenset[str] | None = None
         self._lock = threading.Lock()
 
@@ -40,7 +40,7 @@ class PreparedTool:
         refuse_subclassing(cls)
 
     @property
-    def validator(self) -> Validator:
+    def validator(self) -> SchemaValidator:
         """The one validator of the registered schema: compiled on the first call, once (the
         registration already compiled it once to refuse a schema the library cannot compile)."""
         validator = self._validator

@@ -179,6 +179,9 @@ class ToolRegistry:
         """``gates.fixed_layers`` of ``tool`` under this snapshot's policy, decided once per tool of
         this snapshot and surface (an object that is not its registered definition is decided
         afresh). A policy the gates cannot evaluate raises here, inside the call, every time."""
+        entry = self._prepared.get(tool.name)
+        if entry is not None and entry.definition is tool and surface in entry.refusals:
+            return entry.refusals[surface]  # the common call: decided before
         registered = self._tools.get(tool.name)
         if registered is None or registered.definition is not tool:
             return gates.fixed_layers(tool, surface, self._operator, self._original_names)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ArgumentProblem
 from ..errors import exception_message as exc_text
-from ..jsondata import depth_within
+from ..jsondata import JSON_SCALAR_TYPES, depth_within
 from .messages import escape_token
 
 
@@ -92,7 +92,9 @@ def _admits_null(sub: Any) -> bool:
 
 def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
     """``args`` without the ``null`` values of the properties in ``names`` (see ``optional_non_nullable``)."""
-    if not names or not isinstance(args, dict) or not any(args.get(k, 0) is None for k in names):
+    if not names or type(args) is not dict or None not in args.values():
+        return args
+    if not any(args.get(k, 0) is None for k in names):
         return args
     return {k: v for k, v in args.items() if not (v is None and k in names)}
 
@@ -126,6 +128,18 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
 
     Checked before any schema work, in one iterative walk that stops at the first bound crossed, so
     what a validator then does (linear in the size) is bounded whatever the call sends."""
+    if type(value) is dict and len(value) <= MAX_ARGUMENT_PROPERTIES:  # the common call: flat
+        chars = 0
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str:
+                chars += len(item)
+            elif kind not in JSON_SCALAR_TYPES:
+                break
+            if type(key) is str:
+                chars += len(key)
+        else:
+            return [] if chars <= MAX_ARGUMENT_CHARS else [_too_many_chars()]
     chars = nodes = 0
     stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 1, ())]
     while stack:
@@ -158,11 +172,13 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
                 _bound((), f"the arguments hold more than {MAX_ARGUMENT_NODES} values; send less at once")
             ]
         if chars > MAX_ARGUMENT_CHARS:
-            return [
-                _bound((), f"the arguments hold more than {MAX_ARGUMENT_CHARS} characters; send less at once")
-            ]
+            return [_too_many_chars()]
     return []
 
 
 def _bound(path: tuple[Any, ...], what: str) -> ArgumentProblem:
     return ArgumentProblem("".join(f"/{escape_token(str(p))}" for p in path), what)
+
+
+def _too_many_chars() -> ArgumentProblem:
+    return _bound((), f"the arguments hold more than {MAX_ARGUMENT_CHARS} characters; send less")

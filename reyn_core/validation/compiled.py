@@ -65,6 +65,11 @@ class SchemaValidator:
         problems = size_problems(value)
         if problems:
             return problems
+        return self.within_bounds(value)
+
+    def within_bounds(self, value: Any) -> list[ArgumentProblem]:
+        """The validation of a value already known to be within the size bound (``size_problems``
+        found nothing, or the caller checked a stricter bound): the dispatcher's small calls."""
         compiled = self._compiled
         try:
             if compiled.is_valid(value):
