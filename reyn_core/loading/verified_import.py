@@ -97,7 +97,7 @@ class VerifiedLoader(importlib.machinery.SourceFileLoader):
         self.plugin_id = tree.plugin_id
         self.distribution = tree.distribution
 
-    def get_code(self, fullname: str) -> CodeType:  # type: ignore[override]
+    def get_code(self, fullname: str) -> CodeType:
         """The module's code, compiled from the bytes read now, refused unless they are the digested bytes."""
         from reyn_core.loading.bytecode_cache import compile_source
 
@@ -196,7 +196,9 @@ def _spec_in(tree: VerifiedTree, fullname: str, parts: list[str]) -> importlib.m
     return None
 
 
-def _file_spec(tree: VerifiedTree, fullname: str, path: str, package: str | None) -> importlib.machinery.ModuleSpec:
+def _file_spec(
+    tree: VerifiedTree, fullname: str, path: str, package: str | None
+) -> importlib.machinery.ModuleSpec:
     loader = VerifiedLoader(fullname, path, tree.files[path], tree)
     spec = importlib.util.spec_from_file_location(
         fullname, path, loader=loader, submodule_search_locations=[package] if package else None
@@ -223,11 +225,10 @@ def _undigested(tree: VerifiedTree, parts: list[str]) -> list[str]:
     found = [c for c in dict.fromkeys(candidates) if os.path.isfile(c) and c not in tree.files]
     cache = os.path.join(parent, "__pycache__")
     try:
-        found += sorted(
-            os.path.join(cache, f) for f in os.listdir(cache) if f.startswith(name + ".") and f.endswith(".pyc")
-        )
+        names = os.listdir(cache)
     except OSError:
-        pass
+        names = []
+    found += sorted(os.path.join(cache, f) for f in names if f.startswith(name + ".") and f.endswith(".pyc"))
     return found
 
 

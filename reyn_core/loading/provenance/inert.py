@@ -75,7 +75,9 @@ def _source_of(path: str) -> str | None:
     try:
         return importlib.util.source_from_cache(path)
     except ValueError:  # not a PEP 3147 name: a legacy ``x.pyc`` next to where ``x.py`` would be
-        return path[: -len(".pyc")] + ".py" if os.path.basename(os.path.dirname(path)) != "__pycache__" else None
+        if os.path.basename(os.path.dirname(path)) == "__pycache__":
+            return None
+        return path[: -len(".pyc")] + ".py"
 
 
 def _pyc_header(path: str) -> str:
