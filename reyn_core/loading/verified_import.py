@@ -219,10 +219,12 @@ def _undigested(tree: VerifiedTree, parts: list[str]) -> list[str]:
     else:
         parent, name = os.path.dirname(tree.location), os.path.basename(tree.location)
     folder = os.path.join(parent, name)
+    # An extension module is named even when the digest lists it: native code is never loaded.
+    native = [os.path.join(parent, name + s) for s in (*importlib.machinery.EXTENSION_SUFFIXES, ".pyd")]
+    found = [c for c in dict.fromkeys(native) if os.path.isfile(c)]
     candidates = [os.path.join(folder, "__init__.py"), os.path.join(folder, "__init__.pyc")]
-    candidates += [os.path.join(parent, name + s) for s in (*importlib.machinery.EXTENSION_SUFFIXES, ".pyd")]
     candidates += [os.path.join(parent, name + ".py"), os.path.join(parent, name + ".pyc")]
-    found = [c for c in dict.fromkeys(candidates) if os.path.isfile(c) and c not in tree.files]
+    found += [c for c in candidates if os.path.isfile(c) and c not in tree.files]
     cache = os.path.join(parent, "__pycache__")
     try:
         names = os.listdir(cache)

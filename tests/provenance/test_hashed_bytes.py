@@ -40,14 +40,16 @@ def plugin_source(prefix: str, package: str) -> str:
         REYN_API = 1
         VERSION = "source"
         try:
-            from . import extra
+            import importlib
+            extra = importlib.import_module(__package__ + ".extra")
             EXTRA = "extra " + extra.VALUE
         except ImportError as exc:
             EXTRA = type(exc).__name__ + ": " + str(exc)
 
         OPEN = ToolGates(router="allow", phase="allow")
 
-        @tool(name="{prefix}_version", cluster="test", purity="read_only", gates=OPEN)
+        @tool(name="{prefix}_version", description="Which code runs (also under -OO).", cluster="test",
+              purity="read_only", gates=OPEN)
         def _version() -> str:
             \"\"\"Which code runs.\"\"\"
             return VERSION + " | " + EXTRA
@@ -117,7 +119,7 @@ PROBE = textwrap.dedent("""\
     original = loader.check_provenance
     def check_then_tamper(session, p):  # the window between hashing and import, made wide
         original(session, p)
-        if os.environ.get("TAMPER_AFTER_DIGEST"):
+        if os.environ.get("TAMPER_AFTER_DIGEST") and p.plugin_id == os.environ["TAMPER_PLUGIN"]:
             rewrite(os.environ["TAMPER_AFTER_DIGEST"])
     loader.check_provenance = check_then_tamper
 
@@ -343,7 +345,8 @@ def test_a_source_changed_between_digest_and_import_is_refused(world: World, kin
     original = source.read_bytes()
     stat = source.stat()
     try:
-        report = world.run(work, TAMPER_AFTER_DIGEST=f"{source}={MARK}REYN_API = 1\n#")
+        tamper = f"{source}={MARK}REYN_API = 1\n#"
+        report = world.run(work, TAMPER_AFTER_DIGEST=tamper, TAMPER_PLUGIN=plugin_id)
         assert report["status"][plugin_id] == "failed", report["diagnostics"]
         (diag,) = errors(report, plugin_id)
         assert diag["code"] == "RI001" and "changed after its digest" in diag["message"]
@@ -351,7 +354,7 @@ def test_a_source_changed_between_digest_and_import_is_refused(world: World, kin
     finally:
         source.write_bytes(original)
         os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    control = world.run(work, TAMPER_AFTER_DIGEST="")  # the same hook, no change: loads
+    control = world.run(work, TAMPER_AFTER_DIGEST="", TAMPER_PLUGIN=plugin_id)  # the same hook, no change: loads
     ran_source(control, prefix)
 
 
