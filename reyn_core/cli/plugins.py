@@ -269,12 +269,17 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"ok: the installed plugins match {path}")
     if inert and not args.json:
         print(
-            f"{len(inert)} file(s) in plugin trees are never executed (Reyn compiles each module from "
-            "its digested source); planted or stale ones are a sign of tampering:"
+            f"note: {len(inert)} file(s) in plugin trees are never executed (Reyn compiles each module "
+            "from its digested source); one no installer wrote is a sign of tampering:"
         )
-        for f in inert:
-            print(f"  {f.plugin_id}: {f.kind}: {f.path} ({f.detail})")
+        for f in inert[:_SHOWN]:
+            print(f"  {f.path}: {f.kind}, {f.detail} (plugin {f.plugin_id!r})")
+        if len(inert) > _SHOWN:
+            print(f"  … and {len(inert) - _SHOWN} more (--json lists all)")
     return EXIT_FAILED if drifts else EXIT_OK
+
+
+_SHOWN = 20
 
 
 def _never_executed(result: Any) -> list[Any]:

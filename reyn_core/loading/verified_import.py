@@ -23,6 +23,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import pathlib
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -126,6 +127,22 @@ class VerifiedLoader(importlib.machinery.SourceFileLoader):
 class _NamespaceLoader(importlib.abc.Loader):
     """A folder of digested files without ``__init__.py``: a package with no code of its own."""
 
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def get_resource_reader(self, name: str) -> Any:
+        """``importlib.resources`` reads the folder's data files (as for any namespace package)."""
+        from importlib.readers import MultiplexedPath
+        from importlib.resources.abc import TraversableResources
+
+        folder = self.folder
+
+        class _Reader(TraversableResources):
+            def files(self) -> Any:
+                return MultiplexedPath(pathlib.Path(folder))
+
+        return _Reader()
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return None
 
@@ -141,10 +158,14 @@ class VerifiedFinder(importlib.abc.MetaPathFinder):
         self._lock = threading.Lock()
 
     def register(self, trees: Sequence[VerifiedTree]) -> None:
-        """Serve these trees from now on (a tree for the same name and location replaces the old one)."""
+        """Serve these trees from now on. A tree replaces the one its distribution registered for the
+        same name before (a later load, a reinstall elsewhere); trees of other distributions for the
+        same name stay (portions of one namespace package), the latest registered searched first."""
         with self._lock:
             for tree in trees:
-                self._trees.setdefault(tree.top, {})[tree.location] = tree
+                portions = self._trees.setdefault(tree.top, {})
+                portions.pop(tree.distribution, None)
+                self._trees[tree.top] = {tree.distribution: tree, **portions}
 
     def covers(self, top: str) -> bool:
         """Whether modules named ``top`` or ``top.…`` are served from digested files."""
@@ -190,7 +211,7 @@ def _spec_in(tree: VerifiedTree, fullname: str, parts: list[str]) -> importlib.m
         if module in tree.files:
             return _file_spec(tree, fullname, module, None)
     if folder in tree.folders:
-        spec = importlib.machinery.ModuleSpec(fullname, _NamespaceLoader(), is_package=True)
+        spec = importlib.machinery.ModuleSpec(fullname, _NamespaceLoader(folder), is_package=True)
         spec.submodule_search_locations = [folder]
         return spec
     return None

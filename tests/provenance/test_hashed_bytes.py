@@ -354,7 +354,9 @@ def test_a_source_changed_between_digest_and_import_is_refused(world: World, kin
     finally:
         source.write_bytes(original)
         os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    control = world.run(work, TAMPER_AFTER_DIGEST="", TAMPER_PLUGIN=plugin_id)  # the same hook, no change: loads
+    control = world.run(
+        work, TAMPER_AFTER_DIGEST="", TAMPER_PLUGIN=plugin_id
+    )  # the same hook, no change: loads
     ran_source(control, prefix)
 
 
