@@ -34,8 +34,9 @@ class InertFile:
 
 def inert_files(rec: ProvenanceRecord) -> Iterator[InertFile]:
     """Every bytecode file, extension module and ``.pth`` file under ``rec``'s import locations."""
-    for _, location in rec.module_locations:
+    for top, location in rec.module_locations:
         if not os.path.isdir(location):
+            yield from _beside_module(rec.plugin_id, top, os.path.dirname(location))
             continue
         seen: set[str] = set()
         for dirpath, dirnames, filenames in os.walk(location, followlinks=True):
@@ -51,13 +52,27 @@ def inert_files(rec: ProvenanceRecord) -> Iterator[InertFile]:
                     yield found
 
 
+def _beside_module(plugin_id: str, top: str, folder: str) -> Iterator[InertFile]:
+    """For a single-module plugin (``top.py``): its bytecode and a same-named extension module."""
+    cache = os.path.join(folder, "__pycache__")
+    candidates = [os.path.join(folder, top + s) for s in (*_EXTENSION_SUFFIXES, ".pyc", ".pyo")]
+    try:
+        candidates += [os.path.join(cache, n) for n in sorted(os.listdir(cache)) if n.startswith(top + ".")]
+    except OSError:
+        pass
+    for path in candidates:
+        found = _classify(plugin_id, path) if os.path.isfile(path) else None
+        if found is not None:
+            yield found
+
+
 def _classify(plugin_id: str, path: str) -> InertFile | None:
     name = os.path.basename(path)
     if name.endswith(BYTECODE_SUFFIXES) or os.path.basename(os.path.dirname(path)) == "__pycache__":
         source = _source_of(path)
-        header = _pyc_header(path)
         if source is None or not os.path.isfile(source):
-            return InertFile(plugin_id, path, "sourceless bytecode", f"no source file; {header}")
+            return InertFile(plugin_id, path, "sourceless bytecode", f"no source file; {_pyc_header(path)}")
+        header = _pyc_header(path, source)
         return InertFile(plugin_id, path, "bytecode", f"{header}; Reyn compiles {source} instead")
     if name.endswith(_EXTENSION_SUFFIXES):
         return InertFile(
@@ -80,8 +95,9 @@ def _source_of(path: str) -> str | None:
         return path[: -len(".pyc")] + ".py"
 
 
-def _pyc_header(path: str) -> str:
-    """What the 16-byte header of a ``.pyc`` says (PEP 552), without reading its code."""
+def _pyc_header(path: str, source: str | None = None) -> str:
+    """What the 16-byte header of a ``.pyc`` says (PEP 552), without reading its code; for a
+    timestamp header, whether it names ``source``'s current mtime and size (Python would run it)."""
     try:
         with open(path, "rb") as f:
             head = f.read(16)
@@ -95,7 +111,15 @@ def _pyc_header(path: str) -> str:
         kind = "checked hash-based" if flags & 0b10 else "unchecked hash-based"
     else:
         mtime, size = struct.unpack("<II", head[8:16])
-        kind = f"timestamp-based (source mtime {mtime}, size {size})"
+        kind = f"timestamp-based (source mtime {mtime}, size {size}"
+        try:
+            st = os.stat(source) if source else None
+        except OSError:
+            st = None
+        if st is not None:
+            same = (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) == (mtime, size)
+            kind += ": matches the source" if same else ": stale, the source differs"
+        kind += ")"
     return f"{kind} header, {magic} magic number"
 
 
