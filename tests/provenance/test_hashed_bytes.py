@@ -260,7 +260,11 @@ def test_a_planted_pyc_with_a_matching_header_never_runs(world: World, kind: str
     assert code == 0, audit  # the lock matches: what runs is what was locked
     found = {e["path"]: e for e in audit["never_executed"] if e["plugin"] == plugin_id}
     entry = found[str(pkg / "__pycache__" / f"plugin.{TAG}.pyc")]
-    assert entry["kind"] == "bytecode" and header.split("-")[0] in entry["detail"]
+    claimed = {"timestamp": "timestamp-based", "checked-hash": "checked hash-based"}
+    assert entry["kind"] == "bytecode"
+    assert claimed.get(header, "unchecked hash-based") in entry["detail"]
+    assert header != "timestamp" or "matches the source" in entry["detail"], entry["detail"]
+    assert header == "unchecked-hash" or "unchecked" not in entry["detail"]
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
