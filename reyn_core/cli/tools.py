@@ -45,12 +45,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="router: ignore [surfaces.router.defer] and render every visible tool",
     )
-    ren.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="load even when a stored render could be replayed, and store nothing "
-        "(also REYN_RENDER_CACHE=off; docs/performance.md)",
-    )
     ren.set_defaults(func=run_render)
 
     sea = tsub.add_parser(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from reyn_core import hookimpl, settings_as
@@ -37,18 +36,10 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
     return [diag.as_dict() for diag in catalog_diagnostics(s)]
 
 
-@hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]]:
-    """The skill and agent folders: the schema enrichers list their names, the diagnostics read them."""
-    s = settings_as(settings, CatalogSettings)
-    return {"paths": [str(p) for p in s.resolve([*s.skill_dirs, *s.agent_dirs], Path.cwd())]}
-
-
 __all__ = [
     "REYN_API",
     "catalog_diagnostics",
     "reyn_diagnostics",
-    "reyn_load_inputs",
     "reyn_register_tools",
     "reyn_settings_model",
 ]
