@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -285,3 +286,8 @@ def counting_server() -> Iterator[CountingServer]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+# Remote failures' raw text goes to Reyn's user log folder by default (reyn_core.remote_log): keep a
+# test run's records, and those of every subprocess it starts, out of the real home folder.
+os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="reyn-test-state-"))
