@@ -37,6 +37,7 @@ import mcp_types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import ConfigDict
 
 from . import failures
 from .settings import ServerConfig
@@ -45,6 +46,20 @@ T = TypeVar("T")
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 PING_TIMEOUT_S = 5.0
+
+
+class ServedTool(mcp_types.Tool):
+    """A listed tool that keeps every field the server sent — unknown ones included — so that what
+    is pinned (``snapshot.served_sha256``) is the whole served object, not the SDK's known fields.
+    (The SDK's own ``list_tools`` still runs when it validates a result against an output schema.)"""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ServedListing(mcp_types.ListToolsResult):
+    """A ``tools/list`` page of ``ServedTool``."""
+
+    tools: list[ServedTool]  # type: ignore[assignment]
 
 
 class McpServerError(Exception):
@@ -288,7 +303,9 @@ class ServerConnection:
             cursor: str | None = None
             for _page in range(100):
                 params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                result = await session.list_tools(params=params)
+                # every field the server sent is kept (ServedTool): the rug-pull pin hashes them all
+                request = mcp_types.ListToolsRequest(params=params)
+                result = await session.send_request(request, ServedListing)
                 for t in result.tools:
                     tools[t.name] = t
                 cursor = result.next_cursor

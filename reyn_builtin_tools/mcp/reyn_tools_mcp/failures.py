@@ -28,7 +28,8 @@ _JSON_RPC_CODES = {
     -32601: "method not found",
     -32602: "invalid params",
     -32603: "internal error",
-    -32000: "server error",
+    # the SDK also reports a closed connection (a stdio server's process ended) with -32000
+    -32000: "a server error, or the connection closed",
 }
 
 
@@ -93,4 +94,4 @@ def report(server: str, what: str, raw: str) -> str:
     """``what`` (Reyn's words), and — when there is raw text — where the operator finds it."""
     if not raw.strip():
         return what
-    return f"{what}; {log_remote_failure(LOG_SOURCE, f'MCP server {server!r}: {what}', raw)}"
+    return f"{what}; {log_remote_failure(LOG_SOURCE, what, raw)}"
