@@ -326,8 +326,8 @@ class _Walk:
         notes = []
         if self.out_of_time:
             notes.append(
-                f"stopped after {self.seconds:g} s (the time limit, search_seconds) with partial "
-                "results; narrow the path or pattern"
+                f"stopped after {self.seconds:g} s (the time limit) with partial results; "
+                "narrow the path or pattern (or raise plugins.file.settings.search_seconds)"
             )
         if more:
             notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
