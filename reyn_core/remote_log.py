@@ -78,8 +78,13 @@ def _handler(value: str) -> logging.Handler | None:
     if path is None:
         return logging.StreamHandler(sys.stderr)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.close(fd)
+    # a link planted at the path is refused (the records would go where it points), like the audit log
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)  # an existing file too: it holds what servers wrote
+    finally:
+        os.close(fd)
     return logging.handlers.RotatingFileHandler(
         path, maxBytes=10_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace"
     )
@@ -119,10 +124,7 @@ def log_remote_failure(source: str, what: str, raw: str) -> str:
     ``source`` is a short dotted name (``mcp``, ``web.search``, ``memory.postgres``).
     """
     ref = secrets.token_hex(4)
-    text = (
-        raw
-        if len(raw) <= MAX_RAW_CHARS
-        else raw[-MAX_RAW_CHARS:] + f"\n[first {len(raw) - MAX_RAW_CHARS} characters cut]"
-    )
+    cut = len(raw) - MAX_RAW_CHARS
+    text = raw if cut <= 0 else f"[the first {cut} characters were cut]\n" + raw[-MAX_RAW_CHARS:]
     _logger(source).warning("ref=%s %s\n%s", ref, what, text.rstrip("\n") or "(no text)")
     return f"the details are in the operator's log ({LOGGER}.{source}, ref {ref})"

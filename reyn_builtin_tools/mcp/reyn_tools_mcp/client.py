@@ -13,9 +13,10 @@ closed": that code counts as a lost connection only if a ping on the same sessio
 
 A handshake that does not finish within ``connect_timeout_s`` cancels its owner at once (nothing
 to close gracefully yet). A message the SDK cannot parse (e.g. a schema nested deeper than the JSON
-parser allows) is a transport fault: the connection records a one-line diagnostic and closes, so
-the waiting request fails at once with it instead of hanging to its timeout. The SDK reports such
-faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger keeps those tracebacks off
+parser allows) is a transport fault: the connection records a diagnostic and closes, so the
+waiting request fails at once with it instead of hanging to its timeout. Every failure is worded by
+``failures`` (Reyn's words; the server's stderr and messages go to the operator's log only).
+The SDK reports such faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger keeps those tracebacks off
 stderr when the host has configured no logging (records still propagate to a host's handlers).
 Imports the ``mcp`` SDK: only handlers and ``reyn mcp`` import this.
 """
