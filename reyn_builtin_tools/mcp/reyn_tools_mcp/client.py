@@ -17,7 +17,8 @@ parser allows) is a transport fault: the connection records a diagnostic and clo
 waiting request fails at once with it instead of hanging to its timeout. Every failure is worded by
 ``failures`` (Reyn's words; the server's stderr and messages go to the operator's log only).
 The SDK reports such faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger
-keeps those tracebacks off stderr when the host has configured no logging (records still propagate to a host's handlers).
+keeps those tracebacks off stderr when the host has configured no logging (records still propagate
+to a host's handlers).
 Imports the ``mcp`` SDK: only handlers and ``reyn mcp`` import this.
 """
 
