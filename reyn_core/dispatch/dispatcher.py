@@ -26,6 +26,7 @@ from ..errors import (
     ToolError,
     ToolExecutionError,
     ToolGateRefused,
+    ToolNotFound,
     ToolRuntimeMissing,
 )
 from ..jsondata import to_jsonable
@@ -203,7 +204,12 @@ async def invoke_tool(
     cache = _cache(registry)
     prepared = cache.tools.get(name) if type(name) is str else None
     if prepared is None or prepared.gate is None:  # not prepared, or nothing of it decided ahead
-        prepared = _prepare(cache, registry, registry.get(name))
+        try:
+            found = registry.get(name)
+        except ToolNotFound:
+            # the caller's own view: "did you mean" never names a tool hidden from it
+            raise registry.not_found(name, surface, ctx, exclude=exclude, allowed_ops=allowed_ops) from None
+        prepared = _prepare(cache, registry, found)
     tool = prepared.tool
     hooks = registry.hooks or NO_HOOKS
     call_ctx = _call_context(prepared, registry, ctx, surface)
