@@ -24,6 +24,7 @@ from ..errors import (
     ToolError,
     ToolExecutionError,
     ToolGateRefused,
+    ToolNotFound,
     ToolRuntimeMissing,
 )
 from ..jsondata import to_jsonable
@@ -121,7 +122,11 @@ async def invoke_tool(
         exclude = _NO_NAMES if exclude == () else frozenset(as_names(exclude, "exclude"))
     if allowed_ops is not None:
         allowed_ops = as_names(allowed_ops, "allowed_ops")
-    prepared = registry.prepared(name)
+    try:
+        prepared = registry.prepared(name)
+    except ToolNotFound:
+        # the caller's own view: "did you mean" never names a tool hidden from it
+        raise registry.not_found(name, surface, ctx, exclude=exclude, allowed_ops=allowed_ops) from None
     tool = prepared.definition
     hooks = registry.hooks or NO_HOOKS
     call_ctx = _call_context(prepared, registry, ctx, surface)

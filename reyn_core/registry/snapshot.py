@@ -29,6 +29,11 @@ class RegisteredTool:
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
+def _not_found(name: object, near: list[str]) -> ToolNotFound:
+    hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+    return ToolNotFound(f"no tool named {str(name)[:80]!r}{hint}", tool=str(name)[:80])
+
+
 @final
 class ToolRegistry:
     """Tools by name, in a deterministic (sorted) order, with the operator policy that gates them.
@@ -128,13 +133,38 @@ class ToolRegistry:
         return self._tools
 
     def get(self, name: str) -> ToolDefinition:
-        """The tool called ``name`` or ``ToolNotFound`` listing near names."""
+        """The tool called ``name`` or ``ToolNotFound`` listing near names of *every* tool (the host's
+        view: a caller-facing error comes from ``not_found``, which suggests only what it may see)."""
         entry = self._tools.get(name) if isinstance(name, str) else None
         if entry is None:
             near = difflib.get_close_matches(str(name), list(self._tools), n=3)
-            hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
-            raise ToolNotFound(f"no tool named {str(name)[:80]!r}{hint}", tool=str(name)[:80])
+            raise _not_found(name, near)
         return entry.definition
+
+    def not_found(
+        self,
+        name: object,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> ToolNotFound:
+        """The ``ToolNotFound`` a caller gets for ``name``: "did you mean" names only tools that
+        ``gates.check`` lets ``surface`` see in ``ctx`` — a near miss never reveals a hidden tool."""
+        ex = frozenset(gates.as_names(exclude, "exclude"))
+        ops = gates.as_names(allowed_ops, "allowed_ops") if allowed_ops is not None else None
+        # every name above the cutoff, nearest first; gates only on those (a short list)
+        candidates = difflib.get_close_matches(str(name), list(self._tools), n=len(self._tools) or 1)
+        near: list[str] = []
+        for candidate in candidates:
+            if gates.check(
+                self._tools[candidate].definition, surface, ctx, registry=self, exclude=ex, allowed_ops=ops
+            ):
+                near.append(candidate)
+                if len(near) == 3:
+                    break
+        return _not_found(name, near)
 
     def warnings(self, name: str) -> tuple[SchemaIssue, ...]:
         """Provider-lint warnings recorded when ``name`` was registered."""
