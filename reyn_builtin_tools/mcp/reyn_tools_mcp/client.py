@@ -204,7 +204,8 @@ class ServerConnection:
                     failures.report(
                         self.name,
                         f"MCP server {self.name!r} did not finish its handshake within "
-                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped" + self._grants_hint(),
+                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped"
+                        + self._grants_hint(),
                         failures.raw_text(None, self.stderr_text()),
                     )
                 ) from None
