@@ -10,8 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args, split_ops, table, warn_load_errors
+from .reporting import json_mode, report_error
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -71,7 +72,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         nargs="*",
         metavar="KEY=VALUE",
         help="arguments one by one, each value read per the tool's schema (text for a string "
-        "parameter, JSON otherwise: n=5 flag=true tags='[\"a\"]')",
+        "parameter, JSON otherwise: n=5 flag=true tags='[\"a\"]'), before, between or after the "
+        "options; or one JSON object (like --args)",
     )
     call.add_argument(
         "--args", default=None, metavar="JSON", help="the arguments as a JSON object (default {})"
@@ -83,7 +85,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="gate the call as this surface (default cli, which follows the router gates)",
     )
     call.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
-    call.set_defaults(func=run_call)
+    call.set_defaults(func=run_call, intermixed="pairs")
 
 
 def _context(surface: str) -> ToolContext:
@@ -108,8 +110,7 @@ def _visibility(
 
 
 def _usage_error(message: str) -> int:
-    print(f"reyn: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return report_error(message)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -194,9 +195,13 @@ def run_render(args: argparse.Namespace) -> int:
                 tools = turn.tools
                 _note_deferred(turn.reasons, deferral.policy.search_tool)
         except StrictRenderError as exc:
-            for err in exc.errors:
-                print(f"reyn: error: {err}", file=sys.stderr)
-            return EXIT_FAILED
+            if not json_mode():
+                for err in exc.errors:
+                    print(f"reyn: error: {err}", file=sys.stderr)
+                return EXIT_FAILED
+            return report_error(
+                str(exc), code="strict", exit_code=EXIT_FAILED, errors=[str(e) for e in exc.errors]
+            )
         emit_json(tools)
         return EXIT_OK
     from reyn_core.render.phase_catalog import render_phase
@@ -283,8 +288,17 @@ def run_call(args: argparse.Namespace) -> int:
 
     from ..dispatch import dispatch_tool
 
+    if args.allowed_ops:
+        # ``--allowed-ops`` takes every word up to the next option; an op name, cluster or glob never
+        # holds "=", so a KEY=VALUE word after it is an argument (``--allowed-ops file path=a.md``).
+        args.pairs.extend(w for w in args.allowed_ops if "=" in w)
+        args.allowed_ops = [w for w in args.allowed_ops if "=" not in w]
     if args.surface != "phase" and args.allowed_ops is not None:
         return _usage_error("--allowed-ops applies to --surface phase only")
+    if len(args.pairs) == 1 and args.pairs[0].lstrip().startswith("{"):
+        if args.args is not None:
+            return _usage_error("give the arguments either as --args JSON or as one JSON object, not both")
+        args.args, args.pairs = args.pairs[0], []  # `reyn tools call NAME '{"path": "a.md"}'`
     if args.pairs and args.args is not None:
         return _usage_error("give the arguments either as --args JSON or as KEY=VALUE pairs, not both")
     result = load_from_args(args)
@@ -347,7 +361,10 @@ def pairs_to_arguments(pairs: Sequence[str], parameters: Mapping[str, Any]) -> d
     for pair in pairs:
         key, eq, text = pair.partition("=")
         if not eq or not key:
-            raise ValueError(f"argument {pair!r} is not KEY=VALUE")
+            raise ValueError(
+                f"argument {pair!r} is not KEY=VALUE (give the arguments as KEY=VALUE pairs, or as "
+                "one JSON object: --args '{\"key\": ...}' or the object alone)"
+            )
         if key in out:
             raise ValueError(f"argument {key!r} is given twice")
         types = _types(properties.get(key))
