@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import ReynError
 from . import COMMANDS, EXIT_FAILED, builtin_command_names
 from .global_options import scan_global_options
-from .loading import print_load_tracebacks
+from .loading import check_loaded_profile, print_load_tracebacks
 from .reporting import report_error
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     name = options.command
     result = load(load_profile(profile_file=options.profile_file, profile_name=options.profile))
     print_load_tracebacks(result, options.traceback)
+    check_loaded_profile(result)
     commands, shadowing = usable_commands(result)
     load_warnings = [d for d in result.report.diagnostics if d.code == "RI007"]
     for d in (*load_warnings, *shadowing):
