@@ -106,7 +106,7 @@ def _visibility(
         registry=registry,
         allowed_ops=allowed_ops if surface == "phase" else None,
     )
-    return {"visible": d.allowed, "layer": d.layer or None, "reason": d.reason or None}
+    return {"visible": d.allowed, "layer": d.layer or None, "rule": d.rule or None, "reason": d.reason or None}
 
 
 def _usage_error(message: str) -> int:
@@ -152,7 +152,9 @@ def run_list(args: argparse.Namespace) -> int:
     def mark(v: dict[str, Any], deferred: str | None = None) -> str:
         if deferred:
             return f"deferred ({deferred})"
-        return "yes" if v["visible"] else f"no ({v['layer']})"
+        if v["visible"]:
+            return "yes"
+        return f"no ({v['layer']}: {v['rule']})" if v["rule"] else f"no ({v['layer']})"
 
     print(
         table(
