@@ -333,11 +333,17 @@ def _call_layer(
         ops = as_names(ops, "allowed_ops")
         if not ops_admit(ops, tool):
             return Decision(
-                False, "call", f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}", "allowed_ops"
+                False,
+                "call",
+                f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}",
+                "allowed_ops",
             )
     if ctx.agent_tools is not None and tool.name not in ctx.agent_tools:
         return Decision(
-            False, "call", f"agent {ctx.agent!r} may not use {tool.name!r} (per-agent allowlist)", "agent_tools"
+            False,
+            "call",
+            f"agent {ctx.agent!r} may not use {tool.name!r} (per-agent allowlist)",
+            "agent_tools",
         )
     if tool.available is not None:
         try:
@@ -352,5 +358,7 @@ def _call_layer(
                 "available",
             )
         if not ok:
-            return Decision(False, "call", f"tool {tool.name!r} is not available in this context", "available")
+            return Decision(
+                False, "call", f"tool {tool.name!r} is not available in this context", "available"
+            )
     return ALLOW

@@ -106,7 +106,12 @@ def _visibility(
         registry=registry,
         allowed_ops=allowed_ops if surface == "phase" else None,
     )
-    return {"visible": d.allowed, "layer": d.layer or None, "rule": d.rule or None, "reason": d.reason or None}
+    return {
+        "visible": d.allowed,
+        "layer": d.layer or None,
+        "rule": d.rule or None,
+        "reason": d.reason or None,
+    }
 
 
 def _usage_error(message: str) -> int:

@@ -41,8 +41,9 @@ class UnavailableTool:
     """The host-side explanation of a ``not_found`` tool name.
 
     ``collision`` is the fix when the name was not registered because it collided with another
-    tool's (``RT004``); ``known`` is True when ``reyn.lock`` records that these plugins registered the name; False when
-    it is only a suspicion (the name matches nothing and these enabled plugins loaded no tools)."""
+    tool's (``RT004``). ``known`` is True when ``reyn.lock`` records that these plugins registered
+    the name (or they collided on it); False when it is only a suspicion (the name matches nothing
+    and these enabled plugins loaded no tools)."""
 
     tool: str
     plugins: tuple[UnavailablePlugin, ...]
@@ -90,10 +91,11 @@ def explain_unavailable_tool(result: LoadResult, name: str) -> UnavailableTool |
     """Why ``name`` is not in ``result.registry``, when a plugin explains it; None otherwise.
 
     First a collision: tools claiming that name (or one differing only in case or separators) were
-    all left unregistered (``RT004``). Then the lock (``[lock] path``, read when it exists, whether or not it is enforced): the plugins
-    it records as registering ``name`` that are now not loaded — failed, refused, missing or not
-    enabled. Failing that, every enabled plugin that was refused, failed or is missing, because a
-    plugin that never imported cannot say which tools it has.
+    all left unregistered (``RT004``). Then the lock (``[lock] path``, read when it exists, whether
+    or not it is enforced): the plugins it records as registering ``name`` that are now not
+    loaded — failed, refused, missing or not enabled. Failing that, every enabled plugin that was
+    refused, failed or is missing, because a plugin that never imported cannot say which tools it
+    has.
     """
     if name in result.registry:
         return None

@@ -16,7 +16,12 @@ def _reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
     env["XDG_CONFIG_HOME"] = str(cwd / "xdg")
     return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+        [sys.executable, "-m", "reyn_core", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
     )
 
 

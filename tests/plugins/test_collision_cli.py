@@ -46,7 +46,12 @@ def _reyn(site: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]
     env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
     env.update(PYTHONPATH=str(site), XDG_CONFIG_HOME=str(cwd / "xdg"), REYN_CACHE_DIR=str(cwd / "cache"))
     return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+        [sys.executable, "-m", "reyn_core", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
     )
 
 
