@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "reyn_core.cli.doctor",
     "chat": "reyn_core.cli.chat",
     "phase": "reyn_core.cli.phase",
+    "completion": "reyn_core.cli.completion",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
@@ -134,6 +135,10 @@ def _mark_leaves(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reyn`` console script. Returns the exit code."""
+    if os.environ.get("_ARGCOMPLETE") and argv is None:  # the shell asks for completions (TAB)
+        from .completion import complete
+
+        return complete()
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
         options = scan_global_options(args_list)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ReynError
 from . import EXIT_FAILED, EXIT_OK
+from .completion import completes, plugin_ids
 from .loading import emit_json, load_from_args, profile_from_args, table
 from .reporting import json_mode, report_error
 
@@ -25,13 +26,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "list", parents=[common], help="discovered vs enabled plugins with their status"
     ).set_defaults(func=run_list)
     show = psub.add_parser("show", parents=[common], help="one plugin: full origin, tools, diagnostics")
-    show.add_argument("plugin_id", metavar="ID")
+    completes(show.add_argument("plugin_id", metavar="ID"), plugin_ids)
     show.set_defaults(func=run_show)
     for verb, what in (("enable", "add plugins to"), ("disable", "remove plugins from")):
         edit = psub.add_parser(
             verb, parents=[common], help=f"{what} [plugins] enable in the profile file, keeping its comments"
         )
-        edit.add_argument("plugin_ids", nargs="+", metavar="ID")
+        completes(edit.add_argument("plugin_ids", nargs="+", metavar="ID"), plugin_ids)
         edit.set_defaults(func=run_enable if verb == "enable" else run_disable)
     lock = psub.add_parser("lock", parents=[common], help="write reyn.lock for the enabled plugins")
     lock.add_argument("--lock-file", help="where to write (default: [lock] path of the profile)")

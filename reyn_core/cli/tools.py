@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import EXIT_FAILED, EXIT_OK
+from .completion import completes, tool_names
 from .loading import emit_json, load_from_args, split_ops, table, warn_load_errors
 from .reporting import json_mode, report_error
 
@@ -66,7 +67,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sea.set_defaults(func=run_search)
 
     call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
-    call.add_argument("name")
+    completes(call.add_argument("name"), tool_names)
     call.add_argument(
         "pairs",
         nargs="*",
