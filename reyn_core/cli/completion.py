@@ -25,7 +25,7 @@ SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "completion",
-        help="print the shell completion script (eval \"$(reyn completion bash)\")",
+        help='print the shell completion script (eval "$(reyn completion bash)")',
         description="Print the script that makes SHELL complete reyn's commands, options, plugin ids "
         "and tool names (from reyn.lock). No plugin code runs on TAB.",
     )

@@ -234,7 +234,11 @@ def run_render(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
+    # Both halves of what a phase model is sent: the catalogue (system prompt) and the output contract
+    # (response_format where the model supports it, else appended to the prompt; see PhaseRunner).
     print(surface.prompt_text())
+    print("\nJSON Schema of the reply (the phase output contract):")
+    print(json.dumps(surface.output_schema, indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
