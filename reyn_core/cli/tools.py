@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -316,8 +315,10 @@ def run_call(args: argparse.Namespace) -> int:
     result = load_from_args(args)
     warn_load_errors(result)
     if args.pairs:
+        from .call_arguments import pairs_to_arguments, parameters_of
+
         try:
-            arguments: Any = pairs_to_arguments(args.pairs, _parameters(result.registry, args.name))
+            arguments: Any = pairs_to_arguments(args.pairs, parameters_of(result.registry, args.name))
         except ValueError as exc:
             return _usage_error(str(exc))
     else:
@@ -337,59 +338,3 @@ def run_call(args: argparse.Namespace) -> int:
             print(f"reyn: {hint.message}", file=sys.stderr)
     emit_json(envelope)
     return EXIT_OK if envelope.get("status") == "ok" else EXIT_FAILED
-
-
-def _parameters(registry: ToolRegistry, name: str) -> Mapping[str, Any]:
-    """The tool's parameters schema, or an empty one when no tool has that name (the dispatcher
-    then answers ``not_found`` as for ``--args``)."""
-    tool = registry.get(name) if name in registry else None
-    return tool.parameters if tool is not None else {}
-
-
-def _types(schema: Any) -> set[str]:
-    """The JSON types a property schema admits (``type``, or the alternatives of anyOf/oneOf)."""
-    if not isinstance(schema, Mapping):
-        return set()
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return {declared}
-    if isinstance(declared, list):
-        return {t for t in declared if isinstance(t, str)}
-    found: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        for alternative in schema.get(key) or ():
-            found |= _types(alternative)
-    if "enum" in schema and not found:
-        found = {"string"} if all(isinstance(v, str) for v in schema["enum"]) else set()
-    return found
-
-
-def pairs_to_arguments(pairs: Sequence[str], parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """``["path=notes.md", "limit=5"]`` → ``{"path": "notes.md", "limit": 5}``: a string parameter
-    takes the text as it is; any other is read as JSON (so ``5``, ``true``, ``null``, ``[1, 2]``); a
-    value that is neither what the schema allows nor JSON is a ``ValueError`` naming the key."""
-    properties = parameters.get("properties") or {}
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, eq, text = pair.partition("=")
-        if not eq or not key:
-            raise ValueError(
-                f"argument {pair!r} is not KEY=VALUE (give the arguments as KEY=VALUE pairs, or as "
-                "one JSON object: --args '{\"key\": ...}' or the object alone)"
-            )
-        if key in out:
-            raise ValueError(f"argument {key!r} is given twice")
-        types = _types(properties.get(key))
-        if types == {"string"}:
-            out[key] = text
-            continue
-        try:
-            out[key] = json.loads(text)
-        except ValueError:
-            if types and "string" not in types:
-                raise ValueError(
-                    f"argument {key}={text!r}: expected {' or '.join(sorted(types))} written as JSON "
-                    f"(e.g. {key}=5, {key}=true, {key}='[1, 2]')"
-                ) from None
-            out[key] = text
-    return out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.cli.tools import pairs_to_arguments
+from reyn_core.cli.call_arguments import pairs_to_arguments
 
 SCHEMA = {
     "type": "object",

@@ -3,6 +3,7 @@ tools, the search registry, byte-stable renders, and specific errors for bad pro
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -363,7 +364,7 @@ def test_without_a_budget_each_turn_extends_the_previous_array() -> None:
     # (what providers' prompt caches key on).
     policy = DeferralPolicy(clusters={"web", "shell"})
     turns = [split(policy, found=f).rendered for f in ((), ("web_search",), ("web_search", "shell_run"))]
-    for before, after in zip(turns, turns[1:], strict=False):
+    for before, after in itertools.pairwise(turns):
         assert after[: len(before)] == before
 
 
