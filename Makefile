@@ -38,7 +38,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core
+	$(BIN)/mypy reyn_core reyn_builtin_tools/source/reyn_tools_source
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -47,7 +47,7 @@ test: $(STAMP) postgres-server
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core
+	$(BIN)/mypy reyn_core reyn_builtin_tools/source/reyn_tools_source
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 

@@ -1,10 +1,10 @@
 """CLI start-up and discovery benchmarks (DESIGN.md §11).
 
-1. ``reyn tools render --surface router`` with every installed capability pack enabled, cold (empty
-   Reyn cache dir: schema checks and file digests computed) and warm (caches filled: replayed from
-   the render cache, and again with the cache off), against the floor
+1. ``reyn tools render --surface router`` with every installed capability pack enabled — always a
+   full load, nothing replayed — on its first run (empty Reyn cache dir: schema checks and file
+   digests computed) and its second (those caches filled), against the floor
    ``python -c "from pydantic import BaseModel; import pluggy"`` in alternating pairs (issue 15).
-   Target: warm <= 1.3x the floor.
+   Target (issue 23): both <= 1.5x the floor.
    Measured twice: in this (editable, development) environment, and in a fresh venv where reyn-core
    and the packs are installed from wheels, as a user installs them. Each comes with an in-process
    breakdown of a warm render (import reyn_core, loader and profile, discovery, plugin imports,
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 PACKS = ("file", "web", "memory", "catalog", "mcp", "shell")
-TARGET_RATIO = 1.3
+TARGET_RATIO = 1.5
 
 
 def _env(cache: Path, home: Path) -> dict[str, str]:
@@ -45,7 +45,20 @@ def _env(cache: Path, home: Path) -> dict[str, str]:
     return env
 
 
+_CPU: list[float] = []
+"""The CPU time (user + system) of each child ``_time`` ran, in order: on a shared machine, where
+wall time swings with the other processes, the CPU-time ratio is the steadier figure."""
+
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _time(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(
         list(argv),
@@ -57,6 +70,7 @@ def _time(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
         timeout=300,
     )
     elapsed = time.perf_counter() - start
+    _CPU.append(_children_cpu() - cpu)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {proc.stderr.strip()[-500:]}")
     return elapsed
@@ -73,30 +87,14 @@ FLOOR = "from pydantic import BaseModel; import pluggy"
 """The mandated libraries' own floor (issue 15): what any pydantic-model, pluggy-hooked CLI pays."""
 
 
-def _settle(folder: Path) -> None:
-    """Date ``folder`` and its files an hour back, as a project folder usually is: the render cache
-    stores nothing whose stat-checked inputs changed in the last two seconds."""
-    past = time.time() - 3600
-    for path in [folder, *folder.rglob("*")]:
-        os.utime(path, (past, past))
-
-
-def _trace(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(
-        list(argv), cwd=cwd, env={**env, "REYN_RENDER_CACHE": "trace"}, capture_output=True, text=True
-    )
-    notes = [line for line in proc.stderr.splitlines() if line.startswith("reyn: render cache:")]
-    return notes[-1].removeprefix("reyn: render cache:").strip() if notes else "(no trace)"
-
-
 def bench_render(
     repeat: int = 10, python: str | None = None, packs: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """Cold and warm ``reyn tools render --surface router`` against the floor
     ``python -c "from pydantic import BaseModel; import pluggy"``, in alternating pairs (each render
     right after a floor run; the ratio is the median of the pairs' ratios), with the interpreter
-    ``python`` (default: this one). Warm is measured twice: replayed from the render cache (what a
-    user gets) and with ``REYN_RENDER_CACHE=off`` (a full load, what a miss costs)."""
+    ``python`` (default: this one). Every run loads: warm is a second run (the digest and schema
+    caches filled), cold a first run (an empty cache dir)."""
     packs = list(packs) if packs is not None else _installed_packs()
     python = python or sys.executable
     render = [python, "-m", "reyn_core", "tools", "render", "--surface", "router"]
@@ -108,57 +106,51 @@ def bench_render(
         work = root / "work"
         work.mkdir()
         (work / "reyn.toml").write_text(f"[plugins]\nenable = {json.dumps(packs)}\n")
-        _settle(work)
         env = _env(root / "cache-warm", root / "xdg")
-        loading = {**env, "REYN_RENDER_CACHE": "off"}
-        _time(render, cwd=work, env=loading)  # fills the digest and schema caches, writes bytecode
-        for _ in range(5):  # stores the render (a venv installed a second ago is not stored yet)
-            if _trace(render, cwd=work, env=env).startswith("replayed"):
-                break
-            time.sleep(1)
+        _time(render, cwd=work, env=env)  # fills the digest and schema caches, writes bytecode
         _time(floor_cmd, cwd=work, env=env)
-        cold, warm, loaded, floor, base, bare = [], [], [], [], [], []
-        warm_ratio, loaded_ratio, cold_ratio = [], [], []
+        cold, warm, floor, base, bare = [], [], [], [], []
+        warm_ratio, cold_ratio, warm_cpu_ratio, cold_cpu_ratio = [], [], [], []
         for i in range(repeat):
             bare.append(_time(startup_cmd, cwd=work, env=env))
             base.append(_time(baseline_cmd, cwd=work, env=env))
-            for runs, ratios, run_env in ((warm, warm_ratio, env), (loaded, loaded_ratio, loading)):
-                floor.append(_time(floor_cmd, cwd=work, env=env))
-                runs.append(_time(render, cwd=work, env=run_env))
-                ratios.append(runs[-1] / floor[-1])
+            floor.append(_time(floor_cmd, cwd=work, env=env))
+            warm.append(_time(render, cwd=work, env=env))
+            warm_ratio.append(warm[-1] / floor[-1])
+            warm_cpu_ratio.append(_CPU[-1] / _CPU[-2])
             cold_cache = root / f"cache-cold-{i}"
             floor.append(_time(floor_cmd, cwd=work, env=env))
             cold.append(_time(render, cwd=work, env=_env(cold_cache, root / "xdg")))
             cold_ratio.append(cold[-1] / floor[-1])
+            cold_cpu_ratio.append(_CPU[-1] / _CPU[-2])
             shutil.rmtree(cold_cache, ignore_errors=True)
-        cache_note = _trace(render, cwd=work, env=env)  # what the warm runs did
     median = statistics.median
     result = {
         "packs": packs,
         "repeat": repeat,
-        "render_cache": cache_note,
         "python_startup_s": median(bare),
         "baseline_import_pydantic_pluggy_s": median(base),
         "floor_basemodel_pluggy_s": median(floor),
         "render_warm_s": median(warm),
-        "render_warm_loaded_s": median(loaded),
         "render_cold_s": median(cold),
         "warm_ratio": median(warm_ratio),
-        "warm_loaded_ratio": median(loaded_ratio),
         "cold_ratio": median(cold_ratio),
+        "warm_cpu_ratio": median(warm_cpu_ratio),
+        "cold_cpu_ratio": median(cold_cpu_ratio),
         "target_ratio": TARGET_RATIO,
     }
-    result["meets_target"] = result["warm_ratio"] <= TARGET_RATIO
+    result["meets_target"] = max(result["warm_ratio"], result["cold_ratio"]) <= TARGET_RATIO
     return result
 
 
 # Each step imports only what the previous ones did not, so the figures add up; the first three are
-# what any pydantic-based CLI pays, the rest is Reyn's own.
+# what any pydantic-based CLI pays, the rest is Reyn's own. CPU time of the process (steadier than
+# wall time on a shared machine).
 _BREAKDOWN = """
 import time
-t = [time.perf_counter()]
+t = [time.process_time()]
 def lap():
-    t.append(time.perf_counter())
+    t.append(time.process_time())
     return t[-1] - t[-2]
 out = {}
 import pydantic, pluggy
@@ -181,11 +173,11 @@ out["profile_and_discovery_s"] = lap()
 spent = {"imports": 0.0, "provenance": 0.0}
 def timed(fn, key):
     def wrapper(*args, **kwargs):
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
-            spent[key] += time.perf_counter() - start
+            spent[key] += time.process_time() - start
     return wrapper
 discovery.md.EntryPoint.load = timed(discovery.md.EntryPoint.load, "imports")
 provenance_record.provenance_for = timed(provenance_record.provenance_for, "provenance")
@@ -332,15 +324,12 @@ def _render_lines(title: str, render: dict[str, Any], breakdown: dict[str, float
         f"{render['baseline_import_pydantic_pluggy_s'] * 1000:8.1f} ms",
         f"  python -c '{FLOOR}' (the floor)",
         f"                                       {floor * 1000:8.1f} ms",
-        f"  render, warm (render cache: {render['render_cache']})",
-        f"                                       {render['render_warm_s'] * 1000:8.1f} ms  "
-        f"({render['warm_ratio']:.2f}x the floor; target <= {TARGET_RATIO}x: "
-        f"{'met' if render['meets_target'] else 'NOT met'})",
-        f"  render, warm, REYN_RENDER_CACHE=off  {render['render_warm_loaded_s'] * 1000:8.1f} ms  "
-        f"({render['warm_loaded_ratio']:.2f}x: a full load)",
-        f"  render, cold (empty Reyn caches)     {render['render_cold_s'] * 1000:8.1f} ms  "
-        f"({render['cold_ratio']:.2f}x)",
-        "  where a render that loads spends its time after start-up (in-process, medians):",
+        f"  render, second run (caches filled)   {render['render_warm_s'] * 1000:8.1f} ms  "
+        f"({render['warm_ratio']:.2f}x the floor; CPU time {render['warm_cpu_ratio']:.2f}x)",
+        f"  render, first run (empty caches)     {render['render_cold_s'] * 1000:8.1f} ms  "
+        f"({render['cold_ratio']:.2f}x; CPU time {render['cold_cpu_ratio']:.2f}x)",
+        f"  target: both <= {TARGET_RATIO}x: {'met' if render['meets_target'] else 'NOT met'}",
+        "  where a render spends its CPU time after start-up (in-process, medians):",
         *(f"    {key[:-2].replace('_', ' '):<32} {value * 1000:8.1f} ms" for key, value in breakdown.items()),
     ]
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import ToolContext, as_names
 from .errors import StrictSchemaError
-from .render import canonical_json
+from .jsondata import compact_json
 from .render.router import StrictRenderError, render_router_tool
 from .tool import ToolDefinition, is_valid_tool_name
 from .tool_search import DEFAULT_SEARCH_TOOL, with_search_tool
@@ -51,7 +51,7 @@ def estimate_tokens(entry: Mapping[str, Any]) -> int:
     """The budget's token measure of one tools-array entry: its canonical JSON in UTF-8 bytes / 4,
     rounded up. Deterministic and dependency-free (the same on every install); the benchmark in
     docs/large-registries.md compares it with a real tokenizer."""
-    return (len(canonical_json(entry).encode("utf-8")) + 3) // 4
+    return (len(compact_json(entry).encode("utf-8")) + 3) // 4
 
 
 def _budget(value: object, what: str) -> int | None:

@@ -66,22 +66,6 @@ class ReynHookSpecs:
         plugin's tools are registered; findings never stop the plugin from loading.
         """
 
-    @hookspec(firstresult=True)
-    def reyn_load_inputs(self, settings: Any) -> dict[str, Any] | None:
-        """Declare what this plugin's load reads besides its own installed files and its settings, so
-        that ``reyn tools render`` may replay a cached result instead of loading (docs/performance.md).
-
-        Return ``{"env": [...], "paths": [...]}`` (both optional; ``{}`` when there is nothing else):
-        the names of the environment variables, and the files or folders (absolute, or relative to the
-        current directory), that the tools it registers, their ``available`` checks and schema
-        enrichers, its settings model and its diagnostics read. The cache replays only while each of
-        them is unchanged. Return None — the default, also when the hook is not implemented — when the
-        result can depend on anything else (a network service, the clock, a host callback): a load that
-        enables this plugin is then never cached. Leaving an input out makes the cache replay a stale
-        render, so declare only what you are sure of; ``settings`` is the validated settings (None
-        without a model).
-        """
-
     @hookspec
     def reyn_cli_commands(self) -> dict[str, Any] | None:
         """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv, loaded) -> int``.
@@ -93,3 +77,30 @@ class ReynHookSpecs:
         settings with ``loaded.plugin_settings("<id>")`` and never loads the profile again. Import
         heavy modules inside ``fn``, not in the hook (e.g. the memory pack's ``reyn memory export``).
         """
+
+
+class RetiredHookSpecs:
+    """Hooks this API no longer calls, still accepted so that a plugin written for an earlier minor
+    version loads: an implementation is registered, never called, and reported once per load
+    (``RI011``, docs/diagnostics.md). Accepted through reyn-core 0.1.x; removed in 0.2, after
+    which an implementation is an unknown hook again (``RI004``)."""
+
+    @hookspec(firstresult=True)
+    def reyn_load_inputs(self, settings: Any) -> Any:
+        """Retired: declared what a load read so that ``reyn tools render`` could replay a stored
+        render; renders are no longer stored, so there is nothing to declare."""
+
+
+RETIRED_HOOKS: dict[str, str] = {
+    "reyn_load_inputs": "reyn tools render no longer replays stored output, so there is nothing to declare",
+}
+"""Retired hook name → why it is no longer called (the text of its ``RI011`` diagnostic)."""
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """A plugin manager for one plugin module: the current hooks plus the retired ones, so that
+    ``check_pending`` refuses a misspelt hook but not one this API used to define."""
+    pm = pluggy.PluginManager(PROJECT)
+    pm.add_hookspecs(ReynHookSpecs)
+    pm.add_hookspecs(RetiredHookSpecs)
+    return pm

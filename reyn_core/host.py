@@ -33,6 +33,8 @@ _EXPORTS = {
     "write_lock": "reyn_core.loading.provenance.lock_file",
     "audit": "reyn_core.loading.lock_audit",
     "compare_tools": "reyn_core.loading.provenance.drift",
+    # the one identity of what a tool definition serves (the lock pins it, the audit log records it)
+    "definition_digest": "reyn_core.definition_digest",
     # diagnostics of a load
     "explain_unavailable_tool": "reyn_core.loading.unavailable",
     "Diagnostic": "reyn_core.loading.diagnostics",

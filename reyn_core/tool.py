@@ -196,8 +196,8 @@ def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 def model_parameter(fn: Callable[..., Any]) -> tuple[str | None, type[BaseModel] | None]:
     """The name and model of ``fn``'s single pydantic-model parameter (``ctx`` aside), else
     ``(None, None)``."""
-    # pydantic is imported where a model is made or recognised, so that `import reyn_core` (and the
-    # render cache's fast path, cli/render_cache.py) never pay for pydantic's model machinery.
+    # pydantic is imported where a model is made or recognised, so that `import reyn_core` never pays
+    # for pydantic's model machinery.
     from pydantic import BaseModel
 
     hints = resolved_hints(fn)

@@ -53,7 +53,7 @@ COMMON_DEFAULTS: dict[str, object] = {
 
 def add_profile_options(p: argparse.ArgumentParser) -> None:
     """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
-    import argparse  # here, not at import: a replayed render (render_cache) builds no parser
+    import argparse
 
     p.add_argument(
         "--profile",
@@ -148,13 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .plugin_commands import run_plugin_command
 
             return run_plugin_command(args_list)
-        if command == "tools":
-            from . import render_cache  # `tools render` may replay a stored run instead of loading
-
-            if render_cache.applies(args_list, command, options.args):
-                return render_cache.run_cached(
-                    args_list, options.profile_file, lambda: _run_builtin(args_list, command)
-                )
         return _run_builtin(args_list, command)
     except UsageError as exc:
         return report_error(exc.message, usage=exc.usage, prefix=f"{exc.prog}: error: ")

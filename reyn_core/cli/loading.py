@@ -5,28 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.report import LoadResult
-
-
-_OBSERVERS: list[list[LoadResult]] = []
-
-
-@contextmanager
-def observe_loads() -> Iterator[list[LoadResult]]:
-    """Collect the ``LoadResult`` of every ``load_from_args`` inside the block (the render cache
-    decides from it whether a run may be replayed)."""
-    seen: list[LoadResult] = []
-    _OBSERVERS.append(seen)
-    try:
-        yield seen
-    finally:
-        _OBSERVERS.remove(seen)
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
@@ -54,8 +38,6 @@ def load_from_args(
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
     result = load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
-    for seen in _OBSERVERS:
-        seen.append(result)
     print_load_tracebacks(result, getattr(args, "traceback", False))
     if check_profile:
         check_loaded_profile(result)

@@ -112,7 +112,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _tool_json(registry: Any, name: str) -> dict[str, Any]:
-    from reyn_core.loading.provenance.lock import tool_definition_hash
+    from reyn_core.definition_digest import definition_digest
 
     t = registry.get(name)
     return {
@@ -122,7 +122,7 @@ def _tool_json(registry: Any, name: str) -> dict[str, Any]:
         "purity": t.purity,
         "router": t.gates.router,
         "phase": t.gates.phase,
-        "definition_sha256": tool_definition_hash(t),
+        "definition_sha256": definition_digest(t),
         "description": t.summary,
     }
 

@@ -46,12 +46,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="router: ignore [surfaces.router.defer] and render every visible tool",
     )
-    ren.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="load even when a stored render could be replayed, and store nothing "
-        "(also REYN_RENDER_CACHE=off; docs/performance.md)",
-    )
     ren.set_defaults(func=run_render)
 
     sea = tsub.add_parser(
@@ -296,6 +290,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_call(args: argparse.Namespace) -> int:
     import asyncio
+    from dataclasses import replace
 
     from ..dispatch import dispatch_tool
 
@@ -323,7 +318,9 @@ def run_call(args: argparse.Namespace) -> int:
             return _usage_error(str(exc))
     else:
         arguments = args.args if args.args is not None else "{}"
-    ctx = _context(args.surface)
+    # The host's registry rides in the context, as tools that read the session need it (the catalog's
+    # plan checks the tools its steps name; the source pack lists the enabled plugins).
+    ctx = replace(_context(args.surface), extras={"registry": result.registry})
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
     envelope = asyncio.run(
         dispatch_tool(result.registry, args.name, arguments, ctx, surface=args.surface, allowed_ops=allowed)

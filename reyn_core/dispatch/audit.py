@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..calls import ToolCall, ToolCallHooks, ToolCallOutcome
+from ..definition_digest import definition_digest
 from ..errors import describe_exception
 from ..jsondata import canonical_json
 
@@ -227,9 +228,10 @@ def _settle_futures(ops: Sequence[_AuditOp]) -> None:
 class JsonlAuditLog:
     """An append-only JSONL audit sink, usable as an ``after`` hook.
 
-    One line per call: time, surface, agent, tool, plugin id, digest, status, duration, argument
-    hash. Lines are written off the event loop by one writer thread per log, batched, with
-    ``O_APPEND`` writes of whole lines, so concurrent processes interleave whole lines only.
+    One line per call: time, surface, agent, tool, the tool's definition digest, plugin id, its tree
+    digest, status, duration, argument hash. Lines are written off the event loop by one writer
+    thread per log, batched, with ``O_APPEND`` writes of whole lines, so concurrent processes
+    interleave whole lines only.
 
     Guarantee: when the hook's future is done — the dispatcher awaits it before the call's result
     returns — the line has been handed to the OS with ``write(2)`` (it survives a crash of this
@@ -249,6 +251,9 @@ class JsonlAuditLog:
             "surface": call.surface,
             "agent": call.ctx.agent,
             "tool": call.tool.name,
+            # exactly which definition was called (the lock pins the same digest): computed per line,
+            # a canonical JSON of the definition, so it cannot disagree with what was served
+            "definition_sha256": definition_digest(call.tool),
             "plugin": origin.plugin_id if origin else None,
             "digest": origin.tree_digest if origin else None,
             "status": outcome.kind,

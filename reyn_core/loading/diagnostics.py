@@ -204,11 +204,11 @@ CODES: dict[str, CodeInfo] = {
         "directory or on PYTHONPATH), or run from another directory; a plugin is only imported "
         "from the files its digest covers",
     ),
-    "RI010": CodeInfo(
+    "RI011": CodeInfo(
         "warning",
-        "plugin load-inputs hook misbehaved",
-        'return None or {"env": [names], "paths": [paths]} from reyn_load_inputs(), and do not raise; '
-        "until then no render that enables the plugin is cached",
+        "plugin implements a retired hook",
+        "delete the function the message names; it is ignored now and refused as an unknown hook "
+        "(RI004) from reyn-core 0.2",
     ),
     # ---- settings and profile
     "RC001": CodeInfo("error", "plugin settings invalid", "fix [plugins.<id>.settings] as the message says"),
@@ -282,6 +282,12 @@ CODES: dict[str, CodeInfo] = {
         "error",
         "lock missing or unreadable while enforcing",
         "run `reyn plugins lock`, or set [lock] enforce = false",
+    ),
+    "RL004": CodeInfo(
+        "error",
+        "lock written in an older format",
+        "review the installed plugins, then re-run `reyn plugins lock` to write the current format; "
+        "while [lock] enforce = true every enabled plugin is refused until then",
     ),
 }
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pluggy
-
 from reyn_core.errors import describe_exception, exception_message
-from reyn_core.hookspecs import API_VERSION, PROJECT, ReynHookSpecs
+from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.provenance.record import ProvenanceRecord
@@ -19,7 +17,6 @@ _HOOK_NAMES = (
     "reyn_after_tool_call",
     "reyn_cli_commands",
     "reyn_diagnostics",
-    "reyn_load_inputs",
 )
 
 
@@ -83,8 +80,7 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
         )
         return
     p.api_version = api
-    pm = pluggy.PluginManager(PROJECT)
-    pm.add_hookspecs(ReynHookSpecs)
+    pm = plugin_manager()
     try:
         pm.register(module, name=p.plugin_id)
         pm.check_pending()
@@ -106,6 +102,16 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
                     plugin=p.plugin_id,
                     severity="warning",
                     hint="decorate it with @reyn_core.hookimpl",
+                )
+            )
+    for name, why in RETIRED_HOOKS.items():
+        if callable(getattr(module, name, None)):  # decorated or not: it is never called
+            p.diagnostics.append(
+                Diagnostic.make(
+                    "RI011",
+                    f"{cand.entry_point!r} defines {name}(), a retired hook that is no longer "
+                    f"called ({why}); the plugin loads and the function is ignored",
+                    plugin=p.plugin_id,
                 )
             )
 

@@ -15,7 +15,6 @@ from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
 from reyn_core.loading.importing import import_plugin, verify_import_origin
-from reyn_core.loading.load_inputs import collect_load_inputs
 from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
@@ -81,7 +80,6 @@ def load(
         collect_tools,
         collect_diagnostics,
         collect_commands,
-        collect_load_inputs,
     )
     for p in plugins:
         for step in steps:
@@ -102,7 +100,6 @@ def load(
         _report(found, plugins, session.global_diags + host_diags, records),
         profile,
         commands,
-        {p.plugin_id: p.load_inputs if p.ok else None for p in plugins},
     )
 
 

@@ -4,31 +4,45 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from reyn_core.errors import exception_message
-from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.provenance.drift import Drift
-from reyn_core.loading.provenance.lock import LockedPlugin
-from reyn_core.loading.provenance.record import ProvenanceRecord
+from reyn_core.loading.diagnostics import Diagnostic
+
+if TYPE_CHECKING:  # the lock's modules are imported only by a load that enforces it
+    from reyn_core.loading.plugin_state import LoadSession, PluginState
+    from reyn_core.loading.provenance.drift import Drift
+    from reyn_core.loading.provenance.lock import LockedPlugin
+    from reyn_core.loading.provenance.record import ProvenanceRecord
 
 
 def locked_entry(session: LoadSession, p: PluginState) -> LockedPlugin | None:
     """The plugin's lock entry, or None after recording why there is none."""
-    if session.lock is None and session.lock_error is None:
+    if session.lock is None and session.lock_error is None and not session.lock_outdated:
         from reyn_core.loading.provenance.lock_file import read_lock
 
         path = session.profile.lock_path
         if not path.is_file():
             session.lock_error = f"[lock] enforce = true but {path} does not exist"
         else:
+            from reyn_core.loading.provenance.lock import OutdatedLockError
+
             try:
                 session.lock = read_lock(path)
+            except OutdatedLockError as exc:
+                # One diagnostic for the whole load, not one per plugin: nothing drifted, the lock
+                # only predates this format. Every plugin is still refused (fail closed) below.
+                session.lock_outdated = True
+                session.global_diags.append(Diagnostic.make("RL004", str(exc)))
             except Exception as exc:
                 session.lock_error = (
                     f"[lock] enforce = true but {path} cannot be read: {exception_message(exc)}"
                 )
     if session.lock is None:
-        p.fail("refused", "RL003", session.lock_error or f"{session.profile.lock_path} was not read")
+        if session.lock_outdated:  # already said once for the whole load (RL004)
+            p.status = "refused"
+        else:
+            p.fail("refused", "RL003", session.lock_error or f"{session.profile.lock_path} was not read")
         return None
     entry = session.lock.plugin(p.plugin_id)
     if entry is None:

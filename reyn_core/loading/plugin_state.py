@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.report import LoadInputs, PluginStatus
+from reyn_core.loading.report import PluginStatus
 
 if TYPE_CHECKING:
     import pluggy
@@ -37,7 +37,6 @@ class PluginState:
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
-    load_inputs: LoadInputs | None = None  # what it declared it reads (reyn_load_inputs), if anything
 
     def fail(
         self,
@@ -73,6 +72,7 @@ class LoadSession:
     global_diags: list[Diagnostic] = field(default_factory=list)
     lock: LockFile | None = None
     lock_error: str | None = None
+    lock_outdated: bool = False  # the lock predates LOCK_VERSION: one RL004, every plugin refused
     digest_cache: DigestCache | None = None
     verified_specs: dict[str, Any] = field(default_factory=dict)
 

@@ -1,7 +1,6 @@
 """Finding and reading the profile file, without pydantic: ``find_profile_file`` and the TOML reader.
 
-``loading.profile`` validates what is found here; the render cache (``cli/render_cache.py``) uses
-the same search to key a cached render on the profile's bytes without importing the profile models.
+``loading.profile`` validates what is found here.
 """
 
 from __future__ import annotations

@@ -76,15 +76,6 @@ class PluginLoadInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadInputs:
-    """What a plugin declared its load reads besides its own files and settings (``reyn_load_inputs``,
-    checked by ``loading.load_inputs``): environment variable names and absolute paths, sorted."""
-
-    env: tuple[str, ...] = ()
-    paths: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class LoadReport:
     """Every plugin the loader saw, and every diagnostic (per plugin and global)."""
 
@@ -125,9 +116,6 @@ class LoadResult:
     report: LoadReport
     profile: Profile
     commands: Mapping[str, PluginCommand] = field(default_factory=dict)
-    load_inputs: Mapping[str, LoadInputs | None] = field(default_factory=dict)
-    """Enabled plugin id → what it declared its load reads (``reyn_load_inputs``), None when it
-    declared nothing or did not load: the render cache replays only when no value is None."""
 
     def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
         """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""

@@ -17,17 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reyn_core.errors import LLMCallError, ReynError, describe_exception
+from reyn_core.jsondata import canonical_json
 
 if TYPE_CHECKING:
     from reyn_core.loops.events import EventCallback
     from reyn_core.registry import ToolRegistry
 
 DeltaCallback = Callable[[str], None]
-
-
-def canonical(value: Any) -> str:
-    """Canonical JSON (sorted keys, compact) used for request keys."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
@@ -49,7 +45,9 @@ class LLMRequest:
             "tools": list(self.tools or []) or None,
             "tool_choice": self.tool_choice,
         }
-        return "sha256:" + hashlib.sha256(canonical(payload).encode()).hexdigest()
+        return (
+            "sha256:" + hashlib.sha256(canonical_json(payload).encode("utf-8", "surrogatepass")).hexdigest()
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (used by replay fixtures)."""

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
+from ..lazy_exports import lazy_exports
 from ..schema import copy_json
 from ..tool import ToolDefinition
+
+if TYPE_CHECKING:
+    from .phase_catalog import PhaseCatalog, PhaseOpSpec, render_phase
 
 
 def _warn(message: str, *args: Any) -> None:
     import logging  # only when an enricher misbehaves: rendering itself never needs logging
 
     logging.getLogger("reyn_core.render").warning(message, *args)
-
-
-def canonical_json(value: Any) -> str:
-    """Deterministic compact JSON (keys in definition order, no spaces, UTF-8 kept)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, Any]:
@@ -54,15 +52,18 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     return enriched
 
 
-from reyn_core.render.phase_catalog import PhaseCatalog, PhaseOpSpec, render_phase  # noqa: E402
-
 from .router import StrictRenderError, render_router, render_router_json  # noqa: E402
+
+# The phase renderer is imported on first use: a router render (`reyn tools render --surface router`,
+# every router turn) never needs its catalogue classes.
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"reyn_core.render.phase_catalog": ("PhaseCatalog", "PhaseOpSpec", "render_phase")}, globals()
+)
 
 __all__ = [
     "PhaseOpSpec",
     "PhaseCatalog",
     "StrictRenderError",
-    "canonical_json",
     "copy_json",
     "effective_parameters",
     "render_phase",

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
 from ..errors import StrictRenderError, StrictSchemaError
+from ..jsondata import compact_json
 from ..schema import to_strict
-from . import canonical_json, effective_parameters
+from . import effective_parameters
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
@@ -63,4 +64,4 @@ def render_router_json(
     registry: ToolRegistry, ctx: ToolContext, *, exclude: Iterable[str] = (), strict: bool = False
 ) -> str:
     """``render_router`` as canonical JSON text (the bytes a provider receives)."""
-    return canonical_json(render_router(registry, ctx, exclude=exclude, strict=strict))
+    return compact_json(render_router(registry, ctx, exclude=exclude, strict=strict))

@@ -9,6 +9,7 @@ exist for installed distributions. Use the ``reyn_plugin_result`` fixture for th
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
@@ -38,9 +39,7 @@ def registry_from_plugin(
     with its diagnostic code (``RT…``, ``RS…``). Tools are stamped with a plugin origin of id
     ``plugin_id`` and no source, so the operator gates of a profile apply to them as to installed ones.
     """
-    import pluggy
-
-    from reyn_core.hookspecs import PROJECT, ReynHookSpecs
+    from reyn_core.hookspecs import RETIRED_HOOKS, plugin_manager
 
     if isinstance(module, str):
         module = importlib.import_module(module)
@@ -50,13 +49,19 @@ def registry_from_plugin(
             f"plugin module {module.__name__!r} declares REYN_API = {api!r}; this reyn-core supports "
             f"REYN_API = {API_VERSION} (add `REYN_API = {API_VERSION}` to the module)"
         )
-    manager = pluggy.PluginManager(PROJECT)
-    manager.add_hookspecs(ReynHookSpecs)
+    manager = plugin_manager()
     try:
         manager.register(module, name=plugin_id)
         manager.check_pending()
     except Exception as exc:  # pluggy: unknown hook names, wrong hook arguments
         raise PluginModuleError(f"invalid hook implementation in {module.__name__!r}: {exc}") from None
+    for name, why in RETIRED_HOOKS.items():
+        if callable(getattr(module, name, None)):  # the loader's RI011, as a warning a test can see
+            warnings.warn(
+                f"{module.__name__!r} defines {name}(), a retired hook that is no longer called ({why})",
+                DeprecationWarning,
+                stacklevel=2,
+            )
 
     validated = _validate_settings(manager, module, plugin_id, settings)
     plugin_surfaces = frozenset(surfaces) if surfaces is not None else None

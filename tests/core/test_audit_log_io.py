@@ -37,7 +37,18 @@ from reyn_core.host import (
     dispatch_tool,
 )
 
-FIELDS = {"time", "surface", "agent", "tool", "plugin", "digest", "status", "duration_ms", "args_sha256"}
+FIELDS = {
+    "time",
+    "surface",
+    "agent",
+    "tool",
+    "definition_sha256",
+    "plugin",
+    "digest",
+    "status",
+    "duration_ms",
+    "args_sha256",
+}
 CTX = ToolContext(surface="router", agent="alice")
 
 

@@ -26,7 +26,7 @@ from reyn_core.host import (
     found_tool_names,
     render_router,
 )
-from reyn_core.render import canonical_json
+from reyn_core.jsondata import compact_json
 
 ROUTER = ToolContext(surface="router")
 PARAMS = {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False}
@@ -89,7 +89,7 @@ def split(policy: DeferralPolicy, found: tuple[str, ...] = (), registry: ToolReg
 def test_inactive_policy_renders_exactly_what_render_router_renders() -> None:
     registry = build()
     turn = ToolDeferral(registry, DeferralPolicy()).split(ROUTER)
-    assert canonical_json(turn.tools) == canonical_json(render_router(registry, ROUTER))
+    assert compact_json(turn.tools) == compact_json(render_router(registry, ROUTER))
     assert turn.deferred == () and "find_tools" not in turn.rendered
 
 
@@ -235,10 +235,10 @@ def test_split_and_render_are_byte_stable_whatever_the_registration_order() -> N
     random.Random(7).shuffle(shuffled)
     a = ToolDeferral(build(), policy).split(ROUTER, ("web_fetch",))
     b = ToolDeferral(build(shuffled), policy).split(ROUTER, ("web_fetch",))
-    assert canonical_json(a.tools).encode() == canonical_json(b.tools).encode()
+    assert compact_json(a.tools).encode() == compact_json(b.tools).encode()
     assert a.deferred == b.deferred and dict(a.reasons) == dict(b.reasons)
     again = ToolDeferral(build(), policy).split(ROUTER, ("web_fetch",))
-    assert canonical_json(again.tools) == canonical_json(a.tools)
+    assert compact_json(again.tools) == compact_json(a.tools)
 
 
 # --------------------------------------------------------------------------- the search registry

@@ -18,6 +18,7 @@ from reyn_core.host import (
     ToolCallHooks,
     ToolCallOutcome,
     ToolRegistry,
+    definition_digest,
     dispatch_tool,
 )
 
@@ -205,7 +206,18 @@ async def test_jsonl_audit_log_writes_the_documented_fields(tmp_path: Path) -> N
     await dispatch_tool(registry, "phase_note", {}, CTX)
     lines = [json.loads(line) for line in log.path.read_text().splitlines()]
     assert [set(line) for line in lines] == [
-        {"time", "surface", "agent", "tool", "plugin", "digest", "status", "duration_ms", "args_sha256"}
+        {
+            "time",
+            "surface",
+            "agent",
+            "tool",
+            "definition_sha256",
+            "plugin",
+            "digest",
+            "status",
+            "duration_ms",
+            "args_sha256",
+        }
     ] * 3
     first = lines[0]
     assert (
@@ -217,6 +229,7 @@ async def test_jsonl_audit_log_writes_the_documented_fields(tmp_path: Path) -> N
         first["status"],
     ) == ("router", "alice", "save_note", "notes", NOTES.tree_digest, "ok")
     assert first["args_sha256"].startswith("sha256:") and first["time"].endswith("+00:00")
+    assert first["definition_sha256"] == definition_digest(registry.get("save_note"))
     assert [line["status"] for line in lines] == ["ok", "execution_error", "gate_refused"]
 
 

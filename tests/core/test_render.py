@@ -18,7 +18,8 @@ from pydantic import TypeAdapter
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates
 from reyn_core.host import RegistryBuilder, render_phase, render_router
-from reyn_core.render import StrictRenderError, canonical_json, render_router_json
+from reyn_core.jsondata import compact_json
+from reyn_core.render import StrictRenderError, render_router_json
 
 GOLDEN = Path(__file__).parent / "golden"
 SKILLS = {"skills": ["summarise", "translate"]}
@@ -53,7 +54,7 @@ def test_router_strict_surface_matches_its_golden_bytes(catalogue: list[Any], bu
 
 
 def test_phase_output_schema_matches_its_golden(catalogue: list[Any], build_registry: Any) -> None:
-    text = canonical_json(render_phase(build_registry(catalogue), phase_ctx(), PHASE_OPS).output_schema)
+    text = compact_json(render_phase(build_registry(catalogue), phase_ctx(), PHASE_OPS).output_schema)
     assert text == golden("phase_output_schema.json", text)
 
 
@@ -75,7 +76,7 @@ def test_output_is_the_same_bytes_whatever_the_registration_order(
         seen.add(
             (
                 render_router_json(registry, router_ctx()),
-                canonical_json(phase.output_schema),
+                compact_json(phase.output_schema),
                 phase.prompt_text(),
             )
         )
@@ -88,15 +89,15 @@ def test_allowed_ops_order_does_not_change_the_phase_surface(
     registry = build_registry(catalogue)
     a = render_phase(registry, phase_ctx(), ["file", "web_*", "catalog"])
     b = render_phase(registry, phase_ctx(), ["web_*", "catalog", "file", "file"])
-    assert canonical_json(a.output_schema) == canonical_json(b.output_schema)
+    assert compact_json(a.output_schema) == compact_json(b.output_schema)
 
 
 def test_enrichers_do_not_mutate_the_registry(catalogue: list[Any], build_registry: Any) -> None:
     registry = build_registry(catalogue)
-    before = canonical_json([dict(t.parameters) for t in registry])
+    before = compact_json([dict(t.parameters) for t in registry])
     render_router(registry, router_ctx())
     render_phase(registry, phase_ctx(), PHASE_OPS)
-    assert canonical_json([dict(t.parameters) for t in registry]) == before
+    assert compact_json([dict(t.parameters) for t in registry]) == before
     assert "enum" not in registry.get("invoke_skill").parameters["properties"]["skill"]
 
 

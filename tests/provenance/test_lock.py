@@ -1,4 +1,4 @@
-"""reyn.lock: tool definition hashes, deterministic TOML, strict reading, and every drift kind."""
+"""reyn.lock: tool definition digests, deterministic TOML, strict reading, and every drift kind."""
 
 from __future__ import annotations
 
@@ -12,15 +12,17 @@ from typing import Any
 import pytest
 
 from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
+from reyn_core.definition_digest import definition_digest
 from reyn_core.loading.lock_audit import audit, lock_from_load
 from reyn_core.loading.profile import Profile
 from reyn_core.loading.provenance.digest import tree_digest
 from reyn_core.loading.provenance.drift import DRIFT_KINDS, Drift, compare_provenance, compare_tools
 from reyn_core.loading.provenance.lock import (
+    LOCK_VERSION,
     LockedPlugin,
     LockError,
     LockFile,
-    tool_definition_hash,
+    OutdatedLockError,
 )
 from reyn_core.loading.provenance.lock_file import read_lock, render_lock, write_lock
 from reyn_core.loading.provenance.record import ProvenanceRecord
@@ -81,8 +83,8 @@ def locked_demo(**record_changes: Any) -> LockedPlugin:
 
 
 def test_tool_hash_is_stable_and_tagged() -> None:
-    digest = tool_definition_hash(read_note)
-    assert digest == tool_definition_hash(dataclasses.replace(read_note))
+    digest = definition_digest(read_note)
+    assert digest == definition_digest(dataclasses.replace(read_note))
     assert digest.startswith("sha256:") and len(digest) == 7 + 64
 
 
@@ -101,7 +103,7 @@ def test_tool_hash_is_stable_and_tagged() -> None:
     ids=lambda c: next(iter(c)),
 )
 def test_tool_hash_covers_what_the_model_sees_and_where_it_may_appear(change: dict[str, Any]) -> None:
-    assert tool_definition_hash(dataclasses.replace(read_note, **change)) != tool_definition_hash(read_note)
+    assert definition_digest(dataclasses.replace(read_note, **change)) != definition_digest(read_note)
 
 
 @pytest.mark.parametrize(
@@ -115,13 +117,13 @@ def test_tool_hash_covers_what_the_model_sees_and_where_it_may_appear(change: di
     ids=lambda c: next(iter(c)),
 )
 def test_tool_hash_ignores_implementation_details(change: dict[str, Any]) -> None:
-    assert tool_definition_hash(dataclasses.replace(read_note, **change)) == tool_definition_hash(read_note)
+    assert definition_digest(dataclasses.replace(read_note, **change)) == definition_digest(read_note)
 
 
 def test_tool_hash_does_not_depend_on_key_order() -> None:
     params = dict(read_note.parameters)
     reordered = dict(reversed(list(params.items())))
-    assert tool_definition_hash(dataclasses.replace(read_note, parameters=reordered)) == tool_definition_hash(
+    assert definition_digest(dataclasses.replace(read_note, parameters=reordered)) == definition_digest(
         read_note
     )
 
@@ -177,7 +179,7 @@ def test_bytes_do_not_depend_on_input_order(tmp_path: Path) -> None:
 def test_lock_is_plain_toml_with_readable_tables() -> None:
     text = render_lock(sample_lock())
     data = tomllib.loads(text)
-    assert data["version"] == 1
+    assert data["version"] == LOCK_VERSION == 2
     assert data["plugins"]["demo"]["tools"]["read_note"]["description"] == "Read a note."
     assert data["plugins"]["acme.tools"]["tools"]["write-note"]["description"].startswith('Says "hi"\n')
     assert "[plugins.demo]" in text and '[plugins."acme.tools".files]' in text
@@ -213,16 +215,17 @@ def _with(text: str, old: str, new: str) -> str:
 
 BAD_LOCKS: list[tuple[str, Callable[[str], str], str]] = [
     ("not-toml", lambda t: t + "\n[[[", "not valid TOML"),
-    ("no-version", lambda t: _with(t, "version = 1\n", ""), "missing 'version'"),
-    ("future-version", lambda t: _with(t, "version = 1\n", "version = 2\n"), "unsupported lock version 2"),
+    ("no-version", lambda t: _with(t, "version = 2\n", ""), "missing 'version'"),
+    ("future-version", lambda t: _with(t, "version = 2\n", "version = 3\n"), "unsupported lock version 3"),
+    ("zero-version", lambda t: _with(t, "version = 2\n", "version = 0\n"), "unsupported lock version 0"),
     (
         "string-version",
-        lambda t: _with(t, "version = 1\n", 'version = "1"\n'),
-        "unsupported lock version '1'",
+        lambda t: _with(t, "version = 2\n", 'version = "2"\n'),
+        "unsupported lock version '2'",
     ),
     (
         "unknown-top-key",
-        lambda t: _with(t, "version = 1\n", "version = 1\nplugin = 3\n"),
+        lambda t: _with(t, "version = 2\n", "version = 2\nplugin = 3\n"),
         "unknown key 'plugin'",
     ),
     (
@@ -272,8 +275,8 @@ BAD_LOCKS: list[tuple[str, Callable[[str], str], str]] = [
         lambda t: _with(t, 'properties = ["limit", "path"]', 'properties = "path"'),
         "plugins.demo.tools.read_note.properties: expected a list of strings",
     ),
-    ("plugins-not-table", lambda t: "version = 1\nplugins = 3\n", "plugins: expected a table"),
-    ("not-utf8", lambda t: "version = 1\n# \udcff\n", "not UTF-8"),
+    ("plugins-not-table", lambda t: "version = 2\nplugins = 3\n", "plugins: expected a table"),
+    ("not-utf8", lambda t: "version = 2\n# \udcff\n", "not UTF-8"),
 ]
 
 
@@ -289,6 +292,24 @@ def test_malformed_lock_is_a_clear_error(tmp_path: Path, mutate: Callable[[str],
     assert err.value.path == path
     assert reason in err.value.reason
     assert str(err.value).startswith(f"{path}: ")
+
+
+def test_a_version_1_lock_is_outdated_and_says_to_re_run_plugins_lock(tmp_path: Path) -> None:
+    assert LOCK_VERSION == 2
+    path = tmp_path / "reyn.lock"
+    current = render_lock(LockFile(plugins=(locked_demo(),)))
+    path.write_text(_with(current, "version = 2\n", "version = 1\n"))
+    with pytest.raises(OutdatedLockError) as err:
+        read_lock(path)
+    assert err.value.version == 1
+    assert "re-run `reyn plugins lock`" in err.value.reason
+    path.write_text(current)  # positive control: the same lock in the current format reads
+    assert read_lock(path).plugin("demo") is not None
+
+
+def test_the_lock_pins_each_tool_by_its_definition_digest() -> None:
+    locked = locked_demo()
+    assert [t.sha256 for t in locked.tools] == [definition_digest(t) for t in TOOLS]
 
 
 def test_missing_lock_says_how_to_make_one(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from reyn_core.host import DeferralPolicy, ToolDeferral
+from reyn_core.jsondata import compact_json
 from reyn_core.loops import RouterLoop
-from reyn_core.render import canonical_json
 from reyn_core.testing.scripted_server import ScriptedReply as R
 from reyn_core.testing.scripted_server import tool_names, tool_results
 
@@ -93,7 +93,7 @@ async def test_without_a_policy_the_loop_sends_what_render_router_sends(tools, c
     loop = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client, deferral=DeferralPolicy())
     await loop.run("hi")
     plain = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client)
-    assert canonical_json(server.requests[0].body["tools"]) == canonical_json(plain.tools())
+    assert compact_json(server.requests[0].body["tools"]) == compact_json(plain.tools())
     assert loop.dispatch_registry is tools.registry
 
 

@@ -24,10 +24,3 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
     """Register the seven file tools; write tools hide themselves without a write root."""
     for definition in TOOLS:
         register(definition)
-
-
-@hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]]:
-    """Nothing but the settings decides what the tools look like (the write tools' availability reads
-    ``write_roots``), so a render may be replayed from the cache."""
-    return {}

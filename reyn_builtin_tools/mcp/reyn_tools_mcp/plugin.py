@@ -165,16 +165,6 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
 
 
 @hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]]:
-    """The variables the servers' settings reference (validated at load) and, in import mode, the
-    snapshot the imported tools are built from."""
-    s = settings_as(settings, McpSettings)
-    env = sorted({name for c in s.servers.values() for name in c.referenced_variables()})
-    imports = any(c.import_tools for c in s.servers.values())
-    return {"env": env, "paths": [str(s.snapshot_path(Path.cwd()))] if imports else []}
-
-
-@hookimpl
 def reyn_cli_commands() -> dict[str, Any]:
     """``reyn mcp refresh|check|list|serve``."""
     return {"mcp": mcp_command}

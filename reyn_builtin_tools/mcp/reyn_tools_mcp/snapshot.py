@@ -4,7 +4,7 @@ Import mode must name a server's tools while the registry is built, and loading 
 server or open a connection. So the tools are rendered from a snapshot of each server's
 ``tools/list``, refreshed on demand. Every tool carries ``sha256`` of its canonical definition;
 a call through an imported tool compares it with the server's live listing and refuses a tool that
-changed (the "rug pull"). Standard library only.
+changed (the "rug pull"). Standard library and ``reyn_core.canonical_json`` only.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from reyn_core import canonical_json
 
 SNAPSHOT_VERSION = 1
 
@@ -32,8 +34,8 @@ def tool_sha256(tool: Mapping[str, Any]) -> str:
         "description": tool.get("description") or "",
         "input_schema": tool.get("input_schema") or {},
     }
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    text = canonical_json(canonical)  # the core's one canonical JSON (same bytes as before for JSON data)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from reyn_core import hookimpl, settings_as
+from reyn_core import hookimpl
 
 from .definitions import MEMORY_TOOLS
 from .settings import MemorySettings
@@ -33,19 +32,6 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
     from .diagnostics import diagnostics
 
     return diagnostics(settings)
-
-
-@hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]] | None:
-    """SQLite: the store file the diagnostics read (its schema version), with its write-ahead log and
-    rollback journal, which hold what was committed but not yet copied into the file (while another
-    process has the store open, a migration changes only the log); PostgreSQL: None, since a
-    server's state is no file the render cache could check."""
-    s = settings_as(settings, MemorySettings)
-    if s.backend == "postgres":
-        return None
-    db = str(s.db_path(Path.cwd()))
-    return {"paths": [db, f"{db}-wal", f"{db}-journal"]}
 
 
 @hookimpl

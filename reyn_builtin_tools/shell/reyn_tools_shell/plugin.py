@@ -25,10 +25,3 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
     """Register ``shell`` (phase surface only; unavailable until programs are allowed)."""
     for definition in TOOLS:
         register(definition)
-
-
-@hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]]:
-    """Nothing but the settings decides what the tool looks like (its availability and schema read
-    ``programs``), so a render may be replayed from the cache."""
-    return {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reyn_core import hookimpl, settings_as
+from reyn_core import hookimpl
 
 from .definitions import TOOLS
 from .settings import WebSettings
@@ -28,15 +28,6 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
     """Register ``web_fetch`` and ``web_search``; availability is decided per call from settings."""
     for definition in TOOLS:
         register(definition)
-
-
-@hookimpl
-def reyn_load_inputs(settings: Any) -> dict[str, list[str]]:
-    """The settings and, with the Brave backend, its API key variable decide what renders."""
-    from .availability import key_variable
-
-    env = key_variable(settings_as(settings, WebSettings))
-    return {"env": [env] if env else []}
 
 
 @hookimpl

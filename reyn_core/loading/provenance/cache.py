@@ -16,8 +16,8 @@ from pathlib import Path
 from reyn_core.loading.provenance.digest import hash_file, is_sha256_hex
 from reyn_core.loading.userdirs import read_private_entries, user_cache_dir, write_private
 
-# Files modified this recently are re-hashed every time (see DigestCache); the render cache never
-# stores a run whose inputs changed within it either.
+# Files modified this recently are re-hashed every time (see DigestCache): a second change within
+# one timestamp tick would otherwise go unseen.
 RACY_NS = 2_000_000_000
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A cache file larger than this is not read (a miss: every file is hashed, and the next save

@@ -1,9 +1,10 @@
-"""``reyn.lock`` as data: the locked plugins and tools, and the tool definition hash.
+"""``reyn.lock`` as data: the locked plugins and their tools.
 
 ``reyn_core.loading.lock_audit.lock_from_load(result)`` records, per loaded plugin, its origin
 (distribution, version, source, artifact sha256, tree digest and the per-file hashes the digest is
-computed over) and, per tool, a sha256 of its canonical definition plus the parts needed to say
-*what* changed (``drift`` compares them). ``lock_file`` writes and reads it as TOML.
+computed over) and, per tool, its ``definition_digest`` (``reyn_core.definition_digest``, the one
+digest of what a definition serves) plus the parts needed to say *what* changed (``drift``
+compares them). ``lock_file`` writes and reads it as TOML.
 docs/provenance.md shows the format.
 """
 
@@ -11,16 +12,20 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reyn_core.definition_digest import definition_digest
 from reyn_core.errors import ReynError
 from reyn_core.jsondata import canonical_json
 from reyn_core.loading.provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
-LOCK_VERSION = 1
+LOCK_VERSION = 2
+"""The lock format. 2 (issue 23): a tool's ``sha256`` is ``definition_digest``; version 1 pinned an
+older hash of fewer fields, which this version cannot compare, so a version-1 lock is refused with one
+diagnostic asking to re-run ``reyn plugins lock`` (``RL004``) rather than as drift of every tool."""
 DEFAULT_LOCK_PATH = "reyn.lock"
 
 
@@ -33,38 +38,25 @@ class LockError(ReynError):
         self.reason = reason
 
 
+class OutdatedLockError(LockError):
+    """A lock written in an older format (``version`` below ``LOCK_VERSION``): not wrong, but what it
+    pins cannot be compared with what this Reyn computes; re-running ``reyn plugins lock`` fixes it."""
+
+    def __init__(self, path: Path | str, version: int) -> None:
+        super().__init__(
+            path,
+            f"lock format version {version} was written by an older Reyn; this Reyn reads version "
+            f"{LOCK_VERSION} (a tool is now pinned by its definition digest, over every field a "
+            "surface serves): review the installed plugins, then re-run `reyn plugins lock`",
+        )
+        self.version = version
+
+
 # --------------------------------------------------------------------------- tool hashes
 
 
 def _sha256_of(value: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _gating(tool: ToolDefinition) -> dict[str, str]:
-    """The attributes that decide where a tool may appear: author gates and cluster (allowed_ops)."""
-    return {**asdict(tool.gates), "cluster": tool.cluster}
-
-
-def _traits(tool: ToolDefinition) -> dict[str, str]:
-    """Declared behaviour the phase catalogue shows the model."""
-    return {"purity": tool.purity, "dispatch_kind": tool.dispatch_kind}
-
-
-def tool_definition_hash(tool: ToolDefinition) -> str:
-    """``sha256:`` over the canonical JSON of a tool's name, description, parameters and gates.
-
-    "Gates" here are every attribute that decides where the tool may appear or how it is presented:
-    the author's router/phase gates, the cluster (phase ``allowed_ops`` match on it), purity and
-    dispatch kind. Handlers, timeouts and origin are not part of the definition's identity.
-    """
-    return _sha256_of(
-        {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.parameters,
-            "gates": {**_gating(tool), **_traits(tool)},
-        }
-    )
 
 
 # --------------------------------------------------------------------------- model
@@ -91,7 +83,7 @@ class LockedTool:
         props = tool.parameters.get("properties")
         return cls(
             name=tool.name,
-            sha256=tool_definition_hash(tool),
+            sha256=definition_digest(tool),
             description=tool.description,
             parameters_sha256=_sha256_of(tool.parameters),
             properties=tuple(sorted(props)) if isinstance(props, Mapping) else (),
@@ -201,5 +193,5 @@ __all__ = [
     "LockFile",
     "LockedPlugin",
     "LockedTool",
-    "tool_definition_hash",
+    "OutdatedLockError",
 ]

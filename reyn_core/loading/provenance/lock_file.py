@@ -12,7 +12,14 @@ from typing import Any
 from reyn_core.atomic_write import atomic_write_bytes
 from reyn_core.loading.provenance.digest import tree_digest
 from reyn_core.loading.provenance.direct_url import SOURCE_KINDS
-from reyn_core.loading.provenance.lock import LOCK_VERSION, LockedPlugin, LockedTool, LockError, LockFile
+from reyn_core.loading.provenance.lock import (
+    LOCK_VERSION,
+    LockedPlugin,
+    LockedTool,
+    LockError,
+    LockFile,
+    OutdatedLockError,
+)
 from reyn_core.loading.provenance.record import DIGEST_SCOPES
 
 if sys.version_info >= (3, 11):
@@ -150,6 +157,8 @@ def read_lock(path: Path | str) -> LockFile:
     version = data.get("version")
     if version is None:
         raise r.fail("", "missing 'version'; this does not look like a reyn.lock")
+    if type(version) is int and 1 <= version < LOCK_VERSION:
+        raise OutdatedLockError(target, version)
     if type(version) is not int or version != LOCK_VERSION:
         raise r.fail(
             "version",

@@ -20,7 +20,18 @@ PURITY_HINTS = {
 }
 
 
-AUDIT_KEYS = ("time", "surface", "agent", "tool", "plugin", "digest", "status", "duration_ms", "args_sha256")
+AUDIT_KEYS = (
+    "time",
+    "surface",
+    "agent",
+    "tool",
+    "definition_sha256",
+    "plugin",
+    "digest",
+    "status",
+    "duration_ms",
+    "args_sha256",
+)
 
 
 def _text(result: types.CallToolResult) -> str:
