@@ -28,4 +28,3 @@ def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
     """Register ``reyn_src_list`` and ``reyn_src_read`` (router only; off over MCP by default)."""
     for definition in TOOLS:
         register(definition)
-
