@@ -159,10 +159,11 @@ def forward(child: int, signum: int) -> None:
 
 def _exec_command(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn:
     try:
-        # Python ignores SIGPIPE and SIGXFSZ and an ignored signal survives execve: restore the
-        # defaults (as subprocess's restore_signals does) so the command starts as it would outside.
-        for sig in (*_FORWARDED, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL)
+        # Python ignores SIGPIPE and SIGXFSZ, a parent may have left any signal ignored, and an
+        # ignored or blocked signal survives execve: every disposition back to its default and
+        # nothing blocked, so the command starts as it would in a fresh session.
+        sc.reset_all_signal_dispositions()
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
         _set_limits(grants)
         os.execvpe(command[0], command, {**env, b"TMPDIR": _filesystem.TMP.encode()})
     except OSError as exc:

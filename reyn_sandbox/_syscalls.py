@@ -14,8 +14,8 @@ MACHINE = os.uname().machine
 
 # Per-architecture syscall numbers for calls glibc does not wrap. Landlock's are the same on both.
 _SYSCALLS = {
-    "x86_64": {"pivot_root": 155, "capset": 126, "socket": 41, "socketpair": 53},
-    "aarch64": {"pivot_root": 41, "capset": 91, "socket": 198, "socketpair": 199},
+    "x86_64": {"pivot_root": 155, "capset": 126, "socket": 41, "socketpair": 53, "rt_sigaction": 13},
+    "aarch64": {"pivot_root": 41, "capset": 91, "socket": 198, "socketpair": 199, "rt_sigaction": 134},
 }
 SUPPORTED_MACHINES = tuple(_SYSCALLS)
 NR_LANDLOCK_CREATE_RULESET = 444
@@ -71,6 +71,30 @@ def syscall_number(name: str) -> int:
 def raw_syscall(name: str, number: int, *args: object) -> int:
     """`syscall(number, *args)`, raising OSError named `name` on -1."""
     return _check(name, _libc.syscall(ctypes.c_long(number), *args))
+
+
+class _KernelSigaction(ctypes.Structure):
+    # The kernel's struct sigaction on x86_64 and aarch64: handler, flags, restorer, mask.
+    _fields_ = [
+        ("handler", ctypes.c_ulong),
+        ("flags", ctypes.c_ulong),
+        ("restorer", ctypes.c_ulong),
+        ("mask", ctypes.c_ulong),
+    ]
+
+
+def reset_all_signal_dispositions() -> None:
+    """Every signal 1-64 back to SIG_DFL, through the raw syscall.
+
+    An ignored signal survives execve. Python's `signal` cannot touch 32 and 33 (glibc reserves
+    them), yet a parent may have left them ignored, so every number is reset rather than a list
+    of the signals Python knows. SIGKILL and SIGSTOP refuse the call (EINVAL): they are never
+    ignored anyway.
+    """
+    default = _KernelSigaction(0, 0, 0, 0)
+    number = syscall_number("rt_sigaction")
+    for sig in range(1, 65):
+        _libc.syscall(ctypes.c_long(number), sig, ctypes.byref(default), None, ctypes.c_ulong(8))
 
 
 def unshare(flags: int) -> None:

@@ -6,6 +6,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from reyn_sandbox import Grants
@@ -95,6 +96,42 @@ def test_a_file_under_file_size_bytes_is_written(sandbox: Sandbox, area: Path) -
 def test_the_command_starts_with_default_signal_dispositions(sandbox: Sandbox) -> None:
     result = sandbox.run(["grep", "SigIgn", "/proc/self/status"], Grants())
 
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["SigIgn:", "0000000000000000"]
+
+
+IGNORE_THEN_EXEC = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+number = {"x86_64": 13, "aarch64": 134}[os.uname().machine]
+ignored = (ctypes.c_ulong * 4)(1, 0, 0, 0)  # SIG_IGN: a parent that left signals ignored
+for sig in (10, 32, 33):
+    assert libc.syscall(ctypes.c_long(number), sig, ctypes.byref(ignored), None, ctypes.c_ulong(8)) == 0
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+def test_signals_a_parent_left_ignored_are_default_again_inside(sandbox: Sandbox) -> None:
+    # Python's signal module cannot reset 32 and 33 (glibc reserves them); the launcher must.
+    argv = sandbox.argv(["grep", "SigIgn", "/proc/self/status"], Grants())
+    result = subprocess.run(
+        [sys.executable, "-c", IGNORE_THEN_EXEC, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+    )
+    outside = subprocess.run(
+        [sys.executable, "-c", IGNORE_THEN_EXEC, "/bin/grep", "SigIgn", "/proc/self/status"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    ignored_outside = int(outside.stdout.split()[1], 16)
+    for sig in (10, 32, 33):  # control: without the launcher they stay ignored through execve
+        assert ignored_outside & (1 << (sig - 1)), outside.stdout
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["SigIgn:", "0000000000000000"]
 
