@@ -24,8 +24,9 @@ from packaging.utils import canonicalize_name
 
 def _tree_distributions(repo_root: Path) -> dict[str, Path]:
     """Every distribution in the tree: its canonical name -> its folder."""
-    folders = [repo_root, *sorted(p.parent for p in repo_root.glob("reyn_builtin_tools/*/pyproject.toml"))]
-    folders += [repo_root / "reyn_plugin_example", repo_root / "reyn_demo"]
+    # Found, not listed: the root, every top-level folder and every pack with a pyproject.toml.
+    found = [*repo_root.glob("*/pyproject.toml"), *repo_root.glob("reyn_builtin_tools/*/pyproject.toml")]
+    folders = [repo_root, *sorted(p.parent for p in found if not p.parent.name.startswith("."))]
     names = {}
     for folder in folders:
         project = tomllib.loads((folder / "pyproject.toml").read_text())["project"]
@@ -69,7 +70,7 @@ def test_make_dist_writes_one_wheel_per_distribution_in_the_tree(dist, repo_root
     wheels = sorted(dist.glob("*.whl"))
     assert {_wheel_name(w) for w in wheels} == set(_tree_distributions(repo_root))
     assert len(wheels) == len(_tree_distributions(repo_root))  # exactly one each
-    assert len(_tree_distributions(repo_root)) >= 10  # core, seven packs, the example, the demo
+    assert len(_tree_distributions(repo_root)) >= 11  # core, sandbox, seven packs, the example, the demo
 
 
 def test_every_pack_pins_a_compatible_reyn_core_range(dist):
