@@ -31,6 +31,7 @@ from ..errors import (
 from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..tool import ToolDefinition
+from . import tracing
 from .arguments import ArgumentCheck, own_arguments, read_only
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
@@ -192,8 +193,25 @@ async def invoke_tool(
     ``before`` hooks see only calls that passed the gates and argument validation. Both see a
     read-only snapshot of the arguments; the handler gets its own copy, validated and bound before
     any hook runs, so neither a hook nor the caller changing ``args`` meanwhile reaches it. A caller
-    that cancels this coroutine gets its ``CancelledError`` back unchanged.
+    that cancels this coroutine gets its ``CancelledError`` back unchanged. With tracing on
+    (``configure_tracing``) the call runs inside its ``execute_tool`` span.
     """
+    if tracing.active is not None:  # tracing on: the same call, inside its span
+        return await tracing.traced(_invoke, registry, name, args, ctx, surface, exclude, allowed_ops)
+    return await _invoke(registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops)
+
+
+async def _invoke(
+    registry: ToolRegistry,
+    name: str,
+    args: Mapping[str, Any] | str | bytes | None,
+    ctx: ToolContext,
+    *,
+    surface: str | None = None,
+    exclude: Iterable[str] = (),
+    allowed_ops: Iterable[str] | None = None,
+) -> Any:
+    """``invoke_tool`` itself (outside any span)."""
     surface = surface or ctx.surface
     if type(exclude) is not frozenset:
         # host mistakes raise TypeError here, not as a tool error

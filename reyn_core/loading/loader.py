@@ -204,6 +204,13 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
         )
 
         reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
+        if reason is None:
+            from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
+
+            try:
+                installation_key()
+            except ArgumentKeyError as exc:
+                reason = str(exc)
         if reason:
             diags.append(
                 Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is fixed")

@@ -54,7 +54,16 @@ def test_nav_order_and_groups():
         "Large registries",
     ]
     reference = [title for group, title, _ in entries if group == "Reference"]
-    expected = ["Profiles", "CLI", "Diagnostics", "Provenance", "Security", "Architecture", "Decisions"]
+    expected = [
+        "Profiles",
+        "CLI",
+        "Diagnostics",
+        "Provenance",
+        "Security",
+        "Observability",
+        "Architecture",
+        "Decisions",
+    ]
     assert reference[: len(expected)] == expected and set(reference) <= {*expected, "Performance"}
     packs = [f for group, _, f in entries if group == "Packs"]
     assert packs == [f"packs/{p}.md" for p in ("file", "web", "memory", "catalog", "mcp", "shell")]
