@@ -143,7 +143,25 @@ def redact(value: Any, schema: Any) -> Any:
     return value
 
 
+_ORIGIN_CACHE_SIZE = 1024
+_origin_cache: dict[int, tuple[ToolDefinition, dict[str, Any]]] = {}
+
+
 def _origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
+    """The provenance attributes of ``tool``, computed once per definition object (the definition
+    digest is a canonical JSON of the whole definition: most of a span's cost if made per call). The
+    entry holds the definition, so its id cannot be reused while cached; the cache is bounded."""
+    entry = _origin_cache.get(id(tool))
+    if entry is not None and entry[0] is tool:
+        return entry[1]
+    attrs = _compute_origin_attributes(tool)
+    if len(_origin_cache) >= _ORIGIN_CACHE_SIZE:
+        _origin_cache.clear()
+    _origin_cache[id(tool)] = (tool, attrs)
+    return attrs
+
+
+def _compute_origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
     from ..definition_digest import definition_digest
 
     out: dict[str, Any] = {"reyn.tool.definition_digest": definition_digest(tool)}
