@@ -125,7 +125,6 @@ def register_all(
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
     builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
-    apply_observability(profile)
     schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
 
