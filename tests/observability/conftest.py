@@ -29,3 +29,8 @@ def spans() -> Iterator[InMemorySpanExporter]:
     yield _EXPORTER
     configure_tracing(False)
     _EXPORTER.clear()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(isolated_profile_env: None) -> None:
+    """Loads here see only the test's profile, and the argument-hash key is made under tmp_path."""
