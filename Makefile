@@ -7,7 +7,9 @@ STAMP := $(VENV)/.installed
 PACKS := $(sort $(dir $(wildcard reyn_builtin_tools/*/pyproject.toml)))
 EXAMPLE := $(dir $(wildcard reyn_plugin_example/pyproject.toml))
 DEMO := $(dir $(wildcard reyn_demo/pyproject.toml))
-DEPS := pyproject.toml $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml)
+# The kernel sandbox launcher (issue 22): a leaf distribution the shell and mcp packs start commands through.
+SANDBOX := $(dir $(wildcard reyn_sandbox/pyproject.toml))
+DEPS := pyproject.toml $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml)
 # Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 
@@ -18,7 +20,7 @@ venv: $(STAMP)
 $(STAMP): $(DEPS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[llm,dev,bench]' $(foreach p,$(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
+	$(BIN)/python -m pip install -q -e '.[llm,dev,bench]' $(foreach p,$(SANDBOX) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
 	touch $(STAMP)
 
 # The memory pack's tests and benchmark start a real PostgreSQL server: install Debian's when no
@@ -38,7 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_builtin_tools/source/reyn_tools_source
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -47,20 +49,20 @@ test: $(STAMP) postgres-server
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_builtin_tools/source/reyn_tools_source
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 
 bench: $(STAMP) postgres-server
 	$(BIN)/python benchmarks/run.py
 
-# A wheelhouse: one wheel per distribution (core, packs, example, demo) in $(DIST); users then install
+# A wheelhouse: one wheel per distribution (core, sandbox, packs, example, demo) in $(DIST); users then install
 # by name from it: pip install --find-links dist reyn-tools-file. Offline (the venv's setuptools), and
 # each folder's build/ is removed first so a file deleted from the source cannot linger in a wheel.
 DIST ?= dist
 dist: $(STAMP)
 	rm -rf $(DIST) && mkdir -p $(DIST)
-	@for p in ./ $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
+	@for p in ./ $(SANDBOX) $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
 		log=$$($(BIN)/python -m build --wheel --no-isolation --outdir '$(DIST)' "$$p" 2>&1) \
 		|| { echo "$$log"; exit 1; }; rm -rf "$${p}build"; done
 	@ls $(DIST)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from reyn_core.atomic_write import atomic_write_bytes
     from reyn_core.jsondata import canonical_json
     from reyn_core.manifest import lazy_definitions, read_manifest, tool_manifest
+    from reyn_core.remote_log import log_remote_failure
     from reyn_core.validation import SchemaRefused, json_schema_validator
 
 __version__ = "0.1.0"
@@ -46,6 +47,7 @@ __getattr__, __dir__ = lazy_exports(
         "reyn_core.validation": ("json_schema_validator", "SchemaRefused"),
         "reyn_core.jsondata": ("canonical_json",),
         "reyn_core.atomic_write": ("atomic_write_bytes",),
+        "reyn_core.remote_log": ("log_remote_failure",),
     },
     globals(),
 )
@@ -78,6 +80,7 @@ __all__ = [
     "json_schema_validator",
     "lazy_definitions",
     "lazy_exports",
+    "log_remote_failure",
     "read_manifest",
     "settings_as",
     "tool",

@@ -8,9 +8,10 @@ Layer 3 ``call``     — exclusions of this call, phase ``allowed_ops``, the per
                        tool's own ``available(ctx)``.
 A tool whose handler is None is hidden on every surface (layer ``runtime``).
 
-``check`` evaluates every layer; ``ToolGate`` is the same evaluation for one tool of a frozen registry
-snapshot, with the layers the snapshot fixes (role, operator, runtime) decided once per surface and
-the call layer evaluated on every call — the dispatcher's per-call check.
+``check`` evaluates every layer. The layers a frozen registry fixes (role, operator, runtime:
+``fixed_layers``) read only the tool and the snapshot's policy, all of final, frozen types, so a
+``ToolRegistry`` decides them once per tool and surface and ``check`` asks it for that answer; the
+call layer is evaluated on every call.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import fnmatch
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, final
 
 from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
-from .tool import ToolDefinition, ToolGates, ToolOrigin
+from .tool import ToolDefinition, refuse_subclassing
 
 Layer = Literal["role", "operator", "call", "runtime", ""]
 DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
@@ -44,6 +45,7 @@ class Decision:
 ALLOW = Decision(True)
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class PluginPolicy:
     """Operator narrowing for one plugin (layer 2), from ``[plugins.<id>]`` in the profile.
@@ -57,6 +59,9 @@ class PluginPolicy:
     include: frozenset[str] | None = None
     exclude: frozenset[str] = frozenset()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        refuse_subclassing(cls)
+
     def __post_init__(self) -> None:
         # Frozen sets, copied: the dispatcher decides layer 2 once per registry snapshot, so a set the
         # host keeps and changes later must not change this policy (and a bare string is refused).
@@ -66,6 +71,7 @@ class PluginPolicy:
                 object.__setattr__(self, name, frozenset(as_names(value, name)))
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class OperatorPolicy:
     """Gate layer 2 for a whole registry: what the operator's profile allows.
@@ -80,7 +86,12 @@ class OperatorPolicy:
     default_allowed_ops: tuple[str, ...] = DEFAULT_ALLOWED_OPS
     router_exclude: frozenset[str] = frozenset()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        refuse_subclassing(cls)
+
     def __post_init__(self) -> None:
+        # A plain bool, read once: the master switch is decided once per registry snapshot.
+        object.__setattr__(self, "plugins_enabled", bool(self.plugins_enabled))
         # A read-only copy: `policy.plugins.clear()` must not lift layer-2 narrowing afterwards.
         object.__setattr__(
             self, "plugins", MappingProxyType({k: _plugin_policy(k, p) for k, p in self.plugins.items()})
@@ -92,15 +103,12 @@ class OperatorPolicy:
 
 
 def _plugin_policy(plugin: str, policy: PluginPolicy) -> PluginPolicy:
-    """``policy`` as exactly a ``PluginPolicy`` (a subclass is copied: layer 2 is decided once per
-    registry snapshot, so nothing may compute it later); anything else is refused here."""
-    if type(policy) is PluginPolicy:
-        return policy
-    if not isinstance(policy, PluginPolicy):
+    """``policy``, which must be a ``PluginPolicy`` (final: nothing can compute layer 2 later)."""
+    if type(policy) is not PluginPolicy:
         raise TypeError(
             f"the operator policy of plugin {plugin!r} must be a PluginPolicy, not {type(policy).__name__}"
         )
-    return PluginPolicy(policy.surfaces, policy.include, policy.exclude)
+    return policy
 
 
 NO_POLICY = OperatorPolicy()
@@ -122,7 +130,8 @@ def ops_admit(allowed_ops: Iterable[str], tool: ToolDefinition) -> bool:
 
 class GatePolicySource(Protocol):
     """What ``check`` reads from a registry: its operator policy, the plugins' own names for prefixed
-    tools, and the context a tool's ``available`` sees (with its plugin's settings)."""
+    tools, the context a tool's ``available`` sees (with its plugin's settings), and the answer of the
+    layers it fixes (``fixed_layers`` of its policy, which a ``ToolRegistry`` decides once per tool)."""
 
     @property
     def operator(self) -> OperatorPolicy: ...
@@ -131,6 +140,8 @@ class GatePolicySource(Protocol):
     def original_names(self) -> Mapping[str, str]: ...
 
     def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext: ...
+
+    def fixed_layers(self, tool: ToolDefinition, surface: str) -> Decision | None: ...
 
 
 def check(
@@ -153,98 +164,20 @@ def check(
     ``original_names`` (a prefixed name → the plugin's own name, so ``tools.include`` /
     ``tools.exclude`` can use either) are used as given.
     """
+    _require_known(surface)
     if registry is not None:
         if operator is not NO_POLICY or original_names is not None:
             raise TypeError("pass either registry= or operator=/original_names=, not both")
-        operator, original_names = registry.operator, registry.original_names
+        operator = registry.operator
         ctx = registry.context_for(tool, ctx)
+        refused = registry.fixed_layers(tool, surface)
+    else:
+        refused = fixed_layers(tool, surface, operator, original_names)
     if type(exclude) is not frozenset:
         exclude = frozenset(as_names(exclude, "exclude"))
-    _require_known(surface)
-    refused = _tool_layers(tool, surface, operator, original_names)
     if refused is not None:
         return refused
     return _call_layer(tool, surface, ctx, operator, exclude, allowed_ops)
-
-
-def fixed_by_snapshot(
-    tool: ToolDefinition, operator: OperatorPolicy, original_names: Mapping[str, str]
-) -> bool:
-    """Whether every value the role, operator and runtime layers read for ``tool`` is an exact,
-    immutable type, so that deciding them once gives what ``check`` would give on any later call.
-
-    Exact ``ToolDefinition``, ``ToolGates``, ``ToolOrigin``, ``OperatorPolicy`` and ``PluginPolicy``
-    (frozen, with their own fields and ``allows``), a ``bool`` master switch and plain ``str`` names.
-    A subclass with a property, an object with its own ``__bool__`` or ``__eq__``, or an operator that
-    is not an ``OperatorPolicy`` could answer differently on every read: ``check`` decides those on
-    every call (what the dispatcher then does)."""
-    if type(tool) is not ToolDefinition or type(tool.name) is not str:
-        return False
-    role = tool.gates
-    if type(role) is not ToolGates or type(role.router) is not str or type(role.phase) is not str:
-        return False
-    origin = tool.origin
-    if origin is not None and (
-        type(origin) is not ToolOrigin
-        or type(origin.kind) is not str
-        or type(origin.plugin_id) not in (str, type(None))
-    ):
-        return False
-    if type(operator) is not OperatorPolicy or type(operator.plugins_enabled) is not bool:
-        return False
-    if type(operator.plugins) is not MappingProxyType or not _plain_names(operator.router_exclude):
-        return False
-    plugin = tool.plugin_id
-    policy = operator.plugins.get(plugin) if plugin is not None else None
-    if policy is not None and (
-        type(policy) is not PluginPolicy
-        or not _plain_names(policy.exclude)
-        or not all(s is None or _plain_names(s) for s in (policy.surfaces, policy.include))
-    ):
-        return False
-    return type(original_names.get(tool.name, tool.name)) is str
-
-
-def _plain_names(names: Collection[str]) -> bool:
-    return type(names) is frozenset and all(type(n) is str for n in names)
-
-
-class ToolGate:
-    """``check`` for one tool of one registry snapshot, prepared for the dispatcher's every call.
-
-    The role, operator and runtime layers read only the tool and the snapshot's operator policy and
-    original names; when those are exact immutable types (``fixed_by_snapshot``: frozen dataclasses,
-    frozen sets, read-only copies, plain strings) they are decided once per surface when the gate is
-    made, and a gate is refused (``TypeError``) for anything else. The call layer reads the call —
-    ``exclude``, ``allowed_ops``, the context's caller state and per-agent allowlist,
-    ``available(ctx)`` — and is evaluated on every call by the same function ``check`` uses. Nothing
-    is decided from a cache that a call's own inputs could change.
-    """
-
-    __slots__ = ("_by_surface", "_operator", "_tool")
-
-    def __init__(
-        self, tool: ToolDefinition, operator: OperatorPolicy, original_names: Mapping[str, str]
-    ) -> None:
-        if not fixed_by_snapshot(tool, operator, original_names):
-            raise TypeError(
-                f"the gates of tool {tool.name!r} read values that may change between calls (a subclass "
-                "or another object than the exact types); decide them with gates.check on every call"
-            )
-        self._tool = tool
-        self._operator = operator
-        self._by_surface = {s: _tool_layers(tool, s, operator, original_names) for s in SURFACES}
-
-    def check(
-        self, surface: str, ctx: ToolContext, exclude: frozenset[str], allowed_ops: tuple[str, ...] | None
-    ) -> Decision:
-        """What ``check(tool, surface, ctx, registry=..., exclude=..., allowed_ops=...)`` decides, for
-        a ``ctx`` that already carries the tool's plugin settings (``registry.context_for``)."""
-        _require_known(surface)
-        refused = self._by_surface[surface]
-        if refused is not None:
-            return refused
-        return _call_layer(self._tool, surface, ctx, self._operator, exclude, allowed_ops)
 
 
 def _require_known(surface: str) -> None:
@@ -252,11 +185,12 @@ def _require_known(surface: str) -> None:
         raise ValueError(f"unknown surface {surface!r}; use one of {list(SURFACES)}")
 
 
-def _tool_layers(
+def fixed_layers(
     tool: ToolDefinition, surface: str, operator: OperatorPolicy, original_names: Mapping[str, str] | None
 ) -> Decision | None:
     """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
-    None when they admit it. Reads nothing of the call."""
+    None when they admit it. Reads nothing of the call, and only final, frozen values: a registry
+    snapshot decides it once per tool and surface (``ToolRegistry.fixed_layers``)."""
     # layer 1 — role
     if not tool.gates.allows(surface):
         return Decision(

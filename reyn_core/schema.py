@@ -106,6 +106,14 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
         issues.extend(
             SchemaIssue("RS007", "error", p.message, p.pointer) for p in pattern_problems(parameters)
         )
+    if not any(i.severity == "error" for i in issues):
+        # The validator library compiles what passed the screening (a pattern past its size bound,
+        # say, is refused here, at registration, never on a call).
+        from .validation.screening import compile_problems
+
+        issues.extend(
+            SchemaIssue("RS005", "error", p.message, p.pointer) for p in compile_problems(parameters)
+        )
     if (
         phase_usable
         and isinstance(parameters.get("properties"), Mapping)

@@ -8,7 +8,7 @@ import typing
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, final, overload
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -51,6 +51,14 @@ def is_valid_tool_name(name: object) -> bool:
     return isinstance(name, str) and NAME_RE.fullmatch(name) is not None
 
 
+def refuse_subclassing(cls: type) -> None:
+    """The ``__init_subclass__`` of Reyn's final classes (``ToolDefinition``, ``ToolGates``,
+    ``ToolOrigin``, the policies, ``ToolRegistry``): what a registry snapshot decides once from them
+    (gates, validators) must not be computed again by a subclass's property or ``__eq__``."""
+    final_base = next(base for base in cls.__mro__[1:] if "__init_subclass__" in base.__dict__)
+    raise TypeError(f"{final_base.__name__} is final and cannot be subclassed; compose it instead")
+
+
 _SEPARATORS = re.compile(r"[\s_.\-]+")
 
 
@@ -66,12 +74,16 @@ def collision_key(name: str) -> str:
     return _SEPARATORS.sub("_", folded).strip("_") or folded
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class ToolGates:
     """Gate layer 1: the tool author's decision per surface."""
 
     router: GateValue = "allow"
     phase: GateValue = "allow"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        refuse_subclassing(cls)
 
     def allows(self, surface: str) -> bool:
         """Whether the author allows ``surface``; ``mcp`` and ``cli`` follow the router gate."""
@@ -80,6 +92,7 @@ class ToolGates:
         return self.router == "allow"
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class ToolOrigin:
     """Where a tool came from. Host-only metadata: never rendered to a model.
@@ -100,6 +113,9 @@ class ToolOrigin:
     tree_digest: str | None = None
     api_version: int | None = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        refuse_subclassing(cls)
+
     def describe(self) -> str:
         """A one-line human description, used in diagnostics."""
         if self.kind == "host":
@@ -110,6 +126,7 @@ class ToolOrigin:
         return " ".join(parts)
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """One capability, rendered to every surface from this single definition.
@@ -133,6 +150,9 @@ class ToolDefinition:
     available: Callable[[ToolContext], bool] | None = None
     timeout_s: float | None = None
     origin: ToolOrigin | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        refuse_subclassing(cls)
 
     def with_origin(self, origin: ToolOrigin) -> ToolDefinition:
         """A copy stamped with ``origin``."""

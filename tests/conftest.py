@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -285,3 +286,82 @@ def counting_server() -> Iterator[CountingServer]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+# Remote failures' raw text goes to Reyn's user log folder by default (reyn_core.remote_log): keep a
+# test run's records, and those of every subprocess it starts, out of the real home folder.
+os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="reyn-test-state-"))
+
+
+class OperatorLog:
+    """The operator's log of remote failures (``$REYN_REMOTE_LOG``), pointed at a file of the test."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def text(self) -> str:
+        """Everything logged so far (empty before the first record)."""
+        return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+
+
+@pytest.fixture
+def operator_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> OperatorLog:
+    """``REYN_REMOTE_LOG`` set to a file of this test, for this process and the ones it starts."""
+    path = tmp_path / "operator" / "remote.log"
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(path))
+    return OperatorLog(path)
+
+
+def _secret_forms(token: str) -> dict[str, str]:
+    """``token`` as plain text and in the encodings a leak could use: what must never reach a model."""
+    import base64
+    import codecs
+    import json
+    import urllib.parse
+
+    return {
+        "plain": token,
+        "url": urllib.parse.quote(token, safe=""),
+        "url_every_char": "".join(f"%{b:02X}" for b in token.encode()),
+        "json": json.dumps(token)[1:-1].replace("-", "\\u002d"),
+        "base64": base64.b64encode(token.encode()).decode(),
+        "base64url": base64.urlsafe_b64encode(token.encode()).decode().rstrip("="),
+        "upper": token.upper(),
+        "reversed": token[::-1],
+        "hex": token.encode().hex(),
+        "rot13": codecs.encode(token, "rot13"),
+        "spaced": " ".join(token),
+    }
+
+
+class SecretForms:
+    """Every form of one secret, and the checks on model-visible text and on the operator's log."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.forms = _secret_forms(token)
+
+    def json(self) -> str:
+        """The forms as JSON (for a server's environment)."""
+        import json
+
+        return json.dumps(self.forms)
+
+    def assert_absent(self, text: str) -> None:
+        """No form of the secret — nor either half of it — is in ``text`` (case-insensitively)."""
+        folded = text.lower()
+        for name, value in self.forms.items():
+            assert value.lower() not in folded, f"the {name} form of the secret is in {text[:300]!r}"
+        half = len(self.token) // 2
+        assert self.token[:half].lower() not in folded and self.token[half:].lower() not in folded
+
+    def assert_logged(self, log: str) -> None:
+        """Every form is in the operator's log (the positive control: the leak did happen)."""
+        for name, value in self.forms.items():
+            assert value in log, f"the {name} form is missing from the operator's log"
+
+
+@pytest.fixture
+def secret_forms() -> SecretForms:
+    """A credential-shaped secret and its encoded forms."""
+    return SecretForms("sk-live-Zq81wPz5-secret-0042")

@@ -97,7 +97,12 @@ def run(args: argparse.Namespace) -> int:
     result = load_from_args(args)
     registry = result.registry
     transcript = Transcript(show_model_calls=False)
-    ctx = ToolContext(surface="router", agent="chat", workspace=Path(args.workspace).resolve())
+    ctx = ToolContext(
+        surface="router",
+        agent="chat",
+        workspace=Path(args.workspace).resolve(),
+        extras={"registry": registry},  # for tools that read the session (plan, the source pack)
+    )
     from ..loading.deferral_policy import deferral_policy
 
     loop = RouterLoop(

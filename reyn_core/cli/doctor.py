@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..remote_log import ENV_VAR, LOGGER, remote_log_destination
 from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args
 
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
                 "plugins": {p.plugin_id: p.status for p in report.plugins if p.enabled},
                 "tools": len(result.registry),
                 "diagnostics": [d.to_json() for d in diagnostics],
+                "remote_log": remote_log_destination(),
             }
         )
         return EXIT_FAILED if errors else EXIT_OK
@@ -43,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         f"{sum(1 for p in report.plugins if not p.enabled)} installed but not enabled; "
         f"{len(result.registry)} tool(s)"
     )
+    # where a remote server's own words (stderr, error bodies) go: never to a model
+    print(f"remote failure details: {remote_log_destination()} (${ENV_VAR}; logger {LOGGER})")
     if not diagnostics:
         print("no problems found")
         return EXIT_OK

@@ -246,8 +246,18 @@ def run_audit(args: argparse.Namespace) -> int:
     lock = read_lock(path)
     result = load_from_args(args, enforce_lock=False)
     drifts = audit(lock, result)
+    inert = _never_executed(result)
     if args.json:
-        emit_json({"lock": str(path), "ok": not drifts, "drift": [_drift_json(d) for d in drifts]})
+        emit_json(
+            {
+                "lock": str(path),
+                "ok": not drifts,
+                "drift": [_drift_json(d) for d in drifts],
+                "never_executed": [
+                    {"plugin": f.plugin_id, "path": f.path, "kind": f.kind, "detail": f.detail} for f in inert
+                ],
+            }
+        )
     elif drifts:
         print(f"{len(drifts)} change(s) since {path}:")
         for d in drifts:
@@ -257,7 +267,31 @@ def run_audit(args: argparse.Namespace) -> int:
             print(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}")
     else:
         print(f"ok: the installed plugins match {path}")
+    if inert and not args.json:
+        print(
+            f"note: {len(inert)} file(s) in plugin trees are never executed (Reyn compiles each module "
+            "from its digested source); one no installer wrote is a sign of tampering:"
+        )
+        for f in inert[:_SHOWN]:
+            print(f"  {f.path}: {f.kind}, {f.detail} (plugin {f.plugin_id!r})")
+        if len(inert) > _SHOWN:
+            print(f"  … and {len(inert) - _SHOWN} more (--json lists all)")
     return EXIT_FAILED if drifts else EXIT_OK
+
+
+_SHOWN = 20
+
+
+def _never_executed(result: Any) -> list[Any]:
+    """Bytecode, extension modules and ``.pth`` files in the trees of the enabled plugins."""
+    from reyn_core.loading.provenance.inert import inert_files
+
+    return [
+        f
+        for info in result.report.plugins
+        if info.enabled and info.provenance is not None
+        for f in inert_files(info.provenance)
+    ]
 
 
 def _drift_json(d: Any) -> dict[str, Any]:

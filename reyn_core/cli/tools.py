@@ -274,6 +274,7 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_call(args: argparse.Namespace) -> int:
     import asyncio
+    from dataclasses import replace
 
     from ..dispatch import dispatch_tool
 
@@ -290,7 +291,9 @@ def run_call(args: argparse.Namespace) -> int:
             return _usage_error(str(exc))
     else:
         arguments = args.args if args.args is not None else "{}"
-    ctx = _context(args.surface)
+    # The host's registry rides in the context, as tools that read the session need it (the catalog's
+    # plan checks the tools its steps name; the source pack lists the enabled plugins).
+    ctx = replace(_context(args.surface), extras={"registry": result.registry})
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
     envelope = asyncio.run(
         dispatch_tool(result.registry, args.name, arguments, ctx, surface=args.surface, allowed_ops=allowed)

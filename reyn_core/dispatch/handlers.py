@@ -28,12 +28,14 @@ class CallShape:
     def bind(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Positional and keyword arguments for ``fn``. Raises pydantic's ValidationError."""
         kwargs: dict[str, Any]
+        # ``model_validate`` without its wrapper's frame; ``args`` is the call's own dict (validated
+        # already), so it is not copied again.
         if self.model is not None and self.model_param is not None:
-            kwargs = {self.model_param: self.model.model_validate(dict(args))}
+            kwargs = {self.model_param: self.model.__pydantic_validator__.validate_python(args)}
         elif self.model is not None:
             # Keyword handler: let pydantic convert each argument to its annotated type.
-            validated = self.model.model_validate(dict(args))
-            kwargs = {k: getattr(validated, k) for k in type(validated).model_fields}
+            validated = self.model.__pydantic_validator__.validate_python(args)
+            kwargs = dict(validated.__dict__)
         else:
             kwargs = dict(args)
         if self.ctx_param is not None:

@@ -32,22 +32,20 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
     """
     cand = p.candidate
     assert cand is not None and p.provenance is not None
-    problem, spec = _import_origin(cand.entry_point, p.provenance)
+    problem = _import_origin(cand.entry_point, p.provenance)
     if problem is not None:
         p.fail(
             "refused",
             "RI009",
             f"plugin {p.plugin_id!r} ({cand.distribution} {cand.version}) is not imported: {problem}",
         )
-        return
-    session.verified_specs[p.plugin_id] = spec
 
 
 def import_plugin(session: LoadSession, p: PluginState) -> None:
     cand = p.candidate
     assert cand is not None
     try:
-        _import_verified_top(session.verified_specs.pop(p.plugin_id, None))
+        _serve_from_digested_files(p.provenance)
         module = cand.ep.load()
     except KeyboardInterrupt:
         raise
@@ -142,10 +140,9 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str |
     return None
 
 
-def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None, Any]:
-    """``(problem, spec)``: why the entry point's module would not be imported from the files the
-    digest covers (None when it would), and the verified spec of its top-level module (None when
-    that module is already imported)."""
+def _import_origin(entry_point: str, rec: ProvenanceRecord) -> str | None:
+    """Why the entry point's module would not be imported from the files the digest covers, or None
+    when it would."""
     import importlib.util
     import os
     import sys
@@ -156,8 +153,7 @@ def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None,
     if expected is None:
         return (
             f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
-            "were not found), so where it would be imported from cannot be verified",
-            None,
+            "were not found), so where it would be imported from cannot be verified"
         )
     want = os.path.realpath(expected)
     loaded = sys.modules.get(top)
@@ -169,9 +165,9 @@ def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None,
         try:
             spec = importlib.util.find_spec(top)
         except (ImportError, ValueError) as exc:
-            return f"looking up module {top!r} failed: {exception_message(exc)}", None
+            return f"looking up module {top!r} failed: {exception_message(exc)}"
         if spec is None:
-            return f"module {top!r} cannot be found on sys.path although {expected} exists", None
+            return f"module {top!r} cannot be found on sys.path although {expected} exists"
         origin = spec.origin if spec.has_location else None
         locations = list(spec.submodule_search_locations or ())
     found: list[str] = []
@@ -182,12 +178,11 @@ def _import_origin(entry_point: str, rec: ProvenanceRecord) -> tuple[str | None,
     elif not origin or os.path.realpath(origin) != want:
         found.append(origin or f"<{type(loaded).__name__ if loaded is not None else 'no file'}>")
     if not found:
-        return None, spec
+        return None
     shown = ", ".join(f"{path}{_path_entry(path)}" for path in found)
     return (
         f"module {top!r} would be imported from {shown}, not from the files that were digested "
-        f"({expected}); the shadowing module was not run",
-        None,
+        f"({expected}); the shadowing module was not run"
     )
 
 
@@ -205,22 +200,14 @@ def _path_entry(path: str) -> str:
     return ""
 
 
-def _import_verified_top(spec: Any) -> None:
-    """Import a top-level module from the spec that was verified, so the import cannot be resolved
-    again to somewhere else; submodules then come from its verified ``__path__``."""
-    import importlib.util
-    import sys
+def _serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
+    """From now on, every module under the plugin's top-level names — the entry point and any module
+    imported later, such as a lazy ``"module:attr"`` handler — is compiled from the bytes of its
+    digested file, read once and hash-checked at import (``verified_import``)."""
+    from reyn_core.loading.verified_import import trees_of, verified_finder
 
-    if spec is None or spec.name in sys.modules:
-        return
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        if spec.loader is not None:
-            spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(spec.name, None)
-        raise
+    assert rec is not None
+    verified_finder().register(trees_of(rec))
 
 
 __all__ = ["import_plugin", "verify_import_origin"]

@@ -63,8 +63,8 @@ class PluginState:
 
 @dataclass
 class LoadSession:
-    """What every step of one load shares: the profile, caches, the lock (read once) and the import
-    specs verified before import, plus diagnostics that belong to no single plugin."""
+    """What every step of one load shares: the profile, caches and the lock (read once), plus
+    diagnostics that belong to no single plugin."""
 
     profile: Profile
     schema_cache: SchemaCheckCache
@@ -74,7 +74,6 @@ class LoadSession:
     lock_error: str | None = None
     lock_outdated: bool = False  # the lock predates LOCK_VERSION: one RL004, every plugin refused
     digest_cache: DigestCache | None = None
-    verified_specs: dict[str, Any] = field(default_factory=dict)
 
 
 __all__ = ["LoadSession", "PluginState"]

@@ -1,9 +1,10 @@
-"""A persistent cache of ``check_tool_schema`` results, so a warm load never imports jsonschema.
+"""A persistent cache of ``check_tool_schema`` results, so a warm load never imports the validator library.
 
 Keyed by a sha256 of the canonical schema JSON, the phase flag and the checker's own source (an
-edit to ``reyn_core/schema.py``, ``metaschema.py``, ``jsondata.py``, ``errors.py`` or any module of the
+edit to ``reyn_core/schema.py``, ``jsondata.py``, ``errors.py`` or any module of the
 ``reyn_core/validation/`` package — the screening it delegates to: references, meta-schema, RE2
-patterns — or a new reyn-core version invalidates every entry). Stored as one
+patterns — a new reyn-core version, or another version of ``jsonschema-rs``, whose meta-schema
+check and compiler decide, invalidates every entry). Stored as one
 JSON file in the user cache dir, written atomically (mode 0600); an unreadable file is simply
 ignored, and so is one that is not private (a link, another owner, group- or world-writable): a
 forged "no issues" there would skip a check (``read_private``).
@@ -32,7 +33,7 @@ writes a new one)."""
 
 
 # The checker's own source: ``check_tool_schema`` and everything its verdict depends on.
-_CHECKER_FILES = ("schema.py", "metaschema.py", "jsondata.py", "errors.py")
+_CHECKER_FILES = ("schema.py", "jsondata.py", "errors.py")
 _CHECKER_PACKAGES = ("validation",)
 
 
@@ -49,6 +50,12 @@ def checker_files() -> list[Path]:
 def _checker_fingerprint() -> str:
     core = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
+    try:  # the library's verdicts are part of the checker
+        from importlib.metadata import version
+
+        h.update(f"jsonschema-rs {version('jsonschema-rs')}\0".encode())
+    except Exception:
+        h.update(b"jsonschema-rs unknown\0")
     for path in checker_files():
         h.update(path.relative_to(core).as_posix().encode() + b"\0")
         try:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, final
 
 from .. import gates
 from ..calls import ToolCallHooks
 from ..context import ToolContext
 from ..errors import RegistryFrozen, ToolNotFound
 from ..schema import SchemaIssue
-from ..tool import ToolDefinition
+from ..tool import ToolDefinition, refuse_subclassing
+from .prepared import PreparedTool
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,21 +29,46 @@ class RegisteredTool:
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
+def _not_found(name: object, near: list[str]) -> ToolNotFound:
+    hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
+    return ToolNotFound(f"no tool named {str(name)[:80]!r}{hint}", tool=str(name)[:80])
+
+
+@final
 class ToolRegistry:
     """Tools by name, in a deterministic (sorted) order, with the operator policy that gates them.
 
     Immutable, so renderers and the dispatcher may read one from many tasks and threads. Build one
     with ``RegistryBuilder`` (``register`` checks each tool, ``freeze()`` returns this snapshot); the
     plugin loader builds one from a profile. ``ToolRegistry()`` is the empty registry.
+
+    Final (subclassing raises ``TypeError``), like ``ToolDefinition`` and the policies: the snapshot
+    owns its prepared form (``prepared``: the gate layers it fixes, the one validator of each tool),
+    and nothing can compute those differently later.
     """
 
-    __slots__ = ("__weakref__", "_hooks", "_operator", "_original_names", "_settings", "_sorted", "_tools")
+    __slots__ = (
+        "__weakref__",
+        "_hooks",
+        "_operator",
+        "_original_names",
+        "_prepare_lock",
+        "_prepared",
+        "_settings",
+        "_sorted",
+        "_tools",
+    )
     _tools: Mapping[str, RegisteredTool]
     _sorted: tuple[ToolDefinition, ...]
     _original_names: Mapping[str, str]
     _settings: Mapping[str, Any]
     _operator: gates.OperatorPolicy
     _hooks: ToolCallHooks | None
+    _prepared: dict[str, PreparedTool]
+    _prepare_lock: threading.Lock
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        refuse_subclassing(cls)
 
     def __init__(
         self,
@@ -63,6 +90,8 @@ class ToolRegistry:
         init(self, "_settings", MappingProxyType(dict(settings)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
+        init(self, "_prepared", {})
+        init(self, "_prepare_lock", threading.Lock())
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
@@ -104,13 +133,38 @@ class ToolRegistry:
         return self._tools
 
     def get(self, name: str) -> ToolDefinition:
-        """The tool called ``name`` or ``ToolNotFound`` listing near names."""
+        """The tool called ``name`` or ``ToolNotFound`` listing near names of *every* tool (the host's
+        view: a caller-facing error comes from ``not_found``, which suggests only what it may see)."""
         entry = self._tools.get(name) if isinstance(name, str) else None
         if entry is None:
             near = difflib.get_close_matches(str(name), list(self._tools), n=3)
-            hint = f"; did you mean {', '.join(map(repr, near))}?" if near else ""
-            raise ToolNotFound(f"no tool named {str(name)[:80]!r}{hint}", tool=str(name)[:80])
+            raise _not_found(name, near)
         return entry.definition
+
+    def not_found(
+        self,
+        name: object,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> ToolNotFound:
+        """The ``ToolNotFound`` a caller gets for ``name``: "did you mean" names only tools that
+        ``gates.check`` lets ``surface`` see in ``ctx`` — a near miss never reveals a hidden tool."""
+        ex = frozenset(gates.as_names(exclude, "exclude"))
+        ops = gates.as_names(allowed_ops, "allowed_ops") if allowed_ops is not None else None
+        # every name above the cutoff, nearest first; gates only on those (a short list)
+        candidates = difflib.get_close_matches(str(name), list(self._tools), n=len(self._tools) or 1)
+        near: list[str] = []
+        for candidate in candidates:
+            if gates.check(
+                self._tools[candidate].definition, surface, ctx, registry=self, exclude=ex, allowed_ops=ops
+            ):
+                near.append(candidate)
+                if len(near) == 3:
+                    break
+        return _not_found(name, near)
 
     def warnings(self, name: str) -> tuple[SchemaIssue, ...]:
         """Provider-lint warnings recorded when ``name`` was registered."""
@@ -134,6 +188,39 @@ class ToolRegistry:
     def plugin_settings(self) -> Mapping[str, Any]:
         """Plugin id → validated settings (read-only)."""
         return self._settings
+
+    # ------------------------------------------------------------------ prepared for calls
+
+    def prepared(self, name: str) -> PreparedTool:
+        """The tool called ``name`` as this snapshot prepared it for calls (``ToolNotFound`` when
+        there is none): made at its first call, then the same object for every call."""
+        entry = self._prepared.get(name) if type(name) is str else None
+        if entry is not None:
+            return entry
+        tool = self.get(name)
+        with self._prepare_lock:
+            entry = self._prepared.get(tool.name)
+            if entry is None:
+                entry = PreparedTool(tool, self.settings_for(tool) is None)
+                self._prepared[tool.name] = entry
+        return entry
+
+    def fixed_layers(self, tool: ToolDefinition, surface: str) -> gates.Decision | None:
+        """``gates.fixed_layers`` of ``tool`` under this snapshot's policy, decided once per tool of
+        this snapshot and surface (an object that is not its registered definition is decided
+        afresh). A policy the gates cannot evaluate raises here, inside the call, every time."""
+        entry = self._prepared.get(tool.name)
+        if entry is not None and entry.definition is tool and surface in entry.refusals:
+            return entry.refusals[surface]  # the common call: decided before
+        registered = self._tools.get(tool.name)
+        if registered is None or registered.definition is not tool:
+            return gates.fixed_layers(tool, surface, self._operator, self._original_names)
+        refusals = self.prepared(tool.name).refusals
+        if surface in refusals:
+            return refusals[surface]
+        decision = gates.fixed_layers(tool, surface, self._operator, self._original_names)
+        refusals[surface] = decision
+        return decision
 
     # ------------------------------------------------------------------ gating
 

@@ -9,17 +9,19 @@ source of the core, the packs and the example plugin for any other construction)
   ``SchemaRefused`` naming what is wrong, else returns a validator.
 * ``compile_validator(schema)`` (internal, for schemas the registry already screened) builds it.
 
+The validator decides with ``jsonschema_rs`` (compiled, Draft 2020-12, no retrieval, linear-time
+patterns bounded in compiled size) after bounding the value's size; a failure is worded from that
+same validator's errors. There is no second implementation of JSON Schema here.
+
 One concept per module:
 
 * ``factory`` — ``json_schema_validator``, ``SchemaRefused``, ``compile_validator`` and the cache;
-* ``fast`` — the compiled closure for flat schemas (an object of scalar / enum / array-of-scalar
-  properties, which is what most tools have), deciding exactly what JSON Schema would;
-* ``jsonschema_path`` — everything else, on ``jsonschema``'s Draft 2020-12 validator with ``pattern``
-  and ``patternProperties`` on RE2 and a reference registry that refuses every retrieval (the only
-  module that imports ``jsonschema`` or ``referencing``, on first use);
+* ``compiled`` — ``SchemaValidator``, the one validator (the only module that builds a
+  ``jsonschema_rs`` validator; ``screening`` asks ``jsonschema_rs.meta`` about the meta-schema);
 * ``screening`` — references, ``$id``/``$schema``, patterns and the meta-schema, as ``SchemaProblem``s;
 * ``walk`` — the walks over a schema; ``patterns`` — RE2 patterns; ``messages`` — the problem wording;
-* ``arguments`` — a call's arguments parsed and bounded in depth, strict-mode nulls, pydantic errors.
+* ``arguments`` — a call's arguments parsed and bounded in size and depth, strict-mode nulls,
+  pydantic errors.
 """
 
 from __future__ import annotations
@@ -31,15 +33,20 @@ from ..lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from ..jsondata import depth_within
     from .arguments import (
+        MAX_ARGUMENT_CHARS,
         MAX_ARGUMENT_DEPTH,
+        MAX_ARGUMENT_ITEMS,
+        MAX_ARGUMENT_NODES,
+        MAX_ARGUMENT_PROPERTIES,
         optional_non_nullable,
         parse_arguments,
         problems_from_pydantic,
+        size_problems,
         without_null_optionals,
     )
+    from .compiled import SchemaNotCompiled, SchemaValidator
     from .factory import SchemaRefused, compile_validator, json_schema_validator
     from .factory import _screened_validator as _screened_validator
-    from .jsonschema_path import RemoteRefRefused
     from .messages import Validator, json_type_of, show_value
     from .patterns import MAX_PATTERN_LENGTH, UnusablePattern, compile_pattern
     from .screening import (
@@ -48,7 +55,6 @@ if TYPE_CHECKING:
         MAX_SCHEMA_NESTING,
         SchemaProblem,
         did_you_mean,
-        jsonschema_metaschema_problems,
         metaschema_problems,
         pattern_problems,
         reference_problems,
@@ -63,14 +69,19 @@ __getattr__, __dir__ = lazy_exports(
     {
         "..jsondata": ("depth_within",),
         ".arguments": (
+            "MAX_ARGUMENT_CHARS",
             "MAX_ARGUMENT_DEPTH",
+            "MAX_ARGUMENT_ITEMS",
+            "MAX_ARGUMENT_NODES",
+            "MAX_ARGUMENT_PROPERTIES",
             "optional_non_nullable",
             "parse_arguments",
             "problems_from_pydantic",
+            "size_problems",
             "without_null_optionals",
         ),
         ".factory": ("SchemaRefused", "compile_validator", "json_schema_validator", "_screened_validator"),
-        ".jsonschema_path": ("RemoteRefRefused",),
+        ".compiled": ("SchemaNotCompiled", "SchemaValidator"),
         ".messages": ("Validator", "json_type_of", "show_value"),
         ".patterns": ("MAX_PATTERN_LENGTH", "UnusablePattern", "compile_pattern"),
         ".screening": (
@@ -79,7 +90,6 @@ __getattr__, __dir__ = lazy_exports(
             "MAX_SCHEMA_NESTING",
             "SchemaProblem",
             "did_you_mean",
-            "jsonschema_metaschema_problems",
             "metaschema_problems",
             "pattern_problems",
             "reference_problems",
@@ -93,10 +103,15 @@ __getattr__, __dir__ = lazy_exports(
 __all__ = [
     "JSON_TYPES",
     "KNOWN_DIALECTS",
+    "MAX_ARGUMENT_CHARS",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_ITEMS",
+    "MAX_ARGUMENT_NODES",
+    "MAX_ARGUMENT_PROPERTIES",
     "MAX_PATTERN_LENGTH",
     "MAX_SCHEMA_NESTING",
-    "RemoteRefRefused",
+    "SchemaNotCompiled",
+    "SchemaValidator",
     "SchemaProblem",
     "SchemaRefused",
     "UnusablePattern",
@@ -107,7 +122,6 @@ __all__ = [
     "did_you_mean",
     "json_schema_validator",
     "json_type_of",
-    "jsonschema_metaschema_problems",
     "metaschema_problems",
     "optional_non_nullable",
     "parse_arguments",
@@ -116,6 +130,7 @@ __all__ = [
     "reference_problems",
     "schema_problems",
     "show_value",
+    "size_problems",
     "subschemas",
     "without_null_optionals",
 ]

@@ -1,6 +1,6 @@
 """A call's arguments before validation: parsed (a dict, or a JSON string as models send it) and bounded
-in depth; ``null`` for optional non-nullable properties dropped (OpenAI strict mode); pydantic errors
-as problems with pointers."""
+in size and depth (``size_problems``); ``null`` for optional non-nullable properties dropped (OpenAI
+strict mode); pydantic errors as problems with pointers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ArgumentProblem
 from ..errors import exception_message as exc_text
-from ..jsondata import depth_within
+from ..jsondata import JSON_SCALAR_TYPES, depth_within
 from .messages import escape_token
 
 
@@ -18,6 +18,12 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
     """Accept a dict, or a JSON string as models send it; report malformed JSON precisely."""
     if isinstance(raw, str | bytes | bytearray):
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) else raw
+        if len(text) > MAX_ARGUMENT_CHARS:  # before parsing: the size bound comes first
+            return None, [
+                _bound(
+                    (), f"the arguments are {len(text)} characters of JSON; the limit is {MAX_ARGUMENT_CHARS}"
+                )
+            ]
         if not text.strip():
             return {}, []
         try:
@@ -86,7 +92,9 @@ def _admits_null(sub: Any) -> bool:
 
 def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
     """``args`` without the ``null`` values of the properties in ``names`` (see ``optional_non_nullable``)."""
-    if not names or not isinstance(args, dict) or not any(args.get(k, 0) is None for k in names):
+    if not names or type(args) is not dict or None not in args.values():
+        return args
+    if not any(args.get(k, 0) is None for k in names):
         return args
     return {k: v for k, v in args.items() if not (v is None and k in names)}
 
@@ -100,3 +108,77 @@ def problems_from_pydantic(exc: Any, prefix: str = "") -> list[ArgumentProblem]:
             ArgumentProblem(prefix + loc, str(err.get("msg", "invalid")).removeprefix("Value error, "))
         )
     return out
+
+
+# --------------------------------------------------------------------------- the size bound
+
+MAX_ARGUMENT_CHARS = 4 * 1024 * 1024
+"""Characters of one call's arguments: of its JSON text, or of the strings and keys in its value."""
+MAX_ARGUMENT_PROPERTIES = 1_000
+"""Properties of any one object in a call's arguments."""
+MAX_ARGUMENT_ITEMS = 10_000
+"""Items of any one array in a call's arguments."""
+MAX_ARGUMENT_NODES = 100_000
+"""Values (objects, arrays and scalars) in one call's arguments."""
+
+
+def size_problems(value: Any) -> list[ArgumentProblem]:
+    """The first bound ``value`` crosses (characters, properties of one object, items of one array,
+    values in all, depth), as one problem at the container that crosses it; empty when within.
+
+    Checked before any schema work, in one iterative walk that stops at the first bound crossed, so
+    what a validator then does (linear in the size) is bounded whatever the call sends."""
+    if type(value) is dict and len(value) <= MAX_ARGUMENT_PROPERTIES:  # the common call: flat
+        chars = 0
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str:
+                chars += len(item)
+            elif kind not in JSON_SCALAR_TYPES:
+                break
+            if type(key) is str:
+                chars += len(key)
+        else:
+            return [] if chars <= MAX_ARGUMENT_CHARS else [_too_many_chars()]
+    chars = nodes = 0
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 1, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        nodes += 1
+        if type(node) is str:
+            chars += len(node)
+        elif isinstance(node, dict | list | tuple):
+            if depth > MAX_ARGUMENT_DEPTH:
+                return [_too_deep()]
+            if isinstance(node, dict):
+                if len(node) > MAX_ARGUMENT_PROPERTIES:
+                    return [
+                        _bound(
+                            path,
+                            f"this object has {len(node)} properties; the limit is {MAX_ARGUMENT_PROPERTIES}",
+                        )
+                    ]
+                for key, item in node.items():
+                    chars += len(key) if type(key) is str else 0
+                    stack.append((item, depth + 1, (*path, key)))
+            else:
+                if len(node) > MAX_ARGUMENT_ITEMS:
+                    return [
+                        _bound(path, f"this array has {len(node)} items; the limit is {MAX_ARGUMENT_ITEMS}")
+                    ]
+                stack.extend((item, depth + 1, (*path, i)) for i, item in enumerate(node))
+        if nodes > MAX_ARGUMENT_NODES:
+            return [
+                _bound((), f"the arguments hold more than {MAX_ARGUMENT_NODES} values; send less at once")
+            ]
+        if chars > MAX_ARGUMENT_CHARS:
+            return [_too_many_chars()]
+    return []
+
+
+def _bound(path: tuple[Any, ...], what: str) -> ArgumentProblem:
+    return ArgumentProblem("".join(f"/{escape_token(str(p))}" for p in path), what)
+
+
+def _too_many_chars() -> ArgumentProblem:
+    return _bound((), f"the arguments hold more than {MAX_ARGUMENT_CHARS} characters; send less")

@@ -1,6 +1,6 @@
 """The one JSON-Schema validator factory: ``json_schema_validator`` (public) screens a schema and raises
-``SchemaRefused`` naming what is wrong, else returns a validator, cached by schema content;
-``compile_validator`` (internal, for schemas the registry already screened) builds one."""
+``SchemaRefused`` naming what is wrong, else returns its validator, cached by schema content;
+``compile_validator`` (internal, for schemas the registry already screened) compiles one."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import exception_message as exc_text
 
 if TYPE_CHECKING:
-    from .messages import Validator
+    from .compiled import SchemaValidator
     from .screening import SchemaProblem
 
-# The screening and the compilers are imported on first use: a pack that imports the factory at
+# The screening and the library are imported on first use: a pack that imports the factory at
 # start-up (to build validators on its first call) costs nothing more at load.
 
 
@@ -29,24 +29,22 @@ class SchemaRefused(ValueError):
         self.problems = problems
 
 
-def compile_validator(schema: Mapping[str, Any]) -> Validator:
-    """A validator for an already screened ``schema``: a fast closure when simple, else jsonschema.
+def compile_validator(schema: Mapping[str, Any]) -> SchemaValidator:
+    """The validator of an already screened ``schema`` (``SchemaNotCompiled`` if the library refuses
+    it). Patterns run in linear time and no reference is ever retrieved. Packs use
+    ``json_schema_validator``."""
+    from .compiled import SchemaValidator
 
-    Either way patterns run on RE2 and no reference is ever retrieved: a ``$ref`` to ``http://…`` or
-    ``file://…`` is reported as a problem and no request is made. Packs use ``json_schema_validator``.
-    """
-    from .fast import compile_fast
-    from .jsonschema_path import compile_jsonschema
-
-    return compile_fast(schema) or compile_jsonschema(schema)
+    return SchemaValidator(schema)
 
 
-def json_schema_validator(schema: Mapping[str, Any]) -> Validator:
+def json_schema_validator(schema: Mapping[str, Any]) -> SchemaValidator:
     """The validator factory for any JSON Schema from outside the registry (an MCP server's input
     schema, a skill's input schema): screen ``schema`` and raise ``SchemaRefused`` naming every
     reference it would need to retrieve, every pattern RE2 cannot run and every meta-schema violation;
     otherwise return ``validate(value) -> list[ArgumentProblem]`` (empty when valid). Draft 2020-12;
-    nothing is ever fetched; patterns run in linear time. Validators are cached by schema content."""
+    nothing is ever fetched; patterns run in linear time; a value's size is bounded before any schema
+    work. Validators are cached by schema content."""
     try:
         key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError) as exc:
@@ -59,11 +57,15 @@ def json_schema_validator(schema: Mapping[str, Any]) -> Validator:
 
 
 @lru_cache(maxsize=256)
-def _screened_validator(key: str) -> Validator:
-    from .screening import schema_problems
+def _screened_validator(key: str) -> SchemaValidator:
+    from .compiled import SchemaNotCompiled
+    from .screening import SchemaProblem, schema_problems
 
     schema = json.loads(key)
     problems = schema_problems(schema)
     if problems:
         raise SchemaRefused(problems)
-    return compile_validator(schema)
+    try:
+        return compile_validator(schema)
+    except SchemaNotCompiled as exc:
+        raise SchemaRefused([SchemaProblem("metaschema", str(exc))]) from None

@@ -1,17 +1,16 @@
-"""The wording of argument problems: one for both validators (the fast closure and the jsonschema path),
-short, saying what was expected and what came, so a model can correct the call. A test holds the two
-paths to the same messages wherever both apply. jsonschema's errors are translated here too (duck-typed:
-this module imports nothing of jsonschema)."""
+"""The wording of argument problems: short, saying what was expected and what came, so a model can
+correct the call. The one validator's failures are put in these words by ``errors``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import ArgumentProblem
 
 Validator = Callable[[Any], list[ArgumentProblem]]
+"""What ``json_schema_validator`` returns: ``validate(value) -> problems`` (empty when valid)."""
 
 
 def json_type_of(value: Any) -> str:
@@ -110,106 +109,223 @@ def not_an_object_message(value: Any) -> str:
     return f"arguments must be a JSON object, got {json_type_of(value)}"
 
 
-# --------------------------------------------------------------------------- jsonschema errors in these words
-
-
 def json_pointer(path: Any) -> str:
+    """A JSON pointer from a sequence of keys and indexes."""
     return "".join(f"/{escape_token(str(p))}" for p in path)
 
 
-# A problem of the jsonschema path and whether it is about the value's type.
+# --------------------------------------------------------------------------- the validator's errors
+
+# A problem and whether it is about the value's type (then the other problems at its pointer are noise).
 _Found = tuple[ArgumentProblem, bool]
 
+MAX_PROBLEMS = 20
+"""At most this many problems are listed for one call; one more line counts the rest."""
 
-def jsonschema_problems(errors: Any) -> list[ArgumentProblem]:
-    """jsonschema errors in the words of the fast path; where a value has the wrong type, only the
-    type problem (the other checks at that pointer would only add noise, and the fast path stops)."""
-    found = [f for e in errors for f in problems_of_error(e)]
+
+def problems_of(errors: Iterable[Any], schema: Mapping[str, Any], value: Any = None) -> list[ArgumentProblem]:
+    """The one validator's errors (``jsonschema_rs.ValidationError``, duck-typed) as problems with JSON
+    pointers; where a value has the wrong type, only the type problem. In the order of the values in
+    ``value`` (a missing required property first), then in the order the schema states its rules. At
+    most ``MAX_PROBLEMS`` are listed, then one problem at ``""`` counting the rest: the answer's size is
+    bounded whatever the call's. Linear in the number of errors and the size of ``value``."""
+    ordered = sorted(errors, key=lambda e: _order(schema, e))
+    found = [f for e in ordered for f in _problems_of_error(e, schema, top=True)]
     wrong_type = {problem.pointer for problem, is_type in found if is_type}
+    seen: set[ArgumentProblem] = set()
     out: list[ArgumentProblem] = []
     for problem, is_type in found:
-        if (is_type or problem.pointer not in wrong_type) and problem not in out:
+        if (is_type or problem.pointer not in wrong_type) and problem not in seen:
+            seen.add(problem)
             out.append(problem)
+    positions = _positions(value)
+    out.sort(key=lambda p: positions.get(p.pointer, -1))
+    if len(out) > MAX_PROBLEMS:
+        rest = len(out) - MAX_PROBLEMS
+        out = out[:MAX_PROBLEMS]
+        listed = f"only the first {MAX_PROBLEMS} are listed"
+        out.append(ArgumentProblem("", f"and {rest} more problems ({listed})"))
     return out
 
 
-def problems_of_error(error: Any) -> list[_Found]:
-    """One jsonschema ``ValidationError`` as problems (see "problem messages" above)."""
-    ptr, keyword, value = json_pointer(error.absolute_path), error.validator, error.instance
-    expected = error.validator_value
-    if keyword == "type":
-        if ptr == "" and expected == "object" and error.parent is None:
+def _positions(value: Any) -> dict[str, int]:
+    """Every pointer into ``value`` with its pre-order position (the order a reader meets them)."""
+    positions: dict[str, int] = {}
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        ptr, node = stack.pop()
+        positions[ptr] = len(positions)
+        if isinstance(node, dict):
+            stack.extend((f"{ptr}/{escape_token(str(k))}", v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list | tuple):
+            stack.extend((f"{ptr}/{i}", v) for i, v in reversed(list(enumerate(node))))
+    return positions
+
+
+def describe_error(error: Any) -> str:
+    """One error of the validator library in these words (the first problem it makes)."""
+    found = _problems_of_error(error, {})
+    return found[0][0].message if found else str(error.message)
+
+
+def _kind(error: Any) -> str:
+    return type(error.kind).__name__
+
+
+def _order(schema: Mapping[str, Any], error: Any) -> list[int]:
+    """Where the failed keyword is written in ``schema`` (each step's position among its siblings):
+    problems come in the order the schema states its rules, whatever order the library checks them."""
+    order: list[int] = []
+    node: Any = schema
+    for step in error.schema_path:
+        if isinstance(node, Mapping) and step in node:
+            order.append(list(node).index(step))
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            order.append(step)
+            node = node[step]
+        else:
+            break
+    return order
+
+
+def _types_of(error: Any, schema: Mapping[str, Any]) -> list[Any]:
+    """The types a ``type`` error expected, in the order the schema writes them."""
+    node = _node_of(schema, error.schema_path)
+    written = node.get("type") if isinstance(node, Mapping) else None
+    if isinstance(written, str):
+        return [written]
+    return list(written) if isinstance(written, list) else list(error.kind.types)
+
+
+def _node_of(schema: Mapping[str, Any], schema_path: Any) -> Any:
+    """The schema object holding the failed keyword (``schema_path`` is its location in ``schema``)."""
+    node: Any = schema
+    for step in list(schema_path)[:-1]:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+_BOUND_KINDS = {
+    "Minimum": "minimum",
+    "Maximum": "maximum",
+    "ExclusiveMinimum": "exclusiveMinimum",
+    "ExclusiveMaximum": "exclusiveMaximum",
+}
+_LENGTH_KINDS = {
+    "MinLength": "minLength",
+    "MaxLength": "maxLength",
+    "MinItems": "minItems",
+    "MaxItems": "maxItems",
+}
+
+
+def _problems_of_error(error: Any, schema: Mapping[str, Any], top: bool = False) -> list[_Found]:
+    ptr, kind, value = json_pointer(error.instance_path), _kind(error), error.instance
+    k = error.kind
+    if kind == "Type":
+        types = _types_of(error, schema)
+        if top and ptr == "" and types == ["object"]:
             return [(ArgumentProblem(ptr, not_an_object_message(value)), True)]
-        return [(ArgumentProblem(ptr, type_message(expected, value)), True)]
-    if keyword == "enum" and isinstance(expected, list):
-        return [(ArgumentProblem(ptr, enum_message(expected, value)), False)]
-    if keyword == "const":
-        return [(ArgumentProblem(ptr, const_message(expected, value)), False)]
-    if keyword in _BOUNDS and isinstance(value, int | float):
-        return [(ArgumentProblem(ptr, bound_message(keyword, expected, value)), False)]
-    if keyword in ("minLength", "maxLength", "minItems", "maxItems") and isinstance(value, str | list):
-        return [(ArgumentProblem(ptr, length_message(keyword, expected, value)), False)]
-    if keyword in ("anyOf", "oneOf") and error.context:
-        return _alternatives(error, ptr, keyword)
-    if keyword == "oneOf":  # no context: more than one alternative matched
+        return [(ArgumentProblem(ptr, type_message(types[0] if len(types) == 1 else types, value)), True)]
+    if kind == "Required":
+        return [(ArgumentProblem(f"{ptr}/{escape_token(str(k.property))}", MISSING_MESSAGE), False)]
+    if kind == "AdditionalProperties":
+        return _unexpected(ptr, list(k.unexpected), _node_of(schema, error.schema_path))
+    if kind == "Enum":
+        return [(ArgumentProblem(ptr, enum_message(list(k.options), value)), False)]
+    if kind == "Constant":
+        return [(ArgumentProblem(ptr, const_message(k.expected_value, value)), False)]
+    if kind in _BOUND_KINDS and isinstance(value, int | float):
+        return [(ArgumentProblem(ptr, bound_message(_BOUND_KINDS[kind], k.limit, value)), False)]
+    if kind in _LENGTH_KINDS and isinstance(value, str | list | tuple):
+        return [(ArgumentProblem(ptr, length_message(_LENGTH_KINDS[kind], k.limit, value)), False)]
+    if kind == "Pattern":
+        return [(ArgumentProblem(ptr, pattern_message(k.pattern, value)), False)]
+    if kind in ("AnyOf", "OneOfNotValid"):
+        return _alternatives(error, ptr, "anyOf" if kind == "AnyOf" else "oneOf", schema)
+    if kind == "OneOfMultipleValid":
         message = "matches more than one of the oneOf alternatives; it must match exactly one"
         return [(ArgumentProblem(ptr, message), False)]
-    return [(ArgumentProblem(ptr, error.message), False)]
+    if kind == "FalseSchema":
+        return [(ArgumentProblem(ptr, "no value is allowed here"), False)]
+    if kind == "UniqueItems":
+        return [(ArgumentProblem(ptr, f"{show_value(value)} has non-unique elements"), False)]
+    return [(ArgumentProblem(ptr, str(error.message)), False)]
 
 
-def _branches(error: Any) -> list[list[Any]]:
+def _unexpected(ptr: str, keys: list[Any], node: Any) -> list[_Found]:
+    """Unexpected properties: each at its own pointer naming the allowed ones, or (with
+    ``patternProperties``) one problem naming the patterns they do not match."""
+    if isinstance(node, Mapping) and isinstance(node.get("patternProperties"), Mapping):
+        verb = "does" if len(keys) == 1 else "do"
+        joined = ", ".join(repr(each) for each in sorted(map(str, keys)))
+        patterns = ", ".join(repr(each) for each in sorted(node["patternProperties"]))
+        return [(ArgumentProblem(ptr, f"{joined} {verb} not match any of the regexes: {patterns}"), False)]
+    properties = node.get("properties", {}) if isinstance(node, Mapping) else {}
+    allowed = [str(name) for name in properties] if isinstance(properties, Mapping) else []
+    message = unexpected_message(allowed)
+    return [(ArgumentProblem(f"{ptr}/{escape_token(str(key))}", message), False) for key in keys]
+
+
+def _branches(error: Any, schema: Mapping[str, Any]) -> list[list[Any]]:
     """The errors of each alternative of a failed ``anyOf``/``oneOf``; an alternative that is itself
-    a failed ``anyOf``/``oneOf`` of the same value contributes its alternatives (none matched either)."""
-    groups: dict[Any, list[Any]] = {}
-    for sub in error.context:
-        groups.setdefault(sub.relative_schema_path[0], []).append(sub)
+    a failed ``anyOf``/``oneOf`` of the same value contributes its alternatives (none matched either).
+    An alternative without errors is left out (it cannot be why the value failed)."""
     out: list[list[Any]] = []
-    for errs in groups.values():
+    for errs in error.kind.context:
+        errs = sorted(errs, key=lambda e: _order(schema, e))
+        if not errs:
+            continue
         only = errs[0] if len(errs) == 1 else None
         if (
             only is not None
-            and only.validator in ("anyOf", "oneOf")
-            and only.context
-            and not only.relative_path
+            and _kind(only) in ("AnyOf", "OneOfNotValid")
+            and list(only.instance_path) == list(error.instance_path)
         ):
-            out += _branches(only)
+            out += _branches(only, schema)
         else:
             out.append(errs)
     return out
 
 
-def _alternatives(error: Any, ptr: str, keyword: str) -> list[_Found]:
+def _alternatives(error: Any, ptr: str, keyword: str, schema: Mapping[str, Any]) -> list[_Found]:
     """Why a value matched none of the ``anyOf``/``oneOf`` alternatives, in words a model can act on.
 
     If the value fails every alternative on its type or value alone, that is summed up: "expected
     integer or null, got string", "expected one of 'a', 'b' or null, got 'c'". If exactly one
     alternative has the value's type, that alternative's own problems are reported ("must be >= 1,
     got 0"). Otherwise each alternative's first problem is listed."""
-    branches = _branches(error)
+    branches = _branches(error, schema)
+    if not branches:  # e.g. every alternative is ``false``: nothing more specific to say
+        return [(ArgumentProblem(ptr, f"matches none of the {keyword} alternatives"), False)]
+    here = list(error.instance_path)
 
     def at_root(errs: list[Any], kinds: tuple[str, ...]) -> list[Any]:
-        return [e for e in errs if e.validator in kinds and not e.relative_path]
+        return [e for e in errs if _kind(e) in kinds and list(e.instance_path) == here]
 
-    typed = [errs for errs in branches if not at_root(errs, ("type",))]
-    if all(len(at_root(errs, ("type", "enum", "const"))) == len(errs) for errs in branches):
+    typed = [errs for errs in branches if not at_root(errs, ("Type",))]
+    if all(len(at_root(errs, ("Type", "Enum", "Constant"))) == len(errs) for errs in branches):
         parts: list[str] = []
         for errs in branches:
-            types = at_root(errs, ("type",))
+            types = at_root(errs, ("Type",))
             if types:
-                names = [n for e in types for n in _type_names(e.validator_value)]
-            elif errs[0].validator == "enum":
-                names = [_one_of(errs[0].validator_value)]
+                names = [str(n) for e in types for n in _types_of(e, schema)]
+            elif _kind(errs[0]) == "Enum":
+                names = [_one_of(list(errs[0].kind.options))]
             else:
-                names = [show_value(errs[0].validator_value)]
+                names = [show_value(errs[0].kind.expected_value)]
             parts += [n for n in names if n not in parts]
-        value = error.instance
-        got = show_value(value) if typed else json_type_of(value)
+        got = show_value(error.instance) if typed else json_type_of(error.instance)
         return [(ArgumentProblem(ptr, f"expected {' or '.join(parts)}, got {got}"), not typed)]
     if len(typed) == 1:  # the one alternative of the value's type: what is wrong inside it
-        return [f for e in typed[0] for f in problems_of_error(e)]
+        return [f for e in typed[0] for f in _problems_of_error(e, schema)]
     listed = []
     for i, errs in enumerate(branches):
-        first = problems_of_error(errs[0])[0][0]
+        first = _problems_of_error(errs[0], schema)[0][0]
         where = first.pointer[len(ptr) :]
         listed.append(f"#{i}: {where + ': ' if where else ''}{first.message}")
     return [

@@ -1,6 +1,7 @@
 """Screening a schema before any validator is built: only local ``#/...`` references, no
 ``$dynamicRef``/``$recursiveRef``, no embedded ``$id``, a ``$schema`` that is a known dialect URI,
-patterns RE2 can run, a valid Draft 2020-12 schema. Each finding is a ``SchemaProblem``."""
+patterns RE2 can run, a valid Draft 2020-12 schema (checked by ``jsonschema_rs.meta``, the library's own
+meta-schema check), and one the validator library compiles. Each finding is a ``SchemaProblem``."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..jsondata import depth_within
-from .jsonschema_path import metaschema_errors
-from .messages import escape_token, json_pointer, problems_of_error, show_value
+from .messages import escape_token, json_pointer, show_value
 from .patterns import UnusablePattern, compile_pattern
 from .walk import subschemas, walk_containers
 
@@ -160,31 +160,40 @@ def pattern_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
 
 
 def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[SchemaProblem]:
-    """Where ``schema`` is not a valid Draft 2020-12 schema (checked against the bundled meta-schema).
+    """Where ``schema`` is not a valid Draft 2020-12 schema: ``jsonschema_rs.meta`` decides (whatever
+    ``$schema`` says, Reyn validates as 2020-12) and its first error is worded here. ``limit`` is
+    kept for callers; the library reports one error."""
+    import jsonschema_rs
 
-    A valid schema is recognised by ``metaschema.is_valid_schema`` in one walk (jsonschema's
-    ``$dynamicRef`` resolution costs ~1.7 ms a tool); anything else goes to jsonschema, which decides
-    and words the problems. A property test holds the two verdicts equal."""
-    from ..metaschema import is_valid_schema
+    from .compiled import schema_body
 
-    if is_valid_schema(dict(schema)):
-        return []
-    return jsonschema_metaschema_problems(schema, limit)
+    body = schema_body(schema)
+    try:
+        if jsonschema_rs.meta.is_valid(body):
+            return []
+        jsonschema_rs.meta.validate(body)
+    except jsonschema_rs.ValidationError as error:
+        return [
+            SchemaProblem(
+                "metaschema",
+                f"not a valid JSON Schema 2020-12: {_meta_message(error)}",
+                json_pointer(error.instance_path),
+            )
+        ][:limit]
+    except (ValueError, TypeError, OverflowError, RecursionError, jsonschema_rs.ReferencingError) as exc:
+        return [SchemaProblem("metaschema", f"the schema cannot be checked: {str(exc).splitlines()[0]}")]
+    return [SchemaProblem("metaschema", "not a valid JSON Schema 2020-12")]  # is_valid said no
 
 
-def jsonschema_metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[SchemaProblem]:
-    """``metaschema_problems`` without the fast path: jsonschema validating against the meta-schema."""
-    errors = metaschema_errors(schema)
-    if errors is None:
-        return [SchemaProblem("metaschema", "the schema nests too deeply to check")]
-    return [
-        SchemaProblem(
-            "metaschema",
-            f"not a valid JSON Schema 2020-12: {_meta_message(e)}",
-            json_pointer(e.absolute_path),
-        )
-        for e in errors[:limit]
-    ]
+def compile_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
+    """The validator library's refusal to compile ``schema`` (empty when it compiles)."""
+    from .compiled import SchemaNotCompiled, SchemaValidator
+
+    try:
+        SchemaValidator(schema)
+    except SchemaNotCompiled as exc:
+        return [SchemaProblem("metaschema", str(exc))]
+    return []
 
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
@@ -223,10 +232,10 @@ def did_you_mean(word: str, choices: Any, aliases: Mapping[str, str] | None = No
 
 def _meta_message(error: Any) -> str:
     """A meta-schema violation; a misspelt ``type`` names the type it most likely meant."""
-    path = list(error.absolute_path)
+    path = list(error.instance_path)
     value = error.instance
     names = value if isinstance(value, list) else [value]
-    if path and path[-1] == "type" and error.validator == "anyOf":
+    if path and path[-1] == "type" and type(error.kind).__name__ == "AnyOf":
         unknown = [n for n in names if not (isinstance(n, str) and n in JSON_TYPES)]
         if unknown:
             hints = []
@@ -238,8 +247,9 @@ def _meta_message(error: Any) -> str:
                 f"{'is not a JSON Schema type' if len(hints) == 1 else 'are not JSON Schema types'}; "
                 f"the types are {', '.join(JSON_TYPES)}"
             )
-    (problem, _), *_ = problems_of_error(error)
-    return problem.message
+    from .messages import describe_error
+
+    return describe_error(error)
 
 
 def schema_problems(schema: Any) -> list[SchemaProblem]:
@@ -251,7 +261,7 @@ def schema_problems(schema: Any) -> list[SchemaProblem]:
     problems = reference_problems(schema)
     problems += metaschema_problems(schema)
     problems += pattern_problems(schema)
-    return problems
+    return problems or compile_problems(schema)
 
 
 MAX_SCHEMA_NESTING = 64

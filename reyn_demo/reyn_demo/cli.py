@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 DESCRIPTION = """\
-The offline end-to-end demo: it writes its own profile into a temporary workspace (the six packs
+The offline end-to-end demo: it writes its own profile into a temporary workspace (every pack
 and the example plugin), loads it through the real loader and runs both LLM surfaces against a
 scripted model on 127.0.0.1.
 
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 unless all six packs and the example plugin loaded and every step ran",
+        help="exit 1 unless every pack and the example plugin loaded and every step ran",
     )
     return p
 

@@ -49,13 +49,13 @@ from .script import PHASE_TASK, ROUTER_PROMPT, DemoModel, PhaseScript, RouterScr
 
 HERE = Path(__file__).parent
 MODEL = "openai/reyn-demo-scripted"
-PLUGINS = ("file", "web", "memory", "catalog", "mcp", "shell", "example")
+PLUGINS = ("file", "web", "memory", "catalog", "mcp", "shell", "source", "example")
 PHASE_OPS = ("file", "memory", "ask_user", "shell")
 ANSWER = "plain list"
 RELEASE_PAGE = """<!doctype html><html><head><title>Reyn release notes</title></head><body>
 <h1>Reyn 0.1.0 release notes</h1>
 <p>One registry of LLM tools, rendered for native function calling and for phase JSON contracts.</p>
-<ul><li>Six capability packs, each its own distribution.</li>
+<ul><li>Seven capability packs, each its own distribution.</li>
 <li>Plugins load only when a profile enables them, with a digest you can pin.</li></ul>
 <p>Download size: 48 MiB.</p>
 <script>console.log("scripts are dropped from the readable text")</script>
@@ -308,7 +308,7 @@ def run_demo(
     """Run the demo; return the exit code.
 
     Exit 1 when a step that could run failed (the router did not answer, the phase did not finish);
-    with ``strict`` also when any of the six packs or the example plugin did not load. A plugin that
+    with ``strict`` also when any of the packs or the example plugin did not load. A plugin that
     is not installed or fails to load is reported and the demo runs with the rest.
     """
     out = out or sys.stdout
@@ -336,7 +336,8 @@ def run_demo(
             t0 = time.monotonic()
             import_litellm()
             console.say(f"  litellm ready in {time.monotonic() - t0:.1f} s; docs page at {docs_url}")
-            ctx = ToolContext(surface="router", agent="demo", workspace=root)
+            # the registry rides along: the source pack lists the enabled plugins from it
+            ctx = ToolContext(surface="router", agent="demo", workspace=root, extras={"registry": registry})
             ops = {o.kind for o in render_phase(registry, phase_context(ctx, PHASE_OPS), PHASE_OPS).ops}
             model = DemoModel(RouterScript(docs_url), PhaseScript(ops))
             with ScriptedModelServer([model] * 40, model="reyn-demo-scripted", lifetime_s=600) as server:

@@ -107,6 +107,7 @@ class RouterScript:
             ),
             ("web_fetch", {"url": self.docs_url}),
             ("list_skills", {}),
+            ("reyn_src_read", {"distribution": "reyn-core", "path": "reyn_core/__init__.py"}),
         ]
         calls = [c for c in wanted if c[0] in offered]
         if not calls:
@@ -174,6 +175,12 @@ class RouterScript:
         if isinstance(skills, list) and skills:
             names = [s.get("name") if isinstance(s, Mapping) else str(s) for s in skills]
             lines.append(f"- Skills available: {', '.join(map(str, names))}.")
+        source = ok_data(results.get("reyn_src_read"))
+        if isinstance(source, Mapping) and source.get("served"):
+            lines.append(
+                f"- Reyn's own {source.get('path')} ({source.get('lines')}) matched its recorded sha256 "
+                f"{str(source.get('sha256'))[:12]}."
+            )
         if ok_data(results.get("remember_shared")) is not None:
             lines.append("- I saved the ticket status to shared memory as 'release-reyn-7'.")
         refused = [

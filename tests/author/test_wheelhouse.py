@@ -65,13 +65,13 @@ def test_make_dist_writes_one_wheel_per_distribution_in_the_tree(dist, repo_root
     wheels = sorted(dist.glob("*.whl"))
     assert {_wheel_name(w) for w in wheels} == set(_tree_distributions(repo_root))
     assert len(wheels) == len(_tree_distributions(repo_root))  # exactly one each
-    assert len(_tree_distributions(repo_root)) >= 9  # core, six packs, the example, the demo
+    assert len(_tree_distributions(repo_root)) >= 10  # core, seven packs, the example, the demo
 
 
 def test_every_pack_pins_a_compatible_reyn_core_range(dist):
     core_version = next(dist.glob("reyn_core-*.whl")).name.split("-")[1]
     packs = [w for w in dist.glob("*.whl") if _wheel_name(w).startswith("reyn-tools-")]
-    assert len(packs) >= 6
+    assert len(packs) >= 7
     for wheel in packs:
         reqs = [
             Requirement(line.split(":", 1)[1].strip())

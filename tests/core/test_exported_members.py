@@ -44,6 +44,7 @@ AUTHOR_API = {
     "json_schema_validator",
     "lazy_definitions",
     "lazy_exports",
+    "log_remote_failure",
     "read_manifest",
     "settings_as",
     "tool",

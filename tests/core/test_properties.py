@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import re
 from typing import Any
 
@@ -19,12 +18,10 @@ from reyn_core.host import RegistryBuilder, invoke_tool, render_phase, render_ro
 from reyn_core.registry import collision_key
 from reyn_core.tool import is_valid_tool_name
 from reyn_core.validation import (
-    compile_validator,
     optional_non_nullable,
     parse_arguments,
     without_null_optionals,
 )
-from reyn_core.validation.fast import compile_fast
 
 # No example database: nothing is written into the shared working tree.
 RELAXED = settings(
@@ -303,45 +300,6 @@ def schema_and_arguments(draw: Any) -> tuple[dict[str, Any], Any]:
     return schema, args
 
 
-@settings(max_examples=600, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(schema_and_arguments())
-def test_fast_validator_agrees_with_jsonschema(case: tuple[dict[str, Any], Any]) -> None:
-    schema, args = case
-    Draft202012Validator.check_schema(schema)
-    fast = compile_fast(schema)
-    assert fast is not None, "generated flat schemas must take the fast path"
-    reference = Draft202012Validator(schema).is_valid(args)
-    problems = fast(args)
-    assert (problems == []) == reference, (schema, args, problems)
-    assert all(p.message for p in problems)
-    # Property by property too, so one invalid property cannot mask a disagreement on another.
-    open_schema = {"type": "object", "properties": schema["properties"]}
-    fast_open, reference_open = compile_fast(open_schema), Draft202012Validator(open_schema)
-    assert fast_open is not None
-    for key, value in args.items() if isinstance(args, dict) else ():
-        assert (fast_open({key: value}) == []) == reference_open.is_valid({key: value}), (
-            open_schema,
-            key,
-            value,
-        )
-
-
-@settings(max_examples=200, deadline=None, database=None)
-@given(
-    flat_schemas(),
-    st.dictionaries(
-        st.sampled_from(["a", "b"]), st.sampled_from([math.nan, math.inf, -math.inf]), min_size=1
-    ),
-)
-def test_fast_validator_never_accepts_what_jsonschema_rejects_for_non_finite_numbers(
-    schema: dict[str, Any], args: dict[str, float]
-) -> None:
-    fast = compile_fast(schema)
-    assert fast is not None
-    if fast(args) == []:
-        assert Draft202012Validator(schema).is_valid(args)
-
-
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema_and_arguments())
 def test_dispatcher_accepts_arguments_iff_jsonschema_does(case: tuple[dict[str, Any], Any]) -> None:
@@ -364,15 +322,6 @@ def test_dispatcher_accepts_arguments_iff_jsonschema_does(case: tuple[dict[str, 
     parsed, problems = parse_arguments(args)
     parsed = without_null_optionals(parsed, optional_non_nullable(schema))
     assert asyncio.run(call()) == (not problems and Draft202012Validator(schema).is_valid(parsed))
-
-
-@settings(max_examples=200, deadline=None, database=None)
-@given(flat_schemas(), json_values)
-def test_jsonschema_path_and_fast_path_agree_on_validity(schema: dict[str, Any], args: Any) -> None:
-    # Force the general path with a harmless keyword the fast path does not handle.
-    general = compile_validator({**schema, "$comment": "force jsonschema"})
-    fast = compile_validator(schema)
-    assert (general(args) == []) == (fast(args) == [])
 
 
 @RELAXED

@@ -1,4 +1,4 @@
-"""``reyn-demo``: the main job, end to end, offline — six packs, the example plugin, both surfaces."""
+"""``reyn-demo``: the main job, end to end, offline — every pack, the example plugin, both surfaces."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_demo_exits_zero_in_strict_mode(demo_run):
     assert text.rstrip().endswith("Done.")
 
 
-def test_provenance_table_lists_all_six_packs_and_the_example_plugin_as_loaded(demo_run):
+def test_provenance_table_lists_every_pack_and_the_example_plugin_as_loaded(demo_run):
     _, text, _ = demo_run
     for plugin in PLUGINS:
         row = re.search(
@@ -53,6 +53,7 @@ def test_router_conversation_uses_real_tools_and_reports_refusals(demo_run):
     assert shell_line.count("(role gate)") == 1  # phase-only tool refused on the router; the layer said once
     assert "link-local" in text  # SSRF guard refused the metadata address
     assert "← remember_shared: ok:" in text
+    assert "Reyn's own reyn_core/__init__.py" in text and "matched its recorded sha256" in text  # source pack
 
 
 def test_phase_runs_ops_suspends_for_the_user_and_finishes(demo_run):

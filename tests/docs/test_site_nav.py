@@ -60,13 +60,14 @@ def test_nav_order_and_groups():
         "Diagnostics",
         "Provenance",
         "Security",
+        "Sandbox",
         "Observability",
         "Architecture",
         "Decisions",
     ]
     assert reference[: len(expected)] == expected and set(reference) <= {*expected, "Performance"}
     packs = [f for group, _, f in entries if group == "Packs"]
-    assert packs == [f"packs/{p}.md" for p in ("file", "web", "memory", "catalog", "mcp", "shell")]
+    assert packs == [f"packs/{p}.md" for p in ("file", "web", "memory", "catalog", "mcp", "shell", "source")]
 
 
 def test_home_page_points_to_the_demo_and_the_concepts():

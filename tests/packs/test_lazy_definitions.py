@@ -25,6 +25,7 @@ PACKS = {
     "memory": ("reyn_tools_memory.definitions", "reyn_tools_memory.tools", "MEMORY_TOOLS"),
     "shell": ("reyn_tools_shell.definitions", "reyn_tools_shell.tools", "TOOLS"),
     "web": ("reyn_tools_web.definitions", "reyn_tools_web.tools", "TOOLS"),
+    "source": ("reyn_tools_source.definitions", "reyn_tools_source.tools", "TOOLS"),
     # the three static tools; import-mode tools come from a server's snapshot, built at load
     "mcp": ("reyn_tools_mcp.definitions", "reyn_tools_mcp.tools", "TOOLS"),
 }

@@ -14,7 +14,7 @@ from reyn_core.host import phase_context, render_phase, render_router
 from reyn_core.testing import load_with_profile
 from reyn_core.tool import description_from_docstring, summary_line
 
-PACKS = ("file", "web", "memory", "catalog", "mcp", "shell", "example")
+PACKS = ("file", "web", "memory", "catalog", "mcp", "shell", "source", "example")
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ program = "wc"
 """
     result = load_with_profile(profile)
     loaded = {i.plugin_id for i in result.report.plugins if i.status == "loaded"}
-    assert loaded >= {"file", "memory", "catalog", "example"}, result.report.diagnostics
+    assert loaded >= {"file", "memory", "catalog", "source", "example"}, result.report.diagnostics
     return result.registry
 
 

@@ -242,9 +242,11 @@ def test_a_forged_digest_someone_else_could_write_does_not_pass_the_lock(
     assert json.loads(locked.digests.read_text())["entries"][key][2] != locked_hash
 
 
-def test_the_same_forgery_left_private_passes_which_is_the_boundary(locked: Locked) -> None:
-    # The counterpart: written by this user, the forged entry is believed (docs/provenance.md, "The
-    # digest cache": the user who owns the cache can already change the plugin). It shows the test
-    # above forges for real; only who could write the file differs.
+def test_the_same_forgery_left_private_passes_the_lock_but_its_bytes_never_run(locked: Locked) -> None:
+    # The counterpart: written by this user, the forged entry is believed by the lock check
+    # (docs/provenance.md, "The digest cache": the user who owns the cache can already change the
+    # plugin) — no RL001. It shows the test above forges for real; only who could write the file
+    # differs. What runs is not at the cache's mercy: the import hashes the bytes it compiles, and
+    # the tampered ones are refused (issue 21).
     locked.tamper_and_forge()
-    assert locked.load() == {"status": "loaded", "codes": []}
+    assert locked.load() == {"status": "failed", "codes": ["RI001"]}

@@ -13,19 +13,10 @@ from reyn_core import lazy_exports
 
 if TYPE_CHECKING:
     from .bridges import DefaultHost, default_bridge
-    from .catalog import (
-        CODES,
-        Agent,
-        Catalog,
-        CatalogDiagnostic,
-        Skill,
-        catalog_diagnostics,
-        catalog_for,
-        coerce_host_catalog,
-        load_catalog,
-    )
+    from .catalog import catalog_diagnostics, catalog_for, coerce_host_catalog, load_catalog
     from .frontmatter import FrontMatter, FrontMatterError, parse_front_matter
     from .plans import Plan, PlanStep, plan_problems
+    from .records import CODES, Agent, Catalog, CatalogDiagnostic, Skill
     from .settings import CatalogSettings
 
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
@@ -34,17 +25,8 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         ".bridges": ("DefaultHost", "default_bridge"),
-        ".catalog": (
-            "CODES",
-            "Agent",
-            "Catalog",
-            "CatalogDiagnostic",
-            "Skill",
-            "catalog_diagnostics",
-            "catalog_for",
-            "coerce_host_catalog",
-            "load_catalog",
-        ),
+        ".catalog": ("catalog_diagnostics", "catalog_for", "coerce_host_catalog", "load_catalog"),
+        ".records": ("CODES", "Agent", "Catalog", "CatalogDiagnostic", "Skill"),
         ".frontmatter": ("FrontMatter", "FrontMatterError", "parse_front_matter"),
         ".plans": ("Plan", "PlanStep", "plan_problems"),
         ".settings": ("CatalogSettings",),

@@ -21,8 +21,8 @@ from typing import Any, TextIO
 
 from reyn_core import HostBridge, ToolContext, ToolRuntimeMissing
 
-from .catalog import Agent, Catalog, Skill
 from .plans import Plan, execution_order
+from .records import Agent, Catalog, Skill
 
 
 @dataclass

@@ -1,4 +1,4 @@
-r"""The eight catalog tools as loading and rendering see them, read from the generated ``tools.json``
+r"""The nine catalog tools as loading and rendering see them, read from the generated ``tools.json``
 (name, description, parameters schema, gates, lazy ``"module:attr"`` handler), plus the light code
 a manifest cannot hold: the schema enrichers listing the catalogue's current names.
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from reyn_core import ToolContext, lazy_definitions, read_manifest
 
 if TYPE_CHECKING:
-    from .catalog import Catalog
+    from .records import Catalog
 
 
 def _names_enricher(

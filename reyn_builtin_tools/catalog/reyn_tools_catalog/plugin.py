@@ -7,8 +7,9 @@ from typing import Any
 
 from reyn_core import hookimpl, settings_as
 
-from .catalog import CatalogSettings, catalog_diagnostics
+from .catalog import catalog_diagnostics
 from .definitions import CATALOG_TOOLS
+from .settings import CatalogSettings
 
 REYN_API = 1
 
@@ -21,14 +22,14 @@ def reyn_settings_model() -> type[CatalogSettings]:
 
 @hookimpl
 def reyn_register_tools(register: Callable[[Any], Any], settings: Any) -> None:
-    """Register the eight catalog tools."""
+    """Register the nine catalog tools."""
     for definition in CATALOG_TOOLS:
         register(definition)
 
 
 @hookimpl
 def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
-    """Every problem in the configured skill and agent folders (RK001 to RK008), for the load report
+    """Every problem in the configured skill and agent folders (RK001 to RK009), for the load report
     and ``reyn doctor``: a broken file is reported, never a crash."""
     s = settings_as(settings, CatalogSettings)
     if not (s.skill_dirs or s.agent_dirs):

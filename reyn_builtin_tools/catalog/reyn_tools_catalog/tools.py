@@ -11,6 +11,7 @@ invoke_skill       yes     yes    catalog     bridge ``run_skill``; names enum; 
 delegate_to_agent  yes     no     catalog     deferred; bridge ``send_to_agent``; names enum
 plan               yes     no     catalog     deferred; bridge ``dispatch_plan``; plan checked
 ask_user           no      yes    ask_user    bridge ``ask_user``
+lint_skill         no      yes    catalog     checks a skill folder of the workspace
 =================  ======  =====  ==========  ================================================
 
 Bridges are called with keyword arguments and may be sync or async:
@@ -267,6 +268,27 @@ async def ask_user(args: AskUserArgs, ctx: ToolContext) -> Any:
     return {"answer": answer} if isinstance(answer, str) else answer
 
 
+# --------------------------------------------------------------------------- lint_skill
+
+
+class LintSkillArgs(_Args):
+    path: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="the skill's folder (or its SKILL.md), relative to the workspace",
+    )
+
+
+@tool(cluster="catalog", purity="read_only", gates=PHASE_ONLY)
+def lint_skill(args: LintSkillArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Check a skill you are writing, with the checks the catalogue applies when it loads skills:
+    SKILL.md front matter keys and types, the input schema, files the instructions link to, size
+    limits. Returns every problem with its file and line; loads is true when there is no error."""
+    from .lint import lint_skill_folder
+
+    return lint_skill_folder(args.path, ctx)
+
+
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with its local ``#/$defs/...`` references replaced by the definitions (no recursion
     in these models), so providers with a small schema subset (e.g. Gemini) get a plain schema."""
@@ -302,4 +324,5 @@ CATALOG_TOOLS = (
     delegate_to_agent,
     plan,
     ask_user,
+    lint_skill,
 )

@@ -8,6 +8,7 @@ to both go through here, so no pattern a model writes can stall a worker or the 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import re2
@@ -16,6 +17,14 @@ from reyn_core import ArgumentProblem, InvalidToolArguments
 
 MAX_PATTERN_CHARS = 1000  # a regex or glob longer than this is refused
 MAX_PROGRAM_BYTES = 8 * 1024 * 1024  # RE2's memory budget for one compiled pattern
+# RE2 is linear in the text, but its constant grows with the program: when its DFA runs out of
+# memory it falls back to simulating every instruction per byte (~60 ns per byte and instruction
+# here, so a 900-instruction pattern takes ~55 s on 1 MB). The text is therefore searched in chunks
+# of about WORK_UNIT / programsize bytes — tens of milliseconds at worst — and the caller's
+# ``stop()`` is asked between chunks: the work inside one file is bounded, not only between files.
+WORK_UNIT = 800_000
+MIN_CHUNK_BYTES = 1024
+MAX_CHUNK_BYTES = 1024 * 1024
 
 RE2_SYNTAX = (
     "patterns use RE2 syntax: Python-like classes, groups, alternation, anchors and repetition "
@@ -140,11 +149,35 @@ class LineSearch:
         """Whether the pattern occurs in ``line``."""
         return self.regex.search(line) is not None
 
-    def candidates(self, lines: list[str]) -> Any:
-        """Indexes of the lines that may match, in order: a superset of the matching lines."""
-        if self.whole is None or not lines:
-            yield from range(len(lines))
+    @property
+    def chunk_bytes(self) -> int:
+        """How much text one bounded unit of work searches (see ``WORK_UNIT``)."""
+        size = max(int(self.regex.programsize), int(getattr(self.whole, "programsize", 0) or 0), 1)
+        return max(MIN_CHUNK_BYTES, min(MAX_CHUNK_BYTES, WORK_UNIT // size))
+
+    def candidates(self, lines: list[str], stop: Callable[[], bool] = lambda: False) -> Iterator[int]:
+        """Indexes of the lines that may match, in order: a superset of the matching lines. The
+        lines are searched a chunk (``chunk_bytes``, whole lines) at a time; when ``stop()`` says so
+        before a chunk, the search ends there (the caller reports a partial result)."""
+        if self.whole is None:
+            for i in range(len(lines)):
+                if stop():
+                    return
+                yield i
             return
+        first, limit = 0, self.chunk_bytes
+        while first < len(lines):
+            if stop():
+                return
+            last, size = first, 0
+            while last < len(lines) and (size == 0 or size + len(lines[last]) < limit):
+                size += len(lines[last]) + 1
+                last += 1
+            yield from (first + i for i in self._chunk_candidates(lines[first:last]))
+            first = last
+
+    def _chunk_candidates(self, lines: list[str]) -> Iterator[int]:
+        """Candidate indexes within one chunk of lines: one RE2 search of the joined chunk per hit."""
         data = "\n".join(lines).encode("utf-8")
         pos = line = 0
         while pos <= len(data):

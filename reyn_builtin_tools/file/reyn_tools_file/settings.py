@@ -51,6 +51,9 @@ class FileSettings(BaseModel):
     max_grep_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
     max_results: int = Field(default=200, ge=1, le=10_000)
     max_scan_entries: int = Field(default=50_000, ge=100, le=10_000_000)
+    # how long glob_files / grep_files search before returning a partial result (inside the tools'
+    # 60 s timeout, so a search always answers itself and its thread ends with the call)
+    search_seconds: float = Field(default=20.0, gt=0, le=20.0)
 
     @field_validator("read_roots", "write_roots")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,8 +50,10 @@ MAX_MATCH_CHARS = 10_000  # and matches only this much of each line
 # Every file tool runs in a worker thread under this limit (the dispatcher's ``timeout_s``): a call
 # that runs past it is answered with a ``timeout`` error and the event loop never waits on it.
 TIMEOUT_S = 60.0
-# glob_files and grep_files stop walking after this long and return what they found (truncated,
-# with a note), well inside TIMEOUT_S: a thread cannot be killed, so the walk stops itself.
+# glob_files and grep_files stop after this long (at most; ``search_seconds`` in the settings) and
+# return what they found (truncated, with a note), well inside TIMEOUT_S: a thread cannot be killed,
+# so the search stops itself — between files, and inside a file between bounded chunks of text
+# (patterns.WORK_UNIT) — and its thread ends with the call, never after it.
 WORK_SECONDS = 20.0
 PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel state, not files)"
 
@@ -292,8 +294,15 @@ class _Walk:
     def __init__(self, settings: FileSettings) -> None:
         self.settings = settings
         self.stats = WalkStats()
-        self.deadline = time.monotonic() + WORK_SECONDS
+        self.seconds = min(settings.search_seconds, WORK_SECONDS)
+        self.deadline = time.monotonic() + self.seconds
         self.out_of_time = False
+
+    def expired(self) -> bool:
+        """Whether the search's time is up (and, once it is, that the result is partial)."""
+        if not self.out_of_time and time.monotonic() > self.deadline:
+            self.out_of_time = True
+        return self.out_of_time
 
     def regular_files(
         self, fd: int, at: tuple[str, ...], max_depth: int | None
@@ -307,8 +316,7 @@ class _Walk:
             max_depth=max_depth,
             stats=self.stats,
         ):
-            if time.monotonic() > self.deadline:
-                self.out_of_time = True
+            if self.expired():
                 return
             if stat.S_ISREG(st.st_mode):
                 yield parent, name, rel
@@ -318,8 +326,8 @@ class _Walk:
         notes = []
         if self.out_of_time:
             notes.append(
-                f"stopped after {WORK_SECONDS:g} s (the time limit) with partial results; "
-                "narrow the path or pattern"
+                f"stopped after {self.seconds:g} s (the time limit) with partial results; "
+                "narrow the path or pattern (or raise plugins.file.settings.search_seconds)"
             )
         if more:
             notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
@@ -385,11 +393,13 @@ class GrepFilesArgs(_Args):
     )
 
 
-def _grep_text(text: str, search: LineSearch, context: int, budget: int) -> list[dict[str, Any]]:
+def _grep_text(
+    text: str, search: LineSearch, context: int, budget: int, stop: Callable[[], bool]
+) -> list[dict[str, Any]]:
     lines = text.splitlines()
     searched = [line[:MAX_MATCH_CHARS] for line in lines]
     out = []
-    for i in search.candidates(searched):
+    for i in search.candidates(searched, stop):
         if not search.line_matches(searched[i]):
             continue
         line = lines[i]
@@ -406,9 +416,10 @@ def _grep_text(text: str, search: LineSearch, context: int, budget: int) -> list
 class _Grep:
     """The state of one grep: counters for what was skipped, and the matches so far."""
 
-    def __init__(self, search: LineSearch, settings: FileSettings, context: int, limit: int) -> None:
+    def __init__(self, search: LineSearch, walk: _Walk, context: int, limit: int) -> None:
         self.line_search = search
-        self.settings = settings
+        self.walk = walk
+        self.settings = walk.settings
         self.context = context
         self.limit = limit
         self.matches: list[dict[str, Any]] = []
@@ -441,7 +452,8 @@ class _Grep:
             return
         self.searched += 1
         budget = self.limit - len(self.matches)
-        found = _grep_text(raw.decode("utf-8", errors="replace"), self.line_search, self.context, budget + 1)
+        text = raw.decode("utf-8", errors="replace")
+        found = _grep_text(text, self.line_search, self.context, budget + 1, self.walk.expired)
         if len(found) > budget:
             self.more = True
             found = found[:budget]
@@ -481,8 +493,8 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
         compile_glob(args.glob, field="glob", basename_if_plain=True) if args.glob else None
     )
     limit = min(args.max_matches or settings.max_results, settings.max_results)
-    grep = _Grep(search, settings, args.context, limit)
     walk = _Walk(settings)
+    grep = _Grep(search, walk, args.context, limit)
     if loc.parts and _is_regular(loc):
         with open_parent(loc) as parent:
             grep.search(parent, loc.name, loc.display)
@@ -494,6 +506,8 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
                 grep.search(parent, name, loc.child(*rel).display)
                 if grep.full:
                     grep.more = True
+                    break
+                if walk.expired():
                     break
     result: dict[str, Any] = {
         "pattern": args.pattern,

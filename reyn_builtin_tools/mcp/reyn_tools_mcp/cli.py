@@ -31,8 +31,8 @@ from .snapshot import (
 
 def diff_tools(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Tool names added, removed and changed (different definition hash) between two listings."""
-    before = {t["name"]: t.get("sha256") or tool_sha256(t) for t in old}
-    after = {t["name"]: t.get("sha256") or tool_sha256(t) for t in new}
+    before = {t["name"]: tool_sha256(t) for t in old}
+    after = {t["name"]: tool_sha256(t) for t in new}
     return {
         "added": sorted(set(after) - set(before)),
         "removed": sorted(set(before) - set(after)),

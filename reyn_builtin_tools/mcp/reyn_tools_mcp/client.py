@@ -13,10 +13,12 @@ closed": that code counts as a lost connection only if a ping on the same sessio
 
 A handshake that does not finish within ``connect_timeout_s`` cancels its owner at once (nothing
 to close gracefully yet). A message the SDK cannot parse (e.g. a schema nested deeper than the JSON
-parser allows) is a transport fault: the connection records a one-line diagnostic and closes, so
-the waiting request fails at once with it instead of hanging to its timeout. The SDK reports such
-faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger keeps those tracebacks off
-stderr when the host has configured no logging (records still propagate to a host's handlers).
+parser allows) is a transport fault: the connection records a diagnostic and closes, so the
+waiting request fails at once with it instead of hanging to its timeout. Every failure is worded by
+``failures`` (Reyn's words; the server's stderr and messages go to the operator's log only).
+The SDK reports such faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger
+keeps those tracebacks off stderr when the host has configured no logging (records still propagate
+to a host's handlers).
 Imports the ``mcp`` SDK: only handlers and ``reyn mcp`` import this.
 """
 
@@ -37,13 +39,29 @@ import mcp_types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import ConfigDict
 
+from . import failures
 from .settings import ServerConfig
 
 T = TypeVar("T")
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 PING_TIMEOUT_S = 5.0
+
+
+class ServedTool(mcp_types.Tool):
+    """A listed tool that keeps every field the server sent — unknown ones included — so that what
+    is pinned (``snapshot.served_sha256``) is the whole served object, not the SDK's known fields.
+    (The SDK's own ``list_tools`` still runs when it validates a result against an output schema.)"""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ServedListing(mcp_types.ListToolsResult):
+    """A ``tools/list`` page of ``ServedTool``."""
+
+    tools: list[ServedTool]  # type: ignore[assignment]
 
 
 class McpServerError(Exception):
@@ -77,7 +95,8 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
-        self.fault: str | None = None  # a transport fault of the current session (one line)
+        self.fault: str | None = None  # a transport fault of the current session, in Reyn's words
+        self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
         self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
 
@@ -87,7 +106,7 @@ class ServerConnection:
         # the only place ${VAR} values are expanded: the spawn / the HTTP request
         try:
             c = self.config.resolved()
-        except ValueError as exc:
+        except ValueError as exc:  # our own message: which ${VAR} is not set (never a value)
             raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
             params = StdioServerParameters(command=c.command, args=c.args, env=c.env or None, cwd=c.cwd)
@@ -99,7 +118,8 @@ class ServerConnection:
         async def on_message(message: Any) -> None:
             # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
             if isinstance(message, Exception) and self.fault is None:
-                self.fault = _one_line(message)
+                self.fault = failures.parse_fault(message)
+                self.fault_raw = failures.raw_text(message, "")
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
                 elif self._owner is not None:
@@ -128,29 +148,28 @@ class ServerConnection:
             self.tools = None
 
     def _describe_failure(self, exc: BaseException) -> str:
-        what = (
+        why = (
             f"the server sent a message that cannot be parsed ({self.fault})"
             if self.fault
-            else _one_line(exc)
+            else failures.reason(exc)
         )
-        tail = self.stderr_tail()
-        return self.config.redact(
-            f"cannot open MCP server {self.name!r} ({self.config.source()}): {what}"
-            + (f"; server stderr: {tail}" if tail else "")
+        return failures.report(
+            self.name,
+            f"cannot open MCP server {self.name!r} ({self.config.source()}): {why}",
+            self.fault_raw + "\n" + failures.raw_text(exc, self.stderr_text()),
         )
 
-    def stderr_tail(self, limit: int = 300) -> str:
-        """The last lines the server wrote to stderr (stdio servers), joined on one line."""
+    def stderr_text(self, limit: int = 8_000) -> str:
+        """The last ``limit`` characters the server wrote to stderr (stdio servers): for the
+        operator's log only — a server's stderr never reaches a model (see ``failures``)."""
         try:
             self._errlog.flush()
             self._errlog.seek(0, 2)
             size = self._errlog.tell()
             self._errlog.seek(max(0, size - limit))
-            text = self._errlog.read()
+            return self._errlog.read()
         except (OSError, ValueError):
             return ""
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return " | ".join(lines[-3:])[-limit:]
 
     async def ensure(self) -> ClientSession:
         """The open session, opening one if needed."""
@@ -161,7 +180,7 @@ class ServerConnection:
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[ClientSession] = loop.create_future()
             ready.add_done_callback(_retrieve)
-            self.fault = None
+            self.fault, self.fault_raw = None, ""
             self._stop = asyncio.Event()
             self._owner = loop.create_task(self._run_owner(ready, self._stop), name=f"mcp-owner-{self.name}")
             try:
@@ -172,12 +191,12 @@ class ServerConnection:
                 owner, self._owner, self._stop = self._owner, None, None
                 self._closing = {t for t in self._closing if not t.done()}
                 self._closing.add(loop.create_task(_stop_owner(owner, None)))
-                tail = self.stderr_tail()
                 raise McpConnectionError(
-                    self.config.redact(
+                    failures.report(
+                        self.name,
                         f"MCP server {self.name!r} did not finish its handshake within "
-                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped"
-                        + (f"; server stderr: {tail}" if tail else "")
+                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped",
+                        failures.raw_text(None, self.stderr_text()),
                     )
                 ) from None
             except McpConnectionError:
@@ -226,19 +245,32 @@ class ServerConnection:
             # -32000 is also a code a server may answer with: only a dead session means a lost connection
             if exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session):
                 await self.discard()
-                raise McpConnectionError(self._lost(what)) from None
+                raise McpConnectionError(self._lost(what, None)) from None
+            # the server's message is its own text (it may echo its environment): the log gets it
             raise McpServerError(
-                self.config.redact(
-                    f"MCP server {self.name!r} answered {what} with error {exc.code}: {_cut(exc.message)}"
+                failures.report(
+                    self.name,
+                    f"MCP server {self.name!r} answered {what} with {failures.json_rpc_code(exc.code)}",
+                    f"error {exc.code}: {exc.message}"
+                    + (f"\ndata: {exc.data!r}" if exc.data is not None else ""),
                 )
             ) from None
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
+            # e.g. the SDK refusing a result that does not match the tool's outputSchema: the answer
+            # is unusable, the connection is not. Only a session that stopped answering is dropped.
+            if await self._alive(session):
+                raise McpServerError(
+                    failures.report(
+                        self.name,
+                        f"the answer of MCP server {self.name!r} to {what} could not be used "
+                        f"({failures.reason(exc)}); the connection is kept",
+                        failures.raw_text(exc, ""),
+                    )
+                ) from None
             await self.discard()
-            raise McpConnectionError(
-                self.config.redact(f"{self._lost(what)} ({type(exc).__name__}: {exc})")
-            ) from None
+            raise McpConnectionError(self._lost(what, exc)) from None
 
     async def _alive(self, session: ClientSession) -> bool:
         """Whether ``session`` still answers: no recorded fault, the owner running, and a ping answered
@@ -253,12 +285,14 @@ class ServerConnection:
             return False
         return True
 
-    def _lost(self, what: str) -> str:
-        tail = self.stderr_tail()
+    def _lost(self, what: str, exc: BaseException | None) -> str:
         fault = f" (the server sent a message that cannot be parsed: {self.fault})" if self.fault else ""
-        return self.config.redact(
-            f"the connection to MCP server {self.name!r} was lost during {what}{fault}; it will be "
-            "reopened on the next call" + (f"; server stderr: {tail}" if tail else "")
+        kind = f" ({failures.reason(exc)})" if exc is not None and not self.fault else ""
+        return failures.report(
+            self.name,
+            f"the connection to MCP server {self.name!r} was lost during {what}{fault}{kind}; it will be "
+            "reopened on the next call",
+            self.fault_raw + "\n" + failures.raw_text(exc, self.stderr_text()),
         )
 
     async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:
@@ -271,7 +305,9 @@ class ServerConnection:
             cursor: str | None = None
             for _page in range(100):
                 params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                result = await session.list_tools(params=params)
+                # every field the server sent is kept (ServedTool): the rug-pull pin hashes them all
+                request = mcp_types.ListToolsRequest(params=params)
+                result = await session.send_request(request, ServedListing)
                 for t in result.tools:
                     tools[t.name] = t
                 cursor = result.next_cursor
@@ -304,24 +340,6 @@ async def _stop_owner(owner: asyncio.Task[None] | None, stop: asyncio.Event | No
     owner.cancel()
     with contextlib.suppress(BaseException):
         await owner
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    """``Type: first line of the message``, at most ``limit`` characters: no traceback, no input echo."""
-    while getattr(exc, "exceptions", None):  # unwrap (Base)ExceptionGroup from task groups
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    lines = str(exc).strip().splitlines()
-    text = f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
-    # pydantic: the reason is the first line with "[type=" ("Invalid JSON: recursion limit exceeded …")
-    reason = next((line.strip().split(" [type=")[0] for line in lines if " [type=" in line), None)
-    if reason and "validation error" in lines[0]:
-        text = f"{lines[0]}: {reason}"
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _cut(text: str, limit: int = 1_000) -> str:
-    """A server-chosen message cut to ``limit`` characters."""
-    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more characters cut]"
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

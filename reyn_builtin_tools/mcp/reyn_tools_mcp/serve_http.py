@@ -133,6 +133,28 @@ def _is_wildcard(host: str) -> bool:
         return False
 
 
+# the names a client of the machine's usual loopback may write; any of them reaches these binds
+_USUAL_LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def bound_host_values(host: str, port: int) -> list[str]:
+    """The Host header values that name the bound address: the address itself (as a client writes it
+    in a URL: ``[v6]:port``, canonical form), and for the usual loopback (``localhost``, 127.0.0.1,
+    ::1) each of the three names. The allow-list follows the bind, so every address accepted as a
+    bind is one its own clients can reach (``127.0.0.2`` is 127.0.0.2, not 127.0.0.1). A wildcard
+    bind names no host: ``--allow-host`` does."""
+    if _is_wildcard(host):
+        return []
+    try:
+        canonical = ipaddress.ip_address(host).compressed
+    except ValueError:
+        canonical = host.lower()
+    names = [canonical]
+    if canonical in _USUAL_LOOPBACK:
+        names += [n for n in _USUAL_LOOPBACK if n != canonical]
+    return list(dict.fromkeys(f"[{n}]:{port}" if ":" in n else f"{n}:{port}" for n in names))
+
+
 def _host_values(name: str, port: int) -> list[str]:
     """Host header values an ``--allow-host`` entry admits: as given with a port, else with this
     server's port and bare (a proxy in front on 80/443 sends no port)."""
@@ -172,11 +194,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
             raise HttpOptionsError(f"{name} must be at least {minimum}")
     if args.shutdown_grace < 0:
         raise HttpOptionsError("--shutdown-grace must not be negative")
-    hosts: list[str] = []
-    if is_loopback(host):
-        hosts += [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
-    elif not _is_wildcard(host):
-        hosts.append(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    hosts = bound_host_values(host, port)
     for name in args.allow_host:
         hosts += _host_values(name, port)
     hosts = list(dict.fromkeys(hosts))

@@ -2,9 +2,12 @@
 
 Import mode must name a server's tools while the registry is built, and loading must never spawn a
 server or open a connection. So the tools are rendered from a snapshot of each server's
-``tools/list``, refreshed on demand. Every tool carries ``sha256`` of its canonical definition;
-a call through an imported tool compares it with the server's live listing and refuses a tool that
-changed (the "rug pull"). Standard library and ``reyn_core.canonical_json`` only.
+``tools/list``, refreshed on demand. Every entry keeps the whole tool object the server served
+(``served``: every field it sent — annotations, ``outputSchema``, ``_meta``, fields no version of
+the protocol knows yet) and ``sha256`` of its canonical JSON (``served_sha256``, the one pin); a
+call through an imported tool compares that with the server's live listing and refuses a tool that
+changed in any field (the "rug pull"). What is rendered (name, description, input schema) is read
+from ``served``, so the pin covers exactly what a model is shown and more. Imports only the core.
 """
 
 from __future__ import annotations
@@ -26,16 +29,21 @@ class SnapshotError(Exception):
     """The snapshot file exists but cannot be used; the message names the file and the fix."""
 
 
-def tool_sha256(tool: Mapping[str, Any]) -> str:
-    """``sha256:`` over the canonical JSON of a tool's name, title, description and input schema."""
-    canonical = {
-        "name": tool.get("name"),
-        "title": tool.get("title"),
-        "description": tool.get("description") or "",
-        "input_schema": tool.get("input_schema") or {},
-    }
-    text = canonical_json(canonical)  # the core's one canonical JSON (same bytes as before for JSON data)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def served_sha256(served: Mapping[str, Any]) -> str:
+    """The pin of an upstream tool: ``sha256:`` over the canonical JSON (``reyn_core.canonical_json``)
+    of the whole tool object as the server sent it — no list of fields, so a field added later is
+    covered too. The single place the pin is defined (it may become the core's definition digest)."""
+    return "sha256:" + hashlib.sha256(canonical_json(served).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def tool_sha256(entry: Mapping[str, Any]) -> str:
+    """The pin of a snapshot entry: ``served_sha256`` of what it recorded as served. An entry written
+    before whole tools were recorded has no ``served``; its own fields are hashed, which never
+    equals a live tool's pin, so its calls are refused until ``reyn mcp refresh`` (fail closed)."""
+    served = entry.get("served")
+    if isinstance(served, Mapping):
+        return served_sha256(served)
+    return served_sha256({k: v for k, v in entry.items() if k != "sha256"})
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -73,12 +81,25 @@ def write_snapshot(path: str | os.PathLike[str], data: Mapping[str, Any]) -> Non
         raise
 
 
+def rendered_fields(served: Mapping[str, Any]) -> dict[str, Any]:
+    """Name, title, description and input schema of a served tool object (MCP's wire names)."""
+    return {
+        "name": served.get("name"),
+        "title": served.get("title"),
+        "description": served.get("description") or "",
+        "input_schema": served.get("inputSchema"),
+    }
+
+
 def snapshot_tools(data: Mapping[str, Any], server: str) -> list[dict[str, Any]]:
-    """The snapshotted tools of ``server`` (empty when it was never refreshed)."""
+    """The snapshotted tools of ``server`` (empty when it was never refreshed). An entry's rendered
+    fields are taken from its ``served`` object when it has one: the pin covers what is rendered."""
     entry = data.get("servers", {}).get(server)
     tools = entry.get("tools") if isinstance(entry, dict) else None
-    return (
-        [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
-        if isinstance(tools, list)
-        else []
-    )
+    out = []
+    for t in tools if isinstance(tools, list) else []:
+        if isinstance(t, dict) and isinstance(t.get("served"), dict):
+            t = {**t, **rendered_fields(t["served"])}
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            out.append(t)
+    return out

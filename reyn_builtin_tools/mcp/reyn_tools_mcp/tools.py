@@ -25,7 +25,7 @@ from . import client
 from .availability import server_enum, servers_available
 from .results import bounded_listing, convert_result, names_preview
 from .settings import McpSettings, ServerConfig
-from .snapshot import tool_sha256
+from .snapshot import rendered_fields, served_sha256
 
 
 def resolve_server(settings: McpSettings, ctx: ToolContext | None, server: str) -> ServerConfig:
@@ -58,14 +58,16 @@ async def _on_pool(settings: McpSettings, server: str, config: ServerConfig, fn:
         raise ToolExecutionError(str(exc)) from None
 
 
+def served(tool: mcp_types.Tool) -> dict[str, Any]:
+    """The tool object exactly as the server sent it: every field it set (unknown ones included,
+    under their wire names), none the SDK defaulted. What the rug-pull pin hashes."""
+    return tool.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 def tool_to_dict(tool: mcp_types.Tool) -> dict[str, Any]:
-    """The parts of an MCP tool a model or a snapshot needs."""
-    return {
-        "name": tool.name,
-        "title": tool.title,
-        "description": tool.description or "",
-        "input_schema": tool.input_schema,
-    }
+    """A snapshot entry: the whole served object, and the parts a model is shown (read from it)."""
+    whole = served(tool)
+    return {**rendered_fields(whole), "served": whole}
 
 
 def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]) -> None:
@@ -117,12 +119,14 @@ async def call_server_tool(
                 problems=[ArgumentProblem("/tool", f"must be one of {names_preview(sorted(tools))}")],
             )
         if expect_sha256 is not None:
-            live = tool_sha256(tool_to_dict(definition))
+            live = served_sha256(served(definition))
             if live != expect_sha256:
+                # any served field: description, schemas, annotations, _meta, fields not known yet
                 raise ToolDenied(
-                    f"MCP server {server!r} changed tool {tool!r} since it was imported (definition {live} "
-                    f"!= snapshot {expect_sha256}); the call was refused. Review the change, run "
-                    "`reyn mcp refresh`, then `reyn plugins lock`"
+                    f"MCP server {server!r} changed tool {tool!r} since it was imported (the tool it "
+                    f"serves now hashes to {live}, the snapshot's to {expect_sha256}); the call was "
+                    "refused and the other tools keep working. Review the change with `reyn mcp check`, "
+                    "run `reyn mcp refresh`, then `reyn plugins lock`"
                 )
         check_arguments(server, definition, arguments)
         return await conn.call_tool(tool, arguments, timeout)

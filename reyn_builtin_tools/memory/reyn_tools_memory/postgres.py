@@ -6,8 +6,11 @@ Same contract as the SQLite store (``MemoryBackend``); how each promise is kept 
   so connections a server restart broke are replaced instead of failing a call). Every connection
   sets ``statement_timeout``, ``lock_timeout`` and ``idle_in_transaction_session_timeout``;
   connecting is bounded by libpq's ``connect_timeout``, waiting for a pooled connection by twice
-  that. An unreachable server is ``MemoryStoreUnavailable`` naming ``user@host:port/db`` (never
-  the password), within those bounds.
+  that. An unreachable server is ``MemoryStoreUnavailable`` naming ``host:port/db`` (never the user
+  name or the password), within those bounds.
+- **Errors** are told in Reyn's words (psycopg's class and SQLSTATE); the driver's and the server's
+  message text, which can quote the user name or a value, goes to the operator's log only
+  (``reyn.remote.memory.postgres``, see ``reyn_core.log_remote_failure``).
 - **Writes** run in READ COMMITTED transactions. An update is one ``UPDATE`` (row lock: two writers
   of one slug queue, the last one wins, nothing is half-written). A new slug takes a transaction
   advisory lock on its layer before counting the layer and inserting, so the per-layer limit holds
@@ -32,6 +35,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
+
+from reyn_core import log_remote_failure
 
 from .backend import (
     Layer,
@@ -91,11 +96,12 @@ CREATE_VERSION_TABLE = f"""CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (
 # of (schema, layer, agent) for "a new slug in this layer".
 _NAMESPACE = int.from_bytes(hashlib.blake2b(b"reyn-tools-memory", digest_size=4).digest(), "big", signed=True)
 _MIGRATION_KEY = 0
+LOG_SOURCE = "memory.postgres"
 MAX_ATTEMPTS = 5  # a transaction rolled back by a serialization failure or deadlock is retried this often
 
 # The last connection error per conninfo, with when it happened: the pool connects in its own
 # threads, and a caller that waits should learn why (e.g. "connection refused") as soon as it happened.
-_last_connect_error: dict[str, tuple[float, str]] = {}
+_last_connect_error: dict[str, tuple[float, psycopg.Error]] = {}
 # The pool's own warnings ("error connecting in ...") would reach a host's stderr through logging's
 # last-resort handler; this pack reports those failures itself. A host that configures logging still
 # receives them (they propagate).
@@ -110,16 +116,19 @@ class _Connection(psycopg.Connection[Any]):
         try:
             conn = super().connect(conninfo, *args, **kwargs)
         except psycopg.Error as exc:
-            _last_connect_error[conninfo] = (time.monotonic(), " ".join(str(exc).split()))
+            _last_connect_error[conninfo] = (time.monotonic(), exc)
             raise
         _last_connect_error.pop(conninfo, None)
         return conn
 
 
 def describe_dsn(dsn: str) -> tuple[str, dict[str, Any]]:
-    """``postgresql://user@host:port/dbname`` for messages (no password) and the parsed parameters.
+    """``postgresql://host:port/dbname`` for messages, and the parsed parameters.
 
-    An unparsable DSN is refused without echoing it: the parser's message may quote the password.
+    The one way a DSN is shown (errors, ``reyn doctor``, the store's ``location``): scheme, host,
+    port and database only. The userinfo — password *and* user name — is never shown: a token is
+    often put in the user slot (``postgresql://sk-live-…@host/db``), and no test of its shape can
+    tell a user name from a secret. An unparsable DSN is refused without echoing it.
     """
     try:
         params = conninfo_to_dict(dsn)
@@ -132,7 +141,10 @@ def describe_dsn(dsn: str) -> tuple[str, dict[str, Any]]:
     port = params.get("port") or os.environ.get("PGPORT") or "5432"
     user = params.get("user") or os.environ.get("PGUSER") or ""
     dbname = params.get("dbname") or os.environ.get("PGDATABASE") or user or "postgres"
-    return f"postgresql://{user + '@' if user else ''}{host}:{port}/{dbname}", params
+    # libpq defaults the database to the user name: then the name is that user slot, not shown either
+    shown_db = "(the user's default database)" if dbname == user and not params.get("dbname") else dbname
+    shown_host = "(a local socket)" if str(host).startswith("/") else host
+    return f"postgresql://{shown_host}:{port}/{shown_db}", params
 
 
 class PostgresStore:
@@ -152,9 +164,7 @@ class PostgresStore:
         max_entries_per_layer: int = 10_000,
     ) -> None:
         self._dsn = dsn
-        self._location, params = describe_dsn(dsn)
-        secrets = {params.get("password"), os.environ.get("PGPASSWORD")}
-        self._secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+        self._location, _params = describe_dsn(dsn)
         self.connect_timeout_s = connect_timeout_s
         self.statement_timeout_s = statement_timeout_s
         self.max_entries_per_layer = max_entries_per_layer
@@ -167,7 +177,7 @@ class PostgresStore:
 
     @property
     def location(self) -> str:
-        """``postgresql://user@host:port/dbname`` (never the password)."""
+        """``postgresql://host:port/dbname`` (never the user name or the password)."""
         return self._location
 
     # ------------------------------------------------------------------ connections
@@ -219,18 +229,23 @@ class PostgresStore:
         if pool is not None:
             pool.close(timeout=2.0)
 
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+    def _report(self, what: str, exc: BaseException | None) -> str:
+        """``what`` (Reyn's words); the driver's own message — which can quote the user name, the
+        host's settings or a value — goes to the operator's log only (``reyn.remote.memory.postgres``)."""
+        if exc is None:
+            return what
+        raw = f"{type(exc).__name__}: {exc}"
+        return f"{what}; {log_remote_failure(LOG_SOURCE, f'{self._location}: {what}', raw)}"
 
     def _unreachable(
-        self, reason: str, outcome: str = "nothing was read or written"
+        self, reason: str, outcome: str = "nothing was read or written", exc: BaseException | None = None
     ) -> MemoryStoreUnavailable:
         return MemoryStoreUnavailable(
-            f"the PostgreSQL memory store {self._location} is unavailable: "
-            f"{self._redact(' '.join(reason.split()))}; "
-            f"{outcome} — check that the server is running and reachable, then retry"
+            self._report(
+                f"the PostgreSQL memory store {self._location} is unavailable: {reason}; "
+                f"{outcome} — check that the server is running and reachable, then retry",
+                exc,
+            )
         )
 
     @contextmanager
@@ -248,7 +263,7 @@ class PostgresStore:
             except PoolTimeout:
                 failed = _last_connect_error.get(self._dsn)
                 if failed is not None and failed[0] >= started:
-                    raise self._unreachable(failed[1]) from None
+                    raise self._unreachable(driver_reason(failed[1]), exc=failed[1]) from None
                 if time.monotonic() >= deadline:
                     raise self._unreachable(
                         f"no connection within {2 * self.connect_timeout_s} s (all "
@@ -289,12 +304,12 @@ class PostgresStore:
                     f"({exc.sqlstate}); {what} — retry"
                 ) from None
             except psycopg.OperationalError as exc:
-                raise self._unreachable(_first_line(exc), what) from None
+                raise self._unreachable(driver_reason(exc), what, exc) from None
             except psycopg.Error as exc:
                 raise MemoryStoreError(
-                    f"the PostgreSQL memory store {self._location} failed: "
-                    f"{self._redact(_first_line(exc))}"
-                    + (f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else "")
+                    self._report(
+                        f"the PostgreSQL memory store {self._location} failed: {driver_reason(exc)}", exc
+                    )
                 ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -360,10 +375,12 @@ class PostgresStore:
             with _Connection.connect(self._dsn, autocommit=True, **self._connect_kwargs()) as conn:
                 version = self._read_version(conn)
         except psycopg.OperationalError as exc:
-            raise self._unreachable(_first_line(exc)) from None
+            raise self._unreachable(driver_reason(exc), exc=exc) from None
         except psycopg.Error as exc:
             raise MemoryStoreError(
-                f"the PostgreSQL memory store {self._location} failed: {self._redact(_first_line(exc))}"
+                self._report(
+                    f"the PostgreSQL memory store {self._location} failed: {driver_reason(exc)}", exc
+                )
             ) from None
         return version or None
 
@@ -471,9 +488,16 @@ class PostgresStore:
         return self._run(op, write=True)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def driver_reason(exc: BaseException) -> str:
+    """A driver error in Reyn's words: psycopg's class (named after the SQLSTATE, e.g.
+    ``InvalidPassword``) and the SQLSTATE code — never the server's or libpq's message text. A
+    connection that failed before any server answered has no SQLSTATE."""
+    state = getattr(exc, "sqlstate", None)
+    if state:
+        return f"{type(exc).__name__} (SQLSTATE {state})"
+    if isinstance(exc, psycopg.OperationalError):
+        return "no connection could be made (refused, unreachable, timed out, or rejected before login)"
+    return type(exc).__name__
 
 
 # --------------------------------------------------------------------------- one store per process

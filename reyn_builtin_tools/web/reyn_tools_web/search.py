@@ -5,6 +5,11 @@ in settings, so they are trusted: they are not passed through the SSRF guard (a 
 usually lives on a private address), but responses are still read under a byte cap, with a
 timeout and ``trust_env=False``. Imports httpx (only when the tool runs).
 
+A backend's failure is told to the model in Reyn's words (the backend, the HTTP status, the kind of
+error); the backend's own text — an error body, an httpx message quoting the request — may echo
+the API key in any encoding, so it goes only to the operator's log (``reyn.remote.web.search``,
+see ``reyn_core.log_remote_failure``), whose reference the message cites.
+
 Result texts come from the web through the backend, so they are handled as hostile: JSON is parsed
 off the event loop, only the first ``max_results`` items are looked at, each field is cut to a
 fixed length before tags are stripped, and the tag pattern is linear (``<[^<>]*>``: a run of ``<``
@@ -23,16 +28,18 @@ from typing import Any, Protocol
 
 import httpx
 
-from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout
+from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout, log_remote_failure
 
 from .availability import usable_settings
 from .fetch import BodyTooLarge, read_capped
 from .settings import SearchSettings
 
 _TAG = re.compile(r"<[^<>]*>")
+ERROR_BODY_BYTES = 8_192  # what the operator's log keeps of a backend's error answer
 MAX_TITLE = 500
 MAX_SNIPPET = 2_000
 MAX_URL = 2_048
+LOG_SOURCE = "web.search"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +59,11 @@ class SearchBackend(Protocol):
     async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
         """Up to ``max_results`` results for ``query``."""
         ...
+
+
+def _report(what: str, raw: str) -> str:
+    """``what`` (Reyn's words) for the model; the backend's own text to the operator's log."""
+    return f"{what}; {log_remote_failure(LOG_SOURCE, what, raw)}" if raw.strip() else what
 
 
 def _clean(text: Any, limit: int) -> str:
@@ -83,7 +95,13 @@ async def _get_json(
 ) -> Any:
     async with client.stream("GET", url, params=params, headers=headers) as response:
         if response.status_code >= 400:
-            raise ToolExecutionError(f"the {backend} search backend answered HTTP {response.status_code}")
+            # the body is the backend's own text (it may echo the key): the operator's log gets it
+            what = f"the {backend} search backend answered HTTP {response.status_code}"
+            try:
+                body = await read_capped(response, ERROR_BODY_BYTES)
+            except (BodyTooLarge, httpx.HTTPError, ToolExecutionError):
+                body = b"(the error body could not be read whole)"
+            raise ToolExecutionError(_report(what, body.decode("utf-8", "replace"))) from None
         try:
             body = await read_capped(response, max_bytes)
         except BodyTooLarge:
@@ -93,7 +111,8 @@ async def _get_json(
     try:
         return await asyncio.to_thread(json.loads, body)  # up to max_bytes: not on the loop
     except (ValueError, RecursionError):
-        raise ToolExecutionError(f"the {backend} search backend did not answer with JSON") from None
+        what = f"the {backend} search backend did not answer with JSON"
+        raise ToolExecutionError(_report(what, body[:ERROR_BODY_BYTES].decode("utf-8", "replace"))) from None
 
 
 @dataclass(frozen=True)
@@ -169,7 +188,7 @@ async def web_search(
             f"the {backend.name} search backend did not answer within {s.timeout_s:g} s"
         ) from None
     except httpx.HTTPError as exc:
-        raise ToolExecutionError(
-            f"the {backend.name} search backend failed: {type(exc).__name__}: {exc}"
-        ) from None
+        # an httpx message can quote the request (URL, a proxy's answer): only its kind is shown
+        what = f"the {backend.name} search backend failed ({type(exc).__name__})"
+        raise ToolExecutionError(_report(what, f"{type(exc).__name__}: {exc}")) from None
     return {"backend": backend.name, "query": query, "results": [asdict(r) for r in results]}

@@ -48,7 +48,8 @@ def test_enabled_each_tool_renders_on_its_own_surfaces(pack, project):
     invoke = next(t for t in router if t["function"]["name"] == "invoke_skill")
     assert invoke["function"]["parameters"]["properties"]["skill"]["enum"] == ["summarize"]
     assert pack.phase(project) == ["ask_user"]
-    assert pack.phase(project, "catalog", "ask_user") == sorted([*BOTH, "ask_user"])
+    assert pack.phase(project, "catalog", "ask_user") == sorted([*BOTH, "ask_user", "lint_skill"])
+    assert pack.phase(project, "lint_skill") == ["lint_skill"]  # phase only: named by its own name
 
 
 def test_tools_run_and_a_broken_file_is_reported_not_fatal(pack, project):

@@ -9,7 +9,7 @@ from reyn_core.host import render_phase, render_router
 
 BOTH = ["describe_agent", "describe_skill", "invoke_skill", "list_agents", "list_skills"]
 ROUTER_ONLY = ["delegate_to_agent", "plan"]
-PHASE_ONLY = ["ask_user"]
+PHASE_ONLY = ["ask_user", "lint_skill"]
 
 
 def test_router_renders_everything_but_ask_user(ws):
@@ -31,6 +31,7 @@ def test_clusters_and_dispatch_kinds(ws):
     reg = ws.registry
     assert {reg.get(n).cluster for n in BOTH + ROUTER_ONLY} == {"catalog"}
     assert reg.get("ask_user").cluster == "ask_user"
+    assert reg.get("lint_skill").cluster == "catalog"
     assert {n for n in BOTH + ROUTER_ONLY + PHASE_ONLY if reg.get(n).dispatch_kind == "deferred"} == set(
         ROUTER_ONLY
     )

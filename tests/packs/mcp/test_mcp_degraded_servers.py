@@ -119,7 +119,7 @@ async def test_moderately_deep_schema_still_lists(mcp_registry, mcp_settings, ct
 
 
 async def test_json_rpc_error_32000_is_a_tool_error_and_keeps_the_server(
-    mcp_registry, mcp_settings, ctx
+    mcp_registry, mcp_settings, ctx, operator_log
 ) -> None:
     from reyn_tools_mcp import client
 
@@ -129,7 +129,9 @@ async def test_json_rpc_error_32000_is_a_tool_error_and_keeps_the_server(
     before = await dispatch_tool(reg, "call_mcp_tool", call, ctx)
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "flaky", "tool": "flaky"}, ctx))
     after = await dispatch_tool(reg, "call_mcp_tool", call, ctx)
-    assert kind == "execution_error" and "error -32000: database is down" in message
+    assert kind == "execution_error" and "JSON-RPC error -32000" in message
+    # the server's own message is for the operator, not the model
+    assert "database is down" not in message and "database is down" in operator_log.text()
     assert "lost" not in message
     assert before["data"]["text"] == after["data"]["text"]  # same process: not restarted
     assert client.get_pool().connection_state("flaky", settings.servers["flaky"])["sessions_opened"] == 1

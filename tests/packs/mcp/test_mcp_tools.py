@@ -151,11 +151,14 @@ async def test_per_agent_server_allowlist(mcp_registry, mcp_settings, server_scr
     assert kind == "gate_refused" and "may use no MCP server" in message
 
 
-async def test_server_crash_mid_call_then_next_call_reconnects(mcp_registry, mcp_settings, ctx) -> None:
+async def test_server_crash_mid_call_then_next_call_reconnects(
+    mcp_registry, mcp_settings, ctx, operator_log
+) -> None:
     reg = mcp_registry(mcp_settings())
     first_pid = ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1]
     kind, message = err(await call(reg, ctx, "demo", "crash", {}))
-    assert kind == "execution_error" and "was lost" in message and "crashing now" in message
+    assert kind == "execution_error" and "was lost" in message and "operator's log" in message
+    assert "crashing now" not in message and "crashing now" in operator_log.text()  # its stderr
     second_pid = ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1]
     assert second_pid != first_pid
 

@@ -201,8 +201,8 @@ def test_a_server_that_is_down_is_a_clear_bounded_error_naming_the_host(pg_serve
         assert time.monotonic() - started < DEADLINE_S  # bounded, not hanging
         message = env["error"]["message"]
         assert env["error"]["kind"] == "execution_error"
-        assert f"postgresql://reyn@127.0.0.1:{port}/postgres is unavailable" in message
-        assert "refused" in message.lower()
+        assert f"postgresql://127.0.0.1:{port}/postgres is unavailable" in message  # no user name
+        assert "no connection could be made" in message  # Reyn's words; libpq's are in the log
         assert pg_server.password not in message
 
 
@@ -287,13 +287,17 @@ def test_an_invalid_dsn_is_refused_without_echoing_it(memory_with, monkeypatch, 
     )
 
 
-def test_a_wrong_password_is_an_error_that_does_not_show_it(pg_server, memory_with, monkeypatch):
+def test_a_wrong_password_is_an_error_that_does_not_show_it(
+    pg_server, memory_with, monkeypatch, operator_log
+):
     monkeypatch.setenv(
         ENV, f"postgresql://reyn:wrong-{pg_server.password}@127.0.0.1:{pg_server.port}/postgres"
     )
     env = remember(memory_with(pg_settings()))
-    assert "password authentication failed" in env["error"]["message"]
+    # libpq reports a refused login without a SQLSTATE: Reyn's words, the server's in the log
+    assert "no connection could be made" in env["error"]["message"]
     assert pg_server.password not in env["error"]["message"]
+    assert "password authentication failed" in operator_log.text()
 
 
 def test_a_dsn_pasted_into_dsn_env_is_refused_without_echoing_it():

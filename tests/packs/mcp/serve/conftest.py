@@ -54,9 +54,9 @@ def install_probe(site: Path) -> Path:
     return module
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
@@ -110,20 +110,23 @@ class ServeWorld:
         return json.loads(proc.stdout)
 
     @contextlib.contextmanager
-    def http(self, *args: str, port: int | None = None, **env: str) -> Iterator[HttpServer]:
-        """``reyn mcp serve --http 127.0.0.1:PORT ARGS`` running until the block ends."""
-        port = port or free_port()
+    def http(
+        self, *args: str, port: int | None = None, host: str = "127.0.0.1", **env: str
+    ) -> Iterator[HttpServer]:
+        """``reyn mcp serve --http HOST:PORT ARGS`` (127.0.0.1 by default) running until the block ends."""
+        port = port or free_port(host)
+        bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         log = self.root / f"serve-{port}.log"
         with open(log, "w") as err:
             proc = subprocess.Popen(
-                [REYN, "mcp", "serve", "--http", f"127.0.0.1:{port}", *args],
+                [REYN, "mcp", "serve", "--http", bind, *args],
                 cwd=self.root,
                 env=self.env(**env),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
             )
-        server = HttpServer(proc, port, log)
+        server = HttpServer(proc, port, log, host)
         try:
             server.wait_listening()
             yield server
@@ -136,16 +139,18 @@ class HttpServer:
     proc: subprocess.Popen[bytes]
     port: int
     log: Path
+    host: str = "127.0.0.1"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/mcp"
 
     def wait_listening(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                with socket.create_connection((self.host, self.port), timeout=0.5):
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:

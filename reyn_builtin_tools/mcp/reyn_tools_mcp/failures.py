@@ -1,0 +1,97 @@
+"""What a model is told when an MCP server fails: Reyn's own words, never the server's.
+
+A server's stderr, its JSON-RPC error messages and the text of a transport exception are written
+by the server (or echo what it sent, or the expanded command line and URL) and can hold the host's
+secrets in any encoding — URL-encoded, JSON-escaped, base64, split across lines. Replacing known
+values cannot catch every form, so none of that text is put in a model-visible message. Each
+message is built here from facts Reyn chose: the server's name and source as written (``${VAR}``
+unexpanded), the step that failed, a protocol code, an HTTP status, an OS error's name; and the
+raw text goes to the operator's log (``reyn_core.log_remote_failure``, logger ``reyn.remote.mcp``),
+whose reference the message cites. Standard library only.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import traceback
+from typing import Any
+
+from reyn_core import log_remote_failure
+
+LOG_SOURCE = "mcp"
+
+# JSON-RPC 2.0's own names for its reserved codes (anything else is the server's own code)
+_JSON_RPC_CODES = {
+    -32700: "parse error",
+    -32600: "invalid request",
+    -32601: "method not found",
+    -32602: "invalid params",
+    -32603: "internal error",
+    # the SDK also reports a closed connection (a stdio server's process ended) with -32000
+    -32000: "a server error, or the connection closed",
+}
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """The first leaf of an (Base)ExceptionGroup (task groups wrap the real failure)."""
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def json_rpc_code(code: int) -> str:
+    """``JSON-RPC error -32602 (invalid params)``; the meaning only for the reserved codes."""
+    meaning = _JSON_RPC_CODES.get(code) or ("a server-defined error" if -32099 <= code <= -32000 else None)
+    return f"JSON-RPC error {code}" + (f" ({meaning})" if meaning else "")
+
+
+def reason(exc: BaseException) -> str:
+    """Why a connection failed, from the exception's *kind* only: an OS error's name, an HTTP status,
+    a JSON-RPC code, else the exception's class — never its message (the server's or an echo)."""
+    exc = leaf(exc)
+    code = getattr(exc, "errno", None)
+    if isinstance(exc, OSError) and isinstance(code, int) and code in errno.errorcode:
+        return f"{type(exc).__name__} ({errno.errorcode[code]}: {os.strerror(code)})"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return f"the server answered HTTP {status}"
+    rpc = getattr(exc, "code", None)
+    if type(exc).__name__ == "MCPError" and isinstance(rpc, int):
+        return json_rpc_code(rpc)
+    return type(exc).__name__
+
+
+def parse_fault(exc: BaseException) -> str:
+    """A message the SDK could not parse, described by the parser's error *types* (pydantic's
+    ``json_invalid``, with its fixed wording, e.g. "recursion limit exceeded"), never the input."""
+    exc = leaf(exc)
+    errors: Any = getattr(exc, "errors", None)
+    try:
+        items = errors() if callable(errors) else []
+    except Exception:
+        items = []
+    parts = []
+    for item in items[:3]:
+        kind = str(item.get("type", "?"))[:40]
+        # json_invalid's message is the JSON parser's fixed text; other messages may quote a value
+        message = str(item.get("msg", ""))[:120] if kind == "json_invalid" else ""
+        parts.append(f"{kind}: {message}" if message else kind)
+    return type(exc).__name__ + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def raw_text(exc: BaseException | None, stderr: str) -> str:
+    """What the operator's log gets: the exception as Python prints it, then the server's stderr."""
+    parts = []
+    if exc is not None:
+        parts.append("".join(traceback.format_exception_only(type(leaf(exc)), leaf(exc))).rstrip())
+    if stderr.strip():
+        parts.append("server stderr (last part):\n" + stderr.rstrip())
+    return "\n".join(parts)
+
+
+def report(server: str, what: str, raw: str) -> str:
+    """``what`` (Reyn's words), and — when there is raw text — where the operator finds it."""
+    if not raw.strip():
+        return what
+    return f"{what}; {log_remote_failure(LOG_SOURCE, what, raw)}"

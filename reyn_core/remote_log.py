@@ -1,0 +1,130 @@
+"""The operator's log of remote failures: where a remote server's or driver's own words go.
+
+A remote MCP server's stderr, a search backend's error body, a database driver's message: text a
+remote party wrote, which can carry the host's secrets in any form (plain, URL-encoded, base64,
+split across lines…). No redactor can know every form, so none is tried: such text never reaches
+a model. A pack tells the model *what* failed in its own wording — which server, which step, an
+exit status or protocol code — and hands the raw text to ``log_remote_failure``, which writes it
+to the logger ``reyn.remote.<source>`` with a short reference the model-visible message cites, so
+the operator can find the details.
+
+Where the records go is the operator's choice, read from ``$REYN_REMOTE_LOG``:
+
+- unset: the file ``remote.log`` in Reyn's user log folder — ``$XDG_STATE_HOME/reyn`` (default
+  ``~/.local/state/reyn``) on Linux and other Unixes, ``~/Library/Logs/reyn`` on macOS,
+  ``%LOCALAPPDATA%\\reyn\\Logs`` on Windows;
+- a file path (``~`` expanded): that file;
+- ``stderr``: the host process's standard error;
+- ``off``: no handler of Reyn's — the records still propagate to the host's own ``logging``
+  configuration (as they always do), and are lost if it has none.
+
+A log file is created with mode 0600 (it holds what the servers wrote, secrets included) and
+rotated at 10 MB, three old files kept. ``reyn doctor`` prints the destination
+(``remote_log_destination``). Standard library only.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import secrets
+import sys
+import threading
+from pathlib import Path
+
+ENV_VAR = "REYN_REMOTE_LOG"
+LOGGER = "reyn.remote"
+# what one record keeps of a remote party's text: enough to diagnose, bounded against a flood
+MAX_RAW_CHARS = 16_000
+
+_lock = threading.Lock()
+_configured: tuple[str, logging.Handler | None] | None = None
+
+
+def default_log_file() -> Path:
+    """``remote.log`` in the user's log folder (see the module docstring)."""
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA")
+        base = Path(local) if local and os.path.isabs(local) else Path.home() / "AppData" / "Local"
+        return base / "reyn" / "Logs" / "remote.log"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Logs" / "reyn" / "remote.log"
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
+    return base / "reyn" / "remote.log"
+
+
+def _log_file(value: str) -> Path | None:
+    if value in ("stderr", "off"):
+        return None
+    return Path(value).expanduser() if value else default_log_file()
+
+
+def remote_log_destination() -> str:
+    """Where ``reyn.remote`` records go, in words (for ``reyn doctor``)."""
+    value = os.environ.get(ENV_VAR, "").strip()
+    if value == "stderr":
+        return "standard error of the host process"
+    if value == "off":
+        return "the host's own logging configuration only"
+    return f"the file {_log_file(value)}"
+
+
+def _handler(value: str) -> logging.Handler | None:
+    if value == "off":
+        return None
+    path = _log_file(value)
+    if path is None:
+        return logging.StreamHandler(sys.stderr)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # a link planted at the path is refused (the records would go where it points), like the audit log
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)  # an existing file too: it holds what servers wrote
+    finally:
+        os.close(fd)
+    return logging.handlers.RotatingFileHandler(
+        path, maxBytes=10_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace"
+    )
+
+
+def _logger(source: str) -> logging.Logger:
+    """``reyn.remote.<source>``, with the handler ``$REYN_REMOTE_LOG`` names on ``reyn.remote``
+    (attached once per value; a changed value replaces it)."""
+    global _configured
+    value = os.environ.get(ENV_VAR, "").strip()
+    parent = logging.getLogger(LOGGER)
+    with _lock:
+        if _configured is None or _configured[0] != value:
+            if _configured is not None and _configured[1] is not None:
+                parent.removeHandler(_configured[1])
+                _configured[1].close()
+            try:
+                handler = _handler(value)
+            except OSError as exc:
+                # an unwritable log path must not turn a remote failure into a crash: say so on stderr
+                handler = logging.StreamHandler(sys.stderr)
+                print(f"reyn: {ENV_VAR}={value!r} cannot be opened ({exc}); using stderr", file=sys.stderr)
+            if handler is not None:
+                handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+                parent.addHandler(handler)
+            if parent.level == logging.NOTSET:
+                parent.setLevel(logging.INFO)
+            _configured = (value, handler)
+    return logging.getLogger(f"{LOGGER}.{source}")
+
+
+def log_remote_failure(source: str, what: str, raw: str) -> str:
+    """Log ``raw`` — a remote party's own text — with ``what`` (Reyn's description of the failure)
+    to ``reyn.remote.<source>`` and return the sentence a model-visible message ends with: where the
+    operator finds the details, and the reference of this record. Never put ``raw`` in that message.
+
+    ``source`` is a short dotted name (``mcp``, ``web.search``, ``memory.postgres``).
+    """
+    ref = secrets.token_hex(4)
+    cut = len(raw) - MAX_RAW_CHARS
+    text = raw if cut <= 0 else f"[the first {cut} characters were cut]\n" + raw[-MAX_RAW_CHARS:]
+    _logger(source).warning("ref=%s %s\n%s", ref, what, text.rstrip("\n") or "(no text)")
+    return f"the details are in the operator's log ({LOGGER}.{source}, ref {ref})"

@@ -1,0 +1,65 @@
+"""reyn-sandbox: run a command confined by the kernel to the operator's grants.
+
+Whatever the command runs — including code a model wrote — can read only the read roots, write only
+the write roots, open no internet socket unless network is granted, see no other process, and never
+outlive or outgrow its limits. The launcher confines itself and then runs the command, so it works
+wherever a command line is accepted: spawn `launcher_argv(command, grants)` instead of `command`.
+
+This package is a leaf (standard library only, nothing of reyn_core) so anything can use it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
+from ._grants import Grants, GrantsError
+from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, require_available, status
+
+__all__ = [
+    "PRETEND_ENV",
+    "SETUP_FAILED_EXIT",
+    "Grants",
+    "GrantsError",
+    "SandboxStatus",
+    "SandboxUnavailable",
+    "launcher_argv",
+    "limit_exceeded",
+    "status",
+]
+
+# The launcher runs with -I (no environment variables, no user site, no script folder on sys.path)
+# and -S (no site-packages processing, so no .pth file runs code in it, and ~100 ms less start-up
+# with many editable installs); it finds this package by the folder that holds it, after the stdlib.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BOOT = (
+    f"import sys; sys.path.append({_PACKAGE_PARENT!r}); "
+    "from reyn_sandbox._launch import main; raise SystemExit(main())"
+)
+
+
+def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
+    """The argv that runs `command` confined by `grants`.
+
+    Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
+    TMPDIR. Raises `SandboxUnavailable` when this kernel cannot confine (fail closed), and
+    `GrantsError` for an empty command.
+    """
+    if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
+        raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
+    require_available()
+    return [sys.executable, "-I", "-S", "-c", _BOOT, "--grants", grants.to_json(), "--", *command]
+
+
+def limit_exceeded(stderr: str) -> str | None:
+    """The limit that ended a confined command, from its stderr — e.g. `"cpu_seconds (60)"` — or None.
+
+    The launcher writes `reyn-sandbox: limit exceeded: <field> (<value>)` as the last line, after
+    everything the command wrote. stderr is the command's channel too, so a command can print such a
+    line itself: treat it as the reason to show, not as proof.
+    """
+    lines = stderr.rstrip("\n").rsplit("\n", 1)
+    last = lines[-1] if lines else ""
+    return last[len(LIMIT_PREFIX) :] if last.startswith(LIMIT_PREFIX) else None

@@ -1,0 +1,5 @@
+"""`python -I -m reyn_sandbox --grants JSON -- command…` (built by `reyn_sandbox.launcher_argv`)."""
+
+from ._launch import main
+
+raise SystemExit(main())

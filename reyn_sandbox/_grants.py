@@ -1,0 +1,103 @@
+"""What a confined command may reach: the `Grants` an operator gives, and their JSON form.
+
+The launcher receives grants on its command line as JSON (`launcher_argv`), so the form is part of
+the contract between the process that builds the argv and the launcher that enforces it: every field
+is checked here, once, on both sides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
+
+if TYPE_CHECKING:
+    from typing import Any
+
+_MIB = 1024 * 1024
+
+
+class GrantsError(ValueError):
+    """A `Grants` value or its JSON form is malformed (names the field and what is allowed)."""
+
+
+@dataclass(frozen=True)
+class Grants:
+    """The operator's grants for one confined command.
+
+    Paths are absolute; the launcher resolves symlinks and makes each root visible at its resolved
+    path. Everything not granted (other than the launcher's fixed system directories, see
+    `docs/sandbox.md`) does not exist inside the sandbox.
+    """
+
+    read_roots: tuple[str, ...] = ()
+    """Directories or files the command may read and execute (never write)."""
+    write_roots: tuple[str, ...] = ()
+    """Directories or files the command may read, write, create in and delete from."""
+    network: bool = False
+    """Whether the command may open internet sockets; without it only unix sockets exist."""
+    hide: tuple[str, ...] = ()
+    """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`."""
+    read_only: tuple[str, ...] = ()
+    """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
+    so the command cannot plant what the operator may later run. Only paths that exist at start."""
+    cpu_seconds: int = 60
+    """CPU time per process (RLIMIT_CPU); the process gets SIGXCPU, then SIGKILL a second later."""
+    memory_bytes: int = 2048 * _MIB
+    """Address space per process (RLIMIT_AS); allocations beyond it fail."""
+    max_processes: int = 128
+    """Processes and threads in the sandbox at once (RLIMIT_NPROC); reaching it ends the command."""
+    file_size_bytes: int = 1024 * _MIB
+    """Largest file the command may write (RLIMIT_FSIZE); a write beyond it gets SIGXFSZ."""
+    open_files: int = 1024
+    """Open file descriptors per process (RLIMIT_NOFILE)."""
+    tmp_bytes: int = 256 * _MIB
+    """Size of the private, memory-backed /tmp (and /dev/shm), discarded when the sandbox ends."""
+    uid: int = 65534
+    """The unprivileged user the command runs as when the launcher is started as root."""
+    gid: int = 65534
+    """The group the command runs as when the launcher is started as root."""
+
+    def __post_init__(self) -> None:
+        for name in ("read_roots", "write_roots", "hide", "read_only"):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+                raise GrantsError(f"Grants.{name} must be a tuple of absolute paths, got {value!r}")
+            for path in value:
+                if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+                    raise GrantsError(f"Grants.{name}: {path!r} is not an absolute path")
+            object.__setattr__(self, name, tuple(value))
+        if not isinstance(self.network, bool):
+            raise GrantsError(f"Grants.network must be true or false, got {self.network!r}")
+        for name in ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files"):
+            _require_positive_int(name, getattr(self, name))
+        _require_positive_int("tmp_bytes", self.tmp_bytes)
+        for name in ("uid", "gid"):
+            _require_positive_int(name, getattr(self, name), what="a non-zero (unprivileged) id")
+
+    def to_json(self) -> str:
+        """The compact JSON form the launcher takes after `--grants`."""
+        return json.dumps(dataclasses.asdict(self), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Grants:
+        """Parse `to_json`'s form; unknown or malformed fields raise `GrantsError`."""
+        try:
+            data: Any = json.loads(text)
+        except ValueError as exc:
+            raise GrantsError(f"grants are not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise GrantsError("grants must be a JSON object")
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise GrantsError(f"unknown grant fields {unknown}; known: {sorted(known)}")
+        return cls(**data)
+
+
+def _require_positive_int(name: str, value: object, what: str = "a positive integer") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise GrantsError(f"Grants.{name} must be {what}, got {value!r}")

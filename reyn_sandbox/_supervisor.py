@@ -1,0 +1,219 @@
+"""PID 1 of the sandbox: finishes the confinement, starts the command, reaps, forwards, reports limits.
+
+Being init of the PID namespace is what makes "everything dies with the group" hold: when this
+process exits the kernel kills every process left in the namespace, double-forked or not, and the
+launcher outside has PR_SET_PDEATHSIG'd it so it cannot outlive the launcher either.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+
+from . import _filesystem, _landlock, _seccomp
+from . import _syscalls as sc
+from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
+from ._grants import Grants
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+_FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+_SAMPLE_SECONDS = 0.05
+# Tasks of the sandbox's uid that are not the command's: this supervisor and its sampler thread.
+_SUPERVISOR_TASKS = 2
+
+
+class SetupError(Exception):
+    """Confinement could not be completed; the command must not run (exit 125)."""
+
+
+def fail_setup(reason: str) -> NoReturn:
+    """Report a setup failure on one line and exit 125 without running anything."""
+    sys.stderr.write(f"reyn-sandbox: {reason}\n")
+    sys.stderr.flush()
+    os._exit(SETUP_FAILED_EXIT)
+
+
+@dataclass
+class _Watch:
+    """What the sampler saw: the peak address space of any process, and whether the process cap hit."""
+
+    peak_vm_bytes: int = 0
+    processes_hit: bool = False
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_root: bool) -> None:
+    """Everything between "in fresh namespaces with namespace root" and "ready to start the command"."""
+    owner = (grants.uid, grants.gid) if as_root else (os.getuid(), os.getgid())
+    _filesystem.build_root(layout, grants, owner, as_root)
+    if as_root:
+        # The bounding set is emptied while CAP_SETPCAP is still held; setresuid to a non-zero uid
+        # then clears the remaining sets (no PR_SET_KEEPCAPS).
+        sc.drop_bounding_and_ambient()
+        os.setgroups([])
+        os.setresgid(grants.gid, grants.gid, grants.gid)
+        os.setresuid(grants.uid, grants.uid, grants.uid)
+        # A uid change makes the process non-dumpable, which turns its /proc/self files root's;
+        # the inner user namespace's maps are written there next. (It holds nothing by now.)
+        sc.prctl(sc.PR_SET_DUMPABLE, 1)
+    _enter_inner_user_namespace()
+    sc.drop_all_capabilities()
+    sc.set_no_new_privs()
+    _landlock.restrict_self(
+        abi,
+        read_paths=["/", "/proc", "/dev", *layout.read_paths],
+        write_paths=[_filesystem.TMP, _filesystem.SHM, *layout.write_paths],
+        read_write_files=[f"/dev/{name}" for name in _filesystem.DEV_NODES],
+        network=grants.network,
+    )
+    _seccomp.install(grants.network)
+    # A session of its own: no controlling terminal, so an inherited terminal fd cannot be used to
+    # push keystrokes into the operator's shell (TIOCSTI needs it to be the caller's controlling tty).
+    os.setsid()
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        raise SetupError(f"cannot enter the working directory {cwd}: {exc.strerror}") from None
+
+
+def _enter_inner_user_namespace() -> None:
+    """A user namespace of the sandbox's own, mapping only its uid: RLIMIT_NPROC then counts the
+    sandbox's processes alone (per namespace and uid), not every process of that uid on the host."""
+    uid, gid = os.getuid(), os.getgid()
+    sc.unshare(sc.CLONE_NEWUSER)
+    with open("/proc/self/setgroups", "w", encoding="ascii") as handle:
+        handle.write("deny")
+    with open("/proc/self/uid_map", "w", encoding="ascii") as handle:
+        handle.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w", encoding="ascii") as handle:
+        handle.write(f"{gid} {gid} 1")
+
+
+def _set_limits(grants: Grants) -> None:
+    limits = (
+        # The hard CPU limit a second above the soft one: SIGXCPU first (reported), SIGKILL if caught.
+        (resource.RLIMIT_CPU, grants.cpu_seconds, grants.cpu_seconds + 1),
+        (resource.RLIMIT_AS, grants.memory_bytes, grants.memory_bytes),
+        # The supervisor's tasks count in the namespace too.
+        (
+            resource.RLIMIT_NPROC,
+            grants.max_processes + _SUPERVISOR_TASKS,
+            grants.max_processes + _SUPERVISOR_TASKS,
+        ),
+        (resource.RLIMIT_FSIZE, grants.file_size_bytes, grants.file_size_bytes),
+        (resource.RLIMIT_NOFILE, grants.open_files, grants.open_files),
+        (resource.RLIMIT_CORE, 0, 0),
+    )
+    for which, soft, hard in limits:
+        resource.setrlimit(which, (soft, hard))
+
+
+def initial_environment() -> dict[bytes, bytes]:
+    """The environment this process was started with, exactly: Python edits os.environ at start-up
+    (PEP 538 sets LC_CTYPE=C.UTF-8 when the locale is C), /proc/self/environ is the kernel's copy."""
+    with open("/proc/self/environ", "rb") as handle:
+        entries = handle.read().split(b"\0")
+    return dict(entry.split(b"=", 1) for entry in entries if b"=" in entry)
+
+
+def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn:
+    """Start the command as this namespace's second process, wait for it, exit with its status."""
+    try:
+        child = os.fork()
+    except OSError as exc:
+        fail_setup(f"cannot start the command: {exc}")
+    if child == 0:
+        _exec_command(grants, command, env)
+    for sig in _FORWARDED:
+        signal.signal(sig, lambda signum, _frame: forward(child, signum))
+    watch = _Watch()
+    threading.Thread(target=_sample, args=(grants, watch), daemon=True).start()
+    while True:
+        pid, wait_status, usage = os.wait4(-1, 0)
+        if pid == child:
+            break
+    watch.stop.set()
+    code = os.waitstatus_to_exitcode(wait_status)
+    code = 128 - code if code < 0 else code
+    limit = _limit_hit(grants, wait_status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, watch)
+    if limit is not None:
+        sys.stderr.write(f"{LIMIT_PREFIX}{limit}\n")
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def forward(child: int, signum: int) -> None:
+    """Pass a signal on to `child`; one that has just exited is not an error."""
+    try:
+        os.kill(child, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _exec_command(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn:
+    try:
+        # Python ignores SIGPIPE and SIGXFSZ and an ignored signal survives execve: restore the
+        # defaults (as subprocess's restore_signals does) so the command starts as it would outside.
+        for sig in (*_FORWARDED, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        _set_limits(grants)
+        os.execvpe(command[0], command, {**env, b"TMPDIR": _filesystem.TMP.encode()})
+    except OSError as exc:
+        sys.stderr.write(f"reyn-sandbox: cannot run {command[0]}: {exc.strerror}\n")
+        sys.stderr.flush()
+        os._exit(126 if isinstance(exc, PermissionError) else 127)
+    os._exit(127)  # pragma: no cover - execvp does not return
+
+
+def _limit_hit(grants: Grants, wait_status: int, cpu: float, max_rss: int, watch: _Watch) -> str | None:
+    """Which limit ended the command, if one did (docs/sandbox.md: how each is detected)."""
+    signalled = os.WIFSIGNALED(wait_status)
+    signum = os.WTERMSIG(wait_status) if signalled else 0
+    if watch.processes_hit:
+        return f"max_processes ({grants.max_processes})"
+    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu >= grants.cpu_seconds):
+        return f"cpu_seconds ({grants.cpu_seconds})"
+    if signum == signal.SIGXFSZ:
+        return f"file_size_bytes ({grants.file_size_bytes})"
+    failed = signalled or os.WEXITSTATUS(wait_status) != 0
+    near_limit = watch.peak_vm_bytes >= grants.memory_bytes * 0.9 or max_rss >= grants.memory_bytes // 2
+    if failed and near_limit:
+        return f"memory_bytes ({grants.memory_bytes})"
+    return None
+
+
+def _sample(grants: Grants, watch: _Watch) -> None:
+    """Every 50 ms: the namespace's task count (the cap ends the command) and each process's peak VM.
+
+    RLIMIT_NPROC makes fork fail but a fork bomb keeps retrying forever; reaching the cap is the
+    signal to end it. RLIMIT_AS makes allocations fail without any signal, so the supervisor keeps
+    the kernel's high-water mark (VmPeak) to say afterwards that memory is what ran out.
+    """
+    while not watch.stop.wait(_SAMPLE_SECONDS):
+        tasks = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            own = entry == "1"  # this supervisor: its tasks count, its (Python) address space does not
+            try:
+                with open(f"/proc/{entry}/status", "rb") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if line.startswith(b"Threads:"):
+                    tasks += int(line.split()[1])
+                elif line.startswith(b"VmPeak:") and not own:
+                    watch.peak_vm_bytes = max(watch.peak_vm_bytes, int(line.split()[1]) * 1024)
+        if tasks >= grants.max_processes + _SUPERVISOR_TASKS:
+            watch.processes_hit = True
+            # Every process in the namespace but this one; then the command's exit ends the wait.
+            os.kill(-1, signal.SIGKILL)
+            return

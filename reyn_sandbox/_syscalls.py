@@ -1,0 +1,147 @@
+"""The Linux system calls the launcher needs, through ctypes (the standard library has no wrappers
+for most of them on Python 3.10/3.11: `os.unshare` is 3.12+, pivot_root, capset and prctl are absent).
+
+Each wrapper raises `OSError` with the call's name on failure, so a setup failure reads
+`reyn-sandbox: mount /proc: [Errno 1] Operation not permitted`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+MACHINE = os.uname().machine
+
+# Per-architecture syscall numbers for calls glibc does not wrap. Landlock's are the same on both.
+_SYSCALLS = {
+    "x86_64": {"pivot_root": 155, "capset": 126, "socket": 41, "socketpair": 53},
+    "aarch64": {"pivot_root": 41, "capset": 91, "socket": 198, "socketpair": 199},
+}
+SUPPORTED_MACHINES = tuple(_SYSCALLS)
+NR_LANDLOCK_CREATE_RULESET = 444
+NR_LANDLOCK_ADD_RULE = 445
+NR_LANDLOCK_RESTRICT_SELF = 446
+NR_IO_URING_SETUP = 425
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
+# statvfs f_flag bits that equal their MS_ counterparts and that a remount must keep (the kernel
+# locks them on mounts inherited into a user namespace; dropping one fails with EPERM).
+_KEPT_MOUNT_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096  # NOATIME NODIRATIME RELATIME
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+SECCOMP_MODE_FILTER = 2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+def _check(name: str, result: int) -> int:
+    if result == -1:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{name}: {os.strerror(err)}")
+    return result
+
+
+def syscall_number(name: str) -> int:
+    """This machine's number for `name` (KeyError on an unsupported architecture)."""
+    return _SYSCALLS[MACHINE][name]
+
+
+def raw_syscall(name: str, number: int, *args: object) -> int:
+    """`syscall(number, *args)`, raising OSError named `name` on -1."""
+    return _check(name, _libc.syscall(ctypes.c_long(number), *args))
+
+
+def unshare(flags: int) -> None:
+    """unshare(2)."""
+    _check("unshare", _libc.unshare(ctypes.c_int(flags)))
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    """mount(2); the OSError names the target."""
+    enc = [None if s is None else s.encode() for s in (source, target, fstype, data)]
+    result = _libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3])
+    _check(f"mount {target}", result)
+
+
+def remount_read_only(target: str) -> None:
+    """Make the bind mount at `target` read-only, keeping the flags the kernel locked on it."""
+    kept = os.statvfs(target).f_flag & _KEPT_MOUNT_FLAGS
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
+
+
+def umount2(target: str, flags: int) -> None:
+    """umount2(2)."""
+    _check(f"umount {target}", _libc.umount2(target.encode(), ctypes.c_int(flags)))
+
+
+def pivot_root(new_root: str, put_old: str) -> None:
+    """pivot_root(2) (no glibc wrapper)."""
+    raw_syscall("pivot_root", syscall_number("pivot_root"), new_root.encode(), put_old.encode())
+
+
+def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
+    """prctl(2) with integer arguments."""
+    args = (ctypes.c_ulong(a) for a in (arg2, arg3, arg4, arg5))
+    return _check(f"prctl({option})", _libc.prctl(ctypes.c_int(option), *args))
+
+
+def prctl_pointer(option: int, arg2: int, pointer: object) -> None:
+    """prctl(2) whose third argument is a pointer (PR_SET_SECCOMP)."""
+    _check(f"prctl({option})", _libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg2), pointer, 0, 0))
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_bounding_and_ambient() -> None:
+    """Empty the bounding and ambient sets (needs CAP_SETPCAP): no later execve can regain a capability."""
+    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as handle:
+        last = int(handle.read())
+    for cap in range(last + 1):
+        prctl(PR_CAPBSET_DROP, cap)
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+
+
+def drop_all_capabilities() -> None:
+    """Empty every capability set: bounding and ambient first (while CAP_SETPCAP is held), then the
+    effective, permitted and inheritable sets."""
+    drop_bounding_and_ambient()
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two 32-bit data words
+    data = (_CapData * 2)()
+    raw_syscall("capset", syscall_number("capset"), ctypes.byref(header), data)
+
+
+def set_no_new_privs() -> None:
+    """PR_SET_NO_NEW_PRIVS: no execve (setuid bit, file capabilities) can raise privileges again."""
+    prctl(PR_SET_NO_NEW_PRIVS, 1)

@@ -1,0 +1,132 @@
+"""Run the real launcher, as root and as an unprivileged user, against real files, sockets and processes.
+
+`sandbox` is parametrized by who starts the launcher: `root` (this test process's uid; the launcher
+then runs the command as uid 65534 itself) and `nobody` (the launcher started through
+`setpriv --reuid=65534`, taking the unprivileged user-namespace path). The unprivileged run needs a
+Python interpreter and this checkout readable by uid 65534; it skips, saying why, when not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import reyn_sandbox
+
+NOBODY = 65534
+PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
+TIMEOUT = 60
+
+
+def _nobody_python() -> str | None:
+    """An interpreter uid 65534 can run that can import this checkout's reyn_sandbox."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    for candidate in ("/usr/bin/python3", sys.executable):
+        probe = subprocess.run(
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", candidate, "-I", "-c",
+             f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r}); import reyn_sandbox"],
+            capture_output=True,
+            timeout=TIMEOUT,
+        )  # fmt: skip
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Starts commands confined, as one kind of caller; `python` runs inside the sandbox too."""
+
+    runner: str
+    python: str
+
+    def argv(self, command: Sequence[str], grants: reyn_sandbox.Grants) -> list[str]:
+        """The launcher's argv for this caller."""
+        if self.runner == "root":
+            return reyn_sandbox.launcher_argv(command, grants)
+        # The same launcher argv, started by uid 65534 with an interpreter that user can run.
+        launcher = reyn_sandbox.launcher_argv(command, grants)
+        return [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            self.python,
+            *launcher[1:],
+        ]
+
+    def run(
+        self,
+        command: Sequence[str],
+        grants: reyn_sandbox.Grants,
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        pass_fds: Sequence[int] = (),
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `command` confined and wait (bounded: every test's limit is far below TIMEOUT)."""
+        return subprocess.run(
+            self.argv(command, grants),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env={"PATH": "/usr/bin:/bin", **(env or {})},
+            cwd=cwd or "/",
+            pass_fds=pass_fds,
+        )
+
+    def python_code(
+        self, code: str, grants: reyn_sandbox.Grants, **kwargs: object
+    ) -> subprocess.CompletedProcess[str]:
+        """Run Python `code` confined (with this runner's interpreter)."""
+        return self.run([self.python, "-c", code], grants, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["root", "nobody"])
+def sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    """The launcher started by root, then by an unprivileged user."""
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    if request.param == "root":
+        if os.geteuid() != 0:
+            pytest.skip("the root run needs the tests to run as root")
+        return Sandbox("root", sys.executable)
+    python = _nobody_python()
+    if python is None:
+        pytest.skip(
+            "no interpreter (or checkout) that uid 65534 can use via setpriv; the root run covers root"
+        )
+    return Sandbox("nobody", python)
+
+
+@pytest.fixture
+def root_sandbox() -> Sandbox:
+    """The launcher started by root only: for what only the root path does (uid change, idmapping)."""
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    if os.geteuid() != 0:
+        pytest.skip("the root path needs the tests to run as root")
+    return Sandbox("root", sys.executable)
+
+
+@pytest.fixture
+def area() -> Iterator[Path]:
+    """A directory both runners can reach: `area/read`, `area/write` (world-writable), `area/outside`."""
+    base = Path(tempfile.mkdtemp(prefix="reyn-sandbox-test-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        for name, mode in (("read", 0o755), ("write", 0o777), ("outside", 0o755)):
+            (base / name).mkdir()
+            (base / name).chmod(mode)
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,171 @@
+"""The launcher's contract: exit statuses, fail-closed refusals, the grants form, the public names."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reyn_sandbox
+from reyn_sandbox import PRETEND_ENV, Grants, GrantsError, SandboxUnavailable
+
+from .conftest import TIMEOUT, Sandbox
+
+
+def test_the_public_names_are_pinned() -> None:
+    assert sorted(reyn_sandbox.__all__) == sorted(
+        [
+            "PRETEND_ENV",
+            "SETUP_FAILED_EXIT",
+            "Grants",
+            "GrantsError",
+            "SandboxStatus",
+            "SandboxUnavailable",
+            "launcher_argv",
+            "limit_exceeded",
+            "status",
+        ]
+    )
+
+
+def test_the_exit_status_is_the_commands(sandbox: Sandbox) -> None:
+    result = sandbox.run(["sh", "-c", "echo out; echo err >&2; exit 7"], Grants())
+
+    assert result.returncode == 7
+    assert (result.stdout, result.stderr) == ("out\n", "err\n")
+
+
+def test_a_command_killed_by_a_signal_exits_128_plus_the_signal(sandbox: Sandbox) -> None:
+    result = sandbox.run(["sh", "-c", "kill -TERM $$"], Grants())
+
+    assert result.returncode == 128 + signal.SIGTERM
+    assert result.stderr == ""
+
+
+def test_a_missing_program_exits_127_with_one_line(sandbox: Sandbox) -> None:
+    result = sandbox.run(["no-such-program-anywhere"], Grants())
+
+    assert result.returncode == 127
+    assert result.stderr == "reyn-sandbox: cannot run no-such-program-anywhere: No such file or directory\n"
+
+
+def test_the_environment_passes_through_with_only_tmpdir_set(sandbox: Sandbox) -> None:
+    result = sandbox.run(["env"], Grants(), env={"REYN_PASSED": "yes"})
+
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == ["PATH=/usr/bin:/bin", "REYN_PASSED=yes", "TMPDIR=/tmp"]
+
+
+@pytest.mark.parametrize("missing", ["landlock", "userns"])
+def test_without_kernel_support_the_launcher_exits_125_and_never_runs_the_command(
+    sandbox: Sandbox, area: Path, missing: str
+) -> None:
+    marker = area / "write" / "ran"
+    grants = Grants(write_roots=(str(area / "write"),))
+    argv = sandbox.argv(["touch", str(marker)], grants)
+
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/",
+                            env={"PATH": "/usr/bin:/bin", PRETEND_ENV: missing})  # fmt: skip
+
+    assert result.returncode == 125
+    assert result.stderr.startswith("reyn-sandbox: cannot confine commands here: ")
+    assert len(result.stderr.splitlines()) == 1
+    assert not marker.exists()
+
+
+def test_without_kernel_support_status_says_why_and_launcher_argv_refuses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(PRETEND_ENV, "landlock")
+
+    current = reyn_sandbox.status()
+
+    assert current.available is False and current.landlock_abi is None and current.enforced == ()
+    assert current.reason is not None and PRETEND_ENV in current.reason
+    with pytest.raises(SandboxUnavailable, match="cannot confine commands here: Landlock treated as missing"):
+        reyn_sandbox.launcher_argv(["true"], Grants())
+
+
+def test_the_pretend_variable_cannot_add_capability(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = reyn_sandbox.status()
+    monkeypatch.setenv(PRETEND_ENV, "nothing,available,abi=99")
+
+    assert reyn_sandbox.status() == before
+
+
+def test_status_names_what_is_enforced_here() -> None:
+    current = reyn_sandbox.status()
+    if not current.available:
+        pytest.skip(f"no kernel sandbox here: {current.reason}")
+
+    assert current.reason is None and current.landlock_abi is not None
+    for name in ("landlock-fs", "mount-namespace", "pid-namespace", "no-network", "no-new-privs", "rlimits"):
+        assert name in current.enforced
+    assert ("scopes" in current.enforced) == (current.landlock_abi >= 6)
+
+
+def test_malformed_grants_on_the_command_line_exit_125(sandbox: Sandbox) -> None:
+    argv = sandbox.argv(["true"], Grants())
+    argv[argv.index("--grants") + 1] = '{"read_roots": ["relative/path"]}'
+
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/")
+
+    assert result.returncode == 125
+    assert result.stderr == "reyn-sandbox: Grants.read_roots: 'relative/path' is not an absolute path\n"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"read_roots": "/one/path"}, "Grants.read_roots must be a tuple of absolute paths"),
+        ({"write_roots": ("relative",)}, "Grants.write_roots: 'relative' is not an absolute path"),
+        ({"network": "yes"}, "Grants.network must be true or false"),
+        ({"cpu_seconds": 0}, "Grants.cpu_seconds must be a positive integer"),
+        ({"memory_bytes": True}, "Grants.memory_bytes must be a positive integer"),
+        ({"uid": 0}, "Grants.uid must be a non-zero"),
+    ],
+)
+def test_invalid_grants_are_refused_naming_the_field(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(GrantsError, match=message):
+        Grants(**kwargs)  # type: ignore[arg-type]
+
+
+def test_grants_round_trip_through_json_and_refuse_unknown_fields() -> None:
+    grants = Grants(read_roots=("/a",), write_roots=("/b",), network=True, hide=("/a/.env",), cpu_seconds=5)
+
+    assert Grants.from_json(grants.to_json()) == grants
+    with pytest.raises(GrantsError, match=r"unknown grant fields \['writable_dirs'\]"):
+        Grants.from_json('{"writable_dirs": ["/b"]}')
+
+
+def test_an_empty_command_is_refused() -> None:
+    with pytest.raises(GrantsError, match="command must be a non-empty sequence of strings"):
+        reyn_sandbox.launcher_argv([], Grants())
+
+
+def test_the_launcher_runs_with_an_isolated_interpreter() -> None:
+    argv = reyn_sandbox.launcher_argv(["true"], Grants())
+
+    assert argv[:3] == [sys.executable, "-I", "-S"]
+    assert argv[-2:] == ["--", "true"]
+
+
+def test_limit_exceeded_reads_the_last_stderr_line_only() -> None:
+    report = "Traceback ...\nMemoryError\nreyn-sandbox: limit exceeded: memory_bytes (268435456)\n"
+
+    assert reyn_sandbox.limit_exceeded(report) == "memory_bytes (268435456)"
+    assert (
+        reyn_sandbox.limit_exceeded("reyn-sandbox: limit exceeded: cpu_seconds (1)\nlater output\n") is None
+    )
+    assert reyn_sandbox.limit_exceeded("") is None
+
+
+def test_a_failing_command_under_a_small_memory_limit_is_not_reported_as_memory(sandbox: Sandbox) -> None:
+    # The supervisor's own (Python) address space would exceed 90% of 32 MiB: it must not count.
+    result = sandbox.run(["sh", "-c", "sleep 0.2; exit 3"], Grants(memory_bytes=32 * 1024 * 1024))
+
+    assert result.returncode == 3
+    assert reyn_sandbox.limit_exceeded(result.stderr) is None
