@@ -118,22 +118,8 @@ async def invoke_tool(
     that cancels this coroutine gets its ``CancelledError`` back unchanged. With tracing on
     (``configure_tracing``) the call runs inside its ``execute_tool`` span.
     """
-    if tracing.active is not None:  # tracing on: the same call, inside its span
-        return await tracing.traced(_invoke, registry, name, args, ctx, surface, exclude, allowed_ops)
-    return await _invoke(registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops)
-
-
-async def _invoke(
-    registry: ToolRegistry,
-    name: str,
-    args: Mapping[str, Any] | str | bytes | None,
-    ctx: ToolContext,
-    *,
-    surface: str | None = None,
-    exclude: Iterable[str] = (),
-    allowed_ops: Iterable[str] | None = None,
-) -> Any:
-    """``invoke_tool`` itself (outside any span)."""
+    if tracing.active is not None and tracing.opens_span():  # tracing on: this call inside its span
+        return await tracing.traced(invoke_tool, registry, name, args, ctx, surface, exclude, allowed_ops)
     surface = surface or ctx.surface
     if type(exclude) is not frozenset:
         # host mistakes raise TypeError here, not as a tool error

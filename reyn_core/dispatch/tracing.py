@@ -54,6 +54,10 @@ class _Active:
 active: _Active | None = None
 """The configured tracing, or None when off (the dispatcher tests only this)."""
 
+# Set by ``traced`` just before it awaits ``invoke_tool`` again for the call it wraps; that inner call
+# clears it first thing (``opens_span``), so it runs untraced while every call its handler makes opens
+# its own span. The dispatcher's off path thus stays one attribute test, with no extra frame.
+_wrapping: contextvars.ContextVar[bool] = contextvars.ContextVar("reyn_tracing_wrapping", default=False)
 _call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("reyn_tool_call_id", default=None)
 
 
@@ -97,6 +101,14 @@ def configure_tracing(
         content_max_chars=content_max_chars,
         hash_key=hash_key,
     )
+    return True
+
+
+def opens_span() -> bool:
+    """Whether this ``invoke_tool`` call opens a span: False only for the inner call of ``traced``."""
+    if _wrapping.get():
+        _wrapping.set(False)
+        return False
     return True
 
 
@@ -248,6 +260,7 @@ async def traced(
     )
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
+        _wrapping.set(True)  # the call below is this span's own: it runs untraced (``opens_span``)
         result = await invoke(
             registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops
         )
@@ -259,6 +272,7 @@ async def traced(
         _record_error(span, exc)
         raise
     finally:
+        _wrapping.set(False)  # even if tracing was turned off before the inner call looked
         otel_context.detach(token)
         span.end()
 

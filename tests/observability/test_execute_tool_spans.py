@@ -176,3 +176,19 @@ async def test_tracing_off_makes_no_span(spans: InMemorySpanExporter) -> None:
     configure_tracing(False)
     assert (await dispatch_tool(registry(), "notes_echo", {"text": "hi"}, CTX))["status"] == "ok"
     assert [s.name for s in spans.get_finished_spans()] == ["handler work"]  # the handler's own only
+
+
+async def test_a_tool_a_handler_calls_gets_its_own_nested_span(spans: InMemorySpanExporter) -> None:
+    inner_reg = registry()
+
+    async def outer(text: str, token: str = "") -> Any:
+        return await dispatch_tool(inner_reg, "notes_echo", {"text": text}, CTX)
+
+    builder = RegistryBuilder()
+    builder.register(
+        ToolDefinition(name="outer", description="Calls notes_echo.", parameters=SCHEMA, handler=outer)
+    )
+    assert (await dispatch_tool(builder.freeze(), "outer", {"text": "hi"}, CTX))["status"] == "ok"
+    outer_span = only(spans, "execute_tool outer")
+    inner_span = only(spans, "execute_tool notes_echo")
+    assert inner_span.parent is not None and inner_span.parent.span_id == outer_span.context.span_id
