@@ -32,11 +32,16 @@ DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """The outcome of ``check``: allowed, or refused by ``layer`` for ``reason``."""
+    """The outcome of ``check``: allowed, or refused by ``layer`` for ``reason``.
+
+    ``rule`` names which check of the layer refused, where a layer has several that an operator
+    fixes differently (layer ``call``: ``excluded``, ``step_tools``, ``allowed_ops``,
+    ``agent_tools``, ``available``); "" otherwise."""
 
     allowed: bool
     layer: Layer = ""
     reason: str = ""
+    rule: str = ""
 
     def __bool__(self) -> bool:
         return self.allowed
@@ -241,16 +246,17 @@ def _call_layer(
     """Layer 3, from this call's inputs: ``exclude``, ``allowed_ops``, the caller state and per-agent
     allowlist ``ctx`` carries, and the tool's own ``available(ctx)``."""
     if tool.name in exclude:
-        return Decision(False, "call", f"tool {tool.name!r} is excluded for this call")
+        return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
     rs = ctx.router_state
     if surface == "router" and rs is not None:
         if tool.name in rs.exclude:
-            return Decision(False, "call", f"tool {tool.name!r} is excluded for this call")
+            return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
         if rs.allowed_tools is not None and tool.name not in rs.allowed_tools:
             return Decision(
                 False,
                 "call",
                 f"tool {tool.name!r} is not in this step's tool list {sorted(rs.allowed_tools)}",
+                "step_tools",
             )
     if surface == "phase":
         ops = allowed_ops
@@ -260,18 +266,33 @@ def _call_layer(
             ops = operator.default_allowed_ops
         ops = as_names(ops, "allowed_ops")
         if not ops_admit(ops, tool):
-            return Decision(False, "call", f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}")
+            return Decision(
+                False,
+                "call",
+                f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}",
+                "allowed_ops",
+            )
     if ctx.agent_tools is not None and tool.name not in ctx.agent_tools:
-        return Decision(False, "call", f"agent {ctx.agent!r} may not use {tool.name!r} (per-agent allowlist)")
+        return Decision(
+            False,
+            "call",
+            f"agent {ctx.agent!r} may not use {tool.name!r} (per-agent allowlist)",
+            "agent_tools",
+        )
     if tool.available is not None:
         try:
             ok = tool.available(ctx)
         except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
-            return Decision(False, "call", exc.message)
+            return Decision(False, "call", exc.message, "available")
         except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
             return Decision(
-                False, "call", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}"
+                False,
+                "call",
+                f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}",
+                "available",
             )
         if not ok:
-            return Decision(False, "call", f"tool {tool.name!r} is not available in this context")
+            return Decision(
+                False, "call", f"tool {tool.name!r} is not available in this context", "available"
+            )
     return ALLOW

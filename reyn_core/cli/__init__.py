@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import ReynError
 from .global_options import scan_global_options
+from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
+
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
 
 if TYPE_CHECKING:
     import argparse
@@ -30,12 +33,9 @@ COMMANDS: dict[str, str] = {
     "doctor": "reyn_core.cli.doctor",
     "chat": "reyn_core.cli.chat",
     "phase": "reyn_core.cli.phase",
+    "completion": "reyn_core.cli.completion",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def builtin_command_names() -> tuple[str, ...]:
@@ -76,7 +76,9 @@ def common_parser() -> argparse.ArgumentParser:
     """
     import argparse
 
-    common = argparse.ArgumentParser(add_help=False)
+    from .reporting import argument_parser_class
+
+    common = argument_parser_class()(add_help=False)
     add_profile_options(common)
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
@@ -93,10 +95,10 @@ def common_parser() -> argparse.ArgumentParser:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
-    import argparse
+    from .reporting import argument_parser_class
 
     common = common_parser()
-    parser = argparse.ArgumentParser(
+    parser = argument_parser_class()(
         prog="reyn",
         description="Reyn: one registry of LLM tools.",
         parents=[common],
@@ -116,26 +118,43 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub, common)
+    _mark_leaves(parser)
     return parser
+
+
+def _mark_leaves(parser: argparse.ArgumentParser) -> None:
+    """Record on each command parser that has no subcommands itself its own parser (``_leaf``), so
+    an argument left over is reported with that command's usage, not the top-level one."""
+    subcommands = getattr(parser, "subcommands", None)
+    if subcommands is None:
+        parser.set_defaults(_leaf=parser)
+        return
+    for child in dict.fromkeys(subcommands.choices.values()):
+        _mark_leaves(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``reyn`` console script. Returns the exit code."""
+    if os.environ.get("_ARGCOMPLETE") and argv is None:  # the shell asks for completions (TAB)
+        from .completion import complete
+
+        return complete()
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
         options = scan_global_options(args_list)
+        set_json_mode(options.json or _json_after_command(options.args))
         command = options.command
         if command is not None and command not in COMMANDS and command != "help":
             from .plugin_commands import run_plugin_command
 
             return run_plugin_command(args_list)
         return _run_builtin(args_list, command)
+    except UsageError as exc:
+        return report_error(exc.message, usage=exc.usage, prefix=f"{exc.prog}: error: ")
     except ReynError as exc:
-        print(f"reyn: error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
+        return report_error(str(exc), code=getattr(exc, "code", None) or "usage", hint=_hint(exc))
     except KeyboardInterrupt:
-        print("reyn: interrupted", file=sys.stderr)
-        return 130
+        return report_error("interrupted", code="interrupted", exit_code=130, prefix="reyn: ")
     except BrokenPipeError:  # e.g. `reyn tools list | head`
         try:
             sys.stdout = open(os.devnull, "w")  # silence the flush at exit
@@ -145,26 +164,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("REYN_DEBUG"):
             raise
-        print(
-            f"reyn: internal error: {type(exc).__name__}: {_one_line(exc)} "
-            "(set REYN_DEBUG=1 for a traceback)",
-            file=sys.stderr,
+        return report_error(
+            f"{type(exc).__name__}: {exc} (set REYN_DEBUG=1 for a traceback)",
+            code="internal",
+            prefix="reyn: internal error: ",
         )
-        return EXIT_USAGE
 
 
 def _run_builtin(args_list: list[str], command: str | None) -> int:
     parser = build_parser(command)
-    args = parser.parse_args(args_list)
+    args, extra = parser.parse_known_args(args_list)
+    leaf = getattr(args, "_leaf", parser)
+    # A command with free KEY=VALUE words (``tools call``) takes them before, between and after its
+    # options: argparse stops a ``nargs="*"`` positional at the first option and leaves the rest over.
+    # (``parse_intermixed_args`` would do this but refuses a parser with subcommands.)
+    intermixed = getattr(args, "intermixed", None)
+    if extra and intermixed:
+        getattr(args, intermixed).extend(w for w in extra if not w.startswith("-") or w == "-")
+        extra = [w for w in extra if w.startswith("-") and w != "-"]
+    if extra:
+        leaf.error(f"unrecognized arguments: {' '.join(extra)}")
+    for name in ("_leaf", "intermixed"):
+        if hasattr(args, name):
+            delattr(args, name)
     for key, value in COMMON_DEFAULTS.items():
         if not hasattr(args, key):
             setattr(args, key, value)
     return int(args.func(args) or 0)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split("\n")).strip()
-    return text or type(exc).__name__
+def _json_after_command(args: Sequence[str]) -> bool:
+    """``--json`` among the command's own arguments (before a ``--``): ``reyn tools list --json``."""
+    for word in args:
+        if word == "--":
+            return False
+        if word == "--json":
+            return True
+    return False
 
 
-__all__ = ["main"]
+def _hint(exc: BaseException) -> str | None:
+    hint = getattr(exc, "hint", None)
+    return hint if isinstance(hint, str) and hint else None

@@ -16,7 +16,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = load_from_args(args)
+    result = load_from_args(args, check_profile=False)
     report = result.report
     from .plugin_commands import usable_commands
 

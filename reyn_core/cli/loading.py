@@ -23,10 +23,15 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
 
 
 def load_from_args(
-    args: argparse.Namespace, *, enforce_lock: bool = True, inspect_discovered: bool = False
+    args: argparse.Namespace,
+    *,
+    enforce_lock: bool = True,
+    inspect_discovered: bool = False,
+    check_profile: bool = True,
 ) -> LoadResult:
     """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
-    re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is)."""
+    re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is).
+    ``check_profile`` applies ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
     profile = profile_from_args(args)
@@ -34,7 +39,50 @@ def load_from_args(
         profile = profile.without_lock_enforcement()
     result = load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
     print_load_tracebacks(result, getattr(args, "traceback", False))
+    if check_profile:
+        check_loaded_profile(result)
     return result
+
+
+# Profile findings every command that loads reports on stderr (not only ``doctor``): a table for a
+# plugin that is not enabled (RC004, most often a typo such as [plugins.weathr.settings]) and a key
+# a settings model ignores (RC008).
+_PROFILE_WARNINGS = ("RC004", "RC008")
+
+
+def check_loaded_profile(result: LoadResult) -> None:
+    """What every command that loads says about the profile itself.
+
+    An enabled id that no installed plugin provides but that is close to one that is installed
+    (``enable = ["fiel"]`` with ``file`` installed) is a typo in what the profile enables: a
+    ``ProfileError`` (code ``RD001``, CLI exit 2) naming the near miss, before anything runs. An
+    enabled id close to nothing is a plugin not installed here: the load reports it (``RD001``) and
+    the rest works. Tables for plugins that are not enabled are one warning line each.
+    """
+    import difflib
+
+    from reyn_core.errors import ProfileError
+    from reyn_core.loading.discovery import discover
+
+    installed = sorted(discover().by_id())
+    typos = []
+    for info in result.report.plugins:
+        if info.enabled and info.status == "missing":
+            close = difflib.get_close_matches(info.plugin_id, installed, n=2)
+            if close:
+                typos.append(f"{info.plugin_id!r} (did you mean {' or '.join(map(repr, close))}?)")
+    if typos:
+        error = ProfileError(
+            f"{result.profile.describe_source()}: plugins.enable names {', '.join(typos)}, which no "
+            f"installed plugin provides (installed: {', '.join(installed) or 'none'})",
+            key="plugins.enable",
+            file=result.profile.source,
+        )
+        error.code = "RD001"
+        raise error
+    for d in result.report.diagnostics:
+        if d.code in _PROFILE_WARNINGS:
+            print(f"reyn: warning: {d.render()}", file=sys.stderr)
 
 
 def print_load_tracebacks(result: LoadResult, requested: bool) -> None:

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError
-from . import COMMANDS, EXIT_FAILED, EXIT_USAGE, builtin_command_names
+from . import COMMANDS, EXIT_FAILED, builtin_command_names
 from .global_options import scan_global_options
-from .loading import print_load_tracebacks
+from .loading import check_loaded_profile, print_load_tracebacks
+from .reporting import report_error
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
@@ -49,19 +50,18 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     name = options.command
     result = load(load_profile(profile_file=options.profile_file, profile_name=options.profile))
     print_load_tracebacks(result, options.traceback)
+    check_loaded_profile(result)
     commands, shadowing = usable_commands(result)
     load_warnings = [d for d in result.report.diagnostics if d.code == "RI007"]
     for d in (*load_warnings, *shadowing):
         print(f"reyn: warning: {d.render()}", file=sys.stderr)
     if name not in commands:
         extra = ", ".join(sorted(commands))
-        print(
-            f"reyn: error: unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
+        return report_error(
+            f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
             + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
-            + ")",
-            file=sys.stderr,
+            + ")"
         )
-        return EXIT_USAGE
     command = commands[name]
     try:
         return int(command.run(list(options.args), result) or 0)
@@ -71,9 +71,8 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_FAILED)
     except Exception as exc:
-        print(
-            f"reyn: error: command {name!r} of plugin {command.plugin_id!r} failed: "
-            f"{type(exc).__name__}: {exc}",
-            file=sys.stderr,
+        return report_error(
+            f"command {name!r} of plugin {command.plugin_id!r} failed: {type(exc).__name__}: {exc}",
+            code="failed",
+            exit_code=EXIT_FAILED,
         )
-        return EXIT_FAILED

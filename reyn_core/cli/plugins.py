@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ReynError
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from . import EXIT_FAILED, EXIT_OK
+from .completion import completes, plugin_ids
 from .loading import emit_json, load_from_args, profile_from_args, table
+from .reporting import json_mode, report_error
 
 if TYPE_CHECKING:
     from reyn_core.loading.report import LoadResult, PluginLoadInfo
@@ -24,13 +26,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "list", parents=[common], help="discovered vs enabled plugins with their status"
     ).set_defaults(func=run_list)
     show = psub.add_parser("show", parents=[common], help="one plugin: full origin, tools, diagnostics")
-    show.add_argument("plugin_id", metavar="ID")
+    completes(show.add_argument("plugin_id", metavar="ID"), plugin_ids)
     show.set_defaults(func=run_show)
     for verb, what in (("enable", "add plugins to"), ("disable", "remove plugins from")):
         edit = psub.add_parser(
             verb, parents=[common], help=f"{what} [plugins] enable in the profile file, keeping its comments"
         )
-        edit.add_argument("plugin_ids", nargs="+", metavar="ID")
+        completes(edit.add_argument("plugin_ids", nargs="+", metavar="ID"), plugin_ids)
         edit.set_defaults(func=run_enable if verb == "enable" else run_disable)
     lock = psub.add_parser("lock", parents=[common], help="write reyn.lock for the enabled plugins")
     lock.add_argument("--lock-file", help="where to write (default: [lock] path of the profile)")
@@ -193,24 +195,29 @@ def run_lock(args: argparse.Namespace) -> int:
     result = load_from_args(args, enforce_lock=False)
     path = _lock_path(args, result)
     if not result.profile.enabled:
-        print(
-            f"reyn: error: nothing to lock: {result.profile.source or 'no profile file was found, so it'}"
+        return report_error(
+            f"nothing to lock: {result.profile.source or 'no profile file was found, so it'}"
             f" enables no plugin (`reyn plugins enable ID` first); {path} was not written",
-            file=sys.stderr,
+            code="failed",
+            exit_code=EXIT_FAILED,
         )
-        return EXIT_FAILED
     broken = [i for i in result.report.plugins if i.enabled and i.status != "loaded"]
     if broken:
+        state = {"failed": "failed to load", "refused": "was refused", "missing": "is not installed"}
+        why = []
         for info in broken:
             first = next((d for d in info.diagnostics if d.is_error), None)
-            why = f"{first.code}: {first.message}" if first else info.status
-            state = {"failed": "failed to load", "refused": "was refused", "missing": "is not installed"}
-            print(
-                f"reyn: error: plugin {info.plugin_id!r} {state.get(info.status, info.status)}: {why}",
-                file=sys.stderr,
-            )
-        print(f"reyn: error: not writing {path}: fix or disable the plugins above first", file=sys.stderr)
-        return EXIT_FAILED
+            detail = f"{first.code}: {first.message}" if first else info.status
+            why.append(f"plugin {info.plugin_id!r} {state.get(info.status, info.status)}: {detail}")
+        if not json_mode():
+            for line in why:
+                print(f"reyn: error: {line}", file=sys.stderr)
+        return report_error(
+            f"not writing {path}: fix or disable the plugins above first",
+            code="failed",
+            exit_code=EXIT_FAILED,
+            plugins=why,
+        )
     lock = lock_from_load(result)
     write_lock(path, lock)
     loaded = [i for i in result.report.plugins if i.enabled]
@@ -241,8 +248,7 @@ def run_audit(args: argparse.Namespace) -> int:
     profile = profile_from_args(args)
     path = Path(args.lock_file) if args.lock_file else profile.lock_path
     if not path.is_file():
-        print(f"reyn: error: no lock file at {path}; run `reyn plugins lock` first", file=sys.stderr)
-        return EXIT_USAGE
+        return report_error(f"no lock file at {path}; run `reyn plugins lock` first")
     lock = read_lock(path)
     result = load_from_args(args, enforce_lock=False)
     drifts = audit(lock, result)

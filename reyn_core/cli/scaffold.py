@@ -1,6 +1,7 @@
 """``scaffold_plugin``: a new, working Reyn plugin project (``reyn plugins new NAME``).
 
-The project passes its own tests right after ``pip install -e '.[test]'``: a ``pyproject.toml`` with
+The project passes its own tests right after ``pip install -e '.[test]'`` (into an environment
+that has reyn-core, or with ``--find-links`` to the wheelhouse): a ``pyproject.toml`` with
 the ``reyn.plugins`` entry point, a ``src/`` package with one sample tool and a settings model, and
 tests written with the reyn pytest kit (``pytest-asyncio`` in auto mode, so ``async def`` tests run
 as they are).
@@ -92,19 +93,59 @@ def scaffold_plugin(name: str, dest: Path) -> Path:
 
 
 def next_steps(root: Path, name: str) -> str:
-    """What to do after ``reyn plugins new``: printed by the CLI."""
+    """What to do after ``reyn plugins new``: printed by the CLI.
+
+    ``reyn-core`` is on no package index, so a bare ``pip install -e '.[test]'`` works only where
+    reyn-core is already installed. The first command is the pip of the interpreter running this
+    ``reyn`` (which has reyn-core); the second, for a fresh venv, adds ``--find-links`` to the
+    wheelhouse (``make dist``) when the running reyn-core says where it came from."""
+    import shlex
+
+    python = shlex.quote(sys.executable)
+    house = wheelhouse()
+    fresh = (
+        f"  pip install --find-links {shlex.quote(str(house))} -e '.[test]'"
+        if house is not None
+        else "  pip install --find-links DIST -e '.[test]'   # DIST: the wheel folder `make dist` wrote"
+    )
     return "\n".join(
         [
             f"created {root}",
             "",
             "next steps:",
-            f"  cd {root}",
-            "  pip install -e '.[test]'    # installs the plugin (and pytest, pytest-asyncio) editable",
+            f"  cd {shlex.quote(str(root))}",
+            f"  {python} -m pip install -e '.[test]'",
+            "      # the plugin (editable) with pytest and pytest-asyncio, into the environment this",
+            "      # reyn runs from, which has reyn-core (reyn-core is on no package index)",
             "  pytest                      # the tests load the installed plugin through Reyn's loader",
             f"  reyn plugins list           # {name}: discovered, not enabled",
+            "in a fresh venv instead, install reyn-core from the wheelhouse with it:",
+            fresh,
             f'then enable it in a profile (reyn.toml):  [plugins] enable = ["{name}"]',
         ]
     )
+
+
+def wheelhouse() -> Path | None:
+    """The folder of Reyn wheels the running reyn-core can be installed from again, or None.
+
+    From reyn-core's PEP 610 record (``direct_url.json``): installed from a wheel file → that
+    file's folder; from a checkout (editable or not) → the checkout's ``dist/`` (``make dist``),
+    when it holds a reyn-core wheel. Installed by name (``pip install --find-links DIST reyn-core``)
+    pip records no location, so None."""
+    from importlib import metadata
+
+    from reyn_core.loading.provenance.direct_url import file_url_path, source_of
+
+    try:
+        source = source_of(metadata.distribution("reyn-core"))
+    except metadata.PackageNotFoundError:
+        return None
+    path = file_url_path(source.url)
+    if path is None:
+        return None
+    folder = path.parent if source.kind == "wheel" else path / "dist"
+    return folder if any(folder.glob("reyn_core-*.whl")) else None
 
 
 def _files(name: str) -> dict[str, str]:
@@ -154,7 +195,7 @@ asyncio_default_fixture_loop_scope = "function"
 A Reyn tool plugin with plugin id `{{name}}`.
 
 ```sh
-pip install -e '.[test]'
+pip install -e '.[test]'    # where reyn-core is installed; else add --find-links DIST (make dist)
 pytest                      # the tests load the installed plugin through Reyn's real loader
 reyn plugins list           # shows `{{name}}` as discovered
 ```
@@ -183,7 +224,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reyn_core import ToolContext, hookimpl, tool
+from reyn_core import ToolContext, hookimpl, settings_as, tool
 
 REYN_API = 1
 
@@ -207,8 +248,7 @@ class GreetArgs(BaseModel):
 @tool(name="{{tool}}", cluster="{{name}}", purity="read_only")
 def greet(args: GreetArgs, ctx: ToolContext) -> str:
     """Greet someone by name."""
-    settings = ctx.settings if isinstance(ctx.settings, Settings) else Settings()
-    return f"{settings.greeting}, {args.name}!"
+    return f"{settings_as(ctx, Settings).greeting}, {args.name}!"
 
 
 @hookimpl
@@ -218,7 +258,7 @@ def reyn_settings_model() -> type[Settings]:
 
 
 @hookimpl
-def reyn_register_tools(register: Any, settings: Settings | None) -> None:
+def reyn_register_tools(register: Any, settings: Settings) -> None:
     """Register this plugin's tools."""
     register(greet)
 ''',

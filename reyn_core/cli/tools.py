@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from . import EXIT_FAILED, EXIT_OK
+from .completion import completes, tool_names
 from .loading import emit_json, load_from_args, split_ops, table, warn_load_errors
+from .reporting import json_mode, report_error
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -59,13 +60,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sea.set_defaults(func=run_search)
 
     call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
-    call.add_argument("name")
+    completes(call.add_argument("name"), tool_names)
     call.add_argument(
         "pairs",
         nargs="*",
         metavar="KEY=VALUE",
         help="arguments one by one, each value read per the tool's schema (text for a string "
-        "parameter, JSON otherwise: n=5 flag=true tags='[\"a\"]')",
+        "parameter, JSON otherwise: n=5 flag=true tags='[\"a\"]'), before, between or after the "
+        "options; or one JSON object (like --args)",
     )
     call.add_argument(
         "--args", default=None, metavar="JSON", help="the arguments as a JSON object (default {})"
@@ -77,7 +79,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="gate the call as this surface (default cli, which follows the router gates)",
     )
     call.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
-    call.set_defaults(func=run_call)
+    call.set_defaults(func=run_call, intermixed="pairs")
 
 
 def _context(surface: str) -> ToolContext:
@@ -98,12 +100,16 @@ def _visibility(
         registry=registry,
         allowed_ops=allowed_ops if surface == "phase" else None,
     )
-    return {"visible": d.allowed, "layer": d.layer or None, "reason": d.reason or None}
+    return {
+        "visible": d.allowed,
+        "layer": d.layer or None,
+        "rule": d.rule or None,
+        "reason": d.reason or None,
+    }
 
 
 def _usage_error(message: str) -> int:
-    print(f"reyn: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return report_error(message)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -145,7 +151,9 @@ def run_list(args: argparse.Namespace) -> int:
     def mark(v: dict[str, Any], deferred: str | None = None) -> str:
         if deferred:
             return f"deferred ({deferred})"
-        return "yes" if v["visible"] else f"no ({v['layer']})"
+        if v["visible"]:
+            return "yes"
+        return f"no ({v['layer']}: {v['rule']})" if v["rule"] else f"no ({v['layer']})"
 
     print(
         table(
@@ -188,9 +196,13 @@ def run_render(args: argparse.Namespace) -> int:
                 tools = turn.tools
                 _note_deferred(turn.reasons, deferral.policy.search_tool)
         except StrictRenderError as exc:
-            for err in exc.errors:
-                print(f"reyn: error: {err}", file=sys.stderr)
-            return EXIT_FAILED
+            if not json_mode():
+                for err in exc.errors:
+                    print(f"reyn: error: {err}", file=sys.stderr)
+                return EXIT_FAILED
+            return report_error(
+                str(exc), code="strict", exit_code=EXIT_FAILED, errors=[str(e) for e in exc.errors]
+            )
         emit_json(tools)
         return EXIT_OK
     from reyn_core.render.phase_catalog import render_phase
@@ -215,7 +227,11 @@ def run_render(args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
+    # Both halves of what a phase model is sent: the catalogue (system prompt) and the output contract
+    # (response_format where the model supports it, else appended to the prompt; see PhaseRunner).
     print(surface.prompt_text())
+    print("\nJSON Schema of the reply (the phase output contract):")
+    print(json.dumps(surface.output_schema, indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
@@ -278,15 +294,26 @@ def run_call(args: argparse.Namespace) -> int:
 
     from ..dispatch import dispatch_tool
 
+    if args.allowed_ops:
+        # ``--allowed-ops`` takes every word up to the next option; an op name, cluster or glob never
+        # holds "=", so a KEY=VALUE word after it is an argument (``--allowed-ops file path=a.md``).
+        args.pairs.extend(w for w in args.allowed_ops if "=" in w)
+        args.allowed_ops = [w for w in args.allowed_ops if "=" not in w]
     if args.surface != "phase" and args.allowed_ops is not None:
         return _usage_error("--allowed-ops applies to --surface phase only")
+    if len(args.pairs) == 1 and args.pairs[0].lstrip().startswith("{"):
+        if args.args is not None:
+            return _usage_error("give the arguments either as --args JSON or as one JSON object, not both")
+        args.args, args.pairs = args.pairs[0], []  # `reyn tools call NAME '{"path": "a.md"}'`
     if args.pairs and args.args is not None:
         return _usage_error("give the arguments either as --args JSON or as KEY=VALUE pairs, not both")
     result = load_from_args(args)
     warn_load_errors(result)
     if args.pairs:
+        from .call_arguments import pairs_to_arguments, parameters_of
+
         try:
-            arguments: Any = pairs_to_arguments(args.pairs, _parameters(result.registry, args.name))
+            arguments: Any = pairs_to_arguments(args.pairs, parameters_of(result.registry, args.name))
         except ValueError as exc:
             return _usage_error(str(exc))
     else:
@@ -308,56 +335,3 @@ def run_call(args: argparse.Namespace) -> int:
             print(f"reyn: {hint.message}", file=sys.stderr)
     emit_json(envelope)
     return EXIT_OK if envelope.get("status") == "ok" else EXIT_FAILED
-
-
-def _parameters(registry: ToolRegistry, name: str) -> Mapping[str, Any]:
-    """The tool's parameters schema, or an empty one when no tool has that name (the dispatcher
-    then answers ``not_found`` as for ``--args``)."""
-    tool = registry.get(name) if name in registry else None
-    return tool.parameters if tool is not None else {}
-
-
-def _types(schema: Any) -> set[str]:
-    """The JSON types a property schema admits (``type``, or the alternatives of anyOf/oneOf)."""
-    if not isinstance(schema, Mapping):
-        return set()
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return {declared}
-    if isinstance(declared, list):
-        return {t for t in declared if isinstance(t, str)}
-    found: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        for alternative in schema.get(key) or ():
-            found |= _types(alternative)
-    if "enum" in schema and not found:
-        found = {"string"} if all(isinstance(v, str) for v in schema["enum"]) else set()
-    return found
-
-
-def pairs_to_arguments(pairs: Sequence[str], parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """``["path=notes.md", "limit=5"]`` → ``{"path": "notes.md", "limit": 5}``: a string parameter
-    takes the text as it is; any other is read as JSON (so ``5``, ``true``, ``null``, ``[1, 2]``); a
-    value that is neither what the schema allows nor JSON is a ``ValueError`` naming the key."""
-    properties = parameters.get("properties") or {}
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, eq, text = pair.partition("=")
-        if not eq or not key:
-            raise ValueError(f"argument {pair!r} is not KEY=VALUE")
-        if key in out:
-            raise ValueError(f"argument {key!r} is given twice")
-        types = _types(properties.get(key))
-        if types == {"string"}:
-            out[key] = text
-            continue
-        try:
-            out[key] = json.loads(text)
-        except ValueError:
-            if types and "string" not in types:
-                raise ValueError(
-                    f"argument {key}={text!r}: expected {' or '.join(sorted(types))} written as JSON "
-                    f"(e.g. {key}=5, {key}=true, {key}='[1, 2]')"
-                ) from None
-            out[key] = text
-    return out

@@ -76,11 +76,7 @@ def register_all(
             )
         plugin_owners = [(n, o.plugin_id) for n, o in owners if o.kind == "plugin" and o.plugin_id]
         if plugin_owners:
-            last_name, last_owner = plugin_owners[-1]
-            fix = (
-                f'set [plugins.{last_owner}] prefix = "{last_owner}_" or add {last_name!r} to '
-                f"plugins.{last_owner}.tools.exclude in the profile"
-            )
+            fix = collision_fix(plugin_owners)
             for name, owner in dict.fromkeys(plugin_owners):
                 next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
                     Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name)
@@ -127,6 +123,24 @@ def register_all(
     builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
     schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
+
+
+def collision_fix(owners: list[tuple[str, str]]) -> str:
+    """The fix for plugin tools whose names collide (``owners``: (tool name, plugin id) pairs).
+
+    Two plugins offering one name usually offer the same capability, so the first fix is keeping
+    one (excluding the other's tool). Then a prefix, on a plugin whose tool name does not already
+    start with its id: ``prefix = "weather_"`` on ``weather_forecast`` would give
+    ``weather_weather_forecast``."""
+    name, owner = owners[-1]
+    fix = f"keep one: add {name!r} to plugins.{owner}.tools.exclude"
+    for tool_name, plugin in reversed(owners):
+        if not (collision_key(tool_name) + "_").startswith(collision_key(plugin) + "_"):
+            return (
+                f'{fix}; or keep both: set [plugins.{plugin}] prefix = "{plugin}_" '
+                f"(its tool becomes {plugin + '_' + tool_name!r})"
+            )
+    return f"{fix}; or keep both under other names with a [plugins.<id>] prefix"
 
 
 def _cluster_owners(

@@ -40,17 +40,26 @@ class UnavailablePlugin:
 class UnavailableTool:
     """The host-side explanation of a ``not_found`` tool name.
 
-    ``known`` is True when ``reyn.lock`` records that these plugins registered the name; False when
-    it is only a suspicion (the name matches nothing and these enabled plugins loaded no tools)."""
+    ``collision`` is the fix when the name was not registered because it collided with another
+    tool's (``RT004``). ``known`` is True when ``reyn.lock`` records that these plugins registered
+    the name (or they collided on it); False when it is only a suspicion (the name matches nothing
+    and these enabled plugins loaded no tools)."""
 
     tool: str
     plugins: tuple[UnavailablePlugin, ...]
     known: bool
     lock_path: str | None = None
+    collision: str | None = None
 
     @property
     def message(self) -> str:
         """One line for an operator: the tool, each plugin with its status and first code, the fix."""
+        if self.collision is not None:
+            claimed = ", ".join(f"{p.plugin_id!r} ({p.message})" for p in self.plugins)
+            return (
+                f"tool {self.tool!r} is not registered because its name collided (RT004): claimed by "
+                f"{claimed} — {self.collision}"
+            )
         parts = []
         for p in self.plugins:
             why = f"{p.status}" + (f" ({p.code}: {p.message})" if p.code else "")
@@ -72,6 +81,7 @@ class UnavailableTool:
             "tool": self.tool,
             "known": self.known,
             "lock": self.lock_path,
+            "collision": self.collision,
             "plugins": [p.to_json() for p in self.plugins],
             "message": self.message,
         }
@@ -80,14 +90,19 @@ class UnavailableTool:
 def explain_unavailable_tool(result: LoadResult, name: str) -> UnavailableTool | None:
     """Why ``name`` is not in ``result.registry``, when a plugin explains it; None otherwise.
 
-    First the lock (``[lock] path``, read when it exists, whether or not it is enforced): the plugins
-    it records as registering ``name`` that are now not loaded — failed, refused, missing or not
-    enabled. Failing that, every enabled plugin that was refused, failed or is missing, because a
-    plugin that never imported cannot say which tools it has.
+    First a collision: tools claiming that name (or one differing only in case or separators) were
+    all left unregistered (``RT004``). Then the lock (``[lock] path``, read when it exists, whether
+    or not it is enforced): the plugins it records as registering ``name`` that are now not
+    loaded — failed, refused, missing or not enabled. Failing that, every enabled plugin that was
+    refused, failed or is missing, because a plugin that never imported cannot say which tools it
+    has.
     """
     if name in result.registry:
         return None
     report = result.report
+    collided = _collision(result, name)
+    if collided is not None:
+        return collided
     lock = _read_lock(result)
     if lock is not None:
         owners = [lp.plugin_id for lp in lock.plugins if lp.tool(name) is not None]
@@ -100,6 +115,25 @@ def explain_unavailable_tool(result: LoadResult, name: str) -> UnavailableTool |
     )
     plugins = tuple(s for s in suspects if s is not None)
     return UnavailableTool(name, plugins, False) if plugins else None
+
+
+def _collision(result: LoadResult, name: str) -> UnavailableTool | None:
+    """The tools whose names collided (``RT004``) on ``name``'s collision key, when there are any:
+    the load registered none of them, and the fix is in the profile."""
+    from reyn_core.tool import collision_key
+
+    key = collision_key(name)
+    found = [
+        d
+        for d in result.report.diagnostics
+        if d.code == "RT004" and d.tool is not None and collision_key(d.tool) == key
+    ]
+    if not found:
+        return None
+    claims = tuple(
+        UnavailablePlugin(d.plugin or "(host)", "collided", "RT004", f"as {d.tool!r}") for d in found
+    )
+    return UnavailableTool(name, claims, True, collision=found[0].hint or "")
 
 
 def _describe(info: PluginLoadInfo | None, plugin_id: str) -> UnavailablePlugin | None:

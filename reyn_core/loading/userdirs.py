@@ -1,9 +1,11 @@
-"""Platform-appropriate user directories for Reyn's profile and caches (no third-party dependency).
+"""Platform-appropriate user directories for Reyn's profile and caches, and the private-file rules
+for the caches kept there.
 
-``user_config_dir()``: ``$XDG_CONFIG_HOME/reyn`` (default ``~/.config/reyn``) on Linux and other
-Unixes, ``~/Library/Application Support/reyn`` on macOS, ``%APPDATA%\\reyn`` on Windows.
-``user_cache_dir()``: ``$REYN_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/reyn`` (default
-``~/.cache/reyn``), ``~/Library/Caches/reyn`` on macOS, ``%LOCALAPPDATA%\\reyn\\Cache`` on Windows.
+The directories come from ``platformdirs``: ``user_config_dir()`` is ``$XDG_CONFIG_HOME/reyn``
+(default ``~/.config/reyn``) on Linux and other Unixes, ``~/Library/Application Support/reyn`` on
+macOS, ``%APPDATA%\\reyn`` on Windows; ``user_cache_dir()`` is ``$REYN_CACHE_DIR`` when set to an
+absolute path, else ``$XDG_CACHE_HOME/reyn`` (default ``~/.cache/reyn``), ``~/Library/Caches/reyn``
+on macOS, ``%LOCALAPPDATA%\\reyn\\Cache`` on Windows.
 
 Every cache file there is read with ``read_private`` and written with ``write_private``: a cache is
 trusted only when no one but this user could have written it (docs/security.md).
@@ -14,39 +16,27 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 APP = "reyn"
 
 
-def _env_dir(name: str) -> Path | None:
-    value = os.environ.get(name)
-    return Path(value) if value and os.path.isabs(value) else None
-
-
 def user_config_dir() -> Path:
     """The directory holding the user-level ``reyn.toml``."""
-    if sys.platform == "win32":
-        base = _env_dir("APPDATA") or Path.home() / "AppData" / "Roaming"
-        return base / APP
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / APP
-    return (_env_dir("XDG_CONFIG_HOME") or Path.home() / ".config") / APP
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP, appauthor=False, roaming=True))
 
 
 def user_cache_dir() -> Path:
     """The directory for Reyn's caches (digests, schema checks). Safe to delete at any time."""
-    override = _env_dir("REYN_CACHE_DIR")
-    if override is not None:
-        return override
-    if sys.platform == "win32":
-        base = _env_dir("LOCALAPPDATA") or Path.home() / "AppData" / "Local"
-        return base / APP / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / APP
-    return (_env_dir("XDG_CACHE_HOME") or Path.home() / ".cache") / APP
+    override = os.environ.get("REYN_CACHE_DIR")
+    if override and os.path.isabs(override):
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
 
 
 # --------------------------------------------------------------------------- private cache files

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,27 +87,38 @@ def test_its_own_tests_pass_against_the_installed_plugin(example_venv, repo_root
     assert " passed" in proc.stdout and "failed" not in proc.stdout
 
 
-def test_plugins_new_scaffolds_a_project_whose_tests_pass_after_install(make_venv, tmp_path):
-    venv = make_venv("scaffold")
-    venv.install("reyn-core")
-    work = tmp_path / "work"
-    work.mkdir()
-    proc = venv.run("reyn", "plugins", "new", "demo_plugin", cwd=work)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    project = work / "demo_plugin"
-    assert (project / "pyproject.toml").is_file()
-    assert "pip install -e '.[test]'" in proc.stdout  # the next steps, followed here as printed
+def _venv_with_pip(make_venv: Any, name: str) -> Any:
+    """A fresh venv with its own pip (``ensurepip``, offline), as a user's ``python -m venv`` has:
+    the scaffold's printed commands call that pip."""
+    venv = make_venv(name)
+    proc = venv.run("python", "-m", "ensurepip", "--default-pip", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    which = venv.run("bash", "-c", "command -v pip")
+    assert which.stdout.strip() == str(venv.bin / "pip"), which.stdout  # `pip` is this venv's
+    return venv
 
-    # pip install -e '.[test]' from the project folder: the test extra brings pytest and pytest-asyncio.
-    pip = [sys.executable, "-m", "pip", "--python", str(venv.python), "install", "-q", "--no-index"]
-    installed = subprocess.run(
-        [*pip, "--find-links", str(venv.wheelhouse), "-e", ".[test]"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+def _printed_install(stdout: str, marker: str) -> str:
+    (line,) = [ln.strip() for ln in stdout.splitlines() if marker in ln and "pip install" in ln]
+    return line
+
+
+def _run_printed(venv: Any, command: str, cwd: Path) -> None:
+    # No package index in tests: third-party wheels (pytest, setuptools…) come from the wheelhouse
+    # through pip's environment, standing in for PyPI; reyn-core comes only from what is printed.
+    env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    third_party = cwd.parent / "pypi-standin"
+    if not third_party.exists():
+        third_party.mkdir()
+        for wheel in venv.wheelhouse.glob("*.whl"):
+            if not wheel.name.startswith("reyn_"):
+                shutil.copy2(wheel, third_party / wheel.name)
+    env["PIP_FIND_LINKS"] = str(third_party)
+    proc = venv.run("bash", "-c", command, cwd=cwd, env=env, timeout=600)
+    assert proc.returncode == 0, command + "\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def _tests_pass(venv: Any, project: Path) -> None:
     tests = venv.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
     assert "6 passed" in tests.stdout  # including the async test, with no marker
@@ -116,9 +126,45 @@ def test_plugins_new_scaffolds_a_project_whose_tests_pass_after_install(make_ven
         "reyn: plugin 'demo_plugin' under test loaded from reyn-demo-plugin 0.1.0, editable" in tests.stdout
     )
 
-    plugins = _plugins(venv.run("reyn", "plugins", "list", "--json", cwd=work))
+
+def test_plugins_new_prints_install_steps_that_work_here_and_in_a_fresh_venv(make_venv, wheelhouse, tmp_path):
+    # The author's venv: reyn-core installed from its wheel in the wheelhouse (pip records where).
+    author = _venv_with_pip(make_venv, "author")
+    (core,) = wheelhouse.glob("reyn_core-*.whl")
+    _run_printed(author, f"python -m pip install -q --find-links {wheelhouse} {core}", tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = author.run("reyn", "plugins", "new", "demo_plugin", cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    project = work / "demo_plugin"
+    assert "settings_as(ctx, Settings)" in (project / "src/demo_plugin/plugin.py").read_text()
+    assert "isinstance" not in (project / "src/demo_plugin/plugin.py").read_text()
+
+    # 1. Here: the printed command installs into the environment that has reyn-core.
+    here = _printed_install(proc.stdout, "-m pip install")
+    assert here.startswith(str(author.python)) or str(author.path) in here
+    _run_printed(author, here, project)
+    _tests_pass(author, project)
+    plugins = _plugins(author.run("reyn", "plugins", "list", "--json", cwd=work))
     assert plugins["demo_plugin"]["status"] == "discovered"
-    assert plugins["demo_plugin"]["distribution"] == "reyn-demo-plugin"
+
+    # 2. A brand-new venv with nothing of Reyn: the printed fresh-venv command, with the wheelhouse.
+    fresh_line = _printed_install(proc.stdout, "--find-links")
+    assert f"--find-links {wheelhouse}" in fresh_line
+    fresh = _venv_with_pip(make_venv, "fresh")
+    _run_printed(fresh, fresh_line, project)
+    _tests_pass(fresh, project)
+
+
+def test_plugins_new_says_where_reyn_core_must_come_from_when_pip_recorded_nothing(make_venv, tmp_path):
+    venv = make_venv("byname")
+    venv.install("reyn-core")  # by name from --find-links: no direct_url.json
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = venv.run("reyn", "plugins", "new", "demo_plugin", cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "pip install --find-links DIST -e '.[test]'" in proc.stdout
+    assert "make dist" in proc.stdout and "on no package index" in proc.stdout
 
 
 def test_plugins_new_refuses_a_bad_name_in_one_line(make_venv, tmp_path):

@@ -6,6 +6,7 @@ venv in ``test_fresh_venv.py``."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -44,11 +45,12 @@ def test_plugins_new_prints_the_next_steps(tmp_path, capsys):
     assert f"created {root}" in out
     steps = [line.split("#")[0].strip() for line in out.splitlines()]
     assert f"cd {root}" in steps
-    assert "pip install -e '.[test]'" in steps
+    install = f"{shlex.quote(sys.executable)} -m pip install -e '.[test]'"  # where reyn-core is
+    assert install in steps
     assert "pytest" in steps
     assert 'then enable it in a profile (reyn.toml):  [plugins] enable = ["word_tools"]' in out
     # in the order a newcomer runs them
-    assert steps.index(f"cd {root}") < steps.index("pip install -e '.[test]'") < steps.index("pytest")
+    assert steps.index(f"cd {root}") < steps.index(install) < steps.index("pytest")
 
 
 def test_the_template_runs_async_tests_out_of_the_box(tmp_path):

@@ -61,6 +61,10 @@ def dist(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _cli_doc() -> str:
+    return (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
 def test_make_dist_writes_one_wheel_per_distribution_in_the_tree(dist, repo_root):
     wheels = sorted(dist.glob("*.whl"))
     assert {_wheel_name(w) for w in wheels} == set(_tree_distributions(repo_root))
@@ -146,6 +150,14 @@ def test_a_fresh_venv_installs_a_pack_by_name_from_the_wheelhouse_and_runs_a_too
     envelope = json.loads(proc.stdout)
     assert envelope["status"] == "ok", envelope
     assert envelope["data"]["content"] == "hello from the wheelhouse\n"
+
+    # Installed by name from the wheelhouse, pip records no location: the source kind is `index`, as
+    # docs/cli.md shows for this install (a wheel *file* handed to pip would be `wheel`).
+    listed = venv.run("reyn", "plugins", "list", cwd=work)
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [line.split() for line in listed.stdout.splitlines() if line.startswith("file ")]
+    assert row[5] == "index", listed.stdout
+    assert re.search(r"^file +loaded +yes +reyn-tools-file +0\.1\.0 +index ", _cli_doc(), re.M)
 
     # The code that ran is the installed wheel's, not the checkout's.
     where = venv.run("python", "-c", "import reyn_core, reyn_tools_file; print(reyn_core.__file__)")

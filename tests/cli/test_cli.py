@@ -230,7 +230,7 @@ def test_tools_list_shows_visibility_per_surface(cli, good_profile):
     assert "good_echo" in rows and "no (role)" in rows["good_phase_note"]
     data = cli.json("tools", "list", "--surface", "router")
     assert [t["name"] for t in data] == ["good_echo"]
-    assert data[0]["router"] == {"visible": True, "layer": None, "reason": None}
+    assert data[0]["router"] == {"visible": True, "layer": None, "rule": None, "reason": None}
 
 
 def test_tools_list_phase_uses_allowed_ops(cli, good_profile):

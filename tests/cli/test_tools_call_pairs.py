@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.cli.tools import pairs_to_arguments
+from reyn_core.cli.call_arguments import pairs_to_arguments
 
 SCHEMA = {
     "type": "object",
@@ -93,3 +93,43 @@ def test_pairs_and_args_together_are_refused(tmp_path):
     proc = _reyn("tools", "call", "convert_units", "value=2", "--args", "{}", cwd=tmp_path)
     assert proc.returncode == 2
     assert "either as --args JSON or as KEY=VALUE pairs, not both" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--surface", "router", "value=2", "from_unit=km", "to_unit=m"],
+        ["value=2", "--surface", "router", "from_unit=km", "to_unit=m"],
+        ["value=2", "from_unit=km", "to_unit=m", "--surface", "router"],
+        ["--surface", "phase", "--allowed-ops", "example", "value=2", "from_unit=km", "to_unit=m"],
+    ],
+    ids=["options-first", "options-between", "options-last", "after-allowed-ops"],
+)
+def test_options_and_pairs_may_come_in_any_order(tmp_path, argv):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn("tools", "call", "convert_units", *argv, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["data"] == {"value": 2000.0, "unit": "m", "dimension": "length"}
+
+
+def test_an_unknown_option_among_pairs_is_named_with_the_commands_usage(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn("tools", "call", "convert_units", "value=2", "--bogus", "to_unit=m", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "usage: reyn tools call" in proc.stderr
+    assert "unrecognized arguments: --bogus\n" in proc.stderr
+
+
+def test_a_json_object_positional_is_the_arguments(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    body = json.dumps({"value": 2, "from_unit": "km", "to_unit": "m"})
+    proc = _reyn("tools", "call", "convert_units", body, "--surface", "router", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["data"]["value"] == 2000.0
+
+
+def test_a_word_that_is_not_a_pair_points_to_the_json_forms(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn("tools", "call", "convert_units", "value", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "is not KEY=VALUE" in proc.stderr and "--args" in proc.stderr

@@ -3,6 +3,7 @@ tools, the search registry, byte-stable renders, and specific errors for bad pro
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -353,3 +354,29 @@ def test_a_bad_policy_built_in_code_is_refused(
 def test_the_search_tool_stays_once_everything_deferred_has_been_found() -> None:
     turn = split(DeferralPolicy(clusters={"web"}), found=("web_search", "web_fetch"))
     assert turn.deferred == () and turn.rendered[-3:] == ("find_tools", "web_search", "web_fetch")
+
+
+# --------------------------------------------------------------------------- what stays between turns
+
+
+def test_without_a_budget_each_turn_extends_the_previous_array() -> None:
+    # Only lists defer: found tools are appended, so every earlier array is a prefix of the next one
+    # (what providers' prompt caches key on).
+    policy = DeferralPolicy(clusters={"web", "shell"})
+    turns = [split(policy, found=f).rendered for f in ((), ("web_search",), ("web_search", "shell_run"))]
+    for before, after in itertools.pairwise(turns):
+        assert after[: len(before)] == before
+
+
+def test_under_a_budget_a_found_tool_evicts_the_least_preferred_and_survivors_keep_their_order() -> None:
+    policy = DeferralPolicy(max_tools=4, plugin_order=ORDER)
+    first = split(policy).rendered
+    later = split(policy, found=("web_search",)).rendered
+    # The budget holds: web_search takes the place of the least-preferred kept tool, so the front
+    # changes at that one entry; every tool kept in both turns is in the same relative order.
+    assert len(first) == len(later) == 4
+    evicted = [n for n in first if n not in later]
+    # Preference: host tools, then plugins in enable order, then by name: write_file is the least.
+    assert first == ("ask_user", "read_file", "write_file", "find_tools") and evicted == ["write_file"]
+    assert [n for n in first if n in later] == [n for n in later if n in first]
+    assert later[-1] == "web_search" and later[-2] == "find_tools"

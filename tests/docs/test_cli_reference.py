@@ -59,3 +59,42 @@ def test_every_demo_flag_and_its_exit_codes_are_documented_on_the_demo_page():
         assert f"`{flag}" in body, f"reyn-demo: {flag} is not documented in docs/demo.md"
     for code in ("0", "1", "2"):
         assert re.search(rf"^\| {code} \|", body, re.M), f"reyn-demo: exit code {code} is not documented"
+
+
+def test_plugins_list_documents_every_source_kind_and_what_index_means():
+    from reyn_core.loading.provenance.direct_url import SOURCE_KINDS
+
+    body = section("reyn plugins list")
+    for kind in SOURCE_KINDS:
+        assert f"`{kind}`" in body, kind
+    assert "`--find-links`" in body  # a wheelhouse install by name shows `index`
+
+
+def test_tools_render_phase_prints_the_output_contract_the_readme_promises(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    assert (
+        "reyn tools render --surface phase      # the phase op catalogue and output-contract schema" in readme
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+
+    def render(*extra: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "phase", *extra],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    head, _, schema = render().partition("JSON Schema of the reply (the phase output contract):\n")
+    assert head.strip() and json.loads(schema)["title"] == "PhaseOutput"
+    assert json.loads(render("--json"))["output_schema"] == json.loads(schema)

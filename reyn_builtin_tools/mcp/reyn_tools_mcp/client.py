@@ -42,6 +42,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict
 
 from . import failures
+from .sandbox import confined_command, widen_hint
 from .settings import ServerConfig
 
 T = TypeVar("T")
@@ -109,7 +110,11 @@ class ServerConnection:
         except ValueError as exc:  # our own message: which ${VAR} is not set (never a value)
             raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
-            params = StdioServerParameters(command=c.command, args=c.args, env=c.env or None, cwd=c.cwd)
+            try:
+                command, args = confined_command(self.name, self.config, c.command, c.args, c.env, c.cwd)
+            except RuntimeError as exc:
+                raise McpConnectionError(self.config.redact(str(exc))) from None
+            params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
             return stdio_client(params, errlog=self._errlog)
         http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
@@ -155,9 +160,13 @@ class ServerConnection:
         )
         return failures.report(
             self.name,
-            f"cannot open MCP server {self.name!r} ({self.config.source()}): {why}",
+            f"cannot open MCP server {self.name!r} ({self.config.source()}): {why}" + self._grants_hint(),
             self.fault_raw + "\n" + failures.raw_text(exc, self.stderr_text()),
         )
+
+    def _grants_hint(self) -> str:
+        """For a stdio server: the sandbox grants it ran with and the keys that widen them."""
+        return widen_hint(self.name, self.config) if self.config.command is not None else ""
 
     def stderr_text(self, limit: int = 8_000) -> str:
         """The last ``limit`` characters the server wrote to stderr (stdio servers): for the
@@ -195,7 +204,8 @@ class ServerConnection:
                     failures.report(
                         self.name,
                         f"MCP server {self.name!r} did not finish its handshake within "
-                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped",
+                        f"connect_timeout_s={self.connect_timeout_s:g} s; it was stopped"
+                        + self._grants_hint(),
                         failures.raw_text(None, self.stderr_text()),
                     )
                 ) from None
@@ -291,7 +301,7 @@ class ServerConnection:
         return failures.report(
             self.name,
             f"the connection to MCP server {self.name!r} was lost during {what}{fault}{kind}; it will be "
-            "reopened on the next call",
+            "reopened on the next call" + self._grants_hint(),
             self.fault_raw + "\n" + failures.raw_text(exc, self.stderr_text()),
         )
 

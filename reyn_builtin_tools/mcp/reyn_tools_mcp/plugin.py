@@ -26,6 +26,7 @@ from reyn_core import (
 )
 
 from .availability import HOW_TO_CONFIGURE
+from .sandbox import status_diagnostics
 from .settings import McpSettings
 from .snapshot import SnapshotError, read_snapshot, snapshot_tools, tool_sha256
 
@@ -189,7 +190,8 @@ def mcp_command(argv: list[str], loaded: Any) -> int:
 def diagnostics(settings: Any) -> list[dict[str, str]]:
     """Findings for ``reyn doctor``: dicts with ``code``, ``severity``, ``message``, ``hint``.
 
-    RM001 (info) no servers configured; RM002 (warning) an import-mode server has no snapshot.
+    RM001 (info) no servers configured; RM002 (warning) an import-mode server has no snapshot;
+    RX001-RX003 the kernel sandbox of the stdio servers (``sandbox.status_diagnostics``).
     """
     s = settings_as(settings, McpSettings)
     out: list[dict[str, str]] = []
@@ -213,6 +215,7 @@ def diagnostics(settings: Any) -> list[dict[str, str]]:
                 "hint": "run `reyn mcp refresh` (it starts each import-mode server once)",
             }
         )
+    out.extend(status_diagnostics(s.servers))
     return out
 
 

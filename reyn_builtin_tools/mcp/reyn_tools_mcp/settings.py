@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .sandbox import GRANT_KEYS, ServerGrants
+
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 _VAR = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -53,9 +55,11 @@ class ResolvedServer:
     headers: dict[str, str]
 
 
-class ServerConfig(BaseModel):
+class ServerConfig(ServerGrants):
     """One MCP server: stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``,
-    ``headers``). ``import_tools`` exposes its tools as registry tools named ``<prefix>__<tool>``."""
+    ``headers``). ``import_tools`` exposes its tools as registry tools named ``<prefix>__<tool>``.
+    A stdio server runs in the kernel sandbox under the grant keys of ``ServerGrants``
+    (``read_roots``, ``write_roots``, ``network``, ``hide``, limits, ``sandbox``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -77,6 +81,12 @@ class ServerConfig(BaseModel):
             raise ValueError("`args`, `env` and `cwd` apply to stdio servers only (this one has a `url`)")
         if self.command is not None and self.headers:
             raise ValueError("`headers` apply to HTTP servers only (this one has a `command`)")
+        granted = sorted(set(GRANT_KEYS) & self.model_fields_set)
+        if self.url is not None and granted:
+            raise ValueError(
+                f"{granted} are sandbox grants of stdio servers; an HTTP server ({self.url!r}) runs "
+                "elsewhere and is not confined by Reyn"
+            )
         if self.url is not None and not re.match(r"^https?://", expand_env(self.url, "url")):
             raise ValueError(f"`url` must be an http:// or https:// URL, got {self.url!r}")
         if self.prefix is not None and not SERVER_NAME.match(self.prefix):

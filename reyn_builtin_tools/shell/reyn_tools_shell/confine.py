@@ -1,5 +1,11 @@
-"""Programs that read configuration from where they run: a model that can write a file there can
-make them run anything. The rule, and what this module enforces (fail-closed):
+"""git's hardening: defence in depth under the kernel sandbox (``sandbox.py``).
+
+The promise is the sandbox's: whatever a program runs, including code from a configuration a model
+wrote, reaches only the grants. These rules stay on top because they are cheap and keep git from
+running a model-written hook or fsmonitor at all — and because files a model writes into a write
+root (``.git/hooks``, ``conftest.py``, ``.envrc``) may later be run by the *operator*, outside any
+sandbox, which no sandbox can prevent (the file pack's protected names guard those). They are a
+list, not a guarantee; do not extend them to chase programs (the sandbox covers the class):
 
 - **git** runs only against the workspace's own repository, with hardened configuration:
 
@@ -22,10 +28,6 @@ make them run anything. The rule, and what this module enforces (fail-closed):
      ``--template``, ``--output``, ``--open-files-in-pager`` ... and every abbreviation of them);
   4. git older than 2.38 (which would ignore parts of the hardening) is refused.
 
-- **other programs that read configuration or code from their working directory** (``make``,
-  ``npm``, ``python -m``, ``cargo`` ... — ``CONFIG_READERS``, or a rule's ``reads_cwd_config``) are
-  refused when the working directory lies in one of ``writable_dirs``; the operator declares which
-  directories a model can write (by default the whole workspace).
 """
 
 from __future__ import annotations
@@ -38,20 +40,10 @@ from pathlib import Path
 
 from reyn_core import ToolDenied, ToolRuntimeMissing
 
-from .settings import ProgramRule, ShellSettings
+from .settings import ProgramRule
 
 MIN_GIT_VERSION = (2, 38)
 
-# Programs known to read configuration or code from their working directory (or its parents).
-CONFIG_READERS: frozenset[str] = frozenset(
-    {
-        "make", "gmake", "bmake", "cmake", "ninja", "just", "rake", "npm", "npx", "pnpm", "yarn", "node",
-        "deno", "bun", "pip", "pip3", "pytest", "py.test", "tox", "nox", "poetry", "pipenv", "uv", "hatch",
-        "cargo", "go", "mvn", "gradle", "gradlew", "sbt", "ant", "bundle", "ruby", "gem", "php",
-        "composer", "hg", "ansible", "ansible-playbook", "terraform", "docker-compose", "pre-commit",
-    }
-)  # fmt: skip
-_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
 
 # --------------------------------------------------------------------------- git: hardening env
 
@@ -180,13 +172,6 @@ def is_git(rule: ProgramRule, executable: str) -> bool:
     return "git" in _names(rule, executable)
 
 
-def reads_cwd_config(rule: ProgramRule, executable: str) -> bool:
-    """Whether the program reads configuration or code from its working directory."""
-    if rule.reads_cwd_config is not None:
-        return rule.reads_cwd_config
-    return any(n in CONFIG_READERS or _PYTHON.match(n) for n in _names(rule, executable))
-
-
 # --------------------------------------------------------------------------- git: repository confinement
 
 
@@ -257,33 +242,19 @@ async def git_version(executable: str) -> tuple[int, ...]:
     return _version_cache[key]
 
 
-async def confine(
-    settings: ShellSettings, rule: ProgramRule, executable: str, argv: list[str], cwd: Path, workspace: Path
-) -> None:
-    """Refuse (``ToolDenied``) a config-reading program where a model could have written its
-    configuration, and git arguments that escape the hardening; refuse a git that cannot be
-    hardened (``ToolRuntimeMissing``)."""
-    if is_git(rule, executable):
-        found = git_argument_refusal(argv) or repository_refusal(cwd, workspace)
-        if found:
-            raise ToolDenied(f"command refused: {found}")
-        version = await git_version(executable)
-        if version < MIN_GIT_VERSION:
-            shown = ".".join(map(str, version)) or "unknown"
-            raise ToolRuntimeMissing(
-                f"git at {executable} is version {shown}; Reyn needs git >= "
-                f"{'.'.join(map(str, MIN_GIT_VERSION))} to harden it (GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT, "
-                "safe.bareRepository)"
-            )
+async def confine(rule: ProgramRule, executable: str, argv: list[str], cwd: Path, workspace: Path) -> None:
+    """Refuse (``ToolDenied``) git arguments that escape the hardening and git outside the
+    workspace's own repository; refuse a git that cannot be hardened (``ToolRuntimeMissing``)."""
+    if not is_git(rule, executable):
         return
-    if not reads_cwd_config(rule, executable):
-        return
-    for entry in settings.writable_dirs:
-        root = Path(os.path.realpath(workspace / entry))
-        if os.path.commonpath([root, cwd]) == str(root):
-            raise ToolDenied(
-                f"command refused: {rule.name!r} reads configuration or code from its working directory, "
-                f"and {_shown(cwd, workspace)!r} lies in {entry!r}, which a model can write (writable_dirs); "
-                "run it in a directory outside writable_dirs, or set reads_cwd_config = false on its rule "
-                "if running model-written code there is intended"
-            )
+    found = git_argument_refusal(argv) or repository_refusal(cwd, workspace)
+    if found:
+        raise ToolDenied(f"command refused: {found}")
+    version = await git_version(executable)
+    if version < MIN_GIT_VERSION:
+        shown = ".".join(map(str, version)) or "unknown"
+        raise ToolRuntimeMissing(
+            f"git at {executable} is version {shown}; Reyn needs git >= "
+            f"{'.'.join(map(str, MIN_GIT_VERSION))} to harden it (GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT, "
+            "safe.bareRepository)"
+        )

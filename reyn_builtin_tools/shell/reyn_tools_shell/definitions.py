@@ -17,16 +17,20 @@ from typing import Any
 
 from reyn_core import ToolContext, ToolRuntimeMissing, lazy_definitions, read_manifest, settings_as
 
+from .sandbox import require_sandbox
 from .settings import ShellSettings
 
 
 def has_programs(ctx: ToolContext) -> bool:
-    """Gate layer 3: the tool exists for a model only when the operator allowed some program."""
-    if not settings_as(ctx, ShellSettings).programs:
+    """Gate layer 3: the tool exists for a model only when the operator allowed some program and
+    the kernel sandbox can confine it (or the operator turned it off, loudly)."""
+    settings = settings_as(ctx, ShellSettings)
+    if not settings.programs:
         raise ToolRuntimeMissing(
             "no program is allowed; add [[plugins.shell.settings.programs]] entries (name, subcommands, "
             "allow_args) to the profile"
         )
+    require_sandbox(settings, "the shell tool", "[plugins.shell.settings]")
     return True
 
 

@@ -127,23 +127,27 @@ async def run_command(
     executable: str,
     argv: list[str],
     *,
+    program: list[str] | None = None,
     cwd: Path,
     env: dict[str, str],
     timeout_s: float,
     max_output_bytes: int,
 ) -> CommandResult:
-    """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell."""
+    """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell.
+    ``program`` is the argv actually started when it differs — the sandbox launcher's, which
+    confines itself and then execs ``executable``; the supervisor starts it and sweeps whatever
+    it leaves, the launcher and its namespaces included."""
     started = time.monotonic()
     status_fd: int | None = None
-    program: tuple[str, ...] = (executable, *argv[1:])
+    command: tuple[str, ...] = tuple(program) if program else (executable, *argv[1:])
     pass_fds: tuple[int, ...] = ()
     if supervised():
         status_fd, status_w = os.pipe()
-        program = (sys.executable, "-I", "-S", str(SUPERVISOR), str(status_w), str(os.getpid()), *program)
+        command = (sys.executable, "-I", "-S", str(SUPERVISOR), str(status_w), str(os.getpid()), *command)
         pass_fds = (status_w,)
     try:
         proc = await asyncio.create_subprocess_exec(
-            *program,
+            *command,
             cwd=str(cwd),
             env=env,
             stdin=asyncio.subprocess.DEVNULL,

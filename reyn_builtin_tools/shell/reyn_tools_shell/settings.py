@@ -15,6 +15,8 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .grants import GrantSettings
+
 Example = Union[list[str], str]  # an argv list, or a command line split with shlex
 
 # Variables that make a program load or run code, or read configuration that does: never passed to
@@ -184,11 +186,9 @@ class ProgramRule(BaseModel):
     - ``deny_args``: regexes; an argument they match *anywhere* (``re.search``) refuses the call —
       checked first, on every argument, e.g. ``^-c``, ``^--upload-pack``, ``^-exec$``.
     - ``match`` / ``not_match``: example command lines that must be allowed / refused.
-    - ``reads_cwd_config``: whether the program reads configuration or code from its working
-      directory (``make`` its Makefile, ``npm`` .npmrc and package.json scripts, ``python -m``
-      modules); such a program is refused in a ``writable_dirs`` directory. Default: true for the
-      programs Reyn knows (``confine.CONFIG_READERS``), false otherwise. ``git`` is always confined
-      and hardened instead (``confine.py``), whatever this says.
+
+    What the program may then reach (files, network, processes, limits) is the kernel sandbox's
+    business (``grants.py``), not the rule's: the rule only decides what may be started.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -200,9 +200,19 @@ class ProgramRule(BaseModel):
     any_args: bool = False
     deny_args: tuple[str, ...] = ()
     max_args: int = Field(default=64, ge=0, le=4096)
-    reads_cwd_config: bool | None = None
     match: tuple[Example, ...] = ()
     not_match: tuple[Example, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_reads_cwd_config(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "reads_cwd_config" in data:
+            raise ValueError(
+                "reads_cwd_config was removed: every command runs in the kernel sandbox, which confines "
+                "whatever a program runs from its configuration (a Makefile, a conftest.py) to the grants; "
+                "remove the key"
+            )
+        return data
 
     @field_validator("path")
     @classmethod
@@ -310,8 +320,10 @@ def is_dropped_env(name: str, secret_patterns: tuple[str, ...], value: str | Non
     return any(fnmatch.fnmatchcase(upper, p.upper()) for p in secret_patterns)
 
 
-class ShellSettings(BaseModel):
-    """Settings of the shell pack. With no ``programs``, the ``shell`` tool is unavailable."""
+class ShellSettings(GrantSettings):
+    """Settings of the shell pack. With no ``programs``, the ``shell`` tool is unavailable. The
+    sandbox grant keys (``read_roots``, ``write_roots``, ``network``, ``hide``, limits,
+    ``sandbox``) come from ``GrantSettings``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -323,18 +335,6 @@ class ShellSettings(BaseModel):
     env_allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
     env_set: dict[str, str] = Field(default_factory=dict)
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
-    writable_dirs: tuple[str, ...] = (".",)
-
-    @field_validator("writable_dirs")
-    @classmethod
-    def _writable_dirs_are_relative(cls, dirs: tuple[str, ...]) -> tuple[str, ...]:
-        for entry in dirs:
-            if not entry or "\x00" in entry or entry.startswith("/") or ".." in entry.split("/"):
-                raise ValueError(
-                    f"writable_dirs entry {entry!r} must be a directory relative to the workspace, "
-                    "without '..' (such as 'out', or '.' for the whole workspace)"
-                )
-        return dirs
 
     @field_validator("programs")
     @classmethod

@@ -12,7 +12,10 @@ from reyn_core import ToolContext, ToolGates, settings_as, tool
 from .confine import HARDENING_ENV, confine
 from .definitions import has_programs, list_programs
 from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
+from .sandbox import confined, raise_for_sandbox
 from .settings import ShellSettings
+
+KEY_PREFIX = "[plugins.shell.settings]"
 
 
 class ShellArgs(BaseModel):
@@ -46,7 +49,8 @@ class ShellArgs(BaseModel):
     schema_enricher=list_programs,
 )
 async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Run one allowlisted program with arguments in the workspace (no shell). Returns exit_code,
+    """Run one allowlisted program with arguments in the workspace (no shell), inside the kernel
+    sandbox: it can read the read roots, write the write roots and nothing else. Returns exit_code,
     stdout, stderr (each capped), duration_s and timed_out."""
     settings = settings_as(ctx, ShellSettings)
     argv = parse_command(args.argv, args.command)
@@ -55,14 +59,23 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     cwd = resolve_cwd(workspace, args.cwd)
     env = command_env(settings, os.environ, workspace)
     executable = resolve_executable(rule, env, workspace)
-    await confine(settings, rule, executable, argv, cwd, workspace)
+    await confine(rule, executable, argv, cwd, workspace)  # defence in depth under the sandbox
     env.update(HARDENING_ENV)  # after scrubbing and env_set: neither can strip or weaken it
     timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
+    program = confined([executable, *argv[1:]], settings, workspace, KEY_PREFIX)
     from .process import run_command  # asyncio's subprocess machinery: only when a command runs
 
     result = await run_command(
-        executable, argv, cwd=cwd, env=env, timeout_s=timeout, max_output_bytes=settings.max_output_bytes
+        executable,
+        argv,
+        program=program,
+        cwd=cwd,
+        env=env,
+        timeout_s=timeout,
+        max_output_bytes=settings.max_output_bytes,
     )
+    if not result.timed_out:
+        raise_for_sandbox(result.exit_code, result.stderr, settings, KEY_PREFIX)
     data = {
         "exit_code": result.exit_code,
         "stdout": result.stdout,

@@ -6,6 +6,7 @@ kind, other VCS directories, or a ``HEAD`` (git's test for a bare git directory)
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -78,7 +79,7 @@ def shell_tool(workspace: Path) -> tuple[ToolRegistry, ToolContext]:
     settings = ShellSettings.model_validate(
         {
             "programs": [{"name": "git", "subcommands": ["status", "log"], "allow_args": ["^--porcelain$"]}],
-            "writable_dirs": ["out"],
+            "write_roots": ["out"],
         }
     )
     registry = RegistryBuilder(settings={"shell": settings})
@@ -106,6 +107,10 @@ async def test_the_review_attack_file_pack_then_git_status(make_tools, workspace
     await tools.call("write_file", path="out/objects/info/.keep", content="")
     await tools.call("write_file", path="out/refs/heads/.keep", content="")
     await refused(tools, "write_file", path="out/HEAD", content="ref: refs/heads/main\n")
+    if os.geteuid() == 0:  # under root the sandbox runs git as uid 65534: the write root is its
+        for here, _dirs, files in os.walk(workspace / "out"):
+            for name in (here, *(os.path.join(here, f) for f in files)):
+                os.chown(name, 65534, 65534)
     registry, ctx = shell_tool(workspace)
     # Without HEAD the directory is no repository: git uses the workspace's own.
     result = await invoke_tool(
@@ -119,5 +124,7 @@ async def test_the_review_attack_file_pack_then_git_status(make_tools, workspace
     assert not marker.exists()
     # Plain git in the same layout does run the command (so the assertion above can fail).
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    # out/ may belong to the sandbox's user (above): plain git as root would refuse it as not its own
+    env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"})
     subprocess.run(["git", "st"], cwd=workspace / "out", env=env, capture_output=True, timeout=60)
     assert marker.exists()

@@ -22,6 +22,7 @@ def pack(install_pack):
 def _enable(tmp_path: Path, pack, *, import_tools: bool = False) -> None:
     server = tmp_path / "demo_server.py"
     shutil.copy2(SERVER, server)
+    tmp_path.chmod(0o755)  # the server's cwd and read root: under root the sandbox's user must read it
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["mcp"]\n'
         f"[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(str(pack.venv.python))}\n"
@@ -30,7 +31,7 @@ def _enable(tmp_path: Path, pack, *, import_tools: bool = False) -> None:
 
 
 def test_only_core_the_mcp_pack_and_its_sdk_are_installed(pack):
-    assert pack.reyn_distributions() == ["reyn-core", "reyn-tools-mcp"]
+    assert pack.reyn_distributions() == ["reyn-core", "reyn-sandbox", "reyn-tools-mcp"]
     proc = pack.venv.run(
         "python",
         "-c",

@@ -291,7 +291,10 @@ def test_refresh_with_workspace_writes_where_loading_in_that_workspace_reads(
         f'[plugins]\nenable = ["mcp"]\n[plugins.mcp.settings.servers.demo]\n'
         f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server_script))}]\n"
         "import_tools = true\n"
+        # the server runs in the sandbox with its cwd (elsewhere) as read root: grant its script too
+        f"read_roots = ['.', {json.dumps(str(server_script.parent))}]\n"
     )
+    elsewhere.chmod(0o755)  # under root the sandbox's unprivileged user must read its cwd
     monkeypatch.chdir(elsewhere)
     assert reyn_main(["mcp", "refresh", "--profile-file", str(profile), "--workspace", str(ws)]) == 0
     assert (ws / ".reyn" / "mcp-tools.json").exists() and not (elsewhere / ".reyn").exists()

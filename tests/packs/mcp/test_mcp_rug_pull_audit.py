@@ -28,7 +28,9 @@ def test_rug_pull_after_lock_fails_the_audit_naming_the_tool(tmp_path: Path) -> 
         f"[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n"
         f'args = [{json.dumps(str(SERVER))}, "--token=${{REYN_TEST_SECRET}}"]\n'
         f"env = {{ DEMO_MUTATE_IF_EXISTS = {json.dumps(str(marker))} }}\nimport_tools = true\n"
+        f"read_roots = ['.', {json.dumps(str(SERVER.parent))}]\n"  # its cwd and its script (sandbox)
     )
+    tmp_path.chmod(0o755)  # under root the sandbox's unprivileged user must read its cwd
 
     refresh = _reyn(tmp_path, "mcp", "refresh")
     assert refresh.returncode == 0 and "demo: changed" in refresh.stdout, refresh.stdout + refresh.stderr

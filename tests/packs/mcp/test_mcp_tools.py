@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import dispatch_tool, render_phase, render_router
+
+SERVER = Path(__file__).parent / "servers" / "demo_server.py"
 
 
 async def call(reg, ctx, server: str, tool: str, arguments: dict | None = None) -> dict:
@@ -151,10 +154,15 @@ async def test_per_agent_server_allowlist(mcp_registry, mcp_settings, server_scr
     assert kind == "gate_refused" and "may use no MCP server" in message
 
 
+UNCONFINED_DEMO = {"demo": {"command": sys.executable, "args": [str(SERVER)], "sandbox": "off"}}
+# The tests that compare server pids run the server unconfined: in the sandbox's PID namespace
+# every server is pid 2, and the host cannot see it by that pid.
+
+
 async def test_server_crash_mid_call_then_next_call_reconnects(
     mcp_registry, mcp_settings, ctx, operator_log
 ) -> None:
-    reg = mcp_registry(mcp_settings())
+    reg = mcp_registry(mcp_settings(UNCONFINED_DEMO))
     first_pid = ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1]
     kind, message = err(await call(reg, ctx, "demo", "crash", {}))
     assert kind == "execution_error" and "was lost" in message and "operator's log" in message
@@ -164,7 +172,7 @@ async def test_server_crash_mid_call_then_next_call_reconnects(
 
 
 async def test_hanging_server_times_out_and_is_restarted(mcp_registry, mcp_settings, ctx) -> None:
-    reg = mcp_registry(mcp_settings(call_timeout_s=1.5))
+    reg = mcp_registry(mcp_settings(UNCONFINED_DEMO, call_timeout_s=1.5))
     first_pid = ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1]
     kind, message = err(await call(reg, ctx, "demo", "hang", {}))
     assert kind == "timeout" and "within 1.5 s" in message
@@ -226,7 +234,8 @@ async def test_server_that_cannot_start_is_an_error_and_others_keep_working(
 async def test_shutdown_stops_the_server_process(mcp_registry, mcp_settings, ctx) -> None:
     from reyn_tools_mcp import client
 
-    pid = int(ok(await call(mcp_registry(mcp_settings()), ctx, "demo", "whoami", {}))["text"].split()[-1])
+    reg = mcp_registry(mcp_settings(UNCONFINED_DEMO))
+    pid = int(ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1])
     client.shutdown()
     with pytest.raises(ProcessLookupError):
         for _ in range(100):

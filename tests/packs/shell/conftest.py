@@ -3,6 +3,7 @@ built from the pack's own hooks, and calls through the real dispatcher on the ph
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ PROGRAMS: list[dict[str, Any]] = [
     },
     {"name": "env", "match": ["env"], "not_match": ["env sh -c id"]},
     {"name": "pwd", "match": ["pwd"]},
-    {"name": "python", "path": sys.executable, "any_args": True, "reads_cwd_config": False},
+    {"name": "python", "path": sys.executable, "any_args": True},
     {
         "name": "git",
         "subcommands": ["status", "diff", "log"],
@@ -51,6 +52,20 @@ PROGRAMS: list[dict[str, Any]] = [
         "not_match": ["find . -exec touch pwned ;", "find . -delete"],
     },
 ]
+
+
+SANDBOX_UID = 65534  # reyn_sandbox.Grants.uid: who a command runs as when the host is root
+
+
+def writable_by_sandbox(path: Path) -> None:
+    """Make ``path`` (recursively) writable by the sandboxed command: under root the launcher runs
+    commands as an unprivileged user, so a write root must belong to it (as an operator's would)."""
+    if os.geteuid() != 0:
+        return
+    for here, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            os.chown(os.path.join(here, name), SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    os.chown(path, SANDBOX_UID, SANDBOX_UID)
 
 
 def build_registry(settings: ShellSettings | None) -> ToolRegistry:
@@ -102,6 +117,11 @@ def make_shell(workspace: Path) -> Callable[..., ShellTool]:
 @pytest.fixture
 def shell(make_shell: Callable[..., ShellTool]) -> ShellTool:
     return make_shell()
+
+
+@pytest.fixture(name="writable_by_sandbox")
+def writable_by_sandbox_fixture() -> Callable[[Path], None]:
+    return writable_by_sandbox
 
 
 @pytest.fixture(name="build_registry")

@@ -32,8 +32,17 @@ PLAIN_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_NOSYST
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Plain git for setting up fixtures (no Reyn in between)."""
-    full = {**PLAIN_ENV, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", **(env or {})}
+    """Plain git for setting up fixtures (no Reyn in between). ``safe.directory=*``: a workspace
+    handed to the sandbox's unprivileged user (``git_shell``) is not the host user's."""
+    full = {
+        **PLAIN_ENV,
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "safe.directory",
+        "GIT_CONFIG_VALUE_0": "*",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        **(env or {}),
+    }
     full["GIT_COMMITTER_NAME"], full["GIT_COMMITTER_EMAIL"] = "t", "t@x"
     return subprocess.run(
         [GIT or "git", *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=60
@@ -60,10 +69,11 @@ def marker(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def git_shell(make_shell, workspace):
+def git_shell(make_shell, workspace, writable_by_sandbox):
     init_repo(workspace)
     (workspace / "out").mkdir()
-    return make_shell(programs=[GIT_RULE], env_set=IDENTITY)
+    writable_by_sandbox(workspace)  # ordinary git use commits: the workspace is a write root here
+    return make_shell(programs=[GIT_RULE], env_set=IDENTITY, write_roots=["."])
 
 
 # --------------------------------------------------------------------------- payloads, per family

@@ -23,8 +23,8 @@ def pack(install_pack):
     return install_pack("shell")
 
 
-def test_only_core_and_the_shell_pack_are_installed(pack):
-    assert pack.reyn_distributions() == ["reyn-core", "reyn-tools-shell"]
+def test_only_core_the_sandbox_and_the_shell_pack_are_installed(pack):
+    assert pack.reyn_distributions() == ["reyn-core", "reyn-sandbox", "reyn-tools-shell"]
 
 
 def test_the_pack_is_discovered_but_contributes_nothing_until_enabled(pack, tmp_path):
@@ -50,6 +50,7 @@ def test_enabled_without_programs_it_is_unavailable(pack, tmp_path):
 
 def test_it_runs_on_the_phase_surface_and_is_refused_on_the_router(pack, tmp_path):
     (tmp_path / "reyn.toml").write_text(PROFILE)
+    tmp_path.chmod(0o755)  # the workspace is a read root: under root the sandbox's user must read it
     ran = pack.json(
         "tools",
         "call",

@@ -17,6 +17,13 @@ from reyn_core import PhaseCallerState, ToolContext, ToolGateRefused
 from reyn_core.host import dispatch_tool, invoke_tool, render_phase, render_router
 
 
+@pytest.fixture
+def unconfined(make_shell):
+    """The pack's own supervision, without the sandbox: its PID namespace would hide the PIDs
+    these tests watch (the launcher's own tests cover the group dying inside the sandbox)."""
+    return make_shell(sandbox="off")
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -122,9 +129,9 @@ time.sleep(120)
 """
 
 
-async def test_timeout_kills_the_whole_process_group(shell, workspace):
+async def test_timeout_kills_the_whole_process_group(unconfined, workspace):
     pidfile = workspace / "pids"
-    result = await shell.run(argv=["python", "-c", GRANDCHILD, str(pidfile)], timeout_s=4)
+    result = await unconfined.run(argv=["python", "-c", GRANDCHILD, str(pidfile)], timeout_s=4)
     assert result["timed_out"] is True
     assert result["exit_code"] == -9
     assert "killed after 4 s with its whole process group" in result["note"]
@@ -141,8 +148,8 @@ print(child.pid)
 """
 
 
-async def test_background_children_do_not_outlive_the_call(shell):
-    result = await shell.run(argv=["python", "-c", BACKGROUND])
+async def test_background_children_do_not_outlive_the_call(unconfined):
+    result = await unconfined.run(argv=["python", "-c", BACKGROUND])
     assert result["exit_code"] == 0 and result["timed_out"] is False
     assert _wait_gone([int(result["stdout"])]) == []
 
@@ -169,10 +176,10 @@ def _escaped_pid(pidfile: Path) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper supervisor is Linux only")
-async def test_a_grandchild_that_calls_setsid_does_not_survive_a_timeout(shell, workspace):
+async def test_a_grandchild_that_calls_setsid_does_not_survive_a_timeout(unconfined, workspace):
     pidfile = workspace / "escaped"
     pidfile.write_text("")
-    result = await shell.run(argv=["python", "-c", ESCAPER, str(pidfile), "hang"], timeout_s=5)
+    result = await unconfined.run(argv=["python", "-c", ESCAPER, str(pidfile), "hang"], timeout_s=5)
     assert result["timed_out"] is True and result["exit_code"] == -9
     assert result["stdout"] == "ready\n"  # read to the end: nothing is left holding the pipe
     assert result["stdout_truncated"] is False
@@ -180,19 +187,59 @@ async def test_a_grandchild_that_calls_setsid_does_not_survive_a_timeout(shell, 
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper supervisor is Linux only")
-async def test_a_daemonised_grandchild_does_not_outlive_a_normal_exit(shell, workspace):
+async def test_a_daemonised_grandchild_does_not_outlive_a_normal_exit(unconfined, workspace):
     pidfile = workspace / "escaped"
     pidfile.write_text("")
-    result = await shell.run(argv=["python", "-c", ESCAPER, str(pidfile), "exit"], timeout_s=60)
+    result = await unconfined.run(argv=["python", "-c", ESCAPER, str(pidfile), "exit"], timeout_s=60)
     assert result["timed_out"] is False and result["exit_code"] == 0
     assert result["stdout"] == "ready\n" and result["stdout_truncated"] is False
     assert _wait_gone([_escaped_pid(pidfile)]) == []
 
 
-async def test_exit_codes_and_signals_pass_through_the_supervisor(shell):
+async def test_exit_codes_and_signals_pass_through_the_supervisor(unconfined):
+    assert (await unconfined.run(argv=["python", "-c", "import sys; sys.exit(7)"]))["exit_code"] == 7
+    killed = await unconfined.run(
+        argv=["python", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"]
+    )
+    assert killed["exit_code"] == -15 and killed["timed_out"] is False
+
+
+async def test_in_the_sandbox_a_signal_is_reported_as_128_plus_its_number(shell):
     assert (await shell.run(argv=["python", "-c", "import sys; sys.exit(7)"]))["exit_code"] == 7
     killed = await shell.run(argv=["python", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"])
-    assert killed["exit_code"] == -15 and killed["timed_out"] is False
+    assert killed["exit_code"] == 128 + 15 and killed["timed_out"] is False
+
+
+def _host_processes_naming(tag: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as fh:
+                    if tag.encode() in fh.read():
+                        found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+SANDBOXED_GRANDCHILD = """
+import subprocess, sys, time
+code = "import os, time; os.setsid(); pid = os.fork(); pid and os._exit(0); time.sleep(120)  # " + sys.argv[1]
+subprocess.Popen([sys.executable, "-c", code])
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel sandbox is Linux only")
+async def test_a_sandboxed_timeout_leaves_no_process_behind(shell):
+    tag = f"reyn-issue22-{os.getpid()}-{time.monotonic_ns()}"
+    result = await shell.run(argv=["python", "-c", SANDBOXED_GRANDCHILD, tag], timeout_s=3)
+    assert result["timed_out"] is True and result["exit_code"] == -9
+    deadline = time.monotonic() + 10
+    while _host_processes_naming(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _host_processes_naming(tag) == []
 
 
 async def test_timeout_is_capped_by_the_settings(make_shell, workspace):
@@ -221,11 +268,13 @@ def test_the_python_used_by_these_tests_is_outside_the_workspace(workspace):
     assert not Path(os.path.realpath(sys.executable)).is_relative_to(workspace)
 
 
-async def test_cancelling_the_call_kills_the_process_group(shell, workspace):
+async def test_cancelling_the_call_kills_the_process_group(unconfined, workspace):
     import asyncio
 
     pidfile = workspace / "pids"
-    task = asyncio.ensure_future(shell.run(argv=["python", "-c", GRANDCHILD, str(pidfile)], timeout_s=120))
+    task = asyncio.ensure_future(
+        unconfined.run(argv=["python", "-c", GRANDCHILD, str(pidfile)], timeout_s=120)
+    )
     for _ in range(600):  # wait (bounded) until both processes exist
         if pidfile.exists() and len(pidfile.read_text().split()) == 2:
             break

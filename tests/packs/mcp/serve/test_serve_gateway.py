@@ -26,7 +26,8 @@ def _gateway_profile(enforce: bool) -> str:
     return (
         '[plugins]\nenable = ["mcp"]\n\n'
         f"[plugins.mcp.settings.servers.demo]\ncommand = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(UPSTREAM))}]\nimport_tools = true\n\n"
+        f"args = [{json.dumps(str(UPSTREAM))}]\nimport_tools = true\n"
+        f"read_roots = ['.', {json.dumps(str(UPSTREAM.parent))}]\n\n"  # its cwd and script (sandbox)
         f'[audit]\nlog = "audit.jsonl"\n\n[lock]\nenforce = {"true" if enforce else "false"}\n'
     )
 

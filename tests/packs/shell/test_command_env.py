@@ -1,17 +1,15 @@
 """The command environment never carries credentials or code-injection hooks, whatever ``env_allow``
-says; and programs that read configuration or code from their working directory are refused where a
-model can write (``writable_dirs``). Real subprocesses through the real dispatcher."""
+says. Real subprocesses through the real dispatcher. (Programs that read configuration from their
+working directory are no longer refused: the sandbox confines what they run, see
+``test_sandbox_attacks.py``.)"""
 
 from __future__ import annotations
 
 import shutil
-import sys
 
 import pytest
 from pydantic import ValidationError
 from reyn_tools_shell.settings import ShellSettings
-
-from reyn_core import ToolDenied
 
 SCRUBBED = {
     # credentials in values (names that look harmless)
@@ -96,7 +94,7 @@ async def test_bash_env_would_run_code_and_is_dropped(make_shell, monkeypatch, t
     script = tmp_path / "startup.sh"
     script.write_text(f"touch {marker}\n")
     monkeypatch.setenv("BASH_ENV", str(script))
-    bash = {"name": "bash", "allow_args": ["^-c$", "^true$"], "reads_cwd_config": False}
+    bash = {"name": "bash", "allow_args": ["^-c$", "^true$"]}
     shell = make_shell(programs=[bash], env_allow=["*"])
     assert (await shell.run(command="bash -c true"))["exit_code"] == 0
     assert not marker.exists()
@@ -108,7 +106,7 @@ async def test_node_options_would_run_code_and_is_dropped(make_shell, monkeypatc
     hook = tmp_path / "hook.js"
     hook.write_text(f"require('fs').writeFileSync({str(marker)!r}, 'x')\n")
     monkeypatch.setenv("NODE_OPTIONS", f"--require {hook}")
-    node = {"name": "node", "allow_args": ["^--version$"], "reads_cwd_config": False}
+    node = {"name": "node", "allow_args": ["^--version$"]}
     shell = make_shell(programs=[node], env_allow=["*"])
     assert (await shell.run(command="node --version"))["exit_code"] == 0
     assert not marker.exists()
@@ -131,57 +129,10 @@ async def test_home_inside_the_workspace_is_dropped(make_shell, monkeypatch, wor
         ({"env_set": {"DATABASE_URL": "postgres://u:p@db/x"}}, "carries credentials"),
         ({"env_allow": ["PATH", "LD_PRELOAD"]}, "'LD_PRELOAD' is always dropped"),
         ({"env_allow": ["EDITOR"]}, "'EDITOR' is always dropped"),
-        ({"writable_dirs": ["../elsewhere"]}, "must be a directory relative to the workspace"),
-        ({"writable_dirs": ["/abs"]}, "must be a directory relative to the workspace"),
+        ({"write_roots": ["../elsewhere"]}, "must be a directory relative to the workspace"),
+        ({"write_roots": ["/proc/self"]}, "inside a pseudo-filesystem"),
     ],
 )
 def test_settings_that_would_pass_hooks_or_credentials_fail_at_load(settings, message):
     with pytest.raises(ValidationError, match=message):
         ShellSettings.model_validate(settings)
-
-
-# --------------------------------------------------------------------------- config-reading programs
-
-
-def module_in(directory, marker):
-    (directory / "tool.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
-
-
-PY_RULE = {"name": "python", "path": sys.executable, "allow_args": ["^-m$", "^tool$"]}
-
-
-async def test_a_config_reading_program_is_refused_where_the_model_can_write(make_shell, workspace, tmp_path):
-    marker = tmp_path / "PWNED"
-    module_in(workspace / "sub", marker)  # `python -m tool` imports tool.py from its working directory
-    shell = make_shell(programs=[PY_RULE])  # default writable_dirs = ["."]: the whole workspace
-    with pytest.raises(ToolDenied, match=r"'python' reads configuration or code from its working directory"):
-        await shell.run(command="python -m tool", cwd="sub")
-    assert not marker.exists()
-
-
-@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
-async def test_make_in_a_writable_directory_is_refused_and_elsewhere_runs(make_shell, workspace, tmp_path):
-    marker = tmp_path / "PWNED"
-    (workspace / "out").mkdir()
-    (workspace / "out" / "Makefile").write_text(f"all:\n\ttouch {marker}\n")
-    (workspace / "sub" / "Makefile").write_text("all:\n\t@echo built\n")
-    shell = make_shell(programs=[{"name": "make", "allow_args": ["^-s$"]}], writable_dirs=["out"])
-    with pytest.raises(ToolDenied, match=r"'out' lies in 'out', which a model can write"):
-        await shell.run(command="make -s", cwd="out")
-    assert not marker.exists()
-    assert (await shell.run(command="make -s", cwd="sub"))["stdout"] == "built\n"
-
-
-async def test_reads_cwd_config_false_is_the_operators_explicit_choice(make_shell, workspace, tmp_path):
-    marker = tmp_path / "RAN"
-    module_in(workspace / "sub", marker)
-    shell = make_shell(programs=[{**PY_RULE, "reads_cwd_config": False}])
-    assert (await shell.run(command="python -m tool", cwd="sub"))["exit_code"] == 0
-    assert marker.exists()  # what the refusal above prevents
-
-
-async def test_a_program_reyn_does_not_know_can_be_flagged(make_shell, workspace):
-    shell = make_shell(programs=[{"name": "pwd", "reads_cwd_config": True}], writable_dirs=["sub"])
-    assert (await shell.run(argv=["pwd"]))["exit_code"] == 0
-    with pytest.raises(ToolDenied, match="reads configuration or code"):
-        await shell.run(argv=["pwd"], cwd="sub")

@@ -1,0 +1,93 @@
+"""The grant keys of ``[plugins.shell.settings]``: what the kernel sandbox lets a command reach.
+
+Every command runs under ``reyn_sandbox``'s launcher (``sandbox.py``), which confines itself with
+Landlock, namespaces and rlimits and then execs the command: the command and everything it starts
+can read only ``read_roots`` (plus the system directories programs need, which the launcher adds),
+write only ``write_roots``, open no socket unless ``network = true``, and never outgrow the limits.
+
+The keys have the same names and meaning as the file pack's ``read_roots`` / ``write_roots`` (one
+concept: where a model may read, where it may write) and as an MCP stdio server's grants. The
+shell's former ``writable_dirs`` is the same thing as ``write_roots``; a profile that still uses it
+fails to load with a message naming the new key. The limit keys default to ``None``: the launcher's
+own defaults (``reyn_sandbox.Grants``) then apply, so they are written down once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
+LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
+
+
+def refuse_writable_dirs(data: Any) -> Any:
+    """A clear error for ``writable_dirs``, renamed ``write_roots`` with the sandbox (issue 22),
+    instead of the generic "extra inputs are not permitted"."""
+    if isinstance(data, dict) and "writable_dirs" in data:
+        raise ValueError(
+            "writable_dirs was renamed write_roots (the same concept as the file pack's write_roots: "
+            "the directories a model may write; commands run in a kernel sandbox that can write only "
+            f"there); write write_roots = {list(data['writable_dirs'])!r}"
+        )
+    return data
+
+
+class GrantSettings(BaseModel):
+    """What a confined process may reach. Roots are directories, relative to the workspace (the
+    shell) or absolute; a write root is readable too. ``hide`` names paths inside a read root that
+    the process must not see (a workspace ``.env``); ``read_only`` paths inside a write root it may
+    read but not change (a workspace ``.git``: what the operator may later run). ``sandbox = "off"``
+    runs commands unconfined — reported as a warning on every load, never silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    read_roots: tuple[str, ...] = (".",)
+    write_roots: tuple[str, ...] = ()
+    network: bool = False
+    hide: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    cpu_seconds: int | None = Field(default=None, ge=1)
+    memory_bytes: int | None = Field(default=None, ge=16 * 1024 * 1024)
+    max_processes: int | None = Field(default=None, ge=1)
+    file_size_bytes: int | None = Field(default=None, ge=1)
+    open_files: int | None = Field(default=None, ge=16)
+    tmp_bytes: int | None = Field(default=None, ge=1024 * 1024)
+    sandbox: Literal["required", "off"] = "required"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_keys(cls, data: Any) -> Any:
+        return refuse_writable_dirs(data)
+
+    @field_validator("read_roots", "write_roots", "hide", "read_only")
+    @classmethod
+    def _plain_paths(cls, paths: tuple[str, ...], info: Any) -> tuple[str, ...]:
+        for path in paths:
+            if not path or "\x00" in path or ".." in path.split("/"):
+                raise ValueError(
+                    f"{info.field_name} entry {path!r} must be a directory relative to the workspace "
+                    "or absolute, without '..' (such as 'out', or '.' for the whole workspace)"
+                )
+            if info.field_name in ("read_roots", "write_roots") and any(
+                path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES
+            ):
+                raise ValueError(
+                    f"{info.field_name} entry {path!r} is inside a pseudo-filesystem "
+                    f"({', '.join(PSEUDO_FS_PREFIXES)}); its entries are kernel state, not files"
+                )
+        return paths
+
+    def limit_overrides(self) -> dict[str, int]:
+        """The limits the profile sets (the launcher's defaults apply to the rest)."""
+        return {k: v for k in LIMIT_KEYS if (v := getattr(self, k)) is not None}
+
+    def describe(self) -> str:
+        """The grants in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
+        limits = " ".join(f"{k}={v}" for k, v in self.limit_overrides().items())
+        return (
+            f"read_roots={list(self.read_roots)} write_roots={list(self.write_roots)} "
+            f"network={str(self.network).lower()} hide={list(self.hide)}"
+            + (f" {limits}" if limits else " (default limits)")
+        )

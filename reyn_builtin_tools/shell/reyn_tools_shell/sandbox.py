@@ -1,0 +1,177 @@
+"""Every command through the kernel sandbox (``reyn_sandbox``): the grants a command gets, the
+launcher's argv, and what its exit means.
+
+The promise is the kernel's: whatever an allowed program runs — its configuration's plugins, a
+model-written ``conftest.py`` — reads only the read roots, writes only the write roots, opens no
+socket without ``network = true``, sees no other process and ends at its limits. The argument
+rules and git's hardening (``confine.py``) stay as defence in depth on top.
+
+Fail closed: when the kernel cannot confine (no Landlock, no user namespaces, ``reyn-sandbox`` not
+installed), the ``shell`` tool is unavailable with the launcher's reason, unless the operator set
+``sandbox = "off"`` — which every load reports as a warning (``RX003``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from reyn_core import ToolExecutionError, ToolRuntimeMissing
+
+from .grants import LIMIT_KEYS, GrantSettings
+
+STATUS_CODES = {"ok": "RX001", "unavailable": "RX002", "off": "RX003"}
+PREFIX = "reyn-sandbox: "
+OPT_OUT = 'sandbox = "off"'
+ROOT_NOTE = (
+    "; Reyn runs as root, so the sandbox runs commands as an unprivileged user (uid 65534): the read "
+    "roots must be readable and the write roots writable by it"
+)
+
+
+def sandbox_status() -> Any:
+    """The launcher's ``SandboxStatus`` (the launcher caches its kernel probe), or None when ``reyn_sandbox``
+    cannot be imported."""
+    try:
+        import reyn_sandbox
+    except ImportError:
+        return None
+    if not callable(getattr(reyn_sandbox, "status", None)):  # a folder shadowing the package
+        return None
+    return reyn_sandbox.status()
+
+
+def unavailable_reason() -> str | None:
+    """Why the kernel cannot confine commands here, or None when it can."""
+    status = sandbox_status()
+    if status is None:
+        return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
+    if not status.available:
+        return str(status.reason or "the kernel cannot confine processes here")
+    return None
+
+
+def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:
+    """Refuse (``ToolRuntimeMissing``) when ``grants`` need a sandbox the kernel cannot give."""
+    if grants.sandbox == "off":
+        return
+    reason = unavailable_reason()
+    if reason is not None:
+        raise ToolRuntimeMissing(
+            f"{what} runs only inside the kernel sandbox, which is unavailable: {reason}; "
+            f"set {OPT_OUT} in {key_prefix} to run unconfined (reported as a warning on every load)"
+        )
+
+
+def resolve_roots(base: Path, entries: tuple[str, ...], *, create: bool = False) -> tuple[str, ...]:
+    """Absolute real paths of ``entries`` (relative ones against ``base``). A write root that does
+    not exist yet is created (the operator declared it writable); a missing read root or hidden
+    path is left out (there is nothing to read or hide)."""
+    out = []
+    for entry in entries:
+        path = Path(os.path.realpath(base / entry))
+        if create and not os.path.lexists(path):
+            path.mkdir(parents=True, exist_ok=True)
+        if os.path.exists(path):  # False also when this user cannot even look there
+            out.append(str(path))
+    return tuple(out)
+
+
+def launcher_grants(grants: GrantSettings, base: Path) -> Any:
+    """The launcher's ``Grants`` for these settings, roots resolved against ``base``."""
+    import reyn_sandbox
+
+    return reyn_sandbox.Grants(
+        read_roots=resolve_roots(base, grants.read_roots),
+        write_roots=resolve_roots(base, grants.write_roots, create=True),
+        network=grants.network,
+        hide=resolve_roots(base, grants.hide),
+        read_only=resolve_roots(base, grants.read_only),
+        **grants.limit_overrides(),
+    )
+
+
+def confined(command: list[str], grants: GrantSettings, base: Path, key_prefix: str) -> list[str]:
+    """The argv that runs ``command`` inside the sandbox (``command`` itself with ``sandbox = "off"``)."""
+    if grants.sandbox == "off":
+        return command
+    import reyn_sandbox
+
+    try:
+        return list(reyn_sandbox.launcher_argv(command, launcher_grants(grants, base)))
+    except reyn_sandbox.SandboxUnavailable as exc:
+        raise ToolRuntimeMissing(
+            f"the kernel sandbox cannot confine {os.path.basename(command[0])!r}: {exc}; "
+            f"set {OPT_OUT} in {key_prefix} to run unconfined (reported as a warning on every load)"
+        ) from None
+
+
+def sandbox_failure(exit_code: int, stderr: str, grants: GrantSettings, key_prefix: str) -> str | None:
+    """What the launcher's last stderr line says when the sandbox, not the command, ended the run:
+    confinement could not be set up (exit 125, the command did not run), or a limit was hit."""
+    if grants.sandbox == "off":
+        return None
+    import reyn_sandbox
+
+    which = reyn_sandbox.limit_exceeded(stderr)
+    if which is not None:
+        return (
+            f"the command was stopped by the sandbox: limit exceeded: {which}; raise it in {key_prefix} "
+            f"({', '.join(LIMIT_KEYS)}) if the command needs more"
+        )
+    lines = [line for line in stderr.splitlines() if line.startswith(PREFIX)]
+    if exit_code == reyn_sandbox.SETUP_FAILED_EXIT and lines:
+        line = lines[-1]
+        return (
+            f"the sandbox could not be set up, so the command did not run: {line[len(PREFIX) :].strip()} "
+            f"(grants: {grants.describe()}){ROOT_NOTE if os.geteuid() == 0 else ''}"
+        )
+    return None
+
+
+def raise_for_sandbox(exit_code: int, stderr: str, grants: GrantSettings, key_prefix: str) -> None:
+    """Raise ``ToolExecutionError`` when the sandbox ended the command (see ``sandbox_failure``)."""
+    message = sandbox_failure(exit_code, stderr, grants, key_prefix)
+    if message is not None:
+        raise ToolExecutionError(message)
+
+
+def status_diagnostics(grants: GrantSettings, what: str, key_prefix: str, tool: str) -> list[dict[str, str]]:
+    """``reyn doctor``'s view of the sandbox for ``what``: RX001 (info) confined, with the Landlock
+    ABI and what is enforced; RX002 (error) the kernel cannot confine, so ``what`` is refused;
+    RX003 (warning) the operator turned the sandbox off."""
+    if grants.sandbox == "off":
+        return [
+            {
+                "code": STATUS_CODES["off"],
+                "severity": "warning",
+                "tool": tool,
+                "message": f"{what} run UNCONFINED: {OPT_OUT} in {key_prefix}; a program (or code it "
+                "loads from a model-written file) can read, write and connect wherever this host can",
+                "hint": f"remove {OPT_OUT} to confine them to read_roots, write_roots and network",
+            }
+        ]
+    reason = unavailable_reason()
+    if reason is not None:
+        return [
+            {
+                "code": STATUS_CODES["unavailable"],
+                "severity": "error",
+                "tool": tool,
+                "message": f"the kernel sandbox is unavailable ({reason}), so {what} are refused",
+                "hint": "run on Linux with Landlock (5.13+) and user namespaces enabled, or set "
+                f"{OPT_OUT} in {key_prefix} to run unconfined",
+            }
+        ]
+    status = sandbox_status()
+    return [
+        {
+            "code": STATUS_CODES["ok"],
+            "severity": "info",
+            "tool": tool,
+            "message": f"{what} run in the kernel sandbox: Landlock ABI {status.landlock_abi}, "
+            f"enforced: {', '.join(status.enforced)}; grants: {grants.describe()}",
+            "hint": "",
+        }
+    ]
