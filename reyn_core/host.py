@@ -65,6 +65,8 @@ _EXPORTS = {
     "ToolCallHooks": "reyn_core.dispatch",
     "ToolCallOutcome": "reyn_core.dispatch",
     "JsonlAuditLog": "reyn_core.dispatch",
+    "configure_tracing": "reyn_core.dispatch.tracing",
+    "installation_key": "reyn_core.loading.argument_key",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "deferral_policy": "reyn_core.loading.deferral_policy",

@@ -76,6 +76,12 @@ def _deps_wheelhouse() -> Path:
     return target
 
 
+# The argument-hash key (reyn_core.loading.argument_key) of every load in this session, subprocesses
+# included, lives in a private temporary folder: a test run never writes into the user's real config.
+_KEY_DIR = tempfile.mkdtemp(prefix="reyn-test-key-")
+os.environ.setdefault("REYN_ARGUMENT_KEY_FILE", os.path.join(_KEY_DIR, "argument-hash.key"))
+
+
 @pytest.fixture
 def isolated_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No profile from the environment or the user's folders, a private cache folder, cwd = tmp_path:

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import os
+import secrets
 import stat
 import threading
 import weakref
@@ -27,10 +29,28 @@ if TYPE_CHECKING:
 _log = logging.getLogger("reyn_core.dispatch")
 
 
-def argument_hash(arguments: Any) -> str:
-    """sha256 of the canonical JSON of the arguments (the audit log never stores them)."""
+_process_key: bytes | None = None
+_process_key_lock = threading.Lock()
+
+
+def process_key() -> bytes:
+    """A random key made once per process: what ``argument_hash`` uses when given no key (a host
+    that did not load a profile). Hashes made with it cannot be compared across processes."""
+    global _process_key
+    with _process_key_lock:
+        if _process_key is None:
+            _process_key = secrets.token_bytes(32)
+        return _process_key
+
+
+def argument_hash(arguments: Any, *, key: bytes | None = None) -> str:
+    """HMAC-SHA256, keyed with ``key`` (the installation's private key, ``reyn_core.loading.
+    argument_key``; None: ``process_key()``), of the canonical JSON of the arguments. The audit log
+    and the spans record this, never the arguments: without the key a low-entropy argument cannot
+    be guessed back by hashing candidates (docs/security.md)."""
     # surrogatepass: a lone surrogate from a model must hash like anything else.
-    return "sha256:" + hashlib.sha256(canonical_json(arguments).encode("utf-8", "surrogatepass")).hexdigest()
+    data = canonical_json(arguments).encode("utf-8", "surrogatepass")
+    return "hmac-sha256:" + hmac.new(key or process_key(), data, hashlib.sha256).hexdigest()
 
 
 _AUDIT_OPEN_FLAGS = (
@@ -239,8 +259,9 @@ class JsonlAuditLog:
     error, and every later call is refused by ``refuse_when_unwritable`` until the log works again.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, hash_key: bytes | None = None) -> None:
         self.path = Path(path)
+        self.hash_key = hash_key
         self._writer = _AuditWriter(self.path)
 
     def record(self, call: ToolCall, outcome: ToolCallOutcome) -> bytes:
@@ -258,7 +279,7 @@ class JsonlAuditLog:
             "digest": origin.tree_digest if origin else None,
             "status": outcome.kind,
             "duration_ms": round(outcome.duration_s * 1000, 3),
-            "args_sha256": argument_hash(call.arguments),
+            "args_sha256": argument_hash(call.arguments, key=self.hash_key),
         }
         return (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
 

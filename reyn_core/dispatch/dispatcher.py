@@ -31,6 +31,7 @@ from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
+from . import tracing
 from .arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
@@ -114,8 +115,11 @@ async def invoke_tool(
     ``before`` hooks see only calls that passed the gates and argument validation. Both see a
     read-only snapshot of the arguments; the handler gets its own copy, validated and bound before
     any hook runs, so neither a hook nor the caller changing ``args`` meanwhile reaches it. A caller
-    that cancels this coroutine gets its ``CancelledError`` back unchanged.
+    that cancels this coroutine gets its ``CancelledError`` back unchanged. With tracing on
+    (``configure_tracing``) the call runs inside its ``execute_tool`` span.
     """
+    if tracing.active is not None and tracing.opens_span():  # tracing on: this call inside its span
+        return await tracing.traced(invoke_tool, registry, name, args, ctx, surface, exclude, allowed_ops)
     surface = surface or ctx.surface
     if type(exclude) is not frozenset:
         # host mistakes raise TypeError here, not as a tool error

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import describe_exception
+from reyn_core.loading import tracing as load_tracing
 from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
@@ -20,7 +21,7 @@ from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
 from reyn_core.loading.provenance_check import check_provenance
 from reyn_core.loading.provenance_check import inspect_discovered as inspect_discovered_plugins
-from reyn_core.loading.registration import register_all
+from reyn_core.loading.registration import apply_observability, register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.selection import select_distribution
@@ -57,7 +58,21 @@ def load(
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
-    found = discover().by_id()
+    apply_observability(profile)  # before the load's own spans
+    with load_tracing.phase("reyn.load") as load_span:
+        return _load(profile, cache, session, host_tools, inspect_discovered, load_span)
+
+
+def _load(
+    profile: Profile,
+    cache: SchemaCheckCache,
+    session: LoadSession,
+    host_tools: Iterable[ToolDefinition | Callable[..., Any]],
+    inspect_discovered: bool,
+    load_span: Any,
+) -> LoadResult:
+    with load_tracing.phase("reyn.load.discovery"):
+        found = discover().by_id()
     enabled = profile.enabled
     plugins = [PluginState(pid) for pid in enabled]
 
@@ -83,18 +98,24 @@ def load(
     )
     for p in plugins:
         for step in steps:
-            try:
-                step(session, p)
-            except (Exception, SystemExit) as exc:  # a bug in one plugin's path must not stop the others
-                p.fail("failed", "RI005", f"loading stopped unexpectedly: {describe_exception(exc)}")
+            with load_tracing.phase(f"reyn.load.{_step_name(step)}", p.plugin_id) as span:
+                seen = len(p.diagnostics)
+                try:
+                    step(session, p)
+                except (Exception, SystemExit) as exc:  # a bug in one plugin's path must not stop the others
+                    p.fail("failed", "RI005", f"loading stopped unexpectedly: {describe_exception(exc)}")
+                span.diagnostics(p.diagnostics[seen:])
             if not p.ok:
                 break
 
     commands = resolve_commands(plugins)
-    registry, host_diags = register_all(profile, plugins, host_tools, cache, discovered_ids=found)
+    with load_tracing.phase("reyn.load.registration") as span:
+        registry, host_diags = register_all(profile, plugins, host_tools, cache, discovered_ids=found)
+        span.diagnostics(host_diags)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
     records = inspect_discovered_plugins(session, found, set(enabled)) if inspect_discovered else {}
+    load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,
         _report(found, plugins, session.global_diags + host_diags, records),
@@ -165,6 +186,11 @@ def _report(
     return LoadReport(tuple(infos), tuple(all_diags))
 
 
+def _step_name(step: Callable[..., Any]) -> str:
+    name = getattr(step, "__name__", "step")
+    return "select_distribution" if name == "<lambda>" else name
+
+
 def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:
     """Names in the profile's surface lists that match no loaded tool, and an unwritable audit log.
 
@@ -204,6 +230,13 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
         )
 
         reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
+        if reason is None:
+            from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
+
+            try:
+                installation_key()
+            except ArgumentKeyError as exc:
+                reason = str(exc)
         if reason:
             diags.append(
                 Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is fixed")

@@ -31,6 +31,7 @@ from reyn_core.loading.profile_sections import (
     AuditConfig,
     FeaturesConfig,
     LockConfig,
+    ObservabilityConfig,
     PluginConfig,
     PluginsConfig,
     ProfileSection,
@@ -49,6 +50,7 @@ class Profile(ProfileSection):
     lock: LockConfig = Field(default_factory=LockConfig)
     provenance: ProvenanceConfig = Field(default_factory=ProvenanceConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     _source: str | None = PrivateAttr(default=None)

@@ -130,3 +130,14 @@ class AuditConfig(ProfileSection):
     """``[audit]``: ``log`` is an append-only JSONL file of every tool call (relative to the profile)."""
 
     log: str | None = None
+
+
+class ObservabilityConfig(ProfileSection):
+    """``[observability]``: OpenTelemetry spans (docs/observability.md; needs ``reyn-core[otel]``)."""
+
+    tracing: bool | None = None
+    """True turns spans on at load, false turns them off; unset leaves the host's choice alone."""
+    capture_content: bool = False
+    """Record tool arguments and results in spans (bounded, secret properties redacted)."""
+    content_max_chars: int = Field(default=1024, ge=0, le=65536)
+    """The most characters of each recorded argument or result text."""

@@ -208,6 +208,31 @@ def _operator_policy(profile: Profile) -> OperatorPolicy:
     )
 
 
+def _hash_key() -> tuple[bytes | None, str | None]:
+    """The installation's argument-hash key, or why it cannot be used."""
+    from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
+
+    try:
+        return installation_key(), None
+    except ArgumentKeyError as exc:
+        return None, str(exc)
+
+
+def apply_observability(profile: Profile) -> None:
+    """``[observability]``: turn spans on or off as the profile says (unset: leave them alone)."""
+    config = profile.observability
+    if config.tracing is None:
+        return
+    from reyn_core.dispatch.tracing import configure_tracing
+
+    configure_tracing(
+        config.tracing,
+        capture_content=config.capture_content,
+        content_max_chars=config.content_max_chars,
+        hash_key=_hash_key()[0] if config.tracing else None,
+    )
+
+
 def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHooks | None:
     """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
     wanted = bool(profile.audit.log) or any(
@@ -229,7 +254,11 @@ def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHoo
         if p.pm.hook.reyn_after_tool_call.get_hookimpls():
             hooks = hooks + ToolCallHooks(after=(after_hook(p.pm),))
     if profile.audit.log:
-        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log)).hooks()
+        key, problem = _hash_key()
+        if problem is not None:  # fail closed: no call runs that its log could not hash privately
+            refusal = f"{problem}; every tool call is refused until it is fixed"
+            hooks = hooks + ToolCallHooks(before=(lambda call: refusal,))
+        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log), hash_key=key).hooks()
     return hooks if hooks.before or hooks.after else None
 
 

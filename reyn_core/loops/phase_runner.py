@@ -23,6 +23,7 @@ from reyn_core.dispatch import dispatch_tool
 from reyn_core.errors import PhaseOutputError, ReynError
 from reyn_core.loops.events import EventCallback, emit
 from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, at_least_one
+from reyn_core.loops.tracing import chat_turn
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import PhaseCatalog, render_phase
 from reyn_core.render.phase_catalog import phase_context
@@ -236,53 +237,55 @@ class PhaseRunner(ModelLoop):
         error = f"the phase did not end within {self.max_steps} model calls"
         while step < self.max_steps:
             step += 1
-            emit(self.on_event, "model_call", step=step, model=self.model, phase=self.name)
-            request = LLMRequest(self.model, list(msgs), response_format=self.response_format())
-            try:
-                reply = await self.client.complete(request)
-            except LLMCallError as exc:
-                exc.messages = list(msgs)
-                raise
-            raw = reply.text or ""
-            msgs.append({"role": "assistant", "content": raw})
-            feedback: str | None = None
-            try:
-                output = parse_phase_output(raw, self.surface)
-                feedback = self._transition_problem(output)
-            except PhaseOutputError as exc:
-                feedback = exc.feedback()
-            # ``continues``: a valid reply whose ops run before the phase may end (None when rejected).
-            continues = (
-                None
-                if feedback is not None or output is None
-                else bool(output.control_ir) and output.control.type != "abort"
-            )
-            emit(self.on_event, "phase_reply", step=step, raw=raw, continues=continues)
-            if feedback is not None:
-                output = None
-                emit(self.on_event, "contract_error", step=step, feedback=feedback, retry=not retried)
-                if retried:
-                    error = f"the model broke the phase output contract twice in a row: {feedback}"
-                    break
-                retried = True
-                msgs.append(
-                    {
-                        "role": "user",
-                        "content": "Your reply was rejected:\n"
-                        + feedback
-                        + "\nReply again with one JSON object that follows the contract.",
-                    }
+            with chat_turn(self.model) as chat:  # the step's span: the model call and its ops
+                emit(self.on_event, "model_call", step=step, model=self.model, phase=self.name)
+                request = LLMRequest(self.model, list(msgs), response_format=self.response_format())
+                try:
+                    reply = await self.client.complete(request)
+                except LLMCallError as exc:
+                    exc.messages = list(msgs)
+                    raise
+                chat.reply(reply.usage, reply.finish_reason)
+                raw = reply.text or ""
+                msgs.append({"role": "assistant", "content": raw})
+                feedback: str | None = None
+                try:
+                    output = parse_phase_output(raw, self.surface)
+                    feedback = self._transition_problem(output)
+                except PhaseOutputError as exc:
+                    feedback = exc.feedback()
+                # ``continues``: a valid reply whose ops run before the phase may end (None when rejected).
+                continues = (
+                    None
+                    if feedback is not None or output is None
+                    else bool(output.control_ir) and output.control.type != "abort"
                 )
-                continue
-            assert output is not None  # parsed, and no feedback
-            retried = False
-            if output.control.type == "abort" or not output.control_ir:
-                return self._end(output.control.type, output=output, msgs=msgs, op_log=op_log)
-            results: list[dict[str, Any]] = []
-            suspended = await self._run_ops(list(output.control_ir), msgs, step, results, op_log)
-            if suspended is not None:
-                return suspended
-            msgs.append(_results_message(results))
+                emit(self.on_event, "phase_reply", step=step, raw=raw, continues=continues)
+                if feedback is not None:
+                    output = None
+                    emit(self.on_event, "contract_error", step=step, feedback=feedback, retry=not retried)
+                    if retried:
+                        error = f"the model broke the phase output contract twice in a row: {feedback}"
+                        break
+                    retried = True
+                    msgs.append(
+                        {
+                            "role": "user",
+                            "content": "Your reply was rejected:\n"
+                            + feedback
+                            + "\nReply again with one JSON object that follows the contract.",
+                        }
+                    )
+                    continue
+                assert output is not None  # parsed, and no feedback
+                retried = False
+                if output.control.type == "abort" or not output.control_ir:
+                    return self._end(output.control.type, output=output, msgs=msgs, op_log=op_log)
+                results: list[dict[str, Any]] = []
+                suspended = await self._run_ops(list(output.control_ir), msgs, step, results, op_log)
+                if suspended is not None:
+                    return suspended
+                msgs.append(_results_message(results))
         return self._end("abort", output=output, msgs=msgs, op_log=op_log, error=error)
 
     def _transition_problem(self, output: PhaseOutput) -> str | None:

@@ -24,9 +24,11 @@ from typing import Any, Literal
 from reyn_core.context import RouterCallerState, ToolContext
 from reyn_core.deferral import DeferralPolicy, ToolDeferral, found_tool_names
 from reyn_core.dispatch import dispatch_tool
+from reyn_core.dispatch.tracing import tool_call_id
 from reyn_core.errors import ReynError
 from reyn_core.loops.events import EventCallback, emit
 from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
+from reyn_core.loops.tracing import chat_turn
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import render_router
 
@@ -221,40 +223,53 @@ class RouterLoop(ModelLoop):
         for turn in range(first_turn, last + 1):
             ctx = self._turn_ctx(turn)
             tools = self.tools(turn, msgs)
-            emit(self.on_event, "model_call", turn=turn, model=self.model, tools=len(tools))
-            request = LLMRequest(
-                self.model, list(msgs), tools or None, self.tool_choice if tools else None, stream=self.stream
-            )
-            on_delta = (lambda piece: emit(self.on_event, "text_delta", text=piece)) if self.stream else None
-            try:
-                reply = await self.client.complete(request, on_delta=on_delta)
-            except LLMCallError as exc:
-                exc.messages = list(msgs)  # complete up to the failed call: safe to retry from
-                raise
-            calls = reply.tool_calls
-            emit(self.on_event, "assistant", turn=turn, text=reply.text, tool_calls=[c.name for c in calls])
-            msgs.append(dict(reply.message))
-            if not calls:
-                return RouterResult("done", msgs, reply.text, turn, (), tuple(records))
-            envelopes = await asyncio.gather(*(self._dispatch(c, ctx) for c in calls))
-            pending = []
-            for call, envelope in zip(calls, envelopes, strict=True):
-                records.append(ToolCallRecord(call.id, call.name, call.arguments, envelope, turn))
-                if envelope.get("status") == "ok" and self._is_deferred(call.name):
-                    pending.append(PendingToolCall(call.id, call.name, call.arguments, envelope.get("data")))
-                else:
-                    msgs.append(tool_message(call.id, envelope))
-            if pending:
-                emit(self.on_event, "pending", turn=turn, calls=[p.name for p in pending])
-                return RouterResult("pending", msgs, reply.text, turn, tuple(pending), tuple(records))
+            with chat_turn(self.model) as chat:  # the turn's span: the model call and its tool calls
+                emit(self.on_event, "model_call", turn=turn, model=self.model, tools=len(tools))
+                request = LLMRequest(
+                    self.model,
+                    list(msgs),
+                    tools or None,
+                    self.tool_choice if tools else None,
+                    stream=self.stream,
+                )
+                on_delta = (
+                    (lambda piece: emit(self.on_event, "text_delta", text=piece)) if self.stream else None
+                )
+                try:
+                    reply = await self.client.complete(request, on_delta=on_delta)
+                except LLMCallError as exc:
+                    exc.messages = list(msgs)  # complete up to the failed call: safe to retry from
+                    raise
+                chat.reply(reply.usage, reply.finish_reason)
+                calls = reply.tool_calls
+                emit(
+                    self.on_event, "assistant", turn=turn, text=reply.text, tool_calls=[c.name for c in calls]
+                )
+                msgs.append(dict(reply.message))
+                if not calls:
+                    return RouterResult("done", msgs, reply.text, turn, (), tuple(records))
+                envelopes = await asyncio.gather(*(self._dispatch(c, ctx) for c in calls))
+                pending = []
+                for call, envelope in zip(calls, envelopes, strict=True):
+                    records.append(ToolCallRecord(call.id, call.name, call.arguments, envelope, turn))
+                    if envelope.get("status") == "ok" and self._is_deferred(call.name):
+                        pending.append(
+                            PendingToolCall(call.id, call.name, call.arguments, envelope.get("data"))
+                        )
+                    else:
+                        msgs.append(tool_message(call.id, envelope))
+                if pending:
+                    emit(self.on_event, "pending", turn=turn, calls=[p.name for p in pending])
+                    return RouterResult("pending", msgs, reply.text, turn, tuple(pending), tuple(records))
         emit(self.on_event, "turn_limit", turns=self.max_turns)
         return RouterResult("turn_limit", msgs, None, turn, (), tuple(records))
 
     async def _dispatch(self, call: ToolCallRequest, ctx: ToolContext) -> dict[str, Any]:
         emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
-        envelope = await dispatch_tool(
-            self.dispatch_registry, call.name, call.arguments, ctx, surface="router", exclude=self.exclude
-        )
+        with tool_call_id(call.id):  # the execute_tool span's gen_ai.tool.call.id
+            envelope = await dispatch_tool(
+                self.dispatch_registry, call.name, call.arguments, ctx, surface="router", exclude=self.exclude
+            )
         emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
         return envelope
 

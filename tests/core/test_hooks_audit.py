@@ -228,7 +228,7 @@ async def test_jsonl_audit_log_writes_the_documented_fields(tmp_path: Path) -> N
         first["digest"],
         first["status"],
     ) == ("router", "alice", "save_note", "notes", NOTES.tree_digest, "ok")
-    assert first["args_sha256"].startswith("sha256:") and first["time"].endswith("+00:00")
+    assert first["args_sha256"].startswith("hmac-sha256:") and first["time"].endswith("+00:00")
     assert first["definition_sha256"] == definition_digest(registry.get("save_note"))
     assert [line["status"] for line in lines] == ["ok", "execution_error", "gate_refused"]
 

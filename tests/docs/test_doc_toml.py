@@ -2,7 +2,8 @@
 
 - Every block parses with ``tomllib``.
 - A block whose top-level keys are all profile sections (``[features]``, ``[plugins]``,
-  ``[surfaces]``, ``[lock]``, ``[provenance]``, ``[audit]``, ``[profiles]``) is a profile: it must pass
+  ``[surfaces]``, ``[lock]``, ``[provenance]``, ``[audit]``, ``[observability]``, ``[profiles]``) is a
+  profile: it must pass
   ``reyn_core.host.Profile.from_toml_text`` (typos, wrong types and unknown keys fail).
 - A block with top-level ``version`` and ``[plugins.*]`` tables is a ``reyn.lock``: it must pass
   ``reyn_core.loading.provenance.lock.read_lock``.
@@ -40,7 +41,16 @@ SOURCES = [
     ROOT / "reyn_plugin_example" / "README.md",
 ]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```toml[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
-PROFILE_SECTIONS = {"features", "plugins", "surfaces", "lock", "provenance", "audit", "profiles"}
+PROFILE_SECTIONS = {
+    "features",
+    "plugins",
+    "surfaces",
+    "lock",
+    "provenance",
+    "audit",
+    "observability",
+    "profiles",
+}
 ELIDED_DIGEST = re.compile(r'"sha256:…"')
 
 

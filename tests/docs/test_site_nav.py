@@ -61,6 +61,7 @@ def test_nav_order_and_groups():
         "Provenance",
         "Security",
         "Sandbox",
+        "Observability",
         "Architecture",
         "Decisions",
     ]

@@ -96,7 +96,7 @@ def test_audit_log_records_every_plugin_call(tmp_path):
     record = json.loads(lines[-1])
     assert record["tool"] == "text_stats" and record["plugin"] == "example" and record["agent"] == "tester"
     assert record["digest"] == result.report.plugin("example").provenance.tree_digest
-    assert record["status"] == "ok" and record["args_sha256"].startswith("sha256:")
+    assert record["status"] == "ok" and record["args_sha256"].startswith("hmac-sha256:")
 
 
 def test_render_is_identical_across_loads():

@@ -80,6 +80,7 @@ class ServeWorld:
         env.update(
             PYTHONPATH=str(self.site),
             REYN_CACHE_DIR=str(self.root / ".cache"),
+            REYN_ARGUMENT_KEY_FILE=str(self.root / ".config" / "argument-hash.key"),  # not the real home
             SERVE_PROBE_MARKERS=str(self.markers),
             **extra,
         )

@@ -1,0 +1,280 @@
+"""OpenTelemetry ``execute_tool`` spans for dispatched calls (optional: ``pip install reyn-core[otel]``).
+
+Nothing here imports ``opentelemetry`` until a host or a profile turns tracing on with
+``configure_tracing(enabled=True)``: with the extra absent, or tracing off, the dispatcher pays one
+module-attribute test per call (``active is None``) and nothing else.
+
+When on, every call gets one span following the OpenTelemetry GenAI semantic conventions
+(``execute_tool {tool}``, kind INTERNAL, ``gen_ai.operation.name = execute_tool``,
+``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type``, ``error.type``) plus Reyn's own
+attributes under ``reyn.*`` (docs/observability.md lists them). The span is the current span for the
+whole call, so whatever the handler traces itself nests under it: an async handler runs in the
+caller's context, and a sync handler's worker thread runs in a copy of it (``runner``), which is
+where OpenTelemetry keeps the current span.
+
+Arguments and results are never recorded unless the operator opts in (``capture_content``, or the
+standard ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``); then each is cut to
+``content_max_chars`` and any property the tool's schema marks ``writeOnly`` or ``format: password``
+is replaced by ``"[redacted]"``. The arguments are otherwise identified by the same keyed hash as in
+the audit log (``reyn.tool.arguments.hmac_sha256``), which cannot be guessed back without the key.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolError, ToolGateRefused, ToolNotFound, ToolRuntimeMissing
+from ..jsondata import canonical_json
+
+if TYPE_CHECKING:
+    from ..context import ToolContext
+    from ..registry import ToolRegistry
+    from ..tool import ToolDefinition
+
+INSTRUMENTATION_NAME = "reyn_core"
+CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Active:
+    """Tracing as configured: the tracer, the opt-ins, and the key of the argument hash."""
+
+    tracer: Any
+    capture_content: bool
+    content_max_chars: int
+    hash_key: bytes | None
+
+
+active: _Active | None = None
+"""The configured tracing, or None when off (the dispatcher tests only this)."""
+
+# Set by ``traced`` just before it awaits ``invoke_tool`` again for the call it wraps; that inner call
+# clears it first thing (``opens_span``), so it runs untraced while every call its handler makes opens
+# its own span. The dispatcher's off path thus stays one attribute test, with no extra frame.
+_wrapping: contextvars.ContextVar[bool] = contextvars.ContextVar("reyn_tracing_wrapping", default=False)
+_call_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("reyn_tool_call_id", default=None)
+
+
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() == "true"
+
+
+def configure_tracing(
+    enabled: bool,
+    *,
+    capture_content: bool = False,
+    content_max_chars: int = 1024,
+    hash_key: bytes | None = None,
+) -> bool:
+    """Turn ``execute_tool`` spans on or off for this process; returns whether they are now on.
+
+    On needs ``opentelemetry-api`` (the ``otel`` extra): without it this logs nothing, stays off and
+    returns False. ``OTEL_SDK_DISABLED=true`` keeps tracing off whatever ``enabled`` says (the
+    standard switch). The tracer is the global provider's (``opentelemetry.trace``), so the
+    operator's SDK set-up and ``OTEL_*`` variables decide where spans go. ``capture_content`` (or
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``) records arguments and results, each
+    cut to ``content_max_chars``. ``hash_key`` keys the argument hash (the installation key; None: a
+    key made for this process).
+    """
+    global active
+    if not enabled or _env_true("OTEL_SDK_DISABLED"):
+        active = None
+        return False
+    if content_max_chars < 0:
+        raise ValueError(f"content_max_chars must be >= 0, got {content_max_chars}")
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        active = None
+        return False
+    from .. import __version__
+
+    active = _Active(
+        tracer=trace.get_tracer(INSTRUMENTATION_NAME, __version__),
+        capture_content=capture_content or _env_true(CONTENT_ENV),
+        content_max_chars=content_max_chars,
+        hash_key=hash_key,
+    )
+    return True
+
+
+def opens_span() -> bool:
+    """Whether this ``invoke_tool`` call opens a span: False only for the inner call of ``traced``."""
+    if _wrapping.get():
+        _wrapping.set(False)
+        return False
+    return True
+
+
+@contextmanager
+def tool_call_id(call_id: str | None) -> Iterator[None]:
+    """Within this block, dispatched calls carry ``gen_ai.tool.call.id = call_id`` (the id the model
+    gave the call; the loops set it)."""
+    token = _call_id.set(call_id)
+    try:
+        yield
+    finally:
+        _call_id.reset(token)
+
+
+def _bounded(value: Any, limit: int) -> str:
+    try:
+        text = canonical_json(value)
+    except Exception:  # not JSON data: its type only, never a repr that could run code or leak
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _secret_names(schema: Any) -> frozenset[str]:
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return frozenset()
+    return frozenset(
+        n
+        for n, s in props.items()
+        if isinstance(s, Mapping) and (s.get("writeOnly") or s.get("format") == "password")
+    )
+
+
+def redact(value: Any, schema: Any) -> Any:
+    """``value`` with every property the schema marks secret (``writeOnly`` / ``format: password``)
+    replaced by ``"[redacted]"``, at any depth of ``properties`` and ``items``."""
+    if isinstance(value, Mapping) and isinstance(schema, Mapping):
+        secret = _secret_names(schema)
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        return {k: REDACTED if k in secret else redact(v, props.get(k)) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema, Mapping):
+        return [redact(v, schema.get("items")) for v in value]
+    return value
+
+
+_ORIGIN_CACHE_SIZE = 1024
+_origin_cache: dict[int, tuple[ToolDefinition, dict[str, Any]]] = {}
+
+
+def _origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
+    """The provenance attributes of ``tool``, computed once per definition object (the definition
+    digest is a canonical JSON of the whole definition: most of a span's cost if made per call). The
+    entry holds the definition, so its id cannot be reused while cached; the cache is bounded."""
+    entry = _origin_cache.get(id(tool))
+    if entry is not None and entry[0] is tool:
+        return entry[1]
+    attrs = _compute_origin_attributes(tool)
+    if len(_origin_cache) >= _ORIGIN_CACHE_SIZE:
+        _origin_cache.clear()
+    _origin_cache[id(tool)] = (tool, attrs)
+    return attrs
+
+
+def _compute_origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
+    from ..definition_digest import definition_digest
+
+    out: dict[str, Any] = {"reyn.tool.definition_digest": definition_digest(tool)}
+    origin = tool.origin
+    if origin is not None:
+        for key, value in (
+            ("reyn.origin.kind", origin.kind),
+            ("reyn.plugin.id", origin.plugin_id),
+            ("reyn.plugin.distribution", origin.distribution),
+            ("reyn.plugin.version", origin.version),
+            ("reyn.plugin.tree_digest", origin.tree_digest),
+        ):
+            if value is not None:
+                out[key] = value
+    return out
+
+
+def _lookup(registry: ToolRegistry, name: str) -> ToolDefinition | None:
+    try:
+        return registry.get(name)
+    except Exception:  # unknown: the call itself reports it (ToolNotFound), recorded as error.type
+        return None
+
+
+def _record_error(span: Any, exc: BaseException) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
+    kind = exc.kind if isinstance(exc, ToolError) else type(exc).__qualname__
+    span.set_attribute("error.type", kind)
+    if isinstance(exc, ToolGateRefused):
+        span.set_attribute("reyn.gate.outcome", "refused")
+        span.set_attribute("reyn.gate.layer", exc.layer)
+    elif isinstance(exc, ToolRuntimeMissing):
+        span.set_attribute("reyn.gate.outcome", "refused")
+        span.set_attribute("reyn.gate.layer", "runtime")
+    elif isinstance(exc, ToolError) and not isinstance(exc, ToolNotFound):
+        span.set_attribute("reyn.gate.outcome", "allowed")  # every later step runs after the gates
+    # The description is the kind only: a message may quote argument values.
+    span.set_status(Status(StatusCode.ERROR, kind))
+
+
+async def traced(
+    invoke: Callable[..., Awaitable[Any]],
+    registry: ToolRegistry,
+    name: str,
+    args: Any,
+    ctx: ToolContext,
+    surface: str | None,
+    exclude: Iterable[str],
+    allowed_ops: Iterable[str] | None,
+) -> Any:
+    """``await invoke(...)`` (the dispatcher's call) inside its ``execute_tool`` span, current
+    throughout; the span records the outcome and ends when the call returns or raises."""
+    from opentelemetry import context as otel_context
+    from opentelemetry import trace
+
+    from .arguments import own_arguments
+    from .audit import argument_hash
+
+    state = active
+    assert state is not None  # the dispatcher calls this only when tracing is on
+    tool = _lookup(registry, name) if type(name) is str else None
+    tool_name = name if type(name) is str else "?"
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool_name,
+        "gen_ai.tool.type": "function",
+        "reyn.surface": surface or ctx.surface,
+    }
+    call_id = _call_id.get()
+    if call_id is not None:
+        attributes["gen_ai.tool.call.id"] = call_id
+    parsed, problems = own_arguments(args)
+    if not problems:
+        attributes["reyn.tool.arguments.hmac_sha256"] = argument_hash(parsed, key=state.hash_key)
+    if tool is not None:
+        attributes.update(_origin_attributes(tool))
+        if state.capture_content and not problems:
+            attributes["gen_ai.tool.call.arguments"] = _bounded(
+                redact(parsed, tool.parameters), state.content_max_chars
+            )
+    span = state.tracer.start_span(
+        f"execute_tool {tool_name}", kind=trace.SpanKind.INTERNAL, attributes=attributes
+    )
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        _wrapping.set(True)  # the call below is this span's own: it runs untraced (``opens_span``)
+        result = await invoke(
+            registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops
+        )
+        span.set_attribute("reyn.gate.outcome", "allowed")
+        if state.capture_content:
+            span.set_attribute("gen_ai.tool.call.result", _bounded(result, state.content_max_chars))
+        return result
+    except BaseException as exc:
+        _record_error(span, exc)
+        raise
+    finally:
+        _wrapping.set(False)  # even if tracing was turned off before the inner call looked
+        otel_context.detach(token)
+        span.end()
+
+
+__all__ = ["configure_tracing", "redact", "tool_call_id", "traced"]
