@@ -22,10 +22,9 @@ from typing import Any
 from harness import median_seconds_async, table
 from pydantic import BaseModel, Field
 
-from reyn_core import ToolContext, tool
-from reyn_core.dispatch import tracing
-from reyn_core.dispatch.tracing import configure_tracing
+from reyn_core import ToolContext, tool, tracing
 from reyn_core.host import RegistryBuilder, invoke_tool
+from reyn_core.tracing import configure_tracing
 
 OFF_TARGET = 1.05
 PAYLOAD = {"path": "notes/today.md", "limit": 20, "pattern": "TODO"}

@@ -65,7 +65,7 @@ _EXPORTS = {
     "ToolCallHooks": "reyn_core.dispatch",
     "ToolCallOutcome": "reyn_core.dispatch",
     "JsonlAuditLog": "reyn_core.dispatch",
-    "configure_tracing": "reyn_core.dispatch.tracing",
+    "configure_tracing": "reyn_core.tracing",
     "installation_key": "reyn_core.loading.argument_key",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",

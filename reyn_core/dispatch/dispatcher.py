@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .. import gates
+from .. import gates, tracing
 from ..calls import NO_HOOKS, ToolCall, ToolCallOutcome
 from ..context import ToolContext, as_names
 from ..errors import (
@@ -31,8 +31,8 @@ from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
-from . import tracing
 from .arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
+from .audit import argument_hash
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
@@ -119,7 +119,18 @@ async def invoke_tool(
     (``configure_tracing``) the call runs inside its ``execute_tool`` span.
     """
     if tracing.active is not None and tracing.opens_span():  # tracing on: this call inside its span
-        return await tracing.traced(invoke_tool, registry, name, args, ctx, surface, exclude, allowed_ops)
+        return await tracing.traced(
+            invoke_tool,
+            registry,
+            name,
+            args,
+            ctx,
+            surface,
+            exclude,
+            allowed_ops,
+            own_arguments=own_arguments,
+            argument_hash=argument_hash,
+        )
     surface = surface or ctx.surface
     if type(exclude) is not frozenset:
         # host mistakes raise TypeError here, not as a tool error

@@ -223,7 +223,7 @@ def apply_observability(profile: Profile) -> None:
     config = profile.observability
     if config.tracing is None:
         return
-    from reyn_core.dispatch.tracing import configure_tracing
+    from reyn_core.tracing import configure_tracing
 
     configure_tracing(
         config.tracing,

@@ -1,7 +1,7 @@
 """OpenTelemetry spans for a load: ``reyn.load`` with a child per phase (discovery, each plugin's
 provenance / import / tool collection steps, registration); the diagnostics a phase adds are events on
 its span (``reyn.diagnostic`` with code, severity, message, plugin and tool). No-ops while tracing is
-off (``reyn_core.dispatch.tracing``): nothing of OpenTelemetry is imported then.
+off (``reyn_core.tracing``): nothing of OpenTelemetry is imported then.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from reyn_core.dispatch import tracing
+from reyn_core import tracing
 from reyn_core.loading.diagnostics import Diagnostic
 
 

@@ -3,7 +3,7 @@
 A turn's span (``chat {model}``, kind CLIENT, ``gen_ai.operation.name = chat``,
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) covers the model call and
 the tool calls the turn makes, so their ``execute_tool`` spans are its children. It exists only while
-tracing is on (``reyn_core.dispatch.tracing.configure_tracing``), and not when litellm's own
+tracing is on (``reyn_core.tracing.configure_tracing``), and not when litellm's own
 OpenTelemetry callback is on (``litellm.callbacks`` naming ``otel``): that callback already makes a
 span per completion, and two spans for one call would double every token count a backend sums.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from reyn_core.dispatch import tracing
+from reyn_core import tracing
 
 
 class _Turn:

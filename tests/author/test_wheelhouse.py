@@ -100,11 +100,14 @@ def test_each_wheel_holds_exactly_the_source_modules(dist, repo_root):
         assert tops, wheel.name
         if name == "reyn-core":
             assert tops == {"reyn_core"}
+        # reyn-sandbox's project folder is its package itself (its pyproject.toml sits beside
+        # __init__.py); every other distribution holds its package in a folder of its own
+        base = folder if all((folder / top).is_dir() for top in tops) else folder.parent
         in_source = {
-            str(p.relative_to(folder))
+            str(p.relative_to(base))
             for top in tops
-            for p in (folder / top).rglob("*.py")
-            if "__pycache__" not in p.parts
+            for p in (base / top).rglob("*.py")
+            if "__pycache__" not in p.parts and "build" not in p.relative_to(base).parts
         }
         assert in_wheel == in_source, (wheel.name, in_wheel ^ in_source)
 

@@ -19,10 +19,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.definition_digest import definition_digest
 from reyn_core.dispatch import argument_hash
-from reyn_core.dispatch.tracing import configure_tracing, tool_call_id
 from reyn_core.gates import OperatorPolicy
 from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 from reyn_core.tool import ToolOrigin
+from reyn_core.tracing import configure_tracing, tool_call_id
 
 CTX = ToolContext(surface="router", agent="test")
 KEY = b"k" * 32

@@ -16,7 +16,7 @@ import asyncio, json, sys
 {setup}
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.host import RegistryBuilder, dispatch_tool
-from reyn_core.dispatch.tracing import configure_tracing
+from reyn_core.tracing import configure_tracing
 
 async def echo(text: str) -> str:
     return text

@@ -74,6 +74,8 @@ def drifting(mcp_settings, tmp_path, request):
                 "args": [str(DRIFTING), *(["raw"] if request.param == "raw" else [])],
                 "env": {"DRIFT_FILE": str(listing)},
                 "import_tools": True,
+                # the server runs in the kernel sandbox: it reads its listing from the test's folder
+                "read_roots": [".", str(tmp_path)],
             }
         },
         snapshot_file=str(snap),

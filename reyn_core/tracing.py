@@ -28,13 +28,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolError, ToolGateRefused, ToolNotFound, ToolRuntimeMissing
-from ..jsondata import canonical_json
+from .errors import ToolError, ToolGateRefused, ToolNotFound, ToolRuntimeMissing
+from .jsondata import canonical_json
 
 if TYPE_CHECKING:
-    from ..context import ToolContext
-    from ..registry import ToolRegistry
-    from ..tool import ToolDefinition
+    from .context import ToolContext
+    from .registry import ToolRegistry
+    from .tool import ToolDefinition
 
 INSTRUMENTATION_NAME = "reyn_core"
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -93,7 +93,7 @@ def configure_tracing(
     except ImportError:
         active = None
         return False
-    from .. import __version__
+    from . import __version__
 
     active = _Active(
         tracer=trace.get_tracer(INSTRUMENTATION_NAME, __version__),
@@ -174,7 +174,7 @@ def _origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def _compute_origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
-    from ..definition_digest import definition_digest
+    from .definition_digest import definition_digest
 
     out: dict[str, Any] = {"reyn.tool.definition_digest": definition_digest(tool)}
     origin = tool.origin
@@ -224,14 +224,17 @@ async def traced(
     surface: str | None,
     exclude: Iterable[str],
     allowed_ops: Iterable[str] | None,
+    *,
+    own_arguments: Callable[[Any], tuple[Any, Any]],
+    argument_hash: Callable[..., str],
 ) -> Any:
     """``await invoke(...)`` (the dispatcher's call) inside its ``execute_tool`` span, current
-    throughout; the span records the outcome and ends when the call returns or raises."""
+    throughout; the span records the outcome and ends when the call returns or raises.
+
+    The dispatcher hands in its own argument copy and keyed hash (this module sits below the
+    dispatcher, so the load's spans can use it without importing the dispatcher)."""
     from opentelemetry import context as otel_context
     from opentelemetry import trace
-
-    from .arguments import own_arguments
-    from .audit import argument_hash
 
     state = active
     assert state is not None  # the dispatcher calls this only when tracing is on
