@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import describe_exception
 from reyn_core.loading import tracing as load_tracing
+from reyn_core.loading.agent_tools import agent_tool_checks, collect_agent_tools
 from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
@@ -95,6 +96,7 @@ def _load(
         collect_tools,
         collect_diagnostics,
         collect_commands,
+        collect_agent_tools,
     )
     for p in plugins:
         for step in steps:
@@ -114,6 +116,7 @@ def _load(
         span.diagnostics(host_diags)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
+    session.global_diags.extend(agent_tool_checks(profile, plugins, registry))
     records = inspect_discovered_plugins(session, found, set(enabled)) if inspect_discovered else {}
     load_span.diagnostics(session.global_diags)
     return LoadResult(
@@ -197,7 +200,7 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
     A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
     sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
     """
-    from reyn_core.gates import DEFAULT_ALLOWED_OPS, op_matches
+    from reyn_core.gates import op_matches
 
     diags: list[Diagnostic] = []
     tools = registry.tools()
@@ -212,8 +215,10 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                     tool=name,
                 )
             )
-    ops = list(profile.surfaces.phase.default_allowed_ops)
-    if tuple(ops) != DEFAULT_ALLOWED_OPS:  # the built-in default may name packs that are not enabled
+    phase = profile.surfaces.phase
+    ops = list(phase.default_allowed_ops)
+    # Only a list the profile sets: the default may name packs this profile does not enable.
+    if "default_allowed_ops" in phase.model_fields_set:
         for entry in ops:
             if not any(op_matches(entry, t) for t in tools):
                 diags.append(

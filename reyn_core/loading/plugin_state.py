@@ -37,6 +37,7 @@ class PluginState:
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
+    agent_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)  # from reyn_agent_tools
 
     def fail(
         self,

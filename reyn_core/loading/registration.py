@@ -18,6 +18,7 @@ import pluggy
 
 from reyn_core.errors import ToolRegistrationError, exception_message
 from reyn_core.gates import OperatorPolicy, PluginPolicy
+from reyn_core.loading.agent_tools import agent_tool_lists
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
 from reyn_core.tool import ToolDefinition, ToolOrigin
@@ -92,7 +93,7 @@ def register_all(
             )
 
     cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
-    builder = RegistryBuilder(operator=_operator_policy(profile), schema_check=schema_cache)
+    builder = RegistryBuilder(operator=_operator_policy(profile, plugins), schema_check=schema_cache)
     for d in host_defs:
         if collision_key(d.name) not in collided:
             _register(builder, d, None, diags, plugin=None)
@@ -193,7 +194,7 @@ def _register(
     return True
 
 
-def _operator_policy(profile: Profile) -> OperatorPolicy:
+def _operator_policy(profile: Profile, plugins: list[PluginState]) -> OperatorPolicy:
     # Only the surfaces: the profile's tools.include / tools.exclude were applied once, in
     # tool_collection (an excluded tool is not registered), so the gates have nothing left to narrow.
     policies = {}
@@ -205,6 +206,7 @@ def _operator_policy(profile: Profile) -> OperatorPolicy:
         plugins=policies,
         default_allowed_ops=tuple(profile.surfaces.phase.default_allowed_ops),
         router_exclude=frozenset(profile.surfaces.router.exclude),
+        agent_tools=agent_tool_lists(profile, plugins),
     )
 
 
