@@ -19,8 +19,8 @@ T = TypeVar("T")
 
 
 def as_names(value: Iterable[str], what: str) -> tuple[str, ...]:
-    """``value`` as a tuple of names. A bare string is refused: ``tuple("plan")`` would silently be
-    ``("p", "l", "a", "n")`` — an ``exclude="plan"`` that excludes nothing."""
+    """``value`` as a tuple of names. A bare string is refused: ``tuple("shell")`` would silently be
+    ``("s", "h", "e", "l", "l")`` — an ``exclude="shell"`` that excludes nothing."""
     if isinstance(value, str | bytes):
         raise TypeError(f"{what} must be a list of names, not a string: write [{value!r}]")
     return tuple(value)

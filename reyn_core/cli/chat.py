@@ -54,7 +54,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--system", help="system prompt")
     p.add_argument("--max-turns", type=int, default=8, help="model calls per user message (default 8)")
     p.add_argument("--no-stream", action="store_true", help="do not stream the answer")
-    p.add_argument("--plan-mode", action="store_true", help="plan mode: the `plan` tool is hidden")
+    p.add_argument("--plan-mode", action="store_true", help="plan mode: the tools whose authors deny plan mode are hidden")
     p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
     p.set_defaults(func=run)
 
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         surface="router",
         agent="chat",
         workspace=Path(args.workspace).resolve(),
-        extras={"registry": registry},  # for tools that read the session (plan, the source pack)
+        extras={"registry": registry},  # for tools that read the session's registry
     )
     from ..loading.deferral_policy import deferral_policy
 
