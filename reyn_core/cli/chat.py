@@ -54,7 +54,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--system", help="system prompt")
     p.add_argument("--max-turns", type=int, default=8, help="model calls per user message (default 8)")
     p.add_argument("--no-stream", action="store_true", help="do not stream the answer")
-    p.add_argument("--plan-mode", action="store_true", help="plan mode: the tools whose authors deny plan mode are hidden")
+    p.add_argument("--plan-mode", action="store_true", help="plan mode: tools denying plan mode are hidden")
     p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
     p.set_defaults(func=run)
 
