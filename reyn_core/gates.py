@@ -262,7 +262,7 @@ def _call_layer(
     if surface == "router" and rs is not None:
         if tool.name in rs.exclude:
             return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
-        if rs.plan_mode and tool.gates.plan_mode == "deny":
+        if rs.plan_mode and tool.gates.plan_mode != "allow":  # fail closed on anything but allow
             return Decision(
                 False,
                 "call",

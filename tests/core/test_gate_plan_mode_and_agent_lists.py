@@ -120,3 +120,13 @@ def test_an_agents_list_is_frozen_with_the_policy():
     assert dict(policy.agent_tools) == {"scout": frozenset({"look"})}
     with pytest.raises(TypeError, match="list of names"):
         OperatorPolicy(agent_tools={"scout": "look"})  # would admit "l", "o", "k"
+
+
+def test_a_mistyped_plan_mode_gate_is_refused_at_registration_not_read_as_allow():
+    from dataclasses import replace
+
+    from reyn_core.errors import ToolRegistrationError
+
+    typo = replace(lay_out, gates=ToolGates(plan_mode="Deny"))  # type: ignore[arg-type]
+    with pytest.raises(ToolRegistrationError, match="plan_mode"):
+        RegistryBuilder().register(typo)
