@@ -259,17 +259,19 @@ def _call_layer(
     if tool.name in exclude:
         return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
     rs = ctx.router_state
+    # Plan mode is the caller's state, not the surface's: whatever surface a host renders or
+    # dispatches for with it, a tool whose author denies plan mode is refused (anything but "allow").
+    if rs is not None and rs.plan_mode and tool.gates.plan_mode != "allow":
+        return Decision(
+            False,
+            "call",
+            f"tool {tool.name!r} is not offered in plan mode: a plan step may not use it "
+            "(its author's plan_mode gate)",
+            "plan_mode",
+        )
     if surface == "router" and rs is not None:
         if tool.name in rs.exclude:
             return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
-        if rs.plan_mode and tool.gates.plan_mode != "allow":  # fail closed on anything but allow
-            return Decision(
-                False,
-                "call",
-                f"tool {tool.name!r} is not offered in plan mode: a plan step may not use it "
-                "(its author's plan_mode gate)",
-                "plan_mode",
-            )
         if rs.allowed_tools is not None and tool.name not in rs.allowed_tools:
             return Decision(
                 False,

@@ -130,3 +130,15 @@ def test_a_mistyped_plan_mode_gate_is_refused_at_registration_not_read_as_allow(
     typo = replace(lay_out, gates=ToolGates(plan_mode="Deny"))  # type: ignore[arg-type]
     with pytest.raises(ToolRegistrationError, match="plan_mode"):
         RegistryBuilder().register(typo)
+
+
+@pytest.mark.parametrize("surface", ["phase", "mcp", "cli"])
+async def test_plan_mode_is_the_callers_state_so_every_surface_refuses_the_tool(surface):
+    reg = registry(OperatorPolicy(default_allowed_ops=("work",)))
+    ctx = ToolContext(surface=surface, router_state=RouterCallerState(plan_mode=True))
+    env = await dispatch_tool(reg, "lay_out", {"goal": "g"}, ctx)
+    assert env["error"]["kind"] == "gate_refused" and "not offered in plan mode" in env["error"]["message"]
+    assert (await dispatch_tool(reg, "look", {"text": "t"}, ctx))["status"] == "ok"  # control
+    if surface == "phase":
+        assert [op.kind for op in render_phase(reg, ctx).ops] == ["look"]
+        assert [op.kind for op in render_phase(reg, ToolContext(surface="phase")).ops] == ["lay_out", "look"]
