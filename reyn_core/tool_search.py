@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 import threading
-import weakref
-from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -64,10 +62,23 @@ def name_words(name: str) -> str:
     return " ".join(_WORD.findall(_CAMEL.sub(" ", name)))
 
 
+def cut_query(query: str) -> str:
+    """The part of ``query`` a search reads: its first ``MAX_QUERY_CHARS`` characters, ending before
+    a word the cut would split. A model that pastes a whole request gets a search on its start,
+    never an error: the same rule for ``search_tools``, ``find_tools`` and ``reyn tools search``."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    head = query[:MAX_QUERY_CHARS]
+    if query[MAX_QUERY_CHARS].isalnum() and head[-1].isalnum():
+        cut = max(head.rfind(c) for c in " \t\n")
+        head = head[:cut] if cut > 0 else head
+    return head
+
+
 def query_terms(query: str) -> tuple[str, ...]:
-    """The distinct words of ``query`` (lower-cased, identifiers split like tool names), at most
-    ``MAX_QUERY_TERMS``."""
-    words = _WORD.findall(_CAMEL.sub(" ", query[:MAX_QUERY_CHARS]))
+    """The distinct words of ``cut_query(query)`` (lower-cased, identifiers split like tool
+    names), at most ``MAX_QUERY_TERMS``."""
+    words = _WORD.findall(_CAMEL.sub(" ", cut_query(query)))
     kept = [w.lower() for w in words if len(w) <= 64 and w.lower() not in _STOP_WORDS and not w.isdigit()]
     return tuple(dict.fromkeys(kept))[:MAX_QUERY_TERMS]
 
@@ -143,7 +154,9 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self._tools)
 
-    def search(self, query: str, *, allowed: Collection[str], limit: int = DEFAULT_LIMIT) -> list[ToolMatch]:
+    def search(
+        self, query: str, *, allowed: Collection[str] | None = None, limit: int = DEFAULT_LIMIT
+    ) -> list[ToolMatch]:
         """The best ``limit`` tools named in ``allowed`` for ``query``, best first (ties by name).
 
         Every word of the query is a separate, quoted term joined by OR, so no FTS5 syntax in the
@@ -159,7 +172,7 @@ class ToolIndex:
                 f"SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, {weights}), rowid",
                 (match,),
             ).fetchall()
-            rows = [r for (r,) in ranked if self._tools[r].name in allowed][:limit]
+            rows = [r for (r,) in ranked if allowed is None or self._tools[r].name in allowed][:limit]
             marks = self._highlights(match, rows)
         return [
             ToolMatch(self._tools[r].name, _brief(self._tools[r].summary), marks.get(r, {})) for r in rows
@@ -196,38 +209,16 @@ def _brief(summary: str, limit: int = 300) -> str:
     return head[: end + 1] if end > 0 else head.rstrip() + "…"
 
 
-_INDEXES: weakref.WeakKeyDictionary[ToolRegistry, OrderedDict[frozenset[str], ToolIndex]] = (
-    weakref.WeakKeyDictionary()
-)
-_INDEX_LOCK = threading.Lock()
-_INDEXES_PER_REGISTRY = 16
+def tool_index(registry: ToolRegistry, visible: Sequence[ToolDefinition]) -> ToolIndex:
+    """The search index over exactly the ``visible`` tools of ``registry`` (``registry.visible``'s
+    answer for the caller), owned by the snapshot and kept per visible set.
 
-
-def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
-    """The search index over exactly the ``visible`` tools of ``registry``.
-
-    The index holds nothing else, so bm25's word statistics (how rare a word is, how long a
-    document is) come only from tools this caller may be offered: a hidden tool cannot even nudge
-    the ranking. Indexes are kept per frozen registry and visible set (the most recent few); a
-    registry still being built gets a fresh index each time, since its tools may change.
+    The index holds nothing else, so the word statistics (how rare a word is, how long a document
+    is) come only from tools this caller may be offered: a hidden tool cannot even nudge the ranking.
     """
-    names = frozenset(visible)
-    tools = [t for t in registry.tools() if t.name in names]
-    if not registry.frozen:
-        return ToolIndex(tools)
-    with _INDEX_LOCK:
-        per_registry = _INDEXES.setdefault(registry, OrderedDict())
-        index = per_registry.get(names)
-        if index is not None:
-            per_registry.move_to_end(names)
-            return index
-    index = ToolIndex(tools)  # built outside the lock: other searches are not held up
-    with _INDEX_LOCK:
-        per_registry = _INDEXES.setdefault(registry, OrderedDict())
-        per_registry[names] = index
-        while len(per_registry) > _INDEXES_PER_REGISTRY:
-            per_registry.popitem(last=False)
-    return index
+    names = frozenset(t.name for t in visible)
+    tools = tuple(visible)
+    return registry.derived(("tool_search.index", names), lambda: ToolIndex(tools))
 
 
 def search_tools(
@@ -242,12 +233,13 @@ def search_tools(
 
     The candidates are exactly ``registry.visible(ctx.surface, ctx, exclude=exclude)``: a tool that a
     gate hides (role, operator, call or runtime layer) is never returned, whatever the query, and
-    is not in the index the ranking is computed over.
+    is not in the index the ranking is computed over. Only the first ``MAX_QUERY_CHARS`` characters
+    of ``query`` are read (``cut_query``).
     """
-    visible = {t.name for t in registry.visible(ctx.surface, ctx, exclude=exclude)}
+    visible = registry.visible(ctx.surface, ctx, exclude=exclude)
     if not visible:
         return []
-    return tool_index(registry, visible).search(query, allowed=visible, limit=limit)
+    return tool_index(registry, visible).search(query, limit=limit)
 
 
 SEARCH_TOOL_DESCRIPTION = (
@@ -281,8 +273,10 @@ def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL
                 "query": {
                     "type": "string",
                     "minLength": 1,
-                    "maxLength": MAX_QUERY_CHARS,
-                    "description": "What you want to do, in a few words.",
+                    "description": (
+                        f"What you want to do, in a few words (only the first {MAX_QUERY_CHARS} "
+                        "characters are read)."
+                    ),
                 },
                 "limit": {
                     "type": "integer",
@@ -306,13 +300,6 @@ def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL
 
 # --------------------------------------------------------------------------- the search registry
 
-# Weak both ways: a search registry's tool refers to its source, so a strong value would keep every
-# source (the weak key) alive for ever; held weakly, the pair lives as long as a caller holds either.
-_SEARCH_REGISTRIES: weakref.WeakKeyDictionary[
-    ToolRegistry, weakref.WeakValueDictionary[str, ToolRegistry]
-] = weakref.WeakKeyDictionary()
-_SEARCH_LOCK = threading.Lock()
-
 
 def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolRegistry:
     """A frozen registry with every tool of ``registry`` (same definitions, origins, original names,
@@ -321,12 +308,10 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
     The tools are not re-checked (``registry`` already checked them; their recorded warnings are
     kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
     """
-    if registry.frozen:
-        with _SEARCH_LOCK:
-            per_name = _SEARCH_REGISTRIES.get(registry)
-            cached = per_name.get(name) if per_name is not None else None
-        if cached is not None:
-            return cached
+    return registry.derived(("tool_search.registry", name), lambda: _with_search_tool(registry, name))
+
+
+def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:
     from .registry import RegistryBuilder
     from .schema import check_tool_schema
 
@@ -346,8 +331,4 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
         original = registry.original_name(tool.name)
         builder.register(tool, origin=tool.origin, original_name=original if original != tool.name else None)
     builder.register(search_tool_definition(registry, name))
-    snapshot = builder.freeze()
-    if registry.frozen:
-        with _SEARCH_LOCK:
-            _SEARCH_REGISTRIES.setdefault(registry, weakref.WeakValueDictionary())[name] = snapshot
-    return snapshot
+    return builder.freeze()

@@ -119,9 +119,12 @@ def test_a_query_without_words_finds_nothing() -> None:
 
 def test_index_is_built_once_per_frozen_registry_and_visible_set() -> None:
     registry = frozen(definition("a_tool", "Something."), definition("b_tool", "Else."))
-    assert tool_index(registry, {"a_tool"}) is tool_index(registry, {"a_tool"})
-    assert tool_index(registry, {"a_tool"}) is not tool_index(registry, {"a_tool", "b_tool"})
-    assert len(tool_index(registry, {"a_tool"})) == 1
+    a, b = registry.get("a_tool"), registry.get("b_tool")
+    assert tool_index(registry, [a]) is tool_index(registry, [a])
+    assert tool_index(registry, [a]) is not tool_index(registry, [a, b])
+    assert len(tool_index(registry, [a])) == 1
+    other = frozen(definition("a_tool", "Something."))
+    assert tool_index(other, [other.get("a_tool")]) is not tool_index(registry, [a])  # per snapshot
 
 
 def test_a_search_registry_is_kept_while_used_and_frees_its_source_after() -> None:
@@ -328,3 +331,132 @@ async def test_the_search_tool_validates_its_arguments_like_any_tool() -> None:
     for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 21}, {"limit": 3}):
         envelope = await dispatch_tool(deferral.registry, "find_tools", bad, ROUTER)
         assert envelope["status"] == "error" and envelope["error"]["kind"] == "invalid_arguments", bad
+
+
+# --------------------------------------------------------------------------- the visible set, cached
+
+
+class Flag:
+    """A switch an ``available`` check reads from outside the context (a configured directory...)."""
+
+    def __init__(self) -> None:
+        self.on = True
+        self.asked = 0
+
+    def __call__(self, ctx: ToolContext) -> bool:
+        self.asked += 1
+        return self.on
+
+
+def test_each_input_of_the_gates_changes_what_a_warm_search_returns() -> None:
+    """The visible set is kept per snapshot and call key; a key missing one input would serve one
+    caller's set to another. With the cache warm, every input hides the target alone (the decoy, a
+    positive control, stays), and the first context still finds it afterwards."""
+    registry = frozen(
+        definition(
+            "ledger_post",
+            "Post a ledger entry.",
+            available=lambda ctx: ctx.agent != "intern" and not ctx.extras.get("read_only"),
+        ),
+        definition("ledger_read", "Read a ledger entry."),
+    )
+    base = ToolContext(surface="router", agent="clerk")
+
+    def found(ctx: ToolContext, **kw: Any) -> set[str]:
+        return {m.name for m in search_tools(registry, "ledger entry", ctx, limit=20, **kw)}
+
+    both = {"ledger_post", "ledger_read"}
+    assert found(base) == both
+    variants: dict[str, tuple[ToolContext, dict[str, Any]]] = {
+        "agent (read by available)": (ToolContext(surface="router", agent="intern"), {}),
+        "extras (read by available)": (
+            ToolContext(surface="router", agent="clerk", extras={"read_only": True}),
+            {},
+        ),
+        "agent allowlist": (ToolContext(surface="router", agent="clerk", agent_tools={"ledger_read"}), {}),
+        "step tool list": (
+            ToolContext(
+                surface="router", agent="clerk", router_state=RouterCallerState(allowed_tools={"ledger_read"})
+            ),
+            {},
+        ),
+        "loop exclusion": (
+            ToolContext(
+                surface="router", agent="clerk", router_state=RouterCallerState(exclude={"ledger_post"})
+            ),
+            {},
+        ),
+        "call exclusion": (base, {"exclude": {"ledger_post"}}),
+    }
+    for label, (ctx, kw) in variants.items():
+        assert found(ctx, **kw) == {"ledger_read"}, label
+        assert found(base) == both, label  # and the warm entry of the first context is untouched
+
+
+def test_available_is_asked_on_every_search_not_kept() -> None:
+    flag = Flag()
+    registry = frozen(
+        definition("ledger_post", "Post a ledger entry.", available=flag), definition("x", "ledger")
+    )
+    assert "ledger_post" in {m.name for m in search_tools(registry, "ledger", ROUTER)}
+    flag.on = False  # same snapshot, same context: only the check's answer changed
+    assert {m.name for m in search_tools(registry, "ledger", ROUTER)} == {"x"}
+    flag.on = True
+    assert "ledger_post" in {m.name for m in search_tools(registry, "ledger", ROUTER)}
+    assert flag.asked == 3
+
+
+def test_the_phase_surface_keys_on_allowed_ops() -> None:
+    registry = frozen(definition("ledger_post", "Post."), definition("ledger_read", "Read."))
+    phase = ToolContext(surface="phase")
+    assert [t.name for t in registry.visible("phase", phase, allowed_ops=["ledger_post"])] == ["ledger_post"]
+    assert [t.name for t in registry.visible("phase", phase, allowed_ops=["ledger_read"])] == ["ledger_read"]
+    assert [t.name for t in registry.visible("phase", phase, allowed_ops=["ledger_*"])] == [
+        "ledger_post",
+        "ledger_read",
+    ]
+
+
+def test_visible_agrees_with_check_for_every_case_of_the_matrix_warm_and_cold() -> None:
+    for case in ALL_CASES:
+        registry = registry_for(case)
+        ctx = context_for(case)
+        for _ in range(2):  # cold, then from the snapshot's kept answer
+            names = {t.name for t in registry.visible("router", ctx)}
+            expected = {t.name for t in registry.tools() if gates.check(t, "router", ctx, registry=registry)}
+            assert names == expected, str(case)
+
+
+def test_what_a_snapshot_derives_is_bounded() -> None:
+    from reyn_core.registry.snapshot import DERIVED_ENTRIES
+
+    registry = frozen(definition("a_tool", "Something."))
+    for i in range(DERIVED_ENTRIES * 3):
+        registry.visible("router", ToolContext(surface="router", agent=f"agent{i}"))
+    assert len(registry._derived) == DERIVED_ENTRIES
+
+
+# --------------------------------------------------------------------------- long queries
+
+
+def test_a_long_query_is_cut_before_a_split_word_by_every_entry_point() -> None:
+    from reyn_core.tool_search import MAX_QUERY_CHARS, cut_query
+
+    head = "convert currency " + "x" * (MAX_QUERY_CHARS - 30) + " euros"
+    query = head + "dollars " * 200
+    cut = cut_query(query)
+    assert len(cut) <= MAX_QUERY_CHARS and query.startswith(cut) and not cut.endswith("euro")
+    assert cut_query("short") == "short"
+    assert query_terms(query) == query_terms(cut)
+
+
+async def test_find_tools_and_search_tools_cut_a_long_query_alike() -> None:
+    registry = frozen(
+        definition("convert_currency", "Convert money."), definition("read_file", "Read a file.")
+    )
+    deferral = ToolDeferral(registry, DeferralPolicy(tools={"convert_currency"}))
+    long_query = "convert currency please " + "and then some more words " * 100
+    direct = [m.name for m in search_tools(registry, long_query, ROUTER)]
+    envelope = await dispatch_tool(deferral.registry, "find_tools", {"query": long_query}, ROUTER)
+    assert envelope["status"] == "ok", envelope
+    assert [t["name"] for t in envelope["data"]["tools"]] == direct == ["convert_currency"]
