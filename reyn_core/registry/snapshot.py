@@ -266,17 +266,38 @@ class ToolRegistry:
         What the gates decide from the snapshot (role, operator, runtime) and from the call's
         ``gates.CallKey`` (surface, agent, exclusions, step and agent allowlists, ``allowed_ops``) is
         kept per key; each tool's own ``available(ctx)`` is asked again on every call, in ``ctx``."""
-        ex = exclude if type(exclude) is frozenset else frozenset(gates.as_names(exclude, "exclude"))
-        key = gates.call_key(surface, ctx, self._operator, exclude=ex, allowed_ops=allowed_ops)
-        admitted, conditional = self.derived(("visible", key), lambda: self._admitted(key))
+        admitted, _, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
         if not conditional:
             return list(admitted)
         return [t for t in admitted if t.available is None or gates.available(t, self.context_for(t, ctx))]
 
-    def _admitted(self, key: gates.CallKey) -> tuple[tuple[ToolDefinition, ...], bool]:
-        """The tools every layer but ``available`` admits for ``key``, and whether one of them has an
-        ``available`` check (else the tuple is the visible set itself)."""
+    def visible_names(
+        self,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> frozenset[str]:
+        """The names of ``visible(surface, ctx, ...)``, as a set (kept, like it, per call key)."""
+        _, names, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
+        hidden = [t.name for t in conditional if not gates.available(t, self.context_for(t, ctx))]
+        return names.difference(hidden) if hidden else names
+
+    def _visible_for(
+        self, surface: str, ctx: ToolContext, exclude: Iterable[str], allowed_ops: Iterable[str] | None
+    ) -> tuple[tuple[ToolDefinition, ...], frozenset[str], tuple[ToolDefinition, ...]]:
+        ex = exclude if type(exclude) is frozenset else frozenset(gates.as_names(exclude, "exclude"))
+        key = gates.call_key(surface, ctx, self._operator, exclude=ex, allowed_ops=allowed_ops)
+        return self.derived(("visible", key), lambda: self._admitted(key))
+
+    def _admitted(
+        self, key: gates.CallKey
+    ) -> tuple[tuple[ToolDefinition, ...], frozenset[str], tuple[ToolDefinition, ...]]:
+        """The tools every layer but ``available`` admits for ``key``, their names, and those of them
+        that have an ``available`` check (asked again on every call)."""
         admitted = tuple(
             t for t in self._sorted if self.fixed_layers(t, key.surface) is None and gates.call_layer(t, key)
         )
-        return admitted, any(t.available is not None for t in admitted)
+        conditional = tuple(t for t in admitted if t.available is not None)
+        return admitted, frozenset(t.name for t in admitted), conditional

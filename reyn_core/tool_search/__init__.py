@@ -1,11 +1,12 @@
 """Tool search: rank the tools a caller may be offered against a request in plain words.
 
-The ranking is SQLite FTS5's ``bm25`` (the standard library's ``sqlite3``) over three columns — the
-tool's name split into words (``read_file``, ``readFile`` → ``read file``), its description, and its
-parameters' names and descriptions — with the ``porter`` stemmer. Nothing here decides what a caller
-may see: the candidates are ``registry.visible(surface, ctx)``, the same gate evaluation the
-renderers and the dispatcher use, and the index is built over exactly those tools (kept per frozen
-registry and visible set), so a hidden tool cannot even shift bm25's word statistics.
+The ranking (``ranking``) is BM25F over four fields of each tool — its name split into words
+(``read_file``, ``readFile`` → ``read file``), its description, its parameters' names and their
+descriptions — with pseudo-relevance feedback from the indexed tools' own words; pure Python, no
+dependency. Nothing here decides what a caller may see: the candidates are
+``registry.visible(surface, ctx)``, the same gate evaluation the renderers and the dispatcher use,
+and the index is built over exactly those tools (owned by the frozen snapshot, per visible set), so
+a hidden tool cannot even shift the word statistics.
 
 ``search_tool_definition`` is the model-facing ``find_tools`` tool built on it (a host tool, run
 through the one dispatcher like any other), and ``with_search_tool`` the registry that adds it;
@@ -14,52 +15,36 @@ through the one dispatcher like any other), and ``with_search_tool`` the registr
 
 from __future__ import annotations
 
-import re
-import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .context import ToolContext
-from .errors import ToolError
-from .tool import ToolDefinition, ToolGates, ToolOrigin
+from ..context import ToolContext
+from ..tool import ToolDefinition, ToolGates, ToolOrigin
+from .ranking import DEFAULT_RANKING, FIELDS, Ranking, Scorer, field_texts, split_words, term
+from .ranking import query_terms as _ranking_terms
 
 if TYPE_CHECKING:
-    import sqlite3
-
-    from .registry import ToolRegistry
+    from ..registry import ToolRegistry
 
 DEFAULT_SEARCH_TOOL = "find_tools"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TERMS = 32
-# Column weights for bm25 (name, description, parameters): a word in the name says more about what
-# the tool does than the same word in a parameter's description.
-BM25_WEIGHTS = (3.0, 1.0, 1.0)
-_FIELDS = ("name", "description", "parameters")
-_MAX_TEXT = 4000  # characters indexed per column: a huge description cannot dominate memory
-_MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(r"[^\W_]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-# Words that say nothing about which tool is meant ("what is the weather in the city of X"): in a
-# query they only add noise to bm25's scores. Numbers likewise (argument values, not intents).
-_STOP_WORDS = frozenset(
-    "a an the of for to in on at by with from and or is are was be been it its this that these those "
-    "i me my we our you your he she they them their what which who whom how when where why "
-    "can could would should will shall do does did please there here as into about than then so "
-    "if also just some any all each".split()
-)
+# What a hit's "matched" reports, per field the model reads: the parameter fields are shown as one.
+_SHOWN = {
+    "name": "name",
+    "description": "description",
+    "param_names": "parameters",
+    "param_text": "parameters",
+}
 
 
 def name_words(name: str) -> str:
     """``name`` as space-separated words: snake_case, kebab-case, dotted and camelCase split
     (``getHTTPResponse_v2`` → ``get HTTP Response v2``)."""
-    return " ".join(_WORD.findall(_CAMEL.sub(" ", name)))
+    return " ".join(split_words(name))
 
 
 def cut_query(query: str) -> str:
@@ -75,40 +60,11 @@ def cut_query(query: str) -> str:
     return head
 
 
-def query_terms(query: str) -> tuple[str, ...]:
-    """The distinct words of ``cut_query(query)`` (lower-cased, identifiers split like tool
-    names), at most ``MAX_QUERY_TERMS``."""
-    words = _WORD.findall(_CAMEL.sub(" ", cut_query(query)))
-    kept = [w.lower() for w in words if len(w) <= 64 and w.lower() not in _STOP_WORDS and not w.isdigit()]
-    return tuple(dict.fromkeys(kept))[:MAX_QUERY_TERMS]
-
-
-def _clean(text: str) -> str:
-    return _CONTROL.sub(" ", text)[:_MAX_TEXT]
-
-
-def _parameter_text(schema: Any, depth: int = 0) -> list[str]:
-    """Property names (split into words) and descriptions of a JSON Schema, nested up to 3 levels."""
-    out: list[str] = []
-    if not isinstance(schema, Mapping) or depth > 3:
-        return out
-    props = schema.get("properties")
-    if isinstance(props, Mapping):
-        for key, sub in props.items():
-            out.append(name_words(str(key)))
-            if isinstance(sub, Mapping):
-                if isinstance(sub.get("description"), str):
-                    out.append(sub["description"])
-                out.extend(_parameter_text(sub, depth + 1))
-                out.extend(_parameter_text(sub.get("items"), depth + 1))
-    return out
-
-
-def search_text(tool: ToolDefinition) -> tuple[str, str, str]:
-    """The three indexed columns of ``tool``: name words, description, parameter words."""
-    name = f"{name_words(tool.name)} {tool.name}"
-    params = " ".join(_parameter_text(tool.parameters))
-    return _clean(name), _clean(tool.description), _clean(params)
+def query_terms(query: str, ranking: Ranking = DEFAULT_RANKING) -> tuple[str, ...]:
+    """The distinct terms of ``cut_query(query)`` as ``ranking`` reads them (lower-cased,
+    identifiers split like tool names, stop words and bare numbers dropped), at most
+    ``MAX_QUERY_TERMS``."""
+    return _ranking_terms(cut_query(query), ranking)[:MAX_QUERY_TERMS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,26 +86,13 @@ class ToolMatch:
 
 
 class ToolIndex:
-    """An FTS5 index over a fixed list of tools (in-memory SQLite; safe from several threads)."""
+    """A search index over a fixed list of tools (read-only once built; safe from several threads)."""
 
-    def __init__(self, tools: Iterable[ToolDefinition]) -> None:
-        import sqlite3
-
+    def __init__(self, tools: Iterable[ToolDefinition], ranking: Ranking = DEFAULT_RANKING) -> None:
         self._tools = tuple(tools)
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection = sqlite3.connect(":memory:", check_same_thread=False)
-        try:
-            self._conn.execute(
-                "CREATE VIRTUAL TABLE tools USING fts5(name, description, parameters, "
-                "tokenize = 'porter unicode61')"
-            )
-        except sqlite3.OperationalError as exc:  # a Python built against SQLite without FTS5
-            raise ToolError(f"tool search needs SQLite with FTS5, which this Python lacks: {exc}") from None
-        self._conn.executemany(
-            "INSERT INTO tools(rowid, name, description, parameters) VALUES (?, ?, ?, ?)",
-            ((i, *search_text(t)) for i, t in enumerate(self._tools)),
-        )
-        self._conn.commit()
+        self._fields = [field_texts(t) for t in self._tools]
+        self._scorer = Scorer(self._fields, ranking)
+        self.ranking = ranking
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -157,46 +100,29 @@ class ToolIndex:
     def search(
         self, query: str, *, allowed: Collection[str] | None = None, limit: int = DEFAULT_LIMIT
     ) -> list[ToolMatch]:
-        """The best ``limit`` tools named in ``allowed`` for ``query``, best first (ties by name).
-
-        Every word of the query is a separate, quoted term joined by OR, so no FTS5 syntax in the
-        query is ever interpreted. A query without any word returns nothing.
-        """
-        terms = query_terms(query)
-        if not terms or limit < 1:
+        """The best ``limit`` tools (of those named in ``allowed``, when given) for ``query``, best
+        first (ties by name). A query without any word returns nothing."""
+        words = query_terms(query, self.ranking)
+        if not words or limit < 1:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms)
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        with self._lock:
-            ranked = self._conn.execute(
-                f"SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, {weights}), rowid",
-                (match,),
-            ).fetchall()
-            rows = [r for (r,) in ranked if allowed is None or self._tools[r].name in allowed][:limit]
-            marks = self._highlights(match, rows)
-        return [
-            ToolMatch(self._tools[r].name, _brief(self._tools[r].summary), marks.get(r, {})) for r in rows
-        ]
+        wanted = limit if allowed is None else len(self._tools)
+        rows = self._scorer.rank(words, wanted)
+        if allowed is not None:
+            rows = [r for r in rows if self._tools[r].name in allowed]
+        return [self._match(r, set(words)) for r in rows[:limit]]
 
-    def _highlights(self, match: str, rows: Sequence[int]) -> dict[int, dict[str, tuple[str, ...]]]:
-        if not rows:
-            return {}
-        columns = ", ".join(f"highlight(tools, {i}, char(2), char(3))" for i in range(len(_FIELDS)))
-        marked = self._conn.execute(
-            f"SELECT rowid, {columns} FROM tools WHERE tools MATCH ? "
-            f"AND rowid IN ({', '.join('?' * len(rows))})",
-            (match, *rows),
-        ).fetchall()
-        out: dict[int, dict[str, tuple[str, ...]]] = {}
-        for rowid, *texts in marked:
-            found: dict[str, tuple[str, ...]] = {}
-            for field, text in zip(_FIELDS, texts, strict=True):
-                words = re.findall(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", text or "", flags=re.S)
-                unique = tuple(dict.fromkeys(w.lower() for w in words))[:8]
-                if unique:
-                    found[field] = unique
-            out[rowid] = found
-        return out
+    def _match(self, row: int, words: set[str]) -> ToolMatch:
+        """The hit for ``row``: per shown field, the query's words as the tool writes them."""
+        found: dict[str, list[str]] = {}
+        for field, text in zip(FIELDS, self._fields[row], strict=True):
+            for word in split_words(text):
+                low = word.lower()
+                if term(low, self.ranking) in words:
+                    shown = found.setdefault(_SHOWN[field], [])
+                    if low not in shown and len(shown) < 8:
+                        shown.append(low)
+        tool = self._tools[row]
+        return ToolMatch(tool.name, _brief(tool.summary), {k: tuple(v) for k, v in found.items()})
 
 
 def _brief(summary: str, limit: int = 300) -> str:
@@ -209,16 +135,17 @@ def _brief(summary: str, limit: int = 300) -> str:
     return head[: end + 1] if end > 0 else head.rstrip() + "…"
 
 
-def tool_index(registry: ToolRegistry, visible: Sequence[ToolDefinition]) -> ToolIndex:
-    """The search index over exactly the ``visible`` tools of ``registry`` (``registry.visible``'s
-    answer for the caller), owned by the snapshot and kept per visible set.
+def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
+    """The search index over exactly the tools of ``registry`` named in ``visible``
+    (``registry.visible_names``' answer for the caller), owned by the snapshot, per visible set.
 
     The index holds nothing else, so the word statistics (how rare a word is, how long a document
     is) come only from tools this caller may be offered: a hidden tool cannot even nudge the ranking.
     """
-    names = frozenset(t.name for t in visible)
-    tools = tuple(visible)
-    return registry.derived(("tool_search.index", names), lambda: ToolIndex(tools))
+    names = visible if type(visible) is frozenset else frozenset(visible)
+    return registry.derived(
+        ("tool_search.index", names), lambda: ToolIndex(t for t in registry.tools() if t.name in names)
+    )
 
 
 def search_tools(
@@ -236,7 +163,7 @@ def search_tools(
     is not in the index the ranking is computed over. Only the first ``MAX_QUERY_CHARS`` characters
     of ``query`` are read (``cut_query``).
     """
-    visible = registry.visible(ctx.surface, ctx, exclude=exclude)
+    visible = registry.visible_names(ctx.surface, ctx, exclude=exclude)
     if not visible:
         return []
     return tool_index(registry, visible).search(query, limit=limit)
@@ -312,8 +239,8 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
 
 
 def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:
-    from .registry import RegistryBuilder
-    from .schema import check_tool_schema
+    from ..registry import RegistryBuilder
+    from ..schema import check_tool_schema
 
     checked = {id(t.parameters): registry.warnings(t.name) for t in registry.tools()}
 
