@@ -67,7 +67,10 @@ class Split(NamedTuple):
     report_large: Part
 
 
-def split(wheel: Path) -> Split:
+def split(wheel: Path, *, swapped: bool = False) -> Split:
+    """The split; ``swapped``: the second fold, roles exchanged (choose on the report sets' questions
+    about half-0 tools, report on the tuning sets' questions about half-1 tools) — a check of the
+    procedure, not what the shipped ranking was chosen on."""
     functions, requests = bfcl.load_bfcl(wheel, other_files=False)
     parts = document_parts(wheel)
 
@@ -83,11 +86,12 @@ def split(wheel: Path) -> Split:
         return Part(label, pool, rows)
 
     every = sorted(n for n in parts if n in functions)
+    tune_sets, report_sets = (REPORT_SETS, TUNE_SETS) if swapped else (TUNE_SETS, REPORT_SETS)
     return Split(
         functions,
-        part("tune", TUNE_SETS, 0),
-        part("report", REPORT_SETS, 1),
-        part("report, every named-set tool in the pool", REPORT_SETS, 1, every),
+        part("tune", tune_sets, 0),
+        part("report", report_sets, 1),
+        part("report, every named-set tool in the pool", report_sets, 1, every),
     )
 
 

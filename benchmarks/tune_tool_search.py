@@ -42,7 +42,7 @@ def main() -> int:
     wheel = bfcl.fetch_wheel()
     if wheel is None:
         return 0
-    s = sp.split(wheel)
+    s = sp.split(wheel, swapped="--swapped" in sys.argv)
     part = s.tune
     tools = sp.registry_tools(s.functions, part.pool)
     print(sp.describe(part))

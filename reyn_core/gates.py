@@ -11,7 +11,8 @@ A tool whose handler is None is hidden on every surface (layer ``runtime``).
 ``check`` evaluates every layer. The layers a frozen registry fixes (role, operator, runtime:
 ``fixed_layers``) read only the tool and the snapshot's policy, all of final, frozen types, so a
 ``ToolRegistry`` decides them once per tool and surface and ``check`` asks it for that answer; the
-call layer is evaluated on every call.
+call layer is evaluated on every call, in two parts: ``call_layer`` from the call's ``CallKey`` alone
+(so ``ToolRegistry.visible`` may keep its answer per key) and the tool's own ``available(ctx)``.
 """
 
 from __future__ import annotations

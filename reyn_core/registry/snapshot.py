@@ -72,7 +72,7 @@ class ToolRegistry:
     _hooks: ToolCallHooks | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
-    _derived: OrderedDict[Hashable, Any]
+    _derived: dict[str, OrderedDict[Hashable, Any]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -99,7 +99,7 @@ class ToolRegistry:
         init(self, "_hooks", hooks)
         init(self, "_prepared", {})
         init(self, "_prepare_lock", threading.Lock())
-        init(self, "_derived", OrderedDict())
+        init(self, "_derived", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
@@ -237,20 +237,24 @@ class ToolRegistry:
         settings = self.settings_for(tool)
         return ctx if settings is None or ctx.settings is settings else ctx.with_settings(settings)
 
-    def derived(self, key: Hashable, build: Callable[[], _T]) -> _T:
-        """What this snapshot derived for ``key`` (``build()`` the first time; the most recent
-        ``DERIVED_ENTRIES`` are kept). The snapshot owns it, so it lives and dies with the snapshot;
-        ``key`` must name everything ``build`` reads besides the snapshot (a frozen value)."""
+    def derived(
+        self, kind: str, key: Hashable, build: Callable[[], _T], *, keep: int = DERIVED_ENTRIES
+    ) -> _T:
+        """What this snapshot derived of ``kind`` for ``key`` (``build()`` the first time; the ``keep``
+        most recently used of each kind are kept, so many cheap entries never evict a costly one).
+        The snapshot owns it, so it lives and dies with the snapshot; ``key`` must name everything
+        ``build`` reads besides the snapshot (a frozen value)."""
         with self._prepare_lock:
-            if key in self._derived:
-                self._derived.move_to_end(key)
-                return self._derived[key]
+            entries = self._derived.setdefault(kind, OrderedDict())
+            if key in entries:
+                entries.move_to_end(key)
+                return entries[key]
         value = build()  # outside the lock: other calls are not held up by a slow build
         with self._prepare_lock:
-            value = self._derived.setdefault(key, value)
-            self._derived.move_to_end(key)
-            while len(self._derived) > DERIVED_ENTRIES:
-                self._derived.popitem(last=False)
+            value = entries.setdefault(key, value)
+            entries.move_to_end(key)
+            while len(entries) > keep:
+                entries.popitem(last=False)
         return value
 
     def visible(
@@ -289,7 +293,7 @@ class ToolRegistry:
     ) -> tuple[tuple[ToolDefinition, ...], frozenset[str], tuple[ToolDefinition, ...]]:
         ex = exclude if type(exclude) is frozenset else frozenset(gates.as_names(exclude, "exclude"))
         key = gates.call_key(surface, ctx, self._operator, exclude=ex, allowed_ops=allowed_ops)
-        return self.derived(("visible", key), lambda: self._admitted(key))
+        return self.derived("visible", key, lambda: self._admitted(key))
 
     def _admitted(
         self, key: gates.CallKey

@@ -32,6 +32,9 @@ DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TERMS = 32
+# Indexes a snapshot keeps (one per visible set; ~9 MB for 2,000 tools): a host whose callers see
+# many different sets rebuilds the least recently used.
+INDEXES_KEPT = 8
 # What a hit's "matched" reports, per field the model reads: the parameter fields are shown as one.
 _SHOWN = {
     "name": "name",
@@ -144,7 +147,10 @@ def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
     """
     names = visible if type(visible) is frozenset else frozenset(visible)
     return registry.derived(
-        ("tool_search.index", names), lambda: ToolIndex(t for t in registry.tools() if t.name in names)
+        "tool_search.index",
+        names,
+        lambda: ToolIndex(t for t in registry.tools() if t.name in names),
+        keep=INDEXES_KEPT,
     )
 
 
@@ -235,7 +241,7 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
     The tools are not re-checked (``registry`` already checked them; their recorded warnings are
     kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
     """
-    return registry.derived(("tool_search.registry", name), lambda: _with_search_tool(registry, name))
+    return registry.derived("tool_search.registry", name, lambda: _with_search_tool(registry, name))
 
 
 def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:

@@ -183,7 +183,8 @@ class Scorer:
                 c = idf[term] * value / (k1 + value)
                 contrib[term] = c
                 self._postings.setdefault(term, {})[i] = c
-            self.doc_terms.append(contrib)
+            if ranking.feedback_docs:
+                self.doc_terms.append(contrib)  # what feedback reads of its first hits
         # A word in more than 1/16 of the tools is summed as a whole column (C speed, no per-tool
         # Python step); the others, by their few postings.
         self.n = n

@@ -432,13 +432,19 @@ def test_visible_agrees_with_check_for_every_case_of_the_matrix_warm_and_cold() 
             assert names == expected, str(case)
 
 
-def test_what_a_snapshot_derives_is_bounded() -> None:
+def test_what_a_snapshot_derives_is_bounded_per_kind() -> None:
     from reyn_core.registry.snapshot import DERIVED_ENTRIES
+    from reyn_core.tool_search import INDEXES_KEPT
 
-    registry = frozen(definition("a_tool", "Something."))
-    for i in range(DERIVED_ENTRIES * 3):
+    registry = frozen(*(definition(f"tool_{i}", "Something.") for i in range(INDEXES_KEPT * 2)))
+    index = tool_index(registry, {"tool_0"})
+    for i in range(DERIVED_ENTRIES * 3):  # many callers: cheap entries never evict the costly index
         registry.visible("router", ToolContext(surface="router", agent=f"agent{i}"))
-    assert len(registry._derived) == DERIVED_ENTRIES
+    assert len(registry._derived["visible"]) == DERIVED_ENTRIES
+    assert tool_index(registry, {"tool_0"}) is index
+    for i in range(INDEXES_KEPT * 2):
+        tool_index(registry, {f"tool_{i}"})
+    assert len(registry._derived["tool_search.index"]) == INDEXES_KEPT
 
 
 # --------------------------------------------------------------------------- long queries
@@ -465,3 +471,43 @@ async def test_find_tools_and_search_tools_cut_a_long_query_alike() -> None:
     envelope = await dispatch_tool(deferral.registry, "find_tools", {"query": long_query}, ROUTER)
     assert envelope["status"] == "ok", envelope
     assert [t["name"] for t in envelope["data"]["tools"]] == direct == ["convert_currency"]
+
+
+# --------------------------------------------------------------------------- the ranking engine
+
+
+def test_a_name_the_request_spells_out_wins_over_a_description_mention() -> None:
+    registry = frozen(
+        definition("getUserOrders", "Return records."),
+        definition("list_records", "Return the orders a shop has received, for any user."),
+    )
+    hits = search_tools(registry, "get the orders of a user", ROUTER)
+    assert [m.name for m in hits] == ["getUserOrders", "list_records"]
+
+
+def test_words_in_many_tools_still_count() -> None:
+    """A word in more than 1/16 of the tools is summed as a whole column: it must weigh the same."""
+    filler = [definition(f"tool_{i:02d}", "Handles the common case.") for i in range(40)]
+    registry = frozen(
+        *filler,
+        definition("common_rare", "Handles the rare common case."),
+        definition("rare_only", "Handles the rare one."),
+    )
+    names = [m.name for m in search_tools(registry, "rare common", ROUTER, limit=3)]
+    assert names[:2] == ["common_rare", "rare_only"]
+    assert names[2].startswith("tool_")  # reached by the common word alone
+
+
+def test_feedback_finds_a_tool_through_the_words_of_the_first_hits() -> None:
+    from reyn_core.tool_search import ToolIndex
+    from reyn_core.tool_search.ranking import Ranking
+
+    tools = [
+        definition("butter_scale", "Weigh butter: ounces, pounds."),
+        definition("convert_weight", "Convert a weight between pounds and grams."),
+        *(definition(f"other_{i}", f"Unrelated tool number {i} about paint.") for i in range(6)),
+    ]
+    plain = ToolIndex(tools, Ranking())
+    assert [m.name for m in plain.search("butter ounces", limit=5)] == ["butter_scale"]
+    feedback = ToolIndex(tools, Ranking(feedback_docs=1, feedback_terms=3, feedback_weight=0.5))
+    assert [m.name for m in feedback.search("butter ounces", limit=5)] == ["butter_scale", "convert_weight"]
