@@ -21,6 +21,7 @@ search median ≤ 2 ms. When the download is impossible (no network), the module
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -274,10 +275,14 @@ def timing(functions: dict[str, dict[str, Any]]) -> bool:
     search_tools(registry, queries[0], ctx)
     first = time.perf_counter() - start
     samples = []
-    for q in queries:
-        start = time.perf_counter()
-        search_tools(registry, q, ctx)
-        samples.append(time.perf_counter() - start)
+    gc.disable()  # paused while measuring, as timeit does
+    try:
+        for q in queries:
+            start = time.perf_counter()
+            search_tools(registry, q, ctx)
+            samples.append(time.perf_counter() - start)
+    finally:
+        gc.enable()
     median = statistics.median(samples)
     print(
         f"\nsearch_tools on {len(registry)} tools: first call {first * 1000:.0f} ms (gates and index), "

@@ -112,14 +112,16 @@ def term(word: str, ranking: Ranking) -> str:
 
 def terms(text: str, ranking: Ranking) -> list[str]:
     """The index terms of ``text``: its words, lower-cased, stemmed when ``ranking.stem``."""
-    words = [w.lower() for w in split_words(text) if len(w) <= 64]
-    return [_stem(w) for w in words] if ranking.stem else words
+    words = _WORD.findall(_CAMEL.sub(" ", text).lower())  # lower-cased after the split: same words
+    if any(len(w) > 64 for w in words):
+        words = [w for w in words if len(w) <= 64]
+    return list(map(_stem, words)) if ranking.stem else words
 
 
 def query_terms(query: str, ranking: Ranking = DEFAULT_RANKING) -> tuple[str, ...]:
     """The distinct terms of ``query``, stop words and bare numbers dropped when
     ``ranking.stop_words`` (numbers are argument values, not intents)."""
-    words = [w.lower() for w in split_words(query) if len(w) <= 64]
+    words = [w for w in _WORD.findall(_CAMEL.sub(" ", query).lower()) if len(w) <= 64]
     if ranking.stop_words:
         words = [w for w in words if w not in STOP_WORDS and not w.isdigit()]
     kept = [_stem(w) for w in words] if ranking.stem else words
@@ -161,28 +163,29 @@ class Scorer:
         avg = [max(1.0, sum(len(d[f]) for d in tokens) / max(1, n)) for f in range(len(FIELDS))]
         weighted: list[dict[str, float]] = []
         df: Counter[str] = Counter()
+        weights, b = ranking.weights, ranking.b
         for doc in tokens:
             tf: dict[str, float] = {}
             for f, words in enumerate(doc):
-                w = ranking.weights[f]
+                w = weights[f]
                 if not w or not words:
                     continue
-                norm = w / (1.0 - ranking.b + ranking.b * len(words) / avg[f])
+                norm = w / (1.0 - b + b * len(words) / avg[f])
                 for term, count in Counter(words).items():
-                    tf[term] = tf.get(term, 0.0) + count * norm
+                    tf[term] = tf[term] + count * norm if term in tf else count * norm
             weighted.append(tf)
             df.update(tf.keys())
         k1 = ranking.k1
-        self._postings: dict[str, dict[int, float]] = {}
+        self._postings: dict[str, dict[int, float]] = {t: {} for t in df}
         self.doc_terms: list[dict[str, float]] = []
         self.name_terms = [frozenset(doc[0]) for doc in tokens]
         idf = {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        postings = self._postings
         for i, tf in enumerate(weighted):
             contrib: dict[str, float] = {}
             for term, value in tf.items():
-                c = idf[term] * value / (k1 + value)
-                contrib[term] = c
-                self._postings.setdefault(term, {})[i] = c
+                c = contrib[term] = idf[term] * value / (k1 + value)
+                postings[term][i] = c
             if ranking.feedback_docs:
                 self.doc_terms.append(contrib)  # what feedback reads of its first hits
         # A word in more than 1/16 of the tools is summed as a whole column (C speed, no per-tool
