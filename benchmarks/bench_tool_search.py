@@ -235,6 +235,7 @@ def heldout(wheel: Path) -> bool:
     import tool_search_split as sp
 
     s = sp.split(wheel)
+    model = semantic_extra()
     print(f"\nheld-out (chosen on: {sp.describe(s.tune)}; never on what follows)")
     print(f"  {'part':<56} {'':<10} {'r@1':>6} {'r@5':>6} {'r@50':>6}")
     ok = True
@@ -242,12 +243,45 @@ def heldout(wheel: Path) -> bool:
         tools = sp.registry_tools(s.functions, part.pool)
         ours = sp.recall(part.requests, sp.method_search(tools))
         plain = sp.recall(part.requests, sp.plain_search(tools))
-        for label, r in (("reyn", ours), ("plain bm25", plain)):
+        rows = [("reyn", ours), ("plain bm25", plain)]
+        if model is not None:
+            fused = sp.fused_search(tools, model, weight=sp.SEMANTIC_WEIGHT, fields=sp.SEMANTIC_FIELDS)
+            rows.append(("+wordllama", sp.recall(part.requests, fused)))
+            alone = sp.fused_search(tools, model, weight=1e6, fields=sp.SEMANTIC_FIELDS)
+            rows.append(("wordllama", sp.recall(part.requests, alone)))  # bm25 only breaks ties
+        for label, r in rows:
             print(f"  {sp.describe(part):<56} {label:<10} {r[1]:>6.3f} {r[5]:>6.3f} {r[50]:>6.3f}")
         if part is s.report:
             ok = ours[5] >= TARGET_RECALL5 and ours[5] - plain[5] >= TARGET_GAIN
     print(f"  target on the report part: recall@5 ≥ {TARGET_RECALL5} and ≥ plain bm25 + {TARGET_GAIN}")
     return ok
+
+
+def semantic_extra() -> Any | None:
+    """The optional semantic candidate (WordLlama, weights inside its wheel), measured: its installed
+    size and the time to import it and load the model in a fresh process. None when not installed."""
+    import tool_search_split as sp
+
+    model = sp.wordllama()
+    if model is None:
+        print("\nsemantic candidate: wordllama not installed, skipped")
+        return None
+    import importlib.metadata as md
+
+    dist = md.distribution("wordllama")
+    size = sum((f.size or 0) for f in dist.files or ())
+    code = "import time; t = time.perf_counter(); import tool_search_split as sp; sp.wordllama(); "
+    code += "print(time.perf_counter() - t)"
+    here = str(Path(__file__).parent)
+    env = {**os.environ, "PYTHONPATH": here}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    took = float(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else float("nan")
+    print(
+        f"\nsemantic candidate: wordllama {dist.version}, {size / 1e6:.1f} MB installed (numpy, tokenizers, "
+        f"safetensors, pydantic, requests, toml besides), import + load {took:.2f} s in a fresh process; "
+        f"fused by reciprocal rank, weight {sp.SEMANTIC_WEIGHT} (chosen on the tuning part)"
+    )
+    return model
 
 
 def timing(functions: dict[str, dict[str, Any]]) -> bool:

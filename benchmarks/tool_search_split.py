@@ -167,3 +167,56 @@ if __name__ == "__main__":
     assert wheel is not None
     s = split(wheel)
     print(json.dumps({p.label: [len(p.pool), len(p.requests)] for p in (s.tune, s.report, s.report_large)}))
+
+
+# --------------------------------------------------------------------------- the semantic candidate
+
+
+# Chosen by tune_semantic.py on the tuning part (mean reciprocal rank): 0.25, name + description.
+SEMANTIC_WEIGHT, SEMANTIC_FIELDS = 0.25, "nd"
+
+
+def wordllama() -> Any | None:
+    """WordLlama's 256-dimension model from the files inside its wheel (no download: the library
+    looks for its tokenizer in a folder its wheel does not have, so its own package folder is passed
+    as the cache), or None when ``wordllama`` is not installed."""
+    try:
+        import wordllama as wl
+    except ImportError:
+        return None
+    root = Path(wl.__file__).parent
+    return wl.WordLlama.load(dim=256, cache_dir=root, disable_download=True)
+
+
+def semantic_text(tool: Any, fields: str) -> str:
+    from reyn_core.tool_search.ranking import field_texts
+
+    name, description, param_names, _ = field_texts(tool)
+    parts = {"nd": (name, description), "ndp": (name, description, param_names)}[fields]
+    return ". ".join(p for p in parts if p)
+
+
+def fused_search(
+    tools: Sequence[Any], model: Any, *, weight: float, fields: str, k: int = 60
+) -> Callable[[str], list[str]]:
+    """Reciprocal-rank fusion of Reyn's ranking and the embedding's cosine ranking (top 50 of each):
+    ``1/(k + rank) + weight/(k + rank_embedding)``; ``weight`` 0 is Reyn's ranking alone."""
+    import numpy as np
+
+    lexical = method_search(tools)
+    names = [t.name for t in tools]
+    matrix = model.embed([semantic_text(t, fields) for t in tools], norm=True)
+
+    def search(query: str) -> list[str]:
+        first = lexical(query)
+        q = model.embed([query], norm=True)[0]
+        sims = matrix @ q
+        second = [names[i] for i in np.argsort(-sims, kind="stable")[: max(DEPTHS)]]
+        score: dict[str, float] = {}
+        for rank, name in enumerate(first):
+            score[name] = score.get(name, 0.0) + 1.0 / (k + rank + 1)
+        for rank, name in enumerate(second):
+            score[name] = score.get(name, 0.0) + weight / (k + rank + 1)
+        return sorted(score, key=lambda n: (-score[n], n))[: max(DEPTHS)]
+
+    return search
