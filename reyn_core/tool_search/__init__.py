@@ -2,8 +2,9 @@
 
 The ranking (``ranking``) is BM25F over four fields of each tool — its name split into words
 (``read_file``, ``readFile`` → ``read file``), its description, its parameters' names and their
-descriptions — with pseudo-relevance feedback from the indexed tools' own words; pure Python, no
-dependency. Nothing here decides what a caller may see: the candidates are
+descriptions — in pure Python, no dependency (``ranking``: its parameters, chosen on one part of
+the benchmark's data and measured on another, and the options tried, such as pseudo-relevance
+feedback). Nothing here decides what a caller may see: the candidates are
 ``registry.visible(surface, ctx)``, the same gate evaluation the renderers and the dispatcher use,
 and the index is built over exactly those tools (owned by the frozen snapshot, per visible set), so
 a hidden tool cannot even shift the word statistics.
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
 from ..tool import ToolDefinition, ToolGates, ToolOrigin
-from .ranking import DEFAULT_RANKING, FIELDS, Ranking, Scorer, field_texts, split_words, term
+from .ranking import DEFAULT_RANKING, FIELDS, STOP_WORDS, Ranking, Scorer, field_texts, split_words, term
 from .ranking import query_terms as _ranking_terms
 
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ def cut_query(query: str) -> str:
 
 def query_terms(query: str, ranking: Ranking = DEFAULT_RANKING) -> tuple[str, ...]:
     """The distinct terms of ``cut_query(query)`` as ``ranking`` reads them (lower-cased,
-    identifiers split like tool names, stop words and bare numbers dropped), at most
-    ``MAX_QUERY_TERMS``."""
+    identifiers split like tool names, stemmed; stop words and bare numbers dropped only when
+    ``ranking.stop_words``), at most ``MAX_QUERY_TERMS``."""
     return _ranking_terms(cut_query(query), ranking)[:MAX_QUERY_TERMS]
 
 
@@ -115,12 +116,13 @@ class ToolIndex:
         return [self._match(r, set(words)) for r in rows[:limit]]
 
     def _match(self, row: int, words: set[str]) -> ToolMatch:
-        """The hit for ``row``: per shown field, the query's words as the tool writes them."""
+        """The hit for ``row``: per shown field, the query's words as the tool writes them (words like
+        "the" rank but are not shown: they tell the model nothing)."""
         found: dict[str, list[str]] = {}
         for field, text in zip(FIELDS, self._fields[row], strict=True):
             for word in split_words(text):
                 low = word.lower()
-                if term(low, self.ranking) in words:
+                if low not in STOP_WORDS and term(low, self.ranking) in words:
                     shown = found.setdefault(_SHOWN[field], [])
                     if low not in shown and len(shown) < 8:
                         shown.append(low)

@@ -1,19 +1,20 @@
-"""The ranking behind tool search: BM25F over a tool's fields, with pseudo-relevance feedback.
+"""The ranking behind tool search: BM25F over a tool's fields.
 
 Pure Python, standard library only. A tool is four fields — its name split into words
 (``getUserOrders``, ``get_user_orders`` → ``get user orders``), its description, its parameters'
 names (split the same way) and their descriptions. BM25F (Robertson & Zaragoza) adds a word's
 weighted, length-normalised counts over the fields before saturating them, so a word in the name
-and again in the description is not counted as two independent pieces of evidence. Pseudo-relevance
-feedback then adds the words that best characterise the first pass's top tools — the registry's own
-vocabulary, not a dictionary — with a small weight, and ranks again: a request that says "ounces
-in two pounds" reaches the tool that says "convert units of weight" when the tools it first finds
-say both.
+and again in the description is not counted as two independent pieces of evidence. A re-rank adds
+to the best tools the share of their name's words the request says (``name_cover``).
+
+Options measured and left off by ``DEFAULT_RANKING``: pseudo-relevance feedback (the words that best
+characterise the first pass's top tools — the registry's own vocabulary — added with a small weight
+before ranking again) and dropping stop words; both lost on the tuning part.
 
 ``Ranking`` holds the parameters; ``DEFAULT_RANKING`` was chosen on one part of the benchmark's data
-and measured on another (``benchmarks/bench_tool_search.py``; docs/large-registries.md).
-Everything a query touches is computed when the index is built: a search is a sum over the
-postings of its words.
+and measured on another (``benchmarks/tool_search_split.py``; docs/large-registries.md). Everything
+a query touches is computed when the index is built: a search is a sum over the postings of its
+words (frequent words as whole columns).
 """
 
 from __future__ import annotations

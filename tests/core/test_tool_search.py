@@ -511,3 +511,34 @@ def test_feedback_finds_a_tool_through_the_words_of_the_first_hits() -> None:
     assert [m.name for m in plain.search("butter ounces", limit=5)] == ["butter_scale"]
     feedback = ToolIndex(tools, Ranking(feedback_docs=1, feedback_terms=3, feedback_weight=0.5))
     assert [m.name for m in feedback.search("butter ounces", limit=5)] == ["butter_scale", "convert_weight"]
+
+
+def test_concurrent_searches_from_different_callers_each_get_their_own_set() -> None:
+    """Threads searching one snapshot with different allowlists at once: every answer is the one
+    for its own context (the kept visible sets and indexes never cross callers)."""
+    import threading
+
+    registry = frozen(*(definition(f"ledger_{i}", f"Ledger tool {i}.") for i in range(12)))
+    allowlists = [frozenset({f"ledger_{i}", f"ledger_{(i + 1) % 12}"}) for i in range(12)]
+    wrong: list[str] = []
+
+    def caller(k: int) -> None:
+        for j in range(40):
+            allowed = allowlists[(k + j) % len(allowlists)]
+            ctx = ToolContext(surface="router", agent=f"a{k}", agent_tools=allowed)
+            names = {m.name for m in search_tools(registry, "ledger tool", ctx, limit=20)}
+            if names != allowed:
+                wrong.append(f"{sorted(names)} != {sorted(allowed)}")
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert wrong == []
+
+
+def test_matched_words_leave_out_words_that_tell_nothing() -> None:
+    registry = frozen(definition("weather_now", "The weather of a city."), definition("other", "x"))
+    [hit] = search_tools(registry, "what is the weather of the city", ROUTER)
+    assert hit.matched == {"name": ("weather",), "description": ("weather", "city")}
