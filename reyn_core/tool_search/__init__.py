@@ -22,7 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
 from ..tool import ToolDefinition, ToolGates, ToolOrigin
-from .ranking import DEFAULT_RANKING, FIELDS, STOP_WORDS, Ranking, Scorer, field_texts, split_words, term
+from .ranking import (
+    DEFAULT_RANKING,
+    FIELDS,
+    STOP_WORDS,
+    Analysis,
+    Ranking,
+    Scorer,
+    analyse,
+    field_texts,
+    split_words,
+    term,
+)
 from .ranking import query_terms as _ranking_terms
 
 if TYPE_CHECKING:
@@ -92,10 +103,27 @@ class ToolMatch:
 class ToolIndex:
     """A search index over a fixed list of tools (read-only once built; safe from several threads)."""
 
-    def __init__(self, tools: Iterable[ToolDefinition], ranking: Ranking = DEFAULT_RANKING) -> None:
+    def __init__(
+        self,
+        tools: Iterable[ToolDefinition],
+        ranking: Ranking = DEFAULT_RANKING,
+        *,
+        analysed: dict[str, tuple[tuple[str, ...], Analysis]] | None = None,
+    ) -> None:
+        """``analysed``: a cache of each tool's fields and ``Analysis`` by name, shared by the indexes
+        of one snapshot (filled here as tools are met), so an index over another visible set of the
+        same snapshot does not split and count the same texts again."""
         self._tools = tuple(tools)
-        self._fields = [field_texts(t) for t in self._tools]
-        self._scorer = Scorer(self._fields, ranking)
+        cache = analysed if analysed is not None else {}
+        prepared = []
+        for tool in self._tools:
+            entry = cache.get(tool.name)
+            if entry is None:
+                fields = field_texts(tool)
+                entry = cache[tool.name] = (fields, analyse(fields, ranking))
+            prepared.append(entry)
+        self._fields = [fields for fields, _ in prepared]
+        self._scorer = Scorer([analysis for _, analysis in prepared], ranking)
         self.ranking = ranking
 
     def __len__(self) -> int:
@@ -148,12 +176,15 @@ def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
     is) come only from tools this caller may be offered: a hidden tool cannot even nudge the ranking.
     """
     names = visible if type(visible) is frozenset else frozenset(visible)
-    return registry.derived(
-        "tool_search.index",
-        names,
-        lambda: ToolIndex(t for t in registry.tools() if t.name in names),
-        keep=INDEXES_KEPT,
+    # each tool's fields, split and counted once per snapshot, whatever set it is indexed in
+    analysed: dict[str, tuple[tuple[str, ...], Analysis]] = registry.derived(
+        "tool_search.analysis", DEFAULT_RANKING, dict
     )
+
+    def build() -> ToolIndex:
+        return ToolIndex((t for t in registry.tools() if t.name in names), analysed=analysed)
+
+    return registry.derived("tool_search.index", names, build, keep=INDEXES_KEPT)
 
 
 def search_tools(

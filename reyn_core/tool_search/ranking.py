@@ -9,7 +9,7 @@ to the best tools the share of their name's words the request says (``name_cover
 
 Options measured and left off by ``DEFAULT_RANKING``: pseudo-relevance feedback (the words that best
 characterise the first pass's top tools — the registry's own vocabulary — added with a small weight
-before ranking again) and dropping stop words; both lost on the tuning part.
+before ranking again) and dropping stop words; neither won on the tuning part.
 
 ``Ranking`` holds the parameters; ``DEFAULT_RANKING`` was chosen on one part of the benchmark's data
 and measured on another (``benchmarks/tool_search_split.py``; docs/large-registries.md). Everything
@@ -154,32 +154,45 @@ def field_texts(tool: ToolDefinition) -> tuple[str, str, str, str]:
     return tuple(f[:MAX_TEXT] for f in fields)  # type: ignore[return-value]
 
 
-class Scorer:
-    """BM25F over a fixed list of documents (each a tuple of field texts), with feedback."""
+# One tool as the index reads it: per field, its terms with their counts and its length in terms.
+Analysis = tuple[tuple[Mapping[str, int], int], ...]
 
-    def __init__(self, docs: Sequence[Sequence[str]], ranking: Ranking = DEFAULT_RANKING) -> None:
+
+def analyse(fields: Sequence[str], ranking: Ranking = DEFAULT_RANKING) -> Analysis:
+    """The ``Analysis`` of one tool's field texts (what ``Scorer`` needs; reusable across indexes
+    over different sets of tools, since it reads nothing of the other tools)."""
+    out = []
+    for text in fields:
+        words = terms(text, ranking)
+        out.append((Counter(words), len(words)))
+    return tuple(out)
+
+
+class Scorer:
+    """BM25F over a fixed list of analysed documents (``analyse``), with the options of ``Ranking``."""
+
+    def __init__(self, docs: Sequence[Analysis], ranking: Ranking = DEFAULT_RANKING) -> None:
         self.ranking = ranking
         n = len(docs)
-        tokens = [[terms(text, ranking) for text in doc] for doc in docs]
-        avg = [max(1.0, sum(len(d[f]) for d in tokens) / max(1, n)) for f in range(len(FIELDS))]
+        avg = [max(1.0, sum(d[f][1] for d in docs) / max(1, n)) for f in range(len(FIELDS))]
         weighted: list[dict[str, float]] = []
         df: Counter[str] = Counter()
         weights, b = ranking.weights, ranking.b
-        for doc in tokens:
+        for doc in docs:
             tf: dict[str, float] = {}
-            for f, words in enumerate(doc):
+            for f, (counts, length) in enumerate(doc):
                 w = weights[f]
-                if not w or not words:
+                if not w or not length:
                     continue
-                norm = w / (1.0 - b + b * len(words) / avg[f])
-                for term, count in Counter(words).items():
+                norm = w / (1.0 - b + b * length / avg[f])
+                for term, count in counts.items():
                     tf[term] = tf[term] + count * norm if term in tf else count * norm
             weighted.append(tf)
             df.update(tf.keys())
         k1 = ranking.k1
         self._postings: dict[str, dict[int, float]] = {t: {} for t in df}
         self.doc_terms: list[dict[str, float]] = []
-        self.name_terms = [frozenset(doc[0]) for doc in tokens]
+        self.name_terms = [frozenset(doc[0][0]) for doc in docs]
         idf = {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
         postings = self._postings
         for i, tf in enumerate(weighted):

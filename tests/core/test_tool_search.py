@@ -542,3 +542,23 @@ def test_matched_words_leave_out_words_that_tell_nothing() -> None:
     registry = frozen(definition("weather_now", "The weather of a city."), definition("other", "x"))
     [hit] = search_tools(registry, "what is the weather of the city", ROUTER)
     assert hit.matched == {"name": ("weather",), "description": ("weather", "city")}
+
+
+def test_indexes_of_one_snapshot_share_each_tools_analysis_but_not_its_statistics() -> None:
+    """Each tool's words are split and counted once per snapshot; the word statistics are still
+    those of each visible set: an index over every tool, built first, does not change the ranking a
+    caller who sees two of them gets."""
+    visible = (
+        definition("post_entry", "Post a ledger ledger ledger entry."),
+        definition("send_bill", "Send an invoice to a customer."),
+    )
+    others = tuple(definition(f"other_{i}", "Ledger tooling for the ledger team.") for i in range(40))
+    registry = frozen(*visible, *others)
+    every = {t.name for t in registry.tools()}
+    pair = {"post_entry", "send_bill"}
+    over_every = tool_index(registry, every).search("ledger invoice", allowed=pair)
+    assert [m.name for m in over_every] == ["send_bill", "post_entry"]  # every tool's statistics
+    two = tool_index(registry, pair)
+    assert [m.name for m in two.search("ledger invoice")] == ["post_entry", "send_bill"]
+    [analysed] = registry._derived["tool_search.analysis"].values()
+    assert set(analysed) == every  # one analysis per tool, shared by both indexes
