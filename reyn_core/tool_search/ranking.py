@@ -213,15 +213,19 @@ class Scorer:
                     column[i] = c
 
     def _score(self, weighted_terms: Iterable[tuple[str, float]]) -> list[float]:
-        """Every document's score for the (term, weight) pairs."""
+        """Every document's score for the (term, weight) pairs: the rare terms' few postings added
+        one by one, then the frequent terms' columns summed in one pass."""
         acc = [0.0] * self.n
+        columns: list[Iterable[float]] = []
         for term, qw in weighted_terms:
             column = self._dense.get(term)
             if column is not None:
-                acc = list(map(add, acc, column) if qw == 1.0 else map(add, acc, (qw * c for c in column)))
+                columns.append(column if qw == 1.0 else [qw * c for c in column])
                 continue
             for doc, c in self._postings.get(term, {}).items():
                 acc[doc] += qw * c
+        if columns:
+            acc = list(map(sum, zip(acc, *columns, strict=True)))
         return acc
 
     def rank(self, query: Sequence[str], limit: int) -> list[int]:
