@@ -562,3 +562,15 @@ def test_indexes_of_one_snapshot_share_each_tools_analysis_but_not_its_statistic
     assert [m.name for m in two.search("ledger invoice")] == ["post_entry", "send_bill"]
     [analysed] = registry._derived["tool_search.analysis"].values()
     assert set(analysed) == every  # one analysis per tool, shared by both indexes
+
+
+def test_the_surface_is_part_of_the_kept_answer() -> None:
+    registry = frozen(
+        definition("ledger_post", "Post.", gates=ToolGates(phase="deny")), definition("ledger_read", "Read.")
+    )
+    ctx = ToolContext(surface="router")
+    ops = ["ledger_*"]
+    assert [t.name for t in registry.visible("router", ctx)] == ["ledger_post", "ledger_read"]  # warm
+    assert [t.name for t in registry.visible("phase", ctx, allowed_ops=ops)] == ["ledger_read"]
+    assert registry.visible_names("mcp", ctx) == {"ledger_post", "ledger_read"}
+    assert registry.visible_names("phase", ctx, allowed_ops=ops) == {"ledger_read"}
