@@ -15,7 +15,8 @@ from reyn_core.loading import tracing as load_tracing
 from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
-from reyn_core.loading.importing import import_plugin, verify_import_origin
+from reyn_core.loading.importing import verify_import_origin
+from reyn_core.loading.isolation_step import import_or_isolate, read_permissions, settings_in_process
 from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
@@ -25,7 +26,6 @@ from reyn_core.loading.registration import apply_observability, register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.selection import select_distribution
-from reyn_core.loading.settings_check import validate_settings
 from reyn_core.loading.tool_collection import collect_tools
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
@@ -89,9 +89,10 @@ def _load(
     steps: tuple[Callable[[LoadSession, PluginState], None], ...] = (
         lambda s, p: select_distribution(s, found.get(p.plugin_id, ()), p, found),
         check_provenance,
+        read_permissions,
         verify_import_origin,
-        import_plugin,
-        validate_settings,
+        import_or_isolate,
+        settings_in_process,
         collect_tools,
         collect_diagnostics,
         collect_commands,
