@@ -21,7 +21,7 @@ from reyn_core.isolation.grants import GrantedPermissions, compare, purity_findi
 from reyn_core.isolation.info import IsolationInfo
 from reyn_core.isolation.permissions import NOTHING, DeclarationError, DeclaredPermissions, read_declaration
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.importing import import_plugin
+from reyn_core.loading.importing import import_plugin, verify_import_origin
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.settings_check import validate_settings
 from reyn_core.tool import ToolDefinition
@@ -44,8 +44,34 @@ def read_permissions(session: LoadSession, p: PluginState) -> None:
         p.fail("refused", "RJ001", str(exc))
 
 
+def permissions_report(p: PluginState, isolation: str) -> dict[str, Any] | None:
+    """The load report's ``permissions`` of an enabled plugin (None before its declaration was read)."""
+    declared = p.permissions
+    if declared is None:
+        return None
+    data: dict[str, Any] = {
+        "declared": declared.to_dict(),
+        "declaration": declared.source,
+        "isolation": isolation,
+    }
+    if p.isolation is not None:
+        data.update(p.isolation.to_dict())
+    return data
+
+
+def declared_of(record: Any) -> dict[str, Any] | None:
+    """The ``permissions`` of an installed-but-not-enabled plugin, from its provenance record."""
+    try:
+        declared = read_declaration(record.entry_point, record.module_locations, record.files)
+    except DeclarationError:
+        return None
+    return {"declared": declared.to_dict(), "declaration": declared.source, "isolation": None}
+
+
 def import_or_isolate(session: LoadSession, p: PluginState) -> None:
-    """Import the plugin in process, or start its isolated worker (``isolation = "process"``)."""
+    """Import the plugin in process (after ``verify_import_origin``: nothing may shadow it on the host's
+    path), or start its isolated worker (``isolation = "process"``), whose fresh interpreter serves the
+    plugin's names from the digested files only, whatever the host's path holds."""
     cfg = session.profile.plugin(p.plugin_id)
     if cfg.isolation != "process":
         if cfg.grants is not None:
@@ -54,7 +80,9 @@ def import_or_isolate(session: LoadSession, p: PluginState) -> None:
                 f"[plugins.{p.plugin_id}.grants] is set but the plugin runs in process, where grants are not "
                 "enforced: it runs with the host's permissions",
             )
-        import_plugin(session, p)
+        verify_import_origin(session, p)
+        if p.ok:
+            import_plugin(session, p)
         return
     _isolate(session, p, _granted(session, p))
 
@@ -186,4 +214,10 @@ def _report(p: PluginState, finding: Finding) -> None:
         p.diagnostics.append(diag)
 
 
-__all__ = ["import_or_isolate", "read_permissions", "settings_in_process"]
+__all__ = [
+    "declared_of",
+    "import_or_isolate",
+    "permissions_report",
+    "read_permissions",
+    "settings_in_process",
+]

@@ -15,8 +15,13 @@ from reyn_core.loading import tracing as load_tracing
 from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
-from reyn_core.loading.importing import verify_import_origin
-from reyn_core.loading.isolation_step import import_or_isolate, read_permissions, settings_in_process
+from reyn_core.loading.isolation_step import (
+    declared_of,
+    import_or_isolate,
+    permissions_report,
+    read_permissions,
+    settings_in_process,
+)
 from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
@@ -90,7 +95,6 @@ def _load(
         lambda s, p: select_distribution(s, found.get(p.plugin_id, ()), p, found),
         check_provenance,
         read_permissions,
-        verify_import_origin,
         import_or_isolate,
         settings_in_process,
         collect_tools,
@@ -119,7 +123,7 @@ def _load(
     load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,
-        _report(found, plugins, session.global_diags + host_diags, records),
+        _report(found, plugins, session.global_diags + host_diags, records, profile),
         profile,
         commands,
     )
@@ -147,6 +151,7 @@ def _report(
     plugins: list[PluginState],
     global_diags: list[Diagnostic],
     records: Mapping[tuple[str, str], ProvenanceRecord],
+    profile: Profile,
 ) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
@@ -166,12 +171,14 @@ def _report(
                 api_version=p.api_version,
                 diagnostics=tuple(p.diagnostics),
                 enabled=True,
+                permissions=permissions_report(p, profile.plugin(p.plugin_id).isolation),
             )
         )
     for pid, candidates in found.items():
         if pid in enabled:
             continue
         for c in candidates:
+            record = records.get((pid, c.distribution))
             infos.append(
                 PluginLoadInfo(
                     plugin_id=pid,
@@ -179,7 +186,8 @@ def _report(
                     version=c.version,
                     status="discovered",
                     entry_point=c.entry_point,
-                    provenance=records.get((pid, c.distribution)),
+                    provenance=record,
+                    permissions=declared_of(record) if record is not None else None,
                 )
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
