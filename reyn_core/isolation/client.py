@@ -146,7 +146,7 @@ class WorkerClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._parser = FrameParser(spec.max_result_bytes + 4096)
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._cancelling: set[int] = set()
+        self._cancelling: dict[int, float] = {}  # call id → when the worker must have answered
         self._outbox = bytearray()
         self._next_id = 0
         self._failures = 0
@@ -200,6 +200,9 @@ class WorkerClient:
         if self.refused is not None:
             raise ToolRuntimeMissing(self.refused, tool=tool)
         loop = asyncio.get_running_loop()
+        now = time.monotonic()
+        if self._process is not None and any(deadline <= now for deadline in self._cancelling.values()):
+            self._stop(f"it did not stop a cancelled call within {self.spec.cancel_grace_s:g} s")
         if self._process is None:
             await self._restart(tool)
         if self._loop is not loop:
@@ -282,6 +285,10 @@ class WorkerClient:
             old.remove_writer(self._process.stdin)
         self._loop = loop
         loop.add_reader(self._process.stdout, self._readable, self._process)
+        # a cancellation sent from another (maybe closed) loop is still watched, from this one
+        now = time.monotonic()
+        for call_id, deadline in self._cancelling.items():
+            loop.call_later(max(0.0, deadline - now), self._overdue, call_id, self._process)
         if self._outbox:
             loop.add_writer(self._process.stdin, self._writable, self._process)
 
@@ -347,7 +354,7 @@ class WorkerClient:
                 self._stop(f"it sent an unexpected {str(message.get('op'))[:40]!r} message")
                 return
             call_id = message["id"]
-            self._cancelling.discard(call_id)
+            self._cancelling.pop(call_id, None)
             future = self._pending.get(call_id)
             if future is not None and not future.done():
                 future.set_result(message)
@@ -355,7 +362,7 @@ class WorkerClient:
     def _cancel(self, call_id: int) -> None:
         if self._process is None or self._loop is None:
             return
-        self._cancelling.add(call_id)
+        self._cancelling[call_id] = time.monotonic() + self.spec.cancel_grace_s
         self._send(encode({"op": "cancel", "id": call_id}))
         self._loop.call_later(self.spec.cancel_grace_s, self._overdue, call_id, self._process)
 
