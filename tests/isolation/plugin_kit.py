@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
+import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+
+from reyn_core.loading.discovery import discover
 
 
 def _record_line(site: Path, rel: str) -> str:
@@ -46,6 +50,9 @@ def install_package_plugin(
     (info / "RECORD").write_text(
         "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
     )
+    importlib.invalidate_caches()  # metadata lookups cache a folder's listing by its mtime
+    if str(site) in sys.path:
+        discover(refresh=True)  # a load's discovery is cached per sys.path: rescan after this install
     return name
 
 
