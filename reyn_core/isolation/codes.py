@@ -54,6 +54,11 @@ ISOLATION_CODES: dict[str, tuple[str, str, str]] = {
         "a tool part cannot cross the process boundary",
         "the tool is not registered; run the plugin in process, or drop the schema enricher",
     ),
+    "RJ010": (
+        "warning",
+        "an isolated plugin's CLI commands are not offered",
+        "run the plugin in process to use its commands (after reviewing it)",
+    ),
 }
 
 

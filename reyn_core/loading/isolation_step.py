@@ -26,11 +26,10 @@ from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.settings_check import validate_settings
 from reyn_core.tool import ToolDefinition
 
-# Hooks a worker cannot serve: they take host objects or judge every call of every plugin.
+# Hooks a worker cannot serve: policy hooks judge every call of every plugin, in the host.
 _HOST_ONLY_HOOKS = {
     "reyn_before_tool_call": "its policy hooks judge every call of every plugin, in the host",
     "reyn_after_tool_call": "its policy hooks judge every call of every plugin, in the host",
-    "reyn_cli_commands": "its CLI commands are handed the host's LoadResult (host objects)",
 }
 
 
@@ -153,6 +152,12 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
         client.close()
         p.fail("refused", "RJ004", f"plugin {p.plugin_id!r} cannot run isolated: " + "; ".join(host_only))
         return
+    if "reyn_cli_commands" in loaded.get("hooks", ()):
+        p.warn(
+            "RJ010",
+            f"plugin {p.plugin_id!r} runs isolated, so its CLI commands are not offered: a command is "
+            "handed the host's LoadResult (host objects) and would run the plugin's code in the host",
+        )
     p.api_version = API_VERSION
     p.isolation = IsolationInfo(granted, enforced, client)
     p.pm = _stand_in(p, client, loaded, granted)

@@ -78,14 +78,15 @@ def _info(result: Any, pid: str) -> Any:
 
 
 def _profile(pid: str, grants: str = "", isolation: str = "process") -> str:
-    return (
-        f'[plugins]\nenable = ["{pid}"]\n[plugins.{pid}]\nisolation = "{isolation}"\n'
-        + (f"[plugins.{pid}.grants]\n{grants}\n" if grants else "")
+    return f'[plugins]\nenable = ["{pid}"]\n[plugins.{pid}]\nisolation = "{isolation}"\n' + (
+        f"[plugins.{pid}.grants]\n{grants}\n" if grants else ""
     )
 
 
 def test_a_grant_wider_than_the_declaration_refuses_the_plugin(site: Path) -> None:
-    install_package_plugin(site, "narrow", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(filesystem_read=True)})
+    install_package_plugin(
+        site, "narrow", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(filesystem_read=True)}
+    )
     result = _load(_profile("narrow", 'network = true\nenvironment = ["HOME"]'))
     info = _info(result, "narrow")
     assert info.status == "refused" and info.tools == ()
@@ -94,14 +95,19 @@ def test_a_grant_wider_than_the_declaration_refuses_the_plugin(site: Path) -> No
     assert "environment ['HOME'] (declared: [])" in wider.message
 
 
-def test_declared_but_not_granted_is_reported_side_by_side_and_fails_inside(site: Path, tmp_path: Path) -> None:
+def test_declared_but_not_granted_is_reported_side_by_side_and_fails_inside(
+    site: Path, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
     (data / "note.txt").write_text("inside")
     install_package_plugin(
         site,
         "needy",
-        {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(filesystem_read=True, environment=["REYN_TEST_TOKEN"])},
+        {
+            "__init__.py": GRANTED,
+            "reyn_permissions.toml": declaration(filesystem_read=True, environment=["REYN_TEST_TOKEN"]),
+        },
     )
     result = _load(_profile("needy"))
     info = _info(result, "needy")
@@ -116,7 +122,9 @@ def test_declared_but_not_granted_is_reported_side_by_side_and_fails_inside(site
     assert reply["status"] == "error" and "No such file" in reply["error"]["message"]
 
 
-def test_what_is_granted_works_inside_the_worker(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_is_granted_works_inside_the_worker(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data, out = tmp_path / "data", tmp_path / "out"
     data.mkdir()
     out.mkdir()
@@ -164,22 +172,44 @@ def test_a_malformed_declaration_is_refused_in_process_too(site: Path) -> None:
         assert "unknown keys ['netwrok']" in diag.message
 
 
-def test_a_plugin_that_needs_host_bridges_or_host_hooks_is_refused_isolation_with_the_reason(site: Path) -> None:
-    install_package_plugin(site, "bridged", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(host_bridges=["run_skill"])})
+def test_a_plugin_that_needs_host_bridges_or_host_hooks_is_refused_isolation_with_the_reason(
+    site: Path,
+) -> None:
+    install_package_plugin(
+        site,
+        "bridged",
+        {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(host_bridges=["run_skill"])},
+    )
     info = _info(_load(_profile("bridged")), "bridged")
     assert info.status == "refused" and "host bridges ['run_skill']" in info.diagnostics[-1].message
-    commands = GRANTED + "\n@hookimpl\ndef reyn_cli_commands():\n    return {'x': lambda argv, loaded: 0}\n"
-    install_package_plugin(site, "commander", {"__init__.py": commands, "reyn_permissions.toml": declaration()})
-    info = _info(_load(_profile("commander")), "commander")
+    policy = GRANTED + "\n@hookimpl\ndef reyn_before_tool_call(call):\n    return None\n"
+    install_package_plugin(site, "policy", {"__init__.py": policy, "reyn_permissions.toml": declaration()})
+    info = _info(_load(_profile("policy")), "policy")
     assert info.status == "refused"
-    assert "reyn_cli_commands: its CLI commands are handed the host's LoadResult" in info.diagnostics[-1].message
+    assert (
+        "reyn_before_tool_call: its policy hooks judge every call of every plugin"
+        in info.diagnostics[-1].message
+    )
     # the same plugin loads in process (the positive control)
-    assert _info(_load(_profile("commander", isolation="in-process")), "commander").status == "loaded"
+    assert _info(_load(_profile("policy", isolation="in-process")), "policy").status == "loaded"
+
+
+def test_an_isolated_plugin_loads_without_its_cli_commands(site: Path) -> None:
+    commands = GRANTED + "\n@hookimpl\ndef reyn_cli_commands():\n    return {'x': lambda argv, loaded: 0}\n"
+    install_package_plugin(
+        site, "commander", {"__init__.py": commands, "reyn_permissions.toml": declaration()}
+    )
+    isolated = _load(_profile("commander"))
+    assert _info(isolated, "commander").status == "loaded" and isolated.commands == {}
+    assert "RJ010" in _codes(isolated)
+    assert "x" in _load(_profile("commander", isolation="in-process")).commands
 
 
 def test_an_external_tool_without_a_network_grant_is_not_registered(site: Path) -> None:
     source = GRANTED.replace('@tool(purity="read_only")\ndef env', '@tool(purity="external")\ndef env')
-    install_package_plugin(site, "outward", {"__init__.py": source, "reyn_permissions.toml": declaration(network=True)})
+    install_package_plugin(
+        site, "outward", {"__init__.py": source, "reyn_permissions.toml": declaration(network=True)}
+    )
     result = _load(_profile("outward"))
     assert "env" not in result.registry and "read" in result.registry
     assert [d.tool for d in _info(result, "outward").diagnostics if d.code == "RJ007"] == ["env"]
@@ -188,23 +218,31 @@ def test_an_external_tool_without_a_network_grant_is_not_registered(site: Path) 
 
 
 def test_grants_without_isolation_warn_that_they_are_not_enforced(site: Path) -> None:
-    install_package_plugin(site, "plain", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(network=True)})
+    install_package_plugin(
+        site, "plain", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(network=True)}
+    )
     result = _load(_profile("plain", "network = true", isolation="in-process"))
     assert _codes(result) == ["RJ006"]
 
 
 def test_plugins_show_and_list_json_show_declared_and_granted(site: Path, tmp_path: Path) -> None:
-    install_package_plugin(site, "shown", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(filesystem_read=True)})
+    install_package_plugin(
+        site, "shown", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(filesystem_read=True)}
+    )
     profile = tmp_path / "reyn.toml"
     profile.write_text(_profile("shown", f'read = ["{tmp_path}"]'))
     env = {**os.environ, "PYTHONPATH": str(site)}
     reyn = [sys.executable, "-m", "reyn_core", "--profile-file", str(profile)]
-    listed = subprocess.run([*reyn, "plugins", "list", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    listed = subprocess.run(
+        [*reyn, "plugins", "list", "--json"], capture_output=True, text=True, env=env, timeout=120
+    )
     [entry] = [p for p in json.loads(listed.stdout)["plugins"] if p["id"] == "shown"]
     assert entry["permissions"]["declared"]["filesystem_read"] is True
     assert entry["permissions"]["granted"]["filesystem_read"] == [str(tmp_path.resolve())]
     assert entry["permissions"]["isolation"] == "process"
-    shown = subprocess.run([*reyn, "plugins", "show", "shown"], capture_output=True, text=True, env=env, timeout=120)
+    shown = subprocess.run(
+        [*reyn, "plugins", "show", "shown"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert "permissions   isolated (sandboxed worker)" in shown.stdout, shown.stdout + shown.stderr
     assert f"filesystem_read   true       {tmp_path.resolve()}" in shown.stdout
     doctor = subprocess.run([*reyn, "doctor"], capture_output=True, text=True, env=env, timeout=120)
