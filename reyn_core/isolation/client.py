@@ -148,6 +148,7 @@ class WorkerClient:
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._cancelling: dict[int, float] = {}  # call id → when the worker must have answered
         self._outbox = bytearray()
+        self._last_ctx: dict[str, Any] | None = None
         self._next_id = 0
         self._failures = 0
         self._next_start = 0.0
@@ -169,6 +170,7 @@ class WorkerClient:
         self._process = process
         self._parser = FrameParser(self.spec.max_result_bytes + 4096)
         self._outbox.clear()
+        self._last_ctx = None
 
     def close(self) -> None:
         """Stop the worker (its pending calls fail)."""
@@ -212,7 +214,10 @@ class WorkerClient:
         call_id = self._next_id
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._pending[call_id] = future
-        self._send(encode({"op": "call", "id": call_id, "tool": tool, "args": dict(args), "ctx": dict(ctx)}))
+        message: dict[str, Any] = {"op": "call", "id": call_id, "tool": tool, "args": dict(args)}
+        if ctx != self._last_ctx:  # the worker keeps the last context it was sent (frames are ordered)
+            message["ctx"] = self._last_ctx = dict(ctx)
+        self._send(encode(message))
         try:
             reply = await future
         except asyncio.CancelledError:

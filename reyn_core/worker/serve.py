@@ -1,6 +1,8 @@
 """The worker's pipe loop: one load request, then calls until the host closes the pipe.
 
-Calls run concurrently as tasks; a ``cancel`` message cancels one. A result is turned into JSON data
+Calls run as tasks: async handlers concurrently, sync handlers inline on this thread, one at a time
+(a thread cannot be stopped; this process can, and the host stops it when a cancelled call does not
+end within its grace). A ``cancel`` message cancels one. A result is turned into JSON data
 here and refused when its frame would exceed the limit the host sent (the host enforces the same
 limit itself: this only saves the pipe the bytes).
 """
@@ -9,12 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
 
-from reyn_core.errors import ToolError, ToolRuntimeMissing
-from reyn_core.isolation.protocol import HEADER, FrameReader, FrameTooLarge, ProtocolError, encode, write_all
-from reyn_core.isolation.wire import context_from_data, definition_to_data
-from reyn_core.jsondata import to_jsonable
+from reyn_core.isolation.protocol import FrameReader, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_core.isolation.wire import definition_to_data
 from reyn_core.worker.plugin_host import LoadedPlugin, LoadFailure, load_plugin, record_from_data
 
 LOAD_LIMIT = 64 << 20
@@ -62,106 +61,12 @@ def _forbid_programs() -> None:
 
 
 async def _serve(proto_in: int, proto_out: int, loaded: LoadedPlugin, limit: int) -> int:
+    from reyn_core.worker.calls import CallServer
+
     loop = asyncio.get_running_loop()
-    stream = asyncio.StreamReader(limit=CALL_LIMIT)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(proto_in, "rb", buffering=0)
-    )
-    tasks: dict[int, asyncio.Task[None]] = {}
-    shapes: dict[str, Any] = {}
-    while True:
-        try:
-            header = await stream.readexactly(HEADER.size)
-            (size,) = HEADER.unpack(header)
-            if size > CALL_LIMIT:
-                return 2
-            import json
-
-            message = json.loads(await stream.readexactly(size))
-        except asyncio.IncompleteReadError:
-            for task in tasks.values():
-                task.cancel()
-            return 0
-        op = message.get("op")
-        if op == "call":
-            call_id = message["id"]
-            task = asyncio.ensure_future(_call(message, loaded, shapes, proto_out, limit))
-            tasks[call_id] = task
-            task.add_done_callback(_forget(tasks, call_id))
-        elif op == "cancel":
-            running = tasks.get(message.get("id"))
-            if running is not None:
-                running.cancel()
-
-
-def _forget(tasks: dict[int, asyncio.Task[None]], call_id: int) -> Any:
-    return lambda _task: tasks.pop(call_id, None)
-
-
-async def _call(
-    message: dict[str, Any], loaded: LoadedPlugin, shapes: dict[str, Any], out: int, limit: int
-) -> None:
-    from reyn_core.dispatch.handlers import call_shape, resolve_reference
-    from reyn_core.dispatch.runner import describe, handler_exit, run_handler
-
-    call_id = message["id"]
-    name = message.get("tool")
-    reply: dict[str, Any]
-    try:
-        tool = loaded.tools.get(name)  # type: ignore[arg-type]
-        if tool is None or tool.handler is None:
-            raise ToolRuntimeMissing(f"tool {name!r} has no handler in this worker", tool=name)
-        shape = shapes.get(name)  # type: ignore[arg-type]
-        if shape is None:
-            fn = (
-                resolve_reference(tool.handler, tool=tool.name)
-                if isinstance(tool.handler, str)
-                else tool.handler
-            )
-            shape = shapes[tool.name] = call_shape(fn)
-        ctx = context_from_data(message["ctx"], loaded.settings)
-        _, kwargs = shape.bind(message.get("args") or {}, ctx)
-        try:
-            result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
-        except SystemExit as exc:
-            raise handler_exit(exc) from None
-        reply = {"op": "result", "id": call_id, "ok": True, "data": to_jsonable(result)}
-    except asyncio.CancelledError:
-        reply = {"op": "result", "id": call_id, "ok": False, "kind": "cancelled", "message": "cancelled"}
-    except ToolError as exc:
-        reply = {"op": "result", "id": call_id, "ok": False, "kind": exc.kind, "message": exc.message}
-    except Exception as exc:
-        reply = {
-            "op": "result",
-            "id": call_id,
-            "ok": False,
-            "kind": "execution_error",
-            "message": describe(exc),
-        }
-    try:
-        frame = encode(reply)
-    except (TypeError, ValueError) as exc:
-        frame = encode(
-            {
-                "op": "result",
-                "id": call_id,
-                "ok": False,
-                "kind": "execution_error",
-                "message": f"the result cannot be sent as JSON: {exc}",
-            }
-        )
-    if len(frame) - HEADER.size > limit:
-        frame = encode(
-            {
-                "op": "result",
-                "id": call_id,
-                "ok": False,
-                "kind": "execution_error",
-                "message": f"the result of {len(frame) - HEADER.size} bytes is over the plugin's limit "
-                f"of {limit} bytes",
-            }
-        )
-    write_all(out, frame)
+    server = CallServer(loaded, proto_out, limit, loop.create_future())
+    await loop.connect_read_pipe(lambda: server, os.fdopen(proto_in, "rb", buffering=0))
+    return await server.closed
 
 
 __all__ = ["run"]
