@@ -106,9 +106,8 @@ def main(argv: list[str] | None = None) -> bool:
     ]
     print(table([f"sequential awaited calls (median of {args.calls})", "time", "extra"], rows))
     met = extra_us <= TARGET_US
-    print(
-        f"\ntarget: isolated <= in process + {TARGET_US:.0f} µs: {'met' if met else 'MISSED'} (+{extra_us:.0f} µs)"
-    )
+    verdict = "met" if met else "MISSED"
+    print(f"\ntarget: isolated <= in process + {TARGET_US:.0f} µs: {verdict} (+{extra_us:.0f} µs)")
     return met
 
 

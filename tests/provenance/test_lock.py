@@ -571,8 +571,7 @@ def test_a_change_of_declared_permissions_is_drift_naming_what_changed() -> None
     drifts = audit(lock, _result(_with_declared(network=True, environment=["API_KEY"])))
     assert _kinds(drifts) == ["permissions_changed"]
     assert (
-        "network: False -> True" in drifts[0].detail
-        and "environment: [] -> ['API_KEY']" in drifts[0].detail
+        "network: False -> True" in drifts[0].detail and "environment: [] -> ['API_KEY']" in drifts[0].detail
     )
 
 
