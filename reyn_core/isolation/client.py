@@ -17,7 +17,9 @@ import errno
 import hashlib
 import os
 import select
+import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +136,20 @@ def _read_reply(process: WorkerProcess, spec: WorkerSpec) -> dict[str, Any]:
             return messages[0]
 
 
+def _in_thread(fn: Any, *args: Any) -> concurrent.futures.Future[Any]:
+    """``fn(*args)`` in a daemon thread of its own (a restart must not block the event loop)."""
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="reyn-isolated-restart", daemon=True).start()
+    return future
+
+
 class WorkerClient:
     """Calls into one isolated plugin's worker, restarting it when it dies."""
 
@@ -165,6 +181,8 @@ class WorkerClient:
         return loaded
 
     def _adopt(self, process: WorkerProcess) -> None:
+        # the worker goes when its client does (a dropped registry leaves no process behind)
+        weakref.finalize(self, process.kill)
         os.set_blocking(process.stdout, False)
         os.set_blocking(process.stdin, False)
         self._process = process
@@ -251,7 +269,7 @@ class WorkerClient:
                 tool=tool,
             )
         if self._starting is None:
-            self._starting = concurrent.futures.ThreadPoolExecutor(1).submit(start_worker, self.spec)
+            self._starting = _in_thread(start_worker, self.spec)
         starting = self._starting
         try:
             process, loaded = await asyncio.wrap_future(starting)
