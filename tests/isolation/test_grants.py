@@ -247,3 +247,19 @@ def test_plugins_show_and_list_json_show_declared_and_granted(site: Path, tmp_pa
     assert f"filesystem_read   true       {tmp_path.resolve()}" in shown.stdout
     doctor = subprocess.run([*reyn, "doctor"], capture_output=True, text=True, env=env, timeout=120)
     assert "RJ008" in doctor.stdout and "runs isolated" in doctor.stdout, doctor.stdout + doctor.stderr
+
+
+def test_without_a_kernel_sandbox_an_isolated_plugin_is_refused_never_run_in_process(
+    site: Path, tmp_path: Path
+) -> None:
+    install_package_plugin(site, "boxed", {"__init__.py": GRANTED, "reyn_permissions.toml": declaration()})
+    profile = tmp_path / "reyn.toml"
+    profile.write_text(_profile("boxed"))
+    reyn = [sys.executable, "-m", "reyn_core", "--profile-file", str(profile), "plugins", "list", "--json"]
+    for pretend, status in (("landlock", "refused"), ("", "loaded")):  # the second run: the positive control
+        env = {**os.environ, "PYTHONPATH": str(site), "REYN_SANDBOX_PRETEND_MISSING": pretend}
+        listed = subprocess.run(reyn, capture_output=True, text=True, env=env, timeout=120)
+        [entry] = [p for p in json.loads(listed.stdout)["plugins"] if p["id"] == "boxed"]
+        assert entry["status"] == status, entry
+        if pretend:
+            assert [d["code"] for d in entry["diagnostics"] if d["severity"] == "error"] == ["RJ004"]
