@@ -7,6 +7,16 @@ Target: the isolated median at most 200 µs over the in-process median. Profile 
 JSON-lines round trip between two Python processes over pipes (the floor of any out-of-process
 call), and the start-up of one isolated plugin (a full ``load()`` with the worker, vs in process).
 
+Measured (issue 25, this 2-core machine shared by eight sessions, load average ~9-11; four single
+runs of 2,000 interleaved calls): +141 µs (96 in process / 237 isolated) and +181 µs — met — then
++313 µs (213 / 526) and +444 µs (383 / 827) — MISSED — as the in-process call itself slowed 2-4x.
+The bare pipe round trip is 10-13 µs, so the extra is Python on both sides, once per call: the
+frame's JSON encode and parse twice, the context compared (rebuilt in the worker only when it
+changed), and one event-loop wake-up in each process. Before the worker answered sync calls inline
+(it awaited them in a thread) the extra was ~+210-270 µs. Start-up of one isolated plugin: a full
+``load()`` of the example plugin took ~1.0-1.2 s isolated vs ~0.11-0.17 s in process (the sandbox
+launcher, a fresh interpreter importing pydantic, pluggy and reyn_core, the verified import).
+
 Run: ``python benchmarks/bench_isolation.py [--calls N]`` or ``main()`` from benchmarks/run.py.
 """
 
