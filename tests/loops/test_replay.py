@@ -210,3 +210,15 @@ async def test_committed_phase_fixture_replays_a_suspend_and_resume(llm_replay, 
     assert client.calls == 3 and llm_replay.fixture == PHASE_FIXTURE
     records = [json.loads(line) for line in PHASE_FIXTURE.read_text().splitlines()]
     assert len(records) == 3 and {r["request"]["model"] for r in records} == {MODEL}
+
+
+def test_the_llm_replay_fixture_and_marker_come_from_reyn_loops_own_pytest_plugin(tmp_path):
+    """Entry point ``pytest11: reyn_loops``: in a suite that configures nothing, once reyn-loops is
+    installed (the core's kit, ``pytest11: reyn``, no longer carries it)."""
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    fixtures = subprocess.run([*run, "--fixtures"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    section = fixtures.stdout.split("fixtures defined from reyn_loops.testing.replay", 1)
+    assert len(section) == 2, fixtures.stdout[-3000:]
+    assert "llm_replay -- " in section[1].split("fixtures defined from", 1)[0]
+    markers = subprocess.run([*run, "--markers"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "@pytest.mark.llm_replay(" in markers.stdout
