@@ -16,7 +16,13 @@ from reyn_core.loading.agent_tools import agent_tool_checks, collect_agent_tools
 from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
-from reyn_core.loading.importing import import_plugin, verify_import_origin
+from reyn_core.loading.isolation_step import (
+    declared_of,
+    import_or_isolate,
+    permissions_report,
+    read_permissions,
+    settings_in_process,
+)
 from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
@@ -26,7 +32,6 @@ from reyn_core.loading.registration import apply_observability, register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.selection import select_distribution
-from reyn_core.loading.settings_check import validate_settings
 from reyn_core.loading.tool_collection import collect_tools
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
@@ -90,9 +95,9 @@ def _load(
     steps: tuple[Callable[[LoadSession, PluginState], None], ...] = (
         lambda s, p: select_distribution(s, found.get(p.plugin_id, ()), p, found),
         check_provenance,
-        verify_import_origin,
-        import_plugin,
-        validate_settings,
+        read_permissions,
+        import_or_isolate,
+        settings_in_process,
         collect_tools,
         collect_diagnostics,
         collect_commands,
@@ -121,7 +126,7 @@ def _load(
     load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,
-        _report(found, plugins, session.global_diags + host_diags, records),
+        _report(found, plugins, session.global_diags + host_diags, records, profile),
         profile,
         commands,
     )
@@ -149,6 +154,7 @@ def _report(
     plugins: list[PluginState],
     global_diags: list[Diagnostic],
     records: Mapping[tuple[str, str], ProvenanceRecord],
+    profile: Profile,
 ) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
@@ -168,12 +174,14 @@ def _report(
                 api_version=p.api_version,
                 diagnostics=tuple(p.diagnostics),
                 enabled=True,
+                permissions=permissions_report(p, profile.plugin(p.plugin_id).isolation),
             )
         )
     for pid, candidates in found.items():
         if pid in enabled:
             continue
         for c in candidates:
+            record = records.get((pid, c.distribution))
             infos.append(
                 PluginLoadInfo(
                     plugin_id=pid,
@@ -181,7 +189,8 @@ def _report(
                     version=c.version,
                     status="discovered",
                     entry_point=c.entry_point,
-                    provenance=records.get((pid, c.distribution)),
+                    provenance=record,
+                    permissions=declared_of(record) if record is not None else None,
                 )
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))

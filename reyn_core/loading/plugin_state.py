@@ -12,6 +12,8 @@ from reyn_core.loading.report import PluginStatus
 if TYPE_CHECKING:
     import pluggy
 
+    from reyn_core.isolation.info import IsolationInfo
+    from reyn_core.isolation.permissions import DeclaredPermissions
     from reyn_core.loading.discovery import DiscoveredPlugin
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.provenance.cache import DigestCache
@@ -38,6 +40,8 @@ class PluginState:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
     agent_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)  # from reyn_agent_tools
+    permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
+    isolation: IsolationInfo | None = None  # set when the plugin runs in a sandboxed worker
 
     def fail(
         self,
