@@ -341,6 +341,7 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
         settings=registry.plugin_settings,
         hooks=registry.hooks,
         schema_check=schema_check,
+        approvals=registry.approvals,
     )
     for tool in registry.tools():
         original = registry.original_name(tool.name)
