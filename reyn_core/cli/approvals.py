@@ -133,11 +133,12 @@ def run_decide(args: argparse.Namespace) -> int:
 
 def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
     """Ask the terminal's user to decide ``approval`` (the ``user`` channel): True approved, False
-    denied, None when there is no terminal to ask (stdin and stderr must both be one)."""
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        return None
+    denied, None when there is no terminal to ask (stdin and stderr must both be one). A request
+    decided elsewhere meanwhile is not asked again: True, and the dispatcher says what it allows."""
     record = gate.get(approval)
     if record is None or record.status != "pending":
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return None
     print(describe(record), file=sys.stderr)
     sys.stderr.write("approve this exact call? [y/N] ")
@@ -152,3 +153,22 @@ def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
         reason=None if approve else "declined at the terminal",
     )
     return approve
+
+
+async def decide_pending_on_terminal(registry: Any, pending: Any) -> bool:
+    """``reyn chat``: put each call of a run that waits for approval to the terminal's user. False
+    when one cannot be asked (no terminal): it stays pending for ``reyn approvals approve``."""
+    import asyncio
+
+    for call in pending:
+        if getattr(call, "waits", None) != "approval":
+            continue
+        decided = await asyncio.to_thread(prompt_on_terminal, registry.approvals, call.approval)
+        if decided is None:
+            print(
+                f"  (call {call.name!r} waits for approval {call.approval}: decide it with "
+                f"`reyn approvals approve {call.approval}`)",
+                flush=True,
+            )
+            return False
+    return True
