@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from reyn_core.approvals import ApprovalGate, ApprovalRule
     from reyn_core.dispatch import JsonlAuditLog
+    from reyn_core.loading.diagnostics import Diagnostic
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.profile_sections import ApprovalRuleConfig
+    from reyn_core.registry import ToolRegistry
 
 
 def lock_digest(profile: Profile) -> str | None:
@@ -77,3 +79,36 @@ def approval_gate(profile: Profile, audit: JsonlAuditLog | None) -> ApprovalGate
         lock=lock_digest(profile),
         audit=audit.event if audit is not None else None,
     )
+
+
+def approval_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:
+    """RC009 for each name in ``[[approvals.rules]]`` that matches nothing loaded: a typo there lets
+    the calls it meant to hold run without approval, so it is an error."""
+    from reyn_core.loading.diagnostics import Diagnostic
+
+    tools = registry.tools()
+    known = {
+        "tools": {t.name for t in tools},
+        "plugins": set(profile.enabled),
+        "clusters": {t.cluster for t in tools},
+    }
+    what = {
+        "tools": "no loaded tool is called",
+        "plugins": "is not an enabled plugin",
+        "clusters": "no loaded tool has",
+    }
+    diags = []
+    for index, rule in enumerate(profile.approvals.rules):
+        for field in ("tools", "plugins", "clusters"):
+            for name in getattr(rule, field) or ():
+                if name not in known[field]:
+                    diags.append(
+                        Diagnostic.make(
+                            "RC009",
+                            f"[[approvals.rules]] #{index + 1} {field} names {name!r}, which "
+                            f"{what[field]}, so it holds no call for approval",
+                            severity="error",
+                            tool=name if field == "tools" else None,
+                        )
+                    )
+    return diags

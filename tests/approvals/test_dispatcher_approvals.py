@@ -150,3 +150,24 @@ def test_a_standing_approval_runs_the_exact_call_again_but_no_other(world):
     assert (world.root / "out/a.md").read_text() == "hi\n" * 3
     other = _call(registry, world.write, {**args, "text": "no"}, _ctx(world.root), approval=pending)
     assert other["error"]["reason"] == "arguments_differ"
+
+
+@pytest.mark.parametrize(
+    ("rule", "field"),
+    [
+        ('tools = ["apv_writ_note"]', "tools"),
+        ('plugins = ["nope"]', "plugins"),
+        ('clusters = ["nots"]', "clusters"),
+    ],
+)
+def test_a_rule_naming_nothing_loaded_is_an_error_diagnostic(world, rule, field):
+    world.write_profile(extra=f"\n[[approvals.rules]]\n{rule}\n")
+    report = load(load_profile()).report
+    [diag] = [d for d in report.diagnostics if d.code == "RC009"]
+    assert diag.severity == "error" and f"#2 {field} names" in diag.message
+
+
+def test_a_rule_naming_what_is_loaded_has_no_diagnostic(world):
+    # Positive control for the test above.
+    world.write_profile(extra=f'\n[[approvals.rules]]\ntools = ["{world.write}"]\nclusters = ["notes"]\n')
+    assert not [d for d in load(load_profile()).report.diagnostics if d.code == "RC009"]
