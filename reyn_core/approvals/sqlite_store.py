@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,28 +67,44 @@ class SqliteApprovalStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._ready = False
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def _connection(self) -> sqlite3.Connection:
+        # One connection per store and process, kept open: closing the last connection of a WAL
+        # database checkpoints it (fsyncs), which would cost every operation several milliseconds.
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        os.close(fd)
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        # WAL: readers never wait for a writer, and a commit is one fsync of the log (still durable:
+        # synchronous stays FULL). One host's processes share it; not for a network file system.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(_SCHEMA)
+        self._conn, self._pid = conn, os.getpid()
+        return conn
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            os.close(fd)
-        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        try:
-            if not self._ready:
-                conn.executescript(_SCHEMA)
-                self._ready = True
-            conn.execute("BEGIN IMMEDIATE")
+    def _transaction(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        with self._lock:  # the gate calls from worker threads: one transaction at a time per store
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-        finally:
-            conn.close()
+
+    def disconnect(self) -> None:
+        """Close this process's connection (it reopens on the next operation)."""
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
 
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         with self._transaction() as db:
@@ -116,7 +133,7 @@ class SqliteApprovalStore:
             return record
 
     def get(self, approval_id: str) -> ApprovalRecord | None:
-        with self._transaction() as db:
+        with self._transaction(write=False) as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
         return _record(row) if row is not None else None
 
@@ -164,22 +181,18 @@ class SqliteApprovalStore:
             )
 
     def expire(self, now: float) -> Sequence[ApprovalRecord]:
+        due = "WHERE status IN ('pending', 'approved') AND expires_at <= ?"
+        with self._transaction(write=False) as db:  # the common case: nothing is due, no write
+            if db.execute(f"SELECT 1 FROM approvals {due} LIMIT 1", (now,)).fetchone() is None:
+                return []
         with self._transaction() as db:
-            rows = db.execute(
-                f"SELECT {_COLUMNS} FROM approvals "
-                "WHERE status IN ('pending', 'approved') AND expires_at <= ?",
-                (now,),
-            ).fetchall()
+            rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {due}", (now,)).fetchall()
             if rows:
-                db.execute(
-                    "UPDATE approvals SET status = 'expired', closed_at = ? "
-                    "WHERE status IN ('pending', 'approved') AND expires_at <= ?",
-                    (now, now),
-                )
+                db.execute(f"UPDATE approvals SET status = 'expired', closed_at = ? {due}", (now, now))
         return [_record(r) for r in rows]
 
     def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
-        with self._transaction() as db:
+        with self._transaction(write=False) as db:
             if statuses:
                 marks = ", ".join("?" for _ in statuses)
                 rows = db.execute(
