@@ -171,3 +171,17 @@ def test_a_rule_naming_what_is_loaded_has_no_diagnostic(world):
     # Positive control for the test above.
     world.write_profile(extra=f'\n[[approvals.rules]]\ntools = ["{world.write}"]\nclusters = ["notes"]\n')
     assert not [d for d in load(load_profile()).report.diagnostics if d.code == "RC009"]
+
+
+def test_an_approved_call_that_fails_is_executed_once_with_its_status(world):
+    registry = _loaded(world)
+    (world.root / "out/dir").mkdir(parents=True)
+    args = {"path": "out/dir", "text": "x"}  # the handler fails: a directory
+    pending = _call(registry, world.write, args, _ctx(world.root))["error"]["approval"]
+    registry.approvals.decide(pending, approve=True, by="operator:test", channel="operator")
+    assert _call(registry, world.write, args, _ctx(world.root), approval=pending)["error"]["kind"] == (
+        "execution_error"
+    )
+    [executed] = [e for e in world.audit_events() if e.get("event") == "approval.executed"]
+    assert executed["status"] == "execution_error" and executed["approval"] == pending
+    assert registry.approvals.get(pending).status == "consumed"  # it ran: the approval is spent
