@@ -4,7 +4,7 @@ A model may emit several calls at once. ``read_only`` calls run concurrently; a 
 is a barrier: it starts only after every call before it finished, runs alone, and every call after
 it starts only after it finished — so a read after a write sees the write, and writes happen in the
 order the model emitted them. ``external`` calls run concurrently like reads, at most
-``external_limit`` at a time per plugin (per tool for a host tool).
+``external_limit`` of the batch at a time per plugin (per tool for a host tool).
 
 A side-effecting call that does not end ``ok`` (it failed, was refused, or waits for approval)
 stops the batch: the calls after it are not started and get a ``not_run`` envelope naming it, since
@@ -72,6 +72,8 @@ async def dispatch_batch(
     call is run (a surface that emits events or sets a span's call id around ``dispatch_tool``)."""
     if external_limit < 1:
         raise ValueError("external_limit must be at least 1")
+    if "approval" in options:  # one request id for every call would void it on the first other call
+        raise TypeError("dispatch_batch takes no approval: resume a call by its own id through dispatch=")
 
     async def default(index: int, name: str, args: Any) -> dict[str, Any]:
         return await dispatch_tool(registry, name, args, ctx, **options)

@@ -138,3 +138,9 @@ def test_external_limit_must_be_positive():
     registry, _ = _registry()
     with pytest.raises(ValueError, match="external_limit"):
         _run(registry, [("read_note", {})], external_limit=0)
+
+
+def test_one_approval_for_a_whole_batch_is_refused():
+    registry, _ = _registry()
+    with pytest.raises(TypeError, match="no approval"):
+        _run(registry, [("read_note", {})], approval="apr-1")
