@@ -43,6 +43,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         d.set_defaults(func=run_decide, approve=approve)
 
 
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment (a container's bare uid)
+        return "unknown"
+
+
 def _gate(args: argparse.Namespace) -> ApprovalGate:
     result = load_from_args(args)
     gate = result.registry.approvals
@@ -111,7 +118,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_decide(args: argparse.Namespace) -> int:
     gate = _gate(args)
-    by = f"operator:{args.by or getpass.getuser()}"
+    by = f"operator:{args.by or _login()}"
     try:
         record = gate.decide(
             args.id,
@@ -148,7 +155,7 @@ def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
     gate.decide(
         approval,
         approve=approve,
-        by=f"user:{getpass.getuser()} (terminal)",
+        by=f"user:{_login()} (terminal)",
         channel="user",
         reason=None if approve else "declined at the terminal",
     )

@@ -71,3 +71,17 @@ async def test_a_client_without_elicitation_is_refused_naming_the_policy_until_a
         ran = await client.call_tool(world.write, ARGS)  # the same call, approved by the operator
     assert not ran.is_error, _text(ran)
     assert _marker(world) == "via mcp\n"
+
+
+async def test_a_rule_only_operators_decide_is_not_put_to_the_client_user(world):
+    world.write_profile(extra='approvers = ["operator"]\n')
+    asked = []
+
+    async def approve(ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with Client(_serve(world), elicitation_callback=approve) as client:
+        refused = await client.call_tool(world.write, ARGS)
+    assert refused.is_error and "only an operator may approve it" in _text(refused)
+    assert asked == [] and _marker(world) is None

@@ -293,14 +293,18 @@ class ServedRegistry:
         )
 
         approval = envelope["error"]["approval"]
-        record = await user_may_decide(self.registry, approval) if with_elicitation else None
-        if record is None:
+        if not with_elicitation:
             return result_from_envelope(refusal_without_elicitation(envelope))
+        record = await user_may_decide(self.registry, approval)
+        if record is None:
+            return result_from_envelope(refusal_without_elicitation(envelope, operator_only=True))
         message = approval_message(record)
         if request is not None and not request.session.can_send_request:
             # 2026-07-28: no requests to the client mid-call; the client answers and retries.
             token = self._remember(name)
             self._pending.pop(token, None)
+            while len(self._approval_states) >= MAX_PENDING:  # bounded like the deferred answers
+                del self._approval_states[next(iter(self._approval_states))]
             self._approval_states[token] = approval
             ask = types.ElicitRequest(
                 params=types.ElicitRequestFormParams(message=message, requested_schema=APPROVE_SCHEMA)

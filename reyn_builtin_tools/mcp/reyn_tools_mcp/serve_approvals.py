@@ -42,14 +42,21 @@ def approval_message(record: Any) -> str:
     )
 
 
-def refusal_without_elicitation(envelope: Mapping[str, Any]) -> dict[str, Any]:
-    """The envelope for a client that cannot be asked: the policy, the request, the operator's way."""
+def refusal_without_elicitation(
+    envelope: Mapping[str, Any], *, operator_only: bool = False
+) -> dict[str, Any]:
+    """The envelope for a call this client's user cannot approve (no elicitation, or a rule that
+    only operators may decide): the policy, the request, and the operator's way."""
     error = dict(envelope.get("error") or {})
     approval = error.get("approval")
+    why = (
+        "only an operator may approve it"
+        if operator_only
+        else "this MCP client does not declare elicitation, so its user cannot be asked"
+    )
     error["message"] = (
-        f"{error.get('message')}. This MCP client does not declare elicitation, so its user cannot be "
-        f"asked and the call is refused; an operator may approve it with `reyn approvals approve "
-        f"{approval}`, after which the same call runs once."
+        f"{error.get('message')}. The call is refused: {why}; an operator may approve it with "
+        f"`reyn approvals approve {approval}`, after which the same call runs once."
     )
     return {"status": "error", "error": error}
 
