@@ -220,12 +220,20 @@ async def invoke_tool(
 
 
 async def _executed(registry: ToolRegistry, admitted: Any, status: str) -> None:
-    """The approval's ``executed`` audit line (written off the event loop)."""
+    """The approval's ``executed`` audit line (written off the event loop). The call has run: a line
+    that cannot be written is logged, like an ``after`` hook's failure, never turned into its result
+    (the next call that needs approval is refused while the log cannot be written)."""
     import asyncio
+    import logging
 
     gate = registry.approvals
     assert gate is not None
-    await asyncio.to_thread(gate.executed, admitted, status)
+    try:
+        await asyncio.to_thread(gate.executed, admitted, status)
+    except Exception as exc:
+        logging.getLogger("reyn_core.dispatch").error(
+            "approval %s ran but its executed line was not written: %s", admitted.approval, describe(exc)
+        )
 
 
 class CallOptions(TypedDict, total=False):
