@@ -100,18 +100,18 @@ class ApprovalGate:
         self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
     ) -> Admission | None:
         args = arguments if isinstance(arguments, Mapping) else {}
-        rule = self.policy.rule_for(tool, args, ctx.workspace)
-        if rule is None:
-            return None
-        key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher)
         try:
+            rule = self.policy.rule_for(tool, args, ctx.workspace)
+            if rule is None:
+                return None
+            key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher)
             return self._decide_call(tool, arguments, ctx, surface, approval, rule, key)
         except ToolError:
             raise
-        except Exception as exc:  # fail closed: no store or no audit line, no call
+        except Exception as exc:  # fail closed: no store, key or audit line, no call
             raise ApprovalRefused(
-                f"call to {tool.name!r} needs approval, and the approval store or audit log cannot be "
-                f"used ({type(exc).__name__}: {exc}); nothing ran",
+                f"call to {tool.name!r} may need approval, and the approval store, key or audit log "
+                f"cannot be used ({type(exc).__name__}: {exc}); nothing ran",
                 tool=tool.name,
                 reason="unavailable",
             ) from None

@@ -196,3 +196,14 @@ def test_the_search_tool_registry_of_deferral_keeps_the_approvals(world):
     assert searched.approvals is registry.approvals
     env = _call(searched, world.write, {"path": "out/a.md", "text": "hi"}, _ctx(world.root))
     assert env["error"]["kind"] == "approval_required" and not (world.root / "out").exists()
+
+
+def test_an_unusable_store_refuses_the_call_and_nothing_runs(world):
+    # fail closed: the store's path is a directory, so no request can be recorded
+    (world.root / "approvals.sqlite").mkdir()
+    registry = _loaded(world)
+    env = _call(registry, world.write, {"path": "out/a.md", "text": "hi"}, _ctx(world.root))
+    assert env["error"]["kind"] == "denied" and env["error"]["reason"] == "unavailable"
+    assert not (world.root / "out").exists()
+    # a call no rule holds is not affected
+    assert _call(registry, world.read, {"path": "x"}, _ctx(world.root))["status"] == "ok"
