@@ -8,8 +8,9 @@ order the model emitted them. ``external`` calls run concurrently like reads, at
 
 A side-effecting call that does not end ``ok`` (it failed, was refused, or waits for approval)
 stops the batch: the calls after it are not started and get a ``not_run`` envelope naming it, since
-they may depend on what it would have done; the calls before it have finished. A call whose tool is
-unknown or refused runs nothing, so it is ordered like a read.
+they may depend on what it would have done; the calls before it have finished. That holds for a
+write the gates refused too. A call whose tool is not registered runs nothing, so it is ordered like
+a read.
 """
 
 from __future__ import annotations
