@@ -32,8 +32,6 @@ COMMANDS: dict[str, str] = {
     "tools": "reyn_core.cli.tools",
     "doctor": "reyn_core.cli.doctor",
     "approvals": "reyn_core.cli.approvals",
-    "chat": "reyn_core.cli.chat",
-    "phase": "reyn_core.cli.phase",
     "completion": "reyn_core.cli.completion",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))

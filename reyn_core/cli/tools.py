@@ -361,7 +361,7 @@ def run_call(args: argparse.Namespace) -> int:
 def _approve_on_terminal(registry: ToolRegistry, envelope: dict[str, Any], call: Any) -> dict[str, Any]:
     """A call waiting for approval: asked on the terminal (then run, or refused as denied), or, when
     not interactive, left waiting with the command that decides it."""
-    from .approvals import prompt_on_terminal
+    from ..approvals.terminal import prompt_on_terminal
 
     approval = envelope["error"]["approval"]
     decided = prompt_on_terminal(registry.approvals, approval)  # type: ignore[arg-type]

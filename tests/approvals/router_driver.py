@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reyn_core import ToolContext
 from reyn_core.host import load, load_profile
-from reyn_core.loops import LiteLLMClient, RouterLoop, RouterResult
+from reyn_loops import LiteLLMClient, RouterLoop, RouterResult
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -11,9 +11,9 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import load, load_profile
-from reyn_core.loops import LiteLLMClient, PhaseRunner, PhaseState
-from reyn_core.testing.scripted_server import ScriptedModelServer
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import LiteLLMClient, PhaseRunner, PhaseState
+from reyn_loops.testing.scripted_server import ScriptedModelServer
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -15,9 +15,9 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import load, load_profile
-from reyn_core.loops import LiteLLMClient, RouterLoop
-from reyn_core.testing.scripted_server import ScriptedModelServer
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import LiteLLMClient, RouterLoop
+from reyn_loops.testing.scripted_server import ScriptedModelServer
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 DRIVER = Path(__file__).with_name("router_driver.py")
