@@ -74,7 +74,7 @@ class ReynHookSpecs:
         rule ``agent_tools``: render and dispatch alike) for a caller whose ``ToolContext.agent`` is
         the name; an agent not listed is not narrowed. The profile's ``[agents.<name>] tools``
         replaces a plugin's list; lists of one agent from several plugins all apply. Called once per
-        load; a name no loaded tool has is reported (``RC009``).
+        load; a name no loaded tool has is reported (``RC010``).
         """
 
     @hookspec

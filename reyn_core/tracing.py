@@ -234,6 +234,7 @@ async def traced(
     *,
     own_arguments: Callable[[Any], tuple[Any, Any]],
     argument_hash: Callable[..., str],
+    approval: str | None = None,
 ) -> Any:
     """``await invoke(...)`` (the dispatcher's call) inside its ``execute_tool`` span, current
     throughout; the span records the outcome and ends when the call returns or raises.
@@ -272,7 +273,14 @@ async def traced(
     try:
         _wrapping.set(True)  # the call below is this span's own: it runs untraced (``opens_span``)
         result = await invoke(
-            registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops
+            registry,
+            name,
+            args,
+            ctx,
+            surface=surface,
+            exclude=exclude,
+            allowed_ops=allowed_ops,
+            approval=approval,
         )
         span.set_attribute("reyn.gate.outcome", "allowed")
         if state.capture_content:

@@ -77,7 +77,7 @@ def agent_tool_lists(profile: Profile, plugins: Sequence[PluginState]) -> dict[s
 def agent_tool_checks(
     profile: Profile, plugins: Sequence[PluginState], registry: ToolRegistry
 ) -> list[Diagnostic]:
-    """``RC009`` for every name in an agent's tool list that no loaded tool is called (a typo, or a
+    """``RC010`` for every name in an agent's tool list that no loaded tool is called (a typo, or a
     tool of a plugin this profile does not enable): the agent cannot use it. A warning, because the
     list only narrows what the agent sees."""
     diags: list[Diagnostic] = []
@@ -101,7 +101,7 @@ def agent_tool_checks(
 
 def _unknown(agent: str, name: str, where: str, plugin: str | None) -> Diagnostic:
     return Diagnostic.make(
-        "RC009",
+        "RC010",
         f"agent {agent!r} lists tool {name!r} ({where}), which no loaded tool is called, so the agent "
         "cannot use it",
         plugin=plugin,

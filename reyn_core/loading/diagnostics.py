@@ -252,6 +252,11 @@ CODES: dict[str, CodeInfo] = {
         "fix the key in [plugins.<id>.settings]; the message lists the settings the plugin takes",
     ),
     "RC009": CodeInfo(
+        "error",
+        "an approval rule names no loaded tool, plugin or cluster",
+        "fix the name in [[approvals.rules]] (see `reyn tools list`): a typo holds no call for approval",
+    ),
+    "RC010": CodeInfo(
         "warning",
         "an agent's tool list names no loaded tool",
         "fix the name in the agent's tool list ([agents.<name>] tools, or the agent's own file), or enable "

@@ -238,6 +238,10 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                         tool=entry,
                     )
                 )
+    if profile.approvals.rules:
+        from reyn_core.loading.approval_gate import approval_name_checks
+
+        diags.extend(approval_name_checks(profile, registry))
     if profile.audit.log:
         from reyn_core.dispatch import (
             JsonlAuditLog,  # only with an audit log: loading need not import the dispatcher

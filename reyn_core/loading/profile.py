@@ -29,6 +29,7 @@ from reyn_core.loading.profile_location import (
 )
 from reyn_core.loading.profile_sections import (
     AgentConfig,
+    ApprovalsConfig,
     AuditConfig,
     FeaturesConfig,
     LockConfig,
@@ -53,6 +54,7 @@ class Profile(ProfileSection):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     _source: str | None = PrivateAttr(default=None)

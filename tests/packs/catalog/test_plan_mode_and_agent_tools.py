@@ -109,7 +109,7 @@ def test_dispatch_refuses_what_the_agents_file_does_not_list(loaded, tmp_path):
 
 
 def test_a_listed_name_that_matches_no_loaded_tool_is_a_diagnostic(loaded):
-    diags = [d for d in loaded().report.diagnostics if d.code == "RC009"]
+    diags = [d for d in loaded().report.diagnostics if d.code == "RC010"]
     assert len(diags) == 1 and diags[0].severity == "warning"
     assert diags[0].tool == "no_such_tool" and diags[0].plugin == "catalog"
     assert "agent 'scout' lists tool 'no_such_tool'" in diags[0].message
@@ -119,7 +119,7 @@ def test_the_profiles_agent_list_replaces_the_agent_files(loaded, tmp_path):
     result = loaded('[agents.scout]\ntools = ["list_directory", "typo_tool"]\n')
     scout = ToolContext(surface="router", agent="scout", workspace=tmp_path)
     assert names(render_router(result.registry, scout)) == ["list_directory"]
-    found = [(d.tool, d.plugin) for d in result.report.diagnostics if d.code == "RC009"]
+    found = [(d.tool, d.plugin) for d in result.report.diagnostics if d.code == "RC010"]
     assert found == [("typo_tool", None)]  # the agent file's list is not used, so not checked
 
 
