@@ -7,12 +7,7 @@ Every name is imported on first use, so ``import reyn_core.host`` costs nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from reyn_core.lazy_exports import lazy_exports
-
-if TYPE_CHECKING:
-    pass
 
 _EXPORTS = {
     # load
@@ -69,7 +64,6 @@ _EXPORTS = {
     "installation_key": "reyn_core.loading.argument_key",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
-    "deferral_policy": "reyn_core.loading.deferral_policy",
     "ToolDeferral": "reyn_core.deferral",
     "TurnTools": "reyn_core.deferral",
     "estimate_tokens": "reyn_core.deferral",

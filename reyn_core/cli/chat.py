@@ -103,8 +103,6 @@ def run(args: argparse.Namespace) -> int:
         workspace=Path(args.workspace).resolve(),
         extras={"registry": registry},  # for tools that read the session (plan, the source pack)
     )
-    from ..loading.deferral_policy import deferral_policy
-
     loop = RouterLoop(
         registry,
         model=args.model,
@@ -115,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         plan_mode=args.plan_mode,
         system_prompt=args.system,
         on_event=transcript,
-        deferral=deferral_policy(result.profile, registry),
+        deferral=result.deferral,
     )
     return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(result)))
 

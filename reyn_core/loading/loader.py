@@ -19,9 +19,10 @@ from reyn_core.loading.importing import import_plugin, verify_import_origin
 from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
+from reyn_core.loading.profile_policy import ProfilePolicy, router_deferral
 from reyn_core.loading.provenance_check import check_provenance
 from reyn_core.loading.provenance_check import inspect_discovered as inspect_discovered_plugins
-from reyn_core.loading.registration import apply_observability, register_all
+from reyn_core.loading.registration import register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.selection import select_distribution
@@ -58,13 +59,14 @@ def load(
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
-    apply_observability(profile)  # before the load's own spans
+    policy = ProfilePolicy.apply(profile)  # before the load's own spans, which it turns on or off
     with load_tracing.phase("reyn.load") as load_span:
-        return _load(profile, cache, session, host_tools, inspect_discovered, load_span)
+        return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
 
 
 def _load(
     profile: Profile,
+    policy: ProfilePolicy,
     cache: SchemaCheckCache,
     session: LoadSession,
     host_tools: Iterable[ToolDefinition | Callable[..., Any]],
@@ -110,10 +112,11 @@ def _load(
 
     commands = resolve_commands(plugins)
     with load_tracing.phase("reyn.load.registration") as span:
-        registry, host_diags = register_all(profile, plugins, host_tools, cache, discovered_ids=found)
+        registry, host_diags = register_all(policy, plugins, host_tools, cache, discovered_ids=found)
         span.diagnostics(host_diags)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
+    session.global_diags.extend(policy.diagnostics())
     records = inspect_discovered_plugins(session, found, set(enabled)) if inspect_discovered else {}
     load_span.diagnostics(session.global_diags)
     return LoadResult(
@@ -121,6 +124,7 @@ def _load(
         _report(found, plugins, session.global_diags + host_diags, records),
         profile,
         commands,
+        router_deferral(profile, registry),
     )
 
 
@@ -192,7 +196,7 @@ def _step_name(step: Callable[..., Any]) -> str:
 
 
 def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:
-    """Names in the profile's surface lists that match no loaded tool, and an unwritable audit log.
+    """Names in the profile's surface lists that match no loaded tool.
 
     A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
     sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
@@ -224,21 +228,4 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                         tool=entry,
                     )
                 )
-    if profile.audit.log:
-        from reyn_core.dispatch import (
-            JsonlAuditLog,  # only with an audit log: loading need not import the dispatcher
-        )
-
-        reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
-        if reason is None:
-            from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
-
-            try:
-                installation_key()
-            except ArgumentKeyError as exc:
-                reason = str(exc)
-        if reason:
-            diags.append(
-                Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is fixed")
-            )
     return diags

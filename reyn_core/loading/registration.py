@@ -1,36 +1,33 @@
-"""Load steps 6-7: collisions over every claimant, the real registry, operator policy and call hooks.
+"""Load step 7: collisions over every claimant, then the real registry.
 
-A tool name claimed more than once — plugin vs plugin, a plugin twice, or a plugin vs a host tool —
-registers none of the claimants (names are compared by ``collision_key``: case and separators
-``-``/``_``/``.`` do not make two names different); the diagnostic names every origin and the fix.
-The surviving tools go into one registry with the profile's operator policy (gate layer 2), each
-plugin's settings, and the ``reyn_before_tool_call`` / ``reyn_after_tool_call`` hooks of loaded
-plugins plus the audit log.
+A tool name claimed more than once — plugin vs plugin, or a plugin vs a host tool — registers none
+of the claimants (the rule and its wording are ``reyn_core.registry.collisions``; a plugin claiming
+a name twice was refused in step 6). The surviving tools go into one registry with the profile's
+operator policy (gate layer 2, from ``ProfilePolicy``), each plugin's settings, and the call hooks
+(``call_hooks``: plugins' policy hooks plus the load's one audit log).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from reyn_core.errors import ToolRegistrationError, exception_message
-from reyn_core.gates import OperatorPolicy, PluginPolicy
+from reyn_core.errors import ToolRegistrationError
+from reyn_core.loading.call_hooks import call_hooks
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
+from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
-    from reyn_core.dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
     from reyn_core.loading.plugin_state import PluginState
-    from reyn_core.loading.profile import Profile
+    from reyn_core.loading.profile_policy import ProfilePolicy
     from reyn_core.loading.schema_cache import SchemaCheckCache
 
 
 def register_all(
-    profile: Profile,
+    policy: ProfilePolicy,
     plugins: list[PluginState],
     host_tools: Iterable[ToolDefinition | Callable[..., Any]],
     schema_cache: SchemaCheckCache,
@@ -52,47 +49,21 @@ def register_all(
             diags.append(
                 Diagnostic.make(exc.code, f"host tool: {exc.message}", hint=exc.hint or None, tool=exc.tool)
             )
-    # Claims are grouped by collision key: names differing only in case or separators
-    # ("read_file", "Read-File") are one name to a model, so they collide like identical ones.
-    claims: dict[str, list[tuple[str, ToolOrigin]]] = {}
-    for d in host_defs:
-        claims.setdefault(collision_key(d.name), []).append((d.name, host_origin))
-    for p in plugins:
-        if p.ok:
-            for d, _ in p.tools:
-                claims.setdefault(collision_key(d.name), []).append((d.name, d.origin or ToolOrigin()))
-    collided = {key for key, owners in claims.items() if len(owners) > 1}
-    for key in sorted(collided):
-        owners = claims[key]
-        names = list(dict.fromkeys(n for n, _ in owners))
-        if len(names) == 1:
-            described = " and ".join(o.describe() for _, o in owners)
-            message = f"tool name {names[0]!r} is claimed by {described}; none of them is registered"
-        else:
-            described = " and ".join(f"{n!r} by {o.describe()}" for n, o in owners)
-            message = (
-                f"tool names that differ only in case or separators (models and providers confuse "
-                f"them) are claimed: {described}; none of them is registered"
-            )
-        plugin_owners = [(n, o.plugin_id) for n, o in owners if o.kind == "plugin" and o.plugin_id]
-        if plugin_owners:
-            fix = collision_fix(plugin_owners)
-            for name, owner in dict.fromkeys(plugin_owners):
-                next(p for p in plugins if p.plugin_id == owner).diagnostics.append(
-                    Diagnostic.make("RT004", message, hint=fix, plugin=owner, tool=name)
-                )
-        else:
-            diags.append(
-                Diagnostic.make(
-                    "RT004",
-                    message,
-                    tool=names[0],
-                    hint="give each host tool passed to load(host_tools=...) its own name",
-                )
-            )
+    claims = [Claim(d.name, host_origin) for d in host_defs]
+    claims += [Claim(d.name, d.origin or ToolOrigin()) for p in plugins if p.ok for d, _ in p.tools]
+    collisions = find_collisions(claims)
+    for collision in collisions.values():
+        owners = collision.plugin_owners()
+        diagnostic = Diagnostic.make("RT004", collision.message(), hint=collision.hint())
+        if not owners:
+            diags.append(replace(diagnostic, tool=collision.names[0]))
+        for name, owner in owners:
+            state = next(p for p in plugins if p.plugin_id == owner)
+            state.diagnostics.append(replace(diagnostic, plugin=owner, tool=name))
+    collided = set(collisions)
 
     cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
-    builder = RegistryBuilder(operator=_operator_policy(profile), schema_check=schema_cache)
+    builder = RegistryBuilder(operator=policy.operator, schema_check=schema_cache)
     for d in host_defs:
         if collision_key(d.name) not in collided:
             _register(builder, d, None, diags, plugin=None)
@@ -120,27 +91,9 @@ def register_all(
                 p.registered.append(d.name)
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
-    builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
+    builder.hooks = call_hooks(policy, [p for p in plugins if p.ok])
     schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
-
-
-def collision_fix(owners: list[tuple[str, str]]) -> str:
-    """The fix for plugin tools whose names collide (``owners``: (tool name, plugin id) pairs).
-
-    Two plugins offering one name usually offer the same capability, so the first fix is keeping
-    one (excluding the other's tool). Then a prefix, on a plugin whose tool name does not already
-    start with its id: ``prefix = "weather_"`` on ``weather_forecast`` would give
-    ``weather_weather_forecast``."""
-    name, owner = owners[-1]
-    fix = f"keep one: add {name!r} to plugins.{owner}.tools.exclude"
-    for tool_name, plugin in reversed(owners):
-        if not (collision_key(tool_name) + "_").startswith(collision_key(plugin) + "_"):
-            return (
-                f'{fix}; or keep both: set [plugins.{plugin}] prefix = "{plugin}_" '
-                f"(its tool becomes {plugin + '_' + tool_name!r})"
-            )
-    return f"{fix}; or keep both under other names with a [plugins.<id>] prefix"
 
 
 def _cluster_owners(
@@ -191,108 +144,3 @@ def _register(
             )
         )
     return True
-
-
-def _operator_policy(profile: Profile) -> OperatorPolicy:
-    # Only the surfaces: the profile's tools.include / tools.exclude were applied once, in
-    # tool_collection (an excluded tool is not registered), so the gates have nothing left to narrow.
-    policies = {}
-    for pid in profile.enabled:
-        cfg = profile.plugin(pid)
-        policies[pid] = PluginPolicy(surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None)
-    return OperatorPolicy(
-        plugins_enabled=profile.features.plugins,
-        plugins=policies,
-        default_allowed_ops=tuple(profile.surfaces.phase.default_allowed_ops),
-        router_exclude=frozenset(profile.surfaces.router.exclude),
-    )
-
-
-def _hash_key() -> tuple[bytes | None, str | None]:
-    """The installation's argument-hash key, or why it cannot be used."""
-    from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
-
-    try:
-        return installation_key(), None
-    except ArgumentKeyError as exc:
-        return None, str(exc)
-
-
-def apply_observability(profile: Profile) -> None:
-    """``[observability]``: turn spans on or off as the profile says (unset: leave them alone)."""
-    config = profile.observability
-    if config.tracing is None:
-        return
-    from reyn_core.tracing import configure_tracing
-
-    configure_tracing(
-        config.tracing,
-        capture_content=config.capture_content,
-        content_max_chars=config.content_max_chars,
-        hash_key=_hash_key()[0] if config.tracing else None,
-    )
-
-
-def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHooks | None:
-    """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
-    wanted = bool(profile.audit.log) or any(
-        p.pm is not None
-        and (
-            p.pm.hook.reyn_before_tool_call.get_hookimpls() or p.pm.hook.reyn_after_tool_call.get_hookimpls()
-        )
-        for p in plugins
-    )
-    if not wanted:  # the common case: no hooks, so the dispatcher need not be imported to load
-        return None
-    from reyn_core.dispatch import JsonlAuditLog, ToolCallHooks
-
-    hooks = ToolCallHooks()
-    for p in plugins:
-        assert p.pm is not None
-        if p.pm.hook.reyn_before_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(before=(before_hook(p.plugin_id, p.pm),))
-        if p.pm.hook.reyn_after_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(after=(after_hook(p.pm),))
-    if profile.audit.log:
-        key, problem = _hash_key()
-        if problem is not None:  # fail closed: no call runs that its log could not hash privately
-            refusal = f"{problem}; every tool call is refused until it is fixed"
-            hooks = hooks + ToolCallHooks(before=(lambda call: refusal,))
-        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log), hash_key=key).hooks()
-    return hooks if hooks.before or hooks.after else None
-
-
-def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
-    """A ``ToolCallHooks.before`` callable running one plugin's ``reyn_before_tool_call``; a reason
-    it returns denies the call, and a hook that breaks denies it too (fail closed)."""
-    from reyn_core.errors import ToolDenied, ToolError
-
-    async def before(call: ToolCall) -> str | None:
-        try:
-            for result in pm.hook.reyn_before_tool_call(call=call):
-                if inspect.isawaitable(result):
-                    result = await result
-                if result:
-                    return f"{result} (plugin {plugin_id!r})"
-        except ToolError:
-            raise
-        except (Exception, SystemExit) as exc:  # a broken policy hook denies: fail closed
-            raise ToolDenied(
-                f"policy hook of plugin {plugin_id!r} failed ({type(exc).__name__}: "
-                f"{exception_message(exc)}); the call is denied",
-                tool=call.tool.name,
-            ) from None
-        return None
-
-    return before
-
-
-def after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome], Any]:
-    """A ``ToolCallHooks.after`` callable running one plugin's ``reyn_after_tool_call``."""
-
-    async def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
-        for result in pm.hook.reyn_after_tool_call(call=call, outcome=outcome):
-            if inspect.isawaitable(result):
-                await result
-
-    return after

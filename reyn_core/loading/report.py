@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from reyn_core.loading.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from reyn_core.deferral import DeferralPolicy
+    from reyn_core.errors import ProfileError
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.provenance.record import ProvenanceRecord
     from reyn_core.registry import ToolRegistry
@@ -110,12 +112,30 @@ class PluginCommand:
 @dataclass(frozen=True)
 class LoadResult:
     """``registry`` (frozen), ``report`` (what happened to each plugin), the ``profile`` used, and the
-    ``commands`` loaded plugins contribute (data: no plugin manager outlives the load)."""
+    ``commands`` loaded plugins contribute (data: no plugin manager outlives the load).
+
+    The profile's call policy was applied by ``load()``, once: the operator policy and the call hooks
+    (audit log included) are in ``registry``, the router's deferral is ``deferral``. A surface reads
+    them from here and never from the profile's tables."""
 
     registry: ToolRegistry
     report: LoadReport
     profile: Profile
     commands: Mapping[str, PluginCommand] = field(default_factory=dict)
+    router_deferral: DeferralPolicy | ProfileError | None = field(default=None, repr=False)
+
+    @property
+    def deferral(self) -> DeferralPolicy:
+        """``[surfaces.router.defer]`` as ``load()`` applied it, every name checked against what
+        loaded (an inactive policy when the profile defers nothing). Raises the ``ProfileError``
+        (``RC003``) naming the entry that names nothing loaded: only the router surface, which
+        uses it, refuses to start; everything else keeps working."""
+        from reyn_core.deferral import DeferralPolicy
+
+        found = self.router_deferral
+        if isinstance(found, Exception):
+            raise found.with_traceback(None)
+        return found if found is not None else DeferralPolicy()
 
     def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
         """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""

@@ -10,6 +10,7 @@ from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.lock_check import check_lock_tools
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.registry import RegistryBuilder, collision_key
+from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin, as_definition
 
 
@@ -79,26 +80,15 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
             )
         )
     kept = [d for d in defs if d.name not in exclude and (include is None or d.name in include)]
-    groups: dict[str, list[str]] = {}
-    for d in kept:
-        groups.setdefault(collision_key(d.name), []).append(d.name)
-    twice = {key for key, names in groups.items() if len(names) > 1}
-    for key in sorted(twice):
-        names = groups[key]
-        distinct = list(dict.fromkeys(names))
-        what = (
-            f"tool {names[0]!r} {len(names)} times"
-            if len(distinct) == 1
-            else "tools whose names differ only in case or separators (models and providers "
-            f"confuse them): {', '.join(map(repr, distinct))}"
-        )
+    twice = find_collisions(Claim(d.name, origin) for d in kept)
+    for collision in twice.values():
         p.diagnostics.append(
             Diagnostic.make(
                 "RT004",
-                f"plugin {p.plugin_id!r} registers {what}; none is registered",
+                collision.message(),
                 plugin=p.plugin_id,
-                tool=names[0],
-                hint="register each tool once, under one spelling",
+                tool=collision.names[0],
+                hint=collision.hint(),
             )
         )
     scratch = RegistryBuilder(schema_check=session.schema_cache)
