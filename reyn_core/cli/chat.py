@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK, add_profile_options
+from . import EXIT_FAILED, EXIT_OK
+from .parser import add_profile_options
 
 DESCRIPTION = """\
 An interactive router session: each line you type is a user message; the model may call the tools

@@ -80,7 +80,7 @@ def complete() -> int:
     """Answer the shell's completion request (``_ARGCOMPLETE`` is set) and exit."""
     import argcomplete
 
-    from . import build_parser
+    from .parser import build_parser
 
     argcomplete.autocomplete(build_parser())
     return EXIT_OK  # autocomplete exits itself; reached only when it declines

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError
-from . import COMMANDS, EXIT_FAILED, builtin_command_names
 from .global_options import scan_global_options
 from .loading import check_loaded_profile, print_load_tracebacks
-from .reporting import report_error
+from .parser import COMMANDS, builtin_command_names
+from .reporting import EXIT_FAILED, report_error
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
