@@ -24,12 +24,8 @@ def definition(name: str) -> ToolDefinition:
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+def isolated(isolated_profile_env: None) -> None:
+    """No profile, user config or cache of the machine's (the tests/conftest.py fixture)."""
 
 
 def test_claims_collide_on_their_collision_key_only() -> None:

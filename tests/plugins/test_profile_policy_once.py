@@ -17,12 +17,8 @@ from reyn_core.loading.profile import load_profile
 
 
 @pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+def isolated(isolated_profile_env: None) -> None:
+    """No profile, user config or cache of the machine's (the tests/conftest.py fixture)."""
 
 
 def _load(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
