@@ -43,7 +43,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
     from reyn_core.loading.loader import load
-    from reyn_core.loading.profile import load_profile
+    from reyn_core.loading.step1_profile.profile import load_profile
 
     options = scan_global_options(argv)
     assert options.command is not None

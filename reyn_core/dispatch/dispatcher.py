@@ -31,8 +31,8 @@ from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
-from .arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
 from .audit import argument_hash
+from .bound_arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler

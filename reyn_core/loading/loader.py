@@ -1,4 +1,6 @@
-"""The load pipeline: profile → discover → select → provenance → import → settings → register → freeze.
+"""The load pipeline, in the steps ``reyn_core/loading`` is grouped by: 1 profile (and its policy) →
+2 discover and select → 3 provenance and lock → 4 import → 5 the plugin's hooks (settings, tools,
+diagnostics, commands) → 6 collisions, the registry and its call hooks → freeze.
 
 ``load(profile)`` returns a ``LoadResult``. Every step fails closed for just the plugin or tool
 concerned: it records a ``Diagnostic`` (stable code, message, hint) and the rest loads normally.
@@ -11,28 +13,30 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import describe_exception
-from reyn_core.loading import tracing as load_tracing
-from reyn_core.loading.commands import collect_commands, resolve_commands
+from reyn_core.loading import load_spans as load_tracing
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.discovery import DiscoveredPlugin, discover
-from reyn_core.loading.importing import import_plugin, verify_import_origin
-from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.profile import Profile, load_profile
-from reyn_core.loading.profile_policy import ProfilePolicy, router_deferral
-from reyn_core.loading.provenance_check import check_provenance
-from reyn_core.loading.provenance_check import inspect_discovered as inspect_discovered_plugins
-from reyn_core.loading.registration import register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
-from reyn_core.loading.selection import select_distribution
-from reyn_core.loading.settings_check import validate_settings
-from reyn_core.loading.tool_collection import collect_tools
+from reyn_core.loading.step1_profile.profile import Profile, load_profile
+from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy, router_deferral
+from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin, discover
+from reyn_core.loading.step2_discovery.selection import select_distribution
+from reyn_core.loading.step3_provenance.provenance_check import check_provenance
+from reyn_core.loading.step3_provenance.provenance_check import (
+    inspect_discovered as inspect_discovered_plugins,
+)
+from reyn_core.loading.step4_import.importing import import_plugin, verify_import_origin
+from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_commands
+from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
+from reyn_core.loading.step5_hooks.settings_check import validate_settings
+from reyn_core.loading.step5_hooks.tool_collection import collect_tools
+from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
 
 if TYPE_CHECKING:
-    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 __all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
 

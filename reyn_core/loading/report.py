@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.plugin_state import PluginStatus
 
 if TYPE_CHECKING:
     from reyn_core.deferral import DeferralPolicy
     from reyn_core.errors import ProfileError
-    from reyn_core.loading.profile import Profile
-    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
     from reyn_core.registry import ToolRegistry
     from reyn_core.tool import ToolDefinition
-
-PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
-STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +52,7 @@ class PluginLoadInfo:
     def to_json(self) -> dict[str, Any]:
         """A JSON-safe dict: identity, status, full origin, tools and diagnostics."""
         # Loaded whenever there is a record to describe; importing it here keeps this module light.
-        from reyn_core.loading.provenance.record import origin_fields
+        from reyn_core.loading.step3_provenance.record import origin_fields
 
         prov = self.provenance
         return {

@@ -10,7 +10,7 @@ import pytest
 
 from reyn_core import ToolDefinition, ToolOrigin, ToolRegistrationError
 from reyn_core.host import Profile, RegistryBuilder, load
-from reyn_core.loading.profile import load_profile
+from reyn_core.loading.step1_profile.profile import load_profile
 from reyn_core.registry.collisions import Claim, Collision, find_collisions
 
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}

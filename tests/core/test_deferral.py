@@ -26,7 +26,7 @@ from reyn_core.host import (
     render_router,
 )
 from reyn_core.jsondata import compact_json
-from reyn_core.loading.deferral_policy import deferral_policy
+from reyn_core.loading.step1_profile.deferral_policy import deferral_policy
 
 ROUTER = ToolContext(surface="router")
 PARAMS = {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False}

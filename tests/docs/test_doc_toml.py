@@ -6,7 +6,7 @@
   profile: it must pass
   ``reyn_core.host.Profile.from_toml_text`` (typos, wrong types and unknown keys fail).
 - A block with top-level ``version`` and ``[plugins.*]`` tables is a ``reyn.lock``: it must pass
-  ``reyn_core.loading.provenance.lock.read_lock``.
+  ``reyn_core.loading.step3_provenance.lock.read_lock``.
 - A block with ``name`` and ``task`` is a ``reyn phase run`` file: it must pass ``read_phase_file``.
 - A block whose first line is ``# fragment`` is a piece of a larger file: only ``tomllib``-parsed.
 
@@ -27,7 +27,7 @@ import pytest
 import reyn_core
 import reyn_core.host
 from reyn_core.cli.phase import read_phase_file
-from reyn_core.loading.provenance.lock_file import read_lock
+from reyn_core.loading.step3_provenance.lock_file import read_lock
 
 if sys.version_info >= (3, 11):
     import tomllib

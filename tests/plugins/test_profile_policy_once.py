@@ -13,7 +13,7 @@ import pytest
 import reyn_core.dispatch
 from reyn_core import ToolContext
 from reyn_core.host import DeferralPolicy, ProfileError, dispatch_tool, load
-from reyn_core.loading.profile import load_profile
+from reyn_core.loading.step1_profile.profile import load_profile
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from reyn_core.deferral import DeferralPolicy
 from reyn_core.errors import ProfileError
 
 if TYPE_CHECKING:
-    from reyn_core.loading.profile import Profile
+    from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.registry import ToolRegistry
 
 _KEY = "surfaces.router.defer"

@@ -1,4 +1,4 @@
-"""Load step 6 (per plugin): the tools a plugin registers, filtered, prefixed, checked and stamped."""
+"""Load step 5 (per plugin): the tools a plugin registers, filtered, prefixed, checked and stamped."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from reyn_core.errors import ToolRegistrationError, describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.lock_check import check_lock_tools
 from reyn_core.loading.plugin_state import LoadSession, PluginState
+from reyn_core.loading.step3_provenance.lock_check import check_lock_tools
 from reyn_core.registry import RegistryBuilder, collision_key
 from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin, as_definition

@@ -19,7 +19,7 @@ from typing import Any
 from reyn_core.definition_digest import definition_digest
 from reyn_core.errors import ReynError
 from reyn_core.jsondata import canonical_json
-from reyn_core.loading.provenance.record import ProvenanceRecord, origin_fields
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
 LOCK_VERSION = 2

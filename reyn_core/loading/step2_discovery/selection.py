@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from reyn_core.loading.discovery import DiscoveredPlugin
 from reyn_core.loading.plugin_state import LoadSession, PluginState
+from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
 
 
 def select_distribution(

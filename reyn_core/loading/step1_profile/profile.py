@@ -21,13 +21,13 @@ from typing import Any
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from reyn_core.errors import ProfileError
-from reyn_core.loading.profile_location import (
+from reyn_core.loading.step1_profile.profile_location import (
     PROFILE_FILE_NAME,
     find_profile_file,
     parse_toml,
     read_profile_text,
 )
-from reyn_core.loading.profile_sections import (
+from reyn_core.loading.step1_profile.profile_sections import (
     AuditConfig,
     FeaturesConfig,
     LockConfig,
@@ -230,7 +230,7 @@ def _profile_error(exc: ValidationError, source: str, key_prefix: str) -> Profil
 
 
 # --------------------------------------------------------------------------- reading the file
-# (finding it: loading/profile_location.py, which needs no pydantic)
+# (finding it: loading/step1_profile/profile_location.py, which needs no pydantic)
 
 
 def _from_file(path: Path, profile_name: str | None) -> Profile:

@@ -12,7 +12,7 @@ import posixpath
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from reyn_core.loading.provenance.source_walk import BYTECODE_SUFFIXES, walk_source
+from reyn_core.loading.step3_provenance.source_walk import BYTECODE_SUFFIXES, walk_source
 
 # Written by the installer, not the wheel: they differ between two installs of the same wheel.
 INSTALLER_FILES = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})

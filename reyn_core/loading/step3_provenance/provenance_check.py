@@ -6,15 +6,15 @@ from collections.abc import Mapping, Sequence
 
 from reyn_core.errors import describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.discovery import DiscoveredPlugin
-from reyn_core.loading.lock_check import check_lock_provenance
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.provenance.record import ProvenanceRecord
+from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
+from reyn_core.loading.step3_provenance.lock_check import check_lock_provenance
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 
 def check_provenance(session: LoadSession, p: PluginState) -> None:
-    from reyn_core.loading.provenance.cache import DigestCache
-    from reyn_core.loading.provenance.record import provenance_for
+    from reyn_core.loading.step3_provenance.cache import DigestCache
+    from reyn_core.loading.step3_provenance.record import provenance_for
 
     cand = p.candidate
     assert cand is not None and cand.dist is not None
@@ -72,8 +72,8 @@ def inspect_discovered(
     session: LoadSession, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
 ) -> dict[tuple[str, str], ProvenanceRecord]:
     """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
-    from reyn_core.loading.provenance.cache import DigestCache
-    from reyn_core.loading.provenance.record import provenance_for
+    from reyn_core.loading.step3_provenance.cache import DigestCache
+    from reyn_core.loading.step3_provenance.record import provenance_for
 
     cache = None if session.rehash else (session.digest_cache or DigestCache.default())
     records = {}

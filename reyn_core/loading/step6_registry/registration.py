@@ -1,8 +1,8 @@
-"""Load step 7: collisions over every claimant, then the real registry.
+"""Load step 6: collisions over every claimant, then the real registry.
 
 A tool name claimed more than once — plugin vs plugin, or a plugin vs a host tool — registers none
 of the claimants (the rule and its wording are ``reyn_core.registry.collisions``; a plugin claiming
-a name twice was refused in step 6). The surviving tools go into one registry with the profile's
+a name twice was refused in step 5). The surviving tools go into one registry with the profile's
 operator policy (gate layer 2, from ``ProfilePolicy``), each plugin's settings, and the call hooks
 (``call_hooks``: plugins' policy hooks plus the load's one audit log).
 """
@@ -14,16 +14,16 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import ToolRegistrationError
-from reyn_core.loading.call_hooks import call_hooks
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.step6_registry.call_hooks import call_hooks
 from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
 from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
     from reyn_core.loading.plugin_state import PluginState
-    from reyn_core.loading.profile_policy import ProfilePolicy
     from reyn_core.loading.schema_cache import SchemaCheckCache
+    from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy
 
 
 def register_all(

@@ -32,7 +32,7 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 __all__ = ["VerifiedFinder", "VerifiedLoader", "VerifiedTree", "trees_of", "verified_finder"]
 
@@ -100,7 +100,7 @@ class VerifiedLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname: str) -> CodeType:
         """The module's code, compiled from the bytes read now, refused unless they are the digested bytes."""
-        from reyn_core.loading.bytecode_cache import compile_source
+        from reyn_core.loading.step4_import.bytecode_cache import compile_source
 
         path = self.get_filename(fullname)
         try:

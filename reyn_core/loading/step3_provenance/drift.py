@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reyn_core.loading.provenance.lock import LockedPlugin, LockedTool
-from reyn_core.loading.provenance.record import ProvenanceRecord
+from reyn_core.loading.step3_provenance.lock import LockedPlugin, LockedTool
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 from reyn_core.tool import ToolDefinition
 
 DRIFT_KINDS: dict[str, str] = {

@@ -6,7 +6,7 @@ from typing import Any
 
 from reyn_core.errors import describe_exception
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.profile import Profile
+from reyn_core.loading.step1_profile.profile import Profile
 
 
 def validate_settings(session: LoadSession, p: PluginState) -> None:

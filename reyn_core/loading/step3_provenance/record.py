@@ -22,10 +22,10 @@ from importlib.metadata import Distribution
 from pathlib import Path
 from typing import Any, Literal
 
-from reyn_core.loading.provenance.cache import DigestCache
-from reyn_core.loading.provenance.digest import hash_file, tree_digest
-from reyn_core.loading.provenance.direct_url import SourceKind, source_of
-from reyn_core.loading.provenance.installed_files import (
+from reyn_core.loading.step3_provenance.cache import DigestCache
+from reyn_core.loading.step3_provenance.digest import hash_file, tree_digest
+from reyn_core.loading.step3_provenance.direct_url import SourceKind, source_of
+from reyn_core.loading.step3_provenance.installed_files import (
     RecordEntry,
     installed_location,
     is_bytecode,
@@ -34,8 +34,8 @@ from reyn_core.loading.provenance.installed_files import (
     record_has_module,
     unlisted_files,
 )
-from reyn_core.loading.provenance.source_walk import walk_source
-from reyn_core.loading.provenance.sources import find_sources, top_level_names
+from reyn_core.loading.step3_provenance.source_walk import walk_source
+from reyn_core.loading.step3_provenance.sources import find_sources, top_level_names
 from reyn_core.tool import ToolOrigin
 
 DigestScope = Literal["installed", "source-tree"]

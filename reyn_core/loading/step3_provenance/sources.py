@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from importlib.metadata import Distribution
 from typing import Any
 
-from reyn_core.loading.provenance.direct_url import SourceInfo, file_url_path
-from reyn_core.loading.provenance.installed_files import RecordEntry
+from reyn_core.loading.step3_provenance.direct_url import SourceInfo, file_url_path
+from reyn_core.loading.step3_provenance.installed_files import RecordEntry
 
 
 def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str]]:

@@ -11,21 +11,21 @@ from reyn_core.loading.diagnostics import Diagnostic
 
 if TYPE_CHECKING:  # the lock's modules are imported only by a load that enforces it
     from reyn_core.loading.plugin_state import LoadSession, PluginState
-    from reyn_core.loading.provenance.drift import Drift
-    from reyn_core.loading.provenance.lock import LockedPlugin
-    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.loading.step3_provenance.drift import Drift
+    from reyn_core.loading.step3_provenance.lock import LockedPlugin
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 
 def locked_entry(session: LoadSession, p: PluginState) -> LockedPlugin | None:
     """The plugin's lock entry, or None after recording why there is none."""
     if session.lock is None and session.lock_error is None and not session.lock_outdated:
-        from reyn_core.loading.provenance.lock_file import read_lock
+        from reyn_core.loading.step3_provenance.lock_file import read_lock
 
         path = session.profile.lock_path
         if not path.is_file():
             session.lock_error = f"[lock] enforce = true but {path} does not exist"
         else:
-            from reyn_core.loading.provenance.lock import OutdatedLockError
+            from reyn_core.loading.step3_provenance.lock import OutdatedLockError
 
             try:
                 session.lock = read_lock(path)
@@ -55,7 +55,7 @@ def locked_entry(session: LoadSession, p: PluginState) -> LockedPlugin | None:
 
 
 def check_lock_provenance(session: LoadSession, p: PluginState, rec: ProvenanceRecord) -> None:
-    from reyn_core.loading.provenance.drift import compare_provenance
+    from reyn_core.loading.step3_provenance.drift import compare_provenance
 
     entry = locked_entry(session, p)
     if entry is not None:
@@ -63,7 +63,7 @@ def check_lock_provenance(session: LoadSession, p: PluginState, rec: ProvenanceR
 
 
 def check_lock_tools(session: LoadSession, p: PluginState) -> None:
-    from reyn_core.loading.provenance.drift import compare_tools
+    from reyn_core.loading.step3_provenance.drift import compare_tools
 
     entry = locked_entry(session, p)
     if entry is None:

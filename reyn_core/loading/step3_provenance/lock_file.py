@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core.atomic_write import atomic_write_bytes
-from reyn_core.loading.provenance.digest import tree_digest
-from reyn_core.loading.provenance.direct_url import SOURCE_KINDS
-from reyn_core.loading.provenance.lock import (
+from reyn_core.loading.step3_provenance.digest import tree_digest
+from reyn_core.loading.step3_provenance.direct_url import SOURCE_KINDS
+from reyn_core.loading.step3_provenance.lock import (
     LOCK_VERSION,
     LockedPlugin,
     LockedTool,
@@ -20,7 +20,7 @@ from reyn_core.loading.provenance.lock import (
     LockFile,
     OutdatedLockError,
 )
-from reyn_core.loading.provenance.record import DIGEST_SCOPES
+from reyn_core.loading.step3_provenance.record import DIGEST_SCOPES
 
 if sys.version_info >= (3, 11):
     import tomllib

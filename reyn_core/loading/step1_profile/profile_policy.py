@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from reyn_core.deferral import DeferralPolicy
 from reyn_core.errors import ProfileError
 from reyn_core.gates import OperatorPolicy, PluginPolicy
-from reyn_core.loading.deferral_policy import deferral_policy
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.step1_profile.deferral_policy import deferral_policy
 
 if TYPE_CHECKING:
     from reyn_core.dispatch import JsonlAuditLog
-    from reyn_core.loading.profile import Profile
+    from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.registry import ToolRegistry
 
 

@@ -1,4 +1,4 @@
-"""Load step 7: findings a plugin reports about its own configuration (``reyn_diagnostics``), checked."""
+"""Load step 5: findings a plugin reports about its own configuration (``reyn_diagnostics``), checked."""
 
 from __future__ import annotations
 

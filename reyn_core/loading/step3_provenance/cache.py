@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from reyn_core.loading.provenance.digest import hash_file, is_sha256_hex
+from reyn_core.loading.step3_provenance.digest import hash_file, is_sha256_hex
 from reyn_core.loading.userdirs import read_private_entries, user_cache_dir, write_private
 
 # Files modified this recently are re-hashed every time (see DigestCache): a second change within

@@ -8,7 +8,7 @@ from reyn_core.errors import describe_exception, exception_message
 from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.provenance.record import ProvenanceRecord
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 _HOOK_NAMES = (
     "reyn_register_tools",
@@ -204,7 +204,7 @@ def _serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     """From now on, every module under the plugin's top-level names — the entry point and any module
     imported later, such as a lazy ``"module:attr"`` handler — is compiled from the bytes of its
     digested file, read once and hash-checked at import (``verified_import``)."""
-    from reyn_core.loading.verified_import import trees_of, verified_finder
+    from reyn_core.loading.step4_import.verified_import import trees_of, verified_finder
 
     assert rec is not None
     verified_finder().register(trees_of(rec))

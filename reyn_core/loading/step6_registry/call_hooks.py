@@ -1,4 +1,4 @@
-"""Load step 7b: the call hooks of a registry — loaded plugins' ``reyn_before_tool_call`` /
+"""Load step 6: the call hooks of a registry — loaded plugins' ``reyn_before_tool_call`` /
 ``reyn_after_tool_call`` (one pluggy manager each) and the load's audit log."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from reyn_core.errors import exception_message
 if TYPE_CHECKING:
     from reyn_core.dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
     from reyn_core.loading.plugin_state import PluginState
-    from reyn_core.loading.profile_policy import ProfilePolicy
+    from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy
 
 
 def call_hooks(policy: ProfilePolicy, plugins: Sequence[PluginState]) -> ToolCallHooks | None:

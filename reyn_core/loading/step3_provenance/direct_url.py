@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from reyn_core.loading.provenance.digest import is_sha256_hex
+from reyn_core.loading.step3_provenance.digest import is_sha256_hex
 
 SourceKind = Literal["index", "wheel", "directory", "editable", "vcs"]
 SOURCE_KINDS: tuple[str, ...] = ("index", "wheel", "directory", "editable", "vcs")

@@ -16,8 +16,8 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from reyn_core.loading.provenance.record import ProvenanceRecord
-from reyn_core.loading.provenance.source_walk import BYTECODE_SUFFIXES, VCS_DIRS
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+from reyn_core.loading.step3_provenance.source_walk import BYTECODE_SUFFIXES, VCS_DIRS
 
 _EXTENSION_SUFFIXES = tuple(dict.fromkeys((*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd")))
 
