@@ -270,6 +270,15 @@ def run_reyn(
 
 
 @pytest.fixture
+def audit_line_fields() -> frozenset[str]:
+    """The fields of one audit-log line, as docs/concepts.md documents them (the one list tests
+    compare a written line with)."""
+    return frozenset(
+        "time surface agent tool definition_sha256 plugin digest status duration_ms args_sha256".split()
+    )
+
+
+@pytest.fixture
 def reyn_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """The one way tests run the ``reyn`` command in a child process: ``run_reyn``."""
     return run_reyn
