@@ -94,20 +94,19 @@ def limit_overrides(limits: Mapping[str, int | None]) -> dict[str, int]:
     return {k: v for k in LIMIT_KEYS if (v := limits.get(k)) is not None}
 
 
-def describe_grants(
-    read_roots: Sequence[str],
-    write_roots: Sequence[str],
-    network: bool,
-    hide: Sequence[str],
-    limits: Mapping[str, int | None],
-) -> str:
-    """The grants in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
-    set_limits = " ".join(f"{k}={v}" for k, v in limit_overrides(limits).items())
+def describe_grants(keys: Any) -> str:
+    """The grants of ``keys`` (anything with the grant keys as attributes, such as a pack's settings)
+    in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
+    limits = " ".join(f"{k}={v}" for k, v in limit_overrides(_limits(keys)).items())
     return (
-        f"read_roots={list(read_roots)} write_roots={list(write_roots)} "
-        f"network={str(network).lower()} hide={list(hide)}"
-        + (f" {set_limits}" if set_limits else " (default limits)")
+        f"read_roots={list(keys.read_roots)} write_roots={list(keys.write_roots)} "
+        f"network={str(keys.network).lower()} hide={list(keys.hide)}"
+        + (f" {limits}" if limits else " (default limits)")
     )
+
+
+def _limits(keys: Any) -> dict[str, int | None]:
+    return {k: getattr(keys, k, None) for k in LIMIT_KEYS}
 
 
 def resolve_roots(base: str, entries: Sequence[str], *, create: bool = False) -> tuple[str, ...]:
@@ -124,27 +123,19 @@ def resolve_roots(base: str, entries: Sequence[str], *, create: bool = False) ->
     return tuple(out)
 
 
-def resolve_grants(
-    base: str,
-    *,
-    read_roots: Sequence[str],
-    write_roots: Sequence[str],
-    network: bool,
-    hide: Sequence[str],
-    read_only: Sequence[str],
-    limits: Mapping[str, int | None],
-) -> Grants:
-    """The launcher's ``Grants`` for a profile's grant keys, roots resolved against ``base``."""
+def resolve_grants(base: str, keys: Any) -> Grants:
+    """The launcher's ``Grants`` for ``keys`` (anything with the grant keys as attributes, such as a
+    pack's settings), roots resolved against ``base``; limits left unset keep the launcher's defaults."""
     from ._grants import Grants
 
     real_base = os.path.realpath(base)
     return Grants(
-        read_roots=resolve_roots(real_base, read_roots),
-        write_roots=resolve_roots(real_base, write_roots, create=True),
-        network=network,
-        hide=resolve_roots(real_base, hide),
-        read_only=resolve_roots(real_base, read_only),
-        **limit_overrides(limits),
+        read_roots=resolve_roots(real_base, keys.read_roots),
+        write_roots=resolve_roots(real_base, keys.write_roots, create=True),
+        network=keys.network,
+        hide=resolve_roots(real_base, keys.hide),
+        read_only=resolve_roots(real_base, keys.read_only),
+        **limit_overrides(_limits(keys)),
     )
 
 

@@ -63,9 +63,7 @@ class ServerGrants(BaseModel):
             return "unconfined (sandbox = off)"
         from reyn_sandbox import describe_grants
 
-        return describe_grants(
-            self.read_roots, self.write_roots, self.network, self.hide, self.limit_overrides()
-        )
+        return describe_grants(self)
 
 
 def unavailable_reason() -> str | None:
@@ -113,15 +111,7 @@ def confined_command(
     executable = command if "/" in command else shutil.which(command, path=path)
     if not executable:
         raise RuntimeError(f"MCP server {name!r}: {command!r} is not found on PATH")
-    launcher_grants = reyn_sandbox.resolve_grants(
-        cwd or os.getcwd(),
-        read_roots=grants.read_roots,
-        write_roots=grants.write_roots,
-        network=grants.network,
-        hide=grants.hide,
-        read_only=grants.read_only,
-        limits=grants.limit_overrides(),
-    )
+    launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants)
     try:
         argv = list(reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants))
     except reyn_sandbox.SandboxUnavailable as exc:

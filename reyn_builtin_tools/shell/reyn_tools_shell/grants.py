@@ -78,6 +78,4 @@ class GrantSettings(BaseModel):
         """The grants in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
         from reyn_sandbox import describe_grants
 
-        return describe_grants(
-            self.read_roots, self.write_roots, self.network, self.hide, self.limit_overrides()
-        )
+        return describe_grants(self)

@@ -55,15 +55,7 @@ def launcher_grants(grants: GrantSettings, base: Path) -> Any:
     """The launcher's ``Grants`` for these settings, roots resolved against ``base``."""
     import reyn_sandbox
 
-    return reyn_sandbox.resolve_grants(
-        str(base),
-        read_roots=grants.read_roots,
-        write_roots=grants.write_roots,
-        network=grants.network,
-        hide=grants.hide,
-        read_only=grants.read_only,
-        limits=grants.limit_overrides(),
-    )
+    return reyn_sandbox.resolve_grants(str(base), grants)
 
 
 def confined(command: list[str], grants: GrantSettings, base: Path, key_prefix: str) -> list[str]:
