@@ -6,7 +6,7 @@
   profile: it must pass
   ``reyn_core.host.Profile.from_toml_text`` (typos, wrong types and unknown keys fail).
 - A block with top-level ``version`` and ``[plugins.*]`` tables is a ``reyn.lock``: it must pass
-  ``reyn_core.loading.step3_provenance.lock.read_lock``.
+  ``reyn_core.loading.step3_provenance.lock_file.read_lock``.
 - A block with ``name`` and ``task`` is a ``reyn phase run`` file: it must pass ``read_phase_file``.
 - A block whose first line is ``# fragment`` is a piece of a larger file: only ``tomllib``-parsed.
 
