@@ -1,6 +1,7 @@
 """The public surface, pinned: the plugin author's API (``reyn_core``), the host API
-(``reyn_core.host``), the LLM loops (``reyn_core.loops``) and the testing kit. Adding or removing a
-name is a decision — change the lists here with it. Every name the docs import is public."""
+(``reyn_core.host``), the testing kit, and the LLM runtime (``reyn_loops``, its own distribution).
+Adding or removing a name is a decision — change the lists here with it. Every name the docs import
+is public."""
 
 from __future__ import annotations
 
@@ -78,10 +79,12 @@ HOST_API = {
     "ToolMatch",
     "ToolRegistry",
     "TurnTools",
+    "active_tracer",
     "audit",
     "compare_tools",
     "configure_tracing",
     "definition_digest",
+    "describe_exception",
     "dispatch_tool",
     "estimate_tokens",
     "explain_unavailable_tool",
@@ -92,6 +95,7 @@ HOST_API = {
     "load",
     "load_profile",
     "lock_from_load",
+    "op_matches",
     "parse_phase_output",
     "phase_context",
     "provenance_for",
@@ -100,6 +104,7 @@ HOST_API = {
     "render_router",
     "render_router_json",
     "search_tools",
+    "tool_call_id",
     "tree_digest",
     "write_lock",
 }
@@ -108,9 +113,9 @@ PUBLIC_MODULES = (
     "reyn_core",
     "reyn_core.host",
     "reyn_core.cli",
-    "reyn_core.loops",
     "reyn_core.testing",
-    "reyn_core.testing.scripted_server",
+    "reyn_loops",
+    "reyn_loops.testing.scripted_server",
 )
 
 
@@ -148,7 +153,8 @@ def test_public_names_are_documented_with_a_docstring():
 
 
 def _doc_imports() -> list[tuple[str, str, str]]:
-    """(page, module, name) for every ``from reyn_core… import name`` in the docs' python blocks."""
+    """(page, module, name) for every ``from reyn_core… / reyn_loops… import name`` in the docs' python
+    blocks."""
     found = []
     for page in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
         text = page.read_text(encoding="utf-8")
@@ -158,7 +164,9 @@ def _doc_imports() -> list[tuple[str, str, str]]:
             except SyntaxError:
                 continue
             for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reyn_core"):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    ("reyn_core", "reyn_loops")
+                ):
                     found += [(page.name, node.module or "", a.name) for a in node.names]
     return found
 

@@ -11,9 +11,6 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[2] / "reyn_core"
 LOADING = CORE / "loading"
 STEP = re.compile(r"step(\d+)_[a-z_]+")
-# Leaving the core with issue 24's first item (the LLM runtime moves to reyn_loops/): drop this set
-# once that lands.
-LEAVING = {"loops", "testing/replay.py"}
 
 
 def test_the_step_folders_are_numbered_in_order():
@@ -36,10 +33,5 @@ def test_every_step_number_in_a_docstring_is_its_folders():
 
 
 def test_module_names_are_unique_across_folders():
-    names = Counter(
-        p.name
-        for p in CORE.rglob("*.py")
-        if p.name not in ("__init__.py", "__main__.py")
-        and not any(str(p.relative_to(CORE)).startswith(leaving) for leaving in LEAVING)
-    )
+    names = Counter(p.name for p in CORE.rglob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert sorted(n for n, count in names.items() if count > 1) == []

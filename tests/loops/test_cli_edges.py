@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.cli.chat import _session
-from reyn_core.loops import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
-from reyn_core.loops.transcript import Transcript
-from reyn_core.testing.scripted_server import ScriptedModelServer, tool_results
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
+from reyn_loops.cli.chat import _session
+from reyn_loops.testing.scripted_server import ScriptedModelServer, tool_results
+from reyn_loops.testing.scripted_server import ScriptedReply as R
+from reyn_loops.transcript import Transcript
 
 from .conftest import MODEL
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+# `reyn chat` / `reyn phase` are the `loops` plugin's commands: a profile enables it like any plugin.
+LOOPS_ONLY = '[plugins]\nenable = ["loops"]\n'
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +37,7 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     (tmp_path / "reyn.toml").write_text(
-        f'[plugins]\nenable = ["example", "file"]\n'
+        f'[plugins]\nenable = ["loops", "example", "file"]\n'
         f"[plugins.file.settings]\nworkspace = {json.dumps(str(tmp_path))}\n"
     )
     return tmp_path
@@ -138,7 +140,7 @@ def test_phase_run_provider_error_exits_1_like_chat(workspace, reyn_cli):
 )
 def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, expected, reyn_cli):
     (tmp_path / "reyn.toml").write_text(
-        '[plugins]\nenable = ["example"]\n'
+        '[plugins]\nenable = ["loops", "example"]\n'
     )  # no file pack: defaults match nothing
     (tmp_path / "phase.toml").write_text(f'name = "p"\ntask = "t"\nmodel = "openai/scripted"\n{ops_line}')
     with ScriptedModelServer([R.text("never")], lifetime_s=300) as server:
@@ -166,6 +168,7 @@ def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, ex
     ],
 )
 def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv, reyn_cli):
+    (tmp_path / "reyn.toml").write_text(LOOPS_ONLY)
     proc = reyn_cli(*argv, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -199,6 +202,7 @@ def test_reyn_itself_has_no_demo_command(tmp_path, reyn_cli):
 
 
 def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path, reyn_cli):
+    (tmp_path / "reyn.toml").write_text(LOOPS_ONLY)
     proc = reyn_cli("chat", "--help", cwd=tmp_path, timeout=120)
     assert proc.returncode == 0
     for text in ("/tools", "/exit", "OPENAI_API_KEY", "--api-key-env", "Exit codes", "--profile-file"):
@@ -207,7 +211,7 @@ def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path
 
 
 def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path, reyn_cli):
-    (tmp_path / "empty.toml").write_text("[plugins]\nenable = []\n")
+    (tmp_path / "empty.toml").write_text(LOOPS_ONLY)  # the commands' plugin, no tools
     with ScriptedModelServer([], lifetime_s=120) as server:
         proc = reyn_cli(
             "chat",
