@@ -6,7 +6,7 @@ fix it. Code families:
 
 ``RS…`` tool parameters schema (core ``schema.py``), ``RT…`` tool registration (core
 ``registry.py``), ``RD…`` discovery and selection, ``RI…`` import and plugin API, ``RC…`` settings
-and profile, ``RP…`` provenance, ``RL…`` lock.
+and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` isolated plugins (``isolation.codes``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from reyn_core.isolation.codes import ISOLATION_CODES
 
 Severity = Literal["error", "warning", "info"]
 
@@ -290,6 +292,7 @@ CODES: dict[str, CodeInfo] = {
         "while [lock] enforce = true every enabled plugin is refused until then",
     ),
 }
+CODES.update({code: CodeInfo(*entry) for code, entry in ISOLATION_CODES.items()})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING, Any
 from reyn_core.errors import describe_exception
 from reyn_core.loading import load_spans as load_tracing
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.isolation_step import (
+    declared_of,
+    import_or_isolate,
+    permissions_report,
+    read_permissions,
+    settings_in_process,
+)
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
@@ -26,10 +33,8 @@ from reyn_core.loading.step3_provenance.provenance_check import check_provenance
 from reyn_core.loading.step3_provenance.provenance_check import (
     inspect_discovered as inspect_discovered_plugins,
 )
-from reyn_core.loading.step4_import.importing import import_plugin, verify_import_origin
 from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_commands
 from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
-from reyn_core.loading.step5_hooks.settings_check import validate_settings
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
 from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.registry import ToolRegistry
@@ -95,9 +100,9 @@ def _load(
     steps: tuple[Callable[[LoadSession, PluginState], None], ...] = (
         lambda s, p: select_distribution(s, found.get(p.plugin_id, ()), p, found),
         check_provenance,
-        verify_import_origin,
-        import_plugin,
-        validate_settings,
+        read_permissions,
+        import_or_isolate,
+        settings_in_process,
         collect_tools,
         collect_diagnostics,
         collect_commands,
@@ -125,7 +130,7 @@ def _load(
     load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,
-        _report(found, plugins, session.global_diags + host_diags, records),
+        _report(found, plugins, session.global_diags + host_diags, records, profile),
         profile,
         commands,
         router_deferral(profile, registry),
@@ -154,6 +159,7 @@ def _report(
     plugins: list[PluginState],
     global_diags: list[Diagnostic],
     records: Mapping[tuple[str, str], ProvenanceRecord],
+    profile: Profile,
 ) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
@@ -173,12 +179,14 @@ def _report(
                 api_version=p.api_version,
                 diagnostics=tuple(p.diagnostics),
                 enabled=True,
+                permissions=permissions_report(p, profile.plugin(p.plugin_id).isolation),
             )
         )
     for pid, candidates in found.items():
         if pid in enabled:
             continue
         for c in candidates:
+            record = records.get((pid, c.distribution))
             infos.append(
                 PluginLoadInfo(
                     plugin_id=pid,
@@ -186,7 +194,8 @@ def _report(
                     version=c.version,
                     status="discovered",
                     entry_point=c.entry_point,
-                    provenance=records.get((pid, c.distribution)),
+                    provenance=record,
+                    permissions=declared_of(record) if record is not None else None,
                 )
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))

@@ -11,6 +11,8 @@ from reyn_core.loading.diagnostics import Diagnostic
 if TYPE_CHECKING:
     import pluggy
 
+    from reyn_core.isolation.info import IsolationInfo
+    from reyn_core.isolation.permissions import DeclaredPermissions
     from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
@@ -39,6 +41,8 @@ class PluginState:
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
+    permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
+    isolation: IsolationInfo | None = None  # set when the plugin runs in a sandboxed worker
 
     def fail(
         self,

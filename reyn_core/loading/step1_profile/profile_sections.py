@@ -34,6 +34,28 @@ class ToolsFilter(ProfileSection):
     exclude: list[str] = Field(default_factory=list)
 
 
+class PluginGrants(ProfileSection):
+    """``[plugins.<id>.grants]``: what an isolated plugin's worker may reach (never more than the
+    plugin declares in its ``reyn_permissions.toml``). Paths are relative to the profile file."""
+
+    read: list[str] = Field(default_factory=list)
+    """Paths the worker may read (besides its own code and the Python installation)."""
+    write: list[str] = Field(default_factory=list)
+    """Paths the worker may write below."""
+    network: bool = False
+    """Internet sockets."""
+    subprocess: bool = False
+    """Starting programs (they run inside the same confinement)."""
+    environment: list[str] = Field(default_factory=list)
+    """Host environment variables whose values the worker gets."""
+    memory_mb: int = Field(default=2048, ge=256, le=65536)
+    """The worker's address-space limit."""
+    max_result_bytes: int = Field(default=1 << 20, ge=1024, le=256 << 20)
+    """The largest result (JSON bytes) a call may return; a larger one is an ``execution_error``."""
+    call_timeout_s: float = Field(default=60.0, gt=0, le=86400)
+    """How long a call may take when its tool sets no timeout of its own."""
+
+
 class PluginConfig(ProfileSection):
     """``[plugins.<id>]``: how one enabled plugin is chosen, verified, narrowed and configured."""
 
@@ -43,6 +65,9 @@ class PluginConfig(ProfileSection):
     tools: ToolsFilter = Field(default_factory=ToolsFilter)
     prefix: str = Field(default="", pattern=r"^[a-zA-Z0-9_-]{0,32}$")
     settings: dict[str, Any] | None = None
+    isolation: Literal["in-process", "process"] = "in-process"
+    """``"process"`` runs the plugin in a sandboxed worker with ``grants`` (docs/profiles.md)."""
+    grants: PluginGrants | None = None
 
 
 class PluginsConfig(ProfileSection):
