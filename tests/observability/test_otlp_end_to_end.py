@@ -8,6 +8,8 @@ that decodes the protobuf with ``opentelemetry-proto``.
 - An MCP call from the real SDK client, inside a span of the client's, continues the client's trace
   through ``reyn mcp serve`` (a subprocess; SERVER spans for every method) and into an upstream stdio
   server reached through the mcp pack's gateway (which exports its own spans).
+- Over streamable HTTP the SERVER spans carry ``network.transport = tcp``, the client's address
+  and, for a handshake-era client that opens a session, ``mcp.session.id``.
 - No argument or result text is in any exported byte, nor the API key.
 """
 
@@ -23,7 +25,8 @@ import pytest
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the dev extra installs it")
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from opentelemetry import trace
 
 from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
@@ -183,3 +186,82 @@ async def test_an_mcp_call_continues_the_clients_trace_through_reyn_and_into_the
     assert sent.kind == "CLIENT" and sent.attributes["mcp.method.name"] == "tools/call"
     assert sent.parent_span_id == execute.span_id
     _no_content(receiver, ARGUMENT_CANARY, API_KEY)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"reyn mcp serve --http did not start:\n{log.read_text()}") from None
+            time.sleep(0.1)
+
+
+async def test_over_streamable_http_the_server_spans_carry_the_transport_and_the_client(
+    tmp_path: Path,
+) -> None:
+    import signal
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / PATH_CANARY).write_text(CONTENT_CANARY + "\n")
+    (root / "reyn.toml").write_text(
+        '[plugins]\nenable = ["file", "mcp"]\n\n[observability]\ntracing = true\n'
+    )
+    port = _free_port()
+    with OtlpReceiver() as receiver:
+        log = root / "serve.log"
+        with open(log, "w") as err:
+            proc = subprocess.Popen(
+                [REYN, "mcp", "serve", "--http", f"127.0.0.1:{port}"],
+                cwd=root,
+                env=_env(root, receiver, "reyn-http"),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
+        try:
+            _wait_listening(proc, port, log)
+            tracer = trace.get_tracer("the-mcp-client")
+            with tracer.start_as_current_span("client work") as client_span:
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:  # 2026-07-28: no session
+                    result = await client.call_tool("read_file", {"path": PATH_CANARY})
+                # a handshake-era client (2025-11-25) opens a session: its id is on the spans
+                async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write, *_):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        listed = await session.list_tools()
+        finally:
+            proc.send_signal(signal.SIGTERM)  # a clean stop sends the queued spans
+            proc.wait(60)
+        assert not result.is_error
+        trace_id = format(client_span.get_span_context().trace_id, "032x")
+        (call,) = receiver.wait_for("tools/call read_file", service="reyn-http")
+        in_session = receiver.wait_for("tools/list", service="reyn-http")
+        (execute,) = receiver.wait_for("execute_tool read_file", service="reyn-http")
+
+    assert call.kind == "SERVER" and call.trace_id == trace_id
+    assert call.attributes["network.transport"] == "tcp"
+    assert call.attributes["network.protocol.name"] == "http"
+    assert call.attributes["client.address"] == "127.0.0.1"
+    assert isinstance(call.attributes["client.port"], int)
+    assert execute.parent_span_id == call.span_id
+    assert "read_file" in {t.name for t in listed.tools}
+    (listing,) = [s for s in in_session if s.attributes.get("mcp.protocol.version") == "2025-11-25"]
+    assert listing.trace_id == trace_id and listing.attributes["network.transport"] == "tcp"
+    assert isinstance(listing.attributes["mcp.session.id"], str) and listing.attributes["mcp.session.id"]
+    _no_content(receiver, PATH_CANARY, CONTENT_CANARY, API_KEY)
