@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from reyn_core.moved import moved_attributes
 
 
 class ReynError(Exception):
@@ -211,39 +212,6 @@ class ProfileError(ReynError):
         self.file = file
 
 
-class LLMCallError(ReynError):
-    """A model call failed (provider error, rate limit, network) after the client's retries.
-
-    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…, or
-    ``MissingAPIKey`` when no key is set and nothing was sent), ``status_code`` the HTTP status when
-    the provider answered (None when no response came back: no key, connection refused, timeout).
-    Nothing is half-written: the caller's messages are never mutated, and ``messages`` (set by the
-    surface) is its conversation up to the failed call, every tool call already answered — a
-    consistent point to retry from.
-    """
-
-    messages: list[dict[str, Any]] | None = None
-
-    def __init__(self, message: str, *, model: str, kind: str = "", status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.model = model
-        self.kind = kind
-        self.status_code = status_code
-
-
-class ReplayMissing(ReynError):
-    """No recorded reply for a request in replay mode; ``key`` and ``fixture`` say which."""
-
-    def __init__(self, message: str, *, key: str, fixture: Path) -> None:
-        super().__init__(message)
-        self.key = key
-        self.fixture = fixture
-
-
-class ReplayFixtureError(ReynError):
-    """A fixture file exists but a line of it is not a valid record."""
-
-
 def exception_message(exc: BaseException, limit: int = 300) -> str:
     """The first line of an exception's message, at most ``limit`` characters ("(no message)" when
     empty). Never raises, even for an exception whose ``__str__`` breaks."""
@@ -259,3 +227,7 @@ def describe_exception(exc: BaseException, limit: int = 500) -> str:
     model or a user reads names an exception — one line, never a traceback."""
     message = exception_message(exc, limit)
     return type(exc).__name__ if message == "(no message)" else f"{type(exc).__name__}: {message}"
+
+
+# The LLM errors moved to the reyn-loops distribution (reyn_loops.errors): naming one here says where.
+__getattr__ = moved_attributes(__name__)

@@ -104,6 +104,13 @@ def configure_tracing(
     return True
 
 
+def active_tracer() -> Any | None:
+    """The tracer of the configured tracing, or None while tracing is off: what a runtime on top of
+    the core (reyn-loops' ``chat`` spans) opens its own spans with, so they share the set-up."""
+    state = active
+    return None if state is None else state.tracer
+
+
 def opens_span() -> bool:
     """Whether this ``invoke_tool`` call opens a span: False only for the inner call of ``traced``."""
     if _wrapping.get():
@@ -262,4 +269,4 @@ async def traced(
         span.end()
 
 
-__all__ = ["configure_tracing", "redact", "tool_call_id", "traced"]
+__all__ = ["active_tracer", "configure_tracing", "redact", "tool_call_id", "traced"]

@@ -31,8 +31,6 @@ COMMANDS: dict[str, str] = {
     "plugins": "reyn_core.cli.plugins",
     "tools": "reyn_core.cli.tools",
     "doctor": "reyn_core.cli.doctor",
-    "chat": "reyn_core.cli.chat",
-    "phase": "reyn_core.cli.phase",
     "completion": "reyn_core.cli.completion",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from reyn_core.testing.scripted_server import ScriptedReply, tool_names
+from reyn_loops.testing.scripted_server import ScriptedReply, tool_names
 
 ROUTER_PROMPT = (
     "Get me ready for the release: check my todo notes, ticket REYN-7 in the tracker and the "

@@ -26,8 +26,8 @@ import pytest
 
 import reyn_core
 import reyn_core.host
-from reyn_core.cli.phase import read_phase_file
 from reyn_core.loading.provenance.lock_file import read_lock
+from reyn_loops.cli.phase import read_phase_file
 
 if sys.version_info >= (3, 11):
     import tomllib

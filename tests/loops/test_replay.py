@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.loops import (
+from reyn_loops import (
     LLMCallError,
     LLMRequest,
     PhaseRunner,
@@ -21,7 +21,7 @@ from reyn_core.loops import (
     ReplayMissing,
     RouterLoop,
 )
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
 
@@ -114,7 +114,7 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
     test.write_text(
         textwrap.dedent("""
         import pytest
-        from reyn_core.loops import LLMRequest, ReplayMissing
+        from reyn_loops import LLMRequest, ReplayMissing
 
         @pytest.mark.llm_replay("rec/one.jsonl")
         async def test_missing(llm_replay):
@@ -151,8 +151,8 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
 
 def test_importing_reyn_core_the_host_api_and_the_loops_does_not_import_litellm():
     code = (
-        "import sys, reyn_core, reyn_core.loops, reyn_core.testing.scripted_server, "
-        "reyn_core.testing.replay, reyn_core.host, reyn_core.cli.chat, reyn_core.cli.phase; "
+        "import sys, reyn_core, reyn_loops, reyn_loops.testing.scripted_server, "
+        "reyn_loops.testing.replay, reyn_core.host, reyn_loops.cli.chat, reyn_loops.cli.phase; "
         "bad = [m for m in ('litellm', 'openai', 'httpx', 'mcp') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -210,3 +210,15 @@ async def test_committed_phase_fixture_replays_a_suspend_and_resume(llm_replay, 
     assert client.calls == 3 and llm_replay.fixture == PHASE_FIXTURE
     records = [json.loads(line) for line in PHASE_FIXTURE.read_text().splitlines()]
     assert len(records) == 3 and {r["request"]["model"] for r in records} == {MODEL}
+
+
+def test_the_llm_replay_fixture_and_marker_come_from_reyn_loops_own_pytest_plugin(tmp_path):
+    """Entry point ``pytest11: reyn_loops``: in a suite that configures nothing, once reyn-loops is
+    installed (the core's kit, ``pytest11: reyn``, no longer carries it)."""
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    fixtures = subprocess.run([*run, "--fixtures"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    section = fixtures.stdout.split("fixtures defined from reyn_loops.testing.replay", 1)
+    assert len(section) == 2, fixtures.stdout[-3000:]
+    assert "llm_replay -- " in section[1].split("fixtures defined from", 1)[0]
+    markers = subprocess.run([*run, "--markers"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "@pytest.mark.llm_replay(" in markers.stdout

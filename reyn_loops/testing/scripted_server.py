@@ -219,13 +219,13 @@ def _make_handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m reyn_core.testing.scripted_server SCRIPT.json [--port N] [--lifetime S]``: serve a
+    """``python -m reyn_loops.testing.scripted_server SCRIPT.json [--port N] [--lifetime S]``: serve a
     script on 127.0.0.1 until the lifetime ends or Ctrl-C (requests past its end get an HTTP 400)."""
     import argparse
     import sys
 
     parser = argparse.ArgumentParser(
-        prog="python -m reyn_core.testing.scripted_server",
+        prog="python -m reyn_loops.testing.scripted_server",
         description="A scripted OpenAI-compatible model on 127.0.0.1, for offline `reyn chat` trials.",
     )
     parser.add_argument("script", help="JSON array of replies (see load_script)")

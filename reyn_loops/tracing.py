@@ -3,7 +3,7 @@
 A turn's span (``chat {model}``, kind CLIENT, ``gen_ai.operation.name = chat``,
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) covers the model call and
 the tool calls the turn makes, so their ``execute_tool`` spans are its children. It exists only while
-tracing is on (``reyn_core.tracing.configure_tracing``), and not when litellm's own
+tracing is on (``reyn_core.host.configure_tracing``), and not when litellm's own
 OpenTelemetry callback is on (``litellm.callbacks`` naming ``otel``): that callback already makes a
 span per completion, and two spans for one call would double every token count a backend sums.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from reyn_core import tracing
+from reyn_core.host import active_tracer
 
 
 class _Turn:
@@ -56,8 +56,8 @@ def litellm_traces() -> bool:
 @contextmanager
 def chat_turn(model: str, system: str | None = None) -> Iterator[_Turn]:
     """The ``chat`` span of one turn, current inside the block (a no-op when tracing is off)."""
-    state = tracing.active
-    if state is None or litellm_traces():
+    tracer = active_tracer()
+    if tracer is None or litellm_traces():
         yield _Turn(None)
         return
     from opentelemetry import trace
@@ -66,7 +66,7 @@ def chat_turn(model: str, system: str | None = None) -> Iterator[_Turn]:
     attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
     if system:
         attributes["gen_ai.provider.name"] = system
-    with state.tracer.start_as_current_span(
+    with tracer.start_as_current_span(
         f"chat {model}",
         kind=trace.SpanKind.CLIENT,
         attributes=attributes,

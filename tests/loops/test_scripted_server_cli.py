@@ -1,4 +1,4 @@
-"""``python -m reyn_core.testing.scripted_server SCRIPT``: the scripted model on its own, for offline
+"""``python -m reyn_loops.testing.scripted_server SCRIPT``: the scripted model on its own, for offline
 ``reyn chat`` trials — a real server subprocess and a real ``reyn chat`` subprocess against it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.testing.scripted_server import load_script
+from reyn_loops.testing.scripted_server import load_script
 
 
 def _env() -> dict[str, str]:
@@ -37,9 +37,9 @@ def test_a_script_file_serves_reyn_chat_offline(tmp_path: Path):
             ]
         )
     )
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops", "example"]\n')
     server = subprocess.Popen(
-        [sys.executable, "-m", "reyn_core.testing.scripted_server", str(script), "--lifetime", "120"],
+        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script), "--lifetime", "120"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -93,7 +93,7 @@ def test_the_command_exits_2_on_a_bad_script_without_serving(tmp_path: Path):
     script = tmp_path / "s.json"
     script.write_text('[{"txt": "hi"}]')
     proc = subprocess.run(
-        [sys.executable, "-m", "reyn_core.testing.scripted_server", str(script)],
+        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script)],
         capture_output=True,
         text=True,
         env=_env(),

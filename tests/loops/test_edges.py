@@ -8,8 +8,8 @@ import pytest
 
 from reyn_core import ReynError
 from reyn_core.host import RegistryBuilder
-from reyn_core.loops import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
 

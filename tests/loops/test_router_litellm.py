@@ -9,10 +9,10 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import render_router
-from reyn_core.loops import LLMCallError, RouterLoop, SurfaceEvent
 from reyn_core.render import render_router_json
-from reyn_core.testing.scripted_server import ScriptedReply as R
-from reyn_core.testing.scripted_server import tool_results
+from reyn_loops import LLMCallError, RouterLoop, SurfaceEvent
+from reyn_loops.testing.scripted_server import ScriptedReply as R
+from reyn_loops.testing.scripted_server import tool_results
 
 from .conftest import MODEL
 

@@ -7,15 +7,15 @@
         loop = RouterLoop(registry, model="openai/gpt-4o-mini", client=llm_replay)
         result = await loop.run("Summarise notes.md")
 
-``llm_replay`` is a ``reyn_core.loops.ReplayClient``. Without the marker the fixture file is
+``llm_replay`` is a ``reyn_loops.ReplayClient``. Without the marker the fixture file is
 ``llm_fixtures/<module>__<test>.jsonl`` next to the test file. By default it replays and raises
 ``ReplayMissing`` (naming the missing key and the fixture file) for an unrecorded request; with
 ``REYN_LLM_RECORD=1`` in the environment (or ``record=True`` on the marker) unrecorded requests go
 to the real model through litellm and are appended. Marker keywords ``api_base``, ``api_key`` and
 ``num_retries`` configure that real client.
 
-This module is loaded as a pytest plugin by ``reyn_core.testing.pytest_plugin``; at import time it
-imports only pytest.
+This module is reyn-loops' pytest plugin (entry point ``pytest11: reyn_loops``), loaded in every test
+suite where reyn-loops is installed; at import time it imports only pytest.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from reyn_core.loops.replay import ReplayClient
+    from reyn_loops.replay import ReplayClient
 
 MARKER = "llm_replay"
 
@@ -49,8 +49,8 @@ def default_fixture_path(test_file: Path, test_name: str) -> Path:
 @pytest.fixture
 def llm_replay(request: pytest.FixtureRequest) -> ReplayClient:
     """A ``ReplayClient`` bound to this test's fixture file (see the module docstring)."""
-    from reyn_core.loops.llm import LiteLLMClient
-    from reyn_core.loops.replay import ReplayClient
+    from reyn_loops.llm import LiteLLMClient
+    from reyn_loops.replay import ReplayClient
 
     test_file = Path(str(request.node.path))
     mark = request.node.get_closest_marker(MARKER)

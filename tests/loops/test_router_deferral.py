@@ -9,9 +9,9 @@ from typing import Any
 
 from reyn_core.host import DeferralPolicy, ToolDeferral
 from reyn_core.jsondata import compact_json
-from reyn_core.loops import RouterLoop
-from reyn_core.testing.scripted_server import ScriptedReply as R
-from reyn_core.testing.scripted_server import tool_names, tool_results
+from reyn_loops import RouterLoop
+from reyn_loops.testing.scripted_server import ScriptedReply as R
+from reyn_loops.testing.scripted_server import tool_names, tool_results
 
 from .conftest import MODEL
 

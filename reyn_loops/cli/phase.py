@@ -30,7 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import EXIT_FAILED, EXIT_OK
+from reyn_core import ReynError
+
+from . import EXIT_FAILED, EXIT_OK, add_reyn_options, command_parser
 
 
 class PhaseFile(BaseModel):
@@ -69,8 +71,6 @@ def read_phase_file(path: Path) -> PhaseFile:
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
 
-    from ..errors import ReynError
-
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -104,17 +104,17 @@ Exit codes: 0 finish or transition; 1 abort, or the model call failed; 2 bad pha
 allowed_ops that match no op, missing API key, usage / profile / load error."""
 
 
-def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("phase", parents=[common], help="run a phase from a TOML phase file (needs [llm])")
+def build_parser() -> argparse.ArgumentParser:
+    p = command_parser("reyn phase", description="Run a phase from a TOML phase file.")
     psub = p.add_subparsers(dest="phase_command", metavar="SUBCOMMAND")
     psub.required = True
     r = psub.add_parser(
         "run",
-        parents=[common],
         help="run one phase and print its transcript and artifact",
         description=RUN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_reyn_options(r)
     r.add_argument("file", help="the phase TOML file")
     r.add_argument("--model", help="a litellm model (overrides the file's model)")
     r.add_argument("--api-base", help="an OpenAI-compatible endpoint (overrides the file's api_base)")
@@ -123,25 +123,31 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--answer", action="append", default=[], help="answer to a question the phase asks (repeatable)"
     )
     r.add_argument("--workspace", default=".", help="workspace root for ops (default: current directory)")
-    r.set_defaults(func=run)
+    r.add_argument("--json", action="store_true", help="{status, next_phase, artifact, error, ops} on stdout")
+    return p
 
 
-def run(args: argparse.Namespace) -> int:
-    from reyn_core.loops import LiteLLMClient, LLMCallError, PhaseRunner
-    from reyn_core.loops.transcript import Transcript
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
-    from ..context import ToolContext
-    from ..errors import ReynError
+
+def main(argv: list[str], loaded: Any) -> int:
+    """``reyn phase run FILE ...`` with ``loaded``, the ``LoadResult`` of the profile ``reyn`` chose."""
+    from reyn_core import ToolContext
+    from reyn_loops import LiteLLMClient, LLMCallError, PhaseRunner
+    from reyn_loops.transcript import Transcript
+
     from .chat import resolve_api_key
-    from .loading import emit_json, load_from_args
 
+    args = build_parser().parse_args(argv)
     spec = read_phase_file(Path(args.file))
     model = args.model or spec.model
     if not model:
         raise ReynError(f'phase file {args.file!r} names no model; add model = "..." or pass --model')
     api_base = args.api_base or spec.api_base
     api_key = resolve_api_key(model, args.api_key_env, api_base)
-    registry = load_from_args(args).registry
+    registry = loaded.registry
     out = sys.stderr if args.json else sys.stdout
     transcript = Transcript(out)
     runner = PhaseRunner(
@@ -182,11 +188,7 @@ def check_allowed_ops(runner: Any, file: str, *, from_file: bool) -> None:
     must not call (and pay for) the model — or, for a list written in the phase file (``from_file``),
     when any entry matches no tool (a typo). The profile's ``default_allowed_ops`` may name packs
     that are not enabled. The message lists the ops and clusters this profile offers to phases."""
-    from reyn_core.render.phase_catalog import phase_context
-
-    from ..errors import ReynError
-    from ..gates import op_matches
-    from ..render import render_phase
+    from reyn_core.host import op_matches, phase_context, render_phase
 
     allowed = list(runner.allowed_ops)
     if not allowed:

@@ -21,16 +21,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from reyn_core.context import RouterCallerState, ToolContext
-from reyn_core.deferral import DeferralPolicy, ToolDeferral, found_tool_names
-from reyn_core.dispatch import dispatch_tool
-from reyn_core.errors import ReynError
-from reyn_core.loops.events import EventCallback, emit
-from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
-from reyn_core.loops.tracing import chat_turn
-from reyn_core.registry import ToolRegistry
-from reyn_core.render import render_router
-from reyn_core.tracing import tool_call_id
+from reyn_core import ReynError, RouterCallerState, ToolContext
+from reyn_core.host import (
+    DeferralPolicy,
+    ToolDeferral,
+    ToolRegistry,
+    dispatch_tool,
+    found_tool_names,
+    render_router,
+    tool_call_id,
+)
+from reyn_loops.events import EventCallback, emit
+from reyn_loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
+from reyn_loops.tracing import chat_turn
 
 RouterStatus = Literal["done", "pending", "turn_limit"]
 

@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.cli.chat import _session
-from reyn_core.loops import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
-from reyn_core.loops.transcript import Transcript
-from reyn_core.testing.scripted_server import ScriptedModelServer, tool_results
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import LiteLLMClient, LLMCallError, LLMRequest, RouterLoop
+from reyn_loops.cli.chat import _session
+from reyn_loops.testing.scripted_server import ScriptedModelServer, tool_results
+from reyn_loops.testing.scripted_server import ScriptedReply as R
+from reyn_loops.transcript import Transcript
 
 from .conftest import MODEL
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+# `reyn chat` / `reyn phase` are the `loops` plugin's commands: a profile enables it like any plugin.
+LOOPS_ONLY = '[plugins]\nenable = ["loops"]\n'
 
 
 def run_reyn(
@@ -44,7 +46,7 @@ def run_reyn(
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     (tmp_path / "reyn.toml").write_text(
-        f'[plugins]\nenable = ["example", "file"]\n'
+        f'[plugins]\nenable = ["loops", "example", "file"]\n'
         f"[plugins.file.settings]\nworkspace = {json.dumps(str(tmp_path))}\n"
     )
     return tmp_path
@@ -147,7 +149,7 @@ def test_phase_run_provider_error_exits_1_like_chat(workspace):
 )
 def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, expected):
     (tmp_path / "reyn.toml").write_text(
-        '[plugins]\nenable = ["example"]\n'
+        '[plugins]\nenable = ["loops", "example"]\n'
     )  # no file pack: defaults match nothing
     (tmp_path / "phase.toml").write_text(f'name = "p"\ntask = "t"\nmodel = "openai/scripted"\n{ops_line}')
     with ScriptedModelServer([R.text("never")], lifetime_s=300) as server:
@@ -175,6 +177,7 @@ def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, ex
     ],
 )
 def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv):
+    (tmp_path / "reyn.toml").write_text(LOOPS_ONLY)
     proc = run_reyn(*argv, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
@@ -208,6 +211,7 @@ def test_reyn_itself_has_no_demo_command(tmp_path):
 
 
 def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path):
+    (tmp_path / "reyn.toml").write_text(LOOPS_ONLY)
     proc = run_reyn("chat", "--help", cwd=tmp_path, timeout=120)
     assert proc.returncode == 0
     for text in ("/tools", "/exit", "OPENAI_API_KEY", "--api-key-env", "Exit codes", "--profile-file"):
@@ -216,7 +220,7 @@ def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path
 
 
 def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path):
-    (tmp_path / "empty.toml").write_text("[plugins]\nenable = []\n")
+    (tmp_path / "empty.toml").write_text(LOOPS_ONLY)  # the commands' plugin, no tools
     with ScriptedModelServer([], lifetime_s=120) as server:
         proc = run_reyn(
             "chat",

@@ -17,8 +17,8 @@ import pytest
 
 from reyn_core import ToolContext, ToolDenied, ToolGates, tool
 from reyn_core.host import RegistryBuilder, ToolRegistry
-from reyn_core.loops import LiteLLMClient
-from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
+from reyn_loops import LiteLLMClient
+from reyn_loops.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

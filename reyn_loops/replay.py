@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reyn_core.errors import ReplayFixtureError, ReplayMissing
-from reyn_core.loops.llm import DeltaCallback, LLMClient, LLMReply, LLMRequest, default_client
+from reyn_loops.errors import ReplayFixtureError, ReplayMissing
+from reyn_loops.llm import DeltaCallback, LLMClient, LLMReply, LLMRequest, default_client
 
 RECORD_ENV = "REYN_LLM_RECORD"
 

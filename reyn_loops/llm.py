@@ -1,7 +1,7 @@
 """The model call both surfaces make: ``LLMRequest`` in, ``LLMReply`` out, through an ``LLMClient``.
 
 ``LiteLLMClient`` is the real one (litellm ``acompletion``, streaming optional); ``ReplayClient``
-(``reyn_core.loops.replay``) records and replays it. litellm is imported only when a call is made,
+(``reyn_loops.replay``) records and replays it. litellm is imported only when a call is made,
 never when this module is imported. ``ModelLoop`` is what both loops hold to make the call.
 """
 
@@ -16,12 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from reyn_core.errors import LLMCallError, ReynError, describe_exception
-from reyn_core.jsondata import canonical_json
+from reyn_core import ReynError, canonical_json
+from reyn_core.host import describe_exception
+from reyn_loops.errors import LLMCallError
 
 if TYPE_CHECKING:
-    from reyn_core.loops.events import EventCallback
-    from reyn_core.registry import ToolRegistry
+    from reyn_core.host import ToolRegistry
+    from reyn_loops.events import EventCallback
 
 DeltaCallback = Callable[[str], None]
 
@@ -131,7 +132,10 @@ def import_litellm() -> Any:
     try:
         import litellm
     except ImportError:
-        raise ReynError("the LLM surfaces need litellm: pip install 'reyn-core[llm]'") from None
+        raise ReynError(
+            "the LLM surfaces need litellm, a dependency of reyn-loops that is missing here: "
+            "pip install 'litellm>=1.50'"
+        ) from None
     litellm.suppress_debug_info = True
     return litellm
 

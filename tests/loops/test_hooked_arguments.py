@@ -10,8 +10,8 @@ from typing import Any
 
 from reyn_core import ToolContext
 from reyn_core.host import RegistryBuilder, ToolCall, ToolCallHooks, ToolRegistry
-from reyn_core.loops import PhaseRunner, RouterLoop
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import PhaseRunner, RouterLoop
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL, Tools
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from reyn_core.loops.events import SurfaceEvent
+from reyn_loops.events import SurfaceEvent
 
 
 def short(value: Any, limit: int = 160) -> str:

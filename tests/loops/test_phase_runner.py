@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from reyn_core.host import render_phase
-from reyn_core.loops import PhaseRunner, PhaseState
 from reyn_core.render.phase_catalog import phase_context
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops import PhaseRunner, PhaseState
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 from .conftest import MODEL
 

@@ -18,16 +18,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from reyn_core.context import ToolContext
-from reyn_core.dispatch import dispatch_tool
-from reyn_core.errors import PhaseOutputError, ReynError
-from reyn_core.loops.events import EventCallback, emit
-from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, at_least_one
-from reyn_core.loops.tracing import chat_turn
-from reyn_core.registry import ToolRegistry
-from reyn_core.render import PhaseCatalog, render_phase
-from reyn_core.render.phase_catalog import phase_context
-from reyn_core.render.phase_contract import PhaseOpCall, PhaseOutput, parse_phase_output
+from reyn_core import ReynError, ToolContext
+from reyn_core.host import (
+    PhaseCatalog,
+    PhaseOpCall,
+    PhaseOutput,
+    PhaseOutputError,
+    ToolRegistry,
+    dispatch_tool,
+    parse_phase_output,
+    phase_context,
+    render_phase,
+)
+from reyn_loops.events import EventCallback, emit
+from reyn_loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, at_least_one
+from reyn_loops.tracing import chat_turn
 
 PhaseStatus = Literal["finish", "transition", "abort", "suspended"]
 
@@ -181,7 +186,7 @@ class PhaseRunner(ModelLoop):
 
     def _use_structured(self) -> bool:
         if self.structured is None:
-            from reyn_core.loops.llm import supports_structured_output
+            from reyn_loops.llm import supports_structured_output
 
             self.structured = supports_structured_output(self.model)
         return self.structured

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.testing.scripted_server import ScriptedModelServer
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops.testing.scripted_server import ScriptedModelServer
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 PROFILE = """
 [plugins]
-enable = ["example", "file"]
+enable = ["loops", "example", "file"]
 [plugins.file.settings]
 workspace = {ws}
 write_roots = ["out"]

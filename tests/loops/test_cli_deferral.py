@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.testing.scripted_server import ScriptedModelServer, tool_names
-from reyn_core.testing.scripted_server import ScriptedReply as R
+from reyn_loops.testing.scripted_server import ScriptedModelServer, tool_names
+from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 from .test_cli import run_reyn
 
 PROFILE = """
 [plugins]
-enable = ["example", "file"]
+enable = ["loops", "example", "file"]
 [plugins.file.settings]
 workspace = {ws}
 [surfaces.router.defer]

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import EXIT_FAILED, EXIT_OK, add_profile_options
+from reyn_core import ReynError
+
+from . import EXIT_FAILED, EXIT_OK, command_parser
 
 DESCRIPTION = """\
 An interactive router session: each line you type is a user message; the model may call the tools
@@ -38,14 +40,10 @@ DEFERRED_REFUSAL = {
 }
 
 
-def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
-        "chat",
-        help="interactive router session with a model (needs [llm])",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def build_parser() -> argparse.ArgumentParser:
+    p = command_parser(
+        "reyn chat", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    add_profile_options(p)
     p.add_argument(
         "--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini or anthropic/claude-…"
     )
@@ -56,16 +54,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--no-stream", action="store_true", help="do not stream the answer")
     p.add_argument("--plan-mode", action="store_true", help="plan mode: the `plan` tool is hidden")
     p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
-    p.set_defaults(func=run)
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # refused: no JSON output
+    return p
 
 
 def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -> str | None:
     """The key to send: from ``--api-key-env``, else None (litellm reads the provider's variable), or a
     placeholder for a local ``--api-base``. ``ReynError`` (exit 2) when the model needs a key and none
     is set, naming the variable and ``--api-key-env``."""
-    from reyn_core.loops.llm import missing_api_keys
-
-    from ..errors import ReynError
+    from reyn_loops.llm import missing_api_keys
 
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
@@ -81,21 +78,20 @@ def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -
     return api_key
 
 
-def run(args: argparse.Namespace) -> int:
-    from reyn_core.loops import LiteLLMClient, RouterLoop
-    from reyn_core.loops.transcript import Transcript
+def main(argv: list[str], loaded: Any) -> int:
+    """``reyn chat ...`` with ``loaded``, the ``LoadResult`` of the profile ``reyn`` chose."""
+    from reyn_core import ToolContext
+    from reyn_core.host import deferral_policy
+    from reyn_loops import LiteLLMClient, RouterLoop
+    from reyn_loops.transcript import Transcript
 
-    from ..context import ToolContext
-    from ..errors import ReynError
-    from .loading import load_from_args
-
+    args = build_parser().parse_args(argv)
     if args.json:
         raise ReynError("reyn chat is interactive and has no --json output")
     if args.max_turns < 1:
         raise ReynError("--max-turns must be at least 1")
     api_key = resolve_api_key(args.model, args.api_key_env, args.api_base)
-    result = load_from_args(args)
-    registry = result.registry
+    registry = loaded.registry
     transcript = Transcript(show_model_calls=False)
     ctx = ToolContext(
         surface="router",
@@ -103,8 +99,6 @@ def run(args: argparse.Namespace) -> int:
         workspace=Path(args.workspace).resolve(),
         extras={"registry": registry},  # for tools that read the session (plan, the source pack)
     )
-    from ..loading.deferral_policy import deferral_policy
-
     loop = RouterLoop(
         registry,
         model=args.model,
@@ -115,9 +109,9 @@ def run(args: argparse.Namespace) -> int:
         plan_mode=args.plan_mode,
         system_prompt=args.system,
         on_event=transcript,
-        deferral=deferral_policy(result.profile, registry),
+        deferral=deferral_policy(loaded.profile, registry),
     )
-    return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(result)))
+    return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(loaded)))
 
 
 def no_tools_hint(result: Any) -> str:
@@ -136,7 +130,7 @@ def no_tools_hint(result: Any) -> str:
 
 async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int:
     """One event loop for the whole session, so tool sessions (e.g. MCP) opened in a turn stay usable."""
-    from reyn_core.loops import LLMCallError, tool_message
+    from reyn_loops import LLMCallError, tool_message
 
     names = [t["function"]["name"] for t in loop.tools()]
     print(f"reyn chat — model {model}, {len(names)} tools. /tools lists them, /exit ends.", flush=True)
