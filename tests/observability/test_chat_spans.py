@@ -102,7 +102,7 @@ async def test_a_phase_run_yields_a_chat_span_per_step_with_its_ops_as_children(
 ) -> None:
     import json
 
-    from reyn_core.loops import PhaseRunner
+    from reyn_loops import PhaseRunner
 
     def step(control: str, ops: list[dict[str, Any]]) -> ScriptedReply:
         body = {"control": {"type": control, "decision": control, "next_phase": None}, "control_ir": ops}

@@ -29,7 +29,7 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry import trace
 
-from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
+from reyn_loops.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
 from .otlp_receiver import OtlpReceiver, ReceivedSpan
 
@@ -72,7 +72,7 @@ def test_a_router_conversation_is_exported_as_a_span_tree_with_the_refusing_laye
     root.mkdir()
     (root / PATH_CANARY).write_text(CONTENT_CANARY + "\n")
     (root / "reyn.toml").write_text(
-        '[plugins]\nenable = ["file"]\n\n[surfaces.router]\nexclude = ["write_file"]\n\n'
+        '[plugins]\nenable = ["loops", "file"]\n\n[surfaces.router]\nexclude = ["write_file"]\n\n'
         "[observability]\ntracing = true\n"
     )
     script = [
