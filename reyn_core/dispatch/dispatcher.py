@@ -157,7 +157,11 @@ async def invoke_tool(
     admitted: Any = None
     parsed, problems = own_arguments(args)  # the call's own: no one else can change them
     # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
-    call = ToolCall(tool, read_only(parsed), call_ctx, surface) if hooks.before or hooks.after else _NO_CALL
+    call = (
+        ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
+        if hooks.before or hooks.after
+        else _NO_CALL
+    )
     try:
         # the gates again (available() sees this surface); the layers the snapshot fixes were
         # decided once, by the same function
