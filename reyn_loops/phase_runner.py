@@ -8,7 +8,9 @@ reply in a row aborts the phase cleanly. The ops of a valid reply run in order t
 under the phase's ``allowed_ops`` and their results are sent back; the phase ends on a reply without
 ops (finish or transition) or on an abort (whose ops are not run). A tool that asks the user (through
 the ``ask_user`` bridge) suspends the run: the result carries a ``PhaseState`` to resume with the
-answer, in this process or, as JSON, in another.
+answer, in this process or, as JSON, in another. An op waiting for approval suspends the same way,
+before anything of it ran (``state.approval`` names the request); resuming runs it only once it is
+approved, then the ops after it.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class PhaseState:
     results: list[dict[str, Any]] = field(default_factory=list)
     remaining_ops: list[dict[str, Any]] = field(default_factory=list)
     op_log: list[dict[str, Any]] = field(default_factory=list)
+    approval: str | None = None
+    """Set when ``pending_op`` waits for approval (nothing of it ran): the request's id."""
 
     def to_json(self) -> str:
         """This state as JSON text."""
@@ -218,6 +222,17 @@ class PhaseRunner(ModelLoop):
                 f"this state belongs to phase {state.phase!r} with allowed_ops {state.allowed_ops}; "
                 f"resume it with a runner for that phase (this one: {self.name!r}, {list(self.allowed_ops)})"
             )
+        if state.approval is not None:  # the op itself runs now, by its approval (``answer`` unused)
+            msgs = [dict(m) for m in state.messages]
+            ops = [
+                PhaseOpCall(kind=o["kind"], args=_args(o)) for o in (state.pending_op, *state.remaining_ops)
+            ]
+            results, op_log = [*state.results], [*state.op_log]
+            suspended = await self._run_ops(ops, msgs, state.step, results, op_log, approval=state.approval)
+            if suspended is not None:
+                return suspended
+            msgs.append(_results_message(results))
+            return await self._loop(msgs, step=state.step, op_log=op_log)
         envelope = {"status": "ok", "data": {"question": state.question, "answer": answer}}
         op_log = [*state.op_log]
         results = [*state.results, {"kind": state.pending_op.get("kind"), "result": envelope}]
@@ -311,8 +326,10 @@ class PhaseRunner(ModelLoop):
         step: int,
         results: list[dict[str, Any]],
         op_log: list[dict[str, Any]],
+        approval: str | None = None,
     ) -> PhaseResult | None:
-        """Run ``ops`` in order; on a question, return the suspended result (else None)."""
+        """Run ``ops`` in order; on a question or an op waiting for approval, return the suspended
+        result (else None). ``approval`` is the request the first op resumes with."""
         for i, op in enumerate(ops):
             asker = _Asker()
             ctx = (
@@ -322,22 +339,32 @@ class PhaseRunner(ModelLoop):
             )
             emit(self.on_event, "op", op=op.kind, args=op.args)
             envelope = await dispatch_tool(
-                self.registry, op.kind, op.args, ctx, surface="phase", allowed_ops=self.allowed_ops
+                self.registry,
+                op.kind,
+                op.args,
+                ctx,
+                surface="phase",
+                allowed_ops=self.allowed_ops,
+                approval=approval if i == 0 else None,
             )
-            if asker.asked and envelope.get("status") == "ok":
+            error = envelope.get("error") or {}
+            waits = error.get("approval") if error.get("kind") == "approval_required" else None
+            if waits is not None or (asker.asked and envelope.get("status") == "ok"):
+                question = {"approval": waits, "message": error.get("message")} if waits else asker.question
                 state = PhaseState(
                     self.name,
                     list(self.allowed_ops),
                     [dict(m) for m in msgs],
                     step,
-                    asker.question,
+                    question,
                     op.to_wire(),
                     list(results),
                     [o.to_wire() for o in ops[i + 1 :]],
                     list(op_log),
+                    approval=waits,
                 )
-                emit(self.on_event, "suspended", question=asker.question)
-                return PhaseResult("suspended", None, msgs, op_log, state=state, question=asker.question)
+                emit(self.on_event, "suspended", question=question)
+                return PhaseResult("suspended", None, msgs, op_log, state=state, question=question)
             emit(self.on_event, "op_result", op=op.kind, envelope=envelope)
             results.append({"kind": op.kind, "result": envelope})
             op_log.append({"kind": op.kind, "args": dict(op.args), "result": envelope})

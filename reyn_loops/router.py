@@ -1,11 +1,13 @@
 """``RouterLoop``: native function calling over litellm, one registry, one dispatcher.
 
 Each turn renders the tools array with ``render_router`` (the gates decide what the model sees),
-calls the model, runs every tool call of the turn concurrently through ``dispatch_tool`` (the gates
-are checked again), and appends one ``tool`` message per call built from the dispatcher's envelope —
-so an unknown tool, a refused tool or bad arguments reach the model as an error it can correct. The
-loop stops at a text answer, at a deferred tool (``status="pending"``, resumable with the tool's
-result), or at the turn limit.
+calls the model, runs the turn's tool calls through ``dispatch_batch`` (reads concurrently, writes
+as ordered barriers; the gates are checked again), and appends one ``tool`` message per call built
+from the dispatcher's envelope — so an unknown tool, a refused tool or bad arguments reach the
+model as an error it can correct. The loop stops at a text answer, at a deferred tool
+(``status="pending"``, resumable with the tool's result), at a call waiting for approval
+(``status="pending"``, resumable once it is decided — in this process or another: the request is
+durable, ``RouterResult.as_json`` carries the run), or at the turn limit.
 
 With a ``deferral`` policy (``[surfaces.router.defer]``, see ``reyn_core.deferral``) each turn's array
 is ``ToolDeferral.tools_for_turn``: deferred tools are left out, the search tool is offered, and tools
@@ -15,7 +17,6 @@ Every call — the search tool's and a deferred tool called by name — goes thr
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +27,7 @@ from reyn_core.host import (
     DeferralPolicy,
     ToolDeferral,
     ToolRegistry,
+    dispatch_batch,
     dispatch_tool,
     found_tool_names,
     render_router,
@@ -51,12 +53,16 @@ class ToolCallRecord:
 
 @dataclass(frozen=True)
 class PendingToolCall:
-    """A deferred tool call the host must finish: ``accepted`` is what its handler returned."""
+    """A call the run stopped at. ``waits`` is ``deferred`` (the host must finish it: ``accepted`` is
+    what its handler returned), ``approval`` (nothing ran; ``approval`` is the request to decide) or
+    ``held`` (after a side-effecting call waiting for approval: not started, run on resume)."""
 
     id: str
     name: str
     arguments: str
     accepted: Any = None
+    waits: Literal["deferred", "approval", "held"] = "deferred"
+    approval: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,29 @@ class RouterResult:
     turns: int = 0
     pending: tuple[PendingToolCall, ...] = ()
     tool_calls: tuple[ToolCallRecord, ...] = field(default=())
+
+    def as_json(self) -> dict[str, Any]:
+        """The run as JSON data, to resume it in another process (``from_json``)."""
+        return {
+            "status": self.status,
+            "messages": self.messages,
+            "text": self.text,
+            "turns": self.turns,
+            "pending": [vars(p) for p in self.pending],
+            "tool_calls": [vars(r) for r in self.tool_calls],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RouterResult:
+        """A run saved with ``as_json``."""
+        return cls(
+            data["status"],
+            list(data["messages"]),
+            data.get("text"),
+            int(data.get("turns", 0)),
+            tuple(PendingToolCall(**p) for p in data.get("pending", ())),
+            tuple(ToolCallRecord(**r) for r in data.get("tool_calls", ())),
+        )
 
 
 def tool_message(call_id: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
@@ -139,6 +168,7 @@ class RouterLoop(ModelLoop):
         self.ctx = replace(
             base,
             surface="router",
+            entry=base.entry or "router",  # an approval's key tells this loop from `mcp serve`
             router_state=replace(
                 state,
                 exclude=state.exclude | self.exclude,
@@ -206,6 +236,8 @@ class RouterLoop(ModelLoop):
         """
         if result.status != "pending":
             raise ReynError(f"only a pending run can be resumed (this one is {result.status!r})")
+        if any(p.waits != "deferred" for p in result.pending):
+            return await self._resume_approved(result)
         missing = [p for p in result.pending if p.id not in results]
         if missing:
             named = ", ".join(f"{p.id} ({p.name})" for p in missing)
@@ -217,6 +249,24 @@ class RouterLoop(ModelLoop):
             envelope = dict(value) if is_envelope else {"status": "ok", "data": value}
             msgs.append(tool_message(p.id, envelope))
         return await self._loop(msgs, first_turn=result.turns + 1, records=list(result.tool_calls))
+
+    async def _resume_approved(self, result: RouterResult) -> RouterResult:
+        """Run again the calls that waited for approval (and those held behind them), in order: each
+        runs only by consuming its approval; one still undecided leaves the run pending."""
+        msgs = [dict(m) for m in result.messages]
+        records = list(result.tool_calls)
+        ctx = self._turn_ctx(result.turns)
+        waiting = [p for p in result.pending if p.waits != "deferred"]
+        calls = [ToolCallRequest(p.id, p.name, p.arguments) for p in waiting]
+        approvals = {p.id: p.approval for p in waiting}
+        envelopes = await self._dispatch_all(calls, ctx, approvals)
+        pending = self._take_turn(calls, envelopes, msgs, records, result.turns)
+        deferred = tuple(p for p in result.pending if p.waits == "deferred")
+        if pending or deferred:
+            return RouterResult(
+                "pending", msgs, result.text, result.turns, deferred + pending, tuple(records)
+            )
+        return await self._loop(msgs, first_turn=result.turns + 1, records=records)
 
     async def _loop(
         self, msgs: list[dict[str, Any]], *, first_turn: int, records: list[ToolCallRecord]
@@ -251,27 +301,67 @@ class RouterLoop(ModelLoop):
                 msgs.append(dict(reply.message))
                 if not calls:
                     return RouterResult("done", msgs, reply.text, turn, (), tuple(records))
-                envelopes = await asyncio.gather(*(self._dispatch(c, ctx) for c in calls))
-                pending = []
-                for call, envelope in zip(calls, envelopes, strict=True):
-                    records.append(ToolCallRecord(call.id, call.name, call.arguments, envelope, turn))
-                    if envelope.get("status") == "ok" and self._is_deferred(call.name):
-                        pending.append(
-                            PendingToolCall(call.id, call.name, call.arguments, envelope.get("data"))
-                        )
-                    else:
-                        msgs.append(tool_message(call.id, envelope))
+                envelopes = await self._dispatch_all(calls, ctx, {})
+                pending = self._take_turn(calls, envelopes, msgs, records, turn)
                 if pending:
                     emit(self.on_event, "pending", turn=turn, calls=[p.name for p in pending])
                     return RouterResult("pending", msgs, reply.text, turn, tuple(pending), tuple(records))
         emit(self.on_event, "turn_limit", turns=self.max_turns)
         return RouterResult("turn_limit", msgs, None, turn, (), tuple(records))
 
-    async def _dispatch(self, call: ToolCallRequest, ctx: ToolContext) -> dict[str, Any]:
+    def _take_turn(
+        self,
+        calls: Sequence[ToolCallRequest],
+        envelopes: Sequence[dict[str, Any]],
+        msgs: list[dict[str, Any]],
+        records: list[ToolCallRecord],
+        turn: int,
+    ) -> tuple[PendingToolCall, ...]:
+        """Record each call; answer it with a tool message, or keep it pending (deferred, waiting for
+        approval, or held behind a call that waits)."""
+        pending = []
+        held = False
+        for call, envelope in zip(calls, envelopes, strict=True):
+            records.append(ToolCallRecord(call.id, call.name, call.arguments, envelope, turn))
+            kind = (envelope.get("error") or {}).get("kind")
+            if envelope.get("status") == "ok" and self._is_deferred(call.name):
+                pending.append(PendingToolCall(call.id, call.name, call.arguments, envelope.get("data")))
+            elif kind == "approval_required":
+                held = True
+                approval = envelope["error"].get("approval")
+                pending.append(
+                    PendingToolCall(call.id, call.name, call.arguments, None, "approval", approval)
+                )
+            elif kind == "not_run" and held:
+                pending.append(PendingToolCall(call.id, call.name, call.arguments, None, "held"))
+            else:
+                msgs.append(tool_message(call.id, envelope))
+        return tuple(pending)
+
+    async def _dispatch_all(
+        self, calls: Sequence[ToolCallRequest], ctx: ToolContext, approvals: Mapping[str, str | None]
+    ) -> list[dict[str, Any]]:
+        """The turn's calls in purity order (``dispatch_batch``), each with its events and span id."""
+
+        async def one(index: int, name: str, args: Any) -> dict[str, Any]:
+            return await self._dispatch(calls[index], ctx, approvals.get(calls[index].id))
+
+        batch = [(c.name, c.arguments) for c in calls]
+        return await dispatch_batch(self.dispatch_registry, batch, ctx, dispatch=one)
+
+    async def _dispatch(
+        self, call: ToolCallRequest, ctx: ToolContext, approval: str | None = None
+    ) -> dict[str, Any]:
         emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
         with tool_call_id(call.id):  # the execute_tool span's gen_ai.tool.call.id
             envelope = await dispatch_tool(
-                self.dispatch_registry, call.name, call.arguments, ctx, surface="router", exclude=self.exclude
+                self.dispatch_registry,
+                call.name,
+                call.arguments,
+                ctx,
+                surface="router",
+                exclude=self.exclude,
+                approval=approval,
             )
         emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
         return envelope

@@ -34,9 +34,12 @@ def load_from_args(
     ``check_profile`` applies ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
+    from .telemetry import export_spans
+
     profile = profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
+    export_spans(profile)  # before the load, so its own spans are exported
     result = load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
     print_load_tracebacks(result, getattr(args, "traceback", False))
     if check_profile:

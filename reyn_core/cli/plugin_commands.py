@@ -58,10 +58,14 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     from reyn_core.loading.loader import load
     from reyn_core.loading.step1_profile.profile import load_profile
 
+    from .telemetry import export_spans
+
     options = scan_global_options(argv)
     assert options.command is not None
     name = options.command
-    result = load(load_profile(profile_file=options.profile_file, profile_name=options.profile))
+    profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    export_spans(profile)  # before the load, so its own spans are exported
+    result = load(profile)
     print_load_tracebacks(result, options.traceback)
     check_loaded_profile(result)
     commands, shadowing = usable_commands(result)

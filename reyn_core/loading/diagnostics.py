@@ -246,6 +246,11 @@ CODES: dict[str, CodeInfo] = {
         "unknown plugin setting ignored",
         "fix the key in [plugins.<id>.settings]; the message lists the settings the plugin takes",
     ),
+    "RC009": CodeInfo(
+        "error",
+        "an approval rule names no loaded tool, plugin or cluster",
+        "fix the name in [[approvals.rules]] (see `reyn tools list`): a typo holds no call for approval",
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",

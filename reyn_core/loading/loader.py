@@ -36,6 +36,7 @@ from reyn_core.loading.step3_provenance.provenance_check import (
 from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_commands
 from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
+from reyn_core.loading.step6_registry.approval_gate import approval_gate
 from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
@@ -121,7 +122,10 @@ def _load(
 
     commands = resolve_commands(plugins)
     with load_tracing.phase("reyn.load.registration") as span:
-        registry, host_diags = register_all(policy, plugins, host_tools, cache, discovered_ids=found)
+        approvals = approval_gate(profile, policy.audit_log)
+        registry, host_diags = register_all(
+            policy, plugins, host_tools, cache, discovered_ids=found, approvals=approvals
+        )
         span.diagnostics(host_diags)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
@@ -203,9 +207,13 @@ def _report(
     return LoadReport(tuple(infos), tuple(all_diags))
 
 
+# The span of a step is named for what it does, whatever its function is called (documented names).
+_SPAN_NAMES = {"<lambda>": "select_distribution", "import_or_isolate": "import_plugin"}
+
+
 def _step_name(step: Callable[..., Any]) -> str:
     name = getattr(step, "__name__", "step")
-    return "select_distribution" if name == "<lambda>" else name
+    return _SPAN_NAMES.get(name, name)
 
 
 def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:
@@ -241,4 +249,8 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                         tool=entry,
                     )
                 )
+    if profile.approvals.rules:
+        from reyn_core.loading.step6_registry.approval_gate import approval_name_checks
+
+        diags.extend(approval_name_checks(profile, registry))
     return diags

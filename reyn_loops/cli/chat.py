@@ -162,8 +162,13 @@ async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int
             resumes = 0
             while outcome.status == "pending" and resumes < max_turns:
                 # This CLI host has no agents or planner to finish deferred tools: say so to the model,
-                # as often as it asks (bounded like the turns).
+                # as often as it asks (bounded like the turns). Calls waiting for approval are put to
+                # the terminal's user first (docs/approvals.md).
                 resumes += 1
+                from reyn_core.host import decide_pending_on_terminal
+
+                if not await decide_pending_on_terminal(loop.registry, outcome.pending):
+                    break
                 outcome = await loop.resume(outcome, {p.id: DEFERRED_REFUSAL for p in outcome.pending})
         except LLMCallError as exc:
             print(f"reyn: model error: {exc}", file=sys.stderr, flush=True)

@@ -51,6 +51,20 @@ AUTHOR_API = {
 }
 
 HOST_API = {
+    # approvals and purity-ordered batches (issue 26)
+    "ApprovalDecisionError",
+    "ApprovalGate",
+    "ApprovalPolicy",
+    "ApprovalRecord",
+    "ApprovalRefused",
+    "ApprovalRule",
+    "ApprovalStore",
+    "BatchCall",
+    "SqliteApprovalStore",
+    "ToolApprovalRequired",
+    "ToolNotRun",
+    "decide_pending_on_terminal",
+    "dispatch_batch",
     "DIAGNOSTIC_CODES",
     "DIGEST_VERSION",
     "Decision",

@@ -219,3 +219,18 @@ async def test_context_agent_reaches_handlers_through_the_loop(tools, scripted):
     loop = RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client)
     assert loop.ctx.surface == "router" and loop.ctx.agent == "someone"
     assert (await loop.run("x")).status == "done"
+
+
+async def test_a_read_after_a_write_in_one_turn_sees_the_write(tools, ctx, scripted):
+    # purity order (dispatch_batch): the write is a barrier, the read after it starts once it is done
+    server, client = scripted(
+        R.calls(
+            ("write_note", {"name": "fresh.md", "text": "just written"}), ("read_note", {"name": "fresh.md"})
+        ),
+        R.text("done"),
+    )
+    result = await RouterLoop(tools.registry, model=MODEL, ctx=ctx, client=client).run("write, then read")
+    assert result.status == "done"
+    msgs = tool_msgs(server.requests[1].body)
+    assert json.loads(msgs[1]["content"]) == {"status": "ok", "data": "just written"}
+    assert tools.calls.names() == ["write_note", "read_note"]

@@ -166,3 +166,41 @@ class ObservabilityConfig(ProfileSection):
     """Record tool arguments and results in spans (bounded, secret properties redacted)."""
     content_max_chars: int = Field(default=1024, ge=0, le=65536)
     """The most characters of each recorded argument or result text."""
+
+
+class ApprovalPathsConfig(ProfileSection):
+    """``unless_within`` of an approval rule: the call needs no approval when every path in
+    ``arguments`` resolves (as the file pack resolves it) inside one of ``roots`` (workspace-relative)."""
+
+    arguments: list[str] = Field(min_length=1)
+    roots: list[str] = Field(min_length=1)
+
+
+ApproverName = Literal["user", "operator"]
+_BOTH_APPROVERS: tuple[ApproverName, ...] = ("user", "operator")
+
+
+class ApprovalRuleConfig(ProfileSection):
+    """``[[approvals.rules]]``: the calls that need approval. Every selector given must match (one of
+    its values); a selector left out matches every call."""
+
+    tools: list[str] | None = None
+    """Tool names as registered (after any prefix)."""
+    plugins: list[str] | None = None
+    """Plugin ids."""
+    clusters: list[str] | None = None
+    purity: list[Literal["read_only", "side_effect", "external"]] | None = None
+    unless_within: ApprovalPathsConfig | None = None
+    approvers: list[ApproverName] = Field(default_factory=lambda: list(_BOTH_APPROVERS), min_length=1)
+    """Who may decide: ``user`` (the surface's user: the host's prompt, MCP elicitation, the CLI's
+    terminal) and/or ``operator`` (``reyn approvals approve``)."""
+
+
+class ApprovalsConfig(ProfileSection):
+    """``[approvals]``: which calls wait for a person (docs/approvals.md), where requests are kept,
+    and how long a request or an approval lasts."""
+
+    rules: list[ApprovalRuleConfig] = Field(default_factory=list)
+    store: str = "reyn-approvals.sqlite"
+    """The SQLite file of requests (relative to the profile file)."""
+    ttl_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)

@@ -21,6 +21,7 @@ from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
+    from reyn_core.approvals import ApprovalGate
     from reyn_core.loading.plugin_state import PluginState
     from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy
@@ -32,11 +33,13 @@ def register_all(
     host_tools: Iterable[ToolDefinition | Callable[..., Any]],
     schema_cache: SchemaCheckCache,
     discovered_ids: Iterable[str] = (),
+    approvals: ApprovalGate | None = None,
 ) -> tuple[ToolRegistry, list[Diagnostic]]:
     """Collision check over every claimant, then register survivors into the real registry.
 
     ``discovered_ids`` are the ids of every installed plugin: a cluster named like one belongs to
-    that plugin (see ``_cluster_owners``)."""
+    that plugin (see ``_cluster_owners``). ``approvals``: the profile's approval gate
+    (``approval_gate.approval_gate``), carried by the registry."""
     diags: list[Diagnostic] = []
     host_defs: list[ToolDefinition] = []
     host_origin = ToolOrigin(kind="host")
@@ -92,6 +95,7 @@ def register_all(
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
     builder.hooks = call_hooks(policy, [p for p in plugins if p.ok])
+    builder.approvals = approvals
     schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
 
