@@ -11,8 +11,8 @@ from typing import Any
 from reyn_core import hookimpl
 from reyn_core.hookspecs import plugin_manager
 from reyn_core.host import Profile
-from reyn_core.loading.agent_tools import agent_tool_lists, collect_agent_tools
 from reyn_core.loading.plugin_state import PluginState
+from reyn_core.loading.step5_hooks.agent_tools import agent_tool_lists, collect_agent_tools
 
 
 def plugin(pid: str, answer: Any) -> PluginState:
