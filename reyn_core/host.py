@@ -35,6 +35,8 @@ _EXPORTS = {
     "compare_tools": "reyn_core.loading.provenance.drift",
     # the one identity of what a tool definition serves (the lock pins it, the audit log records it)
     "definition_digest": "reyn_core.definition_digest",
+    # the workspace a host serves tools in (refuses an implicit `/` or home directory)
+    "choose_workspace": "reyn_core.context",
     # diagnostics of a load
     "explain_unavailable_tool": "reyn_core.loading.unavailable",
     "Diagnostic": "reyn_core.loading.diagnostics",

@@ -5,7 +5,9 @@ Exit codes: 0 success; 1 a check failed (audit drift, doctor errors, a tool call
 a plugin command failed); 2 usage, profile or load error. Errors are one clear line on stderr,
 never a traceback (set ``REYN_DEBUG=1`` to see one for an unexpected internal error).
 
-Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as ``reyn <name> ...``.
+Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as ``reyn <name> ...``;
+each is declared in its distribution's ``reyn.commands`` metadata, so ``reyn --help`` lists it (and
+the step that enables its plugin) without importing the plugin.
 """
 
 from __future__ import annotations
@@ -93,8 +95,13 @@ def common_parser() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
+def build_parser(only: str | None = None, argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start).
+
+    The full parser (``only`` None: ``reyn --help``) lists in its epilog the commands installed
+    plugins declare, from metadata, with whether the profile ``argv`` selects enables each."""
+    import argparse
+
     from .reporting import argument_parser_class
 
     common = common_parser()
@@ -102,7 +109,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="reyn",
         description="Reyn: one registry of LLM tools.",
         parents=[common],
-        epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.",
+        epilog=None if only in COMMANDS else _plugin_commands_epilog(argv),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from .. import __version__
 
@@ -120,6 +128,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         module.register(sub, common)
     _mark_leaves(parser)
     return parser
+
+
+def _plugin_commands_epilog(argv: Sequence[str]) -> str:
+    from reyn_core.loading.profile import load_profile
+
+    from .plugin_commands import commands_epilog
+
+    options = scan_global_options(argv)
+    try:
+        profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    except ReynError:  # help still lists the commands; the profile error shows on a real command
+        profile = None
+    return commands_epilog(profile)
 
 
 def _mark_leaves(parser: argparse.ArgumentParser) -> None:
@@ -172,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_builtin(args_list: list[str], command: str | None) -> int:
-    parser = build_parser(command)
+    parser = build_parser(command, args_list)
     args, extra = parser.parse_known_args(args_list)
     leaf = getattr(args, "_leaf", parser)
     # A command with free KEY=VALUE words (``tools call``) takes them before, between and after its

@@ -483,7 +483,11 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_AGENT,
         help=f"the calling agent the gates and per-agent allowlists see (default {DEFAULT_AGENT!r})",
     )
-    p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
+    p.add_argument(
+        "--workspace",
+        help="workspace root for tools (default: the current directory, unless that is / or your home "
+        "directory, where MCP clients start servers: then this option is required)",
+    )
     # Read by `reyn` before the command runs: it loads that profile once and hands the result over.
     p.add_argument("--profile", help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
     p.add_argument("--profile-file", help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
@@ -511,9 +515,12 @@ def main(argv: list[str], loaded: Any) -> int:
     if args.max_concurrent_calls < 1:
         print("reyn mcp serve: error: --max-concurrent-calls must be at least 1", file=sys.stderr)
         return 2
-    workspace = Path(args.workspace).resolve()
-    if not workspace.is_dir():
-        print(f"reyn mcp serve: error: --workspace {args.workspace!r} is not a directory", file=sys.stderr)
+    from reyn_core.host import choose_workspace
+
+    try:
+        workspace = choose_workspace(args.workspace)
+    except ReynError as exc:
+        print(f"reyn mcp serve: error: {exc}", file=sys.stderr)
         return 2
     try:
         http = http_options(args) if args.http else None
