@@ -33,7 +33,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
-from reyn_core.host import ToolRegistry, dispatch_tool, render_router
+from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -77,19 +77,24 @@ def annotations_for(purity: str, title: str) -> types.ToolAnnotations:
 
 
 def mcp_tools(registry: ToolRegistry, rendered: Iterable[Mapping[str, Any]]) -> list[types.Tool]:
-    """``render_router`` entries as MCP ``Tool``s: name, description and parameters exactly as rendered."""
+    """``render_router`` entries as MCP ``Tool``s: name, description and parameters exactly as
+    rendered; a tool whose definition has a result schema also gets it as ``outputSchema``
+    (``output_schema``: an object root, a non-object result wrapped under ``result``)."""
     out = []
     for entry in rendered:
         function = entry["function"]
         name = function["name"]
         title = title_for(name)
+        definition = registry.get(name)
+        returns = definition.returns
         out.append(
             types.Tool(
                 name=name,
                 title=title,
                 description=function["description"],
                 input_schema=function["parameters"],
-                annotations=annotations_for(registry.get(name).purity, title),
+                output_schema=output_schema(returns)[0] if returns is not None else None,
+                annotations=annotations_for(definition.purity, title),
             )
         )
     return out
@@ -98,19 +103,23 @@ def mcp_tools(registry: ToolRegistry, rendered: Iterable[Mapping[str, Any]]) -> 
 # --------------------------------------------------------------------------- results
 
 
-def result_from_envelope(envelope: Mapping[str, Any]) -> types.CallToolResult:
-    """A dispatcher envelope as an MCP tool result: text always; a JSON object result also as
-    ``structuredContent``; an error envelope as ``isError`` with the envelope's message."""
+def result_from_envelope(
+    envelope: Mapping[str, Any], returns: Mapping[str, Any] | None = None
+) -> types.CallToolResult:
+    """A dispatcher envelope as an MCP tool result: text always; an error envelope as ``isError``
+    with the envelope's message. ``structuredContent``: for a tool with a result schema
+    (``returns``), the result as its ``outputSchema`` says (``{"result": value}`` when wrapped);
+    without one, a JSON object result as it is."""
     if envelope.get("status") != "ok":
         error = envelope.get("error") or {}
         message = str(error.get("message") or "the tool call failed")
         return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
     data = envelope.get("data")
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)],
-        structured_content=data if isinstance(data, dict) else None,
-    )
+    structured = data if isinstance(data, dict) else None
+    if returns is not None and output_schema(returns)[1]:
+        structured = {"result": data}
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
 
 
 def _error_result(message: str) -> types.CallToolResult:
@@ -254,7 +263,7 @@ class ServedRegistry:
         finally:
             self._finished()
         if envelope.get("status") != "ok" or not deferred:
-            return result_from_envelope(envelope)
+            return result_from_envelope(envelope, self.registry.get(name).returns)
         return await self._ask_for_result(name, envelope.get("data"), request)
 
     def _started(self) -> None:

@@ -7,12 +7,20 @@ lay it out) so a ``reyn mcp serve`` subprocess discovers it like any installed p
 from __future__ import annotations
 
 import asyncio
+import enum
 import os
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from reyn_core import ToolContext, ToolGates, hookimpl, tool
 
 REYN_API = 1
+
+
+class Unit(enum.Enum):
+    kwh = "kWh"
+    mwh = "MWh"
 
 
 def _marker(name: str) -> Path:
@@ -73,7 +81,44 @@ async def probe_deferred(question: str, ctx: ToolContext) -> dict:
     return await send(agent="helper", message=question, ctx=ctx)
 
 
-TOOLS = (probe_echo, probe_raise, probe_slow, probe_wait, probe_text, probe_phase_only, probe_deferred)
+class Reading(BaseModel):
+    """One meter reading."""
+
+    meter: str
+    value: float
+    unit: Unit = Unit.kwh
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_list(count: int = 3) -> list[str]:
+    """Return a list of labels (a typed, non-object result)."""
+    return [f"item-{i}" for i in range(count)]
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_reading(meter: str) -> Reading:
+    """Return a typed model result."""
+    return Reading(meter=meter, value=1.5)
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_untyped(flag: bool = True):
+    """Return a JSON object without saying so."""
+    return {"flag": flag}
+
+
+TOOLS = (
+    probe_echo,
+    probe_raise,
+    probe_slow,
+    probe_wait,
+    probe_text,
+    probe_phase_only,
+    probe_deferred,
+    probe_list,
+    probe_reading,
+    probe_untyped,
+)
 
 
 @hookimpl

@@ -83,7 +83,8 @@ async def test_a_successful_call_returns_text_and_structured_content(serve_world
     assert not result.is_error
     assert result.structured_content == {"text": "héllo", "agent": "scout"}  # --agent reaches the ctx
     assert json.loads(_text(result)) == result.structured_content
-    assert not text.is_error and _text(text) == "just text" and text.structured_content is None
+    assert not text.is_error and _text(text) == "just text"
+    assert text.structured_content == {"result": "just text"}  # `-> str`: typed, wrapped
     assert not read.is_error and "hello from the workspace" in read.structured_content["content"]
 
 
