@@ -108,6 +108,27 @@ def usable_commands(result: LoadResult) -> tuple[dict[str, PluginCommand], list[
     return usable, diagnostics
 
 
+def _not_offered(name: str, result: LoadResult, commands: dict[str, PluginCommand]) -> str:
+    """Why a declared command of an enabled plugin is not there after the load."""
+    declarations = declared_commands().get(name, ())
+    if len(declarations) == 1:
+        plugin_id = declarations[0].plugin_id
+        info = next((p for p in result.report.plugins if p.plugin_id == plugin_id), None)
+        if info is not None and info.status != "loaded":
+            reasons = "; ".join(d.render() for d in info.diagnostics[:3]) or "see `reyn doctor`"
+            return f"command {name!r} is not available: plugin {plugin_id!r} is {info.status} ({reasons})"
+        return (
+            f"command {name!r} is not available: plugin {plugin_id!r} loaded but did not offer it "
+            "(RI007 above says why)"
+        )
+    extra = ", ".join(sorted(commands))
+    return (
+        f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
+        + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
+        + ")"
+    )
+
+
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
@@ -129,12 +150,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     for d in (*load_warnings, *shadowing):
         print(f"reyn: warning: {d.render()}", file=sys.stderr)
     if name not in commands:
-        extra = ", ".join(sorted(commands))
-        return report_error(
-            f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-            + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
-            + ")"
-        )
+        return report_error(_not_offered(name, result, commands))
     command = commands[name]
     try:
         return int(command.run(list(options.args), result) or 0)

@@ -28,6 +28,7 @@ from reyn_core.errors import ReynError
 from reyn_core.loops.events import EventCallback, emit
 from reyn_core.loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
 from reyn_core.loops.tracing import chat_turn
+from reyn_core.provider_schemas import target_for_model
 from reyn_core.registry import ToolRegistry
 from reyn_core.render import render_router
 from reyn_core.tracing import tool_call_id
@@ -175,10 +176,14 @@ class RouterLoop(ModelLoop):
         """The tools array this loop sends (what ``render_router`` gives for its context; under
         deferral, ``ToolDeferral.tools_for_turn`` with the tools ``messages`` have found)."""
         ctx = self._turn_ctx(turn)
+        # Each tool's schema adapted for this model's provider (issue 28: gemini inlines $ref, ...).
+        target = target_for_model(self.model, strict=self.strict)
         if self._deferral is None:
-            return render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict)
+            return render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict, target=target)
         found = found_tool_names(messages, self._deferral.policy.search_tool)
-        return self._deferral.tools_for_turn(ctx, found, exclude=self.exclude, strict=self.strict)
+        return self._deferral.tools_for_turn(
+            ctx, found, exclude=self.exclude, strict=self.strict, target=target
+        )
 
     def _turn_ctx(self, turn: int | None) -> ToolContext:
         state = self.ctx.router_state or RouterCallerState()

@@ -417,7 +417,7 @@ def test_plugin_command_is_handed_the_load_of_the_chosen_profile(cli):
 
 def test_a_command_function_without_the_loaded_argument_is_RI007_and_not_offered(cli, good_profile):
     proc = cli("old")
-    assert proc.returncode == 2 and "unknown command 'old'" in proc.stderr
+    assert proc.returncode == 2 and "command 'old' is not available" in proc.stderr
     assert "RI007" in proc.stderr and "must take (argv, loaded)" in proc.stderr
 
 

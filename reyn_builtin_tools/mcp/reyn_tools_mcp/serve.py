@@ -228,7 +228,10 @@ class ServedRegistry:
         """The served list: ``render_router`` for ``ctx`` (computed once; the registry is frozen)."""
         cached = self._lists.get(with_elicitation)
         if cached is None:
-            rendered = render_router(self.registry, self.ctx, exclude=self.exclude(with_elicitation))
+            # The mcp render target: the schema as registered ($schema kept; MCP clients read 2020-12).
+            rendered = render_router(
+                self.registry, self.ctx, exclude=self.exclude(with_elicitation), target="mcp"
+            )
             cached = self._lists[with_elicitation] = mcp_tools(self.registry, rendered)
         return cached
 
@@ -432,8 +435,15 @@ def host_files(profile: Any, registry: ToolRegistry) -> list[str]:
 
 
 def report_load(served: ServedRegistry, result: Any) -> None:
-    """What is served, what was refused, and the deferred tools' condition — on stderr (the log)."""
+    """What is served, what was refused, and the deferred tools' condition — on stderr (the log).
+
+    Schema warnings name only tools this server serves; the provider ones (``RS101`` OpenAI strict
+    mode, ``RS102`` Gemini) are about rendering for a model provider, not MCP, whose clients get the
+    schema as registered, and are left to ``reyn doctor``."""
+    served_names = {t.name for t in served.tools(True)}
     for d in result.report.diagnostics:
+        if d.code in ("RS101", "RS102") or (d.code.startswith("RS1") and d.tool not in served_names):
+            continue
         if d.severity in ("error", "warning"):
             log.warning("%s", d.render())
     refused = [p.plugin_id for p in result.report.plugins if p.enabled and p.status != "loaded"]
