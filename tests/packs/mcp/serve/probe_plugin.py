@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from reyn_core import ToolContext, ToolGates, hookimpl, tool
+from reyn_core import ToolContext, ToolDefinition, ToolGates, hookimpl, tool
 
 REYN_API = 1
 
@@ -107,7 +107,34 @@ def probe_untyped(flag: bool = True):
     return {"flag": flag}
 
 
+def _dialect(n: int = 0) -> dict:
+    return {"n": n}
+
+
+# A schema that names its dialect: MCP serves it with "$schema" (conformance's json-schema-2020-12).
+PROBE_DIALECT = ToolDefinition(
+    name="probe_dialect",
+    description="Echo a number; the schema names its JSON Schema dialect.",
+    parameters={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    },
+    handler=_dialect,
+    cluster="probe",
+    purity="read_only",
+)
+
+
+@tool(cluster="probe", purity="side_effect", gates=ToolGates(router="deny", phase="allow"))
+def probe_phase_map(labels: dict[str, int]) -> int:
+    """Phase only, with a map parameter: no OpenAI strict form (RS101), no Gemini form (RS102)."""
+    return len(labels)
+
+
 TOOLS = (
+    PROBE_DIALECT,
+    probe_phase_map,
     probe_echo,
     probe_raise,
     probe_slow,

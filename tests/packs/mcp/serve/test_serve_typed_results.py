@@ -52,3 +52,37 @@ async def test_a_refused_call_of_a_typed_tool_is_an_error_without_structured_con
         result = await client.call_tool("probe_list", {"count": "many"})
     assert result.is_error and result.structured_content is None
     assert _text(result).startswith("invalid arguments for ")
+
+
+async def test_mcp_is_its_own_render_target_and_keeps_the_schema_dialect(serve_world: ServeWorld) -> None:
+    async with Client(serve_world.stdio()) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        called = await client.call_tool("probe_dialect", {"n": 3})
+    assert tools["probe_dialect"].input_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert not called.is_error
+    # the provider targets drop it (the tools array is not a schema document)
+    router = {e["function"]["name"]: e for e in serve_world.router_render()}
+    assert "$schema" not in router["probe_dialect"]["function"]["parameters"]
+
+
+def test_the_serve_log_names_no_provider_lint_and_no_unserved_tool(serve_world: ServeWorld) -> None:
+    import subprocess
+
+    from .conftest import REYN
+
+    proc = subprocess.run(
+        [REYN, "mcp", "serve"],
+        cwd=serve_world.root,
+        env=serve_world.env(),
+        stdin=subprocess.DEVNULL,  # end of input: the server starts, logs, and stops
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "serving" in proc.stderr
+    assert "RS101" not in proc.stderr and "RS102" not in proc.stderr
+    assert "probe_phase_map" not in proc.stderr  # phase-only: not served, so never named
+    # positive control: the operator's view still shows what a provider cannot take
+    shown = serve_world.reyn("plugins", "show", "serve_probe")
+    assert "RS101" in shown.stdout and "probe_phase_map" in shown.stdout
