@@ -67,7 +67,7 @@ CLIENTS: dict[str, Client] = {
         Client(
             "vscode", "VS Code", lambda ws: ws / ".vscode" / "mcp.json", servers_key="servers", typed=True
         ),
-        Client("mcp-json", "a generic mcp.json", lambda ws: ws / "mcp.json"),
+        Client("mcp-json", "your MCP client (mcp.json)", lambda ws: ws / "mcp.json"),
     )
 }
 
