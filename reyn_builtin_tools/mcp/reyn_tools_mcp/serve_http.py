@@ -240,6 +240,43 @@ class BearerTokenGuard:
         await self.app(scope, receive, send)
 
 
+class InFlightRequests:
+    """ASGI middleware counting the requests whose response is not yet sent, except the standing
+    ``GET`` event streams (they last as long as a session). A stopping server waits for these too:
+    a call that finished its work has finished only when its answer left — else a loaded machine
+    closes the connection under a result that was about to be written."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        import asyncio
+
+        self.app = app
+        self._count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope.get("type") != "http" or scope.get("method") == "GET":
+            await self.app(scope, receive, send)
+            return
+        self._count += 1
+        self._idle.clear()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._count -= 1
+            if not self._count:
+                self._idle.set()
+
+    async def answered(self) -> None:
+        """Wait until every counted request has its response sent."""
+        await self._idle.wait()
+
+
 async def _plain(
     send: Callable[[Message], Awaitable[None]], status: int, body: bytes, headers: list[tuple[bytes, bytes]]
 ) -> None:
@@ -305,8 +342,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         def capture_signals(self) -> Iterator[None]:  # the signals are ours (below)
             yield
 
+    in_flight = InFlightRequests(build_http_app(server, options))
     config = uvicorn.Config(
-        build_http_app(server, options),
+        in_flight,
         host=options.host,
         port=options.port,
         log_level="warning",
@@ -334,7 +372,7 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
             running = served.close()
             log.info("stopping: waiting up to %gs for %d running call(s)", options.shutdown_grace_s, running)
             hurried = asyncio.ensure_future(hurry.wait())
-            drained = asyncio.ensure_future(served.drained())
+            drained = asyncio.ensure_future(_drained_and_answered(served, in_flight))
             await asyncio.wait(
                 {drained, hurried}, timeout=options.shutdown_grace_s, return_when="FIRST_COMPLETED"
             )
@@ -347,3 +385,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
     return bool(http.started)
+
+
+async def _drained_and_answered(served: Any, in_flight: InFlightRequests) -> None:
+    """No call runs and every answer has been sent (a refused late call's too)."""
+    await served.drained()
+    await in_flight.answered()

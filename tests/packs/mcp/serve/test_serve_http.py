@@ -198,6 +198,9 @@ async def test_a_signal_stops_the_server_cleanly_letting_a_running_call_finish(
 ) -> None:
     with serve_world.http("--shutdown-grace", "20") as server:
         async with Client(server.url) as client:
+            # The SDK client lists the tools after a call to check its structured result, unless it
+            # has the list already: listed now, so nothing is asked of a server that has stopped.
+            await client.list_tools()
             call = asyncio.ensure_future(client.call_tool("probe_echo", {"text": "last", "delay_ms": 1500}))
             for _ in range(1500):  # the signal must arrive while the call runs, however loaded the machine
                 if (serve_world.markers / "echo-last.started").exists():
