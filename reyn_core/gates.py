@@ -11,7 +11,8 @@ A tool whose handler is None is hidden on every surface (layer ``runtime``).
 ``check`` evaluates every layer. The layers a frozen registry fixes (role, operator, runtime:
 ``fixed_layers``) read only the tool and the snapshot's policy, all of final, frozen types, so a
 ``ToolRegistry`` decides them once per tool and surface and ``check`` asks it for that answer; the
-call layer is evaluated on every call.
+call layer is evaluated on every call, in two parts: ``call_layer`` from the call's ``CallKey`` alone
+(so ``ToolRegistry.visible`` may keep its answer per key) and the tool's own ``available(ctx)``.
 """
 
 from __future__ import annotations
@@ -178,11 +179,11 @@ def check(
         refused = registry.fixed_layers(tool, surface)
     else:
         refused = fixed_layers(tool, surface, operator, original_names)
-    if type(exclude) is not frozenset:
-        exclude = frozenset(as_names(exclude, "exclude"))
+    key = call_key(surface, ctx, operator, exclude=exclude, allowed_ops=allowed_ops)
     if refused is not None:
         return refused
-    return _call_layer(tool, surface, ctx, operator, exclude, allowed_ops)
+    decision = call_layer(tool, key)
+    return decision if not decision or tool.available is None else available(tool, ctx)
 
 
 def _require_known(surface: str) -> None:
@@ -235,64 +236,96 @@ def fixed_layers(
     return None
 
 
-def _call_layer(
-    tool: ToolDefinition,
+@dataclass(frozen=True, slots=True)
+class CallKey:
+    """Everything layer 3 reads from a call, except what a tool's own ``available(ctx)`` reads:
+    the surface, the agent, the exclusions (the call's and ``router_state.exclude``), a router step's
+    ``allowed_tools``, a phase's resolved ``allowed_ops`` and the per-agent allowlist.
+
+    ``call_layer`` reads nothing else, so two calls with equal keys get the same layer-3 answer for
+    every tool without ``available``; a cache of what a caller may see (``ToolRegistry.visible``)
+    keys on this and re-asks ``available(ctx)`` on every call. A new call-layer input must become a
+    field here, or ``call_layer`` cannot read it."""
+
+    surface: str
+    agent: str | None
+    exclude: frozenset[str]
+    allowed_tools: frozenset[str] | None
+    allowed_ops: tuple[str, ...] | None
+    agent_tools: frozenset[str] | None
+
+
+def call_key(
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy,
-    exclude: frozenset[str],
-    allowed_ops: Iterable[str] | None,
-) -> Decision:
-    """Layer 3, from this call's inputs: ``exclude``, ``allowed_ops``, the caller state and per-agent
-    allowlist ``ctx`` carries, and the tool's own ``available(ctx)``."""
-    if tool.name in exclude:
-        return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
+    operator: OperatorPolicy = NO_POLICY,
+    *,
+    exclude: Collection[str] = (),
+    allowed_ops: Iterable[str] | None = None,
+) -> CallKey:
+    """The ``CallKey`` of a call on ``surface`` in ``ctx`` with ``exclude`` / ``allowed_ops`` added
+    (as ``check`` takes them); a phase's ``allowed_ops`` resolved to the profile default when unset."""
+    _require_known(surface)
+    ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
     rs = ctx.router_state
+    steps: frozenset[str] | None = None
     if surface == "router" and rs is not None:
-        if tool.name in rs.exclude:
-            return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
-        if rs.allowed_tools is not None and tool.name not in rs.allowed_tools:
-            return Decision(
-                False,
-                "call",
-                f"tool {tool.name!r} is not in this step's tool list {sorted(rs.allowed_tools)}",
-                "step_tools",
-            )
+        ex = ex | rs.exclude if rs.exclude else ex
+        steps = rs.allowed_tools
+    ops: tuple[str, ...] | None = None
     if surface == "phase":
-        ops = allowed_ops
-        if ops is None and ctx.phase_state is not None:
-            ops = ctx.phase_state.allowed_ops
-        if ops is None:
-            ops = operator.default_allowed_ops
-        ops = as_names(ops, "allowed_ops")
-        if not ops_admit(ops, tool):
-            return Decision(
-                False,
-                "call",
-                f"op {tool.name!r} is not in this phase's allowed_ops {list(ops)}",
-                "allowed_ops",
-            )
-    if ctx.agent_tools is not None and tool.name not in ctx.agent_tools:
+        chosen = allowed_ops
+        if chosen is None and ctx.phase_state is not None:
+            chosen = ctx.phase_state.allowed_ops
+        ops = as_names(chosen if chosen is not None else operator.default_allowed_ops, "allowed_ops")
+    return CallKey(surface, ctx.agent, ex, steps, ops, ctx.agent_tools)
+
+
+def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
+    """Layer 3 from the call's ``key`` alone: everything but the tool's own ``available(ctx)``
+    (``available``), which ``check`` asks after this admits the tool."""
+    if tool.name in key.exclude:
+        return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
+    if key.allowed_tools is not None and tool.name not in key.allowed_tools:
         return Decision(
             False,
             "call",
-            f"agent {ctx.agent!r} may not use {tool.name!r} (per-agent allowlist)",
+            f"tool {tool.name!r} is not in this step's tool list {sorted(key.allowed_tools)}",
+            "step_tools",
+        )
+    if key.allowed_ops is not None and not ops_admit(key.allowed_ops, tool):
+        return Decision(
+            False,
+            "call",
+            f"op {tool.name!r} is not in this phase's allowed_ops {list(key.allowed_ops)}",
+            "allowed_ops",
+        )
+    if key.agent_tools is not None and tool.name not in key.agent_tools:
+        return Decision(
+            False,
+            "call",
+            f"agent {key.agent!r} may not use {tool.name!r} (per-agent allowlist)",
             "agent_tools",
         )
-    if tool.available is not None:
-        try:
-            ok = tool.available(ctx)
-        except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
-            return Decision(False, "call", exc.message, "available")
-        except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
-            return Decision(
-                False,
-                "call",
-                f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}",
-                "available",
-            )
-        if not ok:
-            return Decision(
-                False, "call", f"tool {tool.name!r} is not available in this context", "available"
-            )
+    return ALLOW
+
+
+def available(tool: ToolDefinition, ctx: ToolContext) -> Decision:
+    """The tool's own ``available(ctx)`` as a decision (fail closed: a check that raises hides it).
+    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``)."""
+    if tool.available is None:
+        return ALLOW
+    try:
+        ok = tool.available(ctx)
+    except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
+        return Decision(False, "call", exc.message, "available")
+    except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
+        return Decision(
+            False,
+            "call",
+            f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}",
+            "available",
+        )
+    if not ok:
+        return Decision(False, "call", f"tool {tool.name!r} is not available in this context", "available")
     return ALLOW

@@ -70,11 +70,15 @@ def _refuse_before_loading(name: str, profile: Profile) -> int | None:
     go on and load."""
     declarations = declared_commands().get(name, ())
     if not declarations:
+        from reyn_core.moved import moved_command_hint
+
         extra = ", ".join(declared_commands())
+        moved = moved_command_hint(name)
         return report_error(
             f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
             + (f"; from installed plugins: {extra}" if extra else "; no installed plugin declares commands")
             + ")"
+            + (f"; {moved}" if moved else "")
         )
     if len(declarations) == 1 and declarations[0].plugin_id not in profile.enabled:
         d = declarations[0]
@@ -121,12 +125,29 @@ def _not_offered(name: str, result: LoadResult, commands: dict[str, PluginComman
             f"command {name!r} is not available: plugin {plugin_id!r} loaded but did not offer it "
             "(RI007 above says why)"
         )
+    from reyn_core.moved import moved_command_hint
+
     extra = ", ".join(sorted(commands))
+    moved = moved_command_hint(name)
     return (
         f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
         + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
         + ")"
+        + (f"; {moved}" if moved else "")
     )
+
+
+def command_words(argv: Sequence[str], args: Sequence[str]) -> list[str]:
+    """The words a plugin command gets: those after its name, plus a ``--json`` given before the name
+    (``reyn --json NAME ...``, before any ``--``), so the command answers it as it would answer
+    ``reyn NAME ... --json`` — honoured or refused, never silently dropped."""
+    words = list(args)
+    before = list(argv[: len(argv) - len(args)])
+    if "--json" in before:
+        end = words.index("--") if "--" in words else len(words)
+        if "--json" not in words[:end]:
+            words.insert(end, "--json")
+    return words
 
 
 def run_plugin_command(argv: Sequence[str]) -> int:
@@ -153,7 +174,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         return report_error(_not_offered(name, result, commands))
     command = commands[name]
     try:
-        return int(command.run(list(options.args), result) or 0)
+        return int(command.run(command_words(argv, options.args), result) or 0)
     except ReynError:
         raise
     except SystemExit as exc:  # argparse inside a plugin command exits; keep its code

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import difflib
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 from .. import gates
-from ..calls import ToolCallHooks
+from ..calls import CallApprovals, ToolCallHooks
 from ..context import ToolContext
 from ..errors import RegistryFrozen, ToolNotFound
 from ..schema import SchemaIssue
@@ -27,6 +28,10 @@ class RegisteredTool:
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+_T = TypeVar("_T")
+# What a snapshot keeps of what it derived (visible sets per call key, search indexes, ...): the most
+# recently used entries, so a long-running host that sees many agents or contexts stays bounded.
+DERIVED_ENTRIES = 64
 
 
 def _not_found(name: object, near: list[str]) -> ToolNotFound:
@@ -49,6 +54,8 @@ class ToolRegistry:
 
     __slots__ = (
         "__weakref__",
+        "_approvals",
+        "_derived",
         "_hooks",
         "_operator",
         "_original_names",
@@ -64,8 +71,10 @@ class ToolRegistry:
     _settings: Mapping[str, Any]
     _operator: gates.OperatorPolicy
     _hooks: ToolCallHooks | None
+    _approvals: CallApprovals | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
+    _derived: dict[str, OrderedDict[Hashable, Any]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -78,6 +87,7 @@ class ToolRegistry:
         settings: Mapping[str, Any] = _EMPTY,
         operator: gates.OperatorPolicy = gates.NO_POLICY,
         hooks: ToolCallHooks | None = None,
+        approvals: CallApprovals | None = None,
     ) -> None:
         # The entries are trusted as checked: RegistryBuilder.freeze() is the way to make them.
         for name, entry in tools.items():
@@ -90,8 +100,10 @@ class ToolRegistry:
         init(self, "_settings", MappingProxyType(dict(settings)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
+        init(self, "_approvals", approvals)
         init(self, "_prepared", {})
         init(self, "_prepare_lock", threading.Lock())
+        init(self, "_derived", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
@@ -112,6 +124,11 @@ class ToolRegistry:
     def hooks(self) -> ToolCallHooks | None:
         """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
         return self._hooks
+
+    @property
+    def approvals(self) -> CallApprovals | None:
+        """The approval check the dispatcher runs before the hooks and the handler (None: none)."""
+        return self._approvals
 
     # ------------------------------------------------------------------ reading
 
@@ -229,6 +246,26 @@ class ToolRegistry:
         settings = self.settings_for(tool)
         return ctx if settings is None or ctx.settings is settings else ctx.with_settings(settings)
 
+    def derived(
+        self, kind: str, key: Hashable, build: Callable[[], _T], *, keep: int = DERIVED_ENTRIES
+    ) -> _T:
+        """What this snapshot derived of ``kind`` for ``key`` (``build()`` the first time; the ``keep``
+        most recently used of each kind are kept, so many cheap entries never evict a costly one).
+        The snapshot owns it, so it lives and dies with the snapshot; ``key`` must name everything
+        ``build`` reads besides the snapshot (a frozen value)."""
+        with self._prepare_lock:
+            entries = self._derived.setdefault(kind, OrderedDict())
+            if key in entries:
+                entries.move_to_end(key)
+                return entries[key]
+        value = build()  # outside the lock: other calls are not held up by a slow build
+        with self._prepare_lock:
+            value = entries.setdefault(key, value)
+            entries.move_to_end(key)
+            while len(entries) > keep:
+                entries.popitem(last=False)
+        return value
+
     def visible(
         self,
         surface: str,
@@ -237,11 +274,43 @@ class ToolRegistry:
         exclude: Iterable[str] = (),
         allowed_ops: Iterable[str] | None = None,
     ) -> list[ToolDefinition]:
-        """The tools ``gates.check`` lets ``surface`` see in ``ctx``, sorted by name."""
-        ex = frozenset(gates.as_names(exclude, "exclude"))
-        ops = gates.as_names(allowed_ops, "allowed_ops") if allowed_ops is not None else None
-        return [
-            t
-            for t in self._sorted
-            if gates.check(t, surface, ctx, registry=self, exclude=ex, allowed_ops=ops)
-        ]
+        """The tools ``gates.check`` lets ``surface`` see in ``ctx``, sorted by name.
+
+        What the gates decide from the snapshot (role, operator, runtime) and from the call's
+        ``gates.CallKey`` (surface, agent, exclusions, step and agent allowlists, ``allowed_ops``) is
+        kept per key; each tool's own ``available(ctx)`` is asked again on every call, in ``ctx``."""
+        admitted, _, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
+        if not conditional:
+            return list(admitted)
+        return [t for t in admitted if t.available is None or gates.available(t, self.context_for(t, ctx))]
+
+    def visible_names(
+        self,
+        surface: str,
+        ctx: ToolContext,
+        *,
+        exclude: Iterable[str] = (),
+        allowed_ops: Iterable[str] | None = None,
+    ) -> frozenset[str]:
+        """The names of ``visible(surface, ctx, ...)``, as a set (kept, like it, per call key)."""
+        _, names, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
+        hidden = [t.name for t in conditional if not gates.available(t, self.context_for(t, ctx))]
+        return names.difference(hidden) if hidden else names
+
+    def _visible_for(
+        self, surface: str, ctx: ToolContext, exclude: Iterable[str], allowed_ops: Iterable[str] | None
+    ) -> tuple[tuple[ToolDefinition, ...], frozenset[str], tuple[ToolDefinition, ...]]:
+        ex = exclude if type(exclude) is frozenset else frozenset(gates.as_names(exclude, "exclude"))
+        key = gates.call_key(surface, ctx, self._operator, exclude=ex, allowed_ops=allowed_ops)
+        return self.derived("visible", key, lambda: self._admitted(key))
+
+    def _admitted(
+        self, key: gates.CallKey
+    ) -> tuple[tuple[ToolDefinition, ...], frozenset[str], tuple[ToolDefinition, ...]]:
+        """The tools every layer but ``available`` admits for ``key``, their names, and those of them
+        that have an ``available`` check (asked again on every call)."""
+        admitted = tuple(
+            t for t in self._sorted if self.fixed_layers(t, key.surface) is None and gates.call_layer(t, key)
+        )
+        conditional = tuple(t for t in admitted if t.available is not None)
+        return admitted, frozenset(t.name for t in admitted), conditional

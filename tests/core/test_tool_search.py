@@ -54,19 +54,25 @@ def test_name_words_split_snake_kebab_dotted_and_camel_case() -> None:
     assert name_words("math.factorial-fast") == "math factorial fast"
 
 
-def test_query_terms_are_words_only_so_fts_syntax_is_never_interpreted() -> None:
-    assert query_terms('read "file" OR NEAR(x) * -y') == ("read", "file", "near", "x", "y")
+def test_query_terms_are_words_only_lower_cased_and_stemmed() -> None:
+    assert query_terms('read "files" OR NEAR(x) * -y') == ("read", "file", "or", "near", "x", "y")
+    assert query_terms("getUserOrders for resizing images") == (
+        "get",
+        "user",
+        "order",
+        "for",
+        "resiz",
+        "imag",
+    )
     assert query_terms("   ...  ") == ()
 
 
-def test_query_terms_drop_stop_words_and_bare_numbers() -> None:
-    assert query_terms("What is the area of a triangle with base 10 and height 5?") == (
-        "area",
-        "triangle",
-        "base",
-        "height",
-    )
-    assert query_terms("the of and 42") == ()
+def test_stop_words_and_bare_numbers_are_kept_unless_the_ranking_drops_them() -> None:
+    from reyn_core.tool_search.ranking import Ranking
+
+    query = "What is the area of a triangle with base 10?"
+    assert "the" in query_terms(query) and "10" in query_terms(query)
+    assert query_terms(query, Ranking(stop_words=True)) == ("area", "triangle", "base")
 
 
 def test_camel_case_name_is_found_by_its_words() -> None:
@@ -122,6 +128,8 @@ def test_index_is_built_once_per_frozen_registry_and_visible_set() -> None:
     assert tool_index(registry, {"a_tool"}) is tool_index(registry, {"a_tool"})
     assert tool_index(registry, {"a_tool"}) is not tool_index(registry, {"a_tool", "b_tool"})
     assert len(tool_index(registry, {"a_tool"})) == 1
+    other = frozen(definition("a_tool", "Something."))
+    assert tool_index(other, {"a_tool"}) is not tool_index(registry, {"a_tool"})  # per snapshot
 
 
 def test_a_search_registry_is_kept_while_used_and_frees_its_source_after() -> None:
@@ -328,3 +336,241 @@ async def test_the_search_tool_validates_its_arguments_like_any_tool() -> None:
     for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 21}, {"limit": 3}):
         envelope = await dispatch_tool(deferral.registry, "find_tools", bad, ROUTER)
         assert envelope["status"] == "error" and envelope["error"]["kind"] == "invalid_arguments", bad
+
+
+# --------------------------------------------------------------------------- the visible set, cached
+
+
+class Flag:
+    """A switch an ``available`` check reads from outside the context (a configured directory...)."""
+
+    def __init__(self) -> None:
+        self.on = True
+        self.asked = 0
+
+    def __call__(self, ctx: ToolContext) -> bool:
+        self.asked += 1
+        return self.on
+
+
+def test_each_input_of_the_gates_changes_what_a_warm_search_returns() -> None:
+    """The visible set is kept per snapshot and call key; a key missing one input would serve one
+    caller's set to another. With the cache warm, every input hides the target alone (the decoy, a
+    positive control, stays), and the first context still finds it afterwards."""
+    registry = frozen(
+        definition(
+            "ledger_post",
+            "Post a ledger entry.",
+            available=lambda ctx: ctx.agent != "intern" and not ctx.extras.get("read_only"),
+        ),
+        definition("ledger_read", "Read a ledger entry."),
+    )
+    base = ToolContext(surface="router", agent="clerk")
+
+    def found(ctx: ToolContext, **kw: Any) -> set[str]:
+        return {m.name for m in search_tools(registry, "ledger entry", ctx, limit=20, **kw)}
+
+    both = {"ledger_post", "ledger_read"}
+    assert found(base) == both
+    variants: dict[str, tuple[ToolContext, dict[str, Any]]] = {
+        "agent (read by available)": (ToolContext(surface="router", agent="intern"), {}),
+        "extras (read by available)": (
+            ToolContext(surface="router", agent="clerk", extras={"read_only": True}),
+            {},
+        ),
+        "agent allowlist": (ToolContext(surface="router", agent="clerk", agent_tools={"ledger_read"}), {}),
+        "step tool list": (
+            ToolContext(
+                surface="router", agent="clerk", router_state=RouterCallerState(allowed_tools={"ledger_read"})
+            ),
+            {},
+        ),
+        "loop exclusion": (
+            ToolContext(
+                surface="router", agent="clerk", router_state=RouterCallerState(exclude={"ledger_post"})
+            ),
+            {},
+        ),
+        "call exclusion": (base, {"exclude": {"ledger_post"}}),
+    }
+    for label, (ctx, kw) in variants.items():
+        assert found(ctx, **kw) == {"ledger_read"}, label
+        assert found(base) == both, label  # and the warm entry of the first context is untouched
+
+
+def test_available_is_asked_on_every_search_not_kept() -> None:
+    flag = Flag()
+    registry = frozen(
+        definition("ledger_post", "Post a ledger entry.", available=flag), definition("x", "ledger")
+    )
+    assert "ledger_post" in {m.name for m in search_tools(registry, "ledger", ROUTER)}
+    flag.on = False  # same snapshot, same context: only the check's answer changed
+    assert {m.name for m in search_tools(registry, "ledger", ROUTER)} == {"x"}
+    flag.on = True
+    assert "ledger_post" in {m.name for m in search_tools(registry, "ledger", ROUTER)}
+    assert flag.asked == 3
+
+
+def test_the_phase_surface_keys_on_allowed_ops() -> None:
+    registry = frozen(definition("ledger_post", "Post."), definition("ledger_read", "Read."))
+    phase = ToolContext(surface="phase")
+    assert [t.name for t in registry.visible("phase", phase, allowed_ops=["ledger_post"])] == ["ledger_post"]
+    assert [t.name for t in registry.visible("phase", phase, allowed_ops=["ledger_read"])] == ["ledger_read"]
+    assert [t.name for t in registry.visible("phase", phase, allowed_ops=["ledger_*"])] == [
+        "ledger_post",
+        "ledger_read",
+    ]
+
+
+def test_visible_agrees_with_check_for_every_case_of_the_matrix_warm_and_cold() -> None:
+    for case in ALL_CASES:
+        registry = registry_for(case)
+        ctx = context_for(case)
+        for _ in range(2):  # cold, then from the snapshot's kept answer
+            names = {t.name for t in registry.visible("router", ctx)}
+            expected = {t.name for t in registry.tools() if gates.check(t, "router", ctx, registry=registry)}
+            assert names == expected, str(case)
+
+
+def test_what_a_snapshot_derives_is_bounded_per_kind() -> None:
+    from reyn_core.registry.snapshot import DERIVED_ENTRIES
+    from reyn_core.tool_search import INDEXES_KEPT
+
+    registry = frozen(*(definition(f"tool_{i}", "Something.") for i in range(INDEXES_KEPT * 2)))
+    index = tool_index(registry, {"tool_0"})
+    for i in range(DERIVED_ENTRIES * 3):  # many callers: cheap entries never evict the costly index
+        registry.visible("router", ToolContext(surface="router", agent=f"agent{i}"))
+    assert len(registry._derived["visible"]) == DERIVED_ENTRIES
+    assert tool_index(registry, {"tool_0"}) is index
+    for i in range(INDEXES_KEPT * 2):
+        tool_index(registry, {f"tool_{i}"})
+    assert len(registry._derived["tool_search.index"]) == INDEXES_KEPT
+
+
+# --------------------------------------------------------------------------- long queries
+
+
+def test_a_long_query_is_cut_before_a_split_word_by_every_entry_point() -> None:
+    from reyn_core.tool_search import MAX_QUERY_CHARS, cut_query
+
+    head = "convert currency " + "x" * (MAX_QUERY_CHARS - 30) + " euros"
+    query = head + "dollars " * 200
+    cut = cut_query(query)
+    assert len(cut) <= MAX_QUERY_CHARS and query.startswith(cut) and not cut.endswith("euro")
+    assert cut_query("short") == "short"
+    assert query_terms(query) == query_terms(cut)
+
+
+async def test_find_tools_and_search_tools_cut_a_long_query_alike() -> None:
+    registry = frozen(
+        definition("convert_currency", "Convert money."), definition("read_file", "Read a file.")
+    )
+    deferral = ToolDeferral(registry, DeferralPolicy(tools={"convert_currency"}))
+    long_query = "convert currency please " + "and then some more words " * 100
+    direct = [m.name for m in search_tools(registry, long_query, ROUTER)]
+    envelope = await dispatch_tool(deferral.registry, "find_tools", {"query": long_query}, ROUTER)
+    assert envelope["status"] == "ok", envelope
+    assert [t["name"] for t in envelope["data"]["tools"]] == direct == ["convert_currency"]
+
+
+# --------------------------------------------------------------------------- the ranking engine
+
+
+def test_a_name_the_request_spells_out_wins_over_a_description_mention() -> None:
+    registry = frozen(
+        definition("getUserOrders", "Return records."),
+        definition("list_records", "Return the orders a shop has received, for any user."),
+    )
+    hits = search_tools(registry, "get the orders of a user", ROUTER)
+    assert [m.name for m in hits] == ["getUserOrders", "list_records"]
+
+
+def test_words_in_many_tools_still_count() -> None:
+    """A word in more than 1/16 of the tools is summed as a whole column: it must weigh the same."""
+    filler = [definition(f"tool_{i:02d}", "Handles the common case.") for i in range(40)]
+    registry = frozen(
+        *filler,
+        definition("common_rare", "Handles the rare common case."),
+        definition("rare_only", "Handles the rare one."),
+    )
+    names = [m.name for m in search_tools(registry, "rare common", ROUTER, limit=3)]
+    assert names[:2] == ["common_rare", "rare_only"]
+    assert names[2].startswith("tool_")  # reached by the common word alone
+
+
+def test_feedback_finds_a_tool_through_the_words_of_the_first_hits() -> None:
+    from reyn_core.tool_search import ToolIndex
+    from reyn_core.tool_search.ranking import Ranking
+
+    tools = [
+        definition("butter_scale", "Weigh butter: ounces, pounds."),
+        definition("convert_weight", "Convert a weight between pounds and grams."),
+        *(definition(f"other_{i}", f"Unrelated tool number {i} about paint.") for i in range(6)),
+    ]
+    plain = ToolIndex(tools, Ranking())
+    assert [m.name for m in plain.search("butter ounces", limit=5)] == ["butter_scale"]
+    feedback = ToolIndex(tools, Ranking(feedback_docs=1, feedback_terms=3, feedback_weight=0.5))
+    assert [m.name for m in feedback.search("butter ounces", limit=5)] == ["butter_scale", "convert_weight"]
+
+
+def test_concurrent_searches_from_different_callers_each_get_their_own_set() -> None:
+    """Threads searching one snapshot with different allowlists at once: every answer is the one
+    for its own context (the kept visible sets and indexes never cross callers)."""
+    import threading
+
+    registry = frozen(*(definition(f"ledger_{i}", f"Ledger tool {i}.") for i in range(12)))
+    allowlists = [frozenset({f"ledger_{i}", f"ledger_{(i + 1) % 12}"}) for i in range(12)]
+    wrong: list[str] = []
+
+    def caller(k: int) -> None:
+        for j in range(40):
+            allowed = allowlists[(k + j) % len(allowlists)]
+            ctx = ToolContext(surface="router", agent=f"a{k}", agent_tools=allowed)
+            names = {m.name for m in search_tools(registry, "ledger tool", ctx, limit=20)}
+            if names != allowed:
+                wrong.append(f"{sorted(names)} != {sorted(allowed)}")
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert wrong == []
+
+
+def test_matched_words_leave_out_words_that_tell_nothing() -> None:
+    registry = frozen(definition("weather_now", "The weather of a city."), definition("other", "x"))
+    [hit] = search_tools(registry, "what is the weather of the city", ROUTER)
+    assert hit.matched == {"name": ("weather",), "description": ("weather", "city")}
+
+
+def test_indexes_of_one_snapshot_share_each_tools_analysis_but_not_its_statistics() -> None:
+    """Each tool's words are split and counted once per snapshot; the word statistics are still
+    those of each visible set: an index over every tool, built first, does not change the ranking a
+    caller who sees two of them gets."""
+    visible = (
+        definition("post_entry", "Post a ledger ledger ledger entry."),
+        definition("send_bill", "Send an invoice to a customer."),
+    )
+    others = tuple(definition(f"other_{i}", "Ledger tooling for the ledger team.") for i in range(40))
+    registry = frozen(*visible, *others)
+    every = {t.name for t in registry.tools()}
+    pair = {"post_entry", "send_bill"}
+    over_every = tool_index(registry, every).search("ledger invoice", allowed=pair)
+    assert [m.name for m in over_every] == ["send_bill", "post_entry"]  # every tool's statistics
+    two = tool_index(registry, pair)
+    assert [m.name for m in two.search("ledger invoice")] == ["post_entry", "send_bill"]
+    [analysed] = registry._derived["tool_search.analysis"].values()
+    assert set(analysed) == every  # one analysis per tool, shared by both indexes
+
+
+def test_the_surface_is_part_of_the_kept_answer() -> None:
+    registry = frozen(
+        definition("ledger_post", "Post.", gates=ToolGates(phase="deny")), definition("ledger_read", "Read.")
+    )
+    ctx = ToolContext(surface="router")
+    ops = ["ledger_*"]
+    assert [t.name for t in registry.visible("router", ctx)] == ["ledger_post", "ledger_read"]  # warm
+    assert [t.name for t in registry.visible("phase", ctx, allowed_ops=ops)] == ["ledger_read"]
+    assert registry.visible_names("mcp", ctx) == {"ledger_post", "ledger_read"}
+    assert registry.visible_names("phase", ctx, allowed_ops=ops) == {"ledger_read"}

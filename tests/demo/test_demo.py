@@ -166,6 +166,6 @@ def test_the_first_make_says_it_is_installing_and_how_long_it_takes():
     proc = subprocess.run(
         ["make", "-n", "-B", "venv"], cwd=root, capture_output=True, text=True, timeout=60, check=True
     )
-    assert "installing reyn-core, the sandbox, every pack" in proc.stdout
+    assert "installing reyn-core, the sandbox, the loops, every pack" in proc.stdout
     assert "usually 3-5 minutes" in proc.stdout
     assert "> .venv/install.log 2>&1 || { cat .venv/install.log" in proc.stdout  # quiet unless it fails
