@@ -13,22 +13,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError
-from . import COMMANDS, EXIT_FAILED, builtin_command_names
 from .global_options import scan_global_options
 from .loading import check_loaded_profile, print_load_tracebacks
-from .reporting import report_error
+from .parser import COMMANDS, builtin_command_names
+from .reporting import EXIT_FAILED, report_error
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
-    from reyn_core.loading.discovery import DeclaredCommand
-    from reyn_core.loading.profile import Profile
     from reyn_core.loading.report import LoadResult, PluginCommand
+    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.loading.step2_discovery.discovery import DeclaredCommand
 
 
 def declared_commands() -> dict[str, tuple[DeclaredCommand, ...]]:
     """Commands installed plugins declare (``reyn.commands``), by name, without built-in names;
     from metadata only (nothing is imported)."""
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     builtins = set(builtin_command_names())
     return {n: d for n, d in discover().declared_commands().items() if n not in builtins}
@@ -154,7 +154,9 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
     from reyn_core.loading.loader import load
-    from reyn_core.loading.profile import load_profile
+    from reyn_core.loading.step1_profile.profile import load_profile
+
+    from .telemetry import export_spans
 
     options = scan_global_options(argv)
     assert options.command is not None
@@ -163,6 +165,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     refused = _refuse_before_loading(name, profile)
     if refused is not None:
         return refused
+    export_spans(profile)  # before the load, so its own spans are exported
     result = load(profile)
     print_load_tracebacks(result, options.traceback)
     check_loaded_profile(result)

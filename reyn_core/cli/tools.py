@@ -190,21 +190,6 @@ def run_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _warn_unadaptable(registry: ToolRegistry, tools: list[dict[str, Any]], target: str) -> None:
-    """One stderr line per rendered tool whose schema ``target`` cannot take whole (strict mode
-    already failed loudly; the other targets render and say what they dropped)."""
-    from reyn_core.provider_schemas import adapt_parameters
-
-    if target in ("openai-strict", "mcp", "openai", "anthropic"):
-        return
-    for entry in tools:
-        name = entry["function"]["name"]
-        if name not in registry:
-            continue
-        for problem in adapt_parameters(registry.get(name).parameters, target).problems:
-            print(f"reyn: warning: tool {name!r} for {target}: {problem}", file=sys.stderr)
-
-
 def run_render(args: argparse.Namespace) -> int:
     if args.surface == "router" and args.allowed_ops is not None:
         return _usage_error("--allowed-ops applies to the phase surface only (the router has no allowed_ops)")
@@ -241,7 +226,9 @@ def run_render(args: argparse.Namespace) -> int:
             return report_error(
                 str(exc), code="strict", exit_code=EXIT_FAILED, errors=[str(e) for e in exc.errors]
             )
-        _warn_unadaptable(registry, tools, target)
+        from .target_warnings import warn_unadaptable
+
+        warn_unadaptable(registry, tools, target)
         emit_json(tools)
         return EXIT_OK
     from reyn_core.render.phase_catalog import render_phase
@@ -278,9 +265,8 @@ def _deferral(result: Any) -> Any:
     """The profile's ``ToolDeferral`` over the loaded registry, or None when nothing is deferred.
     Raises ``ProfileError`` for names in ``[surfaces.router.defer]`` that match nothing loaded."""
     from ..deferral import ToolDeferral
-    from ..loading.deferral_policy import deferral_policy
 
-    policy = deferral_policy(result.profile, result.registry)
+    policy = result.deferral
     return ToolDeferral(result.registry, policy) if policy.active else None
 
 

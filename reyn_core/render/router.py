@@ -14,7 +14,7 @@ from ..errors import StrictRenderError, StrictSchemaError
 from ..jsondata import compact_json
 from ..provider_schemas import adapt_parameters
 from ..schema import to_strict
-from . import effective_parameters
+from .parameters import effective_parameters
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry

@@ -51,11 +51,13 @@ def test_nav_order_and_groups():
         "Testing plugins",
         "Surfaces",
         "MCP serve",
+        "Render targets",
         "Approvals",
         "Large registries",
     ]
     reference = [title for group, title, _ in entries if group == "Reference"]
     expected = [
+        "The author API",
         "Profiles",
         "CLI",
         "Diagnostics",

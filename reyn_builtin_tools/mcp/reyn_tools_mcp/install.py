@@ -154,17 +154,33 @@ def install(
     force: bool,
 ) -> bool:
     """Merge ``entry`` into ``path`` and write it atomically; returns whether the file changed."""
-    from reyn_core import atomic_write_bytes
-
     config, changed = merged(read_config(path), client, name, entry, force=force)
     if changed:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
         try:
-            atomic_write_bytes(path, text.encode("utf-8"))
+            _write_atomically(path, text)
         except OSError as exc:
             raise InstallError(f"cannot write {path}: {exc.strerror or exc}") from None
     return changed
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A temporary file in the same folder, flushed to disk, then renamed over ``path``: a client
+    reading its configuration sees the old file or the new one, never a mix."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def parser() -> argparse.ArgumentParser:

@@ -37,6 +37,8 @@ from mcp.shared.exceptions import MCPError
 from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
 from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
 
+from .serve_tracing import McpSpanAttributes
+
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
@@ -457,13 +459,16 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
         finally:
             _REQUEST.reset(token)
 
-    return Server(
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=version,
         instructions=INSTRUCTIONS,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    # Inside the SDK's own span middleware: adds what its SERVER spans leave out (serve_tracing).
+    server.middleware.append(McpSpanAttributes())
+    return server
 
 
 # --------------------------------------------------------------------------- loading
