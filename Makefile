@@ -19,11 +19,17 @@ EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 
 venv: $(STAMP)
 
+# The first run installs everything (3-5 minutes on a laptop, longer on a busy machine): it says so,
+# keeps pip's and setuptools' chatter in $(VENV)/install.log, and shows that log only if it fails.
 $(STAMP): $(DEPS)
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,bench]' $(foreach p,$(SANDBOX) $(LOOPS) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
-	touch $(STAMP)
+	@echo "Setting up $(VENV): installing reyn-core, the sandbox, the loops, every pack, the example plugin and the demo"
+	@echo "(editable, with their dependencies; first run only, usually 3-5 minutes; log: $(VENV)/install.log) ..."
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@start=$$(date +%s); { $(BIN)/python -m pip install -q --upgrade pip && \
+		$(BIN)/python -m pip install -q -e '.[dev,bench]' $(foreach p,$(SANDBOX) $(LOOPS) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))'); \
+	} > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; echo "make: installing into $(VENV) failed (log above)"; exit 1; }; \
+	echo "$(VENV) ready in $$(( $$(date +%s) - start )) s"
+	@touch $(STAMP)
 
 # The memory pack's tests and benchmark start a real PostgreSQL server: install Debian's when no
 # initdb is found (CI runs as root); elsewhere say how, and those tests skip (CI=true: fail).

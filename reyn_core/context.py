@@ -228,3 +228,31 @@ class ToolContext:
     def with_settings(self, settings: Any) -> ToolContext:
         """A copy carrying a plugin's settings (the dispatcher does this per call)."""
         return replace(self, settings=settings)
+
+
+def choose_workspace(explicit: str | PathLike[str] | None, *, option: str = "--workspace") -> Path:
+    """The workspace root a host serves tools in: ``explicit`` (resolved, it must be a directory),
+    or else the current directory — unless that is the filesystem root or the home directory.
+
+    MCP clients (Claude Desktop, Cursor, ...) start servers from ``/`` or the home directory; a
+    workspace taken from there would hand every tool the whole machine or every file of the user.
+    An *implicit* choice of either is refused (``ReynError`` saying which ``option`` to pass); an
+    explicit ``--workspace /`` is the operator's decision and is kept.
+    """
+    from .errors import ReynError
+
+    if explicit is not None:
+        path = Path(explicit).expanduser().resolve()
+        if not path.is_dir():
+            raise ReynError(f"{option} {str(explicit)!r} is not a directory")
+        return path
+    here = Path.cwd().resolve()
+    home = Path.home().resolve()
+    if here == Path(here.anchor) or here == home:
+        where = "the filesystem root" if here == Path(here.anchor) else "your home directory"
+        raise ReynError(
+            f"no {option} given and the current directory {here} is {where} (where MCP clients start "
+            f"servers); pass {option} /absolute/path/to/your/project, or run from that folder "
+            "(`reyn mcp install` writes the option for you)"
+        )
+    return here

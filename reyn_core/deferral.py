@@ -243,9 +243,10 @@ class ToolDeferral:
         *,
         exclude: Iterable[str] = (),
         strict: bool = False,
+        target: str = "openai",
     ) -> list[dict[str, Any]]:
         """The router tools array for the next turn, given the names found so far (oldest first)."""
-        return self.split(ctx, found, exclude=exclude, strict=strict).tools
+        return self.split(ctx, found, exclude=exclude, strict=strict, target=target).tools
 
     def split(
         self,
@@ -254,13 +255,15 @@ class ToolDeferral:
         *,
         exclude: Iterable[str] = (),
         strict: bool = False,
+        target: str = "openai",
     ) -> TurnTools:
         """``tools_for_turn`` with the split explained (see the module docstring for the rule).
-        ``strict`` as in ``render_router``: ``StrictRenderError`` if a rendered tool cannot be strict."""
+        ``strict`` and ``target`` as in ``render_router``: ``StrictRenderError`` if a rendered tool
+        cannot be strict."""
         ctx = ctx if ctx.surface == "router" else ctx.with_surface("router")
         visible = self.source.visible("router", ctx, exclude=exclude)
         if not self.policy.active:
-            return self._render(ctx, list(visible), [], None, {}, strict)
+            return self._render(ctx, list(visible), [], None, {}, strict, target=target)
         by_name = {t.name: t for t in visible}
         found_order = [n for n in dict.fromkeys(found) if n in by_name]
         entries: dict[str, dict[str, Any]] = {}
@@ -269,14 +272,16 @@ class ToolDeferral:
         def entry(tool: ToolDefinition) -> dict[str, Any]:
             if tool.name not in entries:
                 try:
-                    entries[tool.name] = render_router_tool(self.source, tool, ctx, strict=strict)
+                    entries[tool.name] = render_router_tool(
+                        self.source, tool, ctx, strict=strict, target=target
+                    )
                 except StrictSchemaError as exc:
                     errors[tool.name] = exc
                     entries[tool.name] = render_router_tool(self.source, tool, ctx)
             return entries[tool.name]
 
         search_def = self.search_definition
-        search_entry = render_router_tool(self.registry, search_def, ctx, strict=strict)
+        search_entry = render_router_tool(self.registry, search_def, ctx, strict=strict, target=target)
         baseline, baseline_reasons = self._select(visible, [], entry, search_entry, reserve=False)
         # The search tool stays offered for the whole conversation once anything was deferred at
         # the start, even when everything has since been found (the history refers to it).
@@ -343,11 +348,13 @@ class ToolDeferral:
         strict: bool,
         entry: Callable[[ToolDefinition], dict[str, Any]] | None = None,
         errors: Mapping[str, StrictSchemaError] | None = None,
+        *,
+        target: str = "openai",
     ) -> TurnTools:
         if entry is None:
             from .render.router import render_router_tools
 
-            tools = render_router_tools(self.source, first, ctx, strict=strict)
+            tools = render_router_tools(self.source, first, ctx, strict=strict, target=target)
             return TurnTools(
                 tools, tuple(t.name for t in first), (), MappingProxyType({}), sum(map(self.count, tools))
             )

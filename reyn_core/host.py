@@ -31,6 +31,14 @@ _EXPORTS = {
     "compare_tools": "reyn_core.loading.step3_provenance.drift",
     # the one identity of what a tool definition serves (the lock pins it, the audit log records it)
     "definition_digest": "reyn_core.definition_digest",
+    # render targets: a tool's parameters adapted for a provider, and the target of a model name
+    "TARGETS": "reyn_core.provider_schemas",
+    "adapt_parameters": "reyn_core.provider_schemas",
+    "target_for_model": "reyn_core.provider_schemas",
+    # a tool's result schema with an object root (MCP's outputSchema), and whether results are wrapped
+    "output_schema": "reyn_core.result_schema",
+    # the workspace a host serves tools in (refuses an implicit `/` or home directory)
+    "choose_workspace": "reyn_core.context",
     # diagnostics of a load
     "explain_unavailable_tool": "reyn_core.loading.unavailable",
     "Diagnostic": "reyn_core.loading.diagnostics",

@@ -38,6 +38,8 @@ TOOL_KEYS = (
     "timeout_s",
     "handler",
 )
+# Written only for a tool whose result has a schema (``ToolDefinition.returns``); optional on reading.
+OPTIONAL_TOOL_KEYS = ("returns",)
 _GATE_KEYS = ("router", "phase")
 _OPTIONAL_GATE_KEYS = ("plan_mode",)
 
@@ -83,7 +85,8 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
 
     Each entry holds the name, description, parameters (key order kept: it is what a model is sent),
     gates, cluster, purity, dispatch kind, timeout and the handler as ``"module:attr"`` (the handler
-    function's ``__module__`` and ``__qualname__``; a lazy string handler is kept as it is).
+    function's ``__module__`` and ``__qualname__``; a lazy string handler is kept as it is), and the
+    result schema (``returns``) when the tool has one.
 
     ``available`` and ``schema_enricher`` are code, not data: they are NOT serialised — pass them
     again to ``lazy_definitions``. ``origin`` is the loader's business and is left out too.
@@ -93,19 +96,20 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
     for d in definitions:
         if not isinstance(d, ToolDefinition):
             raise ValueError(f"expected ToolDefinitions, got {type(d).__name__}: {d!r:.80}")
-        tools.append(
-            {
-                "name": d.name,
-                "description": d.description,
-                "parameters": json.loads(json.dumps(d.parameters)),
-                "gates": _gates_entry(d.gates),
-                "cluster": d.cluster,
-                "purity": d.purity,
-                "dispatch_kind": d.dispatch_kind,
-                "timeout_s": d.timeout_s,
-                "handler": _handler_reference(d),
-            }
-        )
+        entry: dict[str, Any] = {
+            "name": d.name,
+            "description": d.description,
+            "parameters": json.loads(json.dumps(d.parameters)),
+            "gates": _gates_entry(d.gates),
+            "cluster": d.cluster,
+            "purity": d.purity,
+            "dispatch_kind": d.dispatch_kind,
+            "timeout_s": d.timeout_s,
+            "handler": _handler_reference(d),
+        }
+        if d.returns is not None:
+            entry["returns"] = json.loads(json.dumps(d.returns))
+        tools.append(entry)
     return {"reyn_manifest": MANIFEST_VERSION, "tools": tools}
 
 
@@ -162,7 +166,7 @@ def lazy_definitions(
     for i, raw in enumerate(entries):
         name = raw.get("name") if isinstance(raw, Mapping) else None
         what = f"manifest tool {name!r}" if isinstance(name, str) else f"manifest tool #{i}"
-        entry = _check_keys(what, raw, TOOL_KEYS)
+        entry = _check_keys(what, raw, TOOL_KEYS, OPTIONAL_TOOL_KEYS)
         gates = _check_keys(f"{what} gates", entry["gates"], _GATE_KEYS, _OPTIONAL_GATE_KEYS)
         if not isinstance(name, str):
             raise ValueError(f"{what}: name must be a string")
@@ -188,6 +192,7 @@ def lazy_definitions(
                 schema_enricher=enrichers.get(name),
                 available=available.get(name),
                 timeout_s=entry["timeout_s"],
+                returns=entry.get("returns"),
             )
         )
     for label, mapping in (("available", available), ("schema_enrichers", enrichers)):
@@ -237,7 +242,8 @@ def _difference(old: object, new: Mapping[str, Any]) -> str:
     parts = [f"+{n}" for n in after if n not in before] + [f"-{n}" for n in before if n not in after]
     for n, t in after.items():
         if n in before and before[n] != t:
-            keys = [k for k in TOOL_KEYS if before[n].get(k) != t.get(k)] or ["key order or extra keys"]
+            keys = [k for k in (*TOOL_KEYS, *OPTIONAL_TOOL_KEYS) if before[n].get(k) != t.get(k)]
+            keys = keys or ["key order or extra keys"]
             parts.append(f"{n} ({', '.join(keys)})")
     if not parts and [*before] != [*after]:
         parts.append("tool order")

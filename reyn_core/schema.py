@@ -13,13 +13,22 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import StrictSchemaError
-from .jsondata import JSON_SCALAR_TYPES, depth_within
+from .jsondata import depth_within
+from .provider_schemas import adapt_parameters, copy_json, to_strict
 from .validation.patterns import MAX_PATTERN_LENGTH
 from .validation.walk import subschemas as _subschemas
 
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_SCHEMA_DEPTH = 32
-__all__ = ["MAX_PATTERN_LENGTH", "MAX_SCHEMA_BYTES", "MAX_SCHEMA_DEPTH", "SchemaIssue", "check_tool_schema"]
+__all__ = [
+    "MAX_PATTERN_LENGTH",
+    "MAX_SCHEMA_BYTES",
+    "MAX_SCHEMA_DEPTH",
+    "SchemaIssue",
+    "check_tool_schema",
+    "copy_json",
+    "to_strict",
+]
 
 Severity = Literal["error", "warning"]
 
@@ -32,18 +41,6 @@ class SchemaIssue:
     severity: Severity
     message: str
     pointer: str = ""
-
-
-def copy_json(value: Any) -> Any:
-    """A deep copy of JSON-shaped data (mappings, lists, scalars), several times faster than
-    ``copy.deepcopy`` — it matters when a thousand schemas are rendered per request. Other mappings
-    and tuples become dicts and lists; any other object is shared, not copied."""
-    t = type(value)
-    if t is dict or (t not in JSON_SCALAR_TYPES and isinstance(value, Mapping)):
-        return {k: v if type(v) in JSON_SCALAR_TYPES else copy_json(v) for k, v in value.items()}
-    if t is list or t is tuple:
-        return [v if type(v) in JSON_SCALAR_TYPES else copy_json(v) for v in value]
-    return value
 
 
 def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
@@ -135,24 +132,6 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
 
 # --------------------------------------------------------------------------- provider lints
 
-_GEMINI_UNSUPPORTED = (
-    "$ref",
-    "oneOf",
-    "allOf",
-    "not",
-    "patternProperties",
-    "const",
-    "if",
-    "then",
-    "else",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "prefixItems",
-    "$defs",
-)
-_GEMINI_UNSUPPORTED_SET = frozenset(_GEMINI_UNSUPPORTED)
-
-
 # Every keyword of JSON Schema 2020-12 (and the older drafts' names jsonschema still honours).
 KNOWN_KEYWORDS = frozenset(
     {
@@ -205,110 +184,8 @@ def provider_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
         to_strict(parameters, tool="(lint)")
     except StrictSchemaError as exc:
         issues.append(SchemaIssue("RS101", "warning", f"cannot be used in OpenAI strict mode: {exc.reason}"))
-    seen: set[str] = set()
-    for ptr, sub in _subschemas(parameters):
-        if not sub.keys() & _GEMINI_UNSUPPORTED_SET:
-            continue
-        for key in _GEMINI_UNSUPPORTED:
-            if key in sub and key not in seen and not (key == "additionalProperties" and sub[key] is False):
-                seen.add(key)
-                issues.append(
-                    SchemaIssue(
-                        "RS102",
-                        "warning",
-                        f"Gemini's schema subset does not support {key!r}; it may be dropped or rejected",
-                        f"{ptr}/{key}",
-                    )
-                )
+    # Only what the gemini render target cannot adapt (a pydantic Enum's $ref is inlined, a type
+    # array becomes nullable, ...): the same function the renderer uses, so lint and render agree.
+    for problem in adapt_parameters(parameters, "gemini").problems:
+        issues.append(SchemaIssue("RS102", "warning", problem))
     return issues
-
-
-# --------------------------------------------------------------------------- strict mode
-
-_STRICT_UNSUPPORTED = (
-    "patternProperties",
-    "unevaluatedProperties",
-    "if",
-    "then",
-    "else",
-    "not",
-    "dependentSchemas",
-    "dependentRequired",
-    "propertyNames",
-    "contains",
-    "prefixItems",
-)
-
-
-def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
-    """Transform a schema to OpenAI strict mode, or raise ``StrictSchemaError`` saying why not.
-
-    Strict mode needs every object closed (``additionalProperties: false``) with every property
-    required; optional properties become required but nullable (``type: [T, "null"]``), which is
-    how OpenAI documents optional fields. ``oneOf`` becomes ``anyOf``; ``default`` is dropped.
-    """
-    schema = copy_json(parameters)
-
-    def fix(node: Any, ptr: str) -> Any:
-        if not isinstance(node, dict):
-            return node
-        for key in _STRICT_UNSUPPORTED:
-            if key in node:
-                raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
-        node.pop("default", None)
-        if "oneOf" in node:
-            node["anyOf"] = node.pop("oneOf")
-        if node.get("type") == "object" or "properties" in node:
-            extra = node.get("additionalProperties", False)
-            if extra not in (False, None) and extra != {}:
-                raise StrictSchemaError(
-                    tool,
-                    f"object at {ptr or '/'} allows additional properties; strict mode needs closed objects",
-                )
-            if ptr and not node.get("properties") and "additionalProperties" not in node:
-                # Closing a free-form object would silently make it always empty.
-                raise StrictSchemaError(
-                    tool,
-                    f"object at {ptr} declares no properties (a free-form object); "
-                    "strict mode needs every property declared",
-                )
-            props = node.setdefault("properties", {})
-            required = set(node.get("required", []))
-            for name, sub in list(props.items()):
-                sub = fix(sub, f"{ptr}/properties/{name}")
-                if name not in required:
-                    sub = _nullable(sub)
-                props[name] = sub
-            node["additionalProperties"] = False
-            node["required"] = list(props)
-        for key in ("items",):
-            if isinstance(node.get(key), dict):
-                node[key] = fix(node[key], f"{ptr}/{key}")
-        for key in ("anyOf", "allOf"):
-            if isinstance(node.get(key), list):
-                node[key] = [fix(s, f"{ptr}/{key}/{i}") for i, s in enumerate(node[key])]
-        for key in ("$defs", "definitions"):
-            if isinstance(node.get(key), dict):
-                node[key] = {k: fix(v, f"{ptr}/{key}/{k}") for k, v in node[key].items()}
-        return node
-
-    return fix(schema, "")
-
-
-def _nullable(sub: dict[str, Any]) -> dict[str, Any]:
-    typ = sub.get("type")
-    if isinstance(typ, str):
-        if typ != "null":
-            sub["type"] = [typ, "null"]
-        if "enum" in sub and None not in sub["enum"]:
-            sub["enum"] = [*sub["enum"], None]
-        return sub
-    if isinstance(typ, list):
-        if "null" not in typ:
-            sub["type"] = [*typ, "null"]
-        return sub
-    if "anyOf" in sub:
-        if not any(isinstance(s, dict) and s.get("type") == "null" for s in sub["anyOf"]):
-            sub["anyOf"] = [*sub["anyOf"], {"type": "null"}]
-        return sub
-    return {"anyOf": [sub, {"type": "null"}]}

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, final, overload
 
+from .result_schema import return_schema
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -141,7 +143,8 @@ class ToolDefinition:
     and rendering never import a tool's heavy dependencies), or None (runtime missing: the tool is
     inspectable but hidden from both surfaces). Handlers take their arguments as keyword arguments,
     or as one pydantic model parameter, and may ask for the ``ToolContext`` by naming a parameter
-    ``ctx`` or annotating it ``ToolContext``. Sync handlers run in a worker thread.
+    ``ctx`` or annotating it ``ToolContext``. Sync handlers run in a worker thread. ``returns`` is
+    the JSON Schema of the result (``@tool`` derives it from the return annotation; None: unknown).
     """
 
     name: str
@@ -156,6 +159,7 @@ class ToolDefinition:
     available: Callable[[ToolContext], bool] | None = None
     timeout_s: float | None = None
     origin: ToolOrigin | None = None
+    returns: Mapping[str, Any] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -378,6 +382,7 @@ def tool(
             schema_enricher=schema_enricher,
             available=available,
             timeout_s=timeout_s,
+            returns=return_schema(f),
         )
 
     if fn is not None:

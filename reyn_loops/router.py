@@ -31,6 +31,7 @@ from reyn_core.host import (
     dispatch_tool,
     found_tool_names,
     render_router,
+    target_for_model,
     tool_call_id,
 )
 from reyn_loops.events import EventCallback, emit
@@ -209,10 +210,14 @@ class RouterLoop(ModelLoop):
         """The tools array this loop sends (what ``render_router`` gives for its context; under
         deferral, ``ToolDeferral.tools_for_turn`` with the tools ``messages`` have found)."""
         ctx = self._turn_ctx(turn)
+        # Each tool's schema adapted for this model's provider (issue 28: gemini inlines $ref, ...).
+        target = target_for_model(self.model, strict=self.strict)
         if self._deferral is None:
-            return render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict)
+            return render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict, target=target)
         found = found_tool_names(messages, self._deferral.policy.search_tool)
-        return self._deferral.tools_for_turn(ctx, found, exclude=self.exclude, strict=self.strict)
+        return self._deferral.tools_for_turn(
+            ctx, found, exclude=self.exclude, strict=self.strict, target=target
+        )
 
     def _turn_ctx(self, turn: int | None) -> ToolContext:
         state = self.ctx.router_state or RouterCallerState()

@@ -5,7 +5,9 @@ Exit codes: 0 success; 1 a check failed (audit drift, doctor errors, a tool call
 a plugin command failed); 2 usage, profile or load error. Errors are one clear line on stderr,
 never a traceback (set ``REYN_DEBUG=1`` to see one for an unexpected internal error).
 
-Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as ``reyn <name> ...``.
+Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as ``reyn <name> ...``;
+each is declared in its distribution's ``reyn.commands`` metadata, so ``reyn --help`` lists it (and
+the step that enables its plugin) without importing the plugin.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_builtin(args_list: list[str], command: str | None) -> int:
-    parser = build_parser(command)
+    epilog = None if command in COMMANDS else _plugin_commands_epilog(args_list)
+    parser = build_parser(command, epilog)
     args, extra = parser.parse_known_args(args_list)
     leaf = getattr(args, "_leaf", parser)
     # A command with free KEY=VALUE words (``tools call``) takes them before, between and after its
@@ -80,6 +83,20 @@ def _run_builtin(args_list: list[str], command: str | None) -> int:
         if not hasattr(args, key):
             setattr(args, key, value)
     return int(args.func(args) or 0)
+
+
+def _plugin_commands_epilog(argv: Sequence[str]) -> str:
+    """The end of ``reyn --help``: the commands installed plugins declare (metadata only)."""
+    from reyn_core.loading.step1_profile.profile import load_profile
+
+    from .plugin_commands import commands_epilog
+
+    options = scan_global_options(argv)
+    try:
+        profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    except ReynError:  # help still lists the commands; the profile error shows on a real command
+        profile = None
+    return commands_epilog(profile)
 
 
 def _json_after_command(args: Sequence[str]) -> bool:

@@ -6,8 +6,9 @@ without importing a plugin: command and option names from the parser (the core's
 plugin ids from installed distributions' entry-point metadata (``discover``, which never imports),
 and tool names from the profile's ``reyn.lock`` (what ``reyn plugins lock`` recorded), limited to
 the plugins the profile enables. Without a lock, tool names are not completed; commands that
-plugins add (``reyn_cli_commands``) are known only by importing the plugin, so they are not
-completed either. A completer that fails offers nothing: TAB never prints an error.
+plugins add are declared in their metadata (``reyn.commands``, listed by ``reyn --help``) but their
+options are known only by importing the plugin, so they are not completed. A completer that fails
+offers nothing: TAB never prints an error.
 """
 
 from __future__ import annotations

@@ -77,8 +77,13 @@ def common_parser() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
+def build_parser(only: str | None = None, epilog: str | None = None) -> argparse.ArgumentParser:
+    """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start).
+
+    ``epilog`` ends ``reyn --help``: the package's ``main`` passes the commands installed plugins
+    declare, from metadata, with whether the selected profile enables each."""
+    import argparse
+
     from .reporting import argument_parser_class
 
     common = common_parser()
@@ -86,7 +91,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="reyn",
         description="Reyn: one registry of LLM tools.",
         parents=[common],
-        epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from .. import __version__
 

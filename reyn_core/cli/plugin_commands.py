@@ -1,4 +1,10 @@
-"""Running ``reyn <name> ...`` for a command contributed by an enabled plugin (``reyn_cli_commands``)."""
+"""Running ``reyn <name> ...`` for a command contributed by an enabled plugin (``reyn_cli_commands``),
+and listing the commands installed plugins declare (``reyn.commands`` metadata) for ``reyn --help``.
+
+The metadata answers first, before any plugin is imported: a name no installed distribution declares
+is an unknown command, and a command whose plugin the profile does not enable is refused with the
+step that enables it. Only then is the profile loaded and the command run.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,73 @@ from .reporting import EXIT_FAILED, report_error
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
     from reyn_core.loading.report import LoadResult, PluginCommand
+    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.loading.step2_discovery.discovery import DeclaredCommand
+
+
+def declared_commands() -> dict[str, tuple[DeclaredCommand, ...]]:
+    """Commands installed plugins declare (``reyn.commands``), by name, without built-in names;
+    from metadata only (nothing is imported)."""
+    from reyn_core.loading.step2_discovery.discovery import discover
+
+    builtins = set(builtin_command_names())
+    return {n: d for n, d in discover().declared_commands().items() if n not in builtins}
+
+
+def enable_step(plugin_id: str) -> str:
+    """How to enable ``plugin_id`` (the step ``reyn --help`` and a refused command print)."""
+    return f"`reyn plugins enable {plugin_id}` (or --profile-file FILE whose [plugins] enable lists it)"
+
+
+def commands_epilog(profile: Profile | None) -> str:
+    """The ``reyn --help`` lines for plugin commands: each declared command, the plugin and
+    distribution it comes from, and whether ``profile`` enables it (else the step that does)."""
+    commands = declared_commands()
+    if not commands:
+        return "Installed plugins add no commands (a plugin declares them in its `reyn.commands` metadata)."
+    enabled = set(profile.enabled) if profile is not None else set()
+    width = max(len(n) for n in commands)
+    lines = ["commands from installed plugins (read from their metadata; none is imported):"]
+    for name, declarations in commands.items():
+        first = declarations[0]
+        where = ", ".join(f"{d.distribution} {d.version}".strip() for d in declarations)
+        if len(declarations) > 1:
+            state = f"declared by {len(declarations)} distributions ({where}); none is used"
+        elif first.plugin_id in enabled:
+            state = f"plugin {first.plugin_id!r} ({where}), enabled"
+        else:
+            state = (
+                f"plugin {first.plugin_id!r} ({where}), not enabled: `reyn plugins enable {first.plugin_id}`"
+            )
+        lines.append(f"  {name.ljust(width)}  {state}")
+        if first.summary and len(declarations) == 1:
+            lines.append(f"  {' ' * width}  {first.summary}")
+    return "\n".join(lines)
+
+
+def _refuse_before_loading(name: str, profile: Profile) -> int | None:
+    """An error exit when the metadata already says ``name`` cannot run with ``profile``; None to
+    go on and load."""
+    declarations = declared_commands().get(name, ())
+    if not declarations:
+        from reyn_core.moved import moved_command_hint
+
+        extra = ", ".join(declared_commands())
+        moved = moved_command_hint(name)
+        return report_error(
+            f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
+            + (f"; from installed plugins: {extra}" if extra else "; no installed plugin declares commands")
+            + ")"
+            + (f"; {moved}" if moved else "")
+        )
+    if len(declarations) == 1 and declarations[0].plugin_id not in profile.enabled:
+        d = declarations[0]
+        return report_error(
+            f"command {name!r} comes from plugin {d.plugin_id!r} ({d.distribution} {d.version}), which "
+            f"is installed but not enabled by {profile.describe_source()}: run {enable_step(d.plugin_id)}",
+            code="not_enabled",
+        )
+    return None
 
 
 def usable_commands(result: LoadResult) -> tuple[dict[str, PluginCommand], list[Diagnostic]]:
@@ -37,6 +110,31 @@ def usable_commands(result: LoadResult) -> tuple[dict[str, PluginCommand], list[
         else:
             usable[name] = command
     return usable, diagnostics
+
+
+def _not_offered(name: str, result: LoadResult, commands: dict[str, PluginCommand]) -> str:
+    """Why a declared command of an enabled plugin is not there after the load."""
+    declarations = declared_commands().get(name, ())
+    if len(declarations) == 1:
+        plugin_id = declarations[0].plugin_id
+        info = next((p for p in result.report.plugins if p.plugin_id == plugin_id), None)
+        if info is not None and info.status != "loaded":
+            reasons = "; ".join(d.render() for d in info.diagnostics[:3]) or "see `reyn doctor`"
+            return f"command {name!r} is not available: plugin {plugin_id!r} is {info.status} ({reasons})"
+        return (
+            f"command {name!r} is not available: plugin {plugin_id!r} loaded but did not offer it "
+            "(RI007 above says why)"
+        )
+    from reyn_core.moved import moved_command_hint
+
+    extra = ", ".join(sorted(commands))
+    moved = moved_command_hint(name)
+    return (
+        f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
+        + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
+        + ")"
+        + (f"; {moved}" if moved else "")
+    )
 
 
 def command_words(argv: Sequence[str], args: Sequence[str]) -> list[str]:
@@ -64,6 +162,9 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     assert options.command is not None
     name = options.command
     profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    refused = _refuse_before_loading(name, profile)
+    if refused is not None:
+        return refused
     export_spans(profile)  # before the load, so its own spans are exported
     result = load(profile)
     print_load_tracebacks(result, options.traceback)
@@ -73,16 +174,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     for d in (*load_warnings, *shadowing):
         print(f"reyn: warning: {d.render()}", file=sys.stderr)
     if name not in commands:
-        from reyn_core.moved import moved_command_hint
-
-        extra = ", ".join(sorted(commands))
-        moved = moved_command_hint(name)
-        return report_error(
-            f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-            + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
-            + ")"
-            + (f"; {moved}" if moved else "")
-        )
+        return report_error(_not_offered(name, result, commands))
     command = commands[name]
     try:
         return int(command.run(command_words(argv, options.args), result) or 0)

@@ -38,8 +38,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     ren = tsub.add_parser("render", parents=[common], help="print what a model is sent for a surface")
     ren.add_argument("--surface", choices=SURFACES, required=True)
     ren.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
+    from reyn_core.provider_schemas import TARGETS
+
     ren.add_argument(
-        "--strict", action="store_true", help="router: OpenAI strict-mode schemas (exit 1 if impossible)"
+        "--target",
+        choices=TARGETS,
+        help="router: adapt each tool's schema for this provider (default openai); what cannot be "
+        "adapted is a warning on stderr",
+    )
+    ren.add_argument(
+        "--strict",
+        action="store_true",
+        help="router: OpenAI strict-mode schemas, the same as --target openai-strict (exit 1 if impossible)",
     )
     ren.add_argument(
         "--no-defer",
@@ -183,8 +193,15 @@ def run_list(args: argparse.Namespace) -> int:
 def run_render(args: argparse.Namespace) -> int:
     if args.surface == "router" and args.allowed_ops is not None:
         return _usage_error("--allowed-ops applies to the phase surface only (the router has no allowed_ops)")
-    if args.surface == "phase" and args.strict:
-        return _usage_error("--strict applies to the router surface only (OpenAI strict-mode tool schemas)")
+    if args.surface == "phase" and (args.strict or args.target):
+        option = "--strict" if args.strict else "--target"
+        return _usage_error(f"{option} applies to the router surface only (provider tool schemas)")
+    if args.strict and args.target not in (None, "openai-strict"):
+        return _usage_error(
+            f"--strict is --target openai-strict; it cannot be combined with --target {args.target}"
+        )
+    target = "openai-strict" if args.strict else args.target or "openai"
+    strict = target == "openai-strict"
     result = load_from_args(args)
     warn_load_errors(result)
     registry = result.registry
@@ -196,9 +213,9 @@ def run_render(args: argparse.Namespace) -> int:
             if deferral is None:
                 from ..render.router import render_router
 
-                tools = render_router(registry, _context("router"), strict=args.strict)
+                tools = render_router(registry, _context("router"), strict=strict, target=target)
             else:
-                turn = deferral.split(_context("router"), strict=args.strict)
+                turn = deferral.split(_context("router"), strict=strict, target=target)
                 tools = turn.tools
                 _note_deferred(turn.reasons, deferral.policy.search_tool)
         except StrictRenderError as exc:
@@ -209,6 +226,9 @@ def run_render(args: argparse.Namespace) -> int:
             return report_error(
                 str(exc), code="strict", exit_code=EXIT_FAILED, errors=[str(e) for e in exc.errors]
             )
+        from .target_warnings import warn_unadaptable
+
+        warn_unadaptable(registry, tools, target)
         emit_json(tools)
         return EXIT_OK
     from reyn_core.render.phase_catalog import render_phase

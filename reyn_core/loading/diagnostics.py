@@ -190,8 +190,8 @@ CODES: dict[str, CodeInfo] = {
         "warning",
         "plugin CLI command not usable",
         "return {name: fn(argv, loaded) -> int} from reyn_cli_commands(), with names that do not shadow "
-        "built-in "
-        "commands",
+        'built-in commands, each declared as NAME = "<plugin id>" under '
+        '[project.entry-points."reyn.commands"]',
     ),
     "RI008": CodeInfo(
         "warning",

@@ -1,7 +1,7 @@
 """A persistent cache of ``check_tool_schema`` results, so a warm load never imports the validator library.
 
 Keyed by a sha256 of the canonical schema JSON, the phase flag and the checker's own source (an
-edit to ``reyn_core/schema.py``, ``jsondata.py``, ``errors.py`` or any module of the
+edit to ``reyn_core/schema.py``, ``provider_schemas.py``, ``jsondata.py``, ``errors.py`` or any module of the
 ``reyn_core/validation/`` package — the screening it delegates to: references, meta-schema, RE2
 patterns — a new reyn-core version, or another version of ``jsonschema-rs``, whose meta-schema
 check and compiler decide, invalidates every entry). Stored as one
@@ -33,7 +33,7 @@ writes a new one)."""
 
 
 # The checker's own source: ``check_tool_schema`` and everything its verdict depends on.
-_CHECKER_FILES = ("schema.py", "jsondata.py", "errors.py")
+_CHECKER_FILES = ("schema.py", "provider_schemas.py", "jsondata.py", "errors.py")
 _CHECKER_PACKAGES = ("validation",)
 
 

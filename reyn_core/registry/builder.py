@@ -150,7 +150,11 @@ class RegistryBuilder:
         # our own copy of the checked schema: a plugin that mutates its dict later cannot change what
         # the renderers show or what the dispatcher validates against. One ``replace`` for both.
         stamp = origin if origin is not None else definition.origin or ToolOrigin(kind="host")
-        return replace(definition, origin=stamp, parameters=copy_json(definition.parameters)), warnings
+        returns = copy_json(definition.returns) if definition.returns is not None else None
+        return (
+            replace(definition, origin=stamp, parameters=copy_json(definition.parameters), returns=returns),
+            warnings,
+        )
 
     def set_settings(self, plugin_id: str, settings: Any) -> None:
         """Attach a plugin's validated settings; tools of that plugin see them as ``ctx.settings``."""

@@ -3,7 +3,7 @@ RT010 and the schema's own codes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..errors import ToolRegistrationError
 from ..schema import SchemaIssue
@@ -46,6 +46,36 @@ def field_problem(d: ToolDefinition) -> str:
         value = getattr(d, name)
         if value is not None and not callable(value):
             return f"{name} must be callable or None, got {type(value).__name__}"
+    return returns_problem(d.returns)
+
+
+def returns_problem(returns: object) -> str:
+    """What is wrong with a definition's result schema ('' when nothing). It is shown to clients
+    (MCP ``outputSchema``), which compile it: bounded like the parameters, JSON, and with only local
+    references (nothing a client could be made to fetch)."""
+    if returns is None:
+        return ""
+    if not isinstance(returns, Mapping):
+        return f"returns must be a JSON Schema object or None, got {type(returns).__name__}"
+    import json
+
+    from ..jsondata import depth_within
+    from ..schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH
+
+    if not depth_within(returns, MAX_SCHEMA_DEPTH + 1):
+        return f"returns nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)"
+    try:
+        encoded = json.dumps(returns)
+    except (TypeError, ValueError) as exc:
+        return f"returns is not JSON: {exc}"
+    if len(encoded) > MAX_SCHEMA_BYTES:
+        return f"returns is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}"
+    if '"$' in encoded:
+        from ..validation.screening import reference_problems
+
+        problems = reference_problems(returns)
+        if problems:
+            return f"returns: {problems[0].message}"
     return ""
 
 

@@ -2,6 +2,7 @@
 
 1. copy the demo workspace (notes, a skill, an agent) into a temporary folder and write its profile;
 2. load the profile through the real loader and print the plugin provenance table;
+   then one definition's three views: router, phase, and a ``tools/list`` from ``reyn mcp serve``;
 3. start a docs page server and a scripted OpenAI-compatible model, both on 127.0.0.1;
 4. run a router conversation through ``RouterLoop`` → litellm → the scripted model, with real tool
    calls (files, the web pack against the local docs page, memory, the MCP tracker over stdio, the
@@ -312,7 +313,7 @@ def run_demo(
     is not installed or fails to load is reported and the demo runs with the rest.
     """
     out = out or sys.stdout
-    console = Console(out, steps=5)
+    console = Console(out, steps=6)
     console.say(
         "Reyn demo — offline, no API key. Real components throughout: plugins loaded through a "
         "profile,\ntools working in a temporary workspace, an MCP server over stdio, and the "
@@ -329,6 +330,10 @@ def run_demo(
         )
         console.step(f"loading {profile.name}: plugins enabled {list(PLUGINS)}")
         registry = load_plugins(profile, console, outcome)
+        console.step("one definition, three views: router, phase and MCP (`reyn mcp serve` over stdio)")
+        from .views import show_views
+
+        outcome.problems.extend(show_views(registry, profile, root, console.say))
         with docs_server() as docs_url:
             console.step(
                 "starting the scripted model on 127.0.0.1 and importing litellm (takes a few seconds)"

@@ -38,7 +38,10 @@ GOOD = tool_plugin(
 
     @hookimpl
     def reyn_cli_commands():
-        return {"greet": _greet, "breaks": _fail, "tools": _greet, "where": _where, "old": _old_style}
+        return {
+            "greet": _greet, "breaks": _fail, "tools": _greet, "where": _where, "old": _old_style,
+            "undeclared": _greet,
+        }
 
     @tool(cluster="good", purity="side_effect", gates=ToolGates(router="deny"))
     def good_phase_note(note: str) -> str:
@@ -62,8 +65,16 @@ LOOSE = tool_plugin(
 )
 
 DISTS = [
-    PluginDist("rtp-cli-good", "good", GOOD, package="rtp_cli_good"),
-    PluginDist("rtp-cli-bad", "bad", "import rtp_cli_nothing_here\n", package="rtp_cli_bad"),
+    PluginDist(
+        "rtp-cli-good",
+        "good",
+        GOOD,
+        package="rtp_cli_good",
+        commands=("greet", "breaks", "tools", "where", "old"),
+    ),
+    PluginDist(
+        "rtp-cli-bad", "bad", "import rtp_cli_nothing_here\n", package="rtp_cli_bad", commands=("boom",)
+    ),
     PluginDist("rtp-cli-idle", "idle", tool_plugin(["idle_tool"]), package="rtp_cli_idle"),
     PluginDist("rtp-cli-loose", "loose", LOOSE, package="rtp_cli_loose"),
 ]
@@ -406,7 +417,7 @@ def test_plugin_command_is_handed_the_load_of_the_chosen_profile(cli):
 
 def test_a_command_function_without_the_loaded_argument_is_RI007_and_not_offered(cli, good_profile):
     proc = cli("old")
-    assert proc.returncode == 2 and "unknown command 'old'" in proc.stderr
+    assert proc.returncode == 2 and "command 'old' is not available" in proc.stderr
     assert "RI007" in proc.stderr and "must take (argv, loaded)" in proc.stderr
 
 
@@ -420,7 +431,45 @@ def test_plugin_cannot_shadow_a_builtin_command(cli, good_profile):
     assert proc.returncode == 0 and json.loads(proc.stdout)  # the built-in ran, not the plugin's
 
 
-def test_command_of_a_plugin_that_is_not_enabled_is_unknown(cli):
+def test_command_of_a_plugin_that_is_not_enabled_says_how_to_enable_it(cli):
     cli.profile("[plugins]\nenable = []\n")
-    proc = cli("greet")
-    assert proc.returncode == 2 and "unknown command 'greet'" in proc.stderr
+    proc = cli("greet", "--help")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "command 'greet' comes from plugin 'good' (rtp-cli-good 1.0.0)" in proc.stderr
+    assert "`reyn plugins enable good`" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_command_no_installed_distribution_declares_is_unknown(cli, good_profile):
+    proc = cli("nosuchcommand")
+    assert proc.returncode == 2 and "unknown command 'nosuchcommand'" in proc.stderr
+    assert "from installed plugins: boom, breaks, greet, old, where" in proc.stderr
+
+
+def test_a_command_the_hook_returns_but_the_metadata_does_not_declare_is_RI007(cli, good_profile):
+    proc = cli("plugins", "show", "good")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "RI007" in proc.stdout
+        and "'undeclared' is not declared in the metadata of rtp-cli-good" in proc.stdout
+    )
+    assert "undeclared" not in proc.stdout.split("commands:")[1].splitlines()[0]
+
+
+def test_help_lists_installed_plugins_commands_with_the_step_that_enables_them(cli):
+    cli.profile("[plugins]\nenable = []\n")
+    proc = cli("--help")
+    assert proc.returncode == 0, proc.stderr
+    help_text = proc.stdout
+    assert "commands from installed plugins" in help_text
+    greet = next(line for line in help_text.splitlines() if line.strip().startswith("greet "))
+    assert "plugin 'good' (rtp-cli-good 1.0.0), not enabled: `reyn plugins enable good`" in greet
+    assert not any(
+        line.strip().startswith(("tools  plugin", "undeclared")) for line in help_text.splitlines()
+    )
+    good = cli.profile('[plugins]\nenable = ["good"]\n', "good.toml")
+    greet_enabled = next(
+        line
+        for line in cli("--profile-file", str(good), "--help").stdout.splitlines()
+        if line.strip().startswith("greet ")
+    )
+    assert greet_enabled.rstrip().endswith("enabled") and "not enabled" not in greet_enabled

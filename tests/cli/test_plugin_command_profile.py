@@ -59,7 +59,9 @@ def test_relative_profile_file_is_resolved_before_the_command_runs(elsewhere_pro
 
 def test_without_the_option_the_plugin_is_not_enabled_and_the_error_says_so(elsewhere_profile, capsys):
     assert main(["memory", "export", "x"]) == 2
-    assert "unknown command 'memory'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "command 'memory' comes from plugin 'memory'" in err and "not enabled" in err
+    assert "`reyn plugins enable memory`" in err
 
 
 # --- `reyn tools` flags that would do nothing are usage errors; partial loads say so ---------------

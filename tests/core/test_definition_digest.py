@@ -29,6 +29,7 @@ SERVED_CHANGES: dict[str, Any] = {
     "cluster": "web",
     "purity": "side_effect",
     "dispatch_kind": "deferred",
+    "returns": {"type": "integer"},  # read_note says it returns a string
 }
 NOT_SERVED_CHANGES: dict[str, Any] = {
     "handler": "elsewhere:fn",

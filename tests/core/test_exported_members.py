@@ -65,6 +65,12 @@ HOST_API = {
     "ToolNotRun",
     "decide_pending_on_terminal",
     "dispatch_batch",
+    # issue 28: render targets, result schemas (outputSchema) and the workspace a host serves in
+    "TARGETS",
+    "adapt_parameters",
+    "choose_workspace",
+    "output_schema",
+    "target_for_model",
     "DIAGNOSTIC_CODES",
     "DIGEST_VERSION",
     "Decision",

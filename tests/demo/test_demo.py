@@ -145,3 +145,27 @@ def test_the_core_ships_no_demo_and_names_no_pack():
         if name in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def test_one_definition_is_shown_for_router_phase_and_mcp(demo_run):
+    _, text, workdir = demo_run
+    step = text.split("one definition, three views", 1)[1].split("\n[", 1)[0]
+    assert "convert_units: one ToolDefinition (plugin 'example'" in step
+    assert "router (render_router, target openai)" in step and "… for gemini" in step
+    assert '{"kind": "convert_units", …}' in step  # the phase op
+    # a real `reyn mcp serve` answered tools/list over stdio: its entry, typed result and annotations
+    assert "MCP (tools/list from `reyn mcp serve` over stdio" in step
+    assert 'title                  "Convert units"' in step
+    assert "inputSchema" in step and "outputSchema" in step and '"readOnlyHint":true' in step
+    assert "The router's parameters and MCP's inputSchema are the same schema." in step
+    assert "serving" in (workdir / ".reyn" / "mcp-serve.log").read_text()  # its log, not the transcript
+
+
+def test_the_first_make_says_it_is_installing_and_how_long_it_takes():
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        ["make", "-n", "-B", "venv"], cwd=root, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "installing reyn-core, the sandbox, the loops, every pack" in proc.stdout
+    assert "usually 3-5 minutes" in proc.stdout
+    assert "> .venv/install.log 2>&1 || { cat .venv/install.log" in proc.stdout  # quiet unless it fails

@@ -51,6 +51,7 @@ def test_nav_order_and_groups():
         "Testing plugins",
         "Surfaces",
         "MCP serve",
+        "Render targets",
         "Approvals",
         "Large registries",
     ]

@@ -26,10 +26,17 @@ class PluginDist:
     version: str = "1.0.0"
     entry_point: str | None = None
     files: Mapping[str, str] = field(default_factory=dict)
+    commands: tuple[str, ...] = ()  # declared in ``reyn.commands`` for this plugin id
 
     @property
     def import_name(self) -> str:
         return self.package or self.dist.replace("-", "_")
+
+    def _commands_table(self) -> str:
+        if not self.commands:
+            return ""
+        lines = "".join(f'{c} = "{self.plugin_id}"\n' for c in self.commands)
+        return '[project.entry-points."reyn.commands"]\n' + lines
 
     def write(self, root: Path) -> Path:
         """Write the project folder under ``root`` and return it."""
@@ -54,6 +61,7 @@ class PluginDist:
             [tool.setuptools]
             packages = ["{self.import_name}"]
             """)
+            + self._commands_table()
         )
         (pkg / "__init__.py").write_text("")
         (pkg / "plugin.py").write_text(textwrap.dedent(self.source))

@@ -167,7 +167,7 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
 
 @hookimpl
 def reyn_cli_commands() -> dict[str, Any]:
-    """``reyn mcp refresh|check|list|serve``."""
+    """``reyn mcp refresh|check|list|serve|install``."""
     return {"mcp": mcp_command}
 
 
@@ -178,11 +178,17 @@ def mcp_command(argv: list[str], loaded: Any) -> int:
         from .serve import main as serve_main
 
         return serve_main(argv[1:], loaded)
+    if argv[:1] == ["install"]:
+        from .install import main as install_main
+
+        return install_main(argv[1:], loaded)
     from .cli import main
 
     if any(a in ("-h", "--help") for a in argv[:1]):
         print(
-            "reyn mcp serve [--http HOST:PORT] ...: serve the registry to MCP clients (reyn mcp serve --help)"
+            "reyn mcp serve [--http HOST:PORT] ...: serve the registry to MCP clients "
+            "(reyn mcp serve --help)\n"
+            "reyn mcp install CLIENT ...: add it to an MCP client's configuration (reyn mcp install --help)"
         )
     return main(argv, loaded)
 

@@ -35,7 +35,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
-from reyn_core.host import ToolRegistry, dispatch_tool, render_router
+from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
 
 from .serve_tracing import McpSpanAttributes
 
@@ -81,19 +81,24 @@ def annotations_for(purity: str, title: str) -> types.ToolAnnotations:
 
 
 def mcp_tools(registry: ToolRegistry, rendered: Iterable[Mapping[str, Any]]) -> list[types.Tool]:
-    """``render_router`` entries as MCP ``Tool``s: name, description and parameters exactly as rendered."""
+    """``render_router`` entries as MCP ``Tool``s: name, description and parameters exactly as
+    rendered; a tool whose definition has a result schema also gets it as ``outputSchema``
+    (``output_schema``: an object root, a non-object result wrapped under ``result``)."""
     out = []
     for entry in rendered:
         function = entry["function"]
         name = function["name"]
         title = title_for(name)
+        definition = registry.get(name)
+        returns = definition.returns
         out.append(
             types.Tool(
                 name=name,
                 title=title,
                 description=function["description"],
                 input_schema=function["parameters"],
-                annotations=annotations_for(registry.get(name).purity, title),
+                output_schema=output_schema(returns)[0] if returns is not None else None,
+                annotations=annotations_for(definition.purity, title),
             )
         )
     return out
@@ -102,19 +107,23 @@ def mcp_tools(registry: ToolRegistry, rendered: Iterable[Mapping[str, Any]]) -> 
 # --------------------------------------------------------------------------- results
 
 
-def result_from_envelope(envelope: Mapping[str, Any]) -> types.CallToolResult:
-    """A dispatcher envelope as an MCP tool result: text always; a JSON object result also as
-    ``structuredContent``; an error envelope as ``isError`` with the envelope's message."""
+def result_from_envelope(
+    envelope: Mapping[str, Any], returns: Mapping[str, Any] | None = None
+) -> types.CallToolResult:
+    """A dispatcher envelope as an MCP tool result: text always; an error envelope as ``isError``
+    with the envelope's message. ``structuredContent``: for a tool with a result schema
+    (``returns``), the result as its ``outputSchema`` says (``{"result": value}`` when wrapped);
+    without one, a JSON object result as it is."""
     if envelope.get("status") != "ok":
         error = envelope.get("error") or {}
         message = str(error.get("message") or "the tool call failed")
         return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
     data = envelope.get("data")
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)],
-        structured_content=data if isinstance(data, dict) else None,
-    )
+    structured = data if isinstance(data, dict) else None
+    if returns is not None and output_schema(returns)[1]:
+        structured = {"result": data}
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
 
 
 def _error_result(message: str) -> types.CallToolResult:
@@ -239,7 +248,10 @@ class ServedRegistry:
         """The served list: ``render_router`` for ``ctx`` (computed once; the registry is frozen)."""
         cached = self._lists.get(with_elicitation)
         if cached is None:
-            rendered = render_router(self.registry, self.ctx, exclude=self.exclude(with_elicitation))
+            # The mcp render target: the schema as registered ($schema kept; MCP clients read 2020-12).
+            rendered = render_router(
+                self.registry, self.ctx, exclude=self.exclude(with_elicitation), target="mcp"
+            )
             cached = self._lists[with_elicitation] = mcp_tools(self.registry, rendered)
         return cached
 
@@ -255,7 +267,8 @@ class ServedRegistry:
         deferred = self.registry.get(name).dispatch_kind == "deferred"
         state = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
         if with_elicitation and isinstance(state, str) and state in self._approval_states:
-            return result_from_envelope(await self._approval_answer(name, arguments, state, request))
+            answered = await self._approval_answer(name, arguments, state, request)
+            return result_from_envelope(answered, self.registry.get(name).returns)
         if deferred and with_elicitation and state is not None:
             return result_from_envelope(self._answer(name, state, request))
         if self._closing:
@@ -266,7 +279,7 @@ class ServedRegistry:
         if (envelope.get("error") or {}).get("kind") == "approval_required":
             return await self._seek_approval(name, arguments, envelope, request, with_elicitation)
         if envelope.get("status") != "ok" or not deferred:
-            return result_from_envelope(envelope)
+            return result_from_envelope(envelope, self.registry.get(name).returns)
         return await self._ask_for_result(name, envelope.get("data"), request)
 
     async def _dispatch(
@@ -326,7 +339,8 @@ class ServedRegistry:
         answer = await request.session.elicit_form(
             message, APPROVE_SCHEMA, related_request_id=request.request_id
         )
-        return result_from_envelope(await self._decided(name, arguments, approval, answer, request))
+        decided = await self._decided(name, arguments, approval, answer, request)
+        return result_from_envelope(decided, self.registry.get(name).returns)
 
     async def _approval_answer(self, name: str, arguments: Any, state: str, request: Any) -> dict[str, Any]:
         """The retry (2026-07-28) carrying the user's answer to an approval question."""
@@ -518,8 +532,15 @@ def host_files(profile: Any, registry: ToolRegistry) -> list[str]:
 
 
 def report_load(served: ServedRegistry, result: Any) -> None:
-    """What is served, what was refused, and the deferred tools' condition — on stderr (the log)."""
+    """What is served, what was refused, and the deferred tools' condition — on stderr (the log).
+
+    Schema warnings name only tools this server serves; the provider ones (``RS101`` OpenAI strict
+    mode, ``RS102`` Gemini) are about rendering for a model provider, not MCP, whose clients get the
+    schema as registered, and are left to ``reyn doctor``."""
+    served_names = {t.name for t in served.tools(True)}
     for d in result.report.diagnostics:
+        if d.code in ("RS101", "RS102") or (d.code.startswith("RS1") and d.tool not in served_names):
+            continue
         if d.severity in ("error", "warning"):
             log.warning("%s", d.render())
     refused = [p.plugin_id for p in result.report.plugins if p.enabled and p.status != "loaded"]
@@ -578,7 +599,11 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_AGENT,
         help=f"the calling agent the gates and per-agent allowlists see (default {DEFAULT_AGENT!r})",
     )
-    p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
+    p.add_argument(
+        "--workspace",
+        help="workspace root for tools (default: the current directory, unless that is / or your home "
+        "directory, where MCP clients start servers: then this option is required)",
+    )
     # Read by `reyn` before the command runs: it loads that profile once and hands the result over.
     p.add_argument("--profile", help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
     p.add_argument("--profile-file", help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
@@ -606,9 +631,12 @@ def main(argv: list[str], loaded: Any) -> int:
     if args.max_concurrent_calls < 1:
         print("reyn mcp serve: error: --max-concurrent-calls must be at least 1", file=sys.stderr)
         return 2
-    workspace = Path(args.workspace).resolve()
-    if not workspace.is_dir():
-        print(f"reyn mcp serve: error: --workspace {args.workspace!r} is not a directory", file=sys.stderr)
+    from reyn_core.host import choose_workspace
+
+    try:
+        workspace = choose_workspace(args.workspace)
+    except ReynError as exc:
+        print(f"reyn mcp serve: error: {exc}", file=sys.stderr)
         return 2
     try:
         http = http_options(args) if args.http else None

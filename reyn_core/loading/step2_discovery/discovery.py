@@ -1,7 +1,11 @@
-"""Discovery: which Reyn plugins are installed, from entry-point metadata only.
+"""Discovery: which Reyn plugins are installed, and which commands they add, from entry-point
+metadata only.
 
-Nothing is imported here. The entry-point group ``reyn.plugins`` is scanned once per process (per
-``sys.path``) and cached; ``discover(refresh=True)`` rescans after installs in the same process.
+Nothing is imported here. The entry-point groups ``reyn.plugins`` (plugin id = module) and
+``reyn.commands`` (command name = the plugin id of the same distribution that implements it) are
+scanned once per process (per ``sys.path``) and cached; ``discover(refresh=True)`` rescans after
+installs in the same process. ``reyn --help`` lists the declared commands of installed plugins,
+enabled or not, from this metadata alone: a disabled plugin is never imported to learn them.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 GROUP = "reyn.plugins"
+COMMANDS_GROUP = "reyn.commands"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +50,40 @@ class NearMiss:
 
 
 @dataclass(frozen=True, slots=True)
+class DeclaredCommand:
+    """One ``reyn.commands`` entry point: ``reyn <name>`` is implemented by plugin ``plugin_id`` of
+    ``distribution`` (its ``reyn_cli_commands`` hook, once the plugin is enabled and loaded).
+
+    ``summary`` is the distribution's one-line ``Summary`` metadata, for ``reyn --help``."""
+
+    name: str
+    plugin_id: str
+    distribution: str
+    version: str
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Discovery:
-    """Every discovered plugin, grouped by id (an id may be claimed by several distributions), and
-    the distributions whose entry-point group is a near miss of ``reyn.plugins``."""
+    """Every discovered plugin, grouped by id (an id may be claimed by several distributions), the
+    commands installed distributions declare, and the distributions whose entry-point group is a near
+    miss of ``reyn.plugins``."""
 
     plugins: tuple[DiscoveredPlugin, ...]
     near_misses: tuple[NearMiss, ...] = ()
+    commands: tuple[DeclaredCommand, ...] = ()
+
+    def declared_commands(self) -> Mapping[str, tuple[DeclaredCommand, ...]]:
+        """Command name → its declarations, sorted by name. A declaration counts only when its
+        distribution also provides that plugin id in ``reyn.plugins`` (a command is always some
+        installed plugin's); a name declared by several distributions keeps them all (the load then
+        uses none of them, ``RI007``)."""
+        provided = {(p.distribution, p.plugin_id) for p in self.plugins}
+        grouped: dict[str, list[DeclaredCommand]] = {}
+        for c in self.commands:
+            if (c.distribution, c.plugin_id) in provided:
+                grouped.setdefault(c.name, []).append(c)
+        return {k: tuple(v) for k, v in sorted(grouped.items())}
 
     def by_id(self) -> Mapping[str, tuple[DiscoveredPlugin, ...]]:
         """Plugin id → the candidates that claim it, sorted by distribution name."""
@@ -79,16 +112,17 @@ def discover(*, refresh: bool = False, path: Iterable[str] | None = None) -> Dis
         cached = _CACHE.get(key)
         if cached is not None:
             return cached
-    plugins, near = _scan(list(key))
-    found = Discovery(tuple(plugins), tuple(near))
+    plugins, near, commands = _scan(list(key))
+    found = Discovery(tuple(plugins), tuple(near), tuple(commands))
     with _LOCK:
         _CACHE[key] = found
     return found
 
 
-def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss]]:
+def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss], list[DeclaredCommand]]:
     out: list[DiscoveredPlugin] = []
     near: list[NearMiss] = []
+    commands: list[DeclaredCommand] = []
     seen: set[str] = set()
     for dist in md.distributions(path=path):
         # The first distribution of a name on the path wins, exactly as for imports.
@@ -113,7 +147,19 @@ def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss]]:
             for ep_name, value in parser.items(GROUP):
                 ep = md.EntryPoint(name=ep_name, value=value.strip(), group=GROUP)
                 out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
-    return out, near
+            if parser.has_section(COMMANDS_GROUP):
+                summary = " ".join((meta["Summary"] or "").split())[:200]
+                for command, plugin_id in parser.items(COMMANDS_GROUP):
+                    if _is_command_name(command) and plugin_id.strip():
+                        commands.append(DeclaredCommand(command, plugin_id.strip(), name, version, summary))
+    return out, near, commands
+
+
+def _is_command_name(name: str) -> bool:
+    """A word ``reyn`` can take as a command (not an option, no spaces or path separators)."""
+    return (
+        bool(name) and len(name) <= 64 and not name.startswith("-") and name.replace("-", "_").isidentifier()
+    )
 
 
 def _parse_entry_points(text: str) -> configparser.ConfigParser | None:

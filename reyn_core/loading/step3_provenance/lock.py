@@ -22,10 +22,12 @@ from reyn_core.jsondata import canonical_json
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
-LOCK_VERSION = 2
+LOCK_VERSION = 3
 """The lock format. 2 (issue 23): a tool's ``sha256`` is ``definition_digest``; version 1 pinned an
-older hash of fewer fields, which this version cannot compare, so a version-1 lock is refused with one
-diagnostic asking to re-run ``reyn plugins lock`` (``RL004``) rather than as drift of every tool."""
+older hash of fewer fields. 3 (issue 28): the digest covers the tool's result schema (``returns``),
+so every version-2 pin differs. An older lock cannot be compared with what this version computes, so
+it is refused with one diagnostic asking to re-run ``reyn plugins lock`` (``RL004``) rather than as
+drift of every tool."""
 DEFAULT_LOCK_PATH = "reyn.lock"
 
 
@@ -47,7 +49,8 @@ class OutdatedLockError(LockError):
             path,
             f"lock format version {version} was written by an older Reyn; this Reyn reads version "
             f"{LOCK_VERSION} (a tool is now pinned by its definition digest, over every field a "
-            "surface serves): review the installed plugins, then re-run `reyn plugins lock`",
+            "surface serves, its result schema included): review the installed plugins, then re-run "
+            "`reyn plugins lock`",
         )
         self.version = version
 

@@ -14,12 +14,16 @@ from reyn_core.loading.report import PluginCommand
 def collect_commands(session: LoadSession, p: PluginState) -> None:
     """Ask a loaded plugin's ``reyn_cli_commands`` hook for ``{name: fn(argv, loaded)}``.
 
-    A hook that raises or returns something unusable, a name that is not a word, or a function that
-    cannot take ``(argv, loaded)`` gives an ``RI007`` warning and is skipped; the plugin still loads.
+    A hook that raises or returns something unusable, a name that is not a word, a function that
+    cannot take ``(argv, loaded)``, or a name the plugin's distribution does not declare in its
+    ``reyn.commands`` entry points gives an ``RI007`` warning and is skipped; the plugin still loads.
+    The declaration is what lets ``reyn --help`` list a command before its plugin is enabled, from
+    metadata alone, so a command without one is not offered at all.
     """
     assert p.pm is not None
     if not p.pm.hook.reyn_cli_commands.get_hookimpls():
         return
+    declared = _declared_for(p)
     try:
         results = p.pm.hook.reyn_cli_commands()
     except (Exception, SystemExit) as exc:
@@ -40,8 +44,28 @@ def collect_commands(session: LoadSession, p: PluginState) -> None:
                     f"command {name!r}: {getattr(fn, '__qualname__', fn)!r} must take (argv, loaded), "
                     "the arguments after the command and the LoadResult",
                 )
+            elif name not in declared:
+                dist = p.candidate.distribution if p.candidate else "the plugin's distribution"
+                p.warn(
+                    "RI007",
+                    f"command {name!r} is not declared in the metadata of {dist}: add "
+                    f'`{name} = "{p.plugin_id}"` under [project.entry-points."reyn.commands"] in its '
+                    "pyproject.toml and reinstall",
+                )
             else:
                 p.commands.setdefault(name, fn)
+
+
+def _declared_for(p: PluginState) -> frozenset[str]:
+    """The command names ``p``'s distribution declares for ``p`` (``reyn.commands``, metadata)."""
+    from reyn_core.loading.step2_discovery.discovery import discover
+
+    if p.candidate is None:
+        return frozenset()
+    dist = p.candidate.distribution
+    return frozenset(
+        c.name for c in discover().commands if c.distribution == dist and c.plugin_id == p.plugin_id
+    )
 
 
 def resolve_commands(plugins: Sequence[PluginState]) -> dict[str, PluginCommand]:

@@ -7,12 +7,20 @@ lay it out) so a ``reyn mcp serve`` subprocess discovers it like any installed p
 from __future__ import annotations
 
 import asyncio
+import enum
 import os
 from pathlib import Path
 
-from reyn_core import ToolContext, ToolGates, hookimpl, tool
+from pydantic import BaseModel
+
+from reyn_core import ToolContext, ToolDefinition, ToolGates, hookimpl, tool
 
 REYN_API = 1
+
+
+class Unit(enum.Enum):
+    kwh = "kWh"
+    mwh = "MWh"
 
 
 def _marker(name: str) -> Path:
@@ -72,7 +80,71 @@ async def probe_deferred(question: str, ctx: ToolContext) -> dict:
     return {"accepted": "probe_deferred", "agent": "helper", "message": question}
 
 
-TOOLS = (probe_echo, probe_raise, probe_slow, probe_wait, probe_text, probe_phase_only, probe_deferred)
+class Reading(BaseModel):
+    """One meter reading."""
+
+    meter: str
+    value: float
+    unit: Unit = Unit.kwh
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_list(count: int = 3) -> list[str]:
+    """Return a list of labels (a typed, non-object result)."""
+    return [f"item-{i}" for i in range(count)]
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_reading(meter: str) -> Reading:
+    """Return a typed model result."""
+    return Reading(meter=meter, value=1.5)
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_untyped(flag: bool = True):
+    """Return a JSON object without saying so."""
+    return {"flag": flag}
+
+
+def _dialect(n: int = 0) -> dict:
+    return {"n": n}
+
+
+# A schema that names its dialect: MCP serves it with "$schema" (conformance's json-schema-2020-12).
+PROBE_DIALECT = ToolDefinition(
+    name="probe_dialect",
+    description="Echo a number; the schema names its JSON Schema dialect.",
+    parameters={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    },
+    handler=_dialect,
+    cluster="probe",
+    purity="read_only",
+)
+
+
+@tool(cluster="probe", purity="side_effect", gates=ToolGates(router="deny", phase="allow"))
+def probe_phase_map(labels: dict[str, int]) -> int:
+    """Phase only, with a map parameter: no OpenAI strict form (RS101), no Gemini form (RS102)."""
+    return len(labels)
+
+
+TOOLS = (
+    PROBE_DIALECT,
+    probe_phase_map,
+    probe_echo,
+    probe_raise,
+    probe_slow,
+    probe_wait,
+    probe_text,
+    probe_phase_only,
+    probe_deferred,
+    probe_list,
+    probe_reading,
+    probe_untyped,
+)
 
 
 @hookimpl
