@@ -67,6 +67,13 @@ _EXPORTS = {
     "JsonlAuditLog": "reyn_core.dispatch",
     "configure_tracing": "reyn_core.tracing",
     "installation_key": "reyn_core.loading.argument_key",
+    # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
+    "Reporter": "reyn_core.reporting",
+    "QueuedReporter": "reyn_core.reporting",
+    "Progress": "reyn_core.reporting",
+    "ToolLog": "reyn_core.reporting",
+    "ToolReport": "reyn_core.reporting",
+    "LOG_LEVELS": "reyn_core.reporting",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "deferral_policy": "reyn_core.loading.deferral_policy",

@@ -322,9 +322,25 @@ def run_call(args: argparse.Namespace) -> int:
     # plan checks the tools its steps name; the source pack lists the enabled plugins).
     ctx = replace(_context(args.surface), extras={"registry": result.registry})
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
-    envelope = asyncio.run(
-        dispatch_tool(result.registry, args.name, arguments, ctx, surface=args.surface, allowed_ops=allowed)
-    )
+
+    async def call() -> dict[str, Any]:
+        from .call_progress import call_reporter
+
+        reporter, shown = call_reporter(args.name)
+        try:
+            return await dispatch_tool(
+                result.registry,
+                args.name,
+                arguments,
+                ctx.with_reporter(reporter),
+                surface=args.surface,
+                allowed_ops=allowed,
+            )
+        finally:
+            await reporter.drain()
+            shown.clear()
+
+    envelope = asyncio.run(call())
     if (envelope.get("error") or {}).get("kind") == "not_found":
         # The operator learns which plugin and why; a model never gets host_hint (docs/decisions.md).
         from reyn_core.loading.unavailable import explain_unavailable_tool
