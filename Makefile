@@ -9,7 +9,9 @@ EXAMPLE := $(dir $(wildcard reyn_plugin_example/pyproject.toml))
 DEMO := $(dir $(wildcard reyn_demo/pyproject.toml))
 # The kernel sandbox launcher (issue 22): a leaf distribution the shell and mcp packs start commands through.
 SANDBOX := $(dir $(wildcard reyn_sandbox/pyproject.toml))
-DEPS := pyproject.toml $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml)
+# The LLM runtime (issue 24): RouterLoop, PhaseRunner, replay, `reyn chat` / `reyn phase`, on the public API.
+LOOPS := $(dir $(wildcard reyn_loops/pyproject.toml))
+DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml)
 # Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 
@@ -20,7 +22,7 @@ venv: $(STAMP)
 $(STAMP): $(DEPS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[llm,dev,bench]' $(foreach p,$(SANDBOX) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
+	$(BIN)/python -m pip install -q -e '.[dev,bench]' $(foreach p,$(SANDBOX) $(LOOPS) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))')
 	touch $(STAMP)
 
 # The memory pack's tests and benchmark start a real PostgreSQL server: install Debian's when no
@@ -40,7 +42,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_builtin_tools/source/reyn_tools_source
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_loops reyn_builtin_tools/source/reyn_tools_source
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -49,20 +51,20 @@ test: $(STAMP) postgres-server
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_builtin_tools/source/reyn_tools_source
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_loops reyn_builtin_tools/source/reyn_tools_source
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 
 bench: $(STAMP) postgres-server
 	$(BIN)/python benchmarks/run.py
 
-# A wheelhouse: one wheel per distribution (core, sandbox, packs, example, demo) in $(DIST); users then install
+# A wheelhouse: one wheel per distribution (core, sandbox, loops, packs, example, demo) in $(DIST); users then install
 # by name from it: pip install --find-links dist reyn-tools-file. Offline (the venv's setuptools), and
 # each folder's build/ is removed first so a file deleted from the source cannot linger in a wheel.
 DIST ?= dist
 dist: $(STAMP)
 	rm -rf $(DIST) && mkdir -p $(DIST)
-	@for p in ./ $(SANDBOX) $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
+	@for p in ./ $(SANDBOX) $(LOOPS) $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
 		log=$$($(BIN)/python -m build --wheel --no-isolation --outdir '$(DIST)' "$$p" 2>&1) \
 		|| { echo "$$log"; exit 1; }; rm -rf "$${p}build"; done
 	@ls $(DIST)

@@ -1,9 +1,9 @@
 """Reyn: one registry of LLM tools, rendered for native function calling, phase JSON contracts and MCP.
 
 This module is the plugin author's API: define tools, register them, read settings, raise the
-right errors. An application that loads plugins and runs a model uses ``reyn_core.host`` (and the
-LLM loops in ``reyn_core.loops``); everything else is internal. Importing it never imports
-litellm, mcp or httpx.
+right errors. An application that loads plugins and runs a model uses ``reyn_core.host``; the LLM
+runtime (``RouterLoop``, ``PhaseRunner``, replay, ``reyn chat``) is the reyn-loops distribution
+(``reyn_loops``). Everything else is internal. Importing it never imports litellm, mcp or httpx.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from reyn_core.errors import (
 )
 from reyn_core.hookspecs import API_VERSION, hookimpl
 from reyn_core.lazy_exports import lazy_exports
+from reyn_core.moved import install_finder
 from reyn_core.settings import settings_as
 from reyn_core.tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from reyn_core.validation import SchemaRefused, json_schema_validator
 
 __version__ = "0.1.0"
+
+install_finder()  # a name that moved out of the core is an ImportError naming its new home
 
 # Imported on first use, so `import reyn_core` stays light.
 __getattr__, __dir__ = lazy_exports(

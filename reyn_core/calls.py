@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .context import ToolContext
 from .errors import ToolError
@@ -65,3 +65,22 @@ class ToolCallHooks:
 
 
 NO_HOOKS = ToolCallHooks()
+
+
+class CallApprovals(Protocol):
+    """The approval check a registry carries (``reyn_core.approvals.ApprovalGate``): the dispatcher
+    asks it, after binding and before the ``before`` hooks, whether a call may run."""
+
+    def selects(self, tool: ToolDefinition) -> bool:
+        """Whether any approval rule names ``tool`` (others skip the check)."""
+        ...
+
+    async def admit(
+        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+    ) -> Any:
+        """None (no rule applies), an admission (an approval was consumed), or raises."""
+        ...
+
+    def executed(self, admission: Any, status: str) -> None:
+        """Record how a call an approval let through ended."""
+        ...

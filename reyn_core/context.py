@@ -110,9 +110,11 @@ class ToolContext:
     ``surface`` is where the call comes from; ``agent`` the calling agent (tools must take identity
     from here, never from model arguments); ``workspace`` the root that relative paths resolve
     against; ``settings`` the owning plugin's validated settings (set by the dispatcher per call);
-    ``agent_tools``, when set, is a per-agent allowlist of tool names (gate layer 3); ``reporter``
-    is the host's listener for ``report_progress`` and ``log`` (None: nobody listens, and both are
-    no-ops — as in a context that crossed a process boundary).
+    ``agent_tools``, when set, is a per-agent allowlist of tool names (gate layer 3); ``entry`` the
+    program the call came through (``router``, ``phase``, ``mcp``, ``cli`` or a host's own name;
+    None: the surface) — part of an approval's key, since ``mcp serve`` calls on the router surface;
+    ``reporter`` is the host's listener for ``report_progress`` and ``log`` (None: nobody listens,
+    and both are no-ops — as in a context that crossed a process boundary).
     """
 
     surface: Surface = "cli"
@@ -124,6 +126,7 @@ class ToolContext:
     bridge: HostBridge = field(default_factory=HostBridge)
     agent_tools: frozenset[str] | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
+    entry: str | None = None
     reporter: Reporter | None = None
 
     def __post_init__(self) -> None:
@@ -160,6 +163,10 @@ class ToolContext:
                     + (" or None" if name != "bridge" else "")
                     + f", not {type(value).__name__}"
                 )
+        if self.entry is not None and not isinstance(self.entry, str):
+            raise TypeError(
+                f"ToolContext(entry=...) must be a string or None, not {type(self.entry).__name__}"
+            )
         if not isinstance(self.extras, Mapping):
             raise TypeError(f"ToolContext(extras=...) must be a mapping, not {type(self.extras).__name__}")
         if self.agent_tools is not None and type(self.agent_tools) is not frozenset:

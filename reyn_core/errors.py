@@ -11,9 +11,12 @@ gate_refused       a gate layer (role, operator, call) refuses the tool on this 
 invalid_arguments  the arguments do not match the tool's schema (``errors`` has JSON pointers)
 runtime_missing    the tool's handler, or a host bridge it needs, is not available
 timeout            the handler ran past its time limit and was cancelled
-denied             a policy hook (or the tool itself, e.g. a path outside its roots) refused
+denied             a policy hook (or the tool itself, e.g. a path outside its roots) refused, or an
+                   approval does not cover the call (``reason`` names why: expired, used, drifted)
+approval_required  the call needs a person's approval first (``approval`` is the pending request's id)
 cancelled          the handler was cancelled from inside (not by the caller)
 execution_error    the handler raised; the message is the exception's, never a traceback
+not_run            a batch stopped before this call: an earlier side-effecting call of it failed
 =================  =====================================================================
 """
 
@@ -21,8 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+
+from reyn_core.moved import moved_attributes
 
 
 class ReynError(Exception):
@@ -122,6 +126,46 @@ class ToolDenied(ToolError):
     kind = "denied"
 
 
+class ApprovalRefused(ToolDenied):
+    """An approval that does not cover this call: ``reason`` is a stable code (``denied``,
+    ``expired``, ``used``, ``voided``, ``unknown``, ``arguments_differ``, ``definition_changed``,
+    ``plugin_changed``, ``lock_changed``, ``agent_differs``, ``entry_differs``, ``tool_differs``,
+    ``not_approver``, ``unavailable``); nothing of the call ran."""
+
+    def __init__(
+        self, message: str, *, tool: str | None = None, reason: str, approval: str | None = None
+    ) -> None:
+        super().__init__(message, tool=tool)
+        self.reason = reason
+        self.approval = approval
+
+    def to_envelope(self) -> dict[str, object]:
+        env = super().to_envelope()
+        env["error"]["reason"] = self.reason  # type: ignore[index]
+        if self.approval is not None:
+            env["error"]["approval"] = self.approval  # type: ignore[index]
+        return env
+
+
+class ToolApprovalRequired(ToolError):
+    """The call waits for a person's approval; nothing of it ran. ``approval`` is the id of the
+    pending request (durable: any process with the same profile can decide it)."""
+
+    kind = "approval_required"
+
+    def __init__(
+        self, message: str, *, tool: str | None = None, approval: str, approvers: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, tool=tool)
+        self.approval = approval
+        self.approvers = approvers
+
+    def to_envelope(self) -> dict[str, object]:
+        env = super().to_envelope()
+        env["error"]["approval"] = self.approval  # type: ignore[index]
+        return env
+
+
 class ToolCancelled(ToolError):
     """The handler was cancelled from inside; the caller's own cancellation is never converted."""
 
@@ -134,6 +178,13 @@ class ToolExecutionError(ToolError):
     kind = "execution_error"
 
 
+class ToolNotRun(ToolError):
+    """In a batch (``dispatch_batch``), a call after a side-effecting call that failed or waits for
+    approval: it was not started, because it may depend on what that call would have done."""
+
+    kind = "not_run"
+
+
 ERROR_KINDS: tuple[str, ...] = (
     "not_found",
     "gate_refused",
@@ -141,9 +192,16 @@ ERROR_KINDS: tuple[str, ...] = (
     "runtime_missing",
     "timeout",
     "denied",
+    "approval_required",
     "cancelled",
     "execution_error",
+    "not_run",
 )
+
+
+class ApprovalDecisionError(ReynError):
+    """An approval request cannot be decided: unknown id, no longer pending, or the deciding channel
+    (``user`` / ``operator``) is not among the request's approvers."""
 
 
 class ToolRegistrationError(ReynError):
@@ -211,39 +269,6 @@ class ProfileError(ReynError):
         self.file = file
 
 
-class LLMCallError(ReynError):
-    """A model call failed (provider error, rate limit, network) after the client's retries.
-
-    ``kind`` is litellm's exception class name (``RateLimitError``, ``InternalServerError``…, or
-    ``MissingAPIKey`` when no key is set and nothing was sent), ``status_code`` the HTTP status when
-    the provider answered (None when no response came back: no key, connection refused, timeout).
-    Nothing is half-written: the caller's messages are never mutated, and ``messages`` (set by the
-    surface) is its conversation up to the failed call, every tool call already answered — a
-    consistent point to retry from.
-    """
-
-    messages: list[dict[str, Any]] | None = None
-
-    def __init__(self, message: str, *, model: str, kind: str = "", status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.model = model
-        self.kind = kind
-        self.status_code = status_code
-
-
-class ReplayMissing(ReynError):
-    """No recorded reply for a request in replay mode; ``key`` and ``fixture`` say which."""
-
-    def __init__(self, message: str, *, key: str, fixture: Path) -> None:
-        super().__init__(message)
-        self.key = key
-        self.fixture = fixture
-
-
-class ReplayFixtureError(ReynError):
-    """A fixture file exists but a line of it is not a valid record."""
-
-
 def exception_message(exc: BaseException, limit: int = 300) -> str:
     """The first line of an exception's message, at most ``limit`` characters ("(no message)" when
     empty). Never raises, even for an exception whose ``__str__`` breaks."""
@@ -259,3 +284,7 @@ def describe_exception(exc: BaseException, limit: int = 500) -> str:
     model or a user reads names an exception — one line, never a traceback."""
     message = exception_message(exc, limit)
     return type(exc).__name__ if message == "(no message)" else f"{type(exc).__name__}: {message}"
+
+
+# The LLM errors moved to the reyn-loops distribution (reyn_loops.errors): naming one here says where.
+__getattr__ = moved_attributes(__name__)

@@ -1,6 +1,7 @@
 """The host API: what an application that loads plugins and runs a model needs — load a profile,
 render tools for a surface, dispatch calls, defer and search tools. A plugin author needs none of
-it (that API is ``reyn_core`` itself); the LLM loops are in ``reyn_core.loops``.
+it (that API is ``reyn_core`` itself); the LLM loops are the reyn-loops distribution (``reyn_loops``),
+built on this API alone.
 
 Every name is imported on first use, so ``import reyn_core.host`` costs nothing.
 """
@@ -44,6 +45,7 @@ _EXPORTS = {
     "ToolRegistry": "reyn_core.registry",
     "gates": "reyn_core.registry:gates",  # gates.check is the one gate evaluation
     "Decision": "reyn_core.gates",
+    "op_matches": "reyn_core.gates",  # whether an allowed_ops entry names a tool (name or cluster)
     "OperatorPolicy": "reyn_core.gates",
     "PluginPolicy": "reyn_core.gates",
     # render
@@ -58,14 +60,32 @@ _EXPORTS = {
     "PhaseOutput": "reyn_core.render.phase_contract",
     "PhaseOpCall": "reyn_core.render.phase_contract",
     "PhaseOutputError": "reyn_core.errors",
+    # how every error a model or a user reads names an exception (one line, never a traceback)
+    "describe_exception": "reyn_core.errors",
     # dispatch
     "dispatch_tool": "reyn_core.dispatch",
+    "dispatch_batch": "reyn_core.dispatch",
+    "BatchCall": "reyn_core.dispatch",
+    "ToolNotRun": "reyn_core.errors",
+    # approvals bound to the exact call (docs/approvals.md)
+    "ApprovalGate": "reyn_core.approvals",
+    "ApprovalPolicy": "reyn_core.approvals",
+    "ApprovalRule": "reyn_core.approvals",
+    "ApprovalRecord": "reyn_core.approvals",
+    "ApprovalStore": "reyn_core.approvals",
+    "SqliteApprovalStore": "reyn_core.approvals",
+    "ToolApprovalRequired": "reyn_core.errors",
+    "ApprovalRefused": "reyn_core.errors",
+    "ApprovalDecisionError": "reyn_core.errors",
+    "decide_pending_on_terminal": "reyn_core.approvals.terminal",
     "invoke_tool": "reyn_core.dispatch",
     "ToolCall": "reyn_core.dispatch",
     "ToolCallHooks": "reyn_core.dispatch",
     "ToolCallOutcome": "reyn_core.dispatch",
     "JsonlAuditLog": "reyn_core.dispatch",
     "configure_tracing": "reyn_core.tracing",
+    "active_tracer": "reyn_core.tracing",  # for a runtime's own spans (reyn-loops: chat spans)
+    "tool_call_id": "reyn_core.tracing",  # dispatched calls inside carry the model's call id
     "installation_key": "reyn_core.loading.argument_key",
     # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
     "Reporter": "reyn_core.reporting",

@@ -104,6 +104,13 @@ def configure_tracing(
     return True
 
 
+def active_tracer() -> Any | None:
+    """The tracer of the configured tracing, or None while tracing is off: what a runtime on top of
+    the core (reyn-loops' ``chat`` spans) opens its own spans with, so they share the set-up."""
+    state = active
+    return None if state is None else state.tracer
+
+
 def opens_span() -> bool:
     """Whether this ``invoke_tool`` call opens a span: False only for the inner call of ``traced``."""
     if _wrapping.get():
@@ -227,6 +234,7 @@ async def traced(
     *,
     own_arguments: Callable[[Any], tuple[Any, Any]],
     argument_hash: Callable[..., str],
+    approval: str | None = None,
 ) -> Any:
     """``await invoke(...)`` (the dispatcher's call) inside its ``execute_tool`` span, current
     throughout; the span records the outcome and ends when the call returns or raises.
@@ -265,7 +273,14 @@ async def traced(
     try:
         _wrapping.set(True)  # the call below is this span's own: it runs untraced (``opens_span``)
         result = await invoke(
-            registry, name, args, ctx, surface=surface, exclude=exclude, allowed_ops=allowed_ops
+            registry,
+            name,
+            args,
+            ctx,
+            surface=surface,
+            exclude=exclude,
+            allowed_ops=allowed_ops,
+            approval=approval,
         )
         span.set_attribute("reyn.gate.outcome", "allowed")
         if state.capture_content:
@@ -280,4 +295,4 @@ async def traced(
         span.end()
 
 
-__all__ = ["configure_tracing", "redact", "tool_call_id", "traced"]
+__all__ = ["active_tracer", "configure_tracing", "redact", "tool_call_id", "traced"]

@@ -23,6 +23,7 @@ __all__ = [
     "SETUP_FAILED_EXIT",
     "Grants",
     "GrantsError",
+    "forbid_exec",
     "SandboxStatus",
     "SandboxUnavailable",
     "launcher_argv",
@@ -51,6 +52,17 @@ def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
     require_available()
     return [sys.executable, "-I", "-S", "-c", _BOOT, "--grants", grants.to_json(), "--", *command]
+
+
+def forbid_exec() -> None:
+    """From now on, no program starts from this process or anything it forks (execve and execveat
+    fail with EPERM): for a confined Python program that must not run others, such as an isolated
+    plugin's worker granted no ``subprocess``. Irreversible. Raises `SandboxUnavailable` off Linux,
+    `OSError` when the kernel refuses the filter."""
+    require_available()
+    from ._seccomp import install_no_exec
+
+    install_no_exec()
 
 
 def limit_exceeded(stderr: str) -> str | None:

@@ -71,10 +71,40 @@ def _program(network: bool) -> list[tuple[int, int, int, int]]:
     return head + dispatch + tail
 
 
-def install(network: bool) -> None:
-    """Install the socket filter on this process (inherited by all it starts). Needs NO_NEW_PRIVS."""
-    program = _program(network)
+def _no_exec_program() -> list[tuple[int, int, int, int]]:
+    execve, execveat = sc.syscall_number("execve"), sc.syscall_number("execveat")
+    no_such_call = _RET_ERRNO | errno.ENOSYS
+    program = [
+        (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
+        (_JEQ_K, 1, 0, _AUDIT_ARCH[sc.MACHINE]),
+        (_RET_K, 0, 0, no_such_call),
+        (_LD_W_ABS, 0, 0, _OFFSET_NR),
+    ]
+    if sc.MACHINE == "x86_64":
+        program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), (_RET_K, 0, 0, no_such_call)]
+    program += [
+        (_JEQ_K, 1, 0, execve),
+        (_JEQ_K, 0, 1, execveat),
+        (_RET_K, 0, 0, _RET_ERRNO | errno.EPERM),
+        (_RET_K, 0, 0, _RET_ALLOW),
+    ]
+    return program
+
+
+def _load(program: list[tuple[int, int, int, int]]) -> None:
     raw = b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
     buffer = ctypes.create_string_buffer(raw, len(raw))
     fprog = _SockFprog(len(program), ctypes.addressof(buffer))
     sc.prctl_pointer(sc.PR_SET_SECCOMP, sc.SECCOMP_MODE_FILTER, ctypes.pointer(fprog))
+
+
+def install_no_exec() -> None:
+    """Refuse execve and execveat (EPERM) to this process and all it forks from now on: no program
+    starts, whatever path or file descriptor names it. Sets NO_NEW_PRIVS first (required)."""
+    sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
+    _load(_no_exec_program())
+
+
+def install(network: bool) -> None:
+    """Install the socket filter on this process (inherited by all it starts). Needs NO_NEW_PRIVS."""
+    _load(_program(network))

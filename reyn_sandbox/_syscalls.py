@@ -14,8 +14,24 @@ MACHINE = os.uname().machine
 
 # Per-architecture syscall numbers for calls glibc does not wrap. Landlock's are the same on both.
 _SYSCALLS = {
-    "x86_64": {"pivot_root": 155, "capset": 126, "socket": 41, "socketpair": 53, "rt_sigaction": 13},
-    "aarch64": {"pivot_root": 41, "capset": 91, "socket": 198, "socketpair": 199, "rt_sigaction": 134},
+    "x86_64": {
+        "pivot_root": 155,
+        "capset": 126,
+        "socket": 41,
+        "socketpair": 53,
+        "rt_sigaction": 13,
+        "execve": 59,
+        "execveat": 322,
+    },
+    "aarch64": {
+        "pivot_root": 41,
+        "capset": 91,
+        "socket": 198,
+        "socketpair": 199,
+        "rt_sigaction": 134,
+        "execve": 221,
+        "execveat": 281,
+    },
 }
 SUPPORTED_MACHINES = tuple(_SYSCALLS)
 NR_LANDLOCK_CREATE_RULESET = 444

@@ -31,8 +31,7 @@ COMMANDS: dict[str, str] = {
     "plugins": "reyn_core.cli.plugins",
     "tools": "reyn_core.cli.tools",
     "doctor": "reyn_core.cli.doctor",
-    "chat": "reyn_core.cli.chat",
-    "phase": "reyn_core.cli.phase",
+    "approvals": "reyn_core.cli.approvals",
     "completion": "reyn_core.cli.completion",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))

@@ -39,6 +39,19 @@ def usable_commands(result: LoadResult) -> tuple[dict[str, PluginCommand], list[
     return usable, diagnostics
 
 
+def command_words(argv: Sequence[str], args: Sequence[str]) -> list[str]:
+    """The words a plugin command gets: those after its name, plus a ``--json`` given before the name
+    (``reyn --json NAME ...``, before any ``--``), so the command answers it as it would answer
+    ``reyn NAME ... --json`` — honoured or refused, never silently dropped."""
+    words = list(args)
+    before = list(argv[: len(argv) - len(args)])
+    if "--json" in before:
+        end = words.index("--") if "--" in words else len(words)
+        if "--json" not in words[:end]:
+            words.insert(end, "--json")
+    return words
+
+
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
@@ -56,15 +69,19 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     for d in (*load_warnings, *shadowing):
         print(f"reyn: warning: {d.render()}", file=sys.stderr)
     if name not in commands:
+        from reyn_core.moved import moved_command_hint
+
         extra = ", ".join(sorted(commands))
+        moved = moved_command_hint(name)
         return report_error(
             f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
             + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
             + ")"
+            + (f"; {moved}" if moved else "")
         )
     command = commands[name]
     try:
-        return int(command.run(list(options.args), result) or 0)
+        return int(command.run(command_words(argv, options.args), result) or 0)
     except ReynError:
         raise
     except SystemExit as exc:  # argparse inside a plugin command exits; keep its code

@@ -155,6 +155,7 @@ def _print_show(d: dict[str, Any]) -> None:
             print(f"    {t['name']}{renamed} [{t['cluster']}, {t['purity']}] {t['description']}")
     if d.get("commands"):
         print(f"  commands: {', '.join(d['commands'])}")
+    _print_permissions(d.get("permissions"))
     if d["diagnostics"]:
         print("  diagnostics:")
         for diag in d["diagnostics"]:
@@ -162,6 +163,24 @@ def _print_show(d: dict[str, Any]) -> None:
             print(f"    {diag['code']} {diag['severity']}{tool}: {diag['message']}")
             if diag["hint"]:
                 print(f"      fix: {diag['hint']}")
+
+
+def _print_permissions(perm: dict[str, Any] | None) -> None:
+    """Declared and granted side by side (granted only for an isolated plugin)."""
+    if perm is None:
+        return
+    where = perm.get("declaration") or "no reyn_permissions.toml: declares nothing"
+    runs = {"process": "isolated (sandboxed worker)", "in-process": "in process: not enforced"}
+    print(f"  permissions   {runs.get(perm.get('isolation') or '', 'not enabled')}; declared in {where}")
+    granted = perm.get("granted")
+    print(f"    {'':<17} {'declared':<10} granted")
+    for key, value in perm["declared"].items():
+        given = "-" if granted is None else granted.get(key, "-")
+        shown = ", ".join(given) if isinstance(given, list) else str(given).lower()
+        decl = ", ".join(value) if isinstance(value, list) else str(value).lower()
+        print(f"    {key:<17} {decl or '-':<10} {shown or '-'}")
+    if perm.get("enforced"):
+        print(f"    enforced: {', '.join(perm['enforced'])} (Landlock ABI {perm.get('landlock_abi')})")
 
 
 # --------------------------------------------------------------------------- enable / disable

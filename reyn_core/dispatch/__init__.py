@@ -5,12 +5,14 @@ from __future__ import annotations
 from ..calls import NO_HOOKS, AfterHook, BeforeHook, ToolCall, ToolCallHooks, ToolCallOutcome
 from ..jsondata import to_jsonable
 from .audit import JsonlAuditLog, argument_hash
+from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
 from .handlers import CallShape, call_shape, resolve_reference
 
 __all__ = [
     "NO_HOOKS",
     "AfterHook",
+    "BatchCall",
     "BeforeHook",
     "CallShape",
     "JsonlAuditLog",
@@ -19,6 +21,7 @@ __all__ = [
     "ToolCallOutcome",
     "argument_hash",
     "call_shape",
+    "dispatch_batch",
     "dispatch_tool",
     "invoke_tool",
     "resolve_reference",

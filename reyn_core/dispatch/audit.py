@@ -12,7 +12,7 @@ import secrets
 import stat
 import threading
 import weakref
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -282,6 +282,20 @@ class JsonlAuditLog:
             "args_sha256": argument_hash(call.arguments, key=self.hash_key),
         }
         return (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+
+    def event(self, fields: Mapping[str, Any]) -> None:
+        """Append one event line (an approval's ``approval.requested`` … ``approval.executed``): the
+        time, then ``fields``. Blocks until written (call it off the event loop); raises ``OSError``
+        when the line was not written."""
+        record = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
+        line = (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+        op = _AuditOp(line, event=threading.Event())
+        self._writer.submit(op)
+        assert op.event is not None
+        op.event.wait()
+        if op.result is not None:
+            _log.error("audit line lost: %s", op.result)
+            raise OSError(op.result)
 
     def __call__(self, call: ToolCall, outcome: ToolCallOutcome) -> Awaitable[None] | None:
         """Append the call's line. In an event loop this returns an awaitable that is done once the

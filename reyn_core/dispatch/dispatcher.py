@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import gates, tracing
+from ..approvals.key import handler_arguments
 from ..calls import NO_HOOKS, ToolCall, ToolCallOutcome
 from ..context import ToolContext, as_names
 from ..errors import (
@@ -105,6 +106,7 @@ async def invoke_tool(
     surface: str | None = None,
     exclude: Iterable[str] = (),
     allowed_ops: Iterable[str] | None = None,
+    approval: str | None = None,
 ) -> Any:
     """Run one tool call and return the handler's result, or raise a typed ``ToolError``.
 
@@ -115,7 +117,12 @@ async def invoke_tool(
     ``before`` hooks see only calls that passed the gates and argument validation. Both see a
     read-only snapshot of the arguments; the handler gets its own copy, validated and bound before
     any hook runs, so neither a hook nor the caller changing ``args`` meanwhile reaches it. A caller
-    that cancels this coroutine gets its ``CancelledError`` back unchanged. With tracing on
+    that cancels this coroutine gets its ``CancelledError`` back unchanged.
+
+    A call the registry's approval policy selects is checked after binding and before the hooks
+    (``reyn_core.approvals``): it runs only by consuming an approval of exactly this call
+    (``approval`` names the request a surface resumes; without it, an approved request with this
+    call's key is used), else raises ``ToolApprovalRequired`` or ``ApprovalRefused``. With tracing on
     (``configure_tracing``) the call runs inside its ``execute_tool`` span.
     """
     if tracing.active is not None and tracing.opens_span():  # tracing on: this call inside its span
@@ -130,6 +137,7 @@ async def invoke_tool(
             allowed_ops,
             own_arguments=own_arguments,
             argument_hash=argument_hash,
+            approval=approval,
         )
     surface = surface or ctx.surface
     if type(exclude) is not frozenset:
@@ -146,6 +154,7 @@ async def invoke_tool(
     hooks = registry.hooks or NO_HOOKS
     call_ctx = _call_context(prepared, registry, ctx, surface)
     started = time.perf_counter()
+    admitted: Any = None
     parsed, problems = own_arguments(args)  # the call's own: no one else can change them
     # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
     call = ToolCall(tool, read_only(parsed), call_ctx, surface) if hooks.before or hooks.after else _NO_CALL
@@ -166,7 +175,11 @@ async def invoke_tool(
         shape = _shape(prepared)
         kwargs = bind(shape, tool, args_ok, call_ctx)
         # Bound before any hook runs: what a hook (or the caller meanwhile) does cannot reach the
-        # handler's arguments.
+        # handler's arguments. The approval check sees exactly these, as the handler will.
+        gate = registry.approvals
+        if gate is not None and gate.selects(tool):
+            bound = handler_arguments(kwargs, shape.model_param, shape.ctx_param)
+            admitted = await gate.admit(tool, bound, call_ctx, surface, approval)
         if hooks.before:
             await run_before(hooks, call)
         if shape.is_async and tool.timeout_s is None:  # the common case, awaited here
@@ -178,24 +191,49 @@ async def invoke_tool(
             result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
     except ToolError as exc:
         exc.tool = exc.tool or tool.name
+        if admitted is not None:
+            await _executed(registry, admitted, exc.kind)
         await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
         raise
     except Exception as exc:
         failed = ToolExecutionError(f"tool {tool.name!r} failed: {describe(exc)}", tool=tool.name)
+        if admitted is not None:
+            await _executed(registry, admitted, failed.kind)
         await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=failed))
         raise failed from exc
     except BaseException as exc:  # CancelledError (asyncio is imported lazily, hence no except clause)
         if not _is_cancellation(exc):
             raise  # the process is stopping
         cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
+        if admitted is not None:
+            await _executed(registry, admitted, cancelled.kind)
         # A call the caller cancels (e.g. an MCP client's notifications/cancelled) is audited too.
         await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
         if _caller_cancelled():
             raise  # the caller's own cancellation propagates unchanged: never swallow that
         raise cancelled from None
+    if admitted is not None:
+        await _executed(registry, admitted, "ok")
     if hooks.after:
         await run_after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
     return result
+
+
+async def _executed(registry: ToolRegistry, admitted: Any, status: str) -> None:
+    """The approval's ``executed`` audit line (written off the event loop). The call has run: a line
+    that cannot be written is logged, like an ``after`` hook's failure, never turned into its result
+    (the next call that needs approval is refused while the log cannot be written)."""
+    import asyncio
+    import logging
+
+    gate = registry.approvals
+    assert gate is not None
+    try:
+        await asyncio.to_thread(gate.executed, admitted, status)
+    except Exception as exc:
+        logging.getLogger("reyn_core.dispatch").error(
+            "approval %s ran but its executed line was not written: %s", admitted.approval, describe(exc)
+        )
 
 
 class CallOptions(TypedDict, total=False):
@@ -204,6 +242,7 @@ class CallOptions(TypedDict, total=False):
     surface: str | None
     exclude: Iterable[str]
     allowed_ops: Iterable[str] | None
+    approval: str | None
 
 
 async def dispatch_tool(

@@ -6,7 +6,7 @@ fix it. Code families:
 
 ``RS…`` tool parameters schema (core ``schema.py``), ``RT…`` tool registration (core
 ``registry.py``), ``RD…`` discovery and selection, ``RI…`` import and plugin API, ``RC…`` settings
-and profile, ``RP…`` provenance, ``RL…`` lock.
+and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` isolated plugins (``isolation.codes``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from reyn_core.isolation.codes import ISOLATION_CODES
 
 Severity = Literal["error", "warning", "info"]
 
@@ -244,6 +246,11 @@ CODES: dict[str, CodeInfo] = {
         "unknown plugin setting ignored",
         "fix the key in [plugins.<id>.settings]; the message lists the settings the plugin takes",
     ),
+    "RC009": CodeInfo(
+        "error",
+        "an approval rule names no loaded tool, plugin or cluster",
+        "fix the name in [[approvals.rules]] (see `reyn tools list`): a typo holds no call for approval",
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",
@@ -290,6 +297,7 @@ CODES: dict[str, CodeInfo] = {
         "while [lock] enforce = true every enabled plugin is refused until then",
     ),
 }
+CODES.update({code: CodeInfo(*entry) for code, entry in ISOLATION_CODES.items()})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,13 @@ from reyn_core.loading import tracing as load_tracing
 from reyn_core.loading.commands import collect_commands, resolve_commands
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.discovery import DiscoveredPlugin, discover
-from reyn_core.loading.importing import import_plugin, verify_import_origin
+from reyn_core.loading.isolation_step import (
+    declared_of,
+    import_or_isolate,
+    permissions_report,
+    read_permissions,
+    settings_in_process,
+)
 from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.profile import Profile, load_profile
@@ -25,7 +31,6 @@ from reyn_core.loading.registration import apply_observability, register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.selection import select_distribution
-from reyn_core.loading.settings_check import validate_settings
 from reyn_core.loading.tool_collection import collect_tools
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
@@ -89,9 +94,9 @@ def _load(
     steps: tuple[Callable[[LoadSession, PluginState], None], ...] = (
         lambda s, p: select_distribution(s, found.get(p.plugin_id, ()), p, found),
         check_provenance,
-        verify_import_origin,
-        import_plugin,
-        validate_settings,
+        read_permissions,
+        import_or_isolate,
+        settings_in_process,
         collect_tools,
         collect_diagnostics,
         collect_commands,
@@ -118,7 +123,7 @@ def _load(
     load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,
-        _report(found, plugins, session.global_diags + host_diags, records),
+        _report(found, plugins, session.global_diags + host_diags, records, profile),
         profile,
         commands,
     )
@@ -146,6 +151,7 @@ def _report(
     plugins: list[PluginState],
     global_diags: list[Diagnostic],
     records: Mapping[tuple[str, str], ProvenanceRecord],
+    profile: Profile,
 ) -> LoadReport:
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
@@ -165,12 +171,14 @@ def _report(
                 api_version=p.api_version,
                 diagnostics=tuple(p.diagnostics),
                 enabled=True,
+                permissions=permissions_report(p, profile.plugin(p.plugin_id).isolation),
             )
         )
     for pid, candidates in found.items():
         if pid in enabled:
             continue
         for c in candidates:
+            record = records.get((pid, c.distribution))
             infos.append(
                 PluginLoadInfo(
                     plugin_id=pid,
@@ -178,7 +186,8 @@ def _report(
                     version=c.version,
                     status="discovered",
                     entry_point=c.entry_point,
-                    provenance=records.get((pid, c.distribution)),
+                    provenance=record,
+                    permissions=declared_of(record) if record is not None else None,
                 )
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
@@ -224,6 +233,10 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                         tool=entry,
                     )
                 )
+    if profile.approvals.rules:
+        from reyn_core.loading.approval_gate import approval_name_checks
+
+        diags.extend(approval_name_checks(profile, registry))
     if profile.audit.log:
         from reyn_core.dispatch import (
             JsonlAuditLog,  # only with an audit log: loading need not import the dispatcher

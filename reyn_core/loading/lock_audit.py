@@ -20,7 +20,12 @@ def lock_from_load(result: LoadResult) -> LockFile:
                 DEFAULT_LOCK_PATH, f"plugin {info.plugin_id!r} loaded without a provenance record"
             )
         plugins.append(
-            LockedPlugin.from_provenance(info.provenance, result.definitions(info), info.api_version)
+            LockedPlugin.from_provenance(
+                info.provenance,
+                result.definitions(info),
+                info.api_version,
+                permissions=(info.permissions or {}).get("declared"),
+            )
         )
     return LockFile(plugins=tuple(plugins))
 
@@ -85,6 +90,7 @@ def _audit_plugin(locked: LockedPlugin, info: PluginLoadInfo | None, result: Loa
                 )
             )
         out += compare_tools(locked, result.definitions(info))
+        out += _permission_drift(locked, info)
     elif not out:
         out.append(
             Drift(
@@ -95,6 +101,25 @@ def _audit_plugin(locked: LockedPlugin, info: PluginLoadInfo | None, result: Loa
             )
         )
     return out
+
+
+def _permission_drift(locked: LockedPlugin, info: PluginLoadInfo) -> list[Drift]:
+    """``permissions_changed``: what the plugin declares now differs from what was locked."""
+    now = (info.permissions or {}).get("declared")
+    if locked.permissions is None or now is None or dict(locked.permissions) == now:
+        return []
+    changes = [
+        f"{key}: {locked.permissions.get(key)!r} -> {now.get(key)!r}"
+        for key in now
+        if locked.permissions.get(key) != now.get(key)
+    ]
+    return [
+        Drift(
+            locked.plugin_id,
+            "permissions_changed",
+            f"plugin {locked.plugin_id!r} declares other permissions than the lock: {'; '.join(changes)}",
+        )
+    ]
 
 
 __all__ = ["audit", "lock_from_load"]

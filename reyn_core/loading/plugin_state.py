@@ -12,6 +12,8 @@ from reyn_core.loading.report import PluginStatus
 if TYPE_CHECKING:
     import pluggy
 
+    from reyn_core.isolation.info import IsolationInfo
+    from reyn_core.isolation.permissions import DeclaredPermissions
     from reyn_core.loading.discovery import DiscoveredPlugin
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.provenance.cache import DigestCache
@@ -37,6 +39,8 @@ class PluginState:
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
+    permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
+    isolation: IsolationInfo | None = None  # set when the plugin runs in a sandboxed worker
 
     def fail(
         self,

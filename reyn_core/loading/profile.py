@@ -28,6 +28,7 @@ from reyn_core.loading.profile_location import (
     read_profile_text,
 )
 from reyn_core.loading.profile_sections import (
+    ApprovalsConfig,
     AuditConfig,
     FeaturesConfig,
     LockConfig,
@@ -51,6 +52,7 @@ class Profile(ProfileSection):
     provenance: ProvenanceConfig = Field(default_factory=ProvenanceConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     _source: str | None = PrivateAttr(default=None)

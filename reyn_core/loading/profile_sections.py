@@ -34,6 +34,28 @@ class ToolsFilter(ProfileSection):
     exclude: list[str] = Field(default_factory=list)
 
 
+class PluginGrants(ProfileSection):
+    """``[plugins.<id>.grants]``: what an isolated plugin's worker may reach (never more than the
+    plugin declares in its ``reyn_permissions.toml``). Paths are relative to the profile file."""
+
+    read: list[str] = Field(default_factory=list)
+    """Paths the worker may read (besides its own code and the Python installation)."""
+    write: list[str] = Field(default_factory=list)
+    """Paths the worker may write below."""
+    network: bool = False
+    """Internet sockets."""
+    subprocess: bool = False
+    """Starting programs (they run inside the same confinement)."""
+    environment: list[str] = Field(default_factory=list)
+    """Host environment variables whose values the worker gets."""
+    memory_mb: int = Field(default=2048, ge=256, le=65536)
+    """The worker's address-space limit."""
+    max_result_bytes: int = Field(default=1 << 20, ge=1024, le=256 << 20)
+    """The largest result (JSON bytes) a call may return; a larger one is an ``execution_error``."""
+    call_timeout_s: float = Field(default=60.0, gt=0, le=86400)
+    """How long a call may take when its tool sets no timeout of its own."""
+
+
 class PluginConfig(ProfileSection):
     """``[plugins.<id>]``: how one enabled plugin is chosen, verified, narrowed and configured."""
 
@@ -43,6 +65,9 @@ class PluginConfig(ProfileSection):
     tools: ToolsFilter = Field(default_factory=ToolsFilter)
     prefix: str = Field(default="", pattern=r"^[a-zA-Z0-9_-]{0,32}$")
     settings: dict[str, Any] | None = None
+    isolation: Literal["in-process", "process"] = "in-process"
+    """``"process"`` runs the plugin in a sandboxed worker with ``grants`` (docs/profiles.md)."""
+    grants: PluginGrants | None = None
 
 
 class PluginsConfig(ProfileSection):
@@ -141,3 +166,41 @@ class ObservabilityConfig(ProfileSection):
     """Record tool arguments and results in spans (bounded, secret properties redacted)."""
     content_max_chars: int = Field(default=1024, ge=0, le=65536)
     """The most characters of each recorded argument or result text."""
+
+
+class ApprovalPathsConfig(ProfileSection):
+    """``unless_within`` of an approval rule: the call needs no approval when every path in
+    ``arguments`` resolves (as the file pack resolves it) inside one of ``roots`` (workspace-relative)."""
+
+    arguments: list[str] = Field(min_length=1)
+    roots: list[str] = Field(min_length=1)
+
+
+ApproverName = Literal["user", "operator"]
+_BOTH_APPROVERS: tuple[ApproverName, ...] = ("user", "operator")
+
+
+class ApprovalRuleConfig(ProfileSection):
+    """``[[approvals.rules]]``: the calls that need approval. Every selector given must match (one of
+    its values); a selector left out matches every call."""
+
+    tools: list[str] | None = None
+    """Tool names as registered (after any prefix)."""
+    plugins: list[str] | None = None
+    """Plugin ids."""
+    clusters: list[str] | None = None
+    purity: list[Literal["read_only", "side_effect", "external"]] | None = None
+    unless_within: ApprovalPathsConfig | None = None
+    approvers: list[ApproverName] = Field(default_factory=lambda: list(_BOTH_APPROVERS), min_length=1)
+    """Who may decide: ``user`` (the surface's user: the host's prompt, MCP elicitation, the CLI's
+    terminal) and/or ``operator`` (``reyn approvals approve``)."""
+
+
+class ApprovalsConfig(ProfileSection):
+    """``[approvals]``: which calls wait for a person (docs/approvals.md), where requests are kept,
+    and how long a request or an approval lasts."""
+
+    rules: list[ApprovalRuleConfig] = Field(default_factory=list)
+    store: str = "reyn-approvals.sqlite"
+    """The SQLite file of requests (relative to the profile file)."""
+    ttl_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)

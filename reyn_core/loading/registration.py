@@ -18,12 +18,13 @@ import pluggy
 
 from reyn_core.errors import ToolRegistrationError, exception_message
 from reyn_core.gates import OperatorPolicy, PluginPolicy
+from reyn_core.loading.approval_gate import approval_gate
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
 from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
-    from reyn_core.dispatch import ToolCall, ToolCallHooks, ToolCallOutcome
+    from reyn_core.dispatch import JsonlAuditLog, ToolCall, ToolCallHooks, ToolCallOutcome
     from reyn_core.loading.plugin_state import PluginState
     from reyn_core.loading.profile import Profile
     from reyn_core.loading.schema_cache import SchemaCheckCache
@@ -120,7 +121,9 @@ def register_all(
                 p.registered.append(d.name)
         if p.settings is not None:
             builder.set_settings(p.plugin_id, p.settings)
-    builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok])
+    audit = _audit_log(profile)
+    builder.hooks = _call_hooks(profile, [p for p in plugins if p.ok], audit)
+    builder.approvals = approval_gate(profile, audit)
     schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
 
@@ -233,7 +236,18 @@ def apply_observability(profile: Profile) -> None:
     )
 
 
-def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHooks | None:
+def _audit_log(profile: Profile) -> JsonlAuditLog | None:
+    """The load's one audit log (``[audit] log``): the call hooks and the approval gate share it."""
+    if not profile.audit.log:
+        return None
+    from reyn_core.dispatch import JsonlAuditLog
+
+    return JsonlAuditLog(profile.resolve_path(profile.audit.log), hash_key=_hash_key()[0])
+
+
+def _call_hooks(
+    profile: Profile, plugins: Sequence[PluginState], audit: JsonlAuditLog | None
+) -> ToolCallHooks | None:
     """``reyn_before_tool_call`` / ``reyn_after_tool_call`` of loaded plugins, plus the audit log."""
     wanted = bool(profile.audit.log) or any(
         p.pm is not None
@@ -244,7 +258,7 @@ def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHoo
     )
     if not wanted:  # the common case: no hooks, so the dispatcher need not be imported to load
         return None
-    from reyn_core.dispatch import JsonlAuditLog, ToolCallHooks
+    from reyn_core.dispatch import ToolCallHooks
 
     hooks = ToolCallHooks()
     for p in plugins:
@@ -253,12 +267,12 @@ def _call_hooks(profile: Profile, plugins: Sequence[PluginState]) -> ToolCallHoo
             hooks = hooks + ToolCallHooks(before=(before_hook(p.plugin_id, p.pm),))
         if p.pm.hook.reyn_after_tool_call.get_hookimpls():
             hooks = hooks + ToolCallHooks(after=(after_hook(p.pm),))
-    if profile.audit.log:
-        key, problem = _hash_key()
+    if audit is not None:
+        problem = _hash_key()[1]
         if problem is not None:  # fail closed: no call runs that its log could not hash privately
             refusal = f"{problem}; every tool call is refused until it is fixed"
             hooks = hooks + ToolCallHooks(before=(lambda call: refusal,))
-        hooks = hooks + JsonlAuditLog(profile.resolve_path(profile.audit.log), hash_key=key).hooks()
+        hooks = hooks + audit.hooks()
     return hooks if hooks.before or hooks.after else None
 
 

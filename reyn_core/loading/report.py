@@ -37,6 +37,9 @@ class PluginLoadInfo:
     api_version: int | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     enabled: bool = False
+    permissions: Mapping[str, Any] | None = None
+    """What the plugin declares (``reyn_permissions.toml``), how it runs (``isolation``) and, isolated,
+    what it was granted and what the kernel enforces (``reyn_core.loading.isolation_step``)."""
 
     @property
     def short_digest(self) -> str:
@@ -71,6 +74,7 @@ class PluginLoadInfo:
                 "record_mismatches": list(prov.record_mismatches),
             },
             "tools": list(self.tools),
+            "permissions": None if self.permissions is None else dict(self.permissions),
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
 

@@ -7,7 +7,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from .. import gates
-from ..calls import ToolCallHooks
+from ..calls import CallApprovals, ToolCallHooks
 from ..errors import ToolRegistrationError
 from ..schema import SchemaIssue, check_tool_schema, copy_json
 from ..tool import ToolDefinition, ToolOrigin, as_definition, collision_key
@@ -64,9 +64,11 @@ class RegistryBuilder:
         hooks: ToolCallHooks | None = None,
         schema_check: SchemaCheck | None = None,
         checked: CheckedDefinitions | None = None,
+        approvals: CallApprovals | None = None,
     ) -> None:
         self.operator = operator
         self.hooks = hooks
+        self.approvals = approvals
         self._schema_check = schema_check or check_tool_schema
         if checked is None:
             ledger = getattr(schema_check, "checked", None)
@@ -181,4 +183,5 @@ class RegistryBuilder:
             settings=self._settings,
             operator=self.operator,
             hooks=self.hooks,
+            approvals=self.approvals,
         )

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, final
 
 from .. import gates
-from ..calls import ToolCallHooks
+from ..calls import CallApprovals, ToolCallHooks
 from ..context import ToolContext
 from ..errors import RegistryFrozen, ToolNotFound
 from ..schema import SchemaIssue
@@ -54,6 +54,7 @@ class ToolRegistry:
 
     __slots__ = (
         "__weakref__",
+        "_approvals",
         "_derived",
         "_hooks",
         "_operator",
@@ -70,6 +71,7 @@ class ToolRegistry:
     _settings: Mapping[str, Any]
     _operator: gates.OperatorPolicy
     _hooks: ToolCallHooks | None
+    _approvals: CallApprovals | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
     _derived: dict[str, OrderedDict[Hashable, Any]]
@@ -85,6 +87,7 @@ class ToolRegistry:
         settings: Mapping[str, Any] = _EMPTY,
         operator: gates.OperatorPolicy = gates.NO_POLICY,
         hooks: ToolCallHooks | None = None,
+        approvals: CallApprovals | None = None,
     ) -> None:
         # The entries are trusted as checked: RegistryBuilder.freeze() is the way to make them.
         for name, entry in tools.items():
@@ -97,6 +100,7 @@ class ToolRegistry:
         init(self, "_settings", MappingProxyType(dict(settings)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
+        init(self, "_approvals", approvals)
         init(self, "_prepared", {})
         init(self, "_prepare_lock", threading.Lock())
         init(self, "_derived", {})
@@ -120,6 +124,11 @@ class ToolRegistry:
     def hooks(self) -> ToolCallHooks | None:
         """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
         return self._hooks
+
+    @property
+    def approvals(self) -> CallApprovals | None:
+        """The approval check the dispatcher runs before the hooks and the handler (None: none)."""
+        return self._approvals
 
     # ------------------------------------------------------------------ reading
 

@@ -3,7 +3,8 @@
 ``reyn_core.testing.pytest_plugin`` is registered with pytest (entry point ``pytest11: reyn``), so
 its fixtures are available in every test suite once reyn-core is installed: ``reyn_load``,
 ``reyn_plugin_id``, ``reyn_plugin_settings``, ``reyn_plugin_profile``, ``reyn_plugin_result``,
-``reyn_registry``, ``reyn_call``, ``assert_diagnostic`` and, from ``replay.py``, ``llm_replay``.
+``reyn_registry``, ``reyn_call`` and ``assert_diagnostic``. (LLM record/replay, ``llm_replay``, and
+the scripted model server are reyn-loops' testing kit: ``reyn_loops.testing``.)
 
 The same behaviour is available as plain functions for use outside pytest:
 

@@ -11,10 +11,10 @@ pytest at import time; each fixture imports what it needs when used. Fixtures:
 ``reyn_registry``        the frozen registry of ``reyn_plugin_result``
 ``reyn_call``            a ``ToolCaller`` over ``reyn_registry`` (workspace: ``tmp_path``)
 ``assert_diagnostic``    the ``reyn_core.testing.assert_diagnostic`` function
-``llm_replay``           LLM record/replay (from ``reyn_core.testing.replay``)
 
 Marker ``@pytest.mark.reyn_plugin("id", settings={...})`` selects the plugin and settings for
-one test or module.
+one test or module. (The ``llm_replay`` fixture is reyn-loops' own pytest plugin,
+``reyn_loops.testing.replay``.)
 """
 
 from __future__ import annotations
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 INI_PLUGIN = "reyn_plugin"
 # Plugin id -> the distribution the kit loaded it from, for the end-of-session summary.
 _LOADED = pytest.StashKey[dict[str, str]]()
-
-# The LLM replay fixture and marker live in their own pytest plugin module (its own hooks).
-pytest_plugins = ["reyn_core.testing.replay"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -292,6 +292,7 @@ def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:
         settings=registry.plugin_settings,
         hooks=registry.hooks,
         schema_check=schema_check,
+        approvals=registry.approvals,
     )
     for tool in registry.tools():
         original = registry.original_name(tool.name)

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from reyn_core import ToolContext
 from reyn_core.host import phase_context, render_phase
-from reyn_core.loops import (
+from reyn_loops import (
     LiteLLMClient,
     PhaseResult,
     PhaseRunner,
@@ -43,7 +43,7 @@ from reyn_core.loops import (
     import_litellm,
     short,
 )
-from reyn_core.testing.scripted_server import ScriptedModelServer
+from reyn_loops.testing.scripted_server import ScriptedModelServer
 
 from .script import PHASE_TASK, ROUTER_PROMPT, DemoModel, PhaseScript, RouterScript
 

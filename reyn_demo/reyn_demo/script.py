@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from reyn_core.testing.scripted_server import ScriptedReply, tool_names
+from reyn_loops.testing.scripted_server import ScriptedReply, tool_names
 
 ROUTER_PROMPT = (
     "Get me ready for the release: check my todo notes, ticket REYN-7 in the tracker and the "
@@ -117,9 +117,9 @@ class RouterScript:
         )
 
     def act(self, offered: set[str], results: dict[str, list[Any]]) -> ScriptedReply:
-        calls: list[tuple[str, Mapping[str, Any]]] = [
-            ("shell", {"argv": ["rm", "-rf", "notes"]})
-        ]  # never offered here
+        # The legitimate calls first: the refused side-effecting call at the end stops only what
+        # would come after it (dispatch_batch runs writes as ordered barriers, docs/approvals.md).
+        calls: list[tuple[str, Mapping[str, Any]]] = []
         if "web_fetch" in offered:
             calls.append(("web_fetch", {"url": METADATA_URL}))  # refused by the SSRF guard
         page = text_of(ok_data(results.get("web_fetch")))
@@ -149,6 +149,7 @@ class RouterScript:
                     },
                 )
             )
+        calls.append(("shell", {"argv": ["rm", "-rf", "notes"]}))  # never offered here: refused
         return ScriptedReply.calls(
             *calls, content="Cleaning up old notes, checking the cloud metadata, and saving notes."
         )

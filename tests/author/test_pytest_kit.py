@@ -19,7 +19,6 @@ FIXTURES = (
     "reyn_registry",
     "reyn_call",
     "assert_diagnostic",
-    "llm_replay",
 )
 
 
@@ -53,7 +52,6 @@ def test_every_kit_fixture_is_registered_and_documented(tmp_path):
 def test_the_marker_is_registered(tmp_path):
     proc = run_pytest(tmp_path, "--markers")
     assert "@pytest.mark.reyn_plugin(plugin_id, settings=None)" in proc.stdout
-    assert "@pytest.mark.llm_replay(" in proc.stdout
 
 
 def test_no_plugin_under_test_fails_with_how_to_name_one(tmp_path):

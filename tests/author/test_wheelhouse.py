@@ -70,7 +70,8 @@ def test_make_dist_writes_one_wheel_per_distribution_in_the_tree(dist, repo_root
     wheels = sorted(dist.glob("*.whl"))
     assert {_wheel_name(w) for w in wheels} == set(_tree_distributions(repo_root))
     assert len(wheels) == len(_tree_distributions(repo_root))  # exactly one each
-    assert len(_tree_distributions(repo_root)) >= 11  # core, sandbox, seven packs, the example, the demo
+    # core, sandbox, the LLM runtime, seven packs, the example, the demo
+    assert len(_tree_distributions(repo_root)) >= 12
 
 
 def test_every_pack_pins_a_compatible_reyn_core_range(dist):
@@ -100,8 +101,8 @@ def test_each_wheel_holds_exactly_the_source_modules(dist, repo_root):
         assert tops, wheel.name
         if name == "reyn-core":
             assert tops == {"reyn_core"}
-        # reyn-sandbox's project folder is its package itself (its pyproject.toml sits beside
-        # __init__.py); every other distribution holds its package in a folder of its own
+        # reyn-sandbox's and reyn-loops' project folders are their packages themselves (each pyproject.toml
+        # sits beside __init__.py); every other distribution holds its package in a folder of its own
         base = folder if all((folder / top).is_dir() for top in tops) else folder.parent
         in_source = {
             str(p.relative_to(base))
@@ -170,13 +171,22 @@ def test_a_fresh_venv_installs_a_pack_by_name_from_the_wheelhouse_and_runs_a_too
     assert re.match(r"\d+\.\d+", installed["reyn-core"][0])
     assert os.fspath(venv.path) in where.stdout
 
-    # The runtime hint `pip install 'reyn-core[llm]'` resolves reyn-core against the installed one:
-    # with no index at all, the only thing pip lacks is the extra's own dependency.
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    pip = [sys.executable, "-m", "pip", "--python", str(venv.python), "install", "--dry-run", "--no-index"]
+    # The hint for a name that moved out of the core (`pip install --find-links DIST reyn-loops`) finds
+    # reyn-loops in the wheelhouse: with no index at all, all pip lacks is the runtime's own litellm.
     hint = subprocess.run(
-        [*pip, "--find-links", str(empty), "reyn-core[llm]"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv.python),
+            "install",
+            "--dry-run",
+            "--no-index",
+            "--find-links",
+            str(house),
+            "reyn-loops",
+        ],
         env={**os.environ, "PIP_CONFIG_FILE": os.devnull},
         capture_output=True,
         text=True,
@@ -189,16 +199,18 @@ def test_a_fresh_venv_installs_a_pack_by_name_from_the_wheelhouse_and_runs_a_too
 # --- every install command the docs and the error hints give works -----------------------------
 
 _PIP = re.compile(r"\bpip install\b([^`\n\"]*)")
-_REYN_NAME = re.compile(r"^'?(reyn-core|reyn-tools-[a-z]+|reyn-plugin-example|reyn-demo)(\[[a-z,]+\])?'?$")
+_REYN_NAME = re.compile(
+    r"^'?(reyn-core|reyn-loops|reyn-tools-[a-z]+|reyn-plugin-example|reyn-demo)(\[[a-z,]+\])?'?$"
+)
 _REYN_FOLDER = re.compile(
-    r"^'?\.?/?(reyn_builtin_tools/[a-z<>]+|reyn_plugin_example|reyn_demo)/?(\[[a-z,]+\])?'?$"
+    r"^'?\.?/?(reyn_builtin_tools/[a-z<>]+|reyn_plugin_example|reyn_demo|reyn_loops)/?(\[[a-z,]+\])?'?$"
 )
 
 
 def _install_commands(repo_root: Path) -> list[tuple[str, str]]:
     files = [repo_root / "README.md", repo_root / "reyn_plugin_example" / "README.md"]
     files += sorted((repo_root / "docs").rglob("*.md"))
-    for package in ("reyn_core", "reyn_builtin_tools", "reyn_demo"):
+    for package in ("reyn_core", "reyn_loops", "reyn_builtin_tools", "reyn_demo"):
         files += [
             p for p in (repo_root / package).rglob("*.py") if "build" not in p.relative_to(repo_root).parts
         ]
@@ -241,7 +253,9 @@ def test_every_install_command_in_the_docs_and_hints_can_work(repo_root):
         ("docs/packs/file.md", "./reyn_builtin_tools/file", False),
         ("docs/x.md", "reyn-core ./my_plugin pytest", False),
         ("docs/x.md", "'reyn-core[llm]'", False),
-        ("reyn_core/loops/llm.py", "'reyn-core[llm]'", True),
+        ("reyn_core/cli/x.py", "'reyn-core[otel]'", True),
+        ("reyn_core/moved.py", "reyn-loops", False),
+        ("reyn_core/moved.py", "--find-links DIST reyn-loops", True),
         ("docs/x.md", "--find-links dist reyn-tools-file", True),
         ("docs/x.md", "-e '.[test]'", True),
         ("docs/x.md", ". ./reyn_builtin_tools/file", True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reyn_core import ReynError, ToolDenied, ToolRegistrationError
-from reyn_core.errors import LLMCallError, ProfileError, RegistryFrozen, StrictSchemaError
+from reyn_core.errors import ProfileError, RegistryFrozen, StrictSchemaError
 from reyn_core.loading.provenance.lock import LockError
 
 
@@ -17,7 +17,6 @@ from reyn_core.loading.provenance.lock import LockError
         ToolDenied("outside the roots", tool="read_file"),
         ToolRegistrationError("RT001", "bad name", tool="x y"),
         ProfileError("unknown key", key="plugins.enabel"),
-        LLMCallError("rate limited", model="m", kind="RateLimitError", status_code=429),
         StrictSchemaError("t", "additionalProperties must be false"),
         LockError("reyn.lock", "not valid TOML"),
     ],

@@ -1,6 +1,7 @@
 """The public surface, pinned: the plugin author's API (``reyn_core``), the host API
-(``reyn_core.host``), the LLM loops (``reyn_core.loops``) and the testing kit. Adding or removing a
-name is a decision — change the lists here with it. Every name the docs import is public."""
+(``reyn_core.host``), the testing kit, and the LLM runtime (``reyn_loops``, its own distribution).
+Adding or removing a name is a decision — change the lists here with it. Every name the docs import
+is public."""
 
 from __future__ import annotations
 
@@ -55,9 +56,9 @@ PUBLIC_MODULES = (
     "reyn_core",
     "reyn_core.host",
     "reyn_core.cli",
-    "reyn_core.loops",
     "reyn_core.testing",
-    "reyn_core.testing.scripted_server",
+    "reyn_loops",
+    "reyn_loops.testing.scripted_server",
 )
 
 
@@ -89,7 +90,8 @@ def test_public_names_are_documented_with_a_docstring():
 
 
 def _doc_imports() -> list[tuple[str, str, str]]:
-    """(page, module, name) for every ``from reyn_core… import name`` in the docs' python blocks."""
+    """(page, module, name) for every ``from reyn_core… / reyn_loops… import name`` in the docs' python
+    blocks."""
     found = []
     for page in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
         text = page.read_text(encoding="utf-8")
@@ -99,7 +101,9 @@ def _doc_imports() -> list[tuple[str, str, str]]:
             except SyntaxError:
                 continue
             for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reyn_core"):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    ("reyn_core", "reyn_loops")
+                ):
                     found += [(page.name, node.module or "", a.name) for a in node.names]
     return found
 

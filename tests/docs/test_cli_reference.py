@@ -1,5 +1,5 @@
-"""docs/cli.md documents every flag and the exit codes of `reyn chat` and `reyn phase run`, and
-docs/demo.md those of `reyn-demo`."""
+"""docs/cli.md documents every flag and the exit codes of `reyn chat` and `reyn phase run` (commands of
+reyn-loops' `loops` plugin), and docs/demo.md those of `reyn-demo`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
-from reyn_core.cli import build_parser
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -22,8 +20,10 @@ def section(title_prefix: str, page: str = "cli.md") -> str:
 
 
 def subparser(*path: str) -> argparse.ArgumentParser:
-    parser = build_parser(path[0])
-    for name in path:
+    from reyn_loops.cli import chat, phase
+
+    parser = {"chat": chat, "phase": phase}[path[0]].build_parser()
+    for name in path[1:]:
         action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         parser = action.choices[name]
     return parser

@@ -8,6 +8,8 @@
 - A block with top-level ``version`` and ``[plugins.*]`` tables is a ``reyn.lock``: it must pass
   ``reyn_core.loading.provenance.lock.read_lock``.
 - A block with ``name`` and ``task`` is a ``reyn phase run`` file: it must pass ``read_phase_file``.
+- A block with top-level ``version`` and ``[permissions]`` is a plugin's ``reyn_permissions.toml``: it
+  must pass ``reyn_core.isolation.permissions.parse_declaration``.
 - A block whose first line is ``# fragment`` is a piece of a larger file: only ``tomllib``-parsed.
 
 Elision: in a profile, a digest written ``"sha256:…"`` stands for any digest (it is replaced by a
@@ -26,8 +28,9 @@ import pytest
 
 import reyn_core
 import reyn_core.host
-from reyn_core.cli.phase import read_phase_file
+from reyn_core.isolation.permissions import DeclarationError, parse_declaration
 from reyn_core.loading.provenance.lock_file import read_lock
+from reyn_loops.cli.phase import read_phase_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,6 +87,8 @@ def kind_of(block: Block, data: dict) -> str:
         return "lock"
     if {"name", "task"} <= set(data):
         return "phase"
+    if "version" in data and "permissions" in data:
+        return "declaration"
     return "other"
 
 
@@ -115,7 +120,9 @@ def test_toml_block_parses_and_passes_its_reader(block: Block, tmp_path: Path) -
             path = tmp_path / "phase.toml"
             path.write_text(block.text, encoding="utf-8")
             read_phase_file(path)
-    except reyn_core.ReynError as exc:
+        elif kind == "declaration":
+            parse_declaration(block.text.encode(), block.id)
+    except (reyn_core.ReynError, DeclarationError) as exc:
         pytest.fail(f"{block.id}: a {kind} block that its reader refuses: {exc}", pytrace=False)
 
 
@@ -126,6 +133,7 @@ def test_toml_block_parses_and_passes_its_reader(block: Block, tmp_path: Path) -
         ("# fragment\n[plugins]\nenable = 3\n", "fragment"),
         ("version = 1\n[plugins.x]\n", "lock"),
         ('name = "n"\ntask = "t"\n', "phase"),
+        ("version = 1\n[permissions]\nnetwork = true\n", "declaration"),
         ('[project]\nname = "x"\n', "other"),
     ],
 )

@@ -51,6 +51,7 @@ def test_nav_order_and_groups():
         "Testing plugins",
         "Surfaces",
         "MCP serve",
+        "Approvals",
         "Large registries",
     ]
     reference = [title for group, title, _ in entries if group == "Reference"]

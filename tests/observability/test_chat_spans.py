@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from reyn_core import ToolContext, tool
 from reyn_core.host import RegistryBuilder, ToolRegistry
-from reyn_core.loops import LiteLLMClient, RouterLoop
-from reyn_core.testing.scripted_server import ScriptedModelServer, ScriptedReply
+from reyn_loops import LiteLLMClient, RouterLoop
+from reyn_loops.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 MODEL = "openai/scripted"

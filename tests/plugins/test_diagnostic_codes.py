@@ -8,7 +8,7 @@ from pathlib import Path
 from reyn_core.loading.diagnostics import CODES, Diagnostic
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = re.compile(r"""["'](R[CDILPST]\d{3})["']""")
+CODE = re.compile(r"""["'](R[CDIJLPST]\d{3})["']""")
 
 
 def test_every_code_has_a_documented_row_with_example_and_fix():

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reyn_core.host import Profile, explain_unavailable_tool, load
-from reyn_core.loops.router import tool_message
+from reyn_loops.router import tool_message
 
 pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 

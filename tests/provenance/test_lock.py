@@ -543,6 +543,38 @@ def test_audit_of_a_refused_plugin_reports_why_and_a_failed_one_says_it_did_not_
     assert drift.kind == "plugin_not_loaded" and "status failed" in drift.detail
 
 
+_DECLARED = {
+    "filesystem_read": True,
+    "filesystem_write": False,
+    "network": False,
+    "subprocess": False,
+    "environment": [],
+    "host_bridges": [],
+}
+
+
+def _with_declared(**changes: Any) -> PluginLoadInfo:
+    return _loaded(permissions={"declared": {**_DECLARED, **changes}, "isolation": "process"})
+
+
+def test_declared_permissions_are_locked_and_read_back(tmp_path: Path) -> None:
+    lock = lock_from_load(_result(_with_declared()))
+    assert lock.plugins[0].permissions == _DECLARED
+    write_lock(tmp_path / "reyn.lock", lock)
+    assert "[plugins.demo.permissions]" in (tmp_path / "reyn.lock").read_text()
+    assert read_lock(tmp_path / "reyn.lock") == lock
+
+
+def test_a_change_of_declared_permissions_is_drift_naming_what_changed() -> None:
+    lock = lock_from_load(_result(_with_declared()))
+    assert audit(lock, _result(_with_declared())) == []
+    drifts = audit(lock, _result(_with_declared(network=True, environment=["API_KEY"])))
+    assert _kinds(drifts) == ["permissions_changed"]
+    assert (
+        "network: False -> True" in drifts[0].detail and "environment: [] -> ['API_KEY']" in drifts[0].detail
+    )
+
+
 def test_every_drift_kind_is_documented_and_produced() -> None:
     """The kinds the tests above produce are exactly DRIFT_KINDS (no undocumented kind, no dead one)."""
     lock = LockFile(plugins=(locked_demo(),))
@@ -555,6 +587,8 @@ def test_every_drift_kind_is_documented_and_produced() -> None:
     produced = set()
     produced |= set(_kinds(audit(LockFile(), _result(_loaded()))))
     produced |= set(_kinds(audit(lock, _result())))
+    with_declared = lock_from_load(_result(_with_declared()))
+    produced |= set(_kinds(audit(with_declared, _result(_with_declared(network=True)))))
     produced |= set(_kinds(audit(lock, _result(_info(status="failed", provenance=make_record())))))
     files = {"demo_plug/plugin.py": _h("p2"), "demo_plug/new.py": _h("n")}
     changed_record = make_record(

@@ -24,11 +24,33 @@ def test_the_public_names_are_pinned() -> None:
             "GrantsError",
             "SandboxStatus",
             "SandboxUnavailable",
+            "forbid_exec",
             "launcher_argv",
             "limit_exceeded",
             "status",
         ]
     )
+
+
+_FORBID = (
+    "import subprocess, sys\n"
+    "sys.path.insert(0, {parent!r})\n"
+    "print(subprocess.run(['/bin/sh', '-c', 'echo before'], capture_output=True, text=True).stdout.strip())\n"
+    "from reyn_sandbox import forbid_exec\n"
+    "forbid_exec()\n"
+    "try:\n"
+    "    subprocess.run(['/bin/sh', '-c', 'echo after'])\n"
+    "except OSError as exc:\n"
+    "    print('refused', exc.errno)\n"
+)
+
+
+def test_forbid_exec_stops_every_later_program_inside_the_sandbox(sandbox: Sandbox) -> None:
+    parent = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
+    code = _FORBID.format(parent=parent)
+    result = sandbox.run([sandbox.python, "-I", "-c", code], Grants(read_roots=(parent,)))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["before", "refused 1"]  # EPERM, after a program ran before
 
 
 def test_the_exit_status_is_the_commands(sandbox: Sandbox) -> None:

@@ -8,7 +8,9 @@ an unknown tool is the protocol error the MCP specification prescribes (-32602).
 loaded once and frozen, so ``tools/list`` is the same for the whole life of the process.
 
 Deferred tools (``dispatch_kind="deferred"``) and the ``ask_user`` bridge need a person: they are
-served through MCP elicitation to clients that declare it, and not listed to the others.
+served through MCP elicitation to clients that declare it, and not listed to the others. A call the
+profile's ``[approvals]`` hold is put to the client's user the same way, before anything of it runs
+(``serve_approvals``); a client without elicitation gets a refusal naming the policy.
 
 Transports: stdio here (``serve_stdio``); streamable HTTP in ``serve_http``. Imports the ``mcp``
 SDK: only ``reyn mcp serve`` imports this module.
@@ -195,6 +197,7 @@ class ServedRegistry:
     _deferred: tuple[str, ...] | None = field(default=None, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
+    _approval_states: dict[str, str] = field(default_factory=dict, repr=False)
     _running: int = field(default=0, repr=False)
     _idle: asyncio.Event | None = field(default=None, repr=False)
     _closing: bool = field(default=False, repr=False)
@@ -202,6 +205,10 @@ class ServedRegistry:
     def __post_init__(self) -> None:
         if self.ctx.surface != "router":
             self.ctx = self.ctx.with_surface("router")
+        if self.ctx.entry is None:  # an approval's key tells `mcp serve` from the router loop
+            from dataclasses import replace
+
+            self.ctx = replace(self.ctx, entry="mcp")
         if self.max_concurrent_calls < 1:
             raise ValueError("max_concurrent_calls must be at least 1")
 
@@ -247,31 +254,105 @@ class ServedRegistry:
         with_elicitation = can_elicit(request)
         deferred = self.registry.get(name).dispatch_kind == "deferred"
         state = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
+        if with_elicitation and isinstance(state, str) and state in self._approval_states:
+            return result_from_envelope(await self._approval_answer(name, arguments, state, request))
         if deferred and with_elicitation and state is not None:
             return result_from_envelope(self._answer(name, state, request))
         if self._closing:
             return _error_result(f"the server is shutting down; {name!r} was not called")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
+        envelope = await self._dispatch(name, arguments, with_elicitation, request=request)
+        if (envelope.get("error") or {}).get("kind") == "approval_required":
+            return await self._seek_approval(name, arguments, envelope, request, with_elicitation)
+        if envelope.get("status") != "ok" or not deferred:
+            return result_from_envelope(envelope)
+        return await self._ask_for_result(name, envelope.get("data"), request)
+
+    async def _dispatch(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        with_elicitation: bool,
+        approval: str | None = None,
+        *,
+        request: Any = None,
+    ) -> dict[str, Any]:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_concurrent_calls)
         reporter = reporter_for(request, name)
         self._started()
         try:
             async with self._slots:
-                envelope = await dispatch_tool(
+                return await dispatch_tool(
                     self.registry,
                     name,
                     dict(arguments or {}),
                     self.ctx if reporter is None else self.ctx.with_reporter(reporter),
                     surface="router",
                     exclude=self.exclude(with_elicitation),
+                    approval=approval,
                 )
         finally:
             self._finished()
             if reporter is not None:
                 await reporter.drain()
-        if envelope.get("status") != "ok" or not deferred:
-            return result_from_envelope(envelope)
-        return await self._ask_for_result(name, envelope.get("data"), request)
+
+    async def _seek_approval(
+        self, name: str, arguments: Any, envelope: dict[str, Any], request: Any, with_elicitation: bool
+    ) -> Any:
+        """A call the approval policy holds (nothing of it ran): ask the client's user, then run it
+        by that approval; a client that cannot be asked is refused, naming the policy."""
+        from .serve_approvals import (
+            APPROVE_SCHEMA,
+            approval_message,
+            refusal_without_elicitation,
+            user_may_decide,
+        )
+
+        approval = envelope["error"]["approval"]
+        if not with_elicitation:
+            return result_from_envelope(refusal_without_elicitation(envelope))
+        record = await user_may_decide(self.registry, approval)
+        if record is None:
+            return result_from_envelope(refusal_without_elicitation(envelope, operator_only=True))
+        message = approval_message(record)
+        if request is not None and not request.session.can_send_request:
+            # 2026-07-28: no requests to the client mid-call; the client answers and retries.
+            token = self._remember(name)
+            self._pending.pop(token, None)
+            while len(self._approval_states) >= MAX_PENDING:  # bounded like the deferred answers
+                del self._approval_states[next(iter(self._approval_states))]
+            self._approval_states[token] = approval
+            ask = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=APPROVE_SCHEMA)
+            )
+            return types.InputRequiredResult(input_requests={"approve": ask}, request_state=token)
+        answer = await request.session.elicit_form(
+            message, APPROVE_SCHEMA, related_request_id=request.request_id
+        )
+        return result_from_envelope(await self._decided(name, arguments, approval, answer, request))
+
+    async def _approval_answer(self, name: str, arguments: Any, state: str, request: Any) -> dict[str, Any]:
+        """The retry (2026-07-28) carrying the user's answer to an approval question."""
+        approval = self._approval_states.pop(state)
+        responses = request.params.get("inputResponses") or {}
+        raw = responses.get("approve") if isinstance(responses, Mapping) else None
+        answer = types.ElicitResult.model_validate(raw) if isinstance(raw, Mapping) else None
+        return await self._decided(name, arguments, approval, answer, request)
+
+    async def _decided(
+        self, name: str, arguments: Any, approval: str, answer: Any, request: Any
+    ) -> dict[str, Any]:
+        from .serve_approvals import record_answer
+
+        info = getattr(request.session.client_params, "client_info", None) if request else None
+        who = f"mcp client {getattr(info, 'name', '?')}"
+        problem = await record_answer(self.registry, approval, answer, who)
+        if problem is not None:
+            return ToolDenied(problem, tool=name).to_envelope()
+        # the same call again, by its request: it runs only if exactly this call was approved
+        return await self._dispatch(name, arguments, True, approval, request=request)
 
     def _started(self) -> None:
         self._running += 1

@@ -35,6 +35,7 @@ DRIFT_KINDS: dict[str, str] = {
     "tool_schema_changed": "a tool's parameters JSON Schema changed",
     "tool_gates_changed": "a tool's router/phase gates or cluster (allowed_ops matching) changed",
     "tool_traits_changed": "a tool's purity or dispatch kind changed",
+    "permissions_changed": "the permissions the plugin declares (reyn_permissions.toml) changed",
 }
 
 

@@ -126,6 +126,8 @@ class LockedPlugin:
     digest_scope: str
     files: tuple[tuple[str, str], ...]
     tools: tuple[LockedTool, ...] = ()
+    permissions: Mapping[str, Any] | None = None
+    """The declared permissions (``reyn_permissions.toml``) as locked; None in a lock that predates them."""
 
     def __post_init__(self) -> None:
         # Canonical order, whatever order the caller used: equal locks compare and render equal.
@@ -134,7 +136,11 @@ class LockedPlugin:
 
     @classmethod
     def from_provenance(
-        cls, record: ProvenanceRecord, tools: Iterable[ToolDefinition] = (), api_version: int | None = None
+        cls,
+        record: ProvenanceRecord,
+        tools: Iterable[ToolDefinition] = (),
+        api_version: int | None = None,
+        permissions: Mapping[str, Any] | None = None,
     ) -> LockedPlugin:
         """Lock a plugin from its provenance record and its registered tools."""
         return cls(
@@ -146,6 +152,7 @@ class LockedPlugin:
             **origin_fields(record),
             files=tuple(record.files),
             tools=tuple(LockedTool.from_definition(t) for t in tools),
+            permissions=dict(permissions) if permissions is not None else None,
         )
 
     def tool(self, name: str) -> LockedTool | None:
@@ -162,6 +169,8 @@ class LockedPlugin:
             **origin_fields(self),
         }
         table: dict[str, Any] = {k: v for k, v in head.items() if v is not None}
+        if self.permissions is not None:
+            table["permissions"] = dict(self.permissions)
         table["files"] = dict(self.files)
         table["tools"] = {t.name: t.as_table() for t in self.tools}
         return table

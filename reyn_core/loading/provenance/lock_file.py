@@ -186,7 +186,7 @@ def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
             "digest_scope",
             "files",
         ),
-        optional=("api_version", "source_url", "commit", "artifact_sha256", "tools"),
+        optional=("api_version", "source_url", "commit", "artifact_sha256", "tools", "permissions"),
     )
     api = t.get("api_version")
     if api is not None and type(api) is not int:
@@ -197,8 +197,14 @@ def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
         if not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
             raise r.fail(f"{where}.files.{_toml_key(path)}", f"{sha!r} is not a sha256 hex digest")
         files.append((path, sha))
+    permissions = t.get("permissions")
+    if permissions is not None:
+        permissions = _read_permissions(
+            r, f"{where}.permissions", r.table(permissions, f"{where}.permissions")
+        )
     plugin = LockedPlugin(
         plugin_id=pid,
+        permissions=permissions,
         distribution=r.string(t, "distribution", where),
         version=r.string(t, "version", where),
         entry_point=r.string(t, "entry_point", where),
@@ -222,6 +228,20 @@ def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
             "regenerate the lock with `reyn plugins lock`",
         )
     return plugin
+
+
+def _read_permissions(r: _Reader, where: str, t: dict[str, Any]) -> dict[str, Any]:
+    """A locked declaration: the flags as booleans, the name lists as lists of strings."""
+    flags = ("filesystem_read", "filesystem_write", "network", "subprocess")
+    lists = ("environment", "host_bridges")
+    r.keys(t, where, required=(*flags, *lists), optional=())
+    for key in flags:
+        if not isinstance(t[key], bool):
+            raise r.fail(f"{where}.{key}", "expected true or false")
+    for key in lists:
+        if not isinstance(t[key], list) or not all(isinstance(v, str) for v in t[key]):
+            raise r.fail(f"{where}.{key}", "expected a list of names")
+    return {key: t[key] for key in (*flags, *lists)}
 
 
 def _read_tool(r: _Reader, where: str, name: str, t: dict[str, Any]) -> LockedTool:

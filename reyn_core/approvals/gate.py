@@ -1,0 +1,310 @@
+"""``ApprovalGate``: the dispatcher's approval check, between argument binding and the policy hooks.
+
+``admit`` runs for a call the policy selects, after its arguments were validated and bound and
+before any ``before`` hook or the handler. It either lets the call run — by consuming exactly one
+approval whose key is this call's (``CallKey``) — or raises: ``ToolApprovalRequired`` (a pending
+request, durable in the store, waits for a decision) or ``ApprovalRefused`` (the approval named
+does not cover this call: other arguments, used, expired, denied, the plugin or lock changed; a
+drifted approval is voided). Nothing of the call has run when either is raised. ``decide`` is how
+every surface records a person's decision. Each step writes one audit line (``requested``,
+``approved``, ``denied``, ``expired``, ``voided``, ``executed``) through the audit log of the load.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..context import ToolContext
+from ..errors import ApprovalDecisionError, ApprovalRefused, ToolApprovalRequired, ToolError
+from ..tool import ToolDefinition
+from ..tracing import redact
+from .key import CallKey, Hasher
+from .policy import ApprovalPolicy, ApprovalRule
+from .store import ApprovalRecord, ApprovalStore, Status
+
+AuditSink = Callable[[Mapping[str, Any]], None]
+"""Writes one approval line to the audit log (blocking; raises ``OSError`` when it cannot)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A call let through by an approval: which request, and the key it was consumed under."""
+
+    approval: str
+    key: str
+    components: Mapping[str, Any]
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
+def _describe_rule(index: int, rule: ApprovalRule) -> str:
+    parts = [
+        f"{name} {', '.join(sorted(values))}"
+        for name, values in (
+            ("tools", rule.tools),
+            ("plugins", rule.plugins),
+            ("clusters", rule.clusters),
+            ("purity", rule.purity),
+        )
+        if values is not None
+    ]
+    if rule.unless_within is not None:
+        parts.append(f"paths outside {', '.join(rule.unless_within.roots)}")
+    return f"[[approvals.rules]] #{index + 1} ({'; '.join(parts) or 'every call'})"
+
+
+class ApprovalGate:
+    """The approval check of one loaded registry: its policy, store, hasher, lock and audit log."""
+
+    def __init__(
+        self,
+        policy: ApprovalPolicy,
+        store: ApprovalStore,
+        *,
+        hasher: Hasher,
+        lock: str | None = None,
+        audit: AuditSink | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.policy = policy
+        self.store = store
+        self.hasher = hasher
+        self.lock = lock
+        self._audit = audit
+        self._clock = clock
+
+    def selects(self, tool: ToolDefinition) -> bool:
+        """Whether any rule names ``tool`` (other tools' calls skip the check entirely)."""
+        return self.policy.may_apply(tool)
+
+    # ------------------------------------------------------------------ the check
+
+    async def admit(
+        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+    ) -> Admission | None:
+        """None when no rule applies to this call; an ``Admission`` when an approval was consumed for
+        it; else raises ``ToolApprovalRequired`` / ``ApprovalRefused`` (see the module docstring).
+        Store and file-system work runs in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self._admit, tool, arguments, ctx, surface, approval)
+
+    def _admit(
+        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+    ) -> Admission | None:
+        args = arguments if isinstance(arguments, Mapping) else {}
+        try:
+            rule = self.policy.rule_for(tool, args, ctx.workspace)
+            if rule is None:
+                return None
+            key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher)
+            return self._decide_call(tool, arguments, ctx, surface, approval, rule, key)
+        except ToolError:
+            raise
+        except Exception as exc:  # fail closed: no store, key or audit line, no call
+            raise ApprovalRefused(
+                f"call to {tool.name!r} may need approval, and the approval store, key or audit log "
+                f"cannot be used ({type(exc).__name__}: {exc}); nothing ran",
+                tool=tool.name,
+                reason="unavailable",
+            ) from None
+
+    def _decide_call(
+        self,
+        tool: ToolDefinition,
+        arguments: Any,
+        ctx: ToolContext,
+        surface: str,
+        approval: str | None,
+        rule: ApprovalRule,
+        key: CallKey,
+    ) -> Admission:
+        now = self._clock()
+        self._expire(now)
+        digest = key.digest(self.hasher)
+        if approval is not None:
+            return self._with_approval(tool, approval, key, digest, now)
+        index = self.policy.rules.index(rule)
+        candidate = ApprovalRecord(
+            id="apr-" + secrets.token_hex(8),
+            key=digest,
+            components=key.components(),
+            status="pending",
+            created_at=now,
+            expires_at=now + self.policy.ttl_s,
+            approvers=rule.approvers,
+            request=self._view(tool, arguments, ctx, surface, _describe_rule(index, rule)),
+        )
+        record = self.store.open_request(candidate)
+        if record.status == "approved":
+            return self._consume(tool, record, digest, now)
+        if record is candidate:
+            self._line("requested", record, surface=surface)
+        raise ToolApprovalRequired(
+            f"call to {tool.name!r} needs approval under {record.request.get('rule')}; request "
+            f"{record.id} waits for a decision by {' or '.join(record.approvers)} (it expires "
+            f"{_when(record.expires_at)}); nothing ran",
+            tool=tool.name,
+            approval=record.id,
+            approvers=record.approvers,
+        )
+
+    def _with_approval(
+        self, tool: ToolDefinition, approval: str, key: CallKey, digest: str, now: float
+    ) -> Admission:
+        record = self.store.get(approval)
+        if record is None:
+            raise ApprovalRefused(
+                f"there is no approval {approval[:40]!r}; nothing ran", tool=tool.name, reason="unknown"
+            )
+        drift = key.drift(record.components)
+        if drift is not None:
+            code, words = drift
+            if self.store.close(record.id, "voided", code, now):
+                self._line("voided", record, reason=code)
+            raise ApprovalRefused(
+                f"approval {record.id} does not cover this call: {words}; it is void and nothing ran",
+                tool=tool.name,
+                reason=code,
+                approval=record.id,
+            )
+        if record.status == "pending":
+            raise ToolApprovalRequired(
+                f"request {record.id} for {tool.name!r} still waits for a decision; nothing ran",
+                tool=tool.name,
+                approval=record.id,
+                approvers=record.approvers,
+            )
+        if record.status != "approved":
+            raise self._closed(tool, record)
+        return self._consume(tool, record, digest, now)
+
+    def _consume(self, tool: ToolDefinition, record: ApprovalRecord, digest: str, now: float) -> Admission:
+        if not self.store.consume(record.id, digest, now):
+            latest = self.store.get(record.id) or record
+            raise self._closed(tool, latest if latest.status != "approved" else record, raced=True)
+        return Admission(record.id, digest, record.components)
+
+    def _closed(
+        self, tool: ToolDefinition, record: ApprovalRecord, *, raced: bool = False
+    ) -> ApprovalRefused:
+        status: Status = record.status
+        words = {
+            "denied": f"was denied by {record.decided_by}" + (f": {record.reason}" if record.reason else ""),
+            "expired": f"expired at {_when(record.expires_at)}",
+            "consumed": "was already used" + (" (another caller took it)" if raced else ""),
+            "voided": f"was voided ({record.reason})",
+        }.get(status, "was already used (another caller took it)")
+        reason = {"denied": "denied", "expired": "expired", "voided": "voided"}.get(status, "used")
+        return ApprovalRefused(
+            f"approval {record.id} for {tool.name!r} {words}; nothing ran",
+            tool=tool.name,
+            reason=reason,
+            approval=record.id,
+        )
+
+    def _expire(self, now: float) -> None:
+        for record in self.store.expire(now):
+            self._line("expired", record)
+
+    def _view(
+        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, rule: str
+    ) -> dict[str, Any]:
+        origin = tool.origin
+        return {
+            "tool": tool.name,
+            "description": tool.description[:500],
+            "purity": tool.purity,
+            "plugin": origin.plugin_id if origin else None,
+            "distribution": origin.distribution if origin else None,
+            "version": origin.version if origin else None,
+            "source": origin.source_kind if origin else None,
+            # secret properties (writeOnly / format: password) are never shown or stored
+            "arguments": redact(arguments, tool.parameters),
+            "workspace": str(ctx.workspace),
+            "agent": ctx.agent,
+            "entry": ctx.entry or ctx.surface,
+            "surface": surface,
+            "rule": rule,
+        }
+
+    # ------------------------------------------------------------------ after the call
+
+    def executed(self, admission: Admission, status: str) -> None:
+        """The ``executed`` line of a call an approval let through, with how it ended."""
+        line = {"approval": admission.approval, "key": admission.key, "status": status}
+        self._write("executed", line, admission.components)
+
+    # ------------------------------------------------------------------ deciding
+
+    def decide(
+        self,
+        approval: str,
+        *,
+        approve: bool,
+        by: str,
+        channel: str,
+        reason: str | None = None,
+        standing: bool = False,
+    ) -> ApprovalRecord:
+        """Record a person's decision on a pending request. ``channel`` is ``user`` (the surface's
+        user) or ``operator`` (``reyn approvals``) and must be among the request's approvers;
+        ``standing`` lets the approved exact call run any number of times until it expires."""
+        now = self._clock()
+        self._expire(now)
+        record = self.store.get(approval)
+        if record is None:
+            raise ApprovalDecisionError(f"there is no approval request {approval[:40]!r}")
+        if channel not in record.approvers:
+            raise ApprovalDecisionError(
+                f"request {record.id} may be decided by {' or '.join(record.approvers)}, not by the {channel}"
+            )
+        decided = self.store.decide(
+            record.id, approve=approve, by=by, reason=reason, now=now, uses=-1 if standing else 1
+        )
+        if decided is None:
+            latest = self.store.get(record.id) or record
+            raise ApprovalDecisionError(
+                f"request {record.id} is {latest.status}, not pending: it cannot be decided"
+            )
+        self._line("approved" if approve else "denied", decided, by=by, reason=reason, standing=standing)
+        return decided
+
+    def get(self, approval: str) -> ApprovalRecord | None:
+        """One request (expired ones marked so first)."""
+        self._expire(self._clock())
+        return self.store.get(approval)
+
+    def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
+        """Requests, newest first (expired ones marked so first)."""
+        self._expire(self._clock())
+        return self.store.list(statuses)
+
+    # ------------------------------------------------------------------ audit
+
+    def _line(self, event: str, record: ApprovalRecord, **extra: Any) -> None:
+        self._write(event, {"approval": record.id, "key": record.key, **extra}, record.components)
+
+    def _write(self, event: str, fields: Mapping[str, Any], components: Mapping[str, Any]) -> None:
+        if self._audit is None:
+            return
+        self._audit(
+            {
+                "event": f"approval.{event}",
+                **fields,
+                "tool": components.get("tool"),
+                "agent": components.get("agent"),
+                "entry": components.get("entry"),
+                "definition_sha256": components.get("definition"),
+                "digest": components.get("plugin"),
+                "lock": components.get("lock"),
+                "bound_args_sha256": components.get("arguments"),
+            }
+        )

@@ -1,0 +1,207 @@
+"""``SqliteApprovalStore``: the default approval store, one SQLite file (standard library).
+
+Every method opens its own connection and runs one ``BEGIN IMMEDIATE`` transaction, so several
+processes (an agent, ``reyn approvals approve`` in a terminal, a second agent) share the file
+safely: SQLite serialises writers, and ``consume`` is a single conditional ``UPDATE`` whose row
+count says whether this caller took the use. The file is created ``0600``; it holds digests and a
+redacted view of each call, never an argument in clear when the schema marks it secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .store import OPEN, ApprovalRecord, Status
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    components TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    approvers TEXT NOT NULL,
+    request TEXT NOT NULL,
+    uses INTEGER NOT NULL DEFAULT 1,
+    decided_by TEXT,
+    decided_at REAL,
+    reason TEXT,
+    closed_at REAL
+);
+CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
+"""
+_COLUMNS = (
+    "id, key, components, status, created_at, expires_at, approvers, request, uses, "
+    "decided_by, decided_at, reason, closed_at"
+)
+
+
+def _record(row: tuple[Any, ...]) -> ApprovalRecord:
+    return ApprovalRecord(
+        id=row[0],
+        key=row[1],
+        components=json.loads(row[2]),
+        status=row[3],
+        created_at=row[4],
+        expires_at=row[5],
+        approvers=tuple(json.loads(row[6])),
+        request=json.loads(row[7]),
+        uses=row[8],
+        decided_by=row[9],
+        decided_at=row[10],
+        reason=row[11],
+        closed_at=row[12],
+    )
+
+
+class SqliteApprovalStore:
+    """Approval requests in the SQLite file at ``path`` (created with its table on first use)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def _connection(self) -> sqlite3.Connection:
+        # One connection per store and process, kept open: closing the last connection of a WAL
+        # database checkpoints it (fsyncs), which would cost every operation several milliseconds.
+        if self._conn is not None and self._pid == os.getpid():
+            return self._conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        os.close(fd)
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        # WAL: readers never wait for a writer, and a commit is one fsync of the log (still durable:
+        # synchronous stays FULL). One host's processes share it; not for a network file system.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(_SCHEMA)
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    @contextmanager
+    def _transaction(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        with self._lock:  # the gate calls from worker threads: one transaction at a time per store
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def disconnect(self) -> None:
+        """Close this process's connection (it reopens on the next operation)."""
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
+        with self._transaction() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM approvals WHERE key = ? AND status IN ('pending', 'approved') "
+                "AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
+                (record.key, record.created_at),
+            ).fetchone()
+            if row is not None:
+                return _record(row)
+            db.execute(
+                f"INSERT INTO approvals ({_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)",
+                (
+                    record.id,
+                    record.key,
+                    json.dumps(dict(record.components), sort_keys=True),
+                    record.status,
+                    record.created_at,
+                    record.expires_at,
+                    json.dumps(list(record.approvers)),
+                    json.dumps(dict(record.request), sort_keys=True, ensure_ascii=False),
+                    record.uses,
+                ),
+            )
+            return record
+
+    def get(self, approval_id: str) -> ApprovalRecord | None:
+        with self._transaction(write=False) as db:
+            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
+        return _record(row) if row is not None else None
+
+    def decide(
+        self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float, uses: int = 1
+    ) -> ApprovalRecord | None:
+        with self._transaction() as db:
+            changed = db.execute(
+                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, uses = ? "
+                "WHERE id = ? AND status = 'pending' AND expires_at > ?",
+                ("approved" if approve else "denied", by, now, reason, uses, approval_id, now),
+            ).rowcount
+            if changed != 1:
+                return None
+            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
+        return _record(row)
+
+    def consume(self, approval_id: str, key: str, now: float) -> bool:
+        # One statement: a standing approval (uses -1) stays approved; a counted one loses a use and
+        # is consumed at zero. The row count is 1 for exactly one caller.
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE approvals SET "
+                    "uses = CASE WHEN uses < 0 THEN uses ELSE uses - 1 END, "
+                    "status = CASE WHEN uses = 1 THEN 'consumed' ELSE status END, "
+                    "closed_at = CASE WHEN uses = 1 THEN ? ELSE closed_at END "
+                    "WHERE id = ? AND key = ? AND status = 'approved' AND expires_at > ? AND uses != 0",
+                    (now, approval_id, key, now),
+                ).rowcount
+                == 1
+            )
+
+    def close(self, approval_id: str, status: Status, reason: str, now: float) -> bool:
+        if status not in ("expired", "voided"):
+            raise ValueError(f"close() moves a request to expired or voided, not {status!r}")
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE approvals SET status = ?, reason = ?, closed_at = ? "
+                    "WHERE id = ? AND status IN ('pending', 'approved')",
+                    (status, reason, now, approval_id),
+                ).rowcount
+                == 1
+            )
+
+    def expire(self, now: float) -> Sequence[ApprovalRecord]:
+        due = "WHERE status IN ('pending', 'approved') AND expires_at <= ?"
+        with self._transaction(write=False) as db:  # the common case: nothing is due, no write
+            if db.execute(f"SELECT 1 FROM approvals {due} LIMIT 1", (now,)).fetchone() is None:
+                return []
+        with self._transaction() as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {due}", (now,)).fetchall()
+            if rows:
+                db.execute(f"UPDATE approvals SET status = 'expired', closed_at = ? {due}", (now, now))
+        return [_record(r) for r in rows]
+
+    def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
+        with self._transaction(write=False) as db:
+            if statuses:
+                marks = ", ".join("?" for _ in statuses)
+                rows = db.execute(
+                    f"SELECT {_COLUMNS} FROM approvals WHERE status IN ({marks}) ORDER BY created_at DESC",
+                    tuple(statuses),
+                ).fetchall()
+            else:
+                rows = db.execute(f"SELECT {_COLUMNS} FROM approvals ORDER BY created_at DESC").fetchall()
+        return [_record(r) for r in rows]
+
+
+__all__ = ["OPEN", "SqliteApprovalStore"]

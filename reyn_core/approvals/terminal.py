@@ -1,0 +1,92 @@
+"""The terminal side of approvals: what a person reads of a request (``describe``) and the
+``[y/N]`` prompt of ``reyn tools call`` and ``reyn chat`` (the ``user`` channel)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+from .gate import ApprovalGate
+from .store import ApprovalRecord
+
+
+def login_name() -> str:
+    """The login name of this process's user (``unknown`` when the environment has none)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name in this environment (a container's bare uid)
+        return "unknown"
+
+
+def when(ts: float | None) -> str:
+    """A timestamp as ISO 8601 UTC, ``-`` for none."""
+    return "-" if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
+def describe(record: ApprovalRecord) -> str:
+    """What an approver reads: the exact call, where its code comes from, what it can touch."""
+    req = record.request
+    plugin = req.get("plugin") or "the host"
+    version = f" {req.get('distribution')} {req.get('version')}" if req.get("distribution") else ""
+    lines = [
+        f"request {record.id}: {record.status}",
+        f"  tool       {req.get('tool')} ({req.get('purity')}) from plugin {plugin}{version}",
+        f"  arguments  {json.dumps(req.get('arguments'), ensure_ascii=False, sort_keys=True)[:2000]}",
+        f"  workspace  {req.get('workspace')}",
+        f"  agent      {req.get('agent')}   entry {req.get('entry')}   surface {req.get('surface')}",
+        f"  rule       {req.get('rule')}",
+        f"  approvers  {', '.join(record.approvers)}",
+        f"  expires    {when(record.expires_at)}",
+        f"  key        {record.key}",
+    ]
+    if record.decided_by:
+        lines.append(f"  decided    by {record.decided_by} at {when(record.decided_at)}")
+    if record.reason:
+        lines.append(f"  reason     {record.reason}")
+    return "\n".join(lines)
+
+
+def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
+    """Ask the terminal's user to decide ``approval`` (the ``user`` channel): True approved, False
+    denied, None when there is no terminal to ask (stdin and stderr must both be one). A request
+    decided elsewhere meanwhile is not asked again: True, and the dispatcher says what it allows."""
+    record = gate.get(approval)
+    if record is None or record.status != "pending":
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    print(describe(record), file=sys.stderr)
+    sys.stderr.write("approve this exact call? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    approve = answer in ("y", "yes")
+    gate.decide(
+        approval,
+        approve=approve,
+        by=f"user:{login_name()} (terminal)",
+        channel="user",
+        reason=None if approve else "declined at the terminal",
+    )
+    return approve
+
+
+async def decide_pending_on_terminal(registry: Any, pending: Any) -> bool:
+    """``reyn chat``: put each call of a run that waits for approval to the terminal's user. False
+    when one cannot be asked (no terminal): it stays pending for ``reyn approvals approve``."""
+    import asyncio
+
+    for call in pending:
+        if getattr(call, "waits", None) != "approval":
+            continue
+        decided = await asyncio.to_thread(prompt_on_terminal, registry.approvals, call.approval)
+        if decided is None:
+            print(
+                f"  (call {call.name!r} waits for approval {call.approval}: decide it with "
+                f"`reyn approvals approve {call.approval}`)",
+                flush=True,
+            )
+            return False
+    return True

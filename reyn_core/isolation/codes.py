@@ -1,0 +1,75 @@
+"""The ``RJ…`` diagnostic codes of isolated plugins, as data (``loading.diagnostics`` lists them).
+
+Each entry is ``(severity, title, hint)``; ``Finding`` is what this package reports, turned into a
+``Diagnostic`` by the load step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ISOLATION_CODES: dict[str, tuple[str, str, str]] = {
+    "RJ001": (
+        "error",
+        "malformed permission declaration",
+        "fix reyn_permissions.toml in the plugin's package (docs/writing-a-plugin.md#declaring-permissions)",
+    ),
+    "RJ002": (
+        "error",
+        "a grant is wider than the plugin's declaration",
+        "grant only what the plugin declares in reyn_permissions.toml; the plugin is refused until then",
+    ),
+    "RJ003": (
+        "warning",
+        "declared but not granted",
+        "grant it in [plugins.<id>.grants] if the plugin should have it; its attempts fail meanwhile",
+    ),
+    "RJ004": (
+        "error",
+        "the plugin cannot run isolated",
+        'run it in process (remove isolation = "process") after reviewing it, or use another plugin',
+    ),
+    "RJ005": (
+        "error",
+        "the isolated worker could not start or load the plugin",
+        "see the message (the worker's last stderr lines); run `reyn doctor` for the sandbox status",
+    ),
+    "RJ006": (
+        "warning",
+        "grants without isolation are not enforced",
+        'add isolation = "process" to [plugins.<id>], or remove [plugins.<id>.grants]',
+    ),
+    "RJ007": (
+        "error",
+        "a tool's purity contradicts the plugin's grants",
+        "grant network to a plugin whose tools are external, or fix the tool's purity",
+    ),
+    "RJ008": (
+        "info",
+        "the plugin runs isolated",
+        "none: this reports the worker's grants and what the kernel enforces",
+    ),
+    "RJ009": (
+        "error",
+        "a tool part cannot cross the process boundary",
+        "the tool is not registered; run the plugin in process, or drop the schema enricher",
+    ),
+    "RJ010": (
+        "warning",
+        "an isolated plugin's CLI commands are not offered",
+        "run the plugin in process to use its commands (after reviewing it)",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing this package found about an isolated plugin (a ``Diagnostic`` to be)."""
+
+    code: str
+    message: str
+    tool: str | None = None
+    severity: str | None = None
+
+
+__all__ = ["ISOLATION_CODES", "Finding"]

@@ -1,0 +1,92 @@
+"""How a worker is started: its sandbox grants, its command line and its scrubbed environment.
+
+The worker is a fresh interpreter (``python -I -B -m reyn_core.worker``: no ``PYTHON*`` variables, no
+user site, no bytecode written), never a fork of the host. It may read the Python installation (the
+launcher adds it), the code of Reyn and of the plugin, and what the operator granted; it may write
+only the granted write roots; network only when granted. Its environment is a fixed minimum plus the
+granted variables' values: nothing else of the host's environment reaches it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from reyn_core.isolation.grants import GrantedPermissions
+
+WORKER_MODULE = "reyn_core.worker"
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "HOME": "/tmp",
+    "REYN_BYTECODE_CACHE": "off",
+}
+
+
+class IsolationUnavailable(Exception):
+    """This machine cannot start a confined worker (the message says why); the plugin is refused."""
+
+
+def code_roots(plugin_locations: Iterable[str]) -> list[str]:
+    """What the worker must read to run: Reyn's own packages and the plugin's import locations
+    (outside the Python installation, which the launcher grants itself)."""
+    import reyn_core
+
+    roots = [os.path.dirname(os.path.abspath(reyn_core.__file__))]
+    try:
+        import reyn_sandbox
+    except ImportError:
+        pass
+    else:
+        roots.append(os.path.dirname(os.path.abspath(reyn_sandbox.__file__)))
+    roots += [os.path.abspath(path) for path in plugin_locations]
+    prefixes = {os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
+    out: list[str] = []
+    for root in roots:
+        real = os.path.realpath(root)
+        if any((real + os.sep).startswith(prefix) for prefix in prefixes) or real in out:
+            continue
+        out.append(real)
+    return out
+
+
+def worker_command(
+    granted: GrantedPermissions, plugin_locations: Iterable[str], host_env: Mapping[str, str]
+) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+    """``(argv, env, what is enforced)`` of a worker with exactly ``granted``; raises
+    ``IsolationUnavailable`` when the kernel cannot confine it (fail closed)."""
+    try:
+        from reyn_sandbox import Grants, GrantsError, SandboxUnavailable, launcher_argv, status
+    except ImportError:
+        raise IsolationUnavailable(
+            "isolation needs the reyn-sandbox distribution, which is not installed"
+        ) from None
+    grants_kw: dict[str, Any] = {
+        "read_roots": tuple(dict.fromkeys([*code_roots(plugin_locations), *granted.read])),
+        "write_roots": tuple(granted.write),
+        "network": granted.network,
+        "memory_bytes": granted.memory_mb * 1024 * 1024,
+        # calls of a long-lived worker add up: its CPU budget is a day's, hung calls are stopped by timeouts
+        "cpu_seconds": 24 * 3600,
+    }
+    try:
+        grants = Grants(**grants_kw)
+        argv = launcher_argv([sys.executable, "-I", "-B", "-m", WORKER_MODULE], grants)
+    except (SandboxUnavailable, GrantsError) as exc:
+        raise IsolationUnavailable(str(exc)) from None
+    env = dict(BASE_ENV)
+    for name in granted.environment:
+        if name in host_env:
+            env[name] = host_env[name]
+    current = status()
+    enforced = {
+        "landlock_abi": current.landlock_abi,
+        "enforced": list(current.enforced),
+        "grants": grants.to_json(),
+    }
+    return argv, env, enforced
+
+
+__all__ = ["BASE_ENV", "IsolationUnavailable", "WORKER_MODULE", "code_roots", "worker_command"]

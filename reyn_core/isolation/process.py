@@ -1,0 +1,126 @@
+"""One running worker process: started from a thread of its own, its stderr kept as a bounded tail.
+
+The sandbox launcher dies with the *thread* that started it (``PR_SET_PDEATHSIG``), so each worker is
+started by a daemon thread that then lives exactly as long as the worker: it reads the worker's
+stderr (the last ``STDERR_TAIL`` bytes are kept for messages; the rest is dropped) and reaps it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+
+STDERR_TAIL = 4096
+
+
+class WorkerProcess:
+    """A started worker: ``stdin`` / ``stdout`` are raw file descriptors of its protocol pipes."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], name: str) -> None:
+        self._argv = list(argv)
+        self._env = dict(env)
+        self._name = name
+        self._ready = threading.Event()
+        self._error: OSError | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self.exited = threading.Event()
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start the process (raises ``OSError`` when it cannot be started)."""
+        threading.Thread(target=self._run, name=f"reyn-isolated-{self._name}", daemon=True).start()
+        if not self._ready.wait(timeout):
+            raise OSError(f"starting the worker took more than {timeout:g} s")
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        try:
+            popen = subprocess.Popen(
+                self._argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+                cwd="/",
+                close_fds=True,
+            )
+        except OSError as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self._popen = popen
+        self._ready.set()
+        assert popen.stderr is not None
+        fd = popen.stderr.fileno()
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            with self._lock:
+                self._tail += data
+                if len(self._tail) > STDERR_TAIL:
+                    del self._tail[: len(self._tail) - STDERR_TAIL]
+        popen.wait()
+        self.exited.set()
+
+    @property
+    def popen(self) -> subprocess.Popen[bytes]:
+        assert self._popen is not None
+        return self._popen
+
+    @property
+    def stdin(self) -> int:
+        assert self.popen.stdin is not None
+        return self.popen.stdin.fileno()
+
+    @property
+    def stdout(self) -> int:
+        assert self.popen.stdout is not None
+        return self.popen.stdout.fileno()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        """The worker's last stderr lines (at most ``STDERR_TAIL`` bytes), for a message."""
+        with self._lock:
+            text = self._tail.decode("utf-8", "replace")
+        return " | ".join(line for line in text.strip().splitlines()[-lines:] if line.strip())
+
+    def describe_exit(self) -> str:
+        """``exit status 1; stderr: …`` — what is known of why the worker stopped."""
+        self.exited.wait(0.5)  # the reaping thread usually finishes within milliseconds of EOF
+        code = self.returncode
+        status = (
+            "it is still running"
+            if code is None
+            else (f"signal {-code}" if code < 0 else f"exit status {code}")
+        )
+        tail = self.stderr_tail()
+        return status + (f"; last stderr: {tail}" if tail else "")
+
+    def kill(self) -> None:
+        """Stop the worker (the launcher's death ends the whole sandbox) and close the pipes."""
+        if self._popen is None:
+            return
+        try:
+            self._popen.kill()
+        except OSError:
+            pass
+        for stream in (self._popen.stdin, self._popen.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+
+__all__ = ["WorkerProcess"]

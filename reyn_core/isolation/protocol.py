@@ -1,0 +1,100 @@
+"""The pipe protocol between the host and an isolated plugin's worker: length-prefixed JSON frames.
+
+A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object). Both
+sides bound what they accept: a frame longer than the reader's limit is refused as soon as its header
+is read, never held in memory (the host then stops the worker, ``frames.FrameParser``), so a worker
+that floods its pipe costs the host neither memory nor time. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+HEADER = struct.Struct(">I")
+MAX_FRAME = (1 << 32) - 1
+"""The longest frame the header can describe."""
+CONTROL_LIMIT = 1 << 20
+"""The longest frame either side accepts outside a call's result (load requests, definitions, calls)."""
+
+
+class ProtocolError(Exception):
+    """The other side broke the protocol (malformed header or JSON, a closed pipe mid-frame)."""
+
+
+class FrameTooLarge(Exception):
+    """A frame longer than the reader's limit; its body was not read."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"a frame of {size} bytes is over the limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """``message`` as one frame (compact JSON; non-JSON values are a ``TypeError``)."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+        "utf-8", "surrogatepass"
+    )
+    if len(body) > MAX_FRAME:
+        raise ValueError(f"a message of {len(body)} bytes cannot be framed")
+    return HEADER.pack(len(body)) + body
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to the (blocking) file descriptor ``fd``."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+class FrameReader:
+    """Reads frames from a blocking file descriptor (the worker's first request)."""
+
+    def __init__(self, fd: int, chunk: int = 1 << 16) -> None:
+        self.fd = fd
+        self.chunk = chunk
+        self._buffer = bytearray()
+
+    def _fill(self, need: int) -> bool:
+        """Read until the buffer holds ``need`` bytes; False at end of file before any byte was read."""
+        while len(self._buffer) < need:
+            data = os.read(self.fd, max(self.chunk, need - len(self._buffer)))
+            if not data:
+                if self._buffer:
+                    raise ProtocolError("the pipe closed in the middle of a frame")
+                return False
+            self._buffer += data
+        return True
+
+    def read(self, limit: int) -> dict[str, Any] | None:
+        """The next message, or None at end of file. Raises ``FrameTooLarge`` or ``ProtocolError``."""
+        if not self._fill(HEADER.size):
+            return None
+        (size,) = HEADER.unpack_from(self._buffer)
+        del self._buffer[: HEADER.size]
+        if size > limit:
+            raise FrameTooLarge(size, limit)
+        self._fill(size)
+        body = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            raise ProtocolError(f"a frame is not valid JSON: {exc}") from None
+        if not isinstance(message, dict):
+            raise ProtocolError("a frame is not a JSON object")
+        return message
+
+
+__all__ = [
+    "CONTROL_LIMIT",
+    "FrameReader",
+    "FrameTooLarge",
+    "ProtocolError",
+    "encode",
+    "write_all",
+]

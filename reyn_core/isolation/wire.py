@@ -1,0 +1,118 @@
+"""What crosses the pipe: a ``ToolContext`` as data, and a tool definition as data.
+
+A context crosses without callables: its surface, agent, workspace, caller state, per-agent
+allowlist and the JSON-safe part of its ``extras`` (a value that is not JSON data is left out, never
+turned into a string the tool could misread). The host's ``bridge`` never crosses: in the worker it is
+empty, so a tool that calls one gets ``runtime_missing`` naming it. A definition crosses as exactly
+what a surface serves (``served_fields``, so the host's ``definition_digest`` of the rebuilt
+definition is the worker's), plus its timeout and the answers of its ``available`` check.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from reyn_core.context import SURFACES, PhaseCallerState, RouterCallerState, ToolContext
+from reyn_core.definition_digest import served_fields
+from reyn_core.errors import ToolError
+from reyn_core.tool import ToolDefinition, ToolGates
+
+
+def context_to_data(ctx: ToolContext) -> dict[str, Any]:
+    """``ctx`` as JSON data (no settings: the worker holds its own; no bridge: it cannot cross)."""
+    extras: dict[str, Any] = {}
+    for key, value in ctx.extras.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            continue
+        extras[str(key)] = value
+    router = ctx.router_state
+    phase = ctx.phase_state
+    return {
+        "surface": ctx.surface,
+        "agent": ctx.agent,
+        "workspace": str(ctx.workspace),
+        "router_state": None
+        if router is None
+        else {
+            "exclude": sorted(router.exclude),
+            "allowed_tools": None if router.allowed_tools is None else sorted(router.allowed_tools),
+            "plan_mode": router.plan_mode,
+            "turn": router.turn,
+            "conversation_id": router.conversation_id,
+        },
+        "phase_state": None if phase is None else asdict(phase),
+        "agent_tools": None if ctx.agent_tools is None else sorted(ctx.agent_tools),
+        "extras": extras,
+    }
+
+
+def context_from_data(data: dict[str, Any], settings: Any) -> ToolContext:
+    """The worker's ``ToolContext`` for a call (raises ``TypeError``/``ValueError`` on bad data)."""
+    router = data.get("router_state")
+    phase = data.get("phase_state")
+    return ToolContext(
+        surface=data["surface"],
+        agent=data.get("agent"),
+        workspace=Path(data.get("workspace") or "/"),
+        settings=settings,
+        router_state=None if router is None else RouterCallerState(**router),
+        phase_state=None if phase is None else PhaseCallerState(**phase),
+        agent_tools=None if data.get("agent_tools") is None else frozenset(data["agent_tools"]),
+        extras=dict(data.get("extras") or {}),
+    )
+
+
+def availability_table(tool: ToolDefinition, settings: Any) -> dict[str, list[Any]] | None:
+    """``{surface: [allowed, reason]}`` of ``tool.available`` for each surface, asked once with the
+    plugin's settings (None when the tool has no check). A raising check is an answer (unavailable,
+    with the error's message when it is a ``ToolError``)."""
+    if tool.available is None:
+        return None
+    table: dict[str, list[Any]] = {}
+    for surface in SURFACES:
+        ctx = ToolContext(surface=surface, settings=settings, workspace=Path("/"))  # type: ignore[arg-type]
+        try:
+            table[surface] = [bool(tool.available(ctx)), None]
+        except ToolError as exc:
+            table[surface] = [False, exc.message]
+        except Exception as exc:
+            table[surface] = [False, f"the availability check raised {type(exc).__name__}"]
+    return table
+
+
+def definition_to_data(tool: ToolDefinition, settings: Any) -> dict[str, Any]:
+    """``tool`` as the worker sends it."""
+    return {
+        "served": served_fields(tool),
+        "timeout_s": tool.timeout_s,
+        "available": availability_table(tool, settings),
+        "has_schema_enricher": tool.schema_enricher is not None,
+        "handler_missing": tool.handler is None,
+    }
+
+
+def definition_from_data(data: dict[str, Any]) -> ToolDefinition:
+    """The definition a worker sent, without handler or availability (the proxy adds them). Raises
+    ``TypeError``/``ValueError`` for data that is not a definition."""
+    served = dict(data["served"])
+    gates = served.pop("gates", None) or {}
+    if not isinstance(gates, dict):
+        raise TypeError("gates must be a mapping")
+    timeout = data.get("timeout_s")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)):
+        raise TypeError("timeout_s must be a number")
+    return ToolDefinition(**served, handler=None, gates=ToolGates(**gates), timeout_s=timeout)
+
+
+__all__ = [
+    "availability_table",
+    "context_from_data",
+    "context_to_data",
+    "definition_from_data",
+    "definition_to_data",
+]

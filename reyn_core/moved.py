@@ -1,0 +1,101 @@
+"""Where moved names went: importing one from its old place is an ``ImportError`` naming the
+distribution that now holds it and its new import path — never a re-export that keeps working.
+
+One table, two entry points: ``MovedModuleFinder`` (first on ``sys.meta_path`` once ``reyn_core`` is
+imported) answers for a moved module, and ``moved_attributes`` is the ``__getattr__`` of a module
+that kept its other names (``reyn_core.errors``). CHANGELOG.md lists the same moves.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+# The LLM runtime left the core for the reyn-loops distribution (issue 24), plugin id ``loops``.
+_LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
+_LOOPS_PLUGIN = "loops"
+
+MOVED: dict[str, tuple[str, tuple[str, str]]] = {
+    "reyn_core.loops": ("reyn_loops", _LOOPS),
+    "reyn_core.cli.chat": ("reyn_loops.cli.chat", _LOOPS),
+    "reyn_core.cli.phase": ("reyn_loops.cli.phase", _LOOPS),
+    "reyn_core.testing.scripted_server": ("reyn_loops.testing.scripted_server", _LOOPS),
+    "reyn_core.testing.scripted_replies": ("reyn_loops.testing.scripted_replies", _LOOPS),
+    "reyn_core.testing.replay": ("reyn_loops.testing.replay", _LOOPS),
+    "reyn_core.errors.LLMCallError": ("reyn_loops.errors.LLMCallError", _LOOPS),
+    "reyn_core.errors.ReplayMissing": ("reyn_loops.errors.ReplayMissing", _LOOPS),
+    "reyn_core.errors.ReplayFixtureError": ("reyn_loops.errors.ReplayFixtureError", _LOOPS),
+}
+"""Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install))."""
+
+MOVED_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "chat": (*_LOOPS, _LOOPS_PLUGIN),
+    "phase": (*_LOOPS, _LOOPS_PLUGIN),
+}
+"""``reyn`` commands that left the core → (distribution, install, plugin id that contributes them)."""
+
+
+def moved_command_hint(name: str) -> str | None:
+    """What to do when ``reyn NAME`` is a command that left the core and no enabled plugin adds it."""
+    moved = MOVED_COMMANDS.get(name)
+    if moved is None:
+        return None
+    distribution, install, plugin_id = moved
+    return (
+        f"`reyn {name}` comes from the {distribution} distribution: {install}, then add "
+        f'"{plugin_id}" to [plugins] enable in the profile'
+    )
+
+
+def _moved_parent(fullname: str) -> str | None:
+    """The moved module ``fullname`` is or lies in (``reyn_core.loops.router`` → ``reyn_core.loops``)."""
+    parts = fullname.split(".")
+    for end in range(len(parts), 1, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in MOVED:
+            return candidate
+    return None
+
+
+def moved_error(old: str) -> ImportError:
+    """The ``ImportError`` for the moved module or attribute ``old`` (or a module inside it)."""
+    found = old if old in MOVED else _moved_parent(old)
+    assert found is not None, old
+    new, (distribution, install) = MOVED[found]
+    target = new + old[len(found) :]
+    return ImportError(
+        f"{old} is no longer part of reyn-core: it moved to {target} in the {distribution} "
+        f"distribution ({install}; see CHANGELOG.md)",
+        name=old,
+    )
+
+
+class MovedModuleFinder:
+    """A ``sys.meta_path`` finder that refuses every moved module with ``moved_error``; every other
+    name it leaves to the next finder (one dictionary look-up per name)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.startswith("reyn_core.") and _moved_parent(fullname) is not None:
+            raise moved_error(fullname)
+        return None
+
+
+def install_finder() -> None:
+    """Put ``MovedModuleFinder`` first on ``sys.meta_path`` (once): a stale folder of a moved package
+    (only ``__pycache__`` left) must not import as an empty namespace package."""
+    if not any(f is MovedModuleFinder for f in sys.meta_path):
+        sys.meta_path.insert(0, MovedModuleFinder)
+
+
+def moved_attributes(module: str) -> Callable[[str], Any]:
+    """A module ``__getattr__``: a moved name raises its ``moved_error``, anything else the usual
+    ``AttributeError``."""
+
+    def __getattr__(name: str) -> Any:
+        if f"{module}.{name}" in MOVED:
+            raise moved_error(f"{module}.{name}")
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

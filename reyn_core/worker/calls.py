@@ -1,0 +1,155 @@
+"""The worker's calls: frames in, handlers run, one reply frame per call out.
+
+A sync handler runs inline, as its frame arrives, one at a time: a thread cannot be stopped, but this
+process can (the host stops the worker when a cancelled call does not end within its grace), and no
+thread hop is paid per call. An async handler runs as a task, concurrently with others; a ``cancel``
+frame cancels it. The call's context arrives only when it changed since the previous call (frames
+are ordered, so the last one received is the one in force). A reply whose frame would exceed the
+result limit is replaced by an ``execution_error`` saying so (the host enforces the same limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+from reyn_core.context import ToolContext
+from reyn_core.dispatch.handlers import CallShape, call_shape, resolve_reference
+from reyn_core.dispatch.runner import describe, handler_exit, run_handler
+from reyn_core.errors import InvalidToolArguments, ToolError, ToolRuntimeMissing
+from reyn_core.isolation.frames import FrameParser
+from reyn_core.isolation.protocol import HEADER, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_core.isolation.wire import context_from_data
+from reyn_core.jsondata import to_jsonable
+from reyn_core.tool import ToolDefinition
+from reyn_core.worker.plugin_host import LoadedPlugin
+
+CALL_LIMIT = 64 << 20
+
+
+class CallServer(asyncio.Protocol):
+    """Reads call and cancel frames from the host's pipe and answers each call."""
+
+    def __init__(self, loaded: LoadedPlugin, out: int, limit: int, closed: asyncio.Future[int]) -> None:
+        self.loaded = loaded
+        self.out = out
+        self.limit = limit
+        self.closed = closed
+        self.parser = FrameParser(CALL_LIMIT)
+        self.shapes: dict[str, CallShape] = {}
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.ctx: ToolContext | None = None
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            messages = self.parser.feed(data)
+        except (FrameTooLarge, ProtocolError):
+            self._close(2)
+            return
+        for message in messages:
+            op = message.get("op")
+            if op == "call":
+                self._call(message)
+            elif op == "cancel":
+                task = self.tasks.get(message.get("id"))  # type: ignore[arg-type]
+                if task is not None:
+                    task.cancel()
+
+    def eof_received(self) -> bool | None:
+        self._close(0)
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close(0)
+
+    def _close(self, status: int) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        if not self.closed.done():
+            self.closed.set_result(status)
+
+    def _call(self, message: dict[str, Any]) -> None:
+        call_id = message.get("id")
+        try:
+            if "ctx" in message:
+                self.ctx = context_from_data(message["ctx"], self.loaded.settings)
+            tool, shape = self._tool(message.get("tool"))
+            if self.ctx is None:
+                raise ToolRuntimeMissing("the call came without a context")
+            _, kwargs = shape.bind(message.get("args") or {}, self.ctx)
+            if shape.is_async:
+                task = asyncio.ensure_future(self._await(call_id, tool, shape, kwargs))
+                self.tasks[call_id] = task  # type: ignore[index]
+                task.add_done_callback(lambda _t: self.tasks.pop(call_id, None))  # type: ignore[arg-type]
+                return
+            try:
+                result = shape.fn(**kwargs)
+            except SystemExit as exc:
+                raise handler_exit(exc) from None
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(self._await(call_id, tool, None, result))
+                self.tasks[call_id] = task  # type: ignore[index]
+                return
+            self._reply(call_id, {"ok": True, "data": to_jsonable(result)})
+        except BaseException as exc:
+            self._reply(call_id, _failure(exc))
+
+    async def _await(self, call_id: Any, tool: ToolDefinition, shape: CallShape | None, work: Any) -> None:
+        try:
+            if shape is not None:
+                result = await run_handler(shape.fn, True, tool, work)
+            else:
+                result = await work
+            reply: dict[str, Any] = {"ok": True, "data": to_jsonable(result)}
+        except SystemExit as exc:
+            reply = _failure(handler_exit(exc))
+        except BaseException as exc:
+            reply = _failure(exc)
+        self._reply(call_id, reply)
+
+    def _tool(self, name: Any) -> tuple[ToolDefinition, CallShape]:
+        tool = self.loaded.tools.get(name) if isinstance(name, str) else None
+        if tool is None or tool.handler is None:
+            raise ToolRuntimeMissing(f"tool {name!r} has no handler in this worker", tool=name)
+        shape = self.shapes.get(tool.name)
+        if shape is None:
+            handler = tool.handler
+            fn = resolve_reference(handler, tool=tool.name) if isinstance(handler, str) else handler
+            shape = self.shapes[tool.name] = call_shape(fn)
+        return tool, shape
+
+    def _reply(self, call_id: Any, reply: dict[str, Any]) -> None:
+        reply = {"op": "result", "id": call_id, **reply}
+        try:
+            frame = encode(reply)
+        except (TypeError, ValueError) as exc:
+            frame = encode(_error(call_id, f"the result cannot be sent as JSON: {exc}"))
+        size = len(frame) - HEADER.size
+        if size > self.limit:
+            frame = encode(
+                _error(
+                    call_id, f"the result of {size} bytes is over the plugin's limit of {self.limit} bytes"
+                )
+            )
+        write_all(self.out, frame)
+
+
+def _error(call_id: Any, message: str) -> dict[str, Any]:
+    return {"op": "result", "id": call_id, "ok": False, "kind": "execution_error", "message": message}
+
+
+def _failure(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, asyncio.CancelledError):
+        return {"ok": False, "kind": "cancelled", "message": "cancelled"}
+    if isinstance(exc, InvalidToolArguments):
+        problems = [{"pointer": p.pointer, "message": p.message} for p in exc.problems]
+        return {"ok": False, "kind": exc.kind, "message": exc.message, "problems": problems}
+    if isinstance(exc, ToolError):
+        return {"ok": False, "kind": exc.kind, "message": exc.message}
+    if isinstance(exc, Exception):
+        return {"ok": False, "kind": "execution_error", "message": describe(exc)}
+    raise exc  # KeyboardInterrupt and the like: the worker stops
+
+
+__all__ = ["CallServer"]

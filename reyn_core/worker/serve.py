@@ -1,0 +1,72 @@
+"""The worker's pipe loop: one load request, then calls until the host closes the pipe.
+
+Calls run as tasks: async handlers concurrently, sync handlers inline on this thread, one at a time
+(a thread cannot be stopped; this process can, and the host stops it when a cancelled call does not
+end within its grace). A ``cancel`` message cancels one. A result is turned into JSON data
+here and refused when its frame would exceed the limit the host sent (the host enforces the same
+limit itself: this only saves the pipe the bytes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from reyn_core.isolation.protocol import FrameReader, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_core.isolation.wire import definition_to_data
+from reyn_core.worker.plugin_host import LoadedPlugin, LoadFailure, load_plugin, record_from_data
+
+LOAD_LIMIT = 64 << 20
+CALL_LIMIT = 64 << 20
+
+
+def run(proto_in: int, proto_out: int) -> int:
+    """Load the plugin from the first request, then serve; 0 when the host closed the pipe."""
+    reader = FrameReader(proto_in)
+    try:
+        request = reader.read(LOAD_LIMIT)
+    except (ProtocolError, FrameTooLarge):
+        return 2
+    if request is None or request.get("op") != "load":
+        return 2
+    try:
+        if not request.get("subprocess", False):
+            _forbid_programs()
+        loaded = load_plugin(record_from_data(request["record"]), request.get("settings"))
+    except LoadFailure as exc:
+        write_all(proto_out, encode({"op": "load_failed", "code": exc.code, "message": exc.message}))
+        return 0
+    except Exception as exc:
+        write_all(
+            proto_out,
+            encode({"op": "load_failed", "code": "RJ005", "message": f"the worker failed: {exc!r:.500}"}),
+        )
+        return 0
+    tools = []
+    for item in loaded.registered:
+        tools.append(item if isinstance(item, dict) else definition_to_data(item, loaded.settings))
+    write_all(
+        proto_out,
+        encode({"op": "loaded", "hooks": loaded.hooks, "tools": tools, "diagnostics": loaded.diagnostics}),
+    )
+    limit = int(request.get("max_result_bytes", 1 << 20))
+    return asyncio.run(_serve(proto_in, proto_out, loaded, limit))
+
+
+def _forbid_programs() -> None:
+    """No program may start from this process on: the plugin was not granted ``subprocess``."""
+    from reyn_sandbox import forbid_exec
+
+    forbid_exec()
+
+
+async def _serve(proto_in: int, proto_out: int, loaded: LoadedPlugin, limit: int) -> int:
+    from reyn_core.worker.calls import CallServer
+
+    loop = asyncio.get_running_loop()
+    server = CallServer(loaded, proto_out, limit, loop.create_future())
+    await loop.connect_read_pipe(lambda: server, os.fdopen(proto_in, "rb", buffering=0))
+    return await server.closed
+
+
+__all__ = ["run"]

@@ -1,0 +1,146 @@
+"""Fixtures for the approval tests: a real plugin laid out in a site folder, a profile with an audit
+log and ``[approvals]`` rules, a workspace, and ``reyn`` run as a real subprocess."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The site-plugin writer is shared with tests/plugins (as tests/cli does).
+sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
+
+from site_plugin import install_site_plugin
+
+PLUGIN = """\
+from reyn_core import ToolContext, hookimpl, tool
+
+REYN_API = 1
+
+
+@tool(cluster="notes", purity="side_effect")
+def {pid}_write(path: str, text: str, ctx: ToolContext, mode: str = "append") -> dict:
+    \"\"\"Append a line to a note in the workspace (the handler's marker: the file exists once it ran).\"\"\"
+    target = ctx.workspace / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("a") as f:
+        f.write(text + "\\n")
+    return {{"written": path, "mode": mode}}
+
+
+@tool(cluster="notes", purity="read_only")
+def {pid}_read(path: str, ctx: ToolContext) -> str:
+    \"\"\"Read a note in the workspace ("" when absent).\"\"\"
+    target = ctx.workspace / path
+    return target.read_text() if target.exists() else ""
+
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    register({pid}_write)
+    register({pid}_read)
+"""
+
+PROFILE = """\
+[plugins]
+enable = ["{pid}"]
+
+[audit]
+log = "audit.jsonl"
+
+[approvals]
+store = "approvals.sqlite"
+ttl_s = {ttl}
+
+[[approvals.rules]]
+purity = ["side_effect"]
+unless_within = {{ arguments = ["path"], roots = ["out/drafts"] }}
+{extra}"""
+
+
+@dataclass
+class World:
+    """One test's installation: plugin ``pid`` in ``site``, the profile at ``root/reyn.toml``."""
+
+    root: Path
+    site: Path
+    pid: str
+
+    @property
+    def write(self) -> str:
+        return f"{self.pid}_write"
+
+    @property
+    def read(self) -> str:
+        return f"{self.pid}_read"
+
+    @property
+    def profile(self) -> Path:
+        return self.root / "reyn.toml"
+
+    def write_profile(self, *, ttl: float = 600, extra: str = "") -> None:
+        self.profile.write_text(PROFILE.format(pid=self.pid, ttl=ttl, extra=extra))
+
+    def reinstall(self, source_suffix: str = "") -> None:
+        """Rewrite the plugin's files (as an update would): the same tools, another tree digest."""
+        install_site_plugin(self.site, self.pid, PLUGIN.format(pid=self.pid) + source_suffix)
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(self.site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["REYN_PROFILE_FILE"] = str(self.profile)
+        env.pop("REYN_PROFILE", None)
+        return env
+
+    def reyn(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """``reyn ARGS`` in a fresh process (stdin not a terminal), in the workspace."""
+        return subprocess.run(
+            [sys.executable, "-m", "reyn_core", *args],
+            cwd=self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def reyn_json(self, *args: str) -> tuple[int, Any]:
+        done = self.reyn(*args, "--json")
+        try:
+            return done.returncode, json.loads(done.stdout)
+        except json.JSONDecodeError:
+            raise AssertionError(f"not JSON: {done.stdout!r} {done.stderr!r}") from None
+
+    def audit_events(self) -> list[dict[str, Any]]:
+        path = self.root / "audit.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def world(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """A plugin unique to the test (a module imported by an earlier test stays imported), its profile,
+    and the process environment pointing at both (for in-process loads too)."""
+    for var in ("REYN_PROFILE", "REYN_PROFILE_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:10]
+    stem = "apv_" + "".join(c for c in request.node.name.removeprefix("test_") if c.isalnum())[:12] + digest
+    root = tmp_path / "ws"
+    root.mkdir()
+    w = World(root=root, site=tmp_path / "site", pid=stem)
+    w.reinstall()
+    w.write_profile()
+    monkeypatch.syspath_prepend(str(w.site))
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("REYN_PROFILE_FILE", str(w.profile))
+    return w

@@ -1,0 +1,70 @@
+"""Lay a package Reyn plugin (with its ``reyn_permissions.toml``) out in a site folder as an installer
+would: dist-info, entry point, RECORD with each file's sha256. A process with the folder on its path
+discovers, digests, and imports it — in process or in an isolated worker — like any installed plugin."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib
+import sys
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+from reyn_core.loading.discovery import discover
+
+
+def _record_line(site: Path, rel: str) -> str:
+    data = (site / rel).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{rel},sha256={digest},{len(data)}"
+
+
+def install_package_plugin(
+    site: Path, plugin_id: str, files: Mapping[str, str], *, version: str = "1.0"
+) -> str:
+    """Write package ``reyn_iso_<plugin_id>_<hash of site>`` with ``files`` (name → text, dedented)
+    and its dist-info into ``site`` (replacing an earlier install); returns the package's import name.
+    The name differs per site folder: a process serves an import name from one verified tree, so two
+    tests must not share one."""
+    name = f"reyn_iso_{plugin_id}_{hashlib.sha256(str(site).encode()).hexdigest()[:8]}"
+    package = site / name
+    package.mkdir(parents=True, exist_ok=True)
+    for old in package.iterdir():
+        if old.is_file():
+            old.unlink()
+    for old in site.glob(f"{name}-*.dist-info"):
+        for f in old.iterdir():
+            f.unlink()
+        old.rmdir()
+    rels = []
+    for filename, text in files.items():
+        (package / filename).write_text(textwrap.dedent(text))
+        rels.append(f"{name}/{filename}")
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: reyn-iso-{plugin_id}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[reyn.plugins]\n{plugin_id} = {name}\n")
+    rels += [f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
+    (info / "RECORD").write_text(
+        "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
+    )
+    importlib.invalidate_caches()  # metadata lookups cache a folder's listing by its mtime
+    if str(site) in sys.path:
+        discover(refresh=True)  # a load's discovery is cached per sys.path: rescan after this install
+    return name
+
+
+def declaration(**permissions: object) -> str:
+    """A ``reyn_permissions.toml`` declaring ``permissions`` (TOML values written by repr-like rules)."""
+
+    def toml(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return "[" + ", ".join(f'"{v}"' for v in value) + "]"
+        return f'"{value}"'
+
+    body = "\n".join(f"{key} = {toml(value)}" for key, value in permissions.items())
+    return f"version = 1\n\n[permissions]\n{body}\n"

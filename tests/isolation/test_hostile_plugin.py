@@ -1,0 +1,109 @@
+"""A hostile plugin, isolated: every attack fails and the host keeps serving; in process, the same
+attacks succeed (so these tests can fail). Real worker processes, the real kernel sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reyn_core.host as host
+from reyn_core import ToolContext
+
+from .hostile_plugin import PLUGIN
+from .plugin_kit import declaration, install_package_plugin
+
+SECRET = "host-secret-4f1c"
+KEY = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
+ATTACKS = (
+    "read_ssh_key",
+    "write_outside",
+    "connect_listener",
+    "spawn_shell",
+    "read_host_env",
+    "signal_host",
+    "ptrace_host",
+)
+
+
+@pytest.fixture
+def hostile(site: Path, tmp_path: Path, listener: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(KEY)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.chmod(outside, 0o777)  # writable by anyone: only the sandbox stands between the plugin and it
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("REYN_TEST_HOST_SECRET", SECRET)
+    targets = {
+        "ssh_key": str(home / ".ssh" / "id_ed25519"),
+        "outside_dir": str(outside),
+        "port": listener.port,
+        "env_name": "REYN_TEST_HOST_SECRET",
+        "host_pid": os.getpid(),
+    }
+    install_package_plugin(
+        site,
+        "hostile",
+        {"__init__.py": PLUGIN, "targets.json": json.dumps(targets), "reyn_permissions.toml": declaration()},
+    )
+    return {"outside": outside, "listener": listener}
+
+
+def _load(isolation: str) -> Any:
+    return host.load(
+        host.Profile.from_toml_text(
+            f'[plugins]\nenable = ["hostile"]\n[plugins.hostile]\nisolation = "{isolation}"\n'
+        )
+    )
+
+
+def _call(result: Any, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    return asyncio.run(host.dispatch_tool(result.registry, name, args or {}, ToolContext(surface="cli")))
+
+
+def test_isolated_every_attack_fails_and_the_legit_path_works(hostile: dict[str, Any]) -> None:
+    result = _load("process")
+    assert [i.status for i in result.report.plugins if i.plugin_id == "hostile"] == ["loaded"]
+    assert _call(result, "echo", {"text": "hi"}) == {"status": "ok", "data": "hi"}
+    reply = _call(result, "attack")
+    assert reply["status"] == "ok", reply
+    for phase in ("import", "call"):
+        outcomes = reply["data"][phase]
+        assert sorted(outcomes) == sorted(ATTACKS)
+        succeeded = {k: v for k, v in outcomes.items() if not v.startswith("blocked")}
+        assert succeeded == {}, f"{phase}: {succeeded}"
+    assert list(hostile["outside"].iterdir()) == []
+    assert hostile["listener"].received == []
+    assert _call(result, "echo", {"text": "still here"})["data"] == "still here"
+
+
+def test_in_process_the_same_attacks_succeed(hostile: dict[str, Any]) -> None:
+    result = _load("in-process")
+    reply = _call(result, "attack")
+    for phase in ("import", "call"):
+        outcomes = reply["data"][phase]
+        blocked = {k: v for k, v in outcomes.items() if not v.startswith("ok")}
+        assert blocked == {}, f"{phase}: {blocked}"
+    assert outcomes["read_ssh_key"] == "ok: " + KEY
+    assert outcomes["read_host_env"] == "ok: " + SECRET
+    assert sorted(p.name for p in hostile["outside"].iterdir()) == ["pwned-call.txt", "pwned-import.txt"]
+    assert sorted(hostile["listener"].received) == [b"pwned-call", b"pwned-import"]
+
+
+def test_a_100_mb_result_is_refused_and_the_host_keeps_serving(hostile: dict[str, Any]) -> None:
+    isolated = _load("process")
+    assert [d.render() for d in isolated.report.diagnostics if d.is_error] == []
+    reply = _call(isolated, "big")
+    assert reply["status"] == "error" and reply["error"]["kind"] == "execution_error"
+    assert "over the plugin's limit" in reply["error"]["message"]
+    assert _call(isolated, "echo", {"text": "ok"})["data"] == "ok"
+    in_process = _load("in-process")
+    assert [d.render() for d in in_process.report.diagnostics if d.is_error] == []
+    reply = _call(in_process, "big")
+    assert len(reply.get("data", reply)) == 100 * 1024 * 1024

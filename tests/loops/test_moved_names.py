@@ -1,0 +1,131 @@
+"""The LLM runtime left reyn-core for reyn-loops (issue 24) with no re-export: each moved name, imported
+from its old place, is an ``ImportError`` naming reyn-loops and the new path; the new path imports.
+And ``reyn chat`` / ``reyn phase`` without the ``loops`` plugin say how to get them."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reyn_core.moved import MOVED
+
+MOVED_MODULES = sorted(old for old, (new, _) in MOVED.items() if not old.startswith("reyn_core.errors."))
+MOVED_ERRORS = sorted(old.rsplit(".", 1)[1] for old in MOVED if old.startswith("reyn_core.errors."))
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (no module of this test session already imported)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_the_table_covers_what_left_and_each_new_place_imports():
+    assert {"reyn_core.loops", "reyn_core.cli.chat", "reyn_core.cli.phase"} <= set(MOVED_MODULES)
+    assert set(MOVED_ERRORS) == {"LLMCallError", "ReplayMissing", "ReplayFixtureError"}
+    for old, (new, (distribution, _)) in MOVED.items():
+        assert distribution == "reyn-loops"
+        module, _, attr = new.rpartition(".") if old.startswith("reyn_core.errors.") else (new, "", "")
+        imported = importlib.import_module(module)  # positive control: the new place works
+        if attr:
+            assert getattr(imported, attr).__name__ == attr
+
+
+@pytest.mark.parametrize("old", [*MOVED_MODULES, "reyn_core.loops.router", "reyn_core.loops.llm"])
+def test_importing_a_moved_module_names_its_new_home(old):
+    proc = _fresh(
+        f"import {old}\n"  # a fresh process: nothing of reyn_core imported before this line
+    )
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: "), proc.stderr
+    # a module inside a moved package is refused with its package, the first thing Python imports
+    moved = old if old in MOVED else old.rsplit(".", 1)[0]
+    assert f"{moved} is no longer part of reyn-core: it moved to {MOVED[moved][0]} " in last
+    assert "reyn_loops" in last and "reyn-loops" in last and "--find-links" in last
+    assert "ModuleNotFoundError" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("statement", "new"),
+    [
+        ("from reyn_core.loops import RouterLoop", "reyn_loops"),
+        ("from reyn_core.loops.router import RouterLoop", "moved to reyn_loops "),
+        ("from reyn_core.testing import scripted_server", "reyn_loops.testing.scripted_server"),
+        ("from reyn_core.testing.scripted_server import ScriptedModelServer", "reyn_loops.testing."),
+        ("from reyn_core.cli import chat", "reyn_loops.cli.chat"),
+        ("from reyn_core.errors import LLMCallError", "reyn_loops.errors.LLMCallError"),
+        ("from reyn_core.errors import ReplayMissing", "reyn_loops.errors.ReplayMissing"),
+        ("import reyn_core.errors as e; e.ReplayFixtureError", "reyn_loops.errors.ReplayFixtureError"),
+    ],
+)
+def test_every_spelling_of_an_old_import_is_the_same_clear_error(statement, new):
+    proc = _fresh(statement)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, proc.stderr
+    assert new in last
+
+
+def test_what_stayed_in_the_core_still_imports():
+    # positive control for the finder and the errors' __getattr__: neighbours of moved names
+    proc = _fresh(
+        "from reyn_core.errors import ProfileError, PhaseOutputError, describe_exception\n"
+        "from reyn_core.testing import ToolCaller\n"
+        "from reyn_core.host import parse_phase_output, PhaseOutput, render_phase\n"
+        "import reyn_core.cli.tools, reyn_core.testing.pytest_plugin\n"
+        "import reyn_core.errors as e\n"
+        "try:\n    e.NoSuchName\nexcept AttributeError as exc:\n    print('attr', exc)\n"
+        "try:\n    import reyn_core.nosuchmodule\n"
+        "except ModuleNotFoundError as exc:\n    print('mnf', exc.name)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "attr module 'reyn_core.errors' has no attribute 'NoSuchName'" in proc.stdout
+    assert "mnf reyn_core.nosuchmodule" in proc.stdout
+
+
+def test_the_llm_error_keeps_its_message_and_fields():
+    from reyn_loops.errors import LLMCallError
+
+    error = LLMCallError("rate limited", model="m", kind="RateLimitError", status_code=429)
+    assert error.message == str(error) == "rate limited"
+    assert (error.model, error.kind, error.status_code) == ("m", "RateLimitError", 429)
+
+
+def _reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    return subprocess.run(
+        [sys.executable, "-m", "reyn_core", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("command", ["chat", "phase"])
+def test_a_runtime_command_without_the_loops_plugin_says_how_to_get_it(tmp_path, command):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
+    proc = _reyn(command, "--help", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"unknown command {command!r}" in proc.stderr
+    assert "reyn-loops" in proc.stderr and '"loops" to [plugins] enable' in proc.stderr
+    # positive control: the same profile with the plugin enabled has the command
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops", "example"]\n')
+    ok = _reyn(command, "--help", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert f"usage: reyn {command}" in ok.stdout
+
+
+def test_a_json_given_before_a_plugin_command_reaches_it(tmp_path):
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops"]\n')
+    (tmp_path / "p.toml").write_text('name = "p"\ntask = "t"\n')  # no model: refused before any call
+    proc = _reyn("--json", "phase", "run", "p.toml", cwd=tmp_path)
+    assert proc.returncode == 2
+    error = json.loads(proc.stderr.strip().splitlines()[-1])["error"]
+    assert "names no model" in error["message"]

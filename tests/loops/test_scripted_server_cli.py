@@ -1,0 +1,116 @@
+"""``python -m reyn_loops.testing.scripted_server SCRIPT``: the scripted model on its own, for offline
+``reyn chat`` trials — a real server subprocess and a real ``reyn chat`` subprocess against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reyn_loops.testing.scripted_server import load_script
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    return env
+
+
+def test_a_script_file_serves_reyn_chat_offline(tmp_path: Path):
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {
+                    "calls": [
+                        {
+                            "name": "convert_units",
+                            "arguments": {"value": 2, "from_unit": "km", "to_unit": "m"},
+                        }
+                    ]
+                },
+                {"text": "2 km is 2000 m."},
+            ]
+        )
+    )
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops", "example"]\n')
+    server = subprocess.Popen(
+        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script), "--lifetime", "120"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        assert first.startswith("serving 2 scripted replies at http://127.0.0.1:"), first
+        base_url = first.rsplit(" ", 1)[1].strip()
+        chat = subprocess.run(
+            [sys.executable, "-m", "reyn_core", "chat", "--model", "openai/scripted", "--api-base", base_url],
+            input="how many metres in 2 km?\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=_env(),
+            timeout=300,
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert chat.returncode == 0, chat.stderr
+    assert "convert_units" in chat.stdout
+    assert "2 km is 2000 m." in chat.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"text": "hi"}', "must be a JSON array of replies, not dict"),
+        ('[{"txt": "hi"}]', "[0]: a reply is an object with one of the keys"),
+        ('[{"text": "a", "error": 500}]', "[0]: a reply is an object with one of the keys"),
+        ('[{"text": 3}]', "[0].text: expected a string"),
+        ('[{"error": 200}]', "[0].error: expected an HTTP error status from 400 to 599"),
+        ('[{"calls": []}]', "[0].calls: expected a non-empty array"),
+        ('[{"calls": [{"arguments": {}}]}]', "[0].calls[0]: expected {'name': str"),
+        ('[{"text": "a", "extra": 1}]', "[0]: unknown key(s) ['extra']"),
+        ("[not json", "cannot read the script"),
+    ],
+)
+def test_a_bad_script_names_the_entry_and_what_is_allowed(tmp_path: Path, content: str, message: str):
+    script = tmp_path / "s.json"
+    script.write_text(content)
+    with pytest.raises(ValueError) as info:
+        load_script(script)
+    assert message in str(info.value)
+
+
+def test_the_command_exits_2_on_a_bad_script_without_serving(tmp_path: Path):
+    script = tmp_path / "s.json"
+    script.write_text('[{"txt": "hi"}]')
+    proc = subprocess.run(
+        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "s.json[0]: a reply is an object" in proc.stderr
+
+
+def test_load_script_reads_all_three_kinds(tmp_path: Path):
+    script = tmp_path / "s.json"
+    script.write_text(
+        '[{"text": "a"}, {"calls": [{"name": "t", "arguments": "{bad"}], "content": "c"},'
+        ' {"error": 503, "message": "down"}]'
+    )
+    text, calls, error = load_script(script)
+    assert text.content == "a"
+    assert calls.tool_calls == (("t", "{bad"),) and calls.content == "c"
+    assert (error.status, error.error_message) == (503, "down")
