@@ -1,12 +1,22 @@
 """The JSONL audit log under load: 2,000 concurrent calls per round, with and without ``[audit] log``.
 
 For each round the wall time and the longest gap between two turns of a ticker task (how long the
-event loop was unable to run anything else) are measured. Before the audit writer moved off the
-loop (hardening issue 11), each call did mkdir/open/write/close on the loop thread and a round
-stalled the loop 2.1-2.4 s (0.3 s without the log). What remains on the loop is CPU work per call
-(the line's JSON and argument hash, two futures), no file I/O. Target: the longest stall with the
-log stays within 4x the stall without it (measured on a shared 2-core machine: 0.16 s without,
-0.54 s with; the synchronous writer it replaced: 0.25 s / 1.23 s in the same run).
+event loop was unable to run anything else) are measured. Target (issue 27): the longest stall with
+the log is at most 1.5x the stall without it.
+
+History. Before the audit writer moved off the loop (hardening issue 11), each call did
+mkdir/open/write/close on the loop thread and a round stalled the loop 2.1-2.4 s. With the writer
+thread, issue 27 measured 0.094 s against 0.022 s without the log, and profiled where the rest came
+from: not file I/O but (1) the definition digest, a canonical JSON of the whole definition, made for
+every line on the loop (now computed once per snapshot, ``PreparedTool.digest``), (2) the line's JSON
+and keyed argument hash made on the loop (now on the writer thread, from the call's read-only
+snapshot), and (3) one hand-over per request, which woke the writer thousands of times per loop
+iteration so the two threads traded the GIL inside every wave of calls (now one hand-over per loop
+iteration). One run on the shared 2-core machine under load (load average 8): before, 0.105 s
+without / 0.517 s with (4.9x); after, 0.048 s / 0.071 s (1.48x) and, in a second run, 0.036 s /
+0.087 s (2.4x) — the runs differ by the machine's load; the loop's own CPU time in its longest
+iteration is 9 ms without the log and 15-17 ms with it. A last run on the machine at rest (load
+average 0.7): 0.023 s without / 0.020 s with (0.89x), the issue's own baseline being 0.022 s.
 
 Run: ``python benchmarks/bench_audit.py [--rounds N] [--calls N]`` or ``main()`` from benchmarks/run.py.
 """
@@ -89,8 +99,9 @@ def main(argv: list[str] | None = None) -> bool:
                 ]
             )
     print(table(["case", "calls/round", "median wall s", "median worst stall s", "max worst stall s"], rows))
-    ok = stalls["audit log"] <= 4 * max(stalls["no audit log"], 0.01)
-    print(f"target (stall with log <= 4x without): {'met' if ok else 'MISSED'}")
+    ratio = stalls["audit log"] / max(stalls["no audit log"], 0.001)
+    ok = ratio <= 1.5
+    print(f"stall with the log / without: {ratio:.2f}x (target <= 1.5x): {'met' if ok else 'MISSED'}")
     return ok
 
 

@@ -9,7 +9,7 @@
    and the packs are installed from wheels, as a user installs them. Each comes with an in-process
    breakdown of a warm render (import reyn_core, loader and profile, discovery, plugin imports,
    load, render) so the gap to the target is explained; docs/performance.md discusses it.
-2. Discovery time (``reyn_core.loading.discovery.discover``, metadata only) over 20 and 200
+2. Discovery time (``reyn_core.loading.step2_discovery.discovery.discover``, metadata only) over 20 and 200
    synthetic installed distributions (real ``.dist-info`` folders with ``reyn.plugins`` entry
    points on a path), to show it grows linearly.
 
@@ -77,7 +77,7 @@ def _time(argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> float:
 
 
 def _installed_packs() -> list[str]:
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     ids = set(discover().ids)
     return [p for p in PACKS if p in ids]
@@ -162,12 +162,13 @@ out["stdlib_argparse_metadata_json_toml_s"] = lap()
 import reyn_core
 import reyn_core.host
 out["import_reyn_core_own_s"] = lap()
-import reyn_core.loading.profile
+import reyn_core.loading.step1_profile.profile
 out["profile_models_first_validator_s"] = lap()
-from reyn_core.loading import discovery, loader
-from reyn_core.loading.provenance import record as provenance_record
+from reyn_core.loading import loader
+from reyn_core.loading.step2_discovery import discovery
+from reyn_core.loading.step3_provenance import record as provenance_record
 out["loader_modules_s"] = lap()
-profile = reyn_core.loading.profile.load_profile()
+profile = reyn_core.loading.step1_profile.profile.load_profile()
 found = discovery.discover()
 out["profile_and_discovery_s"] = lap()
 spent = {"imports": 0.0, "provenance": 0.0}
@@ -289,7 +290,7 @@ def _synthetic_site(root: Path, count: int) -> Path:
 
 def bench_discovery(counts: Sequence[int] = (20, 200), repeat: int = 20) -> dict[str, Any]:
     """Median ``discover(refresh=True)`` time over sites of ``counts`` synthetic distributions."""
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     out: dict[str, Any] = {"repeat": repeat}
     with tempfile.TemporaryDirectory(prefix="reyn-bench-disc-") as tmp:

@@ -154,7 +154,7 @@ def write_distributions(site: Path, n: int) -> None:
 
 
 def measure_discovery(n: int, tmp: Path) -> float:
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     site = tmp / f"site-{n}"
     write_distributions(site, n)

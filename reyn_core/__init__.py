@@ -26,13 +26,12 @@ from reyn_core.errors import (
     ToolTimeout,
 )
 from reyn_core.hookspecs import API_VERSION, hookimpl
-from reyn_core.lazy_exports import lazy_exports
+from reyn_core.lazy_exports import lazy_exports as _lazy_exports
 from reyn_core.moved import install_finder
 from reyn_core.settings import settings_as
 from reyn_core.tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
-    from reyn_core.atomic_write import atomic_write_bytes
     from reyn_core.jsondata import canonical_json
     from reyn_core.manifest import lazy_definitions, read_manifest, tool_manifest
     from reyn_core.remote_log import log_remote_failure
@@ -43,13 +42,12 @@ __version__ = "0.1.0"
 install_finder()  # a name that moved out of the core is an ImportError naming its new home
 
 # Imported on first use, so `import reyn_core` stays light.
-__getattr__, __dir__ = lazy_exports(
+__getattr__, __dir__ = _lazy_exports(
     __name__,
     {
         "reyn_core.manifest": ("lazy_definitions", "read_manifest", "tool_manifest"),
         "reyn_core.validation": ("json_schema_validator", "SchemaRefused"),
         "reyn_core.jsondata": ("canonical_json",),
-        "reyn_core.atomic_write": ("atomic_write_bytes",),
         "reyn_core.remote_log": ("log_remote_failure",),
     },
     globals(),
@@ -77,12 +75,10 @@ __all__ = [
     "ToolRegistrationError",
     "ToolRuntimeMissing",
     "ToolTimeout",
-    "atomic_write_bytes",
     "canonical_json",
     "hookimpl",
     "json_schema_validator",
     "lazy_definitions",
-    "lazy_exports",
     "log_remote_failure",
     "read_manifest",
     "settings_as",

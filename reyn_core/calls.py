@@ -26,6 +26,9 @@ class ToolCall:
     arguments: Mapping[str, Any]
     ctx: ToolContext
     surface: str
+    definition_digest: str | None = None
+    """``definition_digest(tool)``, as the registry snapshot computed it once (the dispatcher fills
+    it; None for a call made up outside the dispatcher)."""
 
 
 @dataclass(frozen=True, slots=True)

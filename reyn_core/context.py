@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ToolRuntimeMissing
-from .reporting import Reporter, log_event, progress_event
+from .tool_reports import Reporter, log_event, progress_event
 
 Surface = Literal["router", "phase", "mcp", "cli"]
 SURFACES: tuple[str, ...] = ("router", "phase", "mcp", "cli")

@@ -8,32 +8,27 @@ Every name is imported on first use, so ``import reyn_core.host`` costs nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from reyn_core.lazy_exports import lazy_exports
-
-if TYPE_CHECKING:
-    pass
 
 _EXPORTS = {
     # load
     "load": "reyn_core.loading.loader",
     "LoadResult": "reyn_core.loading.report",
-    "Profile": "reyn_core.loading.profile",
+    "Profile": "reyn_core.loading.step1_profile.profile",
     "ProfileError": "reyn_core.errors",
-    "load_profile": "reyn_core.loading.profile",
+    "load_profile": "reyn_core.loading.step1_profile.profile",
     # provenance and the lock (what `reyn plugins lock / audit` use)
-    "provenance_for": "reyn_core.loading.provenance.record",
-    "DigestCache": "reyn_core.loading.provenance.cache",
-    "tree_digest": "reyn_core.loading.provenance.digest",
-    "DIGEST_VERSION": "reyn_core.loading.provenance.digest",
-    "LockFile": "reyn_core.loading.provenance.lock",
-    "LockedPlugin": "reyn_core.loading.provenance.lock",
+    "provenance_for": "reyn_core.loading.step3_provenance.record",
+    "DigestCache": "reyn_core.loading.step3_provenance.cache",
+    "tree_digest": "reyn_core.loading.step3_provenance.digest",
+    "DIGEST_VERSION": "reyn_core.loading.step3_provenance.digest",
+    "LockFile": "reyn_core.loading.step3_provenance.lock",
+    "LockedPlugin": "reyn_core.loading.step3_provenance.lock",
     "lock_from_load": "reyn_core.loading.lock_audit",
-    "read_lock": "reyn_core.loading.provenance.lock_file",
-    "write_lock": "reyn_core.loading.provenance.lock_file",
+    "read_lock": "reyn_core.loading.step3_provenance.lock_file",
+    "write_lock": "reyn_core.loading.step3_provenance.lock_file",
     "audit": "reyn_core.loading.lock_audit",
-    "compare_tools": "reyn_core.loading.provenance.drift",
+    "compare_tools": "reyn_core.loading.step3_provenance.drift",
     # the one identity of what a tool definition serves (the lock pins it, the audit log records it)
     "definition_digest": "reyn_core.definition_digest",
     # diagnostics of a load
@@ -88,15 +83,14 @@ _EXPORTS = {
     "tool_call_id": "reyn_core.tracing",  # dispatched calls inside carry the model's call id
     "installation_key": "reyn_core.loading.argument_key",
     # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
-    "Reporter": "reyn_core.reporting",
-    "QueuedReporter": "reyn_core.reporting",
-    "Progress": "reyn_core.reporting",
-    "ToolLog": "reyn_core.reporting",
-    "ToolReport": "reyn_core.reporting",
-    "LOG_LEVELS": "reyn_core.reporting",
+    "Reporter": "reyn_core.tool_reports",
+    "QueuedReporter": "reyn_core.tool_reports",
+    "Progress": "reyn_core.tool_reports",
+    "ToolLog": "reyn_core.tool_reports",
+    "ToolReport": "reyn_core.tool_reports",
+    "LOG_LEVELS": "reyn_core.tool_reports",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
-    "deferral_policy": "reyn_core.loading.deferral_policy",
     "ToolDeferral": "reyn_core.deferral",
     "TurnTools": "reyn_core.deferral",
     "estimate_tokens": "reyn_core.deferral",

@@ -34,7 +34,7 @@ from .jsondata import canonical_json
 if TYPE_CHECKING:
     from .context import ToolContext
     from .registry import ToolRegistry
-    from .tool import ToolDefinition
+    from .registry.prepared import PreparedTool
 
 INSTRUMENTATION_NAME = "reyn_core"
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -162,29 +162,11 @@ def redact(value: Any, schema: Any) -> Any:
     return value
 
 
-_ORIGIN_CACHE_SIZE = 1024
-_origin_cache: dict[int, tuple[ToolDefinition, dict[str, Any]]] = {}
-
-
-def _origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
-    """The provenance attributes of ``tool``, computed once per definition object (the definition
-    digest is a canonical JSON of the whole definition: most of a span's cost if made per call). The
-    entry holds the definition, so its id cannot be reused while cached; the cache is bounded."""
-    entry = _origin_cache.get(id(tool))
-    if entry is not None and entry[0] is tool:
-        return entry[1]
-    attrs = _compute_origin_attributes(tool)
-    if len(_origin_cache) >= _ORIGIN_CACHE_SIZE:
-        _origin_cache.clear()
-    _origin_cache[id(tool)] = (tool, attrs)
-    return attrs
-
-
-def _compute_origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
-    from .definition_digest import definition_digest
-
-    out: dict[str, Any] = {"reyn.tool.definition_digest": definition_digest(tool)}
-    origin = tool.origin
+def _origin_attributes(prepared: PreparedTool) -> dict[str, Any]:
+    """The provenance attributes of a tool; its definition digest is the registry snapshot's,
+    computed once (a canonical JSON of the whole definition: most of a span's cost if made per call)."""
+    out: dict[str, Any] = {"reyn.tool.definition_digest": prepared.digest}
+    origin = prepared.definition.origin
     if origin is not None:
         for key, value in (
             ("reyn.origin.kind", origin.kind),
@@ -198,9 +180,9 @@ def _compute_origin_attributes(tool: ToolDefinition) -> dict[str, Any]:
     return out
 
 
-def _lookup(registry: ToolRegistry, name: str) -> ToolDefinition | None:
+def _lookup(registry: ToolRegistry, name: str) -> PreparedTool | None:
     try:
-        return registry.get(name)
+        return registry.prepared(name)
     except Exception:  # unknown: the call itself reports it (ToolNotFound), recorded as error.type
         return None
 
@@ -246,7 +228,7 @@ async def traced(
 
     state = active
     assert state is not None  # the dispatcher calls this only when tracing is on
-    tool = _lookup(registry, name) if type(name) is str else None
+    prepared = _lookup(registry, name) if type(name) is str else None
     tool_name = name if type(name) is str else "?"
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
@@ -260,11 +242,11 @@ async def traced(
     parsed, problems = own_arguments(args)
     if not problems:
         attributes["reyn.tool.arguments.hmac_sha256"] = argument_hash(parsed, key=state.hash_key)
-    if tool is not None:
-        attributes.update(_origin_attributes(tool))
+    if prepared is not None:
+        attributes.update(_origin_attributes(prepared))
         if state.capture_content and not problems:
             attributes["gen_ai.tool.call.arguments"] = _bounded(
-                redact(parsed, tool.parameters), state.content_max_chars
+                redact(parsed, prepared.definition.parameters), state.content_max_chars
             )
     span = state.tracer.start_span(
         f"execute_tool {tool_name}", kind=trace.SpanKind.INTERNAL, attributes=attributes

@@ -127,7 +127,7 @@ class RouterLoop(ModelLoop):
     ``exclude`` hides tools for this loop; ``plan_mode`` additionally hides ``plan``; ``allowed_tools``
     narrows the loop to a plan step's tool list. ``stream`` streams text to ``on_event`` as
     ``text_delta`` events. ``deferral`` (a ``DeferralPolicy``, e.g.
-    ``reyn_core.host.deferral_policy(profile, registry)``) defers tools and offers the search tool;
+    ``reyn_core.host.load(profile).deferral``) defers tools and offers the search tool;
     calls are then dispatched against ``dispatch_registry`` (the registry plus the search tool).
     """
 

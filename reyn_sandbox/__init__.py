@@ -16,9 +16,26 @@ from collections.abc import Sequence
 
 from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants, GrantsError
+from ._profile_grants import (
+    GRANT_KEYS,
+    LIMIT_KEYS,
+    LIMIT_MINIMUMS,
+    OPT_OUT,
+    check_grant,
+    describe_grants,
+    grant_entry_problem,
+    limit_overrides,
+    limit_problem,
+    resolve_grants,
+    unavailable_reason,
+)
 from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, require_available, status
 
 __all__ = [
+    "GRANT_KEYS",
+    "LIMIT_KEYS",
+    "LIMIT_MINIMUMS",
+    "OPT_OUT",
     "PRETEND_ENV",
     "SETUP_FAILED_EXIT",
     "Grants",
@@ -26,9 +43,16 @@ __all__ = [
     "forbid_exec",
     "SandboxStatus",
     "SandboxUnavailable",
+    "check_grant",
+    "describe_grants",
+    "grant_entry_problem",
     "launcher_argv",
     "limit_exceeded",
+    "limit_overrides",
+    "limit_problem",
+    "resolve_grants",
     "status",
+    "unavailable_reason",
 ]
 
 # The launcher runs with -I (no environment variables, no user site, no script folder on sys.path)

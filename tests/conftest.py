@@ -251,6 +251,46 @@ def make_module_venv(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path)
     return factory
 
 
+def run_reyn(
+    *argv: str,
+    cwd: Path,
+    env: dict[str, str | None] | None = None,
+    stdin: str = "",
+    timeout: float = 300,
+    command: Sequence[str] = (sys.executable, "-m", "reyn_core"),
+) -> subprocess.CompletedProcess[str]:
+    """``reyn ARGV`` in a child process run from ``cwd``, as a user would run it there: the calling
+    shell's ``REYN_*`` variables removed (a developer's own profile never leaks in), the user config
+    folder under ``cwd / "xdg"`` (no user profile), LiteLLM's bundled model-cost map (no fetch).
+    ``env`` sets variables on top (None removes one); ``stdin`` is all the input (then end of file);
+    ``command`` is what runs (an installed ``reyn`` script instead of ``python -m reyn_core``)."""
+    child = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    child.update(XDG_CONFIG_HOME=str(cwd / "xdg"), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    for key, value in (env or {}).items():
+        if value is None:
+            child.pop(key, None)
+        else:
+            child[key] = value
+    return subprocess.run(
+        [*command, *argv], input=stdin, capture_output=True, text=True, cwd=cwd, env=child, timeout=timeout
+    )
+
+
+@pytest.fixture
+def audit_line_fields() -> frozenset[str]:
+    """The fields of one audit-log line, as docs/concepts.md documents them (the one list tests
+    compare a written line with)."""
+    return frozenset(
+        "time surface agent tool definition_sha256 plugin digest status duration_ms args_sha256".split()
+    )
+
+
+@pytest.fixture
+def reyn_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The one way tests run the ``reyn`` command in a child process: ``run_reyn``."""
+    return run_reyn
+
+
 def run_checked(argv: Sequence[str], **kw: object) -> subprocess.CompletedProcess[str]:
     """Run a command; raise with its output on failure (for fixture setup)."""
     proc = subprocess.run(list(argv), capture_output=True, text=True, **kw)  # type: ignore[call-overload]

@@ -10,126 +10,16 @@ Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as 
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..errors import ReynError
 from .global_options import scan_global_options
+from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
-
-if TYPE_CHECKING:
-    import argparse
-
-# Built-in command name -> module, in help order. Each module defines register(subparsers, common).
-COMMANDS: dict[str, str] = {
-    "init": "reyn_core.cli.profile_file",
-    "plugins": "reyn_core.cli.plugins",
-    "tools": "reyn_core.cli.tools",
-    "doctor": "reyn_core.cli.doctor",
-    "approvals": "reyn_core.cli.approvals",
-    "completion": "reyn_core.cli.completion",
-}
-COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
-
-
-def builtin_command_names() -> tuple[str, ...]:
-    """Names plugins may not use for their own commands."""
-    return (*COMMANDS, "help")
-
-
-COMMON_DEFAULTS: dict[str, object] = {
-    "profile": None,
-    "profile_file": None,
-    "json": False,
-    "traceback": False,
-}
-
-
-def add_profile_options(p: argparse.ArgumentParser) -> None:
-    """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
-    import argparse
-
-    p.add_argument(
-        "--profile",
-        default=argparse.SUPPRESS,
-        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
-    )
-    p.add_argument(
-        "--profile-file",
-        default=argparse.SUPPRESS,
-        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
-    )
-
-
-def common_parser() -> argparse.ArgumentParser:
-    """Options every command takes: ``--profile``, ``--profile-file``, ``--json``, ``--traceback``.
-
-    They are accepted at every level (``reyn --json plugins list`` and ``reyn plugins list --json``);
-    defaults are suppressed so a nested parser never resets a value given earlier, and ``main``
-    fills in ``COMMON_DEFAULTS`` afterwards.
-    """
-    import argparse
-
-    from .reporting import argument_parser_class
-
-    common = argument_parser_class()(add_help=False)
-    add_profile_options(common)
-    common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
-    )
-    common.add_argument(
-        "--traceback",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="print the full Python traceback behind a load error (a plugin that failed to import); "
-        "also with REYN_DEBUG=1",
-    )
-    return common
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``reyn`` argument parser; ``only`` registers just that command's module (a fast start)."""
-    from .reporting import argument_parser_class
-
-    common = common_parser()
-    parser = argument_parser_class()(
-        prog="reyn",
-        description="Reyn: one registry of LLM tools.",
-        parents=[common],
-        epilog="Enabled plugins may add commands: `reyn plugins show ID` lists them.",
-    )
-    from .. import __version__
-
-    parser.add_argument("--version", action="version", version=f"reyn {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES
-    for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a command another issue has not landed yet
-                continue
-            raise
-        module.register(sub, common)
-    _mark_leaves(parser)
-    return parser
-
-
-def _mark_leaves(parser: argparse.ArgumentParser) -> None:
-    """Record on each command parser that has no subcommands itself its own parser (``_leaf``), so
-    an argument left over is reported with that command's usage, not the top-level one."""
-    subcommands = getattr(parser, "subcommands", None)
-    if subcommands is None:
-        parser.set_defaults(_leaf=parser)
-        return
-    for child in dict.fromkeys(subcommands.choices.values()):
-        _mark_leaves(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from ..reporting import LOG_LEVELS, Progress, QueuedReporter, ToolLog, ToolReport
+from ..tool_reports import LOG_LEVELS, Progress, QueuedReporter, ToolLog, ToolReport
 
 BAR_WIDTH = 24
 SHOWN_LOG_LEVELS = frozenset(LOG_LEVELS[LOG_LEVELS.index("info") :])

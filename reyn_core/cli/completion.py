@@ -48,7 +48,7 @@ def completes(action: argparse.Action, completer: Callable[..., list[str]]) -> N
 def plugin_ids(prefix: str, **_: Any) -> list[str]:
     """Installed plugin ids starting with ``prefix``, from entry-point metadata only."""
     try:
-        from reyn_core.loading.discovery import discover
+        from reyn_core.loading.step2_discovery.discovery import discover
 
         return sorted(pid for pid in discover().by_id() if pid.startswith(prefix))
     except Exception:
@@ -59,8 +59,8 @@ def tool_names(prefix: str, parsed_args: argparse.Namespace | None = None, **_: 
     """Tool names starting with ``prefix`` that the selected profile's lock records for the plugins
     it enables (``--profile`` / ``--profile-file`` as typed so far, else their defaults)."""
     try:
-        from reyn_core.loading.profile import load_profile
-        from reyn_core.loading.provenance.lock_file import read_lock
+        from reyn_core.loading.step1_profile.profile import load_profile
+        from reyn_core.loading.step3_provenance.lock_file import read_lock
 
         profile = load_profile(
             profile_file=getattr(parsed_args, "profile_file", None),
@@ -80,7 +80,7 @@ def complete() -> int:
     """Answer the shell's completion request (``_ARGCOMPLETE`` is set) and exit."""
     import argcomplete
 
-    from . import build_parser
+    from .parser import build_parser
 
     argcomplete.autocomplete(build_parser())
     return EXIT_OK  # autocomplete exits itself; reached only when it declines

@@ -60,7 +60,7 @@ def _near_misses() -> list[Any]:
     """RD005 for each installed distribution whose entry-point group is almost ``reyn.plugins``:
     its plugins are invisible to discovery, which is silent about groups it does not read."""
     from reyn_core.loading.diagnostics import Diagnostic
-    from reyn_core.loading.discovery import GROUP, discover
+    from reyn_core.loading.step2_discovery.discovery import GROUP, discover
 
     return [
         Diagnostic.make(

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reyn_core.loading.profile import Profile
     from reyn_core.loading.report import LoadResult
+    from reyn_core.loading.step1_profile.profile import Profile
 
 
 def profile_from_args(args: argparse.Namespace) -> Profile:
     """The profile selected by ``--profile-file`` / ``--profile`` (or their environment defaults)."""
-    from reyn_core.loading.profile import load_profile
+    from reyn_core.loading.step1_profile.profile import load_profile
 
     return load_profile(
         profile_file=getattr(args, "profile_file", None), profile_name=getattr(args, "profile", None)
@@ -34,9 +34,12 @@ def load_from_args(
     ``check_profile`` applies ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
+    from .telemetry import export_spans
+
     profile = profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
+    export_spans(profile)  # before the load, so its own spans are exported
     result = load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
     print_load_tracebacks(result, getattr(args, "traceback", False))
     if check_profile:
@@ -62,7 +65,7 @@ def check_loaded_profile(result: LoadResult) -> None:
     import difflib
 
     from reyn_core.errors import ProfileError
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     installed = sorted(discover().by_id())
     typos = []

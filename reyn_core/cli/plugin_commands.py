@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError
-from . import COMMANDS, EXIT_FAILED, builtin_command_names
 from .global_options import scan_global_options
 from .loading import check_loaded_profile, print_load_tracebacks
-from .reporting import report_error
+from .parser import COMMANDS, builtin_command_names
+from .reporting import EXIT_FAILED, report_error
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
@@ -56,12 +56,16 @@ def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
     from reyn_core.loading.loader import load
-    from reyn_core.loading.profile import load_profile
+    from reyn_core.loading.step1_profile.profile import load_profile
+
+    from .telemetry import export_spans
 
     options = scan_global_options(argv)
     assert options.command is not None
     name = options.command
-    result = load(load_profile(profile_file=options.profile_file, profile_name=options.profile))
+    profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    export_spans(profile)  # before the load, so its own spans are exported
+    result = load(profile)
     print_load_tracebacks(result, options.traceback)
     check_loaded_profile(result)
     commands, shadowing = usable_commands(result)

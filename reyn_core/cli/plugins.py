@@ -209,7 +209,7 @@ def _lock_path(args: argparse.Namespace, result: LoadResult) -> Path:
 
 def run_lock(args: argparse.Namespace) -> int:
     from reyn_core.loading.lock_audit import lock_from_load
-    from reyn_core.loading.provenance.lock_file import write_lock
+    from reyn_core.loading.step3_provenance.lock_file import write_lock
 
     result = load_from_args(args, enforce_lock=False)
     path = _lock_path(args, result)
@@ -262,7 +262,7 @@ def run_lock(args: argparse.Namespace) -> int:
 
 def run_audit(args: argparse.Namespace) -> int:
     from reyn_core.loading.lock_audit import audit
-    from reyn_core.loading.provenance.lock_file import read_lock
+    from reyn_core.loading.step3_provenance.lock_file import read_lock
 
     profile = profile_from_args(args)
     path = Path(args.lock_file) if args.lock_file else profile.lock_path
@@ -309,7 +309,7 @@ _SHOWN = 20
 
 def _never_executed(result: Any) -> list[Any]:
     """Bytecode, extension modules and ``.pth`` files in the trees of the enabled plugins."""
-    from reyn_core.loading.provenance.inert import inert_files
+    from reyn_core.loading.step3_provenance.inert import inert_files
 
     return [
         f

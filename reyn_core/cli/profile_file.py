@@ -20,7 +20,7 @@ from .loading import emit_json
 
 def _installed() -> dict[str, tuple[str, str]]:
     """Installed plugin id → (distribution, version), from metadata only (nothing is imported)."""
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     return {
         c.plugin_id: (c.distribution, c.version)
@@ -30,7 +30,7 @@ def _installed() -> dict[str, tuple[str, str]]:
 
 def _target(args: argparse.Namespace) -> tuple[Path, bool]:
     """The profile file the loader would read for these options, and whether it is a pyproject."""
-    from reyn_core.loading.profile import PROFILE_FILE_NAME, find_profile_file
+    from reyn_core.loading.step1_profile.profile import PROFILE_FILE_NAME, find_profile_file
 
     if getattr(args, "profile", None):
         raise ReynError(
@@ -59,7 +59,7 @@ def _write_checked(path: Path, text: str, is_pyproject: bool) -> None:
     import tomlkit
 
     from reyn_core.atomic_write import atomic_write_bytes
-    from reyn_core.loading.profile import Profile
+    from reyn_core.loading.step1_profile.profile import Profile
 
     data = tomlkit.parse(text).unwrap()
     section = data.get("tool", {}).get("reyn", {}) if is_pyproject else data
@@ -168,7 +168,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def run_init(args: argparse.Namespace) -> int:
     """``reyn init``: write a commented ``reyn.toml`` (never over an existing file)."""
-    from reyn_core.loading.profile import PROFILE_FILE_NAME
+    from reyn_core.loading.step1_profile.profile import PROFILE_FILE_NAME
 
     path = Path(args.profile_file) if getattr(args, "profile_file", None) else Path.cwd() / PROFILE_FILE_NAME
     if path.exists():

@@ -40,7 +40,7 @@ def check_plugin_name(name: str) -> None:
         )
     if name in RESERVED:
         raise ScaffoldError(f"plugin name {name!r} is Reyn's own; pick another")
-    from reyn_core.loading.discovery import discover
+    from reyn_core.loading.step2_discovery.discovery import discover
 
     owners = sorted({c.distribution for c in discover().plugins if c.plugin_id == name})
     if owners:
@@ -135,7 +135,7 @@ def wheelhouse() -> Path | None:
     pip records no location, so None."""
     from importlib import metadata
 
-    from reyn_core.loading.provenance.direct_url import file_url_path, source_of
+    from reyn_core.loading.step3_provenance.direct_url import file_url_path, source_of
 
     try:
         source = source_of(metadata.distribution("reyn-core"))

@@ -245,9 +245,8 @@ def _deferral(result: Any) -> Any:
     """The profile's ``ToolDeferral`` over the loaded registry, or None when nothing is deferred.
     Raises ``ProfileError`` for names in ``[surfaces.router.defer]`` that match nothing loaded."""
     from ..deferral import ToolDeferral
-    from ..loading.deferral_policy import deferral_policy
 
-    policy = deferral_policy(result.profile, result.registry)
+    policy = result.deferral
     return ToolDeferral(result.registry, policy) if policy.active else None
 
 

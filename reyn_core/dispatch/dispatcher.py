@@ -32,8 +32,8 @@ from ..jsondata import to_jsonable
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
-from .arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
 from .audit import argument_hash
+from .bound_arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
 from .handlers import CallShape, resolve_handler
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
@@ -157,7 +157,11 @@ async def invoke_tool(
     admitted: Any = None
     parsed, problems = own_arguments(args)  # the call's own: no one else can change them
     # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
-    call = ToolCall(tool, read_only(parsed), call_ctx, surface) if hooks.before or hooks.after else _NO_CALL
+    call = (
+        ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
+        if hooks.before or hooks.after
+        else _NO_CALL
+    )
     try:
         # the gates again (available() sees this surface); the layers the snapshot fixes were
         # decided once, by the same function

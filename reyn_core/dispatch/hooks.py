@@ -17,11 +17,19 @@ async def maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _plain(value: Any) -> bool:
+    """A hook's answer that needs no awaiting (the common None or a reason): no coroutine frame and
+    no ``isawaitable`` test per hook per call."""
+    return value is None or type(value) is str
+
+
 async def run_before(hooks: ToolCallHooks, call: ToolCall) -> None:
     """Run every ``before`` hook; raise ``ToolDenied`` for a denial or for a hook that breaks."""
     for before in hooks.before:
         try:
-            reason = await maybe_await(before(call))
+            reason = before(call)
+            if not _plain(reason):
+                reason = await maybe_await(reason)
         except ToolError:
             raise
         except Exception as exc:  # a policy that breaks denies: fail closed
@@ -37,7 +45,9 @@ async def run_after(hooks: ToolCallHooks, call: ToolCall, outcome: ToolCallOutco
     """Run every ``after`` hook; one that raises is logged and otherwise ignored."""
     for after in hooks.after:
         try:
-            await maybe_await(after(call, outcome))
+            done = after(call, outcome)
+            if done is not None:
+                await maybe_await(done)
         except Exception as exc:  # observers must never turn a call into a failure, but say so
             _log.warning(
                 "after hook %r failed for tool %r: %s", after, call.tool.name, describe_exception(exc)

@@ -1,2 +1,14 @@
-"""Loading: profile → discovery → provenance and lock → import → settings → registration → a frozen
-registry (``loader.load``), every failure a diagnostic for the plugin concerned."""
+"""Loading: the pipeline from a profile to a frozen registry (``loader.load``), one sub-package per
+step in the order they run, every failure a diagnostic for the plugin concerned:
+
+1. ``step1_profile`` — the profile, and its call policy applied once
+2. ``step2_discovery`` — installed plugins from metadata, one distribution per id
+3. ``step3_provenance`` — where the code came from, its digest, the pin and the lock
+4. ``step4_import`` — import only the digested files
+5. ``step5_hooks`` — settings, tools, diagnostics and commands from the plugin's hooks
+6. ``step6_registry`` — collisions, the registry, call hooks and the audit log
+
+Shared by the steps: ``plugin_state`` (the load's working state), ``diagnostics`` (the stable
+codes), ``schema_cache``, ``userdirs``, ``argument_key``, ``load_spans``; after a load: ``report``
+(what it returns), ``lock_audit`` (a lock from a load, and its audit) and ``unavailable`` (why a
+tool name is not loaded)."""

@@ -21,9 +21,9 @@ from reyn_core.isolation.grants import GrantedPermissions, compare, purity_findi
 from reyn_core.isolation.info import IsolationInfo
 from reyn_core.isolation.permissions import NOTHING, DeclarationError, DeclaredPermissions, read_declaration
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.importing import import_plugin, verify_import_origin
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.settings_check import validate_settings
+from reyn_core.loading.step4_import.importing import import_plugin, verify_import_origin
+from reyn_core.loading.step5_hooks.settings_check import validate_settings
 from reyn_core.tool import ToolDefinition
 
 # Hooks a worker cannot serve: policy hooks judge every call of every plugin, in the host.

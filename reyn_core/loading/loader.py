@@ -1,4 +1,6 @@
-"""The load pipeline: profile → discover → select → provenance → import → settings → register → freeze.
+"""The load pipeline, in the steps ``reyn_core/loading`` is grouped by: 1 profile (and its policy) →
+2 discover and select → 3 provenance and lock → 4 import → 5 the plugin's hooks (settings, tools,
+diagnostics, commands) → 6 collisions, the registry and its call hooks → freeze.
 
 ``load(profile)`` returns a ``LoadResult``. Every step fails closed for just the plugin or tool
 concerned: it records a ``Diagnostic`` (stable code, message, hint) and the rest loads normally.
@@ -11,10 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import describe_exception
-from reyn_core.loading import tracing as load_tracing
-from reyn_core.loading.commands import collect_commands, resolve_commands
+from reyn_core.loading import load_spans as load_tracing
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.discovery import DiscoveredPlugin, discover
 from reyn_core.loading.isolation_step import (
     declared_of,
     import_or_isolate,
@@ -22,21 +22,27 @@ from reyn_core.loading.isolation_step import (
     read_permissions,
     settings_in_process,
 )
-from reyn_core.loading.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.profile import Profile, load_profile
-from reyn_core.loading.provenance_check import check_provenance
-from reyn_core.loading.provenance_check import inspect_discovered as inspect_discovered_plugins
-from reyn_core.loading.registration import apply_observability, register_all
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
-from reyn_core.loading.selection import select_distribution
-from reyn_core.loading.tool_collection import collect_tools
+from reyn_core.loading.step1_profile.profile import Profile, load_profile
+from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy, router_deferral
+from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin, discover
+from reyn_core.loading.step2_discovery.selection import select_distribution
+from reyn_core.loading.step3_provenance.provenance_check import check_provenance
+from reyn_core.loading.step3_provenance.provenance_check import (
+    inspect_discovered as inspect_discovered_plugins,
+)
+from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_commands
+from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
+from reyn_core.loading.step5_hooks.tool_collection import collect_tools
+from reyn_core.loading.step6_registry.approval_gate import approval_gate
+from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
 
 if TYPE_CHECKING:
-    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 __all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
 
@@ -63,13 +69,14 @@ def load(
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
-    apply_observability(profile)  # before the load's own spans
+    policy = ProfilePolicy.apply(profile)  # before the load's own spans, which it turns on or off
     with load_tracing.phase("reyn.load") as load_span:
-        return _load(profile, cache, session, host_tools, inspect_discovered, load_span)
+        return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
 
 
 def _load(
     profile: Profile,
+    policy: ProfilePolicy,
     cache: SchemaCheckCache,
     session: LoadSession,
     host_tools: Iterable[ToolDefinition | Callable[..., Any]],
@@ -115,10 +122,14 @@ def _load(
 
     commands = resolve_commands(plugins)
     with load_tracing.phase("reyn.load.registration") as span:
-        registry, host_diags = register_all(profile, plugins, host_tools, cache, discovered_ids=found)
+        approvals = approval_gate(profile, policy.audit_log)
+        registry, host_diags = register_all(
+            policy, plugins, host_tools, cache, discovered_ids=found, approvals=approvals
+        )
         span.diagnostics(host_diags)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
+    session.global_diags.extend(policy.diagnostics())
     records = inspect_discovered_plugins(session, found, set(enabled)) if inspect_discovered else {}
     load_span.diagnostics(session.global_diags)
     return LoadResult(
@@ -126,6 +137,7 @@ def _load(
         _report(found, plugins, session.global_diags + host_diags, records, profile),
         profile,
         commands,
+        router_deferral(profile, registry),
     )
 
 
@@ -195,13 +207,17 @@ def _report(
     return LoadReport(tuple(infos), tuple(all_diags))
 
 
+# The span of a step is named for what it does, whatever its function is called (documented names).
+_SPAN_NAMES = {"<lambda>": "select_distribution", "import_or_isolate": "import_plugin"}
+
+
 def _step_name(step: Callable[..., Any]) -> str:
     name = getattr(step, "__name__", "step")
-    return "select_distribution" if name == "<lambda>" else name
+    return _SPAN_NAMES.get(name, name)
 
 
 def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:
-    """Names in the profile's surface lists that match no loaded tool, and an unwritable audit log.
+    """Names in the profile's surface lists that match no loaded tool.
 
     A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
     sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
@@ -234,24 +250,7 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                     )
                 )
     if profile.approvals.rules:
-        from reyn_core.loading.approval_gate import approval_name_checks
+        from reyn_core.loading.step6_registry.approval_gate import approval_name_checks
 
         diags.extend(approval_name_checks(profile, registry))
-    if profile.audit.log:
-        from reyn_core.dispatch import (
-            JsonlAuditLog,  # only with an audit log: loading need not import the dispatcher
-        )
-
-        reason = JsonlAuditLog(profile.resolve_path(profile.audit.log)).unwritable_reason()
-        if reason is None:
-            from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
-
-            try:
-                installation_key()
-            except ArgumentKeyError as exc:
-                reason = str(exc)
-        if reason:
-            diags.append(
-                Diagnostic.make("RC006", f"{reason}; every tool call will be refused until it is fixed")
-            )
     return diags

@@ -4,9 +4,9 @@ names every drift between a lock and a ``LoadResult``. (The per-plugin compariso
 
 from __future__ import annotations
 
-from reyn_core.loading.provenance.drift import Drift, compare_provenance, compare_tools, short_digest
-from reyn_core.loading.provenance.lock import DEFAULT_LOCK_PATH, LockedPlugin, LockError, LockFile
 from reyn_core.loading.report import LoadResult, PluginLoadInfo
+from reyn_core.loading.step3_provenance.drift import Drift, compare_provenance, compare_tools, short_digest
+from reyn_core.loading.step3_provenance.lock import DEFAULT_LOCK_PATH, LockedPlugin, LockError, LockFile
 
 
 def lock_from_load(result: LoadResult) -> LockFile:

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.loading.report import PluginStatus
 
 if TYPE_CHECKING:
     import pluggy
 
     from reyn_core.isolation.info import IsolationInfo
     from reyn_core.isolation.permissions import DeclaredPermissions
-    from reyn_core.loading.discovery import DiscoveredPlugin
-    from reyn_core.loading.profile import Profile
-    from reyn_core.loading.provenance.cache import DigestCache
-    from reyn_core.loading.provenance.lock import LockFile
-    from reyn_core.loading.provenance.record import ProvenanceRecord
     from reyn_core.loading.schema_cache import SchemaCheckCache
+    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
+    from reyn_core.loading.step3_provenance.cache import DigestCache
+    from reyn_core.loading.step3_provenance.lock import LockFile
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
     from reyn_core.tool import ToolDefinition
+
+PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
+STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
 
 
 @dataclass

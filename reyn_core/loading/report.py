@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.plugin_state import PluginStatus
 
 if TYPE_CHECKING:
-    from reyn_core.loading.profile import Profile
-    from reyn_core.loading.provenance.record import ProvenanceRecord
+    from reyn_core.deferral import DeferralPolicy
+    from reyn_core.errors import ProfileError
+    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
     from reyn_core.registry import ToolRegistry
     from reyn_core.tool import ToolDefinition
-
-PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
-STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class PluginLoadInfo:
     def to_json(self) -> dict[str, Any]:
         """A JSON-safe dict: identity, status, full origin, tools and diagnostics."""
         # Loaded whenever there is a record to describe; importing it here keeps this module light.
-        from reyn_core.loading.provenance.record import origin_fields
+        from reyn_core.loading.step3_provenance.record import origin_fields
 
         prov = self.provenance
         return {
@@ -114,12 +114,30 @@ class PluginCommand:
 @dataclass(frozen=True)
 class LoadResult:
     """``registry`` (frozen), ``report`` (what happened to each plugin), the ``profile`` used, and the
-    ``commands`` loaded plugins contribute (data: no plugin manager outlives the load)."""
+    ``commands`` loaded plugins contribute (data: no plugin manager outlives the load).
+
+    The profile's call policy was applied by ``load()``, once: the operator policy and the call hooks
+    (audit log included) are in ``registry``, the router's deferral is ``deferral``. A surface reads
+    them from here and never from the profile's tables."""
 
     registry: ToolRegistry
     report: LoadReport
     profile: Profile
     commands: Mapping[str, PluginCommand] = field(default_factory=dict)
+    router_deferral: DeferralPolicy | ProfileError | None = field(default=None, repr=False)
+
+    @property
+    def deferral(self) -> DeferralPolicy:
+        """``[surfaces.router.defer]`` as ``load()`` applied it, every name checked against what
+        loaded (an inactive policy when the profile defers nothing). Raises the ``ProfileError``
+        (``RC003``) naming the entry that names nothing loaded: only the router surface, which
+        uses it, refuses to start; everything else keeps working."""
+        from reyn_core.deferral import DeferralPolicy
+
+        found = self.router_deferral
+        if isinstance(found, Exception):
+            raise found.with_traceback(None)
+        return found if found is not None else DeferralPolicy()
 
     def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
         """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""

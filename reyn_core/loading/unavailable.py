@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reyn_core.loading.provenance.lock import LockFile
     from reyn_core.loading.report import LoadResult, PluginLoadInfo
+    from reyn_core.loading.step3_provenance.lock import LockFile
 
 # A plugin in one of these states provides no tools this session.
 _DOWN = ("refused", "failed", "missing")
@@ -154,7 +154,7 @@ def _describe(info: PluginLoadInfo | None, plugin_id: str) -> UnavailablePlugin 
 
 def _read_lock(result: LoadResult) -> LockFile | None:
     """The profile's lock when it exists and reads; None otherwise (a hint never fails)."""
-    from reyn_core.loading.provenance.lock_file import read_lock
+    from reyn_core.loading.step3_provenance.lock_file import read_lock
 
     path = result.profile.lock_path
     try:

@@ -12,6 +12,7 @@ from ..errors import ToolRegistrationError
 from ..schema import SchemaIssue, check_tool_schema, copy_json
 from ..tool import ToolDefinition, ToolOrigin, as_definition, collision_key
 from .checks import SchemaCheck, check_definition
+from .collisions import Claim, Collision
 from .snapshot import RegisteredTool, ToolRegistry
 
 
@@ -104,20 +105,11 @@ class RegistryBuilder:
         taken = self._keys.get(key, definition.name)
         existing = self._tools.get(taken)
         if existing is not None:
-            a = existing.definition.origin or ToolOrigin()
-            b = definition.origin or ToolOrigin()
-            what = (
-                f"tool name {definition.name!r} is claimed"
-                if taken == definition.name
-                else f"tool names {taken!r} and {definition.name!r} differ only in case or separators "
-                "(models and providers confuse them) and are claimed"
+            claims = (
+                Claim(taken, existing.definition.origin or ToolOrigin()),
+                Claim(definition.name, definition.origin or ToolOrigin()),
             )
-            raise ToolRegistrationError(
-                "RT004",
-                f"{what} by {a.describe()} and by {b.describe()}",
-                tool=definition.name,
-                hint="give one plugin a `prefix` or add the tool to its `tools.exclude` in the profile",
-            )
+            raise Collision(claims).error(kept_first=True)
         self._tools[definition.name] = RegisteredTool(definition, tuple(warnings))
         if self._checked is not None:
             self._checked.record(definition, tuple(warnings))

@@ -3,9 +3,9 @@
 Everything here is decided once, from final, frozen values (``ToolDefinition``, the policies, the
 snapshot itself), so nothing a later call brings can change it: the layers of the gates the snapshot
 fixes, per surface; whether the tool's plugin has settings; the one validator of its registered
-schema; the optional properties whose ``null`` means "not given"; and (filled by the dispatcher at
-the first call that resolves it) the handler's call shape. The call layer of the gates is still
-evaluated on every call, by ``gates.check``."""
+schema; its definition digest; the optional properties whose ``null`` means "not given"; and (filled
+by the dispatcher at the first call that resolves it) the handler's call shape. The call layer of
+the gates is still evaluated on every call, by ``gates.check``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,16 @@ if TYPE_CHECKING:
 class PreparedTool:
     """One tool of one snapshot, prepared for the dispatcher (made at the tool's first call)."""
 
-    __slots__ = ("_lock", "_null_optionals", "_validator", "definition", "plain", "refusals", "shape")
+    __slots__ = (
+        "_digest",
+        "_lock",
+        "_null_optionals",
+        "_validator",
+        "definition",
+        "plain",
+        "refusals",
+        "shape",
+    )
 
     def __init__(self, definition: ToolDefinition, plain: bool) -> None:
         self.definition = definition
@@ -34,6 +43,7 @@ class PreparedTool:
         self.shape: Any = None  # the dispatcher's CallShape, once the handler resolves
         self._validator: SchemaValidator | None = None
         self._null_optionals: frozenset[str] | None = None
+        self._digest: str | None = None
         self._lock = threading.Lock()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -52,6 +62,17 @@ class PreparedTool:
 
                     validator = self._validator = compile_validator(self.definition.parameters)
         return validator
+
+    @property
+    def digest(self) -> str:
+        """``definition_digest`` of this definition, computed once (the audit log records it on every
+        line; a canonical JSON of the whole definition is too much work to repeat per call)."""
+        digest = self._digest
+        if digest is None:
+            from ..definition_digest import definition_digest
+
+            digest = self._digest = definition_digest(self.definition)
+        return digest
 
     @property
     def null_optionals(self) -> frozenset[str]:

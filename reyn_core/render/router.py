@@ -9,7 +9,7 @@ from ..context import ToolContext
 from ..errors import StrictRenderError, StrictSchemaError
 from ..jsondata import compact_json
 from ..schema import to_strict
-from . import effective_parameters
+from .parameters import effective_parameters
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry

@@ -32,10 +32,10 @@ _EXPORTS = {
     "to_profile": "reyn_core.testing.profiles",
     "registry_from_plugin": "reyn_core.testing.modules",
     "PluginModuleError": "reyn_core.testing.modules",
-    "ToolCaller": "reyn_core.testing.calls",
-    "Envelope": "reyn_core.testing.calls",
-    "assert_diagnostic": "reyn_core.testing.diagnostics",
-    "assert_no_diagnostics": "reyn_core.testing.diagnostics",
+    "ToolCaller": "reyn_core.testing.tool_caller",
+    "Envelope": "reyn_core.testing.tool_caller",
+    "assert_diagnostic": "reyn_core.testing.assert_diagnostics",
+    "assert_no_diagnostics": "reyn_core.testing.assert_diagnostics",
 }
 
 __all__ = sorted(_EXPORTS)

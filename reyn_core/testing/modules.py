@@ -101,7 +101,7 @@ def _validate_settings(
 
 def _policy_hooks(plugin_id: str, manager: Any) -> ToolCallHooks | None:
     # The loader's own adapters: async hooks awaited, a policy hook that raises denies (fail closed).
-    from reyn_core.loading.registration import after_hook, before_hook
+    from reyn_core.loading.step6_registry.call_hooks import after_hook, before_hook
 
     hooks = ToolCallHooks()
     if manager.hook.reyn_before_tool_call.get_hookimpls():

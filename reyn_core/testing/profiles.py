@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reyn_core.loading.loader import LoadResult
-    from reyn_core.loading.profile import Profile
+    from reyn_core.loading.step1_profile.profile import Profile
 
 
 def plugin_profile(
@@ -37,7 +37,7 @@ def to_profile(
     ``None`` means an empty profile (discovery only, nothing enabled). Profile errors raise the
     loader's ``ProfileError`` naming the key path, exactly as for a profile file.
     """
-    from reyn_core.loading.profile import Profile, load_profile
+    from reyn_core.loading.step1_profile.profile import Profile, load_profile
 
     if isinstance(profile, Profile):
         return profile

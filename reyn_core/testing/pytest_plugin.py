@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from reyn_core.host import ToolRegistry
     from reyn_core.loading.loader import LoadResult
-    from reyn_core.testing.calls import ToolCaller
+    from reyn_core.testing.tool_caller import ToolCaller
 
 INI_PLUGIN = "reyn_plugin"
 # Plugin id -> the distribution the kit loaded it from, for the end-of-session summary.
@@ -116,7 +116,7 @@ def reyn_plugin_result(
     distribution it was loaded from is named in the failure, in the test's report section ``reyn``
     and in the session summary.
     """
-    from reyn_core.testing.diagnostics import _describe, not_installed_hint, origin_line
+    from reyn_core.testing.assert_diagnostics import _describe, not_installed_hint, origin_line
     from reyn_core.testing.profiles import load_with_profile
 
     result = load_with_profile(reyn_plugin_profile)
@@ -147,7 +147,7 @@ def reyn_call(reyn_registry: ToolRegistry, tmp_path: Any) -> ToolCaller:
     """A ``ToolCaller`` over ``reyn_registry``: ``reyn_call.router(name, args)``,
     ``reyn_call.phase(name, args, allowed_ops=...)``, ``reyn_call.router_tools()``,
     ``reyn_call.phase_ops(allowed_ops)``; its context's workspace is ``tmp_path``."""
-    from reyn_core.testing.calls import ToolCaller
+    from reyn_core.testing.tool_caller import ToolCaller
 
     return ToolCaller(reyn_registry, workspace=tmp_path)
 
@@ -156,6 +156,6 @@ def reyn_call(reyn_registry: ToolRegistry, tmp_path: Any) -> ToolCaller:
 def assert_diagnostic() -> Callable[..., Any]:
     """``assert_diagnostic(result, code, *, plugin=None, tool=None, severity=None,
     message_contains=None)`` -> the matching diagnostic, or an AssertionError listing all."""
-    from reyn_core.testing.diagnostics import assert_diagnostic as check
+    from reyn_core.testing.assert_diagnostics import assert_diagnostic as check
 
     return check

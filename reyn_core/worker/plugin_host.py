@@ -16,8 +16,8 @@ from typing import Any
 from reyn_core.errors import describe_exception
 from reyn_core.hookspecs import API_VERSION, plugin_manager
 from reyn_core.jsondata import to_jsonable
-from reyn_core.loading.provenance.record import ProvenanceRecord
-from reyn_core.loading.verified_import import trees_of, verified_finder
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+from reyn_core.loading.step4_import.verified_import import trees_of, verified_finder
 from reyn_core.tool import ToolDefinition, as_definition
 
 _HOOKS = (

@@ -61,7 +61,7 @@ def _forbid_programs() -> None:
 
 
 async def _serve(proto_in: int, proto_out: int, loaded: LoadedPlugin, limit: int) -> int:
-    from reyn_core.worker.calls import CallServer
+    from reyn_core.worker.call_server import CallServer
 
     loop = asyncio.get_running_loop()
     server = CallServer(loaded, proto_out, limit, loop.create_future())

@@ -81,7 +81,6 @@ def resolve_api_key(model: str, api_key_env: str | None, api_base: str | None) -
 def main(argv: list[str], loaded: Any) -> int:
     """``reyn chat ...`` with ``loaded``, the ``LoadResult`` of the profile ``reyn`` chose."""
     from reyn_core import ToolContext
-    from reyn_core.host import deferral_policy
     from reyn_loops import LiteLLMClient, RouterLoop
     from reyn_loops.transcript import Transcript
 
@@ -109,7 +108,7 @@ def main(argv: list[str], loaded: Any) -> int:
         plan_mode=args.plan_mode,
         system_prompt=args.system,
         on_event=transcript,
-        deferral=deferral_policy(loaded.profile, registry),
+        deferral=loaded.deferral,
     )
     return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(loaded)))
 

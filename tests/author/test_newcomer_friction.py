@@ -7,10 +7,7 @@ venv in ``test_fresh_venv.py``."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 import tomllib
@@ -18,22 +15,7 @@ import tomllib
 from reyn_core.cli import main
 from reyn_core.cli.scaffold import ScaffoldError, scaffold_plugin
 
-
-def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def write(project: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (project / name).write_text(textwrap.dedent(text))
-    return project
-
+from .test_pytest_kit import run_pytest, write
 
 # --------------------------------------------------------------------------- scaffold
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reyn_core import tool
-from reyn_core.loading.profile import Profile, ProfileError
+from reyn_core.loading.step1_profile.profile import Profile, ProfileError
 from reyn_core.testing import (
     assert_diagnostic,
     assert_no_diagnostics,

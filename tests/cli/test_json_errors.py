@@ -3,26 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-
-def _reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    env["XDG_CONFIG_HOME"] = str(cwd / "xdg")
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
 
 CASES = {
     # argparse: an unknown option, a missing required option, a bad choice
@@ -41,14 +23,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
-def test_every_error_under_json_is_one_object_with_the_same_exit_code(tmp_path, case):
+def test_every_error_under_json_is_one_object_with_the_same_exit_code(tmp_path, case, reyn_cli):
     argv, exit_code, code = CASES[case]
-    text = _reyn(*argv, cwd=tmp_path)
+    text = reyn_cli(*argv, cwd=tmp_path)
     assert text.returncode == exit_code, text.stderr
     assert "error" in text.stderr and not text.stderr.lstrip().startswith("{")  # positive control
 
     for placed in ([*argv, "--json"], ["--json", *argv]):
-        proc = _reyn(*placed, cwd=tmp_path)
+        proc = reyn_cli(*placed, cwd=tmp_path)
         assert proc.returncode == exit_code, proc.stderr
         assert proc.stdout == ""
         (line,) = proc.stderr.splitlines()
@@ -57,8 +39,8 @@ def test_every_error_under_json_is_one_object_with_the_same_exit_code(tmp_path, 
         assert error["message"]
 
 
-def test_a_usage_error_keeps_the_commands_usage_in_json(tmp_path):
-    proc = _reyn("tools", "render", "--json", cwd=tmp_path)
+def test_a_usage_error_keeps_the_commands_usage_in_json(tmp_path, reyn_cli):
+    proc = reyn_cli("tools", "render", "--json", cwd=tmp_path)
     error = json.loads(proc.stderr)["error"]
     assert "the following arguments are required: --surface" in error["message"]
     assert error["usage"].startswith("usage: reyn tools render")

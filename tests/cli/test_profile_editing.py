@@ -3,30 +3,12 @@ enabled — the real ``reyn`` command in a subprocess, on real files."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 import reyn_core
 from reyn_core.host import Profile
-
-
-def reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    env["XDG_CONFIG_HOME"] = str(cwd / "xdg")
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
 
 COMMENTED = textwrap.dedent(
     """\
@@ -41,14 +23,14 @@ COMMENTED = textwrap.dedent(
 )
 
 
-def test_version_prints_the_core_version(tmp_path):
-    proc = reyn("--version", cwd=tmp_path)
+def test_version_prints_the_core_version(tmp_path, reyn_cli):
+    proc = reyn_cli("--version", cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"reyn {reyn_core.__version__}"
 
 
-def test_init_writes_a_commented_profile_listing_installed_plugins_none_enabled(tmp_path):
-    proc = reyn("init", cwd=tmp_path)
+def test_init_writes_a_commented_profile_listing_installed_plugins_none_enabled(tmp_path, reyn_cli):
+    proc = reyn_cli("init", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "reyn.toml").read_text()
     assert "# Installed plugins:" in text
@@ -57,53 +39,53 @@ def test_init_writes_a_commented_profile_listing_installed_plugins_none_enabled(
     assert "reyn plugins enable ID" in proc.stdout
 
 
-def test_init_never_overwrites_an_existing_profile(tmp_path):
+def test_init_never_overwrites_an_existing_profile(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text(COMMENTED)
-    proc = reyn("init", cwd=tmp_path)
+    proc = reyn_cli("init", cwd=tmp_path)
     assert proc.returncode == 2
     assert "already exists" in proc.stderr
     assert (tmp_path / "reyn.toml").read_text() == COMMENTED
 
 
-def test_enable_keeps_every_comment_and_the_layout(tmp_path):
+def test_enable_keeps_every_comment_and_the_layout(tmp_path, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(COMMENTED)
-    proc = reyn("plugins", "enable", "file", "web", cwd=tmp_path)
+    proc = reyn_cli("plugins", "enable", "file", "web", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     text = path.read_text()
     assert text == COMMENTED.replace('enable = ["example"]', 'enable = ["example", "file", "web"]')
     assert Profile.from_toml_text(text).enabled == ("example", "file", "web")
 
 
-def test_disable_removes_only_the_named_ids_and_keeps_comments(tmp_path):
+def test_disable_removes_only_the_named_ids_and_keeps_comments(tmp_path, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(COMMENTED.replace('["example"]', '["example", "file"]'))
-    proc = reyn("plugins", "disable", "example", cwd=tmp_path)
+    proc = reyn_cli("plugins", "disable", "example", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert path.read_text() == COMMENTED.replace('["example"]', '["file"]')
 
 
-def test_enable_after_init_round_trips(tmp_path):
-    assert reyn("init", cwd=tmp_path).returncode == 0
+def test_enable_after_init_round_trips(tmp_path, reyn_cli):
+    assert reyn_cli("init", cwd=tmp_path).returncode == 0
     before = (tmp_path / "reyn.toml").read_text()
-    assert reyn("plugins", "enable", "example", cwd=tmp_path).returncode == 0
+    assert reyn_cli("plugins", "enable", "example", cwd=tmp_path).returncode == 0
     after = (tmp_path / "reyn.toml").read_text()
     assert after == before.replace("enable = []", 'enable = ["example"]')
-    listed = reyn("tools", "list", cwd=tmp_path)
+    listed = reyn_cli("tools", "list", cwd=tmp_path)
     assert "convert_units" in listed.stdout
 
 
-def test_enable_without_a_profile_creates_reyn_toml(tmp_path):
-    proc = reyn("plugins", "enable", "example", cwd=tmp_path)
+def test_enable_without_a_profile_creates_reyn_toml(tmp_path, reyn_cli):
+    proc = reyn_cli("plugins", "enable", "example", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "created" in proc.stdout
     assert Profile.from_toml_text((tmp_path / "reyn.toml").read_text()).enabled == ("example",)
 
 
-def test_enable_edits_tool_reyn_in_pyproject(tmp_path):
+def test_enable_edits_tool_reyn_in_pyproject(tmp_path, reyn_cli):
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[project]\nname = "x"  # keep\n\n[tool.reyn.plugins]\nenable = []\n')
-    proc = reyn("plugins", "enable", "example", cwd=tmp_path)
+    proc = reyn_cli("plugins", "enable", "example", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (
         pyproject.read_text()
@@ -111,29 +93,29 @@ def test_enable_edits_tool_reyn_in_pyproject(tmp_path):
     )
 
 
-def test_enabling_an_unknown_id_suggests_the_closest_and_changes_nothing(tmp_path):
+def test_enabling_an_unknown_id_suggests_the_closest_and_changes_nothing(tmp_path, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(COMMENTED)
-    proc = reyn("plugins", "enable", "fiel", cwd=tmp_path)
+    proc = reyn_cli("plugins", "enable", "fiel", cwd=tmp_path)
     assert proc.returncode == 2
     assert "no installed plugin 'fiel' (did you mean 'file'?)" in proc.stderr
     assert "installed: " in proc.stderr
     assert path.read_text() == COMMENTED
 
 
-def test_disabling_an_id_that_is_not_enabled_is_an_error(tmp_path):
+def test_disabling_an_id_that_is_not_enabled_is_an_error(tmp_path, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(COMMENTED)
-    proc = reyn("plugins", "disable", "web", cwd=tmp_path)
+    proc = reyn_cli("plugins", "disable", "web", cwd=tmp_path)
     assert proc.returncode == 2
     assert "'web' not enabled in" in proc.stderr and "(enabled: example)" in proc.stderr
     assert path.read_text() == COMMENTED
 
 
-def test_enabling_an_enabled_id_says_so_and_leaves_the_file(tmp_path):
+def test_enabling_an_enabled_id_says_so_and_leaves_the_file(tmp_path, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(COMMENTED)
-    proc = reyn("plugins", "enable", "example", cwd=tmp_path)
+    proc = reyn_cli("plugins", "enable", "example", cwd=tmp_path)
     assert proc.returncode == 0
     assert "example: already enabled" in proc.stdout
     assert path.read_text() == COMMENTED
@@ -146,24 +128,24 @@ def test_enabling_an_enabled_id_says_so_and_leaves_the_file(tmp_path):
         ("[plugins\n", "reyn.toml"),
     ],
 )
-def test_a_profile_that_cannot_be_edited_is_reported_and_kept(tmp_path, text, message):
+def test_a_profile_that_cannot_be_edited_is_reported_and_kept(tmp_path, text, message, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(text)
-    proc = reyn("plugins", "enable", "example", cwd=tmp_path)
+    proc = reyn_cli("plugins", "enable", "example", cwd=tmp_path)
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert path.read_text() == text
 
 
-def test_a_named_profile_is_not_edited(tmp_path):
+def test_a_named_profile_is_not_edited(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text(COMMENTED + "\n[profiles.ci]\n")
-    proc = reyn("plugins", "enable", "file", "--profile", "ci", cwd=tmp_path)
+    proc = reyn_cli("plugins", "enable", "file", "--profile", "ci", cwd=tmp_path)
     assert proc.returncode == 2 and "edited by hand" in proc.stderr
 
 
-def test_lock_with_nothing_enabled_says_so_and_writes_no_lock(tmp_path):
+def test_lock_with_nothing_enabled_says_so_and_writes_no_lock(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text("[plugins]\nenable = []\n")
-    proc = reyn("plugins", "lock", cwd=tmp_path)
+    proc = reyn_cli("plugins", "lock", cwd=tmp_path)
     assert proc.returncode == 1
     assert "nothing to lock" in proc.stderr and "reyn plugins enable ID" in proc.stderr
     assert not (tmp_path / "reyn.lock").exists()

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -62,35 +58,23 @@ def test_bad_pairs_name_the_key_and_what_is_allowed(pairs, message):
     assert message in str(info.value)
 
 
-def _reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
-def test_the_command_calls_the_tool_with_the_pairs(tmp_path):
+def test_the_command_calls_the_tool_with_the_pairs(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn("tools", "call", "convert_units", "value=2", "from_unit=km", "to_unit=m", cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", "value=2", "from_unit=km", "to_unit=m", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["data"] == {"value": 2000.0, "unit": "m", "dimension": "length"}
 
 
-def test_a_bad_pair_is_a_usage_error_and_nothing_is_called(tmp_path):
+def test_a_bad_pair_is_a_usage_error_and_nothing_is_called(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn("tools", "call", "convert_units", "value=two", cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", "value=two", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "argument value='two': expected number written as JSON" in proc.stderr
 
 
-def test_pairs_and_args_together_are_refused(tmp_path):
+def test_pairs_and_args_together_are_refused(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn("tools", "call", "convert_units", "value=2", "--args", "{}", cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", "value=2", "--args", "{}", cwd=tmp_path)
     assert proc.returncode == 2
     assert "either as --args JSON or as KEY=VALUE pairs, not both" in proc.stderr
 
@@ -105,31 +89,31 @@ def test_pairs_and_args_together_are_refused(tmp_path):
     ],
     ids=["options-first", "options-between", "options-last", "after-allowed-ops"],
 )
-def test_options_and_pairs_may_come_in_any_order(tmp_path, argv):
+def test_options_and_pairs_may_come_in_any_order(tmp_path, argv, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn("tools", "call", "convert_units", *argv, cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", *argv, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["data"] == {"value": 2000.0, "unit": "m", "dimension": "length"}
 
 
-def test_an_unknown_option_among_pairs_is_named_with_the_commands_usage(tmp_path):
+def test_an_unknown_option_among_pairs_is_named_with_the_commands_usage(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn("tools", "call", "convert_units", "value=2", "--bogus", "to_unit=m", cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", "value=2", "--bogus", "to_unit=m", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "usage: reyn tools call" in proc.stderr
     assert "unrecognized arguments: --bogus\n" in proc.stderr
 
 
-def test_a_json_object_positional_is_the_arguments(tmp_path):
+def test_a_json_object_positional_is_the_arguments(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
     body = json.dumps({"value": 2, "from_unit": "km", "to_unit": "m"})
-    proc = _reyn("tools", "call", "convert_units", body, "--surface", "router", cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", body, "--surface", "router", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["data"]["value"] == 2000.0
 
 
-def test_a_word_that_is_not_a_pair_points_to_the_json_forms(tmp_path):
+def test_a_word_that_is_not_a_pair_points_to_the_json_forms(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn("tools", "call", "convert_units", "value", cwd=tmp_path)
+    proc = reyn_cli("tools", "call", "convert_units", "value", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "is not KEY=VALUE" in proc.stderr and "--args" in proc.stderr

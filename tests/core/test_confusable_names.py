@@ -14,7 +14,7 @@ import pytest
 
 from reyn_core import ToolDefinition, ToolOrigin, ToolRegistrationError, tool
 from reyn_core.host import Profile, RegistryBuilder, load
-from reyn_core.loading.profile import load_profile
+from reyn_core.loading.step1_profile.profile import load_profile
 from reyn_core.registry import collision_key
 
 SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}

@@ -20,13 +20,13 @@ from reyn_core.host import (
     RegistryBuilder,
     ToolDeferral,
     ToolRegistry,
-    deferral_policy,
     dispatch_tool,
     estimate_tokens,
     found_tool_names,
     render_router,
 )
 from reyn_core.jsondata import compact_json
+from reyn_core.loading.step1_profile.deferral_policy import deferral_policy
 
 ROUTER = ToolContext(surface="router")
 PARAMS = {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False}

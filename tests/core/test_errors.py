@@ -6,7 +6,7 @@ import pytest
 
 from reyn_core import ReynError, ToolDenied, ToolRegistrationError
 from reyn_core.errors import ProfileError, RegistryFrozen, StrictSchemaError
-from reyn_core.loading.provenance.lock import LockError
+from reyn_core.loading.step3_provenance.lock import LockError
 
 
 @pytest.mark.parametrize(

@@ -39,17 +39,95 @@ AUTHOR_API = {
     "ToolRegistrationError",
     "ToolRuntimeMissing",
     "ToolTimeout",
-    "atomic_write_bytes",
     "canonical_json",
     "hookimpl",
     "json_schema_validator",
     "lazy_definitions",
-    "lazy_exports",
     "log_remote_failure",
     "read_manifest",
     "settings_as",
     "tool",
     "tool_manifest",
+}
+
+HOST_API = {
+    # approvals and purity-ordered batches (issue 26)
+    "ApprovalDecisionError",
+    "ApprovalGate",
+    "ApprovalPolicy",
+    "ApprovalRecord",
+    "ApprovalRefused",
+    "ApprovalRule",
+    "ApprovalStore",
+    "BatchCall",
+    "SqliteApprovalStore",
+    "ToolApprovalRequired",
+    "ToolNotRun",
+    "decide_pending_on_terminal",
+    "dispatch_batch",
+    # progress and logs from a running tool, one delivery mechanism for hosts (issue 28)
+    "LOG_LEVELS",
+    "Progress",
+    "QueuedReporter",
+    "Reporter",
+    "ToolLog",
+    "ToolReport",
+    "DIAGNOSTIC_CODES",
+    "DIGEST_VERSION",
+    "Decision",
+    "DeferralPolicy",
+    "Diagnostic",
+    "DigestCache",
+    "JsonlAuditLog",
+    "LoadResult",
+    "LockFile",
+    "LockedPlugin",
+    "OperatorPolicy",
+    "PhaseCatalog",
+    "PhaseOpCall",
+    "PhaseOutput",
+    "PhaseOutputError",
+    "PluginPolicy",
+    "Profile",
+    "ProfileError",
+    "RegistryBuilder",
+    "StrictRenderError",
+    "StrictSchemaError",
+    "ToolCall",
+    "ToolCallHooks",
+    "ToolCallOutcome",
+    "ToolDeferral",
+    "ToolMatch",
+    "ToolRegistry",
+    "TurnTools",
+    "active_tracer",
+    "audit",
+    "compare_tools",
+    "configure_tracing",
+    "definition_digest",
+    "describe_exception",
+    "dispatch_tool",
+    "estimate_tokens",
+    "explain_unavailable_tool",
+    "found_tool_names",
+    "gates",
+    "installation_key",
+    "invoke_tool",
+    "load",
+    "load_profile",
+    "lock_from_load",
+    "op_matches",
+    "parse_phase_output",
+    "phase_context",
+    "provenance_for",
+    "read_lock",
+    "render_phase",
+    "render_router",
+    "render_router_json",
+    "search_tools",
+    "tool_call_id",
+    "tree_digest",
+    "write_lock",
 }
 
 PUBLIC_MODULES = (
@@ -64,6 +142,12 @@ PUBLIC_MODULES = (
 
 def test_the_plugin_author_api_is_exactly_these_names():
     assert set(reyn_core.__all__) == AUTHOR_API
+
+
+def test_the_host_api_is_exactly_these_names():
+    # Pinned as the plugin author's API is: a name added to ``reyn_core.host`` is a decision.
+    assert set(reyn_core.host.__all__) == HOST_API
+    assert sorted(reyn_core.host.__all__) == list(reyn_core.host.__all__)
 
 
 @pytest.mark.parametrize("module", PUBLIC_MODULES)
@@ -116,3 +200,8 @@ def test_every_name_the_docs_import_is_public():
         if module not in public or name not in public[module]
     ]
     assert private == []
+
+
+def test_the_author_api_page_names_every_exported_name():
+    page = (ROOT / "docs" / "author-api.md").read_text(encoding="utf-8")
+    assert [n for n in sorted(reyn_core.__all__) if f"`{n}`" not in page] == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reyn_core import lazy_exports
+from reyn_core.lazy_exports import lazy_exports
 
 
 def _exports(exports: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:

@@ -62,7 +62,7 @@ def test_every_demo_flag_and_its_exit_codes_are_documented_on_the_demo_page():
 
 
 def test_plugins_list_documents_every_source_kind_and_what_index_means():
-    from reyn_core.loading.provenance.direct_url import SOURCE_KINDS
+    from reyn_core.loading.step3_provenance.direct_url import SOURCE_KINDS
 
     body = section("reyn plugins list")
     for kind in SOURCE_KINDS:

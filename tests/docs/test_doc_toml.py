@@ -6,7 +6,7 @@
   profile: it must pass
   ``reyn_core.host.Profile.from_toml_text`` (typos, wrong types and unknown keys fail).
 - A block with top-level ``version`` and ``[plugins.*]`` tables is a ``reyn.lock``: it must pass
-  ``reyn_core.loading.provenance.lock.read_lock``.
+  ``reyn_core.loading.step3_provenance.lock_file.read_lock``.
 - A block with ``name`` and ``task`` is a ``reyn phase run`` file: it must pass ``read_phase_file``.
 - A block with top-level ``version`` and ``[permissions]`` is a plugin's ``reyn_permissions.toml``: it
   must pass ``reyn_core.isolation.permissions.parse_declaration``.
@@ -29,7 +29,7 @@ import pytest
 import reyn_core
 import reyn_core.host
 from reyn_core.isolation.permissions import DeclarationError, parse_declaration
-from reyn_core.loading.provenance.lock_file import read_lock
+from reyn_core.loading.step3_provenance.lock_file import read_lock
 from reyn_loops.cli.phase import read_phase_file
 
 if sys.version_info >= (3, 11):

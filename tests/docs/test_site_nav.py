@@ -56,6 +56,7 @@ def test_nav_order_and_groups():
     ]
     reference = [title for group, title, _ in entries if group == "Reference"]
     expected = [
+        "The author API",
         "Profiles",
         "CLI",
         "Diagnostics",

@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
-from reyn_core.loading.discovery import discover
+from reyn_core.loading.step2_discovery.discovery import discover
 
 
 def _record_line(site: Path, rel: str) -> str:

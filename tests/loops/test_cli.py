@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,22 +19,6 @@ write_roots = ["out"]
 """
 
 
-def run_reyn(
-    *argv: str, cwd: Path, stdin: str = "", timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-    )
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     (tmp_path / "reyn.toml").write_text(PROFILE.format(ws=json.dumps(str(tmp_path))))
@@ -45,14 +26,14 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_chat_session_runs_tools_and_keeps_the_conversation(workspace):
+def test_chat_session_runs_tools_and_keeps_the_conversation(workspace, reyn_cli):
     script = [
         R.calls(("convert_units", {"value": 1, "from_unit": "km", "to_unit": "m"})),
         R.text("1 km is 1000 m."),
         R.text("You asked about kilometres."),
     ]
     with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = run_reyn(
+        proc = reyn_cli(
             "chat",
             "--model",
             "openai/scripted",
@@ -70,9 +51,9 @@ def test_chat_session_runs_tools_and_keeps_the_conversation(workspace):
     assert [m["role"] for m in second] == ["user", "assistant", "tool", "assistant", "user"]
 
 
-def test_chat_reports_a_provider_error_and_exits_1(workspace):
+def test_chat_reports_a_provider_error_and_exits_1(workspace, reyn_cli):
     with ScriptedModelServer([R.error(500, "upstream down")], lifetime_s=300) as server:
-        proc = run_reyn(
+        proc = reyn_cli(
             "chat",
             "--model",
             "openai/scripted",
@@ -85,7 +66,7 @@ def test_chat_reports_a_provider_error_and_exits_1(workspace):
     assert "model error" in proc.stderr and "upstream down" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_phase_run_writes_the_artifact_and_answers_questions(workspace):
+def test_phase_run_writes_the_artifact_and_answers_questions(workspace, reyn_cli):
     (workspace / "phase.toml").write_text("""
 name = "notes"
 task = "Copy notes.md to out/copy.md"
@@ -109,7 +90,7 @@ artifact_type = "copy"
         ),
     ]
     with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = run_reyn("phase", "run", "phase.toml", "--api-base", server.base_url, "--json", cwd=workspace)
+        proc = reyn_cli("phase", "run", "phase.toml", "--api-base", server.base_url, "--json", cwd=workspace)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["status"] == "finish" and summary["artifact"] == {
@@ -130,12 +111,12 @@ artifact_type = "copy"
         ("name = [", "is not valid TOML"),
     ],
 )
-def test_bad_phase_files_are_clear_errors(workspace, content, message):
+def test_bad_phase_files_are_clear_errors(workspace, content, message, reyn_cli):
     (workspace / "phase.toml").write_text(content)
-    proc = run_reyn("phase", "run", "phase.toml", cwd=workspace, timeout=120)
+    proc = reyn_cli("phase", "run", "phase.toml", cwd=workspace, timeout=120)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_missing_phase_file_is_a_clear_error(workspace):
-    proc = run_reyn("phase", "run", "nope.toml", cwd=workspace, timeout=120)
+def test_missing_phase_file_is_a_clear_error(workspace, reyn_cli):
+    proc = reyn_cli("phase", "run", "nope.toml", cwd=workspace, timeout=120)
     assert proc.returncode == 2 and "does not exist" in proc.stderr

@@ -11,8 +11,6 @@ import pytest
 from reyn_loops.testing.scripted_server import ScriptedModelServer, tool_names
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 
-from .test_cli import run_reyn
-
 PROFILE = """
 [plugins]
 enable = ["loops", "example", "file"]
@@ -30,59 +28,59 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_render_sends_the_split_and_says_what_is_deferred(workspace):
-    proc = run_reyn("tools", "render", "--surface", "router", cwd=workspace)
+def test_render_sends_the_split_and_says_what_is_deferred(workspace, reyn_cli):
+    proc = reyn_cli("tools", "render", "--surface", "router", cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     names = [t["function"]["name"] for t in json.loads(proc.stdout)]
     assert names == ["convert_units", "text_stats", "find_tools"]
     assert "4 tool(s) deferred" in proc.stderr and "read_file (defer.plugins)" in proc.stderr
-    again = run_reyn("tools", "render", "--surface", "router", cwd=workspace)
+    again = reyn_cli("tools", "render", "--surface", "router", cwd=workspace)
     assert again.stdout == proc.stdout  # byte-stable
-    full = run_reyn("tools", "render", "--surface", "router", "--no-defer", cwd=workspace)
+    full = reyn_cli("tools", "render", "--surface", "router", "--no-defer", cwd=workspace)
     assert "read_file" in [t["function"]["name"] for t in json.loads(full.stdout)] and full.stderr == ""
 
 
-def test_list_marks_deferred_tools(workspace):
-    proc = run_reyn("tools", "list", "--json", cwd=workspace)
+def test_list_marks_deferred_tools(workspace, reyn_cli):
+    proc = reyn_cli("tools", "list", "--json", cwd=workspace)
     rows = {r["name"]: r for r in json.loads(proc.stdout)}
     assert rows["read_file"]["deferred"] == "defer.plugins" and rows["text_stats"]["deferred"] is None
     assert rows["delete_file"]["deferred"] is None  # hidden by a gate, so not "deferred"
 
 
-def test_search_ranks_visible_tools_with_reasons(workspace):
-    proc = run_reyn("tools", "search", "read", "a", "file", "--json", cwd=workspace)
+def test_search_ranks_visible_tools_with_reasons(workspace, reyn_cli):
+    proc = reyn_cli("tools", "search", "read", "a", "file", "--json", cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert rows[0]["name"] == "read_file" and rows[0]["deferred"] == "defer.plugins"
     assert "read" in rows[0]["matched"]["name"]
     # delete_file / write_file are refused by the file pack's own gate here: never found.
     assert not {"delete_file", "write_file", "edit_file"} & {r["name"] for r in rows}
-    human = run_reyn("tools", "search", "read a file", cwd=workspace)
+    human = reyn_cli("tools", "search", "read a file", cwd=workspace)
     assert human.stdout.splitlines()[0].split() == ["NAME", "DEFERRED", "SUMMARY", "MATCHED"]
 
 
-def test_search_refuses_a_bad_limit(workspace):
-    proc = run_reyn("tools", "search", "x", "--limit", "21", cwd=workspace)
+def test_search_refuses_a_bad_limit(workspace, reyn_cli):
+    proc = reyn_cli("tools", "search", "x", "--limit", "21", cwd=workspace)
     assert proc.returncode == 2 and "--limit must be between 1 and 20" in proc.stderr
 
 
-def test_a_deferral_name_matching_nothing_is_a_one_line_error(workspace):
+def test_a_deferral_name_matching_nothing_is_a_one_line_error(workspace, reyn_cli):
     (workspace / "reyn.toml").write_text(
         PROFILE.format(ws=json.dumps(str(workspace))) + 'tools = ["read_fiel"]\n'
     )
-    proc = run_reyn("tools", "render", "--surface", "router", cwd=workspace)
+    proc = reyn_cli("tools", "render", "--surface", "router", cwd=workspace)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "surfaces.router.defer.tools[0]" in proc.stderr and "did you mean 'read_file'" in proc.stderr
 
 
-def test_chat_finds_a_deferred_tool_and_uses_it(workspace):
+def test_chat_finds_a_deferred_tool_and_uses_it(workspace, reyn_cli):
     script = [
         R.calls(("find_tools", {"query": "read a text file"})),
         R.calls(("read_file", {"path": "notes.md"})),
         R.text("The notes list one and two."),
     ]
     with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = run_reyn(
+        proc = reyn_cli(
             "chat",
             "--model",
             "openai/scripted",

@@ -27,20 +27,11 @@ KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 LOOPS_ONLY = '[plugins]\nenable = ["loops"]\n'
 
 
-def run_reyn(
-    *argv: str, cwd: Path, stdin: str = "", timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and k not in KEY_VARS}
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-    )
+@pytest.fixture(autouse=True)
+def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the reyn child (reyn_cli) inherits this environment: no real provider key reaches it
+    for var in KEY_VARS:
+        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture
@@ -117,8 +108,8 @@ async def test_no_response_is_not_labelled_with_an_http_status():
     assert "(no response from the provider)" in str(info.value) and "HTTP" not in str(info.value)
 
 
-def test_chat_without_a_key_exits_2_naming_the_variable(workspace):
-    proc = run_reyn("chat", "--model", "openai/gpt-4o-mini", cwd=workspace, stdin="hello\n", timeout=120)
+def test_chat_without_a_key_exits_2_naming_the_variable(workspace, reyn_cli):
+    proc = reyn_cli("chat", "--model", "openai/gpt-4o-mini", cwd=workspace, stdin="hello\n", timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert (
         "OPENAI_API_KEY" in proc.stderr and "--api-key-env" in proc.stderr and "Traceback" not in proc.stderr
@@ -126,12 +117,12 @@ def test_chat_without_a_key_exits_2_naming_the_variable(workspace):
     assert "reyn chat —" not in proc.stdout  # the session never started
 
 
-def test_phase_run_provider_error_exits_1_like_chat(workspace):
+def test_phase_run_provider_error_exits_1_like_chat(workspace, reyn_cli):
     (workspace / "phase.toml").write_text(
         'name = "p"\ntask = "t"\nmodel = "openai/scripted"\nallowed_ops = ["file"]\n'
     )
     with ScriptedModelServer([R.error(500, "upstream down")], lifetime_s=300) as server:
-        proc = run_reyn("phase", "run", "phase.toml", "--api-base", server.base_url, "--json", cwd=workspace)
+        proc = reyn_cli("phase", "run", "phase.toml", "--api-base", server.base_url, "--json", cwd=workspace)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "model error" in proc.stderr and "upstream down" in proc.stderr and "Traceback" not in proc.stderr
     assert json.loads(proc.stdout)["status"] == "error"
@@ -147,13 +138,13 @@ def test_phase_run_provider_error_exits_1_like_chat(workspace):
         ("", "match no op a phase may use (from the profile's [surfaces.phase] default_allowed_ops)"),
     ],
 )
-def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, expected):
+def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, expected, reyn_cli):
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["loops", "example"]\n'
     )  # no file pack: defaults match nothing
     (tmp_path / "phase.toml").write_text(f'name = "p"\ntask = "t"\nmodel = "openai/scripted"\n{ops_line}')
     with ScriptedModelServer([R.text("never")], lifetime_s=300) as server:
-        proc = run_reyn(
+        proc = reyn_cli(
             "phase", "run", "phase.toml", "--api-base", server.base_url, cwd=tmp_path, timeout=120
         )
         assert server.requests == []  # the model is never called
@@ -176,9 +167,9 @@ def test_phase_run_refuses_allowed_ops_that_match_nothing(tmp_path, ops_line, ex
         ("--json", "chat", "--model", "m"),
     ],
 )
-def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv):
+def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv, reyn_cli):
     (tmp_path / "reyn.toml").write_text(LOOPS_ONLY)
-    proc = run_reyn(*argv, cwd=tmp_path, timeout=120)
+    proc = reyn_cli(*argv, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     assert (
@@ -204,25 +195,25 @@ def test_the_demo_takes_none_of_the_common_options(tmp_path, argv):
     assert proc.stdout == ""  # refused before anything ran
 
 
-def test_reyn_itself_has_no_demo_command(tmp_path):
-    proc = run_reyn("demo", cwd=tmp_path, timeout=120)
+def test_reyn_itself_has_no_demo_command(tmp_path, reyn_cli):
+    proc = reyn_cli("demo", cwd=tmp_path, timeout=120)
     assert proc.returncode == 2
     assert "unknown command 'demo'" in proc.stderr
 
 
-def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path):
+def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text(LOOPS_ONLY)
-    proc = run_reyn("chat", "--help", cwd=tmp_path, timeout=120)
+    proc = reyn_cli("chat", "--help", cwd=tmp_path, timeout=120)
     assert proc.returncode == 0
     for text in ("/tools", "/exit", "OPENAI_API_KEY", "--api-key-env", "Exit codes", "--profile-file"):
         assert text in proc.stdout, text
     assert "--json" not in proc.stdout
 
 
-def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path):
+def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path, reyn_cli):
     (tmp_path / "empty.toml").write_text(LOOPS_ONLY)  # the commands' plugin, no tools
     with ScriptedModelServer([], lifetime_s=120) as server:
-        proc = run_reyn(
+        proc = reyn_cli(
             "chat",
             "--model",
             "openai/scripted",

@@ -73,8 +73,62 @@ async def test_no_chat_span_when_litellms_otel_callback_is_on(
     class OpenTelemetryCallback(CustomLogger):  # detected by name, as litellm's OpenTelemetry class is
         pass
 
+    # litellm copies callbacks into its internal lists during a call: each is restored afterwards
+    for attr in (
+        "success_callback",
+        "failure_callback",
+        "_async_success_callback",
+        "_async_failure_callback",
+        "input_callback",
+        "service_callback",
+    ):
+        if isinstance(getattr(litellm, attr, None), list):
+            monkeypatch.setattr(litellm, attr, list(getattr(litellm, attr)))
     monkeypatch.setattr(litellm, "callbacks", [OpenTelemetryCallback()])
     result = await converse()
     assert result.status == "done"
     names = [s.name for s in spans.get_finished_spans()]
     assert f"chat {MODEL}" not in names and "execute_tool add" in names
+
+
+@tool(cluster="math")
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+async def test_a_phase_run_yields_a_chat_span_per_step_with_its_ops_as_children(
+    spans: InMemorySpanExporter,
+) -> None:
+    import json
+
+    from reyn_loops import PhaseRunner
+
+    def step(control: str, ops: list[dict[str, Any]]) -> ScriptedReply:
+        body = {"control": {"type": control, "decision": control, "next_phase": None}, "control_ir": ops}
+        return ScriptedReply.text(json.dumps(body))
+
+    builder = RegistryBuilder()
+    builder.register(multiply)
+    script = [step("finish", [{"kind": "multiply", "a": 6, "b": 7}]), step("finish", [])]
+    with ScriptedModelServer(script, lifetime_s=60) as server:
+        client = LiteLLMClient(api_base=server.base_url, api_key="test-key", num_retries=0, timeout_s=30)
+        phase = PhaseRunner(
+            builder.freeze(),
+            model=MODEL,
+            ctx=ToolContext(surface="phase"),
+            client=client,
+            allowed_ops=["math"],
+        )
+        result = await phase.run("what is 6 * 7?")
+    assert result.status == "finish", result.error
+    finished = spans.get_finished_spans()
+    chats = sorted((s for s in finished if s.name == f"chat {MODEL}"), key=lambda s: s.start_time)
+    ops = [s for s in finished if s.name == "execute_tool multiply"]
+    assert len(chats) == 2 and len(ops) == 1
+    for chat in chats:
+        assert chat.attributes["gen_ai.operation.name"] == "chat"
+        assert chat.attributes["gen_ai.usage.input_tokens"] == 10
+    assert ops[0].parent is not None and ops[0].parent.span_id == chats[0].context.span_id
+    assert ops[0].attributes["reyn.surface"] == "phase"
+    assert ops[0].attributes["reyn.gate.outcome"] == "allowed"

@@ -87,7 +87,7 @@ _RENDER = """
 import json, sys
 import reyn_core
 import reyn_core.host
-from reyn_core.loading.profile import load_profile
+from reyn_core.loading.step1_profile.profile import load_profile
 result = reyn_core.host.load(load_profile())
 assert not [d for d in result.report.diagnostics if d.severity == "error"], result.report.diagnostics
 reyn_core.host.render_router(result.registry, reyn_core.ToolContext(surface="router"))

@@ -51,17 +51,6 @@ def world(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _reyn(env: dict[str, str], cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
 def _complete(env: dict[str, str], cwd: Path, line: str) -> list[str]:
     out = cwd / "completions"
     proc = subprocess.run(
@@ -83,10 +72,10 @@ def _complete(env: dict[str, str], cwd: Path, line: str) -> list[str]:
     return sorted(w.strip() for w in out.read_text().split("\v") if w.strip())
 
 
-def test_tab_completes_commands_plugin_ids_and_locked_tool_names_without_importing(world, tmp_path):
+def test_tab_completes_commands_plugin_ids_and_locked_tool_names_without_importing(world, tmp_path, reyn_cli):
     marker = Path(world["MARKER"])
     # Positive control: a load imports the plugin, and its import writes the marker.
-    locked = _reyn(world, tmp_path, "plugins", "lock")
+    locked = reyn_cli("plugins", "lock", cwd=tmp_path, env=world)
     assert locked.returncode == 0, locked.stderr
     assert marker.read_text() == "imported"
     marker.unlink()
@@ -111,7 +100,7 @@ def test_a_broken_profile_offers_nothing_and_prints_nothing(world, tmp_path):
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_completion_prints_the_script_a_shell_sources(world, tmp_path, shell):
-    proc = _reyn(world, tmp_path, "completion", shell)
+def test_completion_prints_the_script_a_shell_sources(world, tmp_path, shell, reyn_cli):
+    proc = reyn_cli("completion", shell, cwd=tmp_path, env=world)
     assert proc.returncode == 0, proc.stderr
     assert "_ARGCOMPLETE" in proc.stdout and "reyn" in proc.stdout

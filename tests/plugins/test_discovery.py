@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reyn_core.host import Profile, load
-from reyn_core.loading.discovery import discover
+from reyn_core.loading.step2_discovery.discovery import discover
 
 _counter = itertools.count()
 

@@ -27,7 +27,8 @@ def host_ping(text: str) -> str:
 def test_importing_reyn_core_and_the_host_api_does_not_import_the_loader_or_profile():
     code = (
         "import sys, reyn_core, reyn_core.host\n"
-        "print('reyn_core.loading.loader' in sys.modules, 'reyn_core.loading.profile' in sys.modules)\n"
+        "print('reyn_core.loading.loader' in sys.modules,"
+        " 'reyn_core.loading.step1_profile.profile' in sys.modules)\n"
         "reyn_core.host.load\n"
         "print('reyn_core.loading.loader' in sys.modules)\n"
     )
@@ -38,7 +39,7 @@ def test_importing_reyn_core_and_the_host_api_does_not_import_the_loader_or_prof
 def test_lazy_exports_are_the_real_objects():
     from reyn_core.loading.loader import LoadResult
     from reyn_core.loading.loader import load as real_load
-    from reyn_core.loading.profile import load_profile
+    from reyn_core.loading.step1_profile.profile import load_profile
 
     assert reyn_core.host.load is real_load and reyn_core.host.LoadResult is LoadResult
     assert reyn_core.host.load_profile is load_profile

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.loading.discovery import discover
+from reyn_core.loading.step2_discovery.discovery import discover
 
 
 def fake_dist(site: Path, name: str, entry_points: str) -> None:

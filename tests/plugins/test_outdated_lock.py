@@ -9,7 +9,7 @@ import pytest
 from site_plugin import install_site_plugin
 
 from reyn_core.host import Profile, load, lock_from_load, write_lock
-from reyn_core.loading.provenance.lock_file import render_lock
+from reyn_core.loading.step3_provenance.lock_file import render_lock
 
 PLUGIN = """\
 from reyn_core import hookimpl, tool

@@ -139,7 +139,7 @@ def reyn_register_tools(register, settings):
 LOAD = """\
 import json
 from reyn_core.loading.loader import load
-from reyn_core.loading.profile import load_profile
+from reyn_core.loading.step1_profile.profile import load_profile
 result = load(load_profile())
 info = next(i for i in result.report.plugins if i.plugin_id == "notes")
 print(json.dumps({"status": info.status, "codes": [d.code for d in info.diagnostics]}))

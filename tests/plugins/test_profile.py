@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.loading.profile import Profile, ProfileError, load_profile
+from reyn_core.loading.step1_profile.profile import Profile, ProfileError, load_profile
 
 
 @pytest.fixture(autouse=True)

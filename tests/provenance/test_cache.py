@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core.loading.provenance.cache import DigestCache
-from reyn_core.loading.provenance.record import provenance_for
+from reyn_core.loading.step3_provenance.cache import DigestCache
+from reyn_core.loading.step3_provenance.record import provenance_for
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +261,7 @@ def test_a_private_cache_file_is_believed_which_is_the_boundary(tmp_path: Path) 
 
 
 def test_a_cache_file_over_the_bound_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import reyn_core.loading.provenance.cache as module
+    import reyn_core.loading.step3_provenance.cache as module
 
     target = _old_file(tmp_path / "module.py", b"the bytes on disk")
     path = tmp_path / "digests.json"

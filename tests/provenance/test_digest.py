@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from reyn_core.loading.provenance.digest import DIGEST_VERSION, tree_digest
-from reyn_core.loading.provenance.drift import compare_provenance
-from reyn_core.loading.provenance.lock import LockedPlugin
-from reyn_core.loading.provenance.record import ProvenanceRecord, provenance_for
+from reyn_core.loading.step3_provenance.digest import DIGEST_VERSION, tree_digest
+from reyn_core.loading.step3_provenance.drift import compare_provenance
+from reyn_core.loading.step3_provenance.lock import LockedPlugin
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord, provenance_for
 
 
 def _prov(kit: Any, venv: Any) -> ProvenanceRecord:

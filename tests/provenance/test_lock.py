@@ -14,19 +14,19 @@ import pytest
 from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
 from reyn_core.definition_digest import definition_digest
 from reyn_core.loading.lock_audit import audit, lock_from_load
-from reyn_core.loading.profile import Profile
-from reyn_core.loading.provenance.digest import tree_digest
-from reyn_core.loading.provenance.drift import DRIFT_KINDS, Drift, compare_provenance, compare_tools
-from reyn_core.loading.provenance.lock import (
+from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
+from reyn_core.loading.step1_profile.profile import Profile
+from reyn_core.loading.step3_provenance.digest import tree_digest
+from reyn_core.loading.step3_provenance.drift import DRIFT_KINDS, Drift, compare_provenance, compare_tools
+from reyn_core.loading.step3_provenance.lock import (
     LOCK_VERSION,
     LockedPlugin,
     LockError,
     LockFile,
     OutdatedLockError,
 )
-from reyn_core.loading.provenance.lock_file import read_lock, render_lock, write_lock
-from reyn_core.loading.provenance.record import ProvenanceRecord
-from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
+from reyn_core.loading.step3_provenance.lock_file import read_lock, render_lock, write_lock
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 from reyn_core.registry import RegistryBuilder
 
 if sys.version_info >= (3, 11):

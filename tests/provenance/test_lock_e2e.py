@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from reyn_core.loading.provenance.lock_file import read_lock
-from reyn_core.loading.provenance.record import provenance_for
+from reyn_core.loading.step3_provenance.lock_file import read_lock
+from reyn_core.loading.step3_provenance.record import provenance_for
 
 NOTES_PLUGIN = textwrap.dedent('''
     """A small real plugin used by the lock tests."""
@@ -44,7 +44,7 @@ NOTES_PLUGIN = textwrap.dedent('''
 LOAD_SCRIPT = textwrap.dedent("""
     import json
     from reyn_core.loading.loader import load
-    from reyn_core.loading.profile import load_profile
+    from reyn_core.loading.step1_profile.profile import load_profile
     result = load(load_profile())
     info = next(i for i in result.report.plugins if i.plugin_id == "notes")
     print(json.dumps({"status": info.status, "tools": list(info.tools),

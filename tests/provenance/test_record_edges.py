@@ -14,7 +14,7 @@ import os
 from importlib.metadata import PathDistribution
 from pathlib import Path
 
-from reyn_core.loading.provenance.record import provenance_for
+from reyn_core.loading.step3_provenance.record import provenance_for
 
 
 def _hash(data: bytes, algorithm: str = "sha256") -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reyn_core.loading.provenance.record import ProvenanceRecord, provenance_for
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord, provenance_for
 
 
 def _prov(kit: Any, venv: Any) -> ProvenanceRecord:

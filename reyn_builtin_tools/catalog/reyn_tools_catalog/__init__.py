@@ -7,9 +7,8 @@ skill invocation, delegation, plans and questions to the user through host bridg
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from reyn_core import lazy_exports
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .bridges import DefaultHost, default_bridge
@@ -21,18 +20,23 @@ if TYPE_CHECKING:
 
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
 # imports this package first, and must not pay for the bridges (asyncio) it only needs on a call.
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        ".bridges": ("DefaultHost", "default_bridge"),
-        ".catalog": ("catalog_diagnostics", "catalog_for", "coerce_host_catalog", "load_catalog"),
-        ".records": ("CODES", "Agent", "Catalog", "CatalogDiagnostic", "Skill"),
-        ".frontmatter": ("FrontMatter", "FrontMatterError", "parse_front_matter"),
-        ".plans": ("Plan", "PlanStep", "plan_problems"),
-        ".settings": ("CatalogSettings",),
-    },
-    globals(),
-)
+_MODULES = {
+    ".bridges": ("DefaultHost", "default_bridge"),
+    ".catalog": ("catalog_diagnostics", "catalog_for", "coerce_host_catalog", "load_catalog"),
+    ".records": ("CODES", "Agent", "Catalog", "CatalogDiagnostic", "Skill"),
+    ".frontmatter": ("FrontMatter", "FrontMatterError", "parse_front_matter"),
+    ".plans": ("Plan", "PlanStep", "plan_problems"),
+    ".settings": ("CatalogSettings",),
+}
+_MODULE_OF = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: the module is imported on first access
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
+
 
 __all__ = [
     "CODES",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import contextvars
 import hashlib
 import json
 import logging
@@ -39,6 +40,7 @@ import mcp_types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from opentelemetry import context as otel_context  # a dependency of the mcp SDK
 from pydantic import ConfigDict
 
 from . import failures
@@ -119,7 +121,9 @@ class ServerConnection:
         http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
 
-    async def _run_owner(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+    async def _run_owner(
+        self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, caller: otel_context.Context
+    ) -> None:
         async def on_message(message: Any) -> None:
             # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
             if isinstance(message, Exception) and self.fault is None:
@@ -136,7 +140,13 @@ class ServerConnection:
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)
                 )
-                await session.initialize()
+                # The handshake is the opening call's work: traced under its span (the SDK injects
+                # ``traceparent``); the rest of the session's life belongs to no call.
+                token = otel_context.attach(caller)
+                try:
+                    await session.initialize()
+                finally:
+                    otel_context.detach(token)
                 if not ready.done():
                     ready.set_result(session)
                 await stop.wait()
@@ -191,7 +201,10 @@ class ServerConnection:
             ready.add_done_callback(_retrieve)
             self.fault, self.fault_raw = None, ""
             self._stop = asyncio.Event()
-            self._owner = loop.create_task(self._run_owner(ready, self._stop), name=f"mcp-owner-{self.name}")
+            owner = self._run_owner(ready, self._stop, otel_context.get_current())
+            # The owner outlives this call: it starts from an empty context, not the caller's (whose
+            # span would otherwise parent whatever the session does later).
+            self._owner = contextvars.Context().run(loop.create_task, owner, name=f"mcp-owner-{self.name}")
             try:
                 session = await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout_s)
             except asyncio.TimeoutError:

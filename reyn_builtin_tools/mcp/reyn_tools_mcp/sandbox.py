@@ -19,47 +19,39 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, field_validator
 
 LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
+PATH_KEYS = ("read_roots", "write_roots", "hide", "read_only")
 GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", "read_only", *LIMIT_KEYS, "sandbox")
 OPT_OUT = 'sandbox = "off"'
-PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
 
 
 class ServerGrants(BaseModel):
-    """The grant keys of one stdio server (see the module docstring)."""
+    """The grant keys of one stdio server (see the module docstring), checked by ``reyn_sandbox``'s
+    one validator of the grant keys."""
 
     read_roots: tuple[str, ...] = (".",)
     write_roots: tuple[str, ...] = ()
     network: bool = False
     hide: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
-    cpu_seconds: int | None = Field(default=None, ge=1)
-    memory_bytes: int | None = Field(default=None, ge=16 * 1024 * 1024)
-    max_processes: int | None = Field(default=None, ge=1)
-    file_size_bytes: int | None = Field(default=None, ge=1)
-    open_files: int | None = Field(default=None, ge=16)
-    tmp_bytes: int | None = Field(default=None, ge=1024 * 1024)
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = None
+    max_processes: int | None = None
+    file_size_bytes: int | None = None
+    open_files: int | None = None
+    tmp_bytes: int | None = None
     sandbox: Literal["required", "off"] = "required"
 
-    @field_validator("read_roots", "write_roots", "hide", "read_only")
+    @field_validator(*PATH_KEYS, *LIMIT_KEYS)
     @classmethod
-    def _plain_paths(cls, paths: tuple[str, ...], info: Any) -> tuple[str, ...]:
-        for path in paths:
-            if not path or "\x00" in path or ".." in path.split("/"):
-                raise ValueError(
-                    f"{info.field_name} entry {path!r} must be a directory relative to the server's cwd "
-                    "or absolute, without '..'"
-                )
-            if info.field_name in ("read_roots", "write_roots") and any(
-                path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES
-            ):
-                raise ValueError(f"{info.field_name} entry {path!r} is inside a pseudo-filesystem")
-        return paths
+    def _grant(cls, value: Any, info: Any) -> Any:
+        from reyn_sandbox import check_grant
+
+        return check_grant(info.field_name, value, relative_to="the server's cwd")
 
     def limit_overrides(self) -> dict[str, int]:
         """The limits the profile sets (the launcher's defaults apply to the rest)."""
@@ -69,34 +61,18 @@ class ServerGrants(BaseModel):
         """The grants in one line, for errors and diagnostics."""
         if self.sandbox == "off":
             return "unconfined (sandbox = off)"
-        limits = " ".join(f"{k}={v}" for k, v in self.limit_overrides().items())
-        return (
-            f"read_roots={list(self.read_roots)} write_roots={list(self.write_roots)} "
-            f"network={str(self.network).lower()} hide={list(self.hide)}"
-            + (f" {limits}" if limits else " (default limits)")
-        )
+        from reyn_sandbox import describe_grants
 
-
-def sandbox_status() -> Any:
-    """The launcher's ``SandboxStatus`` (its kernel probe is cached), or None when ``reyn_sandbox``
-    is missing."""
-    try:
-        import reyn_sandbox
-    except ImportError:
-        return None
-    if not callable(getattr(reyn_sandbox, "status", None)):  # a folder shadowing the package
-        return None
-    return reyn_sandbox.status()
+        return describe_grants(self)
 
 
 def unavailable_reason() -> str | None:
     """Why the kernel cannot confine servers here, or None when it can."""
-    status = sandbox_status()
-    if status is None:
+    try:
+        from reyn_sandbox import unavailable_reason as reason
+    except ImportError:  # not installed, or a folder named reyn_sandbox shadows it
         return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
-    if not status.available:
-        return str(status.reason or "the kernel cannot confine processes here")
-    return None
+    return reason()
 
 
 def widen_hint(name: str, grants: ServerGrants) -> str:
@@ -108,17 +84,6 @@ def widen_hint(name: str, grants: ServerGrants) -> str:
         f"in [plugins.mcp.settings.servers.{name}] (read_roots, write_roots, network = true, "
         f"{', '.join(LIMIT_KEYS)})"
     )
-
-
-def _roots(base: Path, entries: tuple[str, ...], *, create: bool = False) -> tuple[str, ...]:
-    out = []
-    for entry in entries:
-        path = Path(os.path.realpath(base / os.path.expanduser(entry)))
-        if create and not os.path.lexists(path):
-            path.mkdir(parents=True, exist_ok=True)
-        if os.path.exists(path):  # False also when this user cannot even look there
-            out.append(str(path))
-    return tuple(out)
 
 
 def confined_command(
@@ -146,15 +111,7 @@ def confined_command(
     executable = command if "/" in command else shutil.which(command, path=path)
     if not executable:
         raise RuntimeError(f"MCP server {name!r}: {command!r} is not found on PATH")
-    base = Path(os.path.realpath(cwd or os.getcwd()))
-    launcher_grants = reyn_sandbox.Grants(
-        read_roots=_roots(base, grants.read_roots),
-        write_roots=_roots(base, grants.write_roots, create=True),
-        network=grants.network,
-        hide=_roots(base, grants.hide),
-        read_only=_roots(base, grants.read_only),
-        **grants.limit_overrides(),
-    )
+    launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants)
     try:
         argv = list(reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants))
     except reyn_sandbox.SandboxUnavailable as exc:
@@ -197,7 +154,9 @@ def status_diagnostics(servers: dict[str, Any]) -> list[dict[str, str]]:
             }
         )
         return out
-    status = sandbox_status()
+    import reyn_sandbox
+
+    status = reyn_sandbox.status()
     out.append(
         {
             "code": "RX001",

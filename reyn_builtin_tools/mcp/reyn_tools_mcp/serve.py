@@ -39,6 +39,7 @@ from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
 from reyn_core.host import ToolRegistry, dispatch_tool, render_router
 
 from .serve_reports import reporter_for, set_level
+from .serve_tracing import McpSpanAttributes
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -471,7 +472,7 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
         # The SDK warns that logging/setLevel is gone from 2026-07-28; clients of the earlier
         # protocol versions still use it (2026-07-28 clients opt in per request instead).
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        return Server(
+        server: Server[Any] = Server(
             SERVER_NAME,
             version=version,
             instructions=INSTRUCTIONS,
@@ -480,6 +481,9 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
             on_call_tool=on_call_tool,
             on_set_logging_level=on_set_logging_level,
         )
+    # Inside the SDK's own span middleware: adds what its SERVER spans leave out (serve_tracing).
+    server.middleware.append(McpSpanAttributes())
+    return server
 
 
 # --------------------------------------------------------------------------- loading

@@ -2,8 +2,9 @@
 
 The tools, the CLI and export/import are written once against ``MemoryBackend``; a backend is one
 class that implements it — ``MemoryStore`` (SQLite, ``store.py``, the embedded default) and
-``PostgresStore`` (``postgres.py``, for agents on many hosts). ``open_store`` picks one from the
-settings and imports only that backend's driver. This module itself is light: no database driver.
+``PostgresStore`` (``postgres.py``, for agents on many hosts); ``open_store`` (``opening.py``) picks
+one from the settings and imports only that backend's driver. This module imports nothing else of
+the pack (the stores import it, never the reverse) and no database driver.
 """
 
 from __future__ import annotations
@@ -11,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from reyn_core import ReynError
-
-if TYPE_CHECKING:
-    from .settings import MemorySettings
 
 Layer = Literal["shared", "agent"]
 MEMORY_TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
@@ -151,18 +148,3 @@ class MemoryBackend(Protocol):
     def delete(self, layer: Layer, agent: str, slug: str) -> bool:
         """Remove one entry; True when it existed."""
         ...
-
-
-def open_store(settings: MemorySettings, workspace: Path) -> MemoryBackend:
-    """The store ``settings`` configure, resolved against ``workspace``; imports only its driver."""
-    if settings.backend == "postgres":
-        from .postgres import postgres_store
-
-        return postgres_store(settings)
-    from .store import MemoryStore
-
-    return MemoryStore(
-        settings.db_path(workspace),
-        busy_timeout_s=settings.busy_timeout_s,
-        max_entries_per_layer=settings.max_entries_per_layer,
-    )

@@ -11,7 +11,8 @@ from typing import Any
 
 from reyn_core import settings_as
 
-from .backend import MemoryBackend, MemoryStoreError, open_store
+from .backend import MemoryBackend, MemoryStoreError
+from .opening import open_store
 from .settings import MemorySettings
 from .transfer import export_store, import_folder
 

@@ -28,9 +28,9 @@ from .backend import (
     MemoryBackendMissing,
     MemoryEntry,
     MemoryStoreError,
-    open_store,
     text_problem,
 )
+from .opening import open_store
 from .settings import MemorySettings
 from .slugs import SLUG_RULE, agent_problem, slug_problem
 

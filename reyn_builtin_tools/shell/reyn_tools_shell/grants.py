@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
 LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
+PATH_KEYS = ("read_roots", "write_roots", "hide", "read_only")
 
 
 def refuse_writable_dirs(data: Any) -> Any:
@@ -35,11 +35,13 @@ def refuse_writable_dirs(data: Any) -> Any:
 
 
 class GrantSettings(BaseModel):
-    """What a confined process may reach. Roots are directories, relative to the workspace (the
-    shell) or absolute; a write root is readable too. ``hide`` names paths inside a read root that
-    the process must not see (a workspace ``.env``); ``read_only`` paths inside a write root it may
-    read but not change (a workspace ``.git``: what the operator may later run). ``sandbox = "off"``
-    runs commands unconfined — reported as a warning on every load, never silently."""
+    """What a confined process may reach. Roots are directories, relative to the workspace or
+    absolute; a write root is readable too. ``hide`` names paths inside a read root that the process
+    must not see (a workspace ``.env``); ``read_only`` paths inside a write root it may read but not
+    change (a workspace ``.git``: what the operator may later run). ``sandbox = "off"`` runs
+    commands unconfined — reported as a warning on every load, never silently. Every entry and
+    limit is checked by ``reyn_sandbox``'s one validator of the grant keys (the mcp pack's servers
+    use it too)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -48,12 +50,12 @@ class GrantSettings(BaseModel):
     network: bool = False
     hide: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
-    cpu_seconds: int | None = Field(default=None, ge=1)
-    memory_bytes: int | None = Field(default=None, ge=16 * 1024 * 1024)
-    max_processes: int | None = Field(default=None, ge=1)
-    file_size_bytes: int | None = Field(default=None, ge=1)
-    open_files: int | None = Field(default=None, ge=16)
-    tmp_bytes: int | None = Field(default=None, ge=1024 * 1024)
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = None
+    max_processes: int | None = None
+    file_size_bytes: int | None = None
+    open_files: int | None = None
+    tmp_bytes: int | None = None
     sandbox: Literal["required", "off"] = "required"
 
     @model_validator(mode="before")
@@ -61,23 +63,12 @@ class GrantSettings(BaseModel):
     def _old_keys(cls, data: Any) -> Any:
         return refuse_writable_dirs(data)
 
-    @field_validator("read_roots", "write_roots", "hide", "read_only")
+    @field_validator(*PATH_KEYS, *LIMIT_KEYS)
     @classmethod
-    def _plain_paths(cls, paths: tuple[str, ...], info: Any) -> tuple[str, ...]:
-        for path in paths:
-            if not path or "\x00" in path or ".." in path.split("/"):
-                raise ValueError(
-                    f"{info.field_name} entry {path!r} must be a directory relative to the workspace "
-                    "or absolute, without '..' (such as 'out', or '.' for the whole workspace)"
-                )
-            if info.field_name in ("read_roots", "write_roots") and any(
-                path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES
-            ):
-                raise ValueError(
-                    f"{info.field_name} entry {path!r} is inside a pseudo-filesystem "
-                    f"({', '.join(PSEUDO_FS_PREFIXES)}); its entries are kernel state, not files"
-                )
-        return paths
+    def _grant(cls, value: Any, info: Any) -> Any:
+        from reyn_sandbox import check_grant
+
+        return check_grant(info.field_name, value, relative_to="the workspace")
 
     def limit_overrides(self) -> dict[str, int]:
         """The limits the profile sets (the launcher's defaults apply to the rest)."""
@@ -85,9 +76,6 @@ class GrantSettings(BaseModel):
 
     def describe(self) -> str:
         """The grants in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
-        limits = " ".join(f"{k}={v}" for k, v in self.limit_overrides().items())
-        return (
-            f"read_roots={list(self.read_roots)} write_roots={list(self.write_roots)} "
-            f"network={str(self.network).lower()} hide={list(self.hide)}"
-            + (f" {limits}" if limits else " (default limits)")
-        )
+        from reyn_sandbox import describe_grants
+
+        return describe_grants(self)

@@ -30,26 +30,13 @@ ROOT_NOTE = (
 )
 
 
-def sandbox_status() -> Any:
-    """The launcher's ``SandboxStatus`` (the launcher caches its kernel probe), or None when ``reyn_sandbox``
-    cannot be imported."""
-    try:
-        import reyn_sandbox
-    except ImportError:
-        return None
-    if not callable(getattr(reyn_sandbox, "status", None)):  # a folder shadowing the package
-        return None
-    return reyn_sandbox.status()
-
-
 def unavailable_reason() -> str | None:
     """Why the kernel cannot confine commands here, or None when it can."""
-    status = sandbox_status()
-    if status is None:
+    try:
+        from reyn_sandbox import unavailable_reason as reason
+    except ImportError:  # not installed, or a folder named reyn_sandbox shadows it
         return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
-    if not status.available:
-        return str(status.reason or "the kernel cannot confine processes here")
-    return None
+    return reason()
 
 
 def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:
@@ -64,32 +51,11 @@ def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:
         )
 
 
-def resolve_roots(base: Path, entries: tuple[str, ...], *, create: bool = False) -> tuple[str, ...]:
-    """Absolute real paths of ``entries`` (relative ones against ``base``). A write root that does
-    not exist yet is created (the operator declared it writable); a missing read root or hidden
-    path is left out (there is nothing to read or hide)."""
-    out = []
-    for entry in entries:
-        path = Path(os.path.realpath(base / entry))
-        if create and not os.path.lexists(path):
-            path.mkdir(parents=True, exist_ok=True)
-        if os.path.exists(path):  # False also when this user cannot even look there
-            out.append(str(path))
-    return tuple(out)
-
-
 def launcher_grants(grants: GrantSettings, base: Path) -> Any:
     """The launcher's ``Grants`` for these settings, roots resolved against ``base``."""
     import reyn_sandbox
 
-    return reyn_sandbox.Grants(
-        read_roots=resolve_roots(base, grants.read_roots),
-        write_roots=resolve_roots(base, grants.write_roots, create=True),
-        network=grants.network,
-        hide=resolve_roots(base, grants.hide),
-        read_only=resolve_roots(base, grants.read_only),
-        **grants.limit_overrides(),
-    )
+    return reyn_sandbox.resolve_grants(str(base), grants)
 
 
 def confined(command: list[str], grants: GrantSettings, base: Path, key_prefix: str) -> list[str]:
@@ -164,7 +130,9 @@ def status_diagnostics(grants: GrantSettings, what: str, key_prefix: str, tool: 
                 f"{OPT_OUT} in {key_prefix} to run unconfined",
             }
         ]
-    status = sandbox_status()
+    import reyn_sandbox
+
+    status = reyn_sandbox.status()
     return [
         {
             "code": STATUS_CODES["ok"],

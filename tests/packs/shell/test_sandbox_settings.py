@@ -50,7 +50,9 @@ def test_sandbox_off_is_a_warning_on_every_load() -> None:
 
 
 def test_doctor_shows_the_landlock_abi_and_what_is_enforced() -> None:
-    from reyn_tools_shell.sandbox import sandbox_status, unavailable_reason
+    from reyn_tools_shell.sandbox import unavailable_reason
+
+    from reyn_sandbox import status as sandbox_status
 
     if unavailable_reason() is not None:
         pytest.skip("the kernel sandbox is unavailable here")

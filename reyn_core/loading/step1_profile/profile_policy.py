@@ -1,0 +1,116 @@
+"""The profile's policy, applied once per load: ``ProfilePolicy.apply(profile)`` is the only reader.
+
+What a profile says about calls rather than plugins — the operator policy (gate layer 2), spans
+(``[observability]``), the audit log (``[audit] log``) and tool deferral (``[surfaces.router.defer]``)
+— is turned into objects here, once, by ``load()``; the registry and the ``LoadResult`` carry them to
+every surface, so no surface reads those tables again. The installation's argument-hash key is
+read once too (the audit log and spans use it), and the audit log is opened once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from reyn_core.deferral import DeferralPolicy
+from reyn_core.errors import ProfileError
+from reyn_core.gates import OperatorPolicy, PluginPolicy
+from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.step1_profile.deferral_policy import deferral_policy
+
+if TYPE_CHECKING:
+    from reyn_core.dispatch import JsonlAuditLog
+    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.registry import ToolRegistry
+
+
+@dataclass(frozen=True)
+class ProfilePolicy:
+    """The profile's call policy as one load applies it.
+
+    ``audit_log`` is the one ``JsonlAuditLog`` of this load (None without ``[audit] log``);
+    ``audit_problem`` says why no call may run while it stands (the log cannot be written, or the
+    argument-hash key cannot be read): the call hooks then refuse every call, fail closed."""
+
+    operator: OperatorPolicy
+    hash_key: bytes | None
+    key_problem: str | None
+    audit_log: JsonlAuditLog | None
+    audit_problem: str | None
+
+    @classmethod
+    def apply(cls, profile: Profile) -> ProfilePolicy:
+        """Read the profile's call policy once, open its audit log once and turn spans on or off."""
+        needs_key = bool(profile.audit.log) or bool(profile.observability.tracing)
+        key, key_problem = _hash_key() if needs_key else (None, None)
+        _apply_observability(profile, key)
+        log = None
+        audit_problem = None
+        if profile.audit.log:
+            from reyn_core.dispatch import JsonlAuditLog  # only with an audit log: loading need not import it
+
+            log = JsonlAuditLog(profile.resolve_path(profile.audit.log), hash_key=key)
+            audit_problem = log.unwritable_reason() or key_problem
+        return cls(_operator_policy(profile), key, key_problem, log, audit_problem)
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """``RC006`` when the audit log (or its key) stops every call."""
+        if self.audit_problem is None:
+            return []
+        return [
+            Diagnostic.make(
+                "RC006", f"{self.audit_problem}; every tool call will be refused until it is fixed"
+            )
+        ]
+
+
+def router_deferral(profile: Profile, registry: ToolRegistry) -> DeferralPolicy | ProfileError:
+    """``[surfaces.router.defer]`` over what loaded, or the ``ProfileError`` (RC003) naming the entry
+    that names nothing loaded (raised by ``LoadResult.deferral`` to the surface that uses it)."""
+    try:
+        return deferral_policy(profile, registry)
+    except ProfileError as exc:
+        return exc
+
+
+def _operator_policy(profile: Profile) -> OperatorPolicy:
+    # Only the surfaces: the profile's tools.include / tools.exclude were applied once, in
+    # tool_collection (an excluded tool is not registered), so the gates have nothing left to narrow.
+    policies = {}
+    for pid in profile.enabled:
+        cfg = profile.plugin(pid)
+        policies[pid] = PluginPolicy(surfaces=frozenset(cfg.surfaces) if cfg.surfaces is not None else None)
+    return OperatorPolicy(
+        plugins_enabled=profile.features.plugins,
+        plugins=policies,
+        default_allowed_ops=tuple(profile.surfaces.phase.default_allowed_ops),
+        router_exclude=frozenset(profile.surfaces.router.exclude),
+    )
+
+
+def _hash_key() -> tuple[bytes | None, str | None]:
+    """The installation's argument-hash key, or why it cannot be used."""
+    from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
+
+    try:
+        return installation_key(), None
+    except ArgumentKeyError as exc:
+        return None, str(exc)
+
+
+def _apply_observability(profile: Profile, key: bytes | None) -> None:
+    """``[observability]``: turn spans on or off as the profile says (unset: leave them alone)."""
+    config = profile.observability
+    if config.tracing is None:
+        return
+    from reyn_core.tracing import configure_tracing
+
+    configure_tracing(
+        config.tracing,
+        capture_content=config.capture_content,
+        content_max_chars=config.content_max_chars,
+        hash_key=key if config.tracing else None,
+    )
+
+
+__all__ = ["ProfilePolicy", "router_deferral"]

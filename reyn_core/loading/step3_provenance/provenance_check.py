@@ -1,0 +1,93 @@
+"""Load step 3: the provenance of an enabled plugin checked against the profile, before any import."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from reyn_core.errors import describe_exception
+from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.plugin_state import LoadSession, PluginState
+from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
+from reyn_core.loading.step3_provenance.lock_check import check_lock_provenance
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+
+
+def check_provenance(session: LoadSession, p: PluginState) -> None:
+    from reyn_core.loading.step3_provenance.cache import DigestCache
+    from reyn_core.loading.step3_provenance.record import provenance_for
+
+    cand = p.candidate
+    assert cand is not None and cand.dist is not None
+    if session.digest_cache is None and not session.rehash:
+        session.digest_cache = DigestCache.default()
+    try:
+        rec = provenance_for(
+            cand.dist, plugin_id=p.plugin_id, entry_point=cand.entry_point, cache=session.digest_cache
+        )
+    except Exception as exc:
+        p.fail(
+            "refused",
+            "RP004",
+            f"cannot compute the provenance of {cand.distribution} {cand.version}: {describe_exception(exc)}",
+        )
+        return
+    p.provenance = rec
+    cfg = session.profile.plugin(p.plugin_id)
+    if rec.record_mismatches:
+        shown = ", ".join(rec.record_mismatches[:5]) + (" …" if len(rec.record_mismatches) > 5 else "")
+        p.fail(
+            "refused",
+            "RP002",
+            f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} "
+            f"differ from its RECORD: {shown}",
+        )
+    if rec.source_kind in ("editable", "directory") and not session.profile.provenance.allow_editable:
+        p.fail(
+            "refused",
+            "RP003",
+            f"{rec.distribution} is a {rec.source_kind} install "
+            f"({rec.source_url or 'local folder'}); the profile sets provenance.allow_editable = false",
+        )
+    if rec.problems:
+        # The digest may not cover everything that will be imported: fatal when something
+        # depends on the digest (a pin or an enforced lock), a warning otherwise.
+        strict = cfg.digest is not None or session.profile.lock.enforce
+        message = f"the digest of {rec.distribution} may be incomplete: " + "; ".join(rec.problems[:3])
+        if strict:
+            p.fail("refused", "RP005", message)
+        else:
+            p.diagnostics.append(Diagnostic.make("RP005", message, plugin=p.plugin_id, severity="warning"))
+    if cfg.digest is not None and cfg.digest != rec.tree_digest:
+        p.fail(
+            "refused",
+            "RP001",
+            f"digest of {rec.distribution} {rec.version} is {rec.tree_digest}, "
+            f"but the profile pins plugins.{p.plugin_id}.digest = {cfg.digest}",
+        )
+    if session.profile.lock.enforce:
+        check_lock_provenance(session, p, rec)
+
+
+def inspect_discovered(
+    session: LoadSession, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
+) -> dict[tuple[str, str], ProvenanceRecord]:
+    """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
+    from reyn_core.loading.step3_provenance.cache import DigestCache
+    from reyn_core.loading.step3_provenance.record import provenance_for
+
+    cache = None if session.rehash else (session.digest_cache or DigestCache.default())
+    records = {}
+    for pid, candidates in found.items():
+        for c in candidates:
+            if pid in enabled or c.dist is None or not c.well_formed:
+                continue
+            try:
+                records[(pid, c.distribution)] = provenance_for(
+                    c.dist, plugin_id=pid, entry_point=c.entry_point, cache=cache
+                )
+            except Exception:  # listing only: the plugin is not being loaded
+                continue
+    return records
+
+
+__all__ = ["check_provenance", "inspect_discovered"]

@@ -1,0 +1,149 @@
+"""The grant keys as an operator's profile writes them — the one place they are checked and resolved.
+
+A pack that confines processes (the shell pack's commands, the mcp pack's stdio servers) declares
+the same keys in its settings: ``read_roots``, ``write_roots``, ``network``, ``hide``, ``read_only``,
+the limits (``LIMIT_KEYS``, unset: the launcher's defaults) and ``sandbox`` (``"required"`` or
+``"off"``). Roots are relative to a base directory (the workspace, a server's ``cwd``) or absolute.
+``check_grant`` (with ``grant_entry_problem`` and ``limit_problem``) is the one validator of those
+keys (a pack's settings model calls it, so every pack refuses the same entries with the same
+words); ``resolve_grants`` turns them into the launcher's ``Grants``; ``describe_grants`` words them
+for an error; ``unavailable_reason`` says why the kernel cannot confine here.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from ._grants import Grants
+
+_MIB = 1024 * 1024
+
+LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
+"""The limit keys, named as the launcher's ``Grants`` fields."""
+LIMIT_MINIMUMS = {
+    "cpu_seconds": 1,
+    "memory_bytes": 16 * _MIB,
+    "max_processes": 1,
+    "file_size_bytes": 1,
+    "open_files": 16,
+    "tmp_bytes": _MIB,
+}
+"""The smallest value a profile may give each limit (below it, nothing useful runs)."""
+PATH_KEYS = ("read_roots", "write_roots", "hide", "read_only")
+GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", "read_only", *LIMIT_KEYS, "sandbox")
+"""Every grant key a confining pack's settings take."""
+PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")
+OPT_OUT = 'sandbox = "off"'
+
+
+def grant_entry_problem(key: str, path: str, *, relative_to: str) -> str | None:
+    """Why ``path`` cannot be an entry of the path key ``key`` (one of ``PATH_KEYS``), or None.
+
+    An entry is a directory relative to ``relative_to`` (words for the base, e.g. "the workspace")
+    or absolute, never empty, without NUL or ``..``; a root is never inside a pseudo-filesystem."""
+    if not path or "\x00" in path or ".." in path.split("/"):
+        return (
+            f"{key} entry {path!r} must be a directory relative to {relative_to} or absolute, without "
+            "'..' (such as 'out', or '.' for all of it)"
+        )
+    if key in ("read_roots", "write_roots") and any(
+        path == p or path.startswith(p + "/") for p in PSEUDO_FS_PREFIXES
+    ):
+        return (
+            f"{key} entry {path!r} is inside a pseudo-filesystem ({', '.join(PSEUDO_FS_PREFIXES)}); "
+            "its entries are kernel state, not files"
+        )
+    return None
+
+
+def limit_problem(key: str, value: object) -> str | None:
+    """Why ``value`` cannot be the limit ``key`` (None, unset, is fine: the launcher's default)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < LIMIT_MINIMUMS[key]:
+        return f"{key} must be a whole number of at least {LIMIT_MINIMUMS[key]}, got {value!r}"
+    return None
+
+
+def check_grant(key: str, value: Any, *, relative_to: str) -> Any:
+    """``value`` of the grant key ``key`` when it is allowed; ``GrantsError`` (a ``ValueError``, so a
+    settings model reports it under the key) with ``grant_entry_problem``'s or ``limit_problem``'s
+    words otherwise. Keys other than the path and limit keys are returned unchecked."""
+    from ._grants import GrantsError
+
+    if key in PATH_KEYS:
+        problems = [grant_entry_problem(key, entry, relative_to=relative_to) for entry in value]
+    elif key in LIMIT_KEYS:
+        problems = [limit_problem(key, value)]
+    else:
+        problems = []
+    for problem in problems:
+        if problem is not None:
+            raise GrantsError(problem)
+    return value
+
+
+def limit_overrides(limits: Mapping[str, int | None]) -> dict[str, int]:
+    """The limits a profile sets (the launcher's defaults apply to the rest)."""
+    return {k: v for k in LIMIT_KEYS if (v := limits.get(k)) is not None}
+
+
+def describe_grants(keys: Any) -> str:
+    """The grants of ``keys`` (anything with the grant keys as attributes, such as a pack's settings)
+    in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
+    limits = " ".join(f"{k}={v}" for k, v in limit_overrides(_limits(keys)).items())
+    return (
+        f"read_roots={list(keys.read_roots)} write_roots={list(keys.write_roots)} "
+        f"network={str(keys.network).lower()} hide={list(keys.hide)}"
+        + (f" {limits}" if limits else " (default limits)")
+    )
+
+
+def _limits(keys: Any) -> dict[str, int | None]:
+    return {k: getattr(keys, k, None) for k in LIMIT_KEYS}
+
+
+def resolve_roots(base: str, entries: Sequence[str], *, create: bool = False) -> tuple[str, ...]:
+    """Absolute real paths of ``entries`` (relative ones, and ``~``, against ``base``). A write root
+    that does not exist yet is created (the operator declared it writable); a missing read root or
+    hidden path is left out (there is nothing to read or hide)."""
+    out = []
+    for entry in entries:
+        path = os.path.realpath(os.path.join(base, os.path.expanduser(entry)))
+        if create and not os.path.lexists(path):
+            os.makedirs(path, exist_ok=True)
+        if os.path.exists(path):  # False also when this user cannot even look there
+            out.append(path)
+    return tuple(out)
+
+
+def resolve_grants(base: str, keys: Any) -> Grants:
+    """The launcher's ``Grants`` for ``keys`` (anything with the grant keys as attributes, such as a
+    pack's settings), roots resolved against ``base``; limits left unset keep the launcher's defaults."""
+    from ._grants import Grants
+
+    real_base = os.path.realpath(base)
+    return Grants(
+        read_roots=resolve_roots(real_base, keys.read_roots),
+        write_roots=resolve_roots(real_base, keys.write_roots, create=True),
+        network=keys.network,
+        hide=resolve_roots(real_base, keys.hide),
+        read_only=resolve_roots(real_base, keys.read_only),
+        **limit_overrides(_limits(keys)),
+    )
+
+
+def unavailable_reason() -> str | None:
+    """Why the kernel cannot confine processes here, or None when it can."""
+    from ._status import status
+
+    found = status()
+    if not found.available:
+        return str(found.reason or "the kernel cannot confine processes here")
+    return None
