@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar
 
 from .errors import ToolRuntimeMissing
 from .tool_reports import Reporter, log_event, progress_event
@@ -15,11 +16,12 @@ Surface = Literal["router", "phase", "mcp", "cli"]
 SURFACES: tuple[str, ...] = ("router", "phase", "mcp", "cli")
 
 BridgeFn = Callable[..., Awaitable[Any] | Any]
+T = TypeVar("T")
 
 
 def as_names(value: Iterable[str], what: str) -> tuple[str, ...]:
-    """``value`` as a tuple of names. A bare string is refused: ``tuple("plan")`` would silently be
-    ``("p", "l", "a", "n")`` — an ``exclude="plan"`` that excludes nothing."""
+    """``value`` as a tuple of names. A bare string is refused: ``tuple("shell")`` would silently be
+    ``("s", "h", "e", "l", "l")`` — an ``exclude="shell"`` that excludes nothing."""
     if isinstance(value, str | bytes):
         raise TypeError(f"{what} must be a list of names, not a string: write [{value!r}]")
     return tuple(value)
@@ -35,7 +37,8 @@ def _frozen_names(value: Iterable[str] | None, what: str) -> frozenset[str] | No
 class RouterCallerState:
     """Call-level state of the router loop (gate layer 3). All fields optional.
 
-    ``exclude`` names tools hidden for this call (plan mode excludes ``plan``); ``allowed_tools``,
+    ``exclude`` names tools hidden for this call; ``plan_mode`` marks a plan step running, which
+    hides every tool whose author gates ``plan_mode="deny"`` (``ToolGates``); ``allowed_tools``,
     when set, is the only tools this step may use (a plan step's tool list).
     """
 
@@ -67,40 +70,90 @@ class PhaseCallerState:
 
 @dataclass(frozen=True, slots=True)
 class HostBridge:
-    """Callables the host application supplies. Any may be None; a tool that needs a missing one
-    fails with ``runtime_missing`` naming the bridge, never an AttributeError.
+    """What the host application supplies to tools. Any part may be missing; a tool that needs a
+    missing one fails with ``runtime_missing`` naming it, never an AttributeError.
 
-    ``catalog`` may carry the host's own skill / agent catalogue (an object the catalog pack
-    understands). ``extras`` holds bridges this class does not name (as ``ToolContext.extras`` holds
-    call data it does not name).
+    ``ask_user`` reaches the person behind the call (a terminal, an MCP client's elicitation).
+    ``services`` is the typed extension point for everything a pack needs from its host: a mapping
+    from a type the pack defines to the host's instance of it (``{CatalogBridge: CatalogBridge(...)}``),
+    looked up by that type (``bridge.service(CatalogBridge)``), so a pack's needs travel under the
+    pack's own name and the core names none. ``extras`` holds callables by name, for a host and its
+    own tools (as ``ToolContext.extras`` holds call data this class does not name).
     """
 
-    run_skill: BridgeFn | None = None
-    send_to_agent: BridgeFn | None = None
     ask_user: BridgeFn | None = None
-    dispatch_plan: BridgeFn | None = None
-    catalog: Any | None = None
+    services: Mapping[type[Any], Any] = field(default_factory=dict)
     extras: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Checked where the bridge is built: a service under the wrong type would otherwise surface as
+        # an AttributeError inside some tool, much later. A read-only copy, so the host cannot swap a
+        # service under a context already handed out.
+        if not isinstance(self.services, Mapping):
+            raise TypeError(
+                "HostBridge(services=...) must be a mapping of type to instance, "
+                f"not {type(self.services).__name__}"
+            )
+        for kind, value in self.services.items():
+            _check_service(kind, value)
+        object.__setattr__(self, "services", MappingProxyType(dict(self.services)))
+
+    def service(self, kind: type[T]) -> T | None:
+        """The host's instance of the service type ``kind``, or None when the host supplies none."""
+        found: T | None = self.services.get(kind)
+        return found
+
+    def require_service(self, kind: type[T], *, tool: str | None = None) -> T:
+        """The host's instance of ``kind``, or ``ToolRuntimeMissing`` saying who must supply it."""
+        found = self.service(kind)
+        if found is None:
+            who = f"tool {tool!r}" if tool else "this tool"
+            name = kind.__qualname__
+            raise ToolRuntimeMissing(
+                f"{who} needs the host service {name} ({kind.__module__}), which this host does not "
+                f"supply; pass HostBridge(services={{{name}: {name}(...)}}) in the ToolContext",
+                tool=tool,
+            )
+        return found
+
     def require(self, name: str, *, tool: str | None = None) -> Any:
-        """Return the bridge called ``name`` or raise ``ToolRuntimeMissing`` saying who must supply it."""
-        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extras.get(name)
+        """Return the bridge called ``name`` (``ask_user`` or one of ``extras``) or raise
+        ``ToolRuntimeMissing`` saying who must supply it."""
+        value = self._named(name)
         if value is None:
             who = f"tool {tool!r}" if tool else "this tool"
+            how = f"HostBridge({name}=...)" if name == "ask_user" else f"HostBridge(extras={{{name!r}: ...}})"
             raise ToolRuntimeMissing(
                 f"{who} needs the host bridge {name!r}, which this host does not supply; "
-                f"pass HostBridge({name}=...) in the ToolContext",
+                f"pass {how} in the ToolContext",
                 tool=tool,
             )
         return value
 
     def has(self, name: str) -> bool:
         """True when the bridge ``name`` is supplied."""
-        value = getattr(self, name, None) if name in _BRIDGE_FIELDS else self.extras.get(name)
-        return value is not None
+        return self._named(name) is not None
+
+    def _named(self, name: str) -> Any:
+        return self.ask_user if name == "ask_user" else self.extras.get(name)
 
 
-_BRIDGE_FIELDS = frozenset(f.name for f in fields(HostBridge)) - {"extras"}
+def _check_service(kind: Any, value: Any) -> None:
+    """A service entry: a class (or runtime-checkable protocol) key, and an instance of it."""
+    if not isinstance(kind, type):
+        raise TypeError(f"HostBridge(services=...): a key must be a type, not {kind!r}")
+    try:
+        ok = isinstance(value, kind)
+    except TypeError:  # a Protocol without @runtime_checkable cannot be checked
+        raise TypeError(
+            f"HostBridge(services=...): {kind.__qualname__} cannot be checked with isinstance; "
+            "key a service by a class or a @runtime_checkable Protocol"
+        ) from None
+    if not ok:
+        raise TypeError(
+            f"HostBridge(services=...): the service under {kind.__qualname__} is a "
+            f"{type(value).__name__}, not a {kind.__qualname__}"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@ again before every call. There is no other implementation of these rules.
 Layer 1 ``role``     — the tool author's ``ToolGates``.
 Layer 2 ``operator`` — the profile: plugin tools master switch, per-plugin surfaces (and tool lists of
                        a registry a host assembled; ``load`` applies the profile's when it registers).
-Layer 3 ``call``     — exclusions of this call, phase ``allowed_ops``, the per-agent allowlist and the
-                       tool's own ``available(ctx)``.
+Layer 3 ``call``     — exclusions of this call, plan mode (tools whose author gates ``plan_mode="deny"``),
+                       a plan step's tool list, phase ``allowed_ops``, the per-agent allowlists and
+                       the tool's own ``available(ctx)``.
 A tool whose handler is None is hidden on every surface (layer ``runtime``).
 
 ``check`` evaluates every layer. The layers a frozen registry fixes (role, operator, runtime:
@@ -28,7 +29,6 @@ from .errors import ToolError
 from .tool import ToolDefinition, refuse_subclassing
 
 Layer = Literal["role", "operator", "call", "runtime", ""]
-DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class Decision:
     """The outcome of ``check``: allowed, or refused by ``layer`` for ``reason``.
 
     ``rule`` names which check of the layer refused, where a layer has several that an operator
-    fixes differently (layer ``call``: ``excluded``, ``step_tools``, ``allowed_ops``,
+    fixes differently (layer ``call``: ``excluded``, ``plan_mode``, ``step_tools``, ``allowed_ops``,
     ``agent_tools``, ``available``); "" otherwise."""
 
     allowed: bool
@@ -83,14 +83,18 @@ class OperatorPolicy:
     """Gate layer 2 for a whole registry: what the operator's profile allows.
 
     ``plugins_enabled`` is ``[features] plugins``; ``plugins`` maps plugin id to its narrowing;
-    ``default_allowed_ops`` is ``[surfaces.phase] default_allowed_ops``; ``router_exclude`` is
-    ``[surfaces.router] exclude``.
+    ``default_allowed_ops`` is ``[surfaces.phase] default_allowed_ops`` (the ops of a phase that
+    names none; empty here, so such a phase is offered nothing: the profile holds the default, the
+    gates name no tool); ``router_exclude`` is ``[surfaces.router] exclude``; ``agent_tools`` maps
+    an agent's name to the only tools it may use (``[agents.<name>] tools``, else the lists plugins
+    declare through ``reyn_agent_tools``; layer 3, for a caller whose ``ctx.agent`` is that name).
     """
 
     plugins_enabled: bool = True
     plugins: Mapping[str, PluginPolicy] = field(default_factory=dict)
-    default_allowed_ops: tuple[str, ...] = DEFAULT_ALLOWED_OPS
+    default_allowed_ops: tuple[str, ...] = ()
     router_exclude: frozenset[str] = frozenset()
+    agent_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -106,6 +110,13 @@ class OperatorPolicy:
             self, "default_allowed_ops", as_names(self.default_allowed_ops, "default_allowed_ops")
         )
         object.__setattr__(self, "router_exclude", frozenset(as_names(self.router_exclude, "router_exclude")))
+        object.__setattr__(
+            self,
+            "agent_tools",
+            MappingProxyType(
+                {str(a): frozenset(as_names(n, f"agent_tools[{a!r}]")) for a, n in self.agent_tools.items()}
+            ),
+        )
 
 
 def _plugin_policy(plugin: str, policy: PluginPolicy) -> PluginPolicy:
@@ -240,7 +251,9 @@ def fixed_layers(
 class CallKey:
     """Everything layer 3 reads from a call, except what a tool's own ``available(ctx)`` reads:
     the surface, the agent, the exclusions (the call's and ``router_state.exclude``), a router step's
-    ``allowed_tools``, a phase's resolved ``allowed_ops`` and the per-agent allowlist.
+    ``allowed_tools``, a phase's resolved ``allowed_ops``, the host's per-call allowlist
+    (``ctx.agent_tools``), whether the caller is in plan mode (``router_state.plan_mode``, on any
+    surface) and the registry's tool list for the agent (``OperatorPolicy.agent_tools``).
 
     ``call_layer`` reads nothing else, so two calls with equal keys get the same layer-3 answer for
     every tool without ``available``; a cache of what a caller may see (``ToolRegistry.visible``)
@@ -253,6 +266,8 @@ class CallKey:
     allowed_tools: frozenset[str] | None
     allowed_ops: tuple[str, ...] | None
     agent_tools: frozenset[str] | None
+    plan_mode: bool
+    agent_list: frozenset[str] | None
 
 
 def call_key(
@@ -278,7 +293,9 @@ def call_key(
         if chosen is None and ctx.phase_state is not None:
             chosen = ctx.phase_state.allowed_ops
         ops = as_names(chosen if chosen is not None else operator.default_allowed_ops, "allowed_ops")
-    return CallKey(surface, ctx.agent, ex, steps, ops, ctx.agent_tools)
+    listed = operator.agent_tools.get(ctx.agent) if ctx.agent is not None else None
+    plan_mode = rs is not None and rs.plan_mode
+    return CallKey(surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed)
 
 
 def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
@@ -286,6 +303,16 @@ def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
     (``available``), which ``check`` asks after this admits the tool."""
     if tool.name in key.exclude:
         return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
+    # Plan mode is the caller's state, not the surface's: whatever surface a host renders or
+    # dispatches for with it, a tool whose author denies plan mode is refused (anything but "allow").
+    if key.plan_mode and tool.gates.plan_mode != "allow":
+        return Decision(
+            False,
+            "call",
+            f"tool {tool.name!r} is not offered in plan mode: a plan step may not use it "
+            "(its author's plan_mode gate)",
+            "plan_mode",
+        )
     if key.allowed_tools is not None and tool.name not in key.allowed_tools:
         return Decision(
             False,
@@ -305,6 +332,14 @@ def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
             False,
             "call",
             f"agent {key.agent!r} may not use {tool.name!r} (per-agent allowlist)",
+            "agent_tools",
+        )
+    if key.agent_list is not None and tool.name not in key.agent_list:
+        return Decision(
+            False,
+            "call",
+            f"agent {key.agent!r} may not use {tool.name!r}: it is not in the agent's tool list "
+            f"([agents.{key.agent}] tools in the profile, else the agent's own declaration)",
             "agent_tools",
         )
     return ALLOW

@@ -19,7 +19,7 @@ id). It declares ``REYN_API = 1`` and implements any of these hooks with ``@reyn
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pluggy
@@ -64,6 +64,17 @@ class ReynHookSpecs:
         or two capital letters, three digits), ``severity`` (``error``, ``warning`` or ``info``),
         ``message``, and optionally ``hint``, ``tool`` and ``path``. Called once per load, after the
         plugin's tools are registered; findings never stop the plugin from loading.
+        """
+
+    @hookspec
+    def reyn_agent_tools(self, settings: Any) -> Mapping[str, Sequence[str]] | None:
+        """Declare the tool lists of the agents this plugin defines: ``{agent name: [tool names]}``.
+
+        Each list becomes that agent's allowlist on every surface (``gates.check``, layer ``call``,
+        rule ``agent_tools``: render and dispatch alike) for a caller whose ``ToolContext.agent`` is
+        the name; an agent not listed is not narrowed. The profile's ``[agents.<name>] tools``
+        replaces a plugin's list; lists of one agent from several plugins all apply. Called once per
+        load; a name no loaded tool has is reported (``RC010``).
         """
 
     @hookspec

@@ -39,6 +39,7 @@ TOOL_KEYS = (
     "handler",
 )
 _GATE_KEYS = ("router", "phase")
+_OPTIONAL_GATE_KEYS = ("plan_mode",)
 
 Available = Callable[["ToolContext"], bool]
 Enricher = Callable[[dict[str, Any], "ToolContext"], dict[str, Any]]
@@ -97,7 +98,7 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
                 "name": d.name,
                 "description": d.description,
                 "parameters": json.loads(json.dumps(d.parameters)),
-                "gates": {"router": d.gates.router, "phase": d.gates.phase},
+                "gates": _gates_entry(d.gates),
                 "cluster": d.cluster,
                 "purity": d.purity,
                 "dispatch_kind": d.dispatch_kind,
@@ -108,11 +109,22 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
     return {"reyn_manifest": MANIFEST_VERSION, "tools": tools}
 
 
-def _check_keys(what: str, entry: object, keys: Sequence[str]) -> Mapping[str, Any]:
+def _gates_entry(gates: ToolGates) -> dict[str, str]:
+    # ``plan_mode`` only when it is not the default, so a manifest written before it existed is
+    # still exactly what this function writes.
+    entry: dict[str, str] = {"router": gates.router, "phase": gates.phase}
+    if gates.plan_mode != "allow":
+        entry["plan_mode"] = gates.plan_mode
+    return entry
+
+
+def _check_keys(
+    what: str, entry: object, keys: Sequence[str], optional: Sequence[str] = ()
+) -> Mapping[str, Any]:
     if not isinstance(entry, Mapping):
         raise ValueError(f"{what} must be an object, got {type(entry).__name__}")
     missing = [k for k in keys if k not in entry]
-    extra = sorted(str(k) for k in entry if k not in keys)
+    extra = sorted(str(k) for k in entry if k not in keys and k not in optional)
     if missing or extra:
         problems = ([f"missing {', '.join(missing)}"] if missing else []) + (
             [f"unknown {', '.join(extra)}"] if extra else []
@@ -151,7 +163,7 @@ def lazy_definitions(
         name = raw.get("name") if isinstance(raw, Mapping) else None
         what = f"manifest tool {name!r}" if isinstance(name, str) else f"manifest tool #{i}"
         entry = _check_keys(what, raw, TOOL_KEYS)
-        gates = _check_keys(f"{what} gates", entry["gates"], _GATE_KEYS)
+        gates = _check_keys(f"{what} gates", entry["gates"], _GATE_KEYS, _OPTIONAL_GATE_KEYS)
         if not isinstance(name, str):
             raise ValueError(f"{what}: name must be a string")
         if name in seen:
@@ -167,7 +179,9 @@ def lazy_definitions(
                 description=entry["description"],
                 parameters=entry["parameters"],
                 handler=entry["handler"],
-                gates=ToolGates(router=gates["router"], phase=gates["phase"]),
+                gates=ToolGates(
+                    router=gates["router"], phase=gates["phase"], plan_mode=gates.get("plan_mode", "allow")
+                ),
                 cluster=entry["cluster"],
                 purity=entry["purity"],
                 dispatch_kind=entry["dispatch_kind"],

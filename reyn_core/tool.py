@@ -77,10 +77,16 @@ def collision_key(name: str) -> str:
 @final
 @dataclass(frozen=True, slots=True)
 class ToolGates:
-    """Gate layer 1: the tool author's decision per surface."""
+    """Gate layer 1: the tool author's decision per surface, and whether the tool is offered while a
+    plan step runs.
+
+    ``plan_mode="deny"`` hides the tool, and refuses its calls, whenever the caller is in plan mode
+    (``RouterCallerState(plan_mode=True)``): a tool that lays out plans denies it, so a plan's step
+    cannot plan again. ``gates.check`` applies it in the call layer (rule ``plan_mode``)."""
 
     router: GateValue = "allow"
     phase: GateValue = "allow"
+    plan_mode: GateValue = "allow"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)

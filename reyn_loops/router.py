@@ -124,11 +124,12 @@ class RouterLoop(ModelLoop):
     ``ctx`` is the caller's context (agent, workspace, bridges); the loop sets its surface to
     ``router`` and its ``router_state``. ``client`` defaults to ``LiteLLMClient()`` (litellm, extra
     ``[llm]``); tests and the demo pass a ``ReplayClient`` or a client aimed at a local server.
-    ``exclude`` hides tools for this loop; ``plan_mode`` additionally hides ``plan``; ``allowed_tools``
-    narrows the loop to a plan step's tool list. ``stream`` streams text to ``on_event`` as
-    ``text_delta`` events. ``deferral`` (a ``DeferralPolicy``, e.g.
-    ``reyn_core.host.load(profile).deferral``) defers tools and offers the search tool;
-    calls are then dispatched against ``dispatch_registry`` (the registry plus the search tool).
+    ``exclude`` hides tools for this loop; ``plan_mode`` marks a plan step (the gates then hide the
+    tools whose authors deny plan mode); ``allowed_tools`` narrows the loop to a plan step's tool
+    list. ``stream`` streams text to ``on_event`` as ``text_delta`` events. ``deferral`` (a
+    ``DeferralPolicy``, e.g. ``reyn_core.host.load(profile).deferral``) defers tools and
+    offers the search tool; calls are then dispatched against ``dispatch_registry`` (the registry
+    plus the search tool).
     """
 
     def __init__(
@@ -153,7 +154,7 @@ class RouterLoop(ModelLoop):
         self.max_turns = at_least_one("max_turns", max_turns)
         self.stream = stream
         self.plan_mode = plan_mode
-        self.exclude = frozenset(exclude) | ({"plan"} if plan_mode else frozenset())
+        self.exclude = frozenset(exclude)
         self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
         self.tool_choice = tool_choice
         self.strict = strict
@@ -178,7 +179,7 @@ class RouterLoop(ModelLoop):
         )
 
     def plan_step(self, tools: Iterable[str]) -> RouterLoop:
-        """A plan-mode loop narrowed to one step's tool list (``plan`` stays excluded)."""
+        """A plan-mode loop narrowed to one step's tool list (the tools denying plan mode stay hidden)."""
         loop = RouterLoop(
             self.registry,
             model=self.model,

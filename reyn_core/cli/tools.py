@@ -323,8 +323,8 @@ def run_call(args: argparse.Namespace) -> int:
             return _usage_error(str(exc))
     else:
         arguments = args.args if args.args is not None else "{}"
-    # The host's registry rides in the context, as tools that read the session need it (the catalog's
-    # plan checks the tools its steps name; the source pack lists the enabled plugins).
+    # The host's registry rides in the context, as tools that read the session need it (to check the
+    # tool names a model gives, to list the enabled plugins).
     ctx = replace(_context(args.surface), extras={"registry": result.registry})
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
 

@@ -212,6 +212,11 @@ CODES: dict[str, CodeInfo] = {
         "delete the function the message names; it is ignored now and refused as an unknown hook "
         "(RI004) from reyn-core 0.2",
     ),
+    "RI012": CodeInfo(
+        "warning",
+        "plugin agent tool lists hook misbehaved",
+        "return {agent name: [tool names]} from reyn_agent_tools(), and do not raise",
+    ),
     # ---- settings and profile
     "RC001": CodeInfo("error", "plugin settings invalid", "fix [plugins.<id>.settings] as the message says"),
     "RC002": CodeInfo(
@@ -250,6 +255,12 @@ CODES: dict[str, CodeInfo] = {
         "error",
         "an approval rule names no loaded tool, plugin or cluster",
         "fix the name in [[approvals.rules]] (see `reyn tools list`): a typo holds no call for approval",
+    ),
+    "RC010": CodeInfo(
+        "warning",
+        "an agent's tool list names no loaded tool",
+        "fix the name in the agent's tool list ([agents.<name>] tools, or the agent's own file), or enable "
+        "the plugin that has it (see `reyn tools list`)",
     ),
     # ---- provenance
     "RP001": CodeInfo(

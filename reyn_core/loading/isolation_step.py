@@ -32,6 +32,20 @@ _HOST_ONLY_HOOKS = {
     "reyn_after_tool_call": "its policy hooks judge every call of every plugin, in the host",
 }
 
+# The hooks the stand-in plugin manager answers from the worker's reply (CLI commands: not offered,
+# RJ010; the retired ``reyn_load_inputs``: ignored as in process). A plugin implementing any other
+# hook is refused isolation: its answer would be needed in the host, and the worker does not send it.
+_FORWARDED_HOOKS = frozenset(
+    {
+        "reyn_register_tools",
+        "reyn_settings_model",
+        "reyn_diagnostics",
+        "reyn_cli_commands",
+        "reyn_load_inputs",
+    }
+)
+_NOT_FORWARDED = "the host needs this hook's answer, and a worker does not forward it"
+
 
 def read_permissions(session: LoadSession, p: PluginState) -> None:
     """``p.permissions`` from the plugin's declaration (``RJ001`` refuses a malformed one)."""
@@ -146,7 +160,9 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
         p.fail("failed", exc.code, exc.message)
         return
     host_only = [
-        f"{hook}: {why}" for hook, why in _HOST_ONLY_HOOKS.items() if hook in loaded.get("hooks", ())
+        f"{hook}: {_HOST_ONLY_HOOKS.get(hook, _NOT_FORWARDED)}"
+        for hook in loaded.get("hooks", ())
+        if hook not in _FORWARDED_HOOKS
     ]
     if host_only:
         client.close()

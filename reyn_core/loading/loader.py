@@ -10,6 +10,7 @@ Plugins that are installed but not enabled are reported as ``discovered`` and ne
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import describe_exception
@@ -33,6 +34,7 @@ from reyn_core.loading.step3_provenance.provenance_check import check_provenance
 from reyn_core.loading.step3_provenance.provenance_check import (
     inspect_discovered as inspect_discovered_plugins,
 )
+from reyn_core.loading.step5_hooks.agent_tools import agent_tool_checks, agent_tool_lists, collect_agent_tools
 from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_commands
 from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
@@ -107,6 +109,7 @@ def _load(
         collect_tools,
         collect_diagnostics,
         collect_commands,
+        collect_agent_tools,
     )
     for p in plugins:
         for step in steps:
@@ -123,12 +126,17 @@ def _load(
     commands = resolve_commands(plugins)
     with load_tracing.phase("reyn.load.registration") as span:
         approvals = approval_gate(profile, policy.audit_log)
+        # the agents' tool lists come from the plugins' hooks (and the profile), known only now
+        policy = replace(
+            policy, operator=replace(policy.operator, agent_tools=agent_tool_lists(profile, plugins))
+        )
         registry, host_diags = register_all(
             policy, plugins, host_tools, cache, discovered_ids=found, approvals=approvals
         )
         span.diagnostics(host_diags)
     cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
+    session.global_diags.extend(agent_tool_checks(profile, plugins, registry))
     session.global_diags.extend(policy.diagnostics())
     records = inspect_discovered_plugins(session, found, set(enabled)) if inspect_discovered else {}
     load_span.diagnostics(session.global_diags)
@@ -222,7 +230,7 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
     A typo in ``[surfaces.router] exclude`` silently excludes nothing, which widens what the model
     sees, so it is an error; a typo in ``default_allowed_ops`` narrows the phase, so it warns.
     """
-    from reyn_core.gates import DEFAULT_ALLOWED_OPS, op_matches
+    from reyn_core.gates import op_matches
 
     diags: list[Diagnostic] = []
     tools = registry.tools()
@@ -237,8 +245,10 @@ def _profile_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagn
                     tool=name,
                 )
             )
-    ops = list(profile.surfaces.phase.default_allowed_ops)
-    if tuple(ops) != DEFAULT_ALLOWED_OPS:  # the built-in default may name packs that are not enabled
+    phase = profile.surfaces.phase
+    ops = list(phase.default_allowed_ops)
+    # Only a list the profile sets: the default may name packs this profile does not enable.
+    if "default_allowed_ops" in phase.model_fields_set:
         for entry in ops:
             if not any(op_matches(entry, t) for t in tools):
                 diags.append(

@@ -41,6 +41,7 @@ class PluginState:
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
+    agent_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)  # from reyn_agent_tools
     permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
     isolation: IsolationInfo | None = None  # set when the plugin runs in a sandboxed worker
 

@@ -25,11 +25,13 @@ def field_problem(d: ToolDefinition) -> str:
         type(d.gates) is ToolGates
         and type(d.gates.router) is str
         and type(d.gates.phase) is str
-        and {d.gates.router, d.gates.phase} <= {"allow", "deny"}
+        and type(d.gates.plan_mode) is str
+        and {d.gates.router, d.gates.phase, d.gates.plan_mode} <= {"allow", "deny"}
     )
     if not gates_ok:
         return (
-            f"gates must be ToolGates(router=..., phase=...) with values 'allow' or 'deny', got {d.gates!r}"
+            "gates must be ToolGates(router=..., phase=..., plan_mode=...) with values 'allow' or 'deny', "
+            f"got {d.gates!r}"
         )
     if type(d.purity) is not str or d.purity not in PURITIES:
         return f"purity {d.purity!r} is not one of {list(PURITIES)}"

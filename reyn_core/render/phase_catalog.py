@@ -193,10 +193,10 @@ def render_phase(
 ) -> PhaseCatalog:
     """The phase surface: every tool the gates admit for this phase's ``allowed_ops``.
 
-    ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the profile default
-    (``gates.DEFAULT_ALLOWED_OPS`` unless configured). ``exclude`` hides tools for this call. Pass the
-    same values to the dispatcher (or use ``phase_context``), so what the model sees and what it
-    may run agree.
+    ``allowed_ops`` None means ``ctx.phase_state.allowed_ops``, else the registry's operator default
+    (``[surfaces.phase] default_allowed_ops`` of a loaded profile; none for a host-built registry).
+    ``exclude`` hides tools for this call. Pass the same values to the dispatcher (or use
+    ``phase_context``), so what the model sees and what it may run agree.
     """
     ctx = ctx if ctx.surface == "phase" else ctx.with_surface("phase")
     ops_list: tuple[str, ...]

@@ -20,15 +20,6 @@ from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 from reyn_core.loading.step4_import.verified_import import trees_of, verified_finder
 from reyn_core.tool import ToolDefinition, as_definition
 
-_HOOKS = (
-    "reyn_register_tools",
-    "reyn_settings_model",
-    "reyn_before_tool_call",
-    "reyn_after_tool_call",
-    "reyn_cli_commands",
-    "reyn_diagnostics",
-)
-
 
 class LoadFailure(Exception):
     """The plugin could not be loaded in the worker: ``code`` is the in-process diagnostic's."""
@@ -84,7 +75,10 @@ def load_plugin(record: ProvenanceRecord, given_settings: dict[str, Any] | None)
         pm.check_pending()
     except (Exception, SystemExit) as exc:
         raise LoadFailure("RI004", f"invalid hook implementation: {describe_exception(exc)}") from None
-    loaded = LoadedPlugin(hooks=[name for name in _HOOKS if getattr(pm.hook, name).get_hookimpls()])
+    # every hook the plugin implements, not a list of known ones: the host refuses isolation for a
+    # hook its stand-in does not forward (``isolation_step``)
+    implemented = [name for name, caller in vars(pm.hook).items() if caller.get_hookimpls()]
+    loaded = LoadedPlugin(hooks=sorted(implemented))
     loaded.settings = _settings(pm, record.plugin_id, given_settings)
     collected: list[Any] = []
 

@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", help="system prompt")
     p.add_argument("--max-turns", type=int, default=8, help="model calls per user message (default 8)")
     p.add_argument("--no-stream", action="store_true", help="do not stream the answer")
-    p.add_argument("--plan-mode", action="store_true", help="plan mode: the `plan` tool is hidden")
+    p.add_argument("--plan-mode", action="store_true", help="plan mode: tools denying plan mode are hidden")
     p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # refused: no JSON output
     return p
@@ -96,7 +96,7 @@ def main(argv: list[str], loaded: Any) -> int:
         surface="router",
         agent="chat",
         workspace=Path(args.workspace).resolve(),
-        extras={"registry": registry},  # for tools that read the session (plan, the source pack)
+        extras={"registry": registry},  # for tools that read the session's registry
     )
     loop = RouterLoop(
         registry,

@@ -83,3 +83,64 @@ def test_an_unknown_surface_is_an_error_not_a_pass() -> None:
     )
     with pytest.raises(ValueError, match="unknown surface 'Router'"):
         gates.check(t, "Router", ToolContext())
+
+
+# --------------------------------------------------------------------------- typed services
+
+
+class TicketDesk:
+    """A service a pack defines: the core knows nothing of it."""
+
+    def __init__(self, queue: str) -> None:
+        self.queue = queue
+
+
+def test_a_service_is_looked_up_by_the_type_its_pack_defines() -> None:
+    desk = TicketDesk("ops")
+    bridge = HostBridge(services={TicketDesk: desk})
+    assert bridge.service(TicketDesk) is desk
+    assert bridge.require_service(TicketDesk, tool="open_ticket") is desk
+
+
+def test_a_missing_service_is_runtime_missing_naming_its_type_and_how_to_supply_it() -> None:
+    assert HostBridge().service(TicketDesk) is None
+    with pytest.raises(ToolRuntimeMissing) as info:
+        HostBridge().require_service(TicketDesk, tool="open_ticket")
+    assert info.value.kind == "runtime_missing" and info.value.tool == "open_ticket"
+    assert "host service TicketDesk" in info.value.message
+    assert "HostBridge(services={TicketDesk: TicketDesk(...)})" in info.value.message
+
+
+def test_a_service_under_the_wrong_type_is_refused_where_the_bridge_is_built() -> None:
+    with pytest.raises(TypeError, match="the service under TicketDesk is a str, not a TicketDesk"):
+        HostBridge(services={TicketDesk: "ops"})
+    with pytest.raises(TypeError, match="a key must be a type"):
+        HostBridge(services={"TicketDesk": TicketDesk("ops")})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="mapping of type to instance"):
+        HostBridge(services=[TicketDesk("ops")])  # type: ignore[arg-type]
+
+
+def test_a_protocol_key_must_be_runtime_checkable() -> None:
+    from typing import Protocol, runtime_checkable
+
+    class Unchecked(Protocol):
+        queue: str
+
+    @runtime_checkable
+    class Checked(Protocol):
+        queue: str
+
+    with pytest.raises(TypeError, match="runtime_checkable"):
+        HostBridge(services={Unchecked: TicketDesk("ops")})
+    desk = TicketDesk("ops")
+    assert HostBridge(services={Checked: desk}).service(Checked) is desk
+
+
+def test_the_services_are_a_copy_the_host_cannot_swap_later() -> None:
+    services: dict[type, object] = {TicketDesk: TicketDesk("ops")}
+    bridge = HostBridge(services=services)
+    services[TicketDesk] = TicketDesk("swapped")
+    services.clear()
+    assert bridge.require_service(TicketDesk).queue == "ops"
+    with pytest.raises(TypeError):
+        bridge.services[TicketDesk] = TicketDesk("x")  # type: ignore[index]

@@ -47,7 +47,7 @@ def test_every_field_of_the_definition_is_classified() -> None:
 
 def test_served_fields_are_the_definition_minus_the_host_side_fields() -> None:
     assert set(served_fields(read_note)) == set(SERVED_CHANGES)
-    assert served_fields(read_note)["gates"] == {"router": "allow", "phase": "allow"}
+    assert served_fields(read_note)["gates"] == {"router": "allow", "phase": "allow", "plan_mode": "allow"}
 
 
 @pytest.mark.parametrize("field", sorted(SERVED_CHANGES))

@@ -192,6 +192,14 @@ def test_a_plugin_that_needs_host_bridges_or_host_hooks_is_refused_isolation_wit
     )
     # the same plugin loads in process (the positive control)
     assert _info(_load(_profile("policy", isolation="in-process")), "policy").status == "loaded"
+    # any hook whose answer the host needs and a worker does not send — an agent's tool list here,
+    # which would otherwise leave that agent unnarrowed — refuses isolation too
+    agents = GRANTED + "\n@hookimpl\ndef reyn_agent_tools(settings):\n    return {'scout': ['echo']}\n"
+    install_package_plugin(site, "agents", {"__init__.py": agents, "reyn_permissions.toml": declaration()})
+    info = _info(_load(_profile("agents")), "agents")
+    assert info.status == "refused"
+    assert "reyn_agent_tools: the host needs this hook's answer" in info.diagnostics[-1].message
+    assert _info(_load(_profile("agents", isolation="in-process")), "agents").status == "loaded"
 
 
 def test_an_isolated_plugin_loads_without_its_cli_commands(site: Path) -> None:

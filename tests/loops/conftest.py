@@ -96,7 +96,12 @@ def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
         calls.log.append(("delegate", {"agent": agent, "task": task}))
         return {"ticket": f"T-{agent}", "state": "accepted"}
 
-    @tool(cluster="agents", purity="external", dispatch_kind="deferred", gates=ToolGates(phase="deny"))
+    @tool(
+        cluster="agents",
+        purity="external",
+        dispatch_kind="deferred",
+        gates=ToolGates(phase="deny", plan_mode="deny"),
+    )
     def plan(steps: list[str]) -> dict[str, Any]:
         """Make a multi-step plan (hidden in plan mode)."""
         calls.log.append(("plan", {"steps": steps}))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from reyn_core import ReynError
-from reyn_core.host import RegistryBuilder
+from reyn_core.host import OperatorPolicy, RegistryBuilder
 from reyn_loops import LLMCallError, LLMRequest, PhaseRunner, ReplayClient, RouterLoop
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 
@@ -101,6 +101,12 @@ async def test_a_phase_with_no_allowed_ops_says_so_and_refuses_every_op(tools, c
 
 
 async def test_phase_default_allowed_ops_come_from_the_registry_policy(tools, ctx):
+    # a registry the host built without a policy: a phase that names no ops is offered none
     runner = PhaseRunner(tools.registry, model=MODEL, ctx=ctx, structured=False)
-    assert runner.allowed_ops == ("file", "ask_user")
-    assert [o.kind for o in runner.surface.ops] == ["ask_user"]
+    assert runner.allowed_ops == () and runner.surface.ops == ()
+    builder = RegistryBuilder(operator=OperatorPolicy(default_allowed_ops=("math", "ask_user")))
+    for t in tools.registry.tools():
+        builder.register(t)
+    runner = PhaseRunner(builder.freeze(), model=MODEL, ctx=ctx, structured=False)
+    assert runner.allowed_ops == ("math", "ask_user")
+    assert [o.kind for o in runner.surface.ops] == ["add", "ask_user"]

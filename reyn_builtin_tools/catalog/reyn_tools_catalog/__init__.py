@@ -1,5 +1,6 @@
 """Reyn catalog pack: skills and agents from folders of Markdown files (or the host's own catalogue),
-skill invocation, delegation, plans and questions to the user through host bridges.
+skill invocation, delegation, plans and questions to the user through host bridges (the host
+supplies a ``CatalogBridge`` service in its ``HostBridge``).
 
 ``catalog_diagnostics(settings)`` lists every problem in the configured folders (for ``reyn doctor``);
 ``default_bridge()`` is a simple in-process ``HostBridge`` for the CLI and the demo.
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from .frontmatter import FrontMatter, FrontMatterError, parse_front_matter
     from .plans import Plan, PlanStep, plan_problems
     from .records import CODES, Agent, Catalog, CatalogDiagnostic, Skill
+    from .service import CatalogBridge, catalog_service
     from .settings import CatalogSettings
 
 # Names are imported on first use: loading the plugin (entry point ``reyn_tools_catalog.plugin``)
@@ -26,6 +28,7 @@ _MODULES = {
     ".records": ("CODES", "Agent", "Catalog", "CatalogDiagnostic", "Skill"),
     ".frontmatter": ("FrontMatter", "FrontMatterError", "parse_front_matter"),
     ".plans": ("Plan", "PlanStep", "plan_problems"),
+    ".service": ("CatalogBridge", "catalog_service"),
     ".settings": ("CatalogSettings",),
 }
 _MODULE_OF = {name: module for module, names in _MODULES.items() for name in names}
@@ -42,6 +45,7 @@ __all__ = [
     "CODES",
     "Agent",
     "Catalog",
+    "CatalogBridge",
     "CatalogDiagnostic",
     "CatalogSettings",
     "DefaultHost",
@@ -52,6 +56,7 @@ __all__ = [
     "Skill",
     "catalog_diagnostics",
     "catalog_for",
+    "catalog_service",
     "coerce_host_catalog",
     "default_bridge",
     "load_catalog",

@@ -23,6 +23,7 @@ from reyn_core import HostBridge, ToolContext, ToolRuntimeMissing
 
 from .plans import Plan, execution_order
 from .records import Agent, Catalog, Skill
+from .service import CatalogBridge
 
 
 @dataclass
@@ -97,14 +98,14 @@ class DefaultHost:
         }
 
     def bridge(self) -> HostBridge:
-        """A ``HostBridge`` backed by this host."""
-        return HostBridge(
+        """A ``HostBridge`` backed by this host: ``ask_user``, and the catalog's ``CatalogBridge``."""
+        service = CatalogBridge(
             run_skill=self.run_skill,
             send_to_agent=self.send_to_agent,
-            ask_user=self.ask_user,
             dispatch_plan=self.dispatch_plan,
             catalog=self.catalog,
         )
+        return HostBridge(ask_user=self.ask_user, services={CatalogBridge: service})
 
 
 def default_bridge(

@@ -20,6 +20,7 @@ from reyn_core import ToolContext, settings_as
 
 from .checks import Invalid, check_description, check_file, check_input_schema, check_name
 from .records import CODES, DEFAULT_CATEGORY, MAX_DEPTH, Agent, Catalog, CatalogDiagnostic, Skill
+from .service import catalog_service
 from .settings import CatalogSettings
 
 log = logging.getLogger("reyn_tools_catalog")
@@ -187,7 +188,7 @@ def _coerce(item: Any, cls: type[Any], index: int, kind: str) -> tuple[Any | Non
 
 
 def coerce_host_catalog(source: Any) -> Catalog:
-    """The host's own catalogue (``HostBridge.catalog``) as a ``Catalog``.
+    """The host's own catalogue (``CatalogBridge.catalog``) as a ``Catalog``.
 
     ``source`` may be a ``Catalog``, or any object or mapping with ``skills`` and ``agents`` — each a
     mapping or iterable of ``Skill`` / ``Agent`` records or of dicts with the same fields, or a
@@ -214,9 +215,10 @@ def coerce_host_catalog(source: Any) -> Catalog:
 
 
 def catalog_for(ctx: ToolContext) -> Catalog:
-    """The catalogue of this call: the host's (``ctx.bridge.catalog``) when supplied, else the folders."""
-    if ctx.bridge.catalog is not None:
-        return coerce_host_catalog(ctx.bridge.catalog)
+    """The catalogue of this call: the host's (``CatalogBridge.catalog``) when supplied, else the folders."""
+    host = catalog_service(ctx).catalog
+    if host is not None:
+        return coerce_host_catalog(host)
     return load_catalog(settings_as(ctx, CatalogSettings), ctx.workspace)
 
 

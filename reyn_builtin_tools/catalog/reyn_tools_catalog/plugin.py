@@ -7,7 +7,7 @@ from typing import Any
 
 from reyn_core import hookimpl, settings_as
 
-from .catalog import catalog_diagnostics
+from .catalog import catalog_diagnostics, load_catalog
 from .definitions import CATALOG_TOOLS
 from .settings import CatalogSettings
 
@@ -37,9 +37,23 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, Any]]:
     return [diag.as_dict() for diag in catalog_diagnostics(s)]
 
 
+@hookimpl
+def reyn_agent_tools(settings: Any) -> dict[str, list[str]]:
+    """Each agent file's ``tools:`` list (front matter), as that agent's allowlist on every surface:
+    the core's gates apply it to a caller whose ``ToolContext.agent`` is the agent's name. An agent
+    file without ``tools:`` narrows nothing. The folders are read as the load sees them (relative
+    ones against the working directory, as for ``reyn_diagnostics``)."""
+    s = settings_as(settings, CatalogSettings)
+    if not s.agent_dirs:
+        return {}
+    agents = load_catalog(s).agents.values()
+    return {agent.name: list(agent.tools) for agent in agents if agent.tools is not None}
+
+
 __all__ = [
     "REYN_API",
     "catalog_diagnostics",
+    "reyn_agent_tools",
     "reyn_diagnostics",
     "reyn_register_tools",
     "reyn_settings_model",

@@ -9,14 +9,15 @@ list_agents        yes     yes    catalog
 describe_agent     yes     yes    catalog
 invoke_skill       yes     yes    catalog     bridge ``run_skill``; names enum; input validated
 delegate_to_agent  yes     no     catalog     deferred; bridge ``send_to_agent``; names enum
-plan               yes     no     catalog     deferred; bridge ``dispatch_plan``; plan checked
+plan               yes     no     catalog     deferred; bridge ``dispatch_plan``; plan checked;
+                                              hidden in plan mode (gate ``plan_mode``)
 ask_user           no      yes    ask_user    bridge ``ask_user``
 lint_skill         no      yes    catalog     checks a skill folder of the workspace
 =================  ======  =====  ==========  ================================================
 
-Bridges are called with keyword arguments and may be sync or async:
-``run_skill(skill=Skill, input=dict, ctx=ToolContext)``, ``send_to_agent(agent=Agent, message=str,
-ctx=...)``, ``dispatch_plan(plan=Plan, ctx=...)``, ``ask_user(question=str, options=list[str], ctx=...)``.
+The host supplies ``run_skill``, ``send_to_agent`` and ``dispatch_plan`` in a ``CatalogBridge``
+service (``service.py``) and ``ask_user`` as the core's ``HostBridge.ask_user``. Bridges are called
+with keyword arguments and may be sync or async: ``ask_user(question=str, options=list[str], ctx=...)``.
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ from reyn_core.host import ToolRegistry
 from .catalog import catalog_for
 from .definitions import AGENT_NAMES, SKILL_NAMES
 from .plans import Plan, plan_problems
+from .service import require_bridge
 from .settings import CatalogSettings
 
 BOTH = ToolGates(router="allow", phase="allow")
 ROUTER_ONLY = ToolGates(router="allow", phase="deny")
 PHASE_ONLY = ToolGates(router="deny", phase="allow")
+# A plan step cannot plan again: plan mode hides the tool on every surface (gates.check, rule plan_mode).
+PLANNER = ToolGates(router="allow", phase="deny", plan_mode="deny")
 R = TypeVar("R")
 
 
@@ -130,7 +134,7 @@ class InvokeSkillArgs(_Args):
 @tool(cluster="catalog", purity="side_effect", gates=BOTH, schema_enricher=SKILL_NAMES)
 async def _invoke_skill(args: InvokeSkillArgs, ctx: ToolContext) -> Any:
     """Run a skill with an input that matches its input schema (see describe_skill)."""
-    run_skill = ctx.bridge.require("run_skill", tool="invoke_skill")
+    run_skill = require_bridge(ctx, "run_skill", tool="invoke_skill")
     skill = _find(catalog_for(ctx).skills, "skill", args.skill, "invoke_skill", "/skill")
     if skill.input_schema is not None:
         problems = _schema_problems(skill.input_schema, args.input)
@@ -207,7 +211,7 @@ class DelegateArgs(_Args):
 )
 async def delegate_to_agent(args: DelegateArgs, ctx: ToolContext) -> Any:
     """Hand a task to another agent. Its answer arrives later, not as this call's result."""
-    send = ctx.bridge.require("send_to_agent", tool="delegate_to_agent")
+    send = require_bridge(ctx, "send_to_agent", tool="delegate_to_agent")
     agent = _find(catalog_for(ctx).agents, "agent", args.agent, "delegate_to_agent", "/agent")
     return await _call(send, agent=agent, message=args.task, ctx=ctx)
 
@@ -232,13 +236,13 @@ def plan_tool_names(ctx: ToolContext) -> Collection[str]:
     )
 
 
-@tool(cluster="catalog", purity="side_effect", gates=ROUTER_ONLY, dispatch_kind="deferred")
+@tool(cluster="catalog", purity="side_effect", gates=PLANNER, dispatch_kind="deferred")
 async def _plan(args: Plan, ctx: ToolContext) -> Any:
     """Lay out a plan of 2-7 steps toward a goal; the host runs the steps in dependency order.
 
     Give each step an id, a description, the tools it may use and the ids it depends on.
     """
-    dispatch = ctx.bridge.require("dispatch_plan", tool="plan")
+    dispatch = require_bridge(ctx, "dispatch_plan", tool="plan")
     problems = plan_problems(args, plan_tool_names(ctx))
     if problems:
         listed = "; ".join(p.render() for p in problems[:8])

@@ -169,13 +169,24 @@ def _accepted(kind: str) -> Any:
     return accept
 
 
+def _catalog_services() -> dict[type[Any], Any]:
+    """The catalog pack's ``CatalogBridge`` when this load loaded that pack: delegations and plans
+    are accepted as records, then answered by the client's user like every deferred call.
+
+    Looked up, never imported on its own: only when the loader has imported (and verified) the
+    catalog's plugin module does serve import its service module, through the same verified import.
+    """
+    if "reyn_tools_catalog.plugin" not in sys.modules:
+        return {}
+    import importlib
+
+    kind = importlib.import_module("reyn_tools_catalog.service").CatalogBridge
+    return {kind: kind(send_to_agent=_accepted("send_to_agent"), dispatch_plan=_accepted("dispatch_plan"))}
+
+
 def elicitation_bridge() -> HostBridge:
     """The bridges of this host: questions and deferred work go to the MCP client's user."""
-    return HostBridge(
-        ask_user=_ask_user,
-        send_to_agent=_accepted("send_to_agent"),
-        dispatch_plan=_accepted("dispatch_plan"),
-    )
+    return HostBridge(ask_user=_ask_user, services=_catalog_services())
 
 
 # --------------------------------------------------------------------------- the server

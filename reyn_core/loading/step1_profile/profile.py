@@ -28,6 +28,7 @@ from reyn_core.loading.step1_profile.profile_location import (
     read_profile_text,
 )
 from reyn_core.loading.step1_profile.profile_sections import (
+    AgentConfig,
     ApprovalsConfig,
     AuditConfig,
     FeaturesConfig,
@@ -52,6 +53,7 @@ class Profile(ProfileSection):
     provenance: ProvenanceConfig = Field(default_factory=ProvenanceConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

@@ -8,9 +8,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from reyn_core.gates import DEFAULT_ALLOWED_OPS
-
 SurfaceName = Literal["router", "phase", "mcp", "cli"]
+
+PHASE_DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
+"""The profile's default for ``[surfaces.phase] default_allowed_ops``: the file pack's cluster and
+the question to the user. A profile value like any other (docs/profiles.md), not a rule of the
+gates, which name no tool; an entry that matches nothing loaded only warns when a profile sets it."""
 
 
 class ProfileSection(BaseModel):
@@ -124,7 +127,9 @@ class RouterSurfaceConfig(ProfileSection):
 class PhaseSurfaceConfig(ProfileSection):
     """``[surfaces.phase]``."""
 
-    default_allowed_ops: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_OPS))
+    default_allowed_ops: list[str] = Field(default_factory=lambda: list(PHASE_DEFAULT_ALLOWED_OPS))
+    """The ops of a phase that names none (names, clusters or globs); default
+    ``PHASE_DEFAULT_ALLOWED_OPS``."""
 
 
 class SurfacesConfig(ProfileSection):
@@ -132,6 +137,14 @@ class SurfacesConfig(ProfileSection):
 
     router: RouterSurfaceConfig = Field(default_factory=RouterSurfaceConfig)
     phase: PhaseSurfaceConfig = Field(default_factory=PhaseSurfaceConfig)
+
+
+class AgentConfig(ProfileSection):
+    """``[agents.<name>]``: the operator's word on one agent (a caller's ``ToolContext.agent``)."""
+
+    tools: list[str] | None = None
+    """The only tools this agent may see and call, on every surface (gate layer ``call``); replaces
+    a list a plugin declares for it (``reyn_agent_tools``). Unset: the plugin's list, if any."""
 
 
 class LockConfig(ProfileSection):

@@ -6,7 +6,7 @@ import asyncio
 import io
 
 import pytest
-from reyn_tools_catalog import DefaultHost, default_bridge
+from reyn_tools_catalog import CatalogBridge, DefaultHost, default_bridge
 
 from reyn_core import HostBridge
 
@@ -25,6 +25,14 @@ CASES = {
     "plan": ("dispatch_plan", "router", PLAN),
     "ask_user": ("ask_user", "phase", {"question": "Which colour?", "options": ["red", "blue"]}),
 }
+
+
+def bridge_with(name, fn):
+    """A host bridge supplying one bridge: ``ask_user`` in the core's ``HostBridge``, the others in
+    the catalog pack's ``CatalogBridge`` service."""
+    if name == "ask_user":
+        return HostBridge(ask_user=fn)
+    return HostBridge(services={CatalogBridge: CatalogBridge(**{name: fn})})
 
 
 @pytest.fixture
@@ -53,7 +61,8 @@ def test_without_its_bridge_a_tool_is_runtime_missing_naming_the_bridge(stocked,
     env = call(stocked, tool, HostBridge())
     assert env["error"]["kind"] == "runtime_missing"
     assert f"needs the host bridge {bridge_name!r}" in env["error"]["message"]
-    assert f"HostBridge({bridge_name}=...)" in env["error"]["message"]
+    supply = "HostBridge(ask_user=...)" if tool == "ask_user" else f"CatalogBridge({bridge_name}=...)"
+    assert supply in env["error"]["message"]
 
 
 @pytest.mark.parametrize("tool", sorted(CASES))
@@ -65,7 +74,7 @@ def test_with_its_bridge_a_tool_calls_it_with_keyword_arguments(stocked, tool):
         seen.update(kwargs)
         return {"handled": bridge_name}
 
-    env = call(stocked, tool, HostBridge(**{bridge_name: bridge_fn}))
+    env = call(stocked, tool, bridge_with(bridge_name, bridge_fn))
     assert env == {"status": "ok", "data": {"handled": bridge_name}}
     assert "ctx" in seen
     if tool == "invoke_skill":
@@ -87,7 +96,7 @@ def test_a_bridge_that_raises_becomes_an_execution_error_without_traceback(stock
     def boom(**kw):
         raise ConnectionError("agent runtime unreachable")
 
-    env = call(stocked, "delegate_to_agent", HostBridge(send_to_agent=boom))
+    env = call(stocked, "delegate_to_agent", bridge_with("send_to_agent", boom))
     assert env["error"]["kind"] == "execution_error"
     assert "ConnectionError: agent runtime unreachable" in env["error"]["message"]
     assert "Traceback" not in env["error"]["message"]

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from reyn_tools_catalog import CatalogBridge
 from reyn_tools_catalog.catalog import load_catalog
 
 from reyn_core import HostBridge
@@ -72,7 +73,8 @@ def test_invoke_skill_runs_patterns_on_re2_and_local_refs(ws, recorder) -> None:
         ),
     )
     calls: list[Any] = []
-    bridge = HostBridge(run_skill=lambda *, skill, input, ctx: calls.append(input) or "ran")
+    service = CatalogBridge(run_skill=lambda *, skill, input, ctx: calls.append(input) or "ran")
+    bridge = HostBridge(services={CatalogBridge: service})
     env = ws.call("invoke_skill", {"skill": "evil", "input": {"a": "a" * 40 + "!"}}, bridge=bridge)
     assert env["error"]["kind"] == "invalid_arguments"
     assert [e["path"] for e in env["error"]["errors"]] == ["/input/a"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from reyn_tools_catalog import CatalogBridge
 
 from reyn_core import HostBridge, RouterCallerState
 
@@ -14,9 +15,10 @@ def step(id, deps=(), tools=(), description="do"):
 @pytest.fixture
 def planner(ws):
     plans = []
-    bridge = HostBridge(
+    service = CatalogBridge(
         dispatch_plan=lambda *, plan, ctx: plans.append(plan) or {"accepted": len(plan.steps)}
     )
+    bridge = HostBridge(services={CatalogBridge: service})
 
     def run(steps, goal="goal", **kw):
         kw.setdefault("extras", {"registry": ws.registry})

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from reyn_tools_catalog import CatalogBridge
 
 from reyn_core import HostBridge
-from reyn_core.host import render_phase, render_router
+from reyn_core.host import Profile, render_phase, render_router
 
 BOTH = ["describe_agent", "describe_skill", "invoke_skill", "list_agents", "list_skills"]
 ROUTER_ONLY = ["delegate_to_agent", "plan"]
@@ -22,9 +23,17 @@ def test_phase_renders_everything_but_delegate_and_plan(ws):
     assert sorted(op.kind for op in ops) == sorted(BOTH + PHASE_ONLY)
 
 
-def test_the_phase_default_allowed_ops_admit_ask_user_only(ws):
-    ops = render_phase(ws.registry, ws.ctx("phase"), None).ops
+def test_the_profiles_default_allowed_ops_admit_ask_user_only(ws):
+    # the default is the profile's ([surfaces.phase] default_allowed_ops), not the gates'
+    defaults = Profile().surfaces.phase.default_allowed_ops
+    ops = render_phase(ws.registry, ws.ctx("phase"), defaults).ops
     assert [op.kind for op in ops] == ["ask_user"]
+
+
+def test_a_registry_without_a_profile_offers_a_phase_that_names_no_ops_nothing(ws):
+    assert render_phase(ws.registry, ws.ctx("phase"), None).ops == ()
+    env = ws.call("ask_user", {"question": "q"}, surface="phase", bridge=HostBridge(ask_user=lambda **k: "a"))
+    assert env["error"]["kind"] == "gate_refused" and "allowed_ops []" in env["error"]["message"]
 
 
 def test_clusters_and_dispatch_kinds(ws):
@@ -40,7 +49,10 @@ def test_clusters_and_dispatch_kinds(ws):
 @pytest.mark.parametrize("tool", ROUTER_ONLY)
 def test_router_only_tools_are_refused_on_the_phase_at_dispatch(ws, tool):
     calls = []
-    bridge = HostBridge(send_to_agent=lambda **k: calls.append(k), dispatch_plan=lambda **k: calls.append(k))
+    service = CatalogBridge(
+        send_to_agent=lambda **k: calls.append(k), dispatch_plan=lambda **k: calls.append(k)
+    )
+    bridge = HostBridge(services={CatalogBridge: service})
     env = ws.call(tool, {}, surface="phase", bridge=bridge, allowed_ops=["catalog", tool])
     assert env["error"]["kind"] == "gate_refused" and env["error"]["layer"] == "role"
     assert "not offered on the phase surface" in env["error"]["message"]
@@ -61,7 +73,7 @@ def test_shared_tools_run_on_both_surfaces(ws, skill_text, tool):
     args = {"name": "s" if "skill" in tool else "a"} if tool.startswith("describe") else {}
     if tool == "invoke_skill":
         args = {"skill": "s"}
-    bridge = HostBridge(run_skill=lambda **k: "ran")
+    bridge = HostBridge(services={CatalogBridge: CatalogBridge(run_skill=lambda **k: "ran")})
     assert ws.call(tool, args, bridge=bridge)["status"] == "ok"
     assert ws.call(tool, args, surface="phase", bridge=bridge, allowed_ops=["catalog"])["status"] == "ok"
 

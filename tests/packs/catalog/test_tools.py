@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from reyn_tools_catalog import Catalog, Skill
+from reyn_tools_catalog import Catalog, CatalogBridge, Skill
 
 from reyn_core import HostBridge
 from reyn_core.host import render_phase, render_router
@@ -144,7 +144,7 @@ def runner(calls):
         calls.append((skill.name, input, ctx.surface))
         return {"ran": skill.name, "input": input}
 
-    return HostBridge(run_skill=run_skill)
+    return HostBridge(services={CatalogBridge: CatalogBridge(run_skill=run_skill)})
 
 
 def test_invoke_skill_validates_input_against_the_skill_schema(filled):
@@ -187,12 +187,17 @@ def test_invoke_an_unknown_skill_is_refused_even_though_the_dispatcher_schema_ha
 # --------------------------------------------------------------------------- host catalogue
 
 
+def hosting(catalog):
+    """A host bridge carrying ``catalog`` as the host's own catalogue (the catalog pack's service)."""
+    return HostBridge(services={CatalogBridge: CatalogBridge(catalog=catalog)})
+
+
 def test_a_host_catalogue_replaces_the_folders(filled):
     host = {
         "skills": [{"name": "host-skill", "description": "From the host.", "category": "host"}],
         "agents": {"a": {"name": "host-agent", "description": "Host agent."}},
     }
-    bridge = HostBridge(catalog=host)
+    bridge = hosting(host)
     assert filled.call("list_skills", {}, bridge=bridge)["data"]["categories"] == [
         {"category": "host", "skills": [{"name": "host-skill", "description": "From the host."}]}
     ]
@@ -202,7 +207,7 @@ def test_a_host_catalogue_replaces_the_folders(filled):
 
 def test_a_host_catalogue_may_be_a_catalog_object_or_callables(filled):
     cat = Catalog(skills={"s": Skill("s", "A skill.")})
-    assert filled.call("list_skills", {}, bridge=HostBridge(catalog=cat))["data"]["count"] == 1
+    assert filled.call("list_skills", {}, bridge=hosting(cat))["data"]["count"] == 1
 
     class Host:
         def skills(self):
@@ -210,7 +215,7 @@ def test_a_host_catalogue_may_be_a_catalog_object_or_callables(filled):
 
         agents = None
 
-    assert filled.call("describe_skill", {"name": "t"}, bridge=HostBridge(catalog=Host()))["status"] == "ok"
+    assert filled.call("describe_skill", {"name": "t"}, bridge=hosting(Host()))["status"] == "ok"
 
 
 def test_invalid_host_records_are_skipped_not_fatal(filled):
@@ -227,7 +232,7 @@ def test_invalid_host_records_are_skipped_not_fatal(filled):
     cat = coerce_host_catalog(host)
     assert list(cat.skills) == ["ok"]
     assert [d.code for d in cat.diagnostics] == ["RK008", "RK008", "RK008"]
-    assert filled.call("list_skills", {}, bridge=HostBridge(catalog=host))["data"]["count"] == 1
+    assert filled.call("list_skills", {}, bridge=hosting(host))["data"]["count"] == 1
 
 
 def test_a_broken_host_catalogue_leaves_rendering_working(filled):
@@ -236,7 +241,7 @@ def test_a_broken_host_catalogue_leaves_rendering_working(filled):
         def skills(self):
             raise RuntimeError("catalogue service down")
 
-    tools = render_router(filled.registry, filled.ctx(bridge=HostBridge(catalog=Broken())))
+    tools = render_router(filled.registry, filled.ctx(bridge=hosting(Broken())))
     assert "invoke_skill" in [t["function"]["name"] for t in tools]
-    env = filled.call("list_skills", {}, bridge=HostBridge(catalog=Broken()))
+    env = filled.call("list_skills", {}, bridge=hosting(Broken()))
     assert env["error"]["kind"] == "execution_error" and "catalogue service down" in env["error"]["message"]
