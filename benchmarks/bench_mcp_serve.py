@@ -8,6 +8,11 @@
 2. Per ``tools/call`` over stdio (real subprocesses): ``reyn mcp serve`` vs a bare SDK server script.
 3. Spawn → ``tools/list`` answered over stdio: ``reyn mcp serve`` (profile load, discovery,
    provenance, registration) vs the bare SDK server script. Reported, no target.
+4. Server CPU per ``tools/call`` over streamable HTTP (real subprocesses on 127.0.0.1, the SDK
+   client on each protocol generation: the ``initialize`` handshake and 2026-07-28): ``reyn mcp
+   serve --http`` vs a bare SDK server (uvicorn, the SDK's own app), both with the SDK's default
+   middleware. The server's user + system CPU time (``/proc/PID/stat``) over the calls, per call —
+   what an operator pays per call, independent of the client's own cost. Target: ≤ 1.2x.
 
 Run: ``python benchmarks/bench_mcp_serve.py [--calls N]`` or ``main()`` from benchmarks/run.py.
 """
@@ -78,6 +83,17 @@ PLUGIN = textwrap.dedent(
         register(word_count)
     """
 )
+
+
+BARE_HTTP_SERVER = BARE_SERVER.replace(
+    "from mcp.server.stdio import stdio_server", "import sys, uvicorn"
+).split("async def main():")[0] + textwrap.dedent(
+    """
+    app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+    """
+)
+MODERN = "2026-07-28"
 
 
 def word_count(text: str) -> dict[str, int]:
@@ -205,14 +221,100 @@ async def over_stdio(calls: int, repeat: int) -> dict[str, tuple[float, float]]:
     return {"call": (call_times[0], call_times[1]), "spawn": (spawn[0], spawn[1])}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far."""
+    import os
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: Any, timeout: float = 60) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the HTTP server did not start") from None
+            time.sleep(0.1)
+
+
+async def server_cpu_per_call(
+    argv: list[str], cwd: Path, env: dict[str, str], port: int, calls: int
+) -> dict[str, float]:
+    """Server CPU seconds per sequential tools/call, per protocol generation, for one server process."""
+    import subprocess
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        _wait_listening(port, proc)
+        out = {}
+        for mode in ("legacy", MODERN):
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp"), mode=mode) as client:
+                await client.list_tools()
+                for _ in range(50):
+                    await client.call_tool("word_count", {"text": "one two three"})
+                before = _cpu_seconds(proc.pid)
+                for _ in range(calls):
+                    result = await client.call_tool("word_count", {"text": "one two three"})
+                out[mode] = (_cpu_seconds(proc.pid) - before) / calls
+                assert not result.is_error and result.structured_content == {"words": 3}
+        return out
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+async def over_http(calls: int) -> dict[str, tuple[float, float]]:
+    """``{protocol: (bare server CPU/call, reyn server CPU/call)}``."""
+    import os
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _setup(root)
+        (root / "bare_http.py").write_text(BARE_HTTP_SERVER)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+        env.update(PYTHONPATH=str(root / "site"), REYN_CACHE_DIR=str(root / "cache"))
+        port = _free_port()
+        bare = await server_cpu_per_call(
+            [sys.executable, str(root / "bare_http.py"), str(port)], root, env, port, calls
+        )
+        port = _free_port()
+        reyn = await server_cpu_per_call(
+            [str(BIN / "reyn"), "mcp", "serve", "--http", f"127.0.0.1:{port}"], root / "ws", env, port, calls
+        )
+    return {mode: (bare[mode], reyn[mode]) for mode in bare}
+
+
 def main() -> bool:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="calls per round (default 300)")
+    parser.add_argument("--http-calls", type=int, default=2000, help="HTTP calls per protocol (default 2000)")
     parser.add_argument("--spawns", type=int, default=5, help="spawns per server (default 5)")
     args = parser.parse_args()
     bare_mem, reyn_mem = asyncio.run(in_memory(args.calls, is_async=True))
     bare_sync, reyn_sync = asyncio.run(in_memory(args.calls, is_async=False))
     stdio = asyncio.run(over_stdio(args.calls, args.spawns))
+    http = asyncio.run(over_http(args.http_calls))
     rows = [
         [
             "tools/call, in-memory",
@@ -243,10 +345,23 @@ def main() -> bool:
             "reported",
         ],
     ]
+    for mode, (bare_cpu, reyn_cpu) in http.items():
+        label = "handshake" if mode == "legacy" else mode
+        rows.append(
+            [
+                f"server CPU per tools/call, HTTP, {label}",
+                bare_cpu * 1e6,
+                reyn_cpu * 1e6,
+                reyn_cpu / bare_cpu,
+                f"≤ {TARGET_PER_CALL}x",
+            ]
+        )
     print(table(["measure", "bare SDK µs", "reyn µs", "ratio", "target"], rows))
     met = reyn_mem / bare_mem <= TARGET_PER_CALL
+    http_met = all(r / b <= TARGET_PER_CALL for b, r in http.values())
     print(f"\nper-call target (in-memory) {'met' if met else 'MISSED'}")
-    return met
+    print(f"server CPU per call over HTTP, both protocols: {'met' if http_met else 'MISSED'}")
+    return met and http_met
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from .errors import ToolRuntimeMissing
+from .tool_reports import Reporter, log_event, progress_event
 
 Surface = Literal["router", "phase", "mcp", "cli"]
 SURFACES: tuple[str, ...] = ("router", "phase", "mcp", "cli")
@@ -164,7 +165,9 @@ class ToolContext:
     against; ``settings`` the owning plugin's validated settings (set by the dispatcher per call);
     ``agent_tools``, when set, is a per-agent allowlist of tool names (gate layer 3); ``entry`` the
     program the call came through (``router``, ``phase``, ``mcp``, ``cli`` or a host's own name;
-    None: the surface) — part of an approval's key, since ``mcp serve`` calls on the router surface.
+    None: the surface) — part of an approval's key, since ``mcp serve`` calls on the router surface;
+    ``reporter`` is the host's listener for ``report_progress`` and ``log`` (None: nobody listens,
+    and both are no-ops — as in a context that crossed a process boundary).
     """
 
     surface: Surface = "cli"
@@ -177,6 +180,7 @@ class ToolContext:
     agent_tools: frozenset[str] | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
     entry: str | None = None
+    reporter: Reporter | None = None
 
     def __post_init__(self) -> None:
         # Checked here, once, so a mistyped context fails where it is built, not as an execution
@@ -228,6 +232,25 @@ class ToolContext:
     def with_settings(self, settings: Any) -> ToolContext:
         """A copy carrying a plugin's settings (the dispatcher does this per call)."""
         return replace(self, settings=settings)
+
+    def with_reporter(self, reporter: Reporter | None) -> ToolContext:
+        """A copy whose reports go to ``reporter`` (a host does this per call)."""
+        return replace(self, reporter=reporter)
+
+    def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell whoever is listening how far the work is: ``done`` of ``total`` (None: unknown),
+        with an optional short message. Never blocks; callable from sync and async handlers. Bad
+        numbers raise ``TypeError``/``ValueError`` even when nobody listens."""
+        event = progress_event(done, total, message)
+        if self.reporter is not None:
+            self.reporter.report(event)
+
+    def log(self, level: str, message: str, **data: Any) -> None:
+        """Log to whoever is listening (an MCP client's log, a loop host's events): ``level`` one of
+        ``reporting.LOG_LEVELS`` (``debug`` … ``emergency``), ``data`` JSON values shown with it."""
+        event = log_event(level, message, data)
+        if self.reporter is not None:
+            self.reporter.report(event)
 
 
 def choose_workspace(explicit: str | PathLike[str] | None, *, option: str = "--workspace") -> Path:

@@ -90,6 +90,13 @@ _EXPORTS = {
     "active_tracer": "reyn_core.tracing",  # for a runtime's own spans (reyn-loops: chat spans)
     "tool_call_id": "reyn_core.tracing",  # dispatched calls inside carry the model's call id
     "installation_key": "reyn_core.loading.argument_key",
+    # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
+    "Reporter": "reyn_core.tool_reports",
+    "QueuedReporter": "reyn_core.tool_reports",
+    "Progress": "reyn_core.tool_reports",
+    "ToolLog": "reyn_core.tool_reports",
+    "ToolReport": "reyn_core.tool_reports",
+    "LOG_LEVELS": "reyn_core.tool_reports",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

@@ -90,3 +90,19 @@ async def decide_pending_on_terminal(registry: Any, pending: Any) -> bool:
             )
             return False
     return True
+
+
+def approve_on_terminal(registry: Any, envelope: dict[str, Any], call: Any) -> dict[str, Any]:
+    """``reyn tools call``'s call waiting for approval: asked on the terminal (then run, or refused as
+    denied), or, when not interactive, left waiting with the command that decides it."""
+    approval = envelope["error"]["approval"]
+    decided = prompt_on_terminal(registry.approvals, approval)
+    if decided is None:
+        print(
+            f"reyn: this call needs approval (request {approval}) and there is no terminal to ask; "
+            f"an operator decides with `reyn approvals approve {approval}`, then run the same call "
+            f"with --approval {approval}",
+            file=sys.stderr,
+        )
+        return envelope
+    return call(approval)  # approved: runs once; denied: refused with the reason

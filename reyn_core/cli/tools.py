@@ -348,23 +348,33 @@ def run_call(args: argparse.Namespace) -> int:
     ctx = replace(_context(args.surface), extras={"registry": result.registry})
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
 
-    def call(approval: str | None) -> dict[str, Any]:
-        return asyncio.run(
-            dispatch_tool(
+    async def reported(approval: str | None) -> dict[str, Any]:
+        from .call_progress import call_reporter
+
+        reporter, shown = call_reporter(args.name)
+        try:
+            return await dispatch_tool(
                 result.registry,
                 args.name,
                 arguments,
-                ctx,
+                ctx.with_reporter(reporter),
                 surface=args.surface,
                 allowed_ops=allowed,
                 approval=approval,
             )
-        )
+        finally:
+            await reporter.drain()
+            shown.clear()
+
+    def call(approval: str | None) -> dict[str, Any]:
+        return asyncio.run(reported(approval))
 
     envelope = call(args.approval)
     error = envelope.get("error") or {}
     if error.get("kind") == "approval_required":
-        envelope = _approve_on_terminal(result.registry, envelope, call)
+        from ..approvals.terminal import approve_on_terminal
+
+        envelope = approve_on_terminal(result.registry, envelope, call)
     if (envelope.get("error") or {}).get("kind") == "not_found":
         # The operator learns which plugin and why; a model never gets host_hint (docs/decisions.md).
         from reyn_core.loading.unavailable import explain_unavailable_tool
@@ -375,21 +385,3 @@ def run_call(args: argparse.Namespace) -> int:
             print(f"reyn: {hint.message}", file=sys.stderr)
     emit_json(envelope)
     return EXIT_OK if envelope.get("status") == "ok" else EXIT_FAILED
-
-
-def _approve_on_terminal(registry: ToolRegistry, envelope: dict[str, Any], call: Any) -> dict[str, Any]:
-    """A call waiting for approval: asked on the terminal (then run, or refused as denied), or, when
-    not interactive, left waiting with the command that decides it."""
-    from ..approvals.terminal import prompt_on_terminal
-
-    approval = envelope["error"]["approval"]
-    decided = prompt_on_terminal(registry.approvals, approval)  # type: ignore[arg-type]
-    if decided is None:
-        print(
-            f"reyn: this call needs approval (request {approval}) and there is no terminal to ask; "
-            f"an operator decides with `reyn approvals approve {approval}`, then run the same call "
-            f"with --approval {approval}",
-            file=sys.stderr,
-        )
-        return envelope
-    return call(approval)  # approved: runs once; denied: refused with the reason

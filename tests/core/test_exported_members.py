@@ -71,6 +71,13 @@ HOST_API = {
     "choose_workspace",
     "output_schema",
     "target_for_model",
+    # progress and logs from a running tool, one delivery mechanism for hosts (issue 28)
+    "LOG_LEVELS",
+    "Progress",
+    "QueuedReporter",
+    "Reporter",
+    "ToolLog",
+    "ToolReport",
     "DIAGNOSTIC_CODES",
     "DIGEST_VERSION",
     "Decision",

@@ -25,6 +25,7 @@ import json
 import logging
 import signal
 import sys
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
 from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
 
+from .serve_reports import reporter_for, set_level
 from .serve_tracing import McpSpanAttributes
 
 if TYPE_CHECKING:
@@ -212,6 +214,7 @@ class ServedRegistry:
     ctx: ToolContext
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
     _lists: dict[bool, list[types.Tool]] = field(default_factory=dict, repr=False)
+    _schemas: dict[str, Mapping[str, Any]] | None = field(default=None, repr=False)
     _deferred: tuple[str, ...] | None = field(default=None, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
@@ -255,11 +258,20 @@ class ServedRegistry:
             cached = self._lists[with_elicitation] = mcp_tools(self.registry, rendered)
         return cached
 
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The served ``inputSchema`` of ``name`` (None when it is not served): the SDK's per-call
+        argument lookup, answered from the list computed once instead of a ``tools/list`` per call."""
+        schemas = self._schemas
+        if schemas is None:
+            schemas = self._schemas = {t.name: t.input_schema for t in self.tools(True)}
+        return schemas.get(name) if isinstance(name, str) else None
+
     async def call(self, name: str, arguments: Mapping[str, Any] | None, request: Any = None) -> Any:
         """One call through ``dispatch_tool``; a deferred call's result is then asked of the user.
 
         ``request`` is the SDK's request context (None in-process). Returns a ``CallToolResult``, or
         an ``InputRequiredResult`` when a deferred call waits for the user (2026-07-28 clients).
+        The tool's progress and log reports go to the client before the result (``serve_reports``).
         """
         if not isinstance(name, str) or name not in self.registry:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {str(name)[:128]}")
@@ -275,7 +287,7 @@ class ServedRegistry:
             return _error_result(f"the server is shutting down; {name!r} was not called")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
-        envelope = await self._dispatch(name, arguments, with_elicitation)
+        envelope = await self._dispatch(name, arguments, with_elicitation, request=request)
         if (envelope.get("error") or {}).get("kind") == "approval_required":
             return await self._seek_approval(name, arguments, envelope, request, with_elicitation)
         if envelope.get("status") != "ok" or not deferred:
@@ -288,9 +300,12 @@ class ServedRegistry:
         arguments: Mapping[str, Any] | None,
         with_elicitation: bool,
         approval: str | None = None,
+        *,
+        request: Any = None,
     ) -> dict[str, Any]:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
+        reporter = reporter_for(request, name)
         self._started()
         try:
             async with self._slots:
@@ -298,13 +313,15 @@ class ServedRegistry:
                     self.registry,
                     name,
                     dict(arguments or {}),
-                    self.ctx,
+                    self.ctx if reporter is None else self.ctx.with_reporter(reporter),
                     surface="router",
                     exclude=self.exclude(with_elicitation),
                     approval=approval,
                 )
         finally:
             self._finished()
+            if reporter is not None:
+                await reporter.drain()
 
     async def _seek_approval(
         self, name: str, arguments: Any, envelope: dict[str, Any], request: Any, with_elicitation: bool
@@ -361,7 +378,7 @@ class ServedRegistry:
         if problem is not None:
             return ToolDenied(problem, tool=name).to_envelope()
         # the same call again, by its request: it runs only if exactly this call was approved
-        return await self._dispatch(name, arguments, True, approval)
+        return await self._dispatch(name, arguments, True, approval, request=request)
 
     def _started(self) -> None:
         self._running += 1
@@ -470,13 +487,25 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
         finally:
             _REQUEST.reset(token)
 
-    server: Server[Any] = Server(
-        SERVER_NAME,
-        version=version,
-        instructions=INSTRUCTIONS,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-    )
+    async def on_set_logging_level(
+        request: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        set_level(request, params.level)
+        return types.EmptyResult()
+
+    with warnings.catch_warnings():
+        # The SDK warns that logging/setLevel is gone from 2026-07-28; clients of the earlier
+        # protocol versions still use it (2026-07-28 clients opt in per request instead).
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server: Server[Any] = Server(
+            SERVER_NAME,
+            version=version,
+            instructions=INSTRUCTIONS,
+            get_tool_input_schema=served.input_schema,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            on_set_logging_level=on_set_logging_level,
+        )
     # Inside the SDK's own span middleware: adds what its SERVER spans leave out (serve_tracing).
     server.middleware.append(McpSpanAttributes())
     return server

@@ -56,6 +56,8 @@ class HttpOptions:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
+    stateless: bool = False
+    json_response: bool = False
 
     @property
     def url(self) -> str:
@@ -98,6 +100,18 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_SHUTDOWN_GRACE_S,
         metavar="SECONDS",
         help=f"on SIGTERM/SIGINT, time running calls get to finish (default {DEFAULT_SHUTDOWN_GRACE_S:g})",
+    )
+    g.add_argument(
+        "--stateless",
+        action="store_true",
+        help="keep no session between requests, so any instance behind a load balancer can answer any "
+        "request (no standing stream; a deferred tool's answer must come back to the same instance)",
+    )
+    g.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer each request with one JSON body instead of an event stream (for proxies that "
+        "buffer; progress and log notifications are then not delivered)",
     )
 
 
@@ -208,6 +222,8 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         max_request_bytes=args.max_request_bytes,
         max_connections=args.max_connections,
         shutdown_grace_s=args.shutdown_grace,
+        stateless=bool(getattr(args, "stateless", False)),
+        json_response=bool(getattr(args, "json_response", False)),
     )
 
 
@@ -305,6 +321,8 @@ def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
         transport_security=security,
         max_request_body_size=options.max_request_bytes,
         host=options.host,
+        stateless_http=options.stateless,
+        json_response=options.json_response,
     )
     return BearerTokenGuard(app, options.token) if options.token else app
 

@@ -131,9 +131,34 @@ def probe_phase_map(labels: dict[str, int]) -> int:
     return len(labels)
 
 
+@tool(cluster="probe", purity="read_only")
+async def probe_progress(steps: int = 3, ctx: ToolContext | None = None) -> dict:
+    """Work in steps, reporting progress and logging at each (async handler)."""
+    assert ctx is not None
+    ctx.log("debug", "starting", steps=steps)
+    for i in range(1, steps + 1):
+        await asyncio.sleep(0.01)
+        ctx.report_progress(i, steps, f"step {i} of {steps}")
+        ctx.log("info", f"did step {i}", step=i)
+    ctx.log("warning", "all steps done")
+    return {"steps": steps}
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_progress_sync(steps: int = 3, ctx: ToolContext | None = None) -> dict:
+    """The same reports from a sync handler (it runs in a worker thread)."""
+    assert ctx is not None
+    for i in range(1, steps + 1):
+        ctx.report_progress(i, steps, f"step {i}")
+        ctx.log("info", f"did step {i}")
+    return {"steps": steps}
+
+
 TOOLS = (
     PROBE_DIALECT,
     probe_phase_map,
+    probe_progress,
+    probe_progress_sync,
     probe_echo,
     probe_raise,
     probe_slow,
