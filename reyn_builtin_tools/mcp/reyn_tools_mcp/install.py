@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .snapshot import write_text_atomically
+
 DEFAULT_NAME = "reyn"
 # A client's file bigger than this is not an MCP configuration we should rewrite.
 MAX_CONFIG_BYTES = 8 * 1024 * 1024
@@ -159,28 +161,10 @@ def install(
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
         try:
-            _write_atomically(path, text)
+            write_text_atomically(path, text)
         except OSError as exc:
             raise InstallError(f"cannot write {path}: {exc.strerror or exc}") from None
     return changed
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A temporary file in the same folder, flushed to disk, then renamed over ``path``: a client
-    reading its configuration sees the old file or the new one, never a mix."""
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def parser() -> argparse.ArgumentParser:
