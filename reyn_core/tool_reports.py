@@ -15,12 +15,14 @@ call's result (``await reporter.drain()``).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+
+if TYPE_CHECKING:
+    import asyncio
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 # The syslog levels of RFC 5424, least severe first (as MCP's ``notifications/message`` uses them).
@@ -112,6 +114,8 @@ class QueuedReporter:
         tool: str | None = None,
         limit: int = MAX_PENDING_REPORTS,
     ) -> None:
+        import asyncio  # only a host that listens needs it (a load imports this module, not asyncio)
+
         self._sink = sink
         self._tool = tool
         self._limit = limit
@@ -123,6 +127,8 @@ class QueuedReporter:
 
     def report(self, event: ToolReport) -> None:
         """Queue ``event`` for delivery (thread-safe, never blocks)."""
+        import asyncio
+
         try:
             here = asyncio.get_running_loop() is self._loop
         except RuntimeError:

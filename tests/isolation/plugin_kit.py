@@ -22,7 +22,12 @@ def _record_line(site: Path, rel: str) -> str:
 
 
 def install_package_plugin(
-    site: Path, plugin_id: str, files: Mapping[str, str], *, version: str = "1.0"
+    site: Path,
+    plugin_id: str,
+    files: Mapping[str, str],
+    *,
+    version: str = "1.0",
+    commands: tuple[str, ...] = (),
 ) -> str:
     """Write package ``reyn_iso_<plugin_id>_<hash of site>`` with ``files`` (name → text, dedented)
     and its dist-info into ``site`` (replacing an earlier install); returns the package's import name.
@@ -45,7 +50,10 @@ def install_package_plugin(
     info = site / f"{name}-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: reyn-iso-{plugin_id}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(f"[reyn.plugins]\n{plugin_id} = {name}\n")
+    declared = "".join(f"{command} = {plugin_id}\n" for command in commands)  # reyn.commands metadata
+    (info / "entry_points.txt").write_text(
+        f"[reyn.plugins]\n{plugin_id} = {name}\n" + (f"[reyn.commands]\n{declared}" if commands else "")
+    )
     rels += [f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
     (info / "RECORD").write_text(
         "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"

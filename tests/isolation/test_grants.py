@@ -205,7 +205,10 @@ def test_a_plugin_that_needs_host_bridges_or_host_hooks_is_refused_isolation_wit
 def test_an_isolated_plugin_loads_without_its_cli_commands(site: Path) -> None:
     commands = GRANTED + "\n@hookimpl\ndef reyn_cli_commands():\n    return {'x': lambda argv, loaded: 0}\n"
     install_package_plugin(
-        site, "commander", {"__init__.py": commands, "reyn_permissions.toml": declaration()}
+        site,
+        "commander",
+        {"__init__.py": commands, "reyn_permissions.toml": declaration()},
+        commands=("x",),
     )
     isolated = _load(_profile("commander"))
     assert _info(isolated, "commander").status == "loaded" and isolated.commands == {}
