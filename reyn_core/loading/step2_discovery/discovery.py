@@ -148,7 +148,8 @@ def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss], list
                 ep = md.EntryPoint(name=ep_name, value=value.strip(), group=GROUP)
                 out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
             if parser.has_section(COMMANDS_GROUP):
-                summary = " ".join((meta["Summary"] or "").split())[:200]
+                # a METADATA without Summary is valid; meta["Summary"] raises KeyError on some versions
+                summary = " ".join((meta.get("Summary") or "").split())[:200]  # type: ignore[attr-defined]
                 for command, plugin_id in parser.items(COMMANDS_GROUP):
                     if _is_command_name(command) and plugin_id.strip():
                         commands.append(DeclaredCommand(command, plugin_id.strip(), name, version, summary))
