@@ -3,7 +3,8 @@ SSH key, write outside its grants, connect to a 127.0.0.1 listener, spawn a shel
 environment secret, signal the host (a real signal, which the host counts) and ``PTRACE_ATTACH`` to a
 process of the host's user (the host itself, and the victim the test started: a process cannot trace its
 own process, so in process only the victim can show that the attack works); it can also return 100 MB,
-flood its pipe, crash, or hang. Its targets are in ``targets.json`` beside its code (inside the hashed tree)."""
+flood its pipe, crash, or hang. Its targets are in ``targets.json`` beside its code (inside the hashed
+tree)."""
 
 PLUGIN = r'''
 """A hostile test plugin (tests/isolation)."""

@@ -9,8 +9,8 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,7 +125,9 @@ def test_isolated_every_attack_fails_and_the_legit_path_works(hostile: dict[str,
     assert hostile["signals"].received == 0
     for phase in ("import", "call"):  # the kernel's answers: no such process in the worker's PID namespace
         assert "PTRACE_ATTACH" in reply["data"][phase]["ptrace_host"], reply["data"][phase]["ptrace_host"]
-        assert "ProcessLookupError" in reply["data"][phase]["signal_host"], reply["data"][phase]["signal_host"]
+        assert "ProcessLookupError" in reply["data"][phase]["signal_host"], reply["data"][phase][
+            "signal_host"
+        ]
     assert hostile["victim"].poll() is None  # not stopped, not killed
     assert _call(result, "echo", {"text": "still here"})["data"] == "still here"
 
