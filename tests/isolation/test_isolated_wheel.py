@@ -1,51 +1,25 @@
-"""The install story of an isolated plugin: the example plugin's wheel, installed into a brand-new venv
-from a wheelhouse (reyn-core and reyn-sandbox built from this tree, no editable install, no source
-folder), enabled with ``isolation = "process"``, answers a tool call through the real ``reyn``
-command — from a worker started by that venv's interpreter, under the real kernel sandbox."""
+"""The install story of an isolated plugin: the example plugin's wheel, built by pip and installed into
+a brand-new venv from a wheelhouse (reyn-core and reyn-sandbox built from this tree, no editable
+install, no source folder), enabled with ``isolation = "process"``, answers a tool call through the
+real ``reyn`` command — from a worker started by that venv's interpreter, under the real kernel
+sandbox."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 
-@pytest.fixture
-def example_wheel(repo_root: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "example-wheel"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            ".",
-        ],
-        cwd=repo_root / "reyn_plugin_example",
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = out.glob("reyn_plugin_example-*.whl")
-    return wheel
-
-
-def test_an_isolated_example_wheel_in_a_fresh_venv_answers_a_call(
-    make_venv: Any, example_wheel: Path, tmp_path: Path
-) -> None:
+def test_an_isolated_example_wheel_in_a_fresh_venv_answers_a_call(make_venv: Any, tmp_path: Path) -> None:
     os.chmod(tmp_path, 0o755)  # the worker runs as an unprivileged user
     venv = make_venv("isolated")
-    venv.install(example_wheel, "reyn-sandbox")
+    # pip builds the example's wheel from its folder (build requirements from the wheelhouse too) and
+    # installs that wheel: no editable install, no source folder on the path
+    venv.install("reyn_plugin_example", "reyn-sandbox")
     work = tmp_path / "work"
     work.mkdir()
     (work / "reyn.toml").write_text(
