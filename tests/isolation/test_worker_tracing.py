@@ -152,3 +152,41 @@ def test_tracing_off_sends_no_context_and_the_worker_imports_no_opentelemetry(
     configure_tracing(True, hash_key=b"k" * 32)
     modules = _call(isolated, "otel_modules")["data"]
     assert "opentelemetry.sdk.trace" in modules
+
+
+def test_spans_a_worker_sends_are_bounded_and_malformed_ones_dropped(exporter: InMemorySpanExporter) -> None:
+    from reyn_core.isolation.worker_spans import MAX_SPANS, recreate
+
+    configure_tracing(True, hash_key=b"k" * 32)
+    tracer = trace.get_tracer("test")
+    with tracer.start_as_current_span("call") as call:
+        root = f"{call.get_span_context().span_id:016x}"
+
+        def span(i: int, parent: str, **extra: Any) -> dict[str, Any]:
+            return {"span_id": f"{i:016x}", "parent_id": parent, "name": f"s{i}", "kind": "INTERNAL"} | {
+                "start": 1,
+                "end": 2,
+                **extra,
+            }
+
+        sent: list[Any] = [
+            span(1, root, attributes={"a": 1}, events=[{"name": "e", "time": 1, "attributes": {"k": "v"}}]),
+            span(2, f"{1:016x}", status=["ERROR", "boom"]),
+            span(3, "feedfeedfeedfeed"),  # no such parent: dropped, never a root
+            span(4, root, start="soon"),  # not a time: dropped
+            span(5, root, attributes=["not", "a", "mapping"], events="nope"),  # kept, without them
+            "not a span",
+            None,
+        ]
+        assert recreate(sent) == 3
+        assert recreate({"not": "a list"}) == 0
+        flood = [span(100 + i, root) for i in range(10 * MAX_SPANS)]
+        assert recreate(flood) == MAX_SPANS
+    got = {s.name: s for s in exporter.get_finished_spans()}
+    assert got["s1"].parent.span_id == call.get_span_context().span_id
+    assert got["s2"].parent.span_id == got["s1"].context.span_id
+    assert got["s2"].status.status_code.name == "ERROR"
+    assert dict(got["s1"].attributes) == {"a": 1, "reyn.worker.span_id": f"{1:016x}"}
+    assert [e.name for e in got["s1"].events] == ["e"]
+    assert "s3" not in got and "s4" not in got
+    assert dict(got["s5"].attributes) == {"reyn.worker.span_id": f"{5:016x}"}
