@@ -140,7 +140,10 @@ class CallServer(asyncio.Protocol):
     def _reply(self, call_id: Any, reply: dict[str, Any], span: CallSpan | None = None) -> None:
         reply = {"op": "result", "id": call_id, **reply}
         if span is not None:
-            reply["spans"] = span.finish(reply)
+            try:
+                reply["spans"] = span.finish(reply)
+            except Exception:  # tracing never costs the call its answer
+                pass
         try:
             frame = encode(reply)
         except (TypeError, ValueError) as exc:
