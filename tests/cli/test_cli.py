@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
-from plugin_distkit import PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PluginDist, tool_plugin, venv_with_plugins
 
 GOOD = tool_plugin(
     ["good_echo"],
@@ -101,10 +101,7 @@ class Cli:
 
 @pytest.fixture(scope="module")
 def cli(make_module_venv, tmp_path_factory) -> Cli:
-    root = tmp_path_factory.mktemp("dists")
-    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
-    venv = make_module_venv("cli")
-    venv.install("reyn-core", *wheels)
+    venv = venv_with_plugins(make_module_venv, "cli", tmp_path_factory.mktemp("dists"), DISTS)
     return Cli(venv, tmp_path_factory.mktemp("work"), tmp_path_factory.mktemp("cache"))
 
 

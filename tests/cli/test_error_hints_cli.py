@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PluginDist, tool_plugin, venv_with_plugins
 
 CRASHY = "from rtp_crashy import helper\n\nREYN_API = 1\n"
 HELPER = '''\
@@ -63,10 +63,7 @@ class Cli:
 
 @pytest.fixture(scope="module")
 def cli(make_module_venv, tmp_path_factory) -> Cli:
-    root = tmp_path_factory.mktemp("dists")
-    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
-    venv = make_module_venv("hints")
-    venv.install("reyn-core", *wheels)
+    venv = venv_with_plugins(make_module_venv, "hints", tmp_path_factory.mktemp("dists"), DISTS)
     return Cli(venv, tmp_path_factory.mktemp("work"), tmp_path_factory.mktemp("cache"))
 
 

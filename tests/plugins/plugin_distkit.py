@@ -10,9 +10,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,25 @@ def build_wheels(folders: Iterable[Path], out: Path) -> list[Path]:
     if proc.returncode != 0:
         raise RuntimeError(f"building wheels failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return sorted(out.glob("*.whl"))
+
+
+def venv_with_plugins(
+    make_venv: Callable[[str], Any],
+    name: str,
+    root: Path,
+    dists: Iterable[PluginDist],
+    editable: Iterable[PluginDist] = (),
+) -> Any:
+    """A fresh venv (``make_venv(name)``, the ``make_module_venv`` fixture) with reyn-core and a
+    wheel of each of ``dists`` installed, then each of ``editable`` installed in editable mode. The
+    projects are written under ``root / "wheelsrc"`` and ``root / "src"``, the wheels built into
+    ``root / "wheels"``."""
+    wheels = build_wheels([d.write(root / "wheelsrc") for d in dists], root / "wheels")
+    venv = make_venv(name)
+    venv.install("reyn-core", *wheels)
+    for dist in editable:
+        venv.install(dist.write(root / "src"), editable=True)
+    return venv
 
 
 def tool_plugin(

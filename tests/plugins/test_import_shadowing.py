@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PluginDist, tool_plugin, venv_with_plugins
 
 WHEEL = PluginDist("rtp-shadowed", "shadowed", tool_plugin(["shadowed_tool"]), package="rtp_shadowed")
 EDIT = PluginDist("rtp-shedit", "shedit", tool_plugin(["shedit_tool"]), package="rtp_shedit")
@@ -46,11 +46,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(make_module_venv, tmp_path_factory) -> World:
     root = tmp_path_factory.mktemp("shadow")
-    (wheel,) = build_wheels([WHEEL.write(root / "src")], root / "wheels")
-    venv = make_module_venv("shadow")
-    venv.install("reyn-core", wheel)
-    venv.install(EDIT.write(root / "src"), editable=True)
-    return World(venv, root)
+    return World(venv_with_plugins(make_module_venv, "shadow", root, [WHEEL], [EDIT]), root)
 
 
 PROFILE = """

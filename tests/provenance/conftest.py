@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_distkit import build_wheels
 
 # A module that must never run during provenance: importing it leaves a marker file behind.
 SENTINEL_PLUGIN = textwrap.dedent(
@@ -84,28 +85,8 @@ def write_project(
 
 def build_wheel(project: Path, out: Path) -> Path:
     """Build ``project`` into a wheel in ``out`` with the test interpreter's setuptools (offline)."""
-    out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob("*.whl"))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--disable-pip-version-check",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            str(project),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    (wheel,) = set(out.glob("*.whl")) - before
+    (wheel,) = set(build_wheels([project], out)) - before
     return wheel
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
-from plugin_distkit import PluginDist, build_wheels
+from plugin_distkit import PluginDist, venv_with_plugins
 
 TAG = sys.implementation.cache_tag
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -192,11 +192,7 @@ class World:
 @pytest.fixture(scope="module")
 def world_once(make_module_venv, tmp_path_factory) -> World:
     root = tmp_path_factory.mktemp("hashed")
-    (wheel,) = build_wheels([WHEEL.write(root / "wheelsrc")], root / "wheels")
-    venv = make_module_venv("hashed")
-    venv.install("reyn-core", wheel)
-    venv.install(EDIT.write(root / "src"), editable=True)
-    return World(venv, root)
+    return World(venv_with_plugins(make_module_venv, "hashed", root, [WHEEL], [EDIT]), root)
 
 
 @pytest.fixture

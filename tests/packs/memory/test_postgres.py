@@ -392,22 +392,14 @@ def test_doctor_findings_for_the_postgres_backend(pg_server, fresh, monkeypatch)
     assert [d["code"] for d in diagnostics(pg_settings())] == ["RY001"]
 
 
-def test_reyn_doctor_reports_an_unreachable_memory_server(pg_server, tmp_path):
+def test_reyn_doctor_reports_an_unreachable_memory_server(pg_server, tmp_path, reyn_cli):
     port = free_port()
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\nbackend = "postgres"\n'
         'dsn_env = "REYN_TEST_DOCTOR_DSN"\nconnect_timeout_s = 2\n'
     )
-    env = {**os.environ, "REYN_TEST_DOCTOR_DSN": f"postgresql://reyn:{pg_server.password}@127.0.0.1:{port}/x"}
-    env.pop("REYN_PROFILE_FILE", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "reyn_core", "doctor", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE_S,
-        cwd=tmp_path,
-        env=env,
-    )
+    env = {"REYN_TEST_DOCTOR_DSN": f"postgresql://reyn:{pg_server.password}@127.0.0.1:{port}/x"}
+    proc = reyn_cli("doctor", "--json", cwd=tmp_path, env=env, timeout=DEADLINE_S)
     assert proc.returncode == 1, proc.stderr
     found = [d for d in json.loads(proc.stdout)["diagnostics"] if d["code"].startswith("RY")]
     assert [d["code"] for d in found] == ["RY002"]
