@@ -170,10 +170,13 @@ def notes_workspace(tmp_path: Path) -> Callable[[str], Path]:
 
 @pytest.fixture
 def reyn_chat(reyn_cli: Callable[..., Any]) -> Callable[..., Any]:
-    """``reyn chat`` in a child process against a scripted model server:
-    ``reyn_chat(server, *options, cwd=..., stdin=...)``."""
+    """``reyn chat`` in a child process against a scripted model server replying ``script``:
+    ``proc, requests = reyn_chat(script, *options, cwd=..., stdin=...)``, the requests the server
+    received in order."""
 
-    def run(server: ScriptedModelServer, *options: str, **kw: Any) -> Any:
-        return reyn_cli("chat", "--model", MODEL, "--api-base", server.base_url, *options, **kw)
+    def run(script: list[ScriptedReply], *options: str, **kw: Any) -> tuple[Any, list[Any]]:
+        with ScriptedModelServer(script, lifetime_s=300) as server:
+            proc = reyn_cli("chat", "--model", MODEL, "--api-base", server.base_url, *options, **kw)
+            return proc, list(server.requests)
 
     return run

@@ -22,14 +22,9 @@ def test_chat_session_runs_tools_and_keeps_the_conversation(workspace, reyn_chat
         R.text("1 km is 1000 m."),
         R.text("You asked about kilometres."),
     ]
-    with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = reyn_chat(
-            server,
-            "--no-stream",
-            cwd=workspace,
-            stdin="/tools\nhow many m in a km?\nwhat did I ask?\n/exit\n",
-        )
-        second = server.requests[2].body["messages"]
+    stdin = "/tools\nhow many m in a km?\nwhat did I ask?\n/exit\n"
+    proc, requests = reyn_chat(script, "--no-stream", cwd=workspace, stdin=stdin)
+    second = requests[2].body["messages"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "convert_units" in proc.stdout.splitlines()[1]  # /tools
     assert "→ convert_units(" in proc.stdout and "← convert_units: ok:" in proc.stdout
@@ -38,12 +33,7 @@ def test_chat_session_runs_tools_and_keeps_the_conversation(workspace, reyn_chat
 
 
 def test_chat_reports_a_provider_error_and_exits_1(workspace, reyn_chat):
-    with ScriptedModelServer([R.error(500, "upstream down")], lifetime_s=300) as server:
-        proc = reyn_chat(
-            server,
-            cwd=workspace,
-            stdin="hello\n",
-        )
+    proc, _ = reyn_chat([R.error(500, "upstream down")], cwd=workspace, stdin="hello\n")
     assert proc.returncode == 1
     assert "model error" in proc.stderr and "upstream down" in proc.stderr and "Traceback" not in proc.stderr
 

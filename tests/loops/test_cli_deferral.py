@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reyn_loops.testing.scripted_server import ScriptedModelServer, tool_names
 from reyn_loops.testing.scripted_server import ScriptedReply as R
+from reyn_loops.testing.scripted_server import tool_names
 
 
 @pytest.fixture
@@ -66,14 +66,8 @@ def test_chat_finds_a_deferred_tool_and_uses_it(workspace, reyn_chat):
         R.calls(("read_file", {"path": "notes.md"})),
         R.text("The notes list one and two."),
     ]
-    with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = reyn_chat(
-            server,
-            "--no-stream",
-            cwd=workspace,
-            stdin="what is in my notes?\n",
-        )
-        bodies = [r.body for r in server.requests]
+    proc, requests = reyn_chat(script, "--no-stream", cwd=workspace, stdin="what is in my notes?\n")
+    bodies = [r.body for r in requests]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "read_file" not in tool_names(bodies[0]) and "find_tools" in tool_names(bodies[0])
     offered = list(tool_names(bodies[1]))

@@ -198,15 +198,9 @@ def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path
 
 def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path, reyn_chat):
     (tmp_path / "empty.toml").write_text(LOOPS_ONLY)  # the commands' plugin, no tools
-    with ScriptedModelServer([], lifetime_s=120) as server:
-        proc = reyn_chat(
-            server,
-            "--profile-file",
-            "empty.toml",
-            cwd=tmp_path,
-            stdin="/tools\n/exit\n",
-            timeout=120,
-        )
+    proc, _ = reyn_chat(
+        [], "--profile-file", "empty.toml", cwd=tmp_path, stdin="/tools\n/exit\n", timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 tools" in proc.stdout and "empty.toml enables no plugin tools" in proc.stdout
     assert "[plugins] enable" in proc.stdout and "reyn plugins list" in proc.stdout
