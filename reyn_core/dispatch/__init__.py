@@ -7,7 +7,7 @@ from ..jsondata import to_jsonable
 from .audit import JsonlAuditLog, argument_hash
 from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
-from .handlers import CallShape, call_shape, resolve_reference
+from ..registry.handlers import CallShape, call_shape, resolve_reference
 
 __all__ = [
     "NO_HOOKS",

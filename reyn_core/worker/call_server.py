@@ -15,7 +15,7 @@ import inspect
 from typing import Any
 
 from reyn_core.context import ToolContext
-from reyn_core.dispatch.handlers import CallShape, call_shape, resolve_reference
+from reyn_core.registry.handlers import CallShape, call_shape, resolve_reference
 from reyn_core.dispatch.runner import describe, handler_exit, run_handler
 from reyn_core.errors import InvalidToolArguments, ToolError, ToolRuntimeMissing
 from reyn_core.isolation.frames import FrameParser
