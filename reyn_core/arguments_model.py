@@ -28,9 +28,7 @@ class ArgumentsModel:
     keywords: bool
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        from .tool import refuse_subclassing
-
-        refuse_subclassing(cls)
+        raise TypeError("ArgumentsModel is final and cannot be subclassed; compose it instead")
 
     def derives(self, parameters: Mapping[str, Any]) -> bool:
         """Whether ``parameters`` is exactly the schema derived from the model."""

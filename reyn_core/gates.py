@@ -22,7 +22,7 @@ import fnmatch
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, final
+from typing import Any, Literal, NamedTuple, Protocol, final
 
 from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
@@ -247,8 +247,7 @@ def fixed_layers(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class CallKey:
+class CallKey(NamedTuple):
     """Everything layer 3 reads from a call, except what a tool's own ``available(ctx)`` reads:
     the surface, the agent, the exclusions (the call's and ``router_state.exclude``), a router step's
     ``allowed_tools``, a phase's resolved ``allowed_ops``, the host's per-call allowlist
@@ -258,7 +257,8 @@ class CallKey:
     ``call_layer`` reads nothing else, so two calls with equal keys get the same layer-3 answer for
     every tool without ``available``; a cache of what a caller may see (``ToolRegistry.visible``)
     keys on this and re-asks ``available(ctx)`` on every call. A new call-layer input must become a
-    field here, or ``call_layer`` cannot read it."""
+    field here, or ``call_layer`` cannot read it. (A named tuple: made on every call, it costs a
+    fraction of a frozen dataclass.)"""
 
     surface: str
     agent: str | None

@@ -14,6 +14,8 @@ from .messages import (
     MISSING_MESSAGE,
     bound_message,
     capped,
+    const_message,
+    enum_message,
     escape_token,
     json_type_of,
     length_message,
@@ -127,8 +129,14 @@ def _message(err: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[Any,
         return length_message(keyword, ctx[key], value), ""
     if kind == "string_pattern_mismatch" and "pattern" in ctx:
         return pattern_message(ctx["pattern"], value), ""
-    if kind in ("literal_error", "enum") and "expected" in ctx:
-        return f"expected {ctx['expected']}, got {show_value(value)}", ""
+    if kind in ("literal_error", "enum"):
+        node = _node_at(schema, path)
+        if node is not None and isinstance(node.get("enum"), list):
+            return enum_message(node["enum"], value), ""
+        if node is not None and "const" in node:
+            return const_message(node["const"], value), ""
+        if "expected" in ctx:
+            return f"expected {ctx['expected']}, got {show_value(value)}", ""
     return str(err.get("msg", "invalid")).removeprefix("Value error, "), ""
 
 
