@@ -77,17 +77,19 @@ def _data_path(loc: tuple[Any, ...], value: Any, missing: bool) -> tuple[Any, ..
     return tuple(path)
 
 
-def _node_at(schema: Mapping[str, Any], path: tuple[Any, ...]) -> Mapping[str, Any] | None:
+def _node_at(
+    schema: Mapping[str, Any], path: tuple[Any, ...], *, branch: bool = True
+) -> Mapping[str, Any] | None:
     """The object schema of ``schema`` at the data ``path`` (through ``$ref`` to ``$defs``, array
     items and the first ``anyOf`` branch that is an object), or None where it cannot be told."""
     defs = schema.get("$defs") or {}
     node: Any = schema
 
-    def resolve(n: Any) -> Any:
+    def resolve(n: Any, branch: bool = True) -> Any:
         for _ in range(8):
             if isinstance(n, Mapping) and isinstance(n.get("$ref"), str) and n["$ref"].startswith("#/$defs/"):
                 n = defs.get(n["$ref"].removeprefix("#/$defs/"))
-            elif isinstance(n, Mapping) and isinstance(n.get("anyOf"), list):
+            elif branch and isinstance(n, Mapping) and isinstance(n.get("anyOf"), list):
                 n = next((b for b in n["anyOf"] if isinstance(b, Mapping) and b.get("type") != "null"), None)
             else:
                 break
@@ -101,8 +103,25 @@ def _node_at(schema: Mapping[str, Any], path: tuple[Any, ...]) -> Mapping[str, A
             node = node.get("items")
         else:
             node = (node.get("properties") or {}).get(part)
-    node = resolve(node)
+    node = resolve(node, branch)
     return node if isinstance(node, Mapping) else None
+
+
+def _types_at(schema: Mapping[str, Any], path: tuple[Any, ...]) -> list[str]:
+    """The JSON types the schema allows at ``path`` (its ``type``, or its ``anyOf`` branches' types),
+    in the order it writes them; empty when it does not say."""
+    node = _node_at(schema, path, branch=False)
+    if node is None:
+        return []
+    branches = node.get("anyOf") if isinstance(node.get("anyOf"), list) else [node]
+    names: list[str] = []
+    for sub in branches:
+        sub = _node_at({"$defs": schema.get("$defs") or {}, **sub}, (), branch=False) if isinstance(sub, Mapping) else None
+        kind = sub.get("type") if sub is not None else None
+        for name in [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []:
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return names
 
 
 def _message(err: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[Any, ...]) -> tuple[str, str]:
@@ -120,7 +139,9 @@ def _message(err: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[Any,
     if kind.endswith(("_type", "_parsing")) or kind == "int_from_float":
         expected = _TYPES.get(kind.rsplit("_", 1)[0] if kind != "int_from_float" else "int")
         if expected is not None:
-            return type_message(expected, value), expected
+            declared = _types_at(schema, path)
+            names = declared if expected in declared else [expected]
+            return type_message(names, value), " or ".join(names)
     if kind in _BOUNDS and _BOUNDS[kind][1] in ctx:
         keyword, key = _BOUNDS[kind]
         return bound_message(keyword, ctx[key], value), ""
