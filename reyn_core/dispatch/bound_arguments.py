@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from ..context import ToolContext
 from ..errors import ArgumentProblem, InvalidToolArguments
 from ..jsondata import JSON_SCALAR_TYPES
+from ..registry.handlers import CallShape
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
 from ..validation import (
@@ -28,7 +29,6 @@ from ..validation import (
     problems_from_pydantic,
     without_null_optionals,
 )
-from ..registry.handlers import CallShape
 
 
 def invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> InvalidToolArguments:

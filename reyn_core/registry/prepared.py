@@ -116,6 +116,7 @@ class PreparedTool:
                 if validator is None:
                     validator = self._validator = choose_validator(self.definition, None)
         return validator
+
     @property
     def digest(self) -> str:
         """``definition_digest`` of this definition, computed once (the audit log records it on every

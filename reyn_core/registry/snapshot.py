@@ -97,16 +97,16 @@ class ToolRegistry:
         init(self, "_tools", MappingProxyType(dict(tools)))
         init(self, "_sorted", tuple(tools[n].definition for n in sorted(tools)))
         init(self, "_original_names", MappingProxyType(dict(original_names)))
-        init(self, "_settings", MappingProxyType(dict(settings)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
         init(self, "_approvals", approvals)
+        init(self, "_settings", MappingProxyType(dict(settings)))
         # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
         init(
             self,
             "_prepared",
             {
-                name: PreparedTool(entry.definition, settings.get(entry.definition.plugin_id) is None)
+                name: PreparedTool(entry.definition, self.settings_for(entry.definition) is None)
                 for name, entry in tools.items()
             },
         )

@@ -113,10 +113,12 @@ def _types_at(schema: Mapping[str, Any], path: tuple[Any, ...]) -> list[str]:
     node = _node_at(schema, path, branch=False)
     if node is None:
         return []
-    branches = node.get("anyOf") if isinstance(node.get("anyOf"), list) else [node]
+    any_of = node.get("anyOf")
+    branches: list[Any] = any_of if isinstance(any_of, list) else [node]
     names: list[str] = []
-    for sub in branches:
-        sub = _node_at({"$defs": schema.get("$defs") or {}, **sub}, (), branch=False) if isinstance(sub, Mapping) else None
+    defs = {"$defs": schema.get("$defs") or {}}
+    for branch in branches:
+        sub = _node_at({**defs, **branch}, (), branch=False) if isinstance(branch, Mapping) else None
         kind = sub.get("type") if sub is not None else None
         for name in [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []:
             if isinstance(name, str) and name not in names:
@@ -182,7 +184,7 @@ def pydantic_problems(
     out: list[ArgumentProblem] = []
     seen: set[ArgumentProblem] = set()
     for pointer, message, expected, given in found:
-        if pointer in typed and typed[pointer]:
+        if typed.get(pointer):
             if not expected:
                 continue  # a wrong type at this pointer: its other problems are noise
             message = f"expected {' or '.join(typed[pointer])}, got {json_type_of(given)}"

@@ -86,7 +86,9 @@ def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def _fields(d: ToolDefinition) -> dict[str, Any]:
     # the handler is a reference in a manifest, and the model it carries is found through it
     return {
-        f.name: getattr(d, f.name) for f in dataclasses.fields(d) if f.name not in ("handler", "arguments_model")
+        f.name: getattr(d, f.name)
+        for f in dataclasses.fields(d)
+        if f.name not in ("handler", "arguments_model")
     }
 
 
