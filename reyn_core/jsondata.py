@@ -70,5 +70,13 @@ def depth_within(value: Any, limit: int) -> bool:
         if depth > limit:
             return False
         children = node.values() if isinstance(node, Mapping) else node
-        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
+        for c in children:
+            kind = type(c)
+            # exact types first: an ABC check on every scalar would cost more than the walk
+            if (
+                kind is dict
+                or kind is list
+                or (kind not in JSON_SCALAR_TYPES and isinstance(c, Mapping | list))
+            ):
+                stack.append((c, depth + 1))
     return True

@@ -163,7 +163,7 @@ class _Gemini:
 
     def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> Any:
         self.nodes += 1
-        if not isinstance(schema, Mapping):
+        if type(schema) is not dict and not isinstance(schema, Mapping):
             return schema
         ref = schema.get("$ref")
         if isinstance(ref, str):
