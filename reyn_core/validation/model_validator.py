@@ -16,8 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ArgumentProblem
 from .arguments import size_problems
-from .messages import not_an_object_message
-from .pydantic_problems import pydantic_problems
+from .messages import capped, not_an_object_message
+from .pydantic_problems import pydantic_problems, unexpected_problems
 
 # Imported only where a model tool is prepared: pydantic is loaded already (the model exists).
 
@@ -58,7 +58,7 @@ class ModelValidator:
     says (``true`` is no integer, ``"5"`` no number); any other as ``Model.model_validate`` does,
     which converts JSON strings to its Enum, datetime, path... fields."""
 
-    __slots__ = ("_schema", "_strict", "_validate", "model")
+    __slots__ = ("_closed", "_schema", "_strict", "_validate", "model")
     binds = True  # what ``check`` returns is the handler's model instance
 
     def __init__(self, model: type[BaseModel], schema: Mapping[str, Any]) -> None:
@@ -66,6 +66,11 @@ class ModelValidator:
         self._schema = schema
         self._validate = model.__pydantic_validator__.validate_python
         self._strict = True if json_native(model.__pydantic_core_schema__) else None
+        # The rendered schema closes the root object (``schema_from_model``) where the model would
+        # only ignore other keys: those keys are refused here, as the schema says.
+        properties = schema.get("properties")
+        closed = schema.get("additionalProperties") is False and model.model_config.get("extra") != "forbid"
+        self._closed = frozenset(properties) if closed and isinstance(properties, Mapping) else None
 
     def __call__(self, value: Any) -> list[ArgumentProblem]:
         return self.check(value)[1]
@@ -82,9 +87,21 @@ class ModelValidator:
                 return None, problems
         if type(value) is not dict:
             return None, [ArgumentProblem("", not_an_object_message(value))]
+        closed = self._closed
+        unexpected = [key for key in value if key not in closed] if closed is not None else []
         try:
-            return self._validate(value, strict=self._strict), []
+            instance = self._validate(value, strict=self._strict)
+            if not unexpected:
+                return instance, []
+            problems: list[ArgumentProblem] = []
         except ValidationError as exc:
-            return None, pydantic_problems(exc, value, self._schema) or [
-                ArgumentProblem("", "the arguments do not match the tool's schema")
-            ]
+            problems = pydantic_problems(exc, value, self._schema, capped=False)
+        if unexpected:
+            problems.extend(unexpected_problems(unexpected, self._schema))
+            order = {key: i for i, key in enumerate(value)}
+            problems.sort(key=lambda p: order.get(_first_token(p.pointer), -1))
+        return None, capped(problems) or [ArgumentProblem("", "the arguments do not match the tool's schema")]
+
+
+def _first_token(pointer: str) -> str:
+    return pointer[1:].split("/", 1)[0].replace("~1", "/").replace("~0", "~")

@@ -13,7 +13,6 @@ from ..errors import ArgumentProblem
 from .messages import (
     MISSING_MESSAGE,
     bound_message,
-    capped,
     const_message,
     enum_message,
     escape_token,
@@ -24,6 +23,7 @@ from .messages import (
     type_message,
     unexpected_message,
 )
+from .messages import capped as cap
 
 # pydantic's error type prefix -> the JSON type it expected ("int_parsing" -> integer).
 _TYPES = {
@@ -163,8 +163,19 @@ def _message(err: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[Any,
     return str(err.get("msg", "invalid")).removeprefix("Value error, "), ""
 
 
+def unexpected_problems(keys: list[Any], schema: Mapping[str, Any]) -> list[ArgumentProblem]:
+    """Top-level ``keys`` the schema's closed root does not list, each at its own pointer."""
+    message = unexpected_message(schema.get("properties") or {})
+    return [ArgumentProblem(f"/{escape_token(str(key))}", message) for key in keys]
+
+
 def pydantic_problems(
-    exc: Any, value: Any = None, schema: Mapping[str, Any] | None = None, prefix: str = ""
+    exc: Any,
+    value: Any = None,
+    schema: Mapping[str, Any] | None = None,
+    prefix: str = "",
+    *,
+    capped: bool = True,
 ) -> list[ArgumentProblem]:
     """``exc`` (a pydantic ``ValidationError`` about ``value``, the model's schema being ``schema``)
     as problems with JSON pointers under ``prefix``, in the order pydantic found them. Several type
@@ -192,4 +203,4 @@ def pydantic_problems(
         if problem not in seen:
             seen.add(problem)
             out.append(problem)
-    return capped(out)
+    return cap(out) if capped else out
