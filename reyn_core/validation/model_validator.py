@@ -82,9 +82,9 @@ class ModelValidator:
         """The model instance of ``value``, or the problems; ``bounded``: the caller already knows
         ``value`` is within the size bound (a stricter one, ``small``), so it is not walked again."""
         if not bounded:
-            problems = size_problems(value)
-            if problems:
-                return None, problems
+            too_large = size_problems(value)
+            if too_large:
+                return None, too_large
         if type(value) is not dict:
             return None, [ArgumentProblem("", not_an_object_message(value))]
         closed = self._closed
