@@ -190,7 +190,7 @@ def check(
         refused = registry.fixed_layers(tool, surface)
     else:
         refused = fixed_layers(tool, surface, operator, original_names)
-    key = call_key(surface, ctx, operator, exclude=exclude, allowed_ops=allowed_ops)
+    key = _call_key(surface, ctx, operator, exclude, allowed_ops)
     if refused is not None:
         return refused
     decision = call_layer(tool, key)
@@ -281,6 +281,17 @@ def call_key(
     """The ``CallKey`` of a call on ``surface`` in ``ctx`` with ``exclude`` / ``allowed_ops`` added
     (as ``check`` takes them); a phase's ``allowed_ops`` resolved to the profile default when unset."""
     _require_known(surface)
+    return _call_key(surface, ctx, operator, exclude, allowed_ops)
+
+
+def _call_key(
+    surface: str,
+    ctx: ToolContext,
+    operator: OperatorPolicy,
+    exclude: Collection[str],
+    allowed_ops: Iterable[str] | None,
+) -> CallKey:
+    """``call_key`` of a surface already known (``check`` asked ``_require_known`` first)."""
     ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
     rs = ctx.router_state
     steps: frozenset[str] | None = None
@@ -295,7 +306,11 @@ def call_key(
         ops = as_names(chosen if chosen is not None else operator.default_allowed_ops, "allowed_ops")
     listed = operator.agent_tools.get(ctx.agent) if ctx.agent is not None else None
     plan_mode = rs is not None and rs.plan_mode
-    return CallKey(surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed)
+    # the tuple made directly: a named tuple's own ``__new__`` is a Python frame on every call
+    return _new_key(CallKey, (surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed))
+
+
+_new_key = tuple.__new__
 
 
 def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:

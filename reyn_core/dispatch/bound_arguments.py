@@ -27,7 +27,6 @@ from ..validation import (
     MAX_ARGUMENT_DEPTH,
     parse_arguments,
     problems_from_pydantic,
-    without_null_optionals,
 )
 
 
@@ -186,6 +185,17 @@ def small(parsed: Any) -> bool:
     return True
 
 
+def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
+    """``own_arguments(args)`` and whether the result is ``small`` (validated on the loop). The
+    common call, a small flat dict, is copied and judged in one pass over the copy."""
+    if type(args) is dict:
+        parsed = dict(args)
+        if small(parsed):
+            return parsed, [], True
+    parsed, problems = own_arguments(args)
+    return parsed, problems, not problems and small(parsed)
+
+
 def check_arguments(
     prepared: PreparedTool, parsed: Any, problems: list[ArgumentProblem], *, is_small: bool = False
 ) -> Any:
@@ -193,14 +203,11 @@ def check_arguments(
     first): the model instance of a model tool, else the arguments; or ``InvalidToolArguments``
     naming its problems (or those of parsing, which come first). ``is_small``: ``small(parsed)``
     holds, a stricter bound than the validator's size bound, which is then not walked again."""
-    tool = prepared.definition
-    checked = None
     if not problems:
-        parsed = without_null_optionals(parsed, prepared.null_optionals)
-        checked, problems = prepared.validator.check(parsed, bounded=is_small)
-    if problems:
-        raise invalid(tool, problems)
-    return checked
+        checked, problems = prepared.check(parsed, bounded=is_small)
+        if not problems:
+            return checked
+    raise invalid(prepared.definition, problems)
 
 
 async def validated_in_thread(prepared: PreparedTool, parsed: Any) -> Any:

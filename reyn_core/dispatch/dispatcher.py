@@ -33,7 +33,7 @@ from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
 from .audit import argument_hash
-from .bound_arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
+from .bound_arguments import bind, check_arguments, own_arguments, own_small, read_only, validated_in_thread
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
 
@@ -147,7 +147,7 @@ async def invoke_tool(
     call_ctx = _call_context(prepared, registry, ctx, surface)
     started = time.perf_counter()
     admitted: Any = None
-    parsed, problems = own_arguments(args)  # the call's own: no one else can change them
+    parsed, problems, is_small = own_small(args)  # the call's own: no one else can change them
     # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
     call = (
         ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
@@ -164,10 +164,8 @@ async def invoke_tool(
             raise _refusal(tool, surface, decision)
         # the handler first: resolving a lazy one settles the tool's one validator with it
         shape = prepared.shape or prepared.resolved()
-        if problems:
-            checked = check_arguments(prepared, parsed, problems)
-        elif small(parsed):
-            checked = check_arguments(prepared, parsed, problems, is_small=True)
+        if problems or is_small:
+            checked = check_arguments(prepared, parsed, problems, is_small=is_small)
         else:  # a large call: validated in a worker thread
             checked = await validated_in_thread(prepared, parsed)
         kwargs = bind(shape, tool, prepared, checked, call_ctx)

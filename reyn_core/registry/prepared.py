@@ -117,6 +117,19 @@ class PreparedTool:
                     validator = self._validator = choose_validator(self.definition, None)
         return validator
 
+    def check(self, parsed: Any, *, bounded: bool = False) -> tuple[Any, list[Any]]:
+        """The one validator's ``check`` of a call's own arguments, strict-mode ``null`` optionals
+        dropped first: ``(what the handler is bound from, [])`` or ``(None, problems)``."""
+        validator = self._validator or self.validator
+        names = self._null_optionals
+        if names is None:
+            names = self.null_optionals
+        if names and type(parsed) is dict and None in parsed.values():
+            from ..validation import without_null_optionals
+
+            parsed = without_null_optionals(parsed, names)
+        return validator.check(parsed, bounded=bounded)
+
     @property
     def digest(self) -> str:
         """``definition_digest`` of this definition, computed once (the audit log records it on every

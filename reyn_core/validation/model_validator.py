@@ -88,7 +88,9 @@ class ModelValidator:
         if type(value) is not dict:
             return None, [ArgumentProblem("", not_an_object_message(value))]
         closed = self._closed
-        unexpected = [key for key in value if key not in closed] if closed is not None else []
+        unexpected: list[Any] = []
+        if closed is not None and not value.keys() <= closed:
+            unexpected = [key for key in value if key not in closed]
         try:
             instance = self._validate(value, strict=self._strict)
             if not unexpected:
