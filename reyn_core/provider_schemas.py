@@ -293,9 +293,10 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
     def fix(node: Any, ptr: str) -> Any:
         if not isinstance(node, dict):
             return node
-        for key in _STRICT_UNSUPPORTED:
-            if key in node:
-                raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
+        if not node.keys().isdisjoint(_STRICT_UNSUPPORTED):  # one set test; the loop names the first
+            for key in _STRICT_UNSUPPORTED:
+                if key in node:
+                    raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
         node.pop("default", None)
         if "oneOf" in node:
             node["anyOf"] = node.pop("oneOf")
