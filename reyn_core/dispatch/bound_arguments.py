@@ -58,12 +58,15 @@ def own_arguments(args: Any) -> tuple[Any, list[ArgumentProblem]]:
 
     Copying stops one level past the depth bound, so a cyclic structure is not followed for ever;
     ``parse_arguments`` then refuses the copy as too deep. Within the bound, the copy is its answer."""
-    if type(args) is dict:
+    kind = type(args)
+    if kind is dict:
         for value in args.values():
             if type(value) not in _FLAT_VALUES:
                 break
         else:  # the common call: a flat object of scalars
             return dict(args), []
+    elif kind is str:  # a model's JSON text: parsed afresh, nothing to copy
+        return parse_arguments(args)
     if isinstance(args, Mapping):
         unsure: list[Any] = []
         args = {key: _copied(value, 2, unsure) for key, value in args.items()}

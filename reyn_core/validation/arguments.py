@@ -16,8 +16,8 @@ from .messages import escape_token
 
 def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
     """Accept a dict, or a JSON string as models send it; report malformed JSON precisely."""
-    if isinstance(raw, str | bytes | bytearray):
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) else raw
+    if type(raw) is str or isinstance(raw, str | bytes | bytearray):
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
         if len(text) > MAX_ARGUMENT_CHARS:  # before parsing: the size bound comes first
             return None, [
                 _bound(
