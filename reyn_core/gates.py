@@ -194,7 +194,7 @@ def check(
     if refused is not None:
         return refused
     decision = call_layer(tool, key)
-    return decision if not decision or tool.available is None else available(tool, ctx)
+    return decision if not decision.allowed or tool.available is None else available(tool, ctx)
 
 
 def _require_known(surface: str) -> None:
