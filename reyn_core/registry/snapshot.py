@@ -6,9 +6,9 @@ import difflib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, final
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from .. import gates
 from ..calls import CallApprovals, ToolCallHooks
@@ -18,13 +18,19 @@ from ..schema import SchemaIssue
 from ..tool import ToolDefinition, refuse_subclassing
 from .prepared import PreparedTool
 
+if TYPE_CHECKING:
+    from ..validation.compiled import SchemaValidator
+
 
 @dataclass(frozen=True, slots=True)
 class RegisteredTool:
-    """A tool as registered: the checked definition plus the warnings found when it was checked."""
+    """A tool as registered: the checked definition, the warnings found when it was checked, and the
+    ``SchemaValidator`` of its registered schema that the check compiled (``schema_validator``; the
+    snapshot's entry validates with this very object when the schema is the tool's validator)."""
 
     definition: ToolDefinition
     warnings: tuple[SchemaIssue, ...] = ()
+    validator: SchemaValidator | None = field(default=None, compare=False, repr=False)
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -106,7 +112,9 @@ class ToolRegistry:
             self,
             "_prepared",
             {
-                name: PreparedTool(entry.definition, self.settings_for(entry.definition) is None)
+                name: PreparedTool(
+                    entry.definition, self.settings_for(entry.definition) is None, entry.validator
+                )
                 for name, entry in tools.items()
             },
         )
@@ -195,6 +203,15 @@ class ToolRegistry:
         """Provider-lint warnings recorded when ``name`` was registered."""
         entry = self._tools.get(name)
         return entry.warnings if entry else ()
+
+    def registered(self, name: str) -> RegisteredTool:
+        """The entry ``name`` was registered as (its definition, warnings and schema validator): a
+        derived registry's builder adopts it (``CheckedDefinitions``) instead of checking again."""
+        entry = self._tools.get(name) if type(name) is str else None
+        if entry is None:
+            self.get(name)  # raises ToolNotFound with the near names
+            raise AssertionError("unreachable")  # pragma: no cover
+        return entry
 
     def original_name(self, name: str) -> str:
         """The plugin's own name for a (possibly prefixed) tool."""
