@@ -127,7 +127,9 @@ class RegistryBuilder:
             self._original_names[definition.name] = original_name
         return definition
 
-    def _checked_copy(self, obj: ToolDefinition | Callable[..., Any], origin: ToolOrigin | None) -> RegisteredTool:
+    def _checked_copy(
+        self, obj: ToolDefinition | Callable[..., Any], origin: ToolOrigin | None
+    ) -> RegisteredTool:
         """``obj`` as a checked ``ToolDefinition`` stamped with its origin and holding a private copy
         of its schema, with the schema's warnings and the validator of that copy (compiled by the
         check, or at the first call when the check's verdict was cached); ``ToolRegistrationError``

@@ -80,7 +80,9 @@ def returns_problem(returns: object) -> str:
     return ""
 
 
-def check_definition(d: ToolDefinition, schema_check: SchemaCheck, validator: Any = None) -> list[SchemaIssue]:
+def check_definition(
+    d: ToolDefinition, schema_check: SchemaCheck, validator: Any = None
+) -> list[SchemaIssue]:
     """Raise ``ToolRegistrationError`` for a definition that cannot be registered; else return the
     schema's warnings. ``validator`` (the registry's ``SchemaValidator`` for ``d.parameters``) is
     handed to the schema check, which compiles it when it checks."""

@@ -85,7 +85,9 @@ class PreparedTool:
         "shape",
     )
 
-    def __init__(self, definition: ToolDefinition, plain: bool, schema: SchemaValidator | None = None) -> None:
+    def __init__(
+        self, definition: ToolDefinition, plain: bool, schema: SchemaValidator | None = None
+    ) -> None:
         self.definition = definition
         self._schema = schema  # the registration's validator of the schema (``choose_validator``)
         # surface -> the refusal of the layers the snapshot fixes (None: they admit it), filled by

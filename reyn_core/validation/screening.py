@@ -259,9 +259,11 @@ def _meta_message(error: Any) -> str:
 def screened(schema: Any) -> tuple[SchemaValidator | None, list[SchemaProblem]]:
     """``schema`` screened and compiled: ``(its validator, [])``, or ``(None, what is wrong)``."""
     if not isinstance(schema, Mapping):
-        return None, [SchemaProblem("metaschema", f"a schema must be a JSON object, got {type(schema).__name__}")]
+        refused = f"a schema must be a JSON object, got {type(schema).__name__}"
+        return None, [SchemaProblem("metaschema", refused)]
     if not depth_within(dict(schema), MAX_SCHEMA_NESTING):
-        return None, [SchemaProblem("metaschema", f"the schema nests more than {MAX_SCHEMA_NESTING} levels")]
+        refused = f"the schema nests more than {MAX_SCHEMA_NESTING} levels"
+        return None, [SchemaProblem("metaschema", refused)]
     problems = reference_problems(schema)
     problems += metaschema_problems(schema)
     problems += pattern_problems(schema)

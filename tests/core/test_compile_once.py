@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core import ToolContext, ToolDefinition
-from reyn_core.host import RegistryBuilder, invoke_tool
+from reyn_core.host import RegistryBuilder
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.tool_search import with_search_tool
 

@@ -100,7 +100,9 @@ def test_a_load_checks_each_tool_once(monkeypatch):
     calls: list[str] = []
     original = SchemaCheckCache.__call__
 
-    def counting(self: SchemaCheckCache, parameters: Any, *, phase_usable: bool, validator: Any = None) -> Any:
+    def counting(
+        self: SchemaCheckCache, parameters: Any, *, phase_usable: bool, validator: Any = None
+    ) -> Any:
         calls.append(repr(parameters))
         return original(self, parameters, phase_usable=phase_usable, validator=validator)
 
