@@ -61,6 +61,7 @@ class ToolRegistry:
     __slots__ = (
         "__weakref__",
         "_approvals",
+        "_call_hooks",
         "_derived",
         "_hooks",
         "_operator",
@@ -77,6 +78,7 @@ class ToolRegistry:
     _settings: Mapping[str, Any]
     _operator: gates.OperatorPolicy
     _hooks: ToolCallHooks | None
+    _call_hooks: ToolCallHooks | None
     _approvals: CallApprovals | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
@@ -105,6 +107,8 @@ class ToolRegistry:
         init(self, "_original_names", MappingProxyType(dict(original_names)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
+        # decided once: a snapshot whose hooks have neither ``before`` nor ``after`` runs none
+        init(self, "_call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
         init(self, "_approvals", approvals)
         init(self, "_settings", MappingProxyType(dict(settings)))
         # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
@@ -140,6 +144,12 @@ class ToolRegistry:
     def hooks(self) -> ToolCallHooks | None:
         """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
         return self._hooks
+
+    @property
+    def call_hooks(self) -> ToolCallHooks | None:
+        """``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when the
+        snapshot is made, so a call to a registry without hooks does no hook work at all."""
+        return self._call_hooks
 
     @property
     def approvals(self) -> CallApprovals | None:
