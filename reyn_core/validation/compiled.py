@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ArgumentProblem
-from .arguments import size_problems
-from .messages import problems_of
+
+# ``.arguments`` (the size bound) and ``.messages`` (the wording) are imported where used: a load
+# makes every raw-schema tool's validator (not compiled) and must not import what only a call needs.
 
 # What one schema pattern may compile to (bytes of the compiled program, and of the lazy DFA's
 # cache): a pattern past it is refused when the tool is registered, never slow on a call.
@@ -89,6 +90,8 @@ class SchemaValidator:
         return self
 
     def __call__(self, value: Any) -> list[ArgumentProblem]:
+        from .arguments import size_problems
+
         problems = size_problems(value)
         if problems:
             return problems
@@ -107,6 +110,8 @@ class SchemaValidator:
         try:
             if compiled.is_valid(value):
                 return []
+            from .messages import problems_of
+
             problems = problems_of(compiled.iter_errors(value), self._schema, value)
         except (ValueError, TypeError, OverflowError) as exc:  # a value the library cannot read as JSON
             return [ArgumentProblem("", f"the arguments are not JSON data ({exc})")]
