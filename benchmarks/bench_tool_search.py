@@ -294,6 +294,7 @@ def timing(functions: dict[str, dict[str, Any]]) -> bool:
 
     from reyn_core import ToolContext
     from reyn_core.host import search_tools
+    from reyn_core.tool_search import ToolIndex
 
     base = sorted(functions)
     docs = {
@@ -318,6 +319,17 @@ def timing(functions: dict[str, dict[str, Any]]) -> bool:
     finally:
         gc.enable()
     median = statistics.median(samples)
+    builds: dict[str, list[float]] = {"reyn": [], "fts5": []}
+    tools = list(registry.tools())
+    for _ in range(3):  # a cold build of each, in turn: the same load on both
+        for label, build in (("reyn", ToolIndex), ("fts5", sp.PlainBM25)):
+            start = time.perf_counter()
+            build(tools)
+            builds[label].append(time.perf_counter() - start)
+    print(
+        f"\nindex build on {len(tools)} tools from their definitions (best of 3): Reyn "
+        f"{min(builds['reyn']) * 1000:.0f} ms, SQLite FTS5 {min(builds['fts5']) * 1000:.0f} ms"
+    )
     print(
         f"\nsearch_tools on {len(registry)} tools: first call {first * 1000:.0f} ms (gates and index), "
         f"then median {median * 1000:.2f} ms, p90 {sorted(samples)[len(samples) * 9 // 10] * 1000:.2f} ms "

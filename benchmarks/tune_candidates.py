@@ -87,7 +87,8 @@ def ascent(tools: list[Any], requests: list[Any], start: Ranking) -> Ranking:
                     current, best, changed = trial, m, True
         if not changed:
             break
-    print(f"  {'field weights, k1, b (joint)':<28} tuning mrr {best:.3f}  chosen {describe(current)}", flush=True)
+    label = "field weights, k1, b (joint)"
+    print(f"  {label:<28} tuning mrr {best:.3f}  chosen {describe(current)}", flush=True)
     return current
 
 
@@ -108,7 +109,8 @@ def main() -> int:
     R = dataclasses.replace
     chosen: dict[str, Any] = {"incumbent (DEFAULT_RANKING)": inc}
     chosen["identifier splitting off"] = R(inc, split_identifiers=False)
-    chosen["enum values"] = choose("enum values", tune_tools, req, [R(inc, enum_values=v) for v in (False, True)], ranked)
+    enums = [R(inc, enum_values=v) for v in (False, True)]
+    chosen["enum values"] = choose("enum values", tune_tools, req, enums, ranked)
     chosen["word pairs"] = choose(
         "word pairs", tune_tools, req, [R(inc, pairs=w) for w in (0.0, 0.1, 0.25, 0.5, 1.0)], ranked
     )
@@ -121,7 +123,7 @@ def main() -> int:
     chosen["feedback (RM3-style)"] = choose("feedback (RM3-style)", tune_tools, req, feedback, ranked)
     chosen["field weights, k1, b (joint)"] = ascent(tune_tools, req, inc)
     models = sp.static_models() if "--semantic" in sys.argv else {}
-    for name, model in models.items():
+    for name in models:
         for mode in ("rank", "score"):
             trials = [(name, mode, w, f) for f in ("nd", "ndp") for w in (0.0, 0.1, 0.25, 0.5, 1.0)]
             chosen[f"{name} fused ({mode})"] = choose(

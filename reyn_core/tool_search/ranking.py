@@ -9,7 +9,8 @@ to the best tools the share of their name's words the request says (``name_cover
 
 Options measured and left off by ``DEFAULT_RANKING``: pseudo-relevance feedback (the words that best
 characterise the first pass's top tools — the registry's own vocabulary — added with a small weight
-before ranking again) and dropping stop words; neither won on the tuning part.
+before ranking again), dropping stop words, parameters' enum values and adjacent word pairs; none
+improved held-out figures (``benchmarks/tune_candidates.py``; docs/large-registries.md).
 
 ``Ranking`` holds the parameters; ``DEFAULT_RANKING`` was chosen on one part of the benchmark's data
 and measured on another (``benchmarks/tool_search_split.py``; docs/large-registries.md). Everything
@@ -27,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from operator import add
 from typing import Any
 
@@ -181,7 +183,7 @@ def analyse(fields: Sequence[str], ranking: Ranking = DEFAULT_RANKING) -> Analys
         words = terms(text, ranking)
         counts = Counter(words)
         if ranking.pairs:
-            counts.update(map(_pair, words, words[1:]))  # the field's length stays its words'
+            counts.update(_pair(a, b) for a, b in pairwise(words))  # the field's length stays its words'
         out.append((counts, len(words)))
     return tuple(out)
 
@@ -261,7 +263,7 @@ class Scorer:
         r = self.ranking
         weighted = [(t, 1.0) for t in query]
         if r.pairs:
-            weighted += [(_pair(a, b), r.pairs) for a, b in zip(query, query[1:])]
+            weighted += [(_pair(a, b), r.pairs) for a, b in pairwise(query)]
         acc = self._score(weighted)
         if r.feedback_docs and r.feedback_terms and r.feedback_weight:
             top = _best(acc, r.feedback_docs)
