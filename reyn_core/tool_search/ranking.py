@@ -58,8 +58,8 @@ class Ranking:
     says (``get_user_orders`` for "orders of a user": 2 of 3); ``enum_values`` indexes the string
     values of parameters' ``enum`` lists with their descriptions; ``pairs`` weighs word pairs (two
     adjacent words of the request found adjacent in a field, ``current weather``) against single
-    words (0: none); ``split_identifiers`` (on by default) splits camelCase / snake_case / dotted
-    names into words (off: a name is only its lower-cased runs of letters and digits)."""
+    words (0: none); ``split_identifiers`` (on by default) also splits camelCase (``getUserOrders``)
+    into words (off: only ``_``, ``.``, ``-`` and other non-word characters separate words)."""
 
     k1: float = 1.2
     b: float = 0.75
