@@ -96,7 +96,9 @@ def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> Approva
     factory = ep.load()
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
-        raise OSError(f"approval store {backend!r} ({ep.value}) returned a {type(store).__name__}, not an ApprovalStore")
+        raise OSError(
+            f"approval store {backend!r} ({ep.value}) returned a {type(store).__name__}, not an ApprovalStore"
+        )
     return store
 
 
