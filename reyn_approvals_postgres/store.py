@@ -144,12 +144,13 @@ class PostgresApprovalStore:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
                 for statement in _SCHEMA:
                     conn.execute(statement)
-                row = conn.execute("SELECT max(version) FROM reyn_approvals_schema").fetchone()
-                if row[0] is None:
+                row: Any = conn.execute("SELECT max(version) FROM reyn_approvals_schema").fetchone()
+                version = row[0] if row is not None else None
+                if version is None:
                     conn.execute("INSERT INTO reyn_approvals_schema VALUES (%s)", (VERSION,))
-                elif row[0] > VERSION:
+                elif version > VERSION:
                     raise ApprovalStoreUnavailable(
-                        f"the approval store at {self._location} has schema version {row[0]}, newer than "
+                        f"the approval store at {self._location} has schema version {version}, newer than "
                         f"this reyn-approvals-postgres ({VERSION}); upgrade it"
                     )
         except BaseException:

@@ -134,8 +134,18 @@ def test_two_processes_racing_for_one_approval_run_the_call_once(pg_world):
     _approve(pg_world, approval)
     racers = [
         subprocess.Popen(
-            [sys.executable, "-m", "reyn_core", "tools", "call", pg_world.write, *CALL]
-            + ["--approval", approval, "--json"],
+            [
+                sys.executable,
+                "-m",
+                "reyn_core",
+                "tools",
+                "call",
+                pg_world.write,
+                *CALL,
+                "--approval",
+                approval,
+                "--json",
+            ],
             cwd=pg_world.root,
             env=pg_world.env(),
             stdout=subprocess.PIPE,
@@ -167,7 +177,7 @@ print(json.dumps(store.consume(sys.argv[2], sys.argv[3], time.time())))
 def test_many_processes_consuming_one_approval_directly_exactly_one_takes_it(pg_world):
     approval = _request(pg_world)
     _approve(pg_world, approval)
-    code, shown = pg_world.reyn_json("approvals", "show", approval)
+    _, shown = pg_world.reyn_json("approvals", "show", approval)
     start = str(time.time() + 3)
     racers = [
         subprocess.Popen(

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from reyn_core.approvals import ApprovalGate, ApprovalRule, ApprovalStore
-    from reyn_core.loading.plugin_state import PluginState
     from reyn_core.dispatch import JsonlAuditLog
     from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.plugin_state import PluginState
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step1_profile.profile_sections import ApprovalRuleConfig
     from reyn_core.registry import ToolRegistry
