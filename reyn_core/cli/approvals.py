@@ -40,6 +40,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                 action="store_true",
                 help="let this exact call run any number of times until the request expires",
             )
+            d.add_argument(
+                "--for-session",
+                action="store_true",
+                help="let this exact call run again in the session that asked, until it ends or expires",
+            )
         d.set_defaults(func=run_decide, approve=approve)
 
 
@@ -109,6 +114,7 @@ def run_decide(args: argparse.Namespace) -> int:
             channel="operator",
             reason=args.reason,
             standing=getattr(args, "standing", False),
+            for_session=getattr(args, "for_session", False),
         )
     except ApprovalDecisionError as exc:
         print(f"reyn: error: {exc}", file=sys.stderr)

@@ -110,13 +110,21 @@ def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, A
         if p.isolation is None:
             continue
         granted = p.isolation.granted
+
+        def listed(paths: tuple[str, ...]) -> str:
+            return ", ".join(paths) if paths else "nothing"
+
+        words = (
+            f"a sandboxed worker that may read {listed(granted.read)}; write {listed(granted.write)}; "
+            f"network: {'yes' if granted.network else 'no'}; start programs: "
+            f"{'yes' if granted.subprocess else 'no'}; environment variables: "
+            f"{listed(granted.environment)}"
+        )
         reach[p.plugin_id] = {
             "sandbox": "process",
             "grants": granted.to_dict(),
             "enforced": p.isolation.enforced.get("enforced"),
-            "summary": "a sandboxed worker: it can touch only what these grants give it"
-            if not granted.has_effects
-            else "a sandboxed worker: it can read and change only what these grants give it",
+            "summary": words,
         }
     return reach
 
