@@ -186,6 +186,8 @@ def test_on_a_terminal_the_user_approves_the_exact_call_and_it_runs(world):
     envelope, prompt = _on_terminal(world, b"y\n")
     assert envelope["status"] == "ok" and _marker(world) == "hi\n"
     assert world.write in prompt and '"text": "hi"' in prompt  # the approver saw the exact call
+    assert "can touch  no sandbox: it runs in the host process" in prompt  # and what it can touch
+    assert "[y/N]" in prompt and "[y/s/N]" not in prompt  # no session here: no "for this session"
     approved = [e for e in world.audit_events() if e.get("event") == "approval.approved"]
     assert approved and approved[0]["by"].startswith("user:")
 

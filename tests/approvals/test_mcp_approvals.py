@@ -45,6 +45,7 @@ async def test_a_client_with_elicitation_approves_the_exact_call_and_it_runs_onc
     assert not result.is_error, _text(result)
     assert _marker(world) == "via mcp\n"
     assert len(asked) == 1 and '"text": "via mcp"' in asked[0] and world.pid in asked[0]
+    assert "It can touch: no sandbox: it runs in the host process" in asked[0]
     events = [e for e in world.audit_events() if "event" in e]
     assert [e["event"] for e in events] == ["approval.requested", "approval.approved", "approval.executed"]
     assert events[0]["entry"] == "mcp" and events[1]["by"].startswith("user:mcp client")
