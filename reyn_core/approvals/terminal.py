@@ -62,7 +62,9 @@ def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
     print(describe(record), file=sys.stderr)
     if record.session is not None:  # a session may keep allowing exactly this call
         print("  y: run it once; s: also allow exactly this call again in this session", file=sys.stderr)
-    sys.stderr.write("approve this exact call? [y/s/N] " if record.session else "approve this exact call? [y/N] ")
+    sys.stderr.write(
+        "approve this exact call? [y/s/N] " if record.session else "approve this exact call? [y/N] "
+    )
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
     for_session = record.session is not None and answer in ("s", "session")

@@ -340,8 +340,8 @@ class ServedRegistry:
         """A call the approval policy holds (nothing of it ran): ask the client's user, then run it
         by that approval; a client that cannot be asked is refused, naming the policy."""
         from .serve_approvals import (
-            APPROVE_SCHEMA,
             approval_message,
+            approve_schema,
             refusal_without_elicitation,
             user_may_decide,
         )
@@ -353,6 +353,7 @@ class ServedRegistry:
         if record is None:
             return result_from_envelope(refusal_without_elicitation(envelope, operator_only=True))
         message = approval_message(record)
+        schema = approve_schema(record)
         if request is not None and not request.session.can_send_request:
             # 2026-07-28: no requests to the client mid-call; the client answers and retries.
             token = self._remember(name)
@@ -361,12 +362,10 @@ class ServedRegistry:
                 del self._approval_states[next(iter(self._approval_states))]
             self._approval_states[token] = approval
             ask = types.ElicitRequest(
-                params=types.ElicitRequestFormParams(message=message, requested_schema=APPROVE_SCHEMA)
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
             return types.InputRequiredResult(input_requests={"approve": ask}, request_state=token)
-        answer = await request.session.elicit_form(
-            message, APPROVE_SCHEMA, related_request_id=request.request_id
-        )
+        answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
         decided = await self._decided(name, arguments, approval, answer, request)
         return result_from_envelope(decided, self.registry.get(name).returns)
 
@@ -393,10 +392,13 @@ class ServedRegistry:
 
     def session_of(self, request: Any) -> str | None:
         """The client session a call belongs to (``ctx.session``): streamable HTTP's session id, or
-        this process's one stdio client; None in process (no client) and for stateless HTTP."""
+        this process's one stdio client; None in process (no client) and over HTTP without a
+        session (stateless, or the sessionless 2026-07-28 protocol)."""
         if request is None:
             return None
-        sid = getattr(request.session, "session_id", None)
+        # streamable HTTP: the transport checked the Mcp-Session-Id header against its session
+        headers = getattr(getattr(request, "request", None), "headers", None)
+        sid = headers.get("mcp-session-id") if headers is not None else None
         if isinstance(sid, str) and sid:
             return "http-" + sid
         return self._stdio_session if self.transport == "stdio" else None

@@ -35,6 +35,15 @@ APPROVE_SCHEMA: dict[str, Any] = {
 }
 
 
+def approve_schema(record: Any) -> dict[str, Any]:
+    """The question's schema: ``for_session`` is offered only when the call came from a session
+    (stdio, or streamable HTTP with a session id; not stateless HTTP)."""
+    if record.session is not None:
+        return APPROVE_SCHEMA
+    properties = {k: v for k, v in APPROVE_SCHEMA["properties"].items() if k != "for_session"}
+    return {**APPROVE_SCHEMA, "properties": properties}
+
+
 def approval_message(record: Any) -> str:
     """What the client's user is shown: the exact call, its code's origin, what it can touch."""
     req = record.request
