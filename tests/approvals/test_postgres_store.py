@@ -251,6 +251,8 @@ def test_a_backend_that_is_not_installed_is_rc011_and_refuses_held_calls(world):
     assert "RC011" in done.stdout and "reyn.approval_stores" in done.stdout
     message = _refused_unavailable(world)
     assert "nosuchstore" in message
+    done = world.reyn("tools", "call", world.read, "path=out/a.md", "--json")  # no rule holds it
+    assert done.returncode == 0 and json.loads(done.stdout)["status"] == "ok"
     done = world.reyn("approvals", "list")  # the operator is told why, no traceback
     assert done.returncode != 0 and "the approval store cannot be used" in done.stderr
     assert "nosuchstore" in done.stderr and "Traceback" not in done.stderr
