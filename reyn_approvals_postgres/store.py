@@ -41,10 +41,7 @@ T = TypeVar("T")
 TABLE = "reyn_approvals"
 VERSION = 1
 _LOCK = 0x7265796E_61707072  # the schema lock ("reynappr"), for the first use of many hosts at once
-_COLUMNS = (
-    "id, key, components, status, created_at, expires_at, approvers, request, uses, "
-    "decided_by, decided_at, reason, closed_at, session, scoped"
-)
+_COLUMNS = ", ".join(ApprovalRecord.columns)
 _SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {TABLE} (
         id text PRIMARY KEY,
@@ -90,26 +87,6 @@ def describe_dsn(dsn: str) -> str:
     port = params.get("port") or os.environ.get("PGPORT") or "5432"
     dbname = params.get("dbname") or os.environ.get("PGDATABASE") or "(the user's default database)"
     return f"postgresql://{'(a local socket)' if host.startswith('/') else host}:{port}/{dbname}"
-
-
-def _record(row: Sequence[Any]) -> ApprovalRecord:
-    return ApprovalRecord(
-        id=row[0],
-        key=row[1],
-        components=row[2],
-        status=row[3],
-        created_at=row[4],
-        expires_at=row[5],
-        approvers=tuple(row[6]),
-        request=row[7],
-        uses=row[8],
-        decided_by=row[9],
-        decided_at=row[10],
-        reason=row[11],
-        closed_at=row[12],
-        session=row[13],
-        scoped=bool(row[14]),
-    )
 
 
 class PostgresApprovalStore:
@@ -195,7 +172,7 @@ class PostgresApprovalStore:
                 (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:
-                return _record(row)
+                return ApprovalRecord.from_row(row)
             conn.execute(
                 f"INSERT INTO {TABLE} ({_COLUMNS}) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, %s, false)",
@@ -219,7 +196,7 @@ class PostgresApprovalStore:
     def get(self, approval_id: str) -> ApprovalRecord | None:
         def op(conn: Any) -> ApprovalRecord | None:
             row = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = %s", (approval_id,)).fetchone()
-            return _record(row) if row is not None else None
+            return ApprovalRecord.from_row(row) if row is not None else None
 
         return self._run("read a request", op)
 
@@ -241,7 +218,7 @@ class PostgresApprovalStore:
                 f"RETURNING {_COLUMNS}",
                 ("approved" if approve else "denied", by, now, reason, uses, scoped, approval_id, now),
             ).fetchone()
-            return _record(row) if row is not None else None
+            return ApprovalRecord.from_row(row) if row is not None else None
 
         return self._run("record a decision", op)
 
@@ -283,7 +260,7 @@ class PostgresApprovalStore:
                 f"WHERE status IN ('pending', 'approved') AND expires_at <= %s RETURNING {_COLUMNS}",
                 (now, now),
             ).fetchall()
-            return [_record(r) for r in rows]
+            return [ApprovalRecord.from_row(r) for r in rows]
 
         return self._run("expire requests", op)
 
@@ -294,7 +271,7 @@ class PostgresApprovalStore:
                 f"WHERE status = 'approved' AND scoped AND session = %s RETURNING {_COLUMNS}",
                 (now, session),
             ).fetchall()
-            return [_record(r) for r in rows]
+            return [ApprovalRecord.from_row(r) for r in rows]
 
         return self._run("end a session's approvals", op)
 
@@ -307,7 +284,7 @@ class PostgresApprovalStore:
                 ).fetchall()
             else:
                 rows = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at DESC").fetchall()
-            return [_record(r) for r in rows]
+            return [ApprovalRecord.from_row(r) for r in rows]
 
         return self._run("list requests", op)
 

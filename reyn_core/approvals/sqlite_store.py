@@ -16,7 +16,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from .store import OPEN, ApprovalRecord, Status
 
@@ -42,32 +41,9 @@ CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
 """
 # Columns added after the first release of the table (a file written before them gains them).
 _ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
-_COLUMNS = (
-    "id, key, components, status, created_at, expires_at, approvers, request, uses, "
-    "decided_by, decided_at, reason, closed_at, session, scoped"
-)
+_COLUMNS = ", ".join(ApprovalRecord.columns)
 # An open request covers a call of ``session``: any unscoped one, or one scoped to that session.
 _COVERS = "(scoped = 0 OR session IS ?)"
-
-
-def _record(row: tuple[Any, ...]) -> ApprovalRecord:
-    return ApprovalRecord(
-        id=row[0],
-        key=row[1],
-        components=json.loads(row[2]),
-        status=row[3],
-        created_at=row[4],
-        expires_at=row[5],
-        approvers=tuple(json.loads(row[6])),
-        request=json.loads(row[7]),
-        uses=row[8],
-        decided_by=row[9],
-        decided_at=row[10],
-        reason=row[11],
-        closed_at=row[12],
-        session=row[13],
-        scoped=bool(row[14]),
-    )
 
 
 class SqliteApprovalStore:
@@ -130,7 +106,7 @@ class SqliteApprovalStore:
                 (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:
-                return _record(row)
+                return ApprovalRecord.from_row(row)
             db.execute(
                 f"INSERT INTO approvals ({_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, 0)",
@@ -152,7 +128,7 @@ class SqliteApprovalStore:
     def get(self, approval_id: str) -> ApprovalRecord | None:
         with self._transaction(write=False) as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
-        return _record(row) if row is not None else None
+        return ApprovalRecord.from_row(row) if row is not None else None
 
     def decide(
         self,
@@ -174,7 +150,7 @@ class SqliteApprovalStore:
             if changed != 1:
                 return None
             row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
-        return _record(row)
+        return ApprovalRecord.from_row(row)
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
         # One statement: a standing approval (uses -1) stays approved; a counted one loses a use and
@@ -215,7 +191,7 @@ class SqliteApprovalStore:
             rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {due}", (now,)).fetchall()
             if rows:
                 db.execute(f"UPDATE approvals SET status = 'expired', closed_at = ? {due}", (now, now))
-        return [_record(r) for r in rows]
+        return [ApprovalRecord.from_row(r) for r in rows]
 
     def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:
         ended = "WHERE status = 'approved' AND scoped = 1 AND session = ?"
@@ -227,7 +203,7 @@ class SqliteApprovalStore:
                     + ended,
                     (now, session),
                 )
-        return [_record(r) for r in rows]
+        return [ApprovalRecord.from_row(r) for r in rows]
 
     def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
         with self._transaction(write=False) as db:
@@ -239,7 +215,7 @@ class SqliteApprovalStore:
                 ).fetchall()
             else:
                 rows = db.execute(f"SELECT {_COLUMNS} FROM approvals ORDER BY created_at DESC").fetchall()
-        return [_record(r) for r in rows]
+        return [ApprovalRecord.from_row(r) for r in rows]
 
 
 __all__ = ["OPEN", "SqliteApprovalStore"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 Status = Literal["pending", "approved", "denied", "consumed", "expired", "voided"]
 OPEN: tuple[Status, ...] = ("pending", "approved")
@@ -46,6 +46,26 @@ class ApprovalRecord:
     closed_at: float | None = None
     session: str | None = None
     scoped: bool = False
+
+    columns: ClassVar[tuple[str, ...]] = (
+        "id", "key", "components", "status", "created_at", "expires_at", "approvers", "request",
+        "uses", "decided_by", "decided_at", "reason", "closed_at", "session", "scoped",
+    )  # fmt: skip
+    """A store's columns, in the order ``from_row`` reads them."""
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> ApprovalRecord:
+        """A record from a store's row in ``columns`` order; the JSON columns (``components``,
+        ``approvers``, ``request``) as text or already decoded."""
+        import json
+
+        values = dict(zip(cls.columns, row, strict=True))
+        for name in ("components", "approvers", "request"):
+            if isinstance(values[name], str):
+                values[name] = json.loads(values[name])
+        values["approvers"] = tuple(values["approvers"])
+        values["scoped"] = bool(values["scoped"])
+        return cls(**values)
 
     def as_json(self) -> dict[str, Any]:
         """The record as JSON data (``reyn approvals show --json``)."""

@@ -130,23 +130,7 @@ def test_the_lock_unchanged_the_locked_call_runs(world):
 def test_two_processes_racing_for_one_approval_run_the_call_once(world):
     approval = _request(world)
     _approve(world, approval)
-    command = [sys.executable, "-m", "reyn_core", "tools", "call", world.write, *CALL]
-    racers = [
-        subprocess.Popen(
-            [*command, "--approval", approval, "--json"],
-            cwd=world.root,
-            env=world.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    outcomes = []
-    for p in racers:
-        out, _ = p.communicate(timeout=120)
-        outcomes.append(json.loads(out))
+    outcomes = world.racing_calls(approval, *CALL)
     statuses = sorted(o["status"] for o in outcomes)
     assert statuses == ["error", "ok"]
     [lost] = [o for o in outcomes if o["status"] == "error"]

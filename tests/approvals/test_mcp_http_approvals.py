@@ -31,9 +31,9 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def _http(world, *args: str) -> Iterator[str]:
     """``reyn mcp serve --http`` for the world's profile until the block ends (SIGTERM, bounded)."""
-    text = world.profile.read_text()
+    text = world.profile.readworld.text_of()
     if '"mcp"]' not in text:
-        world.profile.write_text(
+        world.profile.writeworld.text_of(
             text.replace(f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "mcp"]')
         )
     port = _free_port()
@@ -54,7 +54,7 @@ def _http(world, *args: str) -> Iterator[str]:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                     break
             except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+                assert proc.poll() is None and time.monotonic() < deadline, log.readworld.text_of()
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -67,13 +67,9 @@ def _http(world, *args: str) -> Iterator[str]:
                 proc.wait(10)
 
 
-def _text(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
 def _lines(world) -> list[str]:
     path = world.root / "out/h.md"
-    return path.read_text().splitlines() if path.exists() else []
+    return path.readworld.text_of().splitlines() if path.exists() else []
 
 
 def _events(world, name):
@@ -91,7 +87,7 @@ async def test_over_http_a_client_with_elicitation_approves_the_exact_call_and_i
     with _http(world) as url:
         async with Client(url, elicitation_callback=approve) as client:
             result = await client.call_tool(world.write, NOTE)
-            assert not result.is_error, _text(result)
+            assert not result.is_error, world.text_of(result)
             other = await client.call_tool(world.write, {"path": "out/h.md", "text": "again"})
             assert not other.is_error  # a new call with other arguments: asked again, approved
     assert len(asked) == 2 and '"text": "over http"' in asked[0] and "It can touch:" in asked[0]
@@ -128,13 +124,13 @@ async def test_over_http_a_client_without_elicitation_is_refused_until_an_operat
     with _http(world) as url:
         async with Client(url) as client:
             refused = await client.call_tool(world.write, NOTE)
-            assert refused.is_error and "does not declare elicitation" in _text(refused)
-            assert "[[approvals.rules]]" in _text(refused) and _lines(world) == []
+            assert refused.is_error and "does not declare elicitation" in world.text_of(refused)
+            assert "[[approvals.rules]]" in world.text_of(refused) and _lines(world) == []
             [pending] = _events(world, "approval.requested")
             done = world.reyn("approvals", "approve", pending["approval"], "--by", "ops")
             assert done.returncode == 0, done.stderr
             ran = await client.call_tool(world.write, NOTE)
-            assert not ran.is_error, _text(ran)
+            assert not ran.is_error, world.text_of(ran)
             again = await client.call_tool(world.write, NOTE)  # approved once: the repeat waits again
             assert again.is_error and _lines(world) == ["over http"]
 

@@ -12,30 +12,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 CALL = ("path=out/a.md", "text=hi")
 DSN_ENV = "REYN_TEST_APPROVALS_DSN"
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[Any]:
-    """A real PostgreSQL server for this module (fsync off: the tests kill clients, not the OS)."""
-    from reyn_tools_memory.testing import PostgresUnavailable, TemporaryPostgres
-
-    try:
-        server = TemporaryPostgres(fsync=False).start()
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"the postgres approval store's tests need a PostgreSQL server: {exc}", pytrace=False)
-        pytest.skip(f"no PostgreSQL server: {exc}")
-    try:
-        yield server
-    finally:
-        server.remove()
 
 
 def _use_postgres(world: Any, monkeypatch: pytest.MonkeyPatch, dsn: str, *, settings: str = "") -> None:
@@ -48,10 +30,10 @@ def _use_postgres(world: Any, monkeypatch: pytest.MonkeyPatch, dsn: str, *, sett
 
 
 @pytest.fixture
-def pg_world(world: Any, pg_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+def pg_world(world: Any, postgres_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The approvals world of conftest.py, its store a fresh schema on the real server."""
-    _use_postgres(world, monkeypatch, pg_server.dsn(schema=pg_server.new_schema("apr")))
-    world.pg = pg_server
+    _use_postgres(world, monkeypatch, postgres_server.dsn(schema=postgres_server.new_schema("apr")))
+    world.pg = postgres_server
     return world
 
 
@@ -132,30 +114,7 @@ def test_replayed_after_expiry_is_refused(pg_world):
 def test_two_processes_racing_for_one_approval_run_the_call_once(pg_world):
     approval = _request(pg_world)
     _approve(pg_world, approval)
-    racers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "reyn_core",
-                "tools",
-                "call",
-                pg_world.write,
-                *CALL,
-                "--approval",
-                approval,
-                "--json",
-            ],
-            cwd=pg_world.root,
-            env=pg_world.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    outcomes = [json.loads(p.communicate(timeout=120)[0]) for p in racers]
+    outcomes = pg_world.racing_calls(approval, *CALL)
     assert sorted(o["status"] for o in outcomes) == ["error", "ok"]
     [lost] = [o for o in outcomes if o["status"] == "error"]
     assert lost["error"]["reason"] == "used"
@@ -217,12 +176,13 @@ def test_an_unreachable_server_refuses_the_call_naming_host_port_db_only(world, 
     assert done.returncode == 0 and json.loads(done.stdout)["status"] == "ok"
 
 
-def test_a_wrong_password_is_refused_without_showing_it(world, pg_server, monkeypatch):
-    dsn = pg_server.dsn(schema=pg_server.new_schema("apr")).replace(pg_server.password, "wrong-pw-123")
+def test_a_wrong_password_is_refused_without_showing_it(world, postgres_server, monkeypatch):
+    server = postgres_server
+    dsn = server.dsn(schema=server.new_schema("apr")).replace(server.password, "wrong-pw-123")
     _use_postgres(world, monkeypatch, dsn)
     message = _refused_unavailable(world)
     assert "wrong-pw-123" not in message and "OperationalError" in message
-    assert f"postgresql://127.0.0.1:{pg_server.port}/postgres" in message
+    assert f"postgresql://127.0.0.1:{server.port}/postgres" in message
 
 
 def test_an_unparsable_dsn_is_rc011_and_is_not_echoed(world, monkeypatch):

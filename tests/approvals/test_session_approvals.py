@@ -12,7 +12,7 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from reyn_core import ToolContext
 from reyn_core.host import ApprovalDecisionError, load, load_profile
@@ -40,7 +40,7 @@ def _loop(registry, server, root, session):
 
 def _lines(world) -> list[str]:
     path = world.root / "out/n.md"
-    return path.read_text().splitlines() if path.exists() else []
+    return path.readworld.text_of().splitlines() if path.exists() else []
 
 
 def _events(world, name):
@@ -119,16 +119,6 @@ async def test_a_request_from_no_session_cannot_be_approved_for_its_session(worl
 # --------------------------------------------------------------------------- reyn mcp serve (stdio)
 
 
-def _serve(world) -> StdioServerParameters:
-    text = world.profile.read_text().replace(f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "mcp"]')
-    world.profile.write_text(text)
-    return StdioServerParameters(command=REYN, args=["mcp", "serve"], cwd=str(world.root), env=world.env())
-
-
-def _text(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
-
-
 async def test_mcp_allow_for_this_session_asks_once_then_ends_with_the_session(world):
     asked: list[str] = []
 
@@ -137,10 +127,10 @@ async def test_mcp_allow_for_this_session_asks_once_then_ends_with_the_session(w
         assert "for_session" in params.requested_schema["properties"]
         return types.ElicitResult(action="accept", content={"approve": True, "for_session": True})
 
-    async with Client(_serve(world), elicitation_callback=approve_for_session) as client:
+    async with Client(world.mcp_stdio(), elicitation_callback=approve_for_session) as client:
         for _ in range(3):
             result = await client.call_tool(world.write, NOTE)
-            assert not result.is_error, _text(result)
+            assert not result.is_error, world.text_of(result)
         other = await client.call_tool(world.write, {"path": "out/n.md", "text": "other"})
         assert not other.is_error
     # asked for the first call and for the call with other arguments; the repeats ran unasked
@@ -154,7 +144,7 @@ async def test_mcp_allow_for_this_session_asks_once_then_ends_with_the_session(w
 
     # a new session (a new server process) is asked again for the same exact call
     asked.clear()
-    async with Client(_serve(world), elicitation_callback=approve_for_session) as client:
+    async with Client(world.mcp_stdio(), elicitation_callback=approve_for_session) as client:
         assert not (await client.call_tool(world.write, NOTE)).is_error
     assert len(asked) == 1
 
@@ -166,7 +156,7 @@ async def test_mcp_approve_once_is_not_reused_for_the_repeat(world):
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"approve": True})
 
-    async with Client(_serve(world), elicitation_callback=approve_once) as client:
+    async with Client(world.mcp_stdio(), elicitation_callback=approve_once) as client:
         for _ in range(2):
             assert not (await client.call_tool(world.write, NOTE)).is_error
     assert len(asked) == 2  # the positive control: without for_session every call is asked
