@@ -165,7 +165,6 @@ class World:
 
 
 @pytest.fixture
-@pytest.fixture
 def world(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     """A plugin unique to the test (a module imported by an earlier test stays imported), its profile,
     and the process environment pointing at both (for in-process loads too)."""

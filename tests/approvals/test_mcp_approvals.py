@@ -18,7 +18,7 @@ ARGS = {"path": "out/m.md", "text": "via mcp"}
 
 def _marker(world) -> str | None:
     path = world.root / "out/m.md"
-    return path.readworld.text_of() if path.exists() else None
+    return path.read_text() if path.exists() else None
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

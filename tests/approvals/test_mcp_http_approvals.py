@@ -31,9 +31,9 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def _http(world, *args: str) -> Iterator[str]:
     """``reyn mcp serve --http`` for the world's profile until the block ends (SIGTERM, bounded)."""
-    text = world.profile.readworld.text_of()
+    text = world.profile.read_text()
     if '"mcp"]' not in text:
-        world.profile.writeworld.text_of(
+        world.profile.write_text(
             text.replace(f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "mcp"]')
         )
     port = _free_port()
@@ -54,7 +54,7 @@ def _http(world, *args: str) -> Iterator[str]:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                     break
             except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.readworld.text_of()
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -69,7 +69,7 @@ def _http(world, *args: str) -> Iterator[str]:
 
 def _lines(world) -> list[str]:
     path = world.root / "out/h.md"
-    return path.readworld.text_of().splitlines() if path.exists() else []
+    return path.read_text().splitlines() if path.exists() else []
 
 
 def _events(world, name):

@@ -40,7 +40,7 @@ def _loop(registry, server, root, session):
 
 def _lines(world) -> list[str]:
     path = world.root / "out/n.md"
-    return path.readworld.text_of().splitlines() if path.exists() else []
+    return path.read_text().splitlines() if path.exists() else []
 
 
 def _events(world, name):
