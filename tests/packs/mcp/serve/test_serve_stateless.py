@@ -137,3 +137,30 @@ async def test_without_stateless_the_handshake_session_is_lost_behind_round_robi
         async with proxy_to([one.url, two.url]) as (url, _proxy):
             with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces it as a transport or MCP error
                 await asyncio.wait_for(_session(url, "legacy"), 60)
+
+
+@pytest.mark.parametrize("sticky", [True, False])
+async def test_a_deferred_answer_needs_the_instance_that_issued_its_request_state(
+    serve_world: ServeWorld, sticky: bool
+) -> None:
+    # On 2026-07-28 a deferred call returns input_required with a one-time requestState kept in the
+    # issuing instance's memory; the retry carrying the answer is the next request, so round robin
+    # sends it to the other instance, which refuses it. The control: both go to one instance.
+    import mcp_types as types
+
+    async def answer(ctx: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"result": "done by a person"})
+
+    with serve_world.http("--stateless") as one, serve_world.http("--stateless") as two:
+        upstreams = [one.url, one.url] if sticky else [one.url, two.url]
+        async with proxy_to(upstreams) as (url, _proxy):
+            async with Client(
+                streamable_http_client(url), mode=MODERN, elicitation_callback=answer
+            ) as client:
+                result = await client.call_tool("probe_deferred", {"question": "ship it?"})
+    if sticky:
+        assert not result.is_error and result.structured_content == {"result": "done by a person"}
+    else:
+        assert result.is_error
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        assert "unknown or expired requestState" in text
