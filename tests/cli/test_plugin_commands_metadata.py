@@ -31,9 +31,16 @@ sys.exit(code)
 """
 
 
-def run_reyn(cwd: Path, home: Path, *args: str) -> tuple[int, str, str, list[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REYN_", "XDG_"))}
+def home_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a process whose home directory is ``home`` (no user profile, no cache)."""
+    drop = ("REYN_", "XDG_", "_ARGCOMPLETE", "COMP_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), REYN_CACHE_DIR=str(home / ".cache"))
+    return {**env, **extra}
+
+
+def run_reyn(cwd: Path, home: Path, *args: str) -> tuple[int, str, str, list[str]]:
+    env = home_env(home)
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
@@ -103,26 +110,15 @@ def complete_reyn(cwd: Path, home: Path, line: str) -> tuple[list[str], list[str
     """What TAB offers after ``line`` (the real ``reyn`` entry point, argcomplete's protocol), and
     which modules of the mcp pack and its SDK the process imported (``-X importtime``)."""
     out = home / "completions"
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("REYN_", "XDG_", "_ARGCOMPLETE", "COMP_"))
-    }
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        REYN_CACHE_DIR=str(home / ".cache"),
+    env = home_env(
+        home,
         _ARGCOMPLETE="1",
         COMP_LINE=line,
         COMP_POINT=str(len(line)),
         _ARGCOMPLETE_STDOUT_FILENAME=str(out),
     )
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "reyn_core"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    command = [sys.executable, "-X", "importtime", "-m", "reyn_core"]
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     roots = ("reyn_tools_mcp", "reyn_tools_memory", "mcp", "mcp_types")
     imported = [

@@ -64,6 +64,13 @@ def registry() -> ToolRegistry:
     return builder.freeze()
 
 
+class Collected(list[ToolReport]):
+    """A reporter that keeps what it is given (a context's reporter before the loop adds its own)."""
+
+    def report(self, event: ToolReport) -> None:
+        self.append(event)
+
+
 def of_call(events: list[SurfaceEvent], call_id: str) -> list[SurfaceEvent]:
     return [e for e in events if e.data.get("id") == call_id]
 
@@ -111,14 +118,9 @@ async def test_router_host_gets_progress_and_logs_between_call_and_result(regist
 
 async def test_reports_still_reach_the_reporter_the_loop_was_given(registry, tmp_path, scripted):
     _, client = scripted(R.calls(("survey", {"pages": 2})), R.text("ok"))
-    outer: list[ToolReport] = []
-
-    class Outer:
-        def report(self, event: ToolReport) -> None:
-            outer.append(event)
-
+    outer = Collected()
     events: list[SurfaceEvent] = []
-    ctx = ToolContext(surface="router", workspace=tmp_path).with_reporter(Outer())
+    ctx = ToolContext(surface="router", workspace=tmp_path).with_reporter(outer)
     await RouterLoop(registry, model=MODEL, ctx=ctx, client=client, on_event=events.append).run("go")
     assert [type(e).__name__ for e in outer] == ["ToolLog", "Progress", "Progress", "ToolLog"]
     assert len([e for e in events if e.kind in ("tool_progress", "tool_log")]) == 4
@@ -126,13 +128,8 @@ async def test_reports_still_reach_the_reporter_the_loop_was_given(registry, tmp
 
 async def test_without_a_listener_the_reports_go_where_they_went_before(registry, tmp_path, scripted):
     _, client = scripted(R.calls(("survey", {"pages": 2})), R.text("ok"))
-    outer: list[ToolReport] = []
-
-    class Outer:
-        def report(self, event: ToolReport) -> None:
-            outer.append(event)
-
-    ctx = ToolContext(surface="router", workspace=tmp_path).with_reporter(Outer())
+    outer = Collected()
+    ctx = ToolContext(surface="router", workspace=tmp_path).with_reporter(outer)
     result = await RouterLoop(registry, model=MODEL, ctx=ctx, client=client).run("go")
     assert result.status == "done" and len(outer) == 4
 
