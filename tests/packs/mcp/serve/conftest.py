@@ -39,25 +39,19 @@ def _record_line(site: Path, rel: str) -> str:
     return f"{rel},sha256={digest},{len(data)}"
 
 
-def install_plugin(site: Path, source: Path, module_name: str, plugin_id: str) -> Path:
-    """Lay out a test plugin as an installed distribution (dist-info, entry point, RECORD)."""
-    module = site / f"{module_name}.py"
-    module.write_text(source.read_text())
-    dist = module_name.replace("_", "-")
-    info = site / f"{module_name}-1.0.dist-info"
+def install_probe(site: Path) -> Path:
+    """Lay out the probe plugin as an installed distribution (dist-info, entry point, RECORD)."""
+    module = site / f"{PROBE_MODULE}.py"
+    module.write_text(PROBE_SOURCE.read_text())
+    info = site / "reyn_serve_probe-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[reyn.plugins]\n{plugin_id} = {module_name}\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reyn-serve-probe\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[reyn.plugins]\nserve_probe = {PROBE_MODULE}\n")
     rels = [module.name, f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
     (info / "RECORD").write_text(
         "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
     )
     return module
-
-
-def install_probe(site: Path) -> Path:
-    """The ``serve_probe`` plugin, installed."""
-    return install_plugin(site, PROBE_SOURCE, PROBE_MODULE, "serve_probe")
 
 
 def free_port(host: str = "127.0.0.1") -> int:

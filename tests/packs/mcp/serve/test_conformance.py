@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from site_plugin import install_site_plugin
 
-from .conftest import ServeWorld, install_plugin
+from .conftest import ServeWorld
 
 SUITE = Path(sys.executable).parent.parent / "conformance" / "node_modules" / ".bin"
 BASELINE = Path(__file__).parent / "conformance-baseline.yml"
@@ -32,7 +33,7 @@ enable = ["conformance_probe", "mcp"]
 
 @pytest.fixture
 def conformance_world(serve_world: ServeWorld) -> ServeWorld:
-    install_plugin(serve_world.site, PLUGIN, "reyn_conformance_probe", "conformance_probe")
+    install_site_plugin(serve_world.site, "conformance_probe", PLUGIN.read_text())
     serve_world.write_profile(PROFILE)
     return serve_world
 

@@ -84,6 +84,9 @@ async def test_requests_over_max_connections_get_503_and_later_ones_are_served(
     markers = serve_world.markers
     with serve_world.http("--max-connections", "2") as server:
         async with Client(server.url, mode="legacy") as client:
+            # Listed first: the SDK client lists the tools after a call to check its result unless it
+            # has, and that request would race the other call's answer for the second place.
+            await client.list_tools()
             running = [
                 asyncio.ensure_future(client.call_tool("probe_echo", {"text": t, "delay_ms": 3000}))
                 for t in ("a", "b")
