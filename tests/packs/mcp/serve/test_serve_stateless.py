@@ -139,6 +139,20 @@ async def test_without_stateless_the_handshake_session_is_lost_behind_round_robi
                 await asyncio.wait_for(_session(url, "legacy"), 60)
 
 
+async def call_via_two_instances(
+    world: ServeWorld, sticky: bool, elicitation: Any, tool: str, arguments: dict[str, Any]
+) -> Any:
+    """One 2026-07-28 call through a round-robin proxy: to two stateless instances, or (``sticky``)
+    twice to the same one."""
+    with world.http("--stateless") as one, world.http("--stateless") as two:
+        upstreams = [one.url, one.url] if sticky else [one.url, two.url]
+        async with proxy_to(upstreams) as (url, _proxy):
+            async with Client(
+                streamable_http_client(url), mode=MODERN, elicitation_callback=elicitation
+            ) as c:
+                return await asyncio.wait_for(c.call_tool(tool, arguments), 120)
+
+
 @pytest.mark.parametrize("sticky", [True, False])
 async def test_a_deferred_answer_needs_the_instance_that_issued_its_request_state(
     serve_world: ServeWorld, sticky: bool
@@ -151,13 +165,9 @@ async def test_a_deferred_answer_needs_the_instance_that_issued_its_request_stat
     async def answer(ctx: Any, params: Any) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"result": "done by a person"})
 
-    with serve_world.http("--stateless") as one, serve_world.http("--stateless") as two:
-        upstreams = [one.url, one.url] if sticky else [one.url, two.url]
-        async with proxy_to(upstreams) as (url, _proxy):
-            async with Client(
-                streamable_http_client(url), mode=MODERN, elicitation_callback=answer
-            ) as client:
-                result = await client.call_tool("probe_deferred", {"question": "ship it?"})
+    result = await call_via_two_instances(
+        serve_world, sticky, answer, "probe_deferred", {"question": "ship it?"}
+    )
     if sticky:
         assert not result.is_error and result.structured_content == {"result": "done by a person"}
     else:
@@ -184,16 +194,10 @@ async def test_an_approval_answered_at_another_instance_is_asked_again_and_nothi
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"approve": True})
 
-    with serve_world.http("--stateless") as one, serve_world.http("--stateless") as two:
-        upstreams = [one.url, one.url] if sticky else [one.url, two.url]
-        async with proxy_to(upstreams) as (url, _proxy):
-            async with Client(
-                streamable_http_client(url), mode=MODERN, elicitation_callback=approve
-            ) as client:
-                try:
-                    result = await asyncio.wait_for(client.call_tool("probe_raise", {"detail": "ran"}), 120)
-                except Exception as exc:  # the SDK gives up after its rounds
-                    result = exc
+    try:
+        result = await call_via_two_instances(serve_world, sticky, approve, "probe_raise", {"detail": "ran"})
+    except Exception as exc:  # the SDK gives up after its rounds
+        result = exc
     lines = serve_world.audit_lines()
     statuses = [r["status"] for r in lines if r.get("tool") == "probe_raise" and "event" not in r]
     if sticky:
