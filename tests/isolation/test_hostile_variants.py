@@ -1,0 +1,190 @@
+"""Attacks beyond the hostile plugin's first list, each with its positive control: the worker taking
+over the sandbox's init with ptrace to run a program it was not granted, and forged frames written
+straight into the protocol pipe (at load and in a call). Real worker processes, the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reyn_core.host as host
+from reyn_core import ToolContext
+from reyn_core.isolation.protocol import HEADER
+
+from .plugin_kit import declaration, install_package_plugin
+from .variant_plugin import PLUGIN
+
+
+def _frame(body: bytes) -> str:
+    return (HEADER.pack(len(body)) + body).hex()
+
+
+def _json_frame(message: dict[str, Any]) -> str:
+    return _frame(json.dumps(message).encode())
+
+
+def _install(site: Path, pid: str, targets: dict[str, Any] | None = None, **declared: Any) -> None:
+    files = {
+        "__init__.py": PLUGIN,
+        "targets.json": json.dumps(targets or {}),
+        "reyn_permissions.toml": declaration(**declared),
+    }
+    install_package_plugin(site, pid, files)
+
+
+def _load(toml: str) -> Any:
+    return host.load(host.Profile.from_toml_text(toml))
+
+
+def _isolated(*plugins: str, grants: str = "") -> str:
+    enable = ", ".join(f'"{p}"' for p in plugins)
+    sections = "".join(f'[plugins.{p}]\nisolation = "process"\nprefix = "{p}_"\n' for p in plugins)
+    return f"[plugins]\nenable = [{enable}]\n{sections}{grants}"
+
+
+def _call(result: Any, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    return asyncio.run(host.dispatch_tool(result.registry, name, args or {}, ToolContext(surface="cli")))
+
+
+def _status(result: Any, pid: str) -> str:
+    return next(i.status for i in result.report.plugins if i.plugin_id == pid)
+
+
+def _serves_again(result: Any, tool: str, within_s: float = 30.0) -> None:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        reply = _call(result, tool, {"text": "back"})
+        if reply["status"] == "ok":
+            assert reply["data"] == "back"
+            return
+        assert reply["error"]["kind"] == "runtime_missing", reply
+        time.sleep(0.2)
+    raise AssertionError(f"{tool} did not answer again within {within_s} s")
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.chmod(folder, 0o777)  # writable by the sandbox's user: only the grants decide
+    return folder
+
+
+@pytest.fixture
+def victim() -> Iterator[subprocess.Popen[bytes]]:
+    """A process of the host's user, outside any sandbox, for the in-process control."""
+    process = subprocess.Popen(["sleep", "300"])
+    time.sleep(0.2)  # in its nanosleep: stopped after a syscall instruction when attached
+    yield process
+    process.kill()
+    process.wait(10)
+
+
+# ---------------------------------------------------------------- ptrace of the sandbox's init
+
+
+def test_the_worker_cannot_take_over_the_sandbox_init_to_run_a_program(site: Path, out: Path) -> None:
+    """PID 1 of the worker's sandbox is the launcher's supervisor: same user, same Landlock domain, and
+    without the worker's exec ban or rlimits. Were it traceable, a worker granted no subprocess could
+    make it execve a shell (this test did, before init was made non-dumpable)."""
+    _install(site, "variant", filesystem_write=True)
+    result = _load(_isolated("variant", grants=f'[plugins.variant.grants]\nwrite = ["{out}"]\n'))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    # positive control: the granted write works from the worker
+    assert _call(result, "variant_write", {"path": str(out / "legit"), "text": "ok"})["data"] == "written"
+    reply = _call(result, "variant_inject", {"pid": 1, "argv": ["/bin/sh", "-c", f"echo pwned > {out}/pwned"]})
+    assert reply["status"] == "error", reply
+    assert "Operation not permitted" in reply["error"]["message"], reply
+    time.sleep(0.5)  # a shell that did start would have written by now
+    assert sorted(p.name for p in out.iterdir()) == ["legit"]
+    assert _call(result, "variant_echo", {"text": "still here"})["data"] == "still here"
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the injection is written for x86_64")
+def test_in_process_the_same_injection_makes_another_process_run_a_shell(
+    site: Path, out: Path, victim: subprocess.Popen[bytes]
+) -> None:
+    _install(site, "variant", filesystem_write=True)
+    result = _load('[plugins]\nenable = ["variant"]\n')
+    reply = _call(result, "inject", {"pid": victim.pid, "argv": ["/bin/sh", "-c", f"echo pwned > {out}/pwned"]})
+    assert reply == {"status": "ok", "data": f"{victim.pid} runs /bin/sh"}, reply
+    victim.wait(10)
+    assert (out / "pwned").read_text() == "pwned\n"
+
+
+# ---------------------------------------------------------------- forged frames at load
+
+DEEP = b"[" * 200_000 + b"]" * 200_000
+
+FORGED_AT_LOAD = {
+    "nested_too_deeply": _frame(b'{"op":"loaded","hooks":[],"tools":[],"diagnostics":' + DEEP + b"}"),
+    "hooks_not_a_list": _json_frame({"op": "loaded", "hooks": 7, "tools": []}),
+    "hook_names_not_strings": _json_frame({"op": "loaded", "hooks": [{"a": 1}], "tools": []}),
+    "tool_entry_not_an_object": _json_frame({"op": "loaded", "hooks": [], "tools": [["served"]]}),
+    "served_not_an_object": _json_frame({"op": "loaded", "hooks": [], "tools": [{"served": 5}]}),
+    "not_utf8": _frame(b'{"op":"loaded","hooks":[],"tools":[],"x":"\xff\xfe"}'),
+    "a_result_instead": _json_frame({"op": "result", "id": 1, "ok": True, "data": "x"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FORGED_AT_LOAD))
+def test_a_forged_load_reply_fails_that_plugin_and_the_host_keeps_loading(site: Path, kind: str) -> None:
+    _install(site, "forger", {"forge_at_import": FORGED_AT_LOAD[kind]})
+    _install(site, "honest")
+    result = _load(_isolated("forger", "honest"))
+    assert _status(result, "forger") == "failed", [d.render() for d in result.report.diagnostics]
+    errors = [d for d in result.report.diagnostics if d.is_error and d.plugin == "forger"]
+    assert [d.code for d in errors] == ["RJ005"], [d.render() for d in errors]
+    assert "forger_echo" not in result.registry
+    # positive control: the same code, not forging, loads beside it and serves
+    assert _status(result, "honest") == "loaded"
+    assert _call(result, "honest_echo", {"text": "hi"}) == {"status": "ok", "data": "hi"}
+
+
+# ---------------------------------------------------------------- forged frames in a call
+
+FORGED_IN_CALL = {
+    # the first call of a fresh client has id 1
+    "nested_too_deeply": (
+        _frame(b'{"op":"result","id":1,"ok":true,"data":' + DEEP + b"}"),
+        "broke the protocol",
+    ),
+    "a_reply_to_a_call_never_made": (
+        _json_frame({"op": "result", "id": 999_999, "ok": True, "data": "forged"}),
+        "a call it was not asked",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FORGED_IN_CALL))
+def test_a_forged_frame_in_a_call_stops_the_worker_and_it_serves_again(site: Path, kind: str) -> None:
+    frame, why = FORGED_IN_CALL[kind]
+    _install(site, "forger")
+    result = _load(_isolated("forger"))
+    assert _status(result, "forger") == "loaded"
+    reply = _call(result, "forger_forge", {"frame_hex": frame})
+    assert reply["status"] == "error" and reply["error"]["kind"] == "execution_error", reply
+    assert why in reply["error"]["message"], reply
+    _serves_again(result, "forger_echo")
+    # positive control: forging nothing, the same tool answers
+    assert _call(result, "forger_forge", {"frame_hex": ""})["data"] == "forged 0 bytes"
+
+
+def test_a_second_reply_to_one_call_stops_the_worker(site: Path) -> None:
+    _install(site, "forger")
+    result = _load(_isolated("forger"))
+    # the forged reply to call 1 arrives first and is its answer; the worker's own reply is a second one
+    reply = _call(result, "forger_forge", {"frame_hex": _json_frame({"op": "result", "id": 1, "ok": True, "data": "x"})})
+    assert reply == {"status": "ok", "data": "x"}, reply
+    stopped = _call(result, "forger_echo", {"text": "a"})
+    assert stopped["status"] == "error", stopped
+    _serves_again(result, "forger_echo")
