@@ -43,6 +43,21 @@ def encode(message: dict[str, Any]) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
+def decode(body: bytes) -> dict[str, Any]:
+    """A frame's body as its message; ``ProtocolError`` for anything but one JSON object in UTF-8 —
+    nesting deeper than the parser's recursion limit included (its ``RecursionError`` is the other
+    side's doing, like any malformed frame, and never escapes to the reader's caller)."""
+    try:
+        message = json.loads(body)
+    except ValueError as exc:
+        raise ProtocolError(f"a frame is not valid JSON: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise ProtocolError("a frame's JSON is nested too deeply") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a frame is not a JSON object")
+    return message
+
+
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of ``data`` to the (blocking) file descriptor ``fd``."""
     view = memoryview(data)
@@ -81,13 +96,7 @@ class FrameReader:
         self._fill(size)
         body = bytes(self._buffer[:size])
         del self._buffer[:size]
-        try:
-            message = json.loads(body)
-        except ValueError as exc:
-            raise ProtocolError(f"a frame is not valid JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise ProtocolError("a frame is not a JSON object")
-        return message
+        return decode(body)
 
 
 __all__ = [
@@ -95,6 +104,7 @@ __all__ = [
     "FrameReader",
     "FrameTooLarge",
     "ProtocolError",
+    "decode",
     "encode",
     "write_all",
 ]

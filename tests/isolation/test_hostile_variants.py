@@ -66,7 +66,8 @@ def _serves_again(result: Any, tool: str, within_s: float = 30.0) -> None:
         if reply["status"] == "ok":
             assert reply["data"] == "back"
             return
-        assert reply["error"]["kind"] == "runtime_missing", reply
+        # the stop can fail the call that found it; then the restart's backoff
+        assert reply["error"]["kind"] in {"execution_error", "runtime_missing"}, reply
         time.sleep(0.2)
     raise AssertionError(f"{tool} did not answer again within {within_s} s")
 
@@ -129,8 +130,7 @@ FORGED_AT_LOAD = {
     "nested_too_deeply": _frame(b'{"op":"loaded","hooks":[],"tools":[],"diagnostics":' + DEEP + b"}"),
     "hooks_not_a_list": _json_frame({"op": "loaded", "hooks": 7, "tools": []}),
     "hook_names_not_strings": _json_frame({"op": "loaded", "hooks": [{"a": 1}], "tools": []}),
-    "tool_entry_not_an_object": _json_frame({"op": "loaded", "hooks": [], "tools": [["served"]]}),
-    "served_not_an_object": _json_frame({"op": "loaded", "hooks": [], "tools": [{"served": 5}]}),
+    "load_failed_naming_another_code": _json_frame({"op": "load_failed", "code": "RL001", "message": "m"}),
     "not_utf8": _frame(b'{"op":"loaded","hooks":[],"tools":[],"x":"\xff\xfe"}'),
     "a_result_instead": _json_frame({"op": "result", "id": 1, "ok": True, "data": "x"}),
 }
@@ -182,9 +182,12 @@ def test_a_forged_frame_in_a_call_stops_the_worker_and_it_serves_again(site: Pat
 def test_a_second_reply_to_one_call_stops_the_worker(site: Path) -> None:
     _install(site, "forger")
     result = _load(_isolated("forger"))
-    # the forged reply to call 1 arrives first and is its answer; the worker's own reply is a second one
-    reply = _call(result, "forger_forge", {"frame_hex": _json_frame({"op": "result", "id": 1, "ok": True, "data": "x"})})
-    assert reply == {"status": "ok", "data": "x"}, reply
-    stopped = _call(result, "forger_echo", {"text": "a"})
-    assert stopped["status"] == "error", stopped
+    first = _call(result, "forger_instance")["data"]  # call 1
+    # positive control: answering once per call, the same worker keeps serving
+    assert _call(result, "forger_forge", {"frame_hex": ""})["data"] == "forged 0 bytes"
+    assert _call(result, "forger_instance")["data"] == first
+    # the forged reply to call 4 arrives first and is its answer; the worker's own is a second reply
+    forged = _json_frame({"op": "result", "id": 4, "ok": True, "data": "x"})
+    assert _call(result, "forger_forge", {"frame_hex": forged}) == {"status": "ok", "data": "x"}
     _serves_again(result, "forger_echo")
+    assert _call(result, "forger_instance")["data"] != first  # that worker was stopped, this is another

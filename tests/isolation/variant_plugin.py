@@ -89,6 +89,15 @@ if TARGETS.get("forge_at_import"):
     _forge(bytes.fromhex(TARGETS["forge_at_import"]))
 
 
+INSTANCE = os.urandom(8).hex()
+
+
+@tool(purity="read_only")
+def instance() -> str:
+    """This process's token, made at import: a restarted worker has another."""
+    return INSTANCE
+
+
 @tool(purity="read_only")
 def echo(text: str) -> str:
     """Return the text (the legit path)."""
@@ -125,6 +134,6 @@ def forge(frame_hex: str) -> str:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (echo, write, read, inject, forge):
+    for t in (instance, echo, write, read, inject, forge):
         register(t)
 '''
