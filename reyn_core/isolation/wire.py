@@ -121,7 +121,9 @@ def definition_from_data(data: dict[str, Any]) -> ToolDefinition:
     return ToolDefinition(**served, handler=None, gates=ToolGates(**gates), timeout_s=timeout)
 
 
-LOAD_FAILURE_CODES = frozenset({"RI001", "RI002", "RI003", "RI004", "RI005", "RI006", "RC001", "RC002", "RJ005"})
+LOAD_FAILURE_CODES = frozenset(
+    {"RI001", "RI002", "RI003", "RI004", "RI005", "RI006", "RC001", "RC002", "RJ005"}
+)
 """The codes a worker's ``load_failed`` may name (``worker.plugin_host.LoadFailure``'s, the in-process
 load's codes for the same failures); the host reports any other as ``RJ005``, so a worker cannot
 make its failure read as another diagnostic."""

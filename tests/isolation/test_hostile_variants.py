@@ -102,7 +102,8 @@ def test_the_worker_cannot_take_over_the_sandbox_init_to_run_a_program(site: Pat
     assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
     # positive control: the granted write works from the worker
     assert _call(result, "variant_write", {"path": str(out / "legit"), "text": "ok"})["data"] == "written"
-    reply = _call(result, "variant_inject", {"pid": 1, "argv": ["/bin/sh", "-c", f"echo pwned > {out}/pwned"]})
+    shell = ["/bin/sh", "-c", f"echo pwned > {out}/pwned"]
+    reply = _call(result, "variant_inject", {"pid": 1, "argv": shell})
     assert reply["status"] == "error", reply
     assert "Operation not permitted" in reply["error"]["message"], reply
     time.sleep(0.5)  # a shell that did start would have written by now
@@ -116,7 +117,8 @@ def test_in_process_the_same_injection_makes_another_process_run_a_shell(
 ) -> None:
     _install(site, "variant", filesystem_write=True)
     result = _load('[plugins]\nenable = ["variant"]\n')
-    reply = _call(result, "inject", {"pid": victim.pid, "argv": ["/bin/sh", "-c", f"echo pwned > {out}/pwned"]})
+    shell = ["/bin/sh", "-c", f"echo pwned > {out}/pwned"]
+    reply = _call(result, "inject", {"pid": victim.pid, "argv": shell})
     assert reply == {"status": "ok", "data": f"{victim.pid} runs /bin/sh"}, reply
     victim.wait(10)
     assert (out / "pwned").read_text() == "pwned\n"

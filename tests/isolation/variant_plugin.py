@@ -57,7 +57,8 @@ def _inject_execve(pid, argv):
     blob = b"".join(struct.pack("<Q", at + o) for o in offsets) + b"\0" * 8 + strings
     blob += b"\0" * (-len(blob) % 8)
     for i in range(0, len(blob), 8):
-        _ptrace(POKEDATA, pid, ctypes.c_void_p(base + i), ctypes.c_void_p(struct.unpack("<Q", blob[i : i + 8])[0]))
+        (word,) = struct.unpack("<Q", blob[i : i + 8])
+        _ptrace(POKEDATA, pid, ctypes.c_void_p(base + i), ctypes.c_void_p(word))
     regs[RAX], regs[ORIG_RAX], regs[RDI], regs[RSI], regs[RDX] = 59, 2**64 - 1, at, base, 0  # execve
     regs[RIP] = rip - 2
     _ptrace(SETREGS, pid, None, ctypes.byref(regs))
@@ -70,7 +71,8 @@ def _protocol_pipes():
     found = []
     for fd in range(3, 256):
         try:
-            if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+            writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and writable:
                 found.append(fd)
         except OSError:
             pass
