@@ -193,3 +193,58 @@ def test_a_second_reply_to_one_call_stops_the_worker(site: Path) -> None:
     assert _call(result, "forger_forge", {"frame_hex": forged}) == {"status": "ok", "data": "x"}
     _serves_again(result, "forger_echo")
     assert _call(result, "forger_instance")["data"] != first  # that worker was stopped, this is another
+
+
+# ---------------------------------------------------------------- write roots over the host's code and records
+
+DROPPED = "import pathlib\npathlib.Path(__file__).with_name('ran-in-the-host').write_text('pwned')\n"
+
+
+def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[Path, str]]:
+    """Write roots that overlap what the host runs or trusts: (root, a file the worker would write)."""
+    outer = tmp_path / "outer"
+    (outer / "lib").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(outer / "lib"))  # the host imports from a folder inside the root
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    return {
+        "an_import_path_entry": (site, "reyn_dropped.py"),
+        "a_folder_holding_an_import_path_entry": (outer, "lib/reyn_dropped.py"),
+        "a_folder_inside_an_import_path_entry": (site / "reyn_dropped", "__init__.py"),
+        "the_audit_log_folder": (logs, "audit.jsonl"),
+    }
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "an_import_path_entry",
+        "a_folder_holding_an_import_path_entry",
+        "a_folder_inside_an_import_path_entry",
+        "the_audit_log_folder",
+    ],
+)
+def test_a_write_root_over_the_host_code_or_records_is_refused(
+    site: Path, tmp_path: Path, out: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """From such a root the worker could drop a module the host then imports (or forge the audit log):
+    the plugin is refused before any worker starts (``RJ011``). Before this check, it loaded and the
+    host imported the module the worker dropped on its import path."""
+    root, target = _overlaps(site, tmp_path, monkeypatch)[kind]
+    root.mkdir(exist_ok=True)
+    os.chmod(root, 0o777)
+    _install(site, "variant", filesystem_write=True)
+    audit = f'[audit]\nlog = "{tmp_path / "logs" / "audit.jsonl"}"\n'
+    grants = f'[plugins.variant.grants]\nwrite = ["{root}"]\n'
+    result = _load(audit + _isolated("variant", grants=grants))
+    assert _status(result, "variant") == "refused", [d.render() for d in result.report.diagnostics]
+    rj011 = [d for d in result.report.diagnostics if d.code == "RJ011"]
+    assert len(rj011) == 1 and str(root) in rj011[0].message, [d.render() for d in rj011]
+    assert "variant_write" not in result.registry
+    assert not (root / target).exists()
+    # positive control: the same plugin with a write root clear of them loads and writes there
+    grants = f'[plugins.variant.grants]\nwrite = ["{out}"]\n'
+    result = _load(audit + _isolated("variant", grants=grants))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    written = _call(result, "variant_write", {"path": str(out / "reyn_dropped.py"), "text": DROPPED})
+    assert written["data"] == "written"

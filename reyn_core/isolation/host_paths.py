@@ -1,0 +1,71 @@
+"""What an isolated plugin's write roots must stay clear of: the code the host imports and the host's
+own records.
+
+A write root that contains, equals or lies inside such a path refuses the plugin (``RJ011``): from
+there the worker could change what the host runs or trusts — drop a module or a ``.pth`` on the
+host's import path (a namespace package needs no more than a folder), replace the interpreter's
+folder, rewrite the profile, the lock or the audit log. Mounting those paths read-only inside the
+root would not do: a rename inside a writable root moves the mounted folder away from its path, and
+the host finds code and records by path. The paths are the host's, found when the worker is set up:
+every entry of ``sys.path`` (the working directory too when it is on the path), the Python
+installation, Reyn's and the plugin's code, the profile, the lock, the audit log and the remote
+failure log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+from reyn_core.isolation.codes import Finding
+
+
+def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str | None]) -> dict[str, str]:
+    """``{real path: what it is}`` of what write roots must stay clear of; ``host_files`` maps a
+    description to a path (None or a relative path: not a file of the host, skipped)."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        path = os.path.realpath(entry or os.getcwd())
+        if os.path.exists(path):
+            found.setdefault(path, "an entry of the host's import path")
+    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
+        found.setdefault(os.path.realpath(prefix), "the Python installation")
+    for root in code_roots:
+        found.setdefault(os.path.realpath(root), "code the worker imports")
+    for what, file in host_files.items():
+        if file and os.path.isabs(file):
+            found.setdefault(os.path.realpath(file), what)
+    return found
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def write_root_findings(
+    plugin_id: str, write_roots: Iterable[str], protected: Mapping[str, str]
+) -> list[Finding]:
+    """One ``RJ011`` naming every write root that contains, equals or lies inside a protected path."""
+    clashes: list[str] = []
+    for root in write_roots:
+        real = os.path.realpath(root)
+        for path, what in protected.items():
+            if _within(path, real):
+                where = "is" if path == real else "contains"
+                clashes.append(f"write root {root} {where} {what} ({path})")
+            elif _within(real, path):
+                clashes.append(f"write root {root} is inside {what} ({path})")
+    if not clashes:
+        return []
+    return [
+        Finding(
+            "RJ011",
+            f"[plugins.{plugin_id}.grants] would let the worker change what the host runs or trusts: "
+            + "; ".join(clashes[:10])
+            + (f" (and {len(clashes) - 10} more)" if len(clashes) > 10 else ""),
+        )
+    ]
+
+
+__all__ = ["protected_paths", "write_root_findings"]
