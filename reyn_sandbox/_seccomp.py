@@ -91,6 +91,28 @@ def _no_exec_program() -> list[tuple[int, int, int, int]]:
     return program
 
 
+def _no_unix_socket_program() -> list[tuple[int, int, int, int]]:
+    """socket(AF_UNIX, …) refused (EACCES); socketpair stays, so a process can still make the
+    connected pair it keeps to itself (asyncio's self-pipe) but never a socket to connect or bind."""
+    no_such_call = _RET_ERRNO | errno.ENOSYS
+    program = [
+        (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
+        (_JEQ_K, 1, 0, _AUDIT_ARCH[sc.MACHINE]),
+        (_RET_K, 0, 0, no_such_call),
+        (_LD_W_ABS, 0, 0, _OFFSET_NR),
+    ]
+    if sc.MACHINE == "x86_64":
+        program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), (_RET_K, 0, 0, no_such_call)]
+    program += [
+        (_JEQ_K, 0, 3, sc.syscall_number("socket")),
+        (_LD_W_ABS, 0, 0, _OFFSET_ARG0),
+        (_JEQ_K, 0, 1, _AF_UNIX),
+        (_RET_K, 0, 0, _RET_ERRNO | errno.EACCES),
+        (_RET_K, 0, 0, _RET_ALLOW),
+    ]
+    return program
+
+
 def _load(program: list[tuple[int, int, int, int]]) -> None:
     raw = b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
     buffer = ctypes.create_string_buffer(raw, len(raw))
@@ -103,6 +125,13 @@ def install_no_exec() -> None:
     starts, whatever path or file descriptor names it. Sets NO_NEW_PRIVS first (required)."""
     sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
     _load(_no_exec_program())
+
+
+def install_no_unix_sockets() -> None:
+    """Refuse socket(AF_UNIX) (EACCES) to this process and all it forks from now on (socketpair
+    stays). Sets NO_NEW_PRIVS first (required)."""
+    sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
+    _load(_no_unix_socket_program())
 
 
 def install(network: bool) -> None:

@@ -160,6 +160,7 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
         "record": asdict(rec),
         "settings": session.profile.plugin(p.plugin_id).settings,
         "subprocess": granted.subprocess,
+        "network": granted.network,
         "max_result_bytes": granted.max_result_bytes,
     }
     client = WorkerClient(

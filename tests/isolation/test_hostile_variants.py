@@ -8,7 +8,9 @@ import asyncio
 import json
 import os
 import platform
+import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -195,7 +197,7 @@ def test_a_second_reply_to_one_call_stops_the_worker(site: Path) -> None:
     assert _call(result, "forger_instance")["data"] != first  # that worker was stopped, this is another
 
 
-# ---------------------------------------------------------------- write roots over the host's code and records
+# ---------------------------------------------------------------- write roots over the host's code, records
 
 DROPPED = "import pathlib\npathlib.Path(__file__).with_name('ran-in-the-host').write_text('pwned')\n"
 
@@ -248,3 +250,79 @@ def test_a_write_root_over_the_host_code_or_records_is_refused(
     assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
     written = _call(result, "variant_write", {"path": str(out / "reyn_dropped.py"), "text": DROPPED})
     assert written["data"] == "written"
+
+
+# ---------------------------------------------------------------- a service's socket inside a read root
+
+
+class UnixListener:
+    """A unix socket server at ``path`` that records what each connection sends; stops with the test."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        os.chmod(path, 0o777)  # connectable by the sandbox's user: only the sandbox decides
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.received.append(conn.recv(1024))
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[tuple[Path, UnixListener]]:
+    """A folder to grant read on, holding a file and a live service's socket (a database's, docker's)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    (folder / "notes.txt").write_text("notes")
+    server = UnixListener(folder / "service.sock")
+    yield folder, server
+    server.close()
+
+
+def test_a_read_grant_does_not_reach_a_service_whose_socket_lies_inside(
+    site: Path, service: tuple[Path, UnixListener]
+) -> None:
+    """The kernel lets a process connect to a socket file on a read-only mount, and Landlock (up to
+    ABI 7) does not check connect(2): before the worker refused itself unix sockets, a plugin granted
+    only read on this folder sent the service what it liked."""
+    folder, server = service
+    _install(site, "variant", filesystem_read=True, network=True)
+    sock = str(folder / "service.sock")
+    result = _load(_isolated("variant", grants=f'[plugins.variant.grants]\nread = ["{folder}"]\n'))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    # positive control: what the read grant is for works
+    assert _call(result, "variant_read", {"path": str(folder / "notes.txt")})["data"] == "notes"
+    reply = _call(result, "variant_unix_send", {"path": sock, "text": "pwned"})
+    assert reply["status"] == "error" and "PermissionError" in reply["error"]["message"], reply
+    assert server.received == []
+    # the worker's own machinery (asyncio's socketpair) is untouched: it keeps serving
+    assert _call(result, "variant_echo", {"text": "still here"})["data"] == "still here"
+    # positive control: granted network (talking to services), the same call reaches the service
+    grants = f'[plugins.variant.grants]\nread = ["{folder}"]\nnetwork = true\n'
+    result = _load(_isolated("variant", grants=grants))
+    assert _call(result, "variant_unix_send", {"path": sock, "text": "granted"})["data"] == "sent"
+    deadline = time.monotonic() + 10
+    while not server.received and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.received == [b"granted"]

@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import platform
+import socket
 import stat
 import struct
 
@@ -128,6 +129,16 @@ def inject(pid: int, argv: list[str]) -> str:
     return _inject_execve(pid, argv)
 
 
+@tool(purity="side_effect")
+def unix_send(path: str, text: str) -> str:
+    """Connect to the unix socket at ``path`` and send the text."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(5)
+        conn.connect(path)
+        conn.sendall(text.encode())
+    return "sent"
+
+
 @tool(purity="read_only")
 def forge(frame_hex: str) -> str:
     """Write these bytes into the protocol pipe, then answer normally."""
@@ -136,6 +147,6 @@ def forge(frame_hex: str) -> str:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (instance, echo, write, read, inject, forge):
+    for t in (instance, echo, write, read, inject, unix_send, forge):
         register(t)
 '''
