@@ -41,6 +41,7 @@ __all__ = [
     "Grants",
     "GrantsError",
     "forbid_exec",
+    "forbid_processes",
     "forbid_unix_sockets",
     "SandboxStatus",
     "SandboxUnavailable",
@@ -88,6 +89,18 @@ def forbid_exec() -> None:
     from ._seccomp import install_no_exec
 
     install_no_exec()
+
+
+def forbid_processes() -> None:
+    """From now on, this process makes no other process (fork, vfork and a clone that is not a
+    thread's fail with EPERM; threads still start), and so neither do its programs: for a confined
+    Python program granted no ``subprocess``, whose rlimits (memory, CPU, file size) are per process
+    — without this, each fork would bring a fresh allowance. Irreversible. Raises
+    `SandboxUnavailable` off Linux, `OSError` when the kernel refuses the filter."""
+    require_available()
+    from ._seccomp import install_no_processes
+
+    install_no_processes()
 
 
 def forbid_unix_sockets() -> None:

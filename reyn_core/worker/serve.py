@@ -56,10 +56,12 @@ def run(proto_in: int, proto_out: int) -> int:
 
 
 def _forbid_programs() -> None:
-    """No program may start from this process on: the plugin was not granted ``subprocess``."""
-    from reyn_sandbox import forbid_exec
+    """No program may start from this process on, nor any process be forked (the plugin was not
+    granted ``subprocess``; each fork would bring a fresh memory and CPU allowance)."""
+    from reyn_sandbox import forbid_exec, forbid_processes
 
     forbid_exec()
+    forbid_processes()
 
 
 def _forbid_unix_sockets() -> None:

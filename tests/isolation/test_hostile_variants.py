@@ -326,3 +326,23 @@ def test_a_read_grant_does_not_reach_a_service_whose_socket_lies_inside(
     while not server.received and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.received == [b"granted"]
+
+
+# ---------------------------------------------------------------- processes without a subprocess grant
+
+
+def test_a_worker_granted_no_subprocess_makes_no_process_but_keeps_its_threads(site: Path) -> None:
+    """Its memory limit is per process: were fork allowed, each child would bring another allowance
+    (up to max_processes of them), enough to push the host into the OOM killer. Before, a worker
+    granted nothing forked freely (only execve was refused)."""
+    _install(site, "variant", subprocess=True)
+    result = _load(_isolated("variant"))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    reply = _call(result, "variant_fork_children", {"count": 4, "megabytes": 8})
+    assert reply["status"] == "error" and "PermissionError" in reply["error"]["message"], reply
+    # positive control: threads (asyncio's, a plugin's own pool) still start; the worker serves on
+    assert _call(result, "variant_threads", {"count": 8})["data"] == 8
+    assert _call(result, "variant_echo", {"text": "still here"})["data"] == "still here"
+    # positive control: granted subprocess, the same call forks
+    result = _load(_isolated("variant", grants="[plugins.variant.grants]\nsubprocess = true\n"))
+    assert _call(result, "variant_fork_children", {"count": 4, "megabytes": 8})["data"] == "forked 4"

@@ -15,6 +15,7 @@ import platform
 import socket
 import stat
 import struct
+import threading
 
 from reyn_core import hookimpl, tool
 
@@ -129,6 +130,32 @@ def inject(pid: int, argv: list[str]) -> str:
     return _inject_execve(pid, argv)
 
 
+@tool(purity="read_only")
+def fork_children(count: int, megabytes: int) -> str:
+    """Fork ``count`` children that each fill ``megabytes`` of memory (each process has its own
+    address-space limit), then reap them."""
+    pids = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:
+            bytearray(megabytes * 1024 * 1024)  # zero-filled by the kernel on touch: real pages
+            os._exit(0)
+        pids.append(pid)
+    return f"forked {sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in pids)}"
+
+
+@tool(purity="read_only")
+def threads(count: int) -> int:
+    """Run ``count`` threads; how many ran."""
+    ran = []
+    workers = [threading.Thread(target=ran.append, args=(i,)) for i in range(count)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return len(ran)
+
+
 @tool(purity="side_effect")
 def unix_send(path: str, text: str) -> str:
     """Connect to the unix socket at ``path`` and send the text."""
@@ -147,6 +174,6 @@ def forge(frame_hex: str) -> str:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (instance, echo, write, read, inject, unix_send, forge):
+    for t in (instance, echo, write, read, inject, fork_children, threads, unix_send, forge):
         register(t)
 '''

@@ -32,6 +32,8 @@ def test_the_public_names_are_pinned() -> None:
             "describe_grants",
             "grant_entry_problem",
             "forbid_exec",
+            "forbid_processes",
+            "forbid_unix_sockets",
             "launcher_argv",
             "limit_exceeded",
             "limit_overrides",
