@@ -18,7 +18,7 @@ from typing import Any
 from reyn_core.hookspecs import API_VERSION, hookimpl, plugin_manager
 from reyn_core.isolation.codes import Finding
 from reyn_core.isolation.grants import GrantedPermissions, compare, purity_findings
-from reyn_core.isolation.host_paths import protected_paths, write_root_findings
+from reyn_core.isolation.host_paths import protected_paths, root_identities, write_root_findings
 from reyn_core.isolation.info import IsolationInfo
 from reyn_core.isolation.permissions import NOTHING, DeclarationError, DeclaredPermissions, read_declaration
 from reyn_core.loading.diagnostics import Diagnostic
@@ -164,7 +164,14 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
         "max_result_bytes": granted.max_result_bytes,
     }
     client = WorkerClient(
-        WorkerSpec(p.plugin_id, argv, env, request, max_result_bytes=granted.max_result_bytes)
+        WorkerSpec(
+            p.plugin_id,
+            argv,
+            env,
+            request,
+            max_result_bytes=granted.max_result_bytes,
+            roots=root_identities((*granted.read, *granted.write)),
+        )
     )
     try:
         loaded = client.start()

@@ -346,3 +346,42 @@ def test_a_worker_granted_no_subprocess_makes_no_process_but_keeps_its_threads(s
     # positive control: granted subprocess, the same call forks
     result = _load(_isolated("variant", grants="[plugins.variant.grants]\nsubprocess = true\n"))
     assert _call(result, "variant_fork_children", {"count": 4, "megabytes": 8})["data"] == "forked 4"
+
+
+# ---------------------------------------------------------------- a granted root swapped before a restart
+
+
+def test_a_granted_root_swapped_for_a_link_is_not_followed_by_the_restarted_worker(
+    site: Path, tmp_path: Path
+) -> None:
+    """A read root inside a write root: the worker moves the read root's folder aside (the mount goes
+    with it), puts a symlink to the host's ~/.ssh at the read root's path and dies. The launcher of
+    the restarted worker resolves each root again: before, it mounted ~/.ssh and the plugin read the
+    key."""
+    ssh = tmp_path / "home" / ".ssh"
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519").write_text("PRIVATE KEY")
+    data = tmp_path / "data"
+    ref = data / "shelf" / "ref"
+    ref.mkdir(parents=True)
+    (ref / "notes.txt").write_text("notes")
+    for folder in (data, data / "shelf"):
+        os.chmod(folder, 0o777)
+    _install(site, "variant", filesystem_read=True, filesystem_write=True)
+    grants = f'[plugins.variant.grants]\nread = ["{ref}"]\nwrite = ["{data}"]\n'
+    result = _load(_isolated("variant", grants=grants))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    # positive control: the read root is read, and a restart after a plain crash serves again
+    assert _call(result, "variant_read", {"path": str(ref / "notes.txt")})["data"] == "notes"
+    reply = _call(result, "variant_swap_for_link", {"path": str(ref), "target": str(ssh)})
+    assert reply["status"] == "error" and reply["error"]["kind"] == "execution_error", reply
+    assert ref.is_symlink()  # the swap happened on the host
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        reply = _call(result, "variant_read", {"path": str(ref / "id_ed25519")})
+        if reply["status"] == "ok" or "changed since" in reply["error"]["message"]:
+            break
+        time.sleep(0.2)
+    assert reply["status"] == "error", reply  # before: {'status': 'ok', 'data': 'PRIVATE KEY'}
+    assert reply["error"]["kind"] == "runtime_missing", reply
+    assert f"granted root {ref} changed since load" in reply["error"]["message"], reply

@@ -130,6 +130,18 @@ def inject(pid: int, argv: list[str]) -> str:
     return _inject_execve(pid, argv)
 
 
+@tool(purity="side_effect")
+def swap_for_link(path: str, target: str) -> str:
+    """Move the folder holding ``path`` aside and put a symlink to ``target`` where ``path`` was (the
+    mount at ``path`` moves with its folder), then die: the worker is restarted."""
+    holder = pathlib.Path(path).parent
+    holder.rename(holder.with_name(holder.name + "-moved"))
+    holder.mkdir()
+    os.symlink(target, path)
+    os.kill(os.getpid(), 9)
+    return "unreachable"
+
+
 @tool(purity="read_only")
 def fork_children(count: int, megabytes: int) -> str:
     """Fork ``count`` children that each fill ``megabytes`` of memory (each process has its own
@@ -174,6 +186,6 @@ def forge(frame_hex: str) -> str:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (instance, echo, write, read, inject, fork_children, threads, unix_send, forge):
+    for t in (instance, echo, write, read, inject, swap_for_link, fork_children, threads, unix_send, forge):
         register(t)
 '''
