@@ -171,7 +171,11 @@ class WorkerClient:
     def start(self) -> dict[str, Any]:
         """Start the worker at load (blocking) and return its ``loaded`` message."""
         process, loaded = start_worker(self.spec)
-        self.signature = tools_signature(loaded)
+        try:
+            self.signature = tools_signature(loaded)
+        except BaseException:
+            process.kill()  # no worker outlives a start that failed
+            raise
         self._adopt(process)
         return loaded
 

@@ -135,6 +135,15 @@ FORGED_AT_LOAD = {
     "hooks_not_a_list": _json_frame({"op": "loaded", "hooks": 7, "tools": []}),
     "hook_names_not_strings": _json_frame({"op": "loaded", "hooks": [{"a": 1}], "tools": []}),
     "load_failed_naming_another_code": _json_frame({"op": "load_failed", "code": "RL001", "message": "m"}),
+    # nests within what json parses, deeper than the host's recursive steps take (before: RI005 and a
+    # worker process left running)
+    "a_schema_nested_400_deep": _frame(
+        b'{"op":"loaded","hooks":[],"tools":[{"served":{"name":"echo","parameters":'
+        + b'{"type":"object","properties":{"a":' * 400
+        + b"{}"
+        + b"}}" * 400
+        + b"}}]}"
+    ),
     "not_utf8": _frame(b'{"op":"loaded","hooks":[],"tools":[],"x":"\xff\xfe"}'),
     "a_result_instead": _json_frame({"op": "result", "id": 1, "ok": True, "data": "x"}),
 }
@@ -385,3 +394,15 @@ def test_a_granted_root_swapped_for_a_link_is_not_followed_by_the_restarted_work
     assert reply["status"] == "error", reply  # before: {'status': 'ok', 'data': 'PRIVATE KEY'}
     assert reply["error"]["kind"] == "runtime_missing", reply
     assert f"granted root {ref} changed since load" in reply["error"]["message"], reply
+
+
+def test_a_result_nesting_too_deep_is_refused_by_the_worker_which_keeps_serving(site: Path) -> None:
+    _install(site, "variant")
+    result = _load(_isolated("variant"))
+    first = _call(result, "variant_instance")["data"]
+    # positive control: a result nested deep, but within the frame's depth, arrives whole
+    assert _call(result, "variant_nested", {"depth": 100})["data"] == json.loads("[" * 100 + "]" * 100)
+    reply = _call(result, "variant_nested", {"depth": 300})
+    assert reply["status"] == "error" and reply["error"]["kind"] == "execution_error", reply
+    assert "nests deeper than the 128 levels" in reply["error"]["message"], reply
+    assert _call(result, "variant_instance")["data"] == first  # the same worker: nothing was forged

@@ -157,6 +157,15 @@ def fork_children(count: int, megabytes: int) -> str:
 
 
 @tool(purity="read_only")
+def nested(depth: int) -> list:
+    """A result that nests ``depth`` lists deep."""
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@tool(purity="read_only")
 def threads(count: int) -> int:
     """Run ``count`` threads; how many ran."""
     ran = []
@@ -186,6 +195,8 @@ def forge(frame_hex: str) -> str:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (instance, echo, write, read, inject, swap_for_link, fork_children, threads, unix_send, forge):
+    for t in (instance, echo, write, read, inject, swap_for_link):
+        register(t)
+    for t in (fork_children, threads, nested, unix_send, forge):
         register(t)
 '''
