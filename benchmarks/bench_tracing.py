@@ -19,27 +19,15 @@ import timeit
 from collections.abc import Sequence
 from typing import Any
 
+# the same async model tool as the dispatch benchmark
+from bench_dispatch import PAYLOAD, grep_model
 from harness import median_seconds_async, table
-from pydantic import BaseModel, Field
 
-from reyn_core import ToolContext, tool, tracing
+from reyn_core import ToolContext, tracing
 from reyn_core.host import RegistryBuilder, invoke_tool
 from reyn_core.tracing import configure_tracing
 
 OFF_TARGET = 1.05
-PAYLOAD = {"path": "notes/today.md", "limit": 20, "pattern": "TODO"}
-
-
-class GrepArgs(BaseModel):
-    path: str = Field(description="File to search")
-    limit: int = Field(20, ge=1, le=1000, description="Most matches to return")
-    pattern: str = Field(description="Text to find")
-
-
-@tool()
-async def grep_model(args: GrepArgs) -> int:
-    """Search a file."""
-    return args.limit + len(args.path) + len(args.pattern)
 
 
 def _sdk_with_dropping_exporter() -> bool:

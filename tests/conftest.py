@@ -291,6 +291,20 @@ def reyn_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_reyn
 
 
+@pytest.fixture
+def child_pytest() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """pytest in a child process run from ``cwd`` the way ``run_reyn`` runs reyn (no ``REYN_*``
+    variables), quiet, without the cache provider, in asyncio auto mode:
+    ``child_pytest(*args, cwd=..., timeout=...)``."""
+
+    def run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        options = ("-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto")
+        command = (sys.executable, "-m", "pytest")
+        return run_reyn(*options, *args, cwd=cwd, timeout=timeout, command=command)
+
+    return run
+
+
 def run_checked(argv: Sequence[str], **kw: object) -> subprocess.CompletedProcess[str]:
     """Run a command; raise with its output on failure (for fixture setup)."""
     proc = subprocess.run(list(argv), capture_output=True, text=True, **kw)  # type: ignore[call-overload]

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from reyn_core.errors import describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
@@ -62,6 +63,20 @@ class PluginState:
     def warn(self, code: str, message: str) -> None:
         """Record a warning about this plugin; it keeps loading."""
         self.diagnostics.append(Diagnostic.make(code, message, plugin=self.plugin_id, severity="warning"))
+
+    def call_hook(self, name: str, code: str, note: str = "", **kwargs: Any) -> list[Any] | None:
+        """The results of this plugin's hook ``name`` called with ``kwargs``; None when the plugin
+        implements no such hook, or when the hook raised: then a ``code`` warning names the exception
+        (followed by ``note``) and the plugin keeps loading."""
+        assert self.pm is not None
+        caller = getattr(self.pm.hook, name)
+        if not caller.get_hookimpls():
+            return None
+        try:
+            return list(caller(**kwargs))
+        except (Exception, SystemExit) as exc:
+            self.warn(code, f"{name} raised {describe_exception(exc)}{note}")
+            return None
 
     @property
     def ok(self) -> bool:

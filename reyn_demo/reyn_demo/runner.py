@@ -194,12 +194,7 @@ def load_plugins(profile_path: Path, console: Console, outcome: DemoOutcome) -> 
 
 
 async def run_router(
-    registry: Any,
-    client: LiteLLMClient,
-    ctx: ToolContext,
-    docs_url: str,
-    console: Console,
-    outcome: DemoOutcome,
+    registry: Any, client: LiteLLMClient, ctx: ToolContext, console: Console, outcome: DemoOutcome
 ) -> None:
     transcript = Transcript(console.out)
     loop = RouterLoop(
@@ -249,16 +244,11 @@ async def run_phase(
 
 
 async def run_surfaces(
-    registry: Any,
-    client: LiteLLMClient,
-    ctx: ToolContext,
-    docs_url: str,
-    console: Console,
-    outcome: DemoOutcome,
+    registry: Any, client: LiteLLMClient, ctx: ToolContext, console: Console, outcome: DemoOutcome
 ) -> None:
-    """Both surfaces in one event loop."""
+    """Both surfaces in one event loop (the scripted model holds the docs page's address)."""
     console.step("router conversation: RouterLoop → litellm → scripted model (streaming)")
-    await run_router(registry, client, ctx, docs_url, console, outcome)
+    await run_router(registry, client, ctx, console, outcome)
     console.step('phase "summarise-notes": PhaseRunner with the output contract')
     await run_phase(registry, client, ctx, console, outcome)
 
@@ -347,7 +337,7 @@ def run_demo(
             model = DemoModel(RouterScript(docs_url), PhaseScript(ops))
             with ScriptedModelServer([model] * 40, model="reyn-demo-scripted", lifetime_s=600) as server:
                 client = LiteLLMClient(api_base=server.base_url, api_key="demo-no-key", num_retries=0)
-                asyncio.run(run_surfaces(registry, client, ctx, docs_url, console, outcome))
+                asyncio.run(run_surfaces(registry, client, ctx, console, outcome))
         summarise(root, outcome, console)
     finally:
         if workdir is None and not keep:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
-from plugin_distkit import PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PluginDist, VenvReyn, tool_plugin, venv_reyn
 
 GOOD = tool_plugin(
     ["good_echo"],
@@ -80,32 +79,9 @@ DISTS = [
 ]
 
 
-class Cli:
-    def __init__(self, venv: Any, work: Path, cache: Path) -> None:
-        self.venv, self.work, self.cache = venv, work, cache
-
-    def profile(self, text: str, name: str = "reyn.toml") -> Path:
-        path = self.work / name
-        path.write_text(textwrap.dedent(text))
-        return path
-
-    def __call__(self, *args: str) -> Any:
-        env = {"REYN_CACHE_DIR": str(self.cache), "XDG_CONFIG_HOME": str(self.work / "xdg")}
-        return self.venv.run("reyn", *args, cwd=self.work, env=env)
-
-    def json(self, *args: str, code: int = 0) -> Any:
-        proc = self(*args, "--json")
-        assert proc.returncode == code, proc.stdout + proc.stderr
-        return json.loads(proc.stdout)
-
-
 @pytest.fixture(scope="module")
-def cli(make_module_venv, tmp_path_factory) -> Cli:
-    root = tmp_path_factory.mktemp("dists")
-    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
-    venv = make_module_venv("cli")
-    venv.install("reyn-core", *wheels)
-    return Cli(venv, tmp_path_factory.mktemp("work"), tmp_path_factory.mktemp("cache"))
+def cli(make_module_venv, tmp_path_factory) -> VenvReyn:
+    return venv_reyn(make_module_venv, tmp_path_factory, "cli", DISTS)
 
 
 @pytest.fixture

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PluginDist, VenvReyn, tool_plugin, venv_reyn
 
 CRASHY = "from rtp_crashy import helper\n\nREYN_API = 1\n"
 HELPER = '''\
@@ -49,25 +47,9 @@ DISTS = [
 ]
 
 
-class Cli:
-    def __init__(self, venv: Any, work: Path, cache: Path) -> None:
-        self.venv, self.work, self.cache = venv, work, cache
-
-    def profile(self, text: str) -> None:
-        (self.work / "reyn.toml").write_text(textwrap.dedent(text))
-
-    def __call__(self, *args: str, **env: str) -> Any:
-        full = {"REYN_CACHE_DIR": str(self.cache), "XDG_CONFIG_HOME": str(self.work / "xdg"), **env}
-        return self.venv.run("reyn", *args, cwd=self.work, env=full)
-
-
 @pytest.fixture(scope="module")
-def cli(make_module_venv, tmp_path_factory) -> Cli:
-    root = tmp_path_factory.mktemp("dists")
-    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
-    venv = make_module_venv("hints")
-    venv.install("reyn-core", *wheels)
-    return Cli(venv, tmp_path_factory.mktemp("work"), tmp_path_factory.mktemp("cache"))
+def cli(make_module_venv, tmp_path_factory) -> VenvReyn:
+    return venv_reyn(make_module_venv, tmp_path_factory, "hints", DISTS)
 
 
 @pytest.fixture

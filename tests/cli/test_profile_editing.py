@@ -93,31 +93,26 @@ def test_enable_edits_tool_reyn_in_pyproject(tmp_path, reyn_cli):
     )
 
 
-def test_enabling_an_unknown_id_suggests_the_closest_and_changes_nothing(tmp_path, reyn_cli):
+@pytest.mark.parametrize(
+    ("argv", "code", "said"),
+    [
+        (("enable", "fiel"), 2, ["no installed plugin 'fiel' (did you mean 'file'?)", "installed: "]),
+        (("disable", "web"), 2, ["'web' not enabled in", "(enabled: example)"]),
+        (("enable", "example"), 0, ["example: already enabled"]),
+    ],
+    ids=[
+        "enabling-an-unknown-id-suggests-the-closest",
+        "disabling-an-id-not-enabled",
+        "enabling-an-enabled-id",
+    ],
+)
+def test_an_edit_that_changes_nothing_says_why_and_leaves_the_file(tmp_path, argv, code, said, reyn_cli):
     path = tmp_path / "reyn.toml"
     path.write_text(COMMENTED)
-    proc = reyn_cli("plugins", "enable", "fiel", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert "no installed plugin 'fiel' (did you mean 'file'?)" in proc.stderr
-    assert "installed: " in proc.stderr
-    assert path.read_text() == COMMENTED
-
-
-def test_disabling_an_id_that_is_not_enabled_is_an_error(tmp_path, reyn_cli):
-    path = tmp_path / "reyn.toml"
-    path.write_text(COMMENTED)
-    proc = reyn_cli("plugins", "disable", "web", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert "'web' not enabled in" in proc.stderr and "(enabled: example)" in proc.stderr
-    assert path.read_text() == COMMENTED
-
-
-def test_enabling_an_enabled_id_says_so_and_leaves_the_file(tmp_path, reyn_cli):
-    path = tmp_path / "reyn.toml"
-    path.write_text(COMMENTED)
-    proc = reyn_cli("plugins", "enable", "example", cwd=tmp_path)
-    assert proc.returncode == 0
-    assert "example: already enabled" in proc.stdout
+    proc = reyn_cli("plugins", *argv, cwd=tmp_path)
+    assert proc.returncode == code
+    for text in said:
+        assert text in (proc.stderr if code else proc.stdout)
     assert path.read_text() == COMMENTED
 
 

@@ -85,17 +85,11 @@ def test_demo_keeps_going_when_a_plugin_fails_and_says_so(tmp_path):
     assert strict == 1 and "demo problem: not loaded: shell" in out.getvalue()
 
 
-def test_the_reyn_demo_command_runs_offline_and_cleans_up(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") and not k.endswith("_API_KEY")}
+def test_the_reyn_demo_command_runs_offline_and_cleans_up(tmp_path, reyn_cli):
+    env: dict[str, str | None] = {k: None for k in os.environ if k.endswith("_API_KEY")}
     env["TMPDIR"] = str(tmp_path)
-    proc = subprocess.run(
-        [str(Path(sys.executable).with_name("reyn-demo"))],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=tmp_path,
-    )
+    demo = (str(Path(sys.executable).with_name("reyn-demo")),)
+    proc = reyn_cli(cwd=tmp_path, env=env, timeout=600, command=demo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Done." in proc.stdout and "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("reyn-demo-*"))  # the temporary workspace is removed

@@ -29,36 +29,30 @@ def subparser(*path: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _demo_parser():
+    from reyn_demo.cli import build_parser
+
+    return build_parser()
+
+
 @pytest.mark.parametrize(
-    ("title", "path"),
+    ("title", "parser", "page"),
     [
-        ("reyn chat", ("chat",)),
-        ("reyn phase run", ("phase", "run")),
+        ("reyn chat", lambda: subparser("chat"), "cli.md"),
+        ("reyn phase run", lambda: subparser("phase", "run"), "cli.md"),
+        ("reyn-demo", _demo_parser, "demo.md"),
     ],
+    ids=["reyn chat", "reyn phase run", "reyn-demo"],
 )
-def test_every_flag_and_the_exit_codes_are_documented(title, path):
-    body = section(title)
-    flags = [opt for a in subparser(*path)._actions for opt in a.option_strings if opt.startswith("--")]
+def test_every_flag_and_the_exit_codes_are_documented(title, parser, page):
+    body = section(title, page=page)
+    flags = [opt for a in parser()._actions for opt in a.option_strings if opt.startswith("--")]
     flags = [f for f in flags if f != "--help"]
     assert flags
     for flag in flags:
-        assert f"`{flag}" in body, f"{title}: {flag} is not documented in docs/cli.md"
+        assert f"`{flag}" in body, f"{title}: {flag} is not documented in docs/{page}"
     for code in ("0", "1", "2"):
         assert re.search(rf"^\| {code} \|", body, re.M), f"{title}: exit code {code} is not documented"
-
-
-def test_every_demo_flag_and_its_exit_codes_are_documented_on_the_demo_page():
-    from reyn_demo.cli import build_parser as demo_parser
-
-    body = section("reyn-demo", page="demo.md")
-    flags = [
-        o for a in demo_parser()._actions for o in a.option_strings if o.startswith("--") and o != "--help"
-    ]
-    assert flags
-    for flag in flags:
-        assert f"`{flag}" in body, f"reyn-demo: {flag} is not documented in docs/demo.md"
-    for code in ("0", "1", "2"):
-        assert re.search(rf"^\| {code} \|", body, re.M), f"reyn-demo: exit code {code} is not documented"
 
 
 def test_plugins_list_documents_every_source_kind_and_what_index_means():
@@ -70,28 +64,16 @@ def test_plugins_list_documents_every_source_kind_and_what_index_means():
     assert "`--find-links`" in body  # a wheelhouse install by name shows `index`
 
 
-def test_tools_render_phase_prints_the_output_contract_the_readme_promises(tmp_path):
+def test_tools_render_phase_prints_the_output_contract_the_readme_promises(tmp_path, reyn_cli):
     import json
-    import os
-    import subprocess
-    import sys
 
     readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
     assert (
         "reyn tools render --surface phase      # the phase op catalogue and output-contract schema" in readme
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
 
     def render(*extra: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "reyn_core", "tools", "render", "--surface", "phase", *extra],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=env,
-            timeout=120,
-        )
+        proc = reyn_cli("tools", "render", "--surface", "phase", *extra, cwd=tmp_path, timeout=120)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 

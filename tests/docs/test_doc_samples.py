@@ -125,33 +125,11 @@ def test_page_module_keeps_page_lines(tmp_path):
 
 
 @pytest.mark.parametrize("page", TEST_PAGES, ids=[page_id(p) for p in TEST_PAGES])
-def test_tests_shown_in_a_page_pass_under_pytest(page: Path, tmp_path: Path) -> None:
+def test_tests_shown_in_a_page_pass_under_pytest(page: Path, tmp_path: Path, child_pytest) -> None:
     names = [name for s in samples(page) for name in TEST_DEF.findall(s.code)]
     module = tmp_path / f"test_doc_{re.sub(r'[^0-9a-zA-Z]', '_', page.stem)}.py"
     module.write_text(page_module(page), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "asyncio_mode=auto",
-            "-W",
-            "ignore::UserWarning",
-            "-rA",
-            module.name,
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = child_pytest("-W", "ignore::UserWarning", "-rA", module.name, cwd=tmp_path, timeout=600)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{page_id(page)}: its tests failed under pytest:\n{report[-4000:]}"
     assert f"{len(names)} passed" in proc.stdout, report[-4000:]

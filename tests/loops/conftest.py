@@ -7,6 +7,7 @@ packs. ``calls`` records every handler execution, so a test can prove a handler 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -143,3 +144,39 @@ def scripted() -> Iterator[Callable[..., tuple[ScriptedModelServer, LiteLLMClien
     yield factory
     for s in servers:
         s.stop()
+
+
+NOTES_PROFILE = """
+[plugins]
+enable = ["loops", "example", "file"]
+[plugins.file.settings]
+workspace = {ws}
+"""
+
+
+@pytest.fixture
+def notes_workspace(tmp_path: Path) -> Callable[[str], Path]:
+    """``notes_workspace(more_profile)``: ``tmp_path`` with ``notes.md`` and a ``reyn.toml`` enabling
+    the loops, example and file plugins on it, followed by ``more_profile``."""
+
+    def make(more_profile: str = "") -> Path:
+        profile = NOTES_PROFILE.format(ws=json.dumps(str(tmp_path))) + more_profile
+        (tmp_path / "reyn.toml").write_text(profile)
+        (tmp_path / "notes.md").write_text("- one\n- two\n")
+        return tmp_path
+
+    return make
+
+
+@pytest.fixture
+def reyn_chat(reyn_cli: Callable[..., Any]) -> Callable[..., Any]:
+    """``reyn chat`` in a child process against a scripted model server replying ``script``:
+    ``proc, requests = reyn_chat(script, *options, cwd=..., stdin=...)``, the requests the server
+    received in order."""
+
+    def run(script: list[ScriptedReply], *options: str, **kw: Any) -> tuple[Any, list[Any]]:
+        with ScriptedModelServer(script, lifetime_s=300) as server:
+            proc = reyn_cli("chat", "--model", MODEL, "--api-base", server.base_url, *options, **kw)
+            return proc, list(server.requests)
+
+    return run

@@ -10,40 +10,21 @@ import pytest
 from reyn_loops.testing.scripted_server import ScriptedModelServer
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 
-PROFILE = """
-[plugins]
-enable = ["loops", "example", "file"]
-[plugins.file.settings]
-workspace = {ws}
-write_roots = ["out"]
-"""
-
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "reyn.toml").write_text(PROFILE.format(ws=json.dumps(str(tmp_path))))
-    (tmp_path / "notes.md").write_text("- one\n- two\n")
-    return tmp_path
+def workspace(notes_workspace) -> Path:
+    return notes_workspace('write_roots = ["out"]\n')
 
 
-def test_chat_session_runs_tools_and_keeps_the_conversation(workspace, reyn_cli):
+def test_chat_session_runs_tools_and_keeps_the_conversation(workspace, reyn_chat):
     script = [
         R.calls(("convert_units", {"value": 1, "from_unit": "km", "to_unit": "m"})),
         R.text("1 km is 1000 m."),
         R.text("You asked about kilometres."),
     ]
-    with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = reyn_cli(
-            "chat",
-            "--model",
-            "openai/scripted",
-            "--api-base",
-            server.base_url,
-            "--no-stream",
-            cwd=workspace,
-            stdin="/tools\nhow many m in a km?\nwhat did I ask?\n/exit\n",
-        )
-        second = server.requests[2].body["messages"]
+    stdin = "/tools\nhow many m in a km?\nwhat did I ask?\n/exit\n"
+    proc, requests = reyn_chat(script, "--no-stream", cwd=workspace, stdin=stdin)
+    second = requests[2].body["messages"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "convert_units" in proc.stdout.splitlines()[1]  # /tools
     assert "→ convert_units(" in proc.stdout and "← convert_units: ok:" in proc.stdout
@@ -51,17 +32,8 @@ def test_chat_session_runs_tools_and_keeps_the_conversation(workspace, reyn_cli)
     assert [m["role"] for m in second] == ["user", "assistant", "tool", "assistant", "user"]
 
 
-def test_chat_reports_a_provider_error_and_exits_1(workspace, reyn_cli):
-    with ScriptedModelServer([R.error(500, "upstream down")], lifetime_s=300) as server:
-        proc = reyn_cli(
-            "chat",
-            "--model",
-            "openai/scripted",
-            "--api-base",
-            server.base_url,
-            cwd=workspace,
-            stdin="hello\n",
-        )
+def test_chat_reports_a_provider_error_and_exits_1(workspace, reyn_chat):
+    proc, _ = reyn_chat([R.error(500, "upstream down")], cwd=workspace, stdin="hello\n")
     assert proc.returncode == 1
     assert "model error" in proc.stderr and "upstream down" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -8,24 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from reyn_loops.testing.scripted_server import ScriptedModelServer, tool_names
 from reyn_loops.testing.scripted_server import ScriptedReply as R
-
-PROFILE = """
-[plugins]
-enable = ["loops", "example", "file"]
-[plugins.file.settings]
-workspace = {ws}
-[surfaces.router.defer]
-plugins = ["file"]
-"""
+from reyn_loops.testing.scripted_server import tool_names
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "reyn.toml").write_text(PROFILE.format(ws=json.dumps(str(tmp_path))))
-    (tmp_path / "notes.md").write_text("- one\n- two\n")
-    return tmp_path
+def workspace(notes_workspace) -> Path:
+    return notes_workspace('[surfaces.router.defer]\nplugins = ["file"]\n')
 
 
 def test_render_sends_the_split_and_says_what_is_deferred(workspace, reyn_cli):
@@ -64,33 +53,21 @@ def test_search_refuses_a_bad_limit(workspace, reyn_cli):
     assert proc.returncode == 2 and "--limit must be between 1 and 20" in proc.stderr
 
 
-def test_a_deferral_name_matching_nothing_is_a_one_line_error(workspace, reyn_cli):
-    (workspace / "reyn.toml").write_text(
-        PROFILE.format(ws=json.dumps(str(workspace))) + 'tools = ["read_fiel"]\n'
-    )
+def test_a_deferral_name_matching_nothing_is_a_one_line_error(notes_workspace, reyn_cli):
+    workspace = notes_workspace('[surfaces.router.defer]\nplugins = ["file"]\ntools = ["read_fiel"]\n')
     proc = reyn_cli("tools", "render", "--surface", "router", cwd=workspace)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "surfaces.router.defer.tools[0]" in proc.stderr and "did you mean 'read_file'" in proc.stderr
 
 
-def test_chat_finds_a_deferred_tool_and_uses_it(workspace, reyn_cli):
+def test_chat_finds_a_deferred_tool_and_uses_it(workspace, reyn_chat):
     script = [
         R.calls(("find_tools", {"query": "read a text file"})),
         R.calls(("read_file", {"path": "notes.md"})),
         R.text("The notes list one and two."),
     ]
-    with ScriptedModelServer(script, lifetime_s=300) as server:
-        proc = reyn_cli(
-            "chat",
-            "--model",
-            "openai/scripted",
-            "--api-base",
-            server.base_url,
-            "--no-stream",
-            cwd=workspace,
-            stdin="what is in my notes?\n",
-        )
-        bodies = [r.body for r in server.requests]
+    proc, requests = reyn_chat(script, "--no-stream", cwd=workspace, stdin="what is in my notes?\n")
+    bodies = [r.body for r in requests]
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "read_file" not in tool_names(bodies[0]) and "find_tools" in tool_names(bodies[0])
     offered = list(tool_names(bodies[1]))

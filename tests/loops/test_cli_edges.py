@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -35,12 +33,8 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    (tmp_path / "reyn.toml").write_text(
-        f'[plugins]\nenable = ["loops", "example", "file"]\n'
-        f"[plugins.file.settings]\nworkspace = {json.dumps(str(tmp_path))}\n"
-    )
-    return tmp_path
+def workspace(notes_workspace) -> Path:
+    return notes_workspace()
 
 
 # --------------------------------------------------------------------------- chat: deferred calls
@@ -180,16 +174,8 @@ def test_options_a_command_would_ignore_are_usage_errors(tmp_path, argv, reyn_cl
 
 
 @pytest.mark.parametrize("argv", [("--json",), ("--profile", "ci"), ("--profile-file", "x.toml")])
-def test_the_demo_takes_none_of_the_common_options(tmp_path, argv):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "reyn_demo", *argv],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
+def test_the_demo_takes_none_of_the_common_options(tmp_path, argv, reyn_cli):
+    proc = reyn_cli(*argv, cwd=tmp_path, timeout=120, command=(sys.executable, "-m", "reyn_demo"))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "unrecognized arguments" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""  # refused before anything ran
@@ -210,21 +196,11 @@ def test_chat_help_explains_the_session_commands_the_key_and_exit_codes(tmp_path
     assert "--json" not in proc.stdout
 
 
-def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path, reyn_cli):
+def test_chat_with_no_tools_says_how_to_enable_plugins(tmp_path, reyn_chat):
     (tmp_path / "empty.toml").write_text(LOOPS_ONLY)  # the commands' plugin, no tools
-    with ScriptedModelServer([], lifetime_s=120) as server:
-        proc = reyn_cli(
-            "chat",
-            "--model",
-            "openai/scripted",
-            "--api-base",
-            server.base_url,
-            "--profile-file",
-            "empty.toml",
-            cwd=tmp_path,
-            stdin="/tools\n/exit\n",
-            timeout=120,
-        )
+    proc, _ = reyn_chat(
+        [], "--profile-file", "empty.toml", cwd=tmp_path, stdin="/tools\n/exit\n", timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 tools" in proc.stdout and "empty.toml enables no plugin tools" in proc.stdout
     assert "[plugins] enable" in proc.stdout and "reyn plugins list" in proc.stdout

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -96,37 +94,25 @@ def test_the_llm_error_keeps_its_message_and_fields():
     assert (error.model, error.kind, error.status_code) == ("m", "RateLimitError", 429)
 
 
-def _reyn(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    return subprocess.run(
-        [sys.executable, "-m", "reyn_core", *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize("command", ["chat", "phase"])
-def test_a_runtime_command_without_the_loops_plugin_says_how_to_get_it(tmp_path, command):
+def test_a_runtime_command_without_the_loops_plugin_says_how_to_get_it(tmp_path, command, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n')
-    proc = _reyn(command, "--help", cwd=tmp_path)
+    proc = reyn_cli(command, "--help", cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     # reyn-loops is installed here: its metadata (reyn.commands) names the plugin and the step
     assert f"command {command!r} comes from plugin 'loops' (reyn-loops" in proc.stderr
     assert "`reyn plugins enable loops`" in proc.stderr
     # positive control: the same profile with the plugin enabled has the command
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops", "example"]\n')
-    ok = _reyn(command, "--help", cwd=tmp_path)
+    ok = reyn_cli(command, "--help", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert f"usage: reyn {command}" in ok.stdout
 
 
-def test_a_json_given_before_a_plugin_command_reaches_it(tmp_path):
+def test_a_json_given_before_a_plugin_command_reaches_it(tmp_path, reyn_cli):
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops"]\n')
     (tmp_path / "p.toml").write_text('name = "p"\ntask = "t"\n')  # no model: refused before any call
-    proc = _reyn("--json", "phase", "run", "p.toml", cwd=tmp_path)
+    proc = reyn_cli("--json", "phase", "run", "p.toml", cwd=tmp_path)
     assert proc.returncode == 2
     error = json.loads(proc.stderr.strip().splitlines()[-1])["error"]
     assert "names no model" in error["message"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -107,7 +106,7 @@ async def test_committed_fixture_replays_through_the_marker(llm_replay, tools, c
     assert llm_replay.fixture == HERE / "llm_fixtures" / "router_add.jsonl"
 
 
-def test_fixture_and_marker_work_in_another_project(tmp_path):
+def test_fixture_and_marker_work_in_another_project(tmp_path, child_pytest):
     """A plugin author's suite: the pytest11 plugin provides the marker and the fixture."""
     (tmp_path / "llm_fixtures").mkdir()
     test = tmp_path / "test_author.py"
@@ -126,25 +125,7 @@ def test_fixture_and_marker_work_in_another_project(tmp_path):
             assert llm_replay.fixture.parent.name == "llm_fixtures"
     """)
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "asyncio_mode=auto",
-            str(test),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = child_pytest(str(test), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
 

@@ -53,6 +53,32 @@ class InstalledPack:
         assert proc.returncode == 0, proc.stderr
         return [n for n in json.loads(proc.stdout) if n.startswith("reyn-")]
 
+    def importable(self, *modules: str) -> list[bool]:
+        """Whether each of ``modules`` can be imported in the venv (``importlib.util.find_spec``)."""
+        code = "import sys, importlib.util as u; print([bool(u.find_spec(m)) for m in sys.argv[1:]])"
+        proc = self.venv.run("python", "-c", code, *modules)
+        assert proc.returncode == 0, proc.stderr
+        return [word == "True" for word in proc.stdout.strip("[]\n").split(", ")]
+
+    def assert_discovered_but_silent(self, cwd: Path, plugin_id: str) -> dict[str, Any]:
+        """Without a profile enabling it, the pack's plugin is discovered, not enabled, contributes
+        no tool, and the router offers nothing; its ``reyn plugins list`` entry."""
+        entry = self.plugins(cwd)[plugin_id]
+        assert (entry["status"], entry["enabled"], entry["tools"]) == ("discovered", False, [])
+        assert self.router(cwd) == []
+        return entry
+
+    def assert_settings_typo_fails(self, cwd: Path, plugin_id: str, line: str, table: str = "") -> None:
+        """A profile enabling the plugin whose ``[plugins.<id>.settings<table>]`` holds ``line``, an
+        unknown key: the plugin fails at load, contributes no tool, and its first diagnostic names
+        the key."""
+        settings = f"[plugins.{plugin_id}.settings{table}]\n{line}\n"
+        (cwd / "reyn.toml").write_text(f'[plugins]\nenable = ["{plugin_id}"]\n' + settings)
+        key = line.split("=")[0].strip()
+        entry = self.plugins(cwd)[plugin_id]
+        assert entry["status"] == "failed" and entry["tools"] == []
+        assert key in entry["diagnostics"][0]["message"]
+
 
 @pytest.fixture(scope="module")
 def install_pack(make_module_venv: Callable[..., Any]) -> Callable[[str], InstalledPack]:

@@ -7,12 +7,24 @@ build isolation, so it is quick and offline), ready for ``FreshVenv.install``.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+
+def pyproject(name: str, version: str, dependencies: str, tables: str) -> str:
+    """A setuptools ``pyproject.toml`` for project ``name``: the build system, ``[project]`` with
+    ``dependencies`` (the inside of a TOML list), then ``tables`` (more TOML, as written)."""
+    head = (
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "{name}"\nversion = "{version}"\ndependencies = [{dependencies}]\n\n'
+    )
+    return head + tables
 
 
 @dataclass(frozen=True)
@@ -44,24 +56,12 @@ class PluginDist:
         pkg = folder / self.import_name
         pkg.mkdir(parents=True, exist_ok=True)
         ep = self.entry_point or f"{self.import_name}.plugin"
+        tables = (
+            f'[project.entry-points."reyn.plugins"]\n{self.plugin_id} = "{ep}"\n\n'
+            f'[tool.setuptools]\npackages = ["{self.import_name}"]\n'
+        )
         (folder / "pyproject.toml").write_text(
-            textwrap.dedent(f"""\
-            [build-system]
-            requires = ["setuptools>=68"]
-            build-backend = "setuptools.build_meta"
-
-            [project]
-            name = "{self.dist}"
-            version = "{self.version}"
-            dependencies = ["reyn-core"]
-
-            [project.entry-points."reyn.plugins"]
-            {self.plugin_id} = "{ep}"
-
-            [tool.setuptools]
-            packages = ["{self.import_name}"]
-            """)
-            + self._commands_table()
+            pyproject(self.dist, self.version, '"reyn-core"', tables + self._commands_table())
         )
         (pkg / "__init__.py").write_text("")
         (pkg / "plugin.py").write_text(textwrap.dedent(self.source))
@@ -95,6 +95,58 @@ def build_wheels(folders: Iterable[Path], out: Path) -> list[Path]:
     if proc.returncode != 0:
         raise RuntimeError(f"building wheels failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return sorted(out.glob("*.whl"))
+
+
+def venv_with_plugins(
+    make_venv: Callable[[str], Any],
+    name: str,
+    root: Path,
+    dists: Iterable[PluginDist],
+    editable: Iterable[PluginDist] = (),
+) -> Any:
+    """A fresh venv (``make_venv(name)``, the ``make_module_venv`` fixture) with reyn-core and a
+    wheel of each of ``dists`` installed, then each of ``editable`` installed in editable mode. The
+    projects are written under ``root / "wheelsrc"`` and ``root / "src"``, the wheels built into
+    ``root / "wheels"``."""
+    wheels = build_wheels([d.write(root / "wheelsrc") for d in dists], root / "wheels")
+    venv = make_venv(name)
+    venv.install("reyn-core", *wheels)
+    for dist in editable:
+        venv.install(dist.write(root / "src"), editable=True)
+    return venv
+
+
+class VenvReyn:
+    """The ``reyn`` console script of a venv, run in the folder ``work`` with its own cache folder
+    and no user profile; ``venv_reyn(make_venv, tmp_path_factory, name, dists)`` builds one."""
+
+    def __init__(self, venv: Any, work: Path, cache: Path) -> None:
+        self.venv, self.work, self.cache = venv, work, cache
+
+    def profile(self, text: str, name: str = "reyn.toml") -> Path:
+        """Write ``text`` (dedented) as the profile ``name`` in ``work``."""
+        path = self.work / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def __call__(self, *args: str, **env: str) -> Any:
+        """``reyn ARGS`` with ``env`` on top of the venv's environment."""
+        full = {"REYN_CACHE_DIR": str(self.cache), "XDG_CONFIG_HOME": str(self.work / "xdg"), **env}
+        return self.venv.run("reyn", *args, cwd=self.work, env=full)
+
+    def json(self, *args: str, code: int = 0) -> Any:
+        """``reyn ARGS --json``, which must exit with ``code``; its JSON output."""
+        proc = self(*args, "--json")
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        return json.loads(proc.stdout)
+
+
+def venv_reyn(
+    make_venv: Callable[[str], Any], tmp_path_factory: Any, name: str, dists: Iterable[PluginDist]
+) -> VenvReyn:
+    """``VenvReyn`` over a fresh venv ``name`` holding reyn-core and a wheel of each of ``dists``."""
+    venv = venv_with_plugins(make_venv, name, tmp_path_factory.mktemp("dists"), dists)
+    return VenvReyn(venv, tmp_path_factory.mktemp("work"), tmp_path_factory.mktemp("cache"))
 
 
 def tool_plugin(

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from plugin_distkit import tool_plugin
 from site_plugin import install_site_plugin
 
 WEATHER = """
@@ -108,26 +109,18 @@ def test_a_name_that_never_collided_gets_no_collision_hint(site, tmp_path, run):
     assert "collided" not in proc.stderr and "host_hint" not in json.loads(proc.stdout)
 
 
-AVAILABLE = """
-from reyn_core import hookimpl, tool
-
-REYN_API = 1
-
-@tool(name="needs_key", cluster="keyed", purity="read_only", available=lambda ctx: False)
-def needs_key() -> str:
-    \"\"\"Needs an API key.\"\"\"
-    return "x"
-
-@tool(name="plain_op", cluster="keyed", purity="read_only")
-def plain_op() -> str:
-    \"\"\"Always there.\"\"\"
-    return "x"
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register(needs_key)
-    register(plain_op)
-"""
+# plain_op, always there, and needs_key, whose own available() says no
+AVAILABLE = tool_plugin(
+    ["plain_op"],
+    cluster="keyed",
+    also=["needs_key"],
+    extra="""
+    @tool(name="needs_key", cluster="keyed", purity="read_only", available=lambda ctx: False)
+    def needs_key() -> str:
+        \"\"\"Needs an API key.\"\"\"
+        return "x"
+    """,
+)
 
 
 def test_tools_list_says_which_call_layer_check_hides_a_tool(tmp_path, run):

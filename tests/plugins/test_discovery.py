@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.host import Profile, load
+from reyn_core.host import LoadResult, Profile, load
 from reyn_core.loading.step2_discovery.discovery import discover
 
 _counter = itertools.count()
@@ -55,6 +55,17 @@ def site(tmp_path, monkeypatch):
 
 def unique(prefix: str) -> str:
     return f"{prefix}{next(_counter)}_{id(object())}"
+
+
+def install_and_load(site: Path, plugin_id: str, source: str) -> tuple[LoadResult, str]:
+    """Install plugin ``plugin_id`` (distribution ``rtd-<plugin_id>``, a fresh package whose
+    ``plugin.py`` is ``source``), discover again and load a profile enabling only it; the result and
+    the package name."""
+    pkg = unique(f"rtd_{plugin_id}_")
+    files = {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": source}
+    install(site, f"rtd-{plugin_id}", plugin_id, f"{pkg}.plugin", files)
+    discover(refresh=True)
+    return load(Profile.from_toml_text(f'[plugins]\nenable = ["{plugin_id}"]\n')), pkg
 
 
 def test_discovery_never_imports_the_plugin_module(site):
@@ -104,24 +115,16 @@ def test_malformed_entry_point_is_refused_with_RD004(site):
 
 
 def test_hook_without_hookimpl_decorator_warns_RI004(site):
-    pkg = unique("rtd_undecorated_")
-    install(
+    result, _ = install_and_load(
         site,
-        "rtd-undecorated",
         "undecorated",
-        f"{pkg}.plugin",
-        {
-            f"{pkg}/__init__.py": "",
-            f"{pkg}/plugin.py": """
+        """
             REYN_API = 1
 
             def reyn_register_tools(register, settings):
                 raise AssertionError("never called without @hookimpl")
             """,
-        },
     )
-    discover(refresh=True)
-    result = load(Profile.from_toml_text('[plugins]\nenable = ["undecorated"]\n'))
     info = result.report.plugin("undecorated")
     assert info.status == "loaded" and info.tools == ()
     assert [(d.code, d.severity) for d in info.diagnostics] == [("RI004", "warning")]
@@ -129,15 +132,10 @@ def test_hook_without_hookimpl_decorator_warns_RI004(site):
 
 
 def test_settings_model_that_is_not_a_model_is_RI006(site):
-    pkg = unique("rtd_notmodel_")
-    install(
+    result, _ = install_and_load(
         site,
-        "rtd-notmodel",
         "notmodel",
-        f"{pkg}.plugin",
-        {
-            f"{pkg}/__init__.py": "",
-            f"{pkg}/plugin.py": """
+        """
             from reyn_core import hookimpl
             REYN_API = 1
 
@@ -145,24 +143,16 @@ def test_settings_model_that_is_not_a_model_is_RI006(site):
             def reyn_settings_model():
                 return {"limit": int}
             """,
-        },
     )
-    discover(refresh=True)
-    result = load(Profile.from_toml_text('[plugins]\nenable = ["notmodel"]\n'))
     info = result.report.plugin("notmodel")
     assert info.status == "failed" and [d.code for d in info.diagnostics] == ["RI006"]
 
 
 def test_register_called_after_the_hook_returned_is_refused(site):
-    pkg = unique("rtd_late_register_")
-    install(
+    result, pkg = install_and_load(
         site,
-        "rtd-lateregister",
         "lateregister",
-        f"{pkg}.plugin",
-        {
-            f"{pkg}/__init__.py": "",
-            f"{pkg}/plugin.py": """
+        """
             from reyn_core import hookimpl, tool
             REYN_API = 1
             SAVED = []
@@ -176,10 +166,7 @@ def test_register_called_after_the_hook_returned_is_refused(site):
             def reyn_register_tools(register, settings):
                 SAVED.append(register)
             """,
-        },
     )
-    discover(refresh=True)
-    result = load(Profile.from_toml_text('[plugins]\nenable = ["lateregister"]\n'))
     module = sys.modules[f"{pkg}.plugin"]
     with pytest.raises(RuntimeError, match="after reyn_register_tools returned"):
         module.SAVED[0](module.late_tool)
@@ -187,15 +174,10 @@ def test_register_called_after_the_hook_returned_is_refused(site):
 
 
 def test_register_hook_calling_sys_exit_fails_the_plugin_not_the_host(site):
-    pkg = unique("rtd_exits_")
-    install(
+    result, _ = install_and_load(
         site,
-        "rtd-exits",
         "exits",
-        f"{pkg}.plugin",
-        {
-            f"{pkg}/__init__.py": "",
-            f"{pkg}/plugin.py": """
+        """
             import sys
             from reyn_core import hookimpl
             REYN_API = 1
@@ -204,10 +186,7 @@ def test_register_hook_calling_sys_exit_fails_the_plugin_not_the_host(site):
             def reyn_register_tools(register, settings):
                 sys.exit("plugin gave up")
             """,
-        },
     )
-    discover(refresh=True)
-    result = load(Profile.from_toml_text('[plugins]\nenable = ["exits"]\n'))
     info = result.report.plugin("exits")
     assert info.status == "failed" and [d.code for d in info.diagnostics] == ["RI005"]
     assert "SystemExit: plugin gave up" in info.diagnostics[0].message

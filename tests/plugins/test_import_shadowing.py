@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PluginDist, tool_plugin, venv_with_plugins
 
 WHEEL = PluginDist("rtp-shadowed", "shadowed", tool_plugin(["shadowed_tool"]), package="rtp_shadowed")
 EDIT = PluginDist("rtp-shedit", "shedit", tool_plugin(["shedit_tool"]), package="rtp_shedit")
@@ -46,11 +46,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(make_module_venv, tmp_path_factory) -> World:
     root = tmp_path_factory.mktemp("shadow")
-    (wheel,) = build_wheels([WHEEL.write(root / "src")], root / "wheels")
-    venv = make_module_venv("shadow")
-    venv.install("reyn-core", wheel)
-    venv.install(EDIT.write(root / "src"), editable=True)
-    return World(venv, root)
+    return World(venv_with_plugins(make_module_venv, "shadow", root, [WHEEL], [EDIT]), root)
 
 
 PROFILE = """
@@ -114,26 +110,25 @@ def test_a_module_file_in_the_working_directory_is_refused(world: World) -> None
     assert str(work / "rtp_shadowed.py") in messages(report, "RI009")
 
 
-def test_a_namespace_folder_shadowing_an_editable_install_is_refused(world: World) -> None:
-    # No __init__.py: the path finder turns it into a namespace package, which is found before the
-    # editable finder on sys.meta_path gets a chance.
+@pytest.mark.parametrize(
+    ("package", "plugin_id", "expected"),
+    [("rtp_shedit", "shedit", ["RI009"]), ("rtp_shadowed", "shadowed", [])],
+    ids=["shadows-an-editable-install", "not-a-regular-wheel-package"],
+)
+def test_a_namespace_folder_shadows_an_editable_install_but_not_a_wheel_package(
+    world: World, package: str, plugin_id: str, expected: list[str]
+) -> None:
+    # No __init__.py: the path finder turns the folder into a namespace package, which is found
+    # before the editable finder on sys.meta_path gets a chance; an installed regular package wins
+    # over a namespace portion, so there is nothing to refuse there (no false alarm).
     work = locked_work(world)
-    (work / "rtp_shedit").mkdir()
-    (work / "rtp_shedit" / "plugin.py").write_text(MARKER_CODE)
+    (work / package).mkdir()
+    (work / package / "plugin.py").write_text(MARKER_CODE)
     report, marker = doctor(world, work)
     assert not marker.exists()
-    assert codes(report, "shedit") == ["RI009"]
-    assert str(work / "rtp_shedit") in messages(report, "RI009")
-
-
-def test_a_namespace_folder_does_not_shadow_a_regular_wheel_package(world: World) -> None:
-    # The installed regular package wins over a namespace portion: nothing to refuse, no false alarm.
-    work = locked_work(world)
-    (work / "rtp_shadowed").mkdir()
-    (work / "rtp_shadowed" / "plugin.py").write_text(MARKER_CODE)
-    report, marker = doctor(world, work)
-    assert not marker.exists()
-    assert codes(report, "shadowed") == []
+    assert codes(report, plugin_id) == expected
+    if expected:
+        assert str(work / package) in messages(report, "RI009")
 
 
 def test_a_shadow_on_pythonpath_is_refused_for_the_console_script(world: World) -> None:

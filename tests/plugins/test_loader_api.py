@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -128,18 +129,15 @@ def test_an_unwritable_audit_log_is_RC006_and_calls_are_refused(tmp_path):
     assert envelope["error"]["kind"] == "denied" and "audit log" in envelope["error"]["message"]
 
 
+def _load_with_surface_lists(exclude: str, ops: str) -> Any:
+    """Load the example plugin with ``[surfaces.router] exclude`` and ``[surfaces.phase]
+    default_allowed_ops`` set to the given TOML lists."""
+    toml = f'[plugins]\nenable = ["example"]\n[surfaces.router]\nexclude = {exclude}\n'
+    return load(Profile.from_toml_text(toml + f"[surfaces.phase]\ndefault_allowed_ops = {ops}\n"))
+
+
 def test_a_router_exclude_typo_is_an_RC007_error_and_an_ops_typo_a_warning():
-    profile = Profile.from_toml_text(
-        textwrap.dedent("""
-        [plugins]
-        enable = ["example"]
-        [surfaces.router]
-        exclude = ["text_stat"]
-        [surfaces.phase]
-        default_allowed_ops = ["exampel", "text_stats"]
-        """)
-    )
-    result = load(profile)
+    result = _load_with_surface_lists('["text_stat"]', '["exampel", "text_stats"]')
     found = {(d.severity, d.tool) for d in result.report.diagnostics if d.code == "RC007"}
     assert found == {("error", "text_stat"), ("warning", "exampel")}
     names = [t["function"]["name"] for t in render_router(result.registry, ToolContext(surface="router"))]
@@ -147,17 +145,7 @@ def test_a_router_exclude_typo_is_an_RC007_error_and_an_ops_typo_a_warning():
 
 
 def test_correct_surface_lists_raise_no_RC007():
-    profile = Profile.from_toml_text(
-        textwrap.dedent("""
-        [plugins]
-        enable = ["example"]
-        [surfaces.router]
-        exclude = ["text_stats"]
-        [surfaces.phase]
-        default_allowed_ops = ["example", "convert_*"]
-        """)
-    )
-    result = load(profile)
+    result = _load_with_surface_lists('["text_stats"]', '["example", "convert_*"]')
     assert [d for d in result.report.diagnostics if d.code == "RC007"] == []
 
 

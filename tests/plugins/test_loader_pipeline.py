@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PROBE, PluginDist, build_wheels, tool_plugin
+from plugin_distkit import PROBE, PluginDist, tool_plugin, venv_with_plugins
 
 GOOD_ALPHA = tool_plugin(
     ["alpha_echo"],
@@ -265,11 +265,7 @@ anything = 1
 
 @pytest.fixture(scope="module")
 def venv(make_module_venv, tmp_path_factory):
-    root = tmp_path_factory.mktemp("dists")
-    wheels = build_wheels([d.write(root) for d in DISTS], root / "wheels")
-    env = make_module_venv("pipeline")
-    env.install("reyn-core", *wheels)
-    return env
+    return venv_with_plugins(make_module_venv, "pipeline", tmp_path_factory.mktemp("dists"), DISTS)
 
 
 @pytest.fixture(scope="module")

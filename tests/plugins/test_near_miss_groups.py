@@ -5,9 +5,6 @@ fix, instead of the plugin silently never appearing."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -54,20 +51,10 @@ def test_the_exact_group_beside_a_near_miss_is_still_discovered(tmp_path):
     assert [m.group for m in found.near_misses] == ["reyn_plugins"]
 
 
-def test_doctor_reports_rd005_with_the_fix(tmp_path):
+def test_doctor_reports_rd005_with_the_fix(tmp_path, reyn_cli):
     site = tmp_path / "site"
     fake_dist(site, "rtp-typo", "[reyn-plugins]\ntypo = rtp_typo.plugin\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
-    env["PYTHONPATH"] = str(site)
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
-    proc = subprocess.run(
-        [sys.executable, "-m", "reyn_core", "doctor", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
+    proc = reyn_cli("doctor", "--json", cwd=tmp_path, env={"PYTHONPATH": str(site)}, timeout=120)
     assert proc.returncode == 0, proc.stderr  # a warning: nothing enabled is broken
     (finding,) = [d for d in json.loads(proc.stdout)["diagnostics"] if d["code"] == "RD005"]
     assert finding["severity"] == "warning"

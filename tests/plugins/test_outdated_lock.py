@@ -6,27 +6,11 @@ plugin; the same lock re-written in the current format loads."""
 from __future__ import annotations
 
 import pytest
+from plugin_distkit import tool_plugin
 from site_plugin import install_site_plugin
 
 from reyn_core.host import Profile, load, lock_from_load, write_lock
 from reyn_core.loading.step3_provenance.lock_file import render_lock
-
-PLUGIN = """\
-from reyn_core import hookimpl, tool
-
-REYN_API = 1
-
-
-@tool(cluster="probe", purity="read_only")
-def {pid}_echo(text: str) -> str:
-    \"\"\"Echo the text.\"\"\"
-    return text
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register({pid}_echo)
-"""
 
 
 def _profiles(pids: tuple[str, ...]) -> tuple[str, str]:
@@ -46,7 +30,7 @@ def world(request, tmp_path, monkeypatch):
     pids = (f"{stem}_one", f"{stem}_two")
     site = tmp_path / "site"
     for pid in pids:
-        install_site_plugin(site, pid, PLUGIN.format(pid=pid))
+        install_site_plugin(site, pid, tool_plugin([f"{pid}_echo"], cluster="probe"))
     monkeypatch.syspath_prepend(str(site))
     plain, _ = _profiles(pids)
     write_lock(tmp_path / "reyn.lock", lock_from_load(load(Profile.from_toml_text(plain))))

@@ -7,29 +7,17 @@ from __future__ import annotations
 import sys
 
 import pytest
+from plugin_distkit import tool_plugin
 from site_plugin import install_site_plugin
 
 from reyn_core.host import Profile, load
 from reyn_core.testing import registry_from_plugin
 
-PLUGIN = """\
-from reyn_core import hookimpl, tool
 
-REYN_API = 1
-CALLED = []
+def _source(pid: str, hook: str) -> str:
+    """A plugin registering ``<pid>_echo``, with a ``CALLED`` list and ``hook``'s code."""
+    return tool_plugin([f"{pid}_echo"], cluster="probe", extra="CALLED = []\n" + hook)
 
-
-@tool(cluster="probe", purity="read_only")
-def {pid}_echo(text: str) -> str:
-    \"\"\"Echo the text.\"\"\"
-    return text
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register({pid}_echo)
-{hook}
-"""
 
 RETIRED = (
     "\n\n@hookimpl\ndef reyn_load_inputs(settings):\n"
@@ -41,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
 def _load(tmp_path, monkeypatch, pid: str, hook: str):
     site = tmp_path / "site"
-    install_site_plugin(site, pid, PLUGIN.format(pid=pid, hook=hook))
+    install_site_plugin(site, pid, _source(pid, hook))
     monkeypatch.syspath_prepend(str(site))
     return load(Profile.from_toml_text(f'[plugins]\nenable = ["{pid}"]\n'))
 
@@ -81,7 +69,7 @@ def test_a_hook_name_that_never_existed_is_still_refused(tmp_path, monkeypatch):
 
 def test_the_testing_kit_accepts_the_retired_hook_with_a_deprecation_warning(tmp_path, monkeypatch):
     site = tmp_path / "site"
-    install_site_plugin(site, "rh_kit", PLUGIN.format(pid="rh_kit", hook=RETIRED))
+    install_site_plugin(site, "rh_kit", _source("rh_kit", RETIRED))
     monkeypatch.syspath_prepend(str(site))
     with pytest.warns(DeprecationWarning, match="reyn_load_inputs"):
         registry = registry_from_plugin("reyn_site_rh_kit", plugin_id="rh_kit")

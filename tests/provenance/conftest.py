@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_distkit import build_wheels, pyproject
 
 # A module that must never run during provenance: importing it leaves a marker file behind.
 SENTINEL_PLUGIN = textwrap.dedent(
@@ -46,25 +47,11 @@ def write_project(
         if src_layout
         else (f'\n[tool.setuptools]\npackages = ["{package}"]\n')
     )
-    (root / "pyproject.toml").write_text(
-        textwrap.dedent(f"""\
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-
-        [project]
-        name = "{name}"
-        version = "{version}"
-        dependencies = [{deps}]
-
-        [project.scripts]
-        {name}-cli = "{package}.plugin:main"
-
-        [project.entry-points."reyn.plugins"]
-        {plugin_id} = "{package}.plugin"
-        """)
-        + layout
+    tables = (
+        f'[project.scripts]\n{name}-cli = "{package}.plugin:main"\n\n'
+        f'[project.entry-points."reyn.plugins"]\n{plugin_id} = "{package}.plugin"\n'
     )
+    (root / "pyproject.toml").write_text(pyproject(name, version, deps, tables + layout))
     pkg = (root / "src" / package) if src_layout else (root / package)
     pkg.mkdir(parents=True, exist_ok=True)
     contents = {
@@ -84,28 +71,8 @@ def write_project(
 
 def build_wheel(project: Path, out: Path) -> Path:
     """Build ``project`` into a wheel in ``out`` with the test interpreter's setuptools (offline)."""
-    out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob("*.whl"))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--disable-pip-version-check",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(out),
-            str(project),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    (wheel,) = set(out.glob("*.whl")) - before
+    (wheel,) = set(build_wheels([project], out)) - before
     return wheel
 
 

@@ -12,6 +12,7 @@ cannot pass because the plant was ineffective; and the untouched plugin loads an
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import json
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
-from plugin_distkit import PluginDist, build_wheels
+from plugin_distkit import PluginDist, venv_with_plugins
 
 TAG = sys.implementation.cache_tag
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -182,6 +183,16 @@ class World:
         proc = self.venv.run("reyn", "plugins", "audit", "--json", cwd=work, env=self.env(work))
         return proc.returncode, json.loads(proc.stdout)
 
+    @contextlib.contextmanager
+    def restored(self, path: Path) -> Iterator[Path]:
+        """``path``, put back after the block as it was (bytes and times), whatever the block did."""
+        original, stat = path.read_bytes(), path.stat()
+        try:
+            yield path
+        finally:
+            path.write_bytes(original)
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
     def plant(self, path: Path, data: bytes) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
@@ -192,11 +203,7 @@ class World:
 @pytest.fixture(scope="module")
 def world_once(make_module_venv, tmp_path_factory) -> World:
     root = tmp_path_factory.mktemp("hashed")
-    (wheel,) = build_wheels([WHEEL.write(root / "wheelsrc")], root / "wheels")
-    venv = make_module_venv("hashed")
-    venv.install("reyn-core", wheel)
-    venv.install(EDIT.write(root / "src"), editable=True)
-    return World(venv, root)
+    return World(venv_with_plugins(make_module_venv, "hashed", root, [WHEEL], [EDIT]), root)
 
 
 @pytest.fixture
@@ -345,19 +352,13 @@ def test_a_pth_file_planted_in_a_wheel_install_is_refused_by_record(world: World
 def test_a_source_changed_between_digest_and_import_is_refused(world: World, kind: str) -> None:
     plugin_id, _, prefix = KINDS[kind]
     work = world.locked_work()
-    source = world.package_dir(kind) / "plugin.py"
-    original = source.read_bytes()
-    stat = source.stat()
-    try:
+    with world.restored(world.package_dir(kind) / "plugin.py") as source:
         tamper = f"{source}={MARK}REYN_API = 1\n#"
         report = world.run(work, TAMPER_AFTER_DIGEST=tamper, TAMPER_PLUGIN=plugin_id)
         assert report["status"][plugin_id] == "failed", report["diagnostics"]
         (diag,) = errors(report, plugin_id)
         assert diag["code"] == "RI001" and "changed after its digest" in diag["message"]
         assert not report["marker"] and f"{prefix}_version" not in report["tools"]
-    finally:
-        source.write_bytes(original)
-        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     control = world.run(
         work, TAMPER_AFTER_DIGEST="", TAMPER_PLUGIN=plugin_id
     )  # the same hook, no change: loads
@@ -368,14 +369,8 @@ def test_a_source_changed_between_digest_and_import_is_refused(world: World, kin
 def test_a_lazy_handler_changed_after_load_is_refused_at_call(world: World, kind: str) -> None:
     _, _, prefix = KINDS[kind]
     work = world.locked_work()
-    handlers = world.package_dir(kind) / "handlers.py"
-    original = handlers.read_bytes()
-    stat = handlers.stat()
-    try:
+    with world.restored(world.package_dir(kind) / "handlers.py") as handlers:
         report = world.run(work, TAMPER_AFTER_LOAD=f"{handlers}={MARK}def probe(): return 1\n#")
-    finally:
-        handlers.write_bytes(original)
-        os.utime(handlers, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     lazy = report["calls"][f"{prefix}_lazy"]
     assert lazy["status"] != "ok" and "changed after its digest" in json.dumps(lazy), lazy
     assert not report["marker"]

@@ -62,21 +62,15 @@ class Listener:
         self._thread.join(timeout=5)
 
 
-@pytest.fixture
-def tcp_listener() -> Iterator[Listener]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+@pytest.fixture(params=["tcp", "udp"])
+def inet(request: pytest.FixtureRequest) -> Iterator[tuple[str, Listener, bytes]]:
+    """A host listener on 127.0.0.1 (TCP, then UDP), the program that sends to it from the sandbox,
+    and the bytes that program sends."""
+    stream = request.param == "tcp"
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM if stream else socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
-    listener = Listener(sock, stream=True)
-    yield listener
-    listener.close()
-
-
-@pytest.fixture
-def udp_listener() -> Iterator[Listener]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind(("127.0.0.1", 0))
-    listener = Listener(sock, stream=False)
-    yield listener
+    listener = Listener(sock, stream=stream)
+    yield (TCP_SEND if stream else UDP_SEND), listener, f"{request.param}-from-sandbox".encode()
     listener.close()
 
 
@@ -92,36 +86,26 @@ def _port(listener: Listener) -> str:
     return str(listener.sock.getsockname()[1])
 
 
-def test_tcp_to_a_host_listener_fails_without_network(sandbox: Sandbox, tcp_listener: Listener) -> None:
-    result = sandbox.run([sandbox.python, "-c", TCP_SEND, _port(tcp_listener)], Grants())
+def test_inet_to_a_host_listener_fails_without_network(
+    sandbox: Sandbox, inet: tuple[str, Listener, bytes]
+) -> None:
+    send, listener, _ = inet
+    result = sandbox.run([sandbox.python, "-c", send, _port(listener)], Grants())
 
     assert result.returncode != 0
     assert "PermissionError" in result.stderr
-    assert tcp_listener.received == []
+    assert listener.received == []
 
 
-def test_tcp_to_a_host_listener_works_with_network_granted(sandbox: Sandbox, tcp_listener: Listener) -> None:
-    result = sandbox.run([sandbox.python, "-c", TCP_SEND, _port(tcp_listener)], Grants(network=True))
-
-    assert result.returncode == 0, result.stderr
-    tcp_listener.close()
-    assert tcp_listener.received == [b"tcp-from-sandbox"]
-
-
-def test_udp_to_a_host_listener_fails_without_network(sandbox: Sandbox, udp_listener: Listener) -> None:
-    result = sandbox.run([sandbox.python, "-c", UDP_SEND, _port(udp_listener)], Grants())
-
-    assert result.returncode != 0
-    assert "PermissionError" in result.stderr
-    assert udp_listener.received == []
-
-
-def test_udp_to_a_host_listener_works_with_network_granted(sandbox: Sandbox, udp_listener: Listener) -> None:
-    result = sandbox.run([sandbox.python, "-c", UDP_SEND, _port(udp_listener)], Grants(network=True))
+def test_inet_to_a_host_listener_works_with_network_granted(
+    sandbox: Sandbox, inet: tuple[str, Listener, bytes]
+) -> None:
+    send, listener, payload = inet
+    result = sandbox.run([sandbox.python, "-c", send, _port(listener)], Grants(network=True))
 
     assert result.returncode == 0, result.stderr
-    udp_listener.close()
-    assert udp_listener.received == [b"udp-from-sandbox"]
+    listener.close()
+    assert listener.received == [payload]
 
 
 @pytest.mark.parametrize("network", [False, True], ids=["no-network", "network"])

@@ -225,23 +225,43 @@ def _schema(values: Mapping[str, Any], lines: Mapping[str, int]) -> Any:
     return schema
 
 
+_Check = Callable[[Mapping[str, Any], Mapping[str, int]], Any]
+
+
+def _checked_entry(
+    text: str, path: Path | None, keys: tuple[str, ...], checks: Mapping[str, _Check]
+) -> tuple[FrontMatter | None, dict[str, Any], list[CatalogDiagnostic]]:
+    """The front matter of a skill or agent file, the value of each check (``name``, ``description``,
+    then ``checks``; None where it failed) and every problem found, unknown keys included. One
+    failing check does not hide the others."""
+    fm, problems = _front_matter(text, path)
+    if fm is None:
+        return None, {}, problems
+    v, lines = fm.values, fm.lines
+    every = {"name": check_name, "description": check_description, **checks}
+    found = {key: _attempt(problems, path, lambda c=check: c(v, lines)) for key, check in every.items()}
+    problems += _warn_unknown(v, lines, keys, path)
+    return fm, found, problems
+
+
+def _usable(found: Mapping[str, Any], problems: list[CatalogDiagnostic]) -> bool:
+    """Whether an entry can be built: it has a name and a description, and no check found an error."""
+    named = found.get("name") is not None and found.get("description") is not None
+    return named and not any(p.severity == "error" for p in problems)
+
+
 def skill_from_text(text: str, path: Path | None = None) -> tuple[Skill | None, list[CatalogDiagnostic]]:
     """A skill from the text of its SKILL.md (None when any check found an error) and every problem
     found, errors and warnings, each with its line."""
-    fm, problems = _front_matter(text, path)
+    checks = {"category": lambda v, lines: _optional_text(v, lines, "category", 64), "schema": _schema}
+    fm, f, problems = _checked_entry(text, path, SKILL_KEYS, checks)
     if fm is None:
         return None, problems
-    v, lines = fm.values, fm.lines
-    name = _attempt(problems, path, lambda: check_name(v, lines))
-    description = _attempt(problems, path, lambda: check_description(v, lines))
-    category = _attempt(problems, path, lambda: _optional_text(v, lines, "category", 64))
-    schema = _attempt(problems, path, lambda: _schema(v, lines))
-    problems += _warn_unknown(v, lines, SKILL_KEYS, path)
     problems += missing_references(fm, _body_line(text, fm), path)
-    if name is None or description is None or any(p.severity == "error" for p in problems):
+    if not _usable(f, problems):
         return None, problems
-    skill = Skill(name, description, category or DEFAULT_CATEGORY, schema, _instructions(fm), path)
-    return skill, problems
+    category = f["category"] or DEFAULT_CATEGORY
+    return Skill(f["name"], f["description"], category, f["schema"], _instructions(fm), path), problems
 
 
 def _tools(values: Mapping[str, Any], lines: Mapping[str, int]) -> tuple[str, ...] | None:
@@ -258,18 +278,11 @@ def _tools(values: Mapping[str, Any], lines: Mapping[str, int]) -> tuple[str, ..
 def agent_from_text(text: str, path: Path | None = None) -> tuple[Agent | None, list[CatalogDiagnostic]]:
     """An agent from the text of its .md file (None when any check found an error) and every
     problem found."""
-    fm, problems = _front_matter(text, path)
-    if fm is None:
+    checks = {"tools": _tools, "model": lambda v, lines: _optional_text(v, lines, "model")}
+    fm, f, problems = _checked_entry(text, path, AGENT_KEYS, checks)
+    if fm is None or not _usable(f, problems):
         return None, problems
-    v, lines = fm.values, fm.lines
-    name = _attempt(problems, path, lambda: check_name(v, lines))
-    description = _attempt(problems, path, lambda: check_description(v, lines))
-    tools = _attempt(problems, path, lambda: _tools(v, lines))
-    model = _attempt(problems, path, lambda: _optional_text(v, lines, "model"))
-    problems += _warn_unknown(v, lines, AGENT_KEYS, path)
-    if name is None or description is None or any(p.severity == "error" for p in problems):
-        return None, problems
-    return Agent(name, description, tools, model, _instructions(fm), path), problems
+    return Agent(f["name"], f["description"], f["tools"], f["model"], _instructions(fm), path), problems
 
 
 _READ_FLAGS = (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reyn_core.errors import describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step1_profile.profile import Profile
@@ -24,15 +23,8 @@ def collect_agent_tools(session: LoadSession, p: PluginState) -> None:
 
     A hook that raises or returns something that is not such a mapping gives an ``RI012`` warning
     and declares nothing; a bad entry is skipped with ``RI012`` and the others are kept."""
-    assert p.pm is not None
-    if not p.pm.hook.reyn_agent_tools.get_hookimpls():
-        return
-    try:
-        results = p.pm.hook.reyn_agent_tools(settings=p.settings)
-    except (Exception, SystemExit) as exc:
-        p.warn("RI012", f"reyn_agent_tools raised {describe_exception(exc)}; no agent tool list is used")
-        return
-    for result in results:
+    note = "; no agent tool list is used"
+    for result in p.call_hook("reyn_agent_tools", "RI012", note, settings=p.settings) or ():
         if result is None:
             continue
         if not isinstance(result, Mapping) or len(result) > MAX_AGENTS:

@@ -6,7 +6,6 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reyn_core.errors import describe_exception
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.report import PluginCommand
 
@@ -20,15 +19,10 @@ def collect_commands(session: LoadSession, p: PluginState) -> None:
     The declaration is what lets ``reyn --help`` list a command before its plugin is enabled, from
     metadata alone, so a command without one is not offered at all.
     """
-    assert p.pm is not None
-    if not p.pm.hook.reyn_cli_commands.get_hookimpls():
+    results = p.call_hook("reyn_cli_commands", "RI007")
+    if results is None:
         return
     declared = _declared_for(p)
-    try:
-        results = p.pm.hook.reyn_cli_commands()
-    except (Exception, SystemExit) as exc:
-        p.warn("RI007", f"reyn_cli_commands raised {describe_exception(exc)}")
-        return
     for result in results:
         if result is None:
             continue

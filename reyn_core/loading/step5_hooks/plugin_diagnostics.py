@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from reyn_core.errors import describe_exception
 from reyn_core.loading.diagnostics import CODES, Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 
@@ -15,17 +14,7 @@ _PLUGIN_CODE = re.compile(r"^R[A-Z]{1,2}[0-9]{3}$")
 
 def collect_diagnostics(session: LoadSession, p: PluginState) -> None:
     """Ask the plugin's ``reyn_diagnostics`` hook for findings; a misbehaving hook only warns."""
-    assert p.pm is not None
-    if not p.pm.hook.reyn_diagnostics.get_hookimpls():
-        return
-    try:
-        results = p.pm.hook.reyn_diagnostics(settings=p.settings)
-    except (Exception, SystemExit) as exc:
-        p.diagnostics.append(
-            Diagnostic.make("RI008", f"reyn_diagnostics raised {describe_exception(exc)}", plugin=p.plugin_id)
-        )
-        return
-    for result in results:
+    for result in p.call_hook("reyn_diagnostics", "RI008", settings=p.settings) or ():
         items = result if isinstance(result, list | tuple) else [result]
         for item in items:
             p.diagnostics.append(_plugin_diagnostic(p.plugin_id, item))

@@ -21,10 +21,8 @@ def test_only_core_and_the_file_pack_are_installed(pack):
 
 
 def test_the_pack_is_discovered_but_contributes_nothing_until_enabled(pack, tmp_path):
-    entry = pack.plugins(tmp_path)["file"]
-    assert (entry["status"], entry["enabled"], entry["tools"]) == ("discovered", False, [])
+    entry = pack.assert_discovered_but_silent(tmp_path, "file")
     assert entry["distribution"] == "reyn-tools-file"
-    assert pack.router(tmp_path) == []
 
 
 def test_enabled_with_a_write_root_all_tools_render_on_both_surfaces(pack, tmp_path):
@@ -65,9 +63,4 @@ def test_tools_run_in_the_fresh_venv_and_refuse_escapes(pack, tmp_path):
 
 
 def test_a_settings_typo_fails_the_plugin_at_load_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text(
-        '[plugins]\nenable = ["file"]\n[plugins.file.settings]\nwrite_root = ["out"]\n'
-    )
-    entry = pack.plugins(tmp_path)["file"]
-    assert entry["status"] == "failed" and entry["tools"] == []
-    assert "write_root" in entry["diagnostics"][0]["message"]
+    pack.assert_settings_typo_fails(tmp_path, "file", 'write_root = ["out"]')

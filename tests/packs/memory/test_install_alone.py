@@ -21,9 +21,7 @@ def test_only_core_and_the_memory_pack_are_installed(pack):
 
 
 def test_discovered_but_silent_until_enabled(pack, tmp_path):
-    entry = pack.plugins(tmp_path)["memory"]
-    assert (entry["status"], entry["enabled"], entry["tools"]) == ("discovered", False, [])
-    assert pack.router(tmp_path) == []
+    pack.assert_discovered_but_silent(tmp_path, "memory")
 
 
 def test_enabled_the_tools_render_on_both_surfaces(pack, tmp_path):
@@ -56,8 +54,4 @@ def test_tools_run_and_reyn_memory_exports_and_imports(pack, tmp_path):
 
 
 def test_a_settings_typo_fails_the_plugin_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text(
-        '[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\npaht = "x.db"\n'
-    )
-    entry = pack.plugins(tmp_path)["memory"]
-    assert entry["status"] == "failed" and "paht" in entry["diagnostics"][0]["message"]
+    pack.assert_settings_typo_fails(tmp_path, "memory", 'paht = "x.db"')

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from reyn_tools_memory import MemorySettings, MemoryStoreError, PostgresStore
@@ -116,6 +117,16 @@ def test_a_database_that_is_not_utf8_is_refused(pg_server, memory_with, monkeypa
 # --------------------------------------------------------------------------- writers
 
 
+def _run_at_once(target: Callable[[int], None], count: int) -> None:
+    """``target(n)`` for each n below ``count``, each in its own thread, all started before any is
+    waited for (each wait bounded)."""
+    threads = [threading.Thread(target=target, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(DEADLINE_S)
+
+
 def test_the_layer_limit_holds_when_many_threads_add_at_once(fresh):
     store = PostgresStore(fresh[1], max_entries_per_layer=20, pool_max_size=8)
     results: list[object] = []
@@ -129,12 +140,8 @@ def test_the_layer_limit_holds_when_many_threads_add_at_once(fresh):
             except MemoryStoreError as exc:
                 results.append(exc)
 
-    threads = [threading.Thread(target=add, args=(n,)) for n in range(8)]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(DEADLINE_S)
+        _run_at_once(add, 8)
         assert len(store.entries("shared", "")) == 20
         refused = [r for r in results if isinstance(r, MemoryStoreError)]
         assert len(refused) == 48 - 20 and all("the limit" in str(r) for r in refused)
@@ -152,12 +159,8 @@ def test_concurrent_updates_of_one_slug_leave_one_whole_entry(fresh):
             store.put("shared", "", "hot", name=f"w{n}", description="d", type="user", body=body)
             acked.append(body)
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(6)]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(DEADLINE_S)
+        _run_at_once(write, 6)
         assert len(acked) == 150
         final = store.get("shared", "", "hot")
         assert final is not None and final.body in acked  # one writer's whole entry, never a mix
@@ -392,22 +395,14 @@ def test_doctor_findings_for_the_postgres_backend(pg_server, fresh, monkeypatch)
     assert [d["code"] for d in diagnostics(pg_settings())] == ["RY001"]
 
 
-def test_reyn_doctor_reports_an_unreachable_memory_server(pg_server, tmp_path):
+def test_reyn_doctor_reports_an_unreachable_memory_server(pg_server, tmp_path, reyn_cli):
     port = free_port()
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\nbackend = "postgres"\n'
         'dsn_env = "REYN_TEST_DOCTOR_DSN"\nconnect_timeout_s = 2\n'
     )
-    env = {**os.environ, "REYN_TEST_DOCTOR_DSN": f"postgresql://reyn:{pg_server.password}@127.0.0.1:{port}/x"}
-    env.pop("REYN_PROFILE_FILE", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "reyn_core", "doctor", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE_S,
-        cwd=tmp_path,
-        env=env,
-    )
+    env = {"REYN_TEST_DOCTOR_DSN": f"postgresql://reyn:{pg_server.password}@127.0.0.1:{port}/x"}
+    proc = reyn_cli("doctor", "--json", cwd=tmp_path, env=env, timeout=DEADLINE_S)
     assert proc.returncode == 1, proc.stderr
     found = [d for d in json.loads(proc.stdout)["diagnostics"] if d["code"].startswith("RY")]
     assert [d["code"] for d in found] == ["RY002"]

@@ -6,9 +6,6 @@ value from the DSN, goes to the operator's log. Real server from the memory pack
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from urllib.parse import quote
 
 import pytest
@@ -64,25 +61,14 @@ def test_the_same_store_with_a_good_dsn_works(pg_server, memory_with, monkeypatc
 
 
 @pytest.mark.parametrize("as_json", [True, False])
-def test_reyn_doctor_never_shows_the_user_slot(pg_server, tmp_path, secret_forms, as_json):
+def test_reyn_doctor_never_shows_the_user_slot(pg_server, tmp_path, secret_forms, as_json, reyn_cli):
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\nbackend = "postgres"\n'
         f'dsn_env = "{ENV}"\nconnect_timeout_s = 2\n'
     )
     log = tmp_path / "remote.log"
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "REYN_PROFILE_FILE"},
-        ENV: dsns(pg_server, secret_forms.token)["token as user name"],
-        "REYN_REMOTE_LOG": str(log),
-    }
-    proc = subprocess.run(
-        [sys.executable, "-m", "reyn_core", "doctor", *(["--json"] if as_json else [])],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env=env,
-    )
+    env = {ENV: dsns(pg_server, secret_forms.token)["token as user name"], "REYN_REMOTE_LOG": str(log)}
+    proc = reyn_cli("doctor", *(["--json"] if as_json else []), cwd=tmp_path, env=env, timeout=60)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     secret_forms.assert_absent(proc.stdout + proc.stderr)
     assert f"127.0.0.1:{pg_server.port}/postgres" in proc.stdout

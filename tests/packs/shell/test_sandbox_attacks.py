@@ -19,6 +19,7 @@ import sys
 import sysconfig
 import tempfile
 import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -406,45 +407,50 @@ def python_for() -> Any:
     shutil.rmtree(made, ignore_errors=True)
 
 
-@pytest.mark.parametrize("uid", USERS)
-@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
-def test_benign_run_of_the_program_succeeds(
-    attack: Attack, uid: int | None, tmp_path: Path, python_for: Any
-) -> None:
-    _sandbox_or_skip()
-    root = _root_for(uid, tmp_path)
-    try:
+@pytest.fixture
+def confined(
+    tmp_path: Path, python_for: Any
+) -> Iterator[Callable[..., tuple[dict[str, Any], dict[str, Any]]]]:
+    """``confined(attack, uid, benign)``: build the attack's files for ``uid`` (the runner itself when
+    None), run its benign or its attack command sandboxed as ``uid``; (setup, envelope). A root made
+    for another uid is removed after the test."""
+    made: list[Path] = []
+
+    def run(attack: Attack, uid: int | None, benign: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        _sandbox_or_skip()
+        root = _root_for(uid, tmp_path)
+        if uid is not None:
+            made.append(root)
         python = python_for(uid)
         setup = build(root, attack, python)
         _chown_tree(root, uid)
-        envelope = run_as(uid, setup, attack.benign, attack.benign_cwd, python)
-        assert envelope["status"] == "ok", envelope
-        assert envelope["data"]["exit_code"] == 0, envelope["data"]
-    finally:
-        if uid is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        command, cwd = (attack.benign, attack.benign_cwd) if benign else (attack.command, attack.cwd)
+        return setup, run_as(uid, setup, command, cwd, python)
+
+    yield run
+    for root in made:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("uid", USERS)
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_benign_run_of_the_program_succeeds(attack: Attack, uid: int | None, confined: Any) -> None:
+    _, envelope = confined(attack, uid, benign=True)
+    assert envelope["status"] == "ok", envelope
+    assert envelope["data"]["exit_code"] == 0, envelope["data"]
 
 
 @pytest.mark.parametrize("uid", USERS)
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 def test_model_written_config_runs_but_reaches_only_the_write_roots(
-    attack: Attack, uid: int | None, tmp_path: Path, python_for: Any
+    attack: Attack, uid: int | None, confined: Any
 ) -> None:
-    _sandbox_or_skip()
-    root = _root_for(uid, tmp_path)
-    try:
-        python = python_for(uid)
-        setup = build(root, attack, python)
-        _chown_tree(root, uid)
-        envelope = run_as(uid, setup, attack.command, attack.cwd, python)
-        outcome = inspect(setup, envelope)
-        assert envelope["status"] == "ok", envelope  # the program ran: it was allowed, and the sandbox set up
-        assert outcome.ran, f"the payload did not run, so this test shows nothing: {envelope}"
-        assert outcome.markers == [], f"markers outside the write roots: {outcome.markers}"
-        assert not outcome.leaked, "the payload read the secret outside the read roots"
-    finally:
-        if uid is not None:
-            shutil.rmtree(root, ignore_errors=True)
+    setup, envelope = confined(attack, uid, benign=False)
+    outcome = inspect(setup, envelope)
+    assert envelope["status"] == "ok", envelope  # the program ran: it was allowed, and the sandbox set up
+    assert outcome.ran, f"the payload did not run, so this test shows nothing: {envelope}"
+    assert outcome.markers == [], f"markers outside the write roots: {outcome.markers}"
+    assert not outcome.leaked, "the payload read the secret outside the read roots"
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])

@@ -28,20 +28,12 @@ def _enable(tmp_path, port: int | None = None) -> None:
 
 def test_only_core_the_web_pack_and_httpx_are_installed(pack):
     assert pack.reyn_distributions() == ["reyn-core", "reyn-tools-web"]
-    proc = pack.venv.run(
-        "python",
-        "-c",
-        "import importlib.util as u; "
-        "print(bool(u.find_spec('httpx')), bool(u.find_spec('mcp')), bool(u.find_spec('litellm')))",
-    )
-    assert proc.stdout.split() == ["True", "False", "False"], proc.stderr
+    assert pack.importable("httpx", "mcp", "litellm") == [True, False, False]
 
 
 def test_the_pack_is_discovered_but_contributes_nothing_until_enabled(pack, tmp_path):
-    entry = pack.plugins(tmp_path)["web"]
-    assert (entry["status"], entry["enabled"], entry["tools"]) == ("discovered", False, [])
+    entry = pack.assert_discovered_but_silent(tmp_path, "web")
     assert entry["distribution"] == "reyn-tools-web"
-    assert pack.router(tmp_path) == []
 
 
 def test_enabled_web_fetch_renders_on_the_router_and_on_phase_with_allowed_ops(pack, tmp_path):
@@ -82,9 +74,4 @@ def test_a_real_fetch_in_the_fresh_venv_and_a_refused_address(pack, tmp_path, ht
 
 
 def test_a_settings_typo_fails_the_plugin_at_load_with_its_key(pack, tmp_path):
-    (tmp_path / "reyn.toml").write_text(
-        '[plugins]\nenable = ["web"]\n[plugins.web.settings.fetch]\nenable = true\n'
-    )
-    entry = pack.plugins(tmp_path)["web"]
-    assert entry["status"] == "failed" and entry["tools"] == []
-    assert "enable" in entry["diagnostics"][0]["message"]
+    pack.assert_settings_typo_fails(tmp_path, "web", "enable = true", table=".fetch")
