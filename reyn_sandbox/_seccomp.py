@@ -72,8 +72,9 @@ def _program(network: bool) -> list[tuple[int, int, int, int]]:
     return head + dispatch + tail
 
 
-def _no_exec_program() -> list[tuple[int, int, int, int]]:
-    execve, execveat = sc.syscall_number("execve"), sc.syscall_number("execveat")
+def _prologue() -> list[tuple[int, int, int, int]]:
+    """A filter's start: a foreign ABI (another architecture, x32) answers ENOSYS, then the syscall
+    number is loaded."""
     no_such_call = _RET_ERRNO | errno.ENOSYS
     program = [
         (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
@@ -83,6 +84,12 @@ def _no_exec_program() -> list[tuple[int, int, int, int]]:
     ]
     if sc.MACHINE == "x86_64":
         program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), (_RET_K, 0, 0, no_such_call)]
+    return program
+
+
+def _no_exec_program() -> list[tuple[int, int, int, int]]:
+    execve, execveat = sc.syscall_number("execve"), sc.syscall_number("execveat")
+    program = _prologue()
     program += [
         (_JEQ_K, 1, 0, execve),
         (_JEQ_K, 0, 1, execveat),
@@ -100,14 +107,7 @@ def _no_process_program() -> list[tuple[int, int, int, int]]:
     memory a filter cannot read, answers ENOSYS, so glibc falls back to clone for its threads."""
     no_such_call = _RET_ERRNO | errno.ENOSYS
     refuse = _RET_ERRNO | errno.EPERM
-    program = [
-        (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
-        (_JEQ_K, 1, 0, _AUDIT_ARCH[sc.MACHINE]),
-        (_RET_K, 0, 0, no_such_call),
-        (_LD_W_ABS, 0, 0, _OFFSET_NR),
-    ]
-    if sc.MACHINE == "x86_64":
-        program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), (_RET_K, 0, 0, no_such_call)]
+    program = _prologue()
     program += [(_JEQ_K, 0, 1, sc.syscall_number("clone3")), (_RET_K, 0, 0, no_such_call)]
     for name in ("fork", "vfork"):  # x86_64 only: aarch64 has clone alone
         if sc.MACHINE == "x86_64":
@@ -125,15 +125,7 @@ def _no_process_program() -> list[tuple[int, int, int, int]]:
 def _no_unix_socket_program() -> list[tuple[int, int, int, int]]:
     """socket(AF_UNIX, …) refused (EACCES); socketpair stays, so a process can still make the
     connected pair it keeps to itself (asyncio's self-pipe) but never a socket to connect or bind."""
-    no_such_call = _RET_ERRNO | errno.ENOSYS
-    program = [
-        (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
-        (_JEQ_K, 1, 0, _AUDIT_ARCH[sc.MACHINE]),
-        (_RET_K, 0, 0, no_such_call),
-        (_LD_W_ABS, 0, 0, _OFFSET_NR),
-    ]
-    if sc.MACHINE == "x86_64":
-        program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), (_RET_K, 0, 0, no_such_call)]
+    program = _prologue()
     program += [
         (_JEQ_K, 0, 3, sc.syscall_number("socket")),
         (_LD_W_ABS, 0, 0, _OFFSET_ARG0),

@@ -10,7 +10,6 @@ import os
 import platform
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_core.isolation.protocol import HEADER
 
+from .conftest import Listener
 from .plugin_kit import declaration, install_package_plugin
 from .variant_plugin import PLUGIN
 
@@ -264,53 +264,24 @@ def test_a_write_root_over_the_host_code_or_records_is_refused(
 # ---------------------------------------------------------------- a service's socket inside a read root
 
 
-class UnixListener:
-    """A unix socket server at ``path`` that records what each connection sends; stops with the test."""
-
-    def __init__(self, path: Path) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
-        os.chmod(path, 0o777)  # connectable by the sandbox's user: only the sandbox decides
-        self.sock.listen(4)
-        self.sock.settimeout(0.2)
-        self.received: list[bytes] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    self.received.append(conn.recv(1024))
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self.sock.close()
-
-
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[tuple[Path, UnixListener]]:
+def service(tmp_path: Path) -> Iterator[tuple[Path, Listener]]:
     """A folder to grant read on, holding a file and a live service's socket (a database's, docker's)."""
     folder = tmp_path / "project"
     folder.mkdir()
     os.chmod(folder, 0o755)
     (folder / "notes.txt").write_text("notes")
-    server = UnixListener(folder / "service.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(folder / "service.sock"))
+    os.chmod(folder / "service.sock", 0o777)  # connectable by the sandbox's user: only the sandbox decides
+    sock.listen(4)
+    server = Listener(sock)
     yield folder, server
     server.close()
 
 
 def test_a_read_grant_does_not_reach_a_service_whose_socket_lies_inside(
-    site: Path, service: tuple[Path, UnixListener]
+    site: Path, service: tuple[Path, Listener]
 ) -> None:
     """The kernel lets a process connect to a socket file on a read-only mount, and Landlock (up to
     ABI 7) does not check connect(2): before the worker refused itself unix sockets, a plugin granted

@@ -3,7 +3,10 @@ the sandbox's init with ptrace to run a program (``inject``), writes forged fram
 protocol pipe at import or in a call (``forge``), and writes or reads any path it is given. Its
 targets are in ``targets.json`` beside its code (inside the hashed tree)."""
 
-PLUGIN = r'''
+from .plugin_kit import FILE_TOOLS
+
+PLUGIN = (
+    r'''
 """A hostile test plugin (tests/isolation)."""
 
 import ctypes
@@ -107,18 +110,9 @@ def echo(text: str) -> str:
     """Return the text (the legit path)."""
     return text
 
-
-@tool(purity="side_effect")
-def write(path: str, text: str) -> str:
-    """Write a file."""
-    pathlib.Path(path).write_text(text)
-    return "written"
-
-
-@tool(purity="read_only")
-def read(path: str) -> str:
-    """Read a file."""
-    return pathlib.Path(path).read_text()
+'''
+    + FILE_TOOLS
+    + r'''
 
 
 @tool(purity="side_effect")
@@ -200,3 +194,4 @@ def reyn_register_tools(register, settings):
     for t in (fork_children, threads, nested, unix_send, forge):
         register(t)
 '''
+)
