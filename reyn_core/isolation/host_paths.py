@@ -68,6 +68,32 @@ def write_root_findings(
     ]
 
 
+def nested_root_findings(
+    plugin_id: str, roots: Iterable[str], write_roots: Mapping[str, str]
+) -> list[Finding]:
+    """One ``RJ011`` naming every granted root of ``plugin_id`` (read or write, resolved) that lies
+    strictly inside a write root of an isolated plugin (``write_roots``: root → plugin id, this one's
+    included). That worker could move the root's folder aside and leave a symlink at its path, which
+    the next start — of either worker, or of the host — would resolve to the link's target, anywhere
+    on the host. A root equal to a write root is not movable from inside (it is a mount point)."""
+    clashes = [
+        f"{root} lies inside {'its own' if owner == plugin_id else f'plugin {owner!r}'}'s write root {write}"
+        for root in roots
+        for write, owner in write_roots.items()
+        if root != write and _within(root, write)
+    ]
+    if not clashes:
+        return []
+    return [
+        Finding(
+            "RJ011",
+            f"[plugins.{plugin_id}.grants] has roots a worker could swap for a link to anywhere: "
+            + "; ".join(clashes[:10])
+            + ". Grant folders side by side, not one inside another's write root",
+        )
+    ]
+
+
 def root_identities(paths: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
     """``(path, device, inode)`` of each granted root that exists (paths already resolved), taken at
     load: what every later start of the worker must find again (``changed_root``)."""
@@ -97,4 +123,10 @@ def changed_root(identities: Iterable[tuple[str, int, int]]) -> str | None:
     return None
 
 
-__all__ = ["changed_root", "protected_paths", "root_identities", "write_root_findings"]
+__all__ = [
+    "changed_root",
+    "nested_root_findings",
+    "protected_paths",
+    "root_identities",
+    "write_root_findings",
+]

@@ -18,7 +18,12 @@ from typing import Any
 from reyn_core.hookspecs import API_VERSION, hookimpl, plugin_manager
 from reyn_core.isolation.codes import Finding
 from reyn_core.isolation.grants import GrantedPermissions, compare, purity_findings
-from reyn_core.isolation.host_paths import protected_paths, root_identities, write_root_findings
+from reyn_core.isolation.host_paths import (
+    nested_root_findings,
+    protected_paths,
+    root_identities,
+    write_root_findings,
+)
 from reyn_core.isolation.info import IsolationInfo
 from reyn_core.isolation.permissions import NOTHING, DeclarationError, DeclaredPermissions, read_declaration
 from reyn_core.loading.diagnostics import Diagnostic
@@ -146,6 +151,8 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
     if granted.write:
         for finding in write_root_findings(p.plugin_id, granted.write, _protected(session, locations)):
             _report(p, finding)
+    for finding in nested_root_findings(p.plugin_id, (*granted.read, *granted.write), _write_roots(session)):
+        _report(p, finding)
     if not p.ok:
         return
     try:
@@ -207,6 +214,17 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
             plugin=p.plugin_id,
         )
     )
+
+
+def _write_roots(session: LoadSession) -> dict[str, str]:
+    """Every isolated plugin's write roots, resolved: root → plugin id."""
+    found: dict[str, str] = {}
+    for plugin_id in session.profile.enabled:
+        cfg = session.profile.plugin(plugin_id)
+        if cfg.isolation == "process" and cfg.grants is not None:
+            for value in cfg.grants.write:
+                found.setdefault(os.path.realpath(session.profile.resolve_path(value)), plugin_id)
+    return found
 
 
 def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:

@@ -328,43 +328,68 @@ def test_a_worker_granted_no_subprocess_makes_no_process_but_keeps_its_threads(s
     assert _call(result, "variant_fork_children", {"count": 4, "megabytes": 8})["data"] == "forked 4"
 
 
-# ---------------------------------------------------------------- a granted root swapped before a restart
+# ---------------------------------------------------------------- granted roots swapped for links
 
 
-def test_a_granted_root_swapped_for_a_link_is_not_followed_by_the_restarted_worker(
-    site: Path, tmp_path: Path
-) -> None:
-    """A read root inside a write root: the worker moves the read root's folder aside (the mount goes
-    with it), puts a symlink to the host's ~/.ssh at the read root's path and dies. The launcher of
-    the restarted worker resolves each root again: before, it mounted ~/.ssh and the plugin read the
-    key."""
+def test_a_root_inside_a_write_root_is_refused(site: Path, tmp_path: Path) -> None:
+    """From a write root, a worker can move a folder inside it aside and leave a symlink at its path
+    (the mount moves with the folder); the next start resolves the root to the link's target, anywhere
+    on the host. Before, a worker with write on data/ and read on data/shelf/ref did that and died: its
+    restarted worker was given ~/.ssh. So no granted root may lie inside a write root (``RJ011``)."""
+    data, other = tmp_path / "data", tmp_path / "other"
+    ref = data / "shelf" / "ref"
+    for folder in (ref, other):
+        folder.mkdir(parents=True)
+    os.chmod(data, 0o777)  # writable by the sandbox's user: only the grants decide
+    _install(site, "variant", filesystem_read=True, filesystem_write=True)
+    _install(site, "peer", filesystem_read=True, filesystem_write=True)
+    cases = {
+        "its own": f'[plugins.variant.grants]\nread = ["{ref}"]\nwrite = ["{data}"]\n',
+        "plugin 'peer'": (
+            f'[plugins.variant.grants]\nread = ["{ref}"]\n[plugins.peer.grants]\nwrite = ["{data}"]\n'
+        ),
+    }
+    for owner, grants in cases.items():
+        result = _load(_isolated("variant", "peer", grants=grants))
+        assert _status(result, "variant") == "refused", [d.render() for d in result.report.diagnostics]
+        rj011 = [d.message for d in result.report.diagnostics if d.code == "RJ011" and d.plugin == "variant"]
+        assert rj011 and f"{ref} lies inside {owner}'s write root {data}" in rj011[0], rj011
+    # positive control: roots side by side load, and the read root is read
+    (other / "notes.txt").write_text("notes")
+    grants = f'[plugins.variant.grants]\nread = ["{other}"]\nwrite = ["{data}"]\n'
+    result = _load(_isolated("variant", grants=grants))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    assert _call(result, "variant_read", {"path": str(other / "notes.txt")})["data"] == "notes"
+
+
+def test_a_granted_root_swapped_after_load_stops_the_restart(site: Path, tmp_path: Path) -> None:
+    """Whoever swaps a root for a symlink after load (another process of the host's user), the
+    restarted worker is not given the link's target: every start checks each root is still the
+    folder found at load."""
     ssh = tmp_path / "home" / ".ssh"
     ssh.mkdir(parents=True)
     (ssh / "id_ed25519").write_text("PRIVATE KEY")
-    data = tmp_path / "data"
-    ref = data / "shelf" / "ref"
+    ref = tmp_path / "data" / "ref"
     ref.mkdir(parents=True)
     (ref / "notes.txt").write_text("notes")
-    for folder in (data, data / "shelf"):
-        os.chmod(folder, 0o777)
-    _install(site, "variant", filesystem_read=True, filesystem_write=True)
-    grants = f'[plugins.variant.grants]\nread = ["{ref}"]\nwrite = ["{data}"]\n'
-    result = _load(_isolated("variant", grants=grants))
-    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
-    # positive control: the read root is read, and a restart after a plain crash serves again
+    _install(site, "variant", filesystem_read=True)
+    result = _load(_isolated("variant", grants=f'[plugins.variant.grants]\nread = ["{ref}"]\n'))
+    garbage = {"frame_hex": _frame(b"not json")}  # the host stops a worker that breaks the protocol
+    # positive control: a worker stopped this way is restarted with its root and reads it
+    assert _call(result, "variant_forge", garbage)["error"]["kind"] == "execution_error"
+    _serves_again(result, "variant_echo")
     assert _call(result, "variant_read", {"path": str(ref / "notes.txt")})["data"] == "notes"
-    reply = _call(result, "variant_swap_for_link", {"path": str(ref), "target": str(ssh)})
-    assert reply["status"] == "error" and reply["error"]["kind"] == "execution_error", reply
-    assert ref.is_symlink()  # the swap happened on the host
+    ref.rename(ref.with_name("ref-moved"))
+    ref.symlink_to(ssh)
+    assert _call(result, "variant_forge", garbage)["error"]["kind"] == "execution_error"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         reply = _call(result, "variant_read", {"path": str(ref / "id_ed25519")})
         if reply["status"] == "ok" or "changed since" in reply["error"]["message"]:
             break
         time.sleep(0.2)
-    assert reply["status"] == "error", reply  # before: {'status': 'ok', 'data': 'PRIVATE KEY'}
-    assert reply["error"]["kind"] == "runtime_missing", reply
-    assert f"granted root {ref} changed since load" in reply["error"]["message"], reply
+    assert reply["status"] == "error" and reply["error"]["kind"] == "runtime_missing", reply
+    assert f"granted root {ref} changed since load (it now resolves to {ssh})" in reply["error"]["message"]
 
 
 def test_a_result_nesting_too_deep_is_refused_by_the_worker_which_keeps_serving(site: Path) -> None:

@@ -124,18 +124,6 @@ def inject(pid: int, argv: list[str]) -> str:
     return _inject_execve(pid, argv)
 
 
-@tool(purity="side_effect")
-def swap_for_link(path: str, target: str) -> str:
-    """Move the folder holding ``path`` aside and put a symlink to ``target`` where ``path`` was (the
-    mount at ``path`` moves with its folder), then die: the worker is restarted."""
-    holder = pathlib.Path(path).parent
-    holder.rename(holder.with_name(holder.name + "-moved"))
-    holder.mkdir()
-    os.symlink(target, path)
-    os.kill(os.getpid(), 9)
-    return "unreachable"
-
-
 @tool(purity="read_only")
 def fork_children(count: int, megabytes: int) -> str:
     """Fork ``count`` children that each fill ``megabytes`` of memory (each process has its own
@@ -189,7 +177,7 @@ def forge(frame_hex: str) -> str:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (instance, echo, write, read, inject, swap_for_link):
+    for t in (instance, echo, write, read, inject):
         register(t)
     for t in (fork_children, threads, nested, unix_send, forge):
         register(t)
