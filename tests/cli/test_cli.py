@@ -7,13 +7,9 @@ stderr and never a traceback.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
 from plugin_distkit import PluginDist, VenvReyn, tool_plugin, venv_reyn
 
 GOOD = tool_plugin(
