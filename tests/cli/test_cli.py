@@ -7,14 +7,10 @@ stderr and never a traceback.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
-from plugin_distkit import PluginDist, VenvReyn, tool_plugin, venv_reyn
+from plugin_distkit import PluginDist, tool_plugin
 
 GOOD = tool_plugin(
     ["good_echo"],
@@ -77,11 +73,6 @@ DISTS = [
     PluginDist("rtp-cli-idle", "idle", tool_plugin(["idle_tool"]), package="rtp_cli_idle"),
     PluginDist("rtp-cli-loose", "loose", LOOSE, package="rtp_cli_loose"),
 ]
-
-
-@pytest.fixture(scope="module")
-def cli(make_module_venv, tmp_path_factory) -> VenvReyn:
-    return venv_reyn(make_module_venv, tmp_path_factory, "cli", DISTS)
 
 
 @pytest.fixture
