@@ -24,29 +24,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reyn_core.errors import (
-    ArgumentProblem,
-    InvalidToolArguments,
-    ToolCancelled,
-    ToolDenied,
-    ToolError,
-    ToolExecutionError,
-    ToolRuntimeMissing,
-    ToolTimeout,
-)
+from reyn_core import tracing
+from reyn_core.errors import ToolExecutionError, ToolRuntimeMissing
 from reyn_core.isolation.frames import FrameParser
 from reyn_core.isolation.process import WorkerProcess
 from reyn_core.isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
+from reyn_core.isolation.wire import error_from_reply
+from reyn_core.isolation.worker_spans import recreate, trace_carrier
 from reyn_core.jsondata import canonical_json
 
 LOAD_REPLY_LIMIT = 16 << 20
-_ERRORS: dict[str, type[ToolError]] = {
-    "runtime_missing": ToolRuntimeMissing,
-    "timeout": ToolTimeout,
-    "denied": ToolDenied,
-    "cancelled": ToolCancelled,
-    "execution_error": ToolExecutionError,
-}
 
 
 class WorkerStartError(Exception):
@@ -235,6 +222,10 @@ class WorkerClient:
         message: dict[str, Any] = {"op": "call", "id": call_id, "tool": tool, "args": dict(args)}
         if ctx != self._last_ctx:  # the worker keeps the last context it was sent (frames are ordered)
             message["ctx"] = self._last_ctx = dict(ctx)
+        if tracing.active is not None:  # the worker continues this trace (worker_spans)
+            carrier = trace_carrier()
+            if carrier is not None:
+                message["trace"] = carrier
         self._send(encode(message))
         try:
             reply = await future
@@ -244,21 +235,11 @@ class WorkerClient:
         finally:
             self._pending.pop(call_id, None)
         self._failures = 0
+        if "spans" in reply and tracing.active is not None:
+            recreate(reply["spans"])
         if reply.get("ok") is True:
             return reply.get("data")
-        return self._raise(tool, reply)
-
-    def _raise(self, tool: str, reply: Mapping[str, Any]) -> Any:
-        kind = reply.get("kind")
-        message = str(reply.get("message"))[:4000]
-        if kind == "invalid_arguments":
-            problems = [
-                ArgumentProblem(str(p.get("pointer", "")), str(p.get("message", "")))
-                for p in reply.get("problems") or ()
-                if isinstance(p, Mapping)
-            ]
-            raise InvalidToolArguments(message, tool=tool, problems=problems)
-        raise _ERRORS.get(str(kind), ToolExecutionError)(message, tool=tool)
+        raise error_from_reply(tool, reply)
 
     async def _restart(self, tool: str) -> None:
         now = time.monotonic()

@@ -72,8 +72,10 @@ def compare(plugin_id: str, declared: DeclaredPermissions, granted: GrantedPermi
         findings.append(
             Finding(
                 "RJ004",
-                f"plugin {plugin_id!r} declares the host bridges {list(declared.host_bridges)}, which "
-                "need host objects inside the host process; no typed bridge crosses to a worker yet",
+                f"it declares the host bridges {', '.join(declared.host_bridges)}: a bridge is a "
+                "callable of the host application that the plugin's tools call with host objects (the "
+                "call's ToolContext, the plugin's own records) and that answers with host objects, and a "
+                "worker's pipe carries only data (no typed bridge protocol: docs/decisions.md)",
             )
         )
     if wider:

@@ -2,7 +2,10 @@
 
 Each definition is rebuilt from what the worker served (so its ``definition_digest`` is the worker's)
 and gets a handler that sends the dispatcher's validated arguments and the context as data to the
-worker. ``available(ctx)`` becomes the answers the worker gave once at load, per surface. A tool
+worker. ``available(ctx)`` becomes the answers the worker gave once at load, per surface (what
+rendering uses: ``gates.check`` is synchronous, and a round trip there would block the loop behind the
+worker's calls); the worker asks the tool's own check again with each call's context before running
+it (``worker.call_server``), so a call runs only when both allow it. A tool
 with a schema enricher is refused (``RJ009``): the enricher runs on every render, with the render's
 context, in the host — it cannot be asked across a pipe in time, and computing it once would serve a
 schema the tool did not choose.

@@ -5,19 +5,31 @@ allowlist and the JSON-safe part of its ``extras`` (a value that is not JSON dat
 turned into a string the tool could misread). The host's ``bridge`` never crosses: in the worker it is
 empty, so a tool that calls one gets ``runtime_missing`` naming it. A definition crosses as exactly
 what a surface serves (``served_fields``, so the host's ``definition_digest`` of the rebuilt
-definition is the worker's), plus its timeout and the answers of its ``available`` check.
+definition is the worker's), plus its timeout and the answers of its ``available`` check. A failed
+call's reply becomes the same ``ToolError`` the dispatcher would raise in process (``error_from_reply``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from reyn_core.context import SURFACES, PhaseCallerState, RouterCallerState, ToolContext
 from reyn_core.definition_digest import served_fields
-from reyn_core.errors import ToolError
+from reyn_core.errors import (
+    ArgumentProblem,
+    InvalidToolArguments,
+    ToolCancelled,
+    ToolDenied,
+    ToolError,
+    ToolExecutionError,
+    ToolGateRefused,
+    ToolRuntimeMissing,
+    ToolTimeout,
+)
 from reyn_core.tool import ToolDefinition, ToolGates
 
 
@@ -109,8 +121,36 @@ def definition_from_data(data: dict[str, Any]) -> ToolDefinition:
     return ToolDefinition(**served, handler=None, gates=ToolGates(**gates), timeout_s=timeout)
 
 
+_ERRORS: dict[str, type[ToolError]] = {
+    "runtime_missing": ToolRuntimeMissing,
+    "timeout": ToolTimeout,
+    "denied": ToolDenied,
+    "cancelled": ToolCancelled,
+    "execution_error": ToolExecutionError,
+}
+
+
+def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
+    """The ``ToolError`` a worker's failed reply stands for (its kind, message and details, bounded);
+    an unknown kind is an ``execution_error``."""
+    kind = reply.get("kind")
+    message = str(reply.get("message"))[:4000]
+    if kind == "invalid_arguments":
+        problems = [
+            ArgumentProblem(str(p.get("pointer", "")), str(p.get("message", "")))
+            for p in reply.get("problems") or ()
+            if isinstance(p, Mapping)
+        ]
+        return InvalidToolArguments(message, tool=tool, problems=problems)
+    if kind == "gate_refused":
+        layer, reason = str(reply.get("layer"))[:40], str(reply.get("reason"))[:4000]
+        return ToolGateRefused(message, tool=tool, layer=layer, reason=reason)
+    return _ERRORS.get(str(kind), ToolExecutionError)(message, tool=tool)
+
+
 __all__ = [
     "availability_table",
+    "error_from_reply",
     "context_from_data",
     "context_to_data",
     "definition_from_data",

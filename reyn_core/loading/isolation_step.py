@@ -133,8 +133,14 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
     rec = p.provenance
     assert rec is not None
     declared: DeclaredPermissions = p.permissions or NOTHING
+    # every reason a plugin cannot run isolated is named at once: the declared bridges (RJ004 of
+    # ``compare``) and, from the worker's load, the hooks the host would need
+    reasons = []
     for finding in compare(p.plugin_id, declared, granted):
-        _report(p, finding)
+        if finding.code == "RJ004":
+            reasons.append(finding.message)
+        else:
+            _report(p, finding)
     if not p.ok:
         return
     try:
@@ -157,16 +163,19 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
     try:
         loaded = client.start()
     except WorkerStartError as exc:
-        p.fail("failed", exc.code, exc.message)
+        if reasons:
+            _refuse(p, reasons)
+        else:
+            p.fail("failed", exc.code, exc.message)
         return
-    host_only = [
-        f"{hook}: {_HOST_ONLY_HOOKS.get(hook, _NOT_FORWARDED)}"
+    reasons += [
+        f"hook {hook}: {_HOST_ONLY_HOOKS.get(hook, _NOT_FORWARDED)}"
         for hook in loaded.get("hooks", ())
         if hook not in _FORWARDED_HOOKS
     ]
-    if host_only:
+    if reasons:
         client.close()
-        p.fail("refused", "RJ004", f"plugin {p.plugin_id!r} cannot run isolated: " + "; ".join(host_only))
+        _refuse(p, reasons, loaded)
         return
     if "reyn_cli_commands" in loaded.get("hooks", ()):
         p.warn(
@@ -219,6 +228,22 @@ def _stand_in(p: PluginState, client: Any, loaded: dict[str, Any], granted: Gran
     pm = plugin_manager()
     pm.register(SimpleNamespace(**hooks), name=p.plugin_id)
     return pm
+
+
+def _refuse(p: PluginState, reasons: list[str], loaded: dict[str, Any] | None = None) -> None:
+    """One ``RJ004`` naming every reason, and the tools whose schema enrichers would not cross either."""
+    enriched = [
+        str(item["served"].get("name"))
+        for item in (loaded or {}).get("tools", ())
+        if isinstance(item, dict) and item.get("has_schema_enricher") and isinstance(item.get("served"), dict)
+    ]
+    if enriched:
+        reasons.append(
+            f"tools {', '.join(enriched)} have schema enrichers, which run in the host on every render "
+            "(RJ009: they would not be registered)"
+        )
+    listed = "; ".join(f"({n}) {r}" for n, r in enumerate(reasons, 1))
+    p.fail("refused", "RJ004", f"plugin {p.plugin_id!r} cannot run isolated: {listed}")
 
 
 def _report(p: PluginState, finding: Finding) -> None:

@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from reyn_core import gates
 from reyn_core.context import ToolContext
 from reyn_core.dispatch.handlers import CallShape, call_shape, resolve_reference
 from reyn_core.dispatch.runner import describe, handler_exit, run_handler
-from reyn_core.errors import InvalidToolArguments, ToolError, ToolRuntimeMissing
+from reyn_core.errors import InvalidToolArguments, ToolError, ToolGateRefused, ToolRuntimeMissing
 from reyn_core.isolation.frames import FrameParser
 from reyn_core.isolation.protocol import HEADER, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_core.isolation.wire import context_from_data
 from reyn_core.jsondata import to_jsonable
 from reyn_core.tool import ToolDefinition
 from reyn_core.worker.plugin_host import LoadedPlugin
+
+if TYPE_CHECKING:
+    from reyn_core.worker.spans import CallSpan
 
 CALL_LIMIT = 64 << 20
 
@@ -71,31 +75,45 @@ class CallServer(asyncio.Protocol):
 
     def _call(self, message: dict[str, Any]) -> None:
         call_id = message.get("id")
+        span: CallSpan | None = None
         try:
             if "ctx" in message:
                 self.ctx = context_from_data(message["ctx"], self.loaded.settings)
             tool, shape = self._tool(message.get("tool"))
+            if "trace" in message:  # the host traces this call: only then is OpenTelemetry imported
+                from reyn_core.worker.spans import call_span
+
+                span = call_span(message["trace"], tool.name)
             if self.ctx is None:
                 raise ToolRuntimeMissing("the call came without a context")
+            _check_available(tool, self.ctx)
             _, kwargs = shape.bind(message.get("args") or {}, self.ctx)
-            if shape.is_async:
-                task = asyncio.ensure_future(self._await(call_id, tool, shape, kwargs))
-                self.tasks[call_id] = task  # type: ignore[index]
-                task.add_done_callback(lambda _t: self.tasks.pop(call_id, None))  # type: ignore[arg-type]
-                return
+            if span is not None:
+                span.enter()  # current while the handler runs; a task copies it when created
             try:
-                result = shape.fn(**kwargs)
-            except SystemExit as exc:
-                raise handler_exit(exc) from None
-            if inspect.isawaitable(result):
-                task = asyncio.ensure_future(self._await(call_id, tool, None, result))
-                self.tasks[call_id] = task  # type: ignore[index]
-                return
-            self._reply(call_id, {"ok": True, "data": to_jsonable(result)})
+                if shape.is_async:
+                    task = asyncio.ensure_future(self._await(call_id, tool, shape, kwargs, span))
+                    self.tasks[call_id] = task  # type: ignore[index]
+                    task.add_done_callback(lambda _t: self.tasks.pop(call_id, None))  # type: ignore[arg-type]
+                    return
+                try:
+                    result = shape.fn(**kwargs)
+                except SystemExit as exc:
+                    raise handler_exit(exc) from None
+                if inspect.isawaitable(result):
+                    task = asyncio.ensure_future(self._await(call_id, tool, None, result, span))
+                    self.tasks[call_id] = task  # type: ignore[index]
+                    return
+            finally:
+                if span is not None:
+                    span.exit()
+            self._reply(call_id, {"ok": True, "data": to_jsonable(result)}, span)
         except BaseException as exc:
-            self._reply(call_id, _failure(exc))
+            self._reply(call_id, _failure(exc), span)
 
-    async def _await(self, call_id: Any, tool: ToolDefinition, shape: CallShape | None, work: Any) -> None:
+    async def _await(
+        self, call_id: Any, tool: ToolDefinition, shape: CallShape | None, work: Any, span: CallSpan | None
+    ) -> None:
         try:
             if shape is not None:
                 result = await run_handler(shape.fn, True, tool, work)
@@ -106,7 +124,7 @@ class CallServer(asyncio.Protocol):
             reply = _failure(handler_exit(exc))
         except BaseException as exc:
             reply = _failure(exc)
-        self._reply(call_id, reply)
+        self._reply(call_id, reply, span)
 
     def _tool(self, name: Any) -> tuple[ToolDefinition, CallShape]:
         tool = self.loaded.tools.get(name) if isinstance(name, str) else None
@@ -119,20 +137,42 @@ class CallServer(asyncio.Protocol):
             shape = self.shapes[tool.name] = call_shape(fn)
         return tool, shape
 
-    def _reply(self, call_id: Any, reply: dict[str, Any]) -> None:
+    def _reply(self, call_id: Any, reply: dict[str, Any], span: CallSpan | None = None) -> None:
         reply = {"op": "result", "id": call_id, **reply}
+        if span is not None:
+            try:
+                reply["spans"] = span.finish(reply)
+            except Exception:  # tracing never costs the call its answer
+                pass
         try:
             frame = encode(reply)
         except (TypeError, ValueError) as exc:
             frame = encode(_error(call_id, f"the result cannot be sent as JSON: {exc}"))
         size = len(frame) - HEADER.size
-        if size > self.limit:
+        if size > self.limit:  # (the spans go with the result: a reply over the limit loses them)
             frame = encode(
                 _error(
                     call_id, f"the result of {size} bytes is over the plugin's limit of {self.limit} bytes"
                 )
             )
         write_all(self.out, frame)
+
+
+def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
+    """The tool's own ``available(ctx)`` with this call's context, as the host's dispatcher asks it in
+    process (``gates.available``): the host's proxy answered from the load-time table, this asks the
+    check itself on every call (no extra round trip: it runs where the call already is)."""
+    if tool.available is None:
+        return
+    decision = gates.available(tool, ctx)
+    if not decision:
+        raise ToolGateRefused(
+            f"tool {tool.name!r} is refused on the {ctx.surface} surface ({decision.layer} gate): "
+            f"{decision.reason}",
+            tool=tool.name,
+            layer=decision.layer,
+            reason=decision.reason,
+        )
 
 
 def _error(call_id: Any, message: str) -> dict[str, Any]:
@@ -145,6 +185,14 @@ def _failure(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, InvalidToolArguments):
         problems = [{"pointer": p.pointer, "message": p.message} for p in exc.problems]
         return {"ok": False, "kind": exc.kind, "message": exc.message, "problems": problems}
+    if isinstance(exc, ToolGateRefused):
+        return {
+            "ok": False,
+            "kind": exc.kind,
+            "message": exc.message,
+            "layer": exc.layer,
+            "reason": exc.reason,
+        }
     if isinstance(exc, ToolError):
         return {"ok": False, "kind": exc.kind, "message": exc.message}
     if isinstance(exc, Exception):

@@ -181,7 +181,7 @@ def test_a_plugin_that_needs_host_bridges_or_host_hooks_is_refused_isolation_wit
         {"__init__.py": GRANTED, "reyn_permissions.toml": declaration(host_bridges=["run_skill"])},
     )
     info = _info(_load(_profile("bridged")), "bridged")
-    assert info.status == "refused" and "host bridges ['run_skill']" in info.diagnostics[-1].message
+    assert info.status == "refused" and "host bridges run_skill: a bridge is" in info.diagnostics[-1].message
     policy = GRANTED + "\n@hookimpl\ndef reyn_before_tool_call(call):\n    return None\n"
     install_package_plugin(site, "policy", {"__init__.py": policy, "reyn_permissions.toml": declaration()})
     info = _info(_load(_profile("policy")), "policy")

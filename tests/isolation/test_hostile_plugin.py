@@ -6,6 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +34,43 @@ ATTACKS = (
 )
 
 
+class Signals:
+    """Counts the SIGUSR2 signals this (host) process receives while installed."""
+
+    def __init__(self) -> None:
+        self.received = 0
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.received += 1
+
+
 @pytest.fixture
-def hostile(site: Path, tmp_path: Path, listener: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def signals() -> Iterator[Signals]:
+    counter = Signals()
+    previous = signal.signal(signal.SIGUSR2, counter)
+    yield counter
+    signal.signal(signal.SIGUSR2, previous)
+
+
+@pytest.fixture
+def victim() -> Iterator[subprocess.Popen[bytes]]:
+    """A process of the host's user, outside any sandbox, that a plugin in process can trace (a
+    process cannot trace itself, so the host's own pid cannot show the attack working in process)."""
+    process = subprocess.Popen(["sleep", "300"])
+    yield process
+    process.kill()
+    process.wait(10)
+
+
+@pytest.fixture
+def hostile(
+    site: Path,
+    tmp_path: Path,
+    listener: Any,
+    signals: Signals,
+    victim: subprocess.Popen[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> dict[str, Any]:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text(KEY)
@@ -46,13 +85,14 @@ def hostile(site: Path, tmp_path: Path, listener: Any, monkeypatch: pytest.Monke
         "port": listener.port,
         "env_name": "REYN_TEST_HOST_SECRET",
         "host_pid": os.getpid(),
+        "victim_pid": victim.pid,
     }
     install_package_plugin(
         site,
         "hostile",
         {"__init__.py": PLUGIN, "targets.json": json.dumps(targets), "reyn_permissions.toml": declaration()},
     )
-    return {"outside": outside, "listener": listener}
+    return {"outside": outside, "listener": listener, "signals": signals, "victim": victim}
 
 
 def _load(isolation: str) -> Any:
@@ -69,7 +109,9 @@ def _call(result: Any, name: str, args: dict[str, Any] | None = None) -> dict[st
 
 def test_isolated_every_attack_fails_and_the_legit_path_works(hostile: dict[str, Any]) -> None:
     result = _load("process")
-    assert [i.status for i in result.report.plugins if i.plugin_id == "hostile"] == ["loaded"]
+    assert [i.status for i in result.report.plugins if i.plugin_id == "hostile"] == ["loaded"], [
+        d.render() for d in result.report.diagnostics
+    ]
     assert _call(result, "echo", {"text": "hi"}) == {"status": "ok", "data": "hi"}
     reply = _call(result, "attack")
     assert reply["status"] == "ok", reply
@@ -80,6 +122,13 @@ def test_isolated_every_attack_fails_and_the_legit_path_works(hostile: dict[str,
         assert succeeded == {}, f"{phase}: {succeeded}"
     assert list(hostile["outside"].iterdir()) == []
     assert hostile["listener"].received == []
+    assert hostile["signals"].received == 0
+    for phase in ("import", "call"):  # the kernel's answers: no such process in the worker's PID namespace
+        assert "PTRACE_ATTACH" in reply["data"][phase]["ptrace_host"], reply["data"][phase]["ptrace_host"]
+        assert "ProcessLookupError" in reply["data"][phase]["signal_host"], reply["data"][phase][
+            "signal_host"
+        ]
+    assert hostile["victim"].poll() is None  # not stopped, not killed
     assert _call(result, "echo", {"text": "still here"})["data"] == "still here"
 
 
@@ -94,6 +143,14 @@ def test_in_process_the_same_attacks_succeed(hostile: dict[str, Any]) -> None:
     assert outcomes["read_host_env"] == "ok: " + SECRET
     assert sorted(p.name for p in hostile["outside"].iterdir()) == ["pwned-call.txt", "pwned-import.txt"]
     assert sorted(hostile["listener"].received) == [b"pwned-call", b"pwned-import"]
+    victim = hostile["victim"].pid
+    assert outcomes["ptrace_host"] == f"ok: attached to the victim {victim}"
+    assert reply["data"]["import"]["ptrace_host"] == f"ok: attached to the victim {victim}"
+    deadline = time.monotonic() + 10  # a Python signal handler runs when the main thread next can
+    while hostile["signals"].received < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert hostile["signals"].received == 2
+    assert hostile["victim"].poll() is None  # detached: it runs on
 
 
 def test_a_100_mb_result_is_refused_and_the_host_keeps_serving(hostile: dict[str, Any]) -> None:

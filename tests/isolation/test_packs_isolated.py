@@ -123,3 +123,22 @@ def test_the_other_packs_say_why_they_cannot_run_isolated(isolated_profile_env: 
     )
     codes = {d.code for d in result.report.diagnostics if d.is_error}
     assert codes & {"RJ004", "RJ009"}, [d.render() for d in result.report.diagnostics]
+
+
+def test_the_catalog_refusal_names_every_reason_at_once(isolated_profile_env: None) -> None:
+    result = host.load(
+        host.Profile.from_toml_text(
+            '[plugins]\nenable = ["catalog"]\n[plugins.catalog]\nisolation = "process"\n'
+        )
+    )
+    [refusal] = [d for d in result.report.diagnostics if d.is_error]
+    assert refusal.code == "RJ004"
+    message = refusal.message
+    assert (
+        "(1) it declares the host bridges ask_user, catalog, dispatch_plan, run_skill, send_to_agent"
+        in message
+    )
+    assert "worker's pipe carries only data" in message
+    assert "(2) hook reyn_agent_tools: the host needs this hook's answer" in message
+    assert "(3) tools invoke_skill, delegate_to_agent have schema enrichers" in message
+    assert not any(t.origin and t.origin.plugin_id == "catalog" for t in result.registry.tools())

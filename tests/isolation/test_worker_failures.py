@@ -68,7 +68,8 @@ def hostile(site: Path, tmp_path: Path) -> Any:
         "outside_dir": "/nonexistent",
         "port": 9,
         "env_name": "X",
-        "host_pid": 1,
+        "host_pid": os.getpid(),  # not a pid in the worker's namespace (1 is the sandbox's init)
+        "victim_pid": os.getpid(),
     }
     files = {
         "__init__.py": PLUGIN,

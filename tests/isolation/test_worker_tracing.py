@@ -1,0 +1,192 @@
+"""An isolated plugin's call continues the host's trace: the call frame carries ``traceparent``, the
+worker runs the handler inside its own span under it, and the spans the plugin's code opens nest
+there; the host re-creates them in its trace, exported by the host's real SDK. With tracing off, no
+trace context crosses and the worker imports no OpenTelemetry. Real workers, the real SDK."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the dev extra installs opentelemetry-sdk")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import reyn_core.host as host
+from reyn_core import ToolContext
+from reyn_core.tracing import configure_tracing
+
+from .plugin_kit import declaration, install_package_plugin
+
+TRACED = '''
+import sys
+
+from reyn_core import ToolError, hookimpl, tool
+
+REYN_API = 1
+
+
+@tool(purity="read_only")
+def traced(text: str) -> str:
+    """Do some work inside a span of the plugin's own."""
+    from opentelemetry import trace
+
+    with trace.get_tracer("plugin.own").start_as_current_span("plugin work") as span:
+        span.set_attribute("plugin.length", len(text))
+        span.add_event("halfway", {"step": 1})
+    return text.upper()
+
+
+@tool(purity="read_only")
+async def traced_async(text: str) -> str:
+    """The same from an async handler."""
+    from opentelemetry import trace
+
+    with trace.get_tracer("plugin.own").start_as_current_span("plugin async work"):
+        return text.lower()
+
+
+@tool(purity="read_only")
+def fails() -> str:
+    """Fail."""
+    raise ToolError("nope")
+
+
+@tool(purity="read_only")
+def otel_modules() -> list:
+    """The OpenTelemetry modules this process imported."""
+    return sorted(m for m in sys.modules if m.startswith("opentelemetry"))
+
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    for t in (traced, traced_async, fails, otel_modules):
+        register(t)
+'''
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+    """The host's real SDK with an in-memory exporter (the global provider, set once per process)."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+        provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    yield memory
+    configure_tracing(False)
+    memory.shutdown()  # the processor stays on the global provider; a shut exporter keeps nothing
+
+
+@pytest.fixture
+def isolated(site: Path) -> Any:
+    install_package_plugin(site, "traced", {"__init__.py": TRACED, "reyn_permissions.toml": declaration()})
+    result = host.load(
+        host.Profile.from_toml_text(
+            '[plugins]\nenable = ["traced"]\n[plugins.traced]\nisolation = "process"\n'
+        )
+    )
+    assert [d.render() for d in result.report.diagnostics if d.is_error] == []
+    return result
+
+
+def _call(result: Any, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    return asyncio.run(host.dispatch_tool(result.registry, name, args or {}, ToolContext(surface="cli")))
+
+
+def _by_name(exporter: InMemorySpanExporter) -> dict[str, Any]:
+    return {s.name: s for s in exporter.get_finished_spans()}
+
+
+@pytest.mark.parametrize(("tool", "own"), [("traced", "plugin work"), ("traced_async", "plugin async work")])
+def test_the_worker_continues_the_host_trace(
+    exporter: InMemorySpanExporter, isolated: Any, tool: str, own: str
+) -> None:
+    configure_tracing(True, hash_key=b"k" * 32)
+    assert _call(isolated, tool, {"text": "Hi"})["status"] == "ok"
+    spans = _by_name(exporter)
+    call = spans[f"execute_tool {tool}"]
+    worker = spans[f"isolated_worker {tool}"]
+    plugin = spans[own]
+    assert {call.context.trace_id, worker.context.trace_id, plugin.context.trace_id} == {
+        call.context.trace_id
+    }
+    assert worker.parent is not None and worker.parent.span_id == call.context.span_id
+    assert plugin.parent is not None and plugin.parent.span_id == worker.context.span_id
+    assert worker.attributes["reyn.isolated"] is True
+    assert len(str(plugin.attributes["reyn.worker.span_id"])) == 16
+    # the worker's times: inside the host's call span
+    assert call.start_time <= worker.start_time <= plugin.start_time
+    assert plugin.end_time <= worker.end_time <= call.end_time
+    if tool == "traced":
+        assert plugin.attributes["plugin.length"] == 2
+        assert [(e.name, dict(e.attributes)) for e in plugin.events] == [("halfway", {"step": 1})]
+
+
+def test_a_failing_call_is_an_error_span_in_the_worker_too(
+    exporter: InMemorySpanExporter, isolated: Any
+) -> None:
+    configure_tracing(True, hash_key=b"k" * 32)
+    assert _call(isolated, "fails")["status"] == "error"
+    worker = _by_name(exporter)["isolated_worker fails"]
+    assert worker.status.status_code.name == "ERROR"
+    assert worker.attributes["error.type"] == "execution_error"
+
+
+def test_tracing_off_sends_no_context_and_the_worker_imports_no_opentelemetry(
+    exporter: InMemorySpanExporter, isolated: Any
+) -> None:
+    configure_tracing(False)
+    assert _call(isolated, "otel_modules") == {"status": "ok", "data": []}
+    assert exporter.get_finished_spans() == ()
+    # on, then: the worker imports it for the first traced call (positive control)
+    configure_tracing(True, hash_key=b"k" * 32)
+    modules = _call(isolated, "otel_modules")["data"]
+    assert "opentelemetry.sdk.trace" in modules
+
+
+def test_spans_a_worker_sends_are_bounded_and_malformed_ones_dropped(exporter: InMemorySpanExporter) -> None:
+    from reyn_core.isolation.worker_spans import MAX_SPANS, recreate
+
+    configure_tracing(True, hash_key=b"k" * 32)
+    tracer = trace.get_tracer("test")
+    with tracer.start_as_current_span("call") as call:
+        root = f"{call.get_span_context().span_id:016x}"
+
+        def span(i: int, parent: str, **extra: Any) -> dict[str, Any]:
+            return {"span_id": f"{i:016x}", "parent_id": parent, "name": f"s{i}", "kind": "INTERNAL"} | {
+                "start": 1,
+                "end": 2,
+                **extra,
+            }
+
+        sent: list[Any] = [
+            span(1, root, attributes={"a": 1}, events=[{"name": "e", "time": 1, "attributes": {"k": "v"}}]),
+            span(2, f"{1:016x}", status=["ERROR", "boom"]),
+            span(3, "feedfeedfeedfeed"),  # no such parent: dropped, never a root
+            span(4, root, start="soon"),  # not a time: dropped
+            span(5, root, attributes=["not", "a", "mapping"], events="nope"),  # kept, without them
+            "not a span",
+            None,
+        ]
+        assert recreate(sent) == 3
+        assert recreate({"not": "a list"}) == 0
+        flood = [span(100 + i, root) for i in range(10 * MAX_SPANS)]
+        assert recreate(flood) == MAX_SPANS
+    got = {s.name: s for s in exporter.get_finished_spans()}
+    assert got["s1"].parent.span_id == call.get_span_context().span_id
+    assert got["s2"].parent.span_id == got["s1"].context.span_id
+    assert got["s2"].status.status_code.name == "ERROR"
+    assert dict(got["s1"].attributes) == {"a": 1, "reyn.worker.span_id": f"{1:016x}"}
+    assert [e.name for e in got["s1"].events] == ["e"]
+    assert "s3" not in got and "s4" not in got
+    assert dict(got["s5"].attributes) == {"reyn.worker.span_id": f"{5:016x}"}
