@@ -29,6 +29,7 @@ NOT_SERVED: frozenset[str] = frozenset(
         "available",  # code deciding visibility for a context, not what is shown
         "timeout_s",  # how long the dispatcher waits, not part of the contract a model sees
         "origin",  # where the definition came from (host metadata), recorded beside the digest
+        "arguments_model",  # the model the parameters were derived from: the parameters are digested
     }
 )
 """Fields of ``ToolDefinition`` that no surface serves; every other field is digested."""

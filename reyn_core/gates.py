@@ -22,7 +22,7 @@ import fnmatch
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, final
+from typing import Any, Literal, NamedTuple, Protocol, final
 
 from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
@@ -190,11 +190,11 @@ def check(
         refused = registry.fixed_layers(tool, surface)
     else:
         refused = fixed_layers(tool, surface, operator, original_names)
-    key = call_key(surface, ctx, operator, exclude=exclude, allowed_ops=allowed_ops)
+    key = _call_key(surface, ctx, operator, exclude, allowed_ops)
     if refused is not None:
         return refused
     decision = call_layer(tool, key)
-    return decision if not decision or tool.available is None else available(tool, ctx)
+    return decision if not decision.allowed or tool.available is None else available(tool, ctx)
 
 
 def _require_known(surface: str) -> None:
@@ -247,8 +247,7 @@ def fixed_layers(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class CallKey:
+class CallKey(NamedTuple):
     """Everything layer 3 reads from a call, except what a tool's own ``available(ctx)`` reads:
     the surface, the agent, the exclusions (the call's and ``router_state.exclude``), a router step's
     ``allowed_tools``, a phase's resolved ``allowed_ops``, the host's per-call allowlist
@@ -258,7 +257,8 @@ class CallKey:
     ``call_layer`` reads nothing else, so two calls with equal keys get the same layer-3 answer for
     every tool without ``available``; a cache of what a caller may see (``ToolRegistry.visible``)
     keys on this and re-asks ``available(ctx)`` on every call. A new call-layer input must become a
-    field here, or ``call_layer`` cannot read it."""
+    field here, or ``call_layer`` cannot read it. (A named tuple: made on every call, it costs a
+    fraction of a frozen dataclass.)"""
 
     surface: str
     agent: str | None
@@ -281,6 +281,17 @@ def call_key(
     """The ``CallKey`` of a call on ``surface`` in ``ctx`` with ``exclude`` / ``allowed_ops`` added
     (as ``check`` takes them); a phase's ``allowed_ops`` resolved to the profile default when unset."""
     _require_known(surface)
+    return _call_key(surface, ctx, operator, exclude, allowed_ops)
+
+
+def _call_key(
+    surface: str,
+    ctx: ToolContext,
+    operator: OperatorPolicy,
+    exclude: Collection[str],
+    allowed_ops: Iterable[str] | None,
+) -> CallKey:
+    """``call_key`` of a surface already known (``check`` asked ``_require_known`` first)."""
     ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
     rs = ctx.router_state
     steps: frozenset[str] | None = None
@@ -295,7 +306,11 @@ def call_key(
         ops = as_names(chosen if chosen is not None else operator.default_allowed_ops, "allowed_ops")
     listed = operator.agent_tools.get(ctx.agent) if ctx.agent is not None else None
     plan_mode = rs is not None and rs.plan_mode
-    return CallKey(surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed)
+    # the tuple made directly: a named tuple's own ``__new__`` is a Python frame on every call
+    return _new_key(CallKey, (surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed))
+
+
+_new_key = tuple.__new__
 
 
 def _call_refused(rule: str, reason: str) -> Decision:

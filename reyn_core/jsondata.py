@@ -56,10 +56,15 @@ JSON_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 def depth_within(value: Any, limit: int) -> bool:
     """Whether ``value`` nests at most ``limit`` containers (mappings and lists) deep, the outermost
     counting as 1 and a scalar as 0. Iterative and bounded, so deep or cyclic data cannot overflow."""
-    if not isinstance(value, Mapping | list):
+    kind = type(value)
+    if (
+        kind is not dict
+        and kind is not list
+        and (kind in JSON_SCALAR_TYPES or not isinstance(value, Mapping | list))
+    ):
         return True
     if limit >= 1:  # the common case, a flat object of scalars (every call's arguments), without a stack
-        for child in value.values() if isinstance(value, Mapping) else value:
+        for child in value.values() if kind is dict or isinstance(value, Mapping) else value:
             if type(child) not in JSON_SCALAR_TYPES:
                 break
         else:
@@ -70,5 +75,13 @@ def depth_within(value: Any, limit: int) -> bool:
         if depth > limit:
             return False
         children = node.values() if isinstance(node, Mapping) else node
-        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
+        for c in children:
+            kind = type(c)
+            # exact types first: an ABC check on every scalar would cost more than the walk
+            if (
+                kind is dict
+                or kind is list
+                or (kind not in JSON_SCALAR_TYPES and isinstance(c, Mapping | list))
+            ):
+                stack.append((c, depth + 1))
     return True

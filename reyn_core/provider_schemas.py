@@ -109,21 +109,23 @@ def target_for_model(model: str, *, strict: bool = False) -> Target:
 # dispatcher enforces from the registered schema anyway.
 _SILENT = frozenset({"$schema", "$id", "$comment", "$anchor", "$defs", "definitions"})
 # No Gemini equivalent: dropped and reported.
-_UNADAPTABLE = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "prefixItems",
-    "dependentSchemas",
-    "dependentRequired",
-    "propertyNames",
-    "contains",
-    "$dynamicRef",
-    "$dynamicAnchor",
+_UNADAPTABLE = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "patternProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "prefixItems",
+        "dependentSchemas",
+        "dependentRequired",
+        "propertyNames",
+        "contains",
+        "$dynamicRef",
+        "$dynamicAnchor",
+    }
 )
 # Keywords whose values are schemas (mappings of them, lists of them, or one).
 _SCHEMA_MAPS = ("properties",)
@@ -163,7 +165,7 @@ class _Gemini:
 
     def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> Any:
         self.nodes += 1
-        if not isinstance(schema, Mapping):
+        if type(schema) is not dict and not isinstance(schema, Mapping):
             return schema
         ref = schema.get("$ref")
         if isinstance(ref, str):
@@ -179,9 +181,13 @@ class _Gemini:
             return self.node(merged, ptr, (*refs, ref))
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            here = f"{ptr}/{key}"
+            if type(value) in JSON_SCALAR_TYPES and key not in _UNADAPTABLE:  # most keys: kept as they are
+                if key not in _SILENT and key != "$ref":
+                    out[key] = value
+                continue
             if key in _SILENT or key == "$ref":
                 continue
+            here = f"{ptr}/{key}"  # the pointer, only where it is used
             if key in _UNADAPTABLE:
                 self.problem(here, f"Gemini's schema subset has no {key!r}; dropped")
                 continue
@@ -192,7 +198,7 @@ class _Gemini:
             elif key in _SCHEMA_ONE and isinstance(value, Mapping):
                 out[key] = self.node(value, here, refs)
             else:
-                out[key] = value if type(value) in JSON_SCALAR_TYPES else _plain(value)
+                out[key] = _plain(value)
         return self.simplify(out, ptr)
 
     def simplify(self, node: dict[str, Any], ptr: str) -> dict[str, Any]:
@@ -287,9 +293,10 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
     def fix(node: Any, ptr: str) -> Any:
         if not isinstance(node, dict):
             return node
-        for key in _STRICT_UNSUPPORTED:
-            if key in node:
-                raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
+        if not node.keys().isdisjoint(_STRICT_UNSUPPORTED):  # one set test; the loop names the first
+            for key in _STRICT_UNSUPPORTED:
+                if key in node:
+                    raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
         node.pop("default", None)
         if "oneOf" in node:
             node["anyOf"] = node.pop("oneOf")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import typing
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, final, overload
 
+from .arguments_model import ArgumentsModel, schema_from_model
 from .result_schema import return_schema
 
 if TYPE_CHECKING:
@@ -145,6 +147,7 @@ class ToolDefinition:
     or as one pydantic model parameter, and may ask for the ``ToolContext`` by naming a parameter
     ``ctx`` or annotating it ``ToolContext``. Sync handlers run in a worker thread. ``returns`` is
     the JSON Schema of the result (``@tool`` derives it from the return annotation; None: unknown).
+    ``arguments_model``: the model ``@tool`` derived ``parameters`` from (host-side, never served).
     """
 
     name: str
@@ -160,6 +163,7 @@ class ToolDefinition:
     timeout_s: float | None = None
     origin: ToolOrigin | None = None
     returns: Mapping[str, Any] | None = None
+    arguments_model: ArgumentsModel | None = field(default=None, compare=False, repr=False)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -299,28 +303,6 @@ def signature_model(fn: Callable[..., Any], *, strict: bool = False) -> type[Bas
     return model
 
 
-def _drop_titles(schema: dict[str, Any]) -> None:
-    """Remove pydantic's generated ``title`` keywords from a schema and its properties (noise for a model)."""
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
-
-
-def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of a pydantic model, tidied for tool use: object root, no title noise,
-    ``additionalProperties: false`` unless the model allows extra fields."""
-    schema = model.model_json_schema()
-    _drop_titles(schema)
-    for sub in schema.get("$defs", {}).values():  # nested models: same tidying
-        if isinstance(sub, dict):
-            _drop_titles(sub)
-    if model.model_config.get("extra") != "allow":
-        schema.setdefault("additionalProperties", False)
-    schema.setdefault("properties", {})
-    return schema
-
-
 @overload
 def tool(fn: Callable[..., Any], /) -> ToolDefinition: ...
 
@@ -368,7 +350,10 @@ def tool(
 
     def build(f: Callable[..., Any]) -> ToolDefinition:
         _, model = model_parameter(f)
-        schema = schema_from_model(model if model is not None else signature_model(f, strict=True))
+        keywords = model is None
+        model = model if model is not None else signature_model(f, strict=True)
+        schema = schema_from_model(model)
+        derived = ArgumentsModel(model, copy.deepcopy(schema), keywords)  # a private copy
         desc = description if description is not None else description_from_docstring(f.__doc__)
         return ToolDefinition(
             name=name or f.__name__,
@@ -383,6 +368,7 @@ def tool(
             available=available,
             timeout_s=timeout_s,
             returns=return_schema(f),
+            arguments_model=derived,
         )
 
     if fn is not None:

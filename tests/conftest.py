@@ -25,10 +25,6 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# The plugin test kit (tests/plugins: plugin_distkit, site_plugin) is imported as plain modules by the
-# suites that build or lay out plugins (plugins, cli, provenance), whichever of them runs alone.
-sys.path.insert(0, str(REPO_ROOT / "tests" / "plugins"))
-
 
 # Distributions no fresh-venv test installs, whose dependencies the wheelhouse leaves out: the LLM
 # runtime (litellm's large tree; before issue 24 it was reyn-core's `llm` extra, left out the same way).

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..calls import NO_HOOKS, AfterHook, BeforeHook, ToolCall, ToolCallHooks, ToolCallOutcome
 from ..jsondata import to_jsonable
+from ..registry.handlers import CallShape, call_shape, resolve_reference
 from .audit import JsonlAuditLog, argument_hash
 from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
-from .handlers import CallShape, call_shape, resolve_reference
 
 __all__ = [
     "NO_HOOKS",

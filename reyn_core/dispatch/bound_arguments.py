@@ -1,8 +1,9 @@
 """A call's arguments: parsed, checked by the tool's one validator, bound to its handler's parameters.
 
-Every call takes one path: the validator the registry snapshot holds for the tool's registered schema
-decides (``check_arguments``); then pydantic binds the keyword arguments (or the model argument) to
-the handler's annotated types (``bind``). Both work on the call's own arguments
+Every call takes one path: the one validator the registry snapshot holds for the tool decides
+(``check_arguments``). A model tool's validator is its model's, and the instance it builds is what
+the handler gets; for any other tool pydantic then binds the keyword arguments (or the model
+argument) to the handler's annotated types (``bind``). Both work on the call's own arguments
 (``own_arguments``): nothing the caller holds is validated or bound, so what was validated is what
 the handler gets, whatever the caller does to its dict while the call awaits. Policy hooks see a
 read-only snapshot of them (``read_only``), never the bound objects.
@@ -19,15 +20,14 @@ from pydantic import ValidationError
 from ..context import ToolContext
 from ..errors import ArgumentProblem, InvalidToolArguments
 from ..jsondata import JSON_SCALAR_TYPES
+from ..registry.handlers import CallShape
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
 from ..validation import (
     MAX_ARGUMENT_DEPTH,
     parse_arguments,
     problems_from_pydantic,
-    without_null_optionals,
 )
-from .handlers import CallShape
 
 
 def invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> InvalidToolArguments:
@@ -58,12 +58,15 @@ def own_arguments(args: Any) -> tuple[Any, list[ArgumentProblem]]:
 
     Copying stops one level past the depth bound, so a cyclic structure is not followed for ever;
     ``parse_arguments`` then refuses the copy as too deep. Within the bound, the copy is its answer."""
-    if type(args) is dict:
+    kind = type(args)
+    if kind is dict:
         for value in args.values():
             if type(value) not in _FLAT_VALUES:
                 break
         else:  # the common call: a flat object of scalars
             return dict(args), []
+    elif kind is str:  # a model's JSON text: parsed afresh, nothing to copy
+        return parse_arguments(args)
     if isinstance(args, Mapping):
         unsure: list[Any] = []
         args = {key: _copied(value, 2, unsure) for key, value in args.items()}
@@ -185,21 +188,29 @@ def small(parsed: Any) -> bool:
     return True
 
 
+def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
+    """``own_arguments(args)`` and whether the result is ``small`` (validated on the loop). The
+    common call, a small flat dict, is copied and judged in one pass over the copy."""
+    if type(args) is dict:
+        parsed = dict(args)
+        if small(parsed):
+            return parsed, [], True
+    parsed, problems = own_arguments(args)
+    return parsed, problems, not problems and small(parsed)
+
+
 def check_arguments(
     prepared: PreparedTool, parsed: Any, problems: list[ArgumentProblem], *, is_small: bool = False
 ) -> Any:
-    """The arguments to call with (strict-mode ``null`` optionals dropped), or ``InvalidToolArguments``
-    naming the problems of the tool's one validator (or of parsing, which come first). ``is_small``:
-    ``small(parsed)`` holds, a stricter bound than the validator's size bound, which is then not
-    walked a second time."""
-    tool = prepared.definition
+    """What the tool's one validator made of the arguments (strict-mode ``null`` optionals dropped
+    first): the model instance of a model tool, else the arguments; or ``InvalidToolArguments``
+    naming its problems (or those of parsing, which come first). ``is_small``: ``small(parsed)``
+    holds, a stricter bound than the validator's size bound, which is then not walked again."""
     if not problems:
-        parsed = without_null_optionals(parsed, prepared.null_optionals)
-        validator = prepared.validator
-        problems = validator.within_bounds(parsed) if is_small else validator(parsed)
-    if problems:
-        raise invalid(tool, problems)
-    return parsed
+        checked, problems = prepared.check(parsed, bounded=is_small)
+        if not problems:
+            return checked
+    raise invalid(prepared.definition, problems)
 
 
 async def validated_in_thread(prepared: PreparedTool, parsed: Any) -> Any:
@@ -210,12 +221,16 @@ async def validated_in_thread(prepared: PreparedTool, parsed: Any) -> Any:
     return await asyncio.to_thread(check_arguments, prepared, parsed, [])
 
 
-def bind(shape: CallShape, tool: ToolDefinition, args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    """Keyword arguments for the handler: pydantic converts the validated arguments to the handler's
-    annotated types (its model, or its typed signature); a model's own validator that refuses them
-    is reported as invalid arguments."""
+def bind(
+    shape: CallShape, tool: ToolDefinition, prepared: PreparedTool, checked: Any, ctx: ToolContext
+) -> dict[str, Any]:
+    """Keyword arguments for the handler. A model tool's validator already built the handler's
+    model; otherwise pydantic converts the validated arguments to the handler's annotated types (its
+    model, or its typed signature), and a model that refuses them is reported as invalid arguments."""
+    if prepared.validator.binds:
+        return shape.bind_instance(checked, ctx)
     try:
-        _, kwargs = shape.bind(args, ctx)
+        _, kwargs = shape.bind(checked, ctx)
     except ValidationError as exc:
-        raise invalid(tool, problems_from_pydantic(exc)) from None
+        raise invalid(tool, problems_from_pydantic(exc, value=checked)) from None
     return kwargs

@@ -33,8 +33,7 @@ from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
 from .audit import argument_hash
-from .bound_arguments import bind, check_arguments, own_arguments, read_only, small, validated_in_thread
-from .handlers import CallShape, resolve_handler
+from .bound_arguments import bind, check_arguments, own_arguments, own_small, read_only, validated_in_thread
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
 
@@ -57,13 +56,6 @@ def _call_context(
     if call_ctx.surface != surface:
         call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
     return call_ctx
-
-
-def _shape(prepared: PreparedTool) -> CallShape:
-    shape: CallShape | None = prepared.shape
-    if shape is None:  # an unimportable handler is retried on every call
-        shape = prepared.shape = resolve_handler(prepared.definition)
-    return shape
 
 
 # --------------------------------------------------------------------------- invoke
@@ -155,7 +147,7 @@ async def invoke_tool(
     call_ctx = _call_context(prepared, registry, ctx, surface)
     started = time.perf_counter()
     admitted: Any = None
-    parsed, problems = own_arguments(args)  # the call's own: no one else can change them
+    parsed, problems, is_small = own_small(args)  # the call's own: no one else can change them
     # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
     call = (
         ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
@@ -170,14 +162,13 @@ async def invoke_tool(
         )
         if not decision.allowed:
             raise _refusal(tool, surface, decision)
-        if problems:
-            args_ok = check_arguments(prepared, parsed, problems)
-        elif small(parsed):
-            args_ok = check_arguments(prepared, parsed, problems, is_small=True)
+        # the handler first: resolving a lazy one settles the tool's one validator with it
+        shape = prepared.shape or prepared.resolved()
+        if problems or is_small:
+            checked = check_arguments(prepared, parsed, problems, is_small=is_small)
         else:  # a large call: validated in a worker thread
-            args_ok = await validated_in_thread(prepared, parsed)
-        shape = _shape(prepared)
-        kwargs = bind(shape, tool, args_ok, call_ctx)
+            checked = await validated_in_thread(prepared, parsed)
+        kwargs = bind(shape, tool, prepared, checked, call_ctx)
         # Bound before any hook runs: what a hook (or the caller meanwhile) does cannot reach the
         # handler's arguments. The approval check sees exactly these, as the handler will.
         gate = registry.approvals

@@ -2,10 +2,16 @@
 
 Everything here is decided once, from final, frozen values (``ToolDefinition``, the policies, the
 snapshot itself), so nothing a later call brings can change it: the layers of the gates the snapshot
-fixes, per surface; whether the tool's plugin has settings; the one validator of its registered
-schema; its definition digest; the optional properties whose ``null`` means "not given"; and (filled
-by the dispatcher at the first call that resolves it) the handler's call shape. The call layer of
-the gates is still evaluated on every call, by ``gates.check``."""
+fixes, per surface; whether the tool's plugin has settings; the handler's call shape; the tool's one
+validator; its definition digest; the optional properties whose ``null`` means "not given". The call
+layer of the gates is still evaluated on every call, by ``gates.check``.
+
+The one validator is chosen in one place, ``choose_validator``, when the handler is resolved: at
+``freeze()`` for a ``@tool`` definition (it carries its model), at the first call for a lazy
+``"module:attr"`` handler (a load never imports a handler's module) or a hand-made definition. A
+tool whose schema is the one derived from its handler's model is validated by that model
+(``ModelValidator``: validated and bound in one pass); any other by its compiled schema
+(``SchemaValidator``), then bound to the handler's types."""
 
 from __future__ import annotations
 
@@ -16,12 +22,37 @@ from .. import gates
 from ..tool import ToolDefinition, refuse_subclassing
 
 if TYPE_CHECKING:
-    from ..validation import SchemaValidator
+    from ..validation import ModelValidator, SchemaValidator
+    from .handlers import CallShape
+
+    ToolValidator = ModelValidator | SchemaValidator
+
+
+def choose_validator(definition: ToolDefinition, shape: CallShape | None) -> ToolValidator:
+    """The one validator of ``definition`` whose handler resolved to ``shape`` (None: no handler
+    here): its model's, when ``parameters`` is exactly the schema derived from that model; else the
+    compiled schema. The only place a tool's validator is chosen."""
+    known = shape.arguments if shape is not None else None
+    if known is None and shape is not None and shape.model is not None:
+        # a handler whose definition did not carry its model: derived once, here, and compared
+        from ..arguments_model import ArgumentsModel, schema_from_model
+
+        try:
+            known = ArgumentsModel(shape.model, schema_from_model(shape.model), shape.model_param is None)
+        except Exception:  # a model pydantic cannot describe: the registered schema validates
+            known = None
+    if known is not None and known.derives(definition.parameters):
+        from ..validation.model_validator import ModelValidator
+
+        return ModelValidator(known.model, definition.parameters)
+    from ..validation import compile_validator
+
+    return compile_validator(definition.parameters)
 
 
 @final
 class PreparedTool:
-    """One tool of one snapshot, prepared for the dispatcher (made at the tool's first call)."""
+    """One tool of one snapshot, prepared for the dispatcher (made when the snapshot is frozen)."""
 
     __slots__ = (
         "_digest",
@@ -40,28 +71,64 @@ class PreparedTool:
         # ``ToolRegistry.fixed_layers`` as each surface is first asked about
         self.refusals: dict[str, gates.Decision | None] = {}
         self.plain = plain
-        self.shape: Any = None  # the dispatcher's CallShape, once the handler resolves
-        self._validator: SchemaValidator | None = None
+        self.shape: CallShape | None = None  # the handler's call shape, once it resolves
+        self._validator: ToolValidator | None = None
         self._null_optionals: frozenset[str] | None = None
         self._digest: str | None = None
         self._lock = threading.Lock()
+        known = definition.arguments_model
+        if known is not None and callable(definition.handler) and known.derives(definition.parameters):
+            # a @tool definition: its handler and model are here, so both are settled at freeze
+            from .handlers import call_shape
+
+            try:
+                shape = call_shape(definition.handler, known)
+            except Exception:  # resolved (and reported) at the call instead
+                return
+            self.shape = shape
+            self._validator = choose_validator(definition, shape)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
 
+    def resolved(self) -> CallShape:
+        """The handler's call shape, resolving a lazy handler (``ToolRuntimeMissing`` when it cannot
+        be: retried on the next call) and choosing the validator with it, once."""
+        shape = self.shape
+        if shape is None:
+            from .handlers import resolve_handler
+
+            shape = resolve_handler(self.definition)
+            with self._lock:
+                if self._validator is None:
+                    self._validator = choose_validator(self.definition, shape)
+                self.shape = shape
+        return shape
+
     @property
-    def validator(self) -> SchemaValidator:
-        """The one validator of the registered schema: compiled on the first call, once (the
-        registration already compiled it once to refuse a schema the library cannot compile)."""
+    def validator(self) -> ToolValidator:
+        """The one validator of this tool (``choose_validator``); asked before the handler resolved,
+        it is chosen without it: the compiled schema."""
         validator = self._validator
         if validator is None:
             with self._lock:
                 validator = self._validator
                 if validator is None:
-                    from ..validation import compile_validator
-
-                    validator = self._validator = compile_validator(self.definition.parameters)
+                    validator = self._validator = choose_validator(self.definition, None)
         return validator
+
+    def check(self, parsed: Any, *, bounded: bool = False) -> tuple[Any, list[Any]]:
+        """The one validator's ``check`` of a call's own arguments, strict-mode ``null`` optionals
+        dropped first: ``(what the handler is bound from, [])`` or ``(None, problems)``."""
+        validator = self._validator or self.validator
+        names = self._null_optionals
+        if names is None:
+            names = self.null_optionals
+        if names and type(parsed) is dict and None in parsed.values():
+            from ..validation import without_null_optionals
+
+            parsed = without_null_optionals(parsed, names)
+        return validator.check(parsed, bounded=bounded)
 
     @property
     def digest(self) -> str:

@@ -97,11 +97,19 @@ class ToolRegistry:
         init(self, "_tools", MappingProxyType(dict(tools)))
         init(self, "_sorted", tuple(tools[n].definition for n in sorted(tools)))
         init(self, "_original_names", MappingProxyType(dict(original_names)))
-        init(self, "_settings", MappingProxyType(dict(settings)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
         init(self, "_approvals", approvals)
-        init(self, "_prepared", {})
+        init(self, "_settings", MappingProxyType(dict(settings)))
+        # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
+        init(
+            self,
+            "_prepared",
+            {
+                name: PreparedTool(entry.definition, self.settings_for(entry.definition) is None)
+                for name, entry in tools.items()
+            },
+        )
         init(self, "_prepare_lock", threading.Lock())
         init(self, "_derived", {})
 
@@ -210,16 +218,11 @@ class ToolRegistry:
 
     def prepared(self, name: str) -> PreparedTool:
         """The tool called ``name`` as this snapshot prepared it for calls (``ToolNotFound`` when
-        there is none): made at its first call, then the same object for every call."""
+        there is none): made when the snapshot was, the same object for every call."""
         entry = self._prepared.get(name) if type(name) is str else None
-        if entry is not None:
-            return entry
-        tool = self.get(name)
-        with self._prepare_lock:
-            entry = self._prepared.get(tool.name)
-            if entry is None:
-                entry = PreparedTool(tool, self.settings_for(tool) is None)
-                self._prepared[tool.name] = entry
+        if entry is None:
+            self.get(name)  # raises ToolNotFound with the near names
+            raise AssertionError("every registered tool is prepared")  # pragma: no cover
         return entry
 
     def fixed_layers(self, tool: ToolDefinition, surface: str) -> gates.Decision | None:

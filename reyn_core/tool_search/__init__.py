@@ -119,7 +119,7 @@ class ToolIndex:
         for tool in self._tools:
             entry = cache.get(tool.name)
             if entry is None:
-                fields = field_texts(tool)
+                fields = field_texts(tool, ranking)
                 entry = cache[tool.name] = (fields, analyse(fields, ranking))
             prepared.append(entry)
         self._fields = [fields for fields, _ in prepared]

@@ -16,8 +16,10 @@ same validator's errors. There is no second implementation of JSON Schema here.
 One concept per module:
 
 * ``factory`` — ``json_schema_validator``, ``SchemaRefused``, ``compile_validator`` and the cache;
-* ``compiled`` — ``SchemaValidator``, the one validator (the only module that builds a
-  ``jsonschema_rs`` validator; ``screening`` asks ``jsonschema_rs.meta`` about the meta-schema);
+* ``compiled`` — ``SchemaValidator``, the one validator of a raw-schema tool (the only module that
+  builds a ``jsonschema_rs`` validator; ``screening`` asks ``jsonschema_rs.meta`` about the meta-schema);
+* ``model_validator`` — ``ModelValidator``, the one validator of a pydantic-model tool (its model's
+  own pydantic-core validator); ``pydantic_problems`` words its refusals;
 * ``screening`` — references, ``$id``/``$schema``, patterns and the meta-schema, as ``SchemaProblem``s;
 * ``walk`` — the walks over a schema; ``patterns`` — RE2 patterns; ``messages`` — the problem wording;
 * ``arguments`` — a call's arguments parsed and bounded in size and depth, strict-mode nulls,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from .factory import SchemaRefused, compile_validator, json_schema_validator
     from .factory import _screened_validator as _screened_validator
     from .messages import Validator, json_type_of, show_value
+    from .model_validator import ModelValidator
     from .patterns import MAX_PATTERN_LENGTH, UnusablePattern, compile_pattern
     from .screening import (
         JSON_TYPES,
@@ -83,6 +86,7 @@ __getattr__, __dir__ = lazy_exports(
         ".factory": ("SchemaRefused", "compile_validator", "json_schema_validator", "_screened_validator"),
         ".compiled": ("SchemaNotCompiled", "SchemaValidator"),
         ".messages": ("Validator", "json_type_of", "show_value"),
+        ".model_validator": ("ModelValidator",),
         ".patterns": ("MAX_PATTERN_LENGTH", "UnusablePattern", "compile_pattern"),
         ".screening": (
             "JSON_TYPES",
@@ -110,6 +114,7 @@ __all__ = [
     "MAX_ARGUMENT_PROPERTIES",
     "MAX_PATTERN_LENGTH",
     "MAX_SCHEMA_NESTING",
+    "ModelValidator",
     "SchemaNotCompiled",
     "SchemaValidator",
     "SchemaProblem",

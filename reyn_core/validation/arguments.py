@@ -16,8 +16,8 @@ from .messages import escape_token
 
 def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
     """Accept a dict, or a JSON string as models send it; report malformed JSON precisely."""
-    if isinstance(raw, str | bytes | bytearray):
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) else raw
+    if type(raw) is str or isinstance(raw, str | bytes | bytearray):
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
         if len(text) > MAX_ARGUMENT_CHARS:  # before parsing: the size bound comes first
             return None, [
                 _bound(
@@ -99,15 +99,12 @@ def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
     return {k: v for k, v in args.items() if not (v is None and k in names)}
 
 
-def problems_from_pydantic(exc: Any, prefix: str = "") -> list[ArgumentProblem]:
-    """A pydantic ``ValidationError`` as problems with JSON pointers (under ``prefix``)."""
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = "".join(f"/{escape_token(str(p))}" for p in err.get("loc", ()) if p != "__root__")
-        out.append(
-            ArgumentProblem(prefix + loc, str(err.get("msg", "invalid")).removeprefix("Value error, "))
-        )
-    return out
+def problems_from_pydantic(exc: Any, prefix: str = "", value: Any = None) -> list[ArgumentProblem]:
+    """A pydantic ``ValidationError`` as problems with JSON pointers (under ``prefix``), worded and
+    capped as every refusal is (``pydantic_problems``)."""
+    from .pydantic_problems import pydantic_problems
+
+    return pydantic_problems(exc, value, prefix=prefix)
 
 
 # --------------------------------------------------------------------------- the size bound

@@ -43,6 +43,7 @@ class SchemaValidator:
     ``patternProperties`` run on a linear-time engine whose compiled size is bounded."""
 
     __slots__ = ("_compiled", "_schema")
+    binds = False  # what ``check`` returns is the value itself, for the handler's own binding
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         import jsonschema_rs
@@ -66,6 +67,10 @@ class SchemaValidator:
         if problems:
             return problems
         return self.within_bounds(value)
+
+    def check(self, value: Any, *, bounded: bool = False) -> tuple[Any, list[ArgumentProblem]]:
+        """``(value, problems)``: the one interface of a tool's validator (``ModelValidator.check``)."""
+        return value, self.within_bounds(value) if bounded else self(value)
 
     def within_bounds(self, value: Any) -> list[ArgumentProblem]:
         """The validation of a value already known to be within the size bound (``size_problems``

@@ -140,12 +140,17 @@ def problems_of(errors: Iterable[Any], schema: Mapping[str, Any], value: Any = N
             out.append(problem)
     positions = _positions(value)
     out.sort(key=lambda p: positions.get(p.pointer, -1))
-    if len(out) > MAX_PROBLEMS:
-        rest = len(out) - MAX_PROBLEMS
-        out = out[:MAX_PROBLEMS]
-        listed = f"only the first {MAX_PROBLEMS} are listed"
-        out.append(ArgumentProblem("", f"and {rest} more problems ({listed})"))
-    return out
+    return capped(out)
+
+
+def capped(problems: list[ArgumentProblem]) -> list[ArgumentProblem]:
+    """``problems``, at most ``MAX_PROBLEMS`` of them, then one problem at ``""`` counting the rest:
+    every validator's answer is bounded in size whatever the call's."""
+    if len(problems) <= MAX_PROBLEMS:
+        return problems
+    rest = len(problems) - MAX_PROBLEMS
+    listed = f"only the first {MAX_PROBLEMS} are listed"
+    return [*problems[:MAX_PROBLEMS], ArgumentProblem("", f"and {rest} more problems ({listed})")]
 
 
 def _positions(value: Any) -> dict[str, int]:

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from reyn_core import gates
 from reyn_core.context import ToolContext
-from reyn_core.dispatch.handlers import CallShape, call_shape, resolve_reference
 from reyn_core.dispatch.runner import describe, handler_exit, run_handler
 from reyn_core.errors import InvalidToolArguments, ToolError, ToolGateRefused, ToolRuntimeMissing
 from reyn_core.isolation.frames import FrameParser
 from reyn_core.isolation.protocol import HEADER, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_core.isolation.wire import context_from_data
 from reyn_core.jsondata import to_jsonable
+from reyn_core.registry.handlers import CallShape, call_shape, resolve_reference
 from reyn_core.tool import ToolDefinition
 from reyn_core.worker.plugin_host import LoadedPlugin
 

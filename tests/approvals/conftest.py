@@ -13,10 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-# The site-plugin writer is shared with tests/plugins (as tests/cli does).
-sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
-
 from site_plugin import install_site_plugin
 
 PLUGIN = """\

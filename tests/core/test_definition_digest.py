@@ -37,6 +37,7 @@ NOT_SERVED_CHANGES: dict[str, Any] = {
     "available": lambda ctx: False,
     "timeout_s": 3.0,
     "origin": ToolOrigin(kind="plugin", plugin_id="x"),
+    "arguments_model": None,  # the model the parameters came from: the parameters are what is digested
 }
 
 

@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field
 
 from reyn_core import ToolContext, ToolDefinition, tool
 from reyn_core.dispatch import argument_hash
-from reyn_core.dispatch.handlers import resolve_handler
 from reyn_core.host import (
     JsonlAuditLog,
     RegistryBuilder,
@@ -35,6 +34,7 @@ from reyn_core.host import (
     ToolRegistry,
     dispatch_tool,
 )
+from reyn_core.registry.handlers import resolve_handler
 
 CTX = ToolContext(surface="router", agent="test")
 RECEIVED: list[dict[str, Any]] = []

@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "plugins"))
 from plugin_distkit import PluginDist, venv_with_plugins
 
 TAG = sys.implementation.cache_tag

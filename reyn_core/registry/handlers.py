@@ -6,13 +6,15 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
+from ..arguments_model import ArgumentsModel
 from ..context import ToolContext
 from ..errors import ToolRuntimeMissing
 from ..tool import ToolDefinition, is_context_parameter, model_parameter, resolved_hints, signature_model
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,8 @@ class CallShape:
     model: type[BaseModel] | None
     ctx_param: str | None
     is_async: bool
+    # the model with the schema derived from it, when known (``@tool`` carries it; else derived here)
+    arguments: ArgumentsModel | None = None
 
     def bind(self, args: Mapping[str, Any], ctx: ToolContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Positional and keyword arguments for ``fn``. Raises pydantic's ValidationError."""
@@ -42,19 +46,34 @@ class CallShape:
             kwargs[self.ctx_param] = ctx
         return (), kwargs
 
+    def bind_instance(self, instance: Any, ctx: ToolContext) -> dict[str, Any]:
+        """Keyword arguments for ``fn`` from the instance of ``model`` the tool's validator built."""
+        if self.model_param is not None:
+            kwargs = {self.model_param: instance}
+        else:
+            kwargs = dict(instance.__dict__)
+        if self.ctx_param is not None:
+            kwargs[self.ctx_param] = ctx
+        return kwargs
 
-def call_shape(fn: Callable[..., Any]) -> CallShape:
-    """Inspect ``fn`` once and describe how the dispatcher calls it."""
+
+def call_shape(fn: Callable[..., Any], known: ArgumentsModel | None = None) -> CallShape:
+    """Inspect ``fn`` once and describe how the dispatcher calls it. ``known``: the model ``@tool``
+    derived the tool's schema from (a keyword handler's signature model is then not built again)."""
     hints = resolved_hints(fn)
     ctx_param = next(
         (p.name for p in inspect.signature(fn).parameters.values() if is_context_parameter(p, hints)), None
     )
     model_param, model = model_parameter(fn)
-    if model is None:
+    if model is None and known is not None and known.keywords:
+        model = known.model
+    elif model is None:
         try:
             model = signature_model(fn)
         except (TypeError, ValueError):
             model = None  # untyped **kwargs handler: arguments pass through as validated by schema
+    if known is not None and known.model is not model:
+        known = None  # not this handler's model
     target: Any = fn
     if not inspect.isroutine(fn):  # a callable instance: its __call__ decides sync or async
         target = target.__call__
@@ -64,11 +83,18 @@ def call_shape(fn: Callable[..., Any]) -> CallShape:
         model=model,
         ctx_param=ctx_param,
         is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target),
+        arguments=known,
     )
 
 
 def resolve_reference(ref: str, *, tool: str | None = None) -> Callable[..., Any]:
     """Import a lazy ``"module:attr"`` handler. A ``ToolDefinition`` target yields its handler."""
+    return _resolved(ref, tool)[0]
+
+
+def _resolved(ref: str, tool: str | None) -> tuple[Callable[..., Any], ArgumentsModel | None]:
+    """The handler ``ref`` names, and the model its ``@tool`` definition carries (if it names one)."""
+    known: ArgumentsModel | None = None
     module_name, _, attr = ref.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
@@ -81,10 +107,10 @@ def resolve_reference(ref: str, *, tool: str | None = None) -> Callable[..., Any
             tool=tool,
         ) from None
     if isinstance(obj, ToolDefinition):
-        obj = obj.handler
+        obj, known = obj.handler, obj.arguments_model
     if not callable(obj):
         raise ToolRuntimeMissing(f"the handler {ref!r} of tool {tool!r} is not callable", tool=tool)
-    return obj
+    return obj, known
 
 
 def resolve_handler(tool: ToolDefinition) -> CallShape:
@@ -92,6 +118,7 @@ def resolve_handler(tool: ToolDefinition) -> CallShape:
     handler = tool.handler
     if handler is None:
         raise ToolRuntimeMissing(f"tool {tool.name!r} has no handler in this installation", tool=tool.name)
+    known = tool.arguments_model
     if isinstance(handler, str):
-        handler = resolve_reference(handler, tool=tool.name)
-    return call_shape(handler)
+        handler, known = _resolved(handler, tool.name)
+    return call_shape(handler, known)
