@@ -76,6 +76,7 @@ _EXPORTS = {
     "ApprovalRule": "reyn_core.approvals",
     "ApprovalRecord": "reyn_core.approvals",
     "ApprovalStore": "reyn_core.approvals",
+    "ApprovalStoreFactory": "reyn_core.approvals",  # what a `reyn.approval_stores` entry point names
     "SqliteApprovalStore": "reyn_core.approvals",
     "ToolApprovalRequired": "reyn_core.errors",
     "ApprovalRefused": "reyn_core.errors",

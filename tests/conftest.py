@@ -102,6 +102,25 @@ def isolated_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 
 
 @pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A real PostgreSQL server for the whole run (``TemporaryPostgres``; fsync off: the tests kill
+    clients, not the OS). Without server binaries the tests that use it skip locally and FAIL under
+    ``CI=true`` (``make postgres-server`` installs them)."""
+    from reyn_tools_memory.testing import PostgresUnavailable, TemporaryPostgres
+
+    try:
+        server = TemporaryPostgres(fsync=False).start()
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"these tests need a PostgreSQL server: {exc}", pytrace=False)
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root."""
     return REPO_ROOT

@@ -261,6 +261,12 @@ CODES: dict[str, CodeInfo] = {
         "fix the name in the agent's tool list ([agents.<name>] tools, or the agent's own file), or enable "
         "the plugin that has it (see `reyn tools list`)",
     ),
+    "RC011": CodeInfo(
+        "error",
+        "the approval store cannot be set up",
+        "install the distribution that provides [approvals] backend, or fix [approvals.settings] as the "
+        "message says; until then every call that needs approval is refused (fail closed)",
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",
