@@ -21,6 +21,7 @@ query's distinct words, each quoted, joined by OR.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -104,14 +105,15 @@ class PlainBM25:
     """The baseline: FTS5 ``bm25()`` with the default tokenizer, no weights, no stemming."""
 
     def __init__(self, tools: Sequence[Any]) -> None:
-        from reyn_core.tool_search.ranking import field_texts
+        from reyn_core.tool_search.ranking import Ranking, field_texts
 
+        plain = Ranking()  # the original four texts, whatever DEFAULT_RANKING adds (enum values)
         self._names = [t.name for t in tools]
         self._conn = sqlite3.connect(":memory:")
         self._conn.execute("CREATE VIRTUAL TABLE t USING fts5(name, description, param_names, param_text)")
         self._conn.executemany(
             "INSERT INTO t(rowid, name, description, param_names, param_text) VALUES (?, ?, ?, ?, ?)",
-            ((i, *field_texts(tool)) for i, tool in enumerate(tools)),
+            ((i, *field_texts(tool, plain)) for i, tool in enumerate(tools)),
         )
 
     def search(self, query: str, limit: int) -> list[str]:
@@ -188,6 +190,37 @@ def wordllama() -> Any | None:
     return wl.WordLlama.load(dim=256, cache_dir=root, disable_download=True)
 
 
+class _TokenlearnStatic:
+    """``tokenlearn-static-model``'s Model2Vec-style 10k-word, 64-dimension int8 model (its files
+    inside its wheel, encoded by the package's Rust extension), with WordLlama's ``embed`` shape."""
+
+    def __init__(self, module: Any) -> None:
+        self._get = module.get_embeddings
+
+    def embed(self, texts: list[str], norm: bool = True) -> Any:
+        import numpy as np
+
+        m = np.asarray(self._get(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        if norm:
+            m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+        return m
+
+
+@functools.lru_cache(maxsize=1)
+def static_models() -> dict[str, Any]:
+    """The installed static-embedding candidates by label (each model's files inside its wheel)."""
+    models: dict[str, Any] = {}
+    model = wordllama()
+    if model is not None:
+        models["WordLlama"] = model
+    try:
+        import static_model
+    except ImportError:
+        return models
+    models["tokenlearn-static"] = _TokenlearnStatic(static_model)
+    return models
+
+
 def semantic_text(tool: Any, fields: str) -> str:
     from reyn_core.tool_search.ranking import field_texts
 
@@ -197,26 +230,36 @@ def semantic_text(tool: Any, fields: str) -> str:
 
 
 def fused_search(
-    tools: Sequence[Any], model: Any, *, weight: float, fields: str, k: int = 60
+    tools: Sequence[Any], model: Any, *, weight: float, fields: str, k: int = 60, mode: str = "rank"
 ) -> Callable[[str], list[str]]:
-    """Reciprocal-rank fusion of Reyn's ranking and the embedding's cosine ranking (top 50 of each):
-    ``1/(k + rank) + weight/(k + rank_embedding)``; ``weight`` 0 is Reyn's ranking alone."""
+    """Reyn's ranking fused with the embedding's cosine ranking (top 50 of each). ``mode`` "rank":
+    reciprocal rank, ``1/(k + rank) + weight/(k + rank_embedding)``; "score": the BM25F score over
+    the query's best score plus ``weight`` times the cosine. ``weight`` 0 is Reyn's ranking alone."""
     import numpy as np
 
-    lexical = method_search(tools)
+    from reyn_core.tool_search import ToolIndex, query_terms
+    from reyn_core.tool_search.ranking import DEFAULT_RANKING
+
+    index = ToolIndex(tools, DEFAULT_RANKING)
     names = [t.name for t in tools]
     matrix = model.embed([semantic_text(t, fields) for t in tools], norm=True)
+    depth = max(DEPTHS)
 
     def search(query: str) -> list[str]:
-        first = lexical(query)
-        q = model.embed([query], norm=True)[0]
-        sims = matrix @ q
-        second = [names[i] for i in np.argsort(-sims, kind="stable")[: max(DEPTHS)]]
-        score: dict[str, float] = {}
-        for rank, name in enumerate(first):
-            score[name] = score.get(name, 0.0) + 1.0 / (k + rank + 1)
-        for rank, name in enumerate(second):
-            score[name] = score.get(name, 0.0) + weight / (k + rank + 1)
-        return sorted(score, key=lambda n: (-score[n], n))[: max(DEPTHS)]
+        lexical = np.asarray(index._scorer.scores(query_terms(query, DEFAULT_RANKING)) or [0.0] * len(names))
+        first = [i for i in np.argsort(-lexical, kind="stable")[:depth] if lexical[i] > 0]
+        sims = matrix @ model.embed([query], norm=True)[0]
+        second = list(np.argsort(-sims, kind="stable")[:depth])
+        score: dict[int, float] = {}
+        if mode == "rank":
+            for rank, i in enumerate(first):
+                score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
+            for rank, i in enumerate(second):
+                score[i] = score.get(i, 0.0) + weight / (k + rank + 1)
+        else:
+            top = float(lexical.max()) or 1.0
+            for i in set(first) | set(second):
+                score[i] = float(lexical[i]) / top + weight * float(sims[i])
+        return [names[i] for i in sorted(score, key=lambda i: (-score[i], names[i]))[:depth]]
 
     return search

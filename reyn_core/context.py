@@ -167,7 +167,9 @@ class ToolContext:
     program the call came through (``router``, ``phase``, ``mcp``, ``cli`` or a host's own name;
     None: the surface) — part of an approval's key, since ``mcp serve`` calls on the router surface;
     ``reporter`` is the host's listener for ``report_progress`` and ``log`` (None: nobody listens,
-    and both are no-ops — as in a context that crossed a process boundary).
+    and both are no-ops — as in a context that crossed a process boundary); ``session`` the host's
+    id of the conversation or client session the call belongs to (an approval "for this session"
+    covers calls of that session only; None: no session).
     """
 
     surface: Surface = "cli"
@@ -181,6 +183,7 @@ class ToolContext:
     extras: Mapping[str, Any] = field(default_factory=dict)
     entry: str | None = None
     reporter: Reporter | None = None
+    session: str | None = None
 
     def __post_init__(self) -> None:
         # Checked here, once, so a mistyped context fails where it is built, not as an execution
@@ -216,10 +219,12 @@ class ToolContext:
                     + (" or None" if name != "bridge" else "")
                     + f", not {type(value).__name__}"
                 )
-        if self.entry is not None and not isinstance(self.entry, str):
-            raise TypeError(
-                f"ToolContext(entry=...) must be a string or None, not {type(self.entry).__name__}"
-            )
+        for name in ("entry", "session"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(
+                    f"ToolContext({name}=...) must be a string or None, not {type(value).__name__}"
+                )
         if not isinstance(self.extras, Mapping):
             raise TypeError(f"ToolContext(extras=...) must be a mapping, not {type(self.extras).__name__}")
         if self.agent_tools is not None and type(self.agent_tools) is not frozenset:

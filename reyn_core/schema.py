@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import StrictSchemaError
 from .jsondata import depth_within
 from .provider_schemas import adapt_parameters, copy_json, to_strict
 from .validation.patterns import MAX_PATTERN_LENGTH
 from .validation.walk import subschemas as _subschemas
+
+if TYPE_CHECKING:
+    from .validation.compiled import SchemaValidator
 
 MAX_SCHEMA_BYTES = 64 * 1024
 MAX_SCHEMA_DEPTH = 32
@@ -43,8 +46,14 @@ class SchemaIssue:
     pointer: str = ""
 
 
-def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
+def check_tool_schema(
+    parameters: Any, *, phase_usable: bool, validator: SchemaValidator | None = None
+) -> list[SchemaIssue]:
     """All problems with a tool's parameters schema. ``error`` issues refuse the tool.
+
+    ``validator`` (the registry's, made for exactly this ``parameters`` object, not compiled yet) is
+    the one the library compiles here, so the registry keeps the compiled form it checked; without
+    it, a validator is made for the check alone.
 
     Checks, in order: JSON-serialisable mapping; bounded size and depth; object root; only local
     ``#/...`` references and nothing that could make one resolve elsewhere; a valid Draft 2020-12
@@ -106,10 +115,15 @@ def check_tool_schema(parameters: Any, *, phase_usable: bool) -> list[SchemaIssu
     if not any(i.severity == "error" for i in issues):
         # The validator library compiles what passed the screening (a pattern past its size bound,
         # say, is refused here, at registration, never on a call).
+        from .validation.compiled import SchemaValidator
         from .validation.screening import compile_problems
 
+        if validator is None:
+            validator = SchemaValidator(parameters, deferred=True)
+        elif validator.source is not parameters:
+            raise TypeError("check_tool_schema: the validator was made for another schema object")
         issues.extend(
-            SchemaIssue("RS005", "error", p.message, p.pointer) for p in compile_problems(parameters)
+            SchemaIssue("RS005", "error", p.message, p.pointer) for p in compile_problems(validator)
         )
     if (
         phase_usable

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,6 +99,25 @@ def isolated_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A real PostgreSQL server for the whole run (``TemporaryPostgres``; fsync off: the tests kill
+    clients, not the OS). Without server binaries the tests that use it skip locally and FAIL under
+    ``CI=true`` (``make postgres-server`` installs them)."""
+    from reyn_tools_memory.testing import PostgresUnavailable, TemporaryPostgres
+
+    try:
+        server = TemporaryPostgres(fsync=False).start()
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"these tests need a PostgreSQL server: {exc}", pytrace=False)
+        pytest.skip(f"no PostgreSQL server: {exc}")
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 @pytest.fixture(scope="session")
@@ -289,6 +309,30 @@ def audit_line_fields() -> frozenset[str]:
 def reyn_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """The one way tests run the ``reyn`` command in a child process: ``run_reyn``."""
     return run_reyn
+
+
+@pytest.fixture
+def within_bound() -> Callable[..., Any]:
+    """``within_bound(fn, *args, seconds=20)``: what ``fn(*args)`` returned, or the exception it
+    raised (returned, for the test to assert on), run in a daemon thread; the test fails when it has
+    not finished within ``seconds``, so a hang or a super-linear blow-up fails instead of stalling."""
+
+    def run(fn: Callable[..., Any], *args: Any, seconds: float = 20.0) -> Any:
+        outcome: list[Any] = []
+
+        def call() -> None:
+            try:
+                outcome.append(fn(*args))
+            except Exception as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        worker.join(seconds)
+        assert outcome, f"{getattr(fn, '__name__', fn)} did not finish within {seconds} s"
+        return outcome[0]
+
+    return run
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .key import CallKey, Hasher, handler_arguments
     from .policy import APPROVERS, ApprovalPolicy, ApprovalRule, PathCondition
     from .sqlite_store import SqliteApprovalStore
-    from .store import OPEN, ApprovalRecord, ApprovalStore, Status
+    from .store import OPEN, ApprovalRecord, ApprovalStore, ApprovalStoreFactory, Status
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -22,7 +22,7 @@ __getattr__, __dir__ = lazy_exports(
         ".key": ("CallKey", "Hasher", "handler_arguments"),
         ".policy": ("APPROVERS", "ApprovalPolicy", "ApprovalRule", "PathCondition"),
         ".sqlite_store": ("SqliteApprovalStore",),
-        ".store": ("OPEN", "ApprovalRecord", "ApprovalStore", "Status"),
+        ".store": ("OPEN", "ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"),
     },
     globals(),
 )
@@ -36,6 +36,7 @@ __all__ = [
     "ApprovalRecord",
     "ApprovalRule",
     "ApprovalStore",
+    "ApprovalStoreFactory",
     "AuditSink",
     "CallKey",
     "Hasher",

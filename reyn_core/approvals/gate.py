@@ -8,6 +8,10 @@ does not cover this call: other arguments, used, expired, denied, the plugin or 
 drifted approval is voided). Nothing of the call has run when either is raised. ``decide`` is how
 every surface records a person's decision. Each step writes one audit line (``requested``,
 ``approved``, ``denied``, ``expired``, ``voided``, ``executed``) through the audit log of the load.
+
+A decision may be scoped to the session that asked (``for_session``): the same exact call (same
+key) then runs again in that session, never in another, until the request expires or the host
+ends the session (``end_session``). The session is kept only as a keyed digest.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ class ApprovalGate:
         lock: str | None = None,
         audit: AuditSink | None = None,
         clock: Callable[[], float] = time.time,
+        reach: Mapping[str | None, Mapping[str, Any]] | None = None,
     ) -> None:
         self.policy = policy
         self.store = store
@@ -79,6 +84,25 @@ class ApprovalGate:
         self.lock = lock
         self._audit = audit
         self._clock = clock
+        self._reach = dict(reach or {})
+
+    def reach(self, tool: ToolDefinition) -> Mapping[str, Any]:
+        """What a call of ``tool`` can touch, as the approver is shown it: the sandbox its plugin
+        runs in and the grants the profile gives it, or that it runs unconfined in the host
+        process (``reach`` by plugin id, from the load; None is the host's own tools)."""
+        plugin = tool.origin.plugin_id if tool.origin is not None else None
+        found = self._reach.get(plugin)
+        if found is not None:
+            return dict(found)
+        return {
+            "sandbox": None,
+            "summary": "no sandbox: it runs in the host process and can reach whatever that process "
+            "can (files, network, programs)",
+        }
+
+    def session_digest(self, session: str | None) -> str | None:
+        """The keyed digest a session is kept as (None for no session)."""
+        return None if session is None else self.hasher({"session": session})
 
     def selects(self, tool: ToolDefinition) -> bool:
         """Whether any rule names ``tool`` (other tools' calls skip the check entirely)."""
@@ -129,8 +153,9 @@ class ApprovalGate:
         now = self._clock()
         self._expire(now)
         digest = key.digest(self.hasher)
+        session = self.session_digest(ctx.session)
         if approval is not None:
-            return self._with_approval(tool, approval, key, digest, now)
+            return self._with_approval(tool, approval, key, digest, now, session)
         index = self.policy.rules.index(rule)
         candidate = ApprovalRecord(
             id="apr-" + secrets.token_hex(8),
@@ -141,10 +166,11 @@ class ApprovalGate:
             expires_at=now + self.policy.ttl_s,
             approvers=rule.approvers,
             request=self._view(tool, arguments, ctx, surface, _describe_rule(index, rule)),
+            session=session,
         )
         record = self.store.open_request(candidate)
         if record.status == "approved":
-            return self._consume(tool, record, digest, now)
+            return self._consume(tool, record, digest, now, session)
         if record is candidate:
             self._line("requested", record, surface=surface)
         raise ToolApprovalRequired(
@@ -157,7 +183,7 @@ class ApprovalGate:
         )
 
     def _with_approval(
-        self, tool: ToolDefinition, approval: str, key: CallKey, digest: str, now: float
+        self, tool: ToolDefinition, approval: str, key: CallKey, digest: str, now: float, session: str | None
     ) -> Admission:
         record = self.store.get(approval)
         if record is None:
@@ -184,10 +210,20 @@ class ApprovalGate:
             )
         if record.status != "approved":
             raise self._closed(tool, record)
-        return self._consume(tool, record, digest, now)
+        if record.scoped and record.session != session:
+            raise ApprovalRefused(
+                f"approval {record.id} for {tool.name!r} holds only for the session that asked for it, "
+                "not for this one; nothing ran",
+                tool=tool.name,
+                reason="session_differs",
+                approval=record.id,
+            )
+        return self._consume(tool, record, digest, now, session)
 
-    def _consume(self, tool: ToolDefinition, record: ApprovalRecord, digest: str, now: float) -> Admission:
-        if not self.store.consume(record.id, digest, now):
+    def _consume(
+        self, tool: ToolDefinition, record: ApprovalRecord, digest: str, now: float, session: str | None
+    ) -> Admission:
+        if not self.store.consume(record.id, digest, now, session):
             latest = self.store.get(record.id) or record
             raise self._closed(tool, latest if latest.status != "approved" else record, raced=True)
         return Admission(record.id, digest, record.components)
@@ -229,6 +265,9 @@ class ApprovalGate:
             # secret properties (writeOnly / format: password) are never shown or stored
             "arguments": redact(arguments, tool.parameters),
             "workspace": str(ctx.workspace),
+            # what the call can touch: its plugin's sandbox and grants (never a secret: names only)
+            "can_touch": self.reach(tool),
+            "session": ctx.session is not None,
             "agent": ctx.agent,
             "entry": ctx.entry or ctx.surface,
             "surface": surface,
@@ -253,10 +292,13 @@ class ApprovalGate:
         channel: str,
         reason: str | None = None,
         standing: bool = False,
+        for_session: bool = False,
     ) -> ApprovalRecord:
         """Record a person's decision on a pending request. ``channel`` is ``user`` (the surface's
         user) or ``operator`` (``reyn approvals``) and must be among the request's approvers;
-        ``standing`` lets the approved exact call run any number of times until it expires."""
+        ``standing`` lets the approved exact call run any number of times until it expires;
+        ``for_session`` lets it run any number of times in the session that asked, until the
+        request expires or the session ends (a request from no session cannot be scoped so)."""
         now = self._clock()
         self._expire(now)
         record = self.store.get(approval)
@@ -266,16 +308,39 @@ class ApprovalGate:
             raise ApprovalDecisionError(
                 f"request {record.id} may be decided by {' or '.join(record.approvers)}, not by the {channel}"
             )
+        scoped = approve and for_session
+        if scoped and record.session is None:
+            raise ApprovalDecisionError(
+                f"request {record.id} came from no session, so it cannot be approved for its session; "
+                "approve it once (or standing, until it expires)"
+            )
+        standing = approve and (standing or for_session)
         decided = self.store.decide(
-            record.id, approve=approve, by=by, reason=reason, now=now, uses=-1 if standing else 1
+            record.id,
+            approve=approve,
+            by=by,
+            reason=reason,
+            now=now,
+            uses=-1 if standing else 1,
+            scoped=scoped,
         )
         if decided is None:
             latest = self.store.get(record.id) or record
             raise ApprovalDecisionError(
                 f"request {record.id} is {latest.status}, not pending: it cannot be decided"
             )
-        self._line("approved" if approve else "denied", decided, by=by, reason=reason, standing=standing)
+        scope = "session" if scoped else ("standing" if standing else "once")
+        extra = {"scope": scope, "session": decided.session} if approve else {}
+        self._line("approved" if approve else "denied", decided, by=by, reason=reason, **extra)
         return decided
+
+    def end_session(self, session: str) -> Sequence[ApprovalRecord]:
+        """The session ``session`` ended: the approvals scoped to it end too (``expired``, reason
+        ``session_ended``, one audit line each). Hosts call this when a client disconnects."""
+        records = self.store.end_session(self.session_digest(session) or "", self._clock())
+        for record in records:
+            self._line("expired", record, reason="session_ended", session=record.session)
+        return records
 
     def get(self, approval: str) -> ApprovalRecord | None:
         """One request (expired ones marked so first)."""

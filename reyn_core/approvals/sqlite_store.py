@@ -16,7 +16,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from .store import OPEN, ApprovalRecord, Status
 
@@ -34,32 +33,17 @@ CREATE TABLE IF NOT EXISTS approvals (
     decided_by TEXT,
     decided_at REAL,
     reason TEXT,
-    closed_at REAL
+    closed_at REAL,
+    session TEXT,
+    scoped INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
 """
-_COLUMNS = (
-    "id, key, components, status, created_at, expires_at, approvers, request, uses, "
-    "decided_by, decided_at, reason, closed_at"
-)
-
-
-def _record(row: tuple[Any, ...]) -> ApprovalRecord:
-    return ApprovalRecord(
-        id=row[0],
-        key=row[1],
-        components=json.loads(row[2]),
-        status=row[3],
-        created_at=row[4],
-        expires_at=row[5],
-        approvers=tuple(json.loads(row[6])),
-        request=json.loads(row[7]),
-        uses=row[8],
-        decided_by=row[9],
-        decided_at=row[10],
-        reason=row[11],
-        closed_at=row[12],
-    )
+# Columns added after the first release of the table (a file written before them gains them).
+_ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
+_COLUMNS = ", ".join(ApprovalRecord.columns)
+# An open request covers a call of ``session``: any unscoped one, or one scoped to that session.
+_COVERS = "(scoped = 0 OR session IS ?)"
 
 
 class SqliteApprovalStore:
@@ -84,6 +68,10 @@ class SqliteApprovalStore:
         # synchronous stays FULL). One host's processes share it; not for a network file system.
         conn.execute("PRAGMA journal_mode=WAL")
         conn.executescript(_SCHEMA)
+        present = {row[1] for row in conn.execute("PRAGMA table_info(approvals)")}
+        for name, kind in _ADDED:
+            if name not in present:
+                conn.execute(f"ALTER TABLE approvals ADD COLUMN {name} {kind}")
         self._conn, self._pid = conn, os.getpid()
         return conn
 
@@ -99,6 +87,10 @@ class SqliteApprovalStore:
                 raise
             conn.execute("COMMIT")
 
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
     def disconnect(self) -> None:
         """Close this process's connection (it reopens on the next operation)."""
         with self._lock:
@@ -110,14 +102,14 @@ class SqliteApprovalStore:
         with self._transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM approvals WHERE key = ? AND status IN ('pending', 'approved') "
-                "AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
-                (record.key, record.created_at),
+                f"AND expires_at > ? AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
+                (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:
-                return _record(row)
+                return ApprovalRecord.from_row(row)
             db.execute(
                 f"INSERT INTO approvals ({_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, 0)",
                 (
                     record.id,
                     record.key,
@@ -128,6 +120,7 @@ class SqliteApprovalStore:
                     json.dumps(list(record.approvers)),
                     json.dumps(dict(record.request), sort_keys=True, ensure_ascii=False),
                     record.uses,
+                    record.session,
                 ),
             )
             return record
@@ -135,23 +128,31 @@ class SqliteApprovalStore:
     def get(self, approval_id: str) -> ApprovalRecord | None:
         with self._transaction(write=False) as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
-        return _record(row) if row is not None else None
+        return ApprovalRecord.from_row(row) if row is not None else None
 
     def decide(
-        self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float, uses: int = 1
+        self,
+        approval_id: str,
+        *,
+        approve: bool,
+        by: str,
+        reason: str | None,
+        now: float,
+        uses: int = 1,
+        scoped: bool = False,
     ) -> ApprovalRecord | None:
         with self._transaction() as db:
             changed = db.execute(
-                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, uses = ? "
-                "WHERE id = ? AND status = 'pending' AND expires_at > ?",
-                ("approved" if approve else "denied", by, now, reason, uses, approval_id, now),
+                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, uses = ?, "
+                "scoped = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
+                ("approved" if approve else "denied", by, now, reason, uses, int(scoped), approval_id, now),
             ).rowcount
             if changed != 1:
                 return None
             row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
-        return _record(row)
+        return ApprovalRecord.from_row(row)
 
-    def consume(self, approval_id: str, key: str, now: float) -> bool:
+    def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
         # One statement: a standing approval (uses -1) stays approved; a counted one loses a use and
         # is consumed at zero. The row count is 1 for exactly one caller.
         with self._transaction() as db:
@@ -161,8 +162,9 @@ class SqliteApprovalStore:
                     "uses = CASE WHEN uses < 0 THEN uses ELSE uses - 1 END, "
                     "status = CASE WHEN uses = 1 THEN 'consumed' ELSE status END, "
                     "closed_at = CASE WHEN uses = 1 THEN ? ELSE closed_at END "
-                    "WHERE id = ? AND key = ? AND status = 'approved' AND expires_at > ? AND uses != 0",
-                    (now, approval_id, key, now),
+                    "WHERE id = ? AND key = ? AND status = 'approved' AND expires_at > ? AND uses != 0 "
+                    f"AND {_COVERS}",
+                    (now, approval_id, key, now, session),
                 ).rowcount
                 == 1
             )
@@ -189,7 +191,19 @@ class SqliteApprovalStore:
             rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {due}", (now,)).fetchall()
             if rows:
                 db.execute(f"UPDATE approvals SET status = 'expired', closed_at = ? {due}", (now, now))
-        return [_record(r) for r in rows]
+        return [ApprovalRecord.from_row(r) for r in rows]
+
+    def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:
+        ended = "WHERE status = 'approved' AND scoped = 1 AND session = ?"
+        with self._transaction() as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {ended}", (session,)).fetchall()
+            if rows:
+                db.execute(
+                    "UPDATE approvals SET status = 'expired', reason = 'session_ended', closed_at = ? "
+                    + ended,
+                    (now, session),
+                )
+        return [ApprovalRecord.from_row(r) for r in rows]
 
     def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
         with self._transaction(write=False) as db:
@@ -201,7 +215,7 @@ class SqliteApprovalStore:
                 ).fetchall()
             else:
                 rows = db.execute(f"SELECT {_COLUMNS} FROM approvals ORDER BY created_at DESC").fetchall()
-        return [_record(r) for r in rows]
+        return [ApprovalRecord.from_row(r) for r in rows]
 
 
 __all__ = ["OPEN", "SqliteApprovalStore"]

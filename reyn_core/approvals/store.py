@@ -5,15 +5,17 @@ A request is written when a call needing approval first arrives (``pending``), d
 drifted). The one operation that lets a call run is ``consume``: one transaction that moves exactly
 one ``approved`` row whose key equals the call's and which has not expired to ``consumed`` (or takes
 one use of a standing approval), so two processes racing on one approval run the call once.
-SQLite (``SqliteApprovalStore``, the standard library) is the default; an implementation for
-several hosts (PostgreSQL, in its own distribution) implements the same methods.
+SQLite (``SqliteApprovalStore``, the standard library) is the default. Another store lives in its
+own distribution and is selected by the profile's ``[approvals] backend``: the name of an entry
+point in the group ``reyn.approval_stores`` whose object is an ``ApprovalStoreFactory``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 Status = Literal["pending", "approved", "denied", "consumed", "expired", "voided"]
 OPEN: tuple[Status, ...] = ("pending", "approved")
@@ -24,7 +26,10 @@ OPEN: tuple[Status, ...] = ("pending", "approved")
 class ApprovalRecord:
     """One request. ``components`` are the key's digests (``CallKey.components``); ``request`` is what
     an approver is shown (tool, plugin and version, redacted arguments, workspace); ``uses`` is how
-    many more times an approved request may run (-1: a standing approval, until it expires)."""
+    many more times an approved request may run (-1: a standing approval, until it expires);
+    ``session`` is the keyed digest of the session that asked (None: no session), and ``scoped``
+    says the approval holds only for calls of that session ("allow this exact call for this
+    session"), ending with the session at the latest."""
 
     id: str
     key: str
@@ -39,6 +44,28 @@ class ApprovalRecord:
     decided_at: float | None = None
     reason: str | None = None
     closed_at: float | None = None
+    session: str | None = None
+    scoped: bool = False
+
+    columns: ClassVar[tuple[str, ...]] = (
+        "id", "key", "components", "status", "created_at", "expires_at", "approvers", "request",
+        "uses", "decided_by", "decided_at", "reason", "closed_at", "session", "scoped",
+    )  # fmt: skip
+    """A store's columns, in the order ``from_row`` reads them."""
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> ApprovalRecord:
+        """A record from a store's row in ``columns`` order; the JSON columns (``components``,
+        ``approvers``, ``request``) as text or already decoded."""
+        import json
+
+        values = dict(zip(cls.columns, row, strict=True))
+        for name in ("components", "approvers", "request"):
+            if isinstance(values[name], str):
+                values[name] = json.loads(values[name])
+        values["approvers"] = tuple(values["approvers"])
+        values["scoped"] = bool(values["scoped"])
+        return cls(**values)
 
     def as_json(self) -> dict[str, Any]:
         """The record as JSON data (``reyn approvals show --json``)."""
@@ -50,6 +77,8 @@ class ApprovalRecord:
             "expires_at": self.expires_at,
             "approvers": list(self.approvers),
             "uses": self.uses,
+            "scope": "session" if self.scoped else ("standing" if self.uses < 0 else "once"),
+            "session": self.session,
             "decided_by": self.decided_by,
             "decided_at": self.decided_at,
             "reason": self.reason,
@@ -59,26 +88,47 @@ class ApprovalRecord:
         }
 
 
+@runtime_checkable
 class ApprovalStore(Protocol):
     """Where requests live. Every method is synchronous (the gate runs it in a worker thread) and
-    each is one transaction."""
+    each is one transaction. ``location`` says where the store is, with no secret in it (a DSN is
+    shown as ``postgresql://host:port/db``). A method that cannot reach the store raises: the gate
+    then refuses the call (fail closed)."""
+
+    @property
+    def location(self) -> str: ...
 
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         """The open request (pending or approved, not expired at ``record.created_at``) with
-        ``record.key``, or ``record`` inserted when there is none."""
+        ``record.key`` that covers ``record.session`` (a session-scoped approval covers only its
+        own session), or ``record`` inserted when there is none."""
         ...
 
     def get(self, approval_id: str) -> ApprovalRecord | None: ...
 
     def decide(
-        self, approval_id: str, *, approve: bool, by: str, reason: str | None, now: float, uses: int = 1
+        self,
+        approval_id: str,
+        *,
+        approve: bool,
+        by: str,
+        reason: str | None,
+        now: float,
+        uses: int = 1,
+        scoped: bool = False,
     ) -> ApprovalRecord | None:
-        """Move a pending, unexpired request to approved / denied; None when it is not pending."""
+        """Move a pending, unexpired request to approved / denied (``scoped``: for its session
+        only); None when it is not pending."""
         ...
 
-    def consume(self, approval_id: str, key: str, now: float) -> bool:
-        """Take one use of an approved, unexpired request with exactly ``key``; True for the one
-        caller that did."""
+    def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
+        """Take one use of an approved, unexpired request with exactly ``key`` (a scoped one only
+        when ``session`` is its session); True for the one caller that did."""
+        ...
+
+    def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:
+        """Move the approved requests scoped to ``session`` to ``expired`` (reason
+        ``session_ended``); the records moved."""
         ...
 
     def close(self, approval_id: str, status: Status, reason: str, now: float) -> bool:
@@ -94,4 +144,13 @@ class ApprovalStore(Protocol):
         ...
 
 
-__all__ = ["OPEN", "ApprovalRecord", "ApprovalStore", "Status"]
+class ApprovalStoreFactory(Protocol):
+    """What a ``reyn.approval_stores`` entry point names: called with the profile's
+    ``[approvals.settings]`` (the backend validates them; bad ones raise ``ValueError`` saying which
+    key, without echoing a secret) and the profile's folder, it returns the store. It must not
+    connect: the first operation does, so a load never waits for a server."""
+
+    def __call__(self, settings: Mapping[str, Any], base: Path) -> ApprovalStore: ...
+
+
+__all__ = ["OPEN", "ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"]

@@ -36,6 +36,7 @@ def describe(record: ApprovalRecord) -> str:
         f"  tool       {req.get('tool')} ({req.get('purity')}) from plugin {plugin}{version}",
         f"  arguments  {json.dumps(req.get('arguments'), ensure_ascii=False, sort_keys=True)[:2000]}",
         f"  workspace  {req.get('workspace')}",
+        f"  can touch  {(req.get('can_touch') or {}).get('summary', 'not recorded')}",
         f"  agent      {req.get('agent')}   entry {req.get('entry')}   surface {req.get('surface')}",
         f"  rule       {req.get('rule')}",
         f"  approvers  {', '.join(record.approvers)}",
@@ -59,16 +60,22 @@ def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return None
     print(describe(record), file=sys.stderr)
-    sys.stderr.write("approve this exact call? [y/N] ")
+    if record.session is not None:  # a session may keep allowing exactly this call
+        print("  y: run it once; s: also allow exactly this call again in this session", file=sys.stderr)
+    sys.stderr.write(
+        "approve this exact call? [y/s/N] " if record.session else "approve this exact call? [y/N] "
+    )
     sys.stderr.flush()
     answer = sys.stdin.readline().strip().lower()
-    approve = answer in ("y", "yes")
+    for_session = record.session is not None and answer in ("s", "session")
+    approve = for_session or answer in ("y", "yes")
     gate.decide(
         approval,
         approve=approve,
         by=f"user:{login_name()} (terminal)",
         channel="user",
         reason=None if approve else "declined at the terminal",
+        for_session=for_session,
     )
     return approve
 

@@ -5,11 +5,13 @@ terminal prompt ``reyn tools call`` uses. Every decision goes through the regist
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..approvals.terminal import describe, login_name, when
-from ..errors import ApprovalDecisionError, ProfileError
+from ..errors import ApprovalDecisionError, ProfileError, ReynError
 from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args, table
 
@@ -38,7 +40,25 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                 action="store_true",
                 help="let this exact call run any number of times until the request expires",
             )
+            d.add_argument(
+                "--for-session",
+                action="store_true",
+                help="let this exact call run again in the session that asked, until it ends or expires",
+            )
         d.set_defaults(func=run_decide, approve=approve)
+
+
+def _store_errors(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A store that cannot be used (not installed, unreachable) is a clear error, not a crash."""
+
+    @functools.wraps(run)
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except OSError as exc:
+            raise ReynError(f"the approval store cannot be used: {exc}") from None
+
+    return wrapped
 
 
 def _gate(args: argparse.Namespace) -> ApprovalGate:
@@ -51,6 +71,7 @@ def _gate(args: argparse.Namespace) -> ApprovalGate:
     return gate  # type: ignore[return-value]
 
 
+@_store_errors
 def run_list(args: argparse.Namespace) -> int:
     gate = _gate(args)
     records = gate.list(None if args.all else ("pending",))
@@ -68,6 +89,7 @@ def run_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@_store_errors
 def run_show(args: argparse.Namespace) -> int:
     record = _gate(args).get(args.id)
     if record is None:
@@ -80,6 +102,7 @@ def run_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@_store_errors
 def run_decide(args: argparse.Namespace) -> int:
     gate = _gate(args)
     by = f"operator:{args.by or login_name()}"
@@ -91,6 +114,7 @@ def run_decide(args: argparse.Namespace) -> int:
             channel="operator",
             reason=args.reason,
             standing=getattr(args, "standing", False),
+            for_session=getattr(args, "for_session", False),
         )
     except ApprovalDecisionError as exc:
         print(f"reyn: error: {exc}", file=sys.stderr)

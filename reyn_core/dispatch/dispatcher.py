@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import gates, tracing
 from ..approvals.key import handler_arguments
-from ..calls import NO_HOOKS, ToolCall, ToolCallOutcome
+from ..calls import ToolCall, ToolCallOutcome
 from ..context import ToolContext, as_names
 from ..errors import (
     ToolCancelled,
@@ -143,17 +143,15 @@ async def invoke_tool(
         # the caller's own view: "did you mean" never names a tool hidden from it
         raise registry.not_found(name, surface, ctx, exclude=exclude, allowed_ops=allowed_ops) from None
     tool = prepared.definition
-    hooks = registry.hooks or NO_HOOKS
+    hooks = registry.call_hooks  # None: no hooks, decided when the snapshot was made
     call_ctx = _call_context(prepared, registry, ctx, surface)
-    started = time.perf_counter()
     admitted: Any = None
     parsed, problems, is_small = own_small(args)  # the call's own: no one else can change them
-    # What the policy hooks see (read-only); built only when there are hooks (the common host has none).
-    call = (
-        ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
-        if hooks.before or hooks.after
-        else _NO_CALL
-    )
+    if hooks is None:  # the common host: no hook sees the call, none is timed
+        started, call = 0.0, _NO_CALL
+    else:  # what the policy hooks see (read-only)
+        started = time.perf_counter()
+        call = ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
     try:
         # the gates again (available() sees this surface); the layers the snapshot fixes were
         # decided once, by the same function
@@ -175,7 +173,7 @@ async def invoke_tool(
         if gate is not None and gate.selects(tool):
             bound = handler_arguments(kwargs, shape.model_param, shape.ctx_param)
             admitted = await gate.admit(tool, bound, call_ctx, surface, approval)
-        if hooks.before:
+        if hooks is not None and hooks.before:
             await run_before(hooks, call)
         if shape.is_async and tool.timeout_s is None:  # the common case, awaited here
             try:
@@ -188,13 +186,16 @@ async def invoke_tool(
         exc.tool = exc.tool or tool.name
         if admitted is not None:
             await _executed(registry, admitted, exc.kind)
-        await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
+        if hooks is not None:
+            await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
         raise
     except Exception as exc:
         failed = ToolExecutionError(f"tool {tool.name!r} failed: {describe(exc)}", tool=tool.name)
         if admitted is not None:
             await _executed(registry, admitted, failed.kind)
-        await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=failed))
+        if hooks is not None:
+            outcome = ToolCallOutcome("error", time.perf_counter() - started, error=failed)
+            await run_after(hooks, call, outcome)
         raise failed from exc
     except BaseException as exc:  # CancelledError (asyncio is imported lazily, hence no except clause)
         if not _is_cancellation(exc):
@@ -203,13 +204,15 @@ async def invoke_tool(
         if admitted is not None:
             await _executed(registry, admitted, cancelled.kind)
         # A call the caller cancels (e.g. an MCP client's notifications/cancelled) is audited too.
-        await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=cancelled))
+        if hooks is not None:
+            outcome = ToolCallOutcome("error", time.perf_counter() - started, error=cancelled)
+            await run_after(hooks, call, outcome)
         if _caller_cancelled():
             raise  # the caller's own cancellation propagates unchanged: never swallow that
         raise cancelled from None
     if admitted is not None:
         await _executed(registry, admitted, "ok")
-    if hooks.after:
+    if hooks is not None and hooks.after:
         await run_after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
     return result
 

@@ -11,7 +11,6 @@ and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` isolated plugins (`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -262,6 +261,12 @@ CODES: dict[str, CodeInfo] = {
         "fix the name in the agent's tool list ([agents.<name>] tools, or the agent's own file), or enable "
         "the plugin that has it (see `reyn tools list`)",
     ),
+    "RC011": CodeInfo(
+        "error",
+        "the approval store cannot be set up",
+        "install the distribution that provides [approvals] backend, or fix [approvals.settings] as the "
+        "message says; until then every call that needs approval is refused (fail closed)",
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",
@@ -375,8 +380,3 @@ class Diagnostic:
         if self.traceback is not None:
             data["traceback"] = self.traceback
         return data
-
-
-def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
-    """Whether any diagnostic is an error."""
-    return any(d.is_error for d in diagnostics)

@@ -125,7 +125,8 @@ def _load(
 
     commands = resolve_commands(plugins)
     with load_tracing.phase("reyn.load.registration") as span:
-        approvals = approval_gate(profile, policy.audit_log)
+        approvals, approval_diags = approval_gate(profile, policy.audit_log, plugins)
+        session.global_diags.extend(approval_diags)
         # the agents' tool lists come from the plugins' hooks (and the profile), known only now
         policy = replace(
             policy, operator=replace(policy.operator, agent_tools=agent_tool_lists(profile, plugins))

@@ -18,11 +18,14 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.loading.userdirs import read_private_entries, user_cache_dir, write_private
 from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.schema import SchemaIssue, check_tool_schema
+
+if TYPE_CHECKING:
+    from reyn_core.validation.compiled import SchemaValidator
 
 # v2: patterns are checked by RE2 (v1 verdicts came from a backtracking-``re`` heuristic).
 FILE_NAME = "schema-checks-v2.json"
@@ -95,13 +98,18 @@ class SchemaCheckCache:
                 self._entries, self.disk_miss = _read_cache_file(self.path)
         return self._entries
 
-    def __call__(self, parameters: Any, *, phase_usable: bool) -> list[SchemaIssue]:
+    def __call__(
+        self, parameters: Any, *, phase_usable: bool, validator: SchemaValidator | None = None
+    ) -> list[SchemaIssue]:
+        """``check_tool_schema``'s verdict, remembered. On a miss the check compiles ``validator``
+        (the registry's own); on a hit nothing is compiled here, and ``validator`` compiles once, at
+        its tool's first call (a warm load never imports the library)."""
         try:
             canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError):
-            return check_tool_schema(parameters, phase_usable=phase_usable)
+            return check_tool_schema(parameters, phase_usable=phase_usable, validator=validator)
         if not isinstance(parameters, Mapping):
-            return check_tool_schema(parameters, phase_usable=phase_usable)
+            return check_tool_schema(parameters, phase_usable=phase_usable, validator=validator)
         key = hashlib.sha256(f"{int(phase_usable)}\0{canonical}".encode()).hexdigest()
         entries = self._load()
         cached = entries.get(key)
@@ -110,7 +118,7 @@ class SchemaCheckCache:
                 return [SchemaIssue(**item) for item in cached]
             except TypeError:
                 pass
-        issues = check_tool_schema(parameters, phase_usable=phase_usable)
+        issues = check_tool_schema(parameters, phase_usable=phase_usable, validator=validator)
         entries[key] = [asdict(i) for i in issues]
         self._dirty = True
         return issues

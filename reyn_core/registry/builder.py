@@ -13,6 +13,7 @@ from ..schema import SchemaIssue, check_tool_schema, copy_json
 from ..tool import ToolDefinition, ToolOrigin, as_definition, collision_key
 from .checks import SchemaCheck, check_definition
 from .collisions import Claim, Collision
+from .prepared import schema_validator
 from .snapshot import RegisteredTool, ToolRegistry
 
 
@@ -26,15 +27,21 @@ class CheckedDefinitions:
     every check. Entries hold the definitions alive: ``clear()`` when the registry is built."""
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[ToolDefinition, tuple[SchemaIssue, ...]]] = {}
+        self._entries: dict[int, RegisteredTool] = {}
 
-    def record(self, definition: ToolDefinition, warnings: tuple[SchemaIssue, ...]) -> None:
-        self._entries[id(definition)] = (definition, warnings)
+    def record(self, entry: RegisteredTool) -> None:
+        self._entries[id(entry.definition)] = entry
+
+    def entry_of(self, definition: object) -> RegisteredTool | None:
+        """The entry (warnings, validator) recorded for exactly this object, or None when it was not
+        checked here."""
+        entry = self._entries.get(id(definition))
+        return entry if entry is not None and entry.definition is definition else None
 
     def warnings_of(self, definition: object) -> tuple[SchemaIssue, ...] | None:
         """The warnings recorded for exactly this object, or None when it was not checked here."""
-        entry = self._entries.get(id(definition))
-        return entry[1] if entry is not None and entry[0] is definition else None
+        entry = self.entry_of(definition)
+        return entry.warnings if entry is not None else None
 
     def clear(self) -> None:
         self._entries.clear()
@@ -94,13 +101,15 @@ class RegistryBuilder:
         ``origin``, when given, replaces whatever origin the definition carried: origins are stamped
         by whoever registers, never trusted from the definition itself.
         """
-        adopted = self._checked.warnings_of(obj) if self._checked is not None else None
+        adopted = self._checked.entry_of(obj) if self._checked is not None else None
         if adopted is not None and isinstance(obj, ToolDefinition) and origin in (None, obj.origin):
             # Checked by a builder sharing this ledger, and returned by it: the same frozen object
-            # with that builder's private copy of the schema. No second check, no second copy.
-            definition, warnings = obj, list(adopted)
+            # with that builder's private copy of the schema and the validator its check compiled.
+            # No second check, no second copy, no second compile.
+            entry = adopted
         else:
-            definition, warnings = self._checked_copy(obj, origin)
+            entry = self._checked_copy(obj, origin)
+        definition = entry.definition
         key = collision_key(definition.name)
         taken = self._keys.get(key, definition.name)
         existing = self._tools.get(taken)
@@ -110,9 +119,9 @@ class RegistryBuilder:
                 Claim(definition.name, definition.origin or ToolOrigin()),
             )
             raise Collision(claims).error(kept_first=True)
-        self._tools[definition.name] = RegisteredTool(definition, tuple(warnings))
+        self._tools[definition.name] = entry
         if self._checked is not None:
-            self._checked.record(definition, tuple(warnings))
+            self._checked.record(entry)
         self._keys[key] = definition.name
         if original_name is not None and original_name != definition.name:
             self._original_names[definition.name] = original_name
@@ -120,9 +129,11 @@ class RegistryBuilder:
 
     def _checked_copy(
         self, obj: ToolDefinition | Callable[..., Any], origin: ToolOrigin | None
-    ) -> tuple[ToolDefinition, list[SchemaIssue]]:
+    ) -> RegisteredTool:
         """``obj`` as a checked ``ToolDefinition`` stamped with its origin and holding a private copy
-        of its schema, and the schema's warnings; ``ToolRegistrationError`` when it cannot be registered."""
+        of its schema, with the schema's warnings and the validator of that copy (compiled by the
+        check, or at the first call when the check's verdict was cached); ``ToolRegistrationError``
+        when it cannot be registered."""
         try:
             definition = as_definition(obj)
             if type(definition) is not ToolDefinition:  # a subclass could override fields' behaviour
@@ -135,8 +146,20 @@ class RegistryBuilder:
                 f"not a tool: {exc}",
                 hint="pass a ToolDefinition or a function decorated with @reyn_core.tool",
             ) from None
+        # Origins are stamped by whoever registers (never trusted from the definition), and we keep
+        # our own copy of the schema, made before the check so the validator the check compiles is
+        # the copy's: a plugin that mutates its dict later cannot change what the renderers show or
+        # what the dispatcher validates against. One ``replace`` for both.
+        stamp = origin if origin is not None else definition.origin or ToolOrigin(kind="host")
         try:
-            warnings = check_definition(definition, self._schema_check)
+            parameters = copy_json(definition.parameters)
+            returns = copy_json(definition.returns) if definition.returns is not None else None
+        except RecursionError:  # nested past any bound (or cyclic): the check refuses it (RS002)
+            parameters, returns = definition.parameters, definition.returns
+        definition = replace(definition, origin=stamp, parameters=parameters, returns=returns)
+        validator = schema_validator(parameters)
+        try:
+            warnings = check_definition(definition, self._schema_check, validator)
         except ToolRegistrationError:
             raise
         except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it
@@ -146,15 +169,7 @@ class RegistryBuilder:
                 tool=str(definition.name)[:80],
                 hint="simplify the definition; the message names what broke the check",
             ) from None
-        # Origins are stamped by whoever registers (never trusted from the definition), and we keep
-        # our own copy of the checked schema: a plugin that mutates its dict later cannot change what
-        # the renderers show or what the dispatcher validates against. One ``replace`` for both.
-        stamp = origin if origin is not None else definition.origin or ToolOrigin(kind="host")
-        returns = copy_json(definition.returns) if definition.returns is not None else None
-        return (
-            replace(definition, origin=stamp, parameters=copy_json(definition.parameters), returns=returns),
-            warnings,
-        )
+        return RegisteredTool(definition, tuple(warnings), validator)
 
     def set_settings(self, plugin_id: str, settings: Any) -> None:
         """Attach a plugin's validated settings; tools of that plugin see them as ``ctx.settings``."""

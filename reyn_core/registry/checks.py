@@ -4,6 +4,7 @@ RT010 and the schema's own codes)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..errors import ToolRegistrationError
 from ..schema import SchemaIssue
@@ -79,9 +80,12 @@ def returns_problem(returns: object) -> str:
     return ""
 
 
-def check_definition(d: ToolDefinition, schema_check: SchemaCheck) -> list[SchemaIssue]:
+def check_definition(
+    d: ToolDefinition, schema_check: SchemaCheck, validator: Any = None
+) -> list[SchemaIssue]:
     """Raise ``ToolRegistrationError`` for a definition that cannot be registered; else return the
-    schema's warnings."""
+    schema's warnings. ``validator`` (the registry's ``SchemaValidator`` for ``d.parameters``) is
+    handed to the schema check, which compiles it when it checks."""
     if type(d.name) is not str or not is_valid_tool_name(d.name):
         raise ToolRegistrationError(
             "RT002",
@@ -121,7 +125,7 @@ def check_definition(d: ToolDefinition, schema_check: SchemaCheck) -> list[Schem
             tool=d.name,
             hint="fix the value in @tool(...) / ToolDefinition(...)",
         )
-    issues = schema_check(d.parameters, phase_usable=d.gates.phase == "allow")
+    issues = schema_check(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
     errors = [i for i in issues if i.severity == "error"]
     if errors:
         first = errors[0]

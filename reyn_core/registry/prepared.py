@@ -16,6 +16,7 @@ tool whose schema is the one derived from its handler's model is validated by th
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, final
 
 from .. import gates
@@ -28,10 +29,25 @@ if TYPE_CHECKING:
     ToolValidator = ModelValidator | SchemaValidator
 
 
-def choose_validator(definition: ToolDefinition, shape: CallShape | None) -> ToolValidator:
+def schema_validator(parameters: Any) -> SchemaValidator | None:
+    """The ``SchemaValidator`` of a tool's registered ``parameters`` (the registry's own copy), not
+    compiled yet: the registration's check compiles this object, and the snapshot keeps it. The one
+    place a tool's schema validator is made (None for a schema that is not an object: refused)."""
+    if not isinstance(parameters, Mapping):
+        return None
+    from ..validation.compiled import SchemaValidator
+
+    return SchemaValidator(parameters, deferred=True)
+
+
+def choose_validator(
+    definition: ToolDefinition, shape: CallShape | None, schema: SchemaValidator | None = None
+) -> ToolValidator:
     """The one validator of ``definition`` whose handler resolved to ``shape`` (None: no handler
-    here): its model's, when ``parameters`` is exactly the schema derived from that model; else the
-    compiled schema. The only place a tool's validator is chosen."""
+    here): its model's, when ``parameters`` is exactly the schema derived from that model; else
+    ``schema``, the registration's validator of ``parameters`` (compiled by its check; compiled on
+    first use when the check's verdict came from the schema-check cache). The only place a tool's
+    validator is chosen."""
     known = shape.arguments if shape is not None else None
     if known is None and shape is not None and shape.model is not None:
         # a handler whose definition did not carry its model: derived once, here, and compared
@@ -45,9 +61,12 @@ def choose_validator(definition: ToolDefinition, shape: CallShape | None) -> Too
         from ..validation.model_validator import ModelValidator
 
         return ModelValidator(known.model, definition.parameters)
-    from ..validation import compile_validator
-
-    return compile_validator(definition.parameters)
+    if schema is None or schema.source is not definition.parameters:
+        # a snapshot entry not made by ``RegistryBuilder`` (``RegisteredTool`` built by hand)
+        schema = schema_validator(definition.parameters)
+        if schema is None:
+            raise TypeError(f"tool {definition.name!r}: parameters is not a JSON Schema object")
+    return schema
 
 
 @final
@@ -58,6 +77,7 @@ class PreparedTool:
         "_digest",
         "_lock",
         "_null_optionals",
+        "_schema",
         "_validator",
         "definition",
         "plain",
@@ -65,8 +85,11 @@ class PreparedTool:
         "shape",
     )
 
-    def __init__(self, definition: ToolDefinition, plain: bool) -> None:
+    def __init__(
+        self, definition: ToolDefinition, plain: bool, schema: SchemaValidator | None = None
+    ) -> None:
         self.definition = definition
+        self._schema = schema  # the registration's validator of the schema (``choose_validator``)
         # surface -> the refusal of the layers the snapshot fixes (None: they admit it), filled by
         # ``ToolRegistry.fixed_layers`` as each surface is first asked about
         self.refusals: dict[str, gates.Decision | None] = {}
@@ -86,7 +109,7 @@ class PreparedTool:
             except Exception:  # resolved (and reported) at the call instead
                 return
             self.shape = shape
-            self._validator = choose_validator(definition, shape)
+            self._validator = choose_validator(definition, shape, schema)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -101,7 +124,7 @@ class PreparedTool:
             shape = resolve_handler(self.definition)
             with self._lock:
                 if self._validator is None:
-                    self._validator = choose_validator(self.definition, shape)
+                    self._validator = choose_validator(self.definition, shape, self._schema)
                 self.shape = shape
         return shape
 
@@ -114,7 +137,7 @@ class PreparedTool:
             with self._lock:
                 validator = self._validator
                 if validator is None:
-                    validator = self._validator = choose_validator(self.definition, None)
+                    validator = self._validator = choose_validator(self.definition, None, self._schema)
         return validator
 
     def check(self, parsed: Any, *, bounded: bool = False) -> tuple[Any, list[Any]]:

@@ -6,9 +6,9 @@ import difflib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, final
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from .. import gates
 from ..calls import CallApprovals, ToolCallHooks
@@ -18,13 +18,19 @@ from ..schema import SchemaIssue
 from ..tool import ToolDefinition, refuse_subclassing
 from .prepared import PreparedTool
 
+if TYPE_CHECKING:
+    from ..validation.compiled import SchemaValidator
+
 
 @dataclass(frozen=True, slots=True)
 class RegisteredTool:
-    """A tool as registered: the checked definition plus the warnings found when it was checked."""
+    """A tool as registered: the checked definition, the warnings found when it was checked, and the
+    ``SchemaValidator`` of its registered schema that the check compiled (``schema_validator``; the
+    snapshot's entry validates with this very object when the schema is the tool's validator)."""
 
     definition: ToolDefinition
     warnings: tuple[SchemaIssue, ...] = ()
+    validator: SchemaValidator | None = field(default=None, compare=False, repr=False)
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -55,6 +61,7 @@ class ToolRegistry:
     __slots__ = (
         "__weakref__",
         "_approvals",
+        "_call_hooks",
         "_derived",
         "_hooks",
         "_operator",
@@ -71,6 +78,7 @@ class ToolRegistry:
     _settings: Mapping[str, Any]
     _operator: gates.OperatorPolicy
     _hooks: ToolCallHooks | None
+    _call_hooks: ToolCallHooks | None
     _approvals: CallApprovals | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
@@ -99,6 +107,8 @@ class ToolRegistry:
         init(self, "_original_names", MappingProxyType(dict(original_names)))
         init(self, "_operator", operator)
         init(self, "_hooks", hooks)
+        # decided once: a snapshot whose hooks have neither ``before`` nor ``after`` runs none
+        init(self, "_call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
         init(self, "_approvals", approvals)
         init(self, "_settings", MappingProxyType(dict(settings)))
         # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
@@ -106,7 +116,9 @@ class ToolRegistry:
             self,
             "_prepared",
             {
-                name: PreparedTool(entry.definition, self.settings_for(entry.definition) is None)
+                name: PreparedTool(
+                    entry.definition, self.settings_for(entry.definition) is None, entry.validator
+                )
                 for name, entry in tools.items()
             },
         )
@@ -132,6 +144,12 @@ class ToolRegistry:
     def hooks(self) -> ToolCallHooks | None:
         """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
         return self._hooks
+
+    @property
+    def call_hooks(self) -> ToolCallHooks | None:
+        """``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when the
+        snapshot is made, so a call to a registry without hooks does no hook work at all."""
+        return self._call_hooks
 
     @property
     def approvals(self) -> CallApprovals | None:
@@ -195,6 +213,15 @@ class ToolRegistry:
         """Provider-lint warnings recorded when ``name`` was registered."""
         entry = self._tools.get(name)
         return entry.warnings if entry else ()
+
+    def registered(self, name: str) -> RegisteredTool:
+        """The entry ``name`` was registered as (its definition, warnings and schema validator): a
+        derived registry's builder adopts it (``CheckedDefinitions``) instead of checking again."""
+        entry = self._tools.get(name) if type(name) is str else None
+        if entry is None:
+            self.get(name)  # raises ToolNotFound with the near names
+            raise AssertionError("unreachable")  # pragma: no cover
+        return entry
 
     def original_name(self, name: str) -> str:
         """The plugin's own name for a (possibly prefixed) tool."""

@@ -119,7 +119,7 @@ class ToolIndex:
         for tool in self._tools:
             entry = cache.get(tool.name)
             if entry is None:
-                fields = field_texts(tool)
+                fields = field_texts(tool, ranking)
                 entry = cache[tool.name] = (fields, analyse(fields, ranking))
             prepared.append(entry)
         self._fields = [fields for fields, _ in prepared]
@@ -279,19 +279,17 @@ def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) ->
 
 def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:
     from ..registry import RegistryBuilder
-    from ..schema import check_tool_schema
+    from ..registry.builder import CheckedDefinitions
 
-    checked = {id(t.parameters): registry.warnings(t.name) for t in registry.tools()}
-
-    def schema_check(parameters: Any, **kwargs: Any) -> list[Any]:
-        known = checked.get(id(parameters))
-        return list(known) if known is not None else check_tool_schema(parameters, **kwargs)
-
+    # the registry's tools are adopted as checked (their warnings and compiled validators kept)
+    checked = CheckedDefinitions()
+    for tool in registry.tools():
+        checked.record(registry.registered(tool.name))
     builder = RegistryBuilder(
         operator=registry.operator,
         settings=registry.plugin_settings,
         hooks=registry.hooks,
-        schema_check=schema_check,
+        checked=checked,
         approvals=registry.approvals,
     )
     for tool in registry.tools():

@@ -9,7 +9,8 @@ to the best tools the share of their name's words the request says (``name_cover
 
 Options measured and left off by ``DEFAULT_RANKING``: pseudo-relevance feedback (the words that best
 characterise the first pass's top tools — the registry's own vocabulary — added with a small weight
-before ranking again) and dropping stop words; neither won on the tuning part.
+before ranking again), dropping stop words, parameters' enum values and adjacent word pairs; none
+improved held-out figures (``benchmarks/tune_candidates.py``; docs/large-registries.md).
 
 ``Ranking`` holds the parameters; ``DEFAULT_RANKING`` was chosen on one part of the benchmark's data
 and measured on another (``benchmarks/tool_search_split.py``; docs/large-registries.md). Everything
@@ -27,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from operator import add
 from typing import Any
 
@@ -53,7 +55,11 @@ class Ranking:
     plural and verb endings (``stem``); ``feedback_docs`` / ``feedback_terms`` / ``feedback_weight``
     configure pseudo-relevance feedback (0 docs: none); ``name_cover`` adds, to each of the best
     ``RERANK`` tools, that share of the best score times the share of its name's words the query
-    says (``get_user_orders`` for "orders of a user": 2 of 3)."""
+    says (``get_user_orders`` for "orders of a user": 2 of 3); ``enum_values`` indexes the string
+    values of parameters' ``enum`` lists with their descriptions; ``pairs`` weighs word pairs (two
+    adjacent words of the request found adjacent in a field, ``current weather``) against single
+    words (0: none); ``split_identifiers`` (on by default) also splits camelCase (``getUserOrders``)
+    into words (off: only ``_``, ``.``, ``-`` and other non-word characters separate words)."""
 
     k1: float = 1.2
     b: float = 0.75
@@ -64,6 +70,9 @@ class Ranking:
     feedback_terms: int = 0
     feedback_weight: float = 0.0
     name_cover: float = 0.0
+    enum_values: bool = False
+    pairs: float = 0.0
+    split_identifiers: bool = True
 
 
 # Chosen by ``benchmarks/tune_tool_search.py`` on the tuning part of the split only (feedback lost
@@ -113,7 +122,8 @@ def term(word: str, ranking: Ranking) -> str:
 
 def terms(text: str, ranking: Ranking) -> list[str]:
     """The index terms of ``text``: its words, lower-cased, stemmed when ``ranking.stem``."""
-    words = _WORD.findall(_CAMEL.sub(" ", text).lower())  # lower-cased after the split: same words
+    split = _CAMEL.sub(" ", text) if ranking.split_identifiers else text
+    words = _WORD.findall(split.lower())  # lower-cased after the split: same words
     if any(len(w) > 64 for w in words):
         words = [w for w in words if len(w) <= 64]
     return list(map(_stem, words)) if ranking.stem else words
@@ -122,34 +132,41 @@ def terms(text: str, ranking: Ranking) -> list[str]:
 def query_terms(query: str, ranking: Ranking = DEFAULT_RANKING) -> tuple[str, ...]:
     """The distinct terms of ``query``, stop words and bare numbers dropped when
     ``ranking.stop_words`` (numbers are argument values, not intents)."""
-    words = [w for w in _WORD.findall(_CAMEL.sub(" ", query).lower()) if len(w) <= 64]
+    split = _CAMEL.sub(" ", query) if ranking.split_identifiers else query
+    words = [w for w in _WORD.findall(split.lower()) if len(w) <= 64]
     if ranking.stop_words:
         words = [w for w in words if w not in STOP_WORDS and not w.isdigit()]
     kept = [_stem(w) for w in words] if ranking.stem else words
     return tuple(dict.fromkeys(kept))
 
 
-def _parameter_text(schema: Any, names: list[str], texts: list[str], depth: int = 0) -> None:
-    """Property names (split into words) and descriptions of a JSON Schema, nested up to 3 levels."""
+def _parameter_text(
+    schema: Any, names: list[str], texts: list[str], ranking: Ranking, depth: int = 0
+) -> None:
+    """Property names (split into words) and descriptions of a JSON Schema, nested up to 3 levels,
+    with the string values of each ``enum`` when ``ranking.enum_values``."""
     if not isinstance(schema, Mapping) or depth > 3:
         return
     props = schema.get("properties")
     if isinstance(props, Mapping):
         for key, sub in props.items():
-            names.append(" ".join(split_words(str(key))))
+            names.append(" ".join(split_words(str(key))) if ranking.split_identifiers else str(key))
             if isinstance(sub, Mapping):
                 if isinstance(sub.get("description"), str):
                     texts.append(sub["description"])
-                _parameter_text(sub, names, texts, depth + 1)
-                _parameter_text(sub.get("items"), names, texts, depth + 1)
+                values = sub.get("enum")
+                if ranking.enum_values and isinstance(values, list):
+                    texts.extend(v for v in values[:64] if isinstance(v, str))
+                _parameter_text(sub, names, texts, ranking, depth + 1)
+                _parameter_text(sub.get("items"), names, texts, ranking, depth + 1)
 
 
-def field_texts(tool: ToolDefinition) -> tuple[str, str, str, str]:
-    """The four indexed fields of ``tool``, each cut to ``MAX_TEXT`` characters."""
+def field_texts(tool: ToolDefinition, ranking: Ranking = DEFAULT_RANKING) -> tuple[str, str, str, str]:
+    """The four indexed fields of ``tool`` under ``ranking``, each cut to ``MAX_TEXT`` characters."""
     names: list[str] = []
     texts: list[str] = []
-    _parameter_text(tool.parameters, names, texts)
-    name = " ".join(split_words(tool.name))
+    _parameter_text(tool.parameters, names, texts, ranking)
+    name = " ".join(split_words(tool.name)) if ranking.split_identifiers else tool.name
     fields = (name, tool.description, " ".join(names), " ".join(texts))
     return tuple(f[:MAX_TEXT] for f in fields)  # type: ignore[return-value]
 
@@ -164,8 +181,16 @@ def analyse(fields: Sequence[str], ranking: Ranking = DEFAULT_RANKING) -> Analys
     out = []
     for text in fields:
         words = terms(text, ranking)
-        out.append((Counter(words), len(words)))
+        counts = Counter(words)
+        if ranking.pairs:
+            counts.update(_pair(a, b) for a, b in pairwise(words))  # the field's length stays its words'
+        out.append((counts, len(words)))
     return tuple(out)
+
+
+def _pair(first: str, second: str) -> str:
+    """The index term of two adjacent words (a space never occurs inside a word)."""
+    return f"{first} {second}"
 
 
 class Scorer:
@@ -192,7 +217,7 @@ class Scorer:
         k1 = ranking.k1
         self._postings: dict[str, dict[int, float]] = {t: {} for t in df}
         self.doc_terms: list[dict[str, float]] = []
-        self.name_terms = [frozenset(doc[0][0]) for doc in docs]
+        self.name_terms = [frozenset(t for t in doc[0][0] if " " not in t) for doc in docs]
         idf = {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
         postings = self._postings
         for i, tf in enumerate(weighted):
@@ -231,8 +256,15 @@ class Scorer:
     def rank(self, query: Sequence[str], limit: int) -> list[int]:
         """The indexes of the best ``limit`` documents for the query terms, best first (ties: lower
         index first). Documents that share no term with the query (or its feedback) are left out."""
+        return _best(self.scores(query), limit)
+
+    def scores(self, query: Sequence[str]) -> list[float]:
+        """Every document's score for the query terms (0: no term shared)."""
         r = self.ranking
-        acc = self._score((t, 1.0) for t in query)
+        weighted = [(t, 1.0) for t in query]
+        if r.pairs:
+            weighted += [(_pair(a, b), r.pairs) for a, b in pairwise(query)]
+        acc = self._score(weighted)
         if r.feedback_docs and r.feedback_terms and r.feedback_weight:
             top = _best(acc, r.feedback_docs)
             pool: dict[str, float] = {}
@@ -255,7 +287,7 @@ class Scorer:
                     name = self.name_terms[d]
                     if name:
                         acc[d] += bonus * len(name & query_set) / len(name)
-        return _best(acc, limit)
+        return acc
 
 
 def _best(scores: list[float], limit: int) -> list[int]:

@@ -9,12 +9,14 @@ refused, with one generic problem. Before any schema work the value's size is bo
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ArgumentProblem
-from .arguments import size_problems
-from .messages import problems_of
+
+# ``.arguments`` (the size bound) and ``.messages`` (the wording) are imported where used: a load
+# makes every raw-schema tool's validator (not compiled) and must not import what only a call needs.
 
 # What one schema pattern may compile to (bytes of the compiled program, and of the lazy DFA's
 # cache): a pattern past it is refused when the tool is registered, never slow on a call.
@@ -35,6 +37,24 @@ def schema_body(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k != "$schema"}
 
 
+def _compile(body: dict[str, Any]) -> Any:
+    """The library's compiled validator of ``body``: the one place a ``jsonschema_rs`` validator is built."""
+    import jsonschema_rs
+
+    try:
+        return jsonschema_rs.Draft202012Validator(
+            body,
+            validate_formats=False,
+            retriever=_refuse_retrieval,
+            pattern_options=jsonschema_rs.RegexOptions(
+                size_limit=PATTERN_SIZE_LIMIT, dfa_size_limit=PATTERN_DFA_SIZE_LIMIT
+            ),
+        )
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+        first = str(exc).split("\n", 1)[0]
+        raise SchemaNotCompiled(f"the schema cannot be compiled: {first}") from None
+
+
 class SchemaValidator:
     """``validate(value) -> list[ArgumentProblem]`` (empty when valid) for one schema, compiled once.
 
@@ -42,27 +62,36 @@ class SchemaValidator:
     retrieving fails the compile (``SchemaNotCompiled``) instead of making a request; ``pattern`` and
     ``patternProperties`` run on a linear-time engine whose compiled size is bounded."""
 
-    __slots__ = ("_compiled", "_schema")
+    __slots__ = ("_compiled", "_lock", "_schema", "source")
     binds = False  # what ``check`` returns is the value itself, for the handler's own binding
 
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        import jsonschema_rs
-
+    def __init__(self, schema: Mapping[str, Any], *, deferred: bool = False) -> None:
+        self.source = schema  # the schema object this validator was made for (the registry's copy)
         self._schema = schema_body(schema)
-        try:
-            self._compiled = jsonschema_rs.Draft202012Validator(
-                self._schema,
-                validate_formats=False,
-                retriever=_refuse_retrieval,
-                pattern_options=jsonschema_rs.RegexOptions(
-                    size_limit=PATTERN_SIZE_LIMIT, dfa_size_limit=PATTERN_DFA_SIZE_LIMIT
-                ),
-            )
-        except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
-            first = str(exc).split("\n", 1)[0]
-            raise SchemaNotCompiled(f"the schema cannot be compiled: {first}") from None
+        self._compiled: Any = None
+        self._lock = threading.Lock()
+        if not deferred:
+            self.compile()
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the library has compiled this schema yet (``deferred`` validators compile once,
+        at their first ``compile()`` or validation)."""
+        return self._compiled is not None
+
+    def compile(self) -> SchemaValidator:
+        """Compile the schema, once for this object's life (``SchemaNotCompiled`` if the library
+        refuses it; asked again, it tries again). The registration's check calls this on the very
+        object the registry snapshot then validates with, so a schema is compiled once."""
+        if self._compiled is None:
+            with self._lock:
+                if self._compiled is None:
+                    self._compiled = _compile(self._schema)
+        return self
 
     def __call__(self, value: Any) -> list[ArgumentProblem]:
+        from .arguments import size_problems
+
         problems = size_problems(value)
         if problems:
             return problems
@@ -76,9 +105,13 @@ class SchemaValidator:
         """The validation of a value already known to be within the size bound (``size_problems``
         found nothing, or the caller checked a stricter bound): the dispatcher's small calls."""
         compiled = self._compiled
+        if compiled is None:
+            compiled = self.compile()._compiled
         try:
             if compiled.is_valid(value):
                 return []
+            from .messages import problems_of
+
             problems = problems_of(compiled.iter_errors(value), self._schema, value)
         except (ValueError, TypeError, OverflowError) as exc:  # a value the library cannot read as JSON
             return [ArgumentProblem("", f"the arguments are not JSON data ({exc})")]

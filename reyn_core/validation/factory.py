@@ -58,14 +58,9 @@ def json_schema_validator(schema: Mapping[str, Any]) -> SchemaValidator:
 
 @lru_cache(maxsize=256)
 def _screened_validator(key: str) -> SchemaValidator:
-    from .compiled import SchemaNotCompiled
-    from .screening import SchemaProblem, schema_problems
+    from .screening import screened
 
-    schema = json.loads(key)
-    problems = schema_problems(schema)
-    if problems:
+    validator, problems = screened(json.loads(key))
+    if validator is None:
         raise SchemaRefused(problems)
-    try:
-        return compile_validator(schema)
-    except SchemaNotCompiled as exc:
-        raise SchemaRefused([SchemaProblem("metaschema", str(exc))]) from None
+    return validator

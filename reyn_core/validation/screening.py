@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..jsondata import depth_within
 from .messages import escape_token, json_pointer, show_value
 from .patterns import UnusablePattern, compile_pattern
 from .walk import subschemas, walk_containers
+
+if TYPE_CHECKING:
+    from .compiled import SchemaValidator
 
 # Dialect URIs whose meta-schemas ship with jsonschema (never fetched). Whatever ``$schema`` says, a
 # schema is validated as Draft 2020-12.
@@ -185,12 +188,13 @@ def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[Schem
     return [SchemaProblem("metaschema", "not a valid JSON Schema 2020-12")]  # is_valid said no
 
 
-def compile_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
-    """The validator library's refusal to compile ``schema`` (empty when it compiles)."""
-    from .compiled import SchemaNotCompiled, SchemaValidator
+def compile_problems(validator: SchemaValidator) -> list[SchemaProblem]:
+    """The validator library's refusal to compile ``validator``'s schema (empty when it compiles: the
+    compiled form stays in ``validator``, which is what the caller then validates with)."""
+    from .compiled import SchemaNotCompiled
 
     try:
-        SchemaValidator(schema)
+        validator.compile()
     except SchemaNotCompiled as exc:
         return [SchemaProblem("metaschema", str(exc))]
     return []
@@ -252,16 +256,29 @@ def _meta_message(error: Any) -> str:
     return describe_error(error)
 
 
-def schema_problems(schema: Any) -> list[SchemaProblem]:
-    """Everything that makes ``json_schema_validator`` refuse ``schema`` (empty: it is usable)."""
+def screened(schema: Any) -> tuple[SchemaValidator | None, list[SchemaProblem]]:
+    """``schema`` screened and compiled: ``(its validator, [])``, or ``(None, what is wrong)``."""
     if not isinstance(schema, Mapping):
-        return [SchemaProblem("metaschema", f"a schema must be a JSON object, got {type(schema).__name__}")]
+        refused = f"a schema must be a JSON object, got {type(schema).__name__}"
+        return None, [SchemaProblem("metaschema", refused)]
     if not depth_within(dict(schema), MAX_SCHEMA_NESTING):
-        return [SchemaProblem("metaschema", f"the schema nests more than {MAX_SCHEMA_NESTING} levels")]
+        refused = f"the schema nests more than {MAX_SCHEMA_NESTING} levels"
+        return None, [SchemaProblem("metaschema", refused)]
     problems = reference_problems(schema)
     problems += metaschema_problems(schema)
     problems += pattern_problems(schema)
-    return problems or compile_problems(schema)
+    if problems:
+        return None, problems
+    from .compiled import SchemaValidator
+
+    validator = SchemaValidator(schema, deferred=True)
+    problems = compile_problems(validator)
+    return (None, problems) if problems else (validator, [])
+
+
+def schema_problems(schema: Any) -> list[SchemaProblem]:
+    """Everything that makes ``json_schema_validator`` refuse ``schema`` (empty: it is usable)."""
+    return screened(schema)[1]
 
 
 MAX_SCHEMA_NESTING = 64

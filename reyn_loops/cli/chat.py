@@ -92,11 +92,15 @@ def main(argv: list[str], loaded: Any) -> int:
     api_key = resolve_api_key(args.model, args.api_key_env, args.api_base)
     registry = loaded.registry
     transcript = Transcript(show_model_calls=False)
+    import secrets
+
+    session = "chat-" + secrets.token_hex(8)  # approvals "for this session" end when the chat does
     ctx = ToolContext(
         surface="router",
         agent="chat",
         workspace=Path(args.workspace).resolve(),
         extras={"registry": registry},  # for tools that read the session's registry
+        session=session,
     )
     loop = RouterLoop(
         registry,
@@ -110,7 +114,14 @@ def main(argv: list[str], loaded: Any) -> int:
         on_event=transcript,
         deferral=loaded.deferral,
     )
-    return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(loaded)))
+    try:
+        return asyncio.run(_session(loop, args.model, args.max_turns, no_tools_hint(loaded)))
+    finally:
+        if registry.approvals is not None:
+            try:
+                registry.approvals.end_session(session)
+            except OSError as exc:  # the store is gone: those approvals still end at their TTL
+                print(f"reyn: could not end this session's approvals: {exc}", file=sys.stderr)
 
 
 def no_tools_hint(result: Any) -> str:

@@ -114,6 +114,45 @@ class World:
         except json.JSONDecodeError:
             raise AssertionError(f"not JSON: {done.stdout!r} {done.stderr!r}") from None
 
+    @staticmethod
+    def text_of(result: Any) -> str:
+        """The text content of an MCP ``CallToolResult``."""
+        return "".join(getattr(c, "text", "") for c in result.content if getattr(c, "type", None) == "text")
+
+    def enable_mcp(self) -> None:
+        """Enable the mcp pack beside the plugin (for ``reyn mcp serve``)."""
+        text = self.profile.read_text()
+        if '"mcp"]' not in text:
+            self.profile.write_text(
+                text.replace(f'enable = ["{self.pid}"]', f'enable = ["{self.pid}", "mcp"]')
+            )
+
+    def mcp_stdio(self) -> Any:
+        """``reyn mcp serve`` over stdio for this profile, as the SDK's server parameters."""
+        from mcp import StdioServerParameters
+
+        self.enable_mcp()
+        reyn = str(Path(sys.executable).parent / "reyn")
+        return StdioServerParameters(command=reyn, args=["mcp", "serve"], cwd=str(self.root), env=self.env())
+
+    def racing_calls(self, approval: str, *call: str, racers: int = 2) -> list[dict[str, Any]]:
+        """``reyn tools call TOOL CALL --approval ID`` in ``racers`` processes started together; each
+        one's JSON envelope."""
+        argv = [sys.executable, "-m", "reyn_core", "tools", "call", self.write, *call, "--approval", approval]
+        procs = [
+            subprocess.Popen(
+                [*argv, "--json"],
+                cwd=self.root,
+                env=self.env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+            for _ in range(racers)
+        ]
+        return [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+
     def audit_events(self) -> list[dict[str, Any]]:
         path = self.root / "audit.jsonl"
         if not path.exists():

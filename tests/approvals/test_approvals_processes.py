@@ -130,23 +130,7 @@ def test_the_lock_unchanged_the_locked_call_runs(world):
 def test_two_processes_racing_for_one_approval_run_the_call_once(world):
     approval = _request(world)
     _approve(world, approval)
-    command = [sys.executable, "-m", "reyn_core", "tools", "call", world.write, *CALL]
-    racers = [
-        subprocess.Popen(
-            [*command, "--approval", approval, "--json"],
-            cwd=world.root,
-            env=world.env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    outcomes = []
-    for p in racers:
-        out, _ = p.communicate(timeout=120)
-        outcomes.append(json.loads(out))
+    outcomes = world.racing_calls(approval, *CALL)
     statuses = sorted(o["status"] for o in outcomes)
     assert statuses == ["error", "ok"]
     [lost] = [o for o in outcomes if o["status"] == "error"]
@@ -186,6 +170,8 @@ def test_on_a_terminal_the_user_approves_the_exact_call_and_it_runs(world):
     envelope, prompt = _on_terminal(world, b"y\n")
     assert envelope["status"] == "ok" and _marker(world) == "hi\n"
     assert world.write in prompt and '"text": "hi"' in prompt  # the approver saw the exact call
+    assert "can touch  no sandbox: it runs in the host process" in prompt  # and what it can touch
+    assert "[y/N]" in prompt and "[y/s/N]" not in prompt  # no session here: no "for this session"
     approved = [e for e in world.audit_events() if e.get("event") == "approval.approved"]
     assert approved and approved[0]["by"].startswith("user:")
 

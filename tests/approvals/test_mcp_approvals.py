@@ -10,20 +10,10 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 REYN = str(Path(sys.executable).parent / "reyn")
 ARGS = {"path": "out/m.md", "text": "via mcp"}
-
-
-def _serve(world) -> StdioServerParameters:
-    text = world.profile.read_text().replace(f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "mcp"]')
-    world.profile.write_text(text)
-    return StdioServerParameters(command=REYN, args=["mcp", "serve"], cwd=str(world.root), env=world.env())
-
-
-def _text(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 def _marker(world) -> str | None:
@@ -40,11 +30,12 @@ async def test_a_client_with_elicitation_approves_the_exact_call_and_it_runs_onc
         assert _marker(world) is None  # asked before anything ran
         return types.ElicitResult(action="accept", content={"approve": True})
 
-    async with Client(_serve(world), elicitation_callback=approve, mode=mode) as client:
+    async with Client(world.mcp_stdio(), elicitation_callback=approve, mode=mode) as client:
         result = await client.call_tool(world.write, ARGS)
-    assert not result.is_error, _text(result)
+    assert not result.is_error, world.text_of(result)
     assert _marker(world) == "via mcp\n"
     assert len(asked) == 1 and '"text": "via mcp"' in asked[0] and world.pid in asked[0]
+    assert "It can touch: no sandbox: it runs in the host process" in asked[0]
     events = [e for e in world.audit_events() if "event" in e]
     assert [e["event"] for e in events] == ["approval.requested", "approval.approved", "approval.executed"]
     assert events[0]["entry"] == "mcp" and events[1]["by"].startswith("user:mcp client")
@@ -54,22 +45,22 @@ async def test_a_client_user_who_declines_gets_a_refusal_and_nothing_runs(world)
     async def decline(ctx, params):
         return types.ElicitResult(action="accept", content={"approve": False, "reason": "not in prod"})
 
-    async with Client(_serve(world), elicitation_callback=decline) as client:
+    async with Client(world.mcp_stdio(), elicitation_callback=decline) as client:
         result = await client.call_tool(world.write, ARGS)
-    assert result.is_error and "not in prod" in _text(result)
+    assert result.is_error and "not in prod" in world.text_of(result)
     assert _marker(world) is None
 
 
 async def test_a_client_without_elicitation_is_refused_naming_the_policy_until_an_operator_approves(world):
-    async with Client(_serve(world)) as client:
+    async with Client(world.mcp_stdio()) as client:
         refused = await client.call_tool(world.write, ARGS)
-        assert refused.is_error and "[[approvals.rules]] #1" in _text(refused)
-        assert "does not declare elicitation" in _text(refused)
+        assert refused.is_error and "[[approvals.rules]] #1" in world.text_of(refused)
+        assert "does not declare elicitation" in world.text_of(refused)
         assert _marker(world) is None
         _, [pending] = world.reyn_json("approvals", "list")
         assert world.reyn("approvals", "approve", pending["id"]).returncode == 0
         ran = await client.call_tool(world.write, ARGS)  # the same call, approved by the operator
-    assert not ran.is_error, _text(ran)
+    assert not ran.is_error, world.text_of(ran)
     assert _marker(world) == "via mcp\n"
 
 
@@ -81,7 +72,7 @@ async def test_a_rule_only_operators_decide_is_not_put_to_the_client_user(world)
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"approve": True})
 
-    async with Client(_serve(world), elicitation_callback=approve) as client:
+    async with Client(world.mcp_stdio(), elicitation_callback=approve) as client:
         refused = await client.call_tool(world.write, ARGS)
-    assert refused.is_error and "only an operator may approve it" in _text(refused)
+    assert refused.is_error and "only an operator may approve it" in world.text_of(refused)
     assert asked == [] and _marker(world) is None

@@ -59,6 +59,7 @@ HOST_API = {
     "ApprovalRefused",
     "ApprovalRule",
     "ApprovalStore",
+    "ApprovalStoreFactory",
     "BatchCall",
     "SqliteApprovalStore",
     "ToolApprovalRequired",

@@ -254,3 +254,25 @@ async def test_a_lone_surrogate_in_arguments_is_still_audited(tmp_path: Path) ->
     await dispatch_tool(registry, "save_note", ARGS, CTX)
     lines = [json.loads(line) for line in log.path.read_text().splitlines()]
     assert len(lines) == 2 and lines[0]["args_sha256"] != lines[1]["args_sha256"]  # no call goes unrecorded
+
+
+def test_a_snapshot_decides_once_whether_calls_run_hooks():
+    from reyn_core.host import RegistryBuilder, ToolCallHooks, dispatch_tool
+
+    @tool(name="noop_tool")
+    def noop_tool(x: int) -> int:
+        """Return x."""
+        return x
+
+    seen: list[str] = []
+    empty = RegistryBuilder(hooks=ToolCallHooks())
+    empty.register(noop_tool)
+    assert empty.freeze().call_hooks is None and RegistryBuilder().freeze().call_hooks is None
+    watched = RegistryBuilder(hooks=ToolCallHooks(after=(lambda call, outcome: seen.append(outcome.status),)))
+    watched.register(noop_tool)
+    registry = watched.freeze()
+    assert registry.call_hooks is registry.hooks
+    ctx = ToolContext(surface="router")
+    assert asyncio.run(dispatch_tool(registry, "noop_tool", {"x": 2}, ctx)) == {"status": "ok", "data": 2}
+    assert asyncio.run(dispatch_tool(registry, "noop_tool", {"x": "no"}, ctx))["status"] == "error"
+    assert seen == ["ok", "error"]

@@ -513,6 +513,48 @@ def test_feedback_finds_a_tool_through_the_words_of_the_first_hits() -> None:
     assert [m.name for m in feedback.search("butter ounces", limit=5)] == ["butter_scale", "convert_weight"]
 
 
+def test_enum_values_option_finds_a_tool_by_a_value_it_accepts() -> None:
+    from reyn_core.tool_search import ToolIndex
+    from reyn_core.tool_search.ranking import Ranking
+
+    unit = {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "The unit."}
+    schema = {"type": "object", "properties": {"unit": unit}}
+    tools = [
+        definition("read_sensor", "Read a sensor.", parameters=schema),
+        definition("read_gauge", "Read a gauge."),
+    ]
+    assert ToolIndex(tools, Ranking()).search("fahrenheit") == []  # off by default: values unread
+    hits = ToolIndex(tools, Ranking(enum_values=True)).search("reading in fahrenheit")
+    assert [m.name for m in hits] == ["read_sensor"]
+    assert hits[0].matched == {"parameters": ("fahrenheit",)}
+
+
+def test_word_pairs_option_prefers_the_words_side_by_side() -> None:
+    from reyn_core.tool_search import ToolIndex
+    from reyn_core.tool_search.ranking import Ranking
+
+    tools = [
+        definition("weather_current_alerts", "Alerts: weather warnings, current ones."),
+        definition("conditions", "Conditions in a city: the current weather, wind and rain, as observed."),
+        definition("ping", "Check a host."),
+    ]
+    alone = ToolIndex(tools, Ranking()).search("current weather")
+    assert [m.name for m in alone] == ["weather_current_alerts", "conditions"]  # both words, apart
+    paired = ToolIndex(tools, Ranking(pairs=1.0)).search("current weather")
+    assert [m.name for m in paired] == ["conditions", "weather_current_alerts"]
+
+
+def test_identifier_splitting_is_what_finds_a_camel_case_name_by_its_words() -> None:
+    from reyn_core.tool_search import ToolIndex
+    from reyn_core.tool_search.ranking import Ranking
+
+    tools = [definition("getUserOrders", "Return records."), definition("ping", "Check a host.")]
+    assert [m.name for m in ToolIndex(tools, Ranking()).search("user orders")] == ["getUserOrders"]
+    unsplit = ToolIndex(tools, Ranking(split_identifiers=False))
+    assert unsplit.search("user orders") == []
+    assert [m.name for m in unsplit.search("getuserorders")] == ["getUserOrders"]
+
+
 def test_concurrent_searches_from_different_callers_each_get_their_own_set() -> None:
     """Threads searching one snapshot with different allowlists at once: every answer is the one
     for its own context (the kept visible sets and indexes never cross callers)."""

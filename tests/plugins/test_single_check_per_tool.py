@@ -34,9 +34,9 @@ class Counting:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, parameters: Any, *, phase_usable: bool) -> Any:
+    def __call__(self, parameters: Any, *, phase_usable: bool, validator: Any = None) -> Any:
         self.calls += 1
-        return check_tool_schema(parameters, phase_usable=phase_usable)
+        return check_tool_schema(parameters, phase_usable=phase_usable, validator=validator)
 
 
 def test_a_definition_another_builder_returned_is_adopted_as_is():
@@ -48,6 +48,10 @@ def test_a_definition_another_builder_returned_is_adopted_as_is():
     assert check.calls == 1
     assert real.warnings("ping") == scratch.warnings("ping") != ()
     assert real.freeze().get("ping") is checked
+    # the validator the scratch builder's check compiled is the one the snapshot validates with
+    entry = scratch.freeze().registered("ping")
+    assert entry.validator is not None and entry.validator.compiled
+    assert real.freeze().prepared("ping").validator is entry.validator
 
 
 def test_an_equal_copy_or_another_origin_is_checked_again():
@@ -96,9 +100,11 @@ def test_a_load_checks_each_tool_once(monkeypatch):
     calls: list[str] = []
     original = SchemaCheckCache.__call__
 
-    def counting(self: SchemaCheckCache, parameters: Any, *, phase_usable: bool) -> Any:
+    def counting(
+        self: SchemaCheckCache, parameters: Any, *, phase_usable: bool, validator: Any = None
+    ) -> Any:
         calls.append(repr(parameters))
-        return original(self, parameters, phase_usable=phase_usable)
+        return original(self, parameters, phase_usable=phase_usable, validator=validator)
 
     monkeypatch.setattr(SchemaCheckCache, "__call__", counting)
     cache = SchemaCheckCache(None)

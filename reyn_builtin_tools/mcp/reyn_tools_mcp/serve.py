@@ -23,6 +23,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import secrets
 import signal
 import sys
 import warnings
@@ -227,6 +228,9 @@ class ServedRegistry:
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
     _approval_states: dict[str, str] = field(default_factory=dict, repr=False)
+    transport: str = "stdio"
+    _sessions: set[str] = field(default_factory=set, repr=False)
+    _stdio_session: str = field(default_factory=lambda: "stdio-" + secrets.token_hex(8), repr=False)
     _running: int = field(default=0, repr=False)
     _idle: asyncio.Event | None = field(default=None, repr=False)
     _closing: bool = field(default=False, repr=False)
@@ -314,6 +318,13 @@ class ServedRegistry:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
         reporter = reporter_for(request, name)
+        ctx = self.ctx if reporter is None else self.ctx.with_reporter(reporter)
+        session = self.session_of(request)
+        if session is not None:
+            from dataclasses import replace
+
+            self._sessions.add(session)
+            ctx = replace(ctx, session=session)
         self._started()
         try:
             async with self._slots:
@@ -321,7 +332,7 @@ class ServedRegistry:
                     self.registry,
                     name,
                     dict(arguments or {}),
-                    self.ctx if reporter is None else self.ctx.with_reporter(reporter),
+                    ctx,
                     surface="router",
                     exclude=self.exclude(with_elicitation),
                     approval=approval,
@@ -337,8 +348,8 @@ class ServedRegistry:
         """A call the approval policy holds (nothing of it ran): ask the client's user, then run it
         by that approval; a client that cannot be asked is refused, naming the policy."""
         from .serve_approvals import (
-            APPROVE_SCHEMA,
             approval_message,
+            approve_schema,
             refusal_without_elicitation,
             user_may_decide,
         )
@@ -350,6 +361,7 @@ class ServedRegistry:
         if record is None:
             return result_from_envelope(refusal_without_elicitation(envelope, operator_only=True))
         message = approval_message(record)
+        schema = approve_schema(record)
         if request is not None and not request.session.can_send_request:
             # 2026-07-28: no requests to the client mid-call; the client answers and retries.
             token = self._remember(name)
@@ -358,12 +370,10 @@ class ServedRegistry:
                 del self._approval_states[next(iter(self._approval_states))]
             self._approval_states[token] = approval
             ask = types.ElicitRequest(
-                params=types.ElicitRequestFormParams(message=message, requested_schema=APPROVE_SCHEMA)
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
             return types.InputRequiredResult(input_requests={"approve": ask}, request_state=token)
-        answer = await request.session.elicit_form(
-            message, APPROVE_SCHEMA, related_request_id=request.request_id
-        )
+        answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
         decided = await self._decided(name, arguments, approval, answer, request)
         return result_from_envelope(decided, self.registry.get(name).returns)
 
@@ -387,6 +397,31 @@ class ServedRegistry:
             return ToolDenied(problem, tool=name).to_envelope()
         # the same call again, by its request: it runs only if exactly this call was approved
         return await self._dispatch(name, arguments, True, approval, request=request)
+
+    def session_of(self, request: Any) -> str | None:
+        """The client session a call belongs to (``ctx.session``): streamable HTTP's session id, or
+        this process's one stdio client; None in process (no client) and over HTTP without a
+        session (stateless, or the sessionless 2026-07-28 protocol)."""
+        if request is None:
+            return None
+        # streamable HTTP: the transport checked the Mcp-Session-Id header against its session
+        headers = getattr(getattr(request, "request", None), "headers", None)
+        sid = headers.get("mcp-session-id") if headers is not None else None
+        if isinstance(sid, str) and sid:
+            return "http-" + sid
+        return self._stdio_session if self.transport == "stdio" else None
+
+    def end_sessions(self) -> None:
+        """The server stops: the approvals scoped to its clients' sessions end with them."""
+        gate: Any = self.registry.approvals
+        if gate is None:
+            return
+        for session in sorted(self._sessions):
+            try:
+                gate.end_session(session)
+            except Exception as exc:  # the store is gone: those approvals still end at their TTL
+                log.warning("could not end the approvals of a session: %s", exc)
+        self._sessions.clear()
 
     def _started(self) -> None:
         self._running += 1
@@ -699,6 +734,7 @@ def main(argv: list[str], loaded: Any) -> int:
     try:
         asyncio.run(serve_stdio(server))
     finally:
+        served.end_sessions()
         _stop_upstream_sessions()
     return 0
 

@@ -13,6 +13,7 @@ server can see.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -23,10 +24,24 @@ APPROVE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "approve": {"type": "boolean", "description": "run exactly this call, once"},
+        "for_session": {
+            "type": "boolean",
+            "description": "also allow exactly this call again for the rest of this session",
+            "default": False,
+        },
         "reason": {"type": "string", "description": "why not (the model reads it)"},
     },
     "required": ["approve"],
 }
+
+
+def approve_schema(record: Any) -> dict[str, Any]:
+    """The question's schema: ``for_session`` is offered only when the call came from a session
+    (stdio, or streamable HTTP with a session id; not stateless HTTP)."""
+    if record.session is not None:
+        return APPROVE_SCHEMA
+    properties = {k: v for k, v in APPROVE_SCHEMA["properties"].items() if k != "for_session"}
+    return {**APPROVE_SCHEMA, "properties": properties}
 
 
 def approval_message(record: Any) -> str:
@@ -38,6 +53,7 @@ def approval_message(record: Any) -> str:
     return (
         f"Approve this call? The model wants to run {req.get('tool')!r} ({req.get('purity')}) from "
         f"plugin {plugin}{version} in {req.get('workspace')}, with exactly these arguments:\n{arguments}\n"
+        f"It can touch: {(req.get('can_touch') or {}).get('summary', 'not recorded')}.\n"
         f"Policy: {req.get('rule')}. Request {record.id}."
     )
 
@@ -67,9 +83,18 @@ async def record_answer(registry: ToolRegistry, approval: str, answer: Any, who:
     content = getattr(answer, "content", None) or {}
     approve = getattr(answer, "action", None) == "accept" and content.get("approve") is True
     reason = None if approve else str(content.get("reason") or f"not approved by {who}")[:500]
+    for_session = approve and content.get("for_session") is True
     try:
         await asyncio.to_thread(
-            gate.decide, approval, approve=approve, by=f"user:{who}", channel="user", reason=reason
+            functools.partial(
+                gate.decide,
+                approval,
+                approve=approve,
+                by=f"user:{who}",
+                channel="user",
+                reason=reason,
+                for_session=for_session,
+            )
         )
     except ApprovalDecisionError as exc:
         return str(exc)

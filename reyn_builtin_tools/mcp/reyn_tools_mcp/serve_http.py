@@ -288,9 +288,11 @@ def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
         options.url,
         "bearer token required" if options.token else "loopback, no token",
     )
+    served.transport = "http"  # a call without an HTTP session id (stateless) belongs to no session
     try:
         started = asyncio.run(run_until_signalled(server, served, options))
     finally:
+        served.end_sessions()
         from . import client
 
         client.shutdown()

@@ -214,6 +214,26 @@ class ApprovalsConfig(ProfileSection):
     and how long a request or an approval lasts."""
 
     rules: list[ApprovalRuleConfig] = Field(default_factory=list)
+    backend: str = Field(default="sqlite", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    """``sqlite`` (the core's store, one file) or the name of an installed store: an entry point of
+    the group ``reyn.approval_stores`` (e.g. ``postgres`` from reyn-approvals-postgres)."""
     store: str = "reyn-approvals.sqlite"
-    """The SQLite file of requests (relative to the profile file)."""
+    """sqlite: the file of requests (relative to the profile file)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Another backend's own settings (it validates them); never a secret: a DSN is named by the
+    environment variable that holds it."""
     ttl_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)
+
+    @model_validator(mode="after")
+    def _one_backend(self) -> ApprovalsConfig:
+        if self.backend == "sqlite" and self.settings:
+            raise ValueError(
+                "[approvals] settings are for another backend's store; the sqlite store takes only "
+                "`store` (its file)"
+            )
+        if self.backend != "sqlite" and "store" in self.model_fields_set:
+            raise ValueError(
+                f"[approvals] store names the sqlite file, which backend {self.backend!r} does not "
+                "use; put its options in [approvals.settings]"
+            )
+        return self

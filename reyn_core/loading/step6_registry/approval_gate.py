@@ -1,9 +1,14 @@
 """The profile's ``[approvals]`` as the registry's ``ApprovalGate`` (load step 6, with the hooks).
 
-The gate gets the rules, the SQLite store named by the profile, the installation's argument-hash
-key (without it every call that needs approval is refused: fail closed), the digest of the lock the
+The gate gets the rules, the store the profile selects, the installation's argument-hash key
+(without it every call that needs approval is refused: fail closed), the digest of the lock the
 load was checked against (when ``[lock] enforce`` is on; a changed lock voids earlier approvals),
-and the load's one audit log.
+what each plugin's calls can touch (its sandbox and grants), and the load's one audit log.
+
+The store: ``backend = "sqlite"`` is the core's ``SqliteApprovalStore``; any other name is looked
+up as an entry point of the group ``reyn.approval_stores`` (the core names no distribution). A
+backend that is not installed, is installed twice, or refuses its settings is ``RC011`` and the
+gate gets a store that refuses every operation, so every call needing approval is refused.
 """
 
 from __future__ import annotations
@@ -11,10 +16,17 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+STORE_GROUP = "reyn.approval_stores"
+"""The entry-point group of approval stores: ``name = "module:factory"`` (an ``ApprovalStoreFactory``)."""
+
 if TYPE_CHECKING:
-    from reyn_core.approvals import ApprovalGate, ApprovalRule
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
+
+    from reyn_core.approvals import ApprovalGate, ApprovalRule, ApprovalStore
     from reyn_core.dispatch import JsonlAuditLog
     from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.plugin_state import PluginState
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step1_profile.profile_sections import ApprovalRuleConfig
     from reyn_core.registry import ToolRegistry
@@ -48,11 +60,83 @@ def _rule(config: ApprovalRuleConfig) -> ApprovalRule:
     )
 
 
-def approval_gate(profile: Profile, audit: JsonlAuditLog | None) -> ApprovalGate | None:
-    """The gate of ``profile`` (None when it has no approval rules)."""
+class UnusableStore:
+    """The store of a backend that could not be set up: every operation raises why, so the gate
+    refuses every call that needs approval (fail closed) and ``reyn approvals`` says why."""
+
+    def __init__(self, backend: str, problem: str) -> None:
+        self.location = f"{backend} (unusable)"
+        self.problem = problem
+
+    def _fail(self, *_: Any, **__: Any) -> Any:
+        raise OSError(self.problem)
+
+    open_request = get = decide = consume = close = expire = list = end_session = _fail
+
+
+def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> ApprovalStore:
+    """The store of the ``backend`` entry point (``OSError`` / ``ValueError`` saying why not)."""
+    from importlib.metadata import entry_points
+
+    from reyn_core.approvals import ApprovalStore
+
+    found = {ep.value: ep for ep in entry_points(group=STORE_GROUP, name=backend)}
+    if not found:
+        raise OSError(
+            f"no installed distribution provides the approval store {backend!r} (an entry point "
+            f"named {backend!r} in the group {STORE_GROUP!r}); install it, or set [approvals] "
+            'backend = "sqlite"'
+        )
+    if len(found) > 1:
+        raise OSError(
+            f"{len(found)} installed entry points of {STORE_GROUP!r} are named {backend!r} "
+            f"({', '.join(sorted(found))}); uninstall all but one"
+        )
+    (ep,) = found.values()
+    factory = ep.load()
+    store = factory(settings, base)
+    if not isinstance(store, ApprovalStore):
+        raise OSError(
+            f"approval store {backend!r} ({ep.value}) returned a {type(store).__name__}, not an ApprovalStore"
+        )
+    return store
+
+
+def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, Any]]:
+    """What each isolated plugin's calls can touch: its worker's grants (names and paths; the
+    values of granted environment variables are never shown)."""
+    reach: dict[str | None, dict[str, Any]] = {}
+    for p in plugins:
+        if p.isolation is None:
+            continue
+        granted = p.isolation.granted
+
+        def listed(paths: tuple[str, ...]) -> str:
+            return ", ".join(paths) if paths else "nothing"
+
+        words = (
+            f"a sandboxed worker that may read {listed(granted.read)}; write {listed(granted.write)}; "
+            f"network: {'yes' if granted.network else 'no'}; start programs: "
+            f"{'yes' if granted.subprocess else 'no'}; environment variables: "
+            f"{listed(granted.environment)}"
+        )
+        reach[p.plugin_id] = {
+            "sandbox": "process",
+            "grants": granted.to_dict(),
+            "enforced": p.isolation.enforced.get("enforced"),
+            "summary": words,
+        }
+    return reach
+
+
+def approval_gate(
+    profile: Profile, audit: JsonlAuditLog | None, plugins: Sequence[PluginState] = ()
+) -> tuple[ApprovalGate | None, list[Diagnostic]]:
+    """The gate of ``profile`` (None when it has no approval rules), and ``RC011`` when its store
+    cannot be set up."""
     config = profile.approvals
     if not config.rules:
-        return None
+        return None, []
     from reyn_core.approvals import ApprovalGate, ApprovalPolicy, SqliteApprovalStore
     from reyn_core.dispatch import argument_hash
     from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
@@ -68,17 +152,31 @@ def approval_gate(profile: Profile, audit: JsonlAuditLog | None) -> ApprovalGate
             raise OSError(f"no installation key to hash calls with ({problem})")
         return argument_hash(value, key=key)
 
-    store_path = profile.resolve_path(config.store)
+    from reyn_core.loading.diagnostics import Diagnostic
+
+    diags: list[Diagnostic] = []
+    store: ApprovalStore
+    if config.backend == "sqlite":
+        store = SqliteApprovalStore(profile.resolve_path(config.store))
+    else:
+        try:
+            store = open_store(config.backend, config.settings, profile.base_dir)
+        except Exception as exc:  # fail closed: a store that refuses everything, and an error
+            problem = f"[approvals] backend {config.backend!r} cannot be used: {exc}"
+            store = UnusableStore(config.backend, problem)
+            diags.append(Diagnostic.make("RC011", problem, severity="error"))
     policy = ApprovalPolicy(
-        rules=tuple(_rule(c) for c in config.rules), ttl_s=config.ttl_s, store=str(store_path)
+        rules=tuple(_rule(c) for c in config.rules), ttl_s=config.ttl_s, store=store.location
     )
-    return ApprovalGate(
+    gate = ApprovalGate(
         policy,
-        SqliteApprovalStore(store_path),
+        store,
         hasher=hasher,
         lock=lock_digest(profile),
         audit=audit.event if audit is not None else None,
+        reach=plugin_reach(plugins),
     )
+    return gate, diags
 
 
 def approval_name_checks(profile: Profile, registry: ToolRegistry) -> list[Diagnostic]:

@@ -44,23 +44,14 @@ def build_registry(settings: MemorySettings) -> ToolRegistry:
 
 
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[Any]:
-    """A real PostgreSQL server for the whole run (fsync off: the tests kill clients, not the OS)."""
-    from reyn_tools_memory.testing import PostgresUnavailable, TemporaryPostgres
-
+def pg_server(postgres_server: Any) -> Iterator[Any]:
+    """The run's PostgreSQL server (tests/conftest.py); the memory pack's pools close first."""
     try:
-        server = TemporaryPostgres(fsync=False).start()
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"the memory pack's postgres tests need a PostgreSQL server: {exc}", pytrace=False)
-        pytest.skip(f"no PostgreSQL server: {exc}")
-    try:
-        yield server
+        yield postgres_server
     finally:
         from reyn_tools_memory.postgres import close_all
 
         close_all()
-        server.remove()
 
 
 @dataclass

@@ -1,0 +1,292 @@
+"""``PostgresApprovalStore``: approval requests in one PostgreSQL table, shared by many hosts.
+
+The same contract as the core's SQLite store (``reyn_core.host.ApprovalStore``); how each promise is
+kept here:
+
+- **Single use** is one statement in one transaction: ``consume`` is a conditional ``UPDATE`` of
+  exactly the request's row. Under READ COMMITTED a second writer of that row waits for the first
+  to commit and then re-checks the condition on the new row (no longer ``approved`` with a use
+  left), so of two processes racing for one approval exactly one gets a row count of 1.
+- **One open request per call**: ``open_request`` takes a transaction advisory lock on the call's
+  key before it looks for an open request and inserts one, so two hosts asking at once share it.
+- **Time** is the gate's clock (``now``), as with SQLite: the hosts' clocks must agree (NTP).
+- **Connections**: one per store and process (a forked child opens its own), with
+  ``connect_timeout`` and session-wide ``statement_timeout`` / ``lock_timeout``. A connection the
+  server dropped is replaced on the next operation. An unreachable server, a timeout or any driver
+  error is ``ApprovalStoreUnavailable`` naming ``postgresql://host:port/db`` and the driver's class
+  only; the driver's text (which can quote the user name) goes to the operator's log
+  (``reyn.remote.approvals.postgres``). The gate then refuses the call: fail closed.
+- **Schema**: the table is created on first use, under an advisory lock, in the DSN's
+  ``search_path``; ``reyn_approvals_schema`` holds its version and a newer one is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from reyn_core import log_remote_failure
+from reyn_core.host import ApprovalRecord
+
+try:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.types.json import Jsonb
+except ImportError as exc:  # pragma: no cover - a dependency of this distribution
+    raise ImportError(f"the postgres approval store needs psycopg 3 ({exc.name} is not installed)") from None
+
+T = TypeVar("T")
+TABLE = "reyn_approvals"
+VERSION = 1
+_LOCK = 0x7265796E_61707072  # the schema lock ("reynappr"), for the first use of many hosts at once
+_COLUMNS = ", ".join(ApprovalRecord.columns)
+_SCHEMA = (
+    f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+        id text PRIMARY KEY,
+        key text NOT NULL,
+        components jsonb NOT NULL,
+        status text NOT NULL CHECK (status IN
+            ('pending', 'approved', 'denied', 'consumed', 'expired', 'voided')),
+        created_at double precision NOT NULL,
+        expires_at double precision NOT NULL,
+        approvers jsonb NOT NULL,
+        request jsonb NOT NULL,
+        uses integer NOT NULL DEFAULT 1,
+        decided_by text,
+        decided_at double precision,
+        reason text,
+        closed_at double precision,
+        session text,
+        scoped boolean NOT NULL DEFAULT false
+    )""",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_key ON {TABLE} (key, status)",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_open ON {TABLE} (status, expires_at)",
+    "CREATE TABLE IF NOT EXISTS reyn_approvals_schema (version integer NOT NULL)",
+)
+# An open request covers a call of a session: any unscoped one, or one scoped to that session.
+_COVERS = "(NOT scoped OR session IS NOT DISTINCT FROM %s)"
+
+
+class ApprovalStoreUnavailable(OSError):
+    """The store cannot be used (unreachable, timed out, refused): the call is refused."""
+
+
+def describe_dsn(dsn: str) -> str:
+    """``postgresql://host:port/db``: the one way the store's location is shown. The user name and
+    password are never shown; an unparsable DSN is refused without echoing it."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        raise ValueError(
+            "the postgres approval store's connection string is not valid (not shown: it may hold a "
+            "password); write it as postgresql://user@host:5432/dbname or 'host=... dbname=...'"
+        ) from None
+    host = str(params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "localhost")
+    port = params.get("port") or os.environ.get("PGPORT") or "5432"
+    dbname = params.get("dbname") or os.environ.get("PGDATABASE") or "(the user's default database)"
+    return f"postgresql://{'(a local socket)' if host.startswith('/') else host}:{port}/{dbname}"
+
+
+class PostgresApprovalStore:
+    """Approval requests in the database ``dsn`` reaches (see the module docstring)."""
+
+    def __init__(self, dsn: str, *, connect_timeout_s: int = 5, statement_timeout_s: float = 10.0) -> None:
+        self._location = describe_dsn(dsn)
+        self._dsn = dsn
+        self._connect_timeout_s = connect_timeout_s
+        self._statement_ms = int(statement_timeout_s * 1000)
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._pid = 0
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    # ------------------------------------------------------------------ connections
+
+    def _connect(self) -> Any:
+        if self._conn is not None and self._pid == os.getpid() and not self._conn.closed:
+            return self._conn
+        conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._connect_timeout_s)
+        try:
+            ms = str(self._statement_ms)
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, false), set_config('lock_timeout', %s, false)",
+                (ms, ms),
+            )
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                row: Any = conn.execute("SELECT max(version) FROM reyn_approvals_schema").fetchone()
+                version = row[0] if row is not None else None
+                if version is None:
+                    conn.execute("INSERT INTO reyn_approvals_schema VALUES (%s)", (VERSION,))
+                elif version > VERSION:
+                    raise ApprovalStoreUnavailable(
+                        f"the approval store at {self._location} has schema version {version}, newer than "
+                        f"this reyn-approvals-postgres ({VERSION}); upgrade it"
+                    )
+        except BaseException:
+            conn.close()
+            raise
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    def _run(self, what: str, op: Callable[[Any], T]) -> T:
+        with self._lock:  # one transaction at a time on this process's connection
+            try:
+                conn = self._connect()
+                with conn.transaction():
+                    return op(conn)
+            except psycopg.Error as exc:
+                if self._conn is not None and (self._conn.closed or self._conn.broken):
+                    self._conn = None
+                state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
+                where = log_remote_failure(
+                    "approvals.postgres", f"{what} at {self._location} failed", str(exc)
+                )
+                raise ApprovalStoreUnavailable(
+                    f"the approval store at {self._location} could not {what} "
+                    f"({type(exc).__name__}{state}); {where}"
+                ) from None
+
+    def disconnect(self) -> None:
+        """Close this process's connection (the next operation opens one)."""
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ the ApprovalStore methods
+
+    def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
+        def op(conn: Any) -> ApprovalRecord:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (record.key,))
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM {TABLE} WHERE key = %s AND status IN ('pending', 'approved') "
+                f"AND expires_at > %s AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
+                (record.key, record.created_at, record.session),
+            ).fetchone()
+            if row is not None:
+                return ApprovalRecord.from_row(row)
+            conn.execute(
+                f"INSERT INTO {TABLE} ({_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, %s, false)",
+                (
+                    record.id,
+                    record.key,
+                    Jsonb(dict(record.components)),
+                    record.status,
+                    record.created_at,
+                    record.expires_at,
+                    Jsonb(list(record.approvers)),
+                    Jsonb(dict(record.request)),
+                    record.uses,
+                    record.session,
+                ),
+            )
+            return record
+
+        return self._run("record a request", op)
+
+    def get(self, approval_id: str) -> ApprovalRecord | None:
+        def op(conn: Any) -> ApprovalRecord | None:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = %s", (approval_id,)).fetchone()
+            return ApprovalRecord.from_row(row) if row is not None else None
+
+        return self._run("read a request", op)
+
+    def decide(
+        self,
+        approval_id: str,
+        *,
+        approve: bool,
+        by: str,
+        reason: str | None,
+        now: float,
+        uses: int = 1,
+        scoped: bool = False,
+    ) -> ApprovalRecord | None:
+        def op(conn: Any) -> ApprovalRecord | None:
+            row = conn.execute(
+                f"UPDATE {TABLE} SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
+                "uses = %s, scoped = %s WHERE id = %s AND status = 'pending' AND expires_at > %s "
+                f"RETURNING {_COLUMNS}",
+                ("approved" if approve else "denied", by, now, reason, uses, scoped, approval_id, now),
+            ).fetchone()
+            return ApprovalRecord.from_row(row) if row is not None else None
+
+        return self._run("record a decision", op)
+
+    def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
+        # One statement: a standing approval (uses -1) stays approved; a counted one loses a use and
+        # is consumed at zero. Exactly one racing caller sees a row count of 1.
+        def op(conn: Any) -> bool:
+            cur = conn.execute(
+                f"UPDATE {TABLE} SET "
+                "uses = CASE WHEN uses < 0 THEN uses ELSE uses - 1 END, "
+                "status = CASE WHEN uses = 1 THEN 'consumed' ELSE status END, "
+                "closed_at = CASE WHEN uses = 1 THEN %s ELSE closed_at END "
+                "WHERE id = %s AND key = %s AND status = 'approved' AND expires_at > %s AND uses != 0 "
+                f"AND {_COVERS}",
+                (now, approval_id, key, now, session),
+            )
+            return bool(cur.rowcount == 1)
+
+        return self._run("take an approval", op)
+
+    def close(self, approval_id: str, status: str, reason: str, now: float) -> bool:
+        if status not in ("expired", "voided"):
+            raise ValueError(f"close() moves a request to expired or voided, not {status!r}")
+
+        def op(conn: Any) -> bool:
+            cur = conn.execute(
+                f"UPDATE {TABLE} SET status = %s, reason = %s, closed_at = %s "
+                "WHERE id = %s AND status IN ('pending', 'approved')",
+                (status, reason, now, approval_id),
+            )
+            return bool(cur.rowcount == 1)
+
+        return self._run("close a request", op)
+
+    def expire(self, now: float) -> Sequence[ApprovalRecord]:
+        def op(conn: Any) -> list[ApprovalRecord]:
+            rows = conn.execute(
+                f"UPDATE {TABLE} SET status = 'expired', closed_at = %s "
+                f"WHERE status IN ('pending', 'approved') AND expires_at <= %s RETURNING {_COLUMNS}",
+                (now, now),
+            ).fetchall()
+            return [ApprovalRecord.from_row(r) for r in rows]
+
+        return self._run("expire requests", op)
+
+    def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:
+        def op(conn: Any) -> list[ApprovalRecord]:
+            rows = conn.execute(
+                f"UPDATE {TABLE} SET status = 'expired', reason = 'session_ended', closed_at = %s "
+                f"WHERE status = 'approved' AND scoped AND session = %s RETURNING {_COLUMNS}",
+                (now, session),
+            ).fetchall()
+            return [ApprovalRecord.from_row(r) for r in rows]
+
+        return self._run("end a session's approvals", op)
+
+    def list(self, statuses: Sequence[str] | None = None) -> Sequence[ApprovalRecord]:
+        def op(conn: Any) -> list[ApprovalRecord]:
+            if statuses:
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM {TABLE} WHERE status = ANY(%s) ORDER BY created_at DESC",
+                    (list(statuses),),
+                ).fetchall()
+            else:
+                rows = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at DESC").fetchall()
+            return [ApprovalRecord.from_row(r) for r in rows]
+
+        return self._run("list requests", op)
+
+
+__all__ = ["ApprovalStoreUnavailable", "PostgresApprovalStore", "describe_dsn"]

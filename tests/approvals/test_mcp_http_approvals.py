@@ -1,0 +1,152 @@
+"""Approvals over ``reyn mcp serve --http`` (streamable HTTP on 127.0.0.1), driven by the real SDK
+``Client``: a client that declares elicitation is asked before anything runs and the call runs once;
+"for this session" covers the repeats of that HTTP session only and ends when the server stops; a
+client without elicitation is refused naming the policy until an operator approves; and a stateless
+server, whose calls belong to no session, never offers "for this session"."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import mcp_types as types
+from mcp import Client
+
+REYN = str(Path(sys.executable).parent / "reyn")
+NOTE = {"path": "out/h.md", "text": "over http"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _http(world, *args: str) -> Iterator[str]:
+    """``reyn mcp serve --http`` for the world's profile until the block ends (SIGTERM, bounded)."""
+    text = world.profile.read_text()
+    if '"mcp"]' not in text:
+        world.profile.write_text(
+            text.replace(f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "mcp"]')
+        )
+    port = _free_port()
+    log = world.root.parent / f"serve-{port}.log"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [REYN, "mcp", "serve", "--http", f"127.0.0.1:{port}", *args],
+            cwd=world.root,
+            env=world.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def _lines(world) -> list[str]:
+    path = world.root / "out/h.md"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _events(world, name):
+    return [e for e in world.audit_events() if e.get("event") == name]
+
+
+async def test_over_http_a_client_with_elicitation_approves_the_exact_call_and_it_runs_once(world):
+    asked: list[str] = []
+
+    async def approve(ctx, params):
+        asked.append(params.message)
+        assert len(_lines(world)) == len(asked) - 1  # asked before the call ran
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    with _http(world) as url:
+        async with Client(url, elicitation_callback=approve) as client:
+            result = await client.call_tool(world.write, NOTE)
+            assert not result.is_error, world.text_of(result)
+            other = await client.call_tool(world.write, {"path": "out/h.md", "text": "again"})
+            assert not other.is_error  # a new call with other arguments: asked again, approved
+    assert len(asked) == 2 and '"text": "over http"' in asked[0] and "It can touch:" in asked[0]
+    assert _lines(world) == ["over http", "again"]
+    events = [e["event"] for e in world.audit_events() if "event" in e]
+    assert events.count("approval.executed") == 2 and events.count("approval.approved") == 2
+    assert {e["entry"] for e in _events(world, "approval.requested")} == {"mcp"}
+
+
+async def test_over_http_for_this_session_covers_that_session_only_and_ends_with_the_server(world):
+    asked: list[str] = []
+
+    async def for_session(ctx, params):
+        asked.append(params.message)
+        assert "for_session" in params.requested_schema["properties"]
+        return types.ElicitResult(action="accept", content={"approve": True, "for_session": True})
+
+    with _http(world) as url:
+        async with Client(url, elicitation_callback=for_session, mode="legacy") as client:
+            for _ in range(3):
+                assert not (await client.call_tool(world.write, NOTE)).is_error
+        assert len(asked) == 1 and _lines(world) == ["over http"] * 3
+        async with Client(url, elicitation_callback=for_session, mode="legacy") as other:  # another session
+            assert not (await other.call_tool(world.write, NOTE)).is_error
+        assert len(asked) == 2
+    approved = _events(world, "approval.approved")
+    assert [e["scope"] for e in approved] == ["session", "session"]
+    assert approved[0]["session"] != approved[1]["session"]
+    ended = [e for e in _events(world, "approval.expired") if e.get("reason") == "session_ended"]
+    assert sorted(e["approval"] for e in ended) == sorted(e["approval"] for e in approved)
+
+
+async def test_over_http_a_client_without_elicitation_is_refused_until_an_operator_approves(world):
+    with _http(world) as url:
+        async with Client(url) as client:
+            refused = await client.call_tool(world.write, NOTE)
+            assert refused.is_error and "does not declare elicitation" in world.text_of(refused)
+            assert "[[approvals.rules]]" in world.text_of(refused) and _lines(world) == []
+            [pending] = _events(world, "approval.requested")
+            done = world.reyn("approvals", "approve", pending["approval"], "--by", "ops")
+            assert done.returncode == 0, done.stderr
+            ran = await client.call_tool(world.write, NOTE)
+            assert not ran.is_error, world.text_of(ran)
+            again = await client.call_tool(world.write, NOTE)  # approved once: the repeat waits again
+            assert again.is_error and _lines(world) == ["over http"]
+
+
+async def test_a_stateless_server_never_offers_for_this_session(world):
+    schemas: list[dict] = []
+
+    async def approve(ctx, params):
+        schemas.append(params.requested_schema)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    with _http(world, "--stateless") as url:
+        async with Client(url, elicitation_callback=approve) as client:
+            result = await client.call_tool(world.write, NOTE)
+    if schemas:  # the client was asked: no session, so no "for this session"
+        assert "for_session" not in schemas[0]["properties"]
+        assert not result.is_error and _lines(world) == ["over http"]
+    else:  # a stateless server cannot ask mid-call: refused, naming the policy, nothing ran
+        assert result.is_error and _lines(world) == []
