@@ -313,49 +313,44 @@ def _call_key(
 _new_key = tuple.__new__
 
 
+def _call_refused(rule: str, reason: str) -> Decision:
+    """A refusal by layer 3 (``call``) under its ``rule``."""
+    return Decision(False, "call", reason, rule)
+
+
 def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
     """Layer 3 from the call's ``key`` alone: everything but the tool's own ``available(ctx)``
     (``available``), which ``check`` asks after this admits the tool."""
     if tool.name in key.exclude:
-        return Decision(False, "call", f"tool {tool.name!r} is excluded for this call", "excluded")
+        return _call_refused("excluded", f"tool {tool.name!r} is excluded for this call")
     # Plan mode is the caller's state, not the surface's: whatever surface a host renders or
     # dispatches for with it, a tool whose author denies plan mode is refused (anything but "allow").
     if key.plan_mode and tool.gates.plan_mode != "allow":
-        return Decision(
-            False,
-            "call",
+        return _call_refused(
+            "plan_mode",
             f"tool {tool.name!r} is not offered in plan mode: a plan step may not use it "
             "(its author's plan_mode gate)",
-            "plan_mode",
         )
     if key.allowed_tools is not None and tool.name not in key.allowed_tools:
-        return Decision(
-            False,
-            "call",
-            f"tool {tool.name!r} is not in this step's tool list {sorted(key.allowed_tools)}",
+        return _call_refused(
             "step_tools",
+            f"tool {tool.name!r} is not in this step's tool list {sorted(key.allowed_tools)}",
         )
     if key.allowed_ops is not None and not ops_admit(key.allowed_ops, tool):
-        return Decision(
-            False,
-            "call",
-            f"op {tool.name!r} is not in this phase's allowed_ops {list(key.allowed_ops)}",
+        return _call_refused(
             "allowed_ops",
+            f"op {tool.name!r} is not in this phase's allowed_ops {list(key.allowed_ops)}",
         )
     if key.agent_tools is not None and tool.name not in key.agent_tools:
-        return Decision(
-            False,
-            "call",
-            f"agent {key.agent!r} may not use {tool.name!r} (per-agent allowlist)",
+        return _call_refused(
             "agent_tools",
+            f"agent {key.agent!r} may not use {tool.name!r} (per-agent allowlist)",
         )
     if key.agent_list is not None and tool.name not in key.agent_list:
-        return Decision(
-            False,
-            "call",
+        return _call_refused(
+            "agent_tools",
             f"agent {key.agent!r} may not use {tool.name!r}: it is not in the agent's tool list "
             f"([agents.{key.agent}] tools in the profile, else the agent's own declaration)",
-            "agent_tools",
         )
     return ALLOW
 
@@ -368,14 +363,11 @@ def available(tool: ToolDefinition, ctx: ToolContext) -> Decision:
     try:
         ok = tool.available(ctx)
     except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
-        return Decision(False, "call", exc.message, "available")
+        return _call_refused("available", exc.message)
     except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
-        return Decision(
-            False,
-            "call",
-            f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}",
-            "available",
+        return _call_refused(
+            "available", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}"
         )
     if not ok:
-        return Decision(False, "call", f"tool {tool.name!r} is not available in this context", "available")
+        return _call_refused("available", f"tool {tool.name!r} is not available in this context")
     return ALLOW

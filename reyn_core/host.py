@@ -24,10 +24,10 @@ _EXPORTS = {
     "DIGEST_VERSION": "reyn_core.loading.step3_provenance.digest",
     "LockFile": "reyn_core.loading.step3_provenance.lock",
     "LockedPlugin": "reyn_core.loading.step3_provenance.lock",
-    "lock_from_load": "reyn_core.loading.lock_audit",
+    "lock_from_load": "reyn_core.loading.step3_provenance.lock_audit",
     "read_lock": "reyn_core.loading.step3_provenance.lock_file",
     "write_lock": "reyn_core.loading.step3_provenance.lock_file",
-    "audit": "reyn_core.loading.lock_audit",
+    "audit": "reyn_core.loading.step3_provenance.lock_audit",
     "compare_tools": "reyn_core.loading.step3_provenance.drift",
     # the one identity of what a tool definition serves (the lock pins it, the audit log records it)
     "definition_digest": "reyn_core.definition_digest",

@@ -61,6 +61,11 @@ def _log_file(value: str) -> Path | None:
     return Path(value).expanduser() if value else default_log_file()
 
 
+def remote_log_file() -> Path | None:
+    """The file ``reyn.remote`` records go to, or None when they go to no file of Reyn's."""
+    return _log_file(os.environ.get(ENV_VAR, "").strip())
+
+
 def remote_log_destination() -> str:
     """Where ``reyn.remote`` records go, in words (for ``reyn doctor``)."""
     value = os.environ.get(ENV_VAR, "").strip()

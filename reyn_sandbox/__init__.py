@@ -41,6 +41,8 @@ __all__ = [
     "Grants",
     "GrantsError",
     "forbid_exec",
+    "forbid_processes",
+    "forbid_unix_sockets",
     "SandboxStatus",
     "SandboxUnavailable",
     "check_grant",
@@ -87,6 +89,31 @@ def forbid_exec() -> None:
     from ._seccomp import install_no_exec
 
     install_no_exec()
+
+
+def forbid_processes() -> None:
+    """From now on, this process makes no other process (fork, vfork and a clone that is not a
+    thread's fail with EPERM; threads still start), and so neither do its programs: for a confined
+    Python program granted no ``subprocess``, whose rlimits (memory, CPU, file size) are per process
+    — without this, each fork would bring a fresh allowance. Irreversible. Raises
+    `SandboxUnavailable` off Linux, `OSError` when the kernel refuses the filter."""
+    require_available()
+    from ._seccomp import install_no_processes
+
+    install_no_processes()
+
+
+def forbid_unix_sockets() -> None:
+    """From now on, no unix socket can be created by this process or anything it forks
+    (socket(AF_UNIX) fails with EACCES; socketpair still works): for a confined program that must
+    not talk to services whose socket files lie inside its read or write roots — the kernel lets a
+    process connect to a socket file on a read-only mount, and Landlock up to ABI 7 does not check
+    connect(2). Irreversible. Raises `SandboxUnavailable` off Linux, `OSError` when the kernel
+    refuses the filter."""
+    require_available()
+    from ._seccomp import install_no_unix_sockets
+
+    install_no_unix_sockets()
 
 
 def limit_exceeded(stderr: str) -> str | None:

@@ -21,6 +21,7 @@ _X32_SYSCALL_BIT = 0x40000000
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
@@ -71,8 +72,9 @@ def _program(network: bool) -> list[tuple[int, int, int, int]]:
     return head + dispatch + tail
 
 
-def _no_exec_program() -> list[tuple[int, int, int, int]]:
-    execve, execveat = sc.syscall_number("execve"), sc.syscall_number("execveat")
+def _prologue() -> list[tuple[int, int, int, int]]:
+    """A filter's start: a foreign ABI (another architecture, x32) answers ENOSYS, then the syscall
+    number is loaded."""
     no_such_call = _RET_ERRNO | errno.ENOSYS
     program = [
         (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
@@ -82,10 +84,53 @@ def _no_exec_program() -> list[tuple[int, int, int, int]]:
     ]
     if sc.MACHINE == "x86_64":
         program += [(_JGE_K, 0, 1, _X32_SYSCALL_BIT), (_RET_K, 0, 0, no_such_call)]
+    return program
+
+
+def _no_exec_program() -> list[tuple[int, int, int, int]]:
+    execve, execveat = sc.syscall_number("execve"), sc.syscall_number("execveat")
+    program = _prologue()
     program += [
         (_JEQ_K, 1, 0, execve),
         (_JEQ_K, 0, 1, execveat),
         (_RET_K, 0, 0, _RET_ERRNO | errno.EPERM),
+        (_RET_K, 0, 0, _RET_ALLOW),
+    ]
+    return program
+
+
+_CLONE_THREAD = 0x00010000
+
+
+def _no_process_program() -> list[tuple[int, int, int, int]]:
+    """fork, vfork and a clone that is not a thread's refused (EPERM); clone3, whose flags sit in
+    memory a filter cannot read, answers ENOSYS, so glibc falls back to clone for its threads."""
+    no_such_call = _RET_ERRNO | errno.ENOSYS
+    refuse = _RET_ERRNO | errno.EPERM
+    program = _prologue()
+    program += [(_JEQ_K, 0, 1, sc.syscall_number("clone3")), (_RET_K, 0, 0, no_such_call)]
+    for name in ("fork", "vfork"):  # x86_64 only: aarch64 has clone alone
+        if sc.MACHINE == "x86_64":
+            program += [(_JEQ_K, 0, 1, sc.syscall_number(name)), (_RET_K, 0, 0, refuse)]
+    program += [
+        (_JEQ_K, 0, 3, sc.syscall_number("clone")),
+        (_LD_W_ABS, 0, 0, _OFFSET_ARG0),  # clone's flags on both machines
+        (_JSET_K, 1, 0, _CLONE_THREAD),
+        (_RET_K, 0, 0, refuse),
+        (_RET_K, 0, 0, _RET_ALLOW),
+    ]
+    return program
+
+
+def _no_unix_socket_program() -> list[tuple[int, int, int, int]]:
+    """socket(AF_UNIX, …) refused (EACCES); socketpair stays, so a process can still make the
+    connected pair it keeps to itself (asyncio's self-pipe) but never a socket to connect or bind."""
+    program = _prologue()
+    program += [
+        (_JEQ_K, 0, 3, sc.syscall_number("socket")),
+        (_LD_W_ABS, 0, 0, _OFFSET_ARG0),
+        (_JEQ_K, 0, 1, _AF_UNIX),
+        (_RET_K, 0, 0, _RET_ERRNO | errno.EACCES),
         (_RET_K, 0, 0, _RET_ALLOW),
     ]
     return program
@@ -103,6 +148,20 @@ def install_no_exec() -> None:
     starts, whatever path or file descriptor names it. Sets NO_NEW_PRIVS first (required)."""
     sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
     _load(_no_exec_program())
+
+
+def install_no_processes() -> None:
+    """Refuse fork, vfork and every clone but a thread's (EPERM) to this process from now on: it
+    keeps its threads and makes no process. Sets NO_NEW_PRIVS first (required)."""
+    sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
+    _load(_no_process_program())
+
+
+def install_no_unix_sockets() -> None:
+    """Refuse socket(AF_UNIX) (EACCES) to this process and all it forks from now on (socketpair
+    stays). Sets NO_NEW_PRIVS first (required)."""
+    sc.prctl(sc.PR_SET_NO_NEW_PRIVS, 1)
+    _load(_no_unix_socket_program())
 
 
 def install(network: bool) -> None:

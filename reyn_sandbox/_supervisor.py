@@ -74,6 +74,12 @@ def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_r
         network=grants.network,
     )
     _seccomp.install(grants.network)
+    # Not dumpable: the command runs as this same user in this same Landlock domain, so without this
+    # it could PTRACE_ATTACH this process (or write its memory through process_vm_writev) and make it
+    # run anything — free of the command's rlimits and of any seccomp filter the command adds for
+    # itself (reyn_sandbox.forbid_exec). A non-dumpable process can be traced only with CAP_SYS_PTRACE
+    # in the user namespace it was started in (the host's); the command's execve makes it dumpable.
+    sc.prctl(sc.PR_SET_DUMPABLE, 0)
     # A session of its own: no controlling terminal, so an inherited terminal fd cannot be used to
     # push keystrokes into the operator's shell (TIOCSTI needs it to be the caller's controlling tty).
     os.setsid()

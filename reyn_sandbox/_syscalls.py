@@ -22,6 +22,10 @@ _SYSCALLS = {
         "rt_sigaction": 13,
         "execve": 59,
         "execveat": 322,
+        "clone": 56,
+        "fork": 57,
+        "vfork": 58,
+        "clone3": 435,
     },
     "aarch64": {
         "pivot_root": 41,
@@ -31,6 +35,8 @@ _SYSCALLS = {
         "rt_sigaction": 134,
         "execve": 221,
         "execveat": 281,
+        "clone": 220,
+        "clone3": 435,
     },
 }
 SUPPORTED_MACHINES = tuple(_SYSCALLS)

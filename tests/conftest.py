@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -308,6 +309,30 @@ def audit_line_fields() -> frozenset[str]:
 def reyn_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """The one way tests run the ``reyn`` command in a child process: ``run_reyn``."""
     return run_reyn
+
+
+@pytest.fixture
+def within_bound() -> Callable[..., Any]:
+    """``within_bound(fn, *args, seconds=20)``: what ``fn(*args)`` returned, or the exception it
+    raised (returned, for the test to assert on), run in a daemon thread; the test fails when it has
+    not finished within ``seconds``, so a hang or a super-linear blow-up fails instead of stalling."""
+
+    def run(fn: Callable[..., Any], *args: Any, seconds: float = 20.0) -> Any:
+        outcome: list[Any] = []
+
+        def call() -> None:
+            try:
+                outcome.append(fn(*args))
+            except Exception as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        worker.join(seconds)
+        assert outcome, f"{getattr(fn, '__name__', fn)} did not finish within {seconds} s"
+        return outcome[0]
+
+    return run
 
 
 @pytest.fixture

@@ -208,7 +208,7 @@ def _lock_path(args: argparse.Namespace, result: LoadResult) -> Path:
 
 
 def run_lock(args: argparse.Namespace) -> int:
-    from reyn_core.loading.lock_audit import lock_from_load
+    from reyn_core.loading.step3_provenance.lock_audit import lock_from_load
     from reyn_core.loading.step3_provenance.lock_file import write_lock
 
     result = load_from_args(args, enforce_lock=False)
@@ -261,7 +261,7 @@ def run_lock(args: argparse.Namespace) -> int:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from reyn_core.loading.lock_audit import audit
+    from reyn_core.loading.step3_provenance.lock_audit import audit
     from reyn_core.loading.step3_provenance.lock_file import read_lock
 
     profile = profile_from_args(args)

@@ -27,9 +27,10 @@ from typing import Any
 from reyn_core import tracing
 from reyn_core.errors import ToolExecutionError, ToolRuntimeMissing
 from reyn_core.isolation.frames import FrameParser
+from reyn_core.isolation.host_paths import changed_root
 from reyn_core.isolation.process import WorkerProcess
 from reyn_core.isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
-from reyn_core.isolation.wire import error_from_reply
+from reyn_core.isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
 from reyn_core.isolation.worker_spans import recreate, trace_carrier
 from reyn_core.jsondata import canonical_json
 
@@ -58,6 +59,8 @@ class WorkerSpec:
     start_timeout_s: float = 60.0
     cancel_grace_s: float = 2.0
     backoff_s: Sequence[float] = field(default=(0.0, 0.5, 1.0, 2.0, 5.0, 15.0, 30.0))
+    roots: tuple[tuple[str, int, int], ...] = ()
+    """The granted roots as found at load (``host_paths.root_identities``): every start checks them."""
 
 
 def tools_signature(loaded: Mapping[str, Any]) -> str:
@@ -68,6 +71,9 @@ def tools_signature(loaded: Mapping[str, Any]) -> str:
 
 def start_worker(spec: WorkerSpec) -> tuple[WorkerProcess, dict[str, Any]]:
     """Start a worker and load the plugin in it (blocking); raises ``WorkerStartError``."""
+    changed = changed_root(spec.roots)
+    if changed is not None:
+        raise WorkerStartError("RJ005", f"the worker of plugin {spec.plugin_id!r} is not started: {changed}")
     process = WorkerProcess(spec.argv, spec.env, spec.plugin_id)
     try:
         process.start()
@@ -78,9 +84,6 @@ def start_worker(spec: WorkerSpec) -> tuple[WorkerProcess, dict[str, Any]]:
     try:
         write_all(process.stdin, encode(dict(spec.load_request)))
         reply = _read_reply(process, spec)
-    except WorkerStartError:
-        process.kill()
-        raise
     except (OSError, ProtocolError, FrameTooLarge) as exc:
         process.kill()
         raise WorkerStartError(
@@ -88,14 +91,19 @@ def start_worker(spec: WorkerSpec) -> tuple[WorkerProcess, dict[str, Any]]:
             f"the worker of plugin {spec.plugin_id!r} failed while loading ({exc}): "
             + process.describe_exit(),
         ) from None
+    except BaseException:  # WorkerStartError, or anything else: no worker is left running
+        process.kill()
+        raise
     if reply.get("op") == "load_failed":
         process.kill()
-        raise WorkerStartError(str(reply.get("code") or "RJ005"), str(reply.get("message"))[:2000])
-    if reply.get("op") != "loaded" or not isinstance(reply.get("tools"), list):
-        process.kill()
+        code = reply.get("code")
         raise WorkerStartError(
-            "RJ005", f"the worker of plugin {spec.plugin_id!r} answered the load with {reply.get('op')!r}"
+            code if code in LOAD_FAILURE_CODES else "RJ005", str(reply.get("message"))[:2000]
         )
+    problem = loaded_problem(reply)
+    if problem is not None:
+        process.kill()
+        raise WorkerStartError("RJ005", f"the worker of plugin {spec.plugin_id!r} {problem}")
     return process, reply
 
 
@@ -163,7 +171,11 @@ class WorkerClient:
     def start(self) -> dict[str, Any]:
         """Start the worker at load (blocking) and return its ``loaded`` message."""
         process, loaded = start_worker(self.spec)
-        self.signature = tools_signature(loaded)
+        try:
+            self.signature = tools_signature(loaded)
+        except BaseException:
+            process.kill()  # no worker outlives a start that failed
+            raise
         self._adopt(process)
         return loaded
 
@@ -358,10 +370,13 @@ class WorkerClient:
                 self._stop(f"it sent an unexpected {str(message.get('op'))[:40]!r} message")
                 return
             call_id = message["id"]
-            self._cancelling.pop(call_id, None)
             future = self._pending.get(call_id)
             if future is not None and not future.done():
                 future.set_result(message)
+            elif self._cancelling.pop(call_id, None) is None and (future is None or not future.cancelled()):
+                # one reply per call asked: a reply to a call never made, or a second one, is forged
+                self._stop(f"it answered a call it was not asked (id {call_id})")
+                return
 
     def _cancel(self, call_id: int) -> None:
         if self._process is None or self._loop is None:

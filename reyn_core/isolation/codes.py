@@ -59,6 +59,12 @@ ISOLATION_CODES: dict[str, tuple[str, str, str]] = {
         "an isolated plugin's CLI commands are not offered",
         "run the plugin in process to use its commands (after reviewing it)",
     ),
+    "RJ011": (
+        "error",
+        "a write root overlaps the host's code or records, or another granted root",
+        "grant a folder that holds none of the host's import path, Python installation, Reyn's or the "
+        "plugin's code, profile, lock or logs, and lies inside none of them; grant roots side by side",
+    ),
 }
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from reyn_core.isolation.protocol import HEADER, FrameTooLarge, ProtocolError
+from reyn_core.isolation.protocol import HEADER, FrameTooLarge, decode
 
 
 class FrameParser:
     """Feed it what the pipe gave; it returns the complete messages. A frame over ``limit`` raises
-    ``FrameTooLarge`` as soon as its header is read, before any of its body is kept."""
+    ``FrameTooLarge`` as soon as its header is read, before any of its body is kept; a frame that is
+    not one JSON object (``protocol.decode``) raises ``ProtocolError``."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -27,13 +27,7 @@ class FrameParser:
                 break
             body = bytes(self._buffer[HEADER.size : HEADER.size + size])
             del self._buffer[: HEADER.size + size]
-            try:
-                message = json.loads(body)
-            except ValueError as exc:
-                raise ProtocolError(f"a frame is not valid JSON: {exc}") from None
-            if not isinstance(message, dict):
-                raise ProtocolError("a frame is not a JSON object")
-            messages.append(message)
+            messages.append(decode(body))
         return messages
 
     @property

@@ -1,9 +1,10 @@
 """The pipe protocol between the host and an isolated plugin's worker: length-prefixed JSON frames.
 
-A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object). Both
-sides bound what they accept: a frame longer than the reader's limit is refused as soon as its header
-is read, never held in memory (the host then stops the worker, ``frames.FrameParser``), so a worker
-that floods its pipe costs the host neither memory nor time. Standard library only.
+A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object, at most
+``MAX_DEPTH`` deep). Both sides bound what they accept: a frame longer than the reader's limit is
+refused as soon as its header is read, never held in memory (the host then stops the worker,
+``frames.FrameParser``), so a worker that floods its pipe costs the host neither memory nor time.
+Standard library and ``reyn_core.jsondata`` only.
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ import os
 import struct
 from typing import Any
 
+from reyn_core.jsondata import depth_within
+
 HEADER = struct.Struct(">I")
 MAX_FRAME = (1 << 32) - 1
 """The longest frame the header can describe."""
+MAX_DEPTH = 128
+"""The deepest a frame's JSON may nest (containers, the frame's own object counting as 1). Schemas
+nest at most 32 levels and a call's arguments 64; a deeper frame is refused whole, so the host's
+recursive steps (canonical JSON, schema checks, rendering) never meet data near Python's recursion
+limit. The worker refuses a result that would nest deeper (an ``execution_error``, like a result over
+the size limit); only a forged frame reaches the host's check."""
 CONTROL_LIMIT = 1 << 20
 """The longest frame either side accepts outside a call's result (load requests, definitions, calls)."""
 
@@ -41,6 +50,23 @@ def encode(message: dict[str, Any]) -> bytes:
     if len(body) > MAX_FRAME:
         raise ValueError(f"a message of {len(body)} bytes cannot be framed")
     return HEADER.pack(len(body)) + body
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """A frame's body as its message; ``ProtocolError`` for anything but one JSON object in UTF-8 —
+    nesting deeper than the parser's recursion limit included (its ``RecursionError`` is the other
+    side's doing, like any malformed frame, and never escapes to the reader's caller)."""
+    try:
+        message = json.loads(body)
+    except ValueError as exc:
+        raise ProtocolError(f"a frame is not valid JSON: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise ProtocolError(f"a frame's JSON nests deeper than {MAX_DEPTH} levels") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a frame is not a JSON object")
+    if not depth_within(message, MAX_DEPTH):
+        raise ProtocolError(f"a frame's JSON nests deeper than {MAX_DEPTH} levels")
+    return message
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -81,20 +107,16 @@ class FrameReader:
         self._fill(size)
         body = bytes(self._buffer[:size])
         del self._buffer[:size]
-        try:
-            message = json.loads(body)
-        except ValueError as exc:
-            raise ProtocolError(f"a frame is not valid JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise ProtocolError("a frame is not a JSON object")
-        return message
+        return decode(body)
 
 
 __all__ = [
     "CONTROL_LIMIT",
     "FrameReader",
     "FrameTooLarge",
+    "MAX_DEPTH",
     "ProtocolError",
+    "decode",
     "encode",
     "write_all",
 ]

@@ -121,6 +121,28 @@ def definition_from_data(data: dict[str, Any]) -> ToolDefinition:
     return ToolDefinition(**served, handler=None, gates=ToolGates(**gates), timeout_s=timeout)
 
 
+LOAD_FAILURE_CODES = frozenset(
+    {"RI001", "RI002", "RI003", "RI004", "RI005", "RI006", "RC001", "RC002", "RJ005"}
+)
+"""The codes a worker's ``load_failed`` may name (``worker.plugin_host.LoadFailure``'s, the in-process
+load's codes for the same failures); the host reports any other as ``RJ005``, so a worker cannot
+make its failure read as another diagnostic."""
+
+
+def loaded_problem(message: Mapping[str, Any]) -> str | None:
+    """What is wrong with a worker's answer to the load request, or None when it has the protocol's
+    shape: ``op`` "loaded", ``tools`` a list, ``hooks`` a list of names. Checked before the host uses
+    any of it, so a forged answer fails the plugin (``RJ005``), never a step of the host's load."""
+    if message.get("op") != "loaded":
+        return f"answered the load with {str(message.get('op'))[:40]!r}"
+    if not isinstance(message.get("tools"), list):
+        return "sent tools that are not a list"
+    hooks = message.get("hooks")
+    if not isinstance(hooks, list) or not all(isinstance(h, str) for h in hooks):
+        return "sent hook names that are not a list of strings"
+    return None
+
+
 _ERRORS: dict[str, type[ToolError]] = {
     "runtime_missing": ToolRuntimeMissing,
     "timeout": ToolTimeout,
@@ -136,9 +158,10 @@ def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
     kind = reply.get("kind")
     message = str(reply.get("message"))[:4000]
     if kind == "invalid_arguments":
+        given = reply.get("problems")
         problems = [
-            ArgumentProblem(str(p.get("pointer", "")), str(p.get("message", "")))
-            for p in reply.get("problems") or ()
+            ArgumentProblem(str(p.get("pointer", ""))[:400], str(p.get("message", ""))[:4000])
+            for p in (given[:100] if isinstance(given, list) else ())
             if isinstance(p, Mapping)
         ]
         return InvalidToolArguments(message, tool=tool, problems=problems)
@@ -149,8 +172,10 @@ def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
 
 
 __all__ = [
+    "LOAD_FAILURE_CODES",
     "availability_table",
     "error_from_reply",
+    "loaded_problem",
     "context_from_data",
     "context_to_data",
     "definition_from_data",

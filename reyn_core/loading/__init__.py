@@ -10,5 +10,4 @@ step in the order they run, every failure a diagnostic for the plugin concerned:
 
 Shared by the steps: ``plugin_state`` (the load's working state), ``diagnostics`` (the stable
 codes), ``schema_cache``, ``userdirs``, ``argument_key``, ``load_spans``; after a load: ``report``
-(what it returns), ``lock_audit`` (a lock from a load, and its audit) and ``unavailable`` (why a
-tool name is not loaded)."""
+(what it returns) and ``unavailable`` (why a tool name is not loaded)."""

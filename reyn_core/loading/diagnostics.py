@@ -11,7 +11,6 @@ and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` isolated plugins (`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -381,8 +380,3 @@ class Diagnostic:
         if self.traceback is not None:
             data["traceback"] = self.traceback
         return data
-
-
-def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
-    """Whether any diagnostic is an error."""
-    return any(d.is_error for d in diagnostics)

@@ -133,6 +133,7 @@ def _granted(session: LoadSession, p: PluginState) -> GrantedPermissions:
 def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) -> None:
     from reyn_core.isolation.client import WorkerClient, WorkerSpec, WorkerStartError
     from reyn_core.isolation.grants import compare
+    from reyn_core.isolation.host_paths import nested_root_findings, root_identities, write_root_findings
     from reyn_core.isolation.info import IsolationInfo
     from reyn_core.isolation.launch import IsolationUnavailable, worker_command
 
@@ -147,10 +148,16 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
             reasons.append(finding.message)
         else:
             _report(p, finding)
+    locations = [loc for _, loc in rec.module_locations]
+    if granted.write:
+        for finding in write_root_findings(p.plugin_id, granted.write, _protected(session, locations)):
+            _report(p, finding)
+    for finding in nested_root_findings(p.plugin_id, (*granted.read, *granted.write), _write_roots(session)):
+        _report(p, finding)
     if not p.ok:
         return
     try:
-        argv, env, enforced = worker_command(granted, [loc for _, loc in rec.module_locations], os.environ)
+        argv, env, enforced = worker_command(granted, locations, os.environ)
     except IsolationUnavailable as exc:
         p.fail("refused", "RJ004", f"plugin {p.plugin_id!r} cannot run isolated on this machine: {exc}")
         return
@@ -161,10 +168,18 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
         "record": asdict(rec),
         "settings": session.profile.plugin(p.plugin_id).settings,
         "subprocess": granted.subprocess,
+        "network": granted.network,
         "max_result_bytes": granted.max_result_bytes,
     }
     client = WorkerClient(
-        WorkerSpec(p.plugin_id, argv, env, request, max_result_bytes=granted.max_result_bytes)
+        WorkerSpec(
+            p.plugin_id,
+            argv,
+            env,
+            request,
+            max_result_bytes=granted.max_result_bytes,
+            roots=root_identities((*granted.read, *granted.write)),
+        )
     )
     try:
         loaded = client.start()
@@ -200,6 +215,35 @@ def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) 
             plugin=p.plugin_id,
         )
     )
+
+
+def _write_roots(session: LoadSession) -> dict[str, str]:
+    """Every isolated plugin's write roots, resolved: root → plugin id."""
+    found: dict[str, str] = {}
+    for plugin_id in session.profile.enabled:
+        cfg = session.profile.plugin(plugin_id)
+        if cfg.isolation == "process" and cfg.grants is not None:
+            for value in cfg.grants.write:
+                found.setdefault(os.path.realpath(session.profile.resolve_path(value)), plugin_id)
+    return found
+
+
+def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
+    """The host's code and records, which no write root may overlap (``isolation.host_paths``)."""
+    from reyn_core.isolation.host_paths import protected_paths
+    from reyn_core.isolation.launch import code_roots
+    from reyn_core.remote_log import remote_log_file
+
+    profile = session.profile
+    audit = profile.audit.log
+    remote = remote_log_file()
+    files = {
+        "the host's profile": profile.source,
+        "the host's lock": str(profile.lock_path),
+        "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
+        "the host's remote failure log": str(remote) if remote else None,
+    }
+    return protected_paths(code_roots(locations), files)
 
 
 def _stand_in(p: PluginState, client: Any, loaded: dict[str, Any], granted: GrantedPermissions) -> Any:

@@ -37,7 +37,6 @@ class PluginState:
     api_version: int | None = None
     pm: pluggy.PluginManager | None = None
     settings: Any = None
-    has_settings_model: bool = False
     tools: list[tuple[ToolDefinition, str]] = field(default_factory=list)  # (definition, original name)
     registered: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)

@@ -19,9 +19,9 @@ from reyn_core.context import ToolContext
 from reyn_core.dispatch.runner import describe, handler_exit, run_handler
 from reyn_core.errors import InvalidToolArguments, ToolError, ToolGateRefused, ToolRuntimeMissing
 from reyn_core.isolation.frames import FrameParser
-from reyn_core.isolation.protocol import HEADER, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_core.isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_core.isolation.wire import context_from_data
-from reyn_core.jsondata import to_jsonable
+from reyn_core.jsondata import depth_within, to_jsonable
 from reyn_core.registry.handlers import CallShape, call_shape, resolve_reference
 from reyn_core.tool import ToolDefinition
 from reyn_core.worker.plugin_host import LoadedPlugin
@@ -144,6 +144,8 @@ class CallServer(asyncio.Protocol):
                 reply["spans"] = span.finish(reply)
             except Exception:  # tracing never costs the call its answer
                 pass
+        if not depth_within(reply, MAX_DEPTH):
+            reply = _error(call_id, f"the result nests deeper than the {MAX_DEPTH} levels a reply may")
         try:
             frame = encode(reply)
         except (TypeError, ValueError) as exc:

@@ -22,7 +22,8 @@ from reyn_core.tool import ToolDefinition, as_definition
 
 
 class LoadFailure(Exception):
-    """The plugin could not be loaded in the worker: ``code`` is the in-process diagnostic's."""
+    """The plugin could not be loaded in the worker: ``code`` is the in-process diagnostic's (one of
+    ``isolation.wire.LOAD_FAILURE_CODES``: the host reports any other as ``RJ005``)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

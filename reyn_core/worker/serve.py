@@ -32,6 +32,8 @@ def run(proto_in: int, proto_out: int) -> int:
     try:
         if not request.get("subprocess", False):
             _forbid_programs()
+        if not request.get("network", False):
+            _forbid_unix_sockets()
         loaded = load_plugin(record_from_data(request["record"]), request.get("settings"))
     except LoadFailure as exc:
         write_all(proto_out, encode({"op": "load_failed", "code": exc.code, "message": exc.message}))
@@ -54,10 +56,20 @@ def run(proto_in: int, proto_out: int) -> int:
 
 
 def _forbid_programs() -> None:
-    """No program may start from this process on: the plugin was not granted ``subprocess``."""
-    from reyn_sandbox import forbid_exec
+    """No program may start from this process on, nor any process be forked (the plugin was not
+    granted ``subprocess``; each fork would bring a fresh memory and CPU allowance)."""
+    from reyn_sandbox import forbid_exec, forbid_processes
 
     forbid_exec()
+    forbid_processes()
+
+
+def _forbid_unix_sockets() -> None:
+    """No unix socket may be made from this process on: the plugin was not granted ``network``, and
+    a read or write root can hold a service's socket file, which the kernel lets it connect to."""
+    from reyn_sandbox import forbid_unix_sockets
+
+    forbid_unix_sockets()
 
 
 async def _serve(proto_in: int, proto_out: int, loaded: LoadedPlugin, limit: int) -> int:

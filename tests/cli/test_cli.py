@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, VenvReyn, tool_plugin, venv_reyn
+from plugin_distkit import PluginDist, tool_plugin
 
 GOOD = tool_plugin(
     ["good_echo"],
@@ -73,11 +73,6 @@ DISTS = [
     PluginDist("rtp-cli-idle", "idle", tool_plugin(["idle_tool"]), package="rtp_cli_idle"),
     PluginDist("rtp-cli-loose", "loose", LOOSE, package="rtp_cli_loose"),
 ]
-
-
-@pytest.fixture(scope="module")
-def cli(make_module_venv, tmp_path_factory) -> VenvReyn:
-    return venv_reyn(make_module_venv, tmp_path_factory, "cli", DISTS)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, VenvReyn, tool_plugin, venv_reyn
+from plugin_distkit import PluginDist, tool_plugin
 
 CRASHY = "from rtp_crashy import helper\n\nREYN_API = 1\n"
 HELPER = '''\
@@ -45,11 +45,6 @@ DISTS = [
     PluginDist("rtp-flaky", "flaky", FLAKY, package="rtp_flaky"),
     PluginDist("rtp-lax", "lax", LAX, package="rtp_lax"),
 ]
-
-
-@pytest.fixture(scope="module")
-def cli(make_module_venv, tmp_path_factory) -> VenvReyn:
-    return venv_reyn(make_module_venv, tmp_path_factory, "hints", DISTS)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
-import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,21 +33,10 @@ def surface(catalogue: list[Any], build_registry: Any) -> PhaseCatalog:
     return render_phase(build_registry(catalogue), ToolContext(surface="phase"), ["file"])
 
 
-def parse_bounded(raw: str, surface: PhaseCatalog) -> Any:
-    """``parse_phase_output(raw)``, or the exception it raised; fails if it does not finish."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(parse_phase_output(raw, surface))
-        except Exception as exc:  # returned to the test, which asserts on it
-            outcome.append(exc)
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(BOUND_S)
-    assert outcome, f"parsing did not finish within {BOUND_S} s"
-    return outcome[0]
+@pytest.fixture
+def parse_bounded(within_bound: Callable[..., Any]) -> Callable[[str, PhaseCatalog], Any]:
+    """``parse_phase_output(raw, surface)``, or the exception it raised; fails if it does not finish."""
+    return lambda raw, surface: within_bound(parse_phase_output, raw, surface, seconds=BOUND_S)
 
 
 def previous(text: str) -> str | None:
@@ -83,7 +72,7 @@ def test_unfence_on_ordinary_replies(text):
     assert unfence(text) == previous(text)
 
 
-def test_a_fenced_and_a_bare_reply_parse_alike(surface):
+def test_a_fenced_and_a_bare_reply_parse_alike(surface, parse_bounded):
     bare = json.dumps(FINISH)
     for raw in (bare, f"```json\n{bare}\n```", f"\n```\n{bare}\n```\n"):
         output = parse_bounded(raw, surface)
@@ -104,18 +93,18 @@ def test_a_fenced_and_a_bare_reply_parse_alike(surface):
         '{"a": "' + "`" * MB,
     ],
 )
-def test_pathological_replies_are_refused_quickly(surface, raw):
+def test_pathological_replies_are_refused_quickly(surface, raw, parse_bounded):
     error = parse_bounded(raw, surface)
     assert isinstance(error, PhaseOutputError)
     assert "not valid JSON" in str(error) or "nests too deeply" in str(error)
 
 
-def test_deep_nesting_in_a_fence_is_refused_with_the_limit(surface):
+def test_deep_nesting_in_a_fence_is_refused_with_the_limit(surface, parse_bounded):
     error = parse_bounded("```json\n" + "[" * MB + "]" * MB + "\n```", surface)
     assert isinstance(error, PhaseOutputError) and "nests too deeply" in str(error)
 
 
-def test_a_valid_reply_inside_a_megabyte_of_fence_whitespace_parses(surface):
+def test_a_valid_reply_inside_a_megabyte_of_fence_whitespace_parses(surface, parse_bounded):
     body = json.dumps({**FINISH, "artifact": {"type": "note", "data": {"text": "```" * 1000}}})
     raw = (
         " \n" * (MB // 4)
@@ -132,7 +121,7 @@ def test_a_valid_reply_inside_a_megabyte_of_fence_whitespace_parses(surface):
     assert output.artifact is not None and output.artifact.data["text"] == "```" * 1000
 
 
-def test_many_fences_inside_the_content_keep_the_outermost(surface):
+def test_many_fences_inside_the_content_keep_the_outermost(surface, parse_bounded):
     inner = "\n".join(["```"] * 10_000)
     assert unfence(f"```json\n{inner}\n```") == inner
     error = parse_bounded(f"```json\n{inner}\n```", surface)

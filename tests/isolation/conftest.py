@@ -38,12 +38,13 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_profile_env: 
 
 
 class Listener:
-    """A TCP server on 127.0.0.1 that records what each connection sends; stops with the test."""
+    """A server that records what each connection sends; stops with the test. TCP on 127.0.0.1, or
+    the listening socket given (a unix one)."""
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, sock: socket.socket | None = None) -> None:
+        self.sock = sock if sock is not None else socket.create_server(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
+        self.port = self.sock.getsockname()[1] if sock is None else 0
         self.received: list[bytes] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)

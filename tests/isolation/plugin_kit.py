@@ -14,6 +14,22 @@ from pathlib import Path
 
 from reyn_core.loading.step2_discovery.discovery import discover
 
+FILE_TOOLS = """
+@tool(purity="side_effect")
+def write(path: str, text: str) -> str:
+    \"\"\"Write a file.\"\"\"
+    pathlib.Path(path).write_text(text)
+    return "written"
+
+
+@tool(purity="read_only")
+def read(path: str) -> str:
+    \"\"\"Read a file.\"\"\"
+    return pathlib.Path(path).read_text()
+"""
+"""The source of two test tools, ``write`` and ``read`` (a plugin's source that uses them imports
+``pathlib`` and ``tool``)."""
+
 
 def _record_line(site: Path, rel: str) -> str:
     data = (site / rel).read_bytes()

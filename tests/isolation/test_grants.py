@@ -17,9 +17,10 @@ import pytest
 import reyn_core.host as host
 from reyn_core import ToolContext
 
-from .plugin_kit import declaration, install_package_plugin
+from .plugin_kit import FILE_TOOLS, declaration, install_package_plugin
 
-GRANTED = '''
+GRANTED = (
+    '''
 import os
 import pathlib
 import subprocess
@@ -34,18 +35,9 @@ def env(name: str) -> str | None:
     """The value of an environment variable, or null."""
     return os.environ.get(name)
 
-
-@tool(purity="side_effect")
-def write(path: str, text: str) -> str:
-    """Write a file."""
-    pathlib.Path(path).write_text(text)
-    return "written"
-
-
-@tool(purity="read_only")
-def read(path: str) -> str:
-    """Read a file."""
-    return pathlib.Path(path).read_text()
+'''
+    + FILE_TOOLS
+    + '''
 
 
 @tool(purity="side_effect")
@@ -59,6 +51,7 @@ def reyn_register_tools(register, settings):
     for t in (env, write, read, run):
         register(t)
 '''
+)
 
 
 def _load(toml: str) -> Any:

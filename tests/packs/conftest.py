@@ -81,6 +81,12 @@ class InstalledPack:
 
 
 @pytest.fixture(scope="module")
+def pack(install_pack: Callable[[str], InstalledPack], request: pytest.FixtureRequest) -> InstalledPack:
+    """The pack the test module names in ``PACK`` (``"file"``), installed alone in a fresh venv."""
+    return install_pack(request.module.PACK)
+
+
+@pytest.fixture(scope="module")
 def install_pack(make_module_venv: Callable[..., Any]) -> Callable[[str], InstalledPack]:
     """``install_pack("file")``: reyn-core and ``reyn_builtin_tools/file`` alone in a fresh venv."""
 

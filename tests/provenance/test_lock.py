@@ -13,7 +13,6 @@ import pytest
 
 from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
 from reyn_core.definition_digest import definition_digest
-from reyn_core.loading.lock_audit import audit, lock_from_load
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.step1_profile.profile import Profile
 from reyn_core.loading.step3_provenance.digest import tree_digest
@@ -25,6 +24,7 @@ from reyn_core.loading.step3_provenance.lock import (
     LockFile,
     OutdatedLockError,
 )
+from reyn_core.loading.step3_provenance.lock_audit import audit, lock_from_load
 from reyn_core.loading.step3_provenance.lock_file import read_lock, render_lock, write_lock
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 from reyn_core.registry import RegistryBuilder

@@ -19,8 +19,8 @@ def test_the_public_names_are_pinned() -> None:
     pinned = """
         GRANT_KEYS LIMIT_KEYS LIMIT_MINIMUMS OPT_OUT PRETEND_ENV SETUP_FAILED_EXIT Grants GrantsError
         SandboxStatus SandboxUnavailable check_grant describe_grants grant_entry_problem forbid_exec
-        launcher_argv limit_exceeded limit_overrides limit_problem resolve_grants status
-        unavailable_reason
+        forbid_processes forbid_unix_sockets launcher_argv limit_exceeded limit_overrides limit_problem
+        resolve_grants status unavailable_reason
     """.split()
     assert sorted(reyn_sandbox.__all__) == sorted(pinned)
 

@@ -4,5 +4,5 @@ The record (``record``, from ``installed_files`` / ``direct_url`` / ``sources`` 
 its digest over the files (``digest``, with ``cache`` keeping file hashes) and the bytecode and
 ``.pth`` files beside them (``inert``); the profile's pin checked (``provenance_check``); and the
 lock together — as data (``lock``) and as TOML (``lock_file``), what drifted from it (``drift``)
-and the lock checked at load (``lock_check``). Locking and auditing a whole finished load reads its
-``LoadResult``, so that one module, ``loading/lock_audit.py``, sits beside the report after the steps."""
+and the lock checked at load (``lock_check``), a lock made from a whole finished load and its audit
+(``lock_audit``, which reads the load through a protocol of its own, never the report)."""

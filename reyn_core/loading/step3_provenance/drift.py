@@ -1,7 +1,7 @@
 """Drift: what differs between ``reyn.lock`` and the installed world, one ``Drift`` per difference.
 
 ``compare_provenance`` (before a plugin is imported) and ``compare_tools`` (after it registered)
-compare one locked plugin (``reyn_core.loading.lock_audit.audit`` compares a whole load).
+compare one locked plugin (``lock_audit.audit`` compares a whole load).
 docs/provenance.md lists every drift kind.
 """
 

@@ -1,6 +1,6 @@
 """``reyn.lock`` as data: the locked plugins and their tools.
 
-``reyn_core.loading.lock_audit.lock_from_load(result)`` records, per loaded plugin, its origin
+``lock_audit.lock_from_load(result)`` records, per loaded plugin, its origin
 (distribution, version, source, artifact sha256, tree digest and the per-file hashes the digest is
 computed over) and, per tool, its ``definition_digest`` (``reyn_core.definition_digest``, the one
 digest of what a definition serves) plus the parts needed to say *what* changed (``drift``

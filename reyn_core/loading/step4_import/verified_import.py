@@ -167,10 +167,6 @@ class VerifiedFinder(importlib.abc.MetaPathFinder):
                 portions.pop(tree.distribution, None)
                 self._trees[tree.top] = {tree.distribution: tree, **portions}
 
-    def covers(self, top: str) -> bool:
-        """Whether modules named ``top`` or ``top.…`` are served from digested files."""
-        return top in self._trees
-
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:

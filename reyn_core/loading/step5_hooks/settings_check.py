@@ -31,7 +31,6 @@ def validate_settings(session: LoadSession, p: PluginState) -> None:
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         p.fail("failed", "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class")
         return
-    p.has_settings_model = True
     try:
         p.settings = model.model_validate(dict(given or {}))
         _warn_ignored(session, p, model, dict(given or {}))

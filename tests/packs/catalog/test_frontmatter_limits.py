@@ -9,7 +9,7 @@ values and errors.
 from __future__ import annotations
 
 import json
-import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,21 +19,10 @@ from reyn_tools_catalog.frontmatter import MAX_FRONT_MATTER_CHARS, MAX_JSON_DEPT
 BOUND_S = 20.0
 
 
-def parse_bounded(text: str) -> Any:
+@pytest.fixture
+def parse_bounded(within_bound: Callable[..., Any]) -> Callable[[str], Any]:
     """``parse_front_matter(text)``, or the ``FrontMatterError`` it raised; fails if it hangs."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(parse_front_matter(text))
-        except Exception as exc:  # returned to the test, which asserts on it
-            outcome.append(exc)
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(BOUND_S)
-    assert outcome, f"parsing did not finish within {BOUND_S} s"
-    return outcome[0]
+    return lambda text: within_bound(parse_front_matter, text, seconds=BOUND_S)
 
 
 def fm(*lines: str) -> str:
@@ -47,7 +36,7 @@ def big_schema(properties: int) -> dict[str, Any]:
     }
 
 
-def test_a_long_multi_line_json_value_parses_once():
+def test_a_long_multi_line_json_value_parses_once(parse_bounded):
     schema = {"type": "array", "items": {"enum": list(range(40_000))}}
     text = json.dumps(schema, indent=0)  # about 230 KB over ~40,000 short lines
     assert len(text) > 120_000
@@ -57,7 +46,7 @@ def test_a_long_multi_line_json_value_parses_once():
     assert parsed.lines["name"] == len(lines) + 2
 
 
-def test_a_json_value_near_the_size_limit_parses():
+def test_a_json_value_near_the_size_limit_parses(parse_bounded):
     schema = big_schema(15_000)
     lines = json.dumps(schema, indent=1).split("\n")
     assert 800_000 < sum(map(len, lines)) + len(lines) < MAX_FRONT_MATTER_CHARS
@@ -65,27 +54,27 @@ def test_a_json_value_near_the_size_limit_parses():
     assert parsed.values["input_schema"] == schema
 
 
-def test_an_unclosed_multi_line_json_value_is_an_error_at_its_key():
+def test_an_unclosed_multi_line_json_value_is_an_error_at_its_key(parse_bounded):
     lines = ['input_schema: {"enum": ['] + ["  1,"] * 40_000
     error = parse_bounded(fm(*lines))
     assert isinstance(error, FrontMatterError)
     assert error.line == 2 and "JSON value of 'input_schema' is malformed or not closed" in error.message
 
 
-def test_a_closing_bracket_with_trailing_text_is_an_error():
+def test_a_closing_bracket_with_trailing_text_is_an_error(parse_bounded):
     error = parse_bounded(fm('input_schema: {"a": 1,', '  "b": 2} trailing', "name: x"))
     assert isinstance(error, FrontMatterError)
     assert error.line == 2 and "malformed or not closed" in error.message
 
 
-def test_an_over_large_block_is_refused_with_the_limit():
+def test_an_over_large_block_is_refused_with_the_limit(parse_bounded):
     error = parse_bounded(fm(*(f"k{i}: " + "v" * 1000 for i in range(1100))))
     assert isinstance(error, FrontMatterError)
     assert error.line == 1
     assert f"the limit is {MAX_FRONT_MATTER_CHARS}" in error.message and "body" in error.message
 
 
-def test_many_keys_parse_up_to_the_limit():
+def test_many_keys_parse_up_to_the_limit(parse_bounded):
     parsed = parse_bounded(fm(*(f"k{i}: v{i}" for i in range(MAX_KEYS))))
     assert len(parsed.values) == MAX_KEYS and parsed.values["k999"] == "v999"
     error = parse_bounded(fm(*(f"k{i}: v" for i in range(MAX_KEYS + 1))))
@@ -105,21 +94,21 @@ def test_many_keys_parse_up_to_the_limit():
         ["tools:", "  - " + "{" * 200_000],
     ],
 )
-def test_deep_nesting_is_refused_with_the_limit(lines):
+def test_deep_nesting_is_refused_with_the_limit(lines, parse_bounded):
     error = parse_bounded(fm(*lines))
     assert isinstance(error, FrontMatterError)
     assert error.line == 2 or (error.line == 3 and lines[0] == "tools:")
     assert f"nests more than {MAX_JSON_DEPTH} levels deep" in error.message
 
 
-def test_nesting_at_the_limit_is_accepted():
+def test_nesting_at_the_limit_is_accepted(parse_bounded):
     value = 1
     for _ in range(MAX_JSON_DEPTH):
         value = {"a": value}
     assert parse_bounded(fm("schema: " + json.dumps(value))).values["schema"] == value
 
 
-def test_long_blank_runs_in_one_line_are_linear():
+def test_long_blank_runs_in_one_line_are_linear(parse_bounded):
     blanks = " \t" * 60_000
     parsed = parse_bounded(
         fm("name: a" + blanks + "b", "plain: x" + blanks + "# note", "trail: y" + blanks, "q: 'z'" + blanks)
@@ -129,13 +118,13 @@ def test_long_blank_runs_in_one_line_are_linear():
     assert isinstance(error, FrontMatterError) and "expected 'key: value'" in error.message
 
 
-def test_huge_single_lines_and_many_hashes():
+def test_huge_single_lines_and_many_hashes(parse_bounded):
     hashes = "#" * 300_000
     parsed = parse_bounded(fm("name: a" + hashes, "other: b " + hashes, 'title: "' + "x" * 300_000 + '"'))
     assert parsed.values == {"name": "a" + hashes, "other": "b", "title": "x" * 300_000}
 
 
-def test_huge_numbers_are_an_error_not_a_crash():
+def test_huge_numbers_are_an_error_not_a_crash(parse_bounded):
     error = parse_bounded(fm('schema: {"max": ' + "9" * 5000 + "}"))
     assert isinstance(error, FrontMatterError)
     assert error.line == 2 and "cannot be read" in error.message

@@ -7,16 +7,14 @@ import json
 
 import pytest
 
+# the pack the shared `pack` fixture (tests/packs/conftest.py) installs
+PACK = "catalog"
+
 BOTH = ["describe_agent", "describe_skill", "invoke_skill", "list_agents", "list_skills"]
 PROFILE = (
     '[plugins]\nenable = ["catalog"]\n[plugins.catalog.settings]\n'
     'skill_dirs = ["skills"]\nagent_dirs = ["agents"]\n'
 )
-
-
-@pytest.fixture(scope="module")
-def pack(install_pack):
-    return install_pack("catalog")
 
 
 @pytest.fixture
@@ -37,9 +35,7 @@ def test_only_core_and_the_catalog_pack_are_installed(pack):
 
 
 def test_discovered_but_silent_until_enabled(pack, tmp_path):
-    entry = pack.plugins(tmp_path)
-    assert (entry["catalog"]["status"], entry["catalog"]["enabled"]) == ("discovered", False)
-    assert pack.router(tmp_path) == []
+    pack.assert_discovered_but_silent(tmp_path, "catalog")
 
 
 def test_enabled_each_tool_renders_on_its_own_surfaces(pack, project):

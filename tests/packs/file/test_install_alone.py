@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
+# the pack the shared `pack` fixture (tests/packs/conftest.py) installs
+PACK = "file"
 
 ALL = ["delete_file", "edit_file", "glob_files", "grep_files", "list_directory", "read_file", "write_file"]
 READ_ONLY = ["glob_files", "grep_files", "list_directory", "read_file"]
-
-
-@pytest.fixture(scope="module")
-def pack(install_pack):
-    return install_pack("file")
 
 
 def test_only_core_and_the_file_pack_are_installed(pack):

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
+# the pack the shared `pack` fixture (tests/packs/conftest.py) installs
+PACK = "memory"
 
 ALL = ["forget_memory", "list_memory", "read_memory_body", "remember_agent", "remember_shared"]
 PROFILE = '[plugins]\nenable = ["memory"]\n[plugins.memory.settings]\npath = "state/memory.db"\n'
-
-
-@pytest.fixture(scope="module")
-def pack(install_pack):
-    return install_pack("memory")
 
 
 def test_only_core_and_the_memory_pack_are_installed(pack):

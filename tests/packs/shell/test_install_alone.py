@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
+# the pack the shared `pack` fixture (tests/packs/conftest.py) installs
+PACK = "shell"
 
 PROFILE = """
 [plugins]
@@ -18,18 +19,12 @@ match = ["echo hello"]
 """
 
 
-@pytest.fixture(scope="module")
-def pack(install_pack):
-    return install_pack("shell")
-
-
 def test_only_core_the_sandbox_and_the_shell_pack_are_installed(pack):
     assert pack.reyn_distributions() == ["reyn-core", "reyn-sandbox", "reyn-tools-shell"]
 
 
 def test_the_pack_is_discovered_but_contributes_nothing_until_enabled(pack, tmp_path):
-    entry = pack.plugins(tmp_path)["shell"]
-    assert (entry["status"], entry["enabled"], entry["tools"]) == ("discovered", False, [])
+    pack.assert_discovered_but_silent(tmp_path, "shell")
     assert pack.phase(tmp_path, "shell") == []
 
 

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
+# the pack the shared `pack` fixture (tests/packs/conftest.py) installs
+PACK = "source"
 
 PROFILE = '[plugins]\nenable = ["source"]\n'
-
-
-@pytest.fixture(scope="module")
-def pack(install_pack):
-    return install_pack("source")
 
 
 def _call(pack, cwd, name: str, args: dict) -> dict:

@@ -13,8 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from reyn_core import ToolContext, ToolOrigin
-from reyn_core.host import RegistryBuilder, ToolRegistry
+from reyn_core import ToolContext
+from reyn_core.host import ToolRegistry
+from reyn_core.testing import registry_from_plugin
 
 BOMB = gzip.compress(b"\0" * 20_000_000, compresslevel=9)  # ~20 KB on the wire, 20 MB inflated
 PAGE = b"""<!doctype html><html><head><title> Test  Page </title>
@@ -162,14 +163,9 @@ def _json_route(payload: Any, check: Callable[[BaseHTTPRequestHandler], int] | N
 
 
 def _web_registry(settings: Any) -> ToolRegistry:
-    """A frozen registry holding the web pack's tools, as the loader would build it."""
-    from reyn_tools_web import plugin
-
-    reg = RegistryBuilder(settings={"web": settings})
-    plugin.reyn_register_tools(
-        lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="web")), settings
-    )
-    return reg.freeze()
+    """A frozen registry holding the web pack's tools, as the loader would build it (the author
+    testing kit's ``registry_from_plugin``, which validates the settings again)."""
+    return registry_from_plugin("reyn_tools_web.plugin", plugin_id="web", settings=dict(settings))
 
 
 @pytest.fixture

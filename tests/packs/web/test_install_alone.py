@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def pack(install_pack):
-    return install_pack("web")
+# the pack the shared `pack` fixture (tests/packs/conftest.py) installs
+PACK = "web"
 
 
 def _enable(tmp_path, port: int | None = None) -> None:

@@ -1,15 +1,53 @@
-"""The lock against a whole load: ``lock_from_load`` locks what a ``LoadResult`` loaded; ``audit``
-names every drift between a lock and a ``LoadResult``. (The per-plugin comparisons live in
-``provenance/drift.py``; this module joins them with the load report.)"""
+"""The lock against a whole load: ``lock_from_load`` locks what a finished load loaded; ``audit``
+names every drift between a lock and a finished load. (The per-plugin comparisons live in
+``drift.py``; this module joins them over every plugin of the load.)
+
+It reads a finished load (a ``LoadResult``) through ``FinishedLoad``, the little of it declared
+here, so that step 3 never imports the report, which is built after the steps."""
 
 from __future__ import annotations
 
-from reyn_core.loading.report import LoadResult, PluginLoadInfo
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
 from reyn_core.loading.step3_provenance.drift import Drift, compare_provenance, compare_tools, short_digest
 from reyn_core.loading.step3_provenance.lock import DEFAULT_LOCK_PATH, LockedPlugin, LockError, LockFile
 
+if TYPE_CHECKING:
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+    from reyn_core.tool import ToolDefinition
 
-def lock_from_load(result: LoadResult) -> LockFile:
+
+class LoadedPlugin(Protocol):
+    """What the lock reads of one plugin of a finished load (a ``PluginLoadInfo``)."""
+
+    @property
+    def plugin_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def provenance(self) -> ProvenanceRecord | None: ...
+    @property
+    def api_version(self) -> int | None: ...
+    @property
+    def permissions(self) -> Mapping[str, Any] | None: ...
+
+
+class _LoadedPlugins(Protocol):
+    @property
+    def plugins(self) -> Sequence[LoadedPlugin]: ...
+
+
+class FinishedLoad(Protocol):
+    """What ``lock_from_load`` and ``audit`` read of a finished load (a ``LoadResult``): its plugins
+    and the definitions of the tools each registered."""
+
+    @property
+    def report(self) -> _LoadedPlugins: ...
+    def definitions(self, info: Any) -> tuple[ToolDefinition, ...]: ...
+
+
+def lock_from_load(result: FinishedLoad) -> LockFile:
     """A lock of every plugin of ``result`` with status ``loaded``: origin, files and tools."""
     plugins = []
     for info in result.report.plugins:
@@ -33,9 +71,9 @@ def lock_from_load(result: LoadResult) -> LockFile:
 _ACTIVE = ("loaded", "refused", "failed")
 
 
-def audit(lock: LockFile, result: LoadResult) -> list[Drift]:
+def audit(lock: LockFile, result: FinishedLoad) -> list[Drift]:
     """Every drift between ``lock`` and the plugins of ``result``, sorted by plugin id."""
-    infos: dict[str, PluginLoadInfo] = {}
+    infos: dict[str, LoadedPlugin] = {}
     # One id may be listed per candidate distribution: prefer the active one.
     for info in result.report.plugins:
         if info.plugin_id not in infos or info.status in _ACTIVE:
@@ -60,7 +98,7 @@ def audit(lock: LockFile, result: LoadResult) -> list[Drift]:
     return sorted(out, key=lambda d: d.plugin_id)
 
 
-def _audit_plugin(locked: LockedPlugin, info: PluginLoadInfo | None, result: LoadResult) -> list[Drift]:
+def _audit_plugin(locked: LockedPlugin, info: LoadedPlugin | None, result: FinishedLoad) -> list[Drift]:
     pid = locked.plugin_id
     if info is None or info.status not in _ACTIVE or info.provenance is None:
         why = {
@@ -103,7 +141,7 @@ def _audit_plugin(locked: LockedPlugin, info: PluginLoadInfo | None, result: Loa
     return out
 
 
-def _permission_drift(locked: LockedPlugin, info: PluginLoadInfo) -> list[Drift]:
+def _permission_drift(locked: LockedPlugin, info: LoadedPlugin) -> list[Drift]:
     """``permissions_changed``: what the plugin declares now differs from what was locked."""
     now = (info.permissions or {}).get("declared")
     if locked.permissions is None or now is None or dict(locked.permissions) == now:

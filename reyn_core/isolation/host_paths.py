@@ -1,0 +1,132 @@
+"""What an isolated plugin's write roots must stay clear of: the code the host imports and the host's
+own records.
+
+A write root that contains, equals or lies inside such a path refuses the plugin (``RJ011``): from
+there the worker could change what the host runs or trusts — drop a module or a ``.pth`` on the
+host's import path (a namespace package needs no more than a folder), replace the interpreter's
+folder, rewrite the profile, the lock or the audit log. Mounting those paths read-only inside the
+root would not do: a rename inside a writable root moves the mounted folder away from its path, and
+the host finds code and records by path. The paths are the host's, found when the worker is set up:
+every entry of ``sys.path`` (the working directory too when it is on the path), the Python
+installation, Reyn's and the plugin's code, the profile, the lock, the audit log and the remote
+failure log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+from reyn_core.isolation.codes import Finding
+
+
+def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str | None]) -> dict[str, str]:
+    """``{real path: what it is}`` of what write roots must stay clear of; ``host_files`` maps a
+    description to a path (None or a relative path: not a file of the host, skipped)."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        path = os.path.realpath(entry or os.getcwd())
+        if os.path.exists(path):
+            found.setdefault(path, "an entry of the host's import path")
+    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
+        found.setdefault(os.path.realpath(prefix), "the Python installation")
+    for root in code_roots:
+        found.setdefault(os.path.realpath(root), "code the worker imports")
+    for what, file in host_files.items():
+        if file and os.path.isabs(file):
+            found.setdefault(os.path.realpath(file), what)
+    return found
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def write_root_findings(
+    plugin_id: str, write_roots: Iterable[str], protected: Mapping[str, str]
+) -> list[Finding]:
+    """One ``RJ011`` naming every write root that contains, equals or lies inside a protected path."""
+    clashes: list[str] = []
+    for root in write_roots:
+        real = os.path.realpath(root)
+        for path, what in protected.items():
+            if _within(path, real):
+                where = "is" if path == real else "contains"
+                clashes.append(f"write root {root} {where} {what} ({path})")
+            elif _within(real, path):
+                clashes.append(f"write root {root} is inside {what} ({path})")
+    if not clashes:
+        return []
+    return [
+        Finding(
+            "RJ011",
+            f"[plugins.{plugin_id}.grants] would let the worker change what the host runs or trusts: "
+            + "; ".join(clashes[:10])
+            + (f" (and {len(clashes) - 10} more)" if len(clashes) > 10 else ""),
+        )
+    ]
+
+
+def nested_root_findings(
+    plugin_id: str, roots: Iterable[str], write_roots: Mapping[str, str]
+) -> list[Finding]:
+    """One ``RJ011`` naming every granted root of ``plugin_id`` (read or write, resolved) that lies
+    strictly inside a write root of an isolated plugin (``write_roots``: root → plugin id, this one's
+    included). That worker could move the root's folder aside and leave a symlink at its path, which
+    the next start — of either worker, or of the host — would resolve to the link's target, anywhere
+    on the host. A root equal to a write root is not movable from inside (it is a mount point)."""
+    clashes = [
+        f"{root} lies inside {'its own' if owner == plugin_id else f'plugin {owner!r}'}'s write root {write}"
+        for root in roots
+        for write, owner in write_roots.items()
+        if root != write and _within(root, write)
+    ]
+    if not clashes:
+        return []
+    return [
+        Finding(
+            "RJ011",
+            f"[plugins.{plugin_id}.grants] has roots a worker could swap for a link to anywhere: "
+            + "; ".join(clashes[:10])
+            + ". Grant folders side by side, not one inside another's write root",
+        )
+    ]
+
+
+def root_identities(paths: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
+    """``(path, device, inode)`` of each granted root that exists (paths already resolved), taken at
+    load: what every later start of the worker must find again (``changed_root``)."""
+    found = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # the launcher names a missing root itself
+        found.append((path, info.st_dev, info.st_ino))
+    return tuple(found)
+
+
+def changed_root(identities: Iterable[tuple[str, int, int]]) -> str | None:
+    """Why a granted root is no longer what it was at load, or None. The launcher resolves each root
+    again at every start, so a root swapped for a symlink (by a worker with write access above it,
+    which then dies to be restarted) would otherwise grant the link's target."""
+    for path, device, inode in identities:
+        real = os.path.realpath(path)
+        try:
+            info = os.stat(path)
+        except OSError:
+            return f"granted root {path} changed since load (it is gone)"
+        if real != path or (info.st_dev, info.st_ino) != (device, inode):
+            where = f"it now resolves to {real}" if real != path else "another folder is at its path"
+            return f"granted root {path} changed since load ({where})"
+    return None
+
+
+__all__ = [
+    "changed_root",
+    "nested_root_findings",
+    "protected_paths",
+    "root_identities",
+    "write_root_findings",
+]
