@@ -140,8 +140,9 @@ def otel_modules() -> list:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (traced, traced_async, fails, near_limit, hostile_spans, start_late, end_late, buffered, otel_modules):
+    for t in (traced, traced_async, fails, near_limit, hostile_spans, start_late, end_late, buffered):
         register(t)
+    register(otel_modules)
 '''
 
 
