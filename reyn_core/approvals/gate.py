@@ -111,24 +111,37 @@ class ApprovalGate:
     # ------------------------------------------------------------------ the check
 
     async def admit(
-        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+        self,
+        tool: ToolDefinition,
+        arguments: Any,
+        ctx: ToolContext,
+        surface: str,
+        approval: str | None,
+        given: Any = None,
     ) -> Admission | None:
         """None when no rule applies to this call; an ``Admission`` when an approval was consumed for
         it; else raises ``ToolApprovalRequired`` / ``ApprovalRefused`` (see the module docstring).
+        ``given`` is the validated arguments ``arguments`` were bound from (part of the key).
         Store and file-system work runs in a worker thread."""
         import asyncio
 
-        return await asyncio.to_thread(self._admit, tool, arguments, ctx, surface, approval)
+        return await asyncio.to_thread(self._admit, tool, arguments, ctx, surface, approval, given)
 
     def _admit(
-        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+        self,
+        tool: ToolDefinition,
+        arguments: Any,
+        ctx: ToolContext,
+        surface: str,
+        approval: str | None,
+        given: Any = None,
     ) -> Admission | None:
         args = arguments if isinstance(arguments, Mapping) else {}
         try:
             rule = self.policy.rule_for(tool, args, ctx.workspace)
             if rule is None:
                 return None
-            key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher)
+            key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher, given=given)
             return self._decide_call(tool, arguments, ctx, surface, approval, rule, key)
         except ToolError:
             raise
@@ -190,6 +203,14 @@ class ApprovalGate:
             raise ApprovalRefused(
                 f"there is no approval {approval[:40]!r}; nothing ran", tool=tool.name, reason="unknown"
             )
+        if not record.covers(session):
+            raise ApprovalRefused(
+                f"approval {record.id} for {tool.name!r} holds only for the session that asked for it, "
+                "not for this one; nothing ran",
+                tool=tool.name,
+                reason="session_differs",
+                approval=record.id,
+            )
         drift = key.drift(record.components)
         if drift is not None:
             code, words = drift
@@ -210,14 +231,6 @@ class ApprovalGate:
             )
         if record.status != "approved":
             raise self._closed(tool, record)
-        if record.scoped and record.session != session:
-            raise ApprovalRefused(
-                f"approval {record.id} for {tool.name!r} holds only for the session that asked for it, "
-                "not for this one; nothing ran",
-                tool=tool.name,
-                reason="session_differs",
-                approval=record.id,
-            )
         return self._consume(tool, record, digest, now, session)
 
     def _consume(

@@ -5,7 +5,8 @@ the handler (defaults filled, as canonical JSON), the tool's definition digest, 
 digest, the lock the load was checked against, the agent and the entry point — and ``digest`` is
 the digest of all of them. Arguments are only ever kept as a keyed hash (``argument_hash`` with the
 installation's key), so the store holds no argument a guess could recover; what an approver is
-shown is a redacted copy (``request_view``). ``drift`` names what differs between two keys, in the
+shown is a redacted copy (``request_view``). The arguments component covers both the bound form and
+the validated arguments it was bound from, since the bound form's JSON may be lossy. ``drift`` names what differs between two keys, in the
 words a refusal gives the model.
 """
 
@@ -65,11 +66,16 @@ class CallKey:
         *,
         lock: str | None,
         hasher: Hasher,
+        given: Any = None,
     ) -> CallKey:
+        # The bound form alone can be lossy (a pydantic ``SecretStr`` dumps as "**********", an
+        # infinite float as null), so two different calls could share it. The validated arguments
+        # the binding started from are hashed with it: the same given arguments bound by the same
+        # code (definition and tree digests) are the same handler arguments.
         origin = tool.origin
         return cls(
             tool=tool.name,
-            arguments=hasher(arguments),
+            arguments=hasher({"bound": arguments, "given": given}),
             definition=definition_digest(tool),
             plugin=origin.tree_digest if origin is not None else None,
             lock=lock,

@@ -42,8 +42,9 @@ CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
 # Columns added after the first release of the table (a file written before them gains them).
 _ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
 _COLUMNS = ", ".join(ApprovalRecord.columns)
-# An open request covers a call of ``session``: any unscoped one, or one scoped to that session.
-_COVERS = "(scoped = 0 OR session IS ?)"
+# An open request covers a call of the session that asked for it (no session covers only calls of no
+# session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
+_COVERS = "(session IS ? OR (status = 'approved' AND uses < 0 AND scoped = 0))"
 
 
 class SqliteApprovalStore:

@@ -172,7 +172,7 @@ async def invoke_tool(
         gate = registry.approvals
         if gate is not None and gate.selects(tool):
             bound = handler_arguments(kwargs, shape.model_param, shape.ctx_param)
-            admitted = await gate.admit(tool, bound, call_ctx, surface, approval)
+            admitted = await gate.admit(tool, bound, call_ctx, surface, approval, parsed)
         if hooks is not None and hooks.before:
             await run_before(hooks, call)
         if shape.is_async and tool.timeout_s is None:  # the common case, awaited here
