@@ -168,3 +168,48 @@ def test_a_tool_without_the_path_argument_is_held_by_a_path_conditioned_rule(wor
     # positive control: the plugin's own write with a path inside out/drafts runs
     env = _call(registry, world.write, {"path": "out/drafts/a.md", "text": "hi"}, _ctx(world.root))
     assert env["status"] == "ok"
+
+
+def _planted(world, how, text: str = "hi") -> dict:
+    """A pending request, then the store file tampered with by ``how``; the same call again."""
+    registry = load(load_profile()).registry
+    args = {"path": "out/a.md", "text": text}
+    pending = _call(registry, world.write, args, _ctx(world.root))["error"]["approval"]
+    store = world.root / "approvals.sqlite"
+    with sqlite3.connect(store) as db:  # another user "approves" it by writing the row
+        db.execute("UPDATE approvals SET status = 'approved' WHERE id = ?", (pending,))
+    how(store)
+    registry.approvals.store.disconnect()  # as a fresh process would open it
+    return _call(registry, world.write, args, _ctx(world.root))
+
+
+def test_a_store_file_others_can_write_is_refused_and_nothing_runs(world):
+    # A store file planted or left group/world-writable (or owned by another user): whoever can
+    # write it can flip a row to approved. The store refuses such a file; the call is refused
+    # (`unavailable`) and nothing runs.
+    env = _planted(world, lambda p: os.chmod(p, 0o666))
+    assert env["error"]["kind"] == "denied" and env["error"]["reason"] == "unavailable", env
+    assert "writable by its group or others" in env["error"]["message"]
+    assert not (world.root / "out").exists()
+    store = world.root / "approvals.sqlite"
+    if os.geteuid() == 0:  # root can hand the file to another user, as a planted file would be
+        os.chmod(store, 0o600)
+        env = _planted(world, lambda p: (os.chmod(p, 0o600), os.chown(p, 65534, 65534)), "two")
+        assert env["error"]["reason"] == "unavailable" and "owned by uid 65534" in env["error"]["message"]
+        assert not (world.root / "out").exists()
+    wal = Path(f"{store}-wal")
+    if wal.exists():
+        os.chown(store, os.geteuid(), os.getegid())
+        env = _planted(world, lambda p: os.chmod(wal, 0o666), "three")
+        assert env["error"]["reason"] == "unavailable"
+        os.chmod(wal, 0o600)
+
+
+def test_a_private_store_file_still_works(world):
+    # positive control: the store as Reyn creates it (0600, this user's) approves and runs the call
+    registry = load(load_profile()).registry
+    args = {"path": "out/a.md", "text": "hi"}
+    pending = _call(registry, world.write, args, _ctx(world.root))["error"]["approval"]
+    assert os.stat(world.root / "approvals.sqlite").st_mode & 0o777 == 0o600
+    registry.approvals.decide(pending, approve=True, by="operator:test", channel="operator")
+    assert _call(registry, world.write, args, _ctx(world.root), approval=pending)["status"] == "ok"
