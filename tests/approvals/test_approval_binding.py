@@ -213,3 +213,42 @@ def test_a_private_store_file_still_works(world):
     assert os.stat(world.root / "approvals.sqlite").st_mode & 0o777 == 0o600
     registry.approvals.decide(pending, approve=True, by="operator:test", channel="operator")
     assert _call(registry, world.write, args, _ctx(world.root), approval=pending)["status"] == "ok"
+
+
+def test_typeahead_on_the_terminal_does_not_answer_the_approval_prompt(world):
+    # "y" typed (or pasted, or written to the terminal by something else) before the prompt is
+    # shown must not approve the call: only an answer given after the question decides.
+    import json
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    def on_terminal(typed_before: bytes, answer: bytes) -> dict:
+        master, slave = pty.openpty()
+        os.write(master, typed_before)  # already in the terminal's input before reyn starts
+        argv = [sys.executable, "-m", "reyn_core", "tools", "call", world.write]
+        argv += ['{"path": "out/a.md", "text": "hi"}', "--json"]
+        proc = subprocess.Popen(
+            argv, cwd=world.root, env=world.env(), stdin=slave, stderr=slave, stdout=subprocess.PIPE
+        )
+        os.close(slave)
+        seen = b""
+        deadline = time.monotonic() + 120  # a deadlock guard only
+        while b"[y/N]" not in seen and time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([master], [], [], 1)
+            if ready:
+                seen += os.read(master, 4096)
+        if proc.poll() is None:
+            os.write(master, answer)
+        out, _ = proc.communicate(timeout=120)
+        os.close(master)
+        return json.loads(out)
+
+    envelope = on_terminal(b"y\n", b"n\n")
+    assert envelope["error"]["reason"] == "denied", envelope
+    assert not (world.root / "out/a.md").exists()
+    # positive control: "y" typed after the prompt approves, and the exact call runs
+    envelope = on_terminal(b"", b"y\n")
+    assert envelope["status"] == "ok" and (world.root / "out/a.md").read_text() == "hi\n"
