@@ -17,7 +17,7 @@ DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_bui
 # Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 
-.PHONY: venv postgres-server demo test lint typecheck docs bench dist clean
+.PHONY: venv postgres-server mcp-conformance demo test lint typecheck docs bench dist clean
 
 venv: $(STAMP)
 
@@ -42,6 +42,30 @@ postgres-server:
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	else echo "no PostgreSQL server binaries (initdb): apt-get install postgresql to run the postgres tests"; fi
 
+# The official MCP conformance suite (issue 28), run against `reyn mcp serve` by
+# tests/packs/mcp/serve/test_conformance.py. It needs node >= 22: npm installs the suite and the
+# `node@22` package (a node binary) into $(CONFORMANCE), whatever node the machine has; without npm,
+# Debian's nodejs and npm are installed first when running as root (CI). Elsewhere it says how, and
+# the test skips (CI=true: fails).
+CONFORMANCE := $(VENV)/conformance
+CONFORMANCE_PACKAGES := node@22 @modelcontextprotocol/conformance@0.1.16
+mcp-conformance: $(CONFORMANCE)/.installed-0.1.16
+
+$(CONFORMANCE)/.installed-0.1.16:
+	@command -v npm >/dev/null 2>&1 || \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing nodejs and npm (apt-get) for the MCP conformance suite"; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
+	@if command -v npm >/dev/null 2>&1; then \
+		echo "installing the MCP conformance suite and node 22 into $(CONFORMANCE) (npm; about a minute)"; \
+		mkdir -p $(CONFORMANCE) && \
+		npm install --prefix $(CONFORMANCE) --no-audit --no-fund --no-save --loglevel=error \
+			$(CONFORMANCE_PACKAGES) > $(CONFORMANCE)/install.log 2>&1 \
+		|| { cat $(CONFORMANCE)/install.log; echo "make: npm install of the conformance suite failed"; exit 1; }; \
+		touch $@; \
+	else echo "no npm: apt-get install nodejs npm (then make mcp-conformance) to run the MCP conformance test"; fi
+
 demo: $(STAMP)
 	$(BIN)/reyn-demo
 
@@ -55,7 +79,7 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
-test: $(STAMP) postgres-server
+test: $(STAMP) postgres-server mcp-conformance
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports

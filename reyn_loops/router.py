@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from reyn_core import ReynError, RouterCallerState, ToolContext
@@ -34,7 +35,7 @@ from reyn_core.host import (
     target_for_model,
     tool_call_id,
 )
-from reyn_loops.events import EventCallback, emit
+from reyn_loops.events import EventCallback, emit, with_reports
 from reyn_loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
 from reyn_loops.tracing import chat_turn
 
@@ -360,14 +361,20 @@ class RouterLoop(ModelLoop):
     ) -> dict[str, Any]:
         emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
         with tool_call_id(call.id):  # the execute_tool span's gen_ai.tool.call.id
-            envelope = await dispatch_tool(
-                self.dispatch_registry,
-                call.name,
-                call.arguments,
+            envelope = await with_reports(
+                self.on_event,
                 ctx,
-                surface="router",
-                exclude=self.exclude,
-                approval=approval,
+                partial(
+                    dispatch_tool,
+                    self.dispatch_registry,
+                    call.name,
+                    call.arguments,
+                    surface="router",
+                    exclude=self.exclude,
+                    approval=approval,
+                ),
+                tool=call.name,
+                id=call.id,
             )
         emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
         return envelope

@@ -46,6 +46,12 @@ def _phase_end(d: Mapping[str, Any], width: int) -> str:
     return f"  ■ phase ended: {d.get('status')}{tail}{err}"
 
 
+def _progress(d: Mapping[str, Any], width: int) -> str:
+    count = f"{d.get('done'):g}" + (f"/{d['total']:g}" if d.get("total") is not None else "")
+    note = f" {short(d['message'], width)}" if d.get("message") else ""
+    return f"    … {d.get('tool')}: {count}{note}"
+
+
 # The events shown as one line each: the line, from the event's data and the width of long values.
 _LINES: dict[str, Callable[[Mapping[str, Any], int], str]] = {
     "tool_call": lambda d, w: f"  → {d.get('name')}({short(d.get('arguments', ''), w)})",
@@ -64,6 +70,8 @@ _LINES: dict[str, Callable[[Mapping[str, Any], int], str]] = {
     "op_result": lambda d, w: f"  op ← {d.get('op')}: {describe_envelope(d.get('envelope'), w)}",
     "suspended": lambda d, w: f"  ⏸ waiting for the user: {short(d.get('question'), w)}",
     "phase_end": _phase_end,
+    "tool_progress": _progress,
+    "tool_log": lambda d, w: f"    · {d.get('tool')} {d.get('level')}: {short(d.get('message', ''), w)}",
 }
 
 

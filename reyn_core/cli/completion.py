@@ -5,10 +5,10 @@ names — and ``reyn completion bash|zsh|fish``, which prints the script a shell
 without importing a plugin: command and option names from the parser (the core's own modules),
 plugin ids from installed distributions' entry-point metadata (``discover``, which never imports),
 and tool names from the profile's ``reyn.lock`` (what ``reyn plugins lock`` recorded), limited to
-the plugins the profile enables. Without a lock, tool names are not completed; commands that
-plugins add are declared in their metadata (``reyn.commands``, listed by ``reyn --help``) but their
-options are known only by importing the plugin, so they are not completed. A completer that fails
-offers nothing: TAB never prints an error.
+the plugins the profile enables. Without a lock, tool names are not completed. The names of the
+commands installed plugins add are completed from their metadata (``reyn.commands``, as ``reyn
+--help`` lists them, enabled or not); their subcommands and options are known only by importing the
+plugin, so they are not completed. A completer that fails offers nothing: TAB never prints an error.
 """
 
 from __future__ import annotations
@@ -83,8 +83,26 @@ def complete() -> int:
 
     from .parser import build_parser
 
-    argcomplete.autocomplete(build_parser())
+    parser = build_parser()
+    add_declared_commands(parser)
+    argcomplete.autocomplete(parser)
     return EXIT_OK  # autocomplete exits itself; reached only when it declines
 
 
-__all__ = ["complete", "completes", "plugin_ids", "tool_names"]
+def add_declared_commands(parser: argparse.ArgumentParser) -> None:
+    """Add the commands installed plugins declare (``reyn.commands`` metadata; nothing is imported)
+    to ``parser`` as bare names, so TAB offers them beside the built-in ones."""
+    try:
+        from .plugin_commands import declared_commands
+
+        commands = declared_commands()
+        sub = getattr(parser, "subcommands", None)
+        for name, declarations in commands.items():
+            if sub is not None and name not in sub.choices:
+                first = declarations[0]
+                sub.add_parser(name, add_help=False, help=first.summary or f"from plugin {first.plugin_id!r}")
+    except Exception:  # TAB never fails: without the metadata, only built-in commands are offered
+        return
+
+
+__all__ = ["add_declared_commands", "complete", "completes", "plugin_ids", "tool_names"]

@@ -31,9 +31,16 @@ sys.exit(code)
 """
 
 
-def run_reyn(cwd: Path, home: Path, *args: str) -> tuple[int, str, str, list[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REYN_", "XDG_"))}
+def home_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a process whose home directory is ``home`` (no user profile, no cache)."""
+    drop = ("REYN_", "XDG_", "_ARGCOMPLETE", "COMP_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), REYN_CACHE_DIR=str(home / ".cache"))
+    return {**env, **extra}
+
+
+def run_reyn(cwd: Path, home: Path, *args: str) -> tuple[int, str, str, list[str]]:
+    env = home_env(home)
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
@@ -96,4 +103,37 @@ def test_an_unknown_command_is_refused_before_any_plugin_is_imported(nowhere, tm
     profile.write_text('[plugins]\nenable = ["mcp", "memory"]\n')
     code, _, err, imported = run_reyn(*nowhere, "--profile-file", str(profile), "mcpp")
     assert code == 2 and "unknown command 'mcpp'" in err and "from installed plugins: " in err
+    assert imported == []
+
+
+def complete_reyn(cwd: Path, home: Path, line: str) -> tuple[list[str], list[str]]:
+    """What TAB offers after ``line`` (the real ``reyn`` entry point, argcomplete's protocol), and
+    which modules of the mcp pack and its SDK the process imported (``-X importtime``)."""
+    out = home / "completions"
+    env = home_env(
+        home,
+        _ARGCOMPLETE="1",
+        COMP_LINE=line,
+        COMP_POINT=str(len(line)),
+        _ARGCOMPLETE_STDOUT_FILENAME=str(out),
+    )
+    command = [sys.executable, "-X", "importtime", "-m", "reyn_core"]
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    roots = ("reyn_tools_mcp", "reyn_tools_memory", "mcp", "mcp_types")
+    imported = [
+        name
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+        and (name := line.rsplit("|", 1)[-1].strip()).split(".")[0] in roots
+    ]
+    return sorted(w.strip() for w in out.read_text().split("\v") if w.strip()), imported
+
+
+def test_tab_offers_the_commands_of_installed_plugins_without_importing_them(nowhere):
+    offered, imported = complete_reyn(*nowhere, "reyn m")
+    assert offered == ["mcp", "memory"]  # declared by the installed packs, neither enabled
+    assert imported == []
+    everything, imported = complete_reyn(*nowhere, "reyn ")
+    assert {"plugins", "tools", "doctor", "completion", "mcp", "memory"} <= set(everything)
     assert imported == []

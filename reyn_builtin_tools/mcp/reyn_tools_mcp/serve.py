@@ -158,6 +158,14 @@ async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str
     answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
     if answer.action != "accept" or not answer.content:
         raise ToolDenied(f"the user did not answer for tool {tool!r} ({answer.action})", tool=tool)
+    missing = [key for key in schema.get("required", ()) if key not in answer.content]
+    if missing:
+        sent = ", ".join(sorted(str(k) for k in answer.content)[:8])
+        raise ToolDenied(
+            f"the MCP client's answer for tool {tool!r} lacks {', '.join(map(repr, missing))} "
+            f"(the form asked for it; the answer had: {sent})",
+            tool=tool,
+        )
     return dict(answer.content)
 
 

@@ -6,8 +6,10 @@
   401 — whatever the address.
 - ``Host`` (and a browser's ``Origin``) must name this server: DNS rebinding protection from the
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
-- Request bodies are bounded (``--max-request-bytes``, 413), connections too (``--max-connections``,
-  503), and tool calls run at most ``--max-concurrent-calls`` at once.
+- Request bodies are bounded (``--max-request-bytes``, 413), requests being answered too
+  (``--max-connections``, 503; the sessions' standing streams are not counted: ``--max-sessions``
+  bounds them), sessions (``--max-sessions``, 503) and their idle time
+  (``--session-idle-timeout``), and tool calls run at most ``--max-concurrent-calls`` at once.
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
   seconds to finish (a second signal stops waiting), then the server closes and cancels the rest.
 """
@@ -16,28 +18,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hmac
 import ipaddress
 import logging
+import math
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from .serve_http_middleware import ASGIApp, BearerTokenGuard, InFlightRequests
 
 log = logging.getLogger("reyn.mcp.serve")
 
 DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
-DEFAULT_MAX_CONNECTIONS = 512
+DEFAULT_MAX_CONNECTIONS = 256
+DEFAULT_MAX_SESSIONS = 256
+DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
 DEFAULT_SHUTDOWN_GRACE_S = 5.0
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-ASGIApp = Callable[
-    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]], Awaitable[None]
-]
 
 
 class HttpOptionsError(ValueError):
@@ -55,6 +55,8 @@ class HttpOptions:
     allowed_origins: tuple[str, ...]
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
     shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
     stateless: bool = False
     json_response: bool = False
@@ -92,7 +94,22 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         "--max-connections",
         type=int,
         default=DEFAULT_MAX_CONNECTIONS,
-        help=f"concurrent connections, else 503 (default {DEFAULT_MAX_CONNECTIONS})",
+        help="requests being answered at once (each holds a connection), else 503; the sessions' standing "
+        f"GET streams are not counted (--max-sessions bounds them) (default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    g.add_argument(
+        "--max-sessions",
+        type=int,
+        metavar="N",
+        help=f"open sessions (each may hold one standing GET stream); a new session over it gets 503 "
+        f"(default {DEFAULT_MAX_SESSIONS}; not with --stateless)",
+    )
+    g.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="close a session after this long without a request in flight or an open standing stream; its "
+        f"client must initialize again (default {DEFAULT_SESSION_IDLE_TIMEOUT_S:g}; not with --stateless)",
     )
     g.add_argument(
         "--shutdown-grace",
@@ -202,10 +219,20 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
             f"binding {host} accepts every address, so the Host header clients send cannot be guessed: "
             "pass --allow-host NAME (the name clients connect to), or bind one address"
         )
-    for name, minimum in (("--max-request-bytes", 1024), ("--max-connections", 1)):
-        value = getattr(args, name[2:].replace("-", "_"))
-        if value < minimum:
+    for name, minimum in (("--max-request-bytes", 1024), ("--max-connections", 1), ("--max-sessions", 1)):
+        value = getattr(args, name[2:].replace("-", "_"), None)
+        if value is not None and value < minimum:
             raise HttpOptionsError(f"{name} must be at least {minimum}")
+    stateless = bool(getattr(args, "stateless", False))
+    max_sessions = getattr(args, "max_sessions", None)
+    idle = getattr(args, "session_idle_timeout", None)
+    if stateless and (max_sessions is not None or idle is not None):
+        raise HttpOptionsError(
+            "--max-sessions and --session-idle-timeout bound sessions, and --stateless keeps none: "
+            "drop them, or serve without --stateless"
+        )
+    if idle is not None and not (math.isfinite(idle) and idle > 0):
+        raise HttpOptionsError("--session-idle-timeout must be a positive number of seconds")
     if args.shutdown_grace < 0:
         raise HttpOptionsError("--shutdown-grace must not be negative")
     hosts = bound_host_values(host, port)
@@ -221,89 +248,12 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         allowed_origins=tuple(origins),
         max_request_bytes=args.max_request_bytes,
         max_connections=args.max_connections,
+        max_sessions=DEFAULT_MAX_SESSIONS if max_sessions is None else max_sessions,
+        session_idle_timeout_s=DEFAULT_SESSION_IDLE_TIMEOUT_S if idle is None else idle,
         shutdown_grace_s=args.shutdown_grace,
-        stateless=bool(getattr(args, "stateless", False)),
+        stateless=stateless,
         json_response=bool(getattr(args, "json_response", False)),
     )
-
-
-class BearerTokenGuard:
-    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401.
-
-    The comparison is constant-time (``hmac.compare_digest`` on bytes) so the token cannot be
-    guessed byte by byte from response times. Lifespan events pass through.
-    """
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self._expected = b"Bearer " + token.encode()
-
-    async def __call__(
-        self,
-        scope: Scope,
-        receive: Callable[[], Awaitable[Message]],
-        send: Callable[[Message], Awaitable[None]],
-    ) -> None:
-        if scope.get("type") == "http":
-            given = b""
-            for key, value in scope.get("headers", ()):
-                if key.lower() == b"authorization":
-                    given = bytes(value)
-                    break
-            if not hmac.compare_digest(given, self._expected):
-                await _plain(send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")])
-                return
-        await self.app(scope, receive, send)
-
-
-class InFlightRequests:
-    """ASGI middleware counting the requests whose response is not yet sent, except the standing
-    ``GET`` event streams (they last as long as a session). A stopping server waits for these too:
-    a call that finished its work has finished only when its answer left — else a loaded machine
-    closes the connection under a result that was about to be written."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        import asyncio
-
-        self.app = app
-        self._count = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    async def __call__(
-        self,
-        scope: Scope,
-        receive: Callable[[], Awaitable[Message]],
-        send: Callable[[Message], Awaitable[None]],
-    ) -> None:
-        if scope.get("type") != "http" or scope.get("method") == "GET":
-            await self.app(scope, receive, send)
-            return
-        self._count += 1
-        self._idle.clear()
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self._count -= 1
-            if not self._count:
-                self._idle.set()
-
-    async def answered(self) -> None:
-        """Wait until every counted request has its response sent."""
-        await self._idle.wait()
-
-
-async def _plain(
-    send: Callable[[Message], Awaitable[None]], status: int, body: bytes, headers: list[tuple[bytes, bytes]]
-) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *headers],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
@@ -323,6 +273,8 @@ def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
         host=options.host,
         stateless_http=options.stateless,
         json_response=options.json_response,
+        max_sessions=options.max_sessions,
+        session_idle_timeout=options.session_idle_timeout_s,
     )
     return BearerTokenGuard(app, options.token) if options.token else app
 
@@ -362,7 +314,7 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         def capture_signals(self) -> Iterator[None]:  # the signals are ours (below)
             yield
 
-    in_flight = InFlightRequests(build_http_app(server, options))
+    in_flight = InFlightRequests(build_http_app(server, options), limit=options.max_connections)
     config = uvicorn.Config(
         in_flight,
         host=options.host,
@@ -370,7 +322,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         log_level="warning",
         access_log=False,
         lifespan="on",
-        limit_concurrency=options.max_connections,
+        # No limit_concurrency: uvicorn's counts open connections (idle keep-alive ones and the
+        # sessions' standing streams too), so 48 clients hit a cap of 64; InFlightRequests bounds
+        # the requests being answered and the SDK the sessions.
         timeout_graceful_shutdown=1.0,
         server_header=False,
     )

@@ -137,3 +137,81 @@ async def test_without_stateless_the_handshake_session_is_lost_behind_round_robi
         async with proxy_to([one.url, two.url]) as (url, _proxy):
             with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces it as a transport or MCP error
                 await asyncio.wait_for(_session(url, "legacy"), 60)
+
+
+async def call_via_two_instances(
+    world: ServeWorld, sticky: bool, elicitation: Any, tool: str, arguments: dict[str, Any]
+) -> Any:
+    """One 2026-07-28 call through a round-robin proxy: to two stateless instances, or (``sticky``)
+    twice to the same one."""
+    with world.http("--stateless") as one, world.http("--stateless") as two:
+        upstreams = [one.url, one.url] if sticky else [one.url, two.url]
+        async with proxy_to(upstreams) as (url, _proxy):
+            async with Client(
+                streamable_http_client(url), mode=MODERN, elicitation_callback=elicitation
+            ) as c:
+                return await asyncio.wait_for(c.call_tool(tool, arguments), 120)
+
+
+@pytest.mark.parametrize("sticky", [True, False])
+async def test_a_deferred_answer_needs_the_instance_that_issued_its_request_state(
+    serve_world: ServeWorld, sticky: bool
+) -> None:
+    # On 2026-07-28 a deferred call returns input_required with a one-time requestState kept in the
+    # issuing instance's memory; the retry carrying the answer is the next request, so round robin
+    # sends it to the other instance, which refuses it. The control: both go to one instance.
+    import mcp_types as types
+
+    async def answer(ctx: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"result": "done by a person"})
+
+    result = await call_via_two_instances(
+        serve_world, sticky, answer, "probe_deferred", {"question": "ship it?"}
+    )
+    if sticky:
+        assert not result.is_error and result.structured_content == {"result": "done by a person"}
+    else:
+        assert result.is_error
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        assert "unknown or expired requestState" in text
+
+
+@pytest.mark.parametrize("sticky", [True, False])
+async def test_an_approval_answered_at_another_instance_is_asked_again_and_nothing_runs(
+    serve_world: ServeWorld, sticky: bool
+) -> None:
+    # On 2026-07-28 a held call returns input_required with a requestState kept in the instance that
+    # asked; its retry through round robin reaches the other instance, which does not know it: the
+    # call is held and asked again there (and so on), never run. The control: one instance, it runs.
+    import mcp_types as types
+
+    serve_world.write_profile(
+        BASE_PROFILE_WITH_APPROVALS.format(base=serve_world.root.joinpath("reyn.toml").read_text())
+    )
+    asked: list[str] = []
+
+    async def approve(ctx: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    try:
+        result = await call_via_two_instances(serve_world, sticky, approve, "probe_raise", {"detail": "ran"})
+    except Exception as exc:  # the SDK gives up after its rounds
+        result = exc
+    lines = serve_world.audit_lines()
+    statuses = [r["status"] for r in lines if r.get("tool") == "probe_raise" and "event" not in r]
+    if sticky:
+        assert len(asked) == 1 and statuses.count("execution_error") == 1  # approved once, ran once
+    else:
+        assert len(asked) >= 2  # asked again at the other instance
+        assert "execution_error" not in statuses  # and it never ran
+        assert isinstance(result, Exception) or result.is_error
+
+
+BASE_PROFILE_WITH_APPROVALS = """{base}
+[approvals]
+store = "approvals.sqlite"
+
+[[approvals.rules]]
+tools = ["probe_raise"]
+"""

@@ -1,0 +1,110 @@
+"""The ASGI layers ``reyn mcp serve --http`` puts around the SDK's transport: the bearer-token guard
+and the count of requests being answered (the ``--max-connections`` bound and the shutdown wait)."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+log = logging.getLogger("reyn.mcp.serve")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class BearerTokenGuard:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401.
+
+    The comparison is constant-time (``hmac.compare_digest`` on bytes) so the token cannot be
+    guessed byte by byte from response times. Lifespan events pass through.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = b"Bearer " + token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") == "http":
+            given = b""
+            for key, value in scope.get("headers", ()):
+                if key.lower() == b"authorization":
+                    given = bytes(value)
+                    break
+            if not hmac.compare_digest(given, self._expected):
+                await plain_response(
+                    send, 401, b"missing or wrong bearer token", [(b"www-authenticate", b"Bearer")]
+                )
+                return
+        await self.app(scope, receive, send)
+
+
+class InFlightRequests:
+    """ASGI middleware counting the requests whose response is not yet sent — each holds one HTTP
+    connection while it is answered — except the ``GET`` requests: a session's standing event stream
+    lasts as long as the session (the SDK allows one per session, so ``--max-sessions`` bounds them)
+    and every other ``GET`` is refused at once.
+
+    Two uses. ``limit`` (``--max-connections``): a request arriving while ``limit`` are being
+    answered gets 503 with ``Retry-After`` and is not handed to the server. And a stopping server
+    waits for the count to reach zero (``answered``): a call that finished its work has finished only
+    when its answer left — else a loaded machine closes the connection under a result that was about
+    to be written.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int | None = None) -> None:
+        import asyncio
+
+        self.app = app
+        self.limit = limit
+        self.refused = 0
+        self._count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or scope.get("method") == "GET":
+            await self.app(scope, receive, send)
+            return
+        if self.limit is not None and self._count >= self.limit:
+            self.refused += 1
+            if self.refused == 1 or self.refused % 1000 == 0:
+                log.warning(
+                    "refused %d request(s): %d already being answered (--max-connections)",
+                    self.refused,
+                    self.limit,
+                )
+            message = f"server busy: {self.limit} requests are being answered (--max-connections); retry"
+            await plain_response(send, 503, message.encode(), [(b"retry-after", b"1")])
+            return
+        self._count += 1
+        self._idle.clear()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._count -= 1
+            if not self._count:
+                self._idle.set()
+
+    async def answered(self) -> None:
+        """Wait until every counted request has its response sent."""
+        await self._idle.wait()
+
+
+async def plain_response(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    """A short ``text/plain`` response (the refusals of these layers)."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+__all__ = ["ASGIApp", "BearerTokenGuard", "InFlightRequests", "plain_response"]
