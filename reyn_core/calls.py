@@ -79,9 +79,16 @@ class CallApprovals(Protocol):
         ...
 
     async def admit(
-        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+        self,
+        tool: ToolDefinition,
+        arguments: Any,
+        ctx: ToolContext,
+        surface: str,
+        approval: str | None,
+        given: Any = None,
     ) -> Any:
-        """None (no rule applies), an admission (an approval was consumed), or raises."""
+        """None (no rule applies), an admission (an approval was consumed), or raises. ``arguments``
+        are the bound form, ``given`` the validated arguments it was bound from (both in the key)."""
         ...
 
     def executed(self, admission: Any, status: str) -> None:

@@ -6,8 +6,8 @@ digest, the lock the load was checked against, the agent and the entry point —
 the digest of all of them. Arguments are only ever kept as a keyed hash (``argument_hash`` with the
 installation's key), so the store holds no argument a guess could recover; what an approver is
 shown is a redacted copy (``request_view``). The arguments component covers both the bound form and
-the validated arguments it was bound from, since the bound form's JSON may be lossy. ``drift`` names what differs between two keys, in the
-words a refusal gives the model.
+the validated arguments it was bound from, since the bound form's JSON may be lossy. ``drift`` names
+what differs between two keys, in the words a refusal gives the model.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 A rule names tools, plugins, clusters and purities; it matches a call when every selector it gives
 matches (a selector it leaves out matches everything; within one selector any listed value does).
 ``unless_within`` narrows a rule by the call's path arguments: the rule does not apply when those
-arguments give at least one path and every one resolves inside one of the roots (``approvals.paths``: as the file
-pack resolves them). A path argument that is not a string, or a list of strings, fails closed (the
-rule applies). The first matching rule decides who may approve.
+arguments give at least one path and every one resolves inside one of the roots
+(``approvals.paths``: as the file pack resolves them). A path argument that is not a string, or a
+list of strings, fails closed (the rule applies). The first matching rule decides who may approve.
 """
 
 from __future__ import annotations
