@@ -79,16 +79,9 @@ class CallApprovals(Protocol):
         ...
 
     async def admit(
-        self,
-        tool: ToolDefinition,
-        arguments: Any,
-        ctx: ToolContext,
-        surface: str,
-        approval: str | None,
-        given: Any = None,
+        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
     ) -> Any:
-        """None (no rule applies), an admission (an approval was consumed), or raises. ``arguments``
-        are the bound form, ``given`` the validated arguments it was bound from (both in the key)."""
+        """None (no rule applies), an admission (an approval was consumed), or raises."""
         ...
 
     def executed(self, admission: Any, status: str) -> None:

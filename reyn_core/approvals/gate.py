@@ -27,7 +27,7 @@ from ..context import ToolContext
 from ..errors import ApprovalDecisionError, ApprovalRefused, ToolApprovalRequired, ToolError
 from ..tool import ToolDefinition
 from ..tracing import redact
-from .key import CallKey, Hasher
+from .key import CallArguments, CallKey, Hasher
 from .policy import ApprovalPolicy, ApprovalRule
 from .store import ApprovalRecord, ApprovalStore, Status
 
@@ -113,35 +113,29 @@ class ApprovalGate:
     async def admit(
         self,
         tool: ToolDefinition,
-        arguments: Any,
+        arguments: CallArguments,
         ctx: ToolContext,
         surface: str,
         approval: str | None,
-        given: Any = None,
     ) -> Admission | None:
         """None when no rule applies to this call; an ``Admission`` when an approval was consumed for
         it; else raises ``ToolApprovalRequired`` / ``ApprovalRefused`` (see the module docstring).
-        ``given`` is the validated arguments ``arguments`` were bound from (part of the key).
+        ``arguments``: the bound form and the validated arguments (``handler_arguments``).
         Store and file-system work runs in a worker thread."""
         import asyncio
 
-        return await asyncio.to_thread(self._admit, tool, arguments, ctx, surface, approval, given)
+        return await asyncio.to_thread(self._admit, tool, arguments, ctx, surface, approval)
 
     def _admit(
-        self,
-        tool: ToolDefinition,
-        arguments: Any,
-        ctx: ToolContext,
-        surface: str,
-        approval: str | None,
-        given: Any = None,
+        self, tool: ToolDefinition, call: CallArguments, ctx: ToolContext, surface: str, approval: str | None
     ) -> Admission | None:
+        arguments = call.bound
         args = arguments if isinstance(arguments, Mapping) else {}
         try:
             rule = self.policy.rule_for(tool, args, ctx.workspace)
             if rule is None:
                 return None
-            key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher, given=given)
+            key = CallKey.of(tool, call, ctx, lock=self.lock, hasher=self.hasher)
             return self._decide_call(tool, arguments, ctx, surface, approval, rule, key)
         except ToolError:
             raise

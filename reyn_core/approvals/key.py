@@ -36,13 +36,27 @@ _DRIFT: dict[str, tuple[str, str]] = {
 }
 
 
-def handler_arguments(kwargs: Mapping[str, Any], model_param: str | None, ctx_param: str | None) -> Any:
+@dataclass(frozen=True, slots=True)
+class CallArguments:
+    """A call's arguments as its key covers them: ``bound``, what the handler receives as JSON data,
+    and ``given``, the validated arguments that were bound. The bound form alone can be lossy (a
+    pydantic ``SecretStr`` dumps as "**********", an infinite float as null), so two different calls
+    could share it; the same given arguments bound by the same code (definition and tree digests)
+    are the same handler arguments."""
+
+    bound: Any
+    given: Any
+
+
+def handler_arguments(
+    kwargs: Mapping[str, Any], model_param: str | None, ctx_param: str | None, given: Any
+) -> CallArguments:
     """The bound arguments as JSON data, shaped like the tool's schema: what the handler receives,
     defaults filled by the binding (a pydantic model's fields, a typed signature's defaults); the
-    context is not an argument."""
+    context is not an argument. ``given``: the validated arguments they were bound from."""
     if model_param is not None:
-        return to_jsonable(kwargs[model_param])
-    return to_jsonable({k: v for k, v in kwargs.items() if k != ctx_param})
+        return CallArguments(to_jsonable(kwargs[model_param]), given)
+    return CallArguments(to_jsonable({k: v for k, v in kwargs.items() if k != ctx_param}), given)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,21 +75,16 @@ class CallKey:
     def of(
         cls,
         tool: ToolDefinition,
-        arguments: Any,
+        arguments: CallArguments,
         ctx: ToolContext,
         *,
         lock: str | None,
         hasher: Hasher,
-        given: Any = None,
     ) -> CallKey:
-        # The bound form alone can be lossy (a pydantic ``SecretStr`` dumps as "**********", an
-        # infinite float as null), so two different calls could share it. The validated arguments
-        # the binding started from are hashed with it: the same given arguments bound by the same
-        # code (definition and tree digests) are the same handler arguments.
         origin = tool.origin
         return cls(
             tool=tool.name,
-            arguments=hasher({"bound": arguments, "given": given}),
+            arguments=hasher({"bound": arguments.bound, "given": arguments.given}),
             definition=definition_digest(tool),
             plugin=origin.tree_digest if origin is not None else None,
             lock=lock,

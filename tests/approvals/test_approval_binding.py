@@ -79,14 +79,21 @@ def test_a_lossy_bound_form_does_not_let_other_arguments_share_an_approval(world
     assert (world.root / "key.txt").read_text() == "token-A inf"
 
 
+NOTE = {"path": "out/a.md", "text": "hi"}
+
+
+def _asked(world, session: str | None = None, args: dict = NOTE):
+    """A fresh load, and the request the write ``args`` from ``session`` opened (nothing ran)."""
+    registry = load(load_profile()).registry
+    return registry, _call(registry, world.write, args, _ctx(world.root, session))["error"]["approval"]
+
+
 def test_an_approval_is_not_taken_by_another_session_making_the_same_call(world):
     # Session s1 asks; its user approves once. Before s1 resumes, session s2 (another MCP client,
     # another conversation) makes the identical call: it must not consume s1's approval, neither
     # without naming it nor by naming it, and naming it must not void it.
-    registry = load(load_profile()).registry
-    gate = registry.approvals
-    args = {"path": "out/a.md", "text": "hi"}
-    pending = _call(registry, world.write, args, _ctx(world.root, "s1"))["error"]["approval"]
+    registry, pending = _asked(world, "s1")
+    gate, args = registry.approvals, NOTE
     # the same call from s2 while it waits gets a request of its own (its user decides it)
     theirs = _call(registry, world.write, args, _ctx(world.root, "s2"))["error"]
     assert theirs["kind"] == "approval_required" and theirs["approval"] != pending
@@ -109,10 +116,8 @@ def test_an_approval_is_not_taken_by_another_session_making_the_same_call(world)
 
 def test_a_standing_operator_approval_still_covers_the_exact_call_in_any_session(world):
     # The one explicit cross-session decision: `reyn approvals approve ID --standing`.
-    registry = load(load_profile()).registry
-    gate = registry.approvals
-    args = {"path": "out/a.md", "text": "hi"}
-    pending = _call(registry, world.write, args, _ctx(world.root, "s1"))["error"]["approval"]
+    registry, pending = _asked(world, "s1")
+    gate, args = registry.approvals, NOTE
     gate.decide(pending, approve=True, by="operator:test", channel="operator", standing=True)
     assert _call(registry, world.write, args, _ctx(world.root, "s2"))["status"] == "ok"
     other = _call(registry, world.write, {"path": "out/a.md", "text": "x"}, _ctx(world.root, "s2"))
@@ -172,9 +177,8 @@ def test_a_tool_without_the_path_argument_is_held_by_a_path_conditioned_rule(wor
 
 def _planted(world, how, text: str = "hi") -> dict:
     """A pending request, then the store file tampered with by ``how``; the same call again."""
-    registry = load(load_profile()).registry
     args = {"path": "out/a.md", "text": text}
-    pending = _call(registry, world.write, args, _ctx(world.root))["error"]["approval"]
+    registry, pending = _asked(world, None, args)
     store = world.root / "approvals.sqlite"
     with sqlite3.connect(store) as db:  # another user "approves" it by writing the row
         db.execute("UPDATE approvals SET status = 'approved' WHERE id = ?", (pending,))
@@ -207,9 +211,8 @@ def test_a_store_file_others_can_write_is_refused_and_nothing_runs(world):
 
 def test_a_private_store_file_still_works(world):
     # positive control: the store as Reyn creates it (0600, this user's) approves and runs the call
-    registry = load(load_profile()).registry
-    args = {"path": "out/a.md", "text": "hi"}
-    pending = _call(registry, world.write, args, _ctx(world.root))["error"]["approval"]
+    registry, pending = _asked(world)
+    args = NOTE
     assert os.stat(world.root / "approvals.sqlite").st_mode & 0o777 == 0o600
     registry.approvals.decide(pending, approve=True, by="operator:test", channel="operator")
     assert _call(registry, world.write, args, _ctx(world.root), approval=pending)["status"] == "ok"
