@@ -238,7 +238,10 @@ def installed_venv(root: Path, packs: Sequence[str]) -> str:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, core / name)
     shutil.copytree(REPO / "reyn_core", core / "reyn_core", ignore=_IGNORE)
-    folders = [core]
+    # The packs' own Reyn dependency (reyn-sandbox: the mcp and shell packs) is built here too: no
+    # index or wheelhouse holds it.
+    shutil.copytree(REPO / "reyn_sandbox", src / "reyn-sandbox", ignore=_IGNORE)
+    folders = [core, src / "reyn-sandbox"]
     for pack in packs:  # copies, so that building leaves no build/ folder in the tree
         shutil.copytree(REPO / "reyn_builtin_tools" / pack, src / pack, ignore=_IGNORE)
         folders.append(src / pack)

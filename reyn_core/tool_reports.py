@@ -15,7 +15,6 @@ call's result (``await reporter.drain()``).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 if TYPE_CHECKING:
     import asyncio
+    import logging
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 # The syslog levels of RFC 5424, least severe first (as MCP's ``notifications/message`` uses them).
@@ -30,7 +30,13 @@ LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
 MAX_MESSAGE_CHARS = 2000
 MAX_PENDING_REPORTS = 256
 
-log = logging.getLogger("reyn.reporting")
+
+def _log() -> logging.Logger:
+    # Imported on a delivery failure only: loading and rendering never log, and `logging` (with
+    # `traceback`, `threading`, `string`) is ~4 ms of every `import reyn_core` (issue 23).
+    import logging
+
+    return logging.getLogger("reyn.reporting")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +167,7 @@ class QueuedReporter:
             try:
                 await self._sink(event)
             except Exception:
-                log.exception("a tool report could not be delivered")
+                _log().exception("a tool report could not be delivered")
             finally:
                 self._queue.task_done()
 
@@ -177,7 +183,7 @@ class QueuedReporter:
         finally:
             self._pump.cancel()
         if self.dropped:
-            log.warning(
+            _log().warning(
                 "%d reports of %s were dropped (more than %d waiting)", self.dropped, self._tool, self._limit
             )
 

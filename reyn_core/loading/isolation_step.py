@@ -13,24 +13,20 @@ from __future__ import annotations
 
 import os
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.hookspecs import API_VERSION, hookimpl, plugin_manager
-from reyn_core.isolation.codes import Finding
-from reyn_core.isolation.grants import GrantedPermissions, compare, purity_findings
-from reyn_core.isolation.host_paths import (
-    nested_root_findings,
-    protected_paths,
-    root_identities,
-    write_root_findings,
-)
-from reyn_core.isolation.info import IsolationInfo
 from reyn_core.isolation.permissions import NOTHING, DeclarationError, DeclaredPermissions, read_declaration
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step4_import.importing import import_plugin, verify_import_origin
 from reyn_core.loading.step5_hooks.settings_check import validate_settings
 from reyn_core.tool import ToolDefinition
+
+if TYPE_CHECKING:
+    # Only an isolated plugin needs grants and an IsolationInfo: an in-process load imports neither.
+    from reyn_core.isolation.codes import Finding
+    from reyn_core.isolation.grants import GrantedPermissions
 
 # Hooks a worker cannot serve: policy hooks judge every call of every plugin, in the host.
 _HOST_ONLY_HOOKS = {
@@ -113,6 +109,8 @@ def settings_in_process(session: LoadSession, p: PluginState) -> None:
 
 
 def _granted(session: LoadSession, p: PluginState) -> GrantedPermissions:
+    from reyn_core.isolation.grants import GrantedPermissions
+
     grants = session.profile.plugin(p.plugin_id).grants
     if grants is None:
         return GrantedPermissions()
@@ -134,6 +132,9 @@ def _granted(session: LoadSession, p: PluginState) -> GrantedPermissions:
 
 def _isolate(session: LoadSession, p: PluginState, granted: GrantedPermissions) -> None:
     from reyn_core.isolation.client import WorkerClient, WorkerSpec, WorkerStartError
+    from reyn_core.isolation.grants import compare
+    from reyn_core.isolation.host_paths import nested_root_findings, root_identities, write_root_findings
+    from reyn_core.isolation.info import IsolationInfo
     from reyn_core.isolation.launch import IsolationUnavailable, worker_command
 
     rec = p.provenance
@@ -229,6 +230,7 @@ def _write_roots(session: LoadSession) -> dict[str, str]:
 
 def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
     """The host's code and records, which no write root may overlap (``isolation.host_paths``)."""
+    from reyn_core.isolation.host_paths import protected_paths
     from reyn_core.isolation.launch import code_roots
     from reyn_core.remote_log import remote_log_file
 
@@ -251,6 +253,7 @@ def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
 
 def _stand_in(p: PluginState, client: Any, loaded: dict[str, Any], granted: GrantedPermissions) -> Any:
     """A plugin manager whose hooks answer with what the worker loaded."""
+    from reyn_core.isolation.grants import purity_findings
     from reyn_core.isolation.proxy import proxies
 
     definitions, findings = proxies(client, p.plugin_id, loaded.get("tools", []), granted.call_timeout_s)

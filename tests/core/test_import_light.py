@@ -40,3 +40,23 @@ render_phase(snapshot, ToolContext(), ["default"])
 asyncio.run(invoke_tool(snapshot, "t", {"a": 1}, ToolContext()))
 """
     assert heavy_in(modules_after(code)) == []
+
+
+def test_a_six_pack_router_render_imports_no_logging_and_no_isolation_grants(tmp_path) -> None:
+    """A load that isolates nothing and logs nothing imports neither (issue 23: removed start-up cost)."""
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["file", "shell", "web", "mcp", "memory", "catalog"]\n', encoding="utf-8"
+    )
+    code = f"""
+import contextlib, io, os
+os.chdir({str(tmp_path)!r})
+os.environ["REYN_CACHE_DIR"] = {str(tmp_path / "cache")!r}
+from reyn_core.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main(["tools", "render", "--surface", "router"])
+assert code in (0, None), code
+assert '"name": "read_file"' in out.getvalue()
+"""
+    modules = modules_after(code)
+    assert "reyn_tools_catalog" in modules  # the packs were loaded
+    assert {"logging", "reyn_core.isolation.grants", "reyn_core.isolation.info"} & modules == set()

@@ -2,13 +2,12 @@
 
 A bad file never breaks loading: it becomes a ``CatalogDiagnostic`` (stable code, severity, file,
 line, message, hint) and every other file still loads. ``catalog_diagnostics(settings)`` returns
-them for ``reyn doctor``; the plugin also logs them as warnings when it registers its tools. Each
+them for ``reyn doctor`` (the plugin's ``reyn_diagnostics`` hook hands them to the load report). Each
 file is checked by ``checks.check_file``, which ``lint_skill`` runs too.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -22,9 +21,6 @@ from .checks import Invalid, check_description, check_file, check_input_schema, 
 from .records import CODES, DEFAULT_CATEGORY, MAX_DEPTH, Agent, Catalog, CatalogDiagnostic, Skill
 from .service import catalog_service
 from .settings import CatalogSettings
-
-log = logging.getLogger("reyn_tools_catalog")
-
 
 # --------------------------------------------------------------------------- folders
 

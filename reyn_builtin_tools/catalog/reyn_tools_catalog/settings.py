@@ -13,8 +13,8 @@ class CatalogSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    skill_dirs: list[str] = Field(default_factory=list, description="folders searched for SKILL.md files")
-    agent_dirs: list[str] = Field(default_factory=list, description="folders of agent .md files")
+    skill_dirs: list[str] = Field(default=[], description="folders searched for SKILL.md files")
+    agent_dirs: list[str] = Field(default=[], description="folders of agent .md files")
     description_limit: int = Field(
         default=200,
         ge=20,

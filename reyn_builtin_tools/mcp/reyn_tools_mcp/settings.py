@@ -64,11 +64,11 @@ class ServerConfig(ServerGrants):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    args: list[str] = []
+    env: dict[str, str] = {}
     cwd: str | None = None
     url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = {}
     timeout_s: float | None = Field(None, gt=0, le=3600)
     import_tools: bool = False
     prefix: str | None = None
@@ -169,10 +169,10 @@ class McpSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    servers: dict[str, ServerConfig] = {}
     call_timeout_s: float = Field(60.0, gt=0, le=3600)
     connect_timeout_s: float = Field(30.0, gt=0, le=600)
-    agent_servers: dict[str, list[str]] = Field(default_factory=dict)
+    agent_servers: dict[str, list[str]] = {}
     snapshot_file: str = Field(".reyn/mcp-tools.json", min_length=1)
     max_text_chars: int = Field(100_000, ge=100, le=10_000_000)
 

@@ -333,7 +333,7 @@ class ShellSettings(GrantSettings):
     max_timeout_s: float = Field(default=300.0, gt=0, le=3600)
     max_output_bytes: int = Field(default=64 * 1024, ge=256, le=64 * 1024 * 1024)
     env_allow: tuple[str, ...] = DEFAULT_ENV_ALLOW
-    env_set: dict[str, str] = Field(default_factory=dict)
+    env_set: dict[str, str] = {}
     secret_patterns: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
 
     @field_validator("programs")

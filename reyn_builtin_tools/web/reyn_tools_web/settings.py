@@ -29,7 +29,7 @@ class FetchSettings(_Strict):
     """``[plugins.web.settings.fetch]``: ``web_fetch`` is off until ``enabled = true``."""
 
     enabled: bool = False
-    allow_hosts: list[str] = Field(default_factory=list)
+    allow_hosts: list[str] = []
     max_bytes: int = Field(2_000_000, ge=1_024, le=50_000_000)
     timeout_s: float = Field(20.0, gt=0, le=300)
     connect_timeout_s: float = Field(10.0, gt=0, le=120)

@@ -53,9 +53,9 @@ class Profile(ProfileSection):
     provenance: ProvenanceConfig = Field(default_factory=ProvenanceConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
-    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    agents: dict[str, AgentConfig] = {}
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
-    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    profiles: dict[str, dict[str, Any]] = {}
 
     _source: str | None = PrivateAttr(default=None)
     _name: str | None = PrivateAttr(default=None)

@@ -34,22 +34,22 @@ class ToolsFilter(ProfileSection):
     """``[plugins.<id>] tools.include / tools.exclude``: the plugin's own tool names."""
 
     include: list[str] | None = None
-    exclude: list[str] = Field(default_factory=list)
+    exclude: list[str] = []
 
 
 class PluginGrants(ProfileSection):
     """``[plugins.<id>.grants]``: what an isolated plugin's worker may reach (never more than the
     plugin declares in its ``reyn_permissions.toml``). Paths are relative to the profile file."""
 
-    read: list[str] = Field(default_factory=list)
+    read: list[str] = []
     """Paths the worker may read (besides its own code and the Python installation)."""
-    write: list[str] = Field(default_factory=list)
+    write: list[str] = []
     """Paths the worker may write below."""
     network: bool = False
     """Internet sockets."""
     subprocess: bool = False
     """Starting programs (they run inside the same confinement)."""
-    environment: list[str] = Field(default_factory=list)
+    environment: list[str] = []
     """Host environment variables whose values the worker gets."""
     memory_mb: int = Field(default=2048, ge=256, le=65536)
     """The worker's address-space limit."""
@@ -76,8 +76,8 @@ class PluginConfig(ProfileSection):
 class PluginsConfig(ProfileSection):
     """``[plugins]``: ``enable`` plus one ``[plugins.<id>]`` table per configured plugin."""
 
-    enable: list[str] = Field(default_factory=list)
-    configs: dict[str, PluginConfig] = Field(default_factory=dict)
+    enable: list[str] = []
+    configs: dict[str, PluginConfig] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -101,13 +101,13 @@ class RouterDeferConfig(ProfileSection):
     """``[surfaces.router.defer]``: tools left out of the router's tools array, found instead through
     the search tool (docs/large-registries.md). Names are checked against the loaded registry."""
 
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = []
     """Tool names (as registered, after any prefix) always deferred."""
-    plugins: list[str] = Field(default_factory=list)
+    plugins: list[str] = []
     """Plugin ids (enabled ones) whose tools are all deferred."""
-    clusters: list[str] = Field(default_factory=list)
+    clusters: list[str] = []
     """Clusters whose tools are all deferred."""
-    prefer: list[str] = Field(default_factory=list)
+    prefer: list[str] = []
     """Tool names, plugin ids or clusters kept first when a budget defers the rest."""
     max_tools: int | None = Field(default=None, ge=1)
     """At most this many tools in the array (the search tool counts)."""
@@ -120,7 +120,7 @@ class RouterDeferConfig(ProfileSection):
 class RouterSurfaceConfig(ProfileSection):
     """``[surfaces.router]``."""
 
-    exclude: list[str] = Field(default_factory=list)
+    exclude: list[str] = []
     defer: RouterDeferConfig = Field(default_factory=RouterDeferConfig)
 
 
@@ -213,13 +213,13 @@ class ApprovalsConfig(ProfileSection):
     """``[approvals]``: which calls wait for a person (docs/approvals.md), where requests are kept,
     and how long a request or an approval lasts."""
 
-    rules: list[ApprovalRuleConfig] = Field(default_factory=list)
+    rules: list[ApprovalRuleConfig] = []
     backend: str = Field(default="sqlite", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     """``sqlite`` (the core's store, one file) or the name of an installed store: an entry point of
     the group ``reyn.approval_stores`` (e.g. ``postgres`` from reyn-approvals-postgres)."""
     store: str = "reyn-approvals.sqlite"
     """sqlite: the file of requests (relative to the profile file)."""
-    settings: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = {}
     """Another backend's own settings (it validates them); never a secret: a DSN is named by the
     environment variable that holds it."""
     ttl_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)
