@@ -65,8 +65,9 @@ _SCHEMA = (
     f"CREATE INDEX IF NOT EXISTS {TABLE}_open ON {TABLE} (status, expires_at)",
     "CREATE TABLE IF NOT EXISTS reyn_approvals_schema (version integer NOT NULL)",
 )
-# An open request covers a call of a session: any unscoped one, or one scoped to that session.
-_COVERS = "(NOT scoped OR session IS NOT DISTINCT FROM %s)"
+# An open request covers a call of the session that asked for it (no session covers only calls of no
+# session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
+_COVERS = "(session IS NOT DISTINCT FROM %s OR (status = 'approved' AND uses < 0 AND NOT scoped))"
 
 
 class ApprovalStoreUnavailable(OSError):

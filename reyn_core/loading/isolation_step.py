@@ -243,6 +243,11 @@ def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
         "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
         "the host's remote failure log": str(remote) if remote else None,
     }
+    approvals = profile.approvals
+    if approvals.rules and approvals.backend == "sqlite":  # its rows are trusted as decisions
+        store = str(profile.resolve_path(approvals.store))
+        for side in ("", "-wal", "-shm"):
+            files[f"the host's approval store{side and ' (' + side[1:] + ')'}"] = store + side
     return protected_paths(code_roots(locations), files)
 
 
