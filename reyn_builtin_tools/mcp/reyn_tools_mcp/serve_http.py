@@ -10,6 +10,8 @@
   (``--max-connections``, 503; the sessions' standing streams are not counted: ``--max-sessions``
   bounds them), sessions (``--max-sessions``, 503) and their idle time
   (``--session-idle-timeout``), and tool calls run at most ``--max-concurrent-calls`` at once.
+  Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
+  before a byte of it is read (headers or not).
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
   seconds to finish (a second signal stops waiting), then the server closes and cancels the rest.
 """
