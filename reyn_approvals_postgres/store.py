@@ -67,6 +67,8 @@ _SCHEMA = (
 )
 # An open request covers a call of a session: any unscoped one, or one scoped to that session.
 _COVERS = "(NOT scoped OR session IS NOT DISTINCT FROM %s)"
+# A call finds (without naming one) only a request its own session asked for.
+_ASKED = "session IS NOT DISTINCT FROM %s"
 
 
 class ApprovalStoreUnavailable(OSError):
@@ -168,7 +170,7 @@ class PostgresApprovalStore:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (record.key,))
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM {TABLE} WHERE key = %s AND status IN ('pending', 'approved') "
-                f"AND expires_at > %s AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
+                f"AND expires_at > %s AND {_ASKED} ORDER BY created_at DESC LIMIT 1",
                 (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:

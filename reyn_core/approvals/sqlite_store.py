@@ -44,6 +44,9 @@ _ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
 _COLUMNS = ", ".join(ApprovalRecord.columns)
 # An open request covers a call of ``session``: any unscoped one, or one scoped to that session.
 _COVERS = "(scoped = 0 OR session IS ?)"
+# A call finds (without naming one) only a request its own session asked for: another session's
+# identical call gets its own request, so its user decides for it alone (issue 26).
+_ASKED = "session IS ?"
 
 
 class SqliteApprovalStore:
@@ -102,7 +105,7 @@ class SqliteApprovalStore:
         with self._transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM approvals WHERE key = ? AND status IN ('pending', 'approved') "
-                f"AND expires_at > ? AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
+                f"AND expires_at > ? AND {_ASKED} ORDER BY created_at DESC LIMIT 1",
                 (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:

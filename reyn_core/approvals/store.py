@@ -100,8 +100,9 @@ class ApprovalStore(Protocol):
 
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         """The open request (pending or approved, not expired at ``record.created_at``) with
-        ``record.key`` that covers ``record.session`` (a session-scoped approval covers only its
-        own session), or ``record`` inserted when there is none."""
+        ``record.key`` that the same session (``record.session``, None matching None) asked for, or
+        ``record`` inserted when there is none: another session's identical call gets its own
+        request, decided for it alone."""
         ...
 
     def get(self, approval_id: str) -> ApprovalRecord | None: ...
