@@ -404,12 +404,17 @@ class ServedRegistry:
         session (stateless, or the sessionless 2026-07-28 protocol)."""
         if request is None:
             return None
-        # streamable HTTP: the transport checked the Mcp-Session-Id header against its session
+        if self.transport == "stdio":
+            return self._stdio_session
+        # Only a session the SDK itself checked: a stateful server routes a request by its
+        # Mcp-Session-Id to that session's transport (an unknown id gets 404), on the handshake
+        # protocol. A stateless server, or the 2026-07-28 protocol, checks no such header: a forged
+        # or shared value would name another client's session, so the call has none.
+        if self.transport != "http" or not request.session.can_send_request:
+            return None
         headers = getattr(getattr(request, "request", None), "headers", None)
         sid = headers.get("mcp-session-id") if headers is not None else None
-        if isinstance(sid, str) and sid:
-            return "http-" + sid
-        return self._stdio_session if self.transport == "stdio" else None
+        return "http-" + sid if isinstance(sid, str) and sid else None
 
     def end_sessions(self) -> None:
         """The server stops: the approvals scoped to its clients' sessions end with them."""
