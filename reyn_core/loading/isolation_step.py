@@ -232,16 +232,24 @@ def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
     """The host's code and records, which no write root may overlap (``isolation.host_paths``)."""
     from reyn_core.isolation.host_paths import protected_paths
     from reyn_core.isolation.launch import code_roots
+    from reyn_core.loading.argument_key import key_path
     from reyn_core.remote_log import remote_log_file
 
     profile = session.profile
     audit = profile.audit.log
     remote = remote_log_file()
+    approvals = profile.approvals
+    store = str(profile.resolve_path(approvals.store)) if approvals.backend == "sqlite" else None
     files = {
         "the host's profile": profile.source,
         "the host's lock": str(profile.lock_path),
         "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
         "the host's remote failure log": str(remote) if remote else None,
+        # a worker that could write these could approve its own pending call, or forge its key
+        "the host's approval store": store,
+        "the host's approval store's log": store and store + "-wal",
+        "the host's approval store's shared memory": store and store + "-shm",
+        "the host's argument key": str(key_path()),
     }
     return protected_paths(code_roots(locations), files)
 
