@@ -66,10 +66,9 @@ _SCHEMA = (
     f"CREATE INDEX IF NOT EXISTS {TABLE}_open ON {TABLE} (status, expires_at)",
     "CREATE TABLE IF NOT EXISTS reyn_approvals_schema (version integer NOT NULL)",
 )
-# An open request covers a call of a session: any unscoped one, or one scoped to that session.
-_COVERS = "(NOT scoped OR session IS NOT DISTINCT FROM %s)"
-# A call finds (without naming one) only a request its own session asked for.
-_ASKED = "session IS NOT DISTINCT FROM %s"
+# An open request covers a call of the session that asked for it (no session covers only calls of no
+# session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
+_COVERS = "(session IS NOT DISTINCT FROM %s OR (status = 'approved' AND uses < 0 AND NOT scoped))"
 
 
 class ApprovalStoreUnavailable(OSError):
@@ -205,7 +204,7 @@ class PostgresApprovalStore:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (record.key,))
             row = conn.execute(
                 f"SELECT {_COLUMNS} FROM {TABLE} WHERE key = %s AND status IN ('pending', 'approved') "
-                f"AND expires_at > %s AND {_ASKED} ORDER BY created_at DESC LIMIT 1",
+                f"AND expires_at > %s AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
                 (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:

@@ -16,6 +16,7 @@ approved, then the ops after it.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
@@ -72,6 +73,9 @@ class PhaseState:
     op_log: list[dict[str, Any]] = field(default_factory=list)
     approval: str | None = None
     """Set when ``pending_op`` waits for approval (nothing of it ran): the request's id."""
+    session: str | None = None
+    """The run's session (``ToolContext.session``: the host's, else one the run made); resuming
+    continues it, so an approval the run asked for is the run's only."""
 
     def to_json(self) -> str:
         """This state as JSON text."""
@@ -168,6 +172,7 @@ class PhaseRunner(ModelLoop):
                 allowed_ops = registry.operator.default_allowed_ops
         self.allowed_ops: tuple[str, ...] = tuple(allowed_ops)
         self.ctx = phase_context(base, self.allowed_ops)
+        self._session = self.ctx.session
         self.surface: PhaseCatalog = render_phase(registry, self.ctx, self.allowed_ops)
 
     # ------------------------------------------------------------------ prompt
@@ -214,6 +219,8 @@ class PhaseRunner(ModelLoop):
         """Run the phase on ``task`` (a user message, or a list of messages without the system one)."""
         user = [{"role": "user", "content": task}] if isinstance(task, str) else [dict(m) for m in task]
         msgs = [{"role": "system", "content": self.system_prompt()}, *user]
+        # a run is a session, as a router conversation is: the host's, or its own
+        self._session = self.ctx.session or "phase-" + secrets.token_hex(8)
         return await self._loop(msgs, step=0, op_log=[])
 
     async def resume(self, state: PhaseState, answer: Any) -> PhaseResult:
@@ -223,6 +230,7 @@ class PhaseRunner(ModelLoop):
                 f"this state belongs to phase {state.phase!r} with allowed_ops {state.allowed_ops}; "
                 f"resume it with a runner for that phase (this one: {self.name!r}, {list(self.allowed_ops)})"
             )
+        self._session = state.session if state.session is not None else self.ctx.session
         if state.approval is not None:  # the op itself runs now, by its approval (``answer`` unused)
             msgs = [dict(m) for m in state.messages]
             ops = [
@@ -333,11 +341,9 @@ class PhaseRunner(ModelLoop):
         result (else None). ``approval`` is the request the first op resumes with."""
         for i, op in enumerate(ops):
             asker = _Asker()
-            ctx = (
-                self.ctx
-                if self.ctx.bridge.has("ask_user")
-                else replace(self.ctx, bridge=replace(self.ctx.bridge, ask_user=asker))
-            )
+            ctx = replace(self.ctx, session=self._session)
+            if not ctx.bridge.has("ask_user"):
+                ctx = replace(ctx, bridge=replace(ctx.bridge, ask_user=asker))
             emit(self.on_event, "op", op=op.kind, args=op.args)
             envelope = await with_reports(
                 self.on_event,
@@ -369,6 +375,7 @@ class PhaseRunner(ModelLoop):
                     [o.to_wire() for o in ops[i + 1 :]],
                     list(op_log),
                     approval=waits,
+                    session=self._session,
                 )
                 emit(self.on_event, "suspended", question=question)
                 return PhaseResult("suspended", None, msgs, op_log, state=state, question=question)

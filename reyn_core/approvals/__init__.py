@@ -10,7 +10,7 @@ from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .gate import Admission, ApprovalGate, AuditSink
-    from .key import CallKey, Hasher, handler_arguments
+    from .key import CallArguments, CallKey, Hasher, handler_arguments
     from .policy import APPROVERS, ApprovalPolicy, ApprovalRule, PathCondition
     from .sqlite_store import SqliteApprovalStore
     from .store import OPEN, ApprovalRecord, ApprovalStore, ApprovalStoreFactory, Status
@@ -19,7 +19,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         ".gate": ("Admission", "ApprovalGate", "AuditSink"),
-        ".key": ("CallKey", "Hasher", "handler_arguments"),
+        ".key": ("CallArguments", "CallKey", "Hasher", "handler_arguments"),
         ".policy": ("APPROVERS", "ApprovalPolicy", "ApprovalRule", "PathCondition"),
         ".sqlite_store": ("SqliteApprovalStore",),
         ".store": ("OPEN", "ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"),
@@ -38,6 +38,7 @@ __all__ = [
     "ApprovalStore",
     "ApprovalStoreFactory",
     "AuditSink",
+    "CallArguments",
     "CallKey",
     "Hasher",
     "PathCondition",

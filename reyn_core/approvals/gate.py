@@ -27,7 +27,7 @@ from ..context import ToolContext
 from ..errors import ApprovalDecisionError, ApprovalRefused, ToolApprovalRequired, ToolError
 from ..tool import ToolDefinition
 from ..tracing import redact
-from .key import CallKey, Hasher
+from .key import CallArguments, CallKey, Hasher
 from .policy import ApprovalPolicy, ApprovalRule
 from .store import ApprovalRecord, ApprovalStore, Status
 
@@ -111,24 +111,31 @@ class ApprovalGate:
     # ------------------------------------------------------------------ the check
 
     async def admit(
-        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+        self,
+        tool: ToolDefinition,
+        arguments: CallArguments,
+        ctx: ToolContext,
+        surface: str,
+        approval: str | None,
     ) -> Admission | None:
         """None when no rule applies to this call; an ``Admission`` when an approval was consumed for
         it; else raises ``ToolApprovalRequired`` / ``ApprovalRefused`` (see the module docstring).
+        ``arguments``: the bound form and the validated arguments (``handler_arguments``).
         Store and file-system work runs in a worker thread."""
         import asyncio
 
         return await asyncio.to_thread(self._admit, tool, arguments, ctx, surface, approval)
 
     def _admit(
-        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, approval: str | None
+        self, tool: ToolDefinition, call: CallArguments, ctx: ToolContext, surface: str, approval: str | None
     ) -> Admission | None:
+        arguments = call.bound
         args = arguments if isinstance(arguments, Mapping) else {}
         try:
             rule = self.policy.rule_for(tool, args, ctx.workspace)
             if rule is None:
                 return None
-            key = CallKey.of(tool, arguments, ctx, lock=self.lock, hasher=self.hasher)
+            key = CallKey.of(tool, call, ctx, lock=self.lock, hasher=self.hasher)
             return self._decide_call(tool, arguments, ctx, surface, approval, rule, key)
         except ToolError:
             raise
@@ -190,6 +197,14 @@ class ApprovalGate:
             raise ApprovalRefused(
                 f"there is no approval {approval[:40]!r}; nothing ran", tool=tool.name, reason="unknown"
             )
+        if not record.covers(session):
+            raise ApprovalRefused(
+                f"approval {record.id} for {tool.name!r} holds only for the session that asked for it, "
+                "not for this one; nothing ran",
+                tool=tool.name,
+                reason="session_differs",
+                approval=record.id,
+            )
         drift = key.drift(record.components)
         if drift is not None:
             code, words = drift
@@ -210,14 +225,6 @@ class ApprovalGate:
             )
         if record.status != "approved":
             raise self._closed(tool, record)
-        if record.scoped and record.session != session:
-            raise ApprovalRefused(
-                f"approval {record.id} for {tool.name!r} holds only for the session that asked for it, "
-                "not for this one; nothing ran",
-                tool=tool.name,
-                reason="session_differs",
-                approval=record.id,
-            )
         return self._consume(tool, record, digest, now, session)
 
     def _consume(

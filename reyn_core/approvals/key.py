@@ -5,8 +5,9 @@ the handler (defaults filled, as canonical JSON), the tool's definition digest, 
 digest, the lock the load was checked against, the agent and the entry point — and ``digest`` is
 the digest of all of them. Arguments are only ever kept as a keyed hash (``argument_hash`` with the
 installation's key), so the store holds no argument a guess could recover; what an approver is
-shown is a redacted copy (``request_view``). ``drift`` names what differs between two keys, in the
-words a refusal gives the model.
+shown is a redacted copy (``request_view``). The arguments component covers both the bound form and
+the validated arguments it was bound from, since the bound form's JSON may be lossy. ``drift`` names
+what differs between two keys, in the words a refusal gives the model.
 """
 
 from __future__ import annotations
@@ -35,13 +36,27 @@ _DRIFT: dict[str, tuple[str, str]] = {
 }
 
 
-def handler_arguments(kwargs: Mapping[str, Any], model_param: str | None, ctx_param: str | None) -> Any:
+@dataclass(frozen=True, slots=True)
+class CallArguments:
+    """A call's arguments as its key covers them: ``bound``, what the handler receives as JSON data,
+    and ``given``, the validated arguments that were bound. The bound form alone can be lossy (a
+    pydantic ``SecretStr`` dumps as "**********", an infinite float as null), so two different calls
+    could share it; the same given arguments bound by the same code (definition and tree digests)
+    are the same handler arguments."""
+
+    bound: Any
+    given: Any
+
+
+def handler_arguments(
+    kwargs: Mapping[str, Any], model_param: str | None, ctx_param: str | None, given: Any
+) -> CallArguments:
     """The bound arguments as JSON data, shaped like the tool's schema: what the handler receives,
     defaults filled by the binding (a pydantic model's fields, a typed signature's defaults); the
-    context is not an argument."""
+    context is not an argument. ``given``: the validated arguments they were bound from."""
     if model_param is not None:
-        return to_jsonable(kwargs[model_param])
-    return to_jsonable({k: v for k, v in kwargs.items() if k != ctx_param})
+        return CallArguments(to_jsonable(kwargs[model_param]), given)
+    return CallArguments(to_jsonable({k: v for k, v in kwargs.items() if k != ctx_param}), given)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +75,7 @@ class CallKey:
     def of(
         cls,
         tool: ToolDefinition,
-        arguments: Any,
+        arguments: CallArguments,
         ctx: ToolContext,
         *,
         lock: str | None,
@@ -69,7 +84,7 @@ class CallKey:
         origin = tool.origin
         return cls(
             tool=tool.name,
-            arguments=hasher(arguments),
+            arguments=hasher({"bound": arguments.bound, "given": arguments.given}),
             definition=definition_digest(tool),
             plugin=origin.tree_digest if origin is not None else None,
             lock=lock,

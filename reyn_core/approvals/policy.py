@@ -2,10 +2,10 @@
 
 A rule names tools, plugins, clusters and purities; it matches a call when every selector it gives
 matches (a selector it leaves out matches everything; within one selector any listed value does).
-``unless_within`` narrows a rule by the call's path arguments: the rule does not apply when every
-path given in those arguments resolves inside one of the roots (``approvals.paths``: as the file
-pack resolves them). A path argument that is not a string, or a list of strings, fails closed (the
-rule applies). The first matching rule decides who may approve.
+``unless_within`` narrows a rule by the call's path arguments: the rule does not apply when those
+arguments give at least one path and every one resolves inside one of the roots
+(``approvals.paths``: as the file pack resolves them). A path argument that is not a string, or a
+list of strings, fails closed (the rule applies). The first matching rule decides who may approve.
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ class PathCondition:
     roots: tuple[str, ...]
 
     def all_within(self, arguments: Mapping[str, Any], workspace: Path) -> bool:
-        """Whether every path in the named arguments resolves inside a root (fail closed: a value
-        that is not a string or a list of strings is outside)."""
+        """Whether the named arguments give at least one path and every one resolves inside a root
+        (fail closed: a value that is not a string or a list of strings is outside, and a call that
+        gives no path at all — a tool without the argument, an empty list — is not exempt)."""
+        seen = 0
         for name in self.arguments:
             if name not in arguments:
                 continue
@@ -41,7 +43,8 @@ class PathCondition:
             for item in values:
                 if not isinstance(item, str) or not within(item, self.roots, workspace):
                     return False
-        return True
+                seen += 1
+        return seen > 0
 
 
 def _names(value: Iterable[str] | None) -> frozenset[str] | None:

@@ -3,7 +3,8 @@
 Every method opens its own connection and runs one ``BEGIN IMMEDIATE`` transaction, so several
 processes (an agent, ``reyn approvals approve`` in a terminal, a second agent) share the file
 safely: SQLite serialises writers, and ``consume`` is a single conditional ``UPDATE`` whose row
-count says whether this caller took the use. The file is created ``0600``; it holds digests and a
+count says whether this caller took the use. The file is created ``0600``, and a file (or WAL)
+another user could write is refused, since a row there is trusted as a decision; it holds digests and a
 redacted view of each call, never an argument in clear when the schema marks it secret.
 """
 
@@ -42,11 +43,29 @@ CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
 # Columns added after the first release of the table (a file written before them gains them).
 _ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
 _COLUMNS = ", ".join(ApprovalRecord.columns)
-# An open request covers a call of ``session``: any unscoped one, or one scoped to that session.
-_COVERS = "(scoped = 0 OR session IS ?)"
-# A call finds (without naming one) only a request its own session asked for: another session's
-# identical call gets its own request, so its user decides for it alone (issue 26).
-_ASKED = "session IS ?"
+# An open request covers a call of the session that asked for it (no session covers only calls of no
+# session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
+_COVERS = "(session IS ? OR (status = 'approved' AND uses < 0 AND scoped = 0))"
+
+
+def _private(st: os.stat_result, path: Path) -> None:
+    """Refuse a store file another user could have written: an approval row is trusted as the
+    decision it records, so the file (and its WAL and shared-memory files) must be a regular file
+    owned by this process's user and writable by no one else (like ssh's StrictModes)."""
+    import stat
+
+    why = None
+    if not stat.S_ISREG(st.st_mode):
+        why = "is not a regular file"
+    elif hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        why = f"is owned by uid {st.st_uid}, not by this process's user"
+    elif st.st_mode & 0o022:
+        why = f"is writable by its group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    if why is not None:
+        raise PermissionError(
+            f"the approval store {path} {why}: anyone who can write it can approve calls; "
+            "make it the process user's own with mode 0600 (or remove it)"
+        )
 
 
 class SqliteApprovalStore:
@@ -65,7 +84,15 @@ class SqliteApprovalStore:
             return self._conn
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        os.close(fd)
+        try:
+            _private(os.fstat(fd), self.path)
+        finally:
+            os.close(fd)
+        for side in ("-wal", "-shm"):  # SQLite's own files beside it are trusted as much as the file
+            try:
+                _private(os.lstat(f"{self.path}{side}"), Path(f"{self.path}{side}"))
+            except FileNotFoundError:
+                pass
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         # WAL: readers never wait for a writer, and a commit is one fsync of the log (still durable:
         # synchronous stays FULL). One host's processes share it; not for a network file system.
@@ -105,7 +132,7 @@ class SqliteApprovalStore:
         with self._transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM approvals WHERE key = ? AND status IN ('pending', 'approved') "
-                f"AND expires_at > ? AND {_ASKED} ORDER BY created_at DESC LIMIT 1",
+                f"AND expires_at > ? AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
                 (record.key, record.created_at, record.session),
             ).fetchone()
             if row is not None:

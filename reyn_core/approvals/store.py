@@ -47,6 +47,11 @@ class ApprovalRecord:
     session: str | None = None
     scoped: bool = False
 
+    def covers(self, session: str | None) -> bool:
+        """Whether this request's approval may let a call of ``session`` (a keyed digest) run: only
+        the session that asked, except a standing approval (any session, until it expires)."""
+        return self.session == session or (self.status == "approved" and self.uses < 0 and not self.scoped)
+
     columns: ClassVar[tuple[str, ...]] = (
         "id", "key", "components", "status", "created_at", "expires_at", "approvers", "request",
         "uses", "decided_by", "decided_at", "reason", "closed_at", "session", "scoped",
@@ -100,9 +105,8 @@ class ApprovalStore(Protocol):
 
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         """The open request (pending or approved, not expired at ``record.created_at``) with
-        ``record.key`` that the same session (``record.session``, None matching None) asked for, or
-        ``record`` inserted when there is none: another session's identical call gets its own
-        request, decided for it alone."""
+        ``record.key`` that covers ``record.session`` (``ApprovalRecord.covers``: the session that
+        asked, or any for a standing approval), or ``record`` inserted when there is none."""
         ...
 
     def get(self, approval_id: str) -> ApprovalRecord | None: ...
@@ -123,8 +127,8 @@ class ApprovalStore(Protocol):
         ...
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
-        """Take one use of an approved, unexpired request with exactly ``key`` (a scoped one only
-        when ``session`` is its session); True for the one caller that did."""
+        """Take one use of an approved, unexpired request with exactly ``key`` that covers
+        ``session`` (``ApprovalRecord.covers``); True for the one caller that did."""
         ...
 
     def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:

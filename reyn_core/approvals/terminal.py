@@ -50,6 +50,20 @@ def describe(record: ApprovalRecord) -> str:
     return "\n".join(lines)
 
 
+def _discard_typeahead() -> None:
+    """Drop what was typed (or pasted, or written to the terminal) before the question was shown, as
+    sudo does: only an answer given after the prompt decides. A terminal that cannot be flushed is
+    left as it is (the answer is still read from it)."""
+    try:
+        import termios
+    except ImportError:  # no termios (Windows)
+        return
+    try:
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (termios.error, OSError, ValueError):
+        pass
+
+
 def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
     """Ask the terminal's user to decide ``approval`` (the ``user`` channel): True approved, False
     denied, None when there is no terminal to ask (stdin and stderr must both be one). A request
@@ -62,6 +76,7 @@ def prompt_on_terminal(gate: ApprovalGate, approval: str) -> bool | None:
     print(describe(record), file=sys.stderr)
     if record.session is not None:  # a session may keep allowing exactly this call
         print("  y: run it once; s: also allow exactly this call again in this session", file=sys.stderr)
+    _discard_typeahead()
     sys.stderr.write(
         "approve this exact call? [y/s/N] " if record.session else "approve this exact call? [y/N] "
     )

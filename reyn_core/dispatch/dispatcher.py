@@ -171,7 +171,7 @@ async def invoke_tool(
         # handler's arguments. The approval check sees exactly these, as the handler will.
         gate = registry.approvals
         if gate is not None and gate.selects(tool):
-            bound = handler_arguments(kwargs, shape.model_param, shape.ctx_param)
+            bound = handler_arguments(kwargs, shape.model_param, shape.ctx_param, parsed)
             admitted = await gate.admit(tool, bound, call_ctx, surface, approval)
         if hooks is not None and hooks.before:
             await run_before(hooks, call)

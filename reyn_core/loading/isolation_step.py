@@ -238,19 +238,19 @@ def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
     profile = session.profile
     audit = profile.audit.log
     remote = remote_log_file()
-    approvals = profile.approvals
-    store = str(profile.resolve_path(approvals.store)) if approvals.backend == "sqlite" else None
     files = {
         "the host's profile": profile.source,
         "the host's lock": str(profile.lock_path),
         "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
         "the host's remote failure log": str(remote) if remote else None,
-        # a worker that could write these could approve its own pending call, or forge its key
-        "the host's approval store": store,
-        "the host's approval store's log": store and store + "-wal",
-        "the host's approval store's shared memory": store and store + "-shm",
+        # the key calls and sessions are hashed with: a worker that could replace it could forge them
         "the host's argument key": str(key_path()),
     }
+    approvals = profile.approvals
+    if approvals.rules and approvals.backend == "sqlite":  # its rows are trusted as decisions
+        store = str(profile.resolve_path(approvals.store))
+        for side in ("", "-wal", "-shm"):
+            files[f"the host's approval store{side and ' (' + side[1:] + ')'}"] = store + side
     return protected_paths(code_roots(locations), files)
 
 

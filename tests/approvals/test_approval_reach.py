@@ -83,3 +83,19 @@ def test_an_isolated_plugin_shows_its_sandbox_and_grants_on_every_view(isolated_
         dispatch_tool(registry, "write_file", {"path": "out/b.txt", "content": "x"}, ctx, approval=approval)
     )
     assert done["status"] == "ok" and (ws / "out" / "b.txt").read_text() == "x"
+
+
+def test_a_write_root_over_the_approval_store_refuses_the_plugin(isolated_file_pack):
+    # A worker that could write the SQLite store could flip its own request to approved: a write
+    # root over the store (or its WAL) is refused like one over the audit log (RJ011), and the
+    # plugin's tools are not loaded. The fixture's own layout (store beside the profile) is the
+    # positive control: test_an_isolated_plugin_shows_its_sandbox_and_grants_on_every_view.
+    ws = isolated_file_pack
+    profile = Path(os.environ["REYN_PROFILE_FILE"])
+    profile.write_text(
+        profile.read_text().replace('store = "approvals.sqlite"', f'store = "{ws / "out" / "a.sqlite"}"')
+    )
+    result = load(load_profile())
+    found = [d.render() for d in result.report.diagnostics if d.code == "RJ011"]
+    assert found and "the host's approval store" in found[0], [d.render() for d in result.report.diagnostics]
+    assert "write_file" not in result.registry

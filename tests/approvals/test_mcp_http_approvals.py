@@ -189,3 +189,24 @@ async def test_positive_control_a_stateful_servers_checked_session_is_used(world
     [requested] = _events(world, "approval.requested")
     code, shown = world.reyn_json("approvals", "show", requested["approval"])
     assert code == 0 and shown["session"] is not None and shown["request"]["session"] is True
+
+
+async def test_over_http_an_operator_approval_for_one_client_does_not_run_another_clients_call(world):
+    # Client A (no elicitation) is refused and an operator approves A's request. Client B, another
+    # HTTP session, makes the identical call first: it must not take A's approval (it gets a
+    # request of its own), and A's call then runs once by it. (Clients on the sessionless protocol
+    # have no session to tell apart: a documented limit.)
+    with _http(world) as url:
+        async with Client(url, mode="legacy") as a, Client(url, mode="legacy") as b:
+            assert (await a.call_tool(world.write, NOTE)).is_error
+            [asked] = _events(world, "approval.requested")
+            done = world.reyn("approvals", "approve", asked["approval"], "--by", "ops")
+            assert done.returncode == 0, done.stderr
+            taken = await b.call_tool(world.write, NOTE)
+            assert taken.is_error and _lines(world) == [], world.text_of(taken)
+            assert asked["approval"] not in world.text_of(taken)  # B's own request
+            ran = await a.call_tool(world.write, NOTE)  # positive control: A's call runs, once
+            assert not ran.is_error, world.text_of(ran)
+    assert _lines(world) == ["over http"]
+    [executed] = _events(world, "approval.executed")
+    assert executed["approval"] == asked["approval"]

@@ -72,3 +72,23 @@ async def test_a_denied_op_is_reported_to_the_model_and_the_phase_goes_on(world,
         result["result"]["error"]["reason"] == "denied" and "not now" in result["result"]["error"]["message"]
     )
     assert not (world.root / "out").exists()
+
+
+async def test_a_phase_run_is_its_own_session_and_another_run_cannot_take_its_approval(world, server):
+    # Two phase runs with no host session make the identical op. Run A's approval is A's: run B
+    # waits for a request of its own instead of consuming it, and A resumes from its JSON state (as
+    # another process would, with a new runner) and runs the op once.
+    registry = load(load_profile()).registry
+    write = {"kind": world.write, "path": "out/p.md", "text": "phase"}
+    server.add(_reply([write]), _reply([write]), _reply())
+    first = await _runner(registry, server, world.root).run("write")
+    assert first.status == "suspended" and first.state.session
+    registry.approvals.decide(first.state.approval, approve=True, by="user:tester", channel="user")
+    other = await _runner(registry, server, world.root).run("write the same")
+    assert other.status == "suspended" and other.state.approval != first.state.approval
+    assert other.state.session != first.state.session
+    assert not (world.root / "out").exists()  # B did not take A's approval
+    # positive control: run A resumes by its approval, from JSON, and the op runs once
+    state = PhaseState.from_json(first.state.to_json())
+    done = await _runner(registry, server, world.root).resume(state, None)
+    assert done.status == "finish" and (world.root / "out/p.md").read_text() == "phase\n"

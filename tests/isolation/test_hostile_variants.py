@@ -225,9 +225,7 @@ def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
         "a_folder_holding_an_import_path_entry": (outer, "lib/reyn_dropped.py"),
         "a_folder_inside_an_import_path_entry": (site / "reyn_dropped", "__init__.py"),
         "the_audit_log_folder": (logs, "audit.jsonl"),
-        # from there a worker could approve its own pending call, or learn the key calls are hashed with
-        "the_approval_store_folder": (tmp_path / "approvals", "approvals.sqlite"),
-        "the_argument_key_folder": (keys, "reyn_dropped.py"),
+        "the_argument_key_folder": (keys, "reyn_dropped.py"),  # calls and sessions are hashed with it
     }
 
 
@@ -238,7 +236,6 @@ def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
         "a_folder_holding_an_import_path_entry",
         "a_folder_inside_an_import_path_entry",
         "the_audit_log_folder",
-        "the_approval_store_folder",
         "the_argument_key_folder",
     ],
 )
@@ -253,7 +250,6 @@ def test_a_write_root_over_the_host_code_or_records_is_refused(
     os.chmod(root, 0o777)
     _install(site, "variant", filesystem_write=True)
     audit = f'[audit]\nlog = "{tmp_path / "logs" / "audit.jsonl"}"\n'
-    audit += f'[approvals]\nstore = "{tmp_path / "approvals" / "approvals.sqlite"}"\n'
     grants = f'[plugins.variant.grants]\nwrite = ["{root}"]\n'
     result = _load(audit + _isolated("variant", grants=grants))
     assert _status(result, "variant") == "refused", [d.render() for d in result.report.diagnostics]
