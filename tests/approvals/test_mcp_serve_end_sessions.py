@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import logging
 
+from reyn_tools_mcp.serve import ServedRegistry
+
 from reyn_core import ToolContext
 from reyn_core.host import load, load_profile
-from reyn_tools_mcp.serve import ServedRegistry
 
 NOTE = {"path": "out/n.md", "text": "hello"}
 
@@ -22,7 +23,8 @@ def test_an_unreachable_store_is_tried_once_at_shutdown(world, monkeypatch, capl
     from reyn_tools_memory.testing import free_port
 
     text = world.profile.read_text().replace(
-        'store = "approvals.sqlite"', 'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }'
+        'store = "approvals.sqlite"',
+        'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }',
     )
     world.profile.write_text(text)
     monkeypatch.setenv("REYN_TEST_APPROVALS_DSN", f"postgresql://u@127.0.0.1:{free_port()}/approvals")

@@ -14,7 +14,7 @@ import pytest
 from reyn_core.host import ApprovalRecord
 
 pytest.importorskip("psycopg")
-from reyn_approvals_postgres.store import ApprovalStoreUnavailable, PostgresApprovalStore  # noqa: E402
+from reyn_approvals_postgres.store import ApprovalStoreUnavailable, PostgresApprovalStore
 
 
 def _record(key: str = "k1", session: str | None = None) -> ApprovalRecord:

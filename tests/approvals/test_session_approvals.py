@@ -173,7 +173,9 @@ async def _two_sessions_each_decide_their_own_request(world):
     gate = registry.approvals
 
     def ctx(session):
-        return ToolContext(surface="router", agent="writer", workspace=world.root, session=session, entry="router")
+        return ToolContext(
+            surface="router", agent="writer", workspace=world.root, session=session, entry="router"
+        )
 
     a = (await dispatch_tool(registry, world.write, NOTE, ctx("conv-A")))["error"]["approval"]
     # the positive control: the same session asking again names the same request
@@ -198,10 +200,15 @@ async def test_another_sessions_identical_call_gets_its_own_request_sqlite(world
     await _two_sessions_each_decide_their_own_request(world)
 
 
-async def test_another_sessions_identical_call_gets_its_own_request_postgres(world, postgres_server, monkeypatch):
+async def test_another_sessions_identical_call_gets_its_own_request_postgres(
+    world, postgres_server, monkeypatch
+):
     text = world.profile.read_text().replace(
-        'store = "approvals.sqlite"', 'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }'
+        'store = "approvals.sqlite"',
+        'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }',
     )
     world.profile.write_text(text)
-    monkeypatch.setenv("REYN_TEST_APPROVALS_DSN", postgres_server.dsn(schema=postgres_server.new_schema("ses")))
+    monkeypatch.setenv(
+        "REYN_TEST_APPROVALS_DSN", postgres_server.dsn(schema=postgres_server.new_schema("ses"))
+    )
     await _two_sessions_each_decide_their_own_request(world)
