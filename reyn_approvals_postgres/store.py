@@ -17,7 +17,8 @@ kept here:
   only; the driver's text (which can quote the user name) goes to the operator's log
   (``reyn.remote.approvals.postgres``). The gate then refuses the call: fail closed.
 - **Schema**: the table is created on first use, under an advisory lock, in the DSN's
-  ``search_path``; ``reyn_approvals_schema`` holds its version and a newer one is refused.
+  ``search_path`` (only when ``to_regclass`` does not find it: a role with DML rights alone can use
+  a table an owner made); ``reyn_approvals_schema`` holds its version and a newer one is refused.
 """
 
 from __future__ import annotations
@@ -93,11 +94,21 @@ def describe_dsn(dsn: str) -> str:
 class PostgresApprovalStore:
     """Approval requests in the database ``dsn`` reaches (see the module docstring)."""
 
-    def __init__(self, dsn: str, *, connect_timeout_s: int = 5, statement_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        connect_timeout_s: int = 5,
+        statement_timeout_s: float = 10.0,
+        wait_s: float | None = None,
+    ) -> None:
         self._location = describe_dsn(dsn)
         self._dsn = dsn
         self._connect_timeout_s = connect_timeout_s
         self._statement_ms = int(statement_timeout_s * 1000)
+        # How long a call waits for this process's connection while another call uses it: one
+        # connect and a couple of statements; past that the store counts as unavailable.
+        self._wait_s = wait_s if wait_s is not None else connect_timeout_s + 2 * statement_timeout_s
         self._lock = threading.Lock()
         self._conn: Any = None
         self._pid = 0
@@ -111,7 +122,18 @@ class PostgresApprovalStore:
     def _connect(self) -> Any:
         if self._conn is not None and self._pid == os.getpid() and not self._conn.closed:
             return self._conn
-        conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._connect_timeout_s)
+        # A dropped network must not hang the caller: keepalives notice a silent peer while waiting
+        # for an answer, and tcp_user_timeout one that stops acknowledging what was sent.
+        conn = psycopg.connect(
+            self._dsn,
+            autocommit=True,
+            connect_timeout=self._connect_timeout_s,
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=3,
+            tcp_user_timeout=self._statement_ms,
+        )
         try:
             ms = str(self._statement_ms)
             conn.execute(
@@ -119,9 +141,14 @@ class PostgresApprovalStore:
                 (ms, ms),
             )
             with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-                for statement in _SCHEMA:
-                    conn.execute(statement)
+                found: Any = conn.execute(
+                    "SELECT to_regclass(%s) IS NOT NULL AND to_regclass('reyn_approvals_schema') IS NOT NULL",
+                    (TABLE,),
+                ).fetchone()
+                if not found[0]:  # first use: DDL only now, so a role with DML rights alone can use it
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
                 row: Any = conn.execute("SELECT max(version) FROM reyn_approvals_schema").fetchone()
                 version = row[0] if row is not None else None
                 if version is None:
@@ -138,7 +165,13 @@ class PostgresApprovalStore:
         return conn
 
     def _run(self, what: str, op: Callable[[Any], T]) -> T:
-        with self._lock:  # one transaction at a time on this process's connection
+        # one transaction at a time on this process's connection; never an unbounded wait for it
+        if not self._lock.acquire(timeout=self._wait_s):
+            raise ApprovalStoreUnavailable(
+                f"the approval store at {self._location} could not {what}: another call has held this "
+                f"process's connection for over {self._wait_s:g} s (the server or network may be down)"
+            )
+        try:
             try:
                 conn = self._connect()
                 with conn.transaction():
@@ -154,6 +187,8 @@ class PostgresApprovalStore:
                     f"the approval store at {self._location} could not {what} "
                     f"({type(exc).__name__}{state}); {where}"
                 ) from None
+        finally:
+            self._lock.release()
 
     def disconnect(self) -> None:
         """Close this process's connection (the next operation opens one)."""

@@ -35,12 +35,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         d.add_argument("--by", default=None, help="who decides (default: the login name)")
         d.add_argument("--reason", default=None, help="why (a denial's reason is what the model reads)")
         if approve:
-            d.add_argument(
+            scope = d.add_mutually_exclusive_group()  # one scope: never both, one silently winning
+            scope.add_argument(
                 "--standing",
                 action="store_true",
                 help="let this exact call run any number of times until the request expires",
             )
-            d.add_argument(
+            scope.add_argument(
                 "--for-session",
                 action="store_true",
                 help="let this exact call run again in the session that asked, until it ends or expires",

@@ -9,7 +9,8 @@ root would not do: a rename inside a writable root moves the mounted folder away
 the host finds code and records by path. The paths are the host's, found when the worker is set up:
 every entry of ``sys.path`` (the working directory too when it is on the path), the Python
 installation, Reyn's and the plugin's code, the profile, the lock, the audit log, the remote
-failure log and the SQLite approval store (a worker that could write it could approve calls).
+failure log, the SQLite approval store (a worker that could write it could approve calls) and the
+argument key.
 """
 
 from __future__ import annotations

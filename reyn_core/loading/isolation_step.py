@@ -232,6 +232,7 @@ def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
     """The host's code and records, which no write root may overlap (``isolation.host_paths``)."""
     from reyn_core.isolation.host_paths import protected_paths
     from reyn_core.isolation.launch import code_roots
+    from reyn_core.loading.argument_key import key_path
     from reyn_core.remote_log import remote_log_file
 
     profile = session.profile
@@ -242,6 +243,8 @@ def _protected(session: LoadSession, locations: list[str]) -> dict[str, str]:
         "the host's lock": str(profile.lock_path),
         "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
         "the host's remote failure log": str(remote) if remote else None,
+        # the key calls and sessions are hashed with: a worker that could replace it could forge them
+        "the host's argument key": str(key_path()),
     }
     approvals = profile.approvals
     if approvals.rules and approvals.backend == "sqlite":  # its rows are trusted as decisions

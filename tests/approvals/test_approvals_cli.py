@@ -49,3 +49,14 @@ def test_show_prints_the_exact_call_for_the_operator(world):
     assert f"request {approval}: pending" in text
     assert '"mode": "append"' in text and '"path": "out/a.md"' in text  # defaults filled
     assert "[[approvals.rules]] #1" in text and "paths outside out/drafts" in text
+
+
+def test_standing_and_for_session_together_are_refused_and_decide_nothing(world):
+    approval = _request(world)
+    both = world.reyn("approvals", "approve", approval, "--standing", "--for-session")
+    assert both.returncode != 0 and "not allowed with argument" in both.stderr
+    code, record = world.reyn_json("approvals", "show", approval)
+    assert code == 0 and record["status"] == "pending"  # nothing was decided
+    # positive control: one scope alone is accepted
+    code, record = world.reyn_json("approvals", "approve", approval, "--standing")
+    assert code == 0 and record["status"] == "approved" and record["scope"] == "standing"

@@ -152,6 +152,45 @@ async def test_a_stateless_server_never_offers_for_this_session(world):
         assert result.is_error and _lines(world) == []
 
 
+def _forging_client(url: str, callback):
+    """A real SDK client whose every request carries a forged ``Mcp-Session-Id`` header."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers={"Mcp-Session-Id": "forged-shared-id"}, timeout=60)
+    return Client(streamable_http_client(url, http_client=http), elicitation_callback=callback, mode="legacy")
+
+
+async def test_a_forged_session_header_on_a_stateless_server_names_no_session(world):
+    schemas: list[dict] = []
+
+    async def for_session(ctx, params):
+        schemas.append(params.requested_schema)
+        return types.ElicitResult(action="accept", content={"approve": True, "for_session": True})
+
+    with _http(world, "--stateless") as url:
+        async with _forging_client(url, for_session) as client:
+            await client.call_tool(world.write, NOTE)
+    [requested] = _events(world, "approval.requested")
+    code, shown = world.reyn_json("approvals", "show", requested["approval"])
+    # the stateless server checks no session header: the call belongs to no session
+    assert code == 0 and shown["session"] is None and shown["request"]["session"] is False
+    assert all("for_session" not in s["properties"] for s in schemas)
+    assert all(e.get("scope") != "session" for e in _events(world, "approval.approved"))
+
+
+async def test_positive_control_a_stateful_servers_checked_session_is_used(world):
+    async def never(ctx, params):
+        return types.ElicitResult(action="decline", content={})
+
+    with _http(world) as url:
+        async with Client(url, elicitation_callback=never, mode="legacy") as client:
+            await client.call_tool(world.write, NOTE)
+    [requested] = _events(world, "approval.requested")
+    code, shown = world.reyn_json("approvals", "show", requested["approval"])
+    assert code == 0 and shown["session"] is not None and shown["request"]["session"] is True
+
+
 async def test_over_http_an_operator_approval_for_one_client_does_not_run_another_clients_call(world):
     # Client A (no elicitation) is refused and an operator approves A's request. Client B, another
     # HTTP session, makes the identical call first: it must not take A's approval (it gets a

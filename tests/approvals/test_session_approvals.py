@@ -161,3 +161,54 @@ async def test_mcp_approve_once_is_not_reused_for_the_repeat(world):
             assert not (await client.call_tool(world.write, NOTE)).is_error
     assert len(asked) == 2  # the positive control: without for_session every call is asked
     assert [e["scope"] for e in _events(world, "approval.approved")] == ["once", "once"]
+
+
+# --------------------------------------------------------------------------- two sessions, one call
+
+
+async def _two_sessions_each_decide_their_own_request(world):
+    from reyn_core.host import dispatch_tool
+
+    registry = load(load_profile()).registry
+    gate = registry.approvals
+
+    def ctx(session):
+        return ToolContext(
+            surface="router", agent="writer", workspace=world.root, session=session, entry="router"
+        )
+
+    a = (await dispatch_tool(registry, world.write, NOTE, ctx("conv-A")))["error"]["approval"]
+    # the positive control: the same session asking again names the same request
+    assert (await dispatch_tool(registry, world.write, NOTE, ctx("conv-A")))["error"]["approval"] == a
+    # the same call from another session gets its own request: B's user decides for B alone
+    b = (await dispatch_tool(registry, world.write, NOTE, ctx("conv-B")))["error"]["approval"]
+    assert b != a and gate.get(b).session == gate.session_digest("conv-B")
+    gate.decide(b, approve=True, by="user:b", channel="user", for_session=True)
+    ran = await dispatch_tool(registry, world.write, NOTE, ctx("conv-B"), approval=b)
+    assert ran["status"] == "ok" and _lines(world) == ["hello"]
+    again = await dispatch_tool(registry, world.write, NOTE, ctx("conv-B"))  # the scope is B's
+    assert again["status"] == "ok" and _lines(world) == ["hello", "hello"]
+    # A is not covered by B's decision: its own request still waits, and B's is refused to A
+    waits = await dispatch_tool(registry, world.write, NOTE, ctx("conv-A"))
+    assert waits["error"]["kind"] == "approval_required" and waits["error"]["approval"] == a
+    refused = await dispatch_tool(registry, world.write, NOTE, ctx("conv-A"), approval=b)
+    assert refused["error"]["reason"] == "session_differs" and _lines(world) == ["hello", "hello"]
+    assert gate.get(a).status == "pending"
+
+
+async def test_another_sessions_identical_call_gets_its_own_request_sqlite(world):
+    await _two_sessions_each_decide_their_own_request(world)
+
+
+async def test_another_sessions_identical_call_gets_its_own_request_postgres(
+    world, postgres_server, monkeypatch
+):
+    text = world.profile.read_text().replace(
+        'store = "approvals.sqlite"',
+        'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }',
+    )
+    world.profile.write_text(text)
+    monkeypatch.setenv(
+        "REYN_TEST_APPROVALS_DSN", postgres_server.dsn(schema=postgres_server.new_schema("ses"))
+    )
+    await _two_sessions_each_decide_their_own_request(world)

@@ -218,11 +218,14 @@ def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
     monkeypatch.syspath_prepend(str(outer / "lib"))  # the host imports from a folder inside the root
     logs = tmp_path / "logs"
     logs.mkdir()
+    keys = tmp_path / "keys"
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(keys / "argument-hash.key"))
     return {
         "an_import_path_entry": (site, "reyn_dropped.py"),
         "a_folder_holding_an_import_path_entry": (outer, "lib/reyn_dropped.py"),
         "a_folder_inside_an_import_path_entry": (site / "reyn_dropped", "__init__.py"),
         "the_audit_log_folder": (logs, "audit.jsonl"),
+        "the_argument_key_folder": (keys, "reyn_dropped.py"),  # calls and sessions are hashed with it
     }
 
 
@@ -233,6 +236,7 @@ def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
         "a_folder_holding_an_import_path_entry",
         "a_folder_inside_an_import_path_entry",
         "the_audit_log_folder",
+        "the_argument_key_folder",
     ],
 )
 def test_a_write_root_over_the_host_code_or_records_is_refused(

@@ -229,7 +229,7 @@ class ServedRegistry:
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
     _approval_states: dict[str, str] = field(default_factory=dict, repr=False)
     transport: str = "stdio"
-    _sessions: set[str] = field(default_factory=set, repr=False)
+    _sessions: dict[str, None] = field(default_factory=dict, repr=False)  # ordered: oldest first
     _stdio_session: str = field(default_factory=lambda: "stdio-" + secrets.token_hex(8), repr=False)
     _running: int = field(default=0, repr=False)
     _idle: asyncio.Event | None = field(default=None, repr=False)
@@ -323,7 +323,10 @@ class ServedRegistry:
         if session is not None:
             from dataclasses import replace
 
-            self._sessions.add(session)
+            self._sessions.pop(session, None)  # the most recent last
+            self._sessions[session] = None
+            while len(self._sessions) > MAX_PENDING:  # bounded: a forgotten one ends at its TTL
+                del self._sessions[next(iter(self._sessions))]
             ctx = replace(ctx, session=session)
         self._started()
         try:
@@ -404,23 +407,35 @@ class ServedRegistry:
         session (stateless, or the sessionless 2026-07-28 protocol)."""
         if request is None:
             return None
-        # streamable HTTP: the transport checked the Mcp-Session-Id header against its session
+        if self.transport == "stdio":
+            return self._stdio_session
+        # Only a session the SDK itself checked: a stateful server routes a request by its
+        # Mcp-Session-Id to that session's transport (an unknown id gets 404), on the handshake
+        # protocol. A stateless server, or the 2026-07-28 protocol, checks no such header: a forged
+        # or shared value would name another client's session, so the call has none.
+        if self.transport != "http" or not request.session.can_send_request:
+            return None
         headers = getattr(getattr(request, "request", None), "headers", None)
         sid = headers.get("mcp-session-id") if headers is not None else None
-        if isinstance(sid, str) and sid:
-            return "http-" + sid
-        return self._stdio_session if self.transport == "stdio" else None
+        return "http-" + sid if isinstance(sid, str) and sid else None
 
     def end_sessions(self) -> None:
         """The server stops: the approvals scoped to its clients' sessions end with them."""
         gate: Any = self.registry.approvals
         if gate is None:
             return
-        for session in sorted(self._sessions):
+        for session in list(self._sessions):
             try:
                 gate.end_session(session)
             except Exception as exc:  # the store is gone: those approvals still end at their TTL
-                log.warning("could not end the approvals of a session: %s", exc)
+                # one failure is enough: each further try could wait a connect timeout again
+                log.warning(
+                    "could not end the approvals of %d session(s), which end at their TTL: %s",
+                    len(self._sessions),
+                    exc,
+                )
+                break
+            del self._sessions[session]
         self._sessions.clear()
 
     def _started(self) -> None:

@@ -318,7 +318,8 @@ def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
         options.url,
         "bearer token required" if options.token else "loopback, no token",
     )
-    served.transport = "http"  # a call without an HTTP session id (stateless) belongs to no session
+    # a stateless server's calls belong to no session: it never checks an Mcp-Session-Id header
+    served.transport = "http-stateless" if options.stateless else "http"
     try:
         started = asyncio.run(run_until_signalled(server, served, options))
     finally:
