@@ -242,13 +242,14 @@ class WorkerClient:
         try:
             reply = await future
         except asyncio.CancelledError:
-            self._cancel(call_id)
+            if not future.done() or future.cancelled():  # a result that already came needs no cancel
+                self._cancel(call_id)
             raise
         finally:
             self._pending.pop(call_id, None)
         self._failures = 0
         if "spans" in reply and tracing.active is not None:
-            recreate(reply["spans"])
+            recreate(reply["spans"])  # (never raises: malformed spans are dropped)
         if reply.get("ok") is True:
             return reply.get("data")
         raise error_from_reply(tool, reply)

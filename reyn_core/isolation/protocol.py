@@ -57,7 +57,7 @@ def decode(body: bytes) -> dict[str, Any]:
     nesting deeper than the parser's recursion limit included (its ``RecursionError`` is the other
     side's doing, like any malformed frame, and never escapes to the reader's caller)."""
     try:
-        message = json.loads(body)
+        message = json.loads(body, parse_constant=_no_constant)
     except ValueError as exc:
         raise ProtocolError(f"a frame is not valid JSON: {str(exc)[:200]}") from None
     except RecursionError:
@@ -67,6 +67,12 @@ def decode(body: bytes) -> dict[str, Any]:
     if not depth_within(message, MAX_DEPTH):
         raise ProtocolError(f"a frame's JSON nests deeper than {MAX_DEPTH} levels")
     return message
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN``/``Infinity``/``-Infinity`` are not JSON (``encode`` never writes them): a frame with
+    one is malformed."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -37,15 +37,29 @@ def trace_carrier() -> dict[str, str] | None:
 
 
 def recreate(spans: Any) -> int:
-    """The worker's ``spans`` (data) re-created under the current span; returns how many were."""
+    """The worker's ``spans`` (data) re-created under the current span; returns how many were. Never
+    raises: the spans come from the worker, and tracing never costs a call its answer."""
     tracer = tracing.active_tracer()
     if tracer is None or not isinstance(spans, list):
         return 0
+    try:
+        return _recreate(tracer, spans)
+    except Exception:
+        return 0
+
+
+def _recreate(tracer: Any, spans: list[Any]) -> int:
     from opentelemetry import trace
 
     parent = trace.get_current_span()
     made: dict[Any, Any] = {f"{parent.get_span_context().span_id:016x}": parent}
-    pending = [s for s in spans[:MAX_SPANS] if isinstance(s, Mapping)]
+    pending = [  # ids are the worker's hex strings: anything else (a list, a number) is dropped
+        s
+        for s in spans[:MAX_SPANS]
+        if isinstance(s, Mapping)
+        and isinstance(s.get("span_id"), str)
+        and isinstance(s.get("parent_id"), str)
+    ]
     while pending:
         rest = [s for s in pending if s.get("parent_id") not in made]
         if len(rest) == len(pending):
@@ -76,7 +90,7 @@ def _make(tracer: Any, data: Mapping[str, Any], parent: Any) -> Any:
             attributes=attributes,
             start_time=start,
         )
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, ArithmeticError):  # ArithmeticError: int(1e400)
         return None
     events = data.get("events")
     for event in events[:64] if isinstance(events, list) else ():

@@ -139,25 +139,30 @@ class CallServer(asyncio.Protocol):
 
     def _reply(self, call_id: Any, reply: dict[str, Any], span: CallSpan | None = None) -> None:
         reply = {"op": "result", "id": call_id, **reply}
-        if span is not None:
-            try:
-                reply["spans"] = span.finish(reply)
-            except Exception:  # tracing never costs the call its answer
-                pass
         if not depth_within(reply, MAX_DEPTH):
             reply = _error(call_id, f"the result nests deeper than the {MAX_DEPTH} levels a reply may")
-        try:
-            frame = encode(reply)
-        except (TypeError, ValueError) as exc:
-            frame = encode(_error(call_id, f"the result cannot be sent as JSON: {exc}"))
+        frame = self._frame(call_id, reply)
+        if span is not None:  # tracing never costs the call its answer: spans that do not fit are dropped
+            try:
+                traced = encode({**reply, "spans": span.finish(reply)})
+            except Exception:
+                traced = frame
+            if len(traced) - HEADER.size <= self.limit:
+                frame = traced
         size = len(frame) - HEADER.size
-        if size > self.limit:  # (the spans go with the result: a reply over the limit loses them)
+        if size > self.limit:
             frame = encode(
                 _error(
                     call_id, f"the result of {size} bytes is over the plugin's limit of {self.limit} bytes"
                 )
             )
         write_all(self.out, frame)
+
+    def _frame(self, call_id: Any, reply: dict[str, Any]) -> bytes:
+        try:
+            return encode(reply)
+        except (TypeError, ValueError) as exc:
+            return encode(_error(call_id, f"the result cannot be sent as JSON: {exc}"))
 
 
 def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:

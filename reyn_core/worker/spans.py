@@ -16,6 +16,8 @@ from typing import Any
 
 MAX_SPANS = 256
 """The most spans one reply carries (the earliest-started are kept)."""
+MAX_KEPT = 4 * MAX_SPANS
+"""The most finished spans kept, between replies, for calls still running."""
 MAX_ATTRIBUTES = 64
 MAX_TEXT = 4096
 
@@ -62,6 +64,7 @@ class CallSpan:
             kind=trace.SpanKind.INTERNAL,
             attributes={"gen_ai.tool.name": tool, "reyn.isolated": True},
         )
+        _state.setdefault("running", set()).add(self.span.get_span_context().span_id)
         self._token: Any = None
 
     def enter(self) -> None:
@@ -98,26 +101,31 @@ def call_span(carrier: Any, tool: str) -> CallSpan | None:
 
 
 def _take(root: int) -> list[dict[str, Any]]:
-    """The finished spans under ``root`` (itself included), removed from the exporter; the others stay
-    for their own call's reply."""
+    """The finished spans under ``root`` (itself included), removed from the exporter. Those of calls
+    still running stay for their own replies (at most ``MAX_KEPT``, the latest-started); the rest
+    (under a call that already replied, or under none) are dropped, so the buffer never grows."""
     exporter = _state["exporter"]
+    running: set[int] = _state.setdefault("running", set())
+    running.discard(root)
     finished = list(exporter.get_finished_spans())
     parent_of = {s.context.span_id: (s.parent.span_id if s.parent is not None else None) for s in finished}
 
-    def under(span_id: int | None) -> bool:
+    def call_of(span_id: int | None) -> int | None:
         seen = 0
         while span_id is not None and seen <= len(parent_of):
-            if span_id == root:
-                return True
+            if span_id == root or span_id in running:
+                return span_id
             span_id = parent_of.get(span_id)
             seen += 1
-        return False
+        return None
 
-    mine = [s for s in finished if under(s.context.span_id)]
+    calls = [(call_of(s.context.span_id), s) for s in finished]
+    mine = [s for call, s in calls if call == root]
     exporter.clear()
-    others = [s for s in finished if not under(s.context.span_id)]
-    if others:  # the clear took every span: keep the other calls' for their replies
-        exporter.export(others)
+    others = [s for call, s in calls if call is not None and call != root]
+    if others:  # the clear took every span: keep the running calls' for their replies
+        others.sort(key=lambda s: s.start_time or 0)
+        exporter.export(others[-MAX_KEPT:])
     mine.sort(key=lambda s: s.start_time or 0)
     return [_as_data(s) for s in mine[:MAX_SPANS]]
 

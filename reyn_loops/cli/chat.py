@@ -120,8 +120,13 @@ def main(argv: list[str], loaded: Any) -> int:
         if registry.approvals is not None:
             try:
                 registry.approvals.end_session(session)
-            except OSError as exc:  # the store is gone: those approvals still end at their TTL
-                print(f"reyn: could not end this session's approvals: {exc}", file=sys.stderr)
+            except Exception as exc:  # the store is gone or broken (sqlite3, psycopg, OSError …):
+                # those approvals still end at their TTL; a clear line, no traceback
+                print(
+                    f"reyn: could not end this session's approvals ({type(exc).__name__}: {exc}); "
+                    "they end at their TTL",
+                    file=sys.stderr,
+                )
 
 
 def no_tools_hint(result: Any) -> str:

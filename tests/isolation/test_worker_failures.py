@@ -5,6 +5,7 @@ after a restart: the call fails with a typed error, the host keeps serving, the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -145,3 +146,36 @@ def test_definitions_that_change_after_load_are_refused_like_a_rug_pull(site: Pa
         assert reply["status"] == "error" and reply["error"]["kind"] == "runtime_missing"
         assert "rug pull" in reply["error"]["message"]
     assert (state / "starts").read_text() == "2"  # the restarted worker ran, and was refused
+
+
+def test_a_call_cancelled_after_its_result_came_sends_no_cancel_and_keeps_the_worker(hostile: Any) -> None:
+    from reyn_core.isolation.client import WorkerClient
+    from reyn_core.isolation.wire import context_to_data
+
+    ctx = context_to_data(ToolContext(surface="cli"))
+
+    handler = hostile.registry.get("echo").handler
+    client = next(c.cell_contents for c in handler.__closure__ if isinstance(c.cell_contents, WorkerClient))
+
+    async def race() -> tuple[bool, dict[int, float], Any]:
+        task: asyncio.Future[Any] | None = None
+
+        class CancelOnResult(dict):  # the caller is cancelled after the result came, before it resumed
+            def __setitem__(self, key: int, future: asyncio.Future[Any]) -> None:
+                super().__setitem__(key, future)
+                future.add_done_callback(lambda _: task.cancel() if task is not None else None)
+
+        await client.call("echo", {"text": "warm"}, ctx)  # started, attached to this loop
+        process = client._process
+        client._pending = CancelOnResult()
+        task = asyncio.ensure_future(client.call("echo", {"text": "raced"}, ctx))
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        cancelling = dict(client._cancelling)
+        again = await client.call("echo", {"text": "back"}, ctx)
+        return task.cancelled() and again == "back", cancelling, client._process is process
+
+    served, cancelling, same = asyncio.run(race())
+    assert served
+    assert cancelling == {}  # nothing asked the worker to stop a call it had answered …
+    assert same  # … so the healthy worker was kept

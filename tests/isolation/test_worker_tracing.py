@@ -60,6 +60,79 @@ def fails() -> str:
 
 
 @tool(purity="read_only")
+def near_limit(size: int) -> str:
+    """A result of ``size`` characters, inside a span whose attribute is as large again."""
+    from opentelemetry import trace
+
+    with trace.get_tracer("plugin.own").start_as_current_span("big span") as span:
+        span.set_attribute("plugin.padding", "p" * size)
+    return "r" * size
+
+
+@tool(purity="read_only")
+def hostile_spans() -> str:
+    """Reply once with malformed spans beside a good result (list ids, a start of 1e400)."""
+    import json
+
+    import reyn_core.worker.call_server as server
+    import reyn_core.worker.spans as spans
+    from reyn_core.isolation.protocol import HEADER
+
+    real_take, real_encode = spans._take, server.encode
+
+    def take(root):
+        spans._take = real_take
+        good = real_take(root)
+        host = good[0]["parent_id"]
+        bad = {"name": "bad", "start": 1, "end": 2}
+        return good + [
+            {**bad, "span_id": ["a", "list"], "parent_id": host, "name": "bad id"},
+            {**bad, "span_id": "00000000000000aa", "parent_id": ["a", "list"], "name": "bad parent"},
+            {**bad, "span_id": "00000000000000bb", "parent_id": host, "name": "huge", "start": "HUGE"},
+        ]
+
+    def encode(message):
+        if "spans" not in message:
+            return real_encode(message)
+        server.encode = real_encode
+        body = json.dumps(message).replace('"HUGE"', "1e400").encode()
+        return HEADER.pack(len(body)) + body
+
+    spans._take, server.encode = take, encode
+    return "kept"
+
+
+LATE = []
+
+
+@tool(purity="read_only")
+def start_late(orphans: int) -> int:
+    """Open a span that ends after this call replied, and end ``orphans`` spans under no call."""
+    from opentelemetry import context, trace
+
+    tracer = trace.get_tracer("plugin.own")
+    LATE.append(tracer.start_span("late"))
+    for _ in range(orphans):
+        tracer.start_span("orphan", context=context.Context()).end()
+    return orphans
+
+
+@tool(purity="read_only")
+def end_late() -> int:
+    """End the late span (its call replied long ago)."""
+    LATE.pop().end()
+    return 0
+
+
+@tool(purity="read_only")
+def buffered() -> int:
+    """How many finished spans the worker holds (this call's own span is still open)."""
+    import reyn_core.worker.spans as spans
+
+    return len(spans._state["exporter"].get_finished_spans())
+
+
+@tool(purity="read_only")
 def otel_modules() -> list:
     """The OpenTelemetry modules this process imported."""
     return sorted(m for m in sys.modules if m.startswith("opentelemetry"))
@@ -67,8 +140,9 @@ def otel_modules() -> list:
 
 @hookimpl
 def reyn_register_tools(register, settings):
-    for t in (traced, traced_async, fails, otel_modules):
+    for t in (traced, traced_async, fails, near_limit, hostile_spans, start_late, end_late, buffered):
         register(t)
+    register(otel_modules)
 '''
 
 
@@ -93,6 +167,7 @@ def isolated(site: Path) -> Any:
     result = host.load(
         host.Profile.from_toml_text(
             '[plugins]\nenable = ["traced"]\n[plugins.traced]\nisolation = "process"\n'
+            "[plugins.traced.grants]\nmax_result_bytes = 2048\n"
         )
     )
     assert [d.render() for d in result.report.diagnostics if d.is_error] == []
@@ -190,3 +265,59 @@ def test_spans_a_worker_sends_are_bounded_and_malformed_ones_dropped(exporter: I
     assert [e.name for e in got["s1"].events] == ["e"]
     assert "s3" not in got and "s4" not in got
     assert dict(got["s5"].attributes) == {"reyn.worker.span_id": f"{5:016x}"}
+
+
+def test_spans_that_would_push_a_reply_over_the_limit_are_dropped_not_the_result(
+    isolated: Any, exporter: InMemorySpanExporter
+) -> None:
+    configure_tracing(True, hash_key=b"k" * 32)
+    with trace.get_tracer("test").start_as_current_span("host call"):
+        reply = _call(isolated, "near_limit", {"size": 1500})  # fits alone; with its span it would not
+    assert reply["status"] == "ok" and reply["data"] == "r" * 1500
+    assert "big span" not in _by_name(exporter)  # the spans went, the answer stayed
+    with trace.get_tracer("test").start_as_current_span("host call"):
+        small = _call(isolated, "near_limit", {"size": 100})  # control: a reply that fits keeps its spans
+    assert small["status"] == "ok" and small["data"] == "r" * 100
+    assert "big span" in _by_name(exporter)
+    with trace.get_tracer("test").start_as_current_span("host call"):
+        over = _call(isolated, "near_limit", {"size": 4000})  # a result over the limit alone still fails
+    assert over["status"] == "error" and "over the plugin's limit" in over["error"]["message"]
+
+
+def test_malformed_spans_from_a_worker_are_dropped_and_its_result_kept(
+    isolated: Any, exporter: InMemorySpanExporter
+) -> None:
+    configure_tracing(True, hash_key=b"k" * 32)
+    with trace.get_tracer("test").start_as_current_span("host call"):
+        reply = _call(isolated, "hostile_spans")
+    assert reply["status"] == "ok" and reply["data"] == "kept"
+    got = _by_name(exporter)
+    assert "isolated_worker hostile_spans" in got  # the well-formed span still made it
+    assert not {"bad id", "bad parent", "huge"} & set(got)
+    with trace.get_tracer("test").start_as_current_span("host call"):  # the worker keeps working
+        assert _call(isolated, "traced", {"text": "ab"})["data"] == "AB"
+    assert "plugin work" in _by_name(exporter)
+
+
+def test_a_frame_with_a_non_json_constant_is_malformed_and_real_numbers_pass() -> None:
+    from reyn_core.isolation.protocol import HEADER, ProtocolError, decode, encode
+
+    for constant in (b"NaN", b"Infinity", b"-Infinity"):
+        with pytest.raises(ProtocolError, match="not a JSON value"):
+            decode(b'{"op": "result", "start": ' + constant + b"}")
+    numbers = {"op": "result", "data": [0, -1, 1.5, -1e300, 1e-300, 10**30, "NaN", "Infinity"]}
+    assert decode(encode(numbers)[HEADER.size :]) == numbers
+
+
+def test_the_worker_keeps_no_span_of_a_call_that_replied_or_of_no_call(
+    isolated: Any, exporter: InMemorySpanExporter
+) -> None:
+    configure_tracing(True, hash_key=b"k" * 32)
+    with trace.get_tracer("test").start_as_current_span("host call"):
+        assert _call(isolated, "start_late", {"orphans": 2000})["data"] == 2000
+        assert _call(isolated, "buffered")["data"] == 0  # the orphans were dropped at the reply
+        assert _call(isolated, "end_late")["data"] == 0  # "late" ends under a call that replied
+        assert _call(isolated, "buffered")["data"] == 0
+        assert _call(isolated, "traced", {"text": "ab"})["data"] == "AB"  # control: a call's own spans come
+    got = _by_name(exporter)
+    assert "plugin work" in got and "late" not in got and "orphan" not in got

@@ -20,6 +20,28 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _scripted_server(script: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script), "--lifetime", "120"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+
+
+def _chat(cwd: Path, base_url: str, text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reyn_core", "chat", "--model", "openai/scripted", "--api-base", base_url],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_env(),
+        timeout=300,
+    )
+
+
 def test_a_script_file_serves_reyn_chat_offline(tmp_path: Path):
     script = tmp_path / "script.json"
     script.write_text(
@@ -38,27 +60,13 @@ def test_a_script_file_serves_reyn_chat_offline(tmp_path: Path):
         )
     )
     (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["loops", "example"]\n')
-    server = subprocess.Popen(
-        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script), "--lifetime", "120"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+    server = _scripted_server(script)
     try:
         assert server.stdout is not None
         first = server.stdout.readline()
         assert first.startswith("serving 2 scripted replies at http://127.0.0.1:"), first
         base_url = first.rsplit(" ", 1)[1].strip()
-        chat = subprocess.run(
-            [sys.executable, "-m", "reyn_core", "chat", "--model", "openai/scripted", "--api-base", base_url],
-            input="how many metres in 2 km?\n",
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=_env(),
-            timeout=300,
-        )
+        chat = _chat(tmp_path, base_url, "how many metres in 2 km?\n")
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -114,3 +122,35 @@ def test_load_script_reads_all_three_kinds(tmp_path: Path):
     assert text.content == "a"
     assert calls.tool_calls == (("t", "{bad"),) and calls.content == "c"
     assert (error.status, error.error_message) == (503, "down")
+
+
+def test_an_approvals_store_that_fails_at_exit_is_one_clear_line_not_a_traceback(tmp_path: Path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "first."}, {"text": "second."}]))
+    (tmp_path / "reyn.toml").write_text(
+        '[plugins]\nenable = ["loops", "example"]\n[approvals]\nstore = "approvals.sqlite"\n'
+        '[[approvals.rules]]\nplugins = ["example"]\napprovers = ["user"]\n'
+    )
+    server = _scripted_server(script)
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().rsplit(" ", 1)[1].strip()
+        healthy = _chat(
+            tmp_path, base_url, "hello\n"
+        )  # control: the store works, the session's approvals end quietly
+        (tmp_path / "approvals.sqlite").write_bytes(b"not a database, " * 8)  # the store breaks
+        for stale in ("approvals.sqlite-wal", "approvals.sqlite-shm"):
+            (tmp_path / stale).unlink(missing_ok=True)
+        broken = _chat(tmp_path, base_url, "hello\n")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert healthy.returncode == 0, healthy.stderr
+    assert "first." in healthy.stdout and "could not end" not in healthy.stderr
+    assert broken.returncode == 0, broken.stderr
+    assert "second." in broken.stdout
+    assert (
+        "reyn: could not end this session's approvals (DatabaseError: file is not a database)"
+        in broken.stderr
+    )
+    assert "Traceback" not in broken.stderr

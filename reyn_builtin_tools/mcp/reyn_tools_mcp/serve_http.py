@@ -10,6 +10,8 @@
   (``--max-connections``, 503; the sessions' standing streams are not counted: ``--max-sessions``
   bounds them), sessions (``--max-sessions``, 503) and their idle time
   (``--session-idle-timeout``), and tool calls run at most ``--max-concurrent-calls`` at once.
+  Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
+  before a byte of it is read (headers or not).
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
   seconds to finish (a second signal stops waiting), then the server closes and cancels the rest.
 """
@@ -279,6 +281,34 @@ def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
     return BearerTokenGuard(app, options.token) if options.token else app
 
 
+CONNECTION_MARGIN = 16
+"""Open connections allowed beyond ``--max-connections`` + ``--max-sessions`` (idle keep-alive ones)."""
+
+
+def open_connection_cap(options: HttpOptions) -> int:
+    """The most connections open at once; a new one beyond is closed at once, before any byte is read."""
+    return options.max_connections + options.max_sessions + CONNECTION_MARGIN
+
+
+def capped_protocol(cap: int) -> type:
+    """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one: the
+    bound on open files holds even for peers that never finish (or start) their headers."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    refused = [0]
+
+    class CappedH11Protocol(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > cap:
+                if refused[0] % 1000 == 0:  # (a flood of them writes a line per thousand)
+                    log.warning("closed %d new connection(s): %d are open, the cap", refused[0] + 1, cap)
+                refused[0] += 1
+                transport.abort()
+
+    return CappedH11Protocol
+
+
 def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
     """Run the HTTP server until SIGTERM/SIGINT, then stop gracefully (see ``run_until_signalled``)."""
     import asyncio
@@ -324,8 +354,11 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         access_log=False,
         lifespan="on",
         # No limit_concurrency: uvicorn's counts open connections (idle keep-alive ones and the
-        # sessions' standing streams too), so 48 clients hit a cap of 64; InFlightRequests bounds
-        # the requests being answered and the SDK the sessions.
+        # sessions' standing streams too), so 48 clients hit a cap of 64, and it answers 503 only
+        # once a request's headers are in, so header-less sockets are never refused.
+        # InFlightRequests bounds the requests being answered, the SDK the sessions, and
+        # capped_protocol the open connections (closed at once beyond, before any byte is read).
+        http=capped_protocol(open_connection_cap(options)),
         timeout_graceful_shutdown=1.0,
         server_header=False,
     )

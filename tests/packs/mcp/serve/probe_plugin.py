@@ -51,10 +51,14 @@ async def probe_slow() -> str:
 
 @tool(cluster="probe", purity="read_only")
 async def probe_wait(tag: str) -> str:
-    """Wait (up to a minute) and record whether the wait finished or was cancelled."""
+    """Wait (up to a minute, or until the marker ``TAG.go`` exists) and record whether the wait
+    finished or was cancelled."""
     _marker(f"{tag}.started").touch()
     try:
-        await asyncio.sleep(60)
+        for _ in range(3000):
+            if _marker(f"{tag}.go").exists():
+                break
+            await asyncio.sleep(0.02)
     except asyncio.CancelledError:
         _marker(f"{tag}.cancelled").touch()
         raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import time
 
 import httpx
@@ -87,21 +88,26 @@ async def test_requests_over_max_connections_get_503_and_later_ones_are_served(
             # Listed first: the SDK client lists the tools after a call to check its result unless it
             # has, and that request would race the other call's answer for the second place.
             await client.list_tools()
-            running = [
-                asyncio.ensure_future(client.call_tool("probe_echo", {"text": t, "delay_ms": 3000}))
-                for t in ("a", "b")
-            ]
+            running = [asyncio.ensure_future(client.call_tool("probe_wait", {"tag": t})) for t in "ab"]
             await wait_for(
-                lambda: all((markers / f"echo-{t}.started").exists() for t in "ab"), "both calls running"
+                lambda: all((markers / f"{t}.started").exists() for t in "ab"), "both calls running"
             )
             async with httpx.AsyncClient(timeout=60) as http:
-                busy = await http.post(server.url, json=INIT, headers=HEADERS)
+                busy = await http.post(server.url, json=INIT, headers=HEADERS)  # both still wait: 503
+                for t in "ab":
+                    (markers / f"{t}.go").touch()
                 results = await asyncio.gather(*running)
+                # a place frees once an answer has left in full: a client retries as Retry-After says
                 after = await http.post(server.url, json=INIT, headers=HEADERS)
+                for _ in range(100):
+                    if after.status_code != 503:
+                        break
+                    await asyncio.sleep(0.1)
+                    after = await http.post(server.url, json=INIT, headers=HEADERS)
     assert busy.status_code == 503
     assert busy.headers["retry-after"] == "1"
     assert "2 requests are being answered (--max-connections)" in busy.text
-    assert [r.structured_content["text"] for r in results] == ["a", "b"]  # the running calls lost nothing
+    assert [r.content[0].text for r in results] == ["finished", "finished"]  # the running calls lost nothing
     assert after.status_code == 200
     assert "refused 1 request(s)" in server.log.read_text()
 
@@ -161,3 +167,42 @@ def test_the_bounds_are_in_the_help(serve_world: ServeWorld) -> None:
     out = serve_world.reyn("mcp", "serve", "--help").stdout
     assert "--max-sessions N" in out and "--session-idle-timeout SECONDS" in out
     assert "standing" in out  # --max-connections says what it does not count
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed ``sock`` (it sent nothing): EOF or a reset, never a timeout."""
+    sock.settimeout(60)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+async def test_open_connections_are_capped_even_for_peers_that_never_send_headers(
+    serve_world: ServeWorld,
+) -> None:
+    from reyn_tools_mcp.serve_http import CONNECTION_MARGIN
+
+    cap = 1 + 2 + CONNECTION_MARGIN  # --max-connections + --max-sessions + the margin
+    with serve_world.http("--max-connections", "1", "--max-sessions", "2") as server:
+        with contextlib.ExitStack() as idle:
+            for _ in range(cap - 1):  # sockets that never send a byte
+                idle.enter_context(socket.create_connection(("127.0.0.1", server.port)))
+            async with httpx.AsyncClient(timeout=60) as http:
+                served = await http.post(server.url, json=INIT, headers=HEADERS)  # the cap-th: served
+                over = idle.enter_context(socket.create_connection(("127.0.0.1", server.port)))
+                refused = _closed_by_server(over)
+                async with httpx.AsyncClient(timeout=60) as late:
+                    with pytest.raises(httpx.TransportError):
+                        await late.post(server.url, json=INIT, headers=HEADERS)
+        async with httpx.AsyncClient(timeout=60) as http:  # the idle ones gone, there is room again
+            for _ in range(100):
+                try:
+                    again = await http.post(server.url, json=INIT, headers=HEADERS)
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.1)
+    assert served.status_code == 200
+    assert refused
+    assert again.status_code == 200
+    assert "are open, the cap" in server.log.read_text()
