@@ -28,7 +28,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -239,8 +239,6 @@ class ServedRegistry:
         if self.ctx.surface != "router":
             self.ctx = self.ctx.with_surface("router")
         if self.ctx.entry is None:  # an approval's key tells `mcp serve` from the router loop
-            from dataclasses import replace
-
             self.ctx = replace(self.ctx, entry="mcp")
         if self.max_concurrent_calls < 1:
             raise ValueError("max_concurrent_calls must be at least 1")
@@ -318,16 +316,15 @@ class ServedRegistry:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_concurrent_calls)
         reporter = reporter_for(request, name)
-        ctx = self.ctx if reporter is None else self.ctx.with_reporter(reporter)
         session = self.session_of(request)
         if session is not None:
-            from dataclasses import replace
-
             self._sessions.pop(session, None)  # the most recent last
             self._sessions[session] = None
             while len(self._sessions) > MAX_PENDING:  # bounded: a forgotten one ends at its TTL
                 del self._sessions[next(iter(self._sessions))]
-            ctx = replace(ctx, session=session)
+        # one copy of the context per call, carrying both (each copy re-runs its checks)
+        changes = {k: v for k, v in (("reporter", reporter), ("session", session)) if v is not None}
+        ctx = replace(self.ctx, **changes) if changes else self.ctx
         self._started()
         try:
             async with self._slots:
