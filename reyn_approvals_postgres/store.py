@@ -43,6 +43,7 @@ TABLE = "reyn_approvals"
 VERSION = 1
 _LOCK = 0x7265796E_61707072  # the schema lock ("reynappr"), for the first use of many hosts at once
 _COLUMNS = ", ".join(ApprovalRecord.columns)
+_PLACES = ", ".join(["%s"] * len(ApprovalRecord.columns))
 _SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {TABLE} (
         id text PRIMARY KEY,
@@ -210,20 +211,8 @@ class PostgresApprovalStore:
             if row is not None:
                 return ApprovalRecord.from_row(row)
             conn.execute(
-                f"INSERT INTO {TABLE} ({_COLUMNS}) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, NULL, %s, false)",
-                (
-                    record.id,
-                    record.key,
-                    Jsonb(dict(record.components)),
-                    record.status,
-                    record.created_at,
-                    record.expires_at,
-                    Jsonb(list(record.approvers)),
-                    Jsonb(dict(record.request)),
-                    record.uses,
-                    record.session,
-                ),
+                f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES ({_PLACES})",
+                record.request_row(Jsonb),
             )
             return record
 

@@ -43,6 +43,7 @@ CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
 # Columns added after the first release of the table (a file written before them gains them).
 _ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
 _COLUMNS = ", ".join(ApprovalRecord.columns)
+_PLACES = ", ".join("?" * len(ApprovalRecord.columns))
 # An open request covers a call of the session that asked for it (no session covers only calls of no
 # session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
 _COVERS = "(session IS ? OR (status = 'approved' AND uses < 0 AND scoped = 0))"
@@ -138,20 +139,8 @@ class SqliteApprovalStore:
             if row is not None:
                 return ApprovalRecord.from_row(row)
             db.execute(
-                f"INSERT INTO approvals ({_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, 0)",
-                (
-                    record.id,
-                    record.key,
-                    json.dumps(dict(record.components), sort_keys=True),
-                    record.status,
-                    record.created_at,
-                    record.expires_at,
-                    json.dumps(list(record.approvers)),
-                    json.dumps(dict(record.request), sort_keys=True, ensure_ascii=False),
-                    record.uses,
-                    record.session,
-                ),
+                f"INSERT INTO approvals ({_COLUMNS}) VALUES ({_PLACES})",
+                record.request_row(lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)),
             )
             return record
 

@@ -12,7 +12,7 @@ point in the group ``reyn.approval_stores`` whose object is an ``ApprovalStoreFa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -57,6 +57,15 @@ class ApprovalRecord:
         "uses", "decided_by", "decided_at", "reason", "closed_at", "session", "scoped",
     )  # fmt: skip
     """A store's columns, in the order ``from_row`` reads them."""
+
+    def request_row(self, as_json: Callable[[Any], Any]) -> tuple[Any, ...]:
+        """This record as a new request's row, in ``columns`` order: the JSON columns (``components``,
+        ``approvers``, ``request``) through ``as_json`` (the store's own encoding), nothing decided."""
+        return (
+            self.id, self.key, as_json(dict(self.components)), self.status, self.created_at,
+            self.expires_at, as_json(list(self.approvers)), as_json(dict(self.request)), self.uses,
+            None, None, None, None, self.session, False,
+        )  # fmt: skip
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ApprovalRecord:
