@@ -91,6 +91,10 @@ _EXPORTS = {
     "active_tracer": "reyn_core.tracing",  # for a runtime's own spans (reyn-loops: chat spans)
     "tool_call_id": "reyn_core.tracing",  # dispatched calls inside carry the model's call id
     "installation_key": "reyn_core.loading.argument_key",
+    # a bare plugin module's hooks run as the loader runs them (reyn-testing's registry_from_plugin)
+    "plugin_manager": "reyn_core.hookspecs",
+    "RETIRED_HOOKS": "reyn_core.hookspecs",
+    "plugin_call_hooks": "reyn_core.loading.step6_registry.call_hooks",
     # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
     "Reporter": "reyn_core.tool_reports",
     "QueuedReporter": "reyn_core.tool_reports",

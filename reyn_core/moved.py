@@ -15,11 +15,17 @@ from typing import Any
 # The LLM runtime left the core for the reyn-loops distribution (issue 24), plugin id ``loops``.
 _LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
 _LOOPS_PLUGIN = "loops"
+# The plugin author's test kit left the core for the reyn-testing distribution (issue 24).
+_TESTING = (
+    "reyn-testing",
+    "pip install --find-links DIST reyn-testing, DIST being the wheelhouse of `make dist`",
+)
 
 MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.loops": ("reyn_loops", _LOOPS),
     "reyn_core.cli.chat": ("reyn_loops.cli.chat", _LOOPS),
     "reyn_core.cli.phase": ("reyn_loops.cli.phase", _LOOPS),
+    "reyn_core.testing": ("reyn_testing", _TESTING),
     "reyn_core.testing.scripted_server": ("reyn_loops.testing.scripted_server", _LOOPS),
     "reyn_core.testing.scripted_replies": ("reyn_loops.testing.scripted_replies", _LOOPS),
     "reyn_core.testing.replay": ("reyn_loops.testing.replay", _LOOPS),
@@ -64,9 +70,16 @@ def moved_error(old: str) -> ImportError:
     assert found is not None, old
     new, (distribution, install) = MOVED[found]
     target = new + old[len(found) :]
+    # Python imports a package before its submodules, so ``reyn_core.testing`` answers for the
+    # ``reyn_core.testing.replay`` that moved elsewhere: name those too.
+    elsewhere = "".join(
+        f"; {inner} moved to {inner_new} in the {inner_dist} distribution"
+        for inner, (inner_new, (inner_dist, _)) in MOVED.items()
+        if inner.startswith(found + ".") and inner_dist != distribution and found == old
+    )
     return ImportError(
         f"{old} is no longer part of reyn-core: it moved to {target} in the {distribution} "
-        f"distribution ({install}; see CHANGELOG.md)",
+        f"distribution ({install}; see CHANGELOG.md){elsewhere}",
         name=old,
     )
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import contextvars
 import os
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ToolError, ToolGateRefused, ToolNotFound, ToolRuntimeMissing
 from .jsondata import canonical_json
+from .redaction import redact
 
 if TYPE_CHECKING:
     from .context import ToolContext
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 INSTRUMENTATION_NAME = "reyn_core"
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,30 +136,6 @@ def _bounded(value: Any, limit: int) -> str:
     except Exception:  # not JSON data: its type only, never a repr that could run code or leak
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _secret_names(schema: Any) -> frozenset[str]:
-    props = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(props, Mapping):
-        return frozenset()
-    return frozenset(
-        n
-        for n, s in props.items()
-        if isinstance(s, Mapping) and (s.get("writeOnly") or s.get("format") == "password")
-    )
-
-
-def redact(value: Any, schema: Any) -> Any:
-    """``value`` with every property the schema marks secret (``writeOnly`` / ``format: password``)
-    replaced by ``"[redacted]"``, at any depth of ``properties`` and ``items``."""
-    if isinstance(value, Mapping) and isinstance(schema, Mapping):
-        secret = _secret_names(schema)
-        props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        return {k: REDACTED if k in secret else redact(v, props.get(k)) for k, v in value.items()}
-    if isinstance(value, list) and isinstance(schema, Mapping):
-        return [redact(v, schema.get("items")) for v in value]
-    return value
 
 
 def _origin_attributes(prepared: PreparedTool) -> dict[str, Any]:
@@ -277,4 +253,4 @@ async def traced(
         span.end()
 
 
-__all__ = ["active_tracer", "configure_tracing", "redact", "tool_call_id", "traced"]
+__all__ = ["active_tracer", "configure_tracing", "tool_call_id", "traced"]

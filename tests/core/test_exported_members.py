@@ -1,7 +1,7 @@
 """The public surface, pinned: the plugin author's API (``reyn_core``), the host API
-(``reyn_core.host``), the testing kit, and the LLM runtime (``reyn_loops``, its own distribution).
-Adding or removing a name is a decision — change the lists here with it. Every name the docs import
-is public."""
+(``reyn_core.host``), the test kit (``reyn_testing``) and the LLM runtime (``reyn_loops``), these two
+each its own distribution. Adding or removing a name is a decision — change the lists here with it.
+Every name the docs import is public."""
 
 from __future__ import annotations
 
@@ -119,6 +119,10 @@ HOST_API = {
     "found_tool_names",
     "gates",
     "installation_key",
+    # reyn-testing's registry_from_plugin runs a bare module's hooks as the loader does (issue 24)
+    "RETIRED_HOOKS",
+    "plugin_call_hooks",
+    "plugin_manager",
     "invoke_tool",
     "load",
     "load_profile",
@@ -141,7 +145,7 @@ PUBLIC_MODULES = (
     "reyn_core",
     "reyn_core.host",
     "reyn_core.cli",
-    "reyn_core.testing",
+    "reyn_testing",
     "reyn_loops",
     "reyn_loops.testing.scripted_server",
 )

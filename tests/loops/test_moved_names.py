@@ -1,5 +1,6 @@
-"""The LLM runtime left reyn-core for reyn-loops (issue 24) with no re-export: each moved name, imported
-from its old place, is an ``ImportError`` naming reyn-loops and the new path; the new path imports.
+"""The LLM runtime left reyn-core for reyn-loops, and the test kit for reyn-testing (issue 24), with no
+re-export: each moved name, imported from its old place, is an ``ImportError`` naming its distribution
+and the new path; the new path imports.
 And ``reyn chat`` / ``reyn phase`` without the ``loops`` plugin say how to get them."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def test_the_table_covers_what_left_and_each_new_place_imports():
     assert {"reyn_core.loops", "reyn_core.cli.chat", "reyn_core.cli.phase"} <= set(MOVED_MODULES)
     assert set(MOVED_ERRORS) == {"LLMCallError", "ReplayMissing", "ReplayFixtureError"}
     for old, (new, (distribution, _)) in MOVED.items():
-        assert distribution == "reyn-loops"
+        assert distribution in {"reyn-loops", "reyn-testing"}
         module, _, attr = new.rpartition(".") if old.startswith("reyn_core.errors.") else (new, "", "")
         imported = importlib.import_module(module)  # positive control: the new place works
         if attr:
@@ -42,9 +43,11 @@ def test_importing_a_moved_module_names_its_new_home(old):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: "), proc.stderr
     # a module inside a moved package is refused with its package, the first thing Python imports
-    moved = old if old in MOVED else old.rsplit(".", 1)[0]
-    assert f"{moved} is no longer part of reyn-core: it moved to {MOVED[moved][0]} " in last
-    assert "reyn_loops" in last and "reyn-loops" in last and "--find-links" in last
+    parts = old.split(".")
+    moved = next(".".join(parts[:end]) for end in range(2, len(parts) + 1) if ".".join(parts[:end]) in MOVED)
+    new, (distribution, _) = MOVED[moved]
+    assert f"{moved} is no longer part of reyn-core: it moved to {new} in the {distribution} " in last
+    assert "--find-links" in last
     assert "ModuleNotFoundError" not in proc.stderr
 
 
@@ -55,6 +58,8 @@ def test_importing_a_moved_module_names_its_new_home(old):
         ("from reyn_core.loops.router import RouterLoop", "moved to reyn_loops "),
         ("from reyn_core.testing import scripted_server", "reyn_loops.testing.scripted_server"),
         ("from reyn_core.testing.scripted_server import ScriptedModelServer", "reyn_loops.testing."),
+        ("from reyn_core.testing import ToolCaller", "moved to reyn_testing in the reyn-testing"),
+        ("import reyn_core.testing.pytest_plugin", "moved to reyn_testing in the reyn-testing"),
         ("from reyn_core.cli import chat", "reyn_loops.cli.chat"),
         ("from reyn_core.errors import LLMCallError", "reyn_loops.errors.LLMCallError"),
         ("from reyn_core.errors import ReplayMissing", "reyn_loops.errors.ReplayMissing"),
@@ -73,9 +78,9 @@ def test_what_stayed_in_the_core_still_imports():
     # positive control for the finder and the errors' __getattr__: neighbours of moved names
     proc = _fresh(
         "from reyn_core.errors import ProfileError, PhaseOutputError, describe_exception\n"
-        "from reyn_core.testing import ToolCaller\n"
+        "from reyn_testing import ToolCaller\n"
         "from reyn_core.host import parse_phase_output, PhaseOutput, render_phase\n"
-        "import reyn_core.cli.tools, reyn_core.testing.pytest_plugin\n"
+        "import reyn_core.cli.tools, reyn_testing.pytest_plugin\n"
         "import reyn_core.errors as e\n"
         "try:\n    e.NoSuchName\nexcept AttributeError as exc:\n    print('attr', exc)\n"
         "try:\n    import reyn_core.nosuchmodule\n"
