@@ -87,9 +87,13 @@ _EXPORTS = {
     "ToolCallHooks": "reyn_core.dispatch",
     "ToolCallOutcome": "reyn_core.dispatch",
     "JsonlAuditLog": "reyn_core.dispatch",
-    "configure_tracing": "reyn_core.tracing",
-    "active_tracer": "reyn_core.tracing",  # for a runtime's own spans (reyn-loops: chat spans)
-    "tool_call_id": "reyn_core.tracing",  # dispatched calls inside carry the model's call id
+    # the one observation seam (reyn-otel's spans): calls, load phases, isolated workers
+    "Observer": "reyn_core.observation",
+    "ObservedCall": "reyn_core.observation",
+    "observe_with": "reyn_core.observation",
+    "active_tracer": "reyn_core.observation",  # for a runtime's own spans (reyn-loops: chat spans)
+    "tool_call_id": "reyn_core.observation",  # dispatched calls inside carry the model's call id
+    "redact": "reyn_core.redaction",  # what a schema marks secret, hidden wherever arguments are shown
     "installation_key": "reyn_core.loading.argument_key",
     # a bare plugin module's hooks run as the loader runs them (reyn-testing's registry_from_plugin)
     "plugin_manager": "reyn_core.hookspecs",

@@ -267,6 +267,12 @@ CODES: dict[str, CodeInfo] = {
         "install the distribution that provides [approvals] backend, or fix [approvals.settings] as the "
         "message says; until then every call that needs approval is refused (fail closed)",
     ),
+    "RC012": CodeInfo(
+        "error",
+        "tracing is on but no tracing add-on can make spans",
+        "install the reyn-otel distribution (or fix it, as the message says); until then the load and "
+        "every call run without spans",
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from reyn_core import observation
 from reyn_core.errors import describe_exception
-from reyn_core.loading import load_spans as load_tracing
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.isolation_step import (
     declared_of,
@@ -72,7 +72,7 @@ def load(
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
     policy = ProfilePolicy.apply(profile)  # before the load's own spans, which it turns on or off
-    with load_tracing.phase("reyn.load") as load_span:
+    with observation.phase("reyn.load") as load_span:
         return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
 
 
@@ -85,7 +85,7 @@ def _load(
     inspect_discovered: bool,
     load_span: Any,
 ) -> LoadResult:
-    with load_tracing.phase("reyn.load.discovery"):
+    with observation.phase("reyn.load.discovery"):
         found = discover().by_id()
     enabled = profile.enabled
     plugins = [PluginState(pid) for pid in enabled]
@@ -113,7 +113,7 @@ def _load(
     )
     for p in plugins:
         for step in steps:
-            with load_tracing.phase(f"reyn.load.{_step_name(step)}", p.plugin_id) as span:
+            with observation.phase(f"reyn.load.{_step_name(step)}", p.plugin_id) as span:
                 seen = len(p.diagnostics)
                 try:
                     step(session, p)
@@ -124,7 +124,7 @@ def _load(
                 break
 
     commands = resolve_commands(plugins)
-    with load_tracing.phase("reyn.load.registration") as span:
+    with observation.phase("reyn.load.registration") as span:
         approvals, approval_diags = approval_gate(profile, policy.audit_log, plugins)
         session.global_diags.extend(approval_diags)
         # the agents' tool lists come from the plugins' hooks (and the profile), known only now

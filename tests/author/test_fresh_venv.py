@@ -32,7 +32,8 @@ def _router_names(proc: Any) -> list[str]:
 @pytest.fixture(scope="module")
 def example_venv(make_module_venv):
     venv = make_module_venv("example")
-    venv.install("reyn-core", "reyn_plugin_example", "pytest")
+    # what the example's test extra installs: reyn-testing (the pytest kit) and pytest
+    venv.install("reyn-core", "reyn_plugin_example", "reyn-testing", "pytest")
     return venv
 
 
@@ -180,3 +181,22 @@ def test_plugins_new_refuses_a_bad_name_in_one_line(make_venv, tmp_path):
     assert "lowercase letters, digits and '_'" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert list(work.iterdir()) == []
+
+
+def test_tracing_on_without_reyn_otel_is_one_diagnostic_naming_it(example_venv, tmp_path):
+    # reyn-core alone (no reyn-otel): the profile asks for spans; the load says what to install, once,
+    # and the example plugin still loads (positive control for the rest of the load).
+    profile = '[plugins]\nenable = ["example"]\n\n[observability]\ntracing = true\n'
+    (tmp_path / "reyn.toml").write_text(profile)
+    proc = example_venv.run(
+        "python",
+        "-c",
+        "import json; from reyn_core.host import load, load_profile; r = load(load_profile()); "
+        "print(json.dumps([[d.code, d.message] for d in r.report.diagnostics] + [len(r.registry.tools())]))",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    *diagnostics, tools = json.loads(proc.stdout)
+    assert tools == len(EXAMPLE_TOOLS)
+    ((code, message),) = diagnostics
+    assert code == "RC012" and "install the reyn-otel distribution" in message
