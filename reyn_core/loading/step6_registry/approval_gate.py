@@ -103,30 +103,9 @@ def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> Approva
 
 
 def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, Any]]:
-    """What each isolated plugin's calls can touch: its worker's grants (names and paths; the
-    values of granted environment variables are never shown)."""
-    reach: dict[str | None, dict[str, Any]] = {}
-    for p in plugins:
-        if p.isolation is None:
-            continue
-        granted = p.isolation.granted
-
-        def listed(paths: tuple[str, ...]) -> str:
-            return ", ".join(paths) if paths else "nothing"
-
-        words = (
-            f"a sandboxed worker that may read {listed(granted.read)}; write {listed(granted.write)}; "
-            f"network: {'yes' if granted.network else 'no'}; start programs: "
-            f"{'yes' if granted.subprocess else 'no'}; environment variables: "
-            f"{listed(granted.environment)}"
-        )
-        reach[p.plugin_id] = {
-            "sandbox": "process",
-            "grants": granted.to_dict(),
-            "enforced": p.isolation.enforced.get("enforced"),
-            "summary": words,
-        }
-    return reach
+    """What each isolated plugin's calls can touch, as its isolation backend describes it (its
+    worker's grants: names and paths; the values of granted environment variables are never shown)."""
+    return {p.plugin_id: dict(p.isolation.reach) for p in plugins if p.isolation is not None}
 
 
 def approval_gate(
