@@ -47,7 +47,6 @@ def test_every_code_of_reyn_isolation_is_documented_and_none_is_the_cores():
     from pathlib import Path
 
     from reyn_core.host import DIAGNOSTIC_CODES
-
     from reyn_isolation.codes import ISOLATION_CODES
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md").read_text(encoding="utf-8")
