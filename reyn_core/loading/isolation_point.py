@@ -71,21 +71,15 @@ class PluginIsolation(Protocol):
 def find_backend() -> PluginIsolation:
     """The installed ``process`` backend; ``LookupError`` saying what to install when there is none
     (or which to uninstall when two distributions provide it)."""
-    from importlib.metadata import entry_points
+    from reyn_core.loading.step2_discovery.discovery import named_entry_point
 
-    found = {ep.value: ep for ep in entry_points(group=ISOLATION_GROUP, name="process")}
-    if not found:
+    ep = named_entry_point(ISOLATION_GROUP, "process")
+    if ep is None:
         raise LookupError(
             f"no isolation backend is installed: install the {ISOLATION_DISTRIBUTION} distribution "
             f"(pip install {ISOLATION_DISTRIBUTION}), which provides the entry point 'process' of the "
             f"group {ISOLATION_GROUP!r}"
         )
-    if len(found) > 1:
-        raise LookupError(
-            f"{len(found)} installed entry points of {ISOLATION_GROUP!r} are named 'process' "
-            f"({', '.join(sorted(found))}); uninstall all but one"
-        )
-    (ep,) = found.values()
     backend: PluginIsolation = ep.load()
     return backend
 

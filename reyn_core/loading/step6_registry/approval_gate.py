@@ -76,23 +76,19 @@ class UnusableStore:
 
 def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> ApprovalStore:
     """The store of the ``backend`` entry point (``OSError`` / ``ValueError`` saying why not)."""
-    from importlib.metadata import entry_points
-
     from reyn_core.approvals import ApprovalStore
+    from reyn_core.loading.step2_discovery.discovery import named_entry_point
 
-    found = {ep.value: ep for ep in entry_points(group=STORE_GROUP, name=backend)}
-    if not found:
+    try:
+        ep = named_entry_point(STORE_GROUP, backend)
+    except LookupError as exc:
+        raise OSError(str(exc)) from None
+    if ep is None:
         raise OSError(
             f"no installed distribution provides the approval store {backend!r} (an entry point "
             f"named {backend!r} in the group {STORE_GROUP!r}); install it, or set [approvals] "
             'backend = "sqlite"'
         )
-    if len(found) > 1:
-        raise OSError(
-            f"{len(found)} installed entry points of {STORE_GROUP!r} are named {backend!r} "
-            f"({', '.join(sorted(found))}); uninstall all but one"
-        )
-    (ep,) = found.values()
     factory = ep.load()
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
