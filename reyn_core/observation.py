@@ -87,6 +87,12 @@ def observe_with(observer: Observer | None) -> None:
     active = observer
 
 
+def active_observer() -> Observer | None:
+    """The installed observer, or None: what an extension that runs calls elsewhere (reyn-isolation's
+    worker client) asks for ``carrier`` and ``adopt``."""
+    return active
+
+
 def active_tracer() -> Any | None:
     """The installed observer's tracer, or None: what a runtime on top of the core (reyn-loops'
     ``chat`` spans) opens its own spans with, so they share the set-up."""
@@ -181,43 +187,15 @@ def phase(name: str, plugin: str | None = None) -> Iterator[Phase]:
         yield observed_phase
 
 
-TRACING_GROUP = "reyn.tracing"
-"""The entry-point group of the tracing add-on a profile's ``[observability] tracing`` turns on."""
-
-
-def tracing_addon() -> tuple[Any | None, str | None]:
-    """The installed tracing add-on (the module its ``reyn.tracing`` entry point names: reyn-otel's
-    ``configure_tracing`` and ``export_spans``), or None and why there is none."""
-    from importlib.metadata import entry_points
-
-    from reyn_core.errors import describe_exception
-
-    found = sorted(entry_points(group=TRACING_GROUP), key=lambda ep: ep.name)
-    if not found:
-        return None, (
-            "[observability] tracing is on but no tracing add-on is installed: install the reyn-otel "
-            "distribution (pip install --find-links DIST reyn-otel, DIST being the wheelhouse of "
-            "`make dist`); until then no spans are made"
-        )
-    try:
-        return found[0].load(), None
-    except Exception as exc:  # a broken add-on: said once, and the load goes on without spans
-        return None, (
-            f"[observability] tracing is on but the tracing add-on {found[0].value!r} could not be "
-            f"imported ({describe_exception(exc)}); until it is fixed no spans are made"
-        )
-
-
 __all__ = [
-    "TRACING_GROUP",
     "ObservedCall",
     "Observer",
     "Phase",
+    "active_observer",
     "active_tracer",
     "observe_with",
     "observed",
     "opens_call",
     "phase",
     "tool_call_id",
-    "tracing_addon",
 ]

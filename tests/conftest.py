@@ -128,8 +128,8 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder of wheels: reyn-core, reyn-sandbox and reyn-testing built from this tree, plus every
-    dependency a pack needs."""
+    """A folder of wheels: reyn-core, reyn-sandbox, reyn-isolation and reyn-testing built from this
+    tree, plus every dependency a pack needs."""
     house = tmp_path_factory.mktemp("wheelhouse")
     for wheel in _deps_wheelhouse().glob("*.whl"):
         os.link(wheel, house / wheel.name) if _same_fs(wheel, house) else shutil.copy2(wheel, house)
@@ -140,16 +140,17 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         REPO_ROOT / "reyn_core", src / "reyn_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
     _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(src))
-    # the kernel sandbox launcher, a dependency of the shell and mcp packs (issue 22), and the
-    # plugin author's test kit, in a scaffolded plugin's test extra (issue 24)
-    for name in ("reyn_sandbox", "reyn_testing"):
-        folder = tmp_path_factory.mktemp(f"{name}-src") / name
+    # the kernel sandbox launcher, a dependency of the shell and mcp packs (issue 22), isolated
+    # plugins, which the core runs only through reyn-isolation, and the plugin author's test kit, in a
+    # scaffolded plugin's test extra (issue 24)
+    for folder in ("reyn_sandbox", "reyn_isolation", "reyn_testing"):
+        copy = tmp_path_factory.mktemp(f"{folder}-src") / folder
         shutil.copytree(
-            REPO_ROOT / name,
-            folder,
+            REPO_ROOT / folder,
+            copy,
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info"),
         )
-        _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(folder))
+        _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(copy))
     return house
 
 

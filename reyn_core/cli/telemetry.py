@@ -17,7 +17,7 @@ def export_spans(profile: Profile) -> bool:
     whether an exporter was set up."""
     if profile.observability.tracing is not True:
         return False
-    from reyn_core.observation import tracing_addon
+    from reyn_core.loading.tracing_addon import tracing_addon
 
     addon, _ = tracing_addon()  # without one, the load's RC012 says what to install
     return False if addon is None else bool(addon.export_spans())

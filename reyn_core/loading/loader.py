@@ -40,6 +40,7 @@ from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
 from reyn_core.loading.step6_registry.approval_gate import approval_gate
 from reyn_core.loading.step6_registry.registration import register_all
+from reyn_core.loading.tracing_addon import tracing_addon
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
 
@@ -71,7 +72,8 @@ def load(
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
-    policy = ProfilePolicy.apply(profile)  # before the load's own spans, which it turns on or off
+    # before the load's own spans, which it turns on or off
+    policy = ProfilePolicy.apply(profile, tracing_addon=tracing_addon)
     with observation.phase("reyn.load") as load_span:
         return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
 

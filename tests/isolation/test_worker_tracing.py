@@ -74,9 +74,9 @@ def hostile_spans() -> str:
     """Reply once with malformed spans beside a good result (list ids, a start of 1e400)."""
     import json
 
-    import reyn_core.worker.call_server as server
-    import reyn_core.worker.spans as spans
-    from reyn_core.isolation.protocol import HEADER
+    import reyn_isolation.worker.call_server as server
+    import reyn_isolation.worker.spans as spans
+    from reyn_isolation.protocol import HEADER
 
     real_take, real_encode = spans._take, server.encode
 
@@ -127,7 +127,7 @@ def end_late() -> int:
 @tool(purity="read_only")
 def buffered() -> int:
     """How many finished spans the worker holds (this call's own span is still open)."""
-    import reyn_core.worker.spans as spans
+    import reyn_isolation.worker.spans as spans
 
     return len(spans._state["exporter"].get_finished_spans())
 
@@ -304,7 +304,7 @@ def test_malformed_spans_from_a_worker_are_dropped_and_its_result_kept(
 
 
 def test_a_frame_with_a_non_json_constant_is_malformed_and_real_numbers_pass() -> None:
-    from reyn_core.isolation.protocol import HEADER, ProtocolError, decode, encode
+    from reyn_isolation.protocol import HEADER, ProtocolError, decode, encode
 
     for constant in (b"NaN", b"Infinity", b"-Infinity"):
         with pytest.raises(ProtocolError, match="not a JSON value"):

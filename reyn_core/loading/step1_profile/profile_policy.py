@@ -9,8 +9,9 @@ read once too (the audit log and spans use it), and the audit log is opened once
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.deferral import DeferralPolicy
 from reyn_core.errors import ProfileError
@@ -40,11 +41,12 @@ class ProfilePolicy:
     tracing_problem: str | None = None
 
     @classmethod
-    def apply(cls, profile: Profile) -> ProfilePolicy:
-        """Read the profile's call policy once, open its audit log once and turn spans on or off."""
+    def apply(cls, profile: Profile, *, tracing_addon: Callable[[], tuple[Any, str | None]]) -> ProfilePolicy:
+        """Read the profile's call policy once, open its audit log once and turn spans on or off
+        (through ``tracing_addon()``: the installed add-on, or why there is none)."""
         needs_key = bool(profile.audit.log) or bool(profile.observability.tracing)
         key, key_problem = _hash_key() if needs_key else (None, None)
-        tracing_problem = _apply_observability(profile, key)
+        tracing_problem = _apply_observability(profile, key, tracing_addon)
         log = None
         audit_problem = None
         if profile.audit.log:
@@ -103,14 +105,16 @@ def _hash_key() -> tuple[bytes | None, str | None]:
         return None, str(exc)
 
 
-def _apply_observability(profile: Profile, key: bytes | None) -> str | None:
+def _apply_observability(
+    profile: Profile, key: bytes | None, tracing_addon: Callable[[], tuple[Any, str | None]]
+) -> str | None:
     """``[observability]``: turn spans on or off as the profile says (unset: leave them alone),
     through the tracing add-on (``reyn.tracing`` entry point); returns why tracing that is on cannot
     be (no add-on installed, or a broken one), else None."""
     config = profile.observability
     if config.tracing is None:
         return None
-    from reyn_core.observation import observe_with, tracing_addon
+    from reyn_core.observation import observe_with
 
     addon, problem = tracing_addon()
     if addon is None:

@@ -45,7 +45,7 @@ def _setup() -> bool:
     _state.update(
         ok=True,
         exporter=exporter,
-        tracer=provider.get_tracer("reyn_core.worker"),
+        tracer=provider.get_tracer("reyn_isolation.worker"),
         propagator=TraceContextTextMapPropagator(),
     )
     return True

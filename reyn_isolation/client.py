@@ -24,14 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reyn_core import observation
-from reyn_core.errors import ToolExecutionError, ToolRuntimeMissing
-from reyn_core.isolation.frames import FrameParser
-from reyn_core.isolation.host_paths import changed_root
-from reyn_core.isolation.process import WorkerProcess
-from reyn_core.isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
-from reyn_core.isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
-from reyn_core.jsondata import canonical_json
+from reyn_core import ToolExecutionError, ToolRuntimeMissing, canonical_json
+from reyn_core.host import active_observer
+from reyn_isolation.frames import FrameParser
+from reyn_isolation.host_paths import changed_root
+from reyn_isolation.process import WorkerProcess
+from reyn_isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
+from reyn_isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
 
 LOAD_REPLY_LIMIT = 16 << 20
 
@@ -233,7 +232,7 @@ class WorkerClient:
         message: dict[str, Any] = {"op": "call", "id": call_id, "tool": tool, "args": dict(args)}
         if ctx != self._last_ctx:  # the worker keeps the last context it was sent (frames are ordered)
             message["ctx"] = self._last_ctx = dict(ctx)
-        observer = observation.active
+        observer = active_observer()
         if observer is not None:  # the worker continues this call's observation (reyn-otel: its trace)
             carrier = observer.carrier()
             if carrier is not None:
@@ -248,7 +247,7 @@ class WorkerClient:
         finally:
             self._pending.pop(call_id, None)
         self._failures = 0
-        observer = observation.active
+        observer = active_observer()
         if "spans" in reply and observer is not None:
             observer.adopt(reply["spans"])  # (never raises: malformed spans are dropped)
         if reply.get("ok") is True:
