@@ -48,9 +48,8 @@ def test_hidden_file_and_directory_inside_a_read_root_are_unreadable(sandbox: Sa
         "print('visible=' + open(os.path.join(w, 'visible.txt')).read())\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+    result = sandbox.python_ok(code, grants, str(workspace))
 
-    assert result.returncode == 0, result.stderr
     assert "visible=visible" in result.stdout
     assert "hidden-secret" not in result.stdout
     assert "env=\n" in result.stdout
@@ -77,9 +76,8 @@ def test_private_tmp_is_writable_set_as_tmpdir_and_gone_afterwards(sandbox: Sand
         "open(path, 'w').write('x'); print(os.environ['TMPDIR'], path)\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code], Grants())
+    result = sandbox.python_ok(code, Grants())
 
-    assert result.returncode == 0, result.stderr
     tmpdir, path = result.stdout.split()
     assert tmpdir == "/tmp"
     assert not Path(path).exists()
@@ -167,9 +165,8 @@ def test_a_read_only_path_inside_a_write_root_cannot_be_changed(sandbox: Sandbox
         "        print('refused', exc.errno)\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+    result = sandbox.python_ok(code, grants, str(workspace))
 
-    assert result.returncode == 0, result.stderr
     assert "workspace written" in result.stdout and (workspace / "ok.txt").read_text() == "fine"
     assert "changed" not in result.stdout and result.stdout.count("refused") == 3
     assert hooks.is_dir() and not (hooks / "pre-commit").exists()

@@ -101,9 +101,8 @@ def test_inet_to_a_host_listener_works_with_network_granted(
     sandbox: Sandbox, inet: tuple[str, Listener, bytes]
 ) -> None:
     send, listener, payload = inet
-    result = sandbox.run([sandbox.python, "-c", send, _port(listener)], Grants(network=True))
+    sandbox.python_ok(send, Grants(network=True), _port(listener))
 
-    assert result.returncode == 0, result.stderr
     listener.close()
     assert listener.received == [payload]
 
@@ -159,9 +158,8 @@ def test_abstract_unix_socket_inside_the_sandbox_works(sandbox: Sandbox) -> None
         "conn, _ = server.accept(); client.sendall(b'ok'); print(conn.recv(2).decode())\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code], Grants())
+    result = sandbox.python_ok(code, Grants())
 
-    assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 
 
@@ -175,9 +173,8 @@ def test_only_unix_sockets_can_be_created_without_network(sandbox: Sandbox) -> N
         "        print(name, 'refused', exc.errno)\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code], Grants())
+    result = sandbox.python_ok(code, Grants())
 
-    assert result.returncode == 0, result.stderr
     lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
     assert lines["AF_UNIX"] == "created"
     assert all(lines[name].startswith("refused") for name in lines if name != "AF_UNIX")
