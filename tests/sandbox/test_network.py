@@ -90,7 +90,7 @@ def test_inet_to_a_host_listener_fails_without_network(
     sandbox: Sandbox, inet: tuple[str, Listener, bytes]
 ) -> None:
     send, listener, _ = inet
-    result = sandbox.run([sandbox.python, "-c", send, _port(listener)], Grants())
+    result = sandbox.python_code(send, Grants(), _port(listener))
 
     assert result.returncode != 0
     assert "PermissionError" in result.stderr
@@ -113,8 +113,11 @@ def test_pathname_unix_socket_outside_the_roots_is_unreachable(
 ) -> None:
     outside = _unix_listener(str(area / "outside" / "host.sock"))
     try:
-        result = sandbox.run([sandbox.python, "-c", UNIX_CONNECT, str(area / "outside" / "host.sock")],
-                             Grants(read_roots=(str(area / "read"),), network=network))  # fmt: skip
+        result = sandbox.python_code(
+            UNIX_CONNECT,
+            Grants(read_roots=(str(area / "read"),), network=network),
+            str(area / "outside" / "host.sock"),
+        )
     finally:
         outside.close()
 
@@ -126,8 +129,9 @@ def test_pathname_unix_socket_outside_the_roots_is_unreachable(
 def test_pathname_unix_socket_inside_a_root_is_reachable(sandbox: Sandbox, area: Path) -> None:
     inside = _unix_listener(str(area / "read" / "granted.sock"))
     try:
-        result = sandbox.run([sandbox.python, "-c", UNIX_CONNECT, str(area / "read" / "granted.sock")],
-                             Grants(read_roots=(str(area / "read"),)))  # fmt: skip
+        result = sandbox.python_code(
+            UNIX_CONNECT, Grants(read_roots=(str(area / "read"),)), str(area / "read" / "granted.sock")
+        )
     finally:
         inside.close()
 
@@ -141,7 +145,7 @@ def test_abstract_unix_socket_on_the_host_is_unreachable(sandbox: Sandbox, netwo
     host = _unix_listener(b"\0" + name.encode())
     connect = UNIX_CONNECT.replace("s.connect(sys.argv[1])", "s.connect('\\0' + sys.argv[1])")
     try:
-        result = sandbox.run([sandbox.python, "-c", connect, name], Grants(network=network))
+        result = sandbox.python_code(connect, Grants(network=network), name)
     finally:
         host.close()
 
