@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from registry_kit import frozen_registry
 
 from reyn_core import (
     InvalidToolArguments,
@@ -160,10 +161,7 @@ ALL = [
 
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
-    builder = RegistryBuilder()
-    for t in ALL:
-        builder.register(t)
-    return builder.freeze()
+    return frozen_registry(ALL)
 
 
 @pytest.fixture(autouse=True, scope="module")
