@@ -74,7 +74,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -83,7 +83,7 @@ test: $(STAMP) postgres-server mcp-conformance
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 

@@ -193,12 +193,20 @@ def load_bfcl(wheel: Path, *, other_files: bool = True) -> tuple[dict[str, dict[
     return functions, requests
 
 
-def build_registry(functions: dict[str, dict[str, Any]], names: list[str]) -> tuple[Any, int]:
-    from reyn_core import ToolDefinition
+def build_registry(
+    functions: dict[str, dict[str, Any]], names: list[str], *, search: bool = False
+) -> tuple[Any, int]:
+    """A registry of the named functions; with ``search``, the search pack's ``find_tools`` too (what
+    deferral offers)."""
+    from reyn_core import ToolDefinition, ToolOrigin
     from reyn_core.errors import ToolRegistrationError
     from reyn_core.host import RegistryBuilder
 
     builder = RegistryBuilder()
+    if search:
+        from reyn_tools_search.tools import find_tools
+
+        builder.register(find_tools, origin=ToolOrigin(kind="plugin", plugin_id="search"))
     refused = 0
     for name in names:
         fn = functions[name]
@@ -291,10 +299,9 @@ def timing(functions: dict[str, dict[str, Any]]) -> bool:
     import time
 
     import tool_search_split as sp
+    from reyn_tools_search.index import ToolIndex, search_tools
 
     from reyn_core import ToolContext
-    from reyn_core.host import search_tools
-    from reyn_core.tool_search import ToolIndex
 
     base = sorted(functions)
     docs = {
@@ -345,8 +352,10 @@ def main() -> bool | None:
     wheel = fetch_wheel()
     if wheel is None:
         return None
+    from reyn_tools_search.index import search_tools
+
     from reyn_core import ToolContext
-    from reyn_core.host import DeferralPolicy, ToolDeferral, estimate_tokens, render_router, search_tools
+    from reyn_core.host import DeferralPolicy, ToolDeferral, estimate_tokens, render_router
     from reyn_core.jsondata import canonical_json
 
     functions, all_requests = load_bfcl(wheel, other_files=False)
@@ -358,7 +367,7 @@ def main() -> bool | None:
     )
     ok = heldout(wheel)
 
-    registry, refused = build_registry(functions, sorted(functions))
+    registry, refused = build_registry(functions, sorted(functions), search=True)
     requests = [r for r in all_requests if r.tool in registry and r.own_document]
 
     def tokens(tools: list[dict[str, Any]]) -> dict[str, int]:

@@ -105,7 +105,7 @@ class PlainBM25:
     """The baseline: FTS5 ``bm25()`` with the default tokenizer, no weights, no stemming."""
 
     def __init__(self, tools: Sequence[Any]) -> None:
-        from reyn_core.tool_search.ranking import Ranking, field_texts
+        from reyn_tools_search.ranking import Ranking, field_texts
 
         plain = Ranking()  # the original four texts, whatever DEFAULT_RANKING adds (enum values)
         self._names = [t.name for t in tools]
@@ -145,8 +145,8 @@ def recall(requests: Sequence[bfcl.Request], search: Callable[[str], list[str]])
 
 
 def method_search(tools: Sequence[Any], ranking: Any = None) -> Callable[[str], list[str]]:
-    from reyn_core.tool_search import ToolIndex, query_terms
-    from reyn_core.tool_search.ranking import DEFAULT_RANKING
+    from reyn_tools_search.index import ToolIndex, query_terms
+    from reyn_tools_search.ranking import DEFAULT_RANKING
 
     chosen = ranking or DEFAULT_RANKING
     index = ToolIndex(tools, chosen)
@@ -222,7 +222,7 @@ def static_models() -> dict[str, Any]:
 
 
 def semantic_text(tool: Any, fields: str) -> str:
-    from reyn_core.tool_search.ranking import field_texts
+    from reyn_tools_search.ranking import field_texts
 
     name, description, param_names, _ = field_texts(tool)
     parts = {"nd": (name, description), "ndp": (name, description, param_names)}[fields]
@@ -236,9 +236,8 @@ def fused_search(
     reciprocal rank, ``1/(k + rank) + weight/(k + rank_embedding)``; "score": the BM25F score over
     the query's best score plus ``weight`` times the cosine. ``weight`` 0 is Reyn's ranking alone."""
     import numpy as np
-
-    from reyn_core.tool_search import ToolIndex, query_terms
-    from reyn_core.tool_search.ranking import DEFAULT_RANKING
+    from reyn_tools_search.index import ToolIndex, query_terms
+    from reyn_tools_search.ranking import DEFAULT_RANKING
 
     index = ToolIndex(tools, DEFAULT_RANKING)
     names = [t.name for t in tools]

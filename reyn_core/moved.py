@@ -16,6 +16,14 @@ from typing import Any
 _LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
 _LOOPS_PLUGIN = "loops"
 
+# Tool search left the core for the search pack (issue 24), plugin id ``search``: deferral needs it
+# enabled (``plugins.enable = [..., "search"]``).
+_SEARCH = (
+    "reyn-tools-search",
+    "pip install --find-links DIST reyn-tools-search, DIST being the wheelhouse of `make dist`, and add "
+    '"search" to [plugins] enable',
+)
+
 MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.loops": ("reyn_loops", _LOOPS),
     "reyn_core.cli.chat": ("reyn_loops.cli.chat", _LOOPS),
@@ -26,6 +34,9 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.errors.LLMCallError": ("reyn_loops.errors.LLMCallError", _LOOPS),
     "reyn_core.errors.ReplayMissing": ("reyn_loops.errors.ReplayMissing", _LOOPS),
     "reyn_core.errors.ReplayFixtureError": ("reyn_loops.errors.ReplayFixtureError", _LOOPS),
+    "reyn_core.tool_search": ("reyn_tools_search.index", _SEARCH),
+    "reyn_core.host.search_tools": ("reyn_tools_search.index.search_tools", _SEARCH),
+    "reyn_core.host.ToolMatch": ("reyn_tools_search.index.ToolMatch", _SEARCH),
 }
 """Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install))."""
 

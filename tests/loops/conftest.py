@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolContext, ToolDenied, ToolGates, tool
+from reyn_core import ToolContext, ToolDenied, ToolGates, ToolOrigin, tool
 from reyn_core.host import RegistryBuilder, ToolRegistry
 from reyn_loops import LiteLLMClient
 from reyn_loops.testing.scripted_server import ScriptedModelServer, ScriptedReply
@@ -49,7 +49,10 @@ class Tools:
     workspace: Path
 
 
-def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
+def build_registry(workspace: Path, calls: Calls, *, search: bool = False) -> ToolRegistry:
+    """The surface tests' tools; with ``search``, the search pack's ``find_tools`` too (registered as
+    the loader registers a plugin's tool), for deferral."""
+
     @tool(cluster="notes", purity="read_only")
     async def read_note(name: str) -> str:
         """Read a note from the workspace by file name."""
@@ -111,6 +114,10 @@ def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
     builder = RegistryBuilder()
     for t in (read_note, write_note, add, wipe, ask_user, delegate, plan):
         builder.register(t)
+    if search:
+        from reyn_tools_search.tools import find_tools
+
+        builder.register(find_tools, origin=ToolOrigin(kind="plugin", plugin_id="search"))
     return builder.freeze()
 
 
@@ -148,7 +155,7 @@ def scripted() -> Iterator[Callable[..., tuple[ScriptedModelServer, LiteLLMClien
 
 NOTES_PROFILE = """
 [plugins]
-enable = ["loops", "example", "file"]
+enable = ["loops", "example", "file", "search"]
 [plugins.file.settings]
 workspace = {ws}
 """
@@ -157,7 +164,7 @@ workspace = {ws}
 @pytest.fixture
 def notes_workspace(tmp_path: Path) -> Callable[[str], Path]:
     """``notes_workspace(more_profile)``: ``tmp_path`` with ``notes.md`` and a ``reyn.toml`` enabling
-    the loops, example and file plugins on it, followed by ``more_profile``."""
+    the loops, example, file and search plugins on it, followed by ``more_profile``."""
 
     def make(more_profile: str = "") -> Path:
         profile = NOTES_PROFILE.format(ws=json.dumps(str(tmp_path))) + more_profile

@@ -1,4 +1,4 @@
-"""Tool search: rank the tools a caller may be offered against a request in plain words.
+"""The search index: rank the tools a caller may be offered against a request in plain words.
 
 The ranking (``ranking``) is BM25F over four fields of each tool — its name split into words
 (``read_file``, ``readFile`` → ``read file``), its description, its parameters' names and their
@@ -9,9 +9,9 @@ feedback). Nothing here decides what a caller may see: the candidates are
 and the index is built over exactly those tools (owned by the frozen snapshot, per visible set), so
 a hidden tool cannot even shift the word statistics.
 
-``search_tool_definition`` is the model-facing ``find_tools`` tool built on it (a host tool, run
-through the one dispatcher like any other), and ``with_search_tool`` the registry that adds it;
-``reyn_core.deferral`` decides when it is offered.
+``tools.find_tools`` is the model-facing tool built on it (a plugin tool, run through the one
+dispatcher like any other); the core's deferral (``reyn_core.host.ToolDeferral``) decides when it is
+offered.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..context import ToolContext
-from ..tool import ToolDefinition, ToolGates, ToolOrigin
+from reyn_core import ToolContext, ToolDefinition
+
 from .ranking import (
     DEFAULT_RANKING,
     FIELDS,
@@ -37,9 +37,8 @@ from .ranking import (
 from .ranking import query_terms as _ranking_terms
 
 if TYPE_CHECKING:
-    from ..registry import ToolRegistry
+    from reyn_core.host import ToolRegistry
 
-DEFAULT_SEARCH_TOOL = "find_tools"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
@@ -206,94 +205,3 @@ def search_tools(
     if not visible:
         return []
     return tool_index(registry, visible).search(query, limit=limit)
-
-
-SEARCH_TOOL_DESCRIPTION = (
-    "Search for tools that are not in your tool list. More tools are installed than are listed; "
-    "describe in a few words what you need to do (e.g. 'convert currency', 'read a csv file') and "
-    "the best matches are returned with a one-line summary and the words that matched. Tools found "
-    "are added to your tool list from your next turn; you may also call one directly by its exact name."
-)
-
-
-def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolDefinition:
-    """The model-facing search tool over ``source``'s tools: a host tool (router surface only,
-    read-only) whose handler runs ``search_tools`` with the caller's context, as the dispatcher
-    passes it — so it ranks what this caller may be offered and nothing else."""
-
-    def find_tools(query: str, limit: int = DEFAULT_LIMIT, ctx: ToolContext | None = None) -> dict[str, Any]:
-        call_ctx = ctx if ctx is not None else ToolContext(surface="router")
-        hits = search_tools(source, query, call_ctx, limit=limit, exclude=(name,))
-        if not hits:
-            note = "no tool matched; try other or fewer words"
-        else:
-            note = "these tools are in your tool list from your next turn; call one by its name"
-        return {"tools": [h.to_json() for h in hits], "note": note}
-
-    return ToolDefinition(
-        name=name,
-        description=SEARCH_TOOL_DESCRIPTION,
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": (
-                        f"What you want to do, in a few words (only the first {MAX_QUERY_CHARS} "
-                        "characters are read)."
-                    ),
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LIMIT,
-                    "default": DEFAULT_LIMIT,
-                    "description": "How many tools to return (default 5).",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        handler=find_tools,
-        gates=ToolGates(router="allow", phase="deny"),
-        cluster="tool_search",
-        purity="read_only",
-        timeout_s=30.0,
-        origin=ToolOrigin(kind="host"),
-    )
-
-
-# --------------------------------------------------------------------------- the search registry
-
-
-def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolRegistry:
-    """A frozen registry with every tool of ``registry`` (same definitions, origins, original names,
-    settings, operator policy and call hooks) plus the search tool ``name`` over ``registry``.
-
-    The tools are not re-checked (``registry`` already checked them; their recorded warnings are
-    kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
-    """
-    return registry.derived("tool_search.registry", name, lambda: _with_search_tool(registry, name))
-
-
-def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:
-    from ..registry import RegistryBuilder
-    from ..registry.builder import CheckedDefinitions
-
-    # the registry's tools are adopted as checked (their warnings and compiled validators kept)
-    checked = CheckedDefinitions()
-    for tool in registry.tools():
-        checked.record(registry.registered(tool.name))
-    builder = RegistryBuilder(
-        operator=registry.operator,
-        settings=registry.plugin_settings,
-        hooks=registry.hooks,
-        checked=checked,
-        approvals=registry.approvals,
-    )
-    for tool in registry.tools():
-        original = registry.original_name(tool.name)
-        builder.register(tool, origin=tool.origin, original_name=original if original != tool.name else None)
-    builder.register(search_tool_definition(registry, name))
-    return builder.freeze()
