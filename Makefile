@@ -14,8 +14,9 @@ LOOPS := $(dir $(wildcard reyn_loops/pyproject.toml))
 # Approval stores other than the core's SQLite one (issue 26): PostgreSQL, for agents on several hosts.
 STORES := $(dir $(wildcard reyn_approvals_postgres/pyproject.toml))
 DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml) $(wildcard reyn_approvals_postgres/pyproject.toml)
-# Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend.
+# Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend, the search pack's semantic ranking.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
+EXTRAS.reyn_builtin_tools/search/ := [semantic]
 
 .PHONY: venv postgres-server mcp-conformance demo test lint typecheck docs bench dist clean
 

@@ -187,12 +187,17 @@ def main() -> int:
     dev = [r for r in requests if r.own_document and sp.half(r.tool) == 0 and r.tool in names]
     sets = np.array([r.part for r in dev])
     folds = np.array([fold(r.tool) for r in dev])
-    print(f"development: {len(dev)} questions, {len(tools)} half-0 tools; cells: question set x {FOLDS} tool folds")
+    print(
+        f"development: {len(dev)} questions, {len(tools)} half-0 tools; "
+        f"cells: question set x {FOLDS} tool folds"
+    )
     for part in bfcl.QUESTION_SETS:
         print(f"  {part}: {int((sets == part).sum())} questions")
     results: list[tuple[Candidate, np.ndarray, Any]] = []
     cache: dict[Any, Any] = {}
-    print(f"\n  {'candidate':<30} {'cv r@1':>7} {'cv r@5':>7} {'cv r@50':>8} {'cv mrr':>7}   setting on all dev")
+    print(
+        f"\n  {'candidate':<30} {'cv r@1':>7} {'cv r@5':>7} {'cv r@50':>8} {'cv mrr':>7}   setting on all dev"
+    )
     for cand in candidates():
         table = np.stack([ranks(dev, cand.make(tools, s, cache)) for s in cand.settings])
         cv = cross_validate(table, sets, folds)
@@ -206,9 +211,10 @@ def main() -> int:
     order = sorted(range(len(results)), key=lambda i: (-at(results[i][1], 5), -mrr(results[i][1]), i))
     pick, cv, final = results[order[0]]
     print(f"\npick: {pick.label}, setting {describe(final)}")
-    print("  cross-validated recall@5 per question set: " + ", ".join(
-        f"{part} {at(cv[sets == part], 5):.3f}" for part in bfcl.QUESTION_SETS
-    ))
+    print(
+        "  cross-validated recall@5 per question set: "
+        + ", ".join(f"{part} {at(cv[sets == part], 5):.3f}" for part in bfcl.QUESTION_SETS)
+    )
     if "--heldout" in sys.argv:
         heldout(functions, wheel, pick, final)
     return 0
@@ -221,7 +227,9 @@ def describe(setting: Any) -> str:
         diff = {k: getattr(setting, k) for k in ("feedback_docs", "feedback_terms", "feedback_weight")}
         return "as incumbent" if setting == DEFAULT_RANKING else str(diff)
     weight, fields = setting
-    return f"w {weight}, fields {'name+description' if fields == 'nd' else 'name+description+parameter names'}"
+    return (
+        f"w {weight}, fields {'name+description' if fields == 'nd' else 'name+description+parameter names'}"
+    )
 
 
 def heldout(functions: dict[str, Any], wheel: Any, pick: Candidate, final: Any) -> None:

@@ -144,15 +144,25 @@ def recall(requests: Sequence[bfcl.Request], search: Callable[[str], list[str]])
     return {k: sum(tool in names[:k] for tool, names in found) / max(1, len(found)) for k in DEPTHS}
 
 
-def method_search(tools: Sequence[Any], ranking: Any = None) -> Callable[[str], list[str]]:
-    from reyn_tools_search.index import ToolIndex, query_terms
+def method_search(
+    tools: Sequence[Any], ranking: Any = None, *, semantic: bool = False
+) -> Callable[[str], list[str]]:
+    """The pack's own index over ``tools`` (with ``semantic``: its optional semantic ranking, as
+    ``[plugins.search.settings] semantic = true`` runs it)."""
+    from reyn_tools_search.index import ToolIndex, cut_query, query_terms
     from reyn_tools_search.ranking import DEFAULT_RANKING
 
     chosen = ranking or DEFAULT_RANKING
-    index = ToolIndex(tools, chosen)
+    index = ToolIndex(tools, chosen, vectors={} if semantic else None)
     names = [t.name for t in tools]
+    depth = max(DEPTHS)
+    if index.semantic is not None:
+        fused = index.semantic
+        return lambda q: [
+            names[i] for i in fused.rank(index._scorer.scores(query_terms(q, chosen)), cut_query(q), depth)
+        ]
     # the index's own ranking, without building the hits' "matched" words (not scored)
-    return lambda q: [names[i] for i in index._scorer.rank(query_terms(q, chosen), max(DEPTHS))]
+    return lambda q: [names[i] for i in index._scorer.rank(query_terms(q, chosen), depth)]
 
 
 def plain_search(tools: Sequence[Any]) -> Callable[[str], list[str]]:

@@ -39,6 +39,8 @@ from .ranking import query_terms as _ranking_terms
 if TYPE_CHECKING:
     from reyn_core.host import ToolRegistry
 
+    from .semantic import SemanticRanking
+
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
@@ -108,10 +110,13 @@ class ToolIndex:
         ranking: Ranking = DEFAULT_RANKING,
         *,
         analysed: dict[str, tuple[tuple[str, ...], Analysis]] | None = None,
+        vectors: dict[str, Any] | None = None,
     ) -> None:
         """``analysed``: a cache of each tool's fields and ``Analysis`` by name, shared by the indexes
         of one snapshot (filled here as tools are met), so an index over another visible set of the
-        same snapshot does not split and count the same texts again."""
+        same snapshot does not split and count the same texts again. ``vectors`` (the same kind of
+        cache, of embeddings): rank semantically too (``semantic.SemanticRanking``), which imports
+        the optional model."""
         self._tools = tuple(tools)
         cache = analysed if analysed is not None else {}
         prepared = []
@@ -124,6 +129,11 @@ class ToolIndex:
         self._fields = [fields for fields, _ in prepared]
         self._scorer = Scorer([analysis for _, analysis in prepared], ranking)
         self.ranking = ranking
+        self.semantic: SemanticRanking | None = None
+        if vectors is not None:
+            from .semantic import SemanticRanking
+
+            self.semantic = SemanticRanking(self._tools, vectors)
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -137,7 +147,10 @@ class ToolIndex:
         if not words or limit < 1:
             return []
         wanted = limit if allowed is None else len(self._tools)
-        rows = self._scorer.rank(words, wanted)
+        if self.semantic is None:
+            rows = self._scorer.rank(words, wanted)
+        else:
+            rows = self.semantic.rank(self._scorer.scores(words), cut_query(query), wanted)
         if allowed is not None:
             rows = [r for r in rows if self._tools[r].name in allowed]
         return [self._match(r, set(words)) for r in rows[:limit]]
@@ -167,9 +180,10 @@ def _brief(summary: str, limit: int = 300) -> str:
     return head[: end + 1] if end > 0 else head.rstrip() + "…"
 
 
-def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
+def tool_index(registry: ToolRegistry, visible: Collection[str], *, semantic: bool = False) -> ToolIndex:
     """The search index over exactly the tools of ``registry`` named in ``visible``
-    (``registry.visible_names``' answer for the caller), owned by the snapshot, per visible set.
+    (``registry.visible_names``' answer for the caller), owned by the snapshot, per visible set
+    (and per ``semantic``: with it, the index also ranks by the optional embedding).
 
     The index holds nothing else, so the word statistics (how rare a word is, how long a document
     is) come only from tools this caller may be offered: a hidden tool cannot even nudge the ranking.
@@ -180,10 +194,17 @@ def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
         "tool_search.analysis", DEFAULT_RANKING, dict
     )
 
-    def build() -> ToolIndex:
-        return ToolIndex((t for t in registry.tools() if t.name in names), analysed=analysed)
+    vectors: dict[str, Any] | None = None
+    if semantic:
+        from .semantic import MODEL
 
-    return registry.derived("tool_search.index", names, build, keep=INDEXES_KEPT)
+        vectors = registry.derived("tool_search.vectors", MODEL, dict)  # each tool embedded once
+
+    def build() -> ToolIndex:
+        tools = (t for t in registry.tools() if t.name in names)
+        return ToolIndex(tools, analysed=analysed, vectors=vectors)
+
+    return registry.derived("tool_search.index", (names, semantic), build, keep=INDEXES_KEPT)
 
 
 def search_tools(
@@ -193,8 +214,10 @@ def search_tools(
     *,
     limit: int = DEFAULT_LIMIT,
     exclude: Iterable[str] = (),
+    semantic: bool = False,
 ) -> list[ToolMatch]:
-    """Rank, for ``query``, the tools the gates would offer on ``ctx.surface`` in ``ctx``.
+    """Rank, for ``query``, the tools the gates would offer on ``ctx.surface`` in ``ctx`` (with
+    ``semantic``, BM25F fused with the optional static embedding: ``semantic.py``).
 
     The candidates are exactly ``registry.visible(ctx.surface, ctx, exclude=exclude)``: a tool that a
     gate hides (role, operator, call or runtime layer) is never returned, whatever the query, and
@@ -204,4 +227,4 @@ def search_tools(
     visible = registry.visible_names(ctx.surface, ctx, exclude=exclude)
     if not visible:
         return []
-    return tool_index(registry, visible).search(query, limit=limit)
+    return tool_index(registry, visible, semantic=semantic).search(query, limit=limit)

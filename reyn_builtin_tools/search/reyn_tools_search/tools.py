@@ -19,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reyn_core import ToolContext, ToolGates, ToolRuntimeMissing, tool
+from reyn_core import ToolContext, ToolGates, ToolRuntimeMissing, settings_as, tool
 from reyn_core.host import ToolRegistry
 
 from .index import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, search_tools
+from .settings import SearchSettings
 
 CLUSTER = "tool_search"
 ROUTER_ONLY = ToolGates(router="allow", phase="deny")
@@ -75,7 +76,14 @@ def find_tools(args: FindToolsArgs, ctx: ToolContext) -> dict[str, Any]:
             "ToolContext(extras={'registry': registry})",
             tool="find_tools",
         )
-    hits = search_tools(registry, args.query, ctx, limit=args.limit, exclude=_search_tool_names(registry))
+    semantic = settings_as(ctx, SearchSettings).semantic
+    if semantic:
+        from .semantic import load_model
+
+        load_model()  # without the extra: runtime_missing on every call, whatever the registry holds
+    hits = search_tools(
+        registry, args.query, ctx, limit=args.limit, exclude=_search_tool_names(registry), semantic=semantic
+    )
     if not hits:
         note = "no tool matched; try other or fewer words"
     else:
