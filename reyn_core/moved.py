@@ -15,6 +15,12 @@ from typing import Any
 # The LLM runtime left the core for the reyn-loops distribution (issue 24), plugin id ``loops``.
 _LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
 _LOOPS_PLUGIN = "loops"
+# Isolated plugins left the core for the reyn-isolation distribution (issue 24): the host side and the
+# worker; the core keeps the permission declaration and the extension point (``loading.isolation_point``).
+_ISOLATION = (
+    "reyn-isolation",
+    "pip install --find-links DIST reyn-isolation, DIST being the wheelhouse of `make dist`",
+)
 
 # Tool search left the core for the search pack (issue 24), plugin id ``search``: deferral needs it
 # enabled (``plugins.enable = [..., "search"]``).
@@ -34,6 +40,8 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.errors.LLMCallError": ("reyn_loops.errors.LLMCallError", _LOOPS),
     "reyn_core.errors.ReplayMissing": ("reyn_loops.errors.ReplayMissing", _LOOPS),
     "reyn_core.errors.ReplayFixtureError": ("reyn_loops.errors.ReplayFixtureError", _LOOPS),
+    "reyn_core.isolation": ("reyn_isolation", _ISOLATION),
+    "reyn_core.worker": ("reyn_isolation.worker", _ISOLATION),
     "reyn_core.tool_search": ("reyn_tools_search.index", _SEARCH),
     "reyn_core.host.search_tools": ("reyn_tools_search.index.search_tools", _SEARCH),
     "reyn_core.host.ToolMatch": ("reyn_tools_search.index.ToolMatch", _SEARCH),
