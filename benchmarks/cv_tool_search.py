@@ -31,10 +31,9 @@ from typing import Any, NamedTuple
 import bench_tool_search as bfcl
 import numpy as np
 import tool_search_split as sp
-from reyn_tools_search.index import ToolIndex, query_terms
 from reyn_tools_search.ranking import DEFAULT_RANKING, Ranking
 
-DEPTH = 50
+DEPTH = sp.DEPTH
 FOLDS = 5
 Search = Callable[[str], list[str]]
 
@@ -42,48 +41,6 @@ Search = Callable[[str], list[str]]
 def fold(name: str) -> int:
     """The tool fold of ``name`` (independent of ``sp.half``, which uses the digest's last byte)."""
     return hashlib.sha256(b"fold:" + name.encode()).digest()[0] % FOLDS
-
-
-class Fusion:
-    """BM25F (``DEFAULT_RANKING``) fused with a static embedding's cosine over the top ``DEPTH`` of
-    each — the rule of ``tool_search_split.fused_search``, with each query's lexical scores and
-    cosines computed once and shared by every weight."""
-
-    def __init__(self, tools: Sequence[Any], model: Any, fields: str) -> None:
-        self.names = [t.name for t in tools]
-        self.index = ToolIndex(tools, DEFAULT_RANKING)
-        self.model = model
-        self.matrix = model.embed([sp.semantic_text(t, fields) for t in tools], norm=True)
-        self._cache: dict[str, tuple[np.ndarray, list[int], np.ndarray, list[int]]] = {}
-
-    def _parts(self, query: str) -> tuple[np.ndarray, list[int], np.ndarray, list[int]]:
-        got = self._cache.get(query)
-        if got is None:
-            scores = self.index._scorer.scores(query_terms(query, DEFAULT_RANKING)) or [0.0] * len(self.names)
-            lexical = np.asarray(scores)
-            first = [int(i) for i in np.argsort(-lexical, kind="stable")[:DEPTH] if lexical[i] > 0]
-            sims = self.matrix @ self.model.embed([query], norm=True)[0]
-            second = [int(i) for i in np.argsort(-sims, kind="stable")[:DEPTH]]
-            got = self._cache[query] = (lexical, first, sims, second)
-        return got
-
-    def search(self, mode: str, weight: float, k: int = 60) -> Search:
-        def run(query: str) -> list[str]:
-            lexical, first, sims, second = self._parts(query)
-            score: dict[int, float] = {}
-            if mode == "rank":
-                for rank, i in enumerate(first):
-                    score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
-                for rank, i in enumerate(second):
-                    score[i] = score.get(i, 0.0) + weight / (k + rank + 1)
-            else:
-                top = float(lexical.max()) or 1.0
-                for i in set(first) | set(second):
-                    score[i] = float(lexical[i]) / top + weight * float(sims[i])
-            ordered = sorted(score, key=lambda i: (-score[i], self.names[i]))
-            return [self.names[i] for i in ordered[:DEPTH]]
-
-        return run
 
 
 class Candidate(NamedTuple):
@@ -105,7 +62,7 @@ def _fused(model_label: str, mode: str) -> Callable[[Sequence[Any], Any, dict[An
         weight, fields = setting
         key = (model_label, fields)
         if key not in cache:
-            cache[key] = Fusion(tools, sp.static_models()[model_label], fields)
+            cache[key] = sp.Fusion(tools, sp.static_models()[model_label], fields)
         return cache[key].search(mode, weight)
 
     return make

@@ -245,30 +245,55 @@ def fused_search(
     """Reyn's ranking fused with the embedding's cosine ranking (top 50 of each). ``mode`` "rank":
     reciprocal rank, ``1/(k + rank) + weight/(k + rank_embedding)``; "score": the BM25F score over
     the query's best score plus ``weight`` times the cosine. ``weight`` 0 is Reyn's ranking alone."""
-    import numpy as np
-    from reyn_tools_search.index import ToolIndex, query_terms
-    from reyn_tools_search.ranking import DEFAULT_RANKING
+    return Fusion(tools, model, fields).search(mode, weight, k)
 
-    index = ToolIndex(tools, DEFAULT_RANKING)
-    names = [t.name for t in tools]
-    matrix = model.embed([semantic_text(t, fields) for t in tools], norm=True)
-    depth = max(DEPTHS)
 
-    def search(query: str) -> list[str]:
-        lexical = np.asarray(index._scorer.scores(query_terms(query, DEFAULT_RANKING)) or [0.0] * len(names))
-        first = [i for i in np.argsort(-lexical, kind="stable")[:depth] if lexical[i] > 0]
-        sims = matrix @ model.embed([query], norm=True)[0]
-        second = list(np.argsort(-sims, kind="stable")[:depth])
-        score: dict[int, float] = {}
-        if mode == "rank":
-            for rank, i in enumerate(first):
-                score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
-            for rank, i in enumerate(second):
-                score[i] = score.get(i, 0.0) + weight / (k + rank + 1)
-        else:
-            top = float(lexical.max()) or 1.0
-            for i in set(first) | set(second):
-                score[i] = float(lexical[i]) / top + weight * float(sims[i])
-        return [names[i] for i in sorted(score, key=lambda i: (-score[i], names[i]))[:depth]]
+DEPTH = max(DEPTHS)
 
-    return search
+
+class Fusion:
+    """BM25F (``DEFAULT_RANKING``) fused with a static embedding's cosine over the top ``DEPTH`` of
+    each (``search(mode, weight)``: ``fused_search``'s rule), each query's lexical scores and cosines
+    computed once and shared by every weight (``cv_tool_search.py`` tries many)."""
+
+    def __init__(self, tools: Sequence[Any], model: Any, fields: str) -> None:
+        import numpy as np
+        from reyn_tools_search.index import ToolIndex, query_terms
+        from reyn_tools_search.ranking import DEFAULT_RANKING
+
+        self._np, self._terms, self._ranking = np, query_terms, DEFAULT_RANKING
+        self.names = [t.name for t in tools]
+        self.index = ToolIndex(tools, DEFAULT_RANKING)
+        self.model = model
+        self.matrix = model.embed([semantic_text(t, fields) for t in tools], norm=True)
+        self._cache: dict[str, tuple[Any, list[int], Any, list[int]]] = {}
+
+    def _parts(self, query: str) -> tuple[Any, list[int], Any, list[int]]:
+        np = self._np
+        got = self._cache.get(query)
+        if got is None:
+            scores = self.index._scorer.scores(self._terms(query, self._ranking)) or [0.0] * len(self.names)
+            lexical = np.asarray(scores)
+            first = [int(i) for i in np.argsort(-lexical, kind="stable")[:DEPTH] if lexical[i] > 0]
+            sims = self.matrix @ self.model.embed([query], norm=True)[0]
+            second = [int(i) for i in np.argsort(-sims, kind="stable")[:DEPTH]]
+            got = self._cache[query] = (lexical, first, sims, second)
+        return got
+
+    def search(self, mode: str, weight: float, k: int = 60) -> Callable[[str], list[str]]:
+        def run(query: str) -> list[str]:
+            lexical, first, sims, second = self._parts(query)
+            score: dict[int, float] = {}
+            if mode == "rank":
+                for rank, i in enumerate(first):
+                    score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
+                for rank, i in enumerate(second):
+                    score[i] = score.get(i, 0.0) + weight / (k + rank + 1)
+            else:
+                top = float(lexical.max()) or 1.0
+                for i in set(first) | set(second):
+                    score[i] = float(lexical[i]) / top + weight * float(sims[i])
+            ordered = sorted(score, key=lambda i: (-score[i], self.names[i]))
+            return [self.names[i] for i in ordered[:DEPTH]]
+
+        return run
