@@ -63,8 +63,8 @@ def missing_search_tool(registry: ToolRegistry, search_tool: str) -> str | None:
     if search_tool in registry:
         return None
     return (
-        f"no tool {search_tool!r} is loaded to find deferred tools: enable the "
-        'search pack (pip install reyn-tools-search; plugins.enable = [..., "search"]) or set '
+        f"no tool {search_tool!r} is loaded to find deferred tools: enable the search pack "
+        '(pip install --find-links DIST reyn-tools-search; plugins.enable = [..., "search"]) or set '
         "search_tool to the loaded tool that searches"
     )
 
