@@ -11,8 +11,8 @@ from reyn_core.loading.diagnostics import Diagnostic
 if TYPE_CHECKING:
     import pluggy
 
-    from reyn_core.isolation.info import IsolationInfo
-    from reyn_core.isolation.permissions import DeclaredPermissions
+    from reyn_core.loading.isolation_point import IsolatedPlugin
+    from reyn_core.loading.permissions import DeclaredPermissions
     from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
@@ -71,7 +71,7 @@ class PluginState:
         self.commands: dict[str, Callable[..., int]] = {}
         self.agent_tools: dict[str, tuple[str, ...]] = {}  # from reyn_agent_tools
         self.permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
-        self.isolation: IsolationInfo | None = None  # set when the plugin runs in a sandboxed worker
+        self.isolation: IsolatedPlugin | None = None  # set when the plugin runs out of process (isolation_point)
 
     def fail(
         self,
