@@ -71,7 +71,7 @@ class PluginState:
         self.commands: dict[str, Callable[..., int]] = {}
         self.agent_tools: dict[str, tuple[str, ...]] = {}  # from reyn_agent_tools
         self.permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
-        self.isolation: IsolatedPlugin | None = None  # set when the plugin runs out of process (isolation_point)
+        self.isolation: IsolatedPlugin | None = None  # set when it runs out of process (isolation_point)
 
     def fail(
         self,
