@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from registry_kit import frozen_registry
 
-from reyn_core import ToolContext, ToolDenied, ToolGates, ToolOrigin, tool
-from reyn_core.host import RegistryBuilder, ToolRegistry
+from reyn_core import ToolContext, ToolDenied, ToolGates, tool
+from reyn_core.host import ToolRegistry
 from reyn_loops import LiteLLMClient
 from reyn_loops.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
@@ -50,8 +51,7 @@ class Tools:
 
 
 def build_registry(workspace: Path, calls: Calls, *, search: bool = False) -> ToolRegistry:
-    """The surface tests' tools; with ``search``, the search pack's ``find_tools`` too (registered as
-    the loader registers a plugin's tool), for deferral."""
+    """The surface tests' tools; with ``search``, the search pack's ``find_tools`` too, for deferral."""
 
     @tool(cluster="notes", purity="read_only")
     async def read_note(name: str) -> str:
@@ -111,14 +111,12 @@ def build_registry(workspace: Path, calls: Calls, *, search: bool = False) -> To
         calls.log.append(("plan", {"steps": steps}))
         return {"steps": steps}
 
-    builder = RegistryBuilder()
-    for t in (read_note, write_note, add, wipe, ask_user, delegate, plan):
-        builder.register(t)
+    tools: list[Any] = [read_note, write_note, add, wipe, ask_user, delegate, plan]
     if search:
         from reyn_tools_search.tools import find_tools
 
-        builder.register(find_tools, origin=ToolOrigin(kind="plugin", plugin_id="search"))
-    return builder.freeze()
+        tools.append(find_tools)
+    return frozen_registry(tools)
 
 
 @pytest.fixture
