@@ -136,8 +136,6 @@ _EXPORTS = {
     "TurnTools": "reyn_core.deferral",
     "estimate_tokens": "reyn_core.deferral",
     "found_tool_names": "reyn_core.deferral",
-    "search_tools": "reyn_core.tool_search",
-    "ToolMatch": "reyn_core.tool_search",
 }
 
 _exported, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
@@ -145,7 +143,8 @@ _moved = moved_attributes(__name__)
 
 
 def __getattr__(name: str) -> Any:
-    # a name that left the host API is the ImportError naming its new home (``reyn_core.moved``)
+    """An exported name, imported on first use; a name that left the core (``reyn_core.moved``) is
+    an ``ImportError`` naming its new distribution."""
     return _exported(name) if name in _EXPORTS else _moved(name)
 
 
