@@ -157,6 +157,12 @@ CODES: dict[str, CodeInfo] = {
         "entry-point group is a near miss of reyn.plugins",
         'rename the group to exactly [project.entry-points."reyn.plugins"] and reinstall the distribution',
     ),
+    "RD006": CodeInfo(
+        "warning",
+        "an extension entry point from a distribution not allowed to provide it was ignored",
+        "uninstall that distribution (a plugin or another distribution claiming reyn-isolation's, "
+        "reyn-otel's or an approval store's entry point); it was never imported",
+    ),
     # ---- import and plugin API
     "RI001": CodeInfo(
         "error",

@@ -32,7 +32,7 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
     """
     cand = p.candidate
     assert cand is not None and p.provenance is not None
-    problem = _import_origin(cand.entry_point, p.provenance)
+    problem = import_origin_problem(cand.entry_point, p.provenance)
     if problem is not None:
         p.fail(
             "refused",
@@ -140,7 +140,7 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str |
     return None
 
 
-def _import_origin(entry_point: str, rec: ProvenanceRecord) -> str | None:
+def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
     """Why the entry point's module would not be imported from the files the digest covers, or None
     when it would."""
     import importlib.util
@@ -210,4 +210,4 @@ def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     verified_finder().register(trees_of(rec))
 
 
-__all__ = ["import_plugin", "serve_from_digested_files", "verify_import_origin"]
+__all__ = ["import_origin_problem", "import_plugin", "serve_from_digested_files", "verify_import_origin"]
