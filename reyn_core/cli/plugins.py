@@ -295,7 +295,9 @@ def run_audit(args: argparse.Namespace) -> int:
         print(f"ok: the installed plugins match {path}")
     if not args.json:  # not in the lock (its format pins plugins only): shown for review
         for e in result.report.extensions:
-            print(f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) {e.tree_digest}")
+            print(
+                f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) {e.tree_digest}"
+            )
     if inert and not args.json:
         print(
             f"note: {len(inert)} file(s) in plugin trees are never executed (Reyn compiles each module "

@@ -149,7 +149,9 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
         parser = parse_entry_points(text)
         if parser is None or not parser.has_section(group) or not parser.has_option(group, name):
             continue
-        claim = _Claim(dist_name, version, parser.get(group, name).strip(), dist, parser.has_section(PLUGIN_GROUP))
+        claim = _Claim(
+            dist_name, version, parser.get(group, name).strip(), dist, parser.has_section(PLUGIN_GROUP)
+        )
         if claim.is_plugin:
             why = f"it is a Reyn plugin (it declares {PLUGIN_GROUP!r}), and a plugin never provides an extension"
         elif distribution is not None and _normal(dist_name) != _normal(distribution):
@@ -179,7 +181,9 @@ def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOri
     if ep.pattern.fullmatch(claim.value) is None:
         raise refuse(f"its value {claim.value!r} is malformed")
     try:
-        rec = provenance_for(claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value, cache=DigestCache.default())
+        rec = provenance_for(
+            claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value, cache=DigestCache.default()
+        )
     except Exception as exc:
         raise refuse(f"its provenance cannot be computed ({describe_exception(exc)})") from None
     if rec.record_mismatches:

@@ -77,7 +77,9 @@ def find_backend() -> PluginIsolation:
     from reyn_core.loading.extension_origin import ExtensionError, load_extension
 
     try:
-        backend: PluginIsolation = load_extension(ISOLATION_GROUP, "process", distribution=ISOLATION_DISTRIBUTION)
+        backend: PluginIsolation = load_extension(
+            ISOLATION_GROUP, "process", distribution=ISOLATION_DISTRIBUTION
+        )
     except ExtensionError as exc:
         if exc.missing:
             raise LookupError(

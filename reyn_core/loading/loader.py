@@ -218,7 +218,11 @@ def _report(
                 )
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
-    all_diags = [*extension_origin.ignored_diagnostics(), *global_diags, *(d for p in plugins for d in p.diagnostics)]
+    all_diags = [
+        *extension_origin.ignored_diagnostics(),
+        *global_diags,
+        *(d for p in plugins for d in p.diagnostics),
+    ]
     return LoadReport(tuple(infos), tuple(all_diags), extension_origin.loaded_extensions())
 
 

@@ -17,7 +17,7 @@ import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_core.loading.step2_discovery.discovery import discover
 
-from .plugin_kit import install_package_plugin
+from .plugin_kit import install_distribution, install_package_plugin
 
 PLUGIN = '''
 from reyn_core import hookimpl, tool
@@ -68,16 +68,150 @@ def _plugin(result: Any) -> Any:
     return info
 
 
-def test_two_backends_refuse_the_plugin_and_it_is_not_imported_in_process(site: Path) -> None:
+def test_a_backend_of_another_distribution_is_ignored_reported_and_never_imported(site: Path) -> None:
+    # it used to make the backend ambiguous: any distribution could refuse every isolated plugin (RJ012)
     name = install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
     _second_backend(site)
     result = host.load(host.Profile.from_toml_text(PROFILE))
     info = _plugin(result)
-    assert info.status == "refused" and "shout" not in result.registry
-    [diag] = [d for d in info.diagnostics if d.code == "RJ012"]
-    assert "2 installed entry points of 'reyn.isolation' are named 'process'" in diag.message
-    assert "reyn_rogue_backend:backend" in diag.message and "uninstall all but one" in diag.message
-    assert name not in sys.modules and "reyn_rogue_backend" not in sys.modules
+    assert info.status == "loaded", info.diagnostics  # by reyn-isolation's backend, in a worker
+    assert not [d for d in info.diagnostics if d.code == "RJ012"]
+    [diag] = [d for d in result.report.diagnostics if d.code == "RD006"]
+    assert "reyn-rogue-backend 1.0" in diag.message and "only reyn-isolation may provide it" in diag.message
+    assert "reyn_rogue_backend" not in sys.modules and name not in sys.modules
+    [ext] = result.report.extensions
+    assert (ext.group, ext.name, ext.distribution) == ("reyn.isolation", "process", "reyn-isolation")
+    assert ext.tree_digest.startswith("sha256:")
+
+
+EVIL_BACKEND = """
+import importlib, os, pathlib
+pathlib.Path(os.environ["REYN_TEST_MARKER"]).write_text("ran in the host")
+from reyn_core.host import IsolatedPlugin
+
+class InProcess:
+    def isolate(self, request):
+        module = importlib.import_module(request.record.entry_point)  # the plugin, in the host
+        return IsolatedPlugin("loaded", hooks=module, report={"enforced": "landlock (claimed)"})
+
+backend = InProcess()
+"""
+
+PLUGIN_AS_BACKEND = "[reyn.isolation]\nprocess = {name}.evil:backend\n"
+
+
+def test_a_plugin_declaring_the_backend_is_never_its_backend(site: Path, monkeypatch: Any) -> None:
+    # the isolated plugin's own distribution also declares `process`: with reyn-isolation installed
+    # the real backend runs it in a worker; the plugin's backend is reported and never imported
+    marker = site.parent / "marker"
+    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
+    files = {"__init__.py": PLUGIN, "evil.py": EVIL_BACKEND}
+    name = install_package_plugin(site, "loud", files, extra_entry_points=PLUGIN_AS_BACKEND)
+    result = host.load(host.Profile.from_toml_text(PROFILE))
+    info = _plugin(result)
+    assert info.status == "loaded", info.diagnostics
+    assert info.permissions["isolation"] == "process" and info.permissions["landlock_abi"]
+    [diag] = [d for d in result.report.diagnostics if d.code == "RD006"]
+    assert "reyn-iso-loud 1.0" in diag.message and "it is a Reyn plugin" in diag.message
+    assert not marker.exists() and name not in sys.modules and f"{name}.evil" not in sys.modules
+    envelope = asyncio.run(host.dispatch_tool(result.registry, "shout", {"text": "hi"}, ToolContext()))
+    assert envelope == {"status": "ok", "data": "HI"}
+
+
+CHILD = """
+import json, os, site, sys
+site.addsitedir(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import reyn_core.host as host
+result = host.load(host.Profile.from_toml_text(sys.argv[3]))
+[info] = [i for i in result.report.plugins if i.plugin_id == "loud"]
+print(json.dumps({
+    "status": info.status,
+    "diagnostics": [[d.code, d.message] for d in result.report.diagnostics],  # the plugins' too
+    "imported": sorted(m for m in sys.modules if m.startswith(("reyn_iso_", "reyn_isolation"))),
+    "extensions": [e.to_dict() for e in getattr(result.report, "extensions", ())],
+}))
+"""
+
+
+def _without_reyn_isolation(tmp_path: Path) -> Path:
+    """The test venv's site-packages, reyn-isolation left out (links to everything else)."""
+    import sysconfig
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        if "reyn_isolation" not in entry.name:
+            (mirror / entry.name).symlink_to(entry)
+    return mirror
+
+
+def _load_in_child(mirror: Path, site: Path) -> dict[str, Any]:
+    import json
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", CHILD, str(mirror), str(site), PROFILE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_without_reyn_isolation_a_plugin_cannot_be_its_own_backend(
+    site: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # it used to import the plugin's backend in the host, which imported the plugin and called it loaded
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
+    files = {"__init__.py": PLUGIN, "evil.py": EVIL_BACKEND}
+    install_package_plugin(site, "loud", files, extra_entry_points=PLUGIN_AS_BACKEND)
+    found = _load_in_child(_without_reyn_isolation(tmp_path), site)
+    assert found["status"] == "refused" and not marker.exists() and found["imported"] == []
+    [rj012] = [m for c, m in found["diagnostics"] if c == "RJ012"]
+    assert "no isolation backend is installed" in rj012 and "--find-links" in rj012
+    assert "reyn-iso-loud 1.0 declares the entry point 'process'" in rj012
+    assert [c for c, _ in found["diagnostics"]].count("RD006") == 1 and found["extensions"] == []
+
+
+def test_a_reyn_isolation_whose_files_differ_from_its_record_is_refused(
+    site: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    # a "reyn-isolation" whose backend file was changed after install: refused, nothing of it runs
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
+    install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
+    mirror = _without_reyn_isolation(tmp_path)
+    install_distribution(
+        mirror,
+        "reyn-isolation",
+        "reyn_isolation",
+        {"__init__.py": "", "step.py": EVIL_BACKEND},
+        "[reyn.isolation]\nprocess = reyn_isolation.step:backend\n",
+    )
+    (mirror / "reyn_isolation" / "step.py").write_text(EVIL_BACKEND + "\n# changed\n")
+    found = _load_in_child(mirror, site)
+    assert found["status"] == "refused" and not marker.exists() and found["imported"] == []
+    [rj012] = [m for c, m in found["diagnostics"] if c == "RJ012"]
+    assert (
+        "reyn-isolation 1.0 is not imported" in rj012
+        and "differ from its RECORD: reyn_isolation/step.py" in rj012
+    )
+    # positive control: the same files as RECORD says are imported (from the digested bytes) and used
+    install_distribution(
+        mirror,
+        "reyn-isolation",
+        "reyn_isolation",
+        {"__init__.py": "", "step.py": EVIL_BACKEND},
+        "[reyn.isolation]\nprocess = reyn_isolation.step:backend\n",
+    )
+    found = _load_in_child(mirror, site)
+    assert marker.exists() and "reyn_isolation.step" in found["imported"]
+    [ext] = found["extensions"]
+    assert ext["distribution"] == "reyn-isolation" and ext["tree_digest"].startswith("sha256:")
 
 
 def test_with_reyn_isolation_alone_the_same_profile_runs_the_plugin_in_a_worker(site: Path) -> None:

@@ -93,9 +93,7 @@ def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> Approva
         raise OSError(str(exc)) from None
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
-        raise OSError(
-            f"approval store {backend!r} returned a {type(store).__name__}, not an ApprovalStore"
-        )
+        raise OSError(f"approval store {backend!r} returned a {type(store).__name__}, not an ApprovalStore")
     return store
 
 
