@@ -16,6 +16,7 @@ from typing import Any
 import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_core.loading.step2_discovery.discovery import discover
+from site_mirror import site_without
 
 from .plugin_kit import install_distribution, install_package_plugin
 
@@ -134,18 +135,6 @@ print(json.dumps({
 """
 
 
-def _without_reyn_isolation(tmp_path: Path) -> Path:
-    """The test venv's site-packages, reyn-isolation left out (links to everything else)."""
-    import sysconfig
-
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
-        if "reyn_isolation" not in entry.name:
-            (mirror / entry.name).symlink_to(entry)
-    return mirror
-
-
 def _load_in_child(mirror: Path, site: Path) -> dict[str, Any]:
     import json
     import subprocess
@@ -169,7 +158,7 @@ def test_without_reyn_isolation_a_plugin_cannot_be_its_own_backend(
     monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     files = {"__init__.py": PLUGIN, "evil.py": EVIL_BACKEND}
     install_package_plugin(site, "loud", files, extra_entry_points=PLUGIN_AS_BACKEND)
-    found = _load_in_child(_without_reyn_isolation(tmp_path), site)
+    found = _load_in_child(site_without(tmp_path, "reyn_isolation"), site)
     assert found["status"] == "refused" and not marker.exists() and found["imported"] == []
     [rj012] = [m for c, m in found["diagnostics"] if c == "RJ012"]
     assert "no isolation backend is installed" in rj012 and "--find-links" in rj012
@@ -184,7 +173,7 @@ def test_a_reyn_isolation_whose_files_differ_from_its_record_is_refused(
     marker = tmp_path / "marker"
     monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
-    mirror = _without_reyn_isolation(tmp_path)
+    mirror = site_without(tmp_path, "reyn_isolation")
     install_distribution(
         mirror,
         "reyn-isolation",
