@@ -4,13 +4,12 @@ discovers, digests, and imports it — in process or in an isolated worker — l
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import importlib
 import sys
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+
+from site_plugin import install_distribution
 
 from reyn_core.loading.step2_discovery.discovery import discover
 
@@ -29,12 +28,6 @@ def read(path: str) -> str:
 """
 """The source of two test tools, ``write`` and ``read`` (a plugin's source that uses them imports
 ``pathlib`` and ``tool``)."""
-
-
-def _record_line(site: Path, rel: str) -> str:
-    data = (site / rel).read_bytes()
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{rel},sha256={digest},{len(data)}"
 
 
 def install_package_plugin(
@@ -62,43 +55,6 @@ def install_package_plugin(
     if str(site) in sys.path:
         discover(refresh=True)  # a load's discovery is cached per sys.path: rescan after this install
     return name
-
-
-def install_distribution(
-    site: Path,
-    dist_name: str,
-    package: str,
-    files: Mapping[str, str],
-    entry_points: str,
-    *,
-    version: str = "1.0",
-) -> Path:
-    """Write package ``package`` (``files``: name → text, dedented) and the dist-info of ``dist_name``
-    declaring ``entry_points`` into ``site``, RECORD hashing each file, as an installer would (replacing
-    an earlier install); returns the dist-info folder."""
-    folder = site / package
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.iterdir():
-        if old.is_file():
-            old.unlink()
-    for old in site.glob(f"{package}-*.dist-info"):
-        for f in old.iterdir():
-            f.unlink()
-        old.rmdir()
-    rels = []
-    for filename, text in files.items():
-        (folder / filename).write_text(textwrap.dedent(text))
-        rels.append(f"{package}/{filename}")
-    info = site / f"{package}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist_name}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(entry_points)
-    rels += [f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
-    (info / "RECORD").write_text(
-        "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
-    )
-    importlib.invalidate_caches()  # metadata lookups cache a folder's listing by its mtime
-    return info
 
 
 def declaration(**permissions: object) -> str:

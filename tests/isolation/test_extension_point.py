@@ -13,12 +13,14 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from site_mirror import site_without
+from site_plugin import install_distribution
+
 import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_core.loading.step2_discovery.discovery import discover
-from site_mirror import site_without
 
-from .plugin_kit import install_distribution, install_package_plugin
+from .plugin_kit import install_package_plugin
 
 PLUGIN = '''
 from reyn_core import hookimpl, tool
