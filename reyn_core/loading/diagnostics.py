@@ -333,9 +333,10 @@ CODES: dict[str, CodeInfo] = {
     ),
     "RJ012": CodeInfo(
         "error",
-        "isolation is asked for but no isolation backend is installed",
-        "pip install reyn-isolation (it brings reyn-sandbox); the plugin is not loaded until then, "
-        "never in process instead",
+        "isolation is asked for but no verified isolation backend is installed",
+        "install reyn-isolation from the project's wheelhouse (pip install --find-links DIST reyn-isolation, "
+        "DIST being the folder `make dist` fills; it brings reyn-sandbox), or reinstall it when its files "
+        "differ from its RECORD; the plugin is not loaded until then, never in process instead",
     ),
 }
 
