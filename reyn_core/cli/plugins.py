@@ -296,7 +296,8 @@ def run_audit(args: argparse.Namespace) -> int:
     if not args.json:  # not in the lock (its format pins plugins only): shown for review
         for e in result.report.extensions:
             print(
-                f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) {e.tree_digest}"
+                f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) "
+                f"{e.tree_digest}"
             )
     if inert and not args.json:
         print(

@@ -153,7 +153,10 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
             dist_name, version, parser.get(group, name).strip(), dist, parser.has_section(PLUGIN_GROUP)
         )
         if claim.is_plugin:
-            why = f"it is a Reyn plugin (it declares {PLUGIN_GROUP!r}), and a plugin never provides an extension"
+            why = (
+                f"it is a Reyn plugin (it declares {PLUGIN_GROUP!r}), and a plugin never provides an "
+                "extension"
+            )
         elif distribution is not None and _normal(dist_name) != _normal(distribution):
             why = f"only {distribution} may provide it"
         else:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reyn_core import observation
 from reyn_core.errors import describe_exception
+from reyn_core.loading import extension_origin
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.isolation_step import (
     declared_of,
@@ -24,7 +25,6 @@ from reyn_core.loading.isolation_step import (
     settings_in_process,
 )
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading import extension_origin
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.step1_profile.profile import Profile, load_profile
