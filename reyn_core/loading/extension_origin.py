@@ -173,7 +173,7 @@ def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOri
     from reyn_core.errors import describe_exception
     from reyn_core.loading.step3_provenance.cache import DigestCache
     from reyn_core.loading.step3_provenance.record import provenance_for
-    from reyn_core.loading.step4_import.importing import import_origin_problem, serve_from_digested_files
+    from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
 
     who = f"{claim.distribution} {claim.version}"
 
