@@ -334,9 +334,8 @@ CODES: dict[str, CodeInfo] = {
     "RJ012": CodeInfo(
         "error",
         "isolation is asked for but no verified isolation backend is installed",
-        "install reyn-isolation from the project's wheelhouse (pip install --find-links DIST reyn-isolation, "
-        "DIST being the folder `make dist` fills; it brings reyn-sandbox), or reinstall it when its files "
-        "differ from its RECORD; the plugin is not loaded until then, never in process instead",
+        "pip install --find-links DIST reyn-isolation (DIST: the wheelhouse `make dist` fills; it brings "
+        "reyn-sandbox), or reinstall it if its files differ from its RECORD; never loaded in process instead",
     ),
 }
 
@@ -370,15 +369,9 @@ class Diagnostic:
     ) -> Diagnostic:
         """A diagnostic whose severity and hint default to the code's entry in ``CODES``."""
         info = CODES.get(code)
-        return cls(
-            code=code,
-            severity=severity or (info.severity if info else "error"),
-            message=message,
-            hint=hint if hint else (info.hint if info else ""),
-            plugin=plugin,
-            tool=tool,
-            traceback=traceback,
-        )
+        severity = severity or (info.severity if info else "error")
+        hint = hint if hint else (info.hint if info else "")
+        return cls(code, severity, message, hint, plugin, tool, traceback)
 
     @property
     def is_error(self) -> bool:
