@@ -23,6 +23,7 @@ from .. import gates
 from ..tool import ToolDefinition, refuse_subclassing
 
 if TYPE_CHECKING:
+    from ..context import ToolContext
     from ..validation import ModelValidator, SchemaValidator
     from .handlers import CallShape
 
@@ -140,10 +141,17 @@ class PreparedTool:
                     validator = self._validator = choose_validator(self.definition, None, self._schema)
         return validator
 
-    def check(self, parsed: Any, *, bounded: bool = False) -> tuple[Any, list[Any]]:
-        """The one validator's ``check`` of a call's own arguments, strict-mode ``null`` optionals
-        dropped first: ``(what the handler is bound from, [])`` or ``(None, problems)``."""
-        validator = self._validator or self.validator
+    def arguments(self, parsed: Any, ctx: ToolContext, *, bounded: bool = False) -> tuple[Any, list[Any]]:
+        """The handler's keyword arguments from a call's own ``parsed`` arguments, once the handler
+        resolved (``resolved``): what the one validator made of them (strict-mode ``null`` optionals
+        dropped first), bound by the handler's call shape — ``(kwargs, [])``, or ``(None, problems)``.
+        A model tool's validator built the handler's model instance, which is bound as it is; for any
+        other, pydantic converts the validated arguments to the handler's annotated types, and a
+        model that refuses them is reported as the call's problems. ``bounded``: the caller knows
+        ``parsed`` is within a stricter bound than the size bound, which is then not walked again."""
+        shape = self.shape
+        validator = self._validator
+        assert shape is not None and validator is not None  # both settled by ``resolved``
         names = self._null_optionals
         if names is None:
             names = self.null_optionals
@@ -151,7 +159,12 @@ class PreparedTool:
             from ..validation import without_null_optionals
 
             parsed = without_null_optionals(parsed, names)
-        return validator.check(parsed, bounded=bounded)
+        checked, problems = validator.check(parsed, bounded=bounded)
+        if problems:
+            return None, problems
+        if validator.binds:
+            return shape.bind_instance(checked, ctx), problems
+        return _bound(shape, checked, ctx)
 
     @property
     def digest(self) -> str:
@@ -173,3 +186,16 @@ class PreparedTool:
 
             names = self._null_optionals = optional_non_nullable(self.definition.parameters)
         return names
+
+
+def _bound(shape: CallShape, checked: Any, ctx: ToolContext) -> tuple[Any, list[Any]]:
+    """``shape.bind`` of arguments a schema validator accepted: pydantic converts them to the
+    handler's types; a refusal is ``(None, problems)``, worded from pydantic's errors."""
+    from pydantic import ValidationError
+
+    try:
+        return shape.bind(checked, ctx)[1], []
+    except ValidationError as exc:
+        from ..validation import problems_from_pydantic
+
+        return None, problems_from_pydantic(exc, value=checked)

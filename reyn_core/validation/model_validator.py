@@ -9,7 +9,7 @@ as for every tool."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -80,7 +80,8 @@ class ModelValidator:
 
     def check(self, value: Any, *, bounded: bool = False) -> tuple[Any, list[ArgumentProblem]]:
         """The model instance of ``value``, or the problems; ``bounded``: the caller already knows
-        ``value`` is within the size bound (a stricter one, ``small``), so it is not walked again."""
+        ``value`` is within the size bound (a stricter one: the dispatcher's ``own_small``), so it is not
+        walked again."""
         if not bounded:
             too_large = size_problems(value)
             if too_large:
@@ -88,21 +89,28 @@ class ModelValidator:
         if type(value) is not dict:
             return None, [ArgumentProblem("", not_an_object_message(value))]
         closed = self._closed
-        unexpected: list[Any] = []
-        if closed is not None and not value.keys() <= closed:
-            unexpected = [key for key in value if key not in closed]
+        unexpected = (
+            () if closed is None or closed.issuperset(value) else [k for k in value if k not in closed]
+        )
         try:
             instance = self._validate(value, strict=self._strict)
-            if not unexpected:
-                return instance, []
-            problems: list[ArgumentProblem] = []
         except ValidationError as exc:
-            problems = pydantic_problems(exc, value, self._schema, capped=False)
+            return None, self._refusal(value, unexpected, exc)
+        if unexpected:
+            return None, self._refusal(value, unexpected, None)
+        return instance, []
+
+    def _refusal(
+        self, value: dict[Any, Any], unexpected: Sequence[Any], error: ValidationError | None
+    ) -> list[ArgumentProblem]:
+        """The problems of a refused ``value``: the model's errors (``error``) and the keys the closed
+        root schema does not list (``unexpected``), in the order of ``value``'s keys, capped."""
+        problems = [] if error is None else pydantic_problems(error, value, self._schema, capped=False)
         if unexpected:
             problems.extend(unexpected_problems(unexpected, self._schema))
             order = {key: i for i, key in enumerate(value)}
             problems.sort(key=lambda p: order.get(_first_token(p.pointer), -1))
-        return None, capped(problems) or [ArgumentProblem("", "the arguments do not match the tool's schema")]
+        return capped(problems) or [ArgumentProblem("", "the arguments do not match the tool's schema")]
 
 
 def _first_token(pointer: str) -> str:
