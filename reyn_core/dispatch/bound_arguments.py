@@ -175,9 +175,14 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
     ``_INLINE_PROPERTIES`` values, each a JSON scalar, strings of at most ``_INLINE_CHARS``), which is
     validated on the event loop. The common call, a small flat dict, is copied and judged in one
     pass over the copy; any other dict is copied whole by ``own_arguments``."""
-    copied = type(args) is dict
-    parsed, problems = (dict(args), []) if copied else own_arguments(args)
-    if not problems and type(parsed) is dict and len(parsed) <= _INLINE_PROPERTIES:
+    owned = type(args) is not dict
+    if owned:  # JSON text (parsed afresh) or another mapping (copied whole)
+        parsed, problems = own_arguments(args)
+        if problems or type(parsed) is not dict:
+            return parsed, problems, False
+    else:
+        parsed = dict(args)
+    if len(parsed) <= _INLINE_PROPERTIES:
         for value in parsed.values():
             kind = type(value)
             if kind is str:
@@ -186,9 +191,11 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
             elif kind not in _FLAT_VALUES:
                 break
         else:
-            return parsed, problems, True
-    if copied:  # nested or long values: the copy of every container, and the depth bound
-        parsed, problems = own_arguments(args)
+            return parsed, [], True
+    if owned:
+        return parsed, [], False
+    # a dict with nested or long values: every container copied, the depth bounded
+    parsed, problems = own_arguments(args)
     return parsed, problems, False
 
 

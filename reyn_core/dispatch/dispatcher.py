@@ -96,7 +96,7 @@ async def invoke_tool(
     ctx: ToolContext,
     *,
     surface: str | None = None,
-    exclude: Iterable[str] = (),
+    exclude: Iterable[str] = frozenset(),
     allowed_ops: Iterable[str] | None = None,
     approval: str | None = None,
 ) -> Any:
@@ -172,7 +172,7 @@ async def invoke_tool(
         if problems:  # the arguments could not be parsed
             raise invalid(tool, problems)
         if is_small:
-            kwargs, problems = prepared.arguments(parsed, call_ctx, bounded=True)
+            kwargs, problems = prepared.arguments(parsed, call_ctx, True)
         else:  # a large call: validated and bound in a worker thread
             kwargs, problems = await arguments_in_thread(prepared, parsed, call_ctx)
         if problems:
