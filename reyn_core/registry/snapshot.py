@@ -58,13 +58,12 @@ class ToolRegistry:
     and nothing can compute those differently later.
     """
 
-    # ``operator`` and ``approvals`` are read-only attributes (``__setattr__`` and ``__delattr__``
-    # refuse): the dispatcher reads them on every call, without a property's frame.
+    # ``operator``, ``hooks``, ``call_hooks`` and ``approvals`` are read-only attributes
+    # (``__setattr__`` and ``__delattr__`` refuse): the dispatcher reads them on every call, without
+    # a property's frame.
     __slots__ = {
         "__weakref__": None,
-        "_call_hooks": None,
         "_derived": None,
-        "_hooks": None,
         "_original_names": None,
         "_prepare_lock": None,
         "_prepared": None,
@@ -72,6 +71,9 @@ class ToolRegistry:
         "_sorted": None,
         "_tools": None,
         "approvals": "The approval check the dispatcher runs before the hooks and the handler (None: none).",
+        "call_hooks": "``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when "
+        "the snapshot is made, so a call to a registry without hooks does no hook work at all.",
+        "hooks": "The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none).",
         "operator": "Gate layer 2: the operator policy of the profile this registry was built from.",
     }
     _tools: Mapping[str, RegisteredTool]
@@ -79,8 +81,8 @@ class ToolRegistry:
     _original_names: Mapping[str, str]
     _settings: Mapping[str, Any]
     operator: gates.OperatorPolicy
-    _hooks: ToolCallHooks | None
-    _call_hooks: ToolCallHooks | None
+    hooks: ToolCallHooks | None
+    call_hooks: ToolCallHooks | None
     approvals: CallApprovals | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
@@ -108,9 +110,9 @@ class ToolRegistry:
         init(self, "_sorted", tuple(tools[n].definition for n in sorted(tools)))
         init(self, "_original_names", MappingProxyType(dict(original_names)))
         init(self, "operator", operator)
-        init(self, "_hooks", hooks)
+        init(self, "hooks", hooks)
         # decided once: a snapshot whose hooks have neither ``before`` nor ``after`` runs none
-        init(self, "_call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
+        init(self, "call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
         init(self, "approvals", approvals)
         init(self, "_settings", MappingProxyType(dict(settings)))
         # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
@@ -139,17 +141,6 @@ class ToolRegistry:
     def frozen(self) -> bool:
         """Always True: a ``ToolRegistry`` is a snapshot (``RegistryBuilder`` is what changes)."""
         return True
-
-    @property
-    def hooks(self) -> ToolCallHooks | None:
-        """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
-        return self._hooks
-
-    @property
-    def call_hooks(self) -> ToolCallHooks | None:
-        """``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when the
-        snapshot is made, so a call to a registry without hooks does no hook work at all."""
-        return self._call_hooks
 
     # ------------------------------------------------------------------ reading
 
