@@ -22,6 +22,9 @@ trip 12 µs; start-up 76 ms in process vs 683 ms isolated.
 After the adversarial pass (a depth check on each frame, both sides; the worker's fork and
 unix-socket filters) one run of 1,000 calls on the loaded machine: 110 µs in process / 228 µs
 isolated, +119 µs (met); bare round trip 12 µs; start-up 51 ms vs 729 ms.
+After isolation left the core for reyn-isolation, reached through the core's extension point (issue
+24, one run of 1,000 calls, load average ~6): 102 µs in process / 198 µs isolated, +96 µs (met); bare
+round trip 12 µs; start-up 106 ms vs 683 ms.
 
 Run: ``python benchmarks/bench_isolation.py [--calls N]`` or ``main()`` from benchmarks/run.py.
 """

@@ -98,6 +98,27 @@ _EXPORTS = {
     "ToolLog": "reyn_core.tool_reports",
     "ToolReport": "reyn_core.tool_reports",
     "LOG_LEVELS": "reyn_core.tool_reports",
+    # running a plugin out of process: the extension point (a `reyn.isolation` entry point named
+    # `process`, docs/security.md#isolated-plugins) and what a worker needs to load and serve a plugin
+    # the way the core does (reyn-isolation uses these and nothing else of the core's internals)
+    "PluginIsolation": "reyn_core.loading.isolation_point",
+    "IsolationRequest": "reyn_core.loading.isolation_point",
+    "IsolatedPlugin": "reyn_core.loading.isolation_point",
+    "DeclaredPermissions": "reyn_core.loading.permissions",
+    "ProvenanceRecord": "reyn_core.loading.step3_provenance.record",
+    "serve_from_digested_files": "reyn_core.loading.step4_import.importing",
+    "plugin_manager": "reyn_core.hookspecs",
+    "as_definition": "reyn_core.tool",
+    "served_fields": "reyn_core.definition_digest",
+    "SURFACES": "reyn_core.context",
+    "CallShape": "reyn_core.registry.handlers",
+    "call_shape": "reyn_core.registry.handlers",
+    "resolve_reference": "reyn_core.registry.handlers",
+    "run_handler": "reyn_core.dispatch.runner",
+    "handler_exit": "reyn_core.dispatch.runner",
+    "describe_handler_error": "reyn_core.dispatch.runner:describe",
+    "to_jsonable": "reyn_core.jsondata",
+    "depth_within": "reyn_core.jsondata",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

@@ -15,6 +15,12 @@ from typing import Any
 # The LLM runtime left the core for the reyn-loops distribution (issue 24), plugin id ``loops``.
 _LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
 _LOOPS_PLUGIN = "loops"
+# Isolated plugins left the core for the reyn-isolation distribution (issue 24): the host side and the
+# worker; the core keeps the permission declaration and the extension point (``loading.isolation_point``).
+_ISOLATION = (
+    "reyn-isolation",
+    "pip install --find-links DIST reyn-isolation, DIST being the wheelhouse of `make dist`",
+)
 
 MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.loops": ("reyn_loops", _LOOPS),
@@ -26,6 +32,8 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.errors.LLMCallError": ("reyn_loops.errors.LLMCallError", _LOOPS),
     "reyn_core.errors.ReplayMissing": ("reyn_loops.errors.ReplayMissing", _LOOPS),
     "reyn_core.errors.ReplayFixtureError": ("reyn_loops.errors.ReplayFixtureError", _LOOPS),
+    "reyn_core.isolation": ("reyn_isolation", _ISOLATION),
+    "reyn_core.worker": ("reyn_isolation.worker", _ISOLATION),
 }
 """Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install))."""
 

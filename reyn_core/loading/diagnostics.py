@@ -6,15 +6,14 @@ fix it. Code families:
 
 ``RS…`` tool parameters schema (core ``schema.py``), ``RT…`` tool registration (core
 ``registry.py``), ``RD…`` discovery and selection, ``RI…`` import and plugin API, ``RC…`` settings
-and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` isolated plugins (``isolation.codes``).
+and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` permissions and isolated plugins (those the
+core reports are here; the isolation backend, reyn-isolation, words its own from its ``codes``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from reyn_core.isolation.codes import ISOLATION_CODES
 
 Severity = Literal["error", "warning", "info"]
 
@@ -312,8 +311,24 @@ CODES: dict[str, CodeInfo] = {
         "review the installed plugins, then re-run `reyn plugins lock` to write the current format; "
         "while [lock] enforce = true every enabled plugin is refused until then",
     ),
+    # ---- permissions and isolation (the rest of RJ… is reyn-isolation's: reyn_isolation/codes.py)
+    "RJ001": CodeInfo(
+        "error",
+        "malformed permission declaration",
+        "fix reyn_permissions.toml in the plugin's package (docs/writing-a-plugin.md#declaring-permissions)",
+    ),
+    "RJ006": CodeInfo(
+        "warning",
+        "grants without isolation are not enforced",
+        'add isolation = "process" to [plugins.<id>], or remove [plugins.<id>.grants]',
+    ),
+    "RJ012": CodeInfo(
+        "error",
+        "isolation is asked for but no isolation backend is installed",
+        "pip install reyn-isolation (it brings reyn-sandbox); the plugin is not loaded until then, "
+        "never in process instead",
+    ),
 }
-CODES.update({code: CodeInfo(*entry) for code, entry in ISOLATION_CODES.items()})  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from reyn_core.loading.diagnostics import Diagnostic
 if TYPE_CHECKING:
     import pluggy
 
-    from reyn_core.isolation.info import IsolationInfo
-    from reyn_core.isolation.permissions import DeclaredPermissions
+    from reyn_core.loading.isolation_point import IsolatedPlugin
+    from reyn_core.loading.permissions import DeclaredPermissions
     from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
@@ -43,7 +43,7 @@ class PluginState:
     commands: dict[str, Callable[..., int]] = field(default_factory=dict)
     agent_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)  # from reyn_agent_tools
     permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
-    isolation: IsolationInfo | None = None  # set when the plugin runs in a sandboxed worker
+    isolation: IsolatedPlugin | None = None  # set when the plugin runs out of process (isolation_point)
 
     def fail(
         self,

@@ -39,7 +39,7 @@ class PluginLoadInfo:
     enabled: bool = False
     permissions: Mapping[str, Any] | None = None
     """What the plugin declares (``reyn_permissions.toml``), how it runs (``isolation``) and, isolated,
-    what it was granted and what the kernel enforces (``reyn_core.loading.isolation_step``)."""
+    what it was granted and what the kernel enforces (``reyn_core.loading.isolation_point``)."""
 
     @property
     def short_digest(self) -> str:

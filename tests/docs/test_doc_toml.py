@@ -9,7 +9,7 @@
   ``reyn_core.loading.step3_provenance.lock_file.read_lock``.
 - A block with ``name`` and ``task`` is a ``reyn phase run`` file: it must pass ``read_phase_file``.
 - A block with top-level ``version`` and ``[permissions]`` is a plugin's ``reyn_permissions.toml``: it
-  must pass ``reyn_core.isolation.permissions.parse_declaration``.
+  must pass ``reyn_core.loading.permissions.parse_declaration``.
 - A block whose first line is ``# fragment`` is a piece of a larger file: only ``tomllib``-parsed.
 
 Elision: in a profile, a digest written ``"sha256:…"`` stands for any digest (it is replaced by a
@@ -28,7 +28,7 @@ import pytest
 
 import reyn_core
 import reyn_core.host
-from reyn_core.isolation.permissions import DeclarationError, parse_declaration
+from reyn_core.loading.permissions import DeclarationError, parse_declaration
 from reyn_core.loading.step3_provenance.lock_file import read_lock
 from reyn_loops.cli.phase import read_phase_file
 

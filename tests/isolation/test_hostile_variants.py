@@ -19,7 +19,7 @@ import pytest
 
 import reyn_core.host as host
 from reyn_core import ToolContext
-from reyn_core.isolation.protocol import HEADER
+from reyn_isolation.protocol import HEADER
 
 from .conftest import Listener
 from .plugin_kit import declaration, install_package_plugin

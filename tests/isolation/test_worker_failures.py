@@ -149,8 +149,8 @@ def test_definitions_that_change_after_load_are_refused_like_a_rug_pull(site: Pa
 
 
 def test_a_call_cancelled_after_its_result_came_sends_no_cancel_and_keeps_the_worker(hostile: Any) -> None:
-    from reyn_core.isolation.client import WorkerClient
-    from reyn_core.isolation.wire import context_to_data
+    from reyn_isolation.client import WorkerClient
+    from reyn_isolation.wire import context_to_data
 
     ctx = context_to_data(ToolContext(surface="cli"))
 

@@ -74,9 +74,9 @@ def hostile_spans() -> str:
     """Reply once with malformed spans beside a good result (list ids, a start of 1e400)."""
     import json
 
-    import reyn_core.worker.call_server as server
-    import reyn_core.worker.spans as spans
-    from reyn_core.isolation.protocol import HEADER
+    import reyn_isolation.worker.call_server as server
+    import reyn_isolation.worker.spans as spans
+    from reyn_isolation.protocol import HEADER
 
     real_take, real_encode = spans._take, server.encode
 
@@ -127,7 +127,7 @@ def end_late() -> int:
 @tool(purity="read_only")
 def buffered() -> int:
     """How many finished spans the worker holds (this call's own span is still open)."""
-    import reyn_core.worker.spans as spans
+    import reyn_isolation.worker.spans as spans
 
     return len(spans._state["exporter"].get_finished_spans())
 
@@ -230,7 +230,7 @@ def test_tracing_off_sends_no_context_and_the_worker_imports_no_opentelemetry(
 
 
 def test_spans_a_worker_sends_are_bounded_and_malformed_ones_dropped(exporter: InMemorySpanExporter) -> None:
-    from reyn_core.isolation.worker_spans import MAX_SPANS, recreate
+    from reyn_isolation.worker_spans import MAX_SPANS, recreate
 
     configure_tracing(True, hash_key=b"k" * 32)
     tracer = trace.get_tracer("test")
@@ -300,7 +300,7 @@ def test_malformed_spans_from_a_worker_are_dropped_and_its_result_kept(
 
 
 def test_a_frame_with_a_non_json_constant_is_malformed_and_real_numbers_pass() -> None:
-    from reyn_core.isolation.protocol import HEADER, ProtocolError, decode, encode
+    from reyn_isolation.protocol import HEADER, ProtocolError, decode, encode
 
     for constant in (b"NaN", b"Infinity", b"-Infinity"):
         with pytest.raises(ProtocolError, match="not a JSON value"):

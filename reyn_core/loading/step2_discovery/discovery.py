@@ -189,6 +189,19 @@ def _is_near_miss(group: str) -> bool:
     ) in (GROUP, "reyn.plugin")
 
 
+def named_entry_point(group: str, name: str) -> md.EntryPoint | None:
+    """The one installed entry point ``name`` of ``group`` (an extension the profile selects by name:
+    an approval store, the isolation backend); None when none is installed, ``LookupError`` naming
+    each when several are — the profile cannot say which one it meant."""
+    found = {ep.value: ep for ep in md.entry_points(group=group, name=name)}
+    if len(found) > 1:
+        raise LookupError(
+            f"{len(found)} installed entry points of {group!r} are named {name!r} "
+            f"({', '.join(sorted(found))}); uninstall all but one"
+        )
+    return next(iter(found.values()), None)
+
+
 def _normalized_name(dist: md.Distribution) -> str:
     name = getattr(dist, "_normalized_name", None)  # cheap: taken from the .dist-info folder name
     if not name:

@@ -45,7 +45,7 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
     cand = p.candidate
     assert cand is not None
     try:
-        _serve_from_digested_files(p.provenance)
+        serve_from_digested_files(p.provenance)
         module = cand.ep.load()
     except KeyboardInterrupt:
         raise
@@ -200,7 +200,7 @@ def _path_entry(path: str) -> str:
     return ""
 
 
-def _serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
+def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     """From now on, every module under the plugin's top-level names — the entry point and any module
     imported later, such as a lazy ``"module:attr"`` handler — is compiled from the bytes of its
     digested file, read once and hash-checked at import (``verified_import``)."""
@@ -210,4 +210,4 @@ def _serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     verified_finder().register(trees_of(rec))
 
 
-__all__ = ["import_plugin", "verify_import_origin"]
+__all__ = ["import_plugin", "serve_from_digested_files", "verify_import_origin"]

@@ -76,23 +76,19 @@ class UnusableStore:
 
 def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> ApprovalStore:
     """The store of the ``backend`` entry point (``OSError`` / ``ValueError`` saying why not)."""
-    from importlib.metadata import entry_points
-
     from reyn_core.approvals import ApprovalStore
+    from reyn_core.loading.step2_discovery.discovery import named_entry_point
 
-    found = {ep.value: ep for ep in entry_points(group=STORE_GROUP, name=backend)}
-    if not found:
+    try:
+        ep = named_entry_point(STORE_GROUP, backend)
+    except LookupError as exc:
+        raise OSError(str(exc)) from None
+    if ep is None:
         raise OSError(
             f"no installed distribution provides the approval store {backend!r} (an entry point "
             f"named {backend!r} in the group {STORE_GROUP!r}); install it, or set [approvals] "
             'backend = "sqlite"'
         )
-    if len(found) > 1:
-        raise OSError(
-            f"{len(found)} installed entry points of {STORE_GROUP!r} are named {backend!r} "
-            f"({', '.join(sorted(found))}); uninstall all but one"
-        )
-    (ep,) = found.values()
     factory = ep.load()
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
@@ -103,30 +99,9 @@ def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> Approva
 
 
 def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, Any]]:
-    """What each isolated plugin's calls can touch: its worker's grants (names and paths; the
-    values of granted environment variables are never shown)."""
-    reach: dict[str | None, dict[str, Any]] = {}
-    for p in plugins:
-        if p.isolation is None:
-            continue
-        granted = p.isolation.granted
-
-        def listed(paths: tuple[str, ...]) -> str:
-            return ", ".join(paths) if paths else "nothing"
-
-        words = (
-            f"a sandboxed worker that may read {listed(granted.read)}; write {listed(granted.write)}; "
-            f"network: {'yes' if granted.network else 'no'}; start programs: "
-            f"{'yes' if granted.subprocess else 'no'}; environment variables: "
-            f"{listed(granted.environment)}"
-        )
-        reach[p.plugin_id] = {
-            "sandbox": "process",
-            "grants": granted.to_dict(),
-            "enforced": p.isolation.enforced.get("enforced"),
-            "summary": words,
-        }
-    return reach
+    """What each isolated plugin's calls can touch, as its isolation backend describes it (its
+    worker's grants: names and paths; the values of granted environment variables are never shown)."""
+    return {p.plugin_id: dict(p.isolation.reach) for p in plugins if p.isolation is not None}
 
 
 def approval_gate(

@@ -17,11 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from reyn_core.context import ToolContext
-from reyn_core.errors import ToolRuntimeMissing
-from reyn_core.isolation.client import WorkerClient
-from reyn_core.isolation.codes import Finding
-from reyn_core.isolation.wire import context_to_data, definition_from_data
+from reyn_core import ToolContext, ToolRuntimeMissing
+from reyn_isolation.client import WorkerClient
+from reyn_isolation.codes import Finding
+from reyn_isolation.wire import context_to_data, definition_from_data
 
 
 def pipe_handler(client: WorkerClient, name: str) -> Callable[..., Any]:

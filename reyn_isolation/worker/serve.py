@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 
-from reyn_core.isolation.protocol import FrameReader, FrameTooLarge, ProtocolError, encode, write_all
-from reyn_core.isolation.wire import definition_to_data
-from reyn_core.worker.plugin_host import LoadedPlugin, LoadFailure, load_plugin, record_from_data
+from reyn_isolation.protocol import FrameReader, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_isolation.wire import definition_to_data
+from reyn_isolation.worker.plugin_host import LoadedPlugin, LoadFailure, load_plugin, record_from_data
 
 LOAD_LIMIT = 64 << 20
 CALL_LIMIT = 64 << 20
@@ -73,7 +73,7 @@ def _forbid_unix_sockets() -> None:
 
 
 async def _serve(proto_in: int, proto_out: int, loaded: LoadedPlugin, limit: int) -> int:
-    from reyn_core.worker.call_server import CallServer
+    from reyn_isolation.worker.call_server import CallServer
 
     loop = asyncio.get_running_loop()
     server = CallServer(loaded, proto_out, limit, loop.create_future())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reyn_core.isolation.protocol import HEADER, FrameTooLarge, decode
+from reyn_isolation.protocol import HEADER, FrameTooLarge, decode
 
 
 class FrameParser:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reyn_core.isolation.codes import Finding
-from reyn_core.isolation.permissions import DeclaredPermissions
+from reyn_core.host import DeclaredPermissions
+from reyn_isolation.codes import Finding
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,15 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reyn_core import tracing
-from reyn_core.errors import ToolExecutionError, ToolRuntimeMissing
-from reyn_core.isolation.frames import FrameParser
-from reyn_core.isolation.host_paths import changed_root
-from reyn_core.isolation.process import WorkerProcess
-from reyn_core.isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
-from reyn_core.isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
-from reyn_core.isolation.worker_spans import recreate, trace_carrier
-from reyn_core.jsondata import canonical_json
+from reyn_core import ToolExecutionError, ToolRuntimeMissing, canonical_json
+from reyn_core.host import active_tracer
+from reyn_isolation.frames import FrameParser
+from reyn_isolation.host_paths import changed_root
+from reyn_isolation.process import WorkerProcess
+from reyn_isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
+from reyn_isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
+from reyn_isolation.worker_spans import recreate, trace_carrier
 
 LOAD_REPLY_LIMIT = 16 << 20
 
@@ -234,7 +233,7 @@ class WorkerClient:
         message: dict[str, Any] = {"op": "call", "id": call_id, "tool": tool, "args": dict(args)}
         if ctx != self._last_ctx:  # the worker keeps the last context it was sent (frames are ordered)
             message["ctx"] = self._last_ctx = dict(ctx)
-        if tracing.active is not None:  # the worker continues this trace (worker_spans)
+        if active_tracer() is not None:  # the worker continues this trace (worker_spans)
             carrier = trace_carrier()
             if carrier is not None:
                 message["trace"] = carrier
@@ -248,7 +247,7 @@ class WorkerClient:
         finally:
             self._pending.pop(call_id, None)
         self._failures = 0
-        if "spans" in reply and tracing.active is not None:
+        if "spans" in reply and active_tracer() is not None:
             recreate(reply["spans"])  # (never raises: malformed spans are dropped)
         if reply.get("ok") is True:
             return reply.get("data")

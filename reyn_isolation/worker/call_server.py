@@ -14,20 +14,32 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from reyn_core import gates
-from reyn_core.context import ToolContext
-from reyn_core.dispatch.runner import describe, handler_exit, run_handler
-from reyn_core.errors import InvalidToolArguments, ToolError, ToolGateRefused, ToolRuntimeMissing
-from reyn_core.isolation.frames import FrameParser
-from reyn_core.isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
-from reyn_core.isolation.wire import context_from_data
-from reyn_core.jsondata import depth_within, to_jsonable
-from reyn_core.registry.handlers import CallShape, call_shape, resolve_reference
-from reyn_core.tool import ToolDefinition
-from reyn_core.worker.plugin_host import LoadedPlugin
+from reyn_core import (
+    InvalidToolArguments,
+    ToolContext,
+    ToolDefinition,
+    ToolError,
+    ToolGateRefused,
+    ToolRuntimeMissing,
+)
+from reyn_core.host import (
+    CallShape,
+    call_shape,
+    depth_within,
+    gates,
+    handler_exit,
+    resolve_reference,
+    run_handler,
+    to_jsonable,
+)
+from reyn_core.host import describe_handler_error as describe
+from reyn_isolation.frames import FrameParser
+from reyn_isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_isolation.wire import context_from_data
+from reyn_isolation.worker.plugin_host import LoadedPlugin
 
 if TYPE_CHECKING:
-    from reyn_core.worker.spans import CallSpan
+    from reyn_isolation.worker.spans import CallSpan
 
 CALL_LIMIT = 64 << 20
 
@@ -81,7 +93,7 @@ class CallServer(asyncio.Protocol):
                 self.ctx = context_from_data(message["ctx"], self.loaded.settings)
             tool, shape = self._tool(message.get("tool"))
             if "trace" in message:  # the host traces this call: only then is OpenTelemetry imported
-                from reyn_core.worker.spans import call_span
+                from reyn_isolation.worker.spans import call_span
 
                 span = call_span(message["trace"], tool.name)
             if self.ctx is None:

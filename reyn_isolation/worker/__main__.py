@@ -1,4 +1,4 @@
-"""Entry point of the isolated plugin worker (see ``reyn_core.worker``)."""
+"""Entry point of the isolated plugin worker (see ``reyn_isolation.worker``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def main() -> int:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    from reyn_core.worker.serve import run
+    from reyn_isolation.worker.serve import run
 
     return run(proto_in, proto_out)
 

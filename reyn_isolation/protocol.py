@@ -4,7 +4,7 @@ A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON 
 ``MAX_DEPTH`` deep). Both sides bound what they accept: a frame longer than the reader's limit is
 refused as soon as its header is read, never held in memory (the host then stops the worker,
 ``frames.FrameParser``), so a worker that floods its pipe costs the host neither memory nor time.
-Standard library and ``reyn_core.jsondata`` only.
+Standard library and ``reyn_core.host.depth_within`` only.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import struct
 from typing import Any
 
-from reyn_core.jsondata import depth_within
+from reyn_core.host import depth_within
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = (1 << 32) - 1

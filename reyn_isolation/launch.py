@@ -1,6 +1,6 @@
 """How a worker is started: its sandbox grants, its command line and its scrubbed environment.
 
-The worker is a fresh interpreter (``python -I -B -m reyn_core.worker``: no ``PYTHON*`` variables, no
+The worker is a fresh interpreter (``python -I -B -m reyn_isolation.worker``: no ``PYTHON*`` variables, no
 user site, no bytecode written), never a fork of the host. It may read the Python installation (the
 launcher adds it), the code of Reyn and of the plugin, and what the operator granted; it may write
 only the granted write roots; network only when granted. Its environment is a fixed minimum plus the
@@ -14,9 +14,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from reyn_core.isolation.grants import GrantedPermissions
+from reyn_isolation.grants import GrantedPermissions
 
-WORKER_MODULE = "reyn_core.worker"
+WORKER_MODULE = "reyn_isolation.worker"
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -30,17 +30,16 @@ class IsolationUnavailable(Exception):
 
 
 def code_roots(plugin_locations: Iterable[str]) -> list[str]:
-    """What the worker must read to run: Reyn's own packages and the plugin's import locations
+    """What the worker must read to run: Reyn's own packages (the core, the sandbox launcher, this
+    distribution) and the plugin's import locations
     (outside the Python installation, which the launcher grants itself)."""
     import reyn_core
+    import reyn_isolation
+    import reyn_sandbox
 
-    roots = [os.path.dirname(os.path.abspath(reyn_core.__file__))]
-    try:
-        import reyn_sandbox
-    except ImportError:
-        pass
-    else:
-        roots.append(os.path.dirname(os.path.abspath(reyn_sandbox.__file__)))
+    roots = [
+        os.path.dirname(os.path.abspath(str(m.__file__))) for m in (reyn_core, reyn_sandbox, reyn_isolation)
+    ]
     roots += [os.path.abspath(path) for path in plugin_locations]
     prefixes = {os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
     out: list[str] = []

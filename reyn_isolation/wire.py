@@ -17,20 +17,23 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from reyn_core.context import SURFACES, PhaseCallerState, RouterCallerState, ToolContext
-from reyn_core.definition_digest import served_fields
-from reyn_core.errors import (
+from reyn_core import (
     ArgumentProblem,
     InvalidToolArguments,
+    PhaseCallerState,
+    RouterCallerState,
     ToolCancelled,
+    ToolContext,
+    ToolDefinition,
     ToolDenied,
     ToolError,
     ToolExecutionError,
     ToolGateRefused,
+    ToolGates,
     ToolRuntimeMissing,
     ToolTimeout,
 )
-from reyn_core.tool import ToolDefinition, ToolGates
+from reyn_core.host import SURFACES, served_fields
 
 
 def context_to_data(ctx: ToolContext) -> dict[str, Any]:
@@ -87,7 +90,7 @@ def availability_table(tool: ToolDefinition, settings: Any) -> dict[str, list[An
         return None
     table: dict[str, list[Any]] = {}
     for surface in SURFACES:
-        ctx = ToolContext(surface=surface, settings=settings, workspace=Path("/"))  # type: ignore[arg-type]
+        ctx = ToolContext(surface=surface, settings=settings, workspace=Path("/"))
         try:
             table[surface] = [bool(tool.available(ctx)), None]
         except ToolError as exc:

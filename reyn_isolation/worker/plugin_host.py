@@ -13,12 +13,15 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from reyn_core.errors import describe_exception
-from reyn_core.hookspecs import API_VERSION, plugin_manager
-from reyn_core.jsondata import to_jsonable
-from reyn_core.loading.step3_provenance.record import ProvenanceRecord
-from reyn_core.loading.step4_import.verified_import import trees_of, verified_finder
-from reyn_core.tool import ToolDefinition, as_definition
+from reyn_core import API_VERSION, ToolDefinition
+from reyn_core.host import (
+    ProvenanceRecord,
+    as_definition,
+    describe_exception,
+    plugin_manager,
+    serve_from_digested_files,
+    to_jsonable,
+)
 
 
 class LoadFailure(Exception):
@@ -54,7 +57,7 @@ def record_from_data(data: dict[str, Any]) -> ProvenanceRecord:
 
 def load_plugin(record: ProvenanceRecord, given_settings: dict[str, Any] | None) -> LoadedPlugin:
     """Import and set up the plugin; raises ``LoadFailure``."""
-    verified_finder().register(trees_of(record))
+    serve_from_digested_files(record)
     module_name, _, attr = record.entry_point.partition(":")
     try:
         module: Any = importlib.import_module(module_name.strip())

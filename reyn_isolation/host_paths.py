@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 
-from reyn_core.isolation.codes import Finding
+from reyn_isolation.codes import Finding
 
 
 def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str | None]) -> dict[str, str]:

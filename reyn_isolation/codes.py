@@ -1,7 +1,9 @@
-"""The ``RJ…`` diagnostic codes of isolated plugins, as data (``loading.diagnostics`` lists them).
+"""The ``RJ…`` diagnostic codes this backend reports, as data, documented in docs/diagnostics.md
+(the core words the ones it reports itself: ``RJ001`` declaration, ``RJ006`` grants in process,
+``RJ012`` no backend).
 
-Each entry is ``(severity, title, hint)``; ``Finding`` is what this package reports, turned into a
-``Diagnostic`` by the load step.
+Each entry is ``(severity, title, hint)``; ``Finding`` is what the checks report, turned into a
+``Diagnostic`` by ``step``.
 """
 
 from __future__ import annotations
@@ -9,11 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ISOLATION_CODES: dict[str, tuple[str, str, str]] = {
-    "RJ001": (
-        "error",
-        "malformed permission declaration",
-        "fix reyn_permissions.toml in the plugin's package (docs/writing-a-plugin.md#declaring-permissions)",
-    ),
     "RJ002": (
         "error",
         "a grant is wider than the plugin's declaration",
@@ -33,11 +30,6 @@ ISOLATION_CODES: dict[str, tuple[str, str, str]] = {
         "error",
         "the isolated worker could not start or load the plugin",
         "see the message (the worker's last stderr lines); run `reyn doctor` for the sandbox status",
-    ),
-    "RJ006": (
-        "warning",
-        "grants without isolation are not enforced",
-        'add isolation = "process" to [plugins.<id>], or remove [plugins.<id>.grants]',
     ),
     "RJ007": (
         "error",

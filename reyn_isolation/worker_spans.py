@@ -1,7 +1,7 @@
 """The host's half of tracing into an isolated worker: the trace context a call frame carries, and
 the worker's spans re-created in the host's trace.
 
-Used only while the host's tracing is on (``tracing.active``): ``trace_carrier`` gives the W3C
+Used only while the host's tracing is on (``active_tracer()``): ``trace_carrier`` gives the W3C
 ``traceparent`` / ``tracestate`` of the current span (the dispatcher's ``execute_tool`` span, which
 is current while the proxy's handler runs); ``recreate`` opens, through the host's own tracer, one span
 per span the worker sent, under the span its parent id names (the call's span for the worker's root),
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reyn_core import tracing
+from reyn_core.host import active_tracer
 
 MAX_SPANS = 256
 """The most worker spans one reply may add to the host's trace."""
@@ -24,7 +24,7 @@ MAX_SPANS = 256
 
 def trace_carrier() -> dict[str, str] | None:
     """The current span's W3C trace context as a carrier, or None (tracing off, or no span current)."""
-    if tracing.active is None:
+    if active_tracer() is None:
         return None
     from opentelemetry import trace
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -39,7 +39,7 @@ def trace_carrier() -> dict[str, str] | None:
 def recreate(spans: Any) -> int:
     """The worker's ``spans`` (data) re-created under the current span; returns how many were. Never
     raises: the spans come from the worker, and tracing never costs a call its answer."""
-    tracer = tracing.active_tracer()
+    tracer = active_tracer()
     if tracer is None or not isinstance(spans, list):
         return 0
     try:

@@ -1,0 +1,57 @@
+"""Isolated plugins left reyn-core for reyn-isolation (issue 24) with no re-export: the old modules,
+imported from their old place, are an ``ImportError`` naming reyn-isolation and the new path, and the
+new paths import. (No sandbox needed: nothing here starts a worker.)"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from reyn_core.moved import MOVED
+
+MOVES = {old: move for old, move in MOVED.items() if move[1][0] == "reyn-isolation"}
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_sandbox() -> None:
+    """Overrides the folder's sandbox check: these tests start no worker."""
+
+
+def test_the_host_side_and_the_worker_are_in_the_table_and_import_from_their_new_home():
+    assert set(MOVES) == {"reyn_core.isolation", "reyn_core.worker"}
+    for new, _ in MOVES.values():
+        importlib.import_module(new)  # positive control: the new place works
+
+
+@pytest.mark.parametrize(
+    ("statement", "new"),
+    [
+        ("import reyn_core.isolation", "reyn_isolation "),
+        ("from reyn_core.isolation.client import WorkerClient", "moved to reyn_isolation "),
+        ("import reyn_core.worker.serve", "moved to reyn_isolation.worker "),
+        ("from reyn_core.worker import call_server", "reyn_isolation.worker"),
+    ],
+)
+def test_an_old_import_is_a_clear_error_naming_the_distribution(statement, new):
+    proc = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, proc.stderr
+    assert new in last and "reyn-isolation" in last and "--find-links" in last
+
+
+def test_every_code_of_reyn_isolation_is_documented_and_none_is_the_cores():
+    from pathlib import Path
+
+    from reyn_core.host import DIAGNOSTIC_CODES
+    from reyn_isolation.codes import ISOLATION_CODES
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    for code, (severity, title, hint) in ISOLATION_CODES.items():
+        rows = [line for line in page.splitlines() if line.startswith(f"| {code} | {severity} |")]
+        assert rows and title and hint, f"{code} needs a row in docs/diagnostics.md"
+    assert set(ISOLATION_CODES) & set(DIAGNOSTIC_CODES) == set()
+    assert {"RJ001", "RJ006", "RJ012"} <= set(DIAGNOSTIC_CODES)  # the ones the core reports itself
