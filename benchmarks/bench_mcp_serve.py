@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))  # the shared test kit
 from harness import table
+from local_server import free_port, wait_listening
 
 TARGET_PER_CALL = 1.2
 BIN = Path(sys.executable).parent
@@ -229,28 +231,6 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_listening(port: int, proc: Any, timeout: float = 60) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the HTTP server did not start") from None
-            time.sleep(0.1)
-
-
 async def server_cpu_per_call(
     argv: list[str], cwd: Path, env: dict[str, str], port: int, calls: int
 ) -> dict[str, float]:
@@ -262,7 +242,7 @@ async def server_cpu_per_call(
 
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
-        _wait_listening(port, proc)
+        wait_listening(proc, port, what="the HTTP server")
         out = {}
         for mode in ("legacy", MODERN):
             async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp"), mode=mode) as client:
@@ -294,11 +274,11 @@ async def over_http(calls: int) -> dict[str, tuple[float, float]]:
         (root / "bare_http.py").write_text(BARE_HTTP_SERVER)
         env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
         env.update(PYTHONPATH=str(root / "site"), REYN_CACHE_DIR=str(root / "cache"))
-        port = _free_port()
+        port = free_port()
         bare = await server_cpu_per_call(
             [sys.executable, str(root / "bare_http.py"), str(port)], root, env, port, calls
         )
-        port = _free_port()
+        port = free_port()
         reyn = await server_cpu_per_call(
             [str(BIN / "reyn"), "mcp", "serve", "--http", f"127.0.0.1:{port}"], root / "ws", env, port, calls
         )

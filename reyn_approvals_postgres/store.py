@@ -278,40 +278,38 @@ class PostgresApprovalStore:
 
         return self._run("close a request", op)
 
-    def expire(self, now: float) -> Sequence[ApprovalRecord]:
-        def op(conn: Any) -> list[ApprovalRecord]:
-            rows = conn.execute(
-                f"UPDATE {TABLE} SET status = 'expired', closed_at = %s "
-                f"WHERE status IN ('pending', 'approved') AND expires_at <= %s RETURNING {_COLUMNS}",
-                (now, now),
-            ).fetchall()
-            return [ApprovalRecord.from_row(r) for r in rows]
+    def _records(self, what: str, sql: str, params: tuple[Any, ...] = ()) -> list[ApprovalRecord]:
+        """The rows ``sql`` returns (``_COLUMNS``, in one transaction), as records."""
 
-        return self._run("expire requests", op)
+        def op(conn: Any) -> list[ApprovalRecord]:
+            return [ApprovalRecord.from_row(r) for r in conn.execute(sql, params).fetchall()]
+
+        return self._run(what, op)
+
+    def expire(self, now: float) -> Sequence[ApprovalRecord]:
+        return self._records(
+            "expire requests",
+            f"UPDATE {TABLE} SET status = 'expired', closed_at = %s "
+            f"WHERE status IN ('pending', 'approved') AND expires_at <= %s RETURNING {_COLUMNS}",
+            (now, now),
+        )
 
     def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:
-        def op(conn: Any) -> list[ApprovalRecord]:
-            rows = conn.execute(
-                f"UPDATE {TABLE} SET status = 'expired', reason = 'session_ended', closed_at = %s "
-                f"WHERE status = 'approved' AND scoped AND session = %s RETURNING {_COLUMNS}",
-                (now, session),
-            ).fetchall()
-            return [ApprovalRecord.from_row(r) for r in rows]
-
-        return self._run("end a session's approvals", op)
+        return self._records(
+            "end a session's approvals",
+            f"UPDATE {TABLE} SET status = 'expired', reason = 'session_ended', closed_at = %s "
+            f"WHERE status = 'approved' AND scoped AND session = %s RETURNING {_COLUMNS}",
+            (now, session),
+        )
 
     def list(self, statuses: Sequence[str] | None = None) -> Sequence[ApprovalRecord]:
-        def op(conn: Any) -> list[ApprovalRecord]:
-            if statuses:
-                rows = conn.execute(
-                    f"SELECT {_COLUMNS} FROM {TABLE} WHERE status = ANY(%s) ORDER BY created_at DESC",
-                    (list(statuses),),
-                ).fetchall()
-            else:
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at DESC").fetchall()
-            return [ApprovalRecord.from_row(r) for r in rows]
-
-        return self._run("list requests", op)
+        if statuses:
+            return self._records(
+                "list requests",
+                f"SELECT {_COLUMNS} FROM {TABLE} WHERE status = ANY(%s) ORDER BY created_at DESC",
+                (list(statuses),),
+            )
+        return self._records("list requests", f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at DESC")
 
 
 __all__ = ["ApprovalStoreUnavailable", "PostgresApprovalStore", "describe_dsn"]

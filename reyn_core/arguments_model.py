@@ -35,22 +35,30 @@ class ArgumentsModel:
         return parameters == self.schema
 
 
-def _drop_titles(schema: dict[str, Any]) -> None:
-    """Remove pydantic's generated ``title`` keywords from a schema and its properties (noise for a model)."""
+def _tidy(schema: dict[str, Any]) -> None:
+    """Remove pydantic's generated ``title`` keywords from a schema and its properties (noise for a
+    model), and a ``"default": null`` outside the property's own ``type``: an optional argument
+    whose absence lets the tool decide (``x: int | SkipJsonSchema[None] = None``) is shown as
+    optional with no default, never with a default its schema refuses (strict providers reject
+    such a schema)."""
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)
+            kinds = prop.get("type")
+            kinds = [kinds] if isinstance(kinds, str) else kinds
+            if "default" in prop and prop["default"] is None and kinds and "null" not in kinds:
+                del prop["default"]
 
 
 def schema_from_model(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of a pydantic model, tidied for tool use: object root, no title noise,
     ``additionalProperties: false`` unless the model allows extra fields."""
     schema = model.model_json_schema()
-    _drop_titles(schema)
+    _tidy(schema)
     for sub in schema.get("$defs", {}).values():  # nested models: same tidying
         if isinstance(sub, dict):
-            _drop_titles(sub)
+            _tidy(sub)
     if model.model_config.get("extra") != "allow":
         schema.setdefault("additionalProperties", False)
     schema.setdefault("properties", {})

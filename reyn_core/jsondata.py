@@ -85,3 +85,23 @@ def depth_within(value: Any, limit: int) -> bool:
             ):
                 stack.append((c, depth + 1))
     return True
+
+
+def follow_pointer(root: Any, pointer: str) -> tuple[bool, Any]:
+    """``(True, value)`` for the value JSON pointer ``pointer`` (RFC 6901: ``""`` is ``root``,
+    ``/a/0/b~1c`` steps into ``root["a"][0]["b/c"]``) names inside ``root``; ``(False, None)`` when it
+    names nothing there (a missing key, an index out of range, a step into a scalar)."""
+    if not pointer:
+        return True, root
+    if not pointer.startswith("/"):
+        return False, None
+    node: Any = root
+    for raw in pointer[1:].split("/"):
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False, None
+    return True, node

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import StrictSchemaError
-from .jsondata import JSON_SCALAR_TYPES
+from .jsondata import JSON_SCALAR_TYPES, follow_pointer
 
 Target = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 TARGETS: tuple[Target, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
@@ -148,19 +148,9 @@ class _Gemini:
 
     def resolve(self, ref: str) -> Any:
         """The target of a local ``#/...`` pointer, or None."""
-        if ref == "#":
-            return self.root
-        if not ref.startswith("#/"):
+        if not ref.startswith("#"):
             return None
-        node: Any = self.root
-        for raw in ref[2:].split("/"):
-            key = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                return None
+        _, node = follow_pointer(self.root, ref[1:])
         return node
 
     def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> Any:

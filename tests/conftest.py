@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from local_server import QuietHandler
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -380,18 +381,10 @@ def counting_server() -> Iterator[CountingServer]:
     case after 60 s on its own (a timer shuts it down), so a stuck test cannot leak it."""
     state = CountingServer(port=0)
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             state.requests.append(self.path)
-            body = b'{"type": "integer"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
+            self.reply(200, b'{"type": "integer"}', "application/schema+json")
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.timeout = 1

@@ -16,7 +16,7 @@ from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args, table
 
 if TYPE_CHECKING:
-    from ..approvals import ApprovalGate
+    from ..approvals import ApprovalGate, ApprovalRecord
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -96,11 +96,7 @@ def run_show(args: argparse.Namespace) -> int:
     if record is None:
         print(f"reyn: error: there is no approval request {args.id!r}", file=sys.stderr)
         return EXIT_FAILED
-    if args.json:
-        emit_json(record.as_json())
-    else:
-        print(describe(record))
-    return EXIT_OK
+    return _shown(args, record, describe(record))
 
 
 @_store_errors
@@ -120,8 +116,13 @@ def run_decide(args: argparse.Namespace) -> int:
     except ApprovalDecisionError as exc:
         print(f"reyn: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    return _shown(args, record, f"{record.id}: {record.status} by {by}")
+
+
+def _shown(args: argparse.Namespace, record: ApprovalRecord, text: str) -> int:
+    """The record as JSON with ``--json``, else ``text``; the command succeeded."""
     if args.json:
         emit_json(record.as_json())
     else:
-        print(f"{record.id}: {record.status} by {by}")
+        print(text)
     return EXIT_OK

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..jsondata import depth_within
+from ..jsondata import depth_within, follow_pointer
 from .messages import escape_token, json_pointer, show_value
 from .patterns import UnusablePattern, compile_pattern
 from .walk import subschemas, walk_containers
@@ -51,16 +51,8 @@ def _local_ref_resolves(root: Mapping[str, Any], ref: str) -> bool:
     fragment = unquote(ref[1:])
     if not fragment:
         return True
-    node: Any = root
-    for token in fragment[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return False
-    return isinstance(node, Mapping | bool)
+    found, node = follow_pointer(root, fragment)
+    return found and isinstance(node, Mapping | bool)
 
 
 _REFERENCE_KEYWORDS = frozenset({"$ref", "$dynamicRef", "$recursiveRef", "$id", "$schema"})

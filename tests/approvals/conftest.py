@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,3 +180,21 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(root)
     monkeypatch.setenv("REYN_PROFILE_FILE", str(w.profile))
     return w
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    """The scripted model server (replies added by the test), stopped after it."""
+    from reyn_loops.testing.scripted_server import ScriptedModelServer
+
+    s = ScriptedModelServer([], lifetime_s=120).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def llm_client(server: Any) -> Any:
+    """The real litellm client pointed at ``server`` (no retries, bounded)."""
+    from reyn_loops import LiteLLMClient
+
+    return LiteLLMClient(api_base=server.base_url, api_key="k", num_retries=0, timeout_s=30)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import mcp_types as types
 import pytest
 from mcp import Client
+
+from .elicitation import Approver
 
 REYN = str(Path(sys.executable).parent / "reyn")
 ARGS = {"path": "out/m.md", "text": "via mcp"}
@@ -21,14 +22,14 @@ def _marker(world) -> str | None:
     return path.read_text() if path.exists() else None
 
 
+def _nothing_ran(world) -> None:
+    assert _marker(world) is None  # asked before anything ran
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_client_with_elicitation_approves_the_exact_call_and_it_runs_once(world, mode):
-    asked: list[str] = []
-
-    async def approve(ctx, params):
-        asked.append(params.message)
-        assert _marker(world) is None  # asked before anything ran
-        return types.ElicitResult(action="accept", content={"approve": True})
+    approve = Approver(check=lambda params: _nothing_ran(world))
+    asked = approve.asked
 
     async with Client(world.mcp_stdio(), elicitation_callback=approve, mode=mode) as client:
         result = await client.call_tool(world.write, ARGS)
@@ -42,8 +43,7 @@ async def test_a_client_with_elicitation_approves_the_exact_call_and_it_runs_onc
 
 
 async def test_a_client_user_who_declines_gets_a_refusal_and_nothing_runs(world):
-    async def decline(ctx, params):
-        return types.ElicitResult(action="accept", content={"approve": False, "reason": "not in prod"})
+    decline = Approver({"approve": False, "reason": "not in prod"})
 
     async with Client(world.mcp_stdio(), elicitation_callback=decline) as client:
         result = await client.call_tool(world.write, ARGS)
@@ -66,13 +66,9 @@ async def test_a_client_without_elicitation_is_refused_naming_the_policy_until_a
 
 async def test_a_rule_only_operators_decide_is_not_put_to_the_client_user(world):
     world.write_profile(extra='approvers = ["operator"]\n')
-    asked = []
-
-    async def approve(ctx, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": True})
+    approve = Approver()
 
     async with Client(world.mcp_stdio(), elicitation_callback=approve) as client:
         refused = await client.call_tool(world.write, ARGS)
     assert refused.is_error and "only an operator may approve it" in world.text_of(refused)
-    assert asked == [] and _marker(world) is None
+    assert approve.asked == [] and _marker(world) is None

@@ -7,25 +7,19 @@ server, whose calls belong to no session, never offers "for this session"."""
 from __future__ import annotations
 
 import contextlib
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import mcp_types as types
+from local_server import free_port, stop, wait_listening
 from mcp import Client
+
+from .elicitation import Approver
 
 REYN = str(Path(sys.executable).parent / "reyn")
 NOTE = {"path": "out/h.md", "text": "over http"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -36,7 +30,7 @@ def _http(world, *args: str) -> Iterator[str]:
         world.profile.write_text(
             text.replace(f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "mcp"]')
         )
-    port = _free_port()
+    port = free_port()
     log = world.root.parent / f"serve-{port}.log"
     with open(log, "w") as err:
         proc = subprocess.Popen(
@@ -48,23 +42,14 @@ def _http(world, *args: str) -> Iterator[str]:
             stderr=err,
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
+        wait_listening(proc, port, log=log, what="reyn mcp serve --http")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+        stop(proc)
+
+
+def _asked_before_the_call_ran(world, approver: Approver) -> None:
+    assert len(_lines(world)) == len(approver.asked) - 1
 
 
 def _lines(world) -> list[str]:
@@ -77,12 +62,7 @@ def _events(world, name):
 
 
 async def test_over_http_a_client_with_elicitation_approves_the_exact_call_and_it_runs_once(world):
-    asked: list[str] = []
-
-    async def approve(ctx, params):
-        asked.append(params.message)
-        assert len(_lines(world)) == len(asked) - 1  # asked before the call ran
-        return types.ElicitResult(action="accept", content={"approve": True})
+    approve = Approver(check=lambda params: _asked_before_the_call_ran(world, approve))
 
     with _http(world) as url:
         async with Client(url, elicitation_callback=approve) as client:
@@ -90,6 +70,7 @@ async def test_over_http_a_client_with_elicitation_approves_the_exact_call_and_i
             assert not result.is_error, world.text_of(result)
             other = await client.call_tool(world.write, {"path": "out/h.md", "text": "again"})
             assert not other.is_error  # a new call with other arguments: asked again, approved
+    asked = approve.asked
     assert len(asked) == 2 and '"text": "over http"' in asked[0] and "It can touch:" in asked[0]
     assert _lines(world) == ["over http", "again"]
     events = [e["event"] for e in world.audit_events() if "event" in e]
@@ -98,21 +79,16 @@ async def test_over_http_a_client_with_elicitation_approves_the_exact_call_and_i
 
 
 async def test_over_http_for_this_session_covers_that_session_only_and_ends_with_the_server(world):
-    asked: list[str] = []
-
-    async def for_session(ctx, params):
-        asked.append(params.message)
-        assert "for_session" in params.requested_schema["properties"]
-        return types.ElicitResult(action="accept", content={"approve": True, "for_session": True})
+    for_session = Approver.for_session()
 
     with _http(world) as url:
         async with Client(url, elicitation_callback=for_session, mode="legacy") as client:
             for _ in range(3):
                 assert not (await client.call_tool(world.write, NOTE)).is_error
-        assert len(asked) == 1 and _lines(world) == ["over http"] * 3
+        assert len(for_session.asked) == 1 and _lines(world) == ["over http"] * 3
         async with Client(url, elicitation_callback=for_session, mode="legacy") as other:  # another session
             assert not (await other.call_tool(world.write, NOTE)).is_error
-        assert len(asked) == 2
+        assert len(for_session.asked) == 2
     approved = _events(world, "approval.approved")
     assert [e["scope"] for e in approved] == ["session", "session"]
     assert approved[0]["session"] != approved[1]["session"]
@@ -136,17 +112,13 @@ async def test_over_http_a_client_without_elicitation_is_refused_until_an_operat
 
 
 async def test_a_stateless_server_never_offers_for_this_session(world):
-    schemas: list[dict] = []
-
-    async def approve(ctx, params):
-        schemas.append(params.requested_schema)
-        return types.ElicitResult(action="accept", content={"approve": True})
+    approve = Approver()
 
     with _http(world, "--stateless") as url:
         async with Client(url, elicitation_callback=approve) as client:
             result = await client.call_tool(world.write, NOTE)
-    if schemas:  # the client was asked: no session, so no "for this session"
-        assert "for_session" not in schemas[0]["properties"]
+    if approve.schemas:  # the client was asked: no session, so no "for this session"
+        assert "for_session" not in approve.schemas[0]["properties"]
         assert not result.is_error and _lines(world) == ["over http"]
     else:  # a stateless server cannot ask mid-call: refused, naming the policy, nothing ran
         assert result.is_error and _lines(world) == []
@@ -162,11 +134,7 @@ def _forging_client(url: str, callback):
 
 
 async def test_a_forged_session_header_on_a_stateless_server_names_no_session(world):
-    schemas: list[dict] = []
-
-    async def for_session(ctx, params):
-        schemas.append(params.requested_schema)
-        return types.ElicitResult(action="accept", content={"approve": True, "for_session": True})
+    for_session = Approver.for_session(offered=False)
 
     with _http(world, "--stateless") as url:
         async with _forging_client(url, for_session) as client:
@@ -175,7 +143,7 @@ async def test_a_forged_session_header_on_a_stateless_server_names_no_session(wo
     code, shown = world.reyn_json("approvals", "show", requested["approval"])
     # the stateless server checks no session header: the call belongs to no session
     assert code == 0 and shown["session"] is None and shown["request"]["session"] is False
-    assert all("for_session" not in s["properties"] for s in schemas)
+    assert all("for_session" not in s["properties"] for s in for_session.schemas)
     assert all(e.get("scope") != "session" for e in _events(world, "approval.approved"))
 
 

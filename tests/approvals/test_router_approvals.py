@@ -11,27 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from reyn_core import ToolContext
 from reyn_core.host import load, load_profile
-from reyn_loops import LiteLLMClient, RouterLoop
-from reyn_loops.testing.scripted_server import ScriptedModelServer
+from reyn_loops import RouterLoop
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 DRIVER = Path(__file__).with_name("router_driver.py")
 
 
-@pytest.fixture
-def server():
-    s = ScriptedModelServer([], lifetime_s=120).start()
-    yield s
-    s.stop()
-
-
-def _loop(registry, server, root):
-    client = LiteLLMClient(api_base=server.base_url, api_key="k", num_retries=0, timeout_s=30)
+def _loop(registry, client, root):
     ctx = ToolContext(surface="router", agent="writer", workspace=root)
     return RouterLoop(registry, model="openai/scripted", ctx=ctx, client=client)
 
@@ -40,13 +29,13 @@ def _tool_contents(body):
     return {m["tool_call_id"]: json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"}
 
 
-async def test_a_write_waits_for_approval_and_the_read_after_it_sees_it_on_resume(world, server):
+async def test_a_write_waits_for_approval_and_the_read_after_it_sees_it_on_resume(world, server, llm_client):
     registry = load(load_profile()).registry
     server.add(
         R.calls((world.write, {"path": "out/n.md", "text": "hello"}), (world.read, {"path": "out/n.md"})),
         R.text("done"),
     )
-    loop = _loop(registry, server, world.root)
+    loop = _loop(registry, llm_client, world.root)
     run = await loop.run("write then read")
     assert run.status == "pending"
     assert [(p.waits, p.name) for p in run.pending] == [("approval", world.write), ("held", world.read)]
@@ -60,20 +49,20 @@ async def test_a_write_waits_for_approval_and_the_read_after_it_sees_it_on_resum
     assert list(answers.values())[1]["data"] == "hello\n"  # the read after the write saw it
 
 
-async def test_resuming_before_a_decision_stays_pending_and_runs_nothing(world, server):
+async def test_resuming_before_a_decision_stays_pending_and_runs_nothing(world, server, llm_client):
     registry = load(load_profile()).registry
     server.add(R.calls((world.write, {"path": "out/n.md", "text": "hello"})), R.text("done"))
-    loop = _loop(registry, server, world.root)
+    loop = _loop(registry, llm_client, world.root)
     run = await loop.run("write")
     again = await loop.resume(run, {})
     assert again.status == "pending" and again.pending[0].approval == run.pending[0].approval
     assert not (world.root / "out").exists() and len(server.requests) == 1
 
 
-async def test_a_denial_reaches_the_model_with_its_reason(world, server):
+async def test_a_denial_reaches_the_model_with_its_reason(world, server, llm_client):
     registry = load(load_profile()).registry
     server.add(R.calls((world.write, {"path": "out/n.md", "text": "hello"})), R.text("ok, not writing"))
-    loop = _loop(registry, server, world.root)
+    loop = _loop(registry, llm_client, world.root)
     run = await loop.run("write")
     registry.approvals.decide(
         run.pending[0].approval, approve=False, by="user:tester", channel="user", reason="wrong folder"

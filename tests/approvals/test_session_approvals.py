@@ -10,30 +10,22 @@ import os
 import sys
 from pathlib import Path
 
-import mcp_types as types
 import pytest
 from mcp import Client
 
 from reyn_core import ToolContext
 from reyn_core.host import ApprovalDecisionError, load, load_profile
-from reyn_loops import LiteLLMClient, RouterLoop
-from reyn_loops.testing.scripted_server import ScriptedModelServer
+from reyn_loops import RouterLoop
 from reyn_loops.testing.scripted_server import ScriptedReply as R
+
+from .elicitation import Approver
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REYN = str(Path(sys.executable).parent / "reyn")
 NOTE = {"path": "out/n.md", "text": "hello"}
 
 
-@pytest.fixture
-def server():
-    s = ScriptedModelServer([], lifetime_s=120).start()
-    yield s
-    s.stop()
-
-
-def _loop(registry, server, root, session):
-    client = LiteLLMClient(api_base=server.base_url, api_key="k", num_retries=0, timeout_s=30)
+def _loop(registry, client, root, session):
     ctx = ToolContext(surface="router", agent="writer", workspace=root, session=session)
     return RouterLoop(registry, model="openai/scripted", ctx=ctx, client=client)
 
@@ -47,11 +39,13 @@ def _events(world, name):
     return [e for e in world.audit_events() if e.get("event") == name]
 
 
-async def test_router_a_session_approval_reruns_the_exact_call_in_that_session_only(world, server):
+async def test_router_a_session_approval_reruns_the_exact_call_in_that_session_only(
+    world, server, llm_client
+):
     registry = load(load_profile()).registry
     gate = registry.approvals
     server.add(R.calls((world.write, NOTE)), R.text("one"))
-    first = _loop(registry, server, world.root, "conv-1")
+    first = _loop(registry, llm_client, world.root, "conv-1")
     run = await first.run("write")
     assert run.status == "pending" and _lines(world) == []
     approval = run.pending[0].approval
@@ -72,7 +66,7 @@ async def test_router_a_session_approval_reruns_the_exact_call_in_that_session_o
 
     # the same exact call in another session: not covered, a new request waits
     server.add(R.calls((world.write, NOTE)))
-    elsewhere = await _loop(registry, server, world.root, "conv-2").run("write")
+    elsewhere = await _loop(registry, llm_client, world.root, "conv-2").run("write")
     assert elsewhere.status == "pending" and elsewhere.pending[0].approval not in (approval,)
     assert _lines(world) == ["hello", "hello"]
 
@@ -120,12 +114,8 @@ async def test_a_request_from_no_session_cannot_be_approved_for_its_session(worl
 
 
 async def test_mcp_allow_for_this_session_asks_once_then_ends_with_the_session(world):
-    asked: list[str] = []
-
-    async def approve_for_session(ctx, params):
-        asked.append(params.message)
-        assert "for_session" in params.requested_schema["properties"]
-        return types.ElicitResult(action="accept", content={"approve": True, "for_session": True})
+    approve_for_session = Approver.for_session()
+    asked = approve_for_session.asked
 
     async with Client(world.mcp_stdio(), elicitation_callback=approve_for_session) as client:
         for _ in range(3):
@@ -150,16 +140,12 @@ async def test_mcp_allow_for_this_session_asks_once_then_ends_with_the_session(w
 
 
 async def test_mcp_approve_once_is_not_reused_for_the_repeat(world):
-    asked: list[str] = []
-
-    async def approve_once(ctx, params):
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"approve": True})
+    approve_once = Approver()
 
     async with Client(world.mcp_stdio(), elicitation_callback=approve_once) as client:
         for _ in range(2):
             assert not (await client.call_tool(world.write, NOTE)).is_error
-    assert len(asked) == 2  # the positive control: without for_session every call is asked
+    assert len(approve_once.asked) == 2  # the positive control: without for_session every call is asked
     assert [e["scope"] for e in _events(world, "approval.approved")] == ["once", "once"]
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates, tool
 
@@ -112,12 +113,4 @@ def catalogue() -> list[Any]:
 @pytest.fixture
 def build_registry() -> Any:
     """``build_registry(definitions)`` -> a frozen registry holding them, registered in that order."""
-    from reyn_core.host import RegistryBuilder
-
-    def build(definitions: list[Any]) -> Any:
-        builder = RegistryBuilder()
-        for d in definitions:
-            builder.register(d)
-        return builder.freeze()
-
-    return build
+    return frozen_registry

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from registry_kit import frozen_registry
 
 from reyn_core import (
     InvalidToolArguments,
@@ -160,10 +161,7 @@ ALL = [
 
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
-    builder = RegistryBuilder()
-    for t in ALL:
-        builder.register(t)
-    return builder.freeze()
+    return frozen_registry(ALL)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -187,10 +185,33 @@ async def test_ok_call_returns_data(registry: ToolRegistry) -> None:
     }
 
 
-async def test_unknown_tool_is_not_found(registry: ToolRegistry) -> None:
-    envelope = await dispatch(registry, "ad", {})
-    assert envelope["error"]["kind"] == "not_found"
-    assert "did you mean 'add'" in envelope["error"]["message"]
+# name, arguments -> the error's kind and what its message must say
+BAD_CALLS = {
+    "unknown tool: not_found with a suggestion": ("ad", {}, "not_found", ["did you mean 'add'"]),
+    "malformed JSON string: invalid_arguments with the position": (
+        "add",
+        '{"a": 1, "b": ',
+        "invalid_arguments",
+        ["not valid JSON", "column"],
+    ),
+    "JSON that is not an object: invalid_arguments": (
+        "add",
+        "[1, 2]",
+        "invalid_arguments",
+        ["must be a JSON object, got array"],
+    ),
+    "async handler past its timeout: timeout": ("hang_async", {}, "timeout", ["0.05 s"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CALLS)
+async def test_a_bad_call_is_one_error_envelope_and_the_next_call_works(
+    registry: ToolRegistry, case: str
+) -> None:
+    name, args, kind, says = BAD_CALLS[case]
+    envelope = await dispatch(registry, name, args)
+    assert envelope["error"]["kind"] == kind
+    assert all(part in envelope["error"]["message"] for part in says), envelope["error"]["message"]
     await assert_next_call_works(registry)
 
 
@@ -228,19 +249,6 @@ async def test_extra_field_is_invalid_arguments_naming_the_allowed_ones(registry
     await assert_next_call_works(registry)
 
 
-async def test_malformed_json_string_is_invalid_arguments_with_position(registry: ToolRegistry) -> None:
-    envelope = await dispatch(registry, "add", '{"a": 1, "b": ')
-    assert envelope["error"]["kind"] == "invalid_arguments"
-    assert "not valid JSON" in envelope["error"]["message"] and "column" in envelope["error"]["message"]
-    await assert_next_call_works(registry)
-
-
-async def test_json_that_is_not_an_object_is_invalid_arguments(registry: ToolRegistry) -> None:
-    envelope = await dispatch(registry, "add", "[1, 2]")
-    assert envelope["error"]["kind"] == "invalid_arguments"
-    assert "must be a JSON object, got array" in envelope["error"]["message"]
-
-
 async def test_valid_json_string_arguments_are_accepted(registry: ToolRegistry) -> None:
     assert await dispatch(registry, "add", '{"a": 1, "b": 1}') == {"status": "ok", "data": {"sum": 2}}
 
@@ -251,14 +259,27 @@ async def test_invalid_arguments_raise_typed_error_with_problems(registry: ToolR
     assert [p.pointer for p in info.value.problems] == ["/a", "/b"]
 
 
-async def test_raising_handler_is_execution_error_with_type_and_first_line_only(
-    registry: ToolRegistry,
+# a handler's failure, as the model is told it: exactly this error, nothing more
+HANDLER_FAILURES = {
+    "a raising handler: execution_error with the type and the first line only": (
+        "explode",
+        {"message": "disk on fire\nsecret detail line"},
+        {"kind": "execution_error", "message": "tool 'explode' failed: ValueError: disk on fire"},
+    ),
+    "a handler raising ToolDenied: denied in its own words": (
+        "refuse",
+        {"path": "../etc"},
+        {"kind": "denied", "message": "'../etc' is outside the allowed roots (allowed: ./data)"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", HANDLER_FAILURES)
+async def test_a_handler_failure_is_exactly_its_error_and_the_next_call_works(
+    registry: ToolRegistry, case: str
 ) -> None:
-    envelope = await dispatch(registry, "explode", {"message": "disk on fire\nsecret detail line"})
-    assert envelope["error"] == {
-        "kind": "execution_error",
-        "message": "tool 'explode' failed: ValueError: disk on fire",
-    }
+    name, args, error = HANDLER_FAILURES[case]
+    assert (await dispatch(registry, name, args))["error"] == error
     await assert_next_call_works(registry)
 
 
@@ -266,22 +287,6 @@ async def test_raising_handler_keeps_the_original_exception_as_cause(registry: T
     with pytest.raises(ToolExecutionError) as info:
         await invoke_tool(registry, "explode", {"message": "x"}, ToolContext())
     assert isinstance(info.value.__cause__, ValueError)
-
-
-async def test_handler_raising_tool_denied_is_denied_in_its_own_words(registry: ToolRegistry) -> None:
-    envelope = await dispatch(registry, "refuse", {"path": "../etc"})
-    assert envelope["error"] == {
-        "kind": "denied",
-        "message": "'../etc' is outside the allowed roots (allowed: ./data)",
-    }
-    await assert_next_call_works(registry)
-
-
-async def test_async_handler_past_its_timeout_is_timeout(registry: ToolRegistry) -> None:
-    envelope = await dispatch(registry, "hang_async", {})
-    assert envelope["error"]["kind"] == "timeout"
-    assert "0.05 s" in envelope["error"]["message"]
-    await assert_next_call_works(registry)
 
 
 async def test_sync_handler_past_its_timeout_is_timeout(registry: ToolRegistry) -> None:

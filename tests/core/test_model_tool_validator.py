@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolDefinition, tool
-from reyn_core.host import RegistryBuilder, dispatch_tool
+from reyn_core.host import dispatch_tool
 from reyn_core.validation import ModelValidator, SchemaValidator
 from reyn_core.validation.messages import MAX_PROBLEMS
 
@@ -42,10 +43,7 @@ def add(a: int, b: int = 0) -> int:
 
 
 def _frozen(*tools: Any) -> Any:
-    builder = RegistryBuilder()
-    for t in tools:
-        builder.register(t)
-    return builder.freeze()
+    return frozen_registry(tools)
 
 
 def test_a_model_tool_is_validated_by_its_model_chosen_when_the_snapshot_is_frozen() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from registry_kit import frozen_registry
+
 from reyn_core import ToolContext, ToolGates, tool
-from reyn_core.host import OperatorPolicy, RegistryBuilder, ToolRegistry, dispatch_tool
+from reyn_core.host import OperatorPolicy, ToolRegistry, dispatch_tool
 
 
 @tool(cluster="ops", purity="side_effect", gates=ToolGates(router="deny"))
@@ -28,10 +30,7 @@ async def secret_probe(target: str) -> str:
 
 
 def _registry(**kwargs: Any) -> ToolRegistry:
-    builder = RegistryBuilder(**kwargs)
-    for t in (phase_only_nuke, phase_only_peek, secret_probe):
-        builder.register(t)
-    return builder.freeze()
+    return frozen_registry((phase_only_nuke, phase_only_peek, secret_probe), **kwargs)
 
 
 async def _message(registry: ToolRegistry, name: str, surface: str = "router", **kw: Any) -> str:

@@ -21,6 +21,12 @@ def surface(catalogue: list[Any], build_registry: Any) -> PhaseCatalog:
     return render_phase(build_registry(catalogue), ctx, ["file", "invoke_skill"])
 
 
+@pytest.fixture
+def empty_surface(build_registry: Any) -> PhaseCatalog:
+    """The phase surface of a registry with no tools."""
+    return render_phase(build_registry([]), ToolContext(surface="phase"), [])
+
+
 def problems(raw: Any, surface: PhaseCatalog) -> list[tuple[str, str]]:
     with pytest.raises(PhaseOutputError) as info:
         parse_phase_output(raw, surface)
@@ -160,16 +166,7 @@ def test_feedback_lists_each_problem_on_its_own_line(surface: PhaseCatalog) -> N
     ]
 
 
-def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None:
-    from reyn_core import ToolContext
-    from reyn_core.host import (
-        PhaseOutputError,
-        RegistryBuilder,
-        parse_phase_output,
-        render_phase,
-    )
-
-    surface = render_phase(RegistryBuilder().freeze(), ToolContext(surface="phase"), [])
+def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash(empty_surface: PhaseCatalog) -> None:
     deep = (
         '{"control": {"type": "finish", "decision": "finish"}, "artifact": {"type": "x", "data": {"d": '
         + "[" * 100_000
@@ -177,21 +174,14 @@ def test_a_reply_nested_too_deeply_is_a_phase_output_error_not_a_crash() -> None
         + "}}}"
     )
     with pytest.raises(PhaseOutputError, match="nests too deeply"):
-        parse_phase_output(deep, surface)
+        parse_phase_output(deep, empty_surface)
     with pytest.raises(PhaseOutputError, match="must be a JSON object"):
-        parse_phase_output("null", surface)
+        parse_phase_output("null", empty_surface)
 
 
-def test_a_reply_with_an_integer_too_long_to_parse_is_a_phase_output_error() -> None:
-    from reyn_core import ToolContext
-    from reyn_core.host import (
-        PhaseOutputError,
-        RegistryBuilder,
-        parse_phase_output,
-        render_phase,
-    )
-
-    surface = render_phase(RegistryBuilder().freeze(), ToolContext(surface="phase"), [])
+def test_a_reply_with_an_integer_too_long_to_parse_is_a_phase_output_error(
+    empty_surface: PhaseCatalog,
+) -> None:
     reply = '{"control": {"type": "finish", "decision": "finish", "confidence": ' + "1" * 5000 + "}}"
     with pytest.raises(PhaseOutputError, match="cannot be read"):
-        parse_phase_output(reply, surface)
+        parse_phase_output(reply, empty_surface)

@@ -14,6 +14,7 @@ from typing import Any, Literal, Optional
 import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolDefinition, tool
 from reyn_core.host import TARGETS, RegistryBuilder, adapt_parameters, render_router, target_for_model
@@ -74,10 +75,7 @@ DEFINITIONS = (paint_wall, grow_tree, HAND_WRITTEN)
 
 @pytest.fixture(scope="module")
 def registry() -> Any:
-    builder = RegistryBuilder()
-    for d in DEFINITIONS:
-        builder.register(d)
-    return builder.freeze()
+    return frozen_registry(DEFINITIONS)
 
 
 def golden(name: str, text: str) -> str:

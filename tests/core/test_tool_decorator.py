@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolRegistrationError, ToolRuntimeMissing, tool
 from reyn_core.host import (
@@ -82,6 +84,35 @@ def test_pydantic_model_parameter_becomes_the_schema() -> None:
 async def test_pydantic_model_handler_receives_a_model_instance(router_ctx: ToolContext) -> None:
     result = await invoke_tool(registry_of(search), "search", {"query": "q"}, router_ctx)
     assert result == {"query": "q", "limit": 10, "type": "SearchArgs"}
+
+
+class DecidesArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    limit: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = Field(
+        None, description="How many (the tool decides if absent)."
+    )
+    label: str | None = None
+
+
+@tool
+def decides(args: DecidesArgs) -> dict:
+    """Report what the tool decided."""
+    return {"limit": args.limit if args.limit is not None else 5, "label": args.label}
+
+
+async def test_an_argument_the_tool_decides_when_absent_states_no_default_its_type_refuses(
+    router_ctx: ToolContext,
+) -> None:
+    # null is not a value of ``limit`` in the schema: it states no default outside its own type (a
+    # strict provider refuses such a schema); ``label`` admits null, so its null default stays
+    assert decides.parameters["properties"] == {
+        "limit": {"type": "integer", "minimum": 1, "description": "How many (the tool decides if absent)."},
+        "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+    }
+    registry = registry_of(decides)
+    assert await invoke_tool(registry, "decides", {}, router_ctx) == {"limit": 5, "label": None}
+    assert await invoke_tool(registry, "decides", {"limit": 2}, router_ctx) == {"limit": 2, "label": None}
 
 
 def test_signature_parameters_become_the_schema_with_defaults_optional() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_schemas import hostile_references, obj
 
 import reyn_core
 from reyn_core import SchemaRefused, ToolDefinition, ToolRegistrationError, json_schema_validator
@@ -85,43 +86,13 @@ def test_the_factory_is_public() -> None:
 # --------------------------------------------------------------------------- remote references
 
 
-def obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, **extra}
-
-
-def hostile(url: str) -> dict[str, tuple[dict[str, Any], str]]:
-    """name -> (schema, what the refusal must name)."""
-    return {
-        "http $ref": (obj({"a": {"$ref": f"{url}/int.json"}}), f"{url}/int.json"),
-        "https $ref": (obj({"a": {"$ref": "https://127.0.0.1:1/int.json"}}), "https://127.0.0.1:1/int.json"),
-        "file $ref": (obj({"a": {"$ref": "file:///etc/passwd"}}), "file:///etc/passwd"),
-        "root $ref": ({**obj({}), "$ref": f"{url}/root.json"}, f"{url}/root.json"),
-        "$ref in $defs": (
-            obj({"a": {"$ref": "#/$defs/b"}}, **{"$defs": {"b": {"$ref": f"{url}/b.json"}}}),
-            f"{url}/b.json",
-        ),
-        "$dynamicRef": (obj({"a": {"$dynamicRef": f"{url}/x.json#meta"}}), "$dynamicRef"),
-        "local $dynamicRef": (obj({"a": {"$dynamicRef": "#meta"}}), "$dynamicRef"),
-        "$recursiveRef": (obj({"a": {"$recursiveRef": f"{url}/x.json"}}), "$recursiveRef"),
-        "$schema http": ({**obj({"a": {}}), "$schema": f"{url}/meta.json"}, f"{url}/meta.json"),
-        "$schema file": ({**obj({"a": {}}), "$schema": "file:///tmp/meta.json"}, "file:///tmp/meta.json"),
-        "nested $schema": (
-            obj({"a": {"$schema": "https://json-schema.org/draft/2020-12/schema"}}),
-            "$schema",
-        ),
-        "$id + relative $ref": ({**obj({"a": {"$ref": "int.json"}}), "$id": f"{url}/base/"}, "'int.json'"),
-        "embedded $id": (obj({"a": {"$id": f"{url}/sub.json", "$ref": "#"}}), "embedded $id"),
-        "anchor $ref": (obj({"a": {"$ref": "#x"}, "b": {"$anchor": "x"}}), "anchor"),
-    }
-
-
 def variants() -> list[str]:
-    return list(hostile("http://x"))
+    return list(hostile_references("http://x"))
 
 
 @pytest.mark.parametrize("variant", variants())
 def test_registration_refuses_every_retrievable_reference(variant: str, counting_server: Any) -> None:
-    schema, named = hostile(counting_server.url)[variant]
+    schema, named = hostile_references(counting_server.url)[variant]
     with pytest.raises(ToolRegistrationError) as info:
         RegistryBuilder().register(ToolDefinition(name="t", description="x", parameters=schema, handler=len))
     assert info.value.code == "RS004" and named in info.value.message
@@ -130,7 +101,7 @@ def test_registration_refuses_every_retrievable_reference(variant: str, counting
 
 @pytest.mark.parametrize("variant", variants())
 def test_the_factory_refuses_every_retrievable_reference(variant: str, counting_server: Any) -> None:
-    schema, named = hostile(counting_server.url)[variant]
+    schema, named = hostile_references(counting_server.url)[variant]
     with pytest.raises(SchemaRefused) as info:
         json_schema_validator(schema)
     assert named in str(info.value)
@@ -140,7 +111,7 @@ def test_the_factory_refuses_every_retrievable_reference(variant: str, counting_
 
 @pytest.mark.parametrize("variant", variants())
 def test_a_validator_forced_past_screening_still_fetches_nothing(variant: str, counting_server: Any) -> None:
-    schema, _ = hostile(counting_server.url)[variant]
+    schema, _ = hostile_references(counting_server.url)[variant]
     try:
         validate = compile_validator(schema)
     except SchemaNotCompiled:  # refused when compiled (a reference it would have to retrieve)

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolDenied, ToolGates, tool
-from reyn_core.host import RegistryBuilder, ToolRegistry
+from reyn_core.host import ToolRegistry
 from reyn_loops import LiteLLMClient
 from reyn_loops.testing.scripted_server import ScriptedModelServer, ScriptedReply
 
@@ -108,10 +109,7 @@ def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
         calls.log.append(("plan", {"steps": steps}))
         return {"steps": steps}
 
-    builder = RegistryBuilder()
-    for t in (read_note, write_note, add, wipe, ask_user, delegate, plan):
-        builder.register(t)
-    return builder.freeze()
+    return frozen_registry((read_note, write_note, add, wipe, ask_user, delegate, plan))
 
 
 @pytest.fixture

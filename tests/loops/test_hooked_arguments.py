@@ -8,8 +8,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from registry_kit import frozen_registry
+
 from reyn_core import ToolContext
-from reyn_core.host import RegistryBuilder, ToolCall, ToolCallHooks, ToolRegistry
+from reyn_core.host import ToolCall, ToolCallHooks, ToolRegistry
 from reyn_loops import PhaseRunner, RouterLoop
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 
@@ -19,10 +21,7 @@ Scripted = Callable[..., Any]
 
 
 def hooked(tools: Tools, hooks: ToolCallHooks) -> ToolRegistry:
-    builder = RegistryBuilder(hooks=hooks)
-    for definition in tools.registry:
-        builder.register(definition)
-    return builder.freeze()
+    return frozen_registry(tools.registry, hooks=hooks)
 
 
 def redirect(call: ToolCall) -> None:

@@ -10,9 +10,10 @@ import threading
 from typing import Any
 
 import pytest
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, tool
-from reyn_core.host import RegistryBuilder, ToolRegistry, ToolReport
+from reyn_core.host import ToolRegistry, ToolReport
 from reyn_loops import EVENT_KINDS, PhaseRunner, RouterLoop, SurfaceEvent, Transcript
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 from reyn_loops.testing.scripted_server import tool_results
@@ -58,10 +59,7 @@ def bad_report(ctx: ToolContext) -> str:
 
 @pytest.fixture
 def registry() -> ToolRegistry:
-    builder = RegistryBuilder()
-    for t in (survey, survey_sync, flood, bad_report):
-        builder.register(t)
-    return builder.freeze()
+    return frozen_registry((survey, survey_sync, flood, bad_report))
 
 
 class Collected(list[ToolReport]):

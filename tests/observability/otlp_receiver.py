@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from local_server import QuietHandler
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -58,7 +59,7 @@ class OtlpReceiver:
         self._lock = threading.Lock()
         receiver = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 if self.path != "/v1/traces" or length > MAX_BODY:
@@ -66,15 +67,7 @@ class OtlpReceiver:
                     return
                 body = self.rfile.read(length)
                 receiver._add(body)
-                out = ExportTraceServiceResponse().SerializeToString()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args: Any) -> None:
-                pass
+                self.reply(200, ExportTraceServiceResponse().SerializeToString(), "application/x-protobuf")
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -25,6 +25,7 @@ import pytest
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the dev extra installs it")
 
+from local_server import free_port, wait_listening
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry import trace
@@ -188,29 +189,6 @@ async def test_an_mcp_call_continues_the_clients_trace_through_reyn_and_into_the
     _no_content(receiver, ARGUMENT_CANARY, API_KEY)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"reyn mcp serve --http did not start:\n{log.read_text()}") from None
-            time.sleep(0.1)
-
-
 async def test_over_streamable_http_the_server_spans_carry_the_transport_and_the_client(
     tmp_path: Path,
 ) -> None:
@@ -222,7 +200,7 @@ async def test_over_streamable_http_the_server_spans_carry_the_transport_and_the
     (root / "reyn.toml").write_text(
         '[plugins]\nenable = ["file", "mcp"]\n\n[observability]\ntracing = true\n'
     )
-    port = _free_port()
+    port = free_port()
     with OtlpReceiver() as receiver:
         log = root / "serve.log"
         with open(log, "w") as err:
@@ -235,7 +213,7 @@ async def test_over_streamable_http_the_server_spans_carry_the_transport_and_the
                 stderr=err,
             )
         try:
-            _wait_listening(proc, port, log)
+            wait_listening(proc, port, log=log, what="reyn mcp serve --http")
             tracer = trace.get_tracer("the-mcp-client")
             with tracer.start_as_current_span("client work") as client_span:
                 async with Client(f"http://127.0.0.1:{port}/mcp") as client:  # 2026-07-28: no session

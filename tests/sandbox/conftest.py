@@ -85,10 +85,18 @@ class Sandbox:
         )
 
     def python_code(
-        self, code: str, grants: reyn_sandbox.Grants, **kwargs: object
+        self, code: str, grants: reyn_sandbox.Grants, *args: str, **kwargs: object
     ) -> subprocess.CompletedProcess[str]:
-        """Run Python `code` confined (with this runner's interpreter)."""
-        return self.run([self.python, "-c", code], grants, **kwargs)  # type: ignore[arg-type]
+        """Run Python `code` confined (with this runner's interpreter), ``args`` as its ``sys.argv[1:]``."""
+        return self.run([self.python, "-c", code, *args], grants, **kwargs)  # type: ignore[arg-type]
+
+    def python_ok(
+        self, code: str, grants: reyn_sandbox.Grants, *args: str, **kwargs: object
+    ) -> subprocess.CompletedProcess[str]:
+        """``python_code`` that must exit 0 (the positive side of a test: its stderr shows otherwise)."""
+        result = self.python_code(code, grants, *args, **kwargs)
+        assert result.returncode == 0, result.stderr
+        return result
 
 
 @pytest.fixture(params=["root", "nobody"])

@@ -21,8 +21,8 @@ def test_secret_outside_the_read_roots_is_unreadable(sandbox: Sandbox, area: Pat
     allowed.chmod(0o644)
     grants = Grants(read_roots=(str(area / "read"),))
 
-    inside = sandbox.run([sandbox.python, "-c", READ, str(allowed)], grants)
-    outside = sandbox.run([sandbox.python, "-c", READ, str(secret)], grants)
+    inside = sandbox.python_code(READ, grants, str(allowed))
+    outside = sandbox.python_code(READ, grants, str(secret))
 
     assert inside.returncode == 0, inside.stderr
     assert "inside-notes" in inside.stdout
@@ -48,9 +48,8 @@ def test_hidden_file_and_directory_inside_a_read_root_are_unreadable(sandbox: Sa
         "print('visible=' + open(os.path.join(w, 'visible.txt')).read())\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+    result = sandbox.python_ok(code, grants, str(workspace))
 
-    assert result.returncode == 0, result.stderr
     assert "visible=visible" in result.stdout
     assert "hidden-secret" not in result.stdout
     assert "env=\n" in result.stdout
@@ -60,9 +59,9 @@ def test_hidden_file_and_directory_inside_a_read_root_are_unreadable(sandbox: Sa
 def test_writes_land_only_in_write_roots(sandbox: Sandbox, area: Path) -> None:
     grants = Grants(read_roots=(str(area / "read"),), write_roots=(str(area / "write"),))
 
-    in_write_root = sandbox.run([sandbox.python, "-c", WRITE, str(area / "write" / "out.txt")], grants)
-    in_read_root = sandbox.run([sandbox.python, "-c", WRITE, str(area / "read" / "out.txt")], grants)
-    outside = sandbox.run([sandbox.python, "-c", WRITE, str(area / "outside" / "out.txt")], grants)
+    in_write_root = sandbox.python_code(WRITE, grants, str(area / "write" / "out.txt"))
+    in_read_root = sandbox.python_code(WRITE, grants, str(area / "read" / "out.txt"))
+    outside = sandbox.python_code(WRITE, grants, str(area / "outside" / "out.txt"))
 
     assert in_write_root.returncode == 0, in_write_root.stderr
     assert (area / "write" / "out.txt").read_text() == "written"
@@ -77,9 +76,8 @@ def test_private_tmp_is_writable_set_as_tmpdir_and_gone_afterwards(sandbox: Sand
         "open(path, 'w').write('x'); print(os.environ['TMPDIR'], path)\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code], Grants())
+    result = sandbox.python_ok(code, Grants())
 
-    assert result.returncode == 0, result.stderr
     tmpdir, path = result.stdout.split()
     assert tmpdir == "/tmp"
     assert not Path(path).exists()
@@ -89,7 +87,7 @@ def test_a_missing_root_fails_closed_before_the_command(sandbox: Sandbox, area: 
     marker = area / "write" / "ran"
     grants = Grants(read_roots=(str(area / "nope"),), write_roots=(str(area / "write"),))
 
-    result = sandbox.run([sandbox.python, "-c", WRITE, str(marker)], grants)
+    result = sandbox.python_code(WRITE, grants, str(marker))
 
     assert result.returncode == 125
     assert result.stderr.strip() == f"reyn-sandbox: read root {area / 'nope'} does not exist"
@@ -120,8 +118,8 @@ def test_started_as_root_a_root_only_read_root_is_readable_and_stays_read_only(
     (private / "notes.txt").chmod(0o600)
     grants = Grants(read_roots=(str(private),))
 
-    read = sandbox.run([sandbox.python, "-c", READ, str(private / "notes.txt")], grants)
-    write = sandbox.run([sandbox.python, "-c", WRITE, str(private / "notes.txt")], grants)
+    read = sandbox.python_code(READ, grants, str(private / "notes.txt"))
+    write = sandbox.python_code(WRITE, grants, str(private / "notes.txt"))
     chmod = sandbox.run(["chmod", "4777", str(private / "notes.txt")], grants)
 
     assert read.returncode == 0, read.stderr
@@ -167,9 +165,8 @@ def test_a_read_only_path_inside_a_write_root_cannot_be_changed(sandbox: Sandbox
         "        print('refused', exc.errno)\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code, str(workspace)], grants)
+    result = sandbox.python_ok(code, grants, str(workspace))
 
-    assert result.returncode == 0, result.stderr
     assert "workspace written" in result.stdout and (workspace / "ok.txt").read_text() == "fine"
     assert "changed" not in result.stdout and result.stdout.count("refused") == 3
     assert hooks.is_dir() and not (hooks / "pre-commit").exists()

@@ -90,7 +90,7 @@ def test_inet_to_a_host_listener_fails_without_network(
     sandbox: Sandbox, inet: tuple[str, Listener, bytes]
 ) -> None:
     send, listener, _ = inet
-    result = sandbox.run([sandbox.python, "-c", send, _port(listener)], Grants())
+    result = sandbox.python_code(send, Grants(), _port(listener))
 
     assert result.returncode != 0
     assert "PermissionError" in result.stderr
@@ -101,9 +101,8 @@ def test_inet_to_a_host_listener_works_with_network_granted(
     sandbox: Sandbox, inet: tuple[str, Listener, bytes]
 ) -> None:
     send, listener, payload = inet
-    result = sandbox.run([sandbox.python, "-c", send, _port(listener)], Grants(network=True))
+    sandbox.python_ok(send, Grants(network=True), _port(listener))
 
-    assert result.returncode == 0, result.stderr
     listener.close()
     assert listener.received == [payload]
 
@@ -114,8 +113,11 @@ def test_pathname_unix_socket_outside_the_roots_is_unreachable(
 ) -> None:
     outside = _unix_listener(str(area / "outside" / "host.sock"))
     try:
-        result = sandbox.run([sandbox.python, "-c", UNIX_CONNECT, str(area / "outside" / "host.sock")],
-                             Grants(read_roots=(str(area / "read"),), network=network))  # fmt: skip
+        result = sandbox.python_code(
+            UNIX_CONNECT,
+            Grants(read_roots=(str(area / "read"),), network=network),
+            str(area / "outside" / "host.sock"),
+        )
     finally:
         outside.close()
 
@@ -127,8 +129,9 @@ def test_pathname_unix_socket_outside_the_roots_is_unreachable(
 def test_pathname_unix_socket_inside_a_root_is_reachable(sandbox: Sandbox, area: Path) -> None:
     inside = _unix_listener(str(area / "read" / "granted.sock"))
     try:
-        result = sandbox.run([sandbox.python, "-c", UNIX_CONNECT, str(area / "read" / "granted.sock")],
-                             Grants(read_roots=(str(area / "read"),)))  # fmt: skip
+        result = sandbox.python_code(
+            UNIX_CONNECT, Grants(read_roots=(str(area / "read"),)), str(area / "read" / "granted.sock")
+        )
     finally:
         inside.close()
 
@@ -142,7 +145,7 @@ def test_abstract_unix_socket_on_the_host_is_unreachable(sandbox: Sandbox, netwo
     host = _unix_listener(b"\0" + name.encode())
     connect = UNIX_CONNECT.replace("s.connect(sys.argv[1])", "s.connect('\\0' + sys.argv[1])")
     try:
-        result = sandbox.run([sandbox.python, "-c", connect, name], Grants(network=network))
+        result = sandbox.python_code(connect, Grants(network=network), name)
     finally:
         host.close()
 
@@ -159,9 +162,8 @@ def test_abstract_unix_socket_inside_the_sandbox_works(sandbox: Sandbox) -> None
         "conn, _ = server.accept(); client.sendall(b'ok'); print(conn.recv(2).decode())\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code], Grants())
+    result = sandbox.python_ok(code, Grants())
 
-    assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 
 
@@ -175,9 +177,8 @@ def test_only_unix_sockets_can_be_created_without_network(sandbox: Sandbox) -> N
         "        print(name, 'refused', exc.errno)\n"
     )
 
-    result = sandbox.run([sandbox.python, "-c", code], Grants())
+    result = sandbox.python_ok(code, Grants())
 
-    assert result.returncode == 0, result.stderr
     lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
     assert lines["AF_UNIX"] == "created"
     assert all(lines[name].startswith("refused") for name in lines if name != "AF_UNIX")

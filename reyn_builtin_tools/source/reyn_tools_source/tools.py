@@ -29,11 +29,6 @@ CLUSTER = "source"
 ROUTER_ONLY = ToolGates(router="allow", phase="deny")
 
 
-def _no_default(schema: dict[str, Any]) -> None:
-    # Without a distribution the tool lists them: the schema states no default (null is not allowed).
-    schema.pop("default", None)
-
-
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,7 +57,6 @@ class SrcListArgs(_Args):
     distribution: Annotated[str, Field(max_length=200)] | SkipJsonSchema[None] = Field(
         None,
         description="a distribution from the list this tool returns without one (e.g. reyn-core)",
-        json_schema_extra=_no_default,
     )
     prefix: str = Field(
         "", max_length=1024, description="only files whose recorded path starts with this text"

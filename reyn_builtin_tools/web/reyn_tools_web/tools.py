@@ -24,11 +24,6 @@ CLUSTER = "web"
 GATES = ToolGates(router="allow", phase="allow")
 
 
-def _no_default(schema: dict[str, Any]) -> None:
-    # max_results' default comes from the settings: the schema states none (and null is not allowed).
-    schema.pop("default", None)
-
-
 class WebFetchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -53,7 +48,6 @@ class WebSearchArgs(BaseModel):
     max_results: Annotated[int, Field(ge=1, le=20)] | SkipJsonSchema[None] = Field(
         None,
         description="How many results to return (default from settings).",
-        json_schema_extra=_no_default,
     )
 
 

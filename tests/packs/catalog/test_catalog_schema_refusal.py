@@ -5,9 +5,11 @@ local $defs still work; patterns run on RE2 in bounded time; one RE2 cannot run 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
+from hostile_schemas import hostile_references, obj
 from reyn_tools_catalog import CatalogBridge
 from reyn_tools_catalog.catalog import load_catalog
 
@@ -24,19 +26,15 @@ def skill(name: str, schema: dict[str, Any]) -> str:
     return f"---\nname: {name}\ndescription: A skill.\ninput_schema: {json.dumps(schema)}\n---\nDo it.\n"
 
 
-def obj(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, **extra}
-
-
 def hostile(url: str) -> dict[str, tuple[dict[str, Any], str]]:
+    """The shared corpus of retrievable references (a skill name from each case's), and two patterns
+    RE2 cannot run."""
+    cases = {
+        re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"): case
+        for name, case in hostile_references(url).items()
+    }
     return {
-        "ref": (obj({"a": {"$ref": f"{url}/int.json"}}), f"{url}/int.json"),
-        "fileref": (obj({"a": {"$ref": "file:///etc/passwd"}}), "file:///etc/passwd"),
-        "dynamicref": (obj({"a": {"$dynamicRef": f"{url}/x#meta"}}), "$dynamicRef"),
-        "recursiveref": (obj({"a": {"$recursiveRef": "#"}}), "$recursiveRef"),
-        "schema": ({**obj({}), "$schema": f"{url}/meta.json"}, f"{url}/meta.json"),
-        "idtrick": ({**obj({"a": {"$ref": "int.json"}}), "$id": f"{url}/base/"}, "'int.json'"),
-        "embeddedid": (obj({"a": {"$id": f"{url}/s.json"}}), "embedded $id"),
+        **cases,
         "lookahead": (obj({"a": {"type": "string", "pattern": "^(?=.*[0-9])"}}), "lookahead"),
         "backref": (obj({"a": {"type": "string", "pattern": "(x)\\1"}}), "backreference"),
     }

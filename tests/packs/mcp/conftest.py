@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from local_server import free_port, stop, wait_listening
 
 from reyn_core import ToolContext, ToolOrigin
 from reyn_core.host import RegistryBuilder, ToolRegistry
@@ -70,16 +69,10 @@ def _close_sessions() -> Iterator[None]:
     client.shutdown()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_mcp_server() -> Iterator[str]:
     """The demo server over streamable HTTP on 127.0.0.1; yields its URL, killed at the end."""
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(SERVER), "http", str(port)],
         stdout=subprocess.DEVNULL,
@@ -87,20 +80,7 @@ def http_mcp_server() -> Iterator[str]:
         env={**os.environ, "DEMO_TOKEN": "over-http"},
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the streamable HTTP MCP server did not start") from None
-                time.sleep(0.1)
+        wait_listening(proc, port, timeout=30, what="the streamable HTTP MCP server")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc, timeout=10)

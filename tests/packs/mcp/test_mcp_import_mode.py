@@ -31,6 +31,15 @@ def import_settings(mcp_settings, server_script, snapshot, **server_extra):
     )
 
 
+ECHO = {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
+
+
+def write_snapshot(path: Path, *tools: dict) -> Path:
+    """A ``tools/list`` snapshot (format version 1) holding ``tools`` for server ``demo``."""
+    path.write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": list(tools)}}}))
+    return path
+
+
 async def test_refresh_writes_a_snapshot_and_tools_are_registered(
     mcp_registry, mcp_settings, ctx, server_script, tmp_path
 ) -> None:
@@ -53,24 +62,13 @@ async def test_refresh_writes_a_snapshot_and_tools_are_registered(
 
 
 def test_imported_definitions_carry_an_mcp_origin(mcp_settings, server_script, tmp_path) -> None:
-    snap = tmp_path / "s.json"
-    snap.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "servers": {
-                    "demo": {
-                        "tools": [
-                            {
-                                "name": "get.thing",
-                                "description": "",
-                                "input_schema": {"properties": {"kind": {"type": "string"}}},
-                            },
-                        ]
-                    }
-                },
-            }
-        )
+    snap = write_snapshot(
+        tmp_path / "s.json",
+        {
+            "name": "get.thing",
+            "description": "",
+            "input_schema": {"properties": {"kind": {"type": "string"}}},
+        },
     )
     s = import_settings(mcp_settings, server_script, snap, prefix="d")
     (d,) = plugin.imported_definitions(s, read_snapshot(snap))
@@ -87,21 +85,7 @@ def test_rendering_imported_tools_spawns_no_server(
 ) -> None:
     from reyn_tools_mcp import client
 
-    snap = tmp_path / "s.json"
-    snap.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "servers": {
-                    "demo": {
-                        "tools": [
-                            {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
-                        ]
-                    }
-                },
-            }
-        )
-    )
+    snap = write_snapshot(tmp_path / "s.json", ECHO)
     client.shutdown()
     render_router(mcp_registry(import_settings(mcp_settings, server_script, snap)), ctx)
     assert client._POOL is None
@@ -191,21 +175,7 @@ def test_corrupt_snapshot_keeps_the_core_tools(
 
 
 def test_lazy_imports_rendering_never_imports_mcp(server_script, tmp_path) -> None:
-    snap = tmp_path / "s.json"
-    snap.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "servers": {
-                    "demo": {
-                        "tools": [
-                            {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
-                        ]
-                    }
-                },
-            }
-        )
-    )
+    snap = write_snapshot(tmp_path / "s.json", ECHO)
     script = f"""
 import json, sys
 from reyn_core import ToolContext, ToolOrigin
@@ -236,21 +206,7 @@ def test_the_loader_keeps_the_mcp_origin_but_stamps_the_verified_plugin_identity
 ) -> None:
     from reyn_core.host import Profile, load
 
-    snap = tmp_path / "s.json"
-    snap.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "servers": {
-                    "demo": {
-                        "tools": [
-                            {"name": "echo", "description": "Echo.", "input_schema": {"type": "object"}}
-                        ]
-                    }
-                },
-            }
-        )
-    )
+    snap = write_snapshot(tmp_path / "s.json", ECHO)
     monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
     profile = Profile.from_toml_text(f"""
 [plugins]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,19 +49,16 @@ async def test_without_servers_the_tools_are_unavailable_and_say_how(mcp_registr
     assert kind == "gate_refused" and "[plugins.mcp.settings.servers.NAME]" in message
 
 
+def demo_server(script: Path, **extra: Any) -> dict[str, Any]:
+    """Servers setting ``demo``: the demo server over stdio, with ``extra`` keys."""
+    return {"demo": {"command": sys.executable, "args": [str(script)], **extra}}
+
+
 async def test_list_servers_shows_source_but_never_env_values(
     mcp_registry, mcp_settings, ctx, server_script, monkeypatch
 ) -> None:
     monkeypatch.setenv("REYN_TEST_SECRET", "s3cret-value")
-    s = mcp_settings(
-        {
-            "demo": {
-                "command": sys.executable,
-                "args": [str(server_script)],
-                "env": {"DEMO_TOKEN": "${REYN_TEST_SECRET}"},
-            }
-        }
-    )
+    s = mcp_settings(demo_server(server_script, env={"DEMO_TOKEN": "${REYN_TEST_SECRET}"}))
     data = ok(await dispatch_tool(mcp_registry(s), "list_mcp_servers", {}, ctx))
     assert data["servers"] == [
         {
@@ -199,15 +197,7 @@ async def test_env_expansion_reaches_the_server(
     mcp_registry, mcp_settings, ctx, server_script, monkeypatch
 ) -> None:
     monkeypatch.setenv("REYN_TEST_TOKEN", "tok-1")
-    s = mcp_settings(
-        {
-            "demo": {
-                "command": sys.executable,
-                "args": [str(server_script)],
-                "env": {"DEMO_TOKEN": "pre-${REYN_TEST_TOKEN}-$${literal}"},
-            }
-        }
-    )
+    s = mcp_settings(demo_server(server_script, env={"DEMO_TOKEN": "pre-${REYN_TEST_TOKEN}-$${literal}"}))
     assert ok(await call(mcp_registry(s), ctx, "demo", "whoami", {}))["text"].startswith(
         "pre-tok-1-${literal} "
     )

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from local_server import QuietHandler
 
 from reyn_core import ToolDenied
 
@@ -267,15 +268,9 @@ async def test_git_variables_of_the_host_never_reach_git(
 async def test_credential_helpers_and_askpass_do_not_run(git_shell, workspace, marker):
     """A real HTTP server on 127.0.0.1 answers 401, so git would ask its credential helper and askpass."""
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
-            self.send_response(401)
-            self.send_header("WWW-Authenticate", 'Basic realm="x"')
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
+            self.reply(401, headers={"WWW-Authenticate": 'Basic realm="x"'})
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.timeout = 5

@@ -8,10 +8,11 @@ import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from local_server import QuietHandler
 from reyn_tools_web.settings import WebSettings
 
 from reyn_core.host import dispatch_tool
@@ -81,20 +82,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     hosts: list[str] = []
 
     def do_GET(self) -> None:
         type(self).hosts.append(self.headers.get("Host", ""))
-        body = b"over tls"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200, b"over tls")
 
 
 @pytest.fixture

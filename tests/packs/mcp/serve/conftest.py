@@ -10,16 +10,15 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from local_server import free_port, stop, wait_listening
 
 REYN = str(Path(sys.executable).parent / "reyn")
 PROBE_SOURCE = Path(__file__).parent / "probe_plugin.py"
@@ -52,12 +51,6 @@ def install_probe(site: Path) -> Path:
         "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
     )
     return module
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -148,27 +141,12 @@ class HttpServer:
         return f"http://{host}:{self.port}/mcp"
 
     def wait_listening(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.5):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"reyn mcp serve --http did not start:\n{self.log.read_text()}"
-                    ) from None
-                time.sleep(0.1)
+        wait_listening(
+            self.proc, self.port, host=self.host, timeout=timeout, log=self.log, what="reyn mcp serve --http"
+        )
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        return int(self.proc.returncode)
+        return stop(self.proc, sig, timeout)
 
 
 @pytest.fixture
