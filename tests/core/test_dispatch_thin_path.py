@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolGates, tool
 from reyn_core.errors import RegistryFrozen, ToolGateRefused
-from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, gates, invoke_tool
+from reyn_core.host import ToolRegistry, dispatch_tool, gates, invoke_tool
 
 ROUTER = ToolContext(surface="router")
 
@@ -41,10 +42,8 @@ def words(text: str, ctx: ToolContext, limit: int = 3) -> list[str]:
 
 
 def _registry() -> ToolRegistry:
-    builder = RegistryBuilder()
-    builder.register(note)
-    builder.register(words)
-    return builder.freeze()
+    registry: ToolRegistry = frozen_registry([note, words])
+    return registry
 
 
 async def test_the_answer_a_snapshot_keeps_is_the_one_gates_check_gave() -> None:
