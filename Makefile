@@ -16,8 +16,9 @@ ISOLATION := $(dir $(wildcard reyn_isolation/pyproject.toml))
 # Approval stores other than the core's SQLite one (issue 26): PostgreSQL, for agents on several hosts.
 STORES := $(dir $(wildcard reyn_approvals_postgres/pyproject.toml))
 DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml) $(wildcard reyn_isolation/pyproject.toml) $(wildcard reyn_approvals_postgres/pyproject.toml)
-# Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend.
+# Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend, the search pack's semantic ranking.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
+EXTRAS.reyn_builtin_tools/search/ := [semantic]
 
 .PHONY: venv postgres-server mcp-conformance demo test lint typecheck docs bench dist clean
 
@@ -76,7 +77,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -85,7 +86,7 @@ test: $(STAMP) postgres-server mcp-conformance
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 

@@ -105,7 +105,7 @@ class PlainBM25:
     """The baseline: FTS5 ``bm25()`` with the default tokenizer, no weights, no stemming."""
 
     def __init__(self, tools: Sequence[Any]) -> None:
-        from reyn_core.tool_search.ranking import Ranking, field_texts
+        from reyn_tools_search.ranking import Ranking, field_texts
 
         plain = Ranking()  # the original four texts, whatever DEFAULT_RANKING adds (enum values)
         self._names = [t.name for t in tools]
@@ -144,15 +144,25 @@ def recall(requests: Sequence[bfcl.Request], search: Callable[[str], list[str]])
     return {k: sum(tool in names[:k] for tool, names in found) / max(1, len(found)) for k in DEPTHS}
 
 
-def method_search(tools: Sequence[Any], ranking: Any = None) -> Callable[[str], list[str]]:
-    from reyn_core.tool_search import ToolIndex, query_terms
-    from reyn_core.tool_search.ranking import DEFAULT_RANKING
+def method_search(
+    tools: Sequence[Any], ranking: Any = None, *, semantic: bool = False
+) -> Callable[[str], list[str]]:
+    """The pack's own index over ``tools`` (with ``semantic``: its optional semantic ranking, as
+    ``[plugins.search.settings] semantic = true`` runs it)."""
+    from reyn_tools_search.index import ToolIndex, cut_query, query_terms
+    from reyn_tools_search.ranking import DEFAULT_RANKING
 
     chosen = ranking or DEFAULT_RANKING
-    index = ToolIndex(tools, chosen)
+    index = ToolIndex(tools, chosen, vectors={} if semantic else None)
     names = [t.name for t in tools]
+    depth = max(DEPTHS)
+    if index.semantic is not None:
+        fused = index.semantic
+        return lambda q: [
+            names[i] for i in fused.rank(index._scorer.scores(query_terms(q, chosen)), cut_query(q), depth)
+        ]
     # the index's own ranking, without building the hits' "matched" words (not scored)
-    return lambda q: [names[i] for i in index._scorer.rank(query_terms(q, chosen), max(DEPTHS))]
+    return lambda q: [names[i] for i in index._scorer.rank(query_terms(q, chosen), depth)]
 
 
 def plain_search(tools: Sequence[Any]) -> Callable[[str], list[str]]:
@@ -222,7 +232,7 @@ def static_models() -> dict[str, Any]:
 
 
 def semantic_text(tool: Any, fields: str) -> str:
-    from reyn_core.tool_search.ranking import field_texts
+    from reyn_tools_search.ranking import field_texts
 
     name, description, param_names, _ = field_texts(tool)
     parts = {"nd": (name, description), "ndp": (name, description, param_names)}[fields]
@@ -235,31 +245,55 @@ def fused_search(
     """Reyn's ranking fused with the embedding's cosine ranking (top 50 of each). ``mode`` "rank":
     reciprocal rank, ``1/(k + rank) + weight/(k + rank_embedding)``; "score": the BM25F score over
     the query's best score plus ``weight`` times the cosine. ``weight`` 0 is Reyn's ranking alone."""
-    import numpy as np
+    return Fusion(tools, model, fields).search(mode, weight, k)
 
-    from reyn_core.tool_search import ToolIndex, query_terms
-    from reyn_core.tool_search.ranking import DEFAULT_RANKING
 
-    index = ToolIndex(tools, DEFAULT_RANKING)
-    names = [t.name for t in tools]
-    matrix = model.embed([semantic_text(t, fields) for t in tools], norm=True)
-    depth = max(DEPTHS)
+DEPTH = max(DEPTHS)
 
-    def search(query: str) -> list[str]:
-        lexical = np.asarray(index._scorer.scores(query_terms(query, DEFAULT_RANKING)) or [0.0] * len(names))
-        first = [i for i in np.argsort(-lexical, kind="stable")[:depth] if lexical[i] > 0]
-        sims = matrix @ model.embed([query], norm=True)[0]
-        second = list(np.argsort(-sims, kind="stable")[:depth])
-        score: dict[int, float] = {}
-        if mode == "rank":
-            for rank, i in enumerate(first):
-                score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
-            for rank, i in enumerate(second):
-                score[i] = score.get(i, 0.0) + weight / (k + rank + 1)
-        else:
-            top = float(lexical.max()) or 1.0
-            for i in set(first) | set(second):
-                score[i] = float(lexical[i]) / top + weight * float(sims[i])
-        return [names[i] for i in sorted(score, key=lambda i: (-score[i], names[i]))[:depth]]
 
-    return search
+class Fusion:
+    """BM25F (``DEFAULT_RANKING``) fused with a static embedding's cosine over the top ``DEPTH`` of
+    each (``search(mode, weight)``: ``fused_search``'s rule), each query's lexical scores and cosines
+    computed once and shared by every weight (``cv_tool_search.py`` tries many)."""
+
+    def __init__(self, tools: Sequence[Any], model: Any, fields: str) -> None:
+        import numpy as np
+        from reyn_tools_search.index import ToolIndex, query_terms
+        from reyn_tools_search.ranking import DEFAULT_RANKING
+
+        self._np, self._terms, self._ranking = np, query_terms, DEFAULT_RANKING
+        self.names = [t.name for t in tools]
+        self.index = ToolIndex(tools, DEFAULT_RANKING)
+        self.model = model
+        self.matrix = model.embed([semantic_text(t, fields) for t in tools], norm=True)
+        self._cache: dict[str, tuple[Any, list[int], Any, list[int]]] = {}
+
+    def _parts(self, query: str) -> tuple[Any, list[int], Any, list[int]]:
+        np = self._np
+        got = self._cache.get(query)
+        if got is None:
+            scores = self.index._scorer.scores(self._terms(query, self._ranking)) or [0.0] * len(self.names)
+            lexical = np.asarray(scores)
+            first = [int(i) for i in np.argsort(-lexical, kind="stable")[:DEPTH] if lexical[i] > 0]
+            sims = self.matrix @ self.model.embed([query], norm=True)[0]
+            second = [int(i) for i in np.argsort(-sims, kind="stable")[:DEPTH]]
+            got = self._cache[query] = (lexical, first, sims, second)
+        return got
+
+    def search(self, mode: str, weight: float, k: int = 60) -> Callable[[str], list[str]]:
+        def run(query: str) -> list[str]:
+            lexical, first, sims, second = self._parts(query)
+            score: dict[int, float] = {}
+            if mode == "rank":
+                for rank, i in enumerate(first):
+                    score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
+                for rank, i in enumerate(second):
+                    score[i] = score.get(i, 0.0) + weight / (k + rank + 1)
+            else:
+                top = float(lexical.max()) or 1.0
+                for i in set(first) | set(second):
+                    score[i] = float(lexical[i]) / top + weight * float(sims[i])
+            ordered = sorted(score, key=lambda i: (-score[i], self.names[i]))
+            return [self.names[i] for i in ordered[:DEPTH]]
+
+        return run

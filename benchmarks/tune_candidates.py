@@ -26,8 +26,7 @@ from typing import Any
 
 import bench_tool_search as bfcl
 import tool_search_split as sp
-
-from reyn_core.tool_search.ranking import DEFAULT_RANKING, Ranking
+from reyn_tools_search.ranking import DEFAULT_RANKING, Ranking
 
 Search = Callable[[str], list[str]]
 

@@ -31,7 +31,7 @@ GRID: dict[str, list] = {
 
 
 def ranking_of(p: dict):
-    from reyn_core.tool_search.ranking import Ranking
+    from reyn_tools_search.ranking import Ranking
 
     weights = (p["w_name"], 1.0, p["w_param_names"], p["w_param_text"])
     kept = {k: v for k, v in p.items() if not k.startswith("w_")}

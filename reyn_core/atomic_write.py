@@ -6,9 +6,14 @@ import os
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so a reader sees the old bytes or the new ones, never a mix; a crash
-    leaves no partial file. Raises ``OSError`` (nothing is left behind)."""
+    leaves no partial file. Raises ``OSError`` (nothing is left behind).
+
+    ``durable=False`` skips the flush to disk before the rename: a running reader still sees old or
+    new bytes, but after a power loss (or an operating-system crash) the file may be empty or hold
+    other bytes. Only for a file whose every reader checks its content (a checksum) and treats a
+    mismatch like a missing file."""
     import tempfile  # here, not at import: importing it costs more than most callers' whole read path
 
     target = Path(path)
@@ -17,7 +22,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -1,5 +1,10 @@
-"""Tool deferral: which gate-visible tools the router's tools array leaves out, and the search tool
-that lets the model find them.
+"""Tool deferral: which gate-visible tools the router's tools array leaves out, and where the search
+tool that lets the model find them goes.
+
+The search tool is an ordinary loaded tool (``DeferralPolicy.search_tool``, by default the search
+pack's ``find_tools``): the core ranks nothing. A policy that defers anything without it loaded is
+refused (``missing_search_tool``); its results name the tools found as ``{"tools": [{"name": ...},
+...]}`` in the envelope's ``data`` (what ``found_tool_names`` reads).
 
 A deferred tool is not rendered; it keeps everything else — gates, validation, audit, lock — and the
 model may still call it by name. Deferral is operator policy (``[surfaces.router.defer]``), never a
@@ -9,7 +14,8 @@ caller may see. Unrelated to ``dispatch_kind="deferred"`` (a tool whose call the
 The split, for one turn (deterministic: same registry, policy, context and found names → same
 bytes):
 
-1. candidates = ``registry.visible("router", ctx)``;
+1. candidates = ``registry.visible("router", ctx)``, the search tool aside (never deferred; offered
+   only when the gates show it to this caller);
 2. tools named by ``defer.tools`` / ``defer.plugins`` / ``defer.clusters`` are deferred unless found;
 3. the rest are ordered most-preferred first: found tools (most recently found first), then by the
    first ``defer.prefer`` entry that names the tool, its plugin or its cluster (unlisted last), then
@@ -38,13 +44,29 @@ from .errors import StrictSchemaError
 from .jsondata import compact_json
 from .render.router import StrictRenderError, render_router_tool
 from .tool import ToolDefinition, is_valid_tool_name
-from .tool_search import DEFAULT_SEARCH_TOOL, with_search_tool
 
 if TYPE_CHECKING:
     from .registry import ToolRegistry
-    from .tool_search import ToolMatch
 
 TokenCounter = Callable[[Mapping[str, Any]], int]
+
+DEFAULT_SEARCH_TOOL = "find_tools"
+"""The search tool's name unless ``[surfaces.router.defer] search_tool`` says otherwise: the tool the
+search pack (plugin ``search``, distribution reyn-tools-search) registers."""
+
+
+def missing_search_tool(registry: ToolRegistry, search_tool: str) -> str | None:
+    """Why deferral cannot work over ``registry``, or None: a policy that defers anything needs its
+    search tool loaded, or the tools it leaves out could only be called by a name the model was
+    never told (the one wording of the load's ``ProfileError``, ``ToolDeferral`` and ``reyn tools
+    search``)."""
+    if search_tool in registry:
+        return None
+    return (
+        f"no tool {search_tool!r} is loaded to find deferred tools: enable the search pack "
+        '(pip install --find-links DIST reyn-tools-search; plugins.enable = [..., "search"]) or set '
+        "search_tool to the loaded tool that searches"
+    )
 
 
 def estimate_tokens(entry: Mapping[str, Any]) -> int:
@@ -193,15 +215,15 @@ class TurnTools:
 
 
 class ToolDeferral:
-    """Deferral and tool search over one registry: the host API for any loop.
+    """Deferral over one registry: the host API for any loop.
 
-    ``registry`` is what to dispatch against: the source registry plus the search tool (a host tool,
-    gated, validated and audited by the one dispatcher like every tool). ``tools_for_turn(ctx,
-    found)`` is the tools array for the next turn, ``split`` the same with its explanation, and
-    ``search`` runs the search directly (``reyn tools search``).
+    ``registry`` is what to dispatch against: the source registry itself, whose tools include the
+    search tool (gated, validated and audited by the one dispatcher like every tool).
+    ``tools_for_turn(ctx, found)`` is the tools array for the next turn, ``split`` the same with its
+    explanation. ``token_counter`` replaces ``estimate_tokens`` for ``max_tokens``.
 
-    A frozen source registry gets its search registry built once (cached per registry and search
-    tool name). ``token_counter`` replaces ``estimate_tokens`` for ``max_tokens``.
+    Raises ``ValueError`` (``missing_search_tool``) when ``policy`` defers anything and ``registry``
+    has no tool ``policy.search_tool``.
     """
 
     def __init__(
@@ -211,30 +233,17 @@ class ToolDeferral:
         *,
         token_counter: TokenCounter = estimate_tokens,
     ) -> None:
+        problem = missing_search_tool(registry, policy.search_tool) if policy.active else None
+        if problem is not None:
+            raise ValueError(problem)
         self.source = registry
         self.policy = policy
         self.count = token_counter
-        self._registry: ToolRegistry | None = None
 
     @property
     def registry(self) -> ToolRegistry:
-        """The source registry plus the search tool: pass it to ``dispatch_tool``."""
-        if self._registry is None:
-            self._registry = with_search_tool(self.source, self.policy.search_tool)
-        return self._registry
-
-    @property
-    def search_definition(self) -> ToolDefinition:
-        """The search tool as registered."""
-        return self.registry.get(self.policy.search_tool)
-
-    def search(
-        self, query: str, ctx: ToolContext, *, limit: int = 5, exclude: Iterable[str] = ()
-    ) -> list[ToolMatch]:
-        """``tool_search.search_tools`` over the source registry (what the search tool runs)."""
-        from .tool_search import search_tools
-
-        return search_tools(self.source, query, ctx, limit=limit, exclude=exclude)
+        """What calls are dispatched against (the search tool is one of its tools)."""
+        return self.source
 
     def tools_for_turn(
         self,
@@ -264,6 +273,9 @@ class ToolDeferral:
         visible = self.source.visible("router", ctx, exclude=exclude)
         if not self.policy.active:
             return self._render(ctx, list(visible), [], None, {}, strict, target=target)
+        search_name = self.policy.search_tool
+        search_def = next((t for t in visible if t.name == search_name), None)
+        visible = [t for t in visible if t.name != search_name]
         by_name = {t.name: t for t in visible}
         found_order = [n for n in dict.fromkeys(found) if n in by_name]
         entries: dict[str, dict[str, Any]] = {}
@@ -280,12 +292,13 @@ class ToolDeferral:
                     entries[tool.name] = render_router_tool(self.source, tool, ctx)
             return entries[tool.name]
 
-        search_def = self.search_definition
-        search_entry = render_router_tool(self.registry, search_def, ctx, strict=strict, target=target)
+        # A search tool the gates hide from this caller is not offered (nor counted in the budget):
+        # what is deferred can then be called only by name.
+        search_entry = entry(search_def) if search_def is not None else None
         baseline, baseline_reasons = self._select(visible, [], entry, search_entry, reserve=False)
         # The search tool stays offered for the whole conversation once anything was deferred at
         # the start, even when everything has since been found (the history refers to it).
-        offer_search = bool(baseline_reasons)
+        offer_search = bool(baseline_reasons) and search_entry is not None
         kept, reasons = self._select(visible, found_order, entry, search_entry, reserve=offer_search)
         first = [t for t in visible if t.name in kept and t.name in baseline]  # by name
         later = [by_name[n] for n in found_order if n in kept and n not in baseline]
@@ -298,7 +311,7 @@ class ToolDeferral:
         visible: Sequence[ToolDefinition],
         found: Sequence[str],
         entry: Callable[[ToolDefinition], dict[str, Any]],
-        search_entry: dict[str, Any],
+        search_entry: dict[str, Any] | None,
         *,
         reserve: bool,
     ) -> tuple[set[str], dict[str, str]]:
@@ -320,7 +333,7 @@ class ToolDeferral:
         if not reasons and not reserve and self._fits(len(ordered), sum(costs)):
             return {t.name for t in ordered}, reasons
         # Something is deferred, so the search tool is offered and takes its place in the budget.
-        used_tools, used_tokens = 1, self.count(search_entry)
+        used_tools, used_tokens = (0, 0) if search_entry is None else (1, self.count(search_entry))
         kept: set[str] = set()
         for i, tool in enumerate(ordered):
             if not self._fits(used_tools + 1, used_tokens + costs[i]):

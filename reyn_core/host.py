@@ -8,7 +8,10 @@ Every name is imported on first use, so ``import reyn_core.host`` costs nothing.
 
 from __future__ import annotations
 
+from typing import Any
+
 from reyn_core.lazy_exports import lazy_exports
+from reyn_core.moved import moved_attributes
 
 _EXPORTS = {
     # load
@@ -125,10 +128,16 @@ _EXPORTS = {
     "TurnTools": "reyn_core.deferral",
     "estimate_tokens": "reyn_core.deferral",
     "found_tool_names": "reyn_core.deferral",
-    "search_tools": "reyn_core.tool_search",
-    "ToolMatch": "reyn_core.tool_search",
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+_exported, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+_moved = moved_attributes(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported on first use; a name that left the core (``reyn_core.moved``) is
+    an ``ImportError`` naming its new distribution."""
+    return _exported(name) if name in _EXPORTS else _moved(name)
+
 
 __all__ = sorted(_EXPORTS)

@@ -22,6 +22,14 @@ _ISOLATION = (
     "pip install --find-links DIST reyn-isolation, DIST being the wheelhouse of `make dist`",
 )
 
+# Tool search left the core for the search pack (issue 24), plugin id ``search``: deferral needs it
+# enabled (``plugins.enable = [..., "search"]``).
+_SEARCH = (
+    "reyn-tools-search",
+    "pip install --find-links DIST reyn-tools-search, DIST being the wheelhouse of `make dist`, and add "
+    '"search" to [plugins] enable',
+)
+
 MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.loops": ("reyn_loops", _LOOPS),
     "reyn_core.cli.chat": ("reyn_loops.cli.chat", _LOOPS),
@@ -34,6 +42,9 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.errors.ReplayFixtureError": ("reyn_loops.errors.ReplayFixtureError", _LOOPS),
     "reyn_core.isolation": ("reyn_isolation", _ISOLATION),
     "reyn_core.worker": ("reyn_isolation.worker", _ISOLATION),
+    "reyn_core.tool_search": ("reyn_tools_search.index", _SEARCH),
+    "reyn_core.host.search_tools": ("reyn_tools_search.index.search_tools", _SEARCH),
+    "reyn_core.host.ToolMatch": ("reyn_tools_search.index.ToolMatch", _SEARCH),
 }
 """Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install))."""
 

@@ -130,8 +130,7 @@ class RouterLoop(ModelLoop):
     tools whose authors deny plan mode); ``allowed_tools`` narrows the loop to a plan step's tool
     list. ``stream`` streams text to ``on_event`` as ``text_delta`` events. ``deferral`` (a
     ``DeferralPolicy``, e.g. ``reyn_core.host.load(profile).deferral``) defers tools and
-    offers the search tool; calls are then dispatched against ``dispatch_registry`` (the registry
-    plus the search tool).
+    offers the search tool, one of the registry's tools (the search pack's ``find_tools``).
     """
 
     def __init__(
@@ -168,9 +167,13 @@ class RouterLoop(ModelLoop):
         base = ctx or ToolContext(surface="router")
         state = base.router_state or RouterCallerState()
         allowed = self.allowed_tools if self.allowed_tools is not None else state.allowed_tools
+        # Tools that read the registry they are served from (the search pack's find_tools) find it
+        # where every host passes it; a host that passed its own keeps it.
+        extras = base.extras if "registry" in base.extras else {**base.extras, "registry": registry}
         self.ctx = replace(
             base,
             surface="router",
+            extras=extras,
             entry=base.entry or "router",  # an approval's key tells this loop from `mcp serve`
             router_state=replace(
                 state,
@@ -202,7 +205,7 @@ class RouterLoop(ModelLoop):
 
     @property
     def dispatch_registry(self) -> ToolRegistry:
-        """What calls are dispatched against: the registry, plus the search tool under deferral."""
+        """What calls are dispatched against: the registry (the search tool is one of its tools)."""
         return self._deferral.registry if self._deferral is not None else self.registry
 
     def tools(

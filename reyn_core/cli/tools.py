@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..tool import ToolDefinition
 
 SURFACES = ("router", "phase")
+SEARCH_LIMIT = 20  # the search tool's own bound on ``limit`` (a larger one would be refused by it)
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -61,12 +62,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sea = tsub.add_parser(
         "search",
         parents=[common],
-        help="rank the router tools for a request, as the search tool does",
-        description="Run the router's tool search (the search tool offered when tools are deferred): "
-        "the best matches among the tools the router gates allow, and the words that matched.",
+        help="rank the router tools for a request, with the search tool",
+        description="Call the router's search tool ([surfaces.router.defer] search_tool, by default the "
+        "search pack's find_tools) as the router would: the best matches among the tools the router "
+        "gates allow, and the words that matched.",
     )
     sea.add_argument("query", nargs="+", help="what the tool should do, in a few words")
-    sea.add_argument("--limit", type=int, default=5, help="how many tools to show (1-20, default 5)")
+    sea.add_argument(
+        "--limit", type=int, default=5, help=f"how many tools to show (1-{SEARCH_LIMIT}, default 5)"
+    )
     sea.set_defaults(func=run_search)
 
     call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
@@ -283,33 +287,39 @@ def _note_deferred(reasons: Any, search_tool: str) -> None:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from ..tool_search import MAX_LIMIT, search_tools
+    """Call the profile's search tool (``[surfaces.router.defer] search_tool``) through the one
+    dispatcher, as the router would: the core ranks nothing itself."""
+    import asyncio
+    from dataclasses import replace
 
-    if not 1 <= args.limit <= MAX_LIMIT:
-        return _usage_error(f"--limit must be between 1 and {MAX_LIMIT}, got {args.limit}")
+    from ..deferral import missing_search_tool
+    from ..dispatch import dispatch_tool
+
+    if not 1 <= args.limit <= SEARCH_LIMIT:
+        return _usage_error(f"--limit must be between 1 and {SEARCH_LIMIT}, got {args.limit}")
     result = load_from_args(args)
     warn_load_errors(result)
+    policy = result.deferral
+    problem = missing_search_tool(result.registry, policy.search_tool)
+    if problem is not None:
+        return report_error(f"reyn tools search: {problem}", exit_code=EXIT_FAILED)
     deferral = _deferral(result)
-    ctx = _context("router")
+    ctx = replace(_context("router"), extras={"registry": result.registry})
     deferred = dict(deferral.split(ctx).reasons) if deferral is not None else {}
-    hits = search_tools(result.registry, " ".join(args.query), ctx, limit=args.limit)
-    rows = [{**h.to_json(), "deferred": deferred.get(h.name)} for h in hits]
+    query = {"query": " ".join(args.query), "limit": args.limit}
+    envelope = asyncio.run(dispatch_tool(result.registry, policy.search_tool, query, ctx))
+    if envelope["status"] != "ok":
+        return report_error(f"reyn tools search: {envelope['error']['message']}", exit_code=EXIT_FAILED)
+    rows = [{**h, "deferred": deferred.get(h["name"])} for h in envelope["data"]["tools"]]
     if args.json:
         emit_json(rows)
         return EXIT_OK
     if not rows:
         print("no visible router tool matches" + (f" (profile: {result.profile.describe_source()})"))
         return EXIT_OK
-
-    def why(matched: dict[str, list[str]]) -> str:
-        return "; ".join(f"{field}: {', '.join(words)}" for field, words in matched.items())
-
-    print(
-        table(
-            [[r["name"], r["deferred"] or "-", r["summary"][:60], why(r["matched"])] for r in rows],
-            ["NAME", "DEFERRED", "SUMMARY", "MATCHED"],
-        )
-    )
+    why = ["; ".join(f"{f}: {', '.join(words)}" for f, words in r["matched"].items()) for r in rows]
+    cells = [[r["name"], r["deferred"] or "-", r["summary"][:60], w] for r, w in zip(rows, why, strict=True)]
+    print(table(cells, ["NAME", "DEFERRED", "SUMMARY", "MATCHED"]))
     return EXIT_OK
 
 

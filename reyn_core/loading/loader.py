@@ -122,6 +122,8 @@ def _load(
                 span.diagnostics(p.diagnostics[seen:])
             if not p.ok:
                 break
+    if session.digest_cache is not None:
+        session.digest_cache.save()  # once per load: every enabled plugin's new digests in one write
 
     commands = resolve_commands(plugins)
     with load_tracing.phase("reyn.load.registration") as span:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from reyn_core.errors import describe_exception
@@ -26,24 +25,53 @@ PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
 STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
 
 
-@dataclass
 class PluginState:
-    """Working state of one enabled plugin while it goes through the pipeline."""
+    """Working state of one enabled plugin while it goes through the pipeline.
 
-    plugin_id: str
-    candidate: DiscoveredPlugin | None = None
-    status: PluginStatus = "loaded"
-    provenance: ProvenanceRecord | None = None
-    api_version: int | None = None
-    pm: pluggy.PluginManager | None = None
-    settings: Any = None
-    tools: list[tuple[ToolDefinition, str]] = field(default_factory=list)  # (definition, original name)
-    registered: list[str] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    commands: dict[str, Callable[..., int]] = field(default_factory=dict)
-    agent_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)  # from reyn_agent_tools
-    permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
-    isolation: IsolatedPlugin | None = None  # set when the plugin runs out of process (isolation_point)
+    A plain class (not a dataclass): it is mutable working state that is never compared, hashed or
+    printed, and a dataclass's generated methods cost a load more to create than they would ever do."""
+
+    __slots__ = (
+        "agent_tools",
+        "api_version",
+        "candidate",
+        "commands",
+        "diagnostics",
+        "isolation",
+        "permissions",
+        "plugin_id",
+        "pm",
+        "provenance",
+        "registered",
+        "settings",
+        "status",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        plugin_id: str,
+        candidate: DiscoveredPlugin | None = None,
+        status: PluginStatus = "loaded",
+        provenance: ProvenanceRecord | None = None,
+        api_version: int | None = None,
+        pm: pluggy.PluginManager | None = None,
+        settings: Any = None,
+    ) -> None:
+        self.plugin_id = plugin_id
+        self.candidate = candidate
+        self.status: PluginStatus = status
+        self.provenance = provenance
+        self.api_version = api_version
+        self.pm = pm
+        self.settings = settings
+        self.tools: list[tuple[ToolDefinition, str]] = []  # (definition, original name)
+        self.registered: list[str] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.commands: dict[str, Callable[..., int]] = {}
+        self.agent_tools: dict[str, tuple[str, ...]] = {}  # from reyn_agent_tools
+        self.permissions: DeclaredPermissions | None = None  # reyn_permissions.toml, read after provenance
+        self.isolation: IsolatedPlugin | None = None  # set when it runs out of process (isolation_point)
 
     def fail(
         self,
@@ -82,19 +110,30 @@ class PluginState:
         return self.status == "loaded"
 
 
-@dataclass
 class LoadSession:
     """What every step of one load shares: the profile, caches and the lock (read once), plus
-    diagnostics that belong to no single plugin."""
+    diagnostics that belong to no single plugin. A plain class, like ``PluginState``."""
 
-    profile: Profile
-    schema_cache: SchemaCheckCache
-    rehash: bool = False
-    global_diags: list[Diagnostic] = field(default_factory=list)
-    lock: LockFile | None = None
-    lock_error: str | None = None
-    lock_outdated: bool = False  # the lock predates LOCK_VERSION: one RL004, every plugin refused
-    digest_cache: DigestCache | None = None
+    __slots__ = (
+        "digest_cache",
+        "global_diags",
+        "lock",
+        "lock_error",
+        "lock_outdated",
+        "profile",
+        "rehash",
+        "schema_cache",
+    )
+
+    def __init__(self, profile: Profile, schema_cache: SchemaCheckCache, rehash: bool = False) -> None:
+        self.profile = profile
+        self.schema_cache = schema_cache
+        self.rehash = rehash
+        self.global_diags: list[Diagnostic] = []
+        self.lock: LockFile | None = None
+        self.lock_error: str | None = None
+        self.lock_outdated = False  # the lock predates LOCK_VERSION: one RL004, every plugin refused
+        self.digest_cache: DigestCache | None = None
 
 
 __all__ = ["LoadSession", "PluginState"]

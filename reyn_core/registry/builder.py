@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import gates
-from ..calls import CallApprovals, ToolCallHooks
 from ..errors import ToolRegistrationError
 from ..schema import SchemaIssue, check_tool_schema, copy_json
 from ..tool import ToolDefinition, ToolOrigin, as_definition, collision_key
@@ -15,6 +14,9 @@ from .checks import SchemaCheck, check_definition
 from .collisions import Claim, Collision
 from .prepared import schema_validator
 from .snapshot import RegisteredTool, ToolRegistry
+
+if TYPE_CHECKING:  # annotations only: building a registry (a load, a render) never imports the call types
+    from ..calls import CallApprovals, ToolCallHooks
 
 
 class CheckedDefinitions:

@@ -11,7 +11,6 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from .. import gates
-from ..calls import CallApprovals, ToolCallHooks
 from ..context import ToolContext
 from ..errors import RegistryFrozen, ToolNotFound
 from ..schema import SchemaIssue
@@ -19,6 +18,7 @@ from ..tool import ToolDefinition, refuse_subclassing
 from .prepared import PreparedTool
 
 if TYPE_CHECKING:
+    from ..calls import CallApprovals, ToolCallHooks  # annotations only: a render never imports them
     from ..validation.compiled import SchemaValidator
 
 

@@ -187,17 +187,6 @@ def test_an_approved_call_that_fails_is_executed_once_with_its_status(world):
     assert registry.approvals.get(pending).status == "consumed"  # it ran: the approval is spent
 
 
-def test_the_search_tool_registry_of_deferral_keeps_the_approvals(world):
-    # a deferred tool called by name is dispatched against the registry plus the search tool
-    from reyn_core.tool_search import with_search_tool
-
-    registry = _loaded(world)
-    searched = with_search_tool(registry, "find_tools")
-    assert searched.approvals is registry.approvals
-    env = _call(searched, world.write, {"path": "out/a.md", "text": "hi"}, _ctx(world.root))
-    assert env["error"]["kind"] == "approval_required" and not (world.root / "out").exists()
-
-
 def test_an_unusable_store_refuses_the_call_and_nothing_runs(world):
     # fail closed: the store's path is a directory, so no request can be recorded
     (world.root / "approvals.sqlite").mkdir()

@@ -11,7 +11,7 @@ from typing import Any
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.host import RegistryBuilder
 from reyn_core.loading.schema_cache import SchemaCheckCache
-from reyn_core.tool_search import with_search_tool
+from reyn_core.registry.builder import CheckedDefinitions
 
 SCHEMA = {
     "type": "object",
@@ -71,7 +71,13 @@ def test_a_derived_registry_keeps_the_compiled_validators():
     builder = RegistryBuilder()
     builder.register(raw_tool())
     registry = builder.freeze()
-    derived = with_search_tool(registry)
+    # A registry derived from a snapshot adopts its checked definitions (what the loader's schema
+    # cache does) instead of compiling again.
+    checked = CheckedDefinitions()
+    checked.record(registry.registered("echo"))
+    again = RegistryBuilder(checked=checked)
+    again.register(registry.get("echo"))
+    derived = again.freeze()
     assert derived.registered("echo").validator is registry.registered("echo").validator
 
 

@@ -1,5 +1,9 @@
 """Tool deferral: operator policy (names, plugins, clusters, budgets), the deterministic split, found
-tools, the search registry, byte-stable renders, and specific errors for bad profile input."""
+tools, the search tool as one of the registry's tools (a policy that defers without one is refused),
+byte-stable renders, and specific errors for bad profile input.
+
+The core ranks nothing: these tests stand in for the search pack's ``find_tools`` with a tool of the
+same name (``SEARCH``); the pack's own tool is tested with deferral in tests/packs/search."""
 
 from __future__ import annotations
 
@@ -49,13 +53,28 @@ TOOLS: list[tuple[str, str, str | None]] = [
 ]
 
 
+# What the core needs of a search tool: a loaded tool of the policy's name (its handler is the pack's).
+SEARCH = ToolDefinition(
+    name="find_tools",
+    description="Search for tools that are not in your tool list.",
+    parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    handler=lambda query: {"tools": []},
+    gates=ToolGates(router="allow", phase="deny"),
+    cluster="tool_search",
+    purity="read_only",
+)
+
+
 def build(
     order: list[tuple[str, str, str | None]] | None = None,
     *,
     operator: OperatorPolicy = OperatorPolicy(),
     calls: list[str] | None = None,
+    search: bool = True,
 ) -> ToolRegistry:
     builder = RegistryBuilder(operator=operator)
+    if search:
+        builder.register(SEARCH, origin=plugin("search"))
     for name, cluster, pid in order or TOOLS:
 
         def handler(text: str = "", _name: str = name) -> str:
@@ -90,7 +109,8 @@ def test_inactive_policy_renders_exactly_what_render_router_renders() -> None:
     registry = build()
     turn = ToolDeferral(registry, DeferralPolicy()).split(ROUTER)
     assert compact_json(turn.tools) == compact_json(render_router(registry, ROUTER))
-    assert turn.deferred == () and "find_tools" not in turn.rendered
+    # Nothing deferred: the search tool, when loaded, is one visible tool among the others.
+    assert turn.deferred == () and "find_tools" in turn.rendered
 
 
 def test_defer_by_tool_name() -> None:
@@ -142,7 +162,7 @@ def test_plugin_order_changes_preference() -> None:
 
 
 def test_max_tokens_keeps_the_array_within_budget() -> None:
-    full = sum(estimate_tokens(t) for t in render_router(build(), ROUTER))
+    full = sum(estimate_tokens(t) for t in render_router(build(search=False), ROUTER))
     search = estimate_tokens(split(DeferralPolicy(max_tokens=1)).tools[0])
     for budget in (search + full // 8, search + full // 4, full - 1):
         turn = split(DeferralPolicy(max_tokens=budget, plugin_order=ORDER))
@@ -241,31 +261,38 @@ def test_split_and_render_are_byte_stable_whatever_the_registration_order() -> N
     assert compact_json(again.tools) == compact_json(a.tools)
 
 
-# --------------------------------------------------------------------------- the search registry
+# --------------------------------------------------------------------------- the search tool
 
 
-async def test_a_deferred_tool_called_by_name_is_dispatched_through_the_search_registry() -> None:
+async def test_a_deferred_tool_called_by_name_is_dispatched_through_the_registry() -> None:
     calls: list[str] = []
     deferral = ToolDeferral(build(calls=calls), DeferralPolicy(tools={"shell_run"}))
+    assert deferral.registry is deferral.source  # the search tool is one of its tools
     envelope = await dispatch_tool(deferral.registry, "shell_run", {"text": "ls"}, ROUTER)
     assert envelope == {"status": "ok", "data": "shell_run"} and calls == ["shell_run"]
 
 
-def test_the_search_registry_keeps_origins_original_names_settings_and_policy() -> None:
-    builder = RegistryBuilder(operator=OperatorPolicy(router_exclude=frozenset({"p_tool"})))
-    builder.register(
-        ToolDefinition(name="p_tool", description="x", parameters=PARAMS, handler=lambda text="": text),
-        origin=plugin("p"),
-        original_name="tool",
-    )
-    builder.set_settings("p", {"k": 1})
-    registry = builder.freeze()
-    search = ToolDeferral(registry, DeferralPolicy(tools={"p_tool"})).registry
-    assert search.frozen and search.get("p_tool") == registry.get("p_tool")
-    assert search.original_name("p_tool") == "tool" and search.plugin_settings == {"p": {"k": 1}}
-    assert search.operator is registry.operator and search.hooks is registry.hooks
-    assert search.get("find_tools").gates == ToolGates(router="allow", phase="deny")
-    assert ToolDeferral(registry, DeferralPolicy(tools={"p_tool"})).registry is search  # cached
+def test_a_policy_that_defers_without_its_search_tool_is_refused() -> None:
+    with pytest.raises(ValueError, match="no tool 'find_tools' is loaded to find deferred tools") as info:
+        ToolDeferral(build(search=False), DeferralPolicy(tools={"shell_run"}))
+    assert 'plugins.enable = [..., "search"]' in str(info.value)
+    with pytest.raises(ValueError, match="no tool 'lookup' is loaded"):
+        ToolDeferral(build(), DeferralPolicy(tools={"shell_run"}, search_tool="lookup"))
+    # Controls: the same policy with the search tool loaded; a policy deferring nothing needs none.
+    assert split(DeferralPolicy(tools={"shell_run"})).rendered[-1] == "find_tools"
+    assert ToolDeferral(build(search=False), DeferralPolicy()).split(ROUTER).deferred == ()
+
+
+def test_the_search_tool_is_never_deferred_by_the_lists() -> None:
+    turn = split(DeferralPolicy(tools={"find_tools", "shell_run"}, clusters={"tool_search"}))
+    assert turn.deferred == ("shell_run",) and turn.rendered[-1] == "find_tools"
+
+
+def test_a_search_tool_the_gates_hide_is_not_offered() -> None:
+    hidden = build(operator=OperatorPolicy(router_exclude=frozenset({"find_tools"})))
+    turn = ToolDeferral(hidden, DeferralPolicy(tools={"shell_run"})).split(ROUTER)
+    assert "find_tools" not in turn.rendered and turn.deferred == ("shell_run",)
+    assert "find_tools" in split(DeferralPolicy(tools={"shell_run"})).rendered  # control
 
 
 # --------------------------------------------------------------------------- bad input
@@ -307,9 +334,9 @@ def test_bad_profile_values_name_the_key(toml: str, key: str, words: str) -> Non
             "no loaded tool, enabled plugin or cluster",
         ),
         (
-            'search_tool = "Read-File"',
+            'clusters = ["web"]\nsearch_tool = "lookup"',
             "surfaces.router.defer.search_tool",
-            "collide with the tool 'read_file'",
+            "no tool 'lookup' is loaded to find deferred tools",
         ),
     ],
 )
@@ -329,6 +356,17 @@ def test_a_valid_profile_gives_the_policy() -> None:
         plugins=frozenset({"web"}), max_tools=6, prefer=("memory", "read_file"), plugin_order=("file", "web")
     )
     assert policy.active and not deferral_policy(Profile()).active
+
+
+def test_a_profile_that_defers_without_the_search_pack_is_one_clear_error() -> None:
+    prof = profile('[surfaces.router.defer]\nplugins = ["web"]')
+    with pytest.raises(ProfileError) as info:
+        deferral_policy(prof, build(search=False))
+    assert info.value.key == "surfaces.router.defer.search_tool" and "reyn.toml" in str(info.value)
+    assert "enable the search pack" in str(info.value)
+    # Controls: the search tool loaded; nothing deferred needs no search tool.
+    assert deferral_policy(prof, build()).plugins == {"web"}
+    assert not deferral_policy(profile(""), build(search=False)).active
 
 
 @pytest.mark.parametrize(

@@ -70,7 +70,9 @@ def test_nav_order_and_groups():
     ]
     assert reference[: len(expected)] == expected and set(reference) <= {*expected, "Performance"}
     packs = [f for group, _, f in entries if group == "Packs"]
-    assert packs == [f"packs/{p}.md" for p in ("file", "web", "memory", "catalog", "mcp", "shell", "source")]
+    assert packs == [
+        f"packs/{p}.md" for p in ("file", "web", "memory", "catalog", "mcp", "shell", "source", "search")
+    ]
 
 
 def test_home_page_points_to_the_demo_and_the_concepts():

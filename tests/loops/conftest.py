@@ -50,7 +50,9 @@ class Tools:
     workspace: Path
 
 
-def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
+def build_registry(workspace: Path, calls: Calls, *, search: bool = False) -> ToolRegistry:
+    """The surface tests' tools; with ``search``, the search pack's ``find_tools`` too, for deferral."""
+
     @tool(cluster="notes", purity="read_only")
     async def read_note(name: str) -> str:
         """Read a note from the workspace by file name."""
@@ -109,7 +111,12 @@ def build_registry(workspace: Path, calls: Calls) -> ToolRegistry:
         calls.log.append(("plan", {"steps": steps}))
         return {"steps": steps}
 
-    return frozen_registry((read_note, write_note, add, wipe, ask_user, delegate, plan))
+    tools: list[Any] = [read_note, write_note, add, wipe, ask_user, delegate, plan]
+    if search:
+        from reyn_tools_search.tools import find_tools
+
+        tools.append(find_tools)
+    return frozen_registry(tools)
 
 
 @pytest.fixture
@@ -146,7 +153,7 @@ def scripted() -> Iterator[Callable[..., tuple[ScriptedModelServer, LiteLLMClien
 
 NOTES_PROFILE = """
 [plugins]
-enable = ["loops", "example", "file"]
+enable = ["loops", "example", "file", "search"]
 [plugins.file.settings]
 workspace = {ws}
 """
@@ -155,7 +162,7 @@ workspace = {ws}
 @pytest.fixture
 def notes_workspace(tmp_path: Path) -> Callable[[str], Path]:
     """``notes_workspace(more_profile)``: ``tmp_path`` with ``notes.md`` and a ``reyn.toml`` enabling
-    the loops, example and file plugins on it, followed by ``more_profile``."""
+    the loops, example, file and search plugins on it, followed by ``more_profile``."""
 
     def make(more_profile: str = "") -> Path:
         profile = NOTES_PROFILE.format(ws=json.dumps(str(tmp_path))) + more_profile

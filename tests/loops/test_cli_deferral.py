@@ -79,3 +79,15 @@ def test_chat_finds_a_deferred_tool_and_uses_it(workspace, reyn_chat):
     ]
     last_tool = [m for m in bodies[2]["messages"] if m["role"] == "tool"][-1]
     assert "- one" in json.loads(last_tool["content"])["data"]["content"]
+
+
+def test_deferring_without_the_search_pack_is_one_clear_error_and_the_rest_works(notes_workspace, reyn_cli):
+    workspace = notes_workspace('[surfaces.router.defer]\nplugins = ["file"]\n')
+    profile = workspace / "reyn.toml"
+    profile.write_text(profile.read_text().replace(', "search"]', "]"))
+    for command in (("tools", "render", "--surface", "router"), ("tools", "search", "read a file")):
+        proc = reyn_cli(*command, cwd=workspace)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert "no tool 'find_tools' is loaded" in proc.stderr and '"search"' in proc.stderr
+    # Control: the phase surface does not use the router's deferral and keeps working.
+    assert reyn_cli("tools", "render", "--surface", "phase", cwd=workspace).returncode == 0

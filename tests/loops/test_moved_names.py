@@ -13,7 +13,8 @@ import pytest
 
 from reyn_core.moved import MOVED as EVERY_MOVE
 
-# this distribution's moves (reyn-isolation's are tests/isolation/test_moved_out.py)
+# this distribution's moves (reyn-isolation's are tests/isolation/test_moved_out.py, the search
+# pack's tests/packs/search/test_moved_names.py)
 MOVED = {old: move for old, move in EVERY_MOVE.items() if move[1][0] == "reyn-loops"}
 MOVED_MODULES = sorted(old for old, (new, _) in MOVED.items() if not old.startswith("reyn_core.errors."))
 MOVED_ERRORS = sorted(old.rsplit(".", 1)[1] for old in MOVED if old.startswith("reyn_core.errors."))

@@ -7,15 +7,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from reyn_core.host import DeferralPolicy, ToolDeferral
 from reyn_core.jsondata import compact_json
 from reyn_loops import RouterLoop
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 from reyn_loops.testing.scripted_server import tool_names, tool_results
 
-from .conftest import MODEL
+from .conftest import MODEL, Calls, Tools, build_registry
 
 POLICY = DeferralPolicy(clusters={"math", "agents"})
+
+
+@pytest.fixture
+def tools(tmp_path) -> Tools:
+    """The surface tests' tools plus the search pack's ``find_tools``."""
+    calls = Calls()
+    return Tools(build_registry(tmp_path, calls, search=True), calls, tmp_path)
 
 
 def names(body: dict[str, Any]) -> list[str]:

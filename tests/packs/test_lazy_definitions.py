@@ -26,6 +26,7 @@ PACKS = {
     "shell": ("reyn_tools_shell.definitions", "reyn_tools_shell.tools", "TOOLS"),
     "web": ("reyn_tools_web.definitions", "reyn_tools_web.tools", "TOOLS"),
     "source": ("reyn_tools_source.definitions", "reyn_tools_source.tools", "TOOLS"),
+    "search": ("reyn_tools_search.definitions", "reyn_tools_search.tools", "TOOLS"),
     # the three static tools; import-mode tools come from a server's snapshot, built at load
     "mcp": ("reyn_tools_mcp.definitions", "reyn_tools_mcp.tools", "TOOLS"),
 }

@@ -19,6 +19,10 @@ PACKAGES = sorted(
     [p for p in (ROOT / "reyn_builtin_tools").glob("*/reyn_tools_*") if (p / "__init__.py").is_file()]
     + [ROOT / "reyn_plugin_example" / "reyn_example"]
 )
+# Packs with a settings model (the search pack has none: its plugin implements no reyn_settings_model).
+PACKAGES = [
+    p for p in PACKAGES if hasattr(importlib.import_module(f"{p.name}.plugin"), "reyn_settings_model")
+]
 PLUGINS = [f"{p.name}.plugin" for p in PACKAGES]
 
 

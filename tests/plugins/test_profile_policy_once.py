@@ -21,15 +21,30 @@ def isolated(isolated_profile_env: None) -> None:
     """No profile, user config or cache of the machine's (the tests/conftest.py fixture)."""
 
 
-def _load(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
-    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["example"]\n' + text)
+def _load(tmp_path: Path, text: str, enable: str = '["example", "search"]'):  # type: ignore[no-untyped-def]
+    (tmp_path / "reyn.toml").write_text(f"[plugins]\nenable = {enable}\n" + text)
     return load(load_profile(profile_file=tmp_path / "reyn.toml"))
 
 
 def test_the_deferral_is_the_profiles_as_load_applied_it(tmp_path: Path) -> None:
     result = _load(tmp_path, '[surfaces.router.defer]\ntools = ["text_stats"]\n')
-    assert result.deferral == DeferralPolicy(tools=frozenset({"text_stats"}), plugin_order=("example",))
+    assert result.deferral == DeferralPolicy(
+        tools=frozenset({"text_stats"}), plugin_order=("example", "search")
+    )
     assert not _load(tmp_path, "").deferral.active  # control: no table, nothing deferred
+
+
+def test_deferring_without_the_search_pack_stops_the_router_surface_only(tmp_path: Path) -> None:
+    result = _load(tmp_path, '[surfaces.router.defer]\ntools = ["text_stats"]\n', enable='["example"]')
+    for _ in range(2):  # fail closed: every read refuses, naming the key and what to enable
+        with pytest.raises(ProfileError) as info:
+            result.deferral  # noqa: B018
+        assert info.value.key == "surfaces.router.defer.search_tool"
+        assert "no tool 'find_tools' is loaded" in str(info.value) and '"search"' in str(info.value)
+    # Everything else keeps working; without a defer table no search tool is needed.
+    ctx = ToolContext(surface="router", agent="t")
+    assert asyncio.run(dispatch_tool(result.registry, "text_stats", {"text": "a b"}, ctx))["status"] == "ok"
+    assert not _load(tmp_path, "", enable='["example"]').deferral.active
 
 
 def test_a_deferral_typo_stops_the_router_surface_only(tmp_path: Path) -> None:

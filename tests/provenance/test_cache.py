@@ -279,3 +279,44 @@ def test_saved_cache_file_and_the_folders_reyn_made_are_private(tmp_path: Path) 
     assert cache.path is not None and cache.path.stat().st_mode & 0o777 == 0o600
     for folder in (tmp_path / "made", tmp_path / "made" / "for", cache.path.parent):
         assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+def test_save_false_defers_the_write_to_one_save(kit: Any, shared: Any, tmp_path: Path) -> None:
+    """A caller computing several records (a load) saves the cache once, and loses nothing by it."""
+    path = tmp_path / "cache.json"
+    cache = DigestCache(path)
+    first = provenance_for(
+        kit.dist_in(shared.site_packages),
+        plugin_id="demo",
+        entry_point="demo_plug.plugin",
+        cache=cache,
+        save=False,
+    )
+    assert not path.exists()
+    cache.save()
+    again = DigestCache(path)
+    assert _prov(kit, shared, again) == first
+    assert again.misses == 0 and again.hits > 0
+
+
+def test_a_load_saves_every_enabled_plugins_digests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One write per load (not one per plugin) still persists every plugin's digests: computing
+    the same records again from the saved file hashes nothing."""
+    from importlib.metadata import distribution
+
+    from reyn_core.loading.loader import load
+    from reyn_core.loading.step1_profile.profile import Profile
+
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    result = load(Profile.from_toml_text('[plugins]\nenable = ["file", "memory"]\n'))
+    loaded = [p for p in result.report.plugins if p.enabled]
+    assert [(p.plugin_id, p.status) for p in loaded] == [("file", "loaded"), ("memory", "loaded")]
+    records = [p.provenance for p in loaded]
+    fresh = DigestCache(tmp_path / "cache" / "digests.json")
+    for rec in records:
+        assert rec is not None
+        again = provenance_for(
+            distribution(rec.distribution), plugin_id=rec.plugin_id, entry_point=rec.entry_point, cache=fresh
+        )
+        assert again.tree_digest == rec.tree_digest
+    assert fresh.misses == 0 and fresh.hits >= sum(len(rec.files) for rec in records if rec is not None)

@@ -17,7 +17,6 @@ from typing import Any
 
 from reyn_core import ToolContext, settings_as
 
-from .checks import Invalid, check_description, check_file, check_input_schema, check_name
 from .records import CODES, DEFAULT_CATEGORY, MAX_DEPTH, Agent, Catalog, CatalogDiagnostic, Skill
 from .service import catalog_service
 from .settings import CatalogSettings
@@ -63,6 +62,9 @@ def _load_kind(
             )
             continue
         for path in _files(folder, skills=skills):
+            # Only with a file to read: a load without skill or agent files imports no checks.
+            from .checks import check_file
+
             record, problems = check_file(path, limit, skill=skills)
             if record is None:
                 diags.extend(_skipped(p, kind) if p.severity == "error" else p for p in problems)
@@ -155,6 +157,8 @@ def _coerce(item: Any, cls: type[Any], index: int, kind: str) -> tuple[Any | Non
             "RK008", f"host {kind} #{index} is a {type(item).__name__}, not a mapping or {cls.__name__}"
         )
     values = dict(item)
+    from .checks import Invalid, check_description, check_input_schema, check_name  # a record to check
+
     try:
         name, description = check_name(values, {}), check_description(values, {})
         if cls is Skill:

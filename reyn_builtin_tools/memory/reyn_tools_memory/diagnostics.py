@@ -22,7 +22,6 @@ from typing import Any
 
 from reyn_core import settings_as
 
-from .backend import MemoryBackendMissing, MemoryStoreError, MemoryStoreUnavailable
 from .settings import MemorySettings
 
 
@@ -84,6 +83,9 @@ def _sqlite(path: Path) -> list[dict[str, str]]:
 
 
 def _postgres(s: MemorySettings) -> list[dict[str, str]]:
+    # Only for a postgres store: a load with the default (SQLite) store imports no backend module.
+    from .backend import MemoryBackendMissing, MemoryStoreError, MemoryStoreUnavailable
+
     try:
         from .postgres import SCHEMA_VERSION, PostgresStore
 

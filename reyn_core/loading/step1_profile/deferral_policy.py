@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reyn_core.deferral import DeferralPolicy
+from reyn_core.deferral import DeferralPolicy, missing_search_tool
 from reyn_core.errors import ProfileError
 
 if TYPE_CHECKING:
@@ -17,7 +17,9 @@ _KEY = "surfaces.router.defer"
 
 def deferral_policy(profile: Profile, registry: ToolRegistry | None = None) -> DeferralPolicy:
     """The profile's ``[surfaces.router.defer]``. With ``registry``, every name is checked:
-    ``ProfileError`` (RC003) names the key, the unknown entry and what exists."""
+    ``ProfileError`` (RC003) names the key, the unknown entry and what exists; and a policy that
+    defers anything needs its search tool loaded (``missing_search_tool``: fail closed, the router
+    surface refuses to start rather than hide tools nothing can find)."""
     cfg = profile.surfaces.router.defer
     policy = DeferralPolicy(
         tools=frozenset(cfg.tools),
@@ -31,14 +33,19 @@ def deferral_policy(profile: Profile, registry: ToolRegistry | None = None) -> D
     )
     if registry is not None:
         check_policy_names(profile, registry)
+        problem = missing_search_tool(registry, policy.search_tool) if policy.active else None
+        if problem is not None:
+            raise ProfileError(
+                f"{profile.describe_source()}: {_KEY}.search_tool: {problem}",
+                key=f"{_KEY}.search_tool",
+                file=profile.source,
+            )
     return policy
 
 
 def check_policy_names(profile: Profile, registry: ToolRegistry) -> None:
     """Refuse ``[surfaces.router.defer]`` entries that name nothing loaded: a typo would silently
     defer nothing (or prefer nothing), so it is an error naming the key and the near names."""
-    from reyn_core.registry import collision_key
-
     cfg = profile.surfaces.router.defer
     tools = {t.name for t in registry.tools()}
     clusters = {t.cluster for t in registry.tools()}
@@ -62,13 +69,3 @@ def check_policy_names(profile: Profile, registry: ToolRegistry) -> None:
                 key=f"{_KEY}.{key}[{i}]",
                 file=profile.source,
             )
-    key = collision_key(cfg.search_tool)
-    taken = next((t for t in registry.tools() if collision_key(t.name) == key), None)
-    if taken is not None:
-        owner = taken.origin.describe() if taken.origin else "a registered tool"
-        raise ProfileError(
-            f"{profile.describe_source()}: {_KEY}.search_tool: {cfg.search_tool!r} would collide with the "
-            f"tool {taken.name!r} of {owner}; set another name for the search tool",
-            key=f"{_KEY}.search_tool",
-            file=profile.source,
-        )

@@ -21,8 +21,12 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
     if session.digest_cache is None and not session.rehash:
         session.digest_cache = DigestCache.default()
     try:
-        rec = provenance_for(
-            cand.dist, plugin_id=p.plugin_id, entry_point=cand.entry_point, cache=session.digest_cache
+        rec = provenance_for(  # the loader saves the digest cache once, when every plugin is checked
+            cand.dist,
+            plugin_id=p.plugin_id,
+            entry_point=cand.entry_point,
+            cache=session.digest_cache,
+            save=False,
         )
     except Exception as exc:
         p.fail(
@@ -83,10 +87,12 @@ def inspect_discovered(
                 continue
             try:
                 records[(pid, c.distribution)] = provenance_for(
-                    c.dist, plugin_id=pid, entry_point=c.entry_point, cache=cache
+                    c.dist, plugin_id=pid, entry_point=c.entry_point, cache=cache, save=False
                 )
             except Exception:  # listing only: the plugin is not being loaded
                 continue
+    if cache is not None:
+        cache.save()  # once for every record listed
     return records
 
 

@@ -126,12 +126,15 @@ def provenance_for(
     plugin_id: str,
     entry_point: str,
     cache: DigestCache | None = None,
+    save: bool = True,
 ) -> ProvenanceRecord:
     """The origin record and tree digest of ``dist``; never imports the plugin's code.
 
     ``entry_point`` is the entry point's value (``"pkg.module"`` or ``"pkg.module:attr"``); its
     top-level package decides whether RECORD covers the code that will be imported. ``cache=None``
-    re-hashes every file; pass ``DigestCache.default()`` for warm starts.
+    re-hashes every file; pass ``DigestCache.default()`` for warm starts. ``save=False`` leaves the
+    cache's new entries unsaved, for a caller that computes several records and then calls
+    ``cache.save()`` once (a load: one write of the cache file instead of one per plugin).
     """
     site = os.path.abspath(str(dist.locate_file("")))
     source = source_of(dist)
@@ -195,7 +198,7 @@ def provenance_for(
                     files[rel] = hasher(path)
                 except OSError as exc:
                     problems.append(f"cannot read {path}: {exc.strerror or exc}")
-    if cache is not None:
+    if cache is not None and save:
         cache.save()
 
     listing = tuple(sorted(files.items()))

@@ -10,6 +10,11 @@ same name can only mean code compiled from those exact bytes, so there is nothin
 Like every Reyn cache the file is trusted only when this user alone could have written it
 (``userdirs.read_private``); anything else is a miss and the source is compiled.
 
+An entry carries the sha256 of its marshalled code, checked on every read: a torn or garbled entry
+(a power loss after an unflushed write) is a miss, never code that runs. That check, not a flush to
+disk, is what makes an entry whole, so entries are written without an ``fsync`` (a first run writes
+one per module).
+
 ``REYN_BYTECODE_CACHE=off`` compiles every time and stores nothing.
 """
 
@@ -25,7 +30,8 @@ from types import CodeType
 
 from reyn_core.loading.userdirs import CacheMiss, read_private, user_cache_dir, write_private
 
-_FORMAT = b"reyn-bytecode-v1\n"
+_FORMAT = b"reyn-bytecode-v2\n"
+_DIGEST_BYTES = 32  # sha256 of the marshalled code, after the format line
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
 """An entry larger than this is not read (a miss)."""
 
@@ -60,7 +66,8 @@ def compile_source(data: bytes, path: str, source_sha256: str) -> CodeType:
         return code
     code = _compile(data, path)
     try:
-        write_private(entry, _FORMAT + marshal.dumps(code))
+        payload = marshal.dumps(code)
+        write_private(entry, _FORMAT + hashlib.sha256(payload).digest() + payload, durable=False)
     except (OSError, ValueError):  # the cache only saves time
         pass
     return code
@@ -78,8 +85,12 @@ def _read_entry(entry: Path) -> CodeType | None:
         return None
     if not blob.startswith(_FORMAT):
         return None
+    start = len(_FORMAT) + _DIGEST_BYTES
+    payload = memoryview(blob)[start:]
+    if len(blob) < start or hashlib.sha256(payload).digest() != blob[len(_FORMAT) : start]:
+        return None  # torn or garbled (written without a flush to disk): compiled again
     try:
-        code = marshal.loads(blob[len(_FORMAT) :])
+        code = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
     return code if isinstance(code, CodeType) else None

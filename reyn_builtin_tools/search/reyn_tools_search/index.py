@@ -1,4 +1,4 @@
-"""Tool search: rank the tools a caller may be offered against a request in plain words.
+"""The search index: rank the tools a caller may be offered against a request in plain words.
 
 The ranking (``ranking``) is BM25F over four fields of each tool — its name split into words
 (``read_file``, ``readFile`` → ``read file``), its description, its parameters' names and their
@@ -9,9 +9,9 @@ feedback). Nothing here decides what a caller may see: the candidates are
 and the index is built over exactly those tools (owned by the frozen snapshot, per visible set), so
 a hidden tool cannot even shift the word statistics.
 
-``search_tool_definition`` is the model-facing ``find_tools`` tool built on it (a host tool, run
-through the one dispatcher like any other), and ``with_search_tool`` the registry that adds it;
-``reyn_core.deferral`` decides when it is offered.
+``tools.find_tools`` is the model-facing tool built on it (a plugin tool, run through the one
+dispatcher like any other); the core's deferral (``reyn_core.host.ToolDeferral``) decides when it is
+offered.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..context import ToolContext
-from ..tool import ToolDefinition, ToolGates, ToolOrigin
+from reyn_core import ToolContext, ToolDefinition
+
 from .ranking import (
     DEFAULT_RANKING,
     FIELDS,
@@ -37,9 +37,10 @@ from .ranking import (
 from .ranking import query_terms as _ranking_terms
 
 if TYPE_CHECKING:
-    from ..registry import ToolRegistry
+    from reyn_core.host import ToolRegistry
 
-DEFAULT_SEARCH_TOOL = "find_tools"
+    from .semantic import SemanticRanking
+
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 MAX_QUERY_CHARS = 500
@@ -109,10 +110,13 @@ class ToolIndex:
         ranking: Ranking = DEFAULT_RANKING,
         *,
         analysed: dict[str, tuple[tuple[str, ...], Analysis]] | None = None,
+        vectors: dict[str, Any] | None = None,
     ) -> None:
         """``analysed``: a cache of each tool's fields and ``Analysis`` by name, shared by the indexes
         of one snapshot (filled here as tools are met), so an index over another visible set of the
-        same snapshot does not split and count the same texts again."""
+        same snapshot does not split and count the same texts again. ``vectors`` (the same kind of
+        cache, of embeddings): rank semantically too (``semantic.SemanticRanking``), which imports
+        the optional model."""
         self._tools = tuple(tools)
         cache = analysed if analysed is not None else {}
         prepared = []
@@ -125,6 +129,11 @@ class ToolIndex:
         self._fields = [fields for fields, _ in prepared]
         self._scorer = Scorer([analysis for _, analysis in prepared], ranking)
         self.ranking = ranking
+        self.semantic: SemanticRanking | None = None
+        if vectors is not None:
+            from .semantic import SemanticRanking
+
+            self.semantic = SemanticRanking(self._tools, vectors)
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -138,7 +147,10 @@ class ToolIndex:
         if not words or limit < 1:
             return []
         wanted = limit if allowed is None else len(self._tools)
-        rows = self._scorer.rank(words, wanted)
+        if self.semantic is None:
+            rows = self._scorer.rank(words, wanted)
+        else:
+            rows = self.semantic.rank(self._scorer.scores(words), cut_query(query), wanted)
         if allowed is not None:
             rows = [r for r in rows if self._tools[r].name in allowed]
         return [self._match(r, set(words)) for r in rows[:limit]]
@@ -168,9 +180,10 @@ def _brief(summary: str, limit: int = 300) -> str:
     return head[: end + 1] if end > 0 else head.rstrip() + "…"
 
 
-def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
+def tool_index(registry: ToolRegistry, visible: Collection[str], *, semantic: bool = False) -> ToolIndex:
     """The search index over exactly the tools of ``registry`` named in ``visible``
-    (``registry.visible_names``' answer for the caller), owned by the snapshot, per visible set.
+    (``registry.visible_names``' answer for the caller), owned by the snapshot, per visible set
+    (and per ``semantic``: with it, the index also ranks by the optional embedding).
 
     The index holds nothing else, so the word statistics (how rare a word is, how long a document
     is) come only from tools this caller may be offered: a hidden tool cannot even nudge the ranking.
@@ -181,10 +194,17 @@ def tool_index(registry: ToolRegistry, visible: Collection[str]) -> ToolIndex:
         "tool_search.analysis", DEFAULT_RANKING, dict
     )
 
-    def build() -> ToolIndex:
-        return ToolIndex((t for t in registry.tools() if t.name in names), analysed=analysed)
+    vectors: dict[str, Any] | None = None
+    if semantic:
+        from .semantic import MODEL
 
-    return registry.derived("tool_search.index", names, build, keep=INDEXES_KEPT)
+        vectors = registry.derived("tool_search.vectors", MODEL, dict)  # each tool embedded once
+
+    def build() -> ToolIndex:
+        tools = (t for t in registry.tools() if t.name in names)
+        return ToolIndex(tools, analysed=analysed, vectors=vectors)
+
+    return registry.derived("tool_search.index", (names, semantic), build, keep=INDEXES_KEPT)
 
 
 def search_tools(
@@ -194,8 +214,10 @@ def search_tools(
     *,
     limit: int = DEFAULT_LIMIT,
     exclude: Iterable[str] = (),
+    semantic: bool = False,
 ) -> list[ToolMatch]:
-    """Rank, for ``query``, the tools the gates would offer on ``ctx.surface`` in ``ctx``.
+    """Rank, for ``query``, the tools the gates would offer on ``ctx.surface`` in ``ctx`` (with
+    ``semantic``, BM25F fused with the optional static embedding: ``semantic.py``).
 
     The candidates are exactly ``registry.visible(ctx.surface, ctx, exclude=exclude)``: a tool that a
     gate hides (role, operator, call or runtime layer) is never returned, whatever the query, and
@@ -205,95 +227,4 @@ def search_tools(
     visible = registry.visible_names(ctx.surface, ctx, exclude=exclude)
     if not visible:
         return []
-    return tool_index(registry, visible).search(query, limit=limit)
-
-
-SEARCH_TOOL_DESCRIPTION = (
-    "Search for tools that are not in your tool list. More tools are installed than are listed; "
-    "describe in a few words what you need to do (e.g. 'convert currency', 'read a csv file') and "
-    "the best matches are returned with a one-line summary and the words that matched. Tools found "
-    "are added to your tool list from your next turn; you may also call one directly by its exact name."
-)
-
-
-def search_tool_definition(source: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolDefinition:
-    """The model-facing search tool over ``source``'s tools: a host tool (router surface only,
-    read-only) whose handler runs ``search_tools`` with the caller's context, as the dispatcher
-    passes it — so it ranks what this caller may be offered and nothing else."""
-
-    def find_tools(query: str, limit: int = DEFAULT_LIMIT, ctx: ToolContext | None = None) -> dict[str, Any]:
-        call_ctx = ctx if ctx is not None else ToolContext(surface="router")
-        hits = search_tools(source, query, call_ctx, limit=limit, exclude=(name,))
-        if not hits:
-            note = "no tool matched; try other or fewer words"
-        else:
-            note = "these tools are in your tool list from your next turn; call one by its name"
-        return {"tools": [h.to_json() for h in hits], "note": note}
-
-    return ToolDefinition(
-        name=name,
-        description=SEARCH_TOOL_DESCRIPTION,
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": (
-                        f"What you want to do, in a few words (only the first {MAX_QUERY_CHARS} "
-                        "characters are read)."
-                    ),
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LIMIT,
-                    "default": DEFAULT_LIMIT,
-                    "description": "How many tools to return (default 5).",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        handler=find_tools,
-        gates=ToolGates(router="allow", phase="deny"),
-        cluster="tool_search",
-        purity="read_only",
-        timeout_s=30.0,
-        origin=ToolOrigin(kind="host"),
-    )
-
-
-# --------------------------------------------------------------------------- the search registry
-
-
-def with_search_tool(registry: ToolRegistry, name: str = DEFAULT_SEARCH_TOOL) -> ToolRegistry:
-    """A frozen registry with every tool of ``registry`` (same definitions, origins, original names,
-    settings, operator policy and call hooks) plus the search tool ``name`` over ``registry``.
-
-    The tools are not re-checked (``registry`` already checked them; their recorded warnings are
-    kept). Raises ``ToolRegistrationError`` (RT004) when ``name`` collides with a registered tool.
-    """
-    return registry.derived("tool_search.registry", name, lambda: _with_search_tool(registry, name))
-
-
-def _with_search_tool(registry: ToolRegistry, name: str) -> ToolRegistry:
-    from ..registry import RegistryBuilder
-    from ..registry.builder import CheckedDefinitions
-
-    # the registry's tools are adopted as checked (their warnings and compiled validators kept)
-    checked = CheckedDefinitions()
-    for tool in registry.tools():
-        checked.record(registry.registered(tool.name))
-    builder = RegistryBuilder(
-        operator=registry.operator,
-        settings=registry.plugin_settings,
-        hooks=registry.hooks,
-        checked=checked,
-        approvals=registry.approvals,
-    )
-    for tool in registry.tools():
-        original = registry.original_name(tool.name)
-        builder.register(tool, origin=tool.origin, original_name=original if original != tool.name else None)
-    builder.register(search_tool_definition(registry, name))
-    return builder.freeze()
+    return tool_index(registry, visible, semantic=semantic).search(query, limit=limit)

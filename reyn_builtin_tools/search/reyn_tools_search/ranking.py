@@ -32,7 +32,7 @@ from itertools import pairwise
 from operator import add
 from typing import Any
 
-from ..tool import ToolDefinition
+from reyn_core import ToolDefinition
 
 FIELDS = ("name", "description", "param_names", "param_text")
 MAX_TEXT = 4000  # characters indexed per field: a huge description cannot dominate memory or time

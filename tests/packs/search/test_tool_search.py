@@ -1,14 +1,17 @@
-"""Tool search: FTS5 bm25 ranking over name words, description and parameters, and — above all — a
-gate matrix proving a search never returns a tool the caller could not be offered."""
+"""The search pack: BM25F ranking over name words, description and parameters, and — above all — a
+gate matrix proving a search (``search_tools``, and the ``find_tools`` tool dispatched under deferral)
+never returns a tool the caller could not be offered."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from reyn_tools_search.index import name_words, query_terms, search_tools, tool_index
+from reyn_tools_search.tools import find_tools
 
 from reyn_core import RouterCallerState, ToolContext, ToolDefinition, ToolError, ToolGates, ToolOrigin
 from reyn_core.host import (
@@ -20,9 +23,7 @@ from reyn_core.host import (
     ToolRegistry,
     dispatch_tool,
     gates,
-    search_tools,
 )
-from reyn_core.tool_search import name_words, query_terms, tool_index
 
 
 def definition(name: str, description: str, **extra: Any) -> ToolDefinition:
@@ -35,11 +36,22 @@ def definition(name: str, description: str, **extra: Any) -> ToolDefinition:
     )
 
 
-def frozen(*tools: ToolDefinition, operator: OperatorPolicy = OperatorPolicy()) -> ToolRegistry:
+def frozen(
+    *tools: ToolDefinition, operator: OperatorPolicy = OperatorPolicy(), search: bool = False
+) -> ToolRegistry:
+    """A frozen registry of ``tools``; with ``search``, the pack's ``find_tools`` too, registered as
+    the loader registers it (a tool of plugin ``search``)."""
     builder = RegistryBuilder(operator=operator)
     for t in tools:
         builder.register(t, origin=t.origin)
+    if search:
+        builder.register(find_tools, origin=ToolOrigin(kind="plugin", plugin_id="search"))
     return builder.freeze()
+
+
+def serving(ctx: ToolContext, registry: ToolRegistry) -> ToolContext:
+    """``ctx`` as a host serving ``registry`` passes it (``extras["registry"]``)."""
+    return replace(ctx, extras={**ctx.extras, "registry": registry})
 
 
 ROUTER = ToolContext(surface="router")
@@ -68,7 +80,7 @@ def test_query_terms_are_words_only_lower_cased_and_stemmed() -> None:
 
 
 def test_stop_words_and_bare_numbers_are_kept_unless_the_ranking_drops_them() -> None:
-    from reyn_core.tool_search.ranking import Ranking
+    from reyn_tools_search.ranking import Ranking
 
     query = "What is the area of a triangle with base 10?"
     assert "the" in query_terms(query) and "10" in query_terms(query)
@@ -132,20 +144,22 @@ def test_index_is_built_once_per_frozen_registry_and_visible_set() -> None:
     assert tool_index(other, {"a_tool"}) is not tool_index(registry, {"a_tool"})  # per snapshot
 
 
-def test_a_search_registry_is_kept_while_used_and_frees_its_source_after() -> None:
-    import gc
-    import weakref
+async def test_find_tools_searches_the_registry_the_host_serves_and_says_so_when_none_is_given() -> None:
+    registry = frozen(definition("a_tool", "Something."), search=True)
+    missing = await dispatch_tool(registry, "find_tools", {"query": "something"}, ROUTER)
+    assert missing["status"] == "error" and missing["error"]["kind"] == "runtime_missing"
+    assert "extras={'registry': registry}" in missing["error"]["message"]
+    # Control: the same call with the registry the host serves.
+    found = await dispatch_tool(registry, "find_tools", {"query": "something"}, serving(ROUTER, registry))
+    assert found["status"] == "ok" and [t["name"] for t in found["data"]["tools"]] == ["a_tool"]
 
-    from reyn_core.tool_search import with_search_tool
 
-    registry = frozen(definition("a_tool", "Something."))
-    searching = with_search_tool(registry)
-    assert with_search_tool(registry) is searching  # cached while a caller holds it
-    assert {t.name for t in searching.tools()} == {"a_tool", "find_tools"}
-    source, derived = weakref.ref(registry), weakref.ref(searching)
-    del registry, searching
-    gc.collect()
-    assert source() is None and derived() is None
+def test_a_search_never_returns_a_search_tool() -> None:
+    registry = frozen(definition("a_tool", "Search for tools."), search=True)
+    assert {m.name for m in search_tools(registry, "search for tools", ROUTER)} == {"a_tool", "find_tools"}
+    from reyn_tools_search.tools import _search_tool_names
+
+    assert _search_tool_names(registry) == {"find_tools"}
 
 
 def test_hidden_tools_cannot_change_the_ranking_of_visible_ones() -> None:
@@ -164,7 +178,7 @@ def test_hidden_tools_cannot_change_the_ranking_of_visible_ones() -> None:
     with_hidden = [m.name for m in search_tools(frozen(*visible, *hidden), query, ROUTER)]
     assert with_hidden == alone == ["post_entry", "send_bill"]
     # The case is not vacuous: an index over every tool would rank the visible ones the other way.
-    from reyn_core.tool_search import ToolIndex
+    from reyn_tools_search.index import ToolIndex
 
     everything = ToolIndex((*visible, *hidden))
     leaked = [m.name for m in everything.search(query, allowed={"post_entry", "send_bill"})]
@@ -268,7 +282,7 @@ def registry_for(case: Case) -> ToolRegistry:
         origin=origin,
     )
     decoy = definition("notes_read", "Read a note from the notes folder.", cluster="notes", origin=origin)
-    return frozen(target, decoy, operator=OPERATORS[case.operator])
+    return frozen(target, decoy, operator=OPERATORS[case.operator], search=True)
 
 
 def context_for(case: Case) -> ToolContext:
@@ -310,10 +324,13 @@ def test_search_returns_a_tool_exactly_when_the_gates_would_offer_it() -> None:
 )
 async def test_the_search_tool_dispatched_never_reveals_a_refused_tool(case: Case) -> None:
     deferral = ToolDeferral(registry_for(case), DeferralPolicy(tools={"notes_read"}))
-    ctx = context_for(case)
+    ctx = serving(context_for(case), deferral.registry)
     envelope = await dispatch_tool(
         deferral.registry, "find_tools", {"query": "write a note", "limit": 20}, ctx
     )
+    if case.operator == "plugins_off":  # find_tools is a plugin's tool: the operator turned it off too
+        assert envelope["error"]["kind"] == "gate_refused" and NAME not in repr(envelope)
+        return
     assert envelope["status"] == "ok", envelope
     names = [t["name"] for t in envelope["data"]["tools"]]
     assert (NAME in names) == expected_visible(case)
@@ -324,17 +341,21 @@ async def test_the_search_tool_dispatched_never_reveals_a_refused_tool(case: Cas
 
 
 async def test_the_search_tool_is_refused_on_the_phase_surface() -> None:
-    deferral = ToolDeferral(frozen(definition("a_tool", "x")), DeferralPolicy(tools={"a_tool"}))
+    deferral = ToolDeferral(frozen(definition("a_tool", "x"), search=True), DeferralPolicy(tools={"a_tool"}))
     envelope = await dispatch_tool(
-        deferral.registry, "find_tools", {"query": "x"}, ToolContext(surface="phase")
+        deferral.registry,
+        "find_tools",
+        {"query": "x"},
+        serving(ToolContext(surface="phase"), deferral.registry),
     )
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "gate_refused"
 
 
 async def test_the_search_tool_validates_its_arguments_like_any_tool() -> None:
-    deferral = ToolDeferral(frozen(definition("a_tool", "x")), DeferralPolicy(tools={"a_tool"}))
+    deferral = ToolDeferral(frozen(definition("a_tool", "x"), search=True), DeferralPolicy(tools={"a_tool"}))
+    ctx = serving(ROUTER, deferral.registry)
     for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 21}, {"limit": 3}):
-        envelope = await dispatch_tool(deferral.registry, "find_tools", bad, ROUTER)
+        envelope = await dispatch_tool(deferral.registry, "find_tools", bad, ctx)
         assert envelope["status"] == "error" and envelope["error"]["kind"] == "invalid_arguments", bad
 
 
@@ -433,8 +454,9 @@ def test_visible_agrees_with_check_for_every_case_of_the_matrix_warm_and_cold() 
 
 
 def test_what_a_snapshot_derives_is_bounded_per_kind() -> None:
+    from reyn_tools_search.index import INDEXES_KEPT
+
     from reyn_core.registry.snapshot import DERIVED_ENTRIES
-    from reyn_core.tool_search import INDEXES_KEPT
 
     registry = frozen(*(definition(f"tool_{i}", "Something.") for i in range(INDEXES_KEPT * 2)))
     index = tool_index(registry, {"tool_0"})
@@ -451,7 +473,7 @@ def test_what_a_snapshot_derives_is_bounded_per_kind() -> None:
 
 
 def test_a_long_query_is_cut_before_a_split_word_by_every_entry_point() -> None:
-    from reyn_core.tool_search import MAX_QUERY_CHARS, cut_query
+    from reyn_tools_search.index import MAX_QUERY_CHARS, cut_query
 
     head = "convert currency " + "x" * (MAX_QUERY_CHARS - 30) + " euros"
     query = head + "dollars " * 200
@@ -463,12 +485,13 @@ def test_a_long_query_is_cut_before_a_split_word_by_every_entry_point() -> None:
 
 async def test_find_tools_and_search_tools_cut_a_long_query_alike() -> None:
     registry = frozen(
-        definition("convert_currency", "Convert money."), definition("read_file", "Read a file.")
+        definition("convert_currency", "Convert money."), definition("read_file", "Read a file."), search=True
     )
     deferral = ToolDeferral(registry, DeferralPolicy(tools={"convert_currency"}))
     long_query = "convert currency please " + "and then some more words " * 100
-    direct = [m.name for m in search_tools(registry, long_query, ROUTER)]
-    envelope = await dispatch_tool(deferral.registry, "find_tools", {"query": long_query}, ROUTER)
+    direct = [m.name for m in search_tools(registry, long_query, ROUTER, exclude={"find_tools"})]
+    ctx = serving(ROUTER, deferral.registry)
+    envelope = await dispatch_tool(deferral.registry, "find_tools", {"query": long_query}, ctx)
     assert envelope["status"] == "ok", envelope
     assert [t["name"] for t in envelope["data"]["tools"]] == direct == ["convert_currency"]
 
@@ -499,8 +522,8 @@ def test_words_in_many_tools_still_count() -> None:
 
 
 def test_feedback_finds_a_tool_through_the_words_of_the_first_hits() -> None:
-    from reyn_core.tool_search import ToolIndex
-    from reyn_core.tool_search.ranking import Ranking
+    from reyn_tools_search.index import ToolIndex
+    from reyn_tools_search.ranking import Ranking
 
     tools = [
         definition("butter_scale", "Weigh butter: ounces, pounds."),
@@ -514,8 +537,8 @@ def test_feedback_finds_a_tool_through_the_words_of_the_first_hits() -> None:
 
 
 def test_enum_values_option_finds_a_tool_by_a_value_it_accepts() -> None:
-    from reyn_core.tool_search import ToolIndex
-    from reyn_core.tool_search.ranking import Ranking
+    from reyn_tools_search.index import ToolIndex
+    from reyn_tools_search.ranking import Ranking
 
     unit = {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "The unit."}
     schema = {"type": "object", "properties": {"unit": unit}}
@@ -530,8 +553,8 @@ def test_enum_values_option_finds_a_tool_by_a_value_it_accepts() -> None:
 
 
 def test_word_pairs_option_prefers_the_words_side_by_side() -> None:
-    from reyn_core.tool_search import ToolIndex
-    from reyn_core.tool_search.ranking import Ranking
+    from reyn_tools_search.index import ToolIndex
+    from reyn_tools_search.ranking import Ranking
 
     tools = [
         definition("weather_current_alerts", "Alerts: weather warnings, current ones."),
@@ -545,8 +568,8 @@ def test_word_pairs_option_prefers_the_words_side_by_side() -> None:
 
 
 def test_identifier_splitting_is_what_finds_a_camel_case_name_by_its_words() -> None:
-    from reyn_core.tool_search import ToolIndex
-    from reyn_core.tool_search.ranking import Ranking
+    from reyn_tools_search.index import ToolIndex
+    from reyn_tools_search.ranking import Ranking
 
     tools = [definition("getUserOrders", "Return records."), definition("ping", "Check a host.")]
     assert [m.name for m in ToolIndex(tools, Ranking()).search("user orders")] == ["getUserOrders"]
