@@ -11,11 +11,15 @@ DEMO := $(dir $(wildcard reyn_demo/pyproject.toml))
 SANDBOX := $(dir $(wildcard reyn_sandbox/pyproject.toml))
 # The LLM runtime (issue 24): RouterLoop, PhaseRunner, replay, `reyn chat` / `reyn phase`, on the public API.
 LOOPS := $(dir $(wildcard reyn_loops/pyproject.toml))
+# The plugin author's test kit (issue 24): ToolCaller, diagnostics assertions, the pytest plugin `reyn`.
+TESTKIT := $(dir $(wildcard reyn_testing/pyproject.toml))
+# OpenTelemetry spans (issue 24): the tracing add-on the core reaches through its observation seam.
+OTEL := $(dir $(wildcard reyn_otel/pyproject.toml))
 # Isolated plugins (issues 24, 25): a plugin in a sandboxed worker, through the core's isolation extension point.
 ISOLATION := $(dir $(wildcard reyn_isolation/pyproject.toml))
 # Approval stores other than the core's SQLite one (issue 26): PostgreSQL, for agents on several hosts.
 STORES := $(dir $(wildcard reyn_approvals_postgres/pyproject.toml))
-DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml) $(wildcard reyn_isolation/pyproject.toml) $(wildcard reyn_approvals_postgres/pyproject.toml)
+DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_testing/pyproject.toml) $(wildcard reyn_otel/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml) $(wildcard reyn_isolation/pyproject.toml) $(wildcard reyn_approvals_postgres/pyproject.toml)
 # Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend, the search pack's semantic ranking.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 EXTRAS.reyn_builtin_tools/search/ := [semantic]
@@ -27,11 +31,11 @@ venv: $(STAMP)
 # The first run installs everything (3-5 minutes on a laptop, longer on a busy machine): it says so,
 # keeps pip's and setuptools' chatter in $(VENV)/install.log, and shows that log only if it fails.
 $(STAMP): $(DEPS)
-	@echo "Setting up $(VENV): installing reyn-core, the sandbox, isolation, the loops, every pack, the example plugin and the demo"
+	@echo "Setting up $(VENV): installing reyn-core, the sandbox, isolation, the loops, the test kit, the tracing add-on, every pack, the example plugin and the demo"
 	@echo "(editable, with their dependencies; first run only, usually 3-5 minutes; log: $(VENV)/install.log) ..."
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@start=$$(date +%s); { $(BIN)/python -m pip install -q --upgrade pip && \
-		$(BIN)/python -m pip install -q -e '.[dev,bench]' $(foreach p,$(SANDBOX) $(ISOLATION) $(LOOPS) $(STORES) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))'); \
+		$(BIN)/python -m pip install -q -e '.[dev,bench]' $(foreach p,$(SANDBOX) $(ISOLATION) $(LOOPS) $(TESTKIT) $(OTEL) $(STORES) $(PACKS) $(EXAMPLE) $(DEMO),-e './$(p)$(EXTRAS.$(p))'); \
 	} > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; echo "make: installing into $(VENV) failed (log above)"; exit 1; }; \
 	echo "$(VENV) ready in $$(( $$(date +%s) - start )) s"
 	@touch $(STAMP)
@@ -77,7 +81,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_testing reyn_otel reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -86,20 +90,20 @@ test: $(STAMP) postgres-server mcp-conformance
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_testing reyn_otel reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 
 bench: $(STAMP) postgres-server
 	$(BIN)/python benchmarks/run.py
 
-# A wheelhouse: one wheel per distribution (core, sandbox, isolation, loops, packs, example, demo) in $(DIST); users then install
+# A wheelhouse: one wheel per distribution (core, sandbox, isolation, loops, test kit, tracing, packs, example, demo) in $(DIST); users then install
 # by name from it: pip install --find-links dist reyn-tools-file. Offline (the venv's setuptools), and
 # each folder's build/ is removed first so a file deleted from the source cannot linger in a wheel.
 DIST ?= dist
 dist: $(STAMP)
 	rm -rf $(DIST) && mkdir -p $(DIST)
-	@for p in ./ $(SANDBOX) $(ISOLATION) $(LOOPS) $(STORES) $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
+	@for p in ./ $(SANDBOX) $(ISOLATION) $(LOOPS) $(TESTKIT) $(OTEL) $(STORES) $(PACKS) $(EXAMPLE) $(DEMO); do echo "wheel of $$p"; rm -rf "$${p}build"; \
 		log=$$($(BIN)/python -m build --wheel --no-isolation --outdir '$(DIST)' "$$p" 2>&1) \
 		|| { echo "$$log"; exit 1; }; rm -rf "$${p}build"; done
 	@ls $(DIST)

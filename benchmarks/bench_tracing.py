@@ -2,11 +2,11 @@
 
 The same async pydantic-model tool through ``invoke_tool``, timed in interleaved rounds (medians):
 
-- ``extra installed, tracing off``: ``opentelemetry-api`` importable, tracing not turned on. What the
-  off path adds to the dispatcher is its first statement, ``tracing.active is not None`` (a module
-  attribute test, false): timed alone and stated as a share of the call — target at most 1.05x. (On
-  a shared 2-core machine two whole-call timings differ by more than that share from one round to
-  the next, so the share is measured directly rather than as a difference of two noisy totals.)
+- ``extra installed, tracing off``: reyn-otel and ``opentelemetry-api`` importable, tracing not turned
+  on. What the off path adds to the dispatcher is its first statement, ``observation.active is not
+  None`` (a module attribute test, false): timed alone and stated as a share of the call — target at
+  most 1.05x. (On a shared 2-core machine two whole-call timings differ by more than that share from one
+  round to the next, so the share is measured directly rather than as a difference of two noisy totals.)
 - ``tracing on, no-op exporter``: the real SDK recording every span and handing it to an exporter
   that drops it (stated, no target).
 """
@@ -23,9 +23,10 @@ from typing import Any
 from bench_dispatch import PAYLOAD, grep_model
 from harness import median_seconds_async, table
 
-from reyn_core import ToolContext, tracing
+import reyn_core.observation as observation
+from reyn_core import ToolContext
 from reyn_core.host import RegistryBuilder, invoke_tool
-from reyn_core.tracing import configure_tracing
+from reyn_otel import configure_tracing
 
 OFF_TARGET = 1.05
 
@@ -70,7 +71,9 @@ def main(argv: list[str] | None = None) -> bool:
             configure_tracing(False)
         rounds.append(times)
     check = min(
-        timeit.repeat("tracing.active is not None", globals={"tracing": tracing}, number=200_000, repeat=7)
+        timeit.repeat(
+            "observation.active is not None", globals={"observation": observation}, number=200_000, repeat=7
+        )
     )
     check_s = check / 200_000
     off = statistics.median(r["off"] for r in rounds)

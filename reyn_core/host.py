@@ -90,10 +90,18 @@ _EXPORTS = {
     "ToolCallHooks": "reyn_core.dispatch",
     "ToolCallOutcome": "reyn_core.dispatch",
     "JsonlAuditLog": "reyn_core.dispatch",
-    "configure_tracing": "reyn_core.tracing",
-    "active_tracer": "reyn_core.tracing",  # for a runtime's own spans (reyn-loops: chat spans)
-    "tool_call_id": "reyn_core.tracing",  # dispatched calls inside carry the model's call id
+    # the one observation seam (reyn-otel's spans): calls, load phases, isolated workers
+    "Observer": "reyn_core.observation",
+    "ObservedCall": "reyn_core.observation",
+    "observe_with": "reyn_core.observation",
+    "active_observer": "reyn_core.observation",  # for an extension that runs calls elsewhere (workers)
+    "active_tracer": "reyn_core.observation",  # for a runtime's own spans (reyn-loops: chat spans)
+    "tool_call_id": "reyn_core.observation",  # dispatched calls inside carry the model's call id
+    "redact": "reyn_core.redaction",  # what a schema marks secret, hidden wherever arguments are shown
     "installation_key": "reyn_core.loading.argument_key",
+    # a bare plugin module's hooks run as the loader runs them (reyn-testing's registry_from_plugin)
+    "RETIRED_HOOKS": "reyn_core.hookspecs",  # (and plugin_manager, below)
+    "plugin_call_hooks": "reyn_core.loading.step6_registry.call_hooks",
     # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
     "Reporter": "reyn_core.tool_reports",
     "QueuedReporter": "reyn_core.tool_reports",

@@ -3,7 +3,7 @@ distribution that now holds it and its new import path — never a re-export tha
 
 One table, two entry points: ``MovedModuleFinder`` (first on ``sys.meta_path`` once ``reyn_core`` is
 imported) answers for a moved module, and ``moved_attributes`` is the ``__getattr__`` of a module
-that kept its other names (``reyn_core.errors``). CHANGELOG.md lists the same moves.
+that kept its other names (``reyn_core.errors``, ``reyn_core.host``). CHANGELOG.md lists the same moves.
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+# OpenTelemetry spans left the core for the reyn-otel add-on (issue 24): the core has one observation seam.
+_OTEL = ("reyn-otel", "pip install --find-links DIST reyn-otel, DIST being the wheelhouse of `make dist`")
 # The LLM runtime left the core for the reyn-loops distribution (issue 24), plugin id ``loops``.
 _LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
 _LOOPS_PLUGIN = "loops"
+# The plugin author's test kit left the core for the reyn-testing distribution (issue 24).
+_TESTING = (
+    "reyn-testing",
+    "pip install --find-links DIST reyn-testing, DIST being the wheelhouse of `make dist`",
+)
 # Isolated plugins left the core for the reyn-isolation distribution (issue 24): the host side and the
 # worker; the core keeps the permission declaration and the extension point (``loading.isolation_point``).
 _ISOLATION = (
@@ -34,6 +41,11 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.loops": ("reyn_loops", _LOOPS),
     "reyn_core.cli.chat": ("reyn_loops.cli.chat", _LOOPS),
     "reyn_core.cli.phase": ("reyn_loops.cli.phase", _LOOPS),
+    "reyn_core.testing": ("reyn_testing", _TESTING),
+    "reyn_core.tracing": ("reyn_otel", _OTEL),
+    "reyn_core.loading.load_spans": ("reyn_otel.load_spans", _OTEL),
+    "reyn_core.isolation.worker_spans": ("reyn_otel.worker_spans", _OTEL),
+    "reyn_core.host.configure_tracing": ("reyn_otel.configure_tracing", _OTEL),
     "reyn_core.testing.scripted_server": ("reyn_loops.testing.scripted_server", _LOOPS),
     "reyn_core.testing.scripted_replies": ("reyn_loops.testing.scripted_replies", _LOOPS),
     "reyn_core.testing.replay": ("reyn_loops.testing.replay", _LOOPS),
@@ -83,9 +95,16 @@ def moved_error(old: str) -> ImportError:
     assert found is not None, old
     new, (distribution, install) = MOVED[found]
     target = new + old[len(found) :]
+    # Python imports a package before its submodules, so ``reyn_core.testing`` answers for the
+    # ``reyn_core.testing.replay`` that moved elsewhere: name those too.
+    elsewhere = "".join(
+        f"; {inner} moved to {inner_new} in the {inner_dist} distribution"
+        for inner, (inner_new, (inner_dist, _)) in MOVED.items()
+        if inner.startswith(found + ".") and inner_dist != distribution and found == old
+    )
     return ImportError(
         f"{old} is no longer part of reyn-core: it moved to {target} in the {distribution} "
-        f"distribution ({install}; see CHANGELOG.md)",
+        f"distribution ({install}; see CHANGELOG.md){elsewhere}",
         name=old,
     )
 

@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reyn_core import ToolExecutionError, ToolRuntimeMissing, canonical_json
-from reyn_core.host import active_tracer
+from reyn_core.host import active_observer
 from reyn_isolation.frames import FrameParser
 from reyn_isolation.host_paths import changed_root
 from reyn_isolation.process import WorkerProcess
 from reyn_isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
-from reyn_isolation.worker_spans import recreate, trace_carrier
 
 LOAD_REPLY_LIMIT = 16 << 20
 
@@ -233,8 +232,9 @@ class WorkerClient:
         message: dict[str, Any] = {"op": "call", "id": call_id, "tool": tool, "args": dict(args)}
         if ctx != self._last_ctx:  # the worker keeps the last context it was sent (frames are ordered)
             message["ctx"] = self._last_ctx = dict(ctx)
-        if active_tracer() is not None:  # the worker continues this trace (worker_spans)
-            carrier = trace_carrier()
+        observer = active_observer()
+        if observer is not None:  # the worker continues this call's observation (reyn-otel: its trace)
+            carrier = observer.carrier()
             if carrier is not None:
                 message["trace"] = carrier
         self._send(encode(message))
@@ -247,8 +247,9 @@ class WorkerClient:
         finally:
             self._pending.pop(call_id, None)
         self._failures = 0
-        if "spans" in reply and active_tracer() is not None:
-            recreate(reply["spans"])  # (never raises: malformed spans are dropped)
+        observer = active_observer()
+        if "spans" in reply and observer is not None:
+            observer.adopt(reply["spans"])  # (never raises: malformed spans are dropped)
         if reply.get("ok") is True:
             return reply.get("data")
         raise error_from_reply(tool, reply)

@@ -1,11 +1,11 @@
 """OpenTelemetry ``chat`` spans, one per model turn of ``RouterLoop`` / ``PhaseRunner``.
 
-A turn's span (``chat {model}``, kind CLIENT, ``gen_ai.operation.name = chat``,
-``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) covers the model call and
-the tool calls the turn makes, so their ``execute_tool`` spans are its children. It exists only while
-tracing is on (``reyn_core.host.configure_tracing``), and not when litellm's own
-OpenTelemetry callback is on (``litellm.callbacks`` naming ``otel``): that callback already makes a
-span per completion, and two spans for one call would double every token count a backend sums.
+A turn's span (``chat {model}``, kind CLIENT, ``gen_ai.operation.name = chat``, ``gen_ai.request.model``,
+``gen_ai.usage.input_tokens`` / ``output_tokens``) covers the model call and the tool calls the turn
+makes, so their ``execute_tool`` spans are its children. It exists only while tracing is on (reyn-otel's
+``configure_tracing``; ``reyn_core.host.active_tracer``), and not when litellm's own OpenTelemetry
+callback is on (``litellm.callbacks`` naming ``otel``): that callback already makes a span per
+completion, and two spans for one call would double every token count a backend sums.
 """
 
 from __future__ import annotations

@@ -129,8 +129,8 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder of wheels: reyn-core, reyn-sandbox and reyn-isolation built from this tree, plus every
-    dependency a pack needs."""
+    """A folder of wheels: reyn-core, reyn-sandbox, reyn-isolation and reyn-testing built from this
+    tree, plus every dependency a pack needs."""
     house = tmp_path_factory.mktemp("wheelhouse")
     for wheel in _deps_wheelhouse().glob("*.whl"):
         os.link(wheel, house / wheel.name) if _same_fs(wheel, house) else shutil.copy2(wheel, house)
@@ -141,9 +141,10 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         REPO_ROOT / "reyn_core", src / "reyn_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
     _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(src))
-    # the kernel sandbox launcher, a dependency of the shell and mcp packs (issue 22), and isolated
-    # plugins, which the core runs only through reyn-isolation (issue 24)
-    for folder in ("reyn_sandbox", "reyn_isolation"):
+    # the kernel sandbox launcher, a dependency of the shell and mcp packs (issue 22), isolated
+    # plugins, which the core runs only through reyn-isolation, and the plugin author's test kit, in a
+    # scaffolded plugin's test extra (issue 24)
+    for folder in ("reyn_sandbox", "reyn_isolation", "reyn_testing"):
         copy = tmp_path_factory.mktemp(f"{folder}-src") / folder
         shutil.copytree(
             REPO_ROOT / folder,

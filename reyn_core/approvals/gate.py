@@ -25,8 +25,8 @@ from typing import Any
 
 from ..context import ToolContext
 from ..errors import ApprovalDecisionError, ApprovalRefused, ToolApprovalRequired, ToolError
+from ..redaction import redact
 from ..tool import ToolDefinition
-from ..tracing import redact
 from .key import CallArguments, CallKey, Hasher
 from .policy import ApprovalPolicy, ApprovalRule
 from .store import ApprovalRecord, ApprovalStore, Status

@@ -3,8 +3,8 @@
 The project passes its own tests right after ``pip install -e '.[test]'`` (into an environment
 that has reyn-core, or with ``--find-links`` to the wheelhouse): a ``pyproject.toml`` with
 the ``reyn.plugins`` entry point, a ``src/`` package with one sample tool and a settings model, and
-tests written with the reyn pytest kit (``pytest-asyncio`` in auto mode, so ``async def`` tests run
-as they are).
+tests written with the reyn pytest kit (the reyn-testing distribution, in the test extra;
+``pytest-asyncio`` in auto mode, so ``async def`` tests run as they are).
 """
 
 from __future__ import annotations
@@ -95,16 +95,18 @@ def scaffold_plugin(name: str, dest: Path) -> Path:
 def next_steps(root: Path, name: str) -> str:
     """What to do after ``reyn plugins new``: printed by the CLI.
 
-    ``reyn-core`` is on no package index, so a bare ``pip install -e '.[test]'`` works only where
-    reyn-core is already installed. The first command is the pip of the interpreter running this
-    ``reyn`` (which has reyn-core); the second, for a fresh venv, adds ``--find-links`` to the
-    wheelhouse (``make dist``) when the running reyn-core says where it came from."""
+    ``reyn-core`` and ``reyn-testing`` (the test extra's kit) are on no package index, so a bare
+    ``pip install -e '.[test]'`` works only where both are already installed. The first command is
+    the pip of the interpreter running this ``reyn`` (which has reyn-core); the second is for a fresh
+    venv. Both add ``--find-links`` to the wheelhouse (``make dist``, which holds reyn-testing
+    beside reyn-core) when the running reyn-core says where it came from."""
     import shlex
 
     python = shlex.quote(sys.executable)
     house = wheelhouse()
+    links = f"--find-links {shlex.quote(str(house))} " if house is not None else ""
     fresh = (
-        f"  pip install --find-links {shlex.quote(str(house))} -e '.[test]'"
+        f"  pip install {links}-e '.[test]'"
         if house is not None
         else "  pip install --find-links DIST -e '.[test]'   # DIST: the wheel folder `make dist` wrote"
     )
@@ -114,9 +116,9 @@ def next_steps(root: Path, name: str) -> str:
             "",
             "next steps:",
             f"  cd {shlex.quote(str(root))}",
-            f"  {python} -m pip install -e '.[test]'",
-            "      # the plugin (editable) with pytest and pytest-asyncio, into the environment this",
-            "      # reyn runs from, which has reyn-core (reyn-core is on no package index)",
+            f"  {python} -m pip install {links}-e '.[test]'",
+            "      # the plugin (editable) with reyn-testing, pytest and pytest-asyncio, into the",
+            "      # environment this reyn runs from (reyn-core and reyn-testing are on no package index)",
             "  pytest                      # the tests load the installed plugin through Reyn's loader",
             f"  reyn plugins list           # {name}: discovered, not enabled",
             "in a fresh venv instead, install reyn-core from the wheelhouse with it:",
@@ -173,7 +175,8 @@ requires-python = ">=3.10"
 dependencies = ["reyn-core>=0.1,<0.2", "pydantic>=2.6"]
 
 [project.optional-dependencies]
-test = ["pytest>=8", "pytest-asyncio>=0.23"]
+# reyn-testing: the reyn pytest kit (fixtures reyn_call, reyn_registry, ...), beside reyn-core.
+test = ["reyn-testing>=0.1,<0.2", "pytest>=8", "pytest-asyncio>=0.23"]
 
 # Entry-point name = plugin id; value = the module with the hooks. Installing makes the plugin
 # discoverable; a profile must still enable it: [plugins] enable = ["{{name}}"].
@@ -195,7 +198,7 @@ asyncio_default_fixture_loop_scope = "function"
 A Reyn tool plugin with plugin id `{{name}}`.
 
 ```sh
-pip install -e '.[test]'    # where reyn-core is installed; else add --find-links DIST (make dist)
+pip install -e '.[test]'    # where reyn-core and reyn-testing are installed; else add --find-links DIST
 pytest                      # the tests load the installed plugin through Reyn's real loader
 reyn plugins list           # shows `{{name}}` as discovered
 ```

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .. import gates, tracing
+from .. import gates, observation
 from ..approvals.key import handler_arguments
 from ..calls import ToolCall, ToolCallOutcome
 from ..context import ToolContext, as_names
@@ -114,11 +114,11 @@ async def invoke_tool(
     A call the registry's approval policy selects is checked after binding and before the hooks
     (``reyn_core.approvals``): it runs only by consuming an approval of exactly this call
     (``approval`` names the request a surface resumes; without it, an approved request with this
-    call's key is used), else raises ``ToolApprovalRequired`` or ``ApprovalRefused``. With tracing on
-    (``configure_tracing``) the call runs inside its ``execute_tool`` span.
+    call's key is used), else raises ``ToolApprovalRequired`` or ``ApprovalRefused``. With an observer
+    installed (``reyn_core.observation``; reyn-otel's tracing) the call runs inside it (its span).
     """
-    if tracing.active is not None and tracing.opens_span():  # tracing on: this call inside its span
-        return await tracing.traced(
+    if observation.active is not None and observation.opens_call():  # observed: the call inside it
+        return await observation.observed(
             invoke_tool,
             registry,
             name,
@@ -127,7 +127,7 @@ async def invoke_tool(
             surface,
             exclude,
             allowed_ops,
-            own_arguments=own_arguments,
+            arguments=own_arguments,
             argument_hash=argument_hash,
             approval=approval,
         )

@@ -266,6 +266,9 @@ CODES: dict[str, CodeInfo] = {
         "install the distribution that provides [approvals] backend, or fix [approvals.settings] as the "
         "message says; until then every call that needs approval is refused (fail closed)",
     ),
+    "RC012": CodeInfo(
+        "error", "tracing is on but no add-on makes spans", "install reyn-otel (see the message)"
+    ),
     # ---- provenance
     "RP001": CodeInfo(
         "error",

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from reyn_core import observation
 from reyn_core.errors import describe_exception
-from reyn_core.loading import load_spans as load_tracing
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.isolation_step import (
     declared_of,
@@ -40,6 +40,7 @@ from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
 from reyn_core.loading.step6_registry.approval_gate import approval_gate
 from reyn_core.loading.step6_registry.registration import register_all
+from reyn_core.loading.tracing_addon import tracing_addon
 from reyn_core.registry import ToolRegistry
 from reyn_core.tool import ToolDefinition
 
@@ -71,8 +72,9 @@ def load(
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
-    policy = ProfilePolicy.apply(profile)  # before the load's own spans, which it turns on or off
-    with load_tracing.phase("reyn.load") as load_span:
+    # before the load's own spans, which it turns on or off
+    policy = ProfilePolicy.apply(profile, tracing_addon=tracing_addon)
+    with observation.phase("reyn.load") as load_span:
         return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
 
 
@@ -85,7 +87,7 @@ def _load(
     inspect_discovered: bool,
     load_span: Any,
 ) -> LoadResult:
-    with load_tracing.phase("reyn.load.discovery"):
+    with observation.phase("reyn.load.discovery"):
         found = discover().by_id()
     enabled = profile.enabled
     plugins = [PluginState(pid) for pid in enabled]
@@ -113,7 +115,7 @@ def _load(
     )
     for p in plugins:
         for step in steps:
-            with load_tracing.phase(f"reyn.load.{_step_name(step)}", p.plugin_id) as span:
+            with observation.phase(f"reyn.load.{_step_name(step)}", p.plugin_id) as span:
                 seen = len(p.diagnostics)
                 try:
                     step(session, p)
@@ -126,7 +128,7 @@ def _load(
         session.digest_cache.save()  # once per load: every enabled plugin's new digests in one write
 
     commands = resolve_commands(plugins)
-    with load_tracing.phase("reyn.load.registration") as span:
+    with observation.phase("reyn.load.registration") as span:
         approvals, approval_diags = approval_gate(profile, policy.audit_log, plugins)
         session.global_diags.extend(approval_diags)
         # the agents' tool lists come from the plugins' hooks (and the profile), known only now

@@ -6,7 +6,8 @@ worker's ``TracerProvider`` (opentelemetry-sdk, from the same installation as re
 the worker, so spans the plugin's own code opens nest under the call's span. Finished spans are kept
 in memory, never exported from the worker (it has no network unless granted): each reply takes the
 spans of its own call (the call's span and its descendants) as data, and the host re-creates them in
-its trace (``reyn_isolation.worker_spans``). Without opentelemetry-sdk the worker traces nothing.
+its trace (reyn-otel's ``worker_spans``, through the core's observation seam). Without
+opentelemetry-sdk the worker traces nothing.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ it, and calls tools through the real dispatcher, as the router or the phase woul
 
 import pytest
 
-from reyn_core.testing import registry_from_plugin
+from reyn_testing import registry_from_plugin
 
 
 def test_router_shows_the_two_chat_tools(reyn_call):

@@ -32,7 +32,8 @@ def _router_names(proc: Any) -> list[str]:
 @pytest.fixture(scope="module")
 def example_venv(make_module_venv):
     venv = make_module_venv("example")
-    venv.install("reyn-core", "reyn_plugin_example", "pytest")
+    # what the example's test extra installs: reyn-testing (the pytest kit) and pytest
+    venv.install("reyn-core", "reyn_plugin_example", "reyn-testing", "pytest")
     return venv
 
 
@@ -98,8 +99,10 @@ def _venv_with_pip(make_venv: Any, name: str) -> Any:
     return venv
 
 
-def _printed_install(stdout: str, marker: str) -> str:
-    (line,) = [ln.strip() for ln in stdout.splitlines() if marker in ln and "pip install" in ln]
+def _printed_install(stdout: str, marker: str, unless: str = "\0") -> str:
+    (line,) = [
+        ln.strip() for ln in stdout.splitlines() if marker in ln and "pip install" in ln and unless not in ln
+    ]
     return line
 
 
@@ -140,7 +143,8 @@ def test_plugins_new_prints_install_steps_that_work_here_and_in_a_fresh_venv(mak
     assert "settings_as(ctx, Settings)" in (project / "src/demo_plugin/plugin.py").read_text()
     assert "isinstance" not in (project / "src/demo_plugin/plugin.py").read_text()
 
-    # 1. Here: the printed command installs into the environment that has reyn-core.
+    # 1. Here: the printed command installs into the environment that has reyn-core (reyn-testing,
+    # the test extra's kit, from the wheelhouse reyn-core came from).
     here = _printed_install(proc.stdout, "-m pip install")
     assert here.startswith(str(author.python)) or str(author.path) in here
     _run_printed(author, here, project)
@@ -149,7 +153,7 @@ def test_plugins_new_prints_install_steps_that_work_here_and_in_a_fresh_venv(mak
     assert plugins["demo_plugin"]["status"] == "discovered"
 
     # 2. A brand-new venv with nothing of Reyn: the printed fresh-venv command, with the wheelhouse.
-    fresh_line = _printed_install(proc.stdout, "--find-links")
+    fresh_line = _printed_install(proc.stdout, "--find-links", unless="-m pip install")
     assert f"--find-links {wheelhouse}" in fresh_line
     fresh = _venv_with_pip(make_venv, "fresh")
     _run_printed(fresh, fresh_line, project)
@@ -177,3 +181,22 @@ def test_plugins_new_refuses_a_bad_name_in_one_line(make_venv, tmp_path):
     assert "lowercase letters, digits and '_'" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert list(work.iterdir()) == []
+
+
+def test_tracing_on_without_reyn_otel_is_one_diagnostic_naming_it(example_venv, tmp_path):
+    # reyn-core alone (no reyn-otel): the profile asks for spans; the load says what to install, once,
+    # and the example plugin still loads (positive control for the rest of the load).
+    profile = '[plugins]\nenable = ["example"]\n\n[observability]\ntracing = true\n'
+    (tmp_path / "reyn.toml").write_text(profile)
+    proc = example_venv.run(
+        "python",
+        "-c",
+        "import json; from reyn_core.host import load, load_profile; r = load(load_profile()); "
+        "print(json.dumps([[d.code, d.message] for d in r.report.diagnostics] + [len(r.registry.tools())]))",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    *diagnostics, tools = json.loads(proc.stdout)
+    assert tools == len(EXAMPLE_TOOLS)
+    ((code, message),) = diagnostics
+    assert code == "RC012" and "install the reyn-otel distribution" in message

@@ -15,7 +15,7 @@ import tomllib
 from reyn_core.cli import main
 from reyn_core.cli.scaffold import ScaffoldError, scaffold_plugin
 
-from .test_pytest_kit import run_pytest, write
+from .testing_kit.test_pytest_kit import run_pytest, write
 
 # --------------------------------------------------------------------------- scaffold
 
@@ -118,7 +118,7 @@ def test_an_uninstalled_plugin_fails_saying_install_this_project(tmp_path):
 
 
 def test_assert_diagnostic_on_rd001_carries_the_hint(reyn_load):
-    from reyn_core.testing import assert_no_diagnostics
+    from reyn_testing import assert_no_diagnostics
 
     result = reyn_load({"plugins": {"enable": ["not_installed_plugin"]}})
     with pytest.raises(AssertionError) as info:

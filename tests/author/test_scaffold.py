@@ -10,7 +10,7 @@ import pytest
 import tomllib
 
 from reyn_core.cli.scaffold import ScaffoldError, distribution_name, scaffold_plugin
-from reyn_core.testing import ToolCaller, registry_from_plugin
+from reyn_testing import ToolCaller, registry_from_plugin
 
 EXPECTED_FILES = [
     ".gitignore",

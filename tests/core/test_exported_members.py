@@ -1,8 +1,8 @@
 """The public surface, pinned: the plugin author's API (``reyn_core``), the host API
-(``reyn_core.host``), the testing kit, and the LLM runtime (``reyn_loops``, its own distribution).
-Adding or removing a name is a decision — change the lists here with it (the author API's list is
-its page, ``docs/author-api.md``: a name is added there, where authors read it). Every name the docs import
-is public."""
+(``reyn_core.host``), the test kit (``reyn_testing``) and the LLM runtime (``reyn_loops``), these two
+each its own distribution. Adding or removing a name is a decision — change the lists here with it
+(the author API's list is its page, ``docs/author-api.md``: a name is added there, where authors read
+it). Every name the docs import is public."""
 
 from __future__ import annotations
 
@@ -115,9 +115,14 @@ HOST_API = {
     "ToolRegistry",
     "TurnTools",
     "active_tracer",
+    # the one observation seam, through which reyn-otel makes its spans (issue 24)
+    "ObservedCall",
+    "Observer",
+    "observe_with",
+    "active_observer",
+    "redact",
     "audit",
     "compare_tools",
-    "configure_tracing",
     "definition_digest",
     "describe_exception",
     "dispatch_tool",
@@ -126,6 +131,9 @@ HOST_API = {
     "found_tool_names",
     "gates",
     "installation_key",
+    # reyn-testing's registry_from_plugin runs a bare module's hooks as the loader does (issue 24)
+    "RETIRED_HOOKS",
+    "plugin_call_hooks",
     "invoke_tool",
     "load",
     "load_profile",
@@ -147,7 +155,7 @@ PUBLIC_MODULES = (
     "reyn_core",
     "reyn_core.host",
     "reyn_core.cli",
-    "reyn_core.testing",
+    "reyn_testing",
     "reyn_loops",
     "reyn_loops.testing.scripted_server",
 )

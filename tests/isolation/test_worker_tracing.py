@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import reyn_core.host as host
 from reyn_core import ToolContext
-from reyn_core.tracing import configure_tracing
+from reyn_otel import configure_tracing
 
 from .plugin_kit import declaration, install_package_plugin
 
@@ -230,7 +230,9 @@ def test_tracing_off_sends_no_context_and_the_worker_imports_no_opentelemetry(
 
 
 def test_spans_a_worker_sends_are_bounded_and_malformed_ones_dropped(exporter: InMemorySpanExporter) -> None:
-    from reyn_isolation.worker_spans import MAX_SPANS, recreate
+    import reyn_core.observation as observation
+    from reyn_core.host import active_tracer
+    from reyn_otel.worker_spans import MAX_SPANS
 
     configure_tracing(True, hash_key=b"k" * 32)
     tracer = trace.get_tracer("test")
@@ -253,10 +255,12 @@ def test_spans_a_worker_sends_are_bounded_and_malformed_ones_dropped(exporter: I
             "not a span",
             None,
         ]
-        assert recreate(sent) == 3
-        assert recreate({"not": "a list"}) == 0
+        observer = observation.active  # the SpanObserver configure_tracing installed
+        assert observer.tracer is active_tracer()
+        assert observer.adopt(sent) == 3
+        assert observer.adopt({"not": "a list"}) == 0
         flood = [span(100 + i, root) for i in range(10 * MAX_SPANS)]
-        assert recreate(flood) == MAX_SPANS
+        assert observer.adopt(flood) == MAX_SPANS
     got = {s.name: s for s in exporter.get_finished_spans()}
     assert got["s1"].parent.span_id == call.get_span_context().span_id
     assert got["s2"].parent.span_id == got["s1"].context.span_id

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from reyn_core.tracing import configure_tracing
+from reyn_otel import configure_tracing
 
 _EXPORTER = InMemorySpanExporter()
 _PROVIDER = TracerProvider()

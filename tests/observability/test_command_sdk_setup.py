@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core.cli.telemetry import export_spans, exporter_names
+from reyn_core.cli.telemetry import export_spans as command_exports_spans
 from reyn_core.loading.step1_profile.profile import Profile
+from reyn_otel import export_spans, exporter_names
 
 
 @pytest.mark.parametrize(
@@ -36,12 +37,13 @@ def test_a_provider_already_set_is_left_alone(capsys: pytest.CaptureFixture[str]
     from opentelemetry import trace
 
     before = trace.get_tracer_provider()  # the test suite's own SDK provider (conftest)
+    assert export_spans() is False
     profile = Profile.model_validate({"observability": {"tracing": True}})
-    assert export_spans(profile) is False
+    assert command_exports_spans(profile) is False  # the command's glue reaches it through the add-on
     assert trace.get_tracer_provider() is before
     assert capsys.readouterr().err == ""
 
 
 def test_nothing_is_set_up_unless_the_profile_turns_tracing_on() -> None:
-    assert export_spans(Profile.model_validate({"observability": {"tracing": False}})) is False
-    assert export_spans(Profile.model_validate({})) is False
+    assert command_exports_spans(Profile.model_validate({"observability": {"tracing": False}})) is False
+    assert command_exports_spans(Profile.model_validate({})) is False

@@ -35,7 +35,7 @@ def test_a_load_has_a_span_per_phase_with_diagnostics_as_events(spans: InMemoryS
 
 
 def test_a_profile_turns_tracing_on_for_its_own_load(spans: InMemorySpanExporter) -> None:
-    from reyn_core.tracing import configure_tracing
+    from reyn_otel import configure_tracing
 
     configure_tracing(False)
     load(Profile.from_toml_text("[plugins]\nenable = []\n\n[observability]\ntracing = false\n"))

@@ -1,4 +1,4 @@
-"""Without ``opentelemetry`` (the extra not installed), or with tracing off, nothing of it is imported.
+"""Without ``opentelemetry`` (a broken install of reyn-otel), or with tracing off, nothing of it is imported.
 
 Each case runs in a fresh interpreter: one where ``opentelemetry`` is made unimportable
 (``sys.modules['opentelemetry'] = None``, what Python does for a package that is not there), one with
@@ -16,7 +16,7 @@ import asyncio, json, sys
 {setup}
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.host import RegistryBuilder, dispatch_tool
-from reyn_core.tracing import configure_tracing
+from reyn_otel import configure_tracing
 
 async def echo(text: str) -> str:
     return text

@@ -11,8 +11,8 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import phase_context, render_phase, render_router
-from reyn_core.testing import load_with_profile
 from reyn_core.tool import description_from_docstring, summary_line
+from reyn_testing import load_with_profile
 
 PACKS = ("file", "web", "memory", "catalog", "mcp", "shell", "source", "example")
 

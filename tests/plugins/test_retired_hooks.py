@@ -11,7 +11,7 @@ from plugin_distkit import tool_plugin
 from site_plugin import install_site_plugin
 
 from reyn_core.host import Profile, load
-from reyn_core.testing import registry_from_plugin
+from reyn_testing import registry_from_plugin
 
 
 def _source(pid: str, hook: str) -> str:

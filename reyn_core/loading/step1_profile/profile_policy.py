@@ -9,8 +9,9 @@ read once too (the audit log and spans use it), and the audit log is opened once
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.deferral import DeferralPolicy
 from reyn_core.errors import ProfileError
@@ -37,13 +38,15 @@ class ProfilePolicy:
     key_problem: str | None
     audit_log: JsonlAuditLog | None
     audit_problem: str | None
+    tracing_problem: str | None = None
 
     @classmethod
-    def apply(cls, profile: Profile) -> ProfilePolicy:
-        """Read the profile's call policy once, open its audit log once and turn spans on or off."""
+    def apply(cls, profile: Profile, *, tracing_addon: Callable[[], tuple[Any, str | None]]) -> ProfilePolicy:
+        """Read the profile's call policy once, open its audit log once and turn spans on or off
+        (through ``tracing_addon()``: the installed add-on, or why there is none)."""
         needs_key = bool(profile.audit.log) or bool(profile.observability.tracing)
         key, key_problem = _hash_key() if needs_key else (None, None)
-        _apply_observability(profile, key)
+        tracing_problem = _apply_observability(profile, key, tracing_addon)
         log = None
         audit_problem = None
         if profile.audit.log:
@@ -51,17 +54,21 @@ class ProfilePolicy:
 
             log = JsonlAuditLog(profile.resolve_path(profile.audit.log), hash_key=key)
             audit_problem = log.unwritable_reason() or key_problem
-        return cls(_operator_policy(profile), key, key_problem, log, audit_problem)
+        return cls(_operator_policy(profile), key, key_problem, log, audit_problem, tracing_problem)
 
     def diagnostics(self) -> list[Diagnostic]:
-        """``RC006`` when the audit log (or its key) stops every call."""
-        if self.audit_problem is None:
-            return []
-        return [
-            Diagnostic.make(
-                "RC006", f"{self.audit_problem}; every tool call will be refused until it is fixed"
+        """``RC006`` when the audit log (or its key) stops every call; ``RC012`` when the profile turns
+        tracing on and no tracing add-on can make spans."""
+        found = []
+        if self.audit_problem is not None:
+            found.append(
+                Diagnostic.make(
+                    "RC006", f"{self.audit_problem}; every tool call will be refused until it is fixed"
+                )
             )
-        ]
+        if self.tracing_problem is not None:
+            found.append(Diagnostic.make("RC012", self.tracing_problem))
+        return found
 
 
 def router_deferral(profile: Profile, registry: ToolRegistry) -> DeferralPolicy | ProfileError:
@@ -98,19 +105,28 @@ def _hash_key() -> tuple[bytes | None, str | None]:
         return None, str(exc)
 
 
-def _apply_observability(profile: Profile, key: bytes | None) -> None:
-    """``[observability]``: turn spans on or off as the profile says (unset: leave them alone)."""
+def _apply_observability(
+    profile: Profile, key: bytes | None, tracing_addon: Callable[[], tuple[Any, str | None]]
+) -> str | None:
+    """``[observability]``: turn spans on or off as the profile says (unset: leave them alone),
+    through the tracing add-on (``reyn.tracing`` entry point); returns why tracing that is on cannot
+    be (no add-on installed, or a broken one), else None."""
     config = profile.observability
     if config.tracing is None:
-        return
-    from reyn_core.tracing import configure_tracing
+        return None
+    from reyn_core.observation import observe_with
 
-    configure_tracing(
+    addon, problem = tracing_addon()
+    if addon is None:
+        observe_with(None)  # off, as asked, or as it must be without an add-on
+        return problem if config.tracing else None
+    addon.configure_tracing(
         config.tracing,
         capture_content=config.capture_content,
         content_max_chars=config.content_max_chars,
         hash_key=key if config.tracing else None,
     )
+    return None
 
 
 __all__ = ["ProfilePolicy", "router_deferral"]

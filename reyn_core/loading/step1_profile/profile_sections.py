@@ -171,7 +171,7 @@ class AuditConfig(ProfileSection):
 
 
 class ObservabilityConfig(ProfileSection):
-    """``[observability]``: OpenTelemetry spans (docs/observability.md; needs ``reyn-core[otel]``)."""
+    """``[observability]``: OpenTelemetry spans (docs/observability.md; needs the reyn-otel distribution)."""
 
     tracing: bool | None = None
     """True turns spans on at load, false turns them off; unset leaves the host's choice alone."""

@@ -33,16 +33,27 @@ def call_hooks(policy: ProfilePolicy, plugins: Sequence[PluginState]) -> ToolCal
     hooks = ToolCallHooks()
     for p in plugins:
         assert p.pm is not None
-        if p.pm.hook.reyn_before_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(before=(before_hook(p.plugin_id, p.pm),))
-        if p.pm.hook.reyn_after_tool_call.get_hookimpls():
-            hooks = hooks + ToolCallHooks(after=(after_hook(p.pm),))
+        hooks = hooks + plugin_call_hooks(p.plugin_id, p.pm)
     if policy.audit_log is not None:
         if policy.key_problem is not None:  # fail closed: no call runs that its log could not hash privately
             refusal = f"{policy.key_problem}; every tool call is refused until it is fixed"
             hooks = hooks + ToolCallHooks(before=(lambda call: refusal,))
         hooks = hooks + policy.audit_log.hooks()
     return hooks if hooks.before or hooks.after else None
+
+
+def plugin_call_hooks(plugin_id: str, pm: pluggy.PluginManager) -> ToolCallHooks:
+    """One plugin's ``reyn_before_tool_call`` / ``reyn_after_tool_call`` as ``ToolCallHooks`` (empty
+    when it implements neither): what the loader adds per loaded plugin, and what a test kit building
+    a registry from a bare plugin module adds the same way."""
+    from reyn_core.dispatch import ToolCallHooks
+
+    hooks = ToolCallHooks()
+    if pm.hook.reyn_before_tool_call.get_hookimpls():
+        hooks = hooks + ToolCallHooks(before=(before_hook(plugin_id, pm),))
+    if pm.hook.reyn_after_tool_call.get_hookimpls():
+        hooks = hooks + ToolCallHooks(after=(after_hook(pm),))
+    return hooks
 
 
 def before_hook(plugin_id: str, pm: pluggy.PluginManager) -> Callable[[ToolCall], Any]:
@@ -81,4 +92,4 @@ def after_hook(pm: pluggy.PluginManager) -> Callable[[ToolCall, ToolCallOutcome]
     return after
 
 
-__all__ = ["after_hook", "before_hook", "call_hooks"]
+__all__ = ["after_hook", "before_hook", "call_hooks", "plugin_call_hooks"]

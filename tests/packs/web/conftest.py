@@ -15,7 +15,7 @@ import pytest
 
 from reyn_core import ToolContext
 from reyn_core.host import ToolRegistry
-from reyn_core.testing import registry_from_plugin
+from reyn_testing import registry_from_plugin
 
 BOMB = gzip.compress(b"\0" * 20_000_000, compresslevel=9)  # ~20 KB on the wire, 20 MB inflated
 PAGE = b"""<!doctype html><html><head><title> Test  Page </title>

@@ -54,9 +54,9 @@ def _describe(diagnostics: Iterable[Any]) -> str:
 
 
 def _unknown_code_note(code: str) -> str:
-    from reyn_core.loading.diagnostics import CODES
+    from reyn_core.host import DIAGNOSTIC_CODES
 
-    if code in CODES:
+    if code in DIAGNOSTIC_CODES:
         return ""
     return f" ({code!r} is not a known diagnostic code; see docs/diagnostics.md)"
 

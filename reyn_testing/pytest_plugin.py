@@ -10,7 +10,7 @@ pytest at import time; each fixture imports what it needs when used. Fixtures:
 ``reyn_plugin_result``   ``LoadResult`` of that profile; fails the test unless the plugin loaded
 ``reyn_registry``        the frozen registry of ``reyn_plugin_result``
 ``reyn_call``            a ``ToolCaller`` over ``reyn_registry`` (workspace: ``tmp_path``)
-``assert_diagnostic``    the ``reyn_core.testing.assert_diagnostic`` function
+``assert_diagnostic``    the ``reyn_testing.assert_diagnostic`` function
 
 Marker ``@pytest.mark.reyn_plugin("id", settings={...})`` selects the plugin and settings for
 one test or module. (The ``llm_replay`` fixture is reyn-loops' own pytest plugin,
@@ -26,9 +26,8 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from reyn_core.host import ToolRegistry
-    from reyn_core.loading.loader import LoadResult
-    from reyn_core.testing.tool_caller import ToolCaller
+    from reyn_core.host import LoadResult, ToolRegistry
+    from reyn_testing.tool_caller import ToolCaller
 
 INI_PLUGIN = "reyn_plugin"
 # Plugin id -> the distribution the kit loaded it from, for the end-of-session summary.
@@ -66,7 +65,7 @@ def reyn_load() -> Callable[..., LoadResult]:
     ``profile`` is TOML text, a dict of the same structure, a path to a profile file, a
     ``Profile``, or None (nothing enabled). Returns a ``LoadResult`` (registry, report, profile).
     """
-    from reyn_core.testing.profiles import load_with_profile
+    from reyn_testing.profiles import load_with_profile
 
     return load_with_profile
 
@@ -101,7 +100,7 @@ def reyn_plugin_settings(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture
 def reyn_plugin_profile(reyn_plugin_id: str, reyn_plugin_settings: dict[str, Any]) -> dict[str, Any]:
     """A profile dict enabling only the plugin under test, with ``reyn_plugin_settings``."""
-    from reyn_core.testing.profiles import plugin_profile
+    from reyn_testing.profiles import plugin_profile
 
     return plugin_profile(reyn_plugin_id, reyn_plugin_settings or None)
 
@@ -116,8 +115,8 @@ def reyn_plugin_result(
     distribution it was loaded from is named in the failure, in the test's report section ``reyn``
     and in the session summary.
     """
-    from reyn_core.testing.assert_diagnostics import _describe, not_installed_hint, origin_line
-    from reyn_core.testing.profiles import load_with_profile
+    from reyn_testing.assert_diagnostics import _describe, not_installed_hint, origin_line
+    from reyn_testing.profiles import load_with_profile
 
     result = load_with_profile(reyn_plugin_profile)
     info = result.report.plugin(reyn_plugin_id)
@@ -147,7 +146,7 @@ def reyn_call(reyn_registry: ToolRegistry, tmp_path: Any) -> ToolCaller:
     """A ``ToolCaller`` over ``reyn_registry``: ``reyn_call.router(name, args)``,
     ``reyn_call.phase(name, args, allowed_ops=...)``, ``reyn_call.router_tools()``,
     ``reyn_call.phase_ops(allowed_ops)``; its context's workspace is ``tmp_path``."""
-    from reyn_core.testing.tool_caller import ToolCaller
+    from reyn_testing.tool_caller import ToolCaller
 
     return ToolCaller(reyn_registry, workspace=tmp_path)
 
@@ -156,6 +155,6 @@ def reyn_call(reyn_registry: ToolRegistry, tmp_path: Any) -> ToolCaller:
 def assert_diagnostic() -> Callable[..., Any]:
     """``assert_diagnostic(result, code, *, plugin=None, tool=None, severity=None,
     message_contains=None)`` -> the matching diagnostic, or an AssertionError listing all."""
-    from reyn_core.testing.assert_diagnostics import assert_diagnostic as check
+    from reyn_testing.assert_diagnostics import assert_diagnostic as check
 
     return check

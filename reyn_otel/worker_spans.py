@@ -1,7 +1,7 @@
 """The host's half of tracing into an isolated worker: the trace context a call frame carries, and
-the worker's spans re-created in the host's trace.
+the worker's spans re-created in the host's trace (``SpanObserver.carrier`` / ``adopt``).
 
-Used only while the host's tracing is on (``active_tracer()``): ``trace_carrier`` gives the W3C
+Used only while the host's tracing is on (the core asks its observer): ``trace_carrier`` gives the W3C
 ``traceparent`` / ``tracestate`` of the current span (the dispatcher's ``execute_tool`` span, which
 is current while the proxy's handler runs); ``recreate`` opens, through the host's own tracer, one span
 per span the worker sent, under the span its parent id names (the call's span for the worker's root),
@@ -16,16 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reyn_core.host import active_tracer
-
 MAX_SPANS = 256
 """The most worker spans one reply may add to the host's trace."""
 
 
 def trace_carrier() -> dict[str, str] | None:
-    """The current span's W3C trace context as a carrier, or None (tracing off, or no span current)."""
-    if active_tracer() is None:
-        return None
+    """The current span's W3C trace context as a carrier, or None (no span current)."""
     from opentelemetry import trace
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -36,11 +32,10 @@ def trace_carrier() -> dict[str, str] | None:
     return carrier or None
 
 
-def recreate(spans: Any) -> int:
-    """The worker's ``spans`` (data) re-created under the current span; returns how many were. Never
-    raises: the spans come from the worker, and tracing never costs a call its answer."""
-    tracer = active_tracer()
-    if tracer is None or not isinstance(spans, list):
+def recreate(tracer: Any, spans: Any) -> int:
+    """The worker's ``spans`` (data) re-created under the current span through ``tracer``; returns how
+    many were. Never raises: the spans come from the worker, and tracing never costs a call its answer."""
+    if not isinstance(spans, list):
         return 0
     try:
         return _recreate(tracer, spans)

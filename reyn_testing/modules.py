@@ -15,8 +15,15 @@ from types import ModuleType
 from typing import Any
 
 from reyn_core import API_VERSION, ReynError, ToolOrigin
-from reyn_core.gates import OperatorPolicy, PluginPolicy
-from reyn_core.host import RegistryBuilder, ToolCallHooks, ToolRegistry
+from reyn_core.host import (
+    RETIRED_HOOKS,
+    OperatorPolicy,
+    PluginPolicy,
+    RegistryBuilder,
+    ToolRegistry,
+    plugin_call_hooks,
+    plugin_manager,
+)
 
 
 class PluginModuleError(ReynError):
@@ -39,8 +46,6 @@ def registry_from_plugin(
     with its diagnostic code (``RT…``, ``RS…``). Tools are stamped with a plugin origin of id
     ``plugin_id`` and no source, so the operator gates of a profile apply to them as to installed ones.
     """
-    from reyn_core.hookspecs import RETIRED_HOOKS, plugin_manager
-
     if isinstance(module, str):
         module = importlib.import_module(module)
     api = getattr(module, "REYN_API", None)
@@ -71,7 +76,8 @@ def registry_from_plugin(
         if default_allowed_ops is not None
         else OperatorPolicy(plugins=policies)
     )
-    builder = RegistryBuilder(operator=operator, hooks=_policy_hooks(plugin_id, manager))
+    hooks = plugin_call_hooks(plugin_id, manager)
+    builder = RegistryBuilder(operator=operator, hooks=hooks if hooks.before or hooks.after else None)
     for host_tool in host_tools:
         builder.register(host_tool)
     origin = ToolOrigin(kind="plugin", plugin_id=plugin_id, entry_point=module.__name__, api_version=api)
@@ -97,15 +103,3 @@ def _validate_settings(
         return model.model_validate(dict(settings or {}))
     except ValidationError as exc:
         raise PluginModuleError(f"invalid settings for plugin {plugin_id!r}: {exc}") from None
-
-
-def _policy_hooks(plugin_id: str, manager: Any) -> ToolCallHooks | None:
-    # The loader's own adapters: async hooks awaited, a policy hook that raises denies (fail closed).
-    from reyn_core.loading.step6_registry.call_hooks import after_hook, before_hook
-
-    hooks = ToolCallHooks()
-    if manager.hook.reyn_before_tool_call.get_hookimpls():
-        hooks = hooks + ToolCallHooks(before=(before_hook(plugin_id, manager),))
-    if manager.hook.reyn_after_tool_call.get_hookimpls():
-        hooks = hooks + ToolCallHooks(after=(after_hook(manager),))
-    return hooks if hooks.before or hooks.after else None

@@ -44,9 +44,7 @@ def test_every_kit_fixture_is_registered_and_documented(tmp_path):
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith(f"{name} -- ")), None)
         assert line is not None, f"{name} missing from pytest --fixtures"
     assert "No fixtures defined" not in proc.stdout
-    assert (
-        "no docstring available" not in proc.stdout.split("fixtures defined from reyn_core.testing")[1][:4000]
-    )
+    assert "no docstring available" not in proc.stdout.split("fixtures defined from reyn_testing")[1][:4000]
 
 
 def test_the_marker_is_registered(tmp_path):
@@ -64,7 +62,7 @@ def test_no_plugin_under_test_fails_with_how_to_name_one(tmp_path):
 
 def test_importing_the_pytest_plugin_imports_no_heavy_dependency():
     code = (
-        "import sys, reyn_core.testing.pytest_plugin, reyn_core.testing;"
+        "import sys, reyn_testing.pytest_plugin, reyn_testing;"
         "heavy = [m for m in ('litellm', 'mcp', 'httpx', 'jsonschema') if m in sys.modules];"
         "print(heavy)"
     )

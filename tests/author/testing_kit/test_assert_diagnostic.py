@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reyn_core.loading.diagnostics import Diagnostic
-from reyn_core.testing import assert_diagnostic, assert_no_diagnostics
+from reyn_testing import assert_diagnostic, assert_no_diagnostics
 
 SETTINGS = Diagnostic.make("RC001", "invalid settings: precission is not allowed", plugin="example")
 COLLISION = Diagnostic.make("RT004", "tool name 'x' is claimed twice", plugin="b", tool="x")

@@ -8,7 +8,7 @@ import pytest
 
 from reyn_core import ToolContext, ToolGates, tool
 from reyn_core.host import RegistryBuilder
-from reyn_core.testing import Envelope, ToolCaller
+from reyn_testing import Envelope, ToolCaller
 
 
 @tool(cluster="math", purity="read_only")

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reyn_core.loading.loader import LoadResult
-    from reyn_core.loading.step1_profile.profile import Profile
+    from reyn_core.host import LoadResult, Profile
 
 
 def plugin_profile(
@@ -37,7 +36,7 @@ def to_profile(
     ``None`` means an empty profile (discovery only, nothing enabled). Profile errors raise the
     loader's ``ProfileError`` naming the key path, exactly as for a profile file.
     """
-    from reyn_core.loading.step1_profile.profile import Profile, load_profile
+    from reyn_core.host import Profile, load_profile
 
     if isinstance(profile, Profile):
         return profile
@@ -63,6 +62,6 @@ def load_with_profile(
     Returns the ``LoadResult``: ``.registry`` (frozen), ``.report`` (per-plugin status and
     diagnostics) and ``.profile``. Nothing is mocked: plugins come from the installed entry points.
     """
-    from reyn_core.loading.loader import load
+    from reyn_core.host import load
 
     return load(to_profile(profile, profile_name=profile_name), host_tools=tuple(host_tools))

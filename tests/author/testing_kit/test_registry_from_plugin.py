@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reyn_core import ToolRegistrationError
-from reyn_core.testing import ToolCaller, registry_from_plugin
-from reyn_core.testing.modules import PluginModuleError
+from reyn_testing import ToolCaller, registry_from_plugin
+from reyn_testing.modules import PluginModuleError
 
 GOOD = '''
 from pydantic import BaseModel, ConfigDict

@@ -6,7 +6,7 @@ import pytest
 
 from reyn_core import tool
 from reyn_core.loading.step1_profile.profile import Profile, ProfileError
-from reyn_core.testing import (
+from reyn_testing import (
     assert_diagnostic,
     assert_no_diagnostics,
     load_with_profile,

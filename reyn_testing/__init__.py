@@ -1,6 +1,6 @@
 """The Reyn testing kit for plugin authors.
 
-``reyn_core.testing.pytest_plugin`` is registered with pytest (entry point ``pytest11: reyn``), so
+``reyn_testing.pytest_plugin`` is registered with pytest (entry point ``pytest11: reyn``), so
 its fixtures are available in every test suite once reyn-core is installed: ``reyn_load``,
 ``reyn_plugin_id``, ``reyn_plugin_settings``, ``reyn_plugin_profile``, ``reyn_plugin_result``,
 ``reyn_registry``, ``reyn_call`` and ``assert_diagnostic``. (LLM record/replay, ``llm_replay``, and
@@ -27,15 +27,15 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "load_with_profile": "reyn_core.testing.profiles",
-    "plugin_profile": "reyn_core.testing.profiles",
-    "to_profile": "reyn_core.testing.profiles",
-    "registry_from_plugin": "reyn_core.testing.modules",
-    "PluginModuleError": "reyn_core.testing.modules",
-    "ToolCaller": "reyn_core.testing.tool_caller",
-    "Envelope": "reyn_core.testing.tool_caller",
-    "assert_diagnostic": "reyn_core.testing.assert_diagnostics",
-    "assert_no_diagnostics": "reyn_core.testing.assert_diagnostics",
+    "load_with_profile": "reyn_testing.profiles",
+    "plugin_profile": "reyn_testing.profiles",
+    "to_profile": "reyn_testing.profiles",
+    "registry_from_plugin": "reyn_testing.modules",
+    "PluginModuleError": "reyn_testing.modules",
+    "ToolCaller": "reyn_testing.tool_caller",
+    "Envelope": "reyn_testing.tool_caller",
+    "assert_diagnostic": "reyn_testing.assert_diagnostics",
+    "assert_no_diagnostics": "reyn_testing.assert_diagnostics",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -44,7 +44,7 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'reyn_core.testing' has no attribute {name!r}")
+        raise AttributeError(f"module 'reyn_testing' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -1,0 +1,19 @@
+"""What an import of a name that left reyn-core meets (``reyn_core.moved``), for the tests of each
+distribution that took names out of the core."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def moved_import_error(statement: str) -> str:
+    """Run ``statement`` in a fresh interpreter (nothing of reyn_core imported before it), check that
+    it fails with the moved-name ``ImportError`` saying how to install the new home, and return that
+    line."""
+    proc = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, proc.stderr
+    assert "--find-links" in last
+    return last
