@@ -190,6 +190,24 @@ def check(
         refused = registry.fixed_layers(tool, surface)
     else:
         refused = fixed_layers(tool, surface, operator, original_names)
+    return decide(tool, surface, ctx, operator, refused, exclude, allowed_ops)
+
+
+def decide(
+    tool: ToolDefinition,
+    surface: str,
+    ctx: ToolContext,
+    operator: OperatorPolicy,
+    refused: Decision | None,
+    exclude: Collection[str],
+    allowed_ops: Iterable[str] | None,
+) -> Decision:
+    """The end of ``check``, once the layers a snapshot fixes are known: ``refused`` is their answer
+    (``fixed_layers``), ``ctx`` the context the tool sees (with its plugin's settings), ``surface``
+    one of ``SURFACES``. ``check`` calls this with the answer it just asked for; the dispatcher with
+    the answer its registry snapshot holds for the tool and surface (``PreparedTool.refusals``,
+    filled by ``check`` itself), so a call does not look the tool up again. Not a second evaluator:
+    every decision of every layer is made by the functions of this module, here or in ``check``."""
     key = _call_key(surface, ctx, operator, exclude, allowed_ops)
     if refused is not None:
         return refused
@@ -207,7 +225,9 @@ def fixed_layers(
 ) -> Decision | None:
     """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
     None when they admit it. Reads nothing of the call, and only final, frozen values: a registry
-    snapshot decides it once per tool and surface (``ToolRegistry.fixed_layers``)."""
+    snapshot decides it once per tool and surface (``ToolRegistry.fixed_layers``). An unknown
+    surface is refused here too, so no answer is ever kept for one."""
+    _require_known(surface)
     # layer 1 — role
     if not tool.gates.allows(surface):
         return Decision(
@@ -295,19 +315,23 @@ def _call_key(
     ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
     rs = ctx.router_state
     steps: frozenset[str] | None = None
-    if surface == "router" and rs is not None:
-        ex = ex | rs.exclude if rs.exclude else ex
-        steps = rs.allowed_tools
+    plan_mode = False
+    if rs is not None:
+        plan_mode = rs.plan_mode
+        if surface == "router":
+            ex = ex | rs.exclude if rs.exclude else ex
+            steps = rs.allowed_tools
     ops: tuple[str, ...] | None = None
     if surface == "phase":
         chosen = allowed_ops
         if chosen is None and ctx.phase_state is not None:
             chosen = ctx.phase_state.allowed_ops
         ops = as_names(chosen if chosen is not None else operator.default_allowed_ops, "allowed_ops")
-    listed = operator.agent_tools.get(ctx.agent) if ctx.agent is not None else None
-    plan_mode = rs is not None and rs.plan_mode
+    agent = ctx.agent
+    lists = operator.agent_tools
+    listed = lists.get(agent) if lists and agent is not None else None
     # the tuple made directly: a named tuple's own ``__new__`` is a Python frame on every call
-    return _new_key(CallKey, (surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed))
+    return _new_key(CallKey, (surface, agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed))
 
 
 _new_key = tuple.__new__
