@@ -228,3 +228,26 @@ def test_the_backend_is_the_typed_extension_point() -> None:
     assert ep.value == "reyn_isolation.step:backend"
     assert callable(backend.isolate)  # a host.PluginIsolation
     assert host.PluginIsolation.isolate.__doc__
+
+
+def test_plugins_audit_shows_the_isolation_backend_it_imported(site: Path, tmp_path: Path) -> None:
+    # not pinned in the lock (docs/decisions.md): shown with its distribution and tree digest
+    import json
+    import os
+    import subprocess
+
+    install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
+    profile = tmp_path / "reyn.toml"
+    profile.write_text(PROFILE)
+    env = {**os.environ, "PYTHONPATH": str(site), "REYN_PROFILE_FILE": str(profile)}
+
+    def reyn(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "reyn_core", *args]
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    assert reyn("plugins", "lock").returncode == 0
+    audit = reyn("plugins", "audit")
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "extension reyn.isolation:process: reyn-isolation " in audit.stdout and "sha256:" in audit.stdout
+    [ext] = json.loads(reyn("plugins", "audit", "--json").stdout)["extensions"]
+    assert (ext["distribution"], ext["group"], ext["name"]) == ("reyn-isolation", "reyn.isolation", "process")
