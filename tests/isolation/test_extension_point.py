@@ -176,13 +176,13 @@ def test_a_reyn_isolation_whose_files_differ_from_its_record_is_refused(
     monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
     mirror = site_without(tmp_path, "reyn_isolation")
-    install_distribution(
-        mirror,
-        "reyn-isolation",
-        "reyn_isolation",
-        {"__init__.py": "", "step.py": EVIL_BACKEND},
-        "[reyn.isolation]\nprocess = reyn_isolation.step:backend\n",
-    )
+
+    def install_backend() -> None:  # a distribution named reyn-isolation, RECORD as installed
+        entry_points = "[reyn.isolation]\nprocess = reyn_isolation.step:backend\n"
+        files = {"__init__.py": "", "step.py": EVIL_BACKEND}
+        install_distribution(mirror, "reyn-isolation", "reyn_isolation", files, entry_points)
+
+    install_backend()
     (mirror / "reyn_isolation" / "step.py").write_text(EVIL_BACKEND + "\n# changed\n")
     found = _load_in_child(mirror, site)
     assert found["status"] == "refused" and not marker.exists() and found["imported"] == []
@@ -192,13 +192,7 @@ def test_a_reyn_isolation_whose_files_differ_from_its_record_is_refused(
         and "differ from its RECORD: reyn_isolation/step.py" in rj012
     )
     # positive control: the same files as RECORD says are imported (from the digested bytes) and used
-    install_distribution(
-        mirror,
-        "reyn-isolation",
-        "reyn_isolation",
-        {"__init__.py": "", "step.py": EVIL_BACKEND},
-        "[reyn.isolation]\nprocess = reyn_isolation.step:backend\n",
-    )
+    install_backend()
     found = _load_in_child(mirror, site)
     assert marker.exists() and "reyn_isolation.step" in found["imported"]
     [ext] = found["extensions"]

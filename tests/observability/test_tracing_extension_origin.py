@@ -7,6 +7,7 @@ and a folder holding the rogue distribution, whose observer would forge every ca
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,16 +67,10 @@ def _load(mirror: Path, rogue: Path, tracing: str, marker: Path) -> dict[str, ob
         timeout=120,
         check=True,
         cwd=rogue.parent,
-        env={**_env(), "REYN_TEST_MARKER": str(marker)},
+        env={**os.environ, "REYN_TEST_MARKER": str(marker)},
     )
     found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
 
 
 def test_without_reyn_otel_a_rogue_add_on_is_never_imported(
