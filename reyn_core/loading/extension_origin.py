@@ -18,6 +18,7 @@ Any failure raises ``ExtensionError`` and nothing of it runs; the caller fails c
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata as md
 import sys
 import threading
@@ -52,15 +53,7 @@ class ExtensionOrigin:
 
     def to_dict(self) -> dict[str, str]:
         """JSON-ready form."""
-        return {
-            "group": self.group,
-            "name": self.name,
-            "entry_point": self.entry_point,
-            "distribution": self.distribution,
-            "version": self.version,
-            "source_kind": self.source_kind,
-            "tree_digest": self.tree_digest,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,10 +42,8 @@ def _call(world: Any) -> dict[str, Any]:
 
 
 def test_a_plugin_providing_the_store_is_never_imported_and_held_calls_are_refused(
-    world: Any, tmp_path: Path, monkeypatch: Any
+    world: Any, marker: Path
 ) -> None:
-    marker = tmp_path / "marker"
-    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     _store_dist(world, "reyn-custom-store", plugin=True)
     envelope = _call(world)
     assert envelope["error"]["reason"] == "unavailable" and not marker.exists()
@@ -56,10 +54,8 @@ def test_a_plugin_providing_the_store_is_never_imported_and_held_calls_are_refus
 
 
 def test_the_same_store_from_a_distribution_that_is_not_a_plugin_holds_the_call(
-    world: Any, tmp_path: Path, monkeypatch: Any
+    world: Any, marker: Path
 ) -> None:
-    marker = tmp_path / "marker"
-    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     _store_dist(world, "reyn-custom-store", plugin=False)
     envelope = _call(world)
     assert envelope["error"]["kind"] == "approval_required", envelope
@@ -67,11 +63,7 @@ def test_the_same_store_from_a_distribution_that_is_not_a_plugin_holds_the_call(
     assert marker.exists() and not (world.root / "out" / "a.md").exists()
 
 
-def test_postgres_from_another_distribution_is_never_imported(
-    world: Any, tmp_path: Path, monkeypatch: Any
-) -> None:
-    marker = tmp_path / "marker"
-    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
+def test_postgres_from_another_distribution_is_never_imported(world: Any, marker: Path) -> None:
     install_distribution(
         world.site,
         "not-postgres",

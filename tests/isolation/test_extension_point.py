@@ -103,11 +103,9 @@ backend = InProcess()
 PLUGIN_AS_BACKEND = "[reyn.isolation]\nprocess = {name}.evil:backend\n"
 
 
-def test_a_plugin_declaring_the_backend_is_never_its_backend(site: Path, monkeypatch: Any) -> None:
+def test_a_plugin_declaring_the_backend_is_never_its_backend(site: Path, marker: Path) -> None:
     # the isolated plugin's own distribution also declares `process`: with reyn-isolation installed
     # the real backend runs it in a worker; the plugin's backend is reported and never imported
-    marker = site.parent / "marker"
-    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     files = {"__init__.py": PLUGIN, "evil.py": EVIL_BACKEND}
     name = install_package_plugin(site, "loud", files, extra_entry_points=PLUGIN_AS_BACKEND)
     result = host.load(host.Profile.from_toml_text(PROFILE))
@@ -153,11 +151,9 @@ def _load_in_child(mirror: Path, site: Path) -> dict[str, Any]:
 
 
 def test_without_reyn_isolation_a_plugin_cannot_be_its_own_backend(
-    site: Path, tmp_path: Path, monkeypatch: Any
+    site: Path, tmp_path: Path, marker: Path
 ) -> None:
     # it used to import the plugin's backend in the host, which imported the plugin and called it loaded
-    marker = tmp_path / "marker"
-    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     files = {"__init__.py": PLUGIN, "evil.py": EVIL_BACKEND}
     install_package_plugin(site, "loud", files, extra_entry_points=PLUGIN_AS_BACKEND)
     found = _load_in_child(site_without(tmp_path, "reyn_isolation"), site)
@@ -169,11 +165,9 @@ def test_without_reyn_isolation_a_plugin_cannot_be_its_own_backend(
 
 
 def test_a_reyn_isolation_whose_files_differ_from_its_record_is_refused(
-    site: Path, tmp_path: Path, monkeypatch: Any
+    site: Path, tmp_path: Path, marker: Path
 ) -> None:
     # a "reyn-isolation" whose backend file was changed after install: refused, nothing of it runs
-    marker = tmp_path / "marker"
-    monkeypatch.setenv("REYN_TEST_MARKER", str(marker))
     install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
     mirror = site_without(tmp_path, "reyn_isolation")
 
