@@ -293,7 +293,10 @@ def _call_key(
     allowed_ops: Iterable[str] | None,
 ) -> CallKey:
     """``call_key`` of a surface already known (``check`` asked ``_require_known`` first)."""
-    ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
+    if type(exclude) is frozenset:
+        ex = exclude
+    else:  # () is the default of every caller that passes nothing (the dispatcher's every call)
+        ex = _NO_NAMES if exclude == () else frozenset(as_names(exclude, "exclude"))
     carried = ctx.call_gates  # what the dispatcher was passed for this call (None: nothing)
     if carried is not None:
         ex = ex | carried.exclude if carried.exclude else ex
@@ -317,6 +320,7 @@ def _call_key(
 
 
 _new_key = tuple.__new__
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 def _call_refused(rule: str, reason: str) -> Decision:
