@@ -52,7 +52,7 @@ TokenCounter = Callable[[Mapping[str, Any]], int]
 
 DEFAULT_SEARCH_TOOL = "find_tools"
 """The search tool's name unless ``[surfaces.router.defer] search_tool`` says otherwise: the tool the
-search pack (plugin ``search``, distribution reyn-tools-search) registers."""
+search pack registers (docs/packs/search.md; the core names no pack's distribution)."""
 
 
 def missing_search_tool(registry: ToolRegistry, search_tool: str) -> str | None:
@@ -63,8 +63,8 @@ def missing_search_tool(registry: ToolRegistry, search_tool: str) -> str | None:
     if search_tool in registry:
         return None
     return (
-        f"no tool {search_tool!r} is loaded to find deferred tools: enable the search pack "
-        '(pip install --find-links DIST reyn-tools-search; plugins.enable = [..., "search"]) or set '
+        f"no tool {search_tool!r} is loaded to find deferred tools: enable the plugin that registers "
+        'it (the search pack: plugins.enable = [..., "search"], docs/packs/search.md) or set '
         "search_tool to the loaded tool that searches"
     )
 

@@ -175,11 +175,11 @@ def check(
     """Decide whether ``tool`` may be shown to and called from ``surface`` in ``ctx``.
 
     ``exclude`` and ``allowed_ops`` add to what ``ctx`` already carries (``call_gates``,
-    ``router_state.exclude``, ``phase_state.allowed_ops``); renderers and the dispatcher pass the same values, so what a model
-    sees and what it may call cannot disagree. ``registry`` (a ``ToolRegistry``) supplies its
-    operator policy, original names and the tool's plugin settings; without one, ``operator`` and
-    ``original_names`` (a prefixed name → the plugin's own name, so ``tools.include`` /
-    ``tools.exclude`` can use either) are used as given.
+    ``router_state.exclude``, ``phase_state.allowed_ops``); renderers and the dispatcher pass the
+    same values, so what a model sees and what it may call cannot disagree. ``registry`` (a
+    ``ToolRegistry``) supplies its operator policy, original names and the tool's plugin settings;
+    without one, ``operator`` and ``original_names`` (a prefixed name → the plugin's own name, so
+    ``tools.include`` / ``tools.exclude`` can use either) are used as given.
     """
     _require_known(surface)
     if registry is not None:
@@ -190,6 +190,24 @@ def check(
         refused = registry.fixed_layers(tool, surface)
     else:
         refused = fixed_layers(tool, surface, operator, original_names)
+    return decide(tool, surface, ctx, operator, refused, exclude, allowed_ops)
+
+
+def decide(
+    tool: ToolDefinition,
+    surface: str,
+    ctx: ToolContext,
+    operator: OperatorPolicy,
+    refused: Decision | None,
+    exclude: Collection[str],
+    allowed_ops: Iterable[str] | None,
+) -> Decision:
+    """The end of ``check``, once the layers a snapshot fixes are known: ``refused`` is their answer
+    (``fixed_layers``), ``ctx`` the context the tool sees (with its plugin's settings), ``surface``
+    one of ``SURFACES``. ``check`` calls this with the answer it just asked for; the dispatcher with
+    the answer its registry snapshot holds for the tool and surface (``PreparedTool.refusals``,
+    filled by ``check`` itself), so a call does not look the tool up again. Not a second evaluator:
+    every decision of every layer is made by the functions of this module, here or in ``check``."""
     key = _call_key(surface, ctx, operator, exclude, allowed_ops)
     if refused is not None:
         return refused
@@ -207,7 +225,9 @@ def fixed_layers(
 ) -> Decision | None:
     """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
     None when they admit it. Reads nothing of the call, and only final, frozen values: a registry
-    snapshot decides it once per tool and surface (``ToolRegistry.fixed_layers``)."""
+    snapshot decides it once per tool and surface (``ToolRegistry.fixed_layers``). An unknown
+    surface is refused here too, so no answer is ever kept for one."""
+    _require_known(surface)
     # layer 1 — role
     if not tool.gates.allows(surface):
         return Decision(
@@ -249,11 +269,10 @@ def fixed_layers(
 
 class CallKey(NamedTuple):
     """Everything layer 3 reads from a call, except what a tool's own ``available(ctx)`` reads:
-    the surface, the agent, the exclusions (the call's, those the context carries in
-    ``call_gates`` and ``router_state.exclude``), a router step's ``allowed_tools``, a phase's
-    resolved ``allowed_ops`` (the call's, else ``call_gates``', else ``phase_state``'s), the host's per-call allowlist
-    (``ctx.agent_tools``), whether the caller is in plan mode (``router_state.plan_mode``, on any
-    surface) and the registry's tool list for the agent (``OperatorPolicy.agent_tools``).
+    the surface, the agent, the exclusions (the call's, ``call_gates``' and ``router_state``'s), a
+    router step's ``allowed_tools``, a phase's resolved ``allowed_ops`` (the call's, else
+    ``call_gates``', else ``phase_state``'s), the host's per-call allowlist (``ctx.agent_tools``),
+    plan mode (``router_state.plan_mode``, on any surface) and the registry's list for the agent.
 
     ``call_layer`` reads nothing else, so two calls with equal keys get the same layer-3 answer for
     every tool without ``available``; a cache of what a caller may see (``ToolRegistry.visible``)
@@ -293,34 +312,32 @@ def _call_key(
     allowed_ops: Iterable[str] | None,
 ) -> CallKey:
     """``call_key`` of a surface already known (``check`` asked ``_require_known`` first)."""
-    if type(exclude) is frozenset:
-        ex = exclude
-    else:  # () is the default of every caller that passes nothing (the dispatcher's every call)
-        ex = _NO_NAMES if exclude == () else frozenset(as_names(exclude, "exclude"))
+    ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
     carried = ctx.call_gates  # what the dispatcher was passed for this call (None: nothing)
     if carried is not None:
-        ex = ex | carried.exclude if carried.exclude else ex
-        if allowed_ops is None:
-            allowed_ops = carried.allowed_ops
+        ex, allowed_ops = ex | carried.exclude, carried.allowed_ops if allowed_ops is None else allowed_ops
     rs = ctx.router_state
     steps: frozenset[str] | None = None
-    if surface == "router" and rs is not None:
-        ex = ex | rs.exclude if rs.exclude else ex
-        steps = rs.allowed_tools
+    plan_mode = False
+    if rs is not None:
+        plan_mode = rs.plan_mode
+        if surface == "router":
+            ex = ex | rs.exclude if rs.exclude else ex
+            steps = rs.allowed_tools
     ops: tuple[str, ...] | None = None
     if surface == "phase":
         chosen = allowed_ops
         if chosen is None and ctx.phase_state is not None:
             chosen = ctx.phase_state.allowed_ops
         ops = as_names(chosen if chosen is not None else operator.default_allowed_ops, "allowed_ops")
-    listed = operator.agent_tools.get(ctx.agent) if ctx.agent is not None else None
-    plan_mode = rs is not None and rs.plan_mode
+    agent = ctx.agent
+    lists = operator.agent_tools
+    listed = lists.get(agent) if lists and agent is not None else None
     # the tuple made directly: a named tuple's own ``__new__`` is a Python frame on every call
-    return _new_key(CallKey, (surface, ctx.agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed))
+    return _new_key(CallKey, (surface, agent, ex, steps, ops, ctx.agent_tools, plan_mode, listed))
 
 
 _new_key = tuple.__new__
-_NO_NAMES: frozenset[str] = frozenset()
 
 
 def _call_refused(rule: str, reason: str) -> Decision:

@@ -1,12 +1,12 @@
 """A call's arguments: parsed, checked by the tool's one validator, bound to its handler's parameters.
 
 Every call takes one path: the one validator the registry snapshot holds for the tool decides
-(``check_arguments``). A model tool's validator is its model's, and the instance it builds is what
-the handler gets; for any other tool pydantic then binds the keyword arguments (or the model
-argument) to the handler's annotated types (``bind``). Both work on the call's own arguments
-(``own_arguments``): nothing the caller holds is validated or bound, so what was validated is what
-the handler gets, whatever the caller does to its dict while the call awaits. Policy hooks see a
-read-only snapshot of them (``read_only``), never the bound objects.
+(``PreparedTool.arguments``). A model tool's validator is its model's,
+and the instance it builds is what the handler gets; for any other tool pydantic then binds the
+keyword arguments (or the model argument) to the handler's annotated types. Both work on the call's
+own arguments (``own_arguments``): nothing the caller holds is validated or bound, so what was
+validated is what the handler gets, whatever the caller does to its dict while the call awaits.
+Policy hooks see a read-only snapshot of them (``read_only``), never the bound objects.
 """
 
 from __future__ import annotations
@@ -15,18 +15,14 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..context import ToolContext
 from ..errors import ArgumentProblem, InvalidToolArguments
 from ..jsondata import JSON_SCALAR_TYPES
-from ..registry.handlers import CallShape
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
 from ..validation import (
     MAX_ARGUMENT_DEPTH,
     parse_arguments,
-    problems_from_pydantic,
 )
 
 
@@ -174,63 +170,41 @@ _INLINE_PROPERTIES = 64
 _INLINE_CHARS = 4096
 
 
-def small(parsed: Any) -> bool:
-    """Whether a call's arguments are a small flat object (validated on the event loop)."""
-    if type(parsed) is not dict or len(parsed) > _INLINE_PROPERTIES:
-        return False
-    for value in parsed.values():
-        kind = type(value)
-        if kind is str:
-            if len(value) > _INLINE_CHARS:
-                return False
-        elif kind not in _FLAT_VALUES:
-            return False
-    return True
-
-
 def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
-    """``own_arguments(args)`` and whether the result is ``small`` (validated on the loop). The
-    common call, a small flat dict, is copied and judged in one pass over the copy."""
-    if type(args) is dict:
+    """``own_arguments(args)`` and whether the result is a small flat object (at most
+    ``_INLINE_PROPERTIES`` values, each a JSON scalar, strings of at most ``_INLINE_CHARS``), which is
+    validated on the event loop. The common call, a small flat dict, is copied and judged in one
+    pass over the copy; any other dict is copied whole by ``own_arguments``."""
+    owned = type(args) is not dict
+    if owned:  # JSON text (parsed afresh) or another mapping (copied whole)
+        parsed, problems = own_arguments(args)
+        if problems or type(parsed) is not dict:
+            return parsed, problems, False
+    else:
         parsed = dict(args)
-        if small(parsed):
+    if len(parsed) <= _INLINE_PROPERTIES:
+        for value in parsed.values():
+            kind = type(value)
+            if kind is str:
+                if len(value) > _INLINE_CHARS:
+                    break
+            elif kind not in _FLAT_VALUES:
+                break
+        else:
             return parsed, [], True
+    if owned:
+        return parsed, [], False
+    # a dict with nested or long values: every container copied, the depth bounded
     parsed, problems = own_arguments(args)
-    return parsed, problems, not problems and small(parsed)
+    return parsed, problems, False
 
 
-def check_arguments(
-    prepared: PreparedTool, parsed: Any, problems: list[ArgumentProblem], *, is_small: bool = False
-) -> Any:
-    """What the tool's one validator made of the arguments (strict-mode ``null`` optionals dropped
-    first): the model instance of a model tool, else the arguments; or ``InvalidToolArguments``
-    naming its problems (or those of parsing, which come first). ``is_small``: ``small(parsed)``
-    holds, a stricter bound than the validator's size bound, which is then not walked again."""
-    if not problems:
-        checked, problems = prepared.check(parsed, bounded=is_small)
-        if not problems:
-            return checked
-    raise invalid(prepared.definition, problems)
-
-
-async def validated_in_thread(prepared: PreparedTool, parsed: Any) -> Any:
-    """``check_arguments`` of a large call, in a worker thread: the size walk and the wording are
-    Python and let the loop run between; the library's own pass is bounded by the size bound."""
+async def arguments_in_thread(
+    prepared: PreparedTool, parsed: Any, ctx: ToolContext
+) -> tuple[Any, list[ArgumentProblem]]:
+    """``prepared.arguments`` of a large call, in a worker thread: the size walk, the wording and
+    the binding are Python and let the loop run between; the library's own pass is bounded by the
+    size bound."""
     import asyncio
 
-    return await asyncio.to_thread(check_arguments, prepared, parsed, [])
-
-
-def bind(
-    shape: CallShape, tool: ToolDefinition, prepared: PreparedTool, checked: Any, ctx: ToolContext
-) -> dict[str, Any]:
-    """Keyword arguments for the handler. A model tool's validator already built the handler's
-    model; otherwise pydantic converts the validated arguments to the handler's annotated types (its
-    model, or its typed signature), and a model that refuses them is reported as invalid arguments."""
-    if prepared.validator.binds:
-        return shape.bind_instance(checked, ctx)
-    try:
-        _, kwargs = shape.bind(checked, ctx)
-    except ValidationError as exc:
-        raise invalid(tool, problems_from_pydantic(exc, value=checked)) from None
-    return kwargs
+    return await asyncio.to_thread(prepared.arguments, parsed, ctx)

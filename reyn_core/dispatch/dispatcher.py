@@ -13,8 +13,8 @@ registry snapshot holds (``ToolRegistry.prepared``): there is no table of the di
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import gates, observation
@@ -34,7 +34,7 @@ from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
 from .audit import argument_hash
-from .bound_arguments import bind, check_arguments, own_arguments, own_small, read_only, validated_in_thread
+from .bound_arguments import arguments_in_thread, invalid, own_arguments, own_small, read_only
 from .hooks import run_after, run_before
 from .runner import describe, handler_exit, run_handler
 
@@ -45,14 +45,14 @@ if TYPE_CHECKING:
 
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_CALL: Any = None  # the ``call`` of a registry without hooks: never read
+_UNDECIDED: Any = object()  # a surface the snapshot has no answer for yet
 
 
 def _call_context(
     prepared: PreparedTool, registry: ToolRegistry, ctx: ToolContext, surface: str
 ) -> ToolContext:
-    """``ctx`` as the tool sees it: with its plugin's settings, on the surface of this call."""
-    if prepared.plain and ctx.surface == surface:
-        return ctx
+    """``ctx`` as the tool sees it, when it is not ``ctx`` itself (``PreparedTool.plain``: no plugin
+    settings; the call's surface is ``ctx.surface``): with its plugin's settings, on ``surface``."""
     call_ctx = registry.context_for(prepared.definition, ctx)
     if call_ctx.surface != surface:
         call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
@@ -126,7 +126,7 @@ async def invoke_tool(
     ctx: ToolContext,
     *,
     surface: str | None = None,
-    exclude: Iterable[str] = (),
+    exclude: Iterable[str] = frozenset(),
     allowed_ops: Iterable[str] | None = None,
     approval: str | None = None,
 ) -> Any:
@@ -176,7 +176,10 @@ async def invoke_tool(
         raise registry.not_found(name, surface, ctx) from None
     tool = prepared.definition
     hooks = registry.call_hooks  # None: no hooks, decided when the snapshot was made
-    call_ctx = _call_context(prepared, registry, ctx, surface)
+    # ``ctx`` as the tool sees it: with its plugin's settings, on the surface of this call
+    call_ctx = (
+        ctx if prepared.plain and ctx.surface == surface else _call_context(prepared, registry, ctx, surface)
+    )
     admitted: Any = None
     parsed, problems, is_small = own_small(args)  # the call's own: no one else can change them
     if hooks is None:  # the common host: no hook sees the call, none is timed
@@ -185,18 +188,26 @@ async def invoke_tool(
         started = time.perf_counter()
         call = ToolCall(tool, read_only(parsed), call_ctx, surface, prepared.digest)
     try:
-        # the gates again (available() sees this surface); the layers the snapshot fixes were
-        # decided once, by the same function
-        decision = gates.check(tool, surface, call_ctx, registry=registry)
+        # The gates again (available() sees this surface), decided by gates.check: the layers the
+        # snapshot fixes were decided once, by it, and the snapshot holds the answer per surface.
+        # The call's exclude / allowed_ops are in call_ctx (``_carrying``): nothing is passed beside it.
+        refused = prepared.refusals.get(surface, _UNDECIDED)
+        if refused is _UNDECIDED:  # this tool's first call on this surface (or an unknown surface)
+            decision = gates.check(tool, surface, call_ctx, registry=registry)
+        else:
+            decision = gates.decide(tool, surface, call_ctx, registry.operator, refused, _NO_NAMES, None)
         if not decision.allowed:
             raise _refusal(tool, surface, decision)
         # the handler first: resolving a lazy one settles the tool's one validator with it
         shape = prepared.shape or prepared.resolved()
-        if problems or is_small:
-            checked = check_arguments(prepared, parsed, problems, is_small=is_small)
-        else:  # a large call: validated in a worker thread
-            checked = await validated_in_thread(prepared, parsed)
-        kwargs = bind(shape, tool, prepared, checked, call_ctx)
+        if problems:  # the arguments could not be parsed
+            raise invalid(tool, problems)
+        if is_small:
+            kwargs, problems = prepared.arguments(parsed, call_ctx, True)
+        else:  # a large call: validated and bound in a worker thread
+            kwargs, problems = await arguments_in_thread(prepared, parsed, call_ctx)
+        if problems:
+            raise invalid(tool, problems)
         # Bound before any hook runs: what a hook (or the caller meanwhile) does cannot reach the
         # handler's arguments. The approval check sees exactly these, as the handler will.
         gate = registry.approvals

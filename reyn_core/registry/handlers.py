@@ -46,16 +46,6 @@ class CallShape:
             kwargs[self.ctx_param] = ctx
         return (), kwargs
 
-    def bind_instance(self, instance: Any, ctx: ToolContext) -> dict[str, Any]:
-        """Keyword arguments for ``fn`` from the instance of ``model`` the tool's validator built."""
-        if self.model_param is not None:
-            kwargs = {self.model_param: instance}
-        else:
-            kwargs = dict(instance.__dict__)
-        if self.ctx_param is not None:
-            kwargs[self.ctx_param] = ctx
-        return kwargs
-
 
 def call_shape(fn: Callable[..., Any], known: ArgumentsModel | None = None) -> CallShape:
     """Inspect ``fn`` once and describe how the dispatcher calls it. ``known``: the model ``@tool``

@@ -16,13 +16,14 @@ tool whose schema is the one derived from its handler's model is validated by th
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, final
 
 from .. import gates
 from ..tool import ToolDefinition, refuse_subclassing
 
 if TYPE_CHECKING:
+    from ..context import ToolContext
     from ..validation import ModelValidator, SchemaValidator
     from .handlers import CallShape
 
@@ -60,7 +61,10 @@ def choose_validator(
     if known is not None and known.derives(definition.parameters):
         from ..validation.model_validator import ModelValidator
 
-        return ModelValidator(known.model, definition.parameters)
+        assert shape is not None  # a model is known only from a handler's shape
+        return ModelValidator(
+            known.model, definition.parameters, model_param=shape.model_param, ctx_param=shape.ctx_param
+        )
     if schema is None or schema.source is not definition.parameters:
         # a snapshot entry not made by ``RegistryBuilder`` (``RegisteredTool`` built by hand)
         schema = schema_validator(definition.parameters)
@@ -79,6 +83,7 @@ class PreparedTool:
         "_null_optionals",
         "_schema",
         "_validator",
+        "arguments",
         "definition",
         "plain",
         "refusals",
@@ -99,6 +104,9 @@ class PreparedTool:
         self._null_optionals: frozenset[str] | None = None
         self._digest: str | None = None
         self._lock = threading.Lock()
+        # ``arguments(parsed, ctx, bounded=False)``: the handler's keyword arguments from a call's own
+        # arguments, or ``(None, problems)`` — chosen with the validator when the handler resolves
+        self.arguments: Callable[..., tuple[Any, list[Any]]] = self._unresolved
         known = definition.arguments_model
         if known is not None and callable(definition.handler) and known.derives(definition.parameters):
             # a @tool definition: its handler and model are here, so both are settled at freeze
@@ -110,6 +118,7 @@ class PreparedTool:
                 return
             self.shape = shape
             self._validator = choose_validator(definition, shape, schema)
+            self.arguments = self._bound_by(self._validator)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
@@ -125,8 +134,20 @@ class PreparedTool:
             with self._lock:
                 if self._validator is None:
                     self._validator = choose_validator(self.definition, shape, self._schema)
+                self.arguments = self._bound_by(self._validator)
                 self.shape = shape
         return shape
+
+    def _bound_by(self, validator: ToolValidator) -> Callable[..., tuple[Any, list[Any]]]:
+        """``arguments`` once the handler resolved: a model tool's validator validates and binds in
+        one pass (``ModelValidator.arguments``); any other tool's validator checks, then pydantic
+        binds (``_schema_arguments``)."""
+        return validator.arguments if validator.binds else self._schema_arguments  # type: ignore[union-attr]
+
+    def _unresolved(self, parsed: Any, ctx: ToolContext, bounded: bool = False) -> tuple[Any, list[Any]]:
+        """``arguments`` before the handler resolved: resolve it, then bind."""
+        self.resolved()
+        return self.arguments(parsed, ctx, bounded)
 
     @property
     def validator(self) -> ToolValidator:
@@ -140,10 +161,13 @@ class PreparedTool:
                     validator = self._validator = choose_validator(self.definition, None, self._schema)
         return validator
 
-    def check(self, parsed: Any, *, bounded: bool = False) -> tuple[Any, list[Any]]:
-        """The one validator's ``check`` of a call's own arguments, strict-mode ``null`` optionals
-        dropped first: ``(what the handler is bound from, [])`` or ``(None, problems)``."""
-        validator = self._validator or self.validator
+    def _schema_arguments(
+        self, parsed: Any, ctx: ToolContext, bounded: bool = False
+    ) -> tuple[Any, list[Any]]:
+        """``arguments`` of a tool validated by its compiled schema: strict-mode ``null`` optionals
+        dropped, the schema's check, then pydantic converts the validated arguments to the handler's
+        annotated types (a model that refuses them: the call's problems). ``bounded``: the caller
+        knows ``parsed`` is within a stricter bound than the size bound, which is then not walked."""
         names = self._null_optionals
         if names is None:
             names = self.null_optionals
@@ -151,7 +175,11 @@ class PreparedTool:
             from ..validation import without_null_optionals
 
             parsed = without_null_optionals(parsed, names)
-        return validator.check(parsed, bounded=bounded)
+        checked, problems = self.validator.check(parsed, bounded=bounded)
+        if problems:
+            return None, problems
+        assert self.shape is not None  # resolved before ``arguments`` is this method
+        return _bound(self.shape, checked, ctx)
 
     @property
     def digest(self) -> str:
@@ -173,3 +201,16 @@ class PreparedTool:
 
             names = self._null_optionals = optional_non_nullable(self.definition.parameters)
         return names
+
+
+def _bound(shape: CallShape, checked: Any, ctx: ToolContext) -> tuple[Any, list[Any]]:
+    """``shape.bind`` of arguments a schema validator accepted: pydantic converts them to the
+    handler's types; a refusal is ``(None, problems)``, worded from pydantic's errors."""
+    from pydantic import ValidationError
+
+    try:
+        return shape.bind(checked, ctx)[1], []
+    except ValidationError as exc:
+        from ..validation import problems_from_pydantic
+
+        return None, problems_from_pydantic(exc, value=checked)

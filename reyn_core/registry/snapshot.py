@@ -58,28 +58,32 @@ class ToolRegistry:
     and nothing can compute those differently later.
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_approvals",
-        "_call_hooks",
-        "_derived",
-        "_hooks",
-        "_operator",
-        "_original_names",
-        "_prepare_lock",
-        "_prepared",
-        "_settings",
-        "_sorted",
-        "_tools",
-    )
+    # ``operator``, ``hooks``, ``call_hooks`` and ``approvals`` are read-only attributes
+    # (``__setattr__`` and ``__delattr__`` refuse): the dispatcher reads them on every call, without
+    # a property's frame.
+    __slots__ = {
+        "__weakref__": None,
+        "_derived": None,
+        "_original_names": None,
+        "_prepare_lock": None,
+        "_prepared": None,
+        "_settings": None,
+        "_sorted": None,
+        "_tools": None,
+        "approvals": "The approval check the dispatcher runs before the hooks and the handler (None: none).",
+        "call_hooks": "``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when "
+        "the snapshot is made, so a call to a registry without hooks does no hook work at all.",
+        "hooks": "The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none).",
+        "operator": "Gate layer 2: the operator policy of the profile this registry was built from.",
+    }
     _tools: Mapping[str, RegisteredTool]
     _sorted: tuple[ToolDefinition, ...]
     _original_names: Mapping[str, str]
     _settings: Mapping[str, Any]
-    _operator: gates.OperatorPolicy
-    _hooks: ToolCallHooks | None
-    _call_hooks: ToolCallHooks | None
-    _approvals: CallApprovals | None
+    operator: gates.OperatorPolicy
+    hooks: ToolCallHooks | None
+    call_hooks: ToolCallHooks | None
+    approvals: CallApprovals | None
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
     _derived: dict[str, OrderedDict[Hashable, Any]]
@@ -105,11 +109,11 @@ class ToolRegistry:
         init(self, "_tools", MappingProxyType(dict(tools)))
         init(self, "_sorted", tuple(tools[n].definition for n in sorted(tools)))
         init(self, "_original_names", MappingProxyType(dict(original_names)))
-        init(self, "_operator", operator)
-        init(self, "_hooks", hooks)
+        init(self, "operator", operator)
+        init(self, "hooks", hooks)
         # decided once: a snapshot whose hooks have neither ``before`` nor ``after`` runs none
-        init(self, "_call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
-        init(self, "_approvals", approvals)
+        init(self, "call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
+        init(self, "approvals", approvals)
         init(self, "_settings", MappingProxyType(dict(settings)))
         # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
         init(
@@ -130,31 +134,13 @@ class ToolRegistry:
         # switch off layer 2 or the audit log, so nothing on it can be changed.
         raise RegistryFrozen(f"this registry is frozen; {name!r} cannot be changed (build a new registry)")
 
+    def __delattr__(self, name: str) -> None:
+        raise RegistryFrozen(f"this registry is frozen; {name!r} cannot be deleted (build a new registry)")
+
     @property
     def frozen(self) -> bool:
         """Always True: a ``ToolRegistry`` is a snapshot (``RegistryBuilder`` is what changes)."""
         return True
-
-    @property
-    def operator(self) -> gates.OperatorPolicy:
-        """Gate layer 2: the operator policy of the profile this registry was built from."""
-        return self._operator
-
-    @property
-    def hooks(self) -> ToolCallHooks | None:
-        """The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none)."""
-        return self._hooks
-
-    @property
-    def call_hooks(self) -> ToolCallHooks | None:
-        """``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when the
-        snapshot is made, so a call to a registry without hooks does no hook work at all."""
-        return self._call_hooks
-
-    @property
-    def approvals(self) -> CallApprovals | None:
-        """The approval check the dispatcher runs before the hooks and the handler (None: none)."""
-        return self._approvals
 
     # ------------------------------------------------------------------ reading
 
@@ -261,11 +247,11 @@ class ToolRegistry:
             return entry.refusals[surface]  # the common call: decided before
         registered = self._tools.get(tool.name)
         if registered is None or registered.definition is not tool:
-            return gates.fixed_layers(tool, surface, self._operator, self._original_names)
+            return gates.fixed_layers(tool, surface, self.operator, self._original_names)
         refusals = self.prepared(tool.name).refusals
         if surface in refusals:
             return refusals[surface]
-        decision = gates.fixed_layers(tool, surface, self._operator, self._original_names)
+        decision = gates.fixed_layers(tool, surface, self.operator, self._original_names)
         refusals[surface] = decision
         return decision
 
@@ -331,7 +317,7 @@ class ToolRegistry:
         self, surface: str, ctx: ToolContext, exclude: Iterable[str], allowed_ops: Iterable[str] | None
     ) -> tuple[tuple[ToolDefinition, ...], frozenset[str], tuple[ToolDefinition, ...]]:
         ex = exclude if type(exclude) is frozenset else frozenset(gates.as_names(exclude, "exclude"))
-        key = gates.call_key(surface, ctx, self._operator, exclude=ex, allowed_ops=allowed_ops)
+        key = gates.call_key(surface, ctx, self.operator, exclude=ex, allowed_ops=allowed_ops)
         return self.derived("visible", key, lambda: self._admitted(key))
 
     def _admitted(

@@ -9,13 +9,13 @@ as for every tool."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ArgumentProblem
-from .arguments import size_problems
+from .arguments import optional_non_nullable, size_problems, without_null_optionals
 from .messages import capped, not_an_object_message
 from .pydantic_problems import pydantic_problems, unexpected_problems
 
@@ -56,12 +56,33 @@ class ModelValidator:
     ``validator(value) -> problems`` like every validator. A model of JSON's own types only
     (``json_native``) is validated in strict mode, so it accepts exactly what its rendered schema
     says (``true`` is no integer, ``"5"`` no number); any other as ``Model.model_validate`` does,
-    which converts JSON strings to its Enum, datetime, path... fields."""
+    which converts JSON strings to its Enum, datetime, path... fields.
 
-    __slots__ = ("_closed", "_schema", "_strict", "_validate", "model")
-    binds = True  # what ``check`` returns is the handler's model instance
+    ``arguments(value, ctx)`` is the same validation for a call, bound for the handler in the same
+    pass: strict-mode ``null`` optionals dropped first (``optional_non_nullable`` of the schema), and
+    the instance given as the handler's model argument ``model_param`` (else as its keyword
+    arguments), with ``ctx`` as ``ctx_param`` when the handler asks for the context."""
 
-    def __init__(self, model: type[BaseModel], schema: Mapping[str, Any]) -> None:
+    __slots__ = (
+        "_closed",
+        "_ctx_param",
+        "_model_param",
+        "_nulls",
+        "_schema",
+        "_strict",
+        "_validate",
+        "model",
+    )
+    binds = True  # ``arguments`` binds the handler's model instance itself
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        schema: Mapping[str, Any],
+        *,
+        model_param: str | None = None,
+        ctx_param: str | None = None,
+    ) -> None:
         self.model = model
         self._schema = schema
         self._validate = model.__pydantic_validator__.validate_python
@@ -71,6 +92,9 @@ class ModelValidator:
         properties = schema.get("properties")
         closed = schema.get("additionalProperties") is False and model.model_config.get("extra") != "forbid"
         self._closed = frozenset(properties) if closed and isinstance(properties, Mapping) else None
+        self._nulls = optional_non_nullable(schema)
+        self._model_param = model_param
+        self._ctx_param = ctx_param
 
     def __call__(self, value: Any) -> list[ArgumentProblem]:
         return self.check(value)[1]
@@ -80,29 +104,56 @@ class ModelValidator:
 
     def check(self, value: Any, *, bounded: bool = False) -> tuple[Any, list[ArgumentProblem]]:
         """The model instance of ``value``, or the problems; ``bounded``: the caller already knows
-        ``value`` is within the size bound (a stricter one, ``small``), so it is not walked again."""
+        ``value`` is within the size bound (a stricter one: the dispatcher's ``own_small``), so it is
+        not walked again."""
+        return self.arguments(value, _UNBOUND, bounded)
+
+    def arguments(self, value: Any, ctx: Any, bounded: bool = False) -> tuple[Any, list[ArgumentProblem]]:
+        """The handler's keyword arguments from a call's own arguments ``value`` (``ctx``: the call's
+        context), or ``(None, problems)``; one pass, on the dispatcher's every call."""
         if not bounded:
             too_large = size_problems(value)
             if too_large:
                 return None, too_large
         if type(value) is not dict:
             return None, [ArgumentProblem("", not_an_object_message(value))]
+        if ctx is not _UNBOUND:
+            names = self._nulls
+            if names and None in value.values():
+                value = without_null_optionals(value, names)
         closed = self._closed
-        unexpected: list[Any] = []
-        if closed is not None and not value.keys() <= closed:
-            unexpected = [key for key in value if key not in closed]
+        unexpected = (
+            () if closed is None or closed.issuperset(value) else [k for k in value if k not in closed]
+        )
         try:
             instance = self._validate(value, strict=self._strict)
-            if not unexpected:
-                return instance, []
-            problems: list[ArgumentProblem] = []
         except ValidationError as exc:
-            problems = pydantic_problems(exc, value, self._schema, capped=False)
+            return None, self._refusal(value, unexpected, exc)
+        if unexpected:
+            return None, self._refusal(value, unexpected, None)
+        if ctx is _UNBOUND:
+            return instance, []
+        param = self._model_param
+        kwargs = {param: instance} if param is not None else dict(instance.__dict__)
+        if self._ctx_param is not None:
+            kwargs[self._ctx_param] = ctx
+        return kwargs, []
+
+    def _refusal(
+        self, value: dict[Any, Any], unexpected: Sequence[Any], error: ValidationError | None
+    ) -> list[ArgumentProblem]:
+        """The problems of a refused ``value``: the model's errors (``error``) and the keys the closed
+        root schema does not list (``unexpected``), in the order of ``value``'s keys, capped."""
+        problems = [] if error is None else pydantic_problems(error, value, self._schema, capped=False)
         if unexpected:
             problems.extend(unexpected_problems(unexpected, self._schema))
             order = {key: i for i, key in enumerate(value)}
             problems.sort(key=lambda p: order.get(_first_token(p.pointer), -1))
-        return None, capped(problems) or [ArgumentProblem("", "the arguments do not match the tool's schema")]
+        return capped(problems) or [ArgumentProblem("", "the arguments do not match the tool's schema")]
+
+
+# ``arguments``'s context for ``check``: the instance itself, unbound (and ``null`` kept as sent)
+_UNBOUND: Any = object()
 
 
 def _first_token(pointer: str) -> str:

@@ -6,7 +6,7 @@ refusal; nothing else words it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ArgumentProblem
@@ -163,7 +163,7 @@ def _message(err: Mapping[str, Any], schema: Mapping[str, Any], path: tuple[Any,
     return str(err.get("msg", "invalid")).removeprefix("Value error, "), ""
 
 
-def unexpected_problems(keys: list[Any], schema: Mapping[str, Any]) -> list[ArgumentProblem]:
+def unexpected_problems(keys: Iterable[Any], schema: Mapping[str, Any]) -> list[ArgumentProblem]:
     """Top-level ``keys`` the schema's closed root does not list, each at its own pointer."""
     message = unexpected_message(schema.get("properties") or {})
     return [ArgumentProblem(f"/{escape_token(str(key))}", message) for key in keys]

@@ -363,7 +363,7 @@ def test_a_profile_that_defers_without_the_search_pack_is_one_clear_error() -> N
     with pytest.raises(ProfileError) as info:
         deferral_policy(prof, build(search=False))
     assert info.value.key == "surfaces.router.defer.search_tool" and "reyn.toml" in str(info.value)
-    assert "enable the search pack" in str(info.value)
+    assert "enable the plugin that registers it (the search pack" in str(info.value)
     # Controls: the search tool loaded; nothing deferred needs no search tool.
     assert deferral_policy(prof, build()).plugins == {"web"}
     assert not deferral_policy(profile(""), build(search=False)).active

@@ -63,7 +63,11 @@ async def test_a_handler_sees_what_the_dispatcher_was_told_to_exclude() -> None:
     # excluded for this call: refused, and the handler's own question gets the same answer
     refused = await dispatch_tool(REG, "alpha", {}, ctx, exclude=("alpha",))
     assert refused["error"]["kind"] == "gate_refused"
-    assert (await dispatch_tool(REG, "peek", {}, ctx, exclude=("alpha",)))["data"] == ["beta", "peek", "relay"]
+    assert (await dispatch_tool(REG, "peek", {}, ctx, exclude=("alpha",)))["data"] == [
+        "beta",
+        "peek",
+        "relay",
+    ]
     assert SEEN[-1].call_gates is not None and SEEN[-1].call_gates.exclude == {"alpha"}
     assert ctx.call_gates is None  # the host's context is not changed
 
@@ -91,7 +95,11 @@ async def test_a_phase_handler_sees_the_calls_allowed_ops() -> None:
 async def test_a_context_that_already_says_it_is_passed_as_is() -> None:
     """A loop's context holds its exclusions (router) or its list (phase): no copy per call."""
     router = context(router_state=RouterCallerState(exclude=frozenset({"alpha"})))
-    assert (await dispatch_tool(REG, "peek", {}, router, exclude=("alpha",)))["data"] == ["beta", "peek", "relay"]
+    assert (await dispatch_tool(REG, "peek", {}, router, exclude=("alpha",)))["data"] == [
+        "beta",
+        "peek",
+        "relay",
+    ]
     assert SEEN[-1] is router
     phase = context(surface="phase", phase_state=PhaseCallerState(allowed_ops=("meta", "notes")))
     assert (await dispatch_tool(REG, "peek", {}, phase, allowed_ops=("meta", "notes")))["data"] == [

@@ -49,7 +49,9 @@ def error_of(statement: str) -> str:
         ),
     ],
 )
-def test_a_name_that_stayed_in_the_core_is_named_at_its_core_path(statement: str, name: str, home: str) -> None:
+def test_a_name_that_stayed_in_the_core_is_named_at_its_core_path(
+    statement: str, name: str, home: str
+) -> None:
     message = error_of(statement)
     assert f"{name} is now {home} (still in reyn-core)" in message
     assert f"{name} moved to" not in message  # never sent to the distribution the module went to
@@ -58,4 +60,6 @@ def test_a_name_that_stayed_in_the_core_is_named_at_its_core_path(statement: str
 
 def test_the_module_itself_still_names_its_distribution() -> None:
     message = error_of("from reyn_core.tracing import configure_tracing")
-    assert "reyn_core.tracing is no longer part of reyn-core: it moved to reyn_otel in the reyn-otel" in message
+    assert (
+        "reyn_core.tracing is no longer part of reyn-core: it moved to reyn_otel in the reyn-otel" in message
+    )

@@ -44,7 +44,11 @@ def search(reyn_cli, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     def run(tool: str, answer: object, *extra: str):  # type: ignore[no-untyped-def]
         (tmp_path / "reyn.toml").write_text(PROFILE.format(tool=tool))
-        env = {"PYTHONPATH": str(site), "REYN_CACHE_DIR": str(tmp_path / "cache"), "ODD_ANSWER": json.dumps(answer)}
+        env = {
+            "PYTHONPATH": str(site),
+            "REYN_CACHE_DIR": str(tmp_path / "cache"),
+            "ODD_ANSWER": json.dumps(answer),
+        }
         return reyn_cli("tools", "search", "search", "text", *extra, cwd=tmp_path, env=env)
 
     return run

@@ -351,7 +351,9 @@ async def test_the_search_tool_never_names_a_tool_the_host_excluded_for_the_call
     ctx = serving(ROUTER, registry)
 
     async def found(**options: Any) -> list[str]:
-        envelope = await dispatch_tool(registry, "find_tools", {"query": "read a file", "limit": 20}, ctx, **options)
+        envelope = await dispatch_tool(
+            registry, "find_tools", {"query": "read a file", "limit": 20}, ctx, **options
+        )
         return [t["name"] for t in envelope["data"]["tools"]]
 
     assert await found() == ["read_file", "read_csv"]  # positive control: nothing excluded
