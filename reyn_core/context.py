@@ -69,6 +69,23 @@ class PhaseCallerState:
 
 
 @dataclass(frozen=True, slots=True)
+class CallGates:
+    """What a host passed for one call beyond its context: ``invoke_tool``'s ``exclude`` and
+    ``allowed_ops``. The dispatcher hands the handler a context carrying them (``ToolContext.
+    call_gates``) and decides the call's gates from that context alone, so a tool that asks what its
+    caller may see (``registry.visible_names(ctx.surface, ctx)``) gets the dispatcher's own answer.
+    ``exclude`` adds to every other exclusion; ``allowed_ops`` (None: not set) is a phase's list."""
+
+    exclude: frozenset[str] = frozenset()
+    allowed_ops: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exclude", _frozen_names(self.exclude, "exclude"))
+        if self.allowed_ops is not None:
+            object.__setattr__(self, "allowed_ops", as_names(self.allowed_ops, "allowed_ops"))
+
+
+@dataclass(frozen=True, slots=True)
 class HostBridge:
     """What the host application supplies to tools. Any part may be missing; a tool that needs a
     missing one fails with ``runtime_missing`` naming it, never an AttributeError.
@@ -169,7 +186,8 @@ class ToolContext:
     ``reporter`` is the host's listener for ``report_progress`` and ``log`` (None: nobody listens,
     and both are no-ops — as in a context that crossed a process boundary); ``session`` the host's
     id of the conversation or client session the call belongs to (an approval "for this session"
-    covers calls of that session only; None: no session).
+    covers calls of that session only; None: no session); ``call_gates`` what the host passed to
+    the dispatcher for this call beyond the context (set by the dispatcher; ``CallGates``).
     """
 
     surface: Surface = "cli"
@@ -184,6 +202,7 @@ class ToolContext:
     entry: str | None = None
     reporter: Reporter | None = None
     session: str | None = None
+    call_gates: CallGates | None = None
 
     def __post_init__(self) -> None:
         # Checked here, once, so a mistyped context fails where it is built, not as an execution
@@ -211,6 +230,7 @@ class ToolContext:
             ("router_state", RouterCallerState),
             ("phase_state", PhaseCallerState),
             ("bridge", HostBridge),
+            ("call_gates", CallGates),
         ):
             value = getattr(self, name)
             if (value is not None or name == "bridge") and not isinstance(value, kind):

@@ -187,11 +187,18 @@ def _result_names(content: object) -> list[object]:
         envelope = json.loads(content)
     except ValueError:
         return []
-    data = envelope.get("data") if isinstance(envelope, Mapping) else None
+    hits = search_hits(envelope.get("data") if isinstance(envelope, Mapping) else None)
+    return [h["name"] for h in hits] if hits else []
+
+
+def search_hits(data: object) -> list[Mapping[str, Any]] | None:
+    """The hits of a search tool's result ``data`` — ``{"tools": [{"name": ...}, ...]}``, the first
+    100 entries that are objects naming a tool by a string — or None when ``data`` has not that shape
+    (another tool's answer)."""
     hits = data.get("tools") if isinstance(data, Mapping) else None
     if not isinstance(hits, list):
-        return []
-    return [h.get("name") for h in hits[:100] if isinstance(h, Mapping)]
+        return None
+    return [h for h in hits[:100] if isinstance(h, Mapping) and isinstance(h.get("name"), str)]
 
 
 # --------------------------------------------------------------------------- the split

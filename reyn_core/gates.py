@@ -174,12 +174,12 @@ def check(
 ) -> Decision:
     """Decide whether ``tool`` may be shown to and called from ``surface`` in ``ctx``.
 
-    ``exclude`` and ``allowed_ops`` add to what ``ctx`` already carries (``router_state.exclude``,
-    ``phase_state.allowed_ops``); renderers and the dispatcher pass the same values, so what a model
-    sees and what it may call cannot disagree. ``registry`` (a ``ToolRegistry``) supplies its
-    operator policy, original names and the tool's plugin settings; without one, ``operator`` and
-    ``original_names`` (a prefixed name → the plugin's own name, so ``tools.include`` /
-    ``tools.exclude`` can use either) are used as given.
+    ``exclude`` and ``allowed_ops`` add to what ``ctx`` already carries (``call_gates``,
+    ``router_state.exclude``, ``phase_state.allowed_ops``); renderers and the dispatcher pass the
+    same values, so what a model sees and what it may call cannot disagree. ``registry`` (a
+    ``ToolRegistry``) supplies its operator policy, original names and the tool's plugin settings;
+    without one, ``operator`` and ``original_names`` (a prefixed name → the plugin's own name, so
+    ``tools.include`` / ``tools.exclude`` can use either) are used as given.
     """
     _require_known(surface)
     if registry is not None:
@@ -269,10 +269,10 @@ def fixed_layers(
 
 class CallKey(NamedTuple):
     """Everything layer 3 reads from a call, except what a tool's own ``available(ctx)`` reads:
-    the surface, the agent, the exclusions (the call's and ``router_state.exclude``), a router step's
-    ``allowed_tools``, a phase's resolved ``allowed_ops``, the host's per-call allowlist
-    (``ctx.agent_tools``), whether the caller is in plan mode (``router_state.plan_mode``, on any
-    surface) and the registry's tool list for the agent (``OperatorPolicy.agent_tools``).
+    the surface, the agent, the exclusions (the call's, ``call_gates``' and ``router_state``'s), a
+    router step's ``allowed_tools``, a phase's resolved ``allowed_ops`` (the call's, else
+    ``call_gates``', else ``phase_state``'s), the host's per-call allowlist (``ctx.agent_tools``),
+    plan mode (``router_state.plan_mode``, on any surface) and the registry's list for the agent.
 
     ``call_layer`` reads nothing else, so two calls with equal keys get the same layer-3 answer for
     every tool without ``available``; a cache of what a caller may see (``ToolRegistry.visible``)
@@ -313,6 +313,9 @@ def _call_key(
 ) -> CallKey:
     """``call_key`` of a surface already known (``check`` asked ``_require_known`` first)."""
     ex = exclude if type(exclude) is frozenset else frozenset(as_names(exclude, "exclude"))
+    carried = ctx.call_gates  # what the dispatcher was passed for this call (None: nothing)
+    if carried is not None:
+        ex, allowed_ops = ex | carried.exclude, carried.allowed_ops if allowed_ops is None else allowed_ops
     rs = ctx.router_state
     steps: frozenset[str] | None = None
     plan_mode = False

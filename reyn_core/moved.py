@@ -37,12 +37,17 @@ _SEARCH = (
     '"search" to [plugins] enable',
 )
 
+# Names of a moved module that stayed in reyn-core at another path: their entry names the core's path,
+# so the error of the module they were in says where each went (``moved_error``).
+_CORE = ("reyn-core", "")
+
 MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.loops": ("reyn_loops", _LOOPS),
     "reyn_core.cli.chat": ("reyn_loops.cli.chat", _LOOPS),
     "reyn_core.cli.phase": ("reyn_loops.cli.phase", _LOOPS),
     "reyn_core.testing": ("reyn_testing", _TESTING),
     "reyn_core.tracing": ("reyn_otel", _OTEL),
+    "reyn_core.tracing.redact": ("reyn_core.host.redact", _CORE),
     "reyn_core.loading.load_spans": ("reyn_otel.load_spans", _OTEL),
     "reyn_core.isolation.worker_spans": ("reyn_otel.worker_spans", _OTEL),
     "reyn_core.host.configure_tracing": ("reyn_otel.configure_tracing", _OTEL),
@@ -53,12 +58,15 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.errors.ReplayMissing": ("reyn_loops.errors.ReplayMissing", _LOOPS),
     "reyn_core.errors.ReplayFixtureError": ("reyn_loops.errors.ReplayFixtureError", _LOOPS),
     "reyn_core.isolation": ("reyn_isolation", _ISOLATION),
+    "reyn_core.isolation.permissions": ("reyn_core.loading.permissions", _CORE),
     "reyn_core.worker": ("reyn_isolation.worker", _ISOLATION),
     "reyn_core.tool_search": ("reyn_tools_search.index", _SEARCH),
     "reyn_core.host.search_tools": ("reyn_tools_search.index.search_tools", _SEARCH),
     "reyn_core.host.ToolMatch": ("reyn_tools_search.index.ToolMatch", _SEARCH),
 }
-"""Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install))."""
+"""Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install)).
+A name inside a moved module that went elsewhere has its own entry (keyed by its old dotted name):
+the module's error names each such name's own new home."""
 
 MOVED_COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": (*_LOOPS, _LOOPS_PLUGIN),
@@ -95,18 +103,28 @@ def moved_error(old: str) -> ImportError:
     assert found is not None, old
     new, (distribution, install) = MOVED[found]
     target = new + old[len(found) :]
-    # Python imports a package before its submodules, so ``reyn_core.testing`` answers for the
-    # ``reyn_core.testing.replay`` that moved elsewhere: name those too.
+    # Python imports a package before its submodules (and ``from M import name`` imports M first),
+    # so ``reyn_core.testing`` answers for the ``reyn_core.testing.replay`` that moved elsewhere, and
+    # ``reyn_core.tracing`` for its ``redact`` that stayed in the core: name each at its own home.
     elsewhere = "".join(
-        f"; {inner} moved to {inner_new} in the {inner_dist} distribution"
+        f"; {inner} {_went(inner_new, inner_dist)}"
         for inner, (inner_new, (inner_dist, _)) in MOVED.items()
-        if inner.startswith(found + ".") and inner_dist != distribution and found == old
+        if found == old and inner.startswith(found + ".") and inner_new != new + inner[len(found) :]
     )
+    if distribution == _CORE[0]:
+        return ImportError(f"{old} {_went(target, distribution)}{elsewhere}", name=old)
     return ImportError(
         f"{old} is no longer part of reyn-core: it moved to {target} in the {distribution} "
         f"distribution ({install}; see CHANGELOG.md){elsewhere}",
         name=old,
     )
+
+
+def _went(new: str, distribution: str) -> str:
+    """Where a moved name is now, said for one name of a module's error."""
+    if distribution == _CORE[0]:
+        return f"is now {new} (still in reyn-core)"
+    return f"moved to {new} in the {distribution} distribution"
 
 
 class MovedModuleFinder:

@@ -55,7 +55,8 @@ ISOLATION_CODES: dict[str, tuple[str, str, str]] = {
         "error",
         "a write root overlaps the host's code or records, or another granted root",
         "grant a folder that holds none of the host's import path, Python installation, Reyn's or the "
-        "plugin's code, profile, lock or logs, and lies inside none of them; grant roots side by side",
+        "plugin's code, profile, lock, logs or Reyn's user cache and configuration folders, and lies "
+        "inside none of them; grant roots side by side",
     ),
 }
 

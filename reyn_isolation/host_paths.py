@@ -9,8 +9,10 @@ root would not do: a rename inside a writable root moves the mounted folder away
 the host finds code and records by path. The paths are the host's, found when the worker is set up:
 every entry of ``sys.path`` (the working directory too when it is on the path), the Python
 installation, Reyn's and the plugin's code, the profile, the lock, the audit log, the remote
-failure log, the SQLite approval store (a worker that could write it could approve calls) and the
-argument key.
+failure log, the SQLite approval store (a worker that could write it could approve calls), the
+argument key, and Reyn's user cache and configuration folders (the host's ``own_folders``: the
+next load trusts and runs the compiled bytecode and the digests cached there — a worker sharing the
+host's uid in a user namespace would pass the caches' ownership check).
 """
 
 from __future__ import annotations

@@ -67,7 +67,9 @@ def configure_tracing(
 ) -> bool:
     """Turn ``execute_tool`` and load spans on or off for this process; returns whether they are now on.
 
-    ``OTEL_SDK_DISABLED=true`` keeps tracing off whatever ``enabled`` says (the standard switch).
+    ``OTEL_SDK_DISABLED=true`` keeps tracing off whatever ``enabled`` says (the standard switch): the
+    one ``False`` answer to ``enabled=True``. An install without ``opentelemetry-api`` (its
+    dependency) raises ``ImportError`` saying so, with spans off: a load reports it (``RC012``).
     ``capture_content`` (or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``) records
     arguments and results, each cut to ``content_max_chars``. ``hash_key`` keys the argument hash (the
     installation key; None: a key made for this process).
@@ -79,9 +81,12 @@ def configure_tracing(
         raise ValueError(f"content_max_chars must be >= 0, got {content_max_chars}")
     try:
         from opentelemetry import trace
-    except ImportError:  # a broken install (opentelemetry-api is a dependency): stay off, as asked
+    except ImportError as exc:  # a broken install: off, and said
         observe_with(None)
-        return False
+        raise ImportError(
+            f"reyn-otel needs opentelemetry-api, which cannot be imported ({exc}); reinstall reyn-otel "
+            "(pip install --force-reinstall reyn-otel) or install opentelemetry-api"
+        ) from exc
     settings = Tracing(
         tracer=trace.get_tracer(INSTRUMENTATION_NAME, metadata.version("reyn-core")),
         capture_content=capture_content or env_true(CONTENT_ENV),

@@ -294,6 +294,7 @@ def run_search(args: argparse.Namespace) -> int:
 
     from ..deferral import missing_search_tool
     from ..dispatch import dispatch_tool
+    from .search_results import search_rows, search_table
 
     if not 1 <= args.limit <= SEARCH_LIMIT:
         return _usage_error(f"--limit must be between 1 and {SEARCH_LIMIT}, got {args.limit}")
@@ -310,16 +311,17 @@ def run_search(args: argparse.Namespace) -> int:
     envelope = asyncio.run(dispatch_tool(result.registry, policy.search_tool, query, ctx))
     if envelope["status"] != "ok":
         return report_error(f"reyn tools search: {envelope['error']['message']}", exit_code=EXIT_FAILED)
-    rows = [{**h, "deferred": deferred.get(h["name"])} for h in envelope["data"]["tools"]]
+    try:
+        rows = search_rows(envelope["data"], deferred, policy.search_tool)
+    except ValueError as exc:
+        return report_error(f"reyn tools search: {exc}", exit_code=EXIT_FAILED)
     if args.json:
         emit_json(rows)
         return EXIT_OK
     if not rows:
         print("no visible router tool matches" + (f" (profile: {result.profile.describe_source()})"))
         return EXIT_OK
-    why = ["; ".join(f"{f}: {', '.join(words)}" for f, words in r["matched"].items()) for r in rows]
-    cells = [[r["name"], r["deferred"] or "-", r["summary"][:60], w] for r, w in zip(rows, why, strict=True)]
-    print(table(cells, ["NAME", "DEFERRED", "SUMMARY", "MATCHED"]))
+    print(search_table(rows))
     return EXIT_OK
 
 

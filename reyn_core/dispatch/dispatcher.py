@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import gates, observation
 from ..approvals.key import handler_arguments
 from ..calls import ToolCall, ToolCallOutcome
-from ..context import ToolContext, as_names
+from ..context import CallGates, ToolContext, as_names
 from ..errors import (
     ToolCancelled,
     ToolError,
@@ -56,6 +57,35 @@ def _call_context(
     if call_ctx.surface != surface:
         call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
     return call_ctx
+
+
+def _carrying(
+    ctx: ToolContext, surface: str, exclude: frozenset[str], allowed_ops: tuple[str, ...] | None
+) -> ToolContext:
+    """``ctx`` carrying the call's ``exclude`` / ``allowed_ops`` (``ToolContext.call_gates``), so the
+    gates of the call and every question its handler asks of them (``registry.visible_names(
+    ctx.surface, ctx)``) read one key. What ``ctx`` already says is not copied again: a loop whose
+    context holds its exclusions or its phase's list pays nothing per call."""
+    carried = ctx.call_gates
+    said = carried.exclude if carried is not None else _NO_NAMES
+    rs = ctx.router_state
+    if surface == "router" and rs is not None and rs.exclude:
+        said = said | rs.exclude
+    ex = exclude if not exclude <= said else _NO_NAMES
+    ops = allowed_ops
+    if ops is not None:
+        ps = ctx.phase_state
+        current = carried.allowed_ops if carried is not None else None
+        if current is None and ps is not None:
+            current = ps.allowed_ops
+        if current == ops:
+            ops = None
+    if not ex and ops is None:
+        return ctx
+    if carried is not None:  # a call made from a handler: its caller's exclusions stay
+        ex = ex | carried.exclude
+        ops = ops if ops is not None else carried.allowed_ops
+    return replace(ctx, call_gates=CallGates(ex, ops))
 
 
 # --------------------------------------------------------------------------- invoke
@@ -137,11 +167,13 @@ async def invoke_tool(
         exclude = _NO_NAMES if exclude == () else frozenset(as_names(exclude, "exclude"))
     if allowed_ops is not None:
         allowed_ops = as_names(allowed_ops, "allowed_ops")
+    if exclude or allowed_ops is not None:  # the context carries them: the gates read nothing else
+        ctx = _carrying(ctx, surface, exclude, allowed_ops)
     try:
         prepared = registry.prepared(name)
     except ToolNotFound:
         # the caller's own view: "did you mean" never names a tool hidden from it
-        raise registry.not_found(name, surface, ctx, exclude=exclude, allowed_ops=allowed_ops) from None
+        raise registry.not_found(name, surface, ctx) from None
     tool = prepared.definition
     hooks = registry.call_hooks  # None: no hooks, decided when the snapshot was made
     # ``ctx`` as the tool sees it: with its plugin's settings, on the surface of this call
@@ -158,13 +190,12 @@ async def invoke_tool(
     try:
         # The gates again (available() sees this surface), decided by gates.check: the layers the
         # snapshot fixes were decided once, by it, and the snapshot holds the answer per surface.
+        # The call's exclude / allowed_ops are in call_ctx (``_carrying``): nothing is passed beside it.
         refused = prepared.refusals.get(surface, _UNDECIDED)
         if refused is _UNDECIDED:  # this tool's first call on this surface (or an unknown surface)
-            decision = gates.check(
-                tool, surface, call_ctx, registry=registry, exclude=exclude, allowed_ops=allowed_ops
-            )
+            decision = gates.check(tool, surface, call_ctx, registry=registry)
         else:
-            decision = gates.decide(tool, surface, call_ctx, registry.operator, refused, exclude, allowed_ops)
+            decision = gates.decide(tool, surface, call_ctx, registry.operator, refused, _NO_NAMES, None)
         if not decision.allowed:
             raise _refusal(tool, surface, decision)
         # the handler first: resolving a lazy one settles the tool's one validator with it

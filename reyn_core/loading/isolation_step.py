@@ -107,8 +107,9 @@ def settings_in_process(session: LoadSession, p: PluginState) -> None:
 
 
 def _host_records(session: LoadSession) -> dict[str, str | None]:
-    """The host's own files, which no isolated plugin's write root may cover."""
+    """The host's own files and folders, which no isolated plugin's write root may cover."""
     from reyn_core.loading.argument_key import key_path
+    from reyn_core.loading.userdirs import own_folders
     from reyn_core.remote_log import remote_log_file
 
     profile = session.profile
@@ -122,6 +123,8 @@ def _host_records(session: LoadSession) -> dict[str, str | None]:
         # the key calls and sessions are hashed with: a worker that could replace it could forge them
         "the host's argument key": str(key_path()),
     }
+    # the caches the host trusts on its next load (a worker could plant bytecode it then runs)
+    files.update((what, str(folder)) for what, folder in own_folders().items())
     approvals = profile.approvals
     if approvals.rules and approvals.backend == "sqlite":  # its rows are trusted as decisions
         store = str(profile.resolve_path(approvals.store))

@@ -39,6 +39,18 @@ def user_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir(APP, appauthor=False))
 
 
+def own_folders() -> dict[str, Path]:
+    """The folders Reyn keeps its own files in, by what they hold: ``user_cache_dir()`` (compiled
+    bytecode, file digests, schema checks: trusted on the next load) and ``user_config_dir()`` (the
+    user's profile and the argument key). Every file Reyn keeps for itself lives under one of them,
+    so what must stay out of a plugin's reach (an isolated plugin's write grant, ``RJ011``) is these
+    folders, asked of the same functions that decide where the files go."""
+    return {
+        "Reyn's user cache folder (bytecode, digests, schema checks)": user_cache_dir(),
+        "Reyn's user configuration folder (the user profile, the argument key)": user_config_dir(),
+    }
+
+
 # --------------------------------------------------------------------------- private cache files
 
 

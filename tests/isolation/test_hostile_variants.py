@@ -220,12 +220,20 @@ def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
     logs.mkdir()
     keys = tmp_path / "keys"
     monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(keys / "argument-hash.key"))
+    home = tmp_path / "home"
+    monkeypatch.setenv("REYN_CACHE_DIR", str(home / "cache"))  # the load's caches, as the host finds them
+    (home / "cache" / "bytecode").mkdir(parents=True)
+    (tmp_path / "xdg" / "reyn").mkdir(parents=True, exist_ok=True)
     return {
         "an_import_path_entry": (site, "reyn_dropped.py"),
         "a_folder_holding_an_import_path_entry": (outer, "lib/reyn_dropped.py"),
         "a_folder_inside_an_import_path_entry": (site / "reyn_dropped", "__init__.py"),
         "the_audit_log_folder": (logs, "audit.jsonl"),
         "the_argument_key_folder": (keys, "reyn_dropped.py"),  # calls and sessions are hashed with it
+        # the next load trusts and runs the compiled bytecode it finds there (and the digests)
+        "the_bytecode_cache": (home / "cache" / "bytecode", "reyn_dropped.bin"),
+        "a_folder_holding_the_cache": (home, "cache/digests.json"),
+        "the_user_configuration_folder": (tmp_path / "xdg" / "reyn", "reyn.toml"),
     }
 
 
@@ -237,6 +245,9 @@ def _overlaps(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> di
         "a_folder_inside_an_import_path_entry",
         "the_audit_log_folder",
         "the_argument_key_folder",
+        "the_bytecode_cache",
+        "a_folder_holding_the_cache",
+        "the_user_configuration_folder",
     ],
 )
 def test_a_write_root_over_the_host_code_or_records_is_refused(

@@ -56,3 +56,36 @@ def test_a_broken_add_on_is_one_clear_diagnostic_and_the_rest_runs(tmp_path) -> 
     assert code == "RC012"
     assert "the tracing add-on cannot be used" in message and "reyn_otel" in message
     assert "no spans are made" in message
+
+
+BROKEN_ADD_ON = """
+import types
+broken = types.ModuleType("reyn_otel")
+def configure_tracing(enabled, **options):
+    {body}
+broken.configure_tracing = configure_tracing
+sys.modules["reyn_otel"] = broken  # what the reyn.tracing entry point otel loads
+"""
+
+
+def test_an_add_on_that_raises_is_one_diagnostic_naming_why_and_the_rest_runs(tmp_path) -> None:
+    result = run(BROKEN_ADD_ON.format(body='raise RuntimeError("exporter misconfigured")'), tmp_path)
+    assert result["observer"] == "NoneType" and result["status"] == "ok"
+    ((code, message),) = result["diagnostics"]
+    assert code == "RC012" and "RuntimeError: exporter misconfigured" in message
+    assert "no spans are made" in message
+
+
+def test_an_add_on_that_answers_no_bool_is_one_diagnostic(tmp_path) -> None:
+    result = run(BROKEN_ADD_ON.format(body='return "yes"'), tmp_path)
+    assert result["observer"] == "NoneType" and result["status"] == "ok"
+    ((code, message),) = result["diagnostics"]
+    assert code == "RC012" and "answered str" in message
+
+
+def test_without_opentelemetry_api_the_load_says_so(tmp_path) -> None:
+    """reyn-otel installed, its dependency missing: before, spans stayed off with no word of it."""
+    result = run("sys.modules['opentelemetry'] = None", tmp_path)
+    assert result["observer"] == "NoneType" and result["status"] == "ok"
+    ((code, message),) = result["diagnostics"]
+    assert code == "RC012" and "opentelemetry-api" in message and "cannot be imported" in message

@@ -110,10 +110,14 @@ def _apply_observability(
 ) -> str | None:
     """``[observability]``: turn spans on or off as the profile says (unset: leave them alone),
     through the tracing add-on (``reyn.tracing`` entry point); returns why tracing that is on cannot
-    be (no add-on installed, or a broken one), else None."""
+    be (no add-on installed, a broken one, or one whose ``configure_tracing`` raised or answered
+    something else than a bool), else None. Spans observe: whatever the add-on does, the load and
+    every call go on, without spans. (``False`` is the add-on's answer for spans it keeps off on
+    purpose, as under ``OTEL_SDK_DISABLED=true``; a broken install raises, saying what is missing.)"""
     config = profile.observability
     if config.tracing is None:
         return None
+    from reyn_core.errors import describe_exception
     from reyn_core.observation import observe_with
 
     # looked up only when tracing is on: an add-on is never imported to be told to stay off
@@ -121,13 +125,26 @@ def _apply_observability(
     if addon is None:
         observe_with(None)  # off, as asked, or as it must be without an add-on
         return problem if config.tracing else None
-    addon.configure_tracing(
-        config.tracing,
-        capture_content=config.capture_content,
-        content_max_chars=config.content_max_chars,
-        hash_key=key if config.tracing else None,
+    try:
+        on = addon.configure_tracing(
+            config.tracing,
+            capture_content=config.capture_content,
+            content_max_chars=config.content_max_chars,
+            hash_key=key if config.tracing else None,
+        )
+    except Exception as exc:
+        problem = f"its configure_tracing raised {describe_exception(exc)}"
+    else:
+        if type(on) is bool:
+            return None
+        problem = f"its configure_tracing answered {type(on).__name__}, not whether spans are on"
+    observe_with(None)  # never half set up: off, which is what a profile turning tracing off asked
+    if not config.tracing:
+        return None
+    return (
+        f"[observability] tracing is on but the tracing add-on cannot be used ({problem}); "
+        "until it is fixed no spans are made"
     )
-    return None
 
 
 __all__ = ["ProfilePolicy", "router_deferral"]

@@ -340,6 +340,28 @@ async def test_the_search_tool_dispatched_never_reveals_a_refused_tool(case: Cas
         assert NAME not in text  # not in a summary, a reason or a note either
 
 
+async def test_the_search_tool_never_names_a_tool_the_host_excluded_for_the_call() -> None:
+    """``dispatch_tool(..., exclude=)`` (``reyn mcp serve`` hides deferred tools from a client
+    without elicitation this way): the call is refused and the search does not name it either."""
+    registry = frozen(
+        definition("read_file", "Read a text file from the workspace."),
+        definition("read_csv", "Read a csv file into rows."),
+        search=True,
+    )
+    ctx = serving(ROUTER, registry)
+
+    async def found(**options: Any) -> list[str]:
+        envelope = await dispatch_tool(
+            registry, "find_tools", {"query": "read a file", "limit": 20}, ctx, **options
+        )
+        return [t["name"] for t in envelope["data"]["tools"]]
+
+    assert await found() == ["read_file", "read_csv"]  # positive control: nothing excluded
+    refused = await dispatch_tool(registry, "read_file", {}, ctx, exclude=("read_file",))
+    assert refused["error"]["kind"] == "gate_refused"
+    assert await found(exclude=("read_file",)) == ["read_csv"]
+
+
 async def test_the_search_tool_is_refused_on_the_phase_surface() -> None:
     deferral = ToolDeferral(frozen(definition("a_tool", "x"), search=True), DeferralPolicy(tools={"a_tool"}))
     envelope = await dispatch_tool(

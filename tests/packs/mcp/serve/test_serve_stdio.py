@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import ServeWorld
+from .conftest import BASE_PROFILE, ServeWorld
 
 PURITY_HINTS = {
     "read_only": (True, False, False),
@@ -192,3 +192,26 @@ async def test_deferred_tool_without_elicitation_is_refused(serve_world: ServeWo
     async with Client(serve_world.stdio()) as client:
         result = await client.call_tool("probe_deferred", {"question": "ship it?"})
     assert result.is_error and "excluded" in _text(result)
+
+
+async def test_find_tools_never_names_a_tool_this_client_is_refused(serve_world: ServeWorld) -> None:
+    """A client without elicitation is refused the deferred tools (``exclude=`` of each call): the
+    search pack's ``find_tools`` served to it does not name them either; a client that can answer
+    finds them (the positive control)."""
+    serve_world.write_profile(BASE_PROFILE.replace('"mcp"]', '"mcp", "search"]'))
+    query = {"query": "hand a question to the host", "limit": 20}
+
+    async def answer(ctx, params):
+        return types.ElicitResult(action="decline")
+
+    async with Client(serve_world.stdio()) as client:
+        assert "find_tools" in {t.name for t in (await client.list_tools()).tools}
+        refused = await client.call_tool("probe_deferred", {"question": "ship it?"})
+        searched = await client.call_tool("find_tools", query)
+    assert refused.is_error and "excluded" in _text(refused)
+    assert not searched.is_error
+    names = [t["name"] for t in searched.structured_content["tools"]]
+    assert names and "probe_deferred" not in names and "probe_deferred" not in _text(searched)
+    async with Client(serve_world.stdio(), elicitation_callback=answer) as client:
+        searched = await client.call_tool("find_tools", query)
+    assert "probe_deferred" in [t["name"] for t in searched.structured_content["tools"]]
