@@ -67,6 +67,8 @@ class _Claim:
 
 _LOCK = threading.Lock()
 _ORIGINS: dict[tuple[str, str], ExtensionOrigin] = {}
+_VERIFIED: dict[tuple[str, str], tuple[str, Any]] = {}
+"""What this load already verified and imported (distribution → object): hashed once per load."""
 _IGNORED: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
@@ -74,6 +76,7 @@ def begin_load() -> None:
     """Forget what earlier loads looked up: the next report shows this load's lookups only."""
     with _LOCK:
         _ORIGINS.clear()
+        _VERIFIED.clear()
         _IGNORED.clear()
 
 
@@ -83,6 +86,10 @@ def load_extension(group: str, name: str, *, distribution: str | None) -> Any:
     allowed, ignored = _claims(group, name, distribution)
     with _LOCK:
         _IGNORED[(group, name)] = tuple(ignored)
+        done = _VERIFIED.get((group, name))
+    if done is not None and len(allowed) == 1 and allowed[0].distribution == done[0]:
+        return done[1]  # every isolated plugin of a load asks for the backend: its files hashed once
+    with _LOCK:
         _ORIGINS.pop((group, name), None)
     if not allowed:
         required = distribution or "a distribution that is not a Reyn plugin"
@@ -102,6 +109,7 @@ def load_extension(group: str, name: str, *, distribution: str | None) -> Any:
     origin, obj = _verified_import(group, name, claim)
     with _LOCK:
         _ORIGINS[(group, name)] = origin
+        _VERIFIED[(group, name)] = (claim.distribution, obj)
     return obj
 
 
@@ -164,7 +172,6 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
 
 def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOrigin, Any]:
     from reyn_core.errors import describe_exception
-    from reyn_core.loading.step3_provenance.cache import DigestCache
     from reyn_core.loading.step3_provenance.record import provenance_for
     from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
 
@@ -176,10 +183,8 @@ def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOri
     ep = md.EntryPoint(name=name, value=claim.value, group=group)
     if ep.pattern.fullmatch(claim.value) is None:
         raise refuse(f"its value {claim.value!r} is malformed")
-    try:
-        rec = provenance_for(
-            claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value, cache=DigestCache.default()
-        )
+    try:  # every file re-hashed (no digest cache): the cache folder is not the extension's trust root
+        rec = provenance_for(claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value, cache=None)
     except Exception as exc:
         raise refuse(f"its provenance cannot be computed ({describe_exception(exc)})") from None
     if rec.record_mismatches:
