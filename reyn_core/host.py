@@ -117,7 +117,7 @@ _EXPORTS = {
     "IsolatedPlugin": "reyn_core.loading.isolation_point",
     "DeclaredPermissions": "reyn_core.loading.permissions",
     "ProvenanceRecord": "reyn_core.loading.step3_provenance.record",
-    "serve_from_digested_files": "reyn_core.loading.step4_import.importing",
+    "serve_from_digested_files": "reyn_core.loading.step4_import.import_origin",
     "plugin_manager": "reyn_core.hookspecs",
     "as_definition": "reyn_core.tool",
     "served_fields": "reyn_core.definition_digest",

@@ -481,3 +481,12 @@ class SecretForms:
 def secret_forms() -> SecretForms:
     """A credential-shaped secret and its encoded forms."""
     return SecretForms("sk-live-Zq81wPz5-secret-0042")
+
+
+@pytest.fixture
+def marker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A path in ``REYN_TEST_MARKER`` that code under test writes when it runs (an attack test's proof
+    that nothing of it ran is that the file does not exist)."""
+    path = tmp_path / "marker"
+    monkeypatch.setenv("REYN_TEST_MARKER", str(path))
+    return path

@@ -281,6 +281,7 @@ def run_audit(args: argparse.Namespace) -> int:
                 "never_executed": [
                     {"plugin": f.plugin_id, "path": f.path, "kind": f.kind, "detail": f.detail} for f in inert
                 ],
+                "extensions": [e.to_dict() for e in result.report.extensions],
             }
         )
     elif drifts:
@@ -292,6 +293,12 @@ def run_audit(args: argparse.Namespace) -> int:
             print(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}")
     else:
         print(f"ok: the installed plugins match {path}")
+    if not args.json:  # not in the lock (its format pins plugins only): shown for review
+        for e in result.report.extensions:
+            print(
+                f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) "
+                f"{e.tree_digest}"
+            )
     if inert and not args.json:
         print(
             f"note: {len(inert)} file(s) in plugin trees are never executed (Reyn compiles each module "

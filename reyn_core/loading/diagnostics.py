@@ -157,6 +157,12 @@ CODES: dict[str, CodeInfo] = {
         "entry-point group is a near miss of reyn.plugins",
         'rename the group to exactly [project.entry-points."reyn.plugins"] and reinstall the distribution',
     ),
+    "RD006": CodeInfo(
+        "warning",
+        "an extension entry point from a distribution not allowed to provide it was ignored",
+        "uninstall that distribution (a plugin or another distribution claiming reyn-isolation's, "
+        "reyn-otel's or an approval store's entry point); it was never imported",
+    ),
     # ---- import and plugin API
     "RI001": CodeInfo(
         "error",
@@ -327,9 +333,9 @@ CODES: dict[str, CodeInfo] = {
     ),
     "RJ012": CodeInfo(
         "error",
-        "isolation is asked for but no isolation backend is installed",
-        "pip install reyn-isolation (it brings reyn-sandbox); the plugin is not loaded until then, "
-        "never in process instead",
+        "isolation is asked for but no verified isolation backend is installed",
+        "pip install --find-links DIST reyn-isolation (DIST: the wheelhouse `make dist` fills; it brings "
+        "reyn-sandbox), or reinstall it if its files differ from its RECORD; never loaded in process instead",
     ),
 }
 
@@ -363,15 +369,9 @@ class Diagnostic:
     ) -> Diagnostic:
         """A diagnostic whose severity and hint default to the code's entry in ``CODES``."""
         info = CODES.get(code)
-        return cls(
-            code=code,
-            severity=severity or (info.severity if info else "error"),
-            message=message,
-            hint=hint if hint else (info.hint if info else ""),
-            plugin=plugin,
-            tool=tool,
-            traceback=traceback,
-        )
+        severity = severity or (info.severity if info else "error")
+        hint = hint if hint else (info.hint if info else "")
+        return cls(code, severity, message, hint, plugin, tool, traceback)
 
     @property
     def is_error(self) -> bool:

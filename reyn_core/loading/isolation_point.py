@@ -8,7 +8,9 @@ record, what it declares, the profile and the host's own files — and takes the
 answers: the hooks the later steps call instead of the plugin's (so the same rules — names, prefix,
 schema checks, collisions, the lock — apply to what the worker sent), the diagnostics, and what the
 load report and approval requests show. The core never imports the plugin in its place: with no
-backend installed (or two), the plugin is refused with ``RJ012`` naming the distribution to install.
+verified backend (reyn-isolation absent, or its files not matching its RECORD), the plugin is refused
+with ``RJ012`` naming the distribution to install. Only reyn-isolation may provide the backend: a
+``process`` entry point declared by any other distribution is reported (``RD006``) and never imported.
 """
 
 from __future__ import annotations
@@ -69,18 +71,24 @@ class PluginIsolation(Protocol):
 
 
 def find_backend() -> PluginIsolation:
-    """The installed ``process`` backend; ``LookupError`` saying what to install when there is none
-    (or which to uninstall when two distributions provide it)."""
-    from reyn_core.loading.step2_discovery.discovery import named_entry_point
+    """The ``process`` backend of the installed reyn-isolation, imported only from its verified files
+    (``extension_origin``); ``LookupError`` saying what to install when there is none, or why the
+    installed one was refused. A ``process`` entry point of any other distribution is never imported."""
+    from reyn_core.loading.extension_origin import ExtensionError, load_extension
 
-    ep = named_entry_point(ISOLATION_GROUP, "process")
-    if ep is None:
-        raise LookupError(
-            f"no isolation backend is installed: install the {ISOLATION_DISTRIBUTION} distribution "
-            f"(pip install {ISOLATION_DISTRIBUTION}), which provides the entry point 'process' of the "
-            f"group {ISOLATION_GROUP!r}"
+    try:
+        backend: PluginIsolation = load_extension(
+            ISOLATION_GROUP, "process", distribution=ISOLATION_DISTRIBUTION
         )
-    backend: PluginIsolation = ep.load()
+    except ExtensionError as exc:
+        if exc.missing:
+            raise LookupError(
+                f"no isolation backend is installed: install the {ISOLATION_DISTRIBUTION} distribution "
+                f"from the project's wheelhouse (pip install --find-links DIST {ISOLATION_DISTRIBUTION}, "
+                f"DIST being the folder `make dist` fills), which provides the entry point 'process' of "
+                f"the group {ISOLATION_GROUP!r}; {exc}"
+            ) from None
+        raise
     return backend
 
 

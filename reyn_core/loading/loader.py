@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reyn_core import observation
 from reyn_core.errors import describe_exception
+from reyn_core.loading import extension_origin
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.isolation_step import (
     declared_of,
@@ -72,6 +73,7 @@ def load(
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
     session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
+    extension_origin.begin_load()  # the report shows the extensions this load looked up
     # before the load's own spans, which it turns on or off
     policy = ProfilePolicy.apply(profile, tracing_addon=tracing_addon)
     with observation.phase("reyn.load") as load_span:
@@ -216,8 +218,12 @@ def _report(
                 )
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
-    all_diags = [*global_diags, *(d for p in plugins for d in p.diagnostics)]
-    return LoadReport(tuple(infos), tuple(all_diags))
+    all_diags = [
+        *extension_origin.ignored_diagnostics(),
+        *global_diags,
+        *(d for p in plugins for d in p.diagnostics),
+    ]
+    return LoadReport(tuple(infos), tuple(all_diags), extension_origin.loaded_extensions())
 
 
 # The span of a step is named for what it does, whatever its function is called (documented names).

@@ -12,6 +12,7 @@ from reyn_core.loading.plugin_state import PluginStatus
 if TYPE_CHECKING:
     from reyn_core.deferral import DeferralPolicy
     from reyn_core.errors import ProfileError
+    from reyn_core.loading.extension_origin import ExtensionOrigin
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step3_provenance.record import ProvenanceRecord
     from reyn_core.registry import ToolRegistry
@@ -85,6 +86,9 @@ class LoadReport:
 
     plugins: tuple[PluginLoadInfo, ...]
     diagnostics: tuple[Diagnostic, ...]
+    extensions: tuple[ExtensionOrigin, ...] = ()
+    """The extensions (isolation backend, tracing add-on, approval store) this load imported, each
+    from its verified files: distribution, version and tree digest (``reyn plugins audit`` shows them)."""
 
     def plugin(self, plugin_id: str) -> PluginLoadInfo | None:
         """The entry for ``plugin_id`` (the enabled one, when an id is listed several times)."""

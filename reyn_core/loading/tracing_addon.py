@@ -13,26 +13,29 @@ TRACING_ADDON = "otel"
 """Its name there (reyn-otel's)."""
 
 
+TRACING_DISTRIBUTION = "reyn-otel"
+"""The only distribution that may provide it; an ``otel`` entry point of any other is never imported."""
+
+
 def tracing_addon() -> tuple[Any | None, str | None]:
-    """The installed tracing add-on (the module its ``reyn.tracing`` entry point ``otel`` names:
-    reyn-otel's ``configure_tracing`` and ``export_spans``), or None and why there is none."""
-    from reyn_core.errors import describe_exception
-    from reyn_core.loading.step2_discovery.discovery import named_entry_point
+    """The installed tracing add-on (the module reyn-otel's ``reyn.tracing`` entry point ``otel``
+    names: ``configure_tracing`` and ``export_spans``), imported only from reyn-otel's verified files
+    (``extension_origin``), or None and why there is none. Called only when tracing is on."""
+    from reyn_core.loading.extension_origin import ExtensionError, load_extension
 
     try:
-        found = named_entry_point(TRACING_GROUP, TRACING_ADDON)
-        if found is None:
+        return load_extension(TRACING_GROUP, TRACING_ADDON, distribution=TRACING_DISTRIBUTION), None
+    except ExtensionError as exc:
+        if exc.missing:
             return None, (
                 "[observability] tracing is on but no tracing add-on is installed: install the reyn-otel "
                 "distribution (pip install --find-links DIST reyn-otel, DIST being the wheelhouse of "
-                "`make dist`); until then no spans are made"
+                f"`make dist`); until then no spans are made ({exc})"
             )
-        return found.load(), None
-    except Exception as exc:  # several, or a broken one: said once, and the load goes on without spans
         return None, (
-            "[observability] tracing is on but the tracing add-on cannot be used "
-            f"({describe_exception(exc)}); until it is fixed no spans are made"
+            f"[observability] tracing is on but the tracing add-on cannot be used ({exc}); until it is "
+            "fixed no spans are made"
         )
 
 
-__all__ = ["TRACING_ADDON", "TRACING_GROUP", "tracing_addon"]
+__all__ = ["TRACING_ADDON", "TRACING_DISTRIBUTION", "TRACING_GROUP", "tracing_addon"]

@@ -4,13 +4,12 @@ discovers, digests, and imports it — in process or in an isolated worker — l
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import importlib
 import sys
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+
+from site_plugin import install_distribution
 
 from reyn_core.loading.step2_discovery.discovery import discover
 
@@ -31,12 +30,6 @@ def read(path: str) -> str:
 ``pathlib`` and ``tool``)."""
 
 
-def _record_line(site: Path, rel: str) -> str:
-    data = (site / rel).read_bytes()
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{rel},sha256={digest},{len(data)}"
-
-
 def install_package_plugin(
     site: Path,
     plugin_id: str,
@@ -44,37 +37,21 @@ def install_package_plugin(
     *,
     version: str = "1.0",
     commands: tuple[str, ...] = (),
+    extra_entry_points: str = "",
 ) -> str:
     """Write package ``reyn_iso_<plugin_id>_<hash of site>`` with ``files`` (name → text, dedented)
     and its dist-info into ``site`` (replacing an earlier install); returns the package's import name.
     The name differs per site folder: a process serves an import name from one verified tree, so two
-    tests must not share one."""
+    tests must not share one. ``extra_entry_points``: more ``entry_points.txt`` sections (``{name}``
+    is the package's import name)."""
     name = f"reyn_iso_{plugin_id}_{hashlib.sha256(str(site).encode()).hexdigest()[:8]}"
-    package = site / name
-    package.mkdir(parents=True, exist_ok=True)
-    for old in package.iterdir():
-        if old.is_file():
-            old.unlink()
-    for old in site.glob(f"{name}-*.dist-info"):
-        for f in old.iterdir():
-            f.unlink()
-        old.rmdir()
-    rels = []
-    for filename, text in files.items():
-        (package / filename).write_text(textwrap.dedent(text))
-        rels.append(f"{name}/{filename}")
-    info = site / f"{name}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: reyn-iso-{plugin_id}\nVersion: {version}\n")
     declared = "".join(f"{command} = {plugin_id}\n" for command in commands)  # reyn.commands metadata
-    (info / "entry_points.txt").write_text(
-        f"[reyn.plugins]\n{plugin_id} = {name}\n" + (f"[reyn.commands]\n{declared}" if commands else "")
+    entry_points = (
+        f"[reyn.plugins]\n{plugin_id} = {name}\n"
+        + (f"[reyn.commands]\n{declared}" if commands else "")
+        + extra_entry_points.replace("{name}", name)
     )
-    rels += [f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
-    (info / "RECORD").write_text(
-        "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
-    )
-    importlib.invalidate_caches()  # metadata lookups cache a folder's listing by its mtime
+    install_distribution(site, f"reyn-iso-{plugin_id}", name, files, entry_points, version=version)
     if str(site) in sys.path:
         discover(refresh=True)  # a load's discovery is cached per sys.path: rescan after this install
     return name

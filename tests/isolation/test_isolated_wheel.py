@@ -45,7 +45,7 @@ def test_an_isolated_example_wheel_in_a_fresh_venv_answers_a_call(make_venv: Any
     # to install, and it is not imported in process instead
     refused = venv.run("reyn", "tools", "call", "convert_units", "--args", args, "--json", cwd=work)
     assert refused.returncode != 0 and "RJ012" in refused.stderr, refused.stdout + refused.stderr
-    assert "pip install reyn-isolation" in refused.stderr
+    assert "pip install --find-links DIST reyn-isolation" in refused.stderr
     loaded = venv.run("python", "-c", LOAD_AND_SAY, cwd=work)
     assert json.loads(loaded.stdout) == {
         "status": "refused",

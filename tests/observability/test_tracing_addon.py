@@ -59,12 +59,10 @@ def test_a_broken_add_on_is_one_clear_diagnostic_and_the_rest_runs(tmp_path) -> 
 
 
 BROKEN_ADD_ON = """
-import types
-broken = types.ModuleType("reyn_otel")
+import reyn_otel  # the installed add-on (its files are the digested ones), its configure_tracing broken
 def configure_tracing(enabled, **options):
     {body}
-broken.configure_tracing = configure_tracing
-sys.modules["reyn_otel"] = broken  # what the reyn.tracing entry point otel loads
+reyn_otel.configure_tracing = configure_tracing
 """
 
 

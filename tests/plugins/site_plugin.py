@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -38,3 +40,40 @@ def install_site_plugin(site: Path, plugin_id: str, source: str, *, version: str
         "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
     )
     return module
+
+
+def install_distribution(
+    site: Path,
+    dist_name: str,
+    package: str,
+    files: Mapping[str, str],
+    entry_points: str,
+    *,
+    version: str = "1.0",
+) -> Path:
+    """Write package ``package`` (``files``: name → text, dedented) and the dist-info of ``dist_name``
+    declaring ``entry_points`` into ``site``, RECORD hashing each file, as an installer would (replacing
+    an earlier install); returns the dist-info folder."""
+    folder = site / package
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if old.is_file():
+            old.unlink()
+    for old in site.glob(f"{package}-*.dist-info"):
+        for f in old.iterdir():
+            f.unlink()
+        old.rmdir()
+    rels = []
+    for filename, text in files.items():
+        (folder / filename).write_text(textwrap.dedent(text))
+        rels.append(f"{package}/{filename}")
+    info = site / f"{package}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist_name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    rels += [f"{info.name}/METADATA", f"{info.name}/entry_points.txt"]
+    (info / "RECORD").write_text(
+        "\n".join([*(_record_line(site, r) for r in rels), f"{info.name}/RECORD,,"]) + "\n"
+    )
+    importlib.invalidate_caches()  # metadata lookups cache a folder's listing by its mtime
+    return info

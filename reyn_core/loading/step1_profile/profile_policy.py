@@ -120,7 +120,8 @@ def _apply_observability(
     from reyn_core.errors import describe_exception
     from reyn_core.observation import observe_with
 
-    addon, problem = tracing_addon()
+    # looked up only when tracing is on: an add-on is never imported to be told to stay off
+    addon, problem = tracing_addon() if config.tracing else (None, None)
     if addon is None:
         observe_with(None)  # off, as asked, or as it must be without an add-on
         return problem if config.tracing else None

@@ -133,7 +133,7 @@ def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss], list
         text = dist.read_text("entry_points.txt")
         if not text or "reyn" not in text.lower():
             continue
-        parser = _parse_entry_points(text)
+        parser = parse_entry_points(text)
         if parser is None:
             continue
         missed = [g for g in parser.sections() if g != GROUP and _is_near_miss(g)]
@@ -163,7 +163,7 @@ def _is_command_name(name: str) -> bool:
     )
 
 
-def _parse_entry_points(text: str) -> configparser.ConfigParser | None:
+def parse_entry_points(text: str) -> configparser.ConfigParser | None:
     """``entry_points.txt``, parsed here rather than through ``dist.entry_points``.
 
     Parsing the text ourselves keeps a malformed value (reported later as RD004) from breaking the
@@ -187,19 +187,6 @@ def _is_near_miss(group: str) -> bool:
     return difflib.SequenceMatcher(None, folded, GROUP).ratio() >= 0.8 or folded.replace("-", ".").replace(
         "_", "."
     ) in (GROUP, "reyn.plugin")
-
-
-def named_entry_point(group: str, name: str) -> md.EntryPoint | None:
-    """The one installed entry point ``name`` of ``group`` (an extension the profile selects by name:
-    an approval store, the isolation backend); None when none is installed, ``LookupError`` naming
-    each when several are — the profile cannot say which one it meant."""
-    found = {ep.value: ep for ep in md.entry_points(group=group, name=name)}
-    if len(found) > 1:
-        raise LookupError(
-            f"{len(found)} installed entry points of {group!r} are named {name!r} "
-            f"({', '.join(sorted(found))}); uninstall all but one"
-        )
-    return next(iter(found.values()), None)
 
 
 def _normalized_name(dist: md.Distribution) -> str:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from reyn_core.errors import describe_exception, exception_message
 from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
 
 _HOOK_NAMES = (
     "reyn_register_tools",
@@ -32,7 +31,7 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
     """
     cand = p.candidate
     assert cand is not None and p.provenance is not None
-    problem = _import_origin(cand.entry_point, p.provenance)
+    problem = import_origin_problem(cand.entry_point, p.provenance)
     if problem is not None:
         p.fail(
             "refused",
@@ -140,74 +139,4 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str |
     return None
 
 
-def _import_origin(entry_point: str, rec: ProvenanceRecord) -> str | None:
-    """Why the entry point's module would not be imported from the files the digest covers, or None
-    when it would."""
-    import importlib.util
-    import os
-    import sys
-
-    module = entry_point.partition(":")[0].strip()
-    top = module.split(".")[0]
-    expected = dict(rec.module_locations).get(top)
-    if expected is None:
-        return (
-            f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
-            "were not found), so where it would be imported from cannot be verified"
-        )
-    want = os.path.realpath(expected)
-    loaded = sys.modules.get(top)
-    spec: Any = None
-    if loaded is not None:
-        origin = getattr(loaded, "__file__", None)
-        locations = list(getattr(loaded, "__path__", None) or ())
-    else:
-        try:
-            spec = importlib.util.find_spec(top)
-        except (ImportError, ValueError) as exc:
-            return f"looking up module {top!r} failed: {exception_message(exc)}"
-        if spec is None:
-            return f"module {top!r} cannot be found on sys.path although {expected} exists"
-        origin = spec.origin if spec.has_location else None
-        locations = list(spec.submodule_search_locations or ())
-    found: list[str] = []
-    if locations:  # a package: every folder its submodules may come from must be the digested one
-        found += [loc for loc in locations if os.path.realpath(loc) != want]
-        if origin and os.path.realpath(os.path.dirname(origin)) != want:
-            found.append(origin)
-    elif not origin or os.path.realpath(origin) != want:
-        found.append(origin or f"<{type(loaded).__name__ if loaded is not None else 'no file'}>")
-    if not found:
-        return None
-    shown = ", ".join(f"{path}{_path_entry(path)}" for path in found)
-    return (
-        f"module {top!r} would be imported from {shown}, not from the files that were digested "
-        f"({expected}); the shadowing module was not run"
-    )
-
-
-def _path_entry(path: str) -> str:
-    """`` (sys.path entry ..., the working directory)`` for the entry a shadowing path sits in."""
-    import os
-    import sys
-
-    parent = os.path.realpath(os.path.dirname(path.rstrip(os.sep)))
-    cwd = os.path.realpath(os.getcwd())
-    for entry in sys.path:
-        if os.path.realpath(entry or os.curdir) == parent:
-            what = " = the working directory" if parent == cwd else ""
-            return f" (sys.path entry {entry!r}{what})"
-    return ""
-
-
-def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
-    """From now on, every module under the plugin's top-level names — the entry point and any module
-    imported later, such as a lazy ``"module:attr"`` handler — is compiled from the bytes of its
-    digested file, read once and hash-checked at import (``verified_import``)."""
-    from reyn_core.loading.step4_import.verified_import import trees_of, verified_finder
-
-    assert rec is not None
-    verified_finder().register(trees_of(rec))
-
-
-__all__ = ["import_plugin", "serve_from_digested_files", "verify_import_origin"]
+__all__ = ["import_plugin", "verify_import_origin"]

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 STORE_GROUP = "reyn.approval_stores"
 """The entry-point group of approval stores: ``name = "module:factory"`` (an ``ApprovalStoreFactory``)."""
+STORE_DISTRIBUTIONS = {"postgres": "reyn-approvals-postgres"}
+"""The distribution each documented approval store must come from; a store of another name may come
+from any one distribution that is not a Reyn plugin (``extension_origin``)."""
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -77,24 +80,20 @@ class UnusableStore:
 def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> ApprovalStore:
     """The store of the ``backend`` entry point (``OSError`` / ``ValueError`` saying why not)."""
     from reyn_core.approvals import ApprovalStore
-    from reyn_core.loading.step2_discovery.discovery import named_entry_point
+    from reyn_core.loading.extension_origin import ExtensionError, load_extension
 
-    try:
-        ep = named_entry_point(STORE_GROUP, backend)
-    except LookupError as exc:
+    try:  # the documented store's own distribution, or (another store) one that is not a plugin
+        factory = load_extension(STORE_GROUP, backend, distribution=STORE_DISTRIBUTIONS.get(backend))
+    except ExtensionError as exc:
+        if exc.missing:
+            raise OSError(
+                f"no installed distribution provides the approval store {backend!r} ({exc}); install it, "
+                'or set [approvals] backend = "sqlite"'
+            ) from None
         raise OSError(str(exc)) from None
-    if ep is None:
-        raise OSError(
-            f"no installed distribution provides the approval store {backend!r} (an entry point "
-            f"named {backend!r} in the group {STORE_GROUP!r}); install it, or set [approvals] "
-            'backend = "sqlite"'
-        )
-    factory = ep.load()
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
-        raise OSError(
-            f"approval store {backend!r} ({ep.value}) returned a {type(store).__name__}, not an ApprovalStore"
-        )
+        raise OSError(f"approval store {backend!r} returned a {type(store).__name__}, not an ApprovalStore")
     return store
 
 

@@ -1,0 +1,78 @@
+"""Which distribution may provide an approval store (issue 24): the documented store ``postgres`` only
+reyn-approvals-postgres; a store of another name one distribution that is not a Reyn plugin. A plugin's
+distribution declaring a store is reported (``RD006``) and never imported, and the store stays unusable
+(every call that needs approval is refused, as before); the same store from a distribution that is not a
+plugin is imported from its verified files and holds the call (positive control). Real ``reyn``
+subprocesses over the approvals world of conftest.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from site_plugin import install_distribution
+
+STORE = """
+import os, pathlib
+pathlib.Path(os.environ["REYN_TEST_MARKER"]).write_text("imported")
+from reyn_core.approvals import SqliteApprovalStore
+
+def open_store(settings, base):
+    return SqliteApprovalStore(pathlib.Path(base) / "custom.sqlite")
+"""
+
+
+def _store_dist(world: Any, dist: str, *, plugin: bool) -> None:
+    """``dist`` declaring the approval store ``custom`` (and, when ``plugin``, a Reyn plugin too)."""
+    entry_points = "[reyn.approval_stores]\ncustom = reyn_custom_store.store:open_store\n"
+    if plugin:
+        entry_points += "[reyn.plugins]\ncustomplugin = reyn_custom_store\n"
+    install_distribution(
+        world.site, dist, "reyn_custom_store", {"__init__.py": "", "store.py": STORE}, entry_points
+    )
+    text = world.profile.read_text().replace('store = "approvals.sqlite"', 'backend = "custom"')
+    world.profile.write_text(text)
+
+
+def _call(world: Any) -> dict[str, Any]:
+    done = world.reyn("tools", "call", world.write, "path=out/a.md", "text=hi", "--json")
+    envelope: dict[str, Any] = json.loads(done.stdout)
+    return envelope
+
+
+def test_a_plugin_providing_the_store_is_never_imported_and_held_calls_are_refused(
+    world: Any, marker: Path
+) -> None:
+    _store_dist(world, "reyn-custom-store", plugin=True)
+    envelope = _call(world)
+    assert envelope["error"]["reason"] == "unavailable" and not marker.exists()
+    assert "no installed distribution provides the approval store 'custom'" in envelope["error"]["message"]
+    assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
+    done = world.reyn("doctor", "--json")
+    assert "RD006" in done.stdout and "it is a Reyn plugin" in done.stdout and not marker.exists()
+
+
+def test_the_same_store_from_a_distribution_that_is_not_a_plugin_holds_the_call(
+    world: Any, marker: Path
+) -> None:
+    _store_dist(world, "reyn-custom-store", plugin=False)
+    envelope = _call(world)
+    assert envelope["error"]["kind"] == "approval_required", envelope
+    assert envelope["error"]["approval"].startswith("apr-") and (world.root / "custom.sqlite").exists()
+    assert marker.exists() and not (world.root / "out" / "a.md").exists()
+
+
+def test_postgres_from_another_distribution_is_never_imported(world: Any, marker: Path) -> None:
+    install_distribution(
+        world.site,
+        "not-postgres",
+        "reyn_custom_store",
+        {"__init__.py": "", "store.py": STORE},
+        "[reyn.approval_stores]\npostgres = reyn_custom_store.store:open_store\n",
+    )
+    text = world.profile.read_text().replace('store = "approvals.sqlite"', 'backend = "postgres"')
+    world.profile.write_text(text)
+    done = world.reyn("doctor", "--json")
+    assert "RD006" in done.stdout and "only reyn-approvals-postgres may provide it" in done.stdout
+    assert not marker.exists()
