@@ -67,8 +67,8 @@ class _Claim:
 
 _LOCK = threading.Lock()
 _ORIGINS: dict[tuple[str, str], ExtensionOrigin] = {}
-_VERIFIED: dict[tuple[str, str], tuple[str, Any]] = {}
-"""What this load already verified and imported (distribution → object): hashed once per load."""
+_VERIFIED: dict[tuple[str, str], Any] = {}
+"""What this load already verified and imported (the object): scanned and hashed once per load."""
 _IGNORED: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
@@ -83,13 +83,13 @@ def begin_load() -> None:
 def load_extension(group: str, name: str, *, distribution: str | None) -> Any:
     """The object entry point ``name`` of ``group`` names, imported only from the verified files of
     ``distribution`` (None: of the one non-plugin distribution declaring it); ``ExtensionError`` why not."""
+    with _LOCK:
+        done = _VERIFIED.get((group, name))
+    if done is not None:  # every isolated plugin of a load asks for the backend: scanned and hashed once
+        return done
     allowed, ignored = _claims(group, name, distribution)
     with _LOCK:
         _IGNORED[(group, name)] = tuple(ignored)
-        done = _VERIFIED.get((group, name))
-    if done is not None and len(allowed) == 1 and allowed[0].distribution == done[0]:
-        return done[1]  # every isolated plugin of a load asks for the backend: its files hashed once
-    with _LOCK:
         _ORIGINS.pop((group, name), None)
     if not allowed:
         required = distribution or "a distribution that is not a Reyn plugin"
@@ -109,7 +109,7 @@ def load_extension(group: str, name: str, *, distribution: str | None) -> Any:
     origin, obj = _verified_import(group, name, claim)
     with _LOCK:
         _ORIGINS[(group, name)] = origin
-        _VERIFIED[(group, name)] = (claim.distribution, obj)
+        _VERIFIED[(group, name)] = obj
     return obj
 
 
