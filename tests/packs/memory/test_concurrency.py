@@ -47,7 +47,9 @@ def test_eight_writers_of_500_some_killed_lose_no_acknowledged_write(target, wor
     for n in range(8):
         out = open(tmp_path / f"w{n}.out", "wb")
         err = open(tmp_path / f"w{n}.err", "wb")
-        cmd = worker("write", target.settings_json(), f"w{n}", "500")
+        # A victim writes until it is killed: with 500 it could finish before its turn to be killed
+        # came (the victims are killed one after another), and exit 0 (seen on a quiet machine).
+        cmd = worker("write", target.settings_json(), f"w{n}", "1000000" if n in victims else "500")
         proc = subprocess.Popen(
             cmd, stdout=out, stderr=err, env=target.subprocess_env(), cwd=target.workspace
         )
