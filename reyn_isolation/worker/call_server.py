@@ -84,7 +84,7 @@ class CallServer(asyncio.Protocol):
                 span.enter()  # current while the handler runs; a task copies it when created
             try:
                 # as the dispatcher runs a handler: a sync one here and now, an async one as a task
-                data = self.loaded.call(name, message.get("args") or {}, self.ctx)  # type: ignore[arg-type]
+                data = self.loaded.call(name, message.get("args") or {}, self.ctx)
                 if inspect.isawaitable(data):
                     task = asyncio.ensure_future(self._await(call_id, data, span))
                     self.tasks[call_id] = task  # type: ignore[index]

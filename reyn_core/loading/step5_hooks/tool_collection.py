@@ -32,7 +32,7 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
     """
     assert p.pm is not None and p.provenance is not None
     try:
-        registered = registered_tools(p.pm, p.settings)
+        collected = registered_tools(p.pm, p.settings)
     except PluginLoadError as exc:
         p.fail("failed", exc.code, exc.message)
         return
@@ -40,8 +40,8 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
     origin = p.provenance.to_origin(p.api_version)
     include = set(cfg.tools.include) if cfg.tools.include is not None else None
     exclude = set(cfg.tools.exclude)
-    defs = [d for d in registered if isinstance(d, ToolDefinition)]
-    for problem in (d for d in registered if isinstance(d, str)):
+    defs = [d for d in collected if isinstance(d, ToolDefinition)]
+    for problem in (d for d in collected if isinstance(d, str)):
         p.diagnostics.append(Diagnostic.make("RT001", problem, plugin=p.plugin_id))
     own_names = [d.name for d in defs]
     for unknown in sorted(((include or set()) | exclude) - set(own_names)):
