@@ -5,19 +5,19 @@ never returns a tool the caller could not be offered."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from gate_axes import AVAILABLE, NAME, PLUGIN, ROLES, narrowed
+from gate_axes import OPERATORS as GATE_OPERATORS
 from reyn_tools_search.index import name_words, query_terms, search_tools, tool_index
 from reyn_tools_search.tools import find_tools
 
-from reyn_core import RouterCallerState, ToolContext, ToolDefinition, ToolError, ToolGates, ToolOrigin
+from reyn_core import RouterCallerState, ToolContext, ToolDefinition, ToolGates, ToolOrigin
 from reyn_core.host import (
     DeferralPolicy,
     OperatorPolicy,
-    PluginPolicy,
     RegistryBuilder,
     ToolDeferral,
     ToolRegistry,
@@ -193,33 +193,8 @@ def test_control_characters_in_descriptions_cannot_forge_matches() -> None:
 
 # --------------------------------------------------------------------------- the gate matrix
 
-NAME, PLUGIN = "notes_write", "notes"
-
-
-def _raise_tool_error(ctx: ToolContext) -> bool:
-    raise ToolError("notes_write needs a notes directory")
-
-
-def _raise_bug(ctx: ToolContext) -> bool:
-    raise RuntimeError("bug")
-
-
-ROLES = {
-    "both": ToolGates(),
-    "router_only": ToolGates(phase="deny"),
-    "phase_only": ToolGates(router="deny"),
-    "neither": ToolGates(router="deny", phase="deny"),
-}
-OPERATORS = {
-    "none": OperatorPolicy(),
-    "plugins_off": OperatorPolicy(plugins_enabled=False),
-    "narrowed_to_router": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"router"}))}),
-    "narrowed_to_phase": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"phase"}))}),
-    "tool_excluded": OperatorPolicy(plugins={PLUGIN: PluginPolicy(exclude=frozenset({NAME}))}),
-    "not_included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({"notes_read"}))}),
-    "included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({NAME, "notes_read"}))}),
-    "router_exclude": OperatorPolicy(router_exclude=frozenset({NAME})),
-}
+# the core's gate matrix's axes, but for the decoy, which stays included
+OPERATORS = {**GATE_OPERATORS, "included": narrowed(include=frozenset({NAME, "notes_read"}))}
 CALLS: dict[str, dict[str, Any]] = {
     "none": {},
     "excluded": {"exclude": frozenset({NAME})},
@@ -227,13 +202,6 @@ CALLS: dict[str, dict[str, Any]] = {
     "step_without_it": {"allowed_tools": frozenset({"notes_read", "find_tools"})},
     "step_with_it": {"allowed_tools": frozenset({NAME, "notes_read", "find_tools"})},
     "agent_without_it": {"agent_tools": frozenset({"notes_read", "find_tools"})},
-}
-AVAILABLE: dict[str, Callable[[ToolContext], bool] | None] = {
-    "unset": None,
-    "true": lambda ctx: True,
-    "false": lambda ctx: False,
-    "raises_tool_error": _raise_tool_error,
-    "raises_bug": _raise_bug,
 }
 RUNTIME = {"handler": lambda text: text, "no_handler": None}
 
