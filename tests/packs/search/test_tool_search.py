@@ -87,12 +87,35 @@ def test_stop_words_and_bare_numbers_are_kept_unless_the_ranking_drops_them() ->
     assert query_terms(query, Ranking(stop_words=True)) == ("area", "triangle", "base")
 
 
-def test_camel_case_name_is_found_by_its_words() -> None:
-    registry = frozen(
-        definition("readFile", "Return a document's text."),
-        definition("sendMail", "Deliver a message."),
-    )
-    assert [m.name for m in search_tools(registry, "read the file", ROUTER)] == ["readFile"]
+@pytest.mark.parametrize(
+    ("tools", "query", "found"),
+    [
+        pytest.param(
+            {"readFile": "Return a document's text.", "sendMail": "Deliver a message."},
+            "read the file",
+            ["readFile"],
+            id="a camel-case name is found by its words",
+        ),
+        pytest.param(
+            {"resize_images": "Resizes pictures.", "other": "nothing"},
+            "resizing an image",
+            ["resize_images"],
+            id="stemming matches word forms",
+        ),
+        pytest.param(
+            {
+                "getUserOrders": "Return records.",
+                "list_records": "Return the orders a shop has received, for any user.",
+            },
+            "get the orders of a user",
+            ["getUserOrders", "list_records"],
+            id="a name the request spells out wins over a description mention",
+        ),
+    ],
+)
+def test_a_query_finds_these_tools_in_this_order(tools: dict[str, str], query: str, found: list[str]) -> None:
+    registry = frozen(*(definition(name, description) for name, description in tools.items()))
+    assert [m.name for m in search_tools(registry, query, ROUTER)] == found
 
 
 def test_parameter_names_and_descriptions_are_searched() -> None:
@@ -116,11 +139,6 @@ def test_name_match_outranks_a_description_mention() -> None:
     hits = search_tools(registry, "currency", ROUTER)
     assert [h.name for h in hits] == ["convert_currency", "weather"]
     assert hits[0].matched == {"name": ("currency",)}
-
-
-def test_stemming_matches_word_forms() -> None:
-    registry = frozen(definition("resize_images", "Resizes pictures."), definition("other", "nothing"))
-    assert [m.name for m in search_tools(registry, "resizing an image", ROUTER)] == ["resize_images"]
 
 
 def test_results_are_deterministic_with_ties_broken_by_name() -> None:
@@ -487,15 +505,6 @@ async def test_find_tools_and_search_tools_cut_a_long_query_alike() -> None:
 
 
 # --------------------------------------------------------------------------- the ranking engine
-
-
-def test_a_name_the_request_spells_out_wins_over_a_description_mention() -> None:
-    registry = frozen(
-        definition("getUserOrders", "Return records."),
-        definition("list_records", "Return the orders a shop has received, for any user."),
-    )
-    hits = search_tools(registry, "get the orders of a user", ROUTER)
-    assert [m.name for m in hits] == ["getUserOrders", "list_records"]
 
 
 def test_words_in_many_tools_still_count() -> None:
