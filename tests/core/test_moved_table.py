@@ -6,11 +6,10 @@ a moved module names, besides the module's own new home, each of its names that 
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 from typing import Any
 
 import pytest
+from moved_imports import error_line
 
 from reyn_core.moved import MOVED
 
@@ -31,10 +30,8 @@ def test_every_entry_names_a_home_that_exists(old: str) -> None:
 
 
 def error_of(statement: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("ImportError: "), proc.stderr
+    last = error_line(statement)
+    assert last.startswith("ImportError: "), last
     return last
 
 

@@ -5,21 +5,13 @@ naming reyn-tools-search, the new path and the plugin to enable; the new places 
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 
 import pytest
+from moved_imports import error_line, moved_import_error
 
 from reyn_core.moved import MOVED
 
 SEARCH = {old: move for old, move in MOVED.items() if move[1][0] == "reyn-tools-search"}
-
-
-def _last_error_line(code: str) -> str:
-    """The last stderr line of ``code`` run in a fresh interpreter, which must fail."""
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    return proc.stderr.strip().splitlines()[-1]
 
 
 def test_the_table_names_the_search_moves_and_each_new_place_imports() -> None:
@@ -46,14 +38,13 @@ def test_the_table_names_the_search_moves_and_each_new_place_imports() -> None:
     ],
 )
 def test_every_old_spelling_is_one_clear_error_naming_the_pack(statement: str, new: str) -> None:
-    last = _last_error_line(statement)
-    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, last
+    last = moved_import_error(statement)
     assert new in last and "reyn-tools-search" in last and '"search" to [plugins] enable' in last
 
 
 def test_the_host_api_keeps_its_other_names_and_refuses_unknown_ones_as_before() -> None:
     # Controls: deferral stayed in the core; a name that never existed is a plain AttributeError.
-    last = _last_error_line(
+    last = error_line(
         "from reyn_core.host import DeferralPolicy, ToolDeferral, found_tool_names\n"
         "import reyn_core.host as h\nh.NoSuchName"
     )
