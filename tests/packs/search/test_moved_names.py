@@ -1,13 +1,13 @@
 """Tool search left reyn-core for the search pack (issue 24) with no re-export: the old module, its
 ranking and the host API's two search names, imported from their old place, are an ``ImportError``
-naming reyn-tools-search, the new path and the plugin to enable; the new places import."""
+naming reyn-tools-search, the new path and the plugin to enable (every spelling:
+tests/core/test_moved_table.py); the new places import."""
 
 from __future__ import annotations
 
 import importlib
 
-import pytest
-from moved_imports import error_line, moved_import_error
+from moved_imports import error_line
 
 from reyn_core.moved import MOVED
 
@@ -24,22 +24,6 @@ def test_the_table_names_the_search_moves_and_each_new_place_imports() -> None:
         module, attr = new.rsplit(".", 1) if old.startswith("reyn_core.host.") else (new, "")
         imported = importlib.import_module(module)  # positive control: the new place works
         assert not attr or getattr(imported, attr).__name__ == attr
-
-
-@pytest.mark.parametrize(
-    ("statement", "new"),
-    [
-        ("import reyn_core.tool_search", "reyn_tools_search.index"),
-        ("from reyn_core.tool_search import search_tools", "reyn_tools_search.index"),
-        # Python imports the package first: a module inside it is refused with the package
-        ("from reyn_core.tool_search.ranking import Ranking", "reyn_tools_search.index"),
-        ("from reyn_core.host import search_tools", "reyn_tools_search.index.search_tools"),
-        ("import reyn_core.host as h; h.ToolMatch", "reyn_tools_search.index.ToolMatch"),
-    ],
-)
-def test_every_old_spelling_is_one_clear_error_naming_the_pack(statement: str, new: str) -> None:
-    last = moved_import_error(statement)
-    assert new in last and "reyn-tools-search" in last and '"search" to [plugins] enable' in last
 
 
 def test_the_host_api_keeps_its_other_names_and_refuses_unknown_ones_as_before() -> None:
