@@ -35,11 +35,6 @@ def shout(text: str, ctx: ToolContext) -> str:
 
 
 @hookimpl
-def reyn_settings_model():
-    return Settings
-
-
-@hookimpl
 def reyn_register_tools(register, settings):
     register(shout)
 
@@ -47,6 +42,11 @@ def reyn_register_tools(register, settings):
 @hookimpl
 def reyn_load_inputs(settings):  # retired: never called, the loader warns (RI011)
     raise RuntimeError("a retired hook must never be called")
+
+
+@hookimpl
+def reyn_settings_model():
+    return Settings
 '''
 
 
