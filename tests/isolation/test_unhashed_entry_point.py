@@ -45,7 +45,8 @@ def reyn_register_tools(register, settings):
 
 def _install(site: Path, marker: Path, *, covered: bool) -> tuple[str, str]:
     """A distribution whose package is in its RECORD; its entry point names that package (covered) or
-    a module beside it, in a namespace package that no RECORD lists (so no digest covers it). Returns the plugin id and the entry point's module."""
+    a module beside it, in a namespace package that no RECORD lists (so no digest covers it).
+    Returns the plugin id and the entry point's module."""
     tag = hashlib.sha256(f"{site}{covered}".encode()).hexdigest()[:8]
     plugin_id = f"unhashed_{'covered' if covered else 'outside'}"
     package = f"reyn_iso_pkg_{tag}"
@@ -85,7 +86,7 @@ def test_an_entry_point_outside_the_digest_is_refused_ri009_both_ways(
     site: Path, tmp_path: Path, isolation: str
 ) -> None:
     marker = tmp_path / "marker"
-    plugin_id, module = _install(site, marker, covered=False)
+    plugin_id, _ = _install(site, marker, covered=False)
     result = _load(plugin_id, isolation)
     info = result.report.plugin(plugin_id)
     assert info is not None and info.status == "refused"
