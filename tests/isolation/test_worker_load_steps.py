@@ -7,6 +7,7 @@ and a worker that sends anything else fails its plugin (``RJ005``). Real worker 
 from __future__ import annotations
 
 import asyncio
+import types
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,37 @@ def test_a_worker_answer_without_a_list_of_warnings_is_refused() -> None:
     loaded = {"op": "loaded", "tools": [], "hooks": []}
     assert loaded_problem({**loaded, "warnings": [["RC008", "sufix"]]}) is None
     assert "sent warnings" in str(loaded_problem({**loaded, "warnings": "RC008"}))
+
+
+RAISING_CONFIG = """
+
+class _Raising(dict):
+    def get(self, *args):
+        raise RuntimeError("the config cannot be read")
+
+
+Settings.model_config = _Raising(Settings.model_config)  # asked after validation: which keys it drops
+"""
+
+
+def test_a_settings_model_that_raises_is_rc001_on_every_path(site: Path) -> None:
+    """In process, isolated and in reyn-testing's ``registry_from_plugin``: one code, one message."""
+    from reyn_testing import registry_from_plugin
+    from reyn_testing.modules import PluginModuleError
+
+    _, in_process = _load(site, "in-process", 'suffix = "?"', RAISING_CONFIG)
+    _, isolated = _load(site, "process", 'suffix = "?"', RAISING_CONFIG)
+    failed = [d for d in in_process if d[1] == "error"]
+    assert [d[0] for d in failed] == ["RC001"] and "the config cannot be read" in failed[0][2], in_process
+    assert [d for d in isolated if d[1] == "error"] == failed
+    module = types.ModuleType("raising_config")
+    exec(PLUGIN + RAISING_CONFIG, module.__dict__)
+    with pytest.raises(PluginModuleError) as info:
+        registry_from_plugin(module, settings={"suffix": "?"})
+    assert info.value.code == "RC001" and "the config cannot be read" in str(info.value)
+    # the control: the same plugin without it loads on every path
+    assert [d for d in _load(site, "process", 'suffix = "?"')[1] if d[1] == "error"] == []
+    control = types.ModuleType("plain_config")
+    exec(PLUGIN, control.__dict__)
+    with pytest.warns(UserWarning), pytest.warns(DeprecationWarning):  # RI004, RI011
+        registry_from_plugin(control, settings={"suffix": "?"})
