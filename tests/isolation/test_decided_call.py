@@ -65,6 +65,6 @@ def test_a_sync_handlers_awaitable_runs_under_the_tools_timeout(site: Path) -> N
         # the guard only turns a hang into a failure; the tool's own 0.2 s timeout must end it first
         return await asyncio.wait_for(plugin.run_decided_call(name, {}, ctx), 30)
 
-    with pytest.raises(ToolTimeout, match="did not finish within 0.2 s"):
+    with pytest.raises(ToolTimeout, match=r"did not finish within 0\.2 s"):
         asyncio.run(run("hangs"))
     assert asyncio.run(run("ends")) == "done"  # the control
