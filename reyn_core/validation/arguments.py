@@ -1,6 +1,6 @@
 """A call's arguments before validation: parsed (a dict, or a JSON string as models send it) and bounded
 in size and depth (``size_problems``); ``null`` for optional non-nullable properties dropped (OpenAI
-strict mode); pydantic errors as problems with pointers."""
+strict mode)."""
 
 from __future__ import annotations
 
@@ -97,14 +97,6 @@ def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
     if not any(args.get(k, 0) is None for k in names):
         return args
     return {k: v for k, v in args.items() if not (v is None and k in names)}
-
-
-def problems_from_pydantic(exc: Any, prefix: str = "", value: Any = None) -> list[ArgumentProblem]:
-    """A pydantic ``ValidationError`` as problems with JSON pointers (under ``prefix``), worded and
-    capped as every refusal is (``pydantic_problems``)."""
-    from .pydantic_problems import pydantic_problems
-
-    return pydantic_problems(exc, value, prefix=prefix)
 
 
 # --------------------------------------------------------------------------- the size bound

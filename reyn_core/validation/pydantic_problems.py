@@ -169,12 +169,12 @@ def unexpected_problems(keys: Iterable[Any], schema: Mapping[str, Any]) -> list[
     return [ArgumentProblem(f"/{escape_token(str(key))}", message) for key in keys]
 
 
-def pydantic_problems(
+def problems_from_pydantic(
     exc: Any,
     value: Any = None,
     schema: Mapping[str, Any] | None = None,
-    prefix: str = "",
     *,
+    prefix: str = "",
     capped: bool = True,
 ) -> list[ArgumentProblem]:
     """``exc`` (a pydantic ``ValidationError`` about ``value``, the model's schema being ``schema``)
