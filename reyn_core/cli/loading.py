@@ -105,6 +105,15 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
+def emit(args: argparse.Namespace, data: Any, text: str) -> int:
+    """A command's output: ``data`` as JSON with ``--json``, else ``text``; the command succeeded."""
+    if args.json:
+        emit_json(data)
+    else:
+        print(text)
+    return 0
+
+
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     """A plain left-aligned text table."""
     cols = [list(header), *[[str(c) for c in r] for r in rows]]
