@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
         options = scan_global_options(args_list)
-        set_json_mode(options.json or _json_after_command(options.args))
+        set_json_mode(options.json)
         command = options.command
         if command is not None and command not in COMMANDS and command != "help":
             from .plugin_commands import run_plugin_command
@@ -97,16 +97,6 @@ def _plugin_commands_epilog(argv: Sequence[str]) -> str:
     except ReynError:  # help still lists the commands; the profile error shows on a real command
         profile = None
     return commands_epilog(profile)
-
-
-def _json_after_command(args: Sequence[str]) -> bool:
-    """``--json`` among the command's own arguments (before a ``--``): ``reyn tools list --json``."""
-    for word in args:
-        if word == "--":
-            return False
-        if word == "--json":
-            return True
-    return False
 
 
 def _hint(exc: BaseException) -> str | None:
