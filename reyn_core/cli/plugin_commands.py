@@ -9,7 +9,7 @@ step that enables it. Only then is the profile loaded and the command run.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError
@@ -70,16 +70,7 @@ def _refuse_before_loading(name: str, profile: Profile) -> int | None:
     go on and load."""
     declarations = declared_commands().get(name, ())
     if not declarations:
-        from reyn_core.moved import moved_command_hint
-
-        extra = ", ".join(declared_commands())
-        moved = moved_command_hint(name)
-        return report_error(
-            f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-            + (f"; from installed plugins: {extra}" if extra else "; no installed plugin declares commands")
-            + ")"
-            + (f"; {moved}" if moved else "")
-        )
+        return report_error(_unknown(name, declared_commands(), "installed", "declares commands"))
     if len(declarations) == 1 and declarations[0].plugin_id not in profile.enabled:
         d = declarations[0]
         return report_error(
@@ -125,13 +116,19 @@ def _not_offered(name: str, result: LoadResult, commands: dict[str, PluginComman
             f"command {name!r} is not available: plugin {plugin_id!r} loaded but did not offer it "
             "(RI007 above says why)"
         )
+    return _unknown(name, sorted(commands), "enabled", "adds commands")
+
+
+def _unknown(name: str, others: Iterable[str], which: str, none: str) -> str:
+    """``name`` is no command: the built-in ones, those of the ``which`` (installed, enabled) plugins
+    (``no {which} plugin {none}`` when there are none), and where a command that left the core went."""
     from reyn_core.moved import moved_command_hint
 
-    extra = ", ".join(sorted(commands))
+    extra = ", ".join(others)
     moved = moved_command_hint(name)
     return (
         f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-        + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
+        + (f"; from {which} plugins: {extra}" if extra else f"; no {which} plugin {none}")
         + ")"
         + (f"; {moved}" if moved else "")
     )
