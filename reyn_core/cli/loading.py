@@ -12,8 +12,10 @@ if TYPE_CHECKING:
     from reyn_core.loading.report import LoadResult
     from reyn_core.loading.step1_profile.profile import Profile
 
+    from .global_options import GlobalOptions
 
-def profile_from_args(args: argparse.Namespace) -> Profile:
+
+def profile_from_args(args: argparse.Namespace | GlobalOptions) -> Profile:
     """The profile selected by ``--profile-file`` / ``--profile`` (or their environment defaults)."""
     from reyn_core.loading.step1_profile.profile import load_profile
 
@@ -23,20 +25,22 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
 
 
 def load_from_args(
-    args: argparse.Namespace,
+    args: argparse.Namespace | GlobalOptions,
     *,
     enforce_lock: bool = True,
     inspect_discovered: bool = False,
     check_profile: bool = True,
+    profile: Profile | None = None,
 ) -> LoadResult:
-    """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
-    re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is).
-    ``check_profile`` applies ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
+    """Run the loader on the selected profile (``profile``, when the caller has read it already).
+    ``enforce_lock=False`` ignores ``[lock] enforce`` and re-hashes every file (``plugins lock`` and
+    ``plugins audit`` must see the installed world as it is). ``check_profile`` applies
+    ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
     from .telemetry import export_spans
 
-    profile = profile_from_args(args)
+    profile = profile if profile is not None else profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
     export_spans(profile)  # before the load, so its own spans are exported

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ReynError
 from .global_options import scan_global_options
-from .loading import check_loaded_profile, print_load_tracebacks
+from .loading import load_from_args, profile_from_args
 from .parser import COMMANDS, builtin_command_names
 from .reporting import EXIT_FAILED, report_error
 
@@ -150,22 +150,14 @@ def command_words(argv: Sequence[str], args: Sequence[str]) -> list[str]:
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
-    from reyn_core.loading.loader import load
-    from reyn_core.loading.step1_profile.profile import load_profile
-
-    from .telemetry import export_spans
-
     options = scan_global_options(argv)
     assert options.command is not None
     name = options.command
-    profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    profile = profile_from_args(options)
     refused = _refuse_before_loading(name, profile)
     if refused is not None:
         return refused
-    export_spans(profile)  # before the load, so its own spans are exported
-    result = load(profile)
-    print_load_tracebacks(result, options.traceback)
-    check_loaded_profile(result)
+    result = load_from_args(options, profile=profile)
     commands, shadowing = usable_commands(result)
     load_warnings = [d for d in result.report.diagnostics if d.code == "RI007"]
     for d in (*load_warnings, *shadowing):
