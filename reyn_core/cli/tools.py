@@ -210,9 +210,7 @@ def run_render(args: argparse.Namespace) -> int:
             return report_error(
                 str(exc), code="strict", exit_code=EXIT_FAILED, errors=[str(e) for e in exc.errors]
             )
-        from .target_warnings import warn_unadaptable
-
-        warn_unadaptable(registry, tools, target)
+        _warn_unadaptable(registry, tools, target)
         emit_json(tools)
         return EXIT_OK
     from reyn_core.render.phase_catalog import render_phase
@@ -243,6 +241,21 @@ def run_render(args: argparse.Namespace) -> int:
     print("\nJSON Schema of the reply (the phase output contract):")
     print(json.dumps(surface.output_schema, indent=2, ensure_ascii=False))
     return EXIT_OK
+
+
+def _warn_unadaptable(registry: ToolRegistry, tools: list[dict[str, Any]], target: str) -> None:
+    """One stderr line per rendered tool whose schema ``target`` cannot take whole (strict mode
+    already failed loudly; the other targets render and say what they dropped)."""
+    from reyn_core.provider_schemas import adapt_parameters
+
+    if target in ("openai-strict", "mcp", "openai", "anthropic"):
+        return
+    for entry in tools:
+        name = entry["function"]["name"]
+        if name not in registry:
+            continue
+        for problem in adapt_parameters(registry.get(name).parameters, target).problems:
+            print(f"reyn: warning: tool {name!r} for {target}: {problem}", file=sys.stderr)
 
 
 def _deferral(result: Any) -> Any:
