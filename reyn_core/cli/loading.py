@@ -38,8 +38,6 @@ def load_from_args(
     ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
-    from .telemetry import export_spans
-
     profile = profile if profile is not None else profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
@@ -49,6 +47,22 @@ def load_from_args(
     if check_profile:
         check_loaded_profile(result)
     return result
+
+
+def export_spans(profile: Profile) -> bool:
+    """Have the tracing add-on export this process's spans if the profile turns tracing on; returns
+    whether an exporter was set up.
+
+    A library host sets up its own exporter; the ``reyn`` command is its own host, so when its
+    profile turns tracing on (``[observability] tracing = true``) the tracing add-on (reyn-otel, found
+    by its ``reyn.tracing`` entry point) sets up its exporter from the environment, before the load.
+    Without the add-on the load says so (``RC012``)."""
+    if profile.observability.tracing is not True:
+        return False
+    from reyn_core.loading.tracing_addon import tracing_addon
+
+    addon, _ = tracing_addon()  # without one, the load's RC012 says what to install
+    return False if addon is None else bool(addon.export_spans())
 
 
 # Profile findings every command that loads reports on stderr (not only ``doctor``): a table for a
