@@ -213,6 +213,8 @@ def run_render(args: argparse.Namespace) -> int:
         _warn_unadaptable(registry, tools, target)
         emit_json(tools)
         return EXIT_OK
+    from dataclasses import asdict
+
     from reyn_core.render.phase_catalog import render_phase
 
     surface = render_phase(registry, _context("phase"), split_ops(args.allowed_ops))
@@ -220,16 +222,7 @@ def run_render(args: argparse.Namespace) -> int:
         emit_json(
             {
                 "allowed_ops": list(surface.allowed_ops),
-                "ops": [
-                    {
-                        "kind": o.kind,
-                        "description": o.description,
-                        "args_schema": o.args_schema,
-                        "purity": o.purity,
-                        "dispatch_kind": o.dispatch_kind,
-                    }
-                    for o in surface.ops
-                ],
+                "ops": [asdict(o) for o in surface.ops],  # kind, description, args_schema, purity, ...
                 "output_schema": surface.output_schema,
                 "prompt_text": surface.prompt_text(),
             }
