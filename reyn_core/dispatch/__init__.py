@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from ..calls import NO_HOOKS, AfterHook, BeforeHook, ToolCall, ToolCallHooks, ToolCallOutcome
-from ..jsondata import to_jsonable
-from ..registry.handlers import CallShape, call_shape, resolve_reference
+from ..calls import ToolCall, ToolCallHooks, ToolCallOutcome
 from .audit import JsonlAuditLog, argument_hash
 from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
 
 __all__ = [
-    "NO_HOOKS",
-    "AfterHook",
     "BatchCall",
-    "BeforeHook",
-    "CallShape",
     "JsonlAuditLog",
     "ToolCall",
     "ToolCallHooks",
     "ToolCallOutcome",
     "argument_hash",
-    "call_shape",
     "dispatch_batch",
     "dispatch_tool",
     "invoke_tool",
-    "resolve_reference",
-    "to_jsonable",
 ]
