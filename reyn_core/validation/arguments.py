@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ArgumentProblem
 from ..errors import exception_message as exc_text
 from ..jsondata import JSON_SCALAR_TYPES, depth_within
-from .messages import escape_token
+from .messages import json_pointer
 
 
 def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
@@ -166,7 +166,7 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
 
 
 def _bound(path: tuple[Any, ...], what: str) -> ArgumentProblem:
-    return ArgumentProblem("".join(f"/{escape_token(str(p))}" for p in path), what)
+    return ArgumentProblem(json_pointer(path), what)
 
 
 def _too_many_chars() -> ArgumentProblem:
