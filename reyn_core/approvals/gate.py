@@ -336,8 +336,7 @@ class ApprovalGate:
             raise ApprovalDecisionError(
                 f"request {record.id} is {latest.status}, not pending: it cannot be decided"
             )
-        scope = "session" if scoped else ("standing" if standing else "once")
-        extra = {"scope": scope, "session": decided.session} if approve else {}
+        extra = {"scope": decided.scope, "session": decided.session} if approve else {}
         self._line("approved" if approve else "denied", decided, by=by, reason=reason, **extra)
         return decided
 

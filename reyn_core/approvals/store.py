@@ -52,6 +52,12 @@ class ApprovalRecord:
         the session that asked, except a standing approval (any session, until it expires)."""
         return self.session == session or (self.status == "approved" and self.uses < 0 and not self.scoped)
 
+    @property
+    def scope(self) -> str:
+        """How far an approval reaches: ``session`` (scoped), ``standing`` (until it expires) or
+        ``once``."""
+        return "session" if self.scoped else ("standing" if self.uses < 0 else "once")
+
     columns: ClassVar[tuple[str, ...]] = (
         "id", "key", "components", "status", "created_at", "expires_at", "approvers", "request",
         "uses", "decided_by", "decided_at", "reason", "closed_at", "session", "scoped",
@@ -91,7 +97,7 @@ class ApprovalRecord:
             "expires_at": self.expires_at,
             "approvers": list(self.approvers),
             "uses": self.uses,
-            "scope": "session" if self.scoped else ("standing" if self.uses < 0 else "once"),
+            "scope": self.scope,
             "session": self.session,
             "decided_by": self.decided_by,
             "decided_at": self.decided_at,
