@@ -19,7 +19,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -323,13 +323,15 @@ class ApprovalGate:
             )
         standing = approve and (standing or for_session)
         decided = self.store.decide(
-            record.id,
-            approve=approve,
-            by=by,
-            reason=reason,
-            now=now,
-            uses=-1 if standing else 1,
-            scoped=scoped,
+            replace(
+                record,
+                status="approved" if approve else "denied",
+                decided_by=by,
+                decided_at=now,
+                reason=reason,
+                uses=-1 if standing else 1,
+                scoped=scoped,
+            )
         )
         if decided is None:
             latest = self.store.get(record.id) or record

@@ -126,19 +126,11 @@ class ApprovalStore(Protocol):
 
     def get(self, approval_id: str) -> ApprovalRecord | None: ...
 
-    def decide(
-        self,
-        approval_id: str,
-        *,
-        approve: bool,
-        by: str,
-        reason: str | None,
-        now: float,
-        uses: int = 1,
-        scoped: bool = False,
-    ) -> ApprovalRecord | None:
-        """Move a pending, unexpired request to approved / denied (``scoped``: for its session
-        only); None when it is not pending."""
+    def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
+        """Write the decision ``decided`` carries (``status`` approved / denied, ``decided_by``,
+        ``decided_at``, ``reason``, ``uses``, ``scoped``: for its session only) over the request
+        ``decided.id`` if that is pending and unexpired at ``decided_at``: the record stored, or None
+        when it is not pending."""
         ...
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
