@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import OPEN, ApprovalRecord, Status
+from .store import ApprovalRecord, Status
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (
@@ -228,4 +228,4 @@ class SqliteApprovalStore:
         return [ApprovalRecord.from_row(r) for r in rows]
 
 
-__all__ = ["OPEN", "SqliteApprovalStore"]
+__all__ = ["SqliteApprovalStore"]

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 Status = Literal["pending", "approved", "denied", "consumed", "expired", "voided"]
-OPEN: tuple[Status, ...] = ("pending", "approved")
-"""The statuses a request can still leave."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,4 +163,4 @@ class ApprovalStoreFactory(Protocol):
     def __call__(self, settings: Mapping[str, Any], base: Path) -> ApprovalStore: ...
 
 
-__all__ = ["OPEN", "ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"]
+__all__ = ["ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"]
