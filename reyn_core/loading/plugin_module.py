@@ -3,9 +3,9 @@ the verified provenance record the host sent (``plugin_from_record``), and in re
 ``registry_from_plugin``, from a bare module (``plugin_from_module``).
 
 Each step is the loader's function, not a copy: the import from the digested files only and the
-``REYN_API`` and hook checks (load step 4, ``importing``), the settings (step 5, ``settings_check``),
-what ``reyn_register_tools`` registers (step 5, ``tool_collection``) and the policy hooks around calls
-(step 6, ``call_hooks``). A failure is a ``PluginLoadError`` with the loader's code and words; what
+``REYN_API`` and hook checks (``step4_import/importing``), the settings (``step5_hooks/settings_check``),
+what ``reyn_register_tools`` registers (``step5_hooks/tool_collection``) and the policy hooks around calls
+(``step6_registry/call_hooks``). A failure is a ``PluginLoadError`` with the loader's code and words; what
 the loader would warn about is in ``warnings``, and as facts (``warning_facts``: a hook's or a
 setting's name) that a worker sends and the host words with the loader's own templates
 (``worker_warnings``). Only the worker's plugin (``WorkerPlugin``, from ``plugin_from_record``) can run
