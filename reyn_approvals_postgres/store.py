@@ -226,14 +226,14 @@ class PostgresApprovalStore:
         return self._run("read a request", op)
 
     def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
-        d = decided
+        decision = decided.decision_row()
 
         def op(conn: Any) -> ApprovalRecord | None:
             row = conn.execute(
                 f"UPDATE {TABLE} SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
                 "uses = %s, scoped = %s WHERE id = %s AND status = 'pending' AND expires_at > %s "
                 f"RETURNING {_COLUMNS}",
-                (d.status, d.decided_by, d.decided_at, d.reason, d.uses, d.scoped, d.id, d.decided_at),
+                (*decision, decided.id, decided.decided_at),
             ).fetchone()
             return ApprovalRecord.from_row(row) if row is not None else None
 

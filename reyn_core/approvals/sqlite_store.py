@@ -150,16 +150,16 @@ class SqliteApprovalStore:
         return ApprovalRecord.from_row(row) if row is not None else None
 
     def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
-        d = decided
+        decision = decided.decision_row()
         with self._transaction() as db:
             changed = db.execute(
                 "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, uses = ?, "
                 "scoped = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
-                (d.status, d.decided_by, d.decided_at, d.reason, d.uses, int(d.scoped), d.id, d.decided_at),
+                (*decision, decided.id, decided.decided_at),
             ).rowcount
             if changed != 1:
                 return None
-            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (d.id,)).fetchone()
+            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (decided.id,)).fetchone()
         return ApprovalRecord.from_row(row)
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:

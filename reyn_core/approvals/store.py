@@ -56,6 +56,24 @@ class ApprovalRecord:
         ``once``."""
         return "session" if self.scoped else ("standing" if self.uses < 0 else "once")
 
+    def decision_row(self) -> tuple[Any, ...]:
+        """The decision this record carries, as a store writes it (``status``, ``decided_by``,
+        ``decided_at``, ``reason``, ``uses``, ``scoped``), or ``ValueError`` when it is not one: only
+        approved or denied, at a time, an approval usable once or standing (``uses`` 1 or -1), scoped
+        only when approved and from a session. Every store writes through this, so no store can
+        leave a decided request pending, consumed or unusable."""
+        if self.status not in ("approved", "denied"):
+            raise ValueError(f"a decision is approved or denied, not {self.status!r}")
+        if not isinstance(self.decided_at, (int, float)) or isinstance(self.decided_at, bool):
+            raise ValueError("a decision needs the time it was made (decided_at)")
+        if self.uses not in (1, -1):
+            raise ValueError(f"a decision is usable once or standing (uses 1 or -1), not {self.uses!r}")
+        if self.scoped and (self.status != "approved" or self.session is None):
+            raise ValueError(
+                "a decision is scoped only when approved, for the session that asked (from a session)"
+            )
+        return (self.status, self.decided_by, self.decided_at, self.reason, self.uses, self.scoped)
+
     columns: ClassVar[tuple[str, ...]] = (
         "id", "key", "components", "status", "created_at", "expires_at", "approvers", "request",
         "uses", "decided_by", "decided_at", "reason", "closed_at", "session", "scoped",

@@ -23,13 +23,22 @@ def open_store(settings, base):
 """
 
 
-def _store_dist(world: Any, dist: str, *, plugin: bool) -> None:
+OLD_SHAPE = STORE.replace(
+    "def open_store(settings, base):\n    return SqliteApprovalStore(",
+    "class OldStore(SqliteApprovalStore):\n"
+    "    def decide(self, approval_id, *, approve, by, reason, now):\n"
+    "        raise AssertionError('never called')\n\n"
+    "def open_store(settings, base):\n    return OldStore(",
+)
+
+
+def _store_dist(world: Any, dist: str, *, plugin: bool, source: str = STORE) -> None:
     """``dist`` declaring the approval store ``custom`` (and, when ``plugin``, a Reyn plugin too)."""
     entry_points = "[reyn.approval_stores]\ncustom = reyn_custom_store.store:open_store\n"
     if plugin:
         entry_points += "[reyn.plugins]\ncustomplugin = reyn_custom_store\n"
     install_distribution(
-        world.site, dist, "reyn_custom_store", {"__init__.py": "", "store.py": STORE}, entry_points
+        world.site, dist, "reyn_custom_store", {"__init__.py": "", "store.py": source}, entry_points
     )
     text = world.profile.read_text().replace('store = "approvals.sqlite"', 'backend = "custom"')
     world.profile.write_text(text)
@@ -61,6 +70,20 @@ def test_the_same_store_from_a_distribution_that_is_not_a_plugin_holds_the_call(
     assert envelope["error"]["kind"] == "approval_required", envelope
     assert envelope["error"]["approval"].startswith("apr-") and (world.root / "custom.sqlite").exists()
     assert marker.exists() and not (world.root / "out" / "a.md").exists()
+
+
+def test_a_store_with_the_old_decide_is_unusable_and_held_calls_are_refused(world: Any, marker: Path) -> None:
+    # the store protocol's decide(decided) replaced decide(approval_id, *, approve, ...): a store of
+    # the old shape passes the protocol's name check, so the load checks decide's shape (RC011)
+    # instead of letting the first decision fail with a TypeError; control: the test above
+    assert "class OldStore" in OLD_SHAPE
+    _store_dist(world, "reyn-custom-store", plugin=False, source=OLD_SHAPE)
+    envelope = _call(world)
+    assert envelope["error"]["reason"] == "unavailable", envelope
+    assert "has decide() of another shape" in envelope["error"]["message"]
+    assert marker.exists() and not (world.root / "out" / "a.md").exists()
+    done = world.reyn("doctor", "--json")
+    assert "RC011" in done.stdout and "decide(decided)" in done.stdout
 
 
 def test_postgres_from_another_distribution_is_never_imported(world: Any, marker: Path) -> None:

@@ -14,6 +14,7 @@ gate gets a store that refuses every operation, so every call needing approval i
 from __future__ import annotations
 
 import hashlib
+import inspect
 from typing import TYPE_CHECKING, Any
 
 STORE_GROUP = "reyn.approval_stores"
@@ -94,6 +95,13 @@ def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> Approva
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
         raise OSError(f"approval store {backend!r} returned a {type(store).__name__}, not an ApprovalStore")
+    try:  # the protocol's methods are checked by name only; decide's shape changed (CHANGELOG)
+        inspect.signature(store.decide).bind(None)
+    except (TypeError, ValueError):
+        raise OSError(
+            f"approval store {backend!r} has decide() of another shape: the store protocol's "
+            "decide(decided) takes the decided record (see CHANGELOG.md); update the store"
+        ) from None
     return store
 
 
