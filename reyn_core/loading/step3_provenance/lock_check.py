@@ -3,14 +3,13 @@ the load imports (before import), compared with ``reyn.lock``, read once per loa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reyn_core.errors import exception_message
 from reyn_core.loading.diagnostics import Diagnostic
 
 if TYPE_CHECKING:  # the lock's modules are imported only by a load that enforces it
-    from reyn_core.loading.extension_origin import Pin
     from reyn_core.loading.plugin_state import LoadSession, PluginState
     from reyn_core.loading.step3_provenance.drift import Drift
     from reyn_core.loading.step3_provenance.lock import LockedPlugin, LockFile
@@ -81,9 +80,10 @@ def check_lock_tools(session: LoadSession, p: PluginState) -> None:
         p.tools.clear()
 
 
-def extension_pin(session: LoadSession) -> Pin | None:
+def extension_pin(session: LoadSession) -> Callable[[ProvenanceRecord], str | None] | None:
     """What each extension of the load is checked against before it is imported: under
-    ``[lock] enforce``, its ``[extensions."<group>:<name>"]`` entry (None when the lock is not enforced)."""
+    ``[lock] enforce``, its ``[extensions."<group>:<name>"]`` entry (None when the lock is not
+    enforced); an ``extension_origin.Pin``."""
     if not session.profile.lock.enforce:
         return None
 
