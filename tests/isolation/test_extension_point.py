@@ -219,7 +219,7 @@ def test_the_backend_is_the_typed_extension_point() -> None:
 
 
 def test_plugins_audit_shows_the_isolation_backend_it_imported(site: Path, tmp_path: Path) -> None:
-    # not pinned in the lock (docs/decisions.md): shown with its distribution and tree digest
+    # pinned in the lock ([extensions]: no drift right after locking) and shown with its digest
     import json
     import os
     import subprocess
