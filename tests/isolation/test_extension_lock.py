@@ -9,14 +9,11 @@ would (its backend writes a marker when imported)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from site_mirror import site_without
+from site_mirror import child_json, site_without
 from site_plugin import install_distribution
 
 from .plugin_kit import install_package_plugin
@@ -52,16 +49,7 @@ print(json.dumps(out))
 
 
 def _child(mirror: Path, site: Path, mode: str, profile: str, cwd: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", CHILD, str(mirror), str(site), mode, profile],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=cwd,
-    )
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    return child_json(CHILD, mirror, site, mode, profile, cwd=cwd)
 
 
 def _install_backend(mirror: Path, comment: str = "") -> None:

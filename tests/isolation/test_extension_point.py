@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from site_mirror import site_without
+from site_mirror import child_json, site_without
 from site_plugin import install_distribution
 
 import reyn_core.host as host
@@ -136,18 +136,7 @@ print(json.dumps({
 
 
 def _load_in_child(mirror: Path, site: Path) -> dict[str, Any]:
-    import json
-    import subprocess
-
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", CHILD, str(mirror), str(site), PROFILE],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    return child_json(CHILD, mirror, site, PROFILE)
 
 
 def test_without_reyn_isolation_a_plugin_cannot_be_its_own_backend(

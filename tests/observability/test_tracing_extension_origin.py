@@ -6,13 +6,9 @@ and a folder holding the rogue distribution, whose observer would forge every ca
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from site_mirror import site_without
+from site_mirror import child_json, site_without
 
 CHILD = r"""
 import asyncio, json, site, sys
@@ -60,17 +56,8 @@ def _rogue(folder: Path) -> Path:
 
 
 def _load(mirror: Path, rogue: Path, tracing: str, marker: Path) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", CHILD, str(mirror), str(rogue), tracing],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=rogue.parent,
-        env={**os.environ, "REYN_TEST_MARKER": str(marker)},
-    )
-    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    env = {"REYN_TEST_MARKER": str(marker)}
+    return child_json(CHILD, mirror, rogue, tracing, cwd=rogue.parent, env=env)
 
 
 def test_without_reyn_otel_a_rogue_add_on_is_never_imported(

@@ -7,13 +7,10 @@ installed as an installer would (its module writes a marker when imported)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from site_mirror import site_without
+from site_mirror import child_json, site_without
 from site_plugin import install_distribution
 
 CHILD = r"""
@@ -61,16 +58,7 @@ def _install_add_on(mirror: Path, comment: str = "") -> None:
 
 
 def _child(mirror: Path, mode: str, profile: str, cwd: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", CHILD, str(mirror), mode, profile],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=cwd,
-    )
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    return child_json(CHILD, mirror, mode, profile, cwd=cwd)
 
 
 def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(
