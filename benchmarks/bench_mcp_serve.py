@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "plugins"))  # the shared test kit
 from harness import table
 from local_server import free_port, wait_listening
+from site_plugin import install_site_plugin
 
 TARGET_PER_CALL = 1.2
 BIN = Path(sys.executable).parent
@@ -179,13 +180,8 @@ def _setup(root: Path) -> tuple[Any, Any]:
 
     site = root / "site"
     ws = root / "ws"
-    site.mkdir()
     ws.mkdir()
-    (site / "reyn_bench_wc.py").write_text(PLUGIN)
-    info = site / "reyn_bench_wc-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reyn-bench-wc\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[reyn.plugins]\nbench_wc = reyn_bench_wc\n")
+    install_site_plugin(site, "bench_wc", PLUGIN)  # as an installer lays it out, RECORD included
     (ws / "reyn.toml").write_text('[plugins]\nenable = ["bench_wc", "mcp"]\n')
     (root / "bare.py").write_text(BARE_SERVER)
     import os

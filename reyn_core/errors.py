@@ -214,6 +214,17 @@ class ToolRegistrationError(ReynError):
         self.hint = hint
 
 
+class PluginLoadError(ReynError):
+    """A plugin could not be loaded: ``code`` is the load's diagnostic code (``RI001``…, ``RC001``…),
+    ``hint`` what to do, ``traceback`` the import's when the plugin's own code raised there."""
+
+    def __init__(self, code: str, message: str, *, hint: str = "", traceback: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.hint = hint
+        self.traceback = traceback
+
+
 class RegistryFrozen(ReynError):
     """The registry is a frozen snapshot; build a new one instead of mutating it."""
 

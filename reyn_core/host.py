@@ -99,9 +99,6 @@ _EXPORTS = {
     "tool_call_id": "reyn_core.observation",  # dispatched calls inside carry the model's call id
     "redact": "reyn_core.redaction",  # what a schema marks secret, hidden wherever arguments are shown
     "installation_key": "reyn_core.loading.argument_key",
-    # a bare plugin module's hooks run as the loader runs them (reyn-testing's registry_from_plugin)
-    "RETIRED_HOOKS": "reyn_core.hookspecs",  # (and plugin_manager, below)
-    "plugin_call_hooks": "reyn_core.loading.step6_registry.call_hooks",
     # what a tool reports while it works (ctx.report_progress / ctx.log), for the host's listener
     "Reporter": "reyn_core.tool_reports",
     "QueuedReporter": "reyn_core.tool_reports",
@@ -110,25 +107,20 @@ _EXPORTS = {
     "ToolReport": "reyn_core.tool_reports",
     "LOG_LEVELS": "reyn_core.tool_reports",
     # running a plugin out of process: the extension point (a `reyn.isolation` entry point named
-    # `process`, docs/security.md#isolated-plugins) and what a worker needs to load and serve a plugin
-    # the way the core does (reyn-isolation uses these and nothing else of the core's internals)
+    # `process`, docs/security.md#isolated-plugins)
     "PluginIsolation": "reyn_core.loading.isolation_point",
     "IsolationRequest": "reyn_core.loading.isolation_point",
     "IsolatedPlugin": "reyn_core.loading.isolation_point",
     "DeclaredPermissions": "reyn_core.loading.permissions",
-    "ProvenanceRecord": "reyn_core.loading.step3_provenance.record",
-    "serve_from_digested_files": "reyn_core.loading.step4_import.import_origin",
-    "plugin_manager": "reyn_core.hookspecs",
-    "as_definition": "reyn_core.tool",
+    # one plugin run through the loader's own steps outside `load()`: in an isolated plugin's worker
+    # (from its verified record) and in reyn-testing's registry_from_plugin (from a bare module)
+    "plugin_from_record": "reyn_core.loading.plugin_module",
+    "plugin_from_module": "reyn_core.loading.plugin_module",
+    "PluginModule": "reyn_core.loading.plugin_module",
+    "PluginLoadError": "reyn_core.errors",
+    # what a worker's wire needs: the fields a definition serves, the surfaces, JSON nesting bound
     "served_fields": "reyn_core.definition_digest",
     "SURFACES": "reyn_core.context",
-    "CallShape": "reyn_core.registry.handlers",
-    "call_shape": "reyn_core.registry.handlers",
-    "resolve_reference": "reyn_core.registry.handlers",
-    "run_handler": "reyn_core.dispatch.runner",
-    "handler_exit": "reyn_core.dispatch.runner",
-    "describe_handler_error": "reyn_core.dispatch.runner:describe",
-    "to_jsonable": "reyn_core.jsondata",
     "depth_within": "reyn_core.jsondata",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",

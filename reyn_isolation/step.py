@@ -121,6 +121,7 @@ class ProcessIsolation:
             "op": "load",
             "record": asdict(rec),
             "settings": profile.plugin(pid).settings,
+            "source": profile.describe_source(),  # where the settings are, for the worker's messages
             "subprocess": granted.subprocess,
             "network": granted.network,
             "max_result_bytes": granted.max_result_bytes,
@@ -151,6 +152,8 @@ class ProcessIsolation:
             client.close()
             _refuse(out, reasons, loaded)
             return out.answer()
+        for code, message in loaded.get("warnings", ()):  # checked by the client (``loaded_problem``)
+            out.add(code, message[:2000], severity="warning")
         if "reyn_cli_commands" in loaded.get("hooks", ()):
             out.add(
                 "RJ010",

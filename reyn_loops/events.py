@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reyn_core import ToolContext
-    from reyn_core.host import ToolReport
+    from reyn_core.host import ToolRegistry, ToolReport
 
 #: Event kinds. Router: model_call, text_delta, assistant, tool_call, tool_result, pending, turn_limit.
 #: Phase: model_call, phase_reply (``continues``: True when its ops run and the phase goes on, False
@@ -55,41 +55,44 @@ def emit(callback: EventCallback | None, kind: str, **data: Any) -> None:
         return
 
 
-async def with_reports(
+async def dispatch_with_reports(
     callback: EventCallback | None,
     ctx: ToolContext,
-    run: Callable[[ToolContext], Awaitable[dict[str, Any]]],
-    *,
+    registry: ToolRegistry,
     tool: str,
-    **call: Any,
+    arguments: Any,
+    *,
+    ids: Mapping[str, Any],
+    **options: Any,
 ) -> dict[str, Any]:
-    """Run one tool call (``run``, a dispatch with the context it is given) so that what the tool
-    reports becomes events: each ``ctx.report_progress`` a ``tool_progress`` event (``done``,
-    ``total``, ``message``), each ``ctx.log`` a ``tool_log`` event (``level``, ``message``,
-    ``data``), both with ``tool`` and the ``call`` identifiers (the router's call ``id``, the phase's
-    ``op``), in the order reported and all before this returns (so before the call's result event).
+    """``dispatch_tool(registry, tool, arguments, ctx, **options)`` so that what the tool reports
+    becomes events: each ``ctx.report_progress`` a ``tool_progress`` event (``done``, ``total``,
+    ``message``), each ``ctx.log`` a ``tool_log`` event (``level``, ``message``, ``data``), both with
+    ``tool`` and the call's ``ids`` (the router's call ``id``, the phase's ``op``), in the order
+    reported and all before this returns (so before the call's result event).
 
     A report also still reaches the reporter the loop's context already had (a loop running inside a
     served tool passes its tools' reports on). Without a listener the call runs with ``ctx`` as is.
     """
+    from reyn_core.host import Progress, QueuedReporter, dispatch_tool
+
     if callback is None:
-        return await run(ctx)
-    from reyn_core.host import Progress, QueuedReporter
+        return await dispatch_tool(registry, tool, arguments, ctx, **options)
 
     outer = ctx.reporter
 
     async def sink(event: ToolReport) -> None:
         if isinstance(event, Progress):
-            emit(callback, "tool_progress", tool=tool, **call, done=event.done, total=event.total,
+            emit(callback, "tool_progress", tool=tool, **ids, done=event.done, total=event.total,
                  message=event.message)  # fmt: skip
         else:
-            emit(callback, "tool_log", tool=tool, **call, level=event.level, message=event.message,
+            emit(callback, "tool_log", tool=tool, **ids, level=event.level, message=event.message,
                  data=dict(event.data))  # fmt: skip
         if outer is not None:
             outer.report(event)
 
     reporter = QueuedReporter(sink, tool=tool)
     try:
-        return await run(ctx.with_reporter(reporter))
+        return await dispatch_tool(registry, tool, arguments, ctx.with_reporter(reporter), **options)
     finally:
         await reporter.drain()

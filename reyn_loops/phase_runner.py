@@ -19,7 +19,6 @@ import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from functools import partial
 from typing import Any, Literal
 
 from reyn_core import ReynError, ToolContext
@@ -29,12 +28,11 @@ from reyn_core.host import (
     PhaseOutput,
     PhaseOutputError,
     ToolRegistry,
-    dispatch_tool,
     parse_phase_output,
     phase_context,
     render_phase,
 )
-from reyn_loops.events import EventCallback, emit, with_reports
+from reyn_loops.events import EventCallback, dispatch_with_reports, emit
 from reyn_loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, at_least_one
 from reyn_loops.tracing import chat_turn
 
@@ -345,20 +343,16 @@ class PhaseRunner(ModelLoop):
             if not ctx.bridge.has("ask_user"):
                 ctx = replace(ctx, bridge=replace(ctx.bridge, ask_user=asker))
             emit(self.on_event, "op", op=op.kind, args=op.args)
-            envelope = await with_reports(
+            envelope = await dispatch_with_reports(
                 self.on_event,
                 ctx,
-                partial(
-                    dispatch_tool,
-                    self.registry,
-                    op.kind,
-                    op.args,
-                    surface="phase",
-                    allowed_ops=self.allowed_ops,
-                    approval=approval if i == 0 else None,
-                ),
-                tool=op.kind,
-                op=op.kind,
+                self.registry,
+                op.kind,
+                op.args,
+                ids={"op": op.kind},
+                surface="phase",
+                allowed_ops=self.allowed_ops,
+                approval=approval if i == 0 else None,
             )
             error = envelope.get("error") or {}
             waits = error.get("approval") if error.get("kind") == "approval_required" else None

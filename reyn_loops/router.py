@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, Literal
 
 from reyn_core import ReynError, RouterCallerState, ToolContext
@@ -29,13 +28,12 @@ from reyn_core.host import (
     ToolDeferral,
     ToolRegistry,
     dispatch_batch,
-    dispatch_tool,
     found_tool_names,
     render_router,
     target_for_model,
     tool_call_id,
 )
-from reyn_loops.events import EventCallback, emit, with_reports
+from reyn_loops.events import EventCallback, dispatch_with_reports, emit
 from reyn_loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, ToolCallRequest, at_least_one
 from reyn_loops.tracing import chat_turn
 
@@ -364,20 +362,16 @@ class RouterLoop(ModelLoop):
     ) -> dict[str, Any]:
         emit(self.on_event, "tool_call", id=call.id, name=call.name, arguments=call.arguments)
         with tool_call_id(call.id):  # the execute_tool span's gen_ai.tool.call.id
-            envelope = await with_reports(
+            envelope = await dispatch_with_reports(
                 self.on_event,
                 ctx,
-                partial(
-                    dispatch_tool,
-                    self.dispatch_registry,
-                    call.name,
-                    call.arguments,
-                    surface="router",
-                    exclude=self.exclude,
-                    approval=approval,
-                ),
-                tool=call.name,
-                id=call.id,
+                self.dispatch_registry,
+                call.name,
+                call.arguments,
+                ids={"id": call.id},
+                surface="router",
+                exclude=self.exclude,
+                approval=approval,
             )
         emit(self.on_event, "tool_result", id=call.id, name=call.name, envelope=envelope)
         return envelope

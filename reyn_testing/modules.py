@@ -14,20 +14,24 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from reyn_core import API_VERSION, ReynError, ToolOrigin
+from reyn_core import API_VERSION, ReynError, ToolOrigin, ToolRegistrationError
 from reyn_core.host import (
-    RETIRED_HOOKS,
     OperatorPolicy,
+    PluginLoadError,
     PluginPolicy,
     RegistryBuilder,
     ToolRegistry,
-    plugin_call_hooks,
-    plugin_manager,
+    plugin_from_module,
 )
 
 
 class PluginModuleError(ReynError):
-    """The module is not a usable Reyn plugin (wrong API version, bad settings, failing hook)."""
+    """The module is not a usable Reyn plugin (wrong API version, bad settings, failing hook); ``code``
+    is the diagnostic the loader would report for it (``RI002``, ``RC001``, …)."""
+
+    def __init__(self, message: str, *, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def registry_from_plugin(
@@ -41,34 +45,26 @@ def registry_from_plugin(
 ) -> ToolRegistry:
     """Build a frozen registry from ``module`` (a module object or its dotted name).
 
-    ``settings`` is validated against the plugin's ``reyn_settings_model`` (``PluginModuleError``
-    on failure, with pydantic's message). Registration problems raise ``ToolRegistrationError``
-    with its diagnostic code (``RT…``, ``RS…``). Tools are stamped with a plugin origin of id
-    ``plugin_id`` and no source, so the operator gates of a profile apply to them as to installed ones.
+    The module's hooks run through the loader's own steps (``reyn_core.host.plugin_from_module``):
+    a failure is a ``PluginModuleError`` with the loader's code and words (``settings`` validated
+    against the plugin's ``reyn_settings_model``, pydantic's problems named), and what the loader
+    would warn about is a warning a test can see (``DeprecationWarning`` for a retired hook).
+    Registration problems raise ``ToolRegistrationError`` with its diagnostic code (``RT…``,
+    ``RS…``). Tools are stamped with a plugin origin of id ``plugin_id`` and no source, so the
+    operator gates of a profile apply to them as to installed ones.
     """
     if isinstance(module, str):
         module = importlib.import_module(module)
-    api = getattr(module, "REYN_API", None)
-    if type(api) is not int or api != API_VERSION:
-        raise PluginModuleError(
-            f"plugin module {module.__name__!r} declares REYN_API = {api!r}; this reyn-core supports "
-            f"REYN_API = {API_VERSION} (add `REYN_API = {API_VERSION}` to the module)"
-        )
-    manager = plugin_manager()
     try:
-        manager.register(module, name=plugin_id)
-        manager.check_pending()
-    except Exception as exc:  # pluggy: unknown hook names, wrong hook arguments
-        raise PluginModuleError(f"invalid hook implementation in {module.__name__!r}: {exc}") from None
-    for name, why in RETIRED_HOOKS.items():
-        if callable(getattr(module, name, None)):  # the loader's RI011, as a warning a test can see
-            warnings.warn(
-                f"{module.__name__!r} defines {name}(), a retired hook that is no longer called ({why})",
-                DeprecationWarning,
-                stacklevel=2,
-            )
+        plugin = plugin_from_module(module, plugin_id, settings, source="registry_from_plugin(settings=...)")
+        registered = plugin.register_tools()
+    except PluginLoadError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        raise PluginModuleError(f"{exc.code}: {exc.message}{hint}", code=exc.code) from None
+    for warning in plugin.warnings:
+        category = DeprecationWarning if warning.code == "RI011" else UserWarning
+        warnings.warn(f"{warning.code}: {warning.message}", category, stacklevel=2)
 
-    validated = _validate_settings(manager, module, plugin_id, settings)
     plugin_surfaces = frozenset(surfaces) if surfaces is not None else None
     policies = {plugin_id: PluginPolicy(surfaces=plugin_surfaces)}
     operator = (
@@ -76,30 +72,19 @@ def registry_from_plugin(
         if default_allowed_ops is not None
         else OperatorPolicy(plugins=policies)
     )
-    hooks = plugin_call_hooks(plugin_id, manager)
+    hooks = plugin.call_hooks()
     builder = RegistryBuilder(operator=operator, hooks=hooks if hooks.before or hooks.after else None)
     for host_tool in host_tools:
         builder.register(host_tool)
-    origin = ToolOrigin(kind="plugin", plugin_id=plugin_id, entry_point=module.__name__, api_version=api)
-    manager.hook.reyn_register_tools(
-        register=lambda t: builder.register(t, origin=origin), settings=validated
+    origin = ToolOrigin(
+        kind="plugin", plugin_id=plugin_id, entry_point=module.__name__, api_version=API_VERSION
     )
-    if validated is not None:
-        builder.set_settings(plugin_id, validated)
+    for item in registered:
+        if isinstance(item, str):
+            raise ToolRegistrationError(
+                "RT001", item, hint="pass a ToolDefinition or a function decorated with @reyn_core.tool"
+            )
+        builder.register(item, origin=origin)
+    if plugin.settings is not None:
+        builder.set_settings(plugin_id, plugin.settings)
     return builder.freeze()
-
-
-def _validate_settings(
-    manager: Any, module: ModuleType, plugin_id: str, settings: Mapping[str, Any] | None
-) -> Any:
-    model = manager.hook.reyn_settings_model()
-    if model is None:
-        if settings:
-            raise PluginModuleError(f"plugin {plugin_id!r} has no settings model but settings were given")
-        return None
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(dict(settings or {}))
-    except ValidationError as exc:
-        raise PluginModuleError(f"invalid settings for plugin {plugin_id!r}: {exc}") from None

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from ..calls import NO_HOOKS, AfterHook, BeforeHook, ToolCall, ToolCallHooks, ToolCallOutcome
-from ..jsondata import to_jsonable
-from ..registry.handlers import CallShape, call_shape, resolve_reference
 from .audit import JsonlAuditLog, argument_hash
 from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
@@ -14,16 +12,12 @@ __all__ = [
     "AfterHook",
     "BatchCall",
     "BeforeHook",
-    "CallShape",
     "JsonlAuditLog",
     "ToolCall",
     "ToolCallHooks",
     "ToolCallOutcome",
     "argument_hash",
-    "call_shape",
     "dispatch_batch",
     "dispatch_tool",
     "invoke_tool",
-    "resolve_reference",
-    "to_jsonable",
 ]

@@ -77,11 +77,6 @@ def call_shape(fn: Callable[..., Any], known: ArgumentsModel | None = None) -> C
     )
 
 
-def resolve_reference(ref: str, *, tool: str | None = None) -> Callable[..., Any]:
-    """Import a lazy ``"module:attr"`` handler. A ``ToolDefinition`` target yields its handler."""
-    return _resolved(ref, tool)[0]
-
-
 def _resolved(ref: str, tool: str | None) -> tuple[Callable[..., Any], ArgumentsModel | None]:
     """The handler ``ref`` names, and the model its ``@tool`` definition carries (if it names one)."""
     known: ArgumentsModel | None = None

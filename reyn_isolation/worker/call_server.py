@@ -14,29 +14,11 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from reyn_core import (
-    InvalidToolArguments,
-    ToolContext,
-    ToolDefinition,
-    ToolError,
-    ToolGateRefused,
-    ToolRuntimeMissing,
-)
-from reyn_core.host import (
-    CallShape,
-    call_shape,
-    depth_within,
-    gates,
-    handler_exit,
-    resolve_reference,
-    run_handler,
-    to_jsonable,
-)
-from reyn_core.host import describe_handler_error as describe
+from reyn_core import InvalidToolArguments, ToolContext, ToolError, ToolGateRefused, ToolRuntimeMissing
+from reyn_core.host import PluginModule, depth_within, describe_exception
 from reyn_isolation.frames import FrameParser
 from reyn_isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import context_from_data
-from reyn_isolation.worker.plugin_host import LoadedPlugin
 
 if TYPE_CHECKING:
     from reyn_isolation.worker.spans import CallSpan
@@ -47,13 +29,12 @@ CALL_LIMIT = 64 << 20
 class CallServer(asyncio.Protocol):
     """Reads call and cancel frames from the host's pipe and answers each call."""
 
-    def __init__(self, loaded: LoadedPlugin, out: int, limit: int, closed: asyncio.Future[int]) -> None:
+    def __init__(self, loaded: PluginModule, out: int, limit: int, closed: asyncio.Future[int]) -> None:
         self.loaded = loaded
         self.out = out
         self.limit = limit
         self.closed = closed
         self.parser = FrameParser(CALL_LIMIT)
-        self.shapes: dict[str, CallShape] = {}
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.ctx: ToolContext | None = None
 
@@ -87,67 +68,41 @@ class CallServer(asyncio.Protocol):
 
     def _call(self, message: dict[str, Any]) -> None:
         call_id = message.get("id")
+        name = message.get("tool")
         span: CallSpan | None = None
         try:
             if "ctx" in message:
                 self.ctx = context_from_data(message["ctx"], self.loaded.settings)
-            tool, shape = self._tool(message.get("tool"))
-            if "trace" in message:  # the host traces this call: only then is OpenTelemetry imported
+            # a traced call of a tool it has: only then is OpenTelemetry imported
+            if "trace" in message and isinstance(name, str) and name in self.loaded.tools:
                 from reyn_isolation.worker.spans import call_span
 
-                span = call_span(message["trace"], tool.name)
+                span = call_span(message["trace"], name)
             if self.ctx is None:
                 raise ToolRuntimeMissing("the call came without a context")
-            _check_available(tool, self.ctx)
-            _, kwargs = shape.bind(message.get("args") or {}, self.ctx)
             if span is not None:
                 span.enter()  # current while the handler runs; a task copies it when created
             try:
-                if shape.is_async:
-                    task = asyncio.ensure_future(self._await(call_id, tool, shape, kwargs, span))
+                # as the dispatcher runs a handler: a sync one here and now, an async one as a task
+                data = self.loaded.call(name, message.get("args") or {}, self.ctx)
+                if inspect.isawaitable(data):
+                    task = asyncio.ensure_future(self._await(call_id, data, span))
                     self.tasks[call_id] = task  # type: ignore[index]
                     task.add_done_callback(lambda _t: self.tasks.pop(call_id, None))  # type: ignore[arg-type]
-                    return
-                try:
-                    result = shape.fn(**kwargs)
-                except SystemExit as exc:
-                    raise handler_exit(exc) from None
-                if inspect.isawaitable(result):
-                    task = asyncio.ensure_future(self._await(call_id, tool, None, result, span))
-                    self.tasks[call_id] = task  # type: ignore[index]
                     return
             finally:
                 if span is not None:
                     span.exit()
-            self._reply(call_id, {"ok": True, "data": to_jsonable(result)}, span)
+            self._reply(call_id, {"ok": True, "data": data}, span)
         except BaseException as exc:
             self._reply(call_id, _failure(exc), span)
 
-    async def _await(
-        self, call_id: Any, tool: ToolDefinition, shape: CallShape | None, work: Any, span: CallSpan | None
-    ) -> None:
+    async def _await(self, call_id: Any, work: Any, span: CallSpan | None) -> None:
         try:
-            if shape is not None:
-                result = await run_handler(shape.fn, True, tool, work)
-            else:
-                result = await work
-            reply: dict[str, Any] = {"ok": True, "data": to_jsonable(result)}
-        except SystemExit as exc:
-            reply = _failure(handler_exit(exc))
+            reply: dict[str, Any] = {"ok": True, "data": await work}
         except BaseException as exc:
             reply = _failure(exc)
         self._reply(call_id, reply, span)
-
-    def _tool(self, name: Any) -> tuple[ToolDefinition, CallShape]:
-        tool = self.loaded.tools.get(name) if isinstance(name, str) else None
-        if tool is None or tool.handler is None:
-            raise ToolRuntimeMissing(f"tool {name!r} has no handler in this worker", tool=name)
-        shape = self.shapes.get(tool.name)
-        if shape is None:
-            handler = tool.handler
-            fn = resolve_reference(handler, tool=tool.name) if isinstance(handler, str) else handler
-            shape = self.shapes[tool.name] = call_shape(fn)
-        return tool, shape
 
     def _reply(self, call_id: Any, reply: dict[str, Any], span: CallSpan | None = None) -> None:
         reply = {"op": "result", "id": call_id, **reply}
@@ -177,23 +132,6 @@ class CallServer(asyncio.Protocol):
             return encode(_error(call_id, f"the result cannot be sent as JSON: {exc}"))
 
 
-def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
-    """The tool's own ``available(ctx)`` with this call's context, as the host's dispatcher asks it in
-    process (``gates.available``): the host's proxy answered from the load-time table, this asks the
-    check itself on every call (no extra round trip: it runs where the call already is)."""
-    if tool.available is None:
-        return
-    decision = gates.available(tool, ctx)
-    if not decision:
-        raise ToolGateRefused(
-            f"tool {tool.name!r} is refused on the {ctx.surface} surface ({decision.layer} gate): "
-            f"{decision.reason}",
-            tool=tool.name,
-            layer=decision.layer,
-            reason=decision.reason,
-        )
-
-
 def _error(call_id: Any, message: str) -> dict[str, Any]:
     return {"op": "result", "id": call_id, "ok": False, "kind": "execution_error", "message": message}
 
@@ -215,7 +153,7 @@ def _failure(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, ToolError):
         return {"ok": False, "kind": exc.kind, "message": exc.message}
     if isinstance(exc, Exception):
-        return {"ok": False, "kind": "execution_error", "message": describe(exc)}
+        return {"ok": False, "kind": "execution_error", "message": describe_exception(exc)}
     raise exc  # KeyboardInterrupt and the like: the worker stops
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
+from reyn_core.host import PluginLoadError, PluginModule, describe_exception, plugin_from_record
 from reyn_isolation.protocol import FrameReader, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import definition_to_data
-from reyn_isolation.worker.plugin_host import LoadedPlugin, LoadFailure, load_plugin, record_from_data
 
 LOAD_LIMIT = 64 << 20
 CALL_LIMIT = 64 << 20
@@ -34,8 +35,12 @@ def run(proto_in: int, proto_out: int) -> int:
             _forbid_programs()
         if not request.get("network", False):
             _forbid_unix_sockets()
-        loaded = load_plugin(record_from_data(request["record"]), request.get("settings"))
-    except LoadFailure as exc:
+        # the loader's own steps: import from the digested files only, API, hooks, settings, tools
+        plugin = plugin_from_record(
+            request["record"], request.get("settings"), source=str(request.get("source") or "the profile")
+        )
+        registered = plugin.register_tools()
+    except PluginLoadError as exc:
         write_all(proto_out, encode({"op": "load_failed", "code": exc.code, "message": exc.message}))
         return 0
     except Exception as exc:
@@ -44,15 +49,20 @@ def run(proto_in: int, proto_out: int) -> int:
             encode({"op": "load_failed", "code": "RJ005", "message": f"the worker failed: {exc!r:.500}"}),
         )
         return 0
-    tools = []
-    for item in loaded.registered:
-        tools.append(item if isinstance(item, dict) else definition_to_data(item, loaded.settings))
-    write_all(
-        proto_out,
-        encode({"op": "loaded", "hooks": loaded.hooks, "tools": tools, "diagnostics": loaded.diagnostics}),
-    )
+    tools = [
+        {"error": item} if isinstance(item, str) else definition_to_data(item, plugin.settings)
+        for item in registered
+    ]
+    loaded = {
+        "op": "loaded",
+        "hooks": plugin.hooks,
+        "tools": tools,
+        "diagnostics": _diagnostics(plugin),
+        "warnings": [[w.code, w.message] for w in plugin.warnings],
+    }
+    write_all(proto_out, encode(loaded))
     limit = int(request.get("max_result_bytes", 1 << 20))
-    return asyncio.run(_serve(proto_in, proto_out, loaded, limit))
+    return asyncio.run(_serve(proto_in, proto_out, plugin, limit))
 
 
 def _forbid_programs() -> None:
@@ -72,7 +82,16 @@ def _forbid_unix_sockets() -> None:
     forbid_unix_sockets()
 
 
-async def _serve(proto_in: int, proto_out: int, loaded: LoadedPlugin, limit: int) -> int:
+def _diagnostics(plugin: PluginModule) -> Any:
+    """What the plugin's ``reyn_diagnostics`` returned (JSON data), or ``{"raised": ...}``: the host's
+    stand-in hook raises that, and the loader warns (``RI008``) as for a hook that raised in process."""
+    try:
+        return plugin.diagnostics()
+    except (Exception, SystemExit) as exc:
+        return {"raised": describe_exception(exc)}
+
+
+async def _serve(proto_in: int, proto_out: int, loaded: PluginModule, limit: int) -> int:
     from reyn_isolation.worker.call_server import CallServer
 
     loop = asyncio.get_running_loop()

@@ -6,14 +6,15 @@ never runs."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import pytest
+from gate_axes import AVAILABLE, CLUSTER, NAME, OPERATORS, PLUGIN, ROLES
 
-from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolOrigin, ToolRuntimeMissing
+from reyn_core import ToolContext, ToolDefinition, ToolOrigin
 from reyn_core.host import (
     OperatorPolicy,
     PhaseOutputError,
@@ -28,7 +29,6 @@ from reyn_core.host import (
     render_router,
 )
 
-NAME, CLUSTER, PLUGIN = "notes_write", "notes", "notes"
 HANDLER_CALLS: list[str] = []
 
 
@@ -37,31 +37,7 @@ def handler(text: str) -> str:
     return f"wrote {text}"
 
 
-def _raise_missing(ctx: ToolContext) -> bool:
-    raise ToolRuntimeMissing("notes_write needs [plugins.notes.settings] dir; set it in the profile")
-
-
-def _raise_bug(ctx: ToolContext) -> bool:
-    raise RuntimeError("bug in availability check")
-
-
-ROLES = {
-    "both": ToolGates(),
-    "router_only": ToolGates(phase="deny"),
-    "phase_only": ToolGates(router="deny"),
-    "neither": ToolGates(router="deny", phase="deny"),
-}
 SURFACES = ("router", "phase")
-OPERATORS = {
-    "none": OperatorPolicy(),
-    "plugins_off": OperatorPolicy(plugins_enabled=False),
-    "narrowed_to_router": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"router"}))}),
-    "narrowed_to_phase": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"phase"}))}),
-    "tool_excluded": OperatorPolicy(plugins={PLUGIN: PluginPolicy(exclude=frozenset({NAME}))}),
-    "not_included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({"notes_read"}))}),
-    "included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({NAME}))}),
-    "router_exclude": OperatorPolicy(router_exclude=frozenset({NAME})),
-}
 EXCLUDES = {"none": (), "this_tool": (NAME,), "another_tool": ("notes_read",)}
 ALLOWED_OPS: dict[str, tuple[str, ...] | None] = {
     "default": None,  # the profile default ("file", "ask_user") does not admit the notes cluster
@@ -70,13 +46,6 @@ ALLOWED_OPS: dict[str, tuple[str, ...] | None] = {
     "glob": ("notes_*",),
     "other": ("file", "web_*"),
     "empty": (),
-}
-AVAILABLE: dict[str, Callable[[ToolContext], bool] | None] = {
-    "unset": None,
-    "true": lambda ctx: True,
-    "false": lambda ctx: False,
-    "raises_tool_error": _raise_missing,
-    "raises_bug": _raise_bug,
 }
 
 

@@ -1,16 +1,16 @@
 """``reyn_core.moved``: every old dotted name's entry names where that name is now, and the error of
 a moved module names, besides the module's own new home, each of its names that went somewhere else
 — another distribution, or another path inside reyn-core (``reyn_core.tracing.redact`` is
-``reyn_core.host.redact``, not in reyn-otel)."""
+``reyn_core.host.redact``, not in reyn-otel); and every spelling of an old import of each
+distribution's moves is the same clear error (each distribution's own tests import the new homes)."""
 
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 from typing import Any
 
 import pytest
+from moved_imports import error_line, moved_import_error
 
 from reyn_core.moved import MOVED
 
@@ -31,10 +31,8 @@ def test_every_entry_names_a_home_that_exists(old: str) -> None:
 
 
 def error_of(statement: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("ImportError: "), proc.stderr
+    last = error_line(statement)
+    assert last.startswith("ImportError: "), last
     return last
 
 
@@ -63,3 +61,75 @@ def test_the_module_itself_still_names_its_distribution() -> None:
     assert (
         "reyn_core.tracing is no longer part of reyn-core: it moved to reyn_otel in the reyn-otel" in message
     )
+
+
+ENABLE_SEARCH = '"search" to [plugins] enable'
+
+
+@pytest.mark.parametrize(
+    ("statement", "fragments"),
+    [
+        # reyn-isolation
+        ("import reyn_core.isolation", ("reyn_isolation ", "reyn-isolation")),
+        (
+            "from reyn_core.isolation.client import WorkerClient",
+            ("moved to reyn_isolation ", "reyn-isolation"),
+        ),
+        ("import reyn_core.worker.serve", ("moved to reyn_isolation.worker ", "reyn-isolation")),
+        ("from reyn_core.worker import call_server", ("reyn_isolation.worker", "reyn-isolation")),
+        # reyn-loops
+        ("from reyn_core.loops import RouterLoop", ("reyn_loops",)),
+        ("from reyn_core.loops.router import RouterLoop", ("moved to reyn_loops ",)),
+        ("from reyn_core.testing import scripted_server", ("reyn_loops.testing.scripted_server",)),
+        ("from reyn_core.testing.scripted_server import ScriptedModelServer", ("reyn_loops.testing.",)),
+        ("from reyn_core.cli import chat", ("reyn_loops.cli.chat",)),
+        ("from reyn_core.errors import LLMCallError", ("reyn_loops.errors.LLMCallError",)),
+        ("from reyn_core.errors import ReplayMissing", ("reyn_loops.errors.ReplayMissing",)),
+        ("import reyn_core.errors as e; e.ReplayFixtureError", ("reyn_loops.errors.ReplayFixtureError",)),
+        # reyn-otel
+        ("from reyn_core.tracing import configure_tracing", ("moved to reyn_otel in the reyn-otel",)),
+        (
+            "from reyn_core.host import configure_tracing",
+            ("to reyn_otel.configure_tracing in the reyn-otel",),
+        ),
+        ("import reyn_core.loading.load_spans", ("moved to reyn_otel.load_spans in the reyn-otel",)),
+        ("import reyn_core.isolation.worker_spans", ("moved to reyn_otel.worker_spans in the reyn-otel",)),
+        # reyn-testing (and what inside the kit went to reyn-loops)
+        ("from reyn_core.testing import ToolCaller", ("moved to reyn_testing in the reyn-testing",)),
+        (
+            "import reyn_core.testing.pytest_plugin",
+            (
+                "reyn_core.testing is no longer part of reyn-core: "
+                "it moved to reyn_testing in the reyn-testing",
+            ),
+        ),
+        (
+            "from reyn_core.testing import replay",
+            ("reyn_core.testing.replay moved to reyn_loops.testing.replay",),
+        ),
+        # reyn-tools-search (and the plugin to enable)
+        ("import reyn_core.tool_search", ("reyn_tools_search.index", "reyn-tools-search", ENABLE_SEARCH)),
+        (
+            "from reyn_core.tool_search import search_tools",
+            ("reyn_tools_search.index", "reyn-tools-search", ENABLE_SEARCH),
+        ),
+        # Python imports the package first: a module inside it is refused with the package
+        (
+            "from reyn_core.tool_search.ranking import Ranking",
+            ("reyn_tools_search.index", "reyn-tools-search", ENABLE_SEARCH),
+        ),
+        (
+            "from reyn_core.host import search_tools",
+            ("reyn_tools_search.index.search_tools", "reyn-tools-search", ENABLE_SEARCH),
+        ),
+        (
+            "import reyn_core.host as h; h.ToolMatch",
+            ("reyn_tools_search.index.ToolMatch", "reyn-tools-search", ENABLE_SEARCH),
+        ),
+    ],
+)
+def test_every_spelling_of_an_old_import_is_the_same_clear_error(
+    statement: str, fragments: tuple[str, ...]
+) -> None:
+    message = moved_import_error(statement)
+    assert [f for f in fragments if f not in message] == [], message

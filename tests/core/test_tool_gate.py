@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from gate_axes import AVAILABLE as GATE_AVAILABLE
+from gate_axes import CLUSTER, NAME, PLUGIN, narrowed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +29,7 @@ from reyn_core import (
 )
 from reyn_core.host import OperatorPolicy, PluginPolicy, RegistryBuilder, ToolRegistry, gates, invoke_tool
 
-NAME, ORIGINAL, CLUSTER, PLUGIN = "notes_write", "write", "notes", "notes"
+ORIGINAL = "write"
 SETTINGS = {"on": True}
 CALLS: list[str] = []
 
@@ -35,14 +37,6 @@ CALLS: list[str] = []
 async def handler(text: str) -> str:
     CALLS.append(text)
     return text
-
-
-def _raise_tool_error(ctx: ToolContext) -> bool:
-    raise ToolRuntimeMissing("notes_write needs [plugins.notes.settings] dir; set it in the profile")
-
-
-def _raise_bug(ctx: ToolContext) -> bool:
-    raise RuntimeError("bug in availability check")
 
 
 # the author's gate per surface: "allow/deny" offers the tool to the router (and mcp, cli), not phases
@@ -55,30 +49,22 @@ ORIGINS = {
 HANDLERS: dict[str, Any] = {"function": handler, "none": None}
 
 
-def _narrowed(**kw: Any) -> OperatorPolicy:
-    return OperatorPolicy(plugins={PLUGIN: PluginPolicy(**kw)})
-
-
 OPERATORS = {
     "none": OperatorPolicy(),
     "plugins_off": OperatorPolicy(plugins_enabled=False),
-    "to_router": _narrowed(surfaces=frozenset({"router"})),
-    "to_phase": _narrowed(surfaces=frozenset({"phase"})),
-    "to_mcp_cli": _narrowed(surfaces=frozenset({"mcp", "cli"})),
-    "exclude_name": _narrowed(exclude=frozenset({NAME})),
-    "exclude_original": _narrowed(exclude=frozenset({ORIGINAL})),
-    "include_original": _narrowed(include=frozenset({ORIGINAL})),
-    "include_other": _narrowed(include=frozenset({"notes_read"})),
+    "to_router": narrowed(surfaces=frozenset({"router"})),
+    "to_phase": narrowed(surfaces=frozenset({"phase"})),
+    "to_mcp_cli": narrowed(surfaces=frozenset({"mcp", "cli"})),
+    "exclude_name": narrowed(exclude=frozenset({NAME})),
+    "exclude_original": narrowed(exclude=frozenset({ORIGINAL})),
+    "include_original": narrowed(include=frozenset({ORIGINAL})),
+    "include_other": narrowed(include=frozenset({"notes_read"})),
     "router_exclude": OperatorPolicy(router_exclude=frozenset({NAME})),
     "default_ops_name": OperatorPolicy(default_allowed_ops=(NAME,)),
     "default_ops_cluster": OperatorPolicy(default_allowed_ops=(CLUSTER,)),
 }
 AVAILABLE: dict[str, Callable[[ToolContext], bool] | None] = {
-    "unset": None,
-    "true": lambda ctx: True,
-    "false": lambda ctx: False,
-    "raises_tool_error": _raise_tool_error,
-    "raises_bug": _raise_bug,
+    **GATE_AVAILABLE,
     "phase_only": lambda ctx: ctx.surface == "phase",
     "needs_settings": lambda ctx: ctx.settings == SETTINGS,
     "agent_bob": lambda ctx: ctx.agent == "bob",

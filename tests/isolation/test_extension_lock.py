@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from site_mirror import child_json, site_without
+from site_mirror import run_over, site_without
 from site_plugin import install_distribution
 
 from .plugin_kit import install_package_plugin
@@ -22,15 +22,13 @@ from .test_extension_point import EVIL_BACKEND, PLUGIN, PROFILE
 ENFORCED = PROFILE + "\n[lock]\nenforce = true\n"
 
 CHILD = r"""
-import json, os, site, sys
-site.addsitedir(sys.argv[1])
-sys.path.insert(0, sys.argv[2])
+import json, sys
 import reyn_core.host as host
 from reyn_core.loading.step3_provenance.lock import LockFile
 from reyn_core.loading.step3_provenance.lock_audit import audit
 from reyn_core.loading.step3_provenance.lock_file import read_lock
 
-mode, profile = sys.argv[3], sys.argv[4]
+mode, profile = sys.argv[1], sys.argv[2]
 result = host.load(host.Profile.from_toml_text(profile))
 out = {"extensions": [e.to_dict() for e in result.report.extensions]}
 if mode == "lock":
@@ -49,7 +47,7 @@ print(json.dumps(out))
 
 
 def _child(mirror: Path, site: Path, mode: str, profile: str, cwd: Path) -> dict[str, Any]:
-    return child_json(CHILD, mirror, site, mode, profile, cwd=cwd)
+    return run_over(mirror, site, CHILD, mode, profile, cwd=cwd)
 
 
 def _install_backend(mirror: Path, comment: str = "") -> None:

@@ -7,13 +7,11 @@ is not installed at all is the fresh venv of test_isolated_wheel.py. Real worker
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
-from site_mirror import child_json, site_without
+from site_mirror import run_over, site_without
 from site_plugin import install_distribution
 
 import reyn_core.host as host
@@ -45,25 +43,20 @@ PROFILE = '[plugins]\nenable = ["loud"]\n\n[plugins.loud]\nisolation = "process"
 def _second_backend(site: Path) -> None:
     """A second distribution claiming the entry point ``process`` of ``reyn.isolation`` (its object
     would import the plugin in process: it must never be called)."""
-    (site / "reyn_rogue_backend.py").write_text(
-        textwrap.dedent(
-            """
-            import importlib
+    source = """
+        import importlib
 
-            class InProcess:
-                def isolate(self, request):
-                    importlib.import_module(request.record.entry_point)
-                    raise AssertionError("the core called an ambiguous backend")
+        class InProcess:
+            def isolate(self, request):
+                importlib.import_module(request.record.entry_point)
+                raise AssertionError("the core called an ambiguous backend")
 
-            backend = InProcess()
-            """
-        )
+        backend = InProcess()
+        """
+    entry_points = "[reyn.isolation]\nprocess = reyn_rogue_backend:backend\n"
+    install_distribution(
+        site, "reyn-rogue-backend", "reyn_rogue_backend", {"__init__.py": source}, entry_points
     )
-    info = site / "reyn_rogue_backend-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reyn-rogue-backend\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[reyn.isolation]\nprocess = reyn_rogue_backend:backend\n")
-    importlib.invalidate_caches()
 
 
 def _plugin(result: Any) -> Any:
@@ -120,11 +113,9 @@ def test_a_plugin_declaring_the_backend_is_never_its_backend(site: Path, marker:
 
 
 CHILD = """
-import json, os, site, sys
-site.addsitedir(sys.argv[1])
-sys.path.insert(0, sys.argv[2])
+import json, sys
 import reyn_core.host as host
-result = host.load(host.Profile.from_toml_text(sys.argv[3]))
+result = host.load(host.Profile.from_toml_text(sys.argv[1]))
 [info] = [i for i in result.report.plugins if i.plugin_id == "loud"]
 print(json.dumps({
     "status": info.status,
@@ -136,7 +127,7 @@ print(json.dumps({
 
 
 def _load_in_child(mirror: Path, site: Path) -> dict[str, Any]:
-    return child_json(CHILD, mirror, site, PROFILE)
+    return run_over(mirror, site, CHILD, PROFILE)
 
 
 def test_without_reyn_isolation_a_plugin_cannot_be_its_own_backend(
@@ -208,7 +199,7 @@ def test_the_backend_is_the_typed_extension_point() -> None:
 
 
 def test_plugins_audit_shows_the_isolation_backend_it_imported(site: Path, tmp_path: Path) -> None:
-    # pinned in the lock ([extensions]: no drift right after locking) and shown with its digest
+    # not pinned in the lock (docs/decisions.md): shown with its distribution and tree digest
     import json
     import os
     import subprocess

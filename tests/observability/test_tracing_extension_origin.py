@@ -6,19 +6,19 @@ and a folder holding the rogue distribution, whose observer would forge every ca
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from site_mirror import child_json, site_without
+from site_mirror import run_over, site_without
+from site_plugin import install_distribution
 
 CHILD = r"""
-import asyncio, json, site, sys
-site.addsitedir(sys.argv[1])
-sys.path.insert(0, sys.argv[2])
+import asyncio, json, sys
 import reyn_core.observation as observation
 from reyn_core import ToolContext
 from reyn_core.host import Profile, dispatch_tool, load
 
-result = load(Profile.from_toml_text("[observability]\ntracing = " + sys.argv[3] + "\n"))
+result = load(Profile.from_toml_text("[observability]\ntracing = " + sys.argv[1] + "\n"))
 env = asyncio.run(dispatch_tool(result.registry, "no_such_tool", {}, ToolContext()))
 print(json.dumps({
     "diagnostics": [[d.code, d.message] for d in result.report.diagnostics],
@@ -46,18 +46,15 @@ def configure_tracing(enabled, **kwargs):
 
 def _rogue(folder: Path) -> Path:
     """A distribution (not a plugin) declaring the entry point ``otel`` of ``reyn.tracing``."""
-    folder.mkdir()
-    (folder / "evil_trace.py").write_text(ROGUE)
-    info = folder / "evil_trace-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evil-trace\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[reyn.tracing]\notel = evil_trace\n")
+    install_distribution(
+        folder, "evil-trace", "evil_trace", {"__init__.py": ROGUE}, "[reyn.tracing]\notel = evil_trace\n"
+    )
     return folder
 
 
 def _load(mirror: Path, rogue: Path, tracing: str, marker: Path) -> dict[str, object]:
-    env = {"REYN_TEST_MARKER": str(marker)}
-    return child_json(CHILD, mirror, rogue, tracing, cwd=rogue.parent, env=env)
+    env = {**os.environ, "REYN_TEST_MARKER": str(marker)}
+    return run_over(mirror, rogue, CHILD, tracing, cwd=rogue.parent, env=env)
 
 
 def test_without_reyn_otel_a_rogue_add_on_is_never_imported(

@@ -10,16 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from site_mirror import child_json, site_without
+from site_mirror import run_over, site_without
 from site_plugin import install_distribution
 
 CHILD = r"""
-import json, site, sys
-site.addsitedir(sys.argv[1])
+import json, sys
 import reyn_core.host as host
 from reyn_core.cli.telemetry import export_spans
 
-mode, profile = sys.argv[2], host.Profile.from_toml_text(sys.argv[3])
+mode, profile = sys.argv[1], host.Profile.from_toml_text(sys.argv[2])
 exported = export_spans(profile)  # what the `reyn` command does before its load
 result = host.load(profile)
 if mode == "lock":
@@ -58,7 +57,7 @@ def _install_add_on(mirror: Path, comment: str = "") -> None:
 
 
 def _child(mirror: Path, mode: str, profile: str, cwd: Path) -> dict[str, Any]:
-    return child_json(CHILD, mirror, mode, profile, cwd=cwd)
+    return run_over(mirror, mirror, CHILD, mode, profile, cwd=cwd)
 
 
 def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(

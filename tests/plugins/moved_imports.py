@@ -7,13 +7,18 @@ import subprocess
 import sys
 
 
-def moved_import_error(statement: str) -> str:
+def error_line(statement: str) -> str:
     """Run ``statement`` in a fresh interpreter (nothing of reyn_core imported before it), check that
-    it fails with the moved-name ``ImportError`` saying how to install the new home, and return that
-    line."""
+    it fails, and return the last line of its error output."""
     proc = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, proc.stderr
+    return proc.stderr.strip().splitlines()[-1]
+
+
+def moved_import_error(statement: str) -> str:
+    """``error_line(statement)``, checked to be the moved-name ``ImportError`` saying how to install
+    the new home."""
+    last = error_line(statement)
+    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, last
     assert "--find-links" in last
     return last

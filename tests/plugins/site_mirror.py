@@ -1,12 +1,11 @@
 """The test venv's site-packages as another folder, one distribution left out: a fresh interpreter
-(``python -S``, then ``site.addsitedir(mirror)``) sees everything installed but that distribution, as
-on a host that never installed it (the other distributions are links, nothing is copied).
-``child_json`` runs such an interpreter and reads the JSON it prints."""
+(``python -S``, then ``site.addsitedir(mirror)``: ``run_over``) sees everything installed but that
+distribution, as on a host that never installed it (the other distributions are links, nothing is
+copied)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import sysconfig
@@ -25,20 +24,18 @@ def site_without(folder: Path, import_name: str) -> Path:
     return mirror
 
 
-def child_json(
-    code: str, *argv: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """Run ``code`` in a fresh interpreter without the site folder (``python -S -c code argv...``:
-    the code adds the folders it wants; ``env``: more environment variables) and return the JSON
-    object its last line of output prints."""
+def run_over(mirror: Path, first: Path, script: str, *args: str, **options: Any) -> dict[str, Any]:
+    """Run ``script`` (Python source) in a fresh interpreter that sees the packages of ``mirror`` and,
+    ahead of them, the folder ``first``, with ``args`` as ``sys.argv[1:]``; the JSON object it printed
+    last. ``options``: more ``subprocess.run`` options (``env``, ``cwd``); a failure raises."""
+    paths = f"import site, sys\nsite.addsitedir({str(mirror)!r})\nsys.path.insert(0, {str(first)!r})\n"
     done = subprocess.run(
-        [sys.executable, "-S", "-c", code, *map(str, argv)],
+        [sys.executable, "-S", "-c", paths + script, *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
+        **options,
     )
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return found

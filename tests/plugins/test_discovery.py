@@ -114,28 +114,25 @@ def test_malformed_entry_point_is_refused_with_RD004(site):
     assert info.status == "refused" and [d.code for d in info.diagnostics] == ["RD004"]
 
 
-def test_hook_without_hookimpl_decorator_warns_RI004(site):
-    result, _ = install_and_load(
-        site,
-        "undecorated",
-        """
+@pytest.mark.parametrize(
+    ("plugin_id", "source", "status", "diagnostic", "says"),
+    [
+        pytest.param(
+            "undecorated",
+            """
             REYN_API = 1
 
             def reyn_register_tools(register, settings):
                 raise AssertionError("never called without @hookimpl")
             """,
-    )
-    info = result.report.plugin("undecorated")
-    assert info.status == "loaded" and info.tools == ()
-    assert [(d.code, d.severity) for d in info.diagnostics] == [("RI004", "warning")]
-    assert "@reyn_core.hookimpl" in info.diagnostics[0].message
-
-
-def test_settings_model_that_is_not_a_model_is_RI006(site):
-    result, _ = install_and_load(
-        site,
-        "notmodel",
-        """
+            "loaded",
+            ("RI004", "warning"),
+            "@reyn_core.hookimpl",
+            id="a hook without the hookimpl decorator warns RI004",
+        ),
+        pytest.param(
+            "notmodel",
+            """
             from reyn_core import hookimpl
             REYN_API = 1
 
@@ -143,9 +140,37 @@ def test_settings_model_that_is_not_a_model_is_RI006(site):
             def reyn_settings_model():
                 return {"limit": int}
             """,
-    )
-    info = result.report.plugin("notmodel")
-    assert info.status == "failed" and [d.code for d in info.diagnostics] == ["RI006"]
+            "failed",
+            ("RI006", "error"),
+            "not a pydantic model class",
+            id="a settings model that is not a model is RI006",
+        ),
+        pytest.param(
+            "exits",
+            """
+            import sys
+            from reyn_core import hookimpl
+            REYN_API = 1
+
+            @hookimpl
+            def reyn_register_tools(register, settings):
+                sys.exit("plugin gave up")
+            """,
+            "failed",
+            ("RI005", "error"),
+            "SystemExit: plugin gave up",
+            id="a register hook calling sys.exit fails the plugin, not the host",
+        ),
+    ],
+)
+def test_a_plugin_module_that_breaks_the_hook_contract_is_reported(
+    site, plugin_id, source, status, diagnostic, says
+):
+    result, _ = install_and_load(site, plugin_id, source)
+    info = result.report.plugin(plugin_id)
+    assert info.status == status and info.tools == ()
+    assert [(d.code, d.severity) for d in info.diagnostics] == [diagnostic]
+    assert says in info.diagnostics[0].message
 
 
 def test_register_called_after_the_hook_returned_is_refused(site):
@@ -171,22 +196,3 @@ def test_register_called_after_the_hook_returned_is_refused(site):
     with pytest.raises(RuntimeError, match="after reyn_register_tools returned"):
         module.SAVED[0](module.late_tool)
     assert "late_tool" not in result.registry
-
-
-def test_register_hook_calling_sys_exit_fails_the_plugin_not_the_host(site):
-    result, _ = install_and_load(
-        site,
-        "exits",
-        """
-            import sys
-            from reyn_core import hookimpl
-            REYN_API = 1
-
-            @hookimpl
-            def reyn_register_tools(register, settings):
-                sys.exit("plugin gave up")
-            """,
-    )
-    info = result.report.plugin("exits")
-    assert info.status == "failed" and [d.code for d in info.diagnostics] == ["RI005"]
-    assert "SystemExit: plugin gave up" in info.diagnostics[0].message

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from reyn_core.errors import describe_exception, exception_message
+from typing import TYPE_CHECKING, Any
+
+from reyn_core.errors import PluginLoadError, describe_exception, exception_message
 from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
+
+if TYPE_CHECKING:
+    import pluggy
 
 _HOOK_NAMES = (
     "reyn_register_tools",
@@ -41,76 +46,87 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
 
 
 def import_plugin(session: LoadSession, p: PluginState) -> None:
-    cand = p.candidate
-    assert cand is not None
+    """Import the plugin from its digested files and register its hooks (``import_verified``)."""
+    assert p.provenance is not None
     try:
-        serve_from_digested_files(p.provenance)
-        module = cand.ep.load()
+        module = import_verified(p.provenance)
+        p.pm, warnings = plugin_hooks(module, p.plugin_id, repr(p.provenance.entry_point))
+    except PluginLoadError as exc:
+        p.fail("failed", exc.code, exc.message, hint=exc.hint or None, traceback=exc.traceback)
+        return
+    p.api_version = API_VERSION
+    p.diagnostics.extend(warnings)
+
+
+def import_verified(rec: ProvenanceRecord) -> Any:
+    """The object ``rec.entry_point`` names, imported only from the digested files (every module
+    under the plugin's import names, now and later); ``PluginLoadError`` (``RI001``) when importing
+    it fails, naming the innermost line of the plugin's own files that raised."""
+    from importlib.metadata import EntryPoint
+
+    try:
+        serve_from_digested_files(rec)
+        return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group="reyn.plugins").load()
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from a plugin must not end the host either
         import traceback
 
-        where = _failing_location(exc, p.provenance)
-        p.fail(
-            "failed",
+        where = _failing_location(exc, rec)
+        raise PluginLoadError(
             "RI001",
-            f"importing {cand.entry_point!r} from {cand.distribution} failed"
+            f"importing {rec.entry_point!r} from {rec.distribution} failed"
             + (f" at {where}" if where else "")
             + f": {describe_exception(exc)}",
             traceback="".join(traceback.format_exception(exc)),
-        )
-        return
+        ) from None
+
+
+def plugin_hooks(module: Any, plugin_id: str, where: str) -> tuple[pluggy.PluginManager, list[Diagnostic]]:
+    """A plugin manager holding ``module``'s hooks, after its ``REYN_API`` check, and the warnings
+    about functions it defines that are never called (``RI004`` undecorated, ``RI011`` retired).
+    ``where`` names the module in messages. ``PluginLoadError``: ``RI002``/``RI003``/``RI004``."""
     api = getattr(module, "REYN_API", None)
     if api is None:
-        p.fail(
-            "failed",
+        raise PluginLoadError(
             "RI002",
-            f"{cand.entry_point!r} does not declare REYN_API (this reyn-core speaks API {API_VERSION})",
+            f"{where} does not declare REYN_API (this reyn-core speaks API {API_VERSION})",
+            hint=f"add `REYN_API = {API_VERSION}` to the plugin module",
         )
-        return
     if type(api) is not int or api != API_VERSION:
-        p.fail(
-            "failed",
-            "RI003",
-            f"{cand.entry_point!r} declares REYN_API = {api!r}; this reyn-core supports API {API_VERSION}",
+        raise PluginLoadError(
+            "RI003", f"{where} declares REYN_API = {api!r}; this reyn-core supports API {API_VERSION}"
         )
-        return
-    p.api_version = api
     pm = plugin_manager()
     try:
-        pm.register(module, name=p.plugin_id)
+        pm.register(module, name=plugin_id)
         pm.check_pending()
     except (Exception, SystemExit) as exc:
-        p.fail(
-            "failed",
+        raise PluginLoadError(
+            "RI004", f"invalid hook implementation in {where}: {exception_message(exc)}"
+        ) from None
+    warnings = [
+        Diagnostic.make(
             "RI004",
-            f"invalid hook implementation in {cand.entry_point!r}: {exception_message(exc)}",
+            f"{where} defines {name}() without @reyn_core.hookimpl, so it is never called",
+            plugin=plugin_id,
+            severity="warning",
+            hint="decorate it with @reyn_core.hookimpl",
         )
-        return
-    p.pm = pm
-    for name in _HOOK_NAMES:
-        if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls():
-            p.diagnostics.append(
-                Diagnostic.make(
-                    "RI004",
-                    f"{cand.entry_point!r} defines {name}() without @reyn_core.hookimpl, so it is "
-                    "never called",
-                    plugin=p.plugin_id,
-                    severity="warning",
-                    hint="decorate it with @reyn_core.hookimpl",
-                )
-            )
-    for name, why in RETIRED_HOOKS.items():
-        if callable(getattr(module, name, None)):  # decorated or not: it is never called
-            p.diagnostics.append(
-                Diagnostic.make(
-                    "RI011",
-                    f"{cand.entry_point!r} defines {name}(), a retired hook that is no longer "
-                    f"called ({why}); the plugin loads and the function is ignored",
-                    plugin=p.plugin_id,
-                )
-            )
+        for name in _HOOK_NAMES
+        if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls()
+    ]
+    warnings += [  # decorated or not: it is never called
+        Diagnostic.make(
+            "RI011",
+            f"{where} defines {name}(), a retired hook that is no longer called ({why}); the plugin "
+            "loads and the function is ignored",
+            plugin=plugin_id,
+        )
+        for name, why in RETIRED_HOOKS.items()
+        if callable(getattr(module, name, None))
+    ]
+    return pm, warnings
 
 
 def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str | None:
@@ -139,4 +155,4 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str |
     return None
 
 
-__all__ = ["import_plugin", "verify_import_origin"]
+__all__ = ["import_plugin", "import_verified", "plugin_hooks", "verify_import_origin"]

@@ -2,49 +2,68 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from reyn_core.errors import describe_exception
+from reyn_core.errors import PluginLoadError, describe_exception
+from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.step1_profile.profile import Profile
+
+if TYPE_CHECKING:
+    import pluggy
 
 
 def validate_settings(session: LoadSession, p: PluginState) -> None:
+    """``p.settings`` from ``[plugins.<id>.settings]`` (``validated_settings``)."""
+    assert p.pm is not None
+    profile = session.profile
+    try:
+        p.settings, warnings = validated_settings(
+            p.pm, p.plugin_id, profile.plugin(p.plugin_id).settings, profile.describe_source()
+        )
+    except PluginLoadError as exc:
+        p.fail("failed", exc.code, exc.message)
+        return
+    p.diagnostics.extend(warnings)
+
+
+def validated_settings(
+    pm: pluggy.PluginManager, plugin_id: str, given: Mapping[str, Any] | None, source: str
+) -> tuple[Any, list[Diagnostic]]:
+    """The plugin's settings: ``given`` (from ``source``, e.g. the profile's file) validated against
+    the model its ``reyn_settings_model`` hook returns (None when it has none), and ``RC008``
+    warnings for keys a model that ignores extras dropped. ``PluginLoadError``: ``RI005`` (the hook
+    raised), ``RI006`` (not a model), ``RC002`` (settings for a plugin without any), ``RC001``."""
     from pydantic import BaseModel, ValidationError
 
-    assert p.pm is not None
-    given = session.profile.plugin(p.plugin_id).settings
     try:
-        model = p.pm.hook.reyn_settings_model()
+        model = pm.hook.reyn_settings_model()
     except (Exception, SystemExit) as exc:
-        p.fail("failed", "RI005", f"hook reyn_settings_model raised {describe_exception(exc)}")
-        return
+        raise PluginLoadError("RI005", f"hook reyn_settings_model raised {describe_exception(exc)}") from None
     if model is None:
         if given:
-            p.fail(
-                "failed",
+            raise PluginLoadError(
                 "RC002",
-                f"[plugins.{p.plugin_id}.settings] is set in {session.profile.describe_source()}"
-                f" but plugin {p.plugin_id!r} takes no settings",
+                f"[plugins.{plugin_id}.settings] is set in {source} but plugin {plugin_id!r} takes no "
+                "settings",
             )
-        return
+        return None, []
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        p.fail("failed", "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class")
-        return
-    try:
-        p.settings = model.model_validate(dict(given or {}))
-        _warn_ignored(session, p, model, dict(given or {}))
-    except ValidationError as exc:
-        p.fail("failed", "RC001", _settings_message(p.plugin_id, exc, session.profile, model))
-    except (Exception, SystemExit) as exc:
-        p.fail(
-            "failed",
-            "RC001",
-            f"plugins.{p.plugin_id}.settings: validation raised {describe_exception(exc)}",
+        raise PluginLoadError(
+            "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class"
         )
+    try:
+        settings = model.model_validate(dict(given or {}))
+    except ValidationError as exc:
+        raise PluginLoadError("RC001", _settings_message(plugin_id, exc, source, model)) from None
+    except (Exception, SystemExit) as exc:
+        raise PluginLoadError(
+            "RC001", f"plugins.{plugin_id}.settings: validation raised {describe_exception(exc)}"
+        ) from None
+    return settings, _ignored(plugin_id, source, model, dict(given or {}))
 
 
-def _settings_message(plugin_id: str, exc: Any, profile: Profile, model: Any) -> str:
+def _settings_message(plugin_id: str, exc: Any, source: str, model: Any) -> str:
     errors = exc.errors(include_url=False)
     parts = []
     for err in errors[:3]:
@@ -58,21 +77,25 @@ def _settings_message(plugin_id: str, exc: Any, profile: Profile, model: Any) ->
         else:
             parts.append(f"{key}: {err.get('msg', 'invalid')}")
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-    return f"{profile.describe_source()}: " + "; ".join(parts) + more
+    return f"{source}: " + "; ".join(parts) + more
 
 
-def _warn_ignored(session: LoadSession, p: PluginState, model: Any, given: dict[str, Any]) -> None:
+def _ignored(plugin_id: str, source: str, model: Any, given: dict[str, Any]) -> list[Diagnostic]:
     """``RC008``: top-level keys a settings model that neither forbids nor keeps extras (pydantic's
     default ``extra="ignore"``) silently dropped — a typo there would otherwise change nothing."""
     if model.model_config.get("extra") in ("forbid", "allow"):
-        return
+        return []
     valid = _setting_names(model)
-    for key in sorted(k for k in given if k not in valid and k not in model.model_fields):
-        p.warn(
+    return [
+        Diagnostic.make(
             "RC008",
-            f"{session.profile.describe_source()}: plugins.{p.plugin_id}.settings.{key}: unknown setting, "
+            f"{source}: plugins.{plugin_id}.settings.{key}: unknown setting, "
             f"ignored{_suggest(key, model, ())}",
+            plugin=plugin_id,
+            severity="warning",
         )
+        for key in sorted(k for k in given if k not in valid and k not in model.model_fields)
+    ]
 
 
 def _suggest(name: str, model: Any, parent: tuple[Any, ...]) -> str:
@@ -128,4 +151,4 @@ def _setting_names(model: Any) -> list[str]:
     return sorted(set(names))
 
 
-__all__ = ["validate_settings"]
+__all__ = ["validate_settings", "validated_settings"]

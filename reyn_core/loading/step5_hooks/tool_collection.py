@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from reyn_core.errors import ToolRegistrationError, describe_exception
+from reyn_core.errors import PluginLoadError, ToolRegistrationError, describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step3_provenance.lock_check import check_lock_tools
 from reyn_core.registry import RegistryBuilder, collision_key
 from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin, as_definition
+
+if TYPE_CHECKING:
+    import pluggy
 
 
 def collect_tools(session: LoadSession, p: PluginState) -> None:
@@ -27,47 +31,18 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
     ``registration``'s job.
     """
     assert p.pm is not None and p.provenance is not None
-    collected: list[object] = []
-    open_ = [True]
-
-    def register(obj: object) -> object:
-        if not open_[0]:
-            raise RuntimeError("register() was called after reyn_register_tools returned")
-        collected.append(obj)
-        return obj
-
     try:
-        results = p.pm.hook.reyn_register_tools(register=register, settings=p.settings)
-    except (Exception, SystemExit) as exc:
-        p.fail("failed", "RI005", f"hook reyn_register_tools raised {describe_exception(exc)}")
-        return
-    finally:
-        open_[0] = False
-    if any(inspect.isawaitable(r) for r in results):
-        for r in results:
-            if inspect.iscoroutine(r):
-                r.close()
-        p.fail(
-            "failed",
-            "RI004",
-            "reyn_register_tools is async; it must be a plain function that calls "
-            "register() before returning",
-        )
+        collected = registered_tools(p.pm, p.settings)
+    except PluginLoadError as exc:
+        p.fail("failed", exc.code, exc.message)
         return
     cfg = session.profile.plugin(p.plugin_id)
     origin = p.provenance.to_origin(p.api_version)
     include = set(cfg.tools.include) if cfg.tools.include is not None else None
     exclude = set(cfg.tools.exclude)
-    defs: list[ToolDefinition] = []
-    for obj in collected:
-        try:
-            defs.append(as_definition(obj))
-        except TypeError as exc:
-            p.diagnostics.append(
-                Diagnostic.make(
-                    "RT001", f"plugin registered something that is not a tool: {exc}", plugin=p.plugin_id
-                )
-            )
+    defs = [d for d in collected if isinstance(d, ToolDefinition)]
+    for problem in (d for d in collected if isinstance(d, str)):
+        p.diagnostics.append(Diagnostic.make("RT001", problem, plugin=p.plugin_id))
     own_names = [d.name for d in defs]
     for unknown in sorted(((include or set()) | exclude) - set(own_names)):
         p.diagnostics.append(
@@ -126,6 +101,44 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
         check_lock_tools(session, p)
 
 
+def registered_tools(pm: pluggy.PluginManager, settings: Any) -> list[ToolDefinition | str]:
+    """What the plugin's ``reyn_register_tools`` hook registers, in order: each a ``ToolDefinition``
+    (a plain typed function is wrapped with ``@tool``'s defaults), or the ``RT001`` message for an
+    object that is not a tool. ``register()`` works only while the hook runs. ``PluginLoadError``:
+    ``RI005`` (the hook raised), ``RI004`` (the hook is async)."""
+    collected: list[object] = []
+    open_ = [True]
+
+    def register(obj: object) -> object:
+        if not open_[0]:
+            raise RuntimeError("register() was called after reyn_register_tools returned")
+        collected.append(obj)
+        return obj
+
+    try:
+        results = pm.hook.reyn_register_tools(register=register, settings=settings)
+    except (Exception, SystemExit) as exc:
+        raise PluginLoadError("RI005", f"hook reyn_register_tools raised {describe_exception(exc)}") from None
+    finally:
+        open_[0] = False
+    if any(inspect.isawaitable(r) for r in results):
+        for r in results:
+            if inspect.iscoroutine(r):
+                r.close()
+        raise PluginLoadError(
+            "RI004",
+            "reyn_register_tools is async; it must be a plain function that calls "
+            "register() before returning",
+        )
+    out: list[ToolDefinition | str] = []
+    for obj in collected:
+        try:
+            out.append(as_definition(obj))
+        except TypeError as exc:
+            out.append(f"plugin registered something that is not a tool: {exc}")
+    return out
+
+
 def _handler_module_exists(ref: str) -> bool:
     """Whether the module of a lazy ``"module:attr"`` handler can be found, without importing it
     (its parent package, the plugin's own, is already imported)."""
@@ -156,4 +169,4 @@ def _stamp(verified: ToolOrigin, claimed: ToolOrigin | None) -> ToolOrigin:
     )
 
 
-__all__ = ["collect_tools"]
+__all__ = ["collect_tools", "registered_tools"]

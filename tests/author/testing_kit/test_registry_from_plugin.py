@@ -64,8 +64,9 @@ def test_an_unknown_settings_key_is_an_error_naming_it(plugin_module):
 
 def test_a_module_without_reyn_api_is_refused(plugin_module):
     source = GOOD.replace("REYN_API = 1", "")
-    with pytest.raises(PluginModuleError, match=r"REYN_API = None.*add `REYN_API = 1`"):
+    with pytest.raises(PluginModuleError, match=r"does not declare REYN_API.*add `REYN_API = 1`") as info:
         registry_from_plugin(plugin_module(source))
+    assert info.value.code == "RI002"  # the loader's code and words (reyn_core.host.plugin_from_module)
 
 
 def test_a_future_api_version_is_refused(plugin_module):
@@ -76,7 +77,7 @@ def test_a_future_api_version_is_refused(plugin_module):
 def test_settings_for_a_plugin_without_a_settings_model_are_refused(plugin_module):
     source = GOOD.replace("@hookimpl\ndef reyn_settings_model():\n    return Settings\n", "")
     source = source.replace("ctx.settings.suffix", '"!"')
-    with pytest.raises(PluginModuleError, match="no settings model"):
+    with pytest.raises(PluginModuleError, match="takes no settings"):
         registry_from_plugin(plugin_module(source), settings={"suffix": "?"})
 
 
@@ -169,3 +170,22 @@ def reyn_register_tool(register, settings):
     )
     with pytest.raises(PluginModuleError, match=r"invalid hook implementation.*reyn_register_tool"):
         registry_from_plugin(plugin_module(source))
+
+
+def test_what_the_loader_warns_about_is_a_warning_a_test_sees(plugin_module):
+    # the loader's RC008 (a key a settings model that ignores extras dropped) and RI011 (a retired hook)
+    source = GOOD.replace('extra="forbid"', 'extra="ignore"') + (
+        "\n@hookimpl\ndef reyn_load_inputs(settings):\n    raise RuntimeError('never called')\n"
+    )
+    with pytest.warns(UserWarning, match=r"RC008: .*suffx: unknown setting, ignored; did you mean 'suffix'"):
+        with pytest.warns(DeprecationWarning, match=r"RI011: .*reyn_load_inputs\(\), a retired hook"):
+            registry = registry_from_plugin(plugin_module(source), settings={"suffx": "?"})
+    assert ToolCaller(registry).router("shout", {"text": "hi"}).unwrap() == "HI!"  # still loads
+
+
+def test_a_hook_that_raises_is_the_loaders_ri005(plugin_module):
+    source = GOOD.replace("    register(shout)\n", "    raise KeyError('no table')\n")
+    with pytest.raises(PluginModuleError, match=r"RI005: hook reyn_register_tools raised KeyError") as info:
+        registry_from_plugin(plugin_module(source))
+    assert info.value.code == "RI005"
+    registry_from_plugin(plugin_module(GOOD))  # positive control: the same module without the raise loads

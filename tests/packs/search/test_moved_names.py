@@ -1,25 +1,17 @@
 """Tool search left reyn-core for the search pack (issue 24) with no re-export: the old module, its
 ranking and the host API's two search names, imported from their old place, are an ``ImportError``
-naming reyn-tools-search, the new path and the plugin to enable; the new places import."""
+naming reyn-tools-search, the new path and the plugin to enable (every spelling:
+tests/core/test_moved_table.py); the new places import."""
 
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 
-import pytest
+from moved_imports import error_line
 
 from reyn_core.moved import MOVED
 
 SEARCH = {old: move for old, move in MOVED.items() if move[1][0] == "reyn-tools-search"}
-
-
-def _last_error_line(code: str) -> str:
-    """The last stderr line of ``code`` run in a fresh interpreter, which must fail."""
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    return proc.stderr.strip().splitlines()[-1]
 
 
 def test_the_table_names_the_search_moves_and_each_new_place_imports() -> None:
@@ -34,26 +26,9 @@ def test_the_table_names_the_search_moves_and_each_new_place_imports() -> None:
         assert not attr or getattr(imported, attr).__name__ == attr
 
 
-@pytest.mark.parametrize(
-    ("statement", "new"),
-    [
-        ("import reyn_core.tool_search", "reyn_tools_search.index"),
-        ("from reyn_core.tool_search import search_tools", "reyn_tools_search.index"),
-        # Python imports the package first: a module inside it is refused with the package
-        ("from reyn_core.tool_search.ranking import Ranking", "reyn_tools_search.index"),
-        ("from reyn_core.host import search_tools", "reyn_tools_search.index.search_tools"),
-        ("import reyn_core.host as h; h.ToolMatch", "reyn_tools_search.index.ToolMatch"),
-    ],
-)
-def test_every_old_spelling_is_one_clear_error_naming_the_pack(statement: str, new: str) -> None:
-    last = _last_error_line(statement)
-    assert last.startswith("ImportError: ") and "is no longer part of reyn-core" in last, last
-    assert new in last and "reyn-tools-search" in last and '"search" to [plugins] enable' in last
-
-
 def test_the_host_api_keeps_its_other_names_and_refuses_unknown_ones_as_before() -> None:
     # Controls: deferral stayed in the core; a name that never existed is a plain AttributeError.
-    last = _last_error_line(
+    last = error_line(
         "from reyn_core.host import DeferralPolicy, ToolDeferral, found_tool_names\n"
         "import reyn_core.host as h\nh.NoSuchName"
     )

@@ -5,19 +5,19 @@ never returns a tool the caller could not be offered."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from gate_axes import AVAILABLE, NAME, PLUGIN, ROLES, narrowed
+from gate_axes import OPERATORS as GATE_OPERATORS
 from reyn_tools_search.index import name_words, query_terms, search_tools, tool_index
 from reyn_tools_search.tools import find_tools
 
-from reyn_core import RouterCallerState, ToolContext, ToolDefinition, ToolError, ToolGates, ToolOrigin
+from reyn_core import RouterCallerState, ToolContext, ToolDefinition, ToolGates, ToolOrigin
 from reyn_core.host import (
     DeferralPolicy,
     OperatorPolicy,
-    PluginPolicy,
     RegistryBuilder,
     ToolDeferral,
     ToolRegistry,
@@ -87,12 +87,35 @@ def test_stop_words_and_bare_numbers_are_kept_unless_the_ranking_drops_them() ->
     assert query_terms(query, Ranking(stop_words=True)) == ("area", "triangle", "base")
 
 
-def test_camel_case_name_is_found_by_its_words() -> None:
-    registry = frozen(
-        definition("readFile", "Return a document's text."),
-        definition("sendMail", "Deliver a message."),
-    )
-    assert [m.name for m in search_tools(registry, "read the file", ROUTER)] == ["readFile"]
+@pytest.mark.parametrize(
+    ("tools", "query", "found"),
+    [
+        pytest.param(
+            {"readFile": "Return a document's text.", "sendMail": "Deliver a message."},
+            "read the file",
+            ["readFile"],
+            id="a camel-case name is found by its words",
+        ),
+        pytest.param(
+            {"resize_images": "Resizes pictures.", "other": "nothing"},
+            "resizing an image",
+            ["resize_images"],
+            id="stemming matches word forms",
+        ),
+        pytest.param(
+            {
+                "getUserOrders": "Return records.",
+                "list_records": "Return the orders a shop has received, for any user.",
+            },
+            "get the orders of a user",
+            ["getUserOrders", "list_records"],
+            id="a name the request spells out wins over a description mention",
+        ),
+    ],
+)
+def test_a_query_finds_these_tools_in_this_order(tools: dict[str, str], query: str, found: list[str]) -> None:
+    registry = frozen(*(definition(name, description) for name, description in tools.items()))
+    assert [m.name for m in search_tools(registry, query, ROUTER)] == found
 
 
 def test_parameter_names_and_descriptions_are_searched() -> None:
@@ -116,11 +139,6 @@ def test_name_match_outranks_a_description_mention() -> None:
     hits = search_tools(registry, "currency", ROUTER)
     assert [h.name for h in hits] == ["convert_currency", "weather"]
     assert hits[0].matched == {"name": ("currency",)}
-
-
-def test_stemming_matches_word_forms() -> None:
-    registry = frozen(definition("resize_images", "Resizes pictures."), definition("other", "nothing"))
-    assert [m.name for m in search_tools(registry, "resizing an image", ROUTER)] == ["resize_images"]
 
 
 def test_results_are_deterministic_with_ties_broken_by_name() -> None:
@@ -193,33 +211,8 @@ def test_control_characters_in_descriptions_cannot_forge_matches() -> None:
 
 # --------------------------------------------------------------------------- the gate matrix
 
-NAME, PLUGIN = "notes_write", "notes"
-
-
-def _raise_tool_error(ctx: ToolContext) -> bool:
-    raise ToolError("notes_write needs a notes directory")
-
-
-def _raise_bug(ctx: ToolContext) -> bool:
-    raise RuntimeError("bug")
-
-
-ROLES = {
-    "both": ToolGates(),
-    "router_only": ToolGates(phase="deny"),
-    "phase_only": ToolGates(router="deny"),
-    "neither": ToolGates(router="deny", phase="deny"),
-}
-OPERATORS = {
-    "none": OperatorPolicy(),
-    "plugins_off": OperatorPolicy(plugins_enabled=False),
-    "narrowed_to_router": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"router"}))}),
-    "narrowed_to_phase": OperatorPolicy(plugins={PLUGIN: PluginPolicy(surfaces=frozenset({"phase"}))}),
-    "tool_excluded": OperatorPolicy(plugins={PLUGIN: PluginPolicy(exclude=frozenset({NAME}))}),
-    "not_included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({"notes_read"}))}),
-    "included": OperatorPolicy(plugins={PLUGIN: PluginPolicy(include=frozenset({NAME, "notes_read"}))}),
-    "router_exclude": OperatorPolicy(router_exclude=frozenset({NAME})),
-}
+# the core's gate matrix's axes, but for the decoy, which stays included
+OPERATORS = {**GATE_OPERATORS, "included": narrowed(include=frozenset({NAME, "notes_read"}))}
 CALLS: dict[str, dict[str, Any]] = {
     "none": {},
     "excluded": {"exclude": frozenset({NAME})},
@@ -227,13 +220,6 @@ CALLS: dict[str, dict[str, Any]] = {
     "step_without_it": {"allowed_tools": frozenset({"notes_read", "find_tools"})},
     "step_with_it": {"allowed_tools": frozenset({NAME, "notes_read", "find_tools"})},
     "agent_without_it": {"agent_tools": frozenset({"notes_read", "find_tools"})},
-}
-AVAILABLE: dict[str, Callable[[ToolContext], bool] | None] = {
-    "unset": None,
-    "true": lambda ctx: True,
-    "false": lambda ctx: False,
-    "raises_tool_error": _raise_tool_error,
-    "raises_bug": _raise_bug,
 }
 RUNTIME = {"handler": lambda text: text, "no_handler": None}
 
@@ -519,15 +505,6 @@ async def test_find_tools_and_search_tools_cut_a_long_query_alike() -> None:
 
 
 # --------------------------------------------------------------------------- the ranking engine
-
-
-def test_a_name_the_request_spells_out_wins_over_a_description_mention() -> None:
-    registry = frozen(
-        definition("getUserOrders", "Return records."),
-        definition("list_records", "Return the orders a shop has received, for any user."),
-    )
-    hits = search_tools(registry, "get the orders of a user", ROUTER)
-    assert [m.name for m in hits] == ["getUserOrders", "list_records"]
 
 
 def test_words_in_many_tools_still_count() -> None:

@@ -1,0 +1,186 @@
+"""One plugin run through the loader's own steps outside ``load()``: in reyn-isolation's worker, from
+the verified provenance record the host sent (``plugin_from_record``), and in reyn-testing's
+``registry_from_plugin``, from a bare module (``plugin_from_module``).
+
+Each step is the loader's function, not a copy: the import from the digested files only and the
+``REYN_API`` and hook checks (load step 4, ``importing``), the settings (step 5, ``settings_check``),
+what ``reyn_register_tools`` registers (step 5, ``tool_collection``) and the policy hooks around calls
+(step 6, ``call_hooks``). A failure is a ``PluginLoadError`` with the loader's code and words; what
+the loader would warn about is in ``warnings``. A call runs as the dispatcher runs a handler
+(``PluginModule.call``), for a worker that answers calls the host has already decided.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from reyn_core.errors import ToolError, ToolExecutionError, ToolGateRefused, ToolRuntimeMissing
+from reyn_core.loading.step4_import.importing import import_verified, plugin_hooks
+from reyn_core.loading.step5_hooks.settings_check import validated_settings
+from reyn_core.loading.step5_hooks.tool_collection import registered_tools
+
+if TYPE_CHECKING:
+    from reyn_core.context import ToolContext
+    from reyn_core.dispatch import ToolCallHooks
+    from reyn_core.registry.handlers import CallShape
+    from reyn_core.tool import ToolDefinition
+
+
+class PluginModule:
+    """A plugin's hooks registered, its API checked and its settings validated, as the loader does.
+
+    ``settings`` is the validated settings object (None when the plugin takes none); ``warnings`` the
+    loader's warnings about it (``RI004`` an undecorated hook, ``RI011`` a retired one, ``RC008`` an
+    ignored setting); ``hooks`` the names of the hooks it implements; ``tools`` what
+    ``register_tools`` registered, by name (the first of a name)."""
+
+    def __init__(
+        self, plugin_id: str, module: Any, where: str, settings: Mapping[str, Any] | None, source: str
+    ) -> None:
+        self.plugin_id = plugin_id
+        self.pm, self.warnings = plugin_hooks(module, plugin_id, where)
+        self.settings, ignored = validated_settings(self.pm, plugin_id, settings, source)
+        self.warnings.extend(ignored)
+        self.tools: dict[str, ToolDefinition] = {}
+        self._shapes: dict[str, CallShape] = {}
+
+    @property
+    def hooks(self) -> list[str]:
+        """Every hook the plugin implements, sorted (not a list of known ones)."""
+        return sorted(name for name, caller in vars(self.pm.hook).items() if caller.get_hookimpls())
+
+    def register_tools(self) -> list[ToolDefinition | str]:
+        """Run ``reyn_register_tools`` as the loader does: each registered object as a definition, or
+        the ``RT001`` message for one that is not a tool. ``PluginLoadError``: ``RI005``/``RI004``."""
+        registered = registered_tools(self.pm, self.settings)
+        for item in registered:
+            if not isinstance(item, str):
+                self.tools.setdefault(item.name, item)
+        return registered
+
+    def diagnostics(self) -> Any:
+        """What ``reyn_diagnostics`` returns, as JSON data (None when the plugin has no such hook);
+        raises what the hook raised."""
+        from reyn_core.jsondata import to_jsonable
+
+        if not self.pm.hook.reyn_diagnostics.get_hookimpls():
+            return None
+        return to_jsonable(self.pm.hook.reyn_diagnostics(settings=self.settings))
+
+    def call_hooks(self) -> ToolCallHooks:
+        """The plugin's ``reyn_before_tool_call`` / ``reyn_after_tool_call`` as the loader adds them to
+        a registry (a hook that fails denies the call)."""
+        from reyn_core.loading.step6_registry.call_hooks import plugin_call_hooks
+
+        return plugin_call_hooks(self.plugin_id, self.pm)
+
+    def call(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> Any:
+        """Run tool ``name`` for a call the host has decided: its own ``available(ctx)`` asked again
+        with this context, the arguments bound as the dispatcher binds them, a sync handler run now,
+        ``sys.exit()`` contained. Returns the result as JSON data, or, for an async handler (or a sync
+        one that returned an awaitable), an awaitable of it — an async handler under the tool's
+        timeout. Raises a ``ToolError``: the handler's own, or ``ToolExecutionError`` describing any
+        other exception."""
+        from reyn_core.dispatch.runner import handler_exit, run_handler
+        from reyn_core.jsondata import to_jsonable
+
+        try:
+            tool, shape = self._shape(name)
+            _check_available(tool, ctx)
+            _, kwargs = shape.bind(args, ctx)
+            if shape.is_async:
+                return _finished(run_handler(shape.fn, True, tool, kwargs), name)
+            try:
+                result = shape.fn(**kwargs)
+            except SystemExit as exc:
+                raise handler_exit(exc) from None
+            if inspect.isawaitable(result):
+                return _finished(result, name)
+            return to_jsonable(result)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise _execution_error(exc, name) from None
+
+    def _shape(self, name: str) -> tuple[ToolDefinition, CallShape]:
+        from reyn_core.registry.handlers import resolve_handler
+
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            raise ToolRuntimeMissing(f"plugin {self.plugin_id!r} registers no tool {name!r}", tool=str(name))
+        shape = self._shapes.get(name)
+        if shape is None:
+            shape = self._shapes[name] = resolve_handler(tool)
+        return tool, shape
+
+
+def plugin_from_record(
+    record: Mapping[str, Any], settings: Mapping[str, Any] | None = None, *, source: str = "the profile"
+) -> PluginModule:
+    """The plugin a verified provenance record describes (as data: ``dataclasses.asdict`` of the
+    record, as a host sends it to a worker), imported only from its digested files, with
+    ``settings`` (read from ``source``) validated. ``PluginLoadError`` with the loader's code."""
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+
+    values = dict(record)
+    for name in ("files", "module_locations"):
+        values[name] = tuple(tuple(item) for item in values.get(name, ()))
+    for name in ("record_mismatches", "problems"):
+        values[name] = tuple(values.get(name, ()))
+    rec = ProvenanceRecord(**values)
+    return PluginModule(rec.plugin_id, import_verified(rec), repr(rec.entry_point), settings, source)
+
+
+def plugin_from_module(
+    module: Any,
+    plugin_id: str,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    source: str = "the settings given",
+) -> PluginModule:
+    """A plugin module that is not installed (no entry point, no provenance), its hooks registered
+    and checked and ``settings`` validated as the loader does. ``PluginLoadError`` with its code."""
+    return PluginModule(plugin_id, module, repr(getattr(module, "__name__", module)), settings, source)
+
+
+def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
+    """The tool's own ``available(ctx)``, as the dispatcher asks it (``gates.available``)."""
+    if tool.available is None:
+        return
+    from reyn_core.gates import available
+
+    decision = available(tool, ctx)
+    if not decision:
+        raise ToolGateRefused(
+            f"tool {tool.name!r} is refused on the {ctx.surface} surface ({decision.layer} gate): "
+            f"{decision.reason}",
+            tool=tool.name,
+            layer=decision.layer,
+            reason=decision.reason,
+        )
+
+
+async def _finished(work: Any, name: str) -> Any:
+    """``work`` awaited, its result as JSON data; failures as ``PluginModule.call`` raises them."""
+    from reyn_core.dispatch.runner import handler_exit
+    from reyn_core.jsondata import to_jsonable
+
+    try:
+        return to_jsonable(await work)
+    except ToolError:
+        raise
+    except SystemExit as exc:
+        raise _execution_error(handler_exit(exc), name) from None
+    except Exception as exc:
+        raise _execution_error(exc, name) from None
+
+
+def _execution_error(exc: BaseException, name: str) -> ToolExecutionError:
+    from reyn_core.dispatch.runner import describe
+
+    return ToolExecutionError(describe(exc), tool=name)
+
+
+__all__ = ["PluginModule", "plugin_from_module", "plugin_from_record"]
