@@ -405,10 +405,10 @@ def main() -> bool | None:
 
     full = tokens(render_router(registry, ctx))
     deferral = ToolDeferral(registry, DeferralPolicy(max_tokens=BUDGET_TOKENS))
-    turn1 = tokens(deferral.tools_for_turn(ctx))
+    turn1 = tokens(deferral.split(ctx).tools)
     sample = requests[:: max(1, len(requests) // 50)]
     found = {r.text: [m.name for m in search_tools(registry, r.text, ctx, limit=5)] for r in sample}
-    turn2_all = [tokens(deferral.tools_for_turn(ctx, found[r.text])) for r in sample]
+    turn2_all = [tokens(deferral.split(ctx, found[r.text]).tools) for r in sample]
     turn2 = {k: max(t[k] for t in turn2_all) for k in full}
     share = turn2["o200k_base"] / full["o200k_base"]
     print(

@@ -225,23 +225,15 @@ class PostgresApprovalStore:
 
         return self._run("read a request", op)
 
-    def decide(
-        self,
-        approval_id: str,
-        *,
-        approve: bool,
-        by: str,
-        reason: str | None,
-        now: float,
-        uses: int = 1,
-        scoped: bool = False,
-    ) -> ApprovalRecord | None:
+    def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
+        d = decided
+
         def op(conn: Any) -> ApprovalRecord | None:
             row = conn.execute(
                 f"UPDATE {TABLE} SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
                 "uses = %s, scoped = %s WHERE id = %s AND status = 'pending' AND expires_at > %s "
                 f"RETURNING {_COLUMNS}",
-                ("approved" if approve else "denied", by, now, reason, uses, scoped, approval_id, now),
+                (d.status, d.decided_by, d.decided_at, d.reason, d.uses, d.scoped, d.id, d.decided_at),
             ).fetchone()
             return ApprovalRecord.from_row(row) if row is not None else None
 

@@ -27,7 +27,8 @@ def as_names(value: Iterable[str], what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _frozen_names(value: Iterable[str] | None, what: str) -> frozenset[str] | None:
+def frozen_names(value: Iterable[str] | None, what: str) -> frozenset[str] | None:
+    """``value`` as a frozen set of names (``as_names``); None stays None, a frozen set is kept."""
     if value is None or type(value) is frozenset:
         return value
     return frozenset(as_names(value, what))
@@ -50,8 +51,8 @@ class RouterCallerState:
 
     def __post_init__(self) -> None:
         # A bare string would match by substring ("shell_readonly" admitting "shell"): refuse it.
-        object.__setattr__(self, "exclude", _frozen_names(self.exclude, "exclude"))
-        object.__setattr__(self, "allowed_tools", _frozen_names(self.allowed_tools, "allowed_tools"))
+        object.__setattr__(self, "exclude", frozen_names(self.exclude, "exclude"))
+        object.__setattr__(self, "allowed_tools", frozen_names(self.allowed_tools, "allowed_tools"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ class CallGates:
     allowed_ops: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "exclude", _frozen_names(self.exclude, "exclude"))
+        object.__setattr__(self, "exclude", frozen_names(self.exclude, "exclude"))
         if self.allowed_ops is not None:
             object.__setattr__(self, "allowed_ops", as_names(self.allowed_ops, "allowed_ops"))
 
@@ -248,7 +249,7 @@ class ToolContext:
         if not isinstance(self.extras, Mapping):
             raise TypeError(f"ToolContext(extras=...) must be a mapping, not {type(self.extras).__name__}")
         if self.agent_tools is not None and type(self.agent_tools) is not frozenset:
-            object.__setattr__(self, "agent_tools", _frozen_names(self.agent_tools, "agent_tools"))
+            object.__setattr__(self, "agent_tools", frozen_names(self.agent_tools, "agent_tools"))
 
     def with_surface(self, surface: Surface) -> ToolContext:
         """A copy of this context for another surface."""

@@ -226,7 +226,7 @@ class ToolDeferral:
 
     ``registry`` is what to dispatch against: the source registry itself, whose tools include the
     search tool (gated, validated and audited by the one dispatcher like every tool).
-    ``tools_for_turn(ctx, found)`` is the tools array for the next turn, ``split`` the same with its
+    ``split(ctx, found).tools`` is the tools array for the next turn, the rest of the split its
     explanation. ``token_counter`` replaces ``estimate_tokens`` for ``max_tokens``.
 
     Raises ``ValueError`` (``missing_search_tool``) when ``policy`` defers anything and ``registry``
@@ -243,26 +243,11 @@ class ToolDeferral:
         problem = missing_search_tool(registry, policy.search_tool) if policy.active else None
         if problem is not None:
             raise ValueError(problem)
-        self.source = registry
+        self.registry = registry
+        """What calls are dispatched against and tools are rendered from (the search tool is one of
+        its tools)."""
         self.policy = policy
         self.count = token_counter
-
-    @property
-    def registry(self) -> ToolRegistry:
-        """What calls are dispatched against (the search tool is one of its tools)."""
-        return self.source
-
-    def tools_for_turn(
-        self,
-        ctx: ToolContext,
-        found: Iterable[str] = (),
-        *,
-        exclude: Iterable[str] = (),
-        strict: bool = False,
-        target: str = "openai",
-    ) -> list[dict[str, Any]]:
-        """The router tools array for the next turn, given the names found so far (oldest first)."""
-        return self.split(ctx, found, exclude=exclude, strict=strict, target=target).tools
 
     def split(
         self,
@@ -273,11 +258,12 @@ class ToolDeferral:
         strict: bool = False,
         target: str = "openai",
     ) -> TurnTools:
-        """``tools_for_turn`` with the split explained (see the module docstring for the rule).
+        """The router tools for the next turn (``tools``), given the names found so far (oldest
+        first), with the split explained (see the module docstring for the rule).
         ``strict`` and ``target`` as in ``render_router``: ``StrictRenderError`` if a rendered tool
         cannot be strict."""
         ctx = ctx if ctx.surface == "router" else ctx.with_surface("router")
-        visible = self.source.visible("router", ctx, exclude=exclude)
+        visible = self.registry.visible("router", ctx, exclude=exclude)
         if not self.policy.active:
             return self._render(ctx, list(visible), [], None, {}, strict, target=target)
         search_name = self.policy.search_tool
@@ -292,11 +278,11 @@ class ToolDeferral:
             if tool.name not in entries:
                 try:
                     entries[tool.name] = render_router_tool(
-                        self.source, tool, ctx, strict=strict, target=target
+                        self.registry, tool, ctx, strict=strict, target=target
                     )
                 except StrictSchemaError as exc:
                     errors[tool.name] = exc
-                    entries[tool.name] = render_router_tool(self.source, tool, ctx)
+                    entries[tool.name] = render_router_tool(self.registry, tool, ctx)
             return entries[tool.name]
 
         # A search tool the gates hide from this caller is not offered (nor counted in the budget):
@@ -374,7 +360,7 @@ class ToolDeferral:
         if entry is None:
             from .render.router import render_router_tools
 
-            tools = render_router_tools(self.source, first, ctx, strict=strict, target=target)
+            tools = render_router_tools(self.registry, first, ctx, strict=strict, target=target)
             return TurnTools(
                 tools, tuple(t.name for t in first), (), MappingProxyType({}), sum(map(self.count, tools))
             )

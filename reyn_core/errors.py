@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from reyn_core.moved import moved_attributes
 
@@ -57,6 +57,9 @@ class ToolError(ReynError):
     """
 
     kind: str = "execution_error"
+    envelope_fields: ClassVar[tuple[str, ...]] = ()
+    """The attributes a subclass adds to the envelope's ``error``, after ``kind`` and ``message``, in
+    this order (one that is None is left out)."""
 
     def __init__(self, message: str, *, tool: str | None = None) -> None:
         super().__init__(message)
@@ -64,7 +67,12 @@ class ToolError(ReynError):
 
     def to_envelope(self) -> dict[str, object]:
         """The model-facing error envelope of ``dispatch_tool``."""
-        return {"status": "error", "error": {"kind": self.kind, "message": self.message}}
+        error: dict[str, object] = {"kind": self.kind, "message": self.message}
+        for name in self.envelope_fields:
+            value = getattr(self, name)
+            if value is not None:
+                error[name] = value
+        return {"status": "error", "error": error}
 
 
 class ToolNotFound(ToolError):
@@ -77,22 +85,19 @@ class ToolGateRefused(ToolError):
     """A gate refused the tool; ``layer`` is ``role``, ``operator`` or ``call``."""
 
     kind = "gate_refused"
+    envelope_fields = ("layer",)
 
     def __init__(self, message: str, *, tool: str | None = None, layer: str = "", reason: str = "") -> None:
         super().__init__(message, tool=tool)
         self.layer = layer
         self.reason = reason
 
-    def to_envelope(self) -> dict[str, object]:
-        env = super().to_envelope()
-        env["error"]["layer"] = self.layer  # type: ignore[index]
-        return env
-
 
 class InvalidToolArguments(ToolError):
     """Arguments failed validation; ``problems`` lists each one with its JSON pointer."""
 
     kind = "invalid_arguments"
+    envelope_fields = ("errors",)
 
     def __init__(
         self, message: str, *, tool: str | None = None, problems: Sequence[ArgumentProblem] = ()
@@ -100,12 +105,10 @@ class InvalidToolArguments(ToolError):
         super().__init__(message, tool=tool)
         self.problems = tuple(problems)
 
-    def to_envelope(self) -> dict[str, object]:
-        env = super().to_envelope()
-        env["error"]["errors"] = [  # type: ignore[index]
-            {"path": p.pointer, "message": p.message} for p in self.problems
-        ]
-        return env
+    @property
+    def errors(self) -> list[dict[str, str]]:
+        """``problems`` as the envelope writes them: ``{"path": pointer, "message": ...}`` each."""
+        return [{"path": p.pointer, "message": p.message} for p in self.problems]
 
 
 class ToolRuntimeMissing(ToolError):
@@ -132,6 +135,8 @@ class ApprovalRefused(ToolDenied):
     ``plugin_changed``, ``lock_changed``, ``agent_differs``, ``entry_differs``, ``tool_differs``,
     ``not_approver``, ``unavailable``); nothing of the call ran."""
 
+    envelope_fields = ("reason", "approval")
+
     def __init__(
         self, message: str, *, tool: str | None = None, reason: str, approval: str | None = None
     ) -> None:
@@ -139,19 +144,13 @@ class ApprovalRefused(ToolDenied):
         self.reason = reason
         self.approval = approval
 
-    def to_envelope(self) -> dict[str, object]:
-        env = super().to_envelope()
-        env["error"]["reason"] = self.reason  # type: ignore[index]
-        if self.approval is not None:
-            env["error"]["approval"] = self.approval  # type: ignore[index]
-        return env
-
 
 class ToolApprovalRequired(ToolError):
     """The call waits for a person's approval; nothing of it ran. ``approval`` is the id of the
     pending request (durable: any process with the same profile can decide it)."""
 
     kind = "approval_required"
+    envelope_fields = ("approval",)
 
     def __init__(
         self, message: str, *, tool: str | None = None, approval: str, approvers: tuple[str, ...] = ()
@@ -159,11 +158,6 @@ class ToolApprovalRequired(ToolError):
         super().__init__(message, tool=tool)
         self.approval = approval
         self.approvers = approvers
-
-    def to_envelope(self) -> dict[str, object]:
-        env = super().to_envelope()
-        env["error"]["approval"] = self.approval  # type: ignore[index]
-        return env
 
 
 class ToolCancelled(ToolError):
@@ -183,20 +177,6 @@ class ToolNotRun(ToolError):
     approval: it was not started, because it may depend on what that call would have done."""
 
     kind = "not_run"
-
-
-ERROR_KINDS: tuple[str, ...] = (
-    "not_found",
-    "gate_refused",
-    "invalid_arguments",
-    "runtime_missing",
-    "timeout",
-    "denied",
-    "approval_required",
-    "cancelled",
-    "execution_error",
-    "not_run",
-)
 
 
 class ApprovalDecisionError(ReynError):

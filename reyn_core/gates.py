@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, Protocol, final
 
-from .context import SURFACES, ToolContext, as_names
+from .context import SURFACES, ToolContext, as_names, frozen_names
 from .errors import ToolError
 from .tool import ToolDefinition, refuse_subclassing
 
@@ -72,9 +72,7 @@ class PluginPolicy:
         # Frozen sets, copied: the dispatcher decides layer 2 once per registry snapshot, so a set the
         # host keeps and changes later must not change this policy (and a bare string is refused).
         for name in ("surfaces", "include", "exclude"):
-            value = getattr(self, name)
-            if value is not None and type(value) is not frozenset:
-                object.__setattr__(self, name, frozenset(as_names(value, name)))
+            object.__setattr__(self, name, frozen_names(getattr(self, name), name))
 
 
 @final

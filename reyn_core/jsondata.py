@@ -49,6 +49,19 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+def fields_json(
+    record: Any, *, rename: Mapping[str, str] | None = None, omit: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """A dataclass record's JSON form, one way for every record: its fields in declaration order (but
+    ``omit``), each as JSON data (``to_jsonable``: a tuple is a list), under its ``rename``d key."""
+    keys = rename or {}
+    return {
+        keys.get(f.name, f.name): to_jsonable(getattr(record, f.name))
+        for f in dataclasses.fields(record)
+        if f.name not in omit
+    }
+
+
 # The Python types of JSON's scalars, exactly (not subclasses): data of only these nests nothing.
 JSON_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 

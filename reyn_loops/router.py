@@ -10,7 +10,7 @@ model as an error it can correct. The loop stops at a text answer, at a deferred
 durable, ``RouterResult.as_json`` carries the run), or at the turn limit.
 
 With a ``deferral`` policy (``[surfaces.router.defer]``, see ``reyn_core.deferral``) each turn's array
-is ``ToolDeferral.tools_for_turn``: deferred tools are left out, the search tool is offered, and tools
+is ``ToolDeferral.split``: deferred tools are left out, the search tool is offered, and tools
 found (named in a search result or called) earlier in the conversation are added from the next turn.
 Every call — the search tool's and a deferred tool called by name — goes through the same dispatcher.
 """
@@ -210,16 +210,14 @@ class RouterLoop(ModelLoop):
         self, turn: int | None = None, messages: Sequence[Mapping[str, Any]] = ()
     ) -> list[dict[str, Any]]:
         """The tools array this loop sends (what ``render_router`` gives for its context; under
-        deferral, ``ToolDeferral.tools_for_turn`` with the tools ``messages`` have found)."""
+        deferral, ``ToolDeferral.split`` with the tools ``messages`` have found)."""
         ctx = self._turn_ctx(turn)
         # Each tool's schema adapted for this model's provider (issue 28: gemini inlines $ref, ...).
         target = target_for_model(self.model, strict=self.strict)
         if self._deferral is None:
             return render_router(self.registry, ctx, exclude=self.exclude, strict=self.strict, target=target)
         found = found_tool_names(messages, self._deferral.policy.search_tool)
-        return self._deferral.tools_for_turn(
-            ctx, found, exclude=self.exclude, strict=self.strict, target=target
-        )
+        return self._deferral.split(ctx, found, exclude=self.exclude, strict=self.strict, target=target).tools
 
     def _turn_ctx(self, turn: int | None) -> ToolContext:
         state = self.ctx.router_state or RouterCallerState()

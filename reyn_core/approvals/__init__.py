@@ -9,40 +9,29 @@ from typing import TYPE_CHECKING
 from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from .gate import Admission, ApprovalGate, AuditSink
-    from .key import CallArguments, CallKey, Hasher, handler_arguments
-    from .policy import APPROVERS, ApprovalPolicy, ApprovalRule, PathCondition
+    from .gate import ApprovalGate
+    from .policy import ApprovalPolicy, ApprovalRule, PathCondition
     from .sqlite_store import SqliteApprovalStore
-    from .store import OPEN, ApprovalRecord, ApprovalStore, ApprovalStoreFactory, Status
+    from .store import ApprovalRecord, ApprovalStore, ApprovalStoreFactory
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        ".gate": ("Admission", "ApprovalGate", "AuditSink"),
-        ".key": ("CallArguments", "CallKey", "Hasher", "handler_arguments"),
-        ".policy": ("APPROVERS", "ApprovalPolicy", "ApprovalRule", "PathCondition"),
+        ".gate": ("ApprovalGate",),
+        ".policy": ("ApprovalPolicy", "ApprovalRule", "PathCondition"),
         ".sqlite_store": ("SqliteApprovalStore",),
-        ".store": ("OPEN", "ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"),
+        ".store": ("ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory"),
     },
     globals(),
 )
 
 __all__ = [
-    "APPROVERS",
-    "OPEN",
-    "Admission",
     "ApprovalGate",
     "ApprovalPolicy",
     "ApprovalRecord",
     "ApprovalRule",
     "ApprovalStore",
     "ApprovalStoreFactory",
-    "AuditSink",
-    "CallArguments",
-    "CallKey",
-    "Hasher",
     "PathCondition",
     "SqliteApprovalStore",
-    "Status",
-    "handler_arguments",
 ]

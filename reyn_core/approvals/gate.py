@@ -19,7 +19,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -323,21 +323,22 @@ class ApprovalGate:
             )
         standing = approve and (standing or for_session)
         decided = self.store.decide(
-            record.id,
-            approve=approve,
-            by=by,
-            reason=reason,
-            now=now,
-            uses=-1 if standing else 1,
-            scoped=scoped,
+            replace(
+                record,
+                status="approved" if approve else "denied",
+                decided_by=by,
+                decided_at=now,
+                reason=reason,
+                uses=-1 if standing else 1,
+                scoped=scoped,
+            )
         )
         if decided is None:
             latest = self.store.get(record.id) or record
             raise ApprovalDecisionError(
                 f"request {record.id} is {latest.status}, not pending: it cannot be decided"
             )
-        scope = "session" if scoped else ("standing" if standing else "once")
-        extra = {"scope": scope, "session": decided.session} if approve else {}
+        extra = {"scope": decided.scope, "session": decided.session} if approve else {}
         self._line("approved" if approve else "denied", decided, by=by, reason=reason, **extra)
         return decided
 

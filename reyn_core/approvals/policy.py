@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..context import frozen_names
 from ..tool import ToolDefinition
 from .paths import within
 
@@ -47,10 +48,6 @@ class PathCondition:
         return seen > 0
 
 
-def _names(value: Iterable[str] | None) -> frozenset[str] | None:
-    return None if value is None else frozenset(value)
-
-
 @dataclass(frozen=True, slots=True)
 class ApprovalRule:
     """One ``[[approvals.rules]]`` entry (see the module docstring)."""
@@ -64,10 +61,7 @@ class ApprovalRule:
 
     def __post_init__(self) -> None:
         for name in ("tools", "plugins", "clusters", "purity"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                raise TypeError(f"ApprovalRule({name}=...) must be a list of names, not a string")
-            object.__setattr__(self, name, _names(value))
+            object.__setattr__(self, name, frozen_names(getattr(self, name), f"ApprovalRule({name}=...)"))
         unknown = [a for a in self.approvers if a not in APPROVERS]
         if unknown or not self.approvers:
             raise ValueError(f"ApprovalRule(approvers=...) takes some of {', '.join(APPROVERS)}")

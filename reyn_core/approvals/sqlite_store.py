@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import OPEN, ApprovalRecord, Status
+from .store import ApprovalRecord, Status
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (
@@ -149,26 +149,17 @@ class SqliteApprovalStore:
             row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
         return ApprovalRecord.from_row(row) if row is not None else None
 
-    def decide(
-        self,
-        approval_id: str,
-        *,
-        approve: bool,
-        by: str,
-        reason: str | None,
-        now: float,
-        uses: int = 1,
-        scoped: bool = False,
-    ) -> ApprovalRecord | None:
+    def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
+        d = decided
         with self._transaction() as db:
             changed = db.execute(
                 "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, uses = ?, "
                 "scoped = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
-                ("approved" if approve else "denied", by, now, reason, uses, int(scoped), approval_id, now),
+                (d.status, d.decided_by, d.decided_at, d.reason, d.uses, int(d.scoped), d.id, d.decided_at),
             ).rowcount
             if changed != 1:
                 return None
-            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
+            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (d.id,)).fetchone()
         return ApprovalRecord.from_row(row)
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
@@ -237,4 +228,4 @@ class SqliteApprovalStore:
         return [ApprovalRecord.from_row(r) for r in rows]
 
 
-__all__ = ["OPEN", "SqliteApprovalStore"]
+__all__ = ["SqliteApprovalStore"]

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 Status = Literal["pending", "approved", "denied", "consumed", "expired", "voided"]
-OPEN: tuple[Status, ...] = ("pending", "approved")
-"""The statuses a request can still leave."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +49,12 @@ class ApprovalRecord:
         """Whether this request's approval may let a call of ``session`` (a keyed digest) run: only
         the session that asked, except a standing approval (any session, until it expires)."""
         return self.session == session or (self.status == "approved" and self.uses < 0 and not self.scoped)
+
+    @property
+    def scope(self) -> str:
+        """How far an approval reaches: ``session`` (scoped), ``standing`` (until it expires) or
+        ``once``."""
+        return "session" if self.scoped else ("standing" if self.uses < 0 else "once")
 
     columns: ClassVar[tuple[str, ...]] = (
         "id", "key", "components", "status", "created_at", "expires_at", "approvers", "request",
@@ -91,7 +95,7 @@ class ApprovalRecord:
             "expires_at": self.expires_at,
             "approvers": list(self.approvers),
             "uses": self.uses,
-            "scope": "session" if self.scoped else ("standing" if self.uses < 0 else "once"),
+            "scope": self.scope,
             "session": self.session,
             "decided_by": self.decided_by,
             "decided_at": self.decided_at,
@@ -120,19 +124,11 @@ class ApprovalStore(Protocol):
 
     def get(self, approval_id: str) -> ApprovalRecord | None: ...
 
-    def decide(
-        self,
-        approval_id: str,
-        *,
-        approve: bool,
-        by: str,
-        reason: str | None,
-        now: float,
-        uses: int = 1,
-        scoped: bool = False,
-    ) -> ApprovalRecord | None:
-        """Move a pending, unexpired request to approved / denied (``scoped``: for its session
-        only); None when it is not pending."""
+    def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
+        """Write the decision ``decided`` carries (``status`` approved / denied, ``decided_by``,
+        ``decided_at``, ``reason``, ``uses``, ``scoped``: for its session only) over the request
+        ``decided.id`` if that is pending and unexpired at ``decided_at``: the record stored, or None
+        when it is not pending."""
         ...
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
@@ -167,4 +163,4 @@ class ApprovalStoreFactory(Protocol):
     def __call__(self, settings: Mapping[str, Any], base: Path) -> ApprovalStore: ...
 
 
-__all__ = ["OPEN", "ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"]
+__all__ = ["ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory", "Status"]

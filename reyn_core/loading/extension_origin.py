@@ -23,7 +23,6 @@ and report their own extensions (``LoadReport.extensions``, shown by ``reyn plug
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.metadata as md
 import sys
 import threading
@@ -67,9 +66,11 @@ class ExtensionOrigin:
         """``<group>:<name>``, its key in the lock's ``[extensions]``."""
         return f"{self.group}:{self.name}"
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (without the file listing)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "provenance"}
+        from reyn_core.jsondata import fields_json
+
+        return fields_json(self, omit=("provenance",))
 
 
 @dataclass(frozen=True, slots=True)

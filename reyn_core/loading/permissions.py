@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reyn_core.jsondata import fields_json
+
 DECLARATION_FILE = "reyn_permissions.toml"
 DECLARATION_VERSION = 1
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -59,12 +61,8 @@ class DeclaredPermissions:
     """The declaration file's path inside the plugin's tree (None: the plugin declares nothing)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``plugins show``, ``plugins list --json``, the lock)."""
-        return {
-            **{flag: getattr(self, flag) for flag in _FLAGS},
-            "environment": list(self.environment),
-            "host_bridges": list(self.host_bridges),
-        }
+        """JSON-ready form (``plugins show``, ``plugins list --json``, the lock): all but ``source``."""
+        return fields_json(self, omit=("source",))
 
     @property
     def summary(self) -> str:

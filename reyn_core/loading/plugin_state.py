@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from reyn_core.tool import ToolDefinition
 
 PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
-STATUSES: tuple[str, ...] = ("discovered", "loaded", "refused", "failed", "missing")
 
 
 class PluginState:

@@ -100,11 +100,6 @@ class LoadReport:
         """Diagnostics of severity ``error``."""
         return tuple(d for d in self.diagnostics if d.is_error)
 
-    @property
-    def has_errors(self) -> bool:
-        """Whether any diagnostic is an error."""
-        return any(d.is_error for d in self.diagnostics)
-
 
 @dataclass(frozen=True, slots=True)
 class PluginCommand:

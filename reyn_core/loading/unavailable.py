@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from reyn_core.jsondata import fields_json
+
 if TYPE_CHECKING:
     from reyn_core.loading.report import LoadResult, PluginLoadInfo
     from reyn_core.loading.step3_provenance.lock import LockFile
@@ -33,7 +35,7 @@ class UnavailablePlugin:
     message: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"plugin": self.plugin_id, "status": self.status, "code": self.code, "message": self.message}
+        return fields_json(self, rename={"plugin_id": "plugin"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,11 +40,6 @@ class CheckedDefinitions:
         entry = self._entries.get(id(definition))
         return entry if entry is not None and entry.definition is definition else None
 
-    def warnings_of(self, definition: object) -> tuple[SchemaIssue, ...] | None:
-        """The warnings recorded for exactly this object, or None when it was not checked here."""
-        entry = self.entry_of(definition)
-        return entry.warnings if entry is not None else None
-
     def clear(self) -> None:
         self._entries.clear()
 

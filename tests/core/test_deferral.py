@@ -266,8 +266,9 @@ def test_split_and_render_are_byte_stable_whatever_the_registration_order() -> N
 
 async def test_a_deferred_tool_called_by_name_is_dispatched_through_the_registry() -> None:
     calls: list[str] = []
-    deferral = ToolDeferral(build(calls=calls), DeferralPolicy(tools={"shell_run"}))
-    assert deferral.registry is deferral.source  # the search tool is one of its tools
+    registry = build(calls=calls)
+    deferral = ToolDeferral(registry, DeferralPolicy(tools={"shell_run"}))
+    assert deferral.registry is registry  # the search tool is one of its tools
     envelope = await dispatch_tool(deferral.registry, "shell_run", {"text": "ls"}, ROUTER)
     assert envelope == {"status": "ok", "data": "shell_run"} and calls == ["shell_run"]
 

@@ -193,4 +193,9 @@ def _normalized_name(dist: md.Distribution) -> str:
     name = getattr(dist, "_normalized_name", None)  # cheap: taken from the .dist-info folder name
     if not name:
         name = dist.metadata["Name"] or ""
-    return str(name).lower().replace("-", "_").replace(".", "_")
+    return name_key(str(name))
+
+
+def name_key(name: str) -> str:
+    """A distribution's name as names are compared: lower case, ``-`` and ``.`` as ``_``."""
+    return name.lower().replace("-", "_").replace(".", "_")

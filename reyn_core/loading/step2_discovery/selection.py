@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
+from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin, name_key
 
 
 def select_distribution(
@@ -26,7 +26,7 @@ def select_distribution(
         return
     chosen = list(candidates)
     if cfg.distribution is not None:
-        chosen = [c for c in candidates if _norm(c.distribution) == _norm(cfg.distribution)]
+        chosen = [c for c in candidates if name_key(c.distribution) == name_key(cfg.distribution)]
         if not chosen:
             have = ", ".join(f"{c.distribution} {c.version}" for c in candidates)
             p.fail(
@@ -54,10 +54,6 @@ def select_distribution(
             f"entry point {p.plugin_id} = {p.candidate.entry_point!r} of "
             f"{p.candidate.distribution} is malformed",
         )
-
-
-def _norm(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")
 
 
 __all__ = ["select_distribution"]

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reyn_core.jsondata import fields_json
 from reyn_core.loading.step3_provenance.lock import LockedPlugin, LockedTool
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 from reyn_core.tool import ToolDefinition
@@ -60,14 +61,7 @@ class Drift:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``reyn plugins audit --json``)."""
-        return {
-            "plugin": self.plugin_id,
-            "kind": self.kind,
-            "detail": self.detail,
-            "tool": self.tool,
-            "path": self.path,
-            "subject": self.subject,
-        }
+        return fields_json(self, rename={"plugin_id": "plugin"})
 
 
 def short_digest(digest: str | None) -> str:

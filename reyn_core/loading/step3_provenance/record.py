@@ -22,6 +22,7 @@ from importlib.metadata import Distribution
 from pathlib import Path
 from typing import Any, Literal
 
+from reyn_core.jsondata import fields_json
 from reyn_core.loading.step3_provenance.cache import DigestCache
 from reyn_core.loading.step3_provenance.digest import hash_file, tree_digest
 from reyn_core.loading.step3_provenance.direct_url import SourceKind, source_of
@@ -107,17 +108,8 @@ class ProvenanceRecord:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``reyn plugins show --json``)."""
-        return {
-            "plugin_id": self.plugin_id,
-            "entry_point": self.entry_point,
-            "distribution": self.distribution,
-            "version": self.version,
-            **origin_fields(self),
-            "files": [list(f) for f in self.files],
-            "record_mismatches": list(self.record_mismatches),
-            "problems": list(self.problems),
-        }
+        """JSON-ready form (``reyn plugins show --json``): every field but ``module_locations``."""
+        return fields_json(self, omit=("module_locations",))
 
 
 def provenance_for(

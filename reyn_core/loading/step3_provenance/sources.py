@@ -5,19 +5,23 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from importlib.metadata import Distribution
 from typing import Any
 
+from reyn_core.loading.step2_discovery.discovery import GROUP, parse_entry_points
 from reyn_core.loading.step3_provenance.direct_url import SourceInfo, file_url_path
 from reyn_core.loading.step3_provenance.installed_files import RecordEntry
 
 
 def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str]]:
-    """The entry point's top-level module name, and every top-level name the distribution declares."""
+    """The entry point's top-level module name, and every top-level name the distribution declares
+    (its ``reyn.plugins`` entry points, read as discovery reads them, and ``top_level.txt``)."""
     ep_top = module_top(entry_point)
     names: list[str] = [ep_top] if ep_top else []
-    for value in plugin_entry_values(dist.read_text("entry_points.txt") or ""):
+    parser = parse_entry_points(dist.read_text("entry_points.txt") or "")
+    values = [value for _, value in parser.items(GROUP)] if parser and parser.has_section(GROUP) else []
+    for value in values:
         top = module_top(value)
         if top and top not in names:
             names.append(top)
@@ -26,17 +30,6 @@ def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str
         if name.isidentifier() and name not in names:
             names.append(name)
     return ep_top, names
-
-
-def plugin_entry_values(text: str) -> Iterator[str]:
-    """Values in the ``[reyn.plugins]`` section of ``entry_points.txt`` (a plain INI reading)."""
-    in_group = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            in_group = line == "[reyn.plugins]"
-        elif in_group and "=" in line and not line.startswith(("#", ";")):
-            yield line.partition("=")[2].strip()
 
 
 def module_top(value: str) -> str:
