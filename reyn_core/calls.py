@@ -67,9 +67,6 @@ class ToolCallHooks:
         return ToolCallHooks(self.before + other.before, self.after + other.after)
 
 
-NO_HOOKS = ToolCallHooks()
-
-
 class CallApprovals(Protocol):
     """The approval check a registry carries (``reyn_core.approvals.ApprovalGate``): the dispatcher
     asks it, after binding and before the ``before`` hooks, whether a call may run."""

@@ -12,30 +12,29 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+
+def _from_wheelhouse(distribution: str, then: str = "") -> tuple[str, str]:
+    """(distribution, how to install it): the project's distributions are installed from the
+    wheelhouse ``make dist`` writes, not from a public index by name."""
+    return (
+        distribution,
+        f"pip install --find-links DIST {distribution}, DIST being the wheelhouse of `make dist`{then}",
+    )
+
+
 # OpenTelemetry spans left the core for the reyn-otel add-on (issue 24): the core has one observation seam.
-_OTEL = ("reyn-otel", "pip install --find-links DIST reyn-otel, DIST being the wheelhouse of `make dist`")
+_OTEL = _from_wheelhouse("reyn-otel")
 # The LLM runtime left the core for the reyn-loops distribution (issue 24), plugin id ``loops``.
-_LOOPS = ("reyn-loops", "pip install --find-links DIST reyn-loops, DIST being the wheelhouse of `make dist`")
+_LOOPS = _from_wheelhouse("reyn-loops")
 _LOOPS_PLUGIN = "loops"
 # The plugin author's test kit left the core for the reyn-testing distribution (issue 24).
-_TESTING = (
-    "reyn-testing",
-    "pip install --find-links DIST reyn-testing, DIST being the wheelhouse of `make dist`",
-)
+_TESTING = _from_wheelhouse("reyn-testing")
 # Isolated plugins left the core for the reyn-isolation distribution (issue 24): the host side and the
 # worker; the core keeps the permission declaration and the extension point (``loading.isolation_point``).
-_ISOLATION = (
-    "reyn-isolation",
-    "pip install --find-links DIST reyn-isolation, DIST being the wheelhouse of `make dist`",
-)
-
+_ISOLATION = _from_wheelhouse("reyn-isolation")
 # Tool search left the core for the search pack (issue 24), plugin id ``search``: deferral needs it
 # enabled (``plugins.enable = [..., "search"]``).
-_SEARCH = (
-    "reyn-tools-search",
-    "pip install --find-links DIST reyn-tools-search, DIST being the wheelhouse of `make dist`, and add "
-    '"search" to [plugins] enable',
-)
+_SEARCH = _from_wheelhouse("reyn-tools-search", ', and add "search" to [plugins] enable')
 
 # Names of a moved module that stayed in reyn-core at another path: their entry names the core's path,
 # so the error of the module they were in says where each went (``moved_error``).

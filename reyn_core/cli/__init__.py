@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import ReynError
-from .global_options import scan_global_options
+from .global_options import GlobalOptions, scan_global_options
 from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
 
@@ -33,13 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
         options = scan_global_options(args_list)
-        set_json_mode(options.json or _json_after_command(options.args))
+        set_json_mode(options.json)
         command = options.command
         if command is not None and command not in COMMANDS and command != "help":
             from .plugin_commands import run_plugin_command
 
             return run_plugin_command(args_list)
-        return _run_builtin(args_list, command)
+        return _run_builtin(args_list, options)
     except UsageError as exc:
         return report_error(exc.message, usage=exc.usage, prefix=f"{exc.prog}: error: ")
     except ReynError as exc:
@@ -62,8 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
 
-def _run_builtin(args_list: list[str], command: str | None) -> int:
-    epilog = None if command in COMMANDS else _plugin_commands_epilog(args_list)
+def _run_builtin(args_list: list[str], options: GlobalOptions) -> int:
+    command = options.command
+    epilog = None if command in COMMANDS else _plugin_commands_epilog(options)
     parser = build_parser(command, epilog)
     args, extra = parser.parse_known_args(args_list)
     leaf = getattr(args, "_leaf", parser)
@@ -85,28 +86,16 @@ def _run_builtin(args_list: list[str], command: str | None) -> int:
     return int(args.func(args) or 0)
 
 
-def _plugin_commands_epilog(argv: Sequence[str]) -> str:
+def _plugin_commands_epilog(options: GlobalOptions) -> str:
     """The end of ``reyn --help``: the commands installed plugins declare (metadata only)."""
-    from reyn_core.loading.step1_profile.profile import load_profile
-
+    from .loading import profile_from_args
     from .plugin_commands import commands_epilog
 
-    options = scan_global_options(argv)
     try:
-        profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+        profile = profile_from_args(options)
     except ReynError:  # help still lists the commands; the profile error shows on a real command
         profile = None
     return commands_epilog(profile)
-
-
-def _json_after_command(args: Sequence[str]) -> bool:
-    """``--json`` among the command's own arguments (before a ``--``): ``reyn tools list --json``."""
-    for word in args:
-        if word == "--":
-            return False
-        if word == "--json":
-            return True
-    return False
 
 
 def _hint(exc: BaseException) -> str | None:

@@ -6,31 +6,28 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..approvals.terminal import describe, login_name, when
 from ..errors import ApprovalDecisionError, ProfileError, ReynError
-from . import EXIT_FAILED, EXIT_OK
-from .loading import emit_json, load_from_args, table
+from . import EXIT_FAILED
+from .loading import emit, load_from_args, table
+from .parser import add_command, add_group
+from .reporting import report_error
 
 if TYPE_CHECKING:
-    from ..approvals import ApprovalGate, ApprovalRecord
+    from ..approvals import ApprovalGate
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("approvals", parents=[common], help="list and decide calls waiting for approval")
-    asub = p.add_subparsers(dest="approvals_command", metavar="SUBCOMMAND")
-    asub.required = True
-    ls = asub.add_parser("list", parents=[common], help="requests (pending only, unless --all)")
+    asub = add_group(sub, common, "approvals", "list and decide calls waiting for approval")
+    ls = add_command(asub, common, "list", run_list, "requests (pending only, unless --all)")
     ls.add_argument("--all", action="store_true", help="every request, decided and closed ones too")
-    ls.set_defaults(func=run_list)
-    show = asub.add_parser("show", parents=[common], help="one request: the exact call and its key")
-    show.add_argument("id")
-    show.set_defaults(func=run_show)
+    add_command(asub, common, "show", run_show, "one request: the exact call and its key").add_argument("id")
     for name, approve in (("approve", True), ("deny", False)):
-        d = asub.add_parser(name, parents=[common], help=f"{name} one pending request (as the operator)")
+        d = add_command(asub, common, name, run_decide, f"{name} one pending request (as the operator)")
+        d.set_defaults(approve=approve)
         d.add_argument("id")
         d.add_argument("--by", default=None, help="who decides (default: the login name)")
         d.add_argument("--reason", default=None, help="why (a denial's reason is what the model reads)")
@@ -46,7 +43,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                 action="store_true",
                 help="let this exact call run again in the session that asked, until it ends or expires",
             )
-        d.set_defaults(func=run_decide, approve=approve)
 
 
 def _store_errors(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -76,27 +72,22 @@ def _gate(args: argparse.Namespace) -> ApprovalGate:
 def run_list(args: argparse.Namespace) -> int:
     gate = _gate(args)
     records = gate.list(None if args.all else ("pending",))
-    if args.json:
-        emit_json([r.as_json() for r in records])
-        return EXIT_OK
+    data = [r.as_json() for r in records]
     if not records:
-        print("no pending approval requests" if not args.all else "no approval requests")
-        return EXIT_OK
+        return emit(args, data, "no pending approval requests" if not args.all else "no approval requests")
     rows = [
         [r.id, r.status, str(r.request.get("tool")), str(r.request.get("agent")), when(r.expires_at)]
         for r in records
     ]
-    print(table(rows, ["ID", "STATUS", "TOOL", "AGENT", "EXPIRES"]))
-    return EXIT_OK
+    return emit(args, data, table(rows, ["ID", "STATUS", "TOOL", "AGENT", "EXPIRES"]))
 
 
 @_store_errors
 def run_show(args: argparse.Namespace) -> int:
     record = _gate(args).get(args.id)
     if record is None:
-        print(f"reyn: error: there is no approval request {args.id!r}", file=sys.stderr)
-        return EXIT_FAILED
-    return _shown(args, record, describe(record))
+        return report_error(f"there is no approval request {args.id!r}", code="failed", exit_code=EXIT_FAILED)
+    return emit(args, record.as_json(), describe(record))
 
 
 @_store_errors
@@ -114,15 +105,5 @@ def run_decide(args: argparse.Namespace) -> int:
             for_session=getattr(args, "for_session", False),
         )
     except ApprovalDecisionError as exc:
-        print(f"reyn: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    return _shown(args, record, f"{record.id}: {record.status} by {by}")
-
-
-def _shown(args: argparse.Namespace, record: ApprovalRecord, text: str) -> int:
-    """The record as JSON with ``--json``, else ``text``; the command succeeded."""
-    if args.json:
-        emit_json(record.as_json())
-    else:
-        print(text)
-    return EXIT_OK
+        return report_error(str(exc), code="failed", exit_code=EXIT_FAILED)
+    return emit(args, record.as_json(), f"{record.id}: {record.status} by {by}")

@@ -24,14 +24,18 @@ SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser(
+    from .parser import add_command
+
+    p = add_command(
+        sub,
+        None,
         "completion",
-        help='print the shell completion script (eval "$(reyn completion bash)")',
+        run,
+        'print the shell completion script (eval "$(reyn completion bash)")',
         description="Print the script that makes SHELL complete reyn's commands, options, plugin ids "
         "and tool names (from reyn.lock). No plugin code runs on TAB.",
     )
     p.add_argument("shell", choices=SHELLS)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,11 +8,11 @@ from typing import Any
 from ..remote_log import ENV_VAR, LOGGER, remote_log_destination
 from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args
+from .parser import add_command
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("doctor", parents=[common], help="all load diagnostics with fixes; exit 1 on errors")
-    p.set_defaults(func=run)
+    add_command(sub, common, "doctor", run, "all load diagnostics with fixes; exit 1 on errors")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,6 +19,8 @@ class GlobalOptions:
     an option such as ``--help``); ``args`` are the words after it. ``profile`` and ``profile_file``
     come from before the command or, when absent there, from the command's own arguments (stopping at
     ``--``): ``reyn --profile ci memory export`` and ``reyn memory export --profile ci`` mean the same.
+    ``json`` and ``traceback`` are given before the command or among its own arguments (before ``--``):
+    ``reyn --json tools list`` and ``reyn tools list --json``.
     """
 
     command: str | None = None
@@ -59,7 +61,7 @@ def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
         key, eq, value = word.partition("=")
         if key in _VALUED and key not in found:
             found[key] = value if eq else next(later, "")
-        elif word == "--traceback":
+        elif word in _FLAGS:
             flags.add(word)
     return _options(command, args, found, flags)
 

@@ -12,8 +12,10 @@ if TYPE_CHECKING:
     from reyn_core.loading.report import LoadResult
     from reyn_core.loading.step1_profile.profile import Profile
 
+    from .global_options import GlobalOptions
 
-def profile_from_args(args: argparse.Namespace) -> Profile:
+
+def profile_from_args(args: argparse.Namespace | GlobalOptions) -> Profile:
     """The profile selected by ``--profile-file`` / ``--profile`` (or their environment defaults)."""
     from reyn_core.loading.step1_profile.profile import load_profile
 
@@ -23,20 +25,20 @@ def profile_from_args(args: argparse.Namespace) -> Profile:
 
 
 def load_from_args(
-    args: argparse.Namespace,
+    args: argparse.Namespace | GlobalOptions,
     *,
     enforce_lock: bool = True,
     inspect_discovered: bool = False,
     check_profile: bool = True,
+    profile: Profile | None = None,
 ) -> LoadResult:
-    """Run the loader on the selected profile. ``enforce_lock=False`` ignores ``[lock] enforce`` and
-    re-hashes every file (``plugins lock`` and ``plugins audit`` must see the installed world as it is).
-    ``check_profile`` applies ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
+    """Run the loader on the selected profile (``profile``, when the caller has read it already).
+    ``enforce_lock=False`` ignores ``[lock] enforce`` and re-hashes every file (``plugins lock`` and
+    ``plugins audit`` must see the installed world as it is). ``check_profile`` applies
+    ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
-    from .telemetry import export_spans
-
-    profile = profile_from_args(args)
+    profile = profile if profile is not None else profile_from_args(args)
     if not enforce_lock:
         profile = profile.without_lock_enforcement()
     export_spans(profile)  # before the load, so its own spans are exported
@@ -45,6 +47,26 @@ def load_from_args(
     if check_profile:
         check_loaded_profile(result)
     return result
+
+
+def export_spans(profile: Profile) -> bool:
+    """Have the tracing add-on export this process's spans if the profile turns tracing on; returns
+    whether an exporter was set up.
+
+    A library host sets up its own exporter; the ``reyn`` command is its own host, so when its
+    profile turns tracing on (``[observability] tracing = true``) the tracing add-on (reyn-otel, found
+    by its ``reyn.tracing`` entry point) sets up its exporter from the environment, before the load.
+    Without the add-on the load says so (``RC012``)."""
+    if profile.observability.tracing is not True:
+        return False
+    from reyn_core.loading.loader import load_session
+    from reyn_core.loading.schema_cache import SchemaCheckCache
+    from reyn_core.loading.tracing_addon import tracing_addon
+
+    # its own lookup (pinned by the enforced lock as the load's is); without one, the load's RC012 says
+    # what to install
+    addon, _ = tracing_addon(load_session(profile, SchemaCheckCache()).extensions)
+    return False if addon is None else bool(addon.export_spans())
 
 
 # Profile findings every command that loads reports on stderr (not only ``doctor``): a table for a
@@ -103,6 +125,15 @@ def print_load_tracebacks(result: LoadResult, requested: bool) -> None:
 def emit_json(value: Any) -> None:
     """Print ``value`` as indented, deterministic JSON."""
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def emit(args: argparse.Namespace, data: Any, text: str) -> int:
+    """A command's output: ``data`` as JSON with ``--json``, else ``text``; the command succeeded."""
+    if args.json:
+        emit_json(data)
+    else:
+        print(text)
+    return 0
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ commands. The package's ``main`` and the completion and plugin-command modules a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
@@ -19,7 +19,6 @@ COMMANDS: dict[str, str] = {
     "approvals": "reyn_core.cli.approvals",
     "completion": "reyn_core.cli.completion",
 }
-COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
 
 def builtin_command_names() -> tuple[str, ...]:
@@ -35,20 +34,24 @@ COMMON_DEFAULTS: dict[str, object] = {
 }
 
 
-def add_profile_options(p: argparse.ArgumentParser) -> None:
-    """``--profile`` / ``--profile-file`` without ``--json`` (for commands that have no JSON output)."""
-    import argparse
+def add_group(sub: Any, common: argparse.ArgumentParser, name: str, help: str) -> Any:
+    """A command that has subcommands (``reyn tools list``): add them to what this returns (one is
+    required; the chosen one's name is ``args.<name>_command``)."""
+    group = sub.add_parser(name, parents=[common], help=help).add_subparsers(
+        dest=f"{name}_command", metavar="SUBCOMMAND"
+    )
+    group.required = True
+    return group
 
-    p.add_argument(
-        "--profile",
-        default=argparse.SUPPRESS,
-        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
-    )
-    p.add_argument(
-        "--profile-file",
-        default=argparse.SUPPRESS,
-        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
-    )
+
+def add_command(
+    sub: Any, common: argparse.ArgumentParser | None, name: str, run: Any, help: str, **kwargs: Any
+) -> argparse.ArgumentParser:
+    """One (sub)command: its parser, with the common options (unless ``common`` is None), ``help`` and
+    the function ``run(args)`` that runs it (``args.func``); ``kwargs`` go to ``add_parser``."""
+    p = sub.add_parser(name, parents=[common] if common is not None else [], help=help, **kwargs)
+    p.set_defaults(func=run)
+    return p
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -63,7 +66,16 @@ def common_parser() -> argparse.ArgumentParser:
     from .reporting import argument_parser_class
 
     common = argument_parser_class()(add_help=False)
-    add_profile_options(common)
+    common.add_argument(
+        "--profile",
+        default=argparse.SUPPRESS,
+        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
+    )
+    common.add_argument(
+        "--profile-file",
+        default=argparse.SUPPRESS,
+        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
+    )
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
     )
@@ -99,15 +111,9 @@ def build_parser(only: str | None = None, epilog: str | None = None) -> argparse
     parser.add_argument("--version", action="version", version=f"reyn {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    modules = (COMMANDS[only],) if only in COMMANDS else COMMAND_MODULES
+    modules = (COMMANDS[only],) if only in COMMANDS else COMMANDS.values()
     for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a command another issue has not landed yet
-                continue
-            raise
-        module.register(sub, common)
+        importlib.import_module(name).register(sub, common)
     _mark_leaves(parser)
     return parser
 
@@ -125,9 +131,9 @@ def _mark_leaves(parser: argparse.ArgumentParser) -> None:
 
 __all__ = [
     "COMMANDS",
-    "COMMAND_MODULES",
     "COMMON_DEFAULTS",
-    "add_profile_options",
+    "add_command",
+    "add_group",
     "build_parser",
     "builtin_command_names",
     "common_parser",

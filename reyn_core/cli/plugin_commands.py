@@ -9,12 +9,12 @@ step that enables it. Only then is the profile loaded and the command run.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError
 from .global_options import scan_global_options
-from .loading import check_loaded_profile, print_load_tracebacks
+from .loading import load_from_args, profile_from_args
 from .parser import COMMANDS, builtin_command_names
 from .reporting import EXIT_FAILED, report_error
 
@@ -70,16 +70,7 @@ def _refuse_before_loading(name: str, profile: Profile) -> int | None:
     go on and load."""
     declarations = declared_commands().get(name, ())
     if not declarations:
-        from reyn_core.moved import moved_command_hint
-
-        extra = ", ".join(declared_commands())
-        moved = moved_command_hint(name)
-        return report_error(
-            f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-            + (f"; from installed plugins: {extra}" if extra else "; no installed plugin declares commands")
-            + ")"
-            + (f"; {moved}" if moved else "")
-        )
+        return report_error(_unknown(name, declared_commands(), "installed", "declares commands"))
     if len(declarations) == 1 and declarations[0].plugin_id not in profile.enabled:
         d = declarations[0]
         return report_error(
@@ -125,13 +116,19 @@ def _not_offered(name: str, result: LoadResult, commands: dict[str, PluginComman
             f"command {name!r} is not available: plugin {plugin_id!r} loaded but did not offer it "
             "(RI007 above says why)"
         )
+    return _unknown(name, sorted(commands), "enabled", "adds commands")
+
+
+def _unknown(name: str, others: Iterable[str], which: str, none: str) -> str:
+    """``name`` is no command: the built-in ones, those of the ``which`` (installed, enabled) plugins
+    (``no {which} plugin {none}`` when there are none), and where a command that left the core went."""
     from reyn_core.moved import moved_command_hint
 
-    extra = ", ".join(sorted(commands))
+    extra = ", ".join(others)
     moved = moved_command_hint(name)
     return (
         f"unknown command {name!r} (built-in: {', '.join(COMMANDS)}"
-        + (f"; from enabled plugins: {extra}" if extra else "; no enabled plugin adds commands")
+        + (f"; from {which} plugins: {extra}" if extra else f"; no {which} plugin {none}")
         + ")"
         + (f"; {moved}" if moved else "")
     )
@@ -153,22 +150,14 @@ def command_words(argv: Sequence[str], args: Sequence[str]) -> list[str]:
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
-    from reyn_core.loading.loader import load
-    from reyn_core.loading.step1_profile.profile import load_profile
-
-    from .telemetry import export_spans
-
     options = scan_global_options(argv)
     assert options.command is not None
     name = options.command
-    profile = load_profile(profile_file=options.profile_file, profile_name=options.profile)
+    profile = profile_from_args(options)
     refused = _refuse_before_loading(name, profile)
     if refused is not None:
         return refused
-    export_spans(profile)  # before the load, so its own spans are exported
-    result = load(profile)
-    print_load_tracebacks(result, options.traceback)
-    check_loaded_profile(result)
+    result = load_from_args(options, profile=profile)
     commands, shadowing = usable_commands(result)
     load_warnings = [d for d in result.report.diagnostics if d.code == "RI007"]
     for d in (*load_warnings, *shadowing):

@@ -10,40 +10,31 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ReynError
 from . import EXIT_FAILED, EXIT_OK
 from .completion import completes, plugin_ids
-from .loading import emit_json, load_from_args, profile_from_args, table
+from .loading import emit, emit_json, load_from_args, profile_from_args, table
+from .parser import add_command, add_group
 from .reporting import json_mode, report_error
 
 if TYPE_CHECKING:
-    from reyn_core.loading.report import LoadResult, PluginLoadInfo
+    from reyn_core.loading.step1_profile.profile import Profile
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("plugins", parents=[common], help="installed and enabled plugins, lock and audit")
-    psub = p.add_subparsers(dest="plugins_command", metavar="SUBCOMMAND")
-    psub.required = True
-
-    psub.add_parser(
-        "list", parents=[common], help="discovered vs enabled plugins with their status"
-    ).set_defaults(func=run_list)
-    show = psub.add_parser("show", parents=[common], help="one plugin: full origin, tools, diagnostics")
+    psub = add_group(sub, common, "plugins", "installed and enabled plugins, lock and audit")
+    add_command(psub, common, "list", run_list, "discovered vs enabled plugins with their status")
+    show = add_command(psub, common, "show", run_show, "one plugin: full origin, tools, diagnostics")
     completes(show.add_argument("plugin_id", metavar="ID"), plugin_ids)
-    show.set_defaults(func=run_show)
     for verb, what in (("enable", "add plugins to"), ("disable", "remove plugins from")):
-        edit = psub.add_parser(
-            verb, parents=[common], help=f"{what} [plugins] enable in the profile file, keeping its comments"
-        )
+        help = f"{what} [plugins] enable in the profile file, keeping its comments"
+        edit = add_command(psub, common, verb, run_edit, help)
+        edit.set_defaults(enable=verb == "enable")
         completes(edit.add_argument("plugin_ids", nargs="+", metavar="ID"), plugin_ids)
-        edit.set_defaults(func=run_enable if verb == "enable" else run_disable)
-    lock = psub.add_parser("lock", parents=[common], help="write reyn.lock for the enabled plugins")
+    lock = add_command(psub, common, "lock", run_lock, "write reyn.lock for the enabled plugins")
     lock.add_argument("--lock-file", help="where to write (default: [lock] path of the profile)")
-    lock.set_defaults(func=run_lock)
-    audit = psub.add_parser("audit", parents=[common], help="compare the installed plugins with reyn.lock")
+    audit = add_command(psub, common, "audit", run_audit, "compare the installed plugins with reyn.lock")
     audit.add_argument("--lock-file", help="the lock to compare with (default: [lock] path of the profile)")
-    audit.set_defaults(func=run_audit)
-    new = psub.add_parser("new", parents=[common], help="create a new plugin project")
+    new = add_command(psub, common, "new", run_new, "create a new plugin project")
     new.add_argument("name")
     new.add_argument("--dest", default=".", help="parent directory of the new project (default: .)")
-    new.set_defaults(func=run_new)
 
 
 # --------------------------------------------------------------------------- list / show
@@ -52,12 +43,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def run_list(args: argparse.Namespace) -> int:
     result = load_from_args(args, inspect_discovered=True)
     infos = result.report.plugins
-    if args.json:
-        emit_json({"profile": result.profile.source, "plugins": [i.to_json() for i in infos]})
-        return EXIT_OK
+    data = {"profile": result.profile.source, "plugins": [i.to_json() for i in infos]}
     if not infos:
-        print("no Reyn plugins are installed (entry point group 'reyn.plugins')")
-        return EXIT_OK
+        return emit(args, data, "no Reyn plugins are installed (entry point group 'reyn.plugins')")
     rows = [
         [
             i.plugin_id,
@@ -71,20 +59,16 @@ def run_list(args: argparse.Namespace) -> int:
         ]
         for i in infos
     ]
-    print(table(rows, ["ID", "STATUS", "ENABLED", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST", "TOOLS"]))
+    text = table(rows, ["ID", "STATUS", "ENABLED", "DISTRIBUTION", "VERSION", "SOURCE", "DIGEST", "TOOLS"])
     problems = sum(1 for i in infos for d in i.diagnostics if d.is_error)
     if problems:
-        print(f"\n{problems} error(s): run `reyn doctor` or `reyn plugins show ID` for details")
-    return EXIT_OK
-
-
-def _find(result: LoadResult, plugin_id: str) -> list[PluginLoadInfo]:
-    return [i for i in result.report.plugins if i.plugin_id == plugin_id]
+        text += f"\n\n{problems} error(s): run `reyn doctor` or `reyn plugins show ID` for details"
+    return emit(args, data, text)
 
 
 def run_show(args: argparse.Namespace) -> int:
     result = load_from_args(args, inspect_discovered=True)
-    infos = _find(result, args.plugin_id)
+    infos = [i for i in result.report.plugins if i.plugin_id == args.plugin_id]
     if not infos:
         known = ", ".join(sorted({i.plugin_id for i in result.report.plugins})) or "none"
         raise ReynError(f"no plugin {args.plugin_id!r} is installed or enabled (known: {known})")
@@ -186,25 +170,18 @@ def _print_permissions(perm: dict[str, Any] | None) -> None:
 # --------------------------------------------------------------------------- enable / disable
 
 
-def run_enable(args: argparse.Namespace) -> int:
+def run_edit(args: argparse.Namespace) -> int:
     from .profile_file import edit_enabled
 
-    return edit_enabled(args, args.plugin_ids, enable=True)
-
-
-def run_disable(args: argparse.Namespace) -> int:
-    from .profile_file import edit_enabled
-
-    return edit_enabled(args, args.plugin_ids, enable=False)
+    return edit_enabled(args, args.plugin_ids, enable=args.enable)
 
 
 # --------------------------------------------------------------------------- lock / audit
 
 
-def _lock_path(args: argparse.Namespace, result: LoadResult) -> Path:
-    if args.lock_file:
-        return Path(args.lock_file)
-    return result.profile.lock_path
+def _lock_path(args: argparse.Namespace, profile: Profile) -> Path:
+    """``--lock-file``, else the profile's ``[lock] path``."""
+    return Path(args.lock_file) if args.lock_file else profile.lock_path
 
 
 def run_lock(args: argparse.Namespace) -> int:
@@ -212,7 +189,7 @@ def run_lock(args: argparse.Namespace) -> int:
     from reyn_core.loading.step3_provenance.lock_file import write_lock
 
     result = load_from_args(args, enforce_lock=False)
-    path = _lock_path(args, result)
+    path = _lock_path(args, result.profile)
     if not result.profile.enabled:
         return report_error(
             f"nothing to lock: {result.profile.source or 'no profile file was found, so it'}"
@@ -240,26 +217,18 @@ def run_lock(args: argparse.Namespace) -> int:
     lock = lock_from_load(result)
     write_lock(path, lock)
     loaded = [i for i in result.report.plugins if i.enabled]
-    if args.json:
-        emit_json(
-            {
-                "lock": str(path),
-                "plugins": [
-                    {
-                        "id": i.plugin_id,
-                        "tree_digest": i.provenance.tree_digest if i.provenance else None,
-                        "tools": list(i.tools),
-                    }
-                    for i in loaded
-                ],
-                "extensions": [e.to_dict() for e in result.report.extensions],
-            }
-        )
-    else:
-        tools = sum(len(i.tools) for i in loaded)
-        extensions = len(result.report.extensions)
-        print(f"wrote {path}: {len(loaded)} plugin(s), {tools} tool(s), {extensions} extension(s)")
-    return EXIT_OK
+    plugins = [
+        {
+            "id": i.plugin_id,
+            "tree_digest": i.provenance.tree_digest if i.provenance else None,
+            "tools": list(i.tools),
+        }
+        for i in loaded
+    ]
+    extensions = [e.to_dict() for e in result.report.extensions]
+    tools = sum(len(i.tools) for i in loaded)
+    text = f"wrote {path}: {len(loaded)} plugin(s), {tools} tool(s), {len(extensions)} extension(s)"
+    return emit(args, {"lock": str(path), "plugins": plugins, "extensions": extensions}, text)
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -267,7 +236,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from reyn_core.loading.step3_provenance.lock_file import read_lock
 
     profile = profile_from_args(args)
-    path = Path(args.lock_file) if args.lock_file else profile.lock_path
+    path = _lock_path(args, profile)
     if not path.is_file():
         return report_error(f"no lock file at {path}; run `reyn plugins lock` first")
     lock = read_lock(path)
@@ -337,8 +306,4 @@ def run_new(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         raise ReynError("`reyn plugins new` is not available in this installation") from exc
     path = scaffold_plugin(args.name, Path(args.dest))
-    if args.json:
-        emit_json({"created": str(path)})
-    else:
-        print(next_steps(path, args.name))
-    return EXIT_OK
+    return emit(args, {"created": str(path)}, next_steps(path, args.name))

@@ -15,7 +15,8 @@ from typing import Any
 
 from ..errors import ReynError
 from . import EXIT_OK
-from .loading import emit_json
+from .loading import emit, emit_json
+from .parser import add_command
 
 
 def _installed() -> dict[str, tuple[str, str]]:
@@ -158,12 +159,8 @@ def render_init(installed: dict[str, tuple[str, str]]) -> str:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """``reyn init``."""
-    p = sub.add_parser(
-        "init",
-        parents=[common],
-        help="write a commented reyn.toml listing the installed plugins (none enabled)",
-    )
-    p.set_defaults(func=run_init)
+    help = "write a commented reyn.toml listing the installed plugins (none enabled)"
+    add_command(sub, common, "init", run_init, help)
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -175,9 +172,6 @@ def run_init(args: argparse.Namespace) -> int:
         raise ReynError(f"{path} already exists; edit it, or use `reyn plugins enable ID`")
     installed = _installed()
     _write_checked(path, render_init(installed), is_pyproject=False)
-    if args.json:
-        emit_json({"created": str(path), "installed": list(installed)})
-    else:
-        print(f"created {path} ({len(installed)} installed plugin(s) listed, none enabled)")
-        print("next: reyn plugins enable ID   (then: reyn tools list)")
-    return EXIT_OK
+    text = f"created {path} ({len(installed)} installed plugin(s) listed, none enabled)"
+    text += "\nnext: reyn plugins enable ID   (then: reyn tools list)"
+    return emit(args, {"created": str(path), "installed": list(installed)}, text)

@@ -151,163 +151,28 @@ def wheelhouse() -> Path | None:
 
 
 def _files(name: str) -> dict[str, str]:
+    """The project's files, relative path → text: the ``plugin_template`` folder shipped beside this
+    module (package data), each ``NAME.tmpl`` written as ``NAME`` (``dot_NAME`` as ``.NAME``) with its
+    ``{{key}}`` placeholders filled in, in its path too (``src/{{name}}/plugin.py``)."""
+    from importlib.resources import files
+
     values = {"name": name, "dist": distribution_name(name), "tool": f"{name}_greet"}
-    return {_fill(path, values): _fill(text, values) for path, text in _TEMPLATES.items()}
+    out: dict[str, str] = {}
+    pending = [(files("reyn_core.cli") / "plugin_template", "")]
+    while pending:
+        folder, prefix = pending.pop()
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                pending.append((entry, f"{prefix}{entry.name}/"))
+            elif entry.name.endswith(_SUFFIX):
+                relative = prefix + re.sub(r"^dot_", ".", entry.name.removesuffix(_SUFFIX))
+                out[_fill(relative, values)] = _fill(entry.read_text(encoding="utf-8"), values)
+    return out
+
+
+_SUFFIX = ".tmpl"  # not ``.py``: the templates are not modules of reyn_core (nor linted or imported as such)
 
 
 def _fill(template: str, values: dict[str, str]) -> str:
     # ``{{key}}`` placeholders: the templates are full of Python/TOML braces, so no str.format.
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
-
-
-_TEMPLATES: dict[str, str] = {
-    "pyproject.toml": """\
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "{{dist}}"
-version = "0.1.0"
-description = "A Reyn tool plugin."
-readme = "README.md"
-requires-python = ">=3.10"
-dependencies = ["reyn-core>=0.1,<0.2", "pydantic>=2.6"]
-
-[project.optional-dependencies]
-# reyn-testing: the reyn pytest kit (fixtures reyn_call, reyn_registry, ...), beside reyn-core.
-test = ["reyn-testing>=0.1,<0.2", "pytest>=8", "pytest-asyncio>=0.23"]
-
-# Entry-point name = plugin id; value = the module with the hooks. Installing makes the plugin
-# discoverable; a profile must still enable it: [plugins] enable = ["{{name}}"].
-[project.entry-points."reyn.plugins"]
-{{name}} = "{{name}}.plugin"
-
-[tool.setuptools.packages.find]
-where = ["src"]
-
-[tool.pytest.ini_options]
-testpaths = ["tests"]
-# `async def` tests run as they are (pytest-asyncio, from the test extra).
-asyncio_mode = "auto"
-asyncio_default_fixture_loop_scope = "function"
-""",
-    "README.md": """\
-# {{dist}}
-
-A Reyn tool plugin with plugin id `{{name}}`.
-
-```sh
-pip install -e '.[test]'    # where reyn-core and reyn-testing are installed; else add --find-links DIST
-pytest                      # the tests load the installed plugin through Reyn's real loader
-reyn plugins list           # shows `{{name}}` as discovered
-```
-
-Enable it in a profile (`reyn.toml`):
-
-```toml
-[plugins]
-enable = ["{{name}}"]
-
-[plugins.{{name}}.settings]
-greeting = "Hello"
-```
-
-then `reyn tools render --surface router` shows `{{tool}}`. Add tools in `src/{{name}}/plugin.py`:
-a typed function decorated with `@tool`, registered in `reyn_register_tools`.
-""",
-    ".gitignore": "__pycache__/\n*.egg-info/\nbuild/\ndist/\n.venv/\n",
-    "src/{{name}}/__init__.py": '"""The {{name}} Reyn plugin."""\n',
-    "src/{{name}}/plugin.py": '''\
-"""The ``{{name}}`` Reyn plugin: its settings model, its tools and the hooks that register them."""
-
-from __future__ import annotations
-
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
-
-from reyn_core import ToolContext, hookimpl, settings_as, tool
-
-REYN_API = 1
-
-
-class Settings(BaseModel):
-    """``[plugins.{{name}}.settings]`` in a profile. Unknown keys are errors."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    greeting: str = Field("Hello", min_length=1, description="The word {{tool}} greets with.")
-
-
-class GreetArgs(BaseModel):
-    """Arguments of ``{{tool}}``: a pydantic model becomes the tool's JSON Schema."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, max_length=100, description="Who to greet.")
-
-
-@tool(name="{{tool}}", cluster="{{name}}", purity="read_only")
-def greet(args: GreetArgs, ctx: ToolContext) -> str:
-    """Greet someone by name."""
-    return f"{settings_as(ctx, Settings).greeting}, {args.name}!"
-
-
-@hookimpl
-def reyn_settings_model() -> type[Settings]:
-    """The model of ``[plugins.{{name}}.settings]``."""
-    return Settings
-
-
-@hookimpl
-def reyn_register_tools(register: Any, settings: Settings) -> None:
-    """Register this plugin's tools."""
-    register(greet)
-''',
-    "tests/conftest.py": '''\
-import pytest
-
-
-@pytest.fixture
-def reyn_plugin_id() -> str:
-    """The plugin under test, for the reyn pytest kit's fixtures (reyn_call, reyn_registry, ...)."""
-    return "{{name}}"
-''',
-    "tests/test_plugin.py": '''\
-"""Tests with the reyn pytest kit: the installed plugin is loaded through Reyn's real loader with a
-profile that enables only it, and tools are called through the real dispatcher."""
-
-import pytest
-
-
-def test_the_tool_is_offered_on_both_surfaces(reyn_call):
-    assert reyn_call.router_tools() == ["{{tool}}"]
-    assert reyn_call.phase_ops(["{{name}}"]) == ["{{tool}}"]
-
-
-def test_greets_by_name(reyn_call):
-    assert reyn_call.router("{{tool}}", {"name": "Ada"}).unwrap() == "Hello, Ada!"
-
-
-def test_runs_as_a_phase_op(reyn_call):
-    assert reyn_call.phase("{{tool}}", {"name": "Ada"}).unwrap() == "Hello, Ada!"
-
-
-@pytest.mark.reyn_plugin("{{name}}", settings={"greeting": "Hi"})
-def test_the_greeting_comes_from_the_settings(reyn_call):
-    assert reyn_call.router("{{tool}}", {"name": "Ada"}).unwrap() == "Hi, Ada!"
-
-
-def test_an_empty_name_is_refused(reyn_call):
-    result = reyn_call.router("{{tool}}", {"name": ""})
-    assert result.error_kind == "invalid_arguments"
-    assert result["error"]["errors"][0]["path"] == "/name"
-
-
-async def test_async_tests_run_as_they_are(reyn_call):
-    # asyncio_mode = "auto" in pyproject.toml: no marker needed. Await the dispatcher directly.
-    result = await reyn_call.arouter("{{tool}}", {"name": "Ada"})
-    assert result.unwrap() == "Hello, Ada!"
-''',
-}

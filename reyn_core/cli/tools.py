@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import EXIT_FAILED, EXIT_OK
 from .completion import completes, tool_names
-from .loading import emit_json, load_from_args, split_ops, table, warn_load_errors
+from .loading import emit, emit_json, load_from_args, split_ops, table, warn_load_errors
+from .parser import add_command, add_group
 from .reporting import json_mode, report_error
 
 if TYPE_CHECKING:
@@ -24,21 +25,11 @@ SEARCH_LIMIT = 20  # the search tool's own bound on ``limit`` (a larger one woul
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("tools", parents=[common], help="list, render and call the tools of the profile")
-    tsub = p.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
-    tsub.required = True
-    ops_help = (
-        "phase allowed_ops (names, clusters, globs; space or comma separated); default from the profile"
-    )
-
-    lst = tsub.add_parser("list", parents=[common], help="every registered tool and where it is visible")
+    tsub = add_group(sub, common, "tools", "list, render and call the tools of the profile")
+    lst = add_command(tsub, common, "list", run_list, "every registered tool and where it is visible")
     lst.add_argument("--surface", choices=SURFACES, help="only the tools visible on this surface")
-    lst.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
-    lst.set_defaults(func=run_list)
-
-    ren = tsub.add_parser("render", parents=[common], help="print what a model is sent for a surface")
+    ren = add_command(tsub, common, "render", run_render, "print what a model is sent for a surface")
     ren.add_argument("--surface", choices=SURFACES, required=True)
-    ren.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
     from reyn_core.provider_schemas import TARGETS
 
     ren.add_argument(
@@ -57,12 +48,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="router: ignore [surfaces.router.defer] and render every visible tool",
     )
-    ren.set_defaults(func=run_render)
-
-    sea = tsub.add_parser(
+    sea = add_command(
+        tsub,
+        common,
         "search",
-        parents=[common],
-        help="rank the router tools for a request, with the search tool",
+        run_search,
+        "rank the router tools for a request, with the search tool",
         description="Call the router's search tool ([surfaces.router.defer] search_tool, by default the "
         "search pack's find_tools) as the router would: the best matches among the tools the router "
         "gates allow, and the words that matched.",
@@ -71,9 +62,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sea.add_argument(
         "--limit", type=int, default=5, help=f"how many tools to show (1-{SEARCH_LIMIT}, default 5)"
     )
-    sea.set_defaults(func=run_search)
-
-    call = tsub.add_parser("call", parents=[common], help="call one tool and print the dispatch envelope")
+    call = add_command(tsub, common, "call", run_call, "call one tool and print the dispatch envelope")
+    call.set_defaults(intermixed="pairs")
     completes(call.add_argument("name"), tool_names)
     call.add_argument(
         "pairs",
@@ -92,14 +82,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default="cli",
         help="gate the call as this surface (default cli, which follows the router gates)",
     )
-    call.add_argument("--allowed-ops", nargs="*", metavar="OP", help=ops_help)
     call.add_argument(
         "--approval",
         default=None,
         metavar="ID",
         help="run the call an operator approved (`reyn approvals approve ID`); it must be that exact call",
     )
-    call.set_defaults(func=run_call, intermixed="pairs")
+    for p in (lst, ren, call):
+        p.add_argument(
+            "--allowed-ops",
+            nargs="*",
+            metavar="OP",
+            help="phase allowed_ops (names, clusters, globs; space or comma separated); default from "
+            "the profile",
+        )
 
 
 def _context(surface: str) -> ToolContext:
@@ -128,10 +124,6 @@ def _visibility(
     }
 
 
-def _usage_error(message: str) -> int:
-    return report_error(message)
-
-
 def run_list(args: argparse.Namespace) -> int:
     result = load_from_args(args)
     warn_load_errors(result)
@@ -157,16 +149,9 @@ def run_list(args: argparse.Namespace) -> int:
                 "deferred": deferred.get(t.name),
             }
         )
-    if args.json:
-        emit_json(rows)
-        return EXIT_OK
     if not rows:
-        print(
-            "no tools"
-            + (f" visible on the {args.surface} surface" if args.surface else "")
-            + f" (profile: {result.profile.describe_source()})"
-        )
-        return EXIT_OK
+        where = f" visible on the {args.surface} surface" if args.surface else ""
+        return emit(args, rows, f"no tools{where} (profile: {result.profile.describe_source()})")
 
     def mark(v: dict[str, Any], deferred: str | None = None) -> str:
         if deferred:
@@ -175,33 +160,28 @@ def run_list(args: argparse.Namespace) -> int:
             return "yes"
         return f"no ({v['layer']}: {v['rule']})" if v["rule"] else f"no ({v['layer']})"
 
-    print(
-        table(
-            [
-                [
-                    r["name"],
-                    r["plugin"] or "(host)",
-                    r["cluster"],
-                    r["purity"],
-                    mark(r["router"], r["deferred"]),
-                    mark(r["phase"]),
-                ]
-                for r in rows
-            ],
-            ["NAME", "PLUGIN", "CLUSTER", "PURITY", "ROUTER", "PHASE"],
-        )
-    )
-    return EXIT_OK
+    cells = [
+        [
+            r["name"],
+            r["plugin"] or "(host)",
+            r["cluster"],
+            r["purity"],
+            mark(r["router"], r["deferred"]),
+            mark(r["phase"]),
+        ]
+        for r in rows
+    ]
+    return emit(args, rows, table(cells, ["NAME", "PLUGIN", "CLUSTER", "PURITY", "ROUTER", "PHASE"]))
 
 
 def run_render(args: argparse.Namespace) -> int:
     if args.surface == "router" and args.allowed_ops is not None:
-        return _usage_error("--allowed-ops applies to the phase surface only (the router has no allowed_ops)")
+        return report_error("--allowed-ops applies to the phase surface only (the router has no allowed_ops)")
     if args.surface == "phase" and (args.strict or args.target):
         option = "--strict" if args.strict else "--target"
-        return _usage_error(f"{option} applies to the router surface only (provider tool schemas)")
+        return report_error(f"{option} applies to the router surface only (provider tool schemas)")
     if args.strict and args.target not in (None, "openai-strict"):
-        return _usage_error(
+        return report_error(
             f"--strict is --target openai-strict; it cannot be combined with --target {args.target}"
         )
     target = "openai-strict" if args.strict else args.target or "openai"
@@ -230,11 +210,11 @@ def run_render(args: argparse.Namespace) -> int:
             return report_error(
                 str(exc), code="strict", exit_code=EXIT_FAILED, errors=[str(e) for e in exc.errors]
             )
-        from .target_warnings import warn_unadaptable
-
-        warn_unadaptable(registry, tools, target)
+        _warn_unadaptable(registry, tools, target)
         emit_json(tools)
         return EXIT_OK
+    from dataclasses import asdict
+
     from reyn_core.render.phase_catalog import render_phase
 
     surface = render_phase(registry, _context("phase"), split_ops(args.allowed_ops))
@@ -242,16 +222,7 @@ def run_render(args: argparse.Namespace) -> int:
         emit_json(
             {
                 "allowed_ops": list(surface.allowed_ops),
-                "ops": [
-                    {
-                        "kind": o.kind,
-                        "description": o.description,
-                        "args_schema": o.args_schema,
-                        "purity": o.purity,
-                        "dispatch_kind": o.dispatch_kind,
-                    }
-                    for o in surface.ops
-                ],
+                "ops": [asdict(o) for o in surface.ops],  # kind, description, args_schema, purity, ...
                 "output_schema": surface.output_schema,
                 "prompt_text": surface.prompt_text(),
             }
@@ -263,6 +234,21 @@ def run_render(args: argparse.Namespace) -> int:
     print("\nJSON Schema of the reply (the phase output contract):")
     print(json.dumps(surface.output_schema, indent=2, ensure_ascii=False))
     return EXIT_OK
+
+
+def _warn_unadaptable(registry: ToolRegistry, tools: list[dict[str, Any]], target: str) -> None:
+    """One stderr line per rendered tool whose schema ``target`` cannot take whole (strict mode
+    already failed loudly; the other targets render and say what they dropped)."""
+    from reyn_core.provider_schemas import adapt_parameters
+
+    if target in ("openai-strict", "mcp", "openai", "anthropic"):
+        return
+    for entry in tools:
+        name = entry["function"]["name"]
+        if name not in registry:
+            continue
+        for problem in adapt_parameters(registry.get(name).parameters, target).problems:
+            print(f"reyn: warning: tool {name!r} for {target}: {problem}", file=sys.stderr)
 
 
 def _deferral(result: Any) -> Any:
@@ -297,7 +283,7 @@ def run_search(args: argparse.Namespace) -> int:
     from .search_results import search_rows, search_table
 
     if not 1 <= args.limit <= SEARCH_LIMIT:
-        return _usage_error(f"--limit must be between 1 and {SEARCH_LIMIT}, got {args.limit}")
+        return report_error(f"--limit must be between 1 and {SEARCH_LIMIT}, got {args.limit}")
     result = load_from_args(args)
     warn_load_errors(result)
     policy = result.deferral
@@ -315,14 +301,10 @@ def run_search(args: argparse.Namespace) -> int:
         rows = search_rows(envelope["data"], deferred, policy.search_tool)
     except ValueError as exc:
         return report_error(f"reyn tools search: {exc}", exit_code=EXIT_FAILED)
-    if args.json:
-        emit_json(rows)
-        return EXIT_OK
     if not rows:
-        print("no visible router tool matches" + (f" (profile: {result.profile.describe_source()})"))
-        return EXIT_OK
-    print(search_table(rows))
-    return EXIT_OK
+        profile = result.profile.describe_source()
+        return emit(args, rows, f"no visible router tool matches (profile: {profile})")
+    return emit(args, rows, search_table(rows))
 
 
 def run_call(args: argparse.Namespace) -> int:
@@ -337,13 +319,13 @@ def run_call(args: argparse.Namespace) -> int:
         args.pairs.extend(w for w in args.allowed_ops if "=" in w)
         args.allowed_ops = [w for w in args.allowed_ops if "=" not in w]
     if args.surface != "phase" and args.allowed_ops is not None:
-        return _usage_error("--allowed-ops applies to --surface phase only")
+        return report_error("--allowed-ops applies to --surface phase only")
     if len(args.pairs) == 1 and args.pairs[0].lstrip().startswith("{"):
         if args.args is not None:
-            return _usage_error("give the arguments either as --args JSON or as one JSON object, not both")
+            return report_error("give the arguments either as --args JSON or as one JSON object, not both")
         args.args, args.pairs = args.pairs[0], []  # `reyn tools call NAME '{"path": "a.md"}'`
     if args.pairs and args.args is not None:
-        return _usage_error("give the arguments either as --args JSON or as KEY=VALUE pairs, not both")
+        return report_error("give the arguments either as --args JSON or as KEY=VALUE pairs, not both")
     result = load_from_args(args)
     warn_load_errors(result)
     if args.pairs:
@@ -352,7 +334,7 @@ def run_call(args: argparse.Namespace) -> int:
         try:
             arguments: Any = pairs_to_arguments(args.pairs, parameters_of(result.registry, args.name))
         except ValueError as exc:
-            return _usage_error(str(exc))
+            return report_error(str(exc))
     else:
         arguments = args.args if args.args is not None else "{}"
     # The host's registry rides in the context, as tools that read the session need it (to check the

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from ..calls import NO_HOOKS, AfterHook, BeforeHook, ToolCall, ToolCallHooks, ToolCallOutcome
+from ..calls import ToolCall, ToolCallHooks, ToolCallOutcome
 from .audit import JsonlAuditLog, argument_hash
 from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
 
 __all__ = [
-    "NO_HOOKS",
-    "AfterHook",
     "BatchCall",
-    "BeforeHook",
     "JsonlAuditLog",
     "ToolCall",
     "ToolCallHooks",

@@ -225,54 +225,54 @@ async def invoke_tool(
             result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
     except ToolError as exc:
         exc.tool = exc.tool or tool.name
-        if admitted is not None:
-            await _executed(registry, admitted, exc.kind)
-        if hooks is not None:
-            await run_after(hooks, call, ToolCallOutcome("error", time.perf_counter() - started, error=exc))
+        if admitted is not None or hooks is not None:
+            await _ended(registry, admitted, call, ToolCallOutcome("error", _since(started), error=exc))
         raise
     except Exception as exc:
         failed = ToolExecutionError(f"tool {tool.name!r} failed: {describe(exc)}", tool=tool.name)
-        if admitted is not None:
-            await _executed(registry, admitted, failed.kind)
-        if hooks is not None:
-            outcome = ToolCallOutcome("error", time.perf_counter() - started, error=failed)
-            await run_after(hooks, call, outcome)
+        if admitted is not None or hooks is not None:
+            await _ended(registry, admitted, call, ToolCallOutcome("error", _since(started), error=failed))
         raise failed from exc
     except BaseException as exc:  # CancelledError (asyncio is imported lazily, hence no except clause)
         if not _is_cancellation(exc):
             raise  # the process is stopping
         cancelled = ToolCancelled(f"tool {tool.name!r} was cancelled before it finished", tool=tool.name)
-        if admitted is not None:
-            await _executed(registry, admitted, cancelled.kind)
         # A call the caller cancels (e.g. an MCP client's notifications/cancelled) is audited too.
-        if hooks is not None:
-            outcome = ToolCallOutcome("error", time.perf_counter() - started, error=cancelled)
-            await run_after(hooks, call, outcome)
+        if admitted is not None or hooks is not None:
+            outcome = ToolCallOutcome("error", _since(started), error=cancelled)
+            await _ended(registry, admitted, call, outcome)
         if _caller_cancelled():
             raise  # the caller's own cancellation propagates unchanged: never swallow that
         raise cancelled from None
-    if admitted is not None:
-        await _executed(registry, admitted, "ok")
-    if hooks is not None and hooks.after:
-        await run_after(hooks, call, ToolCallOutcome("ok", time.perf_counter() - started, result=result))
+    if admitted is not None or (hooks is not None and hooks.after):
+        await _ended(registry, admitted, call, ToolCallOutcome("ok", _since(started), result=result))
     return result
 
 
-async def _executed(registry: ToolRegistry, admitted: Any, status: str) -> None:
-    """The approval's ``executed`` audit line (written off the event loop). The call has run: a line
-    that cannot be written is logged, like an ``after`` hook's failure, never turned into its result
-    (the next call that needs approval is refused while the log cannot be written)."""
-    import asyncio
-    import logging
+def _since(started: float) -> float:
+    return time.perf_counter() - started
 
-    gate = registry.approvals
-    assert gate is not None
-    try:
-        await asyncio.to_thread(gate.executed, admitted, status)
-    except Exception as exc:
-        logging.getLogger("reyn_core.dispatch").error(
-            "approval %s ran but its executed line was not written: %s", admitted.approval, describe(exc)
-        )
+
+async def _ended(registry: ToolRegistry, admitted: Any, call: ToolCall, outcome: ToolCallOutcome) -> None:
+    """What follows a call that ran or was refused, in this order: the approval's ``executed`` audit
+    line (when an approval admitted the call; written off the event loop), then the ``after`` hooks
+    (when the registry has hooks). The call has ended: a line that cannot be written is logged, like
+    an ``after`` hook's failure, never turned into its result (the next call that needs approval is
+    refused while the log cannot be written)."""
+    if admitted is not None:
+        import asyncio
+        import logging
+
+        gate = registry.approvals
+        assert gate is not None
+        try:
+            await asyncio.to_thread(gate.executed, admitted, outcome.kind)
+        except Exception as exc:
+            logging.getLogger("reyn_core.dispatch").error(
+                "approval %s ran but its executed line was not written: %s", admitted.approval, describe(exc)
+            )
+    if registry.call_hooks is not None:
+        await run_after(registry.call_hooks, call, outcome)
 
 
 class CallOptions(TypedDict, total=False):

@@ -177,12 +177,12 @@ def parse_phase_output(raw: str | bytes | Mapping[str, Any], catalog: OpChecker)
         try:
             control = PhaseControl.model_validate(data["control"])
         except ValidationError as exc:
-            problems.extend(problems_from_pydantic(exc, "/control"))
+            problems.extend(problems_from_pydantic(exc, prefix="/control"))
     if data.get("artifact") is not None:
         try:
             artifact = PhaseArtifact.model_validate(data["artifact"])
         except ValidationError as exc:
-            problems.extend(problems_from_pydantic(exc, "/artifact"))
+            problems.extend(problems_from_pydantic(exc, prefix="/artifact"))
     ops: list[PhaseOpCall] = []
     items = data.get("control_ir", [])
     if items is None:

@@ -7,7 +7,7 @@ default, ``anthropic``, ``gemini``, ``openai-strict``, ``mcp``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..context import ToolContext
 from ..errors import StrictRenderError, StrictSchemaError
@@ -17,6 +17,8 @@ from ..schema import to_strict
 from .parameters import effective_parameters
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from ..registry import ToolRegistry
     from ..tool import ToolDefinition
 
@@ -87,13 +89,15 @@ def render_router_tool(
     return {"type": "function", "function": function}
 
 
-def render_router_json(
-    registry: ToolRegistry,
-    ctx: ToolContext,
-    *,
-    exclude: Iterable[str] = (),
-    strict: bool = False,
-    target: str = "openai",
-) -> str:
-    """``render_router`` as canonical JSON text (the bytes a provider receives)."""
-    return compact_json(render_router(registry, ctx, exclude=exclude, strict=strict, target=target))
+class RouterOptions(TypedDict, total=False):
+    """``render_router``'s keyword options, which ``render_router_json`` passes on."""
+
+    exclude: Iterable[str]
+    strict: bool
+    target: str
+
+
+def render_router_json(registry: ToolRegistry, ctx: ToolContext, **options: Unpack[RouterOptions]) -> str:
+    """``render_router`` (with the same ``exclude`` / ``strict`` / ``target``) as canonical JSON text
+    (the bytes a provider receives)."""
+    return compact_json(render_router(registry, ctx, **options))

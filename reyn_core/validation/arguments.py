@@ -1,6 +1,6 @@
 """A call's arguments before validation: parsed (a dict, or a JSON string as models send it) and bounded
 in size and depth (``size_problems``); ``null`` for optional non-nullable properties dropped (OpenAI
-strict mode); pydantic errors as problems with pointers."""
+strict mode)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import ArgumentProblem
 from ..errors import exception_message as exc_text
 from ..jsondata import JSON_SCALAR_TYPES, depth_within
-from .messages import escape_token
+from .messages import json_pointer
 
 
 def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
@@ -99,14 +99,6 @@ def without_null_optionals(args: Any, names: frozenset[str]) -> Any:
     return {k: v for k, v in args.items() if not (v is None and k in names)}
 
 
-def problems_from_pydantic(exc: Any, prefix: str = "", value: Any = None) -> list[ArgumentProblem]:
-    """A pydantic ``ValidationError`` as problems with JSON pointers (under ``prefix``), worded and
-    capped as every refusal is (``pydantic_problems``)."""
-    from .pydantic_problems import pydantic_problems
-
-    return pydantic_problems(exc, value, prefix=prefix)
-
-
 # --------------------------------------------------------------------------- the size bound
 
 MAX_ARGUMENT_CHARS = 4 * 1024 * 1024
@@ -174,7 +166,7 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
 
 
 def _bound(path: tuple[Any, ...], what: str) -> ArgumentProblem:
-    return ArgumentProblem("".join(f"/{escape_token(str(p))}" for p in path), what)
+    return ArgumentProblem(json_pointer(path), what)
 
 
 def _too_many_chars() -> ArgumentProblem:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import ArgumentProblem
 from .arguments import optional_non_nullable, size_problems, without_null_optionals
 from .messages import capped, not_an_object_message
-from .pydantic_problems import pydantic_problems, unexpected_problems
+from .pydantic_problems import problems_from_pydantic, unexpected_problems
 
 # Imported only where a model tool is prepared: pydantic is loaded already (the model exists).
 
@@ -144,7 +144,7 @@ class ModelValidator:
     ) -> list[ArgumentProblem]:
         """The problems of a refused ``value``: the model's errors (``error``) and the keys the closed
         root schema does not list (``unexpected``), in the order of ``value``'s keys, capped."""
-        problems = [] if error is None else pydantic_problems(error, value, self._schema, capped=False)
+        problems = [] if error is None else problems_from_pydantic(error, value, self._schema, capped=False)
         if unexpected:
             problems.extend(unexpected_problems(unexpected, self._schema))
             order = {key: i for i, key in enumerate(value)}

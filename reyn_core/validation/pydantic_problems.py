@@ -16,6 +16,7 @@ from .messages import (
     const_message,
     enum_message,
     escape_token,
+    json_pointer,
     json_type_of,
     length_message,
     pattern_message,
@@ -169,12 +170,12 @@ def unexpected_problems(keys: Iterable[Any], schema: Mapping[str, Any]) -> list[
     return [ArgumentProblem(f"/{escape_token(str(key))}", message) for key in keys]
 
 
-def pydantic_problems(
+def problems_from_pydantic(
     exc: Any,
     value: Any = None,
     schema: Mapping[str, Any] | None = None,
-    prefix: str = "",
     *,
+    prefix: str = "",
     capped: bool = True,
 ) -> list[ArgumentProblem]:
     """``exc`` (a pydantic ``ValidationError`` about ``value``, the model's schema being ``schema``)
@@ -185,7 +186,7 @@ def pydantic_problems(
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err.get("loc", ()) if p != "__root__")
         path = _data_path(loc, value, err.get("type") == "missing") if value is not None else loc
-        pointer = prefix + "".join(f"/{escape_token(str(p))}" for p in path)
+        pointer = prefix + json_pointer(path)
         message, expected = _message(err, schema or {}, path)
         found.append((pointer, message, expected, err.get("input")))
     typed: dict[str, list[str]] = {}

@@ -25,6 +25,8 @@ from reyn_core.cli.global_options import GlobalOptions, scan_global_options
             GlobalOptions("m", ["--profile-file", "b.toml"], profile_file="a.toml"),
         ),
         (["m", "--", "--profile", "x"], GlobalOptions("m", ["--", "--profile", "x"])),
+        (["tools", "list", "--json"], GlobalOptions("tools", ["list", "--json"], json=True)),
+        (["m", "--", "--json", "--traceback"], GlobalOptions("m", ["--", "--json", "--traceback"])),
         (["--help"], GlobalOptions()),
         (["--version", "tools"], GlobalOptions()),
         (["--profile"], GlobalOptions(profile="")),

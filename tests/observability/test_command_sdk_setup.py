@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core.cli.telemetry import export_spans as command_exports_spans
+from reyn_core.cli.loading import export_spans as command_exports_spans
 from reyn_core.loading.step1_profile.profile import Profile
 from reyn_otel import export_spans, exporter_names
 

@@ -16,7 +16,7 @@ from site_plugin import install_distribution
 CHILD = r"""
 import json, sys
 import reyn_core.host as host
-from reyn_core.cli.telemetry import export_spans
+from reyn_core.cli.loading import export_spans
 
 mode, profile = sys.argv[1], host.Profile.from_toml_text(sys.argv[2])
 exported = export_spans(profile)  # what the `reyn` command does before its load
