@@ -117,6 +117,8 @@ _EXPORTS = {
     "plugin_from_record": "reyn_core.loading.plugin_module",
     "plugin_from_module": "reyn_core.loading.plugin_module",
     "PluginModule": "reyn_core.loading.plugin_module",
+    "WorkerPlugin": "reyn_core.loading.plugin_module",
+    "worker_warnings": "reyn_core.loading.plugin_module",
     "PluginLoadError": "reyn_core.errors",
     # what a worker's wire needs: the fields a definition serves, the surfaces, JSON nesting bound
     "served_fields": "reyn_core.definition_digest",

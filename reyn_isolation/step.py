@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 from reyn_core import ToolDefinition, hookimpl
-from reyn_core.host import Diagnostic, IsolatedPlugin, IsolationRequest, Profile
+from reyn_core.host import Diagnostic, IsolatedPlugin, IsolationRequest, Profile, worker_warnings
 from reyn_isolation.codes import ISOLATION_CODES, Finding
 from reyn_isolation.grants import GrantedPermissions
 
@@ -152,8 +152,19 @@ class ProcessIsolation:
             client.close()
             _refuse(out, reasons, loaded)
             return out.answer()
-        for code, message in loaded.get("warnings", ()):  # checked by the client (``loaded_problem``)
-            out.add(code, message[:2000], severity="warning")
+        try:  # facts the host words with the loader's own templates, or the plugin fails
+            out.diagnostics += worker_warnings(
+                pid,
+                rec.entry_point,
+                loaded.get("warnings", []),
+                loaded.get("setting_names"),
+                profile.plugin(pid).settings,
+                profile.describe_source(),
+            )
+        except ValueError as exc:
+            client.close()
+            out.fail("failed", "RJ005", f"the worker of plugin {pid!r} {exc}")
+            return out.answer()
         if "reyn_cli_commands" in loaded.get("hooks", ()):
             out.add(
                 "RJ010",

@@ -57,20 +57,23 @@ def declared_of(record: Any) -> dict[str, Any] | None:
 
 
 def import_or_isolate(session: LoadSession, p: PluginState) -> None:
-    """Import the plugin in process (after ``verify_import_origin``: nothing may shadow it on the host's
-    path), or hand it to the isolation backend (``isolation = "process"``), whose worker imports the
-    plugin from the digested files only, whatever the host's path holds."""
+    """After ``verify_import_origin`` (``RI009``: the entry point's module must be covered by the digest
+    and nothing may shadow it on the host's path — one rule, whether the plugin runs in process or
+    not), import the plugin in process, or hand it to the isolation backend (``isolation =
+    "process"``), whose worker imports the plugin from the digested files only and refuses a record
+    that does not cover it (``plugin_from_record``)."""
     cfg = session.profile.plugin(p.plugin_id)
+    if cfg.isolation != "process" and cfg.grants is not None:
+        p.warn(
+            "RJ006",
+            f"[plugins.{p.plugin_id}.grants] is set but the plugin runs in process, where grants are not "
+            "enforced: it runs with the host's permissions",
+        )
+    verify_import_origin(session, p)
+    if not p.ok:
+        return
     if cfg.isolation != "process":
-        if cfg.grants is not None:
-            p.warn(
-                "RJ006",
-                f"[plugins.{p.plugin_id}.grants] is set but the plugin runs in process, where grants are not "
-                "enforced: it runs with the host's permissions",
-            )
-        verify_import_origin(session, p)
-        if p.ok:
-            import_plugin(session, p)
+        import_plugin(session, p)
         return
     try:
         backend = find_backend(session.extensions)

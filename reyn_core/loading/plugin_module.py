@@ -3,11 +3,14 @@ the verified provenance record the host sent (``plugin_from_record``), and in re
 ``registry_from_plugin``, from a bare module (``plugin_from_module``).
 
 Each step is the loader's function, not a copy: the import from the digested files only and the
-``REYN_API`` and hook checks (load step 4, ``importing``), the settings (step 5, ``settings_check``),
-what ``reyn_register_tools`` registers (step 5, ``tool_collection``) and the policy hooks around calls
-(step 6, ``call_hooks``). A failure is a ``PluginLoadError`` with the loader's code and words; what
-the loader would warn about is in ``warnings``. A call runs as the dispatcher runs a handler
-(``PluginModule.call``), for a worker that answers calls the host has already decided.
+``REYN_API`` and hook checks (``step4_import/importing``), the settings (``step5_hooks/settings_check``),
+what ``reyn_register_tools`` registers (``step5_hooks/tool_collection``) and the policy hooks around calls
+(``step6_registry/call_hooks``). A failure is a ``PluginLoadError`` with the loader's code and words; what
+the loader would warn about is in ``warnings``, and as facts (``warning_facts``: a hook's or a
+setting's name) that a worker sends and the host words with the loader's own templates
+(``worker_warnings``). Only the worker's plugin (``WorkerPlugin``, from ``plugin_from_record``) can run
+a handler, for a call the host's dispatcher has already decided (``run_decided_call``); a
+``PluginModule`` from ``plugin_from_module`` cannot: a host calls tools through a registry only.
 """
 
 from __future__ import annotations
@@ -16,14 +19,22 @@ import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reyn_core.errors import ToolError, ToolExecutionError, ToolGateRefused, ToolRuntimeMissing
-from reyn_core.loading.step4_import.importing import import_verified, plugin_hooks
-from reyn_core.loading.step5_hooks.settings_check import validated_settings
+from reyn_core.errors import (
+    PluginLoadError,
+    ToolError,
+    ToolExecutionError,
+    ToolGateRefused,
+    ToolRuntimeMissing,
+)
+from reyn_core.loading.step4_import.importing import hook_warning, import_verified, plugin_hooks
+from reyn_core.loading.step5_hooks.settings_check import ignored_setting, validated_settings
 from reyn_core.loading.step5_hooks.tool_collection import registered_tools
 
 if TYPE_CHECKING:
     from reyn_core.context import ToolContext
     from reyn_core.dispatch import ToolCallHooks
+    from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
     from reyn_core.registry.handlers import CallShape
     from reyn_core.tool import ToolDefinition
 
@@ -34,17 +45,32 @@ class PluginModule:
     ``settings`` is the validated settings object (None when the plugin takes none); ``warnings`` the
     loader's warnings about it (``RI004`` an undecorated hook, ``RI011`` a retired one, ``RC008`` an
     ignored setting); ``hooks`` the names of the hooks it implements; ``tools`` what
-    ``register_tools`` registered, by name (the first of a name)."""
+    ``register_tools`` registered, by name (the first of a name). It runs no handler: a host calls
+    tools through a registry (``RegistryBuilder``, ``dispatch_tool``), where every gate applies."""
 
     def __init__(
         self, plugin_id: str, module: Any, where: str, settings: Mapping[str, Any] | None, source: str
     ) -> None:
         self.plugin_id = plugin_id
-        self.pm, self.warnings = plugin_hooks(module, plugin_id, where)
-        self.settings, ignored = validated_settings(self.pm, plugin_id, settings, source)
-        self.warnings.extend(ignored)
+        self._where, self._source = where, source
+        self.pm, self._unused_hooks = plugin_hooks(module, plugin_id, where)
+        self.settings, self._ignored, self.setting_names = validated_settings(
+            self.pm, plugin_id, settings, source
+        )
         self.tools: dict[str, ToolDefinition] = {}
-        self._shapes: dict[str, CallShape] = {}
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """The loader's warnings about the plugin, in the loader's words."""
+        found = [hook_warning(code, name, self._where, self.plugin_id) for code, name in self._unused_hooks]
+        names = self.setting_names
+        return found + [ignored_setting(self.plugin_id, self._source, key, names) for key in self._ignored]
+
+    @property
+    def warning_facts(self) -> list[list[str]]:
+        """``warnings`` as facts, each once: ``[code, hook name]`` (``RI004``, ``RI011``) and
+        ``["RC008", setting key]`` — what ``worker_warnings`` words again, with ``setting_names``."""
+        return [[code, name] for code, name in self._unused_hooks] + [["RC008", key] for key in self._ignored]
 
     @property
     def hooks(self) -> list[str]:
@@ -76,14 +102,25 @@ class PluginModule:
 
         return plugin_call_hooks(self.plugin_id, self.pm)
 
-    def call(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> Any:
-        """Run tool ``name`` for a call the host has decided: its own ``available(ctx)`` asked again
-        with this context, the arguments bound as the dispatcher binds them, a sync handler run now,
-        ``sys.exit()`` contained. Returns the result as JSON data, or, for an async handler (or a sync
-        one that returned an awaitable), an awaitable of it — an async handler under the tool's
-        timeout. Raises a ``ToolError``: the handler's own, or ``ToolExecutionError`` describing any
-        other exception."""
-        from reyn_core.dispatch.runner import handler_exit, run_handler
+
+class WorkerPlugin(PluginModule):
+    """The plugin an isolated plugin's worker runs (``plugin_from_record``), and the one way it runs a
+    handler: ``run_decided_call``, for a call the host's dispatcher has already decided in the host
+    process — gates, approvals, policy hooks, the audit and the result bounds all applied there. For
+    reyn-isolation's worker only: it applies none of them."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._shapes: dict[str, CallShape] = {}
+
+    def run_decided_call(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> Any:
+        """Worker only: run tool ``name`` for a call the host's dispatcher decided — its own
+        ``available(ctx)`` asked again with this context, the arguments bound as the dispatcher binds
+        them, a sync handler run now, ``sys.exit()`` contained. Returns the result as JSON data, or,
+        for an async handler (or a sync one that returned an awaitable), an awaitable of it, awaited
+        under the tool's timeout. Raises a ``ToolError``: the handler's own, or
+        ``ToolExecutionError`` describing any other exception."""
+        from reyn_core.dispatch.runner import handler_exit, within
         from reyn_core.jsondata import to_jsonable
 
         try:
@@ -91,13 +128,13 @@ class PluginModule:
             _check_available(tool, ctx)
             _, kwargs = shape.bind(args, ctx)
             if shape.is_async:
-                return _finished(run_handler(shape.fn, True, tool, kwargs), name)
+                return _finished(within(shape.fn(**kwargs), tool), name)
             try:
                 result = shape.fn(**kwargs)
             except SystemExit as exc:
                 raise handler_exit(exc) from None
             if inspect.isawaitable(result):
-                return _finished(result, name)
+                return _finished(within(result, tool), name)
             return to_jsonable(result)
         except ToolError:
             raise
@@ -118,10 +155,13 @@ class PluginModule:
 
 def plugin_from_record(
     record: Mapping[str, Any], settings: Mapping[str, Any] | None = None, *, source: str = "the profile"
-) -> PluginModule:
+) -> WorkerPlugin:
     """The plugin a verified provenance record describes (as data: ``dataclasses.asdict`` of the
     record, as a host sends it to a worker), imported only from its digested files, with
-    ``settings`` (read from ``source``) validated. ``PluginLoadError`` with the loader's code."""
+    ``settings`` (read from ``source``) validated: for reyn-isolation's worker. Nothing is imported
+    from a record whose digest does not cover the entry point's module (``RI009``, as in process),
+    whose files differ from their RECORD (``RP002``) or whose digest may be incomplete (``RP005``).
+    ``PluginLoadError`` with the loader's code."""
     from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
     values = dict(record)
@@ -130,7 +170,29 @@ def plugin_from_record(
     for name in ("record_mismatches", "problems"):
         values[name] = tuple(values.get(name, ()))
     rec = ProvenanceRecord(**values)
-    return PluginModule(rec.plugin_id, import_verified(rec), repr(rec.entry_point), settings, source)
+    _refuse_unhashed(rec)
+    return WorkerPlugin(rec.plugin_id, import_verified(rec), repr(rec.entry_point), settings, source)
+
+
+def _refuse_unhashed(rec: ProvenanceRecord) -> None:
+    """``PluginLoadError`` when what would be imported is not only the hashed bytes of the record."""
+    from reyn_core.loading.step4_import.import_origin import coverage_problem
+
+    problem = coverage_problem(rec.entry_point, rec)
+    if problem is not None:
+        raise PluginLoadError(
+            "RI009", f"plugin {rec.plugin_id!r} ({rec.distribution} {rec.version}) is not imported: {problem}"
+        )
+    if rec.record_mismatches:
+        raise PluginLoadError(
+            "RP002",
+            f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} differ from its RECORD: "
+            + ", ".join(rec.record_mismatches[:5]),
+        )
+    if rec.problems:
+        raise PluginLoadError(
+            "RP005", f"the digest of {rec.distribution} may be incomplete: " + "; ".join(rec.problems[:3])
+        )
 
 
 def plugin_from_module(
@@ -143,6 +205,54 @@ def plugin_from_module(
     """A plugin module that is not installed (no entry point, no provenance), its hooks registered
     and checked and ``settings`` validated as the loader does. ``PluginLoadError`` with its code."""
     return PluginModule(plugin_id, module, repr(getattr(module, "__name__", module)), settings, source)
+
+
+def worker_warnings(
+    plugin_id: str,
+    entry_point: str,
+    facts: Any,
+    setting_names: Any,
+    settings: Mapping[str, Any] | None,
+    source: str,
+) -> list[Diagnostic]:
+    """The loader's warnings about an isolated plugin, worded in the host from the facts its worker
+    sent (``PluginModule.warning_facts``, ``setting_names``) with the loader's own templates, so
+    message and hint are the in-process ones: ``[RI004|RI011, hook name]`` for a hook or retired hook
+    name, ``["RC008", key]`` for a key of ``settings`` (the profile's, read from ``source``) the model
+    does not take, each once. ``ValueError`` naming the first fact that is none of these."""
+    names = _setting_names(setting_names)
+    found: list[Diagnostic] = []
+    seen: set[tuple[str, str]] = set()
+    for fact in facts if isinstance(facts, list) else [facts]:
+        if not (isinstance(fact, list) and len(fact) == 2 and all(isinstance(x, str) for x in fact)):
+            raise ValueError(f"sent a warning that is not a [code, name] pair: {fact!r:.80}")
+        code, subject = fact
+        if (code, subject) in seen:
+            raise ValueError(f"sent the warning {code} about {subject!r:.80} twice")
+        seen.add((code, subject))
+        if code != "RC008":
+            found.append(hook_warning(code, subject, repr(entry_point), plugin_id))
+        elif subject in (settings or {}) and subject not in names:
+            found.append(ignored_setting(plugin_id, source, subject, names))
+        else:
+            raise ValueError(f"sent RC008 about {subject!r:.80}: no setting the profile gave, dropped")
+    return found
+
+
+def _setting_names(names: Any) -> list[str]:
+    """A worker's ``setting_names``: the keys its plugin's model takes, each a printable name."""
+    if names is None:
+        return []
+    if not (
+        isinstance(names, list)
+        and len(names) <= _MAX_SETTINGS
+        and all(isinstance(n, str) and 0 < len(n) <= 200 and n.isprintable() for n in names)
+    ):
+        raise ValueError(f"sent setting names that are not a list of at most {_MAX_SETTINGS} printable names")
+    return names
+
+
+_MAX_SETTINGS = 1000
 
 
 def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
@@ -183,4 +293,4 @@ def _execution_error(exc: BaseException, name: str) -> ToolExecutionError:
     return ToolExecutionError(describe(exc), tool=name)
 
 
-__all__ = ["PluginModule", "plugin_from_module", "plugin_from_record"]
+__all__ = ["PluginModule", "WorkerPlugin", "plugin_from_module", "plugin_from_record", "worker_warnings"]

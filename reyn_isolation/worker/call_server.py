@@ -15,7 +15,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from reyn_core import InvalidToolArguments, ToolContext, ToolError, ToolGateRefused, ToolRuntimeMissing
-from reyn_core.host import PluginModule, depth_within, describe_exception
+from reyn_core.host import WorkerPlugin, depth_within, describe_exception
 from reyn_isolation.frames import FrameParser
 from reyn_isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import context_from_data
@@ -29,7 +29,7 @@ CALL_LIMIT = 64 << 20
 class CallServer(asyncio.Protocol):
     """Reads call and cancel frames from the host's pipe and answers each call."""
 
-    def __init__(self, loaded: PluginModule, out: int, limit: int, closed: asyncio.Future[int]) -> None:
+    def __init__(self, loaded: WorkerPlugin, out: int, limit: int, closed: asyncio.Future[int]) -> None:
         self.loaded = loaded
         self.out = out
         self.limit = limit
@@ -83,8 +83,8 @@ class CallServer(asyncio.Protocol):
             if span is not None:
                 span.enter()  # current while the handler runs; a task copies it when created
             try:
-                # as the dispatcher runs a handler: a sync one here and now, an async one as a task
-                data = self.loaded.call(name, message.get("args") or {}, self.ctx)
+                # a call the host's dispatcher decided: a sync handler here and now, an async one as a task
+                data = self.loaded.run_decided_call(name, message.get("args") or {}, self.ctx)
                 if inspect.isawaitable(data):
                     task = asyncio.ensure_future(self._await(call_id, data, span))
                     self.tasks[call_id] = task  # type: ignore[index]

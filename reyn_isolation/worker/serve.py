@@ -13,7 +13,7 @@ import asyncio
 import os
 from typing import Any
 
-from reyn_core.host import PluginLoadError, PluginModule, describe_exception, plugin_from_record
+from reyn_core.host import PluginLoadError, WorkerPlugin, describe_exception, plugin_from_record
 from reyn_isolation.protocol import FrameReader, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import definition_to_data
 
@@ -58,8 +58,11 @@ def run(proto_in: int, proto_out: int) -> int:
         "hooks": plugin.hooks,
         "tools": tools,
         "diagnostics": _diagnostics(plugin),
-        "warnings": [[w.code, w.message] for w in plugin.warnings],
+        # facts, not words: the host words each warning with the loader's own templates
+        "warnings": plugin.warning_facts,
     }
+    if any(code == "RC008" for code, _ in plugin.warning_facts):
+        loaded["setting_names"] = plugin.setting_names  # the suggestion of an ignored setting
     write_all(proto_out, encode(loaded))
     limit = int(request.get("max_result_bytes", 1 << 20))
     return asyncio.run(_serve(proto_in, proto_out, plugin, limit))
@@ -82,7 +85,7 @@ def _forbid_unix_sockets() -> None:
     forbid_unix_sockets()
 
 
-def _diagnostics(plugin: PluginModule) -> Any:
+def _diagnostics(plugin: WorkerPlugin) -> Any:
     """What the plugin's ``reyn_diagnostics`` returned (JSON data), or ``{"raised": ...}``: the host's
     stand-in hook raises that, and the loader warns (``RI008``) as for a hook that raised in process."""
     try:
@@ -91,7 +94,7 @@ def _diagnostics(plugin: PluginModule) -> Any:
         return {"raised": describe_exception(exc)}
 
 
-async def _serve(proto_in: int, proto_out: int, loaded: PluginModule, limit: int) -> int:
+async def _serve(proto_in: int, proto_out: int, loaded: WorkerPlugin, limit: int) -> int:
     from reyn_isolation.worker.call_server import CallServer
 
     loop = asyncio.get_running_loop()

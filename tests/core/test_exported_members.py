@@ -77,6 +77,10 @@ HOST_API = {
     "PluginModule",
     "plugin_from_module",
     "plugin_from_record",
+    # issue 24 (review): the worker's plugin, the one that runs a handler (for a call the host's
+    # dispatcher decided), and the host's wording of the warnings its worker sends as facts
+    "WorkerPlugin",
+    "worker_warnings",
     "served_fields",
     "SURFACES",
     "depth_within",

@@ -17,14 +17,11 @@ def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None
     import os
     import sys
 
-    module = entry_point.partition(":")[0].strip()
-    top = module.split(".")[0]
-    expected = dict(rec.module_locations).get(top)
-    if expected is None:
-        return (
-            f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
-            "were not found), so where it would be imported from cannot be verified"
-        )
+    problem = coverage_problem(entry_point, rec)
+    if problem is not None:
+        return problem
+    top = entry_point.partition(":")[0].strip().split(".")[0]
+    expected = dict(rec.module_locations)[top]
     want = os.path.realpath(expected)
     loaded = sys.modules.get(top)
     spec: Any = None
@@ -56,6 +53,18 @@ def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None
     )
 
 
+def coverage_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
+    """Why the digest does not cover the entry point's top-level module (so its bytes were never
+    hashed), or None when it does."""
+    top = entry_point.partition(":")[0].strip().split(".")[0]
+    if top in dict(rec.module_locations):
+        return None
+    return (
+        f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
+        "were not found), so where it would be imported from cannot be verified"
+    )
+
+
 def _path_entry(path: str) -> str:
     """`` (sys.path entry ..., the working directory)`` for the entry a shadowing path sits in."""
     import os
@@ -80,4 +89,4 @@ def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     verified_finder().register(trees_of(rec))
 
 
-__all__ = ["import_origin_problem", "serve_from_digested_files"]
+__all__ = ["coverage_problem", "import_origin_problem", "serve_from_digested_files"]

@@ -50,12 +50,13 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
     assert p.provenance is not None
     try:
         module = import_verified(p.provenance)
-        p.pm, warnings = plugin_hooks(module, p.plugin_id, repr(p.provenance.entry_point))
+        where = repr(p.provenance.entry_point)
+        p.pm, unused = plugin_hooks(module, p.plugin_id, where)
     except PluginLoadError as exc:
         p.fail("failed", exc.code, exc.message, hint=exc.hint or None, traceback=exc.traceback)
         return
     p.api_version = API_VERSION
-    p.diagnostics.extend(warnings)
+    p.diagnostics.extend(hook_warning(code, name, where, p.plugin_id) for code, name in unused)
 
 
 def import_verified(rec: ProvenanceRecord) -> Any:
@@ -82,10 +83,13 @@ def import_verified(rec: ProvenanceRecord) -> Any:
         ) from None
 
 
-def plugin_hooks(module: Any, plugin_id: str, where: str) -> tuple[pluggy.PluginManager, list[Diagnostic]]:
-    """A plugin manager holding ``module``'s hooks, after its ``REYN_API`` check, and the warnings
-    about functions it defines that are never called (``RI004`` undecorated, ``RI011`` retired).
-    ``where`` names the module in messages. ``PluginLoadError``: ``RI002``/``RI003``/``RI004``."""
+def plugin_hooks(
+    module: Any, plugin_id: str, where: str
+) -> tuple[pluggy.PluginManager, list[tuple[str, str]]]:
+    """A plugin manager holding ``module``'s hooks, after its ``REYN_API`` check, and the functions it
+    defines that are never called, as ``(code, hook name)``: ``RI004`` undecorated, ``RI011`` retired
+    (``hook_warning`` words each). ``where`` names the module in messages.
+    ``PluginLoadError``: ``RI002``/``RI003``/``RI004``."""
     api = getattr(module, "REYN_API", None)
     if api is None:
         raise PluginLoadError(
@@ -105,28 +109,36 @@ def plugin_hooks(module: Any, plugin_id: str, where: str) -> tuple[pluggy.Plugin
         raise PluginLoadError(
             "RI004", f"invalid hook implementation in {where}: {exception_message(exc)}"
         ) from None
-    warnings = [
-        Diagnostic.make(
+    unused = [
+        ("RI004", name)
+        for name in _HOOK_NAMES
+        if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls()
+    ]
+    # decorated or not: a retired hook is never called
+    unused += [("RI011", name) for name in RETIRED_HOOKS if callable(getattr(module, name, None))]
+    return pm, unused
+
+
+def hook_warning(code: str, name: str, where: str, plugin_id: str) -> Diagnostic:
+    """The loader's warning about hook function ``name`` of the module ``where`` names, which is never
+    called: ``RI004`` (a hook defined without ``@hookimpl``) or ``RI011`` (a retired hook).
+    ``ValueError`` for any other code, or a name that is not a hook (resp. retired hook) name."""
+    if code == "RI004" and name in _HOOK_NAMES:
+        return Diagnostic.make(
             "RI004",
             f"{where} defines {name}() without @reyn_core.hookimpl, so it is never called",
             plugin=plugin_id,
             severity="warning",
             hint="decorate it with @reyn_core.hookimpl",
         )
-        for name in _HOOK_NAMES
-        if callable(getattr(module, name, None)) and not getattr(pm.hook, name).get_hookimpls()
-    ]
-    warnings += [  # decorated or not: it is never called
-        Diagnostic.make(
+    if code == "RI011" and name in RETIRED_HOOKS:
+        return Diagnostic.make(
             "RI011",
-            f"{where} defines {name}(), a retired hook that is no longer called ({why}); the plugin "
-            "loads and the function is ignored",
+            f"{where} defines {name}(), a retired hook that is no longer called ({RETIRED_HOOKS[name]}); "
+            "the plugin loads and the function is ignored",
             plugin=plugin_id,
         )
-        for name, why in RETIRED_HOOKS.items()
-        if callable(getattr(module, name, None))
-    ]
-    return pm, warnings
+    raise ValueError(f"{code} about {name!r:.80} is not a warning the loader gives about a hook")
 
 
 def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str | None:
@@ -155,4 +167,4 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str |
     return None
 
 
-__all__ = ["import_plugin", "import_verified", "plugin_hooks", "verify_import_origin"]
+__all__ = ["hook_warning", "import_plugin", "import_verified", "plugin_hooks", "verify_import_origin"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import PluginLoadError, describe_exception
@@ -17,23 +17,25 @@ def validate_settings(session: LoadSession, p: PluginState) -> None:
     """``p.settings`` from ``[plugins.<id>.settings]`` (``validated_settings``)."""
     assert p.pm is not None
     profile = session.profile
+    source = profile.describe_source()
     try:
-        p.settings, warnings = validated_settings(
-            p.pm, p.plugin_id, profile.plugin(p.plugin_id).settings, profile.describe_source()
+        p.settings, ignored, names = validated_settings(
+            p.pm, p.plugin_id, profile.plugin(p.plugin_id).settings, source
         )
     except PluginLoadError as exc:
         p.fail("failed", exc.code, exc.message)
         return
-    p.diagnostics.extend(warnings)
+    p.diagnostics.extend(ignored_setting(p.plugin_id, source, key, names) for key in ignored)
 
 
 def validated_settings(
     pm: pluggy.PluginManager, plugin_id: str, given: Mapping[str, Any] | None, source: str
-) -> tuple[Any, list[Diagnostic]]:
+) -> tuple[Any, list[str], list[str]]:
     """The plugin's settings: ``given`` (from ``source``, e.g. the profile's file) validated against
-    the model its ``reyn_settings_model`` hook returns (None when it has none), and ``RC008``
-    warnings for keys a model that ignores extras dropped. ``PluginLoadError``: ``RI005`` (the hook
-    raised), ``RI006`` (not a model), ``RC002`` (settings for a plugin without any), ``RC001``."""
+    the model its ``reyn_settings_model`` hook returns (None when it has none); the top-level keys a
+    model that ignores extras dropped (``ignored_setting`` words the ``RC008`` warning of each); and
+    the keys the model takes. ``PluginLoadError``: ``RI005`` (the hook raised), ``RI006`` (not a
+    model), ``RC002`` (settings for a plugin without any), ``RC001`` (invalid, or the model raised)."""
     from pydantic import BaseModel, ValidationError
 
     try:
@@ -47,20 +49,33 @@ def validated_settings(
                 f"[plugins.{plugin_id}.settings] is set in {source} but plugin {plugin_id!r} takes no "
                 "settings",
             )
-        return None, []
+        return None, [], []
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise PluginLoadError(
             "RI006", f"reyn_settings_model returned {model!r:.80}, not a pydantic model class"
         )
     try:
         settings = model.model_validate(dict(given or {}))
+        # the model's own config and fields are asked here too: what they raise is the same RC001
+        names = _setting_names(model)
+        return settings, _ignored(model, names, dict(given or {})), names
     except ValidationError as exc:
         raise PluginLoadError("RC001", _settings_message(plugin_id, exc, source, model)) from None
     except (Exception, SystemExit) as exc:
         raise PluginLoadError(
             "RC001", f"plugins.{plugin_id}.settings: validation raised {describe_exception(exc)}"
         ) from None
-    return settings, _ignored(plugin_id, source, model, dict(given or {}))
+
+
+def ignored_setting(plugin_id: str, source: str, key: str, names: Sequence[str]) -> Diagnostic:
+    """``RC008``: top-level setting ``key`` (from ``source``) that a model taking ``names`` dropped."""
+    return Diagnostic.make(
+        "RC008",
+        f"{source}: plugins.{plugin_id}.settings.{key}: unknown setting, "
+        f"ignored{_suggestion(key, names, ())}",
+        plugin=plugin_id,
+        severity="warning",
+    )
 
 
 def _settings_message(plugin_id: str, exc: Any, source: str, model: Any) -> str:
@@ -80,30 +95,25 @@ def _settings_message(plugin_id: str, exc: Any, source: str, model: Any) -> str:
     return f"{source}: " + "; ".join(parts) + more
 
 
-def _ignored(plugin_id: str, source: str, model: Any, given: dict[str, Any]) -> list[Diagnostic]:
-    """``RC008``: top-level keys a settings model that neither forbids nor keeps extras (pydantic's
-    default ``extra="ignore"``) silently dropped — a typo there would otherwise change nothing."""
+def _ignored(model: Any, names: list[str], given: dict[str, Any]) -> list[str]:
+    """The top-level keys a settings model that neither forbids nor keeps extras (pydantic's default
+    ``extra="ignore"``) silently dropped — a typo there would otherwise change nothing."""
     if model.model_config.get("extra") in ("forbid", "allow"):
         return []
-    valid = _setting_names(model)
-    return [
-        Diagnostic.make(
-            "RC008",
-            f"{source}: plugins.{plugin_id}.settings.{key}: unknown setting, "
-            f"ignored{_suggest(key, model, ())}",
-            plugin=plugin_id,
-            severity="warning",
-        )
-        for key in sorted(k for k in given if k not in valid and k not in model.model_fields)
-    ]
+    return sorted(k for k in given if k not in names and k not in model.model_fields)
 
 
 def _suggest(name: str, model: Any, parent: tuple[Any, ...]) -> str:
-    """``; did you mean 'x'? (valid settings: a, b)`` for an unknown key ``name`` of the model reached
-    through ``parent`` (nested settings models and their aliases included), or "" when unknown."""
+    """``_suggestion`` for an unknown key ``name`` of the model reached through ``parent`` (nested
+    settings models and their aliases included)."""
+    return _suggestion(name, _setting_names(_model_at(model, parent)), parent)
+
+
+def _suggestion(name: str, valid: Sequence[str], parent: tuple[Any, ...]) -> str:
+    """``; did you mean 'x'? (valid settings: a, b)`` for an unknown key ``name`` among ``valid``
+    (the keys under ``parent``), or "" when there are none."""
     import difflib  # only to word an error
 
-    valid = _setting_names(_model_at(model, parent))
     if not valid:
         return ""
     near = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
@@ -151,4 +161,4 @@ def _setting_names(model: Any) -> list[str]:
     return sorted(set(names))
 
 
-__all__ = ["validate_settings", "validated_settings"]
+__all__ = ["ignored_setting", "validate_settings", "validated_settings"]

@@ -189,3 +189,18 @@ def test_a_hook_that_raises_is_the_loaders_ri005(plugin_module):
         registry_from_plugin(plugin_module(source))
     assert info.value.code == "RI005"
     registry_from_plugin(plugin_module(GOOD))  # positive control: the same module without the raise loads
+
+
+def test_a_plugin_module_runs_no_handler_outside_a_registry(plugin_module):
+    """The host API offers one way to call a tool: a registry's dispatcher (gates, approvals, hooks,
+    audit, bounds). A ``PluginModule`` (``plugin_from_module``, what the kit builds on) runs none."""
+    from reyn_core.host import PluginModule, plugin_from_module
+
+    plugin = plugin_from_module(plugin_module(GOOD), "plugin")
+    plugin.register_tools()
+    assert type(plugin) is PluginModule and "whisper" in plugin.tools
+    for name in ("call", "run_decided_call", "run_handler"):
+        assert not hasattr(plugin, name), name
+    caller = ToolCaller(registry_from_plugin(plugin_module(GOOD)))
+    assert not caller.router("whisper", {"text": "HI"}).ok  # the router gate denies it
+    assert caller.phase("whisper", {"text": "HI"}).unwrap() == "hi"  # the control: where it is allowed
