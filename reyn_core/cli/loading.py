@@ -59,9 +59,13 @@ def export_spans(profile: Profile) -> bool:
     Without the add-on the load says so (``RC012``)."""
     if profile.observability.tracing is not True:
         return False
+    from reyn_core.loading.loader import load_session
+    from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.tracing_addon import tracing_addon
 
-    addon, _ = tracing_addon()  # without one, the load's RC012 says what to install
+    # its own lookup (pinned by the enforced lock as the load's is); without one, the load's RC012 says
+    # what to install
+    addon, _ = tracing_addon(load_session(profile, SchemaCheckCache()).extensions)
     return False if addon is None else bool(addon.export_spans())
 
 

@@ -225,8 +225,10 @@ def run_lock(args: argparse.Namespace) -> int:
         }
         for i in loaded
     ]
-    text = f"wrote {path}: {len(loaded)} plugin(s), {sum(len(i.tools) for i in loaded)} tool(s)"
-    return emit(args, {"lock": str(path), "plugins": plugins}, text)
+    extensions = [e.to_dict() for e in result.report.extensions]
+    tools = sum(len(i.tools) for i in loaded)
+    text = f"wrote {path}: {len(loaded)} plugin(s), {tools} tool(s), {len(extensions)} extension(s)"
+    return emit(args, {"lock": str(path), "plugins": plugins, "extensions": extensions}, text)
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -246,7 +248,7 @@ def run_audit(args: argparse.Namespace) -> int:
             {
                 "lock": str(path),
                 "ok": not drifts,
-                "drift": [_drift_json(d) for d in drifts],
+                "drift": [d.to_dict() for d in drifts],
                 "never_executed": [
                     {"plugin": f.plugin_id, "path": f.path, "kind": f.kind, "detail": f.detail} for f in inert
                 ],
@@ -262,7 +264,7 @@ def run_audit(args: argparse.Namespace) -> int:
             print(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}")
     else:
         print(f"ok: the installed plugins match {path}")
-    if not args.json:  # not in the lock (its format pins plugins only): shown for review
+    if not args.json:  # pinned in the lock's [extensions] too (drift above): shown for review
         for e in result.report.extensions:
             print(
                 f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) "
@@ -293,10 +295,6 @@ def _never_executed(result: Any) -> list[Any]:
         if info.enabled and info.provenance is not None
         for f in inert_files(info.provenance)
     ]
-
-
-def _drift_json(d: Any) -> dict[str, Any]:
-    return {"plugin": d.plugin_id, "kind": d.kind, "detail": d.detail, "tool": d.tool, "path": d.path}
 
 
 # --------------------------------------------------------------------------- new

@@ -11,21 +11,29 @@ distribution is ignored for selection and reported (``RD006``, naming it), never
 The chosen extension is imported like a plugin: its provenance is computed (``provenance_for``: every
 file against RECORD, a tree digest), its module must resolve to the digested files
 (``import_origin_problem``), and it is served only from those bytes (``serve_from_digested_files``).
-Any failure raises ``ExtensionError`` and nothing of it runs; the caller fails closed (``RJ012``,
-``RC012``, the approval store's refusals). What was verified is kept for the load report
-(``extensions``, shown by ``reyn plugins audit``).
+Under ``[lock] enforce`` the load's ``pin`` compares its provenance with the lock's
+``[extensions."<group>:<name>"]`` before anything of it is imported: unlocked or drifted, it is
+refused. Any failure raises ``ExtensionError`` and nothing of it runs; the caller fails closed
+(``RJ012``, ``RC012``, the approval store's ``RC011``).
+
+What one load looked up is kept by that load's ``ExtensionSession`` (``LoadSession.extensions``),
+never in this module: two loads in one process (threads, a host loading two profiles) each verify
+and report their own extensions (``LoadReport.extensions``, shown by ``reyn plugins audit``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.metadata as md
 import sys
 import threading
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from reyn_core.loading.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
 PLUGIN_GROUP = "reyn.plugins"
 
@@ -50,10 +58,19 @@ class ExtensionOrigin:
     version: str
     source_kind: str
     tree_digest: str
+    provenance: ProvenanceRecord = field(repr=False, compare=False)
+    """Every file and its hash: what ``reyn plugins lock`` pins and ``reyn plugins audit`` compares."""
 
-    def to_dict(self) -> dict[str, str]:
-        """JSON-ready form."""
-        return dataclasses.asdict(self)
+    @property
+    def key(self) -> str:
+        """``<group>:<name>``, its key in the lock's ``[extensions]``."""
+        return f"{self.group}:{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (without the file listing)."""
+        from reyn_core.jsondata import fields_json
+
+        return fields_json(self, omit=("provenance",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,65 +82,77 @@ class _Claim:
     is_plugin: bool
 
 
-_LOCK = threading.Lock()
-_ORIGINS: dict[tuple[str, str], ExtensionOrigin] = {}
-_VERIFIED: dict[tuple[str, str], Any] = {}
-"""What this load already verified and imported (the object): scanned and hashed once per load."""
-_IGNORED: dict[tuple[str, str], tuple[str, ...]] = {}
+Pin = Callable[["ProvenanceRecord"], "str | None"]
+"""Why an extension whose files verified must still not be imported (the lock), or None."""
 
 
-def begin_load() -> None:
-    """Forget what earlier loads looked up: the next report shows this load's lookups only."""
-    with _LOCK:
-        _ORIGINS.clear()
-        _VERIFIED.clear()
-        _IGNORED.clear()
+class ExtensionSession:
+    """The extensions one load looked up: each verified and imported at most once per load (every
+    isolated plugin asks for the backend; the first answer, object or refusal, is reused, not
+    re-hashed), what the load report shows, and the ``pin`` each is checked against before import
+    (the enforced lock; None: nothing beyond its own RECORD). A plain class, like ``LoadSession``."""
 
+    __slots__ = ("_done", "_ignored", "_lock", "_origins", "pin")
 
-def load_extension(group: str, name: str, *, distribution: str | None) -> Any:
-    """The object entry point ``name`` of ``group`` names, imported only from the verified files of
-    ``distribution`` (None: of the one non-plugin distribution declaring it); ``ExtensionError`` why not."""
-    with _LOCK:
-        done = _VERIFIED.get((group, name))
-    if done is not None:  # every isolated plugin of a load asks for the backend: scanned and hashed once
+    def __init__(self, pin: Pin | None = None) -> None:
+        self.pin = pin
+        self._lock = threading.Lock()  # a load's steps may look up from worker threads
+        self._origins: dict[tuple[str, str], ExtensionOrigin] = {}
+        self._done: dict[tuple[str, str], Any] = {}  # the object, or the ExtensionError refusing it
+        self._ignored: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def load(self, group: str, name: str, *, distribution: str | None) -> Any:
+        """The object entry point ``name`` of ``group`` names, imported only from the verified files
+        of ``distribution`` (None: of the one non-plugin distribution declaring it) and only if the
+        pin allows it; ``ExtensionError`` why not."""
+        key = (group, name)
+        with self._lock:
+            known, done = key in self._done, self._done.get(key)
+        if not known:
+            try:
+                done = self._look_up(group, name, distribution)
+            except ExtensionError as exc:
+                done = exc
+            with self._lock:
+                self._done[key] = done
+        if isinstance(done, ExtensionError):
+            raise ExtensionError(str(done), missing=done.missing)
         return done
-    allowed, ignored = _claims(group, name, distribution)
-    with _LOCK:
-        _IGNORED[(group, name)] = tuple(ignored)
-        _ORIGINS.pop((group, name), None)
-    if not allowed:
-        required = distribution or "a distribution that is not a Reyn plugin"
-        raise ExtensionError(
-            f"no installed {required} provides the entry point {name!r} of the group {group!r}"
-            + (f" ({'; '.join(ignored)})" if ignored else ""),
-            missing=True,
-        )
-    if len(allowed) > 1:
-        shown = ", ".join(f"{c.distribution} {c.version} ({c.value})" for c in allowed)
-        raise ExtensionError(
-            f"{len(allowed)} installed distributions provide the entry point {name!r} of the group "
-            f"{group!r} ({shown}); uninstall all but one",
-            missing=False,
-        )
-    [claim] = allowed
-    origin, obj = _verified_import(group, name, claim)
-    with _LOCK:
-        _ORIGINS[(group, name)] = origin
-        _VERIFIED[(group, name)] = obj
-    return obj
 
+    def _look_up(self, group: str, name: str, distribution: str | None) -> Any:
+        allowed, ignored = _claims(group, name, distribution)
+        with self._lock:
+            self._ignored[(group, name)] = tuple(ignored)
+        if not allowed:
+            required = distribution or "a distribution that is not a Reyn plugin"
+            raise ExtensionError(
+                f"no installed {required} provides the entry point {name!r} of the group {group!r}"
+                + (f" ({'; '.join(ignored)})" if ignored else ""),
+                missing=True,
+            )
+        if len(allowed) > 1:
+            shown = ", ".join(f"{c.distribution} {c.version} ({c.value})" for c in allowed)
+            raise ExtensionError(
+                f"{len(allowed)} installed distributions provide the entry point {name!r} of the group "
+                f"{group!r} ({shown}); uninstall all but one",
+                missing=False,
+            )
+        [claim] = allowed
+        origin, obj = _verified_import(group, name, claim, self.pin)
+        with self._lock:
+            self._origins[(group, name)] = origin
+        return obj
 
-def loaded_extensions() -> tuple[ExtensionOrigin, ...]:
-    """The extensions this load imported from verified bytes, sorted by group and name."""
-    with _LOCK:
-        return tuple(_ORIGINS[k] for k in sorted(_ORIGINS))
+    def loaded(self) -> tuple[ExtensionOrigin, ...]:
+        """The extensions this load imported from verified bytes, sorted by group and name."""
+        with self._lock:
+            return tuple(self._origins[k] for k in sorted(self._origins))
 
-
-def ignored_diagnostics() -> list[Diagnostic]:
-    """``RD006`` for each entry point this load ignored because of the distribution declaring it."""
-    with _LOCK:
-        found = [(k, v) for k, v in sorted(_IGNORED.items())]
-    return [Diagnostic.make("RD006", why) for _, notes in found for why in notes]
+    def ignored_diagnostics(self) -> list[Diagnostic]:
+        """``RD006`` for each entry point this load ignored because of the distribution declaring it."""
+        with self._lock:
+            found = sorted(self._ignored.items())
+        return [Diagnostic.make("RD006", why) for _, notes in found for why in notes]
 
 
 def _normal(name: str) -> str:
@@ -170,7 +199,7 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
     return allowed, ignored
 
 
-def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOrigin, Any]:
+def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> tuple[ExtensionOrigin, Any]:
     from reyn_core.errors import describe_exception
     from reyn_core.loading.step3_provenance.record import provenance_for
     from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
@@ -193,6 +222,8 @@ def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOri
     if rec.problems:
         raise refuse("its digest may be incomplete: " + "; ".join(rec.problems[:3]))
     problem = import_origin_problem(claim.value, rec)
+    if problem is None and pin is not None:
+        problem = pin(rec)  # the enforced lock, before anything of it runs
     if problem is not None:
         raise refuse(problem)
     try:
@@ -201,16 +232,9 @@ def _verified_import(group: str, name: str, claim: _Claim) -> tuple[ExtensionOri
     except (Exception, SystemExit) as exc:
         raise refuse(f"importing it failed: {describe_exception(exc)}") from None
     origin = ExtensionOrigin(
-        group, name, claim.value, rec.distribution, rec.version, rec.source_kind, rec.tree_digest
+        group, name, claim.value, rec.distribution, rec.version, rec.source_kind, rec.tree_digest, rec
     )
     return origin, obj
 
 
-__all__ = [
-    "ExtensionError",
-    "ExtensionOrigin",
-    "begin_load",
-    "ignored_diagnostics",
-    "load_extension",
-    "loaded_extensions",
-]
+__all__ = ["ExtensionError", "ExtensionOrigin", "ExtensionSession", "Pin"]

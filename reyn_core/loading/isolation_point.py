@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.extension_origin import ExtensionSession
     from reyn_core.loading.permissions import DeclaredPermissions
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step3_provenance.record import ProvenanceRecord
@@ -70,14 +71,15 @@ class PluginIsolation(Protocol):
         ...
 
 
-def find_backend() -> PluginIsolation:
-    """The ``process`` backend of the installed reyn-isolation, imported only from its verified files
-    (``extension_origin``); ``LookupError`` saying what to install when there is none, or why the
-    installed one was refused. A ``process`` entry point of any other distribution is never imported."""
-    from reyn_core.loading.extension_origin import ExtensionError, load_extension
+def find_backend(extensions: ExtensionSession) -> PluginIsolation:
+    """The ``process`` backend of the installed reyn-isolation, imported through the load's
+    ``extensions`` only from its verified files (``extension_origin``); ``LookupError`` saying what to
+    install when there is none, or why the installed one was refused (its files, or the enforced
+    lock). A ``process`` entry point of any other distribution is never imported."""
+    from reyn_core.loading.extension_origin import ExtensionError
 
     try:
-        backend: PluginIsolation = load_extension(
+        backend: PluginIsolation = extensions.load(
             ISOLATION_GROUP, "process", distribution=ISOLATION_DISTRIBUTION
         )
     except ExtensionError as exc:

@@ -76,7 +76,7 @@ def import_or_isolate(session: LoadSession, p: PluginState) -> None:
         import_plugin(session, p)
         return
     try:
-        backend = find_backend()
+        backend = find_backend(session.extensions)
     except LookupError as exc:  # fail closed: the plugin is not imported in process instead
         p.fail(
             "refused",

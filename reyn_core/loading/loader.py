@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from reyn_core import observation
 from reyn_core.errors import describe_exception
-from reyn_core.loading import extension_origin
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.loading.extension_origin import ExtensionSession
 from reyn_core.loading.isolation_step import (
     declared_of,
     import_or_isolate,
@@ -31,6 +31,7 @@ from reyn_core.loading.step1_profile.profile import Profile, load_profile
 from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy, router_deferral
 from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin, discover
 from reyn_core.loading.step2_discovery.selection import select_distribution
+from reyn_core.loading.step3_provenance.lock_check import extension_pin
 from reyn_core.loading.step3_provenance.provenance_check import check_provenance
 from reyn_core.loading.step3_provenance.provenance_check import (
     inspect_discovered as inspect_discovered_plugins,
@@ -48,7 +49,16 @@ from reyn_core.tool import ToolDefinition
 if TYPE_CHECKING:
     from reyn_core.loading.step3_provenance.record import ProvenanceRecord
 
-__all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load"]
+__all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load", "load_session"]
+
+
+def load_session(profile: Profile, schema_cache: SchemaCheckCache, *, rehash: bool = False) -> LoadSession:
+    """The state one load shares, its own extension lookups included: under ``[lock] enforce`` each
+    extension is checked against the lock (read once, with the plugins') before it is imported."""
+    extensions = ExtensionSession()
+    session = LoadSession(profile, schema_cache, extensions, rehash=rehash)
+    extensions.pin = extension_pin(session)
+    return session
 
 
 def load(
@@ -72,10 +82,9 @@ def load(
     """
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
-    session = LoadSession(profile, cache, rehash=rehash or profile.lock.verify == "full")
-    extension_origin.begin_load()  # the report shows the extensions this load looked up
+    session = load_session(profile, cache, rehash=rehash or profile.lock.verify == "full")
     # before the load's own spans, which it turns on or off
-    policy = ProfilePolicy.apply(profile, tracing_addon=tracing_addon)
+    policy = ProfilePolicy.apply(profile, tracing_addon=lambda: tracing_addon(session.extensions))
     with observation.phase("reyn.load") as load_span:
         return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
 
@@ -131,7 +140,7 @@ def _load(
 
     commands = resolve_commands(plugins)
     with observation.phase("reyn.load.registration") as span:
-        approvals, approval_diags = approval_gate(profile, policy.audit_log, plugins)
+        approvals, approval_diags = approval_gate(profile, policy.audit_log, session.extensions, plugins)
         session.global_diags.extend(approval_diags)
         # the agents' tool lists come from the plugins' hooks (and the profile), known only now
         policy = replace(
@@ -149,7 +158,7 @@ def _load(
     load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,
-        _report(found, plugins, session.global_diags + host_diags, records, profile),
+        _report(found, plugins, session, host_diags, records),
         profile,
         commands,
         router_deferral(profile, registry),
@@ -176,10 +185,11 @@ def _unknown_plugin_note(pid: str, found: Mapping[str, Any], enabled: Sequence[s
 def _report(
     found: Mapping[str, Sequence[DiscoveredPlugin]],
     plugins: list[PluginState],
-    global_diags: list[Diagnostic],
+    session: LoadSession,
+    host_diags: list[Diagnostic],
     records: Mapping[tuple[str, str], ProvenanceRecord],
-    profile: Profile,
 ) -> LoadReport:
+    profile = session.profile
     infos: list[PluginLoadInfo] = []
     enabled = {p.plugin_id for p in plugins}
     for p in plugins:
@@ -219,11 +229,12 @@ def _report(
             )
     infos.sort(key=lambda i: (i.plugin_id, not i.enabled, (i.distribution or "").lower()))
     all_diags = [
-        *extension_origin.ignored_diagnostics(),
-        *global_diags,
+        *session.extensions.ignored_diagnostics(),
+        *session.global_diags,
+        *host_diags,
         *(d for p in plugins for d in p.diagnostics),
     ]
-    return LoadReport(tuple(infos), tuple(all_diags), extension_origin.loaded_extensions())
+    return LoadReport(tuple(infos), tuple(all_diags), session.extensions.loaded())
 
 
 # The span of a step is named for what it does, whatever its function is called (documented names).

@@ -11,6 +11,7 @@ from reyn_core.loading.diagnostics import Diagnostic
 if TYPE_CHECKING:
     import pluggy
 
+    from reyn_core.loading.extension_origin import ExtensionSession
     from reyn_core.loading.isolation_point import IsolatedPlugin
     from reyn_core.loading.permissions import DeclaredPermissions
     from reyn_core.loading.schema_cache import SchemaCheckCache
@@ -110,11 +111,14 @@ class PluginState:
 
 
 class LoadSession:
-    """What every step of one load shares: the profile, caches and the lock (read once), plus
-    diagnostics that belong to no single plugin. A plain class, like ``PluginState``."""
+    """What every step of one load shares: the profile, caches and the lock (read once), the
+    extensions it looked up (``extensions``: verified once, reported, pinned by the lock), plus
+    diagnostics that belong to no single plugin. A plain class, like ``PluginState``; the loader's
+    ``load_session`` makes one."""
 
     __slots__ = (
         "digest_cache",
+        "extensions",
         "global_diags",
         "lock",
         "lock_error",
@@ -124,8 +128,15 @@ class LoadSession:
         "schema_cache",
     )
 
-    def __init__(self, profile: Profile, schema_cache: SchemaCheckCache, rehash: bool = False) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        schema_cache: SchemaCheckCache,
+        extensions: ExtensionSession,
+        rehash: bool = False,
+    ) -> None:
         self.profile = profile
+        self.extensions = extensions
         self.schema_cache = schema_cache
         self.rehash = rehash
         self.global_diags: list[Diagnostic] = []

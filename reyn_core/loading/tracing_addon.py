@@ -5,7 +5,10 @@ core names no tracing library (its calls and loads reach an add-on only through
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reyn_core.loading.extension_origin import ExtensionSession
 
 TRACING_GROUP = "reyn.tracing"
 """The entry-point group of the tracing add-on a profile's ``[observability] tracing`` turns on."""
@@ -17,14 +20,15 @@ TRACING_DISTRIBUTION = "reyn-otel"
 """The only distribution that may provide it; an ``otel`` entry point of any other is never imported."""
 
 
-def tracing_addon() -> tuple[Any | None, str | None]:
+def tracing_addon(extensions: ExtensionSession) -> tuple[Any | None, str | None]:
     """The installed tracing add-on (the module reyn-otel's ``reyn.tracing`` entry point ``otel``
-    names: ``configure_tracing`` and ``export_spans``), imported only from reyn-otel's verified files
-    (``extension_origin``), or None and why there is none. Called only when tracing is on."""
-    from reyn_core.loading.extension_origin import ExtensionError, load_extension
+    names: ``configure_tracing`` and ``export_spans``), imported through the load's ``extensions``
+    only from reyn-otel's verified files (``extension_origin``), or None and why there is none.
+    Called only when tracing is on."""
+    from reyn_core.loading.extension_origin import ExtensionError
 
     try:
-        return load_extension(TRACING_GROUP, TRACING_ADDON, distribution=TRACING_DISTRIBUTION), None
+        return extensions.load(TRACING_GROUP, TRACING_ADDON, distribution=TRACING_DISTRIBUTION), None
     except ExtensionError as exc:
         if exc.missing:
             return None, (

@@ -99,3 +99,34 @@ def test_postgres_from_another_distribution_is_never_imported(world: Any, marker
     done = world.reyn("doctor", "--json")
     assert "RD006" in done.stdout and "only reyn-approvals-postgres may provide it" in done.stdout
     assert not marker.exists()
+
+
+def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
+    world: Any, marker: Path
+) -> None:
+    # the store is pinned by `reyn plugins lock` ([extensions."reyn.approval_stores:custom"]); one whose
+    # bytes changed since (RECORD rewritten to match, as a reinstall does) is refused before it runs
+    _store_dist(world, "reyn-custom-store", plugin=False)
+    done = world.reyn("plugins", "lock")
+    assert done.returncode == 0, done.stderr
+    assert '[extensions."reyn.approval_stores:custom"]' in (world.root / "reyn.lock").read_text()
+    world.profile.write_text(world.profile.read_text() + "\n[lock]\nenforce = true\n")
+    marker.unlink()
+    envelope = _call(world)  # positive control: the store as locked holds the call
+    assert envelope["error"]["kind"] == "approval_required", envelope
+    assert marker.exists()
+    marker.unlink()
+    install_distribution(
+        world.site,
+        "reyn-custom-store",
+        "reyn_custom_store",
+        {"__init__.py": "", "store.py": STORE + "\n# other bytes\n"},
+        "[reyn.approval_stores]\ncustom = reyn_custom_store.store:open_store\n",
+    )
+    envelope = _call(world)
+    assert envelope["error"]["reason"] == "unavailable" and not marker.exists()
+    assert "drifted from" in envelope["error"]["message"], envelope
+    assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
+    doctor = world.reyn("doctor", "--json")
+    assert "RC011" in doctor.stdout and "file reyn_custom_store/store.py changed" in doctor.stdout
+    assert not marker.exists()

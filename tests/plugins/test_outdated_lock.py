@@ -45,13 +45,14 @@ def test_a_current_lock_loads_every_plugin(world):
     assert not result.report.diagnostics
 
 
-@pytest.mark.parametrize("old", [1, 2])
+@pytest.mark.parametrize("old", [1, 2, 3])
 def test_an_older_lock_gives_one_rl004_and_refuses_every_plugin(world, old):
-    # version 2 pinned digests without the result schema (issue 28): every pin differs now
+    # version 2 pinned digests without the result schema (issue 28): every pin differs now; version 3
+    # pinned no extension (issue 24)
     pids, locked = world
     text = locked.read_text()
-    assert "\nversion = 3\n" in text
-    locked.write_text(text.replace("version = 3\n", f"version = {old}\n", 1))
+    assert "\nversion = 4\n" in text
+    locked.write_text(text.replace("version = 4\n", f"version = {old}\n", 1))
     result = load(Profile.from_toml_text(_profiles(pids)[1]))
     assert [result.report.plugin(pid).status for pid in pids] == ["refused", "refused"]
     (diag,) = result.report.diagnostics
@@ -64,7 +65,7 @@ def test_re_locking_after_an_outdated_lock_loads_again(world):
     pids, locked = world
     plain, enforced = _profiles(pids)
     current = locked.read_text()
-    locked.write_text(current.replace("version = 3\n", "version = 2\n", 1))
+    locked.write_text(current.replace("version = 4\n", "version = 3\n", 1))
     assert load(Profile.from_toml_text(enforced)).report.plugin(pids[0]).status == "refused"
     unenforced = load(Profile.from_toml_text(plain))
     write_lock(locked, lock_from_load(unenforced))  # what `reyn plugins lock` does

@@ -179,7 +179,7 @@ def test_bytes_do_not_depend_on_input_order(tmp_path: Path) -> None:
 def test_lock_is_plain_toml_with_readable_tables() -> None:
     text = render_lock(sample_lock())
     data = tomllib.loads(text)
-    assert data["version"] == LOCK_VERSION == 3
+    assert data["version"] == LOCK_VERSION == 4
     assert data["plugins"]["demo"]["tools"]["read_note"]["description"] == "Read a note."
     assert data["plugins"]["acme.tools"]["tools"]["write-note"]["description"].startswith('Says "hi"\n')
     assert "[plugins.demo]" in text and '[plugins."acme.tools".files]' in text
@@ -215,17 +215,17 @@ def _with(text: str, old: str, new: str) -> str:
 
 BAD_LOCKS: list[tuple[str, Callable[[str], str], str]] = [
     ("not-toml", lambda t: t + "\n[[[", "not valid TOML"),
-    ("no-version", lambda t: _with(t, "version = 3\n", ""), "missing 'version'"),
-    ("future-version", lambda t: _with(t, "version = 3\n", "version = 4\n"), "unsupported lock version 4"),
-    ("zero-version", lambda t: _with(t, "version = 3\n", "version = 0\n"), "unsupported lock version 0"),
+    ("no-version", lambda t: _with(t, "version = 4\n", ""), "missing 'version'"),
+    ("future-version", lambda t: _with(t, "version = 4\n", "version = 5\n"), "unsupported lock version 5"),
+    ("zero-version", lambda t: _with(t, "version = 4\n", "version = 0\n"), "unsupported lock version 0"),
     (
         "string-version",
-        lambda t: _with(t, "version = 3\n", 'version = "3"\n'),
-        "unsupported lock version '3'",
+        lambda t: _with(t, "version = 4\n", 'version = "4"\n'),
+        "unsupported lock version '4'",
     ),
     (
         "unknown-top-key",
-        lambda t: _with(t, "version = 3\n", "version = 3\nplugin = 3\n"),
+        lambda t: _with(t, "version = 4\n", "version = 4\nplugin = 3\n"),
         "unknown key 'plugin'",
     ),
     (
@@ -275,8 +275,8 @@ BAD_LOCKS: list[tuple[str, Callable[[str], str], str]] = [
         lambda t: _with(t, 'properties = ["limit", "path"]', 'properties = "path"'),
         "plugins.demo.tools.read_note.properties: expected a list of strings",
     ),
-    ("plugins-not-table", lambda t: "version = 3\nplugins = 3\n", "plugins: expected a table"),
-    ("not-utf8", lambda t: "version = 3\n# \udcff\n", "not UTF-8"),
+    ("plugins-not-table", lambda t: "version = 4\nplugins = 3\n", "plugins: expected a table"),
+    ("not-utf8", lambda t: "version = 4\n# \udcff\n", "not UTF-8"),
 ]
 
 
@@ -295,10 +295,10 @@ def test_malformed_lock_is_a_clear_error(tmp_path: Path, mutate: Callable[[str],
 
 
 def test_a_version_1_lock_is_outdated_and_says_to_re_run_plugins_lock(tmp_path: Path) -> None:
-    assert LOCK_VERSION == 3
+    assert LOCK_VERSION == 4
     path = tmp_path / "reyn.lock"
     current = render_lock(LockFile(plugins=(locked_demo(),)))
-    path.write_text(_with(current, "version = 3\n", "version = 1\n"))
+    path.write_text(_with(current, "version = 4\n", "version = 1\n"))
     with pytest.raises(OutdatedLockError) as err:
         read_lock(path)
     assert err.value.version == 1
@@ -616,7 +616,8 @@ def test_every_drift_kind_is_documented_and_produced() -> None:
             )
         )
     )
-    assert produced == set(DRIFT_KINDS)
+    # the extension kinds: tests/provenance/test_extension_lock.py
+    assert produced | {"extension_added", "extension_removed"} == set(DRIFT_KINDS)
     assert all(DRIFT_KINDS.values())
 
 
@@ -629,4 +630,5 @@ def test_drift_renders_as_its_detail_and_as_json() -> None:
         "detail": "plugin 'demo': file x changed",
         "tool": None,
         "path": "x",
+        "subject": "plugin",
     }

@@ -37,7 +37,11 @@ DRIFT_KINDS: dict[str, str] = {
     "tool_gates_changed": "a tool's router/phase gates or cluster (allowed_ops matching) changed",
     "tool_traits_changed": "a tool's purity or dispatch kind changed",
     "permissions_changed": "the permissions the plugin declares (reyn_permissions.toml) changed",
+    "extension_added": "the load imported an extension the lock does not have",
+    "extension_removed": "a locked extension was not imported by the load",
 }
+"""The plugin kinds from ``distribution_changed`` to ``record_mismatch`` apply to an extension too
+(its ``Drift.plugin_id`` is then ``<group>:<name>``, and ``subject`` is ``extension``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,8 @@ class Drift:
     detail: str
     tool: str | None = None
     path: str | None = None
+    subject: str = "plugin"
+    """``plugin``, or ``extension`` (``plugin_id`` is then ``<group>:<name>``)."""
 
     def __str__(self) -> str:
         return self.detail
@@ -69,9 +75,9 @@ def _clip(text: str, limit: int = 120) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def _drift(pid: str, kind: str, what: str, **where: str) -> Drift:
-    """A ``kind`` drift of plugin ``pid``, detailed as ``plugin '<pid>': <what>``."""
-    return Drift(pid, kind, f"plugin {pid!r}: {what}", **where)
+def _drift(pid: str, kind: str, what: str, subject: str = "plugin", **where: str) -> Drift:
+    """A ``kind`` drift of plugin (or extension) ``pid``, detailed as ``plugin '<pid>': <what>``."""
+    return Drift(pid, kind, f"{subject} {pid!r}: {what}", subject=subject, **where)
 
 
 def _changes(old: Any, new: Any, names: Sequence[str]) -> str:
@@ -81,29 +87,32 @@ def _changes(old: Any, new: Any, names: Sequence[str]) -> str:
     )
 
 
-def compare_provenance(locked: LockedPlugin, record: ProvenanceRecord) -> list[Drift]:
-    """What differs between a locked plugin and its current origin record (run before import)."""
+def compare_provenance(
+    locked: LockedPlugin, record: ProvenanceRecord, subject: str = "plugin"
+) -> list[Drift]:
+    """What differs between a locked plugin (or ``subject="extension"``, a locked extension) and its
+    current origin record (run before import)."""
     pid = locked.plugin_id
     out: list[Drift] = []
     if record.distribution != locked.distribution:
         detail = (
-            f"plugin {pid!r} now comes from distribution {record.distribution!r}; "
+            f"{subject} {pid!r} now comes from distribution {record.distribution!r}; "
             f"the lock has {locked.distribution!r}"
         )
-        out.append(Drift(pid, "distribution_changed", detail))
+        out.append(Drift(pid, "distribution_changed", detail, subject=subject))
     renamed = _renamed_metadata(locked, record)
     if record.version != locked.version:
         folded = f" (its {len(renamed)} .dist-info file(s) moved with it)" if renamed else ""
         what = f"version {locked.version} in the lock, {record.version} installed{folded}"
-        out.append(_drift(pid, "version_changed", what))
+        out.append(_drift(pid, "version_changed", what, subject))
     if record.entry_point != locked.entry_point:
         what = f"entry point {record.entry_point!r}; the lock has {locked.entry_point!r}"
-        out.append(_drift(pid, "entry_point_changed", what))
+        out.append(_drift(pid, "entry_point_changed", what, subject))
     source = ("source_kind", "source_url", "commit", "artifact_sha256", "digest_scope")
     if changes := _changes(locked, record, source):
-        out.append(_drift(pid, "source_changed", f"source changed: {changes}"))
+        out.append(_drift(pid, "source_changed", f"source changed: {changes}", subject))
     if record.tree_digest != locked.tree_digest:
-        out += _file_drifts(locked, record, renamed)
+        out += _file_drifts(locked, record, renamed, subject)
     return out
 
 
@@ -134,7 +143,9 @@ def _renamed_metadata(locked: LockedPlugin, record: ProvenanceRecord) -> dict[st
     return out
 
 
-def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord, renamed: Mapping[str, str]) -> list[Drift]:
+def _file_drifts(
+    locked: LockedPlugin, record: ProvenanceRecord, renamed: Mapping[str, str], subject: str
+) -> list[Drift]:
     pid = locked.plugin_id
     old, new = dict(locked.files), dict(record.files)
     for was, now in renamed.items():
@@ -143,16 +154,14 @@ def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord, renamed: Mappin
     files: list[Drift] = []
     for path in sorted(old.keys() | new.keys()):
         if path not in new:
-            files.append(
-                _drift(pid, "file_removed", f"file {path} is in the lock but not installed", path=path)
-            )
+            what = f"file {path} is in the lock but not installed"
+            files.append(_drift(pid, "file_removed", what, subject, path=path))
         elif path not in old:
-            files.append(
-                _drift(pid, "file_added", f"file {path} is installed but not in the lock", path=path)
-            )
+            what = f"file {path} is installed but not in the lock"
+            files.append(_drift(pid, "file_added", what, subject, path=path))
         elif old[path] != new[path]:
             what = f"file {path} changed (sha256 {old[path][:12]}… in the lock, {new[path][:12]}… installed)"
-            files.append(_drift(pid, "file_changed", what, path=path))
+            files.append(_drift(pid, "file_changed", what, subject, path=path))
     counts = {k: sum(d.kind == k for d in files) for k in ("file_changed", "file_added", "file_removed")}
     summary = ", ".join(f"{n} {k.removeprefix('file_')}" for k, n in counts.items() if n) or (
         "only the .dist-info files the version change renamed" if renamed else "no file differs"
@@ -161,7 +170,7 @@ def _file_drifts(locked: LockedPlugin, record: ProvenanceRecord, renamed: Mappin
         f"tree digest {short_digest(record.tree_digest)} installed, "
         f"{short_digest(locked.tree_digest)} in the lock ({summary})"
     )
-    return [_drift(pid, "digest_changed", what), *files]
+    return [_drift(pid, "digest_changed", what, subject), *files]
 
 
 def compare_tools(locked: LockedPlugin, tools: Sequence[ToolDefinition]) -> list[Drift]:

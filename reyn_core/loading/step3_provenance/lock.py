@@ -22,12 +22,19 @@ from reyn_core.jsondata import canonical_json
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
-LOCK_VERSION = 3
+LOCK_VERSION = 4
 """The lock format. 2 (issue 23): a tool's ``sha256`` is ``definition_digest``; version 1 pinned an
 older hash of fewer fields. 3 (issue 28): the digest covers the tool's result schema (``returns``),
-so every version-2 pin differs. An older lock cannot be compared with what this version computes, so
-it is refused with one diagnostic asking to re-run ``reyn plugins lock`` (``RL004``) rather than as
-drift of every tool."""
+so every version-2 pin differs. 4 (issue 24): ``[extensions]`` pins the extensions a load imports
+(isolation backend, tracing add-on, approval store), which an older lock cannot have. An older lock
+cannot be compared with what this version computes, so it is refused with one diagnostic asking to
+re-run ``reyn plugins lock`` (``RL004``) rather than as drift of every tool."""
+_SINCE = {
+    2: "a tool is pinned by its definition digest, over every field a surface serves",
+    3: "that digest covers the tool's result schema",
+    4: "the extensions a load imports (isolation backend, tracing add-on, approval store) are pinned",
+}
+"""What each format version added: an outdated lock's diagnostic says what it lacks."""
 DEFAULT_LOCK_PATH = "reyn.lock"
 
 
@@ -45,12 +52,12 @@ class OutdatedLockError(LockError):
     pins cannot be compared with what this Reyn computes; re-running ``reyn plugins lock`` fixes it."""
 
     def __init__(self, path: Path | str, version: int) -> None:
+        added = "; ".join(what for since, what in sorted(_SINCE.items()) if since > version)
         super().__init__(
             path,
             f"lock format version {version} was written by an older Reyn; this Reyn reads version "
-            f"{LOCK_VERSION} (a tool is now pinned by its definition digest, over every field a "
-            "surface serves, its result schema included): review the installed plugins, then re-run "
-            "`reyn plugins lock`",
+            f"{LOCK_VERSION} (since then: {added}): review the installed plugins and extensions, then "
+            "re-run `reyn plugins lock`",
         )
         self.version = version
 
@@ -181,21 +188,36 @@ class LockedPlugin:
 
 @dataclass(frozen=True, slots=True)
 class LockFile:
-    """The whole ``reyn.lock``: format version and the locked plugins, sorted by id."""
+    """The whole ``reyn.lock``: format version, the locked plugins sorted by id, and the locked
+    extensions sorted by ``<group>:<name>``.
+
+    An extension is locked as its origin and files only: a ``LockedPlugin`` whose ``plugin_id`` is
+    ``<group>:<name>`` (its provenance record's id), with no API version, tools or permissions, so one
+    comparison (``drift.compare_provenance``) serves both."""
 
     plugins: tuple[LockedPlugin, ...] = ()
     version: int = LOCK_VERSION
+    extensions: tuple[LockedPlugin, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plugins", tuple(sorted(self.plugins, key=lambda p: p.plugin_id)))
+        object.__setattr__(self, "extensions", tuple(sorted(self.extensions, key=lambda p: p.plugin_id)))
 
     def plugin(self, plugin_id: str) -> LockedPlugin | None:
         """The locked plugin ``plugin_id``, if any."""
         return next((p for p in self.plugins if p.plugin_id == plugin_id), None)
 
+    def extension(self, key: str) -> LockedPlugin | None:
+        """The locked extension ``<group>:<name>``, if any."""
+        return next((e for e in self.extensions if e.plugin_id == key), None)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (same content as the TOML)."""
-        return {"version": self.version, "plugins": {p.plugin_id: p.as_table() for p in self.plugins}}
+        return {
+            "version": self.version,
+            "plugins": {p.plugin_id: p.as_table() for p in self.plugins},
+            "extensions": {e.plugin_id: e.as_table() for e in self.extensions},
+        }
 
 
 __all__ = [

@@ -1,6 +1,6 @@
-"""The lock against a whole load: ``lock_from_load`` locks what a finished load loaded; ``audit``
-names every drift between a lock and a finished load. (The per-plugin comparisons live in
-``drift.py``; this module joins them over every plugin of the load.)
+"""The lock against a whole load: ``lock_from_load`` locks what a finished load loaded (its plugins
+and the extensions it imported); ``audit`` names every drift between a lock and a finished load.
+(The per-plugin comparisons live in ``drift.py``; this module joins them over the whole load.)
 
 It reads a finished load (a ``LoadResult``) through ``FinishedLoad``, the little of it declared
 here, so that step 3 never imports the report, which is built after the steps."""
@@ -33,9 +33,20 @@ class LoadedPlugin(Protocol):
     def permissions(self) -> Mapping[str, Any] | None: ...
 
 
+class LoadedExtension(Protocol):
+    """What the lock reads of one extension a finished load imported (an ``ExtensionOrigin``)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def provenance(self) -> ProvenanceRecord: ...
+
+
 class _LoadedPlugins(Protocol):
     @property
     def plugins(self) -> Sequence[LoadedPlugin]: ...
+    @property
+    def extensions(self) -> Sequence[LoadedExtension]: ...
 
 
 class FinishedLoad(Protocol):
@@ -48,7 +59,8 @@ class FinishedLoad(Protocol):
 
 
 def lock_from_load(result: FinishedLoad) -> LockFile:
-    """A lock of every plugin of ``result`` with status ``loaded``: origin, files and tools."""
+    """A lock of every plugin of ``result`` with status ``loaded`` (origin, files and tools) and of
+    every extension it imported (origin and files)."""
     plugins = []
     for info in result.report.plugins:
         if info.status != "loaded":
@@ -65,7 +77,8 @@ def lock_from_load(result: FinishedLoad) -> LockFile:
                 permissions=(info.permissions or {}).get("declared"),
             )
         )
-    return LockFile(plugins=tuple(plugins))
+    extensions = tuple(LockedPlugin.from_provenance(e.provenance) for e in result.report.extensions)
+    return LockFile(plugins=tuple(plugins), extensions=extensions)
 
 
 _ACTIVE = ("loaded", "refused", "failed")
@@ -95,7 +108,30 @@ def audit(lock: LockFile, result: FinishedLoad) -> list[Drift]:
                     "run `reyn plugins lock` to accept it",
                 )
             )
-    return sorted(out, key=lambda d: d.plugin_id)
+    out.sort(key=lambda d: d.plugin_id)
+    return out + _audit_extensions(lock, result)
+
+
+def _audit_extensions(lock: LockFile, result: FinishedLoad) -> list[Drift]:
+    """Every drift between the lock's ``[extensions]`` and the extensions ``result`` imported."""
+    loaded = {e.key: e.provenance for e in result.report.extensions}
+    out: list[Drift] = []
+    for key in sorted({e.plugin_id for e in lock.extensions} | set(loaded)):
+        locked, record = lock.extension(key), loaded.get(key)
+        if locked is None and record is not None:
+            what = f"{record.distribution} {record.version}, {short_digest(record.tree_digest)}"
+            why = f"the load imported extension {key!r} ({what}), which is not in the lock; run `reyn "
+            out.append(_extension_drift(key, "extension_added", why + "plugins lock` to accept it"))
+        elif record is None:
+            why = "is not installed, was refused, or is no longer used by the profile"
+            out.append(_extension_drift(key, "extension_removed", f"locked extension {key!r} {why}"))
+        elif locked is not None:
+            out += compare_provenance(locked, record, subject="extension")
+    return out
+
+
+def _extension_drift(key: str, kind: str, detail: str) -> Drift:
+    return Drift(key, kind, detail, subject="extension")
 
 
 def _audit_plugin(locked: LockedPlugin, info: LoadedPlugin | None, result: FinishedLoad) -> list[Drift]:

@@ -38,21 +38,22 @@ def render_lock(lock: LockFile) -> str:
     writer of the project; it writes arrays on one line and a tab inside a string as ``\\t``, like
     every other control character, so the text has no tab at all).
 
-    Tables are written in a fixed order (plugins by id, then each plugin's keys, files, tools);
-    empty ``tools`` tables are left out.
+    Tables are written in a fixed order (plugins by id, then each plugin's keys, files, tools; then
+    extensions by ``<group>:<name>``, each one's keys and files); empty ``tools`` tables are left out.
     """
     import tomlkit
 
     doc: dict[str, Any] = {"version": lock.version}
-    plugins = {}
-    for p in lock.plugins:
-        table = p.as_table()
-        table["files"] = dict(sorted(p.files))
-        if not table["tools"]:
-            del table["tools"]
-        plugins[p.plugin_id] = table
-    if plugins:
-        doc["plugins"] = plugins
+    for section, entries in (("plugins", lock.plugins), ("extensions", lock.extensions)):
+        tables = {}
+        for p in entries:
+            table = p.as_table()
+            table["files"] = dict(sorted(p.files))
+            if not table["tools"]:
+                del table["tools"]
+            tables[p.plugin_id] = table
+        if tables:
+            doc[section] = tables
     return _HEADER + "\n" + tomlkit.dumps(doc)
 
 
@@ -165,29 +166,39 @@ def read_lock(path: Path | str) -> LockFile:
             f"unsupported lock version {version!r} (this Reyn reads version {LOCK_VERSION}); "
             "regenerate it with `reyn plugins lock`",
         )
-    r.keys(data, "", required=("version",), optional=("plugins",))
+    r.keys(data, "", required=("version",), optional=("plugins", "extensions"))
     plugins = r.table(data.get("plugins", {}), "plugins")
+    extensions = r.table(data.get("extensions", {}), "extensions")
+    for key in extensions:
+        if not _EXTENSION_KEY.fullmatch(key):
+            raise r.fail(f"extensions.{_toml_key(key)}", "expected a key '<group>:<name>'")
     return LockFile(
-        plugins=tuple(_read_plugin(r, pid, r.table(t, f"plugins.{pid}")) for pid, t in plugins.items())
-    )
-
-
-def _read_plugin(r: _Reader, pid: str, t: dict[str, Any]) -> LockedPlugin:
-    where = f"plugins.{_toml_key(pid)}"
-    r.keys(
-        t,
-        where,
-        required=(
-            "distribution",
-            "version",
-            "entry_point",
-            "source_kind",
-            "tree_digest",
-            "digest_scope",
-            "files",
+        plugins=tuple(_read_plugin(r, pid, r.table(t, f"plugins.{pid}")) for pid, t in plugins.items()),
+        extensions=tuple(
+            _read_plugin(r, key, r.table(t, f"extensions.{key}"), section="extensions")
+            for key, t in extensions.items()
         ),
-        optional=("api_version", "source_url", "commit", "artifact_sha256", "tools", "permissions"),
     )
+
+
+_EXTENSION_KEY = re.compile(r"[^:\s]+:[^:\s]+")
+_ORIGIN_KEYS = (
+    "distribution",
+    "version",
+    "entry_point",
+    "source_kind",
+    "tree_digest",
+    "digest_scope",
+    "files",
+)
+_OPTIONAL_ORIGIN_KEYS = ("source_url", "commit", "artifact_sha256")
+
+
+def _read_plugin(r: _Reader, pid: str, t: dict[str, Any], section: str = "plugins") -> LockedPlugin:
+    """A plugin's table, or (``section="extensions"``) an extension's: its origin and files only."""
+    where = f"{section}.{_toml_key(pid)}"
+    plugin_only = ("api_version", "tools", "permissions") if section == "plugins" else ()
+    r.keys(t, where, required=_ORIGIN_KEYS, optional=(*_OPTIONAL_ORIGIN_KEYS, *plugin_only))
     api = t.get("api_version")
     if api is not None and type(api) is not int:
         raise r.fail(f"{where}.api_version", f"expected an integer, got {type(api).__name__}")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from reyn_core.approvals import ApprovalGate, ApprovalRule, ApprovalStore
     from reyn_core.dispatch import JsonlAuditLog
     from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.extension_origin import ExtensionSession
     from reyn_core.loading.plugin_state import PluginState
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step1_profile.profile_sections import ApprovalRuleConfig
@@ -78,13 +79,16 @@ class UnusableStore:
     open_request = get = decide = consume = close = expire = list = end_session = _fail
 
 
-def open_store(backend: str, settings: Mapping[str, Any], base: Path) -> ApprovalStore:
-    """The store of the ``backend`` entry point (``OSError`` / ``ValueError`` saying why not)."""
+def open_store(
+    backend: str, settings: Mapping[str, Any], base: Path, extensions: ExtensionSession
+) -> ApprovalStore:
+    """The store of the ``backend`` entry point, looked up through the load's ``extensions``
+    (``OSError`` / ``ValueError`` saying why not: not installed, its files, or the enforced lock)."""
     from reyn_core.approvals import ApprovalStore
-    from reyn_core.loading.extension_origin import ExtensionError, load_extension
+    from reyn_core.loading.extension_origin import ExtensionError
 
     try:  # the documented store's own distribution, or (another store) one that is not a plugin
-        factory = load_extension(STORE_GROUP, backend, distribution=STORE_DISTRIBUTIONS.get(backend))
+        factory = extensions.load(STORE_GROUP, backend, distribution=STORE_DISTRIBUTIONS.get(backend))
     except ExtensionError as exc:
         if exc.missing:
             raise OSError(
@@ -112,10 +116,13 @@ def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, A
 
 
 def approval_gate(
-    profile: Profile, audit: JsonlAuditLog | None, plugins: Sequence[PluginState] = ()
+    profile: Profile,
+    audit: JsonlAuditLog | None,
+    extensions: ExtensionSession,
+    plugins: Sequence[PluginState] = (),
 ) -> tuple[ApprovalGate | None, list[Diagnostic]]:
     """The gate of ``profile`` (None when it has no approval rules), and ``RC011`` when its store
-    cannot be set up."""
+    cannot be set up (its extension looked up through the load's ``extensions``)."""
     config = profile.approvals
     if not config.rules:
         return None, []
@@ -142,7 +149,7 @@ def approval_gate(
         store = SqliteApprovalStore(profile.resolve_path(config.store))
     else:
         try:
-            store = open_store(config.backend, config.settings, profile.base_dir)
+            store = open_store(config.backend, config.settings, profile.base_dir, extensions)
         except Exception as exc:  # fail closed: a store that refuses everything, and an error
             problem = f"[approvals] backend {config.backend!r} cannot be used: {exc}"
             store = UnusableStore(config.backend, problem)

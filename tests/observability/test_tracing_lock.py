@@ -1,0 +1,81 @@
+"""The tracing add-on is pinned by the lock (issue 24): under ``[lock] enforce`` a reyn-otel whose
+bytes changed since ``reyn plugins lock`` (reinstalled: its RECORD agrees with the new bytes) is
+refused before anything of it runs, by the ``reyn`` command's exporter set-up and by the load alike
+(``RC012``, no spans); the add-on as locked is used (positive control). A fresh interpreter over the
+test venv's site-packages without reyn-otel, plus a folder where a distribution named reyn-otel is
+installed as an installer would (its module writes a marker when imported)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from site_mirror import run_over, site_without
+from site_plugin import install_distribution
+
+CHILD = r"""
+import json, sys
+import reyn_core.host as host
+from reyn_core.cli.loading import export_spans
+
+mode, profile = sys.argv[1], host.Profile.from_toml_text(sys.argv[2])
+exported = export_spans(profile)  # what the `reyn` command does before its load
+result = host.load(profile)
+if mode == "lock":
+    host.write_lock("reyn.lock", host.lock_from_load(result))
+print(json.dumps({
+    "exported": exported,
+    "diagnostics": [[d.code, d.message] for d in result.report.diagnostics],
+    "extensions": [e.to_dict() for e in result.report.extensions],
+    "imported": "reyn_otel" in sys.modules,
+}))
+"""
+
+ADD_ON = """
+import os, pathlib
+pathlib.Path(os.environ["REYN_TEST_MARKER"]).write_text("imported")
+
+def configure_tracing(enabled, **kwargs):
+    return False
+
+def export_spans():
+    return True
+"""
+
+TRACING = "[observability]\ntracing = true\n"
+ENFORCED = TRACING + "\n[lock]\nenforce = true\n"
+
+
+def _install_add_on(mirror: Path, comment: str = "") -> None:
+    install_distribution(
+        mirror,
+        "reyn-otel",
+        "reyn_otel",
+        {"__init__.py": ADD_ON + comment},
+        "[reyn.tracing]\notel = reyn_otel\n",
+    )
+
+
+def _child(mirror: Path, mode: str, profile: str, cwd: Path) -> dict[str, Any]:
+    return run_over(mirror, mirror, CHILD, mode, profile, cwd=cwd)
+
+
+def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(
+    tmp_path: Path, isolated_profile_env: None, marker: Path
+) -> None:
+    mirror = site_without(tmp_path, "reyn_otel")
+    _install_add_on(mirror)
+    _child(mirror, "lock", TRACING, tmp_path)
+    assert '[extensions."reyn.tracing:otel"]' in (tmp_path / "reyn.lock").read_text()
+    marker.unlink()
+    # positive control: the add-on as locked sets up the exporter and is recorded, no RC012
+    found = _child(mirror, "load", ENFORCED, tmp_path)
+    assert found["exported"] is True and found["diagnostics"] == [] and marker.exists()
+    assert [e["distribution"] for e in found["extensions"]] == ["reyn-otel"]
+    marker.unlink()
+    _install_add_on(mirror, "\n# reinstalled with other bytes\n")
+    found = _child(mirror, "load", ENFORCED, tmp_path)
+    assert found["exported"] is False and found["imported"] is False and not marker.exists()
+    assert found["extensions"] == []
+    [(code, message)] = found["diagnostics"]
+    assert code == "RC012" and "drifted from" in message and "file reyn_otel/__init__.py changed" in message
