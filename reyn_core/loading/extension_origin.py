@@ -92,10 +92,15 @@ class ExtensionSession:
     re-hashed), what the load report shows, and the ``pin`` each is checked against before import
     (the enforced lock; None: nothing beyond its own RECORD). A plain class, like ``LoadSession``."""
 
-    __slots__ = ("_done", "_ignored", "_lock", "_origins", "pin")
+    __slots__ = ("_done", "_ignored", "_lock", "_origins", "imports", "pin")
 
-    def __init__(self, pin: Pin | None = None) -> None:
+    def __init__(self, pin: Pin | None = None, *, imports: frozenset[str] | None = None) -> None:
         self.pin = pin
+        self.imports = imports
+        """The groups this load may import (None: every group). Any other group is record-only: its
+        files are verified and its record reported (``loaded``), and nothing of it is imported
+        (``reyn plugins lock`` and ``audit`` describe an extension, they never run it to do so). In a
+        record-only session every extension whose files verified is reported, refused or not."""
         self._lock = threading.Lock()  # a load's steps may look up from worker threads
         self._origins: dict[tuple[str, str], ExtensionOrigin] = {}
         self._done: dict[tuple[str, str], Any] = {}  # the object, or the ExtensionError refusing it
@@ -138,13 +143,35 @@ class ExtensionSession:
                 missing=False,
             )
         [claim] = allowed
-        origin, obj = _verified_import(group, name, claim, self.pin)
+        origin, obj = _verified_import(group, name, claim, self._recording_pin(group, name, claim.value))
         with self._lock:
             self._origins[(group, name)] = origin
         return obj
 
+    def _recording_pin(self, group: str, name: str, value: str) -> Pin | None:
+        """The pin, which a record-only session precedes by reporting the verified record (the lock
+        or audit shows it even when the pin refuses it) and follows by importing nothing of a group
+        it does not import."""
+        if self.imports is None:
+            return self.pin
+
+        def pin(record: ProvenanceRecord) -> str | None:
+            origin = ExtensionOrigin(
+                group, name, value, record.distribution, record.version, record.source_kind,
+                record.tree_digest, record,
+            )  # fmt: skip
+            with self._lock:
+                self._origins[(group, name)] = origin
+            problem = self.pin(record) if self.pin is not None else None
+            if problem is None and group not in self.imports:
+                problem = "this command only records it (its files verified), it never imports it"
+            return problem
+
+        return pin
+
     def loaded(self) -> tuple[ExtensionOrigin, ...]:
-        """The extensions this load imported from verified bytes, sorted by group and name."""
+        """The extensions this load imported from verified bytes (a record-only session: whose files
+        verified), sorted by group and name."""
         with self._lock:
             return tuple(self._origins[k] for k in sorted(self._origins))
 

@@ -7,6 +7,7 @@ installed as an installer would (its module writes a marker when imported)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,66 @@ def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(
     assert found["extensions"] == []
     [(code, message)] = found["diagnostics"]
     assert code == "RC012" and "drifted from" in message and "file reyn_otel/__init__.py changed" in message
+
+
+# the `reyn` command itself in the same fresh interpreter: its exit code, stdout and stderr, and
+# whether anything of reyn-otel was imported
+CLI = r"""
+import contextlib, io, json, sys
+from reyn_core.cli import main
+
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(["--profile-file", "reyn.toml", *sys.argv[1:]])
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                  "imported": "reyn_otel" in sys.modules}))
+"""
+
+
+def _reyn(mirror: Path, cwd: Path, *argv: str) -> dict[str, Any]:
+    return run_over(mirror, mirror, CLI, *argv, cwd=cwd)
+
+
+def test_plugins_lock_and_audit_describe_the_add_on_without_importing_it(
+    tmp_path: Path, isolated_profile_env: None, marker: Path
+) -> None:
+    # review M2 and L3: a profile with tracing on and no plugin is locked (its [extensions] entry), and
+    # neither `plugins lock` nor `plugins audit` imports the add-on or starts exporting spans to do it
+    mirror = site_without(tmp_path, "reyn_otel")
+    _install_add_on(mirror)
+    (tmp_path / "reyn.toml").write_text(TRACING)
+    done = _reyn(mirror, tmp_path, "plugins", "lock")
+    assert done["code"] == 0, done
+    assert "0 plugin(s), 0 tool(s), 1 extension(s)" in done["out"]
+    assert '[extensions."reyn.tracing:otel"]' in (tmp_path / "reyn.lock").read_text()
+    assert done["imported"] is False and not marker.exists()
+    # positive control: the enforced load uses the add-on as locked (exports, no RC012)
+    found = _child(mirror, "load", ENFORCED, tmp_path)
+    assert found["exported"] is True and found["diagnostics"] == [] and marker.exists()
+    marker.unlink()
+    (tmp_path / "reyn.toml").write_text(ENFORCED)
+    ok = _reyn(mirror, tmp_path, "plugins", "audit")
+    assert ok["code"] == 0 and ok["out"].startswith("ok:"), ok
+    assert "extension reyn.tracing:otel: reyn-otel 1.0" in ok["out"]
+    assert ok["imported"] is False and not marker.exists()
+
+    _install_add_on(mirror, "\n# reinstalled with other bytes\n")
+    drifted = _reyn(mirror, tmp_path, "plugins", "audit", "--json")
+    assert drifted["code"] != 0, drifted
+    report = json.loads(drifted["out"])
+    assert {(d["kind"], d["plugin"]) for d in report["drift"]} == {
+        ("digest_changed", "reyn.tracing:otel"),
+        ("file_changed", "reyn.tracing:otel"),
+    }
+    assert drifted["imported"] is False and not marker.exists()  # the refused add-on never ran
+
+
+def test_a_profile_with_no_plugin_and_no_extension_has_nothing_to_lock(
+    tmp_path: Path, isolated_profile_env: None, marker: Path
+) -> None:
+    mirror = site_without(tmp_path, "reyn_otel")
+    _install_add_on(mirror)  # installed, but this profile does not turn tracing on
+    (tmp_path / "reyn.toml").write_text("[observability]\ntracing = false\n")
+    done = _reyn(mirror, tmp_path, "plugins", "lock")
+    assert done["code"] != 0 and "nothing to lock" in done["err"], done
+    assert not (tmp_path / "reyn.lock").exists() and not marker.exists()
