@@ -41,10 +41,38 @@ PLUGIN_GROUP = "reyn.plugins"
 class ExtensionError(LookupError):
     """No extension can be used: none from the allowed distribution, or its files did not verify."""
 
-    def __init__(self, message: str, *, missing: bool) -> None:
+    def __init__(self, message: str, *, missing: bool, refused_by_lock: bool = False) -> None:
         super().__init__(message)
         self.missing = missing
         """True when no allowed distribution declares it (False: one does, and it was refused)."""
+        self.refused_by_lock = refused_by_lock
+        """True when its files verified and the enforced lock refused it (not in the lock, drifted
+        from it, or the lock cannot be read)."""
+
+    def hint(self, install: str) -> str:
+        """How to fix it, by why it is refused: ``install`` (how to install it) when nothing provides
+        it; review and relock when the lock refused it; else reinstall (its files or its import)."""
+        if self.missing:
+            return install
+        if self.refused_by_lock:
+            return (
+                "the enforced lock refuses it (the message says why): reinstall the version the lock has, "
+                "or review the installed one and run `reyn plugins lock`"
+            )
+        return (
+            "it is installed but cannot be used (the message says why: its files differ from its RECORD, "
+            "several distributions provide it, or importing it failed): reinstall it from the wheelhouse "
+            "it came from, or uninstall the extra distributions"
+        )
+
+
+def refusal_hint(exc: BaseException, code: str) -> str:
+    """The hint of ``code`` (the diagnostic of a missing or refused extension) for ``exc``: the
+    code's own (how to install it) unless ``exc`` is an ``ExtensionError`` that says otherwise."""
+    from reyn_core.loading.diagnostics import CODES
+
+    install = CODES[code].hint
+    return exc.hint(install) if isinstance(exc, ExtensionError) else install
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +120,7 @@ class ExtensionSession:
     re-hashed), what the load report shows, and the ``pin`` each is checked against before import
     (the enforced lock; None: nothing beyond its own RECORD). A plain class, like ``LoadSession``."""
 
-    __slots__ = ("_done", "_ignored", "_lock", "_origins", "imports", "pin")
+    __slots__ = ("_done", "_ignored", "_lock", "_locked_out", "_origins", "imports", "pin")
 
     def __init__(self, pin: Pin | None = None, *, imports: frozenset[str] | None = None) -> None:
         self.pin = pin
@@ -105,6 +133,7 @@ class ExtensionSession:
         self._origins: dict[tuple[str, str], ExtensionOrigin] = {}
         self._done: dict[tuple[str, str], Any] = {}  # the object, or the ExtensionError refusing it
         self._ignored: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._locked_out: set[tuple[str, str]] = set()  # refused by the pin
 
     def load(self, group: str, name: str, *, distribution: str | None) -> Any:
         """The object entry point ``name`` of ``group`` names, imported only from the verified files
@@ -121,7 +150,9 @@ class ExtensionSession:
             with self._lock:
                 self._done[key] = done
         if isinstance(done, ExtensionError):
-            raise ExtensionError(str(done), missing=done.missing)
+            with self._lock:
+                by_lock = key in self._locked_out
+            raise ExtensionError(str(done), missing=done.missing, refused_by_lock=by_lock)
         return done
 
     def _look_up(self, group: str, name: str, distribution: str | None) -> Any:
@@ -149,21 +180,25 @@ class ExtensionSession:
         return obj
 
     def _recording_pin(self, group: str, name: str, value: str) -> Pin | None:
-        """The pin, which a record-only session precedes by reporting the verified record (the lock
-        or audit shows it even when the pin refuses it) and follows by importing nothing of a group
-        it does not import."""
-        if self.imports is None:
-            return self.pin
+        """The pin, noting what it refuses (the hint follows the cause), which a record-only session
+        precedes by reporting the verified record (the lock or audit shows it even when the pin
+        refuses it) and follows by importing nothing of a group it does not import."""
+        if self.imports is None and self.pin is None:
+            return None
 
         def pin(record: ProvenanceRecord) -> str | None:
-            origin = ExtensionOrigin(
-                group, name, value, record.distribution, record.version, record.source_kind,
-                record.tree_digest, record,
-            )  # fmt: skip
-            with self._lock:
-                self._origins[(group, name)] = origin
+            if self.imports is not None:
+                origin = ExtensionOrigin(
+                    group, name, value, record.distribution, record.version, record.source_kind,
+                    record.tree_digest, record,
+                )  # fmt: skip
+                with self._lock:
+                    self._origins[(group, name)] = origin
             problem = self.pin(record) if self.pin is not None else None
-            if problem is None and group not in self.imports:
+            if problem is not None:
+                with self._lock:
+                    self._locked_out.add((group, name))
+            elif self.imports is not None and group not in self.imports:
                 problem = "this command only records it (its files verified), it never imports it"
             return problem
 
@@ -264,4 +299,4 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
     return origin, obj
 
 
-__all__ = ["ExtensionError", "ExtensionOrigin", "ExtensionSession", "Pin"]
+__all__ = ["ExtensionError", "ExtensionOrigin", "ExtensionSession", "Pin", "refusal_hint"]

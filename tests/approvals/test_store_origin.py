@@ -129,4 +129,5 @@ def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
     assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
     doctor = world.reyn("doctor", "--json")
     assert "RC011" in doctor.stdout and "file reyn_custom_store/store.py changed" in doctor.stdout
+    assert "the enforced lock refuses it" in doctor.stdout  # its hint follows the cause (review L5)
     assert not marker.exists()

@@ -44,6 +44,7 @@ else:
     [info] = [i for i in result.report.plugins if i.plugin_id == "loud"]
     out["status"] = info.status
     out["diagnostics"] = [[d.code, d.message] for d in result.report.diagnostics]
+    out["hints"] = {d.code: d.hint for d in result.report.diagnostics}
     out["imported"] = sorted(m for m in sys.modules if m.startswith(("reyn_iso_", "reyn_isolation")))
 print(json.dumps(out))
 """
@@ -91,9 +92,13 @@ def test_a_backend_whose_bytes_changed_since_locking_is_refused(
     assert [e["name"] for e in found["extensions"]] == ["process"]
     marker.unlink()
     _install_backend(mirror, "\n# reinstalled with other bytes\n")  # its RECORD agrees with them
-    rj012 = _refused(_child(mirror, site, "load", ENFORCED, cwd), marker)
+    refused = _child(mirror, site, "load", ENFORCED, cwd)
+    rj012 = _refused(refused, marker)
     assert "reyn-isolation 1.0 is not imported" in rj012 and "drifted from" in rj012
     assert "file reyn_isolation/step.py changed" in rj012
+    # review L5: the fix is the lock's, not installing what is installed
+    hint = refused["hints"]["RJ012"]
+    assert "the enforced lock refuses it" in hint and "pip install" not in hint
     # plugins audit under the enforced lock names the drift, and never runs the backend to do so
     drift = _child(mirror, site, "audit", ENFORCED, cwd)["drift"]
     assert {(d["kind"], d["plugin"], d["subject"]) for d in drift} == {

@@ -29,6 +29,7 @@ print(json.dumps({
     "diagnostics": [[d.code, d.message] for d in result.report.diagnostics],
     "extensions": [e.to_dict() for e in result.report.extensions],
     "imported": "reyn_otel" in sys.modules,
+    "hints": {d.code: d.hint for d in result.report.diagnostics},
 }))
 """
 
@@ -80,6 +81,28 @@ def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(
     assert found["extensions"] == []
     [(code, message)] = found["diagnostics"]
     assert code == "RC012" and "drifted from" in message and "file reyn_otel/__init__.py changed" in message
+    # review L5: the fix says what the cause needs (the lock), not to install what is installed
+    assert "the enforced lock refuses it" in found["hints"]["RC012"]
+    assert "install the reyn-otel" not in found["hints"]["RC012"]
+
+
+def test_the_rc012_hint_follows_the_cause(tmp_path: Path, isolated_profile_env: None, marker: Path) -> None:
+    mirror = site_without(tmp_path, "reyn_otel")
+    # not installed: install it
+    missing = _child(mirror, "load", TRACING, tmp_path)
+    assert "install the reyn-otel distribution" in missing["hints"]["RC012"]
+    # installed, its files differ from its RECORD: reinstall it (nothing to install, no lock involved)
+    _install_add_on(mirror)
+    source = mirror / "reyn_otel" / "__init__.py"
+    source.write_text(source.read_text() + "\n# edited in place\n")
+    broken = _child(mirror, "load", TRACING, tmp_path)
+    hint = broken["hints"]["RC012"]
+    assert "differ from its RECORD" in dict(map(tuple, [d[:2] for d in broken["diagnostics"]]))["RC012"]
+    assert "reinstall it from the wheelhouse" in hint and "install the reyn-otel" not in hint
+    assert "lock" not in hint and not marker.exists()
+    # positive control: reinstalled, it is used and nothing is said
+    _install_add_on(mirror)
+    assert _child(mirror, "load", TRACING, tmp_path)["diagnostics"] == [] and marker.exists()
 
 
 # the `reyn` command itself in the same fresh interpreter: its exit code, stdout and stderr, and
