@@ -166,3 +166,28 @@ def test_a_profile_with_no_plugin_and_no_extension_has_nothing_to_lock(
     done = _reyn(mirror, tmp_path, "plugins", "lock")
     assert done["code"] != 0 and "nothing to lock" in done["err"], done
     assert not (tmp_path / "reyn.lock").exists() and not marker.exists()
+
+
+def test_an_outdated_lock_is_said_once_and_refuses_the_add_on(
+    tmp_path: Path, isolated_profile_env: None, marker: Path
+) -> None:
+    # review L4: a version-3 lock (before [extensions]) under enforce: one RL004 for the load, and the
+    # add-on is refused (RC012 naming RL004), never imported
+    mirror = site_without(tmp_path, "reyn_otel")
+    _install_add_on(mirror)
+    _child(mirror, "lock", TRACING, tmp_path)
+    marker.unlink()
+    lock = tmp_path / "reyn.lock"
+    text = lock.read_text()
+    assert "version = 4" in text
+    lock.write_text(text.replace("version = 4", "version = 3", 1))
+    found = _child(mirror, "load", ENFORCED, tmp_path)
+    codes = [code for code, _ in found["diagnostics"]]
+    assert codes.count("RL004") == 1 and codes.count("RC012") == 1, found["diagnostics"]
+    assert found["exported"] is False and found["imported"] is False and not marker.exists()
+    assert "enforced lock refuses it" in found["hints"]["RC012"]
+    # positive control: relocked in the current format, the add-on is used
+    _child(mirror, "lock", TRACING, tmp_path)
+    marker.unlink()
+    again = _child(mirror, "load", ENFORCED, tmp_path)
+    assert again["diagnostics"] == [] and again["exported"] is True and marker.exists()
