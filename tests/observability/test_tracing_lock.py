@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from site_mirror import run_over, site_without
 from site_plugin import install_distribution
 
@@ -62,14 +63,21 @@ def _child(mirror: Path, mode: str, profile: str, cwd: Path) -> dict[str, Any]:
     return run_over(mirror, mirror, CHILD, mode, profile, cwd=cwd)
 
 
-def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(
-    tmp_path: Path, isolated_profile_env: None, marker: Path
-) -> None:
+@pytest.fixture
+def locked(tmp_path: Path, isolated_profile_env: None, marker: Path) -> Path:
+    """The mirror holding the add-on, locked in ``tmp_path``/reyn.lock by a library load."""
     mirror = site_without(tmp_path, "reyn_otel")
     _install_add_on(mirror)
     _child(mirror, "lock", TRACING, tmp_path)
     assert '[extensions."reyn.tracing:otel"]' in (tmp_path / "reyn.lock").read_text()
-    marker.unlink()
+    marker.unlink()  # a library load with tracing on imported it
+    return mirror
+
+
+def test_a_tracing_add_on_whose_bytes_changed_since_locking_is_refused(
+    locked: Path, tmp_path: Path, marker: Path
+) -> None:
+    mirror = locked
     # positive control: the add-on as locked sets up the exporter and is recorded, no RC012
     found = _child(mirror, "load", ENFORCED, tmp_path)
     assert found["exported"] is True and found["diagnostics"] == [] and marker.exists()
@@ -169,14 +177,11 @@ def test_a_profile_with_no_plugin_and_no_extension_has_nothing_to_lock(
 
 
 def test_an_outdated_lock_is_said_once_and_refuses_the_add_on(
-    tmp_path: Path, isolated_profile_env: None, marker: Path
+    locked: Path, tmp_path: Path, marker: Path
 ) -> None:
     # review L4: a version-3 lock (before [extensions]) under enforce: one RL004 for the load, and the
     # add-on is refused (RC012 naming RL004), never imported
-    mirror = site_without(tmp_path, "reyn_otel")
-    _install_add_on(mirror)
-    _child(mirror, "lock", TRACING, tmp_path)
-    marker.unlink()
+    mirror = locked
     lock = tmp_path / "reyn.lock"
     text = lock.read_text()
     assert "version = 4" in text
