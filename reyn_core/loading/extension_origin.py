@@ -16,6 +16,10 @@ Under ``[lock] enforce`` the load's ``pin`` compares its provenance with the loc
 refused. Any failure raises ``ExtensionError`` and nothing of it runs; the caller fails closed
 (``RJ012``, ``RC012``, the approval store's ``RC011``).
 
+``reyn plugins lock`` and ``audit`` describe an extension without importing it: their session
+(``imports``) verifies and reports it, and imports only the groups it names (the isolation backend,
+which runs the isolated plugins). A refusal's hint follows its cause (``ExtensionError.hint``).
+
 What one load looked up is kept by that load's ``ExtensionSession`` (``LoadSession.extensions``),
 never in this module: two loads in one process (threads, a host loading two profiles) each verify
 and report their own extensions (``LoadReport.extensions``, shown by ``reyn plugins audit``).
@@ -77,7 +81,8 @@ def refusal_hint(exc: BaseException, code: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExtensionOrigin:
-    """An extension imported from verified bytes: what the load report and ``reyn plugins audit`` show."""
+    """An extension imported from verified bytes (or, in a record-only session, whose files verified):
+    what the load report and ``reyn plugins audit`` show."""
 
     group: str
     name: str
