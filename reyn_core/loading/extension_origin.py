@@ -268,7 +268,7 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
 
 def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> tuple[ExtensionOrigin, Any]:
     from reyn_core.errors import describe_exception
-    from reyn_core.loading.step3_provenance.record import provenance_for
+    from reyn_core.loading.step3_provenance.record import provenance_for, unverified
     from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
 
     who = f"{claim.distribution} {claim.version}"
@@ -283,11 +283,8 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
         rec = provenance_for(claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value, cache=None)
     except Exception as exc:
         raise refuse(f"its provenance cannot be computed ({describe_exception(exc)})") from None
-    if rec.record_mismatches:
-        shown = ", ".join(rec.record_mismatches[:5]) + (" …" if len(rec.record_mismatches) > 5 else "")
-        raise refuse(f"{len(rec.record_mismatches)} installed file(s) differ from its RECORD: {shown}")
-    if rec.problems:
-        raise refuse("its digest may be incomplete: " + "; ".join(rec.problems[:3]))
+    for _, why in unverified(rec, itself=True)[:1]:
+        raise refuse(why)
     problem = import_origin_problem(claim.value, rec)
     if problem is None and pin is not None:
         problem = pin(rec)  # the enforced lock, before anything of it runs

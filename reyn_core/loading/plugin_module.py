@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from reyn_core.context import ToolContext
     from reyn_core.dispatch import ToolCallHooks
     from reyn_core.loading.diagnostics import Diagnostic
-    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
     from reyn_core.registry.handlers import CallShape
     from reyn_core.tool import ToolDefinition
 
@@ -162,7 +161,7 @@ def plugin_from_record(
     from a record whose digest does not cover the entry point's module (``RI009``, as in process),
     whose files differ from their RECORD (``RP002``) or whose digest may be incomplete (``RP005``).
     ``PluginLoadError`` with the loader's code."""
-    from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+    from reyn_core.loading.step3_provenance.record import ProvenanceRecord, unverified
 
     values = dict(record)
     for name in ("files", "module_locations"):
@@ -170,29 +169,9 @@ def plugin_from_record(
     for name in ("record_mismatches", "problems"):
         values[name] = tuple(values.get(name, ()))
     rec = ProvenanceRecord(**values)
-    _refuse_unhashed(rec)
+    for code, message in unverified(rec, entry_point=rec.entry_point)[:1]:
+        raise PluginLoadError(code, message)  # what would be imported is not only the hashed bytes
     return WorkerPlugin(rec.plugin_id, import_verified(rec), repr(rec.entry_point), settings, source)
-
-
-def _refuse_unhashed(rec: ProvenanceRecord) -> None:
-    """``PluginLoadError`` when what would be imported is not only the hashed bytes of the record."""
-    from reyn_core.loading.step4_import.import_origin import coverage_problem
-
-    problem = coverage_problem(rec.entry_point, rec)
-    if problem is not None:
-        raise PluginLoadError(
-            "RI009", f"plugin {rec.plugin_id!r} ({rec.distribution} {rec.version}) is not imported: {problem}"
-        )
-    if rec.record_mismatches:
-        raise PluginLoadError(
-            "RP002",
-            f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} differ from its RECORD: "
-            + ", ".join(rec.record_mismatches[:5]),
-        )
-    if rec.problems:
-        raise PluginLoadError(
-            "RP005", f"the digest of {rec.distribution} may be incomplete: " + "; ".join(rec.problems[:3])
-        )
 
 
 def plugin_from_module(

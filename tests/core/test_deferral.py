@@ -30,7 +30,7 @@ from reyn_core.host import (
     render_router,
 )
 from reyn_core.jsondata import compact_json
-from reyn_core.loading.step1_profile.deferral_policy import deferral_policy
+from reyn_core.loading.step1_profile.profile_policy import deferral_policy
 
 ROUTER = ToolContext(surface="router")
 PARAMS = {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False}

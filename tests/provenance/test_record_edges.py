@@ -167,3 +167,36 @@ def test_editable_source_is_searched_in_import_order(tmp_path: Path) -> None:
     )
     rec = _prov(dist)
     assert dict(rec.files)["solo/__init__.py"] == hashlib.sha256(b"SHADOW = 1\n").hexdigest()
+
+
+def test_one_rule_says_a_record_is_not_fully_hashed_in_the_loaders_words(tmp_path: Path) -> None:
+    """``record.unverified`` is the one rule the loader's step 3, a worker's ``plugin_from_record``
+    and an extension's import share: the same codes, the loader's words (an extension's own wording,
+    ``itself=True``, only drops the distribution it already names), the first five files named."""
+    from dataclasses import asdict
+
+    import pytest
+
+    from reyn_core.errors import PluginLoadError
+    from reyn_core.loading.plugin_module import plugin_from_record
+    from reyn_core.loading.step3_provenance.record import unverified
+
+    files = {f"solo/m{i}.py": b"X = 1\n" for i in range(6)} | {"solo/__init__.py": b"REYN_API = 1\n"}
+    dist = make_site(tmp_path, files)
+    clean = _prov(dist)
+    assert unverified(clean, entry_point="solo") == []  # the control: as installed, fully hashed
+    for i in range(6):
+        (tmp_path / "site-packages" / f"solo/m{i}.py").write_bytes(b"X = 2\n")
+    rec = _prov(dist)
+    shown = "solo/m0.py, solo/m1.py, solo/m2.py, solo/m3.py, solo/m4.py …"
+    assert unverified(rec) == [("RP002", f"6 installed file(s) of solo differ from its RECORD: {shown}")]
+    assert unverified(rec, itself=True) == [("RP002", f"6 installed file(s) differ from its RECORD: {shown}")]
+    with pytest.raises(PluginLoadError) as info:  # the worker's load refuses it in the same words
+        plugin_from_record(asdict(rec))
+    assert (info.value.code, info.value.message) == unverified(rec)[0]
+
+    uncovered = unverified(rec, entry_point="other")  # RI009 first, then what the loader refuses too
+    assert [code for code, _ in uncovered] == ["RI009", "RP002"]
+    assert uncovered[0][1].startswith("plugin 'demo' (solo 1.0) is not imported: the digest of solo")
+    incomplete = unverified(clean.__class__(**{**asdict(clean), "problems": ("a", "b", "c", "d")}))
+    assert incomplete == [("RP005", "the digest of solo may be incomplete: a; b; c")]

@@ -76,19 +76,6 @@ def is_installer_file(rel: str) -> bool:
     return len(parts) == 2 and parts[0].endswith((".dist-info", ".egg-info")) and parts[1] in INSTALLER_FILES
 
 
-def record_has_module(entries: Iterable[RecordEntry], top: str) -> bool:
-    """Whether RECORD installs ``top`` (package dir, ``top.py`` or an extension module) in site-packages."""
-    for e in entries:
-        first, _, rest = e.rel.partition("/")
-        if rest and first == top and not is_bytecode(e.rel):
-            return True
-        if not rest and (
-            first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))
-        ):
-            return True
-    return False
-
-
 def installed_location(entries: Iterable[RecordEntry], site: str, top: str) -> str | None:
     """Where RECORD installs import name ``top`` in site-packages: its package folder, ``top.py``
     or an extension module; None when RECORD does not install it."""
@@ -126,6 +113,5 @@ __all__ = [
     "is_bytecode",
     "is_installer_file",
     "parse_record",
-    "record_has_module",
     "unlisted_files",
 ]

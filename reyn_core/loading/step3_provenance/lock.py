@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -105,18 +105,16 @@ class LockedTool:
         )
 
     def as_table(self) -> dict[str, Any]:
-        """The tool's table as written in the lock."""
-        return {
-            "sha256": self.sha256,
-            "description": self.description,
-            "parameters_sha256": self.parameters_sha256,
-            "properties": list(self.properties),
-            "router": self.router,
-            "phase": self.phase,
-            "cluster": self.cluster,
-            "purity": self.purity,
-            "dispatch_kind": self.dispatch_kind,
-        }
+        """The tool's table as written in the lock: every field but ``name`` (the table's key), in
+        field order (``TOOL_KEYS``), ``properties`` as a list."""
+        table = {key: getattr(self, key) for key in TOOL_KEYS}
+        table["properties"] = list(self.properties)
+        return table
+
+
+TOOL_KEYS: tuple[str, ...] = tuple(f.name for f in fields(LockedTool) if f.name != "name")
+"""The keys of a locked tool's table, in the order written: the ``LockedTool`` fields but ``name``.
+The one list the lock writes (``as_table``) and reads (``lock_file``) a tool by."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,4 +226,5 @@ __all__ = [
     "LockedPlugin",
     "LockedTool",
     "OutdatedLockError",
+    "TOOL_KEYS",
 ]

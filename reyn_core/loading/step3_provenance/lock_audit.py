@@ -8,7 +8,7 @@ here, so that step 3 never imports the report, which is built after the steps.""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from reyn_core.loading.step3_provenance.drift import Drift, compare_provenance, compare_tools, short_digest
 from reyn_core.loading.step3_provenance.lock import DEFAULT_LOCK_PATH, LockedPlugin, LockError, LockFile
@@ -92,14 +92,11 @@ def audit(lock: LockFile, result: FinishedLoad) -> list[Drift]:
         if info.plugin_id not in infos or info.status in _ACTIVE:
             infos[info.plugin_id] = info
     out: list[Drift] = []
-    for locked in lock.plugins:
-        out += _audit_plugin(locked, infos.get(locked.plugin_id), result)
-    for pid, info in sorted(infos.items()):
-        if info.status in _ACTIVE and lock.plugin(pid) is None:
-            prov = info.provenance
-            origin = (
-                f" ({prov.distribution} {prov.version}, {short_digest(prov.tree_digest)})" if prov else ""
-            )
+    for pid, locked, now in _joined(lock.plugins, infos):
+        if locked is not None:
+            out += _audit_plugin(locked, now, result)
+        elif now is not None and now.status in _ACTIVE:
+            origin = f" ({_described(now.provenance)})" if now.provenance else ""
             out.append(
                 Drift(
                     pid,
@@ -114,12 +111,11 @@ def audit(lock: LockFile, result: FinishedLoad) -> list[Drift]:
 
 def _audit_extensions(lock: LockFile, result: FinishedLoad) -> list[Drift]:
     """Every drift between the lock's ``[extensions]`` and the extensions ``result`` imported."""
-    loaded = {e.key: e.provenance for e in result.report.extensions}
     out: list[Drift] = []
-    for key in sorted({e.plugin_id for e in lock.extensions} | set(loaded)):
-        locked, record = lock.extension(key), loaded.get(key)
+    loaded = {e.key: e.provenance for e in result.report.extensions}
+    for key, locked, record in _joined(lock.extensions, loaded):
         if locked is None and record is not None:
-            what = f"{record.distribution} {record.version}, {short_digest(record.tree_digest)}"
+            what = _described(record)
             why = f"the load imported extension {key!r} ({what}), which is not in the lock; run `reyn "
             out.append(_extension_drift(key, "extension_added", why + "plugins lock` to accept it"))
         elif record is None:
@@ -128,6 +124,23 @@ def _audit_extensions(lock: LockFile, result: FinishedLoad) -> list[Drift]:
         elif locked is not None:
             out += compare_provenance(locked, record, subject="extension")
     return out
+
+
+_Loaded = TypeVar("_Loaded")
+
+
+def _joined(
+    locked: Sequence[LockedPlugin], loaded: Mapping[str, _Loaded]
+) -> list[tuple[str, LockedPlugin | None, _Loaded | None]]:
+    """The lock against the load: every id of either, sorted, with what the lock and the load each
+    have under it (None: nothing). The one join ``audit`` makes for plugins and for extensions."""
+    pinned = {p.plugin_id: p for p in locked}
+    return [(key, pinned.get(key), loaded.get(key)) for key in sorted(pinned.keys() | loaded.keys())]
+
+
+def _described(record: ProvenanceRecord) -> str:
+    """``<distribution> <version>, <short digest>``: what a drift says the load has."""
+    return f"{record.distribution} {record.version}, {short_digest(record.tree_digest)}"
 
 
 def _extension_drift(key: str, kind: str, detail: str) -> Drift:

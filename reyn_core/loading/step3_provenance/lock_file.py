@@ -14,6 +14,7 @@ from reyn_core.loading.step3_provenance.digest import tree_digest
 from reyn_core.loading.step3_provenance.direct_url import SOURCE_KINDS
 from reyn_core.loading.step3_provenance.lock import (
     LOCK_VERSION,
+    TOOL_KEYS,
     LockedPlugin,
     LockedTool,
     LockError,
@@ -257,33 +258,16 @@ def _read_permissions(r: _Reader, where: str, t: dict[str, Any]) -> dict[str, An
 
 def _read_tool(r: _Reader, where: str, name: str, t: dict[str, Any]) -> LockedTool:
     where = f"{where}.{_toml_key(name)}"
-    fields = (
-        "sha256",
-        "description",
-        "parameters_sha256",
-        "properties",
-        "router",
-        "phase",
-        "cluster",
-        "purity",
-        "dispatch_kind",
-    )
-    r.keys(t, where, required=fields)
+    r.keys(t, where, required=TOOL_KEYS)
     props = t["properties"]
     if not isinstance(props, list) or not all(isinstance(p, str) for p in props):
         raise r.fail(f"{where}.properties", "expected a list of strings")
-    return LockedTool(
-        name=name,
-        sha256=r.string(t, "sha256", where, _SHA256_TAGGED),
-        description=r.string(t, "description", where),
-        parameters_sha256=r.string(t, "parameters_sha256", where, _SHA256_TAGGED),
-        properties=tuple(props),
-        router=r.string(t, "router", where),
-        phase=r.string(t, "phase", where),
-        cluster=r.string(t, "cluster", where),
-        purity=r.string(t, "purity", where),
-        dispatch_kind=r.string(t, "dispatch_kind", where),
-    )
+    strings: dict[str, Any] = {
+        key: r.string(t, key, where, _SHA256_TAGGED if key.endswith("sha256") else None)
+        for key in TOOL_KEYS
+        if key != "properties"
+    }
+    return LockedTool(name=name, properties=tuple(props), **strings)
 
 
 __all__ = ["read_lock", "render_lock", "write_lock"]

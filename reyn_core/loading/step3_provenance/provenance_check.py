@@ -9,7 +9,7 @@ from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
 from reyn_core.loading.step3_provenance.lock_check import check_lock_provenance
-from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord, unverified
 
 
 def check_provenance(session: LoadSession, p: PluginState) -> None:
@@ -37,14 +37,15 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
         return
     p.provenance = rec
     cfg = session.profile.plugin(p.plugin_id)
-    if rec.record_mismatches:
-        shown = ", ".join(rec.record_mismatches[:5]) + (" …" if len(rec.record_mismatches) > 5 else "")
-        p.fail(
-            "refused",
-            "RP002",
-            f"{len(rec.record_mismatches)} installed file(s) of {rec.distribution} "
-            f"differ from its RECORD: {shown}",
-        )
+    # Files that differ from RECORD are fatal; a digest that may not cover everything that will be
+    # imported is fatal when something depends on the digest (a pin or an enforced lock), a warning
+    # otherwise.
+    strict = cfg.digest is not None or session.profile.lock.enforce
+    for code, message in unverified(rec):
+        if code == "RP005" and not strict:
+            p.diagnostics.append(Diagnostic.make(code, message, plugin=p.plugin_id, severity="warning"))
+        else:
+            p.fail("refused", code, message)
     if rec.source_kind in ("editable", "directory") and not session.profile.provenance.allow_editable:
         p.fail(
             "refused",
@@ -52,15 +53,6 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
             f"{rec.distribution} is a {rec.source_kind} install "
             f"({rec.source_url or 'local folder'}); the profile sets provenance.allow_editable = false",
         )
-    if rec.problems:
-        # The digest may not cover everything that will be imported: fatal when something
-        # depends on the digest (a pin or an enforced lock), a warning otherwise.
-        strict = cfg.digest is not None or session.profile.lock.enforce
-        message = f"the digest of {rec.distribution} may be incomplete: " + "; ".join(rec.problems[:3])
-        if strict:
-            p.fail("refused", "RP005", message)
-        else:
-            p.diagnostics.append(Diagnostic.make("RP005", message, plugin=p.plugin_id, severity="warning"))
     if cfg.digest is not None and cfg.digest != rec.tree_digest:
         p.fail(
             "refused",

@@ -32,7 +32,6 @@ from reyn_core.loading.step3_provenance.installed_files import (
     is_bytecode,
     is_installer_file,
     parse_record,
-    record_has_module,
     unlisted_files,
 )
 from reyn_core.loading.step3_provenance.source_walk import walk_source
@@ -112,6 +111,45 @@ class ProvenanceRecord:
         return fields_json(self, omit=("module_locations",))
 
 
+def coverage_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
+    """Why the digest does not cover the entry point's top-level module (so its bytes were never
+    hashed), or None when it does."""
+    top = entry_point.partition(":")[0].strip().split(".")[0]
+    if top in dict(rec.module_locations):
+        return None
+    return (
+        f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
+        "were not found), so where it would be imported from cannot be verified"
+    )
+
+
+def unverified(
+    rec: ProvenanceRecord, *, entry_point: str | None = None, itself: bool = False
+) -> list[tuple[str, str]]:
+    """Why ``rec`` is not fully hashed, as ``(code, message)`` in the loader's words, in the order the
+    loader refuses them; empty when its digest stands for exactly the bytes that would be imported.
+
+    ``RI009``: the digest does not cover ``entry_point``'s module (asked only when ``entry_point`` is
+    given); ``RP002``: installed files differ from RECORD (the first five named); ``RP005``: the
+    digest may be incomplete (the first three reasons). ``itself=True`` words them for a message
+    that already names the distribution ("its digest"). The one rule for the loader's step 3
+    (``check_provenance``), a worker's ``plugin_from_record`` and an extension's import."""
+    found: list[tuple[str, str]] = []
+    problem = None if entry_point is None else coverage_problem(entry_point, rec)
+    if problem is not None:
+        who = f"plugin {rec.plugin_id!r} ({rec.distribution} {rec.version})"
+        found.append(("RI009", f"{who} is not imported: {problem}"))
+    mismatches = rec.record_mismatches
+    if mismatches:
+        shown = ", ".join(mismatches[:5]) + (" …" if len(mismatches) > 5 else "")
+        of = "" if itself else f" of {rec.distribution}"
+        found.append(("RP002", f"{len(mismatches)} installed file(s){of} differ from its RECORD: {shown}"))
+    if rec.problems:
+        digest = "its digest" if itself else f"the digest of {rec.distribution}"
+        found.append(("RP005", f"{digest} may be incomplete: " + "; ".join(rec.problems[:3])))
+    return found
+
+
 def provenance_for(
     dist: Distribution,
     *,
@@ -176,7 +214,7 @@ def provenance_for(
         installed = installed_location(entries, site, name)
         if installed is not None:
             locations[name] = installed
-    if source.kind == "editable" or not (ep_top and record_has_module(entries, ep_top)):
+    if source.kind == "editable" or not (ep_top and installed_location(entries, site, ep_top) is not None):
         scope = "source-tree"
         found, missing = find_sources(names, entries, site, source)
         for name in missing:
@@ -243,6 +281,8 @@ __all__ = [
     "ORIGIN_FIELDS",
     "DigestScope",
     "ProvenanceRecord",
+    "coverage_problem",
     "origin_fields",
     "provenance_for",
+    "unverified",
 ]

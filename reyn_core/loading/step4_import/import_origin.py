@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from reyn_core.errors import exception_message
-from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord, coverage_problem
 
 
 def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
@@ -53,18 +53,6 @@ def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None
     )
 
 
-def coverage_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
-    """Why the digest does not cover the entry point's top-level module (so its bytes were never
-    hashed), or None when it does."""
-    top = entry_point.partition(":")[0].strip().split(".")[0]
-    if top in dict(rec.module_locations):
-        return None
-    return (
-        f"the digest of {rec.distribution} does not cover import package {top!r} (its files "
-        "were not found), so where it would be imported from cannot be verified"
-    )
-
-
 def _path_entry(path: str) -> str:
     """`` (sys.path entry ..., the working directory)`` for the entry a shadowing path sits in."""
     import os
@@ -89,4 +77,4 @@ def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     verified_finder().register(trees_of(rec))
 
 
-__all__ = ["coverage_problem", "import_origin_problem", "serve_from_digested_files"]
+__all__ = ["import_origin_problem", "serve_from_digested_files"]
