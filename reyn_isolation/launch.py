@@ -1,7 +1,9 @@
 """How a worker is started: its sandbox grants, its command line and its scrubbed environment.
 
-The worker is a fresh interpreter (``python -I -B -m reyn_isolation.worker``: no ``PYTHON*`` variables, no
-user site, no bytecode written), never a fork of the host. It may read the Python installation (the
+The worker is a fresh interpreter (``python -I -B -X pycache_prefix=/dev/null/reyn-no-bytecode -m
+reyn_isolation.worker``: no ``PYTHON*`` variables, no user site, no bytecode written, and no cached
+bytecode read: every module it imports, Reyn's and the plugin's, is compiled from its source, the
+bytes the tree digest and the lock cover), never a fork of the host. It may read the Python installation (the
 launcher adds it), the code of Reyn and of the plugin, and what the operator granted; it may write
 only the granted write roots; network only when granted. Its environment is a fixed minimum plus the
 granted variables' values: nothing else of the host's environment reaches it.
@@ -17,6 +19,10 @@ from typing import Any
 from reyn_isolation.grants import GrantedPermissions
 
 WORKER_MODULE = "reyn_isolation.worker"
+NO_BYTECODE = "/dev/null/reyn-no-bytecode"
+"""The worker's ``pycache_prefix``: CPython then looks for bytecode only under it, never in a
+``__pycache__`` beside a source (which the tree digest skips, and whose header checks only the
+source's mtime and size). Nothing can exist under ``/dev/null`` (not a folder), so it reads none."""
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -72,7 +78,9 @@ def worker_command(
     }
     try:
         grants = Grants(**grants_kw)
-        argv = launcher_argv([sys.executable, "-I", "-B", "-m", WORKER_MODULE], grants)
+        argv = launcher_argv(
+            [sys.executable, "-I", "-B", "-X", f"pycache_prefix={NO_BYTECODE}", "-m", WORKER_MODULE], grants
+        )
     except (SandboxUnavailable, GrantsError) as exc:
         raise IsolationUnavailable(str(exc)) from None
     env = dict(BASE_ENV)
@@ -88,4 +96,4 @@ def worker_command(
     return argv, env, enforced
 
 
-__all__ = ["BASE_ENV", "IsolationUnavailable", "WORKER_MODULE", "code_roots", "worker_command"]
+__all__ = ["BASE_ENV", "NO_BYTECODE", "IsolationUnavailable", "WORKER_MODULE", "code_roots", "worker_command"]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reyn_core.loading.loader import Review
     from reyn_core.loading.report import LoadResult
     from reyn_core.loading.step1_profile.profile import Profile
 
@@ -27,22 +28,22 @@ def profile_from_args(args: argparse.Namespace | GlobalOptions) -> Profile:
 def load_from_args(
     args: argparse.Namespace | GlobalOptions,
     *,
-    enforce_lock: bool = True,
+    review: Review | None = None,
     inspect_discovered: bool = False,
     check_profile: bool = True,
     profile: Profile | None = None,
 ) -> LoadResult:
     """Run the loader on the selected profile (``profile``, when the caller has read it already).
-    ``enforce_lock=False`` ignores ``[lock] enforce`` and re-hashes every file (``plugins lock`` and
-    ``plugins audit`` must see the installed world as it is). ``check_profile`` applies
+    ``review`` (``plugins lock`` and ``plugins audit``, which must see the installed world as it is)
+    ignores ``[lock] enforce`` for the plugins, re-hashes every file, records the extensions without
+    importing them (``loader.load``) and exports no spans. ``check_profile`` applies
     ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
     profile = profile if profile is not None else profile_from_args(args)
-    if not enforce_lock:
-        profile = profile.without_lock_enforcement()
-    export_spans(profile)  # before the load, so its own spans are exported
-    result = load(profile, rehash=not enforce_lock, inspect_discovered=inspect_discovered)
+    if review is None:
+        export_spans(profile)  # before the load, so its own spans are exported
+    result = load(profile, inspect_discovered=inspect_discovered, review=review)
     print_load_tracebacks(result, getattr(args, "traceback", False))
     if check_profile:
         check_loaded_profile(result)

@@ -188,12 +188,13 @@ def run_lock(args: argparse.Namespace) -> int:
     from reyn_core.loading.step3_provenance.lock_audit import lock_from_load
     from reyn_core.loading.step3_provenance.lock_file import write_lock
 
-    result = load_from_args(args, enforce_lock=False)
+    result = load_from_args(args, review="lock")
     path = _lock_path(args, result.profile)
-    if not result.profile.enabled:
+    if not result.profile.enabled and not result.report.extensions:
         return report_error(
             f"nothing to lock: {result.profile.source or 'no profile file was found, so it'}"
-            f" enables no plugin (`reyn plugins enable ID` first); {path} was not written",
+            f" enables no plugin and uses no extension (`reyn plugins enable ID` first); {path} was not "
+            "written",
             code="failed",
             exit_code=EXIT_FAILED,
         )
@@ -240,7 +241,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if not path.is_file():
         return report_error(f"no lock file at {path}; run `reyn plugins lock` first")
     lock = read_lock(path)
-    result = load_from_args(args, enforce_lock=False)
+    result = load_from_args(args, review="audit")
     drifts = audit(lock, result)
     inert = _never_executed(result)
     if args.json:
@@ -272,11 +273,11 @@ def run_audit(args: argparse.Namespace) -> int:
             )
     if inert and not args.json:
         print(
-            f"note: {len(inert)} file(s) in plugin trees are never executed (Reyn compiles each module "
-            "from its digested source); one no installer wrote is a sign of tampering:"
+            f"note: {len(inert)} file(s) in plugin and extension trees are never executed (Reyn "
+            "compiles each module from its digested source); one no installer wrote is a sign of tampering:"
         )
         for f in inert[:_SHOWN]:
-            print(f"  {f.path}: {f.kind}, {f.detail} (plugin {f.plugin_id!r})")
+            print(f"  {f.path}: {f.kind}, {f.detail} ({_owner(f.plugin_id)})")
         if len(inert) > _SHOWN:
             print(f"  … and {len(inert) - _SHOWN} more (--json lists all)")
     return EXIT_FAILED if drifts else EXIT_OK
@@ -285,16 +286,19 @@ def run_audit(args: argparse.Namespace) -> int:
 _SHOWN = 20
 
 
+def _owner(key: str) -> str:
+    """``plugin 'id'``, or ``extension 'group:name'`` (an extension's key has a colon)."""
+    return f"{'extension' if ':' in key else 'plugin'} {key!r}"
+
+
 def _never_executed(result: Any) -> list[Any]:
-    """Bytecode, extension modules and ``.pth`` files in the trees of the enabled plugins."""
+    """Bytecode, extension modules and ``.pth`` files in the trees of the enabled plugins and of the
+    extensions the load verified (each shown by its ``<group>:<name>``)."""
     from reyn_core.loading.step3_provenance.inert import inert_files
 
-    return [
-        f
-        for info in result.report.plugins
-        if info.enabled and info.provenance is not None
-        for f in inert_files(info.provenance)
-    ]
+    records = [i.provenance for i in result.report.plugins if i.enabled and i.provenance is not None]
+    records += [e.provenance for e in result.report.extensions]
+    return [f for record in records for f in inert_files(record)]
 
 
 # --------------------------------------------------------------------------- new

@@ -16,6 +16,10 @@ Under ``[lock] enforce`` the load's ``pin`` compares its provenance with the loc
 refused. Any failure raises ``ExtensionError`` and nothing of it runs; the caller fails closed
 (``RJ012``, ``RC012``, the approval store's ``RC011``).
 
+``reyn plugins lock`` and ``audit`` describe an extension without importing it: their session
+(``imports``) verifies and reports it, and imports only the groups it names (the isolation backend,
+which runs the isolated plugins). A refusal's hint follows its cause (``ExtensionError.hint``).
+
 What one load looked up is kept by that load's ``ExtensionSession`` (``LoadSession.extensions``),
 never in this module: two loads in one process (threads, a host loading two profiles) each verify
 and report their own extensions (``LoadReport.extensions``, shown by ``reyn plugins audit``).
@@ -41,15 +45,44 @@ PLUGIN_GROUP = "reyn.plugins"
 class ExtensionError(LookupError):
     """No extension can be used: none from the allowed distribution, or its files did not verify."""
 
-    def __init__(self, message: str, *, missing: bool) -> None:
+    def __init__(self, message: str, *, missing: bool, refused_by_lock: bool = False) -> None:
         super().__init__(message)
         self.missing = missing
         """True when no allowed distribution declares it (False: one does, and it was refused)."""
+        self.refused_by_lock = refused_by_lock
+        """True when its files verified and the enforced lock refused it (not in the lock, drifted
+        from it, or the lock cannot be read)."""
+
+    def hint(self, install: str) -> str:
+        """How to fix it, by why it is refused: ``install`` (how to install it) when nothing provides
+        it; review and relock when the lock refused it; else reinstall (its files or its import)."""
+        if self.missing:
+            return install
+        if self.refused_by_lock:
+            return (
+                "the enforced lock refuses it (the message says why): reinstall the version the lock has, "
+                "or review the installed one and run `reyn plugins lock`"
+            )
+        return (
+            "it is installed but cannot be used (the message says why: its files differ from its RECORD, "
+            "several distributions provide it, or importing it failed): reinstall it from the wheelhouse "
+            "it came from, or uninstall the extra distributions"
+        )
+
+
+def refusal_hint(exc: BaseException, code: str) -> str:
+    """The hint of ``code`` (the diagnostic of a missing or refused extension) for ``exc``: the
+    code's own (how to install it) unless ``exc`` is an ``ExtensionError`` that says otherwise."""
+    from reyn_core.loading.diagnostics import CODES
+
+    install = CODES[code].hint
+    return exc.hint(install) if isinstance(exc, ExtensionError) else install
 
 
 @dataclass(frozen=True, slots=True)
 class ExtensionOrigin:
-    """An extension imported from verified bytes: what the load report and ``reyn plugins audit`` show."""
+    """An extension imported from verified bytes (or, in a record-only session, whose files verified):
+    what the load report and ``reyn plugins audit`` show."""
 
     group: str
     name: str
@@ -92,14 +125,20 @@ class ExtensionSession:
     re-hashed), what the load report shows, and the ``pin`` each is checked against before import
     (the enforced lock; None: nothing beyond its own RECORD). A plain class, like ``LoadSession``."""
 
-    __slots__ = ("_done", "_ignored", "_lock", "_origins", "pin")
+    __slots__ = ("_done", "_ignored", "_lock", "_locked_out", "_origins", "imports", "pin")
 
-    def __init__(self, pin: Pin | None = None) -> None:
+    def __init__(self, pin: Pin | None = None, *, imports: frozenset[str] | None = None) -> None:
         self.pin = pin
+        self.imports = imports
+        """The groups this load may import (None: every group). Any other group is record-only: its
+        files are verified and its record reported (``loaded``), and nothing of it is imported
+        (``reyn plugins lock`` and ``audit`` describe an extension, they never run it to do so). In a
+        record-only session every extension whose files verified is reported, refused or not."""
         self._lock = threading.Lock()  # a load's steps may look up from worker threads
         self._origins: dict[tuple[str, str], ExtensionOrigin] = {}
         self._done: dict[tuple[str, str], Any] = {}  # the object, or the ExtensionError refusing it
         self._ignored: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._locked_out: set[tuple[str, str]] = set()  # refused by the pin
 
     def load(self, group: str, name: str, *, distribution: str | None) -> Any:
         """The object entry point ``name`` of ``group`` names, imported only from the verified files
@@ -116,7 +155,9 @@ class ExtensionSession:
             with self._lock:
                 self._done[key] = done
         if isinstance(done, ExtensionError):
-            raise ExtensionError(str(done), missing=done.missing)
+            with self._lock:
+                by_lock = key in self._locked_out
+            raise ExtensionError(str(done), missing=done.missing, refused_by_lock=by_lock)
         return done
 
     def _look_up(self, group: str, name: str, distribution: str | None) -> Any:
@@ -138,13 +179,39 @@ class ExtensionSession:
                 missing=False,
             )
         [claim] = allowed
-        origin, obj = _verified_import(group, name, claim, self.pin)
+        origin, obj = _verified_import(group, name, claim, self._recording_pin(group, name, claim.value))
         with self._lock:
             self._origins[(group, name)] = origin
         return obj
 
+    def _recording_pin(self, group: str, name: str, value: str) -> Pin | None:
+        """The pin, noting what it refuses (the hint follows the cause), which a record-only session
+        precedes by reporting the verified record (the lock or audit shows it even when the pin
+        refuses it) and follows by importing nothing of a group it does not import."""
+        if self.imports is None and self.pin is None:
+            return None
+
+        def pin(record: ProvenanceRecord) -> str | None:
+            if self.imports is not None:
+                origin = ExtensionOrigin(
+                    group, name, value, record.distribution, record.version, record.source_kind,
+                    record.tree_digest, record,
+                )  # fmt: skip
+                with self._lock:
+                    self._origins[(group, name)] = origin
+            problem = self.pin(record) if self.pin is not None else None
+            if problem is not None:
+                with self._lock:
+                    self._locked_out.add((group, name))
+            elif self.imports is not None and group not in self.imports:
+                problem = "this command only records it (its files verified), it never imports it"
+            return problem
+
+        return pin
+
     def loaded(self) -> tuple[ExtensionOrigin, ...]:
-        """The extensions this load imported from verified bytes, sorted by group and name."""
+        """The extensions this load imported from verified bytes (a record-only session: whose files
+        verified), sorted by group and name."""
         with self._lock:
             return tuple(self._origins[k] for k in sorted(self._origins))
 
@@ -234,4 +301,4 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
     return origin, obj
 
 
-__all__ = ["ExtensionError", "ExtensionOrigin", "ExtensionSession", "Pin"]
+__all__ = ["ExtensionError", "ExtensionOrigin", "ExtensionSession", "Pin", "refusal_hint"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from reyn_core.hookspecs import API_VERSION, plugin_manager
+from reyn_core.loading.extension_origin import refusal_hint
 from reyn_core.loading.isolation_point import IsolationRequest, find_backend
 from reyn_core.loading.permissions import NOTHING, DeclarationError, read_declaration
 from reyn_core.loading.plugin_state import LoadSession, PluginState
@@ -83,6 +84,7 @@ def import_or_isolate(session: LoadSession, p: PluginState) -> None:
             "RJ012",
             f'plugin {p.plugin_id!r} asks for isolation = "process", which this installation cannot '
             f"provide, so it is not loaded: {exc}",
+            hint=refusal_hint(exc, "RJ012"),
         )
         return
     assert p.provenance is not None

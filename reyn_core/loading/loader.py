@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from reyn_core import observation
 from reyn_core.errors import describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.extension_origin import ExtensionSession
+from reyn_core.loading.isolation_point import ISOLATION_GROUP
 from reyn_core.loading.isolation_step import (
     declared_of,
     import_or_isolate,
@@ -52,12 +53,28 @@ if TYPE_CHECKING:
 __all__ = ["LoadReport", "LoadResult", "PluginLoadInfo", "load", "load_session"]
 
 
-def load_session(profile: Profile, schema_cache: SchemaCheckCache, *, rehash: bool = False) -> LoadSession:
+Review = Literal["lock", "audit"]
+"""A load that describes the installed world for ``reyn plugins lock`` / ``audit`` (``load(review=)``)."""
+
+
+def load_session(
+    profile: Profile, schema_cache: SchemaCheckCache, *, rehash: bool = False, review: Review | None = None
+) -> LoadSession:
     """The state one load shares, its own extension lookups included: under ``[lock] enforce`` each
-    extension is checked against the lock (read once, with the plugins') before it is imported."""
-    extensions = ExtensionSession()
-    session = LoadSession(profile, schema_cache, extensions, rehash=rehash)
-    extensions.pin = extension_pin(session)
+    extension is checked against the lock (read once, with the plugins') before it is imported.
+
+    A ``review`` load records each extension without importing it, except the isolation backend,
+    which runs the isolated plugins whose tools are locked and audited; an ``audit`` of a profile that
+    enforces its lock imports that backend only as the lock has it (``lock`` pins what is there)."""
+    if review is None:
+        extensions = ExtensionSession()
+    else:
+        extensions = ExtensionSession(imports=frozenset({ISOLATION_GROUP}))
+    enforce = profile.lock.enforce
+    if review is not None:
+        profile = profile.without_lock_enforcement()
+    session = LoadSession(profile, schema_cache, extensions, rehash=rehash or review is not None)
+    extensions.pin = extension_pin(session, enforce=enforce and review != "lock")
     return session
 
 
@@ -68,6 +85,7 @@ def load(
     schema_cache: SchemaCheckCache | None = None,
     rehash: bool = False,
     inspect_discovered: bool = False,
+    review: Review | None = None,
 ) -> LoadResult:
     """Load the plugins ``profile`` enables (default: ``load_profile()``) into a frozen registry.
 
@@ -77,12 +95,15 @@ def load(
     digest cache (``reyn plugins lock`` and ``audit`` do this, and every load does with
     ``[lock] verify = "full"``). ``inspect_discovered=True`` also
     computes the origin and digest of installed-but-not-enabled plugins (still never importing
-    them), so a digest can be reviewed and pinned before the plugin is enabled.
+    them), so a digest can be reviewed and pinned before the plugin is enabled. ``review`` (``"lock"``
+    or ``"audit"``) loads without enforcing the lock, re-hashing every file and recording the
+    extensions rather than importing them (``load_session``).
     Never raises for a bad plugin: see ``result.report`` for what happened and why.
     """
     profile = profile if profile is not None else load_profile()
     cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
-    session = load_session(profile, cache, rehash=rehash or profile.lock.verify == "full")
+    session = load_session(profile, cache, rehash=rehash or profile.lock.verify == "full", review=review)
+    profile = session.profile
     # before the load's own spans, which it turns on or off
     policy = ProfilePolicy.apply(profile, tracing_addon=lambda: tracing_addon(session.extensions))
     with observation.phase("reyn.load") as load_span:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reyn_core.loading.diagnostics import Diagnostic
     from reyn_core.loading.extension_origin import ExtensionSession
 
 TRACING_GROUP = "reyn.tracing"
@@ -20,26 +21,36 @@ TRACING_DISTRIBUTION = "reyn-otel"
 """The only distribution that may provide it; an ``otel`` entry point of any other is never imported."""
 
 
-def tracing_addon(extensions: ExtensionSession) -> tuple[Any | None, str | None]:
+def tracing_addon(extensions: ExtensionSession) -> tuple[Any | None, Diagnostic | None]:
     """The installed tracing add-on (the module reyn-otel's ``reyn.tracing`` entry point ``otel``
     names: ``configure_tracing`` and ``export_spans``), imported through the load's ``extensions``
-    only from reyn-otel's verified files (``extension_origin``), or None and why there is none.
+    only from reyn-otel's verified files (``extension_origin``), or None and the ``RC012`` saying why
+    there is none, its hint following the cause (not installed, refused by the lock, its files).
     Called only when tracing is on."""
+    from reyn_core.loading.diagnostics import Diagnostic
     from reyn_core.loading.extension_origin import ExtensionError
 
     try:
         return extensions.load(TRACING_GROUP, TRACING_ADDON, distribution=TRACING_DISTRIBUTION), None
     except ExtensionError as exc:
         if exc.missing:
-            return None, (
-                "[observability] tracing is on but no tracing add-on is installed: install the reyn-otel "
-                "distribution (pip install --find-links DIST reyn-otel, DIST being the wheelhouse of "
-                f"`make dist`); until then no spans are made ({exc})"
+            why = (
+                f"[observability] tracing is on but no tracing add-on is installed: {INSTALL_HINT}; until "
+                f"then no spans are made ({exc})"
             )
-        return None, (
-            f"[observability] tracing is on but the tracing add-on cannot be used ({exc}); until it is "
-            "fixed no spans are made"
-        )
+        else:
+            why = (
+                f"[observability] tracing is on but the tracing add-on cannot be used ({exc}); until it is "
+                "fixed no spans are made"
+            )
+        return None, Diagnostic.make("RC012", why, hint=exc.hint(INSTALL_HINT))
+
+
+INSTALL_HINT = (
+    "install the reyn-otel distribution (pip install --find-links DIST reyn-otel, DIST being the "
+    "wheelhouse of `make dist`)"
+)
+"""RC012's hint when reyn-otel is not installed."""
 
 
 __all__ = ["TRACING_ADDON", "TRACING_DISTRIBUTION", "TRACING_GROUP", "tracing_addon"]

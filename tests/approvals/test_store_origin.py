@@ -110,8 +110,8 @@ def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
     done = world.reyn("plugins", "lock")
     assert done.returncode == 0, done.stderr
     assert '[extensions."reyn.approval_stores:custom"]' in (world.root / "reyn.lock").read_text()
+    assert not marker.exists()  # locking recorded the store, it never imported it (review M2)
     world.profile.write_text(world.profile.read_text() + "\n[lock]\nenforce = true\n")
-    marker.unlink()
     envelope = _call(world)  # positive control: the store as locked holds the call
     assert envelope["error"]["kind"] == "approval_required", envelope
     assert marker.exists()
@@ -129,4 +129,5 @@ def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
     assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
     doctor = world.reyn("doctor", "--json")
     assert "RC011" in doctor.stdout and "file reyn_custom_store/store.py changed" in doctor.stdout
+    assert "the enforced lock refuses it" in doctor.stdout  # its hint follows the cause (review L5)
     assert not marker.exists()

@@ -29,7 +29,10 @@ from reyn_core.loading.step3_provenance.lock_audit import audit
 from reyn_core.loading.step3_provenance.lock_file import read_lock
 
 mode, profile = sys.argv[1], sys.argv[2]
-result = host.load(host.Profile.from_toml_text(profile))
+# as `reyn plugins lock` and `reyn plugins audit` load (extensions recorded, the backend imported only
+# to run the isolated plugin, and by an audit only as the enforced lock has it)
+review = {"lock": "lock", "lock-plugins-only": "lock", "audit": "audit"}.get(mode)
+result = host.load(host.Profile.from_toml_text(profile), review=review)
 out = {"extensions": [e.to_dict() for e in result.report.extensions]}
 if mode == "lock":
     host.write_lock("reyn.lock", host.lock_from_load(result))
@@ -41,6 +44,7 @@ else:
     [info] = [i for i in result.report.plugins if i.plugin_id == "loud"]
     out["status"] = info.status
     out["diagnostics"] = [[d.code, d.message] for d in result.report.diagnostics]
+    out["hints"] = {d.code: d.hint for d in result.report.diagnostics}
     out["imported"] = sorted(m for m in sys.modules if m.startswith(("reyn_iso_", "reyn_isolation")))
 print(json.dumps(out))
 """
@@ -88,15 +92,21 @@ def test_a_backend_whose_bytes_changed_since_locking_is_refused(
     assert [e["name"] for e in found["extensions"]] == ["process"]
     marker.unlink()
     _install_backend(mirror, "\n# reinstalled with other bytes\n")  # its RECORD agrees with them
-    rj012 = _refused(_child(mirror, site, "load", ENFORCED, cwd), marker)
+    refused = _child(mirror, site, "load", ENFORCED, cwd)
+    rj012 = _refused(refused, marker)
     assert "reyn-isolation 1.0 is not imported" in rj012 and "drifted from" in rj012
     assert "file reyn_isolation/step.py changed" in rj012
-    # plugins audit names the drift (it loads without enforcing, as `reyn plugins audit` does)
-    drift = _child(mirror, site, "audit", PROFILE, cwd)["drift"]
+    # review L5: the fix is the lock's, not installing what is installed
+    hint = refused["hints"]["RJ012"]
+    assert "the enforced lock refuses it" in hint and "pip install" not in hint
+    # plugins audit under the enforced lock names the drift, and never runs the backend to do so
+    drift = _child(mirror, site, "audit", ENFORCED, cwd)["drift"]
     assert {(d["kind"], d["plugin"], d["subject"]) for d in drift} == {
+        ("plugin_not_loaded", "loud", "plugin"),  # it needs the backend, which the enforced lock refuses
         ("digest_changed", "reyn.isolation:process", "extension"),
         ("file_changed", "reyn.isolation:process", "extension"),
     }
+    assert not marker.exists()
 
 
 def test_a_backend_the_lock_does_not_have_is_refused_until_relocked(
@@ -107,9 +117,12 @@ def test_a_backend_the_lock_does_not_have_is_refused_until_relocked(
     marker.unlink()
     rj012 = _refused(_child(mirror, site, "load", ENFORCED, cwd), marker)
     assert "it is not in" in rj012 and "run `reyn plugins lock`" in rj012
-    drift = _child(mirror, site, "audit", PROFILE, cwd)["drift"]
-    assert [(d["kind"], d["plugin"]) for d in drift] == [("extension_added", "reyn.isolation:process")]
-    marker.unlink()
+    drift = _child(mirror, site, "audit", ENFORCED, cwd)["drift"]
+    assert [(d["kind"], d["plugin"]) for d in drift] == [
+        ("plugin_not_loaded", "loud"),  # it needs the backend, which the enforced lock refuses
+        ("extension_added", "reyn.isolation:process"),
+    ]
+    assert not marker.exists()  # the audit recorded the backend the lock refuses, never imported it
     # positive control: relocked, the same backend loads
     _child(mirror, site, "lock", PROFILE, cwd)
     marker.unlink()

@@ -39,10 +39,13 @@ class ProfilePolicy:
     key_problem: str | None
     audit_log: JsonlAuditLog | None
     audit_problem: str | None
-    tracing_problem: str | None = None
+    tracing_problem: Diagnostic | None = None
+    """``RC012``: the profile turns tracing on and no tracing add-on can make spans."""
 
     @classmethod
-    def apply(cls, profile: Profile, *, tracing_addon: Callable[[], tuple[Any, str | None]]) -> ProfilePolicy:
+    def apply(
+        cls, profile: Profile, *, tracing_addon: Callable[[], tuple[Any, Diagnostic | None]]
+    ) -> ProfilePolicy:
         """Read the profile's call policy once, open its audit log once and turn spans on or off
         (through ``tracing_addon()``: the installed add-on, or why there is none)."""
         needs_key = bool(profile.audit.log) or bool(profile.observability.tracing)
@@ -68,7 +71,7 @@ class ProfilePolicy:
                 )
             )
         if self.tracing_problem is not None:
-            found.append(Diagnostic.make("RC012", self.tracing_problem))
+            found.append(self.tracing_problem)
         return found
 
 
@@ -166,8 +169,8 @@ def _hash_key() -> tuple[bytes | None, str | None]:
 
 
 def _apply_observability(
-    profile: Profile, key: bytes | None, tracing_addon: Callable[[], tuple[Any, str | None]]
-) -> str | None:
+    profile: Profile, key: bytes | None, tracing_addon: Callable[[], tuple[Any, Diagnostic | None]]
+) -> Diagnostic | None:
     """``[observability]``: turn spans on or off as the profile says (unset: leave them alone),
     through the tracing add-on (``reyn.tracing`` entry point); returns why tracing that is on cannot
     be (no add-on installed, a broken one, or one whose ``configure_tracing`` raised or answered
@@ -181,10 +184,10 @@ def _apply_observability(
     from reyn_core.observation import observe_with
 
     # looked up only when tracing is on: an add-on is never imported to be told to stay off
-    addon, problem = tracing_addon() if config.tracing else (None, None)
+    addon, refusal = tracing_addon() if config.tracing else (None, None)
     if addon is None:
         observe_with(None)  # off, as asked, or as it must be without an add-on
-        return problem if config.tracing else None
+        return refusal if config.tracing else None
     try:
         on = addon.configure_tracing(
             config.tracing,
@@ -201,9 +204,12 @@ def _apply_observability(
     observe_with(None)  # never half set up: off, which is what a profile turning tracing off asked
     if not config.tracing:
         return None
-    return (
+    return Diagnostic.make(
+        "RC012",
         f"[observability] tracing is on but the tracing add-on cannot be used ({problem}); "
-        "until it is fixed no spans are made"
+        "until it is fixed no spans are made",
+        hint="the installed add-on is broken or incomplete (the message says how): reinstall reyn-otel "
+        "with its dependencies (opentelemetry-api, opentelemetry-sdk)",
     )
 
 

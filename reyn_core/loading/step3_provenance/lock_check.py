@@ -80,11 +80,11 @@ def check_lock_tools(session: LoadSession, p: PluginState) -> None:
         p.tools.clear()
 
 
-def extension_pin(session: LoadSession) -> Callable[[ProvenanceRecord], str | None] | None:
-    """What each extension of the load is checked against before it is imported: under
-    ``[lock] enforce``, its ``[extensions."<group>:<name>"]`` entry (None when the lock is not
-    enforced); an ``extension_origin.Pin``."""
-    if not session.profile.lock.enforce:
+def extension_pin(session: LoadSession, *, enforce: bool) -> Callable[[ProvenanceRecord], str | None] | None:
+    """What each extension of the load is checked against before it is imported: when ``enforce``
+    (the profile's ``[lock] enforce``), its ``[extensions."<group>:<name>"]`` entry (None when the
+    lock is not enforced); an ``extension_origin.Pin``."""
+    if not enforce:
         return None
 
     def pin(record: ProvenanceRecord) -> str | None:

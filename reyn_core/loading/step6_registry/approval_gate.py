@@ -83,7 +83,8 @@ def open_store(
     backend: str, settings: Mapping[str, Any], base: Path, extensions: ExtensionSession
 ) -> ApprovalStore:
     """The store of the ``backend`` entry point, looked up through the load's ``extensions``
-    (``OSError`` / ``ValueError`` saying why not: not installed, its files, or the enforced lock)."""
+    (``OSError`` / ``ValueError`` saying why not; ``ExtensionError`` when it is installed but refused:
+    its files, or the enforced lock)."""
     from reyn_core.approvals import ApprovalStore
     from reyn_core.loading.extension_origin import ExtensionError
 
@@ -95,7 +96,7 @@ def open_store(
                 f"no installed distribution provides the approval store {backend!r} ({exc}); install it, "
                 'or set [approvals] backend = "sqlite"'
             ) from None
-        raise OSError(str(exc)) from None
+        raise  # refused: its hint follows why (RC011)
     store = factory(settings, base)
     if not isinstance(store, ApprovalStore):
         raise OSError(f"approval store {backend!r} returned a {type(store).__name__}, not an ApprovalStore")
@@ -142,6 +143,7 @@ def approval_gate(
         return argument_hash(value, key=key)
 
     from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.extension_origin import refusal_hint
 
     diags: list[Diagnostic] = []
     store: ApprovalStore
@@ -153,7 +155,7 @@ def approval_gate(
         except Exception as exc:  # fail closed: a store that refuses everything, and an error
             problem = f"[approvals] backend {config.backend!r} cannot be used: {exc}"
             store = UnusableStore(config.backend, problem)
-            diags.append(Diagnostic.make("RC011", problem, severity="error"))
+            diags.append(Diagnostic.make("RC011", problem, severity="error", hint=refusal_hint(exc, "RC011")))
     policy = ApprovalPolicy(
         rules=tuple(_rule(c) for c in config.rules), ttl_s=config.ttl_s, store=store.location
     )
