@@ -10,25 +10,10 @@ import time
 from typing import Any
 
 import pytest
-
-from reyn_core.host import ApprovalRecord
+from approval_records import pending_record
 
 pytest.importorskip("psycopg")
 from reyn_approvals_postgres.store import ApprovalStoreUnavailable, PostgresApprovalStore
-
-
-def _record(key: str = "k1", session: str | None = None) -> ApprovalRecord:
-    now = time.time()
-    return ApprovalRecord(
-        id=f"apr-{key}",
-        key=key,
-        components={"tool": "t"},
-        status="pending",
-        created_at=now,
-        expires_at=now + 600,
-        approvers=("operator",),
-        session=session,
-    )
 
 
 def _waiting_on_advisory_lock(server: Any) -> bool:
@@ -49,7 +34,7 @@ def test_a_call_waiting_for_a_held_connection_is_refused_unavailable(postgres_se
     blocker.execute("BEGIN")
     blocker.execute("SELECT pg_advisory_xact_lock(hashtextextended('k1', 0))")
     done: list[Any] = []
-    first = threading.Thread(target=lambda: done.append(store.open_request(_record("k1"))))
+    first = threading.Thread(target=lambda: done.append(store.open_request(pending_record("k1"))))
     first.start()
     deadline = time.monotonic() + 30
     while not _waiting_on_advisory_lock(postgres_server):
@@ -78,7 +63,7 @@ def test_a_role_with_dml_rights_alone_uses_the_owners_table(postgres_server):
         conn.execute(f'GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"')
     dsn = f"postgresql://{role}:dml-pw@127.0.0.1:{postgres_server.port}/postgres?options=-csearch_path%3D{schema}"
     store = PostgresApprovalStore(dsn)
-    opened = store.open_request(_record("k2"))
+    opened = store.open_request(pending_record("k2"))
     assert store.get(opened.id) is not None and [r.id for r in store.list()] == [opened.id]
     store.disconnect()
     # the control: the same role cannot create anything there, so no DDL ran on its connect

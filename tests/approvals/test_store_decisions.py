@@ -14,23 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from approval_records import pending_record
 
 from reyn_core.approvals import SqliteApprovalStore
-from reyn_core.host import ApprovalRecord
-
-
-def _pending(session: str | None = "s1") -> ApprovalRecord:
-    now = time.time()
-    return ApprovalRecord(
-        id="apr-decide",
-        key="k1",
-        components={"tool": "t"},
-        status="pending",
-        created_at=now,
-        expires_at=now + 600,
-        approvers=("operator",),
-        session=session,
-    )
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -61,7 +47,7 @@ NOT_DECISIONS = [
 def test_a_record_that_is_not_a_decision_is_refused_and_the_request_stays_pending(
     store: Any, change: dict[str, Any], words: str
 ) -> None:
-    pending = store.open_request(_pending())
+    pending = store.open_request(pending_record("decide", session="s1"))
     decision = {"decided_by": "ops", "decided_at": time.time(), "reason": None, **change}
     with pytest.raises(ValueError, match=words):
         store.decide(replace(pending, **decision))
@@ -72,7 +58,7 @@ def test_a_record_that_is_not_a_decision_is_refused_and_the_request_stays_pendin
 
 
 def test_scoped_from_no_session_is_refused_and_scoped_from_its_session_is_written(store: Any) -> None:
-    orphan = store.open_request(_pending(session=None))
+    orphan = store.open_request(pending_record("orphan"))
     scoped = {
         "status": "approved",
         "decided_by": "ops",
@@ -83,6 +69,6 @@ def test_scoped_from_no_session_is_refused_and_scoped_from_its_session_is_writte
     with pytest.raises(ValueError, match="from a session"):
         store.decide(replace(orphan, **scoped))
     assert store.get(orphan.id).status == "pending"
-    other = store.open_request(replace(_pending(), id="apr-scoped", key="k2"))
+    other = store.open_request(pending_record("scoped", session="s1"))
     decided = store.decide(replace(other, **scoped))
     assert decided is not None and decided.scope == "session"
