@@ -55,12 +55,17 @@ LOAD_SCRIPT = textwrap.dedent("""
 @pytest.fixture
 def world(kit: Any, make_venv: Any, tmp_path: Path) -> tuple[Any, Path]:
     """A venv with reyn-core and the notes plugin (from a wheel), and a project folder enabling it."""
+    return _notes_world(kit, make_venv, tmp_path, NOTES_PLUGIN)
+
+
+def _notes_world(kit: Any, make_venv: Any, tmp_path: Path, source: str) -> tuple[Any, Path]:
+    """The notes plugin with ``source`` as its module, installed from a wheel, and a project enabling it."""
     project = kit.write_project(
         tmp_path / "notes",
         name="reyn-notes",
         package="reyn_notes",
         plugin_id="notes",
-        files={"plugin.py": NOTES_PLUGIN},
+        files={"plugin.py": source},
         dependencies=("reyn-core",),
     )
     wheel = kit.build_wheel(project, tmp_path / "dist")
@@ -217,19 +222,7 @@ MARKING_PLUGIN = NOTES_PLUGIN.replace(
 @pytest.fixture
 def marking_world(kit: Any, make_venv: Any, tmp_path: Path, marker: Path) -> tuple[Any, Path]:
     """The notes plugin, writing ``marker`` when imported, locked, then under ``[lock] enforce``."""
-    project = kit.write_project(
-        tmp_path / "notes",
-        name="reyn-notes",
-        package="reyn_notes",
-        plugin_id="notes",
-        files={"plugin.py": MARKING_PLUGIN},
-        dependencies=("reyn-core",),
-    )
-    venv = make_venv("marking")
-    venv.install("reyn-core", str(kit.build_wheel(project, tmp_path / "dist")))
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n')
+    venv, work = _notes_world(kit, make_venv, tmp_path, MARKING_PLUGIN)
     assert _marked(venv, work, marker, "plugins", "lock").returncode == 0
     marker.unlink()  # locking imported it: `reyn plugins lock` is the review-and-accept step
     (work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n\n[lock]\nenforce = true\n')
