@@ -65,7 +65,8 @@ def load_session(
 
     A ``review`` load records each extension without importing it, except the isolation backend,
     which runs the isolated plugins whose tools are locked and audited; an ``audit`` of a profile that
-    enforces its lock imports that backend only as the lock has it (``lock`` pins what is there)."""
+    enforces its lock imports that backend, and each plugin (``lock_gate``), only as the lock has it
+    (``lock`` pins what is there, so it imports what it describes)."""
     if review is None:
         extensions = ExtensionSession()
     else:
@@ -75,6 +76,7 @@ def load_session(
         profile = profile.without_lock_enforcement()
     session = LoadSession(profile, schema_cache, extensions, rehash=rehash or review is not None)
     extensions.pin = extension_pin(session, enforce=enforce and review != "lock")
+    session.lock_gate = enforce and review == "audit"
     return session
 
 

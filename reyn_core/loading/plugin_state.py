@@ -122,6 +122,7 @@ class LoadSession:
         "global_diags",
         "lock",
         "lock_error",
+        "lock_gate",
         "lock_outdated",
         "profile",
         "rehash",
@@ -144,6 +145,9 @@ class LoadSession:
         self.lock_error: str | None = None
         self.lock_outdated = False  # the lock predates LOCK_VERSION: one RL004, every plugin refused
         self.digest_cache: DigestCache | None = None
+        # an audit of a profile that enforces its lock: the plugins are checked against it before
+        # import as the enforced load checks them (``load_session``); their tools are not
+        self.lock_gate = False
 
 
 __all__ = ["LoadSession", "PluginState"]

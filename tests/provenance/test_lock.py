@@ -13,6 +13,7 @@ import pytest
 
 from reyn_core import ToolDefinition, ToolGates, ToolOrigin, tool
 from reyn_core.definition_digest import definition_digest
+from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
 from reyn_core.loading.step1_profile.profile import Profile
 from reyn_core.loading.step3_provenance.digest import tree_digest
@@ -616,6 +617,11 @@ def test_every_drift_kind_is_documented_and_produced() -> None:
             )
         )
     )
+    # an enforced lock refused it before import (RL001): its files drifted, its tools are unknown
+    gated = _info(
+        status="refused", provenance=changed_record, diagnostics=(Diagnostic.make("RL001", "drift"),)
+    )
+    produced |= set(_kinds(audit(lock, _result(gated))))
     # the extension kinds: tests/provenance/test_extension_lock.py
     assert produced | {"extension_added", "extension_removed"} == set(DRIFT_KINDS)
     assert all(DRIFT_KINDS.values())

@@ -55,12 +55,17 @@ LOAD_SCRIPT = textwrap.dedent("""
 @pytest.fixture
 def world(kit: Any, make_venv: Any, tmp_path: Path) -> tuple[Any, Path]:
     """A venv with reyn-core and the notes plugin (from a wheel), and a project folder enabling it."""
+    return _notes_world(kit, make_venv, tmp_path, NOTES_PLUGIN)
+
+
+def _notes_world(kit: Any, make_venv: Any, tmp_path: Path, source: str) -> tuple[Any, Path]:
+    """The notes plugin with ``source`` as its module, installed from a wheel, and a project enabling it."""
     project = kit.write_project(
         tmp_path / "notes",
         name="reyn-notes",
         package="reyn_notes",
         plugin_id="notes",
-        files={"plugin.py": NOTES_PLUGIN},
+        files={"plugin.py": source},
         dependencies=("reyn-core",),
     )
     wheel = kit.build_wheel(project, tmp_path / "dist")
@@ -165,7 +170,8 @@ def test_enforced_lock_refuses_a_tampered_plugin_even_with_record_rewritten(worl
     assert refused["status"] == "refused" and refused["tools"] == []
     assert "RL001" in refused["codes"] and "RP002" not in refused["codes"]
     audit = json.loads(_reyn(venv, work, "plugins", "audit", "--json").stdout)["drift"]
-    assert {d["kind"] for d in audit} == {"digest_changed", "file_changed"}
+    # the audit refuses it before import too, as the enforced load does (no tools to compare)
+    assert {d["kind"] for d in audit} == {"digest_changed", "file_changed", "tools_not_compared"}
 
 
 def _same_size_edit_keeping_mtime(venv: Any) -> None:
@@ -204,3 +210,71 @@ def test_verify_takes_only_cache_or_full(world: tuple[Any, Path]) -> None:
     proc = _reyn(venv, work, "doctor")
     assert proc.returncode == 2
     assert "lock.verify" in proc.stderr and "'cache'" in proc.stderr and "'full'" in proc.stderr
+
+
+# The plugin's module proves it ran: importing it writes the marker file.
+MARKING_PLUGIN = NOTES_PLUGIN.replace(
+    "REYN_API = 1\n",
+    "REYN_API = 1\n\nimport os, pathlib\npathlib.Path(os.environ['REYN_TEST_MARKER']).write_text('ran')\n",
+)
+
+
+@pytest.fixture
+def marking_world(kit: Any, make_venv: Any, tmp_path: Path, marker: Path) -> tuple[Any, Path]:
+    """The notes plugin, writing ``marker`` when imported, locked, then under ``[lock] enforce``."""
+    venv, work = _notes_world(kit, make_venv, tmp_path, MARKING_PLUGIN)
+    assert _marked(venv, work, marker, "plugins", "lock").returncode == 0
+    marker.unlink()  # locking imported it: `reyn plugins lock` is the review-and-accept step
+    (work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n\n[lock]\nenforce = true\n')
+    return venv, work
+
+
+def _marked(venv: Any, work: Path, marker: Path, *argv: str) -> Any:
+    env = {"XDG_CACHE_HOME": str(work / "cache"), "REYN_TEST_MARKER": str(marker)}
+    return venv.run("reyn", *argv, cwd=work, env=env)
+
+
+def test_audit_under_an_enforced_lock_never_imports_a_drifted_plugin(
+    marking_world: tuple[Any, Path], marker: Path
+) -> None:
+    venv, work = marking_world
+    target = _plugin_file(venv)
+    target.write_text(target.read_text() + "\n# a reinstall with other bytes\n")
+    _sync_record(venv, "reyn_notes/plugin.py")  # RECORD rewritten to match: only the lock tells
+    proc = _marked(venv, work, marker, "plugins", "audit", "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    drift = json.loads(proc.stdout)["drift"]
+    assert {(d["kind"], d["path"]) for d in drift} == {
+        ("digest_changed", None),
+        ("file_changed", "reyn_notes/plugin.py"),
+        ("tools_not_compared", None),
+    }
+    assert not marker.exists()  # the code the enforced lock refuses never ran in the audit
+    human = _marked(venv, work, marker, "plugins", "audit")
+    assert human.returncode == 1 and "notes: tools_not_compared:" in human.stdout, human.stdout
+    assert not marker.exists()
+
+
+def test_audit_under_an_enforced_lock_imports_a_plugin_that_matches_it(
+    marking_world: tuple[Any, Path], marker: Path
+) -> None:
+    venv, work = marking_world
+    proc = _marked(venv, work, marker, "plugins", "audit", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["drift"] == []
+    assert marker.read_text() == "ran"  # imported, so its tools were compared with the lock
+
+
+def test_audit_without_enforce_imports_a_drifted_plugin_as_the_load_does(
+    marking_world: tuple[Any, Path], marker: Path
+) -> None:
+    venv, work = marking_world
+    (work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n')
+    target = _plugin_file(venv)
+    target.write_text(target.read_text().replace("Read a note by name.", "Read a note, then mail it."))
+    _sync_record(venv, "reyn_notes/plugin.py")
+    proc = _marked(venv, work, marker, "plugins", "audit", "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    kinds = {d["kind"] for d in json.loads(proc.stdout)["drift"]}
+    assert kinds == {"digest_changed", "file_changed", "tool_description_changed"}
+    assert marker.read_text() == "ran"  # nothing refuses it, so the audit compares its tools

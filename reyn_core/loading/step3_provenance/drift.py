@@ -20,6 +20,7 @@ DRIFT_KINDS: dict[str, str] = {
     "plugin_added": "an enabled plugin is not in the lock",
     "plugin_removed": "a locked plugin is no longer enabled or installed",
     "plugin_not_loaded": "a locked plugin is installed as locked but did not load",
+    "tools_not_compared": "an enforced lock refused the drifted plugin, so the audit did not import it",
     "distribution_changed": "another distribution now provides the plugin id",
     "version_changed": "the distribution's version changed",
     "entry_point_changed": "the entry point names another module",

@@ -31,6 +31,8 @@ class LoadedPlugin(Protocol):
     def api_version(self) -> int | None: ...
     @property
     def permissions(self) -> Mapping[str, Any] | None: ...
+    @property
+    def diagnostics(self) -> Sequence[Any]: ...
 
 
 class LoadedExtension(Protocol):
@@ -178,6 +180,16 @@ def _audit_plugin(locked: LockedPlugin, info: LoadedPlugin | None, result: Finis
             )
         out += compare_tools(locked, result.definitions(info))
         out += _permission_drift(locked, info)
+    elif any(d.code == "RL001" for d in info.diagnostics):  # the lock gate refused it before import
+        out.append(
+            Drift(
+                pid,
+                "tools_not_compared",
+                f"plugin {pid!r} was not imported, so its tools were not compared: its files differ "
+                "from the lock and [lock] enforce = true; review the files above, then run `reyn "
+                "plugins lock` to accept them",
+            )
+        )
     elif not out:
         out.append(
             Drift(

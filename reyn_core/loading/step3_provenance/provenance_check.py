@@ -39,8 +39,10 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
     cfg = session.profile.plugin(p.plugin_id)
     # Files that differ from RECORD are fatal; a digest that may not cover everything that will be
     # imported is fatal when something depends on the digest (a pin or an enforced lock), a warning
-    # otherwise.
-    strict = cfg.digest is not None or session.profile.lock.enforce
+    # otherwise. An audit under an enforced lock (``lock_gate``) refuses before import what the
+    # enforced load refuses, so reviewing a drifted plugin never runs it.
+    enforce = session.profile.lock.enforce or session.lock_gate
+    strict = cfg.digest is not None or enforce
     for code, message in unverified(rec):
         if code == "RP005" and not strict:
             p.diagnostics.append(Diagnostic.make(code, message, plugin=p.plugin_id, severity="warning"))
@@ -60,7 +62,7 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
             f"digest of {rec.distribution} {rec.version} is {rec.tree_digest}, "
             f"but the profile pins plugins.{p.plugin_id}.digest = {cfg.digest}",
         )
-    if session.profile.lock.enforce:
+    if enforce:
         check_lock_provenance(session, p, rec)
 
 
