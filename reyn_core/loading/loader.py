@@ -67,6 +67,8 @@ def load_session(
     which runs the isolated plugins whose tools are locked and audited; an ``audit`` of a profile that
     enforces its lock imports that backend, and each plugin (``lock_gate``), only as the lock has it
     (``lock`` pins what is there, so it imports what it describes)."""
+    if review not in (None, "lock", "audit"):  # a typo must not turn a review into a gateless load
+        raise ValueError(f"review is 'lock', 'audit' or None, not {review!r}")
     if review is None:
         extensions = ExtensionSession()
     else:

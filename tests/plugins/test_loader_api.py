@@ -169,3 +169,17 @@ def test_tools_include_exclude_are_applied_once_by_the_loader_not_again_by_the_g
     assert policy.include is None and policy.exclude == frozenset()
     phase = reyn_core.host.render_phase(result.registry, ToolContext(), allowed_ops=["example"])
     assert sorted(op.kind for op in phase.ops) == kept
+
+
+@pytest.mark.parametrize("review", ["Audit", "audit ", "check"])
+def test_an_unknown_review_mode_is_refused_before_anything_loads(review):
+    # a review load turns off the lock's enforcement for plugins and gates them itself (audit); a
+    # misspelt mode must not become a review without the gate
+    with pytest.raises(ValueError, match=r"review is 'lock', 'audit' or None"):
+        load(Profile(), review=review)
+
+
+@pytest.mark.parametrize("review", [None, "lock", "audit"])
+def test_the_known_review_modes_load(review):
+    registry = load(Profile(), host_tools=[host_ping], review=review).registry
+    assert [t.name for t in registry.tools()] == ["host_ping"]
