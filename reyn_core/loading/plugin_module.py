@@ -252,7 +252,8 @@ def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
 
 
 async def _finished(work: Any, name: str) -> Any:
-    """``work`` awaited, its result as JSON data; failures as ``PluginModule.call`` raises them."""
+    """``work`` awaited, its result as JSON data; failures as ``WorkerPlugin.run_decided_call``
+    raises them."""
     from reyn_core.dispatch.runner import handler_exit
     from reyn_core.jsondata import to_jsonable
 
