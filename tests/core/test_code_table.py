@@ -47,23 +47,44 @@ def test_a_well_formed_table_parses_in_file_order_with_its_variants() -> None:
 @pytest.mark.parametrize(
     ("bad", "says"),
     [
-        (GOOD.replace('severity = "info"', 'severity = "fatal"'), "t.toml: RZ002: severity 'fatal' is not one of"),
+        (
+            GOOD.replace('severity = "info"', 'severity = "fatal"'),
+            "t.toml: RZ002: severity 'fatal' is not one of",
+        ),
         (GOOD.replace('hint = "none"', 'hint = "  "'), "t.toml: RZ002: 'hint' must be a non-empty string"),
         (GOOD.replace('hint = "none"\n', ""), "t.toml: RZ002: 'hint' must be a non-empty string, got None"),
         (GOOD.replace('title = "another"', "title = 3"), "t.toml: RZ002: 'title' must be a non-empty string"),
-        (GOOD.replace('hint = "none"', 'hint = "none"\nhnit = "x"'), r"t.toml: RZ002: unknown keys \['hnit'\]"),
+        (
+            GOOD.replace('hint = "none"', 'hint = "none"\nhnit = "x"'),
+            r"t.toml: RZ002: unknown keys \['hnit'\]",
+        ),
         (GOOD.replace("[RZ002]", "[rz002]"), "t.toml: rz002: not a code"),
-        (GOOD.replace('severity = "warning"', 'severity = "error"'), "RZ001: also #1: severity 'error' is already"),
-        (GOOD.replace('example = "`a milder', 'hnt = "x"\nexample = "`a milder'), r"RZ001: also #1: unknown keys"),
+        (
+            GOOD.replace('severity = "warning"', 'severity = "error"'),
+            "RZ001: also #1: severity 'error' is already",
+        ),
+        (
+            GOOD.replace('example = "`a milder', 'hnt = "x"\nexample = "`a milder'),
+            r"RZ001: also #1: unknown keys",
+        ),
         (GOOD.replace("[[RZ001.also]]", "[RZ001.also]"), r"RZ001: 'also' must be an array of tables"),
         ('RZ003 = "x"', "t.toml: RZ003: must be a table"),
         (GOOD + "\n[RZ002]\n", "t.toml: invalid TOML"),
     ],
     ids=[
-        "bad-severity", "blank-hint", "missing-hint", "title-not-text", "unknown-key", "not-a-code",
-        "variant-repeats-severity", "variant-unknown-key", "also-not-array", "entry-not-table", "duplicate",
+        "bad-severity",
+        "blank-hint",
+        "missing-hint",
+        "title-not-text",
+        "unknown-key",
+        "not-a-code",
+        "variant-repeats-severity",
+        "variant-unknown-key",
+        "also-not-array",
+        "entry-not-table",
+        "duplicate",
     ],
-)  # fmt: skip
+)
 def test_a_bad_entry_is_an_error_naming_the_code(bad: str, says: str) -> None:
     with pytest.raises(CodeTableError, match=says):
         parse_code_table(bad, "t.toml")
