@@ -86,7 +86,7 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 
-# The code tables of docs/diagnostics.md, written from the code data (reyn_core/loading/codes.toml,
+# The code tables of docs/diagnostics.md, written from the code data (reyn_core/codes.toml,
 # reyn_isolation/codes.toml); tests/docs/test_code_tables.py fails while the page differs.
 docs-codes: $(STAMP)
 	$(BIN)/python tests/docs/code_tables.py

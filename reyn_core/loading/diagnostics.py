@@ -1,6 +1,6 @@
 """Diagnostics: what went wrong while finding, checking, loading or registering plugins and tools.
 
-Every diagnostic has a stable ``code`` (described once, in ``codes.toml``: ``CODES`` reads it, and
+Every diagnostic has a stable ``code`` (described once, in reyn_core/codes.toml: ``CODES`` reads it, and
 the tables of docs/diagnostics.md are written from it), a severity, the plugin and tool concerned, a
 message saying what was wrong, and a hint saying how to fix it. Code families:
 
@@ -15,11 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reyn_core.loading.code_table import CodeInfo, CodeTable, Severity
-
-CODES: CodeTable = CodeTable("reyn_core.loading", "codes.toml")
-"""Every code the core reports, mapped to its ``CodeInfo``: the data of ``codes.toml`` in this
-package (the one source of docs/diagnostics.md's code tables too), read on the first lookup."""
+from reyn_core.code_table import CODES, CodeInfo, Severity
 
 
 @dataclass(frozen=True, slots=True)

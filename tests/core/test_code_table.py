@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from reyn_core.loading.code_table import CodeTable, CodeTableError, parse_code_table
+from reyn_core.code_table import CodeTable, CodeTableError, parse_code_table
 
 GOOD = """
 [RZ001]
@@ -91,8 +91,8 @@ def test_a_bad_entry_is_an_error_naming_the_code(bad: str, says: str) -> None:
 
 
 def test_the_shipped_tables_are_read_once_on_first_use() -> None:
-    table = CodeTable("reyn_core.loading", "codes.toml")
-    assert not table.loaded and repr(table) == "CodeTable('reyn_core.loading/codes.toml')"
+    table = CodeTable("reyn_core", "codes.toml")
+    assert not table.loaded and repr(table) == "CodeTable('reyn_core/codes.toml')"
     assert table["RD001"].severity == "error" and table.loaded
     assert table._table() is table._table()  # parsed once
     with pytest.raises(KeyError):

@@ -1,5 +1,5 @@
 """Writes the code tables of docs/diagnostics.md from the code data: reyn-core's
-``reyn_core/loading/codes.toml`` and reyn-isolation's ``reyn_isolation/codes.toml``, read through
+``reyn_core/codes.toml`` and reyn-isolation's ``reyn_isolation/codes.toml``, read through
 ``CodeTable`` (so the page shows exactly what ``Diagnostic.make`` uses, checked the same way).
 
 Each table sits between ``<!-- code table XX: … -->`` and ``<!-- end of code table -->``, XX a code

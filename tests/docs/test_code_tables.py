@@ -1,5 +1,5 @@
 """docs/diagnostics.md's code tables are what the code data says (issue 24, each rule once): the
-page is written from reyn_core/loading/codes.toml and reyn_isolation/codes.toml by
+page is written from reyn_core/codes.toml and reyn_isolation/codes.toml by
 tests/docs/code_tables.py (``make docs-codes``), and a table edited by hand fails here."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_the_code_tables_are_what_the_data_writes() -> None:
     page = code_tables.PAGE.read_text(encoding="utf-8")
     written = code_tables.render(page, code_tables.code_data())
     assert page == written, (
-        "docs/diagnostics.md's code tables differ from the code data (edit reyn_core/loading/codes.toml "
+        "docs/diagnostics.md's code tables differ from the code data (edit reyn_core/codes.toml "
         f"or reyn_isolation/codes.toml, not the tables), then run: {code_tables.REGENERATE}\n"
         + _drift(page, written)
     )

@@ -1,4 +1,4 @@
-"""Every diagnostic code is defined once (reyn_core/loading/codes.toml, from which docs/diagnostics.md's
+"""Every diagnostic code is defined once (reyn_core/codes.toml, from which docs/diagnostics.md's
 tables are written: tests/docs/test_code_tables.py), and used codes exist."""
 
 from __future__ import annotations

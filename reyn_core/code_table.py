@@ -1,5 +1,5 @@
 """A table of diagnostic codes, kept as data: a TOML file shipped in a package (the core's is
-``reyn_core/loading/codes.toml``, which describes its keys), read and checked on first use.
+``reyn_core/codes.toml``, which describes its keys), read and checked on first use.
 
 The same file is the one source of what ``Diagnostic.make`` fills in (severity, hint) and of the code
 tables of docs/diagnostics.md (``make docs-codes`` writes them from it). Reading it is lazy: building a
@@ -158,7 +158,14 @@ class CodeTable(Mapping[str, CodeInfo]):
         return f"CodeTable({self.source!r})"
 
 
+CODES = CodeTable("reyn_core", "codes.toml")
+"""Every code the core reports, mapped to its ``CodeInfo`` (public as
+``reyn_core.host.DIAGNOSTIC_CODES``): what ``Diagnostic.make`` and a ``ToolRegistrationError`` without
+a hint of its own take their defaults from, and what docs/diagnostics.md's code tables are written from."""
+
+
 __all__ = [
+    "CODES",
     "CODE_PATTERN",
     "SEVERITIES",
     "CodeInfo",
