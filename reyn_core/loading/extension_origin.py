@@ -265,8 +265,7 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
 def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> tuple[ExtensionOrigin, Any]:
     from reyn_core.errors import PluginLoadError, describe_exception
     from reyn_core.loading.step3_provenance.record import provenance_for, unverified
-    from reyn_core.loading.step4_import.import_origin import import_origin_problem
-    from reyn_core.loading.step4_import.importing import import_verified
+    from reyn_core.loading.step4_import.import_origin import import_origin_problem, import_verified
 
     who = f"{claim.distribution} {claim.version}"
 
