@@ -49,7 +49,6 @@ HOST_API = {
     "ApprovalStore",
     "ApprovalStoreFactory",
     "BatchCall",
-    "SqliteApprovalStore",
     "ToolApprovalRequired",
     "ToolNotRun",
     "decide_pending_on_terminal",

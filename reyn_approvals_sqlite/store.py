@@ -1,6 +1,7 @@
-"""``SqliteApprovalStore``: the default approval store, one SQLite file (standard library).
+"""``SqliteApprovalStore``: the default approval store, one SQLite file (standard library), kept to
+the store contract ``reyn_core.host.ApprovalStore``.
 
-Every method opens its own connection and runs one ``BEGIN IMMEDIATE`` transaction, so several
+Every method runs one ``BEGIN IMMEDIATE`` transaction on the process's connection, so several
 processes (an agent, ``reyn approvals approve`` in a terminal, a second agent) share the file
 safely: SQLite serialises writers, and ``consume`` is a single conditional ``UPDATE`` whose row
 count says whether this caller took the use. The file is created ``0600``, and a file (or WAL)
@@ -18,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import ApprovalRecord, Status
+from reyn_core.host import ApprovalRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (
@@ -179,7 +180,7 @@ class SqliteApprovalStore:
                 == 1
             )
 
-    def close(self, approval_id: str, status: Status, reason: str, now: float) -> bool:
+    def close(self, approval_id: str, status: str, reason: str, now: float) -> bool:
         if status not in ("expired", "voided"):
             raise ValueError(f"close() moves a request to expired or voided, not {status!r}")
         with self._transaction() as db:
@@ -215,7 +216,7 @@ class SqliteApprovalStore:
                 )
         return [ApprovalRecord.from_row(r) for r in rows]
 
-    def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
+    def list(self, statuses: Sequence[str] | None = None) -> Sequence[ApprovalRecord]:
         with self._transaction(write=False) as db:
             if statuses:
                 marks = ", ".join("?" for _ in statuses)
