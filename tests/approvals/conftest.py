@@ -53,7 +53,7 @@ enable = ["{pid}"]
 log = "audit.jsonl"
 
 [approvals]
-settings = { file = "approvals.sqlite" }
+settings.file = "approvals.sqlite"
 ttl_s = {ttl}
 
 [[approvals.rules]]

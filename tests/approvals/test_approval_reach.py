@@ -43,7 +43,7 @@ def isolated_file_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated
         '[plugins]\nenable = ["file"]\n[plugins.file]\nisolation = "process"\n'
         f'[plugins.file.grants]\nread = ["{ws}"]\nwrite = ["{ws / "out"}"]\n'
         '[plugins.file.settings]\nread_roots = ["."]\nwrite_roots = ["out"]\n'
-        '[approvals]\nsettings = { file = "approvals.sqlite" }\n[[approvals.rules]]\ntools = ["write_file"]\n'
+        '[approvals]\nsettings.file = "approvals.sqlite"\n[[approvals.rules]]\ntools = ["write_file"]\n'
     )
     monkeypatch.setenv("REYN_PROFILE_FILE", str(profile))
     return ws
@@ -93,7 +93,7 @@ def test_a_write_root_over_the_approval_store_refuses_the_plugin(isolated_file_p
     ws = isolated_file_pack
     profile = Path(os.environ["REYN_PROFILE_FILE"])
     profile.write_text(
-        profile.read_text().replace('settings = { file = "approvals.sqlite" }', f'settings = {{ file = "{ws / "out" / "a.sqlite"}" }}')
+        profile.read_text().replace('settings.file = "approvals.sqlite"', f'settings.file = "{ws / "out" / "a.sqlite"}"')
     )
     result = load(load_profile())
     found = [d.render() for d in result.report.diagnostics if d.code == "RJ011"]
