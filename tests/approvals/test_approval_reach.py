@@ -92,9 +92,8 @@ def test_a_write_root_over_the_approval_store_refuses_the_plugin(isolated_file_p
     # positive control: test_an_isolated_plugin_shows_its_sandbox_and_grants_on_every_view.
     ws = isolated_file_pack
     profile = Path(os.environ["REYN_PROFILE_FILE"])
-    profile.write_text(
-        profile.read_text().replace('settings.file = "approvals.sqlite"', f'settings.file = "{ws / "out" / "a.sqlite"}"')
-    )
+    store = ws / "out" / "a.sqlite"
+    profile.write_text(profile.read_text().replace('file = "approvals.sqlite"', f'file = "{store}"'))
     result = load(load_profile())
     found = [d.render() for d in result.report.diagnostics if d.code == "RJ011"]
     assert found and "the host's approval store" in found[0], [d.render() for d in result.report.diagnostics]

@@ -47,14 +47,14 @@ def _without_sqlite(world: Any, mirror: Path, *args: str) -> subprocess.Complete
     )
 
 
-def test_without_the_sqlite_store_a_held_call_is_refused_with_how_to_install_it(world: Any, mirror: Path) -> None:
-    probe = subprocess.run(
-        [sys.executable, "-S", "-c", f"import site; site.addsitedir({str(mirror)!r}); import reyn_approvals_sqlite"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+def test_without_the_sqlite_store_a_held_call_is_refused_saying_how_to_install_it(
+    world: Any, mirror: Path
+) -> None:
+    probe = f"import site; site.addsitedir({str(mirror)!r}); import reyn_approvals_sqlite"
+    probe_done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60
     )
-    assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr  # the host has no store
+    assert probe_done.returncode != 0 and "ModuleNotFoundError" in probe_done.stderr  # the host has no store
 
     done = _without_sqlite(world, mirror, "tools", "call", world.write, *CALL, "--json")
     envelope = json.loads(done.stdout)

@@ -93,7 +93,8 @@ def open_store(
         factory = extensions.load(STORE_GROUP, backend, distribution=STORE_DISTRIBUTIONS.get(backend))
     except ExtensionError as exc:
         if exc.missing:
-            raise OSError(f"no installed distribution provides the approval store {backend!r} ({exc}); "
+            raise OSError(
+                f"no installed distribution provides the approval store {backend!r} ({exc}); "
                 + _how_to_install(backend)
             ) from None
         raise  # refused: its hint follows why (RC011)
@@ -115,7 +116,7 @@ def _how_to_install(backend: str) -> str:
     distribution = STORE_DISTRIBUTIONS.get(backend)
     if distribution is None:
         return "install the distribution that provides it, or set another [approvals] backend"
-    return f"install it: pip install --find-links DIST {distribution}, DIST being the wheelhouse of `make dist`"
+    return f"install it: pip install --find-links DIST {distribution} (DIST: the wheelhouse of `make dist`)"
 
 
 def store_files(profile: Profile, extensions: ExtensionSession) -> dict[str, str]:
