@@ -13,6 +13,7 @@ from ..moved import MOVED, moved_attributes
 if TYPE_CHECKING:
     from .gate import ApprovalGate
     from .policy import ApprovalPolicy, ApprovalRule, PathCondition
+    from .statements import ApprovalStatements
     from .store import ApprovalRecord, ApprovalStore, ApprovalStoreFactory
 
 _exported, __dir__ = lazy_exports(
@@ -20,6 +21,7 @@ _exported, __dir__ = lazy_exports(
     {
         ".gate": ("ApprovalGate",),
         ".policy": ("ApprovalPolicy", "ApprovalRule", "PathCondition"),
+        ".statements": ("ApprovalStatements",),
         ".store": ("ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory"),
     },
     globals(),
@@ -38,6 +40,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRecord",
     "ApprovalRule",
+    "ApprovalStatements",
     "ApprovalStore",
     "ApprovalStoreFactory",
     "PathCondition",

@@ -46,6 +46,7 @@ HOST_API = {
     "ApprovalRecord",
     "ApprovalRefused",
     "ApprovalRule",
+    "ApprovalStatements",
     "ApprovalStore",
     "ApprovalStoreFactory",
     "BatchCall",
