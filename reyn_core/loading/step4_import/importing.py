@@ -59,15 +59,16 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
     p.diagnostics.extend(hook_warning(code, name, where, p.plugin_id) for code, name in unused)
 
 
-def import_verified(rec: ProvenanceRecord) -> Any:
+def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> Any:
     """The object ``rec.entry_point`` names, imported only from the digested files (every module
     under the plugin's import names, now and later); ``PluginLoadError`` (``RI001``) when importing
-    it fails, naming the innermost line of the plugin's own files that raised."""
+    it fails, naming the innermost line of the plugin's own files that raised. A plugin's and an
+    extension's entry point (``group``) are imported alike."""
     from importlib.metadata import EntryPoint
 
     try:
         serve_from_digested_files(rec)
-        return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group="reyn.plugins").load()
+        return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group=group).load()
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from a plugin must not end the host either
