@@ -3,7 +3,8 @@ store), trusted by the distribution they come from and the bytes they are, never
 declared.
 
 An extension group names the distribution its entry point must come from (``reyn.isolation`` →
-reyn-isolation, ``reyn.tracing`` → reyn-otel, the approval store ``postgres`` → reyn-approvals-postgres);
+reyn-isolation, ``reyn.tracing`` → reyn-otel, the approval stores ``sqlite`` → reyn-approvals-sqlite and
+``postgres`` → reyn-approvals-postgres);
 a group that names none (another approval store) accepts any distribution that is not a plugin. A
 distribution that declares ``reyn.plugins`` never provides an extension. An entry point from any other
 distribution is ignored for selection and reported (``RD006``, naming it), never imported.
