@@ -111,3 +111,15 @@ def test_import_reyn_core_reads_no_code_table() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_a_registration_error_takes_its_codes_hint_from_the_table() -> None:
+    from reyn_core import ToolDefinition, ToolRegistrationError
+    from reyn_core.host import DIAGNOSTIC_CODES, RegistryBuilder
+
+    quiet = ToolDefinition(name="quiet", description="  ", parameters={"type": "object"}, handler=lambda: 1)
+    with pytest.raises(ToolRegistrationError) as info:
+        RegistryBuilder().register(quiet)
+    assert (info.value.code, info.value.hint) == ("RT003", DIAGNOSTIC_CODES["RT003"].hint)
+    assert ToolRegistrationError("RT002", "x", hint="mine").hint == "mine"  # an explicit hint wins
+    assert ToolRegistrationError("RZ999", "x").hint == ""  # a code not in the table: no hint
