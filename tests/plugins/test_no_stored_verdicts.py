@@ -31,6 +31,7 @@ NOT_A_SCHEMA = {"type": "object", "properties": {"a": {"type": "strin"}}}
 
 
 def echo(a: str = "") -> str:
+    """Echo."""
     return a
 
 
