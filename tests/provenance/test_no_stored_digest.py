@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,16 +138,17 @@ def notes_once(make_module_venv: Any, tmp_path_factory: pytest.TempPathFactory) 
 
 @pytest.fixture
 def notes(notes_once: Notes) -> Iterator[Notes]:
-    """The world, with the plugin file and its RECORD put back (bytes and times) and the cache folder
-    emptied after each test."""
+    """The world, with the plugin file and its RECORD put back (bytes and times), the cache folder,
+    profile and lock removed after each test."""
     record = next(notes_once.venv.site_packages.glob("rtp_samesize-*.dist-info")) / "RECORD"
     saved = {p: (p.read_bytes(), p.stat()) for p in (notes_once.target, record)}
     yield notes_once
     for path, (data, st) in saved.items():
         path.write_bytes(data)
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    for leftover in notes_once.cached_files():
-        (notes_once.cache / leftover).unlink()
+    shutil.rmtree(notes_once.cache, ignore_errors=True)
+    for name in ("reyn.toml", "reyn.lock"):
+        (notes_once.work / name).unlink(missing_ok=True)
 
 
 def _tamper_now(notes: Notes) -> None:
@@ -160,7 +162,9 @@ def _same_size_and_mtime(notes: Notes, before: os.stat_result) -> None:
 
 
 def test_the_lock_refuses_a_same_size_edit_with_its_mtime_reset(notes: Notes) -> None:
-    assert notes.reyn("plugins", "lock").returncode == 0
+    notes.profile("")
+    locked = notes.reyn("plugins", "lock")
+    assert locked.returncode == 0, locked.stdout + locked.stderr
     notes.profile("\n[lock]\nenforce = true\n")
     before = notes.target.stat()
     # Same process: the first load passes (control), the second, after the edit, is refused.
@@ -171,7 +175,9 @@ def test_the_lock_refuses_a_same_size_edit_with_its_mtime_reset(notes: Notes) ->
     assert any("rtp_samesize/plugin.py" in m for m in second["messages"]), second
     # A fresh process: refused on both loads; the forged cache file is still there, never believed.
     assert notes.load_twice() == [second, second]
-    assert notes.cached_files() == ["digests.json"]
+    assert [n for n in notes.cached_files() if n != "bytecode"] == ["digests.json"]
+    forged = json.loads((notes.cache / "digests.json").read_text())["entries"][str(notes.target)]
+    assert forged[2] != hashlib.sha256(notes.target.read_bytes()).hexdigest()  # left as planted
 
 
 def test_a_pin_refuses_a_same_size_edit_with_its_mtime_reset(notes: Notes) -> None:
@@ -191,7 +197,9 @@ def test_a_pin_refuses_a_same_size_edit_with_its_mtime_reset(notes: Notes) -> No
 
 
 def test_nothing_is_written_to_the_cache_folder_and_a_restored_file_loads(notes: Notes) -> None:
-    assert notes.reyn("plugins", "lock").returncode == 0
+    notes.profile("")
+    locked = notes.reyn("plugins", "lock")
+    assert locked.returncode == 0, locked.stdout + locked.stderr
     notes.profile("\n[lock]\nenforce = true\n")
     assert notes.load_twice() == [{"status": "loaded", "codes": [], "messages": []}] * 2
     # no digest or schema-check file: the only thing Reyn may keep there is compiled bytecode
