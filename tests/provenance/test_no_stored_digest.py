@@ -13,10 +13,7 @@ with the file put back it loads again.
 
 from __future__ import annotations
 
-import base64
-import csv
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -72,7 +69,7 @@ TAMPER = textwrap.dedent("""
 
     target, cache = Path(os.environ["TARGET"]), Path(os.environ["REYN_CACHE_DIR"])
     st, old = target.stat(), target.read_bytes()
-    new = old.replace(b'f"note {name}"', b'f"NOTE {name}"')
+    new = old.replace(*(os.environ.get(k, d).encode() for k, d in (("FROM", "note {"), ("TO", "NOTE {"))))
     assert new != old and len(new) == len(old)
     target.write_bytes(new)
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # size and mtime as they were
@@ -86,11 +83,13 @@ TAMPER = textwrap.dedent("""
     csv.writer(out, lineterminator="\\n").writerows(rows)
     record.write_text(out.getvalue())
     # What the removed digest cache believed: the old bytes' hash under the file's (size, mtime).
-    cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-    entry = [st.st_size, st.st_mtime_ns, hashlib.sha256(old).hexdigest()]
-    forged = {"format": "reyn-digest-cache-v1", "entries": {str(target): entry}}
-    (cache / "digests.json").write_text(json.dumps(forged))
-    (cache / "digests.json").chmod(0o600)
+    # (Putting the file back, FROM given, plants nothing.)
+    if not os.environ.get("FROM"):
+        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+        entry = [st.st_size, st.st_mtime_ns, hashlib.sha256(old).hexdigest()]
+        forged = {"format": "reyn-digest-cache-v1", "entries": {str(target): entry}}
+        (cache / "digests.json").write_text(json.dumps(forged))
+        (cache / "digests.json").chmod(0o600)
     """)
 
 
@@ -151,8 +150,9 @@ def notes(notes_once: Notes) -> Iterator[Notes]:
         (notes_once.work / name).unlink(missing_ok=True)
 
 
-def _tamper_now(notes: Notes) -> None:
-    proc = notes.venv.run("python", str(notes.tamper), cwd=notes.work, env=notes.env())
+def _tamper_now(notes: Notes, **env: str) -> None:
+    """Run the tamper script on its own (``FROM`` / ``TO``: the text replaced, same length)."""
+    proc = notes.venv.run("python", str(notes.tamper), cwd=notes.work, env={**notes.env(), **env})
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -206,21 +206,5 @@ def test_nothing_is_written_to_the_cache_folder_and_a_restored_file_loads(notes:
     assert not [n for n in notes.cached_files() if n != "bytecode"]
     _tamper_now(notes)
     assert notes.load_twice()[0]["codes"] == ["RL001"]
-    data = notes.target.read_bytes().replace(b'f"NOTE {name}"', b'f"note {name}"')
-    st = notes.target.stat()
-    notes.target.write_bytes(data)
-    os.utime(notes.target, ns=(st.st_atime_ns, st.st_mtime_ns))
-    _sync_record(notes, data)
+    _tamper_now(notes, FROM="NOTE {", TO="note {")  # put back, RECORD too
     assert notes.load_twice() == [{"status": "loaded", "codes": [], "messages": []}] * 2
-
-
-def _sync_record(notes: Notes, data: bytes) -> None:
-    record = next(notes.venv.site_packages.glob("rtp_samesize-*.dist-info")) / "RECORD"
-    rows = list(csv.reader(io.StringIO(record.read_text())))
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    for row in rows:
-        if row[0] == "rtp_samesize/plugin.py":
-            row[1:] = [f"sha256={digest}", str(len(data))]
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    record.write_text(out.getvalue())
