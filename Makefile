@@ -17,9 +17,10 @@ TESTKIT := $(dir $(wildcard reyn_testing/pyproject.toml))
 OTEL := $(dir $(wildcard reyn_otel/pyproject.toml))
 # Isolated plugins (issues 24, 25): a plugin in a sandboxed worker, through the core's isolation extension point.
 ISOLATION := $(dir $(wildcard reyn_isolation/pyproject.toml))
-# Approval stores other than the core's SQLite one (issue 26): PostgreSQL, for agents on several hosts.
-STORES := $(dir $(wildcard reyn_approvals_postgres/pyproject.toml))
-DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_testing/pyproject.toml) $(wildcard reyn_otel/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml) $(wildcard reyn_isolation/pyproject.toml) $(wildcard reyn_approvals_postgres/pyproject.toml)
+# The approval stores (issues 24, 26): the core ships none; SQLite (the default backend, one file) and
+# PostgreSQL (for agents on several hosts), each found by the profile's [approvals] backend.
+STORES := $(dir $(wildcard reyn_approvals_sqlite/pyproject.toml)) $(dir $(wildcard reyn_approvals_postgres/pyproject.toml))
+DEPS := pyproject.toml $(wildcard reyn_loops/pyproject.toml) $(wildcard reyn_testing/pyproject.toml) $(wildcard reyn_otel/pyproject.toml) $(wildcard reyn_builtin_tools/*/pyproject.toml) $(wildcard reyn_plugin_example/pyproject.toml) $(wildcard reyn_demo/pyproject.toml) $(wildcard reyn_sandbox/pyproject.toml) $(wildcard reyn_isolation/pyproject.toml) $(wildcard reyn_approvals_sqlite/pyproject.toml) $(wildcard reyn_approvals_postgres/pyproject.toml)
 # Optional extras the tests need, by distribution folder: the memory pack's PostgreSQL backend, the search pack's semantic ranking.
 EXTRAS.reyn_builtin_tools/memory/ := [postgres]
 EXTRAS.reyn_builtin_tools/search/ := [semantic]
@@ -31,7 +32,7 @@ venv: $(STAMP)
 # The first run installs everything (3-5 minutes on a laptop, longer on a busy machine): it says so,
 # keeps pip's and setuptools' chatter in $(VENV)/install.log, and shows that log only if it fails.
 $(STAMP): $(DEPS)
-	@echo "Setting up $(VENV): installing reyn-core, the sandbox, isolation, the loops, the test kit, the tracing add-on, every pack, the example plugin and the demo"
+	@echo "Setting up $(VENV): installing reyn-core, the sandbox, isolation, the loops, the test kit, the tracing add-on, the approval stores, every pack, the example plugin and the demo"
 	@echo "(editable, with their dependencies; first run only, usually 3-5 minutes; log: $(VENV)/install.log) ..."
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@start=$$(date +%s); { $(BIN)/python -m pip install -q --upgrade pip && \
@@ -81,7 +82,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_testing reyn_otel reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_testing reyn_otel reyn_approvals_sqlite reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
@@ -90,14 +91,14 @@ test: $(STAMP) postgres-server mcp-conformance
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_testing reyn_otel reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
+	$(BIN)/mypy reyn_core reyn_sandbox reyn_isolation reyn_loops reyn_testing reyn_otel reyn_approvals_sqlite reyn_approvals_postgres reyn_builtin_tools/source/reyn_tools_source reyn_builtin_tools/search/reyn_tools_search
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
 	$(BIN)/python -m pytest
 
 bench: $(STAMP) postgres-server
 	$(BIN)/python benchmarks/run.py
 
-# A wheelhouse: one wheel per distribution (core, sandbox, isolation, loops, test kit, tracing, packs, example, demo) in $(DIST); users then install
+# A wheelhouse: one wheel per distribution (core, sandbox, isolation, loops, test kit, tracing, stores, packs, example, demo) in $(DIST); users then install
 # by name from it: pip install --find-links dist reyn-tools-file. Offline (the venv's setuptools), and
 # each folder's build/ is removed first so a file deleted from the source cannot linger in a wheel.
 DIST ?= dist

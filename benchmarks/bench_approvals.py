@@ -21,13 +21,13 @@ from typing import Any
 
 from harness import median_seconds_async, table
 
+from reyn_approvals_sqlite import SqliteApprovalStore
 from reyn_core import ToolContext, tool
 from reyn_core.host import (
     ApprovalGate,
     ApprovalPolicy,
     ApprovalRule,
     RegistryBuilder,
-    SqliteApprovalStore,
     dispatch_tool,
     installation_key,
 )

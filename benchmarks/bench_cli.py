@@ -293,19 +293,19 @@ def _synthetic_site(root: Path, count: int) -> Path:
 
 
 def bench_discovery(counts: Sequence[int] = (20, 200), repeat: int = 20) -> dict[str, Any]:
-    """Median ``discover(refresh=True)`` time over sites of ``counts`` synthetic distributions."""
+    """Median ``discover()`` time over sites of ``counts`` synthetic distributions."""
     from reyn_core.loading.step2_discovery.discovery import discover
 
     out: dict[str, Any] = {"repeat": repeat}
     with tempfile.TemporaryDirectory(prefix="reyn-bench-disc-") as tmp:
         for count in counts:
             site = str(_synthetic_site(Path(tmp), count))
-            found = discover(refresh=True, path=[site])
+            found = discover(path=[site])
             assert len(found.plugins) == count, (len(found.plugins), count)
             times = []
             for _ in range(repeat):
                 start = time.perf_counter()
-                discover(refresh=True, path=[site])
+                discover(path=[site])
                 times.append(time.perf_counter() - start)
             out[f"discover_{count}_s"] = statistics.median(times)
             start = time.perf_counter()

@@ -145,9 +145,9 @@ def measure_discovery(n: int, tmp: Path) -> float:
 
     site = tmp / f"site-{n}"
     write_distributions(site, n)
-    found = discover(refresh=True, path=[str(site)])
+    found = discover(path=[str(site)])
     assert len(found.plugins) == n, len(found.plugins)
-    return timed(lambda: discover(refresh=True, path=[str(site)]), 7)
+    return timed(lambda: discover(path=[str(site)]), 7)
 
 
 def growth(per_item: list[float]) -> str:

@@ -1,7 +1,7 @@
 """``PostgresApprovalStore``: approval requests in one PostgreSQL table, shared by many hosts.
 
-The same contract as the core's SQLite store (``reyn_core.host.ApprovalStore``); how each promise is
-kept here:
+The same contract as the SQLite store (``reyn_core.host.ApprovalStore``) and the same statements
+(``reyn_core.host.ApprovalStatements``); how each promise is kept here:
 
 - **Single use** is one statement in one transaction: ``consume`` is a conditional ``UPDATE`` of
   exactly the request's row. Under READ COMMITTED a second writer of that row waits for the first
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from reyn_core import log_remote_failure
-from reyn_core.host import ApprovalRecord
+from reyn_core.host import ApprovalRecord, ApprovalStatements
 
 try:
     import psycopg
@@ -42,8 +42,6 @@ T = TypeVar("T")
 TABLE = "reyn_approvals"
 VERSION = 1
 _LOCK = 0x7265796E_61707072  # the schema lock ("reynappr"), for the first use of many hosts at once
-_COLUMNS = ", ".join(ApprovalRecord.columns)
-_PLACES = ", ".join(["%s"] * len(ApprovalRecord.columns))
 _SCHEMA = (
     f"""CREATE TABLE IF NOT EXISTS {TABLE} (
         id text PRIMARY KEY,
@@ -67,9 +65,8 @@ _SCHEMA = (
     f"CREATE INDEX IF NOT EXISTS {TABLE}_open ON {TABLE} (status, expires_at)",
     "CREATE TABLE IF NOT EXISTS reyn_approvals_schema (version integer NOT NULL)",
 )
-# An open request covers a call of the session that asked for it (no session covers only calls of no
-# session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
-_COVERS = "(session IS NOT DISTINCT FROM %s OR (status = 'approved' AND uses < 0 AND NOT scoped))"
+# The store rules in PostgreSQL's dialect (reyn_core's one text of them, shared with every SQL store).
+_SQL = ApprovalStatements(TABLE, mark="%s", same="IS NOT DISTINCT FROM")
 
 
 class ApprovalStoreUnavailable(OSError):
@@ -203,24 +200,17 @@ class PostgresApprovalStore:
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         def op(conn: Any) -> ApprovalRecord:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (record.key,))
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM {TABLE} WHERE key = %s AND status IN ('pending', 'approved') "
-                f"AND expires_at > %s AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
-                (record.key, record.created_at, record.session),
-            ).fetchone()
+            row = conn.execute(_SQL.open_request, (record.key, record.created_at, record.session)).fetchone()
             if row is not None:
                 return ApprovalRecord.from_row(row)
-            conn.execute(
-                f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES ({_PLACES})",
-                record.request_row(Jsonb),
-            )
+            conn.execute(_SQL.insert, record.request_row(Jsonb))
             return record
 
         return self._run("record a request", op)
 
     def get(self, approval_id: str) -> ApprovalRecord | None:
         def op(conn: Any) -> ApprovalRecord | None:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} WHERE id = %s", (approval_id,)).fetchone()
+            row = conn.execute(_SQL.get, (approval_id,)).fetchone()
             return ApprovalRecord.from_row(row) if row is not None else None
 
         return self._run("read a request", op)
@@ -230,29 +220,15 @@ class PostgresApprovalStore:
 
         def op(conn: Any) -> ApprovalRecord | None:
             row = conn.execute(
-                f"UPDATE {TABLE} SET status = %s, decided_by = %s, decided_at = %s, reason = %s, "
-                "uses = %s, scoped = %s WHERE id = %s AND status = 'pending' AND expires_at > %s "
-                f"RETURNING {_COLUMNS}",
-                (*decision, decided.id, decided.decided_at),
+                f"{_SQL.decide} RETURNING {_SQL.columns}", (*decision, decided.id, decided.decided_at)
             ).fetchone()
             return ApprovalRecord.from_row(row) if row is not None else None
 
         return self._run("record a decision", op)
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
-        # One statement: a standing approval (uses -1) stays approved; a counted one loses a use and
-        # is consumed at zero. Exactly one racing caller sees a row count of 1.
-        def op(conn: Any) -> bool:
-            cur = conn.execute(
-                f"UPDATE {TABLE} SET "
-                "uses = CASE WHEN uses < 0 THEN uses ELSE uses - 1 END, "
-                "status = CASE WHEN uses = 1 THEN 'consumed' ELSE status END, "
-                "closed_at = CASE WHEN uses = 1 THEN %s ELSE closed_at END "
-                "WHERE id = %s AND key = %s AND status = 'approved' AND expires_at > %s AND uses != 0 "
-                f"AND {_COVERS}",
-                (now, approval_id, key, now, session),
-            )
-            return bool(cur.rowcount == 1)
+        def op(conn: Any) -> bool:  # one statement: exactly one racing caller sees a row count of 1
+            return bool(conn.execute(_SQL.consume, (now, approval_id, key, now, session)).rowcount == 1)
 
         return self._run("take an approval", op)
 
@@ -261,17 +237,12 @@ class PostgresApprovalStore:
             raise ValueError(f"close() moves a request to expired or voided, not {status!r}")
 
         def op(conn: Any) -> bool:
-            cur = conn.execute(
-                f"UPDATE {TABLE} SET status = %s, reason = %s, closed_at = %s "
-                "WHERE id = %s AND status IN ('pending', 'approved')",
-                (status, reason, now, approval_id),
-            )
-            return bool(cur.rowcount == 1)
+            return bool(conn.execute(_SQL.close, (status, reason, now, approval_id)).rowcount == 1)
 
         return self._run("close a request", op)
 
     def _records(self, what: str, sql: str, params: tuple[Any, ...] = ()) -> list[ApprovalRecord]:
-        """The rows ``sql`` returns (``_COLUMNS``, in one transaction), as records."""
+        """The rows ``sql`` returns (``ApprovalRecord.columns``, in one transaction), as records."""
 
         def op(conn: Any) -> list[ApprovalRecord]:
             return [ApprovalRecord.from_row(r) for r in conn.execute(sql, params).fetchall()]
@@ -282,7 +253,7 @@ class PostgresApprovalStore:
         return self._records(
             "expire requests",
             f"UPDATE {TABLE} SET status = 'expired', closed_at = %s "
-            f"WHERE status IN ('pending', 'approved') AND expires_at <= %s RETURNING {_COLUMNS}",
+            f"WHERE status IN ('pending', 'approved') AND expires_at <= %s RETURNING {_SQL.columns}",
             (now, now),
         )
 
@@ -290,7 +261,7 @@ class PostgresApprovalStore:
         return self._records(
             "end a session's approvals",
             f"UPDATE {TABLE} SET status = 'expired', reason = 'session_ended', closed_at = %s "
-            f"WHERE status = 'approved' AND scoped AND session = %s RETURNING {_COLUMNS}",
+            f"WHERE status = 'approved' AND scoped AND session = %s RETURNING {_SQL.columns}",
             (now, session),
         )
 
@@ -298,10 +269,10 @@ class PostgresApprovalStore:
         if statuses:
             return self._records(
                 "list requests",
-                f"SELECT {_COLUMNS} FROM {TABLE} WHERE status = ANY(%s) ORDER BY created_at DESC",
+                f"SELECT {_SQL.columns} FROM {TABLE} WHERE status = ANY(%s) ORDER BY created_at DESC",
                 (list(statuses),),
             )
-        return self._records("list requests", f"SELECT {_COLUMNS} FROM {TABLE} ORDER BY created_at DESC")
+        return self._records("list requests", f"SELECT {_SQL.columns} FROM {TABLE} ORDER BY created_at DESC")
 
 
 __all__ = ["ApprovalStoreUnavailable", "PostgresApprovalStore", "describe_dsn"]

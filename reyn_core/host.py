@@ -79,7 +79,7 @@ _EXPORTS = {
     "ApprovalRecord": "reyn_core.approvals",
     "ApprovalStore": "reyn_core.approvals",
     "ApprovalStoreFactory": "reyn_core.approvals",  # what a `reyn.approval_stores` entry point names
-    "SqliteApprovalStore": "reyn_core.approvals",
+    "ApprovalStatements": "reyn_core.approvals",  # the store rules in SQL, for every SQL store
     "ToolApprovalRequired": "reyn_core.errors",
     "ApprovalRefused": "reyn_core.errors",
     "ApprovalDecisionError": "reyn_core.errors",

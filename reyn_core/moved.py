@@ -36,6 +36,9 @@ _ISOLATION = _from_wheelhouse("reyn-isolation")
 # Tool search left the core for the search pack (issue 24), plugin id ``search``: deferral needs it
 # enabled (``plugins.enable = [..., "search"]``).
 _SEARCH = _from_wheelhouse("reyn-tools-search", ', and add "search" to [plugins] enable')
+# The default approval store left the core for the reyn-approvals-sqlite distribution (issue 24): the
+# core ships no store, each is found by `[approvals] backend` (default "sqlite") as an entry point.
+_SQLITE = _from_wheelhouse("reyn-approvals-sqlite")
 
 # Names of a moved module that stayed in reyn-core at another path: their entry names the core's path,
 # so the error of the module they were in says where each went (``moved_error``).
@@ -63,6 +66,9 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.tool_search": ("reyn_tools_search.index", _SEARCH),
     "reyn_core.host.search_tools": ("reyn_tools_search.index.search_tools", _SEARCH),
     "reyn_core.host.ToolMatch": ("reyn_tools_search.index.ToolMatch", _SEARCH),
+    "reyn_core.approvals.sqlite_store": ("reyn_approvals_sqlite.store", _SQLITE),
+    "reyn_core.approvals.SqliteApprovalStore": ("reyn_approvals_sqlite.SqliteApprovalStore", _SQLITE),
+    "reyn_core.host.SqliteApprovalStore": ("reyn_approvals_sqlite.SqliteApprovalStore", _SQLITE),
 }
 """Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install)).
 A name inside a moved module that went elsewhere has its own entry (keyed by its old dotted name):

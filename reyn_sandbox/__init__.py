@@ -21,6 +21,7 @@ from ._profile_grants import (
     LIMIT_KEYS,
     LIMIT_MINIMUMS,
     OPT_OUT,
+    PATH_KEYS,
     check_grant,
     describe_grants,
     grant_entry_problem,
@@ -31,13 +32,20 @@ from ._profile_grants import (
 )
 from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, require_available, status
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms (_grants.py)
+
+if TYPE_CHECKING:
+    from ._grant_keys import GrantKeys
+
 __all__ = [
     "GRANT_KEYS",
     "LIMIT_KEYS",
     "LIMIT_MINIMUMS",
     "OPT_OUT",
+    "PATH_KEYS",
     "PRETEND_ENV",
     "SETUP_FAILED_EXIT",
+    "GrantKeys",
     "Grants",
     "GrantsError",
     "forbid_exec",
@@ -65,6 +73,15 @@ _BOOT = (
     f"import sys; sys.path.append({_PACKAGE_PARENT!r}); "
     "from reyn_sandbox._launch import main; raise SystemExit(main())"
 )
+
+
+def __getattr__(name: str) -> object:
+    # GrantKeys imports typing: only a pack's settings ask for it, never the launcher (_grant_keys.py)
+    if name == "GrantKeys":
+        from ._grant_keys import GrantKeys
+
+        return GrantKeys
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:

@@ -36,6 +36,7 @@ LIMIT_MINIMUMS = {
 }
 """The smallest value a profile may give each limit (below it, nothing useful runs)."""
 PATH_KEYS = ("read_roots", "write_roots", "hide", "read_only")
+"""The path keys: each a list of directories, relative to a base directory or absolute."""
 GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", "read_only", *LIMIT_KEYS, "sandbox")
 """Every grant key a confining pack's settings take."""
 PSEUDO_FS_PREFIXES = ("/proc", "/sys", "/dev")

@@ -5,9 +5,9 @@ A request is written when a call needing approval first arrives (``pending``), d
 drifted). The one operation that lets a call run is ``consume``: one transaction that moves exactly
 one ``approved`` row whose key equals the call's and which has not expired to ``consumed`` (or takes
 one use of a standing approval), so two processes racing on one approval run the call once.
-SQLite (``SqliteApprovalStore``, the standard library) is the default. Another store lives in its
-own distribution and is selected by the profile's ``[approvals] backend``: the name of an entry
-point in the group ``reyn.approval_stores`` whose object is an ``ApprovalStoreFactory``.
+The core ships no store: each lives in its own distribution and is selected by the profile's
+``[approvals] backend`` (default ``sqlite``, the reyn-approvals-sqlite distribution): the name of an
+entry point in the group ``reyn.approval_stores`` whose object is an ``ApprovalStoreFactory``.
 """
 
 from __future__ import annotations
@@ -176,7 +176,11 @@ class ApprovalStoreFactory(Protocol):
     """What a ``reyn.approval_stores`` entry point names: called with the profile's
     ``[approvals.settings]`` (the backend validates them; bad ones raise ``ValueError`` saying which
     key, without echoing a secret) and the profile's folder, it returns the store. It must not
-    connect: the first operation does, so a load never waits for a server."""
+    connect: the first operation does, so a load never waits for a server.
+
+    A store kept in local files also gives the factory ``host_files(settings, base)``: those files
+    (``Path`` s), whose rows are trusted as decisions, so that no isolated plugin may be granted to
+    write them."""
 
     def __call__(self, settings: Mapping[str, Any], base: Path) -> ApprovalStore: ...
 

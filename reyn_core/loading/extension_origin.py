@@ -3,7 +3,8 @@ store), trusted by the distribution they come from and the bytes they are, never
 declared.
 
 An extension group names the distribution its entry point must come from (``reyn.isolation`` →
-reyn-isolation, ``reyn.tracing`` → reyn-otel, the approval store ``postgres`` → reyn-approvals-postgres);
+reyn-isolation, ``reyn.tracing`` → reyn-otel, the approval stores ``sqlite`` → reyn-approvals-sqlite and
+``postgres`` → reyn-approvals-postgres);
 a group that names none (another approval store) accepts any distribution that is not a plugin. A
 distribution that declares ``reyn.plugins`` never provides an extension. An entry point from any other
 distribution is ignored for selection and reported (``RD006``, naming it), never imported.
@@ -222,14 +223,10 @@ class ExtensionSession:
         return [Diagnostic.make("RD006", why) for _, notes in found for why in notes]
 
 
-def _normal(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")
-
-
 def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Claim], list[str]]:
     """Who declares the entry point (the first distribution of a name on ``sys.path`` only, as for
     imports): the allowed claims, and why each other one is ignored."""
-    from reyn_core.loading.step2_discovery.discovery import parse_entry_points
+    from reyn_core.loading.step2_discovery.discovery import name_key, parse_entry_points
     from reyn_core.loading.step3_provenance.record import name_and_version
 
     allowed: list[_Claim] = []
@@ -240,9 +237,9 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
         if not text or group not in text:
             continue
         dist_name, version = name_and_version(dist)
-        if _normal(dist_name) in seen:
+        if name_key(dist_name) in seen:
             continue
-        seen.add(_normal(dist_name))
+        seen.add(name_key(dist_name))
         parser = parse_entry_points(text)
         if parser is None or not parser.has_section(group) or not parser.has_option(group, name):
             continue
@@ -254,7 +251,7 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
                 f"it is a Reyn plugin (it declares {PLUGIN_GROUP!r}), and a plugin never provides an "
                 "extension"
             )
-        elif distribution is not None and _normal(dist_name) != _normal(distribution):
+        elif distribution is not None and name_key(dist_name) != name_key(distribution):
             why = f"only {distribution} may provide it"
         else:
             allowed.append(claim)
@@ -267,9 +264,9 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
 
 
 def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> tuple[ExtensionOrigin, Any]:
-    from reyn_core.errors import describe_exception
+    from reyn_core.errors import PluginLoadError, describe_exception
     from reyn_core.loading.step3_provenance.record import provenance_for, unverified
-    from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
+    from reyn_core.loading.step4_import.import_origin import import_origin_problem, import_verified
 
     who = f"{claim.distribution} {claim.version}"
 
@@ -291,10 +288,9 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
     if problem is not None:
         raise refuse(problem)
     try:
-        serve_from_digested_files(rec)
-        obj = ep.load()
-    except (Exception, SystemExit) as exc:
-        raise refuse(f"importing it failed: {describe_exception(exc)}") from None
+        obj = import_verified(rec, group=group)
+    except PluginLoadError as exc:
+        raise refuse(exc.message) from None
     origin = ExtensionOrigin(
         group, name, claim.value, rec.distribution, rec.version, rec.source_kind, rec.tree_digest, rec
     )

@@ -114,6 +114,7 @@ def settings_in_process(session: LoadSession, p: PluginState) -> None:
 def _host_records(session: LoadSession) -> dict[str, str | None]:
     """The host's own files and folders, which no isolated plugin's write root may cover."""
     from reyn_core.loading.argument_key import key_path
+    from reyn_core.loading.step6_registry.approval_gate import store_files
     from reyn_core.loading.userdirs import own_folders
     from reyn_core.remote_log import remote_log_file
 
@@ -130,11 +131,7 @@ def _host_records(session: LoadSession) -> dict[str, str | None]:
     }
     # the caches the host trusts on its next load (a worker could plant bytecode it then runs)
     files.update((what, str(folder)) for what, folder in own_folders().items())
-    approvals = profile.approvals
-    if approvals.rules and approvals.backend == "sqlite":  # its rows are trusted as decisions
-        store = str(profile.resolve_path(approvals.store))
-        for side in ("", "-wal", "-shm"):
-            files[f"the host's approval store{side and ' (' + side[1:] + ')'}"] = store + side
+    files.update(store_files(profile, session.extensions))  # its rows are trusted as decisions
     return files
 
 

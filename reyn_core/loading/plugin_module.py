@@ -26,7 +26,8 @@ from reyn_core.errors import (
     ToolGateRefused,
     ToolRuntimeMissing,
 )
-from reyn_core.loading.step4_import.importing import hook_warning, import_verified, plugin_hooks
+from reyn_core.loading.step4_import.import_origin import import_verified
+from reyn_core.loading.step4_import.importing import hook_warning, plugin_hooks
 from reyn_core.loading.step5_hooks.settings_check import ignored_setting, validated_settings
 from reyn_core.loading.step5_hooks.tool_collection import registered_tools
 

@@ -53,7 +53,7 @@ enable = ["{pid}"]
 log = "audit.jsonl"
 
 [approvals]
-store = "approvals.sqlite"
+settings.file = "approvals.sqlite"
 ttl_s = {ttl}
 
 [[approvals.rules]]

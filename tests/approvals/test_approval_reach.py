@@ -43,7 +43,7 @@ def isolated_file_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated
         '[plugins]\nenable = ["file"]\n[plugins.file]\nisolation = "process"\n'
         f'[plugins.file.grants]\nread = ["{ws}"]\nwrite = ["{ws / "out"}"]\n'
         '[plugins.file.settings]\nread_roots = ["."]\nwrite_roots = ["out"]\n'
-        '[approvals]\nstore = "approvals.sqlite"\n[[approvals.rules]]\ntools = ["write_file"]\n'
+        '[approvals]\nsettings.file = "approvals.sqlite"\n[[approvals.rules]]\ntools = ["write_file"]\n'
     )
     monkeypatch.setenv("REYN_PROFILE_FILE", str(profile))
     return ws
@@ -85,17 +85,19 @@ def test_an_isolated_plugin_shows_its_sandbox_and_grants_on_every_view(isolated_
     assert done["status"] == "ok" and (ws / "out" / "b.txt").read_text() == "x"
 
 
-def test_a_write_root_over_the_approval_store_refuses_the_plugin(isolated_file_pack):
+@pytest.mark.parametrize("review", [None, "lock", "audit"])
+def test_a_write_root_over_the_approval_store_refuses_the_plugin(isolated_file_pack, review):
     # A worker that could write the SQLite store could flip its own request to approved: a write
     # root over the store (or its WAL) is refused like one over the audit log (RJ011), and the
-    # plugin's tools are not loaded. The fixture's own layout (store beside the profile) is the
-    # positive control: test_an_isolated_plugin_shows_its_sandbox_and_grants_on_every_view.
+    # plugin's tools are not loaded. The store (reyn-approvals-sqlite) names its files; a review
+    # (`reyn plugins lock` / `audit`) does not import it, and takes its settings' strings as files
+    # instead. The fixture's own layout (store beside the profile) is the positive control:
+    # test_an_isolated_plugin_shows_its_sandbox_and_grants_on_every_view.
     ws = isolated_file_pack
     profile = Path(os.environ["REYN_PROFILE_FILE"])
-    profile.write_text(
-        profile.read_text().replace('store = "approvals.sqlite"', f'store = "{ws / "out" / "a.sqlite"}"')
-    )
-    result = load(load_profile())
+    store = ws / "out" / "a.sqlite"
+    profile.write_text(profile.read_text().replace('file = "approvals.sqlite"', f'file = "{store}"'))
+    result = load(load_profile(), review=review)
     found = [d.render() for d in result.report.diagnostics if d.code == "RJ011"]
     assert found and "the host's approval store" in found[0], [d.render() for d in result.report.diagnostics]
     assert "write_file" not in result.registry

@@ -23,7 +23,7 @@ def test_an_unreachable_store_is_tried_once_at_shutdown(world, monkeypatch, capl
     from reyn_tools_memory.testing import free_port
 
     text = world.profile.read_text().replace(
-        'store = "approvals.sqlite"',
+        'settings.file = "approvals.sqlite"',
         'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }',
     )
     world.profile.write_text(text)

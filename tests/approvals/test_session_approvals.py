@@ -190,7 +190,7 @@ async def test_another_sessions_identical_call_gets_its_own_request_postgres(
     world, postgres_server, monkeypatch
 ):
     text = world.profile.read_text().replace(
-        'store = "approvals.sqlite"',
+        'settings.file = "approvals.sqlite"',
         'backend = "postgres"\nsettings = { dsn_env = "REYN_TEST_APPROVALS_DSN" }',
     )
     world.profile.write_text(text)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from approval_records import pending_record
 
-from reyn_core.approvals import SqliteApprovalStore
+from reyn_approvals_sqlite import SqliteApprovalStore
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

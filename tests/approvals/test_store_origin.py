@@ -16,7 +16,7 @@ from site_plugin import install_distribution
 STORE = """
 import os, pathlib
 pathlib.Path(os.environ["REYN_TEST_MARKER"]).write_text("imported")
-from reyn_core.approvals import SqliteApprovalStore
+from reyn_approvals_sqlite import SqliteApprovalStore
 
 def open_store(settings, base):
     return SqliteApprovalStore(pathlib.Path(base) / "custom.sqlite")
@@ -40,7 +40,7 @@ def _store_dist(world: Any, dist: str, *, plugin: bool, source: str = STORE) -> 
     install_distribution(
         world.site, dist, "reyn_custom_store", {"__init__.py": "", "store.py": source}, entry_points
     )
-    text = world.profile.read_text().replace('store = "approvals.sqlite"', 'backend = "custom"')
+    text = world.profile.read_text().replace('settings.file = "approvals.sqlite"', 'backend = "custom"')
     world.profile.write_text(text)
 
 
@@ -94,7 +94,7 @@ def test_postgres_from_another_distribution_is_never_imported(world: Any, marker
         {"__init__.py": "", "store.py": STORE},
         "[reyn.approval_stores]\npostgres = reyn_custom_store.store:open_store\n",
     )
-    text = world.profile.read_text().replace('store = "approvals.sqlite"', 'backend = "postgres"')
+    text = world.profile.read_text().replace('settings.file = "approvals.sqlite"', 'backend = "postgres"')
     world.profile.write_text(text)
     done = world.reyn("doctor", "--json")
     assert "RD006" in done.stdout and "only reyn-approvals-postgres may provide it" in done.stdout

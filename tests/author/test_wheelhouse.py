@@ -70,9 +70,10 @@ def test_make_dist_writes_one_wheel_per_distribution_in_the_tree(dist, repo_root
     wheels = sorted(dist.glob("*.whl"))
     assert {_wheel_name(w) for w in wheels} == set(_tree_distributions(repo_root))
     assert len(wheels) == len(_tree_distributions(repo_root))  # exactly one each
-    # core, sandbox, the LLM runtime, the PostgreSQL approval store, seven packs, the example, the demo
-    assert len(_tree_distributions(repo_root)) >= 13
-    assert "reyn-approvals-postgres" in _tree_distributions(repo_root)
+    # core, sandbox, the LLM runtime, the approval stores (SQLite, PostgreSQL), seven packs, the example,
+    # the demo
+    assert len(_tree_distributions(repo_root)) >= 14
+    assert {"reyn-approvals-sqlite", "reyn-approvals-postgres"} <= set(_tree_distributions(repo_root))
 
 
 def test_every_pack_pins_a_compatible_reyn_core_range(dist):

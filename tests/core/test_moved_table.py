@@ -126,6 +126,19 @@ ENABLE_SEARCH = '"search" to [plugins] enable'
             "import reyn_core.host as h; h.ToolMatch",
             ("reyn_tools_search.index.ToolMatch", "reyn-tools-search", ENABLE_SEARCH),
         ),
+        # reyn-approvals-sqlite: the core ships no approval store
+        (
+            "from reyn_core.approvals.sqlite_store import SqliteApprovalStore",
+            ("moved to reyn_approvals_sqlite.store in the reyn-approvals-sqlite", "pip install"),
+        ),
+        (
+            "from reyn_core.approvals import SqliteApprovalStore",
+            ("reyn_approvals_sqlite.SqliteApprovalStore", "reyn-approvals-sqlite"),
+        ),
+        (
+            "from reyn_core.host import SqliteApprovalStore",
+            ("reyn_approvals_sqlite.SqliteApprovalStore", "reyn-approvals-sqlite"),
+        ),
     ],
 )
 def test_every_spelling_of_an_old_import_is_the_same_clear_error(

@@ -53,7 +53,7 @@ def install_package_plugin(
     )
     install_distribution(site, f"reyn-iso-{plugin_id}", name, files, entry_points, version=version)
     if str(site) in sys.path:
-        discover(refresh=True)  # a load's discovery is cached per sys.path: rescan after this install
+        discover()  # a load's discovery is cached per sys.path: rescan after this install
     return name
 
 

@@ -176,7 +176,7 @@ def test_a_reyn_isolation_whose_files_differ_from_its_record_is_refused(
 def test_with_reyn_isolation_alone_the_same_profile_runs_the_plugin_in_a_worker(site: Path) -> None:
     # positive control: the same plugin and profile, reyn-isolation the only backend
     name = install_package_plugin(site, "loud", {"__init__.py": PLUGIN})
-    discover(refresh=True)
+    discover()
     result = host.load(host.Profile.from_toml_text(PROFILE))
     info = _plugin(result)
     assert info.status == "loaded", info.diagnostics

@@ -72,7 +72,7 @@ def _install(site: Path, marker: Path, *, covered: bool) -> tuple[str, str]:
         )
         outside.mkdir(exist_ok=True)
         (outside / "plugin.py").write_text(code)  # never hashed
-    discover(refresh=True)
+    discover()
     return plugin_id, module
 
 

@@ -128,7 +128,7 @@ def test_an_approvals_store_that_fails_at_exit_is_one_clear_line_not_a_traceback
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"text": "first."}, {"text": "second."}]))
     (tmp_path / "reyn.toml").write_text(
-        '[plugins]\nenable = ["loops", "example"]\n[approvals]\nstore = "approvals.sqlite"\n'
+        '[plugins]\nenable = ["loops", "example"]\n[approvals]\nsettings.file = "approvals.sqlite"\n'
         '[[approvals.rules]]\nplugins = ["example"]\napprovers = ["user"]\n'
     )
     server = _scripted_server(script)

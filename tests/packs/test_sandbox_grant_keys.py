@@ -10,37 +10,39 @@ import pytest
 SHARED = {"read_roots", "write_roots", "network", "hide", "read_only"}
 
 
-def test_shell_and_mcp_grant_keys_are_the_same() -> None:
+def test_shell_and_mcp_take_the_one_declaration_of_the_grant_keys() -> None:
     from reyn_tools_mcp.sandbox import ServerGrants
     from reyn_tools_shell.grants import GrantSettings
 
-    assert set(GrantSettings.model_fields) == set(ServerGrants.model_fields)
+    import reyn_sandbox
+
+    assert tuple(reyn_sandbox.GrantKeys.__annotations__) == reyn_sandbox.GRANT_KEYS
+    for model in (GrantSettings, ServerGrants):
+        assert issubclass(model, reyn_sandbox.GrantKeys)
+        assert tuple(model.model_fields) == reyn_sandbox.GRANT_KEYS
+        defaults = model()
+        assert (defaults.read_roots, defaults.write_roots, defaults.network, defaults.sandbox) == (
+            (".",),
+            (),
+            False,
+            "required",
+        )  # fail closed: the base directory read-only, nothing writable, no network
+        assert all(getattr(defaults, k) is None for k in reyn_sandbox.LIMIT_KEYS)  # the launcher's
 
 
 def test_grant_keys_are_the_launchers_fields() -> None:
-    reyn_sandbox = pytest.importorskip("reyn_sandbox")
-    from reyn_tools_shell.grants import LIMIT_KEYS, GrantSettings
+    import reyn_sandbox
 
     launcher = {f.name for f in dataclasses.fields(reyn_sandbox.Grants)}
     # uid/gid: who the command runs as under root, the launcher's choice, not a grant of reach
-    assert SHARED | set(LIMIT_KEYS) == launcher - {"uid", "gid"}
-    assert set(GrantSettings.model_fields) == SHARED | set(LIMIT_KEYS) | {"sandbox"}
+    assert SHARED | set(reyn_sandbox.LIMIT_KEYS) == launcher - {"uid", "gid"}
+    assert set(reyn_sandbox.GRANT_KEYS) == SHARED | set(reyn_sandbox.LIMIT_KEYS) | {"sandbox"}
 
 
 def test_the_file_packs_roots_have_the_same_names() -> None:
     from reyn_tools_file.settings import FileSettings
 
     assert {"read_roots", "write_roots"} <= set(FileSettings.model_fields)
-
-
-def test_the_packs_key_lists_are_the_launchers() -> None:
-    from reyn_tools_mcp import sandbox as mcp_sandbox
-    from reyn_tools_shell import grants as shell_grants
-
-    import reyn_sandbox
-
-    assert shell_grants.LIMIT_KEYS == mcp_sandbox.LIMIT_KEYS == reyn_sandbox.LIMIT_KEYS
-    assert mcp_sandbox.GRANT_KEYS == reyn_sandbox.GRANT_KEYS and mcp_sandbox.OPT_OUT == reyn_sandbox.OPT_OUT
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ def site(tmp_path, monkeypatch):
     for name in set(sys.modules) - before:
         if name.startswith("rtd_"):
             del sys.modules[name]
-    discover(refresh=True)
+    discover()
 
 
 def unique(prefix: str) -> str:
@@ -64,7 +64,7 @@ def install_and_load(site: Path, plugin_id: str, source: str) -> tuple[LoadResul
     pkg = unique(f"rtd_{plugin_id}_")
     files = {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": source}
     install(site, f"rtd-{plugin_id}", plugin_id, f"{pkg}.plugin", files)
-    discover(refresh=True)
+    discover()
     return load(Profile.from_toml_text(f'[plugins]\nenable = ["{plugin_id}"]\n')), pkg
 
 
@@ -77,19 +77,49 @@ def test_discovery_never_imports_the_plugin_module(site):
         f"{pkg}.plugin",
         {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": "raise SystemExit('imported!')\n"},
     )
-    found = discover(refresh=True).by_id()["never"]
+    found = discover().by_id()["never"]
     assert [(p.distribution, p.version, p.entry_point) for p in found] == [
         ("rtd-never", "1.0", f"{pkg}.plugin")
     ]
     assert f"{pkg}.plugin" not in sys.modules
 
 
-def test_discovery_is_cached_until_refresh(site):
-    first = discover(refresh=True)
+LATE_PLUGIN = """
+from reyn_core import hookimpl, tool
+
+REYN_API = 1
+
+
+@tool()
+def late_tool() -> str:
+    "Installed after the first load."
+    return "late"
+
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    register(late_tool)
+"""
+
+
+def test_a_load_sees_what_is_installed_now_install_then_uninstall(site):
+    """Nothing is cached between loads of one process: a plugin installed after a first load is
+    loaded by the next, and one uninstalled after that is missing (RD001), not served from the first
+    scan. Control: the same profile before the install reports it missing too."""
+    profile = Profile.from_toml_text('[plugins]\nenable = ["late"]\n')
+    assert load(profile).report.plugin("late").status == "missing"
     pkg = unique("rtd_late_")
-    install(site, "rtd-late", "late", f"{pkg}.plugin", {f"{pkg}/__init__.py": ""})
-    assert discover() is first and "late" not in discover().ids
-    assert "late" in discover(refresh=True).ids
+    install(
+        site, "rtd-late", "late", f"{pkg}.plugin", {f"{pkg}/__init__.py": "", f"{pkg}/plugin.py": LATE_PLUGIN}
+    )
+    loaded = load(profile)
+    assert loaded.report.plugin("late").status == "loaded" and "late_tool" in loaded.registry.entries()
+    info = site / "rtd_late-1.0.dist-info"
+    for path in sorted(info.iterdir()):
+        path.unlink()
+    info.rmdir()
+    gone = load(profile).report.plugin("late")
+    assert gone.status == "missing" and [d.code for d in gone.diagnostics] == ["RD001"]
 
 
 def test_first_distribution_of_a_name_on_the_path_wins(site, tmp_path, monkeypatch):
@@ -100,7 +130,7 @@ def test_first_distribution_of_a_name_on_the_path_wins(site, tmp_path, monkeypat
     try:
         install(site, "rtd-same", "same_a", "rtd_same_a.plugin", {})
         install(shadowed, "rtd-same", "same_b", "rtd_same_b.plugin", {})
-        ids = discover(refresh=True).ids
+        ids = discover().ids
         assert "same_a" in ids and "same_b" not in ids
     finally:
         sys.path.remove(str(shadowed))
@@ -108,7 +138,7 @@ def test_first_distribution_of_a_name_on_the_path_wins(site, tmp_path, monkeypat
 
 def test_malformed_entry_point_is_refused_with_RD004(site):
     install(site, "rtd-malformed", "malformed", "not a module!", {})
-    discover(refresh=True)
+    discover()
     result = load(Profile.from_toml_text('[plugins]\nenable = ["malformed"]\n'))
     info = result.report.plugin("malformed")
     assert info.status == "refused" and [d.code for d in info.diagnostics] == ["RD004"]

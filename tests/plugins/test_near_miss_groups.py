@@ -24,7 +24,7 @@ def fake_dist(site: Path, name: str, entry_points: str) -> None:
 )
 def test_a_near_miss_group_is_recorded_and_its_plugin_is_not_discovered(tmp_path, group):
     fake_dist(tmp_path, "rtp-typo", f"[{group}]\ntypo = rtp_typo.plugin\n")
-    found = discover(path=[str(tmp_path)], refresh=True)
+    found = discover(path=[str(tmp_path)])
     assert found.plugins == ()
     (miss,) = found.near_misses
     assert (miss.distribution, miss.version, miss.group, miss.names) == (
@@ -38,7 +38,7 @@ def test_a_near_miss_group_is_recorded_and_its_plugin_is_not_discovered(tmp_path
 @pytest.mark.parametrize("group", ["console_scripts", "pytest11", "reyn.tools", "llm"])
 def test_unrelated_groups_are_not_near_misses(tmp_path, group):
     fake_dist(tmp_path, "rtp-other", f"[{group}]\nreyn = reyn_other:main\n")
-    found = discover(path=[str(tmp_path)], refresh=True)
+    found = discover(path=[str(tmp_path)])
     assert found.near_misses == () and found.plugins == ()
 
 
@@ -46,7 +46,7 @@ def test_the_exact_group_beside_a_near_miss_is_still_discovered(tmp_path):
     fake_dist(
         tmp_path, "rtp-both", "[reyn.plugins]\ngood = rtp_both.good\n\n[reyn_plugins]\nbad = rtp_both.bad\n"
     )
-    found = discover(path=[str(tmp_path)], refresh=True)
+    found = discover(path=[str(tmp_path)])
     assert [p.plugin_id for p in found.plugins] == ["good"]
     assert [m.group for m in found.near_misses] == ["reyn_plugins"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -90,9 +91,15 @@ def _load_kind(
 
 _CACHE_LOCK = threading.Lock()
 _CACHE: dict[tuple[Any, ...], tuple[Any, Catalog]] = {}
+RACY_NS = 2_000_000_000
+"""A file changed this recently is read again on the next call (its catalogue is not kept): a second
+change within one timestamp tick would otherwise look like no change."""
 
 
-def _signature(folders: Iterable[Path], skills: bool) -> tuple[Any, ...]:
+def _signature(folders: Iterable[Path], skills: bool, now_ns: int) -> tuple[Any, ...] | None:
+    """What every file is now: its inode, size, mtime and ctime. The ctime is the kernel's (no
+    ``os.utime`` sets it), so bytes replaced with the size and mtime kept still change the signature.
+    None when a file changed within ``RACY_NS`` of ``now_ns``: such a catalogue is not kept."""
     sig: list[Any] = []
     for folder in folders:
         if not folder.is_dir():
@@ -101,30 +108,39 @@ def _signature(folders: Iterable[Path], skills: bool) -> tuple[Any, ...]:
         for p in _files(folder, skills=skills):
             try:
                 st = p.lstat()
-                sig.append((str(p), st.st_mtime_ns, st.st_size))
             except OSError:
                 sig.append((str(p), None))
+                continue
+            if now_ns - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+                return None
+            sig.append((str(p), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(sig)
 
 
 def load_catalog(settings: CatalogSettings | None = None, workspace: Path | None = None) -> Catalog:
     """The catalogue configured by ``settings`` (folders resolved against ``workspace``, default cwd).
-    Re-read only when a file was added, removed or changed."""
+    Kept between calls only while no file was added, removed or changed (inode, size, mtime and the
+    kernel's ctime all equal), and never for files changed in the last two seconds."""
     settings = settings or CatalogSettings()
     workspace = workspace or Path.cwd()
     skill_dirs = settings.resolve(settings.skill_dirs, workspace)
     agent_dirs = settings.resolve(settings.agent_dirs, workspace)
     key = (tuple(skill_dirs), tuple(agent_dirs), settings.max_file_bytes)
-    sig = (_signature(skill_dirs, True), _signature(agent_dirs, False))
+    now_ns = time.time_ns()
+    skill_sig, agent_sig = _signature(skill_dirs, True, now_ns), _signature(agent_dirs, False, now_ns)
+    sig = None if skill_sig is None or agent_sig is None else (skill_sig, agent_sig)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
-        if hit is not None and hit[0] == sig:
+        if sig is not None and hit is not None and hit[0] == sig:
             return hit[1]
     skills, d1, clashes = _load_kind(skill_dirs, skills=True, limit=settings.max_file_bytes)
     agents, d2, _ = _load_kind(agent_dirs, skills=False, limit=settings.max_file_bytes)
     catalog = Catalog(skills, agents, tuple(d1 + d2), clashes)
     with _CACHE_LOCK:
-        _CACHE[key] = (sig, catalog)
+        if sig is None:
+            _CACHE.pop(key, None)
+        else:
+            _CACHE[key] = (sig, catalog)
     return catalog
 
 

@@ -11,51 +11,28 @@ the grants it had and the keys that widen them; Reyn keeps no table of known ser
 
 Fail closed: when the kernel cannot confine, a stdio server is not started (the error says why),
 unless its ``sandbox = "off"`` — reported as a warning by every load (``RX003``). The grant keys
-mirror ``reyn_tools_shell.grants`` (one concept in both packs, kept equal by a test); they live in
-each pack because packs never import each other.
+are ``reyn_sandbox.GrantKeys``, the one declaration the shell pack's settings take too.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
-PATH_KEYS = ("read_roots", "write_roots", "hide", "read_only")
-GRANT_KEYS = ("read_roots", "write_roots", "network", "hide", "read_only", *LIMIT_KEYS, "sandbox")
-OPT_OUT = 'sandbox = "off"'
+from reyn_sandbox import LIMIT_KEYS, OPT_OUT, PATH_KEYS, GrantKeys, check_grant, unavailable_reason
 
 
-class ServerGrants(BaseModel):
-    """The grant keys of one stdio server (see the module docstring), checked by ``reyn_sandbox``'s
-    one validator of the grant keys."""
-
-    read_roots: tuple[str, ...] = (".",)
-    write_roots: tuple[str, ...] = ()
-    network: bool = False
-    hide: tuple[str, ...] = ()
-    read_only: tuple[str, ...] = ()
-    cpu_seconds: int | None = None
-    memory_bytes: int | None = None
-    max_processes: int | None = None
-    file_size_bytes: int | None = None
-    open_files: int | None = None
-    tmp_bytes: int | None = None
-    sandbox: Literal["required", "off"] = "required"
+class ServerGrants(GrantKeys, BaseModel):
+    """The grant keys of one stdio server (``reyn_sandbox.GrantKeys``, see the module docstring),
+    checked by ``reyn_sandbox``'s one validator of the grant keys."""
 
     @field_validator(*PATH_KEYS, *LIMIT_KEYS)
     @classmethod
     def _grant(cls, value: Any, info: Any) -> Any:
-        from reyn_sandbox import check_grant
-
         return check_grant(info.field_name, value, relative_to="the server's cwd")
-
-    def limit_overrides(self) -> dict[str, int]:
-        """The limits the profile sets (the launcher's defaults apply to the rest)."""
-        return {k: v for k in LIMIT_KEYS if (v := getattr(self, k)) is not None}
 
     def describe_grants(self) -> str:
         """The grants in one line, for errors and diagnostics."""
@@ -64,15 +41,6 @@ class ServerGrants(BaseModel):
         from reyn_sandbox import describe_grants
 
         return describe_grants(self)
-
-
-def unavailable_reason() -> str | None:
-    """Why the kernel cannot confine servers here, or None when it can."""
-    try:
-        from reyn_sandbox import unavailable_reason as reason
-    except ImportError:  # not installed, or a folder named reyn_sandbox shadows it
-        return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
-    return reason()
 
 
 def widen_hint(name: str, grants: ServerGrants) -> str:

@@ -19,7 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .sandbox import GRANT_KEYS, ServerGrants
+from reyn_sandbox import GRANT_KEYS
+
+from .sandbox import ServerGrants
 
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 _VAR = re.compile(r"\$\$\{|\$\{([^}]*)\}")

@@ -214,13 +214,14 @@ def repository_refusal(cwd: Path, workspace: Path) -> str | None:
         here = here.parent
 
 
-_version_cache: dict[tuple[str, int, int], tuple[int, ...]] = {}
+_version_cache: dict[tuple[str, int, int, int, int], tuple[int, ...]] = {}
 
 
 async def git_version(executable: str) -> tuple[int, ...]:
-    """The version of the git at ``executable`` (cached per file), run with the hardening env."""
+    """The version of the git at ``executable``, run with the hardening env; kept per file while its
+    inode, size, mtime and the kernel's ctime (which ``os.utime`` cannot set) are unchanged."""
     st = os.stat(executable)
-    key = (os.path.realpath(executable), st.st_mtime_ns, st.st_size)
+    key = (os.path.realpath(executable), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if key not in _version_cache:
         proc = await asyncio.create_subprocess_exec(
             executable,

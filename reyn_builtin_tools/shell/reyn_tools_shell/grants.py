@@ -8,18 +8,18 @@ write only ``write_roots``, open no socket unless ``network = true``, and never 
 The keys have the same names and meaning as the file pack's ``read_roots`` / ``write_roots`` (one
 concept: where a model may read, where it may write) and as an MCP stdio server's grants. The
 shell's former ``writable_dirs`` is the same thing as ``write_roots``; a profile that still uses it
-fails to load with a message naming the new key. The limit keys default to ``None``: the launcher's
-own defaults (``reyn_sandbox.Grants``) then apply, so they are written down once.
+fails to load with a message naming the new key. The keys and their defaults are declared once, by
+``reyn_sandbox.GrantKeys`` (the mcp pack's servers take the same class); the limit keys default to
+``None``: the launcher's own defaults (``reyn_sandbox.Grants``) then apply.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-LIMIT_KEYS = ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files", "tmp_bytes")
-PATH_KEYS = ("read_roots", "write_roots", "hide", "read_only")
+from reyn_sandbox import LIMIT_KEYS, PATH_KEYS, GrantKeys, check_grant, describe_grants
 
 
 def refuse_writable_dirs(data: Any) -> Any:
@@ -34,29 +34,16 @@ def refuse_writable_dirs(data: Any) -> Any:
     return data
 
 
-class GrantSettings(BaseModel):
-    """What a confined process may reach. Roots are directories, relative to the workspace or
-    absolute; a write root is readable too. ``hide`` names paths inside a read root that the process
-    must not see (a workspace ``.env``); ``read_only`` paths inside a write root it may read but not
-    change (a workspace ``.git``: what the operator may later run). ``sandbox = "off"`` runs
-    commands unconfined — reported as a warning on every load, never silently. Every entry and
-    limit is checked by ``reyn_sandbox``'s one validator of the grant keys (the mcp pack's servers
-    use it too)."""
+class GrantSettings(GrantKeys, BaseModel):
+    """What a confined process may reach: the grant keys of ``reyn_sandbox.GrantKeys``. Roots are
+    directories, relative to the workspace or absolute; a write root is readable too. ``hide``
+    names paths inside a read root that the process must not see (a workspace ``.env``);
+    ``read_only`` paths inside a write root it may read but not change (a workspace ``.git``: what
+    the operator may later run). ``sandbox = "off"`` runs commands unconfined — reported as a
+    warning on every load, never silently. Every entry and limit is checked by ``reyn_sandbox``'s
+    one validator of the grant keys (the mcp pack's servers use it too)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-    read_roots: tuple[str, ...] = (".",)
-    write_roots: tuple[str, ...] = ()
-    network: bool = False
-    hide: tuple[str, ...] = ()
-    read_only: tuple[str, ...] = ()
-    cpu_seconds: int | None = None
-    memory_bytes: int | None = None
-    max_processes: int | None = None
-    file_size_bytes: int | None = None
-    open_files: int | None = None
-    tmp_bytes: int | None = None
-    sandbox: Literal["required", "off"] = "required"
 
     @model_validator(mode="before")
     @classmethod
@@ -66,16 +53,8 @@ class GrantSettings(BaseModel):
     @field_validator(*PATH_KEYS, *LIMIT_KEYS)
     @classmethod
     def _grant(cls, value: Any, info: Any) -> Any:
-        from reyn_sandbox import check_grant
-
         return check_grant(info.field_name, value, relative_to="the workspace")
-
-    def limit_overrides(self) -> dict[str, int]:
-        """The limits the profile sets (the launcher's defaults apply to the rest)."""
-        return {k: v for k in LIMIT_KEYS if (v := getattr(self, k)) is not None}
 
     def describe(self) -> str:
         """The grants in one line, for errors and diagnostics (``read_roots=['.'] ...``)."""
-        from reyn_sandbox import describe_grants
-
         return describe_grants(self)

@@ -18,25 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core import ToolExecutionError, ToolRuntimeMissing
+from reyn_sandbox import LIMIT_KEYS, OPT_OUT, unavailable_reason
 
-from .grants import LIMIT_KEYS, GrantSettings
+from .grants import GrantSettings
 
 STATUS_CODES = {"ok": "RX001", "unavailable": "RX002", "off": "RX003"}
 PREFIX = "reyn-sandbox: "
-OPT_OUT = 'sandbox = "off"'
 ROOT_NOTE = (
     "; Reyn runs as root, so the sandbox runs commands as an unprivileged user (uid 65534): the read "
     "roots must be readable and the write roots writable by it"
 )
-
-
-def unavailable_reason() -> str | None:
-    """Why the kernel cannot confine commands here, or None when it can."""
-    try:
-        from reyn_sandbox import unavailable_reason as reason
-    except ImportError:  # not installed, or a folder named reyn_sandbox shadows it
-        return "the reyn-sandbox distribution is not installed (or a folder named reyn_sandbox shadows it)"
-    return reason()
 
 
 def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:

@@ -215,25 +215,20 @@ class ApprovalsConfig(ProfileSection):
 
     rules: list[ApprovalRuleConfig] = []
     backend: str = Field(default="sqlite", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    """``sqlite`` (the core's store, one file) or the name of an installed store: an entry point of
-    the group ``reyn.approval_stores`` (e.g. ``postgres`` from reyn-approvals-postgres)."""
-    store: str = "reyn-approvals.sqlite"
-    """sqlite: the file of requests (relative to the profile file)."""
+    """The name of an installed store: an entry point of the group ``reyn.approval_stores``. The core
+    ships none: ``sqlite`` (the default, one file) is reyn-approvals-sqlite, ``postgres``
+    reyn-approvals-postgres."""
     settings: dict[str, Any] = {}
-    """Another backend's own settings (it validates them); never a secret: a DSN is named by the
-    environment variable that holds it."""
+    """The backend's own settings (it validates them): for sqlite ``file``, relative to the profile
+    file; never a secret: a DSN is named by the environment variable that holds it."""
     ttl_s: float = Field(default=3600.0, gt=0, le=30 * 24 * 3600)
 
-    @model_validator(mode="after")
-    def _one_backend(self) -> ApprovalsConfig:
-        if self.backend == "sqlite" and self.settings:
+    @model_validator(mode="before")
+    @classmethod
+    def _store_moved(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "store" in data:
             raise ValueError(
-                "[approvals] settings are for another backend's store; the sqlite store takes only "
-                "`store` (its file)"
+                "[approvals] store is now a setting of the sqlite store (reyn-approvals-sqlite): write "
+                "[approvals.settings] file = ... instead (see CHANGELOG.md)"
             )
-        if self.backend != "sqlite" and "store" in self.model_fields_set:
-            raise ValueError(
-                f"[approvals] store names the sqlite file, which backend {self.backend!r} does not "
-                "use; put its options in [approvals.settings]"
-            )
-        return self
+        return data

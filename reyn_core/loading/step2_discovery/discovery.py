@@ -3,9 +3,10 @@ metadata only.
 
 Nothing is imported here. The entry-point groups ``reyn.plugins`` (plugin id = module) and
 ``reyn.commands`` (command name = the plugin id of the same distribution that implements it) are
-scanned once per process (per ``sys.path``) and cached; ``discover(refresh=True)`` rescans after
-installs in the same process. ``reyn --help`` lists the declared commands of installed plugins,
-enabled or not, from this metadata alone: a disabled plugin is never imported to learn them.
+scanned on every call (a few milliseconds): nothing is cached, so a load after an install, an
+upgrade or an uninstall in the same process sees what is installed now. ``reyn --help`` lists the
+declared commands of installed plugins, enabled or not, from this metadata alone: a disabled plugin
+is never imported to learn them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import configparser
 import importlib.metadata as md
 import sys
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -31,6 +31,8 @@ class DiscoveredPlugin:
     version: str
     ep: md.EntryPoint = field(compare=False, repr=False)
     dist: md.Distribution | None = field(compare=False, repr=False)
+    commands: frozenset[str] = frozenset()
+    """The command names its distribution declares for this plugin id (``reyn.commands``)."""
 
     @property
     def well_formed(self) -> bool:
@@ -98,25 +100,10 @@ class Discovery:
         return tuple(self.by_id())
 
 
-_CACHE: dict[tuple[str, ...], Discovery] = {}
-_LOCK = threading.Lock()
-
-
-def discover(*, refresh: bool = False, path: Iterable[str] | None = None) -> Discovery:
-    """Scan the ``reyn.plugins`` entry-point group (metadata only) on ``path`` (default ``sys.path``).
-
-    The result is cached per path; ``refresh=True`` rescans.
-    """
-    key = tuple(path if path is not None else sys.path)
-    if not refresh:
-        cached = _CACHE.get(key)
-        if cached is not None:
-            return cached
-    plugins, near, commands = _scan(list(key))
-    found = Discovery(tuple(plugins), tuple(near), tuple(commands))
-    with _LOCK:
-        _CACHE[key] = found
-    return found
+def discover(*, path: Iterable[str] | None = None) -> Discovery:
+    """Scan the ``reyn.plugins`` entry-point group (metadata only) on ``path`` (default ``sys.path``)."""
+    plugins, near, commands = _scan(list(path if path is not None else sys.path))
+    return Discovery(tuple(plugins), tuple(near), tuple(commands))
 
 
 def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss], list[DeclaredCommand]]:
@@ -144,15 +131,18 @@ def _scan(path: list[str]) -> tuple[list[DiscoveredPlugin], list[NearMiss], list
         version = meta["Version"] or ""
         near += [NearMiss(name, version, g, tuple(n for n, _ in parser.items(g))) for g in missed]
         if parser.has_section(GROUP):
-            for ep_name, value in parser.items(GROUP):
-                ep = md.EntryPoint(name=ep_name, value=value.strip(), group=GROUP)
-                out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist))
+            declared: list[DeclaredCommand] = []
             if parser.has_section(COMMANDS_GROUP):
                 # a METADATA without Summary is valid; meta["Summary"] raises KeyError on some versions
                 summary = " ".join((meta.get("Summary") or "").split())[:200]  # type: ignore[attr-defined]
                 for command, plugin_id in parser.items(COMMANDS_GROUP):
                     if _is_command_name(command) and plugin_id.strip():
-                        commands.append(DeclaredCommand(command, plugin_id.strip(), name, version, summary))
+                        declared.append(DeclaredCommand(command, plugin_id.strip(), name, version, summary))
+            commands += declared
+            for ep_name, value in parser.items(GROUP):
+                ep = md.EntryPoint(name=ep_name, value=value.strip(), group=GROUP)
+                own = frozenset(c.name for c in declared if c.plugin_id == ep.name)
+                out.append(DiscoveredPlugin(ep.name, ep.value, name, version, ep, dist, own))
     return out, near, commands
 
 

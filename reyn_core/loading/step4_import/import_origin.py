@@ -1,12 +1,13 @@
 """Where a module would be imported from, checked against the digested files before anything runs,
-and the verified finder that then serves those files' hashed bytes only: for plugins (``importing``)
-and for the extensions the core loads by entry point (``extension_origin``)."""
+the verified finder that then serves those files' hashed bytes only, and the import itself
+(``import_verified``): for plugins (``importing``) and for the extensions the core loads by entry point
+(``extension_origin``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from reyn_core.errors import exception_message
+from reyn_core.errors import PluginLoadError, describe_exception, exception_message
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord, coverage_problem
 
 
@@ -77,4 +78,55 @@ def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     verified_finder().register(trees_of(rec))
 
 
-__all__ = ["import_origin_problem", "serve_from_digested_files"]
+def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> Any:
+    """The object ``rec.entry_point`` names, imported only from the digested files (every module
+    under the plugin's import names, now and later); ``PluginLoadError`` (``RI001``) when importing
+    it fails, naming the innermost line of the plugin's own files that raised. A plugin's and an
+    extension's entry point (``group``) are imported alike."""
+    from importlib.metadata import EntryPoint
+
+    try:
+        serve_from_digested_files(rec)
+        return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group=group).load()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit from a plugin must not end the host either
+        import traceback
+
+        where = _failing_location(exc, rec)
+        raise PluginLoadError(
+            "RI001",
+            f"importing {rec.entry_point!r} from {rec.distribution} failed"
+            + (f" at {where}" if where else "")
+            + f": {describe_exception(exc)}",
+            traceback="".join(traceback.format_exception(exc)),
+        ) from None
+
+
+def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str | None:
+    """``/path/pkg/mod.py:12 (in func)``: the innermost traceback frame in the plugin's own files
+    (the folders or modules its digest covers), or where a syntax error in one of them is. None when
+    no frame is the plugin's (e.g. the failure is inside a dependency it imports and nothing of its
+    own is on the stack)."""
+    import os
+    import traceback
+
+    if rec is None or not rec.module_locations:
+        return None
+    roots = [os.path.realpath(path) for _, path in rec.module_locations]
+
+    def own(filename: str | None) -> bool:
+        if not filename:
+            return False
+        real = os.path.realpath(filename)
+        return any(real == root or real.startswith(root + os.sep) for root in roots)
+
+    if isinstance(exc, SyntaxError) and own(exc.filename) and exc.lineno:
+        return f"{exc.filename}:{exc.lineno}"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if own(frame.filename):
+            return f"{frame.filename}:{frame.lineno} (in {frame.name})"
+    return None
+
+
+__all__ = ["import_origin_problem", "import_verified", "serve_from_digested_files"]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from reyn_core.errors import PluginLoadError, describe_exception, exception_message
+from reyn_core.errors import PluginLoadError, exception_message
 from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.step3_provenance.record import ProvenanceRecord
-from reyn_core.loading.step4_import.import_origin import import_origin_problem, serve_from_digested_files
+from reyn_core.loading.step4_import.import_origin import import_origin_problem, import_verified
 
 if TYPE_CHECKING:
     import pluggy
@@ -57,30 +56,6 @@ def import_plugin(session: LoadSession, p: PluginState) -> None:
         return
     p.api_version = API_VERSION
     p.diagnostics.extend(hook_warning(code, name, where, p.plugin_id) for code, name in unused)
-
-
-def import_verified(rec: ProvenanceRecord) -> Any:
-    """The object ``rec.entry_point`` names, imported only from the digested files (every module
-    under the plugin's import names, now and later); ``PluginLoadError`` (``RI001``) when importing
-    it fails, naming the innermost line of the plugin's own files that raised."""
-    from importlib.metadata import EntryPoint
-
-    try:
-        serve_from_digested_files(rec)
-        return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group="reyn.plugins").load()
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # SystemExit from a plugin must not end the host either
-        import traceback
-
-        where = _failing_location(exc, rec)
-        raise PluginLoadError(
-            "RI001",
-            f"importing {rec.entry_point!r} from {rec.distribution} failed"
-            + (f" at {where}" if where else "")
-            + f": {describe_exception(exc)}",
-            traceback="".join(traceback.format_exception(exc)),
-        ) from None
 
 
 def plugin_hooks(
@@ -141,30 +116,4 @@ def hook_warning(code: str, name: str, where: str, plugin_id: str) -> Diagnostic
     raise ValueError(f"{code} about {name!r:.80} is not a warning the loader gives about a hook")
 
 
-def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str | None:
-    """``/path/pkg/mod.py:12 (in func)``: the innermost traceback frame in the plugin's own files
-    (the folders or modules its digest covers), or where a syntax error in one of them is. None when
-    no frame is the plugin's (e.g. the failure is inside a dependency it imports and nothing of its
-    own is on the stack)."""
-    import os
-    import traceback
-
-    if rec is None or not rec.module_locations:
-        return None
-    roots = [os.path.realpath(path) for _, path in rec.module_locations]
-
-    def own(filename: str | None) -> bool:
-        if not filename:
-            return False
-        real = os.path.realpath(filename)
-        return any(real == root or real.startswith(root + os.sep) for root in roots)
-
-    if isinstance(exc, SyntaxError) and own(exc.filename) and exc.lineno:
-        return f"{exc.filename}:{exc.lineno}"
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if own(frame.filename):
-            return f"{frame.filename}:{frame.lineno} (in {frame.name})"
-    return None
-
-
-__all__ = ["hook_warning", "import_plugin", "import_verified", "plugin_hooks", "verify_import_origin"]
+__all__ = ["hook_warning", "import_plugin", "plugin_hooks", "verify_import_origin"]

@@ -22,7 +22,7 @@ def collect_commands(session: LoadSession, p: PluginState) -> None:
     results = p.call_hook("reyn_cli_commands", "RI007")
     if results is None:
         return
-    declared = _declared_for(p)
+    declared = p.candidate.commands if p.candidate is not None else frozenset()
     for result in results:
         if result is None:
             continue
@@ -48,18 +48,6 @@ def collect_commands(session: LoadSession, p: PluginState) -> None:
                 )
             else:
                 p.commands.setdefault(name, fn)
-
-
-def _declared_for(p: PluginState) -> frozenset[str]:
-    """The command names ``p``'s distribution declares for ``p`` (``reyn.commands``, metadata)."""
-    from reyn_core.loading.step2_discovery.discovery import discover
-
-    if p.candidate is None:
-        return frozenset()
-    dist = p.candidate.distribution
-    return frozenset(
-        c.name for c in discover().commands if c.distribution == dist and c.plugin_id == p.plugin_id
-    )
 
 
 def resolve_commands(plugins: Sequence[PluginState]) -> dict[str, PluginCommand]:

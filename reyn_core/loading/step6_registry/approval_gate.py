@@ -5,27 +5,28 @@ The gate gets the rules, the store the profile selects, the installation's argum
 load was checked against (when ``[lock] enforce`` is on; a changed lock voids earlier approvals),
 what each plugin's calls can touch (its sandbox and grants), and the load's one audit log.
 
-The store: ``backend = "sqlite"`` is the core's ``SqliteApprovalStore``; any other name is looked
-up as an entry point of the group ``reyn.approval_stores`` (the core names no distribution). A
-backend that is not installed, is installed twice, or refuses its settings is ``RC011`` and the
-gate gets a store that refuses every operation, so every call needing approval is refused.
+The store: the core ships none. ``backend`` (default ``sqlite``, the reyn-approvals-sqlite
+distribution) is looked up as an entry point of the group ``reyn.approval_stores``, verified and
+locked like every extension. A backend that is not installed, is installed twice, or refuses its
+settings is ``RC011`` and the gate gets a store that refuses every operation, so every call needing
+approval is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 STORE_GROUP = "reyn.approval_stores"
 """The entry-point group of approval stores: ``name = "module:factory"`` (an ``ApprovalStoreFactory``)."""
-STORE_DISTRIBUTIONS = {"postgres": "reyn-approvals-postgres"}
+STORE_DISTRIBUTIONS = {"sqlite": "reyn-approvals-sqlite", "postgres": "reyn-approvals-postgres"}
 """The distribution each documented approval store must come from; a store of another name may come
 from any one distribution that is not a Reyn plugin (``extension_origin``)."""
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
-    from pathlib import Path
 
     from reyn_core.approvals import ApprovalGate, ApprovalRule, ApprovalStore
     from reyn_core.dispatch import JsonlAuditLog
@@ -93,8 +94,8 @@ def open_store(
     except ExtensionError as exc:
         if exc.missing:
             raise OSError(
-                f"no installed distribution provides the approval store {backend!r} ({exc}); install it, "
-                'or set [approvals] backend = "sqlite"'
+                f"no installed distribution provides the approval store {backend!r} ({exc}); "
+                + _how_to_install(backend)
             ) from None
         raise  # refused: its hint follows why (RC011)
     store = factory(settings, base)
@@ -108,6 +109,39 @@ def open_store(
             "decide(decided) takes the decided record (see CHANGELOG.md); update the store"
         ) from None
     return store
+
+
+def _how_to_install(backend: str) -> str:
+    """How to get the store ``backend``: its documented distribution from the wheelhouse, or any."""
+    distribution = STORE_DISTRIBUTIONS.get(backend)
+    if distribution is None:
+        return "install the distribution that provides it, or set another [approvals] backend"
+    return f"install it: pip install --find-links DIST {distribution} (DIST: the wheelhouse of `make dist`)"
+
+
+def store_files(profile: Profile, extensions: ExtensionSession) -> dict[str, str]:
+    """The host's files the profile's approval store trusts as decisions, which no isolated plugin
+    may be granted to write: what each is → its path. The store's factory says (its optional
+    ``host_files``); a store that is installed but not imported (a record-only review, or refused)
+    cannot, so every string in ``[approvals.settings]`` is taken as a path: more refused, never less.
+    None when the profile holds no call or no store is installed (its calls are then refused)."""
+    config = profile.approvals
+    if not config.rules:
+        return {}
+    from reyn_core.loading.extension_origin import ExtensionError
+
+    distribution = STORE_DISTRIBUTIONS.get(config.backend)
+    try:
+        factory = extensions.load(STORE_GROUP, config.backend, distribution=distribution)
+        files = getattr(factory, "host_files", None)
+        paths = [Path(p) for p in files(config.settings, profile.base_dir)] if files is not None else []
+    except ExtensionError as exc:
+        if exc.missing:
+            return {}
+        paths = [profile.resolve_path(v) for v in config.settings.values() if isinstance(v, str) and v]
+    except ValueError:  # its settings are refused (RC011): no store opens, nothing is trusted
+        return {}
+    return {f"the host's approval store ({p.name})": str(p) for p in paths}
 
 
 def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, Any]]:
@@ -127,7 +161,7 @@ def approval_gate(
     config = profile.approvals
     if not config.rules:
         return None, []
-    from reyn_core.approvals import ApprovalGate, ApprovalPolicy, SqliteApprovalStore
+    from reyn_core.approvals import ApprovalGate, ApprovalPolicy
     from reyn_core.dispatch import argument_hash
     from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
 
@@ -147,15 +181,12 @@ def approval_gate(
 
     diags: list[Diagnostic] = []
     store: ApprovalStore
-    if config.backend == "sqlite":
-        store = SqliteApprovalStore(profile.resolve_path(config.store))
-    else:
-        try:
-            store = open_store(config.backend, config.settings, profile.base_dir, extensions)
-        except Exception as exc:  # fail closed: a store that refuses everything, and an error
-            problem = f"[approvals] backend {config.backend!r} cannot be used: {exc}"
-            store = UnusableStore(config.backend, problem)
-            diags.append(Diagnostic.make("RC011", problem, severity="error", hint=refusal_hint(exc, "RC011")))
+    try:
+        store = open_store(config.backend, config.settings, profile.base_dir, extensions)
+    except Exception as exc:  # fail closed: a store that refuses everything, and an error
+        problem = f"[approvals] backend {config.backend!r} cannot be used: {exc}"
+        store = UnusableStore(config.backend, problem)
+        diags.append(Diagnostic.make("RC011", problem, severity="error", hint=refusal_hint(exc, "RC011")))
     policy = ApprovalPolicy(
         rules=tuple(_rule(c) for c in config.rules), ttl_s=config.ttl_s, store=store.location
     )

@@ -232,3 +232,57 @@ def test_catalog_diagnostics_accepts_a_raw_settings_table(tmp_path):
 
 def test_every_code_has_a_severity_and_title():
     assert all(sev in ("error", "warning") and title for sev, title in CODES.values())
+
+
+def _clock_ahead(monkeypatch):
+    """The catalogue's clock ten seconds ahead: every file is past the racy window, without a sleep."""
+    import time as real_time
+
+    import reyn_tools_catalog.catalog as catalog_module
+
+    class Later:
+        @staticmethod
+        def time_ns() -> int:
+            return real_time.time_ns() + 10_000_000_000
+
+    monkeypatch.setattr(catalog_module, "time", Later)
+
+
+@pytest.fixture
+def later(monkeypatch):
+    _clock_ahead(monkeypatch)
+
+
+def _rewrite_same_size(path, text):
+    """Replace the bytes (same length) and put the old mtime back; returns once the kernel's ctime
+    moved (two changes can fall in one clock tick: the racy window covers that case in real use)."""
+    before = path.stat()
+    while True:
+        path.write_text(text)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = path.stat()
+        if after.st_ctime_ns != before.st_ctime_ns:
+            assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+            return
+
+
+def test_bytes_replaced_with_size_and_mtime_kept_are_reread(ws, skill_text, later):
+    """The catalogue kept between calls is keyed by the kernel's ctime too, which ``os.utime``
+    cannot set: a file rewritten with the same size and its old mtime put back is read again.
+    Control: the untouched folder answers the kept catalogue (the same object)."""
+    path = ws.skill("alpha", skill_text("alpha", description="first words"))
+    first = load_catalog(ws.settings, ws.root)
+    assert load_catalog(ws.settings, ws.root) is first  # control: kept while nothing changed
+    _rewrite_same_size(path, skill_text("alpha", description="other words"))
+    again = load_catalog(ws.settings, ws.root)
+    assert again is not first and again.skills["alpha"].description == "other words"
+
+
+def test_a_file_changed_in_the_racy_window_is_never_kept(ws, skill_text, monkeypatch):
+    """A file changed less than two seconds ago may change again within one timestamp tick: its
+    catalogue is read on every call until it is older. Control: later, it is kept."""
+    ws.skill("beta", skill_text("beta"))
+    assert load_catalog(ws.settings, ws.root) is not load_catalog(ws.settings, ws.root)
+    _clock_ahead(monkeypatch)
+    first = load_catalog(ws.settings, ws.root)
+    assert load_catalog(ws.settings, ws.root) is first

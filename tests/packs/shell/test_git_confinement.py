@@ -375,3 +375,33 @@ async def test_ordinary_git_use_in_the_workspace_repository_works(git_shell, wor
     assert commit["exit_code"] == 0, commit
     log = await git_shell.run(command="git log --format=%s")
     assert log["stdout"] == "second change\ninit\n"
+
+
+def test_git_version_is_asked_again_when_the_binary_is_replaced_with_size_and_mtime_kept(tmp_path):
+    """The version kept per git binary is keyed by inode and the kernel's ctime too: a binary
+    rewritten with the same size and its old mtime put back is asked again. Control: the untouched
+    binary is not run a second time."""
+    import asyncio
+
+    from reyn_tools_shell.confine import git_version
+
+    runs = tmp_path / "runs"
+    git = tmp_path / "git"
+
+    def write(version: str) -> None:
+        git.write_text(f"#!/bin/sh\necho run >> {runs}\necho 'git version {version}'\n")
+        git.chmod(0o755)
+
+    write("2.20.1")
+    before = git.stat()
+    assert asyncio.run(git_version(str(git))) == (2, 20)
+    assert asyncio.run(git_version(str(git))) == (2, 20)
+    assert runs.read_text().count("run") == 1  # control: kept while the binary is unchanged
+    while True:  # two changes may fall in one clock tick; wait until the kernel's ctime moved
+        write("2.45.1")
+        os.utime(git, ns=(before.st_atime_ns, before.st_mtime_ns))
+        if git.stat().st_ctime_ns != before.st_ctime_ns:
+            break
+    assert (git.stat().st_size, git.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert asyncio.run(git_version(str(git))) == (2, 45)
+    assert runs.read_text().count("run") == 2

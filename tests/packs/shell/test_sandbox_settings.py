@@ -10,13 +10,15 @@ import reyn_tools_shell.plugin as shell_plugin
 from pydantic import ValidationError
 from reyn_tools_shell.settings import ShellSettings
 
+from reyn_sandbox import LIMIT_KEYS
+
 ECHO = {"name": "echo", "any_args": True}
 
 
 def test_defaults_are_the_workspace_read_only_nothing_writable_no_network() -> None:
     s = ShellSettings()
     assert (s.read_roots, s.write_roots, s.network, s.hide, s.sandbox) == ((".",), (), False, (), "required")
-    assert s.limit_overrides() == {}
+    assert all(getattr(s, key) is None for key in LIMIT_KEYS)  # the launcher's own limits apply
 
 
 def test_writable_dirs_fails_naming_write_roots() -> None:

@@ -210,7 +210,7 @@ async def test_an_approval_answered_at_another_instance_is_asked_again_and_nothi
 
 BASE_PROFILE_WITH_APPROVALS = """{base}
 [approvals]
-store = "approvals.sqlite"
+settings.file = "approvals.sqlite"
 
 [[approvals.rules]]
 tools = ["probe_raise"]

@@ -1,6 +1,7 @@
-"""``SqliteApprovalStore``: the default approval store, one SQLite file (standard library).
+"""``SqliteApprovalStore``: the default approval store, one SQLite file (standard library), kept to
+the store contract ``reyn_core.host.ApprovalStore``.
 
-Every method opens its own connection and runs one ``BEGIN IMMEDIATE`` transaction, so several
+Every method runs one ``BEGIN IMMEDIATE`` transaction on the process's connection, so several
 processes (an agent, ``reyn approvals approve`` in a terminal, a second agent) share the file
 safely: SQLite serialises writers, and ``consume`` is a single conditional ``UPDATE`` whose row
 count says whether this caller took the use. The file is created ``0600``, and a file (or WAL)
@@ -18,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import ApprovalRecord, Status
+from reyn_core.host import ApprovalRecord, ApprovalStatements
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (
@@ -42,11 +43,8 @@ CREATE INDEX IF NOT EXISTS approvals_key ON approvals (key, status);
 """
 # Columns added after the first release of the table (a file written before them gains them).
 _ADDED = (("session", "TEXT"), ("scoped", "INTEGER NOT NULL DEFAULT 0"))
-_COLUMNS = ", ".join(ApprovalRecord.columns)
-_PLACES = ", ".join("?" * len(ApprovalRecord.columns))
-# An open request covers a call of the session that asked for it (no session covers only calls of no
-# session); a standing approval covers the exact call in any session (ApprovalRecord.covers).
-_COVERS = "(session IS ? OR (status = 'approved' AND uses < 0 AND scoped = 0))"
+# The store rules in SQLite's dialect (reyn_core's one text of them, shared with every SQL store).
+_SQL = ApprovalStatements("approvals", mark="?", same="IS")
 
 
 def _private(st: os.stat_result, path: Path) -> None:
@@ -131,66 +129,38 @@ class SqliteApprovalStore:
 
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         with self._transaction() as db:
-            row = db.execute(
-                f"SELECT {_COLUMNS} FROM approvals WHERE key = ? AND status IN ('pending', 'approved') "
-                f"AND expires_at > ? AND {_COVERS} ORDER BY created_at DESC LIMIT 1",
-                (record.key, record.created_at, record.session),
-            ).fetchone()
+            row = db.execute(_SQL.open_request, (record.key, record.created_at, record.session)).fetchone()
             if row is not None:
                 return ApprovalRecord.from_row(row)
             db.execute(
-                f"INSERT INTO approvals ({_COLUMNS}) VALUES ({_PLACES})",
+                _SQL.insert,
                 record.request_row(lambda value: json.dumps(value, sort_keys=True, ensure_ascii=False)),
             )
             return record
 
     def get(self, approval_id: str) -> ApprovalRecord | None:
         with self._transaction(write=False) as db:
-            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)).fetchone()
+            row = db.execute(_SQL.get, (approval_id,)).fetchone()
         return ApprovalRecord.from_row(row) if row is not None else None
 
     def decide(self, decided: ApprovalRecord) -> ApprovalRecord | None:
         decision = decided.decision_row()
         with self._transaction() as db:
-            changed = db.execute(
-                "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, uses = ?, "
-                "scoped = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
-                (*decision, decided.id, decided.decided_at),
-            ).rowcount
+            changed = db.execute(_SQL.decide, (*decision, decided.id, decided.decided_at)).rowcount
             if changed != 1:
                 return None
-            row = db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (decided.id,)).fetchone()
+            row = db.execute(_SQL.get, (decided.id,)).fetchone()
         return ApprovalRecord.from_row(row)
 
     def consume(self, approval_id: str, key: str, now: float, session: str | None = None) -> bool:
-        # One statement: a standing approval (uses -1) stays approved; a counted one loses a use and
-        # is consumed at zero. The row count is 1 for exactly one caller.
-        with self._transaction() as db:
-            return (
-                db.execute(
-                    "UPDATE approvals SET "
-                    "uses = CASE WHEN uses < 0 THEN uses ELSE uses - 1 END, "
-                    "status = CASE WHEN uses = 1 THEN 'consumed' ELSE status END, "
-                    "closed_at = CASE WHEN uses = 1 THEN ? ELSE closed_at END "
-                    "WHERE id = ? AND key = ? AND status = 'approved' AND expires_at > ? AND uses != 0 "
-                    f"AND {_COVERS}",
-                    (now, approval_id, key, now, session),
-                ).rowcount
-                == 1
-            )
+        with self._transaction() as db:  # one statement: its row count is 1 for exactly one caller
+            return db.execute(_SQL.consume, (now, approval_id, key, now, session)).rowcount == 1
 
-    def close(self, approval_id: str, status: Status, reason: str, now: float) -> bool:
+    def close(self, approval_id: str, status: str, reason: str, now: float) -> bool:
         if status not in ("expired", "voided"):
             raise ValueError(f"close() moves a request to expired or voided, not {status!r}")
         with self._transaction() as db:
-            return (
-                db.execute(
-                    "UPDATE approvals SET status = ?, reason = ?, closed_at = ? "
-                    "WHERE id = ? AND status IN ('pending', 'approved')",
-                    (status, reason, now, approval_id),
-                ).rowcount
-                == 1
-            )
+            return db.execute(_SQL.close, (status, reason, now, approval_id)).rowcount == 1
 
     def expire(self, now: float) -> Sequence[ApprovalRecord]:
         due = "WHERE status IN ('pending', 'approved') AND expires_at <= ?"
@@ -198,7 +168,7 @@ class SqliteApprovalStore:
             if db.execute(f"SELECT 1 FROM approvals {due} LIMIT 1", (now,)).fetchone() is None:
                 return []
         with self._transaction() as db:
-            rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {due}", (now,)).fetchall()
+            rows = db.execute(f"SELECT {_SQL.columns} FROM approvals {due}", (now,)).fetchall()
             if rows:
                 db.execute(f"UPDATE approvals SET status = 'expired', closed_at = ? {due}", (now, now))
         return [ApprovalRecord.from_row(r) for r in rows]
@@ -206,7 +176,7 @@ class SqliteApprovalStore:
     def end_session(self, session: str, now: float) -> Sequence[ApprovalRecord]:
         ended = "WHERE status = 'approved' AND scoped = 1 AND session = ?"
         with self._transaction() as db:
-            rows = db.execute(f"SELECT {_COLUMNS} FROM approvals {ended}", (session,)).fetchall()
+            rows = db.execute(f"SELECT {_SQL.columns} FROM approvals {ended}", (session,)).fetchall()
             if rows:
                 db.execute(
                     "UPDATE approvals SET status = 'expired', reason = 'session_ended', closed_at = ? "
@@ -215,16 +185,17 @@ class SqliteApprovalStore:
                 )
         return [ApprovalRecord.from_row(r) for r in rows]
 
-    def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
+    def list(self, statuses: Sequence[str] | None = None) -> Sequence[ApprovalRecord]:
         with self._transaction(write=False) as db:
             if statuses:
                 marks = ", ".join("?" for _ in statuses)
                 rows = db.execute(
-                    f"SELECT {_COLUMNS} FROM approvals WHERE status IN ({marks}) ORDER BY created_at DESC",
+                    f"SELECT {_SQL.columns} FROM approvals WHERE status IN ({marks}) "
+                    "ORDER BY created_at DESC",
                     tuple(statuses),
                 ).fetchall()
             else:
-                rows = db.execute(f"SELECT {_COLUMNS} FROM approvals ORDER BY created_at DESC").fetchall()
+                rows = db.execute(f"SELECT {_SQL.columns} FROM approvals ORDER BY created_at DESC").fetchall()
         return [ApprovalRecord.from_row(r) for r in rows]
 
 
