@@ -1,13 +1,12 @@
 """Diagnostics: what went wrong while finding, checking, loading or registering plugins and tools.
 
-Every diagnostic has a stable ``code`` (listed in ``CODES`` and in docs/diagnostics.md), a
-severity, the plugin and tool concerned, a message saying what was wrong, and a hint saying how to
-fix it. Code families:
+Every diagnostic has a stable ``code`` (``CODES``, docs/diagnostics.md), a severity, the plugin and
+tool concerned, a message saying what was wrong and a hint saying how to fix it. Code families:
 
-``RS…`` tool parameters schema (core ``schema.py``), ``RT…`` tool registration (core
-``registry.py``), ``RD…`` discovery and selection, ``RI…`` import and plugin API, ``RC…`` settings
-and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` permissions and isolated plugins (those the
-core reports are here; the isolation backend, reyn-isolation, words its own from its ``codes``).
+``RS…`` parameters schema (``schema.py``), ``RT…`` registration (``registry/``), ``RD…`` discovery
+and selection, ``RI…`` import and plugin API, ``RC…`` settings and profile, ``RP…`` provenance,
+``RL…`` lock, ``RJ…`` permissions and isolated plugins (those the core reports are here; the
+isolation backend, reyn-isolation, words its own from its ``codes``).
 """
 
 from __future__ import annotations
@@ -320,6 +319,7 @@ CODES: dict[str, CodeInfo] = {
         "review the installed plugins, then re-run `reyn plugins lock` to write the current format; "
         "while [lock] enforce = true every enabled plugin is refused until then",
     ),
+    "RL005": CodeInfo("warning", "[lock] verify is ignored", "delete verify from [lock]; it changes nothing"),
     # ---- permissions and isolation (the rest of RJ… is reyn-isolation's: reyn_isolation/codes.py)
     "RJ001": CodeInfo(
         "error",

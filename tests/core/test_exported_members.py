@@ -89,7 +89,6 @@ HOST_API = {
     "Decision",
     "DeferralPolicy",
     "Diagnostic",
-    "DigestCache",
     "JsonlAuditLog",
     "LoadResult",
     "LockFile",
