@@ -1,8 +1,9 @@
 """CLI start-up and discovery benchmarks (DESIGN.md §11).
 
 1. ``reyn tools render --surface router`` with every installed capability pack enabled — always a
-   full load, nothing replayed — on its first run (empty Reyn cache dir: schema checks and file
-   digests computed) and its second (those caches filled), against the floor
+   full load, nothing replayed (every plugin file hashed, every schema checked) — on its first
+   run (empty Reyn cache dir: plugin modules compiled) and its second (the bytecode cache filled),
+   against the floor
    ``python -c "from pydantic import BaseModel; import pluggy"`` in alternating pairs (issue 15).
    Target (issue 23): both <= 1.5x the floor.
    Measured twice: in this (editable, development) environment, and in a fresh venv where reyn-core
@@ -93,8 +94,8 @@ def bench_render(
     """Cold and warm ``reyn tools render --surface router`` against the floor
     ``python -c "from pydantic import BaseModel; import pluggy"``, in alternating pairs (each render
     right after a floor run; the ratio is the median of the pairs' ratios), with the interpreter
-    ``python`` (default: this one). Every run loads: warm is a second run (the digest and schema
-    caches filled), cold a first run (an empty cache dir)."""
+    ``python`` (default: this one). Every run loads, hashing every plugin file and checking every
+    schema: warm is a second run (the bytecode cache filled), cold a first run (an empty cache dir)."""
     packs = list(packs) if packs is not None else _installed_packs()
     python = python or sys.executable
     render = [python, "-m", "reyn_core", "tools", "render", "--surface", "router"]
@@ -107,7 +108,7 @@ def bench_render(
         work.mkdir()
         (work / "reyn.toml").write_text(f"[plugins]\nenable = {json.dumps(packs)}\n")
         env = _env(root / "cache-warm", root / "xdg")
-        _time(render, cwd=work, env=env)  # fills the digest and schema caches, writes bytecode
+        _time(render, cwd=work, env=env)  # writes the bytecode cache
         _time(floor_cmd, cwd=work, env=env)
         cold, warm, floor, base, bare = [], [], [], [], []
         warm_ratio, cold_ratio, warm_cpu_ratio, cold_cpu_ratio = [], [], [], []
@@ -212,7 +213,7 @@ def bench_breakdown(
                 timeout=300,
                 check=True,
             )
-            if i:  # the first run fills the caches
+            if i:  # the first run fills the bytecode cache
                 runs.append(json.loads(proc.stdout))
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
@@ -328,9 +329,9 @@ def _render_lines(title: str, render: dict[str, Any], breakdown: dict[str, float
         f"{render['baseline_import_pydantic_pluggy_s'] * 1000:8.1f} ms",
         f"  python -c '{FLOOR}' (the floor)",
         f"                                       {floor * 1000:8.1f} ms",
-        f"  render, second run (caches filled)   {render['render_warm_s'] * 1000:8.1f} ms  "
+        f"  render, second run (bytecode cached) {render['render_warm_s'] * 1000:8.1f} ms  "
         f"({render['warm_ratio']:.2f}x the floor; CPU time {render['warm_cpu_ratio']:.2f}x)",
-        f"  render, first run (empty caches)     {render['render_cold_s'] * 1000:8.1f} ms  "
+        f"  render, first run (empty cache dir)  {render['render_cold_s'] * 1000:8.1f} ms  "
         f"({render['cold_ratio']:.2f}x; CPU time {render['cold_cpu_ratio']:.2f}x)",
         f"  target: both <= {TARGET_RATIO}x: {'met' if render['meets_target'] else 'NOT met'}",
         "  where a render spends its CPU time after start-up (in-process, medians):",

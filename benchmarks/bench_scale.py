@@ -2,9 +2,8 @@
 
 For 10 / 100 / 1,000 / 10,000 tools (each with its own realistic four-property schema, so no check
 result is shared between tools):
-- load, cold: ``load(Profile(), host_tools=...)`` with an empty schema-check cache file (every
-  load-time check runs; the cache is written);
-- load, warm: the same with that cache file filled (checks answered from it);
+- load: ``load(Profile(), host_tools=...)`` (every load-time check runs, on every load: nothing
+  stored answers for a check);
 - render: ``render_router`` of every tool;
 - dispatch: one ``invoke_tool`` of one tool (lookup by name, gates, argument validation, call);
 - resident memory per registered tool (``tracemalloc``: what the frozen registry keeps, and again
@@ -85,30 +84,18 @@ def timed(fn: Callable[[], Any], repeat: int) -> float:
     return min(samples)
 
 
-def measure_tools(n: int, tmp: Path) -> dict[str, float]:
+def measure_tools(n: int) -> dict[str, float]:
     from reyn_core import ToolContext
     from reyn_core.host import Profile, invoke_tool, load, render_router
-    from reyn_core.loading.schema_cache import SchemaCheckCache
 
     tools = definitions(n)
     repeat = 5 if n <= 1_000 else 3
-    caches = iter(range(10**6))
-
-    def cold() -> Any:
-        return load(
-            Profile(), host_tools=tools, schema_cache=SchemaCheckCache(tmp / f"cold-{next(caches)}.json")
-        )
-
-    warm_file = tmp / f"warm-{n}.json"
-    result = load(Profile(), host_tools=tools, schema_cache=SchemaCheckCache(warm_file))
+    result = load(Profile(), host_tools=tools)
     assert len(result.registry) == n, result.report
     registry = result.registry
     ctx = ToolContext(surface="router", agent="bench")
     out = {
-        "load, cold": timed(cold, repeat),
-        "load, warm": timed(
-            lambda: load(Profile(), host_tools=tools, schema_cache=SchemaCheckCache(warm_file)), repeat
-        ),
+        "load": timed(lambda: load(Profile(), host_tools=tools), repeat),
         "render": timed(lambda: render_router(registry, ctx), repeat * 3),
     }
     name = f"tool_{n // 2:05d}"
@@ -209,7 +196,7 @@ def main() -> bool:
     with tempfile.TemporaryDirectory(prefix="reyn-bench-scale-") as raw:
         tmp = Path(raw)
         for n in TOOL_SIZES:
-            rows_by_size[n] = measure_tools(n, tmp)
+            rows_by_size[n] = measure_tools(n)
         discovery = {n: measure_discovery(n, tmp) for n in DIST_SIZES}
     memory = {n: memory_per_tool(n) for n in TOOL_SIZES}
 

@@ -22,7 +22,6 @@ _EXPORTS = {
     "load_profile": "reyn_core.loading.step1_profile.profile",
     # provenance and the lock (what `reyn plugins lock / audit` use)
     "provenance_for": "reyn_core.loading.step3_provenance.record",
-    "DigestCache": "reyn_core.loading.step3_provenance.cache",
     "tree_digest": "reyn_core.loading.step3_provenance.digest",
     "DIGEST_VERSION": "reyn_core.loading.step3_provenance.digest",
     "LockFile": "reyn_core.loading.step3_provenance.lock",
@@ -139,7 +138,7 @@ _moved = moved_attributes(__name__)
 
 def __getattr__(name: str) -> Any:
     """An exported name, imported on first use; a name that left the core (``reyn_core.moved``) is
-    an ``ImportError`` naming its new distribution."""
+    an ``ImportError`` naming its new distribution, or saying why it was removed."""
     return _exported(name) if name in _EXPORTS else _moved(name)
 
 

@@ -1,5 +1,6 @@
 """Where moved names went: importing one from its old place is an ``ImportError`` naming the
-distribution that now holds it and its new import path — never a re-export that keeps working.
+distribution that now holds it and its new import path — never a re-export that keeps working. A
+name removed outright (``REMOVED``) is an ``ImportError`` saying why and what to do instead.
 
 One table, two entry points: ``MovedModuleFinder`` (first on ``sys.meta_path`` once ``reyn_core`` is
 imported) answers for a moved module, and ``moved_attributes`` is the ``__getattr__`` of a module
@@ -72,6 +73,12 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
 """Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install)).
 A name inside a moved module that went elsewhere has its own entry (keyed by its old dotted name):
 the module's error names each such name's own new home."""
+
+REMOVED: dict[str, str] = {
+    "reyn_core.host.DigestCache": "every load hashes every file it checks, so there is no digest cache; "
+    "provenance_for(dist, plugin_id=..., entry_point=...) hashes every file of a distribution",
+}
+"""Old dotted name of a removed host name → why it went and what to use (CHANGELOG.md, issue 24)."""
 
 MOVED_COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": (*_LOOPS, _LOOPS_PLUGIN),
@@ -151,12 +158,17 @@ def install_finder() -> None:
 
 
 def moved_attributes(module: str) -> Callable[[str], Any]:
-    """A module ``__getattr__``: a moved name raises its ``moved_error``, anything else the usual
-    ``AttributeError``."""
+    """A module ``__getattr__``: a moved name raises its ``moved_error``, a removed one an
+    ``ImportError`` saying why, anything else the usual ``AttributeError``."""
 
     def __getattr__(name: str) -> Any:
-        if f"{module}.{name}" in MOVED:
-            raise moved_error(f"{module}.{name}")
+        old = f"{module}.{name}"
+        if old in MOVED:
+            raise moved_error(old)
+        if old in REMOVED:
+            raise ImportError(
+                f"{old} was removed from reyn-core: {REMOVED[old]} (see CHANGELOG.md)", name=old
+            )
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__

@@ -98,7 +98,7 @@ def check_tool_schema(
     # RS004 is only ever about a key starting with "$" and RS007 about a "pattern..." key, and a key
     # appears in ``encoded`` as its JSON string: where the text has no '"$' (no '"pattern'), the walk
     # would find nothing, and is skipped (a property test holds this; it is most schemas).
-    # Imported here: a warm load answers every check from the cache and never needs the screening.
+    # Imported here, at the first check: importing reyn_core alone never pays for the screening.
     from .validation.screening import metaschema_problems, pattern_problems, reference_problems
 
     if '"$' in encoded:

@@ -11,8 +11,8 @@ every entry of ``sys.path`` (the working directory too when it is on the path), 
 installation, Reyn's and the plugin's code, the profile, the lock, the audit log, the remote
 failure log, the SQLite approval store (a worker that could write it could approve calls), the
 argument key, and Reyn's user cache and configuration folders (the host's ``own_folders``: the
-next load trusts and runs the compiled bytecode and the digests cached there — a worker sharing the
-host's uid in a user namespace would pass the caches' ownership check).
+next load trusts and runs the compiled bytecode cached there — a worker sharing the host's uid in a
+user namespace would pass the cache's ownership check).
 """
 
 from __future__ import annotations

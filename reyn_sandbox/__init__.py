@@ -30,12 +30,12 @@ from ._profile_grants import (
     resolve_grants,
     unavailable_reason,
 )
-from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, require_available, status
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms (_grants.py)
 
 if TYPE_CHECKING:
     from ._grant_keys import GrantKeys
+    from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, status
 
 __all__ = [
     "GRANT_KEYS",
@@ -75,13 +75,32 @@ _BOOT = (
 )
 
 
-def __getattr__(name: str) -> object:
+_LAZY = {
     # GrantKeys imports typing: only a pack's settings ask for it, never the launcher (_grant_keys.py)
-    if name == "GrantKeys":
-        from ._grant_keys import GrantKeys
+    "GrantKeys": "._grant_keys",
+    # the kernel probe (ctypes, Landlock): imported when something is confined or the status asked
+    # for, not by a pack whose settings only declare the grant keys at load
+    "PRETEND_ENV": "._status",
+    "SandboxStatus": "._status",
+    "SandboxUnavailable": "._status",
+    "status": "._status",
+}
 
-        return GrantKeys
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module, __name__), name)
+
+
+def require_available() -> SandboxStatus:
+    """`status()`, raising `SandboxUnavailable` (fail closed) when commands cannot be confined."""
+    from ._status import require_available as require
+
+    return require()
 
 
 def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:

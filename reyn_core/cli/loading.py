@@ -61,12 +61,11 @@ def export_spans(profile: Profile) -> bool:
     if profile.observability.tracing is not True:
         return False
     from reyn_core.loading.loader import load_session
-    from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.tracing_addon import tracing_addon
 
     # its own lookup (pinned by the enforced lock as the load's is); without one, the load's RC012 says
     # what to install
-    addon, _ = tracing_addon(load_session(profile, SchemaCheckCache()).extensions)
+    addon, _ = tracing_addon(load_session(profile).extensions)
     return False if addon is None else bool(addon.export_spans())
 
 

@@ -9,7 +9,7 @@ step in the order they run, every failure a diagnostic for the plugin concerned:
 6. ``step6_registry`` — collisions, the registry, call hooks and the audit log
 
 Shared by the steps: ``plugin_state`` (the load's working state), ``diagnostics`` (the stable codes),
-``schema_cache``, ``userdirs``, ``argument_key``, ``permissions`` (what a plugin declares),
+``userdirs``, ``argument_key``, ``permissions`` (what a plugin declares),
 ``isolation_step`` with ``isolation_point`` (in process, or through the isolation extension point),
 ``tracing_addon`` (the tracing add-on a profile turns on, by its entry point); after a load: ``report``
 (what it returns) and ``unavailable`` (why a tool name is not loaded)."""

@@ -5,7 +5,7 @@ the tables of docs/diagnostics.md are written from it), a severity, the plugin a
 message saying what was wrong, and a hint saying how to fix it. Code families:
 
 ``RS…`` tool parameters schema (core ``schema.py``), ``RT…`` tool registration (core
-``registry.py``), ``RD…`` discovery and selection, ``RI…`` import and plugin API, ``RC…`` settings
+``registry/``), ``RD…`` discovery and selection, ``RI…`` import and plugin API, ``RC…`` settings
 and profile, ``RP…`` provenance, ``RL…`` lock, ``RJ…`` permissions and isolated plugins (those the
 core reports are here; the isolation backend, reyn-isolation, words its own from its ``codes.toml``).
 """

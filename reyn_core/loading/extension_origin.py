@@ -276,8 +276,8 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
     ep = md.EntryPoint(name=name, value=claim.value, group=group)
     if ep.pattern.fullmatch(claim.value) is None:
         raise refuse(f"its value {claim.value!r} is malformed")
-    try:  # every file re-hashed (no digest cache): the cache folder is not the extension's trust root
-        rec = provenance_for(claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value, cache=None)
+    try:
+        rec = provenance_for(claim.dist, plugin_id=f"{group}:{name}", entry_point=claim.value)
     except Exception as exc:
         raise refuse(f"its provenance cannot be computed ({describe_exception(exc)})") from None
     for _, why in unverified(rec, itself=True)[:1]:

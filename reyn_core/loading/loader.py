@@ -27,7 +27,6 @@ from reyn_core.loading.isolation_step import (
 )
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.report import LoadReport, LoadResult, PluginLoadInfo
-from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.loading.step1_profile.profile import Profile, load_profile
 from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy, router_deferral
 from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin, discover
@@ -45,6 +44,7 @@ from reyn_core.loading.step6_registry.approval_gate import approval_gate
 from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.loading.tracing_addon import tracing_addon
 from reyn_core.registry import ToolRegistry
+from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.tool import ToolDefinition
 
 if TYPE_CHECKING:
@@ -57,9 +57,7 @@ Review = Literal["lock", "audit"]
 """A load that describes the installed world for ``reyn plugins lock`` / ``audit`` (``load(review=)``)."""
 
 
-def load_session(
-    profile: Profile, schema_cache: SchemaCheckCache, *, rehash: bool = False, review: Review | None = None
-) -> LoadSession:
+def load_session(profile: Profile, *, review: Review | None = None) -> LoadSession:
     """The state one load shares, its own extension lookups included: under ``[lock] enforce`` each
     extension is checked against the lock (read once, with the plugins') before it is imported.
 
@@ -76,7 +74,7 @@ def load_session(
     enforce = profile.lock.enforce
     if review is not None:
         profile = profile.without_lock_enforcement()
-    session = LoadSession(profile, schema_cache, extensions, rehash=rehash or review is not None)
+    session = LoadSession(profile, extensions, CheckedDefinitions())
     extensions.pin = extension_pin(session, enforce=enforce and review != "lock")
     session.lock_gate = enforce and review == "audit"
     return session
@@ -86,38 +84,32 @@ def load(
     profile: Profile | None = None,
     *,
     host_tools: Iterable[ToolDefinition | Callable[..., Any]] = (),
-    schema_cache: SchemaCheckCache | None = None,
-    rehash: bool = False,
     inspect_discovered: bool = False,
     review: Review | None = None,
 ) -> LoadResult:
     """Load the plugins ``profile`` enables (default: ``load_profile()``) into a frozen registry.
 
     ``host_tools`` are the host application's own tools; they take part in collision checks like
-    any plugin's. ``schema_cache`` defaults to the persistent cache in the user cache dir.
-    ``rehash=True`` re-hashes every plugin file instead of trusting the (path, size, mtime_ns)
-    digest cache (``reyn plugins lock`` and ``audit`` do this, and every load does with
-    ``[lock] verify = "full"``). ``inspect_discovered=True`` also
-    computes the origin and digest of installed-but-not-enabled plugins (still never importing
-    them), so a digest can be reviewed and pinned before the plugin is enabled. ``review`` (``"lock"``
-    or ``"audit"``) loads without enforcing the lock, re-hashing every file and recording the
-    extensions rather than importing them (``load_session``).
+    any plugin's. Every load computes what it checks: each enabled plugin's files are read and
+    hashed, each tool's schema is checked (nothing stored stands in for either).
+    ``inspect_discovered=True`` also computes the origin and digest of installed-but-not-enabled
+    plugins (still never importing them), so a digest can be reviewed and pinned before the plugin
+    is enabled. ``review`` (``"lock"`` or ``"audit"``) loads without enforcing the lock, recording
+    the extensions rather than importing them (``load_session``).
     Never raises for a bad plugin: see ``result.report`` for what happened and why.
     """
     profile = profile if profile is not None else load_profile()
-    cache = schema_cache if schema_cache is not None else SchemaCheckCache.default()
-    session = load_session(profile, cache, rehash=rehash or profile.lock.verify == "full", review=review)
+    session = load_session(profile, review=review)
     profile = session.profile
     # before the load's own spans, which it turns on or off
     policy = ProfilePolicy.apply(profile, tracing_addon=lambda: tracing_addon(session.extensions))
     with observation.phase("reyn.load") as load_span:
-        return _load(profile, policy, cache, session, host_tools, inspect_discovered, load_span)
+        return _load(profile, policy, session, host_tools, inspect_discovered, load_span)
 
 
 def _load(
     profile: Profile,
     policy: ProfilePolicy,
-    cache: SchemaCheckCache,
     session: LoadSession,
     host_tools: Iterable[ToolDefinition | Callable[..., Any]],
     inspect_discovered: bool,
@@ -135,6 +127,15 @@ def _load(
                 f"[plugins.{pid}] is configured in {profile.describe_source()} but {pid!r} is not in "
                 "plugins.enable" + _unknown_plugin_note(pid, found, enabled),
                 plugin=pid,
+            )
+        )
+
+    if profile.lock.verify is not None:
+        session.global_diags.append(
+            Diagnostic.make(
+                "RL005",
+                f"[lock] verify = {profile.lock.verify!r} in {profile.describe_source()} is ignored: every "
+                "load hashes every file of every enabled plugin (there is no digest cache to trust)",
             )
         )
 
@@ -160,8 +161,6 @@ def _load(
                 span.diagnostics(p.diagnostics[seen:])
             if not p.ok:
                 break
-    if session.digest_cache is not None:
-        session.digest_cache.save()  # once per load: every enabled plugin's new digests in one write
 
     commands = resolve_commands(plugins)
     with observation.phase("reyn.load.registration") as span:
@@ -172,14 +171,13 @@ def _load(
             policy, operator=replace(policy.operator, agent_tools=agent_tool_lists(profile, plugins))
         )
         registry, host_diags = register_all(
-            policy, plugins, host_tools, cache, discovered_ids=found, approvals=approvals
+            policy, plugins, host_tools, session.checked, discovered_ids=found, approvals=approvals
         )
         span.diagnostics(host_diags)
-    cache.save()
     session.global_diags.extend(_profile_name_checks(profile, registry))
     session.global_diags.extend(agent_tool_checks(profile, plugins, registry))
     session.global_diags.extend(policy.diagnostics())
-    records = inspect_discovered_plugins(session, found, set(enabled)) if inspect_discovered else {}
+    records = inspect_discovered_plugins(found, set(enabled)) if inspect_discovered else {}
     load_span.diagnostics(session.global_diags)
     return LoadResult(
         registry,

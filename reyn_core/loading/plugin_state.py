@@ -14,12 +14,11 @@ if TYPE_CHECKING:
     from reyn_core.loading.extension_origin import ExtensionSession
     from reyn_core.loading.isolation_point import IsolatedPlugin
     from reyn_core.loading.permissions import DeclaredPermissions
-    from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.step1_profile.profile import Profile
     from reyn_core.loading.step2_discovery.discovery import DiscoveredPlugin
-    from reyn_core.loading.step3_provenance.cache import DigestCache
     from reyn_core.loading.step3_provenance.lock import LockFile
     from reyn_core.loading.step3_provenance.record import ProvenanceRecord
+    from reyn_core.registry.builder import CheckedDefinitions
     from reyn_core.tool import ToolDefinition
 
 PluginStatus = Literal["discovered", "loaded", "refused", "failed", "missing"]
@@ -111,13 +110,14 @@ class PluginState:
 
 
 class LoadSession:
-    """What every step of one load shares: the profile, caches and the lock (read once), the
-    extensions it looked up (``extensions``: verified once, reported, pinned by the lock), plus
-    diagnostics that belong to no single plugin. A plain class, like ``PluginState``; the loader's
-    ``load_session`` makes one."""
+    """What every step of one load shares: the profile and the lock (read once), the extensions it
+    looked up (``extensions``: verified once, reported, pinned by the lock), the definitions its
+    registry builders have checked (``checked``: the real registry adopts what a scratch builder of
+    this load checked; it lives and dies with the load, never stored), plus diagnostics that belong
+    to no single plugin. A plain class, like ``PluginState``; the loader's ``load_session`` makes one."""
 
     __slots__ = (
-        "digest_cache",
+        "checked",
         "extensions",
         "global_diags",
         "lock",
@@ -125,26 +125,16 @@ class LoadSession:
         "lock_gate",
         "lock_outdated",
         "profile",
-        "rehash",
-        "schema_cache",
     )
 
-    def __init__(
-        self,
-        profile: Profile,
-        schema_cache: SchemaCheckCache,
-        extensions: ExtensionSession,
-        rehash: bool = False,
-    ) -> None:
+    def __init__(self, profile: Profile, extensions: ExtensionSession, checked: CheckedDefinitions) -> None:
         self.profile = profile
         self.extensions = extensions
-        self.schema_cache = schema_cache
-        self.rehash = rehash
+        self.checked = checked
         self.global_diags: list[Diagnostic] = []
         self.lock: LockFile | None = None
         self.lock_error: str | None = None
         self.lock_outdated = False  # the lock predates LOCK_VERSION: one RL004, every plugin refused
-        self.digest_cache: DigestCache | None = None
         # an audit of a profile that enforces its lock: the plugins are checked against it before
         # import as the enforced load checks them (``load_session``); their tools are not
         self.lock_gate = False

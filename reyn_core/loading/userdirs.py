@@ -13,11 +13,9 @@ trusted only when no one but this user could have written it (docs/security.md).
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 APP = "reyn"
 
@@ -30,7 +28,7 @@ def user_config_dir() -> Path:
 
 
 def user_cache_dir() -> Path:
-    """The directory for Reyn's caches (digests, schema checks). Safe to delete at any time."""
+    """The directory for Reyn's caches (compiled bytecode). Safe to delete at any time."""
     override = os.environ.get("REYN_CACHE_DIR")
     if override and os.path.isabs(override):
         return Path(override)
@@ -41,12 +39,12 @@ def user_cache_dir() -> Path:
 
 def own_folders() -> dict[str, Path]:
     """The folders Reyn keeps its own files in, by what they hold: ``user_cache_dir()`` (compiled
-    bytecode, file digests, schema checks: trusted on the next load) and ``user_config_dir()`` (the
+    bytecode: trusted on the next load) and ``user_config_dir()`` (the
     user's profile and the argument key). Every file Reyn keeps for itself lives under one of them,
     so what must stay out of a plugin's reach (an isolated plugin's write grant, ``RJ011``) is these
     folders, asked of the same functions that decide where the files go."""
     return {
-        "Reyn's user cache folder (bytecode, digests, schema checks)": user_cache_dir(),
+        "Reyn's user cache folder (bytecode)": user_cache_dir(),
         "Reyn's user configuration folder (the user profile, the argument key)": user_config_dir(),
     }
 
@@ -74,8 +72,8 @@ def read_private(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     a FIFO, which the non-blocking open cannot hang on), at most ``max_bytes`` long and — on POSIX —
     owned by this user and writable by no one else, as ssh treats its files.
 
-    A cache says what a check would find (a file's digest, a schema's issues, a render's output);
-    no hash inside it can prove who wrote it, since whoever can write the file can recompute any hash
+    A cache file holds what Reyn will trust (compiled bytecode it will run, the argument key); no
+    hash inside it can prove who wrote it, since whoever can write the file can recompute any hash
     stored there. So what is trusted is who could have written it: this user only. Windows reports
     every writable file as 0o666 and has no owner here, so only the kind and the size are checked
     there; the user's ``%LOCALAPPDATA%`` is private by its ACL.
@@ -112,28 +110,6 @@ def read_private(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     if len(data) > max_bytes:  # it grew since the fstat
         raise CacheMiss(f"{path} is larger than {max_bytes} bytes")
     return data
-
-
-def read_private_entries(
-    path: str | os.PathLike[str], max_bytes: int, *, stamp: tuple[str, str], stranger: str
-) -> tuple[dict[str, Any], str | None]:
-    """The ``entries`` table of a private JSON cache file whose ``stamp`` key holds the stamp's value
-    (its format or the code that wrote it), and why there is none when the file was not used:
-    missing, not private (``read_private``), not JSON, ``{path} {stranger}`` for another stamp, or
-    no entries table. The caller still checks each entry."""
-    try:
-        data = json.loads(read_private(path, max_bytes))
-    except CacheMiss as miss:
-        return {}, str(miss)
-    except (ValueError, RecursionError):
-        return {}, f"{path} is not JSON"
-    key, value = stamp
-    if not isinstance(data, dict) or data.get(key) != value:
-        return {}, f"{path} {stranger}"
-    entries = data.get("entries")
-    if not isinstance(entries, dict):
-        return {}, f"{path} has no entries table"
-    return entries, None
 
 
 def _check_private(path: str | os.PathLike[str], st: os.stat_result) -> None:

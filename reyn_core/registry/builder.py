@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import gates
 from ..errors import ToolRegistrationError
-from ..schema import SchemaIssue, check_tool_schema, copy_json
+from ..schema import SchemaIssue, copy_json
 from ..tool import ToolDefinition, ToolOrigin, as_definition, collision_key
-from .checks import SchemaCheck, check_definition
+from .checks import check_definition
 from .collisions import Claim, Collision
 from .prepared import schema_validator
 from .snapshot import RegisteredTool, ToolRegistry
@@ -55,10 +55,10 @@ class RegistryBuilder:
         builder.register(word_count)
         registry = builder.freeze()
 
-    ``schema_check(parameters, phase_usable=...)`` replaces ``check_tool_schema``; the plugin loader
-    passes a cache of its results so a warm start skips the metaschema work. ``checked`` (by default
-    the ``checked`` ledger of ``schema_check`` when it has one, as the loader's cache does) is shared
-    by builders: a definition one of them returned is adopted by the next without a second check.
+    Every tool registered is checked (``check_definition``: its fields and ``check_tool_schema``),
+    except the very object a builder sharing ``checked`` returned: the loader's builders share one
+    ledger per load, and a definition one of them returned is adopted by the next without a second
+    check (checked once in that load; nothing stored stands in for a check).
     """
 
     def __init__(
@@ -67,17 +67,12 @@ class RegistryBuilder:
         operator: gates.OperatorPolicy = gates.NO_POLICY,
         settings: Mapping[str, Any] | None = None,
         hooks: ToolCallHooks | None = None,
-        schema_check: SchemaCheck | None = None,
         checked: CheckedDefinitions | None = None,
         approvals: CallApprovals | None = None,
     ) -> None:
         self.operator = operator
         self.hooks = hooks
         self.approvals = approvals
-        self._schema_check = schema_check or check_tool_schema
-        if checked is None:
-            ledger = getattr(schema_check, "checked", None)
-            checked = ledger if isinstance(ledger, CheckedDefinitions) else None
         self._checked = checked
         self._tools: dict[str, RegisteredTool] = {}
         self._original_names: dict[str, str] = {}
@@ -129,7 +124,7 @@ class RegistryBuilder:
     ) -> RegisteredTool:
         """``obj`` as a checked ``ToolDefinition`` stamped with its origin and holding a private copy
         of its schema, with the schema's warnings and the validator of that copy (compiled by the
-        check, or at the first call when the check's verdict was cached); ``ToolRegistrationError``
+        check); ``ToolRegistrationError``
         when it cannot be registered."""
         try:
             definition = as_definition(obj)
@@ -155,7 +150,7 @@ class RegistryBuilder:
         definition = replace(definition, origin=stamp, parameters=parameters, returns=returns)
         validator = schema_validator(parameters)
         try:
-            warnings = check_definition(definition, self._schema_check, validator)
+            warnings = check_definition(definition, validator)
         except ToolRegistrationError:
             raise
         except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it

@@ -3,15 +3,12 @@ RT010 and the schema's own codes)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ToolRegistrationError
-from ..schema import SchemaIssue
+from ..schema import SchemaIssue, check_tool_schema
 from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
-
-SchemaCheck = Callable[..., list[SchemaIssue]]
-
 
 # A description is sent to the model on every turn it is offered: bounded like a schema (RS002).
 MAX_DESCRIPTION_CHARS = 16_384
@@ -80,12 +77,10 @@ def returns_problem(returns: object) -> str:
     return ""
 
 
-def check_definition(
-    d: ToolDefinition, schema_check: SchemaCheck, validator: Any = None
-) -> list[SchemaIssue]:
+def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIssue]:
     """Raise ``ToolRegistrationError`` for a definition that cannot be registered; else return the
     schema's warnings. ``validator`` (the registry's ``SchemaValidator`` for ``d.parameters``) is
-    handed to the schema check, which compiles it when it checks."""
+    handed to the schema check (``check_tool_schema``, run every time), which compiles it."""
     if type(d.name) is not str or not is_valid_tool_name(d.name):
         raise ToolRegistrationError(
             "RT002",
@@ -119,7 +114,7 @@ def check_definition(
             f"tool {d.name!r} has an invalid field: {problem}",
             tool=d.name,
         )
-    issues = schema_check(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
+    issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
     errors = [i for i in issues if i.severity == "error"]
     if errors:
         first = errors[0]

@@ -46,9 +46,8 @@ def choose_validator(
 ) -> ToolValidator:
     """The one validator of ``definition`` whose handler resolved to ``shape`` (None: no handler
     here): its model's, when ``parameters`` is exactly the schema derived from that model; else
-    ``schema``, the registration's validator of ``parameters`` (compiled by its check; compiled on
-    first use when the check's verdict came from the schema-check cache). The only place a tool's
-    validator is chosen."""
+    ``schema``, the registration's validator of ``parameters`` (compiled by its check). The only
+    place a tool's validator is chosen."""
     known = shape.arguments if shape is not None else None
     if known is None and shape is not None and shape.model is not None:
         # a handler whose definition did not carry its model: derived once, here, and compared

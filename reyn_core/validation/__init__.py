@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .screening import MAX_SCHEMA_NESTING, metaschema_problems, schema_problems
 
 # Each name is imported from its module on first use: loading and rendering need only a few of them
-# (a warm load checks no schema), so `import reyn_core.validation` stays light.
+# (a load's checks import the screening), so `import reyn_core.validation` stays light.
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {

@@ -1,16 +1,13 @@
 """A raw-schema tool's schema is compiled once: the validator the registration check compiles is the
-one its snapshot entry validates with (issue 23). A check answered by the schema-check cache compiles
-nothing; the same object compiles once, at the first call."""
+one its snapshot entry validates with (issue 23)."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.host import RegistryBuilder
-from reyn_core.loading.schema_cache import SchemaCheckCache
 from reyn_core.registry.builder import CheckedDefinitions
 
 SCHEMA = {
@@ -50,29 +47,12 @@ def test_the_validator_the_check_compiled_is_the_snapshots():
     assert prepared.validator is entry.validator
 
 
-def test_a_cached_verdict_compiles_once_at_the_first_call(tmp_path: Path):
-    cold = SchemaCheckCache(tmp_path / "checks.json")
-    builder = RegistryBuilder(schema_check=cold)
-    builder.register(raw_tool())
-    assert builder.freeze().registered("echo").validator.compiled  # a miss: the check compiled it
-    cold.save()
-    warm = SchemaCheckCache(tmp_path / "checks.json")
-    builder = RegistryBuilder(schema_check=warm)
-    builder.register(raw_tool())
-    registry = builder.freeze()
-    validator = registry.registered("echo").validator
-    assert validator is not None and not validator.compiled  # a hit: nothing compiled at load
-    assert call(registry, "echo", {"q": "x"}) == {"status": "ok", "data": "x"}
-    assert validator.compiled and registry.prepared("echo").validator is validator
-    assert call(registry, "echo", {"q": 3})["error"]["kind"] == "invalid_arguments"
-
-
 def test_a_derived_registry_keeps_the_compiled_validators():
     builder = RegistryBuilder()
     builder.register(raw_tool())
     registry = builder.freeze()
-    # A registry derived from a snapshot adopts its checked definitions (what the loader's schema
-    # cache does) instead of compiling again.
+    # A registry derived from a snapshot adopts its checked definitions (as the loader's real builder
+    # adopts its scratch builders') instead of compiling again.
     checked = CheckedDefinitions()
     checked.record(registry.registered("echo"))
     again = RegistryBuilder(checked=checked)

@@ -90,7 +90,6 @@ HOST_API = {
     "Decision",
     "DeferralPolicy",
     "Diagnostic",
-    "DigestCache",
     "JsonlAuditLog",
     "LoadResult",
     "LockFile",

@@ -43,8 +43,10 @@ asyncio.run(invoke_tool(snapshot, "t", {"a": 1}, ToolContext()))
 
 
 def test_a_six_pack_router_render_imports_no_logging_and_no_isolation(tmp_path) -> None:
-    """A load that isolates nothing and logs nothing imports neither logging nor reyn-isolation (nor the
-    sandbox launcher) (issue 23: removed start-up cost)."""
+    """A load that isolates nothing and logs nothing imports neither logging nor reyn-isolation, nor the
+    sandbox's kernel probe or launcher (issue 23: removed start-up cost). The shell and mcp packs'
+    settings declare their grant keys with ``reyn_sandbox.GrantKeys`` (issue 24), so the sandbox's
+    declarations are imported: its plain-data modules only, no ctypes."""
     (tmp_path / "reyn.toml").write_text(
         '[plugins]\nenable = ["file", "shell", "web", "mcp", "memory", "catalog"]\n', encoding="utf-8"
     )
@@ -61,4 +63,7 @@ assert '"name": "read_file"' in out.getvalue()
     modules = modules_after(code)
     assert "reyn_tools_catalog" in modules  # the packs were loaded
     assert "logging" not in modules and not any(m.split(".")[0] == "reyn_isolation" for m in modules)
-    assert not any(m.startswith("reyn_sandbox") for m in modules)
+    assert "reyn_sandbox._grant_keys" in modules  # control: the packs' settings took the grant keys
+    light = {"reyn_sandbox", "reyn_sandbox._contract", "reyn_sandbox._grant_keys", "reyn_sandbox._grants"}
+    light.add("reyn_sandbox._profile_grants")
+    assert {m for m in modules if m.startswith("reyn_sandbox")} <= light and "ctypes" not in modules

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from moved_imports import error_line, moved_import_error
 
-from reyn_core.moved import MOVED
+from reyn_core.moved import MOVED, REMOVED
 
 
 def resolve(dotted: str) -> Any:
@@ -146,3 +146,20 @@ def test_every_spelling_of_an_old_import_is_the_same_clear_error(
 ) -> None:
     message = moved_import_error(statement)
     assert [f for f in fragments if f not in message] == [], message
+
+
+@pytest.mark.parametrize(
+    "statement", ["from reyn_core.host import DigestCache", "import reyn_core.host as h; h.DigestCache"]
+)
+def test_a_removed_host_name_is_an_import_error_saying_why(statement: str) -> None:
+    last = error_of(statement)
+    assert "reyn_core.host.DigestCache was removed from reyn-core" in last, last
+    assert "every load hashes every file" in last and "provenance_for(" in last, last
+
+
+def test_every_removed_name_is_really_gone() -> None:
+    for old in REMOVED:
+        module, _, name = old.rpartition(".")
+        assert name not in importlib.import_module(module).__all__
+        with pytest.raises(ImportError, match="was removed from reyn-core"):
+            resolve(old)

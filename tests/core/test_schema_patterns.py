@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from reyn_core import SchemaRefused, ToolDefinition, ToolRegistrationError, json_schema_validator
 from reyn_core.host import RegistryBuilder
-from reyn_core.loading.schema_cache import FILE_NAME, SchemaCheckCache
 from reyn_core.schema import check_tool_schema
 from reyn_core.validation import (
     MAX_PATTERN_LENGTH,
@@ -148,23 +147,6 @@ def test_ecma_unicode_escapes_work() -> None:
     validate = json_schema_validator({"type": "object", "properties": {"a": {"pattern": "^\\u00e9+$"}}})
     assert validate({"a": "éé"}) == [] and validate({"a": "e"})
     assert compile_pattern("\\\\u00e9").search("\\u00e9")  # an escaped backslash stays a backslash
-
-
-def test_a_cached_verdict_from_before_re2_does_not_skip_the_pattern_check(tmp_path: Any) -> None:
-    # A v1-style cache file that approved a lookahead pattern (keyed by schema.py alone) is not trusted.
-    import hashlib
-
-    import reyn_core.schema as schema_module
-
-    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)a"}}}
-    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"))
-    key = hashlib.sha256(f"1\0{canonical}".encode()).hexdigest()
-    old_fingerprint = hashlib.sha256(open(schema_module.__file__, "rb").read()).hexdigest()[:16]
-    for name in ("schema-checks-v1.json", FILE_NAME):
-        (tmp_path / name).write_text(json.dumps({"checker": old_fingerprint, "entries": {key: []}}))
-        (tmp_path / name).chmod(0o600)  # private, so only the checker fingerprint can refuse it
-    issues = SchemaCheckCache(tmp_path / FILE_NAME)(schema, phase_usable=True)
-    assert [i.code for i in issues if i.severity == "error"] == ["RS007"]
 
 
 def test_import_reyn_core_does_not_import_re2() -> None:

@@ -55,7 +55,7 @@ def test_a_sync_handlers_awaitable_runs_under_the_tools_timeout(site: Path) -> N
     package = install_package_plugin(site, "decided", {"__init__.py": PLUGIN})
     (info,) = site.glob(f"{package}-*.dist-info")
     record = host.provenance_for(
-        importlib.metadata.PathDistribution(info), plugin_id="decided", entry_point=package, save=False
+        importlib.metadata.PathDistribution(info), plugin_id="decided", entry_point=package
     )
     plugin = host.plugin_from_record(asdict(record))
     plugin.register_tools()

@@ -115,7 +115,7 @@ def _record(site: Path, plugin_id: str, module: str) -> dict[str, object]:
         i for i in site.glob("reyn_iso_pkg_*.dist-info") if package is None or i.name.startswith(package)
     ]
     dist = importlib.metadata.PathDistribution(info)
-    return asdict(host.provenance_for(dist, plugin_id=plugin_id, entry_point=module, save=False))
+    return asdict(host.provenance_for(dist, plugin_id=plugin_id, entry_point=module))
 
 
 def test_the_workers_own_load_refuses_a_record_that_does_not_cover_the_entry_point(

@@ -14,7 +14,6 @@ import reyn_core
 import reyn_core.host
 from reyn_core import ToolContext, tool
 from reyn_core.host import Profile, dispatch_tool, load, render_router
-from reyn_core.loading.schema_cache import SchemaCheckCache
 
 pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
@@ -108,11 +107,17 @@ def test_render_is_identical_across_loads():
     assert json.dumps(first) == json.dumps(second) and first
 
 
-def test_in_memory_schema_cache_can_be_passed(tmp_path):
-    cache = SchemaCheckCache(None)
-    result = load(Profile.from_toml_text('[plugins]\nenable = ["example"]\n'), schema_cache=cache)
+@pytest.mark.parametrize("verify", ["cache", "full"])
+def test_the_retired_lock_verify_key_is_one_warning_and_changes_nothing(verify):
+    text = '[plugins]\nenable = ["example"]\n'
+    plain = load(Profile.from_toml_text(text))
+    result = load(Profile.from_toml_text(text + f'\n[lock]\nverify = "{verify}"\n'))
+    retired = [d for d in result.report.diagnostics if d.code == "RL005"]
+    assert len(retired) == 1 and retired[0].severity == "warning", retired
+    assert f"verify = {verify!r}" in retired[0].message and "is ignored" in retired[0].message
+    assert not [d for d in plain.report.diagnostics if d.code == "RL005"]
     assert result.report.plugin("example").status == "loaded"
-    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("schema-checks*"))
+    assert [t.name for t in result.registry.tools()] == [t.name for t in plain.registry.tools()]
 
 
 def test_an_unwritable_audit_log_is_RC006_and_calls_are_refused(tmp_path):

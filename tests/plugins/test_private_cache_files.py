@@ -1,21 +1,15 @@
 """Cache files are trusted only when private (``reyn_core.loading.userdirs.read_private``): a regular
 file, not a link, owned by this user and writable by no one else, read in one bounded open. Anything
-else is a miss — the load computes what the cache would have said — never an error.
-
-The attack the rule closes, end to end: a forged digest in a ``digests.json`` someone else could
-write must not let a tampered plugin pass ``[lock] enforce``."""
+else is a miss — the caller computes what the file would have given — never an error. (Reyn keeps
+no digest or schema-check cache any more: tests/provenance/test_no_stored_digest.py shows a forged
+``digests.json``, private or not, is never read.)"""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from site_plugin import install_site_plugin
 
 from reyn_core.loading.userdirs import CacheMiss, read_private, write_private
 
@@ -115,138 +109,3 @@ def test_a_write_replaces_a_link_instead_of_writing_through_it(tmp_path: Path) -
     write_private(link, b"ours")
     assert not link.is_symlink() and link.read_bytes() == b"ours"
     assert target.read_bytes() == b"someone else's"
-
-
-# --------------------------------------------------------------------------- the lock, end to end
-
-NOTES = """\
-from reyn_core import hookimpl, tool
-
-REYN_API = 1
-
-
-@tool(cluster="notes", purity="read_only")
-def read_note(name: str) -> str:
-    \"\"\"Read a note by name.\"\"\"
-    return f"note {name}"
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register(read_note)
-"""
-
-LOAD = """\
-import json
-from reyn_core.loading.loader import load
-from reyn_core.loading.step1_profile.profile import load_profile
-result = load(load_profile())
-info = next(i for i in result.report.plugins if i.plugin_id == "notes")
-print(json.dumps({"status": info.status, "codes": [d.code for d in info.diagnostics]}))
-"""
-
-OLD = 1_000_000_000  # a timestamp long past: the digest cache keeps files not changed for two seconds
-
-
-class Locked:
-    """A site folder with the notes plugin, locked and enforced, its digests cached by a first load."""
-
-    def __init__(self, root: Path) -> None:
-        self.root, self.work, self.cache = root, root / "work", root / "cache"
-        self.module = install_site_plugin(root / "site", "notes", NOTES)
-        for path in [root / "site", *(root / "site").rglob("*")]:
-            os.utime(path, ns=(OLD, OLD))
-        self.work.mkdir()
-        (self.work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n')
-        locked = self.run("-m", "reyn_core", "plugins", "lock")
-        assert locked.returncode == 0, locked.stdout + locked.stderr
-        (self.work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n\n[lock]\nenforce = true\n')
-        assert self.load() == {"status": "loaded", "codes": []}
-
-    @property
-    def digests(self) -> Path:
-        return self.cache / "digests.json"
-
-    def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("REYN_", "PYTHON"))}
-        env.update(
-            PYTHONPATH=str(self.root / "site"),
-            PYTHONDONTWRITEBYTECODE="1",
-            REYN_CACHE_DIR=str(self.cache),
-            XDG_CONFIG_HOME=str(self.root / "xdg"),
-        )
-        return subprocess.run(
-            [sys.executable, *argv], cwd=self.work, env=env, capture_output=True, text=True, timeout=180
-        )
-
-    def load(self) -> dict[str, object]:
-        proc = self.run("-c", LOAD)
-        assert proc.returncode == 0, proc.stderr
-        return dict(json.loads(proc.stdout))
-
-    def tamper_and_forge(self) -> tuple[str, str]:
-        """Change the module, then give the cache an entry saying its new size and mtime have the
-        locked bytes' hash (what anyone who can write ``digests.json`` can do). Returns (key, the
-        locked hash)."""
-        data = json.loads(self.digests.read_text())
-        key = next(k for k in data["entries"] if k.endswith("reyn_site_notes.py"))
-        locked_hash = data["entries"][key][2]
-        self.module.write_text(NOTES.replace('f"note {name}"', 'f"note {name}" + open("/etc/passwd").read()'))
-        os.utime(self.module, ns=(OLD, OLD))
-        st = self.module.stat()
-        data["entries"][key] = [st.st_size, st.st_mtime_ns, locked_hash]
-        self.digests.write_text(json.dumps(data))
-        self.digests.chmod(0o600)
-        return key, locked_hash
-
-
-@pytest.fixture
-def locked(tmp_path: Path) -> Locked:
-    return Locked(tmp_path)
-
-
-def _world_writable(path: Path) -> None:
-    path.chmod(0o666)
-
-
-def _group_writable(path: Path) -> None:
-    path.chmod(0o620)
-
-
-def _a_link(path: Path) -> None:
-    planted = path.parent.parent / "planted.json"
-    path.rename(planted)
-    path.symlink_to(planted)
-
-
-def _another_user(path: Path) -> None:
-    os.chown(path, 54321, 54321)
-
-
-@pytest.mark.parametrize(
-    "plant", [_world_writable, _group_writable, _a_link, _another_user], ids=lambda f: f.__name__[1:]
-)
-def test_a_forged_digest_someone_else_could_write_does_not_pass_the_lock(
-    locked: Locked, plant: Callable[[Path], None]
-) -> None:
-    if plant is _another_user and os.geteuid() != 0:
-        pytest.skip("giving a file to another user needs root")
-    key, locked_hash = locked.tamper_and_forge()
-    plant(locked.digests)
-    refused = locked.load()
-    assert refused["status"] == "refused" and "RL001" in refused["codes"]
-    # The untrusted file was replaced by a private one holding the hash of the bytes on disk: a
-    # forged entry is neither believed nor carried over.
-    assert not locked.digests.is_symlink() and locked.digests.stat().st_mode & 0o777 == 0o600
-    assert locked.digests.stat().st_uid == os.geteuid()
-    assert json.loads(locked.digests.read_text())["entries"][key][2] != locked_hash
-
-
-def test_the_same_forgery_left_private_passes_the_lock_but_its_bytes_never_run(locked: Locked) -> None:
-    # The counterpart: written by this user, the forged entry is believed by the lock check
-    # (docs/provenance.md, "The digest cache": the user who owns the cache can already change the
-    # plugin) — no RL001. It shows the test above forges for real; only who could write the file
-    # differs. What runs is not at the cache's mercy: the import hashes the bytes it compiles, and
-    # the tampered ones are refused (issue 21).
-    locked.tamper_and_forge()
-    assert locked.load() == {"status": "failed", "codes": ["RI001"]}

@@ -13,7 +13,7 @@ import pytest
 import reyn_core
 from reyn_core import ToolContext, ToolDefinition, ToolOrigin, ToolRegistrationError
 from reyn_core.host import Profile, RegistryBuilder, load, render_router
-from reyn_core.loading.schema_cache import SchemaCheckCache
+from reyn_core.registry import checks as registry_checks
 from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.schema import check_tool_schema
 
@@ -30,22 +30,26 @@ def make(name: str = "ping") -> ToolDefinition:
     return ToolDefinition(name=name, description="Echo.", parameters=dict(SCHEMA), handler=ping)
 
 
-class Counting:
-    def __init__(self) -> None:
-        self.calls = 0
+@pytest.fixture
+def checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The schemas the builders check, in order: the real ``check_tool_schema``, counted."""
+    calls: list[Any] = []
 
-    def __call__(self, parameters: Any, *, phase_usable: bool, validator: Any = None) -> Any:
-        self.calls += 1
-        return check_tool_schema(parameters, phase_usable=phase_usable, validator=validator)
+    def counting(parameters: Any, **kwargs: Any) -> Any:
+        calls.append(parameters)
+        return check_tool_schema(parameters, **kwargs)
+
+    monkeypatch.setattr(registry_checks, "check_tool_schema", counting)
+    return calls
 
 
-def test_a_definition_another_builder_returned_is_adopted_as_is():
-    ledger, check = CheckedDefinitions(), Counting()
-    scratch = RegistryBuilder(schema_check=check, checked=ledger)
+def test_a_definition_another_builder_returned_is_adopted_as_is(checks: list[Any]):
+    ledger = CheckedDefinitions()
+    scratch = RegistryBuilder(checked=ledger)
     checked = scratch.register(make(), origin=ToolOrigin(kind="host"))
-    real = RegistryBuilder(schema_check=check, checked=ledger)
+    real = RegistryBuilder(checked=ledger)
     assert real.register(checked, origin=checked.origin) is checked
-    assert check.calls == 1
+    assert len(checks) == 1
     assert real.warnings("ping") == scratch.warnings("ping") != ()
     assert real.freeze().get("ping") is checked
     # the validator the scratch builder's check compiled is the one the snapshot validates with
@@ -54,17 +58,17 @@ def test_a_definition_another_builder_returned_is_adopted_as_is():
     assert real.freeze().prepared("ping").validator is entry.validator
 
 
-def test_an_equal_copy_or_another_origin_is_checked_again():
-    ledger, check = CheckedDefinitions(), Counting()
-    checked = RegistryBuilder(schema_check=check, checked=ledger).register(make())
+def test_an_equal_copy_or_another_origin_is_checked_again(checks: list[Any]):
+    ledger = CheckedDefinitions()
+    checked = RegistryBuilder(checked=ledger).register(make())
     copy = replace(checked)
     assert copy == checked and copy is not checked
-    again = RegistryBuilder(schema_check=check, checked=ledger).register(copy)
+    again = RegistryBuilder(checked=ledger).register(copy)
     assert again is not copy and again.parameters is not copy.parameters  # a private copy
-    assert check.calls == 2
+    assert len(checks) == 2
     plugin = ToolOrigin(kind="plugin", plugin_id="p")
-    restamped = RegistryBuilder(schema_check=check, checked=ledger).register(checked, origin=plugin)
-    assert restamped.origin == plugin and check.calls == 3
+    restamped = RegistryBuilder(checked=ledger).register(checked, origin=plugin)
+    assert restamped.origin == plugin and len(checks) == 3
 
 
 def test_a_refused_definition_is_never_adopted():
@@ -88,34 +92,22 @@ def test_a_collision_in_the_real_builder_is_still_refused():
     assert info.value.code == "RT004"
 
 
-def test_a_builder_without_a_ledger_checks_every_time():
-    check = Counting()
-    builder = RegistryBuilder(schema_check=check)
-    checked = builder.register(make())
-    RegistryBuilder(schema_check=check).register(checked)
-    assert check.calls == 2
+def test_a_builder_without_a_ledger_checks_every_time(checks: list[Any]):
+    checked = RegistryBuilder().register(make())
+    RegistryBuilder().register(checked)
+    assert len(checks) == 2
 
 
-def test_a_load_checks_each_tool_once(monkeypatch):
-    calls: list[str] = []
-    original = SchemaCheckCache.__call__
-
-    def counting(
-        self: SchemaCheckCache, parameters: Any, *, phase_usable: bool, validator: Any = None
-    ) -> Any:
-        calls.append(repr(parameters))
-        return original(self, parameters, phase_usable=phase_usable, validator=validator)
-
-    monkeypatch.setattr(SchemaCheckCache, "__call__", counting)
-    cache = SchemaCheckCache(None)
+def test_a_load_checks_each_tool_once_and_every_load_checks_again(checks: list[Any]):
     host = reyn_core.tool(ping)
-    result = load(
-        Profile.from_toml_text('[plugins]\nenable = ["example"]\n'), host_tools=[host], schema_cache=cache
-    )
+    profile = Profile.from_toml_text('[plugins]\nenable = ["example"]\n')
+    result = load(profile, host_tools=[host])
     names = [t.name for t in result.registry.tools()]
     assert "ping" in names
     assert len(names) >= 2, names  # the host tool and the example plugin's tools
-    assert len(calls) == len(names)
-    assert len(cache.checked) == 0  # the ledger is emptied once the registry is built
+    assert len(checks) == len(names)
+    # the next load checks every tool again: nothing stored answers for a check
+    assert len(load(profile, host_tools=[host]).registry) == len(names)
+    assert len(checks) == 2 * len(names)
     rendered = render_router(result.registry, ToolContext(surface="router"))
     assert {"convert_units", "text_stats"} <= {t["function"]["name"] for t in rendered}

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,14 +107,6 @@ def dist_in(site: Path, name: str = "demo-plug") -> importlib.metadata.Distribut
     return found[0]
 
 
-def backdate(root: Path, seconds: float = 3600) -> None:
-    """Set every file under ``root`` to an older mtime, outside the digest cache's racy window."""
-    then = time.time() - seconds
-    for dirpath, _, filenames in os.walk(root):
-        for f in filenames:
-            os.utime(os.path.join(dirpath, f), (then, then))
-
-
 @dataclass
 class FakePluginInfo:
     """The fields of ``PluginLoadInfo`` that ``lock_from_load`` and ``audit`` read (CONTRACTS.md)."""
@@ -166,7 +156,6 @@ def kit() -> Any:
         build_wheel=build_wheel,
         pip_install=pip_install,
         dist_in=dist_in,
-        backdate=backdate,
         PluginInfo=FakePluginInfo,
         Report=FakeReport,
         LoadResult=FakeLoadResult,

@@ -2,7 +2,7 @@
 lazily imported ``"module:attr"`` handler — runs code compiled from the bytes its digest covered.
 
 A real venv holds one plugin installed from a real wheel and one installed editable, each locked
-with ``[lock] enforce = true`` and ``verify = "full"``. Each attack plants a file the normal import
+with ``[lock] enforce = true``. Each attack plants a file the normal import
 system would run (a ``.pyc`` whose header matches the untouched source, a sourceless ``.pyc``, an
 extension module, a ``.pth``) or changes a source file after its digest; the planted code writes a
 marker file when it runs, so each test proves it never ran under Reyn. Every attack also has its
@@ -99,7 +99,7 @@ enable = ["hashed", "hashedit"]
 [provenance]
 allow_editable = true
 """
-LOCKED = PROFILE + '[lock]\nenforce = true\nverify = "full"\n'
+LOCKED = PROFILE + "[lock]\nenforce = true\n"
 
 PROBE = textwrap.dedent("""\
     import asyncio, json, os, sys

@@ -148,13 +148,13 @@ class AgentConfig(ProfileSection):
 
 
 class LockConfig(ProfileSection):
-    """``[lock]``: where ``reyn.lock`` lives (relative to the profile file), whether to enforce it,
-    and how files are verified: ``"cache"`` trusts a file's hash while its (path, size, mtime_ns)
-    is unchanged; ``"full"`` re-hashes every plugin file on every load."""
+    """``[lock]``: where ``reyn.lock`` lives (relative to the profile file) and whether to enforce it."""
 
     path: str = "reyn.lock"
     enforce: bool = False
-    verify: Literal["cache", "full"] = "cache"
+    verify: Literal["cache", "full"] | None = None
+    """Retired: every load hashes every plugin file (there is no digest cache). Still accepted with
+    its old values, so an older profile loads; the load warns that it is ignored (``RL005``)."""
 
 
 class ProvenanceConfig(ProfileSection):

@@ -13,21 +13,14 @@ from reyn_core.loading.step3_provenance.record import ProvenanceRecord, unverifi
 
 
 def check_provenance(session: LoadSession, p: PluginState) -> None:
-    from reyn_core.loading.step3_provenance.cache import DigestCache
+    """Every file of the plugin hashed now (``provenance_for``), then checked against RECORD, the
+    profile's pin and, when enforced, the lock."""
     from reyn_core.loading.step3_provenance.record import provenance_for
 
     cand = p.candidate
     assert cand is not None and cand.dist is not None
-    if session.digest_cache is None and not session.rehash:
-        session.digest_cache = DigestCache.default()
     try:
-        rec = provenance_for(  # the loader saves the digest cache once, when every plugin is checked
-            cand.dist,
-            plugin_id=p.plugin_id,
-            entry_point=cand.entry_point,
-            cache=session.digest_cache,
-            save=False,
-        )
+        rec = provenance_for(cand.dist, plugin_id=p.plugin_id, entry_point=cand.entry_point)
     except Exception as exc:
         p.fail(
             "refused",
@@ -67,13 +60,11 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
 
 
 def inspect_discovered(
-    session: LoadSession, found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
+    found: Mapping[str, Sequence[DiscoveredPlugin]], enabled: set[str]
 ) -> dict[tuple[str, str], ProvenanceRecord]:
     """Provenance of every installed-but-not-enabled plugin (metadata and files only)."""
-    from reyn_core.loading.step3_provenance.cache import DigestCache
     from reyn_core.loading.step3_provenance.record import provenance_for
 
-    cache = None if session.rehash else (session.digest_cache or DigestCache.default())
     records = {}
     for pid, candidates in found.items():
         for c in candidates:
@@ -81,12 +72,10 @@ def inspect_discovered(
                 continue
             try:
                 records[(pid, c.distribution)] = provenance_for(
-                    c.dist, plugin_id=pid, entry_point=c.entry_point, cache=cache, save=False
+                    c.dist, plugin_id=pid, entry_point=c.entry_point
                 )
             except Exception:  # listing only: the plugin is not being loaded
                 continue
-    if cache is not None:
-        cache.save()  # once for every record listed
     return records
 
 

@@ -16,14 +16,11 @@ docs/provenance.md describes every rule and what the digest does and does not pr
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import Distribution
-from pathlib import Path
 from typing import Any, Literal
 
 from reyn_core.jsondata import fields_json
-from reyn_core.loading.step3_provenance.cache import DigestCache
 from reyn_core.loading.step3_provenance.digest import hash_file, tree_digest
 from reyn_core.loading.step3_provenance.direct_url import SourceKind, source_of
 from reyn_core.loading.step3_provenance.installed_files import (
@@ -150,21 +147,12 @@ def unverified(
     return found
 
 
-def provenance_for(
-    dist: Distribution,
-    *,
-    plugin_id: str,
-    entry_point: str,
-    cache: DigestCache | None = None,
-    save: bool = True,
-) -> ProvenanceRecord:
+def provenance_for(dist: Distribution, *, plugin_id: str, entry_point: str) -> ProvenanceRecord:
     """The origin record and tree digest of ``dist``; never imports the plugin's code.
 
     ``entry_point`` is the entry point's value (``"pkg.module"`` or ``"pkg.module:attr"``); its
-    top-level package decides whether RECORD covers the code that will be imported. ``cache=None``
-    re-hashes every file; pass ``DigestCache.default()`` for warm starts. ``save=False`` leaves the
-    cache's new entries unsaved, for a caller that computes several records and then calls
-    ``cache.save()`` once (a load: one write of the cache file instead of one per plugin).
+    top-level package decides whether RECORD covers the code that will be imported. Every file is
+    read and hashed on every call: nothing stored stands in for its bytes.
     """
     site = os.path.abspath(str(dist.locate_file("")))
     source = source_of(dist)
@@ -179,14 +167,13 @@ def provenance_for(
         entries, record_problems = parse_record(record_text, site)
         problems += record_problems
 
-    hasher: Callable[[str | Path], str] = cache.sha256 if cache is not None else hash_file
     files: dict[str, str] = {}
     mismatches: list[str] = []
     for e in entries:
         if is_bytecode(e.rel) or (e.rel.endswith("/RECORD") and is_installer_file(e.rel)):
             continue  # RECORD has no hash of itself
         try:
-            actual = hasher(e.abspath)
+            actual = hash_file(e.abspath)
         except FileNotFoundError:
             mismatches.append(e.rel)
             continue
@@ -202,7 +189,7 @@ def provenance_for(
             files[e.rel] = actual
     for rel, path in unlisted_files(entries, site):
         try:
-            files[rel] = hasher(path)
+            files[rel] = hash_file(path)
         except OSError as exc:
             problems.append(f"cannot read {rel}: {exc.strerror or exc}")
         mismatches.append(rel)
@@ -225,11 +212,9 @@ def provenance_for(
             locations[name] = os.path.abspath(location)
             for rel, path in walk_source(name, location):
                 try:
-                    files[rel] = hasher(path)
+                    files[rel] = hash_file(path)
                 except OSError as exc:
                     problems.append(f"cannot read {path}: {exc.strerror or exc}")
-    if cache is not None and save:
-        cache.save()
 
     listing = tuple(sorted(files.items()))
     name, version = name_and_version(dist)

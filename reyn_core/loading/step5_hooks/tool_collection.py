@@ -66,7 +66,7 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
                 hint=collision.hint(),
             )
         )
-    scratch = RegistryBuilder(schema_check=session.schema_cache)
+    scratch = RegistryBuilder(checked=session.checked)
     for d in kept:
         if collision_key(d.name) in twice:
             continue

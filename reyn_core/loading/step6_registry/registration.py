@@ -17,13 +17,13 @@ from reyn_core.errors import ToolRegistrationError
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.step6_registry.call_hooks import call_hooks
 from reyn_core.registry import RegistryBuilder, ToolRegistry, collision_key
+from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.registry.collisions import Claim, find_collisions
 from reyn_core.tool import ToolDefinition, ToolOrigin
 
 if TYPE_CHECKING:
     from reyn_core.approvals import ApprovalGate
     from reyn_core.loading.plugin_state import PluginState
-    from reyn_core.loading.schema_cache import SchemaCheckCache
     from reyn_core.loading.step1_profile.profile_policy import ProfilePolicy
 
 
@@ -31,22 +31,23 @@ def register_all(
     policy: ProfilePolicy,
     plugins: list[PluginState],
     host_tools: Iterable[ToolDefinition | Callable[..., Any]],
-    schema_cache: SchemaCheckCache,
+    checked: CheckedDefinitions,
     discovered_ids: Iterable[str] = (),
     approvals: ApprovalGate | None = None,
 ) -> tuple[ToolRegistry, list[Diagnostic]]:
     """Collision check over every claimant, then register survivors into the real registry.
 
     ``discovered_ids`` are the ids of every installed plugin: a cluster named like one belongs to
-    that plugin (see ``_cluster_owners``). ``approvals``: the profile's approval gate
-    (``approval_gate.approval_gate``), carried by the registry."""
+    that plugin (see ``_cluster_owners``). ``checked``: the load's ledger of the definitions its
+    scratch builders checked (``LoadSession.checked``), which the real builder adopts. ``approvals``:
+    the profile's approval gate (``approval_gate.approval_gate``), carried by the registry."""
     diags: list[Diagnostic] = []
     host_defs: list[ToolDefinition] = []
     host_origin = ToolOrigin(kind="host")
     for obj in host_tools:
         try:  # one scratch registry per tool: duplicates are handled by the collision rule below;
-            # the real builder below adopts what it checked (they share ``schema_cache.checked``)
-            scratch = RegistryBuilder(schema_check=schema_cache)
+            # the real builder below adopts what it checked (they share the load's ``checked``)
+            scratch = RegistryBuilder(checked=checked)
             host_defs.append(scratch.register(obj, origin=host_origin))
         except ToolRegistrationError as exc:
             diags.append(
@@ -66,7 +67,7 @@ def register_all(
     collided = set(collisions)
 
     cluster_owners = _cluster_owners(discovered_ids, host_defs, plugins, collided)
-    builder = RegistryBuilder(operator=policy.operator, schema_check=schema_cache)
+    builder = RegistryBuilder(operator=policy.operator, checked=checked)
     for d in host_defs:
         if collision_key(d.name) not in collided:
             _register(builder, d, None, diags, plugin=None)
@@ -96,7 +97,7 @@ def register_all(
             builder.set_settings(p.plugin_id, p.settings)
     builder.hooks = call_hooks(policy, [p for p in plugins if p.ok])
     builder.approvals = approvals
-    schema_cache.checked.clear()  # the scratch builders' definitions are adopted or dropped by now
+    checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
 
 
