@@ -8,7 +8,11 @@ from reyn_core.errors import PluginLoadError, exception_message
 from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.step4_import.import_origin import import_origin_problem, import_verified
+from reyn_core.loading.step4_import.import_origin import (
+    import_origin_problem,
+    import_verified,
+    imported_under_other_bytes,
+)
 
 if TYPE_CHECKING:
     import pluggy
@@ -31,17 +35,28 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
     the verified distribution. Nothing is executed: the top-level name is resolved with
     ``importlib.util.find_spec`` (which imports no parent for a top-level name) and its origin
     and package search path must be exactly the location the digest covers. Applies whether or
-    not the plugin is pinned or locked: an unverifiable import is never attempted.
+    not the plugin is pinned or locked: an unverifiable import is never attempted. Nor is one
+    whose modules this process already imported from other bytes (an upgrade since an earlier load:
+    ``imported_under_other_bytes``), which would return the previous version's code.
     """
     cand = p.candidate
     assert cand is not None and p.provenance is not None
-    problem = import_origin_problem(cand.entry_point, p.provenance)
+    problem, hint = import_origin_problem(cand.entry_point, p.provenance), None
+    if problem is None:
+        problem, hint = imported_under_other_bytes(p.provenance), RESTART_HINT
     if problem is not None:
         p.fail(
             "refused",
             "RI009",
             f"plugin {p.plugin_id!r} ({cand.distribution} {cand.version}) is not imported: {problem}",
+            hint=hint,
         )
+
+
+RESTART_HINT = (
+    "restart the process (the host, `reyn chat`, the MCP server): a module is imported once per process, "
+    "so the version it imported first keeps running until then"
+)
 
 
 def import_plugin(session: LoadSession, p: PluginState) -> None:
