@@ -163,8 +163,16 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> tuple
         return f"{exc.filename}:{exc.lineno}", f"{rel}:{exc.lineno}"
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if rel := inside(frame.filename):
-            return f"{frame.filename}:{frame.lineno} (in {frame.name})", f"{rel}:{frame.lineno} (in {frame.name})"
+            return (
+                f"{frame.filename}:{frame.lineno} (in {frame.name})",
+                f"{rel}:{frame.lineno} (in {frame.name})",
+            )
     return None
 
 
-__all__ = ["imported_under_other_bytes", "import_origin_problem", "import_verified", "serve_from_digested_files"]
+__all__ = [
+    "imported_under_other_bytes",
+    "import_origin_problem",
+    "import_verified",
+    "serve_from_digested_files",
+]
