@@ -127,3 +127,16 @@ def test_an_exception_or_exit_at_import_is_a_refusal(site: Path, raised: str) ->
 
 def test_control_an_extension_that_imports_cleanly_is_returned(site: Path) -> None:
     assert _probe(site, "rse_fine", "") == "ready"
+
+
+def test_a_file_of_the_extension_named_in_the_exception_is_shown_inside_the_distribution(site: Path) -> None:
+    # exception texts name files (the verified finder's refusals, a module naming its own __file__):
+    # the message shows each of the extension's files by its path inside the distribution, the
+    # traceback keeps the host path
+    with pytest.raises(ExtensionError) as refused:
+        _probe(site, "rse_named", "raise RuntimeError(f'cannot start from {__file__}')")
+    message = str(refused.value)
+    assert "RuntimeError: cannot start from rse_named/ext.py" in message and str(site) not in message
+    assert (
+        refused.value.traceback is not None and str(site / "rse_named" / "ext.py") in refused.value.traceback
+    )

@@ -116,7 +116,8 @@ def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> An
     it fails. A plugin's and an extension's entry point (``group``) are imported alike.
 
     The error's message names the innermost line of the plugin's own files that raised by its path
-    inside the distribution (``pkg/helper.py:3 (in <module>)``), never a host path: an extension's
+    inside the distribution (``pkg/helper.py:3 (in <module>)``), and any of its files the exception's
+    text names (the verified finder's refusals) the same way, never by a host path: an extension's
     refusal can reach a model (an approval store's, through the gate's ``unavailable``). The host path
     is in its ``traceback``, for the operator. Only ``Exception`` and ``SystemExit`` (a plugin must not
     end the host) become the error: ``KeyboardInterrupt``, a task's cancellation and ``GeneratorExit``
@@ -134,9 +135,20 @@ def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> An
         raised = f"raised at {where[0]}\n" if where else ""
         raise PluginLoadError(
             "RI001",
-            f"importing {rec.entry_point!r} from {rec.distribution} failed{shown}: {describe_exception(exc)}",
+            f"importing {rec.entry_point!r} from {rec.distribution} failed{shown}: "
+            + _inside_distribution(describe_exception(exc), rec),
             traceback=raised + "".join(traceback.format_exception(exc)),
         ) from None
+
+
+def _inside_distribution(text: str, rec: ProvenanceRecord) -> str:
+    """``text`` with the folder each digested location is installed in dropped from the paths of the
+    plugin's files it names (``/venv/…/site-packages/pkg/mod.py`` → ``pkg/mod.py``)."""
+    for _, location in rec.module_locations:
+        for base in {os.path.dirname(os.path.abspath(location)), os.path.dirname(os.path.realpath(location))}:
+            if base.rstrip(os.sep):  # never a location at the file system's root
+                text = text.replace(base.rstrip(os.sep) + os.sep, "")
+    return text
 
 
 def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> tuple[str, str] | None:
