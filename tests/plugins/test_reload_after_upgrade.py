@@ -11,8 +11,6 @@ store, the tracing add-on), looked up in a later load of the same process."""
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 
 import pytest
 from site_plugin import install_distribution, install_site_plugin
@@ -20,8 +18,6 @@ from site_plugin import install_distribution, install_site_plugin
 from reyn_core import ToolContext
 from reyn_core.host import LoadResult, Profile, dispatch_tool, load
 from reyn_core.loading.extension_origin import ExtensionError, ExtensionSession
-
-pytestmark = pytest.mark.usefixtures("isolated_profile_env")
 
 PLUGIN = """
 from reyn_core import hookimpl, tool
@@ -39,18 +35,6 @@ def reyn_register_tools(register, settings):
 """
 
 
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    before = set(sys.modules)
-    yield folder
-    for name in set(sys.modules) - before:
-        if name.startswith(("reyn_site_ru", "ru_pkg_", "ru_ext_")):
-            del sys.modules[name]
-
-
 def _load(pid: str) -> LoadResult:
     return load(Profile.from_toml_text(f'[plugins]\nenable = ["{pid}"]\n'))
 
@@ -62,8 +46,8 @@ def _run(result: LoadResult, pid: str) -> object:
     return envelope["data"]
 
 
-def test_an_upgrade_in_place_is_refused_until_restart_not_reported_while_the_old_code_runs(site):
-    install_site_plugin(site, "ru_one", PLUGIN.format(pid="ru_one", answer="v1-old"), version="1.0")
+def test_an_upgrade_in_place_is_refused_until_restart_not_reported_while_the_old_code_runs(temp_site):
+    install_site_plugin(temp_site, "ru_one", PLUGIN.format(pid="ru_one", answer="v1-old"), version="1.0")
     first = _load("ru_one")
     info = first.report.plugin("ru_one")
     assert (info.status, info.version) == ("loaded", "1.0") and _run(first, "ru_one") == "v1-old"
@@ -73,7 +57,7 @@ def test_an_upgrade_in_place_is_refused_until_restart_not_reported_while_the_old
     assert again.report.plugin("ru_one").status == "loaded" and _run(again, "ru_one") == "v1-old"
     assert again.report.plugin("ru_one").short_digest == old_digest
 
-    install_site_plugin(site, "ru_one", PLUGIN.format(pid="ru_one", answer="v2-new"), version="2.0")
+    install_site_plugin(temp_site, "ru_one", PLUGIN.format(pid="ru_one", answer="v2-new"), version="2.0")
     upgraded = _load("ru_one")
     info = upgraded.report.plugin("ru_one")
     assert info.status == "refused" and "ru_one_version" not in upgraded.registry
@@ -86,7 +70,7 @@ def test_an_upgrade_in_place_is_refused_until_restart_not_reported_while_the_old
     assert _run(first, "ru_one") == "v1-old"
 
 
-def test_a_changed_submodule_of_a_package_plugin_is_refused_too(site):
+def test_a_changed_submodule_of_a_package_plugin_is_refused_too(temp_site):
     # the entry point's module is unchanged, a module it imported (the tool's) is not: every module
     # the plugin imported is checked, not only the top-level one
     pkg = "ru_pkg_a"
@@ -95,12 +79,12 @@ def test_a_changed_submodule_of_a_package_plugin_is_refused_too(site):
     plugin += "@hookimpl\ndef reyn_register_tools(register, settings):\n    register(_version)\n"
     tools = PLUGIN.format(pid="ru_pkg", answer="{answer}").split("@hookimpl")[0].replace("REYN_API = 1", "")
     files = {"__init__.py": "", "plugin.py": plugin, "tools.py": tools.format(answer="v1-old")}
-    install_distribution(site, "ru-pkg", pkg, files, entry, version="1.0")
+    install_distribution(temp_site, "ru-pkg", pkg, files, entry, version="1.0")
     first = _load("ru_pkg")
     assert first.report.plugin("ru_pkg").status == "loaded" and _run(first, "ru_pkg") == "v1-old"
 
     files["tools.py"] = tools.format(answer="v2-new")
-    install_distribution(site, "ru-pkg", pkg, files, entry, version="2.0")
+    install_distribution(temp_site, "ru-pkg", pkg, files, entry, version="2.0")
     upgraded = _load("ru_pkg")
     assert upgraded.report.plugin("ru_pkg").status == "refused"
     [diag] = [d for d in upgraded.report.diagnostics if d.plugin == "ru_pkg"]
@@ -110,17 +94,17 @@ def test_a_changed_submodule_of_a_package_plugin_is_refused_too(site):
 EXTENSION = "ANSWER = {answer!r}\n"
 
 
-def test_an_extension_upgraded_in_place_is_refused_by_a_later_load(site):
+def test_an_extension_upgraded_in_place_is_refused_by_a_later_load(temp_site):
     pkg = "ru_ext_a"
     entry = f"[reyn.approval_stores]\nru_custom = {pkg}.store:ANSWER\n"
     install_distribution(
-        site, "ru-ext", pkg, {"__init__.py": "", "store.py": EXTENSION.format(answer="v1")}, entry
+        temp_site, "ru-ext", pkg, {"__init__.py": "", "store.py": EXTENSION.format(answer="v1")}, entry
     )
     assert ExtensionSession().load("reyn.approval_stores", "ru_custom", distribution=None) == "v1"
     # control: a later load of the unchanged extension gets the module it imported
     assert ExtensionSession().load("reyn.approval_stores", "ru_custom", distribution=None) == "v1"
     files = {"__init__.py": "", "store.py": EXTENSION.format(answer="v2")}
-    install_distribution(site, "ru-ext", pkg, files, entry, version="2.0")
+    install_distribution(temp_site, "ru-ext", pkg, files, entry, version="2.0")
     with pytest.raises(ExtensionError, match="restart the process") as refused:
         ExtensionSession().load("reyn.approval_stores", "ru_custom", distribution=None)
-    assert not refused.value.missing and str(site) not in str(refused.value)
+    assert not refused.value.missing and str(temp_site) not in str(refused.value)
