@@ -35,21 +35,16 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
     the verified distribution. Nothing is executed: the top-level name is resolved with
     ``importlib.util.find_spec`` (which imports no parent for a top-level name) and its origin
     and package search path must be exactly the location the digest covers. Applies whether or
-    not the plugin is pinned or locked: an unverifiable import is never attempted. Nor is one
-    whose modules this process already imported from other bytes (an upgrade since an earlier load:
-    ``imported_under_other_bytes``), which would return the previous version's code.
+    not the plugin is pinned or locked: an unverifiable import is never attempted.
     """
     cand = p.candidate
     assert cand is not None and p.provenance is not None
-    problem, hint = import_origin_problem(cand.entry_point, p.provenance), None
-    if problem is None:
-        problem, hint = imported_under_other_bytes(p.provenance), RESTART_HINT
+    problem = import_origin_problem(cand.entry_point, p.provenance)
     if problem is not None:
         p.fail(
             "refused",
             "RI009",
             f"plugin {p.plugin_id!r} ({cand.distribution} {cand.version}) is not imported: {problem}",
-            hint=hint,
         )
 
 
@@ -60,8 +55,15 @@ RESTART_HINT = (
 
 
 def import_plugin(session: LoadSession, p: PluginState) -> None:
-    """Import the plugin from its digested files and register its hooks (``import_verified``)."""
+    """Import the plugin from its digested files and register its hooks (``import_verified``); not
+    when this process already imported its modules from other bytes (``RI009``: an upgrade since an
+    earlier load, whose import would return the previous version's code). An isolated plugin's
+    worker is a fresh process for each load, so this applies to the in-process import only."""
     assert p.provenance is not None
+    stale = imported_under_other_bytes(p.provenance)
+    if stale is not None:
+        p.fail("refused", "RI009", f"plugin {p.plugin_id!r} is not imported: {stale}", hint=RESTART_HINT)
+        return
     try:
         module = import_verified(p.provenance)
         where = repr(p.provenance.entry_point)
