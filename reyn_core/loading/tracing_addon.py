@@ -41,7 +41,7 @@ def tracing_addon(extensions: ExtensionSession) -> tuple[Any | None, Diagnostic 
                 f"[observability] tracing is on but the tracing add-on cannot be used ({exc}); until it is "
                 "fixed no spans are made"
             )
-        return None, Diagnostic.make("RC012", why, hint=hint)
+        return None, Diagnostic.make("RC012", why, hint=hint, traceback=exc.traceback)
 
 
 __all__ = ["TRACING_ADDON", "TRACING_DISTRIBUTION", "TRACING_GROUP", "tracing_addon"]
