@@ -186,7 +186,9 @@ async def test_an_unwritable_audit_log_refuses_calls_fail_closed(tmp_path: Path,
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied"
     message = envelope["error"]["message"]
     assert "the audit log cannot be written (RC006)" in message and str(tmp_path) not in message
-    assert f"the audit log {log.path} cannot be written" in operator_log.record(message)  # the log's path: the operator's
+    assert f"the audit log {log.path} cannot be written" in operator_log.record(
+        message
+    )  # the log's path: the operator's
     assert CALLS == []  # the handler never ran
     blocker.unlink()  # once the log can be written, calls run again
     blocker.mkdir()
