@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, field_validator
@@ -61,9 +62,12 @@ def confined_command(
     args: list[str],
     env: dict[str, str] | None,
     cwd: str | None,
+    protected: Mapping[str, str],
 ) -> tuple[str, list[str]]:
     """The ``(command, args)`` that start the server inside the sandbox (unchanged with
-    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined."""
+    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined, or when a
+    write root covers one of the host's own files (``protected``: the calling context's
+    ``ToolContext.host_files``; ``reyn_sandbox.resolve_grants`` names the file)."""
     if grants.sandbox == "off":
         return command, args
     reason = unavailable_reason()
@@ -79,7 +83,13 @@ def confined_command(
     executable = command if "/" in command else shutil.which(command, path=path)
     if not executable:
         raise RuntimeError(f"MCP server {name!r}: {command!r} is not found on PATH")
-    launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants)
+    try:
+        launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants, protected)
+    except reyn_sandbox.GrantsError as exc:
+        raise RuntimeError(
+            f"MCP server {name!r} is not started: its write roots in "
+            f"[plugins.mcp.settings.servers.{name}] are refused: {exc}"
+        ) from None
     try:
         argv = list(reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants))
     except reyn_sandbox.SandboxUnavailable as exc:
