@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
+from os.path import isabs
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
@@ -249,9 +250,13 @@ class ToolContext:
                 raise TypeError(
                     f"ToolContext({name}=...) must be a string or None, not {type(value).__name__}"
                 )
-        if not isinstance(self.host_files, Mapping):
+        if not isinstance(self.host_files, Mapping) or not all(
+            isinstance(p, str) and isabs(p) and "\x00" not in p and isinstance(w, str)
+            for p, w in self.host_files.items()
+        ):
             raise TypeError(
-                f"ToolContext(host_files=...) must map paths to what they are, not {type(self.host_files).__name__}"
+                "ToolContext(host_files=...) must map absolute paths to what they are (strings), "
+                f"not {str(self.host_files)[:200]}"
             )
         if not isinstance(self.extras, Mapping):
             raise TypeError(f"ToolContext(extras=...) must be a mapping, not {type(self.extras).__name__}")
