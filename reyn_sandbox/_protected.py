@@ -30,35 +30,37 @@ def _within(path: str, root: str) -> bool:
 
 
 def write_root_clashes(write_roots: Iterable[str], protected: Mapping[str, str]) -> list[str]:
-    """One sentence per write root (given as absolute paths) that equals, contains or lies inside a
-    path of ``protected`` (path → what it is), naming both; an empty list when every root is clear."""
+    """One sentence per write root (given as absolute paths) that equals, contains or lies inside
+    paths of ``protected`` (path → what it is), naming each (at most ten per root); an empty list
+    when every root is clear."""
     resolved = {os.path.realpath(path): what for path, what in protected.items() if os.path.isabs(path)}
     clashes: list[str] = []
     for root in write_roots:
         real = os.path.realpath(root)
+        found = []
         for path, what in resolved.items():
             if path == real:
-                clashes.append(f"write root {root} is {what} ({path})")
+                found.append(f"is {what} ({path})")
             elif _within(path, real):
                 holder = "is the folder of" if os.path.dirname(path) == real else "contains"
-                clashes.append(f"write root {root} {holder} {what} ({path})")
+                found.append(f"{holder} {what} ({path})")
             elif _within(real, path):
-                clashes.append(f"write root {root} is inside {what} ({path})")
+                found.append(f"is inside {what} ({path})")
+        if found:
+            more = f", and {len(found) - 10} more" if len(found) > 10 else ""
+            clashes.append(f"write root {root} " + ", ".join(found[:10]) + more)
     return clashes
 
 
 def protected_problem(
     write_roots: Iterable[str], protected: Mapping[str, str], *, who: str = "a confined process"
 ) -> str | None:
-    """Why these write roots cannot be granted to ``who`` (``write_root_clashes``, at most ten
-    named), or None."""
+    """Why these write roots cannot be granted to ``who`` (``write_root_clashes``), or None."""
     clashes = write_root_clashes(write_roots, protected)
     if not clashes:
         return None
-    more = f" (and {len(clashes) - 10} more)" if len(clashes) > 10 else ""
     return (
         f"{who} could change what the host runs or trusts: "
-        + "; ".join(clashes[:10])
-        + more
+        + "; ".join(clashes)
         + ". Grant a folder that holds none of the host's files (such as 'out')"
     )

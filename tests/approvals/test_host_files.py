@@ -167,3 +167,94 @@ def test_a_context_a_host_built_cannot_drop_them(world):
     assert all(seen[path] == what for path, what in registry.host_files.items())
     lying = ToolContext(surface="cli", workspace=world.root, host_files={str(world.profile): "nothing"})
     assert registry.context_for(tool, lying).host_files[str(world.profile)] == "the host's profile"
+
+
+# ---------------------------------------------------------------- an mcp stdio server
+
+
+PROBE = Path(__file__).parents[1] / "packs" / "mcp" / "servers" / "probe_server.py"
+
+
+def _mcp_settings(world: Any, write_roots: list[str]) -> str:
+    shutil.copy(PROBE, world.root / "probe_server.py")
+    return (
+        "\n[plugins.mcp.settings.servers.probe]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        'args = ["probe_server.py"]\n'
+        f"cwd = {json.dumps(str(world.root))}\n"
+        f"write_roots = {json.dumps(write_roots)}\n"
+        f'env = {{ PATH = "/usr/bin:/bin", HOME = {json.dumps(str(world.root))} }}\n'
+    )
+
+
+def _probe(world: Any) -> dict[str, Any]:
+    registry = load(load_profile()).registry
+    ctx = ToolContext(surface="router", agent="t", workspace=world.root)
+    args = {"server": "probe", "tool": "read_file", "arguments": {"path": "probe_server.py"}}
+    return asyncio.run(dispatch_tool(registry, "call_mcp_tool", args, ctx))
+
+
+@needs_sandbox
+def test_an_mcp_server_whose_write_root_covers_the_store_and_profile_is_not_started(world):
+    _writable_by_sandbox(world.root)
+    _enable(world, "mcp", extra=_mcp_settings(world, ["."]))
+    approval = _held(world)
+    envelope = _probe(world)
+    assert envelope["status"] == "error", envelope
+    message = envelope["error"]["message"]
+    assert envelope["error"]["kind"] == "denied" and "MCP server 'probe' is not started" in message
+    assert "[plugins.mcp.settings.servers.probe]" in message
+    assert f"is the folder of the host's profile ({world.profile})" in message
+    assert "the host's approval store (approvals.sqlite-wal)" in message and "-wal-wal" not in message
+    assert _status(world, approval) == "pending"
+
+
+@needs_sandbox
+def test_positive_control_an_mcp_server_writing_elsewhere_starts(world):
+    _writable_by_sandbox(world.root / "out")
+    _enable(world, "mcp", extra=_mcp_settings(world, ["out"]))
+    envelope = _probe(world)
+    assert envelope["status"] == "ok" and "MCPServer" in str(envelope["data"]), envelope
+
+
+# ---------------------------------------------------------------- the file pack, on every surface
+
+
+FILE_SETTINGS = '\n[plugins.file.settings]\nread_roots = ["."]\nwrite_roots = ["."]\nprotected = []\n'
+
+
+@pytest.mark.parametrize("target", ["approvals.sqlite-wal", "reyn.toml"])
+def test_the_file_pack_refuses_the_host_files_through_reyn_tools_call(world, target):
+    # protected = []: the pack's own default patterns are off; the load's list alone refuses
+    _enable(world, "file", extra=FILE_SETTINGS)
+    before = world.profile.read_text()
+    code, envelope = world.reyn_json("tools", "call", "write_file", f"path={target}", "content=x")
+    assert code == 1 and envelope["error"]["kind"] == "denied", envelope
+    assert "is protected by the host" in envelope["error"]["message"]
+    assert not (world.root / "approvals.sqlite-wal").exists() and world.profile.read_text() == before
+    # positive control: the same call to a file of no concern to the host
+    code, envelope = world.reyn_json("tools", "call", "write_file", "path=notes.txt", "content=x")
+    assert code == 0 and (world.root / "notes.txt").read_text() == "x", envelope
+
+
+async def test_the_file_pack_refuses_the_host_files_through_reyn_loops(world, server, llm_client):
+    from reyn_loops import RouterLoop
+    from reyn_loops.testing.scripted_server import ScriptedReply as R
+
+    _enable(world, "file", extra=FILE_SETTINGS)
+    before = world.profile.read_text()
+    registry = load(load_profile()).registry
+    server.add(
+        R.calls(("write_file", {"path": "approvals.sqlite-wal", "content": "x"})),
+        R.calls(("write_file", {"path": "reyn.toml", "content": "x"})),
+        R.calls(("write_file", {"path": "notes.txt", "content": "x"})),  # the positive control
+        R.text("done"),
+    )
+    ctx = ToolContext(surface="router", agent="writer", workspace=world.root)  # no host files set
+    run = await RouterLoop(registry, model="openai/scripted", ctx=ctx, client=llm_client).run("write")
+    assert run.status == "done", run
+    answers = [json.loads(m["content"]) for m in server.requests[3].body["messages"] if m["role"] == "tool"]
+    assert [a["status"] for a in answers] == ["error", "error", "ok"], answers
+    assert all("is protected by the host" in a["error"]["message"] for a in answers[:2])
+    assert not (world.root / "approvals.sqlite-wal").exists() and world.profile.read_text() == before
+    assert (world.root / "notes.txt").read_text() == "x"

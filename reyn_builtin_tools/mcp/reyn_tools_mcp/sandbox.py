@@ -55,6 +55,23 @@ def widen_hint(name: str, grants: ServerGrants) -> str:
     )
 
 
+def refuse_write_roots(name: str, grants: ServerGrants, cwd: str | None, protected: Mapping[str, str]) -> None:
+    """``ToolDenied`` naming the host's files a stdio server's write roots would cover (checked
+    before the server is started, so the caller is told why; ``confined_command`` checks again)."""
+    if grants.sandbox == "off":
+        return
+    import reyn_sandbox
+    from reyn_core import ToolDenied
+
+    try:
+        reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants, protected)
+    except reyn_sandbox.GrantsError as exc:
+        raise ToolDenied(
+            f"MCP server {name!r} is not started: its write roots in "
+            f"[plugins.mcp.settings.servers.{name}] are refused: {exc}"
+        ) from None
+
+
 def confined_command(
     name: str,
     grants: ServerGrants,

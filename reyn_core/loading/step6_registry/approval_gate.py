@@ -154,9 +154,11 @@ def store_files(profile: Profile, extensions: ExtensionSession) -> dict[str, str
     if answer is None:
         answer = [profile.resolve_path(p) for p in _strings(config.settings)]
         answer += [profile.resolve_path(p) for p in DEFAULT_STORE_FILES.get(config.backend, ())]
+    named = {str(path) for path in answer}
     found: dict[str, str] = {}
-    for path in answer:
-        for suffix in SIBLINGS:
+    for path in answer:  # a sibling the store named itself gets no siblings of its own
+        sibling = any(str(path).endswith(s) and str(path)[: -len(s)] in named for s in SIBLINGS[1:])
+        for suffix in ("",) if sibling else SIBLINGS:
             found.setdefault(f"{path}{suffix}", f"the host's approval store ({path.name}{suffix})")
     return found
 
