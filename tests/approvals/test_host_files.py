@@ -258,3 +258,88 @@ async def test_the_file_pack_refuses_the_host_files_through_reyn_loops(world, se
     assert all("is protected by the host" in a["error"]["message"] for a in answers[:2])
     assert not (world.root / "approvals.sqlite-wal").exists() and world.profile.read_text() == before
     assert (world.root / "notes.txt").read_text() == "x"
+
+
+# ---------------------------------------------------------------- what a store says its files are
+
+
+FACTORY = """
+from pathlib import Path
+from reyn_approvals_sqlite import SqliteApprovalStore
+
+class Factory:
+    def __call__(self, settings, base):
+        return SqliteApprovalStore(Path(base) / "custom.sqlite")
+
+    def host_files(self, settings, base):
+        {body}
+
+open_store = Factory()
+"""
+
+
+def _custom_store(world: Any, body: str, settings: str = 'settings.file = "x.db"') -> dict[str, str]:
+    """The load's host files with the store ``custom`` whose ``host_files`` runs ``body``."""
+    from site_plugin import install_distribution
+
+    package = f"reyn_store_{world.pid}"
+    install_distribution(
+        world.site,
+        f"reyn-store-{world.pid.replace('_', '-')}",
+        package,
+        {"__init__.py": "", "store.py": FACTORY.replace("{body}", body)},
+        f"[reyn.approval_stores]\ncustom = {package}.store:open_store\n",
+    )
+    text = world.profile.read_text().replace('settings.file = "approvals.sqlite"', f'backend = "custom"\n{settings}')
+    world.profile.write_text(text)
+    result = load(load_profile())
+    assert not [d for d in result.report.diagnostics if d.code == "RC011"], result.report.diagnostics
+    return {path: what for path, what in result.host_files.items() if "approval store" in what}
+
+
+def _paths(files: dict[str, str]) -> set[str]:
+    return set(files)
+
+
+def _with_siblings(*paths: Path) -> set[str]:
+    return {f"{p}{s}" for p in paths for s in ("", "-wal", "-shm", "-journal")}
+
+
+def test_a_relative_answer_resolves_against_the_profile_folder(world):
+    assert _paths(_custom_store(world, 'return [Path("state/db")]')) == _with_siblings(world.root / "state" / "db")
+
+
+def test_a_home_answer_is_expanded(world, monkeypatch):
+    monkeypatch.setenv("HOME", str(world.root / "home"))
+    files = _custom_store(world, 'return ["~/store.db"]')
+    assert _paths(files) == _with_siblings(world.root / "home" / "store.db")
+
+
+def test_a_single_string_answer_is_one_file_not_its_letters(world):
+    assert _paths(_custom_store(world, 'return "single.db"')) == _with_siblings(world.root / "single.db")
+
+
+def test_two_files_of_the_same_name_are_both_kept(world):
+    files = _custom_store(world, 'return [Path("a/db"), Path("b/db")]')
+    assert _paths(files) == _with_siblings(world.root / "a" / "db", world.root / "b" / "db")
+
+
+@pytest.mark.parametrize(
+    "body", ['raise RuntimeError("no idea")', "return 42", "return [None]"], ids=["raises", "int", "none"]
+)
+def test_a_store_that_cannot_say_protects_every_string_of_its_settings(world, body):
+    settings = 'settings.file = "x.db"\nsettings.nested.deep = ["y/z.db", 7]'
+    files = _custom_store(world, body, settings)
+    assert _paths(files) == _with_siblings(world.root / "x.db", world.root / "y" / "z.db")
+
+
+def test_a_store_that_is_not_installed_protects_its_settings_and_the_default(world):
+    # the documented sqlite store from nowhere: its default file and its settings' strings
+    text = world.profile.read_text().replace('settings.file = "approvals.sqlite"', 'settings.file = "kept.db"')
+    world.profile.write_text(text)
+    result = load(load_profile(), review="lock")  # a review imports no store
+    files = {p for p, what in result.host_files.items() if "approval store" in what}
+    assert files == _with_siblings(world.root / "kept.db", world.root / "reyn-approvals.sqlite")
+    # positive control: the ordinary load asks the store, which names its file and its two siblings
+    files = {p for p, what in load(load_profile()).host_files.items() if "approval store" in what}
+    assert files == _with_siblings(world.root / "kept.db")
