@@ -41,9 +41,9 @@ from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_com
 from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
 from reyn_core.loading.step6_registry.approval_gate import approval_gate
-from reyn_core.loading.trusted_files import trusted_files
 from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.loading.tracing_addon import tracing_addon
+from reyn_core.loading.trusted_files import trusted_files
 from reyn_core.registry import ToolRegistry
 from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.tool import ToolDefinition

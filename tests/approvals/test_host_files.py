@@ -95,17 +95,22 @@ def test_a_shell_write_root_over_the_approval_store_is_refused_and_the_call_stay
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied", envelope
     message = envelope["error"]["message"]
     assert "the write roots in [plugins.shell.settings]" in message
-    assert f"is the folder of the host's approval store (approvals.sqlite) ({world.root / 'approvals.sqlite'})" in (
-        message
+    assert (
+        f"is the folder of the host's approval store (approvals.sqlite) ({world.root / 'approvals.sqlite'})"
+        in (message)
     )
     assert "the host's profile" in message and "the host's audit log" in message
     assert _status(world, approval) == "pending"  # the command never ran
     # the held call still needs a real approval
-    code, again = world.reyn_json("tools", "call", world.write, "path=out/a.md", "text=hi", "--approval", approval)
+    code, again = world.reyn_json(
+        "tools", "call", world.write, "path=out/a.md", "text=hi", "--approval", approval
+    )
     assert code == 1 and again["error"]["kind"] == "approval_required", again
     assert not (world.root / "out" / "a.md").exists()
     assert world.reyn("approvals", "approve", approval).returncode == 0
-    code, done = world.reyn_json("tools", "call", world.write, "path=out/a.md", "text=hi", "--approval", approval)
+    code, done = world.reyn_json(
+        "tools", "call", world.write, "path=out/a.md", "text=hi", "--approval", approval
+    )
     assert code == 0 and done["status"] == "ok", done
 
 
@@ -119,7 +124,9 @@ def test_positive_control_a_write_root_clear_of_the_host_files_runs_and_writes_t
     assert (world.root / "out" / "made.txt").read_text() == "made"
     # the same command that flipped the store before: the kernel refuses its write now
     flip = _shell(world, FLIP)
-    assert flip["status"] == "ok" and flip["data"]["exit_code"] != 0 and "flipped" not in flip["data"]["stdout"]
+    assert (
+        flip["status"] == "ok" and flip["data"]["exit_code"] != 0 and "flipped" not in flip["data"]["stdout"]
+    )
     assert _status(world, approval) == "pending"
 
 
@@ -290,7 +297,9 @@ def _custom_store(world: Any, body: str, settings: str = 'settings.file = "x.db"
         {"__init__.py": "", "store.py": FACTORY.replace("{body}", body)},
         f"[reyn.approval_stores]\ncustom = {package}.store:open_store\n",
     )
-    text = world.profile.read_text().replace('settings.file = "approvals.sqlite"', f'backend = "custom"\n{settings}')
+    text = world.profile.read_text().replace(
+        'settings.file = "approvals.sqlite"', f'backend = "custom"\n{settings}'
+    )
     world.profile.write_text(text)
     result = load(load_profile())
     assert not [d for d in result.report.diagnostics if d.code == "RC011"], result.report.diagnostics
@@ -306,7 +315,9 @@ def _with_siblings(*paths: Path) -> set[str]:
 
 
 def test_a_relative_answer_resolves_against_the_profile_folder(world):
-    assert _paths(_custom_store(world, 'return [Path("state/db")]')) == _with_siblings(world.root / "state" / "db")
+    assert _paths(_custom_store(world, 'return [Path("state/db")]')) == _with_siblings(
+        world.root / "state" / "db"
+    )
 
 
 def test_a_home_answer_is_expanded(world, monkeypatch):
@@ -335,7 +346,9 @@ def test_a_store_that_cannot_say_protects_every_string_of_its_settings(world, bo
 
 def test_a_store_that_is_not_installed_protects_its_settings_and_the_default(world):
     # the documented sqlite store from nowhere: its default file and its settings' strings
-    text = world.profile.read_text().replace('settings.file = "approvals.sqlite"', 'settings.file = "kept.db"')
+    text = world.profile.read_text().replace(
+        'settings.file = "approvals.sqlite"', 'settings.file = "kept.db"'
+    )
     world.profile.write_text(text)
     result = load(load_profile(), review="lock")  # a review imports no store
     files = {p for p, what in result.host_files.items() if "approval store" in what}

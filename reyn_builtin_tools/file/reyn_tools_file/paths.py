@@ -317,9 +317,7 @@ def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
     out: dict[tuple[str, ...], None] = {}
     for item in value:
         if not isinstance(item, (str, os.PathLike)) or not os.path.isabs(item) or "\x00" in str(item):
-            raise ToolRuntimeMissing(
-                f"ToolContext.host_files holds {item!r}, which is not an absolute path"
-            )
+            raise ToolRuntimeMissing(f"ToolContext.host_files holds {item!r}, which is not an absolute path")
         for form in (os.path.normpath(item), os.path.realpath(item)):
             out[tuple(p.casefold() for p in Path(form).parts[1:])] = None  # "/" protects everything
     return tuple(out)

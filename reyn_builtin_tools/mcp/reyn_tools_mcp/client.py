@@ -434,7 +434,9 @@ class SessionPool:
 
         return await self._submit(job())
 
-    def connection_state(self, name: str, config: ServerConfig, protected: Mapping[str, str]) -> dict[str, Any]:
+    def connection_state(
+        self, name: str, config: ServerConfig, protected: Mapping[str, str]
+    ) -> dict[str, Any]:
         """``{"connected": bool, "sessions_opened": int}`` (read without touching the loop)."""
         conn = self._connections.get(config_fingerprint(name, config, protected))
         return {

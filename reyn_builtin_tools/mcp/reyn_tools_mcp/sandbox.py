@@ -55,7 +55,9 @@ def widen_hint(name: str, grants: ServerGrants) -> str:
     )
 
 
-def refuse_write_roots(name: str, grants: ServerGrants, cwd: str | None, protected: Mapping[str, str]) -> None:
+def refuse_write_roots(
+    name: str, grants: ServerGrants, cwd: str | None, protected: Mapping[str, str]
+) -> None:
     """``ToolDenied`` naming the host's files a stdio server's write roots would cover (checked
     before the server is started, so the caller is told why; ``confined_command`` checks again)."""
     if grants.sandbox == "off":

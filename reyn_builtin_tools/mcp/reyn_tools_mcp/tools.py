@@ -203,9 +203,7 @@ async def list_mcp_tools(args: ListMcpToolsArgs, ctx: ToolContext) -> dict[str, 
     settings = settings_as(ctx, McpSettings)
     config = resolve_server(settings, ctx, server)
     timeout = _timeout(settings, config)
-    tools = await _on_pool(
-        settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True), ctx
-    )
+    tools = await _on_pool(settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True), ctx)
     return bounded_listing(server, [tool_to_dict(tools[n]) for n in sorted(tools)], settings.max_text_chars)
 
 

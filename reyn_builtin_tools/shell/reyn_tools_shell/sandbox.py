@@ -43,9 +43,7 @@ def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:
         )
 
 
-def launcher_grants(
-    grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]
-) -> Any:
+def launcher_grants(grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]) -> Any:
     """The launcher's ``Grants`` for these settings, roots resolved against ``base``; a write root
     over one of the host's own files (``protected``: the call's ``ToolContext.host_files``) is
     refused with ``ToolDenied`` naming the file (``reyn_sandbox.resolve_grants``)."""

@@ -132,7 +132,8 @@ def store_files(profile: Profile, extensions: ExtensionSession) -> dict[str, str
     """The host's files the profile's approval store trusts as decisions, which no confined process
     may be granted to write: absolute path → what it is, each with its ``-wal``, ``-shm`` and
     ``-journal`` siblings. The store's factory says (its optional ``host_files``: ``Path`` s or
-    strings, one or many, relative ones and ``~`` resolved as the profile resolves paths). When it
+    strings, one or many, relative ones and ``~`` resolved as the profile resolves paths; a factory
+    without it keeps no local file, as the postgres store). When it
     cannot say — it raises (anything), is refused, is not installed or not imported, or refuses its
     settings — more is protected, never less: every string in ``[approvals.settings]`` (nested
     too) and the backend's default files (``DEFAULT_STORE_FILES``). Empty when the profile holds no
@@ -140,15 +141,16 @@ def store_files(profile: Profile, extensions: ExtensionSession) -> dict[str, str
     config = profile.approvals
     if not config.rules:
         return {}
-    answer: object = None
+    answer: list[Path] | None
     try:
-        factory = extensions.load(STORE_GROUP, config.backend, distribution=STORE_DISTRIBUTIONS.get(config.backend))
+        factory = extensions.load(
+            STORE_GROUP, config.backend, distribution=STORE_DISTRIBUTIONS.get(config.backend)
+        )
         files = getattr(factory, "host_files", None)
-        if files is not None:
-            answer = files(config.settings, profile.base_dir)
-            if isinstance(answer, (str, PathLike)):
-                answer = [answer]
-            answer = [profile.resolve_path(p) for p in answer]  # type: ignore[union-attr]
+        said = files(config.settings, profile.base_dir) if files is not None else ()  # none: no local file
+        if isinstance(said, (str, PathLike)):
+            said = [said]
+        answer = [profile.resolve_path(p) for p in said]
     except Exception:  # the store cannot say: every path its settings may name, and its defaults
         answer = None
     if answer is None:

@@ -15,7 +15,14 @@ import threading
 
 import pytest
 from pydantic import ValidationError
-from reyn_tools_file.paths import PathRefused, Scope, _host_protected, open_directory, open_parent, open_regular_at
+from reyn_tools_file.paths import (
+    PathRefused,
+    Scope,
+    _host_protected,
+    open_directory,
+    open_parent,
+    open_regular_at,
+)
 from reyn_tools_file.settings import FileSettings
 
 from reyn_core import ToolDenied, ToolRuntimeMissing
