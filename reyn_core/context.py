@@ -277,7 +277,7 @@ class ToolContext:
         own = self.host_files
         if own is host_files or all(own.get(path) == what for path, what in host_files.items()):
             return self
-        return replace(self, host_files={**own, **host_files})
+        return replace(self, host_files={**own, **host_files} if own else host_files)
 
     def with_reporter(self, reporter: Reporter | None) -> ToolContext:
         """A copy whose reports go to ``reporter`` (a host does this per call)."""
