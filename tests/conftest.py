@@ -102,6 +102,19 @@ def isolated_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture
+def temp_site(isolated_profile_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A site folder first on ``sys.path`` for distributions a test lays out (``site_plugin``), in an
+    isolated profile environment; the modules imported from it are forgotten afterwards."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    yield folder
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(folder) + os.sep):
+            del sys.modules[name]
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[object]:
     """A real PostgreSQL server for the whole run (``TemporaryPostgres``; fsync off: the tests kill

@@ -46,8 +46,13 @@ PLUGIN_GROUP = "reyn.plugins"
 class ExtensionError(LookupError):
     """No extension can be used: none from the allowed distribution, or its files did not verify."""
 
-    def __init__(self, message: str, *, missing: bool, refused_by_lock: bool = False) -> None:
+    def __init__(
+        self, message: str, *, missing: bool, refused_by_lock: bool = False, traceback: str | None = None
+    ) -> None:
         super().__init__(message)
+        self.traceback = traceback
+        """Importing it raised: where and the traceback, with host paths, for the operator's diagnostic
+        only (the message names no host path: an approval store's refusal can reach a model)."""
         self.missing = missing
         """True when no allowed distribution declares it (False: one does, and it was refused)."""
         self.refused_by_lock = refused_by_lock
@@ -158,7 +163,9 @@ class ExtensionSession:
         if isinstance(done, ExtensionError):
             with self._lock:
                 by_lock = key in self._locked_out
-            raise ExtensionError(str(done), missing=done.missing, refused_by_lock=by_lock)
+            raise ExtensionError(
+                str(done), missing=done.missing, refused_by_lock=by_lock, traceback=done.traceback
+            )
         return done
 
     def _look_up(self, group: str, name: str, distribution: str | None) -> Any:
@@ -266,7 +273,11 @@ def _claims(group: str, name: str, distribution: str | None) -> tuple[list[_Clai
 def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> tuple[ExtensionOrigin, Any]:
     from reyn_core.errors import PluginLoadError, describe_exception
     from reyn_core.loading.step3_provenance.record import provenance_for, unverified
-    from reyn_core.loading.step4_import.import_origin import import_origin_problem, import_verified
+    from reyn_core.loading.step4_import.import_origin import (
+        import_origin_problem,
+        import_verified,
+        imported_under_other_bytes,
+    )
 
     who = f"{claim.distribution} {claim.version}"
 
@@ -282,7 +293,7 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
         raise refuse(f"its provenance cannot be computed ({describe_exception(exc)})") from None
     for _, why in unverified(rec, itself=True)[:1]:
         raise refuse(why)
-    problem = import_origin_problem(claim.value, rec)
+    problem = import_origin_problem(claim.value, rec) or imported_under_other_bytes(rec)
     if problem is None and pin is not None:
         problem = pin(rec)  # the enforced lock, before anything of it runs
     if problem is not None:
@@ -290,7 +301,9 @@ def _verified_import(group: str, name: str, claim: _Claim, pin: Pin | None) -> t
     try:
         obj = import_verified(rec, group=group)
     except PluginLoadError as exc:
-        raise refuse(exc.message) from None
+        refused = refuse(exc.message)
+        refused.traceback = exc.traceback
+        raise refused from None
     origin = ExtensionOrigin(
         group, name, claim.value, rec.distribution, rec.version, rec.source_kind, rec.tree_digest, rec
     )

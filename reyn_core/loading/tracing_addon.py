@@ -43,7 +43,7 @@ def tracing_addon(extensions: ExtensionSession) -> tuple[Any | None, Diagnostic 
                 f"[observability] tracing is on but the tracing add-on cannot be used ({exc}); until it is "
                 "fixed no spans are made"
             )
-        return None, Diagnostic.make("RC012", why, hint=exc.hint(INSTALL_HINT))
+        return None, Diagnostic.make("RC012", why, hint=exc.hint(INSTALL_HINT), traceback=exc.traceback)
 
 
 INSTALL_HINT = (

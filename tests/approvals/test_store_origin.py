@@ -8,6 +8,7 @@ subprocesses over the approvals world of conftest.py."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,33 @@ def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
     assert "RC011" in doctor.stdout and "file reyn_custom_store/store.py changed" in doctor.stdout
     assert "the enforced lock refuses it" in doctor.stdout  # its hint follows the cause (review L5)
     assert not marker.exists()
+
+
+# --------------------------------------------------------------------------- a store raising at import
+
+RAISING = STORE.replace(
+    "from reyn_approvals_sqlite import SqliteApprovalStore\n",
+    "from reyn_approvals_sqlite import SqliteApprovalStore\n\n"
+    "def start():\n    raise ValueError('the store cannot start')\n\nstart()\n",
+)
+
+
+def test_a_store_raising_at_import_is_refused_naming_no_host_path_to_the_model(
+    world: Any, marker: Path
+) -> None:
+    # the refusal reaches a model (reason: unavailable): the location is the file inside the
+    # distribution; the host path is the operator's, in RC011's traceback; control: the test above
+    # where the same store imports cleanly and holds the call
+    _store_dist(world, "reyn-custom-store", plugin=False, source=RAISING)
+    envelope = _call(world)
+    assert envelope["error"]["reason"] == "unavailable", envelope
+    message = envelope["error"]["message"]
+    assert "failed at reyn_custom_store/store.py:7 (in start): ValueError: the store cannot start" in message
+    assert str(world.site) not in message and str(world.root) not in message
+    assert not re.search(r"(^|[\s'\"(=])/[\w.-]+/", message), message  # no absolute path at all
+    assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
+    done = world.reyn("--traceback", "doctor")
+    store = world.site / "reyn_custom_store" / "store.py"
+    assert "RC011" in done.stdout and "reyn: traceback of RC011" in done.stderr, done.stderr
+    assert f"raised at {store}:7 (in start)" in done.stderr
+    assert "Traceback (most recent call last)" in done.stderr

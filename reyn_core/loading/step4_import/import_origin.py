@@ -5,6 +5,7 @@ the verified finder that then serves those files' hashed bytes only, and the imp
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from reyn_core.errors import PluginLoadError, describe_exception, exception_message
@@ -15,7 +16,6 @@ def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None
     """Why the entry point's module would not be imported from the files the digest covers, or None
     when it would."""
     import importlib.util
-    import os
     import sys
 
     problem = coverage_problem(entry_point, rec)
@@ -54,9 +54,41 @@ def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None
     )
 
 
+def imported_under_other_bytes(rec: ProvenanceRecord) -> str | None:
+    """Why the plugin's modules this process already imported are not the digested bytes, or None.
+
+    A module is imported once per process: a later ``load()`` after an upgrade digests the new files
+    while ``sys.modules`` still holds the code compiled from the old ones, which the import would
+    return. Each module the verified finder served keeps the sha256 it was compiled from (its
+    loader's ``expected_sha256``); one whose file is now digested with another hash, or no longer
+    digested, is still running the previous version: nothing of the plugin is imported, the process
+    must be restarted (``RI009``). Modules the host imported itself, outside any load, carry no such
+    record and are taken as the host's (``import_origin_problem`` still checks where they came from)."""
+    import sys
+
+    from reyn_core.loading.step4_import.verified_import import VerifiedLoader, trees_of
+
+    for tree in trees_of(rec):
+        for name, module in list(sys.modules.items()):
+            if name != tree.top and not name.startswith(tree.top + "."):
+                continue
+            loader = getattr(getattr(module, "__spec__", None), "loader", None)
+            if not isinstance(loader, VerifiedLoader) or loader.distribution != tree.distribution:
+                continue
+            digested = tree.files.get(os.path.normpath(loader.path))
+            if digested == loader.expected_sha256:
+                continue
+            now = f"now digested as sha256 {digested[:12]}…" if digested else "no longer among its files"
+            return (
+                f"module {name!r} was already imported in this process from other bytes (sha256 "
+                f"{loader.expected_sha256[:12]}…, {now}): this process still runs the previous version "
+                f"of {tree.distribution}, so {rec.version} is not imported; restart the process to load it"
+            )
+    return None
+
+
 def _path_entry(path: str) -> str:
     """`` (sys.path entry ..., the working directory)`` for the entry a shadowing path sits in."""
-    import os
     import sys
 
     parent = os.path.realpath(os.path.dirname(path.rstrip(os.sep)))
@@ -81,52 +113,78 @@ def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
 def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> Any:
     """The object ``rec.entry_point`` names, imported only from the digested files (every module
     under the plugin's import names, now and later); ``PluginLoadError`` (``RI001``) when importing
-    it fails, naming the innermost line of the plugin's own files that raised. A plugin's and an
-    extension's entry point (``group``) are imported alike."""
+    it fails. A plugin's and an extension's entry point (``group``) are imported alike.
+
+    The error's message names the innermost line of the plugin's own files that raised by its path
+    inside the distribution (``pkg/helper.py:3 (in <module>)``), and any of its files the exception's
+    text names (the verified finder's refusals) the same way, never by a host path: an extension's
+    refusal can reach a model (an approval store's, through the gate's ``unavailable``). The host path
+    is in its ``traceback``, for the operator. Only ``Exception`` and ``SystemExit`` (a plugin must not
+    end the host) become the error: ``KeyboardInterrupt``, a task's cancellation and ``GeneratorExit``
+    propagate."""
     from importlib.metadata import EntryPoint
 
     try:
         serve_from_digested_files(rec)
         return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group=group).load()
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # SystemExit from a plugin must not end the host either
+    except (Exception, SystemExit) as exc:
         import traceback
 
         where = _failing_location(exc, rec)
+        shown = f" at {where[1]}" if where else ""
+        raised = f"raised at {where[0]}\n" if where else ""
         raise PluginLoadError(
             "RI001",
-            f"importing {rec.entry_point!r} from {rec.distribution} failed"
-            + (f" at {where}" if where else "")
-            + f": {describe_exception(exc)}",
-            traceback="".join(traceback.format_exception(exc)),
+            f"importing {rec.entry_point!r} from {rec.distribution} failed{shown}: "
+            + _inside_distribution(describe_exception(exc), rec),
+            traceback=raised + "".join(traceback.format_exception(exc)),
         ) from None
 
 
-def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> str | None:
-    """``/path/pkg/mod.py:12 (in func)``: the innermost traceback frame in the plugin's own files
-    (the folders or modules its digest covers), or where a syntax error in one of them is. None when
-    no frame is the plugin's (e.g. the failure is inside a dependency it imports and nothing of its
-    own is on the stack)."""
-    import os
+def _inside_distribution(text: str, rec: ProvenanceRecord) -> str:
+    """``text`` with the folder each digested location is installed in dropped from the paths of the
+    plugin's files it names (``/venv/…/site-packages/pkg/mod.py`` → ``pkg/mod.py``)."""
+    for _, location in rec.module_locations:
+        for base in {os.path.dirname(os.path.abspath(location)), os.path.dirname(os.path.realpath(location))}:
+            if base.rstrip(os.sep):  # never a location at the file system's root
+                text = text.replace(base.rstrip(os.sep) + os.sep, "")
+    return text
+
+
+def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> tuple[str, str] | None:
+    """Where in the plugin's own files (the folders or modules its digest covers) ``exc`` was
+    raised: the innermost traceback frame there, or where a syntax error in one of them is, as
+    ``(host path, path inside the distribution)``, each ``…/mod.py:12 (in func)``. None when no frame
+    is the plugin's (e.g. the failure is inside a dependency it imports and nothing of its own is on
+    the stack)."""
     import traceback
 
     if rec is None or not rec.module_locations:
         return None
     roots = [os.path.realpath(path) for _, path in rec.module_locations]
 
-    def own(filename: str | None) -> bool:
-        if not filename:
-            return False
-        real = os.path.realpath(filename)
-        return any(real == root or real.startswith(root + os.sep) for root in roots)
+    def inside(filename: str | None) -> str | None:
+        """``filename`` relative to the folder holding its digested location, if it is the plugin's."""
+        real = os.path.realpath(filename) if filename else None
+        for root in roots if real else ():
+            if real == root or (real and real.startswith(root + os.sep)):
+                return os.path.relpath(real, os.path.dirname(root)).replace(os.sep, "/")
+        return None
 
-    if isinstance(exc, SyntaxError) and own(exc.filename) and exc.lineno:
-        return f"{exc.filename}:{exc.lineno}"
+    if isinstance(exc, SyntaxError) and exc.lineno and (rel := inside(exc.filename)):
+        return f"{exc.filename}:{exc.lineno}", f"{rel}:{exc.lineno}"
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if own(frame.filename):
-            return f"{frame.filename}:{frame.lineno} (in {frame.name})"
+        if rel := inside(frame.filename):
+            return (
+                f"{frame.filename}:{frame.lineno} (in {frame.name})",
+                f"{rel}:{frame.lineno} (in {frame.name})",
+            )
     return None
 
 
-__all__ = ["import_origin_problem", "import_verified", "serve_from_digested_files"]
+__all__ = [
+    "imported_under_other_bytes",
+    "import_origin_problem",
+    "import_verified",
+    "serve_from_digested_files",
+]

@@ -8,7 +8,11 @@ from reyn_core.errors import PluginLoadError, exception_message
 from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
-from reyn_core.loading.step4_import.import_origin import import_origin_problem, import_verified
+from reyn_core.loading.step4_import.import_origin import (
+    import_origin_problem,
+    import_verified,
+    imported_under_other_bytes,
+)
 
 if TYPE_CHECKING:
     import pluggy
@@ -44,9 +48,22 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
         )
 
 
+RESTART_HINT = (
+    "restart the process (the host, `reyn chat`, the MCP server): a module is imported once per process, "
+    "so the version it imported first keeps running until then"
+)
+
+
 def import_plugin(session: LoadSession, p: PluginState) -> None:
-    """Import the plugin from its digested files and register its hooks (``import_verified``)."""
+    """Import the plugin from its digested files and register its hooks (``import_verified``); not
+    when this process already imported its modules from other bytes (``RI009``: an upgrade since an
+    earlier load, whose import would return the previous version's code). An isolated plugin's
+    worker is a fresh process for each load, so this applies to the in-process import only."""
     assert p.provenance is not None
+    stale = imported_under_other_bytes(p.provenance)
+    if stale is not None:
+        p.fail("refused", "RI009", f"plugin {p.plugin_id!r} is not imported: {stale}", hint=RESTART_HINT)
+        return
     try:
         module = import_verified(p.provenance)
         where = repr(p.provenance.entry_point)

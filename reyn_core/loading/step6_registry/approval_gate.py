@@ -218,7 +218,8 @@ def approval_gate(
     except Exception as exc:  # fail closed: a store that refuses everything, and an error
         problem = f"[approvals] backend {config.backend!r} cannot be used: {exc}"
         store = UnusableStore(config.backend, problem)
-        diags.append(Diagnostic.make("RC011", problem, severity="error", hint=refusal_hint(exc, "RC011")))
+        hint, where = refusal_hint(exc, "RC011"), getattr(exc, "traceback", None)  # where: the operator's
+        diags.append(Diagnostic.make("RC011", problem, severity="error", hint=hint, traceback=where))
     policy = ApprovalPolicy(
         rules=tuple(_rule(c) for c in config.rules), ttl_s=config.ttl_s, store=store.location
     )
