@@ -356,3 +356,20 @@ def test_a_store_that_is_not_installed_protects_its_settings_and_the_default(wor
     # positive control: the ordinary load asks the store, which names its file and its two siblings
     files = {p for p, what in load(load_profile()).host_files.items() if "approval store" in what}
     assert files == _with_siblings(world.root / "kept.db")
+
+
+@needs_sandbox
+@pytest.mark.parametrize("write_roots", [["."], ["out"]], ids=["over_the_store", "control"])
+def test_reyn_mcp_refresh_checks_the_same_list(world, write_roots):
+    # `reyn mcp refresh` starts the server outside any tool call: the load's list is passed too
+    _writable_by_sandbox(world.root / "out")
+    _enable(world, "mcp", extra=_mcp_settings(world, write_roots))
+    done = world.reyn("mcp", "refresh", "--server", "probe", "--json")
+    report = json.loads(done.stdout)["servers"][0]
+    if write_roots == ["."]:
+        assert (
+            report["status"] == "error" and "ToolDenied: MCP server 'probe' is not started" in report["error"]
+        )
+        assert "the host's approval store (approvals.sqlite)" in report["error"]
+    else:
+        assert report["status"] != "error" and done.returncode == 0, (report, done.stderr)

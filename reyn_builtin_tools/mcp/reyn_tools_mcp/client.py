@@ -44,7 +44,7 @@ from opentelemetry import context as otel_context  # a dependency of the mcp SDK
 from pydantic import ConfigDict
 
 from . import failures
-from .sandbox import confined_command, widen_hint
+from .sandbox import confined_command, refuse_write_roots, widen_hint
 from .settings import ServerConfig
 
 T = TypeVar("T")
@@ -422,7 +422,14 @@ class SessionPool:
     ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
         the host's own files (the call's ``ToolContext.host_files``), which a stdio server's write
-        roots may not cover."""
+        roots may not cover: ``ToolDenied`` naming the file before anything starts."""
+        if config.command is not None:
+            try:
+                cwd = config.resolved().cwd
+            except ValueError:
+                pass  # the connection reports the unset ${VAR}; confined_command checks the real cwd
+            else:
+                refuse_write_roots(name, config, cwd, protected)
 
         async def job() -> T:
             key = config_fingerprint(name, config, protected)

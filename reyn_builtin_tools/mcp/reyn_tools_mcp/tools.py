@@ -24,7 +24,6 @@ from reyn_core import (
 from . import client
 from .availability import server_enum, servers_available
 from .results import bounded_listing, convert_result, names_preview
-from .sandbox import refuse_write_roots
 from .settings import McpSettings, ServerConfig
 from .snapshot import rendered_fields, served_sha256
 
@@ -54,14 +53,7 @@ async def _on_pool(
     settings: McpSettings, server: str, config: ServerConfig, fn: Any, ctx: ToolContext
 ) -> Any:
     """``fn(connection)`` on the session pool; a stdio server's write roots are checked against
-    the host's own files of this call (``ctx.host_files``) before it is started."""
-    if config.command is not None:
-        try:
-            cwd = config.resolved().cwd
-        except ValueError:
-            cwd = None  # the connection reports the unset ${VAR}; its own check uses the real cwd
-        else:
-            refuse_write_roots(server, config, cwd, ctx.host_files)
+    the host's own files of this call (``ctx.host_files``) before it is started (``SessionPool.run``)."""
     try:
         return await client.get_pool().run(fn, server, config, settings.connect_timeout_s, ctx.host_files)
     except client.McpCallTimeout as exc:
