@@ -185,12 +185,18 @@ class ApprovalDecisionError(ReynError):
 
 
 class ToolRegistrationError(ReynError):
-    """A tool cannot be registered. ``code`` is a stable diagnostic code (see docs/diagnostics.md)."""
+    """A tool cannot be registered. ``code`` is a stable diagnostic code (see docs/diagnostics.md);
+    ``hint`` is the fix, by default the code's own (``reyn_core.code_table.CODES``)."""
 
-    def __init__(self, code: str, message: str, *, tool: str | None = None, hint: str = "") -> None:
+    def __init__(self, code: str, message: str, *, tool: str | None = None, hint: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.tool = tool
+        if hint is None:
+            from reyn_core.code_table import CODES
+
+            info = CODES.get(code)
+            hint = info.hint if info else ""
         self.hint = hint
 
 

@@ -45,6 +45,7 @@ _EXPORTS = {
     "explain_unavailable_tool": "reyn_core.loading.unavailable",
     "Diagnostic": "reyn_core.loading.diagnostics",
     "DIAGNOSTIC_CODES": "reyn_core.loading.diagnostics:CODES",
+    "CodeTable": "reyn_core.code_table",  # a distribution's own codes, read from its codes.toml
     # the registry (built by RegistryBuilder, read as a frozen ToolRegistry) and its gates
     "RegistryBuilder": "reyn_core.registry",
     "ToolRegistry": "reyn_core.registry",

@@ -55,16 +55,13 @@ class _Outcome:
     def add(self, code: str, message: str, *, tool: str | None = None, severity: str | None = None) -> None:
         """A diagnostic worded from this package's table (a core code, e.g. a worker's ``RI001``, from
         the core's)."""
-        level, _, hint = ISOLATION_CODES.get(code, (None, None, None))
+        info = ISOLATION_CODES.get(code)
+        hint = None
+        if info is not None:
+            severity = severity or info.severity
+            hint = info.hint_at(severity)
         self.diagnostics.append(
-            Diagnostic.make(
-                code,
-                message,
-                hint=hint,
-                plugin=self.plugin_id,
-                tool=tool,
-                severity=(severity or level),
-            )
+            Diagnostic.make(code, message, hint=hint, plugin=self.plugin_id, tool=tool, severity=severity)
         )
 
     def fail(self, status: Literal["refused", "failed"], code: str, message: str) -> None:
@@ -72,7 +69,7 @@ class _Outcome:
         self.add(code, message)
 
     def report(self, finding: Finding) -> None:
-        severity = finding.severity or ISOLATION_CODES[finding.code][0]
+        severity = finding.severity or ISOLATION_CODES[finding.code].severity
         if severity == "error" and finding.tool is None:
             self.fail("refused", finding.code, finding.message)
         else:

@@ -81,9 +81,7 @@ def registry_from_plugin(
     )
     for item in registered:
         if isinstance(item, str):
-            raise ToolRegistrationError(
-                "RT001", item, hint="pass a ToolDefinition or a function decorated with @reyn_core.tool"
-            )
+            raise ToolRegistrationError("RT001", item)  # the hint: RT001's own
         builder.register(item, origin=origin)
     if plugin.settings is not None:
         builder.set_settings(plugin_id, plugin.settings)

@@ -28,29 +28,20 @@ def tracing_addon(extensions: ExtensionSession) -> tuple[Any | None, Diagnostic 
     there is none, its hint following the cause (not installed, refused by the lock, its files).
     Called only when tracing is on."""
     from reyn_core.loading.diagnostics import Diagnostic
-    from reyn_core.loading.extension_origin import ExtensionError
+    from reyn_core.loading.extension_origin import ExtensionError, refusal_hint
 
     try:
         return extensions.load(TRACING_GROUP, TRACING_ADDON, distribution=TRACING_DISTRIBUTION), None
     except ExtensionError as exc:
+        hint = refusal_hint(exc, "RC012")  # not installed: the code's own hint, how to install it
         if exc.missing:
-            why = (
-                f"[observability] tracing is on but no tracing add-on is installed: {INSTALL_HINT}; until "
-                f"then no spans are made ({exc})"
-            )
+            why = f"[observability] tracing is on but no tracing add-on is installed ({exc}): {hint}"
         else:
             why = (
                 f"[observability] tracing is on but the tracing add-on cannot be used ({exc}); until it is "
                 "fixed no spans are made"
             )
-        return None, Diagnostic.make("RC012", why, hint=exc.hint(INSTALL_HINT), traceback=exc.traceback)
-
-
-INSTALL_HINT = (
-    "install the reyn-otel distribution (pip install --find-links DIST reyn-otel, DIST being the "
-    "wheelhouse of `make dist`)"
-)
-"""RC012's hint when reyn-otel is not installed."""
+        return None, Diagnostic.make("RC012", why, hint=hint, traceback=exc.traceback)
 
 
 __all__ = ["TRACING_ADDON", "TRACING_DISTRIBUTION", "TRACING_GROUP", "tracing_addon"]

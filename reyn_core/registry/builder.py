@@ -138,7 +138,6 @@ class RegistryBuilder:
             raise ToolRegistrationError(
                 "RT001",
                 f"not a tool: {exc}",
-                hint="pass a ToolDefinition or a function decorated with @reyn_core.tool",
             ) from None
         # Origins are stamped by whoever registers (never trusted from the definition), and we keep
         # our own copy of the schema, made before the check so the validator the check compiles is
@@ -161,7 +160,6 @@ class RegistryBuilder:
                 "RT007",
                 f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
                 tool=str(definition.name)[:80],
-                hint="simplify the definition; the message names what broke the check",
             ) from None
         return RegisteredTool(definition, tuple(warnings), validator)
 

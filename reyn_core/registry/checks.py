@@ -86,14 +86,12 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             "RT002",
             f"tool name {d.name!r} is invalid: it must match {NAME_PATTERN}",
             tool=str(d.name)[:80],
-            hint="use letters, digits, '_' and '-', at most 64 characters",
         )
     if type(d.description) is not str or not d.description.strip():
         raise ToolRegistrationError(
             "RT003",
             f"tool {d.name!r} has no description",
             tool=d.name,
-            hint="write a docstring or pass description=; models choose tools by it",
         )
     if len(d.description) > MAX_DESCRIPTION_CHARS:
         raise ToolRegistrationError(
@@ -101,8 +99,6 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             f"tool {d.name!r} has a description of {len(d.description)} characters; the limit is "
             f"{MAX_DESCRIPTION_CHARS}",
             tool=d.name,
-            hint="every turn sends it to the model: keep the description to what choosing and calling "
-            "the tool needs, and put the rest in the tool's documentation",
         )
     handler = d.handler
     if not (handler is None or callable(handler) or (isinstance(handler, str) and ":" in handler)):
@@ -110,7 +106,6 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             "RT005",
             f"tool {d.name!r} handler must be callable, 'module:attr' or None",
             tool=d.name,
-            hint="point handler at a function, e.g. 'my_pkg.tools:fetch'",
         )
     problem = field_problem(d)
     if problem:
@@ -118,7 +113,6 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             "RT006",
             f"tool {d.name!r} has an invalid field: {problem}",
             tool=d.name,
-            hint="fix the value in @tool(...) / ToolDefinition(...)",
         )
     issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
     errors = [i for i in issues if i.severity == "error"]
@@ -129,6 +123,5 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             first.code,
             f"tool {d.name!r} has an invalid parameters schema: {detail}",
             tool=d.name,
-            hint="fix the schema; docs/diagnostics.md explains each code",
         )
     return [i for i in issues if i.severity == "warning"]

@@ -85,6 +85,7 @@ HOST_API = {
     "SURFACES",
     "depth_within",
     "DIAGNOSTIC_CODES",
+    "CodeTable",
     "DIGEST_VERSION",
     "Decision",
     "DeferralPolicy",

@@ -120,8 +120,7 @@ def hook_warning(code: str, name: str, where: str, plugin_id: str) -> Diagnostic
             "RI004",
             f"{where} defines {name}() without @reyn_core.hookimpl, so it is never called",
             plugin=plugin_id,
-            severity="warning",
-            hint="decorate it with @reyn_core.hookimpl",
+            severity="warning",  # its hint is the table's for RI004 at this severity
         )
     if code == "RI011" and name in RETIRED_HOOKS:
         return Diagnostic.make(
