@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from os import PathLike
+from os.path import isabs
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
@@ -188,7 +189,9 @@ class ToolContext:
     and both are no-ops — as in a context that crossed a process boundary); ``session`` the host's
     id of the conversation or client session the call belongs to (an approval "for this session"
     covers calls of that session only; None: no session); ``call_gates`` what the host passed to
-    the dispatcher for this call beyond the context (set by the dispatcher; ``CallGates``).
+    the dispatcher for this call beyond the context (set by the dispatcher; ``CallGates``);
+    ``host_files`` the host's own files (absolute path → what it is), which no tool may write and
+    no confined process may be granted to (the dispatcher merges the registry's list in).
     """
 
     surface: Surface = "cli"
@@ -204,6 +207,7 @@ class ToolContext:
     reporter: Reporter | None = None
     session: str | None = None
     call_gates: CallGates | None = None
+    host_files: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Checked here, once, so a mistyped context fails where it is built, not as an execution
@@ -246,6 +250,14 @@ class ToolContext:
                 raise TypeError(
                     f"ToolContext({name}=...) must be a string or None, not {type(value).__name__}"
                 )
+        if not isinstance(self.host_files, Mapping) or not all(
+            isinstance(p, str) and isabs(p) and "\x00" not in p and isinstance(w, str)
+            for p, w in self.host_files.items()
+        ):
+            raise TypeError(
+                "ToolContext(host_files=...) must map absolute paths to what they are (strings), "
+                f"not {str(self.host_files)[:200]}"
+            )
         if not isinstance(self.extras, Mapping):
             raise TypeError(f"ToolContext(extras=...) must be a mapping, not {type(self.extras).__name__}")
         if self.agent_tools is not None and type(self.agent_tools) is not frozenset:
@@ -258,6 +270,14 @@ class ToolContext:
     def with_settings(self, settings: Any) -> ToolContext:
         """A copy carrying a plugin's settings (the dispatcher does this per call)."""
         return replace(self, settings=settings)
+
+    def with_host_files(self, host_files: Mapping[str, str]) -> ToolContext:
+        """This context with ``host_files`` added to its own (the dispatcher does this per call, from
+        the registry: what the registry names always wins). The same context when nothing is new."""
+        own = self.host_files
+        if own is host_files or all(own.get(path) == what for path, what in host_files.items()):
+            return self
+        return replace(self, host_files={**own, **host_files} if own else host_files)
 
     def with_reporter(self, reporter: Reporter | None) -> ToolContext:
         """A copy whose reports go to ``reporter`` (a host does this per call)."""

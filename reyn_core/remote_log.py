@@ -31,13 +31,15 @@ rotated at 10 MB, three old files kept. ``reyn doctor`` prints the destination
 
 from __future__ import annotations
 
-import logging
-import logging.handlers
 import os
 import secrets
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # logging is imported when a record is written, not by a load that asks where
+    import logging
 
 ENV_VAR = "REYN_REMOTE_LOG"
 LOGGER = "reyn.remote"
@@ -83,6 +85,8 @@ def remote_log_destination() -> str:
 
 
 def _handler(value: str) -> logging.Handler | None:
+    import logging.handlers
+
     if value == "off":
         return None
     path = _log_file(value)
@@ -104,6 +108,8 @@ def _handler(value: str) -> logging.Handler | None:
 def _logger(source: str) -> logging.Logger:
     """``reyn.remote.<source>``, with the handler ``$REYN_REMOTE_LOG`` names on ``reyn.remote``
     (attached once per value; a changed value replaces it)."""
+    import logging
+
     global _configured
     value = os.environ.get(ENV_VAR, "").strip()
     parent = logging.getLogger(LOGGER)

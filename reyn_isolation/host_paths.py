@@ -24,9 +24,10 @@ from collections.abc import Iterable, Mapping
 from reyn_isolation.codes import Finding
 
 
-def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str | None]) -> dict[str, str]:
-    """``{real path: what it is}`` of what write roots must stay clear of; ``host_files`` maps a
-    description to a path (None or a relative path: not a file of the host, skipped)."""
+def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str]) -> dict[str, str]:
+    """``{real path: what it is}`` of what write roots must stay clear of: the host's import path,
+    its Python, the code the worker imports, and ``host_files`` (the load's list of the host's own
+    files, path → what it is: ``IsolationRequest.host_files``)."""
     found: dict[str, str] = {}
     for entry in sys.path:
         path = os.path.realpath(entry or os.getcwd())
@@ -36,7 +37,7 @@ def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str | No
         found.setdefault(os.path.realpath(prefix), "the Python installation")
     for root in code_roots:
         found.setdefault(os.path.realpath(root), "code the worker imports")
-    for what, file in host_files.items():
+    for file, what in host_files.items():
         if file and os.path.isabs(file):
             found.setdefault(os.path.realpath(file), what)
     return found
@@ -49,26 +50,15 @@ def _within(path: str, root: str) -> bool:
 def write_root_findings(
     plugin_id: str, write_roots: Iterable[str], protected: Mapping[str, str]
 ) -> list[Finding]:
-    """One ``RJ011`` naming every write root that contains, equals or lies inside a protected path."""
-    clashes: list[str] = []
-    for root in write_roots:
-        real = os.path.realpath(root)
-        for path, what in protected.items():
-            if _within(path, real):
-                where = "is" if path == real else "contains"
-                clashes.append(f"write root {root} {where} {what} ({path})")
-            elif _within(real, path):
-                clashes.append(f"write root {root} is inside {what} ({path})")
-    if not clashes:
+    """One ``RJ011`` naming every write root that contains, equals or lies inside a protected path:
+    the sandbox's one rule (``reyn_sandbox.protected_problem``), the same the shell and mcp packs'
+    grants are resolved with."""
+    from reyn_sandbox import protected_problem
+
+    problem = protected_problem(write_roots, protected, who="the worker")
+    if problem is None:
         return []
-    return [
-        Finding(
-            "RJ011",
-            f"[plugins.{plugin_id}.grants] would let the worker change what the host runs or trusts: "
-            + "; ".join(clashes[:10])
-            + (f" (and {len(clashes) - 10} more)" if len(clashes) > 10 else ""),
-        )
-    ]
+    return [Finding("RJ011", f"[plugins.{plugin_id}.grants]: {problem}")]
 
 
 def nested_root_findings(

@@ -214,7 +214,7 @@ def _protected(request: IsolationRequest, locations: list[str]) -> dict[str, str
     from reyn_isolation.host_paths import protected_paths
     from reyn_isolation.launch import code_roots
 
-    return protected_paths(code_roots(locations), request.host_records)
+    return protected_paths(code_roots(locations), request.host_files)
 
 
 def _stand_in(

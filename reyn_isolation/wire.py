@@ -63,6 +63,8 @@ def context_to_data(ctx: ToolContext) -> dict[str, Any]:
         "phase_state": None if phase is None else asdict(phase),
         "agent_tools": None if ctx.agent_tools is None else sorted(ctx.agent_tools),
         "extras": extras,
+        # the host's own files: the packs in the worker refuse them as the host's packs do
+        "host_files": {str(path): str(what) for path, what in ctx.host_files.items()},
     }
 
 
@@ -79,6 +81,7 @@ def context_from_data(data: dict[str, Any], settings: Any) -> ToolContext:
         phase_state=None if phase is None else PhaseCallerState(**phase),
         agent_tools=None if data.get("agent_tools") is None else frozenset(data["agent_tools"]),
         extras=dict(data.get("extras") or {}),
+        host_files=dict(data.get("host_files") or {}),
     )
 
 

@@ -35,6 +35,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a laun
 
 if TYPE_CHECKING:
     from ._grant_keys import GrantKeys
+    from ._protected import protected_problem, write_root_clashes
     from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, status
 
 __all__ = [
@@ -60,9 +61,11 @@ __all__ = [
     "limit_exceeded",
     "limit_overrides",
     "limit_problem",
+    "protected_problem",
     "resolve_grants",
     "status",
     "unavailable_reason",
+    "write_root_clashes",
 ]
 
 # The launcher runs with -I (no environment variables, no user site, no script folder on sys.path)
@@ -84,6 +87,9 @@ _LAZY = {
     "SandboxStatus": "._status",
     "SandboxUnavailable": "._status",
     "status": "._status",
+    # the rule on write roots and the host's files: imported when grants are resolved or checked
+    "protected_problem": "._protected",
+    "write_root_clashes": "._protected",
 }
 
 

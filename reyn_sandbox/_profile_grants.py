@@ -6,7 +6,8 @@ the limits (``LIMIT_KEYS``, unset: the launcher's defaults) and ``sandbox`` (``"
 ``"off"``). Roots are relative to a base directory (the workspace, a server's ``cwd``) or absolute.
 ``check_grant`` (with ``grant_entry_problem`` and ``limit_problem``) is the one validator of those
 keys (a pack's settings model calls it, so every pack refuses the same entries with the same
-words); ``resolve_grants`` turns them into the launcher's ``Grants``; ``describe_grants`` words them
+words); ``resolve_grants`` turns them into the launcher's ``Grants`` (refusing a write root over
+the host's own files, ``_protected``); ``describe_grants`` words them
 for an error; ``unavailable_reason`` says why the kernel cannot confine here.
 """
 
@@ -124,12 +125,24 @@ def resolve_roots(base: str, entries: Sequence[str], *, create: bool = False) ->
     return tuple(out)
 
 
-def resolve_grants(base: str, keys: Any) -> Grants:
+def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants:
     """The launcher's ``Grants`` for ``keys`` (anything with the grant keys as attributes, such as a
-    pack's settings), roots resolved against ``base``; limits left unset keep the launcher's defaults."""
-    from ._grants import Grants
+    pack's settings), roots resolved against ``base``; limits left unset keep the launcher's defaults.
 
+    ``protected`` (required: the host's own files, path → what it is, as a call's
+    ``ToolContext.host_files``) is checked first: a write root that equals, contains or lies inside
+    one of them raises ``GrantsError`` naming the file and what it is (``_protected``), and nothing
+    is created."""
+    from ._grants import Grants, GrantsError
+    from ._protected import protected_problem
+
+    if not hasattr(protected, "items"):
+        raise TypeError(f"resolve_grants(protected=...) must map paths to what they are, not {protected!r}")
     real_base = os.path.realpath(base)
+    wanted = [os.path.realpath(os.path.join(real_base, os.path.expanduser(e))) for e in keys.write_roots]
+    problem = protected_problem(wanted, protected)
+    if problem is not None:
+        raise GrantsError(problem)
     return Grants(
         read_roots=resolve_roots(real_base, keys.read_roots),
         write_roots=resolve_roots(real_base, keys.write_roots, create=True),

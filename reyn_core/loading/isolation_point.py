@@ -43,8 +43,9 @@ class IsolationRequest:
     """What the plugin declares (``reyn_permissions.toml``); grants wider than it are refused."""
     profile: Profile
     """The profile: this plugin's ``grants`` and settings, and every other isolated plugin's roots."""
-    host_records: Mapping[str, str | None] = field(default_factory=dict)
-    """The host's own files no write root may cover (description → path; None: the host has none)."""
+    host_files: Mapping[str, str] = field(default_factory=dict)
+    """The host's own files no write root may cover (absolute path → what it is): the load's one
+    list, ``ToolRegistry.host_files`` (``host_files.py``)."""
 
 
 @dataclass(frozen=True, slots=True)

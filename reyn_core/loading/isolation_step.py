@@ -21,6 +21,7 @@ from reyn_core.loading.permissions import NOTHING, DeclarationError, read_declar
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step4_import.importing import import_plugin, verify_import_origin
 from reyn_core.loading.step5_hooks.settings_check import validate_settings
+from reyn_core.loading.trusted_files import trusted_files
 
 
 def read_permissions(session: LoadSession, p: PluginState) -> None:
@@ -89,7 +90,7 @@ def import_or_isolate(session: LoadSession, p: PluginState) -> None:
         return
     assert p.provenance is not None
     request = IsolationRequest(
-        p.plugin_id, p.provenance, p.permissions or NOTHING, session.profile, _host_records(session)
+        p.plugin_id, p.provenance, p.permissions or NOTHING, session.profile, trusted_files(session)
     )
     isolated = backend.isolate(request)
     p.diagnostics.extend(isolated.diagnostics)
@@ -109,30 +110,6 @@ def settings_in_process(session: LoadSession, p: PluginState) -> None:
     """Validate settings in the host, unless the worker did (with the plugin's own model)."""
     if p.isolation is None:
         validate_settings(session, p)
-
-
-def _host_records(session: LoadSession) -> dict[str, str | None]:
-    """The host's own files and folders, which no isolated plugin's write root may cover."""
-    from reyn_core.loading.argument_key import key_path
-    from reyn_core.loading.step6_registry.approval_gate import store_files
-    from reyn_core.loading.userdirs import own_folders
-    from reyn_core.remote_log import remote_log_file
-
-    profile = session.profile
-    audit = profile.audit.log
-    remote = remote_log_file()
-    files = {
-        "the host's profile": profile.source,
-        "the host's lock": str(profile.lock_path),
-        "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
-        "the host's remote failure log": str(remote) if remote else None,
-        # the key calls and sessions are hashed with: a worker that could replace it could forge them
-        "the host's argument key": str(key_path()),
-    }
-    # the caches the host trusts on its next load (a worker could plant bytecode it then runs)
-    files.update((what, str(folder)) for what, folder in own_folders().items())
-    files.update(store_files(profile, session.extensions))  # its rows are trusted as decisions
-    return files
 
 
 __all__ = [

@@ -43,6 +43,7 @@ from reyn_core.loading.step5_hooks.tool_collection import collect_tools
 from reyn_core.loading.step6_registry.approval_gate import approval_gate
 from reyn_core.loading.step6_registry.registration import register_all
 from reyn_core.loading.tracing_addon import tracing_addon
+from reyn_core.loading.trusted_files import trusted_files
 from reyn_core.registry import ToolRegistry
 from reyn_core.registry.builder import CheckedDefinitions
 from reyn_core.tool import ToolDefinition
@@ -171,7 +172,13 @@ def _load(
             policy, operator=replace(policy.operator, agent_tools=agent_tool_lists(profile, plugins))
         )
         registry, host_diags = register_all(
-            policy, plugins, host_tools, session.checked, discovered_ids=found, approvals=approvals
+            policy,
+            plugins,
+            host_tools,
+            session.checked,
+            discovered_ids=found,
+            approvals=approvals,
+            host_files=trusted_files(session),
         )
         span.diagnostics(host_diags)
     session.global_diags.extend(_profile_name_checks(profile, registry))

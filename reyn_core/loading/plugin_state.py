@@ -120,6 +120,7 @@ class LoadSession:
         "checked",
         "extensions",
         "global_diags",
+        "host_files",
         "lock",
         "lock_error",
         "lock_gate",
@@ -138,6 +139,7 @@ class LoadSession:
         # an audit of a profile that enforces its lock: the plugins are checked against it before
         # import as the enforced load checks them (``load_session``); their tools are not
         self.lock_gate = False
+        self.host_files: dict[str, str] | None = None  # the host's own files (``trusted_files``)
 
 
 __all__ = ["LoadSession", "PluginState"]

@@ -138,6 +138,14 @@ class LoadResult:
             raise found.with_traceback(None)
         return found if found is not None else DeferralPolicy()
 
+    @property
+    def host_files(self) -> Mapping[str, str]:
+        """The host's own files this load found (absolute path → what it is: the profile, the lock,
+        the audit log, the approval store and its siblings, the argument key, Reyn's caches; see
+        ``reyn_core.loading.trusted_files``): ``registry.host_files``, which the dispatcher hands to
+        every call's context and every confining pack checks its write roots against."""
+        return self.registry.host_files
+
     def definitions(self, info: PluginLoadInfo) -> tuple[ToolDefinition, ...]:
         """The registered definitions of the tools ``info`` lists (for the lock and its audit)."""
         return tuple(self.registry.get(name) for name in info.tools)

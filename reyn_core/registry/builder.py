@@ -69,10 +69,12 @@ class RegistryBuilder:
         hooks: ToolCallHooks | None = None,
         checked: CheckedDefinitions | None = None,
         approvals: CallApprovals | None = None,
+        host_files: Mapping[str, str] | None = None,
     ) -> None:
         self.operator = operator
         self.hooks = hooks
         self.approvals = approvals
+        self.host_files: dict[str, str] = dict(host_files or {})
         self._checked = checked
         self._tools: dict[str, RegisteredTool] = {}
         self._original_names: dict[str, str] = {}
@@ -185,4 +187,5 @@ class RegistryBuilder:
             operator=self.operator,
             hooks=self.hooks,
             approvals=self.approvals,
+            host_files=self.host_files,
         )

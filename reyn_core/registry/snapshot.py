@@ -74,6 +74,9 @@ class ToolRegistry:
         "call_hooks": "``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when "
         "the snapshot is made, so a call to a registry without hooks does no hook work at all.",
         "hooks": "The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none).",
+        "host_files": "The host's own files (absolute path → what it is: the profile, the lock, the audit "
+        "log, the approval store, ...; ``reyn_core.loading.trusted_files``), which no confined process "
+        "and no tool may write: handed to every call's context (``context_for``).",
         "operator": "Gate layer 2: the operator policy of the profile this registry was built from.",
     }
     _tools: Mapping[str, RegisteredTool]
@@ -84,6 +87,7 @@ class ToolRegistry:
     hooks: ToolCallHooks | None
     call_hooks: ToolCallHooks | None
     approvals: CallApprovals | None
+    host_files: Mapping[str, str]
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
     _derived: dict[str, OrderedDict[Hashable, Any]]
@@ -100,6 +104,7 @@ class ToolRegistry:
         operator: gates.OperatorPolicy = gates.NO_POLICY,
         hooks: ToolCallHooks | None = None,
         approvals: CallApprovals | None = None,
+        host_files: Mapping[str, str] = _EMPTY,
     ) -> None:
         # The entries are trusted as checked: RegistryBuilder.freeze() is the way to make them.
         for name, entry in tools.items():
@@ -114,6 +119,7 @@ class ToolRegistry:
         # decided once: a snapshot whose hooks have neither ``before`` nor ``after`` runs none
         init(self, "call_hooks", hooks if hooks is not None and (hooks.before or hooks.after) else None)
         init(self, "approvals", approvals)
+        init(self, "host_files", MappingProxyType(dict(host_files)))
         init(self, "_settings", MappingProxyType(dict(settings)))
         # Each tool prepared for calls here, when the snapshot is made (``PreparedTool``).
         init(
@@ -258,9 +264,13 @@ class ToolRegistry:
     # ------------------------------------------------------------------ gating
 
     def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext:
-        """``ctx`` with the owning plugin's settings, as the tool's handler and ``available`` see it."""
+        """``ctx`` with the owning plugin's settings and this registry's ``host_files`` (merged with
+        any the host set: a context a host built cannot drop them), as the tool's handler and
+        ``available`` see it."""
         settings = self.settings_for(tool)
-        return ctx if settings is None or ctx.settings is settings else ctx.with_settings(settings)
+        if settings is not None and ctx.settings is not settings:
+            ctx = ctx.with_settings(settings)
+        return ctx.with_host_files(self.host_files) if self.host_files else ctx
 
     def derived(
         self, kind: str, key: Hashable, build: Callable[[], _T], *, keep: int = DERIVED_ENTRIES

@@ -23,7 +23,7 @@ import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,8 +186,9 @@ class Scope:
     def from_settings(cls, settings: FileSettings, workspace: Path, protected_paths: object = ()) -> Scope:
         """Resolve ``settings`` against ``workspace`` (the host's, unless settings name one).
 
-        ``protected_paths`` are the host's own files (``ToolContext.extras["protected_paths"]``):
-        absolute paths that are never written or deleted, nor anything below them.
+        ``protected_paths`` are the host's own files (``ToolContext.host_files``, which the
+        dispatcher fills from the load on every surface: absolute path → what it is): never written
+        or deleted, nor anything below them.
         """
         if not supported():
             raise ToolRuntimeMissing("the file tools need a POSIX system with O_NOFOLLOW and dir_fd support")
@@ -302,21 +303,21 @@ def refuse_repository_marker(loc: Location) -> None:
 
 
 def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
-    """The host's ``protected_paths`` as case-folded components, each path both as given and with
-    links resolved. Anything but a list of absolute paths is refused (fail-closed)."""
+    """The host's files (``ToolContext.host_files``: its paths, or a list of them) as case-folded
+    components, each path both as given and with links resolved. Anything but absolute paths is
+    refused (fail-closed)."""
     if value is None:
         return ()
+    if isinstance(value, Mapping):
+        value = list(value)
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, set, frozenset)):
         raise ToolRuntimeMissing(
-            "ToolContext.extras['protected_paths'] must be a list of absolute paths, "
-            f"got {type(value).__name__}"
+            f"ToolContext.host_files must map absolute paths to what they are, got {type(value).__name__}"
         )
     out: dict[tuple[str, ...], None] = {}
     for item in value:
         if not isinstance(item, (str, os.PathLike)) or not os.path.isabs(item) or "\x00" in str(item):
-            raise ToolRuntimeMissing(
-                f"ToolContext.extras['protected_paths'] holds {item!r}, which is not an absolute path"
-            )
+            raise ToolRuntimeMissing(f"ToolContext.host_files holds {item!r}, which is not an absolute path")
         for form in (os.path.normpath(item), os.path.realpath(item)):
             out[tuple(p.casefold() for p in Path(form).parts[1:])] = None  # "/" protects everything
     return tuple(out)

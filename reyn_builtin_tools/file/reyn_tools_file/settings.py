@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The repository, Reyn's own state (memory.db, the MCP snapshot, the audit log) and the profile and
-# lock in their usual places; a host adds the files it actually loaded through
-# ``ToolContext.extras["protected_paths"]``.
+# lock in their usual places; the load adds the host's own files wherever they are (the profile, the
+# lock, the audit log, the approval store, ...) through ``ToolContext.host_files``.
 DEFAULT_PROTECTED: tuple[str, ...] = (".git/", ".reyn/", "reyn.toml", "reyn.lock", "pyproject.toml")
 DEFAULT_SKIP_DIRS: tuple[str, ...] = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv")
 
@@ -32,8 +32,9 @@ class FileSettings(BaseModel):
     also readable). With no write root, the write tools are unavailable. ``protected`` paths are
     never written or deleted: ``name/`` protects a directory, a bare name a file; entries without a
     ``/`` inside match at any depth (like ``.gitignore``), a leading ``/`` anchors at the workspace.
-    The host may protect more files (the profile and lock it loaded) with the context extra
-    ``protected_paths``: absolute paths, never written or deleted, nor anything below them.
+    The host's own files (``ToolContext.host_files``: the profile, lock, audit log, approval store
+    and its ``-wal``/``-shm``/``-journal`` siblings, argument key and Reyn's caches, set by the
+    dispatcher from the load on every surface) are never written or deleted, nor anything below them.
     Files with more than one hard link are never written or deleted, and are not read either unless
     ``allow_hardlinked_reads`` is true (a hard link can make a file outside the roots look inside).
     """

@@ -66,7 +66,7 @@ class _Args(BaseModel):
 
 def _scope(ctx: ToolContext) -> tuple[FileSettings, Scope]:
     settings = settings_as(ctx, FileSettings)
-    return settings, Scope.from_settings(settings, ctx.workspace, ctx.extras.get("protected_paths"))
+    return settings, Scope.from_settings(settings, ctx.workspace, ctx.host_files)
 
 
 def _invalid(field: str, message: str) -> InvalidToolArguments:

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -40,15 +41,22 @@ def diff_tools(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str
     }
 
 
-async def list_server_tools(settings: McpSettings, server: str) -> list[dict[str, Any]]:
-    """A fresh tools/list of ``server`` as snapshot entries (with their ``sha256``), sorted by name."""
+async def list_server_tools(
+    settings: McpSettings, server: str, protected: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """A fresh tools/list of ``server`` as snapshot entries (with their ``sha256``), sorted by name;
+    ``protected``: the host's own files, which the server's write roots may not cover."""
     from . import client
     from .tools import tool_to_dict
 
     config = settings.servers[server]
     timeout = config.timeout_s or settings.call_timeout_s
     tools = await client.get_pool().run(
-        lambda conn: conn.list_tools(timeout, refresh=True), server, config, settings.connect_timeout_s
+        lambda conn: conn.list_tools(timeout, refresh=True),
+        server,
+        config,
+        settings.connect_timeout_s,
+        protected,
     )
     entries = [tool_to_dict(tools[n]) for n in sorted(tools)]
     for entry in entries:
@@ -57,10 +65,16 @@ async def list_server_tools(settings: McpSettings, server: str) -> list[dict[str
 
 
 async def refresh_snapshot(
-    settings: McpSettings, path: Path, *, servers: list[str] | None = None, write: bool = True
+    settings: McpSettings,
+    path: Path,
+    *,
+    protected: Mapping[str, str],
+    servers: list[str] | None = None,
+    write: bool = True,
 ) -> list[dict[str, Any]]:
     """List every chosen server (default: those with ``import_tools``) and compare with the snapshot;
-    with ``write`` store the new listing. Returns one report per server."""
+    with ``write`` store the new listing. Returns one report per server. ``protected``: the host's
+    own files (the load's ``registry.host_files``), which a stdio server's write roots may not cover."""
     try:
         data = read_snapshot(path)
     except SnapshotError:
@@ -74,7 +88,7 @@ async def refresh_snapshot(
             reports.append({"server": name, "status": "error", "error": f"no MCP server named {name!r}"})
             continue
         try:
-            entries = await list_server_tools(settings, name)
+            entries = await list_server_tools(settings, name, protected)
         except Exception as exc:
             reports.append(
                 {
@@ -169,7 +183,13 @@ def main(argv: list[str], loaded: Any) -> int:
 
     try:
         reports = asyncio.run(
-            refresh_snapshot(settings, path, servers=args.server, write=args.action == "refresh")
+            refresh_snapshot(
+                settings,
+                path,
+                protected=loaded.registry.host_files if loaded is not None else {},
+                servers=args.server,
+                write=args.action == "refresh",
+            )
         )
     except SnapshotError as exc:
         print(f"reyn mcp: error: {exc}", file=sys.stderr)

@@ -33,7 +33,7 @@ import json
 import logging
 import tempfile
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import mcp_types
@@ -44,7 +44,7 @@ from opentelemetry import context as otel_context  # a dependency of the mcp SDK
 from pydantic import ConfigDict
 
 from . import failures
-from .sandbox import confined_command, widen_hint
+from .sandbox import confined_command, refuse_write_roots, widen_hint
 from .settings import ServerConfig
 
 T = TypeVar("T")
@@ -79,18 +79,22 @@ class McpCallTimeout(Exception):
     """The server did not answer in time (the connection is discarded and reopened next call)."""
 
 
-def config_fingerprint(name: str, config: ServerConfig) -> str:
-    """Identity of a connection: same name and same configuration share one session."""
-    text = json.dumps([name, config.model_dump(mode="json")], sort_keys=True)
+def config_fingerprint(name: str, config: ServerConfig, protected: Mapping[str, str]) -> str:
+    """Identity of a connection: same name, same configuration and same host files (``protected``,
+    which its write roots were checked against) share one session."""
+    text = json.dumps([name, config.model_dump(mode="json"), dict(protected)], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class ServerConnection:
     """One server's session, owned by a task on the pool loop. Use only from the pool loop."""
 
-    def __init__(self, name: str, config: ServerConfig, connect_timeout_s: float) -> None:
+    def __init__(
+        self, name: str, config: ServerConfig, connect_timeout_s: float, protected: Mapping[str, str]
+    ) -> None:
         self.name = name
         self.config = config
+        self.protected = dict(protected)  # the host's own files: no write root may cover them
         self.connect_timeout_s = connect_timeout_s
         self.session: ClientSession | None = None
         self.tools: dict[str, mcp_types.Tool] | None = None
@@ -113,7 +117,9 @@ class ServerConnection:
             raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
             try:
-                command, args = confined_command(self.name, self.config, c.command, c.args, c.env, c.cwd)
+                command, args = confined_command(
+                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected
+                )
             except RuntimeError as exc:
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
@@ -412,21 +418,34 @@ class SessionPool:
         name: str,
         config: ServerConfig,
         connect_timeout_s: float,
+        protected: Mapping[str, str],
     ) -> T:
-        """Run ``fn(connection)`` on the pool loop and await it from the caller's loop."""
+        """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
+        the host's own files (the call's ``ToolContext.host_files``), which a stdio server's write
+        roots may not cover: ``ToolDenied`` naming the file before anything starts."""
+        if config.command is not None:
+            try:
+                cwd = config.resolved().cwd
+            except ValueError:
+                pass  # the connection reports the unset ${VAR}; confined_command checks the real cwd
+            else:
+                refuse_write_roots(name, config, cwd, protected)
 
         async def job() -> T:
-            key = config_fingerprint(name, config)
+            key = config_fingerprint(name, config, protected)
             conn = self._connections.get(key)
             if conn is None:
-                conn = self._connections[key] = ServerConnection(name, config, connect_timeout_s)
+                conn = ServerConnection(name, config, connect_timeout_s, protected)
+                self._connections[key] = conn
             return await fn(conn)
 
         return await self._submit(job())
 
-    def connection_state(self, name: str, config: ServerConfig) -> dict[str, Any]:
+    def connection_state(
+        self, name: str, config: ServerConfig, protected: Mapping[str, str]
+    ) -> dict[str, Any]:
         """``{"connected": bool, "sessions_opened": int}`` (read without touching the loop)."""
-        conn = self._connections.get(config_fingerprint(name, config))
+        conn = self._connections.get(config_fingerprint(name, config, protected))
         return {
             "connected": bool(conn and conn.session is not None),
             "sessions_opened": conn.opened if conn else 0,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, field_validator
@@ -54,6 +55,25 @@ def widen_hint(name: str, grants: ServerGrants) -> str:
     )
 
 
+def refuse_write_roots(
+    name: str, grants: ServerGrants, cwd: str | None, protected: Mapping[str, str]
+) -> None:
+    """``ToolDenied`` naming the host's files a stdio server's write roots would cover (checked
+    before the server is started, so the caller is told why; ``confined_command`` checks again)."""
+    if grants.sandbox == "off":
+        return
+    import reyn_sandbox
+    from reyn_core import ToolDenied
+
+    try:
+        reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants, protected)
+    except reyn_sandbox.GrantsError as exc:
+        raise ToolDenied(
+            f"MCP server {name!r} is not started: its write roots in "
+            f"[plugins.mcp.settings.servers.{name}] are refused: {exc}"
+        ) from None
+
+
 def confined_command(
     name: str,
     grants: ServerGrants,
@@ -61,9 +81,12 @@ def confined_command(
     args: list[str],
     env: dict[str, str] | None,
     cwd: str | None,
+    protected: Mapping[str, str],
 ) -> tuple[str, list[str]]:
     """The ``(command, args)`` that start the server inside the sandbox (unchanged with
-    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined."""
+    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined, or when a
+    write root covers one of the host's own files (``protected``: the calling context's
+    ``ToolContext.host_files``; ``reyn_sandbox.resolve_grants`` names the file)."""
     if grants.sandbox == "off":
         return command, args
     reason = unavailable_reason()
@@ -79,7 +102,13 @@ def confined_command(
     executable = command if "/" in command else shutil.which(command, path=path)
     if not executable:
         raise RuntimeError(f"MCP server {name!r}: {command!r} is not found on PATH")
-    launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants)
+    try:
+        launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants, protected)
+    except reyn_sandbox.GrantsError as exc:
+        raise RuntimeError(
+            f"MCP server {name!r} is not started: its write roots in "
+            f"[plugins.mcp.settings.servers.{name}] are refused: {exc}"
+        ) from None
     try:
         argv = list(reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants))
     except reyn_sandbox.SandboxUnavailable as exc:

@@ -584,35 +584,28 @@ def load_served(options: ServeOptions, loaded: Any) -> tuple[ServedRegistry, Any
     """Wrap the frozen registry of ``loaded`` (the ``LoadResult`` ``reyn`` handed the command:
     discovery, provenance, ``[lock] enforce``, settings and registration already ran, once) for
     ``options.agent``. Returns it with that ``LoadResult``."""
-    result, profile = loaded, loaded.profile
+    result = loaded
     ctx = ToolContext(
         surface="router",
         agent=options.agent,
         workspace=options.workspace,
         bridge=elicitation_bridge(),
-        extras={
-            "registry": result.registry,
-            "served_by": "mcp",
-            "protected_paths": host_files(profile, result.registry),
-        },
+        extras={"registry": result.registry, "served_by": "mcp"},
+        host_files=snapshot_file(result.registry),
     )
     return ServedRegistry(result.registry, ctx, options.max_concurrent_calls), result
 
 
-def host_files(profile: Any, registry: ToolRegistry) -> list[str]:
-    """This host's own files, which no tool may write or delete (``extras["protected_paths"]``):
-    the profile, the lock file, the audit log and the import-mode snapshot."""
+def snapshot_file(registry: ToolRegistry) -> dict[str, str]:
+    """The mcp pack's import-mode snapshot, added to the host's own files of every served call (the
+    load's list, ``registry.host_files``, is merged in by the dispatcher on every surface)."""
     from .settings import McpSettings
 
-    files = [profile.lock_path]
-    if profile.source:
-        files.append(Path(profile.source))
-    if profile.audit.log:
-        files.append(profile.resolve_path(profile.audit.log))
     mcp_settings = registry.plugin_settings.get("mcp")
-    if mcp_settings is not None:
-        files.append(settings_as(mcp_settings, McpSettings).snapshot_path(Path.cwd()))
-    return sorted({str(Path(f).resolve()) for f in files})
+    if mcp_settings is None:
+        return {}
+    path = settings_as(mcp_settings, McpSettings).snapshot_path(Path.cwd())
+    return {str(path.resolve()): "the mcp pack's tool snapshot"}
 
 
 def report_load(served: ServedRegistry, result: Any) -> None:

@@ -49,9 +49,13 @@ def _timeout(settings: McpSettings, config: ServerConfig) -> float:
     return config.timeout_s or settings.call_timeout_s
 
 
-async def _on_pool(settings: McpSettings, server: str, config: ServerConfig, fn: Any) -> Any:
+async def _on_pool(
+    settings: McpSettings, server: str, config: ServerConfig, fn: Any, ctx: ToolContext
+) -> Any:
+    """``fn(connection)`` on the session pool; a stdio server's write roots are checked against
+    the host's own files of this call (``ctx.host_files``) before it is started (``SessionPool.run``)."""
     try:
-        return await client.get_pool().run(fn, server, config, settings.connect_timeout_s)
+        return await client.get_pool().run(fn, server, config, settings.connect_timeout_s, ctx.host_files)
     except client.McpCallTimeout as exc:
         raise ToolTimeout(str(exc)) from None
     except (client.McpConnectionError, client.McpServerError) as exc:
@@ -92,7 +96,7 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
 
 async def call_server_tool(
     settings: McpSettings,
-    ctx: ToolContext | None,
+    ctx: ToolContext,
     server: str,
     tool: str,
     arguments: dict[str, Any],
@@ -131,7 +135,7 @@ async def call_server_tool(
         check_arguments(server, definition, arguments)
         return await conn.call_tool(tool, arguments, timeout)
 
-    result = await _on_pool(settings, server, config, job)
+    result = await _on_pool(settings, server, config, job, ctx)
     return convert_result(server, tool, result, settings.max_text_chars)
 
 
@@ -163,7 +167,7 @@ async def list_mcp_servers(args: ListMcpServersArgs, ctx: ToolContext) -> dict[s
     servers = []
     for name in settings.servers_for(ctx.agent if ctx else None):
         config = settings.servers[name]
-        state = pool.connection_state(name, config) if pool is not None else {"connected": False}
+        state = pool.connection_state(name, config, ctx.host_files) if pool else {"connected": False}
         servers.append(
             {
                 "name": name,
@@ -191,7 +195,7 @@ async def list_mcp_tools(args: ListMcpToolsArgs, ctx: ToolContext) -> dict[str, 
     settings = settings_as(ctx, McpSettings)
     config = resolve_server(settings, ctx, server)
     timeout = _timeout(settings, config)
-    tools = await _on_pool(settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True))
+    tools = await _on_pool(settings, server, config, lambda conn: conn.list_tools(timeout, refresh=True), ctx)
     return bounded_listing(server, [tool_to_dict(tools[n]) for n in sorted(tools)], settings.max_text_chars)
 
 

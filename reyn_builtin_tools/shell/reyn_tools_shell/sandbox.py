@@ -14,10 +14,11 @@ installed), the ``shell`` tool is unavailable with the launcher's reason, unless
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reyn_core import ToolExecutionError, ToolRuntimeMissing
+from reyn_core import ToolDenied, ToolExecutionError, ToolRuntimeMissing
 from reyn_sandbox import LIMIT_KEYS, OPT_OUT, unavailable_reason
 
 from .grants import GrantSettings
@@ -42,21 +43,30 @@ def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:
         )
 
 
-def launcher_grants(grants: GrantSettings, base: Path) -> Any:
-    """The launcher's ``Grants`` for these settings, roots resolved against ``base``."""
+def launcher_grants(grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]) -> Any:
+    """The launcher's ``Grants`` for these settings, roots resolved against ``base``; a write root
+    over one of the host's own files (``protected``: the call's ``ToolContext.host_files``) is
+    refused with ``ToolDenied`` naming the file (``reyn_sandbox.resolve_grants``)."""
     import reyn_sandbox
 
-    return reyn_sandbox.resolve_grants(str(base), grants)
+    try:
+        return reyn_sandbox.resolve_grants(str(base), grants, protected)
+    except reyn_sandbox.GrantsError as exc:
+        raise ToolDenied(f"the command was refused by the write roots in {key_prefix}: {exc}") from None
 
 
-def confined(command: list[str], grants: GrantSettings, base: Path, key_prefix: str) -> list[str]:
-    """The argv that runs ``command`` inside the sandbox (``command`` itself with ``sandbox = "off"``)."""
+def confined(
+    command: list[str], grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]
+) -> list[str]:
+    """The argv that runs ``command`` inside the sandbox (``command`` itself with ``sandbox = "off"``);
+    ``protected``: the host's own files, which no write root may cover (``launcher_grants``)."""
     if grants.sandbox == "off":
         return command
     import reyn_sandbox
 
+    granted = launcher_grants(grants, base, key_prefix, protected)
     try:
-        return list(reyn_sandbox.launcher_argv(command, launcher_grants(grants, base)))
+        return list(reyn_sandbox.launcher_argv(command, granted))
     except reyn_sandbox.SandboxUnavailable as exc:
         raise ToolRuntimeMissing(
             f"the kernel sandbox cannot confine {os.path.basename(command[0])!r}: {exc}; "

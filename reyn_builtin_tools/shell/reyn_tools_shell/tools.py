@@ -62,7 +62,7 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     await confine(rule, executable, argv, cwd, workspace)  # defence in depth under the sandbox
     env.update(HARDENING_ENV)  # after scrubbing and env_set: neither can strip or weaken it
     timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
-    program = confined([executable, *argv[1:]], settings, workspace, KEY_PREFIX)
+    program = confined([executable, *argv[1:]], settings, workspace, KEY_PREFIX, ctx.host_files)
     from .process import run_command  # asyncio's subprocess machinery: only when a command runs
 
     result = await run_command(

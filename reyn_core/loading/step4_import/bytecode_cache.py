@@ -1,26 +1,29 @@
-"""Reyn's own bytecode cache for verified plugin modules: keyed by the source's sha256, private.
+"""Reyn's own bytecode cache for verified plugin modules: each entry sealed by the installation's key.
 
 ``verified_import`` compiles each module of a verified plugin from the bytes it has just read and
 hash-checked. Compiling the six capability packs' sources is most of a warm start's import time, so
 the compiled code is kept — but never in the plugin's ``__pycache__`` (anyone who can write the
 plugin's tree can plant a ``.pyc`` there, and a ``.pyc`` header names the source's mtime and size,
-or a hash Python does not check by default). The entry's name is a sha256 over the source's sha256,
-its path (code objects carry it), the interpreter's magic number and the optimisation level: the
-same name can only mean code compiled from those exact bytes, so there is nothing to invalidate.
-Like every Reyn cache the file is trusted only when this user alone could have written it
-(``userdirs.read_private``); anything else is a miss and the source is compiled.
+or a hash Python does not check by default).
 
-An entry carries the sha256 of its marshalled code, checked on every read: a torn or garbled entry
-(a power loss after an unflushed write) is a miss, never code that runs. That check, not a flush to
-disk, is what makes an entry whole, so entries are written without an ``fsync`` (a first run writes
-one per module).
+An entry is trusted only because it carries an HMAC-SHA256, under the installation's key
+(``argument_key.installation_key``: 32 random bytes in a private file), over what it was compiled
+from — the source's sha256, its path, the interpreter's version and magic number, the optimisation
+level and the ``-X`` options — and the marshalled code itself. A folder or file that someone else
+could write is therefore not enough to plant code: an entry made without the key, or moved to the
+name of other bytes, fails its seal and is compiled again (a miss, never an error). So what runs is
+code compiled from exactly the hashed bytes, by this installation. Without a usable key nothing is
+read or written: every module is compiled.
 
-``REYN_BYTECODE_CACHE=off`` compiles every time and stores nothing.
+``REYN_BYTECODE_CACHE=off`` compiles every time and stores nothing. ``python -B`` /
+``PYTHONDONTWRITEBYTECODE`` do not turn it off: they keep ``.pyc`` files out of source folders, and
+this cache writes only to Reyn's own cache folder.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import importlib.util
 import marshal
 import os
@@ -30,8 +33,8 @@ from types import CodeType
 
 from reyn_core.loading.userdirs import CacheMiss, read_private, user_cache_dir, write_private
 
-_FORMAT = b"reyn-bytecode-v2\n"
-_DIGEST_BYTES = 32  # sha256 of the marshalled code, after the format line
+_FORMAT = b"reyn-bytecode-v3\n"
+_SEAL_BYTES = 32  # HMAC-SHA256 of the compilation's inputs and the marshalled code, after the format line
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
 """An entry larger than this is not read (a miss)."""
 
@@ -41,36 +44,59 @@ def cache_enabled() -> bool:
     return os.environ.get("REYN_BYTECODE_CACHE", "").strip().lower() not in ("off", "0", "false", "no")
 
 
-def entry_path(source_sha256: str, path: str) -> Path:
-    """Where the code compiled from a file with these bytes at this path is cached."""
-    h = hashlib.sha256(_FORMAT)
-    for part in (
+def _inputs(source_sha256: str, path: str) -> bytes:
+    """Everything the compiled code depends on besides the source bytes (named by their sha256)."""
+    parts = (
         importlib.util.MAGIC_NUMBER,
+        sys.version.encode(),
         str(sys.flags.optimize).encode(),
+        repr(sorted(sys._xoptions.items())).encode(),  # -X no_debug_ranges changes the code objects
         path.encode("utf-8", "surrogateescape"),
         source_sha256.encode("ascii"),
-    ):
-        h.update(part + b"\0")
-    key = h.hexdigest()
+    )
+    return b"".join(part + b"\0" for part in parts)
+
+
+def entry_path(source_sha256: str, path: str) -> Path:
+    """Where the code compiled from a file with these bytes at this path is cached."""
+    key = hashlib.sha256(_FORMAT + _inputs(source_sha256, path)).hexdigest()
     return user_cache_dir() / "bytecode" / key[:2] / f"{key}.bin"
 
 
 def compile_source(data: bytes, path: str, source_sha256: str) -> CodeType:
     """Code compiled from ``data`` (the bytes whose sha256 is ``source_sha256``) as the import system
-    compiles a source file, from Reyn's private cache when it holds this exact compilation."""
-    if not cache_enabled():
+    compiles a source file, from Reyn's private cache when it holds this exact compilation, sealed by
+    this installation's key."""
+    key = _key() if cache_enabled() else None
+    if key is None:
         return _compile(data, path)
+    inputs = _inputs(source_sha256, path)
     entry = entry_path(source_sha256, path)
-    code = _read_entry(entry)
+    code = _read_entry(entry, key, inputs)
     if code is not None:
         return code
     code = _compile(data, path)
     try:
         payload = marshal.dumps(code)
-        write_private(entry, _FORMAT + hashlib.sha256(payload).digest() + payload, durable=False)
+        write_private(entry, _FORMAT + _seal(key, inputs, payload) + payload, durable=False)
     except (OSError, ValueError):  # the cache only saves time
         pass
     return code
+
+
+def _key() -> bytes | None:
+    from reyn_core.loading.argument_key import ArgumentKeyError, installation_key
+
+    try:
+        return installation_key()
+    except ArgumentKeyError:  # no usable key: nothing is sealed, so nothing is read or written
+        return None
+
+
+def _seal(key: bytes, inputs: bytes, payload: bytes | memoryview) -> bytes:
+    mac = hmac.new(key, inputs, hashlib.sha256)
+    mac.update(payload)
+    return mac.digest()
 
 
 def _compile(data: bytes, path: str) -> CodeType:
@@ -78,17 +104,17 @@ def _compile(data: bytes, path: str) -> CodeType:
     return code
 
 
-def _read_entry(entry: Path) -> CodeType | None:
+def _read_entry(entry: Path, key: bytes, inputs: bytes) -> CodeType | None:
     try:
         blob = read_private(entry, MAX_ENTRY_BYTES)
     except CacheMiss:
         return None
-    if not blob.startswith(_FORMAT):
+    start = len(_FORMAT) + _SEAL_BYTES
+    if len(blob) < start or not blob.startswith(_FORMAT):
         return None
-    start = len(_FORMAT) + _DIGEST_BYTES
     payload = memoryview(blob)[start:]
-    if len(blob) < start or hashlib.sha256(payload).digest() != blob[len(_FORMAT) : start]:
-        return None  # torn or garbled (written without a flush to disk): compiled again
+    if not hmac.compare_digest(_seal(key, inputs, payload), blob[len(_FORMAT) : start]):
+        return None  # not sealed by this installation for these inputs (planted, moved, torn): compiled
     try:
         code = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from collections.abc import Mapping
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +28,7 @@ STORE_DISTRIBUTIONS = {"sqlite": "reyn-approvals-sqlite", "postgres": "reyn-appr
 from any one distribution that is not a Reyn plugin (``extension_origin``)."""
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
 
     from reyn_core.approvals import ApprovalGate, ApprovalRule, ApprovalStore
     from reyn_core.dispatch import JsonlAuditLog
@@ -119,29 +121,59 @@ def _how_to_install(backend: str) -> str:
     return f"install it: pip install --find-links DIST {distribution} (DIST: the wheelhouse of `make dist`)"
 
 
+DEFAULT_STORE_FILES = {"sqlite": ("reyn-approvals.sqlite",)}
+"""Where each documented store keeps its files when ``[approvals.settings]`` names none (relative to
+the profile's folder): protected even when the store cannot say so itself (``store_files``)."""
+SIBLINGS = ("", "-wal", "-shm", "-journal")
+"""A store file and what SQLite (and others) read beside it: a planted ``-wal`` rewrites the file."""
+
+
 def store_files(profile: Profile, extensions: ExtensionSession) -> dict[str, str]:
-    """The host's files the profile's approval store trusts as decisions, which no isolated plugin
-    may be granted to write: what each is → its path. The store's factory says (its optional
-    ``host_files``); a store that is installed but not imported (a record-only review, or refused)
-    cannot, so every string in ``[approvals.settings]`` is taken as a path: more refused, never less.
-    None when the profile holds no call or no store is installed (its calls are then refused)."""
+    """The host's files the profile's approval store trusts as decisions, which no confined process
+    may be granted to write: absolute path → what it is, each with its ``-wal``, ``-shm`` and
+    ``-journal`` siblings. The store's factory says (its optional ``host_files``: ``Path`` s or
+    strings, one or many, relative ones and ``~`` resolved as the profile resolves paths; a factory
+    without it keeps no local file, as the postgres store). When it
+    cannot say — it raises (anything), is refused, is not installed or not imported, or refuses its
+    settings — more is protected, never less: every string in ``[approvals.settings]`` (nested
+    too) and the backend's default files (``DEFAULT_STORE_FILES``). Empty when the profile holds no
+    call for approval."""
     config = profile.approvals
     if not config.rules:
         return {}
-    from reyn_core.loading.extension_origin import ExtensionError
-
-    distribution = STORE_DISTRIBUTIONS.get(config.backend)
+    answer: list[Path] | None
     try:
-        factory = extensions.load(STORE_GROUP, config.backend, distribution=distribution)
+        factory = extensions.load(
+            STORE_GROUP, config.backend, distribution=STORE_DISTRIBUTIONS.get(config.backend)
+        )
         files = getattr(factory, "host_files", None)
-        paths = [Path(p) for p in files(config.settings, profile.base_dir)] if files is not None else []
-    except ExtensionError as exc:
-        if exc.missing:
-            return {}
-        paths = [profile.resolve_path(v) for v in config.settings.values() if isinstance(v, str) and v]
-    except ValueError:  # its settings are refused (RC011): no store opens, nothing is trusted
-        return {}
-    return {f"the host's approval store ({p.name})": str(p) for p in paths}
+        said = files(config.settings, profile.base_dir) if files is not None else ()  # none: no local file
+        if isinstance(said, (str, PathLike)):
+            said = [said]
+        answer = [profile.resolve_path(p) for p in said]
+    except Exception:  # the store cannot say: every path its settings may name, and its defaults
+        answer = None
+    if answer is None:
+        answer = [profile.resolve_path(p) for p in _strings(config.settings)]
+        answer += [profile.resolve_path(p) for p in DEFAULT_STORE_FILES.get(config.backend, ())]
+    named = {str(path) for path in answer}
+    found: dict[str, str] = {}
+    for path in answer:  # a sibling the store named itself gets no siblings of its own
+        sibling = any(str(path).endswith(s) and str(path)[: -len(s)] in named for s in SIBLINGS[1:])
+        for suffix in ("",) if sibling else SIBLINGS:
+            found.setdefault(f"{path}{suffix}", f"the host's approval store ({path.name}{suffix})")
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    """Every non-empty string in ``value`` (mappings and lists walked)."""
+    if isinstance(value, str):
+        return [value] if value and "\x00" not in value else []
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def plugin_reach(plugins: Iterable[PluginState]) -> dict[str | None, dict[str, Any]]:

@@ -9,7 +9,7 @@ operator policy (gate layer 2, from ``ProfilePolicy``), each plugin's settings, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,13 +34,15 @@ def register_all(
     checked: CheckedDefinitions,
     discovered_ids: Iterable[str] = (),
     approvals: ApprovalGate | None = None,
+    host_files: Mapping[str, str] | None = None,
 ) -> tuple[ToolRegistry, list[Diagnostic]]:
     """Collision check over every claimant, then register survivors into the real registry.
 
     ``discovered_ids`` are the ids of every installed plugin: a cluster named like one belongs to
     that plugin (see ``_cluster_owners``). ``checked``: the load's ledger of the definitions its
     scratch builders checked (``LoadSession.checked``), which the real builder adopts. ``approvals``:
-    the profile's approval gate (``approval_gate.approval_gate``), carried by the registry."""
+    the profile's approval gate (``approval_gate.approval_gate``), carried by the registry;
+    ``host_files``: the host's own files (``trusted_files``), handed to every call's context."""
     diags: list[Diagnostic] = []
     host_defs: list[ToolDefinition] = []
     host_origin = ToolOrigin(kind="host")
@@ -97,6 +99,7 @@ def register_all(
             builder.set_settings(p.plugin_id, p.settings)
     builder.hooks = call_hooks(policy, [p for p in plugins if p.ok])
     builder.approvals = approvals
+    builder.host_files = dict(host_files or {})
     checked.clear()  # the scratch builders' definitions are adopted or dropped by now
     return builder.freeze(), diags
 

@@ -15,10 +15,17 @@ import threading
 
 import pytest
 from pydantic import ValidationError
-from reyn_tools_file.paths import PathRefused, Scope, open_directory, open_parent, open_regular_at
+from reyn_tools_file.paths import (
+    PathRefused,
+    Scope,
+    _host_protected,
+    open_directory,
+    open_parent,
+    open_regular_at,
+)
 from reyn_tools_file.settings import FileSettings
 
-from reyn_core import ToolDenied
+from reyn_core import ToolDenied, ToolRuntimeMissing
 
 WRITE_TOOLS = (
     ("write_file", {"content": "pwned"}),
@@ -395,17 +402,23 @@ async def test_host_protected_paths_are_never_written_or_deleted(make_tools, wor
 
 
 def _with_protected(ctx, value):
-    return dataclasses.replace(ctx, extras={"protected_paths": value})
+    return dataclasses.replace(ctx, host_files={str(path): "a file of the host" for path in value})
 
 
 async def test_malformed_host_protected_paths_fail_closed(make_tools, workspace, outside):
+    # ToolContext.host_files is checked where the context is built: a malformed list never reaches
+    # a tool (and the file pack's own reading refuses anything but absolute paths, for a context
+    # that crossed a process boundary).
     tools = make_tools(write_roots=(".",))
-    for bad in ("/etc/reyn.toml", ["relative/reyn.toml"], [42], {"a": 1}):
-        tools.ctx = _with_protected(tools.ctx, bad)
-        env = await tools.envelope("write_file", {"path": "new.txt", "content": "x"})
-        assert env["status"] == "error" and env["error"]["kind"] == "runtime_missing", env
-        assert "protected_paths" in env["error"]["message"]
-    assert not (workspace / "new.txt").exists()
+    for bad in ("/etc/reyn.toml", ["/etc/reyn.toml"], {"relative/reyn.toml": "x"}, {42: "x"}, {"/a": 1}):
+        with pytest.raises(TypeError, match="host_files"):
+            dataclasses.replace(tools.ctx, host_files=bad)
+    for bad in ("/etc/reyn.toml", ["relative/reyn.toml"], [42]):
+        with pytest.raises(ToolRuntimeMissing, match="host_files"):
+            _host_protected(bad)
+    # positive control: a well-formed list that does not cover the file lets the write run
+    tools.ctx = _with_protected(tools.ctx, [str(workspace / "elsewhere.toml")])
+    assert (await tools.call("write_file", path="new.txt", content="x"))["created"] is True
     outside.assert_untouched()
 
 

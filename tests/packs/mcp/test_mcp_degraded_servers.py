@@ -134,4 +134,4 @@ async def test_json_rpc_error_32000_is_a_tool_error_and_keeps_the_server(
     assert "database is down" not in message and "database is down" in operator_log.text()
     assert "lost" not in message
     assert before["data"]["text"] == after["data"]["text"]  # same process: not restarted
-    assert client.get_pool().connection_state("flaky", settings.servers["flaky"])["sessions_opened"] == 1
+    assert client.get_pool().connection_state("flaky", settings.servers["flaky"], {})["sessions_opened"] == 1

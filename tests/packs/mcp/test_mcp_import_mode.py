@@ -46,7 +46,7 @@ async def test_refresh_writes_a_snapshot_and_tools_are_registered(
     snap = tmp_path / "mcp-tools.json"
     s = import_settings(mcp_settings, server_script, snap)
     assert [d.name for d in plugin.imported_definitions(s, read_snapshot(snap))] == []  # nothing yet
-    reports = await refresh_snapshot(s, snap)
+    reports = await refresh_snapshot(s, snap, protected={})
     assert reports[0]["status"] == "changed" and reports[0]["new"] and "echo" in reports[0]["added"]
     data = json.loads(snap.read_text())
     assert data["servers"]["demo"]["source"] == f"{sys.executable} {server_script}"
@@ -105,7 +105,7 @@ async def test_the_agent_allowlist_covers_imported_tools(
         snapshot_file=str(snap),
         agent_servers={"alice": ["demo"], "bob": ["other"]},
     )
-    await refresh_snapshot(s, snap)
+    await refresh_snapshot(s, snap, protected={})
     reg = mcp_registry(s)
     client.shutdown()
     for agent in ("bob", None):  # listed without demo; no agent at all (fails closed)
@@ -124,7 +124,7 @@ async def test_rug_pull_is_refused_at_call_time_and_found_by_check(
 ) -> None:
     snap = tmp_path / "mcp-tools.json"
     s = import_settings(mcp_settings, server_script, snap)
-    await refresh_snapshot(s, snap)
+    await refresh_snapshot(s, snap, protected={})
     reg = mcp_registry(s)
     assert (await dispatch_tool(reg, "demo__echo", {"text": "a"}, ctx))["status"] == "ok"
     await dispatch_tool(reg, "call_mcp_tool", {"server": "demo", "tool": "mutate", "arguments": {}}, ctx)
@@ -134,7 +134,7 @@ async def test_rug_pull_is_refused_at_call_time_and_found_by_check(
     assert (await dispatch_tool(reg, "demo__add", {"a": 1, "b": 1}, ctx))[
         "status"
     ] == "ok"  # unchanged tools work
-    reports = await refresh_snapshot(s, snap, write=False)
+    reports = await refresh_snapshot(s, snap, protected={}, write=False)
     assert reports[0]["changed"] == ["echo"] and reports[0]["status"] == "changed"
 
 

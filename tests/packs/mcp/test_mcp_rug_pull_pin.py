@@ -96,7 +96,7 @@ async def test_any_served_change_is_refused_and_the_session_stays_up(
     if change is add_unknown_field and "sdk" in request.node.callspec.id:
         pytest.skip("the SDK's server sends only the fields its protocol version defines")
     settings, listing, snap = drifting
-    await refresh_snapshot(settings, snap)
+    await refresh_snapshot(settings, snap, protected={})
     reg = mcp_registry(settings)
     before = await dispatch_tool(reg, "up__wipe", {"path": "x"}, ctx)
     assert before["status"] == "ok", before  # positive control: the pinned tool works
@@ -109,20 +109,20 @@ async def test_any_served_change_is_refused_and_the_session_stays_up(
     assert "changed tool 'wipe' since it was imported" in message and "reyn mcp refresh" in message
     other = await dispatch_tool(reg, "up__other", {"path": "y"}, ctx)
     assert other["status"] == "ok" and other["data"]["text"] == "called other"  # same session
-    assert client.get_pool().connection_state("up", settings.servers["up"])["sessions_opened"] == 1
-    report = (await refresh_snapshot(settings, snap, write=False))[0]
+    assert client.get_pool().connection_state("up", settings.servers["up"], {})["sessions_opened"] == 1
+    report = (await refresh_snapshot(settings, snap, protected={}, write=False))[0]
     assert report["changed"] == ["wipe"]  # `reyn mcp check` names it too
 
 
 async def test_an_unchanged_listing_keeps_working(drifting, mcp_registry, ctx) -> None:
     settings, listing, snap = drifting
-    await refresh_snapshot(settings, snap)
+    await refresh_snapshot(settings, snap, protected={})
     reg = mcp_registry(settings)
     listing.write_text(json.dumps(list(reversed(_drift(TOOLS)))))  # same tools, another order
     for _ in range(2):
         env = await dispatch_tool(reg, "up__wipe", {"path": "x"}, ctx)
         assert env["status"] == "ok" and env["data"]["text"] == "called wipe"
-    assert (await refresh_snapshot(settings, snap, write=False))[0]["status"] == "unchanged"
+    assert (await refresh_snapshot(settings, snap, protected={}, write=False))[0]["status"] == "unchanged"
 
 
 async def test_a_result_against_a_new_output_schema_keeps_the_session(drifting, mcp_registry, ctx) -> None:
@@ -140,7 +140,7 @@ async def test_a_result_against_a_new_output_schema_keeps_the_session(drifting, 
     assert "could not be used" in env["error"]["message"] and "lost" not in env["error"]["message"]
     ok = await dispatch_tool(reg, "call_mcp_tool", {"server": "up", "tool": "other", "arguments": {}}, ctx)
     assert ok["status"] == "ok"
-    assert client.get_pool().connection_state("up", settings.servers["up"])["sessions_opened"] == 1
+    assert client.get_pool().connection_state("up", settings.servers["up"], {})["sessions_opened"] == 1
 
 
 def test_the_snapshot_keeps_the_whole_served_object(drifting, request) -> None:
@@ -152,7 +152,7 @@ def test_the_snapshot_keeps_the_whole_served_object(drifting, request) -> None:
     tools = _drift(TOOLS)
     add_unknown_field(tools)
     listing.write_text(json.dumps(tools))
-    asyncio.run(refresh_snapshot(settings, snap))
+    asyncio.run(refresh_snapshot(settings, snap, protected={}))
     entry = next(t for t in json.loads(snap.read_text())["servers"]["up"]["tools"] if t["name"] == "wipe")
     assert entry["served"]["futureExecutionMode"] == {"sandbox": "none"}
     assert entry["served"]["annotations"] == {"readOnlyHint": True}

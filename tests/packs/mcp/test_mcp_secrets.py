@@ -46,7 +46,7 @@ async def test_stdio_secret_in_args_reaches_the_process_only(
         },
         snapshot_file=str(snap),
     )
-    reports = await refresh_snapshot(s, snap)
+    reports = await refresh_snapshot(s, snap, protected={})
     assert reports[0]["status"] == "changed"
     text = snap.read_text()
     assert SECRET not in text and "--token=${REYN_TEST_SECRET}" in text
@@ -103,7 +103,7 @@ async def test_error_messages_never_show_the_secret(
         await dispatch_tool(reg, "call_mcp_tool", {"server": "missing", "tool": "x"}, ctx)
     )
     assert "cannot open MCP server 'missing'" in missing and SECRET not in missing
-    reports = await refresh_snapshot(s, tmp_path / "snap.json", servers=["leaky"])
+    reports = await refresh_snapshot(s, tmp_path / "snap.json", protected={}, servers=["leaky"])
     assert reports[0]["status"] == "error" and SECRET not in json.dumps(reports)
     assert SECRET not in (tmp_path / "snap.json").read_text()
     assert (
@@ -132,7 +132,7 @@ async def test_http_secret_in_url_and_headers(
         },
         snapshot_file=str(snap),
     )
-    await refresh_snapshot(s, snap)
+    await refresh_snapshot(s, snap, protected={})
     assert SECRET not in snap.read_text()
     assert (
         read_snapshot(snap)["servers"]["remote"]["source"] == http_mcp_server + "?token=${REYN_TEST_SECRET}"

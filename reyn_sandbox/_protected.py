@@ -1,0 +1,66 @@
+"""The one rule on write roots and the host's own files: a write root must not equal, contain or lie
+inside a file or folder the host trusts (its profile, lock, audit log, approval store, argument key,
+caches, ...).
+
+From such a root a confined process could change what the host runs or trusts: rewrite the profile
+(delete the approval rules), approve its own held call in the approval store, or plant a file
+*beside* a trusted one (SQLite reads an ``approvals.db-wal`` it finds next to the store). So a
+read-only mount of the file is not enough: the folder that holds a trusted file must not be writable
+either, and a write root that is that folder (or any folder above it) *contains* it here.
+
+``protected`` maps a path to what it is (``{"/ws/reyn.toml": "the host's profile"}``); paths are
+compared resolved, symbolic links followed, on both sides. The host computes the mapping once per
+load (``reyn_core``'s ``ToolRegistry.host_files``) and every confining surface passes it here:
+``resolve_grants`` (the shell pack's commands, the mcp pack's stdio servers) and reyn-isolation's
+check of a worker's grants (``RJ011``).
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def write_root_clashes(write_roots: Iterable[str], protected: Mapping[str, str]) -> list[str]:
+    """One sentence per write root (given as absolute paths) that equals, contains or lies inside
+    paths of ``protected`` (path → what it is), naming each (at most ten per root); an empty list
+    when every root is clear."""
+    resolved = {os.path.realpath(path): what for path, what in protected.items() if os.path.isabs(path)}
+    clashes: list[str] = []
+    for root in write_roots:
+        real = os.path.realpath(root)
+        found = []
+        for path, what in resolved.items():
+            if path == real:
+                found.append(f"is {what} ({path})")
+            elif _within(path, real):
+                holder = "is the folder of" if os.path.dirname(path) == real else "contains"
+                found.append(f"{holder} {what} ({path})")
+            elif _within(real, path):
+                found.append(f"is inside {what} ({path})")
+        if found:
+            more = f", and {len(found) - 10} more" if len(found) > 10 else ""
+            clashes.append(f"write root {root} " + ", ".join(found[:10]) + more)
+    return clashes
+
+
+def protected_problem(
+    write_roots: Iterable[str], protected: Mapping[str, str], *, who: str = "a confined process"
+) -> str | None:
+    """Why these write roots cannot be granted to ``who`` (``write_root_clashes``), or None."""
+    clashes = write_root_clashes(write_roots, protected)
+    if not clashes:
+        return None
+    return (
+        f"{who} could change what the host runs or trusts: "
+        + "; ".join(clashes)
+        + ". Grant a folder that holds none of the host's files (such as 'out')"
+    )

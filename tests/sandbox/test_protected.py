@@ -1,0 +1,74 @@
+"""The one rule on write roots and the host's own files (``reyn_sandbox.protected_problem``), and
+``resolve_grants`` requiring the list: a root that is, holds (at any depth) or lies inside a host
+file is refused, links resolved on both sides, before any root is created; a root beside them is
+granted (the positive control)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import reyn_sandbox
+
+
+def _keys(*write_roots: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        read_roots=(".",), write_roots=write_roots, network=False, hide=(), read_only=(), sandbox="required"
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "ws" / "state").mkdir(parents=True)
+    (tmp_path / "ws" / "reyn.toml").write_text("")
+    (tmp_path / "cache").mkdir()
+    return tmp_path / "ws"
+
+
+def _host(ws: Path) -> dict[str, str]:
+    return {
+        str(ws / "reyn.toml"): "the host's profile",
+        str(ws / "state" / "approvals.sqlite-wal"): "the host's approval store (approvals.sqlite-wal)",
+        str(ws.parent / "cache"): "Reyn's user cache folder",
+    }
+
+
+@pytest.mark.parametrize(
+    ("root", "words"),
+    [
+        (".", "is the folder of the host's profile"),
+        ("state", "is the folder of the host's approval store (approvals.sqlite-wal)"),
+        ("..", "is the folder of Reyn's user cache folder"),
+        ("/", "contains the host's profile"),
+        ("../cache", "is Reyn's user cache folder"),
+        ("../cache/bytecode", "is inside Reyn's user cache folder"),
+        ("link", "is the folder of the host's approval store"),  # a link to state/, resolved
+    ],
+)
+def test_a_root_over_a_host_file_is_refused_and_nothing_is_created(ws: Path, root: str, words: str) -> None:
+    (ws / "link").symlink_to(ws / "state", target_is_directory=True)
+    with pytest.raises(reyn_sandbox.GrantsError, match="could change what the host runs or trusts") as caught:
+        reyn_sandbox.resolve_grants(str(ws), _keys(root), _host(ws))
+    assert words in str(caught.value)
+    assert not (ws.parent / "cache" / "bytecode").exists()  # refused before any root is made
+
+
+def test_positive_control_a_root_beside_the_host_files_is_granted_and_created(ws: Path) -> None:
+    grants = reyn_sandbox.resolve_grants(str(ws), _keys("out"), _host(ws))
+    assert grants.write_roots == (str((ws / "out").resolve()),) and (ws / "out").is_dir()
+    assert reyn_sandbox.protected_problem([str(ws / "out")], _host(ws)) is None
+
+
+def test_the_list_is_required(ws: Path) -> None:
+    with pytest.raises(TypeError):
+        reyn_sandbox.resolve_grants(str(ws), _keys("out"))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="must map paths"):
+        reyn_sandbox.resolve_grants(str(ws), _keys("out"), None)  # type: ignore[arg-type]
+
+
+def test_every_root_is_named_once_with_all_it_covers(ws: Path) -> None:
+    clashes = reyn_sandbox.write_root_clashes([str(ws), str(ws / "out")], _host(ws))
+    assert len(clashes) == 1 and clashes[0].startswith(f"write root {ws} ")
+    assert "the host's profile" in clashes[0] and "approvals.sqlite-wal" in clashes[0]
