@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from plugin_distkit import tool_plugin
-from site_plugin import install_distribution, install_site_plugin
+from site_plugin import install_distribution, install_site_plugin, lazy_plugin
 
 from reyn_core.host import Profile, load
 from reyn_core.loading.extension_origin import ExtensionError, ExtensionSession
@@ -81,24 +81,12 @@ def test_a_plugin_cancelled_at_import_propagates_out_of_the_load_and_control_loa
     assert result.report.plugin("rse_calm").status == "loaded" and "rse_calm_echo" in result.registry
 
 
-LAZY_PLUGIN = """
-from reyn_core import hookimpl, ToolDefinition
-REYN_API = 1
-LAZY = ToolDefinition(name="{pid}_run", description="Runs the lazy handler.",
-    parameters={{"type": "object", "properties": {{}}}}, handler="{pkg}.h:fn", cluster="probe",
-    purity="read_only")
-@hookimpl
-def reyn_register_tools(register, settings):
-    register(LAZY)
-"""
-
-
 def _lazy_call(site: Path, pid: str, handler: str) -> dict[str, Any]:
     from reyn_core import ToolContext
     from reyn_core.host import dispatch_tool
 
     pkg = f"{pid}_pkg"
-    files = {"__init__.py": LAZY_PLUGIN.format(pid=pid, pkg=pkg), "h.py": handler}
+    files = {"__init__.py": lazy_plugin(f"{pid}_run", f"{pkg}.h:fn"), "h.py": handler}
     install_distribution(site, pid.replace("_", "-"), pkg, files, f"[reyn.plugins]\n{pid} = {pkg}\n")
     result = load(Profile.from_toml_text(f'[plugins]\nenable = ["{pid}"]\n'))
     assert result.report.plugin(pid).status == "loaded"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from site_plugin import install_distribution, install_site_plugin
+from site_plugin import install_distribution, install_site_plugin, lazy_plugin
 
 from reyn_core import ToolContext
 from reyn_core.host import LoadResult, Profile, dispatch_tool, load
@@ -114,63 +114,34 @@ def _dist(site, dist: str, pkg: str, pid: str, files: dict[str, str], version: s
     install_distribution(site, dist, pkg, files, f"[reyn.plugins]\n{pid} = {pkg}\n", version=version)
 
 
-def test_the_package_reinstalled_under_another_distribution_name_is_refused_too(temp_site):
+@pytest.mark.parametrize("answer", ["v2", "v1"])
+def test_the_package_reinstalled_under_another_distribution_name_is_refused_too(temp_site, answer):
     # review 2 (b): a rename or fork of the distribution installs the same package with new code; the
-    # old modules were served for the old distribution name and are refused all the same
-    _dist(
-        temp_site,
-        "rb-old",
-        "rb_pkg_a",
-        "rb_a",
-        {"__init__.py": PLUGIN.format(pid="rb_a", answer="v1")},
-        "1.0",
-    )
-    first = _load("rb_a")
-    assert first.report.plugin("rb_a").status == "loaded" and _run(first, "rb_a") == "v1"
-    _dist(
-        temp_site,
-        "rb-new",
-        "rb_pkg_a",
-        "rb_a",
-        {"__init__.py": PLUGIN.format(pid="rb_a", answer="v2")},
-        "2.0",
-    )
-    renamed = _load("rb_a")
-    info = renamed.report.plugin("rb_a")
-    assert (info.status, info.version) == ("refused", "2.0") and "rb_a_version" not in renamed.registry
-    [diag] = [d for d in renamed.report.diagnostics if d.plugin == "rb_a"]
-    assert (
-        diag.code == "RI009"
-        and "of rb-old, now digested as sha256" in diag.message
-        and "restart" in diag.hint
-    )
-    assert _run(first, "rb_a") == "v1"
-
-
-def test_control_the_same_bytes_under_another_distribution_name_load(temp_site):
-    body = {"__init__.py": PLUGIN.format(pid="rb_b", answer="same")}
-    _dist(temp_site, "rb-old-b", "rb_pkg_b", "rb_b", body, "1.0")
-    assert _run(_load("rb_b"), "rb_b") == "same"
-    _dist(temp_site, "rb-new-b", "rb_pkg_b", "rb_b", body, "1.1")
-    again = _load("rb_b")
-    assert again.report.plugin("rb_b").status == "loaded" and _run(again, "rb_b") == "same"
-
-
-LAZY = """
-from reyn_core import hookimpl, ToolDefinition
-REYN_API = 1
-LAZY = ToolDefinition(name="{pid}_version", description="Which code runs.",
-    parameters={{"type": "object", "properties": {{}}}}, handler="{pkg}.h:fn", cluster="probe",
-    purity="read_only")
-@hookimpl
-def reyn_register_tools(register, settings):
-    register(LAZY)
-"""
+    # old modules were served for the old distribution name and are refused all the same. Control
+    # ("v1"): the same bytes under the new distribution name load and run.
+    pid = f"rb_{answer}"
+    pkg = f"{pid}_pkg"
+    _dist(temp_site, f"{pid}-old", pkg, pid, {"__init__.py": PLUGIN.format(pid=pid, answer="v1")}, "1.0")
+    first = _load(pid)
+    assert first.report.plugin(pid).status == "loaded" and _run(first, pid) == "v1"
+    _dist(temp_site, f"{pid}-new", pkg, pid, {"__init__.py": PLUGIN.format(pid=pid, answer=answer)}, "2.0")
+    renamed = _load(pid)
+    info = renamed.report.plugin(pid)
+    if answer == "v1":
+        assert info.status == "loaded" and _run(renamed, pid) == "v1"
+        return
+    assert (info.status, info.version) == ("refused", "2.0") and f"{pid}_version" not in renamed.registry
+    [diag] = [d for d in renamed.report.diagnostics if d.plugin == pid]
+    assert diag.code == "RI009" and f"of {pid}-old, now digested as sha256" in diag.message
+    assert "restart" in diag.hint and _run(first, pid) == "v1"
 
 
 def _lazy(site, pid: str, answer: str, version: str) -> None:
     pkg = f"{pid}_pkg"
-    files = {"__init__.py": LAZY.format(pid=pid, pkg=pkg), "h.py": f"def fn():\n    return {answer!r}\n"}
+    files = {
+        "__init__.py": lazy_plugin(f"{pid}_version", f"{pkg}.h:fn"),
+        "h.py": f"def fn():\n    return {answer!r}\n",
+    }
     _dist(site, f"{pid}-dist", pkg, pid, files, version)
 
 
