@@ -1,9 +1,11 @@
 """The host's own files: what no confined process and no tool may write, computed once per load.
 
-Every file and folder the host trusts on this run or the next: the profile (or, with none, where the
-next load would find one), the lock, the audit log, the remote failure log, the argument key calls
-and sessions are hashed with, Reyn's own cache and configuration folders (the next load runs the
-bytecode cached there), and the approval store's files (``store_files``: its rows are trusted as
+Every file and folder the host trusts on this run or the next: the profile and the files the profile
+search tries before it (a model that wrote one would choose the next load's profile), the code the
+host runs (its import path but the working directory, the Python installation, Reyn), the lock, the
+audit log, the remote failure log, the argument key calls and sessions are hashed with, Reyn's own
+cache and configuration folders (the next load runs the bytecode cached there), and the approval
+store's files (``store_files``: its rows are trusted as
 decisions). A process that could write one of them — or plant a file beside one, such as the
 ``approvals.db-wal`` SQLite reads next to its store — could approve its own held call, delete the
 approval rules or forge the audit.
@@ -61,7 +63,43 @@ def _compute(session: LoadSession) -> dict[str, str]:
         found.setdefault(os.path.abspath(folder), what)
     for file, what in store_files(profile, session.extensions).items():  # its rows are decisions
         found.setdefault(os.path.abspath(file), what)
+    for file in _searched_first(profile.source):
+        found.setdefault(file, "where the next load looks for its profile first")
+    _add_host_code(found)
     return found
+
+
+def _searched_first(source: str | None) -> list[str]:
+    """The files the profile search tries before the one this load read (a model that wrote one of
+    them would choose the next load's profile): ``./reyn.toml`` and ``./pyproject.toml`` before the
+    user's profile, ``./reyn.toml`` before ``[tool.reyn]`` in ``./pyproject.toml``. A profile named
+    by ``--profile-file`` or ``$REYN_PROFILE_FILE`` is found before any of them."""
+    from reyn_core.loading.step1_profile.profile_location import PROFILE_FILE_NAME
+    from reyn_core.loading.userdirs import user_config_dir
+
+    here = os.path.realpath(os.getcwd())
+    local, pyproject = os.path.join(here, PROFILE_FILE_NAME), os.path.join(here, "pyproject.toml")
+    read = os.path.realpath(source) if source else None
+    if read is None or read == os.path.realpath(user_config_dir() / PROFILE_FILE_NAME):
+        return [local, pyproject]
+    return [local] if read == pyproject else []
+
+
+def _add_host_code(found: dict[str, str]) -> None:
+    """The code the host runs: each entry of its import path (a module or ``.pth`` planted there runs
+    in the host), the Python installation, and Reyn's own package. The working directory, which
+    ``python -m`` and ``python script.py`` put first on the path, is left out: it is usually the
+    workspace itself (docs/security.md says to start hosts another way)."""
+    import sys
+
+    here = os.path.realpath(os.getcwd())
+    for entry in sys.path:
+        path = os.path.realpath(entry or os.curdir)
+        if path != here and os.path.exists(path):
+            found.setdefault(path, "an entry of the host's import path")
+    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
+        found.setdefault(os.path.realpath(prefix), "the Python installation")
+    found.setdefault(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Reyn's own code")
 
 
 __all__ = ["trusted_files"]

@@ -373,3 +373,43 @@ def test_reyn_mcp_refresh_checks_the_same_list(world, write_roots):
         assert "the host's approval store (approvals.sqlite)" in report["error"]
     else:
         assert report["status"] != "error" and done.returncode == 0, (report, done.stderr)
+
+
+@needs_sandbox
+def test_a_write_root_on_the_hosts_import_path_is_refused(world, monkeypatch):
+    """A folder on the host's ``sys.path`` (here a ``lib`` of the workspace, as ``PYTHONPATH=lib``
+    puts it) is code the host runs: a module or ``.pth`` planted there runs in the host, unconfined.
+    A shell write root over it is refused naming it; control: without ``lib`` on the path, the same
+    root runs the command."""
+    lib = world.root / "lib"
+    _writable_by_sandbox(lib)
+    _enable(world, "shell", extra=_shell_settings(["lib"]))
+    plant = "import pathlib; pathlib.Path('lib/zz_planted.pth').write_text('import os\\n'); print('planted')"
+    made = _shell(world, plant)  # control first: lib is not yet on the host's path
+    assert made["status"] == "ok" and made["data"]["stdout"].strip() == "planted", made
+    (lib / "zz_planted.pth").unlink()
+    monkeypatch.syspath_prepend(str(lib))
+    assert load(load_profile()).host_files[str(lib.resolve())] == "an entry of the host's import path"
+    refused = _shell(world, plant)
+    assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
+    assert "an entry of the host's import path" in refused["error"]["message"]
+    assert not (lib / "zz_planted.pth").exists()
+
+
+def test_the_files_the_profile_search_tries_first_are_protected(world, monkeypatch, tmp_path):
+    """With the profile in the user's config folder, ``./reyn.toml`` and ``./pyproject.toml`` come
+    first in the search: a model that wrote one would choose the next load's profile, so both are the
+    host's. Control: with ``./reyn.toml`` as the profile, ``./pyproject.toml`` is not protected (the
+    search never reaches it)."""
+    monkeypatch.chdir(world.root)
+    local = load(load_profile()).host_files
+    assert str(world.root.resolve() / "pyproject.toml") not in local  # control
+    user = tmp_path / "xdg" / "reyn"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / "reyn.toml").write_text(world.profile.read_text())
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("REYN_PROFILE_FILE", raising=False)
+    world.profile.rename(world.root / "elsewhere.toml")
+    found = load(load_profile()).host_files
+    for name in ("reyn.toml", "pyproject.toml"):
+        assert found[str(world.root.resolve() / name)] == "where the next load looks for its profile first"
