@@ -8,6 +8,12 @@ exit status or protocol code — and hands the raw text to ``log_remote_failure`
 to the logger ``reyn.remote.<source>`` with a short reference the model-visible message cites, so
 the operator can find the details.
 
+The same log takes the text of a local failure a model must not see either — an exception that
+names the host's files or a secret's location (an approval store that cannot open, an argument-hash
+key with loose permissions, a lazy handler's import error): ``log_failure`` writes the exception
+with its traceback, and the model-visible message says what failed in fixed words and cites the
+reference.
+
 Where the records go is the operator's choice, read from ``$REYN_REMOTE_LOG``:
 
 - unset: the file ``remote.log`` in Reyn's user log folder — ``$XDG_STATE_HOME/reyn`` (default
@@ -139,3 +145,13 @@ def log_remote_failure(source: str, what: str, raw: str) -> str:
     text = raw if cut <= 0 else f"[the first {cut} characters were cut]\n" + raw[-MAX_RAW_CHARS:]
     _logger(source).warning("ref=%s %s\n%s", ref, what, text.rstrip("\n") or "(no text)")
     return f"the details are in the operator's log ({LOGGER}.{source}, ref {ref})"
+
+
+def log_failure(source: str, what: str, exc: BaseException) -> str:
+    """``log_remote_failure`` for an exception: its text and traceback go to the operator's log under
+    ``what``; the returned sentence (where the details are, and the record's reference) is what a
+    model-visible message ends with. Never put ``exc``'s text in that message: it may name host
+    paths or carry a secret."""
+    import traceback
+
+    return log_remote_failure(source, what, "".join(traceback.format_exception(exc)))

@@ -432,6 +432,18 @@ class OperatorLog:
         """Everything logged so far (empty before the first record)."""
         return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
 
+    def record(self, message: str) -> str:
+        """The record a model-visible ``message`` cites (``… ref 1a2b3c4d)``): its text, traceback
+        included. Fails when the message cites none or the log holds no such record."""
+        import re
+
+        cited = re.search(r"\(reyn\.remote\.[\w.]+, ref ([0-9a-f]{8})\)", message)
+        assert cited, f"the message cites no record of the operator's log: {message}"
+        records = re.split(r"^(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ reyn\.remote)", self.text(), flags=re.M)
+        found = [r for r in records if f" ref={cited.group(1)} " in r]
+        assert len(found) == 1, f"no one record ref={cited.group(1)} in the operator's log:\n{self.text()}"
+        return found[0]
+
 
 @pytest.fixture
 def operator_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> OperatorLog:

@@ -48,6 +48,19 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
 
 
+def unavailable(tool: str, exc: BaseException) -> str:
+    """The model-visible words of a call refused because the store, the key or the audit log cannot
+    be used: fixed, with the codes ``reyn doctor`` explains; ``exc``'s text (a host path, a store's
+    own words) goes to the operator's log only (``log_failure``), the message cites its reference."""
+    from ..remote_log import log_failure
+
+    what = f"the approval check of a call to {tool!r} could not use the approval store, key or audit log"
+    return (
+        f"call to {tool!r} may need approval, and the approval store (RC011), its argument-hash key or "
+        f"the audit log (RC006) cannot be used; nothing ran; {log_failure('approvals', what, exc)}"
+    )
+
+
 def _describe_rule(index: int, rule: ApprovalRule) -> str:
     parts = [
         f"{name} {', '.join(sorted(values))}"
@@ -140,12 +153,7 @@ class ApprovalGate:
         except ToolError:
             raise
         except Exception as exc:  # fail closed: no store, key or audit line, no call
-            raise ApprovalRefused(
-                f"call to {tool.name!r} may need approval, and the approval store, key or audit log "
-                f"cannot be used ({type(exc).__name__}: {exc}); nothing ran",
-                tool=tool.name,
-                reason="unavailable",
-            ) from None
+            raise ApprovalRefused(unavailable(tool.name, exc), tool=tool.name, reason="unavailable") from None
 
     def _decide_call(
         self,

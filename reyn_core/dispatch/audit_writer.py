@@ -87,8 +87,13 @@ def not_regular(path: Path, mode: int) -> str:
 
 
 def refusal(reason: str) -> str:
-    """The ``before`` hook's refusal when the log cannot be written."""
-    return f"{reason}, so no call may run"
+    """The ``before`` hook's refusal when the log cannot be written: fixed words with the code, which
+    reach the model; ``reason`` (the log's host path, the OS error) goes to the operator's log, which
+    the refusal cites (``log_remote_failure``)."""
+    from ..remote_log import log_remote_failure
+
+    where = log_remote_failure("audit", "the audit log cannot be written, so no call may run", reason)
+    return f"the audit log cannot be written (RC006), so no call may run; {where}"
 
 
 @dataclass(slots=True)

@@ -33,8 +33,12 @@ async def run_before(hooks: ToolCallHooks, call: ToolCall) -> None:
         except ToolError:
             raise
         except Exception as exc:  # a policy that breaks denies: fail closed
+            from ..remote_log import log_failure
+
+            # what it raised may name host paths: the operator's log has it, the model fixed words
+            what = f"a policy hook ({before!r}) failed for a call to {call.tool.name!r}"
             raise ToolDenied(
-                f"call to {call.tool.name!r} denied: a policy hook failed ({describe_exception(exc)})",
+                f"call to {call.tool.name!r} denied: a policy hook failed; {log_failure('hooks', what, exc)}",
                 tool=call.tool.name,
             ) from None
         if reason:

@@ -78,17 +78,23 @@ def call_shape(fn: Callable[..., Any], known: ArgumentsModel | None = None) -> C
 
 
 def _resolved(ref: str, tool: str | None) -> tuple[Callable[..., Any], ArgumentsModel | None]:
-    """The handler ``ref`` names, and the model its ``@tool`` definition carries (if it names one)."""
+    """The handler ``ref`` names, and the model its ``@tool`` definition carries (if it names one).
+    An import that raises — ``SystemExit`` too: a module must not end the host — is
+    ``ToolRuntimeMissing`` in fixed words that reach the model; what was raised (it may name host
+    paths) goes to the operator's log, which the message cites (``log_failure``). ``KeyboardInterrupt``
+    and a task's cancellation propagate."""
     known: ArgumentsModel | None = None
     module_name, _, attr = ref.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a module that exits at import must not end the host
+        from ..remote_log import log_failure
+
+        what = f"the handler {ref!r} of tool {tool!r} cannot be imported"
         raise ToolRuntimeMissing(
-            f"the handler {ref!r} of tool {tool!r} cannot be imported ({type(exc).__name__}: {exc}); "
-            "the tool is unavailable in this installation",
+            f"{what}; the tool is unavailable in this installation; {log_failure('handlers', what, exc)}",
             tool=tool,
         ) from None
     if isinstance(obj, ToolDefinition):

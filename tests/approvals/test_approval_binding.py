@@ -187,19 +187,22 @@ def _planted(world, how, text: str = "hi") -> dict:
     return _call(registry, world.write, args, _ctx(world.root))
 
 
-def test_a_store_file_others_can_write_is_refused_and_nothing_runs(world):
+def test_a_store_file_others_can_write_is_refused_and_nothing_runs(world, operator_log):
     # A store file planted or left group/world-writable (or owned by another user): whoever can
     # write it can flip a row to approved. The store refuses such a file; the call is refused
     # (`unavailable`) and nothing runs.
     env = _planted(world, lambda p: os.chmod(p, 0o666))
     assert env["error"]["kind"] == "denied" and env["error"]["reason"] == "unavailable", env
-    assert "writable by its group or others" in env["error"]["message"]
+    assert "writable by its group or others" in operator_log.record(env["error"]["message"])
+    assert str(world.root) not in env["error"]["message"]  # why is the operator's, not the model's
     assert not (world.root / "out").exists()
     store = world.root / "approvals.sqlite"
     if os.geteuid() == 0:  # root can hand the file to another user, as a planted file would be
         os.chmod(store, 0o600)
         env = _planted(world, lambda p: (os.chmod(p, 0o600), os.chown(p, 65534, 65534)), "two")
-        assert env["error"]["reason"] == "unavailable" and "owned by uid 65534" in env["error"]["message"]
+        assert env["error"]["reason"] == "unavailable" and "owned by uid 65534" in operator_log.record(
+            env["error"]["message"]
+        )
         assert not (world.root / "out").exists()
     wal = Path(f"{store}-wal")
     if wal.exists():

@@ -196,3 +196,23 @@ def test_an_unusable_store_refuses_the_call_and_nothing_runs(world):
     assert not (world.root / "out").exists()
     # a call no rule holds is not affected
     assert _call(registry, world.read, {"path": "x"}, _ctx(world.root))["status"] == "ok"
+
+
+def test_a_key_others_can_read_refuses_the_call_naming_no_host_path_to_the_model(world, operator_log):
+    # review 2 (f): the argument-hash key's path (in the user's home) and mode reached the model in the
+    # `unavailable` message; now fixed words citing the operator's log, which says why. Control: the
+    # tests above, where the key is private and the same call waits for approval.
+    import os
+
+    from reyn_core.loading.argument_key import key_path
+
+    key = key_path()
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_bytes(b"k" * 32)
+    os.chmod(key, 0o644)
+    _, env = world.reyn_json("tools", "call", world.write, "path=out/b.md", "text=hi")  # a fresh process
+    assert env["error"]["kind"] == "denied" and env["error"]["reason"] == "unavailable", env
+    message = env["error"]["message"]
+    assert str(key.parent) not in message and "0o644" not in message and "RC006" in message
+    assert f"{key} is accessible to others" in operator_log.record(message)
+    assert not (world.root / "out").exists()

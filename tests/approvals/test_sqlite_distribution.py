@@ -48,7 +48,7 @@ def _without_sqlite(world: Any, mirror: Path, *args: str) -> subprocess.Complete
 
 
 def test_without_the_sqlite_store_a_held_call_is_refused_saying_how_to_install_it(
-    world: Any, mirror: Path
+    world: Any, mirror: Path, operator_log: Any
 ) -> None:
     probe = f"import site; site.addsitedir({str(mirror)!r}); import reyn_approvals_sqlite"
     probe_done = subprocess.run(
@@ -59,7 +59,7 @@ def test_without_the_sqlite_store_a_held_call_is_refused_saying_how_to_install_i
     done = _without_sqlite(world, mirror, "tools", "call", world.write, *CALL, "--json")
     envelope = json.loads(done.stdout)
     assert envelope["error"]["reason"] == "unavailable", envelope
-    assert "reyn-approvals-sqlite" in envelope["error"]["message"]
+    assert "reyn-approvals-sqlite" in operator_log.record(envelope["error"]["message"])
     assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, never run unapproved
     assert not (world.root / "approvals.sqlite").exists()
 
@@ -82,7 +82,7 @@ def test_with_the_sqlite_store_the_same_profile_holds_the_call_and_runs_it_once_
     assert (world.root / "out" / "a.md").read_text() == "hi\n"
 
 
-def test_the_store_file_is_a_setting_of_the_store(world: Any) -> None:
+def test_the_store_file_is_a_setting_of_the_store(world: Any, operator_log: Any) -> None:
     # `[approvals.settings] file` is read by reyn-approvals-sqlite (relative to the profile's folder);
     # an unknown key is the store's RC011, and every held call is refused until it is fixed
     text = world.profile.read_text()
@@ -91,5 +91,7 @@ def test_the_store_file_is_a_setting_of_the_store(world: Any) -> None:
     assert envelope["error"]["kind"] == "approval_required" and (world.root / "state" / "apr.sqlite").exists()
     world.profile.write_text(text.replace('file = "approvals.sqlite"', 'path = "approvals.sqlite"'))
     _, envelope = world.reyn_json("tools", "call", world.write, *CALL)
-    assert envelope["error"]["reason"] == "unavailable" and "path" in envelope["error"]["message"]
+    assert envelope["error"]["reason"] == "unavailable" and "path" in operator_log.record(
+        envelope["error"]["message"]
+    )
     assert not (world.root / "out" / "a.md").exists()

@@ -52,12 +52,13 @@ def _call(world: Any) -> dict[str, Any]:
 
 
 def test_a_plugin_providing_the_store_is_never_imported_and_held_calls_are_refused(
-    world: Any, marker: Path
+    world: Any, marker: Path, operator_log: Any
 ) -> None:
     _store_dist(world, "reyn-custom-store", plugin=True)
     envelope = _call(world)
     assert envelope["error"]["reason"] == "unavailable" and not marker.exists()
-    assert "no installed distribution provides the approval store 'custom'" in envelope["error"]["message"]
+    why = operator_log.record(envelope["error"]["message"])
+    assert "no installed distribution provides the approval store 'custom'" in why
     assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
     done = world.reyn("doctor", "--json")
     assert "RD006" in done.stdout and "it is a Reyn plugin" in done.stdout and not marker.exists()
@@ -73,7 +74,9 @@ def test_the_same_store_from_a_distribution_that_is_not_a_plugin_holds_the_call(
     assert marker.exists() and not (world.root / "out" / "a.md").exists()
 
 
-def test_a_store_with_the_old_decide_is_unusable_and_held_calls_are_refused(world: Any, marker: Path) -> None:
+def test_a_store_with_the_old_decide_is_unusable_and_held_calls_are_refused(
+    world: Any, marker: Path, operator_log: Any
+) -> None:
     # the store protocol's decide(decided) replaced decide(approval_id, *, approve, ...): a store of
     # the old shape passes the protocol's name check, so the load checks decide's shape (RC011)
     # instead of letting the first decision fail with a TypeError; control: the test above
@@ -81,7 +84,7 @@ def test_a_store_with_the_old_decide_is_unusable_and_held_calls_are_refused(worl
     _store_dist(world, "reyn-custom-store", plugin=False, source=OLD_SHAPE)
     envelope = _call(world)
     assert envelope["error"]["reason"] == "unavailable", envelope
-    assert "has decide() of another shape" in envelope["error"]["message"]
+    assert "has decide() of another shape" in operator_log.record(envelope["error"]["message"])
     assert marker.exists() and not (world.root / "out" / "a.md").exists()
     done = world.reyn("doctor", "--json")
     assert "RC011" in done.stdout and "decide(decided)" in done.stdout
@@ -103,7 +106,7 @@ def test_postgres_from_another_distribution_is_never_imported(world: Any, marker
 
 
 def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
-    world: Any, marker: Path
+    world: Any, marker: Path, operator_log: Any
 ) -> None:
     # the store is pinned by `reyn plugins lock` ([extensions."reyn.approval_stores:custom"]); one whose
     # bytes changed since (RECORD rewritten to match, as a reinstall does) is refused before it runs
@@ -126,7 +129,7 @@ def test_under_an_enforced_lock_a_store_reinstalled_with_other_bytes_is_refused(
     )
     envelope = _call(world)
     assert envelope["error"]["reason"] == "unavailable" and not marker.exists()
-    assert "drifted from" in envelope["error"]["message"], envelope
+    assert "drifted from" in operator_log.record(envelope["error"]["message"]), envelope
     assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run
     doctor = world.reyn("doctor", "--json")
     assert "RC011" in doctor.stdout and "file reyn_custom_store/store.py changed" in doctor.stdout
@@ -144,16 +147,21 @@ RAISING = STORE.replace(
 
 
 def test_a_store_raising_at_import_is_refused_naming_no_host_path_to_the_model(
-    world: Any, marker: Path
+    world: Any, marker: Path, operator_log: Any
 ) -> None:
-    # the refusal reaches a model (reason: unavailable): the location is the file inside the
-    # distribution; the host path is the operator's, in RC011's traceback; control: the test above
-    # where the same store imports cleanly and holds the call
+    # the refusal reaches a model (reason: unavailable) in fixed words citing the operator's log,
+    # which holds why (the location inside the distribution, the host path in the traceback); the
+    # host path is the operator's, in RC011's traceback too; control: the test above where the same
+    # store imports cleanly and holds the call
     _store_dist(world, "reyn-custom-store", plugin=False, source=RAISING)
     envelope = _call(world)
     assert envelope["error"]["reason"] == "unavailable", envelope
     message = envelope["error"]["message"]
-    assert "failed at reyn_custom_store/store.py:7 (in start): ValueError: the store cannot start" in message
+    assert (
+        "the approval store (RC011), its argument-hash key or the audit log (RC006) cannot be used" in message
+    )
+    why = operator_log.record(message)
+    assert "failed at reyn_custom_store/store.py:7 (in start): ValueError: the store cannot start" in why
     assert str(world.site) not in message and str(world.root) not in message
     assert not re.search(r"(^|[\s'\"(=])/[\w.-]+/", message), message  # no absolute path at all
     assert not (world.root / "out" / "a.md").exists()  # fail closed: refused, not run

@@ -90,13 +90,15 @@ async def test_before_hook_raising_tool_denied_denies() -> None:
     assert CALLS == []
 
 
-async def test_before_hook_that_breaks_denies_fail_closed() -> None:
+async def test_before_hook_that_breaks_denies_fail_closed(operator_log: Any) -> None:
     def policy(call: ToolCall) -> None:
         raise KeyError("missing config")
 
     envelope = await dispatch_tool(registry_with(ToolCallHooks(before=(policy,))), "save_note", ARGS, CTX)
     assert envelope["error"]["kind"] == "denied"
-    assert "policy hook failed (KeyError: 'missing config')" in envelope["error"]["message"]
+    message = envelope["error"]["message"]
+    assert "a policy hook failed;" in message and "missing config" not in message  # fixed words
+    assert "KeyError: 'missing config'" in operator_log.record(message)  # what it raised: the operator's
     assert CALLS == []
 
 
@@ -174,7 +176,7 @@ async def test_after_hook_exceptions_are_ignored(caplog: pytest.LogCaptureFixtur
     assert "audit sink down" in caplog.text and "disk full" in caplog.text  # ignored, not silent
 
 
-async def test_an_unwritable_audit_log_refuses_calls_fail_closed(tmp_path: Path) -> None:
+async def test_an_unwritable_audit_log_refuses_calls_fail_closed(tmp_path: Path, operator_log: Any) -> None:
     blocker = tmp_path / "not_a_dir"
     blocker.write_text("")
     log = JsonlAuditLog(blocker / "calls.jsonl")
@@ -182,7 +184,11 @@ async def test_an_unwritable_audit_log_refuses_calls_fail_closed(tmp_path: Path)
     CALLS.clear()
     envelope = await dispatch_tool(registry_with(log.hooks()), "save_note", ARGS, CTX)
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied"
-    assert "cannot be written" in envelope["error"]["message"]
+    message = envelope["error"]["message"]
+    assert "the audit log cannot be written (RC006)" in message and str(tmp_path) not in message
+    assert f"the audit log {log.path} cannot be written" in operator_log.record(
+        message
+    )  # the log's path: the operator's
     assert CALLS == []  # the handler never ran
     blocker.unlink()  # once the log can be written, calls run again
     blocker.mkdir()

@@ -18,6 +18,21 @@ def _record_line(site: Path, rel: str) -> str:
     return f"{rel},sha256={digest},{len(data)}"
 
 
+def lazy_plugin(tool: str, handler: str) -> str:
+    """The source of a plugin module registering one read-only tool ``tool`` with no arguments whose
+    handler is the lazy reference ``handler`` (``"pkg.mod:fn"``, imported at its first call)."""
+    return f"""
+from reyn_core import hookimpl, ToolDefinition
+REYN_API = 1
+LAZY = ToolDefinition(name={tool!r}, description="Runs a lazily imported handler.",
+    parameters={{"type": "object", "properties": {{}}}}, handler={handler!r}, cluster="probe",
+    purity="read_only")
+@hookimpl
+def reyn_register_tools(register, settings):
+    register(LAZY)
+"""
+
+
 def install_site_plugin(site: Path, plugin_id: str, source: str, *, version: str = "1.0") -> Path:
     """Write (or rewrite, as a reinstall would) module ``reyn_site_<plugin_id>`` from ``source`` and its
     dist-info ``reyn-site-<plugin_id>`` at ``version`` into ``site``; returns the module file."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from plugin_distkit import tool_plugin
-from site_plugin import install_distribution, install_site_plugin
+from site_plugin import install_distribution, install_site_plugin, lazy_plugin
 
 from reyn_core.host import Profile, load
 from reyn_core.loading.extension_origin import ExtensionError, ExtensionSession
@@ -79,3 +79,40 @@ def test_a_plugin_cancelled_at_import_propagates_out_of_the_load_and_control_loa
     install_site_plugin(temp_site, "rse_calm", tool_plugin(["rse_calm_echo"]))
     result = load(Profile.from_toml_text('[plugins]\nenable = ["rse_calm"]\n'))
     assert result.report.plugin("rse_calm").status == "loaded" and "rse_calm_echo" in result.registry
+
+
+def _lazy_call(site: Path, pid: str, handler: str) -> dict[str, Any]:
+    from reyn_core import ToolContext
+    from reyn_core.host import dispatch_tool
+
+    pkg = f"{pid}_pkg"
+    files = {"__init__.py": lazy_plugin(f"{pid}_run", f"{pkg}.h:fn"), "h.py": handler}
+    install_distribution(site, pid.replace("_", "-"), pkg, files, f"[reyn.plugins]\n{pid} = {pkg}\n")
+    result = load(Profile.from_toml_text(f'[plugins]\nenable = ["{pid}"]\n'))
+    assert result.report.plugin(pid).status == "loaded"
+    ctx = ToolContext(surface="router", agent="tester")
+    envelope: dict[str, Any] = asyncio.run(dispatch_tool(result.registry, f"{pid}_run", {}, ctx))
+    return envelope
+
+
+@pytest.mark.parametrize("raised", ["raise SystemExit(3)", "open(__file__ + '.secret-path')"])
+def test_a_lazy_handler_failing_at_import_is_runtime_missing_in_fixed_words(
+    temp_site: Path, operator_log: Any, raised: str
+) -> None:
+    # review 2 (n): a handler module exiting at import ended the host; and its exception text (a host
+    # path) reached the model. Both are now runtime_missing in fixed words citing the operator's log.
+    pid = "rlz_exit" if "SystemExit" in raised else "rlz_path"
+    envelope = _lazy_call(temp_site, pid, f"{raised}\ndef fn():\n    return 'ran'\n")
+    assert envelope["status"] == "error" and envelope["error"]["kind"] == "runtime_missing", envelope
+    message = envelope["error"]["message"]
+    assert f"the handler '{pid}_pkg.h:fn' of tool '{pid}_run' cannot be imported" in message
+    assert str(temp_site) not in message and "secret-path" not in message and "SystemExit" not in message
+    why = operator_log.record(message)
+    assert ("SystemExit: 3" if "SystemExit" in raised else f"{temp_site}/{pid}_pkg/h.py.secret-path") in why
+
+
+def test_a_lazy_handler_interrupted_at_import_propagates_and_control_runs(temp_site: Path) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        _lazy_call(temp_site, "rlz_interrupt", "raise KeyboardInterrupt\n")
+    envelope = _lazy_call(temp_site, "rlz_fine", "def fn():\n    return 'ran'\n")
+    assert envelope["status"] == "ok" and envelope["data"] == "ran"

@@ -54,37 +54,80 @@ def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None
     )
 
 
+RESTART_HINT = (
+    "restart the process (the host, `reyn chat`, the MCP server): a module is imported once per process, "
+    "so the version it imported first keeps running until then"
+)
+
+
 def imported_under_other_bytes(rec: ProvenanceRecord) -> str | None:
-    """Why the plugin's modules this process already imported are not the digested bytes, or None.
+    """Why this process, which already imported modules of the plugin, cannot serve the digested
+    bytes, or None. A process serves one version of a plugin (``RI009``, ``RESTART_HINT``).
 
     A module is imported once per process: a later ``load()`` after an upgrade digests the new files
     while ``sys.modules`` still holds the code compiled from the old ones, which the import would
     return. Each module the verified finder served keeps the sha256 it was compiled from (its
-    loader's ``expected_sha256``); one whose file is now digested with another hash, or no longer
-    digested, is still running the previous version: nothing of the plugin is imported, the process
-    must be restarted (``RI009``). Modules the host imported itself, outside any load, carry no such
-    record and are taken as the host's (``import_origin_problem`` still checks where they came from)."""
+    loader's ``expected_sha256``). Refused, whatever distribution the module was served for (a
+    package reinstalled under another distribution name is the same package): a module under one of
+    the plugin's import names whose file is now digested with another hash; one no longer among the
+    digested files, unless another distribution's file with unchanged bytes (a portion of a namespace
+    package); one under an import name the plugin's distribution (or plugin id) no longer has. Files
+    are compared by real path (a symlinked ``sys.path`` entry reaches the same file). Then the verified
+    finder's check that registering the new files changes no tree a module was imported from
+    (``VerifiedFinder.replacement_problem``: a lazy ``"module:attr"`` handler not imported yet).
+
+    Modules the host imported itself, outside any load, carry no such record and are taken as the
+    host's own, like ``reyn_core`` (``import_origin_problem`` still checks where they came from)."""
     import sys
 
-    from reyn_core.loading.step4_import.verified_import import VerifiedLoader, trees_of
+    from reyn_core.loading.step4_import.verified_import import VerifiedLoader, trees_of, verified_finder
 
-    for tree in trees_of(rec):
-        for name, module in list(sys.modules.items()):
-            if name != tree.top and not name.startswith(tree.top + "."):
-                continue
-            loader = getattr(getattr(module, "__spec__", None), "loader", None)
-            if not isinstance(loader, VerifiedLoader) or loader.distribution != tree.distribution:
-                continue
-            digested = tree.files.get(os.path.normpath(loader.path))
-            if digested == loader.expected_sha256:
-                continue
-            now = f"now digested as sha256 {digested[:12]}…" if digested else "no longer among its files"
-            return (
-                f"module {name!r} was already imported in this process from other bytes (sha256 "
-                f"{loader.expected_sha256[:12]}…, {now}): this process still runs the previous version "
-                f"of {tree.distribution}, so {rec.version} is not imported; restart the process to load it"
-            )
+    trees = {tree.top: tree for tree in trees_of(rec)}
+    real: dict[str, dict[str, str]] = {}
+    for name, module in list(sys.modules.items()):
+        loader = getattr(getattr(module, "__spec__", None), "loader", None)
+        if not isinstance(loader, VerifiedLoader):
+            continue
+        tree = trees.get(name.partition(".")[0])
+        if tree is None:
+            if loader.distribution == rec.distribution or loader.plugin_id == rec.plugin_id:
+                return _stale(name, loader, rec, "no longer one of its import names")
+            continue
+        if tree.top not in real:
+            real[tree.top] = {os.path.realpath(path): sha for path, sha in tree.files.items()}
+        digested = real[tree.top].get(os.path.realpath(loader.path))
+        if digested == loader.expected_sha256:
+            continue
+        if digested is None and loader.distribution != tree.distribution and _unchanged(loader):
+            continue  # another distribution's portion of a namespace package
+        now = f"now digested as sha256 {digested[:12]}…" if digested else "no longer among its files"
+        return _stale(name, loader, rec, now)
+    problem = verified_finder().replacement_problem(list(trees.values()))
+    if problem is not None:
+        return (
+            f"{problem}, so {rec.distribution} {rec.version} is not imported; restart the process to load it"
+        )
     return None
+
+
+def _stale(name: str, loader: Any, rec: ProvenanceRecord, now: str) -> str:
+    return (
+        f"module {name!r} was already imported in this process from other bytes (sha256 "
+        f"{loader.expected_sha256[:12]}… of {loader.distribution}, {now}): this process still runs the "
+        f"previous version of {rec.distribution}, so {rec.version} is not imported; restart the process "
+        "to load it"
+    )
+
+
+def _unchanged(loader: Any) -> bool:
+    """Whether the file a verified module was compiled from still has the bytes it was served with."""
+    import hashlib
+
+    try:
+        with open(loader.path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == loader.expected_sha256
+    except OSError:
+        return False
 
 
 def _path_entry(path: str) -> str:
@@ -103,11 +146,18 @@ def _path_entry(path: str) -> str:
 def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     """From now on, every module under the plugin's top-level names — the entry point and any module
     imported later, such as a lazy ``"module:attr"`` handler — is compiled from the bytes of its
-    digested file, read once and hash-checked at import (``verified_import``)."""
+    digested file, read once and hash-checked at import (``verified_import``). ``PluginLoadError``
+    (``RI009``) when the finder keeps serving other bytes this process already imported from."""
     from reyn_core.loading.step4_import.verified_import import trees_of, verified_finder
 
     assert rec is not None
-    verified_finder().register(trees_of(rec))
+    problem = verified_finder().register(trees_of(rec))
+    if problem is not None:  # a load since ``imported_under_other_bytes`` was asked imported it
+        raise PluginLoadError(
+            "RI009",
+            f"{problem}, so {rec.distribution} {rec.version} is not imported; restart the process to load it",
+            hint=RESTART_HINT,
+        )
 
 
 def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> Any:
@@ -124,8 +174,8 @@ def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> An
     propagate."""
     from importlib.metadata import EntryPoint
 
+    serve_from_digested_files(rec)
     try:
-        serve_from_digested_files(rec)
         return EntryPoint(name=rec.plugin_id, value=rec.entry_point, group=group).load()
     except (Exception, SystemExit) as exc:
         import traceback
@@ -183,6 +233,7 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> tuple
 
 
 __all__ = [
+    "RESTART_HINT",
     "imported_under_other_bytes",
     "import_origin_problem",
     "import_verified",

@@ -9,6 +9,7 @@ from reyn_core.hookspecs import API_VERSION, RETIRED_HOOKS, plugin_manager
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.step4_import.import_origin import (
+    RESTART_HINT,
     import_origin_problem,
     import_verified,
     imported_under_other_bytes,
@@ -46,12 +47,6 @@ def verify_import_origin(session: LoadSession, p: PluginState) -> None:
             "RI009",
             f"plugin {p.plugin_id!r} ({cand.distribution} {cand.version}) is not imported: {problem}",
         )
-
-
-RESTART_HINT = (
-    "restart the process (the host, `reyn chat`, the MCP server): a module is imported once per process, "
-    "so the version it imported first keeps running until then"
-)
 
 
 def import_plugin(session: LoadSession, p: PluginState) -> None:

@@ -116,8 +116,8 @@ class VerifiedLoader(importlib.machinery.SourceFileLoader):
             raise ImportError(
                 f"{path} of plugin {self.plugin_id!r} ({self.distribution}) changed after its digest "
                 f"was computed (sha256 {actual[:12]}…, digested {self.expected_sha256[:12]}…); it was "
-                "not executed. Reload to digest it again (a pinned or locked plugin is then refused "
-                "until the pin or lock is updated)",
+                "not executed. Restart the process to load the new version (a pinned or locked plugin "
+                "is then refused until the pin or lock is updated)",
                 name=fullname,
                 path=path,
             )
@@ -157,15 +157,46 @@ class VerifiedFinder(importlib.abc.MetaPathFinder):
         self._trees: dict[str, dict[str, VerifiedTree]] = {}
         self._lock = threading.Lock()
 
-    def register(self, trees: Sequence[VerifiedTree]) -> None:
-        """Serve these trees from now on. A tree replaces the one its distribution registered for the
-        same name before (a later load, a reinstall elsewhere); trees of other distributions for the
-        same name stay (portions of one namespace package), the latest registered searched first."""
+    def register(self, trees: Sequence[VerifiedTree]) -> str | None:
+        """Serve these trees from now on, and return None; or register none of them and return why
+        (``replacement_problem``): a tree this process imported a module of is never replaced by
+        other bytes. A tree replaces the one its distribution registered for the same name before (a
+        later load of the same bytes, a reinstall elsewhere once nothing of it is imported); trees of
+        other distributions for the same name stay (portions of one namespace package), the latest
+        registered searched first."""
         with self._lock:
+            problem = self._replacement_problem(trees)
+            if problem is not None:
+                return problem
             for tree in trees:
                 portions = self._trees.setdefault(tree.top, {})
                 portions.pop(tree.distribution, None)
                 self._trees[tree.top] = {tree.distribution: tree, **portions}
+        return None
+
+    def replacement_problem(self, trees: Sequence[VerifiedTree]) -> str | None:
+        """Why registering ``trees`` would change the bytes served under a name this process already
+        imported a module of, or None. A process serves one version of a plugin: once a module of a
+        registered tree is imported (``sys.modules``), a tree with other source bytes for it — a
+        changed, added or removed ``.py`` file of the same distribution, or another distribution's
+        file at the same path — would serve its lazily imported modules (a ``"module:attr"``
+        handler) to every registry of the process, a pinned one included. Compared by real path, so
+        the same files reached through a symlinked ``sys.path`` entry are the same tree."""
+        with self._lock:
+            return self._replacement_problem(trees)
+
+    def _replacement_problem(self, trees: Sequence[VerifiedTree]) -> str | None:
+        for tree in trees:
+            for old in self._trees.get(tree.top, {}).values():
+                changed = _changed_source(old, tree)
+                imported = changed and _imported_module(old)
+                if changed and imported:
+                    return (
+                        f"module {imported!r} of {old.distribution} is imported in this process, and "
+                        f"{changed} now has other bytes than the ones it was served with: this process "
+                        f"keeps serving the version it imported first"
+                    )
+        return None
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
@@ -249,6 +280,40 @@ def _undigested(tree: VerifiedTree, parts: list[str]) -> list[str]:
         names = []
     found += sorted(os.path.join(cache, f) for f in names if f.startswith(name + ".") and f.endswith(".pyc"))
     return found
+
+
+def _sources(tree: VerifiedTree) -> dict[str, str]:
+    """The real path of each ``.py`` file of ``tree`` (what the finder can serve) → its sha256."""
+    return {os.path.realpath(path): sha for path, sha in tree.files.items() if path.endswith(".py")}
+
+
+def _changed_source(old: VerifiedTree, new: VerifiedTree) -> str | None:
+    """A source file (its path inside the distribution) that ``new`` would serve other bytes for, or
+    not serve, than ``old``: any difference for the same distribution, a shared path with other bytes
+    for another one (disjoint files are portions of one namespace package). None when there is none."""
+    a, b = _sources(old), _sources(new)
+    if old.distribution == new.distribution:
+        changed = set(a) ^ set(b)
+    else:
+        changed = set()
+    changed |= {path for path in a.keys() & b.keys() if a[path] != b[path]}
+    if not changed:
+        return None
+    path = min(changed)
+    base = os.path.dirname(os.path.realpath(old.location if path in a else new.location))
+    return os.path.relpath(path, base).replace(os.sep, "/")
+
+
+def _imported_module(tree: VerifiedTree) -> str | None:
+    """A module under ``tree``'s name that the finder served for its distribution and that this
+    process still imports (``sys.modules``), or None."""
+    for name, module in list(sys.modules.items()):
+        if name != tree.top and not name.startswith(tree.top + "."):
+            continue
+        loader = getattr(getattr(module, "__spec__", None), "loader", None)
+        if isinstance(loader, VerifiedLoader) and loader.distribution == tree.distribution:
+            return name
+    return None
 
 
 _FINDER: VerifiedFinder | None = None
