@@ -290,19 +290,23 @@ def _custom_store(world: Any, body: str, settings: str = 'settings.file = "x.db"
     from site_plugin import install_distribution
 
     package = f"reyn_store_{world.pid}"
+    # a backend name of its own: one process serves one extension per entry point, and an earlier
+    # test's store under the same name would be "the previous version" (refused, RI009)
+    backend = f"custom_{world.pid}"
     install_distribution(
         world.site,
         f"reyn-store-{world.pid.replace('_', '-')}",
         package,
         {"__init__.py": "", "store.py": FACTORY.replace("{body}", body)},
-        f"[reyn.approval_stores]\ncustom = {package}.store:open_store\n",
+        f"[reyn.approval_stores]\n{backend} = {package}.store:open_store\n",
     )
     text = world.profile.read_text().replace(
-        'settings.file = "approvals.sqlite"', f'backend = "custom"\n{settings}'
+        'settings.file = "approvals.sqlite"', f'backend = "{backend}"\n{settings}'
     )
     world.profile.write_text(text)
     result = load(load_profile())
-    assert not [d for d in result.report.diagnostics if d.code == "RC011"], result.report.diagnostics
+    refused = [d.message for d in result.report.diagnostics if d.code == "RC011"]
+    assert not refused, refused
     return {path: what for path, what in result.host_files.items() if "approval store" in what}
 
 
