@@ -198,7 +198,9 @@ def test_an_unusable_store_refuses_the_call_and_nothing_runs(world):
     assert _call(registry, world.read, {"path": "x"}, _ctx(world.root))["status"] == "ok"
 
 
-def test_a_key_others_can_read_refuses_the_call_naming_no_host_path_to_the_model(world, operator_log):
+def test_a_key_others_can_read_refuses_the_call_naming_no_host_path_to_the_model(
+    world, operator_log, monkeypatch, tmp_path
+):
     # review 2 (f): the argument-hash key's path (in the user's home) and mode reached the model in the
     # `unavailable` message; now fixed words citing the operator's log, which says why. Control: the
     # tests above, where the key is private and the same call waits for approval.
@@ -206,6 +208,8 @@ def test_a_key_others_can_read_refuses_the_call_naming_no_host_path_to_the_model
 
     from reyn_core.loading.argument_key import key_path
 
+    # a key of this test's own (the session's shared key must stay private for every other test)
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(tmp_path / "shared-home" / "argument-hash.key"))
     key = key_path()
     key.parent.mkdir(parents=True, exist_ok=True)
     key.write_bytes(b"k" * 32)

@@ -161,8 +161,15 @@ CHILD = textwrap.dedent(
 )
 
 
+def logged(operator_log: Any, envelope: dict[str, Any]) -> str:
+    """Why the call was refused, as the operator's log has it: the model's message is fixed words
+    (RC006) citing that record."""
+    assert "RC006" in envelope["error"]["message"]
+    return str(operator_log.record(envelope["error"]["message"]))
+
+
 def run_child(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REYN_") or k == "REYN_REMOTE_LOG"}
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(path), *extra],
         capture_output=True,
@@ -188,57 +195,57 @@ def test_a_line_survives_a_crash_right_after_the_call(tmp_path: Path) -> None:
     assert json.loads(line)["status"] == "ok"
 
 
-def test_a_fifo_without_a_reader_refuses_calls_instead_of_hanging(tmp_path: Path) -> None:
+def test_a_fifo_without_a_reader_refuses_calls_instead_of_hanging(tmp_path: Path, operator_log: Any) -> None:
     path = tmp_path / "audit.jsonl"
     os.mkfifo(path)
     envelope, reason, out = denied(path)
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied"
-    assert "FIFO" in envelope["error"]["message"] and "not a regular file" in envelope["error"]["message"]
+    assert "FIFO" in logged(operator_log, envelope) and "not a regular file" in logged(operator_log, envelope)
     assert reason is not None and "FIFO" in reason  # what RC006 reports at load
     assert "HANDLER RAN" not in out
 
 
-def test_a_fifo_with_a_reader_is_refused_too(tmp_path: Path) -> None:
+def test_a_fifo_with_a_reader_is_refused_too(tmp_path: Path, operator_log: Any) -> None:
     path = tmp_path / "audit.jsonl"
     os.mkfifo(path)
     reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         envelope, _, out = denied(path)
-        assert envelope["error"]["kind"] == "denied" and "FIFO" in envelope["error"]["message"]
+        assert envelope["error"]["kind"] == "denied" and "FIFO" in logged(operator_log, envelope)
         assert "HANDLER RAN" not in out
         assert os.read(reader, 4096) == b""  # nothing was written into the pipe
     finally:
         os.close(reader)
 
 
-def test_a_symlink_to_a_character_device_is_refused(tmp_path: Path) -> None:
+def test_a_symlink_to_a_character_device_is_refused(tmp_path: Path, operator_log: Any) -> None:
     path = tmp_path / "audit.jsonl"
     path.symlink_to("/dev/null")
     envelope, reason, out = denied(path)
-    assert envelope["error"]["kind"] == "denied" and "symbolic link" in envelope["error"]["message"]
+    assert envelope["error"]["kind"] == "denied" and "symbolic link" in logged(operator_log, envelope)
     assert reason is not None and "symbolic link" in reason
     assert "HANDLER RAN" not in out
 
 
-def test_a_symlink_to_a_regular_file_is_refused(tmp_path: Path) -> None:
+def test_a_symlink_to_a_regular_file_is_refused(tmp_path: Path, operator_log: Any) -> None:
     (tmp_path / "real.jsonl").write_text("")
     path = tmp_path / "audit.jsonl"
     path.symlink_to(tmp_path / "real.jsonl")
     envelope, _, out = denied(path)
-    assert envelope["error"]["kind"] == "denied" and "symbolic link" in envelope["error"]["message"]
+    assert envelope["error"]["kind"] == "denied" and "symbolic link" in logged(operator_log, envelope)
     assert (tmp_path / "real.jsonl").read_text() == "" and "HANDLER RAN" not in out
 
 
-def test_a_directory_at_the_path_is_refused(tmp_path: Path) -> None:
+def test_a_directory_at_the_path_is_refused(tmp_path: Path, operator_log: Any) -> None:
     path = tmp_path / "audit.jsonl"
     path.mkdir()
     envelope, reason, out = denied(path)
-    assert envelope["error"]["kind"] == "denied" and "is a directory" in envelope["error"]["message"]
+    assert envelope["error"]["kind"] == "denied" and "is a directory" in logged(operator_log, envelope)
     assert reason is not None and "is a directory" in reason
     assert "HANDLER RAN" not in out
 
 
-def test_a_socket_at_the_path_is_refused(tmp_path: Path) -> None:
+def test_a_socket_at_the_path_is_refused(tmp_path: Path, operator_log: Any) -> None:
     path = tmp_path / "a.jsonl"  # short: AF_UNIX paths are limited to ~100 bytes
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -247,7 +254,7 @@ def test_a_socket_at_the_path_is_refused(tmp_path: Path) -> None:
         except OSError as exc:
             pytest.skip(f"cannot bind a unix socket here: {exc}")
         envelope, reason, out = denied(path)
-        assert envelope["error"]["kind"] == "denied" and "socket" in envelope["error"]["message"]
+        assert envelope["error"]["kind"] == "denied" and "socket" in logged(operator_log, envelope)
         assert reason is not None and "socket" in reason
         assert "HANDLER RAN" not in out
     finally:

@@ -34,14 +34,14 @@ def phase_reply(ops: list[dict[str, Any]], decision: str = "finish") -> R:
 
 
 async def test_a_hook_cannot_rewrite_a_router_call(
-    tools: Tools, ctx: ToolContext, scripted: Scripted
+    tools: Tools, ctx: ToolContext, scripted: Scripted, operator_log: Any
 ) -> None:
     _, client = scripted(R.calls(("read_note", {"name": "todo.md"})), R.text("done"))
     registry = hooked(tools, ToolCallHooks(before=(redirect,)))
     result = await RouterLoop(registry, model=MODEL, ctx=ctx, client=client).run("read todo")
     envelope = result.tool_calls[0].envelope
     assert envelope["error"]["kind"] == "denied"
-    assert "read-only" in envelope["error"]["message"]
+    assert "read-only" in operator_log.record(envelope["error"]["message"])  # the model gets fixed words
     assert tools.calls.log == []
 
 
