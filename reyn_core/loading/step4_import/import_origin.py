@@ -103,19 +103,19 @@ def imported_under_other_bytes(rec: ProvenanceRecord) -> str | None:
         now = f"now digested as sha256 {digested[:12]}…" if digested else "no longer among its files"
         return _stale(name, loader, rec, now)
     problem = verified_finder().replacement_problem(list(trees.values()))
-    if problem is not None:
-        return (
-            f"{problem}, so {rec.distribution} {rec.version} is not imported; restart the process to load it"
-        )
-    return None
+    return None if problem is None else _not_imported(problem, rec)
+
+
+def _not_imported(problem: str, rec: ProvenanceRecord) -> str:
+    return f"{problem}, so {rec.distribution} {rec.version} is not imported; restart the process to load it"
 
 
 def _stale(name: str, loader: Any, rec: ProvenanceRecord, now: str) -> str:
-    return (
+    return _not_imported(
         f"module {name!r} was already imported in this process from other bytes (sha256 "
         f"{loader.expected_sha256[:12]}… of {loader.distribution}, {now}): this process still runs the "
-        f"previous version of {rec.distribution}, so {rec.version} is not imported; restart the process "
-        "to load it"
+        f"previous version of {rec.distribution}",
+        rec,
     )
 
 
@@ -153,11 +153,7 @@ def serve_from_digested_files(rec: ProvenanceRecord | None) -> None:
     assert rec is not None
     problem = verified_finder().register(trees_of(rec))
     if problem is not None:  # a load since ``imported_under_other_bytes`` was asked imported it
-        raise PluginLoadError(
-            "RI009",
-            f"{problem}, so {rec.distribution} {rec.version} is not imported; restart the process to load it",
-            hint=RESTART_HINT,
-        )
+        raise PluginLoadError("RI009", _not_imported(problem, rec), hint=RESTART_HINT)
 
 
 def import_verified(rec: ProvenanceRecord, *, group: str = "reyn.plugins") -> Any:
