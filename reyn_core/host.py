@@ -52,8 +52,8 @@ _EXPORTS = {
     "gates": "reyn_core.registry:gates",  # gates.check is the one gate evaluation
     "Decision": "reyn_core.gates",
     "op_matches": "reyn_core.gates",  # whether an allowed_ops entry names a tool (name or cluster)
-    "OperatorPolicy": "reyn_core.gates",
-    "PluginPolicy": "reyn_core.gates",
+    "OperatorPolicy": "reyn_core.operator_policy",
+    "PluginPolicy": "reyn_core.operator_policy",
     # render
     "render_router": "reyn_core.render",
     "render_router_json": "reyn_core.render.router",
