@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ..code_table import CodeTableError
 from ..errors import ReynError
 from .global_options import GlobalOptions, scan_global_options
 from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
@@ -44,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(exc.message, usage=exc.usage, prefix=f"{exc.prog}: error: ")
     except ReynError as exc:
         return report_error(str(exc), code=getattr(exc, "code", None) or "usage", hint=_hint(exc))
+    except CodeTableError as exc:  # a damaged installation: one clear line, not an internal error
+        return report_error(str(exc), code="RD007")
     except KeyboardInterrupt:
         return report_error("interrupted", code="interrupted", exit_code=130, prefix="reyn: ")
     except BrokenPipeError:  # e.g. `reyn tools list | head`
