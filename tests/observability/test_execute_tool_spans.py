@@ -57,8 +57,13 @@ def registry(handler: Any = echo_async, *, timeout_s: float | None = None, **pol
     builder = RegistryBuilder(operator=OperatorPolicy(**policy))
     builder.register(
         ToolDefinition(
-            name="notes_echo", description="Echo.", parameters=SCHEMA, handler=handler, timeout_s=timeout_s
-        ).with_origin(ORIGIN)
+            name="notes_echo",
+            description="Echo.",
+            parameters=SCHEMA,
+            handler=handler,
+            timeout_s=timeout_s,
+            origin=ORIGIN,
+        )
     )
     return builder.freeze()
 
