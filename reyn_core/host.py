@@ -138,7 +138,8 @@ _moved = moved_attributes(__name__)
 
 def __getattr__(name: str) -> Any:
     """An exported name, imported on first use; a name that left the core (``reyn_core.moved``) is
-    an ``ImportError`` naming its new distribution, or saying why it was removed."""
+    an error naming its new distribution, or saying why it was removed (``ImportError`` in ``from
+    reyn_core.host import name``, ``AttributeError`` elsewhere: ``hasattr`` is False)."""
     return _exported(name) if name in _EXPORTS else _moved(name)
 
 
