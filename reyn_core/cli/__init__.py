@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..code_table import CodeTableError
-from ..errors import ReynError
+from ..errors import ReynError, describe_exception
 from .global_options import GlobalOptions, scan_global_options
 from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("REYN_DEBUG"):
             raise
         return report_error(
-            f"{type(exc).__name__}: {exc} (set REYN_DEBUG=1 for a traceback)",
+            f"{describe_exception(exc)} (set REYN_DEBUG=1 for a traceback)",
             code="internal",
             prefix="reyn: internal error: ",
         )

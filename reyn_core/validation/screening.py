@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..errors import exception_message
 from ..jsondata import depth_within, follow_pointer
 from .messages import escape_token, json_pointer, show_value
 from .patterns import UnusablePattern, compile_pattern
@@ -176,7 +177,7 @@ def metaschema_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
             )
         ]
     except (ValueError, TypeError, OverflowError, RecursionError, jsonschema_rs.ReferencingError) as exc:
-        return [SchemaProblem("metaschema", f"the schema cannot be checked: {str(exc).splitlines()[0]}")]
+        return [SchemaProblem("metaschema", f"the schema cannot be checked: {exception_message(exc)}")]
     return [SchemaProblem("metaschema", "not a valid JSON Schema 2020-12")]  # is_valid said no
 
 
