@@ -111,45 +111,49 @@ def _limits(keys: Any) -> dict[str, int | None]:
     return {k: getattr(keys, k, None) for k in LIMIT_KEYS}
 
 
-def resolve_roots(base: str, entries: Sequence[str], *, create: bool = False) -> tuple[str, ...]:
-    """Absolute real paths of ``entries`` (relative ones, and ``~``, against ``base``). A write root
-    that does not exist yet is created (the operator declared it writable); a missing read root or
-    hidden path is left out (there is nothing to read or hide)."""
-    out = []
-    for entry in entries:
-        path = os.path.realpath(os.path.join(base, os.path.expanduser(entry)))
-        if create and not os.path.lexists(path):
-            os.makedirs(path, exist_ok=True)
-        if os.path.exists(path):  # False also when this user cannot even look there
-            out.append(path)
-    return tuple(out)
+def _real(base: str, entries: Sequence[str]) -> list[str]:
+    return [os.path.realpath(os.path.join(base, os.path.expanduser(entry))) for entry in entries]
+
+
+def _existing(paths: Sequence[str]) -> tuple[str, ...]:
+    return tuple(path for path in paths if os.path.exists(path))  # False also when this user cannot look
 
 
 def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants:
     """The launcher's ``Grants`` for ``keys`` (anything with the grant keys as attributes, such as a
-    pack's settings), roots resolved against ``base``; limits left unset keep the launcher's defaults.
+    pack's settings), roots resolved against ``base`` (relative ones, and ``~``) to their real paths;
+    limits left unset keep the launcher's defaults. A write root that does not exist yet is created
+    (the operator declared it writable); a missing read root, hidden or read-only path is left out.
 
     ``protected`` (required: the host's own files, path → what it is, as a call's
     ``ToolContext.host_files``) is checked first: a write root that equals, contains or lies inside
     one of them raises ``GrantsError`` naming the file and what it is (``_protected``), and nothing
-    is created."""
+    is created. Each root is resolved once: the paths checked are the paths granted, and each carries
+    the identity of what was found there right after the check (``Grants.identities``), which the
+    launcher checks again at the bind."""
     from ._grants import Grants, GrantsError
+    from ._identity import pinned
     from ._protected import protected_problem
 
     if not hasattr(protected, "items"):
         raise TypeError(f"resolve_grants(protected=...) must map paths to what they are, not {protected!r}")
     real_base = os.path.realpath(base)
-    wanted = [os.path.realpath(os.path.join(real_base, os.path.expanduser(e))) for e in keys.write_roots]
-    problem = protected_problem(wanted, protected)
+    write_roots = _real(real_base, keys.write_roots)
+    problem = protected_problem(write_roots, protected)
     if problem is not None:
         raise GrantsError(problem)
-    return Grants(
-        read_roots=resolve_roots(real_base, keys.read_roots),
-        write_roots=resolve_roots(real_base, keys.write_roots, create=True),
-        network=keys.network,
-        hide=resolve_roots(real_base, keys.hide),
-        read_only=resolve_roots(real_base, keys.read_only),
-        **limit_overrides(_limits(keys)),
+    for path in write_roots:
+        if not os.path.lexists(path):
+            os.makedirs(path, exist_ok=True)
+    return pinned(
+        Grants(
+            read_roots=_existing(_real(real_base, keys.read_roots)),
+            write_roots=_existing(write_roots),
+            network=keys.network,
+            hide=_existing(_real(real_base, keys.hide)),
+            read_only=_existing(_real(real_base, keys.read_only)),
+            **limit_overrides(_limits(keys)),
+        )
     )
 
 
