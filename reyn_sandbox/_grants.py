@@ -29,8 +29,9 @@ class Grants:
     """The operator's grants for one confined command.
 
     Paths are absolute real paths (normalized here; a symbolic link in one is refused when the grants
-    are pinned, see `identities`), and each root is visible at its path. Everything not granted (other than the launcher's fixed system directories, see
-    `docs/sandbox.md`) does not exist inside the sandbox.
+    are pinned, see `identities`), and each root is visible at its own path. Everything not granted
+    (other than the launcher's fixed system directories, see `docs/sandbox.md`) does not exist inside
+    the sandbox.
     """
 
     read_roots: tuple[str, ...] = ()
@@ -109,7 +110,9 @@ def _identities(grants: Grants) -> tuple[tuple[str, int, int, bool], ...]:
     """`grants.identities` checked: one well-formed entry per root at most, for roots only."""
     value = grants.identities
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
-        raise GrantsError(f"Grants.identities must be a tuple of (path, device, inode, is_dir), got {value!r}")
+        raise GrantsError(
+            f"Grants.identities must be a tuple of (path, device, inode, is_dir), not {value!r}"
+        )
     roots = {*grants.read_roots, *grants.write_roots, *grants.read_only}
     out: dict[str, tuple[str, int, int, bool]] = {}
     for entry in value:

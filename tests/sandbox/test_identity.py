@@ -10,8 +10,8 @@ following a link, checks the identity the host recorded, and refuses to start ot
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,7 +29,7 @@ PROFILE = "[plugins.shell]\nenabled = true\n"
 
 def _keys(write_roots: tuple[str, ...] = (), read_roots: tuple[str, ...] = ()) -> SimpleNamespace:
     return SimpleNamespace(
-        read_roots=read_roots, write_roots=write_roots, network=False, hide=(), read_only=(), sandbox="required"
+        read_roots=read_roots, write_roots=write_roots, network=False, hide=(), read_only=()
     )
 
 
@@ -146,7 +146,8 @@ def test_a_symlink_loop_on_the_way_is_refused_when_pinned_and_when_launched(
 ) -> None:
     loop = area / "write" / "loop"
     loop.symlink_to(area / "write" / "loop")
-    with pytest.raises(GrantsError, match=re.escape(f"read root {loop}/x goes through a symbolic link at {loop}:")):
+    words = f"read root {loop}/x goes through a symbolic link at {loop}:"
+    with pytest.raises(GrantsError, match=re.escape(words)):
         reyn_sandbox.launcher_argv(["true"], Grants(read_roots=(str(loop / "x"),)))
     # pinned while it was a folder, then made a loop: the launcher refuses it
     folder = area / "write" / "folder"
@@ -176,3 +177,41 @@ def test_identities_are_checked_when_grants_are_made() -> None:
     grants = Grants(read_roots=("/a/",), identities=(("/a//", 1, 2, True),))
     assert grants.identities == (("/a", 1, 2, True),)
     assert Grants.from_json(grants.to_json()) == grants
+
+
+def test_a_root_inside_a_write_root_of_the_same_grants_is_refused(area: Path) -> None:
+    """What a command writes, it could replace with a link: a root inside a write root would be
+    granted, at the next resolution, wherever that link points."""
+    (area / "write" / "out" / "ref").mkdir(parents=True)
+    for read, write in ((("out/ref",), ("out",)), ((), ("out", "out/ref"))):
+        kind = "read_roots" if read else "write_roots"
+        with pytest.raises(GrantsError, match=f"{kind} entry 'out/ref' lies inside the write root .*/out:"):
+            reyn_sandbox.resolve_grants(str(area / "write"), _keys(write, read), {})
+    # positive control: folders side by side, and a read root equal to the write root
+    (area / "write" / "ref").mkdir()
+    grants = reyn_sandbox.resolve_grants(str(area / "write"), _keys(("out",), ("ref", "out")), {})
+    assert grants.read_roots == (str(area / "write" / "ref"), str(area / "write" / "out"))
+
+
+def test_a_read_only_path_a_command_linked_out_of_its_write_root_is_refused(
+    sandbox: Sandbox, ws: Path
+) -> None:
+    """A command plants `.git` as a link to a folder it cannot read; the next call would have mounted
+    that folder read-only (a read grant): it is refused instead, and the command never runs."""
+    secret = ws.parent / "outside"
+    (secret / "id_key").write_text("PRIVATE")
+    keys = SimpleNamespace(
+        read_roots=(), write_roots=("shared",), network=False, hide=(), read_only=("shared/.git",)
+    )
+    (ws / "shared" / ".git").mkdir()
+    # positive control: `.git` as a folder is kept read-only inside the write root
+    grants = reyn_sandbox.resolve_grants(str(ws), keys, {})
+    assert grants.read_only == (str(ws / "shared" / ".git"),)
+    denied = sandbox.python_code(WRITE, grants, str(ws / "shared" / ".git" / "hook"))
+    assert denied.returncode != 0 and not (ws / "shared" / ".git" / "hook").exists()
+    (ws / "shared" / ".git").rmdir()  # gone (a read_only path missing at the start is not mounted)
+    planted = sandbox.run(["ln", "-s", str(secret), str(ws / "shared" / ".git")], grants)
+    assert planted.returncode == 0, planted.stderr
+
+    with pytest.raises(GrantsError, match=f"read_only entry 'shared/.git' resolves to {secret}, outside"):
+        reyn_sandbox.resolve_grants(str(ws), keys, {})
