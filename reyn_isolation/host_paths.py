@@ -67,8 +67,9 @@ def nested_root_findings(
     """One ``RJ011`` naming every granted root of ``plugin_id`` (read or write, resolved) that lies
     strictly inside a write root of an isolated plugin (``write_roots``: root → plugin id, this one's
     included). That worker could move the root's folder aside and leave a symlink at its path, which
-    the next start — of either worker, or of the host — would resolve to the link's target, anywhere
-    on the host. A root equal to a write root is not movable from inside (it is a mount point)."""
+    the host's next load would resolve to the link's target, anywhere on the host (a worker's restart
+    is refused by the launcher, which checks the identity taken at load). A root equal to a write root
+    is not movable from inside (it is a mount point)."""
     clashes = [
         f"{root} lies inside {'its own' if owner == plugin_id else f'plugin {owner!r}'}'s write root {write}"
         for root in roots
