@@ -99,7 +99,13 @@ def check_tool_schema(
     # appears in ``encoded`` as its JSON string: where the text has no '"$' (no '"pattern'), the walk
     # would find nothing, and is skipped (a property test holds this; it is most schemas).
     # Imported here, at the first check: importing reyn_core alone never pays for the screening.
-    from .validation.screening import metaschema_problems, pattern_problems, reference_problems
+    # One import statement per check (each costs about a microsecond, a thousand tools a load).
+    from .validation.screening import (
+        compile_problems,
+        metaschema_problems,
+        pattern_problems,
+        reference_problems,
+    )
 
     if '"$' in encoded:
         issues.extend(
@@ -115,10 +121,9 @@ def check_tool_schema(
     if not any(i.severity == "error" for i in issues):
         # The validator library compiles what passed the screening (a pattern past its size bound,
         # say, is refused here, at registration, never on a call).
-        from .validation.compiled import SchemaValidator
-        from .validation.screening import compile_problems
-
         if validator is None:
+            from .validation.compiled import SchemaValidator
+
             validator = SchemaValidator(parameters, deferred=True)
         elif validator.source is not parameters:
             raise TypeError("check_tool_schema: the validator was made for another schema object")
@@ -168,8 +173,6 @@ def keyword_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
     ``propertes``, ``Required``). JSON Schema ignores unknown keywords, so the constraint the author
     meant silently does not apply. Unknown keywords far from every known one (``x-internal``) are
     extensions and pass."""
-    from .validation.screening import did_you_mean
-
     issues: list[SchemaIssue] = []
     for ptr, sub in _subschemas(parameters):
         if sub.keys() <= KNOWN_KEYWORDS:
@@ -177,6 +180,8 @@ def keyword_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
         for key in sub:
             if not isinstance(key, str) or key in KNOWN_KEYWORDS:
                 continue
+            from .validation.screening import did_you_mean  # only for an unknown keyword
+
             guess = did_you_mean(key, sorted(KNOWN_KEYWORDS))
             if guess is not None:
                 issues.append(
