@@ -107,29 +107,30 @@ def check_tool_schema(
         reference_problems,
     )
 
-    if '"$' in encoded:
-        issues.extend(
-            SchemaIssue("RS004", "error", p.message, p.pointer) for p in reference_problems(parameters)
-        )
-    issues.extend(
-        SchemaIssue("RS005", "error", p.message, p.pointer) for p in metaschema_problems(parameters)
-    )
-    if '"pattern' in encoded:
-        issues.extend(
-            SchemaIssue("RS007", "error", p.message, p.pointer) for p in pattern_problems(parameters)
-        )
-    if not any(i.severity == "error" for i in issues):
-        # The validator library compiles what passed the screening (a pattern past its size bound,
-        # say, is refused here, at registration, never on a call).
+    refs = reference_problems(parameters) if '"$' in encoded else []
+    patterns = pattern_problems(parameters) if '"pattern' in encoded else []
+    if validator is not None and validator.source is not parameters:
+        raise TypeError("check_tool_schema: the validator was made for another schema object")
+    compiled: list[Any] = []
+    if issues or refs or patterns:
+        meta = metaschema_problems(parameters)
+    else:
+        # Nothing refused so far: the validator library compiles the schema (a pattern past its size
+        # bound, say, is refused here, at registration, never on a call). Compiling validates the
+        # schema against the Draft 2020-12 meta-schema first (a schema the meta-schema refuses never
+        # compiles: tests/core/test_schema_checks.py holds it), so the meta-schema check runs only
+        # to word a refusal: its problem, when it has one, is the one reported.
         if validator is None:
             from .validation.compiled import SchemaValidator
 
             validator = SchemaValidator(parameters, deferred=True)
-        elif validator.source is not parameters:
-            raise TypeError("check_tool_schema: the validator was made for another schema object")
-        issues.extend(
-            SchemaIssue("RS005", "error", p.message, p.pointer) for p in compile_problems(validator)
-        )
+        compiled = compile_problems(validator)
+        meta = metaschema_problems(parameters) if compiled else []
+        if meta:
+            compiled = []
+    for code, found in (("RS004", refs), ("RS005", meta), ("RS007", patterns), ("RS005", compiled)):
+        for p in found:
+            issues.append(SchemaIssue(code, "error", p.message, p.pointer))
     if (
         phase_usable
         and isinstance(parameters.get("properties"), Mapping)
@@ -144,7 +145,7 @@ def check_tool_schema(
                 "/properties/kind",
             )
         )
-    if not any(i.severity == "error" for i in issues):
+    if not issues:  # every issue so far is an error
         issues.extend(provider_lints(parameters))
     return issues
 
