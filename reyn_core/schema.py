@@ -77,8 +77,11 @@ def check_tool_schema(
                 "RS002", "error", f"schema nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)"
             )
         ]
+    # The text bounds the size and tells which walks can find anything (below); neither depends on
+    # the order of the keys, so they are not sorted. A key JSON has no text for fails here (RS001); a
+    # non-string key JSON writes as a string is refused by the compile (RS005).
     try:
-        encoded = json.dumps(parameters, sort_keys=True)
+        encoded = json.dumps(parameters)
     except (TypeError, ValueError, RecursionError) as exc:
         return [SchemaIssue("RS001", "error", f"parameters are not JSON-serialisable: {exc}")]
     issues: list[SchemaIssue] = []

@@ -268,7 +268,12 @@ def test_a_schema_the_meta_schema_refuses_never_compiles(keyword: str, where: st
     assert refused or keyword in ("default", "const")  # any value is a valid default or const
 
 
-def test_a_schema_that_passes_the_meta_schema_but_does_not_compile_is_rs005_with_the_compile_reason() -> None:
-    issues = check_tool_schema({"type": "object", "properties": {1: {}}}, phase_usable=False)
+@pytest.mark.parametrize("properties", [{1: {}}, {1: {}, "a": {}}], ids=["int key", "int and str keys"])
+def test_a_schema_that_passes_the_meta_schema_but_does_not_compile_is_rs005_with_the_compile_reason(
+    properties: dict[object, object],
+) -> None:
+    issues = check_tool_schema({"type": "object", "properties": properties}, phase_usable=False)
     assert [i.code for i in issues] == ["RS005"]
     assert "cannot be compiled" in issues[0].message
+    assert register({"type": "object", "properties": properties}).code == "RS005"
+    assert check_tool_schema({"type": "object", "properties": {"a": {}}}, phase_usable=False) == []
