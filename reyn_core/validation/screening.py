@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..errors import exception_message
 from ..jsondata import depth_within, follow_pointer
+from .compiled import SchemaNotCompiled, SchemaValidator, schema_body
 from .messages import escape_token, json_pointer, show_value
 from .patterns import UnusablePattern, compile_pattern
 from .walk import subschemas, walk_containers
-
-if TYPE_CHECKING:
-    from .compiled import SchemaValidator
 
 # Dialect URIs whose meta-schemas ship with jsonschema (never fetched). Whatever ``$schema`` says, a
 # schema is validated as Draft 2020-12.
@@ -161,8 +159,6 @@ def metaschema_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
     reports one)."""
     import jsonschema_rs
 
-    from .compiled import schema_body
-
     body = schema_body(schema)
     try:
         if jsonschema_rs.meta.is_valid(body):
@@ -184,8 +180,6 @@ def metaschema_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
 def compile_problems(validator: SchemaValidator) -> list[SchemaProblem]:
     """The validator library's refusal to compile ``validator``'s schema (empty when it compiles: the
     compiled form stays in ``validator``, which is what the caller then validates with)."""
-    from .compiled import SchemaNotCompiled
-
     try:
         validator.compile()
     except SchemaNotCompiled as exc:
@@ -262,8 +256,6 @@ def screened(schema: Any) -> tuple[SchemaValidator | None, list[SchemaProblem]]:
     problems += pattern_problems(schema)
     if problems:
         return None, problems
-    from .compiled import SchemaValidator
-
     validator = SchemaValidator(schema, deferred=True)
     problems = compile_problems(validator)
     return (None, problems) if problems else (validator, [])
