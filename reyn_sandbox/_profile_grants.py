@@ -132,9 +132,10 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     ``protected`` (required: the host's own files, path → what it is, as a call's
     ``ToolContext.host_files``) is checked first: a write root that equals, contains or lies inside
     one of them raises ``GrantsError`` naming the file and what it is (``_protected``), and nothing
-    is created."""
+    is created. The secret ones (``_protected.secret_hides``) lying inside a read root are added to
+    ``hide``; a read root that is one or lies inside one raises ``GrantsError``."""
     from ._grants import Grants, GrantsError
-    from ._protected import protected_problem
+    from ._protected import protected_problem, secret_hides
 
     if not hasattr(protected, "items"):
         raise TypeError(f"resolve_grants(protected=...) must map paths to what they are, not {protected!r}")
@@ -143,11 +144,20 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     problem = protected_problem(wanted, protected)
     if problem is not None:
         raise GrantsError(problem)
+    read_roots = resolve_roots(real_base, keys.read_roots)
+    secrets, problems = secret_hides(read_roots, protected)  # write roots: refused above already
+    if problems:
+        raise GrantsError(
+            "a confined process could read the host's secrets: "
+            + "; ".join(problems[:10])
+            + ". Grant folders that hold none of them (the host's secrets lying inside a granted "
+            "folder are hidden)"
+        )
     return Grants(
-        read_roots=resolve_roots(real_base, keys.read_roots),
+        read_roots=read_roots,
         write_roots=resolve_roots(real_base, keys.write_roots, create=True),
         network=keys.network,
-        hide=resolve_roots(real_base, keys.hide),
+        hide=tuple(dict.fromkeys((*resolve_roots(real_base, keys.hide), *secrets))),
         read_only=resolve_roots(real_base, keys.read_only),
         **limit_overrides(_limits(keys)),
     )
