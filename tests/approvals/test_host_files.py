@@ -94,7 +94,7 @@ def test_a_shell_write_root_over_the_approval_store_is_refused_and_the_call_stay
     envelope = _shell(world, FLIP)
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied", envelope
     message = envelope["error"]["message"]
-    assert "the write roots in [plugins.shell.settings]" in message
+    assert "the roots in [plugins.shell.settings]" in message
     assert (
         f"is the folder of the host's approval store (approvals.sqlite) ({world.root / 'approvals.sqlite'})"
         in (message)
