@@ -56,8 +56,6 @@ def _compute(session: LoadSession) -> dict[str, str]:
     for what, file in named.items():
         if file:
             found.setdefault(os.path.abspath(file), what)
-    for file, what in _secrets().items():  # first: a secret stays marked whatever else names it
-        found[file] = what
     # the caches the host trusts on its next load (a process could plant bytecode it then runs)
     for what, folder in own_folders().items():
         found.setdefault(os.path.abspath(folder), what)
@@ -66,6 +64,8 @@ def _compute(session: LoadSession) -> dict[str, str]:
     for file in _searched_first(profile.source):
         found.setdefault(file, "where the next load looks for its profile first")
     _add_host_code(found)
+    for file, what in _secrets().items():  # a secret stays marked whatever else names it
+        found[file] = what
     return found
 
 
