@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reyn_core.loading.plugin_state import LoadSession
+    from reyn_core.secret_files import SecretFile
 
 
 def trusted_files(session: LoadSession) -> dict[str, str]:
@@ -69,7 +70,7 @@ def _compute(session: LoadSession) -> dict[str, str]:
     return found
 
 
-def _secrets() -> dict[str, str]:
+def _secrets() -> dict[str, SecretFile]:
     """The host's files no confined process and no tool may read either (``SecretFile``; why these
     and not the others: docs/decisions.md): the argument key (with it, low-entropy argument hashes
     in the audit log can be reversed; a process that could replace it could forge them) and the
