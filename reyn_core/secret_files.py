@@ -45,14 +45,15 @@ class SecretPaths:
     def __bool__(self) -> bool:
         return bool(self.folded)
 
-    def refusal(self, path: str | os.PathLike[str], shown: str) -> str | None:
+    def refusal(self, path: str | os.PathLike[str], shown: str, *, resolved: bool = False) -> str | None:
         """The model-visible refusal to read ``path`` (absolute) when it is, or lies inside, a
         secret file, naming only ``shown`` (the path as the model gave it); None when it may be
-        read."""
+        read. ``resolved``: the caller opens ``path`` without following any link (as the file
+        pack's walk does from a resolved root), so its links need not be resolved here."""
         if not self.folded:
             return None
-        text = os.fspath(path)
-        for form in {os.path.normpath(text), os.path.realpath(text)}:
+        text = os.path.normpath(os.fspath(path))
+        for form in {text} if resolved else {text, os.path.realpath(text)}:
             folded = form.casefold()
             if any(folded == s or folded.startswith(s.rstrip(os.sep) + os.sep) for s in self.folded):
                 return (

@@ -218,7 +218,8 @@ class Scope:
         """Why ``loc`` is never read — it is, or lies inside, a secret file of the host — in the
         core's one rule and words (``reyn_core.secret_paths``), naming only ``loc.display``; None
         when it may be read."""
-        return self.secret.refusal("/" + "/".join(loc.absolute_parts), loc.display)
+        # resolved: the root is, and the walk never follows a link below it (a link is refused)
+        return self.secret.refusal("/" + "/".join(loc.absolute_parts), loc.display, resolved=True)
 
     def check_readable(self, loc: Location) -> None:
         """Refuse to read a secret file of the host (``secret_refusal``)."""
