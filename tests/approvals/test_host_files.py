@@ -40,11 +40,7 @@ needs_sandbox = pytest.mark.skipif(
 
 
 def _enable(world: Any, *packs: str, extra: str = "") -> None:
-    text = world.profile.read_text().replace(
-        f'enable = ["{world.pid}"]', "enable = [" + ", ".join(f'"{p}"' for p in (world.pid, *packs)) + "]"
-    )
-    text = text.replace('purity = ["side_effect"]', f'tools = ["{world.write}"]')  # the rule holds one tool
-    world.profile.write_text(text + extra)
+    world.enable_packs(*packs, extra=extra)
 
 
 def _shell_settings(write_roots: list[str]) -> str:

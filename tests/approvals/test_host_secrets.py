@@ -63,11 +63,7 @@ def secrets(world: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def _enable(world: Any, pack: str, settings: str) -> None:
-    text = world.profile.read_text().replace(
-        f'enable = ["{world.pid}"]', f'enable = ["{world.pid}", "{pack}"]'
-    )
-    text = text.replace('purity = ["side_effect"]', f'tools = ["{world.write}"]')  # the rule holds one tool
-    world.profile.write_text(text + settings)
+    world.enable_packs(pack, extra=settings)
 
 
 def _shell_settings(read_roots: list[str]) -> str:
