@@ -75,20 +75,27 @@ def is_secret(what: object) -> bool:
 
 def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tuple[str, ...], list[str]]:
     """``(paths to hide, problems)`` for the secret files of ``protected`` and these granted roots
-    (absolute paths): each secret lying strictly inside a root is hidden (the launcher covers it with
-    an empty mount); a root that *is* a secret or lies inside one cannot be granted at all — hiding
-    it would leave nothing of the grant — and is one sentence of ``problems``."""
+    (absolute paths): each secret lying strictly inside a root — or inside a folder the launcher
+    mounts for every command (the system folders, the Python installation) — is hidden (the
+    launcher covers it with an empty mount); a root that *is* a secret or lies inside one cannot be
+    granted at all — hiding it would leave nothing of the grant — and is one sentence of
+    ``problems``."""
+    from ._filesystem import SYSTEM_DIRS, interpreter_dirs
+
     secrets = {
         os.path.realpath(p): what for p, what in protected.items() if os.path.isabs(p) and is_secret(what)
     }
     hide: dict[str, None] = {}
     problems: list[str] = []
-    for root in dict.fromkeys(os.path.realpath(r) for r in roots):
+    granted = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
+    for root in granted:
         for path, what in secrets.items():
             if _within(root, path):
                 where = "is" if root == path else "lies inside"
                 problems.append(f"root {root} {where} {what} ({path}), which no confined process may read")
-            elif _within(path, root):
+    for root in (*granted, *(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))):
+        for path in secrets:
+            if path != root and _within(path, root):
                 hide[path] = None
     # a secret inside another hidden one is already out of sight
     kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))

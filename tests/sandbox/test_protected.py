@@ -5,6 +5,7 @@ granted (the positive control)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -135,3 +136,14 @@ def test_the_mark_is_read_not_the_words() -> None:
     assert reyn_sandbox.secret_hides(["/h"], plain) == ((), [])
     hide, problems = reyn_sandbox.secret_hides(["/h"], {"/h/key": SecretFile("anything")})
     assert hide == ("/h/key",) and problems == []
+
+
+def test_a_secret_in_a_folder_every_command_sees_is_hidden_without_any_grant() -> None:
+    """The launcher mounts the system folders and the Python installation for every command: a
+    secret kept there (an argument key in ``/etc``) is hidden though no root names it."""
+    from reyn_core import SecretFile
+
+    secret = os.path.join(os.path.realpath("/etc"), "reyn-test-secret", "argument-hash.key")
+    assert reyn_sandbox.secret_hides([], {secret: SecretFile("the host's argument key")}) == ((secret,), [])
+    # positive control: a secret outside every mounted folder and root needs no cover
+    assert reyn_sandbox.secret_hides([], {"/srv/reyn/argument-hash.key": SecretFile("key")}) == ((), [])
