@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
 from .context import SURFACES, ToolContext, as_names
-from .errors import ToolError
 from .operator_policy import NO_POLICY, OperatorPolicy
+from .own_check import CheckResultError, ask_available
 from .remote_log import FailureLog
 from .tool import ToolDefinition
 
@@ -313,23 +313,27 @@ def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
 
 
 def available(tool: ToolDefinition, ctx: ToolContext, failures: FailureLog | None = None) -> Decision:
-    """The tool's own ``available(ctx)`` as a decision (fail closed: a check that raises hides it).
-    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``).
-    What a check raised may name host paths or carry a secret: the refusal says so in fixed words
-    (``RT011``) and cites the operator's log, where ``failures`` (the registry's; else the process's)
-    writes it once per tool and kind of failure, not on every listing."""
-    if tool.available is None:
+    """The tool's own ``available(ctx)`` as a decision, asked strictly (``own_check.ask_available``:
+    only ``True`` admits; a result that is not a bool, or an exception, hides the tool).
+    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``)."""
+    answer = ask_available(tool, ctx)
+    if answer.allowed:
         return ALLOW
-    try:
-        ok = tool.available(ctx)
-    except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
-        return _call_refused("available", exc.message)
-    except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
-        what = f"the availability check of tool {tool.name!r} raised"
-        ref = (failures or PROCESS_FAILURES).log(tool.name, what, exc)
-        return _call_refused(
-            "available", f"tool {tool.name!r} is unavailable: its availability check failed (RT011); {ref}"
-        )
-    if not ok:
-        return _call_refused("available", f"tool {tool.name!r} is not available in this context")
-    return ALLOW
+    if answer.failure is not None:
+        return failed_check(tool.name, answer.failure, failures)
+    if answer.reason is not None:
+        return _call_refused("available", answer.reason)
+    return _call_refused("available", f"tool {tool.name!r} is not available in this context")
+
+
+def failed_check(name: str, failure: BaseException | str, failures: FailureLog | None = None) -> Decision:
+    """The refusal of tool ``name`` whose availability check failed: what failed (an exception, or
+    the text a plugin's worker sent) may name host paths or carry a secret, so the refusal says so in
+    fixed words (``RT011``) and cites the operator's log, where ``failures`` (the registry's; else
+    the process's) writes it once per tool and kind of failure, not on every listing."""
+    what = f"the availability check of tool {name!r} failed"
+    kind = failure.kind if isinstance(failure, CheckResultError) else None
+    ref = (failures or PROCESS_FAILURES).log(name, what, failure, kind)
+    return _call_refused(
+        "available", f"tool {name!r} is unavailable: its availability check failed (RT011); {ref}"
+    )
