@@ -19,7 +19,7 @@ import inspect
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .errors import ToolError
+from .errors import ToolError, ToolGateRefused
 
 if TYPE_CHECKING:
     from .context import ToolContext
@@ -48,6 +48,28 @@ class CheckResultError(TypeError):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class CheckFailed(ToolGateRefused):
+    """An isolated plugin's worker refused a call because the tool's own check failed: its message
+    is fixed words, and ``failure`` the text of what failed (a traceback), which the worker sends in
+    a field of its own for the host to log (``failure_text``) — never in a model-visible one."""
+
+    def __init__(self, tool: str, failure: str) -> None:
+        reason = f"tool {tool!r} is unavailable: its availability check failed (RT011)"
+        super().__init__(f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason)
+        self.failure = failure
+
+
+def failure_text(failure: BaseException, limit: int = 16_000) -> str:
+    """What failed, as the operator's log keeps it (the traceback; the last ``limit`` characters)."""
+    import traceback
+
+    try:
+        text = "".join(traceback.format_exception(failure))
+    except Exception:
+        text = f"{type(failure).__module__}.{type(failure).__qualname__} (its text could not be made)"
+    return text[-limit:]
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
@@ -116,4 +138,12 @@ def availability_problem(check: object) -> str:
     return ""
 
 
-__all__ = ["CheckAnswer", "CheckResultError", "ask_available", "availability_problem", "must_propagate"]
+__all__ = [
+    "CheckAnswer",
+    "CheckFailed",
+    "CheckResultError",
+    "ask_available",
+    "availability_problem",
+    "failure_text",
+    "must_propagate",
+]
