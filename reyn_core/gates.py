@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
 from .context import SURFACES, ToolContext, as_names
-from .operator_policy import NO_POLICY, OperatorPolicy
+from . import operator_policy as _policy
+from .moved import moved_attributes
 from .own_check import CheckResultError, ask_available
 from .remote_log import FailureLog
 from .tool import ToolDefinition
@@ -77,7 +78,7 @@ class GatePolicySource(Protocol):
     and where a failed ``available`` is logged."""
 
     @property
-    def operator(self) -> OperatorPolicy: ...
+    def operator(self) -> _policy.OperatorPolicy: ...
 
     @property
     def original_names(self) -> Mapping[str, str]: ...
@@ -96,7 +97,7 @@ def check(
     ctx: ToolContext,
     *,
     registry: GatePolicySource | None = None,
-    operator: OperatorPolicy = NO_POLICY,
+    operator: _policy.OperatorPolicy = _policy.NO_POLICY,
     exclude: Collection[str] = (),
     allowed_ops: Iterable[str] | None = None,
     original_names: Mapping[str, str] | None = None,
@@ -112,7 +113,7 @@ def check(
     """
     _require_known(surface)
     if registry is not None:
-        if operator is not NO_POLICY or original_names is not None:
+        if operator is not _policy.NO_POLICY or original_names is not None:
             raise TypeError("pass either registry= or operator=/original_names=, not both")
         operator = registry.operator
         ctx = registry.context_for(tool, ctx)
@@ -126,7 +127,7 @@ def decide(
     tool: ToolDefinition,
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy,
+    operator: _policy.OperatorPolicy,
     refused: Decision | None,
     exclude: Collection[str],
     allowed_ops: Iterable[str] | None,
@@ -151,7 +152,7 @@ def _require_known(surface: str) -> None:
 
 
 def fixed_layers(
-    tool: ToolDefinition, surface: str, operator: OperatorPolicy, original_names: Mapping[str, str] | None
+    tool: ToolDefinition, surface: str, operator: _policy.OperatorPolicy, original_names: Mapping[str, str] | None
 ) -> Decision | None:
     """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
     None when they admit it. Reads nothing of the call, and only final, frozen values: a registry
@@ -223,7 +224,7 @@ class CallKey(NamedTuple):
 def call_key(
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy = NO_POLICY,
+    operator: _policy.OperatorPolicy = _policy.NO_POLICY,
     *,
     exclude: Collection[str] = (),
     allowed_ops: Iterable[str] | None = None,
@@ -237,7 +238,7 @@ def call_key(
 def _call_key(
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy,
+    operator: _policy.OperatorPolicy,
     exclude: Collection[str],
     allowed_ops: Iterable[str] | None,
 ) -> CallKey:
@@ -337,3 +338,7 @@ def failed_check(name: str, failure: BaseException | str, failures: FailureLog |
     return _call_refused(
         "available", f"tool {name!r} is unavailable: its availability check failed (RT011); {ref}"
     )
+
+
+# the operator's policy types moved to ``reyn_core.operator_policy``: their old names here say so
+__getattr__ = moved_attributes(__name__)
