@@ -175,17 +175,15 @@ class CodeTable(Mapping[str, CodeInfo]):
             get_data = getattr(spec.loader, "get_data", None)
             if not folders or get_data is None:
                 raise OSError(f"no package folder to read {self._resource} from (loader {spec.loader!r})")
-            data: bytes | None = None
             for folder in folders:
-                path = os.path.join(folder, self._resource)
+                candidate = os.path.join(folder, self._resource)
                 try:
-                    data = get_data(path)
-                    break
+                    data: bytes = get_data(candidate)
                 except OSError:
                     continue
-            if data is None:
-                raise OSError(f"no such file in {folders}")
-            return parse_code_table(data.decode("utf-8"), path), None
+                path = candidate
+                return parse_code_table(data.decode("utf-8"), candidate), None
+            raise OSError(f"no such file in {folders}")
         except (OSError, ImportError, ValueError, CodeTableError) as exc:  # UnicodeDecodeError: ValueError
             problem = (
                 str(exc)

@@ -23,8 +23,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
-from .context import SURFACES, ToolContext, as_names
 from . import operator_policy as _policy
+from .context import SURFACES, ToolContext, as_names
 from .moved import moved_attributes
 from .own_check import CheckResultError, ask_available
 from .remote_log import FailureLog
@@ -152,7 +152,10 @@ def _require_known(surface: str) -> None:
 
 
 def fixed_layers(
-    tool: ToolDefinition, surface: str, operator: _policy.OperatorPolicy, original_names: Mapping[str, str] | None
+    tool: ToolDefinition,
+    surface: str,
+    operator: _policy.OperatorPolicy,
+    original_names: Mapping[str, str] | None,
 ) -> Decision | None:
     """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
     None when they admit it. Reads nothing of the call, and only final, frozen values: a registry

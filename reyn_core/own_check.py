@@ -57,7 +57,9 @@ class CheckFailed(ToolGateRefused):
 
     def __init__(self, tool: str, failure: str) -> None:
         reason = f"tool {tool!r} is unavailable: its availability check failed (RT011)"
-        super().__init__(f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason)
+        super().__init__(
+            f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason
+        )
         self.failure = failure
 
 
@@ -124,7 +126,7 @@ def availability_problem(check: object) -> str:
         return ""
     if not callable(check):
         return f"available must be callable or None, got {type(check).__name__}"
-    call = getattr(type(check), "__call__", None)
+    call = type(check).__call__  # a class's own call, for an object with an async ``__call__``
     if (
         inspect.iscoroutinefunction(check)
         or inspect.isasyncgenfunction(check)

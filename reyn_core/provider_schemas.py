@@ -156,7 +156,9 @@ class _Gemini:
     def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> Any:
         self.nodes += 1
         if type(schema) is bool:  # a valid 2020-12 subschema Gemini's subset lacks: any value shown
-            self.problem(ptr, f"Gemini's schema subset has no boolean schema ({str(schema).lower()}); shown as {{}}")
+            self.problem(
+                ptr, f"Gemini's schema subset has no boolean schema ({str(schema).lower()}); shown as {{}}"
+            )
             return {}
         if type(schema) is not dict and not isinstance(schema, Mapping):
             return schema
@@ -294,8 +296,9 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
     def fix(node: Any, ptr: str) -> Any:
         if isinstance(node, bool):  # a valid 2020-12 subschema (any value / none), with no type
             raise StrictSchemaError(
-                tool, f"the boolean subschema {str(node).lower()} at {ptr or '/'} is not supported in "
-                "strict mode: every value needs a type"
+                tool,
+                f"the boolean subschema {str(node).lower()} at {ptr or '/'} is not supported in "
+                "strict mode: every value needs a type",
             )
         if not isinstance(node, dict):
             return node

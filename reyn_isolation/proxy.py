@@ -49,7 +49,7 @@ def availability_check(table: Mapping[str, Any]) -> Callable[[ToolContext], bool
             answer = table.get(surface) if isinstance(surface, str) else None
             if answer is None:
                 continue
-            allowed, reason, failure = (list(answer) + [None, None])[:3]
+            allowed, reason, failure = [*list(answer), None, None][:3]
             if allowed is not True:
                 if isinstance(failure, str):
                     raise WorkerCheckFailed(failure[-16_000:])

@@ -192,7 +192,9 @@ def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
         failure = reply.get("check_failure")
         if isinstance(failure, str):  # the tool's own check failed in the worker: logged here, worded here
             reason = gates.failed_check(tool, failure[-16_000:]).reason
-            return ToolGateRefused(f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason)
+            return ToolGateRefused(
+                f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason
+            )
         layer, reason = str(reply.get("layer"))[:40], str(reply.get("reason"))[:4000]
         return ToolGateRefused(message, tool=tool, layer=layer, reason=reason)
     return _ERRORS.get(str(kind), ToolExecutionError)(message, tool=tool)

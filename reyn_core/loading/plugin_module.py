@@ -246,7 +246,9 @@ def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
         return
     if answer.failure is not None:
         raise CheckFailed(tool.name, failure_text(answer.failure))
-    reason = answer.reason if answer.reason is not None else f"tool {tool.name!r} is not available in this context"
+    reason = (
+        answer.reason if answer.reason is not None else f"tool {tool.name!r} is not available in this context"
+    )
     raise ToolGateRefused(
         f"tool {tool.name!r} is refused on the {ctx.surface} surface (call gate): {reason}",
         tool=tool.name,

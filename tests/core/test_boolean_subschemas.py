@@ -43,8 +43,12 @@ def test_a_boolean_subschema_is_adapted_or_reported_for_every_target(label: str)
 
 def test_a_tool_with_a_boolean_subschema_registers_and_validates_calls() -> None:
     builder = RegistryBuilder()
-    builder.register(ToolDefinition(name="anything", description="A.", parameters=SCHEMAS["property true"], handler=echo))
-    builder.register(ToolDefinition(name="nothing", description="N.", parameters=SCHEMAS["property false"], handler=echo))
+    builder.register(
+        ToolDefinition(name="anything", description="A.", parameters=SCHEMAS["property true"], handler=echo)
+    )
+    builder.register(
+        ToolDefinition(name="nothing", description="N.", parameters=SCHEMAS["property false"], handler=echo)
+    )
     typed = {"type": "object", "properties": {"a": {"type": "string"}}}  # the control
     builder.register(ToolDefinition(name="typed", description="T.", parameters=typed, handler=echo))
     registry = builder.freeze()

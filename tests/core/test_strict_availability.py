@@ -44,7 +44,9 @@ class Interrupt(BaseException):
 
 def registry_with(check: Any) -> Any:
     builder = RegistryBuilder()
-    builder.register(ToolDefinition(name="t", description="T.", parameters=SCHEMA, handler=echo, available=check))
+    builder.register(
+        ToolDefinition(name="t", description="T.", parameters=SCHEMA, handler=echo, available=check)
+    )
     builder.register(ToolDefinition(name="steady", description="S.", parameters=SCHEMA, handler=echo))
     return builder.freeze()
 

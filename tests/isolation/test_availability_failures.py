@@ -29,12 +29,12 @@ REYN_API = 1
 
 class Unclear:
     def __repr__(self):
-        return "Unclear(%(secret)s)"
+        return "Unclear(SECRET)"
 
 
 def at_call(ctx):
     if ctx.agent == "mallory":
-        raise RuntimeError("cannot read /home/op/.config/key.txt: token %(secret)s")
+        raise RuntimeError("cannot read /home/op/.config/key.txt: token SECRET")
     return True
 
 
@@ -58,7 +58,7 @@ def unclear() -> str:
 def reyn_register_tools(register, settings):
     register(gated)
     register(unclear)
-''' % {"secret": SECRET}
+'''.replace("SECRET", SECRET)
 
 
 def _load(site: Path, isolation: str) -> Any:
@@ -69,7 +69,9 @@ def _load(site: Path, isolation: str) -> Any:
 
 
 def _call(result: Any, tool: str, agent: str) -> dict[str, Any]:
-    return asyncio.run(host.dispatch_tool(result.registry, tool, {}, ToolContext(surface="router", agent=agent)))
+    return asyncio.run(
+        host.dispatch_tool(result.registry, tool, {}, ToolContext(surface="router", agent=agent))
+    )
 
 
 def _cited_in_host_log(reply: dict[str, Any], operator_log: Any) -> str:
@@ -83,7 +85,9 @@ def _cited_in_host_log(reply: dict[str, Any], operator_log: Any) -> str:
     return ref.group(1)
 
 
-def test_a_check_failing_in_the_worker_is_logged_and_worded_by_the_host(site: Path, operator_log: Any) -> None:
+def test_a_check_failing_in_the_worker_is_logged_and_worded_by_the_host(
+    site: Path, operator_log: Any
+) -> None:
     install_package_plugin(site, "gated", {"__init__.py": PLUGIN, "reyn_permissions.toml": declaration()})
     isolated = _load(site, "process")
     # at call time: the check passed at load (no agent), fails in the worker for mallory
