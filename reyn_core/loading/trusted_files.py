@@ -5,8 +5,9 @@ search tries before it (a model that wrote one would choose the next load's prof
 host runs (its import path but the working directory, the Python installation, Reyn), the lock, the
 audit log, the remote failure log, the argument key calls and sessions are hashed with, Reyn's own
 cache and configuration folders (the next load runs the bytecode cached there), and the approval
-store's files (``store_files``: its rows are trusted as
-decisions). A process that could write one of them — or plant a file beside one, such as the
+store's files (``store_files``: its rows are trusted as decisions), and the files each in-process
+plugin names through ``reyn_trusted_files`` (its database, a snapshot it builds tools from), which
+``step5_hooks.plugin_files`` adds to this list. A process that could write one of them — or plant a file beside one, such as the
 ``approvals.db-wal`` SQLite reads next to its store — could approve its own held call, delete the
 approval rules or forge the audit.
 
