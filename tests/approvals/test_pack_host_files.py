@@ -150,7 +150,8 @@ def test_a_bad_answer_refuses_that_plugin_alone_with_ri013(world, case):
 
 def test_positive_control_a_good_answer_joins_the_list_and_the_plugin_loads(world, tmp_path):
     own = tmp_path / "own.db"
-    world.reinstall(HOOK.format(body=f"return {{{str(own)!r}: 'its database', {str(tmp_path)!r} + '/x/../y': 'y'}}"))
+    dotted = f"{tmp_path}/x/../y"
+    world.reinstall(HOOK.format(body=f"return {{{str(own)!r}: 'its database', {dotted!r}: 'y'}}"))
     result = load(load_profile())
     assert world.write in result.registry
     assert result.host_files[str(own)] == f"its database (plugin {world.pid!r})"

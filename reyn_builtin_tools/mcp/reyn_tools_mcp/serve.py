@@ -36,7 +36,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
+from reyn_core import HostBridge, ToolContext, ToolDenied
 from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
 
 from .serve_reports import reporter_for, set_level

@@ -72,13 +72,20 @@ def _answer_problem(answer: object, named: dict[str, str]) -> str | None:
         path = _absolute(raw)
         if path is None:
             return f"named {str(raw)[:120]!r}, which is not an absolute path (str or os.PathLike)"
-        if not (isinstance(what, str) and what.strip() and len(what) <= MAX_WHAT_CHARS and what.isprintable()):
+        if not _is_phrase(what):
             return (
                 f"described {path[:120]!r} as {str(what)[:120]!r}: say what it is in one line of at "
                 f"most {MAX_WHAT_CHARS} characters"
             )
         named[path] = what.strip()
     return None
+
+
+def _is_phrase(what: object) -> bool:
+    """One printable line of at most ``MAX_WHAT_CHARS`` characters (it is shown in refusals)."""
+    if not isinstance(what, str) or not 0 < len(what) <= MAX_WHAT_CHARS:
+        return False
+    return what.isprintable() and bool(what.strip())
 
 
 def _absolute(raw: object) -> str | None:
