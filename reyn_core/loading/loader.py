@@ -153,10 +153,7 @@ def _load(
         collect_commands,
         collect_agent_tools,
     )
-    # In-process plugins first: the files they trust join the host's list (``collect_trusted_files``)
-    # before an isolated plugin's grants are checked against it (RJ011); the order of ``plugins``
-    # (registration, the report) is unchanged.
-    for p in sorted(plugins, key=lambda p: profile.plugin(p.plugin_id).isolation == "process"):
+    for p in plugins:
         for step in steps:
             with observation.phase(f"reyn.load.{_step_name(step)}", p.plugin_id) as span:
                 seen = len(p.diagnostics)

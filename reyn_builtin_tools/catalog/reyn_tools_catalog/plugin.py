@@ -52,14 +52,14 @@ def reyn_agent_tools(settings: Any) -> dict[str, list[str]]:
 
 
 @hookimpl
-def reyn_trusted_files(settings: Any) -> dict[str, str]:
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """The skill and agent folders: an agent file's ``tools:`` list is that agent's allowlist on the
     next load, and a skill is instructions the model follows, so no confined process may rewrite
     them. Resolved as the load reads them, against the working directory."""
     s = settings_as(settings, CatalogSettings)
     found: dict[str, str] = {}
     for what, folders in (("agent folder", s.agent_dirs), ("skill folder", s.skill_dirs)):
-        for folder in s.resolve(folders, Path.cwd()):
+        for folder in s.resolve(folders, workspace):
             found.setdefault(str(folder.absolute()), f"a catalog {what} (its files are trusted)")
     return found
 

@@ -166,12 +166,12 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
 
 
 @hookimpl
-def reyn_trusted_files(settings: Any) -> dict[str, str]:
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """The import-mode snapshot: the next load builds tools and their schemas from it, so no confined
     process may rewrite it (nor the folder that holds it, where it is replaced atomically). Named
     whether or not a server imports today: turning ``import_tools`` on must not read planted tools.
-    Resolved as ``reyn_register_tools`` reads it, against the working directory."""
-    path = settings_as(settings, McpSettings).snapshot_path(Path.cwd())
+    Resolved as ``reyn_register_tools`` reads it, against the load's working directory."""
+    path = settings_as(settings, McpSettings).snapshot_path(workspace)
     return {str(path.absolute()): "the mcp pack's tool snapshot (import mode)"}
 
 

@@ -36,14 +36,14 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
 
 
 @hookimpl
-def reyn_trusted_files(settings: Any) -> dict[str, str]:
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """The SQLite store and the files SQLite reads beside it (a model trusts what it recalls, so no
-    confined process may rewrite them); resolved as the load sees the workspace, the working
-    directory. A PostgreSQL store has no file here."""
+    confined process may rewrite them); a relative ``path`` against the load's working directory, as
+    the diagnostics read it. A PostgreSQL store has no file here."""
     s = settings_as(settings, MemorySettings)
     if s.backend != "sqlite":
         return {}
-    db = str(s.db_path(Path.cwd()).absolute())
+    db = str(s.db_path(workspace).absolute())
     found = {db: "the memory pack's database"}
     for suffix in ("-wal", "-shm", "-journal"):
         found[db + suffix] = f"the memory pack's database ({suffix[1:]} file)"

@@ -7,7 +7,7 @@ httpx; the ``@tool`` functions in ``tools.py`` are their source.
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 from typing import Any
 
 from reyn_core import hookimpl, settings_as
@@ -40,8 +40,8 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
 
 
 @hookimpl
-def reyn_trusted_files(settings: Any) -> dict[str, str]:
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """``fetch.ca_bundle``, the extra CAs ``web_fetch`` trusts: a process that could add one could read
-    and forge every fetch. Relative to the working directory, as ``ssl`` opens it."""
+    and forge every fetch. A relative one against the load's working directory, where ``ssl`` opens it."""
     bundle = settings_as(settings, WebSettings).fetch.ca_bundle
-    return {os.path.abspath(bundle): "the web pack's CA bundle"} if bundle else {}
+    return {str((workspace / bundle).absolute()): "the web pack's CA bundle"} if bundle else {}

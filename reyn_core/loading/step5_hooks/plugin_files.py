@@ -8,14 +8,17 @@ which every confining surface checks with one rule. There is no second list.
 
 An answer that cannot be used refuses the plugin (``RI013``) before its tools are registered: the
 files it meant to protect are unknown, so its tools would act on files any write root might cover.
-The other plugins keep loading. An isolated plugin never gets here with this hook: the isolation
-backend refuses a plugin implementing a hook whose answer the host needs and the worker does not send.
+So does a path inside another isolated plugin's write grant (``[plugins.<id>.grants] write``, read
+from the profile, whatever the order plugins load in): that worker could rewrite it. The other
+plugins keep loading. An isolated plugin answers from its worker (the backend forwards the answer;
+``workspace`` is the host's working directory there too), and may name files its own grants cover.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from reyn_core.errors import describe_exception
 from reyn_core.loading.plugin_state import LoadSession, PluginState
@@ -36,7 +39,7 @@ def collect_trusted_files(session: LoadSession, p: PluginState) -> None:
     if not caller.get_hookimpls():
         return
     try:
-        answers = list(caller(settings=p.settings))
+        answers = list(caller(settings=p.settings, workspace=Path.cwd()))
     except (Exception, SystemExit) as exc:
         _refuse(p, f"reyn_trusted_files raised {describe_exception(exc)}")
         return
@@ -48,6 +51,10 @@ def collect_trusted_files(session: LoadSession, p: PluginState) -> None:
         if problem is not None:
             _refuse(p, f"reyn_trusted_files {problem}")
             return
+    problem = _writable_by_another(session, p.plugin_id, named)
+    if problem is not None:
+        _refuse(p, f"reyn_trusted_files named {problem}")
+        return
     found = trusted_files(session)
     for path, what in named.items():
         found.setdefault(path, f"{what} (plugin {p.plugin_id!r})")
@@ -59,6 +66,33 @@ def _refuse(p: PluginState, message: str) -> None:
         "RI013",
         f"{message}, so the files plugin {p.plugin_id!r} trusts are unknown and it is not loaded",
     )
+
+
+def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[str, str]) -> str | None:
+    """The first named path that another isolated plugin's write grant equals, contains or lies inside
+    (from the profile: its worker may already run), worded; None when there is none."""
+    profile = session.profile
+    roots = {
+        os.path.realpath(profile.resolve_path(root)): other
+        for other in profile.enabled
+        if other != plugin_id and profile.plugin(other).isolation == "process"
+        for root in (profile.plugin(other).grants.write if profile.plugin(other).grants else ())
+    }
+    if not roots:
+        return None
+    for path in named:
+        real = os.path.realpath(path)
+        for root, other in roots.items():
+            if _within(real, root) or _within(root, real):
+                return (
+                    f"{path[:200]!r}, which isolated plugin {other!r} may write ([plugins.{other}.grants] "
+                    f"write: {root[:200]}); a file a plugin trusts must be out of every other plugin's reach"
+                )
+    return None
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _answer_problem(answer: object, named: dict[str, str]) -> str | None:
