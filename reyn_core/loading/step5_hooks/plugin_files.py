@@ -72,12 +72,12 @@ def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[st
     """The first named path that another isolated plugin's write grant equals, contains or lies inside
     (from the profile: its worker may already run), worded; None when there is none."""
     profile = session.profile
-    roots = {
-        os.path.realpath(profile.resolve_path(root)): other
-        for other in profile.enabled
-        if other != plugin_id and profile.plugin(other).isolation == "process"
-        for root in (profile.plugin(other).grants.write if profile.plugin(other).grants else ())
-    }
+    roots: dict[str, str] = {}
+    for other in profile.enabled:
+        config = profile.plugin(other)
+        if other != plugin_id and config.isolation == "process" and config.grants is not None:
+            for root in config.grants.write:
+                roots.setdefault(os.path.realpath(profile.resolve_path(root)), other)
     if not roots:
         return None
     for path in named:
