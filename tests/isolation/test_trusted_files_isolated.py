@@ -82,12 +82,19 @@ def test_a_hook_raising_in_the_worker_refuses_the_plugin(site: Path) -> None:
     assert "(in the worker)" in diag.message and "no store configured" in diag.message
 
 
-def test_no_plugin_may_trust_a_file_another_isolated_plugin_may_write(site: Path, tmp_path: Path) -> None:
+def _writer_and_namer(site: Path, tmp_path: Path, suffix: str, folder: str) -> Any:
+    """Plugin ``writer<suffix>`` isolated with a write grant over ``state``, and ``namer<suffix>`` in
+    process trusting ``<folder>/its.db``: the load."""
     _state(tmp_path)
-    _install(site, "writer", "return {}")
-    _install(site, "namer", "return {str(workspace / 'state' / 'its.db'): 'its database'}")
-    writer = _plugin("writer", "process", [str(tmp_path / "state")])
-    result = _load(writer, _plugin("namer", "in-process"), enable=["namer", "writer"])
+    _install(site, f"writer{suffix}", "return {}")
+    _install(site, f"namer{suffix}", f"return {{str(workspace / {folder!r} / 'its.db'): 'its database'}}")
+    writer = _plugin(f"writer{suffix}", "process", [str(tmp_path / "state")])
+    namer = _plugin(f"namer{suffix}", "in-process")
+    return _load(writer, namer, enable=[f"namer{suffix}", f"writer{suffix}"])
+
+
+def test_no_plugin_may_trust_a_file_another_isolated_plugin_may_write(site: Path, tmp_path: Path) -> None:
+    result = _writer_and_namer(site, tmp_path, "", "state")
     info = _info(result, "namer")
     assert info.status == "failed" and "namer_hello" not in result.registry
     (diag,) = [d for d in info.diagnostics if d.code == "RI013"]
@@ -97,10 +104,6 @@ def test_no_plugin_may_trust_a_file_another_isolated_plugin_may_write(site: Path
 
 
 def test_positive_control_a_file_out_of_every_grant_is_trusted(site: Path, tmp_path: Path) -> None:
-    _state(tmp_path)
-    _install(site, "writer2", "return {}")
-    _install(site, "namer2", "return {str(workspace / 'kept' / 'its.db'): 'its database'}")
-    writer = _plugin("writer2", "process", [str(tmp_path / "state")])
-    result = _load(writer, _plugin("namer2", "in-process"), enable=["namer2", "writer2"])
+    result = _writer_and_namer(site, tmp_path, "2", "kept")
     assert _info(result, "namer2").status == "loaded" and "namer2_hello" in result.registry
     assert result.host_files[str(tmp_path / "kept" / "its.db")] == "its database (plugin 'namer2')"
