@@ -157,3 +157,21 @@ def test_positive_control_a_good_answer_joins_the_list_and_the_plugin_loads(worl
     assert result.host_files[str(own)] == f"its database (plugin {world.pid!r})"
     assert result.host_files[str(tmp_path / "y")] == f"y (plugin {world.pid!r})"  # normalised
     assert not [d for d in result.report.diagnostics if d.code == "RI013"]
+
+
+def _write_file(world: Any, path: str) -> dict[str, Any]:
+    registry = load(load_profile()).registry
+    ctx = ToolContext(surface="router", agent="t", workspace=world.root)
+    return asyncio.run(dispatch_tool(registry, "write_file", {"path": path, "content": "forged"}, ctx))
+
+
+def test_the_file_pack_does_not_write_the_memory_database(world):
+    _enable(world, "file", "memory", extra='\n[plugins.file.settings]\nwrite_roots = ["state"]\n' + MEMORY)
+    refused = _write_file(world, "state/memory.db")
+    assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
+    assert "'state/memory.db' is protected by the host" in refused["error"]["message"]
+    assert not (world.root / "state" / "memory.db").exists()
+    # positive control: a file beside it, in the same write root, is written
+    done = _write_file(world, "state/notes.txt")
+    assert done["status"] == "ok", done
+    assert (world.root / "state" / "notes.txt").read_text() == "forged"
