@@ -87,7 +87,10 @@ def depth_within(value: Any, limit: int) -> bool:
         node, depth = stack.pop()
         if depth > limit:
             return False
-        children = node.values() if isinstance(node, Mapping) else node
+        kind = type(node)
+        children = (
+            node if kind is list else node.values() if kind is dict or isinstance(node, Mapping) else node
+        )
         for c in children:
             kind = type(c)
             # exact types first: an ABC check on every scalar would cost more than the walk

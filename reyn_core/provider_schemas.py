@@ -181,11 +181,11 @@ class _Gemini:
             if key in _UNADAPTABLE:
                 self.problem(here, f"Gemini's schema subset has no {key!r}; dropped")
                 continue
-            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            if key in _SCHEMA_MAPS and _is_mapping(value):
                 out[key] = {k: self.node(v, f"{here}/{k}", refs) for k, v in value.items()}
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 out[key] = [self.node(v, f"{here}/{i}", refs) for i, v in enumerate(value)]
-            elif key in _SCHEMA_ONE and isinstance(value, Mapping):
+            elif key in _SCHEMA_ONE and _is_mapping(value):
                 out[key] = self.node(value, here, refs)
             else:
                 out[key] = _plain(value)
@@ -194,7 +194,7 @@ class _Gemini:
     def simplify(self, node: dict[str, Any], ptr: str) -> dict[str, Any]:
         """The per-node rewrites, on a node whose subschemas are already adapted."""
         extra = node.pop("additionalProperties", None)
-        if isinstance(extra, Mapping) and extra not in ({}, {"type": "object"}):
+        if extra is not None and _is_mapping(extra) and extra not in ({}, {"type": "object"}):
             self.problem(ptr, "Gemini cannot describe a map's value schema (additionalProperties); dropped")
         if "const" in node:
             const = node.pop("const")
@@ -247,6 +247,11 @@ class _Gemini:
                 else:
                     self.problem(f"{ptr}/allOf/{i}", f"allOf disagrees on {key!r}; the first value is kept")
         return node
+
+
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, a dict answered without the ABC's check (this runs per node)."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _plain(value: Any) -> Any:

@@ -77,8 +77,11 @@ def check_tool_schema(
                 "RS002", "error", f"schema nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)"
             )
         ]
+    # The text bounds the size and tells which walks can find anything (below); neither depends on
+    # the order of the keys, so they are not sorted. A key JSON has no text for fails here (RS001); a
+    # non-string key JSON writes as a string is refused by the compile (RS005).
     try:
-        encoded = json.dumps(parameters, sort_keys=True)
+        encoded = json.dumps(parameters)
     except (TypeError, ValueError, RecursionError) as exc:
         return [SchemaIssue("RS001", "error", f"parameters are not JSON-serialisable: {exc}")]
     issues: list[SchemaIssue] = []
@@ -99,32 +102,38 @@ def check_tool_schema(
     # appears in ``encoded`` as its JSON string: where the text has no '"$' (no '"pattern'), the walk
     # would find nothing, and is skipped (a property test holds this; it is most schemas).
     # Imported here, at the first check: importing reyn_core alone never pays for the screening.
-    from .validation.screening import metaschema_problems, pattern_problems, reference_problems
-
-    if '"$' in encoded:
-        issues.extend(
-            SchemaIssue("RS004", "error", p.message, p.pointer) for p in reference_problems(parameters)
-        )
-    issues.extend(
-        SchemaIssue("RS005", "error", p.message, p.pointer) for p in metaschema_problems(parameters)
+    # One import statement per check (each costs about a microsecond, a thousand tools a load).
+    from .validation.screening import (
+        compile_problems,
+        metaschema_problems,
+        pattern_problems,
+        reference_problems,
     )
-    if '"pattern' in encoded:
-        issues.extend(
-            SchemaIssue("RS007", "error", p.message, p.pointer) for p in pattern_problems(parameters)
-        )
-    if not any(i.severity == "error" for i in issues):
-        # The validator library compiles what passed the screening (a pattern past its size bound,
-        # say, is refused here, at registration, never on a call).
-        from .validation.compiled import SchemaValidator
-        from .validation.screening import compile_problems
 
+    refs = reference_problems(parameters) if '"$' in encoded else []
+    patterns = pattern_problems(parameters) if '"pattern' in encoded else []
+    if validator is not None and validator.source is not parameters:
+        raise TypeError("check_tool_schema: the validator was made for another schema object")
+    compiled: list[Any] = []
+    if issues or refs or patterns:
+        meta = metaschema_problems(parameters)
+    else:
+        # Nothing refused so far: the validator library compiles the schema (a pattern past its size
+        # bound, say, is refused here, at registration, never on a call). Compiling validates the
+        # schema against the Draft 2020-12 meta-schema first (a schema the meta-schema refuses never
+        # compiles: tests/core/test_schema_checks.py holds it), so the meta-schema check runs only
+        # to word a refusal: its problem, when it has one, is the one reported.
         if validator is None:
+            from .validation.compiled import SchemaValidator
+
             validator = SchemaValidator(parameters, deferred=True)
-        elif validator.source is not parameters:
-            raise TypeError("check_tool_schema: the validator was made for another schema object")
-        issues.extend(
-            SchemaIssue("RS005", "error", p.message, p.pointer) for p in compile_problems(validator)
-        )
+        compiled = compile_problems(validator)
+        meta = metaschema_problems(parameters) if compiled else []
+        if meta:
+            compiled = []
+    for code, found in (("RS004", refs), ("RS005", meta), ("RS007", patterns), ("RS005", compiled)):
+        for p in found:
+            issues.append(SchemaIssue(code, "error", p.message, p.pointer))
     if (
         phase_usable
         and isinstance(parameters.get("properties"), Mapping)
@@ -139,7 +148,7 @@ def check_tool_schema(
                 "/properties/kind",
             )
         )
-    if not any(i.severity == "error" for i in issues):
+    if not issues:  # every issue so far is an error
         issues.extend(provider_lints(parameters))
     return issues
 
@@ -168,8 +177,6 @@ def keyword_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
     ``propertes``, ``Required``). JSON Schema ignores unknown keywords, so the constraint the author
     meant silently does not apply. Unknown keywords far from every known one (``x-internal``) are
     extensions and pass."""
-    from .validation.screening import did_you_mean
-
     issues: list[SchemaIssue] = []
     for ptr, sub in _subschemas(parameters):
         if sub.keys() <= KNOWN_KEYWORDS:
@@ -177,6 +184,8 @@ def keyword_lints(parameters: Mapping[str, Any]) -> list[SchemaIssue]:
         for key in sub:
             if not isinstance(key, str) or key in KNOWN_KEYWORDS:
                 continue
+            from .validation.screening import did_you_mean  # only for an unknown keyword
+
             guess = did_you_mean(key, sorted(KNOWN_KEYWORDS))
             if guess is not None:
                 issues.append(

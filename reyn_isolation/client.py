@@ -27,7 +27,6 @@ from typing import Any
 from reyn_core import ToolExecutionError, ToolRuntimeMissing, canonical_json
 from reyn_core.host import active_observer
 from reyn_isolation.frames import FrameParser
-from reyn_isolation.host_paths import changed_root
 from reyn_isolation.process import WorkerProcess
 from reyn_isolation.protocol import FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import LOAD_FAILURE_CODES, error_from_reply, loaded_problem
@@ -57,8 +56,6 @@ class WorkerSpec:
     start_timeout_s: float = 60.0
     cancel_grace_s: float = 2.0
     backoff_s: Sequence[float] = field(default=(0.0, 0.5, 1.0, 2.0, 5.0, 15.0, 30.0))
-    roots: tuple[tuple[str, int, int], ...] = ()
-    """The granted roots as found at load (``host_paths.root_identities``): every start checks them."""
 
 
 def tools_signature(loaded: Mapping[str, Any]) -> str:
@@ -69,9 +66,6 @@ def tools_signature(loaded: Mapping[str, Any]) -> str:
 
 def start_worker(spec: WorkerSpec) -> tuple[WorkerProcess, dict[str, Any]]:
     """Start a worker and load the plugin in it (blocking); raises ``WorkerStartError``."""
-    changed = changed_root(spec.roots)
-    if changed is not None:
-        raise WorkerStartError("RJ005", f"the worker of plugin {spec.plugin_id!r} is not started: {changed}")
     process = WorkerProcess(spec.argv, spec.env, spec.plugin_id)
     try:
         process.start()

@@ -67,8 +67,9 @@ def nested_root_findings(
     """One ``RJ011`` naming every granted root of ``plugin_id`` (read or write, resolved) that lies
     strictly inside a write root of an isolated plugin (``write_roots``: root → plugin id, this one's
     included). That worker could move the root's folder aside and leave a symlink at its path, which
-    the next start — of either worker, or of the host — would resolve to the link's target, anywhere
-    on the host. A root equal to a write root is not movable from inside (it is a mount point)."""
+    the host's next load would resolve to the link's target, anywhere on the host (a worker's restart
+    is refused by the launcher, which checks the identity taken at load). A root equal to a write root
+    is not movable from inside (it is a mount point)."""
     clashes = [
         f"{root} lies inside {'its own' if owner == plugin_id else f'plugin {owner!r}'}'s write root {write}"
         for root in roots
@@ -87,39 +88,8 @@ def nested_root_findings(
     ]
 
 
-def root_identities(paths: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
-    """``(path, device, inode)`` of each granted root that exists (paths already resolved), taken at
-    load: what every later start of the worker must find again (``changed_root``)."""
-    found = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue  # the launcher names a missing root itself
-        found.append((path, info.st_dev, info.st_ino))
-    return tuple(found)
-
-
-def changed_root(identities: Iterable[tuple[str, int, int]]) -> str | None:
-    """Why a granted root is no longer what it was at load, or None. The launcher resolves each root
-    again at every start, so a root swapped for a symlink (by a worker with write access above it,
-    which then dies to be restarted) would otherwise grant the link's target."""
-    for path, device, inode in identities:
-        real = os.path.realpath(path)
-        try:
-            info = os.stat(path)
-        except OSError:
-            return f"granted root {path} changed since load (it is gone)"
-        if real != path or (info.st_dev, info.st_ino) != (device, inode):
-            where = f"it now resolves to {real}" if real != path else "another folder is at its path"
-            return f"granted root {path} changed since load ({where})"
-    return None
-
-
 __all__ = [
-    "changed_root",
     "nested_root_findings",
     "protected_paths",
-    "root_identities",
     "write_root_findings",
 ]

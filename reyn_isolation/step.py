@@ -87,7 +87,7 @@ class ProcessIsolation:
         """Start ``request``'s plugin in a sandboxed worker under its grants, or say why not."""
         from reyn_isolation.client import WorkerClient, WorkerSpec, WorkerStartError
         from reyn_isolation.grants import compare
-        from reyn_isolation.host_paths import nested_root_findings, root_identities, write_root_findings
+        from reyn_isolation.host_paths import nested_root_findings, write_root_findings
         from reyn_isolation.info import IsolationInfo
         from reyn_isolation.launch import IsolationUnavailable, worker_command
 
@@ -131,7 +131,6 @@ class ProcessIsolation:
             env,
             load,
             max_result_bytes=granted.max_result_bytes,
-            roots=root_identities((*granted.read, *granted.write)),
         )
         client = WorkerClient(spec)
         try:

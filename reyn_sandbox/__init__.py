@@ -113,13 +113,17 @@ def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. Raises `SandboxUnavailable` when this kernel cannot confine (fail closed), and
-    `GrantsError` for an empty command.
+    TMPDIR. A root given without its identity gets it here (`Grants.identities`: the launcher refuses
+    to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
+    cannot confine (fail closed), and `GrantsError` for an empty command or a root whose path goes
+    through a symbolic link.
     """
     if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
     require_available()
-    return [sys.executable, "-I", "-S", "-c", _BOOT, "--grants", grants.to_json(), "--", *command]
+    from ._identity import pinned
+
+    return [sys.executable, "-I", "-S", "-c", _BOOT, "--grants", pinned(grants).to_json(), "--", *command]
 
 
 def forbid_exec() -> None:

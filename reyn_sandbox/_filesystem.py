@@ -15,7 +15,7 @@ import stat
 import sys
 from dataclasses import dataclass
 
-from . import _idmap
+from . import _identity, _idmap
 from . import _syscalls as sc
 from ._grants import Grants
 
@@ -38,6 +38,10 @@ class Mount:
     writable: bool
     granted: bool = False
     """One of the grants' roots (not a system or interpreter directory)."""
+    identity: tuple[int, int, bool] | None = None
+    """A granted root's identity as the host found it (`Grants.identities`), checked at the bind."""
+    what: str = ""
+    """How errors name a granted root ("write root /w")."""
 
 
 @dataclass(frozen=True)
@@ -116,25 +120,38 @@ def plan(grants: Grants) -> Layout:
             mounts[path] = False
     for path in interpreter_dirs():
         mounts.setdefault(os.path.realpath(path), False)
+    # Roots are mounted at their own paths, never resolved here: a link on the way is refused at the
+    # bind (_identity), so the path checked by the host is the path mounted.
     for roots, writable in ((grants.read_roots, False), (grants.write_roots, True)):
         for root in roots:
-            resolved = os.path.realpath(root)
-            if resolved == "/":
+            if root == "/":
                 raise ValueError("the filesystem root cannot be a root; grant the directories needed")
-            if not os.path.exists(resolved):
+            if not os.path.lexists(root):
                 raise FileNotFoundError(f"{'write' if writable else 'read'} root {root} does not exist")
             # A path that is both a read and a write root is writable (the wider grant wins).
-            mounts[resolved] = mounts.get(resolved, False) or writable
-            granted.add(resolved)
+            mounts[root] = mounts.get(root, False) or writable
+            granted.add(root)
     for path in grants.read_only:
-        resolved = os.path.realpath(path)
-        if os.path.exists(resolved):
+        if os.path.lexists(path):
             # Read-only wins over a write root at the same path; deeper, it is mounted over it.
-            mounts[resolved] = False
-            granted.add(resolved)
+            mounts[path] = False
+            granted.add(path)
     hidden = tuple(os.path.realpath(path) for path in grants.hide if os.path.lexists(path))
     ordered = sorted(mounts.items(), key=lambda item: (item[0].count("/"), item[0]))
-    return Layout(tuple(Mount(p, w, p in granted) for p, w in ordered), tuple(symlinks), hidden)
+    identities = {entry[0]: entry[1:] for entry in grants.identities}
+    names = _identity.root_names(grants)
+    found = []
+    for path, writable in ordered:
+        if path not in granted:
+            found.append(Mount(path, writable))
+            continue
+        if path not in identities:
+            raise ValueError(
+                f"{names[path]} has no identity: it did not exist when the grants were made, so the host "
+                "never checked it (grants from reyn_sandbox.launcher_argv carry one for every root)"
+            )
+        found.append(Mount(path, writable, True, identities[path], names[path]))
+    return Layout(tuple(found), tuple(symlinks), hidden)
 
 
 def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: bool) -> None:
@@ -145,7 +162,7 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
     read roots are idmapped so the operator's files there are the (unprivileged) command's (_idmap).
     """
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
-    sources = {m.path: os.open(m.path, os.O_PATH | os.O_CLOEXEC) for m in layout.mounts}
+    sources = {m.path: _open_source(m) for m in layout.mounts}
     devices = {name: os.open(f"/dev/{name}", os.O_PATH | os.O_CLOEXEC) for name in DEV_NODES}
     sc.mount("tmpfs", _STAGE, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0755,size=16m")
     new = _STAGE
@@ -183,6 +200,15 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
     sc.pivot_root(".", ".")
     sc.umount2(".", sc.MNT_DETACH)
     os.chdir("/")
+
+
+def _open_source(mount: Mount) -> int:
+    """A granted root reached without a symbolic link and checked against the identity the host
+    recorded (`_identity.RootChanged`, an OSError naming it, otherwise); system and interpreter
+    directories by path (the host's own, resolved by `plan`)."""
+    if mount.identity is None:
+        return os.open(mount.path, os.O_PATH | os.O_CLOEXEC)
+    return _identity.open_checked(mount.path, mount.what, mount.identity)
 
 
 def _mount_tmpfs(target: str, options: str) -> None:

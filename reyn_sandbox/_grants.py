@@ -28,9 +28,10 @@ class GrantsError(ValueError):
 class Grants:
     """The operator's grants for one confined command.
 
-    Paths are absolute; the launcher resolves symlinks and makes each root visible at its resolved
-    path. Everything not granted (other than the launcher's fixed system directories, see
-    `docs/sandbox.md`) does not exist inside the sandbox.
+    Paths are absolute real paths (normalized here; a symbolic link in one is refused when the grants
+    are pinned, see `identities`), and each root is visible at its own path. Everything not granted
+    (other than the launcher's fixed system directories, see `docs/sandbox.md`) does not exist inside
+    the sandbox.
     """
 
     read_roots: tuple[str, ...] = ()
@@ -44,6 +45,12 @@ class Grants:
     read_only: tuple[str, ...] = ()
     """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
     so the command cannot plant what the operator may later run. Only paths that exist at start."""
+    identities: tuple[tuple[str, int, int, bool], ...] = ()
+    """Each root's identity as the host found it — `(path, st_dev, st_ino, is a folder)` for every read
+    root, write root and `read_only` path that existed — set by `resolve_grants` right after its check,
+    and by `launcher_argv` for any root given without one. The launcher reaches each root again without
+    following a symbolic link and refuses to start (naming the root) when what is there differs, or
+    when a root that exists has no identity (`_identity`)."""
     cpu_seconds: int = 60
     """CPU time per process (RLIMIT_CPU); the process gets SIGXCPU, then SIGKILL a second later."""
     memory_bytes: int = 2048 * _MIB
@@ -69,7 +76,8 @@ class Grants:
             for path in value:
                 if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
                     raise GrantsError(f"Grants.{name}: {path!r} is not an absolute path")
-            object.__setattr__(self, name, tuple(value))
+            object.__setattr__(self, name, tuple(os.path.normpath(path) for path in value))
+        object.__setattr__(self, "identities", _identities(self))
         if not isinstance(self.network, bool):
             raise GrantsError(f"Grants.network must be true or false, got {self.network!r}")
         for name in ("cpu_seconds", "memory_bytes", "max_processes", "file_size_bytes", "open_files"):
@@ -96,6 +104,32 @@ class Grants:
         if unknown:
             raise GrantsError(f"unknown grant fields {unknown}; known: {sorted(known)}")
         return cls(**data)
+
+
+def _identities(grants: Grants) -> tuple[tuple[str, int, int, bool], ...]:
+    """`grants.identities` checked: one well-formed entry per root at most, for roots only."""
+    value = grants.identities
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise GrantsError(
+            f"Grants.identities must be a tuple of (path, device, inode, is_dir), not {value!r}"
+        )
+    roots = {*grants.read_roots, *grants.write_roots, *grants.read_only}
+    out: dict[str, tuple[str, int, int, bool]] = {}
+    for entry in value:
+        if not (
+            isinstance(entry, (tuple, list))
+            and len(entry) == 4
+            and isinstance(entry[0], str)
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in entry[1:3])
+            and isinstance(entry[3], bool)
+        ):
+            raise GrantsError(f"Grants.identities: {entry!r} is not (path, device, inode, is_dir)")
+        path = os.path.normpath(entry[0]) if os.path.isabs(entry[0]) else entry[0]
+        if path not in roots:
+            raise GrantsError(f"Grants.identities: {entry[0]!r} is not one of the roots")
+        if out.setdefault(path, (path, *entry[1:])) != (path, *entry[1:]):
+            raise GrantsError(f"Grants.identities: {path} is given two identities")
+    return tuple(out.values())
 
 
 def _require_positive_int(name: str, value: object, what: str = "a positive integer") -> None:

@@ -111,46 +111,89 @@ def _limits(keys: Any) -> dict[str, int | None]:
     return {k: getattr(keys, k, None) for k in LIMIT_KEYS}
 
 
-def resolve_roots(base: str, entries: Sequence[str], *, create: bool = False) -> tuple[str, ...]:
-    """Absolute real paths of ``entries`` (relative ones, and ``~``, against ``base``). A write root
-    that does not exist yet is created (the operator declared it writable); a missing read root or
-    hidden path is left out (there is nothing to read or hide)."""
-    out = []
-    for entry in entries:
-        path = os.path.realpath(os.path.join(base, os.path.expanduser(entry)))
-        if create and not os.path.lexists(path):
-            os.makedirs(path, exist_ok=True)
-        if os.path.exists(path):  # False also when this user cannot even look there
-            out.append(path)
-    return tuple(out)
+def _real(base: str, entries: Sequence[str]) -> list[str]:
+    return [os.path.realpath(os.path.join(base, os.path.expanduser(entry))) for entry in entries]
+
+
+def _existing(paths: Sequence[str]) -> tuple[str, ...]:
+    return tuple(path for path in paths if os.path.exists(path))  # False also when this user cannot look
 
 
 def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants:
     """The launcher's ``Grants`` for ``keys`` (anything with the grant keys as attributes, such as a
-    pack's settings), roots resolved against ``base``; limits left unset keep the launcher's defaults.
+    pack's settings), roots resolved against ``base`` (relative ones, and ``~``) to their real paths;
+    limits left unset keep the launcher's defaults. A write root that does not exist yet is created
+    (the operator declared it writable); a missing read root, hidden or read-only path is left out.
 
     ``protected`` (required: the host's own files, path → what it is, as a call's
     ``ToolContext.host_files``) is checked first: a write root that equals, contains or lies inside
     one of them raises ``GrantsError`` naming the file and what it is (``_protected``), and nothing
-    is created."""
+    is created. Each root is resolved once: the paths checked are the paths granted, and each carries
+    the identity of what was found there right after the check (``Grants.identities``), which the
+    launcher checks again at the bind."""
     from ._grants import Grants, GrantsError
+    from ._identity import pinned
     from ._protected import protected_problem
 
     if not hasattr(protected, "items"):
         raise TypeError(f"resolve_grants(protected=...) must map paths to what they are, not {protected!r}")
     real_base = os.path.realpath(base)
-    wanted = [os.path.realpath(os.path.join(real_base, os.path.expanduser(e))) for e in keys.write_roots]
-    problem = protected_problem(wanted, protected)
+    write_roots = _real(real_base, keys.write_roots)
+    read_only = _real(real_base, keys.read_only)
+    problem = protected_problem(write_roots, protected) or _nested_problem(
+        real_base, keys, write_roots, read_only
+    )
     if problem is not None:
         raise GrantsError(problem)
-    return Grants(
-        read_roots=resolve_roots(real_base, keys.read_roots),
-        write_roots=resolve_roots(real_base, keys.write_roots, create=True),
-        network=keys.network,
-        hide=resolve_roots(real_base, keys.hide),
-        read_only=resolve_roots(real_base, keys.read_only),
-        **limit_overrides(_limits(keys)),
+    for path in write_roots:
+        if not os.path.lexists(path):
+            os.makedirs(path, exist_ok=True)
+    limits: dict[str, Any] = limit_overrides(_limits(keys))
+    return pinned(
+        Grants(
+            read_roots=_existing(_real(real_base, keys.read_roots)),
+            write_roots=_existing(write_roots),
+            network=keys.network,
+            hide=_existing(_real(real_base, keys.hide)),
+            read_only=_existing(read_only),
+            **limits,
+        )
     )
+
+
+def _inside(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip("/") + "/")
+
+
+def _nested_problem(base: str, keys: Any, write_roots: Sequence[str], read_only: Sequence[str]) -> str | None:
+    """Why these grants let a confined process choose, by a symbolic link it plants, what a later
+    resolution grants, or None: a read or write root whose path runs through one of the write roots
+    (it is readable there already), or a ``read_only`` path inside a write root that resolves out of
+    every write root (a read-only mount never grants what the roots do not)."""
+    for key, entries, kind in (
+        ("read_roots", keys.read_roots, "read"),
+        ("write_roots", keys.write_roots, "write"),
+    ):
+        for entry in entries:
+            path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
+            real = os.path.realpath(path)
+            holder = next((w for w in write_roots if _inside(path, w) or _inside(real, w)), None)
+            if holder is not None:
+                return (
+                    f"{key} entry {entry!r} lies inside the write root {holder}: a confined command could "
+                    f"replace it with a symbolic link to any folder, which the next call would grant as a "
+                    f"{kind} root. It is readable through the write root already; grant folders side by side"
+                )
+    for entry, real in zip(keys.read_only, read_only, strict=True):
+        path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
+        within = [w for w in write_roots if _inside(path, w) or path == w]
+        if within and not any(_inside(real, w) or real == w for w in write_roots):
+            return (
+                f"read_only entry {entry!r} resolves to {real}, outside every write root: a symbolic link "
+                f"inside the write root {within[0]} (perhaps put there by a confined command) points out of "
+                "it, and a read-only mount of its target would grant reading it. Remove the link"
+            )
+    return None
 
 
 def unavailable_reason() -> str | None:

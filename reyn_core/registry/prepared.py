@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, final
 
 from .. import gates
 from ..tool import ToolDefinition, refuse_subclassing
+from ..validation.compiled import SchemaValidator
 
 if TYPE_CHECKING:
     from ..context import ToolContext
-    from ..validation import ModelValidator, SchemaValidator
+    from ..validation import ModelValidator
     from .handlers import CallShape
 
     ToolValidator = ModelValidator | SchemaValidator
@@ -36,8 +37,6 @@ def schema_validator(parameters: Any) -> SchemaValidator | None:
     place a tool's schema validator is made (None for a schema that is not an object: refused)."""
     if not isinstance(parameters, Mapping):
         return None
-    from ..validation.compiled import SchemaValidator
-
     return SchemaValidator(parameters, deferred=True)
 
 

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from ..errors import exception_message
 from ..jsondata import depth_within, follow_pointer
+from .compiled import SchemaNotCompiled, SchemaValidator, schema_body
 from .messages import escape_token, json_pointer, show_value
 from .patterns import UnusablePattern, compile_pattern
 from .walk import subschemas, walk_containers
-
-if TYPE_CHECKING:
-    from .compiled import SchemaValidator
 
 # Dialect URIs whose meta-schemas ship with jsonschema (never fetched). Whatever ``$schema`` says, a
 # schema is validated as Draft 2020-12.
@@ -154,13 +153,11 @@ def pattern_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
     return out
 
 
-def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[SchemaProblem]:
+def metaschema_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
     """Where ``schema`` is not a valid Draft 2020-12 schema: ``jsonschema_rs.meta`` decides (whatever
-    ``$schema`` says, Reyn validates as 2020-12) and its first error is worded here. ``limit`` is
-    kept for callers; the library reports one error."""
+    ``$schema`` says, Reyn validates as 2020-12) and its first error is worded here (the library
+    reports one)."""
     import jsonschema_rs
-
-    from .compiled import schema_body
 
     body = schema_body(schema)
     try:
@@ -174,17 +171,15 @@ def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[Schem
                 f"not a valid JSON Schema 2020-12: {_meta_message(error)}",
                 json_pointer(error.instance_path),
             )
-        ][:limit]
+        ]
     except (ValueError, TypeError, OverflowError, RecursionError, jsonschema_rs.ReferencingError) as exc:
-        return [SchemaProblem("metaschema", f"the schema cannot be checked: {str(exc).splitlines()[0]}")]
+        return [SchemaProblem("metaschema", f"the schema cannot be checked: {exception_message(exc)}")]
     return [SchemaProblem("metaschema", "not a valid JSON Schema 2020-12")]  # is_valid said no
 
 
 def compile_problems(validator: SchemaValidator) -> list[SchemaProblem]:
     """The validator library's refusal to compile ``validator``'s schema (empty when it compiles: the
     compiled form stays in ``validator``, which is what the caller then validates with)."""
-    from .compiled import SchemaNotCompiled
-
     try:
         validator.compile()
     except SchemaNotCompiled as exc:
@@ -261,8 +256,6 @@ def screened(schema: Any) -> tuple[SchemaValidator | None, list[SchemaProblem]]:
     problems += pattern_problems(schema)
     if problems:
         return None, problems
-    from .compiled import SchemaValidator
-
     validator = SchemaValidator(schema, deferred=True)
     problems = compile_problems(validator)
     return (None, problems) if problems else (validator, [])

@@ -47,6 +47,14 @@ _SCHEMA_VALUED = (
 )
 _SCHEMA_ARRAYS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _APPLICATORS = frozenset(_SCHEMA_MAPS + _SCHEMA_VALUED + _SCHEMA_ARRAYS)
+# Each applicator's place in the walk's order, and how its value holds schemas (0: a mapping of them,
+# 1: one, 2: a list of them): a node is walked through the keywords it has, not all twenty.
+_RANK = {key: i for i, key in enumerate(_SCHEMA_MAPS + _SCHEMA_VALUED + _SCHEMA_ARRAYS)}
+_HOLDS = {
+    **dict.fromkeys(_SCHEMA_MAPS, 0),
+    **dict.fromkeys(_SCHEMA_VALUED, 1),
+    **dict.fromkeys(_SCHEMA_ARRAYS, 2),
+}
 
 
 def _is_mapping(value: Any) -> bool:
@@ -73,24 +81,23 @@ def subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, Any
         if depth >= limit:
             raise RecursionError(f"schema nests more than {limit} levels")
         children: list[tuple[str, Mapping[str, Any], int]] = []
-        for key in _SCHEMA_MAPS:
-            sub = current[key] if key in present else None
-            if sub is not None and _is_mapping(sub):
-                children.extend(
-                    (f"{here}/{key}/{escape_token(str(name))}", child, depth + 1)
-                    for name, child in sub.items()
-                    if _is_mapping(child)
-                )
-        for key in _SCHEMA_VALUED:
-            child = current[key] if key in present else None
-            if child is not None and _is_mapping(child):
-                children.append((f"{here}/{key}", child, depth + 1))
-        for key in _SCHEMA_ARRAYS:
-            seq = current[key] if key in present else None
-            if isinstance(seq, list):
+        for key in sorted(present, key=_RANK.__getitem__) if len(present) > 1 else present:
+            value = current[key]
+            holds = _HOLDS[key]
+            if holds == 0:
+                if _is_mapping(value):
+                    children.extend(
+                        (f"{here}/{key}/{escape_token(str(name))}", child, depth + 1)
+                        for name, child in value.items()
+                        if _is_mapping(child)
+                    )
+            elif holds == 1:
+                if _is_mapping(value):
+                    children.append((f"{here}/{key}", value, depth + 1))
+            elif isinstance(value, list):
                 children.extend(
                     (f"{here}/{key}/{i}", child, depth + 1)
-                    for i, child in enumerate(seq)
+                    for i, child in enumerate(value)
                     if _is_mapping(child)
                 )
         stack.extend(reversed(children))

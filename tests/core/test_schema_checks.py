@@ -224,3 +224,56 @@ def test_loading_with_a_deeply_nested_host_tool_reports_it_and_keeps_the_rest(tm
     result = load(Profile.from_toml_text(""), host_tools=[deep, fine])
     assert "fine" in result.registry and "deep" not in result.registry
     assert [d.code for d in result.report.diagnostics if d.tool == "deep"] == ["RS002"]
+
+
+# --------------------------------------------------------------------------- the meta-schema at compile
+# A schema with no other error is compiled first, and the meta-schema check runs only to word a refused
+# compile: that is sound only while the library refuses to compile every schema its meta-schema
+# refuses. These hold it, over broken schemas of every keyword, for the library version installed.
+
+_BROKEN_VALUES = (5, "x", -1, 1.5, None, True, [], {}, [1, 1], ["a", "a"], {"a": 5}, [{"a": 5}], "strin")
+_KEYWORDS = (
+    *("type", "properties", "required", "items", "prefixItems", "enum", "const", "minLength", "maxItems"),
+    *("minimum", "multipleOf", "uniqueItems", "additionalProperties", "anyOf", "oneOf", "allOf", "not"),
+    *("if", "then", "contains", "dependentRequired", "dependentSchemas", "propertyNames", "$defs"),
+    *("patternProperties", "unevaluatedProperties", "minProperties", "format", "title", "default"),
+)
+
+
+@pytest.mark.parametrize("keyword", _KEYWORDS)
+@pytest.mark.parametrize("where", ["root", "property", "item"])
+def test_a_schema_the_meta_schema_refuses_never_compiles(keyword: str, where: str) -> None:
+    import jsonschema_rs
+
+    from reyn_core.validation.compiled import SchemaNotCompiled, _compile
+
+    refused = 0
+    for value in _BROKEN_VALUES:
+        node: dict[str, object] = {keyword: value}
+        schema: dict[str, object] = {"type": "object"}
+        if where == "root":
+            schema.update(node)
+        elif where == "property":
+            schema["properties"] = {"a": node}
+        else:
+            schema["properties"] = {"a": {"type": "array", "items": node}}
+        if jsonschema_rs.meta.is_valid(schema):
+            continue
+        refused += 1
+        with pytest.raises(SchemaNotCompiled):
+            _compile(schema)
+        # and the check reports the meta-schema's problem, worded by it, not the compile's
+        meta = [i for i in check_tool_schema(schema, phase_usable=False) if i.code == "RS005"]
+        assert len(meta) == 1 and meta[0].message.startswith("not a valid JSON Schema 2020-12"), meta
+    assert refused or keyword in ("default", "const")  # any value is a valid default or const
+
+
+@pytest.mark.parametrize("properties", [{1: {}}, {1: {}, "a": {}}], ids=["int key", "int and str keys"])
+def test_a_schema_that_passes_the_meta_schema_but_does_not_compile_is_rs005_with_the_compile_reason(
+    properties: dict[object, object],
+) -> None:
+    issues = check_tool_schema({"type": "object", "properties": properties}, phase_usable=False)
+    assert [i.code for i in issues] == ["RS005"]
+    assert "cannot be compiled" in issues[0].message
+    assert register({"type": "object", "properties": properties}).code == "RS005"
+    assert check_tool_schema({"type": "object", "properties": {"a": {}}}, phase_usable=False) == []

@@ -34,8 +34,9 @@ def test_grant_keys_are_the_launchers_fields() -> None:
     import reyn_sandbox
 
     launcher = {f.name for f in dataclasses.fields(reyn_sandbox.Grants)}
-    # uid/gid: who the command runs as under root, the launcher's choice, not a grant of reach
-    assert SHARED | set(reyn_sandbox.LIMIT_KEYS) == launcher - {"uid", "gid"}
+    # uid/gid: who the command runs as under root, the launcher's choice, not a grant of reach;
+    # identities: what the host found at each root when it checked it, never the operator's to write
+    assert SHARED | set(reyn_sandbox.LIMIT_KEYS) == launcher - {"uid", "gid", "identities"}
     assert set(reyn_sandbox.GRANT_KEYS) == SHARED | set(reyn_sandbox.LIMIT_KEYS) | {"sandbox"}
 
 
