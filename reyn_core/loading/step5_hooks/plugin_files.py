@@ -53,19 +53,16 @@ def collect_trusted_files(session: LoadSession, p: PluginState) -> None:
             return
     problem = _writable_by_another(session, p.plugin_id, named)
     if problem is not None:
-        _refuse(p, f"reyn_trusted_files named {problem}")
+        _refuse(p, f"reyn_trusted_files named {problem}", "another plugin may rewrite a file it trusts")
         return
     found = trusted_files(session)
     for path, what in named.items():
         found.setdefault(path, f"{what} (plugin {p.plugin_id!r})")
 
 
-def _refuse(p: PluginState, message: str) -> None:
-    p.fail(
-        "failed",
-        "RI013",
-        f"{message}, so the files plugin {p.plugin_id!r} trusts are unknown and it is not loaded",
-    )
+def _refuse(p: PluginState, message: str, why: str = "") -> None:
+    why = why or f"the files plugin {p.plugin_id!r} trusts are unknown"
+    p.fail("failed", "RI013", f"{message}, so {why} and it is not loaded")
 
 
 def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[str, str]) -> str | None:
@@ -86,7 +83,7 @@ def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[st
             if _within(real, root) or _within(root, real):
                 return (
                     f"{path[:200]!r}, which isolated plugin {other!r} may write ([plugins.{other}.grants] "
-                    f"write: {root[:200]}); a file a plugin trusts must be out of every other plugin's reach"
+                    f"write: {root[:200]})"
                 )
     return None
 
