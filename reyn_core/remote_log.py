@@ -49,6 +49,8 @@ ENV_VAR = "REYN_REMOTE_LOG"
 LOGGER = "reyn.remote"
 # what one record keeps of a remote party's text: enough to diagnose, bounded against a flood
 MAX_RAW_CHARS = 16_000
+BACKUP_COUNT = 3
+"""The rotated copies a log file keeps (``remote.log.1`` .. ``.3``): they hold what it held."""
 
 _lock = threading.Lock()
 _configured: tuple[str, logging.Handler | None] | None = None
@@ -105,7 +107,7 @@ def _handler(value: str) -> logging.Handler | None:
     finally:
         os.close(fd)
     return logging.handlers.RotatingFileHandler(
-        path, maxBytes=10_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace"
+        path, maxBytes=10_000_000, backupCount=BACKUP_COUNT, encoding="utf-8", errors="backslashreplace"
     )
 
 
