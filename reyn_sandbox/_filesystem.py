@@ -156,7 +156,7 @@ def plan(grants: Grants) -> Layout:
             raise ValueError(
                 f"{names[path]} has no identity: grants from reyn_sandbox.launcher_argv carry one"
             )
-    pins = _pins([*grants.read_only, *hidden], mounts)
+    pins = _pins([*grants.read_only, *hidden], mounts, names)
     ordered = sorted(
         {**mounts, **dict.fromkeys(pins, True)}.items(), key=lambda item: (item[0].count("/"), item[0])
     )
@@ -184,17 +184,17 @@ def _holder(path: str, mounts: dict[str, bool]) -> str | None:
     return max(holders, key=len) if holders else None
 
 
-def _pins(entries: list[str], mounts: dict[str, bool]) -> set[str]:
+def _pins(entries: list[str], mounts: dict[str, bool], names: dict[str, str]) -> dict[str, str]:
     """The folders above `entries` that the command could rename (they lie in a writable mount and
-    are no mount point yet), up to the nearest mount point."""
-    pins: set[str] = set()
+    are no mount point yet), up to the nearest mount point; each → how errors name it."""
+    pins: dict[str, str] = {}
     for entry in entries:
         folder = os.path.dirname(entry)
         while folder not in mounts and folder != "/":
             holder = _holder(folder, mounts)
             if holder is None or not mounts[holder]:
                 break
-            pins.add(folder)
+            pins.setdefault(folder, f"the folder {folder} above {names[entry]}")
             folder = os.path.dirname(folder)
     return pins
 
@@ -303,7 +303,12 @@ def _target(root: int, path: str, ours: set[int], expected: os.stat_result | Non
         os.close(fd)
     info = os.fstat(step)
     moved = expected is not None and (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino)
-    if stat.S_ISLNK(info.st_mode) or (moved and info.st_dev not in ours):
+    if stat.S_ISLNK(info.st_mode):
+        os.close(step)
+        raise _identity.RootChanged(
+            f"{what} goes through a symbolic link at {path}, put there after the check"
+        )
+    if moved and info.st_dev not in ours:
         os.close(step)
         raise _identity.RootChanged(f"{what} is not where it was checked: another file is at {path} now")
     return step
