@@ -163,9 +163,7 @@ def plan(grants: Grants) -> Layout:
     found = []
     for path, writable in ordered:
         if path in pins:
-            found.append(
-                Mount(path, True, pin=True, what=f"the folder {path} above a hide or read_only path")
-            )
+            found.append(Mount(path, True, pin=True, what=pins[path]))
         elif path not in granted:
             found.append(Mount(path, writable))
         elif path not in identities:
