@@ -28,6 +28,7 @@ from reyn_core.errors import (
 from reyn_core.hookspecs import API_VERSION, hookimpl
 from reyn_core.lazy_exports import lazy_exports as _lazy_exports
 from reyn_core.moved import install_finder
+from reyn_core.secret_files import SecretFile, SecretPaths, secret_paths
 from reyn_core.settings import settings_as
 from reyn_core.tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
@@ -62,6 +63,8 @@ __all__ = [
     "ReynError",
     "RouterCallerState",
     "SchemaRefused",
+    "SecretFile",
+    "SecretPaths",
     "ToolCancelled",
     "ToolContext",
     "ToolDefinition",
@@ -81,6 +84,7 @@ __all__ = [
     "lazy_definitions",
     "log_remote_failure",
     "read_manifest",
+    "secret_paths",
     "settings_as",
     "tool",
     "tool_manifest",

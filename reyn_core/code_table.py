@@ -5,6 +5,11 @@ The same file is the one source of what ``Diagnostic.make`` fills in (severity, 
 tables of docs/diagnostics.md (``make docs-codes`` writes them from it). Reading it is lazy: building a
 ``CodeTable`` reads nothing, so ``import reyn_core`` never parses TOML; the first lookup does, once.
 A malformed entry is a ``CodeTableError`` naming the file and the code, never a silently partial table.
+
+A broken copy in an installation (an edited or damaged file) is found at a defined point:
+``CodeTable.check`` — ``load()`` checks the core's table before anything else, a backend checks its own
+when it is imported, and ``reyn doctor`` reports each. The outcome is kept: a broken table raises the
+same error on every lookup after, without reading the file again.
 """
 
 from __future__ import annotations
@@ -120,12 +125,13 @@ class CodeTable(Mapping[str, CodeInfo]):
     """The codes of the file ``resource`` in the package ``package``: a read-only mapping of code to
     ``CodeInfo``, read and checked on first use (``CodeTableError`` then, if the file is malformed)."""
 
-    __slots__ = ("_codes", "_package", "_resource")
+    __slots__ = ("_codes", "_error", "_package", "_resource")
 
     def __init__(self, package: str, resource: str = "codes.toml") -> None:
         self._package = package
         self._resource = resource
         self._codes: dict[str, CodeInfo] | None = None
+        self._error: CodeTableError | None = None
 
     @property
     def source(self) -> str:
@@ -137,13 +143,47 @@ class CodeTable(Mapping[str, CodeInfo]):
         """Whether the file was read yet (it is on the first lookup)."""
         return self._codes is not None
 
+    def check(self) -> None:
+        """Read and check the file now, if that was not done yet: a ``CodeTableError`` naming the
+        installed file, what is wrong in it and what to do. Raised again, the same, on every later
+        check or lookup of a broken table (the file is read once)."""
+        self._table()
+
     def _table(self) -> dict[str, CodeInfo]:
         if self._codes is None:
-            from importlib.resources import files
-
-            text = files(self._package).joinpath(self._resource).read_text(encoding="utf-8")
-            self._codes = parse_code_table(text, self.source)
+            if self._error is None:
+                self._codes, self._error = self._read()
+            if self._error is not None:
+                raise self._error
+            assert self._codes is not None
         return self._codes
+
+    def _read(self) -> tuple[dict[str, CodeInfo] | None, CodeTableError | None]:
+        """The file's codes, or the error of a broken one. The file is found beside the package's
+        ``__init__`` without importing the package (``reyn doctor`` checks a backend's table before
+        any load verifies and imports the backend)."""
+        import importlib.util
+        from pathlib import Path
+
+        spec = importlib.util.find_spec(self._package)
+        folders = [Path(f) for f in (spec.submodule_search_locations or ())] if spec is not None else []
+        path = next((f / self._resource for f in folders if (f / self._resource).is_file()), None)
+        try:
+            if path is None:
+                raise OSError(
+                    "the package is not installed" if spec is None else f"no such file in {folders}"
+                )
+            return parse_code_table(path.read_text(encoding="utf-8"), str(path)), None
+        except (OSError, UnicodeDecodeError, CodeTableError) as exc:
+            problem = (
+                str(exc)
+                if isinstance(exc, CodeTableError)
+                else f"{path or self.source}: cannot be read: {exc}"
+            )
+            return None, CodeTableError(
+                f"the diagnostic code table of {self._package} is damaged: {problem}; reinstall the "
+                f"distribution that ships {self._package}"
+            )
 
     def __getitem__(self, code: str) -> CodeInfo:
         return self._table()[code]

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from .errors import ToolRuntimeMissing
+from .secret_files import is_secret
 from .tool_reports import Reporter, log_event, progress_event
 
 Surface = Literal["router", "phase", "mcp", "cli"]
@@ -191,7 +192,8 @@ class ToolContext:
     covers calls of that session only; None: no session); ``call_gates`` what the host passed to
     the dispatcher for this call beyond the context (set by the dispatcher; ``CallGates``);
     ``host_files`` the host's own files (absolute path → what it is), which no tool may write and
-    no confined process may be granted to (the dispatcher merges the registry's list in).
+    no confined process may be granted to (the dispatcher merges the registry's list in); those
+    whose value is a ``SecretFile`` no tool reads and no confined process sees either.
     """
 
     surface: Surface = "cli"
@@ -275,7 +277,10 @@ class ToolContext:
         """This context with ``host_files`` added to its own (the dispatcher does this per call, from
         the registry: what the registry names always wins). The same context when nothing is new."""
         own = self.host_files
-        if own is host_files or all(own.get(path) == what for path, what in host_files.items()):
+        if own is host_files or all(
+            own.get(path) == what and is_secret(own.get(path)) == is_secret(what)  # the mark counts
+            for path, what in host_files.items()
+        ):
             return self
         return replace(self, host_files={**own, **host_files} if own else host_files)
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, Protocol, final
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Protocol
 
-from .context import SURFACES, ToolContext, as_names, frozen_names
+from .context import SURFACES, ToolContext, as_names
 from .errors import ToolError
-from .tool import ToolDefinition, refuse_subclassing
+from .operator_policy import NO_POLICY, OperatorPolicy
+from .remote_log import FailureLog
+from .tool import ToolDefinition
 
 Layer = Literal["role", "operator", "call", "runtime", ""]
 
@@ -51,82 +52,8 @@ class Decision:
 ALLOW = Decision(True)
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class PluginPolicy:
-    """Operator narrowing for one plugin (layer 2), from ``[plugins.<id>]`` in the profile.
-
-    ``load`` fills only ``surfaces``: the profile's ``tools.include`` / ``tools.exclude`` are applied
-    by the loader, which does not register an excluded tool. ``include`` / ``exclude`` here are for a
-    host that assembles a registry itself (``RegistryBuilder(operator=...)``) from plugin tools the
-    loader never saw."""
-
-    surfaces: frozenset[str] | None = None
-    include: frozenset[str] | None = None
-    exclude: frozenset[str] = frozenset()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        refuse_subclassing(cls)
-
-    def __post_init__(self) -> None:
-        # Frozen sets, copied: the dispatcher decides layer 2 once per registry snapshot, so a set the
-        # host keeps and changes later must not change this policy (and a bare string is refused).
-        for name in ("surfaces", "include", "exclude"):
-            object.__setattr__(self, name, frozen_names(getattr(self, name), name))
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class OperatorPolicy:
-    """Gate layer 2 for a whole registry: what the operator's profile allows.
-
-    ``plugins_enabled`` is ``[features] plugins``; ``plugins`` maps plugin id to its narrowing;
-    ``default_allowed_ops`` is ``[surfaces.phase] default_allowed_ops`` (the ops of a phase that
-    names none; empty here, so such a phase is offered nothing: the profile holds the default, the
-    gates name no tool); ``router_exclude`` is ``[surfaces.router] exclude``; ``agent_tools`` maps
-    an agent's name to the only tools it may use (``[agents.<name>] tools``, else the lists plugins
-    declare through ``reyn_agent_tools``; layer 3, for a caller whose ``ctx.agent`` is that name).
-    """
-
-    plugins_enabled: bool = True
-    plugins: Mapping[str, PluginPolicy] = field(default_factory=dict)
-    default_allowed_ops: tuple[str, ...] = ()
-    router_exclude: frozenset[str] = frozenset()
-    agent_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        refuse_subclassing(cls)
-
-    def __post_init__(self) -> None:
-        # A plain bool, read once: the master switch is decided once per registry snapshot.
-        object.__setattr__(self, "plugins_enabled", bool(self.plugins_enabled))
-        # A read-only copy: `policy.plugins.clear()` must not lift layer-2 narrowing afterwards.
-        object.__setattr__(
-            self, "plugins", MappingProxyType({k: _plugin_policy(k, p) for k, p in self.plugins.items()})
-        )
-        object.__setattr__(
-            self, "default_allowed_ops", as_names(self.default_allowed_ops, "default_allowed_ops")
-        )
-        object.__setattr__(self, "router_exclude", frozenset(as_names(self.router_exclude, "router_exclude")))
-        object.__setattr__(
-            self,
-            "agent_tools",
-            MappingProxyType(
-                {str(a): frozenset(as_names(n, f"agent_tools[{a!r}]")) for a, n in self.agent_tools.items()}
-            ),
-        )
-
-
-def _plugin_policy(plugin: str, policy: PluginPolicy) -> PluginPolicy:
-    """``policy``, which must be a ``PluginPolicy`` (final: nothing can compute layer 2 later)."""
-    if type(policy) is not PluginPolicy:
-        raise TypeError(
-            f"the operator policy of plugin {plugin!r} must be a PluginPolicy, not {type(policy).__name__}"
-        )
-    return policy
-
-
-NO_POLICY = OperatorPolicy()
+# what ``available`` logs when no registry asks (each registry keeps its own: ``ToolRegistry.failures``)
+PROCESS_FAILURES = FailureLog("available")
 
 
 def op_matches(entry: str, tool: ToolDefinition) -> bool:
@@ -145,8 +72,9 @@ def ops_admit(allowed_ops: Iterable[str], tool: ToolDefinition) -> bool:
 
 class GatePolicySource(Protocol):
     """What ``check`` reads from a registry: its operator policy, the plugins' own names for prefixed
-    tools, the context a tool's ``available`` sees (with its plugin's settings), and the answer of the
-    layers it fixes (``fixed_layers`` of its policy, which a ``ToolRegistry`` decides once per tool)."""
+    tools, the context a tool's ``available`` sees (with its plugin's settings), the answer of the
+    layers it fixes (``fixed_layers`` of its policy, which a ``ToolRegistry`` decides once per tool)
+    and where a failed ``available`` is logged."""
 
     @property
     def operator(self) -> OperatorPolicy: ...
@@ -157,6 +85,9 @@ class GatePolicySource(Protocol):
     def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext: ...
 
     def fixed_layers(self, tool: ToolDefinition, surface: str) -> Decision | None: ...
+
+    @property
+    def failures(self) -> FailureLog: ...
 
 
 def check(
@@ -186,8 +117,8 @@ def check(
         operator = registry.operator
         ctx = registry.context_for(tool, ctx)
         refused = registry.fixed_layers(tool, surface)
-    else:
-        refused = fixed_layers(tool, surface, operator, original_names)
+        return decide(tool, surface, ctx, operator, refused, exclude, allowed_ops, registry.failures)
+    refused = fixed_layers(tool, surface, operator, original_names)
     return decide(tool, surface, ctx, operator, refused, exclude, allowed_ops)
 
 
@@ -199,6 +130,7 @@ def decide(
     refused: Decision | None,
     exclude: Collection[str],
     allowed_ops: Iterable[str] | None,
+    failures: FailureLog | None = None,
 ) -> Decision:
     """The end of ``check``, once the layers a snapshot fixes are known: ``refused`` is their answer
     (``fixed_layers``), ``ctx`` the context the tool sees (with its plugin's settings), ``surface``
@@ -210,7 +142,7 @@ def decide(
     if refused is not None:
         return refused
     decision = call_layer(tool, key)
-    return decision if not decision.allowed or tool.available is None else available(tool, ctx)
+    return decision if not decision.allowed or tool.available is None else available(tool, ctx, failures)
 
 
 def _require_known(surface: str) -> None:
@@ -380,9 +312,12 @@ def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
     return ALLOW
 
 
-def available(tool: ToolDefinition, ctx: ToolContext) -> Decision:
+def available(tool: ToolDefinition, ctx: ToolContext, failures: FailureLog | None = None) -> Decision:
     """The tool's own ``available(ctx)`` as a decision (fail closed: a check that raises hides it).
-    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``)."""
+    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``).
+    What a check raised may name host paths or carry a secret: the refusal says so in fixed words
+    (``RT011``) and cites the operator's log, where ``failures`` (the registry's; else the process's)
+    writes it once per tool and kind of failure, not on every listing."""
     if tool.available is None:
         return ALLOW
     try:
@@ -390,8 +325,10 @@ def available(tool: ToolDefinition, ctx: ToolContext) -> Decision:
     except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
         return _call_refused("available", exc.message)
     except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
+        what = f"the availability check of tool {tool.name!r} raised"
+        ref = (failures or PROCESS_FAILURES).log(tool.name, what, exc)
         return _call_refused(
-            "available", f"availability check of {tool.name!r} failed: {type(exc).__name__}: {exc}"
+            "available", f"tool {tool.name!r} is unavailable: its availability check failed (RT011); {ref}"
         )
     if not ok:
         return _call_refused("available", f"tool {tool.name!r} is not available in this context")

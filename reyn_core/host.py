@@ -52,8 +52,8 @@ _EXPORTS = {
     "gates": "reyn_core.registry:gates",  # gates.check is the one gate evaluation
     "Decision": "reyn_core.gates",
     "op_matches": "reyn_core.gates",  # whether an allowed_ops entry names a tool (name or cluster)
-    "OperatorPolicy": "reyn_core.gates",
-    "PluginPolicy": "reyn_core.gates",
+    "OperatorPolicy": "reyn_core.operator_policy",
+    "PluginPolicy": "reyn_core.operator_policy",
     # render
     "render_router": "reyn_core.render",
     "render_router_json": "reyn_core.render.router",
@@ -138,7 +138,8 @@ _moved = moved_attributes(__name__)
 
 def __getattr__(name: str) -> Any:
     """An exported name, imported on first use; a name that left the core (``reyn_core.moved``) is
-    an ``ImportError`` naming its new distribution, or saying why it was removed."""
+    an error naming its new distribution, or saying why it was removed (``ImportError`` in ``from
+    reyn_core.host import name``, ``AttributeError`` elsewhere: ``hasattr`` is False)."""
     return _exported(name) if name in _EXPORTS else _moved(name)
 
 

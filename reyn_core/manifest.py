@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .errors import describe_exception
 from .tool import ToolDefinition, ToolGates
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         manifest = tool_manifest(_load_reference(args.reference))
     except (ImportError, AttributeError, ValueError) as exc:
-        print(f"error: {args.reference}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"error: {args.reference}: {describe_exception(exc)}", file=sys.stderr)
         return 2
     text = dumps(manifest)
     if args.check is None:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 
 def _from_wheelhouse(distribution: str, then: str = "") -> tuple[str, str]:
@@ -159,16 +162,40 @@ def install_finder() -> None:
 
 def moved_attributes(module: str) -> Callable[[str], Any]:
     """A module ``__getattr__``: a moved name raises its ``moved_error``, a removed one an
-    ``ImportError`` saying why, anything else the usual ``AttributeError``."""
+    ``ImportError`` saying why, anything else the usual ``AttributeError``.
+
+    The ``ImportError`` only for a ``from module import name`` statement (``_in_from_import``): Python
+    turns an ``AttributeError`` raised there into a generic "cannot import name", losing what to do.
+    Everywhere else a moved or removed name is an ``AttributeError`` with the same message, so
+    ``hasattr(module, name)`` is False and ``getattr(module, name, default)`` gives the default, as
+    for any absent name. (One class deriving from both cannot be made: their layouts conflict.)"""
 
     def __getattr__(name: str) -> Any:
         old = f"{module}.{name}"
         if old in MOVED:
-            raise moved_error(old)
-        if old in REMOVED:
-            raise ImportError(
+            error = moved_error(old)
+        elif old in REMOVED:
+            error = ImportError(
                 f"{old} was removed from reyn-core: {REMOVED[old]} (see CHANGELOG.md)", name=old
             )
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        else:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}", name=name)
+        if _in_from_import(module):
+            raise error
+        raise AttributeError(str(error), name=name)
 
     return __getattr__
+
+
+def _in_from_import(module: str) -> bool:
+    """Whether the code that looks the attribute up (the first frame outside ``module`` and this one)
+    is running a ``from module import name`` statement: its current instruction is ``IMPORT_FROM``."""
+    import opcode
+
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in (__name__, module):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    code, at = frame.f_code.co_code, frame.f_lasti
+    return 0 <= at < len(code) and code[at] == opcode.opmap["IMPORT_FROM"]

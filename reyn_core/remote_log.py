@@ -12,7 +12,8 @@ The same log takes the text of a local failure a model must not see either — a
 names the host's files or a secret's location (an approval store that cannot open, an argument-hash
 key with loose permissions, a lazy handler's import error): ``log_failure`` writes the exception
 with its traceback, and the model-visible message says what failed in fixed words and cites the
-reference.
+reference. A failure that repeats — a tool's ``available(ctx)`` raising on every listing — is logged
+once per kind by a ``FailureLog`` (bounded), which cites the same reference each time.
 
 Where the records go is the operator's choice, read from ``$REYN_REMOTE_LOG``:
 
@@ -31,10 +32,13 @@ rotated at 10 MB, three old files kept. ``reyn doctor`` prints the destination
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import sys
 import threading
+from collections import OrderedDict
+from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +49,8 @@ ENV_VAR = "REYN_REMOTE_LOG"
 LOGGER = "reyn.remote"
 # what one record keeps of a remote party's text: enough to diagnose, bounded against a flood
 MAX_RAW_CHARS = 16_000
+BACKUP_COUNT = 3
+"""The rotated copies a log file keeps (``remote.log.1`` .. ``.3``): they hold what it held."""
 
 _lock = threading.Lock()
 _configured: tuple[str, logging.Handler | None] | None = None
@@ -101,7 +107,7 @@ def _handler(value: str) -> logging.Handler | None:
     finally:
         os.close(fd)
     return logging.handlers.RotatingFileHandler(
-        path, maxBytes=10_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace"
+        path, maxBytes=10_000_000, backupCount=BACKUP_COUNT, encoding="utf-8", errors="backslashreplace"
     )
 
 
@@ -155,3 +161,34 @@ def log_failure(source: str, what: str, exc: BaseException) -> str:
     import traceback
 
     return log_remote_failure(source, what, "".join(traceback.format_exception(exc)))
+
+
+class FailureLog:
+    """``log_failure`` for a failure that repeats (a check asked on every listing): the first failure
+    of each ``key`` and kind (the exception's type and message) is logged, and the same reference is
+    returned for it after. It keeps the ``keep`` kinds seen most recently, so it cannot grow without
+    bound; a kind dropped and seen again is logged again."""
+
+    def __init__(self, source: str, keep: int = 256) -> None:
+        self._source = source
+        self._keep = keep
+        self._refs: OrderedDict[Hashable, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def log(self, key: Hashable, what: str, exc: BaseException) -> str:
+        """The sentence ``log_failure(source, what, exc)`` returns, the record written only when this
+        ``key`` has not failed this way yet (a message of any size is kept as its digest)."""
+        try:
+            message = str(exc)
+        except Exception:  # an exception whose text cannot be made: its type is its kind
+            message = ""
+        kind = (key, type(exc).__qualname__, hashlib.sha256(message.encode("utf-8", "replace")).digest())
+        with self._lock:  # held while writing: a second listing that fails the same way waits, then cites it
+            ref = self._refs.get(kind)
+            if ref is None:
+                ref = self._refs[kind] = log_failure(self._source, what, exc)
+                if len(self._refs) > self._keep:
+                    self._refs.popitem(last=False)
+            else:
+                self._refs.move_to_end(kind)
+            return ref

@@ -168,10 +168,6 @@ class ToolDefinition:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         refuse_subclassing(cls)
 
-    def with_origin(self, origin: ToolOrigin) -> ToolDefinition:
-        """A copy stamped with ``origin``."""
-        return replace(self, origin=origin)
-
     def renamed(self, name: str) -> ToolDefinition:
         """A copy with another name (the profile's ``prefix`` uses this)."""
         return replace(self, name=name)

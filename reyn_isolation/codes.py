@@ -3,7 +3,8 @@ module (in the form of the core's own table) and written into docs/diagnostics.m
 ``make docs-codes``; the core words the ones it reports itself: ``RJ001`` declaration, ``RJ006``
 grants in process, ``RJ012`` no backend.
 
-``ISOLATION_CODES`` maps each code to its ``CodeInfo`` (severity, title, hint), read on first use;
+``ISOLATION_CODES`` maps each code to its ``CodeInfo`` (severity, title, hint), read and checked when
+this module is imported;
 ``Finding`` is what the checks report, turned into a ``Diagnostic`` by ``step``.
 """
 
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 from reyn_core.host import CodeTable
 
 ISOLATION_CODES = CodeTable("reyn_isolation", "codes.toml")
+# checked when the backend is imported (a load imports it for its first isolated plugin): a damaged
+# copy is one clear error then — the load's RJ012 for each isolated plugin — not at the first finding
+ISOLATION_CODES.check()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,9 @@ failure log, the SQLite approval store (a worker that could write it could appro
 argument key, and Reyn's user cache and configuration folders (the host's ``own_folders``: the
 next load trusts and runs the compiled bytecode cached there — a worker sharing the host's uid in a
 user namespace would pass the cache's ownership check).
+
+The host's secret files (the argument key, the remote failure log) are not even readable: those
+inside the worker's read roots are hidden from its sandbox (``secret_findings``).
 """
 
 from __future__ import annotations
@@ -61,6 +64,28 @@ def write_root_findings(
     return [Finding("RJ011", f"[plugins.{plugin_id}.grants]: {problem}")]
 
 
+def secret_findings(
+    plugin_id: str, read_roots: Iterable[str], host_files: Mapping[str, str]
+) -> tuple[tuple[str, ...], list[Finding]]:
+    """``(paths the worker's sandbox hides, findings)``: the host's secret files (``host_files``
+    values that are ``SecretFile``) lying inside the worker's read roots are hidden from it, as from
+    every confined process (the sandbox's one rule, ``reyn_sandbox.secret_hides``); a read root that
+    is one or lies inside one is an ``RJ011`` (write roots over any host file are refused already)."""
+    from reyn_sandbox import secret_hides
+
+    hide, problems = secret_hides(read_roots, host_files)
+    if not problems:
+        return hide, []
+    return hide, [
+        Finding(
+            "RJ011",
+            f"[plugins.{plugin_id}.grants]: the worker could read the host's secrets: "
+            + "; ".join(problems[:10])
+            + ". Grant folders that hold none of them (those inside a granted folder are hidden)",
+        )
+    ]
+
+
 def nested_root_findings(
     plugin_id: str, roots: Iterable[str], write_roots: Mapping[str, str]
 ) -> list[Finding]:
@@ -91,5 +116,6 @@ def nested_root_findings(
 __all__ = [
     "nested_root_findings",
     "protected_paths",
+    "secret_findings",
     "write_root_findings",
 ]

@@ -58,9 +58,14 @@ def code_roots(plugin_locations: Iterable[str]) -> list[str]:
 
 
 def worker_command(
-    granted: GrantedPermissions, plugin_locations: Iterable[str], host_env: Mapping[str, str]
+    granted: GrantedPermissions,
+    plugin_locations: Iterable[str],
+    host_env: Mapping[str, str],
+    *,
+    hide: Iterable[str] = (),
 ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
-    """``(argv, env, what is enforced)`` of a worker with exactly ``granted``; raises
+    """``(argv, env, what is enforced)`` of a worker with exactly ``granted``, ``hide`` (the host's
+    secret files inside its roots, ``host_paths.secret_findings``) covered; raises
     ``IsolationUnavailable`` when the kernel cannot confine it (fail closed)."""
     try:
         from reyn_sandbox import Grants, GrantsError, SandboxUnavailable, launcher_argv, status
@@ -71,6 +76,7 @@ def worker_command(
     grants_kw: dict[str, Any] = {
         "read_roots": tuple(dict.fromkeys([*code_roots(plugin_locations), *granted.read])),
         "write_roots": tuple(granted.write),
+        "hide": tuple(hide),
         "network": granted.network,
         "memory_bytes": granted.memory_mb * 1024 * 1024,
         # calls of a long-lived worker add up: its CPU budget is a day's, hung calls are stopped by timeouts

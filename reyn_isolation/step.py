@@ -86,9 +86,9 @@ class ProcessIsolation:
         """Start ``request``'s plugin in a sandboxed worker under its grants, or say why not."""
         from reyn_isolation.client import WorkerClient, WorkerSpec, WorkerStartError
         from reyn_isolation.grants import compare
-        from reyn_isolation.host_paths import nested_root_findings, write_root_findings
+        from reyn_isolation.host_paths import nested_root_findings, secret_findings, write_root_findings
         from reyn_isolation.info import IsolationInfo
-        from reyn_isolation.launch import IsolationUnavailable, worker_command
+        from reyn_isolation.launch import IsolationUnavailable, code_roots, worker_command
 
         pid, rec, declared, profile = request.plugin_id, request.record, request.declared, request.profile
         out = _Outcome(pid)
@@ -107,10 +107,13 @@ class ProcessIsolation:
                 out.report(finding)
         for finding in nested_root_findings(pid, (*granted.read, *granted.write), _write_roots(profile)):
             out.report(finding)
+        hide, findings = secret_findings(pid, (*code_roots(locations), *granted.read), request.host_files)
+        for finding in findings:
+            out.report(finding)
         if out.status != "loaded":
             return out.answer()
         try:
-            argv, env, enforced = worker_command(granted, locations, os.environ)
+            argv, env, enforced = worker_command(granted, locations, os.environ, hide=hide)
         except IsolationUnavailable as exc:
             out.fail("refused", "RJ004", f"plugin {pid!r} cannot run isolated on this machine: {exc}")
             return out.answer()

@@ -22,6 +22,7 @@ from reyn_core import (
     InvalidToolArguments,
     PhaseCallerState,
     RouterCallerState,
+    SecretFile,
     ToolCancelled,
     ToolContext,
     ToolDefinition,
@@ -65,6 +66,9 @@ def context_to_data(ctx: ToolContext) -> dict[str, Any]:
         "extras": extras,
         # the host's own files: the packs in the worker refuse them as the host's packs do
         "host_files": {str(path): str(what) for path, what in ctx.host_files.items()},
+        "secret_host_files": sorted(
+            str(path) for path, what in ctx.host_files.items() if isinstance(what, SecretFile)
+        ),
     }
 
 
@@ -81,8 +85,17 @@ def context_from_data(data: dict[str, Any], settings: Any) -> ToolContext:
         phase_state=None if phase is None else PhaseCallerState(**phase),
         agent_tools=None if data.get("agent_tools") is None else frozenset(data["agent_tools"]),
         extras=dict(data.get("extras") or {}),
-        host_files=dict(data.get("host_files") or {}),
+        host_files=_host_files(data),
     )
+
+
+def _host_files(data: dict[str, Any]) -> dict[str, str]:
+    """The host's files of a call's data, the secret ones marked again (``SecretFile``)."""
+    secret = set(data.get("secret_host_files") or ())
+    return {
+        path: SecretFile(what) if path in secret else what
+        for path, what in (data.get("host_files") or {}).items()
+    }
 
 
 def availability_table(tool: ToolDefinition, settings: Any) -> dict[str, list[Any]] | None:

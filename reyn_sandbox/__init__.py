@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a laun
 
 if TYPE_CHECKING:
     from ._grant_keys import GrantKeys
-    from ._protected import protected_problem, write_root_clashes
+    from ._protected import protected_problem, secret_hides, write_root_clashes
     from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, status
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "limit_problem",
     "protected_problem",
     "resolve_grants",
+    "secret_hides",
     "status",
     "unavailable_reason",
     "write_root_clashes",
@@ -89,6 +90,7 @@ _LAZY = {
     "status": "._status",
     # the rule on write roots and the host's files: imported when grants are resolved or checked
     "protected_problem": "._protected",
+    "secret_hides": "._protected",
     "write_root_clashes": "._protected",
 }
 

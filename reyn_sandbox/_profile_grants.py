@@ -130,10 +130,12 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     one of them raises ``GrantsError`` naming the file and what it is (``_protected``), and nothing
     is created. Each root is resolved once: the paths checked are the paths granted, and each carries
     the identity of what was found there right after the check (``Grants.identities``), which the
-    launcher checks again at the bind."""
+    launcher checks again at the bind. The secret ones (``_protected.secret_hides``) lying inside a
+    read root are added to ``hide``; a read root that is one or lies inside one raises
+    ``GrantsError``."""
     from ._grants import Grants, GrantsError
     from ._identity import make_dirs, pinned
-    from ._protected import protected_problem
+    from ._protected import protected_problem, secret_hides
 
     if not hasattr(protected, "items"):
         raise TypeError(f"resolve_grants(protected=...) must map paths to what they are, not {protected!r}")
@@ -142,16 +144,25 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     problem = protected_problem(write_roots, protected) or _nested_problem(real_base, keys, write_roots)
     if problem is not None:
         raise GrantsError(problem)
+    read_roots = _existing(_real(real_base, keys.read_roots))
+    secrets, problems = secret_hides(read_roots, protected)  # write roots: refused above already
+    if problems:
+        raise GrantsError(
+            "a confined process could read the host's secrets: "
+            + "; ".join(problems[:10])
+            + ". Grant folders that hold none of them (the host's secrets lying inside a granted "
+            "folder are hidden)"
+        )
     for path in write_roots:
         if not os.path.lexists(path):
             make_dirs(path, f"write root {path}")
     limits: dict[str, Any] = limit_overrides(_limits(keys))
     return pinned(
         Grants(
-            read_roots=_existing(_real(real_base, keys.read_roots)),
+            read_roots=read_roots,
             write_roots=_existing(write_roots),
             network=keys.network,
-            hide=_existing(_real(real_base, keys.hide)),
+            hide=tuple(dict.fromkeys((*_existing(_real(real_base, keys.hide)), *secrets))),
             read_only=_existing(_real(real_base, keys.read_only)),
             **limits,
         )

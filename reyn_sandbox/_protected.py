@@ -64,3 +64,39 @@ def protected_problem(
         + "; ".join(clashes)
         + ". Grant a folder that holds none of the host's files (such as 'out')"
     )
+
+
+def is_secret(what: object) -> bool:
+    """Whether ``what`` (a value of ``protected``) marks a file no confined process may read either:
+    reyn_core's ``SecretFile``, whose ``secret`` attribute is True (this package imports nothing of
+    Reyn, so the mark is read, not the type)."""
+    return getattr(what, "secret", False) is True
+
+
+def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tuple[str, ...], list[str]]:
+    """``(paths to hide, problems)`` for the secret files of ``protected`` and these granted roots
+    (absolute paths): each secret lying strictly inside a root — or inside a folder the launcher
+    mounts for every command (the system folders, the Python installation) — is hidden (the
+    launcher covers it with an empty mount); a root that *is* a secret or lies inside one cannot be
+    granted at all — hiding it would leave nothing of the grant — and is one sentence of
+    ``problems``."""
+    from ._filesystem import SYSTEM_DIRS, interpreter_dirs
+
+    secrets = {
+        os.path.realpath(p): what for p, what in protected.items() if os.path.isabs(p) and is_secret(what)
+    }
+    hide: dict[str, None] = {}
+    problems: list[str] = []
+    granted = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
+    for root in granted:
+        for path, what in secrets.items():
+            if _within(root, path):
+                where = "is" if root == path else "lies inside"
+                problems.append(f"root {root} {where} {what} ({path}), which no confined process may read")
+    for root in (*granted, *(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))):
+        for path in secrets:
+            if path != root and _within(path, root):
+                hide[path] = None
+    # a secret inside another hidden one is already out of sight
+    kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))
+    return kept, problems

@@ -31,7 +31,8 @@ _moved = moved_attributes(__name__)
 
 def __getattr__(name: str) -> Any:
     """An exported name, imported on first use; a name that left the core (``reyn_core.moved``: the
-    SQLite store is the reyn-approvals-sqlite distribution) is an ``ImportError`` saying where."""
+    SQLite store is the reyn-approvals-sqlite distribution) is an error saying where
+    (``moved_attributes``)."""
     return _moved(name) if f"{__name__}.{name}" in MOVED else _exported(name)
 
 

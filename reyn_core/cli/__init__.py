@@ -16,7 +16,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..errors import ReynError
+from ..code_table import CodeTableError
+from ..errors import ReynError, describe_exception
 from .global_options import GlobalOptions, scan_global_options
 from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
@@ -44,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(exc.message, usage=exc.usage, prefix=f"{exc.prog}: error: ")
     except ReynError as exc:
         return report_error(str(exc), code=getattr(exc, "code", None) or "usage", hint=_hint(exc))
+    except CodeTableError as exc:  # a damaged installation: one clear line, not an internal error
+        return report_error(str(exc), code="RD007")
     except KeyboardInterrupt:
         return report_error("interrupted", code="interrupted", exit_code=130, prefix="reyn: ")
     except BrokenPipeError:  # e.g. `reyn tools list | head`
@@ -56,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("REYN_DEBUG"):
             raise
         return report_error(
-            f"{type(exc).__name__}: {exc} (set REYN_DEBUG=1 for a traceback)",
+            f"{describe_exception(exc)} (set REYN_DEBUG=1 for a traceback)",
             code="internal",
             prefix="reyn: internal error: ",
         )

@@ -9,6 +9,7 @@ from ..remote_log import ENV_VAR, LOGGER, remote_log_destination
 from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args
 from .parser import add_command
+from .reporting import report_error
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -16,12 +17,18 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reyn_core.code_table import CODES, CodeTableError
+
+    try:
+        CODES.check()  # the load's first step: without the core's code table no load can run
+    except CodeTableError as exc:
+        return report_error(str(exc), code="RD007", exit_code=EXIT_FAILED)
     result = load_from_args(args, check_profile=False)
     report = result.report
     from .plugin_commands import usable_commands
 
     _, command_diags = usable_commands(result)
-    diagnostics = [*report.diagnostics, *command_diags, *_near_misses()]
+    diagnostics = [*report.diagnostics, *command_diags, *_near_misses(), *_backend_code_table()]
     errors = sum(1 for d in diagnostics if d.is_error)
     warnings = sum(1 for d in diagnostics if d.severity == "warning")
     enabled = [p for p in report.plugins if p.enabled]
@@ -71,3 +78,22 @@ def _near_misses() -> list[Any]:
         )
         for m in discover().near_misses
     ]
+
+
+def _backend_code_table() -> list[Any]:
+    """RD007 when the installed isolation backend's code table is damaged: read without importing the
+    backend (a load imports it, verified, only for its first isolated plugin, and says so then)."""
+    import importlib.util
+
+    from reyn_core.code_table import CodeTable, CodeTableError
+    from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.isolation_point import ISOLATION_DISTRIBUTION
+
+    package = ISOLATION_DISTRIBUTION.replace("-", "_")
+    if importlib.util.find_spec(package) is None:
+        return []
+    try:
+        CodeTable(package).check()
+    except CodeTableError as exc:
+        return [Diagnostic.make("RD007", str(exc))]
+    return []

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import ReynError
+from ..errors import ReynError, describe_exception
 from .global_options import scan_global_options
 from .loading import load_from_args, profile_from_args
 from .parser import COMMANDS, builtin_command_names
@@ -174,7 +174,7 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         return code if isinstance(code, int) else (0 if code is None else EXIT_FAILED)
     except Exception as exc:
         return report_error(
-            f"command {name!r} of plugin {command.plugin_id!r} failed: {type(exc).__name__}: {exc}",
+            f"command {name!r} of plugin {command.plugin_id!r} failed: {describe_exception(exc)}",
             code="failed",
             exit_code=EXIT_FAILED,
         )

@@ -195,7 +195,9 @@ async def invoke_tool(
         if refused is _UNDECIDED:  # this tool's first call on this surface (or an unknown surface)
             decision = gates.check(tool, surface, call_ctx, registry=registry)
         else:
-            decision = gates.decide(tool, surface, call_ctx, registry.operator, refused, _NO_NAMES, None)
+            decision = gates.decide(
+                tool, surface, call_ctx, registry.operator, refused, _NO_NAMES, None, registry.failures
+            )
         if not decision.allowed:
             raise _refusal(tool, surface, decision)
         # the handler first: resolving a lazy one settles the tool's one validator with it

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from reyn_core import observation
+from reyn_core.code_table import CODES
 from reyn_core.errors import describe_exception
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.extension_origin import ExtensionSession
@@ -97,8 +98,11 @@ def load(
     plugins (still never importing them), so a digest can be reviewed and pinned before the plugin
     is enabled. ``review`` (``"lock"`` or ``"audit"``) loads without enforcing the lock, recording
     the extensions rather than importing them (``load_session``).
-    Never raises for a bad plugin: see ``result.report`` for what happened and why.
+    Never raises for a bad plugin: see ``result.report`` for what happened and why. A damaged
+    installation of the core itself (its diagnostic code table, ``CodeTable.check``) is one
+    ``CodeTableError`` here, before anything is read or imported.
     """
+    CODES.check()
     profile = profile if profile is not None else load_profile()
     session = load_session(profile, review=review)
     profile = session.profile

@@ -33,7 +33,10 @@ DECLARATION_FILE = "reyn_permissions.toml"
 DECLARATION_VERSION = 1
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _BRIDGE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
-_FLAGS = ("filesystem_read", "filesystem_write", "network", "subprocess")
+PERMISSION_FLAGS = ("filesystem_read", "filesystem_write", "network", "subprocess")
+"""The yes/no permissions a declaration (and the lock's copy of it) holds."""
+PERMISSION_LISTS = ("environment", "host_bridges")
+"""The permissions that are lists of names."""
 _MAX_BYTES = 64 * 1024
 
 
@@ -68,7 +71,7 @@ class DeclaredPermissions:
     def summary(self) -> str:
         """``read, network, env EXAMPLE_API_KEY`` — or ``nothing``."""
         names = {"filesystem_read": "read", "filesystem_write": "write"}
-        parts = [names.get(flag, flag) for flag in _FLAGS if getattr(self, flag)]
+        parts = [names.get(flag, flag) for flag in PERMISSION_FLAGS if getattr(self, flag)]
         if self.environment:
             parts.append("env " + " ".join(self.environment))
         if self.host_bridges:
@@ -101,14 +104,14 @@ def parse_declaration(data: bytes, source: str) -> DeclaredPermissions:
     table = document.get("permissions", {})
     if not isinstance(table, Mapping):
         raise DeclarationError(f"{source}: [permissions] must be a table")
-    known = (*_FLAGS, "environment", "host_bridges")
+    known = (*PERMISSION_FLAGS, *PERMISSION_LISTS)
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise DeclarationError(
             f"{source}: unknown keys {unknown} in [permissions]; known: {', '.join(known)}"
         )
     values: dict[str, Any] = {}
-    for flag in _FLAGS:
+    for flag in PERMISSION_FLAGS:
         value = table.get(flag, False)
         if not isinstance(value, bool):
             raise DeclarationError(f"{source}: permissions.{flag} must be true or false, got {value!r}")

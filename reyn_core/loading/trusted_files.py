@@ -3,9 +3,9 @@
 Every file and folder the host trusts on this run or the next: the profile and the files the profile
 search tries before it (a model that wrote one would choose the next load's profile), the code the
 host runs (its import path but the working directory, the Python installation, Reyn), the lock, the
-audit log, the remote failure log, the argument key calls and sessions are hashed with, Reyn's own
-cache and configuration folders (the next load runs the bytecode cached there), and the approval
-store's files (``store_files``: its rows are trusted as
+audit log, the remote failure log (and Reyn's log folder that holds it), the argument key calls and
+sessions are hashed with, Reyn's own cache and configuration folders (the next load runs the
+bytecode cached there), and the approval store's files (``store_files``: its rows are trusted as
 decisions). A process that could write one of them — or plant a file beside one, such as the
 ``approvals.db-wal`` SQLite reads next to its store — could approve its own held call, delete the
 approval rules or forge the audit.
@@ -16,6 +16,10 @@ host set, so no surface can drop it). Every confining surface checks it with one
 (``reyn_sandbox.protected_problem``): the shell pack's commands and the mcp pack's stdio servers
 through ``reyn_sandbox.resolve_grants``, isolated plugin workers at load (``RJ011``); the file pack
 refuses to write or delete anything at or below one of these paths.
+
+A few are also secret (``reyn_core.secret_files.SecretFile``, ``_secrets``): the argument key and
+the remote failure log are hidden from every confined process whose roots cover them, and the file
+pack refuses to read them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reyn_core.loading.plugin_state import LoadSession
+    from reyn_core.secret_files import SecretFile
 
 
 def trusted_files(session: LoadSession) -> dict[str, str]:
@@ -37,22 +42,16 @@ def trusted_files(session: LoadSession) -> dict[str, str]:
 
 
 def _compute(session: LoadSession) -> dict[str, str]:
-    from reyn_core.loading.argument_key import key_path
     from reyn_core.loading.step1_profile.profile_location import PROFILE_FILE_NAME
     from reyn_core.loading.step6_registry.approval_gate import store_files
     from reyn_core.loading.userdirs import own_folders
-    from reyn_core.remote_log import remote_log_file
 
     profile = session.profile
     audit = profile.audit.log
-    remote = remote_log_file()
     named = {
         "the host's profile": profile.source or str(profile.base_dir / PROFILE_FILE_NAME),
         "the host's lock": str(profile.lock_path),
         "the host's audit log": str(profile.resolve_path(audit)) if audit else None,
-        "the host's remote failure log": str(remote) if remote else None,
-        # the key calls and sessions are hashed with: a process that could replace it could forge them
-        "the host's argument key": str(key_path()),
     }
     found: dict[str, str] = {}
     for what, file in named.items():
@@ -66,6 +65,32 @@ def _compute(session: LoadSession) -> dict[str, str]:
     for file in _searched_first(profile.source):
         found.setdefault(file, "where the next load looks for its profile first")
     _add_host_code(found)
+    for file, what in _secrets().items():  # a secret stays marked whatever else names it
+        found[file] = what
+    return found
+
+
+def _secrets() -> dict[str, SecretFile]:
+    """The host's files no confined process and no tool may read either (``SecretFile``; why these
+    and not the others: docs/decisions.md): the argument key (with it, low-entropy argument hashes
+    in the audit log can be reversed; a process that could replace it could forge them) and the
+    operator's log of failures, which keeps raw output that may carry secrets (DESIGN invariant 7) —
+    with the copies its rotation keeps, and, where it is in Reyn's own log folder (the default),
+    that folder: a rotation renames files, and a file that appears while a confined process runs
+    is hidden only by its folder's cover."""
+    from reyn_core.loading.argument_key import key_path
+    from reyn_core.remote_log import BACKUP_COUNT, default_log_file, remote_log_file
+    from reyn_core.secret_files import SecretFile
+
+    found = {os.path.abspath(key_path()): SecretFile("the host's argument key")}
+    remote = remote_log_file()
+    if remote is not None:
+        log = os.path.abspath(remote)
+        found[log] = SecretFile("the host's remote failure log")
+        for n in range(1, BACKUP_COUNT + 1):
+            found[f"{log}.{n}"] = SecretFile("a rotated copy of the host's remote failure log")
+        if log == os.path.abspath(default_log_file()):
+            found[os.path.dirname(log)] = SecretFile("Reyn's user log folder (the remote failure log)")
     return found
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
-from .. import gates
-from ..errors import ToolRegistrationError
+from ..errors import ToolRegistrationError, describe_exception
+from ..operator_policy import NO_POLICY, OperatorPolicy
 from ..schema import SchemaIssue, copy_json
 from ..tool import ToolDefinition, ToolOrigin, as_definition, collision_key
 from .checks import check_definition
@@ -64,7 +64,7 @@ class RegistryBuilder:
     def __init__(
         self,
         *,
-        operator: gates.OperatorPolicy = gates.NO_POLICY,
+        operator: OperatorPolicy = NO_POLICY,
         settings: Mapping[str, Any] | None = None,
         hooks: ToolCallHooks | None = None,
         checked: CheckedDefinitions | None = None,
@@ -158,7 +158,7 @@ class RegistryBuilder:
         except Exception as exc:  # fail closed for this one tool: a check that breaks refuses it
             raise ToolRegistrationError(
                 "RT007",
-                f"tool {definition.name!r} could not be checked: {type(exc).__name__}: {exc}"[:500],
+                f"tool {definition.name!r} could not be checked: {describe_exception(exc)}",
                 tool=str(definition.name)[:80],
             ) from None
         return RegisteredTool(definition, tuple(warnings), validator)

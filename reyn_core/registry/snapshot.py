@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, final
 from .. import gates
 from ..context import ToolContext
 from ..errors import RegistryFrozen, ToolNotFound
+from ..operator_policy import NO_POLICY, OperatorPolicy
+from ..remote_log import FailureLog
 from ..schema import SchemaIssue
 from ..tool import ToolDefinition, refuse_subclassing
 from .prepared import PreparedTool
@@ -73,6 +75,8 @@ class ToolRegistry:
         "approvals": "The approval check the dispatcher runs before the hooks and the handler (None: none).",
         "call_hooks": "``hooks`` when they have a ``before`` or an ``after`` hook, else None: decided when "
         "the snapshot is made, so a call to a registry without hooks does no hook work at all.",
+        "failures": "Where what a tool's own ``available(ctx)`` raised is logged, once per tool and kind of "
+        "failure (``gates.available``: the model sees fixed words and the record's reference).",
         "hooks": "The ``before`` / ``after`` hooks the dispatcher runs around every call (None: none).",
         "host_files": "The host's own files (absolute path → what it is: the profile, the lock, the audit "
         "log, the approval store, ...; ``reyn_core.loading.trusted_files``), which no confined process "
@@ -83,11 +87,12 @@ class ToolRegistry:
     _sorted: tuple[ToolDefinition, ...]
     _original_names: Mapping[str, str]
     _settings: Mapping[str, Any]
-    operator: gates.OperatorPolicy
+    operator: OperatorPolicy
     hooks: ToolCallHooks | None
     call_hooks: ToolCallHooks | None
     approvals: CallApprovals | None
     host_files: Mapping[str, str]
+    failures: FailureLog
     _prepared: dict[str, PreparedTool]
     _prepare_lock: threading.Lock
     _derived: dict[str, OrderedDict[Hashable, Any]]
@@ -101,7 +106,7 @@ class ToolRegistry:
         *,
         original_names: Mapping[str, str] = _EMPTY,
         settings: Mapping[str, Any] = _EMPTY,
-        operator: gates.OperatorPolicy = gates.NO_POLICY,
+        operator: OperatorPolicy = NO_POLICY,
         hooks: ToolCallHooks | None = None,
         approvals: CallApprovals | None = None,
         host_files: Mapping[str, str] = _EMPTY,
@@ -134,6 +139,7 @@ class ToolRegistry:
         )
         init(self, "_prepare_lock", threading.Lock())
         init(self, "_derived", {})
+        init(self, "failures", FailureLog("available"))
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A snapshot's policy is part of its gates: swapping `operator` or `hooks` would silently
@@ -308,7 +314,11 @@ class ToolRegistry:
         admitted, _, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
         if not conditional:
             return list(admitted)
-        return [t for t in admitted if t.available is None or gates.available(t, self.context_for(t, ctx))]
+        return [
+            t
+            for t in admitted
+            if t.available is None or gates.available(t, self.context_for(t, ctx), self.failures)
+        ]
 
     def visible_names(
         self,
@@ -320,7 +330,9 @@ class ToolRegistry:
     ) -> frozenset[str]:
         """The names of ``visible(surface, ctx, ...)``, as a set (kept, like it, per call key)."""
         _, names, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
-        hidden = [t.name for t in conditional if not gates.available(t, self.context_for(t, ctx))]
+        hidden = [
+            t.name for t in conditional if not gates.available(t, self.context_for(t, ctx), self.failures)
+        ]
         return names.difference(hidden) if hidden else names
 
     def _visible_for(

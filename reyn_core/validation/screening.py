@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import exception_message
 from ..jsondata import depth_within, follow_pointer
 from .compiled import SchemaNotCompiled, SchemaValidator, schema_body
 from .messages import escape_token, json_pointer, show_value
@@ -152,10 +153,10 @@ def pattern_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
     return out
 
 
-def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[SchemaProblem]:
+def metaschema_problems(schema: Mapping[str, Any]) -> list[SchemaProblem]:
     """Where ``schema`` is not a valid Draft 2020-12 schema: ``jsonschema_rs.meta`` decides (whatever
-    ``$schema`` says, Reyn validates as 2020-12) and its first error is worded here. ``limit`` is
-    kept for callers; the library reports one error."""
+    ``$schema`` says, Reyn validates as 2020-12) and its first error is worded here (the library
+    reports one)."""
     import jsonschema_rs
 
     body = schema_body(schema)
@@ -170,9 +171,9 @@ def metaschema_problems(schema: Mapping[str, Any], limit: int = 5) -> list[Schem
                 f"not a valid JSON Schema 2020-12: {_meta_message(error)}",
                 json_pointer(error.instance_path),
             )
-        ][:limit]
+        ]
     except (ValueError, TypeError, OverflowError, RecursionError, jsonschema_rs.ReferencingError) as exc:
-        return [SchemaProblem("metaschema", f"the schema cannot be checked: {str(exc).splitlines()[0]}")]
+        return [SchemaProblem("metaschema", f"the schema cannot be checked: {exception_message(exc)}")]
     return [SchemaProblem("metaschema", "not a valid JSON Schema 2020-12")]  # is_valid said no
 
 

@@ -128,6 +128,15 @@ class World:
                 text.replace(f'enable = ["{self.pid}"]', f'enable = ["{self.pid}", "mcp"]')
             )
 
+    def enable_packs(self, *packs: str, extra: str = "") -> None:
+        """Enable ``packs`` beside the plugin, the ``[approvals]`` rule holding only its write tool
+        (so the packs' own calls run), and append ``extra`` (their settings) to the profile."""
+        text = self.profile.read_text().replace(
+            f'enable = ["{self.pid}"]', "enable = [" + ", ".join(f'"{p}"' for p in (self.pid, *packs)) + "]"
+        )
+        text = text.replace('purity = ["side_effect"]', f'tools = ["{self.write}"]')
+        self.profile.write_text(text + extra)
+
     def mcp_stdio(self) -> Any:
         """``reyn mcp serve`` over stdio for this profile, as the SDK's server parameters."""
         from mcp import StdioServerParameters

@@ -40,11 +40,7 @@ needs_sandbox = pytest.mark.skipif(
 
 
 def _enable(world: Any, *packs: str, extra: str = "") -> None:
-    text = world.profile.read_text().replace(
-        f'enable = ["{world.pid}"]', "enable = [" + ", ".join(f'"{p}"' for p in (world.pid, *packs)) + "]"
-    )
-    text = text.replace('purity = ["side_effect"]', f'tools = ["{world.write}"]')  # the rule holds one tool
-    world.profile.write_text(text + extra)
+    world.enable_packs(*packs, extra=extra)
 
 
 def _shell_settings(write_roots: list[str]) -> str:
@@ -94,7 +90,7 @@ def test_a_shell_write_root_over_the_approval_store_is_refused_and_the_call_stay
     envelope = _shell(world, FLIP)
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied", envelope
     message = envelope["error"]["message"]
-    assert "the write roots in [plugins.shell.settings]" in message
+    assert "the roots in [plugins.shell.settings]" in message
     assert (
         f"is the folder of the host's approval store (approvals.sqlite) ({world.root / 'approvals.sqlite'})"
         in (message)

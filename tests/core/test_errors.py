@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reyn_core import ReynError, ToolDenied, ToolRegistrationError
-from reyn_core.errors import ProfileError, RegistryFrozen, StrictSchemaError
+from reyn_core.errors import ProfileError, RegistryFrozen, StrictSchemaError, describe_exception
 from reyn_core.loading.step3_provenance.lock import LockError
 
 
@@ -33,3 +33,15 @@ def test_a_subclass_keeps_its_own_fields_beside_the_message():
         "x y",
         "use snake_case",
     )
+
+
+def test_an_exception_is_described_in_one_line_that_never_raises():
+    # the one wording of an exception in a message (RT007, a plugin command, the CLI's internal error)
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    assert describe_exception(Unprintable()) == "Unprintable"
+    assert describe_exception(ValueError("")) == "ValueError"
+    assert describe_exception(ValueError("first line\nsecond line")) == "ValueError: first line"
+    assert describe_exception(ValueError("x" * 900)) == "ValueError: " + "x" * 500

@@ -38,7 +38,7 @@ def registry_with(**fields: Any) -> Any:
     return builder.freeze()
 
 
-def test_an_availability_check_that_exits_hides_its_tool_and_spares_the_others() -> None:
+def test_an_availability_check_that_exits_hides_its_tool_and_spares_the_others(operator_log: Any) -> None:
     registry = registry_with(available=exits)
     ctx = ToolContext(surface="router")
     assert [t["function"]["name"] for t in render_router(registry, ctx)] == ["steady"]
@@ -47,13 +47,14 @@ def test_an_availability_check_that_exits_hides_its_tool_and_spares_the_others()
     ] == ["steady"]
     decision = gates.check(registry.get("fragile"), "router", ctx, registry=registry)
     assert not decision.allowed and decision.layer == "call"
-    assert "availability check of 'fragile' failed: SystemExit: 3" in decision.reason
+    assert "tool 'fragile' is unavailable: its availability check failed (RT011)" in decision.reason
+    assert "SystemExit: 3" in operator_log.record(decision.reason)  # the operator's log says what it raised
 
 
 async def test_a_call_to_a_tool_whose_availability_check_exits_is_refused_not_fatal() -> None:
     registry = registry_with(available=exits)
     ctx = ToolContext(surface="router")
-    with pytest.raises(ToolGateRefused, match="availability check of 'fragile' failed: SystemExit: 3"):
+    with pytest.raises(ToolGateRefused, match=r"its availability check failed \(RT011\)"):
         await invoke_tool(registry, "fragile", {"text": "x"}, ctx)
     assert await invoke_tool(registry, "steady", {"text": "x"}, ctx) == "x"
 

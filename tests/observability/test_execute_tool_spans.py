@@ -19,8 +19,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.definition_digest import definition_digest
 from reyn_core.dispatch import argument_hash
-from reyn_core.gates import OperatorPolicy
 from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, tool_call_id
+from reyn_core.operator_policy import OperatorPolicy
 from reyn_core.tool import ToolOrigin
 from reyn_otel import configure_tracing
 
@@ -57,8 +57,13 @@ def registry(handler: Any = echo_async, *, timeout_s: float | None = None, **pol
     builder = RegistryBuilder(operator=OperatorPolicy(**policy))
     builder.register(
         ToolDefinition(
-            name="notes_echo", description="Echo.", parameters=SCHEMA, handler=handler, timeout_s=timeout_s
-        ).with_origin(ORIGIN)
+            name="notes_echo",
+            description="Echo.",
+            parameters=SCHEMA,
+            handler=handler,
+            timeout_s=timeout_s,
+            origin=ORIGIN,
+        )
     )
     return builder.freeze()
 

@@ -5,6 +5,7 @@ granted (the positive control)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -72,3 +73,77 @@ def test_every_root_is_named_once_with_all_it_covers(ws: Path) -> None:
     clashes = reyn_sandbox.write_root_clashes([str(ws), str(ws / "out")], _host(ws))
     assert len(clashes) == 1 and clashes[0].startswith(f"write root {ws} ")
     assert "the host's profile" in clashes[0] and "approvals.sqlite-wal" in clashes[0]
+
+
+# ---------------------------------------------------------------- the host's secret files (hidden)
+
+
+def _read(*read_roots: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        read_roots=read_roots, write_roots=(), network=False, hide=(), read_only=(), sandbox="required"
+    )
+
+
+def _secrets(ws: Path) -> dict[str, str]:
+    from reyn_core import SecretFile
+
+    (ws / "keys").mkdir()
+    (ws / "keys" / "argument-hash.key").write_bytes(b"k" * 32)
+    (ws / "logs").mkdir()
+    return {
+        **_host(ws),
+        str(ws / "keys" / "argument-hash.key"): SecretFile("the host's argument key"),
+        str(ws / "logs"): SecretFile("Reyn's user log folder"),
+        str(ws / "logs" / "remote.log"): SecretFile("the host's remote failure log"),
+    }
+
+
+def test_the_secrets_inside_a_read_root_are_hidden_and_a_plain_host_file_is_not(ws: Path) -> None:
+    host = _secrets(ws)
+    (ws / "link").symlink_to(ws / "keys", target_is_directory=True)
+    grants = reyn_sandbox.resolve_grants(str(ws), _read("."), host)
+    # the log inside the hidden log folder needs no cover of its own; the profile is only unwritable
+    assert set(grants.hide) == {str(ws / "keys" / "argument-hash.key"), str(ws / "logs")}
+    # through a link the root resolves, and so does the secret: hidden all the same
+    grants = reyn_sandbox.resolve_grants(str(ws), _read("link"), host)
+    assert grants.hide == (str(ws / "keys" / "argument-hash.key"),)
+    # positive control: a root that holds no secret hides nothing; the operator's own hides stay
+    keys = SimpleNamespace(**{**vars(_read("state")), "hide": ("state/x",)})
+    (ws / "state" / "x").write_text("")
+    assert reyn_sandbox.resolve_grants(str(ws), keys, host).hide == (str(ws / "state" / "x"),)
+
+
+@pytest.mark.parametrize(
+    ("root", "words"),
+    [
+        ("keys/argument-hash.key", "is the host's argument key"),
+        ("logs", "is Reyn's user log folder"),
+        ("logs/sub", "lies inside Reyn's user log folder"),
+    ],
+)
+def test_a_read_root_that_is_or_lies_inside_a_secret_is_refused(ws: Path, root: str, words: str) -> None:
+    host = _secrets(ws)
+    (ws / "logs" / "sub").mkdir()
+    with pytest.raises(reyn_sandbox.GrantsError, match="could read the host's secrets") as caught:
+        reyn_sandbox.resolve_grants(str(ws), _read(".", root), host)
+    assert words in str(caught.value) and "no confined process may read" in str(caught.value)
+
+
+def test_the_mark_is_read_not_the_words() -> None:
+    from reyn_core import SecretFile
+
+    plain = {"/h/key": "the host's argument key"}  # the same words, unmarked: only unwritable
+    assert reyn_sandbox.secret_hides(["/h"], plain) == ((), [])
+    hide, problems = reyn_sandbox.secret_hides(["/h"], {"/h/key": SecretFile("anything")})
+    assert hide == ("/h/key",) and problems == []
+
+
+def test_a_secret_in_a_folder_every_command_sees_is_hidden_without_any_grant() -> None:
+    """The launcher mounts the system folders and the Python installation for every command: a
+    secret kept there (an argument key in ``/etc``) is hidden though no root names it."""
+    from reyn_core import SecretFile
+
+    secret = os.path.join(os.path.realpath("/etc"), "reyn-test-secret", "argument-hash.key")
+    assert reyn_sandbox.secret_hides([], {secret: SecretFile("the host's argument key")}) == ((secret,), [])
+    # positive control: a secret outside every mounted folder and root needs no cover
+    assert reyn_sandbox.secret_hides([], {"/srv/reyn/argument-hash.key": SecretFile("key")}) == ((), [])

@@ -25,10 +25,10 @@ import secrets
 import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from reyn_core import ToolDenied, ToolExecutionError, ToolRuntimeMissing
+from reyn_core import SecretPaths, ToolDenied, ToolExecutionError, ToolRuntimeMissing, secret_paths
 
 from .settings import PSEUDO_FS_PREFIXES, FileSettings, is_pseudo_fs_parts
 
@@ -57,7 +57,7 @@ class PathRefused(ToolDenied):
 
     ``empty``, ``nul``, ``too_long``, ``not_utf8``, ``dotdot``, ``outside_roots``, ``symlink``,
     ``not_directory``, ``special_file``, ``hardlink``, ``protected``, ``is_directory``,
-    ``pseudo_filesystem``.
+    ``pseudo_filesystem``, ``secret``.
     """
 
     def __init__(self, message: str, *, reason: str, path: str = "") -> None:
@@ -181,6 +181,8 @@ class Scope:
     write_roots: tuple[Path, ...]
     protected: tuple[str, ...]
     protected_paths: tuple[tuple[str, ...], ...] = ()
+    secret: SecretPaths = field(default_factory=SecretPaths)
+    """The host's secret files (``SecretFile`` values of ``ToolContext.host_files``): never read."""
 
     @classmethod
     def from_settings(cls, settings: FileSettings, workspace: Path, protected_paths: object = ()) -> Scope:
@@ -188,7 +190,7 @@ class Scope:
 
         ``protected_paths`` are the host's own files (``ToolContext.host_files``, which the
         dispatcher fills from the load on every surface: absolute path → what it is): never written
-        or deleted, nor anything below them.
+        or deleted, nor anything below them; the secret ones (``reyn_core.SecretFile``) never read.
         """
         if not supported():
             raise ToolRuntimeMissing("the file tools need a POSIX system with O_NOFOLLOW and dir_fd support")
@@ -209,7 +211,21 @@ class Scope:
             resolve(settings.write_roots),
             settings.protected,
             _host_protected(protected_paths),
+            secret_paths(protected_paths) if isinstance(protected_paths, Mapping) else SecretPaths(),
         )
+
+    def secret_refusal(self, loc: Location) -> str | None:
+        """Why ``loc`` is never read — it is, or lies inside, a secret file of the host — in the
+        core's one rule and words (``reyn_core.secret_paths``), naming only ``loc.display``; None
+        when it may be read."""
+        # resolved: the root is, and the walk never follows a link below it (a link is refused)
+        return self.secret.refusal("/" + "/".join(loc.absolute_parts), loc.display, resolved=True)
+
+    def check_readable(self, loc: Location) -> None:
+        """Refuse to read a secret file of the host (``secret_refusal``)."""
+        refusal = self.secret_refusal(loc)
+        if refusal is not None:
+            raise PathRefused(refusal, reason="secret", path=loc.display)
 
     def _show(self, path: Path) -> str:
         try:

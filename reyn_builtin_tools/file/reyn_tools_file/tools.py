@@ -109,6 +109,7 @@ def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
     """
     settings, scope = _scope(ctx)
     loc = scope.locate(args.path)
+    scope.check_readable(loc)
     with open_parent(loc) as parent:
         fd, st = open_regular_at(
             parent, loc.name, loc.display, allow_hardlinks=settings.allow_hardlinked_reads
@@ -427,6 +428,7 @@ class _Grep:
         self.skipped_large = 0
         self.skipped_binary = 0
         self.skipped_hardlinked = 0
+        self.skipped_secret = 0
         self.more = False
 
     def search(self, parent: int, name: str, shown: str) -> None:
@@ -475,6 +477,8 @@ class _Grep:
             notes.append(f"{self.skipped_hardlinked} files with several hard links were skipped")
         if self.skipped_binary:
             notes.append(f"{self.skipped_binary} binary files were skipped")
+        if self.skipped_secret:
+            notes.append(f"{self.skipped_secret} of the host's secret files were skipped (never read)")
         return notes
 
 
@@ -496,6 +500,7 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     walk = _Walk(settings)
     grep = _Grep(search, walk, args.context, limit)
     if loc.parts and _is_regular(loc):
+        scope.check_readable(loc)
         with open_parent(loc) as parent:
             grep.search(parent, loc.name, loc.display)
     else:
@@ -503,7 +508,11 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
             for parent, name, rel in walk.regular_files(fd, loc.absolute_parts, None):
                 if file_filter and not file_filter.matches(rel):
                     continue
-                grep.search(parent, name, loc.child(*rel).display)
+                found = loc.child(*rel)
+                if scope.secret_refusal(found):
+                    grep.skipped_secret += 1
+                    continue
+                grep.search(parent, name, found.display)
                 if grep.full:
                     grep.more = True
                     break

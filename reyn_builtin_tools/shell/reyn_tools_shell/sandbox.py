@@ -45,14 +45,15 @@ def require_sandbox(grants: GrantSettings, what: str, key_prefix: str) -> None:
 
 def launcher_grants(grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]) -> Any:
     """The launcher's ``Grants`` for these settings, roots resolved against ``base``; a write root
-    over one of the host's own files (``protected``: the call's ``ToolContext.host_files``) is
-    refused with ``ToolDenied`` naming the file (``reyn_sandbox.resolve_grants``)."""
+    over one of the host's own files (``protected``: the call's ``ToolContext.host_files``), or a
+    read root that is or lies inside one of its secret files, is refused with ``ToolDenied`` naming
+    the file (``reyn_sandbox.resolve_grants``, which also hides the secret files inside the roots)."""
     import reyn_sandbox
 
     try:
         return reyn_sandbox.resolve_grants(str(base), grants, protected)
     except reyn_sandbox.GrantsError as exc:
-        raise ToolDenied(f"the command was refused by the write roots in {key_prefix}: {exc}") from None
+        raise ToolDenied(f"the command was refused by the roots in {key_prefix}: {exc}") from None
 
 
 def confined(

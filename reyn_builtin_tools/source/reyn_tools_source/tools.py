@@ -18,7 +18,15 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from reyn_core import ArgumentProblem, InvalidToolArguments, ToolContext, ToolGates, settings_as, tool
+from reyn_core import (
+    ArgumentProblem,
+    InvalidToolArguments,
+    ToolContext,
+    ToolGates,
+    secret_paths,
+    settings_as,
+    tool,
+)
 
 from .availability import source_available
 from .listing import ReadableDistribution, find, names, readable_all
@@ -108,6 +116,11 @@ def reyn_src_read(args: SrcReadArgs, ctx: ToolContext) -> dict[str, Any]:
     if entry is None:
         raise _invalid("reyn_src_read", "/path", _not_recorded(dist, args.path))
     try:
+        # a RECORD can list any path, the host's secrets too (an installer that read the key could
+        # record its hash): the core's one rule refuses them, naming only the recorded name
+        refusal = secret_paths(ctx.host_files).refusal(entry.location, entry.path)
+        if refusal is not None:
+            raise SourceRefused(f"{refusal}; it is not served.")
         data = verified_bytes(entry, settings.max_file_bytes)
         try:
             text = data.decode("utf-8")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from reyn_core.deferral import DeferralPolicy, missing_search_tool
 from reyn_core.errors import ProfileError
-from reyn_core.gates import OperatorPolicy, PluginPolicy
 from reyn_core.loading.diagnostics import Diagnostic
+from reyn_core.operator_policy import OperatorPolicy, PluginPolicy
 
 if TYPE_CHECKING:
     from reyn_core.dispatch import JsonlAuditLog

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reyn_core.approvals.policy import APPROVERS, Approver
+
 SurfaceName = Literal["router", "phase", "mcp", "cli"]
 
 PHASE_DEFAULT_ALLOWED_OPS: tuple[str, ...] = ("file", "ask_user")
@@ -189,10 +191,6 @@ class ApprovalPathsConfig(ProfileSection):
     roots: list[str] = Field(min_length=1)
 
 
-ApproverName = Literal["user", "operator"]
-_BOTH_APPROVERS: tuple[ApproverName, ...] = ("user", "operator")
-
-
 class ApprovalRuleConfig(ProfileSection):
     """``[[approvals.rules]]``: the calls that need approval. Every selector given must match (one of
     its values); a selector left out matches every call."""
@@ -204,7 +202,7 @@ class ApprovalRuleConfig(ProfileSection):
     clusters: list[str] | None = None
     purity: list[Literal["read_only", "side_effect", "external"]] | None = None
     unless_within: ApprovalPathsConfig | None = None
-    approvers: list[ApproverName] = Field(default_factory=lambda: list(_BOTH_APPROVERS), min_length=1)
+    approvers: list[Approver] = Field(default_factory=lambda: list(APPROVERS), min_length=1)
     """Who may decide: ``user`` (the surface's user: the host's prompt, MCP elicitation, the CLI's
     terminal) and/or ``operator`` (``reyn approvals approve``)."""
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core.atomic_write import atomic_write_bytes
+from reyn_core.loading.permissions import PERMISSION_FLAGS, PERMISSION_LISTS
 from reyn_core.loading.step3_provenance.digest import tree_digest
 from reyn_core.loading.step3_provenance.direct_url import SOURCE_KINDS
 from reyn_core.loading.step3_provenance.lock import (
@@ -244,8 +245,7 @@ def _read_plugin(r: _Reader, pid: str, t: dict[str, Any], section: str = "plugin
 
 def _read_permissions(r: _Reader, where: str, t: dict[str, Any]) -> dict[str, Any]:
     """A locked declaration: the flags as booleans, the name lists as lists of strings."""
-    flags = ("filesystem_read", "filesystem_write", "network", "subprocess")
-    lists = ("environment", "host_bridges")
+    flags, lists = PERMISSION_FLAGS, PERMISSION_LISTS
     r.keys(t, where, required=(*flags, *lists), optional=())
     for key in flags:
         if not isinstance(t[key], bool):

@@ -41,7 +41,7 @@ def check_provenance(session: LoadSession, p: PluginState) -> None:
             p.diagnostics.append(Diagnostic.make(code, message, plugin=p.plugin_id, severity="warning"))
         else:
             p.fail("refused", code, message)
-    if rec.source_kind in ("editable", "directory") and not session.profile.provenance.allow_editable:
+    if rec.is_editable and not session.profile.provenance.allow_editable:
         p.fail(
             "refused",
             "RP003",

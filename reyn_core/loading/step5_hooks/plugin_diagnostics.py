@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from reyn_core.code_table import SEVERITIES
 from reyn_core.loading.diagnostics import CODES, Diagnostic
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 
@@ -36,7 +37,7 @@ def _plugin_diagnostic(plugin_id: str, item: Any) -> Diagnostic:
             "two capital letters and three digits, and not one of the core's",
             plugin=plugin_id,
         )
-    if severity not in ("error", "warning", "info") or not isinstance(message, str) or not message:
+    if severity not in SEVERITIES or not isinstance(message, str) or not message:
         return Diagnostic.make(
             "RI008",
             f"reyn_diagnostics returned {code} with severity {severity!r} and message "

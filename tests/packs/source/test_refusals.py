@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from reyn_core import ToolContext
+
 from .conftest import INFO, PLUGIN_DIST, PLUGIN_MODULE, World, load_digest
 
 NOTES = f"{PLUGIN_MODULE}/notes.txt"
@@ -99,3 +101,28 @@ def test_the_same_plugin_at_its_load_digest_serves(world: World) -> None:
     # positive control for the test above: the load's digest equals the files on disk
     digest = load_digest(PLUGIN_DIST, "demo", f"{PLUGIN_MODULE}.plugin")
     assert _read(world, world.registry(demo_digest=digest), NOTES)["data"]["served"] is True
+
+
+def test_a_recorded_file_that_is_one_of_the_hosts_secrets_is_not_served(bare_world: World) -> None:
+    """A RECORD can list any path with the hash its installer computed (one that read the host's
+    key could record it): the core's one read rule refuses it, naming only the recorded name."""
+    from reyn_core import SecretFile
+
+    bare_world.install({"__init__.py": "", "plugin.py": "", "key.bin": "SECRET-KEY", "notes.txt": "notes\n"})
+    registry = bare_world.registry()
+    host = {str(bare_world.file("key.bin")): SecretFile("the host's argument key")}
+    ctx = ToolContext(
+        surface="router", workspace=bare_world.workspace, extras={"registry": registry}, host_files=host
+    )
+    path = f"{PLUGIN_MODULE}/key.bin"
+    reply = bare_world.call(registry, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": path}, ctx=ctx)
+    assert reply["status"] == "ok" and reply["data"]["served"] is False, reply
+    assert reply["data"]["reason"] == (
+        f"{path!r} is one of the host's secret files (or lies inside one), which no tool reads for a model; "
+        "it is not served."
+    )
+    assert "SECRET" not in str(reply) and str(bare_world.root) not in str(reply)
+    # positive control: its neighbour, recorded the same way, is served
+    path = f"{PLUGIN_MODULE}/notes.txt"
+    reply = bare_world.call(registry, "reyn_src_read", {"distribution": PLUGIN_DIST, "path": path}, ctx=ctx)
+    assert reply["data"]["served"] is True and reply["data"]["text"] == "notes\n", reply

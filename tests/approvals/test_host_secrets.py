@@ -1,0 +1,216 @@
+"""The host's secret files are unreadable by construction (issue 24, last stop's note (a)).
+
+The argument-hash key and the remote failure log lie in a folder the operator granted for reading
+(``read_roots = ["."]``, as with ``XDG_CONFIG_HOME`` or ``$REYN_REMOTE_LOG`` inside the workspace):
+a confined shell command, an mcp stdio server and the file pack read a neighbouring file of the same
+folder, with the same owner and mode, and never the secret's bytes. Real kernel sandbox, real
+processes, a real MCP SDK server over stdio; every attack beside its positive control."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reyn_sandbox
+from reyn_core import SecretFile, ToolContext
+from reyn_core.host import dispatch_tool, load, load_profile
+
+PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+KEY = b"SECRET-KEY-" + b"k" * 21  # 32 bytes: a key the load accepts
+LOG = "ref=1 SECRET-LOG-LINE a server's raw words\n"
+READ = (
+    "import sys\n"
+    "for p in sys.argv[1:]:\n"
+    "    try:\n"
+    "        print(p, repr(open(p, 'rb').read()))\n"
+    "    except OSError as e:\n"
+    "        print(p, 'error', type(e).__name__)\n"
+)
+PROBE = Path(__file__).parents[1] / "packs" / "mcp" / "servers" / "probe_server.py"
+
+needs_sandbox = pytest.mark.skipif(
+    not reyn_sandbox.status().available, reason=f"no kernel sandbox here: {reyn_sandbox.status().reason}"
+)
+
+
+def _private(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o755)
+    path.write_bytes(data)
+    os.chmod(path, 0o600)
+
+
+@pytest.fixture
+def secrets(world: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The key in ``keys/`` and the remote log in ``logs/`` of the workspace, each with a neighbour
+    of the same mode (the control: only the secret mark differs)."""
+    os.chmod(world.root, 0o755)
+    _private(world.root / "keys" / "argument-hash.key", KEY)
+    _private(world.root / "keys" / "neighbour.txt", b"neighbour key-folder text")
+    _private(world.root / "logs" / "remote.log", LOG.encode())
+    _private(world.root / "logs" / "remote.log.1", LOG.encode())  # a rotated copy
+    _private(world.root / "logs" / "neighbour.log", b"neighbour log-folder text")
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(world.root / "keys" / "argument-hash.key"))
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(world.root / "logs" / "remote.log"))
+    return world
+
+
+def _enable(world: Any, pack: str, settings: str) -> None:
+    world.enable_packs(pack, extra=settings)
+
+
+def _shell_settings(read_roots: list[str]) -> str:
+    return (
+        "\n[plugins.shell.settings]\n"
+        f"read_roots = {json.dumps(read_roots)}\n"
+        f'programs = [{{ name = "python3", path = "{PYTHON}", any_args = true }}]\n'
+    )
+
+
+def _shell(world: Any, *paths: str) -> dict[str, Any]:
+    registry = load(load_profile()).registry
+    ctx = ToolContext(surface="phase", agent="t", workspace=world.root)
+    args = {"argv": ["python3", "-c", READ, *paths]}
+    return asyncio.run(dispatch_tool(registry, "shell", args, ctx, allowed_ops=["shell"]))
+
+
+def test_the_load_marks_the_key_and_the_remote_log_secret_and_nothing_else(secrets):
+    files = load(load_profile()).host_files
+    root = secrets.root
+    secret = {path for path, what in files.items() if isinstance(what, SecretFile)}
+    assert secret == {
+        str(root / "keys" / "argument-hash.key"),
+        str(root / "logs" / "remote.log"),
+        *(f"{root / 'logs' / 'remote.log'}.{n}" for n in (1, 2, 3)),
+    }
+    # the decided others: written by no confined process, read by whoever the operator grants
+    for plain in (root / "reyn.toml", root / "reyn.lock", root / "audit.jsonl", root / "approvals.sqlite"):
+        assert str(plain) in files and not isinstance(files[str(plain)], SecretFile)
+
+
+@needs_sandbox
+def test_a_confined_shell_command_reads_the_neighbours_and_never_the_secrets(secrets):
+    _enable(secrets, "shell", _shell_settings(["."]))
+    envelope = _shell(
+        secrets,
+        "keys/argument-hash.key",
+        "logs/remote.log",
+        "logs/remote.log.1",
+        "keys/neighbour.txt",
+        "logs/neighbour.log",
+    )
+    assert envelope["status"] == "ok", envelope
+    out = envelope["data"]["stdout"]
+    # positive control: same folder, same owner, same mode: read
+    assert "keys/neighbour.txt b'neighbour key-folder text'" in out
+    assert "logs/neighbour.log b'neighbour log-folder text'" in out
+    # the secrets: covered by an empty mount
+    assert "keys/argument-hash.key b''" in out and "logs/remote.log b''" in out, out
+    assert "logs/remote.log.1 b''" in out
+    assert "SECRET" not in out and "SECRET" not in envelope["data"]["stderr"]
+
+
+@needs_sandbox
+def test_the_secrets_in_reyns_own_log_folder_are_hidden_with_the_folder(secrets, monkeypatch):
+    """The default log (no ``$REYN_REMOTE_LOG``) is in Reyn's own log folder, hidden as a whole: a
+    rotation renames files, and a file made while a command runs is covered only by its folder's."""
+    monkeypatch.delenv("REYN_REMOTE_LOG")
+    monkeypatch.setenv("XDG_STATE_HOME", str(secrets.root / "state"))
+    _private(secrets.root / "state" / "reyn" / "remote.log", LOG.encode())
+    _private(secrets.root / "state" / "other.txt", b"beside the log folder")
+    _enable(secrets, "shell", _shell_settings(["."]))
+    envelope = _shell(secrets, "state/reyn/remote.log", "state/other.txt")
+    out = envelope["data"]["stdout"]
+    assert "state/other.txt b'beside the log folder'" in out, envelope
+    assert "state/reyn/remote.log error PermissionError" in out and "SECRET" not in out
+
+
+@needs_sandbox
+@pytest.mark.parametrize("root", ["keys/argument-hash.key", "state/reyn"], ids=["the_key", "in_log_folder"])
+def test_a_read_root_that_is_a_secret_is_refused_naming_it(secrets, monkeypatch, root):
+    monkeypatch.delenv("REYN_REMOTE_LOG")
+    monkeypatch.setenv("XDG_STATE_HOME", str(secrets.root / "state"))
+    _private(secrets.root / "state" / "reyn" / "remote.log", LOG.encode())
+    _enable(secrets, "shell", _shell_settings([root]))
+    envelope = _shell(secrets, "keys/argument-hash.key")
+    assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied", envelope
+    message = envelope["error"]["message"]
+    assert "the roots in [plugins.shell.settings]" in message and "no confined process may read" in message
+    assert (
+        "the host's argument key" if root == "keys/argument-hash.key" else "Reyn's user log folder"
+    ) in message
+    assert "SECRET" not in message
+    # positive control: the workspace that holds it is granted (the secret hidden inside it)
+    text = secrets.profile.read_text().replace(f'read_roots = ["{root}"]', 'read_roots = ["."]')
+    secrets.profile.write_text(text)
+    made = _shell(secrets, "keys/neighbour.txt", "keys/argument-hash.key")
+    assert made["status"] == "ok", made
+    assert "b'neighbour key-folder text'" in made["data"]["stdout"] and "SECRET" not in made["data"]["stdout"]
+
+
+@needs_sandbox
+def test_an_mcp_stdio_server_reads_the_neighbour_and_never_the_key(secrets):
+    shutil.copy(PROBE, secrets.root / "probe_server.py")
+    os.chmod(secrets.root / "probe_server.py", 0o644)
+    _enable(
+        secrets,
+        "mcp",
+        "\n[plugins.mcp.settings.servers.probe]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        'args = ["probe_server.py"]\n'
+        f"cwd = {json.dumps(str(secrets.root))}\n"
+        'read_roots = ["."]\n'
+        f'env = {{ PATH = "/usr/bin:/bin", HOME = {json.dumps(str(secrets.root))} }}\n',
+    )
+    registry = load(load_profile()).registry
+    ctx = ToolContext(surface="router", agent="t", workspace=secrets.root)
+
+    def read(path: str) -> str:
+        args = {"server": "probe", "tool": "read_file", "arguments": {"path": path}}
+        envelope = asyncio.run(dispatch_tool(registry, "call_mcp_tool", args, ctx))
+        assert envelope["status"] == "ok", envelope
+        return json.dumps(envelope["data"])
+
+    assert "neighbour key-folder text" in read("keys/neighbour.txt")  # the positive control
+    assert "neighbour log-folder text" in read("logs/neighbour.log")
+    for secret in ("keys/argument-hash.key", "logs/remote.log"):
+        assert "SECRET" not in read(secret)
+
+
+FILE_SETTINGS = '\n[plugins.file.settings]\nread_roots = ["."]\nwrite_roots = ["out"]\n'
+
+
+def test_the_file_pack_refuses_to_read_a_secret_and_reads_its_neighbour(secrets):
+    _enable(secrets, "file", FILE_SETTINGS)
+    for secret, shown in (
+        ("keys/argument-hash.key", "keys/argument-hash.key"),
+        ("logs/remote.log", "logs/remote.log"),
+        ("./logs//remote.log.1", "logs/remote.log.1"),
+        (str(secrets.root / "keys" / "argument-hash.key"), "keys/argument-hash.key"),
+    ):
+        code, envelope = secrets.reyn_json("tools", "call", "read_file", f"path={secret}")
+        assert code == 1 and envelope["error"]["kind"] == "denied", envelope
+        message = envelope["error"]["message"]
+        assert f"{shown!r} is one of the host's secret files" in message, message
+        assert str(secrets.root) not in message and "SECRET" not in json.dumps(envelope)
+    code, envelope = secrets.reyn_json("tools", "call", "read_file", "path=keys/neighbour.txt")
+    assert code == 0 and envelope["data"]["content"] == "neighbour key-folder text", envelope
+    # a search over the folder skips the secrets, says so, and finds the neighbour
+    code, envelope = secrets.reyn_json("tools", "call", "grep_files", "pattern=SECRET|neighbour", "path=.")
+    assert code == 0, envelope
+    found = {m["path"] for m in envelope["data"]["matches"]}
+    assert found == {"keys/neighbour.txt", "logs/neighbour.log"}, envelope
+    assert "3 of the host's secret files were skipped (never read)" in envelope["data"]["note"]
+    assert "SECRET" not in json.dumps(envelope["data"]["matches"])
+    # named alone, a grep is a read: refused like read_file
+    code, envelope = secrets.reyn_json(
+        "tools", "call", "grep_files", "pattern=.", "path=keys/argument-hash.key"
+    )
+    assert code == 1 and "one of the host's secret files" in envelope["error"]["message"], envelope

@@ -1,0 +1,78 @@
+"""An isolated plugin's worker never reads the host's secret files (issue 24, last stop's note (a)):
+the argument key and the remote failure log lying inside its read grant are hidden from its sandbox,
+while a neighbouring file of the same folder, owner and mode is read (the positive control); a read
+grant that is a secret refuses the plugin (``RJ011``). Real worker processes, the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reyn_core.host as host
+from reyn_core import ToolContext
+
+from .plugin_kit import declaration, install_package_plugin
+from .variant_plugin import PLUGIN
+
+KEY = b"SECRET-KEY-" + b"k" * 21
+
+
+def _load(grants: str) -> Any:
+    plugin = '[plugins.variant]\nisolation = "process"\nprefix = "variant_"\n'
+    toml = f'[plugins]\nenable = ["variant"]\n{plugin}{grants}'
+    return host.load(host.Profile.from_toml_text(toml))
+
+
+def _read(result: Any, path: Path) -> dict[str, Any]:
+    args = {"path": str(path)}
+    return asyncio.run(host.dispatch_tool(result.registry, "variant_read", args, ToolContext(surface="cli")))
+
+
+@pytest.fixture
+def granted(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    install_package_plugin(
+        site,
+        "variant",
+        {
+            "__init__.py": PLUGIN,
+            "targets.json": "{}",
+            "reyn_permissions.toml": declaration(filesystem_read=True),
+        },
+    )
+    folder = tmp_path / "project"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    for name, data in (
+        ("argument-hash.key", KEY),
+        ("remote.log", b"ref=1 SECRET-LOG-LINE"),
+        ("notes.txt", b"notes"),
+    ):
+        (folder / name).write_bytes(data)
+        os.chmod(folder / name, 0o600)  # the same mode for the secrets and the control
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(folder / "argument-hash.key"))
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(folder / "remote.log"))
+    return folder
+
+
+def test_a_worker_reads_its_grant_but_not_the_secrets_inside(granted: Path) -> None:
+    result = _load(f'[plugins.variant.grants]\nread = ["{granted}"]\n')
+    status = next(i.status for i in result.report.plugins if i.plugin_id == "variant")
+    assert status == "loaded", [d.render() for d in result.report.diagnostics]
+    assert _read(result, granted / "notes.txt")["data"] == "notes"  # the positive control
+    for secret in ("argument-hash.key", "remote.log"):
+        reply = _read(result, granted / secret)
+        assert reply["status"] == "ok" and reply["data"] == "", reply  # an empty cover, never the bytes
+    assert "SECRET" not in (granted / "notes.txt").read_text()
+
+
+def test_a_read_grant_that_is_a_secret_refuses_the_plugin(granted: Path) -> None:
+    result = _load(f'[plugins.variant.grants]\nread = ["{granted / "argument-hash.key"}"]\n')
+    info = next(i for i in result.report.plugins if i.plugin_id == "variant")
+    assert info.status == "refused"
+    found = [d for d in result.report.diagnostics if d.code == "RJ011"]
+    assert found and "the worker could read the host's secrets" in found[0].message
+    assert "is the host's argument key" in found[0].message
