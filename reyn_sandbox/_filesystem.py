@@ -54,8 +54,8 @@ class Layout:
 
     mounts: tuple[Mount, ...]
     symlinks: tuple[tuple[str, str], ...]
-    hidden: tuple[tuple[str, tuple[int, int, bool]], ...]
-    """Each hidden path with the identity the host recorded (checked again where it is covered)."""
+    hidden: tuple[tuple[str, bool], ...]
+    """Each hidden path, and whether the host found it (it has an identity): then it must be there."""
 
     @property
     def read_paths(self) -> list[str]:
@@ -140,7 +140,8 @@ def plan(grants: Grants) -> Layout:
             mounts[root] = mounts.get(root, False) or writable
             granted.add(root)
     # A read_only or hide path the host found (it has an identity) must be there at the start: one
-    # moved away since is refused at the bind, never skipped. One the host did not find is skipped.
+    # moved away since is refused, never skipped. One the host did not find is skipped when absent;
+    # a hidden path is covered whatever file is there now (a log rotated in place stays hidden).
     for path in grants.read_only:
         if path in identities or os.path.lexists(path):
             # Read-only wins over a write root at the same path; deeper, it is mounted over it.
@@ -151,11 +152,6 @@ def plan(grants: Grants) -> Layout:
         for path in grants.hide
         if (path in identities or os.path.lexists(path)) and _holder(path, mounts) is not None
     ]
-    for path in hidden:
-        if path not in identities:
-            raise ValueError(
-                f"{names[path]} has no identity: grants from reyn_sandbox.launcher_argv carry one"
-            )
     pins = _pins([*grants.read_only, *hidden], mounts, names)
     ordered = sorted(
         {**mounts, **dict.fromkeys(pins, True)}.items(), key=lambda item: (item[0].count("/"), item[0])
@@ -173,7 +169,7 @@ def plan(grants: Grants) -> Layout:
             )
         else:
             found.append(Mount(path, writable, True, identities[path], names[path]))
-    return Layout(tuple(found), tuple(symlinks), tuple((path, identities[path]) for path in hidden))
+    return Layout(tuple(found), tuple(symlinks), tuple((path, path in identities) for path in hidden))
 
 
 def _holder(path: str, mounts: dict[str, bool]) -> str | None:
@@ -238,8 +234,8 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
     for link, destination in layout.symlinks:
         os.symlink(destination, link.lstrip("/"), dir_fd=root)
     _build_dev(root, ours, devices, private_tmp)
-    for path, identity in layout.hidden:
-        _cover(root, path, identity, devices["null"])
+    for path, required in layout.hidden:
+        _cover(root, path, required, devices["null"])
     if idmap_fd is not None:
         os.close(idmap_fd)
     for fd in (root, *sources.values(), *devices.values()):
@@ -281,7 +277,9 @@ def _target(root: int, path: str, ours: set[int], expected: os.stat_result | Non
         try:
             step = os.open(name, _STEP, dir_fd=fd)
         except FileNotFoundError:
-            if expected is None or os.fstat(fd).st_dev not in ours:
+            if expected is None:
+                raise FileNotFoundError(f"{what} does not exist (there is no {path})") from None
+            if os.fstat(fd).st_dev not in ours:
                 raise _identity.RootChanged(
                     f"{what} is missing where it is mounted, moved since the check"
                 ) from None
@@ -363,18 +361,18 @@ def _build_dev(root: int, ours: set[int], devices: dict[str, int], tmp_options: 
     sc.remount_read_only(_STAGE + "/dev")  # a tmpfs of ours, at a path through tmpfs of ours only
 
 
-def _cover(root: int, path: str, identity: tuple[int, int, bool], null: int) -> None:
+def _cover(root: int, path: str, required: bool, null: int) -> None:
     """Make the hidden `path` unreachable — an empty read-only tmpfs over a folder, /dev/null over a
-    file — once it is found, from the new root and without a link, to be the file the host recorded."""
-    what = f"hide path {path}"
-    target = _target(root, path, set(), None, what)
+    file — reached from the new root without a link. Missing: refused when the host found it
+    (`required`: it moved, perhaps under another name), skipped otherwise."""
     try:
-        info = os.fstat(target)
-        if (info.st_dev, info.st_ino, stat.S_ISDIR(info.st_mode)) != tuple(identity):
-            raise _identity.RootChanged(
-                f"{what} is not what the host checked: another file is at its path now"
-            )
-        if stat.S_ISDIR(info.st_mode):
+        target = _target(root, path, set(), None, f"hide path {path}")
+    except FileNotFoundError:
+        if required:
+            raise
+        return
+    try:
+        if stat.S_ISDIR(os.fstat(target).st_mode):
             flags = sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY
             sc.mount("tmpfs", f"/proc/self/fd/{target}", "tmpfs", flags, "mode=000,size=4k")
         else:

@@ -42,12 +42,13 @@ class Grants:
     """Whether the command may open internet sockets; without it only unix sockets exist."""
     hide: tuple[str, ...] = ()
     """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`.
-    One that exists when the grants are made must still be there, unchanged, at the start (else
-    nothing runs); one that does not is skipped (created later, it is covered from the next call)."""
+    One that exists when the grants are made must still be there at the start (else nothing runs;
+    whatever file is there is covered); one that does not is skipped (created later, it is covered
+    from the next call)."""
     read_only: tuple[str, ...] = ()
     """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
     so the command cannot plant what the operator may later run. As with `hide`: one that exists when
-    the grants are made must be there unchanged at the start; one that does not is skipped. Inside
+    the grants are made must be there, the same folder, at the start; one that does not is skipped. Inside
     the sandbox, every folder from its write root down to a `hide` or `read_only` path is a mount
     point, so the command cannot rename it away for the next call."""
     identities: tuple[tuple[str, int, int, bool], ...] = ()

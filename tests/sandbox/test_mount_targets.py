@@ -95,41 +95,27 @@ def test_unswapped_read_only_path_is_mounted_read_only(
     assert (ws / "ok").read_text() == "written" and not (ws / ".git" / "hook").exists()
 
 
-def test_a_mount_point_swapped_for_a_link_into_the_new_root_is_refused(
-    root_sandbox: Sandbox, git_ws: tuple[Path, Grants]
+@pytest.mark.parametrize(
+    ("action", "dest", "refusal"),
+    [
+        # The reviewer's race: `.git` exchanged for a link to the new root's /usr/share would have
+        # put the writable folder's `.git` over the sandbox's /usr/share (or /usr/bin).
+        ("link", "/tmp/usr/share", "goes through a symbolic link at {git}, put there after the check"),
+        # The read-only mount would have gone over a decoy while the real `.git` stayed writable.
+        ("folder", "", "is not where it was checked: another file is at {git} now"),
+        # The launcher (root) would have made the missing mount point in the host folder.
+        ("missing", "", "is missing where it is mounted, moved since the check"),
+    ],
+)
+def test_a_mount_point_swapped_after_its_source_was_checked_is_refused(
+    root_sandbox: Sandbox, git_ws: tuple[Path, Grants], action: str, dest: str, refusal: str
 ) -> None:
-    """The reviewer's race: `.git` exchanged for a link to the new root's /usr/share would have put
-    the writable folder's `.git` over the sandbox's /usr/share (or /usr/bin)."""
     ws, grants = git_ws
-    result = _swap_at_mount("link", str(ws / ".git"), "/tmp/usr/share", ["/bin/true"], grants)
+    git = ws / ".git"
+    result = _swap_at_mount(action, str(git), dest, ["/bin/true"], grants)
     assert result.returncode == 125
-    assert result.stderr.strip().startswith(
-        f"reyn-sandbox: read_only path {ws / '.git'} goes through a symbolic link"
-    )
-
-
-def test_a_mount_point_swapped_for_another_folder_is_refused(
-    root_sandbox: Sandbox, git_ws: tuple[Path, Grants]
-) -> None:
-    """The read-only mount would have gone over a decoy while the real `.git` stayed writable."""
-    ws, grants = git_ws
-    result = _swap_at_mount("folder", str(ws / ".git"), "", ["/bin/true"], grants)
-    assert result.returncode == 125
-    assert result.stderr.strip() == (
-        f"reyn-sandbox: read_only path {ws / '.git'} is not where it was checked: "
-        f"another file is at {ws / '.git'} now"
-    )
-
-
-def test_a_missing_mount_point_in_a_granted_folder_is_never_created(
-    root_sandbox: Sandbox, git_ws: tuple[Path, Grants]
-) -> None:
-    """The launcher (root) creates mount points only on its own tmpfs, never in a host folder."""
-    ws, grants = git_ws
-    result = _swap_at_mount("missing", str(ws / ".git"), "", ["/bin/true"], grants)
-    assert result.returncode == 125
-    assert "is missing where it is mounted" in result.stderr
-    assert not (ws / ".git").exists()
+    assert result.stderr.strip() == f"reyn-sandbox: read_only path {git} " + refusal.format(git=git)
+    assert action != "missing" or not git.exists()  # nothing made in the host folder
 
 
 def _hide_keys(**keys: tuple[str, ...]) -> SimpleNamespace:
@@ -251,3 +237,26 @@ def test_a_write_root_is_created_without_following_a_link(area: Path) -> None:
     assert not (area / "outside" / "made").exists()
     make_dirs(str(area / "write" / "a" / "b"), "write root")  # positive control
     assert (area / "write" / "a" / "b").is_dir()
+
+
+def test_a_hidden_log_rotated_in_place_stays_hidden(sandbox: Sandbox, area: Path) -> None:
+    """A hidden path is covered whatever file is there at the start: the remote failure log rotates
+    (`remote.log` → `remote.log.1`, a new `remote.log`) between an isolated worker's load-time
+    grants and its restart; one absent when pinned (`remote.log.1`) is covered once it exists."""
+    ws = area / "write"
+    log, rotated = ws / "remote.log", ws / "remote.log.1"
+    log.write_text("OLD")
+    argv = reyn_sandbox.launcher_argv(
+        ["/bin/true"], Grants(write_roots=(str(ws),), hide=(str(log), str(rotated)))
+    )
+    grants = Grants.from_json(argv[argv.index("--grants") + 1])
+    assert {entry[0] for entry in grants.identities} == {str(ws), str(log)}
+    log.rename(rotated)
+    log.write_text("NEW")
+
+    result = sandbox.run(["/bin/cat", str(log), str(rotated), str(ws / "visible")], grants)
+
+    assert result.returncode == 1  # only `visible` is missing: both logs read as empty
+    assert result.stdout == "" and "visible" in result.stderr and "remote.log" not in result.stderr
+    (ws / "visible").write_text("shown")  # positive control: the same grants read an ordinary file
+    assert sandbox.run(["/bin/cat", str(ws / "visible")], grants).stdout == "shown"
