@@ -95,6 +95,18 @@ class PluginModule:
             return None
         return to_jsonable(self.pm.hook.reyn_diagnostics(settings=self.settings))
 
+    def trusted_files(self, workspace: str) -> Any:
+        """What ``reyn_trusted_files`` returns (one answer per implementation), as JSON data, or None
+        when the plugin has no such hook; raises what the hook raised. ``workspace``: the host's
+        working directory (a worker's own is ``/``)."""
+        from pathlib import Path
+
+        from reyn_core.jsondata import to_jsonable
+
+        if not self.pm.hook.reyn_trusted_files.get_hookimpls():
+            return None
+        return to_jsonable(self.pm.hook.reyn_trusted_files(settings=self.settings, workspace=Path(workspace)))
+
     def call_hooks(self) -> ToolCallHooks:
         """The plugin's ``reyn_before_tool_call`` / ``reyn_after_tool_call`` as the loader adds them to
         a registry (a hook that fails denies the call)."""
