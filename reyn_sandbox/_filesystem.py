@@ -372,6 +372,7 @@ def _cover(root: int, path: str, required: bool, null: int) -> None:
             raise
         return
     try:
+        _identity.check_one_name(target, f"hide path {path}")
         if stat.S_ISDIR(os.fstat(target).st_mode):
             flags = sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY
             sc.mount("tmpfs", f"/proc/self/fd/{target}", "tmpfs", flags, "mode=000,size=4k")
