@@ -141,7 +141,7 @@ def plan(grants: Grants) -> Layout:
             granted.add(root)
     # A read_only or hide path the host found (it has an identity) must be there at the start: one
     # moved away since is refused, never skipped. One the host did not find is skipped when absent;
-    # a hidden path is covered whatever file is there now (a log rotated in place stays hidden).
+    # a hidden path covers the file there when the command starts (a log rotated between calls).
     for path in grants.read_only:
         if path in identities or os.path.lexists(path):
             # Read-only wins over a write root at the same path; deeper, it is mounted over it.
