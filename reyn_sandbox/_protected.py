@@ -106,9 +106,9 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
             if inside:
                 problems.append(
                     f"root {inside[0]} {'is' if inside[0] == folder else 'lies inside'} the folder "
-                    f"{folder} holding {what} ({path}), which no confined process may read: a file the host puts at that path while a "
-                    "command runs (a rotation, a replacement) would be readable, so the whole folder "
-                    "is hidden"
+                    f"{folder} holding {what} ({path}), which no confined process may read: a file "
+                    "the host puts at that path while a command runs (a rotation, a replacement) "
+                    "would be readable, so the whole folder is hidden"
                 )
             hide[path if folder in system else folder] = None
     # a secret inside another hidden one is already out of sight

@@ -1,7 +1,8 @@
 """An isolated plugin's worker never reads the host's secret files (issue 24, last stop's note (a)):
 the argument key and the remote failure log lying inside its read grant are hidden from its sandbox
 with their folder, while a file beside that folder, of the same owner and mode, is read (the positive
-control); a read grant that is a secret, or the folder holding one, refuses the plugin (``RJ011``). Real worker processes, the real sandbox."""
+control); a read grant that is a secret, or the folder holding one, refuses the plugin (``RJ011``).
+Real worker processes, the real sandbox."""
 
 from __future__ import annotations
 

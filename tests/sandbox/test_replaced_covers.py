@@ -91,7 +91,7 @@ def test_a_root_that_directly_holds_a_host_secret_file_is_refused(area: Path) ->
 
     (area / "read" / "keys").mkdir()
     host = {str(area / "read" / "keys" / "argument-hash.key"): SecretFile("the host's argument key")}
-    with pytest.raises(GrantsError, match="is the folder .* holding the host's argument key"):
+    with pytest.raises(GrantsError, match=r"is the folder .* holding the host's argument key"):
         reyn_sandbox.resolve_grants(str(area), _keys("read/keys", write="write"), host)
     # positive control: granted side by side, the folder beside the secret's is granted
     (area / "read" / "other").mkdir()
@@ -136,7 +136,8 @@ def test_a_hidden_file_with_a_second_name_is_refused(sandbox: Sandbox, area: Pat
 def test_a_limit_above_the_inherited_hard_limit_exits_125_with_one_line(sandbox: Sandbox, area: Path) -> None:
     marker = area / "write" / "ran"
     command = ["/bin/sh", "-c", f"touch {marker}"]
-    argv = ["prlimit", "--nofile=512:512", "--", *sandbox.argv(command, Grants(write_roots=(str(area / "write"),)))]
+    grants = Grants(write_roots=(str(area / "write"),))
+    argv = ["prlimit", "--nofile=512:512", "--", *sandbox.argv(command, grants)]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/")
     assert result.returncode == 125 and not marker.exists()
     assert result.stderr.startswith("reyn-sandbox: open_files (1024) is above the hard limit")
@@ -176,13 +177,23 @@ STATUS = (
 )
 
 
-@pytest.mark.parametrize(("name", "number"), [("open_tree", 428), ("move_mount", 429), ("mount_setattr", 442)])
+@pytest.mark.parametrize(
+    ("name", "number"), [("open_tree", 428), ("move_mount", 429), ("mount_setattr", 442)]
+)
 def test_without_the_mount_api_status_says_unavailable(name: str, number: int) -> None:
     if not reyn_sandbox.status().available:
         pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
     filtered = [sys.executable, "-c", NO_SYSCALL, str(number), sys.executable, "-I", "-c", STATUS]
     result = subprocess.run(filtered, capture_output=True, text=True, timeout=TIMEOUT)
     assert result.stdout.startswith(f"False the kernel refuses {name} (ENOSYS)"), result.stderr
+    # the launcher agrees: exit 125 with the same reason, nothing run
+    launcher = reyn_sandbox.launcher_argv(["/bin/echo", "COMMAND-RAN"], Grants())
+    refused = subprocess.run([sys.executable, "-c", NO_SYSCALL, str(number), *launcher],
+                             capture_output=True, text=True, timeout=TIMEOUT, cwd="/")  # fmt: skip
+    assert refused.returncode == 125 and "COMMAND-RAN" not in refused.stdout
+    assert refused.stderr == f"reyn-sandbox: cannot confine commands here: {result.stdout.split(' ', 1)[1]}"
     # positive control: the same probe without the filter
-    plain = subprocess.run([sys.executable, "-I", "-c", STATUS], capture_output=True, text=True, timeout=TIMEOUT)
+    plain = subprocess.run(
+        [sys.executable, "-I", "-c", STATUS], capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert plain.stdout.startswith("True None")
