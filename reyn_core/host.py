@@ -124,6 +124,7 @@ _EXPORTS = {
     "served_fields": "reyn_core.definition_digest",
     "SURFACES": "reyn_core.context",
     "depth_within": "reyn_core.jsondata",
+    "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

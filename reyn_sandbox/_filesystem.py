@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from . import _identity, _idmap
 from . import _syscalls as sc
 from ._grants import Grants
+from ._secret_covers import secret_covers
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Read-only for every command: programs, shared libraries, and /etc (ld.so.cache, passwd, ssl
@@ -51,6 +52,8 @@ class Layout:
     mounts: tuple[Mount, ...]
     symlinks: tuple[tuple[str, str], ...]
     hidden: tuple[str, ...]
+    secret_covers: tuple[str, ...] = ()
+    """What hides the host's secret files (`_protected.secret_covers`): each must be there to cover."""
 
     @property
     def read_paths(self) -> list[str]:
@@ -151,7 +154,7 @@ def plan(grants: Grants) -> Layout:
                 "never checked it (grants from reyn_sandbox.launcher_argv carry one for every root)"
             )
         found.append(Mount(path, writable, True, identities[path], names[path]))
-    return Layout(tuple(found), tuple(symlinks), hidden)
+    return Layout(tuple(found), tuple(symlinks), hidden, secret_covers(grants.secrets, mounts))
 
 
 def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: bool) -> None:
@@ -189,6 +192,8 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
     for link, target in layout.symlinks:
         os.symlink(target, new + link)
     _build_dev(new, devices, private_tmp)
+    for path in layout.secret_covers:  # first: an operator's cover over one leaves it out of sight
+        _cover_secret(new + path, new)
     for path in layout.hidden:
         _cover(new + path, new)
     if idmap_fd is not None:
@@ -243,6 +248,13 @@ def _build_dev(new: str, devices: dict[str, int], tmp_options: str) -> None:
     os.symlink("/proc/self/fd/2", f"{new}/dev/stderr")
     _mount_tmpfs(new + SHM, tmp_options.replace("mode=0700", "mode=01777"))
     sc.remount_read_only(new + "/dev")
+
+
+def _cover_secret(target: str, new: str) -> None:
+    """`_cover`, never skipped: a secret's cover that is gone since `plan` stops the start."""
+    if not os.path.lexists(target):
+        raise FileNotFoundError(f"{target[len(new) :]} hides a secret of the host and is gone; nothing runs")
+    _cover(target, new)
 
 
 def _cover(target: str, new: str) -> None:

@@ -45,6 +45,12 @@ class Grants:
     read_only: tuple[str, ...] = ()
     """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
     so the command cannot plant what the operator may later run. Only paths that exist at start."""
+    secrets: tuple[str, ...] = ()
+    """The host's secret files (resolved paths; `resolve_grants` adds those inside the mounted paths):
+    covered like `hide`, but never skipped. One missing at the start — it may appear while the
+    command runs — has its nearest existing folder covered instead, below the mount that holds it;
+    when that folder is the mount itself (or a mount lies at or inside a secret), nothing runs
+    (`_protected.secret_covers`)."""
     identities: tuple[tuple[str, int, int, bool], ...] = ()
     """Each root's identity as the host found it — `(path, st_dev, st_ino, is a folder)` for every read
     root, write root and `read_only` path that existed — set by `resolve_grants` right after its check,
@@ -69,7 +75,7 @@ class Grants:
     """The group the command runs as when the launcher is started as root."""
 
     def __post_init__(self) -> None:
-        for name in ("read_roots", "write_roots", "hide", "read_only"):
+        for name in ("read_roots", "write_roots", "hide", "read_only", "secrets"):
             value = getattr(self, name)
             if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
                 raise GrantsError(f"Grants.{name} must be a tuple of absolute paths, got {value!r}")
