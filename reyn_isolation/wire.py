@@ -66,9 +66,7 @@ def context_to_data(ctx: ToolContext) -> dict[str, Any]:
         "extras": extras,
         # the host's own files: the packs in the worker refuse them as the host's packs do
         "host_files": {str(path): str(what) for path, what in ctx.host_files.items()},
-        "secret_host_files": sorted(
-            str(path) for path, what in ctx.host_files.items() if is_secret(what)
-        ),
+        "secret_host_files": sorted(str(path) for path, what in ctx.host_files.items() if is_secret(what)),
     }
 
 

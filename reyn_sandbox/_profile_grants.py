@@ -151,7 +151,8 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     read_roots = _existing(_real(real_base, keys.read_roots))
     # every path the launcher mounts: a read_only path outside the write roots is readable too (the
     # write roots over a secret are refused above already; here, defence in depth)
-    secrets, problems = secret_hides((*read_roots, *_real(real_base, keys.read_only), *write_roots), protected)
+    mounted = (*read_roots, *_real(real_base, keys.read_only), *write_roots)
+    secrets, problems = secret_hides(mounted, protected)
     if problems:
         raise GrantsError(
             "a confined process could read the host's secrets: "

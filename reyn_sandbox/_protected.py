@@ -99,4 +99,3 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     # a secret inside another hidden one is already out of sight
     kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))
     return kept, problems
-

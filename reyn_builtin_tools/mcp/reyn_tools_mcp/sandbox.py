@@ -72,7 +72,9 @@ def refuse_roots(name: str, grants: ServerGrants, cwd: str | None, protected: Ma
 
 
 def _roots_refused(name: str, exc: Exception) -> str:
-    return f"MCP server {name!r} is not started: its roots in [plugins.mcp.settings.servers.{name}] are refused: {exc}"
+    """The refusal of a server whose roots would expose the host's files (``resolve_grants``'s words)."""
+    where = f"[plugins.mcp.settings.servers.{name}]"
+    return f"MCP server {name!r} is not started: its roots in {where} are refused: {exc}"
 
 
 def confined_command(
