@@ -78,6 +78,22 @@ class ReynHookSpecs:
         """
 
     @hookspec
+    def reyn_trusted_files(self, settings: Any, workspace: Any) -> Mapping[str, str] | None:
+        """Name the files and folders this plugin trusts: ``{absolute path: what it is}``.
+
+        A file the plugin reads back as truth (its database, a snapshot it builds tools from, a CA
+        bundle, the files that decide an agent's tools) joins the host's own files for this load
+        (``LoadResult.host_files``): no confined process may write it or the folder that holds it,
+        and the file pack does not write it. Paths are absolute (``str`` or ``os.PathLike``: resolve
+        a relative setting against ``workspace``, the load's working directory as a ``Path``, also
+        when the plugin runs isolated); "what it is" is a short phrase such as ``"the memory pack's
+        database"``. Called once per load, after settings are validated and before the plugin's
+        tools are registered. A hook that raises, answers anything else, or names a path another
+        isolated plugin may write refuses the plugin (``RI013``): what it trusts would be unknown or
+        writable.
+        """
+
+    @hookspec
     def reyn_cli_commands(self) -> dict[str, Any] | None:
         """Contribute ``reyn`` subcommands: return ``{name: fn}`` where ``fn(argv, loaded) -> int``.
 

@@ -37,6 +37,7 @@ _FORWARDED_HOOKS = frozenset(
         "reyn_register_tools",
         "reyn_settings_model",
         "reyn_diagnostics",
+        "reyn_trusted_files",
         "reyn_cli_commands",
         "reyn_load_inputs",
     }
@@ -123,6 +124,7 @@ class ProcessIsolation:
             "record": asdict(rec),
             "settings": profile.plugin(pid).settings,
             "source": profile.describe_source(),  # where the settings are, for the worker's messages
+            "workspace": os.getcwd(),  # what reyn_trusted_files resolves against (the worker's is /)
             "subprocess": granted.subprocess,
             "network": granted.network,
             "max_result_bytes": granted.max_result_bytes,
@@ -235,7 +237,6 @@ def _stand_in(
     for finding in findings:
         out.report(finding)
     kept = [d for d in definitions if not isinstance(d, ToolDefinition) or d.name not in dropped]
-    raw_diagnostics = loaded.get("diagnostics")
 
     @hookimpl
     def reyn_register_tools(register: Any, settings: Any) -> None:
@@ -244,15 +245,25 @@ def _stand_in(
 
     hooks: dict[str, Any] = {"reyn_register_tools": reyn_register_tools}
     if "reyn_diagnostics" in loaded.get("hooks", ()):
-
-        @hookimpl
-        def reyn_diagnostics(settings: Any) -> Any:
-            if isinstance(raw_diagnostics, dict) and "raised" in raw_diagnostics:
-                raise RuntimeError(f"(in the worker) {raw_diagnostics['raised']}")
-            return raw_diagnostics
-
-        hooks["reyn_diagnostics"] = reyn_diagnostics
+        hooks["reyn_diagnostics"] = _answered(loaded.get("diagnostics"))
+    if "reyn_trusted_files" in loaded.get("hooks", ()):
+        # the worker sends one answer per implementation (a module has one): the stand-in returns it
+        raw = loaded.get("trusted_files")
+        hooks["reyn_trusted_files"] = _answered(raw[0] if isinstance(raw, list) and len(raw) == 1 else raw)
     return SimpleNamespace(**hooks)
+
+
+def _answered(raw: Any) -> Any:
+    """A stand-in hook answering ``raw``, what the worker's hook returned, or raising what it raised
+    (``{"raised": ...}``): the loader then treats it as the same hook in process."""
+
+    @hookimpl
+    def answer(settings: Any, workspace: Any = None) -> Any:
+        if isinstance(raw, dict) and "raised" in raw:
+            raise RuntimeError(f"(in the worker) {raw['raised']}")
+        return raw
+
+    return answer
 
 
 def _refuse(out: _Outcome, reasons: list[str], loaded: dict[str, Any] | None = None) -> None:

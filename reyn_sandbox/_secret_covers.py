@@ -23,9 +23,13 @@ def within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def secret_covers(secrets: Iterable[str], mounts: Iterable[str]) -> tuple[str, ...]:
+def secret_covers(
+    secrets: Iterable[str], mounts: Iterable[str], hidden: Iterable[str] = ()
+) -> tuple[str, ...]:
     """What the launcher covers so that no secret of ``secrets`` (``Grants.secrets``) can be read in
-    a view made of ``mounts`` (every path bound into it). A secret inside a mount is covered itself
+    a view made of ``mounts`` (every path bound into it) where ``hidden`` (the operator's ``hide``
+    paths, covered first: a cover below one could not be reached) are covered already. A secret
+    inside a mount is covered itself
     when it exists; when it does not — it may appear while the command runs: a log's first record,
     a key made on first use — its nearest existing folder below that mount is covered instead, so
     whatever appears there later is under the cover. Never skipped (fail closed): ``ValueError``
@@ -55,5 +59,10 @@ def secret_covers(secrets: Iterable[str], mounts: Iterable[str]) -> tuple[str, .
                 "log), or keep it out of the granted folders"
             )
         covers[path] = None
-    # a cover inside another one is out of sight already
-    return tuple(p for p in covers if not any(p != q and within(p, q) for q in covers))
+    # a cover inside another one, or inside an operator's, is out of sight already
+    hidden = tuple(hidden)
+    return tuple(
+        p
+        for p in covers
+        if not any(p != q and within(p, q) for q in covers) and not any(within(p, h) for h in hidden)
+    )

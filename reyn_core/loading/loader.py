@@ -1,6 +1,6 @@
 """The load pipeline, in the steps ``reyn_core/loading`` is grouped by: 1 profile (and its policy) →
-2 discover and select → 3 provenance and lock → 4 import → 5 the plugin's hooks (settings, tools,
-diagnostics, commands) → 6 collisions, the registry and its call hooks → freeze.
+2 discover and select → 3 provenance and lock → 4 import → 5 the plugin's hooks (settings, trusted
+files, tools, diagnostics, commands) → 6 collisions, the registry and its call hooks → freeze.
 
 ``load(profile)`` returns a ``LoadResult``. Every step fails closed for just the plugin or tool
 concerned: it records a ``Diagnostic`` (stable code, message, hint) and the rest loads normally.
@@ -40,6 +40,7 @@ from reyn_core.loading.step3_provenance.provenance_check import (
 from reyn_core.loading.step5_hooks.agent_tools import agent_tool_checks, agent_tool_lists, collect_agent_tools
 from reyn_core.loading.step5_hooks.commands import collect_commands, resolve_commands
 from reyn_core.loading.step5_hooks.plugin_diagnostics import collect_diagnostics
+from reyn_core.loading.step5_hooks.plugin_files import collect_trusted_files
 from reyn_core.loading.step5_hooks.tool_collection import collect_tools
 from reyn_core.loading.step6_registry.approval_gate import approval_gate
 from reyn_core.loading.step6_registry.registration import register_all
@@ -150,6 +151,7 @@ def _load(
         read_permissions,
         import_or_isolate,
         settings_in_process,
+        collect_trusted_files,
         collect_tools,
         collect_diagnostics,
         collect_commands,

@@ -5,10 +5,11 @@ search tries before it (a model that wrote one would choose the next load's prof
 host runs (its import path but the working directory, the Python installation, Reyn), the lock, the
 audit log, the remote failure log (and Reyn's log folder that holds it), the argument key calls and
 sessions are hashed with, Reyn's own cache and configuration folders (the next load runs the
-bytecode cached there), and the approval store's files (``store_files``: its rows are trusted as
-decisions). A process that could write one of them — or plant a file beside one, such as the
-``approvals.db-wal`` SQLite reads next to its store — could approve its own held call, delete the
-approval rules or forge the audit.
+bytecode cached there), the approval store's files (``store_files``: its rows are trusted as
+decisions), and the files each plugin names through ``reyn_trusted_files`` (its database, a snapshot
+it builds tools from), which ``step5_hooks.plugin_files`` adds to this list. A process that could
+write one of them — or plant a file beside one, such as the ``approvals.db-wal`` SQLite reads next
+to its store — could approve its own held call, delete the approval rules or forge the audit.
 
 ``load()`` puts the list on the registry (``ToolRegistry.host_files``, ``LoadResult.host_files``) and
 the dispatcher hands it to every call's context (``ToolContext.host_files``, merged with whatever a

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from typing import Any
 
 from reyn_core.host import PluginLoadError, WorkerPlugin, describe_exception, plugin_from_record
@@ -57,7 +58,8 @@ def run(proto_in: int, proto_out: int) -> int:
         "op": "loaded",
         "hooks": plugin.hooks,
         "tools": tools,
-        "diagnostics": _diagnostics(plugin),
+        "diagnostics": _answer(plugin.diagnostics),
+        "trusted_files": _answer(lambda: plugin.trusted_files(str(request.get("workspace") or "/"))),
         # facts, not words: the host words each warning with the loader's own templates
         "warnings": plugin.warning_facts,
     }
@@ -85,11 +87,12 @@ def _forbid_unix_sockets() -> None:
     forbid_unix_sockets()
 
 
-def _diagnostics(plugin: WorkerPlugin) -> Any:
-    """What the plugin's ``reyn_diagnostics`` returned (JSON data), or ``{"raised": ...}``: the host's
-    stand-in hook raises that, and the loader warns (``RI008``) as for a hook that raised in process."""
+def _answer(hook: Callable[[], Any]) -> Any:
+    """What a hook the host needs answered (``reyn_diagnostics``, ``reyn_trusted_files``) returned,
+    as JSON data, or ``{"raised": ...}``: the host's stand-in hook raises that, and the loader treats
+    it as a hook that raised in process (``RI008`` warns; ``RI013`` refuses the plugin)."""
     try:
-        return plugin.diagnostics()
+        return hook()
     except (Exception, SystemExit) as exc:
         return {"raised": describe_exception(exc)}
 

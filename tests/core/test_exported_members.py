@@ -82,6 +82,9 @@ HOST_API = {
     "WorkerPlugin",
     "worker_warnings",
     "served_fields",
+    "ask_available",
+    "CheckFailed",
+    "failure_text",
     "SURFACES",
     "depth_within",
     # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from reyn_core import hookimpl, settings_as
@@ -50,6 +51,19 @@ def reyn_agent_tools(settings: Any) -> dict[str, list[str]]:
     return {agent.name: list(agent.tools) for agent in agents if agent.tools is not None}
 
 
+@hookimpl
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
+    """The skill and agent folders: an agent file's ``tools:`` list is that agent's allowlist on the
+    next load, and a skill is instructions the model follows, so no confined process may rewrite
+    them. Resolved as the load reads them, against the working directory."""
+    s = settings_as(settings, CatalogSettings)
+    found: dict[str, str] = {}
+    for what, folders in (("agent folder", s.agent_dirs), ("skill folder", s.skill_dirs)):
+        for folder in s.resolve(folders, workspace):
+            found.setdefault(str(folder.absolute()), f"a catalog {what} (its files are trusted)")
+    return found
+
+
 __all__ = [
     "REYN_API",
     "catalog_diagnostics",
@@ -57,4 +71,5 @@ __all__ = [
     "reyn_diagnostics",
     "reyn_register_tools",
     "reyn_settings_model",
+    "reyn_trusted_files",
 ]

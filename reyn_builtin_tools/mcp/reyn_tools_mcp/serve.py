@@ -36,7 +36,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from reyn_core import HostBridge, ToolContext, ToolDenied, settings_as
+from reyn_core import HostBridge, ToolContext, ToolDenied
 from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
 
 from .serve_reports import reporter_for, set_level
@@ -591,21 +591,8 @@ def load_served(options: ServeOptions, loaded: Any) -> tuple[ServedRegistry, Any
         workspace=options.workspace,
         bridge=elicitation_bridge(),
         extras={"registry": result.registry, "served_by": "mcp"},
-        host_files=snapshot_file(result.registry),
     )
     return ServedRegistry(result.registry, ctx, options.max_concurrent_calls), result
-
-
-def snapshot_file(registry: ToolRegistry) -> dict[str, str]:
-    """The mcp pack's import-mode snapshot, added to the host's own files of every served call (the
-    load's list, ``registry.host_files``, is merged in by the dispatcher on every surface)."""
-    from .settings import McpSettings
-
-    mcp_settings = registry.plugin_settings.get("mcp")
-    if mcp_settings is None:
-        return {}
-    path = settings_as(mcp_settings, McpSettings).snapshot_path(Path.cwd())
-    return {str(path.resolve()): "the mcp pack's tool snapshot"}
 
 
 def report_load(served: ServedRegistry, result: Any) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from reyn_core import hookimpl
+from reyn_core import hookimpl, settings_as
 
 from .definitions import MEMORY_TOOLS
 from .settings import MemorySettings
@@ -32,6 +33,21 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
     from .diagnostics import diagnostics
 
     return diagnostics(settings)
+
+
+@hookimpl
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
+    """The SQLite store and the files SQLite reads beside it (a model trusts what it recalls, so no
+    confined process may rewrite them); a relative ``path`` against the load's working directory, as
+    the diagnostics read it. A PostgreSQL store has no file here."""
+    s = settings_as(settings, MemorySettings)
+    if s.backend != "sqlite":
+        return {}
+    db = str(s.db_path(workspace).absolute())
+    found = {db: "the memory pack's database"}
+    for suffix in ("-wal", "-shm", "-journal"):
+        found[db + suffix] = f"the memory pack's database ({suffix[1:]} file)"
+    return found
 
 
 @hookimpl

@@ -7,9 +7,10 @@ httpx; the ``@tool`` functions in ``tools.py`` are their source.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from reyn_core import hookimpl
+from reyn_core import hookimpl, settings_as
 
 from .definitions import TOOLS
 from .settings import WebSettings
@@ -36,3 +37,11 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
     from .availability import diagnostics
 
     return diagnostics(settings)
+
+
+@hookimpl
+def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
+    """``fetch.ca_bundle``, the extra CAs ``web_fetch`` trusts: a process that could add one could read
+    and forge every fetch. A relative one against the load's working directory, where ``ssl`` opens it."""
+    bundle = settings_as(settings, WebSettings).fetch.ca_bundle
+    return {str((workspace / bundle).absolute()): "the web pack's CA bundle"} if bundle else {}

@@ -25,6 +25,7 @@ _HOOK_NAMES = (
     "reyn_after_tool_call",
     "reyn_cli_commands",
     "reyn_diagnostics",
+    "reyn_trusted_files",
 )
 
 
