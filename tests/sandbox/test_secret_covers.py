@@ -129,5 +129,30 @@ def test_what_covers_each_secret(tmp_path: Path) -> None:
         "/srv/elsewhere/key",  # in no mount: not in the view
     ]
     assert secret_covers(secrets, [str(root), "/usr"]) == (str(root / "key"), str(root / "state" / "deep"))
+    # under an operator's cover that must be there, a secret is out of sight already
+    assert secret_covers(secrets[:2], [str(root)], [str(root / "state")]) == (str(root / "key"),)
     with pytest.raises(ValueError, match="does not exist"):
         secret_covers([str(root / "missing.key")], [str(root)])
+
+
+@pytest.mark.parametrize("hide", ["state", "state/reyn/x"], ids=["above_the_secret", "inside_the_secret"])
+def test_an_operators_hide_beside_a_secret_cover_starts(sandbox: Sandbox, area: Path, hide: str) -> None:
+    """The operator's covers and the secrets' meet without refusing the start: a secret under a
+    hidden folder is out of sight there; a hidden path inside a secret is covered, then the secret."""
+    root = area / "read"
+    _public(root / "state" / "reyn" / "remote.log", "SECRET")
+    _public(root / "state" / "reyn" / "x", "hidden by the operator")
+    _public(root / "notes.txt", "notes")
+    grants = Grants(
+        read_roots=(str(root),), hide=(str(root / hide),), secrets=(str(root / "state" / "reyn"),)
+    )
+    code = (
+        "import sys\n"
+        "for p in sys.argv[1:]:\n"
+        "    try: print(p, repr(open(p).read()))\n"
+        "    except OSError as e: print(p, 'error', type(e).__name__)\n"
+    )
+    log, x = root / "state" / "reyn" / "remote.log", root / "state" / "reyn" / "x"
+    out = sandbox.python_ok(code, grants, str(root / "notes.txt"), str(log), str(x)).stdout
+    assert f"{root / 'notes.txt'} 'notes'" in out  # positive control: it ran, the root is read
+    assert f"{log} error" in out and f"{x} error" in out and "SECRET" not in out and "operator" not in out
