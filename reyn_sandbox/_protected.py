@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import os
 
+from ._secret_covers import within as _within
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def write_root_clashes(write_roots: Iterable[str], protected: Mapping[str, str]) -> list[str]:
@@ -74,15 +72,14 @@ def is_secret(what: object) -> bool:
 
 
 def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tuple[str, ...], list[str]]:
-    """``(paths to hide, problems)`` for the secret files of ``protected`` and these granted roots
-    (absolute paths). A cover holds the file at its path when the command starts, not the path: a
-    file the host puts there later (a log rotated, a key replaced by rename) would be readable in
-    that same call. So what is hidden is the *folder* holding each secret lying strictly inside a
-    root (a secret folder itself); a root that is that folder, or lies inside it, cannot be granted
-    — hiding it would leave nothing of the grant — and neither can a root that *is* a secret or lies
-    inside one: each is one sentence of ``problems``. In the folders the launcher mounts for every
-    command (the system folders, the Python installation) a secret's folder is hidden unless it is
-    one of those folders; then the file itself (nothing there is the operator's to re-grant)."""
+    """``(paths to hide, problems)`` for the secret files of ``protected`` and these roots (absolute
+    paths: every path the launcher mounts for the grants — read and write roots, ``read_only``
+    paths): each secret lying strictly inside a root — or inside a folder the launcher mounts for
+    every command (the system folders, the Python installation) — is to be hidden
+    (``Grants.secrets``: the launcher covers the folder holding it, ``secret_covers``); a root that
+    *is* a secret or lies inside one, or is (or lies inside) the folder holding a secret file, cannot
+    be granted at all — hiding it would leave nothing of the grant — and is one sentence of
+    ``problems``."""
     from ._filesystem import SYSTEM_DIRS, interpreter_dirs
 
     secrets = {
@@ -96,21 +93,19 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
             if _within(root, path):
                 where = "is" if root == path else "lies inside"
                 problems.append(f"root {root} {where} {what} ({path}), which no confined process may read")
-    system = tuple(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))
-    for root in (*granted, *system):
-        for path, what in secrets.items():
-            if path == root or not _within(path, root):
-                continue
-            folder = path if os.path.isdir(path) else os.path.dirname(path)
-            inside = [r for r in granted if _within(r, folder) and not _within(r, path)]
-            if inside:
+            elif not os.path.isdir(path) and _within(root, os.path.dirname(path)):
+                # the launcher covers the folder holding a secret file (`secret_covers`): a root that
+                # is that folder, or lies inside it, would be taken away by the cover
+                where = "is" if root == os.path.dirname(path) else "lies inside"
                 problems.append(
-                    f"root {inside[0]} {'is' if inside[0] == folder else 'lies inside'} the folder "
-                    f"{folder} holding {what} ({path}), which no confined process may read: a file "
-                    "the host puts at that path while a command runs (a rotation, a replacement) "
-                    "would be readable, so the whole folder is hidden"
+                    f"root {root} {where} the folder holding {what} ({path}), which no confined process "
+                    "may read: a file the host puts at that path while a command runs (a rotation, a "
+                    "replacement) would be readable, so the whole folder is hidden"
                 )
-            hide[path if folder in system else folder] = None
+    for root in (*granted, *(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))):
+        for path in secrets:
+            if path != root and _within(path, root):
+                hide[path] = None
     # a secret inside another hidden one is already out of sight
     kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))
-    return kept, list(dict.fromkeys(problems))
+    return kept, problems

@@ -102,17 +102,15 @@ def test_the_secrets_inside_a_read_root_are_hidden_and_a_plain_host_file_is_not(
     host = _secrets(ws)
     (ws / "link").symlink_to(ws / "keys", target_is_directory=True)
     grants = reyn_sandbox.resolve_grants(str(ws), _read("."), host)
-    # a secret file is hidden by its folder's cover (a file put at its path mid-call stays out of
-    # sight); the log inside the hidden log folder needs no cover of its own; the profile is only
-    # unwritable
-    assert set(grants.hide) == {str(ws / "keys"), str(ws / "logs")}
+    # the log inside the hidden log folder needs no cover of its own; the profile is only unwritable
+    assert set(grants.secrets) == {str(ws / "keys" / "argument-hash.key"), str(ws / "logs")}
+    assert grants.hide == ()  # the operator's hides stay apart: a missing one is skipped, a secret never
     # through a link the root resolves, and so does the secret: hidden all the same
     (ws / "outer" / "inner").mkdir(parents=True)
-    (ws / "outer" / "inner" / "k").write_bytes(b"k")
     (ws / "link2").symlink_to(ws / "outer", target_is_directory=True)
     host[str(ws / "outer" / "inner" / "k")] = host[str(ws / "keys" / "argument-hash.key")]
     grants = reyn_sandbox.resolve_grants(str(ws), _read("link2"), host)
-    assert grants.hide == (str(ws / "outer" / "inner"),)
+    assert grants.secrets == (str(ws / "outer" / "inner" / "k"),)
     # positive control: a root that holds no secret hides nothing; the operator's own hides stay
     keys = SimpleNamespace(**{**vars(_read("state")), "hide": ("state/x",)})
     (ws / "state" / "x").write_text("")
@@ -125,10 +123,10 @@ def test_the_secrets_inside_a_read_root_are_hidden_and_a_plain_host_file_is_not(
         ("keys/argument-hash.key", "is the host's argument key"),
         ("logs", "is Reyn's user log folder"),
         ("logs/sub", "lies inside Reyn's user log folder"),
-        # the root *directly* holds a secret file: only its folder's cover holds a file the host puts
+        # the root holds a secret file directly: only its folder's cover holds a file the host puts
         # at that path mid-call, and that folder is the grant itself
-        ("keys", "is the folder "),
-        ("link", "is the folder "),
+        ("keys", "is the folder holding the host's argument key"),
+        ("link", "is the folder holding the host's argument key"),
     ],
 )
 def test_a_read_root_that_is_or_lies_inside_a_secret_is_refused(ws: Path, root: str, words: str) -> None:
@@ -146,7 +144,10 @@ def test_the_mark_is_read_not_the_words() -> None:
     plain = {"/h/key": "the host's argument key"}  # the same words, unmarked: only unwritable
     assert reyn_sandbox.secret_hides(["/h"], plain) == ((), [])
     hide, problems = reyn_sandbox.secret_hides(["/h"], {"/h/k/key": SecretFile("anything")})
-    assert hide == ("/h/k",) and problems == []
+    assert hide == ("/h/k/key",) and problems == []
+    # a root that is the folder holding a secret file: its cover would take the grant away
+    hide, problems = reyn_sandbox.secret_hides(["/h"], {"/h/key": SecretFile("anything")})
+    assert len(problems) == 1 and "root /h is the folder holding anything (/h/key)" in problems[0]
 
 
 def test_a_secret_in_a_folder_every_command_sees_is_hidden_without_any_grant() -> None:
@@ -154,11 +155,7 @@ def test_a_secret_in_a_folder_every_command_sees_is_hidden_without_any_grant() -
     secret kept there (an argument key in ``/etc``) is hidden though no root names it."""
     from reyn_core import SecretFile
 
-    folder = os.path.join(os.path.realpath("/etc"), "reyn-test-secret")
-    secret = os.path.join(folder, "argument-hash.key")
-    assert reyn_sandbox.secret_hides([], {secret: SecretFile("the host's argument key")}) == ((folder,), [])
-    # directly in a system folder: nothing there is the operator's to re-grant, so the file itself
-    direct = os.path.join(os.path.realpath("/etc"), "reyn-test-key")
-    assert reyn_sandbox.secret_hides([], {direct: SecretFile("the host's argument key")}) == ((direct,), [])
+    secret = os.path.join(os.path.realpath("/etc"), "reyn-test-secret", "argument-hash.key")
+    assert reyn_sandbox.secret_hides([], {secret: SecretFile("the host's argument key")}) == ((secret,), [])
     # positive control: a secret outside every mounted folder and root needs no cover
     assert reyn_sandbox.secret_hides([], {"/srv/reyn/argument-hash.key": SecretFile("key")}) == ((), [])
