@@ -89,7 +89,7 @@ def test_a_confined_shell_command_reads_the_neighbours_and_never_the_secrets(sec
     assert envelope["status"] == "ok", envelope
     out = envelope["data"]["stdout"]
     # positive control: same owner, same mode, beside the secrets' folders: read
-    assert "beside.txt b\"beside the secrets' folders\"" in out, out
+    assert 'beside.txt b"beside the secrets\' folders"' in out, out
     # the secrets: their folders covered by an empty mount (neighbours in them too)
     for path in ("keys/argument-hash.key", "logs/remote.log", "logs/remote.log.1", "keys/neighbour.txt"):
         assert f"{path} error PermissionError" in out, out
