@@ -275,14 +275,21 @@ class ToolContext:
 
     def with_host_files(self, host_files: Mapping[str, str]) -> ToolContext:
         """This context with ``host_files`` added to its own (the dispatcher does this per call, from
-        the registry: what the registry names always wins). The same context when nothing is new."""
+        the registry: its words win), a path secret when either side marks it (``SecretFile``: a
+        plain name never drops the mark). The same context when nothing is new."""
         own = self.host_files
         if own is host_files or all(
-            own.get(path) == what and is_secret(own.get(path)) == is_secret(what)  # the mark counts
+            own.get(path) == what and (is_secret(own.get(path)) or not is_secret(what))
             for path, what in host_files.items()
         ):
             return self
-        return replace(self, host_files={**own, **host_files} if own else host_files)
+        if not own:
+            return replace(self, host_files=host_files)
+        merged = {**own, **host_files}
+        for path, what in own.items():
+            if is_secret(what) and not is_secret(merged[path]):
+                merged[path] = what
+        return replace(self, host_files=merged)
 
     def with_reporter(self, reporter: Reporter | None) -> ToolContext:
         """A copy whose reports go to ``reporter`` (a host does this per call)."""
