@@ -10,7 +10,6 @@ Plugins that are installed but not enabled are reported as ``discovered`` and ne
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal

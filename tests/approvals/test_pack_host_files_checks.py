@@ -133,7 +133,8 @@ def test_the_per_call_checks_do_not_resolve_the_plugins_paths_again(world, monke
     (world.root / "out").mkdir()
     (world.root / "out" / "r.txt").write_text("hi")
     deep = "/tmp/" + "/".join(["a"] * 58)
-    body = f"{{{deep!r} + f'/f{{i}}': 'its cache' for i in range(400)}} | {{str(workspace / 'out' / 'own.db'): 'its db'}}"
+    own = "{str(workspace / 'out' / 'own.db'): 'its db'}"
+    body = f"{{{deep!r} + f'/f{{i}}': 'its cache' for i in range(400)}} | {own}"
     world.reinstall(HOOK.format(body=f"return {body}"))
     _enable(world, "file", extra=FILE)
     registry = load(load_profile()).registry

@@ -337,7 +337,10 @@ def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
     for item in value:
         if not isinstance(item, (str, os.PathLike)) or not os.path.isabs(item) or "\x00" in str(item):
             raise ToolRuntimeMissing(f"ToolContext.host_files holds {item!r}, which is not an absolute path")
-        forms = (item,) if getattr(item, "resolved", False) is True else (os.path.normpath(item), os.path.realpath(item))
+        if getattr(item, "resolved", False) is True:
+            forms: tuple[str | os.PathLike[str], ...] = (item,)
+        else:
+            forms = (os.path.normpath(item), os.path.realpath(item))
         for form in forms:
             out[tuple(p.casefold() for p in Path(form).parts[1:])] = None  # "/" protects everything
     return tuple(out)

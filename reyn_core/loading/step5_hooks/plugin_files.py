@@ -109,7 +109,9 @@ def _too_broad(session: LoadSession, resolved: Mapping[str, tuple[str, str]]) ->
     return None
 
 
-def _outside_own_grants(session: LoadSession, plugin_id: str, resolved: Mapping[str, tuple[str, str]]) -> str | None:
+def _outside_own_grants(
+    session: LoadSession, plugin_id: str, resolved: Mapping[str, tuple[str, str]]
+) -> str | None:
     """For an isolated plugin, the first named path outside every root its own grants give it
     (``[plugins.<id>.grants]`` read and write): its worker reaches nothing else, so it has no other
     file of its own to protect. None for a plugin in process."""
@@ -117,8 +119,8 @@ def _outside_own_grants(session: LoadSession, plugin_id: str, resolved: Mapping[
     config = profile.plugin(plugin_id)
     if config.isolation != "process":
         return None
-    grants = config.grants
-    roots = [os.path.realpath(profile.resolve_path(r)) for r in (*grants.read, *grants.write)] if grants else []
+    granted = (*config.grants.read, *config.grants.write) if config.grants else ()
+    roots = [os.path.realpath(profile.resolve_path(root)) for root in granted]
     for real, (path, _) in resolved.items():
         if not any(_within(real, root) for root in roots):
             return f"{path!r}, outside every path [plugins.{plugin_id}.grants] gives it"
