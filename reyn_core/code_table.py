@@ -159,22 +159,32 @@ class CodeTable(Mapping[str, CodeInfo]):
         return self._codes
 
     def _read(self) -> tuple[dict[str, CodeInfo] | None, CodeTableError | None]:
-        """The file's codes, or the error of a broken one. The file is found beside the package's
-        ``__init__`` without importing the package (``reyn doctor`` checks a backend's table before
-        any load verifies and imports the backend)."""
+        """The file's codes, or the error of a broken one. The file is read beside the package's
+        ``__init__`` through the loader that would import it (``get_data``: a folder, a zip archive
+        or any other importer), without importing the package (``reyn doctor`` checks a backend's
+        table before any load verifies and imports the backend)."""
         import importlib.util
-        from pathlib import Path
+        import os
 
-        spec = importlib.util.find_spec(self._package)
-        folders = [Path(f) for f in (spec.submodule_search_locations or ())] if spec is not None else []
-        path = next((f / self._resource for f in folders if (f / self._resource).is_file()), None)
+        path: str | None = None
         try:
-            if path is None:
-                raise OSError(
-                    "the package is not installed" if spec is None else f"no such file in {folders}"
-                )
-            return parse_code_table(path.read_text(encoding="utf-8"), str(path)), None
-        except (OSError, UnicodeDecodeError, CodeTableError) as exc:
+            spec = importlib.util.find_spec(self._package)
+            if spec is None:
+                raise OSError("the package is not installed")
+            folders = list(spec.submodule_search_locations or ())
+            get_data = getattr(spec.loader, "get_data", None)
+            if not folders or get_data is None:
+                raise OSError(f"no package folder to read {self._resource} from (loader {spec.loader!r})")
+            for folder in folders:
+                candidate = os.path.join(folder, self._resource)
+                try:
+                    data: bytes = get_data(candidate)
+                except OSError:
+                    continue
+                path = candidate
+                return parse_code_table(data.decode("utf-8"), candidate), None
+            raise OSError(f"no such file in {folders}")
+        except (OSError, ImportError, ValueError, CodeTableError) as exc:  # UnicodeDecodeError: ValueError
             problem = (
                 str(exc)
                 if isinstance(exc, CodeTableError)

@@ -23,9 +23,10 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
+from . import operator_policy as _policy
 from .context import SURFACES, ToolContext, as_names
-from .errors import ToolError
-from .operator_policy import NO_POLICY, OperatorPolicy
+from .moved import moved_attributes
+from .own_check import CheckResultError, ask_available
 from .remote_log import FailureLog
 from .tool import ToolDefinition
 
@@ -77,7 +78,7 @@ class GatePolicySource(Protocol):
     and where a failed ``available`` is logged."""
 
     @property
-    def operator(self) -> OperatorPolicy: ...
+    def operator(self) -> _policy.OperatorPolicy: ...
 
     @property
     def original_names(self) -> Mapping[str, str]: ...
@@ -96,7 +97,7 @@ def check(
     ctx: ToolContext,
     *,
     registry: GatePolicySource | None = None,
-    operator: OperatorPolicy = NO_POLICY,
+    operator: _policy.OperatorPolicy = _policy.NO_POLICY,
     exclude: Collection[str] = (),
     allowed_ops: Iterable[str] | None = None,
     original_names: Mapping[str, str] | None = None,
@@ -112,7 +113,7 @@ def check(
     """
     _require_known(surface)
     if registry is not None:
-        if operator is not NO_POLICY or original_names is not None:
+        if operator is not _policy.NO_POLICY or original_names is not None:
             raise TypeError("pass either registry= or operator=/original_names=, not both")
         operator = registry.operator
         ctx = registry.context_for(tool, ctx)
@@ -126,7 +127,7 @@ def decide(
     tool: ToolDefinition,
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy,
+    operator: _policy.OperatorPolicy,
     refused: Decision | None,
     exclude: Collection[str],
     allowed_ops: Iterable[str] | None,
@@ -151,7 +152,10 @@ def _require_known(surface: str) -> None:
 
 
 def fixed_layers(
-    tool: ToolDefinition, surface: str, operator: OperatorPolicy, original_names: Mapping[str, str] | None
+    tool: ToolDefinition,
+    surface: str,
+    operator: _policy.OperatorPolicy,
+    original_names: Mapping[str, str] | None,
 ) -> Decision | None:
     """The refusal of the layers fixed by the tool and the operator (role, operator, runtime), or
     None when they admit it. Reads nothing of the call, and only final, frozen values: a registry
@@ -223,7 +227,7 @@ class CallKey(NamedTuple):
 def call_key(
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy = NO_POLICY,
+    operator: _policy.OperatorPolicy = _policy.NO_POLICY,
     *,
     exclude: Collection[str] = (),
     allowed_ops: Iterable[str] | None = None,
@@ -237,7 +241,7 @@ def call_key(
 def _call_key(
     surface: str,
     ctx: ToolContext,
-    operator: OperatorPolicy,
+    operator: _policy.OperatorPolicy,
     exclude: Collection[str],
     allowed_ops: Iterable[str] | None,
 ) -> CallKey:
@@ -313,23 +317,31 @@ def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
 
 
 def available(tool: ToolDefinition, ctx: ToolContext, failures: FailureLog | None = None) -> Decision:
-    """The tool's own ``available(ctx)`` as a decision (fail closed: a check that raises hides it).
-    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``).
-    What a check raised may name host paths or carry a secret: the refusal says so in fixed words
-    (``RT011``) and cites the operator's log, where ``failures`` (the registry's; else the process's)
-    writes it once per tool and kind of failure, not on every listing."""
-    if tool.available is None:
+    """The tool's own ``available(ctx)`` as a decision, asked strictly (``own_check.ask_available``:
+    only ``True`` admits; a result that is not a bool, or an exception, hides the tool).
+    ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``)."""
+    answer = ask_available(tool, ctx)
+    if answer.allowed:
         return ALLOW
-    try:
-        ok = tool.available(ctx)
-    except ToolError as exc:  # a tool may say why it is unavailable (e.g. how to configure it)
-        return _call_refused("available", exc.message)
-    except (Exception, SystemExit) as exc:  # fail closed: a check that breaks (or exits) hides the tool
-        what = f"the availability check of tool {tool.name!r} raised"
-        ref = (failures or PROCESS_FAILURES).log(tool.name, what, exc)
-        return _call_refused(
-            "available", f"tool {tool.name!r} is unavailable: its availability check failed (RT011); {ref}"
-        )
-    if not ok:
-        return _call_refused("available", f"tool {tool.name!r} is not available in this context")
-    return ALLOW
+    if answer.failure is not None:
+        return failed_check(tool.name, answer.failure, failures)
+    if answer.reason is not None:
+        return _call_refused("available", answer.reason)
+    return _call_refused("available", f"tool {tool.name!r} is not available in this context")
+
+
+def failed_check(name: str, failure: BaseException | str, failures: FailureLog | None = None) -> Decision:
+    """The refusal of tool ``name`` whose availability check failed: what failed (an exception, or
+    the text a plugin's worker sent) may name host paths or carry a secret, so the refusal says so in
+    fixed words (``RT011``) and cites the operator's log, where ``failures`` (the registry's; else
+    the process's) writes it once per tool and kind of failure, not on every listing."""
+    what = f"the availability check of tool {name!r} failed"
+    kind = failure.kind if isinstance(failure, CheckResultError) else None
+    ref = (failures or PROCESS_FAILURES).log(name, what, failure, kind)
+    return _call_refused(
+        "available", f"tool {name!r} is unavailable: its availability check failed (RT011); {ref}"
+    )
+
+
+# the operator's policy types moved to ``reyn_core.operator_policy``: their old names here say so
+__getattr__ = moved_attributes(__name__)

@@ -122,6 +122,10 @@ _EXPORTS = {
     "PluginLoadError": "reyn_core.errors",
     # what a worker's wire needs: the fields a definition serves, the surfaces, JSON nesting bound
     "served_fields": "reyn_core.definition_digest",
+    # a tool's own available(ctx), asked strictly; its failure's text crosses for the host to log
+    "ask_available": "reyn_core.own_check",
+    "CheckFailed": "reyn_core.own_check",
+    "failure_text": "reyn_core.own_check",
     "SURFACES": "reyn_core.context",
     "depth_within": "reyn_core.jsondata",
     # large registries

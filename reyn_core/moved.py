@@ -72,6 +72,10 @@ MOVED: dict[str, tuple[str, tuple[str, str]]] = {
     "reyn_core.approvals.sqlite_store": ("reyn_approvals_sqlite.store", _SQLITE),
     "reyn_core.approvals.SqliteApprovalStore": ("reyn_approvals_sqlite.SqliteApprovalStore", _SQLITE),
     "reyn_core.host.SqliteApprovalStore": ("reyn_approvals_sqlite.SqliteApprovalStore", _SQLITE),
+    # the operator's policy types left the gates for their own module (issue 24)
+    "reyn_core.gates.OperatorPolicy": ("reyn_core.operator_policy.OperatorPolicy", _CORE),
+    "reyn_core.gates.PluginPolicy": ("reyn_core.operator_policy.PluginPolicy", _CORE),
+    "reyn_core.gates.NO_POLICY": ("reyn_core.operator_policy.NO_POLICY", _CORE),
 }
 """Old dotted name (a module, or ``module.attribute``) → (new dotted name, (distribution, install)).
 A name inside a moved module that went elsewhere has its own entry (keyed by its old dotted name):
@@ -189,7 +193,8 @@ def moved_attributes(module: str) -> Callable[[str], Any]:
 
 def _in_from_import(module: str) -> bool:
     """Whether the code that looks the attribute up (the first frame outside ``module`` and this one)
-    is running a ``from module import name`` statement: its current instruction is ``IMPORT_FROM``."""
+    is running a ``from module import name`` statement: its current instruction is ``IMPORT_FROM``
+    (after any ``EXTENDED_ARG`` prefix)."""
     import opcode
 
     frame: FrameType | None = sys._getframe(1)
@@ -198,4 +203,9 @@ def _in_from_import(module: str) -> bool:
     if frame is None:
         return False
     code, at = frame.f_code.co_code, frame.f_lasti
+    # Python 3.10 leaves f_lasti at the EXTENDED_ARG prefix of an IMPORT_FROM whose name index is
+    # over 255 (each prefix one 2-byte code unit): the instruction is the first after the prefixes
+    extended = opcode.opmap["EXTENDED_ARG"]
+    while 0 <= at < len(code) and code[at] == extended:
+        at += 2
     return 0 <= at < len(code) and code[at] == opcode.opmap["IMPORT_FROM"]

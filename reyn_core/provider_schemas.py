@@ -155,11 +155,18 @@ class _Gemini:
 
     def node(self, schema: Any, ptr: str, refs: tuple[str, ...]) -> Any:
         self.nodes += 1
+        if type(schema) is bool:  # a valid 2020-12 subschema Gemini's subset lacks: any value shown
+            self.problem(
+                ptr, f"Gemini's schema subset has no boolean schema ({str(schema).lower()}); shown as {{}}"
+            )
+            return {}
         if type(schema) is not dict and not isinstance(schema, Mapping):
             return schema
         ref = schema.get("$ref")
         if isinstance(ref, str):
             target = self.resolve(ref)
+            if type(target) is bool and ref not in refs:
+                return self.node(target, ptr, refs)
             if ref in refs or not isinstance(target, Mapping):
                 why = "a recursive reference" if ref in refs else "an unresolvable reference"
                 self.problem(ptr, f"Gemini takes no $ref, and {ref!r} is {why}: shown as an object")
@@ -171,7 +178,8 @@ class _Gemini:
             return self.node(merged, ptr, (*refs, ref))
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            if type(value) in JSON_SCALAR_TYPES and key not in _UNADAPTABLE:  # most keys: kept as they are
+            # most keys: kept as they are (not ``items: true``, a boolean subschema)
+            if type(value) in JSON_SCALAR_TYPES and key not in _UNADAPTABLE and key != "items":
                 if key not in _SILENT and key != "$ref":
                     out[key] = value
                 continue
@@ -185,7 +193,7 @@ class _Gemini:
                 out[key] = {k: self.node(v, f"{here}/{k}", refs) for k, v in value.items()}
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 out[key] = [self.node(v, f"{here}/{i}", refs) for i, v in enumerate(value)]
-            elif key in _SCHEMA_ONE and _is_mapping(value):
+            elif key in _SCHEMA_ONE and (_is_mapping(value) or (key == "items" and type(value) is bool)):
                 out[key] = self.node(value, here, refs)
             else:
                 out[key] = _plain(value)
@@ -286,6 +294,12 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
     schema = copy_json(parameters)
 
     def fix(node: Any, ptr: str) -> Any:
+        if isinstance(node, bool):  # a valid 2020-12 subschema (any value / none), with no type
+            raise StrictSchemaError(
+                tool,
+                f"the boolean subschema {str(node).lower()} at {ptr or '/'} is not supported in "
+                "strict mode: every value needs a type",
+            )
         if not isinstance(node, dict):
             return node
         if not node.keys().isdisjoint(_STRICT_UNSUPPORTED):  # one set test; the loop names the first
@@ -319,7 +333,7 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
             node["additionalProperties"] = False
             node["required"] = list(props)
         for key in ("items",):
-            if isinstance(node.get(key), dict):
+            if isinstance(node.get(key), dict | bool):
                 node[key] = fix(node[key], f"{ptr}/{key}")
         for key in ("anyOf", "allOf"):
             if isinstance(node.get(key), list):

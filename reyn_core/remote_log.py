@@ -165,9 +165,10 @@ def log_failure(source: str, what: str, exc: BaseException) -> str:
 
 class FailureLog:
     """``log_failure`` for a failure that repeats (a check asked on every listing): the first failure
-    of each ``key`` and kind (the exception's type and message) is logged, and the same reference is
-    returned for it after. It keeps the ``keep`` kinds seen most recently, so it cannot grow without
-    bound; a kind dropped and seen again is logged again."""
+    of each ``key`` and kind (the exception's module-qualified type and its message; or the digest of
+    a text already written out, such as an isolated plugin's worker sends) is logged, and the same
+    reference is returned for it after. It keeps the ``keep`` kinds seen most recently, so it cannot
+    grow without bound; a kind dropped and seen again is logged again."""
 
     def __init__(self, source: str, keep: int = 256) -> None:
         self._source = source
@@ -175,20 +176,39 @@ class FailureLog:
         self._refs: OrderedDict[Hashable, str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def log(self, key: Hashable, what: str, exc: BaseException) -> str:
-        """The sentence ``log_failure(source, what, exc)`` returns, the record written only when this
-        ``key`` has not failed this way yet (a message of any size is kept as its digest)."""
-        try:
-            message = str(exc)
-        except Exception:  # an exception whose text cannot be made: its type is its kind
-            message = ""
-        kind = (key, type(exc).__qualname__, hashlib.sha256(message.encode("utf-8", "replace")).digest())
-        with self._lock:  # held while writing: a second listing that fails the same way waits, then cites it
-            ref = self._refs.get(kind)
-            if ref is None:
-                ref = self._refs[kind] = log_failure(self._source, what, exc)
-                if len(self._refs) > self._keep:
-                    self._refs.popitem(last=False)
-            else:
-                self._refs.move_to_end(kind)
-            return ref
+    def log(self, key: Hashable, what: str, failure: BaseException | str, kind: str | None = None) -> str:
+        """The sentence ``log_failure(source, what, failure)`` returns (``log_remote_failure`` for a
+        text), the record written only when this ``key`` has not failed this way yet (a message of
+        any size is kept as its digest; ``kind``, when given, stands for the message: for one that
+        differs on every failure of the same kind). The lock is held only to look up and keep the
+        reference, never across the write: two first failures of one kind at once may both be written."""
+        if kind is not None:
+            kind_of: tuple[Hashable, ...] = (key, "kind", kind)
+        elif isinstance(failure, str):
+            kind_of = (key, "", _digest(failure))
+        else:
+            try:
+                message = str(failure)
+            except Exception:  # an exception whose text cannot be made: its type is its kind
+                message = ""
+            cls = type(failure)
+            kind_of = (key, f"{cls.__module__}.{cls.__qualname__}", _digest(message))
+        with self._lock:
+            ref = self._refs.get(kind_of)
+            if ref is not None:
+                self._refs.move_to_end(kind_of)
+                return ref
+        if isinstance(failure, str):
+            ref = log_remote_failure(self._source, what, failure)
+        else:
+            ref = log_failure(self._source, what, failure)
+        with self._lock:
+            self._refs[kind_of] = ref
+            self._refs.move_to_end(kind_of)
+            if len(self._refs) > self._keep:
+                self._refs.popitem(last=False)
+        return ref
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "replace")).digest()

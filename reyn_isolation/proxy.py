@@ -33,19 +33,28 @@ def pipe_handler(client: WorkerClient, name: str) -> Callable[..., Any]:
     return isolated_call
 
 
+class WorkerCheckFailed(Exception):
+    """The tool's own check failed in the worker at load; the message is the worker's text of what
+    failed, for the host's operator's log (``gates.available`` logs it and words the refusal)."""
+
+
 def availability_check(table: Mapping[str, Any]) -> Callable[[ToolContext], bool]:
-    """``available(ctx)`` from the worker's per-surface answers: the context's surface decides, and so
-    does the surface a host says it serves (``extras["served_by"]``) when it names one."""
+    """``available(ctx)`` from the worker's per-surface answers (``wire.availability_table``): the
+    context's surface decides, and so does the surface a host says it serves (``extras["served_by"]``)
+    when it names one. A check that failed in the worker raises ``WorkerCheckFailed`` here, in the
+    host, so the host's gates log it in the registry's log of failures (``RT011``)."""
 
     def available(ctx: ToolContext) -> bool:
         for surface in (ctx.surface, ctx.extras.get("served_by")):
             answer = table.get(surface) if isinstance(surface, str) else None
             if answer is None:
                 continue
-            allowed, reason = answer
-            if not allowed:
+            allowed, reason, failure = [*list(answer), None, None][:3]
+            if allowed is not True:
+                if isinstance(failure, str):
+                    raise WorkerCheckFailed(failure[-16_000:])
                 if reason:
-                    raise ToolRuntimeMissing(str(reason))
+                    raise ToolRuntimeMissing(str(reason)[:4000])
                 return False
         return True
 
@@ -94,4 +103,4 @@ def proxies(
     return out, findings
 
 
-__all__ = ["availability_check", "pipe_handler", "proxies"]
+__all__ = ["WorkerCheckFailed", "availability_check", "pipe_handler", "proxies"]

@@ -34,7 +34,7 @@ from reyn_core import (
     ToolRuntimeMissing,
     ToolTimeout,
 )
-from reyn_core.host import SURFACES, served_fields
+from reyn_core.host import SURFACES, ask_available, failure_text, gates, served_fields
 
 
 def context_to_data(ctx: ToolContext) -> dict[str, Any]:
@@ -99,20 +99,19 @@ def _host_files(data: dict[str, Any]) -> dict[str, str]:
 
 
 def availability_table(tool: ToolDefinition, settings: Any) -> dict[str, list[Any]] | None:
-    """``{surface: [allowed, reason]}`` of ``tool.available`` for each surface, asked once with the
-    plugin's settings (None when the tool has no check). A raising check is an answer (unavailable,
-    with the error's message when it is a ``ToolError``)."""
+    """``{surface: [allowed, reason, failure]}`` of ``tool.available`` for each surface, asked once
+    with the plugin's settings, strictly (``ask_available``: only True admits), None when the tool has
+    no check. ``reason`` is a ``ToolError``'s own message; ``failure`` the text of a check that failed
+    (raised, or answered something not a bool) — for the host to log in the operator's log, never
+    shown to a model (``proxy.availability_check``)."""
     if tool.available is None:
         return None
     table: dict[str, list[Any]] = {}
     for surface in SURFACES:
         ctx = ToolContext(surface=surface, settings=settings, workspace=Path("/"))
-        try:
-            table[surface] = [bool(tool.available(ctx)), None]
-        except ToolError as exc:
-            table[surface] = [False, exc.message]
-        except Exception as exc:
-            table[surface] = [False, f"the availability check raised {type(exc).__name__}"]
+        answer = ask_available(tool, ctx)
+        failure = None if answer.failure is None else failure_text(answer.failure)
+        table[surface] = [answer.allowed, answer.reason, failure]
     return table
 
 
@@ -176,7 +175,9 @@ _ERRORS: dict[str, type[ToolError]] = {
 
 def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
     """The ``ToolError`` a worker's failed reply stands for (its kind, message and details, bounded);
-    an unknown kind is an ``execution_error``."""
+    an unknown kind is an ``execution_error``. A refusal because the tool's own check failed in the
+    worker (``check_failure``: the failure's text) is logged in this, the host's, operator's log
+    (``gates.failed_check``), and the refusal worded here: nothing of the worker's text is shown."""
     kind = reply.get("kind")
     message = str(reply.get("message"))[:4000]
     if kind == "invalid_arguments":
@@ -188,6 +189,12 @@ def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
         ]
         return InvalidToolArguments(message, tool=tool, problems=problems)
     if kind == "gate_refused":
+        failure = reply.get("check_failure")
+        if isinstance(failure, str):  # the tool's own check failed in the worker: logged here, worded here
+            reason = gates.failed_check(tool, failure[-16_000:]).reason
+            return ToolGateRefused(
+                f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason
+            )
         layer, reason = str(reply.get("layer"))[:40], str(reply.get("reason"))[:4000]
         return ToolGateRefused(message, tool=tool, layer=layer, reason=reason)
     return _ERRORS.get(str(kind), ToolExecutionError)(message, tool=tool)

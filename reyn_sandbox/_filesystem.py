@@ -32,7 +32,7 @@ _STAGE = "/tmp"  # where the new root's tmpfs is mounted before pivot_root (a pa
 
 @dataclass(frozen=True)
 class Mount:
-    """One granted path: its resolved location and whether the command may write it."""
+    """One path bound into the view: its location and whether the command may write it."""
 
     path: str
     writable: bool
@@ -42,6 +42,10 @@ class Mount:
     """A granted root's identity as the host found it (`Grants.identities`), checked at the bind."""
     what: str = ""
     """How errors name a granted root ("write root /w")."""
+    pin: bool = False
+    """A folder between a write root and a `hide` or `read_only` path, bound onto itself so that the
+    command cannot rename it (a mount point cannot be renamed: EBUSY) and move the path away from
+    what the next call covers. Not a grant: it lies inside its write root already."""
 
 
 @dataclass(frozen=True)
@@ -50,17 +54,18 @@ class Layout:
 
     mounts: tuple[Mount, ...]
     symlinks: tuple[tuple[str, str], ...]
-    hidden: tuple[str, ...]
+    hidden: tuple[tuple[str, bool], ...]
+    """Each hidden path, and whether the host found it (it has an identity): then it must be there."""
 
     @property
     def read_paths(self) -> list[str]:
         """Paths Landlock grants read and execute on."""
-        return [m.path for m in self.mounts if not m.writable]
+        return [m.path for m in self.mounts if not m.writable and not m.pin]
 
     @property
     def write_paths(self) -> list[str]:
         """Paths Landlock grants every right on."""
-        return [m.path for m in self.mounts if m.writable]
+        return [m.path for m in self.mounts if m.writable and not m.pin]
 
 
 def check_working_directory(layout: Layout, cwd: str) -> None:
@@ -120,80 +125,120 @@ def plan(grants: Grants) -> Layout:
             mounts[path] = False
     for path in interpreter_dirs():
         mounts.setdefault(os.path.realpath(path), False)
+    identities = {entry[0]: entry[1:] for entry in grants.identities}
+    names = _identity.root_names(grants)
+    top = os.stat("/")
     # Roots are mounted at their own paths, never resolved here: a link on the way is refused at the
     # bind (_identity), so the path checked by the host is the path mounted.
     for roots, writable in ((grants.read_roots, False), (grants.write_roots, True)):
         for root in roots:
-            if root == "/":
+            if root == "/" or identities.get(root, (None, None))[:2] == (top.st_dev, top.st_ino):
                 raise ValueError("the filesystem root cannot be a root; grant the directories needed")
             if not os.path.lexists(root):
                 raise FileNotFoundError(f"{'write' if writable else 'read'} root {root} does not exist")
             # A path that is both a read and a write root is writable (the wider grant wins).
             mounts[root] = mounts.get(root, False) or writable
             granted.add(root)
+    # A read_only or hide path the host found (it has an identity) must be there at the start: one
+    # moved away since is refused, never skipped. One the host did not find is skipped when absent;
+    # a hidden path is covered whatever file is there now (a log rotated in place stays hidden).
     for path in grants.read_only:
-        if os.path.lexists(path):
+        if path in identities or os.path.lexists(path):
             # Read-only wins over a write root at the same path; deeper, it is mounted over it.
             mounts[path] = False
             granted.add(path)
-    hidden = tuple(os.path.realpath(path) for path in grants.hide if os.path.lexists(path))
-    ordered = sorted(mounts.items(), key=lambda item: (item[0].count("/"), item[0]))
-    identities = {entry[0]: entry[1:] for entry in grants.identities}
-    names = _identity.root_names(grants)
+    hidden = [
+        path
+        for path in grants.hide
+        if (path in identities or os.path.lexists(path)) and _holder(path, mounts) is not None
+    ]
+    pins = _pins([*grants.read_only, *hidden], mounts, names)
+    ordered = sorted(
+        {**mounts, **dict.fromkeys(pins, True)}.items(), key=lambda item: (item[0].count("/"), item[0])
+    )
     found = []
     for path, writable in ordered:
-        if path not in granted:
+        if path in pins:
+            found.append(Mount(path, True, pin=True, what=pins[path]))
+        elif path not in granted:
             found.append(Mount(path, writable))
-            continue
-        if path not in identities:
+        elif path not in identities:
             raise ValueError(
                 f"{names[path]} has no identity: it did not exist when the grants were made, so the host "
                 "never checked it (grants from reyn_sandbox.launcher_argv carry one for every root)"
             )
-        found.append(Mount(path, writable, True, identities[path], names[path]))
-    return Layout(tuple(found), tuple(symlinks), hidden)
+        else:
+            found.append(Mount(path, writable, True, identities[path], names[path]))
+    return Layout(tuple(found), tuple(symlinks), tuple((path, path in identities) for path in hidden))
+
+
+def _holder(path: str, mounts: dict[str, bool]) -> str | None:
+    """The deepest of `mounts` holding `path` (itself included), or None."""
+    holders = [m for m in mounts if path == m or path.startswith(m.rstrip("/") + "/")]
+    return max(holders, key=len) if holders else None
+
+
+def _pins(entries: list[str], mounts: dict[str, bool], names: dict[str, str]) -> dict[str, str]:
+    """The folders above `entries` that the command could rename (they lie in a writable mount and
+    are no mount point yet), up to the nearest mount point; each → how errors name it."""
+    pins: dict[str, str] = {}
+    for entry in entries:
+        folder = os.path.dirname(entry)
+        while folder not in mounts and folder != "/":
+            holder = _holder(folder, mounts)
+            if holder is None or not mounts[holder]:
+                break
+            pins.setdefault(folder, f"the folder {folder} above {names[entry]}")
+            folder = os.path.dirname(folder)
+    return pins
 
 
 def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: bool) -> None:
     """Replace this mount namespace's root with the layout (needs CAP_SYS_ADMIN in its user namespace).
 
-    Sources are opened before anything is mounted over them and bound through /proc/self/fd, so a
-    root below the staging directory (/tmp) stays reachable. `owner` (uid, gid) owns /tmp. As root,
-    read roots are idmapped so the operator's files there are the (unprivileged) command's (_idmap).
+    Sources are opened before anything is mounted over them (a root below the staging directory,
+    /tmp, stays reachable). Every mount point is reached from a descriptor of the new root, one
+    component at a time without following a link (`_target`), and mounted onto by descriptor: a
+    target below a granted folder — which another process may write while this runs — cannot be
+    swapped for a link, or another file, between the check and the mount. `owner` (uid, gid) owns
+    /tmp. As root, read roots are idmapped so the operator's files there are the command's (_idmap).
     """
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
     sources = {m.path: _open_source(m) for m in layout.mounts}
     devices = {name: os.open(f"/dev/{name}", os.O_PATH | os.O_CLOEXEC) for name in DEV_NODES}
     sc.mount("tmpfs", _STAGE, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0755,size=16m")
     new = _STAGE
+    root = os.open(new, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    ours = {os.fstat(root).st_dev}  # the tmpfs mounts made here: nothing else can write them
     # /proc first: the idmapping namespace's child is found by its pid in our own PID namespace.
-    os.makedirs(new + "/proc", exist_ok=True)
-    sc.mount("proc", new + "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+    _mount_at(root, "/proc", ours, "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
     idmap_fd = _idmap.mapping_namespace(owner[0], owner[1], new + "/proc") if as_root else None
     private_tmp = f"mode=0700,uid={owner[0]},gid={owner[1]},size={grants.tmp_bytes}"
     # A root that is /tmp itself is the host's /tmp, granted: then no private /tmp goes over it.
     tmp_done = any(m.path == TMP for m in layout.mounts)
     for mount in layout.mounts:
         if not tmp_done and mount.path.count("/") > 1:
-            _mount_tmpfs(new + TMP, private_tmp)
+            ours.add(_mount_at(root, TMP, ours, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, private_tmp))
             tmp_done = True
-        target = new + mount.path
-        fd = sources[mount.path]
-        if idmap_fd is not None and mount.granted and not mount.writable:
-            _make_mountpoint(target, stat.S_ISDIR(os.fstat(fd).st_mode))
-            if _idmap.bind_read_only(fd, target, idmap_fd):
-                continue
-        _bind(fd, target, writable=mount.writable)
+        source = sources[mount.path]
+        target = _target(root, mount.path, ours, os.fstat(source), mount.what or f"mount point {mount.path}")
+        try:
+            if idmap_fd is not None and mount.granted and not mount.writable:
+                if _idmap.bind_read_only(source, target, idmap_fd):
+                    continue
+            _bind(source, target, writable=mount.writable)
+        finally:
+            os.close(target)
     if not tmp_done:
-        _mount_tmpfs(new + TMP, private_tmp)
-    for link, target in layout.symlinks:
-        os.symlink(target, new + link)
-    _build_dev(new, devices, private_tmp)
-    for path in layout.hidden:
-        _cover(new + path, new)
+        ours.add(_mount_at(root, TMP, ours, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, private_tmp))
+    for link, destination in layout.symlinks:
+        os.symlink(destination, link.lstrip("/"), dir_fd=root)
+    _build_dev(root, ours, devices, private_tmp)
+    for path, required in layout.hidden:
+        _cover(root, path, required, devices["null"])
     if idmap_fd is not None:
         os.close(idmap_fd)
-    for fd in (*sources.values(), *devices.values()):
+    for fd in (root, *sources.values(), *devices.values()):
         os.close(fd)
     sc.remount_read_only(new)
     os.chdir(new)
@@ -203,52 +248,134 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
 
 
 def _open_source(mount: Mount) -> int:
-    """A granted root reached without a symbolic link and checked against the identity the host
-    recorded (`_identity.RootChanged`, an OSError naming it, otherwise); system and interpreter
-    directories by path (the host's own, resolved by `plan`)."""
+    """A granted root (or a pinned folder) reached without a symbolic link — a granted root checked
+    against the identity the host recorded (`_identity.RootChanged`, an OSError naming it, otherwise);
+    system and interpreter directories by path (the host's own, resolved by `plan`)."""
+    if mount.pin:
+        return _identity.open_no_symlinks(mount.path, mount.what)
     if mount.identity is None:
         return os.open(mount.path, os.O_PATH | os.O_CLOEXEC)
     return _identity.open_checked(mount.path, mount.what, mount.identity)
 
 
-def _mount_tmpfs(target: str, options: str) -> None:
-    os.makedirs(target, exist_ok=True)
-    sc.mount("tmpfs", target, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, options)
+def _target(root: int, path: str, ours: set[int], expected: os.stat_result | None, what: str) -> int:
+    """An ``O_PATH`` descriptor of the mount point `path` inside the new root, reached from `root`
+    without following a link. A missing folder on the way, or the mount point itself (a folder, or a
+    file when `expected` is one), is made — only on a tmpfs of `ours`; in a bound folder it was there
+    when the source was opened, so its absence is a change. An existing mount point outside `ours`
+    must be the file `expected` (the source: roots are mounted at their own paths), else
+    ``RootChanged`` and nothing runs. With `expected` None nothing is made (the caller checks it)."""
+    parent, name = os.path.split(path)
+
+    def make(part: str, fd: int) -> None:
+        if os.fstat(fd).st_dev not in ours:
+            raise _identity.RootChanged(f"{what}: a folder on its way is missing, moved since the check")
+        os.mkdir(part, 0o755, dir_fd=fd)
+
+    fd = _identity.walk(os.dup(root), parent, what, make)
+    try:
+        try:
+            step = os.open(name, _STEP, dir_fd=fd)
+        except FileNotFoundError:
+            if expected is None:
+                raise FileNotFoundError(f"{what} does not exist (there is no {path})") from None
+            if os.fstat(fd).st_dev not in ours:
+                raise _identity.RootChanged(
+                    f"{what} is missing where it is mounted, moved since the check"
+                ) from None
+            if stat.S_ISDIR(expected.st_mode):
+                os.mkdir(name, 0o755, dir_fd=fd)
+            else:
+                os.close(
+                    os.open(
+                        name,
+                        os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_WRONLY | os.O_CLOEXEC,
+                        0o644,
+                        dir_fd=fd,
+                    )
+                )
+            step = os.open(name, _STEP, dir_fd=fd)
+    finally:
+        os.close(fd)
+    info = os.fstat(step)
+    moved = expected is not None and (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino)
+    if stat.S_ISLNK(info.st_mode):
+        os.close(step)
+        raise _identity.RootChanged(
+            f"{what} goes through a symbolic link at {path}, put there after the check"
+        )
+    if moved and info.st_dev not in ours:
+        os.close(step)
+        raise _identity.RootChanged(f"{what} is not where it was checked: another file is at {path} now")
+    return step
 
 
-def _make_mountpoint(target: str, is_dir: bool) -> None:
-    if os.path.lexists(target):
-        return
-    if is_dir:
-        os.makedirs(target, mode=0o755, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
-        os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+_STEP = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _bind(fd: int, target: str, writable: bool) -> None:
-    _make_mountpoint(target, stat.S_ISDIR(os.fstat(fd).st_mode))
-    sc.mount(f"/proc/self/fd/{fd}", target, None, sc.MS_BIND | sc.MS_REC)
-    if not writable:
-        sc.remount_read_only(target)
+def _mount_at(
+    root: int, path: str, ours: set[int], fstype: str, flags: int, options: str | None = None
+) -> int:
+    """Mount a fresh `fstype` at `path` (a folder made on a tmpfs of ours); its device number."""
+    target = _target(root, path, ours, os.fstat(root), f"mount point {path}")
+    try:
+        sc.mount(fstype, f"/proc/self/fd/{target}", fstype, flags, options)
+    finally:
+        os.close(target)
+    mounted = os.open(path.lstrip("/"), _STEP, dir_fd=root)  # the new mount, on top at that folder
+    try:
+        return os.fstat(mounted).st_dev
+    finally:
+        os.close(mounted)
 
 
-def _build_dev(new: str, devices: dict[str, int], tmp_options: str) -> None:
-    _mount_tmpfs(new + "/dev", "mode=0755,size=64k")
+def _bind(source: int, target: int, writable: bool) -> None:
+    """Bind `source`'s tree onto `target` (both descriptors), read-only unless `writable`."""
+    tree = sc.clone_tree(source)
+    try:
+        if not writable:
+            sc.set_tree_attributes(tree, sc.MOUNT_ATTR_RDONLY)
+        sc.attach_tree(tree, target)
+    finally:
+        os.close(tree)
+
+
+def _build_dev(root: int, ours: set[int], devices: dict[str, int], tmp_options: str) -> None:
+    ours.add(_mount_at(root, "/dev", ours, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0755,size=64k"))
     for name, fd in devices.items():
-        _bind(fd, f"{new}/dev/{name}", writable=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0")):
-        os.symlink(target, f"{new}/dev/{name}")
-    os.symlink("/proc/self/fd/1", f"{new}/dev/stdout")
-    os.symlink("/proc/self/fd/2", f"{new}/dev/stderr")
-    _mount_tmpfs(new + SHM, tmp_options.replace("mode=0700", "mode=01777"))
-    sc.remount_read_only(new + "/dev")
+        target = _target(root, f"/dev/{name}", ours, os.fstat(fd), f"/dev/{name}")
+        try:
+            _bind(fd, target, writable=True)
+        finally:
+            os.close(target)
+    for name, destination in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
+        os.symlink(destination, f"dev/{name}", dir_fd=root)
+    _mount_at(
+        root, SHM, ours, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, tmp_options.replace("mode=0700", "mode=01777")
+    )
+    sc.remount_read_only(_STAGE + "/dev")  # a tmpfs of ours, at a path through tmpfs of ours only
 
 
-def _cover(target: str, new: str) -> None:
-    """Make `target` unreachable: an empty read-only tmpfs over a directory, /dev/null over a file."""
-    if os.path.isdir(target) and not os.path.islink(target):
-        sc.mount("tmpfs", target, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "mode=000,size=4k")
-    elif os.path.lexists(target):
-        sc.mount(new + "/dev/null", target, None, sc.MS_BIND)
-        sc.remount_read_only(target)
+def _cover(root: int, path: str, required: bool, null: int) -> None:
+    """Make the hidden `path` unreachable — an empty read-only tmpfs over a folder, /dev/null over a
+    file — reached from the new root without a link. Missing: refused when the host found it
+    (`required`: it moved, perhaps under another name), skipped otherwise."""
+    try:
+        target = _target(root, path, set(), None, f"hide path {path}")
+    except FileNotFoundError:
+        if required:
+            raise
+        return
+    try:
+        if stat.S_ISDIR(os.fstat(target).st_mode):
+            flags = sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY
+            sc.mount("tmpfs", f"/proc/self/fd/{target}", "tmpfs", flags, "mode=000,size=4k")
+        else:
+            _bind(null, target, writable=False)
+    finally:
+        os.close(target)

@@ -41,16 +41,22 @@ class Grants:
     network: bool = False
     """Whether the command may open internet sockets; without it only unix sockets exist."""
     hide: tuple[str, ...] = ()
-    """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`."""
+    """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`.
+    One that exists when the grants are made must still be there at the start (else nothing runs;
+    whatever file is there is covered); one that does not is skipped (created later, it is covered
+    from the next call)."""
     read_only: tuple[str, ...] = ()
     """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
-    so the command cannot plant what the operator may later run. Only paths that exist at start."""
+    so the command cannot plant what the operator may later run. As with `hide`: one that exists when
+    the grants are made must be there, the same folder, at the start; one that does not is skipped. Inside
+    the sandbox, every folder from its write root down to a `hide` or `read_only` path is a mount
+    point, so the command cannot rename it away for the next call."""
     identities: tuple[tuple[str, int, int, bool], ...] = ()
-    """Each root's identity as the host found it — `(path, st_dev, st_ino, is a folder)` for every read
-    root, write root and `read_only` path that existed — set by `resolve_grants` right after its check,
-    and by `launcher_argv` for any root given without one. The launcher reaches each root again without
-    following a symbolic link and refuses to start (naming the root) when what is there differs, or
-    when a root that exists has no identity (`_identity`)."""
+    """Each root's identity as the host found it — `(path, st_dev, st_ino, is a folder)` for every
+    read root, write root, `read_only` and `hide` path that existed — set by `resolve_grants` right
+    after its check, and by `launcher_argv` for any root given without one. The launcher reaches each
+    again without following a symbolic link and refuses to start (naming it) when what is there
+    differs, or when one that exists has no identity (`_identity`)."""
     cpu_seconds: int = 60
     """CPU time per process (RLIMIT_CPU); the process gets SIGXCPU, then SIGKILL a second later."""
     memory_bytes: int = 2048 * _MIB
@@ -76,7 +82,7 @@ class Grants:
             for path in value:
                 if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
                     raise GrantsError(f"Grants.{name}: {path!r} is not an absolute path")
-            object.__setattr__(self, name, tuple(os.path.normpath(path) for path in value))
+            object.__setattr__(self, name, tuple(_normal(path) for path in value))
         object.__setattr__(self, "identities", _identities(self))
         if not isinstance(self.network, bool):
             raise GrantsError(f"Grants.network must be true or false, got {self.network!r}")
@@ -113,7 +119,7 @@ def _identities(grants: Grants) -> tuple[tuple[str, int, int, bool], ...]:
         raise GrantsError(
             f"Grants.identities must be a tuple of (path, device, inode, is_dir), not {value!r}"
         )
-    roots = {*grants.read_roots, *grants.write_roots, *grants.read_only}
+    roots = {*grants.read_roots, *grants.write_roots, *grants.read_only, *grants.hide}
     out: dict[str, tuple[str, int, int, bool]] = {}
     for entry in value:
         if not (
@@ -124,12 +130,18 @@ def _identities(grants: Grants) -> tuple[tuple[str, int, int, bool], ...]:
             and isinstance(entry[3], bool)
         ):
             raise GrantsError(f"Grants.identities: {entry!r} is not (path, device, inode, is_dir)")
-        path = os.path.normpath(entry[0]) if os.path.isabs(entry[0]) else entry[0]
+        path = _normal(entry[0]) if os.path.isabs(entry[0]) else entry[0]
         if path not in roots:
-            raise GrantsError(f"Grants.identities: {entry[0]!r} is not one of the roots")
+            raise GrantsError(f"Grants.identities: {entry[0]!r} is not one of the roots or hidden paths")
         if out.setdefault(path, (path, *entry[1:])) != (path, *entry[1:]):
             raise GrantsError(f"Grants.identities: {path} is given two identities")
     return tuple(out.values())
+
+
+def _normal(path: str) -> str:
+    """``path`` normalized, leading slashes squeezed: POSIX lets ``//`` mean something else than
+    ``/``, so ``normpath`` keeps it, yet Linux resolves it as ``/`` (which no check may miss)."""
+    return os.path.normpath("/" + path.lstrip("/")) if path.startswith("/") else os.path.normpath(path)
 
 
 def _require_positive_int(name: str, value: object, what: str = "a positive integer") -> None:

@@ -21,6 +21,8 @@ import stat
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ._grants import Grants
 
 _O_PATH = getattr(os, "O_PATH", os.O_RDONLY)  # Linux; elsewhere nothing is confined anyway
@@ -36,14 +38,33 @@ def open_no_symlinks(path: str, what: str) -> int:
     """An ``O_PATH`` descriptor of the absolute ``path`` reached from ``/`` without following a
     symbolic link in any component; ``RootChanged`` naming ``what`` (e.g. "write root /w") and the
     component that is a link, ``FileNotFoundError`` when a component is missing."""
-    fd = os.open("/", _STEP | os.O_DIRECTORY)
+    return walk(os.open("/", _STEP | os.O_DIRECTORY), path, what)
+
+
+def make_dirs(path: str, what: str) -> None:
+    """Create the folder ``path`` and any missing folder above it, each made in (and reached from)
+    the one before without following a symbolic link (``RootChanged`` at a link)."""
+    top = os.open("/", _STEP | os.O_DIRECTORY)
+    os.close(walk(top, path, what, create=lambda part, fd: os.mkdir(part, dir_fd=fd)))
+
+
+def walk(fd: int, path: str, what: str, create: Callable[[str, int], None] | None = None) -> int:
+    """From the folder descriptor ``fd`` (consumed), an ``O_PATH`` descriptor of ``path`` reached one
+    component at a time with ``O_NOFOLLOW`` (``RootChanged`` at a symbolic link). A missing component
+    is ``FileNotFoundError``, or made by ``create(name, parent_fd)`` when given (which may refuse)."""
     walked = ""
     try:
         for part in path.split("/"):
             if not part or part == ".":
                 continue
             walked += "/" + part
-            step = os.open(part, _STEP, dir_fd=fd)
+            try:
+                step = os.open(part, _STEP, dir_fd=fd)
+            except FileNotFoundError:
+                if create is None:
+                    raise
+                create(part, fd)
+                step = os.open(part, _STEP, dir_fd=fd)
             os.close(fd)
             fd = step
             if stat.S_ISLNK(os.fstat(fd).st_mode):
@@ -96,9 +117,11 @@ def open_checked(path: str, what: str, expected: tuple[int, int, bool]) -> int:
 
 
 def root_names(grants: Grants) -> dict[str, str]:
-    """Each root of ``grants`` → how errors name it ("write root /w"); a path that is both a read and
-    a write root is named as the write root, a ``read_only`` path as such."""
-    names = {path: f"read root {path}" for path in grants.read_roots}
+    """Each path of ``grants`` that carries an identity → how errors name it ("write root /w"): roots,
+    ``read_only`` and ``hide`` paths; a path that is both a read and a write root is named as the
+    write root, a ``read_only`` path as such."""
+    names = {path: f"hide path {path}" for path in grants.hide}
+    names.update({path: f"read root {path}" for path in grants.read_roots})
     names.update({path: f"write root {path}" for path in grants.write_roots})
     names.update({path: f"read_only path {path}" for path in grants.read_only})
     return names

@@ -11,32 +11,9 @@ and must be writable by the sandbox's uid (checked before anything starts).
 
 from __future__ import annotations
 
-import ctypes
 import os
 
 from . import _syscalls as sc
-
-_NR_OPEN_TREE = 428
-_NR_MOVE_MOUNT = 429
-_NR_MOUNT_SETATTR = 442
-_OPEN_TREE_CLONE = 1
-_AT_EMPTY_PATH = 0x1000
-_AT_RECURSIVE = 0x8000
-_AT_FDCWD = -100
-_MOVE_MOUNT_F_EMPTY_PATH = 0x4
-_MOUNT_ATTR_RDONLY = 0x1
-_MOUNT_ATTR_NOSUID = 0x2
-_MOUNT_ATTR_NODEV = 0x4
-_MOUNT_ATTR_IDMAP = 0x00100000
-
-
-class _MountAttr(ctypes.Structure):
-    _fields_ = [
-        ("attr_set", ctypes.c_uint64),
-        ("attr_clr", ctypes.c_uint64),
-        ("propagation", ctypes.c_uint64),
-        ("userns_fd", ctypes.c_uint64),
-    ]
 
 
 def mapping_namespace(uid: int, gid: int, proc: str) -> int:
@@ -72,43 +49,21 @@ def mapping_namespace(uid: int, gid: int, proc: str) -> int:
         os.waitpid(pid, 0)
 
 
-def bind_read_only(source_fd: int, target: str, userns_fd: int) -> bool:
-    """Mount a read-only, idmapped copy of `source_fd`'s tree at `target`; False when the filesystem
-    (or a mount below it) cannot be idmapped — the caller then binds it plainly."""
+def bind_read_only(source_fd: int, target_fd: int, userns_fd: int) -> bool:
+    """Mount a read-only, idmapped copy of `source_fd`'s tree onto the file `target_fd` is open on;
+    False when the filesystem (or a mount below it) cannot be idmapped — the caller then binds it
+    plainly. No path is looked up: source and target are descriptors."""
     try:
-        tree = sc.raw_syscall(
-            "open_tree",
-            _NR_OPEN_TREE,
-            source_fd,
-            b"",
-            ctypes.c_uint(_AT_EMPTY_PATH | _OPEN_TREE_CLONE | os.O_CLOEXEC | _AT_RECURSIVE),
-        )
+        tree = sc.clone_tree(source_fd)
     except OSError:
         return False
     try:
-        attr = _MountAttr(
-            _MOUNT_ATTR_IDMAP | _MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV, 0, 0, userns_fd
-        )
-        sc.raw_syscall(
-            "mount_setattr",
-            _NR_MOUNT_SETATTR,
-            tree,
-            b"",
-            ctypes.c_uint(_AT_EMPTY_PATH | _AT_RECURSIVE),
-            ctypes.byref(attr),
-            ctypes.c_size_t(ctypes.sizeof(attr)),
-        )
-        sc.raw_syscall(
-            "move_mount",
-            _NR_MOVE_MOUNT,
-            tree,
-            b"",
-            _AT_FDCWD,
-            target.encode(),
-            ctypes.c_uint(_MOVE_MOUNT_F_EMPTY_PATH),
-        )
-    except OSError:
-        return False
+        attributes = sc.MOUNT_ATTR_IDMAP | sc.MOUNT_ATTR_RDONLY | sc.MOUNT_ATTR_NOSUID | sc.MOUNT_ATTR_NODEV
+        try:
+            sc.set_tree_attributes(tree, attributes, userns_fd)
+        except OSError:
+            return False
+        sc.attach_tree(tree, target_fd)
     finally:
         os.close(tree)
     return True

@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Iterable
 
+from . import _identity
 from . import _syscalls as sc
 
 _CREATE_RULESET_VERSION = 1
@@ -110,7 +111,9 @@ def restrict_self(
 
 
 def _add_rule(ruleset: int, path: str, rights: int) -> None:
-    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    # Reached without following a link: a granted folder's contents may be changed by host processes
+    # while this runs, and a link there must not move a rule onto another folder of the view.
+    fd = _identity.open_no_symlinks(path, f"the Landlock rule for {path}")
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             # A rule on a file may carry only the rights that apply to files (EINVAL otherwise).

@@ -106,6 +106,6 @@ def _start_init(
         if select.select([alive_r], [], [], 0)[0]:
             os._exit(125)
         os.close(alive_r)
-    except (OSError, _supervisor.SetupError) as exc:
-        _supervisor.fail_setup(str(exc))
+    except Exception as exc:  # any setup failure (a path that cannot be encoded too): one line, 125
+        _supervisor.fail_setup(str(exc) or type(exc).__name__)
     _supervisor.run(grants, command, env)

@@ -134,17 +134,14 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     read root are added to ``hide``; a read root that is one or lies inside one raises
     ``GrantsError``."""
     from ._grants import Grants, GrantsError
-    from ._identity import pinned
+    from ._identity import make_dirs, pinned
     from ._protected import protected_problem, secret_hides
 
     if not hasattr(protected, "items"):
         raise TypeError(f"resolve_grants(protected=...) must map paths to what they are, not {protected!r}")
     real_base = os.path.realpath(base)
     write_roots = _real(real_base, keys.write_roots)
-    read_only = _real(real_base, keys.read_only)
-    problem = protected_problem(write_roots, protected) or _nested_problem(
-        real_base, keys, write_roots, read_only
-    )
+    problem = protected_problem(write_roots, protected) or _nested_problem(real_base, keys, write_roots)
     if problem is not None:
         raise GrantsError(problem)
     read_roots = _existing(_real(real_base, keys.read_roots))
@@ -158,7 +155,7 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
         )
     for path in write_roots:
         if not os.path.lexists(path):
-            os.makedirs(path, exist_ok=True)
+            make_dirs(path, f"write root {path}")
     limits: dict[str, Any] = limit_overrides(_limits(keys))
     return pinned(
         Grants(
@@ -166,7 +163,7 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
             write_roots=_existing(write_roots),
             network=keys.network,
             hide=tuple(dict.fromkeys((*_existing(_real(real_base, keys.hide)), *secrets))),
-            read_only=_existing(read_only),
+            read_only=_existing(_real(real_base, keys.read_only)),
             **limits,
         )
     )
@@ -176,11 +173,50 @@ def _inside(path: str, root: str) -> bool:
     return path.startswith(root.rstrip("/") + "/")
 
 
-def _nested_problem(base: str, keys: Any, write_roots: Sequence[str], read_only: Sequence[str]) -> str | None:
+def _links(path: str) -> list[str]:
+    """Where each symbolic link ``os.path.realpath(path)`` follows is stored, in order (one component
+    at a time, as the kernel resolves it; a loop ends the walk, as it ends realpath's)."""
+    found: list[str] = []
+    pending = path.split("/")
+    done = "/"
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            done = os.path.dirname(done)
+            continue
+        here = os.path.join(done, part)
+        try:
+            target = os.readlink(here)
+        except OSError:  # not a link, or nothing there: realpath keeps the name too
+            done = here
+            continue
+        if here in found or len(found) >= 40:
+            break
+        found.append(here)
+        done = "/" if target.startswith("/") else done
+        pending[:0] = target.split("/")
+    return found
+
+
+def _nested_problem(base: str, keys: Any, write_roots: Sequence[str]) -> str | None:
     """Why these grants let a confined process choose, by a symbolic link it plants, what a later
-    resolution grants, or None: a read or write root whose path runs through one of the write roots
-    (it is readable there already), or a ``read_only`` path inside a write root that resolves out of
-    every write root (a read-only mount never grants what the roots do not)."""
+    resolution grants, or None: an entry of any path key resolved through a link stored inside one
+    of the write roots (the command can re-point it), a read or write root whose path runs through
+    one of the write roots (it is readable there already). (A ``read_only`` path inside a write root
+    can only leave it through a link stored there: the first check refuses it.)"""
+    for key in PATH_KEYS:
+        for entry in getattr(keys, key):
+            path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
+            for link in _links(path):
+                holder = next((w for w in write_roots if _inside(link, w)), None)
+                if holder is not None:
+                    return (
+                        f"{key} entry {entry!r} goes through the symbolic link {link}, inside the write "
+                        f"root {holder}: a confined command could re-point it, and the next call would "
+                        "grant, or fail to cover, whatever it points to. Give the real path"
+                    )
     for key, entries, kind in (
         ("read_roots", keys.read_roots, "read"),
         ("write_roots", keys.write_roots, "write"),
@@ -195,15 +231,6 @@ def _nested_problem(base: str, keys: Any, write_roots: Sequence[str], read_only:
                     f"replace it with a symbolic link to any folder, which the next call would grant as a "
                     f"{kind} root. It is readable through the write root already; grant folders side by side"
                 )
-    for entry, real in zip(keys.read_only, read_only, strict=True):
-        path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
-        within = [w for w in write_roots if _inside(path, w) or path == w]
-        if within and not any(_inside(real, w) or real == w for w in write_roots):
-            return (
-                f"read_only entry {entry!r} resolves to {real}, outside every write root: a symbolic link "
-                f"inside the write root {within[0]} (perhaps put there by a confined command) points out of "
-                "it, and a read-only mount of its target would grant reading it. Remove the link"
-            )
     return None
 
 

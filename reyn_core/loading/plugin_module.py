@@ -248,20 +248,25 @@ _MAX_SETTINGS = 1000
 
 
 def _check_available(tool: ToolDefinition, ctx: ToolContext) -> None:
-    """The tool's own ``available(ctx)``, as the dispatcher asks it (``gates.available``)."""
-    if tool.available is None:
-        return
-    from reyn_core.gates import available
+    """The tool's own ``available(ctx)``, asked as the dispatcher asks it (``own_check``). Its
+    failure is not logged here (a worker's log is not the operator's): ``CheckFailed`` carries the
+    text for the host to log, which words the refusal."""
+    from reyn_core.own_check import CheckFailed, ask_available, failure_text
 
-    decision = available(tool, ctx)
-    if not decision:
-        raise ToolGateRefused(
-            f"tool {tool.name!r} is refused on the {ctx.surface} surface ({decision.layer} gate): "
-            f"{decision.reason}",
-            tool=tool.name,
-            layer=decision.layer,
-            reason=decision.reason,
-        )
+    answer = ask_available(tool, ctx)
+    if answer.allowed:
+        return
+    if answer.failure is not None:
+        raise CheckFailed(tool.name, failure_text(answer.failure))
+    reason = (
+        answer.reason if answer.reason is not None else f"tool {tool.name!r} is not available in this context"
+    )
+    raise ToolGateRefused(
+        f"tool {tool.name!r} is refused on the {ctx.surface} surface (call gate): {reason}",
+        tool=tool.name,
+        layer="call",
+        reason=reason,
+    )
 
 
 async def _finished(work: Any, name: str) -> Any:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ToolRegistrationError
+from ..own_check import availability_problem
 from ..schema import SchemaIssue, check_tool_schema
 from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
 
@@ -40,10 +41,11 @@ def field_problem(d: ToolDefinition) -> str:
     t = d.timeout_s
     if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < float("inf")):
         return f"timeout_s must be a positive number of seconds or None, got {t!r}"
-    for name in ("available", "schema_enricher"):
-        value = getattr(d, name)
-        if value is not None and not callable(value):
-            return f"{name} must be callable or None, got {type(value).__name__}"
+    if d.schema_enricher is not None and not callable(d.schema_enricher):
+        return f"schema_enricher must be callable or None, got {type(d.schema_enricher).__name__}"
+    problem = availability_problem(d.available)  # a plain function: the gates ask it synchronously
+    if problem:
+        return problem
     return returns_problem(d.returns)
 
 

@@ -8,9 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reyn_core.context import PhaseCallerState, ToolContext
+from reyn_core.context import PhaseCallerState, ToolContext, as_names
 from reyn_core.errors import ArgumentProblem
-from reyn_core.gates import as_names
 from reyn_core.render.parameters import effective_parameters
 from reyn_core.tool import summary_line
 

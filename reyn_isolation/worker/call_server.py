@@ -15,7 +15,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from reyn_core import InvalidToolArguments, ToolContext, ToolError, ToolGateRefused, ToolRuntimeMissing
-from reyn_core.host import WorkerPlugin, depth_within, describe_exception
+from reyn_core.host import CheckFailed, WorkerPlugin, depth_within, describe_exception
 from reyn_isolation.frames import FrameParser
 from reyn_isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
 from reyn_isolation.wire import context_from_data
@@ -142,6 +142,8 @@ def _failure(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, InvalidToolArguments):
         problems = [{"pointer": p.pointer, "message": p.message} for p in exc.problems]
         return {"ok": False, "kind": exc.kind, "message": exc.message, "problems": problems}
+    if isinstance(exc, CheckFailed):  # what failed crosses in a field the host logs, never shows
+        return {"ok": False, "kind": exc.kind, "message": "", "layer": "call", "check_failure": exc.failure}
     if isinstance(exc, ToolGateRefused):
         return {
             "ok": False,

@@ -152,3 +152,43 @@ def test_a_missing_table_or_package_is_named(tmp_path: Path, monkeypatch: Any) -
         CodeTable("rzmissing").check()
     with pytest.raises(CodeTableError, match="not installed"):
         CodeTable("rz_no_such_package").check()
+
+
+def test_a_zip_imported_core_reads_its_table_through_the_loader(tmp_path: Path) -> None:
+    """reyn_core imported from a zip archive (``zipimport``): the table is read through the package's
+    loader, not as a file on disk, so a load raises no false RD007-style damage. The damaged copy in
+    the same archive form is still reported (the control that the table is really read)."""
+    import zipfile
+
+    def zipped(root: Path, name: str) -> Path:
+        archive = root.parent / f"{name}.zip"
+        with zipfile.ZipFile(archive, "w") as out:
+            for path in sorted((root / "reyn_core").rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    out.write(path, path.relative_to(root).as_posix())
+        return archive
+
+    code = (
+        "import reyn_core, reyn_core.code_table as t\n"
+        "assert '.zip' in reyn_core.__file__, reyn_core.__file__\n"
+        "try:\n"
+        "    t.CODES.check(); print('ok', len(t.CODES))\n"
+        "except t.CodeTableError as exc:\n"
+        "    print('damaged', exc)\n"
+    )
+    intact = zipped(installed_copy(tmp_path / "intact"), "intact")
+    damaged = zipped(installed_copy(tmp_path / "damaged", {"reyn_core": BAD_SEVERITY}), "damaged")
+    for archive, expected in ((intact, "ok "), (damaged, "damaged ")):
+        (tmp_path / archive.stem / "reyn_core").rename(tmp_path / archive.stem / "unzipped")  # the zip only
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PYTHONPATH": f"{archive}:{SITE}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            cwd=tmp_path,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(expected), proc.stdout
+        if expected == "damaged ":
+            assert CORE_PROBLEM in proc.stdout and "damaged.zip/reyn_core/codes.toml" in proc.stdout

@@ -1,0 +1,107 @@
+"""An isolated tool's own ``available(ctx)`` that fails — raises, or answers something that is not a
+bool — fails in the worker, whose log is not the operator's (the worker has no ``REYN_REMOTE_LOG``,
+its HOME is a scratch folder). The worker sends the failure's text in a field no model sees; the host
+logs it in its own operator's log and words the refusal itself (``RT011`` and the reference of the
+host's record): at load (the per-surface table) and at call time (the check asked again in the worker
+with the call's context). Positive controls: the same plugin's check admitting alice runs the tool;
+in process the refusal reads the same. Real workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import reyn_core.host as host
+from reyn_core import ToolContext
+
+from .plugin_kit import declaration, install_package_plugin
+
+SECRET = "sk-live-ISOLATEDSECRET7f3a9c"
+
+PLUGIN = '''
+from reyn_core import hookimpl, tool
+
+REYN_API = 1
+
+
+class Unclear:
+    def __repr__(self):
+        return "Unclear(SECRET)"
+
+
+def at_call(ctx):
+    if ctx.agent == "mallory":
+        raise RuntimeError("cannot read /home/op/.config/key.txt: token SECRET")
+    return True
+
+
+def at_load(ctx):
+    return Unclear()  # not a bool, on every surface
+
+
+@tool(purity="read_only", available=at_call)
+def gated() -> str:
+    """Answer anyone but mallory."""
+    return "ran"
+
+
+@tool(purity="read_only", available=at_load)
+def unclear() -> str:
+    """Never shown."""
+    return "ran"
+
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    register(gated)
+    register(unclear)
+'''.replace("SECRET", SECRET)
+
+
+def _load(site: Path, isolation: str) -> Any:
+    profile = f'[plugins]\nenable = ["gated"]\n[plugins.gated]\nisolation = "{isolation}"\n'
+    result = host.load(host.Profile.from_toml_text(profile))
+    assert [d.render() for d in result.report.diagnostics if d.is_error] == []
+    return result
+
+
+def _call(result: Any, tool: str, agent: str) -> dict[str, Any]:
+    return asyncio.run(
+        host.dispatch_tool(result.registry, tool, {}, ToolContext(surface="router", agent=agent))
+    )
+
+
+def _cited_in_host_log(reply: dict[str, Any], operator_log: Any) -> str:
+    shown = json.dumps(reply)
+    assert SECRET not in shown and "key.txt" not in shown and "Unclear" not in shown
+    assert "its availability check failed (RT011)" in shown
+    ref = re.search(r"ref ([0-9a-f]{8})", shown)
+    assert ref is not None
+    record = operator_log.record(shown)  # the host's own log holds the record the reply cites
+    assert SECRET in record
+    return ref.group(1)
+
+
+def test_a_check_failing_in_the_worker_is_logged_and_worded_by_the_host(
+    site: Path, operator_log: Any
+) -> None:
+    install_package_plugin(site, "gated", {"__init__.py": PLUGIN, "reyn_permissions.toml": declaration()})
+    isolated = _load(site, "process")
+    # at call time: the check passed at load (no agent), fails in the worker for mallory
+    refused = _call(isolated, "gated", "mallory")
+    assert refused["status"] == "error" and refused["error"]["kind"] == "gate_refused"
+    _cited_in_host_log(refused, operator_log)
+    # at load: the table says the check failed; the host hides the tool and logs the worker's text
+    alice = ToolContext(surface="router", agent="alice")
+    assert [t["function"]["name"] for t in host.render_router(isolated.registry, alice)] == ["gated"]
+    _cited_in_host_log(_call(isolated, "unclear", "alice"), operator_log)
+    # positive control: alice's call of the tool whose check admits her runs it
+    assert _call(isolated, "gated", "alice") == {"status": "ok", "data": "ran"}
+    # in process the same plugin is refused in the same fixed words (its own reference)
+    in_process = _load(site, "in-process")
+    assert [t["function"]["name"] for t in host.render_router(in_process.registry, alice)] == ["gated"]
+    _cited_in_host_log(_call(in_process, "gated", "mallory"), operator_log)
+    assert _call(in_process, "gated", "alice") == {"status": "ok", "data": "ran"}
