@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,7 @@ def test_the_write_root_rule_shows_a_path_it_cannot_print_escaped():
 
 
 MEMORY = '\n[plugins.memory.settings]\npath = ".reyn/memory.db"\n'
+STATE = '\n[plugins.memory.settings]\npath = "state/memory.db"\n'  # out of the file pack's own `protected`
 
 
 def test_the_hook_resolves_against_the_loads_workspace_not_the_working_directory(
@@ -225,3 +227,38 @@ def test_under_another_working_directory_a_shell_root_over_the_store_is_refused(
         dispatch_tool(registry, "shell", {"argv": ["python3", "-c", WRITE_OUT]}, ctx, allowed_ops=["shell"])
     )
     assert made["status"] == "ok" and (world.root / "out" / "made.txt").read_text() == "made", made
+
+
+async def test_reyn_mcp_serve_started_elsewhere_protects_the_store_in_its_workspace(world, tmp_path):
+    # as `reyn mcp install` sets it up: an absolute --workspace, the client's own working directory
+    from mcp import Client, StdioServerParameters
+
+    home = tmp_path / "home"
+    home.mkdir()
+    _enable(
+        world, "file", "memory", "mcp", extra='\n[plugins.file.settings]\nwrite_roots = ["state"]\n' + STATE
+    )
+    reyn = str(Path(sys.executable).parent / "reyn")
+    server = StdioServerParameters(
+        command=reyn, args=["mcp", "serve", "--workspace", str(world.root)], cwd=str(home), env=world.env()
+    )
+    entry = {
+        "slug": "deploy",
+        "name": "Deploy",
+        "description": "how to deploy",
+        "type": "project",
+        "body": "b",
+    }
+    async with Client(server) as client:
+        stored = await client.call_tool("remember_shared", entry)
+        assert not stored.is_error, world.text_of(stored)
+        db = world.root / "state" / "memory.db"
+        before = db.read_bytes()
+        refused = await client.call_tool("write_file", {"path": "state/memory.db", "content": "forged"})
+        assert refused.is_error and "protected by the host" in world.text_of(refused), world.text_of(refused)
+        assert db.read_bytes() == before
+        # positive control: a file beside the store, in the same write root, is written
+        done = await client.call_tool("write_file", {"path": "state/notes.txt", "content": "kept"})
+        assert not done.is_error, world.text_of(done)
+    assert (world.root / "state" / "notes.txt").read_text() == "kept"
+    assert not (home / "state").exists()
