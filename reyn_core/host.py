@@ -128,6 +128,7 @@ _EXPORTS = {
     "failure_text": "reyn_core.own_check",
     "SURFACES": "reyn_core.context",
     "depth_within": "reyn_core.jsondata",
+    "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

@@ -26,7 +26,9 @@ Where the records go is the operator's choice, read from ``$REYN_REMOTE_LOG``:
   configuration (as they always do), and are lost if it has none.
 
 A log file is created with mode 0600 (it holds what the servers wrote, secrets included) and
-rotated at 10 MB, three old files kept. ``reyn doctor`` prints the destination
+rotated at 10 MB, three old files kept; the load makes the file, its three copies and their
+folder exist before anything runs confined (``make_log_files``: they are the host's secret files,
+hidden from confined processes, and only a file that exists can be). ``reyn doctor`` prints the destination
 (``remote_log_destination``). Standard library only.
 """
 
@@ -98,17 +100,36 @@ def _handler(value: str) -> logging.Handler | None:
     path = _log_file(value)
     if path is None:
         return logging.StreamHandler(sys.stderr)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    # a link planted at the path is refused (the records would go where it points), like the audit log
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)  # an existing file too: it holds what servers wrote
-    finally:
-        os.close(fd)
+    _make_private(path)
     return logging.handlers.RotatingFileHandler(
         path, maxBytes=10_000_000, backupCount=BACKUP_COUNT, encoding="utf-8", errors="backslashreplace"
     )
+
+
+def _make_private(path: Path) -> None:
+    """Make sure the log file ``path`` exists, mode 0600 (an existing one too: it holds what servers
+    wrote), its missing folders 0700; a link planted at the path is refused (the records would go
+    where it points), like the audit log's."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def make_log_files() -> Path | None:
+    """Make the log file ``$REYN_REMOTE_LOG`` names — and the rotated copies it will keep — exist
+    now (``_make_private``; Reyn's log folder, when the log is in its default place), and return
+    its path (None: no file of Reyn's). The load calls this where it marks them secret: a confined
+    process can only be kept from a file that exists when it starts (a cover is a mount on a path),
+    and the first record may come while one runs. Raises ``OSError`` when they cannot be made."""
+    path = remote_log_file()
+    if path is not None:
+        for file in (path, *(Path(f"{path}.{n}") for n in range(1, BACKUP_COUNT + 1))):
+            _make_private(file)
+    return path
 
 
 def _logger(source: str) -> logging.Logger:

@@ -65,18 +65,19 @@ def write_root_findings(
 
 
 def secret_findings(
-    plugin_id: str, read_roots: Iterable[str], host_files: Mapping[str, str]
+    plugin_id: str, roots: Iterable[str], host_files: Mapping[str, str]
 ) -> tuple[tuple[str, ...], list[Finding]]:
-    """``(paths the worker's sandbox hides, findings)``: the host's secret files (``host_files``
-    values that are ``SecretFile``) lying inside the worker's read roots are hidden from it, as from
-    every confined process (the sandbox's one rule, ``reyn_sandbox.secret_hides``); a read root that
-    is one or lies inside one is an ``RJ011`` (write roots over any host file are refused already)."""
+    """``(the worker's Grants.secrets, findings)``: the host's secret files (``host_files`` values
+    that are ``SecretFile``) lying inside the worker's ``roots`` (every path its sandbox mounts) are
+    covered in its sandbox — also one made after it starts (``reyn_sandbox.Grants.secrets``), as in
+    every confined process (the sandbox's one rule, ``reyn_sandbox.secret_hides``); a root that is
+    one or lies inside one is an ``RJ011`` (write roots over any host file are refused already)."""
     from reyn_sandbox import secret_hides
 
-    hide, problems = secret_hides(read_roots, host_files)
+    secrets, problems = secret_hides(roots, host_files)
     if not problems:
-        return hide, []
-    return hide, [
+        return secrets, []
+    return secrets, [
         Finding(
             "RJ011",
             f"[plugins.{plugin_id}.grants]: the worker could read the host's secrets: "

@@ -62,9 +62,9 @@ def worker_command(
     plugin_locations: Iterable[str],
     host_env: Mapping[str, str],
     *,
-    hide: Iterable[str] = (),
+    secrets: Iterable[str] = (),
 ) -> tuple[list[str], dict[str, str], dict[str, Any]]:
-    """``(argv, env, what is enforced)`` of a worker with exactly ``granted``, ``hide`` (the host's
+    """``(argv, env, what is enforced)`` of a worker with exactly ``granted``, ``secrets`` (the host's
     secret files inside its roots, ``host_paths.secret_findings``) covered; raises
     ``IsolationUnavailable`` when the kernel cannot confine it (fail closed)."""
     try:
@@ -76,7 +76,7 @@ def worker_command(
     grants_kw: dict[str, Any] = {
         "read_roots": tuple(dict.fromkeys([*code_roots(plugin_locations), *granted.read])),
         "write_roots": tuple(granted.write),
-        "hide": tuple(hide),
+        "secrets": tuple(secrets),
         "network": granted.network,
         "memory_bytes": granted.memory_mb * 1024 * 1024,
         # calls of a long-lived worker add up: its CPU budget is a day's, hung calls are stopped by timeouts

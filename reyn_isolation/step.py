@@ -108,13 +108,14 @@ class ProcessIsolation:
                 out.report(finding)
         for finding in nested_root_findings(pid, (*granted.read, *granted.write), _write_roots(profile)):
             out.report(finding)
-        hide, findings = secret_findings(pid, (*code_roots(locations), *granted.read), request.host_files)
+        mounted = (*code_roots(locations), *granted.read, *granted.write)  # every path the worker sees
+        secrets, findings = secret_findings(pid, mounted, request.host_files)
         for finding in findings:
             out.report(finding)
         if out.status != "loaded":
             return out.answer()
         try:
-            argv, env, enforced = worker_command(granted, locations, os.environ, hide=hide)
+            argv, env, enforced = worker_command(granted, locations, os.environ, secrets=secrets)
         except IsolationUnavailable as exc:
             out.fail("refused", "RJ004", f"plugin {pid!r} cannot run isolated on this machine: {exc}")
             return out.answer()

@@ -34,7 +34,7 @@ from reyn_core import (
     ToolRuntimeMissing,
     ToolTimeout,
 )
-from reyn_core.host import SURFACES, ask_available, failure_text, gates, served_fields
+from reyn_core.host import SURFACES, ask_available, failure_text, gates, is_secret, served_fields
 
 
 def context_to_data(ctx: ToolContext) -> dict[str, Any]:
@@ -66,9 +66,7 @@ def context_to_data(ctx: ToolContext) -> dict[str, Any]:
         "extras": extras,
         # the host's own files: the packs in the worker refuse them as the host's packs do
         "host_files": {str(path): str(what) for path, what in ctx.host_files.items()},
-        "secret_host_files": sorted(
-            str(path) for path, what in ctx.host_files.items() if isinstance(what, SecretFile)
-        ),
+        "secret_host_files": sorted(str(path) for path, what in ctx.host_files.items() if is_secret(what)),
     }
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from . import _identity, _idmap
 from . import _syscalls as sc
 from ._grants import Grants
+from ._secret_covers import secret_covers
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Read-only for every command: programs, shared libraries, and /etc (ld.so.cache, passwd, ssl
@@ -56,6 +57,8 @@ class Layout:
     symlinks: tuple[tuple[str, str], ...]
     hidden: tuple[tuple[str, bool], ...]
     """Each hidden path, and whether the host found it (it has an identity): then it must be there."""
+    secret_covers: tuple[str, ...] = ()
+    """What hides the host's secret files (`_secret_covers.secret_covers`): each must be there."""
 
     @property
     def read_paths(self) -> list[str]:
@@ -169,7 +172,13 @@ def plan(grants: Grants) -> Layout:
             )
         else:
             found.append(Mount(path, writable, True, identities[path], names[path]))
-    return Layout(tuple(found), tuple(symlinks), tuple((path, path in identities) for path in hidden))
+    return Layout(
+        tuple(found),
+        tuple(symlinks),
+        tuple((path, path in identities) for path in hidden),
+        # under a hidden path that must be covered, a secret is out of sight already
+        secret_covers(grants.secrets, mounts, [path for path in hidden if path in identities]),
+    )
 
 
 def _holder(path: str, mounts: dict[str, bool]) -> str | None:
@@ -236,6 +245,8 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
     _build_dev(root, ours, devices, private_tmp)
     for path, required in layout.hidden:
         _cover(root, path, required, devices["null"])
+    for path in layout.secret_covers:  # never skipped: one gone since `plan` stops the start
+        _cover(root, path, True, devices["null"])
     if idmap_fd is not None:
         os.close(idmap_fd)
     for fd in (root, *sources.values(), *devices.values()):

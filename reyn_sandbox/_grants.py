@@ -51,6 +51,12 @@ class Grants:
     the grants are made must be there, the same folder, at the start; one that does not is skipped. Inside
     the sandbox, every folder from its write root down to a `hide` or `read_only` path is a mount
     point, so the command cannot rename it away for the next call."""
+    secrets: tuple[str, ...] = ()
+    """The host's secret files (resolved paths; `resolve_grants` adds those inside the mounted paths):
+    covered like `hide`, but never skipped. One missing at the start — it may appear while the
+    command runs — has its nearest existing folder covered instead, below the mount that holds it;
+    when that folder is the mount itself (or a mount lies at or inside a secret), nothing runs
+    (`_secret_covers.secret_covers`)."""
     identities: tuple[tuple[str, int, int, bool], ...] = ()
     """Each root's identity as the host found it — `(path, st_dev, st_ino, is a folder)` for every
     read root, write root, `read_only` and `hide` path that existed — set by `resolve_grants` right
@@ -75,7 +81,7 @@ class Grants:
     """The group the command runs as when the launcher is started as root."""
 
     def __post_init__(self) -> None:
-        for name in ("read_roots", "write_roots", "hide", "read_only"):
+        for name in ("read_roots", "write_roots", "hide", "read_only", "secrets"):
             value = getattr(self, name)
             if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
                 raise GrantsError(f"Grants.{name} must be a tuple of absolute paths, got {value!r}")

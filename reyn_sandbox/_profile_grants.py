@@ -131,8 +131,9 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     is created. Each root is resolved once: the paths checked are the paths granted, and each carries
     the identity of what was found there right after the check (``Grants.identities``), which the
     launcher checks again at the bind. The secret ones (``_protected.secret_hides``) lying inside a
-    read root are added to ``hide``; a read root that is one or lies inside one raises
-    ``GrantsError``."""
+    mounted path (a read or write root, a ``read_only`` path) are the grants' ``secrets``, which the
+    launcher covers even when missing (``_secret_covers``); a mounted path that is one or lies inside
+    one raises ``GrantsError``."""
     from ._grants import Grants, GrantsError
     from ._identity import make_dirs, pinned
     from ._protected import protected_problem, secret_hides
@@ -145,7 +146,10 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     if problem is not None:
         raise GrantsError(problem)
     read_roots = _existing(_real(real_base, keys.read_roots))
-    secrets, problems = secret_hides(read_roots, protected)  # write roots: refused above already
+    # every path the launcher mounts: a read_only path outside the write roots is readable too (the
+    # write roots over a secret are refused above already; here, defence in depth)
+    mounted = (*read_roots, *_real(real_base, keys.read_only), *write_roots)
+    secrets, problems = secret_hides(mounted, protected)
     if problems:
         raise GrantsError(
             "a confined process could read the host's secrets: "
@@ -162,7 +166,8 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
             read_roots=read_roots,
             write_roots=_existing(write_roots),
             network=keys.network,
-            hide=tuple(dict.fromkeys((*_existing(_real(real_base, keys.hide)), *secrets))),
+            hide=_existing(_real(real_base, keys.hide)),
+            secrets=secrets,
             read_only=_existing(_real(real_base, keys.read_only)),
             **limits,
         )

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import os
 
+from ._secret_covers import within as _within
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def write_root_clashes(write_roots: Iterable[str], protected: Mapping[str, str]) -> list[str]:
@@ -88,12 +86,13 @@ def is_secret(what: object) -> bool:
 
 
 def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tuple[str, ...], list[str]]:
-    """``(paths to hide, problems)`` for the secret files of ``protected`` and these granted roots
-    (absolute paths): each secret lying strictly inside a root — or inside a folder the launcher
-    mounts for every command (the system folders, the Python installation) — is hidden (the
-    launcher covers it with an empty mount); a root that *is* a secret or lies inside one cannot be
-    granted at all — hiding it would leave nothing of the grant — and is one sentence of
-    ``problems``."""
+    """``(paths to hide, problems)`` for the secret files of ``protected`` and these roots (absolute
+    paths: every path the launcher mounts for the grants — read and write roots, ``read_only``
+    paths): each secret lying strictly inside a root — or inside a folder the launcher mounts for
+    every command (the system folders, the Python installation) — is to be hidden
+    (``Grants.secrets``: the launcher covers it, or what would hold it, ``secret_covers``); a root
+    that *is* a secret or lies inside one cannot be granted at all — hiding it would leave nothing
+    of the grant — and is one sentence of ``problems``."""
     from ._filesystem import SYSTEM_DIRS, interpreter_dirs
 
     secrets = {

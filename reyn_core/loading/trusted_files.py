@@ -79,12 +79,22 @@ def _secrets() -> dict[str, SecretFile]:
     with the copies its rotation keeps, and, where it is in Reyn's own log folder (the default),
     that folder: a rotation renames files, and a file that appears while a confined process runs
     is hidden only by its folder's cover."""
-    from reyn_core.loading.argument_key import key_path
-    from reyn_core.remote_log import BACKUP_COUNT, default_log_file, remote_log_file
+    from reyn_core.loading.argument_key import ArgumentKeyError, installation_key, key_path
+    from reyn_core.remote_log import BACKUP_COUNT, default_log_file, make_log_files, remote_log_file
     from reyn_core.secret_files import SecretFile
 
+    # Each is made now, before anything runs confined: a cover is a mount on what exists when a
+    # process starts (for a missing one the launcher covers its folder or refuses to start,
+    # reyn_sandbox.secret_covers). One that cannot be made is still marked: its user says why.
+    try:
+        installation_key()
+    except ArgumentKeyError:
+        pass
+    try:
+        remote = make_log_files()
+    except OSError:
+        remote = remote_log_file()
     found = {os.path.abspath(key_path()): SecretFile("the host's argument key")}
-    remote = remote_log_file()
     if remote is not None:
         log = os.path.abspath(remote)
         found[log] = SecretFile("the host's remote failure log")

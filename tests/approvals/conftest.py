@@ -207,3 +207,31 @@ def llm_client(server: Any) -> Any:
     from reyn_loops import LiteLLMClient
 
     return LiteLLMClient(api_base=server.base_url, api_key="k", num_retries=0, timeout_s=30)
+
+
+# the host's secret files (tests/approvals/test_host_secrets.py, test_secrets_made_later.py)
+KEY = b"SECRET-KEY-" + b"k" * 21  # 32 bytes: a key the load accepts
+LOG = "ref=1 SECRET-LOG-LINE a server's raw words\n"
+
+
+def private(path: Path, data: bytes) -> None:
+    """``data`` in ``path``, mode 0600, its folder 0755 (the secrets' and their neighbours' mode)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o755)
+    path.write_bytes(data)
+    os.chmod(path, 0o600)
+
+
+@pytest.fixture
+def secrets(world: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The key in ``keys/`` and the remote log in ``logs/`` of the workspace, each with a neighbour
+    of the same mode (the control: only the secret mark differs)."""
+    os.chmod(world.root, 0o755)
+    private(world.root / "keys" / "argument-hash.key", KEY)
+    private(world.root / "keys" / "neighbour.txt", b"neighbour key-folder text")
+    private(world.root / "logs" / "remote.log", LOG.encode())
+    private(world.root / "logs" / "remote.log.1", LOG.encode())  # a rotated copy
+    private(world.root / "logs" / "neighbour.log", b"neighbour log-folder text")
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(world.root / "keys" / "argument-hash.key"))
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(world.root / "logs" / "remote.log"))
+    return world

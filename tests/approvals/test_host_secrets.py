@@ -22,9 +22,9 @@ import reyn_sandbox
 from reyn_core import SecretFile, ToolContext
 from reyn_core.host import dispatch_tool, load, load_profile
 
+from .conftest import LOG, private
+
 PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
-KEY = b"SECRET-KEY-" + b"k" * 21  # 32 bytes: a key the load accepts
-LOG = "ref=1 SECRET-LOG-LINE a server's raw words\n"
 READ = (
     "import sys\n"
     "for p in sys.argv[1:]:\n"
@@ -38,28 +38,6 @@ PROBE = Path(__file__).parents[1] / "packs" / "mcp" / "servers" / "probe_server.
 needs_sandbox = pytest.mark.skipif(
     not reyn_sandbox.status().available, reason=f"no kernel sandbox here: {reyn_sandbox.status().reason}"
 )
-
-
-def _private(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(path.parent, 0o755)
-    path.write_bytes(data)
-    os.chmod(path, 0o600)
-
-
-@pytest.fixture
-def secrets(world: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The key in ``keys/`` and the remote log in ``logs/`` of the workspace, each with a neighbour
-    of the same mode (the control: only the secret mark differs)."""
-    os.chmod(world.root, 0o755)
-    _private(world.root / "keys" / "argument-hash.key", KEY)
-    _private(world.root / "keys" / "neighbour.txt", b"neighbour key-folder text")
-    _private(world.root / "logs" / "remote.log", LOG.encode())
-    _private(world.root / "logs" / "remote.log.1", LOG.encode())  # a rotated copy
-    _private(world.root / "logs" / "neighbour.log", b"neighbour log-folder text")
-    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(world.root / "keys" / "argument-hash.key"))
-    monkeypatch.setenv("REYN_REMOTE_LOG", str(world.root / "logs" / "remote.log"))
-    return world
 
 
 def _enable(world: Any, pack: str, settings: str) -> None:
@@ -123,8 +101,8 @@ def test_the_secrets_in_reyns_own_log_folder_are_hidden_with_the_folder(secrets,
     rotation renames files, and a file made while a command runs is covered only by its folder's."""
     monkeypatch.delenv("REYN_REMOTE_LOG")
     monkeypatch.setenv("XDG_STATE_HOME", str(secrets.root / "state"))
-    _private(secrets.root / "state" / "reyn" / "remote.log", LOG.encode())
-    _private(secrets.root / "state" / "other.txt", b"beside the log folder")
+    private(secrets.root / "state" / "reyn" / "remote.log", LOG.encode())
+    private(secrets.root / "state" / "other.txt", b"beside the log folder")
     _enable(secrets, "shell", _shell_settings(["."]))
     envelope = _shell(secrets, "state/reyn/remote.log", "state/other.txt")
     out = envelope["data"]["stdout"]
@@ -137,7 +115,7 @@ def test_the_secrets_in_reyns_own_log_folder_are_hidden_with_the_folder(secrets,
 def test_a_read_root_that_is_a_secret_is_refused_naming_it(secrets, monkeypatch, root):
     monkeypatch.delenv("REYN_REMOTE_LOG")
     monkeypatch.setenv("XDG_STATE_HOME", str(secrets.root / "state"))
-    _private(secrets.root / "state" / "reyn" / "remote.log", LOG.encode())
+    private(secrets.root / "state" / "reyn" / "remote.log", LOG.encode())
     _enable(secrets, "shell", _shell_settings([root]))
     envelope = _shell(secrets, "keys/argument-hash.key")
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied", envelope
@@ -207,7 +185,9 @@ def test_the_file_pack_refuses_to_read_a_secret_and_reads_its_neighbour(secrets)
     assert code == 0, envelope
     found = {m["path"] for m in envelope["data"]["matches"]}
     assert found == {"keys/neighbour.txt", "logs/neighbour.log"}, envelope
-    assert "3 of the host's secret files were skipped (never read)" in envelope["data"]["note"]
+    # the key, the log and its three rotated copies (the load made .2 and .3: secrets exist before
+    # anything runs confined)
+    assert "5 of the host's secret files were skipped (never read)" in envelope["data"]["note"]
     assert "SECRET" not in json.dumps(envelope["data"]["matches"])
     # named alone, a grep is a read: refused like read_file
     code, envelope = secrets.reyn_json(

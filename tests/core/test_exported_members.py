@@ -87,6 +87,8 @@ HOST_API = {
     "failure_text",
     "SURFACES",
     "depth_within",
+    # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire
+    "is_secret",
     "DIAGNOSTIC_CODES",
     "CodeTable",
     "DIGEST_VERSION",

@@ -20,6 +20,35 @@ def test_a_host_cannot_unmark_a_secret_by_naming_it_plainly() -> None:
     assert merged.with_host_files({"/h/key": SecretFile("the host's argument key")}) is merged
 
 
+def test_the_registry_cannot_unmark_a_hosts_secret_by_naming_it_plainly() -> None:
+    """The other way round (secrets review F3): the host marks a path its registry names plainly
+    (the dispatcher merges the registry's list in, its words winning): secret if either side marks."""
+    ctx = ToolContext(host_files={"/h/key": SecretFile("the host's key"), "/h/notes": "plain"})
+    merged = ctx.with_host_files({"/h/key": "the host's key", "/h/reyn.toml": "profile"})
+    assert isinstance(merged.host_files["/h/key"], SecretFile)
+    assert secret_paths(merged.host_files).refusal("/h/key", "key") is not None
+    # positive controls: a plain path stays plain, what the registry adds is added, and nothing new
+    # (the registry naming the secret plainly again) is the same context
+    assert not isinstance(merged.host_files["/h/notes"], SecretFile) and "/h/reyn.toml" in merged.host_files
+    assert merged.with_host_files({"/h/key": "the host's key"}) is merged
+
+
+def test_the_mark_is_one_predicate_the_wire_reads_too() -> None:
+    """``reyn_core.host.is_secret`` is the mark's one test: the worker's wire uses it, not the type
+    (a value whose ``secret`` is True, as ``reyn_sandbox`` reads it, crosses marked)."""
+    from reyn_core.host import is_secret
+    from reyn_isolation.wire import context_from_data, context_to_data
+
+    class Marked(str):
+        secret = True
+
+    ctx = ToolContext(
+        host_files={"/h/key": Marked("a key"), "/h/truthy": type("T", (str,), {"secret": 1})("x")}
+    )
+    back = context_from_data(context_to_data(ctx), None).host_files
+    assert is_secret(back["/h/key"]) and not is_secret(back["/h/truthy"])  # True itself, not truthy
+
+
 def test_the_mark_crosses_to_an_isolated_worker() -> None:
     from reyn_isolation.wire import context_from_data, context_to_data
 

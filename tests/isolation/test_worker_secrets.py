@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +78,23 @@ def test_a_read_grant_that_is_a_secret_refuses_the_plugin(granted: Path) -> None
     found = [d for d in result.report.diagnostics if d.code == "RJ011"]
     assert found and "the worker could read the host's secrets" in found[0].message
     assert "is the host's argument key" in found[0].message
+
+
+def test_a_worker_started_before_the_first_failure_never_reads_the_log(granted: Path, monkeypatch) -> None:
+    """A worker starts at load and lives on; the remote failure log is made at the first failure. The
+    load makes Reyn's log folder first, so the worker's sandbox covers it from the start."""
+    monkeypatch.delenv("REYN_REMOTE_LOG")
+    monkeypatch.setenv("XDG_STATE_HOME", str(granted / "state"))
+    (granted / "state").mkdir(mode=0o755)
+    result = _load(f'[plugins.variant.grants]\nread = ["{granted}"]\n')
+    assert next(i.status for i in result.report.plugins if i.plugin_id == "variant") == "loaded"
+    code = "from reyn_core import log_remote_failure as log; log('web', 'failed', 'Bearer SECRET-sk-456')"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)  # another process of the host
+    assert "SECRET-sk-456" in (granted / "state" / "reyn" / "remote.log").read_text()
+    (granted / "state" / "new.txt").write_text("made after the worker started")
+    os.chmod(granted / "state" / "new.txt", 0o644)
+    # positive control: the worker sees a file made next to the log folder after it started
+    assert _read(result, granted / "state" / "new.txt")["data"] == "made after the worker started"
+    reply = _read(result, granted / "state" / "reyn" / "remote.log")
+    assert reply["status"] == "error" and "PermissionError" in reply["error"]["message"], reply
+    assert "SECRET" not in str(reply)

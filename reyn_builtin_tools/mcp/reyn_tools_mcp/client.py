@@ -43,8 +43,10 @@ from mcp.shared.exceptions import MCPError
 from opentelemetry import context as otel_context  # a dependency of the mcp SDK
 from pydantic import ConfigDict
 
+from reyn_core import secret_paths
+
 from . import failures
-from .sandbox import confined_command, refuse_write_roots, widen_hint
+from .sandbox import confined_command, refuse_roots, widen_hint
 from .settings import ServerConfig
 
 T = TypeVar("T")
@@ -81,8 +83,9 @@ class McpCallTimeout(Exception):
 
 def config_fingerprint(name: str, config: ServerConfig, protected: Mapping[str, str]) -> str:
     """Identity of a connection: same name, same configuration and same host files (``protected``,
-    which its write roots were checked against) share one session."""
-    text = json.dumps([name, config.model_dump(mode="json"), dict(protected)], sort_keys=True)
+    which its roots were checked against, the secret marks included) share one session."""
+    marked = secret_paths(protected).folded
+    text = json.dumps([name, config.model_dump(mode="json"), dict(protected), marked], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -421,15 +424,15 @@ class SessionPool:
         protected: Mapping[str, str],
     ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
-        the host's own files (the call's ``ToolContext.host_files``), which a stdio server's write
-        roots may not cover: ``ToolDenied`` naming the file before anything starts."""
+        the host's own files (the call's ``ToolContext.host_files``), which a stdio server's roots
+        may not expose: ``ToolDenied`` naming the file before anything starts."""
         if config.command is not None:
             try:
                 cwd = config.resolved().cwd
             except ValueError:
                 pass  # the connection reports the unset ${VAR}; confined_command checks the real cwd
             else:
-                refuse_write_roots(name, config, cwd, protected)
+                refuse_roots(name, config, cwd, protected)
 
         async def job() -> T:
             key = config_fingerprint(name, config, protected)

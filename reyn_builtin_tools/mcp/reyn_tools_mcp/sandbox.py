@@ -55,11 +55,11 @@ def widen_hint(name: str, grants: ServerGrants) -> str:
     )
 
 
-def refuse_write_roots(
-    name: str, grants: ServerGrants, cwd: str | None, protected: Mapping[str, str]
-) -> None:
-    """``ToolDenied`` naming the host's files a stdio server's write roots would cover (checked
-    before the server is started, so the caller is told why; ``confined_command`` checks again)."""
+def refuse_roots(name: str, grants: ServerGrants, cwd: str | None, protected: Mapping[str, str]) -> None:
+    """``ToolDenied`` naming the host's files a stdio server's roots would expose — a write root over
+    any of them, a mounted path that is or lies inside a secret one (``reyn_sandbox.resolve_grants``)
+    — checked before the server is started, so the caller is told why; ``confined_command`` checks
+    again."""
     if grants.sandbox == "off":
         return
     import reyn_sandbox
@@ -68,10 +68,13 @@ def refuse_write_roots(
     try:
         reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants, protected)
     except reyn_sandbox.GrantsError as exc:
-        raise ToolDenied(
-            f"MCP server {name!r} is not started: its write roots in "
-            f"[plugins.mcp.settings.servers.{name}] are refused: {exc}"
-        ) from None
+        raise ToolDenied(_roots_refused(name, exc)) from None
+
+
+def _roots_refused(name: str, exc: Exception) -> str:
+    """The refusal of a server whose roots would expose the host's files (``resolve_grants``'s words)."""
+    where = f"[plugins.mcp.settings.servers.{name}]"
+    return f"MCP server {name!r} is not started: its roots in {where} are refused: {exc}"
 
 
 def confined_command(
@@ -84,8 +87,8 @@ def confined_command(
     protected: Mapping[str, str],
 ) -> tuple[str, list[str]]:
     """The ``(command, args)`` that start the server inside the sandbox (unchanged with
-    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined, or when a
-    write root covers one of the host's own files (``protected``: the calling context's
+    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined, or when its
+    roots would expose one of the host's own files (``protected``: the calling context's
     ``ToolContext.host_files``; ``reyn_sandbox.resolve_grants`` names the file)."""
     if grants.sandbox == "off":
         return command, args
@@ -105,10 +108,7 @@ def confined_command(
     try:
         launcher_grants = reyn_sandbox.resolve_grants(cwd or os.getcwd(), grants, protected)
     except reyn_sandbox.GrantsError as exc:
-        raise RuntimeError(
-            f"MCP server {name!r} is not started: its write roots in "
-            f"[plugins.mcp.settings.servers.{name}] are refused: {exc}"
-        ) from None
+        raise RuntimeError(_roots_refused(name, exc)) from None
     try:
         argv = list(reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants))
     except reyn_sandbox.SandboxUnavailable as exc:
