@@ -166,6 +166,7 @@ def test_the_write_root_rule_shows_a_path_it_cannot_print_escaped():
 
 
 MEMORY = '\n[plugins.memory.settings]\npath = ".reyn/memory.db"\n'
+ENTRY = {"slug": "deploy", "name": "Deploy", "description": "how to deploy", "type": "project", "body": "b"}
 STATE = '\n[plugins.memory.settings]\npath = "state/memory.db"\n'  # out of the file pack's own `protected`
 
 
@@ -201,14 +202,7 @@ def test_under_another_working_directory_a_shell_root_over_the_store_is_refused(
     _writable_by_sandbox(world.root / "out")
     _enable(world, "shell", "memory", extra=_shell_settings([".reyn"]) + MEMORY)
     registry = load(load_profile(), workspace=world.root).registry
-    entry = {
-        "slug": "deploy",
-        "name": "Deploy",
-        "description": "how to deploy",
-        "type": "project",
-        "body": "b",
-    }
-    assert _call(registry, world.root, "remember_shared", **entry)["status"] == "ok"
+    assert _call(registry, world.root, "remember_shared", **ENTRY)["status"] == "ok"
     db = world.root / ".reyn" / "memory.db"
     code = f"import pathlib; pathlib.Path({str(db)!r}).write_bytes(b'forged')"
     ctx = ToolContext(surface="phase", agent="t", workspace=world.root)
@@ -242,15 +236,8 @@ async def test_reyn_mcp_serve_started_elsewhere_protects_the_store_in_its_worksp
     server = StdioServerParameters(
         command=reyn, args=["mcp", "serve", "--workspace", str(world.root)], cwd=str(home), env=world.env()
     )
-    entry = {
-        "slug": "deploy",
-        "name": "Deploy",
-        "description": "how to deploy",
-        "type": "project",
-        "body": "b",
-    }
     async with Client(server) as client:
-        stored = await client.call_tool("remember_shared", entry)
+        stored = await client.call_tool("remember_shared", ENTRY)
         assert not stored.is_error, world.text_of(stored)
         db = world.root / "state" / "memory.db"
         before = db.read_bytes()
