@@ -85,12 +85,13 @@ class ReynHookSpecs:
         bundle, the files that decide an agent's tools) joins the host's own files for this load
         (``LoadResult.host_files``): no confined process may write it or the folder that holds it,
         and the file pack does not write it. Paths are absolute (``str`` or ``os.PathLike``: resolve
-        a relative setting against ``workspace``, the load's working directory as a ``Path``, also
-        when the plugin runs isolated); "what it is" is a short phrase such as ``"the memory pack's
-        database"``. Called once per load, after settings are validated and before the plugin's
-        tools are registered. A hook that raises, answers anything else, or names a path another
-        isolated plugin may write refuses the plugin (``RI013``): what it trusts would be unknown or
-        writable.
+        a relative setting against ``workspace``, the load's workspace as a ``Path``: the folder the
+        host's tools work in, ``load(workspace=)``, else the working directory — also when the plugin
+        runs isolated; at most 64 components, one printable UTF-8 line); "what it is" is a short
+        phrase such as ``"the memory pack's database"``. Called once per load, after settings are
+        validated and before the plugin's tools are registered. A hook that raises, answers
+        anything else, or names a path another isolated plugin may write refuses the plugin
+        (``RI013``): what it trusts would be unknown or writable.
         """
 
     @hookspec

@@ -125,7 +125,8 @@ class ProcessIsolation:
             "record": asdict(rec),
             "settings": profile.plugin(pid).settings,
             "source": profile.describe_source(),  # where the settings are, for the worker's messages
-            "workspace": os.getcwd(),  # what reyn_trusted_files resolves against (the worker's is /)
+            # what reyn_trusted_files resolves against (the load's workspace; the worker's cwd is /)
+            "workspace": request.workspace or os.getcwd(),
             "subprocess": granted.subprocess,
             "network": granted.network,
             "max_result_bytes": granted.max_result_bytes,

@@ -31,23 +31,37 @@ def write_root_clashes(write_roots: Iterable[str], protected: Mapping[str, str])
     """One sentence per write root (given as absolute paths) that equals, contains or lies inside
     paths of ``protected`` (path → what it is), naming each (at most ten per root); an empty list
     when every root is clear."""
-    resolved = {os.path.realpath(path): what for path, what in protected.items() if os.path.isabs(path)}
+    resolved = {_resolved(path): what for path, what in protected.items() if os.path.isabs(path)}
     clashes: list[str] = []
     for root in write_roots:
         real = os.path.realpath(root)
         found = []
         for path, what in resolved.items():
+            shown = f"{shown_text(what)} ({shown_text(path)})"
             if path == real:
-                found.append(f"is {what} ({path})")
+                found.append(f"is {shown}")
             elif _within(path, real):
                 holder = "is the folder of" if os.path.dirname(path) == real else "contains"
-                found.append(f"{holder} {what} ({path})")
+                found.append(f"{holder} {shown}")
             elif _within(real, path):
-                found.append(f"is inside {what} ({path})")
+                found.append(f"is inside {shown}")
         if found:
             more = f", and {len(found) - 10} more" if len(found) > 10 else ""
-            clashes.append(f"write root {root} " + ", ".join(found[:10]) + more)
+            clashes.append(f"write root {shown_text(root)} " + ", ".join(found[:10]) + more)
     return clashes
+
+
+def _resolved(path: str) -> str:
+    """``path`` with links resolved — unless the load resolved it already (a plugin's path is kept
+    resolved, marked ``resolved``: the per-call check then reads no file system for it)."""
+    return path if getattr(path, "resolved", False) is True else os.path.realpath(path)
+
+
+def shown_text(text: str) -> str:
+    """``text`` (a path, or what it is) as a refusal shows it: as is when printable, else quoted with
+    its control characters escaped (``repr``), so no name can put lines or terminal codes into a
+    message a model or an operator reads."""
+    return text if text.isprintable() else repr(str(text))
 
 
 def protected_problem(

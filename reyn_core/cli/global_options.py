@@ -1,5 +1,5 @@
-"""The one reader of ``reyn``'s global options (``--profile``, ``--profile-file``, ``--json``,
-``--traceback``) and the command word, for the fast paths that run before argparse (which command
+"""The one reader of ``reyn``'s global options (``--profile``, ``--profile-file``, ``--workspace``,
+``--json``, ``--traceback``) and the command word, for the fast paths that run before argparse (which command
 module to import, and which profile a plugin command's load uses)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-_VALUED = ("--profile", "--profile-file")
+_VALUED = ("--profile", "--profile-file", "--workspace")
 _FLAGS = ("--json", "--traceback")
 
 
@@ -20,7 +20,9 @@ class GlobalOptions:
     come from before the command or, when absent there, from the command's own arguments (stopping at
     ``--``): ``reyn --profile ci memory export`` and ``reyn memory export --profile ci`` mean the same.
     ``json`` and ``traceback`` are given before the command or among its own arguments (before ``--``):
-    ``reyn --json tools list`` and ``reyn tools list --json``.
+    ``reyn --json tools list`` and ``reyn tools list --json``. ``workspace`` is read the same way:
+    a plugin command's ``--workspace`` (``reyn mcp serve --workspace WS``) is the workspace its load
+    resolves the plugins' own files against (``load(workspace=)``), the one its tools then work in.
     """
 
     command: str | None = None
@@ -29,6 +31,7 @@ class GlobalOptions:
     profile_file: str | None = None
     json: bool = False
     traceback: bool = False
+    workspace: str | None = None
 
 
 def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
@@ -74,6 +77,7 @@ def _options(command: str | None, args: list[str], found: dict[str, str], flags:
         found.get("--profile-file"),
         "--json" in flags,
         "--traceback" in flags,
+        found.get("--workspace"),
     )
 
 

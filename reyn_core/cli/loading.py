@@ -43,7 +43,8 @@ def load_from_args(
     profile = profile if profile is not None else profile_from_args(args)
     if review is None:
         export_spans(profile)  # before the load, so its own spans are exported
-    result = load(profile, inspect_discovered=inspect_discovered, review=review)
+    workspace = getattr(args, "workspace", None)  # a command's --workspace: where its tools work
+    result = load(profile, inspect_discovered=inspect_discovered, review=review, workspace=workspace or None)
     print_load_tracebacks(result, getattr(args, "traceback", False))
     if check_profile:
         check_loaded_profile(result)

@@ -46,6 +46,9 @@ class IsolationRequest:
     host_files: Mapping[str, str] = field(default_factory=dict)
     """The host's own files no write root may cover (absolute path → what it is): the load's one
     list, ``ToolRegistry.host_files`` (``host_files.py``)."""
+    workspace: str = ""
+    """The load's workspace (``load(workspace=)``): what the worker's ``reyn_trusted_files`` resolves
+    relative paths against (empty: the host's working directory)."""
 
 
 @dataclass(frozen=True, slots=True)

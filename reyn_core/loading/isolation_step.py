@@ -90,7 +90,12 @@ def import_or_isolate(session: LoadSession, p: PluginState) -> None:
         return
     assert p.provenance is not None
     request = IsolationRequest(
-        p.plugin_id, p.provenance, p.permissions or NOTHING, session.profile, trusted_files(session)
+        p.plugin_id,
+        p.provenance,
+        p.permissions or NOTHING,
+        session.profile,
+        trusted_files(session),
+        session.workspace,
     )
     isolated = backend.isolate(request)
     p.diagnostics.extend(isolated.diagnostics)

@@ -9,6 +9,7 @@ Plugins that are installed but not enabled are reported as ``discovered`` and ne
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -60,7 +61,9 @@ Review = Literal["lock", "audit"]
 """A load that describes the installed world for ``reyn plugins lock`` / ``audit`` (``load(review=)``)."""
 
 
-def load_session(profile: Profile, *, review: Review | None = None) -> LoadSession:
+def load_session(
+    profile: Profile, *, review: Review | None = None, workspace: str | os.PathLike[str] | None = None
+) -> LoadSession:
     """The state one load shares, its own extension lookups included: under ``[lock] enforce`` each
     extension is checked against the lock (read once, with the plugins') before it is imported.
 
@@ -77,7 +80,7 @@ def load_session(profile: Profile, *, review: Review | None = None) -> LoadSessi
     enforce = profile.lock.enforce
     if review is not None:
         profile = profile.without_lock_enforcement()
-    session = LoadSession(profile, extensions, CheckedDefinitions())
+    session = LoadSession(profile, extensions, CheckedDefinitions(), os.fspath(workspace or ""))
     extensions.pin = extension_pin(session, enforce=enforce and review != "lock")
     session.lock_gate = enforce and review == "audit"
     return session
@@ -89,6 +92,7 @@ def load(
     host_tools: Iterable[ToolDefinition | Callable[..., Any]] = (),
     inspect_discovered: bool = False,
     review: Review | None = None,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> LoadResult:
     """Load the plugins ``profile`` enables (default: ``load_profile()``) into a frozen registry.
 
@@ -98,14 +102,16 @@ def load(
     ``inspect_discovered=True`` also computes the origin and digest of installed-but-not-enabled
     plugins (still never importing them), so a digest can be reviewed and pinned before the plugin
     is enabled. ``review`` (``"lock"`` or ``"audit"``) loads without enforcing the lock, recording
-    the extensions rather than importing them (``load_session``).
+    the extensions rather than importing them (``load_session``). ``workspace`` is the folder the
+    host's tools work in (its ``ToolContext.workspace``; default: the working directory): what a
+    plugin's ``reyn_trusted_files`` resolves its relative paths against.
     Never raises for a bad plugin: see ``result.report`` for what happened and why. A damaged
     installation of the core itself (its diagnostic code table, ``CodeTable.check``) is one
     ``CodeTableError`` here, before anything is read or imported.
     """
     CODES.check()
     profile = profile if profile is not None else load_profile()
-    session = load_session(profile, review=review)
+    session = load_session(profile, review=review, workspace=workspace)
     profile = session.profile
     # before the load's own spans, which it turns on or off
     policy = ProfilePolicy.apply(profile, tracing_addon=lambda: tracing_addon(session.extensions))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -126,10 +127,15 @@ class LoadSession:
         "lock_gate",
         "lock_outdated",
         "profile",
+        "workspace",
     )
 
-    def __init__(self, profile: Profile, extensions: ExtensionSession, checked: CheckedDefinitions) -> None:
+    def __init__(
+        self, profile: Profile, extensions: ExtensionSession, checked: CheckedDefinitions, workspace: str = ""
+    ) -> None:
         self.profile = profile
+        # the workspace the host's tools work in (``load(workspace=)``, default the working directory)
+        self.workspace = os.path.realpath(workspace or os.getcwd())
         self.extensions = extensions
         self.checked = checked
         self.global_diags: list[Diagnostic] = []

@@ -14,11 +14,12 @@ import reyn_core.host as host
 from reyn_core import ToolContext
 
 
-def _load(pid: str, isolation: str, extra: str = "") -> Any:
+def _load(pid: str, isolation: str, extra: str = "", workspace: Path | None = None) -> Any:
     result = host.load(
         host.Profile.from_toml_text(
             f'[plugins]\nenable = ["{pid}"]\n[plugins.{pid}]\nisolation = "{isolation}"\n{extra}'
-        )
+        ),
+        workspace=workspace,
     )
     info = next(i for i in result.report.plugins if i.plugin_id == pid)
     assert info.status == "loaded", [d.render() for d in info.diagnostics]
@@ -95,7 +96,9 @@ def test_the_memory_pack_with_sqlite(isolated_profile_env: None, tmp_path: Path)
     stores = {}
     for isolation in ("in-process", "process"):
         ws = _workspace(tmp_path, isolation)
-        result = _load("memory", isolation, f'[plugins.memory.grants]\nread = ["{ws}"]\nwrite = ["{ws}"]\n')
+        grants = f'[plugins.memory.grants]\nread = ["{ws}"]\nwrite = ["{ws}"]\n'
+        # the load's workspace is the calls' (its store, protected, lies inside the worker's grants)
+        result = _load("memory", isolation, grants, workspace=ws)
         ctx = ToolContext(surface="router", agent="tester", workspace=ws)
         entry = {
             "slug": "deploy",
@@ -110,6 +113,7 @@ def test_the_memory_pack_with_sqlite(isolated_profile_env: None, tmp_path: Path)
             item.pop("updated")  # when it was written: the one field that differs
         stores[isolation] = listed
         assert (ws / ".reyn" / "memory.db").exists()
+        assert str(ws / ".reyn" / "memory.db") in result.host_files
     assert stores["process"] == stores["in-process"]
     assert stores["process"]["status"] == "ok"
 

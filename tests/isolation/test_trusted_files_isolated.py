@@ -107,3 +107,15 @@ def test_positive_control_a_file_out_of_every_grant_is_trusted(site: Path, tmp_p
     result = _writer_and_namer(site, tmp_path, "2", "kept")
     assert _info(result, "namer2").status == "loaded" and "namer2_hello" in result.registry
     assert result.host_files[str(tmp_path / "kept" / "its.db")] == "its database (plugin 'namer2')"
+
+
+def test_an_isolated_plugin_may_name_only_files_its_grants_cover(site: Path, tmp_path: Path) -> None:
+    _state(tmp_path)
+    _install(site, "stray", "return {str(workspace / 'kept' / 'its.db'): 'its database'}")
+    result = _load(_plugin("stray", "process", [str(tmp_path / "state")]), enable=["stray"])
+    info = _info(result, "stray")
+    assert info.status == "failed" and "stray_hello" not in result.registry
+    (diag,) = [d for d in info.diagnostics if d.code == "RI013"]
+    assert "outside every path [plugins.stray.grants] gives it" in diag.message
+    assert str(tmp_path / "kept" / "its.db") not in result.host_files
+    # positive control: test_an_isolated_plugin_names_its_files_from_its_worker (inside its grant)

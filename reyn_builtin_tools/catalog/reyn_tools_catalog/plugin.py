@@ -55,7 +55,7 @@ def reyn_agent_tools(settings: Any) -> dict[str, list[str]]:
 def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """The skill and agent folders: an agent file's ``tools:`` list is that agent's allowlist on the
     next load, and a skill is instructions the model follows, so no confined process may rewrite
-    them. Resolved as the load reads them, against the working directory."""
+    them. Resolved against the load's workspace, where the catalog's tools read them."""
     s = settings_as(settings, CatalogSettings)
     found: dict[str, str] = {}
     for what, folders in (("agent folder", s.agent_dirs), ("skill folder", s.skill_dirs)):

@@ -180,7 +180,9 @@ class Scope:
     read_roots: tuple[Path, ...]
     write_roots: tuple[Path, ...]
     protected: tuple[str, ...]
-    protected_paths: tuple[tuple[str, ...], ...] = ()
+    host_files: object = ()
+    """The host's own files (``ToolContext.host_files``), as given: turned into components
+    (``_host_protected``) only when a write or delete is checked, so a read never pays for them."""
     secret: SecretPaths = field(default_factory=SecretPaths)
     """The host's secret files (``SecretFile`` values of ``ToolContext.host_files``): never read."""
 
@@ -210,7 +212,7 @@ class Scope:
             resolve(settings.read_roots),
             resolve(settings.write_roots),
             settings.protected,
-            _host_protected(protected_paths),
+            protected_paths,
             secret_paths(protected_paths) if isinstance(protected_paths, Mapping) else SecretPaths(),
         )
 
@@ -281,7 +283,7 @@ class Scope:
                     path=loc.display,
                 )
         folded = tuple(p.casefold() for p in full)
-        for host_path in self.protected_paths:
+        for host_path in _host_protected(self.host_files):
             if folded[: len(host_path)] == host_path:
                 raise PathRefused(
                     f"{loc.display!r} is protected by the host (it is or lies below "
@@ -320,8 +322,9 @@ def refuse_repository_marker(loc: Location) -> None:
 
 def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
     """The host's files (``ToolContext.host_files``: its paths, or a list of them) as case-folded
-    components, each path both as given and with links resolved. Anything but absolute paths is
-    refused (fail-closed)."""
+    components, each path both as given and with links resolved (a path the load resolved already —
+    a plugin's, ``resolved`` — is not resolved again: no call re-reads the file system for it).
+    Anything but absolute paths is refused (fail-closed)."""
     if value is None:
         return ()
     if isinstance(value, Mapping):
@@ -334,7 +337,11 @@ def _host_protected(value: object) -> tuple[tuple[str, ...], ...]:
     for item in value:
         if not isinstance(item, (str, os.PathLike)) or not os.path.isabs(item) or "\x00" in str(item):
             raise ToolRuntimeMissing(f"ToolContext.host_files holds {item!r}, which is not an absolute path")
-        for form in (os.path.normpath(item), os.path.realpath(item)):
+        if getattr(item, "resolved", False) is True:
+            forms: tuple[str | os.PathLike[str], ...] = (item,)
+        else:
+            forms = (os.path.normpath(item), os.path.realpath(item))
+        for form in forms:
             out[tuple(p.casefold() for p in Path(form).parts[1:])] = None  # "/" protects everything
     return tuple(out)
 

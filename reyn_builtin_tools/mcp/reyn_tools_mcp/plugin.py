@@ -170,7 +170,7 @@ def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """The import-mode snapshot: the next load builds tools and their schemas from it, so no confined
     process may rewrite it (nor the folder that holds it, where it is replaced atomically). Named
     whether or not a server imports today: turning ``import_tools`` on must not read planted tools.
-    Resolved as ``reyn_register_tools`` reads it, against the load's working directory."""
+    Resolved against the load's workspace, where ``reyn mcp refresh --workspace`` writes it."""
     path = settings_as(settings, McpSettings).snapshot_path(workspace)
     return {str(path.absolute()): "the mcp pack's tool snapshot (import mode)"}
 

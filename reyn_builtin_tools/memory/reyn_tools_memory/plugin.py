@@ -38,8 +38,8 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
 @hookimpl
 def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """The SQLite store and the files SQLite reads beside it (a model trusts what it recalls, so no
-    confined process may rewrite them); a relative ``path`` against the load's working directory, as
-    the diagnostics read it. A PostgreSQL store has no file here."""
+    confined process may rewrite them); a relative ``path`` against the load's workspace, where the
+    tools open it (``ctx.workspace``). A PostgreSQL store has no file here."""
     s = settings_as(settings, MemorySettings)
     if s.backend != "sqlite":
         return {}

@@ -42,6 +42,7 @@ def reyn_diagnostics(settings: Any) -> list[dict[str, str]]:
 @hookimpl
 def reyn_trusted_files(settings: Any, workspace: Path) -> dict[str, str]:
     """``fetch.ca_bundle``, the extra CAs ``web_fetch`` trusts: a process that could add one could read
-    and forge every fetch. A relative one against the load's working directory, where ``ssl`` opens it."""
+    and forge every fetch. A relative one against the process's working directory, where ``ssl``
+    opens it on every call (not the workspace: the file named is the file opened)."""
     bundle = settings_as(settings, WebSettings).fetch.ca_bundle
-    return {str((workspace / bundle).absolute()): "the web pack's CA bundle"} if bundle else {}
+    return {str(Path(bundle).absolute()): "the web pack's CA bundle"} if bundle else {}

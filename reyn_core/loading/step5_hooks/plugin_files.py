@@ -11,7 +11,15 @@ files it meant to protect are unknown, so its tools would act on files any write
 So does a path inside another isolated plugin's write grant (``[plugins.<id>.grants] write``, read
 from the profile, whatever the order plugins load in): that worker could rewrite it. The other
 plugins keep loading. An isolated plugin answers from its worker (the backend forwards the answer;
-``workspace`` is the host's working directory there too), and may name files its own grants cover.
+``workspace`` is the load's there too), and may name only files its own grants cover.
+
+Each named path is checked before it joins the list, and kept resolved (``ResolvedPath``): one
+printable line that encodes as UTF-8 (it is shown in refusals a model reads, and sent as JSON), of
+at most ``MAX_COMPONENTS`` components, all of them at most ``MAX_TOTAL_CHARS`` characters; its
+links are followed once, here (``//ws/x`` and a link to a host file are that file: a host entry is
+never relabelled, and a plugin's path that is one is skipped), so no call resolves it again; and it
+must not be ``/``, the workspace, the working directory, the home directory or a folder above one
+of them — that would refuse every write root of every surface.
 """
 
 from __future__ import annotations
@@ -27,7 +35,19 @@ from reyn_core.loading.trusted_files import trusted_files
 MAX_FILES = 1_000
 """Most paths one plugin may name (a plugin names its few files, not a tree)."""
 MAX_PATH_CHARS = 4_096
+MAX_COMPONENTS = 64
+"""Most components of one named path (each is resolved once at load)."""
+MAX_TOTAL_CHARS = 65_536
+"""Most characters of all the paths one plugin names."""
 MAX_WHAT_CHARS = 200
+
+
+class ResolvedPath(str):
+    """A path of the host's list that the load resolved already (links followed): the confining
+    surfaces read the ``resolved`` mark and do not resolve it again on every call."""
+
+    __slots__ = ()
+    resolved = True
 
 
 def collect_trusted_files(session: LoadSession, p: PluginState) -> None:
@@ -39,7 +59,7 @@ def collect_trusted_files(session: LoadSession, p: PluginState) -> None:
     if not caller.get_hookimpls():
         return
     try:
-        answers = list(caller(settings=p.settings, workspace=Path.cwd()))
+        answers = list(caller(settings=p.settings, workspace=Path(session.workspace)))
     except (Exception, SystemExit) as exc:
         _refuse(p, f"reyn_trusted_files raised {describe_exception(exc)}")
         return
@@ -51,13 +71,20 @@ def collect_trusted_files(session: LoadSession, p: PluginState) -> None:
         if problem is not None:
             _refuse(p, f"reyn_trusted_files {problem}")
             return
-    problem = _writable_by_another(session, p.plugin_id, named)
+    resolved = {os.path.realpath(path): (path, what) for path, what in named.items()}
+    problem = _too_broad(session, resolved) or _outside_own_grants(session, p.plugin_id, resolved)
+    if problem is not None:
+        _refuse(p, f"reyn_trusted_files named {problem}", "it would protect what is not its own")
+        return
+    problem = _writable_by_another(session, p.plugin_id, resolved)
     if problem is not None:
         _refuse(p, f"reyn_trusted_files named {problem}", "another plugin may rewrite a file it trusts")
         return
     found = trusted_files(session)
-    for path, what in named.items():
-        found.setdefault(path, f"{what} (plugin {p.plugin_id!r})")
+    host = {os.path.realpath(path) for path in found} | set(found)
+    for real, (_, what) in resolved.items():
+        if real not in host:  # a host entry keeps its words and its mark
+            found[ResolvedPath(real)] = f"{what} (plugin {p.plugin_id!r})"
 
 
 def _refuse(p: PluginState, message: str, why: str = "") -> None:
@@ -65,7 +92,42 @@ def _refuse(p: PluginState, message: str, why: str = "") -> None:
     p.fail("failed", "RI013", f"{message}, so {why} and it is not loaded")
 
 
-def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[str, str]) -> str | None:
+def _too_broad(session: LoadSession, resolved: Mapping[str, tuple[str, str]]) -> str | None:
+    """The first named path that is ``/``, or the workspace, the working directory or the home
+    directory, or a folder above one of them (it would refuse every write root), worded."""
+    anchors = {
+        "the workspace": session.workspace,
+        "the working directory": os.path.realpath(os.getcwd()),
+        "the home directory": os.path.realpath(os.path.expanduser("~")),
+    }
+    for real, (path, _) in resolved.items():
+        if real == os.sep:
+            return f"{path!r}, the file system's root"
+        for which, anchor in anchors.items():
+            if _within(anchor, real):
+                return f"{path!r}, which is or holds {which} ({anchor!r})"
+    return None
+
+
+def _outside_own_grants(
+    session: LoadSession, plugin_id: str, resolved: Mapping[str, tuple[str, str]]
+) -> str | None:
+    """For an isolated plugin, the first named path outside every root its own grants give it
+    (``[plugins.<id>.grants]`` read and write): its worker reaches nothing else, so it has no other
+    file of its own to protect. None for a plugin in process."""
+    profile = session.profile
+    config = profile.plugin(plugin_id)
+    if config.isolation != "process":
+        return None
+    granted = (*config.grants.read, *config.grants.write) if config.grants else ()
+    roots = [os.path.realpath(profile.resolve_path(root)) for root in granted]
+    for real, (path, _) in resolved.items():
+        if not any(_within(real, root) for root in roots):
+            return f"{path!r}, outside every path [plugins.{plugin_id}.grants] gives it"
+    return None
+
+
+def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[str, object]) -> str | None:
     """The first named path that another isolated plugin's write grant equals, contains or lies inside
     (from the profile: its worker may already run), worded; None when there is none."""
     profile = session.profile
@@ -77,8 +139,8 @@ def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[st
                 roots.setdefault(os.path.realpath(profile.resolve_path(root)), other)
     if not roots:
         return None
-    for path in named:
-        real = os.path.realpath(path)
+    for real in named:  # resolved already
+        path = real
         for root, other in roots.items():
             if _within(real, root) or _within(root, real):
                 return (
@@ -99,10 +161,18 @@ def _answer_problem(answer: object, named: dict[str, str]) -> str | None:
         return f"returned a {type(answer).__name__}, not a mapping of absolute paths to what they are"
     if len(answer) + len(named) > MAX_FILES:
         return f"named {len(answer) + len(named):,} paths, more than {MAX_FILES:,}"
+    total = sum(len(path) for path in named)
     for raw, what in answer.items():
         path = _absolute(raw)
         if path is None:
-            return f"named {str(raw)[:120]!r}, which is not an absolute path (str or os.PathLike)"
+            return (
+                f"named {str(raw)[:120]!r}, which is not an absolute path (str or os.PathLike) of one "
+                f"printable line, UTF-8, at most {MAX_PATH_CHARS:,} characters and {MAX_COMPONENTS} "
+                "components"
+            )
+        total += len(path)
+        if total > MAX_TOTAL_CHARS:
+            return f"named paths of more than {MAX_TOTAL_CHARS:,} characters in all"
         if not _is_phrase(what):
             return (
                 f"described {path[:120]!r} as {str(what)[:120]!r}: say what it is in one line of at "
@@ -124,9 +194,15 @@ def _absolute(raw: object) -> str | None:
         path = os.fspath(raw)  # type: ignore[call-overload]
     except TypeError:
         return None
-    if not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS or "\0" in path:
+    if not isinstance(path, str) or not path or len(path) > MAX_PATH_CHARS or not path.isprintable():
+        return None  # a newline, an escape code, a NUL or a lone surrogate is no file of its own
+    try:
+        path.encode("utf-8", "strict")
+    except UnicodeEncodeError:
         return None
-    return os.path.normpath(path) if os.path.isabs(path) else None
+    if not os.path.isabs(path) or path.count(os.sep) > MAX_COMPONENTS:
+        return None
+    return os.path.normpath(path)
 
 
 __all__ = ["collect_trusted_files"]
