@@ -103,12 +103,13 @@ class ProcessIsolation:
             else:
                 out.report(finding)
         locations = [loc for _, loc in rec.module_locations]
-        if granted.write:
-            for finding in write_root_findings(pid, granted.write, _protected(request, locations)):
-                out.report(finding)
+        clashes = write_root_findings(pid, granted.write, _protected(request, locations))
+        for finding in clashes:
+            out.report(finding)
         for finding in nested_root_findings(pid, (*granted.read, *granted.write), _write_roots(profile)):
             out.report(finding)
-        mounted = (*code_roots(locations), *granted.read, *granted.write)  # every path the worker sees
+        # every path the worker sees; write roots over a host file are refused above, once
+        mounted = (*code_roots(locations), *granted.read, *(() if clashes else granted.write))
         secrets, findings = secret_findings(pid, mounted, request.host_files)
         for finding in findings:
             out.report(finding)

@@ -144,7 +144,7 @@ def plan(grants: Grants) -> Layout:
             granted.add(root)
     # A read_only or hide path the host found (it has an identity) must be there at the start: one
     # moved away since is refused, never skipped. One the host did not find is skipped when absent;
-    # a hidden path is covered whatever file is there now (a log rotated in place stays hidden).
+    # a hidden path covers the file there when the command starts (a log rotated between calls).
     for path in grants.read_only:
         if path in identities or os.path.lexists(path):
             # Read-only wins over a write root at the same path; deeper, it is mounted over it.
@@ -177,7 +177,12 @@ def plan(grants: Grants) -> Layout:
         tuple(symlinks),
         tuple((path, path in identities) for path in hidden),
         # under a hidden path that must be covered, a secret is out of sight already
-        secret_covers(grants.secrets, mounts, [path for path in hidden if path in identities]),
+        secret_covers(
+            grants.secrets,
+            mounts,
+            [path for path in hidden if path in identities],
+            [path for path in mounts if path not in granted],
+        ),
     )
 
 
@@ -383,6 +388,7 @@ def _cover(root: int, path: str, required: bool, null: int) -> None:
             raise
         return
     try:
+        _identity.check_one_name(target, f"hide path {path}")
         if stat.S_ISDIR(os.fstat(target).st_mode):
             flags = sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY
             sc.mount("tmpfs", f"/proc/self/fd/{target}", "tmpfs", flags, "mode=000,size=4k")

@@ -43,8 +43,9 @@ class Grants:
     hide: tuple[str, ...] = ()
     """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`.
     One that exists when the grants are made must still be there at the start (else nothing runs;
-    whatever file is there is covered); one that does not is skipped (created later, it is covered
-    from the next call)."""
+    the file there when the command starts is covered — one the host puts at the path later is not,
+    docs/sandbox.md; a file with a second name is refused); one that does not is skipped (created
+    later, it is covered from the next call)."""
     read_only: tuple[str, ...] = ()
     """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
     so the command cannot plant what the operator may later run. As with `hide`: one that exists when

@@ -88,14 +88,19 @@ def identity_of(fd: int) -> tuple[int, int, bool]:
     return info.st_dev, info.st_ino, stat.S_ISDIR(info.st_mode)
 
 
-def found_at(path: str, what: str) -> tuple[int, int, bool] | None:
+def found_at(
+    path: str, what: str, check: Callable[[int, str], None] | None = None
+) -> tuple[int, int, bool] | None:
     """The identity of what is at ``path`` now (reached as the launcher will reach it), or None when
-    nothing is there; ``RootChanged`` when the way there holds a symbolic link."""
+    nothing is there; ``RootChanged`` when the way there holds a symbolic link (or ``check``, given
+    the descriptor, raises it)."""
     try:
         fd = open_no_symlinks(path, what)
     except FileNotFoundError:
         return None
     try:
+        if check is not None:
+            check(fd, what)
         return identity_of(fd)
     finally:
         os.close(fd)
@@ -116,6 +121,18 @@ def open_checked(path: str, what: str, expected: tuple[int, int, bool]) -> int:
     return fd
 
 
+def check_one_name(fd: int, what: str) -> None:
+    """``RootChanged`` when the hidden file open at ``fd`` has more than one name (hard links): a cover
+    hides one path, not the file, so another name — made by an earlier confined command while the
+    path was not hidden yet, then written in place by the operator — would let the command read it."""
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        raise RootChanged(
+            f"{what} has {info.st_nlink} names (hard links): a confined command could read it through one "
+            "the cover does not hide. Remove the other links (find -samefile) or keep the file elsewhere"
+        )
+
+
 def root_names(grants: Grants) -> dict[str, str]:
     """Each path of ``grants`` that carries an identity → how errors name it ("write root /w"): roots,
     ``read_only`` and ``hide`` paths; a path that is both a read and a write root is named as the
@@ -129,21 +146,23 @@ def root_names(grants: Grants) -> dict[str, str]:
 
 def pinned(grants: Grants) -> Grants:
     """``grants`` with the identity of every root that has none yet and exists now (``Grants.identities``);
-    ``GrantsError`` naming a root whose path goes through a symbolic link."""
+    ``GrantsError`` naming a root whose path goes through a symbolic link, or a hidden file with more
+    than one name (``check_one_name``)."""
     import dataclasses
 
     from ._grants import GrantsError
 
     known = {entry[0] for entry in grants.identities}
     added = []
+    hidden = set(grants.hide)
     for path, what in root_names(grants).items():
-        if path in known:
+        if path in known and path not in hidden:
             continue
         try:
-            found = found_at(path, what)
+            found = found_at(path, what, check_one_name if path in hidden else None)
         except RootChanged as exc:
             raise GrantsError(str(exc)) from None
-        if found is not None:
+        if found is not None and path not in known:
             added.append((path, *found))
     if not added:
         return grants

@@ -38,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     current = status()
     if not current.available or current.landlock_abi is None:
         _supervisor.fail_setup(f"cannot confine commands here: {current.reason}")
+    limits = _supervisor.rlimit_problem(grants)
+    if limits is not None:
+        _supervisor.fail_setup(limits)
     try:
         layout = _filesystem.plan(grants)
         cwd = os.getcwd()

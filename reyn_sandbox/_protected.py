@@ -90,9 +90,10 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     paths: every path the launcher mounts for the grants — read and write roots, ``read_only``
     paths): each secret lying strictly inside a root — or inside a folder the launcher mounts for
     every command (the system folders, the Python installation) — is to be hidden
-    (``Grants.secrets``: the launcher covers it, or what would hold it, ``secret_covers``); a root
-    that *is* a secret or lies inside one cannot be granted at all — hiding it would leave nothing
-    of the grant — and is one sentence of ``problems``."""
+    (``Grants.secrets``: the launcher covers the folder holding it, ``secret_covers``); a root that
+    *is* a secret or lies inside one, or is (or lies inside) the folder holding a secret file, cannot
+    be granted at all — hiding it would leave nothing of the grant — and is one sentence of
+    ``problems``."""
     from ._filesystem import SYSTEM_DIRS, interpreter_dirs
 
     secrets = {
@@ -106,6 +107,15 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
             if _within(root, path):
                 where = "is" if root == path else "lies inside"
                 problems.append(f"root {root} {where} {what} ({path}), which no confined process may read")
+            elif not os.path.isdir(path) and _within(root, os.path.dirname(path)):
+                # the launcher covers the folder holding a secret file (`secret_covers`): a root that
+                # is that folder, or lies inside it, would be taken away by the cover
+                where = "is" if root == os.path.dirname(path) else "lies inside"
+                problems.append(
+                    f"root {root} {where} the folder holding {what} ({path}), which no confined process "
+                    "may read: a file the host puts at that path while a command runs (a rotation, a "
+                    "replacement) would be readable, so the whole folder is hidden"
+                )
     for root in (*granted, *(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))):
         for path in secrets:
             if path != root and _within(path, root):

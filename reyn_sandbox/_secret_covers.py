@@ -1,11 +1,11 @@
 """What the launcher covers so that the host's secret files stay unread (``Grants.secrets``).
 
-A cover is a mount on a path, so it hides only what exists when the sandbox is built; a secret the
-host makes later (a log's first record, a key made on first use) would appear under no cover. So
-a secret is never skipped: when it is missing, the nearest folder that exists on its way is covered
-in its place, and when that folder is a mounted root itself, the command does not start. The host
-makes its secrets at load (``reyn_core.loading.trusted_files``), so in practice each is there and
-covered alone. The operator's ``hide`` entries are not secrets: missing ones are left out.
+A cover is a mount on the file found at a path when the sandbox is built; a file the host puts at
+that path later (a log rotated, a key replaced by rename, a first record) would appear under no
+cover. So a secret is never covered alone: the folder holding it is (or, when missing, the nearest
+folder that exists on its way), and when that folder is a mounted root itself, the command does
+not start. The operator's ``hide`` entries are not secrets: missing ones are left out, and each
+covers the file present at the start (docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -24,18 +24,23 @@ def within(path: str, root: str) -> bool:
 
 
 def secret_covers(
-    secrets: Iterable[str], mounts: Iterable[str], hidden: Iterable[str] = ()
+    secrets: Iterable[str], mounts: Iterable[str], hidden: Iterable[str] = (), fixed: Iterable[str] = ()
 ) -> tuple[str, ...]:
     """What the launcher covers so that no secret of ``secrets`` (``Grants.secrets``) can be read in
     a view made of ``mounts`` (every path bound into it) where ``hidden`` (the operator's ``hide``
-    paths, covered first: a cover below one could not be reached) are covered already. A secret
-    inside a mount is covered itself
-    when it exists; when it does not — it may appear while the command runs: a log's first record,
-    a key made on first use — its nearest existing folder below that mount is covered instead, so
-    whatever appears there later is under the cover. Never skipped (fail closed): ``ValueError``
-    naming the secret when that folder is the mount itself (covering it would take the grant away)
-    or when a mount is, or lies inside, a secret. A secret inside no mount is not in the view."""
+    paths, covered first: a cover below one could not be reached) are covered already.
+
+    A cover holds the file found at its path when the command starts, not the path: a file the host
+    puts there later — a log rotated, a key replaced by rename, a first record — would be readable.
+    So the *folder* holding a secret file is covered (a secret folder itself), or, when it is
+    missing, the nearest existing folder on its way below the mount: whatever appears there later is
+    under the cover. Never skipped (fail closed): ``ValueError`` naming the secret when that folder is
+    the mount itself (covering it would take the grant away: grant folders side by side) or when a
+    mount is, or lies inside, a secret. In ``fixed`` mounts (the system folders and the Python
+    installation, nothing the operator could re-grant) a secret lying directly in the mount is
+    covered itself. A secret inside no mount is not in the view."""
     mounted = tuple(dict.fromkeys(mounts))
+    fixed = frozenset(fixed)
     covers: dict[str, None] = {}
     for secret in dict.fromkeys(secrets):
         inside = next((m for m in mounted if within(m, secret)), None)
@@ -48,15 +53,16 @@ def secret_covers(
         if not holders:
             continue
         holder = max(holders, key=len)
-        path = secret
+        path = secret if os.path.isdir(secret) else os.path.dirname(secret)
         while not os.path.lexists(path) and path != holder:
             path = os.path.dirname(path)
-        if path == holder:
+        if path == holder and holder in fixed and os.path.lexists(secret):
+            path = secret
+        elif path == holder:
             raise ValueError(
-                f"the host's secret file {secret} does not exist, and the folder that would hold it is "
-                f"{holder} itself, which is mounted: a file made there while the command runs would be "
-                "readable. Let Reyn's load make it (it makes the argument key and the remote failure "
-                "log), or keep it out of the granted folders"
+                f"the folder holding the host's secret file {secret} is {holder} itself, which is "
+                "mounted: a file put at that path while the command runs (a rotation, a replacement, "
+                "its first record) would be readable. Grant folders side by side, none holding it"
             )
         covers[path] = None
     # a cover inside another one, or inside an operator's, is out of sight already

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import functools
 import os
 import sys
@@ -44,7 +46,30 @@ def _kernel_probe() -> tuple[int | None, str | None]:
     abi = _landlock.abi_version()
     if abi is None:
         return None, "the kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list)"
-    return abi, _userns_problem()
+    return abi, _mount_api_problem() or _userns_problem()
+
+
+def _mount_api_problem() -> str | None:
+    """Why the mount API on descriptors (open_tree, move_mount, mount_setattr), by which the launcher
+    builds the view, is missing, or None. Each is called with arguments it refuses (no descriptor, an
+    empty path); only ENOSYS — an old kernel, or a seccomp filter of a container — means it is absent."""
+    probes = (
+        ("open_tree", sc.NR_OPEN_TREE, (-1, b"", ctypes.c_uint(sc.OPEN_TREE_CLONE))),
+        ("move_mount", sc.NR_MOVE_MOUNT, (-1, b"", -1, b"", ctypes.c_uint(0))),
+        ("mount_setattr", sc.NR_MOUNT_SETATTR, (-1, b"", ctypes.c_uint(0), None, ctypes.c_size_t(0))),
+    )
+    for name, number, args in probes:
+        try:
+            fd = sc.raw_syscall(name, number, *args)
+        except OSError as exc:
+            if exc.errno == errno.ENOSYS:
+                return (
+                    f"the kernel refuses {name} (ENOSYS): the launcher builds the view with the mount "
+                    "API on file descriptors (Linux 5.12+), which this kernel or a seccomp filter denies"
+                )
+            continue
+        os.close(fd)  # not expected with these arguments; closed all the same
+    return None
 
 
 def _userns_problem() -> str | None:

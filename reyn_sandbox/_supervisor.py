@@ -102,22 +102,36 @@ def _enter_inner_user_namespace() -> None:
         handle.write(f"{gid} {gid} 1")
 
 
-def _set_limits(grants: Grants) -> None:
-    limits = (
+def _rlimits(grants: Grants) -> tuple[tuple[int, str, int, int], ...]:
+    """(resource, grant name, soft, hard) for each limit the command runs under."""
+    processes = grants.max_processes + _SUPERVISOR_TASKS  # the supervisor's tasks count in the namespace too
+    return (
         # The hard CPU limit a second above the soft one: SIGXCPU first (reported), SIGKILL if caught.
-        (resource.RLIMIT_CPU, grants.cpu_seconds, grants.cpu_seconds + 1),
-        (resource.RLIMIT_AS, grants.memory_bytes, grants.memory_bytes),
-        # The supervisor's tasks count in the namespace too.
-        (
-            resource.RLIMIT_NPROC,
-            grants.max_processes + _SUPERVISOR_TASKS,
-            grants.max_processes + _SUPERVISOR_TASKS,
-        ),
-        (resource.RLIMIT_FSIZE, grants.file_size_bytes, grants.file_size_bytes),
-        (resource.RLIMIT_NOFILE, grants.open_files, grants.open_files),
-        (resource.RLIMIT_CORE, 0, 0),
+        (resource.RLIMIT_CPU, "cpu_seconds", grants.cpu_seconds, grants.cpu_seconds + 1),
+        (resource.RLIMIT_AS, "memory_bytes", grants.memory_bytes, grants.memory_bytes),
+        (resource.RLIMIT_NPROC, "max_processes", processes, processes),
+        (resource.RLIMIT_FSIZE, "file_size_bytes", grants.file_size_bytes, grants.file_size_bytes),
+        (resource.RLIMIT_NOFILE, "open_files", grants.open_files, grants.open_files),
+        (resource.RLIMIT_CORE, "", 0, 0),
     )
-    for which, soft, hard in limits:
+
+
+def rlimit_problem(grants: Grants) -> str | None:
+    """Why the command could not be given the grants' limits, or None: a limit above the hard limit
+    this process inherited (only a privileged process may raise one, and the command's ends
+    unprivileged). Checked by the launcher before anything is set up."""
+    for which, name, _soft, hard in _rlimits(grants):
+        inherited = resource.getrlimit(which)[1]
+        if inherited != resource.RLIM_INFINITY and hard > inherited:
+            return (
+                f"{name} ({hard}) is above the hard limit the launcher was started with ({inherited}): "
+                "lower the grant, or raise the limit of the process that starts the launcher"
+            )
+    return None
+
+
+def _set_limits(grants: Grants) -> None:
+    for which, _name, soft, hard in _rlimits(grants):
         resource.setrlimit(which, (soft, hard))
 
 
@@ -171,6 +185,9 @@ def _exec_command(grants: Grants, command: list[str], env: dict[bytes, bytes]) -
         sc.reset_all_signal_dispositions()
         signal.pthread_sigmask(signal.SIG_SETMASK, ())
         _set_limits(grants)
+    except Exception as exc:  # nothing has run: a setup failure, one line and 125
+        fail_setup(f"cannot set the command's signals and limits: {exc}")
+    try:
         os.execvpe(command[0], command, {**env, b"TMPDIR": _filesystem.TMP.encode()})
     except OSError as exc:
         sys.stderr.write(f"reyn-sandbox: cannot run {command[0]}: {exc.strerror}\n")

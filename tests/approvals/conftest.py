@@ -232,6 +232,7 @@ def secrets(world: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     private(world.root / "logs" / "remote.log", LOG.encode())
     private(world.root / "logs" / "remote.log.1", LOG.encode())  # a rotated copy
     private(world.root / "logs" / "neighbour.log", b"neighbour log-folder text")
+    private(world.root / "beside.txt", b"beside the secrets' folders")
     monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(world.root / "keys" / "argument-hash.key"))
     monkeypatch.setenv("REYN_REMOTE_LOG", str(world.root / "logs" / "remote.log"))
     return world

@@ -2,8 +2,10 @@
 
 The argument-hash key and the remote failure log lie in a folder the operator granted for reading
 (``read_roots = ["."]``, as with ``XDG_CONFIG_HOME`` or ``$REYN_REMOTE_LOG`` inside the workspace):
-a confined shell command, an mcp stdio server and the file pack read a neighbouring file of the same
-folder, with the same owner and mode, and never the secret's bytes. Real kernel sandbox, real
+a confined shell command and an mcp stdio server read a file beside the secrets' folders, with the
+same owner and mode, and never the secret's bytes — each secret's folder is hidden as a whole, so a
+file the host puts at its path mid-call is hidden too; the file pack refuses the secrets and reads
+their neighbours. Real kernel sandbox, real
 processes, a real MCP SDK server over stdio; every attack beside its positive control."""
 
 from __future__ import annotations
@@ -82,16 +84,15 @@ def test_a_confined_shell_command_reads_the_neighbours_and_never_the_secrets(sec
         "logs/remote.log",
         "logs/remote.log.1",
         "keys/neighbour.txt",
-        "logs/neighbour.log",
+        "beside.txt",
     )
     assert envelope["status"] == "ok", envelope
     out = envelope["data"]["stdout"]
-    # positive control: same folder, same owner, same mode: read
-    assert "keys/neighbour.txt b'neighbour key-folder text'" in out
-    assert "logs/neighbour.log b'neighbour log-folder text'" in out
-    # the secrets: covered by an empty mount
-    assert "keys/argument-hash.key b''" in out and "logs/remote.log b''" in out, out
-    assert "logs/remote.log.1 b''" in out
+    # positive control: same owner, same mode, beside the secrets' folders: read
+    assert 'beside.txt b"beside the secrets\' folders"' in out, out
+    # the secrets: their folders covered by an empty mount (neighbours in them too)
+    for path in ("keys/argument-hash.key", "logs/remote.log", "logs/remote.log.1", "keys/neighbour.txt"):
+        assert f"{path} error PermissionError" in out, out
     assert "SECRET" not in out and "SECRET" not in envelope["data"]["stderr"]
 
 
@@ -111,7 +112,9 @@ def test_the_secrets_in_reyns_own_log_folder_are_hidden_with_the_folder(secrets,
 
 
 @needs_sandbox
-@pytest.mark.parametrize("root", ["keys/argument-hash.key", "state/reyn"], ids=["the_key", "in_log_folder"])
+@pytest.mark.parametrize(
+    "root", ["keys/argument-hash.key", "state/reyn", "keys"], ids=["the_key", "in_log_folder", "key_folder"]
+)
 def test_a_read_root_that_is_a_secret_is_refused_naming_it(secrets, monkeypatch, root):
     monkeypatch.delenv("REYN_REMOTE_LOG")
     monkeypatch.setenv("XDG_STATE_HOME", str(secrets.root / "state"))
@@ -121,16 +124,14 @@ def test_a_read_root_that_is_a_secret_is_refused_naming_it(secrets, monkeypatch,
     assert envelope["status"] == "error" and envelope["error"]["kind"] == "denied", envelope
     message = envelope["error"]["message"]
     assert "the roots in [plugins.shell.settings]" in message and "no confined process may read" in message
-    assert (
-        "the host's argument key" if root == "keys/argument-hash.key" else "Reyn's user log folder"
-    ) in message
+    assert ("Reyn's user log folder" if root == "state/reyn" else "the host's argument key") in message
     assert "SECRET" not in message
     # positive control: the workspace that holds it is granted (the secret hidden inside it)
     text = secrets.profile.read_text().replace(f'read_roots = ["{root}"]', 'read_roots = ["."]')
     secrets.profile.write_text(text)
-    made = _shell(secrets, "keys/neighbour.txt", "keys/argument-hash.key")
+    made = _shell(secrets, "beside.txt", "keys/argument-hash.key")
     assert made["status"] == "ok", made
-    assert "b'neighbour key-folder text'" in made["data"]["stdout"] and "SECRET" not in made["data"]["stdout"]
+    assert "beside the secrets' folders" in made["data"]["stdout"] and "SECRET" not in made["data"]["stdout"]
 
 
 @needs_sandbox
@@ -156,8 +157,7 @@ def test_an_mcp_stdio_server_reads_the_neighbour_and_never_the_key(secrets):
         assert envelope["status"] == "ok", envelope
         return json.dumps(envelope["data"])
 
-    assert "neighbour key-folder text" in read("keys/neighbour.txt")  # the positive control
-    assert "neighbour log-folder text" in read("logs/neighbour.log")
+    assert "beside the secrets' folders" in read("beside.txt")  # the positive control
     for secret in ("keys/argument-hash.key", "logs/remote.log"):
         assert "SECRET" not in read(secret)
 

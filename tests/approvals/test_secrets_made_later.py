@@ -138,7 +138,7 @@ def test_a_pooled_mcp_server_started_before_the_first_failure_never_reads_it(sec
         assert envelope["status"] == "ok", envelope
         return str(envelope["data"]["text"])
 
-    assert read("keys/neighbour.txt") == "neighbour key-folder text"  # the server runs, pooled
+    assert read("beside.txt") == "beside the secrets' folders"  # the server runs, pooled
     _log_a_failure(dict(os.environ))
     private(secrets.root / "state" / "new.txt", b"made after the server started")
     os.chmod(secrets.root / "state" / "new.txt", 0o644)
@@ -149,19 +149,23 @@ def test_a_pooled_mcp_server_started_before_the_first_failure_never_reads_it(sec
 @needs_sandbox
 def test_a_secret_in_a_read_only_path_outside_the_write_roots_is_covered(secrets, tmp_path, monkeypatch):
     outside = tmp_path / "outside"
-    private(outside / "argument-hash.key", KEY)
+    private(outside / "keys" / "argument-hash.key", KEY)
     private(outside / "neighbour.txt", b"read-only neighbour")
-    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(outside / "argument-hash.key"))
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(outside / "keys" / "argument-hash.key"))
     _enable(secrets, "shell", _shell_settings(["."]) + f"read_only = [{json.dumps(str(outside))}]\n")
     registry = load(load_profile()).registry
     ctx = ToolContext(surface="phase", agent="t", workspace=secrets.root)
-    code = "import sys\nfor p in sys.argv[1:]: print(p, repr(open(p, 'rb').read()))"
-    argv = ["python3", "-c", code, str(outside / "neighbour.txt"), str(outside / "argument-hash.key")]
+    code = (
+        "import sys\nfor p in sys.argv[1:]:\n    try: print(p, repr(open(p, 'rb').read()))\n"
+        "    except OSError as e: print(p, 'error', type(e).__name__)"
+    )
+    key = outside / "keys" / "argument-hash.key"
+    argv = ["python3", "-c", code, str(outside / "neighbour.txt"), str(key)]
     envelope = asyncio.run(dispatch_tool(registry, "shell", {"argv": argv}, ctx, allowed_ops=["shell"]))
     assert envelope["status"] == "ok", envelope
     out = envelope["data"]["stdout"]
     assert "b'read-only neighbour'" in out, out  # positive control: the read_only path is mounted
-    assert f"{outside / 'argument-hash.key'} b''" in out and "SECRET" not in out
+    assert f"{key} error PermissionError" in out and "SECRET" not in out  # its folder is covered
 
 
 @needs_sandbox

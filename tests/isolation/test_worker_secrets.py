@@ -1,7 +1,8 @@
 """An isolated plugin's worker never reads the host's secret files (issue 24, last stop's note (a)):
-the argument key and the remote failure log lying inside its read grant are hidden from its sandbox,
-while a neighbouring file of the same folder, owner and mode is read (the positive control); a read
-grant that is a secret refuses the plugin (``RJ011``). Real worker processes, the real sandbox."""
+the argument key and the remote failure log lying inside its read grant are hidden from its sandbox
+with their folder, while a file beside that folder, of the same owner and mode, is read (the positive
+control); a read grant that is a secret, or the folder holding one, refuses the plugin (``RJ011``).
+Real worker processes, the real sandbox."""
 
 from __future__ import annotations
 
@@ -46,17 +47,18 @@ def granted(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
         },
     )
     folder = tmp_path / "project"
-    folder.mkdir()
+    (folder / "private").mkdir(parents=True)
     os.chmod(folder, 0o755)
+    os.chmod(folder / "private", 0o755)
     for name, data in (
-        ("argument-hash.key", KEY),
-        ("remote.log", b"ref=1 SECRET-LOG-LINE"),
+        ("private/argument-hash.key", KEY),
+        ("private/remote.log", b"ref=1 SECRET-LOG-LINE"),
         ("notes.txt", b"notes"),
     ):
         (folder / name).write_bytes(data)
         os.chmod(folder / name, 0o600)  # the same mode for the secrets and the control
-    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(folder / "argument-hash.key"))
-    monkeypatch.setenv("REYN_REMOTE_LOG", str(folder / "remote.log"))
+    monkeypatch.setenv("REYN_ARGUMENT_KEY_FILE", str(folder / "private" / "argument-hash.key"))
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(folder / "private" / "remote.log"))
     return folder
 
 
@@ -66,18 +68,24 @@ def test_a_worker_reads_its_grant_but_not_the_secrets_inside(granted: Path) -> N
     assert status == "loaded", [d.render() for d in result.report.diagnostics]
     assert _read(result, granted / "notes.txt")["data"] == "notes"  # the positive control
     for secret in ("argument-hash.key", "remote.log"):
-        reply = _read(result, granted / secret)
-        assert reply["status"] == "ok" and reply["data"] == "", reply  # an empty cover, never the bytes
+        reply = _read(result, granted / "private" / secret)
+        assert "SECRET" not in str(reply) and reply.get("data") in (None, ""), reply  # never the bytes
     assert "SECRET" not in (granted / "notes.txt").read_text()
 
 
-def test_a_read_grant_that_is_a_secret_refuses_the_plugin(granted: Path) -> None:
-    result = _load(f'[plugins.variant.grants]\nread = ["{granted / "argument-hash.key"}"]\n')
+@pytest.mark.parametrize(
+    ("grant", "words"),
+    [("private/argument-hash.key", "is the host's argument key"), ("private", "is the folder")],
+)
+def test_a_read_grant_that_is_a_secret_or_holds_one_refuses_the_plugin(
+    granted: Path, grant: str, words: str
+) -> None:
+    result = _load(f'[plugins.variant.grants]\nread = ["{granted / grant}"]\n')
     info = next(i for i in result.report.plugins if i.plugin_id == "variant")
     assert info.status == "refused"
     found = [d for d in result.report.diagnostics if d.code == "RJ011"]
     assert found and "the worker could read the host's secrets" in found[0].message
-    assert "is the host's argument key" in found[0].message
+    assert words in found[0].message
 
 
 def test_a_worker_started_before_the_first_failure_never_reads_the_log(granted: Path, monkeypatch) -> None:

@@ -35,8 +35,9 @@ def test_grant_keys_are_the_launchers_fields() -> None:
 
     launcher = {f.name for f in dataclasses.fields(reyn_sandbox.Grants)}
     # uid/gid: who the command runs as under root, the launcher's choice, not a grant of reach;
-    # identities: what the host found at each root when it checked it, never the operator's to write
-    assert SHARED | set(reyn_sandbox.LIMIT_KEYS) == launcher - {"uid", "gid", "identities"}
+    # identities: what the host found at each root when it checked it, never the operator's to write;
+    # secrets: the host's secret files, which the host adds (resolve_grants), never the operator
+    assert SHARED | set(reyn_sandbox.LIMIT_KEYS) == launcher - {"uid", "gid", "identities", "secrets"}
     assert set(reyn_sandbox.GRANT_KEYS) == SHARED | set(reyn_sandbox.LIMIT_KEYS) | {"sandbox"}
 
 

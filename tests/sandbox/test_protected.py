@@ -106,8 +106,11 @@ def test_the_secrets_inside_a_read_root_are_hidden_and_a_plain_host_file_is_not(
     assert set(grants.secrets) == {str(ws / "keys" / "argument-hash.key"), str(ws / "logs")}
     assert grants.hide == ()  # the operator's hides stay apart: a missing one is skipped, a secret never
     # through a link the root resolves, and so does the secret: hidden all the same
-    grants = reyn_sandbox.resolve_grants(str(ws), _read("link"), host)
-    assert grants.secrets == (str(ws / "keys" / "argument-hash.key"),)
+    (ws / "outer" / "inner").mkdir(parents=True)
+    (ws / "link2").symlink_to(ws / "outer", target_is_directory=True)
+    host[str(ws / "outer" / "inner" / "k")] = host[str(ws / "keys" / "argument-hash.key")]
+    grants = reyn_sandbox.resolve_grants(str(ws), _read("link2"), host)
+    assert grants.secrets == (str(ws / "outer" / "inner" / "k"),)
     # positive control: a root that holds no secret hides nothing; the operator's own hides stay
     keys = SimpleNamespace(**{**vars(_read("state")), "hide": ("state/x",)})
     (ws / "state" / "x").write_text("")
@@ -120,11 +123,16 @@ def test_the_secrets_inside_a_read_root_are_hidden_and_a_plain_host_file_is_not(
         ("keys/argument-hash.key", "is the host's argument key"),
         ("logs", "is Reyn's user log folder"),
         ("logs/sub", "lies inside Reyn's user log folder"),
+        # the root holds a secret file directly: only its folder's cover holds a file the host puts
+        # at that path mid-call, and that folder is the grant itself
+        ("keys", "is the folder holding the host's argument key"),
+        ("link", "is the folder holding the host's argument key"),
     ],
 )
 def test_a_read_root_that_is_or_lies_inside_a_secret_is_refused(ws: Path, root: str, words: str) -> None:
     host = _secrets(ws)
     (ws / "logs" / "sub").mkdir()
+    (ws / "link").symlink_to(ws / "keys", target_is_directory=True)
     with pytest.raises(reyn_sandbox.GrantsError, match="could read the host's secrets") as caught:
         reyn_sandbox.resolve_grants(str(ws), _read(".", root), host)
     assert words in str(caught.value) and "no confined process may read" in str(caught.value)
@@ -135,8 +143,11 @@ def test_the_mark_is_read_not_the_words() -> None:
 
     plain = {"/h/key": "the host's argument key"}  # the same words, unmarked: only unwritable
     assert reyn_sandbox.secret_hides(["/h"], plain) == ((), [])
+    hide, problems = reyn_sandbox.secret_hides(["/h"], {"/h/k/key": SecretFile("anything")})
+    assert hide == ("/h/k/key",) and problems == []
+    # a root that is the folder holding a secret file: its cover would take the grant away
     hide, problems = reyn_sandbox.secret_hides(["/h"], {"/h/key": SecretFile("anything")})
-    assert hide == ("/h/key",) and problems == []
+    assert len(problems) == 1 and "root /h is the folder holding anything (/h/key)" in problems[0]
 
 
 def test_a_secret_in_a_folder_every_command_sees_is_hidden_without_any_grant() -> None:

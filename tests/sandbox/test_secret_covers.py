@@ -74,13 +74,22 @@ def test_a_missing_secret_the_root_itself_would_hold_stops_the_start(sandbox: Sa
     grants = Grants(read_roots=(str(root),), secrets=(str(copy),))
     refused = sandbox.python_code(READ, grants, str(root / "notes.txt"))
     assert refused.returncode == 125, refused.stderr
-    assert f"the host's secret file {copy} does not exist" in refused.stderr
+    assert f"the folder holding the host's secret file {copy} is {root} itself" in refused.stderr
     assert "notes" not in refused.stdout
-    # positive control: once it exists (the load makes it), the same grants run and cover it
+    # existing makes no difference: a file the host renamed over it mid-call would be readable
     _public(copy, "SECRET rotated")
     _public(root / "notes.txt", "notes")
-    made = sandbox.python_ok(READ, grants, str(copy), str(root / "notes.txt"))
-    assert f"{copy} ''" in made.stdout and f"{root / 'notes.txt'} 'notes'" in made.stdout
+    assert sandbox.python_code(READ, grants, str(root / "notes.txt")).returncode == 125
+    # positive control: in a folder of its own below the root, it is covered with that folder
+    held = root / "logs" / "remote.log.2"
+    _public(held, "SECRET rotated")
+    grants = Grants(read_roots=(str(root),), secrets=(str(held),))
+    code = READ.replace(
+        "print(p, repr(open(p).read()))", "print(p, repr(open(p).read()) if 'logs' not in p else 'x')"
+    )
+    made = sandbox.python_ok(code, grants, str(root / "notes.txt")).stdout
+    assert f"{root / 'notes.txt'} 'notes'" in made
+    assert sandbox.python_code(READ, grants, str(held)).returncode != 0
 
 
 def test_a_root_inside_a_secret_stops_the_start(sandbox: Sandbox, area: Path) -> None:
@@ -109,30 +118,37 @@ def test_a_secret_in_a_read_only_path_outside_the_write_roots_is_covered(
 ) -> None:
     """``read_only`` mounts a path readable wherever it is: a secret inside is covered as in a root."""
     outside = area / "outside"
-    _public(outside / "argument-hash.key", "SECRET-KEY")
+    _public(outside / "keys" / "argument-hash.key", "SECRET-KEY")
     _public(outside / "neighbour.txt", "neighbour")
-    grants = Grants(read_only=(str(outside),), secrets=(str(outside / "argument-hash.key"),))
-    out = sandbox.python_ok(
-        READ, grants, str(outside / "argument-hash.key"), str(outside / "neighbour.txt")
-    ).stdout
-    assert "'neighbour'" in out and "SECRET" not in out
+    grants = Grants(read_only=(str(outside),), secrets=(str(outside / "keys" / "argument-hash.key"),))
+    assert "'neighbour'" in sandbox.python_ok(READ, grants, str(outside / "neighbour.txt")).stdout
+    hidden = sandbox.python_code(READ, grants, str(outside / "keys" / "argument-hash.key"))
+    assert hidden.returncode != 0 and "SECRET" not in hidden.stdout
 
 
 def test_what_covers_each_secret(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     (root / "state" / "deep").mkdir(parents=True)
-    (root / "key").write_text("k")
+    (root / "keys").mkdir()
+    (root / "keys" / "key").write_text("k")
     secrets = [
-        str(root / "key"),  # exists: covered itself
+        str(root / "keys" / "key"),  # exists: its folder is covered (holds a replacement too)
         str(root / "state" / "deep" / "reyn" / "remote.log"),  # missing: its nearest existing folder
         str(root / "state" / "deep" / "reyn" / "remote.log.1"),  # the same cover, once
         "/srv/elsewhere/key",  # in no mount: not in the view
     ]
-    assert secret_covers(secrets, [str(root), "/usr"]) == (str(root / "key"), str(root / "state" / "deep"))
+    assert secret_covers(secrets, [str(root), "/usr"]) == (str(root / "keys"), str(root / "state" / "deep"))
     # under an operator's cover that must be there, a secret is out of sight already
-    assert secret_covers(secrets[:2], [str(root)], [str(root / "state")]) == (str(root / "key"),)
-    with pytest.raises(ValueError, match="does not exist"):
-        secret_covers([str(root / "missing.key")], [str(root)])
+    assert secret_covers(secrets[:2], [str(root)], [str(root / "state")]) == (str(root / "keys"),)
+    # directly in the root, missing or not: covering its folder would take the grant away
+    (root / "direct.key").write_text("k")
+    for secret in ("missing.key", "direct.key"):
+        with pytest.raises(ValueError, match="itself, which is mounted"):
+            secret_covers([str(root / secret)], [str(root)])
+    # directly in a fixed mount (a system folder): nothing to re-grant, the file itself is covered
+    assert secret_covers([str(root / "direct.key")], [str(root)], fixed=[str(root)]) == (
+        str(root / "direct.key"),
+    )
 
 
 @pytest.mark.parametrize("hide", ["state", "state/reyn/x"], ids=["above_the_secret", "inside_the_secret"])
