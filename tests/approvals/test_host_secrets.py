@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,32 +135,39 @@ def test_a_read_root_that_is_a_secret_is_refused_naming_it(secrets, monkeypatch,
     assert "beside the secrets' folders" in made["data"]["stdout"] and "SECRET" not in made["data"]["stdout"]
 
 
-@needs_sandbox
-def test_an_mcp_stdio_server_reads_the_neighbour_and_never_the_key(secrets):
-    shutil.copy(PROBE, secrets.root / "probe_server.py")
-    os.chmod(secrets.root / "probe_server.py", 0o644)
+def probe_reader(world: Any) -> Callable[[str], dict[str, Any]]:
+    """The mcp pack with the probe stdio server (read root: the workspace) enabled; a function calling
+    its ``read_file`` through the registry and returning the call's data (the envelope must be ok)."""
+    shutil.copy(PROBE, world.root / "probe_server.py")
+    os.chmod(world.root / "probe_server.py", 0o644)
     _enable(
-        secrets,
+        world,
         "mcp",
         "\n[plugins.mcp.settings.servers.probe]\n"
         f"command = {json.dumps(sys.executable)}\n"
         'args = ["probe_server.py"]\n'
-        f"cwd = {json.dumps(str(secrets.root))}\n"
+        f"cwd = {json.dumps(str(world.root))}\n"
         'read_roots = ["."]\n'
-        f'env = {{ PATH = "/usr/bin:/bin", HOME = {json.dumps(str(secrets.root))} }}\n',
+        f'env = {{ PATH = "/usr/bin:/bin", HOME = {json.dumps(str(world.root))} }}\n',
     )
     registry = load(load_profile()).registry
-    ctx = ToolContext(surface="router", agent="t", workspace=secrets.root)
+    ctx = ToolContext(surface="router", agent="t", workspace=world.root)
 
-    def read(path: str) -> str:
+    def read(path: str) -> dict[str, Any]:
         args = {"server": "probe", "tool": "read_file", "arguments": {"path": path}}
         envelope = asyncio.run(dispatch_tool(registry, "call_mcp_tool", args, ctx))
         assert envelope["status"] == "ok", envelope
-        return json.dumps(envelope["data"])
+        return dict(envelope["data"])
 
-    assert "beside the secrets' folders" in read("beside.txt")  # the positive control
+    return read
+
+
+@needs_sandbox
+def test_an_mcp_stdio_server_reads_the_neighbour_and_never_the_key(secrets):
+    read = probe_reader(secrets)
+    assert "beside the secrets' folders" in json.dumps(read("beside.txt"))  # the positive control
     for secret in ("keys/argument-hash.key", "logs/remote.log"):
-        assert "SECRET" not in read(secret)
+        assert "SECRET" not in json.dumps(read(secret))
 
 
 FILE_SETTINGS = '\n[plugins.file.settings]\nread_roots = ["."]\nwrite_roots = ["out"]\n'

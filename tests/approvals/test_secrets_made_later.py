@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from reyn_core import ToolContext
 from reyn_core.host import dispatch_tool, load, load_profile
 
 from .conftest import KEY, private
-from .test_host_secrets import PROBE, _enable, _shell_settings, needs_sandbox
+from .test_host_secrets import _enable, _shell_settings, needs_sandbox, probe_reader
 
 # write a marker in the write root (the host waits for it), wait for the go-file, then read each path
 WAIT_READ = (
@@ -117,26 +116,10 @@ def test_a_shell_command_waiting_when_the_first_failure_is_logged_never_reads_it
 @needs_sandbox
 def test_a_pooled_mcp_server_started_before_the_first_failure_never_reads_it(secrets, monkeypatch):
     _default_log(secrets, monkeypatch)
-    shutil.copy(PROBE, secrets.root / "probe_server.py")
-    os.chmod(secrets.root / "probe_server.py", 0o644)
-    _enable(
-        secrets,
-        "mcp",
-        "\n[plugins.mcp.settings.servers.probe]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        'args = ["probe_server.py"]\n'
-        f"cwd = {json.dumps(str(secrets.root))}\n"
-        'read_roots = ["."]\n'
-        f'env = {{ PATH = "/usr/bin:/bin", HOME = {json.dumps(str(secrets.root))} }}\n',
-    )
-    registry = load(load_profile()).registry
-    ctx = ToolContext(surface="router", agent="t", workspace=secrets.root)
+    probe = probe_reader(secrets)
 
     def read(path: str) -> str:
-        args = {"server": "probe", "tool": "read_file", "arguments": {"path": path}}
-        envelope = asyncio.run(dispatch_tool(registry, "call_mcp_tool", args, ctx))
-        assert envelope["status"] == "ok", envelope
-        return str(envelope["data"]["text"])
+        return str(probe(path)["text"])
 
     assert read("beside.txt") == "beside the secrets' folders"  # the server runs, pooled
     _log_a_failure(dict(os.environ))
