@@ -99,27 +99,34 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     secrets = {
         os.path.realpath(p): what for p, what in protected.items() if os.path.isabs(p) and is_secret(what)
     }
-    hide: dict[str, None] = {}
-    problems: list[str] = []
     granted = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
-    for root in granted:
-        for path, what in secrets.items():
-            if _within(root, path):
-                where = "is" if root == path else "lies inside"
-                problems.append(f"root {root} {where} {what} ({path}), which no confined process may read")
-            elif not os.path.isdir(path) and _within(root, os.path.dirname(path)):
-                # the launcher covers the folder holding a secret file (`secret_covers`): a root that
-                # is that folder, or lies inside it, would be taken away by the cover
-                where = "is" if root == os.path.dirname(path) else "lies inside"
-                problems.append(
-                    f"root {root} {where} the folder holding {what} ({path}), which no confined process "
-                    "may read: a file the host puts at that path while a command runs (a rotation, a "
-                    "replacement) would be readable, so the whole folder is hidden"
-                )
-    for root in (*granted, *(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))):
+    fixed = tuple(os.path.realpath(d) for d in (*SYSTEM_DIRS, *interpreter_dirs()))
+    hide: dict[str, None] = {}
+    for root in (*granted, *fixed):
         for path in secrets:
             if path != root and _within(path, root):
                 hide[path] = None
     # a secret inside another hidden one is already out of sight
     kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))
+    # the launcher covers the folder holding each hidden secret file (`secret_covers`; one lying
+    # directly in a system folder is covered itself)
+    covered = {
+        os.path.dirname(p): p for p in kept if not os.path.isdir(p) and os.path.dirname(p) not in fixed
+    }
+    problems: list[str] = []
+    for root in granted:
+        for path, what in secrets.items():
+            if _within(root, path):
+                where = "is" if root == path else "lies inside"
+                problems.append(f"root {root} {where} {what} ({path}), which no confined process may read")
+        for holder, path in covered.items():
+            if _within(root, holder):
+                # the cover would take that root away; a root inside a folder holding a secret it
+                # does not see (the secret hidden for no root) needs neither a cover nor a refusal
+                where = "is" if root == holder else "lies inside"
+                problems.append(
+                    f"root {root} {where} the folder holding {secrets[path]} ({path}), which no confined "
+                    "process may read: a file the host puts at that path while a command runs (a rotation, "
+                    "a replacement) would be readable, so the whole folder is hidden"
+                )
     return kept, problems

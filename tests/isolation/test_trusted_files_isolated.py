@@ -36,14 +36,18 @@ def reyn_trusted_files(settings, workspace):
 '''
 
 
-def _install(site: Path, pid: str, body: str) -> None:
+def _install(site: Path, pid: str, body: str, *, read: bool = False) -> None:
     files = {"__init__.py": PLUGIN.format(pid=pid, body=body)}
-    install_package_plugin(site, pid, {**files, "reyn_permissions.toml": declaration(filesystem_write=True)})
+    permissions = declaration(filesystem_write=True, filesystem_read=read)
+    install_package_plugin(site, pid, {**files, "reyn_permissions.toml": permissions})
 
 
-def _plugin(pid: str, isolation: str, write: list[str] | None = None) -> str:
+def _plugin(pid: str, isolation: str, write: list[str] | None = None, read: list[str] | None = None) -> str:
     table = f'[plugins.{pid}]\nisolation = "{isolation}"\n'
-    return table + (f"[plugins.{pid}.grants]\nwrite = {write!r}\n".replace("'", '"') if write else "")
+    if write or read:
+        table += f"[plugins.{pid}.grants]\n"
+    table += f"write = {write!r}\n".replace("'", '"') if write else ""
+    return table + (f"read = {read!r}\n".replace("'", '"') if read else "")
 
 
 def _load(*tables: str, enable: list[str]) -> Any:
@@ -116,6 +120,27 @@ def test_an_isolated_plugin_may_name_only_files_its_grants_cover(site: Path, tmp
     info = _info(result, "stray")
     assert info.status == "failed" and "stray_hello" not in result.registry
     (diag,) = [d for d in info.diagnostics if d.code == "RI013"]
-    assert "outside every path [plugins.stray.grants] gives it" in diag.message
+    assert "outside every path [plugins.stray.grants] lets it write" in diag.message
     assert str(tmp_path / "kept" / "its.db") not in result.host_files
     # positive control: test_an_isolated_plugin_names_its_files_from_its_worker (inside its grant)
+
+
+def test_a_file_an_isolated_plugin_may_only_read_is_not_its_own(site: Path, tmp_path: Path) -> None:
+    """A read grant over the workspace does not let a worker protect a file in another surface's write
+    root (it would refuse the shell pack's `out`, or a source file a model edits)."""
+    _state(tmp_path)
+    (tmp_path / "out").mkdir()
+    _install(site, "reader", "return {str(workspace / 'out' / 'x'): 'its cache'}", read=True)
+    result = _load(_plugin("reader", "process", read=[str(tmp_path)]), enable=["reader"])
+    info = _info(result, "reader")
+    assert info.status == "failed" and "reader_hello" not in result.registry, info.diagnostics
+    (diag,) = [d for d in info.diagnostics if d.code == "RI013"]
+    assert "outside every path [plugins.reader.grants] lets it write" in diag.message
+    assert str(tmp_path / "out" / "x") not in result.host_files
+    # positive control: the same plugin with a write grant over the folder names it
+    _install(site, "reader2", "return {str(workspace / 'state' / 'x'): 'its cache'}", read=True)
+    result = _load(
+        _plugin("reader2", "process", [str(tmp_path / "state")], [str(tmp_path)]), enable=["reader2"]
+    )
+    assert _info(result, "reader2").status == "loaded", _info(result, "reader2").diagnostics
+    assert result.host_files[str(tmp_path / "state" / "x")] == "its cache (plugin 'reader2')"

@@ -150,6 +150,19 @@ def test_the_mark_is_read_not_the_words() -> None:
     assert len(problems) == 1 and "root /h is the folder holding anything (/h/key)" in problems[0]
 
 
+def test_a_root_inside_a_folder_holding_a_secret_it_never_sees_is_granted() -> None:
+    """A remote log at ``~/x.log`` and a workspace ``~/proj``: the root ``~/proj/src`` does not hold
+    the log, so no cover is made and nothing is refused (a reviewer found it refused)."""
+    from reyn_core import SecretFile
+
+    log = {"/h/x.log": SecretFile("the host's remote failure log")}
+    assert reyn_sandbox.secret_hides(["/h/proj/src", "/h/proj/out"], log) == ((), [])
+    # control: when another root makes the log seen, its folder is covered and a root inside it goes
+    hide, problems = reyn_sandbox.secret_hides(["/", "/h/proj/src"], log)
+    assert hide == ("/h/x.log",) and len(problems) == 1
+    assert "root /h/proj/src lies inside the folder holding the host's remote failure log" in problems[0]
+
+
 def test_a_secret_in_a_folder_every_command_sees_is_hidden_without_any_grant() -> None:
     """The launcher mounts the system folders and the Python installation for every command: a
     secret kept there (an argument key in ``/etc``) is hidden though no root names it."""

@@ -11,7 +11,7 @@ files it meant to protect are unknown, so its tools would act on files any write
 So does a path inside another isolated plugin's write grant (``[plugins.<id>.grants] write``, read
 from the profile, whatever the order plugins load in): that worker could rewrite it. The other
 plugins keep loading. An isolated plugin answers from its worker (the backend forwards the answer;
-``workspace`` is the load's there too), and may name only files its own grants cover.
+``workspace`` is the load's there too), and may name only files its own write grants cover.
 
 Each named path is checked before it joins the list, and kept resolved (``ResolvedPath``): one
 printable line that encodes as UTF-8 (it is shown in refusals a model reads, and sent as JSON), of
@@ -112,18 +112,19 @@ def _too_broad(session: LoadSession, resolved: Mapping[str, tuple[str, str]]) ->
 def _outside_own_grants(
     session: LoadSession, plugin_id: str, resolved: Mapping[str, tuple[str, str]]
 ) -> str | None:
-    """For an isolated plugin, the first named path outside every root its own grants give it
-    (``[plugins.<id>.grants]`` read and write): its worker reaches nothing else, so it has no other
-    file of its own to protect. None for a plugin in process."""
+    """For an isolated plugin, the first named path outside every root its own grants let it write
+    (``[plugins.<id>.grants] write``): only there can it keep a file of its own; a path it may only
+    read would let it refuse the write roots of others (a pack's `out`, a source file a model edits).
+    None for a plugin in process."""
     profile = session.profile
     config = profile.plugin(plugin_id)
     if config.isolation != "process":
         return None
-    granted = (*config.grants.read, *config.grants.write) if config.grants else ()
+    granted = config.grants.write if config.grants else ()
     roots = [os.path.realpath(profile.resolve_path(root)) for root in granted]
     for real, (path, _) in resolved.items():
         if not any(_within(real, root) for root in roots):
-            return f"{path!r}, outside every path [plugins.{plugin_id}.grants] gives it"
+            return f"{path!r}, outside every path [plugins.{plugin_id}.grants] lets it write"
     return None
 
 
