@@ -50,7 +50,7 @@ async def _served(world: dict, args: list[str]) -> tuple[set[str], str]:
         env=world["env"],
     )
     async with Client(params) as client:
-        names = {t.name for t in await client.list_tools()}
+        names = {t.name for t in (await client.list_tools()).tools}
         listing = await client.call_tool("list_directory", {"path": "."})
     return names, "".join(getattr(c, "text", "") for c in listing.content)
 
