@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core.cli.global_options import GlobalOptionError, GlobalOptions, scan_global_options, workspace_words
+from reyn_core.cli.global_options import (
+    GlobalOptionError,
+    GlobalOptions,
+    scan_global_options,
+    workspace_words,
+)
 
 
 @pytest.mark.parametrize(
@@ -46,14 +51,16 @@ def test_a_valued_option_given_twice_or_abbreviated_is_refused(argv: list[str], 
     # argparse keeps the last and expands prefixes; the scan would read another value: refused
     with pytest.raises(GlobalOptionError, match=said):
         scan_global_options(argv)
-    assert scan_global_options(["m", "--", "--works", "--profile", "x"]).profile is None  # after --: the command's
+    # after ``--`` the words are the command's own
+    assert scan_global_options(["m", "--", "--works", "--profile", "x"]).profile is None
 
 
 def test_the_workspace_is_resolved_once_and_handed_to_the_command(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "proj").mkdir()
     want = f"--workspace={tmp_path / 'proj'}"
-    assert workspace_words(["--workspace", "~/proj", "mcp", "serve", "--", "x"]) == ["mcp", "serve", want, "--", "x"]
+    moved = workspace_words(["--workspace", "~/proj", "mcp", "serve", "--", "x"])
+    assert moved == ["mcp", "serve", want, "--", "x"]
     assert workspace_words(["mcp", "serve", "--workspace=~/proj", "-v"]) == ["mcp", "serve", "-v", want]
     assert workspace_words(["mcp", "serve"]) == ["mcp", "serve"]  # none given: the command's default
     with pytest.raises(GlobalOptionError, match="is not a directory"):

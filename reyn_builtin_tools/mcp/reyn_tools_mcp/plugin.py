@@ -158,7 +158,8 @@ def reyn_register_tools(register: Any, settings: Any, workspace: Path) -> None:
         register(definition)
     if any(c.import_tools for c in s.servers.values()):
         try:
-            snapshot = read_snapshot(s.snapshot_path(workspace))  # the load's: the file reyn_trusted_files protects
+            # the load's workspace: the very file reyn_trusted_files protects
+            snapshot = read_snapshot(s.snapshot_path(workspace))
         except SnapshotError:
             snapshot = {"servers": {}}  # reported by diagnostics(); the core tools still load
         for definition in imported_definitions(s, snapshot):

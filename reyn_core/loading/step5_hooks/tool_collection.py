@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 import os
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import PluginLoadError, ToolRegistrationError, describe_exception
@@ -103,7 +103,9 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
         check_lock_tools(session, p)
 
 
-def registered_tools(pm: pluggy.PluginManager, settings: Any, workspace: str = "") -> list[ToolDefinition | str]:
+def registered_tools(
+    pm: pluggy.PluginManager, settings: Any, workspace: str = ""
+) -> list[ToolDefinition | str]:
     """What the plugin's ``reyn_register_tools`` hook registers, in order: each a ``ToolDefinition``
     (a plain typed function is wrapped with ``@tool``'s defaults), or the ``RT001`` message for an
     object that is not a tool. ``register()`` works only while the hook runs. ``PluginLoadError``:
@@ -119,7 +121,8 @@ def registered_tools(pm: pluggy.PluginManager, settings: Any, workspace: str = "
         return obj
 
     try:
-        results = pm.hook.reyn_register_tools(register=register, settings=settings, workspace=Path(os.path.realpath(workspace or os.getcwd())))
+        where = Path(os.path.realpath(workspace or os.getcwd()))
+        results = pm.hook.reyn_register_tools(register=register, settings=settings, workspace=where)
     except (Exception, SystemExit) as exc:
         raise PluginLoadError("RI005", f"hook reyn_register_tools raised {describe_exception(exc)}") from None
     finally:

@@ -19,7 +19,8 @@ REYN = str(Path(sys.executable).parent / "reyn")
 def _snapshot(root: Path, tool: str) -> None:
     (root / ".reyn").mkdir(parents=True)
     tools = [{"name": tool, "description": "x", "input_schema": {"type": "object"}}]
-    (root / ".reyn" / "mcp-tools.json").write_text(json.dumps({"version": 1, "servers": {"demo": {"tools": tools}}}))
+    snapshot = {"version": 1, "servers": {"demo": {"tools": tools}}}
+    (root / ".reyn" / "mcp-tools.json").write_text(json.dumps(snapshot))
 
 
 @pytest.fixture
@@ -101,9 +102,10 @@ def test_a_repeated_abbreviated_or_missing_workspace_is_refused_clearly(world, a
 
 
 def test_a_global_workspace_for_a_command_without_one_is_named_not_an_invalid_choice(world):
-    proc = _run(world, "--workspace", str(world["project"]), "tools", "list", "--profile-file", str(world["profile"]))
+    profile = ["--profile-file", str(world["profile"])]
+    proc = _run(world, "--workspace", str(world["project"]), "tools", "list", *profile)
     assert proc.returncode == 2 and "unrecognized arguments: --workspace=" in proc.stderr, proc.stderr
     assert "invalid choice" not in proc.stderr
     # the control: the same command without it works, and the rest keeps working
-    ok = _run(world, "tools", "list", "--profile-file", str(world["profile"]))
+    ok = _run(world, "tools", "list", *profile)
     assert ok.returncode == 0, ok.stderr
