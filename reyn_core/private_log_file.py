@@ -115,9 +115,9 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
     (see the module docstring). Its folder is checked when it is made (``LogFileRefused`` then)."""
 
     def __init__(self, path: Path, *, max_bytes: int, backup_count: int) -> None:
-        self._folder = path.parent
-        self._name = path.name
-        self._dir_fd = open_private_folder(self._folder)
+        self._log_folder = path.parent
+        self._file_name = path.name
+        self._dir_fd = open_private_folder(self._log_folder)
         self._told = False
         try:
             super().__init__(
@@ -128,7 +128,7 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
             raise
 
     def _open(self) -> TextIOWrapper:
-        fd = open_private_file(self._folder, self._dir_fd, self._name)
+        fd = open_private_file(self._log_folder, self._dir_fd, self._file_name)
         return open(fd, "a", encoding=self.encoding, errors=self.errors)  # noqa: SIM115 - the handler keeps it
 
     def doRollover(self) -> None:  # noqa: N802 - the stdlib's name
@@ -138,7 +138,7 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
         if self.stream:
             self.stream.close()
             self.stream = None  # type: ignore[assignment]
-        names = [self._name, *(f"{self._name}.{n}" for n in range(1, self.backupCount + 1))]
+        names = [self._file_name, *(f"{self._file_name}.{n}" for n in range(1, self.backupCount + 1))]
         present = []
         for name in names[:-1]:  # every source checked before anything moves: a refusal moves nothing
             try:
@@ -146,14 +146,14 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
             except FileNotFoundError:
                 continue
             if st is not None and not stat.S_ISREG(st.st_mode):
-                raise LogFileRefused(f"the log file {self._folder / name} is not a regular file: remove it")
+                raise LogFileRefused(f"the log file {self._log_folder / name} is not a regular file: remove it")
             present.append(name)
         for older, newer in reversed(list(zip(names, names[1:], strict=False))):
             if older in present:
                 if self._dir_fd is not None:
                     os.replace(older, newer, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
                 else:
-                    os.replace(self._folder / older, self._folder / newer)
+                    os.replace(self._log_folder / older, self._log_folder / newer)
         if not self.delay:
             self.stream = self._open()
 

@@ -128,7 +128,7 @@ def test_a_link_planted_at_a_rotated_name_is_refused_when_rotating(
     handler = PrivateRotatingFileHandler(folder / "remote.log", max_bytes=300, backup_count=BACKUP_COUNT)
     try:
         write(handler, 2)
-        (folder / "remote.log.1").unlink()
+        (folder / "remote.log.1").unlink(missing_ok=True)
         (folder / "remote.log.1").symlink_to(target)
         write(handler, 10)
         assert "remote.log.1 is not a regular file: remove it" in capsys.readouterr().err
@@ -155,7 +155,7 @@ def test_a_folder_others_may_write_is_refused(
     folder.mkdir()
     folder.chmod(mode)
     monkeypatch.setenv("REYN_REMOTE_LOG", str(folder / "remote.log"))
-    with pytest.raises(LogFileRefused, match=r"can be written by others .* chmod go-w"):
+    with pytest.raises(LogFileRefused, match=r"can be written by others .* \(chmod go-w\)"):
         make_log_files()
     assert list(folder.iterdir()) == []  # nothing made in it
     message = log_remote_failure("test", "a failure", "raw words")  # never raises
