@@ -19,10 +19,11 @@ import os
 import stat
 import sys
 from collections.abc import Iterable
+from io import TextIOWrapper
+from itertools import pairwise
 from logging import LogRecord
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
-from io import TextIOWrapper
 
 _POSIX = os.name == "posix"
 _FILE_FLAGS = (
@@ -121,7 +122,11 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
         self._told = False
         try:
             super().__init__(
-                path, maxBytes=max_bytes, backupCount=backup_count, encoding="utf-8", errors="backslashreplace"
+                path,
+                maxBytes=max_bytes,
+                backupCount=backup_count,
+                encoding="utf-8",
+                errors="backslashreplace",
             )
         except BaseException:
             self._close_folder()
@@ -129,15 +134,15 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
 
     def _open(self) -> TextIOWrapper:
         fd = open_private_file(self._log_folder, self._dir_fd, self._file_name)
-        return open(fd, "a", encoding=self.encoding, errors=self.errors)  # noqa: SIM115 - the handler keeps it
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
-    def doRollover(self) -> None:  # noqa: N802 - the stdlib's name
+    def doRollover(self) -> None:
         """Rename ``name.{n}`` to ``name.{n+1}`` and ``name`` to ``name.1`` within the open folder
         (a rename replaces a link at its target, never writes through it; a link at a source is
         refused), then reopen ``name`` as ``_open`` does."""
         if self.stream:
             self.stream.close()
-            self.stream = None  # type: ignore[assignment]
+            self.stream = None
         names = [self._file_name, *(f"{self._file_name}.{n}" for n in range(1, self.backupCount + 1))]
         present = []
         for name in names[:-1]:  # every source checked before anything moves: a refusal moves nothing
@@ -146,9 +151,11 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
             except FileNotFoundError:
                 continue
             if st is not None and not stat.S_ISREG(st.st_mode):
-                raise LogFileRefused(f"the log file {self._log_folder / name} is not a regular file: remove it")
+                raise LogFileRefused(
+                    f"the log file {self._log_folder / name} is not a regular file: remove it"
+                )
             present.append(name)
-        for older, newer in reversed(list(zip(names, names[1:], strict=False))):
+        for older, newer in reversed(list(pairwise(names))):
             if older in present:
                 if self._dir_fd is not None:
                     os.replace(older, newer, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
@@ -157,7 +164,7 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
         if not self.delay:
             self.stream = self._open()
 
-    def handleError(self, record: LogRecord) -> None:  # noqa: N802 - the stdlib's name
+    def handleError(self, record: LogRecord) -> None:
         """A record that could not be written is dropped; the operator is told on standard error,
         a refusal in its own words (once per handler), anything else as the stdlib says it."""
         exc = sys.exc_info()[1]

@@ -27,10 +27,11 @@ Where the records go is the operator's choice, read from ``$REYN_REMOTE_LOG``:
 
 A relative path is made absolute once (the file the load marks is the file written). A log file
 holds what the servers wrote, secrets included: it is the user's alone, through every rotation
-(``private_log_file``: opened relative to its checked folder — the user's, writable by no one else,
-else refused — never through a link, mode 0600, one name) and rotated at 10 MB, three old files kept; the load makes the file, its three copies and their
-folder exist before anything runs confined (``make_log_files``: they are the host's secret files,
-hidden from confined processes, and only a file that exists can be). ``reyn doctor`` prints the destination
+(``private_log_file``: opened relative to its checked folder — the user's, writable by no one
+else, else refused — never through a link, mode 0600, one name). It is rotated at 10 MB, three
+old files kept; the load makes the file, its three copies and their folder exist before anything
+runs confined (``make_log_files``: they are the host's secret files, hidden from confined
+processes, and only a file that exists can be). ``reyn doctor`` prints the destination
 (``remote_log_destination``). Standard library only.
 """
 

@@ -72,7 +72,9 @@ def test_the_default_log_is_0600_after_a_rollover(monkeypatch: pytest.MonkeyPatc
     assert path == tmp_path / "state" / "reyn" / "remote.log"
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     log_remote_failure("test", "first", "raw one")
-    handler = next(h for h in logging.getLogger("reyn.remote").handlers if isinstance(h, PrivateRotatingFileHandler))
+    handler = next(
+        h for h in logging.getLogger("reyn.remote").handlers if isinstance(h, PrivateRotatingFileHandler)
+    )
     handler.doRollover()
     log_remote_failure("test", "second", "raw two")
     assert modes(path.parent) == dict.fromkeys(NAMES, 0o600)
