@@ -98,8 +98,9 @@ def test_a_link_planted_at_a_log_name_is_refused_at_the_load(
     assert modes(folder) == dict.fromkeys(NAMES, 0o600)
 
 
-def test_a_link_planted_at_the_log_is_refused_when_writing(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("name", ["remote.log", "remote.log.1"])
+def test_a_link_planted_while_the_handler_runs_is_refused_at_the_rotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     folder = private_folder(tmp_path)
     target = tmp_path / "elsewhere.txt"
@@ -107,36 +108,18 @@ def test_a_link_planted_at_the_log_is_refused_when_writing(
     handler = PrivateRotatingFileHandler(folder / "remote.log", max_bytes=300, backup_count=BACKUP_COUNT)
     try:
         write(handler, 2)
-        (folder / "remote.log").unlink()  # planted while the handler runs: the rollover must refuse it
-        (folder / "remote.log").symlink_to(target)
-        write(handler, 10, "through the link?")  # does not raise: the record is dropped
-        assert "remote.log is not a regular file: remove it" in capsys.readouterr().err
-        assert target.read_text() == "theirs\n"
-        (folder / "remote.log").unlink()  # control: once it is gone the log goes on
+        (folder / name).unlink(missing_ok=True)  # planted while the handler runs
+        (folder / name).symlink_to(target)
+        write(handler, 10, "through the link?")  # does not raise: the records are dropped
+        assert f"{name} is not a regular file: remove it" in capsys.readouterr().err
+        assert target.read_text() == "theirs\n" and (folder / name).is_symlink()
+        (folder / name).unlink()  # control: once it is gone the log goes on
         write(handler, 1, "back")
     finally:
         handler.close()
     assert "back" in (folder / "remote.log").read_text()
     assert target.read_text() == "theirs\n"
     assert stat.S_IMODE((folder / "remote.log").stat().st_mode) == 0o600
-
-
-def test_a_link_planted_at_a_rotated_name_is_refused_when_rotating(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    folder = private_folder(tmp_path)
-    target = tmp_path / "elsewhere.txt"
-    target.write_text("theirs\n")
-    handler = PrivateRotatingFileHandler(folder / "remote.log", max_bytes=300, backup_count=BACKUP_COUNT)
-    try:
-        write(handler, 2)
-        (folder / "remote.log.1").unlink(missing_ok=True)
-        (folder / "remote.log.1").symlink_to(target)
-        write(handler, 10)
-        assert "remote.log.1 is not a regular file: remove it" in capsys.readouterr().err
-        assert target.read_text() == "theirs\n" and (folder / "remote.log.1").is_symlink()
-    finally:
-        handler.close()
 
 
 def test_a_file_with_a_second_name_is_refused(tmp_path: Path) -> None:
