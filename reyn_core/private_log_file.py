@@ -15,6 +15,7 @@ the record — a log's failure never fails the caller. Standard library only.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -26,8 +27,14 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 _POSIX = os.name == "posix"
+# O_NONBLOCK: a FIFO planted at the name fails the open (or the check) instead of blocking the writer
 _FILE_FLAGS = (
-    os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)
 )
 
 
@@ -71,6 +78,8 @@ def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
     try:
         fd = os.open(target, _FILE_FLAGS, 0o600, dir_fd=dir_fd)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO no one reads (O_NONBLOCK)
+            raise LogFileRefused(f"the log file {folder / name} is not a regular file: remove it") from exc
         if os.path.islink(folder / name):
             raise LogFileRefused(
                 f"the log file {folder / name} is a symbolic link: the log's records would go where "
@@ -93,6 +102,7 @@ def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
         )
         if problem is not None:
             raise LogFileRefused(f"the log file {folder / name} {problem}: remove it")
+        os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

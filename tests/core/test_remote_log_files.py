@@ -122,6 +122,15 @@ def test_a_link_planted_while_the_handler_runs_is_refused_at_the_rotation(
     assert stat.S_IMODE((folder / "remote.log").stat().st_mode) == 0o600
 
 
+def test_a_fifo_at_the_log_is_refused_without_blocking(tmp_path: Path) -> None:
+    folder = private_folder(tmp_path)
+    os.mkfifo(folder / "remote.log", 0o600)
+    with pytest.raises(LogFileRefused, match=r"remote\.log is not a regular file: remove it"):
+        PrivateRotatingFileHandler(folder / "remote.log", max_bytes=300, backup_count=BACKUP_COUNT)
+    (folder / "remote.log").unlink()  # control
+    PrivateRotatingFileHandler(folder / "remote.log", max_bytes=300, backup_count=BACKUP_COUNT).close()
+
+
 def test_a_file_with_a_second_name_is_refused(tmp_path: Path) -> None:
     folder = private_folder(tmp_path)
     (folder / "remote.log").write_text("")
