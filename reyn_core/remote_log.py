@@ -25,10 +25,13 @@ Where the records go is the operator's choice, read from ``$REYN_REMOTE_LOG``:
 - ``off``: no handler of Reyn's — the records still propagate to the host's own ``logging``
   configuration (as they always do), and are lost if it has none.
 
-A log file is created with mode 0600 (it holds what the servers wrote, secrets included) and
-rotated at 10 MB, three old files kept; the load makes the file, its three copies and their
-folder exist before anything runs confined (``make_log_files``: they are the host's secret files,
-hidden from confined processes, and only a file that exists can be). ``reyn doctor`` prints the destination
+A relative path is made absolute once (the file the load marks is the file written). A log file
+holds what the servers wrote, secrets included: it is the user's alone, through every rotation
+(``private_log_file``: opened relative to its checked folder — the user's, writable by no one
+else, else refused — never through a link, mode 0600, one name). It is rotated at 10 MB, three
+old files kept; the load makes the file, its three copies and their folder exist before anything
+runs confined (``make_log_files``: they are the host's secret files, hidden from confined
+processes, and only a file that exists can be). ``reyn doctor`` prints the destination
 (``remote_log_destination``). Standard library only.
 """
 
@@ -71,10 +74,23 @@ def default_log_file() -> Path:
     return base / "reyn" / "remote.log"
 
 
+_resolved: tuple[str, Path] | None = None
+_resolve_lock = threading.Lock()
+
+
 def _log_file(value: str) -> Path | None:
+    """The file ``value`` names, absolute: a relative one is resolved once, against the working
+    directory of the first ask, and that path kept while the value stays (the load marks it secret
+    and the handler writes it: the same file, whatever the working directory is by then)."""
+    global _resolved
     if value in ("stderr", "off"):
         return None
-    return Path(value).expanduser() if value else default_log_file()
+    if not value:
+        return default_log_file()
+    with _resolve_lock:
+        if _resolved is None or _resolved[0] != value:
+            _resolved = (value, Path(os.path.abspath(os.path.expanduser(value))))
+        return _resolved[1]
 
 
 def remote_log_file() -> Path | None:
@@ -93,42 +109,30 @@ def remote_log_destination() -> str:
 
 
 def _handler(value: str) -> logging.Handler | None:
-    import logging.handlers
+    import logging
+
+    from reyn_core.private_log_file import PrivateRotatingFileHandler
 
     if value == "off":
         return None
     path = _log_file(value)
     if path is None:
         return logging.StreamHandler(sys.stderr)
-    _make_private(path)
-    return logging.handlers.RotatingFileHandler(
-        path, maxBytes=10_000_000, backupCount=BACKUP_COUNT, encoding="utf-8", errors="backslashreplace"
-    )
-
-
-def _make_private(path: Path) -> None:
-    """Make sure the log file ``path`` exists, mode 0600 (an existing one too: it holds what servers
-    wrote), its missing folders 0700; a link planted at the path is refused (the records would go
-    where it points), like the audit log's."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
+    return PrivateRotatingFileHandler(path, max_bytes=10_000_000, backup_count=BACKUP_COUNT)
 
 
 def make_log_files() -> Path | None:
     """Make the log file ``$REYN_REMOTE_LOG`` names — and the rotated copies it will keep — exist
-    now (``_make_private``; Reyn's log folder, when the log is in its default place), and return
+    now (``private_log_file.make_private_files``: 0600, owned by the user, one name, no link;
+    Reyn's log folder, when the log is in its default place), and return
     its path (None: no file of Reyn's). The load calls this where it marks them secret: a confined
     process can only be kept from a file that exists when it starts (a cover is a mount on a path),
     and the first record may come while one runs. Raises ``OSError`` when they cannot be made."""
+    from reyn_core.private_log_file import make_private_files
+
     path = remote_log_file()
     if path is not None:
-        for file in (path, *(Path(f"{path}.{n}") for n in range(1, BACKUP_COUNT + 1))):
-            _make_private(file)
+        make_private_files(path, [path.name, *(f"{path.name}.{n}" for n in range(1, BACKUP_COUNT + 1))])
     return path
 
 
@@ -139,9 +143,10 @@ def _logger(source: str) -> logging.Logger:
 
     global _configured
     value = os.environ.get(ENV_VAR, "").strip()
+    key = f"{value}\0{_log_file(value)}"  # the default's folder follows $XDG_STATE_HOME
     parent = logging.getLogger(LOGGER)
     with _lock:
-        if _configured is None or _configured[0] != value:
+        if _configured is None or _configured[0] != key:
             if _configured is not None and _configured[1] is not None:
                 parent.removeHandler(_configured[1])
                 _configured[1].close()
@@ -156,7 +161,7 @@ def _logger(source: str) -> logging.Logger:
                 parent.addHandler(handler)
             if parent.level == logging.NOTSET:
                 parent.setLevel(logging.INFO)
-            _configured = (value, handler)
+            _configured = (key, handler)
     return logging.getLogger(f"{LOGGER}.{source}")
 
 
