@@ -20,6 +20,7 @@ id). It declares ``REYN_API = 1`` and implements any of these hooks with ``@reyn
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -35,11 +36,14 @@ class ReynHookSpecs:
     """Hook specifications. Plugins implement them as module-level functions (no ``self``)."""
 
     @hookspec
-    def reyn_register_tools(self, register: Callable[[Any], Any], settings: Any) -> None:
+    def reyn_register_tools(self, register: Callable[[Any], Any], settings: Any, workspace: Path) -> None:
         """Register this plugin's tools by calling ``register(tool)`` once per tool.
 
         ``tool`` is a ``ToolDefinition`` (usually made with ``@tool``) or a typed function.
         ``settings`` is the plugin's validated settings model instance (None without a model).
+        ``workspace`` (optional to accept) is the load's workspace (``load(workspace=)``, absolute):
+        the folder the host's tools work in and ``reyn_trusted_files`` protects, so a plugin that
+        builds tools from a file there reads the very file the load protects.
         """
 
     @hookspec(firstresult=True)

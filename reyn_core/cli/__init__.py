@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ..code_table import CodeTableError
 from ..errors import ReynError, describe_exception
-from .global_options import GlobalOptions, scan_global_options
+from .global_options import GlobalOptions, scan_global_options, workspace_words
 from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
 
@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return complete()
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
+        set_json_mode("--json" in args_list[: args_list.index("--") if "--" in args_list else None])
+        args_list = workspace_words(args_list)  # the one reading of --workspace, resolved once
         options = scan_global_options(args_list)
         set_json_mode(options.json)
         command = options.command

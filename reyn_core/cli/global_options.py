@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ReynError
 
 _VALUED = ("--profile", "--profile-file", "--workspace")
 _FLAGS = ("--json", "--traceback")
@@ -34,13 +37,30 @@ class GlobalOptions:
     workspace: str | None = None
 
 
+class GlobalOptionError(ReynError):
+    """A valued global option given twice or abbreviated: the scan and the command's argparse would
+    read it differently (argparse keeps the last and expands prefixes), so it is refused."""
+
+
+def _check_word(word: str, found: dict[str, str]) -> None:
+    key = word.partition("=")[0]
+    if key in found:
+        raise GlobalOptionError(f"{key} given twice; give it once")
+    if key.startswith("--") and len(key) > 2 and key not in _VALUED:
+        for full in _VALUED:
+            if full.startswith(key):
+                raise GlobalOptionError(f"{key} is an abbreviation of {full}; spell it out")
+
+
 def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
-    """Read the global options and the command word from ``argv`` (nothing is consumed or checked)."""
+    """Read the global options and the command word from ``argv``. A valued option given twice or
+    abbreviated (before ``--``) raises ``GlobalOptionError``; nothing is consumed."""
     found: dict[str, str] = {}
     words = list(argv)
     flags: set[str] = set()
     i = 0
     while i < len(words):
+        _check_word(words[i], found)
         key, eq, value = words[i].partition("=")
         if key in _VALUED:
             if not eq:
@@ -61,8 +81,9 @@ def scan_global_options(argv: Sequence[str]) -> GlobalOptions:
     for word in later:
         if word == "--":
             break
+        _check_word(word, found)
         key, eq, value = word.partition("=")
-        if key in _VALUED and key not in found:
+        if key in _VALUED:
             found[key] = value if eq else next(later, "")
         elif word in _FLAGS:
             flags.add(word)
@@ -81,4 +102,32 @@ def _options(command: str | None, args: list[str], found: dict[str, str], flags:
     )
 
 
-__all__ = ["GlobalOptions", "scan_global_options"]
+def workspace_words(argv: Sequence[str]) -> list[str]:
+    """``argv`` with its one ``--workspace`` (before the command or among its arguments) resolved
+    once — ``~`` expanded, made absolute, symlinks resolved, as ``choose_workspace`` does — and
+    moved among the command's own words as ``--workspace=ABS``. The load and the command then read
+    the same folder: one reader per invocation. A missing folder raises ``ReynError``."""
+    options = scan_global_options(argv)
+    if options.workspace is None or options.command is None:
+        return list(argv)
+    if not options.workspace:
+        raise GlobalOptionError("--workspace needs a folder")
+    path = Path(options.workspace).expanduser().resolve()
+    if not path.is_dir():
+        raise GlobalOptionError(f"--workspace {options.workspace!r} is not a directory")
+    words = list(argv)
+    start = len(words) - len(options.args)
+    out: list[str] = []
+    i = 0
+    end = words.index("--", start) if "--" in words[start:] else len(words)
+    while i < end:
+        key, eq, _ = words[i].partition("=")
+        if key == "--workspace":
+            i += 1 if eq else 2
+            continue
+        out.append(words[i])
+        i += 1
+    return [*out, f"--workspace={path}", *words[end:]]
+
+
+__all__ = ["GlobalOptionError", "GlobalOptions", "scan_global_options", "workspace_words"]

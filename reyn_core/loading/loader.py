@@ -204,6 +204,7 @@ def _load(
         profile,
         commands,
         router_deferral(profile, registry),
+        session.workspace,
     )
 
 

@@ -77,10 +77,11 @@ class PluginModule:
         """Every hook the plugin implements, sorted (not a list of known ones)."""
         return sorted(name for name, caller in vars(self.pm.hook).items() if caller.get_hookimpls())
 
-    def register_tools(self) -> list[ToolDefinition | str]:
+    def register_tools(self, workspace: str = "") -> list[ToolDefinition | str]:
         """Run ``reyn_register_tools`` as the loader does: each registered object as a definition, or
-        the ``RT001`` message for one that is not a tool. ``PluginLoadError``: ``RI005``/``RI004``."""
-        registered = registered_tools(self.pm, self.settings)
+        the ``RT001`` message for one that is not a tool. ``PluginLoadError``: ``RI005``/``RI004``.
+        ``workspace``: the load's workspace (default: the working directory)."""
+        registered = registered_tools(self.pm, self.settings, workspace)
         for item in registered:
             if not isinstance(item, str):
                 self.tools.setdefault(item.name, item)

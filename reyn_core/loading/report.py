@@ -124,6 +124,10 @@ class LoadResult:
     profile: Profile
     commands: Mapping[str, PluginCommand] = field(default_factory=dict)
     router_deferral: DeferralPolicy | ProfileError | None = field(default=None, repr=False)
+    workspace: str = ""
+    """The load's workspace (``load(workspace=)``, absolute, symlinks resolved): the folder whose
+    files ``reyn_trusted_files`` protected and ``reyn_register_tools`` read; a host's
+    ``ToolContext.workspace`` is this folder (empty only for a result built by hand)."""
 
     @property
     def deferral(self) -> DeferralPolicy:

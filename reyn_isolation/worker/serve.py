@@ -40,7 +40,7 @@ def run(proto_in: int, proto_out: int) -> int:
         plugin = plugin_from_record(
             request["record"], request.get("settings"), source=str(request.get("source") or "the profile")
         )
-        registered = plugin.register_tools()
+        registered = plugin.register_tools(str(request.get("workspace") or "/"))
     except PluginLoadError as exc:
         write_all(proto_out, encode({"op": "load_failed", "code": exc.code, "message": exc.message}))
         return 0

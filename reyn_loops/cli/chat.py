@@ -98,7 +98,7 @@ def main(argv: list[str], loaded: Any) -> int:
     ctx = ToolContext(
         surface="router",
         agent="chat",
-        workspace=Path(args.workspace).resolve(),
+        workspace=Path(loaded.workspace),  # the load's: what its plugins protect (one reader)
         extras={"registry": registry},  # for tools that read the session's registry
         session=session,
     )

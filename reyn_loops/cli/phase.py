@@ -153,7 +153,7 @@ def main(argv: list[str], loaded: Any) -> int:
     runner = PhaseRunner(
         registry,
         model=model,
-        ctx=ToolContext(surface="phase", agent="cli", workspace=Path(args.workspace).resolve()),
+        ctx=ToolContext(surface="phase", agent="cli", workspace=Path(loaded.workspace)),
         client=LiteLLMClient(api_base=api_base, api_key=api_key),
         on_event=transcript,
         **spec.model_dump(include=RUNNER_OPTIONS),

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from reyn_core.cli.global_options import GlobalOptions, scan_global_options
+from reyn_core.cli.global_options import (
+    GlobalOptionError,
+    GlobalOptions,
+    scan_global_options,
+    workspace_words,
+)
 
 
 @pytest.mark.parametrize(
@@ -20,10 +25,6 @@ from reyn_core.cli.global_options import GlobalOptions, scan_global_options
             ["memory", "export", "--profile-file", "b.toml"],
             GlobalOptions("memory", ["export", "--profile-file", "b.toml"], profile_file="b.toml"),
         ),
-        (
-            ["--profile-file", "a.toml", "m", "--profile-file", "b.toml"],
-            GlobalOptions("m", ["--profile-file", "b.toml"], profile_file="a.toml"),
-        ),
         (["m", "--", "--profile", "x"], GlobalOptions("m", ["--", "--profile", "x"])),
         (["tools", "list", "--json"], GlobalOptions("tools", ["list", "--json"], json=True)),
         (["m", "--", "--json", "--traceback"], GlobalOptions("m", ["--", "--json", "--traceback"])),
@@ -36,6 +37,31 @@ def test_scan_reads_the_command_and_the_profile_options(argv: list[str], expecte
     assert scan_global_options(argv) == expected
 
 
-def test_an_option_given_before_the_command_wins_over_one_after_it() -> None:
-    options = scan_global_options(["--profile", "a", "cmd", "--profile", "b"])
-    assert options.profile == "a" and options.args == ["--profile", "b"]
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--profile", "a", "cmd", "--profile", "b"], "--profile given twice"),
+        (["--profile-file", "a.toml", "m", "--profile-file", "b.toml"], "--profile-file given twice"),
+        (["m", "--workspace=a", "--workspace", "b"], "--workspace given twice"),
+        (["m", "--works", "a"], "--works is an abbreviation of --workspace"),
+        (["--profile-f=a", "m"], "--profile-f is an abbreviation of --profile-file"),
+    ],
+)
+def test_a_valued_option_given_twice_or_abbreviated_is_refused(argv: list[str], said: str) -> None:
+    # argparse keeps the last and expands prefixes; the scan would read another value: refused
+    with pytest.raises(GlobalOptionError, match=said):
+        scan_global_options(argv)
+    # after ``--`` the words are the command's own
+    assert scan_global_options(["m", "--", "--works", "--profile", "x"]).profile is None
+
+
+def test_the_workspace_is_resolved_once_and_handed_to_the_command(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "proj").mkdir()
+    want = f"--workspace={tmp_path / 'proj'}"
+    moved = workspace_words(["--workspace", "~/proj", "mcp", "serve", "--", "x"])
+    assert moved == ["mcp", "serve", want, "--", "x"]
+    assert workspace_words(["mcp", "serve", "--workspace=~/proj", "-v"]) == ["mcp", "serve", "-v", want]
+    assert workspace_words(["mcp", "serve"]) == ["mcp", "serve"]  # none given: the command's default
+    with pytest.raises(GlobalOptionError, match="is not a directory"):
+        workspace_words(["m", "--workspace", str(tmp_path / "missing")])

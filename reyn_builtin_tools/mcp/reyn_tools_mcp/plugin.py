@@ -149,7 +149,7 @@ def reyn_settings_model() -> type[McpSettings]:
 
 
 @hookimpl
-def reyn_register_tools(register: Any, settings: Any) -> None:
+def reyn_register_tools(register: Any, settings: Any, workspace: Path) -> None:
     """The three MCP tools, plus imported server tools from the snapshot (import mode)."""
     from .definitions import TOOLS  # here, not at import: it reads tools.json (the package imports us)
 
@@ -158,7 +158,8 @@ def reyn_register_tools(register: Any, settings: Any) -> None:
         register(definition)
     if any(c.import_tools for c in s.servers.values()):
         try:
-            snapshot = read_snapshot(s.snapshot_path(Path.cwd()))  # the hook gets no workspace: cwd
+            # the load's workspace: the very file reyn_trusted_files protects
+            snapshot = read_snapshot(s.snapshot_path(workspace))
         except SnapshotError:
             snapshot = {"servers": {}}  # reported by diagnostics(); the core tools still load
         for definition in imported_definitions(s, snapshot):

@@ -699,6 +699,9 @@ def main(argv: list[str], loaded: Any) -> int:
 
     try:
         workspace = choose_workspace(args.workspace)
+        load_ws = getattr(loaded, "workspace", "")
+        if load_ws and workspace != Path(load_ws):  # fail closed: the tools work where the load protects
+            raise ReynError(f"the tools' workspace {workspace} is not the load's {load_ws}")
     except ReynError as exc:
         print(f"reyn mcp serve: error: {exc}", file=sys.stderr)
         return 2

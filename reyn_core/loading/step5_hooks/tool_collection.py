@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import os
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reyn_core.errors import PluginLoadError, ToolRegistrationError, describe_exception
@@ -32,7 +34,7 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
     """
     assert p.pm is not None and p.provenance is not None
     try:
-        collected = registered_tools(p.pm, p.settings)
+        collected = registered_tools(p.pm, p.settings, session.workspace)
     except PluginLoadError as exc:
         p.fail("failed", exc.code, exc.message)
         return
@@ -101,11 +103,14 @@ def collect_tools(session: LoadSession, p: PluginState) -> None:
         check_lock_tools(session, p)
 
 
-def registered_tools(pm: pluggy.PluginManager, settings: Any) -> list[ToolDefinition | str]:
+def registered_tools(
+    pm: pluggy.PluginManager, settings: Any, workspace: str = ""
+) -> list[ToolDefinition | str]:
     """What the plugin's ``reyn_register_tools`` hook registers, in order: each a ``ToolDefinition``
     (a plain typed function is wrapped with ``@tool``'s defaults), or the ``RT001`` message for an
     object that is not a tool. ``register()`` works only while the hook runs. ``PluginLoadError``:
-    ``RI005`` (the hook raised), ``RI004`` (the hook is async)."""
+    ``RI005`` (the hook raised), ``RI004`` (the hook is async). ``workspace``: the load's (default:
+    the working directory), handed to the hook."""
     collected: list[object] = []
     open_ = [True]
 
@@ -116,7 +121,8 @@ def registered_tools(pm: pluggy.PluginManager, settings: Any) -> list[ToolDefini
         return obj
 
     try:
-        results = pm.hook.reyn_register_tools(register=register, settings=settings)
+        where = Path(os.path.realpath(workspace or os.getcwd()))
+        results = pm.hook.reyn_register_tools(register=register, settings=settings, workspace=where)
     except (Exception, SystemExit) as exc:
         raise PluginLoadError("RI005", f"hook reyn_register_tools raised {describe_exception(exc)}") from None
     finally:

@@ -33,7 +33,7 @@ def _registry(settings: Any) -> ToolRegistry:
 
     reg = RegistryBuilder(settings={"mcp": settings})
     plugin.reyn_register_tools(
-        lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings
+        lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings, Path.cwd()
     )
     return reg.freeze()
 

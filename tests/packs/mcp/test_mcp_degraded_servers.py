@@ -19,6 +19,7 @@ MISBEHAVING = Path(__file__).parent / "servers" / "misbehaving_server.py"
 # SDK or asyncio would print on stderr (tracebacks, "Future exception was never retrieved") shows.
 ISOLATED = r"""
 import asyncio, json, sys
+from pathlib import Path
 from reyn_core import ToolContext, ToolOrigin
 from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
 from reyn_tools_mcp import client, plugin
@@ -27,7 +28,7 @@ from reyn_tools_mcp.settings import McpSettings
 settings = McpSettings.model_validate(json.loads(sys.argv[1]))
 reg = RegistryBuilder(settings={"mcp": settings})
 plugin.reyn_register_tools(
-    lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings
+    lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), settings, Path.cwd()
 )
 reg = reg.freeze()
 

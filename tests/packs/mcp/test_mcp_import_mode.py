@@ -178,6 +178,7 @@ def test_lazy_imports_rendering_never_imports_mcp(server_script, tmp_path) -> No
     snap = write_snapshot(tmp_path / "s.json", ECHO)
     script = f"""
 import json, sys
+from pathlib import Path
 from reyn_core import ToolContext, ToolOrigin
 from reyn_core.host import RegistryBuilder, ToolRegistry, render_phase, render_router
 from reyn_tools_mcp import plugin
@@ -185,7 +186,8 @@ from reyn_tools_mcp.settings import McpSettings
 s = McpSettings.model_validate({{"servers": {{"demo": {{"command": "x", "import_tools": True}}}},
                                  "snapshot_file": {str(snap)!r}}})
 reg = RegistryBuilder(settings={{"mcp": s}})
-plugin.reyn_register_tools(lambda t: reg.register(t, origin=ToolOrigin(kind="plugin", plugin_id="mcp")), s)
+origin = ToolOrigin(kind="plugin", plugin_id="mcp")
+plugin.reyn_register_tools(lambda t: reg.register(t, origin=origin), s, Path.cwd())
 reg = reg.freeze()
 ctx = ToolContext(surface="router")
 names = [t["function"]["name"] for t in render_router(reg, ctx)]
