@@ -15,110 +15,16 @@ the record — a log's failure never fails the caller. Standard library only.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import sys
-from collections.abc import Iterable
 from io import TextIOWrapper
 from itertools import pairwise
 from logging import LogRecord
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-_POSIX = os.name == "posix"
-# O_NONBLOCK: a FIFO planted at the name fails the open (or the check) instead of blocking the writer
-_FILE_FLAGS = (
-    os.O_WRONLY
-    | os.O_APPEND
-    | os.O_CREAT
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-)
-
-
-class LogFileRefused(OSError):
-    """A log file or its folder failed a check: the message names it and says what to fix."""
-
-
-def open_private_folder(folder: Path) -> int | None:
-    """Make ``folder`` exist (missing folders 0700), open it, and check that the current user owns
-    it and no one else may write it; return its descriptor (None where the platform opens no
-    folders: Windows, which has no such modes). Raises ``LogFileRefused`` (``OSError``)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not _POSIX:
-        return None
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid():
-            raise LogFileRefused(
-                f"the log folder {folder} is owned by user id {st.st_uid}, not by this user "
-                f"({os.geteuid()}): put the log in a folder of your own"
-            )
-        if st.st_mode & 0o022:
-            raise LogFileRefused(
-                f"the log folder {folder} can be written by others (mode {stat.filemode(st.st_mode)}): "
-                "anyone who can write it could plant a file or link the log's records go to; "
-                "make it writable by you only (chmod go-w) or choose another folder"
-            )
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
-    """Open (make) ``name`` in the open folder ``dir_fd`` to append, never through a link, mode
-    0600 (an existing file is set 0600), and check it is a regular file of this user with one name;
-    return its descriptor. Raises ``LogFileRefused`` (``OSError``); a link at ``name`` is refused
-    by the open itself."""
-    target = name if dir_fd is not None else str(folder / name)
-    try:
-        fd = os.open(target, _FILE_FLAGS, 0o600, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a FIFO no one reads (O_NONBLOCK)
-            raise LogFileRefused(f"the log file {folder / name} is not a regular file: remove it") from exc
-        if os.path.islink(folder / name):
-            raise LogFileRefused(
-                f"the log file {folder / name} is a symbolic link: the log's records would go where "
-                "it points; remove it"
-            ) from exc
-        raise
-    if not _POSIX:
-        return fd
-    try:
-        os.fchmod(fd, 0o600)
-        st = os.fstat(fd)
-        problem = (
-            "is not a regular file"
-            if not stat.S_ISREG(st.st_mode)
-            else f"is owned by user id {st.st_uid}, not by this user"
-            if st.st_uid != os.geteuid()
-            else f"has {st.st_nlink} names (a hard link elsewhere would read it)"
-            if st.st_nlink != 1
-            else None
-        )
-        if problem is not None:
-            raise LogFileRefused(f"the log file {folder / name} {problem}: remove it")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def make_private_files(path: Path, names: Iterable[str]) -> None:
-    """Make each of ``names`` exist in ``path``'s folder, checked as the handler will write them
-    (``open_private_folder``, ``open_private_file``). Raises ``OSError``."""
-    dir_fd = open_private_folder(path.parent)
-    try:
-        for name in names:
-            os.close(open_private_file(path.parent, dir_fd, name))
-    finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
+from reyn_core.private_files import POSIX, LogFileRefused, open_private_file, open_private_folder
 
 
 class PrivateRotatingFileHandler(RotatingFileHandler):
@@ -157,7 +63,7 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
         present = []
         for name in names[:-1]:  # every source checked before anything moves: a refusal moves nothing
             try:
-                st = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False) if _POSIX else None
+                st = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False) if POSIX else None
             except FileNotFoundError:
                 continue
             if st is not None and not stat.S_ISREG(st.st_mode):

@@ -123,12 +123,12 @@ def _handler(value: str) -> logging.Handler | None:
 
 def make_log_files() -> Path | None:
     """Make the log file ``$REYN_REMOTE_LOG`` names — and the rotated copies it will keep — exist
-    now (``private_log_file.make_private_files``: 0600, owned by the user, one name, no link;
+    now (``private_files.make_private_files``: 0600, owned by the user, one name, no link;
     Reyn's log folder, when the log is in its default place), and return
     its path (None: no file of Reyn's). The load calls this where it marks them secret: a confined
     process can only be kept from a file that exists when it starts (a cover is a mount on a path),
     and the first record may come while one runs. Raises ``OSError`` when they cannot be made."""
-    from reyn_core.private_log_file import make_private_files
+    from reyn_core.private_files import make_private_files
 
     path = remote_log_file()
     if path is not None:

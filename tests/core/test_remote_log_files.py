@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from reyn_core.private_log_file import LogFileRefused, PrivateRotatingFileHandler
+from reyn_core.private_files import LogFileRefused
+from reyn_core.private_log_file import PrivateRotatingFileHandler
 from reyn_core.remote_log import BACKUP_COUNT, log_remote_failure, make_log_files
 
 NAMES = ["remote.log", *(f"remote.log.{n}" for n in range(1, BACKUP_COUNT + 1))]
