@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 POSIX = os.name == "posix"
-# O_NONBLOCK: a FIFO planted at the name fails the open (or the check) instead of blocking the writer
-_FILE_FLAGS = (
+# How the host opens a log of its own (this one, the audit log): appending, never through a link at
+# the name; O_NONBLOCK: a FIFO planted at the name fails the open (or the check) instead of blocking
+APPEND_FLAGS = (
     os.O_WRONLY
     | os.O_APPEND
     | os.O_CREAT
@@ -66,7 +67,7 @@ def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
     by the open itself."""
     target = name if dir_fd is not None else str(folder / name)
     try:
-        fd = os.open(target, _FILE_FLAGS, 0o600, dir_fd=dir_fd)
+        fd = os.open(target, APPEND_FLAGS, 0o600, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a FIFO no one reads (O_NONBLOCK)
             raise LogFileRefused(f"the log file {folder / name} is not a regular file: remove it") from exc

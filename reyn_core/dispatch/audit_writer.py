@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import describe_exception
+from ..private_files import APPEND_FLAGS
 
 if TYPE_CHECKING:
     import asyncio
@@ -40,14 +41,6 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("reyn_core.dispatch")
 
-_AUDIT_OPEN_FLAGS = (
-    os.O_WRONLY
-    | os.O_APPEND
-    | os.O_CREAT
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 _AUDIT_IDLE_S = 5.0  # the writer thread exits after this long without work (and starts again on demand)
 
 MakeLine = Callable[["ToolCall", "ToolCallOutcome", float], bytes]
@@ -199,7 +192,7 @@ class AuditWriter:
             return not_regular(self.path, st.st_mode)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, _AUDIT_OPEN_FLAGS, 0o600)
+            fd = os.open(self.path, APPEND_FLAGS, 0o600)
         except OSError as exc:
             if st is None:
                 try:  # lost a race with something created at the path: name what it is
