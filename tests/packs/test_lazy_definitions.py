@@ -75,9 +75,11 @@ def test_registering_the_pack_does_not_import_its_handlers(pack: str) -> None:
     light, heavy, _ = PACKS[pack]
     plugin = light.split(".")[0] + ".plugin"
     code = (
-        f"import sys, {plugin} as p\n"
+        f"import inspect, pathlib, sys, {plugin} as p\n"
         "seen = []\n"
-        "p.reyn_register_tools(register=seen.append, settings=None)\n"
+        "wanted = inspect.signature(p.reyn_register_tools).parameters\n"  # pluggy passes only these
+        "extra = {'workspace': pathlib.Path.cwd()} if 'workspace' in wanted else {}\n"
+        "p.reyn_register_tools(register=seen.append, settings=None, **extra)\n"
         f"assert seen and {heavy!r} not in sys.modules, sorted(sys.modules)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
