@@ -10,7 +10,7 @@ propagate; every other exception, ``SystemExit`` and any other ``BaseException``
 failure of the check.
 
 An ``async def`` check (or any other callable that is not a plain check) is refused when the tool
-is registered (``availability_problem``, ``RT010``): a synchronous gate cannot await it.
+is registered (``availability_problem``, ``RT006``): a synchronous gate cannot await it.
 """
 
 from __future__ import annotations

@@ -80,7 +80,6 @@ def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
     if not POSIX:
         return fd
     try:
-        os.fchmod(fd, 0o600)
         st = os.fstat(fd)
         problem = (
             "is not a regular file"
@@ -93,6 +92,7 @@ def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
         )
         if problem is not None:
             raise LogFileRefused(f"the log file {folder / name} {problem}: remove it")
+        os.fchmod(fd, 0o600)  # only once it is known to be this user's own file
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
