@@ -73,10 +73,7 @@ __all__ = [
 # and -S (no site-packages processing, so no .pth file runs code in it, and ~100 ms less start-up
 # with many editable installs); it finds this package by the folder that holds it, after the stdlib.
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_BOOT = (
-    f"import sys; sys.path.append({_PACKAGE_PARENT!r}); "
-    "from reyn_sandbox._launch import main; raise SystemExit(main())"
-)
+_BOOT = f"import sys; sys.path.append({_PACKAGE_PARENT!r}); from reyn_sandbox._launch import launch; launch()"
 
 
 _LAZY = {
