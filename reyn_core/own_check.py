@@ -121,12 +121,14 @@ def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
 class _Ask:
     """One ask of a check, run by a checks' thread: its answer or what it raised, and when it ended."""
 
-    __slots__ = ("check", "context", "ctx", "deadline", "done", "error", "result")
+    __slots__ = ("check", "context", "ctx", "deadline", "done", "ended", "error", "result")
 
     def __init__(self, check: Any, ctx: ToolContext) -> None:
         self.check, self.ctx, self.context = check, ctx, contextvars.copy_context()
         self.deadline = time.monotonic() + CHECK_DEADLINE_S
-        self.done = threading.Event()
+        self.done = threading.Lock()  # held until the ask ends; each who waits for it passes it on
+        self.done.acquire()
+        self.ended = False
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -154,14 +156,22 @@ def _asked(tool: ToolDefinition, check: Any, ctx: ToolContext) -> Any:
                 except BaseException:  # no thread (a process limit): this ask ends unanswered
                     _ended(ask)
                     raise
-            if not ask.done.wait(CHECK_DEADLINE_S):
+            if not _waited(ask, CHECK_DEADLINE_S):
                 raise _late(tool)
             if ask.error is not None:
                 raise ask.error
             return ask.result
         # an earlier ask of this check runs: wait for it, not past its deadline nor ours, then ask anew
-        if not running.done.wait(max(0.0, min(running.deadline, until) - time.monotonic())):
+        if not _waited(running, max(0.0, min(running.deadline, until) - time.monotonic())):
             raise _late(tool)
+
+
+def _waited(ask: _Ask, timeout: float) -> bool:
+    """Whether ``ask`` ended within ``timeout`` seconds."""
+    if not ask.done.acquire(timeout=timeout):
+        return False
+    ask.done.release()  # for the next who waits for it
+    return True
 
 
 def _late(tool: ToolDefinition) -> CheckLate:
@@ -178,7 +188,7 @@ def _checks_thread() -> None:
     """A daemon thread that runs asks (one at a time); it waits for the next when done."""
     while True:
         ask = _jobs.get()
-        if ask.done.is_set():  # ended unanswered when no thread could start for it
+        if ask.ended:  # ended unanswered when no thread could start for it
             continue
         try:
             ask.result = ask.context.run(ask.check, ask.ctx)
@@ -194,7 +204,8 @@ def _ended(ask: _Ask) -> None:
     with _asking_lock:
         if _asking.get(id(ask.check)) is ask:
             del _asking[id(ask.check)]
-    ask.done.set()
+        ask.ended = True
+    ask.done.release()
 
 
 def _after_fork() -> None:

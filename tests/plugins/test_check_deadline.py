@@ -166,3 +166,34 @@ def test_tools_list_lists_the_rest_and_exits(
     listed = {t["name"]: t for t in json.loads(proc.stdout)}
     assert set(listed) == {"plain", "quick", "slow"}
     assert "RT011" in json.dumps(listed["slow"]) and "RT011" not in json.dumps(listed["quick"])
+
+
+def test_listings_at_once_each_get_an_answer_of_their_own() -> None:
+    """Control: a check asked from several threads at once (one ask of it at a time) admits its tool
+    on every listing of every thread — waiting for another's ask is not a refusal."""
+    from reyn_core import ToolDefinition
+    from reyn_core.host import RegistryBuilder
+
+    asked: list[str] = []
+
+    def admits(ctx: ToolContext) -> bool:
+        asked.append(ctx.surface)
+        return True
+
+    schema = {"type": "object", "properties": {}}
+    builder = RegistryBuilder()
+    builder.register(
+        ToolDefinition(name="t", description="T.", parameters=schema, handler=str, available=admits)
+    )
+    registry, ctx = builder.freeze(), ToolContext(surface="router")
+    seen: list[list[str]] = []
+
+    def lists() -> None:
+        seen.extend(_names(registry, ctx) for _ in range(50))
+
+    threads = [threading.Thread(target=lists) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == [["t"]] * 400 and len(asked) == 400  # every listing asked the check itself
