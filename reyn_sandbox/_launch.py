@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from . import _filesystem, _supervisor
+from . import _layout, _supervisor
 from . import _syscalls as sc
 from ._grants import Grants, GrantsError
 from ._status import status
@@ -42,12 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if limits is not None:
         _supervisor.fail_setup(limits)
     try:
-        layout = _filesystem.plan(grants)
+        layout = _layout.plan(grants)
         cwd = os.getcwd()
         env = _supervisor.initial_environment()
-        _filesystem.check_working_directory(layout, cwd)
+        _layout.check_working_directory(layout, cwd)
         if os.geteuid() == 0:
-            _filesystem.check_write_roots(layout, grants.uid, grants.gid)
+            _layout.check_write_roots(layout, grants.uid, grants.gid)
     except (OSError, ValueError) as exc:
         _supervisor.fail_setup(str(exc))
     as_root = os.geteuid() == 0
@@ -92,7 +92,7 @@ def _unshare(grants: Grants, as_root: bool) -> None:
 
 def _start_init(
     grants: Grants,
-    layout: _filesystem.Layout,
+    layout: _layout.Layout,
     cwd: str,
     abi: int,
     as_root: bool,

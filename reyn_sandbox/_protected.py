@@ -94,7 +94,7 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     *is* a secret or lies inside one, or is (or lies inside) the folder holding a secret file, cannot
     be granted at all — hiding it would leave nothing of the grant — and is one sentence of
     ``problems``."""
-    from ._filesystem import SYSTEM_DIRS, interpreter_dirs
+    from ._layout import SYSTEM_DIRS, interpreter_dirs
 
     secrets = {
         os.path.realpath(p): what for p, what in protected.items() if os.path.isabs(p) and is_secret(what)
