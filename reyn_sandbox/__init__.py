@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants, GrantsError
+from ._paths import path_within
 from ._profile_grants import (
     GRANT_KEYS,
     LIMIT_KEYS,
@@ -61,6 +62,7 @@ __all__ = [
     "limit_exceeded",
     "limit_overrides",
     "limit_problem",
+    "path_within",
     "protected_problem",
     "resolve_grants",
     "secret_hides",

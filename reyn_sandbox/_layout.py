@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from . import _identity
 from ._grants import Grants
+from ._paths import path_within
 from ._secret_covers import secret_covers
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -69,9 +70,7 @@ def check_working_directory(layout: Layout, cwd: str) -> None:
     """The command starts where it was asked to, so that must be granted: "/" or inside a mounted path
     (never a skeleton folder or the private /tmp standing where an ungranted path was). ValueError if not."""
     resolved = os.path.realpath(cwd)
-    if resolved == "/" or any(
-        resolved == m.path or resolved.startswith(m.path.rstrip("/") + "/") for m in layout.mounts
-    ):
+    if resolved == "/" or any(path_within(resolved, m.path) for m in layout.mounts):
         return
     raise ValueError(f"the working directory {cwd} is outside the read and write roots")
 
@@ -182,7 +181,7 @@ def plan(grants: Grants) -> Layout:
 
 def _holder(path: str, mounts: dict[str, bool]) -> str | None:
     """The deepest of `mounts` holding `path` (itself included), or None."""
-    holders = [m for m in mounts if path == m or path.startswith(m.rstrip("/") + "/")]
+    holders = [m for m in mounts if path_within(path, m)]
     return max(holders, key=len) if holders else None
 
 

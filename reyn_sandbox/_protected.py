@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from ._secret_covers import within as _within
+from ._paths import path_within as _within
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
@@ -104,10 +104,10 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     hide: dict[str, None] = {}
     for root in (*granted, *fixed):
         for path in secrets:
-            if path != root and _within(path, root):
+            if _within(path, root, strict=True):
                 hide[path] = None
     # a secret inside another hidden one is already out of sight
-    kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))
+    kept = tuple(p for p in hide if not any(_within(p, q, strict=True) for q in hide))
     # the launcher covers the folder holding each hidden secret file (`secret_covers`; one lying
     # directly in a system folder is covered itself)
     covered = {
