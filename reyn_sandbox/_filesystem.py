@@ -17,6 +17,7 @@ from . import _identity, _idmap
 from . import _syscalls as sc
 from ._grants import Grants
 from ._layout import Layout, Mount
+from ._one_name import check_one_name
 
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
 TMP = "/tmp"
@@ -66,9 +67,9 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
         os.symlink(destination, link.lstrip("/"), dir_fd=root)
     _build_dev(root, ours, devices, private_tmp)
     for path, required in layout.hidden:
-        _cover(root, path, required, devices["null"])
+        _cover(root, path, required, devices["null"], operator=True)
     for path in layout.secret_covers:  # never skipped: one gone since `plan` stops the start
-        _cover(root, path, True, devices["null"])
+        _cover(root, path, True, devices["null"], operator=False)
     if idmap_fd is not None:
         os.close(idmap_fd)
     for fd in (root, *sources.values(), *devices.values()):
@@ -194,7 +195,7 @@ def _build_dev(root: int, ours: set[int], devices: dict[str, int], tmp_options: 
     sc.remount_read_only(_STAGE + "/dev")  # a tmpfs of ours, at a path through tmpfs of ours only
 
 
-def _cover(root: int, path: str, required: bool, null: int) -> None:
+def _cover(root: int, path: str, required: bool, null: int, operator: bool) -> None:
     """Make the hidden `path` unreachable — an empty read-only tmpfs over a folder, /dev/null over a
     file — reached from the new root without a link. Missing: refused when the host found it
     (`required`: it moved, perhaps under another name), skipped otherwise."""
@@ -205,7 +206,7 @@ def _cover(root: int, path: str, required: bool, null: int) -> None:
             raise
         return
     try:
-        _identity.check_one_name(target, f"hide path {path}")
+        check_one_name(target, f"hide path {path}", path, folders=operator)
         if stat.S_ISDIR(os.fstat(target).st_mode):
             flags = sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY
             sc.mount("tmpfs", f"/proc/self/fd/{target}", "tmpfs", flags, "mode=000,size=4k")
