@@ -13,6 +13,7 @@ from ..moved import MOVED, moved_attributes
 if TYPE_CHECKING:
     from .gate import ApprovalGate
     from .policy import ApprovalPolicy, ApprovalRule, PathCondition
+    from .process_connection import ProcessConnection
     from .statements import ApprovalStatements
     from .store import ApprovalRecord, ApprovalStore, ApprovalStoreFactory
 
@@ -21,6 +22,7 @@ _exported, __dir__ = lazy_exports(
     {
         ".gate": ("ApprovalGate",),
         ".policy": ("ApprovalPolicy", "ApprovalRule", "PathCondition"),
+        ".process_connection": ("ProcessConnection",),
         ".statements": ("ApprovalStatements",),
         ".store": ("ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory"),
     },
@@ -45,4 +47,5 @@ __all__ = [
     "ApprovalStore",
     "ApprovalStoreFactory",
     "PathCondition",
+    "ProcessConnection",
 ]
