@@ -13,7 +13,6 @@ from ..moved import MOVED, moved_attributes
 if TYPE_CHECKING:
     from .gate import ApprovalGate
     from .policy import ApprovalPolicy, ApprovalRule, PathCondition
-    from .process_connection import ProcessConnection
     from .statements import ApprovalStatements
     from .store import ApprovalRecord, ApprovalStore, ApprovalStoreFactory
 
@@ -22,7 +21,6 @@ _exported, __dir__ = lazy_exports(
     {
         ".gate": ("ApprovalGate",),
         ".policy": ("ApprovalPolicy", "ApprovalRule", "PathCondition"),
-        ".process_connection": ("ProcessConnection",),
         ".statements": ("ApprovalStatements",),
         ".store": ("ApprovalRecord", "ApprovalStore", "ApprovalStoreFactory"),
     },
@@ -47,5 +45,4 @@ __all__ = [
     "ApprovalStore",
     "ApprovalStoreFactory",
     "PathCondition",
-    "ProcessConnection",
 ]
