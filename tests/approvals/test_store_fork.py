@@ -1,12 +1,14 @@
 """A SQL store's connection is its process's own (``ProcessConnection``, issue 24): a forked child
-that uses the store opens its own connection and its ``disconnect`` leaves the parent's alone, so
-the parent keeps working on the connection it had. Both stores, on a real SQLite file and the real
+that uses the store opens its own connection, and after the child used it and disconnected, the
+parent keeps working on the connection it had. Both stores, on a real SQLite file and the real
 PostgreSQL server of tests/conftest.py, in a real ``os.fork`` child."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSI
 
 
 def _in_child(work: Any) -> int:
-    """Run ``work`` in a forked child; its exit status (0: it ran, 1: it raised)."""
+    """Run ``work`` in a forked child; its exit status (0: it ran, 1: it raised, -9: it was stuck)."""
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
@@ -25,7 +27,13 @@ def _in_child(work: Any) -> int:
             print(f"child failed: {exc!r}", file=sys.stderr)
             os._exit(1)
         os._exit(0)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    deadline = time.monotonic() + 60  # bounded: a child stuck on a lock another thread held is killed
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        done = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(done[1])
 
 
 def test_a_forked_child_opens_its_own_connection_and_leaves_the_parents_open(store: Any) -> None:
