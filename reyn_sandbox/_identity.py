@@ -139,7 +139,7 @@ def pinned(grants: Grants) -> Grants:
     import dataclasses
 
     from ._grants import GrantsError
-    from ._one_name import check_one_name
+    from ._one_name import SecondName, check_one_name
 
     known = {entry[0] for entry in grants.identities}
     added = []
@@ -150,7 +150,7 @@ def pinned(grants: Grants) -> Grants:
         try:
             check = (lambda fd, w, p=path: check_one_name(fd, w, p)) if path in hidden else None
             found = found_at(path, what, check)
-        except RootChanged as exc:
+        except (RootChanged, SecondName) as exc:
             raise GrantsError(str(exc)) from None
         if found is not None and path not in known:
             added.append((path, *found))

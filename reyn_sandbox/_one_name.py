@@ -21,19 +21,23 @@ from __future__ import annotations
 import os
 import stat
 
-from ._identity import RootChanged
-
 MAX_HIDDEN_ENTRIES = 10_000
 """The most entries (files and folders, at any depth) a hidden folder may hold: each is checked for a
 second name every time a command starts."""
 MAX_HIDDEN_DEPTH = 64
 """The most folder levels below a hidden folder that are checked."""
 
+
+class SecondName(OSError):
+    """What a hidden path covers can be reached by a name its cover does not hide (or cannot be
+    checked for one); the message names the file and what to do."""
+
+
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def check_one_name(fd: int, what: str, path: str, *, folders: bool = True) -> None:
-    """``RootChanged`` when what is open at ``fd`` (the hidden ``path``, named ``what`` in errors)
+    """``SecondName`` when what is open at ``fd`` (the hidden ``path``, named ``what`` in errors)
     can be read through a name its cover does not hide: a file with more than one name, or (with
     ``folders``) a folder holding one at any depth; also when a folder is over a bound or cannot be
     read through. Without ``folders`` a folder is not looked into: the launcher's covers over the
@@ -44,7 +48,7 @@ def check_one_name(fd: int, what: str, path: str, *, folders: bool = True) -> No
         return
     if not stat.S_ISDIR(info.st_mode):
         if info.st_nlink > 1:
-            raise RootChanged(
+            raise SecondName(
                 f"{what} has {info.st_nlink} names (hard links): a confined command could read it through "
                 f"one the cover does not hide. Remove the other links (find / -samefile {path}) or keep "
                 "the file elsewhere"
@@ -70,7 +74,7 @@ def _check_folder(folder: int, what: str, where: str, depth: int, budget: list[i
             for entry in entries:
                 budget[0] -= 1
                 if budget[0] < 0:
-                    raise RootChanged(
+                    raise SecondName(
                         f"{what} is a folder of more than {MAX_HIDDEN_ENTRIES:,} entries: each file under a "
                         "hidden folder is checked for a second name (a hard link outside the cover would "
                         "read it) every time a command starts, up to that many. Hide a smaller folder, or "
@@ -81,19 +85,19 @@ def _check_folder(folder: int, what: str, where: str, depth: int, budget: list[i
                     subfolders.append(entry.name)
                 elif info.st_nlink > 1:
                     inside = f"{where}/{entry.name}"
-                    raise RootChanged(
+                    raise SecondName(
                         f"{what} holds {inside}, which has {info.st_nlink} names (hard links): a confined "
                         f"command could read it through one the cover does not hide. Remove the other "
                         f"links (find / -samefile {inside}) or keep the file elsewhere"
                     )
     except OSError as exc:
-        if isinstance(exc, RootChanged):
+        if isinstance(exc, SecondName):
             raise
         raise _unreadable(what, where, exc) from None
     for name in subfolders:
         inside = f"{where}/{name}"
         if depth + 1 > MAX_HIDDEN_DEPTH:
-            raise RootChanged(
+            raise SecondName(
                 f"{what} holds folders more than {MAX_HIDDEN_DEPTH} levels deep ({inside}): each file under "
                 "a hidden folder is checked for a second name (hard link), to that depth. Hide a shallower "
                 "folder, or keep it outside the roots"
@@ -108,8 +112,8 @@ def _check_folder(folder: int, what: str, where: str, depth: int, budget: list[i
             os.close(sub)
 
 
-def _unreadable(what: str, where: str, exc: OSError) -> RootChanged:
-    return RootChanged(
+def _unreadable(what: str, where: str, exc: OSError) -> SecondName:
+    return SecondName(
         f"{what}: {where} cannot be read ({exc.strerror}), so its files cannot be checked for a second "
         "name (a hard link outside the cover would read them). Make it readable to the user starting "
         "the sandbox, or hide a folder that holds only readable ones"
