@@ -3,6 +3,8 @@
 It checks the grants and the kernel, unshares the namespaces, and forks the sandbox's PID 1
 (`_supervisor`), which confines itself and starts the command. The launcher stays outside to wait:
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
+`--probe` alone runs its checks of the kernel, up to and inside its namespaces, and no command:
+what `status()` asks under a seccomp filter (`_status._launcher_probe`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ._contract import CANNOT_CONFINE
 from ._grants import Grants, GrantsError
 from ._status import kernel_status, mount_api_problem
 
-USAGE = "usage: python -m reyn_sandbox --grants JSON -- COMMAND [ARG…]"
+USAGE = "usage: python -m reyn_sandbox --grants JSON -- COMMAND [ARG…]  (or: --probe)"
 
 
 def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
