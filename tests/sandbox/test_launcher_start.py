@@ -50,14 +50,7 @@ def test_no_pth_file_or_sitecustomize_of_the_environment_runs_in_the_launcher(tm
     venv, marker = tmp_path / "venv", tmp_path / "ran"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT)
     python = str(venv / "bin" / "python")
-    purelib = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=TIMEOUT,
-    ).stdout.strip()
-    site_packages = Path(purelib)
+    site_packages = next((venv / "lib").glob("python3*/site-packages"))
     # reyn_sandbox found the way an editable install finds it: a path line in a .pth file.
     (site_packages / "reyn_sandbox_home.pth").write_text(PACKAGE_PARENT + "\n", encoding="utf-8")
     # A third-party .pth whose import line runs code, and a sitecustomize: the site machinery's hooks.
