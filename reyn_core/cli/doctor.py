@@ -13,7 +13,7 @@ from .reporting import report_error
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    add_command(sub, common, "doctor", run, "all load diagnostics with fixes; exit 1 on errors")
+    add_command(sub, common, "doctor", run, "all load diagnostics with fixes; exit 1 on errors", loads=True)
 
 
 def run(args: argparse.Namespace) -> int:
