@@ -24,12 +24,11 @@ The same contract as the SQLite store (``reyn_core.host.ApprovalStore``) and the
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from reyn_core import log_remote_failure
-from reyn_core.host import ApprovalRecord, ApprovalStatements
+from reyn_core.host import ApprovalRecord, ApprovalStatements, ProcessConnection
 
 try:
     import psycopg
@@ -107,9 +106,8 @@ class PostgresApprovalStore:
         # How long a call waits for this process's connection while another call uses it: one
         # connect and a couple of statements; past that the store counts as unavailable.
         self._wait_s = wait_s if wait_s is not None else connect_timeout_s + 2 * statement_timeout_s
-        self._lock = threading.Lock()
-        self._conn: Any = None
-        self._pid = 0
+        # one per process; a connection the server dropped (closed, or broken by an error) is replaced
+        self._connection = ProcessConnection(self._connect, alive=lambda c: not (c.closed or c.broken))
 
     @property
     def location(self) -> str:
@@ -118,8 +116,6 @@ class PostgresApprovalStore:
     # ------------------------------------------------------------------ connections
 
     def _connect(self) -> Any:
-        if self._conn is not None and self._pid == os.getpid() and not self._conn.closed:
-            return self._conn
         # A dropped network must not hang the caller: keepalives notice a silent peer while waiting
         # for an answer, and tcp_user_timeout one that stops acknowledging what was sent.
         conn = psycopg.connect(
@@ -159,24 +155,21 @@ class PostgresApprovalStore:
         except BaseException:
             conn.close()
             raise
-        self._conn, self._pid = conn, os.getpid()
         return conn
 
     def _run(self, what: str, op: Callable[[Any], T]) -> T:
         # one transaction at a time on this process's connection; never an unbounded wait for it
-        if not self._lock.acquire(timeout=self._wait_s):
+        if not self._connection.lock.acquire(timeout=self._wait_s):
             raise ApprovalStoreUnavailable(
                 f"the approval store at {self._location} could not {what}: another call has held this "
                 f"process's connection for over {self._wait_s:g} s (the server or network may be down)"
             )
         try:
             try:
-                conn = self._connect()
+                conn = self._connection.get()
                 with conn.transaction():
                     return op(conn)
             except psycopg.Error as exc:
-                if self._conn is not None and (self._conn.closed or self._conn.broken):
-                    self._conn = None
                 state = f", SQLSTATE {exc.sqlstate}" if exc.sqlstate else ""
                 where = log_remote_failure(
                     "approvals.postgres", f"{what} at {self._location} failed", str(exc)
@@ -186,14 +179,11 @@ class PostgresApprovalStore:
                     f"({type(exc).__name__}{state}); {where}"
                 ) from None
         finally:
-            self._lock.release()
+            self._connection.lock.release()
 
     def disconnect(self) -> None:
         """Close this process's connection (the next operation opens one)."""
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+        self._connection.disconnect()
 
     # ------------------------------------------------------------------ the ApprovalStore methods
 

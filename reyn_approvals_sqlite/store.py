@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from reyn_core.host import ApprovalRecord, ApprovalStatements
+from reyn_core.host import ApprovalRecord, ApprovalStatements, ProcessConnection
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (
@@ -72,15 +71,11 @@ class SqliteApprovalStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._pid = 0
-
-    def _connection(self) -> sqlite3.Connection:
         # One connection per store and process, kept open: closing the last connection of a WAL
         # database checkpoints it (fsyncs), which would cost every operation several milliseconds.
-        if self._conn is not None and self._pid == os.getpid():
-            return self._conn
+        self._connection = ProcessConnection(self._connect)
+
+    def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
@@ -101,13 +96,13 @@ class SqliteApprovalStore:
         for name, kind in _ADDED:
             if name not in present:
                 conn.execute(f"ALTER TABLE approvals ADD COLUMN {name} {kind}")
-        self._conn, self._pid = conn, os.getpid()
         return conn
 
     @contextmanager
     def _transaction(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
-        with self._lock:  # the gate calls from worker threads: one transaction at a time per store
-            conn = self._connection()
+        # the gate calls from worker threads: one transaction at a time per store
+        with self._connection.lock:
+            conn = self._connection.get()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield conn
@@ -122,10 +117,7 @@ class SqliteApprovalStore:
 
     def disconnect(self) -> None:
         """Close this process's connection (it reopens on the next operation)."""
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+        self._connection.disconnect()
 
     def open_request(self, record: ApprovalRecord) -> ApprovalRecord:
         with self._transaction() as db:

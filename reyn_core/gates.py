@@ -324,20 +324,22 @@ def available(tool: ToolDefinition, ctx: ToolContext, failures: FailureLog | Non
     if answer.allowed:
         return ALLOW
     if answer.failure is not None:
-        return failed_check(tool.name, answer.failure, failures)
+        return failed_check(tool.name, answer.failure, failures or PROCESS_FAILURES)
     if answer.reason is not None:
         return _call_refused("available", answer.reason)
     return _call_refused("available", f"tool {tool.name!r} is not available in this context")
 
 
-def failed_check(name: str, failure: BaseException | str, failures: FailureLog | None = None) -> Decision:
+def failed_check(name: str, failure: BaseException | str, failures: FailureLog) -> Decision:
     """The refusal of tool ``name`` whose availability check failed: what failed (an exception, or
     the text a plugin's worker sent) may name host paths or carry a secret, so the refusal says so in
-    fixed words (``RT011``) and cites the operator's log, where ``failures`` (the registry's; else
-    the process's) writes it once per tool and kind of failure, not on every listing."""
+    fixed words (``RT011``) and cites the operator's log, where ``failures`` (the registry's) writes
+    it once per tool and kind of failure, not on every listing. The one place an ``RT011`` is
+    logged: a check that failed in process (``available``) and one that failed in an isolated
+    plugin's worker at call time (the dispatcher, on the worker's ``CheckFailed``) alike."""
     what = f"the availability check of tool {name!r} failed"
     kind = failure.kind if isinstance(failure, CheckResultError) else None
-    ref = (failures or PROCESS_FAILURES).log(name, what, failure, kind)
+    ref = failures.log(name, what, failure, kind)
     return _call_refused(
         "available", f"tool {name!r} is unavailable: its availability check failed (RT011); {ref}"
     )

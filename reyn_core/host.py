@@ -81,6 +81,7 @@ _EXPORTS = {
     "ApprovalStore": "reyn_core.approvals",
     "ApprovalStoreFactory": "reyn_core.approvals",  # what a `reyn.approval_stores` entry point names
     "ApprovalStatements": "reyn_core.approvals",  # the store rules in SQL, for every SQL store
+    "ProcessConnection": "reyn_core.approvals.process_connection",  # its one connection per process
     "ToolApprovalRequired": "reyn_core.errors",
     "ApprovalRefused": "reyn_core.errors",
     "ApprovalDecisionError": "reyn_core.errors",

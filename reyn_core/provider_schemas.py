@@ -71,14 +71,16 @@ class Adapted:
     problems: tuple[str, ...] = ()
 
 
-def adapt_parameters(schema: Mapping[str, Any], target: str) -> Adapted:
+def adapt_parameters(schema: Mapping[str, Any], target: str, *, owned: bool = False) -> Adapted:
     """``schema`` as ``target`` should be shown it (see the module); ``ValueError`` for a target
-    that is not one of ``TARGETS``."""
+    that is not one of ``TARGETS``. The result shares nothing with ``schema`` unless ``owned``: the
+    caller hands over a tree of its own (the renderer's fresh copy), which the result may reuse
+    instead of copying it a second time."""
     if target == "mcp":
-        return Adapted(copy_json(schema))
+        return Adapted(dict(schema) if owned else copy_json(schema))
     body = {k: v for k, v in schema.items() if k != "$schema"}
     if target in ("openai", "anthropic"):
-        return Adapted(copy_json(body))
+        return Adapted(body if owned else copy_json(body))
     if target == "openai-strict":
         try:
             return Adapted(to_strict(body, tool="(render)"))

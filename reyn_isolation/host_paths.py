@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping
 
 from reyn_isolation.codes import Finding
+from reyn_sandbox import path_within
 
 
 def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str]) -> dict[str, str]:
@@ -44,10 +45,6 @@ def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str]) ->
         if file and os.path.isabs(file):
             found.setdefault(os.path.realpath(file), what)
     return found
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def write_root_findings(
@@ -100,7 +97,7 @@ def nested_root_findings(
         f"{root} lies inside {'its own' if owner == plugin_id else f'plugin {owner!r}'}'s write root {write}"
         for root in roots
         for write, owner in write_roots.items()
-        if root != write and _within(root, write)
+        if path_within(root, write, strict=True)
     ]
     if not clashes:
         return []

@@ -34,7 +34,7 @@ from reyn_core import (
     ToolRuntimeMissing,
     ToolTimeout,
 )
-from reyn_core.host import SURFACES, ask_available, failure_text, gates, is_secret, served_fields
+from reyn_core.host import SURFACES, CheckFailed, ask_available, failure_text, is_secret, served_fields
 
 
 def context_to_data(ctx: ToolContext) -> dict[str, Any]:
@@ -174,8 +174,9 @@ _ERRORS: dict[str, type[ToolError]] = {
 def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
     """The ``ToolError`` a worker's failed reply stands for (its kind, message and details, bounded);
     an unknown kind is an ``execution_error``. A refusal because the tool's own check failed in the
-    worker (``check_failure``: the failure's text) is logged in this, the host's, operator's log
-    (``gates.failed_check``), and the refusal worded here: nothing of the worker's text is shown."""
+    worker (``check_failure``: the failure's text) is a ``CheckFailed`` carrying that text, which
+    the dispatcher logs in the registry's log of failures and words as the refusal of a check that
+    failed in process (``gates.failed_check``): nothing of the worker's text is shown."""
     kind = reply.get("kind")
     message = str(reply.get("message"))[:4000]
     if kind == "invalid_arguments":
@@ -188,11 +189,8 @@ def error_from_reply(tool: str, reply: Mapping[str, Any]) -> ToolError:
         return InvalidToolArguments(message, tool=tool, problems=problems)
     if kind == "gate_refused":
         failure = reply.get("check_failure")
-        if isinstance(failure, str):  # the tool's own check failed in the worker: logged here, worded here
-            reason = gates.failed_check(tool, failure[-16_000:]).reason
-            return ToolGateRefused(
-                f"tool {tool!r} is refused (call gate): {reason}", tool=tool, layer="call", reason=reason
-            )
+        if isinstance(failure, str):  # the tool's own check failed in the worker: the dispatcher logs it
+            return CheckFailed(tool, failure[-16_000:])
         layer, reason = str(reply.get("layer"))[:40], str(reply.get("reason"))[:4000]
         return ToolGateRefused(message, tool=tool, layer=layer, reason=reason)
     return _ERRORS.get(str(kind), ToolExecutionError)(message, tool=tool)

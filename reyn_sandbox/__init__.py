@@ -10,12 +10,12 @@ This package is a leaf (standard library only, nothing of reyn_core) so anything
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 
-from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
+from ._contract import LAUNCHER_BOOT, LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants, GrantsError
+from ._paths import path_within
 from ._profile_grants import (
     GRANT_KEYS,
     LIMIT_KEYS,
@@ -61,6 +61,7 @@ __all__ = [
     "limit_exceeded",
     "limit_overrides",
     "limit_problem",
+    "path_within",
     "protected_problem",
     "resolve_grants",
     "secret_hides",
@@ -68,16 +69,6 @@ __all__ = [
     "unavailable_reason",
     "write_root_clashes",
 ]
-
-# The launcher runs with -I (no environment variables, no user site, no script folder on sys.path)
-# and -S (no site-packages processing, so no .pth file runs code in it, and ~100 ms less start-up
-# with many editable installs); it finds this package by the folder that holds it, after the stdlib.
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_BOOT = (
-    f"import sys; sys.path.append({_PACKAGE_PARENT!r}); "
-    "from reyn_sandbox._launch import main; raise SystemExit(main())"
-)
-
 
 _LAZY = {
     # GrantKeys imports typing: only a pack's settings ask for it, never the launcher (_grant_keys.py)
@@ -125,7 +116,17 @@ def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
     require_available()
     from ._identity import pinned
 
-    return [sys.executable, "-I", "-S", "-c", _BOOT, "--grants", pinned(grants).to_json(), "--", *command]
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        LAUNCHER_BOOT,
+        "--grants",
+        pinned(grants).to_json(),
+        "--",
+        *command,
+    ]
 
 
 def forbid_exec() -> None:
@@ -133,7 +134,9 @@ def forbid_exec() -> None:
     fail with EPERM): for a confined Python program that must not run others, such as an isolated
     plugin's worker granted no ``subprocess``. Irreversible. Raises `SandboxUnavailable` off Linux,
     `OSError` when the kernel refuses the filter."""
-    require_available()
+    from ._status import require_available as require
+
+    require(launcher=False)
     from ._seccomp import install_no_exec
 
     install_no_exec()
@@ -145,7 +148,9 @@ def forbid_processes() -> None:
     Python program granted no ``subprocess``, whose rlimits (memory, CPU, file size) are per process
     — without this, each fork would bring a fresh allowance. Irreversible. Raises
     `SandboxUnavailable` off Linux, `OSError` when the kernel refuses the filter."""
-    require_available()
+    from ._status import require_available as require
+
+    require(launcher=False)
     from ._seccomp import install_no_processes
 
     install_no_processes()
@@ -158,7 +163,9 @@ def forbid_unix_sockets() -> None:
     process connect to a socket file on a read-only mount, and Landlock up to ABI 7 does not check
     connect(2). Irreversible. Raises `SandboxUnavailable` off Linux, `OSError` when the kernel
     refuses the filter."""
-    require_available()
+    from ._status import require_available as require
+
+    require(launcher=False)
     from ._seccomp import install_no_unix_sockets
 
     install_no_unix_sockets()

@@ -1,210 +1,28 @@
 """The sandbox's filesystem: a fresh root holding only what is granted, then Landlock over it.
 
-Inside the mount namespace a tmpfs becomes the new root; each granted path is bind-mounted at its own
-path (read roots and system directories read-only), hidden paths are covered, /proc is a fresh
-mount of the sandbox's own PID namespace, /dev holds five harmless nodes, /tmp and /dev/shm are
-private tmpfs. Whatever is not granted — /run's sockets, /home, /root, other processes' /proc —
-does not exist in the view, which is how pathname unix sockets outside the roots become unreachable
-(Landlock up to ABI 7 does not check connect(2) on them).
+Inside the mount namespace a tmpfs becomes the new root; each granted path of the layout
+(`_layout.plan`) is bind-mounted at its own path (read roots and system directories read-only),
+hidden paths are covered, /proc is a fresh mount of the sandbox's own PID namespace, /dev holds five
+harmless nodes, /tmp and /dev/shm are private tmpfs. Whatever is not granted — /run's sockets,
+/home, /root, other processes' /proc — does not exist in the view, which is how pathname unix sockets
+outside the roots become unreachable (Landlock up to ABI 7 does not check connect(2) on them).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import sys
-from dataclasses import dataclass
 
 from . import _identity, _idmap
 from . import _syscalls as sc
 from ._grants import Grants
-from ._secret_covers import secret_covers
-
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-"""Read-only for every command: programs, shared libraries, and /etc (ld.so.cache, passwd, ssl
-certificates, timezone). /etc's secrets (shadow, ssh host keys) are root-only files, unreadable to
-the sandbox's non-root uid."""
+from ._layout import Layout, Mount
+from ._one_name import check_one_name
 
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
 TMP = "/tmp"
 SHM = "/dev/shm"
 _STAGE = "/tmp"  # where the new root's tmpfs is mounted before pivot_root (a path every system has)
-
-
-@dataclass(frozen=True)
-class Mount:
-    """One path bound into the view: its location and whether the command may write it."""
-
-    path: str
-    writable: bool
-    granted: bool = False
-    """One of the grants' roots (not a system or interpreter directory)."""
-    identity: tuple[int, int, bool] | None = None
-    """A granted root's identity as the host found it (`Grants.identities`), checked at the bind."""
-    what: str = ""
-    """How errors name a granted root ("write root /w")."""
-    pin: bool = False
-    """A folder between a write root and a `hide` or `read_only` path, bound onto itself so that the
-    command cannot rename it (a mount point cannot be renamed: EBUSY) and move the path away from
-    what the next call covers. Not a grant: it lies inside its write root already."""
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The resolved view: what is mounted where, what is hidden, what the interpreter needs."""
-
-    mounts: tuple[Mount, ...]
-    symlinks: tuple[tuple[str, str], ...]
-    hidden: tuple[tuple[str, bool], ...]
-    """Each hidden path, and whether the host found it (it has an identity): then it must be there."""
-    secret_covers: tuple[str, ...] = ()
-    """What hides the host's secret files (`_secret_covers.secret_covers`): each must be there."""
-
-    @property
-    def read_paths(self) -> list[str]:
-        """Paths Landlock grants read and execute on."""
-        return [m.path for m in self.mounts if not m.writable and not m.pin]
-
-    @property
-    def write_paths(self) -> list[str]:
-        """Paths Landlock grants every right on."""
-        return [m.path for m in self.mounts if m.writable and not m.pin]
-
-
-def check_working_directory(layout: Layout, cwd: str) -> None:
-    """The command starts where it was asked to, so that must be granted: "/" or inside a mounted path
-    (never a skeleton folder or the private /tmp standing where an ungranted path was). ValueError if not."""
-    resolved = os.path.realpath(cwd)
-    if resolved == "/" or any(
-        resolved == m.path or resolved.startswith(m.path.rstrip("/") + "/") for m in layout.mounts
-    ):
-        return
-    raise ValueError(f"the working directory {cwd} is outside the read and write roots")
-
-
-def check_write_roots(layout: Layout, uid: int, gid: int) -> None:
-    """As root the command runs as uid/gid, with plain Unix permissions on write roots (not idmapped,
-    see _idmap): refuse up front a write root that user could not write, rather than fail later."""
-    for mount in layout.mounts:
-        if not (mount.granted and mount.writable):
-            continue
-        info = os.stat(mount.path)
-        needed = (stat.S_IWUSR | stat.S_IXUSR) if stat.S_ISDIR(info.st_mode) else stat.S_IWUSR
-        if info.st_uid == uid:
-            shift = 0
-        elif info.st_gid == gid:
-            shift = 3
-        else:
-            shift = 6
-        if info.st_mode & (needed >> shift) != needed >> shift:
-            raise PermissionError(
-                f"write root {mount.path} is not writable by uid {uid} / gid {gid}, the command's user "
-                "when the launcher runs as root: give that user write access or choose Grants.uid/gid"
-            )
-
-
-def interpreter_dirs() -> tuple[str, ...]:
-    """The launcher's Python installation — base and virtual environment — so `python …` runs inside.
-
-    The launcher starts with -S, so site.py never set sys.prefix to the virtual environment: it is
-    found as the folder above sys.executable's that holds a pyvenv.cfg, as site.py would find it.
-    """
-    found = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
-    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
-    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
-        found.append(venv)
-    return tuple(dict.fromkeys(found))
-
-
-def plan(grants: Grants) -> Layout:
-    """Resolve the grants into a layout; raises OSError naming a root that does not exist."""
-    mounts: dict[str, bool] = {}
-    granted: set[str] = set()
-    symlinks: list[tuple[str, str]] = []
-    for path in SYSTEM_DIRS:
-        if os.path.islink(path):
-            symlinks.append((path, os.readlink(path)))
-        elif os.path.isdir(path):
-            mounts[path] = False
-    for path in interpreter_dirs():
-        mounts.setdefault(os.path.realpath(path), False)
-    identities = {entry[0]: entry[1:] for entry in grants.identities}
-    names = _identity.root_names(grants)
-    top = os.stat("/")
-    # Roots are mounted at their own paths, never resolved here: a link on the way is refused at the
-    # bind (_identity), so the path checked by the host is the path mounted.
-    for roots, writable in ((grants.read_roots, False), (grants.write_roots, True)):
-        for root in roots:
-            if root == "/" or identities.get(root, (None, None))[:2] == (top.st_dev, top.st_ino):
-                raise ValueError("the filesystem root cannot be a root; grant the directories needed")
-            if not os.path.lexists(root):
-                raise FileNotFoundError(f"{'write' if writable else 'read'} root {root} does not exist")
-            # A path that is both a read and a write root is writable (the wider grant wins).
-            mounts[root] = mounts.get(root, False) or writable
-            granted.add(root)
-    # A read_only or hide path the host found (it has an identity) must be there at the start: one
-    # moved away since is refused, never skipped. One the host did not find is skipped when absent;
-    # a hidden path covers the file there when the command starts (a log rotated between calls).
-    for path in grants.read_only:
-        if path in identities or os.path.lexists(path):
-            # Read-only wins over a write root at the same path; deeper, it is mounted over it.
-            mounts[path] = False
-            granted.add(path)
-    hidden = [
-        path
-        for path in grants.hide
-        if (path in identities or os.path.lexists(path)) and _holder(path, mounts) is not None
-    ]
-    pins = _pins([*grants.read_only, *hidden], mounts, names)
-    ordered = sorted(
-        {**mounts, **dict.fromkeys(pins, True)}.items(), key=lambda item: (item[0].count("/"), item[0])
-    )
-    found = []
-    for path, writable in ordered:
-        if path in pins:
-            found.append(Mount(path, True, pin=True, what=pins[path]))
-        elif path not in granted:
-            found.append(Mount(path, writable))
-        elif path not in identities:
-            raise ValueError(
-                f"{names[path]} has no identity: it did not exist when the grants were made, so the host "
-                "never checked it (grants from reyn_sandbox.launcher_argv carry one for every root)"
-            )
-        else:
-            found.append(Mount(path, writable, True, identities[path], names[path]))
-    return Layout(
-        tuple(found),
-        tuple(symlinks),
-        tuple((path, path in identities) for path in hidden),
-        # under a hidden path that must be covered, a secret is out of sight already
-        secret_covers(
-            grants.secrets,
-            mounts,
-            [path for path in hidden if path in identities],
-            [path for path in mounts if path not in granted],
-        ),
-    )
-
-
-def _holder(path: str, mounts: dict[str, bool]) -> str | None:
-    """The deepest of `mounts` holding `path` (itself included), or None."""
-    holders = [m for m in mounts if path == m or path.startswith(m.rstrip("/") + "/")]
-    return max(holders, key=len) if holders else None
-
-
-def _pins(entries: list[str], mounts: dict[str, bool], names: dict[str, str]) -> dict[str, str]:
-    """The folders above `entries` that the command could rename (they lie in a writable mount and
-    are no mount point yet), up to the nearest mount point; each → how errors name it."""
-    pins: dict[str, str] = {}
-    for entry in entries:
-        folder = os.path.dirname(entry)
-        while folder not in mounts and folder != "/":
-            holder = _holder(folder, mounts)
-            if holder is None or not mounts[holder]:
-                break
-            pins.setdefault(folder, f"the folder {folder} above {names[entry]}")
-            folder = os.path.dirname(folder)
-    return pins
 
 
 def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: bool) -> None:
@@ -249,9 +67,9 @@ def build_root(layout: Layout, grants: Grants, owner: tuple[int, int], as_root: 
         os.symlink(destination, link.lstrip("/"), dir_fd=root)
     _build_dev(root, ours, devices, private_tmp)
     for path, required in layout.hidden:
-        _cover(root, path, required, devices["null"])
+        _cover(root, path, required, devices["null"], operator=True)
     for path in layout.secret_covers:  # never skipped: one gone since `plan` stops the start
-        _cover(root, path, True, devices["null"])
+        _cover(root, path, True, devices["null"], operator=False)
     if idmap_fd is not None:
         os.close(idmap_fd)
     for fd in (root, *sources.values(), *devices.values()):
@@ -377,7 +195,7 @@ def _build_dev(root: int, ours: set[int], devices: dict[str, int], tmp_options: 
     sc.remount_read_only(_STAGE + "/dev")  # a tmpfs of ours, at a path through tmpfs of ours only
 
 
-def _cover(root: int, path: str, required: bool, null: int) -> None:
+def _cover(root: int, path: str, required: bool, null: int, operator: bool) -> None:
     """Make the hidden `path` unreachable — an empty read-only tmpfs over a folder, /dev/null over a
     file — reached from the new root without a link. Missing: refused when the host found it
     (`required`: it moved, perhaps under another name), skipped otherwise."""
@@ -388,7 +206,7 @@ def _cover(root: int, path: str, required: bool, null: int) -> None:
             raise
         return
     try:
-        _identity.check_one_name(target, f"hide path {path}")
+        check_one_name(target, f"hide path {path}", path, folders=operator)
         if stat.S_ISDIR(os.fstat(target).st_mode):
             flags = sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY
             sc.mount("tmpfs", f"/proc/self/fd/{target}", "tmpfs", flags, "mode=000,size=4k")

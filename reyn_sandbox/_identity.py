@@ -121,18 +121,6 @@ def open_checked(path: str, what: str, expected: tuple[int, int, bool]) -> int:
     return fd
 
 
-def check_one_name(fd: int, what: str) -> None:
-    """``RootChanged`` when the hidden file open at ``fd`` has more than one name (hard links): a cover
-    hides one path, not the file, so another name — made by an earlier confined command while the
-    path was not hidden yet, then written in place by the operator — would let the command read it."""
-    info = os.fstat(fd)
-    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-        raise RootChanged(
-            f"{what} has {info.st_nlink} names (hard links): a confined command could read it through one "
-            "the cover does not hide. Remove the other links (find -samefile) or keep the file elsewhere"
-        )
-
-
 def root_names(grants: Grants) -> dict[str, str]:
     """Each path of ``grants`` that carries an identity → how errors name it ("write root /w"): roots,
     ``read_only`` and ``hide`` paths; a path that is both a read and a write root is named as the
@@ -147,10 +135,11 @@ def root_names(grants: Grants) -> dict[str, str]:
 def pinned(grants: Grants) -> Grants:
     """``grants`` with the identity of every root that has none yet and exists now (``Grants.identities``);
     ``GrantsError`` naming a root whose path goes through a symbolic link, or a hidden file with more
-    than one name (``check_one_name``)."""
+    than one name, or a hidden folder holding one (``_one_name.check_one_name``)."""
     import dataclasses
 
     from ._grants import GrantsError
+    from ._one_name import SecondName, check_one_name
 
     known = {entry[0] for entry in grants.identities}
     added = []
@@ -159,8 +148,9 @@ def pinned(grants: Grants) -> Grants:
         if path in known and path not in hidden:
             continue
         try:
-            found = found_at(path, what, check_one_name if path in hidden else None)
-        except RootChanged as exc:
+            check = (lambda fd, w, p=path: check_one_name(fd, w, p)) if path in hidden else None
+            found = found_at(path, what, check)
+        except (RootChanged, SecondName) as exc:
             raise GrantsError(str(exc)) from None
         if found is not None and path not in known:
             added.append((path, *found))

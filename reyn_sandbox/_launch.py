@@ -3,6 +3,8 @@
 It checks the grants and the kernel, unshares the namespaces, and forks the sandbox's PID 1
 (`_supervisor`), which confines itself and starts the command. The launcher stays outside to wait:
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
+`--probe` alone runs its checks of the kernel, up to and inside its namespaces, and no command:
+what `status()` asks under a seccomp filter (`_status._launcher_probe`).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from . import _filesystem, _supervisor
+from . import _layout, _supervisor
 from . import _syscalls as sc
+from ._contract import CANNOT_CONFINE
 from ._grants import Grants, GrantsError
-from ._status import status
+from ._status import kernel_status, mount_api_problem
 
-USAGE = "usage: python -m reyn_sandbox --grants JSON -- COMMAND [ARG…]"
+USAGE = "usage: python -m reyn_sandbox --grants JSON -- COMMAND [ARG…]  (or: --probe)"
 
 
 def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
@@ -30,29 +33,32 @@ def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command confined; return its exit status (125: the sandbox could not be set up)."""
+    """Run the command confined; return its exit status (125: the sandbox could not be set up).
+    With the single word ``--probe``: only check that this kernel lets the launcher confine
+    (``probe``), exit 0 or 125."""
+    words = sys.argv[1:] if argv is None else argv
+    if list(words) == ["--probe"]:
+        return probe()
     try:
-        grants, command = parse(sys.argv[1:] if argv is None else argv)
+        grants, command = parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
-    current = status()
-    if not current.available or current.landlock_abi is None:
-        _supervisor.fail_setup(f"cannot confine commands here: {current.reason}")
+    abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
     if limits is not None:
         _supervisor.fail_setup(limits)
     try:
-        layout = _filesystem.plan(grants)
+        layout = _layout.plan(grants)
         cwd = os.getcwd()
         env = _supervisor.initial_environment()
-        _filesystem.check_working_directory(layout, cwd)
+        _layout.check_working_directory(layout, cwd)
         if os.geteuid() == 0:
-            _filesystem.check_write_roots(layout, grants.uid, grants.gid)
+            _layout.check_write_roots(layout, grants.uid, grants.gid)
     except (OSError, ValueError) as exc:
         _supervisor.fail_setup(str(exc))
     as_root = os.geteuid() == 0
+    _enter_namespaces(grants, as_root)
     try:
-        _unshare(grants, as_root)
         # The caller's death ends the launcher, whose death ends the sandbox (see _supervisor). Set
         # after unshare: the kernel clears it on every credential change, a new user namespace too.
         sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -65,13 +71,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         _supervisor.fail_setup(f"cannot start the sandbox: {exc}")
     if pid == 0:
         os.close(alive_w)
-        _start_init(grants, layout, cwd, current.landlock_abi, as_root, command, env, alive_r)
+        _start_init(grants, layout, cwd, abi, as_root, command, env, alive_r)
     os.close(alive_r)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, lambda signum, _frame: _supervisor.forward(pid, signum))
     _, wait_status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(wait_status)
     return 128 - code if code < 0 else code
+
+
+def probe() -> int:
+    """Whether this kernel lets the launcher confine, checked as a launch checks it — the kernel,
+    then the namespaces and the mount API inside them (``_enter_namespaces``) — without a command:
+    0, or exit 125 with the launcher's one line. ``status()`` runs it under a seccomp filter."""
+    _kernel_abi()
+    _enter_namespaces(Grants(), os.geteuid() == 0)
+    return 0
+
+
+def _kernel_abi() -> int:
+    """The Landlock ABI, after the launcher's first check of the kernel; exit 125 when it cannot confine."""
+    current = kernel_status()
+    if not current.available or current.landlock_abi is None:
+        _supervisor.fail_setup(f"{CANNOT_CONFINE}{current.reason}")
+    return current.landlock_abi
+
+
+def _enter_namespaces(grants: Grants, as_root: bool) -> None:
+    """Unshare the sandbox's namespaces (``_unshare``), then probe the mount API there, where the
+    launcher may mount: the kernel's answer to each probe is EINVAL, any other one refuses the start
+    with the words ``status()`` reports (``_status.mount_api_problem``)."""
+    try:
+        _unshare(grants, as_root)
+    except OSError as exc:
+        _supervisor.fail_setup(f"cannot create the sandbox's namespaces: {exc}")
+    problem = mount_api_problem(may_mount=True)
+    if problem is not None:
+        _supervisor.fail_setup(f"{CANNOT_CONFINE}{problem}")
 
 
 def _unshare(grants: Grants, as_root: bool) -> None:
@@ -92,7 +128,7 @@ def _unshare(grants: Grants, as_root: bool) -> None:
 
 def _start_init(
     grants: Grants,
-    layout: _filesystem.Layout,
+    layout: _layout.Layout,
     cwd: str,
     abi: int,
     as_root: bool,

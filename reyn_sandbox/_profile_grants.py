@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+from ._paths import path_within
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
 if TYPE_CHECKING:
@@ -174,10 +176,6 @@ def resolve_grants(base: str, keys: Any, protected: Mapping[str, str]) -> Grants
     )
 
 
-def _inside(path: str, root: str) -> bool:
-    return path.startswith(root.rstrip("/") + "/")
-
-
 def _links(path: str) -> list[str]:
     """Where each symbolic link ``os.path.realpath(path)`` follows is stored, in order (one component
     at a time, as the kernel resolves it; a loop ends the walk, as it ends realpath's)."""
@@ -215,7 +213,7 @@ def _nested_problem(base: str, keys: Any, write_roots: Sequence[str]) -> str | N
         for entry in getattr(keys, key):
             path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
             for link in _links(path):
-                holder = next((w for w in write_roots if _inside(link, w)), None)
+                holder = next((w for w in write_roots if path_within(link, w, strict=True)), None)
                 if holder is not None:
                     return (
                         f"{key} entry {entry!r} goes through the symbolic link {link}, inside the write "
@@ -229,7 +227,14 @@ def _nested_problem(base: str, keys: Any, write_roots: Sequence[str]) -> str | N
         for entry in entries:
             path = os.path.normpath(os.path.join(base, os.path.expanduser(entry)))
             real = os.path.realpath(path)
-            holder = next((w for w in write_roots if _inside(path, w) or _inside(real, w)), None)
+            holder = next(
+                (
+                    w
+                    for w in write_roots
+                    if path_within(path, w, strict=True) or path_within(real, w, strict=True)
+                ),
+                None,
+            )
             if holder is not None:
                 return (
                     f"{key} entry {entry!r} lies inside the write root {holder}: a confined command could "

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from ._secret_covers import within as _within
+from ._paths import path_within as _within
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
@@ -94,7 +94,7 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     *is* a secret or lies inside one, or is (or lies inside) the folder holding a secret file, cannot
     be granted at all — hiding it would leave nothing of the grant — and is one sentence of
     ``problems``."""
-    from ._filesystem import SYSTEM_DIRS, interpreter_dirs
+    from ._layout import SYSTEM_DIRS, interpreter_dirs
 
     secrets = {
         os.path.realpath(p): what for p, what in protected.items() if os.path.isabs(p) and is_secret(what)
@@ -104,10 +104,10 @@ def secret_hides(roots: Iterable[str], protected: Mapping[str, str]) -> tuple[tu
     hide: dict[str, None] = {}
     for root in (*granted, *fixed):
         for path in secrets:
-            if path != root and _within(path, root):
+            if _within(path, root, strict=True):
                 hide[path] = None
     # a secret inside another hidden one is already out of sight
-    kept = tuple(p for p in hide if not any(p != q and _within(p, q) for q in hide))
+    kept = tuple(p for p in hide if not any(_within(p, q, strict=True) for q in hide))
     # the launcher covers the folder holding each hidden secret file (`secret_covers`; one lying
     # directly in a system folder is covered itself)
     covered = {

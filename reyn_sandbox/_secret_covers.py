@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import os
 
+from ._paths import path_within as within
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-
-def within(path: str, root: str) -> bool:
-    """Whether ``path`` is ``root`` or lies below it (both absolute and normalized)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def secret_covers(
@@ -70,5 +67,5 @@ def secret_covers(
     return tuple(
         p
         for p in covers
-        if not any(p != q and within(p, q) for q in covers) and not any(within(p, h) for h in hidden)
+        if not any(within(p, q, strict=True) for q in covers) and not any(within(p, h) for h in hidden)
     )

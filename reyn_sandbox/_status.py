@@ -46,30 +46,98 @@ def _kernel_probe() -> tuple[int | None, str | None]:
     abi = _landlock.abi_version()
     if abi is None:
         return None, "the kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list)"
-    return abi, _mount_api_problem() or _userns_problem()
+    return abi, mount_api_problem(may_mount=False) or _userns_problem()
 
 
-def _mount_api_problem() -> str | None:
+_UNDEFINED_FLAG = 1 << 31
+"""A flag bit no kernel defines for these calls: each refuses it (EINVAL) before doing anything."""
+
+
+def mount_api_problem(may_mount: bool) -> str | None:
     """Why the mount API on descriptors (open_tree, move_mount, mount_setattr), by which the launcher
-    builds the view, is missing, or None. Each is called with arguments it refuses (no descriptor, an
-    empty path); only ENOSYS — an old kernel, or a seccomp filter of a container — means it is absent."""
+    builds the view, cannot be used here, or None — the one probe of it, run by the launcher in its
+    own namespaces (``may_mount``) and by ``status()`` (in this process, then, under a seccomp
+    filter, through the launcher itself: ``_launcher_probe``).
+
+    Each call is made with a flag bit no kernel defines; the kernel answers it EINVAL before doing
+    anything — except move_mount, which first checks that the caller may mount (EPERM where it may
+    not: outside the launcher's namespaces, for a caller that is not root). Any other answer — ENOSYS
+    from a kernel without the call, or whatever a seccomp filter answers for it (EPERM, EACCES, even
+    success) — is a refusal, named."""
     probes = (
-        ("open_tree", sc.NR_OPEN_TREE, (-1, b"", ctypes.c_uint(sc.OPEN_TREE_CLONE))),
-        ("move_mount", sc.NR_MOVE_MOUNT, (-1, b"", -1, b"", ctypes.c_uint(0))),
-        ("mount_setattr", sc.NR_MOUNT_SETATTR, (-1, b"", ctypes.c_uint(0), None, ctypes.c_size_t(0))),
+        ("open_tree", sc.NR_OPEN_TREE, (-1, b"", ctypes.c_uint(_UNDEFINED_FLAG))),
+        ("move_mount", sc.NR_MOVE_MOUNT, (-1, b"", -1, b"", ctypes.c_uint(_UNDEFINED_FLAG))),
+        (
+            "mount_setattr",
+            sc.NR_MOUNT_SETATTR,
+            (-1, b"", ctypes.c_uint(_UNDEFINED_FLAG), None, ctypes.c_size_t(0)),
+        ),
     )
     for name, number, args in probes:
         try:
-            fd = sc.raw_syscall(name, number, *args)
+            sc.raw_syscall(name, number, *args)
         except OSError as exc:
-            if exc.errno == errno.ENOSYS:
-                return (
-                    f"the kernel refuses {name} (ENOSYS): the launcher builds the view with the mount "
-                    "API on file descriptors (Linux 5.12+), which this kernel or a seccomp filter denies"
-                )
-            continue
-        os.close(fd)  # not expected with these arguments; closed all the same
+            if exc.errno == errno.EINVAL or (
+                name == "move_mount" and exc.errno == errno.EPERM and not may_mount
+            ):
+                continue
+            answer = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        else:  # a filter's "success" (never closed: the number it returned is no descriptor of ours)
+            answer = "success, for a flag no kernel defines"
+        return (
+            f"the kernel refuses {name} ({answer}): the launcher builds the view with the mount API on "
+            "file descriptors (Linux 5.12+), which this kernel or a seccomp filter denies"
+        )
     return None
+
+
+def _filtered() -> bool:
+    """Whether a seccomp filter may stand between this process and the kernel (``Seccomp:`` in
+    /proc/self/status is not 0; unreadable counts as filtered): then an answer may be the filter's."""
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Seccomp:"):
+                    return line.split()[1] != b"0"
+    except (OSError, IndexError):
+        pass
+    return True
+
+
+PROBE_SECONDS = 30
+"""How long ``status()`` waits for the launcher's probe."""
+
+
+@functools.lru_cache(maxsize=1)
+def _launcher_probe() -> str | None:
+    """Why the launcher, started as a command's launcher is (``python -I -S``, inheriting this
+    process's seccomp filters), cannot confine here, or None: it enters its namespaces as for a
+    command and runs ``mount_api_problem`` there (``_launch.probe``), where the kernel's answer to
+    every call is EINVAL, so any other is the filter's. Its one line of refusal is the reason."""
+    import subprocess
+
+    from ._contract import CANNOT_CONFINE, LAUNCHER_BOOT
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", LAUNCHER_BOOT, "--probe"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=PROBE_SECONDS,
+            env={},
+            cwd="/",
+        )
+    except subprocess.TimeoutExpired:
+        return f"the launcher's probe of this kernel did not answer within {PROBE_SECONDS} s"
+    except OSError as exc:
+        return f"the launcher's probe of this kernel could not start: {exc.strerror}"
+    if done.returncode == 0:
+        return None
+    line = (done.stderr.strip().splitlines() or [""])[-1].removeprefix("reyn-sandbox: ")
+    return (
+        line.removeprefix(CANNOT_CONFINE) or f"the launcher's probe of this kernel exited {done.returncode}"
+    )
 
 
 def _userns_problem() -> str | None:
@@ -109,7 +177,22 @@ def pretended_missing() -> tuple[str, ...]:
 
 
 def status() -> SandboxStatus:
-    """The sandbox's status on this machine (the kernel probe is cached per process)."""
+    """The sandbox's status on this machine, as the launcher would find it (cached per process).
+
+    The kernel is probed in this process (``kernel_status``); under a seccomp filter, whose answers
+    this process cannot tell from the kernel's, the launcher itself is asked too (``_launcher_probe``,
+    one short-lived process), so that ``status()`` says available only where the launcher can build
+    the view."""
+    found = kernel_status()
+    if not found.available:
+        return found
+    problem = _launcher_probe() if _filtered() else None
+    return found if problem is None else SandboxStatus(False, found.landlock_abi, (), problem)
+
+
+def kernel_status() -> SandboxStatus:
+    """The sandbox's status from this process's own probes (cached per process): the launcher's first
+    check, before its namespaces (``status()`` adds the launcher's probe under a filter)."""
     abi, problem = _kernel_probe()
     pretend = pretended_missing()
     if "landlock" in pretend:
@@ -139,9 +222,12 @@ def status() -> SandboxStatus:
     return SandboxStatus(True, abi, tuple(enforced))
 
 
-def require_available() -> SandboxStatus:
-    """`status()`, raising `SandboxUnavailable` when commands cannot be confined."""
-    current = status()
+def require_available(*, launcher: bool = True) -> SandboxStatus:
+    """`status()`, raising `SandboxUnavailable` when commands cannot be confined. With ``launcher``
+    False, `kernel_status()`: for what a confined program does to itself (``forbid_exec``: a seccomp
+    filter), which needs this kernel, not the launcher's namespaces — inside a sandbox, where the
+    launcher cannot start again, it still works."""
+    current = status() if launcher else kernel_status()
     if not current.available:
         raise SandboxUnavailable(f"cannot confine commands here: {current.reason}")
     return current

@@ -18,6 +18,7 @@ from . import _filesystem, _landlock, _seccomp
 from . import _syscalls as sc
 from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants
+from ._layout import Layout
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class _Watch:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def confine(grants: Grants, layout: _filesystem.Layout, cwd: str, abi: int, as_root: bool) -> None:
+def confine(grants: Grants, layout: Layout, cwd: str, abi: int, as_root: bool) -> None:
     """Everything between "in fresh namespaces with namespace root" and "ready to start the command"."""
     owner = (grants.uid, grants.gid) if as_root else (os.getuid(), os.getgid())
     _filesystem.build_root(layout, grants, owner, as_root)

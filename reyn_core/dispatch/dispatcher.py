@@ -30,6 +30,7 @@ from ..errors import (
     ToolRuntimeMissing,
 )
 from ..jsondata import to_jsonable
+from ..own_check import CheckFailed
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
@@ -226,10 +227,15 @@ async def invoke_tool(
         else:
             result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
     except ToolError as exc:
-        exc.tool = exc.tool or tool.name
+        failed = exc
+        if isinstance(exc, CheckFailed):  # its check failed in its worker: logged as one failing here
+            failed = _refusal(tool, surface, gates.failed_check(tool.name, exc.failure, registry.failures))
+        failed.tool = failed.tool or tool.name
         if admitted is not None or hooks is not None:
-            await _ended(registry, admitted, call, ToolCallOutcome("error", _since(started), error=exc))
-        raise
+            await _ended(registry, admitted, call, ToolCallOutcome("error", _since(started), error=failed))
+        if failed is exc:
+            raise
+        raise failed from None
     except Exception as exc:
         failed = ToolExecutionError(f"tool {tool.name!r} failed: {describe(exc)}", tool=tool.name)
         if admitted is not None or hooks is not None:

@@ -18,8 +18,10 @@ def _warn(message: str, *args: Any) -> None:
 def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, Any]:
     """The tool's parameters for this call: a deep copy, passed through its ``schema_enricher``.
 
-    The registry's definition is never mutated, so per-session data (e.g. skill names in an
-    ``enum``) cannot leak between sessions. An enricher that raises, or returns something that is
+    The result is the caller's own tree (an enricher's answer is copied too: it may hold the
+    plugin's own lists), so a renderer may adapt it without copying it again. The registry's
+    definition is never mutated, so per-session data (e.g. skill names in an ``enum``) cannot leak
+    between sessions. An enricher that raises, or returns something that is
     not an object schema, is logged and skipped: the tool renders with its registered schema
     (which is also what the dispatcher validates against), and the other tools are unaffected.
     """
@@ -45,7 +47,7 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
             type(enriched).__name__,
         )
         return copy_json(tool.parameters)
-    return enriched
+    return copy_json(enriched)
 
 
 __all__ = ["effective_parameters"]

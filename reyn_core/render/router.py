@@ -82,10 +82,12 @@ def render_router_tool(
     params = effective_parameters(tool, registry.context_for(tool, ctx))
     function: dict[str, Any] = {"name": tool.name, "description": tool.description}
     if strict or target == "openai-strict":
-        function["parameters"] = to_strict(adapt_parameters(params, "openai").schema, tool=tool.name)
+        function["parameters"] = to_strict(
+            adapt_parameters(params, "openai", owned=True).schema, tool=tool.name
+        )
         function["strict"] = True
     else:
-        function["parameters"] = adapt_parameters(params, target).schema
+        function["parameters"] = adapt_parameters(params, target, owned=True).schema
     return {"type": "function", "function": function}
 
 

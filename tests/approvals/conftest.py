@@ -191,6 +191,24 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     return w
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """Each SQL approval store, empty: the SQLite store on a real file, the PostgreSQL store on the
+    real server of tests/conftest.py (its connection closed after the test)."""
+    if request.param == "sqlite":
+        from reyn_approvals_sqlite import SqliteApprovalStore
+
+        yield SqliteApprovalStore(tmp_path / "approvals.sqlite")
+        return
+    pytest.importorskip("psycopg")
+    from reyn_approvals_postgres.store import PostgresApprovalStore
+
+    server = request.getfixturevalue("postgres_server")
+    pg = PostgresApprovalStore(server.dsn(schema=server.new_schema("store")))
+    yield pg
+    pg.disconnect()
+
+
 @pytest.fixture
 def server() -> Iterator[Any]:
     """The scripted model server (replies added by the test), stopped after it."""

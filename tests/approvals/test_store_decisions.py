@@ -8,30 +8,11 @@ real server of tests/conftest.py."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 from approval_records import pending_record
-
-from reyn_approvals_sqlite import SqliteApprovalStore
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "sqlite":
-        yield SqliteApprovalStore(tmp_path / "approvals.sqlite")
-        return
-    pytest.importorskip("psycopg")
-    from reyn_approvals_postgres.store import PostgresApprovalStore
-
-    server = request.getfixturevalue("postgres_server")
-    pg = PostgresApprovalStore(server.dsn(schema=server.new_schema("decide")))
-    yield pg
-    pg.disconnect()
-
 
 NOT_DECISIONS = [
     pytest.param({"status": "pending"}, "approved or denied, not 'pending'", id="left-pending"),

@@ -50,6 +50,7 @@ HOST_API = {
     "ApprovalStore",
     "ApprovalStoreFactory",
     "BatchCall",
+    "ProcessConnection",
     "ToolApprovalRequired",
     "ToolNotRun",
     "decide_pending_on_terminal",

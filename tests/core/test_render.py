@@ -123,6 +123,61 @@ def test_mutating_the_rendered_array_does_not_touch_the_registry(
     assert registry.get("read_file").parameters["properties"]
 
 
+def _scribble(node: Any) -> None:
+    """Change every object and array of a rendered tree in place, all the way down."""
+    if isinstance(node, dict):
+        for value in node.values():
+            _scribble(value)
+        node["scribbled"] = True
+    elif isinstance(node, list):
+        for value in node:
+            _scribble(value)
+        node.append("scribbled")
+
+
+@pytest.mark.parametrize("target", ["openai", "openai-strict", "anthropic", "gemini"])
+def test_a_rendered_tree_shares_nothing_with_the_registry_or_an_enricher(target: str) -> None:
+    # The renderer copies each schema once and adapts that copy: whatever a caller does to the
+    # array it got, down to the deepest list, reaches neither the registry nor an enricher's own data.
+    shared_enum = ["alpha", "beta"]
+
+    def enrich(params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        return {
+            **params,
+            "properties": {"pick": {"type": "string", "enum": shared_enum}},
+            "required": ["pick"],
+        }
+
+    closed = {"type": "object", "additionalProperties": False}
+    plain = ToolDefinition(
+        name="plain",
+        description="A plain tool.",
+        parameters={
+            **closed,
+            "properties": {"tags": {"type": "array", "items": {"type": "string", "enum": ["x", "y"]}}},
+            "required": ["tags"],
+        },
+        handler=lambda **kw: kw,
+    )
+    enriched = ToolDefinition(
+        name="enriched",
+        description="An enriched tool.",
+        parameters=closed,
+        handler=lambda **kw: kw,
+        schema_enricher=enrich,
+    )
+    builder = RegistryBuilder()
+    builder.register(plain)
+    builder.register(enriched)
+    registry = builder.freeze()
+    first = render_router(registry, router_ctx(), target=target)
+    pristine = compact_json(first)
+    _scribble(first)
+    assert compact_json(render_router(registry, router_ctx(), target=target)) == pristine
+    assert shared_enum == ["alpha", "beta"]
+    assert "scribbled" not in compact_json(dict(registry.get("plain").parameters))
+
+
 def test_router_output_validates_against_the_openai_types(catalogue: list[Any], build_registry: Any) -> None:
     adapter = TypeAdapter(ChatCompletionToolParam)
     for strict in (False, True):

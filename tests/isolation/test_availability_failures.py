@@ -105,3 +105,30 @@ def test_a_check_failing_in_the_worker_is_logged_and_worded_by_the_host(
     assert [t["function"]["name"] for t in host.render_router(in_process.registry, alice)] == ["gated"]
     _cited_in_host_log(_call(in_process, "gated", "mallory"), operator_log)
     assert _call(in_process, "gated", "alice") == {"status": "ok", "data": "ran"}
+
+
+def _worded(reply: dict[str, Any]) -> str:
+    return re.sub(r"ref [0-9a-f]{8}", "ref …", reply["error"]["message"])
+
+
+def test_a_call_time_failure_is_logged_in_the_registrys_own_log_on_both_paths(
+    site: Path, operator_log: Any
+) -> None:
+    """One function logs every ``RT011`` (``gates.failed_check``), in the log of failures of the
+    registry the call went through: each load's registry writes its own record (a repeat in the same
+    registry cites it again), whether the check failed in process or in an isolated worker, and the
+    refusal reads the same on both paths."""
+    install_package_plugin(site, "gated", {"__init__.py": PLUGIN, "reyn_permissions.toml": declaration()})
+    worded = set()
+    for isolation in ("process", "in-process"):
+        first, second = _load(site, isolation), _load(site, isolation)
+        replies = [_call(result, "gated", "mallory") for result in (first, second, first)]
+        refs = [_cited_in_host_log(reply, operator_log) for reply in replies]
+        assert refs[0] != refs[1] and refs[0] == refs[2]  # per registry, not per process
+        worded |= {_worded(reply) for reply in replies}
+        assert _call(second, "gated", "alice") == {"status": "ok", "data": "ran"}  # control
+    assert worded == {
+        "tool 'gated' is refused on the router surface (call gate): tool 'gated' is unavailable: its "
+        "availability check failed (RT011); the details are in the operator's log "
+        "(reyn.remote.available, ref …)"
+    }

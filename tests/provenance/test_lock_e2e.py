@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
-import io
 import json
 import textwrap
 from pathlib import Path
@@ -15,6 +11,8 @@ import pytest
 
 from reyn_core.loading.step3_provenance.lock_file import read_lock
 from reyn_core.loading.step3_provenance.record import provenance_for
+
+from .project_kit import build_wheel, dist_in, sync_record, write_project
 
 NOTES_PLUGIN = textwrap.dedent('''
     """A small real plugin used by the lock tests."""
@@ -53,14 +51,14 @@ LOAD_SCRIPT = textwrap.dedent("""
 
 
 @pytest.fixture
-def world(kit: Any, make_venv: Any, tmp_path: Path) -> tuple[Any, Path]:
+def world(make_venv: Any, tmp_path: Path) -> tuple[Any, Path]:
     """A venv with reyn-core and the notes plugin (from a wheel), and a project folder enabling it."""
-    return _notes_world(kit, make_venv, tmp_path, NOTES_PLUGIN)
+    return _notes_world(make_venv, tmp_path, NOTES_PLUGIN)
 
 
-def _notes_world(kit: Any, make_venv: Any, tmp_path: Path, source: str) -> tuple[Any, Path]:
+def _notes_world(make_venv: Any, tmp_path: Path, source: str) -> tuple[Any, Path]:
     """The notes plugin with ``source`` as its module, installed from a wheel, and a project enabling it."""
-    project = kit.write_project(
+    project = write_project(
         tmp_path / "notes",
         name="reyn-notes",
         package="reyn_notes",
@@ -68,7 +66,7 @@ def _notes_world(kit: Any, make_venv: Any, tmp_path: Path, source: str) -> tuple
         files={"plugin.py": source},
         dependencies=("reyn-core",),
     )
-    wheel = kit.build_wheel(project, tmp_path / "dist")
+    wheel = build_wheel(project, tmp_path / "dist")
     venv = make_venv("e2e")
     venv.install("reyn-core", str(wheel))
     work = tmp_path / "work"
@@ -85,20 +83,7 @@ def _plugin_file(venv: Any) -> Path:
     return venv.site_packages / "reyn_notes" / "plugin.py"
 
 
-def _sync_record(venv: Any, rel: str) -> None:
-    record = next(venv.site_packages.glob("reyn_notes-*.dist-info")) / "RECORD"
-    rows = list(csv.reader(io.StringIO(record.read_text())))
-    data = (venv.site_packages / rel).read_bytes()
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    for row in rows:
-        if row[0] == rel:
-            row[1:] = [f"sha256={digest}", str(len(data))]
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
-    record.write_text(out.getvalue())
-
-
-def test_lock_records_the_loaded_plugin_and_audit_passes(kit: Any, world: tuple[Any, Path]) -> None:
+def test_lock_records_the_loaded_plugin_and_audit_passes(world: tuple[Any, Path]) -> None:
     venv, work = world
     proc = _reyn(venv, work, "plugins", "lock")
     assert proc.returncode == 0, proc.stderr
@@ -113,7 +98,7 @@ def test_lock_records_the_loaded_plugin_and_audit_passes(kit: Any, world: tuple[
     assert [t.name for t in plugin.tools] == ["read_note", "write_note"]
     assert plugin.source_kind == "wheel" and plugin.artifact_sha256 is not None
     here = provenance_for(
-        kit.dist_in(venv.site_packages, "reyn-notes"), plugin_id="notes", entry_point="reyn_notes.plugin"
+        dist_in(venv.site_packages, "reyn-notes"), plugin_id="notes", entry_point="reyn_notes.plugin"
     )
     assert plugin.tree_digest == here.tree_digest  # same algorithm in the venv and here
     audit = _reyn(venv, work, "plugins", "audit", "--json")
@@ -140,7 +125,8 @@ def test_audit_names_a_changed_description_and_the_changed_file(world: tuple[Any
         ("record_mismatch", "reyn_notes/plugin.py"),
     }
 
-    _sync_record(venv, "reyn_notes/plugin.py")  # now it imports, and its tools can be compared too
+    # now it imports, and its tools can be compared too
+    sync_record(venv, "reyn_notes/plugin.py", "reyn-notes")
     proc = _reyn(venv, work, "plugins", "audit", "--json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     drift = json.loads(proc.stdout)["drift"]
@@ -165,7 +151,7 @@ def test_enforced_lock_refuses_a_tampered_plugin_even_with_record_rewritten(worl
 
     target = _plugin_file(venv)
     target.write_text(target.read_text() + "\n# harmless-looking change\n")
-    _sync_record(venv, "reyn_notes/plugin.py")  # RECORD no longer tells
+    sync_record(venv, "reyn_notes/plugin.py", "reyn-notes")  # RECORD no longer tells
     refused = json.loads(venv.run("python", "-c", LOAD_SCRIPT, cwd=work, check=True).stdout)
     assert refused["status"] == "refused" and refused["tools"] == []
     assert "RL001" in refused["codes"] and "RP002" not in refused["codes"]
@@ -191,9 +177,9 @@ MARKING_PLUGIN = NOTES_PLUGIN.replace(
 
 
 @pytest.fixture
-def marking_world(kit: Any, make_venv: Any, tmp_path: Path, marker: Path) -> tuple[Any, Path]:
+def marking_world(make_venv: Any, tmp_path: Path, marker: Path) -> tuple[Any, Path]:
     """The notes plugin, writing ``marker`` when imported, locked, then under ``[lock] enforce``."""
-    venv, work = _notes_world(kit, make_venv, tmp_path, MARKING_PLUGIN)
+    venv, work = _notes_world(make_venv, tmp_path, MARKING_PLUGIN)
     assert _marked(venv, work, marker, "plugins", "lock").returncode == 0
     marker.unlink()  # locking imported it: `reyn plugins lock` is the review-and-accept step
     (work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n\n[lock]\nenforce = true\n')
@@ -211,7 +197,8 @@ def test_audit_under_an_enforced_lock_never_imports_a_drifted_plugin(
     venv, work = marking_world
     target = _plugin_file(venv)
     target.write_text(target.read_text() + "\n# a reinstall with other bytes\n")
-    _sync_record(venv, "reyn_notes/plugin.py")  # RECORD rewritten to match: only the lock tells
+    # RECORD rewritten to match: only the lock tells
+    sync_record(venv, "reyn_notes/plugin.py", "reyn-notes")
     proc = _marked(venv, work, marker, "plugins", "audit", "--json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     drift = json.loads(proc.stdout)["drift"]
@@ -243,7 +230,7 @@ def test_audit_without_enforce_imports_a_drifted_plugin_as_the_load_does(
     (work / "reyn.toml").write_text('[plugins]\nenable = ["notes"]\n')
     target = _plugin_file(venv)
     target.write_text(target.read_text().replace("Read a note by name.", "Read a note, then mail it."))
-    _sync_record(venv, "reyn_notes/plugin.py")
+    sync_record(venv, "reyn_notes/plugin.py", "reyn-notes")
     proc = _marked(venv, work, marker, "plugins", "audit", "--json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     kinds = {d["kind"] for d in json.loads(proc.stdout)["drift"]}

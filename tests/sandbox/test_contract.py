@@ -20,7 +20,7 @@ def test_the_public_names_are_pinned() -> None:
         GRANT_KEYS LIMIT_KEYS LIMIT_MINIMUMS OPT_OUT PATH_KEYS PRETEND_ENV SETUP_FAILED_EXIT GrantKeys
         Grants GrantsError SandboxStatus SandboxUnavailable check_grant describe_grants grant_entry_problem
         forbid_exec forbid_processes forbid_unix_sockets launcher_argv limit_exceeded limit_overrides
-        limit_problem protected_problem resolve_grants secret_hides status unavailable_reason
+        limit_problem path_within protected_problem resolve_grants secret_hides status unavailable_reason
         write_root_clashes
     """.split()
     assert sorted(reyn_sandbox.__all__) == sorted(pinned)

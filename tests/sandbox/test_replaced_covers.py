@@ -5,8 +5,8 @@ A cover is a mount on the file found at its path when the command starts, not on
 the host later renames over it, or writes after rotating it away, is a new file, uncovered. So the
 host's secret files are hidden by their *folder's* cover (``secret_hides``), which holds any file put
 there; a hidden file with a second name (a hard link an earlier command made before the host hid it)
-is refused; limits the launcher cannot give and a kernel without the mount API on descriptors are
-refused before anything runs.
+is refused; limits the launcher cannot give are refused before anything runs (the mount API's
+refusal: ``test_status_agrees.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,7 +23,7 @@ import pytest
 import reyn_sandbox
 from reyn_sandbox import Grants, GrantsError
 
-from .conftest import PACKAGE_PARENT, TIMEOUT, Sandbox
+from .conftest import TIMEOUT, Sandbox
 
 # Waits for the test's "go" (a file in the read root), then reads the secret's path and an ordinary
 # file's; the test replaces both by rename in between, as an atomic save or a log rotation does.
@@ -148,52 +147,3 @@ def test_a_limit_above_the_inherited_hard_limit_exits_125_with_one_line(sandbox:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/")
     assert result.returncode == 0, result.stderr
     assert marker.exists()
-
-
-# A seccomp filter making one system call fail with ENOSYS, as an old kernel or a container's
-# profile does, then exec of the rest of argv.
-NO_SYSCALL = """
-import ctypes, os, platform, struct, sys
-arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[platform.machine()]
-def op(code, jt, jf, k):
-    return struct.pack("HBBI", code, jt, jf, k)
-program = b"".join([
-    op(0x20, 0, 0, 4), op(0x15, 1, 0, arch), op(0x06, 0, 0, 0x7FFF0000),
-    op(0x20, 0, 0, 0), op(0x15, 0, 1, int(sys.argv[1])), op(0x06, 0, 0, 0x00050000 | 38),
-    op(0x06, 0, 0, 0x7FFF0000),
-])
-buffer = ctypes.create_string_buffer(program)
-class Prog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-prog = Prog(len(program) // 8, ctypes.addressof(buffer))
-libc = ctypes.CDLL(None, use_errno=True)
-assert libc.prctl(38, 1, 0, 0, 0) == 0
-assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0
-os.execv(sys.argv[2], sys.argv[2:])
-"""
-STATUS = (
-    f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r}); import reyn_sandbox; "
-    "s = reyn_sandbox.status(); print(s.available, s.reason)"
-)
-
-
-@pytest.mark.parametrize(
-    ("name", "number"), [("open_tree", 428), ("move_mount", 429), ("mount_setattr", 442)]
-)
-def test_without_the_mount_api_status_says_unavailable(name: str, number: int) -> None:
-    if not reyn_sandbox.status().available:
-        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
-    filtered = [sys.executable, "-c", NO_SYSCALL, str(number), sys.executable, "-I", "-c", STATUS]
-    result = subprocess.run(filtered, capture_output=True, text=True, timeout=TIMEOUT)
-    assert result.stdout.startswith(f"False the kernel refuses {name} (ENOSYS)"), result.stderr
-    # the launcher agrees: exit 125 with the same reason, nothing run
-    launcher = reyn_sandbox.launcher_argv(["/bin/echo", "COMMAND-RAN"], Grants())
-    refused = subprocess.run([sys.executable, "-c", NO_SYSCALL, str(number), *launcher],
-                             capture_output=True, text=True, timeout=TIMEOUT, cwd="/")  # fmt: skip
-    assert refused.returncode == 125 and "COMMAND-RAN" not in refused.stdout
-    assert refused.stderr == f"reyn-sandbox: cannot confine commands here: {result.stdout.split(' ', 1)[1]}"
-    # positive control: the same probe without the filter
-    plain = subprocess.run(
-        [sys.executable, "-I", "-c", STATUS], capture_output=True, text=True, timeout=TIMEOUT
-    )
-    assert plain.stdout.startswith("True None")

@@ -1,18 +1,23 @@
-"""Fixtures for provenance and lock tests: small real plugin projects, built and installed for real."""
+"""The provenance and lock tests' kit: small real plugin projects, built and installed for real, the
+provenance record of what was installed, and RECORD rewritten as a careful attacker would."""
 
 from __future__ import annotations
 
+import base64
+import csv
+import hashlib
 import importlib.metadata
+import io
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
 from plugin_distkit import build_wheels, pyproject
+
+from reyn_core.loading.step3_provenance.record import ProvenanceRecord, provenance_for
 
 # A module that must never run during provenance: importing it leaves a marker file behind.
 SENTINEL_PLUGIN = textwrap.dedent(
@@ -107,57 +112,22 @@ def dist_in(site: Path, name: str = "demo-plug") -> importlib.metadata.Distribut
     return found[0]
 
 
-@dataclass
-class FakePluginInfo:
-    """The fields of ``PluginLoadInfo`` that ``lock_from_load`` and ``audit`` read (CONTRACTS.md)."""
-
-    plugin_id: str
-    status: str
-    provenance: Any = None
-    tools: tuple[Any, ...] = ()
-    api_version: int | None = 1
-    distribution: str | None = None
-    version: str | None = None
-    entry_point: str | None = None
-    diagnostics: tuple[Any, ...] = ()
+def demo_provenance(venv: Any) -> ProvenanceRecord:
+    """The provenance record of the default project (``write_project`` defaults) installed in ``venv``."""
+    return provenance_for(dist_in(venv.site_packages), plugin_id="demo", entry_point="demo_plug.plugin")
 
 
-@dataclass
-class FakeReport:
-    plugins: tuple[FakePluginInfo, ...]
-    diagnostics: tuple[Any, ...] = ()
-
-
-@dataclass
-class FakeLoadResult:
-    report: FakeReport
-    registry: Any = None
-    profile: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@pytest.fixture
-def project_factory(tmp_path: Path) -> Callable[..., Path]:
-    """``project_factory("name", **write_project kwargs)`` -> a project folder under tmp."""
-
-    def make(folder: str = "proj", **kw: Any) -> Path:
-        return write_project(tmp_path / folder, **kw)
-
-    return make
-
-
-@pytest.fixture(scope="session")
-def kit() -> Any:
-    """The helpers above, as a fixture (test modules cannot import conftest in importlib mode)."""
-    import types
-
-    return types.SimpleNamespace(
-        write_project=write_project,
-        build_wheel=build_wheel,
-        pip_install=pip_install,
-        dist_in=dist_in,
-        PluginInfo=FakePluginInfo,
-        Report=FakeReport,
-        LoadResult=FakeLoadResult,
-        SENTINEL_PLUGIN=SENTINEL_PLUGIN,
-    )
+def sync_record(venv: Any, rel: str, name: str = "demo-plug") -> None:
+    """Make the RECORD of distribution ``name`` in ``venv`` agree with the current bytes of ``rel`` (what
+    a careful attacker would do after editing an installed file)."""
+    files = dist_in(venv.site_packages, name).files or ()
+    record = Path(str(next(f for f in files if f.name == "RECORD").locate()))
+    rows = list(csv.reader(io.StringIO(record.read_text())))
+    data = (venv.site_packages / rel).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    for row in rows:
+        if row[0] == rel:
+            row[1:] = [f"sha256={digest}", str(len(data))]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    record.write_text(out.getvalue())

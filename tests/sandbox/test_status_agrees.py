@@ -1,0 +1,112 @@
+"""``status()`` and the launcher agree on whether the kernel lets the launcher build the view.
+
+The launcher builds it with the mount API on descriptors (open_tree, move_mount, mount_setattr). A
+kernel without a call answers ENOSYS; a seccomp filter (a container's profile, systemd's
+``SystemCallFilter``) may answer anything instead — EPERM, EACCES. Before, ``status()`` read only
+ENOSYS as a refusal and said "available" under an EPERM filter, and every launch then failed with
+exit 125. Now both run one probe (``_status.mount_api_problem``): each call with a flag no kernel
+defines, which the kernel answers EINVAL; under a filter ``status()`` asks the launcher itself, which
+probes inside its namespaces. Here a real seccomp filter is installed in a child process (prctl,
+through ctypes), and ``status()`` and the launcher are run under it, as root and as an unprivileged
+user; the same filter on an unrelated call, and no filter, are the positive controls.
+"""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+import sys
+
+import pytest
+
+import reyn_sandbox
+from reyn_sandbox import Grants
+
+from .conftest import PACKAGE_PARENT, TIMEOUT, _nobody_python
+
+# Install a seccomp filter answering the system calls numbered in argv[1] (comma-separated) with the
+# errno argv[2], then exec the rest of argv (the filter is inherited by everything it runs).
+FILTERED = """
+import ctypes, os, platform, struct, sys
+arch = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}[platform.machine()]
+numbers = [int(n) for n in sys.argv[1].split(",")]
+def op(code, jt, jf, k):
+    return struct.pack("HBBI", code, jt, jf, k)
+program = [op(0x20, 0, 0, 4), op(0x15, 1, 0, arch), op(0x06, 0, 0, 0x7FFF0000), op(0x20, 0, 0, 0)]
+for number in numbers:
+    program += [op(0x15, 0, 1, number), op(0x06, 0, 0, 0x00050000 | int(sys.argv[2]))]
+program.append(op(0x06, 0, 0, 0x7FFF0000))
+buffer = ctypes.create_string_buffer(b"".join(program))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(len(program), ctypes.addressof(buffer))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+STATUS = (
+    f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r}); import reyn_sandbox; "
+    "s = reyn_sandbox.status(); print(s.available, s.reason)"
+)
+CALLS = {"open_tree": 428, "move_mount": 429, "mount_setattr": 442}  # the same on every architecture
+UNRELATED = 1000  # no system call has it: the filter is there, and touches nothing the launcher uses
+
+
+@pytest.fixture(params=["root", "nobody"])
+def runner(request: pytest.FixtureRequest) -> list[str]:
+    """The prefix that starts a process as root (this test's uid) or as uid 65534."""
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    if request.param == "root":
+        return [sys.executable]
+    python = _nobody_python()
+    if python is None:
+        pytest.skip("no interpreter (or checkout) that uid 65534 can use via setpriv")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python]
+
+
+def _under_filter(
+    runner: list[str], numbers: str, answer: int, argv: list[str]
+) -> subprocess.CompletedProcess[str]:
+    python = runner[-1]
+    return subprocess.run(
+        [*runner, "-c", FILTERED, numbers, str(answer), python, *argv],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin"},
+    )
+
+
+@pytest.mark.parametrize("answer", [errno.EPERM, errno.ENOSYS, errno.EACCES], ids=errno.errorcode.get)
+@pytest.mark.parametrize("name", list(CALLS))
+def test_a_filter_refusing_the_mount_api_makes_status_and_the_launcher_agree(
+    runner: list[str], name: str, answer: int
+) -> None:
+    result = _under_filter(runner, str(CALLS[name]), answer, ["-I", "-c", STATUS])
+    words = f"the kernel refuses {name} ({errno.errorcode[answer]})"
+    assert result.stdout.startswith(f"False {words}"), (result.stdout, result.stderr)
+    reason = result.stdout.split(" ", 1)[1].strip()
+
+    # the launcher, under the same filter, refuses with the same words: exit 125, nothing run
+    launcher = reyn_sandbox.launcher_argv(["/bin/echo", "COMMAND-RAN"], Grants())
+    refused = _under_filter(runner, str(CALLS[name]), answer, launcher[1:])
+    assert refused.returncode == 125 and "COMMAND-RAN" not in refused.stdout
+    assert refused.stderr == f"reyn-sandbox: cannot confine commands here: {reason}\n"
+
+
+def test_a_filter_on_another_call_leaves_the_sandbox_available(runner: list[str]) -> None:
+    """Positive control: under a filter (so ``status()`` asks the launcher too) that leaves the mount
+    API alone, the sandbox is available and the launcher runs the command; without any filter too."""
+    result = _under_filter(runner, str(UNRELATED), errno.EPERM, ["-I", "-c", STATUS])
+    assert result.stdout.startswith("True None"), (result.stdout, result.stderr)
+    launcher = reyn_sandbox.launcher_argv(["/bin/echo", "COMMAND-RAN"], Grants())
+    ran = _under_filter(runner, str(UNRELATED), errno.EPERM, launcher[1:])
+    assert ran.returncode == 0 and ran.stdout == "COMMAND-RAN\n", ran.stderr
+
+    plain = subprocess.run(
+        [*runner, "-I", "-c", STATUS], capture_output=True, text=True, timeout=TIMEOUT, cwd="/"
+    )
+    assert plain.stdout.startswith("True None"), plain.stderr
