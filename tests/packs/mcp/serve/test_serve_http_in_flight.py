@@ -13,7 +13,6 @@ from typing import Any
 import httpx
 import uvicorn
 from local_server import free_port
-
 from reyn_tools_mcp.serve_http_middleware import InFlightRequests
 
 BOUND = 60  # seconds any one wait may take before the test fails (never a pass/fail timing)
@@ -47,7 +46,9 @@ class HeldAnswers:
 async def serving(app: Any) -> AsyncIterator[str]:
     """``app`` served by uvicorn on a free port of 127.0.0.1 until the block ends; its base URL."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="error"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_level="error")
+    )
     task = asyncio.ensure_future(server.serve())
     try:
         for _ in range(BOUND * 20):
