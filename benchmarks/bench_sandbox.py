@@ -4,15 +4,12 @@ Both run in one process, interleaved call by call (so load on a shared machine h
 through ``invoke_tool`` with the same settings but ``sandbox = "off"`` on one side. The tool runs
 the supervisor either way (timeouts kill the whole group); the sandboxed side adds the launcher
 (Landlock, namespaces, rlimits, then ``execve``). Target: the sandboxed median <= 1.3x the
-unsandboxed one. The profile row times the launcher alone (``/bin/true`` under it vs bare), so a
-miss shows where the time goes.
+unsandboxed one. The profile rows time the launcher alone (``/bin/true`` under it vs bare) and
+split it, interleaved in the same run: a bare interpreter start as the launcher's (``-I -S``), that
+start plus importing ``reyn_sandbox._launch`` (nothing confined), and the rest (the kernel checks,
+namespaces, PID 1's fork, mounts, Landlock, seccomp, the command's fork and exec, the waits).
 
-Measured (issue 22, this 2-core machine at load average ~8.7 from other sessions): unsandboxed
-134 ms, sandboxed 441 ms — 3.28x, target MISSED. The launcher alone adds ~308 ms to ``/bin/true``
-(3.9 ms bare): a Python start (~56 ms for ``python -I -S -c pass``) plus importing
-``reyn_sandbox._launch`` (~220 ms more at that load; ``-X importtime`` puts ``dataclasses``/``os``
-and the package's modules on top), then namespaces and mounts. The bar needs a lighter launcher
-start, not a weaker sandbox.
+Measured figures, and where the time goes: docs/performance.md, "The sandbox launcher".
 
 Run: ``python benchmarks/bench_sandbox.py [--calls N]`` or ``main()`` from benchmarks/run.py.
 """
@@ -67,17 +64,26 @@ async def _interleaved(workspace: Path, calls: int) -> dict[str, list[float]]:
     return times
 
 
-def _launcher_alone(calls: int) -> tuple[float, float]:
+def _launcher_alone(calls: int) -> dict[str, float]:
+    """Medians, interleaved: `/bin/true` bare, a bare interpreter start as the launcher's, that start
+    plus importing the launcher (nothing confined), and `/bin/true` under the launcher."""
     import reyn_sandbox
 
-    argv = reyn_sandbox.launcher_argv(["/bin/true"], reyn_sandbox.Grants(read_roots=("/usr",)))
-    bare, confined = [], []
+    parent = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
+    imported = f"import sys; sys.path.append({parent!r}); import os, reyn_sandbox._launch; os._exit(0)"
+    commands = {
+        "bare": ["/bin/true"],
+        "start": [sys.executable, "-I", "-S", "-c", "import os; os._exit(0)"],
+        "imported": [sys.executable, "-I", "-S", "-c", imported],
+        "launched": reyn_sandbox.launcher_argv(["/bin/true"], reyn_sandbox.Grants(read_roots=("/usr",))),
+    }
+    times: dict[str, list[float]] = {k: [] for k in commands}
     for _ in range(calls):
-        for command, into in ((["/bin/true"], bare), (argv, confined)):
+        for label, command in commands.items():
             start = time.perf_counter()
             subprocess.run(command, check=True, cwd="/usr")  # the working directory must be granted
-            into.append(time.perf_counter() - start)
-    return statistics.median(bare), statistics.median(confined)
+            times[label].append(time.perf_counter() - start)
+    return {label: statistics.median(each) for label, each in times.items()}
 
 
 def main(argv: list[str] | None = None) -> bool:
@@ -94,13 +100,17 @@ def main(argv: list[str] | None = None) -> bool:
         Path(tmp).chmod(0o755)  # under root the sandbox's unprivileged user must read the workspace
         times = asyncio.run(_interleaved(Path(tmp), args.calls))
     plain, boxed = statistics.median(times["unsandboxed"]), statistics.median(times["sandboxed"])
-    bare, launched = _launcher_alone(args.calls)
+    alone = _launcher_alone(args.calls)
+    bare, launched = alone["bare"], alone["launched"]
     ratio = boxed / plain
     rows = [
         ["shell echo, unsandboxed", plain * 1e3, ""],
         ["shell echo, sandboxed", boxed * 1e3, f"{ratio:.2f}x"],
         ["profile: /bin/true bare", bare * 1e3, ""],
         ["profile: /bin/true under the launcher", launched * 1e3, f"+{(launched - bare) * 1e3:.1f} ms"],
+        ["profile: of which interpreter start (-I -S)", alone["start"] * 1e3, ""],
+        ["profile: of which importing the launcher", (alone["imported"] - alone["start"]) * 1e3, ""],
+        ["profile: of which confining, forks, exec, wait", (launched - alone["imported"]) * 1e3, ""],
     ]
     print(table([f"call (median of {args.calls})", "ms", "ratio"], rows))
     met = ratio <= TARGET

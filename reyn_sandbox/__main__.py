@@ -1,5 +1,5 @@
 """`python -I -m reyn_sandbox --grants JSON -- command…` (built by `reyn_sandbox.launcher_argv`)."""
 
-from ._launch import main
+from ._launch import launch
 
-raise SystemExit(main())
+launch()

@@ -13,9 +13,9 @@ SETUP_FAILED_EXIT = 125
 # with many editable installs); it finds this package by the folder that holds it, after the stdlib.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER_BOOT = (
-    f"import sys; sys.path.append({PACKAGE_PARENT!r}); "
-    "from reyn_sandbox._launch import main; raise SystemExit(main())"
+    f"import sys; sys.path.append({PACKAGE_PARENT!r}); from reyn_sandbox._launch import launch; launch()"
 )
-"""The program of ``python -I -S -c``: the launcher (``_launch.main``), given its words after it."""
+"""The program of ``python -I -S -c``: the launcher (``_launch.launch``: ``main`` and an exit without
+finalization), given its words after it."""
 CANNOT_CONFINE = "cannot confine commands here: "
 """How the launcher's refusal of the kernel starts (after ``reyn-sandbox: ``), as ``status()`` reads it."""

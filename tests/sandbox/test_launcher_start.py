@@ -1,0 +1,111 @@
+"""What runs in the launcher before it confines itself: the interpreter, the standard library and
+reyn_sandbox — no site machinery (`-S`: no `.pth` file or `sitecustomize` of the environment runs),
+and no module lying next to the package in place of the standard library's (its folder is appended
+after the standard library's). Each attack has its positive control: the same files do run code
+when the interpreter starts the ordinary way, or with that folder first on the path."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reyn_sandbox
+
+from .conftest import PACKAGE_PARENT, TIMEOUT
+
+# Each planted file appends one line to the marker file: which process ran it, by its command line.
+PLANT = (
+    "import sys; open({marker!r}, 'a', encoding='utf-8').write("
+    "{name!r} + (' launcher ' if '--grants' in sys.orig_argv else ' other ') + repr(sys.orig_argv) + '\\n')"
+)
+
+CONFINED_ECHO = """
+import subprocess
+from reyn_sandbox import Grants, launcher_argv
+argv = launcher_argv(["/bin/sh", "-c", "echo confined"], Grants())
+env = {"PATH": "/usr/bin:/bin"}
+done = subprocess.run(argv, capture_output=True, text=True, cwd="/", env=env, timeout=60)
+print(done.returncode, done.stdout.strip(), done.stderr.strip())
+"""
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_kernel_sandbox() -> None:
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+
+
+def _marks(marker: Path) -> list[str]:
+    """`<file> launcher|other` for each planted file that ran, once per kind of process (a venv with
+    a lib64 link to lib processes its site-packages twice)."""
+    lines = marker.read_text(encoding="utf-8").splitlines() if marker.exists() else []
+    return sorted({" ".join(line.split(" ", 2)[:2]) for line in lines})
+
+
+def test_no_pth_file_or_sitecustomize_of_the_environment_runs_in_the_launcher(tmp_path: Path) -> None:
+    venv, marker = tmp_path / "venv", tmp_path / "ran"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT)
+    python = str(venv / "bin" / "python")
+    site_packages = next((venv / "lib").glob("python3*/site-packages"))
+    # reyn_sandbox found the way an editable install finds it: a path line in a .pth file.
+    (site_packages / "reyn_sandbox_home.pth").write_text(PACKAGE_PARENT + "\n", encoding="utf-8")
+    # A third-party .pth whose import line runs code, and a sitecustomize: the site machinery's hooks.
+    (site_packages / "zz_third_party.pth").write_text(
+        PLANT.format(marker=str(marker), name="pth") + "\n", encoding="utf-8"
+    )
+    (site_packages / "sitecustomize.py").write_text(
+        PLANT.format(marker=str(marker), name="sitecustomize") + "\n", encoding="utf-8"
+    )
+
+    result = subprocess.run(
+        [python, "-c", CONFINED_ECHO], capture_output=True, text=True, cwd="/", timeout=TIMEOUT * 2
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 confined", result.stdout
+    # Positive control: the ordinary start of this interpreter (the caller) ran both hooks ...
+    # ... and the launcher, the same interpreter started by launcher_argv, ran neither.
+    assert _marks(marker) == ["pth other", "sitecustomize other"]
+
+
+def test_a_module_next_to_the_package_does_not_replace_the_standard_library_in_the_launcher(
+    tmp_path: Path,
+) -> None:
+    # A wheel install puts reyn_sandbox in site-packages, next to every other distribution's
+    # top-level modules; the launcher puts that folder on its path. Plant stdlib names there.
+    parent, marker = tmp_path / "site-packages", tmp_path / "ran"
+    shutil.copytree(
+        Path(PACKAGE_PARENT) / "reyn_sandbox",
+        parent / "reyn_sandbox",
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
+    )
+    planted = ("json", "ctypes", "dataclasses", "threading", "select", "resource")
+    for name in planted:
+        plant = PLANT.format(marker=str(marker), name=name)
+        (parent / f"{name}.py").write_text(plant + "\n", encoding="utf-8")
+    caller = f"import sys; sys.path.append({str(parent)!r})\n" + CONFINED_ECHO
+
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", caller],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=TIMEOUT * 2,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 confined", result.stdout
+    assert _marks(marker) == []
+    # Positive control: the planted modules do run when their folder comes first on the path.
+    for name in planted:
+        first = f"import sys; sys.path.insert(0, {str(parent)!r}); import {name}"
+        subprocess.run(
+            [sys.executable, "-I", "-S", "-c", first],
+            check=True,
+            timeout=TIMEOUT,
+        )
+    assert _marks(marker) == sorted(f"{name} other" for name in planted)
