@@ -107,10 +107,11 @@ def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Sequence[
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
     TMPDIR. The command gets descriptors 0, 1 and 2 and those named in `pass_fds` (spawn the launcher
-    with them open, e.g. `subprocess`'s `pass_fds`); the launcher closes every other it inherits. A root given without its identity gets it here (`Grants.identities`: the launcher refuses
+    with them open, e.g. `subprocess`'s `pass_fds`); the launcher closes every other it inherits.
+    A root given without its identity gets it here (`Grants.identities`: the launcher refuses
     to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
-    cannot confine (fail closed), and `GrantsError` for an empty command or a root whose path goes
-    through a symbolic link.
+    cannot confine (fail closed), and `GrantsError` for an empty command, a root whose path goes
+    through a symbolic link, or a `pass_fds` entry that is not a descriptor number above 2.
     """
     if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")

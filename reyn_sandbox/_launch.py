@@ -118,7 +118,9 @@ def _passed_fds(words: list[str]) -> tuple[frozenset[int], list[str]]:
     keep = set()
     for text in words[1].split(","):
         if not text.isdigit() or int(text) < 3:
-            raise GrantsError(f"{PASS_FDS} takes descriptor numbers above 2, comma-separated, got {words[1]!r}")
+            raise GrantsError(
+                f"{PASS_FDS} takes descriptor numbers above 2, comma-separated, got {words[1]!r}"
+            )
         try:
             os.fstat(int(text))
         except OSError:
@@ -135,7 +137,9 @@ def _close_inherited(keep: frozenset[int]) -> None:
     try:
         names = os.listdir("/proc/self/fd")
     except OSError as exc:
-        _supervisor.fail_setup(f"cannot list the launcher's descriptors to close inherited ones: {exc.strerror}")
+        _supervisor.fail_setup(
+            f"cannot list the launcher's descriptors to close inherited ones: {exc.strerror}"
+        )
     for name in names:
         fd = int(name)
         if fd > 2 and fd not in keep:

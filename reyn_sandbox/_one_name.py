@@ -43,10 +43,11 @@ _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os
 def check_one_name(fd: int, what: str, path: str, *, folders: bool = True) -> None:
     """``SecondName`` when what is open at ``fd`` (the hidden ``path``, named ``what`` in errors)
     can be read through a name its cover does not hide: a file with more than one name, or (with
-    ``folders``) a folder holding one, or a symbolic link, at any depth; also when a folder is over a bound or cannot be
-    read through. Without ``folders`` a folder is not looked into: the launcher's covers over the
-    host's secrets (``Grants.secrets``), whose files the load made before anything was confined and
-    no confined command has ever seen, so none of them could have linked one."""
+    ``folders``) a folder holding one, or a symbolic link, at any depth; also when a folder is over
+    a bound or cannot be read through. Without ``folders`` a folder is not looked into: the
+    launcher's covers over the host's secrets (``Grants.secrets``), whose files the load made before
+    anything was confined and no confined command has ever seen, so none of them could have linked
+    one."""
     info = os.fstat(fd)
     if stat.S_ISDIR(info.st_mode) and not folders:
         return

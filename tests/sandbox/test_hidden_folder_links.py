@@ -160,13 +160,17 @@ def test_a_symbolic_link_in_a_hidden_folder_is_refused(sandbox: Sandbox, area: P
     (ws / depth / "keys" / "id_ed25519").write_text("PRIVATE-KEY\n")
     assert (ws / "loot").read_text() == SECRET + "\n"  # where the writes went
 
-    with pytest.raises(GrantsError, match=rf"hide path {ws}/sec holds {ws}/{depth}/(k|keys), a symbolic link"):
+    with pytest.raises(
+        GrantsError, match=rf"hide path {ws}/sec holds {ws}/{depth}/(k|keys), a symbolic link"
+    ):
         reyn_sandbox.resolve_grants(str(ws), keys, {})
 
     # The launcher checks again under the folder it covers: grants made before the links were.
     for name in ("k", "keys"):
         (ws / depth / name).unlink()
-    argv = sandbox.argv(["/bin/cat", "loot", "out/id_ed25519"], reyn_sandbox.resolve_grants(str(ws), keys, {}))
+    argv = sandbox.argv(
+        ["/bin/cat", "loot", "out/id_ed25519"], reyn_sandbox.resolve_grants(str(ws), keys, {})
+    )
     os.symlink(f"{up}loot", ws / depth / "k")
     result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=str(ws),
                             env={"PATH": "/usr/bin:/bin"})  # fmt: skip
@@ -182,7 +186,9 @@ def test_a_symbolic_link_in_a_hidden_folder_is_refused(sandbox: Sandbox, area: P
     (ws / depth / "keys").mkdir()
     (ws / depth / "keys" / "id_ed25519").write_text("PRIVATE-KEY\n")
     grants = reyn_sandbox.resolve_grants(str(ws), keys, {})
-    result = sandbox.run(["/bin/sh", "-c", f"cat {depth}/k loot out/*; ls -A sec; echo ran"], grants, cwd=str(ws))
+    result = sandbox.run(
+        ["/bin/sh", "-c", f"cat {depth}/k loot out/*; ls -A sec; echo ran"], grants, cwd=str(ws)
+    )
     assert result.returncode == 0 and result.stdout.strip() == "ran", (result.stdout, result.stderr)
 
 
