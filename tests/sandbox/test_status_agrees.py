@@ -171,4 +171,4 @@ def test_a_filter_on_any_call_a_launch_makes_makes_status_and_the_launcher_agree
     refused = _under_filter(runner, str(LAUNCH_CALLS[name]), answer, launcher[1:])
     assert refused.returncode == 125 and "COMMAND-RAN" not in refused.stdout, refused.stderr
     reason = result.stdout.split(" ", 1)[1].strip()
-    assert reason, result.stdout
+    assert refused.stderr == f"reyn-sandbox: {reason}\n"  # the same step refused, in the same words
