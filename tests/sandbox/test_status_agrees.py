@@ -5,8 +5,11 @@ kernel without a call answers ENOSYS; a seccomp filter (a container's profile, s
 ``SystemCallFilter``) may answer anything instead — EPERM, EACCES. Before, ``status()`` read only
 ENOSYS as a refusal and said "available" under an EPERM filter, and every launch then failed with
 exit 125. Now both run one probe (``_status.mount_api_problem``): each call with a flag no kernel
-defines, which the kernel answers EINVAL; under a filter ``status()`` asks the launcher itself, which
-probes inside its namespaces. Here a real seccomp filter is installed in a child process (prctl,
+defines, which the kernel answers EINVAL. Under a filter ``status()`` probes nothing in its own
+process (a KILL or TRAP filter would end it) and asks the launcher's ``--probe``, a launch of a
+no-op through every step a launch takes, so a filter on any call a launch makes (mount, pivot_root,
+landlock_restrict_self, the mount-API calls answered EINVAL or by their arguments) makes both
+refuse, in the same words. Here a real seccomp filter is installed in a child process (prctl,
 through ctypes), and ``status()`` and the launcher are run under it, as root and as an unprivileged
 user; the same filter on an unrelated call, and no filter, are the positive controls.
 """
