@@ -36,7 +36,6 @@ import time
 from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-
 from .errors import ToolError, ToolGateRefused
 
 if TYPE_CHECKING:
@@ -120,7 +119,10 @@ def ask_all(asked: Sequence[tuple[ToolDefinition, ToolContext]]) -> list[CheckAn
     most, whatever the number of its checks and however slow they are."""
     until = time.monotonic() + CHECK_DEADLINE_S
     started = [_start(tool, ctx) for tool, ctx in asked]
-    return [a if isinstance(a, CheckAnswer) else _answer(t, a, until) for (t, _), a in zip(asked, started)]
+    return [
+        a if isinstance(a, CheckAnswer) else _answer(t, a, until)
+        for (t, _), a in zip(asked, started, strict=True)
+    ]
 
 
 class _Ask:
@@ -158,7 +160,9 @@ def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
         if id(check) in _late:
             return _failed(_too_late(tool, "an earlier ask of it still runs past its deadline"))
         if len(_late) >= MAX_LATE:
-            return _failed(_too_late(tool, f"{MAX_LATE} checks' threads are held by checks past their deadline"))
+            return _failed(
+                _too_late(tool, f"{MAX_LATE} checks' threads are held by checks past their deadline")
+            )
         ask = _Ask(check, ctx, contextvars.copy_context())
         if _idle:
             _idle -= 1
@@ -218,12 +222,15 @@ def _checks_thread(ask: _Ask) -> None:
     """A daemon thread that runs asks, one at a time; it waits for the next, unless enough wait."""
     global _idle
     while True:
+        check, ctx, context = ask.check, ask.ctx, ask.context
+        del ask.ctx, ask.context  # the ask keeps nothing of its asker; this frame, until it returns
         try:
-            ask.result = ask.context.run(_run, ask)
+            ask.result = context.run(_run, check, ctx)
         except BaseException as exc:
             ask.error = exc
+        del check, ctx, context
         with _lock:
-            ask.ended, ask.context = True, None
+            ask.ended = True
             if _late.get(id(ask.check)) is ask:
                 del _late[id(ask.check)]
             ask.done.release()
@@ -234,9 +241,8 @@ def _checks_thread(ask: _Ask) -> None:
         ask = _jobs.get()
 
 
-def _run(ask: _Ask) -> Any:
-    """``ask``'s check, called in the asker's context copy (marked as within it); the ask keeps no ctx."""
-    check, ctx, ask.ctx = ask.check, ask.ctx, None
+def _run(check: Any, ctx: ToolContext) -> Any:
+    """``check(ctx)`` in the asker's context copy, marked as within an ask of ``check``."""
     _within.set((*_within.get(), id(check)))
     return check(ctx)
 

@@ -334,7 +334,11 @@ class ToolRegistry:
         """The names of ``conditional`` tools whose own ``available(ctx)`` refuses: all asked at once,
         within one deadline in all (``gates.available_each``)."""
         asked = [(t, self.context_for(t, ctx)) for t in conditional]
-        return {t.name for t, d in zip(conditional, gates.available_each(asked, self.failures), strict=True) if not d}
+        return {
+            t.name
+            for t, d in zip(conditional, gates.available_each(asked, self.failures), strict=True)
+            if not d
+        }
 
     def _visible_for(
         self, surface: str, ctx: ToolContext, exclude: Iterable[str], allowed_ops: Iterable[str] | None

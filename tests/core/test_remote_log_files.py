@@ -202,7 +202,12 @@ def test_a_remote_partys_text_is_shown_escaped(tmp_path: Path, monkeypatch: pyte
     log = private_folder(tmp_path) / "remote.log"
     monkeypatch.setenv("REYN_REMOTE_LOG", str(log))
     log_remote_failure("mcp", "a server failed", "plain words\tand a tab")
-    log_remote_failure("mcp", "a server failed", "x\n2026-01-01 00:00:00,000 reyn.remote.mcp WARNING ref=0\x1b[2J\r\x85")
+    log_remote_failure(
+        "mcp", "a server failed", "x\n2026-01-01 00:00:00,000 reyn.remote.mcp WARNING ref=0\x1b[2J\r\x85"
+    )
     lines = log.read_text(encoding="utf-8").splitlines()
     assert lines[1] == "  | plain words\tand a tab"  # control
-    assert lines[3:] == ["  | x", "  | 2026-01-01 00:00:00,000 reyn.remote.mcp WARNING ref=0\\x1b[2J\\x0d\\x85"]
+    assert lines[3:] == [
+        "  | x",
+        "  | 2026-01-01 00:00:00,000 reyn.remote.mcp WARNING ref=0\\x1b[2J\\x0d\\x85",
+    ]

@@ -173,7 +173,9 @@ def test_a_workers_failure_text_lands_escaped_and_bounded(site: Path, operator_l
     records = [operator_log.record(json.dumps(reply)) for reply in replies]
     text = operator_log.text()
     heads = [line for line in text.splitlines() if not line.startswith("  | ")]
-    assert len(set(records)) == 5 and all(re.match(r"\d{4}-.* reyn\.remote\.available WARNING ref=[0-9a-f]{8} ", h) for h in heads)
+    assert len(set(records)) == 5 and all(
+        re.match(r"\d{4}-.* reyn\.remote\.available WARNING ref=[0-9a-f]{8} ", h) for h in heads
+    )
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]", text)
     assert "\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\u2028" in text and "ref=deadbeef" in text  # shown, escaped
     assert all(len(record) < SENT_TEXT_CHARS + 600 for record in records)

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from reyn_core import ToolContext, ToolDefinition
-from reyn_core import own_check
+from reyn_core import ToolContext, ToolDefinition, own_check
 from reyn_core.host import RegistryBuilder, ToolRegistry
 from reyn_core.own_check import CHECK_DEADLINE_S
 

@@ -258,7 +258,9 @@ class ServedRegistry:
         """The served list: ``render_router`` for ``ctx``, asked anew on each ``tools/list`` (the
         gates, the tools' own ``available(ctx)`` included, answer for this request)."""
         # The mcp render target: the schema as registered ($schema kept; MCP clients read 2020-12).
-        rendered = render_router(self.registry, self.ctx, exclude=self.exclude(with_elicitation), target="mcp")
+        rendered = render_router(
+            self.registry, self.ctx, exclude=self.exclude(with_elicitation), target="mcp"
+        )
         return mcp_tools(self.registry, rendered)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -603,7 +605,8 @@ def report_load(served: ServedRegistry, result: Any) -> None:
     Schema warnings name only tools this server serves; the provider ones (``RS101`` OpenAI strict
     mode, ``RS102`` Gemini) are about rendering for a model provider, not MCP, whose clients get the
     schema as registered, and are left to ``reyn doctor``."""
-    served_names = {t.name for t in served.tools(True)}
+    names = [t.name for t in served.tools(True)]  # at start-up; each tools/list asks anew
+    served_names = set(names)
     for d in result.report.diagnostics:
         if d.code in ("RS101", "RS102") or (d.code.startswith("RS1") and d.tool not in served_names):
             continue
@@ -612,7 +615,6 @@ def report_load(served: ServedRegistry, result: Any) -> None:
     refused = [p.plugin_id for p in result.report.plugins if p.enabled and p.status != "loaded"]
     if refused:
         log.warning("not served (plugin %s): see `reyn doctor`", ", ".join(refused))
-    names = [t.name for t in served.tools(True)]
     log.info("serving %d tools to agent %r: %s", len(names), served.ctx.agent, ", ".join(names) or "(none)")
     if served.deferred:
         log.info(

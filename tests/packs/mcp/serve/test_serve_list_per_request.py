@@ -21,9 +21,13 @@ SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "require
 def _served(check) -> ServedRegistry:
     builder = RegistryBuilder()
     builder.register(
-        ToolDefinition(name="gated", description="Gated.", parameters=SCHEMA, handler=lambda text: text, available=check)
+        ToolDefinition(
+            name="gated", description="Gated.", parameters=SCHEMA, handler=lambda text: text, available=check
+        )
     )
-    builder.register(ToolDefinition(name="plain", description="Plain.", parameters=SCHEMA, handler=lambda text: text))
+    builder.register(
+        ToolDefinition(name="plain", description="Plain.", parameters=SCHEMA, handler=lambda text: text)
+    )
     return ServedRegistry(builder.freeze(), ToolContext(surface="router", agent="mcp"))
 
 
