@@ -99,7 +99,7 @@ CHECK_DEADLINE_S = 1.0
 """How long one listing or call waits for the tools' own ``available(ctx)`` (seconds, in all)."""
 MAX_LATE = 8
 """How many checks' threads, process-wide, may be held by asks past their deadline."""
-_MAX_IDLE, _MAX_DEPTH = 8, 4  # threads kept waiting for an ask; asks nested in an ask
+_MAX_IDLE, _MAX_DEPTH = 32, 4  # threads kept waiting for an ask; asks nested in an ask
 
 
 class CheckLate(TimeoutError):
@@ -233,10 +233,11 @@ def _checks_thread(ask: _Ask) -> None:
             ask.ended = True
             if _late.get(id(ask.check)) is ask:
                 del _late[id(ask.check)]
-            ask.done.release()
-            if _idle >= _MAX_IDLE:
-                return
-            _idle += 1
+            stays = _idle < _MAX_IDLE
+            _idle += stays
+        ask.done.release()  # its asker wakes (without waiting for the lock this thread held)
+        if not stays:
+            return
         del ask
         ask = _jobs.get()
 
