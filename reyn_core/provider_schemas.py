@@ -54,11 +54,12 @@ __all__ = [
 def copy_json(value: Any) -> Any:
     """A deep copy of JSON-shaped data (mappings, lists, scalars), several times faster than
     ``copy.deepcopy`` — it matters when a thousand schemas are rendered per request. Other mappings
-    and tuples become dicts and lists; any other object is shared, not copied."""
+    become dicts, tuples and subclasses of list or tuple become lists (a plugin's list subclass is
+    copied too, never shared); any other object is shared, not copied."""
     t = type(value)
     if t is dict or (t not in JSON_SCALAR_TYPES and isinstance(value, Mapping)):
         return {k: v if type(v) in JSON_SCALAR_TYPES else copy_json(v) for k, v in value.items()}
-    if t is list or t is tuple:
+    if t is list or t is tuple or (t not in JSON_SCALAR_TYPES and isinstance(value, list | tuple)):
         return [v if type(v) in JSON_SCALAR_TYPES else copy_json(v) for v in value]
     return value
 

@@ -15,6 +15,8 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .provider_schemas import copy_json
+
 __all__ = ["output_schema", "return_schema"]
 
 
@@ -60,9 +62,10 @@ def output_schema(returns: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     that is already one is kept as it is; any other (a list, a string, a number, a union) becomes
     ``{"type": "object", "properties": {"result": <returns>}, "required": ["result"]}`` and the value
     is sent as ``{"result": value}`` — the convention FastMCP uses. ``$defs`` move to the new root,
-    so local references keep resolving.
+    so local references keep resolving. The answer is a copy that shares nothing with ``returns``
+    (a client may change what it is served; the registry's definition, and so its digest, stay).
     """
-    schema = dict(returns)
+    schema = copy_json(returns)
     if schema.get("type") == "object":
         return schema, False
     defs = schema.pop("$defs", None)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..code_table import CodeTableError
 from ..errors import ReynError, describe_exception
 from .global_options import GlobalOptions, scan_global_options, workspace_words
-from .parser import COMMANDS, COMMON_DEFAULTS, build_parser
+from .parser import COMMANDS, COMMON_DEFAULTS, build_parser, refuse_workspace
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
@@ -73,6 +73,7 @@ def _run_builtin(args_list: list[str], options: GlobalOptions) -> int:
     parser = build_parser(command, epilog)
     args, extra = parser.parse_known_args(args_list)
     leaf = getattr(args, "_leaf", parser)
+    refuse_workspace(leaf, args, options.workspace)
     # A command with free KEY=VALUE words (``tools call``) takes them before, between and after its
     # options: argparse stops a ``nargs="*"`` positional at the first option and leaves the rest over.
     # (``parse_intermixed_args`` would do this but refuses a parser with subcommands.)

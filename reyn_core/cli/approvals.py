@@ -22,11 +22,15 @@ if TYPE_CHECKING:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     asub = add_group(sub, common, "approvals", "list and decide calls waiting for approval")
-    ls = add_command(asub, common, "list", run_list, "requests (pending only, unless --all)")
+    ls = add_command(asub, common, "list", run_list, "requests (pending only, unless --all)", loads=True)
     ls.add_argument("--all", action="store_true", help="every request, decided and closed ones too")
-    add_command(asub, common, "show", run_show, "one request: the exact call and its key").add_argument("id")
+    add_command(
+        asub, common, "show", run_show, "one request: the exact call and its key", loads=True
+    ).add_argument("id")
     for name, approve in (("approve", True), ("deny", False)):
-        d = add_command(asub, common, name, run_decide, f"{name} one pending request (as the operator)")
+        d = add_command(
+            asub, common, name, run_decide, f"{name} one pending request (as the operator)", loads=True
+        )
         d.set_defaults(approve=approve)
         d.add_argument("id")
         d.add_argument("--by", default=None, help="who decides (default: the login name)")

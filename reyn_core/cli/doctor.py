@@ -13,7 +13,7 @@ from .reporting import report_error
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    add_command(sub, common, "doctor", run, "all load diagnostics with fixes; exit 1 on errors")
+    add_command(sub, common, "doctor", run, "all load diagnostics with fixes; exit 1 on errors", loads=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
         f"{len(result.registry)} tool(s)"
     )
     # where a remote server's own words (stderr, error bodies) go: never to a model
-    print(f"remote failure details: {remote_log_destination()} (${ENV_VAR}; logger {LOGGER})")
+    refused = any(d.code == "RC013" for d in diagnostics)
+    refused_note = " — refused (RC013 below): standard error until it is fixed" if refused else ""
+    print(f"remote failure details: {remote_log_destination()}{refused_note} (${ENV_VAR}; logger {LOGGER})")
     if not diagnostics:
         print("no problems found")
         return EXIT_OK

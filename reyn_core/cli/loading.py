@@ -40,6 +40,9 @@ def load_from_args(
     ``check_loaded_profile`` (``doctor`` reports those findings itself)."""
     from reyn_core.loading.loader import load
 
+    if isinstance(args, argparse.Namespace) and "workspace" not in args:
+        # a built-in command that loads takes --workspace: declared by add_command(loads=True)
+        raise TypeError(f"{getattr(args, 'func', None)} loads plugins but is not declared with loads=True")
     profile = profile if profile is not None else profile_from_args(args)
     if review is None:
         export_spans(profile)  # before the load, so its own spans are exported

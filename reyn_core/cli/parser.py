@@ -45,13 +45,42 @@ def add_group(sub: Any, common: argparse.ArgumentParser, name: str, help: str) -
 
 
 def add_command(
-    sub: Any, common: argparse.ArgumentParser | None, name: str, run: Any, help: str, **kwargs: Any
+    sub: Any,
+    common: argparse.ArgumentParser | None,
+    name: str,
+    run: Any,
+    help: str,
+    *,
+    loads: bool = False,
+    **kwargs: Any,
 ) -> argparse.ArgumentParser:
     """One (sub)command: its parser, with the common options (unless ``common`` is None), ``help`` and
-    the function ``run(args)`` that runs it (``args.func``); ``kwargs`` go to ``add_parser``."""
+    the function ``run(args)`` that runs it (``args.func``); ``kwargs`` go to ``add_parser``.
+
+    ``loads``: the command loads the profile's plugins (``load_from_args``), so it takes
+    ``--workspace``, the folder the load's tools work in. ``reyn`` resolves that option once for the
+    whole invocation (``global_options.workspace_words``) and hands this parser the result; a command
+    that loads nothing refuses it (``refuse_workspace``)."""
     p = sub.add_parser(name, parents=[common] if common is not None else [], help=help, **kwargs)
     p.set_defaults(func=run)
+    if loads:  # its default None marks the command as one that loads (``load_from_args`` checks)
+        p.add_argument(
+            "--workspace",
+            metavar="DIR",
+            help="the folder the tools work in and the plugins' own files are found in (default: the "
+            "current directory); also before the command: reyn --workspace DIR ...",
+        )
     return p
+
+
+def refuse_workspace(leaf: argparse.ArgumentParser, args: argparse.Namespace, workspace: str | None) -> None:
+    """A ``--workspace`` given to a command that loads no plugins is a usage error saying so (not
+    "unrecognized arguments", and never silently ignored)."""
+    if workspace is not None and "workspace" not in args:
+        leaf.error(
+            f"`{leaf.prog}` loads no plugins, so a workspace means nothing to it: --workspace is for the "
+            "commands that load (tools, plugins list/show/lock/audit, doctor, approvals, plugins' commands)"
+        )
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -137,4 +166,5 @@ __all__ = [
     "build_parser",
     "builtin_command_names",
     "common_parser",
+    "refuse_workspace",
 ]

@@ -20,17 +20,21 @@ if TYPE_CHECKING:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     psub = add_group(sub, common, "plugins", "installed and enabled plugins, lock and audit")
-    add_command(psub, common, "list", run_list, "discovered vs enabled plugins with their status")
-    show = add_command(psub, common, "show", run_show, "one plugin: full origin, tools, diagnostics")
+    add_command(psub, common, "list", run_list, "discovered vs enabled plugins with their status", loads=True)
+    show = add_command(
+        psub, common, "show", run_show, "one plugin: full origin, tools, diagnostics", loads=True
+    )
     completes(show.add_argument("plugin_id", metavar="ID"), plugin_ids)
     for verb, what in (("enable", "add plugins to"), ("disable", "remove plugins from")):
         help = f"{what} [plugins] enable in the profile file, keeping its comments"
         edit = add_command(psub, common, verb, run_edit, help)
         edit.set_defaults(enable=verb == "enable")
         completes(edit.add_argument("plugin_ids", nargs="+", metavar="ID"), plugin_ids)
-    lock = add_command(psub, common, "lock", run_lock, "write reyn.lock for the enabled plugins")
+    lock = add_command(psub, common, "lock", run_lock, "write reyn.lock for the enabled plugins", loads=True)
     lock.add_argument("--lock-file", help="where to write (default: [lock] path of the profile)")
-    audit = add_command(psub, common, "audit", run_audit, "compare the installed plugins with reyn.lock")
+    audit = add_command(
+        psub, common, "audit", run_audit, "compare the installed plugins with reyn.lock", loads=True
+    )
     audit.add_argument("--lock-file", help="the lock to compare with (default: [lock] path of the profile)")
     new = add_command(psub, common, "new", run_new, "create a new plugin project")
     new.add_argument("name")

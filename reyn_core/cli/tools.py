@@ -17,6 +17,7 @@ from .reporting import json_mode, report_error
 
 if TYPE_CHECKING:
     from ..context import ToolContext
+    from ..loading.report import LoadResult
     from ..registry import ToolRegistry
     from ..tool import ToolDefinition
 
@@ -26,9 +27,13 @@ SEARCH_LIMIT = 20  # the search tool's own bound on ``limit`` (a larger one woul
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     tsub = add_group(sub, common, "tools", "list, render and call the tools of the profile")
-    lst = add_command(tsub, common, "list", run_list, "every registered tool and where it is visible")
+    lst = add_command(
+        tsub, common, "list", run_list, "every registered tool and where it is visible", loads=True
+    )
     lst.add_argument("--surface", choices=SURFACES, help="only the tools visible on this surface")
-    ren = add_command(tsub, common, "render", run_render, "print what a model is sent for a surface")
+    ren = add_command(
+        tsub, common, "render", run_render, "print what a model is sent for a surface", loads=True
+    )
     ren.add_argument("--surface", choices=SURFACES, required=True)
     from reyn_core.provider_schemas import TARGETS
 
@@ -54,6 +59,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "search",
         run_search,
         "rank the router tools for a request, with the search tool",
+        loads=True,
         description="Call the router's search tool ([surfaces.router.defer] search_tool, by default the "
         "search pack's find_tools) as the router would: the best matches among the tools the router "
         "gates allow, and the words that matched.",
@@ -62,7 +68,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sea.add_argument(
         "--limit", type=int, default=5, help=f"how many tools to show (1-{SEARCH_LIMIT}, default 5)"
     )
-    call = add_command(tsub, common, "call", run_call, "call one tool and print the dispatch envelope")
+    call = add_command(
+        tsub, common, "call", run_call, "call one tool and print the dispatch envelope", loads=True
+    )
     call.set_defaults(intermixed="pairs")
     completes(call.add_argument("name"), tool_names)
     call.add_argument(
@@ -98,21 +106,23 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         )
 
 
-def _context(surface: str) -> ToolContext:
+def _context(surface: str, result: LoadResult) -> ToolContext:
+    """The context of the command's calls: agent ``cli`` in the load's workspace (``--workspace``)."""
     from ..context import ToolContext
 
-    return ToolContext(surface=surface, agent="cli", workspace=Path.cwd())  # type: ignore[arg-type]
+    return ToolContext(surface=surface, agent="cli", workspace=Path(result.workspace))  # type: ignore[arg-type]
 
 
 def _visibility(
-    registry: ToolRegistry, tool: ToolDefinition, surface: str, allowed_ops: tuple[str, ...] | None
+    result: LoadResult, tool: ToolDefinition, surface: str, allowed_ops: tuple[str, ...] | None
 ) -> dict[str, Any]:
     from ..gates import check
 
+    registry = result.registry
     d = check(
         tool,
         surface,
-        _context(surface),
+        _context(surface, result),
         registry=registry,
         allowed_ops=allowed_ops if surface == "phase" else None,
     )
@@ -130,10 +140,10 @@ def run_list(args: argparse.Namespace) -> int:
     registry = result.registry
     ops = split_ops(args.allowed_ops)
     deferral = _deferral(result)
-    deferred = dict(deferral.split(_context("router")).reasons) if deferral is not None else {}
+    deferred = dict(deferral.split(_context("router", result)).reasons) if deferral is not None else {}
     rows: list[dict[str, Any]] = []
     for t in registry.tools():
-        vis = {s: _visibility(registry, t, s, ops) for s in SURFACES}
+        vis = {s: _visibility(result, t, s, ops) for s in SURFACES}
         if args.surface and not vis[args.surface]["visible"]:
             continue
         rows.append(
@@ -197,9 +207,9 @@ def run_render(args: argparse.Namespace) -> int:
             if deferral is None:
                 from ..render.router import render_router
 
-                tools = render_router(registry, _context("router"), strict=strict, target=target)
+                tools = render_router(registry, _context("router", result), strict=strict, target=target)
             else:
-                turn = deferral.split(_context("router"), strict=strict, target=target)
+                turn = deferral.split(_context("router", result), strict=strict, target=target)
                 tools = turn.tools
                 _note_deferred(turn.reasons, deferral.policy.search_tool)
         except StrictRenderError as exc:
@@ -217,7 +227,7 @@ def run_render(args: argparse.Namespace) -> int:
 
     from reyn_core.render.phase_catalog import render_phase
 
-    surface = render_phase(registry, _context("phase"), split_ops(args.allowed_ops))
+    surface = render_phase(registry, _context("phase", result), split_ops(args.allowed_ops))
     if args.json:
         emit_json(
             {
@@ -291,7 +301,7 @@ def run_search(args: argparse.Namespace) -> int:
     if problem is not None:
         return report_error(f"reyn tools search: {problem}", exit_code=EXIT_FAILED)
     deferral = _deferral(result)
-    ctx = replace(_context("router"), extras={"registry": result.registry})
+    ctx = replace(_context("router", result), extras={"registry": result.registry})
     deferred = dict(deferral.split(ctx).reasons) if deferral is not None else {}
     query = {"query": " ".join(args.query), "limit": args.limit}
     envelope = asyncio.run(dispatch_tool(result.registry, policy.search_tool, query, ctx))
@@ -339,7 +349,7 @@ def run_call(args: argparse.Namespace) -> int:
         arguments = args.args if args.args is not None else "{}"
     # The host's registry rides in the context, as tools that read the session need it (to check the
     # tool names a model gives, to list the enabled plugins).
-    ctx = replace(_context(args.surface), extras={"registry": result.registry})
+    ctx = replace(_context(args.surface, result), extras={"registry": result.registry})
     allowed = split_ops(args.allowed_ops) if args.surface == "phase" else None
 
     async def reported(approval: str | None) -> dict[str, Any]:

@@ -66,19 +66,19 @@ def _compute(session: LoadSession) -> dict[str, str]:
     for file in _searched_first(profile.source):
         found.setdefault(file, "where the next load looks for its profile first")
     _add_host_code(found)
-    for file, what in _secrets().items():  # a secret stays marked whatever else names it
+    for file, what in _secrets(session).items():  # a secret stays marked whatever else names it
         found[file] = what
     return found
 
 
-def _secrets() -> dict[str, SecretFile]:
+def _secrets(session: LoadSession) -> dict[str, SecretFile]:
     """The host's files no confined process and no tool may read either (``SecretFile``; why these
     and not the others: docs/decisions.md): the argument key (with it, low-entropy argument hashes
     in the audit log can be reversed; a process that could replace it could forge them) and the
     operator's log of failures, which keeps raw output that may carry secrets (DESIGN invariant 7) —
     with the copies its rotation keeps, and, where it is in Reyn's own log folder (the default),
     that folder: a rotation renames files, and a file that appears while a confined process runs
-    is hidden only by its folder's cover."""
+    is hidden only by its folder's cover. A log that cannot be made is ``RC013`` on the load."""
     from reyn_core.loading.argument_key import ArgumentKeyError, installation_key, key_path
     from reyn_core.remote_log import BACKUP_COUNT, default_log_file, make_log_files, remote_log_file
     from reyn_core.secret_files import SecretFile
@@ -92,8 +92,11 @@ def _secrets() -> dict[str, SecretFile]:
         pass
     try:
         remote = make_log_files()
-    except OSError:
+    except OSError as exc:  # told now, not at the first record; the rest loads
+        from reyn_core.loading.diagnostics import Diagnostic
+
         remote = remote_log_file()
+        session.global_diags.append(Diagnostic.make("RC013", f"the remote failure log cannot be used: {exc}"))
     found = {os.path.abspath(key_path()): SecretFile("the host's argument key")}
     if remote is not None:
         log = os.path.abspath(remote)

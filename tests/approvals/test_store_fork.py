@@ -50,3 +50,28 @@ def test_a_forked_child_opens_its_own_connection_and_leaves_the_parents_open(sto
     assert store._connection.get() is parents
     assert store.get(first.id) is not None
     assert store.open_request(pending_record("fork-parent", session="s1")).id == first.id
+
+
+def test_a_child_forked_while_another_thread_holds_the_stores_lock_can_use_the_store(store: Any) -> None:
+    # The parent's lock is held, at the fork, by a thread the child does not have: the child's store
+    # must not wait on it forever (SQLite) or refuse every call (PostgreSQL's bounded wait).
+    import threading
+
+    store.open_request(pending_record("fork-held", session="s1"))
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store._connection.lock:
+            holding.set()
+            release.wait(120)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert holding.wait(30)
+    try:
+        status = _in_child(lambda: store.open_request(pending_record("fork-child-held", session="s1")))
+    finally:
+        release.set()
+        holder.join(30)
+    assert status == 0
+    assert store.open_request(pending_record("fork-held", session="s1")) is not None  # the parent goes on

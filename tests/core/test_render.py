@@ -135,11 +135,15 @@ def _scribble(node: Any) -> None:
         node.append("scribbled")
 
 
-@pytest.mark.parametrize("target", ["openai", "openai-strict", "anthropic", "gemini"])
+class _Tags(list[str]):
+    """A plugin's own list type: copied like any list, never shared."""
+
+
+@pytest.mark.parametrize("target", ["openai", "openai-strict", "anthropic", "gemini", "mcp"])
 def test_a_rendered_tree_shares_nothing_with_the_registry_or_an_enricher(target: str) -> None:
     # The renderer copies each schema once and adapts that copy: whatever a caller does to the
     # array it got, down to the deepest list, reaches neither the registry nor an enricher's own data.
-    shared_enum = ["alpha", "beta"]
+    shared_enum = _Tags(["alpha", "beta"])
 
     def enrich(params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         return {

@@ -122,3 +122,47 @@ def test_a_good_result_schema_registers_as_a_private_copy() -> None:
     builder.register(_definition(returns))
     returns["items"] = {"type": "string"}  # the plugin mutates its dict afterwards
     assert builder.freeze().get("t").returns == {"type": "array", "items": {"type": "integer"}}
+
+
+@pytest.mark.parametrize("annotation", ["object", "list"])
+def test_a_served_output_schema_shares_nothing_with_the_registry(annotation: str) -> None:
+    # A client may change what it is served; the registered definition, and so its digest (what the
+    # lock and the audit log name), must not move with it — at any depth, wrapped or not.
+    from reyn_core.host import definition_digest
+
+    if annotation == "object":
+
+        @tool
+        def paint() -> Paint:
+            """Paint."""
+            return Paint(name="wall", colour=Colour.red)
+
+        definition = paint
+    else:
+
+        @tool
+        def paints() -> list[Paint]:
+            """Paints."""
+            return []
+
+        definition = paints
+    registry = RegistryBuilder()
+    registry.register(definition)
+    frozen = registry.freeze()
+    served = frozen.get(definition.name)
+    before = (repr(served.returns), definition_digest(served))
+    schema, _ = output_schema(served.returns)
+
+    def scribble(node: Any) -> None:
+        if isinstance(node, dict):
+            for value in list(node.values()):
+                scribble(value)
+            node["scribbled"] = {"type": "string"}
+        elif isinstance(node, list):
+            for value in node:
+                scribble(value)
+            node.append("scribbled")
+
+    scribble(schema)
+    assert (repr(served.returns), definition_digest(served)) == before
+    assert output_schema(served.returns)[0] != schema

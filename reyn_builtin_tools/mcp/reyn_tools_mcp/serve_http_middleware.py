@@ -49,6 +49,12 @@ class InFlightRequests:
     lasts as long as the session (the SDK allows one per session, so ``--max-sessions`` bounds them)
     and every other ``GET`` is refused at once.
 
+    A request stops counting when the last part of its response is handed to the connection (the
+    body message without ``more_body``), in the same step, or when the server's handling of it ends
+    without one. Not when the ASGI call returns: the SDK's streamed answer returns a moment after its
+    last byte left, and the client, which has its answer, may send its next request in that moment
+    (on a loaded machine it did, and met its own previous request's place).
+
     Two uses. ``limit`` (``--max-connections``): a request arriving while ``limit`` are being
     answered gets 503 with ``Retry-After`` and is not handed to the server. And a stopping server
     waits for the count to reach zero (``answered``): a call that finished its work has finished only
@@ -83,12 +89,25 @@ class InFlightRequests:
             return
         self._count += 1
         self._idle.clear()
+        counted = True
+
+        def release() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self._count -= 1
+                if not self._count:
+                    self._idle.set()
+
+        async def send_then_release(message: Message) -> None:
+            await send(message)
+            if message.get("type") == "http.response.body" and not message.get("more_body", False):
+                release()  # the answer has left in full: its place is free, whatever the server does next
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_then_release)
         finally:
-            self._count -= 1
-            if not self._count:
-                self._idle.set()
+            release()
 
     async def answered(self) -> None:
         """Wait until every counted request has its response sent."""

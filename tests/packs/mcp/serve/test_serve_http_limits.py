@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import time
 
@@ -79,35 +80,45 @@ async def test_standing_streams_do_not_count_against_max_connections(serve_world
     assert [c.structured_content["text"] for c in calls] == [f"c{i}" for i in range(8)]
 
 
+async def call_tool(http: httpx.AsyncClient, url: str, session_id: str, tag: str) -> str:
+    """``probe_wait(tag)`` over one POST, its answer read to its end; the call's text."""
+    call = {"name": "probe_wait", "arguments": {"tag": tag}}
+    request = {"jsonrpc": "2.0", "id": f"call-{tag}", "method": "tools/call", "params": call}
+    response = await http.post(url, json=request, headers=_session(session_id))
+    assert response.status_code == 200, response.text
+    for line in response.text.splitlines():  # an event stream, or one JSON body (--json-response)
+        data = line.removeprefix("data:").strip()
+        if data.startswith("{") and json.loads(data).get("id") == request["id"]:
+            return json.loads(data)["result"]["content"][0]["text"]
+    raise AssertionError(f"no answer to {request['id']} in {response.text!r}")
+
+
 async def test_requests_over_max_connections_get_503_and_later_ones_are_served(
     serve_world: ServeWorld,
 ) -> None:
+    # Every answer is read to its end before the next request goes out, so no earlier request can
+    # still hold a place when the two calls arrive: a request stops counting when the last part of
+    # its answer leaves (an SDK client acts on the answer's event before the stream's end, so its
+    # previous request could still count; test_serve_http_in_flight.py pins the count itself).
     markers = serve_world.markers
     with serve_world.http("--max-connections", "2") as server:
-        async with Client(server.url, mode="legacy") as client:
-            # Listed first: the SDK client lists the tools after a call to check its result unless it
-            # has, and that request would race the other call's answer for the second place.
-            await client.list_tools()
-            running = [asyncio.ensure_future(client.call_tool("probe_wait", {"tag": t})) for t in "ab"]
-            await wait_for(
-                lambda: all((markers / f"{t}.started").exists() for t in "ab"), "both calls running"
-            )
-            async with httpx.AsyncClient(timeout=60) as http:
-                busy = await http.post(server.url, json=INIT, headers=HEADERS)  # both still wait: 503
-                for t in "ab":
-                    (markers / f"{t}.go").touch()
-                results = await asyncio.gather(*running)
-                # a place frees once an answer has left in full: a client retries as Retry-After says
-                after = await http.post(server.url, json=INIT, headers=HEADERS)
-                for _ in range(100):
-                    if after.status_code != 503:
-                        break
-                    await asyncio.sleep(0.1)
-                    after = await http.post(server.url, json=INIT, headers=HEADERS)
+        async with httpx.AsyncClient(timeout=60) as http:
+            sid = await open_session(http, server.url)
+            running = [asyncio.ensure_future(call_tool(http, server.url, sid, t)) for t in "ab"]
+            started = lambda: all((markers / f"{t}.started").exists() for t in "ab")  # noqa: E731
+            await wait_for(lambda: started() or any(c.done() for c in running), "both calls running")
+            for ended in [c for c in running if c.done()]:
+                await ended  # refused or failed before it ran: its own error, at once
+            busy = await http.post(server.url, json=INIT, headers=HEADERS)  # both still wait: 503
+            for t in "ab":
+                (markers / f"{t}.go").touch()
+            results = await asyncio.gather(*running)
+            # both answers have left in full: their places are free
+            after = await http.post(server.url, json=INIT, headers=HEADERS)
     assert busy.status_code == 503
     assert busy.headers["retry-after"] == "1"
     assert "2 requests are being answered (--max-connections)" in busy.text
-    assert [r.content[0].text for r in results] == ["finished", "finished"]  # the running calls lost nothing
+    assert results == ["finished", "finished"]  # the running calls lost nothing
     assert after.status_code == 200
     assert "refused 1 request(s)" in server.log.read_text()
 
