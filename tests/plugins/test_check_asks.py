@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from waiting import until
 
 from reyn_core import ToolContext, ToolDefinition, own_check
 from reyn_core.host import RegistryBuilder, ToolRegistry
@@ -44,16 +45,6 @@ def shown(registry: ToolRegistry, ctx: ToolContext = CTX) -> list[str]:
 def logged(registry: ToolRegistry) -> str:
     """What the registry's log of failures recorded (its references' records are in the file)."""
     return " ".join(str(k) for k in registry.failures._refs)
-
-
-def until(condition: Callable[[], bool]) -> bool:
-    """Whether ``condition`` became true within 30 s (a wait for another thread, not a timing)."""
-    end = time.monotonic() + 30
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 @pytest.fixture
