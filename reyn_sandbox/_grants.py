@@ -165,17 +165,18 @@ def descriptor_numbers(values: object) -> tuple[int, ...]:
     ``pass_fds`` (an iterable of ints, read once) or the launcher's ``--pass-fds`` text (``N,…``): one
     rule for both, a number from 3 to ``MAX_DESCRIPTOR`` written in ASCII digits (no sign, no space,
     no other script's digits); GrantsError naming what was given for anything else."""
+    numbers: list[object] = [values]  # refused below, unless read as numbers
     if isinstance(values, str):
         texts = values.split(",")
-        ok = all(0 < len(t) <= 10 and t.isascii() and t.isdigit() for t in texts)
-        numbers: list[object] = [int(t) for t in texts] if ok else [values]
-    elif isinstance(values, bytes):
-        numbers = [values]
-    else:
+        if all(0 < len(t) <= 10 and t.isascii() and t.isdigit() for t in texts):
+            numbers = [int(t) for t in texts]
+    elif not isinstance(values, (bytes, int)):
         try:
             numbers = list(values)  # type: ignore[call-overload]
         except TypeError:
-            numbers = [values]
+            pass
+    else:
+        numbers = [None]  # bytes, or one int where a collection of them is asked
     for n in numbers:
         if not isinstance(n, int) or isinstance(n, bool) or not 3 <= n <= MAX_DESCRIPTOR:
             shown = values if isinstance(values, (str, bytes)) else numbers

@@ -43,8 +43,11 @@ def say(fd: int, text: str) -> None:
     """Write one of the launcher's own lines to ``fd`` (1 or 2), best effort: straight to the
     descriptor, not through ``sys.stdout``/``sys.stderr`` (None when the caller started us with it
     closed; a buffer whose flush fails later). A closed, full or broken output loses the line and
-    nothing else — the exit status (125, 127, the command's) never depends on it."""
+    nothing else — the exit status (125, 127, the command's) never depends on it. SIGPIPE is
+    ignored first (the command's start puts every signal back to its default): a process writes its
+    lines last, just before it exits."""
     data = text.encode("utf-8", "backslashreplace")
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     try:
         while data:
             data = data[os.write(fd, data) :]

@@ -109,3 +109,63 @@ def test_a_module_next_to_the_package_does_not_replace_the_standard_library_in_t
             timeout=TIMEOUT,
         )
     assert _marks(marker) == sorted(f"{name} other" for name in planted)
+
+
+# The names the launcher's own imports try that no stdlib finder has (the stdlib's optional imports,
+# such as `copy`'s `from org.python.core import PyStringMap`): a finder last on sys.meta_path sees
+# exactly those, while a real launch of the probe runs in this process.
+RECORD_OPTIONAL = """
+import sys
+class Recorder:
+    names = set()
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        cls.names.add(name.partition(".")[0])
+sys.meta_path.append(Recorder)
+sys.path.append(sys.argv[1])
+from reyn_sandbox._launch import main
+code = main(["--probe"])
+print(code, *sorted(Recorder.names))
+"""
+
+
+def test_a_module_the_stdlib_tries_optionally_does_not_run_from_the_packages_folder(tmp_path: Path) -> None:
+    """The launcher loads reyn_sandbox by its exact location and puts no folder on sys.path: a module
+    beside the package named as one the stdlib tries when it is there (``org``, which ``copy`` —
+    imported through ``dataclasses`` — tries) is not imported in the launcher, which runs as root
+    before confinement."""
+    parent, marker = tmp_path / "site-packages", tmp_path / "ran"
+    shutil.copytree(
+        Path(PACKAGE_PARENT) / "reyn_sandbox",
+        parent / "reyn_sandbox",
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
+    )
+    recorded = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", RECORD_OPTIONAL, str(Path(PACKAGE_PARENT))],
+        capture_output=True, text=True, cwd="/", timeout=TIMEOUT, check=True,
+    )  # fmt: skip
+    code, *tried = recorded.stdout.splitlines()[-1].split()
+    assert code == "0" and tried, recorded.stdout
+    planted = sorted({*tried, "org"} - {"reyn_sandbox"})
+    for name in planted:
+        (parent / f"{name}.py").write_text(PLANT.format(marker=str(marker), name=name) + "\n", encoding="utf-8")
+    caller = f"import sys; sys.path.append({str(parent)!r})\n" + CONFINED_ECHO
+
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", caller], capture_output=True, text=True, cwd="/", timeout=TIMEOUT * 2
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 confined", result.stdout
+    # The caller (the folder on its path) imports them; the launcher, which got --grants, none.
+    assert [mark for mark in _marks(marker) if mark.endswith(" launcher")] == []
+    marker.unlink(missing_ok=True)
+    # Positive control: with that folder on the path the ordinary way (after the stdlib, as the
+    # launcher used to put it), the same launch of the probe imports each module it tries.
+    old_boot = f"import sys; sys.path.append({str(parent)!r}); from reyn_sandbox._launch import launch; launch()"
+    control = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", old_boot, "--probe"], capture_output=True, text=True, cwd="/",
+        timeout=TIMEOUT,
+    )  # fmt: skip
+    assert control.returncode == 0, control.stderr
+    assert _marks(marker) == sorted(f"{name} other" for name in tried if name != "reyn_sandbox")
