@@ -106,8 +106,9 @@ def _probe_launch() -> tuple[Grants, list[str]]:
     limits, none above the caller's hard limits (a caller that launches with small grants is not
     told "unavailable" for a limit of the probe's own), through ``main``'s own steps — the kernel
     checks, the namespaces, the mount-API probe, the view built with the mount API, pivot_root, the
-    inner user namespace, Landlock, seccomp, the limits and execve. So ``status()``, which asks it under a seccomp filter, says available only
-    where such a launch runs. Grants decide the rest (network, ``hide`` covers, write roots)."""
+    inner user namespace, Landlock, seccomp, the limits and execve. So ``status()``, which asks it
+    under a seccomp filter, says available only where such a launch runs. Grants decide the rest
+    (network, ``hide`` covers, write roots)."""
     import resource
 
     from ._contract import PACKAGE_PARENT
@@ -133,8 +134,8 @@ def _probe_launch() -> tuple[Grants, list[str]]:
 
 def _passed_fds(words: list[str]) -> tuple[frozenset[int], list[str]]:
     """The descriptors ``--pass-fds N,…`` (first, when given) hands to the command, and the words
-    after it; GrantsError for one that is not a number from 3 to ``MAX_DESCRIPTOR`` (``_grants.descriptor_numbers``)
-    or not open."""
+    after it; GrantsError for one that is not a number from 3 to 2**31 - 1 (one rule with
+    ``launcher_argv``: ``_grants.descriptor_numbers``) or not open."""
     if words[:1] != [PASS_FDS]:
         return frozenset(), words
     if len(words) < 2:

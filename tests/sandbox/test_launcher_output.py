@@ -32,7 +32,8 @@ def _launch(argv: list[str], which: int, kind: str) -> tuple[int, bytes]:
         return done.returncode, b""
     if kind == "full":
         with open("/dev/full", "wb") as full:
-            done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT, **{name: full})  # type: ignore[call-overload]  # fmt: skip
+            streams = {name: full}
+            done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT, **streams)  # type: ignore[call-overload]  # fmt: skip
         return done.returncode, b""
     read_end, write_end = os.pipe()
     if kind == "broken-pipe":
@@ -73,7 +74,10 @@ def test_a_command_not_found_exits_127_whatever_its_stderr(sandbox: Sandbox, kin
     argv = sandbox.argv(["/nonexistent/command"], Grants())
     assert _launch(argv, 2, kind) == (127, b"")
     code, line = _launch(argv, 2, "working")  # positive control
-    assert (code, line) == (127, b"reyn-sandbox: cannot run /nonexistent/command: No such file or directory\n")
+    assert (code, line) == (
+        127,
+        b"reyn-sandbox: cannot run /nonexistent/command: No such file or directory\n",
+    )
 
 
 @pytest.mark.parametrize("kind", BROKEN)

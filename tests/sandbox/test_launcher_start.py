@@ -148,11 +148,17 @@ def test_a_module_the_stdlib_tries_optionally_does_not_run_from_the_packages_fol
     assert code == "0" and tried, recorded.stdout
     planted = sorted({*tried, "org"} - {"reyn_sandbox"})
     for name in planted:
-        (parent / f"{name}.py").write_text(PLANT.format(marker=str(marker), name=name) + "\n", encoding="utf-8")
+        (parent / f"{name}.py").write_text(
+            PLANT.format(marker=str(marker), name=name) + "\n", encoding="utf-8"
+        )
     caller = f"import sys; sys.path.append({str(parent)!r})\n" + CONFINED_ECHO
 
     result = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", caller], capture_output=True, text=True, cwd="/", timeout=TIMEOUT * 2
+        [sys.executable, "-I", "-S", "-c", caller],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=TIMEOUT * 2,
     )
 
     assert result.returncode == 0, result.stderr
@@ -162,7 +168,9 @@ def test_a_module_the_stdlib_tries_optionally_does_not_run_from_the_packages_fol
     marker.unlink(missing_ok=True)
     # Positive control: with that folder on the path the ordinary way (after the stdlib, as the
     # launcher used to put it), the same launch of the probe imports each module it tries.
-    old_boot = f"import sys; sys.path.append({str(parent)!r}); from reyn_sandbox._launch import launch; launch()"
+    old_boot = (
+        f"import sys; sys.path.append({str(parent)!r}); from reyn_sandbox._launch import launch; launch()"
+    )
     control = subprocess.run(
         [sys.executable, "-I", "-S", "-c", old_boot, "--probe"], capture_output=True, text=True, cwd="/",
         timeout=TIMEOUT,
