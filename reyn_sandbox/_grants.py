@@ -177,6 +177,7 @@ def descriptor_numbers(values: object) -> tuple[int, ...]:
             pass
     else:
         numbers = [None]  # bytes, or one int where a collection of them is asked
+    checked: set[int] = set()
     for n in numbers:
         if not isinstance(n, int) or isinstance(n, bool) or not 3 <= n <= MAX_DESCRIPTOR:
             shown = values if isinstance(values, (str, bytes)) else numbers
@@ -184,4 +185,5 @@ def descriptor_numbers(values: object) -> tuple[int, ...]:
                 f"pass_fds takes descriptor numbers from 3 to {MAX_DESCRIPTOR} (comma-separated ASCII "
                 f"digits on the launcher's command line), got {shown!r}"
             )
-    return tuple(sorted(set(numbers)))  # type: ignore[type-var]
+        checked.add(n)
+    return tuple(sorted(checked))
