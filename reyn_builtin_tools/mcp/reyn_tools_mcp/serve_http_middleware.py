@@ -1,5 +1,6 @@
 """The ASGI layers ``reyn mcp serve --http`` puts around the SDK's transport: the bearer-token guard
-and the count of requests being answered (the ``--max-connections`` bound and the shutdown wait)."""
+and the count of requests being answered and calls running (the ``--max-connections`` bound and the
+shutdown wait)."""
 
 from __future__ import annotations
 
@@ -51,10 +52,11 @@ class InFlightRequests:
     """ASGI middleware counting the places taken: a request whose response is not yet sent — it holds
     one HTTP connection while it is answered — and a tool call still running, whether or not its
     request is still open (``hold_place``: the SDK does not cancel a call whose client hung up, so a
-    count of open requests alone let one client run any number of calls at a cap of 1). The ``GET``
-    requests are not counted: a session's standing event stream
-    lasts as long as the session (the SDK allows one per session, so ``--max-sessions`` bounds them)
-    and every other ``GET`` is refused at once.
+    count of open requests alone let one client run any number of calls at a cap of 1). One count:
+    a call holds its request's place (a request ended under a running call takes one again). The
+    ``GET`` requests are not counted: a session's standing event stream lasts as long as the session
+    (the SDK allows one per session, so ``--max-sessions`` bounds them) and every other ``GET`` is
+    refused at once.
 
     A request stops counting when the last part of its response is handed to the connection (the
     body message without ``more_body``), in the same step, or when the server's handling of it ends
