@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
 from pathlib import Path
 
 POSIX = os.name == "posix"
@@ -147,4 +146,6 @@ def make_private_log(path: Path, backup_count: int) -> None:
             os.close(dir_fd)
 
 
-_MAKE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_MAKE_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)

@@ -84,7 +84,10 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
         if isinstance(exc, LogFileRefused):
             if not self._told:
                 self._told = True
-                print(f"reyn: the remote failure log refused a record ({exc}); standard error has it", file=sys.stderr)
+                print(
+                    f"reyn: the remote failure log refused a record ({exc}); standard error has it",
+                    file=sys.stderr,
+                )
             try:
                 print(self.format(record), file=sys.stderr)
             except Exception:  # a log's failure never fails the caller

@@ -168,4 +168,7 @@ def warn_load_errors(result: Any) -> None:
             d.plugin or d.tool for d in errors
         )
         what = "some tools may be missing" if left_out else "every enabled plugin and its tools loaded"
-        print(f"reyn: warning: {len(errors)} load error(s) ({codes}); {what} — run `reyn doctor`", file=sys.stderr)
+        print(
+            f"reyn: warning: {len(errors)} load error(s) ({codes}); {what} — run `reyn doctor`",
+            file=sys.stderr,
+        )

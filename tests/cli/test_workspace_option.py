@@ -122,7 +122,9 @@ def test_a_missing_workspace_is_one_clear_error(reyn_cli, world: Path, placement
 
 
 @pytest.mark.parametrize("after", [(), ("--json",), ("--help",)])
-def test_a_workspace_without_a_command_is_one_clear_error(reyn_cli, world: Path, after: tuple[str, ...]) -> None:
+def test_a_workspace_without_a_command_is_one_clear_error(
+    reyn_cli, world: Path, after: tuple[str, ...]
+) -> None:
     # before: argparse took the folder for the command word ("invalid choice: 'ws'")
     proc = run(reyn_cli, world, "--workspace", "../proj", *after)
     said = json.loads(proc.stderr)["error"]["message"] if after == ("--json",) else proc.stderr

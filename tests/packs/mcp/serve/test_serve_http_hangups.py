@@ -16,7 +16,12 @@ from .test_serve_http_limits import _session, open_session, wait_for
 
 def _call(tag: str, tool: str = "probe_wait") -> dict:
     arguments = {"tag": tag} if tool == "probe_wait" else {"text": tag}
-    return {"jsonrpc": "2.0", "id": f"call-{tag}", "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": f"call-{tag}",
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
 
 
 async def hang_up_on(http: httpx.AsyncClient, url: str, sid: str, tag: str, markers) -> int:
@@ -42,7 +47,9 @@ async def test_a_call_whose_client_hung_up_keeps_its_place_until_it_ends(serve_w
             quick = await a_quick_call(http, server.url, sid, "q0")  # likewise
             for t in ("h0", "h1"):
                 (markers / f"{t}.go").touch()
-            await wait_for(lambda: all((markers / f"{t}.finished").exists() for t in ("h0", "h1")), "the ends")
+            await wait_for(
+                lambda: all((markers / f"{t}.finished").exists() for t in ("h0", "h1")), "the ends"
+            )
             later = await a_quick_call(http, server.url, sid, "q1")
             for _ in range(600):  # the places are given back as the calls return (bounded wait)
                 if later.status_code != 503:
