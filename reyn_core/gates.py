@@ -19,14 +19,14 @@ call layer is evaluated on every call, in two parts: ``call_layer`` from the cal
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
 from . import operator_policy as _policy
 from .context import SURFACES, ToolContext, as_names
 from .moved import moved_attributes
-from .own_check import CheckResultError, ask_available
+from .own_check import CheckAnswer, CheckResultError, ask_all, ask_available
 from .remote_log import FailureLog
 from .tool import ToolDefinition
 
@@ -320,14 +320,25 @@ def available(tool: ToolDefinition, ctx: ToolContext, failures: FailureLog | Non
     """The tool's own ``available(ctx)`` as a decision, asked strictly (``own_check.ask_available``:
     only ``True`` admits; a result that is not a bool, or an exception, hides the tool).
     ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``)."""
-    answer = ask_available(tool, ctx)
+    return _own_decision(tool.name, ask_available(tool, ctx), failures)
+
+
+def available_each(
+    asked: Sequence[tuple[ToolDefinition, ToolContext]], failures: FailureLog | None = None
+) -> list[Decision]:
+    """``available`` for each tool and its ``ctx`` of a listing: asked at once, within one deadline
+    in all (``own_check.ask_all``)."""
+    return [_own_decision(t.name, a, failures) for (t, _), a in zip(asked, ask_all(asked), strict=True)]
+
+
+def _own_decision(name: str, answer: CheckAnswer, failures: FailureLog | None) -> Decision:
     if answer.allowed:
         return ALLOW
     if answer.failure is not None:
-        return failed_check(tool.name, answer.failure, failures or PROCESS_FAILURES)
+        return failed_check(name, answer.failure, failures or PROCESS_FAILURES)
     if answer.reason is not None:
         return _call_refused("available", answer.reason)
-    return _call_refused("available", f"tool {tool.name!r} is not available in this context")
+    return _call_refused("available", f"tool {name!r} is not available in this context")
 
 
 def failed_check(name: str, failure: BaseException | str, failures: FailureLog) -> Decision:

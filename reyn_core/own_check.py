@@ -12,12 +12,17 @@ failure of the check.
 An ``async def`` check (or any other callable that is not a plain check) is refused when the tool
 is registered (``availability_problem``, ``RT006``): a synchronous gate cannot await it.
 
-A check runs with a deadline (``CHECK_DEADLINE_S``), in one of a few daemon threads kept for checks:
-the asker waits for its answer until then, and a check that has not answered is a failure
-(``CheckLate``: the tool is hidden, ``RT011``). While one ask of a check runs, no other is started:
-a later asker waits for it until *its* deadline, then asks anew — so a check that never returns
-holds one thread and makes its askers wait one deadline in all, and its tool is hidden until an ask
-answers in time. No answer is kept: every listing and call is answered by an ask of its own.
+A check runs with a deadline (``CHECK_DEADLINE_S``), in one of a few daemon threads kept for checks.
+Callers ask at once, each an ask of its own in its own ``ctx``; a listing asks all its checks at once
+(``ask_all``) and waits for them until one deadline, so a caller waits ``CHECK_DEADLINE_S`` at most
+per listing or call, however many and however slow its checks. A check that has not answered by then
+is a failure (``CheckLate``: the tool is hidden, ``RT011``). While an ask of a check runs past its
+deadline that check is not asked again: a later ask fails at once (no thread, no wait), so a check
+that never returns holds one thread and costs its askers one deadline in all. At most ``MAX_LATE``
+threads, process-wide, are held by late asks; past that every ask fails at once until one ends. A
+check asked from within its own ask (a check that lists its registry) fails at once too. A late
+ask keeps its check's frame (and so its ``ctx``) until it returns; an ended one keeps nothing of
+its asker. No answer is kept: every listing and call is answered by asks of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .errors import ToolError, ToolGateRefused
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .context import ToolContext
     from .tool import ToolDefinition
 
@@ -89,21 +96,98 @@ def failure_text(failure: BaseException, limit: int = 16_000) -> str:
 
 
 CHECK_DEADLINE_S = 1.0
-"""How long a listing or a call waits for a tool's own ``available(ctx)`` (seconds)."""
+"""How long one listing or call waits for the tools' own ``available(ctx)`` (seconds, in all)."""
+MAX_LATE = 8
+"""How many checks' threads, process-wide, may be held by asks past their deadline."""
+_MAX_IDLE, _MAX_DEPTH = 32, 4  # threads kept waiting for an ask; asks nested in an ask
 
 
 class CheckLate(TimeoutError):
-    """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S`` (or an earlier ask of the same
-    check still runs past its deadline): the tool is unavailable until an ask answers in time."""
+    """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S``, or was not asked: an earlier
+    ask of it still runs past its deadline, ``MAX_LATE`` threads are held by late asks, or it was
+    asked from within its own ask. The tool is unavailable until an ask answers in time."""
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
     """Ask ``tool.available(ctx)`` (a tool without one is available), within the deadline."""
+    return ask_all([(tool, ctx)])[0]
+
+
+def ask_all(asked: Sequence[tuple[ToolDefinition, ToolContext]]) -> list[CheckAnswer]:
+    """Each ``tool.available(ctx)`` of ``asked``, all asked at once (each an ask of its own, in a
+    checks' thread) and all waited for until one deadline: a listing waits ``CHECK_DEADLINE_S`` at
+    most, whatever the number of its checks and however slow they are."""
+    until = time.monotonic() + CHECK_DEADLINE_S
+    started = [_start(tool, ctx) for tool, ctx in asked]
+    return [
+        a if isinstance(a, CheckAnswer) else _answer(t, a, until)
+        for (t, _), a in zip(asked, started, strict=True)
+    ]
+
+
+class _Ask:
+    """One ask of a check, run by a checks' thread: its answer or what it raised, and whether it ended."""
+
+    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "result")
+
+    def __init__(self, check: Any, ctx: ToolContext, context: contextvars.Context) -> None:
+        self.check, self.ctx, self.context = check, ctx, context
+        self.done = threading.Lock()  # held until the ask ends (its one asker waits for it)
+        self.done.acquire()
+        self.ended = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+_late: dict[int, _Ask] = {}  # id(check) → its ask running past its deadline (which holds the check)
+_lock = threading.Lock()
+_jobs: SimpleQueue[_Ask] = SimpleQueue()
+_idle = 0  # checks' threads waiting for a job (under _lock)
+_within: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("reyn_within_check", default=())
+
+
+def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
+    """An ask of ``tool.available(ctx)`` started in a checks' thread, or the answer when it is not
+    asked: no check, or a ``CheckLate`` saying why none is started (no thread, no wait)."""
+    global _idle
     check = tool.available
     if check is None:
         return YES
+    within = _within.get()
+    if id(check) in within or len(within) >= _MAX_DEPTH:
+        return _failed(_too_late(tool, "it was asked from within its own ask (or too deeply nested asks)"))
+    with _lock:
+        if id(check) in _late:
+            return _failed(_too_late(tool, "an earlier ask of it still runs past its deadline"))
+        if len(_late) >= MAX_LATE:
+            return _failed(
+                _too_late(tool, f"{MAX_LATE} checks' threads are held by checks past their deadline")
+            )
+        ask = _Ask(check, ctx, contextvars.copy_context())
+        if _idle:
+            _idle -= 1
+            _jobs.put(ask)
+            return ask
     try:
-        result = _asked(tool, check, ctx)
+        threading.Thread(target=_checks_thread, args=(ask,), name="reyn-available-check", daemon=True).start()
+    except BaseException as exc:  # no thread (a process limit): not asked
+        if must_propagate(exc):
+            raise
+        return _failed(exc)
+    return ask
+
+
+def _answer(tool: ToolDefinition, ask: _Ask, until: float) -> CheckAnswer:
+    """What ``ask`` answered by ``until`` (past it: ``CheckLate``, the ask kept as late)."""
+    if not ask.done.acquire(timeout=max(0.0, until - time.monotonic())):
+        with _lock:
+            if not ask.ended:  # ended meanwhile: its answer came in time after all
+                _late.setdefault(id(ask.check), ask)
+                return _failed(_too_late(tool, ""))
+    try:
+        if ask.error is not None:
+            raise ask.error
+        result = ask.result
         if result is True:
             return YES
         if result is False:
@@ -115,104 +199,60 @@ def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
     except BaseException as exc:
         if must_propagate(exc):
             raise
-        return CheckAnswer(False, None, exc)
+        return _failed(exc)
+    finally:
+        ask.error = ask.result = None
 
 
-class _Ask:
-    """One ask of a check, run by a checks' thread: its answer or what it raised, and when it ended."""
-
-    __slots__ = ("check", "context", "ctx", "deadline", "done", "ended", "error", "result")
-
-    def __init__(self, check: Any, ctx: ToolContext) -> None:
-        self.check, self.ctx, self.context = check, ctx, contextvars.copy_context()
-        self.deadline = time.monotonic() + CHECK_DEADLINE_S
-        self.done = threading.Lock()  # held until the ask ends; each who waits for it passes it on
-        self.done.acquire()
-        self.ended = False
-        self.result: Any = None
-        self.error: BaseException | None = None
+def _failed(failure: BaseException) -> CheckAnswer:
+    return CheckAnswer(False, None, failure)
 
 
-_asking: dict[int, _Ask] = {}  # id(check) → its ask that runs (which holds the check: the id is its)
-_asking_lock = threading.Lock()
-_jobs: SimpleQueue[_Ask] = SimpleQueue()
-_idle = threading.Semaphore(0)  # one token per checks' thread waiting for a job
-
-
-def _asked(tool: ToolDefinition, check: Any, ctx: ToolContext) -> Any:
-    """What ``check(ctx)`` returned, asked in a checks' thread: raises what it raised, or
-    ``CheckLate`` when it (or the ask of it that was running) did not answer in time."""
-    until = time.monotonic() + CHECK_DEADLINE_S
-    while True:
-        with _asking_lock:
-            running = _asking.get(id(check))
-            if running is None:
-                ask = _asking[id(check)] = _Ask(check, ctx)
-        if running is None:
-            _jobs.put(ask)
-            if not _idle.acquire(blocking=False):  # no thread waits for a job: one more
-                try:
-                    threading.Thread(target=_checks_thread, name="reyn-available-check", daemon=True).start()
-                except BaseException:  # no thread (a process limit): this ask ends unanswered
-                    _ended(ask)
-                    raise
-            if not _waited(ask, CHECK_DEADLINE_S):
-                raise _late(tool)
-            if ask.error is not None:
-                raise ask.error
-            return ask.result
-        # an earlier ask of this check runs: wait for it, not past its deadline nor ours, then ask anew
-        if not _waited(running, max(0.0, min(running.deadline, until) - time.monotonic())):
-            raise _late(tool)
-
-
-def _waited(ask: _Ask, timeout: float) -> bool:
-    """Whether ``ask`` ended within ``timeout`` seconds."""
-    if not ask.done.acquire(timeout=timeout):
-        return False
-    ask.done.release()  # for the next who waits for it
-    return True
-
-
-def _late(tool: ToolDefinition) -> CheckLate:
+def _too_late(tool: ToolDefinition, why: str) -> CheckLate:
     check = tool.available
     code = f"{getattr(check, '__module__', '?')}.{getattr(check, '__qualname__', type(check).__qualname__)}"
+    said = f"was not asked: {why}" if why else f"did not answer within {CHECK_DEADLINE_S:g} s"
     return CheckLate(
-        f"available(ctx) of tool {tool.name!r} (plugin {tool.plugin_id!r}, {code}) did not answer within "
-        f"{CHECK_DEADLINE_S:g} s; the tool is unavailable until it answers in time (while an ask of it "
-        "still runs, it is not asked again)"
+        f"available(ctx) of tool {tool.name!r} (plugin {tool.plugin_id!r}, {code}) {said}; the tool "
+        "is unavailable until an ask of it answers in time"
     )
 
 
-def _checks_thread() -> None:
-    """A daemon thread that runs asks (one at a time); it waits for the next when done."""
+def _checks_thread(ask: _Ask) -> None:
+    """A daemon thread that runs asks, one at a time; it waits for the next, unless enough wait."""
+    global _idle
     while True:
-        ask = _jobs.get()
-        if ask.ended:  # ended unanswered when no thread could start for it
-            continue
+        check, ctx, context = ask.check, ask.ctx, ask.context
+        del ask.ctx, ask.context  # the ask keeps nothing of its asker; this frame, until it returns
         try:
-            ask.result = ask.context.run(ask.check, ask.ctx)
+            ask.result = context.run(_run, check, ctx)
         except BaseException as exc:
             ask.error = exc
-        _ended(ask)
+        del check, ctx, context
+        with _lock:
+            ask.ended = True
+            if _late.get(id(ask.check)) is ask:
+                del _late[id(ask.check)]
+            stays = _idle < _MAX_IDLE
+            _idle += stays
+        ask.done.release()  # its asker wakes (without waiting for the lock this thread held)
+        if not stays:
+            return
         del ask
-        _idle.release()
+        ask = _jobs.get()
 
 
-def _ended(ask: _Ask) -> None:
-    """The check of ``ask`` may be asked again; its asker and waiters are woken."""
-    with _asking_lock:
-        if _asking.get(id(ask.check)) is ask:
-            del _asking[id(ask.check)]
-        ask.ended = True
-    ask.done.release()
+def _run(check: Any, ctx: ToolContext) -> Any:
+    """``check(ctx)`` in the asker's context copy, marked as within an ask of ``check``."""
+    _within.set((*_within.get(), id(check)))
+    return check(ctx)
 
 
 def _after_fork() -> None:
-    """A forked child has none of the parent's threads: it starts with no ask running, none idle."""
-    global _asking_lock, _jobs, _idle
-    _asking.clear()
-    _asking_lock, _jobs, _idle = threading.Lock(), SimpleQueue(), threading.Semaphore(0)
+    """A forked child has none of the parent's threads: it starts with no ask late, none idle."""
+    global _lock, _jobs, _idle
+    _late.clear()
+    _lock, _jobs, _idle = threading.Lock(), SimpleQueue(), 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -270,6 +310,7 @@ __all__ = [
     "CheckLate",
     "CheckFailed",
     "CheckResultError",
+    "ask_all",
     "ask_available",
     "availability_problem",
     "failure_text",

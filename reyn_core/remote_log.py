@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import sys
 import threading
@@ -54,6 +55,8 @@ ENV_VAR = "REYN_REMOTE_LOG"
 LOGGER = "reyn.remote"
 # what one record keeps of a remote party's text: enough to diagnose, bounded against a flood
 MAX_RAW_CHARS = 16_000
+SENT_TEXT_CHARS = 4_000
+"""What a record keeps of a failure's text another process sent (an isolated plugin's worker)."""
 BACKUP_COUNT = 3
 """The rotated copies a log file keeps (``remote.log.1`` .. ``.3``): they hold what it held."""
 
@@ -166,18 +169,31 @@ def _logger(source: str) -> logging.Logger:
     return logging.getLogger(f"{LOGGER}.{source}")
 
 
-def log_remote_failure(source: str, what: str, raw: str) -> str:
+def log_remote_failure(source: str, what: str, raw: str, limit: int = MAX_RAW_CHARS) -> str:
     """Log ``raw`` — a remote party's own text — with ``what`` (Reyn's description of the failure)
     to ``reyn.remote.<source>`` and return the sentence a model-visible message ends with: where the
     operator finds the details, and the reference of this record. Never put ``raw`` in that message.
 
-    ``source`` is a short dotted name (``mcp``, ``web.search``, ``memory.postgres``).
+    ``source`` is a short dotted name (``mcp``, ``web.search``, ``memory.postgres``). What the
+    record keeps of ``raw`` is its last ``limit`` characters, shown escaped (``shown_raw``): a line
+    of it cannot pass for a record of its own, nor a control character reach a terminal.
     """
     ref = secrets.token_hex(4)
-    cut = len(raw) - MAX_RAW_CHARS
-    text = raw if cut <= 0 else f"[the first {cut} characters were cut]\n" + raw[-MAX_RAW_CHARS:]
-    _logger(source).warning("ref=%s %s\n%s", ref, what, text.rstrip("\n") or "(no text)")
+    cut = len(raw) - limit
+    text = raw if cut <= 0 else f"[the first {cut} characters were cut]\n" + raw[-limit:]
+    _logger(source).warning("ref=%s %s\n  | %s", ref, what, shown_raw(text.rstrip("\n") or "(no text)"))
     return f"the details are in the operator's log ({LOGGER}.{source}, ref {ref})"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def shown_raw(text: str) -> str:
+    """``text`` as a record shows it: each control character but tab and newline (carriage return,
+    escape, Unicode line separators…) as its ``\\xNN``/``\\uNNNN`` escape, and each line after the
+    first begun with ``  | `` — so no line of it starts like a record (a time) or rewrites a terminal."""
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 256 else f"\\u{ord(m[0]):04x}", text)
+    return shown.replace("\n", "\n  | ")
 
 
 def log_failure(source: str, what: str, exc: BaseException) -> str:
@@ -225,8 +241,8 @@ class FailureLog:
             if ref is not None:
                 self._refs.move_to_end(kind_of)
                 return ref
-        if isinstance(failure, str):
-            ref = log_remote_failure(self._source, what, failure)
+        if isinstance(failure, str):  # a text sent from elsewhere (a worker): a short record
+            ref = log_remote_failure(self._source, what, failure, SENT_TEXT_CHARS)
         else:
             ref = log_failure(self._source, what, failure)
         with self._lock:

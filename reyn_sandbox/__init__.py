@@ -102,26 +102,32 @@ def require_available() -> SandboxStatus:
     return require()
 
 
-def launcher_argv(command: Sequence[str], grants: Grants) -> list[str]:
+def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Sequence[int] = ()) -> list[str]:
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. A root given without its identity gets it here (`Grants.identities`: the launcher refuses
+    TMPDIR. The command gets descriptors 0, 1 and 2 and those named in `pass_fds` (spawn the launcher
+    with them open, e.g. `subprocess`'s `pass_fds`); the launcher closes every other it inherits.
+    A root given without its identity gets it here (`Grants.identities`: the launcher refuses
     to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
-    cannot confine (fail closed), and `GrantsError` for an empty command or a root whose path goes
-    through a symbolic link.
+    cannot confine (fail closed), and `GrantsError` for an empty command, a root whose path goes
+    through a symbolic link, or a `pass_fds` entry that is not a descriptor number above 2.
     """
     if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
     require_available()
     from ._identity import pinned
 
+    if not all(isinstance(fd, int) and not isinstance(fd, bool) and fd > 2 for fd in pass_fds):
+        raise GrantsError(f"pass_fds must be descriptor numbers above 2, got {list(pass_fds)!r}")
+    passed = sorted(set(pass_fds))
     return [
         sys.executable,
         "-I",
         "-S",
         "-c",
         LAUNCHER_BOOT,
+        *(["--pass-fds", ",".join(map(str, passed))] if passed else []),
         "--grants",
         pinned(grants).to_json(),
         "--",

@@ -3,8 +3,9 @@
 It checks the grants and the kernel, unshares the namespaces, and forks the sandbox's PID 1
 (`_supervisor`), which confines itself and starts the command. The launcher stays outside to wait:
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
-`--probe` alone runs its checks of the kernel, up to and inside its namespaces, and no command:
-what `status()` asks under a seccomp filter (`_status._launcher_probe`).
+`--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
+`status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it closes
+every descriptor it inherited but 0, 1, 2 and those its `--pass-fds` names (`_close_inherited`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a laun
 if TYPE_CHECKING:
     from typing import NoReturn
 
-USAGE = "usage: python -m reyn_sandbox --grants JSON -- COMMAND [ARG…]  (or: --probe)"
+USAGE = "usage: python -m reyn_sandbox [--pass-fds N,…] --grants JSON -- COMMAND [ARG…]  (or: --probe)"
+PROBE = "--probe"
+PASS_FDS = "--pass-fds"
 
 
 def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
@@ -51,15 +54,16 @@ def launch() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command confined; return its exit status (125: the sandbox could not be set up).
-    With the single word ``--probe``: only check that this kernel lets the launcher confine
-    (``probe``), exit 0 or 125."""
-    words = sys.argv[1:] if argv is None else argv
-    if list(words) == ["--probe"]:
-        return probe()
+    With the single word ``--probe``: launch a no-op the same way (``_probe_launch``); exit 0 (and
+    ``landlock_abi N`` on stdout), 125 with the launcher's one line, or the no-op's failure."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    probing = words == [PROBE]
     try:
-        grants, command = parse(words)
+        keep, words = _passed_fds(words)
+        grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
+    _close_inherited(keep)
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
     if limits is not None:
@@ -94,16 +98,72 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(sig, lambda signum, _frame: _supervisor.forward(pid, signum))
     _, wait_status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(wait_status)
+    if probing and code == 0:
+        sys.stdout.write(f"landlock_abi {abi}\n")
     return 128 - code if code < 0 else code
 
 
-def probe() -> int:
-    """Whether this kernel lets the launcher confine, checked as a launch checks it — the kernel,
-    then the namespaces and the mount API inside them (``_enter_namespaces``) — without a command:
-    0, or exit 125 with the launcher's one line. ``status()`` runs it under a seccomp filter."""
-    _kernel_abi()
-    _enter_namespaces(Grants(), os.geteuid() == 0)
-    return 0
+def _probe_launch() -> tuple[Grants, list[str]]:
+    """What ``--probe`` launches: a no-op (this interpreter, doing nothing), with one read root (the
+    folder holding this package: bound from its checked descriptor, idmapped as root) and small
+    limits, through ``main``'s own steps — the kernel checks, the namespaces, the mount-API probe,
+    the view built with the mount API, pivot_root, the inner user namespace, Landlock, seccomp, the
+    limits and execve. So ``status()``, which asks it under a seccomp filter, says available only
+    where such a launch runs. Grants decide the rest (network, ``hide`` covers, write roots)."""
+    from ._contract import PACKAGE_PARENT
+    from ._identity import pinned
+
+    grants = Grants(
+        read_roots=(os.path.realpath(PACKAGE_PARENT),),
+        cpu_seconds=10,
+        memory_bytes=512 * 1024 * 1024,
+        max_processes=4,
+        file_size_bytes=1024 * 1024,
+        open_files=64,
+        tmp_bytes=1024 * 1024,
+    )
+    return pinned(grants), [sys.executable, "-I", "-S", "-c", ""]
+
+
+def _passed_fds(words: list[str]) -> tuple[frozenset[int], list[str]]:
+    """The descriptors ``--pass-fds N,…`` (first, when given) hands to the command, and the words
+    after it; GrantsError for one that is not a number above 2 or not open."""
+    if words[:1] != [PASS_FDS]:
+        return frozenset(), words
+    if len(words) < 2:
+        raise GrantsError(USAGE)
+    keep = set()
+    for text in words[1].split(","):
+        if not text.isdigit() or int(text) < 3:
+            raise GrantsError(
+                f"{PASS_FDS} takes descriptor numbers above 2, comma-separated, got {words[1]!r}"
+            )
+        try:
+            os.fstat(int(text))
+        except OSError:
+            raise GrantsError(f"{PASS_FDS}: descriptor {text} is not open in the launcher") from None
+        keep.add(int(text))
+    return frozenset(keep), words[2:]
+
+
+def _close_inherited(keep: frozenset[int]) -> None:
+    """Close every descriptor this process inherited but 0, 1, 2 and ``keep``, before anything else:
+    the command gets only those (one left open would reach whatever it was opened on — a hidden
+    folder's, say). Every open descriptor is listed in /proc/self/fd; one it cannot list fails the
+    start (exit 125)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError as exc:
+        _supervisor.fail_setup(
+            f"cannot list the launcher's descriptors to close inherited ones: {exc.strerror}"
+        )
+    for name in names:
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed by now
 
 
 def _kernel_abi() -> int:

@@ -1,4 +1,5 @@
-"""What a ``hide`` entry covers is reachable by no other name: no file under it has a hard link.
+"""What a ``hide`` entry covers is reachable by no other name: no file under it has a hard link,
+and no entry under a hidden folder is a symbolic link.
 
 A cover is a mount over one path. The file's content belongs to its inode, and every other name of
 that inode (a hard link) in a mounted root reads it: a link an earlier confined command made while
@@ -8,10 +9,13 @@ path walked (a link in a read root is under that root's rule and Landlock has no
 covers one path, and ``link(2)``'s limits (``EXDEV`` across mounts, ``fs.protected_hardlinks``)
 only restrict making a link, not using one made before. So the launcher (and the host, when it makes
 the grants) checks the names: a hidden file with more than one, or a hidden folder holding any file
-(of any kind but a folder) with more than one, is refused. A folder's check visits every entry
-below it, so it is bounded — at most ``MAX_HIDDEN_ENTRIES`` entries and ``MAX_HIDDEN_DEPTH`` levels
-per hidden folder — and a folder over a bound, or one it cannot read, is refused (fail closed), with
-words saying which bound and what to do.
+(of any kind but a folder) with more than one, is refused. A symbolic link under a hidden folder is
+refused too, whatever it points to: one an earlier command planted (``sec/k -> ../loot``,
+``sec/keys -> ../out``) sends what the operator later writes into ``sec/k`` or ``sec/keys/`` to a
+path no cover hides, and what it points to may change after any check of it. A folder's check
+visits every entry below it, so it is bounded — at most ``MAX_HIDDEN_ENTRIES`` entries and
+``MAX_HIDDEN_DEPTH`` levels per hidden folder — and a folder over a bound, or one it cannot read,
+is refused (fail closed), with words saying which bound and what to do.
 
 Standard library only: the launcher imports it, and so does the host when it makes the grants.
 """
@@ -39,10 +43,11 @@ _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os
 def check_one_name(fd: int, what: str, path: str, *, folders: bool = True) -> None:
     """``SecondName`` when what is open at ``fd`` (the hidden ``path``, named ``what`` in errors)
     can be read through a name its cover does not hide: a file with more than one name, or (with
-    ``folders``) a folder holding one at any depth; also when a folder is over a bound or cannot be
-    read through. Without ``folders`` a folder is not looked into: the launcher's covers over the
-    host's secrets (``Grants.secrets``), whose files the load made before anything was confined and
-    no confined command has ever seen, so none of them could have linked one."""
+    ``folders``) a folder holding one, or a symbolic link, at any depth; also when a folder is over
+    a bound or cannot be read through. Without ``folders`` a folder is not looked into: the
+    launcher's covers over the host's secrets (``Grants.secrets``), whose files the load made before
+    anything was confined and no confined command has ever seen, so none of them could have linked
+    one."""
     info = os.fstat(fd)
     if stat.S_ISDIR(info.st_mode) and not folders:
         return
@@ -81,6 +86,8 @@ def _check_folder(folder: int, what: str, where: str, depth: int, budget: list[i
                         "keep it outside the roots"
                     )
                 info = entry.stat(follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    raise _symbolic_link(what, f"{where}/{entry.name}", folder, entry.name)
                 if stat.S_ISDIR(info.st_mode):
                     subfolders.append(entry.name)
                 elif info.st_nlink > 1:
@@ -110,6 +117,18 @@ def _check_folder(folder: int, what: str, where: str, depth: int, budget: list[i
             _check_folder(sub, what, inside, depth + 1, budget)
         finally:
             os.close(sub)
+
+
+def _symbolic_link(what: str, inside: str, folder: int, name: str) -> SecondName:
+    try:
+        points = f" (to {os.readlink(name, dir_fd=folder)})"
+    except OSError:
+        points = ""
+    return SecondName(
+        f"{what} holds {inside}, a symbolic link{points}: what the operator writes through it lands "
+        "where it points, outside the cover, and a confined command could read it there. Remove the "
+        "link, or hide a folder that holds none"
+    )
 
 
 def _unreadable(what: str, where: str, exc: OSError) -> SecondName:

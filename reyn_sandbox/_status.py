@@ -37,16 +37,26 @@ class SandboxStatus:
     """Why not, when `available` is False."""
 
 
+def _platform_problem() -> str | None:
+    """Why this system cannot have the sandbox at all, read without a system call, or None."""
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux (Landlock and namespaces); this is {sys.platform}"
+    if sc.MACHINE not in sc.SUPPORTED_MACHINES:
+        return f"the sandbox supports {', '.join(sc.SUPPORTED_MACHINES)}, not {sc.MACHINE}"
+    return None
+
+
 @functools.lru_cache(maxsize=1)
 def _kernel_probe() -> tuple[int | None, str | None]:
-    if not sys.platform.startswith("linux"):
-        return None, f"the sandbox needs Linux (Landlock and namespaces); this is {sys.platform}"
-    if sc.MACHINE not in sc.SUPPORTED_MACHINES:
-        return None, f"the sandbox supports {', '.join(sc.SUPPORTED_MACHINES)}, not {sc.MACHINE}"
+    problem = _platform_problem()
+    if problem is not None:
+        return None, problem
     abi = _landlock.abi_version()
     if abi is None:
         return None, "the kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list)"
-    return abi, mount_api_problem(may_mount=False) or _userns_problem()
+    # Under a seccomp filter the mount API's answers may be the filter's — and a filter that KILLs
+    # or TRAPs a call would end this process: then only the launcher probes it, in its namespaces.
+    return abi, (None if _filtered() else mount_api_problem(may_mount=False)) or _userns_problem()
 
 
 _UNDEFINED_FLAG = 1 << 31
@@ -109,11 +119,12 @@ PROBE_SECONDS = 30
 
 
 @functools.lru_cache(maxsize=1)
-def _launcher_probe() -> str | None:
-    """Why the launcher, started as a command's launcher is (``python -I -S``, inheriting this
-    process's seccomp filters), cannot confine here, or None: it enters its namespaces as for a
-    command and runs ``mount_api_problem`` there (``_launch.probe``), where the kernel's answer to
-    every call is EINVAL, so any other is the filter's. Its one line of refusal is the reason."""
+def _launcher_probe() -> tuple[int | None, str | None]:
+    """The Landlock ABI the launcher found, or why it cannot confine here: the launcher, started as
+    a command's launcher is (``python -I -S``, inheriting this process's seccomp filters), launches a
+    no-op through every step of a launch (``_launch._probe_launch``). Its one line of refusal (or
+    how it ended) is the reason."""
+    import signal
     import subprocess
 
     from ._contract import CANNOT_CONFINE, LAUNCHER_BOOT
@@ -129,15 +140,18 @@ def _launcher_probe() -> str | None:
             cwd="/",
         )
     except subprocess.TimeoutExpired:
-        return f"the launcher's probe of this kernel did not answer within {PROBE_SECONDS} s"
+        return None, f"the launcher's probe of this kernel did not answer within {PROBE_SECONDS} s"
     except OSError as exc:
-        return f"the launcher's probe of this kernel could not start: {exc.strerror}"
-    if done.returncode == 0:
-        return None
+        return None, f"the launcher's probe of this kernel could not start: {exc.strerror}"
+    words = done.stdout.split()
+    if done.returncode == 0 and len(words) == 2 and words[0] == "landlock_abi" and words[1].isdigit():
+        return int(words[1]), None
+    if done.returncode < 0:
+        ended = f"was killed by {signal.Signals(-done.returncode).name}"
+    else:
+        ended = f"exited {done.returncode}"
     line = (done.stderr.strip().splitlines() or [""])[-1].removeprefix("reyn-sandbox: ")
-    return (
-        line.removeprefix(CANNOT_CONFINE) or f"the launcher's probe of this kernel exited {done.returncode}"
-    )
+    return None, line.removeprefix(CANNOT_CONFINE) or f"the launcher's probe of this kernel {ended}"
 
 
 def _userns_problem() -> str | None:
@@ -179,21 +193,21 @@ def pretended_missing() -> tuple[str, ...]:
 def status() -> SandboxStatus:
     """The sandbox's status on this machine, as the launcher would find it (cached per process).
 
-    The kernel is probed in this process (``kernel_status``); under a seccomp filter, whose answers
-    this process cannot tell from the kernel's, the launcher itself is asked too (``_launcher_probe``,
-    one short-lived process), so that ``status()`` says available only where the launcher can build
-    the view."""
-    found = kernel_status()
-    if not found.available:
-        return found
-    problem = _launcher_probe() if _filtered() else None
-    return found if problem is None else SandboxStatus(False, found.landlock_abi, (), problem)
+    Without a seccomp filter the kernel is probed in this process (``kernel_status``). Under one,
+    whose answers this process cannot tell from the kernel's (and which may kill it for a call), this
+    process probes nothing: the launcher is asked (``_launcher_probe``, one short-lived launch of a
+    no-op), so ``status()`` says available only where a launch gets through every step."""
+    if not _filtered() or _platform_problem() is not None:
+        return kernel_status()
+    if pretended_missing():  # taken away already: nothing to ask the launcher
+        return kernel_status((None, None))
+    return kernel_status(_launcher_probe())
 
 
-def kernel_status() -> SandboxStatus:
-    """The sandbox's status from this process's own probes (cached per process): the launcher's first
-    check, before its namespaces (``status()`` adds the launcher's probe under a filter)."""
-    abi, problem = _kernel_probe()
+def kernel_status(found: tuple[int | None, str | None] | None = None) -> SandboxStatus:
+    """The sandbox's status from this process's own probes (cached per process), or from ``found``
+    (the launcher's answer, under a filter): the launcher's first check, before its namespaces."""
+    abi, problem = _kernel_probe() if found is None else found
     pretend = pretended_missing()
     if "landlock" in pretend:
         abi, problem = None, f"Landlock treated as missing ({PRETEND_ENV}=landlock)"

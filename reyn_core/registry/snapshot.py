@@ -314,11 +314,8 @@ class ToolRegistry:
         admitted, _, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
         if not conditional:
             return list(admitted)
-        return [
-            t
-            for t in admitted
-            if t.available is None or gates.available(t, self.context_for(t, ctx), self.failures)
-        ]
+        hidden = self._hidden(conditional, ctx)
+        return [t for t in admitted if t.name not in hidden]
 
     def visible_names(
         self,
@@ -330,10 +327,18 @@ class ToolRegistry:
     ) -> frozenset[str]:
         """The names of ``visible(surface, ctx, ...)``, as a set (kept, like it, per call key)."""
         _, names, conditional = self._visible_for(surface, ctx, exclude, allowed_ops)
-        hidden = [
-            t.name for t in conditional if not gates.available(t, self.context_for(t, ctx), self.failures)
-        ]
+        hidden = self._hidden(conditional, ctx) if conditional else ()
         return names.difference(hidden) if hidden else names
+
+    def _hidden(self, conditional: tuple[ToolDefinition, ...], ctx: ToolContext) -> set[str]:
+        """The names of ``conditional`` tools whose own ``available(ctx)`` refuses: all asked at once,
+        within one deadline in all (``gates.available_each``)."""
+        asked = [(t, self.context_for(t, ctx)) for t in conditional]
+        return {
+            t.name
+            for t, d in zip(conditional, gates.available_each(asked, self.failures), strict=True)
+            if not d
+        }
 
     def _visible_for(
         self, surface: str, ctx: ToolContext, exclude: Iterable[str], allowed_ops: Iterable[str] | None

@@ -197,3 +197,21 @@ def test_a_relative_log_is_one_absolute_file(monkeypatch: pytest.MonkeyPatch, tm
     log_remote_failure("test", "a failure", "relative raw")
     assert "relative raw" in marked.read_text()
     assert list(later.iterdir()) == []
+
+
+def test_a_remote_partys_text_is_shown_escaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever source writes it, a remote party's text cannot start a record of its own (each of
+    its lines after the first is begun with ``  | ``) nor put a control character in the log.
+    Control: plain text reads as it was written."""
+    log = private_folder(tmp_path) / "remote.log"
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(log))
+    log_remote_failure("mcp", "a server failed", "plain words\tand a tab")
+    log_remote_failure(
+        "mcp", "a server failed", "x\n2026-01-01 00:00:00,000 reyn.remote.mcp WARNING ref=0\x1b[2J\r\x85"
+    )
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "  | plain words\tand a tab"  # control
+    assert lines[3:] == [
+        "  | x",
+        "  | 2026-01-01 00:00:00,000 reyn.remote.mcp WARNING ref=0\\x1b[2J\\x0d\\x85",
+    ]

@@ -49,12 +49,14 @@ class Sandbox:
     runner: str
     python: str
 
-    def argv(self, command: Sequence[str], grants: reyn_sandbox.Grants) -> list[str]:
-        """The launcher's argv for this caller."""
+    def argv(
+        self, command: Sequence[str], grants: reyn_sandbox.Grants, pass_fds: Sequence[int] = ()
+    ) -> list[str]:
+        """The launcher's argv for this caller (handing the command ``pass_fds``)."""
+        launcher = reyn_sandbox.launcher_argv(command, grants, pass_fds=pass_fds)
         if self.runner == "root":
-            return reyn_sandbox.launcher_argv(command, grants)
+            return launcher
         # The same launcher argv, started by uid 65534 with an interpreter that user can run.
-        launcher = reyn_sandbox.launcher_argv(command, grants)
         return [
             "setpriv",
             f"--reuid={NOBODY}",
@@ -75,7 +77,7 @@ class Sandbox:
     ) -> subprocess.CompletedProcess[str]:
         """Run `command` confined and wait (bounded: every test's limit is far below TIMEOUT)."""
         return subprocess.run(
-            self.argv(command, grants),
+            self.argv(command, grants, pass_fds),
             capture_output=True,
             text=True,
             timeout=TIMEOUT,

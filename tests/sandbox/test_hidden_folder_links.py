@@ -139,3 +139,69 @@ def test_a_hidden_folder_the_launcher_cannot_read_through_is_refused(sandbox: Sa
     else:
         assert result.returncode == 125 and "COMMAND-RAN" not in result.stdout
         assert f"{closed} cannot be read (Permission denied)" in result.stderr
+
+
+@pytest.mark.parametrize("depth", ["sec", "sec/deeper/still"])
+def test_a_symbolic_link_in_a_hidden_folder_is_refused(sandbox: Sandbox, area: Path, depth: str) -> None:
+    """Call 1 (``sec`` not there yet, so not hidden) plants ``sec/k -> ../loot`` and
+    ``sec/keys -> ../out``; the operator then writes a secret into ``sec/k`` and copies a key into
+    ``sec/keys/``, which land in ``loot`` and ``out/``; call 2 hides ``sec`` and would read them there.
+    A symbolic link under a hidden folder is refused, by the host and by the launcher."""
+    ws = area / "write"
+    keys = _keys(ws, "sec")
+    first = reyn_sandbox.resolve_grants(str(ws), keys, {})
+    assert first.hide == ()  # `sec` does not exist: nothing to hide yet
+    up = "../" * (depth.count("/") + 1)
+    plant = f"mkdir -p {depth} out && ln -s {up}loot {depth}/k && ln -s {up}out {depth}/keys"
+    planted = sandbox.run(["/bin/sh", "-c", plant], first, cwd=str(ws))
+    assert planted.returncode == 0, planted.stderr
+    with (ws / depth / "k").open("a") as handle:  # the operator writes through the names it sees
+        handle.write(SECRET + "\n")
+    (ws / depth / "keys" / "id_ed25519").write_text("PRIVATE-KEY\n")
+    assert (ws / "loot").read_text() == SECRET + "\n"  # where the writes went
+
+    with pytest.raises(
+        GrantsError, match=rf"hide path {ws}/sec holds {ws}/{depth}/(k|keys), a symbolic link"
+    ):
+        reyn_sandbox.resolve_grants(str(ws), keys, {})
+
+    # The launcher checks again under the folder it covers: grants made before the links were.
+    for name in ("k", "keys"):
+        (ws / depth / name).unlink()
+    argv = sandbox.argv(
+        ["/bin/cat", "loot", "out/id_ed25519"], reyn_sandbox.resolve_grants(str(ws), keys, {})
+    )
+    os.symlink(f"{up}loot", ws / depth / "k")
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=str(ws),
+                            env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert result.returncode == 125, result.stderr
+    assert f"holds {ws}/{depth}/k, a symbolic link (to {up}loot)" in result.stderr
+    assert SECRET not in result.stdout and len(result.stderr.splitlines()) == 1
+
+    # positive control: the same folder holding the files themselves is hidden and the command runs
+    (ws / depth / "k").unlink()
+    (ws / "loot").unlink()
+    (ws / "out" / "id_ed25519").unlink()
+    (ws / depth / "k").write_text(SECRET + "\n")
+    (ws / depth / "keys").mkdir()
+    (ws / depth / "keys" / "id_ed25519").write_text("PRIVATE-KEY\n")
+    grants = reyn_sandbox.resolve_grants(str(ws), keys, {})
+    result = sandbox.run(
+        ["/bin/sh", "-c", f"cat {depth}/k loot out/*; ls -A sec; echo ran"], grants, cwd=str(ws)
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ran", (result.stdout, result.stderr)
+
+
+def test_a_hidden_path_that_is_itself_a_symbolic_link_is_refused(root_sandbox: Sandbox, area: Path) -> None:
+    """A hidden file or folder that is a link is refused by the walk that reaches it (no link on the
+    way); a hidden folder holding a plain file is the control."""
+    ws = area / "write"
+    (ws / "loot").write_text(SECRET)
+    os.symlink("loot", ws / ".env")
+    with pytest.raises(GrantsError, match="symbolic link"):
+        reyn_sandbox.resolve_grants(str(ws), _keys(ws, ".env"), {})
+    (ws / ".env").unlink()
+    (ws / ".env").write_text(SECRET)
+    grants = reyn_sandbox.resolve_grants(str(ws), _keys(ws, ".env"), {})
+    result = root_sandbox.run(["/bin/cat", ".env"], grants, cwd=str(ws))
+    assert result.returncode == 0 and SECRET not in result.stdout, result.stderr

@@ -156,7 +156,7 @@ def test_killing_the_launcher_kills_the_whole_sandbox(sandbox: Sandbox) -> None:
     try:
         process = subprocess.Popen(
             sandbox.argv([sandbox.python, "-c", DOUBLE_FORK.replace("time.sleep(0.5)", "time.sleep(3600)"),
-                          str(write_end)], Grants()),
+                          str(write_end)], Grants(), [write_end]),
             pass_fds=[write_end],
             env={"PATH": "/usr/bin:/bin"},
             cwd="/",

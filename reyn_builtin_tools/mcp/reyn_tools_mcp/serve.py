@@ -37,7 +37,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from reyn_core import HostBridge, ToolContext, ToolDenied
-from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router
+from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router, render_router_tool
 
 from .serve_http_middleware import hold_place
 from .serve_reports import reporter_for, set_level
@@ -223,7 +223,6 @@ class ServedRegistry:
     registry: ToolRegistry
     ctx: ToolContext
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
-    _lists: dict[bool, list[types.Tool]] = field(default_factory=dict, repr=False)
     _schemas: dict[str, Mapping[str, Any]] | None = field(default=None, repr=False)
     _deferred: tuple[str, ...] | None = field(default=None, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
@@ -246,12 +245,10 @@ class ServedRegistry:
 
     @property
     def deferred(self) -> tuple[str, ...]:
-        """Deferred tools the router surface offers: listed only to clients that can be asked.
-        Computed once: the registry is frozen and ``ctx`` fixed."""
+        """The registry's deferred tools: listed only to clients that can be asked (whether the
+        gates let a listing see them is asked on each ``tools/list``)."""
         if self._deferred is None:
-            offered = render_router(self.registry, self.ctx)
-            names = [e["function"]["name"] for e in offered]
-            self._deferred = tuple(n for n in names if self.registry.get(n).dispatch_kind == "deferred")
+            self._deferred = tuple(t.name for t in self.registry if t.dispatch_kind == "deferred")
         return self._deferred
 
     def exclude(self, with_elicitation: bool) -> tuple[str, ...]:
@@ -259,23 +256,28 @@ class ServedRegistry:
         return () if with_elicitation else self.deferred
 
     def tools(self, with_elicitation: bool) -> list[types.Tool]:
-        """The served list: ``render_router`` for ``ctx`` (computed once; the registry is frozen)."""
-        cached = self._lists.get(with_elicitation)
-        if cached is None:
-            # The mcp render target: the schema as registered ($schema kept; MCP clients read 2020-12).
-            rendered = render_router(
-                self.registry, self.ctx, exclude=self.exclude(with_elicitation), target="mcp"
-            )
-            cached = self._lists[with_elicitation] = mcp_tools(self.registry, rendered)
-        return cached
+        """The served list: ``render_router`` for ``ctx``, asked anew on each ``tools/list`` (the
+        gates, the tools' own ``available(ctx)`` included, answer for this request)."""
+        # The mcp render target: the schema as registered ($schema kept; MCP clients read 2020-12).
+        rendered = render_router(
+            self.registry, self.ctx, exclude=self.exclude(with_elicitation), target="mcp"
+        )
+        return mcp_tools(self.registry, rendered)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
-        """The served ``inputSchema`` of ``name`` (None when it is not served): the SDK's per-call
-        argument lookup, answered from the list computed once instead of a ``tools/list`` per call."""
+        """The served ``inputSchema`` of ``name`` (None when no such tool): the SDK's per-call
+        argument lookup, from the registry's definition (rendered for ``ctx`` as ``tools/list`` renders
+        it), not from a listing — whether the tool may be called is the dispatcher's gates' answer."""
+        if not isinstance(name, str) or name not in self.registry:
+            return None
         schemas = self._schemas
         if schemas is None:
-            schemas = self._schemas = {t.name: t.input_schema for t in self.tools(True)}
-        return schemas.get(name) if isinstance(name, str) else None
+            schemas = self._schemas = {}
+        schema = schemas.get(name)
+        if schema is None:  # the registry is frozen and ctx fixed: a name's schema never changes
+            tool = render_router_tool(self.registry, self.registry.get(name), self.ctx, target="mcp")
+            schema = schemas[name] = tool["function"]["parameters"]
+        return schema
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, request: Any = None) -> Any:
         """One call through ``dispatch_tool``; a deferred call's result is then asked of the user.
@@ -532,7 +534,9 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
     async def on_list_tools(
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=served.tools(can_elicit(request)))
+        # asked per request, off the event loop: the tools' own checks may take their deadline
+        tools = await asyncio.to_thread(served.tools, can_elicit(request))
+        return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(
         request: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -607,7 +611,8 @@ def report_load(served: ServedRegistry, result: Any) -> None:
     Schema warnings name only tools this server serves; the provider ones (``RS101`` OpenAI strict
     mode, ``RS102`` Gemini) are about rendering for a model provider, not MCP, whose clients get the
     schema as registered, and are left to ``reyn doctor``."""
-    served_names = {t.name for t in served.tools(True)}
+    names = [t.name for t in served.tools(True)]  # at start-up; each tools/list asks anew
+    served_names = set(names)
     for d in result.report.diagnostics:
         if d.code in ("RS101", "RS102") or (d.code.startswith("RS1") and d.tool not in served_names):
             continue
@@ -616,7 +621,6 @@ def report_load(served: ServedRegistry, result: Any) -> None:
     refused = [p.plugin_id for p in result.report.plugins if p.enabled and p.status != "loaded"]
     if refused:
         log.warning("not served (plugin %s): see `reyn doctor`", ", ".join(refused))
-    names = [t.name for t in served.tools(True)]
     log.info("serving %d tools to agent %r: %s", len(names), served.ctx.agent, ", ".join(names) or "(none)")
     if served.deferred:
         log.info(

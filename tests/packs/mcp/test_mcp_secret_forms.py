@@ -50,7 +50,8 @@ async def test_a_server_leaking_on_stderr_and_failing_at_start(
     log = operator_log.text()
     secret_forms.assert_logged(log)
     half = len(secret_forms.token) // 2
-    assert f"split: {secret_forms.token[:half]}\n{secret_forms.token[half:]}" in log
+    # the operator keeps the raw text, each line after the first begun with "  | " (shown_raw)
+    assert f"split: {secret_forms.token[:half]}\n  | {secret_forms.token[half:]}" in log
     other = await dispatch_tool(
         reg, "call_mcp_tool", {"server": "demo", "tool": "echo", "arguments": {"text": "alive"}}, ctx
     )

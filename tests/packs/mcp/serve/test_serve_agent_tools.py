@@ -75,10 +75,10 @@ async def test_plan_mode_hides_the_catalogs_plan_from_the_served_list(tmp_path, 
         ),
     )
     assert "plan" in normal.deferred  # control: offered to clients that can be asked
-    assert "plan" not in planning.deferred and "delegate_to_agent" in planning.deferred
+    assert "delegate_to_agent" in planning.deferred  # the registry's deferred tools, whatever the gates say
     assert "plan" not in [t.name for t in planning.tools(with_elicitation=True)]
-    result = await planning.call("plan", {"goal": "g", "steps": []})
-    assert result.is_error and "not offered in plan mode" in _text(result)
+    result = await planning.call("plan", {"goal": "g", "steps": []})  # no elicitation: excluded first
+    assert result.is_error and "tool 'plan' is excluded for this call" in _text(result)
 
 
 async def test_serve_supplies_the_catalogs_service_so_a_delegation_goes_to_the_clients_user(
