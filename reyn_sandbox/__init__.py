@@ -11,10 +11,10 @@ This package is a leaf (standard library only, nothing of reyn_core) so anything
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ._contract import LAUNCHER_BOOT, LIMIT_PREFIX, SETUP_FAILED_EXIT
-from ._grants import Grants, GrantsError
+from ._grants import Grants, GrantsError, descriptor_numbers
 from ._paths import path_within
 from ._profile_grants import (
     GRANT_KEYS,
@@ -102,7 +102,7 @@ def require_available() -> SandboxStatus:
     return require()
 
 
-def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Sequence[int] = ()) -> list[str]:
+def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Iterable[int] = ()) -> list[str]:
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
@@ -111,16 +111,14 @@ def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Sequence[
     A root given without its identity gets it here (`Grants.identities`: the launcher refuses
     to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
     cannot confine (fail closed), and `GrantsError` for an empty command, a root whose path goes
-    through a symbolic link, or a `pass_fds` entry that is not a descriptor number above 2.
+    through a symbolic link, or a `pass_fds` entry that is not a descriptor number from 3 to 2**31 - 1.
     """
     if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
     require_available()
     from ._identity import pinned
 
-    if not all(isinstance(fd, int) and not isinstance(fd, bool) and fd > 2 for fd in pass_fds):
-        raise GrantsError(f"pass_fds must be descriptor numbers above 2, got {list(pass_fds)!r}")
-    passed = sorted(set(pass_fds))
+    passed = descriptor_numbers(pass_fds)  # read once: a generator is not consumed by the check
     return [
         sys.executable,
         "-I",

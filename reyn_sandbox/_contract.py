@@ -10,10 +10,18 @@ SETUP_FAILED_EXIT = 125
 
 # The launcher runs with -I (no environment variables, no user site, no script folder on sys.path)
 # and -S (no site-packages processing, so no .pth file runs code in it, and ~100 ms less start-up
-# with many editable installs); it finds this package by the folder that holds it, after the stdlib.
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# with many editable installs). It loads this package from its own folder by exact location, and
+# puts nothing on sys.path: only the stdlib resolves there, so no module lying beside the package
+# (an `org` the stdlib's `copy` tries, a stdlib name) is imported before confinement; only
+# reyn_sandbox's own files resolve from its folder (its submodule_search_locations).
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_PARENT = os.path.dirname(PACKAGE_DIR)
 LAUNCHER_BOOT = (
-    f"import sys; sys.path.append({PACKAGE_PARENT!r}); from reyn_sandbox._launch import launch; launch()"
+    "import sys, importlib.util as u; "
+    f"s = u.spec_from_file_location('reyn_sandbox', {os.path.join(PACKAGE_DIR, '__init__.py')!r}, "
+    f"submodule_search_locations=[{PACKAGE_DIR!r}]); "
+    "m = sys.modules['reyn_sandbox'] = u.module_from_spec(s); s.loader.exec_module(m); "
+    "from reyn_sandbox._launch import launch; launch()"
 )
 """The program of ``python -I -S -c``: the launcher (``_launch.launch``: ``main`` and an exit without
 finalization), given its words after it."""

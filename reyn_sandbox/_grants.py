@@ -154,3 +154,36 @@ def _normal(path: str) -> str:
 def _require_positive_int(name: str, value: object, what: str = "a positive integer") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise GrantsError(f"Grants.{name} must be {what}, got {value!r}")
+
+
+MAX_DESCRIPTOR = 2**31 - 1
+"""The largest descriptor number ``pass_fds`` / ``--pass-fds`` takes (the kernel's fds are C ints)."""
+
+
+def descriptor_numbers(values: object) -> tuple[int, ...]:
+    """The descriptors to pass to the command, sorted and unique, from ``launcher_argv``'s
+    ``pass_fds`` (an iterable of ints, read once) or the launcher's ``--pass-fds`` text (``N,…``): one
+    rule for both, a number from 3 to ``MAX_DESCRIPTOR`` written in ASCII digits (no sign, no space,
+    no other script's digits); GrantsError naming what was given for anything else."""
+    numbers: list[object] = [values]  # refused below, unless read as numbers
+    if isinstance(values, str):
+        texts = values.split(",")
+        if all(0 < len(t) <= 10 and t.isascii() and t.isdigit() for t in texts):
+            numbers = [int(t) for t in texts]
+    elif not isinstance(values, (bytes, int)):
+        try:
+            numbers = list(values)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+    else:
+        numbers = [None]  # bytes, or one int where a collection of them is asked
+    checked: set[int] = set()
+    for n in numbers:
+        if not isinstance(n, int) or isinstance(n, bool) or not 3 <= n <= MAX_DESCRIPTOR:
+            shown = values if isinstance(values, (str, bytes)) else numbers
+            raise GrantsError(
+                f"pass_fds takes descriptor numbers from 3 to {MAX_DESCRIPTOR} (comma-separated ASCII "
+                f"digits on the launcher's command line), got {shown!r}"
+            )
+        checked.add(n)
+    return tuple(sorted(checked))

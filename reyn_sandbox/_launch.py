@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from . import _layout, _supervisor
 from . import _syscalls as sc
 from ._contract import CANNOT_CONFINE
-from ._grants import Grants, GrantsError
+from ._grants import Grants, GrantsError, descriptor_numbers
 from ._status import kernel_status, mount_api_problem
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms (_grants.py)
@@ -44,12 +44,9 @@ def launch() -> NoReturn:
 
     Nothing is left to tear down by then (the launcher writes nothing on success, holds no file of
     its own open, starts no thread), and Python's finalization — freeing every module the launcher
-    imported — would only delay the caller seeing the command's exit."""
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:  # None: the caller started us with that descriptor closed
-            stream.flush()
-    os._exit(code)
+    imported — would only delay the caller seeing the command's exit. Its own lines are written
+    straight to their descriptors (``_supervisor.say``): nothing is left buffered to flush."""
+    os._exit(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,27 +96,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     _, wait_status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(wait_status)
     if probing and code == 0:
-        sys.stdout.write(f"landlock_abi {abi}\n")
+        _supervisor.say(1, f"landlock_abi {abi}\n")
     return 128 - code if code < 0 else code
 
 
 def _probe_launch() -> tuple[Grants, list[str]]:
     """What ``--probe`` launches: a no-op (this interpreter, doing nothing), with one read root (the
     folder holding this package: bound from its checked descriptor, idmapped as root) and small
-    limits, through ``main``'s own steps — the kernel checks, the namespaces, the mount-API probe,
-    the view built with the mount API, pivot_root, the inner user namespace, Landlock, seccomp, the
-    limits and execve. So ``status()``, which asks it under a seccomp filter, says available only
-    where such a launch runs. Grants decide the rest (network, ``hide`` covers, write roots)."""
+    limits, none above the caller's hard limits (a caller that launches with small grants is not
+    told "unavailable" for a limit of the probe's own), through ``main``'s own steps — the kernel
+    checks, the namespaces, the mount-API probe, the view built with the mount API, pivot_root, the
+    inner user namespace, Landlock, seccomp, the limits and execve. So ``status()``, which asks it
+    under a seccomp filter, says available only where such a launch runs. Grants decide the rest
+    (network, ``hide`` covers, write roots)."""
+    import resource
+
     from ._contract import PACKAGE_PARENT
     from ._identity import pinned
 
+    def within(which: int, wanted: int, above_grant: int = 0) -> int:
+        # No limit above the caller's hard one (the launcher would refuse a grant above it, naming
+        # a limit the operator never set): the no-op runs under what a real launch could ask.
+        hard = resource.getrlimit(which)[1]
+        return wanted if hard == resource.RLIM_INFINITY else max(1, min(wanted, hard - above_grant))
+
     grants = Grants(
         read_roots=(os.path.realpath(PACKAGE_PARENT),),
-        cpu_seconds=10,
-        memory_bytes=512 * 1024 * 1024,
-        max_processes=4,
-        file_size_bytes=1024 * 1024,
-        open_files=64,
+        cpu_seconds=within(resource.RLIMIT_CPU, 10, above_grant=1),
+        memory_bytes=within(resource.RLIMIT_AS, 512 * 1024 * 1024),
+        max_processes=within(resource.RLIMIT_NPROC, 4, above_grant=_supervisor.SUPERVISOR_TASKS),
+        file_size_bytes=within(resource.RLIMIT_FSIZE, 1024 * 1024),
+        open_files=within(resource.RLIMIT_NOFILE, 64),
         tmp_bytes=1024 * 1024,
     )
     return pinned(grants), [sys.executable, "-I", "-S", "-c", ""]
@@ -127,22 +134,18 @@ def _probe_launch() -> tuple[Grants, list[str]]:
 
 def _passed_fds(words: list[str]) -> tuple[frozenset[int], list[str]]:
     """The descriptors ``--pass-fds N,…`` (first, when given) hands to the command, and the words
-    after it; GrantsError for one that is not a number above 2 or not open."""
+    after it; GrantsError for one that is not a number from 3 to 2**31 - 1 (one rule with
+    ``launcher_argv``: ``_grants.descriptor_numbers``) or not open."""
     if words[:1] != [PASS_FDS]:
         return frozenset(), words
     if len(words) < 2:
         raise GrantsError(USAGE)
-    keep = set()
-    for text in words[1].split(","):
-        if not text.isdigit() or int(text) < 3:
-            raise GrantsError(
-                f"{PASS_FDS} takes descriptor numbers above 2, comma-separated, got {words[1]!r}"
-            )
+    keep = descriptor_numbers(words[1])
+    for fd in keep:
         try:
-            os.fstat(int(text))
+            os.fstat(fd)
         except OSError:
-            raise GrantsError(f"{PASS_FDS}: descriptor {text} is not open in the launcher") from None
-        keep.add(int(text))
+            raise GrantsError(f"{PASS_FDS}: descriptor {fd} is not open in the launcher") from None
     return frozenset(keep), words[2:]
 
 

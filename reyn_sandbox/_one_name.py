@@ -125,9 +125,10 @@ def _symbolic_link(what: str, inside: str, folder: int, name: str) -> SecondName
     except OSError:
         points = ""
     return SecondName(
-        f"{what} holds {inside}, a symbolic link{points}: what the operator writes through it lands "
-        "where it points, outside the cover, and a confined command could read it there. Remove the "
-        "link, or hide a folder that holds none"
+        f"{what} holds {inside}, a symbolic link{points}: what it points to can change after any check, "
+        "so what the operator writes through it may land outside the cover, where a confined command "
+        "reads it. Look where it points for anything already written through it (a secret found there "
+        "was exposed: delete it there and rotate it), then remove the link, or hide a folder that holds none"
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import sys
 import threading
 from dataclasses import dataclass, field
 
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 _SAMPLE_SECONDS = 0.05
 # Tasks of the sandbox's uid that are not the command's: this supervisor and its sampler thread.
-_SUPERVISOR_TASKS = 2
+SUPERVISOR_TASKS = 2
 
 
 class SetupError(Exception):
@@ -35,10 +34,25 @@ class SetupError(Exception):
 
 
 def fail_setup(reason: str) -> NoReturn:
-    """Report a setup failure on one line and exit 125 without running anything."""
-    sys.stderr.write(f"reyn-sandbox: {reason}\n")
-    sys.stderr.flush()
+    """Report a setup failure on one line (best effort: ``say``) and exit 125 without running anything."""
+    say(2, f"reyn-sandbox: {reason}\n")
     os._exit(SETUP_FAILED_EXIT)
+
+
+def say(fd: int, text: str) -> None:
+    """Write one of the launcher's own lines to ``fd`` (1 or 2), best effort: straight to the
+    descriptor, not through ``sys.stdout``/``sys.stderr`` (None when the caller started us with it
+    closed; a buffer whose flush fails later). A closed, full or broken output loses the line and
+    nothing else — the exit status (125, 127, the command's) never depends on it. SIGPIPE is
+    ignored first (the command's start puts every signal back to its default): a process writes its
+    lines last, just before it exits."""
+    data = text.encode("utf-8", "backslashreplace")
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError:  # EBADF, ENOSPC, EPIPE (Python ignores SIGPIPE): the line is lost, nothing else
+        pass
 
 
 @dataclass
@@ -105,7 +119,7 @@ def _enter_inner_user_namespace() -> None:
 
 def _rlimits(grants: Grants) -> tuple[tuple[int, str, int, int], ...]:
     """(resource, grant name, soft, hard) for each limit the command runs under."""
-    processes = grants.max_processes + _SUPERVISOR_TASKS  # the supervisor's tasks count in the namespace too
+    processes = grants.max_processes + SUPERVISOR_TASKS  # the supervisor's tasks count in the namespace too
     return (
         # The hard CPU limit a second above the soft one: SIGXCPU first (reported), SIGKILL if caught.
         (resource.RLIMIT_CPU, "cpu_seconds", grants.cpu_seconds, grants.cpu_seconds + 1),
@@ -165,8 +179,7 @@ def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn
     code = 128 - code if code < 0 else code
     limit = _limit_hit(grants, wait_status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, watch)
     if limit is not None:
-        sys.stderr.write(f"{LIMIT_PREFIX}{limit}\n")
-        sys.stderr.flush()
+        say(2, f"{LIMIT_PREFIX}{limit}\n")
     os._exit(code)
 
 
@@ -191,8 +204,7 @@ def _exec_command(grants: Grants, command: list[str], env: dict[bytes, bytes]) -
     try:
         os.execvpe(command[0], command, {**env, b"TMPDIR": _filesystem.TMP.encode()})
     except OSError as exc:
-        sys.stderr.write(f"reyn-sandbox: cannot run {command[0]}: {exc.strerror}\n")
-        sys.stderr.flush()
+        say(2, f"reyn-sandbox: cannot run {command[0]}: {exc.strerror}\n")
         os._exit(126 if isinstance(exc, PermissionError) else 127)
     os._exit(127)  # pragma: no cover - execvp does not return
 
@@ -237,7 +249,7 @@ def _sample(grants: Grants, watch: _Watch) -> None:
                     tasks += int(line.split()[1])
                 elif line.startswith(b"VmPeak:") and not own:
                     watch.peak_vm_bytes = max(watch.peak_vm_bytes, int(line.split()[1]) * 1024)
-        if tasks >= grants.max_processes + _SUPERVISOR_TASKS:
+        if tasks >= grants.max_processes + SUPERVISOR_TASKS:
             watch.processes_hit = True
             # Every process in the namespace but this one; then the command's exit ends the wait.
             os.kill(-1, signal.SIGKILL)

@@ -205,3 +205,27 @@ def test_a_hidden_path_that_is_itself_a_symbolic_link_is_refused(root_sandbox: S
     grants = reyn_sandbox.resolve_grants(str(ws), _keys(ws, ".env"), {})
     result = root_sandbox.run(["/bin/cat", ".env"], grants, cwd=str(ws))
     assert result.returncode == 0 and SECRET not in result.stdout, result.stderr
+
+
+def test_a_symbolic_link_pointing_inside_the_hidden_folder_is_refused_in_true_words(
+    root_sandbox: Sandbox, area: Path
+) -> None:
+    """A link under a hidden folder pointing inside it is refused too (its target can change after
+    the check); the refusal does not claim it points outside the cover, and tells the operator to look
+    where it points for what was already written through it before removing it."""
+    ws = area / "write"
+    (ws / "sec").mkdir()
+    (ws / "sec" / "real").write_text(SECRET)
+    os.symlink("real", ws / "sec" / "alias")
+    with pytest.raises(GrantsError) as refused:
+        reyn_sandbox.resolve_grants(str(ws), _keys(ws, "sec"), {})
+    words = str(refused.value)
+    assert f"holds {ws}/sec/alias, a symbolic link (to real)" in words
+    assert "lands where it points, outside the cover" not in words
+    assert "what it points to can change after any check" in words
+    assert "Look where it points for anything already written through it" in words
+    # positive control: without the link the folder is hidden and the command runs without it
+    (ws / "sec" / "alias").unlink()
+    grants = reyn_sandbox.resolve_grants(str(ws), _keys(ws, "sec"), {})
+    result = root_sandbox.run(["/bin/sh", "-c", "cat sec/real; echo ran"], grants, cwd=str(ws))
+    assert result.returncode == 0 and result.stdout.strip() == "ran", (result.stdout, result.stderr)

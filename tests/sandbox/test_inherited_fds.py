@@ -79,5 +79,47 @@ def test_a_named_descriptor_that_is_not_open_is_refused(sandbox: Sandbox) -> Non
                             env={"PATH": "/usr/bin:/bin"})  # fmt: skip
     assert result.returncode == 125 and "COMMAND-RAN" not in result.stdout
     assert result.stderr == "reyn-sandbox: --pass-fds: descriptor 987 is not open in the launcher\n"
-    with pytest.raises(GrantsError, match="pass_fds must be descriptor numbers above 2"):
+    with pytest.raises(GrantsError, match="pass_fds takes descriptor numbers from 3 to 2147483647"):
         reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(2,))
+
+
+@pytest.mark.parametrize(
+    "value", ["\u00b3", "\u0663", "2" * 40, "99999999999", "2147483648", "+5", " 5", "5,", "", "0x5", "3,2"]
+)
+def test_a_bad_pass_fds_value_is_refused_with_one_line_and_125(sandbox: Sandbox, value: str) -> None:
+    """Digits of another script (``isdigit`` takes them, ``int`` used to raise), a number too large
+    for a descriptor (``os.fstat`` used to raise OverflowError), a sign, a space, an empty entry: each
+    a traceback and exit 1 before; now the one rule (``_grants.descriptor_numbers``) refuses it."""
+    argv = sandbox.argv(["/bin/echo", "COMMAND-RAN"], Grants())
+    at = argv.index("--grants")
+    argv[at:at] = ["--pass-fds", value]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/",
+                            env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert result.returncode == 125 and "COMMAND-RAN" not in result.stdout, result.stderr
+    assert result.stderr.startswith("reyn-sandbox: pass_fds takes descriptor numbers from 3 to 2147483647")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    # positive control: the same argv with a descriptor that is open runs the command
+    read_end, write_end = os.pipe()
+    try:
+        argv[at + 1] = str(write_end)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/",
+                              env={"PATH": "/usr/bin:/bin"}, pass_fds=(write_end,))  # fmt: skip
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert done.returncode == 0 and done.stdout == "COMMAND-RAN\n", done.stderr
+
+
+@pytest.mark.parametrize("value", [2**40, 2**31, -1, 0, 2, True, 3.0, "5", None])
+def test_launcher_argv_refuses_what_the_launcher_would_refuse(value: object) -> None:
+    """One rule for ``launcher_argv`` and the launcher: a number it passes on is one the launcher
+    takes (``2**40`` passed the old check, then crashed the launcher)."""
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    with pytest.raises(GrantsError, match="pass_fds takes descriptor numbers from 3 to 2147483647"):
+        reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(5, value))  # type: ignore[arg-type]
+    with pytest.raises(GrantsError, match="pass_fds takes descriptor numbers"):
+        reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=5)  # type: ignore[arg-type]
+    # positive control: the largest number and a generator (read once) are passed on
+    argv = reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(fd for fd in (2**31 - 1, 7, 7)))
+    assert argv[argv.index("--pass-fds") + 1] == "7,2147483647"

@@ -1,14 +1,16 @@
 """What runs in the launcher before it confines itself: the interpreter, the standard library and
 reyn_sandbox — no site machinery (`-S`: no `.pth` file or `sitecustomize` of the environment runs),
-and no module lying next to the package in place of the standard library's (its folder is appended
-after the standard library's). Each attack has its positive control: the same files do run code
-when the interpreter starts the ordinary way, or with that folder first on the path."""
+and no module lying next to the package, in place of the standard library's or where the standard
+library tries one optionally (the package is loaded by its exact location; its folder is not on
+the path). Each attack has its positive control: the same files do run code when the interpreter
+starts the ordinary way, or with that folder on the path."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,30 @@ def _marks(marker: Path) -> list[str]:
     return sorted({" ".join(line.split(" ", 2)[:2]) for line in lines})
 
 
+def _launch_from(parent: Path, marker: Path, planted: Iterable[str]) -> None:
+    """reyn_sandbox copied into ``parent`` (as a wheel install puts it in site-packages) with a
+    module of each ``planted`` name beside it, then one confined command launched by a caller that
+    finds the package there (``parent`` appended to its path): the launch must succeed."""
+    shutil.copytree(
+        Path(PACKAGE_PARENT) / "reyn_sandbox",
+        parent / "reyn_sandbox",
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
+    )
+    for name in planted:
+        plant = PLANT.format(marker=str(marker), name=name)
+        (parent / f"{name}.py").write_text(plant + "\n", encoding="utf-8")
+    caller = f"import sys; sys.path.append({str(parent)!r})\n" + CONFINED_ECHO
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", caller],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=TIMEOUT * 2,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0 confined", result.stdout
+
+
 def test_no_pth_file_or_sitecustomize_of_the_environment_runs_in_the_launcher(tmp_path: Path) -> None:
     venv, marker = tmp_path / "venv", tmp_path / "ran"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT)
@@ -76,29 +102,12 @@ def test_a_module_next_to_the_package_does_not_replace_the_standard_library_in_t
     tmp_path: Path,
 ) -> None:
     # A wheel install puts reyn_sandbox in site-packages, next to every other distribution's
-    # top-level modules; the launcher puts that folder on its path. Plant stdlib names there.
+    # top-level modules (the launcher finds the package by location, that folder not on its path).
+    # Plant stdlib names there.
     parent, marker = tmp_path / "site-packages", tmp_path / "ran"
-    shutil.copytree(
-        Path(PACKAGE_PARENT) / "reyn_sandbox",
-        parent / "reyn_sandbox",
-        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
-    )
     planted = ("json", "ctypes", "dataclasses", "threading", "select", "resource")
-    for name in planted:
-        plant = PLANT.format(marker=str(marker), name=name)
-        (parent / f"{name}.py").write_text(plant + "\n", encoding="utf-8")
-    caller = f"import sys; sys.path.append({str(parent)!r})\n" + CONFINED_ECHO
+    _launch_from(parent, marker, planted)
 
-    result = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", caller],
-        capture_output=True,
-        text=True,
-        cwd="/",
-        timeout=TIMEOUT * 2,
-    )
-
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "0 confined", result.stdout
     assert _marks(marker) == []
     # Positive control: the planted modules do run when their folder comes first on the path.
     for name in planted:
@@ -109,3 +118,51 @@ def test_a_module_next_to_the_package_does_not_replace_the_standard_library_in_t
             timeout=TIMEOUT,
         )
     assert _marks(marker) == sorted(f"{name} other" for name in planted)
+
+
+# The names the launcher's own imports try that no stdlib finder has (the stdlib's optional imports,
+# such as `copy`'s `from org.python.core import PyStringMap`): a finder last on sys.meta_path sees
+# exactly those, while a real launch of the probe runs in this process.
+RECORD_OPTIONAL = """
+import sys
+class Recorder:
+    names = set()
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        cls.names.add(name.partition(".")[0])
+sys.meta_path.append(Recorder)
+sys.path.append(sys.argv[1])
+from reyn_sandbox._launch import main
+code = main(["--probe"])
+print(code, *sorted(Recorder.names))
+"""
+
+
+def test_a_module_the_stdlib_tries_optionally_does_not_run_from_the_packages_folder(tmp_path: Path) -> None:
+    """The launcher loads reyn_sandbox by its exact location and puts no folder on sys.path: a module
+    beside the package named as one the stdlib tries when it is there (``org``, which ``copy`` —
+    imported through ``dataclasses`` — tries) is not imported in the launcher, which runs as root
+    before confinement."""
+    parent, marker = tmp_path / "site-packages", tmp_path / "ran"
+    recorded = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", RECORD_OPTIONAL, str(Path(PACKAGE_PARENT))],
+        capture_output=True, text=True, cwd="/", timeout=TIMEOUT, check=True,
+    )  # fmt: skip
+    code, *tried = recorded.stdout.splitlines()[-1].split()
+    assert code == "0" and tried, recorded.stdout
+    _launch_from(parent, marker, sorted({*tried, "org"} - {"reyn_sandbox"}))
+
+    # The caller (the folder on its path) imports them; the launcher, which got --grants, none.
+    assert [mark for mark in _marks(marker) if mark.endswith(" launcher")] == []
+    marker.unlink(missing_ok=True)
+    # Positive control: with that folder on the path the ordinary way (after the stdlib, as the
+    # launcher used to put it), the same launch of the probe imports each module it tries.
+    old_boot = (
+        f"import sys; sys.path.append({str(parent)!r}); from reyn_sandbox._launch import launch; launch()"
+    )
+    control = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", old_boot, "--probe"], capture_output=True, text=True, cwd="/",
+        timeout=TIMEOUT,
+    )  # fmt: skip
+    assert control.returncode == 0, control.stderr
+    assert _marks(marker) == sorted(f"{name} other" for name in tried if name != "reyn_sandbox")

@@ -175,3 +175,34 @@ def test_a_filter_on_any_call_a_launch_makes_makes_status_and_the_launcher_agree
     assert refused.returncode == 125 and "COMMAND-RAN" not in refused.stdout, refused.stderr
     reason = result.stdout.split(" ", 1)[1].strip()
     assert refused.stderr == f"reyn-sandbox: {reason}\n"  # the same step refused, in the same words
+
+
+# Lower this process's hard limits (memory, open files, CPU, file size) below the probe's former
+# fixed grants (512 MiB, 64 files, 11 s, 1 MiB), then run the rest: STATUS, or exec a launcher argv.
+LOW_LIMITS = """
+import os, resource, sys
+for which, value in ((resource.RLIMIT_AS, 400 << 20), (resource.RLIMIT_NOFILE, 50),
+                     (resource.RLIMIT_CPU, 5), (resource.RLIMIT_FSIZE, 512 << 10)):
+    resource.setrlimit(which, (value, value))
+if sys.argv[1:]:
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+"""
+
+
+def test_status_under_a_filter_asks_no_limit_above_the_callers(runner: list[str]) -> None:
+    """``status()`` under a filter launches the probe's no-op, whose limits are none above the
+    caller's hard limits: a caller whose hard limits are lower than the probe's defaults, and which
+    launches with grants within them, is told available (it was told "unavailable: memory_bytes
+    (536870912) is above the hard limit...", a grant it never set), and its launch runs."""
+    result = _under_filter(runner, str(UNRELATED), errno.EPERM, ["-I", "-c", LOW_LIMITS + STATUS])
+    assert result.stdout.startswith("True None"), (result.stdout, result.stderr)
+    small = Grants(memory_bytes=300 << 20, open_files=40, cpu_seconds=3, file_size_bytes=256 << 10)
+    launcher = reyn_sandbox.launcher_argv(["/bin/echo", "COMMAND-RAN"], small)
+    ran = _under_filter(runner, str(UNRELATED), errno.EPERM, ["-I", "-c", LOW_LIMITS, *launcher[1:]])
+    assert ran.returncode == 0 and ran.stdout == "COMMAND-RAN\n", ran.stderr
+    # A launch asking above those hard limits is still refused, naming the grant it asked.
+    refused = _under_filter(
+        runner, str(UNRELATED), errno.EPERM,
+        ["-I", "-c", LOW_LIMITS, *reyn_sandbox.launcher_argv(["/bin/echo", "COMMAND-RAN"], Grants())[1:]],
+    )  # fmt: skip
+    assert refused.returncode == 125 and "is above the hard limit" in refused.stderr, refused.stderr
