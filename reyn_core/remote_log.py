@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import secrets
 import sys
 import threading

@@ -52,7 +52,7 @@ SERVER_NAME = "reyn"
 DEFAULT_AGENT = "mcp"
 DEFAULT_MAX_CONCURRENT_CALLS = 64
 LISTING_THREADS = 2
-"""Threads one server lists its tools in (its own: a burst of tools/list cannot take the default executor's)."""
+"""Threads one server lists its tools in: its own, so a burst of tools/list leaves the default executor."""
 PENDING_TTL_S = 600.0
 MAX_PENDING = 1024
 INSTRUCTIONS = (
