@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
 from pathlib import Path
 
 POSIX = os.name == "posix"
@@ -100,13 +99,53 @@ def open_private_file(folder: Path, dir_fd: int | None, name: str) -> int:
     return fd
 
 
-def make_private_files(path: Path, names: Iterable[str]) -> None:
-    """Make each of ``names`` exist in ``path``'s folder, checked as the handler will write them
-    (``open_private_folder``, ``open_private_file``). Raises ``OSError``."""
-    dir_fd = open_private_folder(path.parent)
+def log_names(name: str, backup_count: int) -> list[str]:
+    """A rotated log's names, newest first: ``name``, ``name.1`` .. ``name.{backup_count}``."""
+    return [name, *(f"{name}.{n}" for n in range(1, backup_count + 1))]
+
+
+def rotation_sources(folder: Path, dir_fd: int | None, names: list[str]) -> list[str]:
+    """Those of ``names`` (a log's names, ``log_names``) that a rotation moves, in order: every one
+    present but the oldest, which is only ever replaced. Each must be a regular file: a link or a
+    FIFO there is refused (``LogFileRefused``) — the rotation renames them, it never opens them, so
+    nothing else is asked of them. The writer asks this before it moves anything, and the load
+    (``make_private_log``) asks the same beforehand: one rule, so the load refuses exactly what the
+    writer would."""
+    present = []
+    for name in names[:-1]:
+        try:
+            st = os.stat(name if dir_fd is not None else folder / name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise LogFileRefused(f"the log file {folder / name} is not a regular file: remove it")
+        present.append(name)
+    return present
+
+
+def make_private_log(path: Path, backup_count: int) -> None:
+    """Check the rotated log at ``path`` as its writer (``private_log_file``) will use it, now: its
+    folder (``open_private_folder``), the file it opens (``open_private_file``), the files its
+    rotation moves (``rotation_sources``) — and make each missing copy exist, empty and 0600 (the
+    load marks them secret, and only a file that exists can be covered; the writer renames over
+    them). Raises ``OSError`` (``LogFileRefused`` for a failed check)."""
+    folder = path.parent
+    dir_fd = open_private_folder(folder)
     try:
-        for name in names:
-            os.close(open_private_file(path.parent, dir_fd, name))
+        names = log_names(path.name, backup_count)
+        os.close(open_private_file(folder, dir_fd, names[0]))
+        for name in names[1:]:
+            try:
+                target = name if dir_fd is not None else str(folder / name)
+                os.close(os.open(target, _MAKE_FLAGS, 0o600, dir_fd=dir_fd))
+            except FileExistsError:  # whatever is there is the rotation's to check (below) or replace
+                pass
+        rotation_sources(folder, dir_fd, names)
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
+
+
+_MAKE_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)

@@ -9,14 +9,13 @@ link, created 0600 and set 0600, and checked after the open (``open_private_file
 of the user's with one name); a rotation renames within the open folder and reopens the same way.
 Whatever the folder's path names later (a link swapped in a parent), the handler writes into the
 folder it checked. A file or folder that fails a check is refused with ``LogFileRefused``, which
-says what to fix; the handler reports a refused write to the operator on standard error and drops
-the record — a log's failure never fails the caller. Standard library only.
+says what to fix; a record the log refuses goes to standard error (as when the load refused the log,
+``RC013``), the refusal said once — a log's failure never fails the caller. Standard library only.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from io import TextIOWrapper
 from itertools import pairwise
@@ -24,7 +23,13 @@ from logging import LogRecord
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
-from reyn_core.private_files import POSIX, LogFileRefused, open_private_file, open_private_folder
+from reyn_core.private_files import (
+    LogFileRefused,
+    log_names,
+    open_private_file,
+    open_private_folder,
+    rotation_sources,
+)
 
 
 class PrivateRotatingFileHandler(RotatingFileHandler):
@@ -59,18 +64,9 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
         if self.stream:
             self.stream.close()
             self.stream = None
-        names = [self._file_name, *(f"{self._file_name}.{n}" for n in range(1, self.backupCount + 1))]
-        present = []
-        for name in names[:-1]:  # every source checked before anything moves: a refusal moves nothing
-            try:
-                st = os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False) if POSIX else None
-            except FileNotFoundError:
-                continue
-            if st is not None and not stat.S_ISREG(st.st_mode):
-                raise LogFileRefused(
-                    f"the log file {self._log_folder / name} is not a regular file: remove it"
-                )
-            present.append(name)
+        names = log_names(self._file_name, self.backupCount)
+        # every source checked before anything moves (a refusal moves nothing): the load's own rule
+        present = rotation_sources(self._log_folder, self._dir_fd, names)
         for older, newer in reversed(list(pairwise(names))):
             if older in present:
                 if self._dir_fd is not None:
@@ -81,13 +77,21 @@ class PrivateRotatingFileHandler(RotatingFileHandler):
             self.stream = self._open()
 
     def handleError(self, record: LogRecord) -> None:
-        """A record that could not be written is dropped; the operator is told on standard error,
-        a refusal in its own words (once per handler), anything else as the stdlib says it."""
+        """A record the log refused (a file or folder failed a check, at an open or a rotation) goes
+        to standard error, where a log refused at the load sends its records; the operator is told
+        why once per handler. Any other failure is reported as the stdlib does and the record dropped."""
         exc = sys.exc_info()[1]
         if isinstance(exc, LogFileRefused):
             if not self._told:
                 self._told = True
-                print(f"reyn: the remote failure log refused a record: {exc}", file=sys.stderr)
+                print(
+                    f"reyn: the remote failure log refused a record ({exc}); standard error has it",
+                    file=sys.stderr,
+                )
+            try:
+                print(self.format(record), file=sys.stderr)
+            except Exception:  # a log's failure never fails the caller
+                pass
             return
         super().handleError(record)
 

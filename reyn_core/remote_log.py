@@ -124,17 +124,18 @@ def _handler(value: str) -> logging.Handler | None:
 
 
 def make_log_files() -> Path | None:
-    """Make the log file ``$REYN_REMOTE_LOG`` names — and the rotated copies it will keep — exist
-    now (``private_files.make_private_files``: 0600, owned by the user, one name, no link;
-    Reyn's log folder, when the log is in its default place), and return
-    its path (None: no file of Reyn's). The load calls this where it marks them secret: a confined
-    process can only be kept from a file that exists when it starts (a cover is a mount on a path),
-    and the first record may come while one runs. Raises ``OSError`` when they cannot be made."""
-    from reyn_core.private_files import make_private_files
+    """Check the log file ``$REYN_REMOTE_LOG`` names as the handler will use it — its folder, the
+    file it opens, the rotated copies it renames (``private_files.make_private_log``: the handler's
+    own checks, so the load refuses exactly what the handler would) — making the file and its copies
+    exist now, and return its path (None: no file of Reyn's). The load calls this where it marks
+    them secret: a confined process can only be kept from a file that exists when it starts (a cover
+    is a mount on a path), and the first record may come while one runs. Raises ``OSError`` when
+    the log cannot be used."""
+    from reyn_core.private_files import make_private_log
 
     path = remote_log_file()
     if path is not None:
-        make_private_files(path, [path.name, *(f"{path.name}.{n}" for n in range(1, BACKUP_COUNT + 1))])
+        make_private_log(path, BACKUP_COUNT)
     return path
 
 

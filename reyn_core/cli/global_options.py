@@ -108,10 +108,15 @@ def workspace_words(argv: Sequence[str]) -> list[str]:
     moved among the command's own words as ``--workspace=ABS``. The load and the command then read
     the same folder: one reader per invocation. A missing folder raises ``ReynError``."""
     options = scan_global_options(argv)
-    if options.workspace is None or options.command is None:
+    if options.workspace is None:
         return list(argv)
     if not options.workspace:
         raise GlobalOptionError("--workspace needs a folder")
+    if options.command is None:  # else argparse takes the folder for the command ("invalid choice: 'ws'")
+        raise GlobalOptionError(
+            f"--workspace {options.workspace!r} is given but no command: it is the folder a command's "
+            "tools work in (reyn --workspace DIR COMMAND ...)"
+        )
     path = Path(options.workspace).expanduser().resolve()
     if not path.is_dir():
         raise GlobalOptionError(f"--workspace {options.workspace!r} is not a directory")

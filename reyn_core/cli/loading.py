@@ -156,12 +156,19 @@ def split_ops(values: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 def warn_load_errors(result: Any) -> None:
-    """One stderr line when the load had errors, so `tools` output is never silently partial."""
-    errors = [d for d in result.report.diagnostics if d.severity == "error"]
+    """One stderr line when the load had errors, so `tools` output is never silently partial. It says
+    tools may be missing only when one may be: an enabled plugin did not load, or an error concerns a
+    plugin or a tool. An error about neither (the remote failure log refused, ``RC013``; the approval
+    store, ``RC011``) leaves every tool in, and the line says so."""
+    report = result.report
+    errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         codes = ", ".join(sorted({d.code for d in errors}))
+        left_out = any(p.enabled and p.status != "loaded" for p in report.plugins) or any(
+            d.plugin or d.tool for d in errors
+        )
+        what = "some tools may be missing" if left_out else "every enabled plugin and its tools loaded"
         print(
-            f"reyn: warning: {len(errors)} load error(s) ({codes}); some tools may be missing — "
-            "run `reyn doctor`",
+            f"reyn: warning: {len(errors)} load error(s) ({codes}); {what} — run `reyn doctor`",
             file=sys.stderr,
         )

@@ -119,3 +119,17 @@ def test_a_missing_workspace_is_one_clear_error(reyn_cli, world: Path, placement
     assert proc.stderr.strip().startswith("reyn: error: --workspace")
     assert "is not a directory" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not proc.stdout
+
+
+@pytest.mark.parametrize("after", [(), ("--json",), ("--help",)])
+def test_a_workspace_without_a_command_is_one_clear_error(
+    reyn_cli, world: Path, after: tuple[str, ...]
+) -> None:
+    # before: argparse took the folder for the command word ("invalid choice: 'ws'")
+    proc = run(reyn_cli, world, "--workspace", "../proj", *after)
+    said = json.loads(proc.stderr)["error"]["message"] if after == ("--json",) else proc.stderr
+    assert proc.returncode == 2
+    assert "--workspace '../proj' is given but no command" in said and "invalid choice" not in said
+    assert "reyn --workspace DIR COMMAND" in said
+    control = run(reyn_cli, world, "--workspace", "../proj", "tools", "list", *after[:1])  # with a command
+    assert control.returncode == 0, control.stderr

@@ -88,3 +88,28 @@ def test_reyn_doctor_shows_a_refused_log(reyn_cli, tmp_path: Path, log_folder: P
     assert "plugins: 1 of 1 enabled loaded" in refused.stdout  # the rest loaded
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr  # the control
     assert "RC013" not in fixed.stdout and "no problems found" in fixed.stdout
+
+
+def test_reyn_doctor_and_the_writer_agree_on_a_rotated_copy_with_a_second_name(
+    reyn_cli, tmp_path: Path, log_folder: Path
+) -> None:
+    # the review's reproduction: remote.log.3 a hard link to a file elsewhere. The writer only ever
+    # renames over a copy, so the log works: no RC013, the file is where records go, every tool
+    # loaded (the load-error line says tools may be missing only when one may be)
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["file"]\n')
+    (tmp_path / "keep").write_text("kept\n")
+    os.link(tmp_path / "keep", log_folder / "remote.log.3")
+    env = {"REYN_REMOTE_LOG": str(log_folder / "remote.log")}
+    doctor = reyn_cli("doctor", cwd=tmp_path, command=REYN, env=env, timeout=180)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert f"remote failure details: the file {log_folder / 'remote.log'} ($" in doctor.stdout
+    assert "RC013" not in doctor.stdout
+    # the control: a link at the file the writer opens is refused by both — and no tool is missing
+    (log_folder / "remote.log").unlink()
+    (log_folder / "remote.log").symlink_to(tmp_path / "keep")
+    refused = reyn_cli("doctor", cwd=tmp_path, command=REYN, env=env, timeout=180)
+    listed = reyn_cli("tools", "list", cwd=tmp_path, command=REYN, env=env, timeout=180)
+    assert refused.returncode == 1 and "refused (RC013 below)" in refused.stdout
+    assert "1 load error(s) (RC013); every enabled plugin and its tools loaded" in listed.stderr
+    assert "some tools may be missing" not in listed.stderr and "read_file" in listed.stdout
+    assert (tmp_path / "keep").read_text() == "kept\n"

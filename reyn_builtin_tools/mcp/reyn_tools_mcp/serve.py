@@ -40,6 +40,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from reyn_core import HostBridge, ToolContext, ToolDenied
 from reyn_core.host import ToolRegistry, adapt_parameters, dispatch_tool, output_schema, render_router
 
+from .serve_http_middleware import hold_place
 from .serve_reports import reporter_for, set_level
 from .serve_tracing import McpSpanAttributes
 
@@ -334,6 +335,9 @@ class ServedRegistry:
         changes = {k: v for k, v in (("reporter", reporter), ("session", session)) if v is not None}
         ctx = replace(self.ctx, **changes) if changes else self.ctx
         self._started()
+        # over HTTP, the call keeps its request's --max-connections place until it ends, even if
+        # its client hangs up first (the SDK does not cancel it then): the cap counts running calls
+        release_place = hold_place(request)
         try:
             async with self._slots:
                 return await dispatch_tool(
@@ -347,6 +351,8 @@ class ServedRegistry:
                 )
         finally:
             self._finished()
+            if release_place is not None:
+                release_place()
             if reporter is not None:
                 await reporter.drain()
 

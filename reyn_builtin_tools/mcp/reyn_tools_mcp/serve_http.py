@@ -6,10 +6,11 @@
   401 — whatever the address.
 - ``Host`` (and a browser's ``Origin``) must name this server: DNS rebinding protection from the
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
-- Request bodies are bounded (``--max-request-bytes``, 413), requests being answered too
-  (``--max-connections``, 503; the sessions' standing streams are not counted: ``--max-sessions``
-  bounds them), sessions (``--max-sessions``, 503) and their idle time
-  (``--session-idle-timeout``), and tool calls run at most ``--max-concurrent-calls`` at once.
+- Request bodies are bounded (``--max-request-bytes``, 413), requests being answered and calls
+  running too (``--max-connections``, 503: a call counts until it ends, even once its client hung
+  up; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
+  (``--max-sessions``, 503) and their idle time (``--session-idle-timeout``), and tool calls run
+  at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
   before a byte of it is read (headers or not).
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
@@ -96,7 +97,8 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         "--max-connections",
         type=int,
         default=DEFAULT_MAX_CONNECTIONS,
-        help="requests being answered at once (each holds a connection), else 503; the sessions' standing "
+        help="requests being answered and tool calls running at once (a call counts until it ends, "
+        "even if its client hung up), else 503; the sessions' standing "
         f"GET streams are not counted (--max-sessions bounds them) (default {DEFAULT_MAX_CONNECTIONS})",
     )
     g.add_argument(

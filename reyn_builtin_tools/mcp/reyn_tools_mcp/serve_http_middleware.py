@@ -1,5 +1,6 @@
 """The ASGI layers ``reyn mcp serve --http`` puts around the SDK's transport: the bearer-token guard
-and the count of requests being answered (the ``--max-connections`` bound and the shutdown wait)."""
+and the count of requests being answered and calls running (the ``--max-connections`` bound and the
+shutdown wait)."""
 
 from __future__ import annotations
 
@@ -43,11 +44,19 @@ class BearerTokenGuard:
         await self.app(scope, receive, send)
 
 
+PLACE = "reyn.place"
+"""The ASGI scope key under which ``InFlightRequests`` leaves a request's ``hold`` (``hold_place``)."""
+
+
 class InFlightRequests:
-    """ASGI middleware counting the requests whose response is not yet sent — each holds one HTTP
-    connection while it is answered — except the ``GET`` requests: a session's standing event stream
-    lasts as long as the session (the SDK allows one per session, so ``--max-sessions`` bounds them)
-    and every other ``GET`` is refused at once.
+    """ASGI middleware counting the places taken: a request whose response is not yet sent — it holds
+    one HTTP connection while it is answered — and a tool call still running, whether or not its
+    request is still open (``hold_place``: the SDK does not cancel a call whose client hung up, so a
+    count of open requests alone let one client run any number of calls at a cap of 1). One count:
+    a call holds its request's place (a request ended under a running call takes one again). The
+    ``GET`` requests are not counted: a session's standing event stream lasts as long as the session
+    (the SDK allows one per session, so ``--max-sessions`` bounds them) and every other ``GET`` is
+    refused at once.
 
     A request stops counting when the last part of its response is handed to the connection (the
     body message without ``more_body``), in the same step, or when the server's handling of it ends
@@ -87,31 +96,69 @@ class InFlightRequests:
             message = f"server busy: {self.limit} requests are being answered (--max-connections); retry"
             await plain_response(send, 503, message.encode(), [(b"retry-after", b"1")])
             return
-        self._count += 1
-        self._idle.clear()
-        counted = True
+        holders = 1  # the request; one more for each call started under it (hold_place)
+        self._take()
 
-        def release() -> None:
-            nonlocal counted
-            if counted:
-                counted = False
-                self._count -= 1
-                if not self._count:
-                    self._idle.set()
+        def let_go() -> None:
+            nonlocal holders
+            holders -= 1
+            if not holders:
+                self._give()
+
+        def hold() -> Callable[[], None]:
+            """A call starts under this request: the place is kept until the call ends too."""
+            nonlocal holders
+            if not holders:  # the request is already gone: the running call takes a place again
+                self._take()
+            holders += 1
+            return _once(let_go)
+
+        request_done = _once(let_go)
 
         async def send_then_release(message: Message) -> None:
             await send(message)
             if message.get("type") == "http.response.body" and not message.get("more_body", False):
-                release()  # the answer has left in full: its place is free, whatever the server does next
+                request_done()  # the answer has left in full: the request no longer holds the place
 
+        scope[PLACE] = hold
         try:
             await self.app(scope, receive, send_then_release)
         finally:
-            release()
+            request_done()
+
+    def _take(self) -> None:
+        self._count += 1
+        self._idle.clear()
+
+    def _give(self) -> None:
+        self._count -= 1
+        if not self._count:
+            self._idle.set()
 
     async def answered(self) -> None:
-        """Wait until every counted request has its response sent."""
+        """Wait until every counted request has its response sent and every counted call has ended."""
         await self._idle.wait()
+
+
+def _once(action: Callable[[], None]) -> Callable[[], None]:
+    done = False
+
+    def run() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            action()
+
+    return run
+
+
+def hold_place(request: Any) -> Callable[[], None] | None:
+    """A tool call starts: keep the place its HTTP request took under ``InFlightRequests`` until the
+    returned function is called (when the call ends), even if the request ends first. ``request`` is
+    the SDK's request context; None when the call came through no such request (stdio, in process)."""
+    scope = getattr(getattr(request, "request", None), "scope", None)
+    hold = scope.get(PLACE) if isinstance(scope, dict) else None
+    return hold() if callable(hold) else None
 
 
 async def plain_response(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
@@ -126,4 +173,4 @@ async def plain_response(send: Send, status: int, body: bytes, headers: list[tup
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["ASGIApp", "BearerTokenGuard", "InFlightRequests", "plain_response"]
+__all__ = ["ASGIApp", "BearerTokenGuard", "InFlightRequests", "hold_place", "plain_response"]

@@ -115,3 +115,31 @@ async def test_a_request_whose_handling_ends_without_a_last_part_frees_its_place
         await asyncio.wait_for(in_flight.answered(), BOUND)
         after = await http.post(f"{url}/quick")
     assert after.status_code == 200 and after.text == "ok"
+
+
+async def test_a_call_held_under_a_request_keeps_the_place_after_the_request_ends() -> None:
+    # hold_place: a call started under a request holds its place until the call ends, even when
+    # the request ends first (a client that hung up) or ended before the call started
+    from reyn_tools_mcp.serve_http_middleware import PLACE
+
+    releases: list[Any] = []
+
+    async def calls(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        early = scope[PLACE]() if scope["path"] == "/call" else None
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": scope["path"].encode()})
+        late = scope[PLACE]() if scope["path"] == "/late" else None  # after the answer has left
+        releases.extend(r for r in (early, late) if r is not None)
+
+    in_flight = InFlightRequests(calls, limit=1)
+    async with serving(in_flight) as url, httpx.AsyncClient(timeout=BOUND) as http:
+        for path in ("/call", "/late"):
+            first = await http.post(f"{url}{path}")  # answered in full; its call still runs
+            busy = await http.post(f"{url}/quick")
+            assert first.status_code == 200 and busy.status_code == 503
+            releases.pop()()  # the call ends
+            refused = in_flight.refused
+            again = await http.post(f"{url}/quick")  # the control: the place is free again
+            assert again.status_code == 200 and in_flight.refused == refused
+        await asyncio.wait_for(in_flight.answered(), BOUND)
+    assert in_flight.refused == 2
