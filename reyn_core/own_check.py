@@ -102,13 +102,15 @@ def failure_text(failure: BaseException, limit: int = 16_000) -> str:
 CHECK_DEADLINE_S = 1.0
 """How long one listing or call waits for the tools' own ``available(ctx)`` (seconds, in all)."""
 MAX_THREADS = 32
-"""How many checks' threads may exist in the process at once (busy and idle): past it, asks fail."""
+"""How many checks' threads may exist in the process at once (busy and idle): past it, an ask waits
+for one of them to be free, until its deadline."""
 
 
 class CheckLate(TimeoutError):
     """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S``, or was not asked: an earlier
-    ask of it still runs past its deadline, all ``MAX_THREADS`` checks' threads are busy, or it was
-    asked from within its own ask. The tool is unavailable until an ask answers in time."""
+    ask of it still runs past its deadline, no checks' thread was free before the deadline (all
+    ``MAX_THREADS`` busy), or it was asked from within its own ask. The tool is unavailable until an
+    ask answers in time."""
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
@@ -140,13 +142,13 @@ class _Ask:
     """One ask of a check, run by a checks' thread: its answer or what it raised, whether it ended,
     and whether it ran past its deadline (late)."""
 
-    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "late", "result")
+    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "late", "result", "started")
 
     def __init__(self, check: Any, ctx: ToolContext, context: contextvars.Context) -> None:
         self.check, self.ctx, self.context = check, ctx, context
         self.done = threading.Lock()  # held until the ask ends (its one asker waits for it)
         self.done.acquire()
-        self.ended = self.late = False
+        self.ended = self.late = self.started = False
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -156,13 +158,14 @@ _lock = threading.Lock()
 _jobs: SimpleQueue[_Ask] = SimpleQueue()
 _threads = 0  # checks' threads in existence (under _lock): never more than MAX_THREADS
 _idle = 0  # of them, waiting for a job (under _lock)
+_queued = 0  # asks in _jobs that no thread has taken yet (under _lock)
 _within: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("reyn_within_check", default=())
 
 
 def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
     """An ask of ``tool.available(ctx)`` started in a checks' thread, or the answer when it is not
     asked: no check, or a ``CheckLate`` saying why none is started (no thread, no wait)."""
-    global _idle, _threads
+    global _queued, _threads
     check = tool.available
     if check is None:
         return YES
@@ -172,13 +175,12 @@ def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
         if id(check) in _late:
             return _failed(_too_late(tool, "an earlier ask of it still runs past its deadline"))
         ask = _Ask(check, ctx, contextvars.copy_context())
-        if _idle:
-            _idle -= 1
+        if _idle > _queued or _threads >= MAX_THREADS:  # a thread is free, or none may start: queued
+            _queued += 1
             _jobs.put(ask)
             return ask
-        if _threads >= MAX_THREADS:
-            return _failed(_too_late(tool, f"all {MAX_THREADS} checks' threads are busy"))
         _threads += 1
+        ask.started = True
     try:
         threading.Thread(target=_checks_thread, args=(ask,), name="reyn-available-check", daemon=True).start()
     except BaseException as exc:  # no thread (a process limit): not asked
@@ -194,6 +196,11 @@ def _answer(tool: ToolDefinition, ask: _Ask, until: float) -> CheckAnswer:
     """What ``ask`` answered by ``until`` (past it: ``CheckLate``, the ask counted as late)."""
     if not ask.done.acquire(timeout=max(0.0, until - time.monotonic())):
         with _lock:
+            if not ask.started:  # still queued: it will not run (no thread holds it)
+                ask.ended = True
+                return _failed(
+                    _too_late(tool, f"no checks' thread was free in time (all {MAX_THREADS} busy)")
+                )
             if not ask.ended:  # ended meanwhile: its answer came in time after all
                 ask.late = True
                 _late[id(ask.check)] = _late.get(id(ask.check), 0) + 1
@@ -254,7 +261,22 @@ def _checks_thread(ask: _Ask) -> None:
             _idle += 1
         ask.done.release()  # its asker wakes (without waiting for the lock this thread held)
         del ask
+        ask = _next_ask()
+
+
+def _next_ask() -> _Ask:
+    """The next queued ask its asker still waits for (one whose deadline passed while it was queued
+    is dropped unrun); this thread is idle meanwhile."""
+    global _idle, _queued
+    while True:
         ask = _jobs.get()
+        with _lock:
+            _idle -= 1
+            _queued -= 1
+            if not ask.ended:
+                ask.started = True
+                return ask
+            _idle += 1
 
 
 def _run(check: Any, ctx: ToolContext) -> Any:
@@ -265,9 +287,9 @@ def _run(check: Any, ctx: ToolContext) -> Any:
 
 def _after_fork() -> None:
     """A forked child has none of the parent's threads: it starts with no ask late, none idle."""
-    global _lock, _jobs, _idle, _threads
+    global _lock, _jobs, _idle, _queued, _threads
     _late.clear()
-    _lock, _jobs, _idle, _threads = threading.Lock(), SimpleQueue(), 0, 0
+    _lock, _jobs, _idle, _queued, _threads = threading.Lock(), SimpleQueue(), 0, 0, 0
 
 
 if hasattr(os, "register_at_fork"):

@@ -150,8 +150,9 @@ def checks_threads() -> int:
 
 def test_checks_threads_are_capped_process_wide(release: threading.Event, operator_log: Any) -> None:
     """40 hung checks built per load (closures: each a check of its own), listed at once: at most
-    ``MAX_THREADS`` checks' threads exist (busy and idle) — the asks past the cap fail closed at once,
-    saying why. Control: once the hung checks return, a listing of 30 checks shows all 30."""
+    ``MAX_THREADS`` checks' threads exist (busy and idle) — the asks past the cap wait for a thread
+    until the deadline, then fail closed saying why, never run. Control: once the hung checks return,
+    a listing of 30 checks shows all 30."""
     entered: list[int] = []
 
     def make(i: int) -> Callable[[ToolContext], bool]:
@@ -165,12 +166,31 @@ def test_checks_threads_are_capped_process_wide(release: threading.Event, operat
     registry = registry_of({f"t{i}": make(i) for i in range(40)})
     assert shown(registry) == []
     assert 0 < len(entered) <= own_check.MAX_THREADS and checks_threads() <= own_check.MAX_THREADS
-    assert f"all {own_check.MAX_THREADS} checks' threads are busy" in operator_log.text()
+    assert f"no checks' thread was free in time (all {own_check.MAX_THREADS} busy)" in operator_log.text()
     release.set()
     assert until(lambda: not own_check._late)
     assert shown(registry_of({f"u{i}": lambda ctx: True for i in range(30)})) == sorted(
         f"u{i}" for i in range(30)
     )
+    assert checks_threads() <= own_check.MAX_THREADS
+
+
+def test_more_checks_than_threads_in_one_listing_are_all_asked() -> None:
+    """Three times ``MAX_THREADS`` distinct checks that each take a moment (a closure per tool, as the
+    mcp pack and isolated plugins build them): the asks past the cap wait for a free thread within
+    the deadline, so every tool is shown — the cap bounds threads, it does not hide working tools.
+    (The old cap failed the 33rd ask at once: 32 of 96 shown.)"""
+
+    def make(i: int) -> Callable[[ToolContext], bool]:
+        def takes_a_moment(ctx: ToolContext) -> bool:
+            time.sleep(0.005)
+            return True
+
+        return takes_a_moment
+
+    names = [f"m{i:02}" for i in range(3 * own_check.MAX_THREADS)]
+    registry = registry_of({name: make(i) for i, name in enumerate(names)})
+    assert shown(registry) == sorted(names)
     assert checks_threads() <= own_check.MAX_THREADS
 
 
