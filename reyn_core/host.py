@@ -57,7 +57,6 @@ _EXPORTS = {
     # render
     "render_router": "reyn_core.render",
     "render_router_json": "reyn_core.render.router",
-    "render_router_tool": "reyn_core.render.router",
     "render_phase": "reyn_core.render",
     "phase_context": "reyn_core.render.phase_catalog",
     "PhaseCatalog": "reyn_core.render",

@@ -12,17 +12,21 @@ failure of the check.
 An ``async def`` check (or any other callable that is not a plain check) is refused when the tool
 is registered (``availability_problem``, ``RT006``): a synchronous gate cannot await it.
 
-A check runs with a deadline (``CHECK_DEADLINE_S``), in one of a few daemon threads kept for checks.
-Callers ask at once, each an ask of its own in its own ``ctx``; a listing asks all its checks at once
-(``ask_all``) and waits for them until one deadline, so a caller waits ``CHECK_DEADLINE_S`` at most
-per listing or call, however many and however slow its checks. A check that has not answered by then
-is a failure (``CheckLate``: the tool is hidden, ``RT011``). While an ask of a check runs past its
-deadline that check is not asked again: a later ask fails at once (no thread, no wait), so a check
-that never returns holds one thread and costs its askers one deadline in all. At most ``MAX_LATE``
-threads, process-wide, are held by late asks; past that every ask fails at once until one ends. A
-check asked from within its own ask (a check that lists its registry) fails at once too. A late
-ask keeps its check's frame (and so its ``ctx``) until it returns; an ended one keeps nothing of
-its asker. No answer is kept: every listing and call is answered by asks of its own.
+A check runs with a deadline (``CHECK_DEADLINE_S``), in one of the checks' daemon threads: at most
+``MAX_THREADS`` of them exist in the process (busy and idle together), by construction — when none
+is idle and ``MAX_THREADS`` exist, an ask is not started and fails closed at once (``CheckLate``,
+saying why). Callers ask at once, each an ask of its own in its own ``ctx``; a listing asks all its
+checks at once (``ask_all``) and waits for them until one deadline, so a caller waits
+``CHECK_DEADLINE_S`` at most per listing or call, however many and however slow its checks. A check
+that has not answered by then is a failure (``CheckLate``: the tool is hidden, ``RT011``). While
+any ask of a check runs past its deadline, that check (the same function object, whatever tool or
+``ctx`` it serves) is not asked again, by any caller: a later ask fails at once (no thread, no
+wait) until every late ask of it has returned — a hung check is hung for everyone, and not asking it
+again keeps a hung check from taking a thread per listing. A check asked from within its own ask in
+the same thread's context (a check that lists its registry) fails at once too; one that asks from
+a thread of its own is bounded by ``MAX_THREADS`` like any ask. A late ask keeps its check's frame
+(and so its ``ctx``) until it returns; an ended one keeps nothing of its asker. No answer is kept:
+every listing and call is answered by asks of its own.
 """
 
 from __future__ import annotations
@@ -97,15 +101,16 @@ def failure_text(failure: BaseException, limit: int = 16_000) -> str:
 
 CHECK_DEADLINE_S = 1.0
 """How long one listing or call waits for the tools' own ``available(ctx)`` (seconds, in all)."""
-MAX_LATE = 8
-"""How many checks' threads, process-wide, may be held by asks past their deadline."""
-_MAX_IDLE, _MAX_DEPTH = 32, 4  # threads kept waiting for an ask; asks nested in an ask
+MAX_THREADS = 32
+"""How many checks' threads may exist in the process at once (busy and idle): past it, an ask waits
+for one of them to be free, until its deadline."""
 
 
 class CheckLate(TimeoutError):
     """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S``, or was not asked: an earlier
-    ask of it still runs past its deadline, ``MAX_LATE`` threads are held by late asks, or it was
-    asked from within its own ask. The tool is unavailable until an ask answers in time."""
+    ask of it still runs past its deadline, no checks' thread was free before the deadline (all
+    ``MAX_THREADS`` busy), or it was asked from within its own ask. The tool is unavailable until an
+    ask answers in time."""
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
@@ -116,61 +121,71 @@ def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
 def ask_all(asked: Sequence[tuple[ToolDefinition, ToolContext]]) -> list[CheckAnswer]:
     """Each ``tool.available(ctx)`` of ``asked``, all asked at once (each an ask of its own, in a
     checks' thread) and all waited for until one deadline: a listing waits ``CHECK_DEADLINE_S`` at
-    most, whatever the number of its checks and however slow they are."""
+    most, whatever the number of its checks and however slow they are. Tools that share one check
+    asked in one ``ctx`` (the same objects) share its one ask: the check is not told the tool."""
     until = time.monotonic() + CHECK_DEADLINE_S
-    started = [_start(tool, ctx) for tool, ctx in asked]
-    return [
-        a if isinstance(a, CheckAnswer) else _answer(t, a, until)
-        for (t, _), a in zip(asked, started, strict=True)
-    ]
+    asks: dict[tuple[int, int], CheckAnswer | _Ask] = {}
+    for tool, ctx in asked:
+        key = (id(tool.available), id(ctx))
+        if key not in asks:
+            asks[key] = _start(tool, ctx)
+    answers: dict[tuple[int, int], CheckAnswer] = {}
+    for tool, ctx in asked:
+        key = (id(tool.available), id(ctx))
+        if key not in answers:
+            started = asks[key]
+            answers[key] = started if isinstance(started, CheckAnswer) else _answer(tool, started, until)
+    return [answers[id(tool.available), id(ctx)] for tool, ctx in asked]
 
 
 class _Ask:
-    """One ask of a check, run by a checks' thread: its answer or what it raised, and whether it ended."""
+    """One ask of a check, run by a checks' thread: its answer or what it raised, whether it ended,
+    and whether it ran past its deadline (late)."""
 
-    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "result")
+    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "late", "result", "started")
 
     def __init__(self, check: Any, ctx: ToolContext, context: contextvars.Context) -> None:
         self.check, self.ctx, self.context = check, ctx, context
         self.done = threading.Lock()  # held until the ask ends (its one asker waits for it)
         self.done.acquire()
-        self.ended = False
+        self.ended = self.late = self.started = False
         self.result: Any = None
         self.error: BaseException | None = None
 
 
-_late: dict[int, _Ask] = {}  # id(check) → its ask running past its deadline (which holds the check)
+_late: dict[int, int] = {}  # id(check) → how many of its asks run past their deadline
 _lock = threading.Lock()
 _jobs: SimpleQueue[_Ask] = SimpleQueue()
-_idle = 0  # checks' threads waiting for a job (under _lock)
+_threads = 0  # checks' threads in existence (under _lock): never more than MAX_THREADS
+_idle = 0  # of them, waiting for a job (under _lock)
+_queued = 0  # asks in _jobs that no thread has taken yet (under _lock)
 _within: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("reyn_within_check", default=())
 
 
 def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
     """An ask of ``tool.available(ctx)`` started in a checks' thread, or the answer when it is not
     asked: no check, or a ``CheckLate`` saying why none is started (no thread, no wait)."""
-    global _idle
+    global _queued, _threads
     check = tool.available
     if check is None:
         return YES
-    within = _within.get()
-    if id(check) in within or len(within) >= _MAX_DEPTH:
-        return _failed(_too_late(tool, "it was asked from within its own ask (or too deeply nested asks)"))
+    if id(check) in _within.get():
+        return _failed(_too_late(tool, "it was asked from within its own ask"))
     with _lock:
         if id(check) in _late:
             return _failed(_too_late(tool, "an earlier ask of it still runs past its deadline"))
-        if len(_late) >= MAX_LATE:
-            return _failed(
-                _too_late(tool, f"{MAX_LATE} checks' threads are held by checks past their deadline")
-            )
         ask = _Ask(check, ctx, contextvars.copy_context())
-        if _idle:
-            _idle -= 1
+        if _idle > _queued or _threads >= MAX_THREADS:  # a thread is free, or none may start: queued
+            _queued += 1
             _jobs.put(ask)
             return ask
+        _threads += 1
+        ask.started = True
     try:
         threading.Thread(target=_checks_thread, args=(ask,), name="reyn-available-check", daemon=True).start()
     except BaseException as exc:  # no thread (a process limit): not asked
+        with _lock:
+            _threads -= 1
         if must_propagate(exc):
             raise
         return _failed(exc)
@@ -178,11 +193,17 @@ def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
 
 
 def _answer(tool: ToolDefinition, ask: _Ask, until: float) -> CheckAnswer:
-    """What ``ask`` answered by ``until`` (past it: ``CheckLate``, the ask kept as late)."""
+    """What ``ask`` answered by ``until`` (past it: ``CheckLate``, the ask counted as late)."""
     if not ask.done.acquire(timeout=max(0.0, until - time.monotonic())):
         with _lock:
+            if not ask.started:  # still queued: it will not run (no thread holds it)
+                ask.ended = True
+                return _failed(
+                    _too_late(tool, f"no checks' thread was free in time (all {MAX_THREADS} busy)")
+                )
             if not ask.ended:  # ended meanwhile: its answer came in time after all
-                _late.setdefault(id(ask.check), ask)
+                ask.late = True
+                _late[id(ask.check)] = _late.get(id(ask.check), 0) + 1
                 return _failed(_too_late(tool, ""))
     try:
         if ask.error is not None:
@@ -213,13 +234,14 @@ def _too_late(tool: ToolDefinition, why: str) -> CheckLate:
     code = f"{getattr(check, '__module__', '?')}.{getattr(check, '__qualname__', type(check).__qualname__)}"
     said = f"was not asked: {why}" if why else f"did not answer within {CHECK_DEADLINE_S:g} s"
     return CheckLate(
-        f"available(ctx) of tool {tool.name!r} (plugin {tool.plugin_id!r}, {code}) {said}; the tool "
-        "is unavailable until an ask of it answers in time"
+        f"available(ctx) {code} (plugin {tool.plugin_id!r}) {said}; the tools it checks are "
+        "unavailable until an ask of it answers in time"
     )
 
 
 def _checks_thread(ask: _Ask) -> None:
-    """A daemon thread that runs asks, one at a time; it waits for the next, unless enough wait."""
+    """A daemon thread that runs asks, one at a time, then waits for the next (it never ends: at
+    most ``MAX_THREADS`` exist)."""
     global _idle
     while True:
         check, ctx, context = ask.check, ask.ctx, ask.context
@@ -231,15 +253,30 @@ def _checks_thread(ask: _Ask) -> None:
         del check, ctx, context
         with _lock:
             ask.ended = True
-            if _late.get(id(ask.check)) is ask:
-                del _late[id(ask.check)]
-            stays = _idle < _MAX_IDLE
-            _idle += stays
+            if ask.late:
+                key = id(ask.check)
+                _late[key] -= 1
+                if not _late[key]:
+                    del _late[key]
+            _idle += 1
         ask.done.release()  # its asker wakes (without waiting for the lock this thread held)
-        if not stays:
-            return
         del ask
+        ask = _next_ask()
+
+
+def _next_ask() -> _Ask:
+    """The next queued ask its asker still waits for (one whose deadline passed while it was queued
+    is dropped unrun); this thread is idle meanwhile."""
+    global _idle, _queued
+    while True:
         ask = _jobs.get()
+        with _lock:
+            _idle -= 1
+            _queued -= 1
+            if not ask.ended:
+                ask.started = True
+                return ask
+            _idle += 1
 
 
 def _run(check: Any, ctx: ToolContext) -> Any:
@@ -250,9 +287,9 @@ def _run(check: Any, ctx: ToolContext) -> Any:
 
 def _after_fork() -> None:
     """A forked child has none of the parent's threads: it starts with no ask late, none idle."""
-    global _lock, _jobs, _idle
+    global _lock, _jobs, _idle, _queued, _threads
     _late.clear()
-    _lock, _jobs, _idle = threading.Lock(), SimpleQueue(), 0
+    _lock, _jobs, _idle, _queued, _threads = threading.Lock(), SimpleQueue(), 0, 0, 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -306,6 +343,7 @@ def availability_problem(check: object) -> str:
 
 __all__ = [
     "CHECK_DEADLINE_S",
+    "MAX_THREADS",
     "CheckAnswer",
     "CheckLate",
     "CheckFailed",

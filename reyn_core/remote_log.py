@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import secrets
 import sys
 import threading
@@ -185,15 +184,26 @@ def log_remote_failure(source: str, what: str, raw: str, limit: int = MAX_RAW_CH
     return f"the details are in the operator's log ({LOGGER}.{source}, ref {ref})"
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def shown_raw(text: str) -> str:
-    """``text`` as a record shows it: each control character but tab and newline (carriage return,
-    escape, Unicode line separators…) as its ``\\xNN``/``\\uNNNN`` escape, and each line after the
-    first begun with ``  | `` — so no line of it starts like a record (a time) or rewrites a terminal."""
-    shown = _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 256 else f"\\u{ord(m[0]):04x}", text)
-    return shown.replace("\n", "\n  | ")
+    """``text`` as a record shows it: every character Python does not call printable (controls,
+    format characters such as bidi overrides and zero-width ones, line and paragraph separators,
+    lone surrogates…) but tab and newline as its ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN`` escape, a
+    backslash doubled (so no text can pass for an escape), and each line after the first begun with
+    ``  | `` — so no line of it starts like a record (a time), rewrites a terminal or reorders text."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not (line.isprintable() and "\\" not in line):
+            lines[i] = "".join(_shown_char(ch) for ch in line)
+    return "\n  | ".join(lines)
+
+
+def _shown_char(ch: str) -> str:
+    if ch == "\\":
+        return "\\\\"
+    if ch == "\t" or ch.isprintable():
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def log_failure(source: str, what: str, exc: BaseException) -> str:

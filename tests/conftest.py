@@ -497,9 +497,14 @@ class SecretForms:
         assert self.token[:half].lower() not in folded and self.token[half:].lower() not in folded
 
     def assert_logged(self, log: str) -> None:
-        """Every form is in the operator's log (the positive control: the leak did happen)."""
+        """Every form is in the operator's log (the positive control: the leak did happen), as it
+        was written or as a remote party's text shows it there (``shown_raw``: backslashes doubled)."""
+        from reyn_core.remote_log import shown_raw
+
         for name, value in self.forms.items():
-            assert value in log, f"the {name} form is missing from the operator's log"
+            assert value in log or shown_raw(value) in log, (
+                f"the {name} form is missing from the operator's log"
+            )
 
 
 @pytest.fixture

@@ -146,7 +146,6 @@ HOST_API = {
     "render_phase",
     "render_router",
     "render_router_json",
-    "render_router_tool",
     "tool_call_id",
     "tree_digest",
     "write_lock",

@@ -1,8 +1,9 @@
 """How a tool's own ``available(ctx)`` is asked (``own_check``): callers ask at once, each an ask of
 its own; a listing asks its checks at once and waits one deadline (``CHECK_DEADLINE_S``) in all; a
 check whose ask runs past its deadline is not asked again until it returns (a later ask fails at
-once, no thread started); at most ``MAX_LATE`` threads are held by late asks process-wide (past it
-asks fail closed at once); a check asked from within its own ask fails at once. Real threads; the
+once, no thread started) while any late ask of it runs; at most ``MAX_THREADS`` checks' threads
+exist process-wide (past it asks fail closed at once); a check asked from within its own ask fails
+at once. Real threads; the
 checks block on Events and Barriers the tests release — no timing decides a pass, except "a
 listing returns within the bound" with a wide margin. Each refusal beside its positive control."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -142,31 +144,121 @@ def test_a_late_check_is_not_asked_again_while_its_ask_runs(
     assert until(lambda: shown(registry) == ["hung", "quick"])
 
 
-def test_threads_held_by_late_checks_are_bounded(
-    release: threading.Event, operator_log: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Hung checks built per load (closures: each a check of its own): past ``MAX_LATE`` late asks
-    process-wide, a check is not asked at all — it fails closed at once, saying why — and no more
-    threads are held. Control: once the late asks return, checks are asked and answer again."""
-    monkeypatch.setattr(own_check, "MAX_LATE", 2)
-    asked: list[int] = []
-    registries = []
-    for load in range(4):
+def checks_threads() -> int:
+    return sum(1 for t in threading.enumerate() if t.name == "reyn-available-check")
 
-        def hangs(ctx: ToolContext, load: int = load) -> bool:
-            asked.append(load)
+
+def test_checks_threads_are_capped_process_wide(release: threading.Event, operator_log: Any) -> None:
+    """40 hung checks built per load (closures: each a check of its own), listed at once: at most
+    ``MAX_THREADS`` checks' threads exist (busy and idle) — the asks past the cap wait for a thread
+    until the deadline, then fail closed saying why, never run. Control: once the hung checks return,
+    a listing of 30 checks shows all 30."""
+    entered: list[int] = []
+
+    def make(i: int) -> Callable[[ToolContext], bool]:
+        def hangs(ctx: ToolContext) -> bool:
+            entered.append(i)
             release.wait()
             return True
 
-        registries.append(registry_of({"t": hangs}))
-    for registry in registries:
-        assert shown(registry) == []
-    assert asked == [0, 1] and len(own_check._late) == 2
-    assert "2 checks' threads are held by checks past their deadline" in operator_log.text()
-    assert shown(registry_of({"other": lambda ctx: True})) == []  # fail closed: every check
+        return hangs
+
+    registry = registry_of({f"t{i}": make(i) for i in range(40)})
+    assert shown(registry) == []
+    assert 0 < len(entered) <= own_check.MAX_THREADS and checks_threads() <= own_check.MAX_THREADS
+    assert f"no checks' thread was free in time (all {own_check.MAX_THREADS} busy)" in operator_log.text()
     release.set()
     assert until(lambda: not own_check._late)
-    assert shown(registries[3]) == ["t"] and shown(registry_of({"other": lambda ctx: True})) == ["other"]
+    assert shown(registry_of({f"u{i}": lambda ctx: True for i in range(30)})) == sorted(
+        f"u{i}" for i in range(30)
+    )
+    assert checks_threads() <= own_check.MAX_THREADS
+
+
+def test_more_checks_than_threads_in_one_listing_are_all_asked() -> None:
+    """Three times ``MAX_THREADS`` distinct checks that each take a moment (a closure per tool, as the
+    mcp pack and isolated plugins build them): the asks past the cap wait for a free thread within
+    the deadline, so every tool is shown — the cap bounds threads, it does not hide working tools.
+    (The old cap failed the 33rd ask at once: 32 of 96 shown.)"""
+
+    def make(i: int) -> Callable[[ToolContext], bool]:
+        def takes_a_moment(ctx: ToolContext) -> bool:
+            time.sleep(0.005)
+            return True
+
+        return takes_a_moment
+
+    names = [f"m{i:02}" for i in range(3 * own_check.MAX_THREADS)]
+    registry = registry_of({name: make(i) for i, name in enumerate(names)})
+    assert shown(registry) == sorted(names)
+    assert checks_threads() <= own_check.MAX_THREADS
+
+
+def test_tools_sharing_a_check_share_its_ask(release: threading.Event, operator_log: Any) -> None:
+    """20 tools sharing one hung check, listed in one ctx: one ask, one thread (not one per tool).
+    Control: a tool whose check answers is shown; once released, all 20 are shown."""
+    entered: list[str | None] = []
+
+    def hangs(ctx: ToolContext) -> bool:
+        entered.append(ctx.agent)
+        release.wait()
+        return True
+
+    registry = registry_of({**{f"w{i:02}": hangs for i in range(20)}, "quick": lambda ctx: True})
+    assert shown(registry) == ["quick"]
+    assert entered == ["a"] and own_check._late == {id(hangs): 1}
+    release.set()
+    assert until(lambda: not own_check._late)
+    assert shown(registry) == sorted([*(f"w{i:02}" for i in range(20)), "quick"])
+
+
+def test_a_check_is_not_asked_while_any_late_ask_of_it_runs(
+    release: threading.Event, operator_log: Any
+) -> None:
+    """Two late asks of one check (two ctx): the first returns after its deadline, the second
+    hangs. Late asks are counted per ask, so the check stays unasked while the second runs — not one
+    more hung thread per listing. Control: once it returns too, the check is asked and answers."""
+    slow_may_end = threading.Event()
+    entered: list[str | None] = []
+
+    def flaky(ctx: ToolContext) -> bool:
+        entered.append(ctx.agent)
+        (slow_may_end if ctx.agent == "slow" else release).wait()
+        return True
+
+    tool = registry_of({"f": flaky}).get("f")
+    slow, hung = ToolContext(surface="router", agent="slow"), ToolContext(surface="router", agent="hung")
+    answers = own_check.ask_all([(tool, slow), (tool, hung)])
+    assert [type(a.failure) for a in answers] == [own_check.CheckLate] * 2
+    slow_may_end.set()
+    assert until(lambda: own_check._late == {id(flaky): 1})  # the slow ask ended; the hung one runs
+    for _ in range(5):
+        again = own_check.ask_available(tool, CTX)
+        assert not again.allowed and "still runs past its deadline" in str(again.failure)
+    assert sorted(entered) == ["hung", "slow"]
+    release.set()
+    assert until(lambda: own_check.ask_available(tool, CTX).allowed)
+
+
+def test_asks_nested_through_a_thread_of_their_own_stay_under_the_cap(operator_log: Any) -> None:
+    """A check that lists its own registry from a ``ThreadPoolExecutor`` thread (no context carried,
+    so not seen as nested): each level takes a checks' thread until the cap, where the ask fails at
+    once and the nesting unwinds — never more than ``MAX_THREADS`` checks' threads. Control: a plain
+    check of the same registry answers."""
+    peak: list[int] = []
+    holder: dict[str, ToolRegistry] = {}
+
+    def lists_itself(ctx: ToolContext) -> bool:
+        peak.append(checks_threads())
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(shown, holder["registry"]).result()
+        return True
+
+    holder["registry"] = registry_of({"t": lists_itself, "u": lambda ctx: True})
+    assert "u" in shown(holder["registry"])
+    assert 0 < len(peak) <= own_check.MAX_THREADS and max(peak) <= own_check.MAX_THREADS
+    assert until(lambda: not own_check._late)
+    assert checks_threads() <= own_check.MAX_THREADS
 
 
 def test_a_check_asked_from_within_its_own_ask_fails_at_once(operator_log: Any) -> None:

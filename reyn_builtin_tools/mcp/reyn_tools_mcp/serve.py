@@ -28,6 +28,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from reyn_core import HostBridge, ToolContext, ToolDenied
-from reyn_core.host import ToolRegistry, dispatch_tool, output_schema, render_router, render_router_tool
+from reyn_core.host import ToolRegistry, adapt_parameters, dispatch_tool, output_schema, render_router
 
 from .serve_http_middleware import hold_place
 from .serve_reports import reporter_for, set_level
@@ -51,6 +52,8 @@ log = logging.getLogger("reyn.mcp.serve")
 SERVER_NAME = "reyn"
 DEFAULT_AGENT = "mcp"
 DEFAULT_MAX_CONCURRENT_CALLS = 64
+LISTING_THREADS = 2
+"""Threads one server lists its tools in: its own, so a burst of tools/list leaves the default executor."""
 PENDING_TTL_S = 600.0
 MAX_PENDING = 1024
 INSTRUCTIONS = (
@@ -223,7 +226,7 @@ class ServedRegistry:
     registry: ToolRegistry
     ctx: ToolContext
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
-    _schemas: dict[str, Mapping[str, Any]] | None = field(default=None, repr=False)
+    _lister: ThreadPoolExecutor | None = field(default=None, repr=False)
     _deferred: tuple[str, ...] | None = field(default=None, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
@@ -266,18 +269,21 @@ class ServedRegistry:
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         """The served ``inputSchema`` of ``name`` (None when no such tool): the SDK's per-call
-        argument lookup, from the registry's definition (rendered for ``ctx`` as ``tools/list`` renders
-        it), not from a listing — whether the tool may be called is the dispatcher's gates' answer."""
+        argument lookup, from the registry's registered definition (``tool.parameters``, adapted
+        for MCP), not from a listing: no plugin code runs here (no schema enricher), nothing is
+        kept, and whether the tool may be called is the dispatcher's gates' answer."""
         if not isinstance(name, str) or name not in self.registry:
             return None
-        schemas = self._schemas
-        if schemas is None:
-            schemas = self._schemas = {}
-        schema = schemas.get(name)
-        if schema is None:  # the registry is frozen and ctx fixed: a name's schema never changes
-            tool = render_router_tool(self.registry, self.registry.get(name), self.ctx, target="mcp")
-            schema = schemas[name] = tool["function"]["parameters"]
-        return schema
+        return adapt_parameters(self.registry.get(name).parameters, "mcp").schema
+
+    async def listed(self, with_elicitation: bool) -> list[types.Tool]:
+        """``tools`` for one ``tools/list``, in this server's own listing threads
+        (``LISTING_THREADS``): a burst of listings waiting on slow checks queues there, never in
+        asyncio's default executor, where the dispatcher runs its calls' steps."""
+        if self._lister is None:
+            self._lister = ThreadPoolExecutor(LISTING_THREADS, thread_name_prefix="reyn-mcp-list")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._lister, self.tools, with_elicitation)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, request: Any = None) -> Any:
         """One call through ``dispatch_tool``; a deferred call's result is then asked of the user.
@@ -535,7 +541,7 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
         request: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         # asked per request, off the event loop: the tools' own checks may take their deadline
-        tools = await asyncio.to_thread(served.tools, can_elicit(request))
+        tools = await served.listed(can_elicit(request))
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(
