@@ -440,6 +440,8 @@ class ServedRegistry:
     ) -> dict[str, Any]:
         from .serve_approvals import record_answer
 
+        if self._closing:  # answered during the shutdown grace: a stopping server starts no tool
+            return ToolDenied(f"the server is shutting down; {name!r} was not run", tool=name).to_envelope()
         info = getattr(request.session.client_params, "client_info", None) if request else None
         who = f"mcp client {getattr(info, 'name', '?')}"
         problem = await record_answer(self.registry, approval, answer, who)
