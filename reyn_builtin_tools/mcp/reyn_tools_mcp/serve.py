@@ -68,6 +68,10 @@ INSTRUCTIONS = (
 _REQUEST: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = contextvars.ContextVar(
     "reyn_mcp_request", default=None
 )
+# How long the call being answered waits for its user (its server's --answer-timeout).
+_ANSWER_TIMEOUT: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "reyn_mcp_answer_timeout", default=DEFAULT_ANSWER_TIMEOUT_S
+)
 
 
 # --------------------------------------------------------------------------- tool list
@@ -151,12 +155,10 @@ def can_elicit(request: ServerRequestContext[Any, Any] | None) -> bool:
     return caps is not None and caps.elicitation is not None
 
 
-async def elicit(
-    message: str, schema: dict[str, Any], *, tool: str, timeout_s: float = DEFAULT_ANSWER_TIMEOUT_S
-) -> dict[str, Any]:
+async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str, Any]:
     """Ask the person behind the MCP client in the middle of a call (a server-to-client
     ``elicitation/create``, protocol versions up to 2025-11-25); ``ToolDenied`` if they decline,
-    give no answer within ``timeout_s`` seconds, or the client cannot be asked mid-call."""
+    give no answer within the server's ``--answer-timeout``, or the client cannot be asked mid-call."""
     request = _REQUEST.get()
     if request is None or not can_elicit(request) or not request.session.can_send_request:
         raise ToolDenied(
@@ -164,6 +166,7 @@ async def elicit(
             "in the middle of a call",
             tool=tool,
         )
+    timeout_s = _ANSWER_TIMEOUT.get()
     answer = await answer_within(request, message, schema, timeout_s)
     if answer is None:
         raise ToolDenied(f"the user did not answer for tool {tool!r} within {timeout_s:g} s", tool=tool)
@@ -188,9 +191,7 @@ async def answer_within(
     ``--max-connections`` place while it waits, ends then)."""
     try:
         async with asyncio.timeout(timeout_s):
-            return await request.session.elicit_form(
-                message, schema, related_request_id=request.request_id
-            )
+            return await request.session.elicit_form(message, schema, related_request_id=request.request_id)
     except TimeoutError:
         return None
 
@@ -333,12 +334,14 @@ class ServedRegistry:
         # SDK does not cancel it then): its tool's run and every wait for its user's answer.
         self._started()
         release_place = hold_place(request)
+        timeout_token = _ANSWER_TIMEOUT.set(self.answer_timeout_s)  # for every ask of this call
         try:
             if approving:
                 answered = await self._approval_answer(name, arguments, state, request)
                 return result_from_envelope(answered, self.registry.get(name).returns)
             return await self._run(name, arguments, request, with_elicitation, deferred)
         finally:
+            _ANSWER_TIMEOUT.reset(timeout_token)
             self._finished()
             if release_place is not None:
                 release_place()
@@ -528,7 +531,7 @@ class ServedRegistry:
             )
             return types.InputRequiredResult(input_requests={"result": ask}, request_state=token)
         try:
-            answer = await elicit(message, schema, tool=name, timeout_s=self.answer_timeout_s)
+            answer = await elicit(message, schema, tool=name)
         except ToolDenied as exc:
             return result_from_envelope(exc.to_envelope())
         return result_from_envelope({"status": "ok", "data": {"result": answer.get("result")}})
@@ -762,7 +765,10 @@ def main(argv: list[str], loaded: Any) -> int:
         print("reyn mcp serve: error: --max-concurrent-calls must be at least 1", file=sys.stderr)
         return 2
     if not 0 < args.answer_timeout < float("inf"):  # also refuses nan: every wait ends
-        print("reyn mcp serve: error: --answer-timeout must be a positive number", file=sys.stderr)
+        print(
+            "reyn mcp serve: error: --answer-timeout must be a finite positive number of seconds",
+            file=sys.stderr,
+        )
         return 2
     from reyn_core.host import choose_workspace
 

@@ -27,14 +27,21 @@ async def open_asking_session(http: httpx.AsyncClient, url: str) -> str:
     opened = await http.post(url, json=init, headers=HEADERS)
     assert opened.status_code == 200, opened.text
     sid = opened.headers["mcp-session-id"]
-    done = await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=_session(sid))
+    done = await http.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=_session(sid)
+    )
     assert done.status_code == 202
     return sid
 
 
 def _call(tag: str, tool: str) -> dict[str, Any]:
     arguments = {"question": tag} if tool == "probe_deferred" else {"tag": tag}
-    return {"jsonrpc": "2.0", "id": f"call-{tag}", "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": f"call-{tag}",
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
 
 
 async def messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -156,3 +163,10 @@ async def test_an_approval_answered_while_serving_runs_the_call(serve_world: Ser
     result = await approve_a_held_call(serve_world, stop_first=False)
     assert not result["result"].get("isError")
     assert (serve_world.markers / "a0.started").exists()
+
+
+def test_an_answer_timeout_that_is_not_a_positive_number_is_refused(serve_world: ServeWorld) -> None:
+    for bad in ("0", "-1", "nan", "inf"):
+        proc = serve_world.reyn("mcp", "serve", "--answer-timeout", bad, timeout=120)
+        assert proc.returncode == 2, (bad, proc.stderr)
+        assert "--answer-timeout must be a finite positive number of seconds" in proc.stderr
