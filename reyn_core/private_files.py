@@ -106,13 +106,14 @@ def log_names(name: str, backup_count: int) -> list[str]:
 
 def rotation_sources(folder: Path, dir_fd: int | None, names: list[str]) -> list[str]:
     """Those of ``names`` (a log's names, ``log_names``) that a rotation moves, in order: every one
-    present but the oldest, which is only ever replaced. Each must be a regular file: a link or a
-    FIFO there is refused (``LogFileRefused``) — the rotation renames them, it never opens them, so
-    nothing else is asked of them. The writer asks this before it moves anything, and the load
-    (``make_private_log``) asks the same beforehand: one rule, so the load refuses exactly what the
-    writer would."""
+    present but the oldest, which is only ever replaced. Each present name, the oldest included, must
+    be a regular file: a link, a FIFO or a folder there is refused (``LogFileRefused``) — the rotation
+    renames them (and over the oldest: a folder there would fail every rotation), it never opens
+    them, so nothing else is asked of them. The writer asks this before it moves anything, and the
+    load (``make_private_log``) asks the same beforehand: one rule, so the load refuses exactly what
+    the writer would."""
     present = []
-    for name in names[:-1]:
+    for name in names:
         try:
             st = os.stat(name if dir_fd is not None else folder / name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
@@ -120,7 +121,7 @@ def rotation_sources(folder: Path, dir_fd: int | None, names: list[str]) -> list
         if not stat.S_ISREG(st.st_mode):
             raise LogFileRefused(f"the log file {folder / name} is not a regular file: remove it")
         present.append(name)
-    return present
+    return [name for name in present if name != names[-1]]
 
 
 def make_private_log(path: Path, backup_count: int) -> None:

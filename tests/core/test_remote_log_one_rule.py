@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,24 @@ def test_a_fifo_at_a_rotated_copy_is_refused_at_the_load_and_its_records_go_to_s
     rotate_and_write(folder, "placed")
     assert "placed" in (folder / "remote.log").read_text()
     assert "placed" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("copy", [f"remote.log.{n}" for n in range(1, BACKUP_COUNT + 1)])
+def test_a_folder_at_any_rotated_copy_is_refused_at_the_load_and_its_records_go_to_stderr(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], copy: str
+) -> None:
+    # review of the merge 0d3d884: a folder at the oldest copy passed the load (only the sources a
+    # rotation moves were checked), then every rotation failed renaming over it and its record was
+    # dropped with a traceback. The oldest is renamed over, so it is checked as the others are.
+    folder = private_folder(tmp_path)
+    (folder / copy).mkdir()
+    monkeypatch.setenv("REYN_REMOTE_LOG", str(folder / "remote.log"))
+    with pytest.raises(LogFileRefused, match=re.escape(f"{copy} is not a regular file: remove it")):
+        make_log_files()
+    rotate_and_write(folder, "a record the rotation could not place")
+    err = capsys.readouterr().err
+    assert "a record the rotation could not place" in err and "Traceback" not in err
+    (folder / copy).rmdir()  # control: the same folder without it
+    assert make_log_files() == folder / "remote.log"
+    rotate_and_write(folder, "placed")
+    assert "placed" in (folder / "remote.log").read_text()
