@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from .conftest import ServeWorld
-from .test_serve_http_hangups import a_quick_call
+from .test_serve_http_hangups import _call, a_quick_call
 from .test_serve_http_limits import HEADERS, INIT, _session, wait_for
 
 
@@ -32,16 +32,6 @@ async def open_asking_session(http: httpx.AsyncClient, url: str) -> str:
     )
     assert done.status_code == 202
     return sid
-
-
-def _call(tag: str, tool: str) -> dict[str, Any]:
-    arguments = {"question": tag} if tool == "probe_deferred" else {"tag": tag}
-    return {
-        "jsonrpc": "2.0",
-        "id": f"call-{tag}",
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
 
 
 async def messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -81,8 +71,18 @@ async def answer(http: httpx.AsyncClient, url: str, sid: str, asked: dict[str, A
     assert posted.status_code in (200, 202), posted.text
 
 
-def _result_of(tag: str):
-    return lambda message: message.get("id") == f"call-{tag}"
+async def ask_then_answer(
+    http: httpx.AsyncClient, url: str, sid: str, call: dict[str, Any], content: dict, before=None
+) -> dict[str, Any]:
+    """Make ``call``, wait until the server asks the user, run ``before`` (if any), answer with
+    ``content`` and return the call's result, all over the call's one stream."""
+    async with http.stream("POST", url, json=call, headers=_session(sid)) as response:
+        stream = messages(response)
+        asked = await asyncio.wait_for(next_message(stream, _asks), 60)
+        if before is not None:
+            await before()
+        await answer(http, url, sid, asked, content)
+        return await asyncio.wait_for(next_message(stream, lambda m: m.get("id") == call["id"]), 60)
 
 
 async def test_calls_waiting_for_an_answer_whose_clients_hung_up_keep_their_places(
@@ -113,11 +113,7 @@ async def test_a_call_whose_client_answers_frees_its_place(serve_world: ServeWor
         async with httpx.AsyncClient(timeout=60) as http:
             sid = await open_asking_session(http, server.url)
             call = _call("d0", "probe_deferred")
-            async with http.stream("POST", server.url, json=call, headers=_session(sid)) as response:
-                stream = messages(response)
-                asked = await asyncio.wait_for(next_message(stream, _asks), 60)
-                await answer(http, server.url, sid, asked, {"result": "forty-two"})
-                result = await asyncio.wait_for(next_message(stream, _result_of("d0")), 60)
+            result = await ask_then_answer(http, server.url, sid, call, {"result": "forty-two"})
             quick = [await a_quick_call(http, server.url, sid, t) for t in ("q0", "q1")]
     assert "forty-two" in json.dumps(result) and not result["result"].get("isError")
     assert [q.status_code for q in quick] == [200, 200]
@@ -140,15 +136,14 @@ async def approve_a_held_call(serve_world: ServeWorld, *, stop_first: bool) -> d
     with serve_world.http("--max-connections", "4", "--shutdown-grace", "30") as server:
         async with httpx.AsyncClient(timeout=60) as http:
             sid = await open_asking_session(http, server.url)
+
+            async def stop() -> None:
+                server.proc.send_signal(signal.SIGTERM)
+                await wait_for(lambda: "stopping: waiting" in server.log.read_text(), "the shutdown")
+
             call = _call("a0", "probe_wait")
-            async with http.stream("POST", server.url, json=call, headers=_session(sid)) as response:
-                stream = messages(response)
-                asked = await asyncio.wait_for(next_message(stream, _asks), 60)
-                if stop_first:
-                    server.proc.send_signal(signal.SIGTERM)
-                    await wait_for(lambda: "stopping: waiting" in server.log.read_text(), "the shutdown")
-                await answer(http, server.url, sid, asked, {"approve": True})
-                return await asyncio.wait_for(next_message(stream, _result_of("a0")), 60)
+            before = stop if stop_first else None
+            return await ask_then_answer(http, server.url, sid, call, {"approve": True}, before)
 
 
 async def test_an_approval_answered_during_the_shutdown_grace_runs_nothing(serve_world: ServeWorld) -> None:

@@ -15,7 +15,8 @@ from .test_serve_http_limits import _session, open_session, wait_for
 
 
 def _call(tag: str, tool: str = "probe_wait") -> dict:
-    arguments = {"tag": tag} if tool == "probe_wait" else {"text": tag}
+    key = {"probe_wait": "tag", "probe_deferred": "question"}.get(tool, "text")
+    arguments = {key: tag}
     return {
         "jsonrpc": "2.0",
         "id": f"call-{tag}",
