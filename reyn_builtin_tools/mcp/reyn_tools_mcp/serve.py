@@ -55,6 +55,9 @@ DEFAULT_MAX_CONCURRENT_CALLS = 64
 LISTING_THREADS = 2
 """Threads one server lists its tools in: its own, so a burst of tools/list leaves the default executor."""
 PENDING_TTL_S = 600.0
+DEFAULT_ANSWER_TIMEOUT_S = PENDING_TTL_S
+"""How long a call waits for its user's answer (``--answer-timeout``): as long as a 2026-07-28
+client's ``requestState`` lives, so neither way of asking waits longer than the other."""
 MAX_PENDING = 1024
 INSTRUCTIONS = (
     "Tools from a Reyn registry. Each call is checked against the operator's gates and the tool's "
@@ -64,6 +67,10 @@ INSTRUCTIONS = (
 # The MCP request a tool call is answering, for the bridges that talk back to the client.
 _REQUEST: contextvars.ContextVar[ServerRequestContext[Any, Any] | None] = contextvars.ContextVar(
     "reyn_mcp_request", default=None
+)
+# How long the call being answered waits for its user (its server's --answer-timeout).
+_ANSWER_TIMEOUT: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "reyn_mcp_answer_timeout", default=DEFAULT_ANSWER_TIMEOUT_S
 )
 
 
@@ -150,8 +157,8 @@ def can_elicit(request: ServerRequestContext[Any, Any] | None) -> bool:
 
 async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str, Any]:
     """Ask the person behind the MCP client in the middle of a call (a server-to-client
-    ``elicitation/create``, protocol versions up to 2025-11-25); ``ToolDenied`` if they decline or
-    the client cannot be asked mid-call."""
+    ``elicitation/create``, protocol versions up to 2025-11-25); ``ToolDenied`` if they decline,
+    give no answer within the server's ``--answer-timeout``, or the client cannot be asked mid-call."""
     request = _REQUEST.get()
     if request is None or not can_elicit(request) or not request.session.can_send_request:
         raise ToolDenied(
@@ -159,7 +166,10 @@ async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str
             "in the middle of a call",
             tool=tool,
         )
-    answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
+    timeout_s = _ANSWER_TIMEOUT.get()
+    answer = await answer_within(request, message, schema, timeout_s)
+    if answer is None:
+        raise ToolDenied(f"the user did not answer for tool {tool!r} within {timeout_s:g} s", tool=tool)
     if answer.action != "accept" or not answer.content:
         raise ToolDenied(f"the user did not answer for tool {tool!r} ({answer.action})", tool=tool)
     missing = [key for key in schema.get("required", ()) if key not in answer.content]
@@ -171,6 +181,19 @@ async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str
             tool=tool,
         )
     return dict(answer.content)
+
+
+async def answer_within(
+    request: Any, message: str, schema: dict[str, Any], timeout_s: float
+) -> types.ElicitResult | None:
+    """The client's answer to one ``elicitation/create``, or None when none came within
+    ``timeout_s`` seconds (a client that hung up never answers: the call, which keeps its
+    ``--max-connections`` place while it waits, ends then)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await request.session.elicit_form(message, schema, related_request_id=request.request_id)
+    except TimeoutError:
+        return None
 
 
 async def _ask_user(*, question: str, options: list[str], ctx: ToolContext) -> dict[str, Any]:
@@ -237,6 +260,7 @@ class ServedRegistry:
     _running: int = field(default=0, repr=False)
     _idle: asyncio.Event | None = field(default=None, repr=False)
     _closing: bool = field(default=False, repr=False)
+    answer_timeout_s: float = DEFAULT_ANSWER_TIMEOUT_S
 
     def __post_init__(self) -> None:
         if self.ctx.surface != "router":
@@ -245,6 +269,8 @@ class ServedRegistry:
             self.ctx = replace(self.ctx, entry="mcp")
         if self.max_concurrent_calls < 1:
             raise ValueError("max_concurrent_calls must be at least 1")
+        if not 0 < self.answer_timeout_s < float("inf"):
+            raise ValueError("answer_timeout_s must be positive")
 
     @property
     def deferred(self) -> tuple[str, ...]:
@@ -297,15 +323,32 @@ class ServedRegistry:
         with_elicitation = can_elicit(request)
         deferred = self.registry.get(name).dispatch_kind == "deferred"
         state = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
-        if with_elicitation and isinstance(state, str) and state in self._approval_states:
-            answered = await self._approval_answer(name, arguments, state, request)
-            return result_from_envelope(answered, self.registry.get(name).returns)
-        if deferred and with_elicitation and state is not None:
+        approving = with_elicitation and isinstance(state, str) and state in self._approval_states
+        if deferred and with_elicitation and state is not None and not approving:
+            # the user's answer to a deferred call that already ran: nothing runs for it
             return result_from_envelope(self._answer(name, state, request))
-        if self._closing:
+        if self._closing:  # before anything that could run a tool, the approval retry included
             return _error_result(f"the server is shutting down; {name!r} was not called")
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.max_concurrent_calls)
+        # The call counts as running (the shutdown wait) and, over HTTP, keeps its request's
+        # --max-connections place from here until it ends, even if its client hangs up first (the
+        # SDK does not cancel it then): its tool's run and every wait for its user's answer.
+        self._started()
+        release_place = hold_place(request)
+        timeout_token = _ANSWER_TIMEOUT.set(self.answer_timeout_s)  # for every ask of this call
+        try:
+            if approving:
+                answered = await self._approval_answer(name, arguments, state, request)
+                return result_from_envelope(answered, self.registry.get(name).returns)
+            return await self._run(name, arguments, request, with_elicitation, deferred)
+        finally:
+            _ANSWER_TIMEOUT.reset(timeout_token)
+            self._finished()
+            if release_place is not None:
+                release_place()
+
+    async def _run(
+        self, name: str, arguments: Any, request: Any, with_elicitation: bool, deferred: bool
+    ) -> Any:
         envelope = await self._dispatch(name, arguments, with_elicitation, request=request)
         if (envelope.get("error") or {}).get("kind") == "approval_required":
             return await self._seek_approval(name, arguments, envelope, request, with_elicitation)
@@ -334,10 +377,6 @@ class ServedRegistry:
         # one copy of the context per call, carrying both (each copy re-runs its checks)
         changes = {k: v for k, v in (("reporter", reporter), ("session", session)) if v is not None}
         ctx = replace(self.ctx, **changes) if changes else self.ctx
-        self._started()
-        # over HTTP, the call keeps its request's --max-connections place until it ends, even if
-        # its client hangs up first (the SDK does not cancel it then): the cap counts running calls
-        release_place = hold_place(request)
         try:
             async with self._slots:
                 return await dispatch_tool(
@@ -350,9 +389,6 @@ class ServedRegistry:
                     approval=approval,
                 )
         finally:
-            self._finished()
-            if release_place is not None:
-                release_place()
             if reporter is not None:
                 await reporter.drain()
 
@@ -387,7 +423,10 @@ class ServedRegistry:
                 params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
             return types.InputRequiredResult(input_requests={"approve": ask}, request_state=token)
-        answer = await request.session.elicit_form(message, schema, related_request_id=request.request_id)
+        answer = await answer_within(request, message, schema, self.answer_timeout_s)
+        if answer is None:  # denied: the call waited long enough (its client may have hung up)
+            no_answer = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
+            answer = types.ElicitResult(action="cancel", content=no_answer)
         decided = await self._decided(name, arguments, approval, answer, request)
         return result_from_envelope(decided, self.registry.get(name).returns)
 
@@ -404,6 +443,8 @@ class ServedRegistry:
     ) -> dict[str, Any]:
         from .serve_approvals import record_answer
 
+        if self._closing:  # answered during the shutdown grace: a stopping server starts no tool
+            return ToolDenied(f"the server is shutting down; {name!r} was not run", tool=name).to_envelope()
         info = getattr(request.session.client_params, "client_info", None) if request else None
         who = f"mcp client {getattr(info, 'name', '?')}"
         problem = await record_answer(self.registry, approval, answer, who)
@@ -594,6 +635,7 @@ class ServeOptions:
     profile: str | None = None
     profile_file: str | None = None
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+    answer_timeout_s: float = DEFAULT_ANSWER_TIMEOUT_S
 
 
 def load_served(options: ServeOptions, loaded: Any) -> tuple[ServedRegistry, Any]:
@@ -608,7 +650,10 @@ def load_served(options: ServeOptions, loaded: Any) -> tuple[ServedRegistry, Any
         bridge=elicitation_bridge(),
         extras={"registry": result.registry, "served_by": "mcp"},
     )
-    return ServedRegistry(result.registry, ctx, options.max_concurrent_calls), result
+    served = ServedRegistry(
+        result.registry, ctx, options.max_concurrent_calls, answer_timeout_s=options.answer_timeout_s
+    )
+    return served, result
 
 
 def report_load(served: ServedRegistry, result: Any) -> None:
@@ -693,6 +738,14 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_CONCURRENT_CALLS,
         help=f"tool calls running at once; more wait (default {DEFAULT_MAX_CONCURRENT_CALLS})",
     )
+    p.add_argument(
+        "--answer-timeout",
+        type=float,
+        default=DEFAULT_ANSWER_TIMEOUT_S,
+        metavar="SECONDS",
+        help="how long a call waits for its user's answer (elicitation); then it is denied "
+        f"(default {DEFAULT_ANSWER_TIMEOUT_S:g})",
+    )
     from .serve_http import add_http_options
 
     add_http_options(p)
@@ -710,6 +763,12 @@ def main(argv: list[str], loaded: Any) -> int:
     logging.basicConfig(level=logging.INFO, format="reyn mcp serve: %(message)s", stream=sys.stderr)
     if args.max_concurrent_calls < 1:
         print("reyn mcp serve: error: --max-concurrent-calls must be at least 1", file=sys.stderr)
+        return 2
+    if not 0 < args.answer_timeout < float("inf"):  # also refuses nan: every wait ends
+        print(
+            "reyn mcp serve: error: --answer-timeout must be a finite positive number of seconds",
+            file=sys.stderr,
+        )
         return 2
     from reyn_core.host import choose_workspace
 
@@ -732,6 +791,7 @@ def main(argv: list[str], loaded: Any) -> int:
         profile=args.profile,
         profile_file=args.profile_file,
         max_concurrent_calls=args.max_concurrent_calls,
+        answer_timeout_s=args.answer_timeout,
     )
     try:
         served, result = load_served(options, loaded)

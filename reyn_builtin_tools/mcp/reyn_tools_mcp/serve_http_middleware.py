@@ -89,11 +89,11 @@ class InFlightRequests:
             self.refused += 1
             if self.refused == 1 or self.refused % 1000 == 0:
                 log.warning(
-                    "refused %d request(s): %d already being answered (--max-connections)",
+                    "refused %d request(s): %d requests or calls already running (--max-connections)",
                     self.refused,
                     self.limit,
                 )
-            message = f"server busy: {self.limit} requests are being answered (--max-connections); retry"
+            message = f"server busy: {self.limit} requests or calls are running (--max-connections); retry"
             await plain_response(send, 503, message.encode(), [(b"retry-after", b"1")])
             return
         holders = 1  # the request; one more for each call started under it (hold_place)

@@ -15,7 +15,8 @@ from .test_serve_http_limits import _session, open_session, wait_for
 
 
 def _call(tag: str, tool: str = "probe_wait") -> dict:
-    arguments = {"tag": tag} if tool == "probe_wait" else {"text": tag}
+    key = {"probe_wait": "tag", "probe_deferred": "question"}.get(tool, "text")
+    arguments = {key: tag}
     return {
         "jsonrpc": "2.0",
         "id": f"call-{tag}",
@@ -59,7 +60,7 @@ async def test_a_call_whose_client_hung_up_keeps_its_place_until_it_ends(serve_w
     assert hung == [200, 200]
     assert third == 503 and not (markers / "h2.started").exists()  # never handed to the server
     assert quick.status_code == 503
-    assert "2 requests are being answered (--max-connections)" in quick.text
+    assert "2 requests or calls are running (--max-connections)" in quick.text
     assert later.status_code == 200 and '"q1"' in later.text
     assert not any((markers / f"{t}.cancelled").exists() for t in ("h0", "h1"))  # they ran to their end
 

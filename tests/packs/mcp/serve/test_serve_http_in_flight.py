@@ -93,7 +93,7 @@ async def test_a_request_whose_answer_is_still_being_sent_keeps_its_place() -> N
         first = await asyncio.wait_for(held, BOUND)
         later = await http.post(f"{url}/quick")
     assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
-    assert "1 requests are being answered (--max-connections)" in busy.text
+    assert "1 requests or calls are running (--max-connections)" in busy.text
     assert first.status_code == 200 and first.text == "first part /during"
     assert later.status_code == 200 and later.text == "/quick"
     assert in_flight.refused == 1

@@ -117,7 +117,7 @@ async def test_requests_over_max_connections_get_503_and_later_ones_are_served(
             after = await http.post(server.url, json=INIT, headers=HEADERS)
     assert busy.status_code == 503
     assert busy.headers["retry-after"] == "1"
-    assert "2 requests are being answered (--max-connections)" in busy.text
+    assert "2 requests or calls are running (--max-connections)" in busy.text
     assert results == ["finished", "finished"]  # the running calls lost nothing
     assert after.status_code == 200
     assert "refused 1 request(s)" in server.log.read_text()
