@@ -379,6 +379,10 @@ class ServedRegistry:
         ctx = replace(self.ctx, **changes) if changes else self.ctx
         try:
             async with self._slots:
+                if self._closing:  # where a tool starts: a stopping server starts none, queued ones too
+                    return ToolDenied(
+                        f"the server is shutting down; {name!r} was not run", tool=name
+                    ).to_envelope()
                 return await dispatch_tool(
                     self.registry,
                     name,
