@@ -14,9 +14,10 @@ is registered (``availability_problem``, ``RT006``): a synchronous gate cannot a
 
 A check runs with a deadline (``CHECK_DEADLINE_S``), in one of the checks' daemon threads: at most
 ``MAX_THREADS`` of them exist in the process (busy and idle together), by construction — when none
-is idle and ``MAX_THREADS`` exist, an ask is not started and fails closed at once (``CheckLate``,
-saying why). Callers ask at once, each an ask of its own in its own ``ctx``; a listing asks all its
-checks at once (``ask_all``) and waits for them until one deadline, so a caller waits
+is idle and ``MAX_THREADS`` exist, an ask waits in a queue for a free thread until its deadline,
+and past it fails closed unrun (``CheckLate``, saying why). Callers ask at once, each an ask of its
+own in its own ``ctx``; a listing asks all its checks at once (``ask_all``) and waits for them until
+one deadline, so a caller waits
 ``CHECK_DEADLINE_S`` at most per listing or call, however many and however slow its checks. A check
 that has not answered by then is a failure (``CheckLate``: the tool is hidden, ``RT011``). While
 any ask of a check runs past its deadline, that check (the same function object, whatever tool or
@@ -130,12 +131,29 @@ def ask_all(asked: Sequence[tuple[ToolDefinition, ToolContext]]) -> list[CheckAn
         if key not in asks:
             asks[key] = _start(tool, ctx)
     answers: dict[tuple[int, int], CheckAnswer] = {}
-    for tool, ctx in asked:
-        key = (id(tool.available), id(ctx))
-        if key not in answers:
-            started = asks[key]
-            answers[key] = started if isinstance(started, CheckAnswer) else _answer(tool, started, until)
+    try:
+        for tool, ctx in asked:
+            key = (id(tool.available), id(ctx))
+            if key not in answers:
+                started = asks[key]
+                answers[key] = started if isinstance(started, CheckAnswer) else _answer(tool, started, until)
+    except BaseException:  # an interruption (``must_propagate``): no ask is left without its asker
+        for key, started in asks.items():
+            if key not in answers and isinstance(started, _Ask):
+                _abandon(started)
+        raise
     return [answers[id(tool.available), id(ctx)] for tool, ctx in asked]
+
+
+def _abandon(ask: _Ask) -> None:
+    """``ask``'s asker will not wait for it: a queued ask is dropped unrun; a running one counts as
+    late until it returns (so its check is not asked again meanwhile, as for any late ask)."""
+    with _lock:
+        if not ask.started:
+            ask.ended = True
+        elif not ask.ended and not ask.late:
+            ask.late = True
+            _late[id(ask.check)] = _late.get(id(ask.check), 0) + 1
 
 
 class _Ask:
@@ -164,7 +182,8 @@ _within: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("reyn_
 
 def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
     """An ask of ``tool.available(ctx)`` started in a checks' thread, or the answer when it is not
-    asked: no check, or a ``CheckLate`` saying why none is started (no thread, no wait)."""
+    asked: no check, or a ``CheckLate`` saying why none is started. Past the thread cap the ask is
+    queued for the next free thread (its asker waits for it until its deadline, ``_answer``)."""
     global _queued, _threads
     check = tool.available
     if check is None:

@@ -2,8 +2,8 @@
 its own; a listing asks its checks at once and waits one deadline (``CHECK_DEADLINE_S``) in all; a
 check whose ask runs past its deadline is not asked again until it returns (a later ask fails at
 once, no thread started) while any late ask of it runs; at most ``MAX_THREADS`` checks' threads
-exist process-wide (past it asks fail closed at once); a check asked from within its own ask fails
-at once. Real threads; the
+exist process-wide (past it an ask waits for a free one until its deadline); a check asked from
+within its own ask fails at once; an interrupted listing leaves no ask behind. Real threads; the
 checks block on Events and Barriers the tests release — no timing decides a pass, except "a
 listing returns within the bound" with a wide margin. Each refusal beside its positive control."""
 
@@ -278,3 +278,30 @@ def test_a_check_asked_from_within_its_own_ask_fails_at_once(operator_log: Any) 
     assert inner == [["u"]]
     assert threading.active_count() <= threads_before + 2
     assert "asked from within its own ask" in operator_log.text()
+
+
+def test_a_listing_interrupted_by_a_check_leaves_no_ask_behind(release: threading.Event) -> None:
+    """A check raising ``CancelledError`` ends the listing (an interruption propagates, by design);
+    the listing's other asks are not abandoned: a hung one counts as late (it is not asked again by
+    the next 40 listings), so the threads do not fill with it. (Before: 32 asks of the hung check, and
+    then every check of the process failed "all 32 busy".) Control: a quick check still answers."""
+    import asyncio
+
+    asked: list[int] = []
+
+    def cancels(ctx: ToolContext) -> bool:
+        raise asyncio.CancelledError()
+
+    def hangs(ctx: ToolContext) -> bool:
+        asked.append(1)
+        release.wait()
+        return True
+
+    registry = registry_of({"cancels": cancels, "hangs": hangs})
+    for _ in range(40):
+        with pytest.raises(asyncio.CancelledError):
+            shown(registry, ToolContext(surface="router", agent="a"))
+    assert until(lambda: len(asked) >= 1)
+    assert len(asked) == 1 and own_check._late == {id(hangs): 1}
+    assert shown(registry_of({"quick": lambda ctx: True})) == ["quick"]
+    assert checks_threads() <= own_check.MAX_THREADS
