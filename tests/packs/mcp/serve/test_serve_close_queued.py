@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from reyn_tools_mcp.serve import ServedRegistry
 
 from reyn_core import ToolContext, ToolDefinition
@@ -37,32 +38,23 @@ async def first_holds_the_slot_second_waits(
     return first, second
 
 
-def test_a_call_waiting_for_a_slot_when_the_server_stops_runs_no_tool() -> None:
+@pytest.mark.parametrize("stops", [True, False], ids=["server-stops", "control-no-stop"])
+def test_a_call_waiting_for_a_slot_runs_no_tool_once_the_server_stops(stops: bool) -> None:
+    # control (no stop): the same two calls; the second runs once the first ends
     async def run() -> None:
         started: list[str] = []
         release = asyncio.Event()
         served = served_with_one_slot(started, release)
         first, second = await first_holds_the_slot_second_waits(served, started)
-        served.close()
+        if stops:
+            served.close()
         release.set()
         answered_first, answered_second = await asyncio.gather(first, second)
-        assert not answered_first.is_error  # the running call finishes
-        assert answered_second.is_error and "shutting down" in answered_second.content[0].text
-        assert started == ["first"]  # the queued call's tool never started
-
-    asyncio.run(run())
-
-
-def test_a_call_waiting_for_a_slot_runs_when_the_slot_frees() -> None:
-    # control: the same two calls without a stop; the second runs once the first ends
-    async def run() -> None:
-        started: list[str] = []
-        release = asyncio.Event()
-        served = served_with_one_slot(started, release)
-        first, second = await first_holds_the_slot_second_waits(served, started)
-        release.set()
-        answered_first, answered_second = await asyncio.gather(first, second)
-        assert not answered_first.is_error and not answered_second.is_error
-        assert started == ["first", "second"]
+        assert not answered_first.is_error  # the running call finishes either way
+        if stops:
+            assert answered_second.is_error and "shutting down" in answered_second.content[0].text
+            assert started == ["first"]  # the queued call's tool never started
+        else:
+            assert not answered_second.is_error and started == ["first", "second"]
 
     asyncio.run(run())
