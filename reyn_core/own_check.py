@@ -140,20 +140,24 @@ def ask_all(asked: Sequence[tuple[ToolDefinition, ToolContext]]) -> list[CheckAn
     except BaseException:  # an interruption (``must_propagate``): no ask is left without its asker
         for key, started in asks.items():
             if key not in answers and isinstance(started, _Ask):
-                _abandon(started)
+                _give_up(started)
         raise
     return [answers[id(tool.available), id(ctx)] for tool, ctx in asked]
 
 
-def _abandon(ask: _Ask) -> None:
-    """``ask``'s asker will not wait for it: a queued ask is dropped unrun; a running one counts as
-    late until it returns (so its check is not asked again meanwhile, as for any late ask)."""
+def _give_up(ask: _Ask) -> str:
+    """``ask``'s asker waits no longer for it: a queued ask is dropped unrun (``"queued"``); a running
+    one counts as late until it returns (``"late"``: its check is not asked again meanwhile); one
+    that ended meanwhile is left as it is (``"ended"``: its answer came in time after all)."""
     with _lock:
         if not ask.started:
             ask.ended = True
-        elif not ask.ended and not ask.late:
-            ask.late = True
-            _late[id(ask.check)] = _late.get(id(ask.check), 0) + 1
+            return "queued"
+        if ask.ended or ask.late:
+            return "ended"
+        ask.late = True
+        _late[id(ask.check)] = _late.get(id(ask.check), 0) + 1
+        return "late"
 
 
 class _Ask:
@@ -214,16 +218,11 @@ def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
 def _answer(tool: ToolDefinition, ask: _Ask, until: float) -> CheckAnswer:
     """What ``ask`` answered by ``until`` (past it: ``CheckLate``, the ask counted as late)."""
     if not ask.done.acquire(timeout=max(0.0, until - time.monotonic())):
-        with _lock:
-            if not ask.started:  # still queued: it will not run (no thread holds it)
-                ask.ended = True
-                return _failed(
-                    _too_late(tool, f"no checks' thread was free in time (all {MAX_THREADS} busy)")
-                )
-            if not ask.ended:  # ended meanwhile: its answer came in time after all
-                ask.late = True
-                _late[id(ask.check)] = _late.get(id(ask.check), 0) + 1
-                return _failed(_too_late(tool, ""))
+        gave_up = _give_up(ask)
+        if gave_up == "queued":
+            return _failed(_too_late(tool, f"no checks' thread was free in time (all {MAX_THREADS} busy)"))
+        if gave_up == "late":
+            return _failed(_too_late(tool, ""))
     try:
         if ask.error is not None:
             raise ask.error
