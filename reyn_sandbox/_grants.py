@@ -160,11 +160,11 @@ MAX_DESCRIPTOR = 2**31 - 1
 """The largest descriptor number ``pass_fds`` / ``--pass-fds`` takes (the kernel's fds are C ints)."""
 
 
-def descriptor_numbers(values: object) -> tuple[int, ...]:
+def descriptor_numbers(values: object, what: str = "pass_fds") -> tuple[int, ...]:
     """The descriptors to pass to the command, sorted and unique, from ``launcher_argv``'s
     ``pass_fds`` (an iterable of ints, read once) or the launcher's ``--pass-fds`` text (``N,…``): one
     rule for both, a number from 3 to ``MAX_DESCRIPTOR`` written in ASCII digits (no sign, no space,
-    no other script's digits); GrantsError naming what was given for anything else."""
+    no other script's digits); GrantsError naming ``what`` and what was given for anything else."""
     numbers: list[object] = [values]  # refused below, unless read as numbers
     if isinstance(values, str):
         texts = values.split(",")
@@ -182,7 +182,7 @@ def descriptor_numbers(values: object) -> tuple[int, ...]:
         if not isinstance(n, int) or isinstance(n, bool) or not 3 <= n <= MAX_DESCRIPTOR:
             shown = values if isinstance(values, (str, bytes)) else numbers
             raise GrantsError(
-                f"pass_fds takes descriptor numbers from 3 to {MAX_DESCRIPTOR} (comma-separated ASCII "
+                f"{what} takes descriptor numbers from 3 to {MAX_DESCRIPTOR} (comma-separated ASCII "
                 f"digits on the launcher's command line), got {shown!r}"
             )
         checked.add(n)

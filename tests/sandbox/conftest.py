@@ -50,10 +50,14 @@ class Sandbox:
     python: str
 
     def argv(
-        self, command: Sequence[str], grants: reyn_sandbox.Grants, pass_fds: Sequence[int] = ()
+        self,
+        command: Sequence[str],
+        grants: reyn_sandbox.Grants,
+        pass_fds: Sequence[int] = (),
+        stop_fd: int | None = None,
     ) -> list[str]:
-        """The launcher's argv for this caller (handing the command ``pass_fds``)."""
-        launcher = reyn_sandbox.launcher_argv(command, grants, pass_fds=pass_fds)
+        """The launcher's argv for this caller (handing the command ``pass_fds``; watching ``stop_fd``)."""
+        launcher = reyn_sandbox.launcher_argv(command, grants, pass_fds=pass_fds, stop_fd=stop_fd)
         if self.runner == "root":
             return launcher
         # The same launcher argv, started by uid 65534 with an interpreter that user can run.
@@ -74,16 +78,17 @@ class Sandbox:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         pass_fds: Sequence[int] = (),
+        stop_fd: int | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run `command` confined and wait (bounded: every test's limit is far below TIMEOUT)."""
         return subprocess.run(
-            self.argv(command, grants, pass_fds),
+            self.argv(command, grants, pass_fds, stop_fd),
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
             env={"PATH": "/usr/bin:/bin", **(env or {})},
             cwd=cwd or "/",
-            pass_fds=pass_fds,
+            pass_fds=(*pass_fds, *([] if stop_fd is None else [stop_fd])),
         )
 
     def python_code(
