@@ -86,7 +86,7 @@ def test_the_stop_pipe_ends_the_whole_sandbox_before_the_launcher_exits(sandbox:
 
 
 def test_with_the_stop_pipe_open_the_command_ends_on_its_own(sandbox: Sandbox) -> None:
-    with _pipes() as (report_r, report_w, stop_r, stop_w):
+    with _pipes() as (report_r, report_w, stop_r, _stop_w):
         launcher = _start(sandbox, report_w, stop_r, sleep_s=0)
         os.close(report_w)
         os.close(stop_r)

@@ -137,11 +137,13 @@ from reyn_tools_shell.settings import ShellSettings
 from reyn_core import PhaseCallerState, ToolContext, ToolOrigin
 from reyn_core.host import RegistryBuilder, invoke_tool
 
-settings = ShellSettings.model_validate({"programs": [{"name": "python", "path": sys.executable, "any_args": True}]})
+python = {"name": "python", "path": sys.executable, "any_args": True}
+settings = ShellSettings.model_validate({"programs": [python]})
 builder = RegistryBuilder(settings={"shell": settings})
 origin = ToolOrigin(kind="plugin", plugin_id="shell", distribution="reyn-tools-shell")
 plugin.reyn_register_tools(register=lambda t: builder.register(t, origin=origin), settings=settings)
-ctx = ToolContext(surface="phase", workspace=Path(sys.argv[1]), phase_state=PhaseCallerState(allowed_ops=("shell",)))
+state = PhaseCallerState(allowed_ops=("shell",))
+ctx = ToolContext(surface="phase", workspace=Path(sys.argv[1]), phase_state=state)
 call = {"argv": ["python", "-c", sys.argv[2], sys.argv[3]], "timeout_s": 600}
 print(asyncio.run(invoke_tool(builder.freeze(), "shell", call, ctx)))
 """
