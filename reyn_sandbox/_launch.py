@@ -190,13 +190,12 @@ def _wait(pid: int, stop: int | None) -> int:
     kills PID 1, which makes the kernel kill every process in the sandbox. The kernel reaps them all
     before PID 1's exit can be waited for, so when this returns nothing of the sandbox is left."""
     if stop is not None:
+        pidfd: int | None = None
         try:
             pidfd = os.pidfd_open(pid)
-        except OSError as exc:  # fail closed: no way to watch both, so the command does not run on
-            _supervisor.forward(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            _supervisor.fail_setup(f"cannot watch the sandbox's PID 1 for {STOP_FD}: {exc}")
-        if pidfd not in _readable(pidfd, stop):
+        except OSError as exc:  # fail closed: a sandbox its caller could not stop does not run on
+            _supervisor.say(2, f"reyn-sandbox: cannot watch the sandbox for {STOP_FD}; ended it: {exc}\n")
+        if pidfd is None or pidfd not in _readable(pidfd, stop):
             _supervisor.forward(pid, signal.SIGKILL)
     return os.waitpid(pid, 0)[1]
 
