@@ -25,6 +25,19 @@ NOBODY = 65534
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
 TIMEOUT = 60
 
+# A command (given a pipe's write end as its first argument) that leaves a grandchild in a new session
+# that holds the pipe's write end, writes `grandchild-alive` and would sleep for an hour.
+DOUBLE_FORK = (
+    "import os, sys, time\n"
+    "fd = int(sys.argv[1])\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        os.write(fd, b'grandchild-alive\\n'); time.sleep(3600)\n"
+    "    os._exit(0)\n"
+    "os.wait(); time.sleep(0.5)\n"
+)
+
 
 def _nobody_python() -> str | None:
     """An interpreter uid 65534 can run that can import this checkout's reyn_sandbox."""

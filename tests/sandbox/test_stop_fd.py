@@ -20,22 +20,11 @@ import pytest
 import reyn_sandbox
 from reyn_sandbox import Grants, GrantsError
 
-from .conftest import TIMEOUT, Sandbox
+from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
 
-# The command reports, then sleeps; its grandchild (new session, double-forked) reports and sleeps.
-# Both hold the report pipe's write end: EOF on it means every process of the sandbox is gone.
-SLEEPERS = (
-    "import os, sys, time\n"
-    "fd = int(sys.argv[1])\n"
-    "if os.fork() == 0:\n"
-    "    os.setsid()\n"
-    "    if os.fork() == 0:\n"
-    "        os.write(fd, b'grandchild-alive\\n'); time.sleep(3600)\n"
-    "    os._exit(0)\n"
-    "os.wait()\n"
-    "time.sleep(float(sys.argv[2]))\n"
-    "sys.exit(7)\n"
-)
+# DOUBLE_FORK, then the command sleeps for its second argument's seconds and exits 7. Both it and its
+# grandchild hold the report pipe's write end: EOF on it means every process of the sandbox is gone.
+SLEEPERS = DOUBLE_FORK.replace("time.sleep(0.5)\n", "time.sleep(float(sys.argv[2]))\nsys.exit(7)\n")
 
 
 def _read_within(fd: int, seconds: float) -> bytes | None:
