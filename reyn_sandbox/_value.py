@@ -1,10 +1,11 @@
 """The leaf's value types: immutable, compared and hashed by type and fields, without `dataclasses`.
 
 `dataclasses` costs the launcher ~10 ms a start (it imports `inspect`, which brings `ast`, `dis`,
-`tokenize`), a third of its imports. A `Value` subclass names its fields in `__slots__` and writes a
-typed `__init__`, its keywords named as the fields, that sets them with `_init`; it then holds exactly those fields, refuses any
-assignment or deletion, is equal only to an instance of its very class with equal fields (as a
-frozen dataclass), hashes like that, and shows itself as `Name(field=value, …)`.
+`tokenize`), a third of its imports. A `Value` subclass names its fields in `__slots__` and writes
+a typed `__init__`, its keywords named as the fields, that sets them with `_init`; it then holds
+exactly those fields, refuses any assignment or deletion, is equal only to an instance of its very
+class with equal fields (as a frozen dataclass), hashes like that, and shows itself as
+`Name(field=value, …)`.
 """
 
 from __future__ import annotations
