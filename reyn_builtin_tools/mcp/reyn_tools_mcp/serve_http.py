@@ -347,7 +347,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         def capture_signals(self) -> Iterator[None]:  # the signals are ours (below)
             yield
 
-    in_flight = InFlightRequests(build_http_app(server, options), limit=options.max_connections)
+    in_flight = InFlightRequests(
+        build_http_app(server, options), limit=options.max_connections, max_body=options.max_request_bytes
+    )
     config = uvicorn.Config(
         in_flight,
         host=options.host,
