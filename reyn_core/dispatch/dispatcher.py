@@ -256,7 +256,9 @@ async def invoke_tool(
     return result
 
 
-def _gate_decision(prepared: PreparedTool, registry: ToolRegistry, surface: str, ctx: ToolContext) -> gates.Decision:
+def _gate_decision(
+    prepared: PreparedTool, registry: ToolRegistry, surface: str, ctx: ToolContext
+) -> gates.Decision:
     """The gates' answer for one call: the layers the snapshot fixes, decided once by
     ``gates.check`` and then held per surface, and the rest (the tool's own check included)."""
     tool = prepared.definition

@@ -176,7 +176,9 @@ class InFlightRequests:
             return None
         return bytes(body), ids
 
-    async def _pass_answers(self, scope: Scope, receive: Receive, send: Send, body: bytes, ids: list[str]) -> None:
+    async def _pass_answers(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, ids: list[str]
+    ) -> None:
         for i in ids:
             self._awaited[i] = True
         replayed = False
@@ -276,4 +278,11 @@ async def plain_response(send: Send, status: int, body: bytes, headers: list[tup
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["ASGIApp", "BearerTokenGuard", "InFlightRequests", "answer_expected", "hold_place", "plain_response"]
+__all__ = [
+    "ASGIApp",
+    "BearerTokenGuard",
+    "InFlightRequests",
+    "answer_expected",
+    "hold_place",
+    "plain_response",
+]

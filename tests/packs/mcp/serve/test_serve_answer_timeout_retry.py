@@ -29,7 +29,9 @@ def _text(result: Any) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
-async def _call_answering_after(world: ServeWorld, late: bool, tool: str, arguments: dict, content: dict) -> Any:
+async def _call_answering_after(
+    world: ServeWorld, late: bool, tool: str, arguments: dict, content: dict
+) -> Any:
     """``tool`` called by a 2026-07-28 client whose user answers with ``content``: at once, or
     (``late``) once the server's one-second ``--answer-timeout`` has passed."""
     import mcp_types as types
@@ -47,7 +49,9 @@ async def _call_answering_after(world: ServeWorld, late: bool, tool: str, argume
 
 
 @pytest.mark.parametrize("late", [True, False])
-async def test_a_deferred_answer_after_the_answer_timeout_is_refused(serve_world: ServeWorld, late: bool) -> None:
+async def test_a_deferred_answer_after_the_answer_timeout_is_refused(
+    serve_world: ServeWorld, late: bool
+) -> None:
     result = await _call_answering_after(
         serve_world, late, "probe_deferred", {"question": "ship it?"}, {"result": "done by a person"}
     )

@@ -55,7 +55,12 @@ async def test_calls_waiting_for_answers_at_the_cap_get_their_answers(serve_worl
 def _dressed(asked: dict[str, Any]) -> list[Any]:
     """Bodies that are not only answers to what the server asked."""
     genuine = _reply(asked["id"], "x")
-    request = {"jsonrpc": "2.0", "id": "r1", "method": "tools/call", "params": {"name": "probe_echo", "arguments": {"text": "x"}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": "r1",
+        "method": "tools/call",
+        "params": {"name": "probe_echo", "arguments": {"text": "x"}},
+    }
     return [
         _reply("reyn-ask-made-up", "x"),  # an id the server does not wait on
         _reply(7, "x"),  # the SDK's own kind of id
@@ -79,7 +84,9 @@ async def test_only_the_genuine_answer_passes_the_cap(serve_world: ServeWorld, c
                 body = bodies[case] if case < len(bodies) else _reply(asked["id"], "forty-two")
                 posted = await http.post(server.url, json=body, headers=_session(sid))
                 if case == len(bodies):  # the control: the genuine answer, and the call finishes
-                    result = await asyncio.wait_for(next_message(stream, lambda m: m.get("id") == call["id"]), 60)
+                    result = await asyncio.wait_for(
+                        next_message(stream, lambda m: m.get("id") == call["id"]), 60
+                    )
     assert asked["id"].startswith("reyn-ask-")
     if case < len(bodies):
         assert posted.status_code == 503, (case, posted.text)

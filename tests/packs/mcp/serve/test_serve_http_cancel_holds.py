@@ -77,9 +77,7 @@ async def test_a_cancelled_sync_call_keeps_its_slot_until_its_thread_ends(serve_
         async with httpx.AsyncClient(timeout=60) as http:
             sid = await open_session(http, server.url)
             await start_then_cancel(http, server.url, sid, "b0", markers)
-            queued = asyncio.ensure_future(
-                http.post(server.url, json=_block("b1"), headers=_session(sid))
-            )
+            queued = asyncio.ensure_future(http.post(server.url, json=_block("b1"), headers=_session(sid)))
             # b1 may start only once b0's thread has ended; give it the chance to start too early
             # (before: at once), then let b0 end. b1 records which tools still ran when it started.
             for _ in range(60):
