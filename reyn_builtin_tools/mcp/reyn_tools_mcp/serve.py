@@ -804,8 +804,8 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=DEFAULT_ANSWER_TIMEOUT_S,
         metavar="SECONDS",
-        help="how long a call waits for its user's answer (elicitation); then it is denied "
-        f"(default {DEFAULT_ANSWER_TIMEOUT_S:g})",
+        help="how long a call waits for its user's answer (elicitation), and how long a 2026-07-28 "
+        f"requestState is honoured; then it is denied (default {DEFAULT_ANSWER_TIMEOUT_S:g})",
     )
     from .serve_http import add_http_options
 

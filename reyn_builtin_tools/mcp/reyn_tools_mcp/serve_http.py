@@ -8,7 +8,8 @@
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
 - Request bodies are bounded (``--max-request-bytes``, 413), requests being answered and calls
   running too (``--max-connections``, 503: a call counts until it ends, even once its client hung
-  up; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
+  up, and a cancelled one until its tool's thread ends; the user's answers to what the server asked
+  are not refused; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
   (``--max-sessions``, 503) and their idle time (``--session-idle-timeout``), and tool calls run
   at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
