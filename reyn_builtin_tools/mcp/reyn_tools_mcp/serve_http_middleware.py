@@ -101,7 +101,7 @@ class InFlightRequests:
             await self.app(scope, receive, send)
             return
         if self.limit is not None and self._count >= self.limit:
-            answers = await self._answers(receive) if self._awaited else None
+            answers = await self._answers(scope, receive) if self._awaited else None
             if answers is not None:  # the user's answers to what the server asked: never refused
                 await self._pass_answers(scope, receive, send, *answers)
                 return
@@ -152,11 +152,16 @@ class InFlightRequests:
         self._awaited[request_id] = False
         return _once(lambda: self._awaited.pop(request_id, None))
 
-    async def _answers(self, receive: Receive) -> tuple[bytes, list[str]] | None:
+    async def _answers(self, scope: Scope, receive: Receive) -> tuple[bytes, list[str]] | None:
         """The body and its ids when it is nothing but responses to awaited ids, none of them being
         answered now (read bounded in size and time); None otherwise (the request counts)."""
         import asyncio
 
+        for key, value in scope.get("headers", ()):
+            if key.lower() == b"content-length" and not (
+                value.isdigit() and int(value) <= self.max_answer_bytes
+            ):
+                return None  # said to be larger than answers may be: not read
         body = bytearray()
         try:
             async with asyncio.timeout(ANSWER_READ_S):
