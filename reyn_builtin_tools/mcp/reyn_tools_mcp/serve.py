@@ -490,7 +490,7 @@ class ServedRegistry:
         raw = responses.get("approve") if isinstance(responses, Mapping) else None
         answer = types.ElicitResult.model_validate(raw) if isinstance(raw, Mapping) else None
         if self._expired(asked_at):  # denied, as a mid-call ask is: the answer came too late
-            late = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
+            late: dict[str, Any] = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
             answer = types.ElicitResult(action="cancel", content=late)
         return await self._decided(name, arguments, approval, answer, request)
 
