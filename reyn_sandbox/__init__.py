@@ -108,8 +108,9 @@ def launcher_argv(
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. The command gets descriptors 0, 1 and 2 and those named in `pass_fds` (spawn the launcher
-    with them open, e.g. `subprocess`'s `pass_fds`); the launcher closes every other it inherits.
+    TMPDIR. The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
+    those named in `pass_fds` (spawn the launcher with them open, e.g. `subprocess`'s `pass_fds`);
+    the launcher closes every other it inherits.
     `stop_fd`, the read end of a pipe whose write end the caller keeps (spawn the launcher with it
     open too; the command never gets it): the moment the caller writes to the pipe or every write
     end closes — the caller closed it, or died — the launcher kills the sandbox, every process in it,
