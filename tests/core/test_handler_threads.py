@@ -44,13 +44,26 @@ def quick() -> str:
     return "quick"
 
 
+FROZEN: list[object] = []
+
+
+@tool(purity="read_only")
+def nests() -> str:
+    """Dispatch another tool on an event loop of this thread's own, then block until go."""
+    inner = asyncio.run(dispatch_tool(FROZEN[0], "quick", {}, ToolContext()))  # type: ignore[arg-type]
+    ENTERED.set()
+    GO.wait(60)
+    RAN.append("nests")
+    return inner["data"]
+
+
 @pytest.fixture
 def registry():
     GO.clear()
     ENTERED.clear()
     RAN.clear()
     builder = RegistryBuilder()
-    for definition in (blocks, blocks_past_its_timeout, quick):
+    for definition in (blocks, blocks_past_its_timeout, quick, nests):
         builder.register(definition)
     yield builder.freeze()
     GO.set()
@@ -122,3 +135,21 @@ async def test_a_call_cancelled_before_its_thread_took_it_never_starts(registry)
         await busy
     await loop.run_in_executor(None, lambda: None)  # the queue has been worked through
     assert RAN == []
+
+
+async def test_a_handler_dispatching_on_its_own_loop_still_releases_on_the_hosts(registry) -> None:
+    # the nested dispatch ran on a loop the handler's thread opened and closed: the host's release
+    # must still come, on the host's loop (before, it was sent to the closed inner loop and lost)
+    FROZEN[:] = [registry]
+    threads = HandlerThreads()
+    with threads.counting():
+        task = asyncio.ensure_future(dispatch_tool(registry, "nests", {}, ToolContext()))
+    await asyncio.to_thread(ENTERED.wait, 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    ended = await _ended_after(threads)
+    assert threads.running == 1 and not ended.done()
+    GO.set()
+    await asyncio.wait_for(ended, 30)
+    assert threads.running == 0 and RAN == ["quick", "nests"]
