@@ -362,7 +362,8 @@ def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 if overdue[0] % 1000 == 0:
                     log.warning(
-                        "closed %d connection(s) without a complete request head within %gs (--header-timeout)",
+                        "closed %d connection(s) without a complete request head within %gs "
+                        "(--header-timeout)",
                         overdue[0] + 1,
                         header_timeout_s,
                     )

@@ -58,12 +58,20 @@ async def test_another_sessions_answer_is_refused_at_the_cap(serve_world: ServeW
             asked_session = await open_asking_session(http, server.url)
             other = await open_asking_session(http, server.url)
             call = _call("d0", "probe_deferred")
-            async with http.stream("POST", server.url, json=call, headers=_session(asked_session)) as response:
+            async with http.stream(
+                "POST", server.url, json=call, headers=_session(asked_session)
+            ) as response:
                 stream = messages(response)
                 asked = await asyncio.wait_for(next_message(stream, _asks), BOUND)
-                foreign = await http.post(server.url, json=_reply(asked["id"], "from-other"), headers=_session(other))
-                own = await http.post(server.url, json=_reply(asked["id"], "from-own"), headers=_session(asked_session))
-                result = await asyncio.wait_for(next_message(stream, lambda m: m.get("id") == call["id"]), BOUND)
+                foreign = await http.post(
+                    server.url, json=_reply(asked["id"], "from-other"), headers=_session(other)
+                )
+                own = await http.post(
+                    server.url, json=_reply(asked["id"], "from-own"), headers=_session(asked_session)
+                )
+                result = await asyncio.wait_for(
+                    next_message(stream, lambda m: m.get("id") == call["id"]), BOUND
+                )
     assert foreign.status_code == 503, foreign.text
     assert own.status_code == 202, own.text  # the control: the asked session's answer passes
     assert "from-own" in json.dumps(result) and "from-other" not in json.dumps(result)

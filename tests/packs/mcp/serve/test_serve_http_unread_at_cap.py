@@ -64,12 +64,18 @@ async def test_a_tokenless_body_is_refused_unread_at_the_cap(serve_world: ServeW
                 asked = await asyncio.wait_for(next_message(stream, _asks), BOUND)
                 # the cap is full (the call waits for its user); tokenless peers send the start of a
                 # body as large as an answer may be, and never the rest
-                peers = [await _raw(server.port, _head(server.port, 262_144) + b"[" * 1000) for _ in range(20)]
+                peers = [
+                    await _raw(server.port, _head(server.port, 262_144) + b"[" * 1000) for _ in range(20)
+                ]
                 refused = [await _first_line_or_close(reader) for reader, _ in peers]
                 for _, writer in peers:
                     writer.close()
-                posted = await http.post(server.url, json=_reply(asked["id"], "genuine"), headers=_session(sid))
-                result = await asyncio.wait_for(next_message(stream, lambda m: m.get("id") == call["id"]), BOUND)
+                posted = await http.post(
+                    server.url, json=_reply(asked["id"], "genuine"), headers=_session(sid)
+                )
+                result = await asyncio.wait_for(
+                    next_message(stream, lambda m: m.get("id") == call["id"]), BOUND
+                )
     assert all(line.startswith(b"HTTP/1.1 401") for line in refused), set(refused)
     assert posted.status_code == 202, posted.text  # the control: the user's answer still passes the cap
     assert not result["result"].get("isError") and "genuine" in json.dumps(result)
