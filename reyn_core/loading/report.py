@@ -44,9 +44,8 @@ class PluginLoadInfo:
 
     @property
     def short_digest(self) -> str:
-        """The first 12 hex digits of the tree digest, or ``-``."""
-        digest = self.provenance.tree_digest if self.provenance is not None else None
-        return digest.split(":", 1)[-1][:12] if digest else "-"
+        """The first 12 hex digits of the tree digest (``ProvenanceRecord.short_digest``), or ``-``."""
+        return self.provenance.short_digest if self.provenance is not None else "-"
 
     @property
     def source_kind(self) -> str | None:
