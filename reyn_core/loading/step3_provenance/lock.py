@@ -17,6 +17,7 @@ from typing import Any
 
 from reyn_core.definition_digest import canonical_sha256, definition_digest
 from reyn_core.errors import ReynError
+from reyn_core.jsondata import fields_json
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
@@ -98,9 +99,7 @@ class LockedTool:
     def as_table(self) -> dict[str, Any]:
         """The tool's table as written in the lock: every field but ``name`` (the table's key), in
         field order (``TOOL_KEYS``), ``properties`` as a list."""
-        table = {key: getattr(self, key) for key in TOOL_KEYS}
-        table["properties"] = list(self.properties)
-        return table
+        return fields_json(self, omit=("name",))
 
 
 TOOL_KEYS: tuple[str, ...] = tuple(f.name for f in fields(LockedTool) if f.name != "name")
