@@ -15,10 +15,11 @@ is registered (``availability_problem``, ``RT006``): a synchronous gate cannot a
 A check runs with a deadline (``CHECK_DEADLINE_S``), in one of the checks' daemon threads: at most
 ``MAX_THREADS`` of them exist in the process (busy and idle together), by construction — when none
 is idle and ``MAX_THREADS`` exist, an ask waits in a queue for a free thread until its deadline,
-and past it fails closed unrun (``CheckLate``, saying why). Callers ask at once, each an ask of its
-own in its own ``ctx``; a listing asks all its checks at once (``ask_all``) and waits for them until
-one deadline, so a caller waits
-``CHECK_DEADLINE_S`` at most per listing or call, however many and however slow its checks. A check
+and past it fails closed unrun (``CheckLate``: it "was not run", never that it did not answer; one
+that got a thread only after waiting and then ran past the deadline says so too). Callers ask at
+once, each an ask of its own in its own ``ctx``; a listing asks all its checks at once (``ask_all``)
+and waits for them until one deadline, so a caller waits ``CHECK_DEADLINE_S`` at most per listing
+or call, however many and however slow its checks. A check
 that has not answered by then is a failure (``CheckLate``: the tool is hidden, ``RT011``). While
 any ask of a check runs past its deadline, that check (the same function object, whatever tool or
 ``ctx`` it serves) is not asked again, by any caller: a later ask fails at once (no thread, no
@@ -108,10 +109,11 @@ for one of them to be free, until its deadline."""
 
 
 class CheckLate(TimeoutError):
-    """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S``, or was not asked: an earlier
-    ask of it still runs past its deadline, no checks' thread was free before the deadline (all
-    ``MAX_THREADS`` busy), or it was asked from within its own ask. The tool is unavailable until an
-    ask answers in time."""
+    """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S`` (the message says when part of
+    it went waiting for a checks' thread), was not run (its ask still queued at the deadline: all
+    ``MAX_THREADS`` busy with other checks), or was not asked (an earlier ask of it still runs past
+    its deadline, or it was asked from within its own ask). The tool is unavailable until an ask
+    answers in time."""
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
@@ -164,13 +166,14 @@ class _Ask:
     """One ask of a check, run by a checks' thread: its answer or what it raised, whether it ended,
     and whether it ran past its deadline (late)."""
 
-    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "late", "result", "started")
+    __slots__ = ("check", "context", "ctx", "done", "ended", "error", "late", "result", "started", "waited")
 
     def __init__(self, check: Any, ctx: ToolContext, context: contextvars.Context) -> None:
         self.check, self.ctx, self.context = check, ctx, context
         self.done = threading.Lock()  # held until the ask ends (its one asker waits for it)
         self.done.acquire()
         self.ended = self.late = self.started = False
+        self.waited = False  # queued while every checks' thread was busy with other checks
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -193,12 +196,14 @@ def _start(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer | _Ask:
     if check is None:
         return YES
     if id(check) in _within.get():
-        return _failed(_too_late(tool, "it was asked from within its own ask"))
+        return _failed(_too_late(tool, "was not asked: it was asked from within its own ask"))
     with _lock:
         if id(check) in _late:
-            return _failed(_too_late(tool, "an earlier ask of it still runs past its deadline"))
+            said = "was not asked: an earlier ask of it still runs past its deadline"
+            return _failed(_too_late(tool, said))
         ask = _Ask(check, ctx, contextvars.copy_context())
         if _idle > _queued or _threads >= MAX_THREADS:  # a thread is free, or none may start: queued
+            ask.waited = _idle <= _queued
             _queued += 1
             _jobs.put(ask)
             return ask
@@ -219,10 +224,8 @@ def _answer(tool: ToolDefinition, ask: _Ask, until: float) -> CheckAnswer:
     """What ``ask`` answered by ``until`` (past it: ``CheckLate``, the ask counted as late)."""
     if not ask.done.acquire(timeout=max(0.0, until - time.monotonic())):
         gave_up = _give_up(ask)
-        if gave_up == "queued":
-            return _failed(_too_late(tool, f"no checks' thread was free in time (all {MAX_THREADS} busy)"))
-        if gave_up == "late":
-            return _failed(_too_late(tool, ""))
+        if gave_up != "ended":
+            return _failed(_too_late(tool, _late_words(gave_up, ask.waited)))
     try:
         if ask.error is not None:
             raise ask.error
@@ -247,10 +250,26 @@ def _failed(failure: BaseException) -> CheckAnswer:
     return CheckAnswer(False, None, failure)
 
 
-def _too_late(tool: ToolDefinition, why: str) -> CheckLate:
+def _late_words(gave_up: str, waited: bool) -> str:
+    """What became of an ask its asker gave up on at its deadline (``_give_up``): never run (still
+    queued), or run but not answered — from the start of its deadline, or only after waiting for a
+    thread. Fixed words (no measured times): the log of failures records each wording once per tool."""
+    busy = f"all {MAX_THREADS} checks' threads were busy with other checks"
+    if gave_up == "queued":
+        if waited:
+            return f"was not run: {busy} until its deadline ({CHECK_DEADLINE_S:g} s)"
+        return f"was not run: no checks' thread took it before its deadline ({CHECK_DEADLINE_S:g} s)"
+    if waited:
+        return (
+            f"did not answer by its deadline ({CHECK_DEADLINE_S:g} s), part of which it spent waiting "
+            f"for a checks' thread ({busy} when it was asked)"
+        )
+    return f"did not answer within {CHECK_DEADLINE_S:g} s"
+
+
+def _too_late(tool: ToolDefinition, said: str) -> CheckLate:
     check = tool.available
     code = f"{getattr(check, '__module__', '?')}.{getattr(check, '__qualname__', type(check).__qualname__)}"
-    said = f"was not asked: {why}" if why else f"did not answer within {CHECK_DEADLINE_S:g} s"
     return CheckLate(
         f"available(ctx) {code} (plugin {tool.plugin_id!r}) {said}; the tools it checks are "
         "unavailable until an ask of it answers in time"

@@ -106,8 +106,9 @@ def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Iterable[
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. The command gets descriptors 0, 1 and 2 and those named in `pass_fds` (spawn the launcher
-    with them open, e.g. `subprocess`'s `pass_fds`); the launcher closes every other it inherits.
+    TMPDIR. The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
+    those named in `pass_fds` (spawn the launcher with them open, e.g. `subprocess`'s `pass_fds`);
+    the launcher closes every other it inherits.
     A root given without its identity gets it here (`Grants.identities`: the launcher refuses
     to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
     cannot confine (fail closed), and `GrantsError` for an empty command, a root whose path goes

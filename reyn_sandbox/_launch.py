@@ -4,7 +4,8 @@ It checks the grants and the kernel, unshares the namespaces, and forks the sand
 (`_supervisor`), which confines itself and starts the command. The launcher stays outside to wait:
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
 `--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
-`status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it closes
+`status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
+/dev/null onto whichever of 0, 1, 2 its caller left closed (`_standard_descriptors`), then closes
 every descriptor it inherited but 0, 1, 2 and those its `--pass-fds` names (`_close_inherited`).
 """
 
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command confined; return its exit status (125: the sandbox could not be set up).
     With the single word ``--probe``: launch a no-op the same way (``_probe_launch``); exit 0 (and
     ``landlock_abi N`` on stdout), 125 with the launcher's one line, or the no-op's failure."""
+    _standard_descriptors()
     words = list(sys.argv[1:] if argv is None else argv)
     probing = words == [PROBE]
     try:
@@ -130,6 +132,28 @@ def _probe_launch() -> tuple[Grants, list[str]]:
         tmp_bytes=1024 * 1024,
     )
     return pinned(grants), [sys.executable, "-I", "-S", "-c", ""]
+
+
+def _standard_descriptors() -> None:
+    """Open /dev/null onto each of 0, 1, 2 the caller left closed, before the launcher opens anything
+    of its own: else its first descriptors (the pipe that ties the sandbox's life to it, a folder it
+    binds, a file it writes) take those numbers — where its own lines go, and what the command would
+    start with as its standard streams. The command gets /dev/null there instead (as the C library
+    does for a set-user-ID program). When /dev/null cannot be opened, nothing is started (125)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        try:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd, as 0..fd-1 are open
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            os.set_inheritable(fd, True)  # os.open's are not: the command is handed this one
+        except OSError as exc:
+            _supervisor.fail_setup(f"cannot open {os.devnull} onto closed descriptor {fd}: {exc.strerror}")
 
 
 def _passed_fds(words: list[str]) -> tuple[frozenset[int], list[str]]:

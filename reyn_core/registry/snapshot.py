@@ -273,7 +273,11 @@ class ToolRegistry:
         """``ctx`` with the owning plugin's settings and this registry's ``host_files`` (merged with
         any the host set: a context a host built cannot drop them), as the tool's handler and
         ``available`` see it."""
-        settings = self.settings_for(tool)
+        return self._plugin_context(tool.plugin_id, ctx)
+
+    def _plugin_context(self, plugin_id: str | None, ctx: ToolContext) -> ToolContext:
+        """``context_for`` a tool of ``plugin_id`` (all it reads of the tool)."""
+        settings = self._settings.get(plugin_id) if plugin_id else None
         if settings is not None and ctx.settings is not settings:
             ctx = ctx.with_settings(settings)
         return ctx.with_host_files(self.host_files) if self.host_files else ctx
@@ -332,8 +336,13 @@ class ToolRegistry:
 
     def _hidden(self, conditional: tuple[ToolDefinition, ...], ctx: ToolContext) -> set[str]:
         """The names of ``conditional`` tools whose own ``available(ctx)`` refuses: all asked at once,
-        within one deadline in all (``gates.available_each``)."""
-        asked = [(t, self.context_for(t, ctx)) for t in conditional]
+        within one deadline in all (``gates.available_each``). The tools of one plugin are asked in one
+        context object, so tools sharing a check share its ask (``own_check.ask_all``)."""
+        contexts: dict[str | None, ToolContext] = {}
+        for t in conditional:
+            if t.plugin_id not in contexts:
+                contexts[t.plugin_id] = self._plugin_context(t.plugin_id, ctx)
+        asked = [(t, contexts[t.plugin_id]) for t in conditional]
         return {
             t.name
             for t, d in zip(conditional, gates.available_each(asked, self.failures), strict=True)

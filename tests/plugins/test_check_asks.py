@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from waiting import until
 
-from reyn_core import ToolContext, ToolDefinition, own_check
+from reyn_core import ToolContext, ToolDefinition, ToolOrigin, own_check
 from reyn_core.host import RegistryBuilder, ToolRegistry
 from reyn_core.own_check import CHECK_DEADLINE_S
 
@@ -166,13 +166,95 @@ def test_checks_threads_are_capped_process_wide(release: threading.Event, operat
     registry = registry_of({f"t{i}": make(i) for i in range(40)})
     assert shown(registry) == []
     assert 0 < len(entered) <= own_check.MAX_THREADS and checks_threads() <= own_check.MAX_THREADS
-    assert f"no checks' thread was free in time (all {own_check.MAX_THREADS} busy)" in operator_log.text()
+    assert f"was not run: all {own_check.MAX_THREADS} checks' threads were busy" in operator_log.text()
     release.set()
     assert until(lambda: not own_check._late)
     assert shown(registry_of({f"u{i}": lambda ctx: True for i in range(30)})) == sorted(
         f"u{i}" for i in range(30)
     )
     assert checks_threads() <= own_check.MAX_THREADS
+
+
+def hold_every_thread(release: threading.Event, first: threading.Event | None = None) -> ToolRegistry:
+    """Every checks' thread held by a hung check (listed once: all hidden, each its own ask), until
+    ``release`` — the first of them until ``first``, when given. Returns their registry."""
+    entered: list[int] = []
+
+    def make(i: int) -> Callable[[ToolContext], bool]:
+        def hangs(ctx: ToolContext) -> bool:
+            entered.append(i)
+            (first if first is not None and i == 0 else release).wait()
+            return True
+
+        return hangs
+
+    busy = registry_of({f"busy{i:02}": make(i) for i in range(own_check.MAX_THREADS)})
+    assert shown(busy) == []
+    assert until(lambda: len(entered) == own_check.MAX_THREADS)
+    return busy
+
+
+def records_of(registry: ToolRegistry, operator_log: Any) -> list[str]:
+    """The operator's log records of the failures ``registry``'s log of failures holds."""
+    return [str(operator_log.record(cited)) for cited in registry.failures._refs.values()]
+
+
+def test_an_ask_no_thread_was_free_for_says_it_was_not_run(
+    release: threading.Event, operator_log: Any
+) -> None:
+    """All checks' threads held by hung checks, a quick check asked meanwhile waits in the queue until
+    its deadline and is dropped unrun: its record says it was not run because every thread was busy
+    with other checks, never that it did not answer — that is what the hung checks' records say.
+    Control: once the threads are free, the same check is asked and its tool shown."""
+    busy = hold_every_thread(release)
+    waiting = registry_of({"queued": lambda ctx: True})
+    assert shown(waiting) == []
+    (record,) = records_of(waiting, operator_log)
+    busy_words = f"all {own_check.MAX_THREADS} checks' threads were busy with other checks"
+    assert f"was not run: {busy_words} until its deadline ({CHECK_DEADLINE_S:g} s)" in record
+    assert "did not answer" not in record and "CheckLate" in record
+    late = records_of(busy, operator_log)
+    assert late and all(f"did not answer within {CHECK_DEADLINE_S:g} s" in r for r in late)
+    release.set()
+    assert until(lambda: not own_check._late)
+    assert shown(waiting) == ["queued"]
+
+
+def test_an_ask_that_waited_for_a_thread_then_ran_late_says_it_waited(
+    release: threading.Event, operator_log: Any
+) -> None:
+    """A check queued while every thread is busy, that gets a thread before its deadline (one hung
+    check returns) and then runs past it: its record says part of the deadline went waiting for a
+    thread, not plainly that it did not answer within it. Control: a check that got a thread at once
+    and ran past its deadline says just that (the busy ones)."""
+    freed = threading.Event()
+    busy = hold_every_thread(release, first=freed)
+    running = threading.Event()
+
+    def slow(ctx: ToolContext) -> bool:
+        running.set()
+        release.wait()
+        return True
+
+    waiting = registry_of({"slow": slow})
+    seen: list[list[str]] = []
+    lister = threading.Thread(target=lambda: seen.append(shown(waiting)))
+    lister.start()
+    assert until(lambda: own_check._queued == 1)  # its ask waits: every thread is busy
+    freed.set()  # one thread is free: it takes the queued ask, which then runs past its deadline
+    lister.join()
+    assert running.is_set() and seen == [[]]
+    (record,) = records_of(waiting, operator_log)
+    assert (
+        f"did not answer by its deadline ({CHECK_DEADLINE_S:g} s), part of which it spent waiting for a "
+        f"checks' thread (all {own_check.MAX_THREADS} checks' threads were busy with other checks"
+    ) in record
+    assert "was not run" not in record
+    late = records_of(busy, operator_log)
+    assert late and all(f"did not answer within {CHECK_DEADLINE_S:g} s" in r for r in late)
+    release.set()
+    assert until(lambda: not own_check._late)
+    assert shown(waiting) == ["slow"]
 
 
 def test_more_checks_than_threads_in_one_listing_are_all_asked() -> None:
@@ -210,6 +292,37 @@ def test_tools_sharing_a_check_share_its_ask(release: threading.Event, operator_
     release.set()
     assert until(lambda: not own_check._late)
     assert shown(registry) == sorted([*(f"w{i:02}" for i in range(20)), "quick"])
+
+
+def test_a_plugins_tools_sharing_a_check_share_its_ask_in_their_plugins_context() -> None:
+    """In a registry with plugin settings and host files (as every load makes), each tool's check sees
+    its plugin's context; the tools of one plugin are asked in one context object, so those sharing a
+    check share one ask per listing (before: a context copy per tool, an ask per tool). Control: the
+    same check serving a second plugin is asked apart, in that plugin's own settings."""
+    asked: list[str] = []
+
+    def counts(ctx: ToolContext) -> bool:
+        asked.append(ctx.settings["name"])
+        return True
+
+    builder = RegistryBuilder(
+        settings={"p": {"name": "p"}, "q": {"name": "q"}}, host_files={"/etc/reyn-test": "a host file"}
+    )
+    for plugin, count in (("p", 5), ("q", 3)):
+        for i in range(count):
+            builder.register(
+                ToolDefinition(
+                    name=f"{plugin}{i}",
+                    description="T.",
+                    parameters={"type": "object", "properties": {}},
+                    handler=str,
+                    available=counts,
+                ),
+                origin=ToolOrigin(kind="plugin", plugin_id=plugin),
+            )
+    registry = builder.freeze()
+    assert shown(registry) == [*(f"p{i}" for i in range(5)), *(f"q{i}" for i in range(3))]
+    assert sorted(asked) == ["p", "q"]
 
 
 def test_a_check_is_not_asked_while_any_late_ask_of_it_runs(

@@ -123,3 +123,61 @@ def test_launcher_argv_refuses_what_the_launcher_would_refuse(value: object) -> 
     # positive control: the largest number and a generator (read once) are passed on
     argv = reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(fd for fd in (2**31 - 1, 7, 7)))
     assert argv[argv.index("--pass-fds") + 1] == "7,2147483647"
+
+
+# The command reports what its 0, 1, 2 are open on, then waits (its launcher looked at meanwhile).
+REPORT_THEN_WAIT = """import os, sys
+def shown(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "closed"
+os.write(int(sys.argv[2]), (" ".join(shown(fd) for fd in (0, 1, 2)) + "\\n").encode())
+os.read(int(sys.argv[1]), 1)
+"""
+
+
+def _open_on(link: str) -> str:
+    try:
+        return os.readlink(link)
+    except FileNotFoundError:
+        return "closed"
+
+
+@pytest.mark.parametrize("closed", [(0, 1, 2), (1, 2), (0,), ()], ids=["0-1-2", "1-2", "0", "none"])
+def test_standard_descriptors_the_caller_closed_are_dev_null(
+    sandbox: Sandbox, closed: tuple[int, ...]
+) -> None:
+    """A caller that starts the launcher with 0, 1 or 2 closed: the launcher opens /dev/null there
+    before anything of its own, so neither its own descriptors (before: the pipe tying the sandbox's
+    life to it sat on 1 for the whole run) nor the command's standard streams (before: closed, the
+    command's own first files taking those numbers) are ever anything else. Both are looked at while
+    the command runs: the launcher's from outside, the command's from inside. Control (``none``):
+    descriptors the caller left open reach the command unchanged (the caller's own pipes)."""
+    gate_r, gate_w = os.pipe()
+    report_r, report_w = os.pipe()
+    caller = [os.pipe() for _ in range(3)]  # the caller's 0, 1, 2: pipes, told apart by their inodes
+    given = [caller[0][0], caller[1][1], caller[2][1]]
+    expected = ["/dev/null" if fd in closed else f"pipe:[{os.fstat(given[fd]).st_ino}]" for fd in (0, 1, 2)]
+    command = [sandbox.python, "-c", REPORT_THEN_WAIT, str(gate_r), str(report_w)]
+    argv = sandbox.argv(command, Grants(), pass_fds=(gate_r, report_w))
+    closing = " ".join(f"{fd}>&-" for fd in closed)  # the shell closes them, then becomes the launcher
+    process = subprocess.Popen(
+        ["/bin/sh", "-c", f'exec "$@" {closing}', "sh", *argv],
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin"},
+        stdin=given[0],
+        stdout=given[1],
+        stderr=given[2],
+        pass_fds=(gate_r, report_w),
+    )
+    for fd in (gate_r, report_w, *(end for pair in caller for end in pair)):
+        os.close(fd)
+    try:
+        with os.fdopen(report_r, "rb") as reports:
+            report = reports.readline().decode()
+            launcher = [_open_on(f"/proc/{process.pid}/fd/{fd}") for fd in (0, 1, 2)]
+    finally:
+        os.close(gate_w)  # the command reads its end, then exits
+    assert process.wait(timeout=TIMEOUT) == 0
+    assert {"command": report.split(), "launcher": launcher} == {"command": expected, "launcher": expected}

@@ -53,6 +53,11 @@ def _imported_handler(server: str, tool: str, sha256: str) -> Callable[..., Any]
 
 
 def _agent_may_use(server: str) -> Callable[[ToolContext], bool]:
+    """The availability check of ``server``'s imported tools: one per server, shared by all its tools
+    (``imported_definitions``), so a listing asks it once for them all (``reyn_core.own_check``: tools
+    sharing a check in one ``ctx`` share its ask) and a late ask of it hides that server's tools, no
+    other's."""
+
     def available(ctx: ToolContext) -> bool:
         if server not in settings_as(ctx, McpSettings).servers_for(ctx.agent):
             raise ToolRuntimeMissing(
@@ -86,6 +91,7 @@ def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> lis
         if not config.import_tools:
             continue
         prefix = config.prefix or server
+        may_use = _agent_may_use(server)
         for entry in snapshot_tools(snapshot, server):
             tool = entry["name"]
             sha = tool_sha256(entry)
@@ -108,7 +114,7 @@ def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> lis
                     gates=ToolGates(router="allow", phase=phase),
                     cluster="mcp",
                     purity="external",
-                    available=_agent_may_use(server),
+                    available=may_use,
                     origin=ToolOrigin(
                         kind="mcp",
                         plugin_id=PLUGIN_ID,
