@@ -317,8 +317,9 @@ def open_connection_cap(options: HttpOptions) -> int:
 def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S) -> type:
     """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one (before
     any byte of it is read), and one whose request head is not complete ``header_timeout_s`` after it
-    opened or after its previous response was sent: the bound on open files holds even for peers
-    that never finish (or start) their headers. (uvicorn's ``timeout_keep_alive`` starts only after a
+    opened or after its previous response was sent, and one answered before its request's body was
+    read to its end (a refusal): the bound on open files holds even for peers that never finish (or
+    start) their headers or bodies. (uvicorn's ``timeout_keep_alive`` starts only after a
     response and stops at the first byte of the next request, so half a request head held a
     connection for ever; h11 bounds the head's size, not its time.)"""
     import h11
@@ -342,6 +343,11 @@ def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            if self.conn.their_state is h11.SEND_BODY:
+                # answered (refused: 401, 503, 413 ...) before its body was read to its end: the
+                # rest would hold the connection for as long as the peer cares not to send it
+                self.transport.close()
+                return
             self._head_deadline()  # the next request's head is due as the first one was
 
         def connection_lost(self, exc: Exception | None) -> None:

@@ -4,9 +4,10 @@ is read — before, at ``--max-connections`` every POST body was read (up to 256
 possible answer before the token was checked, so tokenless peers held connections and memory. And a
 connection whose request head is not complete within ``--header-timeout`` is closed, on a new
 connection and between keep-alive requests — before, half a request head held a connection for
-ever, and enough of them filled the open-connection cap. The controls: the genuine answer passes
-the cap, a complete request slower to answer than the header timeout is answered, and the server
-serves again once the half-sent heads are closed."""
+ever, and enough of them filled the open-connection cap; and a request refused before its body was
+read to its end has its connection closed (else the unsent rest of the body held it). The controls:
+the genuine answer passes the cap, a complete request slower to answer than the header timeout is
+answered, and the server serves again once the half-sent heads are closed."""
 
 from __future__ import annotations
 
@@ -53,8 +54,30 @@ def _head(port: int, length: int, *extra: str) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
+async def _until_closed(reader: asyncio.StreamReader) -> bytes:
+    """What the server sends until it closes the connection (a reset ends it too: the server closed
+    it with the peer's unsent body still arriving)."""
+    data = b""
+    try:
+        while chunk := await asyncio.wait_for(reader.read(65536), BOUND):
+            data += chunk
+    except ConnectionError:
+        pass
+    return data
+
+
 async def test_a_tokenless_body_is_refused_unread_at_the_cap(serve_world: ServeWorld) -> None:
-    args = ("--max-connections", "1", "--answer-timeout", "120", "--auth-token-env", "TOK")
+    # open connections are capped at 1 + 2 + 16 = 19; the call's stream holds one
+    args = (
+        "--max-connections",
+        "1",
+        "--max-sessions",
+        "2",
+        "--answer-timeout",
+        "120",
+        "--auth-token-env",
+        "TOK",
+    )
     with serve_world.http(*args, TOK=TOKEN) as server:
         async with httpx.AsyncClient(timeout=BOUND, headers=AUTH) as http:
             sid = await open_asking_session(http, server.url)
@@ -62,22 +85,26 @@ async def test_a_tokenless_body_is_refused_unread_at_the_cap(serve_world: ServeW
             async with http.stream("POST", server.url, json=call, headers=_session(sid)) as response:
                 stream = messages(response)
                 asked = await asyncio.wait_for(next_message(stream, _asks), BOUND)
-                # the cap is full (the call waits for its user); tokenless peers send the start of a
-                # body as large as an answer may be, and never the rest
+                # the cap is full (the call waits for its user); tokenless peers fill the open
+                # connections, each sending most of a body as large as an answer may be, never the rest
                 peers = [
-                    await _raw(server.port, _head(server.port, 262_144) + b"[" * 1000) for _ in range(20)
+                    await _raw(server.port, _head(server.port, 262_144) + b"[" * 262_000) for _ in range(18)
                 ]
-                refused = [await _first_line_or_close(reader) for reader, _ in peers]
+                # each is refused on its headers and its connection closed: none is held
+                refused = [await _until_closed(reader) for reader, _ in peers]
                 for _, writer in peers:
                     writer.close()
-                posted = await http.post(
-                    server.url, json=_reply(asked["id"], "genuine"), headers=_session(sid)
-                )
+                async with httpx.AsyncClient(timeout=BOUND, headers=AUTH) as fresh:  # a new connection
+                    posted = await fresh.post(
+                        server.url, json=_reply(asked["id"], "genuine"), headers=_session(sid)
+                    )
                 result = await asyncio.wait_for(
                     next_message(stream, lambda m: m.get("id") == call["id"]), BOUND
                 )
-    assert all(line.startswith(b"HTTP/1.1 401") for line in refused), set(refused)
-    assert posted.status_code == 202, posted.text  # the control: the user's answer still passes the cap
+    assert not any(b" 503 " in reply for reply in refused), refused  # not read as possible answers
+    # (a 401 is sent, but the close under the arriving body may reset the connection before the peer
+    # reads it: not asserted)
+    assert posted.status_code == 202, posted.text  # the control: the user's answer passes the cap
     assert not result["result"].get("isError") and "genuine" in json.dumps(result)
 
 
