@@ -365,11 +365,10 @@ def failure_reference(
     tools: Sequence[ToolDefinition], failure: BaseException | str, failures: FailureLog
 ) -> str:
     """Where the operator finds what failed in the availability check ``tools`` share (one ask), as
-    the refusal cites it: ``failures`` (the registry's) writes it once per check — its module-
-    qualified name and plugin, the tools' first — and kind of failure, not on every listing nor once
-    per tool; the record counts the tools and names the first ``CITED_TOOLS``. What failed (an
-    exception, or the text a plugin's worker sent) may name host paths or carry a secret: it goes
-    to that log only."""
+    the refusal cites it: ``failures`` (the registry's) writes it once per check (the function
+    object, named in the record by its module-qualified name and plugin) and kind of failure, not on
+    every listing nor once per tool; the record counts the tools and names the first ``CITED_TOOLS``.
+    What failed (an exception, or the text a plugin's worker sent) may carry a secret: logged only."""
     first = tools[0]
     name = check_name(first.available)
     names = ", ".join(repr(t.name) for t in tools[:CITED_TOOLS])
@@ -379,7 +378,7 @@ def failure_reference(
         f"{len(tools)} tool(s) of this listing: {names}{more}"
     )
     kind = failure.kind if isinstance(failure, CheckResultError) else None
-    return failures.log((first.plugin_id, name), what, failure, kind)
+    return failures.log((first.plugin_id, name, id(first.available)), what, failure, kind)
 
 
 def failed_check(tool: ToolDefinition, failure: BaseException | str, failures: FailureLog) -> Decision:

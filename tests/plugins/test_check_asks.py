@@ -203,14 +203,14 @@ def test_an_ask_no_thread_was_free_for_says_it_was_not_run(
     release: threading.Event, operator_log: Any
 ) -> None:
     """All checks' threads held by hung checks, a quick check asked meanwhile waits in the queue until
-    its deadline and is dropped unrun: its record says it was not run because every thread was busy
-    with other checks, never that it did not answer — that is what the hung checks' records say.
+    its deadline and is dropped unrun: its record says it was not run because every thread was busy,
+    never that it did not answer — that is what the hung checks' records say.
     Control: once the threads are free, the same check is asked and its tool shown."""
     busy = hold_every_thread(release)
     waiting = registry_of({"queued": lambda ctx: True})
     assert shown(waiting) == []
     (record,) = records_of(waiting, operator_log)
-    busy_words = f"all {own_check.MAX_THREADS} checks' threads were busy with other checks"
+    busy_words = f"all {own_check.MAX_THREADS} checks' threads were busy"
     assert f"was not run: {busy_words} until its deadline ({CHECK_DEADLINE_S:g} s)" in record
     assert "did not answer" not in record and "CheckLate" in record
     late = records_of(busy, operator_log)
@@ -247,7 +247,7 @@ def test_an_ask_that_waited_for_a_thread_then_ran_late_says_it_waited(
     (record,) = records_of(waiting, operator_log)
     assert (
         f"did not answer by its deadline ({CHECK_DEADLINE_S:g} s), part of which it spent waiting for a "
-        f"checks' thread (all {own_check.MAX_THREADS} checks' threads were busy with other checks"
+        f"checks' thread (all {own_check.MAX_THREADS} checks' threads were busy when it was asked)"
     ) in record
     assert "was not run" not in record
     late = records_of(busy, operator_log)
