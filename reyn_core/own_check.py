@@ -111,9 +111,9 @@ for one of them to be free, until its deadline."""
 class CheckLate(TimeoutError):
     """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S`` (the message says when part of
     it went waiting for a checks' thread), was not run (its ask still queued at the deadline: all
-    ``MAX_THREADS`` busy, whichever checks they ran: this one's other asks count too), or was not asked (an earlier ask of it still runs past
-    its deadline, or it was asked from within its own ask). The tool is unavailable until an ask
-    answers in time."""
+    ``MAX_THREADS`` busy, with asks of any check, this one's included), or was not asked (an earlier
+    ask of it still runs past its deadline, or it was asked from within its own ask). The tool is
+    unavailable until an ask answers in time."""
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
@@ -274,8 +274,8 @@ def check_name(check: object) -> str:
 
 def _too_late(tool: ToolDefinition, said: str) -> CheckLate:
     return CheckLate(
-        f"available(ctx) {check_name(tool.available)} (plugin {tool.plugin_id!r}) {said}; the tools it checks are "
-        "unavailable until an ask of it answers in time"
+        f"available(ctx) {check_name(tool.available)} (plugin {tool.plugin_id!r}) {said}; the tools it "
+        "checks are unavailable until an ask of it answers in time"
     )
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import fcntl
 import os
 import select
-import stat
 import signal
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -193,7 +193,8 @@ def _pipe_device() -> int:
     try:
         return os.fstat(read).st_dev
     finally:
-        os.close(read), os.close(write)
+        os.close(read)
+        os.close(write)
 
 
 def _stream_problem(fd: int, pipes: int) -> str:
@@ -213,7 +214,9 @@ def _stream_problem(fd: int, pipes: int) -> str:
         return ""
     if flags & os.O_ACCMODE == os.O_RDWR:
         return ""
-    kind = "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
+    kind = (
+        "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
+    )
     return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
 
 

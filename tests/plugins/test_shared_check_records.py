@@ -53,7 +53,9 @@ def shown(registry: ToolRegistry, ctx: ToolContext = CTX) -> list[str]:
 
 def records(text: str) -> list[str]:
     """The records of the operator's log ``text``."""
-    return [r for r in re.split(r"^(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ reyn\.remote)", text, flags=re.M) if r]
+    return [
+        r for r in re.split(r"^(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ reyn\.remote)", text, flags=re.M) if r
+    ]
 
 
 def disk_gone(ctx: ToolContext) -> bool:
@@ -65,7 +67,10 @@ def test_tools_sharing_a_failing_check_write_one_record_for_all_of_them(operator
     one record in all — naming the check and its plugin, counting the 300 tools, citing the first few
     and no more — and every refusal cites it. Control: a tool with a working check is shown."""
     registry = plugin_registry(
-        {**{f"t{i:03}": ("srv", disk_gone, None) for i in range(TOOLS)}, "ok": ("other", lambda ctx: True, None)}
+        {
+            **{f"t{i:03}": ("srv", disk_gone, None) for i in range(TOOLS)},
+            "ok": ("other", lambda ctx: True, None),
+        }
     )
     for _ in range(10):
         assert shown(registry) == ["ok"]
@@ -190,6 +195,8 @@ def test_a_settings_less_plugins_check_and_handler_do_not_see_another_plugins_se
 def test_control_a_host_tool_sees_the_callers_settings() -> None:
     """A tool of no plugin (the host's own) sees ``ctx`` as the caller gave it, settings included."""
     got: list[Any] = []
-    registry = plugin_registry({"host": (None, None, lambda ctx: got.append(ctx.settings) or "ran")}, settings=SETTINGS)
+    registry = plugin_registry(
+        {"host": (None, None, lambda ctx: got.append(ctx.settings) or "ran")}, settings=SETTINGS
+    )
     asyncio.run(invoke_tool(registry, "host", {}, CTX.with_settings({"mine": 1})))
     assert got == [{"mine": 1}]

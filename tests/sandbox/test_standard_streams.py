@@ -45,7 +45,9 @@ def hidden(area: Path) -> Iterator[tuple[Path, Grants]]:
     yield ws / "sec" / "k", reyn_sandbox.resolve_grants(str(ws), keys, {})
 
 
-def _run_with(sandbox: Sandbox, command: list[str], grants: Grants, cwd: Path, **streams: int) -> subprocess.CompletedProcess[bytes]:
+def _run_with(
+    sandbox: Sandbox, command: list[str], grants: Grants, cwd: Path, **streams: int
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         sandbox.argv(command, grants),
         stdin=streams.get("stdin", subprocess.DEVNULL),
@@ -124,7 +126,9 @@ def test_control_pipes_sockets_null_and_read_write_files_are_handed_on(sandbox: 
     left, right = socket.socketpair()
     try:
         to_file = _run_with(sandbox, ["/bin/echo", "to the file"], Grants(), Path("/"), stdout=fd)
-        to_socket = _run_with(sandbox, ["/bin/echo", "to the socket"], Grants(), Path("/"), stdout=left.fileno())
+        to_socket = _run_with(
+            sandbox, ["/bin/echo", "to the socket"], Grants(), Path("/"), stdout=left.fileno()
+        )
         left.close()
         got = right.recv(100)
     finally:
@@ -150,8 +154,10 @@ def test_a_file_bound_over_dev_null_is_not_opened_onto_a_closed_descriptor(
 
     def started(close: str) -> subprocess.CompletedProcess[bytes]:
         script = f'mount --bind "$0" /dev/null && exec "$@" {close}'
-        return subprocess.run(["unshare", "-m", "/bin/sh", "-c", script, str(fake), *argv],
-                              capture_output=True, timeout=TIMEOUT, cwd="/", env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+        command = ["unshare", "-m", "/bin/sh", "-c", script, str(fake), *argv]
+        return subprocess.run(
+            command, capture_output=True, timeout=TIMEOUT, cwd="/", env={"PATH": "/usr/bin:/bin"}
+        )
 
     refused = started("1>&-")
     assert refused.returncode == reyn_sandbox.SETUP_FAILED_EXIT, refused.stderr
