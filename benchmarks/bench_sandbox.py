@@ -1,13 +1,14 @@
 """A sandboxed shell call vs the same call unsandboxed: ``echo`` through the real ``shell`` tool.
 
 Both run in one process, interleaved call by call (so load on a shared machine hits both alike),
-through ``invoke_tool`` with the same settings but ``sandbox = "off"`` on one side. The tool runs
-the supervisor either way (timeouts kill the whole group); the sandboxed side adds the launcher
-(Landlock, namespaces, rlimits, then ``execve``). Target: the sandboxed median <= 1.3x the
-unsandboxed one. The profile rows time the launcher alone (``/bin/true`` under it vs bare) and
-split it, interleaved in the same run: a bare interpreter start as the launcher's (``-I -S``), that
-start plus importing ``reyn_sandbox._launch`` (nothing confined), and the rest (the kernel checks,
-namespaces, PID 1's fork, mounts, Landlock, seccomp, the command's fork and exec, the waits).
+through ``invoke_tool`` with the same settings but ``sandbox = "off"`` on one side. Each side starts
+one interpreter besides the command: unsandboxed the pack's supervisor (timeouts kill every
+descendant), sandboxed the launcher alone (Landlock, namespaces, rlimits, then ``execve``; its PID
+namespace ends every descendant). Target: the sandboxed median <= 1.3x the unsandboxed one. The
+profile rows time the launcher alone (``/bin/true`` under it vs bare) and split it, interleaved in
+the same run: a bare interpreter start as the launcher's (``-I -S``), that start plus importing
+``reyn_sandbox._launch`` (nothing confined), and the rest (the kernel checks, namespaces, PID 1's
+fork, mounts, Landlock, seccomp, the command's fork and exec, the waits).
 
 Measured figures, and where the time goes: docs/performance.md, "The sandbox launcher".
 

@@ -71,6 +71,7 @@ _EXPORTS = {
     # dispatch
     "dispatch_tool": "reyn_core.dispatch",
     "dispatch_batch": "reyn_core.dispatch",
+    "HandlerThreads": "reyn_core.dispatch",  # a host counting a call until its handler's thread ends
     "BatchCall": "reyn_core.dispatch",
     "ToolNotRun": "reyn_core.errors",
     # approvals bound to the exact call (docs/approvals.md)

@@ -102,7 +102,9 @@ def require_available() -> SandboxStatus:
     return require()
 
 
-def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Iterable[int] = ()) -> list[str]:
+def launcher_argv(
+    command: Sequence[str], grants: Grants, *, pass_fds: Iterable[int] = (), stop_fd: int | None = None
+) -> list[str]:
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
@@ -113,17 +115,26 @@ def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Iterable[
     The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
     those named in `pass_fds` (spawn the launcher with them open, e.g. `subprocess`'s `pass_fds`);
     the launcher closes every other it inherits.
+    `stop_fd`, the read end of a pipe whose write end the caller keeps (spawn the launcher with it
+    open too; the command never gets it): the moment the caller writes to the pipe or every write
+    end closes — the caller closed it, or died — the launcher kills the sandbox, every process in it,
+    waits until the kernel has reaped them all, and exits `128 + 9`; a pipe stopped before the
+    command started exits 125 (docs/sandbox.md, "Stopping a launch").
     A root given without its identity gets it here (`Grants.identities`: the launcher refuses
     to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
     cannot confine (fail closed), and `GrantsError` for an empty command, a root whose path goes
-    through a symbolic link, or a `pass_fds` entry that is not a descriptor number from 3 to 2**31 - 1.
+    through a symbolic link, a `pass_fds` entry or `stop_fd` that is not a descriptor number from 3
+    to 2**31 - 1, or a `stop_fd` also in `pass_fds`.
     """
     if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
+    passed = descriptor_numbers(pass_fds)  # read once: a generator is not consumed by the check
+    stop = () if stop_fd is None else descriptor_numbers((stop_fd,), what="stop_fd")
+    if set(stop) & set(passed):
+        raise GrantsError(f"stop_fd {stop_fd} is also in pass_fds; the command must not get it")
     require_available()
     from ._identity import pinned
 
-    passed = descriptor_numbers(pass_fds)  # read once: a generator is not consumed by the check
     return [
         sys.executable,
         "-I",
@@ -131,6 +142,7 @@ def launcher_argv(command: Sequence[str], grants: Grants, *, pass_fds: Iterable[
         "-c",
         LAUNCHER_BOOT,
         *(["--pass-fds", ",".join(map(str, passed))] if passed else []),
+        *(["--stop-fd", str(stop[0])] if stop else []),
         "--grants",
         pinned(grants).to_json(),
         "--",

@@ -7,10 +7,10 @@ is checked here, once, on both sides.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-from dataclasses import dataclass
+
+from ._value import Value
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
 
@@ -24,72 +24,108 @@ class GrantsError(ValueError):
     """A `Grants` value or its JSON form is malformed (names the field and what is allowed)."""
 
 
-@dataclass(frozen=True)
-class Grants:
+class Grants(Value):
     """The operator's grants for one confined command.
 
     Paths are absolute real paths (normalized here; a symbolic link in one is refused when the grants
     are pinned, see `identities`), and each root is visible at its own path. Everything not granted
     (other than the launcher's fixed system directories, see `docs/sandbox.md`) does not exist inside
-    the sandbox.
+    the sandbox. Immutable, equal to another `Grants` with equal fields (`_value.Value`: `replace`,
+    `as_dict`, `field_names`).
     """
 
-    read_roots: tuple[str, ...] = ()
+    __slots__ = (
+        "cpu_seconds", "file_size_bytes", "gid", "hide", "identities", "max_processes", "memory_bytes",
+        "network", "open_files", "read_only", "read_roots", "secrets", "tmp_bytes", "uid", "write_roots",
+    )  # fmt: skip
+
+    read_roots: tuple[str, ...]
     """Directories or files the command may read and execute (never write)."""
-    write_roots: tuple[str, ...] = ()
+    write_roots: tuple[str, ...]
     """Directories or files the command may read, write, create in and delete from."""
-    network: bool = False
+    network: bool
     """Whether the command may open internet sockets; without it only unix sockets exist."""
-    hide: tuple[str, ...] = ()
+    hide: tuple[str, ...]
     """Paths inside the roots made unreachable (covered by an empty mount), e.g. a workspace `.env`.
     One that exists when the grants are made must still be there at the start (else nothing runs;
     the file there when the command starts is covered — one the host puts at the path later is not,
     docs/sandbox.md; a file with a second name is refused); one that does not is skipped (created
     later, it is covered from the next call)."""
-    read_only: tuple[str, ...] = ()
+    read_only: tuple[str, ...]
     """Paths inside write roots kept read-only (a read-only mount over each), e.g. a workspace `.git`,
     so the command cannot plant what the operator may later run. As with `hide`: one that exists when
     the grants are made must be there, the same folder, at the start; one that does not is skipped. Inside
     the sandbox, every folder from its write root down to a `hide` or `read_only` path is a mount
     point, so the command cannot rename it away for the next call."""
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...]
     """The host's secret files (resolved paths; `resolve_grants` adds those inside the mounted paths):
     covered like `hide`, but never skipped. One missing at the start — it may appear while the
     command runs — has its nearest existing folder covered instead, below the mount that holds it;
     when that folder is the mount itself (or a mount lies at or inside a secret), nothing runs
     (`_secret_covers.secret_covers`)."""
-    identities: tuple[tuple[str, int, int, bool], ...] = ()
+    identities: tuple[tuple[str, int, int, bool], ...]
     """Each root's identity as the host found it — `(path, st_dev, st_ino, is a folder)` for every
     read root, write root, `read_only` and `hide` path that existed — set by `resolve_grants` right
     after its check, and by `launcher_argv` for any root given without one. The launcher reaches each
     again without following a symbolic link and refuses to start (naming it) when what is there
     differs, or when one that exists has no identity (`_identity`)."""
-    cpu_seconds: int = 60
+    cpu_seconds: int
     """CPU time per process (RLIMIT_CPU); the process gets SIGXCPU, then SIGKILL a second later."""
-    memory_bytes: int = 2048 * _MIB
+    memory_bytes: int
     """Address space per process (RLIMIT_AS); allocations beyond it fail."""
-    max_processes: int = 128
+    max_processes: int
     """Processes and threads in the sandbox at once (RLIMIT_NPROC); reaching it ends the command."""
-    file_size_bytes: int = 1024 * _MIB
+    file_size_bytes: int
     """Largest file the command may write (RLIMIT_FSIZE); a write beyond it gets SIGXFSZ."""
-    open_files: int = 1024
+    open_files: int
     """Open file descriptors per process (RLIMIT_NOFILE)."""
-    tmp_bytes: int = 256 * _MIB
+    tmp_bytes: int
     """Size of the private, memory-backed /tmp (and /dev/shm), discarded when the sandbox ends."""
-    uid: int = 65534
+    uid: int
     """The unprivileged user the command runs as when the launcher is started as root."""
-    gid: int = 65534
+    gid: int
     """The group the command runs as when the launcher is started as root."""
 
-    def __post_init__(self) -> None:
-        for name in ("read_roots", "write_roots", "hide", "read_only", "secrets"):
-            value = getattr(self, name)
+    def __init__(
+        self,
+        read_roots: tuple[str, ...] = (),
+        write_roots: tuple[str, ...] = (),
+        network: bool = False,
+        hide: tuple[str, ...] = (),
+        read_only: tuple[str, ...] = (),
+        secrets: tuple[str, ...] = (),
+        identities: tuple[tuple[str, int, int, bool], ...] = (),
+        cpu_seconds: int = 60,
+        memory_bytes: int = 2048 * _MIB,
+        max_processes: int = 128,
+        file_size_bytes: int = 1024 * _MIB,
+        open_files: int = 1024,
+        tmp_bytes: int = 256 * _MIB,
+        uid: int = 65534,
+        gid: int = 65534,
+    ) -> None:
+        paths = {"read_roots": read_roots, "write_roots": write_roots, "hide": hide, "read_only": read_only,
+                 "secrets": secrets}  # fmt: skip
+        for name, value in paths.items():
             if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
                 raise GrantsError(f"Grants.{name} must be a tuple of absolute paths, got {value!r}")
             for path in value:
                 if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
                     raise GrantsError(f"Grants.{name}: {path!r} is not an absolute path")
-            object.__setattr__(self, name, tuple(_normal(path) for path in value))
+            paths[name] = tuple(_normal(path) for path in value)
+        self._init(
+            **paths,
+            network=network,
+            identities=identities,
+            cpu_seconds=cpu_seconds,
+            memory_bytes=memory_bytes,
+            max_processes=max_processes,
+            file_size_bytes=file_size_bytes,
+            open_files=open_files,
+            tmp_bytes=tmp_bytes,
+            uid=uid,
+            gid=gid,
+        )
         object.__setattr__(self, "identities", _identities(self))
         if not isinstance(self.network, bool):
             raise GrantsError(f"Grants.network must be true or false, got {self.network!r}")
@@ -101,7 +137,7 @@ class Grants:
 
     def to_json(self) -> str:
         """The compact JSON form the launcher takes after `--grants`."""
-        return json.dumps(dataclasses.asdict(self), separators=(",", ":"), sort_keys=True)
+        return json.dumps(self.as_dict(), separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Grants:
@@ -112,7 +148,7 @@ class Grants:
             raise GrantsError(f"grants are not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise GrantsError("grants must be a JSON object")
-        known = {field.name for field in dataclasses.fields(cls)}
+        known = set(cls.field_names())
         unknown = sorted(set(data) - known)
         if unknown:
             raise GrantsError(f"unknown grant fields {unknown}; known: {sorted(known)}")
@@ -160,11 +196,11 @@ MAX_DESCRIPTOR = 2**31 - 1
 """The largest descriptor number ``pass_fds`` / ``--pass-fds`` takes (the kernel's fds are C ints)."""
 
 
-def descriptor_numbers(values: object) -> tuple[int, ...]:
+def descriptor_numbers(values: object, what: str = "pass_fds") -> tuple[int, ...]:
     """The descriptors to pass to the command, sorted and unique, from ``launcher_argv``'s
     ``pass_fds`` (an iterable of ints, read once) or the launcher's ``--pass-fds`` text (``N,…``): one
     rule for both, a number from 3 to ``MAX_DESCRIPTOR`` written in ASCII digits (no sign, no space,
-    no other script's digits); GrantsError naming what was given for anything else."""
+    no other script's digits); GrantsError naming ``what`` and what was given for anything else."""
     numbers: list[object] = [values]  # refused below, unless read as numbers
     if isinstance(values, str):
         texts = values.split(",")
@@ -182,7 +218,7 @@ def descriptor_numbers(values: object) -> tuple[int, ...]:
         if not isinstance(n, int) or isinstance(n, bool) or not 3 <= n <= MAX_DESCRIPTOR:
             shown = values if isinstance(values, (str, bytes)) else numbers
             raise GrantsError(
-                f"pass_fds takes descriptor numbers from 3 to {MAX_DESCRIPTOR} (comma-separated ASCII "
+                f"{what} takes descriptor numbers from 3 to {MAX_DESCRIPTOR} (comma-separated ASCII "
                 f"digits on the launcher's command line), got {shown!r}"
             )
         checked.add(n)

@@ -136,8 +136,6 @@ def pinned(grants: Grants) -> Grants:
     """``grants`` with the identity of every root that has none yet and exists now (``Grants.identities``);
     ``GrantsError`` naming a root whose path goes through a symbolic link, or a hidden file with more
     than one name, or a hidden folder holding one (``_one_name.check_one_name``)."""
-    import dataclasses
-
     from ._grants import GrantsError
     from ._one_name import SecondName, check_one_name
 
@@ -156,4 +154,4 @@ def pinned(grants: Grants) -> Grants:
             added.append((path, *found))
     if not added:
         return grants
-    return dataclasses.replace(grants, identities=(*grants.identities, *added))
+    return grants.replace(identities=(*grants.identities, *added))

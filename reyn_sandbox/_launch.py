@@ -6,8 +6,10 @@ its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends
 `--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
 `status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
 the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the command
-could reopen for more than it was handed (`_standard_descriptors`), then closes
-every descriptor it inherited but 0, 1, 2 and those its `--pass-fds` names (`_close_inherited`).
+could reopen for more than it was handed (`_standard_descriptors`), then closes every descriptor it
+inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`) and its `--stop-fd`
+(`_stop_descriptor`): the read end of the caller's pipe, whose closing or a byte written to it ends
+the sandbox (`_wait`).
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a laun
 if TYPE_CHECKING:
     from typing import NoReturn
 
-USAGE = "usage: python -m reyn_sandbox [--pass-fds N,…] --grants JSON -- COMMAND [ARG…]  (or: --probe)"
+USAGE = (
+    "usage: python -m reyn_sandbox [--pass-fds N,…] [--stop-fd N] --grants JSON -- COMMAND [ARG…]  "
+    "(or: --probe)"
+)
 PROBE = "--probe"
 PASS_FDS = "--pass-fds"
+STOP_FD = "--stop-fd"
 
 
 def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
@@ -61,11 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     probing = words == [PROBE]
     try:
-        keep, words = _passed_fds(words)
+        keep, stop, words = _options(words)
         grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
-    _close_inherited(keep)
+    _close_inherited(keep if stop is None else keep | {stop})
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
     if limits is not None:
@@ -87,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError as exc:
         _supervisor.fail_setup(f"cannot create the sandbox's namespaces: {exc}")
+    if stop is not None and _readable(stop, timeout_ms=0):
+        _supervisor.fail_setup(f"stopped through {STOP_FD} before the command started")
     alive_r, alive_w = os.pipe()
     try:
         pid = os.fork()
@@ -94,12 +102,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _supervisor.fail_setup(f"cannot start the sandbox: {exc}")
     if pid == 0:
         os.close(alive_w)
+        if stop is not None:
+            os.close(stop)  # the caller's control of the sandbox is the launcher's alone
         _start_init(grants, layout, cwd, abi, as_root, command, env, alive_r)
     os.close(alive_r)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, lambda signum, _frame: _supervisor.forward(pid, signum))
-    _, wait_status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(wait_status)
+    code = os.waitstatus_to_exitcode(_wait(pid, stop))
     if probing and code == 0:
         _supervisor.say(1, f"landlock_abi {abi}\n")
     return 128 - code if code < 0 else code
@@ -220,21 +229,70 @@ def _stream_problem(fd: int, pipes: int) -> str:
     return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
 
 
-def _passed_fds(words: list[str]) -> tuple[frozenset[int], list[str]]:
-    """The descriptors ``--pass-fds N,…`` (first, when given) hands to the command, and the words
-    after it; GrantsError for one that is not a number from 3 to 2**31 - 1 (one rule with
-    ``launcher_argv``: ``_grants.descriptor_numbers``) or not open."""
-    if words[:1] != [PASS_FDS]:
-        return frozenset(), words
-    if len(words) < 2:
-        raise GrantsError(USAGE)
-    keep = descriptor_numbers(words[1])
+def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
+    """The options before ``--grants``, each at most once: the descriptors ``--pass-fds N,…`` hands
+    to the command, the ``--stop-fd N`` (``_stop_descriptor``), and the words after them;
+    GrantsError for a repeated option, a descriptor that is not a number from 3 to 2**31 - 1 (one
+    rule with ``launcher_argv``: ``_grants.descriptor_numbers``) or not open, and a stop descriptor
+    that is also passed to the command."""
+    values: dict[str, str] = {}
+    while words[:1] in ([PASS_FDS], [STOP_FD]):
+        if len(words) < 2 or words[0] in values:
+            raise GrantsError(USAGE)
+        values[words[0]] = words[1]
+        words = words[2:]
+    keep = descriptor_numbers(values.get(PASS_FDS, ()))
     for fd in keep:
         try:
             os.fstat(fd)
         except OSError:
             raise GrantsError(f"{PASS_FDS}: descriptor {fd} is not open in the launcher") from None
-    return frozenset(keep), words[2:]
+    stop = _stop_descriptor(values[STOP_FD]) if STOP_FD in values else None
+    if stop in keep:
+        raise GrantsError(f"{STOP_FD}: descriptor {stop} is also in {PASS_FDS}; the command must not get it")
+    return frozenset(keep), stop, words
+
+
+def _stop_descriptor(text: str) -> int:
+    """``--stop-fd N``: one descriptor number (``descriptor_numbers``' rule), open, the read end of a
+    pipe (only a pipe's read end is readable exactly when its caller writes to it or every writer
+    is gone: a file or a socket would end or hold the sandbox for other reasons); GrantsError else."""
+    if "," in text:
+        raise GrantsError(f"{STOP_FD} takes one descriptor number, got {text!r}")
+    (fd,) = descriptor_numbers(text, what=STOP_FD)
+    try:
+        mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        raise GrantsError(f"{STOP_FD}: descriptor {fd} is not open in the launcher") from None
+    if not stat.S_ISFIFO(mode) or flags & os.O_ACCMODE != os.O_RDONLY:
+        raise GrantsError(f"{STOP_FD}: descriptor {fd} is not the read end of a pipe")
+    return fd
+
+
+def _wait(pid: int, stop: int | None) -> int:
+    """PID 1's wait status. With a stop descriptor, the launcher waits for either PID 1's exit or
+    the descriptor becoming readable — the caller wrote to it, or every write end closed (the caller
+    stopped the call, or died: its descriptors close with it, whichever thread started us) — and then
+    kills PID 1, which makes the kernel kill every process in the sandbox. The kernel reaps them all
+    before PID 1's exit can be waited for, so when this returns nothing of the sandbox is left."""
+    if stop is not None:
+        pidfd: int | None = None
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as exc:  # fail closed: a sandbox its caller could not stop does not run on
+            _supervisor.say(2, f"reyn-sandbox: cannot watch the sandbox for {STOP_FD}; ended it: {exc}\n")
+        if pidfd is None or pidfd not in _readable(pidfd, stop):
+            _supervisor.forward(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
+
+
+def _readable(*fds: int, timeout_ms: int | None = None) -> set[int]:
+    """Those of ``fds`` that are readable or hung up, waiting up to ``timeout_ms`` (None: until one
+    is). ``poll``, not ``select``: a caller's descriptor number may be above select's 1023."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return {fd for fd, _events in poller.poll(timeout_ms)}
 
 
 def _close_inherited(keep: frozenset[int]) -> None:
@@ -310,7 +368,7 @@ def _start_init(
         # Only now: each credential change during confinement cleared it. The launcher may have died
         # before this prctl; its end of the pipe closed means it did.
         sc.prctl(sc.PR_SET_PDEATHSIG, signal.SIGKILL)
-        if select.select([alive_r], [], [], 0)[0]:
+        if _readable(alive_r, timeout_ms=0):
             os._exit(125)
         os.close(alive_r)
     except Exception as exc:  # any setup failure (a path that cannot be encoded too): one line, 125

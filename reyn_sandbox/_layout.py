@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from dataclasses import dataclass
 
 from . import _identity
 from ._grants import Grants
 from ._paths import path_within
 from ._secret_covers import secret_covers
+from ._value import Value
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """Read-only for every command: programs, shared libraries, and /etc (ld.so.cache, passwd, ssl
@@ -26,34 +26,56 @@ certificates, timezone). /etc's secrets (shadow, ssh host keys) are root-only fi
 the sandbox's non-root uid."""
 
 
-@dataclass(frozen=True)
-class Mount:
+class Mount(Value):
     """One path bound into the view: its location and whether the command may write it."""
+
+    __slots__ = ("granted", "identity", "path", "pin", "what", "writable")
 
     path: str
     writable: bool
-    granted: bool = False
+    granted: bool
     """One of the grants' roots (not a system or interpreter directory)."""
-    identity: tuple[int, int, bool] | None = None
+    identity: tuple[int, int, bool] | None
     """A granted root's identity as the host found it (`Grants.identities`), checked at the bind."""
-    what: str = ""
+    what: str
     """How errors name a granted root ("write root /w")."""
-    pin: bool = False
+    pin: bool
     """A folder between a write root and a `hide` or `read_only` path, bound onto itself so that the
     command cannot rename it (a mount point cannot be renamed: EBUSY) and move the path away from
     what the next call covers. Not a grant: it lies inside its write root already."""
 
+    def __init__(
+        self,
+        path: str,
+        writable: bool,
+        granted: bool = False,
+        identity: tuple[int, int, bool] | None = None,
+        what: str = "",
+        pin: bool = False,
+    ) -> None:
+        self._init(path=path, writable=writable, granted=granted, identity=identity, what=what, pin=pin)
 
-@dataclass(frozen=True)
-class Layout:
+
+class Layout(Value):
     """The resolved view: what is mounted where, what is hidden, what the interpreter needs."""
+
+    __slots__ = ("hidden", "mounts", "secret_covers", "symlinks")
 
     mounts: tuple[Mount, ...]
     symlinks: tuple[tuple[str, str], ...]
     hidden: tuple[tuple[str, bool], ...]
     """Each hidden path, and whether the host found it (it has an identity): then it must be there."""
-    secret_covers: tuple[str, ...] = ()
+    secret_covers: tuple[str, ...]
     """What hides the host's secret files (`_secret_covers.secret_covers`): each must be there."""
+
+    def __init__(
+        self,
+        mounts: tuple[Mount, ...],
+        symlinks: tuple[tuple[str, str], ...],
+        hidden: tuple[tuple[str, bool], ...],
+        secret_covers: tuple[str, ...] = (),
+    ) -> None:
+        self._init(mounts=mounts, symlinks=symlinks, hidden=hidden, secret_covers=secret_covers)
 
     @property
     def read_paths(self) -> list[str]:

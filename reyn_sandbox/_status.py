@@ -7,10 +7,10 @@ import errno
 import functools
 import os
 import sys
-from dataclasses import dataclass
 
 from . import _landlock
 from . import _syscalls as sc
+from ._value import Value
 
 PRETEND_ENV = "REYN_SANDBOX_PRETEND_MISSING"
 """Comma-separated features to treat as missing (`landlock`, `userns`): for testing the refusal path.
@@ -23,9 +23,10 @@ class SandboxUnavailable(Exception):
     """The kernel cannot confine a command here; the message says what is missing."""
 
 
-@dataclass(frozen=True)
-class SandboxStatus:
-    """Whether commands can be confined here and by what."""
+class SandboxStatus(Value):
+    """Whether commands can be confined here and by what (immutable, equal by fields)."""
+
+    __slots__ = ("available", "enforced", "landlock_abi", "reason")
 
     available: bool
     """True when every mechanism the promise needs is present."""
@@ -33,8 +34,13 @@ class SandboxStatus:
     """The kernel's Landlock ABI (None: absent or disabled)."""
     enforced: tuple[str, ...]
     """Names of what a confined command is held by (with network not granted)."""
-    reason: str | None = None
+    reason: str | None
     """Why not, when `available` is False."""
+
+    def __init__(
+        self, available: bool, landlock_abi: int | None, enforced: tuple[str, ...], reason: str | None = None
+    ) -> None:
+        self._init(available=available, landlock_abi=landlock_abi, enforced=enforced, reason=reason)
 
 
 def _platform_problem() -> str | None:

@@ -11,7 +11,6 @@ import os
 import resource
 import signal
 import threading
-from dataclasses import dataclass, field
 
 from . import _filesystem, _landlock, _seccomp
 from . import _syscalls as sc
@@ -55,13 +54,15 @@ def say(fd: int, text: str) -> None:
         pass
 
 
-@dataclass
 class _Watch:
     """What the sampler saw: the peak address space of any process, and whether the process cap hit."""
 
-    peak_vm_bytes: int = 0
-    processes_hit: bool = False
-    stop: threading.Event = field(default_factory=threading.Event)
+    __slots__ = ("peak_vm_bytes", "processes_hit", "stop")
+
+    def __init__(self) -> None:
+        self.peak_vm_bytes = 0
+        self.processes_hit = False
+        self.stop = threading.Event()
 
 
 def confine(grants: Grants, layout: Layout, cwd: str, abi: int, as_root: bool) -> None:

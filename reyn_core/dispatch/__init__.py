@@ -6,9 +6,11 @@ from ..calls import ToolCall, ToolCallHooks, ToolCallOutcome
 from .audit import JsonlAuditLog, argument_hash
 from .batch import BatchCall, dispatch_batch
 from .dispatcher import dispatch_tool, invoke_tool
+from .runner import HandlerThreads
 
 __all__ = [
     "BatchCall",
+    "HandlerThreads",
     "JsonlAuditLog",
     "ToolCall",
     "ToolCallHooks",

@@ -192,13 +192,12 @@ async def invoke_tool(
         # The gates again (available() sees this surface), decided by gates.check: the layers the
         # snapshot fixes were decided once, by it, and the snapshot holds the answer per surface.
         # The call's exclude / allowed_ops are in call_ctx (``_carrying``): nothing is passed beside it.
-        refused = prepared.refusals.get(surface, _UNDECIDED)
-        if refused is _UNDECIDED:  # this tool's first call on this surface (or an unknown surface)
-            decision = gates.check(tool, surface, call_ctx, registry=registry)
-        else:
-            decision = gates.decide(
-                tool, surface, call_ctx, registry.operator, refused, _NO_NAMES, None, registry.failures
-            )
+        if tool.available is None:
+            decision = _gate_decision(prepared, registry, surface, call_ctx)
+        else:  # its own check may take its deadline: asked off the event loop, as a call's other waits
+            import asyncio
+
+            decision = await asyncio.to_thread(_gate_decision, prepared, registry, surface, call_ctx)
         if not decision.allowed:
             raise _refusal(tool, surface, decision)
         # the handler first: resolving a lazy one settles the tool's one validator with it
@@ -255,6 +254,18 @@ async def invoke_tool(
     if admitted is not None or (hooks is not None and hooks.after):
         await _ended(registry, admitted, call, ToolCallOutcome("ok", _since(started), result=result))
     return result
+
+
+def _gate_decision(
+    prepared: PreparedTool, registry: ToolRegistry, surface: str, ctx: ToolContext
+) -> gates.Decision:
+    """The gates' answer for one call: the layers the snapshot fixes, decided once by
+    ``gates.check`` and then held per surface, and the rest (the tool's own check included)."""
+    tool = prepared.definition
+    refused = prepared.refusals.get(surface, _UNDECIDED)
+    if refused is _UNDECIDED:  # this tool's first call on this surface (or an unknown surface)
+        return gates.check(tool, surface, ctx, registry=registry)
+    return gates.decide(tool, surface, ctx, registry.operator, refused, _NO_NAMES, None, registry.failures)
 
 
 def _since(started: float) -> float:

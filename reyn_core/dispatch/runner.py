@@ -1,12 +1,14 @@
 """Running a handler: async handlers awaited, sync ones in a worker thread, under the tool's timeout,
-with ``sys.exit()`` contained."""
+with ``sys.exit()`` contained; a host may count a call's handler threads to their end
+(``HandlerThreads``)."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolTimeout, describe_exception
@@ -14,6 +16,115 @@ from ..tool import ToolDefinition
 
 if TYPE_CHECKING:
     import asyncio
+
+
+class HandlerThreads:
+    """The worker threads the sync handlers of one call run in, for a host that counts the call
+    until the last of them ends. A caller's cancellation (an MCP client's ``notifications/cancelled``)
+    and a tool's timeout end the call for its caller at once, but a thread cannot be stopped: its
+    handler runs on, holding what the call held. The calls dispatched inside ``counting()`` (this task
+    and the tasks it starts) count their handlers' threads here; ``when_ended(callback)`` calls
+    ``callback`` on the event loop once none runs (at once when none does). A handler whose call was
+    cancelled before its thread took it never starts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._callbacks: list[Callable[[], None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[HandlerThreads]:
+        """Count the handler threads of the calls dispatched within."""
+        token = _COUNTING.set(self)
+        try:
+            yield self
+        finally:
+            _COUNTING.reset(token)
+
+    @staticmethod
+    def current() -> HandlerThreads | None:
+        """The ``HandlerThreads`` counting the calls of this context (None when none does)."""
+        return _COUNTING.get()
+
+    @property
+    def running(self) -> int:
+        """How many of the call's handler threads run (or wait to run) now."""
+        return self._running
+
+    def when_ended(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once no handler thread of the call runs: now, or on the event loop when
+        the last one ends."""
+        with self._lock:
+            if self._running:
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def _wrap(self, fn: Callable[..., Any]) -> tuple[Callable[..., Any], _ThreadRun]:
+        import asyncio
+
+        self._loop = asyncio.get_running_loop()
+        with self._lock:
+            self._running += 1
+        run = _ThreadRun(self)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            if not run.enter():  # its call was cancelled before a thread took it: never started
+                return None
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                run.end()
+
+        return counted, run
+
+    def _one_ended(self) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running:
+                return
+            callbacks, self._callbacks = self._callbacks, []
+        if callbacks and self._loop is not None:
+            try:
+                for callback in callbacks:
+                    self._loop.call_soon_threadsafe(callback)
+            except RuntimeError:  # the loop is closed: nothing is left to release
+                pass
+
+
+class _ThreadRun:
+    """One handler's run in a thread: queued, then running, then ended — or dropped unrun."""
+
+    __slots__ = ("state", "threads")
+
+    def __init__(self, threads: HandlerThreads) -> None:
+        self.threads, self.state = threads, "queued"
+
+    def enter(self) -> bool:
+        with self.threads._lock:
+            if self.state == "dropped":
+                return False
+            self.state = "running"
+            return True
+
+    def end(self) -> None:
+        with self.threads._lock:
+            self.state = "ended"
+        self.threads._one_ended()
+
+    def drop_if_queued(self) -> None:
+        """Its caller waits no longer: a run no thread took yet will never start (it ends now)."""
+        with self.threads._lock:
+            if self.state != "queued":
+                return
+            self.state = "dropped"
+        self.threads._one_ended()
+
+
+_COUNTING: contextvars.ContextVar[HandlerThreads | None] = contextvars.ContextVar(
+    "reyn_handler_threads", default=None
+)
 
 
 class HandlerExit(Exception):
@@ -101,12 +212,20 @@ async def run_handler(
     ``handler_exit``: the common case, without this coroutine's frame.)"""
     if is_async:
         return await within(fn(**kwargs), tool)
-    if tool.timeout_s is None:
-        import asyncio
+    threads = _COUNTING.get()
+    run = None
+    if threads is not None:  # a host counts this call until its thread ends (HandlerThreads)
+        fn, run = threads._wrap(fn)
+    try:
+        if tool.timeout_s is None:
+            import asyncio
 
-        result = await _contain_exit(asyncio.to_thread(fn, **kwargs))
-    else:
-        result = await within(_in_daemon_thread(fn, (), kwargs, tool.name), tool)
+            result = await _contain_exit(asyncio.to_thread(fn, **kwargs))
+        else:
+            result = await within(_in_daemon_thread(fn, (), kwargs, tool.name), tool)
+    finally:
+        if run is not None:
+            run.drop_if_queued()
     if inspect.isawaitable(result):  # a sync callable that returned a coroutine
         result = await within(result, tool)
     return result

@@ -129,6 +129,7 @@ HOST_API = {
     "definition_digest",
     "describe_exception",
     "dispatch_tool",
+    "HandlerThreads",  # a host counting a call until its handler thread ends (mcp serve)
     "estimate_tokens",
     "explain_unavailable_tool",
     "found_tool_names",

@@ -65,5 +65,5 @@ assert '"name": "read_file"' in out.getvalue()
     assert "logging" not in modules and not any(m.split(".")[0] == "reyn_isolation" for m in modules)
     assert "reyn_sandbox._grant_keys" in modules  # control: the packs' settings took the grant keys
     light = {"reyn_sandbox", "reyn_sandbox._contract", "reyn_sandbox._grant_keys", "reyn_sandbox._grants"}
-    light |= {"reyn_sandbox._profile_grants", "reyn_sandbox._paths"}
+    light |= {"reyn_sandbox._profile_grants", "reyn_sandbox._paths", "reyn_sandbox._value"}
     assert {m for m in modules if m.startswith("reyn_sandbox")} <= light and "ctypes" not in modules

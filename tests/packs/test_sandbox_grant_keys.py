@@ -3,8 +3,6 @@ server's settings and the launcher's ``Grants`` name the same grants."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 SHARED = {"read_roots", "write_roots", "network", "hide", "read_only"}
@@ -33,7 +31,7 @@ def test_shell_and_mcp_take_the_one_declaration_of_the_grant_keys() -> None:
 def test_grant_keys_are_the_launchers_fields() -> None:
     import reyn_sandbox
 
-    launcher = {f.name for f in dataclasses.fields(reyn_sandbox.Grants)}
+    launcher = set(reyn_sandbox.Grants.field_names())
     # uid/gid: who the command runs as under root, the launcher's choice, not a grant of reach;
     # identities: what the host found at each root when it checked it, never the operator's to write;
     # secrets: the host's secret files, which the host adds (resolve_grants), never the operator

@@ -25,6 +25,19 @@ NOBODY = 65534
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
 TIMEOUT = 60
 
+# A command (given a pipe's write end as its first argument) that leaves a grandchild in a new session
+# that holds the pipe's write end, writes `grandchild-alive` and would sleep for an hour.
+DOUBLE_FORK = (
+    "import os, sys, time\n"
+    "fd = int(sys.argv[1])\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        os.write(fd, b'grandchild-alive\\n'); time.sleep(3600)\n"
+    "    os._exit(0)\n"
+    "os.wait(); time.sleep(0.5)\n"
+)
+
 
 def _nobody_python() -> str | None:
     """An interpreter uid 65534 can run that can import this checkout's reyn_sandbox."""
@@ -50,10 +63,14 @@ class Sandbox:
     python: str
 
     def argv(
-        self, command: Sequence[str], grants: reyn_sandbox.Grants, pass_fds: Sequence[int] = ()
+        self,
+        command: Sequence[str],
+        grants: reyn_sandbox.Grants,
+        pass_fds: Sequence[int] = (),
+        stop_fd: int | None = None,
     ) -> list[str]:
-        """The launcher's argv for this caller (handing the command ``pass_fds``)."""
-        launcher = reyn_sandbox.launcher_argv(command, grants, pass_fds=pass_fds)
+        """The launcher's argv for this caller (handing the command ``pass_fds``; watching ``stop_fd``)."""
+        launcher = reyn_sandbox.launcher_argv(command, grants, pass_fds=pass_fds, stop_fd=stop_fd)
         if self.runner == "root":
             return launcher
         # The same launcher argv, started by uid 65534 with an interpreter that user can run.
@@ -74,16 +91,17 @@ class Sandbox:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         pass_fds: Sequence[int] = (),
+        stop_fd: int | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run `command` confined and wait (bounded: every test's limit is far below TIMEOUT)."""
         return subprocess.run(
-            self.argv(command, grants, pass_fds),
+            self.argv(command, grants, pass_fds, stop_fd),
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
             env={"PATH": "/usr/bin:/bin", **(env or {})},
             cwd=cwd or "/",
-            pass_fds=pass_fds,
+            pass_fds=(*pass_fds, *([] if stop_fd is None else [stop_fd])),
         )
 
     def python_code(

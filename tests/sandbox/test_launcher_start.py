@@ -140,29 +140,33 @@ print(code, *sorted(Recorder.names))
 
 def test_a_module_the_stdlib_tries_optionally_does_not_run_from_the_packages_folder(tmp_path: Path) -> None:
     """The launcher loads reyn_sandbox by its exact location and puts no folder on sys.path: a module
-    beside the package named as one the stdlib tries when it is there (``org``, which ``copy`` —
-    imported through ``dataclasses`` — tries) is not imported in the launcher, which runs as root
-    before confinement."""
+    beside the package named as one the stdlib tries when it is there (``org``, which ``copy`` tries)
+    is not imported in the launcher, which runs as root before confinement. Its own imports now try
+    no such module at all (``dataclasses``, which imported ``copy``, is gone from them)."""
     parent, marker = tmp_path / "site-packages", tmp_path / "ran"
     recorded = subprocess.run(
         [sys.executable, "-I", "-S", "-c", RECORD_OPTIONAL, str(Path(PACKAGE_PARENT))],
         capture_output=True, text=True, cwd="/", timeout=TIMEOUT, check=True,
     )  # fmt: skip
     code, *tried = recorded.stdout.splitlines()[-1].split()
-    assert code == "0" and tried, recorded.stdout
+    # Positive control: the recorder sees a module the stdlib tries (``copy`` tries ``org``).
+    with_copy = RECORD_OPTIONAL.replace(
+        "from reyn_sandbox._launch import main", "import copy\nfrom reyn_sandbox._launch import main"
+    )
+    control_record = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", with_copy, str(Path(PACKAGE_PARENT))],
+        capture_output=True, text=True, cwd="/", timeout=TIMEOUT, check=True,
+    )  # fmt: skip
+    assert code == "0", recorded.stdout
+    assert [name for name in tried if name != "reyn_sandbox"] == []
+    assert "org" in control_record.stdout.splitlines()[-1].split()
     _launch_from(parent, marker, sorted({*tried, "org"} - {"reyn_sandbox"}))
 
     # The caller (the folder on its path) imports them; the launcher, which got --grants, none.
     assert [mark for mark in _marks(marker) if mark.endswith(" launcher")] == []
     marker.unlink(missing_ok=True)
     # Positive control: with that folder on the path the ordinary way (after the stdlib, as the
-    # launcher used to put it), the same launch of the probe imports each module it tries.
-    old_boot = (
-        f"import sys; sys.path.append({str(parent)!r}); from reyn_sandbox._launch import launch; launch()"
-    )
-    control = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", old_boot, "--probe"], capture_output=True, text=True, cwd="/",
-        timeout=TIMEOUT,
-    )  # fmt: skip
-    assert control.returncode == 0, control.stderr
-    assert _marks(marker) == sorted(f"{name} other" for name in tried if name != "reyn_sandbox")
+    # launcher used to put it), a module the stdlib tries runs from it.
+    old_boot = f"import sys; sys.path.append({str(parent)!r}); import copy"
+    subprocess.run([sys.executable, "-I", "-S", "-c", old_boot], cwd="/", timeout=TIMEOUT, check=True)
+    assert _marks(marker) == ["org other"]

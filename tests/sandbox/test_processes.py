@@ -11,22 +11,11 @@ from pathlib import Path
 
 from reyn_sandbox import Grants
 
-from .conftest import TIMEOUT, Sandbox
+from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
 
 FORK_BOMB = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
 MEMORY_HOG = "hog = []\nwhile True:\n    hog.append(bytearray(1024 * 1024))\n"
 BUSY_LOOP = "while True:\n    pass\n"
-# Leaves a grandchild in a new session that holds the pipe's write end and would sleep for an hour.
-DOUBLE_FORK = (
-    "import os, sys, time\n"
-    "fd = int(sys.argv[1])\n"
-    "if os.fork() == 0:\n"
-    "    os.setsid()\n"
-    "    if os.fork() == 0:\n"
-    "        os.write(fd, b'grandchild-alive\\n'); time.sleep(3600)\n"
-    "    os._exit(0)\n"
-    "os.wait(); time.sleep(0.5)\n"
-)
 
 
 def test_a_fork_bomb_ends_at_max_processes(sandbox: Sandbox) -> None:

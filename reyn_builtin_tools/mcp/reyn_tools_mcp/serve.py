@@ -38,9 +38,16 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from reyn_core import HostBridge, ToolContext, ToolDenied
-from reyn_core.host import ToolRegistry, adapt_parameters, dispatch_tool, output_schema, render_router
+from reyn_core.host import (
+    HandlerThreads,
+    ToolRegistry,
+    adapt_parameters,
+    dispatch_tool,
+    output_schema,
+    render_router,
+)
 
-from .serve_http_middleware import hold_place
+from .serve_http_middleware import answer_expected, hold_place
 from .serve_reports import reporter_for, set_level
 from .serve_tracing import McpSpanAttributes
 
@@ -54,10 +61,10 @@ DEFAULT_AGENT = "mcp"
 DEFAULT_MAX_CONCURRENT_CALLS = 64
 LISTING_THREADS = 2
 """Threads one server lists its tools in: its own, so a burst of tools/list leaves the default executor."""
-PENDING_TTL_S = 600.0
-DEFAULT_ANSWER_TIMEOUT_S = PENDING_TTL_S
-"""How long a call waits for its user's answer (``--answer-timeout``): as long as a 2026-07-28
-client's ``requestState`` lives, so neither way of asking waits longer than the other."""
+DEFAULT_ANSWER_TIMEOUT_S = 600.0
+"""How long a call waits for its user's answer (``--answer-timeout``), both ways of asking: a
+mid-call ask (elicitation) waits this long, and a 2026-07-28 ``requestState`` (a deferred tool's
+result, an approval question) is honoured this long after it was issued."""
 MAX_PENDING = 1024
 INSTRUCTIONS = (
     "Tools from a Reyn registry. Each call is checked against the operator's gates and the tool's "
@@ -191,9 +198,33 @@ async def answer_within(
     ``--max-connections`` place while it waits, ends then)."""
     try:
         async with asyncio.timeout(timeout_s):
-            return await request.session.elicit_form(message, schema, related_request_id=request.request_id)
+            return await _ask_client(request, message, schema)
     except TimeoutError:
         return None
+
+
+ASK_ID_PREFIX = "reyn-ask-"
+
+
+async def _ask_client(request: Any, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+    """``elicitation/create`` on the call's own stream. Over HTTP it goes out under an id of this
+    server's own (unguessable; the SDK's documented ``request_id`` option) that the HTTP layer knows
+    is awaited, so the POST carrying the answer passes ``--max-connections`` (``InFlightRequests``):
+    the call waiting for it holds a place. Elsewhere (stdio), or should the SDK not offer the request's
+    own channel, the SDK's ``elicit_form`` (its answer then counts like any request: fail closed)."""
+    expect = answer_expected(request)
+    channel = getattr(request.session, "_request_outbound", None)  # the SDK's send_request uses it
+    if expect is None or not callable(getattr(channel, "send_raw_request", None)):
+        return await request.session.elicit_form(message, schema, related_request_id=request.request_id)
+    ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+    data = ask.model_dump(by_alias=True, mode="json", exclude_none=True)
+    request_id = ASK_ID_PREFIX + secrets.token_urlsafe(18)
+    answered = expect(request_id)
+    try:
+        raw = await channel.send_raw_request(data["method"], data.get("params"), {"request_id": request_id})
+    finally:
+        answered()
+    return types.ElicitResult.model_validate(raw, by_name=False)
 
 
 async def _ask_user(*, question: str, options: list[str], ctx: ToolContext) -> dict[str, Any]:
@@ -253,7 +284,7 @@ class ServedRegistry:
     _deferred: tuple[str, ...] | None = field(default=None, repr=False)
     _slots: asyncio.Semaphore | None = field(default=None, repr=False)
     _pending: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
-    _approval_states: dict[str, str] = field(default_factory=dict, repr=False)
+    _approval_states: dict[str, tuple[str, float]] = field(default_factory=dict, repr=False)
     transport: str = "stdio"
     _sessions: dict[str, None] = field(default_factory=dict, repr=False)  # ordered: oldest first
     _stdio_session: str = field(default_factory=lambda: "stdio-" + secrets.token_hex(8), repr=False)
@@ -331,20 +362,28 @@ class ServedRegistry:
             return _error_result(f"the server is shutting down; {name!r} was not called")
         # The call counts as running (the shutdown wait) and, over HTTP, keeps its request's
         # --max-connections place from here until it ends, even if its client hangs up first (the
-        # SDK does not cancel it then): its tool's run and every wait for its user's answer.
+        # SDK does not cancel it then): its tool's run and every wait for its user's answer. A call
+        # its client cancels ends for the SDK at once, but a sync tool's thread runs on: the call
+        # ends when that thread does (HandlerThreads), and only then gives its place back.
         self._started()
         release_place = hold_place(request)
+        threads = HandlerThreads()
         timeout_token = _ANSWER_TIMEOUT.set(self.answer_timeout_s)  # for every ask of this call
         try:
-            if approving:
-                answered = await self._approval_answer(name, arguments, state, request)
-                return result_from_envelope(answered, self.registry.get(name).returns)
-            return await self._run(name, arguments, request, with_elicitation, deferred)
+            with threads.counting():
+                if approving:
+                    answered = await self._approval_answer(name, arguments, state, request)
+                    return result_from_envelope(answered, self.registry.get(name).returns)
+                return await self._run(name, arguments, request, with_elicitation, deferred)
         finally:
             _ANSWER_TIMEOUT.reset(timeout_token)
-            self._finished()
-            if release_place is not None:
-                release_place()
+            threads.when_ended(lambda: self._ended(release_place))
+
+    def _ended(self, release_place: Any) -> None:
+        """A call ended, its tool's thread included: it no longer runs nor holds its place."""
+        self._finished()
+        if release_place is not None:
+            release_place()
 
     async def _run(
         self, name: str, arguments: Any, request: Any, with_elicitation: bool, deferred: bool
@@ -378,7 +417,9 @@ class ServedRegistry:
         changes = {k: v for k, v in (("reporter", reporter), ("session", session)) if v is not None}
         ctx = replace(self.ctx, **changes) if changes else self.ctx
         try:
-            async with self._slots:
+            slots = self._slots
+            await slots.acquire()
+            try:
                 if self._closing:  # where a tool starts: a stopping server starts none, queued ones too
                     return ToolDenied(
                         f"the server is shutting down; {name!r} was not run", tool=name
@@ -392,6 +433,12 @@ class ServedRegistry:
                     exclude=self.exclude(with_elicitation),
                     approval=approval,
                 )
+            finally:  # the slot is the tool's until its thread ends (a cancelled call's runs on)
+                threads = HandlerThreads.current()
+                if threads is None:
+                    slots.release()
+                else:
+                    threads.when_ended(slots.release)
         finally:
             if reporter is not None:
                 await reporter.drain()
@@ -419,10 +466,12 @@ class ServedRegistry:
         if request is not None and not request.session.can_send_request:
             # 2026-07-28: no requests to the client mid-call; the client answers and retries.
             token = self._remember(name)
-            self._pending.pop(token, None)
+            asked_at = self._pending.pop(token)[1]
+            for key in [k for k, (_, t) in self._approval_states.items() if self._expired(t)]:
+                del self._approval_states[key]  # never answered: the request ends at its TTL
             while len(self._approval_states) >= MAX_PENDING:  # bounded like the deferred answers
                 del self._approval_states[next(iter(self._approval_states))]
-            self._approval_states[token] = approval
+            self._approval_states[token] = (approval, asked_at)
             ask = types.ElicitRequest(
                 params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
@@ -436,10 +485,13 @@ class ServedRegistry:
 
     async def _approval_answer(self, name: str, arguments: Any, state: str, request: Any) -> dict[str, Any]:
         """The retry (2026-07-28) carrying the user's answer to an approval question."""
-        approval = self._approval_states.pop(state)
+        approval, asked_at = self._approval_states.pop(state)
         responses = request.params.get("inputResponses") or {}
         raw = responses.get("approve") if isinstance(responses, Mapping) else None
         answer = types.ElicitResult.model_validate(raw) if isinstance(raw, Mapping) else None
+        if self._expired(asked_at):  # denied, as a mid-call ask is: the answer came too late
+            late: dict[str, Any] = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
+            answer = types.ElicitResult(action="cancel", content=late)
         return await self._decided(name, arguments, approval, answer, request)
 
     async def _decided(
@@ -546,7 +598,7 @@ class ServedRegistry:
         import time
 
         now = time.monotonic()
-        for key in [k for k, (_, t) in self._pending.items() if now - t > PENDING_TTL_S]:
+        for key in [k for k, (_, t) in self._pending.items() if self._expired(t)]:
             del self._pending[key]
         while len(self._pending) >= MAX_PENDING:
             del self._pending[next(iter(self._pending))]
@@ -554,12 +606,17 @@ class ServedRegistry:
         self._pending[token] = (name, now)
         return token
 
-    def _answer(self, name: str, state: Any, request: Any) -> dict[str, Any]:
-        """The retry of a deferred call carrying the user's answer (``requestState`` + responses)."""
+    def _expired(self, asked_at: float) -> bool:
+        """Whether an answer to a question asked at ``asked_at`` (``time.monotonic``) comes too late:
+        past ``--answer-timeout``, the one deadline of every way of asking."""
         import time
 
+        return time.monotonic() - asked_at > self.answer_timeout_s
+
+    def _answer(self, name: str, state: Any, request: Any) -> dict[str, Any]:
+        """The retry of a deferred call carrying the user's answer (``requestState`` + responses)."""
         pending = self._pending.pop(state, None) if isinstance(state, str) else None
-        if pending is None or pending[0] != name or time.monotonic() - pending[1] > PENDING_TTL_S:
+        if pending is None or pending[0] != name or self._expired(pending[1]):
             return ToolDenied(
                 f"no deferred call of {name!r} is waiting for this answer (unknown or expired requestState)",
                 tool=name,
@@ -747,8 +804,8 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=DEFAULT_ANSWER_TIMEOUT_S,
         metavar="SECONDS",
-        help="how long a call waits for its user's answer (elicitation); then it is denied "
-        f"(default {DEFAULT_ANSWER_TIMEOUT_S:g})",
+        help="how long a call waits for its user's answer (elicitation), and how long a 2026-07-28 "
+        f"requestState is honoured; then it is denied (default {DEFAULT_ANSWER_TIMEOUT_S:g})",
     )
     from .serve_http import add_http_options
 

@@ -8,7 +8,8 @@
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
 - Request bodies are bounded (``--max-request-bytes``, 413), requests being answered and calls
   running too (``--max-connections``, 503: a call counts until it ends, even once its client hung
-  up; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
+  up, and a cancelled one until its tool's thread ends; the user's answers to what the server asked
+  are not refused; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
   (``--max-sessions``, 503) and their idle time (``--session-idle-timeout``), and tool calls run
   at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
@@ -347,7 +348,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         def capture_signals(self) -> Iterator[None]:  # the signals are ours (below)
             yield
 
-    in_flight = InFlightRequests(build_http_app(server, options), limit=options.max_connections)
+    in_flight = InFlightRequests(
+        build_http_app(server, options), limit=options.max_connections, max_body=options.max_request_bytes
+    )
     config = uvicorn.Config(
         in_flight,
         host=options.host,

@@ -46,6 +46,12 @@ class BearerTokenGuard:
 
 PLACE = "reyn.place"
 """The ASGI scope key under which ``InFlightRequests`` leaves a request's ``hold`` (``hold_place``)."""
+ANSWERS = "reyn.answers"
+"""The ASGI scope key under which ``InFlightRequests`` leaves its ``expect_answer`` (``answer_expected``)."""
+ANSWER_MAX_BYTES = 256 * 1024
+"""The largest body that may pass the cap as answers (never more than ``--max-request-bytes``)."""
+ANSWER_READ_S = 10.0
+"""How long a body that may be answers is read for, at the cap, before it is refused."""
 
 
 class InFlightRequests:
@@ -65,17 +71,26 @@ class InFlightRequests:
     (on a loaded machine it did, and met its own previous request's place).
 
     Two uses. ``limit`` (``--max-connections``): a request arriving while ``limit`` are being
-    answered gets 503 with ``Retry-After`` and is not handed to the server. And a stopping server
+    answered gets 503 with ``Retry-After`` and is not handed to the server — except the user's
+    answers the server is waiting for (``expect_answer``): a call waiting for its user holds a place,
+    and its answer comes in a POST of its own, so at a cap of N, N calls waiting for answers would
+    refuse their own answers. At the cap a body is let through uncounted only when it is nothing but
+    JSON-RPC responses (a result or an error, no method) to ids the server is waiting on, at most one
+    request at a time per id, at most ``ANSWER_MAX_BYTES`` (and ``max_body``) read within
+    ``ANSWER_READ_S``; anything else — a request, a mixed batch, an unknown id, a larger or slower
+    body — counts and is refused. The ids are the server's own unguessable ones. And a stopping server
     waits for the count to reach zero (``answered``): a call that finished its work has finished only
     when its answer left — else a loaded machine closes the connection under a result that was about
     to be written.
     """
 
-    def __init__(self, app: ASGIApp, limit: int | None = None) -> None:
+    def __init__(self, app: ASGIApp, limit: int | None = None, max_body: int = ANSWER_MAX_BYTES) -> None:
         import asyncio
 
         self.app = app
         self.limit = limit
+        self.max_answer_bytes = min(max_body, ANSWER_MAX_BYTES)
+        self._awaited: dict[str, bool] = {}  # an id the server waits on → an answer to it is in
         self.refused = 0
         self._count = 0
         self._idle = asyncio.Event()
@@ -86,6 +101,10 @@ class InFlightRequests:
             await self.app(scope, receive, send)
             return
         if self.limit is not None and self._count >= self.limit:
+            answers = await self._answers(scope, receive) if self._awaited else None
+            if answers is not None:  # the user's answers to what the server asked: never refused
+                await self._pass_answers(scope, receive, send, *answers)
+                return
             self.refused += 1
             if self.refused == 1 or self.refused % 1000 == 0:
                 log.warning(
@@ -121,10 +140,67 @@ class InFlightRequests:
                 request_done()  # the answer has left in full: the request no longer holds the place
 
         scope[PLACE] = hold
+        scope[ANSWERS] = self.expect_answer
         try:
             await self.app(scope, receive, send_then_release)
         finally:
             request_done()
+
+    def expect_answer(self, request_id: str) -> Callable[[], None]:
+        """The server sent a request (``request_id``, its own unguessable id) and waits for the
+        answer: a body of responses to it passes the cap until the returned function is called."""
+        self._awaited[request_id] = False
+        return _once(lambda: self._awaited.pop(request_id, None))
+
+    async def _answers(self, scope: Scope, receive: Receive) -> tuple[bytes, list[str]] | None:
+        """The body and its ids when it is nothing but responses to awaited ids, none of them being
+        answered now (read bounded in size and time); None otherwise (the request counts)."""
+        import asyncio
+
+        for key, value in scope.get("headers", ()):
+            if key.lower() == b"content-length" and not (
+                value.isdigit() and int(value) <= self.max_answer_bytes
+            ):
+                return None  # said to be larger than answers may be: not read
+        body = bytearray()
+        try:
+            async with asyncio.timeout(ANSWER_READ_S):
+                while True:
+                    message = await receive()
+                    if message.get("type") != "http.request":
+                        return None
+                    body += message.get("body", b"")
+                    if len(body) > self.max_answer_bytes:
+                        return None
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            return None
+        ids = _response_ids(bytes(body))
+        if ids is None or any(self._awaited.get(i) is not False for i in ids):
+            return None
+        return bytes(body), ids
+
+    async def _pass_answers(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, ids: list[str]
+    ) -> None:
+        for i in ids:
+            self._awaited[i] = True
+        replayed = False
+
+        async def receive_again() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        try:
+            await self.app(scope, receive_again, send)
+        finally:
+            for i in ids:
+                if i in self._awaited:
+                    self._awaited[i] = False
 
     def _take(self) -> None:
         self._count += 1
@@ -152,6 +228,40 @@ def _once(action: Callable[[], None]) -> Callable[[], None]:
     return run
 
 
+def _response_ids(body: bytes) -> list[str] | None:
+    """The ids of ``body`` when it is one JSON-RPC response or a batch of nothing else (each a
+    ``result`` or an ``error``, no ``method``, a string id, no id twice); None otherwise."""
+    import json
+
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    items = decoded if isinstance(decoded, list) else [decoded]
+    ids = []
+    for item in items:
+        if (
+            not isinstance(item, dict)
+            or item.get("jsonrpc") != "2.0"
+            or "method" in item
+            or ("result" in item) == ("error" in item)
+            or not isinstance(item.get("id"), str)
+            or not set(item) <= {"jsonrpc", "id", "result", "error"}
+        ):
+            return None
+        ids.append(item["id"])
+    return ids if ids and len(set(ids)) == len(ids) else None
+
+
+def answer_expected(request: Any) -> Callable[[str], Callable[[], None]] | None:
+    """``InFlightRequests.expect_answer`` of the HTTP request a call came through (None when it came
+    through no such request: stdio, in process): the server is about to ask its client under an id
+    of its own and wait for the answer."""
+    scope = getattr(getattr(request, "request", None), "scope", None)
+    expect = scope.get(ANSWERS) if isinstance(scope, dict) else None
+    return expect if callable(expect) else None
+
+
 def hold_place(request: Any) -> Callable[[], None] | None:
     """A tool call starts: keep the place its HTTP request took under ``InFlightRequests`` until the
     returned function is called (when the call ends), even if the request ends first. ``request`` is
@@ -173,4 +283,11 @@ async def plain_response(send: Send, status: int, body: bytes, headers: list[tup
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["ASGIApp", "BearerTokenGuard", "InFlightRequests", "hold_place", "plain_response"]
+__all__ = [
+    "ASGIApp",
+    "BearerTokenGuard",
+    "InFlightRequests",
+    "answer_expected",
+    "hold_place",
+    "plain_response",
+]

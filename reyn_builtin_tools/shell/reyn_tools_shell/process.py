@@ -1,8 +1,16 @@
 """Running one argv: its own session and process group, capped output, a timeout that kills every
 descendant.
 
-On Linux the command runs under ``supervisor.py`` (a small stdlib-only script, started in a new
-session), which makes itself a child subreaper: every descendant — even one that called
+Inside the kernel sandbox the host starts only the launcher (``reyn_sandbox``), in a new session,
+holding the write end of a *stop pipe* whose read end the launcher watches (``--stop-fd``). The
+launcher's PID 1 is init of a PID namespace of its own: when it dies the kernel kills every process
+in it, one that called ``setsid()`` or double-forked included. On timeout or cancellation the host
+closes its end; so does the host's death, whichever thread started the call. The launcher then kills
+PID 1 and exits only once the kernel has reaped the whole sandbox. If it does not within
+``STOP_GRACE_S``, its group is killed (PID 1 dies with it: ``PR_SET_PDEATHSIG``).
+
+Unconfined, on Linux the command runs under ``supervisor.py`` (a small stdlib-only script, started in
+a new session), which makes itself a child subreaper: every descendant — even one that called
 ``setsid()`` to leave the process group — is re-parented to it, and when the command exits, times
 out or the call is cancelled (the runner sends the supervisor ``SIGTERM``), it kills and reaps them
 all before it exits. The supervisor itself is killed with its group if it does not finish within
@@ -21,6 +29,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,14 +103,54 @@ async def _collect(task: asyncio.Task[tuple[bytes, int]]) -> tuple[bytes, int, b
         return b"", 0, True
 
 
-async def _stop(proc: asyncio.subprocess.Process, pgid: int, status_fd: int | None) -> None:
-    """Stop the command and everything it started: ask the supervisor (it sweeps every descendant),
-    or kill the command's group; the supervisor's own group is killed if it does not finish."""
-    if status_fd is not None:
-        try:
-            proc.send_signal(signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+@dataclass(slots=True)
+class _Control:
+    """How the host stops a started command and learns its exit code; ``fd`` is the host's end of
+    the pipe it shares with what it started (closed by ``close``)."""
+
+    kind: str  # "launcher" (fd: the stop pipe's write end), "supervisor" (fd: the status pipe's
+    # read end) or "group" (no fd: the command leads its own group)
+    fd: int | None
+
+    def ask_to_stop(self, proc: asyncio.subprocess.Process) -> bool:
+        """Ask what was started to stop everything it runs: the launcher by closing the stop pipe,
+        the supervisor by ``SIGTERM``; False when there is no one to ask (kill the group)."""
+        if self.kind == "launcher":
+            self.close()
+            return True
+        if self.kind == "supervisor":
+            try:
+                proc.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            return True
+        return False
+
+    def exit_code(self, returncode: int | None, stopped: bool) -> int:
+        """The command's exit code: ``-9`` for a sandboxed command the host stopped, the
+        supervisor's report, else the process's own return code (the launcher's is the command's)."""
+        if self.kind == "launcher" and stopped:
+            return -signal.SIGKILL
+        if self.kind == "supervisor" and self.fd is not None:
+            try:
+                text = os.read(self.fd, 64).decode("ascii", errors="replace").strip()
+            except OSError:
+                text = ""
+            if text.lstrip("-").isdigit():
+                return int(text)
+        return returncode if returncode is not None else -1
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+async def _stop(proc: asyncio.subprocess.Process, pgid: int, control: _Control) -> None:
+    """Stop the command and everything it started: ask the launcher or the supervisor (each ends
+    every descendant), or kill the command's group; the group of what was asked is killed if it does
+    not finish."""
+    if control.ask_to_stop(proc):
         try:
             await asyncio.wait_for(asyncio.shield(proc.wait()), STOP_GRACE_S)
             return
@@ -111,41 +160,41 @@ async def _stop(proc: asyncio.subprocess.Process, pgid: int, status_fd: int | No
     await proc.wait()
 
 
-def _status(status_fd: int | None, returncode: int | None) -> int:
-    """The command's exit code: the supervisor's report, else the process's own return code."""
-    if status_fd is not None:
-        try:
-            text = os.read(status_fd, 64).decode("ascii", errors="replace").strip()
-        except OSError:
-            text = ""
-        if text.lstrip("-").isdigit():
-            return int(text)
-    return returncode if returncode is not None else -1
-
-
 async def run_command(
     executable: str,
     argv: list[str],
     *,
-    program: list[str] | None = None,
+    launcher: Callable[[int], Sequence[str]] | None = None,
     cwd: Path,
     env: dict[str, str],
     timeout_s: float,
     max_output_bytes: int,
 ) -> CommandResult:
     """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell.
-    ``program`` is the argv actually started when it differs — the sandbox launcher's, which
-    confines itself and then execs ``executable``; the supervisor starts it and sweeps whatever
-    it leaves, the launcher and its namespaces included."""
+    ``launcher``: for a sandboxed command, the sandbox launcher's argv given the read end of the stop
+    pipe (``sandbox.launcher_for``); the launcher is then the one process started, and it confines
+    itself and execs ``executable``."""
     started = time.monotonic()
-    status_fd: int | None = None
-    command: tuple[str, ...] = tuple(program) if program else (executable, *argv[1:])
-    pass_fds: tuple[int, ...] = ()
-    if supervised():
-        status_fd, status_w = os.pipe()
-        command = (sys.executable, "-I", "-S", str(SUPERVISOR), str(status_w), str(os.getpid()), *command)
-        pass_fds = (status_w,)
+    host_fd: int | None = None
+    child_fd: int | None = None
+    if launcher is not None:
+        kind = "launcher"
+        child_fd, host_fd = os.pipe()
+    elif supervised():
+        kind = "supervisor"
+        host_fd, child_fd = os.pipe()
+    else:
+        kind = "group"
+    control = _Control(kind, host_fd)
     try:
+        command: tuple[str, ...]
+        if launcher is not None and child_fd is not None:
+            command = tuple(launcher(child_fd))
+        elif child_fd is not None:
+            supervisor = (sys.executable, "-I", "-S", str(SUPERVISOR), str(child_fd), str(os.getpid()))
+            command = (*supervisor, executable, *argv[1:])
+        else:
+            command = (executable, *argv[1:])
         proc = await asyncio.create_subprocess_exec(
             *command,
             cwd=str(cwd),
@@ -155,27 +204,25 @@ async def run_command(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             close_fds=True,
-            pass_fds=pass_fds,
+            pass_fds=() if child_fd is None else (child_fd,),
         )
     except BaseException:
-        if status_fd is not None:
-            os.close(status_fd)
+        control.close()
         raise
     finally:
-        for fd in pass_fds:
-            os.close(fd)
+        if child_fd is not None:
+            os.close(child_fd)
     try:
-        return await _supervise(proc, argv, started, status_fd, timeout_s, max_output_bytes)
+        return await _supervise(proc, argv, started, control, timeout_s, max_output_bytes)
     finally:
-        if status_fd is not None:
-            os.close(status_fd)
+        control.close()
 
 
 async def _supervise(
     proc: asyncio.subprocess.Process,
     argv: list[str],
     started: float,
-    status_fd: int | None,
+    control: _Control,
     timeout_s: float,
     max_output_bytes: int,
 ) -> CommandResult:
@@ -189,14 +236,14 @@ async def _supervise(
             await asyncio.wait_for(proc.wait(), timeout_s)
         except asyncio.TimeoutError:
             timed_out = True
-            await _stop(proc, pgid, status_fd)
+            await _stop(proc, pgid, control)
         kill_group(pgid)  # children left running in the background do not outlive the call
         out, out_dropped, out_incomplete = await _collect(out_task)
         err, err_dropped, err_incomplete = await _collect(err_task)
     finally:
         if proc.returncode is None:  # cancelled from outside: nothing may keep running
             try:
-                await asyncio.shield(_stop(proc, pgid, status_fd))
+                await asyncio.shield(_stop(proc, pgid, control))
             except asyncio.CancelledError:
                 pass
         for task in (out_task, err_task):
@@ -204,7 +251,7 @@ async def _supervise(
     duration = time.monotonic() - started
     return CommandResult(
         argv=argv,
-        exit_code=_status(status_fd, proc.returncode),
+        exit_code=control.exit_code(proc.returncode, stopped=timed_out),
         stdout=_text("stdout", out, out_dropped, max_output_bytes, out_incomplete),
         stderr=_text("stderr", err, err_dropped, max_output_bytes, err_incomplete),
         duration_s=round(duration, 3),

@@ -14,7 +14,7 @@ installed), the ``shell`` tool is unavailable with the launcher's reason, unless
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,23 +56,30 @@ def launcher_grants(grants: GrantSettings, base: Path, key_prefix: str, protecte
         raise ToolDenied(f"the command was refused by the roots in {key_prefix}: {exc}") from None
 
 
-def confined(
+def launcher_for(
     command: list[str], grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]
-) -> list[str]:
-    """The argv that runs ``command`` inside the sandbox (``command`` itself with ``sandbox = "off"``);
-    ``protected``: the host's own files, which no write root may cover (``launcher_grants``)."""
+) -> Callable[[int], list[str]] | None:
+    """How ``command`` starts inside the sandbox: given the read end of the call's stop pipe, the
+    launcher's argv (``reyn_sandbox.launcher_argv(..., stop_fd=)``: the launcher kills the whole
+    sandbox when the pipe's write end closes, see ``process.run_command``); None with
+    ``sandbox = "off"``. The grants are resolved now (``launcher_grants``: ``ToolDenied`` before
+    anything starts); ``protected``: the host's own files, which no write root may cover."""
     if grants.sandbox == "off":
-        return command
+        return None
     import reyn_sandbox
 
     granted = launcher_grants(grants, base, key_prefix, protected)
-    try:
-        return list(reyn_sandbox.launcher_argv(command, granted))
-    except reyn_sandbox.SandboxUnavailable as exc:
-        raise ToolRuntimeMissing(
-            f"the kernel sandbox cannot confine {os.path.basename(command[0])!r}: {exc}; "
-            f"set {OPT_OUT} in {key_prefix} to run unconfined (reported as a warning on every load)"
-        ) from None
+
+    def argv(stop_fd: int) -> list[str]:
+        try:
+            return reyn_sandbox.launcher_argv(command, granted, stop_fd=stop_fd)
+        except reyn_sandbox.SandboxUnavailable as exc:
+            raise ToolRuntimeMissing(
+                f"the kernel sandbox cannot confine {os.path.basename(command[0])!r}: {exc}; "
+                f"set {OPT_OUT} in {key_prefix} to run unconfined (reported as a warning on every load)"
+            ) from None
+
+    return argv
 
 
 def sandbox_failure(exit_code: int, stderr: str, grants: GrantSettings, key_prefix: str) -> str | None:

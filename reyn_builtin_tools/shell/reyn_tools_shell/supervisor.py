@@ -1,5 +1,6 @@
-"""The supervisor a command runs under on Linux: it reaps every descendant, even one that left the
-process group with ``setsid()``.
+"""The supervisor an unconfined command (``sandbox = "off"``) runs under on Linux: it reaps every
+descendant, even one that left the process group with ``setsid()``. (A sandboxed command has none:
+the sandbox launcher's PID namespace does this, see ``process.py``.)
 
 It is run as a script (``python -I -S supervisor.py STATUS_FD HOST_PID EXECUTABLE ARG...``), uses
 only the standard library, and:

@@ -12,7 +12,7 @@ from reyn_core import ToolContext, ToolGates, settings_as, tool
 from .confine import HARDENING_ENV, confine
 from .definitions import has_programs, list_programs
 from .policy import allowed_rule, command_env, parse_command, resolve_cwd, resolve_executable, workspace_of
-from .sandbox import confined, raise_for_sandbox
+from .sandbox import launcher_for, raise_for_sandbox
 from .settings import ShellSettings
 
 KEY_PREFIX = "[plugins.shell.settings]"
@@ -62,13 +62,13 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
     await confine(rule, executable, argv, cwd, workspace)  # defence in depth under the sandbox
     env.update(HARDENING_ENV)  # after scrubbing and env_set: neither can strip or weaken it
     timeout = min(args.timeout_s or settings.timeout_s, settings.max_timeout_s)
-    program = confined([executable, *argv[1:]], settings, workspace, KEY_PREFIX, ctx.host_files)
+    launcher = launcher_for([executable, *argv[1:]], settings, workspace, KEY_PREFIX, ctx.host_files)
     from .process import run_command  # asyncio's subprocess machinery: only when a command runs
 
     result = await run_command(
         executable,
         argv,
-        program=program,
+        launcher=launcher,
         cwd=cwd,
         env=env,
         timeout_s=timeout,

@@ -1,4 +1,5 @@
-"""The ``serve_probe`` test plugin: tools that raise, time out, wait to be cancelled, echo, defer.
+"""The ``serve_probe`` test plugin: tools that raise, time out, wait to be cancelled, block a
+thread, check slowly, echo, defer.
 
 Installed into a temporary site folder (a dist-info with an entry point and a RECORD, as pip would
 lay it out) so a ``reyn mcp serve`` subprocess discovers it like any installed plugin.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import os
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -64,6 +66,55 @@ async def probe_wait(tag: str) -> str:
         raise
     _marker(f"{tag}.finished").touch()
     return "finished"
+
+
+def _wait_for_go(tag: str) -> bool:
+    """Block this thread until the marker ``TAG.go`` exists (a minute at most): whether it came."""
+    for _ in range(3000):
+        if _marker(f"{tag}.go").exists():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@tool(cluster="probe", purity="read_only")
+def probe_block(tag: str) -> str:
+    """A sync tool (it runs in a worker thread) that blocks until ``TAG.go`` exists, recording when
+    it started (with the tags of the other tools still running then) and when its thread ended."""
+    folder = _marker("")
+    running = sorted(
+        p.name[: -len(".started")]
+        for p in folder.glob("*.started")
+        if not (folder / p.name.replace(".started", ".finished")).exists()
+    )
+    _marker(f"{tag}.started").write_text(" ".join(running))
+    try:
+        return "finished" if _wait_for_go(tag) else "gave up"
+    finally:
+        _marker(f"{tag}.finished").touch()
+
+
+def _check_blocks(ctx: ToolContext) -> bool:
+    """Armed by the marker ``check.arm``: block until ``check.go`` exists, then say yes (no when
+    ``check.deny`` exists). Unarmed (the server's start-up listing): yes at once."""
+    if not _marker("check.arm").exists():
+        return True
+    _marker("check.started").touch()
+    _wait_for_go("check")
+    return not _marker("check.deny").exists()
+
+
+@tool(cluster="probe", purity="read_only", available=_check_blocks)
+def probe_checked() -> str:
+    """A tool whose availability check may block (``_check_blocks``)."""
+    return "checked"
+
+
+if os.environ.get("SERVE_PROBE_CHECK_DEADLINE"):
+    # Test only: a check that waits for its test's go must not meet the 1 s deadline first.
+    from reyn_core import own_check
+
+    own_check.CHECK_DEADLINE_S = float(os.environ["SERVE_PROBE_CHECK_DEADLINE"])
 
 
 @tool(cluster="probe", purity="read_only")
@@ -167,6 +218,8 @@ TOOLS = (
     probe_raise,
     probe_slow,
     probe_wait,
+    probe_block,
+    probe_checked,
     probe_text,
     probe_phase_only,
     probe_deferred,

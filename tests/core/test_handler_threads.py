@@ -1,0 +1,124 @@
+"""``HandlerThreads``: a host counts a call until its sync handler's thread ends. A caller's
+cancellation and a tool's timeout end the call for its caller at once, but a thread cannot be
+stopped — the count keeps it until the handler returns (the control: then ``when_ended`` fires). A
+call cancelled before a thread took its handler never starts it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from reyn_core import ToolContext, tool
+from reyn_core.host import HandlerThreads, RegistryBuilder, dispatch_tool
+
+GO = threading.Event()
+ENTERED = threading.Event()
+RAN: list[str] = []
+
+
+@tool(purity="read_only")
+def blocks() -> str:
+    """Block this worker thread until the test says go."""
+    ENTERED.set()
+    GO.wait(60)
+    RAN.append("blocks")
+    return "done"
+
+
+@tool(purity="read_only", timeout_s=0.2)
+def blocks_past_its_timeout() -> str:
+    """Block past this tool's own timeout."""
+    ENTERED.set()
+    GO.wait(60)
+    RAN.append("blocks_past_its_timeout")
+    return "late"
+
+
+@tool(purity="read_only")
+def quick() -> str:
+    """Return at once."""
+    RAN.append("quick")
+    return "quick"
+
+
+@pytest.fixture
+def registry():
+    GO.clear()
+    ENTERED.clear()
+    RAN.clear()
+    builder = RegistryBuilder()
+    for definition in (blocks, blocks_past_its_timeout, quick):
+        builder.register(definition)
+    yield builder.freeze()
+    GO.set()
+
+
+async def _ended_after(threads: HandlerThreads) -> asyncio.Future[None]:
+    ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    threads.when_ended(lambda: ended.done() or ended.set_result(None))
+    return ended
+
+
+async def test_a_cancelled_call_counts_until_its_thread_ends(registry) -> None:
+    threads = HandlerThreads()
+    with threads.counting():
+        task = asyncio.ensure_future(dispatch_tool(registry, "blocks", {}, ToolContext()))
+    await asyncio.to_thread(ENTERED.wait, 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    ended = await _ended_after(threads)
+    assert threads.running == 1 and not ended.done()  # the handler still runs in its thread
+    GO.set()
+    await asyncio.wait_for(ended, 30)  # the control: its end is seen
+    assert threads.running == 0 and RAN == ["blocks"]
+
+
+async def test_a_timed_out_call_counts_until_its_thread_ends(registry) -> None:
+    threads = HandlerThreads()
+    with threads.counting():
+        envelope = await dispatch_tool(registry, "blocks_past_its_timeout", {}, ToolContext())
+    assert envelope["error"]["kind"] == "timeout"
+    ended = await _ended_after(threads)
+    assert threads.running == 1 and not ended.done()
+    GO.set()
+    await asyncio.wait_for(ended, 30)
+    assert threads.running == 0
+
+
+async def test_a_call_that_returns_has_no_thread_left(registry) -> None:
+    threads = HandlerThreads()
+    with threads.counting():
+        envelope = await dispatch_tool(registry, "quick", {}, ToolContext())
+    ended = await _ended_after(threads)
+    assert envelope["data"] == "quick" and threads.running == 0 and ended.done()
+
+
+async def test_a_call_cancelled_before_its_thread_took_it_never_starts(registry) -> None:
+    # one worker, kept busy: the quick handler waits in the executor's queue when its call is cancelled
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(1))
+    hold = threading.Event()
+    busy = loop.run_in_executor(None, hold.wait, 60)
+    threads = HandlerThreads()
+    try:
+        with threads.counting():
+            task = asyncio.ensure_future(dispatch_tool(registry, "quick", {}, ToolContext()))
+        for _ in range(500):  # until the call has handed its handler to the executor
+            if threads.running:
+                break
+            await asyncio.sleep(0.01)
+        assert threads.running == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        ended = await _ended_after(threads)
+        assert ended.done() and threads.running == 0  # dropped unrun: nothing to wait for
+    finally:
+        hold.set()
+        await busy
+    await loop.run_in_executor(None, lambda: None)  # the queue has been worked through
+    assert RAN == []

@@ -1,0 +1,232 @@
+"""The launcher's ``--stop-fd`` (``launcher_argv(..., stop_fd=)``): the read end of a pipe whose write
+end the caller keeps. The caller writing to it, closing it, or dying (its descriptors close with it)
+ends the whole sandbox — a double-forked grandchild in a session of its own included — and the
+launcher exits only once the kernel has reaped every process of it. Each with the real launcher, as
+root and unprivileged; the same setup with the pipe left open runs the command to its own end (the
+positive control).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+import reyn_sandbox
+from reyn_sandbox import Grants, GrantsError
+
+from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
+
+# DOUBLE_FORK, then the command sleeps for its second argument's seconds and exits 7. Both it and its
+# grandchild hold the report pipe's write end: EOF on it means every process of the sandbox is gone.
+SLEEPERS = DOUBLE_FORK.replace("time.sleep(0.5)\n", "time.sleep(float(sys.argv[2]))\nsys.exit(7)\n")
+
+
+def _read_within(fd: int, seconds: float) -> bytes | None:
+    """What ``fd`` gives within ``seconds`` (``b""`` at EOF), or None when it is not readable by then."""
+    ready, _, _ = select.select([fd], [], [], seconds)
+    return os.read(fd, 1000) if ready else None
+
+
+@contextmanager
+def _pipes() -> Iterator[tuple[int, int, int, int]]:
+    """(report read, report write, stop read, stop write), each closed at the end if still open."""
+    fds = [*os.pipe(), *os.pipe()]
+    try:
+        yield fds[0], fds[1], fds[2], fds[3]
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _start(sandbox: Sandbox, report_w: int, stop_r: int, sleep_s: float = 3600) -> subprocess.Popen[bytes]:
+    argv = sandbox.argv(
+        [sandbox.python, "-c", SLEEPERS, str(report_w), str(sleep_s)], Grants(), [report_w], stop_fd=stop_r
+    )
+    return subprocess.Popen(argv, pass_fds=[report_w, stop_r], env={"PATH": "/usr/bin:/bin"}, cwd="/")
+
+
+@pytest.mark.parametrize("how", ["close", "write"])
+def test_the_stop_pipe_ends_the_whole_sandbox_before_the_launcher_exits(sandbox: Sandbox, how: str) -> None:
+    with _pipes() as (report_r, report_w, stop_r, stop_w):
+        launcher = _start(sandbox, report_w, stop_r)
+        os.close(report_w)
+        os.close(stop_r)
+        alive = _read_within(report_r, TIMEOUT)
+        running = launcher.poll() is None  # positive control: with the pipe open, it runs on
+        if how == "close":
+            os.close(stop_w)
+        else:
+            os.write(stop_w, b"x")
+        code = launcher.wait(TIMEOUT)
+        # No wait here: the launcher exits only once the kernel has reaped the whole sandbox.
+        after = _read_within(report_r, 0)
+    assert alive == b"grandchild-alive\n" and running
+    assert code == 128 + 9
+    assert after == b""
+
+
+def test_with_the_stop_pipe_open_the_command_ends_on_its_own(sandbox: Sandbox) -> None:
+    with _pipes() as (report_r, report_w, stop_r, _stop_w):
+        launcher = _start(sandbox, report_w, stop_r, sleep_s=0)
+        os.close(report_w)
+        os.close(stop_r)
+        code = launcher.wait(TIMEOUT)
+        output = _read_within(report_r, TIMEOUT)
+        rest = _read_within(report_r, TIMEOUT)
+    assert code == 7  # the command's own status, the stop pipe left open
+    assert output == b"grandchild-alive\n" and rest == b""  # its grandchild still ends with it
+
+
+CALLER = """
+import os, subprocess, sys, time
+argv, report_w, stop_fd, then = sys.argv[1:-3], int(sys.argv[-3]), int(sys.argv[-2]), sys.argv[-1]
+stop_r, stop_w = os.pipe()
+os.dup2(stop_r, stop_fd)  # the number the launcher's argv names
+os.close(stop_r)
+subprocess.Popen(argv, pass_fds=[report_w, stop_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/")
+os.close(stop_fd)
+if then == "exit":
+    os._exit(0)  # at once: the launcher may not even have started yet
+print("started", flush=True)
+time.sleep(3600)
+"""
+STOP_FD = 77
+
+
+@pytest.mark.parametrize("when", ["while running", "before the launcher starts"])
+def test_the_callers_death_ends_the_sandbox(sandbox: Sandbox, when: str) -> None:
+    """The caller killed (or gone before the launcher could arm ``PR_SET_PDEATHSIG``): its end of
+    the pipe closes with it, so nothing of the sandbox survives it."""
+    report_r, report_w = os.pipe()
+    try:
+        argv = sandbox.argv([sandbox.python, "-c", SLEEPERS, str(report_w), "3600"], Grants(), [report_w],
+                            stop_fd=STOP_FD)  # fmt: skip
+        then = "sleep" if when == "while running" else "exit"
+        caller = subprocess.Popen([sys.executable, "-c", CALLER, *argv, str(report_w), str(STOP_FD), then],
+                                  pass_fds=[report_w], stdout=subprocess.PIPE)  # fmt: skip
+        os.close(report_w)
+        if then == "sleep":
+            alive = _read_within(report_r, TIMEOUT)  # positive control: it runs while the caller lives
+            caller.kill()
+        else:
+            alive = b"grandchild-alive\n"
+        caller.wait(TIMEOUT)
+        assert caller.stdout is not None
+        caller.stdout.close()
+        after = _read_within(report_r, TIMEOUT)
+        if after == b"grandchild-alive\n":  # started before the caller's exit was seen: then gone
+            after = _read_within(report_r, TIMEOUT)
+    finally:
+        os.close(report_r)
+    assert alive == b"grandchild-alive\n"
+    assert after == b""
+
+
+def test_a_stop_pipe_closed_before_the_start_runs_nothing(sandbox: Sandbox) -> None:
+    stop_r, stop_w = os.pipe()
+    try:
+        live = sandbox.run(["/bin/echo", "COMMAND-RAN"], Grants(), stop_fd=stop_r)  # positive control
+        os.close(stop_w)
+        stopped = sandbox.run(["/bin/echo", "COMMAND-RAN"], Grants(), stop_fd=stop_r)
+    finally:
+        os.close(stop_r)
+    assert live.returncode == 0 and live.stdout == "COMMAND-RAN\n", live.stderr
+    assert stopped.returncode == 125 and stopped.stdout == ""
+    assert stopped.stderr == "reyn-sandbox: stopped through --stop-fd before the command started\n"
+
+
+def test_the_command_never_gets_the_stop_descriptor(sandbox: Sandbox) -> None:
+    stop_r, stop_w = os.pipe()
+    try:
+        listed = sandbox.run(["/bin/sh", "-c", "ls /proc/self/fd/ | tr '\\n' ' '"], Grants(), stop_fd=stop_r)
+    finally:
+        os.close(stop_r)
+        os.close(stop_w)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split() == ["0", "1", "2", "3"]  # 3: ls's own listing
+
+
+def _refused(
+    sandbox: Sandbox, value: str, pass_fds: list[int], open_fds: list[int]
+) -> subprocess.CompletedProcess[str]:
+    argv = sandbox.argv(["/bin/echo", "COMMAND-RAN"], Grants(), pass_fds)
+    at = argv.index("--grants")
+    argv[at:at] = ["--stop-fd", value]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/",
+                          env={"PATH": "/usr/bin:/bin"}, pass_fds=open_fds)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("not open", "--stop-fd: descriptor 987 is not open in the launcher"),
+        ("a pipe's write end", "--stop-fd: descriptor {w} is not the read end of a pipe"),
+        ("a file", "--stop-fd: descriptor {f} is not the read end of a pipe"),
+        (
+            "also passed to the command",
+            "--stop-fd: descriptor {r} is also in --pass-fds; the command must not get it",
+        ),
+        ("two numbers", "--stop-fd takes one descriptor number, got '{r},{w}'"),
+        ("not a descriptor number", "--stop-fd takes descriptor numbers from 3 to 2147483647"),
+        ("given twice", "usage: python -m reyn_sandbox"),
+    ],
+)
+def test_a_bad_stop_fd_is_refused_with_one_line_and_125(sandbox: Sandbox, case: str, message: str) -> None:
+    read_end, write_end = os.pipe()
+    file_fd = os.open("/etc/hostname" if os.path.exists("/etc/hostname") else "/dev/null", os.O_RDONLY)
+    values = {
+        "not open": ("987", []),
+        "a pipe's write end": (str(write_end), []),
+        "a file": (str(file_fd), []),
+        "also passed to the command": (str(read_end), [read_end]),
+        "two numbers": (f"{read_end},{write_end}", []),
+        "not a descriptor number": ("2", []),
+        "given twice": (f"{read_end} --stop-fd {read_end}", []),
+    }
+    value, passed = values[case]
+    try:
+        if case == "given twice":
+            argv = sandbox.argv(["/bin/echo", "COMMAND-RAN"], Grants(), stop_fd=read_end)
+            at = argv.index("--grants")
+            argv[at:at] = ["--stop-fd", str(read_end)]
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/",
+                                    env={"PATH": "/usr/bin:/bin"}, pass_fds=[read_end])  # fmt: skip
+        else:
+            result = _refused(sandbox, value, passed, [read_end, write_end, file_fd])
+        # positive control: the read end of a pipe, given once and not passed on, runs the command
+        control = _refused(sandbox, str(read_end), [], [read_end, write_end, file_fd])
+    finally:
+        for fd in (read_end, write_end, file_fd):
+            os.close(fd)
+    expected = "reyn-sandbox: " + message.format(r=read_end, w=write_end, f=file_fd)
+    assert result.returncode == 125 and "COMMAND-RAN" not in result.stdout, result.stderr
+    assert result.stderr.startswith(expected), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert control.returncode == 0 and control.stdout == "COMMAND-RAN\n", control.stderr
+
+
+@pytest.mark.parametrize("value", [2, -1, 2**31, True, "5", 5.0])
+def test_launcher_argv_refuses_a_stop_fd_the_launcher_would_refuse(value: object) -> None:
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    with pytest.raises(GrantsError, match="stop_fd takes descriptor numbers from 3 to 2147483647"):
+        reyn_sandbox.launcher_argv(["/bin/true"], Grants(), stop_fd=value)  # type: ignore[arg-type]
+    assert "--stop-fd" in reyn_sandbox.launcher_argv(["/bin/true"], Grants(), stop_fd=5)  # positive control
+
+
+def test_launcher_argv_refuses_a_stop_fd_it_also_passes_to_the_command() -> None:
+    if not reyn_sandbox.status().available:
+        pytest.skip(f"no kernel sandbox here: {reyn_sandbox.status().reason}")
+    with pytest.raises(GrantsError, match="stop_fd 5 is also in pass_fds"):
+        reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(4, 5), stop_fd=5)
+    argv = reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(4,), stop_fd=5)  # positive control
+    assert argv[argv.index("--pass-fds") + 1] == "4" and argv[argv.index("--stop-fd") + 1] == "5"
