@@ -418,3 +418,39 @@ def test_a_listing_interrupted_by_a_check_leaves_no_ask_behind(release: threadin
     assert len(asked) == 1 and own_check._late == {id(hangs): 1}
     assert shown(registry_of({"quick": lambda ctx: True})) == ["quick"]
     assert checks_threads() <= own_check.MAX_THREADS
+
+
+def test_threads_busy_with_asks_of_the_same_check_are_not_said_busy_with_other_checks(
+    release: threading.Event, operator_log: Any
+) -> None:
+    """40 callers, each its own ``ctx`` (an ask each), list one tool whose check is slow: every
+    checks' thread runs an ask of that one check, the asks past ``MAX_THREADS`` are not run. Their
+    record says the threads were busy — not "with other checks", which would be false here. Control:
+    once the check answers, the tool is shown."""
+    callers = own_check.MAX_THREADS + 8
+    together = threading.Barrier(callers, timeout=30)
+
+    def slow(ctx: ToolContext) -> bool:
+        release.wait()
+        return True
+
+    registry = registry_of({"slow": slow})
+    seen: list[list[str]] = []
+
+    def lists(i: int) -> None:
+        together.wait()
+        seen.append(shown(registry, ToolContext(surface="router", agent=f"agent{i}")))
+
+    threads = [threading.Thread(target=lists, args=(i,)) for i in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == [[]] * callers
+    log = operator_log.text()
+    assert "was not run: all" in log and "other checks" not in log
+    unrun = [r for r in records_of(registry, operator_log) if "was not run" in r]
+    assert unrun and all(f"all {own_check.MAX_THREADS} checks' threads were busy" in r for r in unrun)
+    release.set()
+    assert until(lambda: not own_check._late)
+    assert shown(registry) == ["slow"]

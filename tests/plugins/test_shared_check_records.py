@@ -5,8 +5,6 @@ and a handler see (review of issue 24's shared asks).
   by the check — module-qualified name and plugin — not by tool), counting its tools and naming the
   first few; listed again and again, no record is written again (before: one record per tool, and
   past the log's 256 kinds every listing rewrote every record).
-- The wording of an ask that no thread took while every thread ran asks of that same check: "busy",
-  never "busy with other checks".
 - A tool of a plugin without settings sees None as its settings — in its check and its handler —
   not the settings of the plugin whose handler listed the registry or called it.
 
@@ -16,14 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-from waiting import until
-
-from reyn_core import ToolContext, ToolDefinition, ToolOrigin, own_check
+from reyn_core import ToolContext, ToolDefinition, ToolOrigin
 from reyn_core.host import RegistryBuilder, ToolRegistry, gates, invoke_tool
 
 CTX = ToolContext(surface="router", agent="a")
@@ -107,50 +101,6 @@ def test_another_kind_of_failure_of_the_shared_check_is_one_more_record(operator
         assert shown(registry) == []
     logged = records(operator_log.text())
     assert len(logged) == 2 and "OSError: first" in logged[0] and "ValueError: second" in logged[1]
-
-
-@pytest.fixture
-def release() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()
-    assert until(lambda: not own_check._late)
-
-
-def test_threads_busy_with_asks_of_the_same_check_are_not_said_busy_with_other_checks(
-    release: threading.Event, operator_log: Any
-) -> None:
-    """40 callers, each its own ``ctx`` (an ask each), list one tool whose check is slow: every
-    checks' thread runs an ask of that one check, the asks past ``MAX_THREADS`` are not run. Their
-    record says the threads were busy — not "with other checks", which would be false here. Control:
-    once the check answers, the tool is shown."""
-    callers = own_check.MAX_THREADS + 8
-    together = threading.Barrier(callers, timeout=30)
-
-    def slow(ctx: ToolContext) -> bool:
-        release.wait()
-        return True
-
-    registry = plugin_registry({"slow": ("p", slow, None)})
-    seen: list[list[str]] = []
-
-    def lists(i: int) -> None:
-        together.wait()
-        seen.append(shown(registry, ToolContext(surface="router", agent=f"agent{i}")))
-
-    threads = [threading.Thread(target=lists, args=(i,)) for i in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert seen == [[]] * callers
-    log = operator_log.text()
-    assert "was not run: all" in log and "other checks" not in log
-    unrun = [r for r in records(log) if "was not run" in r]
-    assert unrun and all(f"all {own_check.MAX_THREADS} checks' threads were busy" in r for r in unrun)
-    release.set()
-    assert until(lambda: not own_check._late)
-    assert shown(registry) == ["slow"]
 
 
 SETTINGS = {"p": {"api_key": "p-secret"}}
