@@ -108,7 +108,11 @@ def launcher_argv(
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
+    TMPDIR. Descriptors 0, 1 and 2 must not be files the grants hide: the command can reopen what
+    they are open on through /proc/self/fd, so the launcher refuses (125) there anything but an
+    anonymous pipe, a socket, the null device, or another object open for reading and writing (no
+    ``O_PATH`` descriptor, no directory, no file opened one way only).
+    The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
     those named in `pass_fds` (spawn the launcher with them open, e.g. `subprocess`'s `pass_fds`);
     the launcher closes every other it inherits.
     `stop_fd`, the read end of a pipe whose write end the caller keeps (spawn the launcher with it

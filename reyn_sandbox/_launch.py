@@ -5,10 +5,11 @@ It checks the grants and the kernel, unshares the namespaces, and forks the sand
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
 `--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
 `status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
-/dev/null onto whichever of 0, 1, 2 its caller left closed (`_standard_descriptors`), then closes
-every descriptor it inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`) and its
-`--stop-fd` (`_stop_descriptor`): the read end of the caller's pipe, whose closing or a byte written
-to it ends the sandbox (`_wait`).
+the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the command
+could reopen for more than it was handed (`_standard_descriptors`), then closes every descriptor it
+inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`) and its `--stop-fd`
+(`_stop_descriptor`): the read end of the caller's pipe, whose closing or a byte written to it ends
+the sandbox (`_wait`).
 """
 
 from __future__ import annotations
@@ -146,25 +147,86 @@ def _probe_launch() -> tuple[Grants, list[str]]:
 
 
 def _standard_descriptors() -> None:
-    """Open /dev/null onto each of 0, 1, 2 the caller left closed, before the launcher opens anything
-    of its own: else its first descriptors (the pipe that ties the sandbox's life to it, a folder it
-    binds, a file it writes) take those numbers — where its own lines go, and what the command would
-    start with as its standard streams. The command gets /dev/null there instead (as the C library
-    does for a set-user-ID program). When /dev/null cannot be opened, nothing is started (125)."""
+    """Make 0, 1 and 2 what the command may be handed, before the launcher opens anything of its own.
+
+    A closed one is opened on the null device: else the launcher's first descriptors (the pipe that
+    ties the sandbox's life to it, a folder it binds) take those numbers — where its own lines go,
+    and what the command would start with as its standard streams. What is opened must *be* the null
+    device, checked on the open descriptor (``_open_null``), so a file bound over /dev/null is
+    refused, not handed on. Then each of 0, 1, 2 must be something the command cannot reopen for
+    more than it was handed (``_stream_problem``): it reaches the command as it is, and
+    ``/proc/self/fd/N`` reopens the object under it — through no mount the grants build, so past
+    every cover. Anything else is refused: nothing is started (125, the line on 2 when it is open)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
-            continue
         except OSError:
-            pass
-        try:
-            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd, as 0..fd-1 are open
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-            os.set_inheritable(fd, True)  # os.open's are not: the command is handed this one
-        except OSError as exc:
-            _supervisor.fail_setup(f"cannot open {os.devnull} onto closed descriptor {fd}: {exc.strerror}")
+            _open_null(fd)
+    pipes = _pipe_device()
+    for fd in (0, 1, 2):
+        problem = _stream_problem(fd, pipes)
+        if problem:
+            _supervisor.fail_setup(
+                f"descriptor {fd} is {problem}: the confined command could reopen it through "
+                f"/proc/self/fd/{fd} for more than it was handed; hand a pipe, a socket, a terminal "
+                "or the null device, or a file opened for reading and writing"
+            )
+
+
+def _open_null(fd: int) -> None:
+    """The null device opened onto closed descriptor ``fd`` (0..fd-1 are open), checked first: a
+    character device numbered 1, 3 (Linux's null device), reached through no symbolic link."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)  # the lowest free: fd
+    except OSError as exc:
+        _supervisor.fail_setup(f"cannot open {os.devnull} onto closed descriptor {fd}: {exc.strerror}")
+    if not _is_null(os.fstat(null)):
+        _supervisor.fail_setup(
+            f"{os.devnull} is not the null device (a character device 1, 3): not opened onto closed "
+            f"descriptor {fd}"
+        )
+    if null != fd:
+        os.dup2(null, fd)  # inheritable
+        os.close(null)
+    else:
+        os.set_inheritable(fd, True)  # the command is handed this one
+
+
+def _is_null(st: os.stat_result) -> bool:
+    return stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3)
+
+
+def _pipe_device() -> int:
+    """The device of the kernel's anonymous pipes (one made and closed to ask)."""
+    read, write = os.pipe()
+    try:
+        return os.fstat(read).st_dev
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def _stream_problem(fd: int, pipes: int) -> str:
+    """What makes open descriptor ``fd`` unfit to hand the command ('' when nothing). Reopening it
+    through ``/proc/self/fd`` gains nothing on an anonymous pipe (the same pipe, which the command
+    writes or reads anyway), a socket (it cannot be reopened) or the null device; on anything else
+    — a file, a named FIFO, a terminal, another device — it gains what the descriptor's access mode
+    withheld (reading a write-only stdout), so that must be read and write already. An ``O_PATH``
+    descriptor or a directory is refused whatever its mode."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    if flags & getattr(os, "O_PATH", 0):
+        return "an O_PATH descriptor"
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if stat.S_ISSOCK(st.st_mode) or _is_null(st) or (stat.S_ISFIFO(st.st_mode) and st.st_dev == pipes):
+        return ""
+    if flags & os.O_ACCMODE == os.O_RDWR:
+        return ""
+    kind = (
+        "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
+    )
+    return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
 
 
 def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
