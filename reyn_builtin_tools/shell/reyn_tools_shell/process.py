@@ -5,7 +5,9 @@ Inside the kernel sandbox the host starts only the launcher (``reyn_sandbox``), 
 holding the write end of a *stop pipe* whose read end the launcher watches (``--stop-fd``). The
 launcher's PID 1 is init of a PID namespace of its own: when it dies the kernel kills every process
 in it, one that called ``setsid()`` or double-forked included. On timeout or cancellation the host
-closes its end; so does the host's death, whichever thread started the call. The launcher then kills
+writes a byte to its end and closes it (the byte: a process forked from the host meanwhile holds a
+copy of the end, so the close alone would not hang the pipe up); the host's death closes it too,
+whichever thread started the call. The launcher then kills
 PID 1 and exits only once the kernel has reaped the whole sandbox. If it does not within
 ``STOP_GRACE_S``, its group is killed (PID 1 dies with it: ``PR_SET_PDEATHSIG``).
 
@@ -25,6 +27,7 @@ leaves that group; the output drain is then bounded by ``DRAIN_GRACE_S`` so the 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import sys
@@ -62,6 +65,25 @@ class CommandResult:
     timed_out: bool
     stdout_truncated: bool
     stderr_truncated: bool
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) whose two ends are numbered from 3, close-on-exec. A host that
+    closed any of 0, 1, 2 gets those numbers back from ``os.pipe()``: the child's end there would
+    be refused by the launcher (``--stop-fd`` takes numbers from 3) or overwritten by the child's own
+    standard streams, and the host's end there would take whatever the host later writes to its
+    "stdout" or "stderr". Each end is moved up (``F_DUPFD_CLOEXEC``) before anything is built on it."""
+    ends = list(os.pipe())
+    try:
+        for i, fd in enumerate(ends):
+            if fd < 3:
+                ends[i] = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+                os.close(fd)
+    except BaseException:
+        for fd in set(ends):
+            os.close(fd)
+        raise
+    return ends[0], ends[1]
 
 
 def kill_group(pgid: int) -> None:
@@ -113,9 +135,17 @@ class _Control:
     fd: int | None
 
     def ask_to_stop(self, proc: asyncio.subprocess.Process) -> bool:
-        """Ask what was started to stop everything it runs: the launcher by closing the stop pipe,
-        the supervisor by ``SIGTERM``; False when there is no one to ask (kill the group)."""
+        """Ask what was started to stop everything it runs: the launcher by a byte written to the
+        stop pipe, then its end closed, the supervisor by ``SIGTERM``; False when there is no one to
+        ask (kill the group). The byte, not only the close: a process forked from the host meanwhile
+        holds a copy of the write end, so closing ours alone would not hang the pipe up."""
         if self.kind == "launcher":
+            if self.fd is not None:
+                try:
+                    os.set_blocking(self.fd, False)
+                    os.write(self.fd, b"x")
+                except OSError:  # full (the byte already asked) or the launcher gone: the close asks
+                    pass
             self.close()
             return True
         if self.kind == "supervisor":
@@ -179,10 +209,10 @@ async def run_command(
     child_fd: int | None = None
     if launcher is not None:
         kind = "launcher"
-        child_fd, host_fd = os.pipe()
+        child_fd, host_fd = _pipe()
     elif supervised():
         kind = "supervisor"
-        host_fd, child_fd = os.pipe()
+        host_fd, child_fd = _pipe()
     else:
         kind = "group"
     control = _Control(kind, host_fd)
