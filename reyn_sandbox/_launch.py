@@ -172,7 +172,7 @@ def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
     to the command, the ``--stop-fd N`` (``_stop_descriptor``), and the words after them;
     GrantsError for a repeated option, a descriptor that is not a number from 3 to 2**31 - 1 (one
     rule with ``launcher_argv``: ``_grants.descriptor_numbers``) or not open, and a stop descriptor
-    that is also passed to the command."""
+    whose pipe the command would also get (``_stop_descriptor``)."""
     values: dict[str, str] = {}
     while words[:1] in ([PASS_FDS], [STOP_FD]):
         if len(words) < 2 or words[0] in values:
@@ -185,26 +185,53 @@ def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
             os.fstat(fd)
         except OSError:
             raise GrantsError(f"{PASS_FDS}: descriptor {fd} is not open in the launcher") from None
-    stop = _stop_descriptor(values[STOP_FD]) if STOP_FD in values else None
-    if stop in keep:
-        raise GrantsError(f"{STOP_FD}: descriptor {stop} is also in {PASS_FDS}; the command must not get it")
+    stop = _stop_descriptor(values[STOP_FD], keep) if STOP_FD in values else None
     return frozenset(keep), stop, words
 
 
-def _stop_descriptor(text: str) -> int:
-    """``--stop-fd N``: one descriptor number (``descriptor_numbers``' rule), open, the read end of a
-    pipe (only a pipe's read end is readable exactly when its caller writes to it or every writer
-    is gone: a file or a socket would end or hold the sandbox for other reasons); GrantsError else."""
+def _stop_descriptor(text: str, keep: Sequence[int]) -> int:
+    """``--stop-fd N``: one descriptor number (``descriptor_numbers``' rule), open, the read end of an
+    anonymous pipe (only a pipe's read end is readable exactly when its caller writes to it or every
+    writer is gone: a file or a socket would end or hold the sandbox for other reasons, and a named
+    FIFO can be opened by anyone who can reach its path), and that pipe held by nothing the command
+    gets: not under any number in ``keep`` (``--pass-fds``) nor in 0, 1, 2 — one end there would let
+    the command eat the stop byte, or keep the pipe from ever hanging up. The pipe is compared, not
+    the number: by (device, inode), which both ends and every copy of a pipe share. GrantsError else."""
     if "," in text:
         raise GrantsError(f"{STOP_FD} takes one descriptor number, got {text!r}")
     (fd,) = descriptor_numbers(text, what=STOP_FD)
+    if fd in keep:
+        raise GrantsError(f"{STOP_FD}: descriptor {fd} is also in {PASS_FDS}; the command must not get it")
     try:
-        mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)
+        info, flags = os.fstat(fd), fcntl.fcntl(fd, fcntl.F_GETFL)
     except OSError:
         raise GrantsError(f"{STOP_FD}: descriptor {fd} is not open in the launcher") from None
-    if not stat.S_ISFIFO(mode) or flags & os.O_ACCMODE != os.O_RDONLY:
+    if not stat.S_ISFIFO(info.st_mode) or flags & os.O_ACCMODE != os.O_RDONLY:
         raise GrantsError(f"{STOP_FD}: descriptor {fd} is not the read end of a pipe")
+    if info.st_dev != _pipe_device():
+        raise GrantsError(f"{STOP_FD}: descriptor {fd} is a named pipe (FIFO), not an anonymous one")
+    for other in (0, 1, 2, *sorted(keep)):
+        try:
+            same = os.path.samestat(os.fstat(other), info)
+        except OSError:
+            continue  # not open: holds nothing
+        if same:
+            where = f"in {PASS_FDS}" if other > 2 else "one of the command's standard streams"
+            raise GrantsError(
+                f"{STOP_FD}: descriptor {fd}'s pipe is also descriptor {other} ({where}); "
+                "the command must not hold the stop pipe"
+            )
     return fd
+
+
+def _pipe_device() -> int:
+    """The device of the kernel's anonymous pipes (pipefs): that of a pipe made here, then closed."""
+    ends = os.pipe()
+    try:
+        return os.fstat(ends[0]).st_dev
+    finally:
+        os.close(ends[0])
+        os.close(ends[1])
 
 
 def _wait(pid: int, stop: int | None) -> int:
