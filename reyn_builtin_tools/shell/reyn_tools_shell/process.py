@@ -65,6 +65,9 @@ class CommandResult:
     timed_out: bool
     stdout_truncated: bool
     stderr_truncated: bool
+    verdict: str = ""
+    """What the sandbox launcher said on its verdict pipe (a setup failure, a limit that ended the
+    command; ``sandbox.sandbox_failure``), never the command's words; empty unconfined."""
 
 
 def _pipe() -> tuple[int, int]:
@@ -133,6 +136,7 @@ class _Control:
     kind: str  # "launcher" (fd: the stop pipe's write end), "supervisor" (fd: the status pipe's
     # read end) or "group" (no fd: the command leads its own group)
     fd: int | None
+    verdict_fd: int | None = None  # the launcher's: the verdict pipe's read end
 
     def ask_to_stop(self, proc: asyncio.subprocess.Process) -> bool:
         """Ask what was started to stop everything it runs: the launcher by a byte written to the
@@ -170,10 +174,29 @@ class _Control:
                 return int(text)
         return returncode if returncode is not None else -1
 
+    def verdict(self) -> str:
+        """What the launcher wrote to the verdict pipe, once it has exited (it and its PID 1 wrote
+        it before: it waits for PID 1); read without blocking, in case a fork of the host holds a
+        copy of the write end."""
+        if self.verdict_fd is None:
+            return ""
+        data = b""
+        os.set_blocking(self.verdict_fd, False)
+        try:
+            while len(data) < CHUNK:
+                chunk = os.read(self.verdict_fd, CHUNK)
+                if not chunk:
+                    break
+                data += chunk
+        except BlockingIOError:
+            pass
+        return data.decode("utf-8", errors="replace")
+
     def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        for fd in (self.fd, self.verdict_fd):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.verdict_fd = None
 
 
 async def _stop(proc: asyncio.subprocess.Process, pgid: int, control: _Control) -> None:
@@ -194,7 +217,7 @@ async def run_command(
     executable: str,
     argv: list[str],
     *,
-    launcher: Callable[[int], Sequence[str]] | None = None,
+    launcher: Callable[[int, int], Sequence[str]] | None = None,
     cwd: Path,
     env: dict[str, str],
     timeout_s: float,
@@ -202,24 +225,35 @@ async def run_command(
 ) -> CommandResult:
     """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell.
     ``launcher``: for a sandboxed command, the sandbox launcher's argv given the read end of the stop
-    pipe (``sandbox.launcher_for``); the launcher is then the one process started, and it confines
-    itself and execs ``executable``."""
+    pipe and the write end of the verdict pipe (``sandbox.launcher_for``); the launcher is then the
+    one process started, and it confines itself and execs ``executable``."""
     started = time.monotonic()
     host_fd: int | None = None
     child_fd: int | None = None
+    child_fds: tuple[int, ...] = ()
     if launcher is not None:
         kind = "launcher"
         child_fd, host_fd = _pipe()
-    elif supervised():
-        kind = "supervisor"
-        host_fd, child_fd = _pipe()
+        try:
+            verdict_r, verdict_w = _pipe()
+        except BaseException:
+            os.close(child_fd)
+            os.close(host_fd)
+            raise
+        control = _Control(kind, host_fd, verdict_r)
+        child_fds = (child_fd, verdict_w)
     else:
-        kind = "group"
-    control = _Control(kind, host_fd)
+        if supervised():
+            kind = "supervisor"
+            host_fd, child_fd = _pipe()
+            child_fds = (child_fd,)
+        else:
+            kind = "group"
+        control = _Control(kind, host_fd)
     try:
         command: tuple[str, ...]
         if launcher is not None and child_fd is not None:
-            command = tuple(launcher(child_fd))
+            command = tuple(launcher(*child_fds))
         elif child_fd is not None:
             supervisor = (sys.executable, "-I", "-S", str(SUPERVISOR), str(child_fd), str(os.getpid()))
             command = (*supervisor, executable, *argv[1:])
@@ -234,14 +268,14 @@ async def run_command(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             close_fds=True,
-            pass_fds=() if child_fd is None else (child_fd,),
+            pass_fds=child_fds,
         )
     except BaseException:
         control.close()
         raise
     finally:
-        if child_fd is not None:
-            os.close(child_fd)
+        for fd in child_fds:
+            os.close(fd)
     try:
         return await _supervise(proc, argv, started, control, timeout_s, max_output_bytes)
     finally:
@@ -282,6 +316,7 @@ async def _supervise(
     return CommandResult(
         argv=argv,
         exit_code=control.exit_code(proc.returncode, stopped=timed_out),
+        verdict=control.verdict(),
         stdout=_text("stdout", out, out_dropped, max_output_bytes, out_incomplete),
         stderr=_text("stderr", err, err_dropped, max_output_bytes, err_incomplete),
         duration_s=round(duration, 3),
