@@ -55,8 +55,12 @@ def served_fields(tool: ToolDefinition) -> dict[str, Any]:
 def definition_digest(tool: ToolDefinition) -> str:
     """``sha256:`` over the canonical JSON of ``served_fields(tool)`` — the one identity of what a
     tool definition serves (the lock pins it, the audit log records it)."""
-    text = canonical_json(served_fields(tool))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return canonical_sha256(served_fields(tool))
 
 
-__all__ = ["NOT_SERVED", "definition_digest", "served_fields"]
+def canonical_sha256(value: Any) -> str:
+    """``sha256:`` over the canonical JSON of ``value`` (a lone surrogate hashes like anything else)."""
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+__all__ = ["NOT_SERVED", "canonical_sha256", "definition_digest", "served_fields"]

@@ -30,6 +30,11 @@ class SecretFile(str):
     processes."""
 
 
+def path_within(path: str, root: str) -> bool:
+    """Whether the normalised absolute ``path`` is ``root`` or lies inside it (by components, as text)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def is_secret(what: object) -> bool:
     """Whether ``what`` (a value of ``ToolContext.host_files``) marks a secret file."""
     return getattr(what, "secret", False) is True
@@ -55,7 +60,7 @@ class SecretPaths:
         text = os.path.normpath(os.fspath(path))
         for form in {text} if resolved else {text, os.path.realpath(text)}:
             folded = form.casefold()
-            if any(folded == s or folded.startswith(s.rstrip(os.sep) + os.sep) for s in self.folded):
+            if any(path_within(folded, s) for s in self.folded):
                 return (
                     f"{shown!r} is one of the host's secret files (or lies inside one), which no tool "
                     "reads for a model"
@@ -74,4 +79,4 @@ def secret_paths(host_files: Mapping[str, str]) -> SecretPaths:
     return SecretPaths(tuple(found))
 
 
-__all__ = ["SecretFile", "SecretPaths", "is_secret", "secret_paths"]
+__all__ = ["SecretFile", "SecretPaths", "is_secret", "path_within", "secret_paths"]

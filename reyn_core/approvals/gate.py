@@ -44,8 +44,9 @@ class Admission:
     components: Mapping[str, Any]
 
 
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+def when(ts: float | None) -> str:
+    """A timestamp as ISO 8601 UTC, ``-`` for none."""
+    return "-" if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
 
 
 def unavailable(tool: str, exc: BaseException) -> str:
@@ -191,7 +192,7 @@ class ApprovalGate:
         raise ToolApprovalRequired(
             f"call to {tool.name!r} needs approval under {record.request.get('rule')}; request "
             f"{record.id} waits for a decision by {' or '.join(record.approvers)} (it expires "
-            f"{_when(record.expires_at)}); nothing ran",
+            f"{when(record.expires_at)}); nothing ran",
             tool=tool.name,
             approval=record.id,
             approvers=record.approvers,
@@ -249,7 +250,7 @@ class ApprovalGate:
         status: Status = record.status
         words = {
             "denied": f"was denied by {record.decided_by}" + (f": {record.reason}" if record.reason else ""),
-            "expired": f"expired at {_when(record.expires_at)}",
+            "expired": f"expired at {when(record.expires_at)}",
             "consumed": "was already used" + (" (another caller took it)" if raced else ""),
             "voided": f"was voided ({record.reason})",
         }.get(status, "was already used (another caller took it)")

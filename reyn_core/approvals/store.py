@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from reyn_core.jsondata import fields_json
+
 Status = Literal["pending", "approved", "denied", "consumed", "expired", "voided"]
 
 
@@ -104,24 +106,8 @@ class ApprovalRecord:
         return cls(**values)
 
     def as_json(self) -> dict[str, Any]:
-        """The record as JSON data (``reyn approvals show --json``)."""
-        return {
-            "id": self.id,
-            "status": self.status,
-            "key": self.key,
-            "created_at": self.created_at,
-            "expires_at": self.expires_at,
-            "approvers": list(self.approvers),
-            "uses": self.uses,
-            "scope": self.scope,
-            "session": self.session,
-            "decided_by": self.decided_by,
-            "decided_at": self.decided_at,
-            "reason": self.reason,
-            "closed_at": self.closed_at,
-            "request": dict(self.request),
-            "components": dict(self.components),
-        }
+        """The record as JSON data (``reyn approvals show --json``): its fields, ``scope`` for ``scoped``."""
+        return {**fields_json(self, omit=("scoped",)), "scope": self.scope}
 
 
 @runtime_checkable

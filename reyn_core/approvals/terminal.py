@@ -6,10 +6,9 @@ from __future__ import annotations
 import getpass
 import json
 import sys
-from datetime import datetime, timezone
 from typing import Any
 
-from .gate import ApprovalGate
+from .gate import ApprovalGate, when
 from .store import ApprovalRecord
 
 
@@ -19,11 +18,6 @@ def login_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no login name in this environment (a container's bare uid)
         return "unknown"
-
-
-def when(ts: float | None) -> str:
-    """A timestamp as ISO 8601 UTC, ``-`` for none."""
-    return "-" if ts is None else datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
 
 
 def describe(record: ApprovalRecord) -> str:

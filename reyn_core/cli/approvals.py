@@ -9,7 +9,8 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..approvals.terminal import describe, login_name, when
+from ..approvals.gate import when
+from ..approvals.terminal import describe, login_name
 from ..errors import ApprovalDecisionError, ProfileError, ReynError
 from . import EXIT_FAILED
 from .loading import emit, load_from_args, table

@@ -4,7 +4,6 @@ sees it."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -242,7 +241,7 @@ def run_render(args: argparse.Namespace) -> int:
     # (response_format where the model supports it, else appended to the prompt; see PhaseRunner).
     print(surface.prompt_text())
     print("\nJSON Schema of the reply (the phase output contract):")
-    print(json.dumps(surface.output_schema, indent=2, ensure_ascii=False))
+    emit_json(surface.output_schema)
     return EXIT_OK
 
 

@@ -98,8 +98,11 @@ class JsonlAuditLog:
         when the line was not written."""
         record = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
         line = (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
-        op = self._wait(AuditOp(lines=[(line, None, 0.0, None)], event=threading.Event()))
-        why = line_failure(op, 0)
+        self._write_now((line, None, 0.0, None))
+
+    def _write_now(self, entry: tuple[Any, Any, float, None]) -> None:
+        """Write one line and wait for it; raises ``OSError`` (logged) when it was not written."""
+        why = line_failure(self._wait(AuditOp(lines=[entry], event=threading.Event())), 0)
         if why is not None:
             _log.error("audit line lost: %s", why)
             raise OSError(why)
@@ -119,11 +122,7 @@ class JsonlAuditLog:
         at = time.time()
         loop = _running_loop()
         if loop is None:
-            op = self._wait(AuditOp(lines=[(call, outcome, at, None)], event=threading.Event()))
-            why = line_failure(op, 0)
-            if why is not None:
-                _log.error("audit line lost: %s", why)
-                raise OSError(why)
+            self._write_now((call, outcome, at, None))
             return None
         future = loop.create_future()
         self._writer.gathering(loop).lines.append((call, outcome, at, future))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reyn_core.code_table import CODES, CodeInfo, Severity
+from reyn_core.jsondata import fields_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,17 +68,7 @@ class Diagnostic:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-safe dict of every field (``traceback`` only when there is one)."""
-        data: dict[str, Any] = {
-            "code": self.code,
-            "severity": self.severity,
-            "plugin": self.plugin,
-            "tool": self.tool,
-            "message": self.message,
-            "hint": self.hint,
-        }
-        if self.traceback is not None:
-            data["traceback"] = self.traceback
-        return data
+        return fields_json(self, omit=() if self.traceback is not None else ("traceback",))
 
 
 __all__ = ["CODES", "CodeInfo", "Diagnostic", "Severity"]

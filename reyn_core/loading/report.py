@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reyn_core.jsondata import fields_json
 from reyn_core.loading.diagnostics import Diagnostic
 from reyn_core.loading.plugin_state import PluginStatus
 
@@ -44,9 +45,8 @@ class PluginLoadInfo:
 
     @property
     def short_digest(self) -> str:
-        """The first 12 hex digits of the tree digest, or ``-``."""
-        digest = self.provenance.tree_digest if self.provenance is not None else None
-        return digest.split(":", 1)[-1][:12] if digest else "-"
+        """The first 12 hex digits of the tree digest (``ProvenanceRecord.short_digest``), or ``-``."""
+        return self.provenance.short_digest if self.provenance is not None else "-"
 
     @property
     def source_kind(self) -> str | None:
@@ -59,25 +59,12 @@ class PluginLoadInfo:
         from reyn_core.loading.step3_provenance.record import origin_fields
 
         prov = self.provenance
-        return {
-            "id": self.plugin_id,
-            "enabled": self.enabled,
-            "status": self.status,
-            "distribution": self.distribution,
-            "version": self.version,
-            "entry_point": self.entry_point,
-            "api_version": self.api_version,
-            "origin": None
-            if prov is None
-            else {
-                **origin_fields(prov),
-                "files": len(prov.files),
-                "record_mismatches": list(prov.record_mismatches),
-            },
-            "tools": list(self.tools),
-            "permissions": None if self.permissions is None else dict(self.permissions),
-            "diagnostics": [d.to_json() for d in self.diagnostics],
-        }
+        origin = None
+        if prov is not None:
+            mismatches = list(prov.record_mismatches)
+            origin = {**origin_fields(prov), "files": len(prov.files), "record_mismatches": mismatches}
+        fields = fields_json(self, rename={"plugin_id": "id"}, omit=("provenance", "diagnostics"))
+        return {**fields, "origin": origin, "diagnostics": [d.to_json() for d in self.diagnostics]}
 
 
 @dataclass(frozen=True, slots=True)

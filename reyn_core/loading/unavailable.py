@@ -79,14 +79,9 @@ class UnavailableTool:
         return head + "; ".join(parts) + f" — {action}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "known": self.known,
-            "lock": self.lock_path,
-            "collision": self.collision,
-            "plugins": [p.to_json() for p in self.plugins],
-            "message": self.message,
-        }
+        plugins = [p.to_json() for p in self.plugins]
+        fields = fields_json(self, rename={"lock_path": "lock"}, omit=("plugins",))
+        return {**fields, "plugins": plugins, "message": self.message}
 
 
 def explain_unavailable_tool(result: LoadResult, name: str) -> UnavailableTool | None:

@@ -10,15 +10,14 @@ docs/provenance.md shows the format.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from reyn_core.definition_digest import definition_digest
+from reyn_core.definition_digest import canonical_sha256, definition_digest
 from reyn_core.errors import ReynError
-from reyn_core.jsondata import canonical_json
+from reyn_core.jsondata import fields_json
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord, origin_fields
 from reyn_core.tool import ToolDefinition
 
@@ -62,13 +61,6 @@ class OutdatedLockError(LockError):
         self.version = version
 
 
-# --------------------------------------------------------------------------- tool hashes
-
-
-def _sha256_of(value: Any) -> str:
-    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
-
-
 # --------------------------------------------------------------------------- model
 
 
@@ -95,7 +87,7 @@ class LockedTool:
             name=tool.name,
             sha256=definition_digest(tool),
             description=tool.description,
-            parameters_sha256=_sha256_of(tool.parameters),
+            parameters_sha256=canonical_sha256(tool.parameters),
             properties=tuple(sorted(props)) if isinstance(props, Mapping) else (),
             router=tool.gates.router,
             phase=tool.gates.phase,
@@ -107,9 +99,7 @@ class LockedTool:
     def as_table(self) -> dict[str, Any]:
         """The tool's table as written in the lock: every field but ``name`` (the table's key), in
         field order (``TOOL_KEYS``), ``properties`` as a list."""
-        table = {key: getattr(self, key) for key in TOOL_KEYS}
-        table["properties"] = list(self.properties)
-        return table
+        return fields_json(self, omit=("name",))
 
 
 TOOL_KEYS: tuple[str, ...] = tuple(f.name for f in fields(LockedTool) if f.name != "name")

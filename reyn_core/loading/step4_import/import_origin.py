@@ -10,6 +10,7 @@ from typing import Any
 
 from reyn_core.errors import PluginLoadError, describe_exception, exception_message
 from reyn_core.loading.step3_provenance.record import ProvenanceRecord, coverage_problem
+from reyn_core.secret_files import path_within
 
 
 def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
@@ -213,7 +214,7 @@ def _failing_location(exc: BaseException, rec: ProvenanceRecord | None) -> tuple
         """``filename`` relative to the folder holding its digested location, if it is the plugin's."""
         real = os.path.realpath(filename) if filename else None
         for root in roots if real else ():
-            if real == root or (real and real.startswith(root + os.sep)):
+            if real and path_within(real, root):
                 return os.path.relpath(real, os.path.dirname(root)).replace(os.sep, "/")
         return None
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from reyn_core.errors import describe_exception
 from reyn_core.loading.plugin_state import LoadSession, PluginState
 from reyn_core.loading.trusted_files import trusted_files
+from reyn_core.secret_files import path_within
 
 MAX_FILES = 1_000
 """Most paths one plugin may name (a plugin names its few files, not a tree)."""
@@ -104,7 +105,7 @@ def _too_broad(session: LoadSession, resolved: Mapping[str, tuple[str, str]]) ->
         if real == os.sep:
             return f"{path!r}, the file system's root"
         for which, anchor in anchors.items():
-            if _within(anchor, real):
+            if path_within(anchor, real):
                 return f"{path!r}, which is or holds {which} ({anchor!r})"
     return None
 
@@ -123,7 +124,7 @@ def _outside_own_grants(
     granted = config.grants.write if config.grants else ()
     roots = [os.path.realpath(profile.resolve_path(root)) for root in granted]
     for real, (path, _) in resolved.items():
-        if not any(_within(real, root) for root in roots):
+        if not any(path_within(real, root) for root in roots):
             return f"{path!r}, outside every path [plugins.{plugin_id}.grants] lets it write"
     return None
 
@@ -143,16 +144,12 @@ def _writable_by_another(session: LoadSession, plugin_id: str, named: Mapping[st
     for real in named:  # resolved already
         path = real
         for root, other in roots.items():
-            if _within(real, root) or _within(root, real):
+            if path_within(real, root) or path_within(root, real):
                 return (
                     f"{path[:200]!r}, which isolated plugin {other!r} may write ([plugins.{other}.grants] "
                     f"write: {root[:200]})"
                 )
     return None
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _answer_problem(answer: object, named: dict[str, str]) -> str | None:
