@@ -7,9 +7,11 @@ its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends
 `status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
 the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the command
 could reopen for more than it was handed (`_standard_descriptors`), then closes every descriptor it
-inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`) and its `--stop-fd`
-(`_stop_descriptor`): the read end of the caller's pipe, whose closing or a byte written to it ends
-the sandbox (`_wait`).
+inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`), its `--stop-fd`
+(`_own_pipe`): the read end of the caller's pipe, whose closing or a byte written to it ends the
+sandbox (`_wait`), and its `--verdict-fd`: the write end of the caller's pipe where its verdicts go
+(the sandbox could not be set up, a limit ended the command: `_supervisor.verdict`), the one channel
+the command cannot write to.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 USAGE = (
-    "usage: python -m reyn_sandbox [--pass-fds N,…] [--stop-fd N] --grants JSON -- COMMAND [ARG…]  "
+    "usage: python -m reyn_sandbox [--pass-fds N,…] [--stop-fd N] [--verdict-fd N] --grants JSON -- "
+    "COMMAND [ARG…]  "
     "(or: --probe)"
 )
 PROBE = "--probe"
 PASS_FDS = "--pass-fds"
 STOP_FD = "--stop-fd"
+VERDICT_FD = "--verdict-fd"
 
 
 def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
@@ -67,11 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     probing = words == [PROBE]
     try:
-        keep, stop, words = _options(words)
+        keep, stop, own, words = _options(words)
         grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
-    _close_inherited(keep if stop is None else keep | {stop})
+    _close_inherited(keep | own)
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
     if limits is not None:
@@ -229,14 +233,16 @@ def _stream_problem(fd: int, pipes: int) -> str:
     return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
 
 
-def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
+def _options(words: list[str]) -> tuple[frozenset[int], int | None, frozenset[int], list[str]]:
     """The options before ``--grants``, each at most once: the descriptors ``--pass-fds N,…`` hands
-    to the command, the ``--stop-fd N`` (``_stop_descriptor``), and the words after them;
-    GrantsError for a repeated option, a descriptor that is not a number from 3 to 2**31 - 1 (one
-    rule with ``launcher_argv``: ``_grants.descriptor_numbers``) or not open, and a stop descriptor
-    that is also passed to the command."""
+    to the command, the ``--stop-fd N`` (``_own_pipe``: the read end of the caller's stop pipe), the
+    ``--verdict-fd N`` (the write end of the caller's verdict pipe, where the launcher's verdicts go
+    from then on: ``_supervisor.verdict``), and the words after them; GrantsError for a repeated
+    option, a descriptor that is not a number from 3 to 2**31 - 1 (one rule with ``launcher_argv``:
+    ``_grants.descriptor_numbers``) or not open, and a stop or verdict descriptor whose pipe the
+    command would also get (``_own_pipe``). Returns the descriptors the launcher keeps open too."""
     values: dict[str, str] = {}
-    while words[:1] in ([PASS_FDS], [STOP_FD]):
+    while words[:1] in ([PASS_FDS], [STOP_FD], [VERDICT_FD]):
         if len(words) < 2 or words[0] in values:
             raise GrantsError(USAGE)
         values[words[0]] = words[1]
@@ -247,26 +253,66 @@ def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
             os.fstat(fd)
         except OSError:
             raise GrantsError(f"{PASS_FDS}: descriptor {fd} is not open in the launcher") from None
-    stop = _stop_descriptor(values[STOP_FD]) if STOP_FD in values else None
-    if stop in keep:
-        raise GrantsError(f"{STOP_FD}: descriptor {stop} is also in {PASS_FDS}; the command must not get it")
-    return frozenset(keep), stop, words
+    held = {0: _STANDARD, 1: _STANDARD, 2: _STANDARD, **{fd: f"in {PASS_FDS}" for fd in keep}}
+    stop = _own_pipe(STOP_FD, values[STOP_FD], held, os.O_RDONLY) if STOP_FD in values else None
+    own: set[int] = set() if stop is None else {stop}
+    if VERDICT_FD in values:
+        if stop is not None:
+            held[stop] = f"the {STOP_FD}"
+        verdict = _own_pipe(VERDICT_FD, values[VERDICT_FD], held, os.O_WRONLY)
+        _supervisor.report_verdicts_to(verdict)
+        own.add(verdict)
+    return frozenset(keep), stop, frozenset(own), words
 
 
-def _stop_descriptor(text: str) -> int:
-    """``--stop-fd N``: one descriptor number (``descriptor_numbers``' rule), open, the read end of a
-    pipe (only a pipe's read end is readable exactly when its caller writes to it or every writer
-    is gone: a file or a socket would end or hold the sandbox for other reasons); GrantsError else."""
+_STANDARD = "one of the command's standard streams"
+_ENDS = {os.O_RDONLY: "read", os.O_WRONLY: "write"}
+
+
+def _own_pipe(option: str, text: str, held: dict[int, str], access: int) -> int:
+    """``--stop-fd N`` (``access`` O_RDONLY) or ``--verdict-fd N`` (O_WRONLY): one descriptor number
+    (``descriptor_numbers``' rule), open, that end of an anonymous pipe — only a pipe's read end is
+    readable exactly when its caller writes to it or every writer is gone (a file or a socket would
+    end or hold the sandbox for other reasons), and a named FIFO can be opened by anyone who can
+    reach its path — and that pipe held under none of the numbers in ``held`` (0, 1, 2 and
+    ``--pass-fds``, which the command gets; ``held[n]`` says where ``n`` goes): an end there would
+    let the command eat the stop byte or keep the pipe from ever hanging up, or write a verdict of
+    its own. The pipe is compared, not the number: by (device, inode), which both ends and every copy
+    of a pipe share. GrantsError else."""
     if "," in text:
-        raise GrantsError(f"{STOP_FD} takes one descriptor number, got {text!r}")
-    (fd,) = descriptor_numbers(text, what=STOP_FD)
+        raise GrantsError(f"{option} takes one descriptor number, got {text!r}")
+    (fd,) = descriptor_numbers(text, what=option)
+    if fd in held:
+        raise GrantsError(f"{option}: descriptor {fd} is also {held[fd]}; the command must not get it")
     try:
-        mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)
+        info, flags = os.fstat(fd), fcntl.fcntl(fd, fcntl.F_GETFL)
     except OSError:
-        raise GrantsError(f"{STOP_FD}: descriptor {fd} is not open in the launcher") from None
-    if not stat.S_ISFIFO(mode) or flags & os.O_ACCMODE != os.O_RDONLY:
-        raise GrantsError(f"{STOP_FD}: descriptor {fd} is not the read end of a pipe")
+        raise GrantsError(f"{option}: descriptor {fd} is not open in the launcher") from None
+    if not stat.S_ISFIFO(info.st_mode) or flags & os.O_ACCMODE != access:
+        raise GrantsError(f"{option}: descriptor {fd} is not the {_ENDS[access]} end of a pipe")
+    if info.st_dev != _pipe_device():
+        raise GrantsError(f"{option}: descriptor {fd} is a named pipe (FIFO), not an anonymous one")
+    for other, where in sorted(held.items()):
+        try:
+            same = os.path.samestat(os.fstat(other), info)
+        except OSError:
+            continue  # not open: holds nothing
+        if same:
+            raise GrantsError(
+                f"{option}: descriptor {fd}'s pipe is also descriptor {other} ({where}); "
+                "the command must not hold it"
+            )
     return fd
+
+
+def _pipe_device() -> int:
+    """The device of the kernel's anonymous pipes (pipefs): that of a pipe made here, then closed."""
+    ends = os.pipe()
+    try:
+        return os.fstat(ends[0]).st_dev
+    finally:
+        os.close(ends[0])
+        os.close(ends[1])
 
 
 def _wait(pid: int, stop: int | None) -> int:
