@@ -5,26 +5,25 @@ It checks the grants and the kernel, unshares the namespaces, and forks the sand
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
 `--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
 `status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
-the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the command
-could reopen for more than it was handed (`_standard_descriptors`), then closes every descriptor it
-inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`), its `--stop-fd`
-(`_own_pipe`): the read end of the caller's pipe, whose closing or a byte written to it ends the
-sandbox (`_wait`), and its `--verdict-fd`: the write end of the caller's pipe where its verdicts go
-(the sandbox could not be set up, a limit ended the command: `_supervisor.verdict`), the one channel
-the command cannot write to.
+the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the
+command could reopen for more than it was handed (`_descriptors.standard_descriptors`), then closes
+every descriptor it inherited but 0, 1, 2, those its `--pass-fds` names
+(`_descriptors.close_inherited`), its `--stop-fd` (`_descriptors.own_pipe`): the read end of the
+caller's pipe, whose closing or a byte written to it ends the sandbox (`_wait`), and its
+`--verdict-fd`: the write end of the caller's pipe where its verdicts go (the sandbox could not be
+set up, a limit ended the command: `_supervisor.verdict`), the one channel the command cannot write
+to.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import select
 import signal
-import stat
 import sys
 from collections.abc import Sequence
 
-from . import _layout, _supervisor
+from . import _descriptors, _layout, _supervisor
 from . import _syscalls as sc
 from ._contract import CANNOT_CONFINE
 from ._grants import Grants, GrantsError, descriptor_numbers
@@ -67,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command confined; return its exit status (125: the sandbox could not be set up).
     With the single word ``--probe``: launch a no-op the same way (``_probe_launch``); exit 0 (and
     ``landlock_abi N`` on stdout), 125 with the launcher's one line, or the no-op's failure."""
-    _standard_descriptors()
+    _descriptors.standard_descriptors()
     words = list(sys.argv[1:] if argv is None else argv)
     probing = words == [PROBE]
     try:
@@ -75,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
-    _close_inherited(keep | own)
+    _descriptors.close_inherited(keep | own)
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
     if limits is not None:
@@ -150,97 +149,14 @@ def _probe_launch() -> tuple[Grants, list[str]]:
     return pinned(grants), [sys.executable, "-I", "-S", "-c", ""]
 
 
-def _standard_descriptors() -> None:
-    """Make 0, 1 and 2 what the command may be handed, before the launcher opens anything of its own.
-
-    A closed one is opened on the null device: else the launcher's first descriptors (the pipe that
-    ties the sandbox's life to it, a folder it binds) take those numbers — where its own lines go,
-    and what the command would start with as its standard streams. What is opened must *be* the null
-    device, checked on the open descriptor (``_open_null``), so a file bound over /dev/null is
-    refused, not handed on. Then each of 0, 1, 2 must be something the command cannot reopen for
-    more than it was handed (``_stream_problem``): it reaches the command as it is, and
-    ``/proc/self/fd/N`` reopens the object under it — through no mount the grants build, so past
-    every cover. Anything else is refused: nothing is started (125, the line on 2 when it is open)."""
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
-            _open_null(fd)
-    pipes = _pipe_device()
-    for fd in (0, 1, 2):
-        problem = _stream_problem(fd, pipes)
-        if problem:
-            _supervisor.fail_setup(
-                f"descriptor {fd} is {problem}: the confined command could reopen it through "
-                f"/proc/self/fd/{fd} for more than it was handed; hand a pipe, a socket, a terminal "
-                "or the null device, or a file opened for reading and writing"
-            )
-
-
-def _open_null(fd: int) -> None:
-    """The null device opened onto closed descriptor ``fd`` (0..fd-1 are open), checked first: a
-    character device numbered 1, 3 (Linux's null device), reached through no symbolic link."""
-    try:
-        null = os.open(os.devnull, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)  # the lowest free: fd
-    except OSError as exc:
-        _supervisor.fail_setup(f"cannot open {os.devnull} onto closed descriptor {fd}: {exc.strerror}")
-    if not _is_null(os.fstat(null)):
-        _supervisor.fail_setup(
-            f"{os.devnull} is not the null device (a character device 1, 3): not opened onto closed "
-            f"descriptor {fd}"
-        )
-    if null != fd:
-        os.dup2(null, fd)  # inheritable
-        os.close(null)
-    else:
-        os.set_inheritable(fd, True)  # the command is handed this one
-
-
-def _is_null(st: os.stat_result) -> bool:
-    return stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3)
-
-
-def _pipe_device() -> int:
-    """The device of the kernel's anonymous pipes (one made and closed to ask)."""
-    read, write = os.pipe()
-    try:
-        return os.fstat(read).st_dev
-    finally:
-        os.close(read)
-        os.close(write)
-
-
-def _stream_problem(fd: int, pipes: int) -> str:
-    """What makes open descriptor ``fd`` unfit to hand the command ('' when nothing). Reopening it
-    through ``/proc/self/fd`` gains nothing on an anonymous pipe (the same pipe, which the command
-    writes or reads anyway), a socket (it cannot be reopened) or the null device; on anything else
-    — a file, a named FIFO, a terminal, another device — it gains what the descriptor's access mode
-    withheld (reading a write-only stdout), so that must be read and write already. An ``O_PATH``
-    descriptor or a directory is refused whatever its mode."""
-    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-    if flags & getattr(os, "O_PATH", 0):
-        return "an O_PATH descriptor"
-    st = os.fstat(fd)
-    if stat.S_ISDIR(st.st_mode):
-        return "a directory"
-    if stat.S_ISSOCK(st.st_mode) or _is_null(st) or (stat.S_ISFIFO(st.st_mode) and st.st_dev == pipes):
-        return ""
-    if flags & os.O_ACCMODE == os.O_RDWR:
-        return ""
-    kind = (
-        "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
-    )
-    return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
-
-
 def _options(words: list[str]) -> tuple[frozenset[int], int | None, frozenset[int], list[str]]:
-    """The options before ``--grants``, each at most once: the descriptors ``--pass-fds N,…`` hands
-    to the command, the ``--stop-fd N`` (``_own_pipe``: the read end of the caller's stop pipe), the
-    ``--verdict-fd N`` (the write end of the caller's verdict pipe, where the launcher's verdicts go
-    from then on: ``_supervisor.verdict``), and the words after them; GrantsError for a repeated
-    option, a descriptor that is not a number from 3 to 2**31 - 1 (one rule with ``launcher_argv``:
-    ``_grants.descriptor_numbers``) or not open, and a stop or verdict descriptor whose pipe the
-    command would also get (``_own_pipe``). Returns the descriptors the launcher keeps open too."""
+    """The options before ``--grants``, each at most once: the descriptors ``--pass-fds N,…`` hands to the
+    command, the ``--stop-fd N`` (``_descriptors.own_pipe``: the read end of the caller's stop pipe), the
+    ``--verdict-fd N`` (the write end of the caller's verdict pipe, where the launcher's verdicts go from
+    then on: ``_supervisor.verdict``), and the words after them; GrantsError for a repeated option, a
+    descriptor that is not a number from 3 to 2**31 - 1 (one rule with ``launcher_argv``:
+    ``_grants.descriptor_numbers``) or not open, and a stop or verdict descriptor whose pipe the command
+    would also get (``_descriptors.own_pipe``). Returns the descriptors the launcher keeps open too."""
     values: dict[str, str] = {}
     while words[:1] in ([PASS_FDS], [STOP_FD], [VERDICT_FD]):
         if len(words) < 2 or words[0] in values:
@@ -253,66 +169,21 @@ def _options(words: list[str]) -> tuple[frozenset[int], int | None, frozenset[in
             os.fstat(fd)
         except OSError:
             raise GrantsError(f"{PASS_FDS}: descriptor {fd} is not open in the launcher") from None
-    held = {0: _STANDARD, 1: _STANDARD, 2: _STANDARD, **{fd: f"in {PASS_FDS}" for fd in keep}}
-    stop = _own_pipe(STOP_FD, values[STOP_FD], held, os.O_RDONLY) if STOP_FD in values else None
+    held = {
+        0: _descriptors.STANDARD,
+        1: _descriptors.STANDARD,
+        2: _descriptors.STANDARD,
+        **{fd: f"in {PASS_FDS}" for fd in keep},
+    }
+    stop = _descriptors.own_pipe(STOP_FD, values[STOP_FD], held, os.O_RDONLY) if STOP_FD in values else None
     own: set[int] = set() if stop is None else {stop}
     if VERDICT_FD in values:
         if stop is not None:
             held[stop] = f"the {STOP_FD}"
-        verdict = _own_pipe(VERDICT_FD, values[VERDICT_FD], held, os.O_WRONLY)
+        verdict = _descriptors.own_pipe(VERDICT_FD, values[VERDICT_FD], held, os.O_WRONLY)
         _supervisor.report_verdicts_to(verdict)
         own.add(verdict)
     return frozenset(keep), stop, frozenset(own), words
-
-
-_STANDARD = "one of the command's standard streams"
-_ENDS = {os.O_RDONLY: "read", os.O_WRONLY: "write"}
-
-
-def _own_pipe(option: str, text: str, held: dict[int, str], access: int) -> int:
-    """``--stop-fd N`` (``access`` O_RDONLY) or ``--verdict-fd N`` (O_WRONLY): one descriptor number
-    (``descriptor_numbers``' rule), open, that end of an anonymous pipe — only a pipe's read end is
-    readable exactly when its caller writes to it or every writer is gone (a file or a socket would
-    end or hold the sandbox for other reasons), and a named FIFO can be opened by anyone who can
-    reach its path — and that pipe held under none of the numbers in ``held`` (0, 1, 2 and
-    ``--pass-fds``, which the command gets; ``held[n]`` says where ``n`` goes): an end there would
-    let the command eat the stop byte or keep the pipe from ever hanging up, or write a verdict of
-    its own. The pipe is compared, not the number: by (device, inode), which both ends and every copy
-    of a pipe share. GrantsError else."""
-    if "," in text:
-        raise GrantsError(f"{option} takes one descriptor number, got {text!r}")
-    (fd,) = descriptor_numbers(text, what=option)
-    if fd in held:
-        raise GrantsError(f"{option}: descriptor {fd} is also {held[fd]}; the command must not get it")
-    try:
-        info, flags = os.fstat(fd), fcntl.fcntl(fd, fcntl.F_GETFL)
-    except OSError:
-        raise GrantsError(f"{option}: descriptor {fd} is not open in the launcher") from None
-    if not stat.S_ISFIFO(info.st_mode) or flags & os.O_ACCMODE != access:
-        raise GrantsError(f"{option}: descriptor {fd} is not the {_ENDS[access]} end of a pipe")
-    if info.st_dev != _pipe_device():
-        raise GrantsError(f"{option}: descriptor {fd} is a named pipe (FIFO), not an anonymous one")
-    for other, where in sorted(held.items()):
-        try:
-            same = os.path.samestat(os.fstat(other), info)
-        except OSError:
-            continue  # not open: holds nothing
-        if same:
-            raise GrantsError(
-                f"{option}: descriptor {fd}'s pipe is also descriptor {other} ({where}); "
-                "the command must not hold it"
-            )
-    return fd
-
-
-def _pipe_device() -> int:
-    """The device of the kernel's anonymous pipes (pipefs): that of a pipe made here, then closed."""
-    ends = os.pipe()
-    try:
-        return os.fstat(ends[0]).st_dev
-    finally:
-        os.close(ends[0])
-        os.close(ends[1])
 
 
 def _wait(pid: int, stop: int | None) -> int:
@@ -339,26 +210,6 @@ def _readable(*fds: int, timeout_ms: int | None = None) -> set[int]:
     for fd in fds:
         poller.register(fd, select.POLLIN)
     return {fd for fd, _events in poller.poll(timeout_ms)}
-
-
-def _close_inherited(keep: frozenset[int]) -> None:
-    """Close every descriptor this process inherited but 0, 1, 2 and ``keep``, before anything else:
-    the command gets only those (one left open would reach whatever it was opened on — a hidden
-    folder's, say). Every open descriptor is listed in /proc/self/fd; one it cannot list fails the
-    start (exit 125)."""
-    try:
-        names = os.listdir("/proc/self/fd")
-    except OSError as exc:
-        _supervisor.fail_setup(
-            f"cannot list the launcher's descriptors to close inherited ones: {exc.strerror}"
-        )
-    for name in names:
-        fd = int(name)
-        if fd > 2 and fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass  # the listing's own descriptor, closed by now
 
 
 def _kernel_abi() -> int:

@@ -1,4 +1,4 @@
-"""What the launcher accepts on descriptors 0, 1, 2 (``_standard_descriptors``).
+"""What the launcher accepts on descriptors 0, 1, 2 (``_descriptors.standard_descriptors``).
 
 - A closed one is opened on the null device, checked as such on the open descriptor: a regular
   file bound over /dev/null (a mount namespace of the caller's) is refused (125), so the command's
