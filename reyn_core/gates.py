@@ -26,7 +26,7 @@ from typing import Literal, NamedTuple, Protocol
 from . import operator_policy as _policy
 from .context import SURFACES, ToolContext, as_names
 from .moved import moved_attributes
-from .own_check import CheckAnswer, CheckResultError, ask_all, ask_available
+from .own_check import CheckAnswer, CheckResultError, ask_all, check_name
 from .remote_log import FailureLog
 from .tool import ToolDefinition
 
@@ -317,10 +317,10 @@ def call_layer(tool: ToolDefinition, key: CallKey) -> Decision:
 
 
 def available(tool: ToolDefinition, ctx: ToolContext, failures: FailureLog | None = None) -> Decision:
-    """The tool's own ``available(ctx)`` as a decision, asked strictly (``own_check.ask_available``:
+    """The tool's own ``available(ctx)`` as a decision, asked strictly (``own_check.ask_all``:
     only ``True`` admits; a result that is not a bool, or an exception, hides the tool).
     ``ctx`` is the context the tool sees (with its plugin's settings: ``ToolRegistry.context_for``)."""
-    return _own_decision(tool.name, ask_available(tool, ctx), failures)
+    return available_each([(tool, ctx)], failures)[0]
 
 
 def available_each(
@@ -328,29 +328,68 @@ def available_each(
 ) -> list[Decision]:
     """``available`` for each tool and its ``ctx`` of a listing: asked at once, within one deadline
     in all (``own_check.ask_all``)."""
-    return [_own_decision(t.name, a, failures) for (t, _), a in zip(asked, ask_all(asked), strict=True)]
+    return _decided(asked, ask_all(asked), failures)
 
 
-def _own_decision(name: str, answer: CheckAnswer, failures: FailureLog | None) -> Decision:
+def _decided(
+    asked: Sequence[tuple[ToolDefinition, ToolContext]],
+    answers: Sequence[CheckAnswer],
+    failures: FailureLog | None,
+) -> list[Decision]:
+    """The decisions of ``answers``; a failed ask (tools sharing a check share its one answer) is
+    logged once for all the tools it answered (``failure_reference``), not once per tool."""
+    shared: dict[int, tuple[BaseException, list[ToolDefinition]]] = {}
+    for (tool, _), answer in zip(asked, answers, strict=True):
+        if answer.failure is not None:
+            shared.setdefault(id(answer), (answer.failure, []))[1].append(tool)
+    log = failures or PROCESS_FAILURES
+    refs = {key: failure_reference(tools, failure, log) for key, (failure, tools) in shared.items()}
+    return [_own_decision(t.name, a, refs.get(id(a), "")) for (t, _), a in zip(asked, answers, strict=True)]
+
+
+def _own_decision(name: str, answer: CheckAnswer, ref: str) -> Decision:
     if answer.allowed:
         return ALLOW
     if answer.failure is not None:
-        return failed_check(name, answer.failure, failures or PROCESS_FAILURES)
+        return _check_failed(name, ref)
     if answer.reason is not None:
         return _call_refused("available", answer.reason)
     return _call_refused("available", f"tool {name!r} is not available in this context")
 
 
-def failed_check(name: str, failure: BaseException | str, failures: FailureLog) -> Decision:
-    """The refusal of tool ``name`` whose availability check failed: what failed (an exception, or
-    the text a plugin's worker sent) may name host paths or carry a secret, so the refusal says so in
-    fixed words (``RT011``) and cites the operator's log, where ``failures`` (the registry's) writes
-    it once per tool and kind of failure, not on every listing. The one place an ``RT011`` is
-    logged: a check that failed in process (``available``) and one that failed in an isolated
-    plugin's worker at call time (the dispatcher, on the worker's ``CheckFailed``) alike."""
-    what = f"the availability check of tool {name!r} failed"
+CITED_TOOLS = 5
+"""How many of the tools a failed check answered its record names (the rest are counted)."""
+
+
+def failure_reference(
+    tools: Sequence[ToolDefinition], failure: BaseException | str, failures: FailureLog
+) -> str:
+    """Where the operator finds what failed in the availability check ``tools`` share (one ask), as
+    the refusal cites it: ``failures`` (the registry's) writes it once per check (the function
+    object, named in the record by its module-qualified name and plugin) and kind of failure, not on
+    every listing nor once per tool; the record counts the tools and names the first ``CITED_TOOLS``.
+    What failed (an exception, or the text a plugin's worker sent) may carry a secret: logged only."""
+    first = tools[0]
+    name = check_name(first.available)
+    names = ", ".join(repr(t.name) for t in tools[:CITED_TOOLS])
+    more = f" and {len(tools) - CITED_TOOLS} more" if len(tools) > CITED_TOOLS else ""
+    what = (
+        f"the availability check {name} (plugin {first.plugin_id!r}) failed; it answers "
+        f"{len(tools)} tool(s) of this listing: {names}{more}"
+    )
     kind = failure.kind if isinstance(failure, CheckResultError) else None
-    ref = failures.log(name, what, failure, kind)
+    return failures.log((first.plugin_id, name, id(first.available)), what, failure, kind)
+
+
+def failed_check(tool: ToolDefinition, failure: BaseException | str, failures: FailureLog) -> Decision:
+    """The refusal of ``tool`` whose availability check failed, in fixed words (``RT011``) citing the
+    operator's log (``failure_reference``). The one place an ``RT011`` is worded: a check that failed
+    in process (``available``) and one that failed in an isolated plugin's worker at call time (the
+    dispatcher, on the worker's ``CheckFailed``) alike."""
+    return _check_failed(tool.name, failure_reference([tool], failure, failures))
+
+
+def _check_failed(name: str, ref: str) -> Decision:
     return _call_refused(
         "available", f"tool {name!r} is unavailable: its availability check failed (RT011); {ref}"
     )

@@ -111,9 +111,9 @@ for one of them to be free, until its deadline."""
 class CheckLate(TimeoutError):
     """``available(ctx)`` did not answer within ``CHECK_DEADLINE_S`` (the message says when part of
     it went waiting for a checks' thread), was not run (its ask still queued at the deadline: all
-    ``MAX_THREADS`` busy with other checks), or was not asked (an earlier ask of it still runs past
-    its deadline, or it was asked from within its own ask). The tool is unavailable until an ask
-    answers in time."""
+    ``MAX_THREADS`` busy, with asks of any check, this one's included), or was not asked (an earlier
+    ask of it still runs past its deadline, or it was asked from within its own ask). The tool is
+    unavailable until an ask answers in time."""
 
 
 def ask_available(tool: ToolDefinition, ctx: ToolContext) -> CheckAnswer:
@@ -173,7 +173,7 @@ class _Ask:
         self.done = threading.Lock()  # held until the ask ends (its one asker waits for it)
         self.done.acquire()
         self.ended = self.late = self.started = False
-        self.waited = False  # queued while every checks' thread was busy with other checks
+        self.waited = False  # queued while every checks' thread was busy (with any asks)
         self.result: Any = None
         self.error: BaseException | None = None
 
@@ -253,8 +253,8 @@ def _failed(failure: BaseException) -> CheckAnswer:
 def _late_words(gave_up: str, waited: bool) -> str:
     """What became of an ask its asker gave up on at its deadline (``_give_up``): never run (still
     queued), or run but not answered — from the start of its deadline, or only after waiting for a
-    thread. Fixed words (no measured times): the log of failures records each wording once per tool."""
-    busy = f"all {MAX_THREADS} checks' threads were busy with other checks"
+    thread. Fixed words (no measured times): the log of failures records each wording once per check."""
+    busy = f"all {MAX_THREADS} checks' threads were busy"  # with any asks: this check's own may be among them
     if gave_up == "queued":
         if waited:
             return f"was not run: {busy} until its deadline ({CHECK_DEADLINE_S:g} s)"
@@ -267,12 +267,15 @@ def _late_words(gave_up: str, waited: bool) -> str:
     return f"did not answer within {CHECK_DEADLINE_S:g} s"
 
 
+def check_name(check: object) -> str:
+    """``check``'s module-qualified name, as the operator's log names it (a callable object: its type's)."""
+    return f"{getattr(check, '__module__', '?')}.{getattr(check, '__qualname__', type(check).__qualname__)}"
+
+
 def _too_late(tool: ToolDefinition, said: str) -> CheckLate:
-    check = tool.available
-    code = f"{getattr(check, '__module__', '?')}.{getattr(check, '__qualname__', type(check).__qualname__)}"
     return CheckLate(
-        f"available(ctx) {code} (plugin {tool.plugin_id!r}) {said}; the tools it checks are "
-        "unavailable until an ask of it answers in time"
+        f"available(ctx) {check_name(tool.available)} (plugin {tool.plugin_id!r}) {said}; the tools it "
+        "checks are unavailable until an ask of it answers in time"
     )
 
 
@@ -388,6 +391,7 @@ __all__ = [
     "ask_all",
     "ask_available",
     "availability_problem",
+    "check_name",
     "failure_text",
     "must_propagate",
 ]

@@ -103,12 +103,21 @@ def require_available() -> SandboxStatus:
 
 
 def launcher_argv(
-    command: Sequence[str], grants: Grants, *, pass_fds: Iterable[int] = (), stop_fd: int | None = None
+    command: Sequence[str],
+    grants: Grants,
+    *,
+    pass_fds: Iterable[int] = (),
+    stop_fd: int | None = None,
+    verdict_fd: int | None = None,
 ) -> list[str]:
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
+    TMPDIR. Descriptors 0, 1 and 2 must not be files the grants hide: the command can reopen what
+    they are open on through /proc/self/fd, so the launcher refuses (125) there anything but an
+    anonymous pipe, a socket, the null device, or another object open for reading and writing (no
+    ``O_PATH`` descriptor, no directory, no file opened one way only).
+    The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
     those named in `pass_fds` (spawn the launcher with them open, e.g. `subprocess`'s `pass_fds`);
     the launcher closes every other it inherits.
     `stop_fd`, the read end of a pipe whose write end the caller keeps (spawn the launcher with it
@@ -116,11 +125,15 @@ def launcher_argv(
     end closes — the caller closed it, or died — the launcher kills the sandbox, every process in it,
     waits until the kernel has reaped them all, and exits `128 + 9`; a pipe stopped before the
     command started exits 125 (docs/sandbox.md, "Stopping a launch").
+    `verdict_fd`, the write end of a pipe whose read end the caller keeps (spawn the launcher with it
+    open; the command never gets it): the launcher writes its verdicts there too — the line of a
+    setup failure (exit 125), the `limit exceeded` line — so a caller reads them from a channel the
+    command cannot write to, never from the command's stderr (docs/sandbox.md, "The verdict pipe").
     A root given without its identity gets it here (`Grants.identities`: the launcher refuses
     to start if another file is at its path by then). Raises `SandboxUnavailable` when this kernel
     cannot confine (fail closed), and `GrantsError` for an empty command, a root whose path goes
-    through a symbolic link, a `pass_fds` entry or `stop_fd` that is not a descriptor number from 3
-    to 2**31 - 1, or a `stop_fd` also in `pass_fds`.
+    through a symbolic link, a `pass_fds` entry, `stop_fd` or `verdict_fd` that is not a descriptor
+    number from 3 to 2**31 - 1, or a `stop_fd` or `verdict_fd` also in `pass_fds` or equal.
     """
     if isinstance(command, (str, bytes)) or not command or not all(isinstance(a, str) for a in command):
         raise GrantsError(f"command must be a non-empty sequence of strings, got {command!r}")
@@ -128,6 +141,9 @@ def launcher_argv(
     stop = () if stop_fd is None else descriptor_numbers((stop_fd,), what="stop_fd")
     if set(stop) & set(passed):
         raise GrantsError(f"stop_fd {stop_fd} is also in pass_fds; the command must not get it")
+    verdict = () if verdict_fd is None else descriptor_numbers((verdict_fd,), what="verdict_fd")
+    if set(verdict) & {*passed, *stop}:
+        raise GrantsError(f"verdict_fd {verdict_fd} is also in pass_fds or is stop_fd: a pipe of its own")
     require_available()
     from ._identity import pinned
 
@@ -139,6 +155,7 @@ def launcher_argv(
         LAUNCHER_BOOT,
         *(["--pass-fds", ",".join(map(str, passed))] if passed else []),
         *(["--stop-fd", str(stop[0])] if stop else []),
+        *(["--verdict-fd", str(verdict[0])] if verdict else []),
         "--grants",
         pinned(grants).to_json(),
         "--",
@@ -193,7 +210,8 @@ def limit_exceeded(stderr: str) -> str | None:
 
     The launcher writes `reyn-sandbox: limit exceeded: <field> (<value>)` as the last line, after
     everything the command wrote. stderr is the command's channel too, so a command can print such a
-    line itself: treat it as the reason to show, not as proof.
+    line itself: treat it as the reason to show, not as proof. Give it instead what the launcher
+    wrote to its `verdict_fd` (`launcher_argv`), which the command cannot write to: that is proof.
     """
     lines = stderr.rstrip("\n").rsplit("\n", 1)
     last = lines[-1] if lines else ""

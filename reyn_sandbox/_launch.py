@@ -5,23 +5,25 @@ It checks the grants and the kernel, unshares the namespaces, and forks the sand
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
 `--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
 `status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
-/dev/null onto whichever of 0, 1, 2 its caller left closed (`_standard_descriptors`), then closes
-every descriptor it inherited but 0, 1, 2, those its `--pass-fds` names (`_close_inherited`) and its
-`--stop-fd` (`_stop_descriptor`): the read end of the caller's pipe, whose closing or a byte written
-to it ends the sandbox (`_wait`).
+the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the
+command could reopen for more than it was handed (`_descriptors.standard_descriptors`), then closes
+every descriptor it inherited but 0, 1, 2, those its `--pass-fds` names
+(`_descriptors.close_inherited`), its `--stop-fd` (`_descriptors.own_pipe`): the read end of the
+caller's pipe, whose closing or a byte written to it ends the sandbox (`_wait`), and its
+`--verdict-fd`: the write end of the caller's pipe where its verdicts go (the sandbox could not be
+set up, a limit ended the command: `_supervisor.verdict`), the one channel the command cannot write
+to.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import select
 import signal
-import stat
 import sys
 from collections.abc import Sequence
 
-from . import _layout, _supervisor
+from . import _descriptors, _layout, _supervisor
 from . import _syscalls as sc
 from ._contract import CANNOT_CONFINE
 from ._grants import Grants, GrantsError, descriptor_numbers
@@ -32,12 +34,14 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 USAGE = (
-    "usage: python -m reyn_sandbox [--pass-fds N,…] [--stop-fd N] --grants JSON -- COMMAND [ARG…]  "
+    "usage: python -m reyn_sandbox [--pass-fds N,…] [--stop-fd N] [--verdict-fd N] --grants JSON -- "
+    "COMMAND [ARG…]  "
     "(or: --probe)"
 )
 PROBE = "--probe"
 PASS_FDS = "--pass-fds"
 STOP_FD = "--stop-fd"
+VERDICT_FD = "--verdict-fd"
 
 
 def parse(argv: Sequence[str]) -> tuple[Grants, list[str]]:
@@ -62,15 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command confined; return its exit status (125: the sandbox could not be set up).
     With the single word ``--probe``: launch a no-op the same way (``_probe_launch``); exit 0 (and
     ``landlock_abi N`` on stdout), 125 with the launcher's one line, or the no-op's failure."""
-    _standard_descriptors()
+    _descriptors.standard_descriptors()
     words = list(sys.argv[1:] if argv is None else argv)
     probing = words == [PROBE]
     try:
-        keep, stop, words = _options(words)
+        keep, stop, own, words = _options(words)
         grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
-    _close_inherited(keep if stop is None else keep | {stop})
+    _descriptors.close_inherited(keep | own)
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
     if limits is not None:
@@ -145,36 +149,16 @@ def _probe_launch() -> tuple[Grants, list[str]]:
     return pinned(grants), [sys.executable, "-I", "-S", "-c", ""]
 
 
-def _standard_descriptors() -> None:
-    """Open /dev/null onto each of 0, 1, 2 the caller left closed, before the launcher opens anything
-    of its own: else its first descriptors (the pipe that ties the sandbox's life to it, a folder it
-    binds, a file it writes) take those numbers — where its own lines go, and what the command would
-    start with as its standard streams. The command gets /dev/null there instead (as the C library
-    does for a set-user-ID program). When /dev/null cannot be opened, nothing is started (125)."""
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-            continue
-        except OSError:
-            pass
-        try:
-            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd, as 0..fd-1 are open
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-            os.set_inheritable(fd, True)  # os.open's are not: the command is handed this one
-        except OSError as exc:
-            _supervisor.fail_setup(f"cannot open {os.devnull} onto closed descriptor {fd}: {exc.strerror}")
-
-
-def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
-    """The options before ``--grants``, each at most once: the descriptors ``--pass-fds N,…`` hands
-    to the command, the ``--stop-fd N`` (``_stop_descriptor``), and the words after them;
-    GrantsError for a repeated option, a descriptor that is not a number from 3 to 2**31 - 1 (one
-    rule with ``launcher_argv``: ``_grants.descriptor_numbers``) or not open, and a stop descriptor
-    that is also passed to the command."""
+def _options(words: list[str]) -> tuple[frozenset[int], int | None, frozenset[int], list[str]]:
+    """The options before ``--grants``, each at most once: the descriptors ``--pass-fds N,…`` hands to the
+    command, the ``--stop-fd N`` (``_descriptors.own_pipe``: the read end of the caller's stop pipe), the
+    ``--verdict-fd N`` (the write end of the caller's verdict pipe, where the launcher's verdicts go from
+    then on: ``_supervisor.verdict``), and the words after them; GrantsError for a repeated option, a
+    descriptor that is not a number from 3 to 2**31 - 1 (one rule with ``launcher_argv``:
+    ``_grants.descriptor_numbers``) or not open, and a stop or verdict descriptor whose pipe the command
+    would also get (``_descriptors.own_pipe``). Returns the descriptors the launcher keeps open too."""
     values: dict[str, str] = {}
-    while words[:1] in ([PASS_FDS], [STOP_FD]):
+    while words[:1] in ([PASS_FDS], [STOP_FD], [VERDICT_FD]):
         if len(words) < 2 or words[0] in values:
             raise GrantsError(USAGE)
         values[words[0]] = words[1]
@@ -185,26 +169,21 @@ def _options(words: list[str]) -> tuple[frozenset[int], int | None, list[str]]:
             os.fstat(fd)
         except OSError:
             raise GrantsError(f"{PASS_FDS}: descriptor {fd} is not open in the launcher") from None
-    stop = _stop_descriptor(values[STOP_FD]) if STOP_FD in values else None
-    if stop in keep:
-        raise GrantsError(f"{STOP_FD}: descriptor {stop} is also in {PASS_FDS}; the command must not get it")
-    return frozenset(keep), stop, words
-
-
-def _stop_descriptor(text: str) -> int:
-    """``--stop-fd N``: one descriptor number (``descriptor_numbers``' rule), open, the read end of a
-    pipe (only a pipe's read end is readable exactly when its caller writes to it or every writer
-    is gone: a file or a socket would end or hold the sandbox for other reasons); GrantsError else."""
-    if "," in text:
-        raise GrantsError(f"{STOP_FD} takes one descriptor number, got {text!r}")
-    (fd,) = descriptor_numbers(text, what=STOP_FD)
-    try:
-        mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)
-    except OSError:
-        raise GrantsError(f"{STOP_FD}: descriptor {fd} is not open in the launcher") from None
-    if not stat.S_ISFIFO(mode) or flags & os.O_ACCMODE != os.O_RDONLY:
-        raise GrantsError(f"{STOP_FD}: descriptor {fd} is not the read end of a pipe")
-    return fd
+    held = {
+        0: _descriptors.STANDARD,
+        1: _descriptors.STANDARD,
+        2: _descriptors.STANDARD,
+        **{fd: f"in {PASS_FDS}" for fd in keep},
+    }
+    stop = _descriptors.own_pipe(STOP_FD, values[STOP_FD], held, os.O_RDONLY) if STOP_FD in values else None
+    own: set[int] = set() if stop is None else {stop}
+    if VERDICT_FD in values:
+        if stop is not None:
+            held[stop] = f"the {STOP_FD}"
+        verdict = _descriptors.own_pipe(VERDICT_FD, values[VERDICT_FD], held, os.O_WRONLY)
+        _supervisor.report_verdicts_to(verdict)
+        own.add(verdict)
+    return frozenset(keep), stop, frozenset(own), words
 
 
 def _wait(pid: int, stop: int | None) -> int:
@@ -231,26 +210,6 @@ def _readable(*fds: int, timeout_ms: int | None = None) -> set[int]:
     for fd in fds:
         poller.register(fd, select.POLLIN)
     return {fd for fd, _events in poller.poll(timeout_ms)}
-
-
-def _close_inherited(keep: frozenset[int]) -> None:
-    """Close every descriptor this process inherited but 0, 1, 2 and ``keep``, before anything else:
-    the command gets only those (one left open would reach whatever it was opened on — a hidden
-    folder's, say). Every open descriptor is listed in /proc/self/fd; one it cannot list fails the
-    start (exit 125)."""
-    try:
-        names = os.listdir("/proc/self/fd")
-    except OSError as exc:
-        _supervisor.fail_setup(
-            f"cannot list the launcher's descriptors to close inherited ones: {exc.strerror}"
-        )
-    for name in names:
-        fd = int(name)
-        if fd > 2 and fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass  # the listing's own descriptor, closed by now
 
 
 def _kernel_abi() -> int:

@@ -32,9 +32,28 @@ class SetupError(Exception):
     """Confinement could not be completed; the command must not run (exit 125)."""
 
 
+_verdict_fd: list[int] = []  # the caller's --verdict-fd, once the launcher has checked it
+
+
+def report_verdicts_to(fd: int) -> None:
+    """From now on, the launcher's verdicts (``verdict``) also go to ``fd``, the write end of the
+    caller's verdict pipe: close-on-exec, so the launcher, PID 1 and the command's process until its
+    execve hold it, and the command never does."""
+    os.set_inheritable(fd, False)
+    _verdict_fd[:] = [fd]
+
+
+def verdict(line: str) -> None:
+    """One of the launcher's verdicts — the sandbox could not be set up, or a limit ended the
+    command — on stderr, and on the verdict pipe when the caller gave one: the one channel the
+    command cannot write to, so a caller reads it there and never takes the command's stderr for it."""
+    for fd in (2, *_verdict_fd):
+        say(fd, line)
+
+
 def fail_setup(reason: str) -> NoReturn:
-    """Report a setup failure on one line (best effort: ``say``) and exit 125 without running anything."""
-    say(2, f"reyn-sandbox: {reason}\n")
+    """Report a setup failure on one line (best effort: ``verdict``) and exit 125 without running anything."""
+    verdict(f"reyn-sandbox: {reason}\n")
     os._exit(SETUP_FAILED_EXIT)
 
 
@@ -180,7 +199,7 @@ def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn
     code = 128 - code if code < 0 else code
     limit = _limit_hit(grants, wait_status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, watch)
     if limit is not None:
-        say(2, f"{LIMIT_PREFIX}{limit}\n")
+        verdict(f"{LIMIT_PREFIX}{limit}\n")
     os._exit(code)
 
 

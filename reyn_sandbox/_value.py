@@ -1,7 +1,8 @@
 """The leaf's value types: immutable, compared and hashed by type and fields, without `dataclasses`.
 
 `dataclasses` costs the launcher ~10 ms a start (it imports `inspect`, which brings `ast`, `dis`,
-`tokenize`), a third of its imports. A `Value` subclass names its fields in `__slots__` and writes
+`tokenize`), a third of its imports. A `Value` subclass (of `Value` alone: a value type cannot be
+subclassed in turn, see `__init_subclass__`) names its fields in `__slots__` and writes
 a typed `__init__`, its keywords named as the fields, that sets them with `_init`; it then holds
 exactly those fields, refuses any assignment or deletion, is equal only to an instance of its very
 class with equal fields (as a frozen dataclass), hashes like that, and shows itself as
@@ -21,6 +22,17 @@ class Value:
     """Base of an immutable value type whose fields are its `__slots__` (see the module)."""
 
     __slots__: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A value type derives from `Value` alone: its fields are its own `__slots__`, which is all
+        `_init`, `as_dict`, `_key` and `__repr__` read — a subclass of one would hold its base's
+        fields unset, unshown and uncompared. So subclassing one is refused, when the class is made."""
+        super().__init_subclass__(**kwargs)
+        for base in cls.__mro__[1:]:
+            if base is not Value and issubclass(base, Value):
+                raise TypeError(
+                    f"{cls.__name__}: {base.__name__} is a value type, which cannot be subclassed"
+                )
 
     def _init(self, **values: object) -> None:
         """Set every field, once, from ``__init__``; a field left out or one not declared is an error."""

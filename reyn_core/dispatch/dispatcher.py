@@ -52,8 +52,8 @@ _UNDECIDED: Any = object()  # a surface the snapshot has no answer for yet
 def _call_context(
     prepared: PreparedTool, registry: ToolRegistry, ctx: ToolContext, surface: str
 ) -> ToolContext:
-    """``ctx`` as the tool sees it, when it is not ``ctx`` itself (``PreparedTool.plain``: no plugin
-    settings; the call's surface is ``ctx.surface``): with its plugin's settings, on ``surface``."""
+    """``ctx`` as the tool sees it, when it is not ``ctx`` itself (``PreparedTool.plain``: a host
+    tool, no host files; the call's surface is ``ctx.surface``): ``context_for``, on ``surface``."""
     call_ctx = registry.context_for(prepared.definition, ctx)
     if call_ctx.surface != surface:
         call_ctx = call_ctx.with_surface(surface)  # type: ignore[arg-type]
@@ -228,7 +228,7 @@ async def invoke_tool(
     except ToolError as exc:
         failed = exc
         if isinstance(exc, CheckFailed):  # its check failed in its worker: logged as one failing here
-            failed = _refusal(tool, surface, gates.failed_check(tool.name, exc.failure, registry.failures))
+            failed = _refusal(tool, surface, gates.failed_check(tool, exc.failure, registry.failures))
         failed.tool = failed.tool or tool.name
         if admitted is not None or hooks is not None:
             await _ended(registry, admitted, call, ToolCallOutcome("error", _since(started), error=failed))

@@ -2,9 +2,10 @@
 
 Everything here is decided once, from final, frozen values (``ToolDefinition``, the policies, the
 snapshot itself), so nothing a later call brings can change it: the layers of the gates the snapshot
-fixes, per surface; whether the tool's plugin has settings; the handler's call shape; the tool's one
-validator; its definition digest; the optional properties whose ``null`` means "not given". The call
-layer of the gates is still evaluated on every call, by ``gates.check``.
+fixes, per surface; whether the tool sees the caller's context as it is (``plain``: a host tool, no
+host files); the handler's call shape; the tool's one validator; its definition digest; the optional
+properties whose ``null`` means "not given". The call layer of the gates is still evaluated on every
+call, by ``gates.check``.
 
 The one validator is chosen in one place, ``choose_validator``, when the handler is resolved: at
 ``freeze()`` for a ``@tool`` definition (it carries its model), at the first call for a lazy

@@ -132,7 +132,7 @@ class ToolRegistry:
             "_prepared",
             {
                 name: PreparedTool(
-                    entry.definition, self.settings_for(entry.definition) is None, entry.validator
+                    entry.definition, not entry.definition.plugin_id and not host_files, entry.validator
                 )
                 for name, entry in tools.items()
             },
@@ -276,10 +276,13 @@ class ToolRegistry:
         return self._plugin_context(tool.plugin_id, ctx)
 
     def _plugin_context(self, plugin_id: str | None, ctx: ToolContext) -> ToolContext:
-        """``context_for`` a tool of ``plugin_id`` (all it reads of the tool)."""
-        settings = self._settings.get(plugin_id) if plugin_id else None
-        if settings is not None and ctx.settings is not settings:
-            ctx = ctx.with_settings(settings)
+        """``context_for`` a tool of ``plugin_id`` (all it reads of the tool). A plugin's tool sees its
+        own plugin's settings, None when it has none — never what the caller's ``ctx`` carried (a
+        handler listing its registry holds its own plugin's); a host tool (no plugin) sees ``ctx``'s."""
+        if plugin_id:
+            settings = self._settings.get(plugin_id)
+            if ctx.settings is not settings:
+                ctx = ctx.with_settings(settings)
         return ctx.with_host_files(self.host_files) if self.host_files else ctx
 
     def derived(

@@ -203,14 +203,14 @@ def test_an_ask_no_thread_was_free_for_says_it_was_not_run(
     release: threading.Event, operator_log: Any
 ) -> None:
     """All checks' threads held by hung checks, a quick check asked meanwhile waits in the queue until
-    its deadline and is dropped unrun: its record says it was not run because every thread was busy
-    with other checks, never that it did not answer — that is what the hung checks' records say.
+    its deadline and is dropped unrun: its record says it was not run because every thread was busy,
+    never that it did not answer — that is what the hung checks' records say.
     Control: once the threads are free, the same check is asked and its tool shown."""
     busy = hold_every_thread(release)
     waiting = registry_of({"queued": lambda ctx: True})
     assert shown(waiting) == []
     (record,) = records_of(waiting, operator_log)
-    busy_words = f"all {own_check.MAX_THREADS} checks' threads were busy with other checks"
+    busy_words = f"all {own_check.MAX_THREADS} checks' threads were busy"
     assert f"was not run: {busy_words} until its deadline ({CHECK_DEADLINE_S:g} s)" in record
     assert "did not answer" not in record and "CheckLate" in record
     late = records_of(busy, operator_log)
@@ -247,7 +247,7 @@ def test_an_ask_that_waited_for_a_thread_then_ran_late_says_it_waited(
     (record,) = records_of(waiting, operator_log)
     assert (
         f"did not answer by its deadline ({CHECK_DEADLINE_S:g} s), part of which it spent waiting for a "
-        f"checks' thread (all {own_check.MAX_THREADS} checks' threads were busy with other checks"
+        f"checks' thread (all {own_check.MAX_THREADS} checks' threads were busy when it was asked)"
     ) in record
     assert "was not run" not in record
     late = records_of(busy, operator_log)
@@ -418,3 +418,39 @@ def test_a_listing_interrupted_by_a_check_leaves_no_ask_behind(release: threadin
     assert len(asked) == 1 and own_check._late == {id(hangs): 1}
     assert shown(registry_of({"quick": lambda ctx: True})) == ["quick"]
     assert checks_threads() <= own_check.MAX_THREADS
+
+
+def test_threads_busy_with_asks_of_the_same_check_are_not_said_busy_with_other_checks(
+    release: threading.Event, operator_log: Any
+) -> None:
+    """40 callers, each its own ``ctx`` (an ask each), list one tool whose check is slow: every
+    checks' thread runs an ask of that one check, the asks past ``MAX_THREADS`` are not run. Their
+    record says the threads were busy — not "with other checks", which would be false here. Control:
+    once the check answers, the tool is shown."""
+    callers = own_check.MAX_THREADS + 8
+    together = threading.Barrier(callers, timeout=30)
+
+    def slow(ctx: ToolContext) -> bool:
+        release.wait()
+        return True
+
+    registry = registry_of({"slow": slow})
+    seen: list[list[str]] = []
+
+    def lists(i: int) -> None:
+        together.wait()
+        seen.append(shown(registry, ToolContext(surface="router", agent=f"agent{i}")))
+
+    threads = [threading.Thread(target=lists, args=(i,)) for i in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == [[]] * callers
+    log = operator_log.text()
+    assert "was not run: all" in log and "other checks" not in log
+    unrun = [r for r in records_of(registry, operator_log) if "was not run" in r]
+    assert unrun and all(f"all {own_check.MAX_THREADS} checks' threads were busy" in r for r in unrun)
+    release.set()
+    assert until(lambda: not own_check._late)
+    assert shown(registry) == ["slow"]

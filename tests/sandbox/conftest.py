@@ -68,9 +68,13 @@ class Sandbox:
         grants: reyn_sandbox.Grants,
         pass_fds: Sequence[int] = (),
         stop_fd: int | None = None,
+        verdict_fd: int | None = None,
     ) -> list[str]:
-        """The launcher's argv for this caller (handing the command ``pass_fds``; watching ``stop_fd``)."""
-        launcher = reyn_sandbox.launcher_argv(command, grants, pass_fds=pass_fds, stop_fd=stop_fd)
+        """The launcher's argv for this caller (handing the command ``pass_fds``; watching ``stop_fd``;
+        writing its verdicts to ``verdict_fd`` too)."""
+        launcher = reyn_sandbox.launcher_argv(
+            command, grants, pass_fds=pass_fds, stop_fd=stop_fd, verdict_fd=verdict_fd
+        )
         if self.runner == "root":
             return launcher
         # The same launcher argv, started by uid 65534 with an interpreter that user can run.

@@ -31,7 +31,7 @@ def _launch(argv: list[str], which: int, kind: str) -> tuple[int, bytes]:
         done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT)
         return done.returncode, b""
     if kind == "full":
-        with open("/dev/full", "wb") as full:
+        with open("/dev/full", "r+b") as full:  # read-write: a device opened one way is refused
             streams = {name: full}
             done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT, **streams)  # type: ignore[call-overload]  # fmt: skip
         return done.returncode, b""

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +101,7 @@ print("started", flush=True)
 time.sleep(3600)
 """
 STOP_FD = 77
+Result = subprocess.CompletedProcess[str]
 
 
 @pytest.mark.parametrize("when", ["while running", "before the launcher starts"])
@@ -230,3 +232,56 @@ def test_launcher_argv_refuses_a_stop_fd_it_also_passes_to_the_command() -> None
         reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(4, 5), stop_fd=5)
     argv = reyn_sandbox.launcher_argv(["/bin/true"], Grants(), pass_fds=(4,), stop_fd=5)  # positive control
     assert argv[argv.index("--pass-fds") + 1] == "4" and argv[argv.index("--stop-fd") + 1] == "5"
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("its write end passed to the command", "{r}'s pipe is also descriptor {w} (in --pass-fds)"),
+        ("a copy of its read end passed", "{r}'s pipe is also descriptor {d} (in --pass-fds)"),
+        ("its write end as the command's stdout", "{r}'s pipe is also descriptor 1 (one of the command's"),
+        ("a copy of its read end as stdin", "{r}'s pipe is also descriptor 0 (one of the command's"),
+        ("a named FIFO", "{f} is a named pipe (FIFO), not an anonymous one"),
+    ],
+)
+def test_the_stop_pipe_is_compared_as_a_pipe_not_a_number(
+    sandbox: Sandbox, tmp_path: Path, case: str, message: str
+) -> None:
+    """The command holding any end of the stop pipe, under any number, could keep it from ever
+    hanging up (a write end) or eat the caller's stop byte (a read end): refused, as a FIFO anyone
+    who reaches its path could open. Positive control: the same pipe, held by nothing the command
+    gets, stops nothing and runs the command."""
+    read_end, write_end = os.pipe()
+    copy = os.dup(read_end)
+    fifo = tmp_path / "stop.fifo"
+    os.mkfifo(fifo)
+    os.chmod(tmp_path, 0o755)
+    fifo_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    open_fds = [read_end, write_end, copy, fifo_fd]
+    stop, passed, stdin, stdout = {
+        "its write end passed to the command": (read_end, [write_end], None, subprocess.PIPE),
+        "a copy of its read end passed": (read_end, [copy], None, subprocess.PIPE),
+        "its write end as the command's stdout": (read_end, [], None, write_end),
+        "a copy of its read end as stdin": (read_end, [], copy, subprocess.PIPE),
+        "a named FIFO": (fifo_fd, [], None, subprocess.PIPE),
+    }[case]
+
+    def launch(stop_fd: int, passed: list[int], stdin: int | None, stdout: int) -> Result:
+        argv = sandbox.argv(["/bin/echo", "COMMAND-RAN"], Grants(), passed, stop_fd=stop_fd)
+        return subprocess.run(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                              timeout=TIMEOUT, cwd="/", env={"PATH": "/usr/bin:/bin"},
+                              pass_fds=open_fds)  # fmt: skip
+
+    try:
+        result = launch(stop, passed, stdin, stdout)
+        leaked = _read_within(read_end, 0)  # nothing the command wrote went into the stop pipe
+        control = launch(read_end, [], None, subprocess.PIPE)
+    finally:
+        for fd in open_fds:
+            os.close(fd)
+    shown = message.format(r=read_end, w=write_end, d=copy, f=fifo_fd)
+    expected = f"reyn-sandbox: --stop-fd: descriptor {shown}"
+    assert result.returncode == 125 and leaked is None, (result.stderr, leaked)
+    assert result.stderr.startswith(expected), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert control.returncode == 0 and control.stdout == "COMMAND-RAN\n", control.stderr

@@ -15,6 +15,7 @@ import pytest
 from reyn_sandbox import Grants, GrantsError, SandboxStatus
 from reyn_sandbox._contract import LAUNCHER_BOOT
 from reyn_sandbox._layout import Layout, Mount
+from reyn_sandbox._value import Value
 
 from .conftest import TIMEOUT
 
@@ -102,3 +103,22 @@ def test_the_launcher_imports_no_dataclasses_inspect_or_typing() -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.split() == ["json"]  # json: the positive control, the check sees imports
+
+
+@pytest.mark.parametrize("cls", [Grants, SandboxStatus, Mount, Layout], ids=lambda c: c.__name__)
+def test_a_value_type_cannot_be_subclassed(cls: type) -> None:
+    """Its fields are its own ``__slots__``: a subclass's would hide the base's from ``_init``,
+    equality, hashing and ``repr``. Refused when the class is made; a value type deriving from
+    ``Value`` alone is made as any other (the positive control)."""
+    with pytest.raises(TypeError, match=f"{cls.__name__} is a value type, which cannot be subclassed"):
+        type("Derived", (cls,), {"__slots__": ("extra",)})
+    with pytest.raises(TypeError, match="cannot be subclassed"):
+        type("Derived", (cls,), {"__slots__": ()})  # adding no field is refused the same
+
+    class Point(Value):
+        __slots__ = ("x", "y")
+
+        def __init__(self, x: int, y: int) -> None:
+            self._init(x=x, y=y)
+
+    assert Point(1, 2) == Point(1, 2) != Point(1, 3) and repr(Point(1, 2)) == "Point(x=1, y=2)"

@@ -5,7 +5,9 @@ Inside the kernel sandbox the host starts only the launcher (``reyn_sandbox``), 
 holding the write end of a *stop pipe* whose read end the launcher watches (``--stop-fd``). The
 launcher's PID 1 is init of a PID namespace of its own: when it dies the kernel kills every process
 in it, one that called ``setsid()`` or double-forked included. On timeout or cancellation the host
-closes its end; so does the host's death, whichever thread started the call. The launcher then kills
+writes a byte to its end and closes it (the byte: a process forked from the host meanwhile holds a
+copy of the end, so the close alone would not hang the pipe up); the host's death closes it too,
+whichever thread started the call. The launcher then kills
 PID 1 and exits only once the kernel has reaped the whole sandbox. If it does not within
 ``STOP_GRACE_S``, its group is killed (PID 1 dies with it: ``PR_SET_PDEATHSIG``).
 
@@ -25,6 +27,7 @@ leaves that group; the output drain is then bounded by ``DRAIN_GRACE_S`` so the 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import sys
@@ -62,6 +65,28 @@ class CommandResult:
     timed_out: bool
     stdout_truncated: bool
     stderr_truncated: bool
+    verdict: str = ""
+    """What the sandbox launcher said on its verdict pipe (a setup failure, a limit that ended the
+    command; ``sandbox.sandbox_failure``), never the command's words; empty unconfined."""
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) whose two ends are numbered from 3, close-on-exec. A host that
+    closed any of 0, 1, 2 gets those numbers back from ``os.pipe()``: the child's end there would
+    be refused by the launcher (``--stop-fd`` takes numbers from 3) or overwritten by the child's own
+    standard streams, and the host's end there would take whatever the host later writes to its
+    "stdout" or "stderr". Each end is moved up (``F_DUPFD_CLOEXEC``) before anything is built on it."""
+    ends = list(os.pipe())
+    try:
+        for i, fd in enumerate(ends):
+            if fd < 3:
+                ends[i] = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+                os.close(fd)
+    except BaseException:
+        for fd in set(ends):
+            os.close(fd)
+        raise
+    return ends[0], ends[1]
 
 
 def kill_group(pgid: int) -> None:
@@ -111,11 +136,20 @@ class _Control:
     kind: str  # "launcher" (fd: the stop pipe's write end), "supervisor" (fd: the status pipe's
     # read end) or "group" (no fd: the command leads its own group)
     fd: int | None
+    verdict_fd: int | None = None  # the launcher's: the verdict pipe's read end
 
     def ask_to_stop(self, proc: asyncio.subprocess.Process) -> bool:
-        """Ask what was started to stop everything it runs: the launcher by closing the stop pipe,
-        the supervisor by ``SIGTERM``; False when there is no one to ask (kill the group)."""
+        """Ask what was started to stop everything it runs: the launcher by a byte written to the
+        stop pipe, then its end closed, the supervisor by ``SIGTERM``; False when there is no one to
+        ask (kill the group). The byte, not only the close: a process forked from the host meanwhile
+        holds a copy of the write end, so closing ours alone would not hang the pipe up."""
         if self.kind == "launcher":
+            if self.fd is not None:
+                try:
+                    os.set_blocking(self.fd, False)
+                    os.write(self.fd, b"x")
+                except OSError:  # full (the byte already asked) or the launcher gone: the close asks
+                    pass
             self.close()
             return True
         if self.kind == "supervisor":
@@ -140,10 +174,29 @@ class _Control:
                 return int(text)
         return returncode if returncode is not None else -1
 
+    def verdict(self) -> str:
+        """What the launcher wrote to the verdict pipe, once it has exited (it and its PID 1 wrote
+        it before: it waits for PID 1); read without blocking, in case a fork of the host holds a
+        copy of the write end."""
+        if self.verdict_fd is None:
+            return ""
+        data = b""
+        os.set_blocking(self.verdict_fd, False)
+        try:
+            while len(data) < CHUNK:
+                chunk = os.read(self.verdict_fd, CHUNK)
+                if not chunk:
+                    break
+                data += chunk
+        except BlockingIOError:
+            pass
+        return data.decode("utf-8", errors="replace")
+
     def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        for fd in (self.fd, self.verdict_fd):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.verdict_fd = None
 
 
 async def _stop(proc: asyncio.subprocess.Process, pgid: int, control: _Control) -> None:
@@ -164,7 +217,7 @@ async def run_command(
     executable: str,
     argv: list[str],
     *,
-    launcher: Callable[[int], Sequence[str]] | None = None,
+    launcher: Callable[[int, int], Sequence[str]] | None = None,
     cwd: Path,
     env: dict[str, str],
     timeout_s: float,
@@ -172,24 +225,35 @@ async def run_command(
 ) -> CommandResult:
     """Run ``argv`` (``executable`` as its program) and return what it did; never through a shell.
     ``launcher``: for a sandboxed command, the sandbox launcher's argv given the read end of the stop
-    pipe (``sandbox.launcher_for``); the launcher is then the one process started, and it confines
-    itself and execs ``executable``."""
+    pipe and the write end of the verdict pipe (``sandbox.launcher_for``); the launcher is then the
+    one process started, and it confines itself and execs ``executable``."""
     started = time.monotonic()
     host_fd: int | None = None
     child_fd: int | None = None
+    child_fds: tuple[int, ...] = ()
     if launcher is not None:
         kind = "launcher"
-        child_fd, host_fd = os.pipe()
-    elif supervised():
-        kind = "supervisor"
-        host_fd, child_fd = os.pipe()
+        child_fd, host_fd = _pipe()
+        try:
+            verdict_r, verdict_w = _pipe()
+        except BaseException:
+            os.close(child_fd)
+            os.close(host_fd)
+            raise
+        control = _Control(kind, host_fd, verdict_r)
+        child_fds = (child_fd, verdict_w)
     else:
-        kind = "group"
-    control = _Control(kind, host_fd)
+        if supervised():
+            kind = "supervisor"
+            host_fd, child_fd = _pipe()
+            child_fds = (child_fd,)
+        else:
+            kind = "group"
+        control = _Control(kind, host_fd)
     try:
         command: tuple[str, ...]
         if launcher is not None and child_fd is not None:
-            command = tuple(launcher(child_fd))
+            command = tuple(launcher(*child_fds))
         elif child_fd is not None:
             supervisor = (sys.executable, "-I", "-S", str(SUPERVISOR), str(child_fd), str(os.getpid()))
             command = (*supervisor, executable, *argv[1:])
@@ -204,14 +268,14 @@ async def run_command(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             close_fds=True,
-            pass_fds=() if child_fd is None else (child_fd,),
+            pass_fds=child_fds,
         )
     except BaseException:
         control.close()
         raise
     finally:
-        if child_fd is not None:
-            os.close(child_fd)
+        for fd in child_fds:
+            os.close(fd)
     try:
         return await _supervise(proc, argv, started, control, timeout_s, max_output_bytes)
     finally:
@@ -252,6 +316,7 @@ async def _supervise(
     return CommandResult(
         argv=argv,
         exit_code=control.exit_code(proc.returncode, stopped=timed_out),
+        verdict=control.verdict(),
         stdout=_text("stdout", out, out_dropped, max_output_bytes, out_incomplete),
         stderr=_text("stderr", err, err_dropped, max_output_bytes, err_incomplete),
         duration_s=round(duration, 3),

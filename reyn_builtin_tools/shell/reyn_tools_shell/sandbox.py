@@ -58,10 +58,12 @@ def launcher_grants(grants: GrantSettings, base: Path, key_prefix: str, protecte
 
 def launcher_for(
     command: list[str], grants: GrantSettings, base: Path, key_prefix: str, protected: Mapping[str, str]
-) -> Callable[[int], list[str]] | None:
-    """How ``command`` starts inside the sandbox: given the read end of the call's stop pipe, the
-    launcher's argv (``reyn_sandbox.launcher_argv(..., stop_fd=)``: the launcher kills the whole
-    sandbox when the pipe's write end closes, see ``process.run_command``); None with
+) -> Callable[[int, int], list[str]] | None:
+    """How ``command`` starts inside the sandbox: given the read end of the call's stop pipe and the
+    write end of its verdict pipe, the launcher's argv (``reyn_sandbox.launcher_argv(..., stop_fd=,
+    verdict_fd=)``: the launcher kills the whole sandbox when a byte is written to the stop pipe or
+    its write end closes, see ``process.run_command``, and writes its verdicts to the verdict pipe,
+    see ``sandbox_failure``); None with
     ``sandbox = "off"``. The grants are resolved now (``launcher_grants``: ``ToolDenied`` before
     anything starts); ``protected``: the host's own files, which no write root may cover."""
     if grants.sandbox == "off":
@@ -70,9 +72,9 @@ def launcher_for(
 
     granted = launcher_grants(grants, base, key_prefix, protected)
 
-    def argv(stop_fd: int) -> list[str]:
+    def argv(stop_fd: int, verdict_fd: int) -> list[str]:
         try:
-            return reyn_sandbox.launcher_argv(command, granted, stop_fd=stop_fd)
+            return reyn_sandbox.launcher_argv(command, granted, stop_fd=stop_fd, verdict_fd=verdict_fd)
         except reyn_sandbox.SandboxUnavailable as exc:
             raise ToolRuntimeMissing(
                 f"the kernel sandbox cannot confine {os.path.basename(command[0])!r}: {exc}; "
@@ -82,20 +84,22 @@ def launcher_for(
     return argv
 
 
-def sandbox_failure(exit_code: int, stderr: str, grants: GrantSettings, key_prefix: str) -> str | None:
-    """What the launcher's last stderr line says when the sandbox, not the command, ended the run:
-    confinement could not be set up (exit 125, the command did not run), or a limit was hit."""
+def sandbox_failure(exit_code: int, verdict: str, grants: GrantSettings, key_prefix: str) -> str | None:
+    """What the launcher's verdict says when the sandbox, not the command, ended the run: confinement
+    could not be set up (exit 125, the command did not run), or a limit was hit. ``verdict``: what
+    the launcher wrote to the call's verdict pipe (``CommandResult.verdict``), never the command's
+    stderr — a command printing the launcher's words and exiting 125 is the command's own result."""
     if grants.sandbox == "off":
         return None
     import reyn_sandbox
 
-    which = reyn_sandbox.limit_exceeded(stderr)
+    which = reyn_sandbox.limit_exceeded(verdict)
     if which is not None:
         return (
             f"the command was stopped by the sandbox: limit exceeded: {which}; raise it in {key_prefix} "
             f"({', '.join(LIMIT_KEYS)}) if the command needs more"
         )
-    lines = [line for line in stderr.splitlines() if line.startswith(PREFIX)]
+    lines = [line for line in verdict.splitlines() if line.startswith(PREFIX)]
     if exit_code == reyn_sandbox.SETUP_FAILED_EXIT and lines:
         line = lines[-1]
         return (
@@ -105,9 +109,9 @@ def sandbox_failure(exit_code: int, stderr: str, grants: GrantSettings, key_pref
     return None
 
 
-def raise_for_sandbox(exit_code: int, stderr: str, grants: GrantSettings, key_prefix: str) -> None:
+def raise_for_sandbox(exit_code: int, verdict: str, grants: GrantSettings, key_prefix: str) -> None:
     """Raise ``ToolExecutionError`` when the sandbox ended the command (see ``sandbox_failure``)."""
-    message = sandbox_failure(exit_code, stderr, grants, key_prefix)
+    message = sandbox_failure(exit_code, verdict, grants, key_prefix)
     if message is not None:
         raise ToolExecutionError(message)
 

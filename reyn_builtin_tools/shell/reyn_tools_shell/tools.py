@@ -75,7 +75,7 @@ async def shell(args: ShellArgs, ctx: ToolContext) -> dict[str, Any]:
         max_output_bytes=settings.max_output_bytes,
     )
     if not result.timed_out:
-        raise_for_sandbox(result.exit_code, result.stderr, settings, KEY_PREFIX)
+        raise_for_sandbox(result.exit_code, result.verdict, settings, KEY_PREFIX)
     data = {
         "exit_code": result.exit_code,
         "stdout": result.stdout,

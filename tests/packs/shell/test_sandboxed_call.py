@@ -178,3 +178,100 @@ async def test_the_commands_status_is_the_calls_whatever_its_output(shell, code,
     """(Exit codes and signals themselves: test_shell_tool.py, ``..._128_plus_its_number``.)"""
     result = await shell.run(argv=["python", "-c", code], timeout_s=60)
     assert result["exit_code"] == expected and result["timed_out"] is False, result
+
+
+CLOSED_HOST = """
+import asyncio, json, os, sys
+from pathlib import Path
+import reyn_tools_shell.plugin as plugin
+from reyn_tools_shell.settings import ShellSettings
+from reyn_core import PhaseCallerState, ToolContext, ToolOrigin
+from reyn_core.host import RegistryBuilder, invoke_tool
+
+workspace, report, closed, sandbox = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+python = {"name": "python", "path": sys.executable, "any_args": True}
+settings = ShellSettings.model_validate({"programs": [python], "sandbox": sandbox})
+builder = RegistryBuilder(settings={"shell": settings})
+origin = ToolOrigin(kind="plugin", plugin_id="shell", distribution="reyn-tools-shell")
+plugin.reyn_register_tools(register=lambda t: builder.register(t, origin=origin), settings=settings)
+ctx = ToolContext(surface="phase", workspace=workspace, phase_state=PhaseCallerState(allowed_ops=("shell",)))
+call = {"argv": ["python", "-c", "print('COMMAND-RAN')"], "timeout_s": 60}
+
+async def main():
+    for fd in map(int, filter(None, closed.split(","))):
+        os.close(fd)  # once running: the loop's own descriptors are taken, the next pipe gets these
+    try:
+        answer = {"result": await invoke_tool(builder.freeze(), "shell", call, ctx)}
+    except Exception as exc:
+        answer = {"error": f"{type(exc).__name__}: {exc}"}
+    os.write(report, json.dumps(answer, default=str).encode())
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("closed", ["0,1", "0,1,2", ""])
+@pytest.mark.parametrize("sandbox", ["required", "off"])
+async def test_a_host_with_standard_descriptors_closed_runs_sandboxed_commands(
+    workspace: Path, closed: str, sandbox: str
+):
+    """A host that closed 0 and 1 (and 2) gets those numbers back for the call's pipe: its ends are
+    moved to 3 and up, so the launcher takes its ``--stop-fd`` and the command runs. The host as-is,
+    and the same with ``sandbox = "off"``, are the positive controls."""
+    import json
+
+    report_r, report_w = os.pipe()
+    try:
+        host = subprocess.Popen(
+            [sys.executable, "-c", CLOSED_HOST, str(workspace), str(report_w), closed, sandbox],
+            pass_fds=[report_w], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        os.close(report_w)
+        report_w = -1
+        _, stderr = host.communicate(timeout=120)
+        with os.fdopen(report_r, "rb") as fh:
+            report_r = -1
+            answer = json.loads(fh.read() or b"{}")
+    finally:
+        for fd in (report_r, report_w):
+            if fd >= 0:
+                os.close(fd)
+    assert host.returncode == 0, stderr.decode(errors="replace")
+    assert "result" in answer, answer
+    assert answer["result"]["exit_code"] == 0 and answer["result"]["stdout"] == "COMMAND-RAN\n", answer
+
+
+async def test_a_timeout_stops_the_sandbox_while_a_fork_of_the_host_holds_the_stop_pipe(
+    shell, monkeypatch: pytest.MonkeyPatch
+):
+    """A process forked from the host mid-call holds a copy of the stop pipe's write end, so the
+    host closing its own does not hang the pipe up: the byte it writes first stops the launcher. The
+    grace before the group kill is made far longer than the wait allowed here, so the call returns
+    only through the launcher. A call with no fork around is the positive control."""
+    import reyn_tools_shell.process as process
+
+    monkeypatch.setattr(process, "STOP_GRACE_S", 3600.0)
+    results = {}
+    for label in ("no fork", "fork holds the pipe"):
+        tag = _tag()
+        task = asyncio.create_task(shell.run(argv=["python", "-c", GRANDCHILD, tag], timeout_s=4))
+        await _until_running(tag)
+        child = 0
+        if label != "no fork":
+            child = os.fork()
+            if child == 0:  # the fork: holds every descriptor of the host, the stop pipe's included
+                try:
+                    time.sleep(60)  # then gone: on the old close-only stop the call ends at last
+                finally:
+                    os._exit(0)
+        try:
+            result = await asyncio.wait_for(task, 40)  # a bound on waiting, far below the grace
+            left = _naming(tag)
+        finally:
+            if child:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+        results[label] = (result["timed_out"], result["exit_code"], result["stdout"], left)
+    assert results["no fork"] == (True, -9, "started\n", [])
+    assert results["fork holds the pipe"] == (True, -9, "started\n", [])

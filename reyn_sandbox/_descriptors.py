@@ -1,0 +1,158 @@
+"""The launcher's descriptors: what may stand on 0, 1, 2 (``standard_descriptors``), the caller's
+stop and verdict pipes (``own_pipe``), and closing everything else it inherited (``close_inherited``).
+
+Split from ``_launch`` (which reads the options and runs the steps) so each stays readable; nothing
+here knows the options' names but through the words it is handed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+
+from . import _supervisor
+from ._grants import GrantsError, descriptor_numbers
+
+
+def standard_descriptors() -> None:
+    """Make 0, 1 and 2 what the command may be handed, before the launcher opens anything of its own.
+
+    A closed one is opened on the null device: else the launcher's first descriptors (the pipe that
+    ties the sandbox's life to it, a folder it binds) take those numbers — where its own lines go,
+    and what the command would start with as its standard streams. What is opened must *be* the null
+    device, checked on the open descriptor (``_open_null``), so a file bound over /dev/null is
+    refused, not handed on. Then each of 0, 1, 2 must be something the command cannot reopen for
+    more than it was handed (``_stream_problem``): it reaches the command as it is, and
+    ``/proc/self/fd/N`` reopens the object under it — through no mount the grants build, so past
+    every cover. Anything else is refused: nothing is started (125, the line on 2 when it is open)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            _open_null(fd)
+    pipes = pipe_device()
+    for fd in (0, 1, 2):
+        problem = _stream_problem(fd, pipes)
+        if problem:
+            _supervisor.fail_setup(
+                f"descriptor {fd} is {problem}: the confined command could reopen it through "
+                f"/proc/self/fd/{fd} for more than it was handed; hand a pipe, a socket, a terminal "
+                "or the null device, or a file opened for reading and writing"
+            )
+
+
+def _open_null(fd: int) -> None:
+    """The null device opened onto closed descriptor ``fd`` (0..fd-1 are open), checked first: a
+    character device numbered 1, 3 (Linux's null device), reached through no symbolic link."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)  # the lowest free: fd
+    except OSError as exc:
+        _supervisor.fail_setup(f"cannot open {os.devnull} onto closed descriptor {fd}: {exc.strerror}")
+    if not _is_null(os.fstat(null)):
+        _supervisor.fail_setup(
+            f"{os.devnull} is not the null device (a character device 1, 3): not opened onto closed "
+            f"descriptor {fd}"
+        )
+    if null != fd:
+        os.dup2(null, fd)  # inheritable
+        os.close(null)
+    else:
+        os.set_inheritable(fd, True)  # the command is handed this one
+
+
+def _is_null(st: os.stat_result) -> bool:
+    return stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3)
+
+
+def _stream_problem(fd: int, pipes: int) -> str:
+    """What makes open descriptor ``fd`` unfit to hand the command ('' when nothing). Reopening it
+    through ``/proc/self/fd`` gains nothing on an anonymous pipe (the same pipe, which the command
+    writes or reads anyway), a socket (it cannot be reopened) or the null device; on anything else
+    — a file, a named FIFO, a terminal, another device — it gains what the descriptor's access mode
+    withheld (reading a write-only stdout), so that must be read and write already. An ``O_PATH``
+    descriptor or a directory is refused whatever its mode."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    if flags & getattr(os, "O_PATH", 0):
+        return "an O_PATH descriptor"
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if stat.S_ISSOCK(st.st_mode) or _is_null(st) or (stat.S_ISFIFO(st.st_mode) and st.st_dev == pipes):
+        return ""
+    if flags & os.O_ACCMODE == os.O_RDWR:
+        return ""
+    kind = (
+        "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
+    )
+    return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
+
+
+STANDARD = "one of the command's standard streams"
+_ENDS = {os.O_RDONLY: "read", os.O_WRONLY: "write"}
+
+
+def own_pipe(option: str, text: str, held: dict[int, str], access: int) -> int:
+    """``--stop-fd N`` (``access`` O_RDONLY) or ``--verdict-fd N`` (O_WRONLY): one descriptor number
+    (``descriptor_numbers``' rule), open, that end of an anonymous pipe — only a pipe's read end is
+    readable exactly when its caller writes to it or every writer is gone (a file or a socket would
+    end or hold the sandbox for other reasons), and a named FIFO can be opened by anyone who can
+    reach its path — and that pipe held under none of the numbers in ``held`` (0, 1, 2 and
+    ``--pass-fds``, which the command gets; ``held[n]`` says where ``n`` goes): an end there would
+    let the command eat the stop byte or keep the pipe from ever hanging up, or write a verdict of
+    its own. The pipe is compared, not the number: by (device, inode), which both ends and every copy
+    of a pipe share. GrantsError else."""
+    if "," in text:
+        raise GrantsError(f"{option} takes one descriptor number, got {text!r}")
+    (fd,) = descriptor_numbers(text, what=option)
+    if fd in held:
+        raise GrantsError(f"{option}: descriptor {fd} is also {held[fd]}; the command must not get it")
+    try:
+        info, flags = os.fstat(fd), fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        raise GrantsError(f"{option}: descriptor {fd} is not open in the launcher") from None
+    if not stat.S_ISFIFO(info.st_mode) or flags & os.O_ACCMODE != access:
+        raise GrantsError(f"{option}: descriptor {fd} is not the {_ENDS[access]} end of a pipe")
+    if info.st_dev != pipe_device():
+        raise GrantsError(f"{option}: descriptor {fd} is a named pipe (FIFO), not an anonymous one")
+    for other, where in sorted(held.items()):
+        try:
+            same = os.path.samestat(os.fstat(other), info)
+        except OSError:
+            continue  # not open: holds nothing
+        if same:
+            raise GrantsError(
+                f"{option}: descriptor {fd}'s pipe is also descriptor {other} ({where}); "
+                "the command must not hold it"
+            )
+    return fd
+
+
+def pipe_device() -> int:
+    """The device of the kernel's anonymous pipes (pipefs): that of a pipe made here, then closed."""
+    ends = os.pipe()
+    try:
+        return os.fstat(ends[0]).st_dev
+    finally:
+        os.close(ends[0])
+        os.close(ends[1])
+
+
+def close_inherited(keep: frozenset[int]) -> None:
+    """Close every descriptor this process inherited but 0, 1, 2 and ``keep``, before anything else:
+    the command gets only those (one left open would reach whatever it was opened on — a hidden
+    folder's, say). Every open descriptor is listed in /proc/self/fd; one it cannot list fails the
+    start (exit 125)."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError as exc:
+        _supervisor.fail_setup(
+            f"cannot list the launcher's descriptors to close inherited ones: {exc.strerror}"
+        )
+    for name in names:
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the listing's own descriptor, closed by now
