@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,11 @@ class HandlerThreads:
     handler runs on, holding what the call held. The calls dispatched inside ``counting()`` (this task
     and the tasks it starts) count their handlers' threads here; ``when_ended(callback)`` calls
     ``callback`` on the event loop once none runs (at once when none does). A handler whose call was
-    cancelled before its thread took it never starts."""
+    cancelled before its thread took it never starts.
+
+    The event loop the callbacks run on is the host's, recorded once (by ``counting()`` or the first
+    ``when_ended``), never where a handler is dispatched: a sync handler may run ``asyncio.run(...)``
+    dispatching another tool, on a loop of its own that is closed before the host's release is due."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -36,6 +41,7 @@ class HandlerThreads:
     @contextlib.contextmanager
     def counting(self) -> Iterator[HandlerThreads]:
         """Count the handler threads of the calls dispatched within."""
+        self._host_loop()
         token = _COUNTING.set(self)
         try:
             yield self
@@ -55,16 +61,22 @@ class HandlerThreads:
     def when_ended(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once no handler thread of the call runs: now, or on the event loop when
         the last one ends."""
+        self._host_loop()
         with self._lock:
             if self._running:
                 self._callbacks.append(callback)
                 return
         callback()
 
-    def _wrap(self, fn: Callable[..., Any]) -> tuple[Callable[..., Any], _ThreadRun]:
-        import asyncio
+    def _host_loop(self) -> None:
+        """Record the running loop as the host's, once (the first call made in the host's code)."""
+        if self._loop is None:
+            import asyncio
 
-        self._loop = asyncio.get_running_loop()
+            with contextlib.suppress(RuntimeError):  # no loop runs here: the next call records it
+                self._loop = asyncio.get_running_loop()
+
+    def _wrap(self, fn: Callable[..., Any]) -> tuple[Callable[..., Any], _ThreadRun]:
         with self._lock:
             self._running += 1
         run = _ThreadRun(self)
@@ -85,12 +97,19 @@ class HandlerThreads:
             if self._running:
                 return
             callbacks, self._callbacks = self._callbacks, []
-        if callbacks and self._loop is not None:
-            try:
-                for callback in callbacks:
-                    self._loop.call_soon_threadsafe(callback)
-            except RuntimeError:  # the loop is closed: nothing is left to release
-                pass
+        if not callbacks:
+            return
+        try:
+            if self._loop is None:
+                raise RuntimeError("no event loop was recorded")
+            for callback in callbacks:
+                self._loop.call_soon_threadsafe(callback)
+        except RuntimeError as exc:  # the host's loop is closed (it stopped): said, not swallowed
+            logging.getLogger("reyn_core.dispatch").warning(
+                "a handler thread ended after its host's event loop (%s); %d release(s) not run",
+                exc,
+                len(callbacks),
+            )
 
 
 class _ThreadRun:

@@ -44,13 +44,26 @@ def quick() -> str:
     return "quick"
 
 
+FROZEN: list[object] = []
+
+
+@tool(purity="read_only")
+def nests() -> str:
+    """Dispatch another tool on an event loop of this thread's own, then block until go."""
+    inner = asyncio.run(dispatch_tool(FROZEN[0], "quick", {}, ToolContext()))  # type: ignore[arg-type]
+    ENTERED.set()
+    GO.wait(60)
+    RAN.append("nests")
+    return inner["data"]
+
+
 @pytest.fixture
 def registry():
     GO.clear()
     ENTERED.clear()
     RAN.clear()
     builder = RegistryBuilder()
-    for definition in (blocks, blocks_past_its_timeout, quick):
+    for definition in (blocks, blocks_past_its_timeout, quick, nests):
         builder.register(definition)
     yield builder.freeze()
     GO.set()
@@ -62,10 +75,14 @@ async def _ended_after(threads: HandlerThreads) -> asyncio.Future[None]:
     return ended
 
 
-async def test_a_cancelled_call_counts_until_its_thread_ends(registry) -> None:
+# "nests": a handler that dispatched another tool on a loop its thread opened and closed; the host's
+# release must still come on the host's loop (before, it was sent to the closed inner loop and lost)
+@pytest.mark.parametrize(("name", "ran"), [("blocks", ["blocks"]), ("nests", ["quick", "nests"])])
+async def test_a_cancelled_call_counts_until_its_thread_ends(registry, name: str, ran: list[str]) -> None:
+    FROZEN[:] = [registry]
     threads = HandlerThreads()
     with threads.counting():
-        task = asyncio.ensure_future(dispatch_tool(registry, "blocks", {}, ToolContext()))
+        task = asyncio.ensure_future(dispatch_tool(registry, name, {}, ToolContext()))
     await asyncio.to_thread(ENTERED.wait, 30)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -74,7 +91,7 @@ async def test_a_cancelled_call_counts_until_its_thread_ends(registry) -> None:
     assert threads.running == 1 and not ended.done()  # the handler still runs in its thread
     GO.set()
     await asyncio.wait_for(ended, 30)  # the control: its end is seen
-    assert threads.running == 0 and RAN == ["blocks"]
+    assert threads.running == 0 and RAN == ran
 
 
 async def test_a_timed_out_call_counts_until_its_thread_ends(registry) -> None:

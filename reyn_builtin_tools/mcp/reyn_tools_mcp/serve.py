@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextvars
+import itertools
 import json
 import logging
 import secrets
@@ -204,6 +205,7 @@ async def answer_within(
 
 
 ASK_ID_PREFIX = "reyn-ask-"
+_CALL_KEYS = itertools.count()
 
 
 async def _ask_client(request: Any, message: str, schema: dict[str, Any]) -> types.ElicitResult:
@@ -289,6 +291,7 @@ class ServedRegistry:
     _sessions: dict[str, None] = field(default_factory=dict, repr=False)  # ordered: oldest first
     _stdio_session: str = field(default_factory=lambda: "stdio-" + secrets.token_hex(8), repr=False)
     _running: int = field(default=0, repr=False)
+    _calls: dict[int, str] = field(default_factory=dict, repr=False)  # running: key → "name (id)"
     _idle: asyncio.Event | None = field(default=None, repr=False)
     _closing: bool = field(default=False, repr=False)
     answer_timeout_s: float = DEFAULT_ANSWER_TIMEOUT_S
@@ -365,7 +368,7 @@ class ServedRegistry:
         # SDK does not cancel it then): its tool's run and every wait for its user's answer. A call
         # its client cancels ends for the SDK at once, but a sync tool's thread runs on: the call
         # ends when that thread does (HandlerThreads), and only then gives its place back.
-        self._started()
+        call = self._started(name, getattr(request, "request_id", None))
         release_place = hold_place(request)
         threads = HandlerThreads()
         timeout_token = _ANSWER_TIMEOUT.set(self.answer_timeout_s)  # for every ask of this call
@@ -377,11 +380,11 @@ class ServedRegistry:
                 return await self._run(name, arguments, request, with_elicitation, deferred)
         finally:
             _ANSWER_TIMEOUT.reset(timeout_token)
-            threads.when_ended(lambda: self._ended(release_place))
+            threads.when_ended(lambda: self._ended(call, release_place))
 
-    def _ended(self, release_place: Any) -> None:
+    def _ended(self, call: int, release_place: Any) -> None:
         """A call ended, its tool's thread included: it no longer runs nor holds its place."""
-        self._finished()
+        self._finished(call)
         if release_place is not None:
             release_place()
 
@@ -546,13 +549,17 @@ class ServedRegistry:
             del self._sessions[session]
         self._sessions.clear()
 
-    def _started(self) -> None:
+    def _started(self, name: str, request_id: Any) -> int:
+        key = next(_CALL_KEYS)
+        self._calls[key] = name if request_id is None else f"{name} (request id {request_id!r})"
         self._running += 1
         if self._idle is None:
             self._idle = asyncio.Event()
         self._idle.clear()
+        return key
 
-    def _finished(self) -> None:
+    def _finished(self, call: int) -> None:
+        self._calls.pop(call, None)
         self._running -= 1
         if self._running == 0 and self._idle is not None:
             self._idle.set()
@@ -561,6 +568,10 @@ class ServedRegistry:
         """Refuse new calls from now on (shutdown); returns how many calls are still running."""
         self._closing = True
         return self._running
+
+    def running_calls(self) -> list[str]:
+        """The calls still running (a cancelled one whose tool's thread runs on included), named."""
+        return list(self._calls.values())
 
     async def drained(self) -> None:
         """Wait until no call is running."""

@@ -13,9 +13,12 @@
   (``--max-sessions``, 503) and their idle time (``--session-idle-timeout``), and tool calls run
   at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
-  before a byte of it is read (headers or not).
+  before a byte of it is read (headers or not), and one whose request head is not complete within
+  ``--header-timeout`` (after it opened, or after its previous response) is closed.
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
-  seconds to finish (a second signal stops waiting), then the server closes and cancels the rest.
+  seconds to finish (a second signal stops waiting), then the server closes and cancels the rest;
+  a call whose sync tool's thread still runs then is abandoned (logged) and the process exits
+  without waiting for that thread.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
 DEFAULT_SHUTDOWN_GRACE_S = 5.0
+DEFAULT_HEADER_TIMEOUT_S = 10.0
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 
@@ -62,6 +66,7 @@ class HttpOptions:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
     shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
     stateless: bool = False
     json_response: bool = False
 
@@ -122,6 +127,15 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_SHUTDOWN_GRACE_S,
         metavar="SECONDS",
         help=f"on SIGTERM/SIGINT, time running calls get to finish (default {DEFAULT_SHUTDOWN_GRACE_S:g})",
+    )
+    g.add_argument(
+        "--header-timeout",
+        type=float,
+        default=DEFAULT_HEADER_TIMEOUT_S,
+        metavar="SECONDS",
+        help="close a connection whose request head (request line and headers) is not complete this "
+        "long after it opened or after its previous response "
+        f"(default {DEFAULT_HEADER_TIMEOUT_S:g})",
     )
     g.add_argument(
         "--stateless",
@@ -240,6 +254,9 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         raise HttpOptionsError("--session-idle-timeout must be a positive number of seconds")
     if args.shutdown_grace < 0:
         raise HttpOptionsError("--shutdown-grace must not be negative")
+    header_timeout = getattr(args, "header_timeout", DEFAULT_HEADER_TIMEOUT_S)
+    if not (math.isfinite(header_timeout) and header_timeout > 0):
+        raise HttpOptionsError("--header-timeout must be a positive number of seconds")
     hosts = bound_host_values(host, port)
     for name in args.allow_host:
         hosts += _host_values(name, port)
@@ -256,14 +273,17 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         max_sessions=DEFAULT_MAX_SESSIONS if max_sessions is None else max_sessions,
         session_idle_timeout_s=DEFAULT_SESSION_IDLE_TIMEOUT_S if idle is None else idle,
         shutdown_grace_s=args.shutdown_grace,
+        header_timeout_s=header_timeout,
         stateless=stateless,
         json_response=bool(getattr(args, "json_response", False)),
     )
 
 
-def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
-    """The ASGI app: the SDK's streamable HTTP transport at ``/mcp`` with transport security (Host and
-    Origin allow-lists, body limit), behind the bearer-token guard when a token is configured."""
+def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlightRequests]:
+    """The ASGI app and its count of requests and calls: the SDK's streamable HTTP transport at
+    ``/mcp`` with transport security (Host and Origin allow-lists, body limit), inside the count
+    (``--max-connections``), inside the bearer-token guard when a token is configured — outermost,
+    so a request without the token is refused before the count reads any of its body."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     security = TransportSecuritySettings(
@@ -281,7 +301,8 @@ def build_http_app(server: Any, options: HttpOptions) -> ASGIApp:
         max_sessions=options.max_sessions,
         session_idle_timeout=options.session_idle_timeout_s,
     )
-    return BearerTokenGuard(app, options.token) if options.token else app
+    in_flight = InFlightRequests(app, limit=options.max_connections, max_body=options.max_request_bytes)
+    return (BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
 
 
 CONNECTION_MARGIN = 16
@@ -293,14 +314,23 @@ def open_connection_cap(options: HttpOptions) -> int:
     return options.max_connections + options.max_sessions + CONNECTION_MARGIN
 
 
-def capped_protocol(cap: int) -> type:
-    """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one: the
-    bound on open files holds even for peers that never finish (or start) their headers."""
+def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S) -> type:
+    """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one (before
+    any byte of it is read), and one whose request head is not complete ``header_timeout_s`` after it
+    opened or after its previous response was sent, and one answered before its request's body was
+    read to its end (a refusal): the bound on open files holds even for peers that never finish (or
+    start) their headers or bodies. (uvicorn's ``timeout_keep_alive`` starts only after a
+    response and stops at the first byte of the next request, so half a request head held a
+    connection for ever; h11 bounds the head's size, not its time.)"""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     refused = [0]
+    overdue = [0]
 
     class CappedH11Protocol(H11Protocol):
+        _head_timer: Any = None
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             if len(self.connections) > cap:
@@ -308,6 +338,43 @@ def capped_protocol(cap: int) -> type:
                     log.warning("closed %d new connection(s): %d are open, the cap", refused[0] + 1, cap)
                 refused[0] += 1
                 transport.abort()
+                return
+            self._head_deadline()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.conn.their_state is h11.SEND_BODY:
+                # answered (refused: 401, 503, 413 ...) before its body was read to its end: the
+                # rest would hold the connection for as long as the peer cares not to send it
+                self.transport.close()
+                return
+            self._head_deadline()  # the next request's head is due as the first one was
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            super().connection_lost(exc)
+
+        def _head_deadline(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            if not self.transport.is_closing():
+                self._head_timer = self.loop.call_later(header_timeout_s, self._head_overdue)
+
+        def _head_overdue(self) -> None:
+            self._head_timer = None
+            # IDLE: no complete request head since the deadline started (a request being read or
+            # answered has moved past it, and its response restarts the deadline)
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                if overdue[0] % 1000 == 0:
+                    log.warning(
+                        "closed %d connection(s) without a complete request head within %gs "
+                        "(--header-timeout)",
+                        overdue[0] + 1,
+                        header_timeout_s,
+                    )
+                overdue[0] += 1
+                self.transport.abort()
 
     return CappedH11Protocol
 
@@ -326,12 +393,30 @@ def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
     try:
         started = asyncio.run(run_until_signalled(server, served, options))
     finally:
-        served.end_sessions()
-        from . import client
-
-        client.shutdown()
-    log.info("stopped")
+        _stop(served)
     return 0 if started else 2
+
+
+def _stop(served: Any) -> None:
+    served.end_sessions()
+    from . import client
+
+    client.shutdown()
+    log.info("stopped")
+
+
+def _abandon(served: Any, calls: list[str]) -> None:
+    """Calls still run after the shutdown grace — tools' threads, which cannot be stopped: say which,
+    stop as usual, and end the process now. Else the event loop's close and the interpreter's exit
+    wait for those threads without a bound (for ever, for a tool without a timeout)."""
+    log.warning(
+        "abandoned %d call(s) still running after --shutdown-grace (their threads cannot be stopped): %s",
+        len(calls),
+        "; ".join(calls),
+    )
+    _stop(served)
+    logging.shutdown()  # flush the log: the exit below runs no atexit handler
+    os._exit(0)
 
 
 async def run_until_signalled(server: Any, served: Any, options: HttpOptions) -> bool:
@@ -348,11 +433,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         def capture_signals(self) -> Iterator[None]:  # the signals are ours (below)
             yield
 
-    in_flight = InFlightRequests(
-        build_http_app(server, options), limit=options.max_connections, max_body=options.max_request_bytes
-    )
+    app, in_flight = build_http_app(server, options)
     config = uvicorn.Config(
-        in_flight,
+        app,
         host=options.host,
         port=options.port,
         log_level="warning",
@@ -363,7 +446,7 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         # once a request's headers are in, so header-less sockets are never refused.
         # InFlightRequests bounds the requests being answered, the SDK the sessions, and
         # capped_protocol the open connections (closed at once beyond, before any byte is read).
-        http=capped_protocol(open_connection_cap(options)),
+        http=capped_protocol(open_connection_cap(options), options.header_timeout_s),
         timeout_graceful_shutdown=1.0,
         server_header=False,
     )
@@ -397,6 +480,10 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         waiting.cancel()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+    await asyncio.sleep(0)  # the ends a thread reported just now are counted first
+    abandoned = served.running_calls() if signalled.is_set() else []
+    if abandoned:
+        _abandon(served, abandoned)
     return bool(http.started)
 
 

@@ -71,17 +71,23 @@ class InFlightRequests:
     (on a loaded machine it did, and met its own previous request's place).
 
     Two uses. ``limit`` (``--max-connections``): a request arriving while ``limit`` are being
-    answered gets 503 with ``Retry-After`` and is not handed to the server — except the user's
-    answers the server is waiting for (``expect_answer``): a call waiting for its user holds a place,
-    and its answer comes in a POST of its own, so at a cap of N, N calls waiting for answers would
-    refuse their own answers. At the cap a body is let through uncounted only when it is nothing but
-    JSON-RPC responses (a result or an error, no method) to ids the server is waiting on, at most one
-    request at a time per id, at most ``ANSWER_MAX_BYTES`` (and ``max_body``) read within
-    ``ANSWER_READ_S``; anything else — a request, a mixed batch, an unknown id, a larger or slower
-    body — counts and is refused. The ids are the server's own unguessable ones. And a stopping server
-    waits for the count to reach zero (``answered``): a call that finished its work has finished only
-    when its answer left — else a loaded machine closes the connection under a result that was about
-    to be written.
+    answered gets 503 with ``Retry-After`` and is not handed to the server — except a message *about*
+    a request the server already holds for the same session (``mcp-session-id``): the user's answer
+    to a question the server asked (``expect_answer``; a call waiting for its user holds a place and
+    its answer comes in a POST of its own, so at a cap of N, N calls waiting for answers would refuse
+    their own answers), and the client's ``notifications/cancelled`` of one of its running calls
+    (``hold``; else at the cap a client could not stop its own call). One rule: at the cap a body
+    passes uncounted only when every message in it is a JSON-RPC response (a result or an error, no
+    method) to an id the server waits on for that session, at most one request at a time per id, or
+    a cancellation of a request that session has running; at most ``ANSWER_MAX_BYTES`` (and
+    ``max_body``) read within ``ANSWER_READ_S``, and no more such bodies read at once than the server
+    holds ids (the rest are refused unread); anything else — a request, a mixed batch, an unknown id,
+    another session's id, a larger or slower body — counts and is refused. The asks' ids are the
+    server's own unguessable ones. A bearer token, when one is required, is checked before this
+    layer (``BearerTokenGuard`` outside it): a request without it is refused before any body is read.
+    And a stopping server waits for the count to reach zero (``answered``): a call that finished its
+    work has finished only when its answer left — else a loaded machine closes the connection under
+    a result that was about to be written.
     """
 
     def __init__(self, app: ASGIApp, limit: int | None = None, max_body: int = ANSWER_MAX_BYTES) -> None:
@@ -90,7 +96,10 @@ class InFlightRequests:
         self.app = app
         self.limit = limit
         self.max_answer_bytes = min(max_body, ANSWER_MAX_BYTES)
-        self._awaited: dict[str, bool] = {}  # an id the server waits on → an answer to it is in
+        # (session, id) the server waits on → an answer to it is in (the session: None when none)
+        self._awaited: dict[tuple[str | None, str], bool] = {}
+        self._held: dict[tuple[str | None, Any], int] = {}  # (session, request id) → calls running
+        self._reading = 0  # bodies being read at the cap as messages about held requests
         self.refused = 0
         self._count = 0
         self._idle = asyncio.Event()
@@ -100,10 +109,11 @@ class InFlightRequests:
         if scope.get("type") != "http" or scope.get("method") == "GET":
             await self.app(scope, receive, send)
             return
+        session = _session_id(scope)
         if self.limit is not None and self._count >= self.limit:
-            answers = await self._answers(scope, receive) if self._awaited else None
-            if answers is not None:  # the user's answers to what the server asked: never refused
-                await self._pass_answers(scope, receive, send, *answers)
+            about = await self._about_held(scope, receive, session)
+            if about is not None:  # about requests this session has running: never refused
+                await self._pass_about_held(scope, receive, send, session, *about)
                 return
             self.refused += 1
             if self.refused == 1 or self.refused % 1000 == 0:
@@ -124,13 +134,24 @@ class InFlightRequests:
             if not holders:
                 self._give()
 
-        def hold() -> Callable[[], None]:
-            """A call starts under this request: the place is kept until the call ends too."""
+        def hold(request_id: Any = None) -> Callable[[], None]:
+            """A call starts under this request: the place is kept until the call ends too (and a
+            cancellation of ``request_id`` from this session passes the cap meanwhile)."""
             nonlocal holders
             if not holders:  # the request is already gone: the running call takes a place again
                 self._take()
             holders += 1
-            return _once(let_go)
+            key = (session, request_id)
+            self._held[key] = self._held.get(key, 0) + 1
+
+            def ended() -> None:
+                if self._held.get(key, 0) <= 1:
+                    self._held.pop(key, None)
+                else:
+                    self._held[key] -= 1
+                let_go()
+
+            return _once(ended)
 
         request_done = _once(let_go)
 
@@ -140,29 +161,36 @@ class InFlightRequests:
                 request_done()  # the answer has left in full: the request no longer holds the place
 
         scope[PLACE] = hold
-        scope[ANSWERS] = self.expect_answer
+        scope[ANSWERS] = lambda request_id: self.expect_answer(request_id, session)
         try:
             await self.app(scope, receive, send_then_release)
         finally:
             request_done()
 
-    def expect_answer(self, request_id: str) -> Callable[[], None]:
-        """The server sent a request (``request_id``, its own unguessable id) and waits for the
-        answer: a body of responses to it passes the cap until the returned function is called."""
-        self._awaited[request_id] = False
-        return _once(lambda: self._awaited.pop(request_id, None))
+    def expect_answer(self, request_id: str, session: str | None = None) -> Callable[[], None]:
+        """The server sent a request (``request_id``, its own unguessable id) to ``session`` and waits
+        for the answer: a body of responses to it from that session passes the cap until the
+        returned function is called."""
+        key = (session, request_id)
+        self._awaited[key] = False
+        return _once(lambda: self._awaited.pop(key, None))
 
-    async def _answers(self, scope: Scope, receive: Receive) -> tuple[bytes, list[str]] | None:
-        """The body and its ids when it is nothing but responses to awaited ids, none of them being
-        answered now (read bounded in size and time); None otherwise (the request counts)."""
+    async def _about_held(
+        self, scope: Scope, receive: Receive, session: str | None
+    ) -> tuple[bytes, list[str]] | None:
+        """The body and the answered ids when it is nothing but messages about requests held for
+        ``session`` (read bounded in size, time and number); None otherwise (the request counts)."""
         import asyncio
 
+        if self._reading >= len(self._awaited) + len(self._held):
+            return None  # as many such bodies being read as ids held: this one is not read
         for key, value in scope.get("headers", ()):
             if key.lower() == b"content-length" and not (
                 value.isdigit() and int(value) <= self.max_answer_bytes
             ):
                 return None  # said to be larger than answers may be: not read
         body = bytearray()
+        self._reading += 1
         try:
             async with asyncio.timeout(ANSWER_READ_S):
                 while True:
@@ -176,16 +204,23 @@ class InFlightRequests:
                         break
         except TimeoutError:
             return None
-        ids = _response_ids(bytes(body))
-        if ids is None or any(self._awaited.get(i) is not False for i in ids):
+        finally:
+            self._reading -= 1
+        about = _messages_about(bytes(body))
+        if about is None:
             return None
-        return bytes(body), ids
+        answers, cancelled = about
+        if any(self._awaited.get((session, i)) is not False for i in answers):
+            return None
+        if any((session, i) not in self._held for i in cancelled):
+            return None
+        return bytes(body), answers
 
-    async def _pass_answers(
-        self, scope: Scope, receive: Receive, send: Send, body: bytes, ids: list[str]
+    async def _pass_about_held(
+        self, scope: Scope, receive: Receive, send: Send, session: str | None, body: bytes, ids: list[str]
     ) -> None:
         for i in ids:
-            self._awaited[i] = True
+            self._awaited[(session, i)] = True
         replayed = False
 
         async def receive_again() -> Message:
@@ -199,8 +234,8 @@ class InFlightRequests:
             await self.app(scope, receive_again, send)
         finally:
             for i in ids:
-                if i in self._awaited:
-                    self._awaited[i] = False
+                if (session, i) in self._awaited:
+                    self._awaited[(session, i)] = False
 
     def _take(self) -> None:
         self._count += 1
@@ -228,9 +263,21 @@ def _once(action: Callable[[], None]) -> Callable[[], None]:
     return run
 
 
-def _response_ids(body: bytes) -> list[str] | None:
-    """The ids of ``body`` when it is one JSON-RPC response or a batch of nothing else (each a
-    ``result`` or an ``error``, no ``method``, a string id, no id twice); None otherwise."""
+def _session_id(scope: Scope) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == b"mcp-session-id":
+            return bytes(value).decode("latin-1")
+    return None
+
+
+_CANCELLED = "notifications/cancelled"
+
+
+def _messages_about(body: bytes) -> tuple[list[str], list[Any]] | None:
+    """When ``body`` is one JSON-RPC message or a batch of them, each either a response (a
+    ``result`` or an ``error``, no ``method``, a string id, no id twice) or a ``notifications/cancelled``
+    naming a ``requestId`` (a string or an integer): the responses' ids and the cancelled ids. None
+    for anything else."""
     import json
 
     try:
@@ -238,19 +285,35 @@ def _response_ids(body: bytes) -> list[str] | None:
     except (ValueError, RecursionError):
         return None
     items = decoded if isinstance(decoded, list) else [decoded]
-    ids = []
+    answers: list[str] = []
+    cancelled: list[Any] = []
     for item in items:
-        if (
-            not isinstance(item, dict)
-            or item.get("jsonrpc") != "2.0"
-            or "method" in item
+        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+            return None
+        if item.get("method") == _CANCELLED and set(item) <= {"jsonrpc", "method", "params"}:
+            params = item.get("params")
+            target = params.get("requestId") if isinstance(params, dict) else None
+            if (
+                not isinstance(params, dict)
+                or not set(params) <= {"requestId", "reason"}
+                or not isinstance(params.get("reason", ""), str)
+                or isinstance(target, bool)
+                or not isinstance(target, (str, int))
+            ):
+                return None
+            cancelled.append(target)
+        elif (
+            "method" in item
             or ("result" in item) == ("error" in item)
             or not isinstance(item.get("id"), str)
             or not set(item) <= {"jsonrpc", "id", "result", "error"}
         ):
             return None
-        ids.append(item["id"])
-    return ids if ids and len(set(ids)) == len(ids) else None
+        else:
+            answers.append(item["id"])
+    if not items or len(set(answers)) != len(answers):
+        return None
+    return answers, cancelled
 
 
 def answer_expected(request: Any) -> Callable[[str], Callable[[], None]] | None:
@@ -268,7 +331,7 @@ def hold_place(request: Any) -> Callable[[], None] | None:
     the SDK's request context; None when the call came through no such request (stdio, in process)."""
     scope = getattr(getattr(request, "request", None), "scope", None)
     hold = scope.get(PLACE) if isinstance(scope, dict) else None
-    return hold() if callable(hold) else None
+    return hold(getattr(request, "request_id", None)) if callable(hold) else None
 
 
 async def plain_response(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

@@ -69,8 +69,9 @@ async def probe_wait(tag: str) -> str:
 
 
 def _wait_for_go(tag: str) -> bool:
-    """Block this thread until the marker ``TAG.go`` exists (a minute at most): whether it came."""
-    for _ in range(3000):
+    """Block this thread until the marker ``TAG.go`` exists (a minute at most, ten when the marker
+    ``TAG.long`` exists): whether it came."""
+    for _ in range(30000 if _marker(f"{tag}.long").exists() else 3000):
         if _marker(f"{tag}.go").exists():
             return True
         time.sleep(0.02)

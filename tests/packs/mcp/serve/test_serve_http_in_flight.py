@@ -143,3 +143,42 @@ async def test_a_call_held_under_a_request_keeps_the_place_after_the_request_end
             assert again.status_code == 200 and in_flight.refused == refused
         await asyncio.wait_for(in_flight.answered(), BOUND)
     assert in_flight.refused == 2
+
+
+async def test_at_the_cap_no_more_bodies_are_read_as_answers_than_ids_are_awaited() -> None:
+    # one awaited id: one body is read as its possible answer at the cap; a second one arriving
+    # meanwhile is refused unread (before, every such body was read, each for up to 10 s, and the
+    # first, completed late, met the read's end). The control: the first, completed, passes.
+    app = HeldAnswers()
+    in_flight = InFlightRequests(app, limit=1)
+    in_flight.expect_answer("reyn-ask-one")
+    answer = b'{"jsonrpc": "2.0", "id": "reyn-ask-one", "result": {}}'
+    async with serving(in_flight) as url, httpx.AsyncClient(timeout=BOUND) as http:
+        port = int(url.rsplit(":", 1)[1])
+        held = asyncio.ensure_future(http.post(f"{url}/during"))
+        head = (
+            f"POST /answer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {len(answer)}\r\n\r\n"
+        ).encode()
+        try:
+            await asyncio.wait_for(app.holding.wait(), BOUND)  # the cap is full
+            peers = []
+            for _ in range(2):
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.write(head + answer[:10])
+                await writer.drain()
+                peers.append((reader, writer))
+                for _ in range(BOUND * 20):  # until the server reads it (or has refused it)
+                    if in_flight._reading or in_flight.refused:
+                        break
+                    await asyncio.sleep(0.05)
+            second = await asyncio.wait_for(peers[1][0].readline(), BOUND)
+            peers[0][1].write(answer[10:])
+            await peers[0][1].drain()
+            first = await asyncio.wait_for(peers[0][0].readline(), BOUND)
+            for _, writer in peers:
+                writer.close()
+        finally:
+            app.release.set()
+        await asyncio.wait_for(held, BOUND)
+    assert second.startswith(b"HTTP/1.1 503"), second
+    assert first.startswith(b"HTTP/1.1 200"), first
