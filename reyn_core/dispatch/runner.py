@@ -28,8 +28,9 @@ class HandlerThreads:
     ``callback`` on the event loop once none runs (at once when none does). A handler whose call was
     cancelled before its thread took it never starts.
 
-    The event loop the callbacks run on is the host's, recorded once (by ``counting()`` or the first
-    ``when_ended``), never where a handler is dispatched: a sync handler may run ``asyncio.run(...)``
+    The event loop the callbacks run on is the host's, recorded once (by ``counting()``, the first
+    ``when_ended`` or the first dispatch, whichever first runs on a loop), never replaced where a
+    handler is dispatched later: a sync handler may run ``asyncio.run(...)``
     dispatching another tool, on a loop of its own that is closed before the host's release is due."""
 
     def __init__(self) -> None:
@@ -77,6 +78,9 @@ class HandlerThreads:
                 self._loop = asyncio.get_running_loop()
 
     def _wrap(self, fn: Callable[..., Any]) -> tuple[Callable[..., Any], _ThreadRun]:
+        # dispatched on the host's loop when none is recorded yet (its counting() and when_ended()
+        # ran with no loop running): recorded here, else this thread's end had no loop to report to
+        self._host_loop()
         with self._lock:
             self._running += 1
         run = _ThreadRun(self)

@@ -139,3 +139,33 @@ async def test_a_call_cancelled_before_its_thread_took_it_never_starts(registry)
         await busy
     await loop.run_in_executor(None, lambda: None)  # the queue has been worked through
     assert RAN == []
+
+
+# The host entered counting() and called when_ended() with no loop running: the first dispatch, on
+# the host's loop, records it (before, nothing was recorded and the release was dropped, logged).
+# The control: the host that entered counting() on its running loop gets its release as well.
+@pytest.mark.parametrize("counting_on_the_loop", [False, True])
+def test_a_host_counting_before_its_loop_runs_gets_its_release(registry, counting_on_the_loop: bool) -> None:
+    threads = HandlerThreads()
+    released = threading.Event()
+    loop = asyncio.new_event_loop()
+
+    async def dispatched() -> asyncio.Task:
+        with threads.counting():
+            return asyncio.ensure_future(dispatch_tool(registry, "blocks", {}, ToolContext()))
+
+    try:
+        if counting_on_the_loop:
+            task = loop.run_until_complete(dispatched())
+        else:
+            with threads.counting():  # no loop runs here
+                task = loop.create_task(dispatch_tool(registry, "blocks", {}, ToolContext()))
+        loop.run_until_complete(asyncio.to_thread(ENTERED.wait, 30))
+        threads.when_ended(released.set)  # no loop runs here either: queued for the thread's end
+        assert threads.running == 1 and not released.is_set()
+        GO.set()
+        loop.run_until_complete(task)
+        loop.run_until_complete(asyncio.to_thread(released.wait, 30))  # the loop runs the release
+    finally:
+        loop.close()
+    assert released.is_set() and threads.running == 0

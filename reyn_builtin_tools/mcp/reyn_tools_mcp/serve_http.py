@@ -13,8 +13,8 @@
   (``--max-sessions``, 503) and their idle time (``--session-idle-timeout``), and tool calls run
   at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
-  before a byte of it is read (headers or not), and one whose request head is not complete within
-  ``--header-timeout`` (after it opened, or after its previous response) is closed.
+  before a byte of it is read (headers or not), and one whose request (head and body) is not
+  complete within ``--header-timeout`` (after it opened, or after its previous response) is closed.
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
   seconds to finish (a second signal stops waiting), then the server closes and cancels the rest;
   a call whose sync tool's thread still runs then is abandoned (logged) and the process exits
@@ -133,7 +133,7 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_HEADER_TIMEOUT_S,
         metavar="SECONDS",
-        help="close a connection whose request head (request line and headers) is not complete this "
+        help="close a connection whose request (its head and its body) is not complete this "
         "long after it opened or after its previous response "
         f"(default {DEFAULT_HEADER_TIMEOUT_S:g})",
     )
@@ -301,7 +301,9 @@ def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlight
         max_sessions=options.max_sessions,
         session_idle_timeout=options.session_idle_timeout_s,
     )
-    in_flight = InFlightRequests(app, limit=options.max_connections, max_body=options.max_request_bytes)
+    in_flight = InFlightRequests(
+        app, limit=options.max_connections, max_body=options.max_request_bytes, stateless=options.stateless
+    )
     return (BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
 
 
@@ -316,12 +318,13 @@ def open_connection_cap(options: HttpOptions) -> int:
 
 def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S) -> type:
     """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one (before
-    any byte of it is read), and one whose request head is not complete ``header_timeout_s`` after it
-    opened or after its previous response was sent, and one answered before its request's body was
-    read to its end (a refusal): the bound on open files holds even for peers that never finish (or
-    start) their headers or bodies. (uvicorn's ``timeout_keep_alive`` starts only after a
-    response and stops at the first byte of the next request, so half a request head held a
-    connection for ever; h11 bounds the head's size, not its time.)"""
+    any byte of it is read), and one whose request — its head and its body — is not complete
+    ``header_timeout_s`` after it opened or after its previous response was sent, and one answered
+    before its request's body was read to its end (a refusal): the bound on open files holds even
+    for peers that never finish (or start) their headers or bodies. (uvicorn's
+    ``timeout_keep_alive`` starts only after a response and stops at the first byte of the next
+    request, so half a request head held a connection for ever; h11 bounds the head's size, not its
+    time.)"""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -363,13 +366,14 @@ def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
 
         def _head_overdue(self) -> None:
             self._head_timer = None
-            # IDLE: no complete request head since the deadline started (a request being read or
-            # answered has moved past it, and its response restarts the deadline)
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            # IDLE: no complete request head since the deadline started; SEND_BODY: its head came
+            # but its body is still arriving. One rule: a request's head and body are both in within
+            # the timeout (a request being answered has moved past both; its response restarts it)
+            if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
                 if overdue[0] % 1000 == 0:
                     log.warning(
-                        "closed %d connection(s) without a complete request head within %gs "
-                        "(--header-timeout)",
+                        "closed %d connection(s) without a complete request (head and body) "
+                        "within %gs (--header-timeout)",
                         overdue[0] + 1,
                         header_timeout_s,
                     )

@@ -77,12 +77,15 @@ class InFlightRequests:
     its answer comes in a POST of its own, so at a cap of N, N calls waiting for answers would refuse
     their own answers), and the client's ``notifications/cancelled`` of one of its running calls
     (``hold``; else at the cap a client could not stop its own call). One rule: at the cap a body
-    passes uncounted only when every message in it is a JSON-RPC response (a result or an error, no
-    method) to an id the server waits on for that session, at most one request at a time per id, or
-    a cancellation of a request that session has running; at most ``ANSWER_MAX_BYTES`` (and
-    ``max_body``) read within ``ANSWER_READ_S``, and no more such bodies read at once than the server
-    holds ids (the rest are refused unread); anything else — a request, a mixed batch, an unknown id,
-    another session's id, a larger or slower body — counts and is refused. The asks' ids are the
+    passes uncounted only when it is one JSON-RPC message (no batch) and that is a response (a result
+    or an error, no method) to an id the server waits on for that session, at most one request at a
+    time per id, or a cancellation of a request that session has running; it is read only when its
+    session (``mcp-session-id``) has an id awaited or running, at most ``ANSWER_MAX_BYTES`` (and
+    ``max_body``) within ``ANSWER_READ_S``, and no more of one session's bodies at once than that
+    session holds ids (the rest are refused unread: one session's unfinished bodies never spend
+    another's reads); anything else — a request, a batch, a POST without a session, an unknown id,
+    another session's id, a larger or slower body — counts and is refused. A ``stateless`` server
+    (each POST a session of its own) ties no message to a held request: none passes. The asks' ids are the
     server's own unguessable ones. A bearer token, when one is required, is checked before this
     layer (``BearerTokenGuard`` outside it): a request without it is refused before any body is read.
     And a stopping server waits for the count to reach zero (``answered``): a call that finished its
@@ -90,7 +93,13 @@ class InFlightRequests:
     a result that was about to be written.
     """
 
-    def __init__(self, app: ASGIApp, limit: int | None = None, max_body: int = ANSWER_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int | None = None,
+        max_body: int = ANSWER_MAX_BYTES,
+        stateless: bool = False,
+    ) -> None:
         import asyncio
 
         self.app = app
@@ -99,7 +108,10 @@ class InFlightRequests:
         # (session, id) the server waits on → an answer to it is in (the session: None when none)
         self._awaited: dict[tuple[str | None, str], bool] = {}
         self._held: dict[tuple[str | None, Any], int] = {}  # (session, request id) → calls running
-        self._reading = 0  # bodies being read at the cap as messages about held requests
+        # sessions → their bodies being read at the cap as messages about their held requests
+        self._reading: dict[str, int] = {}
+        # stateless: each POST is a session of its own, so a message can be about no held request
+        self.stateless = stateless
         self.refused = 0
         self._count = 0
         self._idle = asyncio.Event()
@@ -182,15 +194,22 @@ class InFlightRequests:
         ``session`` (read bounded in size, time and number); None otherwise (the request counts)."""
         import asyncio
 
-        if self._reading >= len(self._awaited) + len(self._held):
-            return None  # as many such bodies being read as ids held: this one is not read
+        if session is None or self.stateless:
+            return None  # no session to tie it to: nothing it could be about is held
+        held = sum(1 for s, _ in self._awaited if s == session) + sum(
+            1 for s, _ in self._held if s == session
+        )
+        if self._reading.get(session, 0) >= held:
+            # none held for this session, or as many of its bodies being read as its ids held: this
+            # one is not read (another session's unfinished bodies never spend this one's reads)
+            return None
         for key, value in scope.get("headers", ()):
             if key.lower() == b"content-length" and not (
                 value.isdigit() and int(value) <= self.max_answer_bytes
             ):
                 return None  # said to be larger than answers may be: not read
         body = bytearray()
-        self._reading += 1
+        self._reading[session] = self._reading.get(session, 0) + 1
         try:
             async with asyncio.timeout(ANSWER_READ_S):
                 while True:
@@ -205,7 +224,10 @@ class InFlightRequests:
         except TimeoutError:
             return None
         finally:
-            self._reading -= 1
+            if self._reading[session] <= 1:
+                del self._reading[session]
+            else:
+                self._reading[session] -= 1
         about = _messages_about(bytes(body))
         if about is None:
             return None
@@ -274,17 +296,17 @@ _CANCELLED = "notifications/cancelled"
 
 
 def _messages_about(body: bytes) -> tuple[list[str], list[Any]] | None:
-    """When ``body`` is one JSON-RPC message or a batch of them, each either a response (a
-    ``result`` or an ``error``, no ``method``, a string id, no id twice) or a ``notifications/cancelled``
-    naming a ``requestId`` (a string or an integer): the responses' ids and the cancelled ids. None
-    for anything else."""
+    """When ``body`` is one JSON-RPC message (not a batch: the SDK serves none, it answers one with
+    400), either a response (a ``result`` or an ``error``, no ``method``, a string id) or a
+    ``notifications/cancelled`` naming a ``requestId`` (a string or an integer): the response's ids
+    and the cancelled ids (one of the two lists holds one id). None for anything else."""
     import json
 
     try:
         decoded = json.loads(body)
     except (ValueError, RecursionError):
         return None
-    items = decoded if isinstance(decoded, list) else [decoded]
+    items = [decoded]
     answers: list[str] = []
     cancelled: list[Any] = []
     for item in items:

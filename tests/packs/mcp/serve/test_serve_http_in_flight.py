@@ -151,13 +151,14 @@ async def test_at_the_cap_no_more_bodies_are_read_as_answers_than_ids_are_awaite
     # first, completed late, met the read's end). The control: the first, completed, passes.
     app = HeldAnswers()
     in_flight = InFlightRequests(app, limit=1)
-    in_flight.expect_answer("reyn-ask-one")
+    in_flight.expect_answer("reyn-ask-one", "s1")
     answer = b'{"jsonrpc": "2.0", "id": "reyn-ask-one", "result": {}}'
     async with serving(in_flight) as url, httpx.AsyncClient(timeout=BOUND) as http:
         port = int(url.rsplit(":", 1)[1])
         held = asyncio.ensure_future(http.post(f"{url}/during"))
         head = (
-            f"POST /answer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {len(answer)}\r\n\r\n"
+            f"POST /answer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nmcp-session-id: s1\r\n"
+            f"Content-Length: {len(answer)}\r\n\r\n"
         ).encode()
         try:
             await asyncio.wait_for(app.holding.wait(), BOUND)  # the cap is full
