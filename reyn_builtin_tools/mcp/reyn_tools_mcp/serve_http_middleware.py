@@ -298,44 +298,36 @@ _CANCELLED = "notifications/cancelled"
 def _messages_about(body: bytes) -> tuple[list[str], list[Any]] | None:
     """When ``body`` is one JSON-RPC message (not a batch: the SDK serves none, it answers one with
     400), either a response (a ``result`` or an ``error``, no ``method``, a string id) or a
-    ``notifications/cancelled`` naming a ``requestId`` (a string or an integer): the response's ids
-    and the cancelled ids (one of the two lists holds one id). None for anything else."""
+    ``notifications/cancelled`` naming a ``requestId`` (a string or an integer): the response's id
+    and the cancelled id (one of the two lists holds one id). None for anything else."""
     import json
 
     try:
-        decoded = json.loads(body)
+        item = json.loads(body)
     except (ValueError, RecursionError):
         return None
-    items = [decoded]
-    answers: list[str] = []
-    cancelled: list[Any] = []
-    for item in items:
-        if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
-            return None
-        if item.get("method") == _CANCELLED and set(item) <= {"jsonrpc", "method", "params"}:
-            params = item.get("params")
-            target = params.get("requestId") if isinstance(params, dict) else None
-            if (
-                not isinstance(params, dict)
-                or not set(params) <= {"requestId", "reason"}
-                or not isinstance(params.get("reason", ""), str)
-                or isinstance(target, bool)
-                or not isinstance(target, (str, int))
-            ):
-                return None
-            cancelled.append(target)
-        elif (
-            "method" in item
-            or ("result" in item) == ("error" in item)
-            or not isinstance(item.get("id"), str)
-            or not set(item) <= {"jsonrpc", "id", "result", "error"}
+    if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":
+        return None
+    if item.get("method") == _CANCELLED and set(item) <= {"jsonrpc", "method", "params"}:
+        params = item.get("params")
+        target = params.get("requestId") if isinstance(params, dict) else None
+        if (
+            not isinstance(params, dict)
+            or not set(params) <= {"requestId", "reason"}
+            or not isinstance(params.get("reason", ""), str)
+            or isinstance(target, bool)
+            or not isinstance(target, (str, int))
         ):
             return None
-        else:
-            answers.append(item["id"])
-    if not items or len(set(answers)) != len(answers):
+        return [], [target]
+    if (
+        "method" in item
+        or ("result" in item) == ("error" in item)
+        or not isinstance(item.get("id"), str)
+        or not set(item) <= {"jsonrpc", "id", "result", "error"}
+    ):
         return None
-    return answers, cancelled
+    return [item["id"]], []
 
 
 def answer_expected(request: Any) -> Callable[[str], Callable[[], None]] | None:
