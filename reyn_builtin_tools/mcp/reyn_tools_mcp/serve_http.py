@@ -14,7 +14,10 @@
   at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
   before a byte of it is read (headers or not), and one whose request (head and body) is not
-  complete within ``--header-timeout`` (after it opened, or after its previous response) is closed.
+  complete within ``--header-timeout`` (after it opened, or after its previous response) is closed,
+  and one whose client takes none of its waiting answer within ``--send-timeout``.
+- Only HTTP is served: a websocket upgrade is answered as the plain HTTP request it is (token
+  first), and any other kind of ASGI connection is refused.
 - SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
   seconds to finish (a second signal stops waiting), then the server closes and cancels the rest;
   a call whose sync tool's thread still runs then is abandoned (logged) and the process exits
@@ -34,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .serve_http_middleware import ASGIApp, BearerTokenGuard, InFlightRequests
+from .serve_http_middleware import ASGIApp, BearerTokenGuard, HttpOnly, InFlightRequests
 from .serve_http_protocol import capped_protocol
 
 log = logging.getLogger("reyn.mcp.serve")
@@ -45,6 +48,7 @@ DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
 DEFAULT_SHUTDOWN_GRACE_S = 5.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_SEND_TIMEOUT_S = 10.0
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 
@@ -68,6 +72,7 @@ class HttpOptions:
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
     shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S
     stateless: bool = False
     json_response: bool = False
 
@@ -137,6 +142,15 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         help="close a connection whose request (its head and its body) is not complete this "
         "long after it opened or after its previous response "
         f"(default {DEFAULT_HEADER_TIMEOUT_S:g})",
+    )
+    g.add_argument(
+        "--send-timeout",
+        type=float,
+        default=DEFAULT_SEND_TIMEOUT_S,
+        metavar="SECONDS",
+        help="close a connection whose client takes none of the answer waiting for it for this long "
+        "(its request's place under --max-connections is then free) "
+        f"(default {DEFAULT_SEND_TIMEOUT_S:g})",
     )
     g.add_argument(
         "--stateless",
@@ -256,8 +270,10 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
     if args.shutdown_grace < 0:
         raise HttpOptionsError("--shutdown-grace must not be negative")
     header_timeout = getattr(args, "header_timeout", DEFAULT_HEADER_TIMEOUT_S)
-    if not (math.isfinite(header_timeout) and header_timeout > 0):
-        raise HttpOptionsError("--header-timeout must be a positive number of seconds")
+    send_timeout = getattr(args, "send_timeout", DEFAULT_SEND_TIMEOUT_S)
+    for name, value in (("--header-timeout", header_timeout), ("--send-timeout", send_timeout)):
+        if not (math.isfinite(value) and value > 0):
+            raise HttpOptionsError(f"{name} must be a positive number of seconds")
     hosts = bound_host_values(host, port)
     for name in args.allow_host:
         hosts += _host_values(name, port)
@@ -275,6 +291,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         session_idle_timeout_s=DEFAULT_SESSION_IDLE_TIMEOUT_S if idle is None else idle,
         shutdown_grace_s=args.shutdown_grace,
         header_timeout_s=header_timeout,
+        send_timeout_s=send_timeout,
         stateless=stateless,
         json_response=bool(getattr(args, "json_response", False)),
     )
@@ -283,8 +300,9 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
 def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlightRequests]:
     """The ASGI app and its count of requests and calls: the SDK's streamable HTTP transport at
     ``/mcp`` with transport security (Host and Origin allow-lists, body limit), inside the count
-    (``--max-connections``), inside the bearer-token guard when a token is configured — outermost,
-    so a request without the token is refused before the count reads any of its body."""
+    (``--max-connections``), inside the bearer-token guard when a token is configured — so a
+    request without the token is refused before the count reads any of its body — inside
+    ``HttpOnly``, outermost: no other kind of connection than HTTP reaches any of them."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     security = TransportSecuritySettings(
@@ -305,7 +323,7 @@ def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlight
     in_flight = InFlightRequests(
         app, limit=options.max_connections, max_body=options.max_request_bytes, stateless=options.stateless
     )
-    return (BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
+    return HttpOnly(BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
 
 
 CONNECTION_MARGIN = 16
@@ -384,7 +402,10 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         # once a request's headers are in, so header-less sockets are never refused.
         # InFlightRequests bounds the requests being answered, the SDK the sessions, and
         # capped_protocol the open connections (closed at once beyond, before any byte is read).
-        http=capped_protocol(open_connection_cap(options), options.header_timeout_s),
+        http=capped_protocol(open_connection_cap(options), options.header_timeout_s, options.send_timeout_s),
+        # no websocket protocol: an upgrade request is served as the plain HTTP request it is, so
+        # the token and every other layer see it (with one, it reached the app unchecked)
+        ws="none",
         timeout_graceful_shutdown=1.0,
         server_header=False,
     )
