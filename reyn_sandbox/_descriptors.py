@@ -92,11 +92,7 @@ def _stream_problem(fd: int, pipes: int) -> str:
     if flags & os.O_ACCMODE == os.O_RDWR:
         return ""
     kind = (
-        "a file"
-        if stat.S_ISREG(st.st_mode)
-        else "a named FIFO"
-        if stat.S_ISFIFO(st.st_mode)
-        else "a device"
+        "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
     )
     return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
 

@@ -76,7 +76,9 @@ def test_a_hidden_file_passed_through_pass_fds_is_refused(
     secret, grants = hidden
     fd = os.open(secret, flags)
     try:
-        result = _passing(sandbox, ["/bin/sh", "-c", READ_BACK.format(fd=fd)], grants, secret.parent.parent, fd)
+        result = _passing(
+            sandbox, ["/bin/sh", "-c", READ_BACK.format(fd=fd)], grants, secret.parent.parent, fd
+        )
     finally:
         os.close(fd)
     assert result.returncode == reyn_sandbox.SETUP_FAILED_EXIT, (result.stdout, result.stderr)
@@ -86,7 +88,9 @@ def test_a_hidden_file_passed_through_pass_fds_is_refused(
     assert secret.read_text() == SECRET  # nothing written into it either
 
 
-def test_a_directory_passed_through_pass_fds_is_refused(sandbox: Sandbox, hidden: tuple[Path, Grants]) -> None:
+def test_a_directory_passed_through_pass_fds_is_refused(
+    sandbox: Sandbox, hidden: tuple[Path, Grants]
+) -> None:
     """The hidden folder itself, opened as a directory: refused as on 0-2 (its entries would be
     reachable through ``/proc/self/fd/N/``)."""
     secret, grants = hidden
