@@ -69,8 +69,3 @@ class StopPipe:
             pass
         finally:
             os.close(fd)
-
-    @property
-    def stopped(self) -> bool:
-        """Whether ``stop()`` has run."""
-        return self._write is None
