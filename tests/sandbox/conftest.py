@@ -16,12 +16,14 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import reyn_sandbox
 
 NOBODY = 65534
+SECRET = "API_KEY=operator-secret"
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
 TIMEOUT = 60
 
@@ -162,3 +164,17 @@ def area() -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def hidden(area: Path) -> Iterator[tuple[Path, reyn_sandbox.Grants]]:
+    """``write/sec/k`` holding ``SECRET`` (readable by all, so by either runner), hidden by the grants
+    of a command working in ``write``."""
+    ws = area / "write"
+    (ws / "sec").mkdir()
+    (ws / "sec" / "k").write_text(SECRET)
+    (ws / "sec" / "k").chmod(0o666)
+    keys = SimpleNamespace(
+        read_roots=(), write_roots=(str(ws),), network=False, hide=("sec",), read_only=(), sandbox="required"
+    )
+    yield ws / "sec" / "k", reyn_sandbox.resolve_grants(str(ws), keys, {})
