@@ -45,8 +45,9 @@ class WorkerProcess:
             raise self._error
 
     def _run(self) -> None:
-        stop = StopPipe()
+        stop: StopPipe | None = None
         try:
+            stop = StopPipe()
             assert stop.launcher_fd is not None
             popen = subprocess.Popen(
                 self._argv(stop.launcher_fd),
@@ -59,7 +60,8 @@ class WorkerProcess:
                 pass_fds=(stop.launcher_fd,),
             )
         except (OSError, ValueError) as exc:  # ValueError: GrantsError, a root changed since the load
-            stop.stop()
+            if stop is not None:
+                stop.stop()
             self._error = exc if isinstance(exc, OSError) else OSError(str(exc))
             self._ready.set()
             return
