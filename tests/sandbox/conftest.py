@@ -23,9 +23,9 @@ import pytest
 import reyn_sandbox
 
 NOBODY = 65534
-SECRET = "API_KEY=operator-secret"
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
 TIMEOUT = 60
+SECRET = "API_KEY=operator-secret"
 
 # A command (given a pipe's write end as its first argument) that leaves a grandchild in a new session
 # that holds the pipe's write end, writes `grandchild-alive` and would sleep for an hour.
@@ -167,9 +167,9 @@ def area() -> Iterator[Path]:
 
 
 @pytest.fixture
-def hidden(area: Path) -> Iterator[tuple[Path, reyn_sandbox.Grants]]:
-    """``write/sec/k`` holding ``SECRET`` (readable by all, so by either runner), hidden by the grants
-    of a command working in ``write``."""
+def hidden(area: Path) -> tuple[Path, reyn_sandbox.Grants]:
+    """``write/sec/k`` holding ``SECRET``, readable and writable by anyone (only the grants keep a
+    command from it), and the grants of a command working in ``write`` that hide ``sec``."""
     ws = area / "write"
     (ws / "sec").mkdir()
     (ws / "sec" / "k").write_text(SECRET)
@@ -177,4 +177,4 @@ def hidden(area: Path) -> Iterator[tuple[Path, reyn_sandbox.Grants]]:
     keys = SimpleNamespace(
         read_roots=(), write_roots=(str(ws),), network=False, hide=("sec",), read_only=(), sandbox="required"
     )
-    yield ws / "sec" / "k", reyn_sandbox.resolve_grants(str(ws), keys, {})
+    return ws / "sec" / "k", reyn_sandbox.resolve_grants(str(ws), keys, {})
