@@ -1,8 +1,9 @@
 """A stopping ``reyn mcp serve --http`` (a real subprocess on 127.0.0.1) does not wait without bound
 for a sync tool's thread: after ``--shutdown-grace`` a call whose thread still runs is abandoned —
-the log names it — and the process exits. Before, the event loop's close waited for the thread (a
-tool without a timeout: for as long as it ran, for ever if it hung). The control: a sync call that
-finishes within the grace has its answer, and nothing is abandoned."""
+the log names it — and the process exits ``EXIT_ABANDONED`` (not 0: a supervisor sees the stop was
+not clean). Before, the event loop's close waited for the thread (a tool without a timeout: for as
+long as it ran, for ever if it hung). The control: a sync call that finishes within the grace has
+its answer, nothing is abandoned, and the exit is 0."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import asyncio
 import signal
 
 import httpx
+
+from reyn_tools_mcp.serve_stop import EXIT_ABANDONED
 
 from .conftest import ServeWorld
 from .test_serve_http_cancel_holds import _block
@@ -32,10 +35,12 @@ async def test_a_hung_sync_tool_is_abandoned_after_the_grace(serve_world: ServeW
             log = server.log.read_text()
     finally:
         (markers / "h0.go").touch()
-    assert code == 0
+    assert code == EXIT_ABANDONED, log
     assert "abandoned 1 call(s) still running after --shutdown-grace" in log, log
     assert "probe_block (request id 'call-h0')" in log and "stopped" in log
     assert not (markers / "h0.finished").exists()  # the process ended under it
+    lines = [line for line in serve_world.audit_lines() if line.get("tool") == "probe_block"]
+    assert [line.get("event", line.get("status")) for line in lines] == ["cancelled", "call.abandoned"]
 
 
 async def test_a_sync_call_finishing_within_the_grace_is_not_abandoned(serve_world: ServeWorld) -> None:
