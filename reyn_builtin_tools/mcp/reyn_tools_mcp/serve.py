@@ -12,7 +12,8 @@ served through MCP elicitation to clients that declare it, and not listed to the
 profile's ``[approvals]`` hold is put to the client's user the same way, before anything of it runs
 (``serve_approvals``); a client without elicitation gets a refusal naming the policy.
 
-Transports: stdio here (``serve_stdio``); streamable HTTP in ``serve_http``. Imports the ``mcp``
+Transports: stdio (``serve_stdio``) and streamable HTTP (``serve_http``), which stop alike
+(``serve_stop``). Imports the ``mcp``
 SDK: only ``reyn mcp serve`` imports this module.
 """
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import contextvars
 import itertools
 import json
@@ -758,34 +758,6 @@ def report_load(served: ServedRegistry, result: Any) -> None:
         )
 
 
-# --------------------------------------------------------------------------- stdio
-
-
-async def serve_stdio(server: Server[Any], served: ServedRegistry, grace_s: float) -> None:
-    """Serve over stdin/stdout until the client closes stdin, or SIGTERM/SIGINT; then stop as
-    ``serve_stop`` says (the grace for running calls, then the rest cancelled and audited)."""
-    from mcp.server.stdio import stdio_server
-
-    from .serve_stop import StopSignals, wait_for_calls
-
-    async def serve() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-
-    with StopSignals().installed() as signals:
-        serving = asyncio.ensure_future(serve())
-        signalled = asyncio.ensure_future(signals.stop.wait())
-        try:
-            await asyncio.wait({serving, signalled}, return_when=asyncio.FIRST_COMPLETED)
-            why = "signal received" if signals.stop.is_set() else "the client closed stdin"
-            await wait_for_calls(served, grace_s, signals.hurry, why)
-        finally:
-            signalled.cancel()
-            serving.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await serving
-
-
 # --------------------------------------------------------------------------- command
 
 
@@ -887,6 +859,7 @@ def main(argv: list[str], loaded: Any) -> int:
     server = build_server(served, version=_version())
     if http is not None:
         return serve_http(server, served, http)
+    from .serve_stdio import serve_stdio
     from .serve_stop import run_until_stopped
 
     run_until_stopped(served, serve_stdio(server, served, args.shutdown_grace))

@@ -90,7 +90,7 @@ async def wait_for_calls(
     """The stop's first part: refuse new calls, then wait up to ``grace_s`` until ``drained`` (by
     default: no call runs) or ``hurry``."""
     running = served.close()
-    log.info("stopping (%s): waiting up to %gs for %d running call(s)", why, grace_s, running)
+    log.info("stopping: waiting up to %gs for %d running call(s) (%s)", grace_s, running, why)
     waits = {asyncio.ensure_future(drained or served.drained()), asyncio.ensure_future(hurry.wait())}
     try:
         await asyncio.wait(waits, timeout=grace_s, return_when=asyncio.FIRST_COMPLETED)

@@ -116,7 +116,7 @@ async def test_stdio_abandons_a_hung_call_once_stdin_closes(serve_world: ServeWo
     finally:
         (markers / "h0.go").touch()
     assert code == EXIT_ABANDONED, log
-    assert "stopping (the client closed stdin)" in log, log
+    assert "running call(s) (the client closed stdin)" in log, log
     assert "abandoned 1 call(s) still running after --shutdown-grace" in log, log
     assert "probe_block (request id 'call-h0')" in log and "stopped" in log
     assert not (markers / "h0.finished").exists()  # the process ended under it
@@ -142,13 +142,14 @@ async def test_stdio_answers_a_call_finishing_within_the_grace_and_exits_0(serve
         code = await server.exit_code()
         log = server.log.read_text()
     assert code == 0, log
+    assert "result" in answer, (answer, log, serve_world.audit_lines())
     assert answer["result"]["content"][0]["text"] == "finished"
     assert "abandoned" not in log and "stopped" in log, log
     assert [line["status"] for line in _probe_block_lines(serve_world)] == ["ok"]
 
 
 async def test_a_span_ended_before_an_abandoning_stop_is_exported(serve_world: ServeWorld) -> None:
-    from ...observability.otlp_receiver import OtlpReceiver  # the real OTLP/HTTP wire, decoded
+    from ....observability.otlp_receiver import OtlpReceiver  # the real OTLP/HTTP wire, decoded
 
     serve_world.write_profile(BASE_PROFILE + "\n[observability]\ntracing = true\n")
     markers = serve_world.markers
@@ -200,3 +201,14 @@ async def test_a_hanging_cleanup_does_not_keep_the_process_up(serve_world: Serve
     assert code == EXIT_ABANDONED, log
     assert (markers / "atexit.started").exists()  # it ran, and hung
     assert f"running the atexit handlers did not finish within {CLEANUP_TIMEOUT_S:g}s" in log, log
+
+
+async def test_stdio_stops_on_sigterm_with_stdin_still_open(serve_world: ServeWorld) -> None:
+    # before, the SDK's stdin read ran in a thread no cancellation could end: the process stayed up
+    with stdio_serve(serve_world) as server:
+        server.initialize()
+        server.proc.send_signal(signal.SIGTERM)
+        code = await server.exit_code()
+        log = server.log.read_text()
+    assert code == 0, log
+    assert "running call(s) (signal received)" in log and "stopped" in log, log
