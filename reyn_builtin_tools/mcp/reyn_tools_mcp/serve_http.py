@@ -34,7 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .serve_http_middleware import ASGIApp, BearerTokenGuard, InFlightRequests
-from .serve_stop import DEFAULT_SHUTDOWN_GRACE_S, StopSignals, grace_problem, run_until_stopped, wait_for_calls
+from .serve_stop import (
+    DEFAULT_SHUTDOWN_GRACE_S,
+    StopSignals,
+    grace_problem,
+    run_until_stopped,
+    wait_for_calls,
+)
 
 log = logging.getLogger("reyn.mcp.serve")
 
@@ -426,7 +432,9 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
             await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
             if signals.stop.is_set():
                 drained = _drained_and_answered(served, in_flight)
-                await wait_for_calls(served, options.shutdown_grace_s, signals.hurry, "signal received", drained)
+                await wait_for_calls(
+                    served, options.shutdown_grace_s, signals.hurry, "signal received", drained
+                )
                 http.should_exit = True
             await serving
         finally:

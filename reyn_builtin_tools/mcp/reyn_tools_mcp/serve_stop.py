@@ -85,7 +85,11 @@ class StopSignals:
 
 
 async def wait_for_calls(
-    served: Any, grace_s: float, hurry: asyncio.Event, why: str, drained: Coroutine[Any, Any, None] | None = None
+    served: Any,
+    grace_s: float,
+    hurry: asyncio.Event,
+    why: str,
+    drained: Coroutine[Any, Any, None] | None = None,
 ) -> None:
     """The stop's first part: refuse new calls, then wait up to ``grace_s`` until ``drained`` (by
     default: no call runs) or ``hurry``."""

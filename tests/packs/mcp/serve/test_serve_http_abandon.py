@@ -11,7 +11,6 @@ import asyncio
 import signal
 
 import httpx
-
 from reyn_tools_mcp.serve_stop import EXIT_ABANDONED
 
 from .conftest import ServeWorld

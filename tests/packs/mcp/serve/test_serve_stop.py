@@ -26,7 +26,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from reyn_tools_mcp.serve_stop import CLEANUP_TIMEOUT_S, EXIT_ABANDONED
 
 from .conftest import BASE_PROFILE, REYN, ServeWorld
