@@ -20,6 +20,14 @@ from .test_serve_http_limits import _session, open_session, wait_for
 BOUND = 60  # the tool below would block for ten minutes: a generous bound on the process's exit
 
 
+async def sigterm_during_a_hung_call(server, http: httpx.AsyncClient, sid: str, markers) -> int:
+    """Call ``probe_block(h0)``, SIGTERM the server once its thread runs; the process's exit status."""
+    async with http.stream("POST", server.url, json=_block("h0"), headers=_session(sid)):
+        await wait_for(lambda: (markers / "h0.started").exists(), "h0 running")
+        server.proc.send_signal(signal.SIGTERM)
+        return await asyncio.to_thread(server.proc.wait, BOUND)
+
+
 async def test_a_hung_sync_tool_is_abandoned_after_the_grace(serve_world: ServeWorld) -> None:
     markers = serve_world.markers
     (markers / "h0.long").touch()  # probe_block(h0) blocks its thread for ten minutes
@@ -27,10 +35,7 @@ async def test_a_hung_sync_tool_is_abandoned_after_the_grace(serve_world: ServeW
         with serve_world.http("--shutdown-grace", "1") as server:
             async with httpx.AsyncClient(timeout=BOUND) as http:
                 sid = await open_session(http, server.url)
-                async with http.stream("POST", server.url, json=_block("h0"), headers=_session(sid)):
-                    await wait_for(lambda: (markers / "h0.started").exists(), "h0 running")
-                    server.proc.send_signal(signal.SIGTERM)
-                    code = await asyncio.to_thread(server.proc.wait, BOUND)
+                code = await sigterm_during_a_hung_call(server, http, sid, markers)
             log = server.log.read_text()
     finally:
         (markers / "h0.go").touch()

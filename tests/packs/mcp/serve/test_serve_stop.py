@@ -22,6 +22,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +30,7 @@ import pytest
 from reyn_tools_mcp.serve_stop import CLEANUP_TIMEOUT_S, EXIT_ABANDONED
 
 from .conftest import BASE_PROFILE, REYN, ServeWorld
+from .test_serve_http_abandon import sigterm_during_a_hung_call
 from .test_serve_http_cancel_holds import _block
 from .test_serve_http_limits import _session, open_session, wait_for
 
@@ -82,6 +84,12 @@ class StdioServe:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
 
+    async def hung_call(self, markers: Path) -> None:
+        """Initialize, then call ``probe_block(h0)`` and wait until its thread runs."""
+        self.initialize()
+        self.send(_block("h0"))
+        await wait_for(lambda: (markers / "h0.started").exists(), "h0 running")
+
     async def exit_code(self) -> int:
         return await asyncio.to_thread(self.proc.wait, BOUND)
 
@@ -101,19 +109,26 @@ def _probe_block_lines(world: ServeWorld) -> list[dict[str, Any]]:
     return [line for line in world.audit_lines() if line.get("tool") == "probe_block"]
 
 
-async def test_stdio_abandons_a_hung_call_once_stdin_closes(serve_world: ServeWorld) -> None:
-    markers = serve_world.markers
-    (markers / "h0.long").touch()  # probe_block(h0) blocks its thread for ten minutes
+async def stop_during_a_hung_call(world: ServeWorld, stop: str, **env: str) -> tuple[int, str]:
+    """``reyn mcp serve --shutdown-grace 1`` over stdio, stopped (``stop``: "stdin closed" or
+    "SIGTERM") while ``probe_block(h0)`` blocks its thread for ten minutes: the exit status, the log."""
+    markers = world.markers
+    (markers / "h0.long").touch()
     try:
-        with stdio_serve(serve_world, "--shutdown-grace", "1") as server:
-            server.initialize()
-            server.send(_block("h0"))
-            await wait_for(lambda: (markers / "h0.started").exists(), "h0 running")
-            server.close_stdin()
-            code = await server.exit_code()
-            log = server.log.read_text()
+        with stdio_serve(world, "--shutdown-grace", "1", **env) as server:
+            await server.hung_call(markers)
+            if stop == "SIGTERM":
+                server.proc.send_signal(signal.SIGTERM)
+            else:
+                server.close_stdin()
+            return await server.exit_code(), server.log.read_text()
     finally:
         (markers / "h0.go").touch()
+
+
+async def test_stdio_abandons_a_hung_call_once_stdin_closes(serve_world: ServeWorld) -> None:
+    markers = serve_world.markers
+    code, log = await stop_during_a_hung_call(serve_world, "stdin closed")
     assert code == EXIT_ABANDONED, log
     assert "running call(s) (the client closed stdin)" in log, log
     assert "abandoned 1 call(s) still running after --shutdown-grace" in log, log
@@ -168,10 +183,7 @@ async def test_a_span_ended_before_an_abandoning_stop_is_exported(serve_world: S
                     echo["params"] = {"name": "probe_echo", "arguments": {"text": "before the stop"}}
                     done = await http.post(server.url, json=echo, headers=_session(sid))
                     assert "before the stop" in done.text, done.text
-                    async with http.stream("POST", server.url, json=_block("h0"), headers=_session(sid)):
-                        await wait_for(lambda: (markers / "h0.started").exists(), "h0 running")
-                        server.proc.send_signal(signal.SIGTERM)
-                        code = await asyncio.to_thread(server.proc.wait, BOUND)
+                    code = await sigterm_during_a_hung_call(server, http, sid, markers)
                 log = server.log.read_text()
         finally:
             (markers / "h0.go").touch()
@@ -182,23 +194,9 @@ async def test_a_span_ended_before_an_abandoning_stop_is_exported(serve_world: S
 
 @pytest.mark.parametrize("stop", ["stdin closed", "SIGTERM"])
 async def test_a_hanging_cleanup_does_not_keep_the_process_up(serve_world: ServeWorld, stop: str) -> None:
-    markers = serve_world.markers
-    (markers / "h0.long").touch()
-    try:
-        with stdio_serve(serve_world, "--shutdown-grace", "1", SERVE_PROBE_HANG_AT_EXIT="1") as server:
-            server.initialize()
-            server.send(_block("h0"))
-            await wait_for(lambda: (markers / "h0.started").exists(), "h0 running")
-            if stop == "SIGTERM":
-                server.proc.send_signal(signal.SIGTERM)
-            else:
-                server.close_stdin()
-            code = await server.exit_code()
-            log = server.log.read_text()
-    finally:
-        (markers / "h0.go").touch()
+    code, log = await stop_during_a_hung_call(serve_world, stop, SERVE_PROBE_HANG_AT_EXIT="1")
     assert code == EXIT_ABANDONED, log
-    assert (markers / "atexit.started").exists()  # it ran, and hung
+    assert (serve_world.markers / "atexit.started").exists()  # it ran, and hung
     assert f"running the atexit handlers did not finish within {CLEANUP_TIMEOUT_S:g}s" in log, log
 
 
