@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from reyn_sandbox import StopPipe
 
 STDERR_TAIL = 4096
+KILL_AFTER_S = 5.0
+"""How long `kill()` lets the launcher end the sandbox itself before it is sent SIGKILL."""
 
 
 class WorkerProcess:
@@ -124,17 +126,25 @@ class WorkerProcess:
 
     def kill(self) -> None:
         """Stop the worker — through the stop pipe: the launcher kills the sandbox, every process in
-        it, and exits once the kernel has reaped them all — and close the pipes."""
+        it, and exits once the kernel has reaped them all — and close the pipes. A launcher that has
+        not exited ``KILL_AFTER_S`` later (stuck before it reads the pipe) is killed with ``SIGKILL``;
+        its death signal then ends what it started."""
         if self._popen is None:
             return
         if self._stop is not None:
             self._stop.stop()
+        if self._popen.poll() is None:
+            threading.Thread(target=self._kill_late, name=f"reyn-kill-{self._name}", daemon=True).start()
         for stream in (self._popen.stdin, self._popen.stdout):
             try:
                 if stream is not None:
                     stream.close()
             except OSError:
                 pass
+
+    def _kill_late(self) -> None:
+        if not self.exited.wait(KILL_AFTER_S):
+            self.popen.kill()
 
 
 __all__ = ["WorkerProcess"]
