@@ -451,7 +451,7 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         # InFlightRequests bounds the requests being answered, the SDK the sessions, and
         # capped_protocol the open connections (closed at once beyond, before any byte is read).
         http=capped_protocol(open_connection_cap(options), options.header_timeout_s),
-        timeout_graceful_shutdown=1.0,
+        timeout_graceful_shutdown=1,
         server_header=False,
     )
     http = _Server(config)

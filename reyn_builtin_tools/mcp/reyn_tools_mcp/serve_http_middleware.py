@@ -273,7 +273,7 @@ class InFlightRequests:
         await self._idle.wait()
 
 
-def _once(action: Callable[[], None]) -> Callable[[], None]:
+def _once(action: Callable[[], object]) -> Callable[[], None]:
     done = False
 
     def run() -> None:
