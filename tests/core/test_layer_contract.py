@@ -134,13 +134,17 @@ def test_no_import_circle_anywhere_in_the_tree():
 
 
 def _misnamed(root: Path, files: list[str], packages: dict[str, str]) -> list[str]:
-    """What mypy's own source discovery, over ``files`` from ``root``, gets wrong about the packages
-    (import name -> folder relative to ``root``): a .py file it skips, sees twice, or names otherwise
-    than Python imports it (a stray ``__init__.py`` above a package folder renames every module)."""
+    """What mypy's own source discovery (no type checking), over ``files`` from ``root`` with the
+    options of ``root``'s pyproject.toml if it has them, gets wrong about the packages (import name ->
+    folder relative to ``root``): a .py file it skips, sees twice, or names otherwise than Python
+    imports it (a stray ``__init__.py`` above a package folder renames every module of it)."""
+    from mypy.config_parser import parse_config_file
     from mypy.find_sources import create_source_list
     from mypy.options import Options
 
-    options = Options()  # the defaults pyproject.toml leaves as they are (namespace packages on)
+    options = Options()
+    if (root / "pyproject.toml").is_file():  # namespace_packages, explicit_package_bases, mypy_path
+        parse_config_file(options, lambda: None, str(root / "pyproject.toml"))
     checked: dict[Path, list[str]] = {}
     for source in create_source_list([str(root / f) for f in files], options):
         assert source.path is not None
@@ -180,5 +184,6 @@ def test_a_misnamed_module_is_found(tmp_path):
     assert folders == {"reyn_tools_x": "tools/pack/reyn_tools_x"}
     assert _misnamed(tmp_path, ["tools/pack/reyn_tools_x"], folders) == []
     assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x/sub"], folders)) == 2  # not all checked
+    assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x", "tools/pack/reyn_tools_x/sub"], folders)) == 2
     (package.parent / "__init__.py").write_text("")
     assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x"], folders)) == 4
