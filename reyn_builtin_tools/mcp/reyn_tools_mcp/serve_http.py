@@ -376,7 +376,7 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         # no websocket protocol: an upgrade request is served as the plain HTTP request it is, so
         # the token and every other layer see it (with one, it reached the app unchecked)
         ws="none",
-        timeout_graceful_shutdown=1.0,
+        timeout_graceful_shutdown=1,
         server_header=False,
     )
     http = _Server(config)

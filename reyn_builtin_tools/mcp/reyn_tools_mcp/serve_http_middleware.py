@@ -289,7 +289,7 @@ class InFlightRequests:
         await self._idle.wait()
 
 
-def _once(action: Callable[[], None]) -> Callable[[], None]:
+def _once(action: Callable[[], object]) -> Callable[[], None]:
     done = False
 
     def run() -> None:
