@@ -76,13 +76,10 @@ _LAZY = {
     "GrantKeys": "._grant_keys",
     # the grant keys of a profile, checked and resolved: the host's side, never the launcher's
     **dict.fromkeys(
-        (
-            "GRANT_KEYS", "LIMIT_KEYS", "LIMIT_MINIMUMS", "OPT_OUT", "PATH_KEYS", "check_grant",
-            "describe_grants", "grant_entry_problem", "limit_overrides", "limit_problem", "resolve_grants",
-            "unavailable_reason",
-        ),
+        "GRANT_KEYS LIMIT_KEYS LIMIT_MINIMUMS OPT_OUT PATH_KEYS check_grant describe_grants "
+        "grant_entry_problem limit_overrides limit_problem resolve_grants unavailable_reason".split(),
         "._profile_grants",
-    ),  # fmt: skip
+    ),
     # the kernel probe (ctypes, Landlock): imported when something is confined or the status asked
     # for, not by a pack whose settings only declare the grant keys at load
     "PRETEND_ENV": "._status",

@@ -190,7 +190,7 @@ def _json_value(text: object) -> Any:
     if text.startswith("\ufeff"):
         raise GrantsError("grants are not valid JSON: an unexpected byte-order mark at char 0")
     try:
-        value, end = make_scanner(_Decoding())(text, start)
+        value, end = make_scanner(_Decoding())(text, start)  # type: ignore[arg-type]  # reads these only
     except StopIteration as exc:
         raise GrantsError(f"grants are not valid JSON: expecting a value at char {exc.value}") from None
     except ValueError as exc:  # json.JSONDecodeError: what and where

@@ -235,10 +235,9 @@ def test_the_boot_uses_importlib_utils_own_functions() -> None:
     """The boot takes ``spec_from_file_location`` and ``module_from_spec`` from the import system's
     modules (loaded at every start) rather than importing ``importlib.util``, which re-exports them:
     the same functions, checked here on this Python."""
-    import importlib.util
-
     import _frozen_importlib
     import _frozen_importlib_external
+    import importlib.util
 
     assert importlib.util.spec_from_file_location is _frozen_importlib_external.spec_from_file_location
     assert importlib.util.module_from_spec is _frozen_importlib.module_from_spec

@@ -15,7 +15,6 @@ from reyn_sandbox._layout import Layout, Mount
 from reyn_sandbox._value import Value
 
 
-
 def _values() -> list[object]:
     return [
         Grants(read_roots=("/usr",), cpu_seconds=5),
