@@ -16,8 +16,8 @@ SETUP_FAILED_EXIT = 125
 # reyn_sandbox's own files resolve from its folder (its submodule_search_locations). The two functions
 # are importlib.util's (`spec_from_file_location`, `module_from_spec`: it re-exports them), taken from
 # the import system's own modules, which the interpreter loaded at its start: importing
-# importlib.util would bring contextlib, functools and collections, ~3 ms a launch that needs none
-# of them (docs/performance.md, "The launcher's imports, trimmed"; a test pins the identity).
+# importlib.util would bring contextlib, functools and collections, which a launch needs none of
+# (docs/performance.md, "The launcher's imports, trimmed"; a test pins the identity).
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 PACKAGE_PARENT = os.path.dirname(PACKAGE_DIR)
 LAUNCHER_BOOT = (

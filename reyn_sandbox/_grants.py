@@ -4,8 +4,8 @@ The launcher receives grants on its command line as JSON (`launcher_argv`), so t
 the contract between the process that builds the argv and the launcher that enforces it: every field
 is checked here, once, on both sides. `json` writes the form (`Grants.to_json`, on the host) and
 `json`'s own scanner reads it (`Grants.from_json`, the one reader: the launcher's and any other),
-without importing `json` itself — whose `json.decoder` brings `re`, `enum` and `functools`, ~4 ms of
-every launch (docs/performance.md, "The launcher's imports, trimmed").
+without importing `json` itself — whose `json.decoder` brings `re`, `enum` and `functools`, the
+largest part of every launch's imports (docs/performance.md, "The launcher's imports, trimmed").
 """
 
 from __future__ import annotations
