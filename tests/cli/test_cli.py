@@ -64,14 +64,11 @@ DISTS = [
         "rtp-cli-good",
         "good",
         GOOD,
-        package="rtp_cli_good",
         commands=("greet", "breaks", "tools", "where", "old"),
     ),
-    PluginDist(
-        "rtp-cli-bad", "bad", "import rtp_cli_nothing_here\n", package="rtp_cli_bad", commands=("boom",)
-    ),
-    PluginDist("rtp-cli-idle", "idle", tool_plugin(["idle_tool"]), package="rtp_cli_idle"),
-    PluginDist("rtp-cli-loose", "loose", LOOSE, package="rtp_cli_loose"),
+    PluginDist("rtp-cli-bad", "bad", "import rtp_cli_nothing_here\n", commands=("boom",)),
+    PluginDist("rtp-cli-idle", "idle", tool_plugin(["idle_tool"])),
+    PluginDist("rtp-cli-loose", "loose", LOOSE),
 ]
 
 

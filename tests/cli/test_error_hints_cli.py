@@ -41,9 +41,9 @@ LAX = tool_plugin(
 )
 
 DISTS = [
-    PluginDist("rtp-crashy", "crashy", CRASHY, package="rtp_crashy", files={"helper.py": HELPER}),
-    PluginDist("rtp-flaky", "flaky", FLAKY, package="rtp_flaky"),
-    PluginDist("rtp-lax", "lax", LAX, package="rtp_lax"),
+    PluginDist("rtp-crashy", "crashy", CRASHY, files={"helper.py": HELPER}),
+    PluginDist("rtp-flaky", "flaky", FLAKY),
+    PluginDist("rtp-lax", "lax", LAX),
 ]
 
 

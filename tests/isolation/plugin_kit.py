@@ -8,6 +8,7 @@ import hashlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from site_plugin import install_distribution
 
@@ -55,6 +56,22 @@ def install_package_plugin(
     if str(site) in sys.path:
         discover()  # a load's discovery is cached per sys.path: rescan after this install
     return name
+
+
+def isolation_profile(plugin_id: str, isolation: str) -> str:
+    """The text of a profile that enables only ``plugin_id``, run ``isolation`` (``process`` or
+    ``in-process``); a caller appends its own tables (``[plugins.<id>.settings]``, grants)."""
+    return f'[plugins]\nenable = ["{plugin_id}"]\n[plugins.{plugin_id}]\nisolation = "{isolation}"\n'
+
+
+def load_cleanly(plugin_id: str, isolation: str) -> Any:
+    """Load ``isolation_profile(plugin_id, isolation)`` in this process, asserting no error
+    diagnostic (the setup of a test about what the loaded plugin then does)."""
+    import reyn_core.host as host
+
+    result = host.load(host.Profile.from_toml_text(isolation_profile(plugin_id, isolation)))
+    assert [d.render() for d in result.report.diagnostics if d.is_error] == []
+    return result
 
 
 def declaration(**permissions: object) -> str:

@@ -15,7 +15,7 @@ import pytest
 import reyn_core.host as host
 from reyn_core import ToolContext
 
-from .plugin_kit import declaration, install_package_plugin
+from .plugin_kit import declaration, install_package_plugin, load_cleanly
 
 GATED = '''
 from reyn_core import hookimpl, tool
@@ -42,12 +42,7 @@ def reyn_register_tools(register, settings):
 @pytest.fixture
 def loads(site: Path) -> dict[str, Any]:
     install_package_plugin(site, "gated", {"__init__.py": GATED, "reyn_permissions.toml": declaration()})
-    out = {}
-    for isolation in ("in-process", "process"):
-        profile = f'[plugins]\nenable = ["gated"]\n[plugins.gated]\nisolation = "{isolation}"\n'
-        out[isolation] = host.load(host.Profile.from_toml_text(profile))
-        assert [d.render() for d in out[isolation].report.diagnostics if d.is_error] == []
-    return out
+    return {isolation: load_cleanly("gated", isolation) for isolation in ("in-process", "process")}
 
 
 def _names(result: Any, ctx: ToolContext) -> list[str]:

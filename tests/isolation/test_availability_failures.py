@@ -17,7 +17,7 @@ from typing import Any
 import reyn_core.host as host
 from reyn_core import ToolContext
 
-from .plugin_kit import declaration, install_package_plugin
+from .plugin_kit import declaration, install_package_plugin, isolation_profile, load_cleanly
 
 SECRET = "sk-live-ISOLATEDSECRET7f3a9c"
 
@@ -61,13 +61,6 @@ def reyn_register_tools(register, settings):
 '''.replace("SECRET", SECRET)
 
 
-def _load(site: Path, isolation: str) -> Any:
-    profile = f'[plugins]\nenable = ["gated"]\n[plugins.gated]\nisolation = "{isolation}"\n'
-    result = host.load(host.Profile.from_toml_text(profile))
-    assert [d.render() for d in result.report.diagnostics if d.is_error] == []
-    return result
-
-
 def _call(result: Any, tool: str, agent: str) -> dict[str, Any]:
     return asyncio.run(
         host.dispatch_tool(result.registry, tool, {}, ToolContext(surface="router", agent=agent))
@@ -89,7 +82,7 @@ def test_a_check_failing_in_the_worker_is_logged_and_worded_by_the_host(
     site: Path, operator_log: Any
 ) -> None:
     install_package_plugin(site, "gated", {"__init__.py": PLUGIN, "reyn_permissions.toml": declaration()})
-    isolated = _load(site, "process")
+    isolated = load_cleanly("gated", "process")
     # at call time: the check passed at load (no agent), fails in the worker for mallory
     refused = _call(isolated, "gated", "mallory")
     assert refused["status"] == "error" and refused["error"]["kind"] == "gate_refused"
@@ -101,7 +94,7 @@ def test_a_check_failing_in_the_worker_is_logged_and_worded_by_the_host(
     # positive control: alice's call of the tool whose check admits her runs it
     assert _call(isolated, "gated", "alice") == {"status": "ok", "data": "ran"}
     # in process the same plugin is refused in the same fixed words (its own reference)
-    in_process = _load(site, "in-process")
+    in_process = load_cleanly("gated", "in-process")
     assert [t["function"]["name"] for t in host.render_router(in_process.registry, alice)] == ["gated"]
     _cited_in_host_log(_call(in_process, "gated", "mallory"), operator_log)
     assert _call(in_process, "gated", "alice") == {"status": "ok", "data": "ran"}
@@ -121,7 +114,7 @@ def test_a_call_time_failure_is_logged_in_the_registrys_own_log_on_both_paths(
     install_package_plugin(site, "gated", {"__init__.py": PLUGIN, "reyn_permissions.toml": declaration()})
     worded = set()
     for isolation in ("process", "in-process"):
-        first, second = _load(site, isolation), _load(site, isolation)
+        first, second = load_cleanly("gated", isolation), load_cleanly("gated", isolation)
         replies = [_call(result, "gated", "mallory") for result in (first, second, first)]
         refs = [_cited_in_host_log(reply, operator_log) for reply in replies]
         assert refs[0] != refs[1] and refs[0] == refs[2]  # per registry, not per process
@@ -167,8 +160,7 @@ def test_a_workers_failure_text_lands_escaped_and_bounded(site: Path, operator_l
     from reyn_core.remote_log import SENT_TEXT_CHARS
 
     install_package_plugin(site, "forger", {"__init__.py": FORGER, "reyn_permissions.toml": declaration()})
-    profile = '[plugins]\nenable = ["forger"]\n[plugins.forger]\nisolation = "process"\n'
-    result = host.load(host.Profile.from_toml_text(profile))
+    result = host.load(host.Profile.from_toml_text(isolation_profile("forger", "process")))
     replies = [_call(result, "forged", f"agent{i}") for i in range(5)]
     records = [operator_log.record(json.dumps(reply)) for reply in replies]
     text = operator_log.text()

@@ -17,7 +17,7 @@ import pytest
 import reyn_core.host as host
 from reyn_core import ToolContext
 
-from .plugin_kit import FILE_TOOLS, declaration, install_package_plugin
+from .plugin_kit import FILE_TOOLS, declaration, install_package_plugin, isolation_profile
 
 GRANTED = (
     '''
@@ -71,9 +71,7 @@ def _info(result: Any, pid: str) -> Any:
 
 
 def _profile(pid: str, grants: str = "", isolation: str = "process") -> str:
-    return f'[plugins]\nenable = ["{pid}"]\n[plugins.{pid}]\nisolation = "{isolation}"\n' + (
-        f"[plugins.{pid}.grants]\n{grants}\n" if grants else ""
-    )
+    return isolation_profile(pid, isolation) + (f"[plugins.{pid}.grants]\n{grants}\n" if grants else "")
 
 
 def test_a_grant_wider_than_the_declaration_refuses_the_plugin(site: Path) -> None:

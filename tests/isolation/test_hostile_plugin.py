@@ -19,7 +19,7 @@ import reyn_core.host as host
 from reyn_core import ToolContext
 
 from .hostile_plugin import PLUGIN
-from .plugin_kit import declaration, install_package_plugin
+from .plugin_kit import declaration, install_package_plugin, isolation_profile
 
 SECRET = "host-secret-4f1c"
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
@@ -96,11 +96,7 @@ def hostile(
 
 
 def _load(isolation: str) -> Any:
-    return host.load(
-        host.Profile.from_toml_text(
-            f'[plugins]\nenable = ["hostile"]\n[plugins.hostile]\nisolation = "{isolation}"\n'
-        )
-    )
+    return host.load(host.Profile.from_toml_text(isolation_profile("hostile", isolation)))
 
 
 def _call(result: Any, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -13,12 +13,12 @@ import pytest
 import reyn_core.host as host
 from reyn_core import ToolContext
 
+from .plugin_kit import isolation_profile
+
 
 def _load(pid: str, isolation: str, extra: str = "", workspace: Path | None = None) -> Any:
     result = host.load(
-        host.Profile.from_toml_text(
-            f'[plugins]\nenable = ["{pid}"]\n[plugins.{pid}]\nisolation = "{isolation}"\n{extra}'
-        ),
+        host.Profile.from_toml_text(isolation_profile(pid, isolation) + extra),
         workspace=workspace,
     )
     info = next(i for i in result.report.plugins if i.plugin_id == pid)

@@ -19,6 +19,8 @@ import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_core.loading.step2_discovery.discovery import discover
 
+from .plugin_kit import isolation_profile
+
 PLUGIN = """
 import pathlib
 
@@ -77,8 +79,7 @@ def _install(site: Path, marker: Path, *, covered: bool) -> tuple[str, str]:
 
 
 def _load(plugin_id: str, isolation: str) -> host.LoadResult:
-    profile = f'[plugins]\nenable = ["{plugin_id}"]\n[plugins.{plugin_id}]\nisolation = "{isolation}"\n'
-    return host.load(host.Profile.from_toml_text(profile))
+    return host.load(host.Profile.from_toml_text(isolation_profile(plugin_id, isolation)))
 
 
 @pytest.mark.parametrize("isolation", ["in-process", "process"])

@@ -17,7 +17,7 @@ import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_isolation.wire import loaded_problem
 
-from .plugin_kit import install_package_plugin
+from .plugin_kit import install_package_plugin, isolation_profile
 
 PLUGIN = '''
 from pydantic import BaseModel
@@ -70,10 +70,7 @@ def _load(
 ) -> tuple[Any, list[tuple[str, str, str, str]]]:
     name = f"steps_{isolation.replace('-', '_')}"
     install_package_plugin(site, name, {"__init__.py": PLUGIN + extra})
-    profile = (
-        f'[plugins]\nenable = ["{name}"]\n[plugins.{name}]\nisolation = "{isolation}"\n'
-        f"[plugins.{name}.settings]\n{settings}\n"
-    )
+    profile = isolation_profile(name, isolation) + f"[plugins.{name}.settings]\n{settings}\n"
     result = host.load(host.Profile.from_toml_text(profile))
     found = [  # every diagnostic but the isolation backend's own (RJ…): code, severity, message, hint
         (d.code, d.severity, d.message.replace(name, "<id>"), d.hint)

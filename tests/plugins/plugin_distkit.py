@@ -35,6 +35,7 @@ class PluginDist:
     plugin_id: str
     source: str
     package: str | None = None
+    """The import name; by default the distribution's name with ``-`` as ``_`` (``import_name``)."""
     version: str = "1.0.0"
     entry_point: str | None = None
     files: Mapping[str, str] = field(default_factory=dict)

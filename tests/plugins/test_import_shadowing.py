@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from plugin_distkit import PluginDist, tool_plugin, venv_with_plugins
 
-WHEEL = PluginDist("rtp-shadowed", "shadowed", tool_plugin(["shadowed_tool"]), package="rtp_shadowed")
-EDIT = PluginDist("rtp-shedit", "shedit", tool_plugin(["shedit_tool"]), package="rtp_shedit")
+WHEEL = PluginDist("rtp-shadowed", "shadowed", tool_plugin(["shadowed_tool"]))
+EDIT = PluginDist("rtp-shedit", "shedit", tool_plugin(["shedit_tool"]))
 MARKER_CODE = "import os\nopen(os.environ['SHADOW_MARKER'], 'a').write('shadow ran\\n')\nREYN_API = 1\n"
 
 

@@ -49,26 +49,20 @@ GOOD_BETA = tool_plugin(
 )
 
 DISTS = [
-    PluginDist("rtp-alpha", "alpha", GOOD_ALPHA, package="rtp_alpha"),
-    PluginDist("rtp-beta", "beta", GOOD_BETA, package="rtp_beta"),
+    PluginDist("rtp-alpha", "alpha", GOOD_ALPHA),
+    PluginDist("rtp-beta", "beta", GOOD_BETA),
     PluginDist(
         "rtp-dormant",
         "dormant",
         "raise RuntimeError('dormant must never be imported')\n",
-        package="rtp_dormant",
     ),
-    PluginDist(
-        "rtp-broken", "broken", "import rtp_no_such_module_anywhere\nREYN_API = 1\n", package="rtp_broken"
-    ),
+    PluginDist("rtp-broken", "broken", "import rtp_no_such_module_anywhere\nREYN_API = 1\n"),
     PluginDist(
         "rtp-future",
         "future",
         tool_plugin(["future_tool"]).replace("REYN_API = 1", "REYN_API = 2"),
-        package="rtp_future",
     ),
-    PluginDist(
-        "rtp-noapi", "noapi", tool_plugin(["noapi_tool"]).replace("REYN_API = 1", ""), package="rtp_noapi"
-    ),
+    PluginDist("rtp-noapi", "noapi", tool_plugin(["noapi_tool"]).replace("REYN_API = 1", "")),
     PluginDist(
         "rtp-raiser",
         "raiser",
@@ -80,9 +74,8 @@ DISTS = [
         def reyn_register_tools(register, settings):
             raise ValueError("raiser cannot find its data file")
         """,
-        package="rtp_raiser",
     ),
-    PluginDist("rtp-junk", "junk", tool_plugin(["junk_ok"], also=["42"]), package="rtp_junk"),
+    PluginDist("rtp-junk", "junk", tool_plugin(["junk_ok"], also=["42"])),
     PluginDist(
         "rtp-strict",
         "strict",
@@ -100,9 +93,8 @@ DISTS = [
             return Settings
         """,
         ),
-        package="rtp_strict",
     ),
-    PluginDist("rtp-nosettings", "nosettings", tool_plugin(["nosettings_tool"]), package="rtp_nosettings"),
+    PluginDist("rtp-nosettings", "nosettings", tool_plugin(["nosettings_tool"])),
     PluginDist(
         "rtp-badname",
         "badname",
@@ -116,7 +108,6 @@ DISTS = [
                              parameters={"type": "object", "properties": {}}, handler=lambda: 1)
         """,
         ),
-        package="rtp_badname",
     ),
     PluginDist(
         "rtp-badschema",
@@ -132,14 +123,11 @@ DISTS = [
                              handler=lambda x: x)
         """,
         ),
-        package="rtp_badschema",
     ),
-    PluginDist(
-        "rtp-dupa", "dupa", tool_plugin(["shared_tool", "dupa_own", "host_clash"]), package="rtp_dupa"
-    ),
-    PluginDist("rtp-dupb", "dupb", tool_plugin(["shared_tool", "dupb_own"]), package="rtp_dupb"),
-    PluginDist("rtp-twin-one", "twin", tool_plugin(["twin_one_tool"]), package="rtp_twin_one"),
-    PluginDist("rtp-twin-two", "twin", tool_plugin(["twin_two_tool"]), package="rtp_twin_two"),
+    PluginDist("rtp-dupa", "dupa", tool_plugin(["shared_tool", "dupa_own", "host_clash"])),
+    PluginDist("rtp-dupb", "dupb", tool_plugin(["shared_tool", "dupb_own"])),
+    PluginDist("rtp-twin-one", "twin", tool_plugin(["twin_one_tool"])),
+    PluginDist("rtp-twin-two", "twin", tool_plugin(["twin_two_tool"])),
     PluginDist(
         "rtp-typo",
         "typohook",
@@ -151,11 +139,10 @@ DISTS = [
         def reyn_register_tool(register, settings):
             pass
         """,
-        package="rtp_typo",
     ),
-    PluginDist("rtp-gated", "gated", tool_plugin(["gated_read", "gated_write"]), package="rtp_gated"),
-    PluginDist("rtp-phaseonly", "phaseonly", tool_plugin(["phaseonly_tool"]), package="rtp_phaseonly"),
-    PluginDist("rtp-exitter", "exitter", "import sys\nsys.exit(3)\n", package="rtp_exitter"),
+    PluginDist("rtp-gated", "gated", tool_plugin(["gated_read", "gated_write"])),
+    PluginDist("rtp-phaseonly", "phaseonly", tool_plugin(["phaseonly_tool"])),
+    PluginDist("rtp-exitter", "exitter", "import sys\nsys.exit(3)\n"),
     PluginDist(
         "rtp-diag",
         "diag",
@@ -173,7 +160,6 @@ DISTS = [
             ]
         """,
         ),
-        package="rtp_diag",
     ),
     PluginDist(
         "rtp-diagraise",
@@ -186,7 +172,6 @@ DISTS = [
             raise OSError("cannot stat the cache folder")
         """,
         ),
-        package="rtp_diagraise",
     ),
     PluginDist(
         "rtp-lazy",
@@ -202,9 +187,8 @@ DISTS = [
                                  handler="rtp_lazy.not_installed:run")
         """,
         ),
-        package="rtp_lazy",
     ),
-    PluginDist("rtp-hijack", "hijack", tool_plugin(["hijack_tool"], cluster="alpha"), package="rtp_hijack"),
+    PluginDist("rtp-hijack", "hijack", tool_plugin(["hijack_tool"], cluster="alpha")),
     PluginDist(
         "rtp-asyncreg",
         "asyncreg",
@@ -216,7 +200,6 @@ DISTS = [
         async def reyn_register_tools(register, settings):
             pass
         """,
-        package="rtp_asyncreg",
     ),
 ]
 

@@ -14,13 +14,11 @@ import pytest
 from plugin_distkit import PROBE, PluginDist, build_wheels, tool_plugin
 
 DISTS = {
-    "pinned": PluginDist("rtp-pinned", "pinned", tool_plugin(["pinned_tool"]), package="rtp_pinned"),
-    "relocked": PluginDist(
-        "rtp-relocked", "relocked", tool_plugin(["relocked_tool"]), package="rtp_relocked"
-    ),
-    "clean": PluginDist("rtp-clean", "clean", tool_plugin(["clean_tool"]), package="rtp_clean"),
+    "pinned": PluginDist("rtp-pinned", "pinned", tool_plugin(["pinned_tool"])),
+    "relocked": PluginDist("rtp-relocked", "relocked", tool_plugin(["relocked_tool"])),
+    "clean": PluginDist("rtp-clean", "clean", tool_plugin(["clean_tool"])),
 }
-EDITABLE = PluginDist("rtp-edit", "edit", tool_plugin(["edit_tool"]), package="rtp_edit")
+EDITABLE = PluginDist("rtp-edit", "edit", tool_plugin(["edit_tool"]))
 
 
 def _tamper(path: Path) -> None:

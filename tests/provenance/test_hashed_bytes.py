@@ -83,14 +83,10 @@ PLANTED_PLUGIN = MARK + textwrap.dedent("""\
 PLANTED_HANDLERS = MARK + "def probe():\n    return 'planted handler'\n"
 PLANTED_EXTRA = MARK + "VALUE = 'planted'\n"
 
-WHEEL = PluginDist(
-    "rtp-hashed", "hashed", plugin_source("hw", "rtp_hashed"), package="rtp_hashed",
-    files={"handlers.py": HANDLERS},
-)  # fmt: skip
+WHEEL = PluginDist("rtp-hashed", "hashed", plugin_source("hw", "rtp_hashed"), files={"handlers.py": HANDLERS})
 EDIT = PluginDist(
-    "rtp-hashedit", "hashedit", plugin_source("he", "rtp_hashedit"), package="rtp_hashedit",
-    files={"handlers.py": HANDLERS},
-)  # fmt: skip
+    "rtp-hashedit", "hashedit", plugin_source("he", "rtp_hashedit"), files={"handlers.py": HANDLERS}
+)
 KINDS = {"wheel": ("hashed", "rtp_hashed", "hw"), "editable": ("hashedit", "rtp_hashedit", "he")}
 
 PROFILE = """

@@ -42,7 +42,7 @@ SOURCE = """
         register(read_note)
     """
 
-NOTES = PluginDist("rtp-samesize", "samesize", SOURCE, package="rtp_samesize")
+NOTES = PluginDist("rtp-samesize", "samesize", SOURCE)
 
 # Loads the profile twice in one process; between the two loads, with argv[1] given, replaces the
 # plugin file's bytes (same size, mtime and atime put back), rewrites RECORD to match and plants a

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,6 +25,7 @@ import reyn_sandbox
 NOBODY = 65534
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
 TIMEOUT = 60
+SECRET = "API_KEY=operator-secret"
 
 # A command (given a pipe's write end as its first argument) that leaves a grandchild in a new session
 # that holds the pipe's write end, writes `grandchild-alive` and would sleep for an hour.
@@ -162,3 +164,17 @@ def area() -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def hidden(area: Path) -> tuple[Path, reyn_sandbox.Grants]:
+    """``write/sec/k`` holding ``SECRET``, readable and writable by anyone (only the grants keep a
+    command from it), and the grants of a command working in ``write`` that hide ``sec``."""
+    ws = area / "write"
+    (ws / "sec").mkdir()
+    (ws / "sec" / "k").write_text(SECRET)
+    (ws / "sec" / "k").chmod(0o666)
+    keys = SimpleNamespace(
+        read_roots=(), write_roots=(str(ws),), network=False, hide=("sec",), read_only=(), sandbox="required"
+    )
+    return ws / "sec" / "k", reyn_sandbox.resolve_grants(str(ws), keys, {})

@@ -12,29 +12,23 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 import reyn_sandbox
 from reyn_sandbox import Grants, GrantsError
 
-from .conftest import TIMEOUT, Sandbox
+from .conftest import SECRET, TIMEOUT, Sandbox
 
-SECRET = "API_KEY=operator-secret"
 SHOW = "ls /proc/self/fd/ | tr '\\n' ' '; echo; cat /proc/self/fd/{fd}/k; cat sec/k; echo end"
 
 
-def test_a_descriptor_not_named_does_not_reach_the_command(sandbox: Sandbox, area: Path) -> None:
-    ws = area / "write"
-    (ws / "sec").mkdir()
-    (ws / "sec" / "k").write_text(SECRET)
-    (ws / "sec" / "k").chmod(0o644)
-    keys = SimpleNamespace(
-        read_roots=(), write_roots=(str(ws),), network=False, hide=("sec",), read_only=(), sandbox="required"
-    )
-    grants = reyn_sandbox.resolve_grants(str(ws), keys, {})
-    fd = os.open(ws / "sec", os.O_PATH | os.O_DIRECTORY)
+def test_a_descriptor_not_named_does_not_reach_the_command(
+    sandbox: Sandbox, hidden: tuple[Path, Grants]
+) -> None:
+    secret, grants = hidden
+    ws = secret.parent.parent
+    fd = os.open(secret.parent, os.O_PATH | os.O_DIRECTORY)
     try:
         argv = sandbox.argv(["/bin/sh", "-c", SHOW.format(fd=fd)], grants)
         result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=str(ws),

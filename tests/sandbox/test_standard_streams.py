@@ -17,32 +17,16 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 import reyn_sandbox
 from reyn_sandbox import Grants
 
-from .conftest import TIMEOUT, Sandbox
+from .conftest import SECRET, TIMEOUT, Sandbox
 
-SECRET = "API_KEY=operator-secret"
 READ_BACK = "cat /proc/self/fd/2; echo end"
-
-
-@pytest.fixture
-def hidden(area: Path) -> Iterator[tuple[Path, Grants]]:
-    """``write/sec/k`` holding ``SECRET``, hidden by the grants of a command working in ``write``."""
-    ws = area / "write"
-    (ws / "sec").mkdir()
-    (ws / "sec" / "k").write_text(SECRET)
-    (ws / "sec" / "k").chmod(0o666)
-    keys = SimpleNamespace(
-        read_roots=(), write_roots=(str(ws),), network=False, hide=("sec",), read_only=(), sandbox="required"
-    )
-    yield ws / "sec" / "k", reyn_sandbox.resolve_grants(str(ws), keys, {})
 
 
 def _run_with(

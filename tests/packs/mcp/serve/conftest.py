@@ -4,6 +4,7 @@ streamable HTTP (127.0.0.1, a free port) as a subprocess of the real ``reyn``.""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -23,6 +24,9 @@ from local_server import free_port, stop, wait_listening
 REYN = str(Path(sys.executable).parent / "reyn")
 PROBE_SOURCE = Path(__file__).parent / "probe_plugin.py"
 PROBE_MODULE = "reyn_serve_probe"
+MODERN = "2026-07-28"
+"""The protocol generation without a session: a deferred answer comes back in a retry that carries a
+one-time ``requestState``."""
 BASE_PROFILE = """\
 [plugins]
 enable = ["serve_probe", "file", "shell", "mcp"]
@@ -161,3 +165,13 @@ def serve_world(tmp_path: Path) -> ServeWorld:
     world.write_profile(BASE_PROFILE)
     (root / "notes.txt").write_text("hello from the workspace\n")
     return world
+
+
+async def call_over_http(url: str, tool: str, arguments: dict[str, Any], elicitation: Any) -> Any:
+    """``tool`` called once by a 2026-07-28 SDK client over streamable HTTP at ``url``, its user
+    answering each question with ``elicitation``; bounded at 120 s."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with Client(streamable_http_client(url), mode=MODERN, elicitation_callback=elicitation) as client:
+        return await asyncio.wait_for(client.call_tool(tool, arguments), 120)

@@ -10,12 +10,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from .conftest import ServeWorld
+from .conftest import ServeWorld, call_over_http
 
-MODERN = "2026-07-28"
 APPROVALS = """{base}
 [approvals]
 settings.file = "approvals.sqlite"
@@ -42,10 +39,7 @@ async def _call_answering_after(
         return types.ElicitResult(action="accept", content=content)
 
     with world.http("--answer-timeout", "1") as server:
-        async with Client(
-            streamable_http_client(server.url), mode=MODERN, elicitation_callback=answer
-        ) as client:
-            return await asyncio.wait_for(client.call_tool(tool, arguments), 120)
+        return await call_over_http(server.url, tool, arguments, answer)
 
 
 @pytest.mark.parametrize("late", [True, False])

@@ -13,9 +13,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from .conftest import ServeWorld
-
-MODERN = "2026-07-28"
+from .conftest import MODERN, ServeWorld
 
 
 class Heard:

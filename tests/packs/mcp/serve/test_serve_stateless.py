@@ -15,9 +15,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .conftest import ServeWorld, free_port
+from .conftest import MODERN, ServeWorld, call_over_http, free_port
 
-MODERN = "2026-07-28"
 HOP_BY_HOP = {"host", "connection", "keep-alive", "transfer-encoding", "te", "upgrade", "content-length"}
 
 
@@ -147,10 +146,7 @@ async def call_via_two_instances(
     with world.http("--stateless") as one, world.http("--stateless") as two:
         upstreams = [one.url, one.url] if sticky else [one.url, two.url]
         async with proxy_to(upstreams) as (url, _proxy):
-            async with Client(
-                streamable_http_client(url), mode=MODERN, elicitation_callback=elicitation
-            ) as c:
-                return await asyncio.wait_for(c.call_tool(tool, arguments), 120)
+            return await call_over_http(url, tool, arguments, elicitation)
 
 
 @pytest.mark.parametrize("sticky", [True, False])
