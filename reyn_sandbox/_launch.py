@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import NoReturn
 else:
-    # signal's own functions and numbers: the `signal` module only wraps them in enums, and importing
-    # `enum` (with the functools and collections it brings) was a fifth of the launch's imports
+    # signal's own functions and numbers: the `signal` module only wraps them in enums, and `enum`
+    # (with the functools and collections it brings) was among the largest of the launch's imports
     # (docs/performance.md, "The launcher's imports, trimmed"; a test pins that none is imported).
     import _signal as signal
 

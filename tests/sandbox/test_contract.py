@@ -225,6 +225,16 @@ def test_the_grants_reader_answers_as_json_loads(text: str) -> None:
         assert found == expected or (math.isnan(found) and math.isnan(expected))
 
 
+def test_without_jsons_c_scanner_the_reader_is_json_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Python without ``_json`` the one reader is json.loads itself: the same answers."""
+    from reyn_sandbox._grants import _json_value
+
+    monkeypatch.setitem(sys.modules, "_json", None)  # importing it now raises ImportError
+    assert _json_value(' {"a": [1, "x"]} ') == {"a": [1, "x"]}
+    with pytest.raises(GrantsError, match=r"^grants are not valid JSON: Extra data: .*\(char 8\)"):
+        _json_value('{"a":1} x')
+
+
 def test_grants_that_are_not_json_text_are_refused_clearly() -> None:
     from reyn_sandbox._grants import _json_value
 
