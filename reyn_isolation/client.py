@@ -20,7 +20,7 @@ import select
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,7 @@ class WorkerSpec:
     """How to start one plugin's worker."""
 
     plugin_id: str
-    argv: Sequence[str]
+    argv: Callable[[int], Sequence[str]]  # given the read end of the launch's stop pipe
     env: Mapping[str, str]
     load_request: Mapping[str, Any]
     max_result_bytes: int = 1 << 20

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reyn_isolation.grants import GrantedPermissions
@@ -63,10 +63,12 @@ def worker_command(
     host_env: Mapping[str, str],
     *,
     secrets: Iterable[str] = (),
-) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+) -> tuple[Callable[[int], list[str]], dict[str, str], dict[str, Any]]:
     """``(argv, env, what is enforced)`` of a worker with exactly ``granted``, ``secrets`` (the host's
-    secret files inside its roots, ``host_paths.secret_findings``) covered; raises
-    ``IsolationUnavailable`` when the kernel cannot confine it (fail closed)."""
+    secret files inside its roots, ``host_paths.secret_findings``) covered — ``argv`` given the read
+    end of the start's stop pipe (``reyn_sandbox.StopPipe``: the one way a worker's sandbox is
+    stopped, by the host or by its death); raises ``IsolationUnavailable`` when the kernel cannot
+    confine it (fail closed)."""
     try:
         from reyn_sandbox import Grants, GrantsError, SandboxUnavailable, launcher_argv, status
     except ImportError:
@@ -82,13 +84,19 @@ def worker_command(
         # calls of a long-lived worker add up: its CPU budget is a day's, hung calls are stopped by timeouts
         "cpu_seconds": 24 * 3600,
     }
+    command = [sys.executable, "-I", "-B", "-X", f"pycache_prefix={NO_BYTECODE}", "-m", WORKER_MODULE]
     try:
         grants = Grants(**grants_kw)
-        argv = launcher_argv(
-            [sys.executable, "-I", "-B", "-X", f"pycache_prefix={NO_BYTECODE}", "-m", WORKER_MODULE], grants
-        )
+        # checked, and every root's identity taken, once, now: each (re)start is confined by these
+        first = launcher_argv(command, grants)
+        checked = Grants.from_json(first[first.index("--grants") + 1])
     except (SandboxUnavailable, GrantsError) as exc:
         raise IsolationUnavailable(str(exc)) from None
+
+    def argv(stop_fd: int) -> list[str]:
+        """The launcher's argv watching ``stop_fd``, the read end of the start's stop pipe."""
+        return launcher_argv(command, checked, stop_fd=stop_fd)
+
     env = dict(BASE_ENV)
     for name in granted.environment:
         if name in host_env:

@@ -1,8 +1,12 @@
 """One running worker process: started from a thread of its own, its stderr kept as a bounded tail.
 
-The sandbox launcher dies with the *thread* that started it (``PR_SET_PDEATHSIG``), so each worker is
-started by a daemon thread that then lives exactly as long as the worker: it reads the worker's
-stderr (the last ``STDERR_TAIL`` bytes are kept for messages; the rest is dropped) and reaps it.
+The worker's sandbox is stopped through the launcher's stop pipe (``reyn_sandbox.StopPipe``, the
+launcher's ``--stop-fd``), the one way every caller of the launcher stops it: ``kill`` writes a byte
+and closes the host's end, and the host's death closes it however it dies — before the launcher
+could arm ``PR_SET_PDEATHSIG`` too — so no confined process outlives the host. The launcher also
+dies with the *thread* that started it (``PR_SET_PDEATHSIG``), so each worker is started by a daemon
+thread that then lives exactly as long as the worker: it reads the worker's stderr (the last
+``STDERR_TAIL`` bytes are kept for messages; the rest is dropped) and reaps it.
 """
 
 from __future__ import annotations
@@ -10,21 +14,26 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+from reyn_sandbox import StopPipe
 
 STDERR_TAIL = 4096
+KILL_AFTER_S = 5.0
+"""How long `kill()` lets the launcher end the sandbox itself before it is sent SIGKILL."""
 
 
 class WorkerProcess:
     """A started worker: ``stdin`` / ``stdout`` are raw file descriptors of its protocol pipes."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str], name: str) -> None:
-        self._argv = list(argv)
+    def __init__(self, argv: Callable[[int], Sequence[str]], env: Mapping[str, str], name: str) -> None:
+        self._argv = argv  # the launcher's argv given the read end of the stop pipe
         self._env = dict(env)
         self._name = name
         self._ready = threading.Event()
         self._error: OSError | None = None
         self._popen: subprocess.Popen[bytes] | None = None
+        self._stop: StopPipe | None = None
         self._tail = bytearray()
         self._lock = threading.Lock()
         self.exited = threading.Event()
@@ -38,20 +47,28 @@ class WorkerProcess:
             raise self._error
 
     def _run(self) -> None:
+        stop: StopPipe | None = None
         try:
+            stop = StopPipe()
+            assert stop.launcher_fd is not None
             popen = subprocess.Popen(
-                self._argv,
+                self._argv(stop.launcher_fd),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self._env,
                 cwd="/",
                 close_fds=True,
+                pass_fds=(stop.launcher_fd,),
             )
-        except OSError as exc:
-            self._error = exc
+        except (OSError, ValueError) as exc:  # ValueError: GrantsError, a root changed since the load
+            if stop is not None:
+                stop.stop()
+            self._error = exc if isinstance(exc, OSError) else OSError(str(exc))
             self._ready.set()
             return
+        stop.launched()
+        self._stop = stop
         self._popen = popen
         self._ready.set()
         assert popen.stderr is not None
@@ -108,19 +125,26 @@ class WorkerProcess:
         return status + (f"; last stderr: {tail}" if tail else "")
 
     def kill(self) -> None:
-        """Stop the worker (the launcher's death ends the whole sandbox) and close the pipes."""
+        """Stop the worker — through the stop pipe: the launcher kills the sandbox, every process in
+        it, and exits once the kernel has reaped them all — and close the pipes. A launcher that has
+        not exited ``KILL_AFTER_S`` later (stuck before it reads the pipe) is killed with ``SIGKILL``;
+        its death signal then ends what it started."""
         if self._popen is None:
             return
-        try:
-            self._popen.kill()
-        except OSError:
-            pass
+        if self._stop is not None:
+            self._stop.stop()
+        if self._popen.poll() is None:
+            threading.Thread(target=self._kill_late, name=f"reyn-kill-{self._name}", daemon=True).start()
         for stream in (self._popen.stdin, self._popen.stdout):
             try:
                 if stream is not None:
                     stream.close()
             except OSError:
                 pass
+
+    def _kill_late(self) -> None:
+        if not self.exited.wait(KILL_AFTER_S):
+            self.popen.kill()
 
 
 __all__ = ["WorkerProcess"]

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     )
     from ._protected import protected_problem, secret_hides, write_root_clashes
     from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, status
+    from ._stop import StopPipe, caller_pipe
 
 __all__ = [
     "GRANT_KEYS",
@@ -55,6 +56,8 @@ __all__ = [
     "forbid_unix_sockets",
     "SandboxStatus",
     "SandboxUnavailable",
+    "StopPipe",
+    "caller_pipe",
     "check_grant",
     "describe_grants",
     "grant_entry_problem",
@@ -86,6 +89,9 @@ _LAZY = {
     "SandboxStatus": "._status",
     "SandboxUnavailable": "._status",
     "status": "._status",
+    # the caller's side of a launch's stop pipe: imported by the callers that start launchers
+    "StopPipe": "._stop",
+    "caller_pipe": "._stop",
     # the rule on write roots and the host's files: imported when grants are resolved or checked
     "protected_problem": "._protected",
     "secret_hides": "._protected",
@@ -120,18 +126,19 @@ def launcher_argv(
     """The argv that runs `command` confined by `grants`.
 
     Spawn it with your own (scrubbed) environment; the launcher passes it through, setting only
-    TMPDIR. Descriptors 0, 1 and 2 must not be files the grants hide: the command can reopen what
-    they are open on through /proc/self/fd, so the launcher refuses (125) there anything but an
-    anonymous pipe, a socket, the null device, or another object open for reading and writing (no
-    ``O_PATH`` descriptor, no directory, no file opened one way only).
-    The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
+    TMPDIR. The command gets descriptors 0, 1 and 2 (/dev/null for any the caller left closed) and
     those named in `pass_fds` (spawn the launcher with them open, e.g. `subprocess`'s `pass_fds`);
-    the launcher closes every other it inherits.
+    the launcher closes every other it inherits. Each one it gets passes one rule: the command can
+    reopen what a descriptor is open on through /proc/self/fd, past every cover of the grants, so
+    the launcher refuses (125) anything but an anonymous pipe, a socket, the null device, or another
+    object open for reading and writing (no ``O_PATH`` descriptor, no directory, no file opened one
+    way only) — hand a pipe or a socketpair.
     `stop_fd`, the read end of a pipe whose write end the caller keeps (spawn the launcher with it
     open too; the command never gets it): the moment the caller writes to the pipe or every write
     end closes — the caller closed it, or died — the launcher kills the sandbox, every process in it,
     waits until the kernel has reaped them all, and exits `128 + 9`; a pipe stopped before the
-    command started exits 125 (docs/sandbox.md, "Stopping a launch").
+    command started exits 125 (docs/sandbox.md, "Stopping a launch"). `StopPipe` is that pipe's
+    caller side.
     `verdict_fd`, the write end of a pipe whose read end the caller keeps (spawn the launcher with it
     open; the command never gets it): the launcher writes its verdicts there too — the line of a
     setup failure (exit 125), the `limit exceeded` line — so a caller reads them from a channel the

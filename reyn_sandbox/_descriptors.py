@@ -1,5 +1,6 @@
-"""The launcher's descriptors: what may stand on 0, 1, 2 (``standard_descriptors``), the caller's
-stop and verdict pipes (``own_pipe``), and closing everything else it inherited (``close_inherited``).
+"""The launcher's descriptors: the null device on a closed 0, 1, 2 (``standard_descriptors``), what
+the command may inherit — 0, 1, 2 and ``--pass-fds`` alike (``check_handed``) — the caller's stop and
+verdict pipes (``own_pipe``), and closing everything else it inherited (``close_inherited``).
 
 Split from ``_launch`` (which reads the options and runs the steps) so each stays readable; nothing
 here knows the options' names but through the words it is handed.
@@ -10,33 +11,40 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+from collections.abc import Iterable
 
 from . import _supervisor
 from ._grants import GrantsError, descriptor_numbers
 
 
 def standard_descriptors() -> None:
-    """Make 0, 1 and 2 what the command may be handed, before the launcher opens anything of its own.
-
-    A closed one is opened on the null device: else the launcher's first descriptors (the pipe that
-    ties the sandbox's life to it, a folder it binds) take those numbers — where its own lines go,
-    and what the command would start with as its standard streams. What is opened must *be* the null
-    device, checked on the open descriptor (``_open_null``), so a file bound over /dev/null is
-    refused, not handed on. Then each of 0, 1, 2 must be something the command cannot reopen for
-    more than it was handed (``_stream_problem``): it reaches the command as it is, and
-    ``/proc/self/fd/N`` reopens the object under it — through no mount the grants build, so past
-    every cover. Anything else is refused: nothing is started (125, the line on 2 when it is open)."""
+    """Open the null device onto whichever of 0, 1, 2 is closed, before the launcher opens anything
+    of its own: else the launcher's first descriptors (the pipe that ties the sandbox's life to it, a
+    folder it binds) take those numbers — where its own lines go, and what the command would start
+    with as its standard streams. What is opened must *be* the null device, checked on the open
+    descriptor (``_open_null``), so a file bound over /dev/null is refused, not handed on. What
+    stands on 0, 1, 2 then is checked with the rest of what the command inherits (``check_handed``)."""
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
             _open_null(fd)
+
+
+def check_handed(passed: Iterable[int], option: str) -> None:
+    """The one rule on every descriptor the command inherits — 0, 1, 2 and ``passed`` (those the
+    caller named in ``option``, ``--pass-fds``): each must be something the command cannot reopen for
+    more than it was handed (``_stream_problem``). It reaches the command as it is, and
+    ``/proc/self/fd/N`` reopens the object under it — through no mount the grants build, so past
+    every cover. Anything else is refused: nothing is started (125, the line on 2 when it is open and
+    on the verdict pipe)."""
     pipes = pipe_device()
-    for fd in (0, 1, 2):
+    for fd in (0, 1, 2, *passed):
         problem = _stream_problem(fd, pipes)
         if problem:
+            where = "" if fd <= 2 else f"{option}: "
             _supervisor.fail_setup(
-                f"descriptor {fd} is {problem}: the confined command could reopen it through "
+                f"{where}descriptor {fd} is {problem}: the confined command could reopen it through "
                 f"/proc/self/fd/{fd} for more than it was handed; hand a pipe, a socket, a terminal "
                 "or the null device, or a file opened for reading and writing"
             )
@@ -66,12 +74,13 @@ def _is_null(st: os.stat_result) -> bool:
 
 
 def _stream_problem(fd: int, pipes: int) -> str:
-    """What makes open descriptor ``fd`` unfit to hand the command ('' when nothing). Reopening it
-    through ``/proc/self/fd`` gains nothing on an anonymous pipe (the same pipe, which the command
-    writes or reads anyway), a socket (it cannot be reopened) or the null device; on anything else
-    — a file, a named FIFO, a terminal, another device — it gains what the descriptor's access mode
-    withheld (reading a write-only stdout), so that must be read and write already. An ``O_PATH``
-    descriptor or a directory is refused whatever its mode."""
+    """What makes open descriptor ``fd`` — one of 0, 1, 2 or of ``--pass-fds``: one rule
+    (``check_handed``) — unfit to hand the command ('' when nothing). Reopening it through
+    ``/proc/self/fd`` gains nothing on an anonymous pipe (the same pipe, which the command writes or
+    reads anyway), a socket (it cannot be reopened) or the null device; on anything else — a file, a
+    named FIFO, a terminal, another device — it gains what the descriptor's access mode withheld
+    (reading a write-only stdout), so that must be read and write already. An ``O_PATH`` descriptor
+    or a directory is refused whatever its mode."""
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     if flags & getattr(os, "O_PATH", 0):
         return "an O_PATH descriptor"

@@ -5,8 +5,9 @@ It checks the grants and the kernel, unshares the namespaces, and forks the sand
 its exit status is the command's, and its death (PR_SET_PDEATHSIG on PID 1) ends the sandbox.
 `--probe` alone launches a no-op (``_probe_launch``) through every step a launch takes: what
 `status()` asks under a seccomp filter (`_status._launcher_probe`). Before anything else it opens
-the null device onto whichever of 0, 1, 2 its caller left closed and refuses on them what the
-command could reopen for more than it was handed (`_descriptors.standard_descriptors`), then closes
+the null device onto whichever of 0, 1, 2 its caller left closed (`_descriptors.standard_descriptors`);
+it refuses on them and on every descriptor its `--pass-fds` names — all the command inherits, one
+rule — what the command could reopen for more than it was handed (`_descriptors.check_handed`), then closes
 every descriptor it inherited but 0, 1, 2, those its `--pass-fds` names
 (`_descriptors.close_inherited`), its `--stop-fd` (`_descriptors.own_pipe`): the read end of the
 caller's pipe, whose closing or a byte written to it ends the sandbox (`_wait`), and its
@@ -79,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
+    _descriptors.check_handed(sorted(keep), PASS_FDS)
     _descriptors.close_inherited(keep | own)
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)

@@ -18,7 +18,8 @@ from .conftest import TIMEOUT, Sandbox
 def test_the_public_names_are_pinned() -> None:
     pinned = """
         GRANT_KEYS LIMIT_KEYS LIMIT_MINIMUMS OPT_OUT PATH_KEYS PRETEND_ENV SETUP_FAILED_EXIT GrantKeys
-        Grants GrantsError SandboxStatus SandboxUnavailable check_grant describe_grants grant_entry_problem
+        Grants GrantsError SandboxStatus SandboxUnavailable StopPipe caller_pipe check_grant describe_grants
+        grant_entry_problem
         forbid_exec forbid_processes forbid_unix_sockets launcher_argv limit_exceeded limit_overrides
         limit_problem path_within protected_problem resolve_grants secret_hides status unavailable_reason
         write_root_clashes

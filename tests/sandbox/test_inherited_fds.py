@@ -3,8 +3,9 @@
 A descriptor the launcher inherits reaches whatever it was opened on, whatever the view: an
 ``O_PATH`` descriptor of a hidden folder, passed down by a careless caller, read the secret through
 ``/proc/self/fd/N/k``. The launcher closes every descriptor it inherited but 0, 1, 2 and those named
-by its own ``--pass-fds`` argument, before anything else. Each with the real launcher, as root and
-unprivileged; the same descriptor named on purpose reaches the command (the positive control).
+by its own ``--pass-fds`` argument, before anything else (and refuses a named one it could reopen for
+more than it was handed: ``test_passed_fds``). Each with the real launcher, as root and
+unprivileged; a pipe named on purpose reaches the command (the positive control).
 """
 
 from __future__ import annotations
@@ -33,15 +34,16 @@ def test_a_descriptor_not_named_does_not_reach_the_command(
         argv = sandbox.argv(["/bin/sh", "-c", SHOW.format(fd=fd)], grants)
         result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd=str(ws),
                                 env={"PATH": "/usr/bin:/bin"}, pass_fds=(fd,))  # fmt: skip
-        # positive control: named, the very same descriptor reaches the command (and reads through)
+        # named, the very same descriptor is refused: an O_PATH one is what the command could
+        # reopen for more than it was handed (the rule of every inherited descriptor, test_passed_fds)
         named = sandbox.run(["/bin/sh", "-c", SHOW.format(fd=fd)], grants, cwd=str(ws), pass_fds=(fd,))
     finally:
         os.close(fd)
     assert result.returncode == 0 and result.stdout.endswith("end\n"), result.stderr
     assert SECRET not in result.stdout
     assert result.stdout.split("\n")[0].split() == ["0", "1", "2", "3"]  # 3: ls's own listing
-    assert named.returncode == 0 and SECRET in named.stdout, named.stderr
-    assert str(fd) in named.stdout.split("\n")[0].split()
+    assert named.returncode == 125 and SECRET not in named.stdout, named.stderr
+    assert named.stderr.startswith(f"reyn-sandbox: --pass-fds: descriptor {fd} is an O_PATH descriptor")
 
 
 def test_a_pipe_named_on_purpose_is_the_commands(sandbox: Sandbox) -> None:

@@ -27,7 +27,6 @@ leaves that group; the output drain is then bounded by ``DRAIN_GRACE_S`` so the 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import signal
 import sys
@@ -35,6 +34,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from reyn_sandbox import StopPipe, caller_pipe
 
 CHUNK = 64 * 1024
 DRAIN_GRACE_S = 2.0
@@ -68,25 +69,6 @@ class CommandResult:
     verdict: str = ""
     """What the sandbox launcher said on its verdict pipe (a setup failure, a limit that ended the
     command; ``sandbox.sandbox_failure``), never the command's words; empty unconfined."""
-
-
-def _pipe() -> tuple[int, int]:
-    """A pipe (read end, write end) whose two ends are numbered from 3, close-on-exec. A host that
-    closed any of 0, 1, 2 gets those numbers back from ``os.pipe()``: the child's end there would
-    be refused by the launcher (``--stop-fd`` takes numbers from 3) or overwritten by the child's own
-    standard streams, and the host's end there would take whatever the host later writes to its
-    "stdout" or "stderr". Each end is moved up (``F_DUPFD_CLOEXEC``) before anything is built on it."""
-    ends = list(os.pipe())
-    try:
-        for i, fd in enumerate(ends):
-            if fd < 3:
-                ends[i] = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-                os.close(fd)
-    except BaseException:
-        for fd in set(ends):
-            os.close(fd)
-        raise
-    return ends[0], ends[1]
 
 
 def kill_group(pgid: int) -> None:
@@ -130,27 +112,20 @@ async def _collect(task: asyncio.Task[tuple[bytes, int]]) -> tuple[bytes, int, b
 
 @dataclass(slots=True)
 class _Control:
-    """How the host stops a started command and learns its exit code; ``fd`` is the host's end of
-    the pipe it shares with what it started (closed by ``close``)."""
+    """How the host stops a started command and learns its exit code."""
 
-    kind: str  # "launcher" (fd: the stop pipe's write end), "supervisor" (fd: the status pipe's
-    # read end) or "group" (no fd: the command leads its own group)
-    fd: int | None
+    kind: str  # "launcher" (stop: the launch's stop pipe), "supervisor" (fd: the status pipe's read
+    # end) or "group" (no fd: the command leads its own group)
+    fd: int | None = None
     verdict_fd: int | None = None  # the launcher's: the verdict pipe's read end
+    stop: StopPipe | None = None
 
     def ask_to_stop(self, proc: asyncio.subprocess.Process) -> bool:
-        """Ask what was started to stop everything it runs: the launcher by a byte written to the
-        stop pipe, then its end closed, the supervisor by ``SIGTERM``; False when there is no one to
-        ask (kill the group). The byte, not only the close: a process forked from the host meanwhile
-        holds a copy of the write end, so closing ours alone would not hang the pipe up."""
-        if self.kind == "launcher":
-            if self.fd is not None:
-                try:
-                    os.set_blocking(self.fd, False)
-                    os.write(self.fd, b"x")
-                except OSError:  # full (the byte already asked) or the launcher gone: the close asks
-                    pass
-            self.close()
+        """Ask what was started to stop everything it runs: the launcher through its stop pipe
+        (``reyn_sandbox.StopPipe.stop``), the supervisor by ``SIGTERM``; False when there is no one
+        to ask (kill the group)."""
+        if self.stop is not None:
+            self.stop.stop()
             return True
         if self.kind == "supervisor":
             try:
@@ -197,6 +172,8 @@ class _Control:
             if fd is not None:
                 os.close(fd)
         self.fd = self.verdict_fd = None
+        if self.stop is not None:
+            self.stop.stop()
 
 
 async def _stop(proc: asyncio.subprocess.Process, pgid: int, control: _Control) -> None:
@@ -228,34 +205,29 @@ async def run_command(
     pipe and the write end of the verdict pipe (``sandbox.launcher_for``); the launcher is then the
     one process started, and it confines itself and execs ``executable``."""
     started = time.monotonic()
-    host_fd: int | None = None
-    child_fd: int | None = None
     child_fds: tuple[int, ...] = ()
     if launcher is not None:
-        kind = "launcher"
-        child_fd, host_fd = _pipe()
+        stop = StopPipe()
         try:
-            verdict_r, verdict_w = _pipe()
+            verdict_r, verdict_w = caller_pipe()
         except BaseException:
-            os.close(child_fd)
-            os.close(host_fd)
+            stop.stop()
             raise
-        control = _Control(kind, host_fd, verdict_r)
-        child_fds = (child_fd, verdict_w)
+        assert stop.launcher_fd is not None
+        control = _Control("launcher", verdict_fd=verdict_r, stop=stop)
+        child_fds = (stop.launcher_fd, verdict_w)
+    elif supervised():
+        host_fd, child_fd = caller_pipe()
+        control = _Control("supervisor", host_fd)
+        child_fds = (child_fd,)
     else:
-        if supervised():
-            kind = "supervisor"
-            host_fd, child_fd = _pipe()
-            child_fds = (child_fd,)
-        else:
-            kind = "group"
-        control = _Control(kind, host_fd)
+        control = _Control("group")
     try:
         command: tuple[str, ...]
-        if launcher is not None and child_fd is not None:
+        if launcher is not None:
             command = tuple(launcher(*child_fds))
-        elif child_fd is not None:
-            supervisor = (sys.executable, "-I", "-S", str(SUPERVISOR), str(child_fd), str(os.getpid()))
+        elif child_fds:
+            supervisor = (sys.executable, "-I", "-S", str(SUPERVISOR), str(child_fds[0]), str(os.getpid()))
             command = (*supervisor, executable, *argv[1:])
         else:
             command = (executable, *argv[1:])
@@ -273,9 +245,11 @@ async def run_command(
     except BaseException:
         control.close()
         raise
-    finally:
-        for fd in child_fds:
+    finally:  # the child holds its ends now (or never will): the host's copies are closed
+        for fd in child_fds[1:] if control.stop is not None else child_fds:  # the stop pipe's: below
             os.close(fd)
+        if control.stop is not None:
+            control.stop.launched()
     try:
         return await _supervise(proc, argv, started, control, timeout_s, max_output_bytes)
     finally:
