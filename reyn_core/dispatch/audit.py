@@ -74,10 +74,20 @@ class JsonlAuditLog:
     def record(self, call: ToolCall, outcome: ToolCallOutcome, *, at: float | None = None) -> bytes:
         """The JSON line (with its newline) for one call that ended at ``at`` (``time.time()``; None:
         now)."""
-        origin = call.tool.origin
         ended = datetime.now(timezone.utc) if at is None else datetime.fromtimestamp(at, timezone.utc)
         record = {
             "time": ended.isoformat(timespec="milliseconds"),
+            **self._identity(call),
+            "status": outcome.kind,
+            "duration_ms": round(outcome.duration_s * 1000, 3),
+            "args_sha256": argument_hash(call.arguments, key=self.hash_key),
+        }
+        return (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+
+    def _identity(self, call: ToolCall) -> dict[str, Any]:
+        """Which call: surface, agent, tool, its definition digest, plugin and tree digest."""
+        origin = call.tool.origin
+        return {
             "surface": call.surface,
             "agent": call.ctx.agent,
             "tool": call.tool.name,
@@ -86,14 +96,27 @@ class JsonlAuditLog:
             "definition_sha256": call.definition_digest or definition_digest(call.tool),
             "plugin": origin.plugin_id if origin else None,
             "digest": origin.tree_digest if origin else None,
-            "status": outcome.kind,
-            "duration_ms": round(outcome.duration_s * 1000, 3),
-            "args_sha256": argument_hash(call.arguments, key=self.hash_key),
         }
-        return (json.dumps(record, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+
+    def abandoned(self, call: ToolCall) -> None:
+        """Append a ``call.abandoned`` event for a call whose handler still ran in its thread when
+        its host exited without waiting for it (``HandlerThreads.abandoned``): the call's own line
+        says how it ended for its caller (``cancelled``, ``timeout``); this one says its thread ran
+        on, and that what it did afterwards is not recorded. Blocks until written (off the event
+        loop); raises ``OSError`` when the line was not written."""
+        self.event(
+            {
+                "event": "call.abandoned",
+                **self._identity(call),
+                "args_sha256": argument_hash(call.arguments, key=self.hash_key),
+                "reason": "its handler's thread was still running when the process exited; "
+                "what it did afterwards is not recorded",
+            }
+        )
 
     def event(self, fields: Mapping[str, Any]) -> None:
-        """Append one event line (an approval's ``approval.requested`` … ``approval.executed``): the
+        """Append one event line (an approval's ``approval.requested`` … ``approval.executed``, an
+        abandoned call's ``call.abandoned``): the
         time, then ``fields``. Blocks until written (call it off the event loop); raises ``OSError``
         when the line was not written."""
         record = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}

@@ -224,7 +224,7 @@ async def invoke_tool(
             except SystemExit as exc:
                 raise handler_exit(exc) from None
         else:
-            result = await run_handler(shape.fn, shape.is_async, tool, kwargs)
+            result = await run_handler(shape.fn, shape.is_async, tool, kwargs, call)
     except ToolError as exc:
         failed = exc
         if isinstance(exc, CheckFailed):  # its check failed in its worker: logged as one failing here

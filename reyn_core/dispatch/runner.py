@@ -18,6 +18,8 @@ from ..tool import ToolDefinition
 if TYPE_CHECKING:
     import asyncio
 
+    from ..calls import ToolCall
+
 
 class HandlerThreads:
     """The worker threads the sync handlers of one call run in, for a host that counts the call
@@ -31,11 +33,15 @@ class HandlerThreads:
     The event loop the callbacks run on is the host's, recorded once (by ``counting()``, the first
     ``when_ended`` or the first dispatch, whichever first runs on a loop), never replaced where a
     handler is dispatched later: a sync handler may run ``asyncio.run(...)``
-    dispatching another tool, on a loop of its own that is closed before the host's release is due."""
+    dispatching another tool, on a loop of its own that is closed before the host's release is due.
+
+    ``abandoned()`` names the calls whose handler still runs in its thread, for a host that exits
+    without waiting for them (``JsonlAuditLog.abandoned`` records each)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running = 0
+        self._runs: list[_ThreadRun] = []
         self._callbacks: list[Callable[[], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -77,13 +83,21 @@ class HandlerThreads:
             with contextlib.suppress(RuntimeError):  # no loop runs here: the next call records it
                 self._loop = asyncio.get_running_loop()
 
-    def _wrap(self, fn: Callable[..., Any]) -> tuple[Callable[..., Any], _ThreadRun]:
+    def abandoned(self) -> list[ToolCall]:
+        """The calls (as their ``after`` hooks saw them) whose handler runs in its thread now: what a
+        host exiting without waiting for those threads abandons. A call dispatched without hooks has
+        no such record and is not named."""
+        with self._lock:
+            return [r.call for r in self._runs if r.state == "running" and r.call is not None]
+
+    def _wrap(self, fn: Callable[..., Any], call: ToolCall | None) -> tuple[Callable[..., Any], _ThreadRun]:
         # dispatched on the host's loop when none is recorded yet (its counting() and when_ended()
         # ran with no loop running): recorded here, else this thread's end had no loop to report to
         self._host_loop()
+        run = _ThreadRun(self, call)
         with self._lock:
             self._running += 1
-        run = _ThreadRun(self)
+            self._runs.append(run)
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             if not run.enter():  # its call was cancelled before a thread took it: never started
@@ -119,10 +133,10 @@ class HandlerThreads:
 class _ThreadRun:
     """One handler's run in a thread: queued, then running, then ended — or dropped unrun."""
 
-    __slots__ = ("state", "threads")
+    __slots__ = ("call", "state", "threads")
 
-    def __init__(self, threads: HandlerThreads) -> None:
-        self.threads, self.state = threads, "queued"
+    def __init__(self, threads: HandlerThreads, call: ToolCall | None) -> None:
+        self.threads, self.state, self.call = threads, "queued", call
 
     def enter(self) -> bool:
         with self.threads._lock:
@@ -134,6 +148,7 @@ class _ThreadRun:
     def end(self) -> None:
         with self.threads._lock:
             self.state = "ended"
+            self.threads._runs.remove(self)
         self.threads._one_ended()
 
     def drop_if_queued(self) -> None:
@@ -142,6 +157,7 @@ class _ThreadRun:
             if self.state != "queued":
                 return
             self.state = "dropped"
+            self.threads._runs.remove(self)
         self.threads._one_ended()
 
 
@@ -227,9 +243,15 @@ def _in_daemon_thread(
 
 
 async def run_handler(
-    fn: Callable[..., Any], is_async: bool, tool: ToolDefinition, kwargs: dict[str, Any]
+    fn: Callable[..., Any],
+    is_async: bool,
+    tool: ToolDefinition,
+    kwargs: dict[str, Any],
+    call: ToolCall | None = None,
 ) -> Any:
     """Call ``fn(**kwargs)``: awaited when async, else in a worker thread; under the tool's timeout.
+    ``call`` (the hooks' record of it, None without hooks) names the thread's call to a host
+    counting it (``HandlerThreads.abandoned``).
 
     (The dispatcher awaits an async handler without a timeout itself, containing ``sys.exit()`` with
     ``handler_exit``: the common case, without this coroutine's frame.)"""
@@ -238,7 +260,7 @@ async def run_handler(
     threads = _COUNTING.get()
     run = None
     if threads is not None:  # a host counts this call until its thread ends (HandlerThreads)
-        fn, run = threads._wrap(fn)
+        fn, run = threads._wrap(fn, call)
     try:
         if tool.timeout_s is None:
             import asyncio

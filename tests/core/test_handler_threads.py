@@ -169,3 +169,29 @@ def test_a_host_counting_before_its_loop_runs_gets_its_release(registry, countin
     finally:
         loop.close()
     assert released.is_set() and threads.running == 0
+
+
+async def test_a_timed_out_calls_running_thread_is_named_abandoned_and_audited(registry, tmp_path) -> None:
+    import json
+
+    from reyn_core.host import JsonlAuditLog
+
+    audit = JsonlAuditLog(tmp_path / "audit.jsonl")
+    builder = RegistryBuilder(hooks=audit.hooks())
+    builder.register(blocks_past_its_timeout)
+    audited = builder.freeze()
+    threads = HandlerThreads()
+    with threads.counting():
+        envelope = await dispatch_tool(audited, "blocks_past_its_timeout", {}, ToolContext())
+    assert envelope["error"]["kind"] == "timeout"
+    [call] = threads.abandoned()  # its thread runs on: a host exiting now abandons this call
+    await asyncio.to_thread(audit.abandoned, call)
+    ended, event = (json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines())
+    assert (ended["status"], event["event"]) == ("timeout", "call.abandoned")
+    assert {k: event[k] for k in ("tool", "definition_sha256", "args_sha256")} == {
+        k: ended[k] for k in ("tool", "definition_sha256", "args_sha256")
+    }
+    ended_seen = await _ended_after(threads)
+    GO.set()
+    await asyncio.wait_for(ended_seen, 30)
+    assert threads.abandoned() == []  # the control: once its thread ended, nothing is abandoned

@@ -12,7 +12,8 @@ served through MCP elicitation to clients that declare it, and not listed to the
 profile's ``[approvals]`` hold is put to the client's user the same way, before anything of it runs
 (``serve_approvals``); a client without elicitation gets a refusal naming the policy.
 
-Transports: stdio here (``serve_stdio``); streamable HTTP in ``serve_http``. Imports the ``mcp``
+Transports: stdio (``serve_stdio``) and streamable HTTP (``serve_http``), which stop alike
+(``serve_stop``). Imports the ``mcp``
 SDK: only ``reyn mcp serve`` imports this module.
 """
 
@@ -25,7 +26,6 @@ import itertools
 import json
 import logging
 import secrets
-import signal
 import sys
 import warnings
 from collections.abc import Iterable, Mapping
@@ -291,7 +291,7 @@ class ServedRegistry:
     _sessions: dict[str, None] = field(default_factory=dict, repr=False)  # ordered: oldest first
     _stdio_session: str = field(default_factory=lambda: "stdio-" + secrets.token_hex(8), repr=False)
     _running: int = field(default=0, repr=False)
-    _calls: dict[int, str] = field(default_factory=dict, repr=False)  # running: key → "name (id)"
+    _calls: dict[int, tuple[str, HandlerThreads]] = field(default_factory=dict, repr=False)  # running
     _idle: asyncio.Event | None = field(default=None, repr=False)
     _closing: bool = field(default=False, repr=False)
     answer_timeout_s: float = DEFAULT_ANSWER_TIMEOUT_S
@@ -368,9 +368,9 @@ class ServedRegistry:
         # SDK does not cancel it then): its tool's run and every wait for its user's answer. A call
         # its client cancels ends for the SDK at once, but a sync tool's thread runs on: the call
         # ends when that thread does (HandlerThreads), and only then gives its place back.
-        call = self._started(name, getattr(request, "request_id", None))
-        release_place = hold_place(request)
         threads = HandlerThreads()
+        call = self._started(name, getattr(request, "request_id", None), threads)
+        release_place = hold_place(request)
         timeout_token = _ANSWER_TIMEOUT.set(self.answer_timeout_s)  # for every ask of this call
         try:
             with threads.counting():
@@ -549,9 +549,10 @@ class ServedRegistry:
             del self._sessions[session]
         self._sessions.clear()
 
-    def _started(self, name: str, request_id: Any) -> int:
+    def _started(self, name: str, request_id: Any, threads: HandlerThreads) -> int:
         key = next(_CALL_KEYS)
-        self._calls[key] = name if request_id is None else f"{name} (request id {request_id!r})"
+        named = name if request_id is None else f"{name} (request id {request_id!r})"
+        self._calls[key] = (named, threads)
         self._running += 1
         if self._idle is None:
             self._idle = asyncio.Event()
@@ -571,7 +572,12 @@ class ServedRegistry:
 
     def running_calls(self) -> list[str]:
         """The calls still running (a cancelled one whose tool's thread runs on included), named."""
-        return list(self._calls.values())
+        return [named for named, _ in self._calls.values()]
+
+    def abandoned_calls(self) -> list[Any]:
+        """The running calls' handlers still in their threads (``ToolCall``s, as the audit log saw
+        them): what a stop that exits now abandons (``serve_stop``)."""
+        return [call for _, threads in self._calls.values() for call in threads.abandoned()]
 
     async def drained(self) -> None:
         """Wait until no call is running."""
@@ -752,33 +758,6 @@ def report_load(served: ServedRegistry, result: Any) -> None:
         )
 
 
-# --------------------------------------------------------------------------- stdio
-
-
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve over stdin/stdout until the client closes stdin, or SIGTERM/SIGINT (running calls are
-    cancelled, and their cancellation is audited)."""
-    from mcp.server.stdio import stdio_server
-
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    installed = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(sig, task.cancel if task else (lambda: None))
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError):  # not the main thread, or Windows
-            pass
-    try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-    except asyncio.CancelledError:
-        log.info("stopping: signal received")
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-
-
 # --------------------------------------------------------------------------- command
 
 
@@ -819,7 +798,9 @@ def parser() -> argparse.ArgumentParser:
         f"requestState is honoured; then it is denied (default {DEFAULT_ANSWER_TIMEOUT_S:g})",
     )
     from .serve_http import add_http_options
+    from .serve_stop import add_stop_options
 
+    add_stop_options(p)
     add_http_options(p)
     return p
 
@@ -830,6 +811,7 @@ def main(argv: list[str], loaded: Any) -> int:
     from reyn_core import ReynError
 
     from .serve_http import HttpOptionsError, http_options, serve_http
+    from .serve_stop import grace_problem
 
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="reyn mcp serve: %(message)s", stream=sys.stderr)
@@ -841,6 +823,9 @@ def main(argv: list[str], loaded: Any) -> int:
             "reyn mcp serve: error: --answer-timeout must be a finite positive number of seconds",
             file=sys.stderr,
         )
+        return 2
+    if (problem := grace_problem(args.shutdown_grace)) is not None:
+        print(f"reyn mcp serve: error: {problem}", file=sys.stderr)
         return 2
     from reyn_core.host import choose_workspace
 
@@ -874,11 +859,10 @@ def main(argv: list[str], loaded: Any) -> int:
     server = build_server(served, version=_version())
     if http is not None:
         return serve_http(server, served, http)
-    try:
-        asyncio.run(serve_stdio(server))
-    finally:
-        served.end_sessions()
-        _stop_upstream_sessions()
+    from .serve_stdio import serve_stdio
+    from .serve_stop import run_until_stopped
+
+    run_until_stopped(served, serve_stdio(server, served, args.shutdown_grace))
     return 0
 
 
@@ -889,13 +873,6 @@ def _version() -> str:
         return version("reyn-tools-mcp")
     except Exception:
         return ""
-
-
-def _stop_upstream_sessions() -> None:
-    """Close the sessions to upstream servers that imported tools opened (gateway mode)."""
-    from . import client
-
-    client.shutdown()
 
 
 __all__ = [

@@ -15,10 +15,9 @@
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
   before a byte of it is read (headers or not), and one whose request (head and body) is not
   complete within ``--header-timeout`` (after it opened, or after its previous response) is closed.
-- SIGTERM/SIGINT: new calls are refused (``isError``); running calls get ``--shutdown-grace``
-  seconds to finish (a second signal stops waiting), then the server closes and cancels the rest;
-  a call whose sync tool's thread still runs then is abandoned (logged) and the process exits
-  without waiting for that thread.
+- SIGTERM/SIGINT: the stop both transports share (``serve_stop``): new calls are refused, running
+  calls get ``--shutdown-grace`` seconds, then the server closes and cancels the rest; a call whose
+  sync tool's thread still runs then is abandoned and the process exits ``EXIT_ABANDONED``.
 """
 
 from __future__ import annotations
@@ -35,6 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .serve_http_middleware import ASGIApp, BearerTokenGuard, InFlightRequests
+from .serve_stop import (
+    DEFAULT_SHUTDOWN_GRACE_S,
+    StopSignals,
+    grace_problem,
+    run_until_stopped,
+    wait_for_calls,
+)
 
 log = logging.getLogger("reyn.mcp.serve")
 
@@ -42,7 +48,6 @@ DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
-DEFAULT_SHUTDOWN_GRACE_S = 5.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
@@ -120,13 +125,6 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="close a session after this long without a request in flight or an open standing stream; its "
         f"client must initialize again (default {DEFAULT_SESSION_IDLE_TIMEOUT_S:g}; not with --stateless)",
-    )
-    g.add_argument(
-        "--shutdown-grace",
-        type=float,
-        default=DEFAULT_SHUTDOWN_GRACE_S,
-        metavar="SECONDS",
-        help=f"on SIGTERM/SIGINT, time running calls get to finish (default {DEFAULT_SHUTDOWN_GRACE_S:g})",
     )
     g.add_argument(
         "--header-timeout",
@@ -252,8 +250,8 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         )
     if idle is not None and not (math.isfinite(idle) and idle > 0):
         raise HttpOptionsError("--session-idle-timeout must be a positive number of seconds")
-    if args.shutdown_grace < 0:
-        raise HttpOptionsError("--shutdown-grace must not be negative")
+    if (problem := grace_problem(args.shutdown_grace)) is not None:
+        raise HttpOptionsError(problem)
     header_timeout = getattr(args, "header_timeout", DEFAULT_HEADER_TIMEOUT_S)
     if not (math.isfinite(header_timeout) and header_timeout > 0):
         raise HttpOptionsError("--header-timeout must be a positive number of seconds")
@@ -384,9 +382,7 @@ def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
 
 
 def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
-    """Run the HTTP server until SIGTERM/SIGINT, then stop gracefully (see ``run_until_signalled``)."""
-    import asyncio
-
+    """Run the HTTP server until SIGTERM/SIGINT, then stop as ``serve_stop`` says."""
     log.info(
         "listening on %s (%s)",
         options.url,
@@ -394,41 +390,15 @@ def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
     )
     # a stateless server's calls belong to no session: it never checks an Mcp-Session-Id header
     served.transport = "http-stateless" if options.stateless else "http"
-    try:
-        started = asyncio.run(run_until_signalled(server, served, options))
-    finally:
-        _stop(served)
+    started = run_until_stopped(served, run_until_signalled(server, served, options))
     return 0 if started else 2
-
-
-def _stop(served: Any) -> None:
-    served.end_sessions()
-    from . import client
-
-    client.shutdown()
-    log.info("stopped")
-
-
-def _abandon(served: Any, calls: list[str]) -> None:
-    """Calls still run after the shutdown grace — tools' threads, which cannot be stopped: say which,
-    stop as usual, and end the process now. Else the event loop's close and the interpreter's exit
-    wait for those threads without a bound (for ever, for a tool without a timeout)."""
-    log.warning(
-        "abandoned %d call(s) still running after --shutdown-grace (their threads cannot be stopped): %s",
-        len(calls),
-        "; ".join(calls),
-    )
-    _stop(served)
-    logging.shutdown()  # flush the log: the exit below runs no atexit handler
-    os._exit(0)
 
 
 async def run_until_signalled(server: Any, served: Any, options: HttpOptions) -> bool:
     """Serve until SIGTERM/SIGINT. Then new calls are refused, running calls get
     ``shutdown_grace_s`` to finish (a second signal stops waiting), and whatever still runs is
-    cancelled when the server closes. Returns whether the server started."""
+    cancelled when the server closes (``serve_stop``). Returns whether the server started."""
     import asyncio
-    import signal
 
     import uvicorn
 
@@ -455,39 +425,20 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         server_header=False,
     )
     http = _Server(config)
-    loop = asyncio.get_running_loop()
-    signalled = asyncio.Event()
-    hurry = asyncio.Event()
-
-    def on_signal() -> None:
-        (hurry if signalled.is_set() else signalled).set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
-    serving = asyncio.ensure_future(http.serve())
-    waiting = asyncio.ensure_future(signalled.wait())
-    try:
-        await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
-        if signalled.is_set():
-            running = served.close()
-            log.info("stopping: waiting up to %gs for %d running call(s)", options.shutdown_grace_s, running)
-            hurried = asyncio.ensure_future(hurry.wait())
-            drained = asyncio.ensure_future(_drained_and_answered(served, in_flight))
-            await asyncio.wait(
-                {drained, hurried}, timeout=options.shutdown_grace_s, return_when="FIRST_COMPLETED"
-            )
-            for task in (drained, hurried):
-                task.cancel()
-            http.should_exit = True
-        await serving
-    finally:
-        waiting.cancel()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
-    await asyncio.sleep(0)  # the ends a thread reported just now are counted first
-    abandoned = served.running_calls() if signalled.is_set() else []
-    if abandoned:
-        _abandon(served, abandoned)
+    with StopSignals().installed() as signals:
+        serving = asyncio.ensure_future(http.serve())
+        waiting = asyncio.ensure_future(signals.stop.wait())
+        try:
+            await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            if signals.stop.is_set():
+                drained = _drained_and_answered(served, in_flight)
+                await wait_for_calls(
+                    served, options.shutdown_grace_s, signals.hurry, "signal received", drained
+                )
+                http.should_exit = True
+            await serving
+        finally:
+            waiting.cancel()
     return bool(http.started)
 
 

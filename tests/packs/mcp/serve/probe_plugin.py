@@ -8,6 +8,7 @@ lay it out) so a ``reyn mcp serve`` subprocess discovers it like any installed p
 from __future__ import annotations
 
 import asyncio
+import atexit
 import enum
 import os
 import time
@@ -27,6 +28,16 @@ class Unit(enum.Enum):
 
 def _marker(name: str) -> Path:
     return Path(os.environ["SERVE_PROBE_MARKERS"]) / name
+
+
+def _hang_at_exit() -> None:
+    """An exit handler that hangs (ten minutes): a cleanup a stopping server must not wait for."""
+    _marker("atexit.started").touch()
+    time.sleep(600)
+
+
+if os.environ.get("SERVE_PROBE_HANG_AT_EXIT"):
+    atexit.register(_hang_at_exit)
 
 
 @tool(cluster="probe", purity="read_only")

@@ -1,0 +1,127 @@
+"""``reyn mcp serve`` over stdin/stdout, until the client closes stdin or SIGTERM/SIGINT; then it
+stops as streamable HTTP does (``serve_stop``).
+
+Two things the SDK's ``stdio_server`` does differently are changed here, both for the stop:
+
+- stdin is read by the event loop, without a thread, when it is a pipe or a socket (what MCP
+  clients give their servers): the SDK's reads run in a worker thread that cannot be cancelled, so
+  a signal with stdin still open could never end the transport. fd 0 points at the null device
+  meanwhile, as the SDK's own claim does (a tool reading stdin reads nothing of the client's).
+  Any other stdin (a file: its reads end) is left to the SDK.
+- the end of stdin is held (``_EndHeld``): the SDK would answer every running call "Connection
+  closed" at once; held, the calls get the ``--shutdown-grace`` and a call that finishes in it is
+  answered (stdout is still open).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .serve_stop import StopSignals, wait_for_calls
+
+
+class _EndHeld:
+    """The client's messages as the SDK reads them (stdio's read stream), but their end is held:
+    it sets ``ended`` and waits until the stop cancels the server."""
+
+    def __init__(self, inner: Any, ended: asyncio.Event) -> None:
+        self._inner, self._ended = inner, ended
+
+    @property
+    def last_context(self) -> Any:
+        return self._inner.last_context
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except anyio.EndOfStream:
+            self._ended.set()
+            await anyio.sleep_forever()
+
+    def __aiter__(self) -> _EndHeld:
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self.receive()
+
+    def __getattr__(self, name: str) -> Any:  # close, aclose, clone, ...: the stream's own
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _EndHeld:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._inner.aclose()
+
+
+@contextlib.asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[AsyncIterator[str] | None]:
+    """stdin's lines read by the event loop (a read a stop can cancel), with fd 0 diverted to the
+    null device meanwhile; None (the SDK reads it) when stdin is not a pipe or a socket."""
+    try:
+        pipe = stat.S_ISFIFO(mode := os.fstat(0).st_mode) or stat.S_ISSOCK(mode)
+    except OSError:
+        pipe = False
+    if not pipe or sys.platform == "win32":
+        yield None
+        return
+    import fcntl
+
+    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=sys.maxsize)  # a line is as long as the SDK's reader allows
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(private, "rb", buffering=0, closefd=False)
+    )
+
+    async def lines() -> AsyncIterator[str]:
+        while line := await reader.readline():
+            yield line.decode("utf-8", "replace")
+
+    try:
+        yield lines()
+    finally:
+        transport.close()
+        os.set_blocking(private, True)  # the loop made it non-blocking: fd 0's description is shared
+        os.dup2(private, 0)
+        os.close(private)
+
+
+async def serve_stdio(server: Any, served: Any, grace_s: float) -> None:
+    """Serve over stdin/stdout until the client closes stdin, or SIGTERM/SIGINT; then stop as
+    ``serve_stop`` says (the grace for running calls, then the rest cancelled and audited)."""
+    from mcp.server.stdio import stdio_server
+
+    ended = asyncio.Event()
+
+    async def serve() -> None:
+        async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            held = _EndHeld(read_stream, ended)
+            await server.run(held, write_stream, server.create_initialization_options())
+
+    with StopSignals().installed() as signals:
+        serving = asyncio.ensure_future(serve())
+        stopping = {serving, asyncio.ensure_future(signals.stop.wait()), asyncio.ensure_future(ended.wait())}
+        try:
+            await asyncio.wait(stopping, return_when=asyncio.FIRST_COMPLETED)
+            why = "signal received" if signals.stop.is_set() else "the client closed stdin"
+            await wait_for_calls(served, grace_s, signals.hurry, why)
+        finally:
+            for task in stopping:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
+
+
+__all__ = ["serve_stdio"]
