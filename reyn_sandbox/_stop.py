@@ -38,8 +38,9 @@ class StopPipe:
     ``launcher_fd`` (its read end) is the launcher's: give it as ``launcher_argv(..., stop_fd=)`` and
     spawn the launcher with it open (``subprocess``'s ``pass_fds``), then call ``launched()`` (or
     ``stop()`` if the spawn failed), which closes the caller's copy. The write end stays here, open
-    until ``stop()`` (or ``close()``, once the launcher has been waited for): a byte written to it (a process forked from the caller meanwhile holds a copy
-    of the end, so the close alone would not hang the pipe up), then closed. The launcher then kills
+    until ``stop()`` (or ``close()``, once the launcher has been waited for): a byte written to it
+    (a process forked from the caller meanwhile holds a copy of the end, so the close alone would
+    not hang the pipe up), then closed. The launcher then kills
     the sandbox's PID 1 — the kernel kills every process in it — and exits only once the kernel has
     reaped them all. The caller's death closes the write end too. Each step runs once."""
 

@@ -114,9 +114,10 @@ def test_an_internet_socket_is_handed_only_with_the_network(sandbox: Sandbox, ne
     the command sends a datagram to a host port. Refused (125), nothing received. Control: with the
     network granted the same hand-off is what the command could do itself — it runs and the datagram
     arrives."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server, socket.socket(
-        socket.AF_INET, socket.SOCK_DGRAM
-    ) as handed:
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as handed,
+    ):
         server.bind(("127.0.0.1", 0))
         server.settimeout(0 if not network else TIMEOUT)
         result = _handing(sandbox, handed.fileno(), _udp_to(server.getsockname()[1]), Grants(network=network))

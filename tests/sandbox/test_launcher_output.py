@@ -2,7 +2,8 @@
 
 Its own output — the probe's ``landlock_abi N`` on stdout, a setup failure's one line, "cannot run"
 on stderr — is written best effort straight to the descriptor (``_supervisor.say``). Before, a
-closed stdout or stderr (``sys.stdout`` None: AttributeError, exit 1) or a broken pipe (the flush at exit failing: exit 120) changed the status a caller reads: 125 (setup
+closed stdout or stderr (``sys.stdout`` None: AttributeError, exit 1) or a broken pipe (the flush
+at exit failing: exit 120) changed the status a caller reads: 125 (setup
 failed), 127 (not found), 0 (the probe ran). Each with the real launcher, as root and unprivileged;
 the same launch with a working output is the positive control (same status, and the line is there).
 """
@@ -16,7 +17,7 @@ import pytest
 
 from reyn_sandbox import Grants
 
-from .conftest import TIMEOUT, Sandbox
+from .conftest import QUIET, TIMEOUT, Sandbox
 
 BROKEN = ("closed", "broken-pipe")  # a full device (/dev/full) is refused as any device
 
@@ -27,13 +28,13 @@ def _launch(argv: list[str], which: int, kind: str) -> tuple[int, bytes]:
     name = "stdout" if which == 1 else "stderr"
     if kind == "closed":  # the shell closes it, then becomes the launcher
         argv = ["/bin/sh", "-c", f'exec "$@" {which}>&-', "sh", *argv]
-        done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT)
+        done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT, **QUIET)
         return done.returncode, b""
     read_end, write_end = os.pipe()
     if kind == "broken-pipe":
         os.close(read_end)
     try:
-        process = subprocess.Popen(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, **{name: write_end})  # type: ignore[call-overload]  # fmt: skip
+        process = subprocess.Popen(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, **{**QUIET, name: write_end})  # type: ignore[arg-type]  # fmt: skip
     finally:
         os.close(write_end)
     received = b""

@@ -101,9 +101,7 @@ except OSError:
 """
 
 
-def test_control_a_pipe_and_a_socketpair_are_handed_on(
-    sandbox: Sandbox, hidden: tuple[Path, Grants]
-) -> None:
+def test_control_a_pipe_and_a_socketpair_are_handed_on(sandbox: Sandbox, hidden: tuple[Path, Grants]) -> None:
     """The legitimate hand-offs, with the same hidden grants: the command writes to a passed pipe and
     to one end of a socketpair; each reaches the caller. The cover still holds (``sec/k`` gives
     nothing inside)."""

@@ -18,7 +18,7 @@ import pytest
 
 from reyn_sandbox import Grants, StopPipe
 
-from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
+from .conftest import DOUBLE_FORK, QUIET, TIMEOUT, Sandbox
 
 
 def _launch(sandbox: Sandbox, stop: StopPipe, report_w: int, wait: str) -> subprocess.Popen[bytes]:
@@ -26,9 +26,8 @@ def _launch(sandbox: Sandbox, stop: StopPipe, report_w: int, wait: str) -> subpr
     code = DOUBLE_FORK.replace("time.sleep(0.5)\n", f"time.sleep({wait})\n")
     argv = sandbox.argv([sandbox.python, "-c", code, str(report_w)], Grants(), [report_w], stop.launcher_fd)
     launcher = subprocess.Popen(
-        argv, pass_fds=[report_w, stop.launcher_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/",
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        argv, pass_fds=[report_w, stop.launcher_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/", **QUIET
+    )
     stop.launched()
     assert stop.launcher_fd is None
     return launcher

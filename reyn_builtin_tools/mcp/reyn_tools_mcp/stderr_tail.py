@@ -35,7 +35,7 @@ class StderrTail:
         """Enter ``open_transport(errlog)`` with ``errlog`` the write end of a fresh pipe drained
         here; the host's copy is closed once the transport is entered (the server holds its own)."""
         read_fd, write_fd = os.pipe()  # both close-on-exec: the spawn hands the server a copy as 2
-        errlog = open(write_fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+        errlog = open(write_fd, "w", encoding="utf-8", errors="replace")
         threading.Thread(target=self._drain, args=(read_fd,), name="reyn-mcp-stderr", daemon=True).start()
         try:
             async with open_transport(errlog) as streams:

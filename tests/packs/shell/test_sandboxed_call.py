@@ -282,7 +282,10 @@ async def test_a_host_with_sigpipe_at_its_default_survives_a_sandboxed_call(work
     that ends by itself: the launcher has exited and been waited for, so the host only closes its
     end of the stop pipe — a stop byte to a pipe with no reader would kill it (exit -13). The call's
     own output is the positive control."""
-    host = HOST.replace("import asyncio, sys\n", "import asyncio, signal, sys\nsignal.signal(signal.SIGPIPE, signal.SIG_DFL)\n")
+    host = HOST.replace(
+        "import asyncio, sys\n",
+        "import asyncio, signal, sys\nsignal.signal(signal.SIGPIPE, signal.SIG_DFL)\n",
+    )
     done = subprocess.run([sys.executable, "-c", host, str(workspace), "print('hi')", "tag"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, (done.returncode, done.stderr)
