@@ -11,30 +11,31 @@ This package is a leaf (standard library only, nothing of reyn_core) so anything
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
 
 from ._contract import LAUNCHER_BOOT, LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants, GrantsError, descriptor_numbers
 from ._paths import path_within
-from ._profile_grants import (
-    GRANT_KEYS,
-    LIMIT_KEYS,
-    LIMIT_MINIMUMS,
-    OPT_OUT,
-    PATH_KEYS,
-    check_grant,
-    describe_grants,
-    grant_entry_problem,
-    limit_overrides,
-    limit_problem,
-    resolve_grants,
-    unavailable_reason,
-)
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms (_grants.py)
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from ._grant_keys import GrantKeys
+    from ._profile_grants import (
+        GRANT_KEYS,
+        LIMIT_KEYS,
+        LIMIT_MINIMUMS,
+        OPT_OUT,
+        PATH_KEYS,
+        check_grant,
+        describe_grants,
+        grant_entry_problem,
+        limit_overrides,
+        limit_problem,
+        resolve_grants,
+        unavailable_reason,
+    )
     from ._protected import protected_problem, secret_hides, write_root_clashes
     from ._status import PRETEND_ENV, SandboxStatus, SandboxUnavailable, status
     from ._stop import StopPipe, caller_pipe
@@ -76,6 +77,12 @@ __all__ = [
 _LAZY = {
     # GrantKeys imports typing: only a pack's settings ask for it, never the launcher (_grant_keys.py)
     "GrantKeys": "._grant_keys",
+    # the grant keys of a profile, checked and resolved: the host's side, never the launcher's
+    **dict.fromkeys(
+        "GRANT_KEYS LIMIT_KEYS LIMIT_MINIMUMS OPT_OUT PATH_KEYS check_grant describe_grants "
+        "grant_entry_problem limit_overrides limit_problem resolve_grants unavailable_reason".split(),
+        "._profile_grants",
+    ),
     # the kernel probe (ctypes, Landlock): imported when something is confined or the status asked
     # for, not by a pack whose settings only declare the grant keys at load
     "PRETEND_ENV": "._status",

@@ -11,10 +11,13 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
-from collections.abc import Iterable
 
 from . import _supervisor
 from ._grants import GrantsError, descriptor_numbers
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
+if TYPE_CHECKING:
+    from collections.abc import Iterable  # for the type checker only: the launcher imports no collections
 
 
 def standard_descriptors() -> None:

@@ -2,12 +2,14 @@
 
 The launcher receives grants on its command line as JSON (`launcher_argv`), so the form is part of
 the contract between the process that builds the argv and the launcher that enforces it: every field
-is checked here, once, on both sides.
+is checked here, once, on both sides. `json` writes the form (`Grants.to_json`, on the host) and
+`json`'s own scanner reads it (`Grants.from_json`, the one reader: the launcher's and any other),
+without importing `json` itself — whose `json.decoder` brings `re`, `enum` and `functools`, the
+largest part of every launch's imports (docs/performance.md, "The launcher's imports, trimmed").
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 from ._value import Value
@@ -137,15 +139,14 @@ class Grants(Value):
 
     def to_json(self) -> str:
         """The compact JSON form the launcher takes after `--grants`."""
+        import json  # the host's side only: the launcher reads with json's scanner alone (_json_value)
+
         return json.dumps(self.as_dict(), separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Grants:
         """Parse `to_json`'s form; unknown or malformed fields raise `GrantsError`."""
-        try:
-            data: Any = json.loads(text)
-        except ValueError as exc:
-            raise GrantsError(f"grants are not valid JSON: {exc}") from None
+        data = _json_value(text)
         if not isinstance(data, dict):
             raise GrantsError("grants must be a JSON object")
         known = set(cls.field_names())
@@ -153,6 +154,53 @@ class Grants(Value):
         if unknown:
             raise GrantsError(f"unknown grant fields {unknown}; known: {sorted(known)}")
         return cls(**data)
+
+
+class _Decoding:
+    """What json's scanner reads from its decoder (``json.JSONDecoder()``'s defaults)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity: as json.loads (Grants then refuses a float)
+
+
+_JSON_SPACE = " \t\n\r"  # json.decoder.WHITESPACE: what json.loads skips around the value
+
+
+def _json_value(text: object) -> Any:
+    """``json.loads(text)`` for a ``str``, read by the very scanner json.loads uses
+    (``json.scanner.make_scanner``: ``_json``'s, where this Python has it) without importing ``json``,
+    whose decoder imports ``re``. The same answers as json.loads: one value, whitespace around it
+    allowed, anything after it refused; GrantsError naming what is wrong and where."""
+    if not isinstance(text, str):
+        raise GrantsError(f"grants must be JSON text, got {type(text).__name__}")
+    try:
+        from _json import make_scanner
+    except ImportError:  # a Python without json's C scanner: json.loads uses the Python one
+        import json
+
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise GrantsError(f"grants are not valid JSON: {exc}") from None
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    if text.startswith("\ufeff"):
+        raise GrantsError("grants are not valid JSON: an unexpected byte-order mark at char 0")
+    try:
+        value, end = make_scanner(_Decoding())(text, start)  # type: ignore[arg-type]  # reads these only
+    except StopIteration as exc:
+        raise GrantsError(f"grants are not valid JSON: expecting a value at char {exc.value}") from None
+    except ValueError as exc:  # json.JSONDecodeError: what and where
+        raise GrantsError(f"grants are not valid JSON: {exc}") from None
+    except RecursionError:
+        raise GrantsError("grants are not valid JSON: nested too deeply") from None
+    rest = text[end:].lstrip(_JSON_SPACE)
+    if rest:
+        raise GrantsError(f"grants are not valid JSON: extra data at char {len(text) - len(rest)}")
+    return value
 
 
 def _identities(grants: Grants) -> tuple[tuple[str, int, int, bool], ...]:

@@ -39,14 +39,26 @@ def mapping_namespace(uid: int, gid: int, proc: str) -> int:
     try:
         if os.read(ready_r, 1) != b"1":
             raise OSError("cannot create the user namespace for idmapped read roots")
-        for name, host in (("uid_map", uid), ("gid_map", gid)):
-            with open(f"{proc}/{pid}/{name}", "w", encoding="ascii") as handle:
-                handle.write(f"0 {host} 1")
+        write_id_maps(f"{proc}/{pid}", f"0 {uid} 1", f"0 {gid} 1")
         return os.open(f"{proc}/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
     finally:
         os.close(hold_w)
         os.close(ready_r)
         os.waitpid(pid, 0)
+
+
+def write_id_maps(proc: str, uid_map: str, gid_map: str, *, deny_setgroups: bool = False) -> None:
+    """Write a user namespace's maps through ``proc`` (``/proc/self``, ``/proc/<pid>``): ``setgroups``
+    denied first when asked (the kernel requires it of an unprivileged writer's gid_map), then
+    ``uid_map`` and ``gid_map``, each in one write, as bytes (a text file would import a codec)."""
+    files = [("setgroups", "deny")] if deny_setgroups else []
+    for name, text in (*files, ("uid_map", uid_map), ("gid_map", gid_map)):
+        fd = os.open(f"{proc}/{name}", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            if os.write(fd, text.encode()) != len(text):
+                raise OSError(f"cannot write {proc}/{name}: the kernel took part of {text!r}")
+        finally:
+            os.close(fd)
 
 
 def bind_read_only(source_fd: int, target_fd: int, userns_fd: int) -> bool:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
-from collections.abc import Iterable
 
 from . import _identity
 from . import _syscalls as sc
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
-from collections.abc import Sequence
 
-from . import _descriptors, _layout, _supervisor
+from . import _descriptors, _idmap, _layout, _supervisor
 from . import _syscalls as sc
 from ._contract import CANNOT_CONFINE
 from ._grants import Grants, GrantsError, descriptor_numbers
@@ -32,7 +30,14 @@ from ._status import kernel_status, mount_api_problem
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms (_grants.py)
 if TYPE_CHECKING:
+    import signal
+    from collections.abc import Sequence
     from typing import NoReturn
+else:
+    # signal's own functions and numbers: the `signal` module only wraps them in enums, and `enum`
+    # (with the functools and collections it brings) was among the largest of the launch's imports
+    # (docs/performance.md, "The launcher's imports, trimmed"; a test pins that none is imported).
+    import _signal as signal
 
 USAGE = (
     "usage: python -m reyn_sandbox [--pass-fds N,…] [--stop-fd N] [--verdict-fd N] --grants JSON -- "
@@ -246,9 +251,7 @@ def _unshare(grants: Grants, as_root: bool) -> None:
         return
     uid, gid = os.getuid(), os.getgid()
     sc.unshare(flags | sc.CLONE_NEWUSER)
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
-            handle.write(text)
+    _idmap.write_id_maps("/proc/self", f"{uid} {uid} 1", f"{gid} {gid} 1", deny_setgroups=True)
 
 
 def _start_init(

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import functools
 import os
 import sys
 
 from . import _landlock
 from . import _syscalls as sc
 from ._value import Value
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see _grants.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PRETEND_ENV = "REYN_SANDBOX_PRETEND_MISSING"
 """Comma-separated features to treat as missing (`landlock`, `userns`): for testing the refusal path.
@@ -52,7 +55,20 @@ def _platform_problem() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1)
+def _once(probe: Callable[[], tuple[int | None, str | None]]) -> Callable[[], tuple[int | None, str | None]]:
+    """``probe``, run once and its answer kept (per process). Not ``functools.lru_cache``: the launcher
+    asks ``_kernel_probe`` and imports no ``functools`` (docs/performance.md)."""
+    found: list[tuple[int | None, str | None]] = []
+
+    def cached() -> tuple[int | None, str | None]:
+        if not found:
+            found.append(probe())
+        return found[0]
+
+    return cached
+
+
+@_once
 def _kernel_probe() -> tuple[int | None, str | None]:
     problem = _platform_problem()
     if problem is not None:
@@ -124,7 +140,7 @@ PROBE_SECONDS = 30
 """How long ``status()`` waits for the launcher's probe."""
 
 
-@functools.lru_cache(maxsize=1)
+@_once
 def _launcher_probe() -> tuple[int | None, str | None]:
     """The Landlock ABI the launcher found, or why it cannot confine here: the launcher, started as
     a command's launcher is (``python -I -S``, inheriting this process's seccomp filters), launches a
@@ -180,7 +196,7 @@ def _userns_problem() -> str | None:
     # process count) is created unprivileged, so the same sysctls govern every caller.
     for path, ok, message in checks:
         try:
-            with open(path, encoding="ascii") as handle:
+            with open(path, "rb") as handle:  # bytes: a text file would import a codec (the launcher)
                 value = int(handle.read().strip())
         except (OSError, ValueError):
             continue

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import os
 import resource
-import signal
-import threading
 
-from . import _filesystem, _landlock, _seccomp
+from . import _filesystem, _idmap, _landlock, _seccomp
 from . import _syscalls as sc
 from ._contract import LIMIT_PREFIX, SETUP_FAILED_EXIT
 from ._grants import Grants
@@ -20,12 +18,16 @@ from ._layout import Layout
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a launch ~15 ms
 if TYPE_CHECKING:
+    import signal
     from typing import NoReturn
+else:
+    import _signal as signal  # signal's functions and numbers, without the enums it wraps them in (_launch)
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 _SAMPLE_SECONDS = 0.05
-# Tasks of the sandbox's uid that are not the command's: this supervisor and its sampler thread.
-SUPERVISOR_TASKS = 2
+# Tasks of the sandbox's uid that are not the command's: this supervisor (it samples from a timer's
+# signal, not from a thread: ``run``).
+SUPERVISOR_TASKS = 1
 
 
 class SetupError(Exception):
@@ -76,12 +78,11 @@ def say(fd: int, text: str) -> None:
 class _Watch:
     """What the sampler saw: the peak address space of any process, and whether the process cap hit."""
 
-    __slots__ = ("peak_vm_bytes", "processes_hit", "stop")
+    __slots__ = ("peak_vm_bytes", "processes_hit")
 
     def __init__(self) -> None:
         self.peak_vm_bytes = 0
         self.processes_hit = False
-        self.stop = threading.Event()
 
 
 def confine(grants: Grants, layout: Layout, cwd: str, abi: int, as_root: bool) -> None:
@@ -129,12 +130,7 @@ def _enter_inner_user_namespace() -> None:
     sandbox's processes alone (per namespace and uid), not every process of that uid on the host."""
     uid, gid = os.getuid(), os.getgid()
     sc.unshare(sc.CLONE_NEWUSER)
-    with open("/proc/self/setgroups", "w", encoding="ascii") as handle:
-        handle.write("deny")
-    with open("/proc/self/uid_map", "w", encoding="ascii") as handle:
-        handle.write(f"{uid} {uid} 1")
-    with open("/proc/self/gid_map", "w", encoding="ascii") as handle:
-        handle.write(f"{gid} {gid} 1")
+    _idmap.write_id_maps("/proc/self", f"{uid} {uid} 1", f"{gid} {gid} 1", deny_setgroups=True)
 
 
 def _rlimits(grants: Grants) -> tuple[tuple[int, str, int, int], ...]:
@@ -179,7 +175,12 @@ def initial_environment() -> dict[bytes, bytes]:
 
 
 def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn:
-    """Start the command as this namespace's second process, wait for it, exit with its status."""
+    """Start the command as this namespace's second process, wait for it, exit with its status.
+
+    Waiting reaps every process of the namespace as it exits (``wait4(-1)``); every 50 ms a one-shot
+    timer's SIGALRM interrupts the wait to sample (``_sample``), which re-arms it once done — a
+    sample that takes longer than 50 ms is never interrupted by the next. The wait resumes after
+    each handler (PEP 475). No thread: the launch imports no ``threading`` and starts none."""
     try:
         child = os.fork()
     except OSError as exc:
@@ -189,12 +190,14 @@ def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: forward(child, signum))
     watch = _Watch()
-    threading.Thread(target=_sample, args=(grants, watch), daemon=True).start()
+    signal.signal(signal.SIGALRM, lambda _signum, _frame: _sample(grants, watch))
+    signal.setitimer(signal.ITIMER_REAL, _SAMPLE_SECONDS)
     while True:
         pid, wait_status, usage = os.wait4(-1, 0)
         if pid == child:
             break
-    watch.stop.set()
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)  # no sample after this (one pending is dropped)
+    signal.setitimer(signal.ITIMER_REAL, 0)
     code = os.waitstatus_to_exitcode(wait_status)
     code = 128 - code if code < 0 else code
     limit = _limit_hit(grants, wait_status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, watch)
@@ -247,30 +250,31 @@ def _limit_hit(grants: Grants, wait_status: int, cpu: float, max_rss: int, watch
 
 
 def _sample(grants: Grants, watch: _Watch) -> None:
-    """Every 50 ms: the namespace's task count (the cap ends the command) and each process's peak VM.
+    """One sample, every 50 ms while the command runs (SIGALRM, ``run``): the namespace's task count
+    (the cap ends the command) and each process's peak VM; then the timer for the next one.
 
     RLIMIT_NPROC makes fork fail but a fork bomb keeps retrying forever; reaching the cap is the
     signal to end it. RLIMIT_AS makes allocations fail without any signal, so the supervisor keeps
     the kernel's high-water mark (VmPeak) to say afterwards that memory is what ran out.
     """
-    while not watch.stop.wait(_SAMPLE_SECONDS):
-        tasks = 0
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            own = entry == "1"  # this supervisor: its tasks count, its (Python) address space does not
-            try:
-                with open(f"/proc/{entry}/status", "rb") as handle:
-                    text = handle.read()
-            except OSError:
-                continue
-            for line in text.splitlines():
-                if line.startswith(b"Threads:"):
-                    tasks += int(line.split()[1])
-                elif line.startswith(b"VmPeak:") and not own:
-                    watch.peak_vm_bytes = max(watch.peak_vm_bytes, int(line.split()[1]) * 1024)
-        if tasks >= grants.max_processes + SUPERVISOR_TASKS:
-            watch.processes_hit = True
-            # Every process in the namespace but this one; then the command's exit ends the wait.
-            os.kill(-1, signal.SIGKILL)
-            return
+    tasks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        own = entry == "1"  # this supervisor: its tasks count, its (Python) address space does not
+        try:
+            with open(f"/proc/{entry}/status", "rb") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith(b"Threads:"):
+                tasks += int(line.split()[1])
+            elif line.startswith(b"VmPeak:") and not own:
+                watch.peak_vm_bytes = max(watch.peak_vm_bytes, int(line.split()[1]) * 1024)
+    if tasks >= grants.max_processes + SUPERVISOR_TASKS:
+        watch.processes_hit = True
+        # Every process in the namespace but this one; then the command's exit ends the wait.
+        forward(-1, signal.SIGKILL)
+        return
+    signal.setitimer(signal.ITIMER_REAL, _SAMPLE_SECONDS)

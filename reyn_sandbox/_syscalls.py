@@ -223,7 +223,7 @@ class _CapData(ctypes.Structure):
 
 def drop_bounding_and_ambient() -> None:
     """Empty the bounding and ambient sets (needs CAP_SETPCAP): no later execve can regain a capability."""
-    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as handle:
+    with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
         last = int(handle.read())
     for cap in range(last + 1):
         prctl(PR_CAPBSET_DROP, cap)

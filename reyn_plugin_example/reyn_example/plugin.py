@@ -51,8 +51,8 @@ class ExampleSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    precision: int = Field(6, ge=0, le=15, description="Significant digits kept by convert_units.")
-    words_per_minute: int = Field(230, gt=0, le=2000, description="Reading speed used by text_stats.")
+    precision: int = Field(default=6, ge=0, le=15, description="Significant digits kept by convert_units.")
+    words_per_minute: int = Field(default=230, gt=0, le=2000, description="Reading speed used by text_stats.")
     stopwords: list[str] = Field(
         default_factory=lambda: list(DEFAULT_STOPWORDS),
         description="Words left out of text_stats' top_words (case-insensitive).",
@@ -101,7 +101,7 @@ class TextStatsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(description="The text to measure.", max_length=1_000_000)
-    top_n: int = Field(5, ge=0, le=50, description="How many of the most frequent words to list.")
+    top_n: int = Field(default=5, ge=0, le=50, description="How many of the most frequent words to list.")
 
 
 @tool(cluster="example", purity="read_only")
@@ -142,7 +142,7 @@ class MarkdownOutlineArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(description="Markdown text.", max_length=1_000_000)
-    max_depth: int = Field(3, ge=1, le=6, description="Deepest heading level to include.")
+    max_depth: int = Field(default=3, ge=1, le=6, description="Deepest heading level to include.")
 
 
 @tool(cluster="example", purity="read_only", gates=ToolGates(router="deny", phase="allow"))

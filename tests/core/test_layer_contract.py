@@ -2,7 +2,9 @@
 whole tree: every module and package of reyn_core is in a core layer, every distribution's package
 is a root package, in the ``distributions`` layers and in the acyclic contract, and no import circle
 exists anywhere in the tree — not even through a package's own ``__init__``, which import-linter's
-sibling check does not see (issue 24)."""
+sibling check does not see. The type check (``files`` in ``[tool.mypy]``, run by ``make typecheck``
+and ``make test``) covers every distribution's package the same way, each file under its import name
+(issue 24)."""
 
 from __future__ import annotations
 
@@ -31,18 +33,28 @@ def _named(layers: list[str]) -> set[str]:
     return {m.strip() for layer in layers for m in layer.replace("|", ":").split(":")}
 
 
-def distribution_packages() -> dict[str, str]:
-    """The top-level package of every distribution in the tree, by the folder of its pyproject.toml."""
+def _distributions(root: Path) -> dict[str, tuple[str, str]]:
+    """Every distribution under ``root``, by the folder of its pyproject.toml: its top-level package
+    and that package's folder (relative to ``root``, as setuptools' ``package-dir`` maps it)."""
     found = {}
-    for pyproject in sorted(ROOT.glob("**/pyproject.toml")):
+    for pyproject in sorted(root.glob("**/pyproject.toml")):
         if any(part.startswith(".") or part in ("build", "node_modules") for part in pyproject.parts):
             continue
         setuptools = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]
         packages = setuptools["packages"]  # a list, or {"find": {"include": ["pkg*"]}}
         if not isinstance(packages, list):
             packages = [pattern.rstrip("*") for pattern in packages["find"]["include"]]
-        found[pyproject.parent.relative_to(ROOT).as_posix()] = packages[0]
+        folder = pyproject.parent / setuptools.get("package-dir", {}).get(packages[0], packages[0])
+        found[pyproject.parent.relative_to(root).as_posix()] = (
+            packages[0],
+            folder.resolve().relative_to(root).as_posix(),
+        )
     return found
+
+
+def distribution_packages() -> dict[str, str]:
+    """The top-level package of every distribution in the tree, by the folder of its pyproject.toml."""
+    return {folder: package for folder, (package, _) in _distributions(ROOT).items()}
 
 
 def test_every_reyn_core_module_is_in_a_layer():
@@ -119,3 +131,59 @@ def test_no_import_circle_anywhere_in_the_tree():
     graph = grimp.build_graph(*sorted(set(distribution_packages().values())), cache_dir=None)
     imports = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
     assert _circles(imports) == []
+
+
+def _misnamed(root: Path, files: list[str], packages: dict[str, str]) -> list[str]:
+    """What mypy's own source discovery (no type checking), over ``files`` from ``root`` with the
+    options of ``root``'s pyproject.toml if it has them, gets wrong about the packages (import name ->
+    folder relative to ``root``): a .py file it skips, sees twice, or names otherwise than Python
+    imports it (a stray ``__init__.py`` above a package folder renames every module of it)."""
+    from mypy.config_parser import parse_config_file
+    from mypy.find_sources import create_source_list
+    from mypy.options import Options
+
+    options = Options()
+    if (root / "pyproject.toml").is_file():  # namespace_packages, explicit_package_bases, mypy_path
+        parse_config_file(options, lambda: None, str(root / "pyproject.toml"))
+    checked: dict[Path, list[str]] = {}
+    for source in create_source_list([str(root / f) for f in files], options):
+        assert source.path is not None
+        checked.setdefault(Path(source.path).resolve(), []).append(source.module)
+    wrong = []
+    for package, folder in sorted(packages.items()):
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            name = ".".join((package, *parts[:-1], *([] if parts[-1] == "__init__" else parts[-1:])))
+            seen = checked.get(path.resolve(), [])
+            if seen != [name]:
+                wrong.append(f"{path.relative_to(root)}: checked as {seen}, imported as {name}")
+    return wrong
+
+
+def test_mypy_checks_every_distribution():
+    # the one list `make typecheck` and `make test` check; a new distribution's package goes in it
+    files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
+    folders = {package: folder for package, folder in _distributions(ROOT).values()}
+    assert len(folders) == len(distribution_packages()) >= 11
+    assert sorted(set(folders.values()) - set(files)) == [], "add these packages to [tool.mypy] files"
+    assert sorted(set(files) - set(folders.values())) == [], "these [tool.mypy] files name no package"
+    assert _misnamed(ROOT, files, folders) == []
+
+
+def test_a_misnamed_module_is_found(tmp_path):
+    # control for the check above: a pack laid out as the tree's are is checked under its import
+    # names; an __init__.py above its package folder makes mypy name it `pack.reyn_tools_x...`
+    package = tmp_path / "tools" / "pack" / "reyn_tools_x"
+    (package / "sub").mkdir(parents=True)
+    for name in ("__init__.py", "a.py", "sub/__init__.py", "sub/b.py"):
+        (package / name).write_text("")
+    (package.parent / "pyproject.toml").write_text(
+        '[tool.setuptools.packages.find]\ninclude = ["reyn_tools_x*"]\n'
+    )
+    folders = {package: folder for package, folder in _distributions(tmp_path).values()}
+    assert folders == {"reyn_tools_x": "tools/pack/reyn_tools_x"}
+    assert _misnamed(tmp_path, ["tools/pack/reyn_tools_x"], folders) == []
+    assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x/sub"], folders)) == 2  # not all checked
+    assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x", "tools/pack/reyn_tools_x/sub"], folders)) == 2
+    (package.parent / "__init__.py").write_text("")
+    assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x"], folders)) == 4

@@ -134,6 +134,18 @@ def test_malformed_grants_on_the_command_line_exit_125(sandbox: Sandbox) -> None
     assert result.stderr == "reyn-sandbox: Grants.read_roots: 'relative/path' is not an absolute path\n"
 
 
+def test_grants_that_are_not_json_exit_125_saying_where(sandbox: Sandbox) -> None:
+    argv = sandbox.argv(["true"], Grants())
+    at = argv.index("--grants") + 1
+    argv[at] += " trailing"
+
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/")
+
+    assert result.returncode == 125
+    end = len(argv[at]) - len("trailing")
+    assert result.stderr == f"reyn-sandbox: grants are not valid JSON: extra data at char {end}\n"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -156,6 +168,83 @@ def test_grants_round_trip_through_json_and_refuse_unknown_fields() -> None:
     assert Grants.from_json(grants.to_json()) == grants
     with pytest.raises(GrantsError, match=r"unknown grant fields \['writable_dirs'\]"):
         Grants.from_json('{"writable_dirs": ["/b"]}')
+
+
+def test_grants_with_any_path_round_trip_through_json() -> None:
+    """What json.dumps writes, the launcher's reader reads back: quotes, backslashes, control
+    characters, a newline, non-ASCII and undecodable bytes (surrogate-escaped) in a path."""
+    paths = ('/a "quoted" \\ back', "/tab\tnew\nline\x01", "/été/日本", "/bad-\udcff-byte", "/" + "x" * 4000)
+    grants = Grants(read_roots=paths, identities=((paths[0], 2**63, 2**64 + 1, True),), memory_bytes=2**40)
+
+    assert Grants.from_json(grants.to_json()) == grants
+
+
+JSON_TEXTS = [
+    '{"a":1}',
+    ' \n{"a": [1, 2.5, "x", null, true]}\t\r ',
+    '{"a":1} x',
+    '{"a":1}{}',
+    "",
+    "   ",
+    '{"a":}',
+    "[1,2",
+    '"\\ud800"',
+    "NaN",
+    "-Infinity",
+    '{"a":"\x01"}',
+    "\ufeff{}",
+    "1e400",
+    "-0",
+    '{"a":1,}',
+    "{'a':1}",
+    '{"a":01}',
+    '{"a":"\\x"}',
+    '{"a":1,"a":2}',
+    "[" * 50 + "]" * 50,
+    "\x00",
+    '{"a":1}\x00',
+]
+
+
+@pytest.mark.parametrize("text", JSON_TEXTS)
+def test_the_grants_reader_answers_as_json_loads(text: str) -> None:
+    """The launcher reads grants with json's own scanner, without importing json (which imports re):
+    on each text it accepts exactly what json.loads accepts, with the same value, and refuses the
+    rest as not valid JSON, saying where."""
+    import json
+    import math
+
+    from reyn_sandbox._grants import _json_value
+
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(GrantsError, match=r"^grants are not valid JSON: .*char \d+"):
+            _json_value(text)
+    else:
+        found = _json_value(text)
+        assert found == expected or (math.isnan(found) and math.isnan(expected))
+
+
+def test_without_jsons_c_scanner_the_reader_is_json_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Python without ``_json`` the one reader is json.loads itself: the same answers."""
+    from reyn_sandbox._grants import _json_value
+
+    monkeypatch.setitem(sys.modules, "_json", None)  # importing it now raises ImportError
+    assert _json_value(' {"a": [1, "x"]} ') == {"a": [1, "x"]}
+    with pytest.raises(GrantsError, match=r"^grants are not valid JSON: Extra data: .*\(char 8\)"):
+        _json_value('{"a":1} x')
+
+
+def test_grants_that_are_not_json_text_are_refused_clearly() -> None:
+    from reyn_sandbox._grants import _json_value
+
+    with pytest.raises(GrantsError, match="grants are not valid JSON: nested too deeply"):
+        _json_value("[" * 100_000)
+    with pytest.raises(GrantsError, match="grants must be JSON text, got bytes"):
+        _json_value(b"{}")
+    with pytest.raises(GrantsError, match="grants must be a JSON object"):
+        Grants.from_json('["/a"]')
 
 
 def test_an_empty_command_is_refused() -> None:

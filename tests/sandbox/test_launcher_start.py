@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 import reyn_sandbox
+from reyn_sandbox import Grants, launcher_argv
+from reyn_sandbox._contract import LAUNCHER_BOOT
 
 from .conftest import PACKAGE_PARENT, TIMEOUT
 
@@ -28,6 +30,7 @@ PLANT = (
 CONFINED_ECHO = """
 import subprocess
 from reyn_sandbox import Grants, launcher_argv
+from reyn_sandbox._contract import LAUNCHER_BOOT
 argv = launcher_argv(["/bin/sh", "-c", "echo confined"], Grants())
 env = {"PATH": "/usr/bin:/bin"}
 done = subprocess.run(argv, capture_output=True, text=True, cwd="/", env=env, timeout=60)
@@ -170,3 +173,72 @@ def test_a_module_the_stdlib_tries_optionally_does_not_run_from_the_packages_fol
     old_boot = f"import sys; sys.path.append({str(parent)!r}); import copy"
     subprocess.run([sys.executable, "-I", "-S", "-c", old_boot], cwd="/", timeout=TIMEOUT, check=True)
     assert _marks(marker) == ["org other"]
+
+
+# What the launcher may import beyond a bare interpreter's start (``-I -S`` and ``os``): the system
+# calls (ctypes and what it brings), the C modules of the steps (descriptors, rlimits, poll), json's C
+# scanner for the grants (``_json``). Not ``signal`` or ``re`` (each brings ``enum``, ``functools``,
+# ``collections``), ``json``, ``threading``, ``importlib.util`` (``contextlib``), ``typing``,
+# ``dataclasses``: each was on the launch path, ~60% of its imports (docs/performance.md, "The
+# launcher's imports, trimmed"). A module added to the launch path must be added here, knowingly.
+LAUNCH_IMPORTS = {"ctypes", "ctypes._endian", "_ctypes", "struct", "_struct", "types", "errno", "fcntl",
+                  "resource", "select", "_json", "__future__"}  # fmt: skip
+# The package's modules that serve the host (profiles, the write-root rule, pack settings), never a launch.
+HOST_ONLY = {"reyn_sandbox._profile_grants", "reyn_sandbox._protected", "reyn_sandbox._grant_keys"}
+
+# Each process of a launch — the launcher, PID 1, the idmap helper, the command's process — writes the
+# modules it holds on stderr just before it exits or execs; then the launcher's own boot runs.
+REPORT_MODULES = """import os, sys
+def _report(real):
+    def reporting(*args):
+        os.write(2, ("modules: " + " ".join(sorted(sys.modules)) + "\\n").encode())
+        real(*args)
+    return reporting
+os._exit, os.execvpe = _report(os._exit), _report(os.execvpe)
+"""
+
+
+def _launched_modules(boot_prefix: str = "") -> tuple[set[str], set[str]]:
+    """The modules a real launch of ``/bin/true`` imported in any of its processes, beyond those of a
+    bare ``-I -S`` start that imports ``os``; and the package's own among them."""
+    argv = launcher_argv(["/bin/true"], Grants(read_roots=("/usr",)))
+    boot = argv.index("-c") + 1
+    argv[boot] = REPORT_MODULES + boot_prefix + argv[boot]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd="/usr", timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    reports = [line.split()[1:] for line in done.stderr.splitlines() if line.startswith("modules: ")]
+    assert len(reports) >= 3, done.stderr  # the launcher, PID 1, the command's process (and a helper)
+    bare = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", "import os, sys; print(*sys.modules)"],
+        capture_output=True, text=True, timeout=TIMEOUT, check=True,
+    )  # fmt: skip
+    imported = set().union(*reports) - set(bare.stdout.split())
+    own = {name for name in imported if name.split(".")[0] == "reyn_sandbox"}
+    return imported - own, own
+
+
+def test_a_launch_imports_only_the_modules_it_needs() -> None:
+    """Pinned: the standard library modules a whole launch imports, in every process of it, beyond a
+    bare interpreter's start — a module creeping back onto the launch path fails here, by name."""
+    stdlib, own = _launched_modules()
+
+    assert stdlib - LAUNCH_IMPORTS == set()
+    assert own & HOST_ONLY == set()
+    # Positive controls: the check sees what is imported on the way (ctypes at the start, _json only
+    # when the grants are read), the package's own modules, and a module the launch did not need.
+    assert {"ctypes", "_json"} <= stdlib and "reyn_sandbox._supervisor" in own
+    control, _own = _launched_modules(boot_prefix="import signal, json; ")
+    assert {"signal", "json", "re", "enum", "functools"} <= control - LAUNCH_IMPORTS
+
+
+def test_the_boot_uses_importlib_utils_own_functions() -> None:
+    """The boot takes ``spec_from_file_location`` and ``module_from_spec`` from the import system's
+    modules (loaded at every start) rather than importing ``importlib.util``, which re-exports them:
+    the same functions, checked here on this Python."""
+    import _frozen_importlib
+    import _frozen_importlib_external
+    import importlib.util
+
+    assert importlib.util.spec_from_file_location is _frozen_importlib_external.spec_from_file_location
+    assert importlib.util.module_from_spec is _frozen_importlib.module_from_spec
+    assert "importlib" not in LAUNCHER_BOOT.replace("_frozen_importlib", "")

@@ -33,6 +33,28 @@ def test_a_few_processes_under_max_processes_run(sandbox: Sandbox) -> None:
     assert "limit exceeded" not in result.stderr
 
 
+THREADS = (
+    "import threading\n"
+    "def threads(pid):\n"
+    "    with open(f'/proc/{pid}/status') as status:\n"
+    "        return next(line.split()[1] for line in status if line.startswith('Threads:'))\n"
+    "alone = threads('self')\n"
+    "done = threading.Event()\n"
+    "threading.Thread(target=done.wait).start()\n"
+    "print(threads(1), alone, threads('self'))\n"
+    "done.set()\n"
+)
+
+
+def test_the_sandboxs_pid_1_is_one_task(sandbox: Sandbox) -> None:
+    """PID 1 samples the sandbox from a timer's signal, not from a thread: one task of the sandbox's
+    uid besides the command's (``SUPERVISOR_TASKS``, which RLIMIT_NPROC adds to max_processes)."""
+    result = sandbox.python_ok(THREADS, Grants())
+
+    # Positive control: the same reading sees the command's own second thread.
+    assert result.stdout.split() == ["1", "1", "2"]
+
+
 def test_a_memory_hog_ends_at_memory_bytes(sandbox: Sandbox) -> None:
     limit = 256 * 1024 * 1024
 

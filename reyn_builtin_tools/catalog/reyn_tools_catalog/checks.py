@@ -13,6 +13,7 @@ size limit, never read through a symbolic link.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import re
@@ -238,8 +239,10 @@ def _checked_entry(
     if fm is None:
         return None, {}, problems
     v, lines = fm.values, fm.lines
-    every = {"name": check_name, "description": check_description, **checks}
-    found = {key: _attempt(problems, path, lambda c=check: c(v, lines)) for key, check in every.items()}
+    every: dict[str, _Check] = {"name": check_name, "description": check_description, **checks}
+    found = {
+        key: _attempt(problems, path, functools.partial(check, v, lines)) for key, check in every.items()
+    }
     problems += _warn_unknown(v, lines, keys, path)
     return fm, found, problems
 

@@ -95,7 +95,7 @@ def _noted(result: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 
 class ReadFileArgs(_Args):
     path: str = Field(description="File path, relative to the workspace (or absolute inside a root).")
-    offset: int = Field(1, ge=1, description="First line to return; 1 is the first line of the file.")
+    offset: int = Field(default=1, ge=1, description="First line to return; 1 is the first line of the file.")
     limit: int | None = Field(
         None, ge=1, description="Most lines to return; default: as many as the byte cap allows."
     )
@@ -235,7 +235,9 @@ def delete_file(args: DeleteFileArgs, ctx: ToolContext) -> dict[str, Any]:
 
 
 class ListDirectoryArgs(_Args):
-    path: str = Field(".", description="Directory path, relative to the workspace; default the workspace.")
+    path: str = Field(
+        default=".", description="Directory path, relative to the workspace; default the workspace."
+    )
 
 
 # How list_directory shows a file type (named as in messages by ``kind_of``); anything else: "other".
@@ -285,7 +287,7 @@ class GlobFilesArgs(_Args):
         description="Glob relative to `path`: `*` and `?` within a name, `**` across directories, "
         "e.g. `src/**/*.py`."
     )
-    path: str = Field(".", description="Directory to search from; default the workspace.")
+    path: str = Field(default=".", description="Directory to search from; default the workspace.")
 
 
 class _Walk:
@@ -383,12 +385,12 @@ class GrepFilesArgs(_Args):
         description="Regular expression searched in each line, RE2 syntax (Python-like; no backreferences "
         "or lookaround), at most 1000 characters."
     )
-    path: str = Field(".", description="File or directory to search; default the workspace.")
+    path: str = Field(default=".", description="File or directory to search; default the workspace.")
     glob: str | None = Field(
         None, description="Only files matching this glob, e.g. `*.py` (any depth) or `src/**/*.md`."
     )
     ignore_case: bool = Field(False, description="Match case-insensitively.")
-    context: int = Field(0, ge=0, le=10, description="Lines of context before and after each match.")
+    context: int = Field(default=0, ge=0, le=10, description="Lines of context before and after each match.")
     max_matches: int | None = Field(
         None, ge=1, description="Stop after this many matches (capped by the settings)."
     )

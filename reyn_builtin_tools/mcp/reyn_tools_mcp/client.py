@@ -203,10 +203,10 @@ class ServerConnection:
             ready.add_done_callback(_retrieve)
             self.fault, self.fault_raw = None, ""
             self._stop = asyncio.Event()
-            owner = self._run_owner(ready, self._stop, otel_context.get_current())
+            run = self._run_owner(ready, self._stop, otel_context.get_current())
             # The owner outlives this call: it starts from an empty context, not the caller's (whose
             # span would otherwise parent whatever the session does later).
-            self._owner = contextvars.Context().run(loop.create_task, owner, name=f"mcp-owner-{self.name}")
+            self._owner = contextvars.Context().run(loop.create_task, run, name=f"mcp-owner-{self.name}")
             try:
                 session = await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout_s)
             except asyncio.TimeoutError:

@@ -13,7 +13,7 @@ import copy
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from reyn_core import (
     ToolContext,
@@ -95,15 +95,15 @@ def imported_definitions(settings: McpSettings, snapshot: dict[str, Any]) -> lis
         for entry in snapshot_tools(snapshot, server):
             tool = entry["name"]
             sha = tool_sha256(entry)
-            schema = (
-                copy.deepcopy(entry.get("input_schema"))
-                if isinstance(entry.get("input_schema"), dict)
-                else {}
-            )
+            upstream = entry.get("input_schema")
+            schema: dict[str, Any] = copy.deepcopy(upstream) if isinstance(upstream, dict) else {}
             schema.setdefault("type", "object")
-            schema.setdefault("properties", {})
-            # a property called `kind` would clash with the phase op discriminator: router only
-            phase = "deny" if "kind" in schema.get("properties", {}) else "allow"
+            properties = schema.setdefault("properties", {})
+            # a property called `kind` would clash with the phase op discriminator: router only. Any
+            # `properties` but an object (null, a number) is the core's to refuse, for this tool alone.
+            phase: Literal["allow", "deny"] = (
+                "deny" if isinstance(properties, dict) and "kind" in properties else "allow"
+            )
             description = _imported_description(entry.get("description"), tool, server)
             out.append(
                 ToolDefinition(

@@ -215,7 +215,7 @@ async def _ask_client(request: Any, message: str, schema: dict[str, Any]) -> typ
     the call waiting for it holds a place. Elsewhere (stdio), or should the SDK not offer the request's
     own channel, the SDK's ``elicit_form`` (its answer then counts like any request: fail closed)."""
     expect = answer_expected(request)
-    channel = getattr(request.session, "_request_outbound", None)  # the SDK's send_request uses it
+    channel: Any = getattr(request.session, "_request_outbound", None)  # the SDK's send_request uses it
     if expect is None or not callable(getattr(channel, "send_raw_request", None)):
         return await request.session.elicit_form(message, schema, related_request_id=request.request_id)
     ask = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
@@ -356,7 +356,7 @@ class ServedRegistry:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {str(name)[:128]}")
         with_elicitation = can_elicit(request)
         deferred = self.registry.get(name).dispatch_kind == "deferred"
-        state = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
+        state: Any = getattr(request.params, "get", lambda _k: None)("requestState") if request else None
         approving = with_elicitation and isinstance(state, str) and state in self._approval_states
         if deferred and with_elicitation and state is not None and not approving:
             # the user's answer to a deferred call that already ran: nothing runs for it
@@ -417,7 +417,9 @@ class ServedRegistry:
             while len(self._sessions) > MAX_PENDING:  # bounded: a forgotten one ends at its TTL
                 del self._sessions[next(iter(self._sessions))]
         # one copy of the context per call, carrying both (each copy re-runs its checks)
-        changes = {k: v for k, v in (("reporter", reporter), ("session", session)) if v is not None}
+        changes: dict[str, Any] = {
+            k: v for k, v in (("reporter", reporter), ("session", session)) if v is not None
+        }
         ctx = replace(self.ctx, **changes) if changes else self.ctx
         try:
             slots = self._slots
@@ -481,7 +483,7 @@ class ServedRegistry:
             return types.InputRequiredResult(input_requests={"approve": ask}, request_state=token)
         answer = await answer_within(request, message, schema, self.answer_timeout_s)
         if answer is None:  # denied: the call waited long enough (its client may have hung up)
-            no_answer = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
+            no_answer: dict[str, Any] = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
             answer = types.ElicitResult(action="cancel", content=no_answer)
         decided = await self._decided(name, arguments, approval, answer, request)
         return result_from_envelope(decided, self.registry.get(name).returns)
@@ -668,7 +670,7 @@ def build_server(served: ServedRegistry, *, version: str = "") -> Server[Any]:
     ) -> types.CallToolResult | types.InputRequiredResult:
         token = _REQUEST.set(request)
         try:
-            return await served.call(params.name, params.arguments, request)  # type: ignore[no-any-return]
+            return await served.call(params.name, params.arguments, request)
         except MCPError:
             raise
         except Exception as exc:  # never a traceback to the client; the server log keeps it

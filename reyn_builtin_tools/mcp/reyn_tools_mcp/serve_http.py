@@ -14,7 +14,10 @@
   at most ``--max-concurrent-calls`` at once.
   Open connections are capped at the sum of both plus ``CONNECTION_MARGIN``: one beyond is closed
   before a byte of it is read (headers or not), and one whose request (head and body) is not
-  complete within ``--header-timeout`` (after it opened, or after its previous response) is closed.
+  complete within ``--header-timeout`` (after it opened, or after its previous response) is closed,
+  and one whose client takes none of its waiting answer within ``--send-timeout``.
+- Only HTTP is served: a websocket upgrade is answered as the plain HTTP request it is (token
+  first), and any other kind of ASGI connection is refused.
 - SIGTERM/SIGINT: the stop both transports share (``serve_stop``): new calls are refused, running
   calls get ``--shutdown-grace`` seconds, then the server closes and cancels the rest; a call whose
   sync tool's thread still runs then is abandoned and the process exits ``EXIT_ABANDONED``.
@@ -33,7 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .serve_http_middleware import ASGIApp, BearerTokenGuard, InFlightRequests
+from .serve_http_middleware import ASGIApp, BearerTokenGuard, HttpOnly, InFlightRequests
+from .serve_http_protocol import capped_protocol
 from .serve_stop import (
     DEFAULT_SHUTDOWN_GRACE_S,
     StopSignals,
@@ -49,6 +53,7 @@ DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_SEND_TIMEOUT_S = 10.0
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 
@@ -72,6 +77,7 @@ class HttpOptions:
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
     shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S
     stateless: bool = False
     json_response: bool = False
 
@@ -134,6 +140,15 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         help="close a connection whose request (its head and its body) is not complete this "
         "long after it opened or after its previous response "
         f"(default {DEFAULT_HEADER_TIMEOUT_S:g})",
+    )
+    g.add_argument(
+        "--send-timeout",
+        type=float,
+        default=DEFAULT_SEND_TIMEOUT_S,
+        metavar="SECONDS",
+        help="close a connection whose client takes none of the answer waiting for it for this long "
+        "(its request's place under --max-connections is then free) "
+        f"(default {DEFAULT_SEND_TIMEOUT_S:g})",
     )
     g.add_argument(
         "--stateless",
@@ -253,8 +268,10 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
     if (problem := grace_problem(args.shutdown_grace)) is not None:
         raise HttpOptionsError(problem)
     header_timeout = getattr(args, "header_timeout", DEFAULT_HEADER_TIMEOUT_S)
-    if not (math.isfinite(header_timeout) and header_timeout > 0):
-        raise HttpOptionsError("--header-timeout must be a positive number of seconds")
+    send_timeout = getattr(args, "send_timeout", DEFAULT_SEND_TIMEOUT_S)
+    for name, value in (("--header-timeout", header_timeout), ("--send-timeout", send_timeout)):
+        if not (math.isfinite(value) and value > 0):
+            raise HttpOptionsError(f"{name} must be a positive number of seconds")
     hosts = bound_host_values(host, port)
     for name in args.allow_host:
         hosts += _host_values(name, port)
@@ -272,6 +289,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         session_idle_timeout_s=DEFAULT_SESSION_IDLE_TIMEOUT_S if idle is None else idle,
         shutdown_grace_s=args.shutdown_grace,
         header_timeout_s=header_timeout,
+        send_timeout_s=send_timeout,
         stateless=stateless,
         json_response=bool(getattr(args, "json_response", False)),
     )
@@ -280,8 +298,9 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
 def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlightRequests]:
     """The ASGI app and its count of requests and calls: the SDK's streamable HTTP transport at
     ``/mcp`` with transport security (Host and Origin allow-lists, body limit), inside the count
-    (``--max-connections``), inside the bearer-token guard when a token is configured — outermost,
-    so a request without the token is refused before the count reads any of its body."""
+    (``--max-connections``), inside the bearer-token guard when a token is configured — so a
+    request without the token is refused before the count reads any of its body — inside
+    ``HttpOnly``, outermost: no other kind of connection than HTTP reaches any of them."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     security = TransportSecuritySettings(
@@ -302,7 +321,7 @@ def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlight
     in_flight = InFlightRequests(
         app, limit=options.max_connections, max_body=options.max_request_bytes, stateless=options.stateless
     )
-    return (BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
+    return HttpOnly(BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
 
 
 CONNECTION_MARGIN = 16
@@ -312,73 +331,6 @@ CONNECTION_MARGIN = 16
 def open_connection_cap(options: HttpOptions) -> int:
     """The most connections open at once; a new one beyond is closed at once, before any byte is read."""
     return options.max_connections + options.max_sessions + CONNECTION_MARGIN
-
-
-def capped_protocol(cap: int, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S) -> type:
-    """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one (before
-    any byte of it is read), and one whose request — its head and its body — is not complete
-    ``header_timeout_s`` after it opened or after its previous response was sent, and one answered
-    before its request's body was read to its end (a refusal): the bound on open files holds even
-    for peers that never finish (or start) their headers or bodies. (uvicorn's
-    ``timeout_keep_alive`` starts only after a response and stops at the first byte of the next
-    request, so half a request head held a connection for ever; h11 bounds the head's size, not its
-    time.)"""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    refused = [0]
-    overdue = [0]
-
-    class CappedH11Protocol(H11Protocol):
-        _head_timer: Any = None
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            if len(self.connections) > cap:
-                if refused[0] % 1000 == 0:  # (a flood of them writes a line per thousand)
-                    log.warning("closed %d new connection(s): %d are open, the cap", refused[0] + 1, cap)
-                refused[0] += 1
-                transport.abort()
-                return
-            self._head_deadline()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if self.conn.their_state is h11.SEND_BODY:
-                # answered (refused: 401, 503, 413 ...) before its body was read to its end: the
-                # rest would hold the connection for as long as the peer cares not to send it
-                self.transport.close()
-                return
-            self._head_deadline()  # the next request's head is due as the first one was
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-            super().connection_lost(exc)
-
-        def _head_deadline(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-            if not self.transport.is_closing():
-                self._head_timer = self.loop.call_later(header_timeout_s, self._head_overdue)
-
-        def _head_overdue(self) -> None:
-            self._head_timer = None
-            # IDLE: no complete request head since the deadline started; SEND_BODY: its head came
-            # but its body is still arriving. One rule: a request's head and body are both in within
-            # the timeout (a request being answered has moved past both; its response restarts it)
-            if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
-                if overdue[0] % 1000 == 0:
-                    log.warning(
-                        "closed %d connection(s) without a complete request (head and body) "
-                        "within %gs (--header-timeout)",
-                        overdue[0] + 1,
-                        header_timeout_s,
-                    )
-                overdue[0] += 1
-                self.transport.abort()
-
-    return CappedH11Protocol
 
 
 def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
@@ -420,8 +372,11 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         # once a request's headers are in, so header-less sockets are never refused.
         # InFlightRequests bounds the requests being answered, the SDK the sessions, and
         # capped_protocol the open connections (closed at once beyond, before any byte is read).
-        http=capped_protocol(open_connection_cap(options), options.header_timeout_s),
-        timeout_graceful_shutdown=1.0,
+        http=capped_protocol(open_connection_cap(options), options.header_timeout_s, options.send_timeout_s),
+        # no websocket protocol: an upgrade request is served as the plain HTTP request it is, so
+        # the token and every other layer see it (with one, it reached the app unchecked)
+        ws="none",
+        timeout_graceful_shutdown=1,
         server_header=False,
     )
     http = _Server(config)

@@ -1,6 +1,6 @@
-"""The ASGI layers ``reyn mcp serve --http`` puts around the SDK's transport: the bearer-token guard
-and the count of requests being answered and calls running (the ``--max-connections`` bound and the
-shutdown wait)."""
+"""The ASGI layers ``reyn mcp serve --http`` puts around the SDK's transport: HTTP only, the
+bearer-token guard and the count of requests being answered and calls running (the
+``--max-connections`` bound and the shutdown wait)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,27 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+class HttpOnly:
+    """ASGI middleware, outermost: only ``http`` and ``lifespan`` scopes reach the app; any other
+    (``websocket``, a kind a later server adds) is refused unanswered, never passed through. The
+    server makes none (uvicorn runs with ``ws="none"``): this holds if that ever changes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") not in ("http", "lifespan"):
+            log.warning("refused an ASGI %r connection: only HTTP is served", scope.get("type"))
+            return
+        await self.app(scope, receive, send)
+
+
 class BearerTokenGuard:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401.
 
     The comparison is constant-time (``hmac.compare_digest`` on bytes) so the token cannot be
-    guessed byte by byte from response times. Lifespan events pass through.
+    guessed byte by byte from response times. Lifespan events pass through; nothing else does
+    without the token.
     """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -30,7 +46,7 @@ class BearerTokenGuard:
         self._expected = b"Bearer " + token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("type") == "http":
+        if scope.get("type") != "lifespan":
             given = b""
             for key, value in scope.get("headers", ()):
                 if key.lower() == b"authorization":
@@ -273,7 +289,7 @@ class InFlightRequests:
         await self._idle.wait()
 
 
-def _once(action: Callable[[], None]) -> Callable[[], None]:
+def _once(action: Callable[[], object]) -> Callable[[], None]:
     done = False
 
     def run() -> None:
@@ -363,6 +379,7 @@ async def plain_response(send: Send, status: int, body: bytes, headers: list[tup
 __all__ = [
     "ASGIApp",
     "BearerTokenGuard",
+    "HttpOnly",
     "InFlightRequests",
     "answer_expected",
     "hold_place",

@@ -172,11 +172,11 @@ class McpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     servers: dict[str, ServerConfig] = {}
-    call_timeout_s: float = Field(60.0, gt=0, le=3600)
-    connect_timeout_s: float = Field(30.0, gt=0, le=600)
+    call_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    connect_timeout_s: float = Field(default=30.0, gt=0, le=600)
     agent_servers: dict[str, list[str]] = {}
-    snapshot_file: str = Field(".reyn/mcp-tools.json", min_length=1)
-    max_text_chars: int = Field(100_000, ge=100, le=10_000_000)
+    snapshot_file: str = Field(default=".reyn/mcp-tools.json", min_length=1)
+    max_text_chars: int = Field(default=100_000, ge=100, le=10_000_000)
 
     @model_validator(mode="after")
     def _names(self) -> McpSettings:

@@ -112,7 +112,7 @@ class _Connection(psycopg.Connection[Any]):
     """A psycopg connection that remembers why connecting failed (see ``_last_connect_error``)."""
 
     @classmethod
-    def connect(cls, conninfo: str = "", *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def connect(cls, conninfo: str = "", *args: Any, **kwargs: Any) -> Any:
         try:
             conn = super().connect(conninfo, *args, **kwargs)
         except psycopg.Error as exc:

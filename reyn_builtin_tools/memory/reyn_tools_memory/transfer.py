@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import get_args
 from urllib.parse import quote
 
-from .backend import MEMORY_TYPES, MemoryBackend, MemoryEntry, PutResult, text_problem
+from .backend import MEMORY_TYPES, Layer, MemoryBackend, MemoryEntry, PutResult, text_problem
 from .settings import MemorySettings
 from .slugs import agent_problem, slug_problem
 
@@ -157,6 +158,10 @@ def parse_entry(text: str, path: Path, settings: MemorySettings) -> MemoryEntry:
     return _entry(values, body, settings)
 
 
+# A file's `layer`, by its text: the one check of it and the typed value an entry is built with.
+_LAYERS: dict[str, Layer] = {layer: layer for layer in get_args(Layer)}
+
+
 def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntry:
     # Every required key must be present; all but the description must also be non-empty.
     missing = [k for k in REQUIRED if k not in v or (k != "description" and not v[k])]
@@ -165,7 +170,7 @@ def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntr
     for problem in (
         slug_problem(v["slug"]),
         None if v["type"] in MEMORY_TYPES else f"type {v['type']!r} is not one of {', '.join(MEMORY_TYPES)}",
-        None if v["layer"] in ("shared", "agent") else f"layer {v['layer']!r} is not 'shared' or 'agent'",
+        None if v["layer"] in _LAYERS else f"layer {v['layer']!r} is not 'shared' or 'agent'",
         None if len(v["name"]) <= NAME_MAX else f"the name is over {NAME_MAX} characters",
         None
         if len(v["description"]) <= DESCRIPTION_MAX
@@ -194,13 +199,13 @@ def _entry(v: dict[str, str], body: str, settings: MemorySettings) -> MemoryEntr
     if size > settings.max_body_bytes:
         raise _Problem(f"the body is {size:,} bytes, over the limit of {settings.max_body_bytes:,} bytes")
     return MemoryEntry(
-        v["layer"],
+        _LAYERS[v["layer"]],
         agent,
         v["slug"],
         v["name"],
         v["description"],
         v["type"],
-        body,  # type: ignore[arg-type]
+        body,
         v.get("created", ""),
         v.get("updated", ""),
     )

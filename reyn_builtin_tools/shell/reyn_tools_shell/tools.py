@@ -29,7 +29,7 @@ class ShellArgs(BaseModel):
         description="Or a command line, split like a POSIX shell but never run by one: "
         "no pipes, redirection, globbing or variables.",
     )
-    cwd: str = Field(".", description="Working directory, relative to the workspace.")
+    cwd: str = Field(default=".", description="Working directory, relative to the workspace.")
     timeout_s: float | None = Field(
         None, gt=0, description="Seconds before the command is killed (capped by the settings)."
     )

@@ -102,7 +102,7 @@ class SrcReadArgs(_Args):
     path: str = Field(
         min_length=1, max_length=1024, description="a file path exactly as reyn_src_list lists it"
     )
-    start_line: int = Field(1, ge=1, description="the first line to return (1-based; see next_line)")
+    start_line: int = Field(default=1, ge=1, description="the first line to return (1-based; see next_line)")
 
 
 @tool(cluster=CLUSTER, purity="read_only", gates=ROUTER_ONLY, available=source_available)

@@ -54,7 +54,10 @@ class SearchResult:
 class SearchBackend(Protocol):
     """What a search backend implements."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The backend's name, in its errors."""
+        ...
 
     async def search(self, client: httpx.AsyncClient, query: str, max_results: int) -> list[SearchResult]:
         """Up to ``max_results`` results for ``query``."""

@@ -30,13 +30,13 @@ class FetchSettings(_Strict):
 
     enabled: bool = False
     allow_hosts: list[str] = []
-    max_bytes: int = Field(2_000_000, ge=1_024, le=50_000_000)
-    timeout_s: float = Field(20.0, gt=0, le=300)
-    connect_timeout_s: float = Field(10.0, gt=0, le=120)
-    max_redirects: int = Field(5, ge=0, le=20)
+    max_bytes: int = Field(default=2_000_000, ge=1_024, le=50_000_000)
+    timeout_s: float = Field(default=20.0, gt=0, le=300)
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    max_redirects: int = Field(default=5, ge=0, le=20)
     content_types: list[str] = Field(default_factory=lambda: list(DEFAULT_CONTENT_TYPES))
     user_agent: str = "reyn-web/0.1 (+https://example.invalid/reyn)"
-    max_links: int = Field(100, ge=0, le=1_000)
+    max_links: int = Field(default=100, ge=0, le=1_000)
     ca_bundle: str | None = None  # PEM file of extra trusted CAs (an internal CA); default: system/certifi
 
     @field_validator("allow_hosts")
@@ -67,9 +67,9 @@ class SearchSettings(_Strict):
     backend: Literal["searxng", "brave"] | None = None
     searxng: SearxngSettings | None = None
     brave: BraveSettings | None = None
-    max_results: int = Field(5, ge=1, le=20)
-    timeout_s: float = Field(15.0, gt=0, le=120)
-    max_bytes: int = Field(2_000_000, ge=1_024, le=20_000_000)
+    max_results: int = Field(default=5, ge=1, le=20)
+    timeout_s: float = Field(default=15.0, gt=0, le=120)
+    max_bytes: int = Field(default=2_000_000, ge=1_024, le=20_000_000)
 
 
 class WebSettings(_Strict):

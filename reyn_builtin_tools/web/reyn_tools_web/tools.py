@@ -31,7 +31,7 @@ class WebFetchArgs(BaseModel):
     max_length: int = Field(
         20000, ge=1, le=100000, description="Maximum number of characters of text to return."
     )
-    start_index: int = Field(0, ge=0, description="Character offset to start the text window at.")
+    start_index: int = Field(default=0, ge=0, description="Character offset to start the text window at.")
 
 
 @tool(cluster=CLUSTER, purity="external", gates=GATES, available=fetch_available)

@@ -55,3 +55,26 @@ def test_the_core_refuses_any_description_past_its_limit():
         RegistryBuilder().register(too_long)
     assert info.value.code == "RT010"
     assert "description of 20000 characters; the limit is 16384" in str(info.value)
+
+
+def test_a_schema_whose_properties_are_not_an_object_is_refused_alone(mcp_settings, server_script, tmp_path):
+    # `properties: null` from one upstream tool used to raise in the hook (RI005: the whole pack,
+    # its own tools and every other server's, failed to load); now the core refuses that tool alone
+    tools = [
+        {"name": "nulled", "input_schema": {"type": "object", "properties": None}},
+        {"name": "numbered", "input_schema": {"type": "object", "properties": 7}},
+        {"name": "kind", "input_schema": {"type": "object", "properties": {"kind": {"type": "string"}}}},
+        {"name": "echo", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    ]
+    s = import_settings(mcp_settings, server_script, _snapshot(tmp_path, tools), prefix="d")
+    registered: list[ToolDefinition] = []
+    plugin.reyn_register_tools(registered.append, s, tmp_path)
+    imported = {d.name: d for d in registered if d.name.startswith("d__")}
+    assert {"call_mcp_tool", "d__nulled", "d__numbered", "d__kind", "d__echo"} <= {d.name for d in registered}
+    assert imported["d__kind"].gates.phase == "deny" and imported["d__echo"].gates.phase == "allow"
+    builder = RegistryBuilder()
+    for name in ("d__nulled", "d__numbered"):
+        with pytest.raises(ToolRegistrationError):
+            builder.register(imported[name])
+    builder.register(imported["d__kind"])  # control: the well-formed tools of the same server register
+    builder.register(imported["d__echo"])

@@ -162,6 +162,7 @@ async def test_an_idle_session_is_closed_and_one_with_a_standing_stream_is_kept(
         (["--session-idle-timeout", "0"], "--session-idle-timeout must be a positive number of seconds"),
         (["--session-idle-timeout", "nan"], "--session-idle-timeout must be a positive number of seconds"),
         (["--session-idle-timeout", "inf"], "--session-idle-timeout must be a positive number of seconds"),
+        (["--send-timeout", "0"], "--send-timeout must be a positive number of seconds"),
         (["--stateless", "--max-sessions", "5"], "--stateless keeps none"),
         (["--stateless", "--session-idle-timeout", "60"], "--stateless keeps none"),
     ],
@@ -178,6 +179,7 @@ def test_the_bounds_are_in_the_help(serve_world: ServeWorld) -> None:
     out = serve_world.reyn("mcp", "serve", "--help").stdout
     assert "--max-sessions N" in out and "--session-idle-timeout SECONDS" in out
     assert "standing" in out  # --max-connections says what it does not count
+    assert "--send-timeout SECONDS" in out
 
 
 def _closed_by_server(sock: socket.socket) -> bool:
