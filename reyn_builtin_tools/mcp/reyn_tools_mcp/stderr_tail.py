@@ -19,7 +19,7 @@ import os
 import select
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import IO, Any
+from typing import Any, TextIO
 
 TAIL_BYTES = 64 * 1024
 
@@ -34,7 +34,7 @@ class StderrTail:
 
     @contextlib.asynccontextmanager
     async def feeding(
-        self, open_transport: Callable[[IO[str]], contextlib.AbstractAsyncContextManager[Any]]
+        self, open_transport: Callable[[TextIO], contextlib.AbstractAsyncContextManager[Any]]
     ) -> AsyncIterator[Any]:
         """Enter ``open_transport(errlog)`` with ``errlog`` the write end of a fresh pipe drained
         here; the host's copy is closed once the transport is entered (the server holds its own)."""
