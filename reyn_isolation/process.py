@@ -131,9 +131,13 @@ class WorkerProcess:
         its death signal then ends what it started."""
         if self._popen is None:
             return
+        running = self._popen.poll() is None
         if self._stop is not None:
-            self._stop.stop()
-        if self._popen.poll() is None:
+            if running:
+                self._stop.stop()
+            else:  # waited for: nothing to stop
+                self._stop.close()
+        if running:
             threading.Thread(target=self._kill_late, name=f"reyn-kill-{self._name}", daemon=True).start()
         for stream in (self._popen.stdin, self._popen.stdout):
             try:

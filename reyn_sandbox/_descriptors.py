@@ -34,23 +34,30 @@ def standard_descriptors() -> None:
             _open_null(fd)
 
 
-def check_handed(passed: Iterable[int], option: str) -> None:
+def check_handed(passed: Iterable[int], option: str, network: bool) -> None:
     """The one rule on every descriptor the command inherits — 0, 1, 2 and ``passed`` (those the
-    caller named in ``option``, ``--pass-fds``): each must be something the command cannot reopen for
-    more than it was handed (``_stream_problem``). It reaches the command as it is, and
-    ``/proc/self/fd/N`` reopens the object under it — through no mount the grants build, so past
-    every cover. Anything else is refused: nothing is started (125, the line on 2 when it is open and
-    on the verdict pipe)."""
+    caller named in ``option``, ``--pass-fds``): each must be one of the few kinds that give the
+    command nothing beyond the stream it was handed (``_stream_problem``), given whether the grants
+    allow the ``network``. It reaches the command as it is, so the rule lists what is accepted and
+    refuses everything else: nothing is started (125, the line on 2 when it is open and on the
+    verdict pipe)."""
     pipes = pipe_device()
     for fd in (0, 1, 2, *passed):
-        problem = _stream_problem(fd, pipes)
+        problem = _stream_problem(fd, pipes, network)
         if problem:
             where = "" if fd <= 2 else f"{option}: "
             _supervisor.fail_setup(
-                f"{where}descriptor {fd} is {problem}: the confined command could reopen it through "
-                f"/proc/self/fd/{fd} for more than it was handed; hand a pipe, a socket, a terminal "
-                "or the null device, or a file opened for reading and writing"
+                f"{where}descriptor {fd} is {problem}: the command would get it as it is (reopened "
+                f"through /proc/self/fd/{fd}, its metadata changed), so it may inherit only "
+                f"{_accepted(network)}; hand a file or a terminal through a pipe the caller copies"
             )
+
+
+def _accepted(network: bool) -> str:
+    kinds = ["an anonymous pipe of the caller's own", "a connected unix stream socket"]
+    if network:
+        kinds.append("an internet stream or datagram socket")
+    return ", ".join(kinds) + " or the null device"
 
 
 def _open_null(fd: int) -> None:
@@ -76,28 +83,73 @@ def _is_null(st: os.stat_result) -> bool:
     return stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3)
 
 
-def _stream_problem(fd: int, pipes: int) -> str:
+def _stream_problem(fd: int, pipes: int, network: bool) -> str:
     """What makes open descriptor ``fd`` — one of 0, 1, 2 or of ``--pass-fds``: one rule
-    (``check_handed``) — unfit to hand the command ('' when nothing). Reopening it through
-    ``/proc/self/fd`` gains nothing on an anonymous pipe (the same pipe, which the command writes or
-    reads anyway), a socket (it cannot be reopened) or the null device; on anything else — a file, a
-    named FIFO, a terminal, another device — it gains what the descriptor's access mode withheld
-    (reading a write-only stdout), so that must be read and write already. An ``O_PATH`` descriptor
-    or a directory is refused whatever its mode."""
+    (``check_handed``) — unfit to hand the command ('' when nothing). Accepted, and only these:
+
+    - an anonymous pipe: ``/proc/self/fd/N`` reopens the same pipe, either end — so the command can
+      read what others write to a pipe it was handed the write end of: a handed pipe must be the
+      caller's own, shared with no one else (Reyn's spawns make fresh pipes for each launch);
+    - the null device, which holds nothing;
+    - a socket, which cannot be reopened, of the kinds ``_socket_problem`` accepts.
+
+    Everything else is refused whatever its access mode, by construction rather than by a list of
+    known harms: a file or a directory (metadata — mode, owner-set times, extended attributes — can
+    be changed through any descriptor, even read-only, and Landlock does not govern it; a reopen
+    gains the access the descriptor withheld), a terminal (``TIOCSTI`` pushes input to whoever reads
+    it, and one that is no session's controlling terminal can be made the command's own), any other
+    device, a named FIFO (reachable by path), an ``O_PATH`` descriptor, and the kernel's objects
+    without a file type (eventfd, pidfd, epoll, signalfd…)."""
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     if flags & getattr(os, "O_PATH", 0):
         return "an O_PATH descriptor"
     st = os.fstat(fd)
-    if stat.S_ISDIR(st.st_mode):
-        return "a directory"
-    if stat.S_ISSOCK(st.st_mode) or _is_null(st) or (stat.S_ISFIFO(st.st_mode) and st.st_dev == pipes):
+    mode = st.st_mode
+    if (stat.S_ISFIFO(mode) and st.st_dev == pipes) or _is_null(st):
         return ""
-    if flags & os.O_ACCMODE == os.O_RDWR:
-        return ""
-    kind = (
-        "a file" if stat.S_ISREG(st.st_mode) else "a named FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
-    )
-    return f"{kind} opened {'read-only' if flags & os.O_ACCMODE == os.O_RDONLY else 'write-only'}"
+    if stat.S_ISSOCK(mode):
+        return _socket_problem(fd, network)
+    if stat.S_ISCHR(mode):
+        return "a terminal" if os.isatty(fd) else "a character device other than the null device"
+    kinds = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named FIFO"))
+    kind = next((name for test, name in kinds if test(mode)), "")
+    return kind or ("a block device" if stat.S_ISBLK(mode) else "a kernel object with no file type")
+
+
+def _socket_problem(fd: int, network: bool) -> str:
+    """Whether socket ``fd`` may be handed ('' when it may). Without the network: only a connected,
+    not listening, unix stream or seqpacket socket (a ``socketpair`` end): it reaches its one peer
+    and nothing else — a datagram socket can address any socket of the namespace it was made in (the
+    caller's, not the sandbox's), an internet socket made outside the sandbox's namespace reaches
+    the caller's network. With the network: that, or an internet (IPv4, IPv6) stream or datagram
+    socket, the kinds the command may make itself; never a raw, packet or netlink socket, which
+    carry the capabilities of the process that made them."""
+    import socket  # only when a socket is handed: importing it costs a launch ~15 ms
+
+    sock = socket.socket(fileno=fd)
+    try:
+        family = sock.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN)
+        kind = sock.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE)
+        listening = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+        if family == socket.AF_UNIX and kind in (socket.SOCK_STREAM, socket.SOCK_SEQPACKET):
+            if listening:
+                return "a listening unix socket (it would accept connections from outside the sandbox)"
+            try:
+                sock.getpeername()
+            except OSError:
+                return "a unix socket connected to nothing (it could be connected outside the sandbox)"
+            return ""
+        if network and family in (socket.AF_INET, socket.AF_INET6):
+            if kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+                return ""
+            return "an internet socket neither stream nor datagram (a raw one carries its maker's capability)"
+        if family in (socket.AF_INET, socket.AF_INET6):
+            return "an internet socket, and the network is not granted"
+        if family == socket.AF_UNIX:
+            return "a unix datagram socket (it can address any socket of the namespace it was made in)"
+        return f"a socket of family {family}"
+    finally:
+        sock.detach()
 
 
 STANDARD = "one of the command's standard streams"

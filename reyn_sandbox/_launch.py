@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         grants, command = _probe_launch() if probing else parse(words)
     except GrantsError as exc:
         _supervisor.fail_setup(str(exc))
-    _descriptors.check_handed(sorted(keep), PASS_FDS)
+    _descriptors.check_handed(sorted(keep), PASS_FDS, grants.network)
     _descriptors.close_inherited(keep | own)
     abi = _kernel_abi()
     limits = _supervisor.rlimit_problem(grants)
@@ -170,7 +170,7 @@ def _options(words: list[str]) -> tuple[frozenset[int], int | None, frozenset[in
             raise GrantsError(USAGE)
         values[words[0]] = words[1]
         words = words[2:]
-    keep = descriptor_numbers(values.get(PASS_FDS, ()))
+    keep = descriptor_numbers(values.get(PASS_FDS, ()), what=PASS_FDS)
     for fd in keep:
         try:
             os.fstat(fd)

@@ -154,6 +154,7 @@ def _launcher_probe() -> tuple[int | None, str | None]:
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-S", "-c", LAUNCHER_BOOT, "--probe"],
+            stdin=subprocess.DEVNULL,  # never this process's: a terminal or a file would be refused
             capture_output=True,
             text=True,
             errors="replace",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 
 
 def caller_pipe() -> tuple[int, int]:
@@ -37,8 +38,9 @@ class StopPipe:
     ``launcher_fd`` (its read end) is the launcher's: give it as ``launcher_argv(..., stop_fd=)`` and
     spawn the launcher with it open (``subprocess``'s ``pass_fds``), then call ``launched()`` (or
     ``stop()`` if the spawn failed), which closes the caller's copy. The write end stays here, open
-    until ``stop()``: a byte written to it (a process forked from the caller meanwhile holds a copy
-    of the end, so the close alone would not hang the pipe up), then closed. The launcher then kills
+    until ``stop()`` (or ``close()``, once the launcher has been waited for): a byte written to it
+    (a process forked from the caller meanwhile holds a copy of the end, so the close alone would
+    not hang the pipe up), then closed. The launcher then kills
     the sandbox's PID 1 — the kernel kills every process in it — and exits only once the kernel has
     reaped them all. The caller's death closes the write end too. Each step runs once."""
 
@@ -57,15 +59,42 @@ class StopPipe:
 
     def stop(self) -> None:
         """End the sandbox: a byte, then the write end closed (without blocking: a full pipe has been
-        asked already; a launcher gone has nothing left to stop)."""
+        asked already; a launcher gone has nothing left to stop). The byte never raises ``SIGPIPE``
+        in the caller (``_write_quietly``), whatever its disposition: a launcher that exited
+        meanwhile leaves no reader."""
         self.launched()
         fd, self._write = self._write, None
         if fd is None:
             return
         try:
-            os.set_blocking(fd, False)
-            os.write(fd, b"x")
-        except OSError:
-            pass
+            _write_quietly(fd, b"x")
         finally:
             os.close(fd)
+
+    def close(self) -> None:
+        """The launcher has been waited for (or was never started): nothing is left to stop, so the
+        write end is closed without a byte. Each caller closes this way once it has reaped the
+        launcher, and ``stop()`` only while it may still run."""
+        self.launched()
+        fd, self._write = self._write, None
+        if fd is not None:
+            os.close(fd)
+
+
+def _write_quietly(fd: int, data: bytes) -> None:
+    """Write ``data`` to pipe ``fd`` without blocking, ignoring a full or readerless pipe — and
+    without the ``SIGPIPE`` a readerless pipe sends the writing thread, which kills a caller that
+    keeps its default disposition (as many command-line programs do): the signal is blocked in this
+    thread around the write, the one it raised (thread-directed, so pending here) is consumed, then
+    the mask is restored."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
+    try:
+        try:
+            os.set_blocking(fd, False)
+            os.write(fd, data)
+        except OSError:
+            pass  # full (asked already) or no reader (nothing left to stop)
+        if signal.SIGPIPE not in previous:  # pending only if raised while blocked here
+            signal.sigtimedwait({signal.SIGPIPE}, 0)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

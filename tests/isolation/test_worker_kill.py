@@ -9,6 +9,8 @@ pipe and is never sent ``SIGKILL``. Real processes; nothing is timed beyond a bo
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -38,3 +40,26 @@ def test_a_real_launcher_ends_its_sandbox_through_the_pipe(monkeypatch: pytest.M
     worker.kill()
     assert worker.exited.wait(BOUND), "the launcher did not stop through its pipe"
     assert worker.returncode is not None and worker.returncode != -signal.SIGKILL
+
+
+# A host with SIGPIPE at its default kills a worker that has already exited (a stand-in launcher
+# that exits at once, its end of the stop pipe closed with it).
+DEFAULT_SIGPIPE_HOST = """
+import signal
+from reyn_isolation.process import WorkerProcess
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+worker = WorkerProcess(lambda _fd: ["/bin/true"], {}, "gone")
+worker.start()
+assert worker.exited.wait(60)
+worker.kill()
+print("host-alive", worker.returncode)
+"""
+
+
+def test_killing_an_exited_worker_never_kills_the_host_by_sigpipe() -> None:
+    """Before, ``kill()`` wrote the stop byte to a pipe whose only reader had exited: the host died
+    of SIGPIPE (-13) where it is at its default. Now the pipe of a reaped launcher is only closed
+    (``StopPipe.close``). The host prints after ``kill()`` and exits 0; the worker ran (status 0)."""
+    host = subprocess.run([sys.executable, "-c", DEFAULT_SIGPIPE_HOST], capture_output=True, text=True,
+                          timeout=BOUND)  # fmt: skip
+    assert (host.returncode, host.stdout) == (0, "host-alive 0\n"), host.stderr

@@ -26,6 +26,9 @@ NOBODY = 65534
 PACKAGE_PARENT = str(Path(reyn_sandbox.__file__).resolve().parent.parent)
 TIMEOUT = 60
 SECRET = "API_KEY=operator-secret"
+# The standard streams of a launch that reads and shows nothing: the launcher refuses a file or a
+# terminal there (pytest's own stdout and stderr are capture files, or the terminal with -s).
+QUIET = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
 
 # A command (given a pipe's write end as its first argument) that leaves a grandchild in a new session
 # that holds the pipe's write end, writes `grandchild-alive` and would sleep for an hour.

@@ -85,14 +85,15 @@ def test_a_named_descriptor_that_is_not_open_is_refused(sandbox: Sandbox) -> Non
 def test_a_bad_pass_fds_value_is_refused_with_one_line_and_125(sandbox: Sandbox, value: str) -> None:
     """Digits of another script (``isdigit`` takes them, ``int`` used to raise), a number too large
     for a descriptor (``os.fstat`` used to raise OverflowError), a sign, a space, an empty entry: each
-    a traceback and exit 1 before; now the one rule (``_grants.descriptor_numbers``) refuses it."""
+    a traceback and exit 1 before; now the one rule (``_grants.descriptor_numbers``) refuses it,
+    naming the option as given (``--pass-fds``, not ``launcher_argv``'s ``pass_fds``)."""
     argv = sandbox.argv(["/bin/echo", "COMMAND-RAN"], Grants())
     at = argv.index("--grants")
     argv[at:at] = ["--pass-fds", value]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/",
                             env={"PATH": "/usr/bin:/bin"})  # fmt: skip
     assert result.returncode == 125 and "COMMAND-RAN" not in result.stdout, result.stderr
-    assert result.stderr.startswith("reyn-sandbox: pass_fds takes descriptor numbers from 3 to 2147483647")
+    assert result.stderr.startswith("reyn-sandbox: --pass-fds takes descriptor numbers from 3 to 2147483647")
     assert len(result.stderr.splitlines()) == 1, result.stderr
     # positive control: the same argv with a descriptor that is open runs the command
     read_end, write_end = os.pipe()

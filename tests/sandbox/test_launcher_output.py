@@ -2,8 +2,8 @@
 
 Its own output — the probe's ``landlock_abi N`` on stdout, a setup failure's one line, "cannot run"
 on stderr — is written best effort straight to the descriptor (``_supervisor.say``). Before, a
-closed stdout or stderr (``sys.stdout`` None: AttributeError, exit 1), a full one (/dev/full) or a
-broken pipe (the flush at exit failing: exit 120) changed the status a caller reads: 125 (setup
+closed stdout or stderr (``sys.stdout`` None: AttributeError, exit 1) or a broken pipe (the flush
+at exit failing: exit 120) changed the status a caller reads: 125 (setup
 failed), 127 (not found), 0 (the probe ran). Each with the real launcher, as root and unprivileged;
 the same launch with a working output is the positive control (same status, and the line is there).
 """
@@ -17,29 +17,24 @@ import pytest
 
 from reyn_sandbox import Grants
 
-from .conftest import TIMEOUT, Sandbox
+from .conftest import QUIET, TIMEOUT, Sandbox
 
-BROKEN = ("closed", "full", "broken-pipe")
+BROKEN = ("closed", "broken-pipe")  # a full device (/dev/full) is refused as any device
 
 
 def _launch(argv: list[str], which: int, kind: str) -> tuple[int, bytes]:
-    """Run ``argv`` with its descriptor ``which`` (1 or 2) closed, /dev/full, a pipe nobody reads
+    """Run ``argv`` with its descriptor ``which`` (1 or 2) closed, a pipe nobody reads
     (``broken-pipe``) or a pipe read here (``working``): its status and what that pipe received."""
     name = "stdout" if which == 1 else "stderr"
     if kind == "closed":  # the shell closes it, then becomes the launcher
         argv = ["/bin/sh", "-c", f'exec "$@" {which}>&-', "sh", *argv]
-        done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT)
-        return done.returncode, b""
-    if kind == "full":
-        with open("/dev/full", "r+b") as full:  # read-write: a device opened one way is refused
-            streams = {name: full}
-            done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT, **streams)  # type: ignore[call-overload]  # fmt: skip
+        done = subprocess.run(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=TIMEOUT, **QUIET)
         return done.returncode, b""
     read_end, write_end = os.pipe()
     if kind == "broken-pipe":
         os.close(read_end)
     try:
-        process = subprocess.Popen(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, **{name: write_end})  # type: ignore[call-overload]  # fmt: skip
+        process = subprocess.Popen(argv, cwd="/", env={"PATH": "/usr/bin:/bin"}, **{**QUIET, name: write_end})  # type: ignore[arg-type]  # fmt: skip
     finally:
         os.close(write_end)
     received = b""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from reyn_sandbox import Grants
 
-from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
+from .conftest import DOUBLE_FORK, QUIET, TIMEOUT, Sandbox
 
 FORK_BOMB = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
 MEMORY_HOG = "hog = []\nwhile True:\n    hog.append(bytearray(1024 * 1024))\n"
@@ -171,6 +171,7 @@ def test_killing_the_launcher_kills_the_whole_sandbox(sandbox: Sandbox) -> None:
             pass_fds=[write_end],
             env={"PATH": "/usr/bin:/bin"},
             cwd="/",
+            **QUIET,
         )  # fmt: skip
         os.close(write_end)
         ready, _, _ = select.select([read_end], [], [], TIMEOUT)

@@ -21,7 +21,7 @@ import pytest
 import reyn_sandbox
 from reyn_sandbox import Grants, GrantsError
 
-from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
+from .conftest import DOUBLE_FORK, QUIET, TIMEOUT, Sandbox
 
 # DOUBLE_FORK, then the command sleeps for its second argument's seconds and exits 7. Both it and its
 # grandchild hold the report pipe's write end: EOF on it means every process of the sandbox is gone.
@@ -52,7 +52,9 @@ def _start(sandbox: Sandbox, report_w: int, stop_r: int, sleep_s: float = 3600) 
     argv = sandbox.argv(
         [sandbox.python, "-c", SLEEPERS, str(report_w), str(sleep_s)], Grants(), [report_w], stop_fd=stop_r
     )
-    return subprocess.Popen(argv, pass_fds=[report_w, stop_r], env={"PATH": "/usr/bin:/bin"}, cwd="/")
+    return subprocess.Popen(
+        argv, pass_fds=[report_w, stop_r], env={"PATH": "/usr/bin:/bin"}, cwd="/", **QUIET
+    )
 
 
 @pytest.mark.parametrize("how", ["close", "write"])
@@ -93,7 +95,8 @@ argv, report_w, stop_fd, then = sys.argv[1:-3], int(sys.argv[-3]), int(sys.argv[
 stop_r, stop_w = os.pipe()
 os.dup2(stop_r, stop_fd)  # the number the launcher's argv names
 os.close(stop_r)
-subprocess.Popen(argv, pass_fds=[report_w, stop_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/")
+subprocess.Popen(argv, pass_fds=[report_w, stop_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/",
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 os.close(stop_fd)
 if then == "exit":
     os._exit(0)  # at once: the launcher may not even have started yet

@@ -9,14 +9,16 @@ launcher, as root and unprivileged.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from reyn_sandbox import Grants, StopPipe
 
-from .conftest import DOUBLE_FORK, TIMEOUT, Sandbox
+from .conftest import DOUBLE_FORK, QUIET, TIMEOUT, Sandbox
 
 
 def _launch(sandbox: Sandbox, stop: StopPipe, report_w: int, wait: str) -> subprocess.Popen[bytes]:
@@ -24,7 +26,7 @@ def _launch(sandbox: Sandbox, stop: StopPipe, report_w: int, wait: str) -> subpr
     code = DOUBLE_FORK.replace("time.sleep(0.5)\n", f"time.sleep({wait})\n")
     argv = sandbox.argv([sandbox.python, "-c", code, str(report_w)], Grants(), [report_w], stop.launcher_fd)
     launcher = subprocess.Popen(
-        argv, pass_fds=[report_w, stop.launcher_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/"
+        argv, pass_fds=[report_w, stop.launcher_fd], env={"PATH": "/usr/bin:/bin"}, cwd="/", **QUIET
     )
     stop.launched()
     assert stop.launcher_fd is None
@@ -58,3 +60,36 @@ def test_stop_ends_the_sandbox_while_a_fork_of_the_caller_holds_the_pipe(
     finally:
         stop.stop()
         os.close(report_r)
+
+
+# A caller with SIGPIPE at its default (as many command-line programs set it), given the launcher's
+# argv prefix (the runner's): it stops, or only closes, a launch whose launcher has exited.
+DEFAULT_SIGPIPE_CALLER = """
+import json, signal, subprocess, sys
+from reyn_sandbox import Grants, StopPipe, launcher_argv
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+prefix, how = json.loads(sys.argv[1]), sys.argv[2]
+stop = StopPipe()
+argv = launcher_argv(["/bin/true"], Grants(), stop_fd=stop.launcher_fd)
+launcher = subprocess.run([*prefix, *argv[1:]] if prefix else argv, pass_fds=[stop.launcher_fd],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=60)
+stop.launched()
+getattr(stop, how)()
+print("caller-alive", launcher.returncode)
+"""
+
+
+@pytest.mark.parametrize("how", ["stop", "close"])
+def test_stopping_after_the_launcher_exited_never_kills_the_caller_by_sigpipe(
+    sandbox: Sandbox, how: str
+) -> None:
+    """The launcher is gone, so the pipe has no reader: the stop byte would raise SIGPIPE in the
+    caller, which dies of it (exit -13) where SIGPIPE is at its default. ``stop()`` blocks and
+    consumes it; ``close()`` (the launcher waited for) writes nothing. The caller prints and exits 0,
+    the launch itself ran (the positive control: its status 0)."""
+    prefix = [] if sandbox.runner == "root" else sandbox.argv(["/bin/true"], Grants())[:5]
+    caller = subprocess.run(
+        [sys.executable, "-c", DEFAULT_SIGPIPE_CALLER, json.dumps(prefix), how],
+        capture_output=True, text=True, timeout=TIMEOUT, env={"PATH": "/usr/bin:/bin"}, cwd="/",
+    )  # fmt: skip
+    assert (caller.returncode, caller.stdout) == (0, "caller-alive 0\n"), caller.stderr

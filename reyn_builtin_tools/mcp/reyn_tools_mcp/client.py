@@ -31,7 +31,6 @@ import contextvars
 import hashlib
 import json
 import logging
-import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
@@ -48,6 +47,7 @@ from reyn_core import secret_paths
 from . import failures
 from .sandbox import confined_command, refuse_roots, widen_hint
 from .settings import ServerConfig
+from .stderr_tail import StderrTail
 
 T = TypeVar("T")
 
@@ -108,7 +108,7 @@ class ServerConnection:
         self.fault: str | None = None  # a transport fault of the current session, in Reyn's words
         self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
-        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -126,7 +126,7 @@ class ServerConnection:
             except RuntimeError as exc:
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
-            return stdio_client(params, errlog=self._errlog)
+            return self._stderr.feeding(lambda errlog: stdio_client(params, errlog=errlog))
         http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
 
@@ -190,14 +190,7 @@ class ServerConnection:
     def stderr_text(self, limit: int = 8_000) -> str:
         """The last ``limit`` characters the server wrote to stderr (stdio servers): for the
         operator's log only — a server's stderr never reaches a model (see ``failures``)."""
-        try:
-            self._errlog.flush()
-            self._errlog.seek(0, 2)
-            size = self._errlog.tell()
-            self._errlog.seek(max(0, size - limit))
-            return self._errlog.read()
-        except (OSError, ValueError):
-            return ""
+        return self._stderr.text(limit)
 
     async def ensure(self) -> ClientSession:
         """The open session, opening one if needed."""
@@ -259,7 +252,6 @@ class ServerConnection:
         await self.discard()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
-        self._errlog.close()
 
     # ------------------------------------------------------------------ requests
 

@@ -167,13 +167,18 @@ class _Control:
             pass
         return data.decode("utf-8", errors="replace")
 
-    def close(self) -> None:
+    def close(self, exited: bool) -> None:
+        """Close the host's ends. ``exited``: what was started has been waited for, so the stop pipe
+        is only closed (``StopPipe.close``); else the launcher, if any, is asked to stop."""
         for fd in (self.fd, self.verdict_fd):
             if fd is not None:
                 os.close(fd)
         self.fd = self.verdict_fd = None
         if self.stop is not None:
-            self.stop.stop()
+            if exited:
+                self.stop.close()
+            else:
+                self.stop.stop()
 
 
 async def _stop(proc: asyncio.subprocess.Process, pgid: int, control: _Control) -> None:
@@ -243,7 +248,7 @@ async def run_command(
             pass_fds=child_fds,
         )
     except BaseException:
-        control.close()
+        control.close(exited=False)
         raise
     finally:  # the child holds its ends now (or never will): the host's copies are closed
         for fd in child_fds[1:] if control.stop is not None else child_fds:  # the stop pipe's: below
@@ -253,7 +258,7 @@ async def run_command(
     try:
         return await _supervise(proc, argv, started, control, timeout_s, max_output_bytes)
     finally:
-        control.close()
+        control.close(exited=proc.returncode is not None)
 
 
 async def _supervise(

@@ -143,3 +143,21 @@ async def test_a_server_failing_under_its_grants_is_told_which_grants_and_key(
 def test_grant_keys_on_an_http_server_are_refused(mcp_settings) -> None:
     with pytest.raises(Exception, match="sandbox grants of stdio servers"):
         mcp_settings({"web": {"url": "https://example.invalid/mcp", "network": True}})
+
+
+async def test_a_sandboxed_servers_stderr_reaches_the_operators_log_through_a_pipe(
+    mcp_registry, mcp_settings, tmp_path, home, operator_log
+) -> None:
+    """The launcher hands a confined server only a pipe or the null device as stderr (a file could
+    have its metadata changed): the client gives each start a pipe of its own and keeps its tail.
+    Before, the client handed a read-write temporary file, which the launcher now refuses (125:
+    "descriptor 2 is a file"). A server whose script it cannot open says so on stderr, and those
+    words reach the operator's log, never the model's message."""
+    server = {**_server(tmp_path, home), "args": [str(tmp_path / "missing_server.py")]}
+    reg = mcp_registry(mcp_settings({"probe": server}))
+    args = {"server": "probe", "tool": "read_file", "arguments": {"path": "x"}}
+    env = await dispatch_tool(reg, "call_mcp_tool", args, ToolContext(surface="router"))
+    assert env["status"] == "error", env
+    logged = operator_log.text()
+    assert "missing_server.py" in logged and "No such file" in logged, logged
+    assert "descriptor 2 is" not in logged and "No such file" not in env["error"]["message"]

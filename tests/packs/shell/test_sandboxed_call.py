@@ -275,3 +275,18 @@ async def test_a_timeout_stops_the_sandbox_while_a_fork_of_the_host_holds_the_st
         results[label] = (result["timed_out"], result["exit_code"], result["stdout"], left)
     assert results["no fork"] == (True, -9, "started\n", [])
     assert results["fork holds the pipe"] == (True, -9, "started\n", [])
+
+
+async def test_a_host_with_sigpipe_at_its_default_survives_a_sandboxed_call(workspace: Path):
+    """A host that restored SIGPIPE's default (as command-line programs do) runs a sandboxed call
+    that ends by itself: the launcher has exited and been waited for, so the host only closes its
+    end of the stop pipe — a stop byte to a pipe with no reader would kill it (exit -13). The call's
+    own output is the positive control."""
+    host = HOST.replace(
+        "import asyncio, sys\n",
+        "import asyncio, signal, sys\nsignal.signal(signal.SIGPIPE, signal.SIG_DFL)\n",
+    )
+    done = subprocess.run([sys.executable, "-c", host, str(workspace), "print('hi')", "tag"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert "'exit_code': 0" in done.stdout and "hi" in done.stdout, done.stdout
