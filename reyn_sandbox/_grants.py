@@ -180,12 +180,7 @@ def _json_value(text: object) -> Any:
     try:
         from _json import make_scanner
     except ImportError:  # a Python without json's C scanner: json.loads uses the Python one
-        import json
-
-        try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise GrantsError(f"grants are not valid JSON: {exc}") from None
+        return _json_loads(text)
     start = len(text) - len(text.lstrip(_JSON_SPACE))
     if text.startswith("\ufeff"):
         raise GrantsError("grants are not valid JSON: an unexpected byte-order mark at char 0")
@@ -193,14 +188,26 @@ def _json_value(text: object) -> Any:
         value, end = make_scanner(_Decoding())(text, start)  # type: ignore[arg-type]  # reads these only
     except StopIteration as exc:
         raise GrantsError(f"grants are not valid JSON: expecting a value at char {exc.value}") from None
-    except ValueError as exc:  # json.JSONDecodeError: what and where
-        raise GrantsError(f"grants are not valid JSON: {exc}") from None
-    except RecursionError:
-        raise GrantsError("grants are not valid JSON: nested too deeply") from None
+    except Exception:  # the scanner raises json's error (what and where) only once json is
+        # imported — without it, a SystemError — so a failed read asks json.loads for its message
+        return _json_loads(text)
     rest = text[end:].lstrip(_JSON_SPACE)
     if rest:
         raise GrantsError(f"grants are not valid JSON: extra data at char {len(text) - len(rest)}")
     return value
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads`` with its errors as GrantsError (json imported: a launch pays for it only on a
+    failed read or a Python without ``_json``)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # json.JSONDecodeError: what and where
+        raise GrantsError(f"grants are not valid JSON: {exc}") from None
+    except RecursionError:
+        raise GrantsError("grants are not valid JSON: nested too deeply") from None
 
 
 def _identities(grants: Grants) -> tuple[tuple[str, int, int, bool], ...]:

@@ -76,13 +76,15 @@ def say(fd: int, text: str) -> None:
 
 
 class _Watch:
-    """What the sampler saw: the peak address space of any process, and whether the process cap hit."""
+    """What the sampler saw: the peak address space of any process, and whether the process cap hit;
+    and whether a sample is running (``_on_alarm``)."""
 
-    __slots__ = ("peak_vm_bytes", "processes_hit")
+    __slots__ = ("peak_vm_bytes", "processes_hit", "sampling")
 
     def __init__(self) -> None:
         self.peak_vm_bytes = 0
         self.processes_hit = False
+        self.sampling = False
 
 
 def confine(grants: Grants, layout: Layout, cwd: str, abi: int, as_root: bool) -> None:
@@ -190,7 +192,7 @@ def run(grants: Grants, command: list[str], env: dict[bytes, bytes]) -> NoReturn
     for sig in _FORWARDED:
         signal.signal(sig, lambda signum, _frame: forward(child, signum))
     watch = _Watch()
-    signal.signal(signal.SIGALRM, lambda _signum, _frame: _sample(grants, watch))
+    signal.signal(signal.SIGALRM, lambda _signum, _frame: _on_alarm(grants, watch))
     signal.setitimer(signal.ITIMER_REAL, _SAMPLE_SECONDS)
     while True:
         pid, wait_status, usage = os.wait4(-1, 0)
@@ -247,6 +249,20 @@ def _limit_hit(grants: Grants, wait_status: int, cpu: float, max_rss: int, watch
     if failed and near_limit:
         return f"memory_bytes ({grants.memory_bytes})"
     return None
+
+
+def _on_alarm(grants: Grants, watch: _Watch) -> None:
+    """SIGALRM: a sample when the timer has expired and none is running. The command shares this
+    PID namespace and may send PID 1 a SIGALRM of its own: while the one-shot timer is still armed
+    the signal is not the timer's, and during a sample (its handler may run between any two of the
+    sample's bytecodes) nothing nests; either way it is dropped, and the timer stays as it was."""
+    if watch.sampling or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        return
+    watch.sampling = True
+    try:
+        _sample(grants, watch)
+    finally:
+        watch.sampling = False
 
 
 def _sample(grants: Grants, watch: _Watch) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -146,6 +147,25 @@ def test_grants_that_are_not_json_exit_125_saying_where(sandbox: Sandbox) -> Non
     assert result.stderr == f"reyn-sandbox: grants are not valid JSON: extra data at char {end}\n"
 
 
+@pytest.mark.parametrize("text", ['{"cpu_seconds": 1,}', '{"cpu_seconds" 1}', '{"cpu_seconds": "x'])
+def test_grants_broken_inside_the_json_exit_125_with_jsons_message(sandbox: Sandbox, text: str) -> None:
+    """The launcher does not import json; its scanner raises json's error only once json is, so an
+    error inside the text (not only after it) is where the launch must still say what and where.
+    Positive control: the same launch with the grants intact runs the command."""
+    argv = sandbox.argv(["true"], Grants())
+    assert subprocess.run(argv, capture_output=True, timeout=TIMEOUT, cwd="/").returncode == 0
+    argv[argv.index("--grants") + 1] = text
+
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, cwd="/")
+
+    with pytest.raises(json.JSONDecodeError) as said:  # what json says of the same text
+        json.loads(text)
+    assert (result.returncode, result.stderr) == (
+        125,
+        f"reyn-sandbox: grants are not valid JSON: {said.value}\n",
+    )
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -211,7 +231,6 @@ def test_the_grants_reader_answers_as_json_loads(text: str) -> None:
     """The launcher reads grants with json's own scanner, without importing json (which imports re):
     on each text it accepts exactly what json.loads accepts, with the same value, and refuses the
     rest as not valid JSON, saying where."""
-    import json
     import math
 
     from reyn_sandbox._grants import _json_value

@@ -252,3 +252,36 @@ def test_the_command_runs_in_a_session_of_its_own(sandbox: Sandbox) -> None:
 
     session, tty_nr = result.stdout.split()
     assert (session, tty_nr) == ("1", "0")
+
+
+ALARMS_TO_PID_1 = """
+import os, signal, time
+sleepers = []
+for _ in range(100):  # a sample reads /proc/N/status of each: a slow sample
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    sleepers.append(pid)
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    os.kill(1, signal.SIGALRM)  # PID 1 samples on its timer's SIGALRM; this one is not the timer's
+    time.sleep(0.001)
+for pid in sleepers:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print("done")
+"""
+
+
+def test_alarms_the_command_sends_pid_1_neither_nest_samples_nor_stop_them(sandbox: Sandbox) -> None:
+    """The command shares PID 1's namespace and may send it SIGALRM: such a signal is dropped, so
+    samples neither nest (a storm of them once overflowed PID 1's stack: exit 1, a traceback) nor
+    stop. Positive control: under the same storm a fork bomb still ends at ``max_processes``."""
+    result = sandbox.python_code(ALARMS_TO_PID_1, Grants(max_processes=400))
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, "done\n", "")
+
+    storm = "import os, signal\nif os.fork() == 0:\n    while True:\n        os.kill(1, signal.SIGALRM)\n"
+    bomb = sandbox.python_code(storm + FORK_BOMB, Grants(max_processes=16))
+    assert bomb.stderr.splitlines()[-1] == "reyn-sandbox: limit exceeded: max_processes (16)"
