@@ -42,7 +42,7 @@ class _Counting:
         return getattr(self._inner, name)
 
 
-def taken_bytes(transport: _Counting) -> int:
+def taken_bytes(transport: Any) -> int:
     """The bytes of what was written to ``transport`` that its peer has taken: only ever grows,
     whatever is written meanwhile (the unsent bytes alone grow with each write)."""
     return transport.written - unsent_bytes(transport)
@@ -79,7 +79,8 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
         _answered = False  # a response was sent on it (a later idle close is a keep-alive's end)
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(_Counting(transport))
+            counting: Any = _Counting(transport)  # the transport's own interface, writes counted
+            super().connection_made(counting)
             if len(self.connections) > cap:
                 if refused[0] % 1000 == 0:  # (a flood of them writes a line per thousand)
                     log.warning("closed %d new connection(s): %d are open, the cap", refused[0] + 1, cap)
