@@ -99,18 +99,19 @@ class JsonlAuditLog:
         }
 
     def abandoned(self, call: ToolCall) -> None:
-        """Append a ``call.abandoned`` event for a call whose handler still ran in its thread when
-        its host exited without waiting for it (``HandlerThreads.abandoned``): the call's own line
-        says how it ended for its caller (``cancelled``, ``timeout``); this one says its thread ran
-        on, and that what it did afterwards is not recorded. Blocks until written (off the event
-        loop); raises ``OSError`` when the line was not written."""
+        """Append a ``call.abandoned`` event for a call whose handler still ran (in its thread, or an
+        async one ignoring its cancellation) when its host exited without waiting for it
+        (``HandlerThreads.abandoned``): the call's own line, if any, says how it ended for its caller
+        (``cancelled``, ``timeout``); this one says its handler ran on, and that what it did
+        afterwards is not recorded. Blocks until written (off the event loop); raises ``OSError``
+        when the line was not written."""
         self.event(
             {
                 "event": "call.abandoned",
                 **self._identity(call),
                 "args_sha256": argument_hash(call.arguments, key=self.hash_key),
-                "reason": "its handler's thread was still running when the process exited; "
-                "what it did afterwards is not recorded",
+                "reason": "its handler (a thread, or an async one ignoring its cancellation) was still "
+                "running when the process exited; what it did afterwards is not recorded",
             }
         )
 

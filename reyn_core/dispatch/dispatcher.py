@@ -37,7 +37,7 @@ from ..tool import ToolDefinition
 from .audit import argument_hash
 from .bound_arguments import arguments_in_thread, invalid, own_arguments, own_small, read_only
 from .hooks import run_after, run_before
-from .runner import describe, handler_exit, run_handler
+from .runner import HandlerThreads, describe, handler_exit, run_handler
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -218,7 +218,8 @@ async def invoke_tool(
             admitted = await gate.admit(tool, bound, call_ctx, surface, approval)
         if hooks is not None and hooks.before:
             await run_before(hooks, call)
-        if shape.is_async and tool.timeout_s is None:  # the common case, awaited here
+        # the common case, awaited here (a host counting its calls' handlers has run_handler count it)
+        if shape.is_async and tool.timeout_s is None and HandlerThreads.current() is None:
             try:
                 result = await shape.fn(**kwargs)
             except SystemExit as exc:

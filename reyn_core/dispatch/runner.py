@@ -35,8 +35,11 @@ class HandlerThreads:
     handler is dispatched later: a sync handler may run ``asyncio.run(...)``
     dispatching another tool, on a loop of its own that is closed before the host's release is due.
 
-    ``abandoned()`` names the calls whose handler still runs in its thread, for a host that exits
-    without waiting for them (``JsonlAuditLog.abandoned`` records each)."""
+    An async handler is counted the same way, from its start to its end: one that swallows its
+    cancellation (or runs on past its timeout) runs on as a thread does.
+
+    ``abandoned()`` names the calls whose handler still runs (in its thread, or as a coroutine), for
+    a host that exits without waiting for them (``JsonlAuditLog.abandoned`` records each)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -84,9 +87,9 @@ class HandlerThreads:
                 self._loop = asyncio.get_running_loop()
 
     def abandoned(self) -> list[ToolCall]:
-        """The calls (as their ``after`` hooks saw them) whose handler runs in its thread now: what a
-        host exiting without waiting for those threads abandons. A call dispatched without hooks has
-        no such record and is not named."""
+        """The calls (as their ``after`` hooks saw them) whose handler runs now (in its thread, or
+        as a coroutine): what a host exiting without waiting for them abandons. A call dispatched
+        without hooks has no such record and is not named."""
         with self._lock:
             return [r.call for r in self._runs if r.state == "running" and r.call is not None]
 
@@ -108,6 +111,19 @@ class HandlerThreads:
                 run.end()
 
         return counted, run
+
+    async def _counted(self, awaitable: Awaitable[Any], call: ToolCall | None) -> Any:
+        """Await an async handler, counted (and named by ``abandoned()``) until it ends."""
+        self._host_loop()
+        run = _ThreadRun(self, call)
+        run.state = "running"
+        with self._lock:
+            self._running += 1
+            self._runs.append(run)
+        try:
+            return await awaitable
+        finally:
+            run.end()
 
     def _one_ended(self) -> None:
         with self._lock:
@@ -253,11 +269,14 @@ async def run_handler(
     ``call`` (the hooks' record of it, None without hooks) names the thread's call to a host
     counting it (``HandlerThreads.abandoned``).
 
-    (The dispatcher awaits an async handler without a timeout itself, containing ``sys.exit()`` with
-    ``handler_exit``: the common case, without this coroutine's frame.)"""
-    if is_async:
-        return await within(fn(**kwargs), tool)
+    (The dispatcher awaits an async handler without a timeout, where no host counts it, itself,
+    containing ``sys.exit()`` with ``handler_exit``: the common case, without this coroutine's
+    frame.)"""
     threads = _COUNTING.get()
+    if is_async:
+        if threads is None:
+            return await within(fn(**kwargs), tool)
+        return await within(threads._counted(fn(**kwargs), call), tool)
     run = None
     if threads is not None:  # a host counts this call until its thread ends (HandlerThreads)
         fn, run = threads._wrap(fn, call)

@@ -195,3 +195,47 @@ async def test_a_timed_out_calls_running_thread_is_named_abandoned_and_audited(r
     GO.set()
     await asyncio.wait_for(ended_seen, 30)
     assert threads.abandoned() == []  # the control: once its thread ended, nothing is abandoned
+
+
+@tool(purity="read_only")
+async def stubborn(ignore_cancel: bool = True) -> str:
+    """Wait until the test says go; swallow a cancellation when ``ignore_cancel``."""
+    ENTERED.set()
+    while not GO.is_set():
+        try:
+            await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            if not ignore_cancel:
+                raise
+    return "done"
+
+
+@pytest.mark.parametrize("ignore_cancel", [True, False])
+async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_abandoned(
+    tmp_path, ignore_cancel: bool
+) -> None:
+    # one rule for threads and async handlers: one that runs on after its call was cancelled is still
+    # running (before, nothing counted it: a host exiting abandoned it unnamed, unaudited); the
+    # control: one that lets its cancellation end it leaves nothing running
+    from reyn_core.host import JsonlAuditLog
+
+    GO.clear()
+    ENTERED.clear()
+    builder = RegistryBuilder(hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
+    builder.register(stubborn)
+    threads = HandlerThreads()
+    with threads.counting():
+        arguments = {"ignore_cancel": ignore_cancel}
+        task = asyncio.ensure_future(dispatch_tool(builder.freeze(), "stubborn", arguments, ToolContext()))
+    await asyncio.to_thread(ENTERED.wait, 30)
+    task.cancel()
+    if not ignore_cancel:
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert threads.running == 0 and threads.abandoned() == []
+        return
+    assert not task.done() and threads.running == 1
+    assert [call.tool.name for call in threads.abandoned()] == ["stubborn"]
+    GO.set()
+    await asyncio.wait_for(task, 30)
+    assert threads.running == 0 and threads.abandoned() == []

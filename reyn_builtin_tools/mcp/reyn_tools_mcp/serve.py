@@ -576,6 +576,11 @@ class ServedRegistry:
         """The calls still running (a cancelled one whose tool's thread runs on included), named."""
         return [named for named, _ in self._calls.values()]
 
+    def still_running(self) -> list[str]:
+        """The calls whose tool still runs (in its thread, or an async one that swallowed its
+        cancellation), named: what a stop that exits now abandons (``serve_stop``)."""
+        return [named for named, threads in self._calls.values() if threads.running]
+
     def abandoned_calls(self) -> list[Any]:
         """The running calls' handlers still in their threads (``ToolCall``s, as the audit log saw
         them): what a stop that exits now abandons (``serve_stop``)."""
@@ -808,8 +813,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str], loaded: Any) -> int:
-    """Entry point of ``reyn mcp serve`` with the ``LoadResult`` ``reyn`` handed the command. Exit 0
-    after a clean stop, 2 on usage or load errors."""
+    """Entry point of ``reyn mcp serve`` with the ``LoadResult`` ``reyn`` handed the command. Returns
+    2 on usage or load errors; once serving, the process exits when the stop ends (``serve_stop``):
+    0 after a clean stop, ``EXIT_ABANDONED`` after abandoning calls."""
     from reyn_core import ReynError
 
     from .serve_http import HttpOptionsError, http_options, serve_http
@@ -864,8 +870,11 @@ def main(argv: list[str], loaded: Any) -> int:
     from .serve_stdio import serve_stdio
     from .serve_stop import run_until_stopped
 
-    run_until_stopped(served, serve_stdio(server, served, args.shutdown_grace))
-    return 0
+    async def serving() -> int:
+        await serve_stdio(server, served, args.shutdown_grace)
+        return 0
+
+    run_until_stopped(served, serving())  # exits: 0 after a clean stop, 3 after abandoning calls
 
 
 def _version() -> str:

@@ -34,13 +34,14 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from .serve_http_middleware import ASGIApp, BearerTokenGuard, HttpOnly, InFlightRequests
 from .serve_http_protocol import capped_protocol
 from .serve_stop import (
     DEFAULT_SHUTDOWN_GRACE_S,
     StopSignals,
+    closed,
     grace_problem,
     run_until_stopped,
     wait_for_calls,
@@ -324,6 +325,9 @@ def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlight
     return HttpOnly(BearerTokenGuard(in_flight, options.token) if options.token else in_flight), in_flight
 
 
+GRACEFUL_CLOSE_S = 1
+"""How long the server's close waits for open connections to end before cancelling what they run."""
+
 CONNECTION_MARGIN = 16
 """Open connections allowed beyond ``--max-connections`` + ``--max-sessions`` (idle keep-alive ones)."""
 
@@ -333,8 +337,8 @@ def open_connection_cap(options: HttpOptions) -> int:
     return options.max_connections + options.max_sessions + CONNECTION_MARGIN
 
 
-def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
-    """Run the HTTP server until SIGTERM/SIGINT, then stop as ``serve_stop`` says."""
+def serve_http(server: Any, served: Any, options: HttpOptions) -> NoReturn:
+    """Run the HTTP server until SIGTERM/SIGINT, then stop as ``serve_stop`` says, and exit."""
     log.info(
         "listening on %s (%s)",
         options.url,
@@ -342,8 +346,11 @@ def serve_http(server: Any, served: Any, options: HttpOptions) -> int:
     )
     # a stateless server's calls belong to no session: it never checks an Mcp-Session-Id header
     served.transport = "http-stateless" if options.stateless else "http"
-    started = run_until_stopped(served, run_until_signalled(server, served, options))
-    return 0 if started else 2
+
+    async def serving() -> int:
+        return 0 if await run_until_signalled(server, served, options) else 2
+
+    run_until_stopped(served, serving())  # exits (the status: 0, 2 when it could not start, or 3)
 
 
 async def run_until_signalled(server: Any, served: Any, options: HttpOptions) -> bool:
@@ -376,7 +383,11 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
         # no websocket protocol: an upgrade request is served as the plain HTTP request it is, so
         # the token and every other layer see it (with one, it reached the app unchecked)
         ws="none",
-        timeout_graceful_shutdown=1,
+        # the --header-timeout deadline (capped_protocol) is the only close of an idle connection:
+        # uvicorn's keep-alive timeout (5 s by default, httpx's own idle expiry too, so a client
+        # reusing a connection raced its close) comes after it
+        timeout_keep_alive=math.ceil(options.header_timeout_s) + 1,
+        timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
         server_header=False,
     )
     http = _Server(config)
@@ -391,6 +402,8 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
                     served, options.shutdown_grace_s, signals.hurry, "signal received", drained
                 )
                 http.should_exit = True
+                # the close's own part first: uvicorn waits that long for open connections to end
+                await closed(served, serving, GRACEFUL_CLOSE_S + options.shutdown_grace_s, signals)
             await serving
         finally:
             waiting.cancel()

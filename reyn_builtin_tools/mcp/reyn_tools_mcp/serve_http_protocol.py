@@ -28,6 +28,26 @@ def unsent_bytes(transport: Any) -> int:
     return unsent
 
 
+class _Counting:
+    """A transport counting the bytes written to it (``written``); the rest is the transport's own."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner, self.written = inner, 0
+
+    def write(self, data: bytes) -> None:
+        self.written += len(data)
+        self._inner.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def taken_bytes(transport: Any) -> int:
+    """The bytes of what was written to ``transport`` that its peer has taken: only ever grows,
+    whatever is written meanwhile (the unsent bytes alone grow with each write)."""
+    return transport.written - unsent_bytes(transport)
+
+
 def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) -> type:
     """uvicorn's h11 protocol, closing a connection that would be the ``cap + 1``-th open one (before
     any byte of it is read), one whose request — its head and its body — is not complete
@@ -51,13 +71,16 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
     refused = [0]
     overdue = [0]
     unread = [0]
+    upgrades = [0]
 
     class CappedH11Protocol(H11Protocol):
         _deadline: Any = None
-        _unsent = 0  # bytes waiting for the peer when the deadline started
+        _taken = 0  # bytes the peer had taken when the deadline started
+        _answered = False  # a response was sent on it (a later idle close is a keep-alive's end)
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            counting: Any = _Counting(transport)  # the transport's own interface, writes counted
+            super().connection_made(counting)
             if len(self.connections) > cap:
                 if refused[0] % 1000 == 0:  # (a flood of them writes a line per thousand)
                     log.warning("closed %d new connection(s): %d are open, the cap", refused[0] + 1, cap)
@@ -70,6 +93,7 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
             # read before super(), which starts the next cycle: a pipelined request whose body is
             # still arriving is the next request's, not an unread rest of this one's
             answered_early = self.conn.their_state is h11.SEND_BODY
+            self._answered = True
             super().on_response_complete()
             if answered_early:
                 # answered (refused: 401, 503, 413 ...) before its body was read to its end: the
@@ -85,6 +109,14 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
             super().resume_writing()
             self._start_deadline()
 
+        def _unsupported_upgrade_warning(self) -> None:
+            # uvicorn's two lines per upgrade request (one advising to install a websocket library,
+            # which is deliberately not served), written like the other floods: a line per thousand
+            if upgrades[0] % 1000 == 0:
+                what = "answered %d upgrade request(s) as plain HTTP (no websocket is served)"
+                log.warning(what, upgrades[0] + 1)
+            upgrades[0] += 1
+
         def connection_lost(self, exc: Exception | None) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
@@ -95,7 +127,7 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
                 self._deadline.cancel()
                 self._deadline = None
             if self.transport.get_write_buffer_size():  # an answer waits for the peer (closing or not)
-                self._unsent = unsent_bytes(self.transport)
+                self._taken = taken_bytes(self.transport)
                 self._deadline = self.loop.call_later(send_timeout_s, self._overdue, True)
             elif not self.transport.is_closing():
                 self._deadline = self.loop.call_later(header_timeout_s, self._overdue, False)
@@ -105,7 +137,7 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
             if self.transport.get_write_buffer_size():
                 # an answer waits in the server's buffer: as long again if the peer took some of it
                 # since the send deadline started (or none had started), else it never will
-                if not sending or unsent_bytes(self.transport) < self._unsent:
+                if not sending or taken_bytes(self.transport) > self._taken:
                     self._start_deadline()
                     return
                 why = "whose client took none of its answer within %gs (--send-timeout)"
@@ -116,13 +148,22 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
             # but its body is still arriving. One rule: a request's head and body are both in within
             # the timeout (a request being answered has moved past both; its response restarts it)
             elif self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+                idle = self.conn.their_state is h11.IDLE and not self.conn.trailing_data[0]
+                if idle and self._answered:  # a keep-alive's end: not worth a line
+                    self.transport.close()
+                    return
                 why = "without a complete request (head and body) within %gs (--header-timeout)"
-                self._abort(overdue, why, header_timeout_s)
+                self._abort(overdue, why, header_timeout_s, graceful=idle)
 
-        def _abort(self, count: list[int], why: str, timeout: float) -> None:
+        def _abort(self, count: list[int], why: str, timeout: float, graceful: bool = False) -> None:
             if count[0] % 1000 == 0:
                 log.warning("closed %d connection(s) " + why, count[0] + 1, timeout)
             count[0] += 1
-            self.transport.abort()
+            # not a byte of a request came: closed gracefully (a reset could reach a client that
+            # sent its next request meanwhile as an error, where a close lets it retry elsewhere)
+            if graceful:
+                self.transport.close()
+            else:
+                self.transport.abort()
 
     return CappedH11Protocol

@@ -23,7 +23,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .serve_stop import StopSignals, wait_for_calls
+from .serve_stop import StopSignals, closed, wait_for_calls
 
 
 class _EndHeld:
@@ -121,7 +121,7 @@ async def serve_stdio(server: Any, served: Any, grace_s: float) -> None:
             for task in stopping:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await serving
+                await closed(served, serving, grace_s, signals)
 
 
 __all__ = ["serve_stdio"]

@@ -221,6 +221,20 @@ def probe_progress_sync(steps: int = 3, ctx: ToolContext | None = None) -> dict:
     return {"steps": steps}
 
 
+@tool(cluster="probe", purity="read_only")
+async def probe_stubborn(tag: str) -> str:
+    """An async tool that swallows its cancellation: it runs on until the marker ``TAG.go`` exists
+    (at most ten minutes), noting ``TAG.cancelled`` when cancelled."""
+    _marker(f"{tag}.started").touch()
+    end = time.monotonic() + 600
+    while time.monotonic() < end and not _marker(f"{tag}.go").exists():
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            _marker(f"{tag}.cancelled").touch()
+    return "stubborn"
+
+
 TOOLS = (
     PROBE_DIALECT,
     probe_phase_map,
@@ -238,6 +252,7 @@ TOOLS = (
     probe_list,
     probe_reading,
     probe_untyped,
+    probe_stubborn,
 )
 
 

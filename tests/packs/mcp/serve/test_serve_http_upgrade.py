@@ -47,6 +47,17 @@ async def test_an_upgrade_with_the_token_is_answered_as_plain_http(serve_world: 
     assert upgraded == plain and plain.startswith(b"HTTP/1.1 4"), (upgraded, plain)
 
 
+async def test_upgrade_requests_are_logged_a_line_per_thousand(serve_world: ServeWorld) -> None:
+    # before: uvicorn's two warnings per request, one advising to install a websocket library
+    auth = f"Authorization: Bearer {TOKEN}"
+    with serve_world.http("--auth-token-env", "TOK", TOK=TOKEN) as server:
+        for _ in range(5):
+            assert (await _status(server.port, _get(server.port, auth, *UPGRADE))).startswith(b"HTTP/1.1 4")
+        log = server.log.read_text()
+    assert log.count("answered 1 upgrade request(s) as plain HTTP (no websocket is served)") == 1, log
+    assert "upgrade request(s)" in log and "uvicorn[standard]" not in log and "Unsupported" not in log, log
+
+
 async def test_only_http_and_lifespan_pass_the_outermost_layer() -> None:
     from reyn_tools_mcp.serve_http_middleware import HttpOnly
 
