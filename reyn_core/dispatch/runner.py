@@ -274,9 +274,7 @@ async def run_handler(
     frame.)"""
     threads = _COUNTING.get()
     if is_async:
-        if threads is None:
-            return await within(fn(**kwargs), tool)
-        return await within(threads._counted(fn(**kwargs), call), tool)
+        return await _awaited(fn(**kwargs), tool, threads, call)
     run = None
     if threads is not None:  # a host counts this call until its thread ends (HandlerThreads)
         fn, run = threads._wrap(fn, call)
@@ -290,6 +288,15 @@ async def run_handler(
     finally:
         if run is not None:
             run.drop_if_queued()
-    if inspect.isawaitable(result):  # a sync callable that returned a coroutine
-        result = await within(result, tool)
+    if inspect.isawaitable(result):  # a sync callable that returned a coroutine: counted as one
+        result = await _awaited(result, tool, threads, call)
     return result
+
+
+async def _awaited(
+    awaitable: Awaitable[Any], tool: ToolDefinition, threads: HandlerThreads | None, call: ToolCall | None
+) -> Any:
+    """An async handler's awaitable under the tool's timeout, counted while a host counts its calls."""
+    if threads is None:
+        return await within(awaitable, tool)
+    return await within(threads._counted(awaitable, call), tool)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -197,8 +198,7 @@ async def test_a_timed_out_calls_running_thread_is_named_abandoned_and_audited(r
     assert threads.abandoned() == []  # the control: once its thread ended, nothing is abandoned
 
 
-@tool(purity="read_only")
-async def stubborn(ignore_cancel: bool = True) -> str:
+async def _stubborn(ignore_cancel: bool) -> str:
     """Wait until the test says go; swallow a cancellation when ``ignore_cancel``."""
     ENTERED.set()
     while not GO.is_set():
@@ -208,6 +208,12 @@ async def stubborn(ignore_cancel: bool = True) -> str:
             if not ignore_cancel:
                 raise
     return "done"
+
+
+@tool(purity="read_only")
+async def stubborn(ignore_cancel: bool = True) -> str:
+    """``_stubborn`` as an async tool."""
+    return await _stubborn(ignore_cancel)
 
 
 @pytest.mark.parametrize("ignore_cancel", [True, False])
@@ -239,3 +245,39 @@ async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_
     GO.set()
     await asyncio.wait_for(task, 30)
     assert threads.running == 0 and threads.abandoned() == []
+
+
+@tool(purity="read_only", timeout_s=0.2)
+def returns_a_stubborn_coroutine(ignore_cancel: bool = True) -> Any:
+    """A sync callable whose result is a coroutine (awaited by the dispatcher under the timeout)."""
+    return _stubborn(ignore_cancel)
+
+
+@pytest.mark.parametrize("ignore_cancel", [True, False])
+async def test_a_coroutine_a_sync_handler_returns_is_counted_like_an_async_handler(
+    tmp_path, ignore_cancel: bool
+) -> None:
+    # the same rule for the coroutine a sync callable returns: past its timeout, one that swallows the
+    # cancellation runs on, counted and named (before: its thread's count had ended, so a host saw
+    # nothing running); the control: one that lets the timeout end it leaves nothing running
+    from reyn_core.host import JsonlAuditLog
+
+    GO.clear()
+    ENTERED.clear()
+    builder = RegistryBuilder(hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
+    builder.register(returns_a_stubborn_coroutine)
+    threads = HandlerThreads()
+    with threads.counting():
+        arguments = {"ignore_cancel": ignore_cancel}
+        envelope = await dispatch_tool(
+            builder.freeze(), "returns_a_stubborn_coroutine", arguments, ToolContext()
+        )
+    assert envelope["error"]["kind"] == "timeout" and ENTERED.is_set()
+    try:
+        if ignore_cancel:
+            assert threads.running == 1
+            assert [call.tool.name for call in threads.abandoned()] == ["returns_a_stubborn_coroutine"]
+        else:
+            assert threads.running == 0 and threads.abandoned() == []
+    finally:
+        GO.set()

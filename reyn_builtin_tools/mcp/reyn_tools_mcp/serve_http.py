@@ -353,6 +353,14 @@ def serve_http(server: Any, served: Any, options: HttpOptions) -> NoReturn:
     run_until_stopped(served, serving())  # exits (the status: 0, 2 when it could not start, or 3)
 
 
+async def _serve(http: Any) -> None:
+    """uvicorn's serve, without its ``sys.exit(1)`` when it cannot start (a port in use): that ends
+    the event loop from inside a task (asyncio re-raises ``SystemExit``) before the stop could say
+    why; here the server has not started, and ``run_until_signalled`` says so (exit 2)."""
+    with contextlib.suppress(SystemExit):
+        await http.serve()
+
+
 async def run_until_signalled(server: Any, served: Any, options: HttpOptions) -> bool:
     """Serve until SIGTERM/SIGINT. Then new calls are refused, running calls get
     ``shutdown_grace_s`` to finish (a second signal stops waiting), and whatever still runs is
@@ -392,7 +400,7 @@ async def run_until_signalled(server: Any, served: Any, options: HttpOptions) ->
     )
     http = _Server(config)
     with StopSignals().installed() as signals:
-        serving = asyncio.ensure_future(http.serve())
+        serving = asyncio.ensure_future(_serve(http))
         waiting = asyncio.ensure_future(signals.stop.wait())
         try:
             await asyncio.wait({serving, waiting}, return_when=asyncio.FIRST_COMPLETED)

@@ -35,8 +35,12 @@ class _Counting:
         self._inner, self.written = inner, 0
 
     def write(self, data: bytes) -> None:
-        self.written += len(data)
         self._inner.write(data)
+        self.written += len(data)  # once written: a write that raised took nothing
+
+    def writelines(self, lines: Any) -> None:  # not used by uvicorn's h11 protocol today: counted too
+        for data in lines:
+            self.write(data)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

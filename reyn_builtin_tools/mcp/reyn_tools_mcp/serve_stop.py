@@ -123,8 +123,11 @@ async def closed(served: Any, serving: asyncio.Future[Any], grace_s: float, sign
     finally:
         further.cancel()
     if not serving.done():
-        log.warning("stopping: the transport did not close (a call ignores its cancellation)")
-        finish(served, EXIT_ABANDONED, closed=False)
+        if served.still_running():
+            log.warning("stopping: the transport did not close (a call ignores its cancellation)")
+        else:  # a client's standing stream, a second signal, a stdin read nothing can cancel
+            log.info("stopping: not waiting longer for the transport to close (no call runs)")
+        finish(served, 0)
     await serving  # its outcome (a failure raises)
 
 
@@ -147,17 +150,17 @@ async def _stopping(served: Any, serving: Coroutine[Any, Any, int]) -> None:
         finish(served, status)  # does not return
 
 
-def finish(served: Any, status: int, *, closed: bool = True) -> NoReturn:
-    """The stop's end, after the transport closed (``closed``; else what runs in it is abandoned
-    too): the sessions' approvals end, upstream sessions close, the ``atexit`` handlers run, all
-    within ``CLEANUP_TIMEOUT_S``, and the process exits — ``status``, or ``EXIT_ABANDONED`` when
-    calls still run (their threads cannot be stopped, or their tasks ignored their cancellation):
-    those are named in the log and in the audit log (``call.abandoned``). A further signal meanwhile
-    exits at once, with the status already decided."""
+def finish(served: Any, status: int) -> NoReturn:
+    """The stop's end, once the transport closed or was not waited for longer (a transport left open
+    with no call running loses nothing): the sessions' approvals end, upstream sessions close, the
+    ``atexit`` handlers run, all within ``CLEANUP_TIMEOUT_S``, and the process exits — ``status``,
+    or ``EXIT_ABANDONED`` when calls still run (their threads cannot be stopped, or their tasks
+    ignored their cancellation): those are named in the log and in the audit log
+    (``call.abandoned``). A further signal meanwhile exits at once, with the status already decided."""
     from . import client
 
-    abandoned = served.still_running() if closed else served.running_calls()
-    if abandoned or not closed:
+    abandoned = served.still_running()
+    if abandoned:
         status = EXIT_ABANDONED
     _exit_on_signal(status)
     steps: list[tuple[str, Callable[[], Any]]] = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import socket
 
 import httpx
 import mcp_types as types
@@ -217,3 +218,16 @@ async def test_a_signal_stops_the_server_cleanly_letting_a_running_call_finish(
 
 def _without_dialect(schema: dict) -> dict:
     return {k: v for k, v in schema.items() if k != "$schema"}
+
+
+def test_a_port_in_use_exits_2_saying_so(serve_world: ServeWorld) -> None:
+    """The server cannot start (another socket holds the port): exit 2, as for every option it
+    cannot use (before: uvicorn's own sys.exit(1), taken for a server failure). The control: the
+    same command on a free port is listening (every other test here)."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        proc = serve_world.reyn("mcp", "serve", "--http", f"127.0.0.1:{port}", timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "address already in use" in proc.stderr.lower(), proc.stderr

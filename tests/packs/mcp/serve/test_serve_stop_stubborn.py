@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 
 import httpx
@@ -22,7 +23,7 @@ import pytest
 from reyn_tools_mcp.serve_stop import CLEANUP_TIMEOUT_S, EXIT_ABANDONED
 
 from .conftest import ServeWorld
-from .test_serve_http_limits import _session, open_session, wait_for
+from .test_serve_http_limits import _session, open_session, standing_stream, wait_for
 from .test_serve_stop import BOUND, stdio_serve
 
 
@@ -121,3 +122,26 @@ async def test_a_second_signal_during_the_cleanups_exits_with_the_decided_status
     assert code == EXIT_ABANDONED, log
     assert "during the stop's cleanups: exiting now" in log, log
     assert _events(serve_world, "probe_block") == ["cancelled", "call.abandoned"]
+
+
+@pytest.mark.parametrize("grace", ["0", "5"])
+async def test_a_transport_left_open_with_no_call_running_is_a_clean_stop(
+    serve_world: ServeWorld, grace: str
+) -> None:
+    """A client's standing event stream keeps uvicorn's close waiting, and a second signal (a double
+    Ctrl-C) stops the stop's wait for the transport: with no call running nothing is abandoned, so
+    the exit is 0 and no call is named (before: exit 3, "a call ignores its cancellation", for grace
+    0 with one signal and for any grace with two). The control is
+    ``test_http_abandons_an_async_tool_swallowing_its_cancellation``: the same wait with a call
+    still running exits 3 and names it."""
+    with serve_world.http("--shutdown-grace", grace) as server:
+        async with httpx.AsyncClient(timeout=BOUND) as http, contextlib.AsyncExitStack() as stack:
+            sid = await open_session(http, server.url)
+            await standing_stream(stack, http, server.url, sid)
+            server.proc.send_signal(signal.SIGTERM)
+            await asyncio.sleep(0.3)
+            server.proc.send_signal(signal.SIGTERM)
+            code = await asyncio.to_thread(server.proc.wait, BOUND)
+        log = server.log.read_text()
+    assert code == 0, log
+    assert "abandoned" not in log and "ignores its cancellation" not in log, log
