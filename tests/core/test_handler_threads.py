@@ -216,6 +216,17 @@ async def stubborn(ignore_cancel: bool = True) -> str:
     return await _stubborn(ignore_cancel)
 
 
+def _audited(tmp_path, handler: Any) -> Any:
+    """A frozen registry of ``handler`` with an audit log (hooks: calls are named), GO and ENTERED reset."""
+    from reyn_core.host import JsonlAuditLog
+
+    GO.clear()
+    ENTERED.clear()
+    builder = RegistryBuilder(hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
+    builder.register(handler)
+    return builder.freeze()
+
+
 @pytest.mark.parametrize("ignore_cancel", [True, False])
 async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_abandoned(
     tmp_path, ignore_cancel: bool
@@ -223,16 +234,11 @@ async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_
     # one rule for threads and async handlers: one that runs on after its call was cancelled is still
     # running (before, nothing counted it: a host exiting abandoned it unnamed, unaudited); the
     # control: one that lets its cancellation end it leaves nothing running
-    from reyn_core.host import JsonlAuditLog
-
-    GO.clear()
-    ENTERED.clear()
-    builder = RegistryBuilder(hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
-    builder.register(stubborn)
+    registry = _audited(tmp_path, stubborn)
     threads = HandlerThreads()
     with threads.counting():
         arguments = {"ignore_cancel": ignore_cancel}
-        task = asyncio.ensure_future(dispatch_tool(builder.freeze(), "stubborn", arguments, ToolContext()))
+        task = asyncio.ensure_future(dispatch_tool(registry, "stubborn", arguments, ToolContext()))
     await asyncio.to_thread(ENTERED.wait, 30)
     task.cancel()
     if not ignore_cancel:
@@ -260,18 +266,11 @@ async def test_a_coroutine_a_sync_handler_returns_is_counted_like_an_async_handl
     # the same rule for the coroutine a sync callable returns: past its timeout, one that swallows the
     # cancellation runs on, counted and named (before: its thread's count had ended, so a host saw
     # nothing running); the control: one that lets the timeout end it leaves nothing running
-    from reyn_core.host import JsonlAuditLog
-
-    GO.clear()
-    ENTERED.clear()
-    builder = RegistryBuilder(hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
-    builder.register(returns_a_stubborn_coroutine)
+    registry = _audited(tmp_path, returns_a_stubborn_coroutine)
     threads = HandlerThreads()
     with threads.counting():
         arguments = {"ignore_cancel": ignore_cancel}
-        envelope = await dispatch_tool(
-            builder.freeze(), "returns_a_stubborn_coroutine", arguments, ToolContext()
-        )
+        envelope = await dispatch_tool(registry, "returns_a_stubborn_coroutine", arguments, ToolContext())
     assert envelope["error"]["kind"] == "timeout" and ENTERED.is_set()
     try:
         if ignore_cancel:
