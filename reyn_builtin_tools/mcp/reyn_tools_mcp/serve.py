@@ -572,10 +572,6 @@ class ServedRegistry:
         self._closing = True
         return self._running
 
-    def running_calls(self) -> list[str]:
-        """The calls still running (a cancelled one whose tool's thread runs on included), named."""
-        return [named for named, _ in self._calls.values()]
-
     def still_running(self) -> list[str]:
         """The calls whose tool still runs (in its thread, or an async one that swallowed its
         cancellation), named: what a stop that exits now abandons (``serve_stop``)."""
