@@ -177,6 +177,9 @@ class McpSettings(BaseModel):
     agent_servers: dict[str, list[str]] = {}
     snapshot_file: str = Field(default=".reyn/mcp-tools.json", min_length=1)
     max_text_chars: int = Field(default=100_000, ge=100, le=10_000_000)
+    max_message_bytes: int = Field(default=16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    """The largest JSON-RPC message an upstream server may send (one stdio line, one HTTP body or
+    SSE event); a longer one is a transport fault of that connection, read in time linear in it."""
 
     @model_validator(mode="after")
     def _names(self) -> McpSettings:
