@@ -93,7 +93,12 @@ class ServerConnection:
     """One server's session, owned by a task on the pool loop. Use only from the pool loop."""
 
     def __init__(
-        self, name: str, config: ServerConfig, connect_timeout_s: float, protected: Mapping[str, str]
+        self,
+        name: str,
+        config: ServerConfig,
+        connect_timeout_s: float,
+        protected: Mapping[str, str],
+        max_message_bytes: int,
     ) -> None:
         self.name = name
         self.config = config
@@ -105,6 +110,7 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
+        self.max_message_bytes = max_message_bytes  # the bound on one message the server sends
         self.fault: str | None = None  # a transport fault of the current session, in Reyn's words
         self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
@@ -112,7 +118,7 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _transport(self, on_fault: Callable[[str], None]) -> contextlib.AbstractAsyncContextManager[Any]:
         # the only place ${VAR} values are expanded: the spawn / the HTTP request
         try:
             c = self.config.resolved()
@@ -127,25 +133,32 @@ class ServerConnection:
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
             return self._stderr.feeding(lambda errlog: stdio_client(params, errlog=errlog))
-        http = http_client(c.headers, self.connect_timeout_s)
-        return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
+        http = http_client(c.headers, self.connect_timeout_s, self.max_message_bytes, on_fault)
+        # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)
+        sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)
+        return _owning_client(http, sdk)
 
     async def _run_owner(
         self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, caller: otel_context.Context
     ) -> None:
-        async def on_message(message: Any) -> None:
-            # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
-            if isinstance(message, Exception) and self.fault is None:
-                self.fault = failures.parse_fault(message)
-                self.fault_raw = failures.raw_text(message, "")
+        def on_fault(words: str, raw: str = "") -> None:
+            # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log
+            if self.fault is None:
+                self.fault, self.fault_raw = words, raw
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
                 elif self._owner is not None:
                     self._owner.cancel()  # still in the handshake: nothing to close gracefully
 
+        async def on_message(message: Any) -> None:
+            # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
+            if isinstance(message, Exception):
+                why = f"the server sent a message that cannot be parsed ({failures.parse_fault(message)})"
+                on_fault(why, failures.raw_text(message, ""))
+
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = (await stack.enter_async_context(self._transport()))[:2]
+                read, write = (await stack.enter_async_context(self._transport(on_fault)))[:2]
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)
                 )
@@ -172,11 +185,7 @@ class ServerConnection:
             self.tools = None
 
     def _describe_failure(self, exc: BaseException) -> str:
-        why = (
-            f"the server sent a message that cannot be parsed ({self.fault})"
-            if self.fault
-            else failures.reason(exc)
-        )
+        why = self.fault or failures.reason(exc)
         return failures.report(
             self.name,
             f"cannot open MCP server {self.name!r} ({self.config.source()}): {why}" + self._grants_hint(),
@@ -267,7 +276,10 @@ class ServerConnection:
             ) from None
         except MCPError as exc:
             # -32000 is also a code a server may answer with: only a dead session means a lost connection
-            if exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session):
+            # a recorded fault (e.g. an answer over max_message_bytes, cut) lost the connection too
+            if self.fault is not None or (
+                exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session)
+            ):
                 await self.discard()
                 raise McpConnectionError(self._lost(what, None)) from None
             # the server's message is its own text (it may echo its environment): the log gets it
@@ -310,7 +322,7 @@ class ServerConnection:
         return True
 
     def _lost(self, what: str, exc: BaseException | None) -> str:
-        fault = f" (the server sent a message that cannot be parsed: {self.fault})" if self.fault else ""
+        fault = f" ({self.fault})" if self.fault else ""
         kind = f" ({failures.reason(exc)})" if exc is not None and not self.fault else ""
         return failures.report(
             self.name,
@@ -372,17 +384,20 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def http_client(headers: dict[str, str], connect_timeout_s: float) -> Any:
-    """The HTTP client of a streamable-HTTP server: no environment proxies or ``.netrc``
-    (``trust_env=False``), explicit timeouts (the read timeout is long: the server may hold its
+def http_client(
+    headers: dict[str, str], connect_timeout_s: float, max_message_bytes: int, on_fault: Callable[[str], None]
+) -> Any:
+    """The HTTP client of a streamable-HTTP server: every response bounded per message
+    (``http_bounds``: over ``max_message_bytes`` is a fault, told to ``on_fault``), no environment
+    proxies or ``.netrc``, explicit timeouts (the read timeout is long: the server may hold its
     event stream open; each request is bounded by the call timeout anyway), no redirect following
     (the SDK follows same-origin redirects itself)."""
     import httpx2
 
+    from .http_bounds import bounded_client
+
     timeout = httpx2.Timeout(connect=connect_timeout_s, read=300.0, write=30.0, pool=30.0)
-    return httpx2.AsyncClient(
-        headers=headers or None, timeout=timeout, trust_env=False, follow_redirects=False
-    )
+    return bounded_client(headers, timeout, max_message_bytes, on_fault)
 
 
 @contextlib.asynccontextmanager
@@ -414,10 +429,13 @@ class SessionPool:
         config: ServerConfig,
         connect_timeout_s: float,
         protected: Mapping[str, str],
+        *,
+        max_message_bytes: int,
     ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
         the host's own files (the call's ``ToolContext.host_files``), which a stdio server's roots
-        may not expose: ``ToolDenied`` naming the file before anything starts."""
+        may not expose: ``ToolDenied`` naming the file before anything starts; ``max_message_bytes``:
+        the bound on one message the server sends (settings of the same name)."""
         if config.command is not None:
             try:
                 cwd = config.resolved().cwd
@@ -430,7 +448,7 @@ class SessionPool:
             key = config_fingerprint(name, config, protected)
             conn = self._connections.get(key)
             if conn is None:
-                conn = ServerConnection(name, config, connect_timeout_s, protected)
+                conn = ServerConnection(name, config, connect_timeout_s, protected, max_message_bytes)
                 self._connections[key] = conn
             return await fn(conn)
 
