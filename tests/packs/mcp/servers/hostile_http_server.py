@@ -26,11 +26,12 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 import sys
 from typing import Any
 
 LIFETIME_S = 120
-ENDLESS = 1024 * 1024
+ENDLESS = int(os.environ.get("HOSTILE_ENDLESS_BYTES", 1024 * 1024))  # larger for a memory measurement
 EVENT = 1024
 GET_EVENTS = 200
 TOOLS = [
