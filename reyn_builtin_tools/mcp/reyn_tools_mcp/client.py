@@ -204,7 +204,13 @@ class ServerConnection:
     async def ensure(self) -> ClientSession:
         """The open session, opening one if needed."""
         async with self._lock:
-            if self.session is not None and self._owner is not None and not self._owner.done():
+            # a session with a recorded fault is closing (its owner was told to stop): open a new one
+            if (
+                self.session is not None
+                and self.fault is None
+                and self._owner is not None
+                and not self._owner.done()
+            ):
                 return self.session
             await self._close_locked()
             loop = asyncio.get_running_loop()

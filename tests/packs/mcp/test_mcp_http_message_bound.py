@@ -6,8 +6,10 @@ bound, and an event stream of many small events whose total is far over it, work
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,7 +104,7 @@ async def test_a_message_just_over_the_bound_is_a_fault(hostile, ctx, tool) -> N
 
 
 async def test_a_compressed_body_is_refused_whatever_it_inflates_to(hostile, ctx) -> None:
-    reg, settings = hostile
+    reg, _ = hostile
     message = fault(await call(reg, ctx, "bad", "gzip_json"))
     assert "compressed body (Content-Encoding: gzip)" in message and "identity" in message
     assert text(await call(reg, ctx, "bad", "fine")) == "ok"
@@ -118,3 +120,21 @@ async def test_many_small_events_over_the_bound_in_total_keep_the_answer_and_the
     assert int(text(await call(reg, ctx, "bad", "get_stream_sent"))) > 3 * LIMIT
     assert text(await call(reg, ctx, "bad", "fine")) == "ok"
     assert sessions(settings, "bad") == 1
+
+
+async def test_an_endless_event_on_the_get_stream_closes_the_session_and_the_next_call_reopens(
+    hostile, ctx
+) -> None:
+    from reyn_tools_mcp import client
+
+    reg, settings = hostile
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    # the endless event comes on the GET stream after this answer: the answer may or may not be read
+    await call(reg, ctx, "bad", "get_endless")
+    pool, config = client.get_pool(), settings.servers["bad"]
+    deadline = time.monotonic() + CALL_TIMEOUT_S  # a bounded wait for the session to close
+    while pool.connection_state("bad", config, {})["connected"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not pool.connection_state("bad", config, {})["connected"]
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    assert sessions(settings, "bad") == 2

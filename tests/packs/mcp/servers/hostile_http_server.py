@@ -17,8 +17,10 @@ Tools (``tools/call``):
 - ``get_stream_sent``: waits until the GET stream has sent its ``GET_EVENTS`` events of ``EVENT``
   bytes each, then answers how many bytes they were.
 
+- ``get_endless``: answers ``ok``, then the GET stream sends one endless event.
+
 ``initialize`` answers with a session id, so the client opens the long-lived GET stream, which
-gets ``GET_EVENTS`` small log notifications and is then held open.
+gets ``GET_EVENTS`` small log notifications and is then held open (until ``get_endless``).
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ TOOLS = [
     "gzip_json",
     "many_events",
     "get_stream_sent",
+    "get_endless",
 ]
 
 get_stream_done = asyncio.Event()
+get_endless = asyncio.Event()
 get_stream_bytes = 0
 
 
@@ -85,7 +89,9 @@ async def hold(reader: asyncio.StreamReader) -> None:
     await reader.read()
 
 
-async def call(name: str, args: dict[str, Any], rid: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def call(
+    name: str, args: dict[str, Any], rid: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     sse = "text/event-stream"
     if name == "fine":
         body = text_answer(rid, "ok")
@@ -97,7 +103,9 @@ async def call(name: str, args: dict[str, Any], rid: Any, reader: asyncio.Stream
         event = b"data: " + padded(rid, int(args["bytes"]), len("data: \n")) + b"\n"
         writer.write(head("200 OK", sse, None) + event + b"\n")
     elif name in ("endless_json", "endless_event"):
-        start = b'{"jsonrpc": "2.0", "id": ' + json.dumps(rid).encode() + b', "result": {"content": [{"text": "'
+        start = (
+            b'{"jsonrpc": "2.0", "id": ' + json.dumps(rid).encode() + b', "result": {"content": [{"text": "'
+        )
         writer.write(head("200 OK", sse if name == "endless_event" else "application/json", None))
         writer.write((b"data: " if name == "endless_event" else b"") + start)
         for _ in range(ENDLESS // 65536):
@@ -113,6 +121,11 @@ async def call(name: str, args: dict[str, Any], rid: Any, reader: asyncio.Stream
             writer.write(log_event(EVENT))
             await writer.drain()
         writer.write(b"data: " + text_answer(rid, "after many events") + b"\n\n")
+    elif name == "get_endless":
+        body = text_answer(rid, "ok")
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+        await writer.drain()
+        get_endless.set()
     elif name == "get_stream_sent":
         await asyncio.wait_for(get_stream_done.wait(), 30)
         body = text_answer(rid, str(get_stream_bytes))
@@ -128,7 +141,16 @@ async def get_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         await writer.drain()
         get_stream_bytes += len(event)
     get_stream_done.set()
-    await hold(reader)
+    closed = asyncio.ensure_future(hold(reader))
+    await asyncio.wait(
+        [closed, asyncio.ensure_future(get_endless.wait())], return_when=asyncio.FIRST_COMPLETED
+    )
+    if not closed.done():
+        writer.write(b"data: ")
+        for _ in range(ENDLESS // 65536):
+            writer.write(b"z" * 65536)
+            await writer.drain()
+        await closed
 
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -148,7 +170,9 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
         elif body["method"] == "initialize":
             version = body["params"]["protocolVersion"]
             info = {"name": "hostile", "version": "1"}
-            out = answer(body["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
+            out = answer(
+                body["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}
+            )
             writer.write(head("200 OK", "application/json", len(out)) + out)
         elif body["method"] == "tools/list":
             tools = [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]
