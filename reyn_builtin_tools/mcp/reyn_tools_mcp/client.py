@@ -142,8 +142,9 @@ class ServerConnection:
         self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, caller: otel_context.Context
     ) -> None:
         def on_fault(words: str, raw: str = "") -> None:
-            # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log
-            if self.fault is None:
+            # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log; an
+            # owner already being stopped (no longer ``self._stop``'s) has no say on the next session
+            if self.fault is None and self._stop is stop:
                 self.fault, self.fault_raw = words, raw
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
@@ -153,7 +154,7 @@ class ServerConnection:
         async def on_message(message: Any) -> None:
             # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
             if isinstance(message, Exception):
-                why = f"the server sent a message that cannot be parsed ({failures.parse_fault(message)})"
+                why = f"the server sent a message that cannot be parsed: {failures.parse_fault(message)}"
                 on_fault(why, failures.raw_text(message, ""))
 
         try:

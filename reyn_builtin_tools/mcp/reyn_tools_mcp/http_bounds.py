@@ -94,7 +94,6 @@ class BoundedStream(httpx2.AsyncByteStream):
         self._limit = limit
         self._on_fault = on_fault
         self._refused = refused
-        self.high_water = 0  # the largest message seen, in bytes (what a reader may have held)
 
     def _cut(self, why: str) -> MessageTooLarge:
         self._on_fault(why)
@@ -104,10 +103,8 @@ class BoundedStream(httpx2.AsyncByteStream):
         if self._refused is not None:
             raise self._cut(self._refused)
         async for chunk in self._inner:
-            size = self._count.add(chunk)
-            if size > self._limit:
+            if self._count.add(chunk) > self._limit:
                 raise self._cut(over_bound(self._limit))
-            self.high_water = max(self.high_water, size)
             yield chunk
 
     async def aclose(self) -> None:
