@@ -138,3 +138,12 @@ async def test_an_endless_event_on_the_get_stream_closes_the_session_and_the_nex
     assert not pool.connection_state("bad", config, {})["connected"]
     assert text(await call(reg, ctx, "bad", "fine")) == "ok"
     assert sessions(settings, "bad") == 2
+
+
+async def test_an_endless_handshake_answer_fails_the_open_naming_the_bound(
+    mcp_registry, mcp_settings, hostile_url, ctx
+) -> None:
+    servers = {"bad": {"url": hostile_url + "/endless-init"}}
+    reg = mcp_registry(mcp_settings(servers, connect_timeout_s=CALL_TIMEOUT_S, max_message_bytes=LIMIT))
+    message = fault(await call(reg, ctx, "bad", "fine"))
+    assert "cannot open MCP server 'bad'" in message and f"over {LIMIT} bytes (max_message_bytes)" in message

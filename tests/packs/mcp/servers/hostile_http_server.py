@@ -19,7 +19,8 @@ Tools (``tools/call``):
 
 - ``get_endless``: answers ``ok``, then the GET stream sends one endless event.
 
-``initialize`` answers with a session id, so the client opens the long-lived GET stream, which
+``initialize`` at a URL ending in ``/endless-init`` answers with an endless JSON body. Elsewhere it
+answers with a session id, so the client opens the long-lived GET stream, which
 gets ``GET_EVENTS`` small log notifications and is then held open (until ``get_endless``).
 """
 
@@ -167,6 +168,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             await get_stream(reader, writer)
         elif method == b"DELETE" or "id" not in body:
             writer.write(head("202 Accepted" if method == b"POST" else "200 OK", None, 0))
+        elif body["method"] == "initialize" and raw.split(b" ", 2)[1].endswith(b"/endless-init"):
+            await call("endless_json", {}, body["id"], reader, writer)
         elif body["method"] == "initialize":
             version = body["params"]["protocolVersion"]
             info = {"name": "hostile", "version": "1"}
