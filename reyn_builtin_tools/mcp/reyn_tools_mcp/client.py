@@ -46,7 +46,7 @@ from reyn_core import secret_paths
 
 from . import failures
 from .sandbox import confined_command, refuse_roots, widen_hint
-from .settings import ServerConfig
+from .settings import DEFAULT_MAX_MESSAGE_BYTES, ServerConfig
 from .stderr_tail import StderrTail
 
 T = TypeVar("T")
@@ -93,12 +93,7 @@ class ServerConnection:
     """One server's session, owned by a task on the pool loop. Use only from the pool loop."""
 
     def __init__(
-        self,
-        name: str,
-        config: ServerConfig,
-        connect_timeout_s: float,
-        protected: Mapping[str, str],
-        max_message_bytes: int,
+        self, name: str, config: ServerConfig, connect_timeout_s: float, protected: Mapping[str, str]
     ) -> None:
         self.name = name
         self.config = config
@@ -110,11 +105,11 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
-        self.max_message_bytes = max_message_bytes  # the bound on one message the server sends
         self.fault: str | None = None  # a transport fault of the current session, in Reyn's words
         self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
+        self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -154,7 +149,7 @@ class ServerConnection:
         async def on_message(message: Any) -> None:
             # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
             if isinstance(message, Exception):
-                why = f"the server sent a message that cannot be parsed: {failures.parse_fault(message)}"
+                why = f"the server sent a message that cannot be parsed ({failures.parse_fault(message)})"
                 on_fault(why, failures.raw_text(message, ""))
 
         try:
@@ -329,7 +324,7 @@ class ServerConnection:
         return True
 
     def _lost(self, what: str, exc: BaseException | None) -> str:
-        fault = f" ({self.fault})" if self.fault else ""
+        fault = f": {self.fault}" if self.fault else ""
         kind = f" ({failures.reason(exc)})" if exc is not None and not self.fault else ""
         return failures.report(
             self.name,
@@ -436,13 +431,11 @@ class SessionPool:
         config: ServerConfig,
         connect_timeout_s: float,
         protected: Mapping[str, str],
-        *,
-        max_message_bytes: int,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
         the host's own files (the call's ``ToolContext.host_files``), which a stdio server's roots
-        may not expose: ``ToolDenied`` naming the file before anything starts; ``max_message_bytes``:
-        the bound on one message the server sends (settings of the same name)."""
+        may not expose: ``ToolDenied`` naming the file before anything starts."""
         if config.command is not None:
             try:
                 cwd = config.resolved().cwd
@@ -455,8 +448,9 @@ class SessionPool:
             key = config_fingerprint(name, config, protected)
             conn = self._connections.get(key)
             if conn is None:
-                conn = ServerConnection(name, config, connect_timeout_s, protected, max_message_bytes)
+                conn = ServerConnection(name, config, connect_timeout_s, protected)
                 self._connections[key] = conn
+            conn.max_message_bytes = max_message_bytes  # read when a session opens
             return await fn(conn)
 
         return await self._submit(job())
