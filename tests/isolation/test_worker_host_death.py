@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import reyn_sandbox
 from host_death_kit import scenario
+
+import reyn_sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,6 +45,7 @@ process.start()
 print(process.popen.pid, flush=True)
 time.sleep(3600)  # until the reaper kills it
 """
+
 
 def _scenario(mode: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}

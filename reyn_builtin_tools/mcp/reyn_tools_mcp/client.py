@@ -127,17 +127,17 @@ class ServerConnection:
             # confined: started on a stop pipe of its own, so the host's death ends the sandbox
             stop = StopPipe() if self.config.sandbox != "off" else None
             try:
+                fd = stop.launcher_fd if stop is not None else None
                 argv = confined_command(
-                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected,
-                    stop_fd=stop.launcher_fd if stop is not None else None,
+                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected, stop_fd=fd
                 )
             except RuntimeError as exc:
                 if stop is not None:
                     stop.close()  # nothing was started
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             spawn = StdioSpawn(argv, c.env, c.cwd, stop)
-            self.lines = LineSplitter(self.max_message_bytes)
-            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, self.lines))
+            lines = self.lines = LineSplitter(self.max_message_bytes)
+            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines))
         http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
 

@@ -89,9 +89,10 @@ def confined_command(
     stop_fd: int | None = None,
 ) -> list[str]:
     """The argv that starts the server inside the sandbox (``[command, *args]`` with
-    ``sandbox = "off"``), the launcher watching ``stop_fd`` (``reyn_sandbox.StopPipe``). Raises ``RuntimeError`` saying why when it cannot be confined, or when its
-    roots would expose one of the host's own files (``protected``: the calling context's
-    ``ToolContext.host_files``; ``reyn_sandbox.resolve_grants`` names the file)."""
+    ``sandbox = "off"``), the launcher watching ``stop_fd`` (``reyn_sandbox.StopPipe``). Raises
+    ``RuntimeError`` saying why when it cannot be confined, or when its roots would expose one of
+    the host's own files (``protected``: the calling context's ``ToolContext.host_files``;
+    ``reyn_sandbox.resolve_grants`` names the file)."""
     if grants.sandbox == "off":
         return [command, *args]
     reason = unavailable_reason()
@@ -113,9 +114,7 @@ def confined_command(
         raise RuntimeError(_roots_refused(name, exc)) from None
     try:
         return list(
-            reyn_sandbox.launcher_argv(
-                [os.path.abspath(executable), *args], launcher_grants, stop_fd=stop_fd
-            )
+            reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants, stop_fd=stop_fd)
         )
     except reyn_sandbox.SandboxUnavailable as exc:
         raise RuntimeError(f"MCP server {name!r} cannot be confined: {exc}") from None

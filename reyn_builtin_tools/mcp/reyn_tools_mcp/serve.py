@@ -832,7 +832,10 @@ def main(argv: list[str], loaded: Any) -> int:
         print(f"reyn mcp serve: error: {problem}", file=sys.stderr)
         return 2
     if args.max_request_bytes < MIN_REQUEST_BYTES:
-        print(f"reyn mcp serve: error: --max-request-bytes must be at least {MIN_REQUEST_BYTES}", file=sys.stderr)
+        print(
+            f"reyn mcp serve: error: --max-request-bytes must be at least {MIN_REQUEST_BYTES}",
+            file=sys.stderr,
+        )
         return 2
     from reyn_core.host import choose_workspace
 

@@ -256,7 +256,11 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
             f"binding {host} accepts every address, so the Host header clients send cannot be guessed: "
             "pass --allow-host NAME (the name clients connect to), or bind one address"
         )
-    for name, minimum in (("--max-request-bytes", MIN_REQUEST_BYTES), ("--max-connections", 1), ("--max-sessions", 1)):
+    for name, minimum in (
+        ("--max-request-bytes", MIN_REQUEST_BYTES),
+        ("--max-connections", 1),
+        ("--max-sessions", 1),
+    ):
         value = getattr(args, name[2:].replace("-", "_"), None)
         if value is not None and value < minimum:
             raise HttpOptionsError(f"{name} must be at least {minimum}")

@@ -94,7 +94,9 @@ class _Refusals:
         from mcp.shared.message import SessionMessage
 
         error = mcp_types.ErrorData(code=OVERLONG_CODE, message=f"invalid request: {what}")
-        await self.write_stream.send(SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+        await self.write_stream.send(
+            SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+        )
 
 
 @contextlib.asynccontextmanager

@@ -97,7 +97,9 @@ async def stdio_transport(spawn: StdioSpawn, errlog: TextIO, splitter: LineSplit
 
 
 @contextlib.asynccontextmanager
-async def _streams(proc: asyncio.subprocess.Process, splitter: LineSplitter, stop: StopPipe | None) -> AsyncIterator[Any]:
+async def _streams(
+    proc: asyncio.subprocess.Process, splitter: LineSplitter, stop: StopPipe | None
+) -> AsyncIterator[Any]:
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)

@@ -19,8 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import reyn_sandbox
 from host_death_kit import scenario
+
+import reyn_sandbox
 
 MISBEHAVING = Path(__file__).parent / "servers" / "misbehaving_server.py"
 MARKER = "linger-issue24-host-death"
@@ -79,7 +80,11 @@ def _scenario(mode: str, tmp_path: Path) -> dict[str, object]:
     here = tmp_path / "srv"
     here.mkdir()
     shutil.copy(MISBEHAVING, here / "misbehaving_server.py")
-    server = {"command": sys.executable, "args": ["misbehaving_server.py", "linger", MARKER], "cwd": str(here)}
+    server = {
+        "command": sys.executable,
+        "args": ["misbehaving_server.py", "linger", MARKER],
+        "cwd": str(here),
+    }
     settings = {"servers": {"linger": server}, "connect_timeout_s": 60, "call_timeout_s": 60}
     env = {**os.environ, "HOST_SETTINGS": json.dumps(settings)}
     return scenario(HOST, mode, MARKER, cwd=here, env=env)

@@ -64,7 +64,9 @@ async def test_an_endless_line_fails_the_call_at_once_and_is_never_held(
     assert after["status"] == "ok", after
     state = client.get_pool().connection_state("big", settings.servers["big"], {})
     assert state["sessions_opened"] == 2
-    demo = await dispatch_tool(reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx)
+    demo = await dispatch_tool(
+        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
+    )
     assert demo["status"] == "ok", demo
 
 

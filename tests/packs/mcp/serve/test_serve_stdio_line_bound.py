@@ -22,7 +22,9 @@ def _peak_rss_kib(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
-async def test_an_overlong_line_is_answered_skipped_and_the_next_request_served(serve_world: ServeWorld) -> None:
+async def test_an_overlong_line_is_answered_skipped_and_the_next_request_served(
+    serve_world: ServeWorld,
+) -> None:
     with stdio_serve(serve_world, "--max-request-bytes", "4096") as server:
         server.initialize()
         server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
