@@ -57,6 +57,7 @@ async def list_server_tools(
         config,
         settings.connect_timeout_s,
         protected,
+        settings.max_message_bytes,
     )
     entries = [tool_to_dict(tools[n]) for n in sorted(tools)]
     for entry in entries:

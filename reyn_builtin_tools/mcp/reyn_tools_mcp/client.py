@@ -36,18 +36,21 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import mcp_types
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from opentelemetry import context as otel_context  # a dependency of the mcp SDK
 from pydantic import ConfigDict
 
 from reyn_core import secret_paths
+from reyn_sandbox import StopPipe
 
 from . import failures
+from .lines import LineSplitter
 from .sandbox import confined_command, refuse_roots, widen_hint
-from .settings import ServerConfig
+from .settings import DEFAULT_MAX_MESSAGE_BYTES, ServerConfig
 from .stderr_tail import StderrTail
+from .stdio_transport import StdioSpawn, stdio_transport
 
 T = TypeVar("T")
 
@@ -109,6 +112,8 @@ class ServerConnection:
         self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
+        self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
+        self.lines: LineSplitter | None = None  # the current stdio start's stdout splitter
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -119,14 +124,20 @@ class ServerConnection:
         except ValueError as exc:  # our own message: which ${VAR} is not set (never a value)
             raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
+            # confined: started on a stop pipe of its own, so the host's death ends the sandbox
+            stop = StopPipe() if self.config.sandbox != "off" else None
             try:
-                command, args = confined_command(
-                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected
+                fd = stop.launcher_fd if stop is not None else None
+                argv = confined_command(
+                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected, stop_fd=fd
                 )
             except RuntimeError as exc:
+                if stop is not None:
+                    stop.close()  # nothing was started
                 raise McpConnectionError(self.config.redact(str(exc))) from None
-            params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
-            return self._stderr.feeding(lambda errlog: stdio_client(params, errlog=errlog))
+            spawn = StdioSpawn(argv, c.env, c.cwd, stop)
+            lines = self.lines = LineSplitter(self.max_message_bytes)
+            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines))
         http = http_client(c.headers, self.connect_timeout_s)
         return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
 
@@ -136,7 +147,7 @@ class ServerConnection:
         async def on_message(message: Any) -> None:
             # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
             if isinstance(message, Exception) and self.fault is None:
-                self.fault = failures.parse_fault(message)
+                self.fault = failures.fault(message)
                 self.fault_raw = failures.raw_text(message, "")
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
@@ -172,11 +183,7 @@ class ServerConnection:
             self.tools = None
 
     def _describe_failure(self, exc: BaseException) -> str:
-        why = (
-            f"the server sent a message that cannot be parsed ({self.fault})"
-            if self.fault
-            else failures.reason(exc)
-        )
+        why = self.fault or failures.reason(exc)
         return failures.report(
             self.name,
             f"cannot open MCP server {self.name!r} ({self.config.source()}): {why}" + self._grants_hint(),
@@ -310,7 +317,7 @@ class ServerConnection:
         return True
 
     def _lost(self, what: str, exc: BaseException | None) -> str:
-        fault = f" (the server sent a message that cannot be parsed: {self.fault})" if self.fault else ""
+        fault = f": {self.fault}" if self.fault else ""
         kind = f" ({failures.reason(exc)})" if exc is not None and not self.fault else ""
         return failures.report(
             self.name,
@@ -414,6 +421,7 @@ class SessionPool:
         config: ServerConfig,
         connect_timeout_s: float,
         protected: Mapping[str, str],
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
         the host's own files (the call's ``ToolContext.host_files``), which a stdio server's roots
@@ -432,6 +440,7 @@ class SessionPool:
             if conn is None:
                 conn = ServerConnection(name, config, connect_timeout_s, protected)
                 self._connections[key] = conn
+            conn.max_message_bytes = max_message_bytes  # read when a session opens
             return await fn(conn)
 
         return await self._submit(job())

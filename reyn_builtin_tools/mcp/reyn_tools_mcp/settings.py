@@ -26,6 +26,7 @@ from .sandbox import ServerGrants
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 _VAR = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
 def expand_env(value: str, where: str, environ: Any = None) -> str:
@@ -177,7 +178,7 @@ class McpSettings(BaseModel):
     agent_servers: dict[str, list[str]] = {}
     snapshot_file: str = Field(default=".reyn/mcp-tools.json", min_length=1)
     max_text_chars: int = Field(default=100_000, ge=100, le=10_000_000)
-    max_message_bytes: int = Field(default=16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=1024 * 1024 * 1024)
     """The largest JSON-RPC message an upstream server may send (one stdio line, one HTTP body or
     SSE event); a longer one is a transport fault of that connection, read in time linear in it."""
 

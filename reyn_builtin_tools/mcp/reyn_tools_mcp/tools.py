@@ -55,7 +55,9 @@ async def _on_pool(
     """``fn(connection)`` on the session pool; a stdio server's write roots are checked against
     the host's own files of this call (``ctx.host_files``) before it is started (``SessionPool.run``)."""
     try:
-        return await client.get_pool().run(fn, server, config, settings.connect_timeout_s, ctx.host_files)
+        return await client.get_pool().run(
+            fn, server, config, settings.connect_timeout_s, ctx.host_files, settings.max_message_bytes
+        )
     except client.McpCallTimeout as exc:
         raise ToolTimeout(str(exc)) from None
     except (client.McpConnectionError, client.McpServerError) as exc:
