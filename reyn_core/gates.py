@@ -72,16 +72,13 @@ def ops_admit(allowed_ops: Iterable[str], tool: ToolDefinition) -> bool:
 
 
 class GatePolicySource(Protocol):
-    """What ``check`` reads from a registry: its operator policy, the plugins' own names for prefixed
-    tools, the context a tool's ``available`` sees (with its plugin's settings), the answer of the
-    layers it fixes (``fixed_layers`` of its policy, which a ``ToolRegistry`` decides once per tool)
-    and where a failed ``available`` is logged."""
+    """What ``check`` reads from a registry: its operator policy, the context a tool's ``available``
+    sees (with its plugin's settings), the answer of the layers it fixes (``fixed_layers`` of its
+    policy, which a ``ToolRegistry`` decides once per tool, the plugins' own names for prefixed tools
+    included) and where a failed ``available`` is logged."""
 
     @property
     def operator(self) -> _policy.OperatorPolicy: ...
-
-    @property
-    def original_names(self) -> Mapping[str, str]: ...
 
     def context_for(self, tool: ToolDefinition, ctx: ToolContext) -> ToolContext: ...
 

@@ -89,7 +89,6 @@ class ApprovalGate:
         hasher: Hasher,
         lock: str | None = None,
         audit: AuditSink | None = None,
-        clock: Callable[[], float] = time.time,
         reach: Mapping[str | None, Mapping[str, Any]] | None = None,
     ) -> None:
         self.policy = policy
@@ -97,7 +96,6 @@ class ApprovalGate:
         self.hasher = hasher
         self.lock = lock
         self._audit = audit
-        self._clock = clock
         self._reach = dict(reach or {})
 
     def reach(self, tool: ToolDefinition) -> Mapping[str, Any]:
@@ -166,7 +164,7 @@ class ApprovalGate:
         rule: ApprovalRule,
         key: CallKey,
     ) -> Admission:
-        now = self._clock()
+        now = time.time()
         self._expire(now)
         digest = key.digest(self.hasher)
         session = self.session_digest(ctx.session)
@@ -315,7 +313,7 @@ class ApprovalGate:
         ``standing`` lets the approved exact call run any number of times until it expires;
         ``for_session`` lets it run any number of times in the session that asked, until the
         request expires or the session ends (a request from no session cannot be scoped so)."""
-        now = self._clock()
+        now = time.time()
         self._expire(now)
         record = self.store.get(approval)
         if record is None:
@@ -354,19 +352,19 @@ class ApprovalGate:
     def end_session(self, session: str) -> Sequence[ApprovalRecord]:
         """The session ``session`` ended: the approvals scoped to it end too (``expired``, reason
         ``session_ended``, one audit line each). Hosts call this when a client disconnects."""
-        records = self.store.end_session(self.session_digest(session) or "", self._clock())
+        records = self.store.end_session(self.session_digest(session) or "", time.time())
         for record in records:
             self._line("expired", record, reason="session_ended", session=record.session)
         return records
 
     def get(self, approval: str) -> ApprovalRecord | None:
         """One request (expired ones marked so first)."""
-        self._expire(self._clock())
+        self._expire(time.time())
         return self.store.get(approval)
 
     def list(self, statuses: Sequence[Status] | None = None) -> Sequence[ApprovalRecord]:
         """Requests, newest first (expired ones marked so first)."""
-        self._expire(self._clock())
+        self._expire(time.time())
         return self.store.list(statuses)
 
     # ------------------------------------------------------------------ audit

@@ -230,10 +230,6 @@ class ToolRegistry:
         """Prefixed name → the plugin's own name, for the tools that were renamed (read-only)."""
         return self._original_names
 
-    def settings_for(self, tool: ToolDefinition) -> Any:
-        """The owning plugin's settings (None for host tools or plugins without settings)."""
-        return self._settings.get(tool.plugin_id) if tool.plugin_id else None
-
     @property
     def plugin_settings(self) -> Mapping[str, Any]:
         """Plugin id → validated settings (read-only)."""

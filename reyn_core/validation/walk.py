@@ -10,10 +10,10 @@ from typing import Any
 from .messages import escape_token
 
 
-def walk_containers(node: Any, ptr: str = "") -> Iterator[tuple[str, Any]]:
+def walk_containers(node: Any) -> Iterator[tuple[str, Any]]:
     """Every mapping and list in ``node`` (pre-order, in key order) with its pointer; scalars are
     skipped, so no pointer is built for them (this runs for every tool at registration)."""
-    stack: list[tuple[str, Any]] = [(ptr, node)]
+    stack: list[tuple[str, Any]] = [("", node)]
     while stack:
         here, current = stack.pop()
         yield here, current
@@ -61,7 +61,7 @@ def _is_mapping(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+def subschemas(node: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every (sub)schema object, following the schema-valued keywords only: pre-order, the keywords
     in the order above (``properties``... before ``items``... before ``anyOf``...).
 
@@ -71,7 +71,7 @@ def subschemas(node: Any, ptr: str = "") -> Iterator[tuple[str, Mapping[str, Any
     if not _is_mapping(node):
         return
     limit = sys.getrecursionlimit()
-    stack: list[tuple[str, Mapping[str, Any], int]] = [(ptr, node, 0)]
+    stack: list[tuple[str, Mapping[str, Any], int]] = [("", node, 0)]
     while stack:
         here, current, depth = stack.pop()
         yield here, current

@@ -126,8 +126,9 @@ def test_settings_reach_only_the_owning_plugins_tools() -> None:
     host = builder.register(definition("host"))
     builder.set_settings("p", {"root": "."})
     snapshot = builder.freeze()
-    assert snapshot.settings_for(mine) == {"root": "."}
-    assert snapshot.settings_for(host) is None
+    ctx = ToolContext(surface="router")
+    assert snapshot.context_for(mine, ctx).settings == {"root": "."}
+    assert snapshot.context_for(host, ctx).settings is None
 
 
 def test_prefixed_tool_remembers_its_original_name() -> None:

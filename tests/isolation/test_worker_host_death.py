@@ -14,22 +14,22 @@ launcher; nothing is timed: each step waits for a state the kernel shows.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from host_death_kit import scenario
 
 import reyn_sandbox
 
 REPO = Path(__file__).resolve().parents[2]
-TIMEOUT = 120
 
 HOST = r"""
 import os, sys, time
 from reyn_isolation.grants import GrantedPermissions
 from reyn_isolation.launch import worker_command
 from reyn_isolation.process import WorkerProcess
+
+from host_death_kit import LATE_WRAP
 
 argv, env, _ = worker_command(GrantedPermissions(), [], {})
 late = sys.argv[1] == "late"
@@ -38,7 +38,7 @@ def start(stop_fd):
     launcher = argv(stop_fd)
     # "late": the launcher starts only once the reaper lets it (its shell stops itself first), which
     # is after the host's death: as a host killed before the launcher armed PR_SET_PDEATHSIG
-    return ["/bin/sh", "-c", 'kill -STOP $$; exec "$@"', "sh", *launcher] if late else launcher
+    return [*LATE_WRAP, *launcher] if late else launcher
 
 process = WorkerProcess(start, env, "host-death")
 process.start()
@@ -46,79 +46,10 @@ print(process.popen.pid, flush=True)
 time.sleep(3600)  # until the reaper kills it
 """
 
-REAPER = r"""
-import ctypes, json, os, signal, subprocess, sys
-
-PR_SET_CHILD_SUBREAPER = 36
-assert ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-mode = sys.argv[1]
-signal.alarm(90)  # a bound: a leaked process would otherwise hold this scenario forever
-
-def stat(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            text = handle.read()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2 :].split()
-    return fields[0], int(fields[1])  # state, parent
-
-def tree(root):
-    found, grew = {root}, True
-    while grew:
-        grew = False
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) not in found:
-                seen = stat(int(entry))
-                if seen is not None and seen[1] in found:
-                    found.add(int(entry))
-                    grew = True
-    return found
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
-
-host = subprocess.Popen([sys.executable, "-c", sys.argv[2], mode], stdout=subprocess.PIPE)
-launcher = int(host.stdout.readline())
-if mode == "late":
-    while stat(launcher)[0] != "T":  # the launcher's shell has stopped itself
-        os.sched_yield()
-else:
-    while not any(b"reyn_isolation.worker" in cmdline(p) for p in tree(launcher) - {launcher}):
-        os.sched_yield()  # the worker runs: the launcher armed PR_SET_PDEATHSIG before forking it
-running = sorted(tree(launcher))
-host.kill()
-host.wait()
-if mode == "late":
-    os.kill(launcher, signal.SIGCONT)
-ended = {}
-while True:  # every orphan of the scenario is this process's child now: reap them all
-    try:
-        pid, status = os.waitpid(-1, 0)
-    except ChildProcessError:
-        break
-    ended[pid] = status
-left = [pid for pid in running if stat(pid) is not None]
-print(json.dumps({"running": running, "left": left, "launcher": ended.get(launcher)}))
-"""
-
 
 def _scenario(mode: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", REAPER, mode, HOST],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        cwd=str(REPO),
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return result
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return scenario(HOST, mode, "reyn_isolation.worker", cwd=REPO, env=env)
 
 
 def test_a_host_killed_while_its_worker_runs_leaves_no_confined_process() -> None:

@@ -36,18 +36,21 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 import mcp_types
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from opentelemetry import context as otel_context  # a dependency of the mcp SDK
 from pydantic import ConfigDict
 
 from reyn_core import secret_paths
+from reyn_sandbox import StopPipe
 
 from . import failures
+from .lines import LineSplitter
 from .sandbox import confined_command, refuse_roots, widen_hint
 from .settings import DEFAULT_MAX_MESSAGE_BYTES, ServerConfig
 from .stderr_tail import StderrTail
+from .stdio_transport import StdioSpawn, stdio_transport
 
 T = TypeVar("T")
 
@@ -110,6 +113,7 @@ class ServerConnection:
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
         self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
+        self.lines: LineSplitter | None = None  # the current stdio start's stdout splitter
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -120,14 +124,20 @@ class ServerConnection:
         except ValueError as exc:  # our own message: which ${VAR} is not set (never a value)
             raise McpConnectionError(f"MCP server {self.name!r}: {exc}") from None
         if c.command is not None:
+            # confined: started on a stop pipe of its own, so the host's death ends the sandbox
+            stop = StopPipe() if self.config.sandbox != "off" else None
             try:
-                command, args = confined_command(
-                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected
+                fd = stop.launcher_fd if stop is not None else None
+                argv = confined_command(
+                    self.name, self.config, c.command, c.args, c.env, c.cwd, self.protected, stop_fd=fd
                 )
             except RuntimeError as exc:
+                if stop is not None:
+                    stop.close()  # nothing was started
                 raise McpConnectionError(self.config.redact(str(exc))) from None
-            params = StdioServerParameters(command=command, args=args, env=c.env or None, cwd=c.cwd)
-            return self._stderr.feeding(lambda errlog: stdio_client(params, errlog=errlog))
+            spawn = StdioSpawn(argv, c.env, c.cwd, stop)
+            lines = self.lines = LineSplitter(self.max_message_bytes)
+            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines))
         http = http_client(c.headers, self.connect_timeout_s, self.max_message_bytes, on_fault)
         # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)
         sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)
@@ -148,9 +158,10 @@ class ServerConnection:
 
         async def on_message(message: Any) -> None:
             # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
+            # (an over-long stdio line, an unparsable message; an HTTP message over the bound is told
+            # to on_fault by the client's transport itself)
             if isinstance(message, Exception):
-                why = f"the server sent a message that cannot be parsed ({failures.parse_fault(message)})"
-                on_fault(why, failures.raw_text(message, ""))
+                on_fault(failures.fault(message), failures.raw_text(message, ""))
 
         try:
             async with contextlib.AsyncExitStack() as stack:

@@ -62,6 +62,22 @@ def reason(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+class MessageTooLong(Exception):
+    """A server sent a message over ``limit`` bytes (``max_message_bytes``); it was not kept."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a message over {limit} bytes")
+        self.limit = limit
+
+
+def fault(exc: BaseException) -> str:
+    """A transport fault in Reyn's words: a message over the size limit, or one that cannot be parsed."""
+    if isinstance(leaf(exc), MessageTooLong):
+        limit = leaf(exc).limit  # type: ignore[attr-defined]
+        return f"the server sent a message over {limit} bytes (max_message_bytes)"
+    return f"the server sent a message that cannot be parsed ({parse_fault(exc)})"
+
+
 def parse_fault(exc: BaseException) -> str:
     """A message the SDK could not parse, described by the parser's error *types* (pydantic's
     ``json_invalid``, with its fixed wording, e.g. "recursion limit exceeded"), never the input."""

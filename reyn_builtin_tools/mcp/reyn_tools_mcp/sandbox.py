@@ -85,13 +85,16 @@ def confined_command(
     env: dict[str, str] | None,
     cwd: str | None,
     protected: Mapping[str, str],
-) -> tuple[str, list[str]]:
-    """The ``(command, args)`` that start the server inside the sandbox (unchanged with
-    ``sandbox = "off"``). Raises ``RuntimeError`` saying why when it cannot be confined, or when its
-    roots would expose one of the host's own files (``protected``: the calling context's
-    ``ToolContext.host_files``; ``reyn_sandbox.resolve_grants`` names the file)."""
+    *,
+    stop_fd: int | None = None,
+) -> list[str]:
+    """The argv that starts the server inside the sandbox (``[command, *args]`` with
+    ``sandbox = "off"``), the launcher watching ``stop_fd`` (``reyn_sandbox.StopPipe``). Raises
+    ``RuntimeError`` saying why when it cannot be confined, or when its roots would expose one of
+    the host's own files (``protected``: the calling context's ``ToolContext.host_files``;
+    ``reyn_sandbox.resolve_grants`` names the file)."""
     if grants.sandbox == "off":
-        return command, args
+        return [command, *args]
     reason = unavailable_reason()
     if reason is not None:
         raise RuntimeError(
@@ -110,10 +113,11 @@ def confined_command(
     except reyn_sandbox.GrantsError as exc:
         raise RuntimeError(_roots_refused(name, exc)) from None
     try:
-        argv = list(reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants))
+        return list(
+            reyn_sandbox.launcher_argv([os.path.abspath(executable), *args], launcher_grants, stop_fd=stop_fd)
+        )
     except reyn_sandbox.SandboxUnavailable as exc:
         raise RuntimeError(f"MCP server {name!r} cannot be confined: {exc}") from None
-    return argv[0], argv[1:]
 
 
 def status_diagnostics(servers: dict[str, Any]) -> list[dict[str, str]]:

@@ -50,6 +50,7 @@ from .serve_stop import (
 log = logging.getLogger("reyn.mcp.serve")
 
 DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
+MIN_REQUEST_BYTES = 1024
 DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
@@ -90,7 +91,16 @@ class HttpOptions:
 
 
 def add_http_options(p: argparse.ArgumentParser) -> None:
-    """The HTTP options of ``reyn mcp serve``."""
+    """The HTTP options of ``reyn mcp serve`` (and ``--max-request-bytes``, which bounds both
+    transports' requests: an HTTP body, a stdio line)."""
+    p.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        metavar="N",
+        help="largest request: an HTTP body, else 413; a stdin line, else a JSON-RPC error -32600 and "
+        f"the line is skipped (default {DEFAULT_MAX_REQUEST_BYTES}; at least {MIN_REQUEST_BYTES})",
+    )
     g = p.add_argument_group("streamable HTTP (--http)")
     g.add_argument(
         "--auth-token-env",
@@ -104,12 +114,6 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME[:PORT]",
         help="another Host header value to accept (e.g. the name clients or a proxy use); repeatable",
-    )
-    g.add_argument(
-        "--max-request-bytes",
-        type=int,
-        default=DEFAULT_MAX_REQUEST_BYTES,
-        help=f"largest request body, else 413 (default {DEFAULT_MAX_REQUEST_BYTES})",
     )
     g.add_argument(
         "--max-connections",
@@ -252,7 +256,11 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
             f"binding {host} accepts every address, so the Host header clients send cannot be guessed: "
             "pass --allow-host NAME (the name clients connect to), or bind one address"
         )
-    for name, minimum in (("--max-request-bytes", 1024), ("--max-connections", 1), ("--max-sessions", 1)):
+    for name, minimum in (
+        ("--max-request-bytes", MIN_REQUEST_BYTES),
+        ("--max-connections", 1),
+        ("--max-sessions", 1),
+    ):
         value = getattr(args, name[2:].replace("-", "_"), None)
         if value is not None and value < minimum:
             raise HttpOptionsError(f"{name} must be at least {minimum}")

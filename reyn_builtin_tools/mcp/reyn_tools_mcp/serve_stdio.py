@@ -1,7 +1,7 @@
 """``reyn mcp serve`` over stdin/stdout, until the client closes stdin or SIGTERM/SIGINT; then it
 stops as streamable HTTP does (``serve_stop``).
 
-Two things the SDK's ``stdio_server`` does differently are changed here, both for the stop:
+Three things the SDK's ``stdio_server`` does differently are changed here, two for the stop:
 
 - stdin is read by the event loop, without a thread, when it is a pipe or a socket (what MCP
   clients give their servers): the SDK's reads run in a worker thread that cannot be cancelled, so
@@ -11,19 +11,30 @@ Two things the SDK's ``stdio_server`` does differently are changed here, both fo
 - the end of stdin is held (``_EndHeld``): the SDK would answer every running call "Connection
   closed" at once; held, the calls get the ``--shutdown-grace`` and a call that finishes in it is
   answered (stdout is still open).
+- a line is bounded (``--max-request-bytes``, as an HTTP body): a longer one is never held — read
+  in time linear in its size (``lines.LineSplitter``), answered with a JSON-RPC error -32600 with
+  ``id: null`` naming the limit, logged, and skipped; the next line is served. (A stdin that is not
+  a pipe or a socket — a file the operator chose — is left to the SDK's reader, unbounded.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import stat
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .lines import CHUNK, LineSplitter, Overlong, read_lines
 from .serve_stop import StopSignals, closed, wait_for_calls
+
+log = logging.getLogger("reyn.mcp.serve")
+OVERLONG_CODE = -32600
+"""JSON-RPC "invalid request" answers a line over the limit: it was refused unread, not found to be
+invalid JSON (-32700 would claim that) — docs/decisions.md."""
 
 
 class _EndHeld:
@@ -62,10 +73,38 @@ class _EndHeld:
         await self._inner.aclose()
 
 
+class _Refusals:
+    """Where a stdin line over the limit is answered: the server's write stream, once it exists."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.write_stream: Any = None
+        self.count = 0
+
+    async def refuse(self) -> None:
+        """Log the over-long line and answer it: JSON-RPC -32600 with ``id: null`` (its id was never
+        read), naming the limit; the next line is read as usual."""
+        import mcp_types
+
+        self.count += 1
+        what = f"a request line over {self.limit} bytes (--max-request-bytes) was skipped unread"
+        log.warning("%s (%d so far)", what, self.count)
+        if self.write_stream is None:
+            return
+        from mcp.shared.message import SessionMessage
+
+        error = mcp_types.ErrorData(code=OVERLONG_CODE, message=f"invalid request: {what}")
+        await self.write_stream.send(
+            SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+        )
+
+
 @contextlib.asynccontextmanager
-async def _stdin_lines() -> AsyncIterator[AsyncIterator[str] | None]:
+async def _stdin_lines(refusals: _Refusals) -> AsyncIterator[AsyncIterator[str] | None]:
     """stdin's lines read by the event loop (a read a stop can cancel), with fd 0 diverted to the
-    null device meanwhile; None (the SDK reads it) when stdin is not a pipe or a socket."""
+    null device meanwhile; None (the SDK reads it) when stdin is not a pipe or a socket. A line
+    over ``refusals.limit`` bytes is never held (``lines.LineSplitter``): it is answered by
+    ``refusals`` and skipped."""
     try:
         pipe = stat.S_ISFIFO(mode := os.fstat(0).st_mode) or stat.S_ISSOCK(mode)
     except OSError:
@@ -80,14 +119,17 @@ async def _stdin_lines() -> AsyncIterator[AsyncIterator[str] | None]:
     os.dup2(null, 0)
     os.close(null)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=sys.maxsize)  # a line is as long as the SDK's reader allows
+    reader = asyncio.StreamReader(limit=CHUNK)  # the pipe is paused while CHUNK * 2 wait unread
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(private, "rb", buffering=0, closefd=False)
     )
 
     async def lines() -> AsyncIterator[str]:
-        while line := await reader.readline():
-            yield line.decode("utf-8", "replace")
+        async for line in read_lines(reader.read, LineSplitter(refusals.limit)):
+            if isinstance(line, Overlong):
+                await refusals.refuse()
+            else:
+                yield line.decode("utf-8", "replace")
 
     try:
         yield lines()
@@ -98,15 +140,18 @@ async def _stdin_lines() -> AsyncIterator[AsyncIterator[str] | None]:
         os.close(private)
 
 
-async def serve_stdio(server: Any, served: Any, grace_s: float) -> None:
+async def serve_stdio(server: Any, served: Any, grace_s: float, max_request_bytes: int) -> None:
     """Serve over stdin/stdout until the client closes stdin, or SIGTERM/SIGINT; then stop as
-    ``serve_stop`` says (the grace for running calls, then the rest cancelled and audited)."""
+    ``serve_stop`` says (the grace for running calls, then the rest cancelled and audited). A stdin
+    line over ``max_request_bytes`` is answered with an error and skipped (see ``_Refusals``)."""
     from mcp.server.stdio import stdio_server
 
     ended = asyncio.Event()
+    refusals = _Refusals(max_request_bytes)
 
     async def serve() -> None:
-        async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        async with _stdin_lines(refusals) as lines, stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            refusals.write_stream = write_stream
             held = _EndHeld(read_stream, ended)
             await server.run(held, write_stream, server.create_initialization_options())
 

@@ -5,6 +5,11 @@ degradation tests. ``python misbehaving_server.py MODE``:
 - ``deep-schema``: lists ``deep`` (an input schema nested DEPTH levels, default 5000) beside ``fine``.
 - ``rpc-error``: ``tools/call`` of ``flaky`` answers JSON-RPC error -32000 (the code the SDK also uses
   for a closed connection); ``pid`` answers the server's pid, so a restart is visible.
+- ``oversize``: also lists ``sized``, whose answer is one line of exactly ``arguments["bytes"]``
+  bytes, and ``flood``, which answers with a line that never ends: FLOOD_BYTES (default 8 MiB)
+  without a newline, then nothing more until stdin ends.
+- ``linger``: as ``rpc-error``, but after stdin ends it stays up LINGER_S seconds (default 30), as a
+  server that ignores the end of its input would.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "silent"
 DEPTH = int(os.environ.get("DEPTH", "5000"))
+FLOOD_BYTES = int(os.environ.get("FLOOD_BYTES", str(8 * 1024 * 1024)))
+LINGER_S = float(os.environ.get("LINGER_S", "30"))
 
 
 def send(message: dict) -> None:
@@ -35,12 +43,37 @@ def tools_list_text(request_id: object) -> str:
         body = "[" + deep + ", " + ", ".join(json.dumps(t) for t in tools) + "]"
     else:
         tools.append({"name": "flaky", "description": "Fails.", "inputSchema": {"type": "object"}})
+        if MODE == "oversize":
+            tools += [
+                {"name": "sized", "description": "A sized answer.", "inputSchema": {"type": "object"}},
+                {"name": "flood", "description": "An endless answer.", "inputSchema": {"type": "object"}},
+            ]
         body = json.dumps(tools)
     return '{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "result": {"tools": ' + body + "}}"
 
 
 def text_result(request_id: object, text: str) -> dict:
     return {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
+
+
+def sized_line(request_id: object, size: int) -> str:
+    """A ``tools/call`` answer that is exactly ``size`` bytes long (its newline not counted)."""
+    empty = json.dumps(text_result(request_id, ""))
+    return json.dumps(text_result(request_id, "x" * (size - len(empty))))
+
+
+def flood(request_id: object) -> None:
+    """The start of an answer, then FLOOD_BYTES of its text and never a newline."""
+    out = sys.stdout.buffer
+    out.write(('{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "result": {"content": [').encode())
+    written, chunk = 0, b"x" * 65536
+    try:
+        while written < FLOOD_BYTES:
+            out.write(chunk)
+            written += len(chunk)
+        out.flush()
+    except BrokenPipeError:
+        os._exit(0)
 
 
 def main() -> None:
@@ -77,6 +110,11 @@ def main() -> None:
                         "error": {"code": -32000, "message": "database is down"},
                     }
                 )
+            elif name == "sized":
+                sys.stdout.write(sized_line(request_id, message["params"]["arguments"]["bytes"]) + "\n")
+                sys.stdout.flush()
+            elif name == "flood":
+                flood(request_id)
             elif name == "pid":
                 send(text_result(request_id, str(os.getpid())))
             else:
@@ -89,3 +127,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    if MODE == "linger":
+        time.sleep(LINGER_S)

@@ -1,0 +1,84 @@
+"""Newline-delimited JSON-RPC read from a hostile peer: lines bounded in size, split in linear time.
+
+Both directions of the mcp pack's stdio (an upstream server's stdout, ``reyn mcp serve``'s stdin)
+read through ``LineSplitter``: each chunk is searched for newlines once, the bytes of a line not yet
+ended are appended to one buffer (never re-copied as it grows), and that buffer never holds more
+than ``limit`` bytes. A line longer than ``limit`` (its newline not counted) is reported as one
+``Overlong`` and its bytes are dropped as they arrive until its newline; the next line is read as
+usual. What is held at once is at most ``limit`` plus the chunk being split (``held_high_water``).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+CHUNK = 64 * 1024
+"""How much a reader takes from its pipe at a time (the chunk ``feed`` is given)."""
+
+
+@dataclass(frozen=True)
+class Overlong:
+    """A line longer than ``limit`` bytes was skipped (its bytes were not kept)."""
+
+    limit: int
+
+
+class LineSplitter:
+    """Split a byte stream into lines of at most ``limit`` bytes (see the module docstring)."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1 byte, got {limit}")
+        self.limit = limit
+        self._partial = bytearray()  # the line not yet ended (never more than ``limit`` bytes)
+        self._skipping = False  # inside an over-long line: drop until its newline
+        self.held_high_water = 0  # the most bytes held at once: the partial line plus one chunk
+
+    def feed(self, chunk: bytes) -> list[bytes | Overlong]:
+        """The lines (without their newline) and over-long reports that ``chunk`` completes."""
+        self.held_high_water = max(self.held_high_water, len(self._partial) + len(chunk))
+        out: list[bytes | Overlong] = []
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece_end = len(chunk) if end < 0 else end
+            if not self._skipping:
+                if len(self._partial) + piece_end - start > self.limit:
+                    self._partial.clear()
+                    self._skipping = True
+                    out.append(Overlong(self.limit))
+                else:
+                    self._partial += chunk[start:piece_end]
+            if end < 0:
+                break
+            if self._skipping:
+                self._skipping = False
+            else:
+                out.append(bytes(self._partial))
+                self._partial.clear()
+            start = end + 1
+        return out
+
+    def end(self) -> list[bytes | Overlong]:
+        """At end of input: the last line if it had no newline (as ``readline`` returns it)."""
+        if self._skipping or not self._partial.strip():
+            return []
+        line = bytes(self._partial)
+        self._partial.clear()
+        return [line]
+
+
+async def read_lines(
+    read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter
+) -> AsyncIterator[bytes | Overlong]:
+    """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``."""
+    while chunk := await read(CHUNK):
+        for item in splitter.feed(chunk):
+            yield item
+    for item in splitter.end():
+        yield item
+
+
+__all__ = ["CHUNK", "LineSplitter", "Overlong", "read_lines"]

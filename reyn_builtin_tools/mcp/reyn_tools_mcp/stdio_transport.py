@@ -1,0 +1,209 @@
+"""An upstream stdio MCP server's transport: Reyn's own, in place of the SDK's ``stdio_client``.
+
+The contract for ``ClientSession`` is the SDK's: a pair of anyio memory object streams, one
+receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session hands it to its
+``message_handler``), one taking ``SessionMessage`` to write as one line each. What differs:
+
+- The server's stdout is split by ``lines.LineSplitter``: a line longer than ``max_message_bytes``
+  is never held — it becomes one ``MessageTooLong`` fault, and its bytes are dropped as they arrive
+  — and splitting is linear in what the server writes (the SDK re-copied a growing buffer at every
+  chunk, on the session pool's loop). The pipe is read ``CHUNK`` at a time with the stream's flow
+  control at ``CHUNK``, so a server writing faster than the session takes its messages waits.
+- A confined server is started on the launcher's stop pipe (``reyn_sandbox.StopPipe``, handed as
+  ``--stop-fd``; the SDK's spawn closes every other descriptor): however the host dies — SIGKILL
+  included — its end of the pipe closes and the launcher ends the sandbox and everything in it.
+
+Closing follows the SDK's order (the MCP lifecycle's shutdown): stop taking messages, let the
+writer flush for ``WRITER_FLUSH_S``, close the server's stdin and give it ``EXIT_GRACE_S`` to exit;
+then ask the launcher to end the sandbox (the stop byte; unconfined: ``SIGTERM`` to the server's
+process group), and ``SIGKILL`` its group ``KILL_AFTER_S`` later (as ``WorkerProcess.kill``). The
+close is shielded and bounded; if it is cut short anyway (a native cancellation), the context's last
+step stops a server still running without waiting (the byte, or ``SIGKILL`` unconfined), so no
+exit path leaves a process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import anyio
+import anyio.lowlevel
+import mcp_types
+from mcp.client.stdio import get_default_environment
+from mcp.shared.message import SessionMessage
+
+from reyn_sandbox import StopPipe
+
+from .failures import MessageTooLong
+from .lines import CHUNK, LineSplitter, Overlong, read_lines
+
+WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
+EXIT_GRACE_S = 2.0  # the SDK's: a server exits by itself once its stdin closes
+KILL_AFTER_S = 5.0  # after the stop byte (or SIGTERM): then SIGKILL (``WorkerProcess.kill``'s)
+REAP_S = 2.0  # for the event loop to see a killed process exit
+_POLL_S = 0.01
+
+
+@dataclass(frozen=True)
+class StdioSpawn:
+    """How to start one server: ``argv`` (the launcher's when confined), its ``env`` (over the
+    SDK's default environment, as ``stdio_client`` does), ``cwd``, and the launch's ``stop`` pipe
+    (None unconfined)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str | None
+    stop: StopPipe | None
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(spawn: StdioSpawn, errlog: TextIO, splitter: LineSplitter) -> AsyncIterator[Any]:
+    """Start the server (stderr to ``errlog``) and yield ``(read_stream, write_stream)``; the server
+    is stopped on exit (see the module docstring). ``splitter`` bounds and splits its stdout."""
+    stop = spawn.stop
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *spawn.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errlog,
+            env=get_default_environment() | spawn.env,
+            cwd=spawn.cwd,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=() if stop is None or stop.launcher_fd is None else (stop.launcher_fd,),
+            limit=CHUNK,
+        )
+    except BaseException:
+        if stop is not None:
+            stop.stop()  # a launcher that started anyway ends at once
+        raise
+    if stop is not None:
+        stop.launched()
+    try:
+        async with _streams(proc, splitter, stop) as streams:
+            yield streams
+    finally:
+        if proc.returncode is None:  # the close was cut short: stop it without waiting
+            _force_stop(proc, stop)
+        elif stop is not None:
+            stop.close()  # reaped: nothing left to stop
+
+
+@contextlib.asynccontextmanager
+async def _streams(
+    proc: asyncio.subprocess.Process, splitter: LineSplitter, stop: StopPipe | None
+) -> AsyncIterator[Any]:
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+
+    async def reader() -> None:
+        with contextlib.suppress(OSError):
+            async with read_writer:
+                async for item in read_lines(stdout.read, splitter):
+                    message = MessageTooLong(item.limit) if isinstance(item, Overlong) else _parse(item)
+                    try:
+                        await read_writer.send(message)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        break  # the session is gone
+            # what the server still writes is dropped, so it never blocks on a full pipe while it
+            # is asked to exit; cancelled once the server is stopped
+            while await stdout.read(CHUNK):
+                pass
+
+    async def writer() -> None:
+        try:
+            async with write_reader:
+                async for session_message in write_reader:
+                    text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    stdin.write(text.encode() + b"\n")
+                    await stdin.drain()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()  # the session sees the connection end, not a hang
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        read_stream.close()  # the reader goes on to drop what the server still writes
+        write_stream.close()
+        with anyio.move_on_after(WRITER_FLUSH_S):
+            await writer_done.wait()
+        await _stop(proc, stop)
+        for stream in (read_stream, write_stream, read_writer, write_reader):
+            await stream.aclose()
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            tg.cancel_scope.cancel()
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    """One line as a JSON-RPC message, or the parser's error (a fault the session reports)."""
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
+
+
+async def _stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None:
+    """Close stdin, wait ``EXIT_GRACE_S``; then the stop byte (or ``SIGTERM``), ``KILL_AFTER_S``;
+    then ``SIGKILL`` to the group. Every wait is bounded."""
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    if await _exited(proc, EXIT_GRACE_S):
+        return
+    if stop is not None:
+        stop.stop()
+    else:
+        _signal_group(proc, signal.SIGTERM)
+    if await _exited(proc, KILL_AFTER_S):
+        return
+    _signal_group(proc, signal.SIGKILL)
+    await _exited(proc, REAP_S)
+
+
+def _force_stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None:
+    """Stop a server still running, without waiting: the launcher ends the sandbox at the byte; an
+    unconfined server's group is killed."""
+    if stop is not None:
+        stop.stop()
+    else:
+        _signal_group(proc, signal.SIGKILL)
+
+
+def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
+    """``sig`` to the server's process group (it leads its own session), if it still runs."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+
+
+async def _exited(proc: asyncio.subprocess.Process, timeout_s: float) -> bool:
+    """Whether the process exited within ``timeout_s``: its return code polled, not ``wait()``,
+    which also waits for its pipes to close (a child holding them would look like a hung server)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while proc.returncode is None:
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(_POLL_S)
+    return True
+
+
+__all__ = ["StdioSpawn", "stdio_transport"]
