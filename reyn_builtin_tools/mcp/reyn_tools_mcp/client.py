@@ -117,7 +117,7 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _transport(self, on_fault: Callable[[str], None]) -> contextlib.AbstractAsyncContextManager[Any]:
         # the only place ${VAR} values are expanded: the spawn / the HTTP request
         try:
             c = self.config.resolved()
@@ -138,25 +138,34 @@ class ServerConnection:
             spawn = StdioSpawn(argv, c.env, c.cwd, stop)
             lines = self.lines = LineSplitter(self.max_message_bytes)
             return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines))
-        http = http_client(c.headers, self.connect_timeout_s)
-        return _owning_client(http, streamable_http_client(str(c.url), http_client=http))
+        http = http_client(c.headers, self.connect_timeout_s, self.max_message_bytes, on_fault)
+        # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)
+        sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)
+        return _owning_client(http, sdk)
 
     async def _run_owner(
         self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, caller: otel_context.Context
     ) -> None:
-        async def on_message(message: Any) -> None:
-            # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
-            if isinstance(message, Exception) and self.fault is None:
-                self.fault = failures.fault(message)
-                self.fault_raw = failures.raw_text(message, "")
+        def on_fault(words: str, raw: str = "") -> None:
+            # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log; an
+            # owner already being stopped (no longer ``self._stop``'s) has no say on the next session
+            if self.fault is None and self._stop is stop:
+                self.fault, self.fault_raw = words, raw
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
                 elif self._owner is not None:
                     self._owner.cancel()  # still in the handshake: nothing to close gracefully
 
+        async def on_message(message: Any) -> None:
+            # the SDK hands transport faults (an unparsable line, a broken stream) to this handler
+            # (an over-long stdio line, an unparsable message; an HTTP message over the bound is told
+            # to on_fault by the client's transport itself)
+            if isinstance(message, Exception):
+                on_fault(failures.fault(message), failures.raw_text(message, ""))
+
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = (await stack.enter_async_context(self._transport()))[:2]
+                read, write = (await stack.enter_async_context(self._transport(on_fault)))[:2]
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)
                 )
@@ -202,7 +211,13 @@ class ServerConnection:
     async def ensure(self) -> ClientSession:
         """The open session, opening one if needed."""
         async with self._lock:
-            if self.session is not None and self._owner is not None and not self._owner.done():
+            # a session with a recorded fault is closing (its owner was told to stop): open a new one
+            if (
+                self.session is not None
+                and self.fault is None
+                and self._owner is not None
+                and not self._owner.done()
+            ):
                 return self.session
             await self._close_locked()
             loop = asyncio.get_running_loop()
@@ -274,7 +289,10 @@ class ServerConnection:
             ) from None
         except MCPError as exc:
             # -32000 is also a code a server may answer with: only a dead session means a lost connection
-            if exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session):
+            # a recorded fault (e.g. an answer over max_message_bytes, cut) lost the connection too
+            if self.fault is not None or (
+                exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session)
+            ):
                 await self.discard()
                 raise McpConnectionError(self._lost(what, None)) from None
             # the server's message is its own text (it may echo its environment): the log gets it
@@ -379,17 +397,20 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def http_client(headers: dict[str, str], connect_timeout_s: float) -> Any:
-    """The HTTP client of a streamable-HTTP server: no environment proxies or ``.netrc``
-    (``trust_env=False``), explicit timeouts (the read timeout is long: the server may hold its
+def http_client(
+    headers: dict[str, str], connect_timeout_s: float, max_message_bytes: int, on_fault: Callable[[str], None]
+) -> Any:
+    """The HTTP client of a streamable-HTTP server: every response bounded per message
+    (``http_bounds``: over ``max_message_bytes`` is a fault, told to ``on_fault``), no environment
+    proxies or ``.netrc``, explicit timeouts (the read timeout is long: the server may hold its
     event stream open; each request is bounded by the call timeout anyway), no redirect following
     (the SDK follows same-origin redirects itself)."""
     import httpx2
 
+    from .http_bounds import bounded_client
+
     timeout = httpx2.Timeout(connect=connect_timeout_s, read=300.0, write=30.0, pool=30.0)
-    return httpx2.AsyncClient(
-        headers=headers or None, timeout=timeout, trust_env=False, follow_redirects=False
-    )
+    return bounded_client(headers, timeout, max_message_bytes, on_fault)
 
 
 @contextlib.asynccontextmanager

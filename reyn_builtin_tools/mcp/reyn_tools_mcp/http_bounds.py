@@ -1,0 +1,179 @@
+"""Every byte a streamable-HTTP MCP server sends, bounded per message (``max_message_bytes``).
+
+The SDK reads a JSON answer whole (``response.aread()``) and an event stream event by event; a
+server that never ends either would make the host hold its bytes without bound. ``BoundedTransport``
+wraps the HTTP client's transport, so every response of the connection — the POST answers, the
+long-lived GET event stream, redirects, error bodies, the closing DELETE — is read through a count:
+
+- a body that is not ``text/event-stream`` counts all its bytes (one message);
+- an event stream counts the bytes since the last event boundary (a blank line), so a stream of
+  many small events lives on and one endless event is cut;
+- a compressed body (``Content-Encoding`` other than ``identity``) is refused: the client asks for
+  ``identity``, and a count of compressed bytes would not bound what they inflate to.
+
+A message over the bound is a transport fault of the connection: ``on_fault`` gets Reyn's words
+before anything else happens (the connection closes, the waiting request fails at once), then the
+read raises ``MessageTooLarge`` into the SDK, which stops reading. Each chunk is scanned once with
+``bytes`` methods (time linear in the bytes read); what is held is at most the bound plus a chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import httpx2
+
+OnFault = Callable[[str], None]
+
+
+class MessageTooLarge(httpx2.StreamError):
+    """A response was cut: a message over ``max_message_bytes``, or a compressed body. A
+    ``StreamError``: the SDK's JSON reader turns it into an error answer instead of crashing."""
+
+
+def over_bound(limit: int) -> str:
+    """Reyn's words for a message over the bound."""
+    return f"the server sent a message over {limit} bytes (max_message_bytes)"
+
+
+class BodyCount:
+    """The bytes of one body (a JSON answer, an error page): all of them are one message."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    def add(self, chunk: bytes) -> int:
+        """Count ``chunk``; the size of the message it belongs to so far."""
+        self.size += len(chunk)
+        return self.size
+
+
+class EventCount:
+    """The bytes of each event of an event stream: reset at each blank line, whatever the line ends
+    (CRLF, LF or CR, split across chunks or not). Comment lines count too."""
+
+    def __init__(self) -> None:
+        self.size = 0  # the bytes of the event in progress (its line ends folded to one byte each)
+        self._line_ended = True  # the stream starts at a line start: a first blank line ends nothing
+        self._cr = False  # the previous chunk ended with CR: a LF opening this one completes it
+
+    def add(self, chunk: bytes) -> int:
+        """Count ``chunk``; the largest event it ends or leaves in progress (its line ends included,
+        the blank line after it not)."""
+        if self._cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._cr = chunk.endswith(b"\r")
+        if not chunk:
+            return self.size
+        text = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        carried, largest, pos = self.size, 0, 0  # pos: where the event in progress starts in text
+        if self._line_ended and text.startswith(b"\n"):
+            carried, largest, pos = 0, carried, 1  # the previous chunk ended the event's last line
+        # each blank line ends an event; one search per event, each starting where the last ended
+        while (blank := text.find(b"\n\n", max(pos - 1, 0))) >= 0:
+            carried, largest, pos = 0, max(largest, carried + blank + 1 - pos), blank + 2
+        self.size = carried + len(text) - pos
+        self._line_ended = text.endswith(b"\n")
+        return max(largest, self.size)
+
+
+class BoundedStream(httpx2.AsyncByteStream):
+    """A response body read through a count; over ``limit``: ``on_fault``, then ``MessageTooLarge``.
+    ``refused``: a reason to cut the body before its first byte (a compressed one)."""
+
+    def __init__(
+        self,
+        inner: httpx2.AsyncByteStream,
+        count: BodyCount | EventCount,
+        limit: int,
+        on_fault: OnFault,
+        refused: str | None = None,
+    ) -> None:
+        self._inner = inner
+        self._count = count
+        self._limit = limit
+        self._on_fault = on_fault
+        self._refused = refused
+
+    def _cut(self, why: str) -> MessageTooLarge:
+        self._on_fault(why)
+        return MessageTooLarge(why)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._refused is not None:
+            raise self._cut(self._refused)
+        async for chunk in self._inner:
+            if self._count.add(chunk) > self._limit:
+                raise self._cut(over_bound(self._limit))
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class BoundedTransport(httpx2.AsyncBaseTransport):
+    """``inner`` with every response body read through a ``BoundedStream`` (module docstring)."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int, on_fault: OnFault) -> None:
+        self._inner = inner
+        self.limit = limit
+        self._on_fault = on_fault
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        events = kind == "text/event-stream"
+        refused = _refusal(response, self.limit, events)
+        count = EventCount() if events else BodyCount()
+        stream = BoundedStream(response.stream, count, self.limit, self._on_fault, refused)
+        return httpx2.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=stream,
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _refusal(response: httpx2.Response, limit: int, events: bool) -> str | None:
+    """Why the body is cut before it is read: a coding other than identity, or (one message, not an
+    event stream) a declared length over the bound — an early answer; the count cuts the rest."""
+    codings = [c.strip().lower() for c in response.headers.get_list("content-encoding", split_commas=True)]
+    compressed = sorted({c for c in codings if c not in ("", "identity")})
+    if compressed:
+        return (
+            f"the server sent a compressed body (Content-Encoding: {', '.join(compressed)[:60]}) though "
+            "Reyn asks for identity: compressed bytes do not bound what they inflate to"
+        )
+    declared = response.headers.get("content-length", "")
+    if not events and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+        return f"{over_bound(limit)}: it declared Content-Length {int(declared)}"
+    return None
+
+
+def bounded_client(
+    headers: dict[str, str], timeout: httpx2.Timeout, limit: int, on_fault: OnFault
+) -> httpx2.AsyncClient:
+    """An ``AsyncClient`` whose every response is bounded (``BoundedTransport``), asking for
+    uncompressed bodies; no environment proxies or ``.netrc``, no redirect following (the SDK
+    follows same-origin redirects itself)."""
+    sent = httpx2.Headers(headers)
+    sent["accept-encoding"] = "identity"  # whatever the configured headers say: see _refusal
+    transport = BoundedTransport(httpx2.AsyncHTTPTransport(trust_env=False), limit, on_fault)
+    return httpx2.AsyncClient(
+        headers=sent, timeout=timeout, trust_env=False, follow_redirects=False, transport=transport
+    )
+
+
+__all__ = [
+    "BodyCount",
+    "BoundedStream",
+    "BoundedTransport",
+    "EventCount",
+    "MessageTooLarge",
+    "bounded_client",
+    "over_bound",
+]

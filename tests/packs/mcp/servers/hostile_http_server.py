@@ -1,0 +1,204 @@
+"""A streamable-HTTP MCP server on raw asyncio (no SDK) whose answers misbehave on purpose, per tool,
+for the mcp pack's message-bound tests. ``python hostile_http_server.py PORT``; it exits by itself
+after ``LIFETIME_S`` seconds. HTTP/1.1, one request per connection (``Connection: close``).
+
+Tools (``tools/call``):
+
+- ``fine``: a short JSON answer ``ok``.
+- ``json_body`` ``{"bytes": n}``: a JSON answer whose body is exactly ``n`` bytes.
+- ``sse_event`` ``{"bytes": n}``: an event-stream answer of one event of exactly ``n`` bytes
+  (``data: `` prefix and line end included, the blank line after it not).
+- ``endless_json``: a JSON body that never ends (``ENDLESS`` bytes, then the connection is held).
+- ``endless_event``: an event-stream answer whose one event never ends (same).
+- ``gzip_json``: a JSON answer that inflates to ``ENDLESS`` bytes, sent gzip-compressed although
+  the client asked for ``identity``.
+- ``many_events`` ``{"count": n}``: an event-stream answer of ``n`` small log notifications
+  (``EVENT`` bytes each), then the result.
+- ``get_stream_sent``: waits until the GET stream has sent its ``GET_EVENTS`` events of ``EVENT``
+  bytes each, then answers how many bytes they were.
+
+- ``get_endless``: answers ``ok``, then the GET stream sends one endless event.
+
+``initialize`` at a URL ending in ``/endless-init`` answers with an endless JSON body. Elsewhere it
+answers with a session id, so the client opens the long-lived GET stream, which
+gets ``GET_EVENTS`` small log notifications and is then held open (until ``get_endless``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import sys
+from typing import Any
+
+LIFETIME_S = 120
+ENDLESS = int(os.environ.get("HOSTILE_ENDLESS_BYTES", 1024 * 1024))  # larger for a memory measurement
+EVENT = 1024
+GET_EVENTS = 200
+TOOLS = [
+    "fine",
+    "json_body",
+    "sse_event",
+    "endless_json",
+    "endless_event",
+    "gzip_json",
+    "many_events",
+    "get_stream_sent",
+    "get_endless",
+]
+
+get_stream_done = asyncio.Event()
+get_endless = asyncio.Event()
+get_stream_bytes = 0
+
+
+def head(status: str, content_type: str | None, length: int | None, extra: str = "") -> bytes:
+    lines = [f"HTTP/1.1 {status}", "Connection: close", "mcp-session-id: s1"]
+    if content_type:
+        lines.append(f"Content-Type: {content_type}")
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n" + extra + "\r\n").encode()
+
+
+def answer(request_id: Any, result: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+
+
+def text_answer(request_id: Any, text: str) -> bytes:
+    return answer(request_id, {"content": [{"type": "text", "text": text}]})
+
+
+def padded(request_id: Any, total: int, framing: int = 0) -> bytes:
+    """A text answer of exactly ``total`` bytes, ``framing`` of which the caller adds around it."""
+    empty = len(text_answer(request_id, "")) + framing
+    return text_answer(request_id, "x" * (total - empty))
+
+
+def log_event(size: int) -> bytes:
+    """One ``notifications/message`` event of exactly ``size`` bytes (blank line included)."""
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": ""}}
+    empty = len(b"data: " + json.dumps(note).encode() + b"\n\n")
+    note["params"]["data"] = "y" * (size - empty)
+    return b"data: " + json.dumps(note).encode() + b"\n\n"
+
+
+async def hold(reader: asyncio.StreamReader) -> None:
+    """Keep the connection open (the body never ends) until the client closes it."""
+    await reader.read()
+
+
+async def call(
+    name: str, args: dict[str, Any], rid: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    sse = "text/event-stream"
+    if name == "fine":
+        body = text_answer(rid, "ok")
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+    elif name == "json_body":
+        body = padded(rid, int(args["bytes"]))
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+    elif name == "sse_event":
+        event = b"data: " + padded(rid, int(args["bytes"]), len("data: \n")) + b"\n"
+        writer.write(head("200 OK", sse, None) + event + b"\n")
+    elif name in ("endless_json", "endless_event"):
+        start = (
+            b'{"jsonrpc": "2.0", "id": ' + json.dumps(rid).encode() + b', "result": {"content": [{"text": "'
+        )
+        writer.write(head("200 OK", sse if name == "endless_event" else "application/json", None))
+        writer.write((b"data: " if name == "endless_event" else b"") + start)
+        for _ in range(ENDLESS // 65536):
+            writer.write(b"z" * 65536)
+            await writer.drain()
+        await hold(reader)
+    elif name == "gzip_json":
+        body = gzip.compress(padded(rid, ENDLESS))
+        writer.write(head("200 OK", "application/json", len(body), "Content-Encoding: gzip\r\n") + body)
+    elif name == "many_events":
+        writer.write(head("200 OK", sse, None))
+        for _ in range(int(args["count"])):
+            writer.write(log_event(EVENT))
+            await writer.drain()
+        writer.write(b"data: " + text_answer(rid, "after many events") + b"\n\n")
+    elif name == "get_endless":
+        body = text_answer(rid, "ok")
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+        await writer.drain()
+        get_endless.set()
+    elif name == "get_stream_sent":
+        await asyncio.wait_for(get_stream_done.wait(), 30)
+        body = text_answer(rid, str(get_stream_bytes))
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+
+
+async def get_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    global get_stream_bytes
+    writer.write(head("200 OK", "text/event-stream", None))
+    for _ in range(GET_EVENTS):
+        event = log_event(EVENT)
+        writer.write(event)
+        await writer.drain()
+        get_stream_bytes += len(event)
+    get_stream_done.set()
+    closed = asyncio.ensure_future(hold(reader))
+    await asyncio.wait(
+        [closed, asyncio.ensure_future(get_endless.wait())], return_when=asyncio.FIRST_COMPLETED
+    )
+    if not closed.done():
+        writer.write(b"data: ")
+        for _ in range(ENDLESS // 65536):
+            writer.write(b"z" * 65536)
+            await writer.drain()
+        await closed
+
+
+async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        raw = await reader.readuntil(b"\r\n\r\n")
+        method = raw.split(b" ", 1)[0]
+        length = 0
+        for line in raw.split(b"\r\n")[1:]:
+            key, _, value = line.partition(b":")
+            if key.strip().lower() == b"content-length":
+                length = int(value)
+        body = json.loads(await reader.readexactly(length)) if length else {}
+        if method == b"GET":
+            await get_stream(reader, writer)
+        elif method == b"DELETE" or "id" not in body:
+            writer.write(head("202 Accepted" if method == b"POST" else "200 OK", None, 0))
+        elif body["method"] == "initialize" and raw.split(b" ", 2)[1].endswith(b"/endless-init"):
+            await call("endless_json", {}, body["id"], reader, writer)
+        elif body["method"] == "initialize":
+            version = body["params"]["protocolVersion"]
+            info = {"name": "hostile", "version": "1"}
+            out = answer(
+                body["id"], {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info}
+            )
+            writer.write(head("200 OK", "application/json", len(out)) + out)
+        elif body["method"] == "tools/list":
+            tools = [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]
+            out = answer(body["id"], {"tools": tools})
+            writer.write(head("200 OK", "application/json", len(out)) + out)
+        elif body["method"] == "tools/call":
+            params = body["params"]
+            await call(params["name"], params.get("arguments") or {}, body["id"], reader, writer)
+        else:
+            out = answer(body["id"], {})
+            writer.write(head("200 OK", "application/json", len(out)) + out)
+        await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main(port: int) -> None:
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    async with server:
+        await asyncio.sleep(LIFETIME_S)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1])))

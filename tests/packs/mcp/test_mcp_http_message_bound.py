@@ -1,0 +1,149 @@
+"""A streamable-HTTP server's messages are bounded by ``max_message_bytes`` (servers/hostile_http_server.py,
+raw HTTP on 127.0.0.1): one endless JSON body or one endless event is a transport fault — the call
+fails at once naming the bound (not at its timeout, not after holding the endless bytes), the
+connection is reopened on the next call, other servers keep working — while a body just under the
+bound, and an event stream of many small events whose total is far over it, work."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from local_server import free_port, stop, wait_listening
+
+from reyn_core.host import dispatch_tool
+
+HOSTILE = Path(__file__).parent / "servers" / "hostile_http_server.py"
+LIMIT = 64 * 1024  # the smallest max_message_bytes allowed
+# long enough that a call still reading an endless body when it ends is plainly not "at once"
+CALL_TIMEOUT_S = 30
+
+
+@pytest.fixture
+def hostile_url() -> Iterator[str]:
+    """The hostile server on 127.0.0.1 (it exits by itself after its lifetime; killed at the end)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(HOSTILE), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_listening(proc, port, timeout=30, what="the hostile HTTP MCP server")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(proc, timeout=10)
+
+
+@pytest.fixture
+def hostile(mcp_registry, mcp_settings, hostile_url, http_mcp_server):
+    """A registry with the hostile server (``bad``) and the demo server over HTTP (``good``)."""
+    servers = {"bad": {"url": hostile_url}, "good": {"url": http_mcp_server}}
+    settings = mcp_settings(servers, call_timeout_s=CALL_TIMEOUT_S, max_message_bytes=LIMIT)
+    return mcp_registry(settings), settings
+
+
+async def call(reg, ctx, server: str, tool: str, arguments: dict | None = None) -> dict:
+    args = {"server": server, "tool": tool, "arguments": arguments or {}}
+    return await dispatch_tool(reg, "call_mcp_tool", args, ctx)
+
+
+def text(env: dict) -> str:
+    assert env["status"] == "ok", env
+    return env["data"]["text"]
+
+
+def fault(env: dict) -> str:
+    """The message of a call that failed as a lost connection (never a timeout)."""
+    assert env["status"] == "error", env
+    assert env["error"]["kind"] == "execution_error", env
+    return env["error"]["message"]
+
+
+def sessions(settings, name: str) -> int:
+    from reyn_tools_mcp import client
+
+    return client.get_pool().connection_state(name, settings.servers[name], {})["sessions_opened"]
+
+
+@pytest.mark.parametrize("tool", ["endless_json", "endless_event"])
+async def test_an_endless_message_is_a_fault_naming_the_bound_and_the_next_call_reopens(
+    hostile, ctx, tool
+) -> None:
+    reg, settings = hostile
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    message = fault(await call(reg, ctx, "bad", tool))
+    assert f"over {LIMIT} bytes (max_message_bytes)" in message and "was lost" in message
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    assert sessions(settings, "bad") == 2
+
+
+async def test_a_fault_of_one_server_leaves_the_others_working(hostile, ctx) -> None:
+    reg, settings = hostile
+    assert text(await call(reg, ctx, "good", "echo", {"text": "before"})) == "before"
+    fault(await call(reg, ctx, "bad", "endless_json"))
+    assert text(await call(reg, ctx, "good", "echo", {"text": "after"})) == "after"
+    assert sessions(settings, "good") == 1
+
+
+@pytest.mark.parametrize("tool", ["json_body", "sse_event"])
+async def test_a_message_just_under_the_bound_is_read(hostile, ctx, tool) -> None:
+    reg, settings = hostile
+    got = text(await call(reg, ctx, "bad", tool, {"bytes": LIMIT - 16}))
+    assert set(got) == {"x"} and len(got) > LIMIT - 200
+    assert sessions(settings, "bad") == 1
+
+
+@pytest.mark.parametrize("tool", ["json_body", "sse_event"])
+async def test_a_message_just_over_the_bound_is_a_fault(hostile, ctx, tool) -> None:
+    reg, _ = hostile
+    assert f"over {LIMIT} bytes" in fault(await call(reg, ctx, "bad", tool, {"bytes": LIMIT + 16}))
+
+
+async def test_a_compressed_body_is_refused_whatever_it_inflates_to(hostile, ctx) -> None:
+    reg, _ = hostile
+    message = fault(await call(reg, ctx, "bad", "gzip_json"))
+    assert "compressed body (Content-Encoding: gzip)" in message and "identity" in message
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+
+
+async def test_many_small_events_over_the_bound_in_total_keep_the_answer_and_the_get_stream(
+    hostile, ctx
+) -> None:
+    reg, settings = hostile
+    many = text(await call(reg, ctx, "bad", "many_events", {"count": 4 * LIMIT // 1024}))
+    assert many == "after many events"
+    # the GET stream's events, far more than the bound in total, were all read on the same session
+    assert int(text(await call(reg, ctx, "bad", "get_stream_sent"))) > 3 * LIMIT
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    assert sessions(settings, "bad") == 1
+
+
+async def test_an_endless_event_on_the_get_stream_closes_the_session_and_the_next_call_reopens(
+    hostile, ctx
+) -> None:
+    from reyn_tools_mcp import client
+
+    reg, settings = hostile
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    # the endless event comes on the GET stream after this answer: the answer may or may not be read
+    await call(reg, ctx, "bad", "get_endless")
+    pool, config = client.get_pool(), settings.servers["bad"]
+    deadline = time.monotonic() + CALL_TIMEOUT_S  # a bounded wait for the session to close
+    while pool.connection_state("bad", config, {})["connected"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not pool.connection_state("bad", config, {})["connected"]
+    assert text(await call(reg, ctx, "bad", "fine")) == "ok"
+    assert sessions(settings, "bad") == 2
+
+
+async def test_an_endless_handshake_answer_fails_the_open_naming_the_bound(
+    mcp_registry, mcp_settings, hostile_url, ctx
+) -> None:
+    servers = {"bad": {"url": hostile_url + "/endless-init"}}
+    reg = mcp_registry(mcp_settings(servers, connect_timeout_s=CALL_TIMEOUT_S, max_message_bytes=LIMIT))
+    message = fault(await call(reg, ctx, "bad", "fine"))
+    assert "cannot open MCP server 'bad'" in message and f"over {LIMIT} bytes (max_message_bytes)" in message
