@@ -65,6 +65,8 @@ class EventCount:
     def add(self, chunk: bytes) -> int:
         """Count ``chunk``; the largest event it ends or leaves in progress (its line ends included,
         the blank line after it not)."""
+        if not chunk:
+            return self.size  # nothing to count; a CR ending the previous chunk still waits for its LF
         if self._cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._cr = chunk.endswith(b"\r")
