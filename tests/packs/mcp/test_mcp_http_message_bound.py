@@ -235,3 +235,45 @@ async def test_a_utf16_event_stream_answer_is_refused_naming_the_charset(hostile
     assert "event stream in charset 'utf-16-le'" in message and "was lost" in message
     assert text(await call(reg, ctx, "bad", "fine")) == "ok"
     assert sessions(settings, "bad") == 2
+
+
+# ------------------------------------------------------------------ a fault while other calls run
+
+
+async def test_a_fault_with_calls_in_flight_spares_the_next_session_and_keeps_its_words(hostile_url) -> None:
+    """One call waits on the session, another one's answer is endless; the moment the fault is
+    recorded two fresh calls start. The fresh ones run on a new session that the stale handlers
+    leave alone (they discard only the session they ran on), the faulting call names the bound."""
+    from reyn_tools_mcp.client import McpConnectionError, ServerConnection
+    from reyn_tools_mcp.settings import ServerConfig
+
+    conn = ServerConnection("bad", ServerConfig(url=hostile_url), 10.0, {})
+    conn.max_message_bytes = LIMIT
+
+    async def outcome(tool: str) -> str:
+        try:
+            result = await conn.call_tool(tool, {}, CALL_TIMEOUT_S)
+        except McpConnectionError as exc:
+            return f"lost: {exc}"
+        return result.content[0].text  # type: ignore[union-attr]
+
+    async def after_fault() -> list[str]:
+        while conn.fault is None:  # bounded: the endless answer is cut at the bound
+            await asyncio.sleep(0.001)
+        return list(await asyncio.gather(outcome("fine"), outcome("slow")))
+
+    async def endless() -> str:
+        await asyncio.sleep(0)  # the hanging call has taken the open session (ensure's fast path)
+        return await outcome("endless_json")
+
+    try:
+        assert await outcome("fine") == "ok"
+        hanging = asyncio.ensure_future(outcome("hang"))
+        endless, fresh = await asyncio.wait_for(asyncio.gather(endless(), after_fault()), 60)
+        assert endless.startswith("lost: ") and f"over {LIMIT} bytes (max_message_bytes)" in endless
+        assert fresh == ["ok", "ok"]
+        assert (await asyncio.wait_for(hanging, 60)).startswith("lost: ")
+        assert await outcome("fine") == "ok"
+        assert conn.opened == 2
+    finally:
+        await conn.close()

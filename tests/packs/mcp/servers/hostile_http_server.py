@@ -22,6 +22,8 @@ Tools (``tools/call``):
 - ``redirected`` ``{"endless": bool}``: a same-origin 307 typed ``text/event-stream`` whose body is a
   few small comment events (``endless``: small events without end); the request it redirects to
   (``/moved``) is answered ``ok``.
+- ``hang``: never answers (held until the client closes the connection).
+- ``slow``: answers ``ok`` after ``SLOW_S`` seconds.
 - ``utf16_events``: an event-stream answer declared ``charset=utf-16-le`` whose bytes ``\n\n`` come
   every kilobyte without end (in UTF-16 they end no line).
 
@@ -60,7 +62,10 @@ TOOLS = [
     "get_endless",
     "redirected",
     "utf16_events",
+    "hang",
+    "slow",
 ]
+SLOW_S = 1.0
 UNITS = {"comment": b":" + b"x" * 1000 + b"\n\n", "utf16": b"aa" * 500 + b"\n\n"}
 
 get_stream_done = asyncio.Event()
@@ -127,7 +132,13 @@ async def call(
     name: str, args: dict[str, Any], rid: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     sse = "text/event-stream"
-    if name == "redirected":
+    if name == "hang":
+        await hold(reader)
+    elif name == "slow":
+        await asyncio.sleep(SLOW_S)
+        body = text_answer(rid, "ok")
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+    elif name == "redirected":
         writer.write(head("307 Temporary Redirect", sse, None, "Location: /mcp/moved\r\n"))
         await repeat(UNITS["comment"], None if args.get("endless") else 3, reader, writer)
     elif name == "utf16_events":
