@@ -155,10 +155,8 @@ def _read_per_event(request: httpx2.Request, response: httpx2.Response) -> bool:
     )
 
 
-def _utf8(charset: str | None) -> bool:
-    """Whether a body declared in ``charset`` is decoded as UTF-8 (no charset: the client's UTF-8)."""
-    if charset is None:
-        return True
+def _utf8(charset: str) -> bool:
+    """Whether a body declared in ``charset`` is decoded as UTF-8 (none declared: the client's UTF-8)."""
     try:
         return codecs.lookup(charset).name == "utf-8"
     except LookupError:  # an unknown name: not one the count can vouch for
@@ -176,7 +174,8 @@ def _refusal(response: httpx2.Response, limit: int, events: bool) -> str | None:
             f"the server sent a compressed body (Content-Encoding: {', '.join(compressed)[:60]}) though "
             "Reyn asks for identity: compressed bytes do not bound what they inflate to"
         )
-    if events and not _utf8(charset := response.charset_encoding):
+    charset = response.charset_encoding
+    if events and charset is not None and not _utf8(charset):
         return (
             f"the server sent an event stream in charset {charset[:40]!r}; event streams are UTF-8 "
             "(Server-Sent Events), the only charset in which Reyn's count of each event is the SDK's"
