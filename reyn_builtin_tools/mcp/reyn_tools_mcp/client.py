@@ -32,6 +32,7 @@ import hashlib
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -110,6 +111,9 @@ class ServerConnection:
         self._lock = asyncio.Lock()
         self.fault: str | None = None  # a transport fault of the current session, in Reyn's words
         self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
+        # each session's own first fault (words, raw): a call is worded and discarded by the session it
+        # ran on, never by whichever session is current when its handler runs
+        self._faults: weakref.WeakKeyDictionary[ClientSession, tuple[str, str]] = weakref.WeakKeyDictionary()
         self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
         self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
@@ -148,7 +152,10 @@ class ServerConnection:
     ) -> None:
         def on_fault(words: str, raw: str = "") -> None:
             # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log; an
-            # owner already being stopped (no longer ``self._stop``'s) has no say on the next session
+            # owner already being stopped (no longer ``self._stop``'s) has no say on the next session,
+            # but its own session keeps the words for the calls still waiting on it
+            if ready.done() and not ready.cancelled() and ready.exception() is None:
+                self._faults.setdefault(ready.result(), (words, raw))
             if self.fault is None and self._stop is stop:
                 self.fault, self.fault_raw = words, raw
                 if ready.done():
@@ -264,10 +271,12 @@ class ServerConnection:
         self.tools = None
         await _stop_owner(owner, stop if graceful and had_session else None)
 
-    async def discard(self) -> None:
-        """Close this connection; the next call opens a new one."""
+    async def discard(self, session: ClientSession | None = None) -> None:
+        """Close this connection; the next call opens a new one. With ``session``: only if it is still
+        the current one (a call that failed on an old session never closes the session after it)."""
         async with self._lock:
-            await self._close_locked()
+            if session is None or self.session is session:
+                await self._close_locked()
 
     async def close(self) -> None:
         """Close for good (shutdown)."""
@@ -282,7 +291,7 @@ class ServerConnection:
         try:
             return await asyncio.wait_for(fn(session), timeout_s)
         except asyncio.TimeoutError:
-            await self.discard()
+            await self.discard(session)
             raise McpCallTimeout(
                 f"MCP server {self.name!r} did not answer {what} within {timeout_s:g} s; "
                 "the connection was closed and will be reopened on the next call"
@@ -290,11 +299,11 @@ class ServerConnection:
         except MCPError as exc:
             # -32000 is also a code a server may answer with: only a dead session means a lost connection
             # a recorded fault (e.g. an answer over max_message_bytes, cut) lost the connection too
-            if self.fault is not None or (
+            if session in self._faults or (
                 exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session)
             ):
-                await self.discard()
-                raise McpConnectionError(self._lost(what, None)) from None
+                await self.discard(session)
+                raise McpConnectionError(self._lost(what, None, session)) from None
             # the server's message is its own text (it may echo its environment): the log gets it
             raise McpServerError(
                 failures.report(
@@ -318,13 +327,18 @@ class ServerConnection:
                         failures.raw_text(exc, ""),
                     )
                 ) from None
-            await self.discard()
-            raise McpConnectionError(self._lost(what, exc)) from None
+            await self.discard(session)
+            raise McpConnectionError(self._lost(what, exc, session)) from None
 
     async def _alive(self, session: ClientSession) -> bool:
         """Whether ``session`` still answers: no recorded fault, the owner running, and a ping answered
         (any answer but -32000 counts: a server without ping support is still connected)."""
-        if self.fault is not None or self.session is not session or self._owner is None or self._owner.done():
+        if (
+            session in self._faults
+            or self.session is not session
+            or self._owner is None
+            or self._owner.done()
+        ):
             return False
         try:
             await asyncio.wait_for(session.send_ping(), PING_TIMEOUT_S)
@@ -334,14 +348,15 @@ class ServerConnection:
             return False
         return True
 
-    def _lost(self, what: str, exc: BaseException | None) -> str:
-        fault = f": {self.fault}" if self.fault else ""
-        kind = f" ({failures.reason(exc)})" if exc is not None and not self.fault else ""
+    def _lost(self, what: str, exc: BaseException | None, session: ClientSession) -> str:
+        words, raw = self._faults.get(session, ("", ""))  # the fault of the session the call ran on
+        fault = f": {words}" if words else ""
+        kind = f" ({failures.reason(exc)})" if exc is not None and not words else ""
         return failures.report(
             self.name,
             f"the connection to MCP server {self.name!r} was lost during {what}{fault}{kind}; it will be "
             "reopened on the next call" + self._grants_hint(),
-            self.fault_raw + "\n" + failures.raw_text(exc, self.stderr_text()),
+            raw + "\n" + failures.raw_text(exc, self.stderr_text()),
         )
 
     async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:

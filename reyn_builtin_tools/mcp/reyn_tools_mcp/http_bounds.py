@@ -5,9 +5,13 @@ server that never ends either would make the host hold its bytes without bound. 
 wraps the HTTP client's transport, so every response of the connection — the POST answers, the
 long-lived GET event stream, redirects, error bodies, the closing DELETE — is read through a count:
 
-- a body that is not ``text/event-stream`` counts all its bytes (one message);
-- an event stream counts the bytes since the last event boundary (a blank line), so a stream of
-  many small events lives on and one endless event is cut;
+- an event stream the SDK reads event by event — a 2xx answer to a GET or POST whose type is
+  ``text/event-stream`` — counts the bytes since the last event boundary (a blank line), so a stream
+  of many small events lives on and one endless event is cut. Its charset must be UTF-8 (or absent):
+  the SDK decodes with the declared charset, and only in UTF-8 is every blank line the count sees
+  one the SDK's parser sees (in UTF-16 the bytes ``\n\n`` are no line end at all); another is refused;
+- every other body counts all its bytes as one message — a JSON answer, an error page, a redirect
+  (the SDK reads a followed redirect's body whole), the closing DELETE's answer — whatever its type;
 - a compressed body (``Content-Encoding`` other than ``identity``) is refused: the client asks for
   ``identity``, and a count of compressed bytes would not bound what they inflate to.
 
@@ -19,6 +23,7 @@ read raises ``MessageTooLarge`` into the SDK, which stops reading. Each chunk is
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
@@ -60,6 +65,8 @@ class EventCount:
     def add(self, chunk: bytes) -> int:
         """Count ``chunk``; the largest event it ends or leaves in progress (its line ends included,
         the blank line after it not)."""
+        if not chunk:
+            return self.size  # nothing to count; a CR ending the previous chunk still waits for its LF
         if self._cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         self._cr = chunk.endswith(b"\r")
@@ -122,8 +129,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
         assert isinstance(response.stream, httpx2.AsyncByteStream)
-        kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        events = kind == "text/event-stream"
+        events = _read_per_event(request, response)
         refused = _refusal(response, self.limit, events)
         count = EventCount() if events else BodyCount()
         stream = BoundedStream(response.stream, count, self.limit, self._on_fault, refused)
@@ -138,15 +144,41 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+def _read_per_event(request: httpx2.Request, response: httpx2.Response) -> bool:
+    """Whether the SDK reads ``response`` event by event (``EventSource``): a 2xx answer to a GET or
+    POST typed ``text/event-stream``. Anything else it reads whole (``aread``) or not at all."""
+    kind = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return (
+        kind == "text/event-stream"
+        and request.method in ("GET", "POST")
+        and 200 <= response.status_code < 300
+    )
+
+
+def _utf8(charset: str) -> bool:
+    """Whether a body declared in ``charset`` is decoded as UTF-8 (none declared: the client's UTF-8)."""
+    try:
+        return codecs.lookup(charset).name == "utf-8"
+    except LookupError:  # an unknown name: not one the count can vouch for
+        return False
+
+
 def _refusal(response: httpx2.Response, limit: int, events: bool) -> str | None:
-    """Why the body is cut before it is read: a coding other than identity, or (one message, not an
-    event stream) a declared length over the bound — an early answer; the count cuts the rest."""
+    """Why the body is cut before it is read: a coding other than identity, an event stream in a
+    charset other than UTF-8, or (one message, not an event stream) a declared length over the
+    bound — an early answer; the count cuts the rest."""
     codings = [c.strip().lower() for c in response.headers.get_list("content-encoding", split_commas=True)]
     compressed = sorted({c for c in codings if c not in ("", "identity")})
     if compressed:
         return (
             f"the server sent a compressed body (Content-Encoding: {', '.join(compressed)[:60]}) though "
             "Reyn asks for identity: compressed bytes do not bound what they inflate to"
+        )
+    charset = response.charset_encoding
+    if events and charset is not None and not _utf8(charset):
+        return (
+            f"the server sent an event stream in charset {charset[:40]!r}; event streams are UTF-8 "
+            "(Server-Sent Events), the only charset in which Reyn's count of each event is the SDK's"
         )
     declared = response.headers.get("content-length", "")
     if not events and declared.isdigit() and len(declared) < 20 and int(declared) > limit:

@@ -35,6 +35,9 @@ def test_event_count_matches_the_whole_stream_reading_for_every_split(stream: by
     splits = [[i, n] for i in range(1, n)]  # every two-chunk split
     splits.append(list(range(1, n + 1)))  # byte by byte
     splits += [[*sorted(rng.sample(range(1, n), 4)), n] for _ in range(50)]
+    # empty chunks anywhere (a transport may yield one): they end nothing, a pending CR included
+    splits += [sorted([*rng.sample(range(1, n), 3), *rng.sample(range(1, n), 3), n]) for _ in range(50)]
+    splits += [sorted([i, i, n]) for i in range(1, n)]
     for ends in splits:
         count, start = EventCount(), 0
         for end in ends:
@@ -53,6 +56,14 @@ def test_an_event_ended_inside_one_chunk_is_measured_whole() -> None:
     assert count.add(b"data: tail\r\n\r\n") == len(b": c\ndata: tail\n")
     middle = b"data: " + b"x" * 2000 + b"\n"
     assert count.add(b"data: a\n\n" + middle + b"\ndata: b\n\n") == len(middle)
+
+
+def test_an_empty_chunk_keeps_a_pending_cr() -> None:
+    from reyn_tools_mcp.http_bounds import EventCount
+
+    count = EventCount()
+    sizes = [count.add(c) for c in [b"aaaa\r", b"", b"\naaaa\r", b"", b"\naaaa"]]
+    assert sizes == [5, 5, 10, 10, 14]
 
 
 def test_many_small_events_never_add_up() -> None:

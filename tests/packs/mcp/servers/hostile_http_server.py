@@ -19,6 +19,18 @@ Tools (``tools/call``):
 
 - ``get_endless``: answers ``ok``, then the GET stream sends one endless event.
 
+- ``redirected`` ``{"endless": bool}``: a same-origin 307 typed ``text/event-stream`` whose body is a
+  few small comment events (``endless``: small events without end); the request it redirects to
+  (``/moved``) is answered ``ok``.
+- ``hang``: never answers (held until the client closes the connection).
+- ``slow``: answers ``ok`` after ``SLOW_S`` seconds.
+- ``utf16_events``: an event-stream answer declared ``charset=utf-16-le`` whose bytes ``\n\n`` come
+  every kilobyte without end (in UTF-16 they end no line).
+
+Any request (any method) at a path with ``/raw?`` is answered with the ``status`` and ``type`` of its
+query, and a body repeating ``unit`` (``comment``: a small comment event; ``utf16``: a kilobyte
+then ``\n\n``) without end (``ENDLESS`` bytes, then held) or ``count`` times.
+
 ``initialize`` at a URL ending in ``/endless-init`` answers with an endless JSON body. Elsewhere it
 answers with a session id, so the client opens the long-lived GET stream, which
 gets ``GET_EVENTS`` small log notifications and is then held open (until ``get_endless``).
@@ -32,6 +44,7 @@ import json
 import os
 import sys
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 LIFETIME_S = 120
 ENDLESS = int(os.environ.get("HOSTILE_ENDLESS_BYTES", 1024 * 1024))  # larger for a memory measurement
@@ -47,7 +60,13 @@ TOOLS = [
     "many_events",
     "get_stream_sent",
     "get_endless",
+    "redirected",
+    "utf16_events",
+    "hang",
+    "slow",
 ]
+SLOW_S = 1.0
+UNITS = {"comment": b":" + b"x" * 1000 + b"\n\n", "utf16": b"aa" * 500 + b"\n\n"}
 
 get_stream_done = asyncio.Event()
 get_endless = asyncio.Event()
@@ -90,11 +109,42 @@ async def hold(reader: asyncio.StreamReader) -> None:
     await reader.read()
 
 
+async def repeat(
+    unit: bytes, count: int | None, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """``unit`` ``count`` times, or (``None``) for ``ENDLESS`` bytes and then the connection held."""
+    for _ in range(count if count is not None else ENDLESS // len(unit)):
+        writer.write(unit)
+        await writer.drain()
+    if count is None:
+        await hold(reader)
+
+
+async def raw_answer(target: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    query = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
+    count = int(query["count"]) if "count" in query else None
+    location = f"Location: {urlsplit(target).path}\r\n" if query["status"].startswith("3") else ""
+    writer.write(head(query["status"], query["type"], None, location))
+    await repeat(UNITS[query["unit"]], count, reader, writer)
+
+
 async def call(
     name: str, args: dict[str, Any], rid: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     sse = "text/event-stream"
-    if name == "fine":
+    if name == "hang":
+        await hold(reader)
+    elif name == "slow":
+        await asyncio.sleep(SLOW_S)
+        body = text_answer(rid, "ok")
+        writer.write(head("200 OK", "application/json", len(body)) + body)
+    elif name == "redirected":
+        writer.write(head("307 Temporary Redirect", sse, None, "Location: /mcp/moved\r\n"))
+        await repeat(UNITS["comment"], None if args.get("endless") else 3, reader, writer)
+    elif name == "utf16_events":
+        writer.write(head("200 OK", sse + "; charset=utf-16-le", None))
+        await repeat(UNITS["utf16"], None, reader, writer)
+    elif name == "fine":
         body = text_answer(rid, "ok")
         writer.write(head("200 OK", "application/json", len(body)) + body)
     elif name == "json_body":
@@ -164,7 +214,10 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             if key.strip().lower() == b"content-length":
                 length = int(value)
         body = json.loads(await reader.readexactly(length)) if length else {}
-        if method == b"GET":
+        target = raw.split(b" ", 2)[1].decode()
+        if "/raw?" in target:
+            await raw_answer(target, reader, writer)
+        elif method == b"GET":
             await get_stream(reader, writer)
         elif method == b"DELETE" or "id" not in body:
             writer.write(head("202 Accepted" if method == b"POST" else "200 OK", None, 0))
@@ -181,6 +234,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             tools = [{"name": n, "inputSchema": {"type": "object"}} for n in TOOLS]
             out = answer(body["id"], {"tools": tools})
             writer.write(head("200 OK", "application/json", len(out)) + out)
+        elif body["method"] == "tools/call" and target.endswith("/moved"):
+            writer.write(head("200 OK", "application/json", None) + text_answer(body["id"], "ok"))
         elif body["method"] == "tools/call":
             params = body["params"]
             await call(params["name"], params.get("arguments") or {}, body["id"], reader, writer)
