@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from local_server import QuietHandler
+from plugin_distkit import source_copy
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,6 +199,10 @@ class FreshVenv:
         for spec in specs:
             text = os.fspath(spec)
             candidate = Path(text) if Path(text).is_absolute() else REPO_ROOT / text
+            if candidate.is_dir() and not editable and candidate.is_relative_to(REPO_ROOT):
+                # built from a copy: pip builds in the folder itself (build/, *.egg-info), which
+                # another test (another pytest-xdist worker) may be building at the same time
+                candidate = source_copy(candidate, Path(tempfile.mkdtemp(prefix="src-", dir=self.path.parent)))
             if candidate.exists():
                 text = str(candidate)
             args.extend(["-e", text] if editable and candidate.is_dir() else [text])
