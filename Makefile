@@ -94,13 +94,17 @@ docs: $(STAMP)
 docs-codes: $(STAMP)
 	$(BIN)/python tests/docs/code_tables.py
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist): most tests wait on real subprocesses, so
+# more workers than cores still shortens the run; each test file stays on one worker (--dist loadfile),
+# so a module's fixtures (a fresh venv, a server) are built once. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 4
 test: $(STAMP) postgres-server mcp-conformance
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict --site-dir $(VENV)/site
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP) postgres-server
 	$(BIN)/python benchmarks/run.py

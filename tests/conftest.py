@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from local_server import QuietHandler
+from plugin_distkit import source_copy
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -143,29 +144,40 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of wheels: reyn-core, reyn-sandbox, reyn-isolation and reyn-testing built from this
-    tree, plus every dependency a pack needs."""
-    house = tmp_path_factory.mktemp("wheelhouse")
+    tree, plus every dependency a pack needs. Built once per run: the workers of a parallel run
+    (pytest-xdist) share the one the first of them builds (under a lock; it appears complete, by a rename)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # this run's folder, above each worker's own
+    house = base / "wheelhouse"
+    with open(base / "wheelhouse.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not house.exists():
+            _build_wheelhouse(base / f"wheelhouse.tmp{os.getpid()}", house)
+    return house
+
+
+def _build_wheelhouse(tmp: Path, house: Path) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
     for wheel in _deps_wheelhouse().glob("*.whl"):
-        os.link(wheel, house / wheel.name) if _same_fs(wheel, house) else shutil.copy2(wheel, house)
-    src = tmp_path_factory.mktemp("reyn-core-src")
+        os.link(wheel, tmp / wheel.name) if _same_fs(wheel, tmp) else shutil.copy2(wheel, tmp)
+    src = tmp / "src" / "reyn-core"
+    src.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO_ROOT / name, src / name)
     shutil.copytree(
         REPO_ROOT / "reyn_core", src / "reyn_core", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
-    _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(src))
+    _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp), str(src))
     # the kernel sandbox launcher, a dependency of the shell and mcp packs (issue 22), isolated
     # plugins, which the core runs only through reyn-isolation, and the plugin author's test kit, in a
     # scaffolded plugin's test extra (issue 24)
     for folder in ("reyn_sandbox", "reyn_isolation", "reyn_testing"):
-        copy = tmp_path_factory.mktemp(f"{folder}-src") / folder
-        shutil.copytree(
-            REPO_ROOT / folder,
-            copy,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info"),
-        )
-        _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(house), str(copy))
-    return house
+        copy = source_copy(REPO_ROOT / folder, tmp / "src")
+        _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp), str(copy))
+    shutil.rmtree(tmp / "src")
+    tmp.rename(house)
 
 
 def _same_fs(a: Path, b: Path) -> bool:
@@ -198,6 +210,11 @@ class FreshVenv:
         for spec in specs:
             text = os.fspath(spec)
             candidate = Path(text) if Path(text).is_absolute() else REPO_ROOT / text
+            if candidate.is_dir() and not editable and candidate.is_relative_to(REPO_ROOT):
+                # built from a copy: pip builds in the folder itself (build/, *.egg-info), which
+                # another test (another pytest-xdist worker) may be building at the same time
+                into = Path(tempfile.mkdtemp(prefix="src-", dir=self.path.parent))
+                candidate = source_copy(candidate, into)
             if candidate.exists():
                 text = str(candidate)
             args.extend(["-e", text] if editable and candidate.is_dir() else [text])

@@ -20,6 +20,7 @@ import pytest
 import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from plugin_distkit import source_copy
 
 
 def _tree_distributions(repo_root: Path) -> dict[str, Path]:
@@ -47,13 +48,16 @@ def _metadata(wheel: Path) -> str:
 @pytest.fixture(scope="module")
 def dist(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheelhouse, built by the real ``make dist`` (into a temporary DIST, with this
-    interpreter's bin folder; ``-o`` keeps make from reinstalling the shared dev venv)."""
+    interpreter's bin folder; ``-o`` keeps make from reinstalling the shared dev venv) in a copy of
+    the tree: the target builds in each distribution's folder (build/, *.egg-info), which a test
+    installing from the same folder at the same time (another pytest-xdist worker) would race."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     out = tmp_path_factory.mktemp("dist") / "dist"
+    tree = source_copy(repo_root, tmp_path_factory.mktemp("dist-tree"))
     proc = subprocess.run(
         ["make", "-o", ".venv/.installed", "dist", f"DIST={out}", f"BIN={Path(sys.executable).parent}"],
-        cwd=repo_root,
+        cwd=tree,
         capture_output=True,
         text=True,
         timeout=600,

@@ -20,9 +20,16 @@ def _env() -> dict[str, str]:
     return env
 
 
+# The bound of one ``reyn chat`` run; the server outlives the two runs a test makes against it, so a
+# slow machine (or a loaded one: the suite runs on several workers) ends a run by its own timeout,
+# never by the server having stopped first.
+CHAT_S = 300
+
+
 def _scripted_server(script: Path) -> subprocess.Popen[str]:
+    lifetime = str(2 * CHAT_S + 60)
     return subprocess.Popen(
-        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script), "--lifetime", "120"],
+        [sys.executable, "-m", "reyn_loops.testing.scripted_server", str(script), "--lifetime", lifetime],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -38,7 +45,7 @@ def _chat(cwd: Path, base_url: str, text: str) -> subprocess.CompletedProcess[st
         text=True,
         cwd=cwd,
         env=_env(),
-        timeout=300,
+        timeout=CHAT_S,
     )
 
 

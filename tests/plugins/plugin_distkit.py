@@ -8,6 +8,7 @@ build isolation, so it is quick and offline), ready for ``FreshVenv.install``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -69,6 +70,22 @@ class PluginDist:
         for rel, text in self.files.items():
             (pkg / rel).write_text(textwrap.dedent(text))
         return folder
+
+
+# What a copy of a source tree leaves out: build outputs, caches, the venv and version control.
+BUILD_OUTPUTS = shutil.ignore_patterns(
+    ".venv", ".git", "build", "dist", "site", "*.egg-info", "__pycache__", "*.pyc", "node_modules",
+    ".mypy_cache", ".ruff_cache", ".pytest_cache",
+)  # fmt: skip
+
+
+def source_copy(folder: Path, into: Path) -> Path:
+    """A copy of the project ``folder`` as ``into / folder.name``, without build outputs: building
+    writes build/ and *.egg-info into the folder it builds, so a test builds from a copy of its own
+    and two tests (two pytest-xdist workers) never build in one folder at once."""
+    target = into / folder.name
+    shutil.copytree(folder, target, ignore=BUILD_OUTPUTS)
+    return target
 
 
 def build_wheels(folders: Iterable[Path], out: Path) -> list[Path]:
