@@ -16,7 +16,8 @@ receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session ha
 Closing follows the SDK's order (the MCP lifecycle's shutdown): stop taking messages, let the
 writer flush for ``WRITER_FLUSH_S``, close the server's stdin and give it ``EXIT_GRACE_S`` to exit;
 then ask the launcher to end the sandbox (the stop byte; unconfined: ``SIGTERM`` to the server's
-process group), and ``SIGKILL`` its group ``KILL_AFTER_S`` later (as ``WorkerProcess.kill``). The
+process group), and ``SIGKILL`` its group ``KILL_AFTER_S`` later (as ``WorkerProcess.kill``). Last,
+the process's pipes are closed whatever happened (a child of an unconfined server may hold them). The
 close is shielded and bounded; if it is cut short anyway (a native cancellation), the context's last
 step stops a server still running without waiting (the byte, or ``SIGKILL`` unconfined), so no
 exit path leaves a process.
@@ -94,6 +95,7 @@ async def stdio_transport(spawn: StdioSpawn, errlog: TextIO, splitter: LineSplit
             _force_stop(proc, stop)
         elif stop is not None:
             stop.close()  # reaped: nothing left to stop
+        _close_pipes(proc)
 
 
 @contextlib.asynccontextmanager
@@ -186,6 +188,17 @@ def _force_stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None
         stop.stop()
     else:
         _signal_group(proc, signal.SIGKILL)
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the process's transport and with it the host's ends of its pipes: a server that exited
+    may leave a child (same group, ``sandbox = "off"``) holding its stdout, so the read end never
+    sees its end of file and would stay open — a descriptor per session, and asyncio's "unclosed
+    transport" at exit."""
+    transport = getattr(proc, "_transport", None)  # asyncio keeps it private; the SDK closed it too
+    if transport is not None:
+        with contextlib.suppress(PermissionError, ProcessLookupError):
+            transport.close()
 
 
 def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
