@@ -61,6 +61,11 @@ class LineSplitter:
             start = end + 1
         return out
 
+    @property
+    def unended(self) -> bool:
+        """Whether the input so far ends inside a line (not blank, not an over-long one)."""
+        return not self._skipping and bool(self._partial.strip())
+
     def end(self) -> list[bytes | Overlong]:
         """At end of input: the last line if it had no newline (as ``readline`` returns it)."""
         if self._skipping or not self._partial.strip():
@@ -71,13 +76,14 @@ class LineSplitter:
 
 
 async def read_lines(
-    read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter
+    read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter, *, last_unended: bool = True
 ) -> AsyncIterator[bytes | Overlong]:
-    """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``."""
+    """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``;
+    with ``last_unended`` False, a last line without its newline is not one (``splitter.unended``)."""
     while chunk := await read(CHUNK):
         for item in splitter.feed(chunk):
             yield item
-    for item in splitter.end():
+    for item in splitter.end() if last_unended else []:
         yield item
 
 

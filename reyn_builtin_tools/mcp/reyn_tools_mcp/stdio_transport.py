@@ -9,6 +9,8 @@ receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session ha
   — and splitting is linear in what the server writes (the SDK re-copied a growing buffer at every
   chunk, on the session pool's loop). The pipe is read ``CHUNK`` at a time with the stream's flow
   control at ``CHUNK``, so a server writing faster than the session takes its messages waits.
+  Output that ends inside a line (a server that crashed mid-message) is not a message: the session
+  gets one ``OutputEndedMidMessage`` fault, then the end of the connection.
 - A confined server is started on the launcher's stop pipe (``reyn_sandbox.StopPipe``, handed as
   ``--stop-fd``; the SDK's spawn closes every other descriptor): however the host dies — SIGKILL
   included — its end of the pipe closes and the launcher ends the sandbox and everything in it.
@@ -41,7 +43,7 @@ from mcp.shared.message import SessionMessage
 
 from reyn_sandbox import StopPipe
 
-from .failures import MessageTooLong
+from .failures import MessageTooLong, OutputEndedMidMessage
 from .lines import CHUNK, LineSplitter, Overlong, read_lines
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
@@ -111,12 +113,16 @@ async def _streams(
     async def reader() -> None:
         with contextlib.suppress(OSError):
             async with read_writer:
-                async for item in read_lines(stdout.read, splitter):
+                async for item in read_lines(stdout.read, splitter, last_unended=False):
                     message = MessageTooLong(item.limit) if isinstance(item, Overlong) else _parse(item)
                     try:
                         await read_writer.send(message)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         break  # the session is gone
+                else:
+                    if splitter.unended:
+                        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            await read_writer.send(OutputEndedMidMessage())
             # what the server still writes is dropped, so it never blocks on a full pipe while it
             # is asked to exit; cancelled once the server is stopped
             while await stdout.read(CHUNK):
