@@ -137,7 +137,10 @@ class ServerConnection:
                     stop.close()  # nothing was started
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             spawn = StdioSpawn(argv, c.env, c.cwd, stop)
-            lines, requests = self.lines, self.requests = LineSplitter(self.max_message_bytes), ServerRequests()
+            lines, requests = self.lines, self.requests = (
+                LineSplitter(self.max_message_bytes),
+                ServerRequests(),
+            )
             return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines, requests))
         http = http_client(c.headers, self.connect_timeout_s, self.max_message_bytes, on_fault)
         # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)

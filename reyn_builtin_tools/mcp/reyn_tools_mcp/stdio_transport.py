@@ -90,7 +90,9 @@ class ServerRequests:
             self._ids[str(message.id)] += 1
             self.outstanding += 1
             self.high_water = max(self.high_water, self.outstanding)
-        elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled":
+        elif (
+            isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled"
+        ):
             self._release((message.params or {}).get("requestId"))
 
     def answered(self, message: Any) -> None:

@@ -58,7 +58,9 @@ async def test_a_request_flood_is_held_back_by_the_reader() -> None:
                     await call
 
 
-async def test_the_flooded_call_fails_by_its_timeout_and_the_rest_works(mcp_registry, mcp_settings, ctx) -> None:
+async def test_the_flooded_call_fails_by_its_timeout_and_the_rest_works(
+    mcp_registry, mcp_settings, ctx
+) -> None:
     from reyn_tools_mcp import client
 
     settings = mcp_settings({"flood": hazards("ping-flood"), "fine": hazards("fine")}, call_timeout_s=3)

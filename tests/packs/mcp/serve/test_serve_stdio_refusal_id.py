@@ -23,7 +23,9 @@ LIMIT = 1024
 CALL_TIMEOUT_S = 60  # what the refused call would wait for before
 
 
-async def test_an_sdk_client_gets_the_refusal_at_once_and_the_next_call_is_served(serve_world: ServeWorld) -> None:
+async def test_an_sdk_client_gets_the_refusal_at_once_and_the_next_call_is_served(
+    serve_world: ServeWorld,
+) -> None:
     params = serve_world.stdio("--max-request-bytes", str(LIMIT))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -40,7 +42,9 @@ def _call_line(request_id: int, size: int) -> bytes:
 
     def line(text: str) -> bytes:
         params = {"name": "probe_echo", "arguments": {"text": text}}
-        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}).encode()
+        return json.dumps(
+            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        ).encode()
 
     return line("x" * (size - len(line(""))))
 

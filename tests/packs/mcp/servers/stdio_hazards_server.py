@@ -56,8 +56,13 @@ def answer(message: dict) -> None:
     if method == "initialize":
         version = message["params"]["protocolVersion"]
         info = {"name": "hazards", "version": "0"}
-        send({"jsonrpc": "2.0", "id": request_id, "result": {"protocolVersion": version,
-              "capabilities": {"tools": {}}, "serverInfo": info}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info},
+            }
+        )
     elif method == "tools/list" and MODE == "crash":
         sys.stdout.write('{"jsonrpc":"2.0","id":' + json.dumps(request_id) + ',"res')
         sys.stdout.flush()
