@@ -31,23 +31,19 @@ def _value(data: bytes, start: int) -> int | str | None:
         start += 1
     if start < len(data) and data[start] == 0x22:
         end = _string_end(data, start)
-        if end < 0:
+    else:
+        end = start
+        while end < len(data) and data[end] in _NUMBER:
+            end += 1
+        if end == len(data):  # maybe cut off
             return None
-        try:
-            value = json.loads(data[start:end])
-        except ValueError:
-            return None
-        return value if isinstance(value, str) else None
-    end = start
-    while end < len(data) and data[end] in _NUMBER:
-        end += 1
-    if end == start or end == len(data):  # not a number, or maybe cut off
+    if end <= start:
         return None
     try:
-        number = json.loads(data[start:end])
+        value = json.loads(data[start:end])
     except ValueError:
         return None
-    return number if isinstance(number, int) else None
+    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
 
 
 def request_id(head: bytes) -> int | str | None:
