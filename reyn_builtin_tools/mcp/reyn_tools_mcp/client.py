@@ -51,7 +51,7 @@ from .lines import LineSplitter
 from .sandbox import confined_command, refuse_roots, widen_hint
 from .settings import DEFAULT_MAX_MESSAGE_BYTES, ServerConfig
 from .stderr_tail import StderrTail
-from .stdio_transport import StdioSpawn, stdio_transport
+from .stdio_transport import ServerRequests, StdioSpawn, stdio_transport
 
 T = TypeVar("T")
 
@@ -118,6 +118,7 @@ class ServerConnection:
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
         self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
         self.lines: LineSplitter | None = None  # the current stdio start's stdout splitter
+        self.requests: ServerRequests | None = None  # its server→client requests awaiting answers
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -140,8 +141,11 @@ class ServerConnection:
                     stop.close()  # nothing was started
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             spawn = StdioSpawn(argv, c.env, c.cwd, stop)
-            lines = self.lines = LineSplitter(self.max_message_bytes)
-            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines))
+            lines, requests = self.lines, self.requests = (
+                LineSplitter(self.max_message_bytes),
+                ServerRequests(),
+            )
+            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines, requests))
         http = http_client(c.headers, self.connect_timeout_s, self.max_message_bytes, on_fault)
         # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)
         sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)

@@ -70,8 +70,19 @@ class MessageTooLong(Exception):
         self.limit = limit
 
 
+class OutputEndedMidMessage(Exception):
+    """A server's output ended inside a line (it crashed or closed stdout mid-message): the
+    connection is lost; the unfinished line is not a message, so it is not parsed."""
+
+    def __init__(self) -> None:
+        super().__init__("the output ended mid-message")
+
+
 def fault(exc: BaseException) -> str:
-    """A transport fault in Reyn's words: a message over the size limit, or one that cannot be parsed."""
+    """A transport fault in Reyn's words: a message over the size limit, output that ended
+    mid-message, or a message that cannot be parsed."""
+    if isinstance(leaf(exc), OutputEndedMidMessage):
+        return "its output ended mid-message"
     if isinstance(leaf(exc), MessageTooLong):
         limit = leaf(exc).limit  # type: ignore[attr-defined]
         return f"the server sent a message over {limit} bytes (max_message_bytes)"

@@ -3,10 +3,11 @@
 Both directions of the mcp pack's stdio (an upstream server's stdout, ``reyn mcp serve``'s stdin)
 read through ``LineSplitter``: each chunk is searched for newlines once, the bytes of a line not yet
 ended are appended to one buffer (never re-copied as it grows), and that buffer never holds more
-than ``limit`` bytes. A line longer than ``limit`` (its newline not counted) is reported as one
-``Overlong`` and its bytes are dropped as they arrive until its newline; the next line is read as
-usual. What is held at once is at most ``limit`` plus the chunk being split (``held_high_water``).
-Standard library only.
+than ``limit`` bytes. A line longer than ``limit`` (its newline not counted, nor a ``\r`` just before
+it) is reported as one ``Overlong`` carrying its first ``HEAD`` bytes (for the reader to find the
+request's id) and its bytes are dropped as they arrive until its newline; the next line is read as
+usual. What is held at once is at most ``limit`` (one more for a ``\r``) plus the chunk being split
+(``held_high_water``). Standard library only.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ from dataclasses import dataclass
 
 CHUNK = 64 * 1024
 """How much a reader takes from its pipe at a time (the chunk ``feed`` is given)."""
+HEAD = 256
+"""How many of an over-long line's first bytes its ``Overlong`` keeps."""
 
 
 @dataclass(frozen=True)
 class Overlong:
-    """A line longer than ``limit`` bytes was skipped (its bytes were not kept)."""
+    """A line longer than ``limit`` bytes was skipped (its bytes were not kept but its first ``HEAD``)."""
 
     limit: int
+    head: bytes = b""
 
 
 class LineSplitter:
@@ -45,10 +49,12 @@ class LineSplitter:
             end = chunk.find(b"\n", start)
             piece_end = len(chunk) if end < 0 else end
             if not self._skipping:
-                if len(self._partial) + piece_end - start > self.limit:
+                if self._over(chunk, start, piece_end):
+                    kept = bytes(self._partial[:HEAD])
+                    head = kept + chunk[start : min(piece_end, start + HEAD - len(kept))]
                     self._partial.clear()
                     self._skipping = True
-                    out.append(Overlong(self.limit))
+                    out.append(Overlong(self.limit, head))
                 else:
                     self._partial += chunk[start:piece_end]
             if end < 0:
@@ -61,6 +67,21 @@ class LineSplitter:
             start = end + 1
         return out
 
+    def _over(self, chunk: bytes, start: int, piece_end: int) -> bool:
+        """Whether the line with ``chunk[start:piece_end]`` is over the limit. One byte more is
+        allowed if it is a ``\r``: the piece ends at a newline or at the chunk's end, so that ``\r``
+        ends the line (``\r\n``) or, if more of the line follows, the next piece is over."""
+        size = len(self._partial) + piece_end - start
+        if size <= self.limit:
+            return False
+        last = chunk[piece_end - 1 : piece_end] if piece_end > start else bytes(self._partial[-1:])
+        return size > self.limit + 1 or last != b"\r"
+
+    @property
+    def unended(self) -> bool:
+        """Whether the input so far ends inside a line (not blank, not an over-long one)."""
+        return not self._skipping and bool(self._partial.strip())
+
     def end(self) -> list[bytes | Overlong]:
         """At end of input: the last line if it had no newline (as ``readline`` returns it)."""
         if self._skipping or not self._partial.strip():
@@ -71,14 +92,15 @@ class LineSplitter:
 
 
 async def read_lines(
-    read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter
+    read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter, *, last_unended: bool = True
 ) -> AsyncIterator[bytes | Overlong]:
-    """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``."""
+    """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``;
+    with ``last_unended`` False, a last line without its newline is not one (``splitter.unended``)."""
     while chunk := await read(CHUNK):
         for item in splitter.feed(chunk):
             yield item
-    for item in splitter.end():
+    for item in splitter.end() if last_unended else []:
         yield item
 
 
-__all__ = ["CHUNK", "LineSplitter", "Overlong", "read_lines"]
+__all__ = ["CHUNK", "HEAD", "LineSplitter", "Overlong", "read_lines"]

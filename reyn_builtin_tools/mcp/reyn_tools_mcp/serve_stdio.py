@@ -11,9 +11,12 @@ Three things the SDK's ``stdio_server`` does differently are changed here, two f
 - the end of stdin is held (``_EndHeld``): the SDK would answer every running call "Connection
   closed" at once; held, the calls get the ``--shutdown-grace`` and a call that finishes in it is
   answered (stdout is still open).
-- a line is bounded (``--max-request-bytes``, as an HTTP body): a longer one is never held — read
-  in time linear in its size (``lines.LineSplitter``), answered with a JSON-RPC error -32600 with
-  ``id: null`` naming the limit, logged, and skipped; the next line is served. (A stdin that is not
+- a line is bounded (``--max-request-bytes``, as an HTTP body; its newline, ``\n`` or ``\r\n``, not
+  counted): a longer one is never held — read in time linear in its size (``lines.LineSplitter``),
+  answered with a JSON-RPC error -32600 naming the limit, logged, and skipped; the next line is
+  served. The error carries the request's top-level ``"id"`` when the line's first ``lines.HEAD``
+  bytes hold it (``line_id``; SDK clients write it first), so the client's call fails at once;
+  else ``id: null``. (A stdin that is not
   a pipe or a socket — a file the operator chose — is left to the SDK's reader, unbounded.)
 """
 
@@ -81,10 +84,12 @@ class _Refusals:
         self.write_stream: Any = None
         self.count = 0
 
-    async def refuse(self) -> None:
-        """Log the over-long line and answer it: JSON-RPC -32600 with ``id: null`` (its id was never
-        read), naming the limit; the next line is read as usual."""
+    async def refuse(self, head: bytes) -> None:
+        """Log the over-long line and answer it: JSON-RPC -32600 naming the limit, with the id found
+        in the line's first bytes ``head`` (else ``id: null``); the next line is read as usual."""
         import mcp_types
+
+        from .line_id import request_id
 
         self.count += 1
         what = f"a request line over {self.limit} bytes (--max-request-bytes) was skipped unread"
@@ -95,7 +100,7 @@ class _Refusals:
 
         error = mcp_types.ErrorData(code=OVERLONG_CODE, message=f"invalid request: {what}")
         await self.write_stream.send(
-            SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
+            SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id(head), error=error))
         )
 
 
@@ -127,7 +132,7 @@ async def _stdin_lines(refusals: _Refusals) -> AsyncIterator[AsyncIterator[str] 
     async def lines() -> AsyncIterator[str]:
         async for line in read_lines(reader.read, LineSplitter(refusals.limit)):
             if isinstance(line, Overlong):
-                await refusals.refuse()
+                await refusals.refuse(line.head)
             else:
                 yield line.decode("utf-8", "replace")
 

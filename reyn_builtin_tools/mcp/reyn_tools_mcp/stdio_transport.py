@@ -8,7 +8,14 @@ receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session ha
   is never held — it becomes one ``MessageTooLong`` fault, and its bytes are dropped as they arrive
   — and splitting is linear in what the server writes (the SDK re-copied a growing buffer at every
   chunk, on the session pool's loop). The pipe is read ``CHUNK`` at a time with the stream's flow
-  control at ``CHUNK``, so a server writing faster than the session takes its messages waits.
+  control at ``CHUNK``, and each message is handed to the session before the next is read.
+- The session starts a task for every server→client request (``ping``, ``sampling``, ...), whose
+  answer waits for the writer; a server that floods requests and never reads its stdin would grow
+  the host without bound. ``ServerRequests`` counts the requests whose answers the writer has not
+  yet written: at ``MAX_UNANSWERED`` the reader stops reading stdout until one is written, so the
+  server waits on its full pipe (backpressure, not a second queue).
+  Output that ends inside a line (a server that crashed mid-message) is not a message: the session
+  gets one ``OutputEndedMidMessage`` fault, then the end of the connection.
 - A confined server is started on the launcher's stop pipe (``reyn_sandbox.StopPipe``, handed as
   ``--stop-fd``; the SDK's spawn closes every other descriptor): however the host dies — SIGKILL
   included — its end of the pipe closes and the launcher ends the sandbox and everything in it.
@@ -16,7 +23,8 @@ receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session ha
 Closing follows the SDK's order (the MCP lifecycle's shutdown): stop taking messages, let the
 writer flush for ``WRITER_FLUSH_S``, close the server's stdin and give it ``EXIT_GRACE_S`` to exit;
 then ask the launcher to end the sandbox (the stop byte; unconfined: ``SIGTERM`` to the server's
-process group), and ``SIGKILL`` its group ``KILL_AFTER_S`` later (as ``WorkerProcess.kill``). The
+process group), and ``SIGKILL`` its group ``KILL_AFTER_S`` later (as ``WorkerProcess.kill``). Last,
+the process's pipes are closed whatever happened (a child of an unconfined server may hold them). The
 close is shielded and bounded; if it is cut short anyway (a native cancellation), the context's last
 step stops a server still running without waiting (the byte, or ``SIGKILL`` unconfined), so no
 exit path leaves a process.
@@ -28,6 +36,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -40,7 +49,7 @@ from mcp.shared.message import SessionMessage
 
 from reyn_sandbox import StopPipe
 
-from .failures import MessageTooLong
+from .failures import MessageTooLong, OutputEndedMidMessage
 from .lines import CHUNK, LineSplitter, Overlong, read_lines
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
@@ -48,6 +57,7 @@ EXIT_GRACE_S = 2.0  # the SDK's: a server exits by itself once its stdin closes
 KILL_AFTER_S = 5.0  # after the stop byte (or SIGTERM): then SIGKILL (``WorkerProcess.kill``'s)
 REAP_S = 2.0  # for the event loop to see a killed process exit
 _POLL_S = 0.01
+MAX_UNANSWERED = 32  # server→client requests whose answers are not yet written: then the reader waits
 
 
 @dataclass(frozen=True)
@@ -62,10 +72,58 @@ class StdioSpawn:
     stop: StopPipe | None
 
 
+class ServerRequests:
+    """The server→client requests the reader handed on whose answers the writer has not yet
+    written (a request the server cancels needs none); ``room`` waits while ``bound`` are."""
+
+    def __init__(self, bound: int = MAX_UNANSWERED) -> None:
+        self.bound = bound
+        self.outstanding = 0
+        self.high_water = 0  # the most outstanding at once
+        self._ids: Counter[str] = Counter()
+        self._changed = asyncio.Event()
+        self._open = False  # no more counting or waiting: the writer or the session is gone
+
+    def received(self, item: SessionMessage | Exception) -> None:
+        message = item.message if isinstance(item, SessionMessage) and not self._open else None
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            self._ids[str(message.id)] += 1
+            self.outstanding += 1
+            self.high_water = max(self.high_water, self.outstanding)
+        elif (
+            isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled"
+        ):
+            self._release((message.params or {}).get("requestId"))
+
+    def answered(self, message: Any) -> None:
+        if isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
+            self._release(message.id)
+
+    def _release(self, request_id: object) -> None:
+        key = str(request_id)
+        if request_id is not None and self._ids[key] > 0:
+            self._ids[key] -= 1
+            self.outstanding -= 1
+            self._changed.set()
+
+    def open(self) -> None:
+        self._open = True
+        self._changed.set()
+
+    async def room(self) -> None:
+        while self.outstanding >= self.bound and not self._open:
+            self._changed.clear()
+            await self._changed.wait()
+
+
 @contextlib.asynccontextmanager
-async def stdio_transport(spawn: StdioSpawn, errlog: TextIO, splitter: LineSplitter) -> AsyncIterator[Any]:
+async def stdio_transport(
+    spawn: StdioSpawn, errlog: TextIO, splitter: LineSplitter, requests: ServerRequests | None = None
+) -> AsyncIterator[Any]:
     """Start the server (stderr to ``errlog``) and yield ``(read_stream, write_stream)``; the server
-    is stopped on exit (see the module docstring). ``splitter`` bounds and splits its stdout."""
+    is stopped on exit (see the module docstring). ``splitter`` bounds and splits its stdout;
+    ``requests`` (a new one if None) bounds the server's requests waiting for an answer."""
+    requests = ServerRequests() if requests is None else requests
     stop = spawn.stop
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -87,18 +145,19 @@ async def stdio_transport(spawn: StdioSpawn, errlog: TextIO, splitter: LineSplit
     if stop is not None:
         stop.launched()
     try:
-        async with _streams(proc, splitter, stop) as streams:
+        async with _streams(proc, splitter, requests, stop) as streams:
             yield streams
     finally:
         if proc.returncode is None:  # the close was cut short: stop it without waiting
             _force_stop(proc, stop)
         elif stop is not None:
             stop.close()  # reaped: nothing left to stop
+        _close_pipes(proc)
 
 
 @contextlib.asynccontextmanager
 async def _streams(
-    proc: asyncio.subprocess.Process, splitter: LineSplitter, stop: StopPipe | None
+    proc: asyncio.subprocess.Process, splitter: LineSplitter, requests: ServerRequests, stop: StopPipe | None
 ) -> AsyncIterator[Any]:
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
@@ -109,12 +168,18 @@ async def _streams(
     async def reader() -> None:
         with contextlib.suppress(OSError):
             async with read_writer:
-                async for item in read_lines(stdout.read, splitter):
+                async for item in read_lines(stdout.read, splitter, last_unended=False):
                     message = MessageTooLong(item.limit) if isinstance(item, Overlong) else _parse(item)
+                    requests.received(message)
                     try:
                         await read_writer.send(message)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         break  # the session is gone
+                    await requests.room()  # stdout is not read while too many answers wait
+                else:
+                    if splitter.unended:
+                        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            await read_writer.send(OutputEndedMidMessage())
             # what the server still writes is dropped, so it never blocks on a full pipe while it
             # is asked to exit; cancelled once the server is stopped
             while await stdout.read(CHUNK):
@@ -127,12 +192,15 @@ async def _streams(
                     text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     stdin.write(text.encode() + b"\n")
                     await stdin.drain()
+                    requests.answered(session_message.message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_writer.aclose()  # the session sees the connection end, not a hang
         finally:
+            requests.open()  # no answer will be written any more: the reader must not wait for one
             writer_done.set()
 
     async def shutdown() -> None:
+        requests.open()
         read_stream.close()  # the reader goes on to drop what the server still writes
         write_stream.close()
         with anyio.move_on_after(WRITER_FLUSH_S):
@@ -188,6 +256,17 @@ def _force_stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None
         _signal_group(proc, signal.SIGKILL)
 
 
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the process's transport and with it the host's ends of its pipes: a server that exited
+    may leave a child (same group, ``sandbox = "off"``) holding its stdout, so the read end never
+    sees its end of file and would stay open — a descriptor per session, and asyncio's "unclosed
+    transport" at exit."""
+    transport = getattr(proc, "_transport", None)  # asyncio keeps it private; the SDK closed it too
+    if transport is not None:
+        with contextlib.suppress(PermissionError, ProcessLookupError):
+            transport.close()
+
+
 def _signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
     """``sig`` to the server's process group (it leads its own session), if it still runs."""
     if proc.returncode is None:
@@ -206,4 +285,4 @@ async def _exited(proc: asyncio.subprocess.Process, timeout_s: float) -> bool:
     return True
 
 
-__all__ = ["StdioSpawn", "stdio_transport"]
+__all__ = ["MAX_UNANSWERED", "ServerRequests", "StdioSpawn", "stdio_transport"]

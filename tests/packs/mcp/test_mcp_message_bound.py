@@ -80,5 +80,18 @@ def test_the_splitter_is_linear_and_drops_an_overlong_line() -> None:
     for _ in range(1000):
         out += splitter.feed(b"y" * 7)
     out += splitter.feed(b"y\nlast\nta") + splitter.feed(b"il") + splitter.end()
-    assert out == [b"first", Overlong(10), b"last", b"tail"]
+    assert out == [b"first", Overlong(10, b"y" * 14), b"last", b"tail"]
     assert splitter.held_high_water <= 10 + 9
+
+
+def test_a_crlf_newline_is_not_counted_and_an_overlong_line_keeps_its_head() -> None:
+    """``\\r\\n`` ends a line like ``\\n`` (a line of exactly the limit with it is read, the ``\\r``
+    split from its newline by the chunks or not); a ``\\r`` inside a line counts; an over-long
+    line's report carries its first ``HEAD`` bytes."""
+    from reyn_tools_mcp.lines import HEAD, LineSplitter, Overlong
+
+    splitter = LineSplitter(10)
+    out = splitter.feed(b"0123456789\r\n0123456789\r") + splitter.feed(b"\n0123456789\rX\n")
+    assert out == [b"0123456789\r", b"0123456789\r", Overlong(10, b"0123456789\rX")]
+    big = LineSplitter(HEAD * 2)
+    assert big.feed(b"h" * HEAD + b"t" * HEAD * 2 + b"\n") == [Overlong(HEAD * 2, b"h" * HEAD)]

@@ -73,6 +73,17 @@ class StdioServe:
             if message.get("id") == request_id:
                 return message
 
+    def answers(self, *request_ids: Any) -> dict[Any, dict[str, Any]]:
+        """The answers to ``request_ids``, in whatever order they come."""
+        found: dict[Any, dict[str, Any]] = {}
+        while len(found) < len(request_ids):
+            message = self._lines.get(timeout=BOUND)
+            if message is None:
+                raise AssertionError(f"the server closed stdout:\n{self.log.read_text()}")
+            if message.get("id") in request_ids:
+                found[message["id"]] = message
+        return found
+
     def initialize(self) -> None:
         client = {"name": "stop-test", "version": "1"}
         params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
