@@ -21,11 +21,24 @@ import pytest
 import reyn_sandbox
 from reyn_sandbox import Grants, GrantsError
 
-from .conftest import DOUBLE_FORK, QUIET, TIMEOUT, Sandbox
+from .conftest import QUIET, TIMEOUT, Sandbox
 
-# DOUBLE_FORK, then the command sleeps for its second argument's seconds and exits 7. Both it and its
-# grandchild hold the report pipe's write end: EOF on it means every process of the sandbox is gone.
-SLEEPERS = DOUBLE_FORK.replace("time.sleep(0.5)\n", "time.sleep(float(sys.argv[2]))\nsys.exit(7)\n")
+# DOUBLE_FORK, but the command waits until its grandchild has reported (a pipe of their own: without
+# it, a command that exits at once could end the sandbox before the grandchild wrote a byte), then
+# sleeps for its second argument's seconds and exits 7. Both it and its grandchild hold the report
+# pipe's write end: EOF on it means every process of the sandbox is gone.
+SLEEPERS = (
+    "import os, sys, time\n"
+    "fd = int(sys.argv[1])\n"
+    "ready_r, ready_w = os.pipe()\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        os.write(fd, b'grandchild-alive\\n'); os.write(ready_w, b'x'); time.sleep(3600)\n"
+    "    os._exit(0)\n"
+    "os.close(ready_w); os.wait(); os.read(ready_r, 1)\n"
+    "time.sleep(float(sys.argv[2])); sys.exit(7)\n"
+)
 
 
 def _read_within(fd: int, seconds: float) -> bytes | None:
