@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import mcp_types
@@ -86,7 +87,7 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
             f"MCP tool {server}/{tool.name} is refused: its input schema cannot be used to check "
             f"arguments ({exc}); the call was not sent"
         ) from None
-    problems = validate(arguments)
+    problems = validate(arguments) or _not_unicode(arguments)
     if problems:
         problems = [ArgumentProblem(p.pointer, p.message[:300]) for p in problems[:20]]
         listed = "; ".join(p.render() for p in problems[:8])
@@ -94,6 +95,33 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
             f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",
             problems=[ArgumentProblem("/arguments" + p.pointer, p.message) for p in problems],
         )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_unicode(arguments: dict[str, Any]) -> list[ArgumentProblem]:
+    """The first string (a key or a value) holding a lone surrogate — what JSON's ``"\\ud800"``
+    decodes to, which UTF-8 cannot carry: sent, it broke the SDK's writer and with it the whole
+    connection; found here, that one call is refused before it is sent. One pass over the arguments."""
+    stack: list[tuple[str, Any]] = [("", arguments)]
+    while stack:
+        pointer, value = stack.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return [
+                ArgumentProblem(pointer, "is not valid Unicode (a lone surrogate); the call was not sent")
+            ]
+        if isinstance(value, dict):
+            for key, item in value.items():
+                escaped = str(key).replace("~", "~0").replace("/", "~1")
+                if _SURROGATE.search(str(key)):
+                    return [
+                        ArgumentProblem(pointer, "has a key that is not valid Unicode; the call was not sent")
+                    ]
+                stack.append((f"{pointer}/{escaped}", item))
+        elif isinstance(value, list):
+            stack.extend((f"{pointer}/{i}", item) for i, item in enumerate(value))
+    return []
 
 
 async def call_server_tool(

@@ -248,3 +248,18 @@ async def test_streamable_http_server(mcp_registry, mcp_settings, ctx, http_mcp_
     assert ok(await call(reg, ctx, "remote", "whoami", {}))["text"].startswith("over-http ")
     listed = ok(await dispatch_tool(reg, "list_mcp_servers", {}, ctx))["servers"]
     assert listed[0]["transport"] == "http" and listed[0]["source"] == http_mcp_server
+
+
+async def test_text_that_utf8_cannot_carry_fails_that_call_alone(mcp_registry, mcp_settings, ctx) -> None:
+    # a lone surrogate (what JSON's "\ud800" decodes to) cannot be written to the server: the SDK's
+    # writer raised while serialising and the whole connection was lost; now the call is refused
+    # before it is sent, naming where, and the session lives on (control: the same echo, valid text)
+    reg = mcp_registry(mcp_settings())
+    assert ok(await call(reg, ctx, "demo", "echo", {"text": "hi"}))["text"] == "hi"
+    env = await call(reg, ctx, "demo", "echo", {"text": "a\ud800b"})
+    kind, message = err(env)
+    assert kind == "invalid_arguments" and "not valid Unicode" in message and "not sent" in message
+    assert [e["path"] for e in env["error"]["errors"]] == ["/arguments/text"]
+    assert ok(await call(reg, ctx, "demo", "echo", {"text": "still here"}))["text"] == "still here"
+    servers = ok(await dispatch_tool(reg, "list_mcp_servers", {}, ctx))["servers"]
+    assert servers[0]["connected"] is True
