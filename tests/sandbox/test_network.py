@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import select
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +60,16 @@ class Listener:
             return
 
     def close(self) -> None:
+        # What the peer completed may still wait to be taken (a connection in the backlog, a datagram
+        # in the buffer) when its process has already exited: on a loaded machine this thread may not
+        # have run yet, and closing now would drop it. Let it take what is there (bounded), then close.
+        deadline = time.monotonic() + 5
+        while (
+            self.sock.fileno() >= 0
+            and time.monotonic() < deadline
+            and select.select([self.sock], [], [], 0)[0]
+        ):
+            time.sleep(0.01)
         self.sock.close()
         self._thread.join(timeout=5)
 
