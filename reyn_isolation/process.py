@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from reyn_sandbox import StopPipe
 
 STDERR_TAIL = 4096
-KILL_AFTER_S = 5.0
+KILL_AFTER_S = StopPipe.KILL_AFTER_S
 """How long `kill()` lets the launcher end the sandbox itself before it is sent SIGKILL."""
 
 

@@ -46,6 +46,10 @@ class StopPipe:
 
     __slots__ = ("_write", "launcher_fd")
 
+    KILL_AFTER_S = 5.0
+    """How long a caller lets the launcher end the sandbox after ``stop()`` before it sends the
+    launcher ``SIGKILL`` (a launcher stuck before it reads the pipe)."""
+
     def __init__(self) -> None:
         read, write = caller_pipe()
         self.launcher_fd: int | None = read

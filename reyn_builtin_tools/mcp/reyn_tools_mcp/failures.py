@@ -78,14 +78,18 @@ class OutputEndedMidMessage(Exception):
         super().__init__("the output ended mid-message")
 
 
+def over_bound(limit: int) -> str:
+    """Reyn's words for a message over the bound (either transport)."""
+    return f"the server sent a message over {limit} bytes (max_message_bytes)"
+
+
 def fault(exc: BaseException) -> str:
     """A transport fault in Reyn's words: a message over the size limit, output that ended
     mid-message, or a message that cannot be parsed."""
     if isinstance(leaf(exc), OutputEndedMidMessage):
         return "its output ended mid-message"
     if isinstance(leaf(exc), MessageTooLong):
-        limit = leaf(exc).limit  # type: ignore[attr-defined]
-        return f"the server sent a message over {limit} bytes (max_message_bytes)"
+        return over_bound(leaf(exc).limit)  # type: ignore[attr-defined]
     return f"the server sent a message that cannot be parsed ({parse_fault(exc)})"
 
 

@@ -28,17 +28,14 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
+from .failures import over_bound
+
 OnFault = Callable[[str], None]
 
 
 class MessageTooLarge(httpx2.StreamError):
     """A response was cut: a message over ``max_message_bytes``, or a compressed body. A
     ``StreamError``: the SDK's JSON reader turns it into an error answer instead of crashing."""
-
-
-def over_bound(limit: int) -> str:
-    """Reyn's words for a message over the bound."""
-    return f"the server sent a message over {limit} bytes (max_message_bytes)"
 
 
 class BodyCount:
@@ -207,5 +204,4 @@ __all__ = [
     "EventCount",
     "MessageTooLarge",
     "bounded_client",
-    "over_bound",
 ]

@@ -54,7 +54,7 @@ from .lines import CHUNK, LineSplitter, Overlong, read_lines
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
 EXIT_GRACE_S = 2.0  # the SDK's: a server exits by itself once its stdin closes
-KILL_AFTER_S = 5.0  # after the stop byte (or SIGTERM): then SIGKILL (``WorkerProcess.kill``'s)
+KILL_AFTER_S = StopPipe.KILL_AFTER_S  # after the stop byte (or SIGTERM): then SIGKILL
 REAP_S = 2.0  # for the event loop to see a killed process exit
 _POLL_S = 0.01
 MAX_UNANSWERED = 32  # server→client requests whose answers are not yet written: then the reader waits
