@@ -1,18 +1,20 @@
-"""The router surface through the REAL litellm client: text UTF-8 cannot carry (a lone surrogate)
-never makes a model request that cannot be encoded. A tool result holding one (a file name that is
-not UTF-8) reaches the model as that call's error, naming where; a model reply holding one (in a
-tool call's arguments) is sent back as its JSON escape, and its call is refused by the validator.
-Before, the next request failed to encode ("surrogates not allowed") and the run was lost."""
+"""The router and phase surfaces through the REAL litellm client: text UTF-8 cannot carry (a
+lone surrogate) never makes a model request that cannot be encoded. A tool result holding one (a
+file name that is not UTF-8) reaches the model as that call's error, naming where; a model reply
+holding one (a tool call's arguments, a phase reply) is sent back with its JSON escape, and a call
+holding one is refused by the validator. Before, the next request failed to encode ("surrogates not
+allowed") and the run was lost."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, tool
-from reyn_loops import RouterLoop
+from reyn_loops import PhaseRunner, RouterLoop
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 from reyn_loops.testing.scripted_server import tool_results
 
@@ -62,3 +64,20 @@ async def test_a_model_reply_utf8_cannot_carry_is_sent_back_escaped(tmp_path: Pa
     assert assistant["tool_calls"][0]["function"]["arguments"] == '{"filter": "caf\\udce9"}'
     refused = tool_results(second)["call_1_0"]["error"]
     assert refused["kind"] == "invalid_arguments"
+
+
+async def test_a_phase_reply_utf8_cannot_carry_is_sent_back_escaped(tools, ctx, scripted) -> None:
+    # the phase surface sends the model's reply back with the contract's feedback
+    summary = json.dumps(
+        {
+            "control": {"type": "finish", "decision": "finish", "next_phase": None},
+            "control_ir": [],
+            "artifact": {"type": "summary", "data": {"text": "done"}},
+        }
+    )
+    server, client = scripted(R.text('{"control": "caf\udce9'), R.text(summary))
+    result = await PhaseRunner(tools.registry, model=MODEL, ctx=ctx, client=client, name="p").run("go")
+    assert result.status == "finish"
+    sent = server.requests[1].body["messages"]
+    assert sent[-2] == {"role": "assistant", "content": '{"control": "caf\\udce9'}
+    assert "not valid JSON" in sent[-1]["content"]
