@@ -51,6 +51,8 @@ log = logging.getLogger("reyn.mcp.serve")
 
 DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MIN_REQUEST_BYTES = 1024
+DEFAULT_MAX_REQUEST_VALUES = 200_000  # as the mcp pack's max_message_values (docs/decisions.md)
+MIN_REQUEST_VALUES = 1000
 DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
@@ -74,6 +76,7 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...]
     allowed_origins: tuple[str, ...]
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_request_values: int = DEFAULT_MAX_REQUEST_VALUES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
@@ -100,6 +103,15 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="largest request: an HTTP body, else 413; a stdin line, else a JSON-RPC error -32600 and "
         f"the line is skipped (default {DEFAULT_MAX_REQUEST_BYTES}; at least {MIN_REQUEST_BYTES})",
+    )
+    p.add_argument(
+        "--max-request-values",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_VALUES,
+        metavar="N",
+        help="most JSON values (scalars, containers, keys) in a request, counted before it is parsed: "
+        "an HTTP body, else 413; a stdin line, else a JSON-RPC error -32600 and the line is skipped "
+        f"(default {DEFAULT_MAX_REQUEST_VALUES}; at least {MIN_REQUEST_VALUES})",
     )
     g = p.add_argument_group("streamable HTTP (--http)")
     g.add_argument(
@@ -258,6 +270,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         )
     for name, minimum in (
         ("--max-request-bytes", MIN_REQUEST_BYTES),
+        ("--max-request-values", MIN_REQUEST_VALUES),
         ("--max-connections", 1),
         ("--max-sessions", 1),
     ):
@@ -293,6 +306,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         allowed_hosts=tuple(hosts),
         allowed_origins=tuple(origins),
         max_request_bytes=args.max_request_bytes,
+        max_request_values=getattr(args, "max_request_values", DEFAULT_MAX_REQUEST_VALUES),
         max_connections=args.max_connections,
         max_sessions=DEFAULT_MAX_SESSIONS if max_sessions is None else max_sessions,
         session_idle_timeout_s=DEFAULT_SESSION_IDLE_TIMEOUT_S if idle is None else idle,
