@@ -295,7 +295,7 @@ class ServerConnection:
     async def _request(self, fn: Callable[[ClientSession], Awaitable[T]], timeout_s: float, what: str) -> T:
         session = await self.ensure()
         try:
-            return await asyncio.wait_for(fn(session), timeout_s)
+            result = await asyncio.wait_for(fn(session), timeout_s)
         except asyncio.TimeoutError:
             await self.discard(session)
             raise McpCallTimeout(
@@ -335,6 +335,10 @@ class ServerConnection:
                 ) from None
             await self.discard(session)
             raise McpConnectionError(self._lost(what, exc, session)) from None
+        if session in self._faults:  # answered after a fault of its session: its connection is lost
+            await self.discard(session)
+            raise McpConnectionError(self._lost(what, None, session))
+        return result
 
     async def _alive(self, session: ClientSession) -> bool:
         """Whether ``session`` still answers: no recorded fault, the owner running, and a ping answered
