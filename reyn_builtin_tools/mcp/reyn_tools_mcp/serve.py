@@ -874,7 +874,9 @@ def main(argv: list[str], loaded: Any) -> int:
     from .serve_stop import run_until_stopped
 
     async def serving() -> int:
-        await serve_stdio(server, served, args.shutdown_grace, args.max_request_bytes, args.max_request_values)
+        await serve_stdio(
+            server, served, args.shutdown_grace, args.max_request_bytes, args.max_request_values
+        )
         return 0
 
     run_until_stopped(served, serving())  # exits: 0 after a clean stop, 3 after abandoning calls

@@ -99,7 +99,9 @@ class _Refusals:
         if isinstance(line, Overlong):
             what = f"a request line over {line.limit} bytes (--max-request-bytes) was skipped unread"
         else:
-            what = f"a request line of over {line.limit} JSON values (--max-request-values) was skipped unparsed"
+            what = (
+                f"a request line of over {line.limit} JSON values (--max-request-values) was skipped unparsed"
+            )
         head = line.head
         log.warning("%s (%d so far)", what, self.count)
         if self.write_stream is None:
