@@ -6,7 +6,8 @@
   401 — whatever the address.
 - ``Host`` (and a browser's ``Origin``) must name this server: DNS rebinding protection from the
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
-- Request bodies are bounded (``--max-request-bytes``, 413), requests being answered and calls
+- Request bodies are bounded (``--max-request-bytes``, 413; ``--max-request-values`` JSON values,
+  413, counted before they are parsed: ``serve_http_values``), requests being answered and calls
   running too (``--max-connections``, 503: a call counts until it ends, even once its client hung
   up, and a cancelled one until its tool's thread ends; the user's answers to what the server asked
   are not refused; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
@@ -38,6 +39,7 @@ from typing import Any, NoReturn
 
 from .serve_http_middleware import ASGIApp, BearerTokenGuard, HttpOnly, InFlightRequests
 from .serve_http_protocol import capped_protocol
+from .serve_http_values import RequestValueBound
 from .serve_stop import (
     DEFAULT_SHUTDOWN_GRACE_S,
     StopSignals,
@@ -341,6 +343,7 @@ def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlight
         max_sessions=options.max_sessions,
         session_idle_timeout=options.session_idle_timeout_s,
     )
+    app = RequestValueBound(app, options.max_request_values, options.max_request_bytes)
     in_flight = InFlightRequests(
         app, limit=options.max_connections, max_body=options.max_request_bytes, stateless=options.stateless
     )
