@@ -39,7 +39,7 @@ def random_value(rng: random.Random, depth: int = 0) -> Any:
         return text[::-1]
     if kind == 4:
         return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {text: random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return {text + str(i): random_value(rng, depth + 1) for i in range(rng.randint(0, 4))}
 
 
 def chunked(data: bytes, rng: random.Random) -> int:

@@ -44,7 +44,10 @@ class RequestValueBound:
             body = message.get("body", b"")
             size += len(body)
             if count.add(body) > self.limit:
-                what = f"a request body of over {self.limit} JSON values (--max-request-values) was refused unparsed"
+                what = (
+                    f"a request body of over {self.limit} JSON values (--max-request-values) "
+                    "was refused unparsed"
+                )
                 log.warning("%s", what)
                 await plain_response(send, 413, what.encode(), [])
                 return

@@ -8,8 +8,9 @@ receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session ha
   is never held — it becomes one ``MessageTooLong`` fault, and its bytes are dropped as they arrive
   — and splitting is linear in what the server writes (the SDK re-copied a growing buffer at every
   chunk, on the session pool's loop). A line of more than ``max_message_values`` JSON values (counted
-  before it is parsed: parsing costs per value) is one ``MessageTooManyValues`` fault. The pipe is read ``CHUNK`` at a time with the stream's flow
-  control at ``CHUNK``, and each message is handed to the session before the next is read.
+  before it is parsed: parsing costs per value) is one ``MessageTooManyValues`` fault. The pipe is
+  read ``CHUNK`` at a time with the stream's flow control at ``CHUNK``, and each message is handed
+  to the session before the next is read.
 - The session starts a task for every server→client request (``ping``, ``sampling``, ...), whose
   answer waits for the writer; a server that floods requests and never reads its stdin would grow
   the host without bound. ``ServerRequests`` counts the requests whose answers the writer has not

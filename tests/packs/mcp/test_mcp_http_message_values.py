@@ -44,7 +44,7 @@ async def test_commas_inside_a_string_are_one_value(hostile, ctx, sse) -> None:
 
 
 async def test_the_count_restarts_at_each_event(hostile, ctx) -> None:
-    reg, settings = hostile
+    reg, _ = hostile
     many = {"cells": 100, "sse": True, "events": 30}  # ~300 values an event, ~9,000 in all
     assert text(await call(reg, ctx, "bad", "cells", many)) == "cells"
     message = fault(await call(reg, ctx, "bad", "cells", {"cells": 400, "sse": True, "events": 1}))
