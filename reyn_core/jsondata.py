@@ -113,7 +113,7 @@ _STRING = re.compile(rb'"[^"\r\n]*+("?)')
 _SLICE = 64 * 1024  # a long text is counted a slice at a time: what the count holds stays small
 
 
-def _marks(text: bytes | memoryview) -> int:
+def _marks(text: bytes) -> int:
     # outside strings, a value is the text's first or follows one of these
     return text.count(b",") + text.count(b":") + text.count(b"[") + text.count(b"{")
 
