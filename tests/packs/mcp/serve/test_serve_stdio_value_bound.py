@@ -46,3 +46,4 @@ async def test_a_line_over_the_value_bound_is_answered_skipped_and_the_next_requ
 def test_the_value_bound_has_a_floor(serve_world: ServeWorld) -> None:
     with stdio_serve(serve_world, "--max-request-values", "999") as server:
         assert server.proc.wait(timeout=60) == 2
+    assert "--max-request-values must be at least 1000" in server.log.read_text()
