@@ -57,7 +57,13 @@ async def _on_pool(
     the host's own files of this call (``ctx.host_files``) before it is started (``SessionPool.run``)."""
     try:
         return await client.get_pool().run(
-            fn, server, config, settings.connect_timeout_s, ctx.host_files, settings.max_message_bytes
+            fn,
+            server,
+            config,
+            settings.connect_timeout_s,
+            ctx.host_files,
+            settings.max_message_bytes,
+            settings.max_message_values,
         )
     except client.McpCallTimeout as exc:
         raise ToolTimeout(str(exc)) from None
