@@ -135,6 +135,9 @@ _EXPORTS = {
     "json_values": "reyn_core.jsondata",
     "JsonValueCount": "reyn_core.jsondata",
     "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
+    # text UTF-8 cannot carry (a lone surrogate): where it is in JSON data, for a surface's own input
+    "lone_surrogate_at": "reyn_core.unicode_text",
+    "escape_lone_surrogates": "reyn_core.unicode_text",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

@@ -94,6 +94,9 @@ HOST_API = {
     "JsonValueCount",
     # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire
     "is_secret",
+    # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks
+    "lone_surrogate_at",
+    "escape_lone_surrogates",
     "DIAGNOSTIC_CODES",
     "CodeTable",
     "DIGEST_VERSION",
