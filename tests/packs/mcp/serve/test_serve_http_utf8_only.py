@@ -47,12 +47,12 @@ async def test_a_body_in_utf16_or_utf32_is_refused_415_and_its_utf8_twin_served(
         after = await _post(server.url, _list(100).encode(), _session(sid))
         log = server.log.read_text()
     words = f"the request body is JSON in {encoding.upper()}; only UTF-8 JSON without a byte order mark"
-    assert foreign.status_code == 415 and words in foreign.text, foreign.text
-    assert session.status_code == 415 and words in session.text, session.text
+    assert foreign.status_code == 415 and words in foreign.text, foreign.text[:300]
+    assert session.status_code == 415 and words in session.text, session.text[:300]
     assert f"{words} is accepted (RFC 8259), and was refused unparsed" in log
-    assert twin.status_code == 413 and f"of over {BOUND} JSON values" in twin.text, twin.text
-    assert under.status_code == 200 and '"tools"' in under.text, under.text  # the positive controls
-    assert after.status_code == 200 and '"tools"' in after.text, after.text
+    assert twin.status_code == 413 and f"of over {BOUND} JSON values" in twin.text, twin.text[:300]
+    assert under.status_code == 200 and '"tools"' in under.text, under.text[:300]  # the positive controls
+    assert after.status_code == 200 and '"tools"' in after.text, after.text[:300]
 
 
 async def test_a_body_with_a_utf8_byte_order_mark_is_refused_415(serve_world: ServeWorld) -> None:
@@ -62,6 +62,6 @@ async def test_a_body_with_a_utf8_byte_order_mark_is_refused_415(serve_world: Se
     with serve_world.http("--max-request-values", str(BOUND)) as server:
         marked = await _post(server.url, codecs.BOM_UTF8 + _list(10).encode(), modern)
         plain = await _post(server.url, _list(10).encode(), modern)
-    assert marked.status_code == 415, marked.text
+    assert marked.status_code == 415, marked.text[:300]
     assert "the request body is JSON in UTF-8 with a byte order mark" in marked.text
-    assert plain.status_code == 200 and '"tools"' in plain.text, plain.text
+    assert plain.status_code == 200 and '"tools"' in plain.text, plain.text[:300]
