@@ -17,7 +17,11 @@ import pytest
 from reyn_core.host import JsonValueCount, NotUtf8Json, check_utf8_head, json_values, values_within
 
 # The reviewer's body: one escaped quote, then many empty lists.
-FLOOD = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"s":"\\"","x":[' + "[]," * 2000 + "[]]}}}"
+FLOOD = (
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"s":"\\"","x":['
+    + "[]," * 2000
+    + "[]]}}}"
+)
 DETECTED = ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]
 
 
@@ -33,7 +37,12 @@ def test_json_a_parser_reads_as_utf_16_or_32_is_refused_by_every_count(encoding:
     data = FLOOD.encode(encoding)
     assert len(str(json.loads(data))) > 4000  # what a parser of the bytes reads: the whole flood
     name = json.detect_encoding(data).upper()
-    for count in (json_values, lambda d: values_within(d, 1000), lambda d: _stream(d, 1), lambda d: _stream(d, 7)):
+    for count in (
+        json_values,
+        lambda d: values_within(d, 1000),
+        lambda d: _stream(d, 1),
+        lambda d: _stream(d, 7),
+    ):
         with pytest.raises(NotUtf8Json, match=f"JSON in {name}; only UTF-8 JSON"):
             count(data)
 

@@ -140,4 +140,13 @@ async def read_lines(
         yield item
 
 
-__all__ = ["CHUNK", "HEAD", "LineSplitter", "NotUtf8Line", "Overlong", "Refused", "TooManyValues", "read_lines"]
+__all__ = [
+    "CHUNK",
+    "HEAD",
+    "LineSplitter",
+    "NotUtf8Line",
+    "Overlong",
+    "Refused",
+    "TooManyValues",
+    "read_lines",
+]

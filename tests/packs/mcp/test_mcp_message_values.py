@@ -93,8 +93,6 @@ def test_the_splitter_reports_a_line_that_is_not_utf8_json_naming_it() -> None:
     wide = "[1,2]".encode("utf-32-be")  # no 0A byte in it: the splitter sees one line
     out = splitter.feed(b"[1]\n" + marked + b"\n" + wide + b"\n[2]\n")
     assert out[0] == b"[1]" and out[3] == b"[2]"
-    assert out[1] == NotUtf8Line(
-        "JSON in UTF-8 with a byte order mark; only UTF-8 JSON without a byte order mark is accepted (RFC 8259)",
-        marked[:HEAD],
-    )
+    words = "JSON in UTF-8 with a byte order mark; only UTF-8 JSON without a byte order mark is accepted"
+    assert out[1] == NotUtf8Line(f"{words} (RFC 8259)", marked[:HEAD])
     assert isinstance(out[2], NotUtf8Line) and out[2].what.startswith("JSON in UTF-32-BE;"), out[2]

@@ -20,7 +20,8 @@ BOUND = 1000
 
 def _list(lists: int) -> str:
     """The reviewer's body: an escaped quote, then ``lists`` empty lists (two values each)."""
-    envelope = f'"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{{}}'
+    prefix = '"io.modelcontextprotocol/'
+    envelope = f'{prefix}protocolVersion":"{MODERN}",{prefix}clientCapabilities":{{}}'
     meta = "{" + envelope + ',"s":"\\"","x":[' + ",".join(["[]"] * lists) + "]}"
     return '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":' + meta + "}}"
 
