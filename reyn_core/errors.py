@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from reyn_core.moved import moved_attributes
+from reyn_core.unicode_text import escape_lone_surrogates
 
 
 class ReynError(Exception):
@@ -66,13 +67,27 @@ class ToolError(ReynError):
         self.tool = tool
 
     def to_envelope(self) -> dict[str, object]:
-        """The model-facing error envelope of ``dispatch_tool``."""
-        error: dict[str, object] = {"kind": self.kind, "message": self.message}
+        """The model-facing error envelope of ``dispatch_tool``. Its text is text UTF-8 can carry: a
+        lone surrogate (from a handler's message, or quoted from a model's arguments) is shown as its
+        ``\\udXXXX`` escape, so an error cannot break the surface that sends it."""
+        error: dict[str, object] = {"kind": self.kind, "message": escape_lone_surrogates(self.message)}
         for name in self.envelope_fields:
             value = getattr(self, name)
             if value is not None:
-                error[name] = value
+                error[name] = _carried(value)
         return {"status": "error", "error": error}
+
+
+def _carried(value: Any) -> Any:
+    """An envelope field's value (a string, or the list of ``{"path", "message"}`` of invalid
+    arguments) with each string's lone surrogates escaped."""
+    if isinstance(value, str):
+        return escape_lone_surrogates(value)
+    if isinstance(value, list):
+        return [_carried(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _carried(v) for k, v in value.items()}
+    return value
 
 
 class ToolNotFound(ToolError):

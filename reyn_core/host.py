@@ -130,7 +130,14 @@ _EXPORTS = {
     "failure_text": "reyn_core.own_check",
     "SURFACES": "reyn_core.context",
     "depth_within": "reyn_core.jsondata",
+    # the value bound beside it: a peer's JSON text counted before it is parsed (cost is per value)
+    "values_within": "reyn_core.jsondata",
+    "json_values": "reyn_core.jsondata",
+    "JsonValueCount": "reyn_core.jsondata",
     "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
+    # text UTF-8 cannot carry (a lone surrogate): where it is in JSON data, for a surface's own input
+    "lone_surrogate_at": "reyn_core.unicode_text",
+    "escape_lone_surrogates": "reyn_core.unicode_text",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

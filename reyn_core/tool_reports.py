@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
+from .unicode_text import describe_lone_surrogate, escape_lone_surrogates, lone_surrogate_at
+
 if TYPE_CHECKING:
     import asyncio
     import logging
@@ -71,8 +73,11 @@ class Reporter(Protocol):
 
 
 def _bounded(message: Any, what: str) -> str:
+    """A report's message: a string, bounded, its lone surrogates (text UTF-8 cannot carry, which
+    would break the host's delivery) shown as their escapes."""
     if not isinstance(message, str):
         raise TypeError(f"{what} must be a string, not {type(message).__name__}")
+    message = escape_lone_surrogates(message)
     return message if len(message) <= MAX_MESSAGE_CHARS else message[: MAX_MESSAGE_CHARS - 1] + "…"
 
 
@@ -97,10 +102,16 @@ def progress_event(done: Any, total: Any = None, message: Any = None) -> Progres
 
 
 def log_event(level: Any, message: Any, data: Mapping[str, Any]) -> ToolLog:
-    """A checked ``ToolLog``: a known level, a bounded string message."""
+    """A checked ``ToolLog``: a known level, a bounded string message, data without text UTF-8
+    cannot carry (``ValueError`` naming where: data is not rewritten)."""
     if level not in LOG_LEVELS:
         raise ValueError(f"log(level={level!r}): use one of {', '.join(LOG_LEVELS)}")
-    return ToolLog(level, _bounded(message, "log(message=...)"), dict(data))
+    data = dict(data)
+    if data and (found := lone_surrogate_at(data)) is not None:
+        raise ValueError(
+            f"log(...) data holds text UTF-8 cannot carry (a lone surrogate) {describe_lone_surrogate(found)}"
+        )
+    return ToolLog(level, _bounded(message, "log(message=...)"), data)
 
 
 class QueuedReporter:

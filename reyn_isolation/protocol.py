@@ -1,10 +1,11 @@
 """The pipe protocol between the host and an isolated plugin's worker: length-prefixed JSON frames.
 
 A frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON (one object, at most
-``MAX_DEPTH`` deep). Both sides bound what they accept: a frame longer than the reader's limit is
-refused as soon as its header is read, never held in memory (the host then stops the worker,
-``frames.FrameParser``), so a worker that floods its pipe costs the host neither memory nor time.
-Standard library and ``reyn_core.host.depth_within`` only.
+``MAX_DEPTH`` deep and ``MAX_VALUES`` values). Both sides bound what they accept: a frame longer than
+the reader's limit is refused as soon as its header is read, never held in memory (the host then
+stops the worker, ``frames.FrameParser``), so a worker that floods its pipe costs the host neither
+memory nor time.
+Standard library and ``reyn_core.host``'s JSON bounds (``depth_within``, ``values_within``) only.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import struct
 from typing import Any
 
-from reyn_core.host import depth_within
+from reyn_core.host import depth_within, values_within
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = (1 << 32) - 1
@@ -25,6 +26,11 @@ nest at most 32 levels and a call's arguments 64; a deeper frame is refused whol
 recursive steps (canonical JSON, schema checks, rendering) never meet data near Python's recursion
 limit. The worker refuses a result that would nest deeper (an ``execution_error``, like a result over
 the size limit); only a forged frame reaches the host's check."""
+MAX_VALUES = 1_000_000
+"""The most JSON values a frame may hold, counted before it is parsed (parsing costs per value, not per
+byte: a result of 4 MiB of tiny values would cost the host ~700 MB). A frame of the default result
+limit (1 MiB) never holds more; the worker refuses a result that would (an ``execution_error``), so
+only a forged frame, or a limit raised far past the default, meets the host's check."""
 CONTROL_LIMIT = 1 << 20
 """The longest frame either side accepts outside a call's result (load requests, definitions, calls)."""
 
@@ -55,7 +61,10 @@ def encode(message: dict[str, Any]) -> bytes:
 def decode(body: bytes) -> dict[str, Any]:
     """A frame's body as its message; ``ProtocolError`` for anything but one JSON object in UTF-8 —
     nesting deeper than the parser's recursion limit included (its ``RecursionError`` is the other
-    side's doing, like any malformed frame, and never escapes to the reader's caller)."""
+    side's doing, like any malformed frame, and never escapes to the reader's caller). Its values are
+    counted first (``MAX_VALUES``)."""
+    if not values_within(body, MAX_VALUES):
+        raise ProtocolError(f"a frame holds more than {MAX_VALUES} JSON values")
     try:
         message = json.loads(body, parse_constant=_no_constant)
     except ValueError as exc:

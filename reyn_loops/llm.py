@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reyn_core import ReynError, canonical_json
-from reyn_core.host import describe_exception
+from reyn_core.host import describe_exception, escape_lone_surrogates
 from reyn_loops.errors import LLMCallError
 
 if TYPE_CHECKING:
@@ -201,7 +201,10 @@ def _retry_delay(exc: Exception, attempt: int) -> float:
 def _message_dict(message: Any) -> dict[str, Any]:
     """An OpenAI-form assistant message from litellm's ``Message`` (only the fields we send back)."""
     data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
-    out: dict[str, Any] = {"role": "assistant", "content": data.get("content")}
+    # What the model sent is sent back on the next turn, as UTF-8: a lone surrogate in it (JSON's
+    # "\ud800" decodes to one) is written as its escape — in the arguments' JSON text the same JSON
+    # string, in the content the message's text — or the next request could not be encoded.
+    out: dict[str, Any] = {"role": "assistant", "content": _carried(data.get("content"))}
     calls = []
     for call in data.get("tool_calls") or []:
         fn = call.get("function") or {}
@@ -209,12 +212,20 @@ def _message_dict(message: Any) -> dict[str, Any]:
             {
                 "id": call.get("id"),
                 "type": "function",
-                "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"},
+                "function": {
+                    "name": _carried(fn.get("name")),
+                    "arguments": _carried(fn.get("arguments") or "{}"),
+                },
             }
         )
     if calls:
         out["tool_calls"] = calls
     return out
+
+
+def _carried(text: Any) -> Any:
+    """``text`` with its lone surrogates as escapes (a non-string as it is)."""
+    return escape_lone_surrogates(text) if isinstance(text, str) else text
 
 
 def _usage_dict(usage: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reyn_core import ToolError, ToolGateRefused, ToolNotFound, ToolRuntimeMissing, canonical_json
-from reyn_core.host import redact
+from reyn_core.host import escape_lone_surrogates, redact
 
 if TYPE_CHECKING:
     from reyn_core.host import ObservedCall, ToolRegistry
@@ -50,7 +50,8 @@ def env_true(name: str) -> bool:
 
 def _bounded(value: Any, limit: int) -> str:
     try:
-        text = canonical_json(value)
+        # an exporter writes UTF-8 (OTLP drops an attribute holding a lone surrogate, with a traceback)
+        text = escape_lone_surrogates(canonical_json(value))
     except Exception:  # not JSON data: its type only, never a repr that could run code or leak
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit] + "…"

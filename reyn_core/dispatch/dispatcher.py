@@ -34,6 +34,7 @@ from ..own_check import CheckFailed
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
+from ..unicode_text import describe_lone_surrogate, lone_surrogate_at
 from .audit import argument_hash
 from .bound_arguments import arguments_in_thread, invalid, own_arguments, own_small, read_only
 from .hooks import run_after, run_before
@@ -322,11 +323,18 @@ async def dispatch_tool(
         result = await invoke_tool(registry, name, args, ctx, **options)
     except ToolError as exc:
         return exc.to_envelope()
+    tool = name if isinstance(name, str) else "?"
     try:
         data = to_jsonable(result)
     except Exception as exc:  # e.g. a self-referencing result: report it, never raise
-        tool = name if isinstance(name, str) else "?"
         return ToolExecutionError(
             f"tool {tool!r} returned a result that cannot be sent as JSON: {describe(exc)}", tool=tool
+        ).to_envelope()
+    found = lone_surrogate_at(data)
+    if found is not None:  # every surface writes UTF-8: refused here, once, naming where
+        return ToolExecutionError(
+            f"tool {tool!r} returned text that UTF-8 cannot carry (a lone surrogate) "
+            f"{describe_lone_surrogate(found)}; the result was not sent",
+            tool=tool,
         ).to_envelope()
     return {"status": "ok", "data": data}

@@ -1,8 +1,9 @@
 """The checks a tool passes before it is registered (diagnostic codes RT002, RT003, RT005, RT006,
-RT010 and the schema's own codes)."""
+RT010, RT012 and the schema's own codes)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +11,7 @@ from ..errors import ToolRegistrationError
 from ..own_check import availability_problem
 from ..schema import SchemaIssue, check_tool_schema
 from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
+from ..unicode_text import describe_lone_surrogate, has_lone_surrogate, lone_surrogate_at
 
 # A description is sent to the model on every turn it is offered: bounded like a schema (RS002).
 MAX_DESCRIPTION_CHARS = 16_384
@@ -57,8 +59,6 @@ def returns_problem(returns: object) -> str:
         return ""
     if not isinstance(returns, Mapping):
         return f"returns must be a JSON Schema object or None, got {type(returns).__name__}"
-    import json
-
     from ..jsondata import depth_within
     from ..schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH
 
@@ -116,6 +116,13 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             f"tool {d.name!r} has an invalid field: {problem}",
             tool=d.name,
         )
+    problem = text_problem(d)  # before the schema's compile, which fails on one without saying where
+    if problem:
+        raise ToolRegistrationError(
+            "RT012",
+            f"tool {d.name!r} has text that UTF-8 cannot carry (a lone surrogate) {problem}",
+            tool=d.name,
+        )
     issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
     errors = [i for i in issues if i.severity == "error"]
     if errors:
@@ -127,3 +134,24 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             tool=d.name,
         )
     return [i for i in issues if i.severity == "warning"]
+
+
+def text_problem(d: ToolDefinition) -> str:
+    """Where a definition's text (description, parameters, result schema) holds a lone surrogate
+    ('' when nowhere): every surface sends a definition as UTF-8, so one such tool would break the
+    whole listing of an MCP server (or a model request), not only itself. A schema that is not JSON
+    data is left to the schema checks, which say so."""
+    text = d.description
+    if has_lone_surrogate(text):
+        first = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
+        return f"in its description at character {first}"
+    for field, schema in (("parameters", d.parameters), ("returns", d.returns)):
+        try:  # the common case, in C: the walk naming where runs only when one is there
+            if schema is None or not has_lone_surrogate(json.dumps(schema, ensure_ascii=False)):
+                continue
+        except (TypeError, ValueError, RecursionError):
+            continue  # not JSON data (RS001 / RS002 / RT006 say so)
+        found = lone_surrogate_at(schema)
+        if found is not None:
+            return f"in its {field} schema {describe_lone_surrogate(found)}"
+    return ""

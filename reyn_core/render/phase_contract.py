@@ -20,8 +20,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from reyn_core.errors import ArgumentProblem, PhaseOutputError, exception_message
-from reyn_core.jsondata import depth_within
+from reyn_core.jsondata import depth_within, values_within
 from reyn_core.validation import problems_from_pydantic
+from reyn_core.validation.arguments import MAX_ARGUMENT_VALUES
 
 _DECISION_FOR = {"transition": "continue", "finish": "finish", "abort": "abort"}
 
@@ -116,6 +117,9 @@ def unfence(text: str) -> str | None:
 
 
 MAX_OUTPUT_DEPTH = 64
+MAX_OUTPUT_VALUES = MAX_ARGUMENT_VALUES
+"""JSON values of a reply's text, counted before it is parsed (``jsondata.values_within``; parsing
+costs per value): as many as one call's arguments' text may hold."""
 _TOO_DEEP = object()
 
 
@@ -127,6 +131,11 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
         fenced = unfence(text)
         if fenced is not None:  # models often wrap the object in one ```json fence; nothing else is forgiven
             text = fenced
+        if not values_within(text, MAX_OUTPUT_VALUES):
+            raise PhaseOutputError(
+                f"the reply holds more than {MAX_OUTPUT_VALUES} JSON values; "
+                "reply with one smaller JSON object"
+            )
         try:
             data = json.loads(text)
         except RecursionError:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import ArgumentProblem
 from ..errors import exception_message as exc_text
-from ..jsondata import JSON_SCALAR_TYPES, depth_within
+from ..jsondata import JSON_SCALAR_TYPES, depth_within, values_within
 from .messages import json_pointer
 
 
@@ -26,6 +26,8 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
             ]
         if not text.strip():
             return {}, []
+        if not values_within(text, MAX_ARGUMENT_VALUES):  # before parsing too: it costs per value
+            return None, [_too_many_values()]
         try:
             value = json.loads(text)
         except RecursionError:
@@ -109,6 +111,10 @@ MAX_ARGUMENT_ITEMS = 10_000
 """Items of any one array in a call's arguments."""
 MAX_ARGUMENT_NODES = 100_000
 """Values (objects, arrays and scalars) in one call's arguments."""
+MAX_ARGUMENT_VALUES = 3 * MAX_ARGUMENT_NODES
+"""JSON values of the arguments' text, counted before it is parsed (``jsondata.values_within``: keys
+count, an empty container twice — at most three per value, so no text is refused here that the
+values bound would take once parsed)."""
 
 
 def size_problems(value: Any) -> list[ArgumentProblem]:
@@ -157,12 +163,14 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
                     ]
                 stack.extend((item, depth + 1, (*path, i)) for i, item in enumerate(node))
         if nodes > MAX_ARGUMENT_NODES:
-            return [
-                _bound((), f"the arguments hold more than {MAX_ARGUMENT_NODES} values; send less at once")
-            ]
+            return [_too_many_values()]
         if chars > MAX_ARGUMENT_CHARS:
             return [_too_many_chars()]
     return []
+
+
+def _too_many_values() -> ArgumentProblem:
+    return _bound((), f"the arguments hold more than {MAX_ARGUMENT_NODES} values; send less at once")
 
 
 def _bound(path: tuple[Any, ...], what: str) -> ArgumentProblem:

@@ -15,9 +15,17 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from reyn_core import InvalidToolArguments, ToolContext, ToolError, ToolGateRefused, ToolRuntimeMissing
-from reyn_core.host import CheckFailed, WorkerPlugin, depth_within, describe_exception
+from reyn_core.host import CheckFailed, WorkerPlugin, depth_within, describe_exception, values_within
 from reyn_isolation.frames import FrameParser
-from reyn_isolation.protocol import HEADER, MAX_DEPTH, FrameTooLarge, ProtocolError, encode, write_all
+from reyn_isolation.protocol import (
+    HEADER,
+    MAX_DEPTH,
+    MAX_VALUES,
+    FrameTooLarge,
+    ProtocolError,
+    encode,
+    write_all,
+)
 from reyn_isolation.wire import context_from_data
 
 if TYPE_CHECKING:
@@ -117,7 +125,11 @@ class CallServer(asyncio.Protocol):
             if len(traced) - HEADER.size <= self.limit:
                 frame = traced
         size = len(frame) - HEADER.size
-        if size > self.limit:
+        if size <= self.limit and not values_within(frame[HEADER.size :], MAX_VALUES):
+            frame = encode(
+                _error(call_id, f"the result holds more than the {MAX_VALUES} JSON values a reply may")
+            )
+        elif size > self.limit:
             frame = encode(
                 _error(
                     call_id, f"the result of {size} bytes is over the plugin's limit of {self.limit} bytes"

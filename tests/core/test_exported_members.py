@@ -88,8 +88,15 @@ HOST_API = {
     "failure_text",
     "SURFACES",
     "depth_within",
+    # issue 24 (invariant 6): the value bound a peer's JSON text is checked against before parsing
+    "values_within",
+    "json_values",
+    "JsonValueCount",
     # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire
     "is_secret",
+    # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks
+    "lone_surrogate_at",
+    "escape_lone_surrogates",
     "DIAGNOSTIC_CODES",
     "CodeTable",
     "DIGEST_VERSION",

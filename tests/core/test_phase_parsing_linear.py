@@ -19,7 +19,7 @@ import pytest
 from reyn_core import ToolContext
 from reyn_core.host import PhaseOutput, PhaseOutputError, parse_phase_output, render_phase
 from reyn_core.render import PhaseCatalog
-from reyn_core.render.phase_contract import unfence
+from reyn_core.render.phase_contract import MAX_OUTPUT_VALUES, unfence
 
 BOUND_S = 20.0
 MB = 1_000_000
@@ -96,11 +96,13 @@ def test_a_fenced_and_a_bare_reply_parse_alike(surface, parse_bounded):
 def test_pathological_replies_are_refused_quickly(surface, raw, parse_bounded):
     error = parse_bounded(raw, surface)
     assert isinstance(error, PhaseOutputError)
-    assert "not valid JSON" in str(error) or "nests too deeply" in str(error)
+    # (a reply of more than MAX_OUTPUT_VALUES brackets is refused by the value bound, before parsing)
+    assert any(words in str(error) for words in ("not valid JSON", "nests too deeply", "JSON values"))
 
 
 def test_deep_nesting_in_a_fence_is_refused_with_the_limit(surface, parse_bounded):
-    error = parse_bounded("```json\n" + "[" * MB + "]" * MB + "\n```", surface)
+    deep = MAX_OUTPUT_VALUES // 3  # under the value bound: the nesting is what is refused
+    error = parse_bounded("```json\n" + "[" * deep + "]" * deep + "\n```", surface)
     assert isinstance(error, PhaseOutputError) and "nests too deeply" in str(error)
 
 

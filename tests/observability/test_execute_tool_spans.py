@@ -197,3 +197,23 @@ async def test_a_tool_a_handler_calls_gets_its_own_nested_span(spans: InMemorySp
     outer_span = only(spans, "execute_tool outer")
     inner_span = only(spans, "execute_tool notes_echo")
     assert inner_span.parent is not None and inner_span.parent.span_id == outer_span.context.span_id
+
+
+async def test_opted_in_content_utf8_cannot_carry_is_exported_with_its_escape(
+    spans: InMemorySpanExporter,
+) -> None:
+    # a file name that is not UTF-8 in the result: OTLP dropped the attribute (with a traceback)
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    configure_tracing(True, capture_content=True, hash_key=KEY)
+
+    async def named(text: str, token: str = "") -> str:
+        return b"caf\xe9".decode("utf-8", "surrogateescape") if text == "lone" else "café 😀"
+
+    for text in ("lone", "fine"):
+        spans.clear()
+        await dispatch_tool(registry(named), "notes_echo", {"text": text}, CTX)
+        span = only(spans, "execute_tool notes_echo")
+        exported = encode_spans([span]).resource_spans[0].scope_spans[0].spans[0]
+        sent = {a.key: a.value.string_value for a in exported.attributes}
+        assert sent["gen_ai.tool.call.result"] == ('"caf\\udce9"' if text == "lone" else '"café 😀"')

@@ -7,11 +7,11 @@ tests, whose hosts start their launchers each their own way.
 accounted for). The host starts a launcher and prints its pid on stdout; in mode ``late`` it wraps
 the launcher in a shell that stops itself first (``LATE_WRAP``), and the reaper lets it go only after
 the host's death — as a host killed before the launcher armed ``PR_SET_PDEATHSIG``. In any other
-mode the reaper waits until a process of the launcher's tree (not the launcher) has ``marker`` in
-its command line. Then it kills the host with ``SIGKILL``, reaps every orphan, and reports every
-process of the sandbox seen before the kill (``running``), those still there (``left``) and the
-launcher's wait status (``launcher``). Nothing is timed: each step waits for a state the kernel
-shows; the reaper bounds itself with an alarm.
+mode the reaper waits until a process of the launcher's tree has ``marker`` in a command line that
+is not the launcher's (its forks keep the launcher's until they exec). Then it kills the host with
+``SIGKILL``, reaps every orphan, and reports every process of the sandbox seen before the kill
+(``running``), those still there (``left``) and the launcher's wait status (``launcher``). Nothing
+is timed: each step waits for a state the kernel shows; the reaper bounds itself with an alarm.
 """
 
 from __future__ import annotations
@@ -69,8 +69,13 @@ if mode == "late":
     while stat(launcher)[0] != "T":  # the launcher's shell has stopped itself
         os.sched_yield()
 else:
-    while not any(marker in cmdline(p) for p in tree(launcher) - {launcher}):
-        os.sched_yield()  # the command runs: the launcher armed PR_SET_PDEATHSIG before forking it
+    # The command runs: the launcher armed PR_SET_PDEATHSIG before forking it. The launcher's own
+    # forks carry its command line (with the marker in the command it will run) until they exec, so
+    # only a process whose command line is no longer the launcher's has started the command.
+    while not any(
+        marker in (line := cmdline(p)) and line != cmdline(launcher) for p in tree(launcher) - {launcher}
+    ):
+        os.sched_yield()
 running = sorted(tree(launcher))
 host.kill()
 host.wait()

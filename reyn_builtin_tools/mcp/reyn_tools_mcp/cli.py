@@ -58,6 +58,7 @@ async def list_server_tools(
         settings.connect_timeout_s,
         protected,
         settings.max_message_bytes,
+        settings.max_message_values,
     )
     entries = [tool_to_dict(tools[n]) for n in sorted(tools)]
     for entry in entries:

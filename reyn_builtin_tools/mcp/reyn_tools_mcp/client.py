@@ -57,7 +57,7 @@ from .let_go import LetGo, retrieve, stop_owner
 from .lines import LineSplitter
 from .sandbox import confined_command, refuse_roots, widen_hint
 from .session_faults import SessionFault, SessionFaults
-from .settings import DEFAULT_MAX_MESSAGE_BYTES, ServerConfig
+from .settings import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_VALUES, ServerConfig
 from .stderr_tail import StderrTail
 from .stdio_transport import ServerRequests, StdioSpawn, stdio_transport
 
@@ -122,6 +122,7 @@ class ServerConnection:
         self._closing = LetGo()  # owners being stopped, requests being cancelled, in the background
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
         self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
+        self.max_message_values = DEFAULT_MAX_MESSAGE_VALUES  # the most JSON values in one (the same)
         self.lines: LineSplitter | None = None  # the current stdio start's stdout splitter
         self.requests: ServerRequests | None = None  # its server→client requests awaiting answers
 
@@ -147,11 +148,12 @@ class ServerConnection:
                 raise McpConnectionError(self.config.redact(str(exc))) from None
             spawn = StdioSpawn(argv, c.env, c.cwd, stop)
             lines, requests = self.lines, self.requests = (
-                LineSplitter(self.max_message_bytes),
+                LineSplitter(self.max_message_bytes, self.max_message_values),
                 ServerRequests(),
             )
             return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines, requests))
-        http = http_client(c.headers, self.connect_timeout_s, self.max_message_bytes, on_fault)
+        bounds = (self.max_message_bytes, self.max_message_values)
+        http = http_client(c.headers, self.connect_timeout_s, bounds, on_fault)
         # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)
         sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)
         return _owning_client(http, sdk)
@@ -299,7 +301,7 @@ class ServerConnection:
     async def _request(self, fn: Callable[[ClientSession], Awaitable[T]], timeout_s: float, what: str) -> T:
         session = await self.ensure()
         try:
-            return await self._closing.within(fn(session), timeout_s)
+            result = await self._closing.within(fn(session), timeout_s)
         except asyncio.TimeoutError:
             self._let_go(session)
             raise McpCallTimeout(
@@ -340,6 +342,11 @@ class ServerConnection:
                 ) from None
             self._let_go(session)
             raise McpConnectionError(self._lost(what, exc, self._faults.of(session))) from None
+        fault = self._faults.of(session)
+        if fault.words is not None:  # answered after a fault of its session: its connection is lost
+            self._let_go(session)
+            raise McpConnectionError(self._lost(what, None, fault))
+        return result
 
     async def _alive(self, session: ClientSession) -> bool:
         """Whether ``session`` still answers: no recorded fault, the owner running, and a ping answered
@@ -395,10 +402,13 @@ class ServerConnection:
 
 
 def http_client(
-    headers: dict[str, str], connect_timeout_s: float, max_message_bytes: int, on_fault: Callable[[str], None]
+    headers: dict[str, str],
+    connect_timeout_s: float,
+    bounds: tuple[int, int],
+    on_fault: Callable[[str], None],
 ) -> Any:
-    """The HTTP client of a streamable-HTTP server: every response bounded per message
-    (``http_bounds``: over ``max_message_bytes`` is a fault, told to ``on_fault``), no environment
+    """The HTTP client of a streamable-HTTP server: every response bounded per message in bytes and
+    JSON values (``http_bounds``: over either is a fault, told to ``on_fault``), no environment
     proxies or ``.netrc``, explicit timeouts (the read timeout is long: the server may hold its
     event stream open; each request is bounded by the call timeout anyway), no redirect following
     (the SDK follows same-origin redirects itself)."""
@@ -407,7 +417,7 @@ def http_client(
     from .http_bounds import bounded_client
 
     timeout = httpx2.Timeout(connect=connect_timeout_s, read=300.0, write=30.0, pool=30.0)
-    return bounded_client(headers, timeout, max_message_bytes, on_fault)
+    return bounded_client(headers, timeout, bounds[0], on_fault, values=bounds[1])
 
 
 @contextlib.asynccontextmanager
@@ -440,6 +450,7 @@ class SessionPool:
         connect_timeout_s: float,
         protected: Mapping[str, str],
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_message_values: int = DEFAULT_MAX_MESSAGE_VALUES,
     ) -> T:
         """Run ``fn(connection)`` on the pool loop and await it from the caller's loop; ``protected``:
         the host's own files (the call's ``ToolContext.host_files``), which a stdio server's roots
@@ -459,6 +470,7 @@ class SessionPool:
                 conn = ServerConnection(name, config, connect_timeout_s, protected)
                 self._connections[key] = conn
             conn.max_message_bytes = max_message_bytes  # read when a session opens
+            conn.max_message_values = max_message_values
             return await fn(conn)
 
         return await self._submit(job())

@@ -70,6 +70,15 @@ class MessageTooLong(Exception):
         self.limit = limit
 
 
+class MessageTooManyValues(Exception):
+    """A server sent a message of over ``limit`` JSON values (``max_message_values``), counted before
+    parsing; it was not parsed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a message of over {limit} JSON values")
+        self.limit = limit
+
+
 class OutputEndedMidMessage(Exception):
     """A server's output ended inside a line (it crashed or closed stdout mid-message): the
     connection is lost; the unfinished line is not a message, so it is not parsed."""
@@ -83,13 +92,20 @@ def over_bound(limit: int) -> str:
     return f"the server sent a message over {limit} bytes (max_message_bytes)"
 
 
+def over_value_bound(limit: int) -> str:
+    """Reyn's words for a message over the value bound (either transport)."""
+    return f"the server sent a message of over {limit} JSON values (max_message_values)"
+
+
 def fault(exc: BaseException) -> str:
-    """A transport fault in Reyn's words: a message over the size limit, output that ended
+    """A transport fault in Reyn's words: a message over the size or value limit, output that ended
     mid-message, or a message that cannot be parsed."""
     if isinstance(leaf(exc), OutputEndedMidMessage):
         return "its output ended mid-message"
     if isinstance(leaf(exc), MessageTooLong):
         return over_bound(leaf(exc).limit)  # type: ignore[attr-defined]
+    if isinstance(leaf(exc), MessageTooManyValues):
+        return over_value_bound(leaf(exc).limit)  # type: ignore[attr-defined]
     return f"the server sent a message that cannot be parsed ({parse_fault(exc)})"
 
 

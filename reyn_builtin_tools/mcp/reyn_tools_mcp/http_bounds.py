@@ -15,7 +15,12 @@ long-lived GET event stream, redirects, error bodies, the closing DELETE — is 
 - a compressed body (``Content-Encoding`` other than ``identity``) is refused: the client asks for
   ``identity``, and a count of compressed bytes would not bound what they inflate to.
 
-A message over the bound is a transport fault of the connection: ``on_fault`` gets Reyn's words
+Each message is bounded in JSON values too (``max_message_values``: parsing costs per value, not per
+byte), counted as its bytes arrive (``reyn_core.host.JsonValueCount``, a string's state carried across
+chunks and closed at each line end, so a quote in an ``id:`` line hides nothing); an event stream's
+count restarts at each event boundary. (Its ``data:`` field names' colons count too: one a line.)
+
+A message over either bound is a transport fault of the connection: ``on_fault`` gets Reyn's words
 before anything else happens (the connection closes, the waiting request fails at once), then the
 read raises ``MessageTooLarge`` into the SDK, which stops reading. Each chunk is scanned once with
 ``bytes`` methods (time linear in the bytes read); what is held is at most the bound plus a chunk.
@@ -28,7 +33,9 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
-from .failures import over_bound
+from reyn_core.host import JsonValueCount
+
+from .failures import over_bound, over_value_bound
 
 OnFault = Callable[[str], None]
 
@@ -43,10 +50,14 @@ class BodyCount:
 
     def __init__(self) -> None:
         self.size = 0
+        self._values = JsonValueCount()
+        self.values = 1
+        """The JSON values of the message so far."""
 
     def add(self, chunk: bytes) -> int:
-        """Count ``chunk``; the size of the message it belongs to so far."""
+        """Count ``chunk``; the size of the message it belongs to so far (its values: ``values``)."""
         self.size += len(chunk)
+        self.values = self._values.add(chunk)
         return self.size
 
 
@@ -58,10 +69,14 @@ class EventCount:
         self.size = 0  # the bytes of the event in progress (its line ends folded to one byte each)
         self._line_ended = True  # the stream starts at a line start: a first blank line ends nothing
         self._cr = False  # the previous chunk ended with CR: a LF opening this one completes it
+        self._values = JsonValueCount()  # the values of the event in progress
+        self.values = 1
+        """The JSON values of the largest event the last chunk ended or left in progress."""
 
     def add(self, chunk: bytes) -> int:
         """Count ``chunk``; the largest event it ends or leaves in progress (its line ends included,
-        the blank line after it not)."""
+        the blank line after it not); its values likewise (``values``)."""
+        self.values = self._values.add(b"")
         if not chunk:
             return self.size  # nothing to count; a CR ending the previous chunk still waits for its LF
         if self._cr and chunk.startswith(b"\n"):
@@ -73,17 +88,22 @@ class EventCount:
         carried, largest, pos = self.size, 0, 0  # pos: where the event in progress starts in text
         if self._line_ended and text.startswith(b"\n"):
             carried, largest, pos = 0, carried, 1  # the previous chunk ended the event's last line
+            self._values.restart()
         # each blank line ends an event; one search per event, each starting where the last ended
         while (blank := text.find(b"\n\n", max(pos - 1, 0))) >= 0:
+            self.values = max(self.values, self._values.add(text[pos : blank + 1]))
+            self._values.restart()
             carried, largest, pos = 0, max(largest, carried + blank + 1 - pos), blank + 2
+        self.values = max(self.values, self._values.add(text[pos:]))
         self.size = carried + len(text) - pos
         self._line_ended = text.endswith(b"\n")
         return max(largest, self.size)
 
 
 class BoundedStream(httpx2.AsyncByteStream):
-    """A response body read through a count; over ``limit``: ``on_fault``, then ``MessageTooLarge``.
-    ``refused``: a reason to cut the body before its first byte (a compressed one)."""
+    """A response body read through a count; over ``limit`` bytes or ``values`` JSON values (None: no
+    value bound): ``on_fault``, then ``MessageTooLarge``. ``refused``: a reason to cut the body before
+    its first byte (a compressed one)."""
 
     def __init__(
         self,
@@ -92,10 +112,12 @@ class BoundedStream(httpx2.AsyncByteStream):
         limit: int,
         on_fault: OnFault,
         refused: str | None = None,
+        values: int | None = None,
     ) -> None:
         self._inner = inner
         self._count = count
         self._limit = limit
+        self._values = values
         self._on_fault = on_fault
         self._refused = refused
 
@@ -109,6 +131,8 @@ class BoundedStream(httpx2.AsyncByteStream):
         async for chunk in self._inner:
             if self._count.add(chunk) > self._limit:
                 raise self._cut(over_bound(self._limit))
+            if self._values is not None and self._count.values > self._values:
+                raise self._cut(over_value_bound(self._values))
             yield chunk
 
     async def aclose(self) -> None:
@@ -118,9 +142,12 @@ class BoundedStream(httpx2.AsyncByteStream):
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """``inner`` with every response body read through a ``BoundedStream`` (module docstring)."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport, limit: int, on_fault: OnFault) -> None:
+    def __init__(
+        self, inner: httpx2.AsyncBaseTransport, limit: int, on_fault: OnFault, values: int | None = None
+    ) -> None:
         self._inner = inner
         self.limit = limit
+        self.values = values
         self._on_fault = on_fault
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -129,7 +156,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         events = _read_per_event(request, response)
         refused = _refusal(response, self.limit, events)
         count = EventCount() if events else BodyCount()
-        stream = BoundedStream(response.stream, count, self.limit, self._on_fault, refused)
+        stream = BoundedStream(response.stream, count, self.limit, self._on_fault, refused, self.values)
         return httpx2.Response(
             status_code=response.status_code,
             headers=response.headers,
@@ -184,14 +211,15 @@ def _refusal(response: httpx2.Response, limit: int, events: bool) -> str | None:
 
 
 def bounded_client(
-    headers: dict[str, str], timeout: httpx2.Timeout, limit: int, on_fault: OnFault
+    headers: dict[str, str], timeout: httpx2.Timeout, limit: int, on_fault: OnFault, values: int | None = None
 ) -> httpx2.AsyncClient:
-    """An ``AsyncClient`` whose every response is bounded (``BoundedTransport``), asking for
+    """An ``AsyncClient`` whose every response is bounded (``BoundedTransport``: ``limit`` bytes and
+    ``values`` JSON values a message), asking for
     uncompressed bodies; no environment proxies or ``.netrc``, no redirect following (the SDK
     follows same-origin redirects itself)."""
     sent = httpx2.Headers(headers)
     sent["accept-encoding"] = "identity"  # whatever the configured headers say: see _refusal
-    transport = BoundedTransport(httpx2.AsyncHTTPTransport(trust_env=False), limit, on_fault)
+    transport = BoundedTransport(httpx2.AsyncHTTPTransport(trust_env=False), limit, on_fault, values)
     return httpx2.AsyncClient(
         headers=sent, timeout=timeout, trust_env=False, follow_redirects=False, transport=transport
     )

@@ -7,13 +7,17 @@ than ``limit`` bytes. A line longer than ``limit`` (its newline not counted, nor
 it) is reported as one ``Overlong`` carrying its first ``HEAD`` bytes (for the reader to find the
 request's id) and its bytes are dropped as they arrive until its newline; the next line is read as
 usual. What is held at once is at most ``limit`` (one more for a ``\r``) plus the chunk being split
-(``held_high_water``). Standard library only.
+(``held_high_water``). A line is also bounded in JSON values (``values``, counted before it is parsed:
+``reyn_core.host.values_within``; cost is per value, not per byte): a line over it is reported as one
+``TooManyValues``, with its first ``HEAD`` bytes, instead of the line.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+
+from reyn_core.host import values_within
 
 CHUNK = 64 * 1024
 """How much a reader takes from its pipe at a time (the chunk ``feed`` is given)."""
@@ -29,21 +33,31 @@ class Overlong:
     head: bytes = b""
 
 
-class LineSplitter:
-    """Split a byte stream into lines of at most ``limit`` bytes (see the module docstring)."""
+@dataclass(frozen=True)
+class TooManyValues:
+    """A line holding more than ``limit`` JSON values was dropped unparsed (but its first ``HEAD``)."""
 
-    def __init__(self, limit: int) -> None:
+    limit: int
+    head: bytes = b""
+
+
+class LineSplitter:
+    """Split a byte stream into lines of at most ``limit`` bytes and ``values`` JSON values (None: no
+    value bound); see the module docstring."""
+
+    def __init__(self, limit: int, values: int | None = None) -> None:
         if limit < 1:
             raise ValueError(f"limit must be at least 1 byte, got {limit}")
         self.limit = limit
+        self.values = values
         self._partial = bytearray()  # the line not yet ended (never more than ``limit`` bytes)
         self._skipping = False  # inside an over-long line: drop until its newline
         self.held_high_water = 0  # the most bytes held at once: the partial line plus one chunk
 
-    def feed(self, chunk: bytes) -> list[bytes | Overlong]:
+    def feed(self, chunk: bytes) -> list[bytes | Overlong | TooManyValues]:
         """The lines (without their newline) and over-long reports that ``chunk`` completes."""
         self.held_high_water = max(self.held_high_water, len(self._partial) + len(chunk))
-        out: list[bytes | Overlong] = []
+        out: list[bytes | Overlong | TooManyValues] = []
         start = 0
         while start < len(chunk):
             end = chunk.find(b"\n", start)
@@ -62,7 +76,7 @@ class LineSplitter:
             if self._skipping:
                 self._skipping = False
             else:
-                out.append(bytes(self._partial))
+                out.append(self._bounded(bytes(self._partial)))
                 self._partial.clear()
             start = end + 1
         return out
@@ -82,18 +96,24 @@ class LineSplitter:
         """Whether the input so far ends inside a line (not blank, not an over-long one)."""
         return not self._skipping and bool(self._partial.strip())
 
-    def end(self) -> list[bytes | Overlong]:
+    def _bounded(self, line: bytes) -> bytes | TooManyValues:
+        """``line``, or its report if it holds more than ``values`` JSON values."""
+        if self.values is None or values_within(line, self.values):
+            return line
+        return TooManyValues(self.values, line[:HEAD])
+
+    def end(self) -> list[bytes | Overlong | TooManyValues]:
         """At end of input: the last line if it had no newline (as ``readline`` returns it)."""
         if self._skipping or not self._partial.strip():
             return []
         line = bytes(self._partial)
         self._partial.clear()
-        return [line]
+        return [self._bounded(line)]
 
 
 async def read_lines(
     read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter, *, last_unended: bool = True
-) -> AsyncIterator[bytes | Overlong]:
+) -> AsyncIterator[bytes | Overlong | TooManyValues]:
     """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``;
     with ``last_unended`` False, a last line without its newline is not one (``splitter.unended``)."""
     while chunk := await read(CHUNK):
@@ -103,4 +123,4 @@ async def read_lines(
         yield item
 
 
-__all__ = ["CHUNK", "HEAD", "LineSplitter", "Overlong", "read_lines"]
+__all__ = ["CHUNK", "HEAD", "LineSplitter", "Overlong", "TooManyValues", "read_lines"]

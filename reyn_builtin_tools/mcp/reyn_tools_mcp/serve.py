@@ -814,7 +814,7 @@ def main(argv: list[str], loaded: Any) -> int:
     0 after a clean stop, ``EXIT_ABANDONED`` after abandoning calls."""
     from reyn_core import ReynError
 
-    from .serve_http import MIN_REQUEST_BYTES, HttpOptionsError, http_options, serve_http
+    from .serve_http import MIN_REQUEST_BYTES, MIN_REQUEST_VALUES, HttpOptionsError, http_options, serve_http
     from .serve_stop import grace_problem
 
     args = parser().parse_args(argv)
@@ -831,12 +831,13 @@ def main(argv: list[str], loaded: Any) -> int:
     if (problem := grace_problem(args.shutdown_grace)) is not None:
         print(f"reyn mcp serve: error: {problem}", file=sys.stderr)
         return 2
-    if args.max_request_bytes < MIN_REQUEST_BYTES:
-        print(
-            f"reyn mcp serve: error: --max-request-bytes must be at least {MIN_REQUEST_BYTES}",
-            file=sys.stderr,
-        )
-        return 2
+    for option, value, least in (
+        ("--max-request-bytes", args.max_request_bytes, MIN_REQUEST_BYTES),
+        ("--max-request-values", args.max_request_values, MIN_REQUEST_VALUES),
+    ):
+        if value < least:
+            print(f"reyn mcp serve: error: {option} must be at least {least}", file=sys.stderr)
+            return 2
     from reyn_core.host import choose_workspace
 
     try:
@@ -873,7 +874,9 @@ def main(argv: list[str], loaded: Any) -> int:
     from .serve_stop import run_until_stopped
 
     async def serving() -> int:
-        await serve_stdio(server, served, args.shutdown_grace, args.max_request_bytes)
+        await serve_stdio(
+            server, served, args.shutdown_grace, args.max_request_bytes, args.max_request_values
+        )
         return 0
 
     run_until_stopped(served, serving())  # exits: 0 after a clean stop, 3 after abandoning calls

@@ -6,7 +6,8 @@
   401 — whatever the address.
 - ``Host`` (and a browser's ``Origin``) must name this server: DNS rebinding protection from the
   SDK's transport security, with an allow-list computed from the bind address and ``--allow-host``.
-- Request bodies are bounded (``--max-request-bytes``, 413), requests being answered and calls
+- Request bodies are bounded (``--max-request-bytes``, 413; ``--max-request-values`` JSON values,
+  413, counted before they are parsed: ``serve_http_values``), requests being answered and calls
   running too (``--max-connections``, 503: a call counts until it ends, even once its client hung
   up, and a cancelled one until its tool's thread ends; the user's answers to what the server asked
   are not refused; the sessions' standing streams are not counted: ``--max-sessions`` bounds them), sessions
@@ -38,6 +39,7 @@ from typing import Any, NoReturn
 
 from .serve_http_middleware import ASGIApp, BearerTokenGuard, HttpOnly, InFlightRequests
 from .serve_http_protocol import capped_protocol
+from .serve_http_values import RequestValueBound
 from .serve_stop import (
     DEFAULT_SHUTDOWN_GRACE_S,
     StopSignals,
@@ -51,6 +53,8 @@ log = logging.getLogger("reyn.mcp.serve")
 
 DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MIN_REQUEST_BYTES = 1024
+DEFAULT_MAX_REQUEST_VALUES = 200_000  # as the mcp pack's max_message_values (docs/decisions.md)
+MIN_REQUEST_VALUES = 1000
 DEFAULT_MAX_CONNECTIONS = 256
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 1800.0
@@ -74,6 +78,7 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...]
     allowed_origins: tuple[str, ...]
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_request_values: int = DEFAULT_MAX_REQUEST_VALUES
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
@@ -100,6 +105,15 @@ def add_http_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="largest request: an HTTP body, else 413; a stdin line, else a JSON-RPC error -32600 and "
         f"the line is skipped (default {DEFAULT_MAX_REQUEST_BYTES}; at least {MIN_REQUEST_BYTES})",
+    )
+    p.add_argument(
+        "--max-request-values",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_VALUES,
+        metavar="N",
+        help="most JSON values (scalars, containers, keys) in a request, counted before it is parsed: "
+        "an HTTP body, else 413; a stdin line, else a JSON-RPC error -32600 and the line is skipped "
+        f"(default {DEFAULT_MAX_REQUEST_VALUES}; at least {MIN_REQUEST_VALUES})",
     )
     g = p.add_argument_group("streamable HTTP (--http)")
     g.add_argument(
@@ -258,6 +272,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         )
     for name, minimum in (
         ("--max-request-bytes", MIN_REQUEST_BYTES),
+        ("--max-request-values", MIN_REQUEST_VALUES),
         ("--max-connections", 1),
         ("--max-sessions", 1),
     ):
@@ -293,6 +308,7 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
         allowed_hosts=tuple(hosts),
         allowed_origins=tuple(origins),
         max_request_bytes=args.max_request_bytes,
+        max_request_values=getattr(args, "max_request_values", DEFAULT_MAX_REQUEST_VALUES),
         max_connections=args.max_connections,
         max_sessions=DEFAULT_MAX_SESSIONS if max_sessions is None else max_sessions,
         session_idle_timeout_s=DEFAULT_SESSION_IDLE_TIMEOUT_S if idle is None else idle,
@@ -327,6 +343,7 @@ def build_http_app(server: Any, options: HttpOptions) -> tuple[ASGIApp, InFlight
         max_sessions=options.max_sessions,
         session_idle_timeout=options.session_idle_timeout_s,
     )
+    app = RequestValueBound(app, options.max_request_values, options.max_request_bytes)
     in_flight = InFlightRequests(
         app, limit=options.max_connections, max_body=options.max_request_bytes, stateless=options.stateless
     )

@@ -66,6 +66,8 @@ ANSWERS = "reyn.answers"
 """The ASGI scope key under which ``InFlightRequests`` leaves its ``expect_answer`` (``answer_expected``)."""
 ANSWER_MAX_BYTES = 256 * 1024
 """The largest body that may pass the cap as answers (never more than ``--max-request-bytes``)."""
+ANSWER_MAX_VALUES = 10_000
+"""The most JSON values a body passing the cap as answers may hold (counted before it is parsed)."""
 ANSWER_READ_S = 10.0
 """How long a body that may be answers is read for, at the cap, before it is refused."""
 
@@ -318,6 +320,10 @@ def _messages_about(body: bytes) -> tuple[list[str], list[Any]] | None:
     and the cancelled id (one of the two lists holds one id). None for anything else."""
     import json
 
+    from reyn_core.host import values_within
+
+    if not values_within(body, ANSWER_MAX_VALUES):
+        return None
     try:
         item = json.loads(body)
     except (ValueError, RecursionError):

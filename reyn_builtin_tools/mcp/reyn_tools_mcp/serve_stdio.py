@@ -16,7 +16,9 @@ Three things the SDK's ``stdio_server`` does differently are changed here, two f
   answered with a JSON-RPC error -32600 naming the limit, logged, and skipped; the next line is
   served. The error carries the request's top-level ``"id"`` when the line's first ``lines.HEAD``
   bytes hold it (``line_id``; SDK clients write it first), so the client's call fails at once;
-  else ``id: null``. (A stdin that is not
+  else ``id: null``. A line of more than ``--max-request-values`` JSON values (counted before it is
+  parsed, as the line is split: parsing costs per value) is answered and skipped the same way. (A
+  stdin that is not
   a pipe or a socket — a file the operator chose — is left to the SDK's reader, unbounded.)
 """
 
@@ -31,7 +33,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .lines import CHUNK, LineSplitter, Overlong, read_lines
+from .lines import CHUNK, LineSplitter, Overlong, TooManyValues, read_lines
 from .serve_stop import StopSignals, closed, wait_for_calls
 
 log = logging.getLogger("reyn.mcp.serve")
@@ -77,22 +79,30 @@ class _EndHeld:
 
 
 class _Refusals:
-    """Where a stdin line over the limit is answered: the server's write stream, once it exists."""
+    """Where a stdin line over a limit (``limit`` bytes, ``values`` JSON values) is answered: the
+    server's write stream, once it exists."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, values: int | None = None) -> None:
         self.limit = limit
+        self.values = values
         self.write_stream: Any = None
         self.count = 0
 
-    async def refuse(self, head: bytes) -> None:
-        """Log the over-long line and answer it: JSON-RPC -32600 naming the limit, with the id found
-        in the line's first bytes ``head`` (else ``id: null``); the next line is read as usual."""
+    async def refuse(self, line: Overlong | TooManyValues) -> None:
+        """Log the refused line and answer it: JSON-RPC -32600 naming the limit, with the id found
+        in the line's first bytes (else ``id: null``); the next line is read as usual."""
         import mcp_types
 
         from .line_id import request_id
 
         self.count += 1
-        what = f"a request line over {self.limit} bytes (--max-request-bytes) was skipped unread"
+        if isinstance(line, Overlong):
+            what = f"a request line over {line.limit} bytes (--max-request-bytes) was skipped unread"
+        else:
+            what = (
+                f"a request line of over {line.limit} JSON values (--max-request-values) was skipped unparsed"
+            )
+        head = line.head
         log.warning("%s (%d so far)", what, self.count)
         if self.write_stream is None:
             return
@@ -130,9 +140,9 @@ async def _stdin_lines(refusals: _Refusals) -> AsyncIterator[AsyncIterator[str] 
     )
 
     async def lines() -> AsyncIterator[str]:
-        async for line in read_lines(reader.read, LineSplitter(refusals.limit)):
-            if isinstance(line, Overlong):
-                await refusals.refuse(line.head)
+        async for line in read_lines(reader.read, LineSplitter(refusals.limit, refusals.values)):
+            if isinstance(line, Overlong | TooManyValues):
+                await refusals.refuse(line)
             else:
                 yield line.decode("utf-8", "replace")
 
@@ -145,14 +155,17 @@ async def _stdin_lines(refusals: _Refusals) -> AsyncIterator[AsyncIterator[str] 
         os.close(private)
 
 
-async def serve_stdio(server: Any, served: Any, grace_s: float, max_request_bytes: int) -> None:
+async def serve_stdio(
+    server: Any, served: Any, grace_s: float, max_request_bytes: int, max_request_values: int | None = None
+) -> None:
     """Serve over stdin/stdout until the client closes stdin, or SIGTERM/SIGINT; then stop as
     ``serve_stop`` says (the grace for running calls, then the rest cancelled and audited). A stdin
-    line over ``max_request_bytes`` is answered with an error and skipped (see ``_Refusals``)."""
+    line over ``max_request_bytes`` or ``max_request_values`` JSON values is answered with an error
+    and skipped (see ``_Refusals``)."""
     from mcp.server.stdio import stdio_server
 
     ended = asyncio.Event()
-    refusals = _Refusals(max_request_bytes)
+    refusals = _Refusals(max_request_bytes, max_request_values)
 
     async def serve() -> None:
         async with _stdin_lines(refusals) as lines, stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]

@@ -27,6 +27,10 @@ SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,32}$")
 _VAR = re.compile(r"\$\$\{|\$\{([^}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_VALUES = 200_000
+"""Parsing costs per JSON value, not per byte: at this bound a message of tiny values costs the host
+tens of MB and a tenth of a second, where 16 MiB of them cost ~700 MB and over a second
+(docs/decisions.md); a table of 50,000 cells as objects is about 105,000 values."""
 
 
 def expand_env(value: str, where: str, environ: Any = None) -> str:
@@ -181,6 +185,10 @@ class McpSettings(BaseModel):
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024, le=1024 * 1024 * 1024)
     """The largest JSON-RPC message an upstream server may send (one stdio line, one HTTP body or
     SSE event); a longer one is a transport fault of that connection, read in time linear in it."""
+    max_message_values: int = Field(default=DEFAULT_MAX_MESSAGE_VALUES, ge=1_000, le=100_000_000)
+    """The most JSON values (every scalar, container and key) one such message may hold, counted
+    before it is parsed; a message with more is a transport fault of that connection, as over
+    ``max_message_bytes``."""
 
     @model_validator(mode="after")
     def _names(self) -> McpSettings:

@@ -7,8 +7,10 @@ receiving ``SessionMessage`` or ``Exception`` (a transport fault: the session ha
 - The server's stdout is split by ``lines.LineSplitter``: a line longer than ``max_message_bytes``
   is never held — it becomes one ``MessageTooLong`` fault, and its bytes are dropped as they arrive
   — and splitting is linear in what the server writes (the SDK re-copied a growing buffer at every
-  chunk, on the session pool's loop). The pipe is read ``CHUNK`` at a time with the stream's flow
-  control at ``CHUNK``, and each message is handed to the session before the next is read.
+  chunk, on the session pool's loop). A line of more than ``max_message_values`` JSON values (counted
+  before it is parsed: parsing costs per value) is one ``MessageTooManyValues`` fault. The pipe is
+  read ``CHUNK`` at a time with the stream's flow control at ``CHUNK``, and each message is handed
+  to the session before the next is read.
 - The session starts a task for every server→client request (``ping``, ``sampling``, ...), whose
   answer waits for the writer; a server that floods requests and never reads its stdin would grow
   the host without bound. ``ServerRequests`` counts the requests whose answers the writer has not
@@ -49,8 +51,8 @@ from mcp.shared.message import SessionMessage
 
 from reyn_sandbox import StopPipe
 
-from .failures import MessageTooLong, OutputEndedMidMessage
-from .lines import CHUNK, LineSplitter, Overlong, read_lines
+from .failures import MessageTooLong, MessageTooManyValues, OutputEndedMidMessage
+from .lines import CHUNK, LineSplitter, Overlong, TooManyValues, read_lines
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
 EXIT_GRACE_S = 2.0  # the SDK's: a server exits by itself once its stdin closes
@@ -169,7 +171,7 @@ async def _streams(
         with contextlib.suppress(OSError):
             async with read_writer:
                 async for item in read_lines(stdout.read, splitter, last_unended=False):
-                    message = MessageTooLong(item.limit) if isinstance(item, Overlong) else _parse(item)
+                    message = _message(item)
                     requests.received(message)
                     try:
                         await read_writer.send(message)
@@ -219,6 +221,15 @@ async def _streams(
             with anyio.CancelScope(shield=True):
                 await shutdown()
             tg.cancel_scope.cancel()
+
+
+def _message(item: bytes | Overlong | TooManyValues) -> SessionMessage | Exception:
+    """A line as a message, or the fault it is: over the byte bound, over the value bound, unparsable."""
+    if isinstance(item, Overlong):
+        return MessageTooLong(item.limit)
+    if isinstance(item, TooManyValues):
+        return MessageTooManyValues(item.limit)
+    return _parse(item)
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import mcp_types
@@ -21,6 +20,7 @@ from reyn_core import (
     settings_as,
     tool,
 )
+from reyn_core.host import lone_surrogate_at
 
 from . import client
 from .availability import server_enum, servers_available
@@ -57,7 +57,13 @@ async def _on_pool(
     the host's own files of this call (``ctx.host_files``) before it is started (``SessionPool.run``)."""
     try:
         return await client.get_pool().run(
-            fn, server, config, settings.connect_timeout_s, ctx.host_files, settings.max_message_bytes
+            fn,
+            server,
+            config,
+            settings.connect_timeout_s,
+            ctx.host_files,
+            settings.max_message_bytes,
+            settings.max_message_values,
         )
     except client.McpCallTimeout as exc:
         raise ToolTimeout(str(exc)) from None
@@ -97,31 +103,17 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
         )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _not_unicode(arguments: dict[str, Any]) -> list[ArgumentProblem]:
     """The first string (a key or a value) holding a lone surrogate — what JSON's ``"\\ud800"``
     decodes to, which UTF-8 cannot carry: sent, it broke the SDK's writer and with it the whole
-    connection; found here, that one call is refused before it is sent. One pass over the arguments."""
-    stack: list[tuple[str, Any]] = [("", arguments)]
-    while stack:
-        pointer, value = stack.pop()
-        if isinstance(value, str) and _SURROGATE.search(value):
-            return [
-                ArgumentProblem(pointer, "is not valid Unicode (a lone surrogate); the call was not sent")
-            ]
-        if isinstance(value, dict):
-            for key, item in value.items():
-                escaped = str(key).replace("~", "~0").replace("/", "~1")
-                if _SURROGATE.search(str(key)):
-                    return [
-                        ArgumentProblem(pointer, "has a key that is not valid Unicode; the call was not sent")
-                    ]
-                stack.append((f"{pointer}/{escaped}", item))
-        elif isinstance(value, list):
-            stack.extend((f"{pointer}/{i}", item) for i, item in enumerate(value))
-    return []
+    connection; found here, that one call is refused before it is sent."""
+    found = lone_surrogate_at(arguments)
+    if found is None:
+        return []
+    pointer, what = found
+    if what == "key":
+        return [ArgumentProblem(pointer, "has a key that is not valid Unicode; the call was not sent")]
+    return [ArgumentProblem(pointer, "is not valid Unicode (a lone surrogate); the call was not sent")]
 
 
 async def call_server_tool(

@@ -235,7 +235,24 @@ async def probe_stubborn(tag: str) -> str:
     return "stubborn"
 
 
+@tool(cluster="probe", purity="read_only")
+async def probe_unicode(where: str = "result", lone: bool = False, ctx: ToolContext | None = None) -> dict:
+    """Put a file name in the result, an error, a progress or a log message (``where``): with
+    ``lone``, one read with ``surrogateescape`` (a lone surrogate, which UTF-8 cannot carry); else
+    ordinary non-ASCII text."""
+    assert ctx is not None
+    name = b"caf\xe9".decode("utf-8", "surrogateescape") if lone else "café 😀"
+    if where == "error":
+        raise RuntimeError(f"no such file: {name}")
+    if where == "progress":
+        ctx.report_progress(1, 1, f"read {name}")
+    if where == "log":
+        ctx.log("info", f"read {name}")
+    return {"name": name} if where == "result" else {"done": where}
+
+
 TOOLS = (
+    probe_unicode,
     PROBE_DIALECT,
     probe_phase_map,
     probe_progress,

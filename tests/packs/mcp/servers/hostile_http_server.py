@@ -22,6 +22,10 @@ Tools (``tools/call``):
 - ``redirected`` ``{"endless": bool}``: a same-origin 307 typed ``text/event-stream`` whose body is a
   few small comment events (``endless``: small events without end); the request it redirects to
   (``/moved``) is answered ``ok``.
+- ``cells`` ``{"cells": n, "commas": m, "sse": bool, "events": k}``: an answer whose structured
+  content holds ``n`` values ``{"a": 1}`` and a text of ``m`` commas; with ``sse``, an event stream
+  of ``k`` log notifications carrying the same, then the answer — each event opened by an ``id:``
+  line holding an unterminated quote.
 - ``hang``: never answers (held until the client closes the connection).
 - ``slow``: answers ``ok`` after ``SLOW_S`` seconds.
 - ``utf16_events``: an event-stream answer declared ``charset=utf-16-le`` whose bytes ``\n\n`` come
@@ -64,6 +68,7 @@ TOOLS = [
     "utf16_events",
     "hang",
     "slow",
+    "cells",
 ]
 SLOW_S = 1.0
 UNITS = {"comment": b":" + b"x" * 1000 + b"\n\n", "utf16": b"aa" * 500 + b"\n\n"}
@@ -144,6 +149,22 @@ async def call(
     elif name == "utf16_events":
         writer.write(head("200 OK", sse + "; charset=utf-16-le", None))
         await repeat(UNITS["utf16"], None, reader, writer)
+    elif name == "cells":
+        data = {"cells": [{"a": 1}] * int(args.get("cells", 0)), "text": "," * int(args.get("commas", 0))}
+        body = answer(rid, {"content": [{"type": "text", "text": "cells"}], "structuredContent": data})
+        if not args.get("sse"):
+            writer.write(head("200 OK", "application/json", len(body)) + body)
+            return
+        writer.write(head("200 OK", sse, None))
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": data},
+        }
+        for _ in range(int(args.get("events", 0))):
+            writer.write(b'id: "\ndata: ' + json.dumps(note).encode() + b"\n\n")
+            await writer.drain()
+        writer.write(b'id: "\ndata: ' + body + b"\n\n")
     elif name == "fine":
         body = text_answer(rid, "ok")
         writer.write(head("200 OK", "application/json", len(body)) + body)

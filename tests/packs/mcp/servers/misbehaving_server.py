@@ -7,7 +7,10 @@ degradation tests. ``python misbehaving_server.py MODE``:
   for a closed connection); ``pid`` answers the server's pid, so a restart is visible.
 - ``oversize``: also lists ``sized``, whose answer is one line of exactly ``arguments["bytes"]``
   bytes, and ``flood``, which answers with a line that never ends: FLOOD_BYTES (default 8 MiB)
-  without a newline, then nothing more until stdin ends.
+  without a newline, then nothing more until stdin ends. And ``cells``: its answer holds
+  ``arguments["cells"]`` small values and a text of ``arguments["commas"]`` commas (one string);
+  with ``arguments["notify"]`` the cells come first in a ``notifications/message``, and the answer
+  is small.
 - ``linger``: as ``rpc-error``, but after stdin ends it stays up LINGER_S seconds (default 30), as a
   server that ignores the end of its input would.
 """
@@ -47,6 +50,7 @@ def tools_list_text(request_id: object) -> str:
             tools += [
                 {"name": "sized", "description": "A sized answer.", "inputSchema": {"type": "object"}},
                 {"name": "flood", "description": "An endless answer.", "inputSchema": {"type": "object"}},
+                {"name": "cells", "description": "Many values.", "inputSchema": {"type": "object"}},
             ]
         body = json.dumps(tools)
     return '{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "result": {"tools": ' + body + "}}"
@@ -74,6 +78,19 @@ def flood(request_id: object) -> None:
         out.flush()
     except BrokenPipeError:
         os._exit(0)
+
+
+def cells(request_id: object, arguments: dict) -> None:
+    """An answer (or, with ``notify``, a log notification before a small answer) holding
+    ``cells`` values ``{"a": 1}`` and one text of ``commas`` commas."""
+    data = {"cells": [{"a": 1}] * arguments.get("cells", 0), "text": "," * arguments.get("commas", 0)}
+    if arguments.get("notify"):
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": data}})
+        send(text_result(request_id, "after the notification"))
+        return
+    result = text_result(request_id, data["text"])
+    result["result"]["structuredContent"] = data
+    send(result)
 
 
 def main() -> None:
@@ -115,6 +132,8 @@ def main() -> None:
                 sys.stdout.flush()
             elif name == "flood":
                 flood(request_id)
+            elif name == "cells":
+                cells(request_id, message["params"]["arguments"])
             elif name == "pid":
                 send(text_result(request_id, str(os.getpid())))
             else:

@@ -1,0 +1,122 @@
+"""Text UTF-8 cannot carry: a lone surrogate in a ``str``.
+
+A Python ``str`` can hold a UTF-16 surrogate code point (U+D800..U+DFFF) on its own — what JSON's
+``"\\ud800"`` decodes to, what a file read with ``surrogateescape`` holds, what a plugin may build —
+and no UTF-8 text can (a pair is one character in a ``str``, so any surrogate found is lone). Every
+way out of Reyn writes UTF-8 (an MCP message, an LLM request body, a terminal), so such text is
+found here, once, where it leaves: data (a tool's result, a log's data, a definition) is refused
+naming where (``lone_surrogate_at``); a message (an error's text, a progress line) is shown with
+each lone surrogate as its ``\\udXXXX`` escape (``escape_lone_surrogates``). Hashing keeps them
+(``.encode("utf-8", "surrogatepass")``: a lone surrogate hashes like anything else).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_BAD_KEY: Any = object()  # in lone_surrogate_at's walk: the object above holds a member name with one
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (ASCII text answers at once; other text is encoded,
+    which in C is several times faster than a search, and stops at the first one)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``"a\\ud800"`` → ``"a\\\\ud800"``):
+    what a message holding one still says, in text UTF-8 can carry. Other text is returned as is."""
+    if not has_lone_surrogate(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _holds_any(value: Any) -> bool:
+    """Whether a string anywhere in ``value`` (a key or a value, in mappings and lists) holds a lone
+    surrogate. One iterative pass, no pointers built: the common case, where none does. A container
+    met again (shared, or holding itself) is not walked again: linear, and a cycle ends."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is str or isinstance(node, str):
+            if has_lone_surrogate(node):
+                return True
+            continue
+        if kind is dict or isinstance(node, Mapping):
+            items: Any = node.items()
+        elif kind is list or isinstance(node, list | tuple):
+            items = enumerate(node)
+        else:
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for key, item in items:
+            if type(key) is str and not key.isascii() and has_lone_surrogate(key):
+                return True
+            kind = type(item)
+            if kind is str:  # the common leaf, checked here rather than pushed
+                if not item.isascii() and has_lone_surrogate(item):
+                    return True
+            elif kind not in _SCALARS:
+                stack.append(item)
+    return False
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def lone_surrogate_at(value: Any) -> tuple[str, str] | None:
+    """Where the first string of JSON data ``value`` holding a lone surrogate is, in document order:
+    ``(pointer, "value")`` for a string (``""`` is ``value`` itself), ``(pointer, "key")`` for a
+    member name (the pointer names the object holding it: the name itself cannot be written) — or
+    None when every string is valid Unicode. Keys and list indexes are escaped as RFC 6901 says.
+    Iterative and linear in the data's size (a container met again is not walked again)."""
+    if not _holds_any(value):
+        return None
+    stack: list[tuple[str, Any]] = [("", value)]
+    seen: set[int] = set()
+    while stack:
+        pointer, node = stack.pop()
+        if node is _BAD_KEY:
+            return pointer, "key"
+        if isinstance(node, Mapping | list | tuple):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+        if isinstance(node, str):
+            if has_lone_surrogate(node):
+                return pointer, "value"
+        elif isinstance(node, Mapping):
+            children = []
+            for key, item in node.items():
+                name = str(key)
+                if has_lone_surrogate(name):  # found after its earlier siblings' values
+                    children.append((pointer, _BAD_KEY))
+                    break
+                children.append((f"{pointer}/{name.replace('~', '~0').replace('/', '~1')}", item))
+            stack.extend(reversed(children))
+        elif isinstance(node, list | tuple):
+            stack.extend(reversed([(f"{pointer}/{i}", item) for i, item in enumerate(node)]))
+    return None  # not reached: _holds_any found one
+
+
+def describe_lone_surrogate(found: tuple[str, str]) -> str:
+    """``lone_surrogate_at``'s answer in words: ``at /a/0`` / ``in a key of the object at /a``."""
+    pointer, what = found
+    where = pointer or "the root"
+    return f"in a key of the object at {where}" if what == "key" else f"at {where}"
+
+
+__all__ = ["describe_lone_surrogate", "escape_lone_surrogates", "has_lone_surrogate", "lone_surrogate_at"]
