@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reyn_core import ReynError, canonical_json
-from reyn_core.host import describe_exception, escape_lone_surrogates
+from reyn_core.host import (
+    describe_exception,
+    describe_lone_surrogate,
+    escape_lone_surrogates,
+    lone_surrogate_at,
+)
 from reyn_loops.errors import LLMCallError
 
 if TYPE_CHECKING:
@@ -176,6 +181,26 @@ def _got_response(exc: Exception) -> bool:
         return False
 
 
+_BODY_KEYS = ("messages", "tools", "tool_choice", "response_format")
+
+
+def _unsendable(kwargs: Mapping[str, Any]) -> str | None:
+    """Why the request body cannot be made (None when it can): it is JSON written as UTF-8, as the
+    HTTP client will write it. Made here first, a request that cannot leave this machine fails at
+    once, saying what is wrong — litellm reported the same fault as the provider's ("no response")
+    and it was retried. Text UTF-8 cannot carry is named by its JSON pointer."""
+    body = {key: kwargs[key] for key in _BODY_KEYS if key in kwargs}
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        found = lone_surrogate_at(body)
+        where = describe_lone_surrogate(found) if found is not None else "in the request"
+        return f"it holds text UTF-8 cannot carry (a lone surrogate) {where}"
+    except (TypeError, ValueError) as exc:  # a value JSON has no form for, or one holding itself
+        return f"it is not JSON data ({describe_exception(exc, 200)})"
+    return None
+
+
 def _retryable(exc: Exception) -> bool:
     """Whether a failed call may succeed if sent again: no answer, 408, 409, 429 or 5xx."""
     status = getattr(exc, "status_code", None) if _got_response(exc) else None
@@ -287,6 +312,13 @@ class LiteLLMClient:
         """Call the model; raise ``LLMCallError`` (after litellm's retries) when the provider fails."""
         litellm = import_litellm()
         kwargs = self._kwargs(request)
+        unsendable = _unsendable(kwargs)
+        if unsendable is not None:  # a local fault: sent again it fails again, and no provider saw it
+            raise LLMCallError(
+                f"the request to model {request.model!r} cannot be sent: {unsendable}; nothing was sent",
+                model=request.model,
+                kind="UnsendableRequest",
+            )
         missing = missing_api_keys(request.model, api_key=self.api_key, api_base=self.api_base)
         if missing:  # fail at once: litellm would retry a call that cannot leave this machine
             raise LLMCallError(
