@@ -152,7 +152,7 @@ async def invoke_tool(
     The result is returned as the handler gave it; what ``after`` hooks, the audit log, an approval's
     ``executed`` line and the span record is this outcome (``dispatch_tool`` records the one it sends).
     """
-    return await _call(registry, name, args, ctx, surface, exclude, allowed_ops, approval, None)
+    return await _call(registry, name, args, ctx, surface, exclude, allowed_ops, approval)
 
 
 async def _call(
@@ -160,11 +160,11 @@ async def _call(
     name: str,
     args: Mapping[str, Any] | str | bytes | None,
     ctx: ToolContext,
-    surface: str | None,
-    exclude: Iterable[str],
-    allowed_ops: Iterable[str] | None,
-    approval: str | None,
-    finish: Finish | None,
+    surface: str | None = None,
+    exclude: Iterable[str] = frozenset(),
+    allowed_ops: Iterable[str] | None = None,
+    approval: str | None = None,
+    finish: Finish | None = None,
 ) -> Any:
     """``invoke_tool``'s call, whose result is ``finish(tool, result)`` when a ``finish`` is given:
     the one place a call's final outcome is decided. It runs inside the call, before anything
@@ -172,7 +172,7 @@ async def _call(
     span), so a result ``finish`` refuses is recorded as the error the caller receives."""
     if observation.active is not None and observation.opens_call():  # observed: the call inside it
         return await observation.observed(
-            invoke_tool if finish is None else partial(_finishing, finish=finish),
+            _call if finish is None else partial(_call, finish=finish),
             registry,
             name,
             args,
@@ -347,23 +347,7 @@ async def dispatch_tool(
     data sent), an approval's ``executed`` line and the span state what this envelope says.
     """
     try:
-        data = await _finishing(registry, name, args, ctx, finish=sendable, **options)
+        data = await _call(registry, name, args, ctx, finish=sendable, **options)
     except ToolError as exc:
         return exc.to_envelope()
     return {"status": "ok", "data": data}
-
-
-async def _finishing(
-    registry: ToolRegistry,
-    name: str,
-    args: Mapping[str, Any] | str | bytes | None,
-    ctx: ToolContext,
-    *,
-    finish: Finish,
-    surface: str | None = None,
-    exclude: Iterable[str] = frozenset(),
-    allowed_ops: Iterable[str] | None = None,
-    approval: str | None = None,
-) -> Any:
-    """``_call`` with ``invoke_tool``'s keywords (what the observer's ``proceed`` passes)."""
-    return await _call(registry, name, args, ctx, surface, exclude, allowed_ops, approval, finish)
