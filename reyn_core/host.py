@@ -141,6 +141,7 @@ _EXPORTS = {
     # text UTF-8 cannot carry (a lone surrogate): where it is in JSON data, for a surface's own input
     "lone_surrogate_at": "reyn_core.unicode_text",
     "escape_lone_surrogates": "reyn_core.unicode_text",
+    "describe_lone_surrogate": "reyn_core.unicode_text",
     # large registries
     "DeferralPolicy": "reyn_core.deferral",
     "ToolDeferral": "reyn_core.deferral",

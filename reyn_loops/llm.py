@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reyn_core import ReynError, canonical_json
 from reyn_core.host import describe_exception, escape_lone_surrogates
 from reyn_loops.errors import LLMCallError
+from reyn_loops.llm_faults import got_response, retry_delay, retryable, unsendable
 
 if TYPE_CHECKING:
     from reyn_core.host import ToolRegistry
@@ -164,40 +165,6 @@ def missing_api_keys(model: str, *, api_key: str | None = None, api_base: str | 
     return [str(k) for k in found.get("missing_keys") or () if "KEY" in str(k).upper()]
 
 
-def _got_response(exc: Exception) -> bool:
-    """Whether the provider answered at all (litellm invents a status for local failures such as a
-    missing key or a refused connection; those carry no response headers)."""
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-    try:
-        return bool(headers)
-    except Exception:
-        return False
-
-
-def _retryable(exc: Exception) -> bool:
-    """Whether a failed call may succeed if sent again: no answer, 408, 409, 429 or 5xx."""
-    status = getattr(exc, "status_code", None) if _got_response(exc) else None
-    return not isinstance(status, int) or status in (408, 409, 429) or status >= 500
-
-
-def _retry_delay(exc: Exception, attempt: int) -> float:
-    """Seconds before retry ``attempt``: the provider's ``retry-after-ms`` / ``retry-after`` when it
-    sent one (at most 60 s), else exponential backoff from 0.5 s, at most 8 s."""
-    headers = getattr(exc, "litellm_response_headers", None) or getattr(
-        getattr(exc, "response", None), "headers", None
-    )
-    try:
-        if headers and headers.get("retry-after-ms") is not None:
-            return min(60.0, max(0.0, float(headers["retry-after-ms"]) / 1000))
-        if headers and headers.get("retry-after") is not None:
-            return min(60.0, max(0.0, float(headers["retry-after"])))
-    except (TypeError, ValueError):
-        pass
-    return min(8.0, 0.5 * 2 ** (attempt - 1))
-
-
 def _message_dict(message: Any) -> dict[str, Any]:
     """An OpenAI-form assistant message from litellm's ``Message`` (only the fields we send back)."""
     data = message.model_dump() if hasattr(message, "model_dump") else dict(message)
@@ -287,6 +254,13 @@ class LiteLLMClient:
         """Call the model; raise ``LLMCallError`` (after litellm's retries) when the provider fails."""
         litellm = import_litellm()
         kwargs = self._kwargs(request)
+        why = unsendable(kwargs)
+        if why is not None:  # a local fault: sent again it fails again, and no provider saw it
+            raise LLMCallError(
+                f"the request to model {request.model!r} cannot be sent: {why}; nothing was sent",
+                model=request.model,
+                kind="UnsendableRequest",
+            )
         missing = missing_api_keys(request.model, api_key=self.api_key, api_base=self.api_base)
         if missing:  # fail at once: litellm would retry a call that cannot leave this machine
             raise LLMCallError(
@@ -307,10 +281,10 @@ class LiteLLMClient:
                 raise
             except Exception as exc:
                 # A stream that already showed text cannot be replayed to the listener: no retry.
-                if attempt >= self.num_retries or streamed or not _retryable(exc):
+                if attempt >= self.num_retries or streamed or not retryable(exc):
                     raise self._error(exc, request.model, attempt) from None
                 attempt += 1
-                await asyncio.sleep(_retry_delay(exc, attempt))
+                await asyncio.sleep(retry_delay(exc, attempt))
         choice = response.choices[0]
         return LLMReply(
             _message_dict(choice.message),
@@ -341,7 +315,7 @@ class LiteLLMClient:
         )
 
     def _error(self, exc: Exception, model: str, retries: int) -> LLMCallError:
-        status = getattr(exc, "status_code", None) if _got_response(exc) else None
+        status = getattr(exc, "status_code", None) if got_response(exc) else None
         retried = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         where = f" at {self.api_base}" if self.api_base else ""
         code = f" (HTTP {status})" if isinstance(status, int) else " (no response from the provider)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import gates, observation
@@ -29,16 +30,15 @@ from ..errors import (
     ToolNotFound,
     ToolRuntimeMissing,
 )
-from ..jsondata import to_jsonable
 from ..own_check import CheckFailed
 from ..registry import ToolRegistry
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
-from ..unicode_text import describe_lone_surrogate, lone_surrogate_at
 from .audit import argument_hash
 from .bound_arguments import arguments_in_thread, invalid, own_arguments, own_small, read_only
 from .hooks import run_after, run_before
 from .runner import HandlerThreads, describe, handler_exit, run_handler
+from .sendable import Finish, sendable
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -148,10 +148,31 @@ async def invoke_tool(
     (``approval`` names the request a surface resumes; without it, an approved request with this
     call's key is used), else raises ``ToolApprovalRequired`` or ``ApprovalRefused``. With an observer
     installed (``reyn_core.observation``; reyn-otel's tracing) the call runs inside it (its span).
+
+    The result is returned as the handler gave it; what ``after`` hooks, the audit log, an approval's
+    ``executed`` line and the span record is this outcome (``dispatch_tool`` records the one it sends).
     """
+    return await _call(registry, name, args, ctx, surface, exclude, allowed_ops, approval)
+
+
+async def _call(
+    registry: ToolRegistry,
+    name: str,
+    args: Mapping[str, Any] | str | bytes | None,
+    ctx: ToolContext,
+    surface: str | None = None,
+    exclude: Iterable[str] = frozenset(),
+    allowed_ops: Iterable[str] | None = None,
+    approval: str | None = None,
+    finish: Finish | None = None,
+) -> Any:
+    """``invoke_tool``'s call, whose result is ``finish(tool, result)`` when a ``finish`` is given:
+    the one place a call's final outcome is decided. It runs inside the call, before anything
+    records the outcome (approval line, ``after`` hooks — the audit log is one — and the observer's
+    span), so a result ``finish`` refuses is recorded as the error the caller receives."""
     if observation.active is not None and observation.opens_call():  # observed: the call inside it
         return await observation.observed(
-            invoke_tool,
+            _call if finish is None else partial(_call, finish=finish),
             registry,
             name,
             args,
@@ -227,6 +248,8 @@ async def invoke_tool(
                 raise handler_exit(exc) from None
         else:
             result = await run_handler(shape.fn, shape.is_async, tool, kwargs, call)
+        if finish is not None:  # what the caller will receive, decided before anything records it
+            result = finish(tool.name, result)
     except ToolError as exc:
         failed = exc
         if isinstance(exc, CheckFailed):  # its check failed in its worker: logged as one failing here
@@ -318,23 +341,13 @@ async def dispatch_tool(
     Returns ``{"status": "ok", "data": <JSON-safe result>}`` or
     ``{"status": "error", "error": {"kind": ..., "message": ...}}`` (plus ``layer`` for gate refusals
     and ``errors`` with JSON pointers for invalid arguments). No tracebacks reach the model.
+
+    Whether the result can be sent is decided inside the call (``sendable``: JSON data, text UTF-8
+    can carry), before its outcome is recorded: the audit log, the ``after`` hooks (which see the
+    data sent), an approval's ``executed`` line and the span state what this envelope says.
     """
     try:
-        result = await invoke_tool(registry, name, args, ctx, **options)
+        data = await _call(registry, name, args, ctx, finish=sendable, **options)
     except ToolError as exc:
         return exc.to_envelope()
-    tool = name if isinstance(name, str) else "?"
-    try:
-        data = to_jsonable(result)
-    except Exception as exc:  # e.g. a self-referencing result: report it, never raise
-        return ToolExecutionError(
-            f"tool {tool!r} returned a result that cannot be sent as JSON: {describe(exc)}", tool=tool
-        ).to_envelope()
-    found = lone_surrogate_at(data)
-    if found is not None:  # every surface writes UTF-8: refused here, once, naming where
-        return ToolExecutionError(
-            f"tool {tool!r} returned text that UTF-8 cannot carry (a lone surrogate) "
-            f"{describe_lone_surrogate(found)}; the result was not sent",
-            tool=tool,
-        ).to_envelope()
     return {"status": "ok", "data": data}

@@ -7,6 +7,7 @@ from typing import Any
 from ..context import ToolContext
 from ..schema import copy_json
 from ..tool import ToolDefinition
+from ..unicode_text import describe_lone_surrogate, lone_surrogate_at
 
 
 def _warn(message: str, *args: Any) -> None:
@@ -22,7 +23,8 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
     plugin's own lists), so a renderer may adapt it without copying it again. The registry's
     definition is never mutated, so per-session data (e.g. skill names in an ``enum``) cannot leak
     between sessions. An enricher that raises, or returns something that is
-    not an object schema, is logged and skipped: the tool renders with its registered schema
+    not an object schema, or one holding text UTF-8 cannot carry (a lone surrogate, as ``RT012``
+    refuses in a registered schema), is logged and skipped: the tool renders with its registered schema
     (which is also what the dispatcher validates against), and the other tools are unaffected.
     """
     params = copy_json(tool.parameters)
@@ -47,7 +49,17 @@ def effective_parameters(tool: ToolDefinition, ctx: ToolContext) -> dict[str, An
             type(enriched).__name__,
         )
         return copy_json(tool.parameters)
-    return copy_json(enriched)
+    enriched = copy_json(enriched)
+    found = lone_surrogate_at(enriched)
+    if found is not None:  # every surface writes UTF-8: one such string would break a whole listing
+        _warn(
+            "schema_enricher of tool %r returned text UTF-8 cannot carry (a lone surrogate) %s; "
+            "rendering its registered schema",
+            tool.name,
+            describe_lone_surrogate(found),
+        )
+        return copy_json(tool.parameters)
+    return enriched
 
 
 __all__ = ["effective_parameters"]

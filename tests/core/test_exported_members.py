@@ -100,6 +100,8 @@ HOST_API = {
     # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks
     "lone_surrogate_at",
     "escape_lone_surrogates",
+    # issue 24 (task D): its answer in words, for a pack's own refusals
+    "describe_lone_surrogate",
     "DIAGNOSTIC_CODES",
     "CodeTable",
     "DIGEST_VERSION",

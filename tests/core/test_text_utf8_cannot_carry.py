@@ -197,3 +197,42 @@ def test_a_definition_utf8_cannot_carry_is_rt012_and_alone(field: str, value: An
     fine = json.loads(json.dumps(value).replace("\\udce9", "\\u00e9"))
     builder.register(ToolDefinition(name="good", handler=_handler, cluster="t", **{**fields, field: fine}))
     assert "good" in builder.freeze()
+
+
+@pytest.mark.parametrize("lone", [True, False])
+def test_an_enriched_schema_holding_a_lone_surrogate_renders_the_registered_one(
+    lone: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # render-time text RT012 never saw: before, it reached the listing and broke its encoding
+    from reyn_core.host import render_router
+
+    def enrich(params: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        params["properties"]["name"]["enum"] = ["notes.md", LONE if lone else FINE]
+        return params
+
+    registered = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    builder = RegistryBuilder()
+    builder.register(
+        ToolDefinition(
+            name="pick", description="Pick a file.", parameters=registered, handler=lambda name: name
+        )
+    )
+    builder.register(
+        ToolDefinition(
+            name="pick_enriched",
+            description="Pick a file (enriched).",
+            parameters=registered,
+            handler=lambda name: name,
+            schema_enricher=enrich,
+        )
+    )
+    listing = render_router(builder.freeze(), ToolContext(surface="router"))
+    _sent({"tools": listing})  # the whole listing can be written as UTF-8
+    shown = {t["function"]["name"]: t["function"]["parameters"] for t in listing}
+    assert set(shown) == {"pick", "pick_enriched"}
+    enum = shown["pick_enriched"]["properties"]["name"].get("enum")
+    if lone:
+        assert enum is None  # the registered schema, as for an enricher that fails
+        assert "returned text UTF-8 cannot carry (a lone surrogate) at /properties/name/enum/1" in caplog.text
+    else:  # the control: ordinary non-ASCII text is rendered
+        assert enum == ["notes.md", FINE]

@@ -11,10 +11,13 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, tool
 from reyn_loops import PhaseRunner, RouterLoop
+from reyn_loops.errors import LLMCallError
+from reyn_loops.llm import LLMRequest
 from reyn_loops.testing.scripted_server import ScriptedReply as R
 from reyn_loops.testing.scripted_server import tool_results
 
@@ -81,3 +84,27 @@ async def test_a_phase_reply_utf8_cannot_carry_is_sent_back_escaped(tools, ctx, 
     sent = server.requests[1].body["messages"]
     assert sent[-2] == {"role": "assistant", "content": '{"control": "caf\\udce9'}
     assert "not valid JSON" in sent[-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("caf\udce9", "holds text UTF-8 cannot carry (a lone surrogate) at /messages/0/content"),
+        (object(), "is not JSON data (TypeError: Object of type object is not JSON serializable)"),
+    ],
+)
+async def test_a_request_that_cannot_be_sent_fails_at_once_without_retries(
+    scripted, content: object, says: str
+) -> None:
+    # a local fault, not the provider's: before, "(no response from the provider)" after 2 retries
+    server, client = scripted(R.text("never"), R.text("never"), R.text("never"))
+    request = LLMRequest(model=MODEL, messages=[{"role": "user", "content": content}])
+    with pytest.raises(LLMCallError) as failed:
+        await client.complete(request)
+    message = str(failed.value)
+    assert f"the request to model {MODEL!r} cannot be sent: it {says}; nothing was sent" in message
+    assert failed.value.kind == "UnsendableRequest" and "retr" not in message
+    assert server.requests == []
+    # the control: the same request with text UTF-8 can carry is sent once and answered
+    reply = await client.complete(LLMRequest(model=MODEL, messages=[{"role": "user", "content": FINE}]))
+    assert reply.text == "never" and len(server.requests) == 1

@@ -19,7 +19,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.definition_digest import definition_digest
 from reyn_core.dispatch import argument_hash
-from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, tool_call_id
+from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, invoke_tool, tool_call_id
 from reyn_core.operator_policy import OperatorPolicy
 from reyn_core.tool import ToolOrigin
 from reyn_otel import configure_tracing
@@ -199,6 +199,10 @@ async def test_a_tool_a_handler_calls_gets_its_own_nested_span(spans: InMemorySp
     assert inner_span.parent is not None and inner_span.parent.span_id == outer_span.context.span_id
 
 
+async def named(text: str, token: str = "") -> str:
+    return b"caf\xe9".decode("utf-8", "surrogateescape") if text == "lone" else "café 😀"
+
+
 async def test_opted_in_content_utf8_cannot_carry_is_exported_with_its_escape(
     spans: InMemorySpanExporter,
 ) -> None:
@@ -207,13 +211,28 @@ async def test_opted_in_content_utf8_cannot_carry_is_exported_with_its_escape(
 
     configure_tracing(True, capture_content=True, hash_key=KEY)
 
-    async def named(text: str, token: str = "") -> str:
-        return b"caf\xe9".decode("utf-8", "surrogateescape") if text == "lone" else "café 😀"
-
     for text in ("lone", "fine"):
         spans.clear()
-        await dispatch_tool(registry(named), "notes_echo", {"text": text}, CTX)
+        # invoke_tool: a Python caller receives the result as it is (dispatch_tool refuses it)
+        await invoke_tool(registry(named), "notes_echo", {"text": text}, CTX)
         span = only(spans, "execute_tool notes_echo")
         exported = encode_spans([span]).resource_spans[0].scope_spans[0].spans[0]
         sent = {a.key: a.value.string_value for a in exported.attributes}
         assert sent["gen_ai.tool.call.result"] == ('"caf\\udce9"' if text == "lone" else '"café 😀"')
+
+
+async def test_a_result_dispatch_tool_refuses_is_an_error_span(spans: InMemorySpanExporter) -> None:
+    # the span states what the caller received: before, it was ok (the refusal came after it ended)
+    configure_tracing(True, capture_content=True, hash_key=KEY)
+    refused = await dispatch_tool(registry(named), "notes_echo", {"text": "lone"}, CTX)
+    assert refused["error"]["kind"] == "execution_error"
+    span = only(spans, "execute_tool notes_echo")
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "execution_error"
+    assert "gen_ai.tool.call.result" not in span.attributes  # nothing was sent
+    # positive control: text UTF-8 can carry is sent, and the span is ok with it
+    spans.clear()
+    assert (await dispatch_tool(registry(named), "notes_echo", {"text": "fine"}, CTX))["status"] == "ok"
+    span = only(spans, "execute_tool notes_echo")
+    assert span.status.status_code is not StatusCode.ERROR
+    assert span.attributes["gen_ai.tool.call.result"] == '"café 😀"'

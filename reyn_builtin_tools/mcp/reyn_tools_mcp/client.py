@@ -6,16 +6,23 @@ async context is entered and exited by the same task: every server connection ha
 that opens the transport and the ``ClientSession``, waits to be told to stop, and closes both.
 Callers on any loop submit work to the pool loop and await the result.
 
-A call that times out, or whose connection breaks, discards that connection (the owner closes it,
-which for stdio stops the server process); the next call opens a fresh one. A JSON-RPC error
-answer keeps the connection — including code -32000, which the SDK also uses for "connection
-closed": that code counts as a lost connection only if a ping on the same session fails too.
+A call that times out, or whose connection breaks, lets go of that connection: its owner is
+stopped in the background (for stdio that stops the server process), and the next call opens a
+fresh one once the old owner has stopped. Every wait on a server is bounded and nothing waits on a
+server past its bound: a request (``tools/list``, ``tools/call``, a ``ping``) runs as a task that is
+cancelled, not awaited, when its time is up — its cancellation may itself wait on the server (the
+SDK's courtesy ``notifications/cancelled``, behind a writer the server does not read). So a timeout
+is reported at its time whatever the server does; what is let go (``_closing``) is awaited before
+the next owner starts and at ``close``. A JSON-RPC error answer keeps the connection — including
+code -32000, which the SDK also uses for "connection closed": that code counts as a lost
+connection only if a ping on the same session fails too.
 
-A handshake that does not finish within ``connect_timeout_s`` cancels its owner at once (nothing
-to close gracefully yet). A message the SDK cannot parse (e.g. a schema nested deeper than the JSON
-parser allows) is a transport fault: the connection records a diagnostic and closes, so the
-waiting request fails at once with it instead of hanging to its timeout. Every failure is worded by
-``failures`` (Reyn's words; the server's stderr and messages go to the operator's log only).
+A handshake that does not finish within ``connect_timeout_s`` cancels its owner (nothing to close
+gracefully yet), in the background too. A message the SDK cannot parse (e.g. a schema nested
+deeper than the JSON parser allows) is a transport fault (``session_faults``): the connection
+records a diagnostic and closes, so the waiting request fails at once with it instead of hanging to
+its timeout. Every failure is worded by ``failures`` (Reyn's words; the server's stderr and
+messages go to the operator's log only).
 The SDK reports such faults with ``logger.exception``; a ``NullHandler`` on the ``mcp`` logger
 keeps those tracebacks off stderr when the host has configured no logging (records still propagate
 to a host's handlers).
@@ -32,7 +39,6 @@ import hashlib
 import json
 import logging
 import threading
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -47,8 +53,10 @@ from reyn_core import secret_paths
 from reyn_sandbox import StopPipe
 
 from . import failures
+from .let_go import LetGo, retrieve, stop_owner
 from .lines import LineSplitter
 from .sandbox import confined_command, refuse_roots, widen_hint
+from .session_faults import SessionFault, SessionFaults
 from .settings import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGE_VALUES, ServerConfig
 from .stderr_tail import StderrTail
 from .stdio_transport import ServerRequests, StdioSpawn, stdio_transport
@@ -109,12 +117,9 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock = asyncio.Lock()
-        self.fault: str | None = None  # a transport fault of the current session, in Reyn's words
-        self.fault_raw = ""  # the same fault as the parser reported it (for the operator's log only)
-        # each session's own first fault (words, raw): a call is worded and discarded by the session it
-        # ran on, never by whichever session is current when its handler runs
-        self._faults: weakref.WeakKeyDictionary[ClientSession, tuple[str, str]] = weakref.WeakKeyDictionary()
-        self._closing: set[asyncio.Task[None]] = set()  # owners being stopped in the background
+        self._fault = SessionFault()  # the current owner's session's
+        self._faults = SessionFaults()  # every open session's: a call is worded by the one it ran on
+        self._closing = LetGo()  # owners being stopped, requests being cancelled, in the background
         self._stderr = StderrTail()  # every stdio start's stderr, drained from a pipe of its own
         self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the largest message read (the settings')
         self.max_message_values = DEFAULT_MAX_MESSAGE_VALUES  # the most JSON values in one (the same)
@@ -153,17 +158,23 @@ class ServerConnection:
         sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)
         return _owning_client(http, sdk)
 
+    @property
+    def fault(self) -> str | None:
+        """The current session's transport fault, in Reyn's words (None: none)."""
+        return self._fault.words
+
     async def _run_owner(
-        self, ready: asyncio.Future[ClientSession], stop: asyncio.Event, caller: otel_context.Context
+        self,
+        ready: asyncio.Future[ClientSession],
+        stop: asyncio.Event,
+        fault: SessionFault,
+        caller: otel_context.Context,
     ) -> None:
         def on_fault(words: str, raw: str = "") -> None:
-            # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log; an
-            # owner already being stopped (no longer ``self._stop``'s) has no say on the next session,
-            # but its own session keeps the words for the calls still waiting on it
-            if ready.done() and not ready.cancelled() and ready.exception() is None:
-                self._faults.setdefault(ready.result(), (words, raw))
-            if self.fault is None and self._stop is stop:
-                self.fault, self.fault_raw = words, raw
+            # a transport fault: Reyn's ``words`` for the model, ``raw`` for the operator's log; its
+            # session keeps them for the calls still waiting on it, but an owner already being
+            # stopped (no longer ``self._stop``'s) has no say on the next session
+            if fault.record(words, raw) and self._stop is stop:
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
                 elif self._owner is not None:
@@ -189,27 +200,29 @@ class ServerConnection:
                     await session.initialize()
                 finally:
                     otel_context.detach(token)
+                self._faults.opened(session, fault)
                 if not ready.done():
                     ready.set_result(session)
                 await stop.wait()
         except BaseException as exc:  # includes the owner's own cancellation at shutdown
             if not ready.done():
-                if self.fault is not None or not isinstance(exc, asyncio.CancelledError):
-                    ready.set_exception(McpConnectionError(self._describe_failure(exc)))
+                if fault.words is not None or not isinstance(exc, asyncio.CancelledError):
+                    ready.set_exception(McpConnectionError(self._describe_failure(exc, fault)))
                 else:
                     ready.cancel()  # the waiter gave up (timeout, shutdown): nobody to tell
-            if isinstance(exc, asyncio.CancelledError) and self.fault is None:
+            if isinstance(exc, asyncio.CancelledError) and fault.words is None:
                 raise
         finally:
-            self.session = None
-            self.tools = None
+            if self._stop is stop:  # an owner let go of has no say on the session after it
+                self.session = None
+                self.tools = None
 
-    def _describe_failure(self, exc: BaseException) -> str:
-        why = self.fault or failures.reason(exc)
+    def _describe_failure(self, exc: BaseException, fault: SessionFault) -> str:
+        why = fault.words or failures.reason(exc)
         return failures.report(
             self.name,
             f"cannot open MCP server {self.name!r} ({self.config.source()}): {why}" + self._grants_hint(),
-            self.fault_raw + "\n" + failures.raw_text(exc, self.stderr_text()),
+            fault.raw + "\n" + failures.raw_text(exc, self.stderr_text()),
         )
 
     def _grants_hint(self) -> str:
@@ -222,23 +235,24 @@ class ServerConnection:
         return self._stderr.text(limit)
 
     async def ensure(self) -> ClientSession:
-        """The open session, opening one if needed."""
+        """The open session, opening one if needed (once every owner let go of has stopped)."""
         async with self._lock:
             # a session with a recorded fault is closing (its owner was told to stop): open a new one
             if (
                 self.session is not None
-                and self.fault is None
+                and self._fault.words is None
                 and self._owner is not None
                 and not self._owner.done()
             ):
                 return self.session
-            await self._close_locked()
+            self._let_go()
+            await self._closing.settled()  # one server process per connection at a time
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[ClientSession] = loop.create_future()
-            ready.add_done_callback(_retrieve)
-            self.fault, self.fault_raw = None, ""
+            ready.add_done_callback(retrieve)
+            self._fault = SessionFault()
             self._stop = asyncio.Event()
-            run = self._run_owner(ready, self._stop, otel_context.get_current())
+            run = self._run_owner(ready, self._stop, self._fault, otel_context.get_current())
             # The owner outlives this call: it starts from an empty context, not the caller's (whose
             # span would otherwise parent whatever the session does later).
             self._owner = contextvars.Context().run(loop.create_task, run, name=f"mcp-owner-{self.name}")
@@ -246,10 +260,7 @@ class ServerConnection:
                 session = await asyncio.wait_for(asyncio.shield(ready), self.connect_timeout_s)
             except asyncio.TimeoutError:
                 ready.cancel()
-                # the caller hears at connect_timeout_s; stopping the process finishes in the background
-                owner, self._owner, self._stop = self._owner, None, None
-                self._closing = {t for t in self._closing if not t.done()}
-                self._closing.add(loop.create_task(_stop_owner(owner, None)))
+                self._let_go()  # the caller hears at connect_timeout_s; the owner is cancelled meanwhile
                 raise McpConnectionError(
                     failures.report(
                         self.name,
@@ -260,44 +271,39 @@ class ServerConnection:
                     )
                 ) from None
             except McpConnectionError:
-                await self._close_locked(graceful=False)
+                self._let_go()
                 raise
             self.session = session
             self.tools = None
             self.opened += 1
             return session
 
-    async def _close_locked(self, *, graceful: bool = True) -> None:
-        """Stop the owner: gracefully once it holds a session, else (or with ``graceful=False``) by
-        cancelling it at once — an owner still in its handshake would never see the stop signal."""
+    def _let_go(self, session: ClientSession | None = None) -> None:
+        """Let go of the current owner (with ``session``: only if that is still the current session —
+        a call that failed on an old session never closes the one after it), stopped in the
+        background: gracefully once it holds a session, else cancelled (``stop_owner``)."""
+        if session is not None and self.session is not session:
+            return
         owner, stop = self._owner, self._stop
-        had_session = self.session is not None
-        self._owner = self._stop = None
-        self.session = None
-        self.tools = None
-        await _stop_owner(owner, stop if graceful and had_session else None)
-
-    async def discard(self, session: ClientSession | None = None) -> None:
-        """Close this connection; the next call opens a new one. With ``session``: only if it is still
-        the current one (a call that failed on an old session never closes the session after it)."""
-        async with self._lock:
-            if session is None or self.session is session:
-                await self._close_locked()
+        graceful = self.session is not None
+        self._owner = self._stop = self.session = self.tools = None
+        if owner is not None:
+            self._closing.start(stop_owner(owner, stop if graceful else None))
 
     async def close(self) -> None:
-        """Close for good (shutdown)."""
-        await self.discard()
-        if self._closing:
-            await asyncio.gather(*self._closing, return_exceptions=True)
+        """Close for good (shutdown); returns once every server of this connection has stopped."""
+        async with self._lock:  # not in the middle of an open
+            self._let_go()
+        await self._closing.settled()
 
     # ------------------------------------------------------------------ requests
 
     async def _request(self, fn: Callable[[ClientSession], Awaitable[T]], timeout_s: float, what: str) -> T:
         session = await self.ensure()
         try:
-            result = await asyncio.wait_for(fn(session), timeout_s)
+            result = await self._closing.within(fn(session), timeout_s)
         except asyncio.TimeoutError:
-            await self.discard(session)
+            self._let_go(session)
             raise McpCallTimeout(
                 f"MCP server {self.name!r} did not answer {what} within {timeout_s:g} s; "
                 "the connection was closed and will be reopened on the next call"
@@ -305,11 +311,12 @@ class ServerConnection:
         except MCPError as exc:
             # -32000 is also a code a server may answer with: only a dead session means a lost connection
             # a recorded fault (e.g. an answer over max_message_bytes, cut) lost the connection too
-            if session in self._faults or (
+            fault = self._faults.of(session)
+            if fault.words is not None or (
                 exc.code == mcp_types.CONNECTION_CLOSED and not await self._alive(session)
             ):
-                await self.discard(session)
-                raise McpConnectionError(self._lost(what, None, session)) from None
+                self._let_go(session)
+                raise McpConnectionError(self._lost(what, None, fault)) from None
             # the server's message is its own text (it may echo its environment): the log gets it
             raise McpServerError(
                 failures.report(
@@ -333,41 +340,35 @@ class ServerConnection:
                         failures.raw_text(exc, ""),
                     )
                 ) from None
-            await self.discard(session)
-            raise McpConnectionError(self._lost(what, exc, session)) from None
-        if session in self._faults:  # answered after a fault of its session: its connection is lost
-            await self.discard(session)
-            raise McpConnectionError(self._lost(what, None, session))
+            self._let_go(session)
+            raise McpConnectionError(self._lost(what, exc, self._faults.of(session))) from None
+        fault = self._faults.of(session)
+        if fault.words is not None:  # answered after a fault of its session: its connection is lost
+            self._let_go(session)
+            raise McpConnectionError(self._lost(what, None, fault))
         return result
 
     async def _alive(self, session: ClientSession) -> bool:
         """Whether ``session`` still answers: no recorded fault, the owner running, and a ping answered
-        (any answer but -32000 counts: a server without ping support is still connected)."""
+        within ``PING_TIMEOUT_S`` (any answer but -32000 counts: a server without ping support is
+        still connected)."""
         if (
-            session in self._faults
+            self._faults.of(session).words is not None
             or self.session is not session
             or self._owner is None
             or self._owner.done()
         ):
             return False
         try:
-            await asyncio.wait_for(session.send_ping(), PING_TIMEOUT_S)
+            await self._closing.within(session.send_ping(), PING_TIMEOUT_S)
         except MCPError as exc:
             return exc.code != mcp_types.CONNECTION_CLOSED
         except Exception:
             return False
         return True
 
-    def _lost(self, what: str, exc: BaseException | None, session: ClientSession) -> str:
-        words, raw = self._faults.get(session, ("", ""))  # the fault of the session the call ran on
-        fault = f": {words}" if words else ""
-        kind = f" ({failures.reason(exc)})" if exc is not None and not words else ""
-        return failures.report(
-            self.name,
-            f"the connection to MCP server {self.name!r} was lost during {what}{fault}{kind}; it will be "
-            "reopened on the next call" + self._grants_hint(),
-            raw + "\n" + failures.raw_text(exc, self.stderr_text()),
-        )
+    def _lost(self, what: str, exc: BaseException | None, fault: SessionFault) -> str:
+        return fault.lost(self.name, what, exc, hint=self._grants_hint(), stderr=self.stderr_text())
 
     async def list_tools(self, timeout_s: float, *, refresh: bool = False) -> dict[str, mcp_types.Tool]:
         """The server's tools by name (every page), cached per session unless ``refresh``."""
@@ -398,28 +399,6 @@ class ServerConnection:
     ) -> mcp_types.CallToolResult:
         """``tools/call``; the caller has checked ``tool`` and ``arguments`` against the listing."""
         return await self._request(lambda s: s.call_tool(tool, arguments), timeout_s, f"tools/call {tool!r}")
-
-
-async def _stop_owner(owner: asyncio.Task[None] | None, stop: asyncio.Event | None) -> None:
-    """Let ``owner`` close its session (``stop`` set, 10 s at most), or cancel it (``stop`` None)."""
-    if owner is None:
-        return
-    if stop is not None:
-        stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(owner), 10)
-            return
-        except (asyncio.TimeoutError, Exception):
-            pass
-    owner.cancel()
-    with contextlib.suppress(BaseException):
-        await owner
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Mark a future's exception as seen (no "Future exception was never retrieved" on stderr)."""
-    if not future.cancelled():
-        future.exception()
 
 
 def http_client(

@@ -43,7 +43,9 @@ from reyn_core.host import (
     HandlerThreads,
     ToolRegistry,
     adapt_parameters,
+    describe_lone_surrogate,
     dispatch_tool,
+    lone_surrogate_at,
     output_schema,
     render_router,
 )
@@ -188,7 +190,24 @@ async def elicit(message: str, schema: dict[str, Any], *, tool: str) -> dict[str
             f"(the form asked for it; the answer had: {sent})",
             tool=tool,
         )
+    refused = answer_not_unicode(answer.content, tool)
+    if refused is not None:
+        raise ToolDenied(refused, tool=tool)
     return dict(answer.content)
+
+
+def answer_not_unicode(content: Mapping[str, Any], tool: str) -> str | None:
+    """Why a client's answer (an elicitation's ``content``) is refused: it holds text UTF-8 cannot
+    carry (JSON's ``"\\ud800"`` decodes to a lone surrogate) — sent on, in a result or a question,
+    it would break the session's writer; refused here, that call ends and the session keeps
+    serving. None when every string is valid Unicode."""
+    found = lone_surrogate_at(content)
+    if found is None:
+        return None
+    return (
+        f"the MCP client's answer for tool {tool!r} holds text UTF-8 cannot carry (a lone surrogate) "
+        f"{describe_lone_surrogate(found)}; the answer was refused"
+    )
 
 
 async def answer_within(
@@ -494,6 +513,9 @@ class ServedRegistry:
         responses = request.params.get("inputResponses") or {}
         raw = responses.get("approve") if isinstance(responses, Mapping) else None
         answer = types.ElicitResult.model_validate(raw) if isinstance(raw, Mapping) else None
+        refused = answer_not_unicode(answer.content or {}, name) if answer is not None else None
+        if refused is not None:  # nothing is recorded: the request stays pending
+            return ToolDenied(refused, tool=name).to_envelope()
         if self._expired(asked_at):  # denied, as a mid-call ask is: the answer came too late
             late: dict[str, Any] = {"reason": f"no answer within {self.answer_timeout_s:g} s"}
             answer = types.ElicitResult(action="cancel", content=late)
@@ -653,6 +675,9 @@ class ServedRegistry:
             return ToolDenied(
                 f"the user did not answer for tool {name!r} ({action})", tool=name
             ).to_envelope()
+        refused = answer_not_unicode(content, name)
+        if refused is not None:
+            return ToolDenied(refused, tool=name).to_envelope()
         return {"status": "ok", "data": {"result": content.get("result")}}
 
 

@@ -8,8 +8,11 @@ within ``ALARM_S`` (SIGALRM) at the latest:
 - ``crash``: answers ``initialize``; at ``tools/list`` writes the start of an answer, no newline,
   and exits 1 (a crash mid-message).
 - ``ping-flood``: answers ``initialize`` and ``tools/list`` (tool ``slow``); at the first
-  ``tools/call`` stops reading its stdin and writes server→client ``ping`` requests forever.
+  ``tools/call`` of ``slow`` stops reading its stdin and writes server→client ``ping`` requests
+  forever.
 - anything else: a well-behaved server (``initialize``, ``tools/list`` with ``add``, ``tools/call``).
+
+Every mode but ``crash`` also lists ``pid``, whose call answers the server's process id.
 """
 
 from __future__ import annotations
@@ -68,13 +71,15 @@ def answer(message: dict) -> None:
         sys.stdout.flush()
         os._exit(1)
     elif method == "tools/list":
-        tool = {"name": "slow" if MODE == "ping-flood" else "add", "inputSchema": {"type": "object"}}
-        send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [tool]}})
-    elif method == "tools/call" and MODE == "ping-flood":
+        names = ["slow" if MODE == "ping-flood" else "add", "pid"]
+        tools = [{"name": name, "inputSchema": {"type": "object"}} for name in names]
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
+    elif method == "tools/call" and message["params"]["name"] == "slow":
         ping_flood()
     elif method == "tools/call":
         args = message["params"].get("arguments") or {}
-        text = str(args.get("a", 0) + args.get("b", 0))
+        pid = message["params"]["name"] == "pid"
+        text = str(os.getpid() if pid else args.get("a", 0) + args.get("b", 0))
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}})
     else:
         send({"jsonrpc": "2.0", "id": request_id, "result": {}})
