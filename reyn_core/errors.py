@@ -281,6 +281,18 @@ class ProfileError(ReynError):
         self.file = file
 
 
+class NotUtf8Json(ReynError, ValueError):
+    """Bytes offered as JSON that a parser would not read as UTF-8 (``jsondata.json_values``): JSON in
+    UTF-16 or UTF-32 (``json.loads`` of bytes detects both, so a count of their bytes as UTF-8 would
+    disagree with what it parses), a byte no UTF-8 JSON text starts with, or a UTF-8 byte order mark.
+    RFC 8259: JSON exchanged between systems is UTF-8, sent without one. The message completes "the
+    body is …"; ``what`` is its first part (``"JSON in UTF-16-LE"``)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}; only UTF-8 JSON without a byte order mark is accepted (RFC 8259)")
+        self.what = what
+
+
 def exception_message(exc: BaseException, limit: int = 300) -> str:
     """The first line of an exception's message, at most ``limit`` characters ("(no message)" when
     empty). Never raises, even for an exception whose ``__str__`` breaks."""

@@ -4,6 +4,7 @@ that bounds what a JSON text from a peer may cost to parse (``json_values``, ``J
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import enum
 import json
@@ -12,6 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
+
+from .errors import NotUtf8Json
 
 
 def canonical_json(value: Any) -> str:
@@ -111,11 +114,32 @@ def depth_within(value: Any, limit: int) -> bool:
 # it and stops there), so a line end always ends one.
 _STRING = re.compile(rb'"[^"\r\n]*+("?)')
 _SLICE = 64 * 1024  # a long text is counted a slice at a time: what the count holds stays small
+_HEAD = 4  # how many of a text's first bytes ``json.detect_encoding`` reads
+# No UTF-8 JSON text holds a NUL byte (a control character is escaped in a string and is no token
+# outside one) or an FE or FF byte (UTF-8 has none). Every text ``json.detect_encoding`` reads as
+# UTF-16 or UTF-32 holds one in its first four bytes (a byte order mark, or a NUL in the first two);
+# this needs neither the text's length nor more than each byte as it comes.
+_NOT_UTF8 = re.compile(rb"[\x00\xfe\xff]")
+_TEXT_HEAD = b" " * _HEAD  # the head of text given as ``str``: no parser of a ``str`` detects anything
 
 
 def _marks(text: bytes) -> int:
     # outside strings, a value is the text's first or follows one of these
     return text.count(b",") + text.count(b":") + text.count(b"[") + text.count(b"{")
+
+
+def check_utf8_head(head: bytes) -> None:
+    """``NotUtf8Json`` unless ``head``, a JSON text's first four bytes (the whole text if shorter),
+    can begin UTF-8 JSON without a byte order mark. ``json.loads`` of bytes detects UTF-16 and UTF-32 from
+    them, where a count of the bytes as UTF-8 is wrong (an escaped quote is ``5C 00 22 00``); refused
+    here, no parser of the bytes can read them other than as the count did."""
+    if head.startswith(codecs.BOM_UTF8):
+        raise NotUtf8Json("JSON in UTF-8 with a byte order mark")
+    if _NOT_UTF8.search(head, 0, _HEAD) is not None:
+        detected = json.detect_encoding(head[:_HEAD])
+        if detected.startswith("utf-8"):
+            raise NotUtf8Json("not UTF-8 JSON (its first 4 bytes hold a NUL, FE or FF byte)")
+        raise NotUtf8Json(f"JSON in {detected.upper()}")
 
 
 def json_values(text: bytes | str) -> int:
@@ -126,9 +150,10 @@ def json_values(text: bytes | str) -> int:
     comma inside a string counts nothing). For text that is not JSON it is the same marks outside
     strings, or the number of string literals if that is more (in JSON every string but the first
     follows a mark, so it never is): a parser stops at its first error, and what it parsed before is
-    counted; and text of many adjacent strings cannot make the count skip strings without end."""
-    count = JsonValueCount()
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    counted; and text of many adjacent strings cannot make the count skip strings without end.
+    Bytes are counted only as UTF-8 JSON: others (UTF-16, UTF-32, a byte order mark) raise
+    ``NotUtf8Json`` (``check_utf8_head``), so the count never disagrees with a parser's reading."""
+    count, data = _count_of(text)
     total = 1
     for start in range(0, len(data), _SLICE):
         total = count.add(data[start : start + _SLICE])
@@ -140,22 +165,36 @@ def values_within(text: bytes | str, limit: int) -> bool:
     ``depth_within``, checked before a peer's text is parsed. Text whose marks are within the limit
     even counted inside strings is within it at once (a plain ``bytes.count``); otherwise the count
     skips strings and stops at the first slice over the limit — so it skips at most about ``limit``
-    strings, whatever the text's size."""
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    strings, whatever the text's size. Bytes that are not UTF-8 JSON raise ``NotUtf8Json``."""
+    count, data = _count_of(text)
     if _marks(data) + 1 <= limit:
         return True
-    count = JsonValueCount()
     for start in range(0, len(data), _SLICE):
         if count.add(data[start : start + _SLICE]) > limit:
             return False
     return True
 
 
+def _count_of(text: bytes | str) -> tuple[JsonValueCount, bytes]:
+    """A count for ``text`` and the bytes to give it: a ``str`` encoded (its head needs no check),
+    bytes as they are, their head checked at once."""
+    count = JsonValueCount()
+    if isinstance(text, str):
+        count._head = _TEXT_HEAD
+        return count, text.encode("utf-8", "surrogatepass")
+    check_utf8_head(text[:_HEAD])
+    count._head = _TEXT_HEAD
+    return count, text
+
+
 class JsonValueCount:
     """``json_values`` of a stream read in chunks: ``add`` counts a chunk with the string state
     carried from the previous one (a string, or an escape, cut by a chunk boundary); nothing else is
     held. A line end (CR or LF) closes any string, so in a stream of lines (Server-Sent Events) a
-    quote on one line (an ``id:`` field, a comment) cannot hide the marks of the next."""
+    quote on one line (an ``id:`` field, a comment) cannot hide the marks of the next. Each message
+    must be UTF-8 JSON: ``add`` raises ``NotUtf8Json`` once its first four bytes show it is not
+    (``check_utf8_head``; what came before them is at most three bytes, a message of them at most
+    four values whatever a parser reads)."""
 
     def __init__(self) -> None:
         self.values = 0
@@ -163,9 +202,15 @@ class JsonValueCount:
         self.strings = 0
         """The string literals skipped since the last ``restart``."""
         self._carry = b""  # inside a string: b'"'; after an odd run of backslashes in it: b'"\\'
+        self._head = b""  # the message's first bytes, until ``_HEAD`` of them are checked
 
     def add(self, chunk: bytes) -> int:
-        """Count ``chunk``; the values of the message in progress so far (``json_values``)."""
+        """Count ``chunk``; the values of the message in progress so far (``json_values``).
+        ``NotUtf8Json`` if the message's first bytes are not UTF-8 JSON's."""
+        if len(self._head) < _HEAD:
+            self._head += chunk[: _HEAD - len(self._head)]
+            if len(self._head) == _HEAD:
+                check_utf8_head(self._head)
         if not self._carry and b'"' not in chunk:
             self.values += _marks(chunk)
         else:
@@ -179,7 +224,7 @@ class JsonValueCount:
 
     def restart(self) -> None:
         """A new message starts (outside any string)."""
-        self.values, self.strings, self._carry = 0, 0, b""
+        self.values, self.strings, self._carry, self._head = 0, 0, b"", b""
 
 
 def _without_escapes(data: bytes) -> bytes:

@@ -6,6 +6,8 @@ the reader's limit is refused as soon as its header is read, never held in memor
 stops the worker, ``frames.FrameParser``), so a worker that floods its pipe costs the host neither
 memory nor time.
 Standard library and ``reyn_core.host``'s JSON bounds (``depth_within``, ``values_within``) only.
+A body is parsed as the text its UTF-8 decodes to, never as bytes: a parser of bytes would detect
+UTF-16 or UTF-32 and read other values than were counted.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import struct
 from typing import Any
 
-from reyn_core.host import depth_within, values_within
+from reyn_core.host import NotUtf8Json, depth_within, values_within
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = (1 << 32) - 1
@@ -62,11 +64,18 @@ def decode(body: bytes) -> dict[str, Any]:
     """A frame's body as its message; ``ProtocolError`` for anything but one JSON object in UTF-8 —
     nesting deeper than the parser's recursion limit included (its ``RecursionError`` is the other
     side's doing, like any malformed frame, and never escapes to the reader's caller). Its values are
-    counted first (``MAX_VALUES``)."""
-    if not values_within(body, MAX_VALUES):
-        raise ProtocolError(f"a frame holds more than {MAX_VALUES} JSON values")
+    counted first (``MAX_VALUES``), and what is parsed is its UTF-8 text (a lone surrogate passes, as
+    ``encode`` writes one: the host's checks name it), so no parser detects another encoding."""
     try:
-        message = json.loads(body, parse_constant=_no_constant)
+        if not values_within(body, MAX_VALUES):
+            raise ProtocolError(f"a frame holds more than {MAX_VALUES} JSON values")
+        text = body.decode("utf-8", "surrogatepass")
+    except NotUtf8Json as exc:
+        raise ProtocolError(f"a frame is {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"a frame is not UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        message = json.loads(text, parse_constant=_no_constant)
     except ValueError as exc:
         raise ProtocolError(f"a frame is not valid JSON: {str(exc)[:200]}") from None
     except RecursionError:

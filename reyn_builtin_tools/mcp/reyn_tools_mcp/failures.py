@@ -79,6 +79,15 @@ class MessageTooManyValues(Exception):
         self.limit = limit
 
 
+class MessageNotUtf8(Exception):
+    """A server sent a message that is not UTF-8 JSON (``what``: ``NotUtf8Json``'s words); it was not
+    parsed."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"a message that is {what}")
+        self.what = what
+
+
 class OutputEndedMidMessage(Exception):
     """A server's output ended inside a line (it crashed or closed stdout mid-message): the
     connection is lost; the unfinished line is not a message, so it is not parsed."""
@@ -97,6 +106,11 @@ def over_value_bound(limit: int) -> str:
     return f"the server sent a message of over {limit} JSON values (max_message_values)"
 
 
+def not_utf8(what: str) -> str:
+    """Reyn's words for a message that is not UTF-8 JSON (either transport; ``NotUtf8Json``'s words)."""
+    return f"the server sent a message that is {what}"
+
+
 def fault(exc: BaseException) -> str:
     """A transport fault in Reyn's words: a message over the size or value limit, output that ended
     mid-message, or a message that cannot be parsed."""
@@ -106,6 +120,8 @@ def fault(exc: BaseException) -> str:
         return over_bound(leaf(exc).limit)  # type: ignore[attr-defined]
     if isinstance(leaf(exc), MessageTooManyValues):
         return over_value_bound(leaf(exc).limit)  # type: ignore[attr-defined]
+    if isinstance(leaf(exc), MessageNotUtf8):
+        return not_utf8(leaf(exc).what)  # type: ignore[attr-defined]
     return f"the server sent a message that cannot be parsed ({parse_fault(exc)})"
 
 

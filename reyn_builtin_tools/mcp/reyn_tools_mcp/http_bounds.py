@@ -19,6 +19,8 @@ Each message is bounded in JSON values too (``max_message_values``: parsing cost
 byte), counted as its bytes arrive (``reyn_core.host.JsonValueCount``, a string's state carried across
 chunks and closed at each line end, so a quote in an ``id:`` line hides nothing); an event stream's
 count restarts at each event boundary. (Its ``data:`` field names' colons count too: one a line.)
+A message that is not UTF-8 JSON by its first bytes (UTF-16, UTF-32, a byte order mark:
+``reyn_core.host.NotUtf8Json``) is cut likewise, naming what it is.
 
 A message over either bound is a transport fault of the connection: ``on_fault`` gets Reyn's words
 before anything else happens (the connection closes, the waiting request fails at once), then the
@@ -33,9 +35,9 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
-from reyn_core.host import JsonValueCount
+from reyn_core.host import JsonValueCount, NotUtf8Json
 
-from .failures import over_bound, over_value_bound
+from .failures import not_utf8, over_bound, over_value_bound
 
 OnFault = Callable[[str], None]
 
@@ -129,7 +131,11 @@ class BoundedStream(httpx2.AsyncByteStream):
         if self._refused is not None:
             raise self._cut(self._refused)
         async for chunk in self._inner:
-            if self._count.add(chunk) > self._limit:
+            try:
+                size = self._count.add(chunk)
+            except NotUtf8Json as exc:
+                raise self._cut(not_utf8(str(exc))) from None
+            if size > self._limit:
                 raise self._cut(over_bound(self._limit))
             if self._values is not None and self._count.values > self._values:
                 raise self._cut(over_value_bound(self._values))

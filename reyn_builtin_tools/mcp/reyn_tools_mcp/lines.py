@@ -9,7 +9,8 @@ request's id) and its bytes are dropped as they arrive until its newline; the ne
 usual. What is held at once is at most ``limit`` (one more for a ``\r``) plus the chunk being split
 (``held_high_water``). A line is also bounded in JSON values (``values``, counted before it is parsed:
 ``reyn_core.host.values_within``; cost is per value, not per byte): a line over it is reported as one
-``TooManyValues``, with its first ``HEAD`` bytes, instead of the line.
+``TooManyValues``, with its first ``HEAD`` bytes, instead of the line; a line that is not UTF-8 JSON
+(UTF-16, UTF-32, a byte order mark: ``reyn_core.host.NotUtf8Json``) as one ``NotUtf8Line``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from reyn_core.host import values_within
+from reyn_core.host import NotUtf8Json, values_within
 
 CHUNK = 64 * 1024
 """How much a reader takes from its pipe at a time (the chunk ``feed`` is given)."""
@@ -41,6 +42,19 @@ class TooManyValues:
     head: bytes = b""
 
 
+@dataclass(frozen=True)
+class NotUtf8Line:
+    """A line that is not UTF-8 JSON was dropped unparsed (but its first ``HEAD``); ``what`` says
+    what it is (``NotUtf8Json``'s words: "JSON in UTF-16-LE; only UTF-8 …")."""
+
+    what: str
+    head: bytes = b""
+
+
+Refused = Overlong | TooManyValues | NotUtf8Line
+"""A line reported instead of read."""
+
+
 class LineSplitter:
     """Split a byte stream into lines of at most ``limit`` bytes and ``values`` JSON values (None: no
     value bound); see the module docstring."""
@@ -54,10 +68,10 @@ class LineSplitter:
         self._skipping = False  # inside an over-long line: drop until its newline
         self.held_high_water = 0  # the most bytes held at once: the partial line plus one chunk
 
-    def feed(self, chunk: bytes) -> list[bytes | Overlong | TooManyValues]:
+    def feed(self, chunk: bytes) -> list[bytes | Refused]:
         """The lines (without their newline) and over-long reports that ``chunk`` completes."""
         self.held_high_water = max(self.held_high_water, len(self._partial) + len(chunk))
-        out: list[bytes | Overlong | TooManyValues] = []
+        out: list[bytes | Refused] = []
         start = 0
         while start < len(chunk):
             end = chunk.find(b"\n", start)
@@ -96,13 +110,16 @@ class LineSplitter:
         """Whether the input so far ends inside a line (not blank, not an over-long one)."""
         return not self._skipping and bool(self._partial.strip())
 
-    def _bounded(self, line: bytes) -> bytes | TooManyValues:
-        """``line``, or its report if it holds more than ``values`` JSON values."""
-        if self.values is None or values_within(line, self.values):
-            return line
+    def _bounded(self, line: bytes) -> bytes | TooManyValues | NotUtf8Line:
+        """``line``, or its report if it holds more than ``values`` JSON values or is not UTF-8 JSON."""
+        try:
+            if self.values is None or values_within(line, self.values):
+                return line
+        except NotUtf8Json as exc:
+            return NotUtf8Line(str(exc), line[:HEAD])
         return TooManyValues(self.values, line[:HEAD])
 
-    def end(self) -> list[bytes | Overlong | TooManyValues]:
+    def end(self) -> list[bytes | Refused]:
         """At end of input: the last line if it had no newline (as ``readline`` returns it)."""
         if self._skipping or not self._partial.strip():
             return []
@@ -113,7 +130,7 @@ class LineSplitter:
 
 async def read_lines(
     read: Callable[[int], Awaitable[bytes]], splitter: LineSplitter, *, last_unended: bool = True
-) -> AsyncIterator[bytes | Overlong | TooManyValues]:
+) -> AsyncIterator[bytes | Refused]:
     """The lines of the stream ``read(CHUNK)`` takes from (``b""`` at its end), split by ``splitter``;
     with ``last_unended`` False, a last line without its newline is not one (``splitter.unended``)."""
     while chunk := await read(CHUNK):
@@ -123,4 +140,13 @@ async def read_lines(
         yield item
 
 
-__all__ = ["CHUNK", "HEAD", "LineSplitter", "Overlong", "TooManyValues", "read_lines"]
+__all__ = [
+    "CHUNK",
+    "HEAD",
+    "LineSplitter",
+    "NotUtf8Line",
+    "Overlong",
+    "Refused",
+    "TooManyValues",
+    "read_lines",
+]

@@ -322,10 +322,10 @@ def _messages_about(body: bytes) -> tuple[list[str], list[Any]] | None:
 
     from reyn_core.host import values_within
 
-    if not values_within(body, ANSWER_MAX_VALUES):
-        return None
-    try:
-        item = json.loads(body)
+    try:  # bytes not UTF-8 JSON raise ``NotUtf8Json``, a ``ValueError``: ``RequestValueBound`` words it
+        if not values_within(body, ANSWER_MAX_VALUES):
+            return None
+        item = json.loads(body.decode("utf-8", "surrogatepass"))  # the text counted: nothing to detect
     except (ValueError, RecursionError):
         return None
     if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":

@@ -6,7 +6,9 @@ values under ``--max-request-bytes`` would cost the server hundreds of MB and a 
 reads the body, counting each part (``reyn_core.host.JsonValueCount``, linear, strings skipped); over
 the bound the request is answered 413 naming it, logged, and the SDK never sees it; else the body is
 handed on as read. It holds at most ``--max-request-bytes`` and one part: past that it stops and
-hands on what it read, and the SDK's own body limit answers 413.
+hands on what it read, and the SDK's own body limit answers 413. A body that is not UTF-8 JSON (the
+SDK parses bytes, detecting UTF-16 and UTF-32, where the count read UTF-8; or one with a byte order
+mark) is answered 415 naming what it is, from its first bytes, and the SDK never sees it either.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from reyn_core.host import JsonValueCount
+from reyn_core.host import JsonValueCount, NotUtf8Json
 
 from .serve_http_middleware import ASGIApp, Message, Receive, Scope, Send, plain_response
 
@@ -43,13 +45,17 @@ class RequestValueBound:
                 break
             body = message.get("body", b"")
             size += len(body)
-            if count.add(body) > self.limit:
+            try:
+                over = count.add(body) > self.limit
+            except NotUtf8Json as exc:
+                await _refuse(send, 415, f"the request body is {exc}, and was refused unparsed")
+                return
+            if over:
                 what = (
                     f"a request body of over {self.limit} JSON values (--max-request-values) "
                     "was refused unparsed"
                 )
-                log.warning("%s", what)
-                await plain_response(send, 413, what.encode(), [])
+                await _refuse(send, 413, what)
                 return
             if not message.get("more_body", False) or size > self.max_body:
                 break
@@ -58,6 +64,11 @@ class RequestValueBound:
             return read.pop(0) if read else await receive()
 
         await self.app(scope, replay, send)
+
+
+async def _refuse(send: Send, status: int, what: str) -> None:
+    log.warning("%s", what)
+    await plain_response(send, status, what.encode(), [])
 
 
 __all__ = ["RequestValueBound"]

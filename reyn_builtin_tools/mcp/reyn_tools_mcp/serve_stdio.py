@@ -33,7 +33,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .lines import CHUNK, LineSplitter, Overlong, TooManyValues, read_lines
+from .lines import CHUNK, LineSplitter, NotUtf8Line, Overlong, Refused, read_lines
 from .serve_stop import StopSignals, closed, wait_for_calls
 
 log = logging.getLogger("reyn.mcp.serve")
@@ -88,7 +88,7 @@ class _Refusals:
         self.write_stream: Any = None
         self.count = 0
 
-    async def refuse(self, line: Overlong | TooManyValues) -> None:
+    async def refuse(self, line: Refused) -> None:
         """Log the refused line and answer it: JSON-RPC -32600 naming the limit, with the id found
         in the line's first bytes (else ``id: null``); the next line is read as usual."""
         import mcp_types
@@ -98,6 +98,8 @@ class _Refusals:
         self.count += 1
         if isinstance(line, Overlong):
             what = f"a request line over {line.limit} bytes (--max-request-bytes) was skipped unread"
+        elif isinstance(line, NotUtf8Line):
+            what = f"a request line that is {line.what} was skipped unparsed"
         else:
             what = (
                 f"a request line of over {line.limit} JSON values (--max-request-values) was skipped unparsed"
@@ -141,7 +143,7 @@ async def _stdin_lines(refusals: _Refusals) -> AsyncIterator[AsyncIterator[str] 
 
     async def lines() -> AsyncIterator[str]:
         async for line in read_lines(reader.read, LineSplitter(refusals.limit, refusals.values)):
-            if isinstance(line, Overlong | TooManyValues):
+            if not isinstance(line, bytes):
                 await refusals.refuse(line)
             else:
                 yield line.decode("utf-8", "replace")

@@ -51,8 +51,8 @@ from mcp.shared.message import SessionMessage
 
 from reyn_sandbox import StopPipe
 
-from .failures import MessageTooLong, MessageTooManyValues, OutputEndedMidMessage
-from .lines import CHUNK, LineSplitter, Overlong, TooManyValues, read_lines
+from .failures import MessageNotUtf8, MessageTooLong, MessageTooManyValues, OutputEndedMidMessage
+from .lines import CHUNK, LineSplitter, NotUtf8Line, Overlong, Refused, TooManyValues, read_lines
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
 EXIT_GRACE_S = 2.0  # the SDK's: a server exits by itself once its stdin closes
@@ -223,12 +223,15 @@ async def _streams(
             tg.cancel_scope.cancel()
 
 
-def _message(item: bytes | Overlong | TooManyValues) -> SessionMessage | Exception:
-    """A line as a message, or the fault it is: over the byte bound, over the value bound, unparsable."""
+def _message(item: bytes | Refused) -> SessionMessage | Exception:
+    """A line as a message, or the fault it is: over the byte bound, over the value bound, not UTF-8
+    JSON, unparsable."""
     if isinstance(item, Overlong):
         return MessageTooLong(item.limit)
     if isinstance(item, TooManyValues):
         return MessageTooManyValues(item.limit)
+    if isinstance(item, NotUtf8Line):
+        return MessageNotUtf8(item.what)
     return _parse(item)
 
 

@@ -62,3 +62,14 @@ def test_the_event_count_carries_a_string_across_chunks_and_closes_it_at_a_line_
     assert count.values == 3  # the "data:" colon, the array, one string (the commas are inside it)
     count.add(b'id: "\ndata: [1,2,3')
     assert count.values >= 5  # the quote did not swallow the data line
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-32"])
+async def test_a_body_that_is_not_utf8_json_is_a_fault_naming_it(hostile, ctx, encoding) -> None:
+    """Counted only as UTF-8 JSON (issue 24, task E): a body in UTF-16 or UTF-32 is a transport fault
+    naming what it is (before: a parse fault); its UTF-8 twin is read and the next call reopens."""
+    reg, settings = hostile
+    message = fault(await call(reg, ctx, "bad", "cells", {"cells": 10, "encoding": encoding}))
+    assert f"the server sent a message that is JSON in {encoding.upper()}; only UTF-8 JSON" in message
+    assert text(await call(reg, ctx, "bad", "cells", {"cells": 10})) == "cells"  # the UTF-8 twin
+    assert sessions(settings, "bad") == 2

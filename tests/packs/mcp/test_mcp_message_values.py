@@ -80,3 +80,19 @@ def test_the_splitter_reports_a_line_over_the_value_bound_with_its_head() -> Non
     commas = b'["' + b"," * 5000 + b'"]'
     out = splitter.feed(b"[1,2]\n" + flood + b"\n" + commas + b"\n")
     assert out == [b"[1,2]", TooManyValues(1000, flood[:HEAD]), commas]
+
+
+def test_the_splitter_reports_a_line_that_is_not_utf8_json_naming_it() -> None:
+    """A line with a byte order mark or in UTF-32 (issue 24, task E: the count reads UTF-8 only) is
+    one ``NotUtf8Line`` naming what it is, never counted as UTF-8 nor parsed; the lines around it
+    come through whole."""
+    from reyn_tools_mcp.lines import HEAD, LineSplitter, NotUtf8Line
+
+    splitter = LineSplitter(1 << 20, values=1000)
+    marked = b"\xef\xbb\xbf[1,2]"
+    wide = "[1,2]".encode("utf-32-be")  # no 0A byte in it: the splitter sees one line
+    out = splitter.feed(b"[1]\n" + marked + b"\n" + wide + b"\n[2]\n")
+    assert out[0] == b"[1]" and out[3] == b"[2]"
+    words = "JSON in UTF-8 with a byte order mark; only UTF-8 JSON without a byte order mark is accepted"
+    assert out[1] == NotUtf8Line(f"{words} (RFC 8259)", marked[:HEAD])
+    assert isinstance(out[2], NotUtf8Line) and out[2].what.startswith("JSON in UTF-32-BE;"), out[2]

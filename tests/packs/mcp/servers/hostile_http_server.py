@@ -25,7 +25,7 @@ Tools (``tools/call``):
 - ``cells`` ``{"cells": n, "commas": m, "sse": bool, "events": k}``: an answer whose structured
   content holds ``n`` values ``{"a": 1}`` and a text of ``m`` commas; with ``sse``, an event stream
   of ``k`` log notifications carrying the same, then the answer — each event opened by an ``id:``
-  line holding an unterminated quote.
+  line holding an unterminated quote. ``encoding`` (a JSON body only): the body's bytes in it.
 - ``hang``: never answers (held until the client closes the connection).
 - ``slow``: answers ``ok`` after ``SLOW_S`` seconds.
 - ``utf16_events``: an event-stream answer declared ``charset=utf-16-le`` whose bytes ``\n\n`` come
@@ -153,6 +153,7 @@ async def call(
         data = {"cells": [{"a": 1}] * int(args.get("cells", 0)), "text": "," * int(args.get("commas", 0))}
         body = answer(rid, {"content": [{"type": "text", "text": "cells"}], "structuredContent": data})
         if not args.get("sse"):
+            body = body.decode().encode(args.get("encoding", "utf-8"))
             writer.write(head("200 OK", "application/json", len(body)) + body)
             return
         writer.write(head("200 OK", sse, None))
