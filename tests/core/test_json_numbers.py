@@ -117,7 +117,11 @@ def _phase(build_registry: Any) -> Any:
 
 @pytest.mark.parametrize(
     ("number", "why"),
-    [("NaN", "is not JSON (NaN, Infinity)"), ("Infinity", "is not JSON (NaN, Infinity)"), ("1e999", "is beyond")],
+    [
+        ("NaN", "is not JSON (NaN, Infinity)"),
+        ("Infinity", "is not JSON (NaN, Infinity)"),
+        ("1e999", "is beyond"),
+    ],
 )
 def test_a_phase_reply_holding_a_number_json_cannot_carry_is_refused(
     build_registry: Any, number: str, why: str
@@ -130,7 +134,11 @@ def test_a_phase_reply_holding_a_number_json_cannot_carry_is_refused(
 
 def test_a_phase_reply_of_ordinary_and_extreme_finite_numbers_is_read(build_registry: Any) -> None:
     data = {"values": FINE}
-    reply = json.dumps({"control": {"type": "finish", "decision": "finish", "confidence": 0.5},
-                        "artifact": {"type": "m", "data": data}})
+    reply = json.dumps(
+        {
+            "control": {"type": "finish", "decision": "finish", "confidence": 0.5},
+            "artifact": {"type": "m", "data": data},
+        }
+    )
     output = parse_phase_output(reply, _phase(build_registry))
     assert output.control.confidence == 0.5 and output.artifact is not None and output.artifact.data == data
