@@ -68,12 +68,26 @@ def _recreate(tracer: Any, spans: list[Any]) -> int:
     return len(made) - 1
 
 
+_NS_LIMIT = 2**64
+"""A span's times are nanoseconds in OTLP's ``fixed64``: one outside it would fail the exporter's
+encoding of the whole batch, the host's own spans included."""
+
+
+def _time(value: Any) -> int:
+    """A worker's timestamp as nanoseconds; ``ValueError`` outside ``fixed64`` (``ArithmeticError``
+    for ``int(inf)``)."""
+    ns = int(value)
+    if not 0 <= ns < _NS_LIMIT:
+        raise ValueError(f"a span time of {ns.bit_length()} bits")
+    return ns
+
+
 def _make(tracer: Any, data: Mapping[str, Any], parent: Any) -> Any:
     from opentelemetry import trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
 
     try:
-        name, start, end = str(data["name"])[:256], int(data["start"]), int(data["end"])
+        name, start, end = str(data["name"])[:256], _time(data["start"]), _time(data["end"])
         kind = SpanKind[str(data.get("kind"))] if str(data.get("kind")) in SpanKind.__members__ else None
         given = data.get("attributes")
         attributes = dict(given) if isinstance(given, Mapping) else {}
@@ -90,7 +104,11 @@ def _make(tracer: Any, data: Mapping[str, Any], parent: Any) -> Any:
     events = data.get("events")
     for event in events[:64] if isinstance(events, list) else ():
         given = event.get("attributes") if isinstance(event, Mapping) else None
-        if isinstance(given, Mapping) and isinstance(event.get("time"), int):
+        if (
+            isinstance(given, Mapping)
+            and isinstance(event.get("time"), int)
+            and 0 <= event["time"] < _NS_LIMIT
+        ):
             span.add_event(str(event.get("name"))[:256], attributes=dict(given), timestamp=event["time"])
     status = data.get("status")
     if isinstance(status, list) and status and status[0] == "ERROR":

@@ -71,7 +71,8 @@ def near_limit(size: int) -> str:
 
 @tool(purity="read_only")
 def hostile_spans() -> str:
-    """Reply once with malformed spans beside a good result (list ids, a start of 1e400)."""
+    """Reply once with malformed spans beside a good result (list ids, a start of 10**400; a frame
+    holding 1e400, which is not JSON, is refused whole: test_frame_values)."""
     import json
 
     import reyn_isolation.worker.call_server as server
@@ -95,7 +96,7 @@ def hostile_spans() -> str:
         if "spans" not in message:
             return real_encode(message)
         server.encode = real_encode
-        body = json.dumps(message).replace('"HUGE"', "1e400").encode()
+        body = json.dumps(message).replace('"HUGE"', "1" + "0" * 400).encode()
         return HEADER.pack(len(body)) + body
 
     spans._take, server.encode = take, encode
