@@ -17,9 +17,11 @@ the next owner starts (within that call's own timeout) and at ``close``. A serve
 it failed is stopped hard (``let_go.Hurry``: no graceful close, no ``DELETE``), so the next call
 does not inherit its grace; only a healthy connection's close is graceful. At shutdown the pool's
 budget is a bound: once it has run out, every server still running is killed and every task on
-the pool loop cancelled (their ``finally`` blocks run) before the loop stops. A JSON-RPC error answer keeps the connection — including
-code -32000, which the SDK also uses for "connection closed": that code counts as a lost
-connection only if a ping on the same session fails too.
+the pool loop cancelled (their ``finally`` blocks run) before the loop stops.
+
+A JSON-RPC error answer keeps the connection — including code -32000, which the SDK also uses for
+"connection closed": that code counts as a lost connection only if a ping on the same session fails
+too.
 
 A handshake that does not finish within ``connect_timeout_s`` cancels its owner (nothing to close
 gracefully yet), in the background too. A message the SDK cannot parse (e.g. a schema nested
@@ -160,9 +162,7 @@ class ServerConnection:
                 LineSplitter(self.max_message_bytes, self.max_message_values),
                 ServerRequests(),
             )
-            return self._stderr.feeding(
-                lambda errlog: stdio_transport(spawn, errlog, lines, requests, hurry)
-            )
+            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines, requests, hurry))
         bounds = (self.max_message_bytes, self.max_message_values)
         http = http_client(c.headers, self.connect_timeout_s, bounds, on_fault)
         # a failed server's client is closed: the session's DELETE at its close fails at once

@@ -105,7 +105,12 @@ def test_a_shutdown_right_after_a_timeout_leaves_no_task_and_no_process() -> Non
 
 def stubborn(log: Path, **env: str) -> dict:
     """The ``stubborn`` server (it writes ``term`` / ``eof`` lines to ``log/<pid>``)."""
-    return {"command": sys.executable, "args": [str(HAZARDS), "stubborn", str(log)], "sandbox": "off", "env": env}
+    return {
+        "command": sys.executable,
+        "args": [str(HAZARDS), "stubborn", str(log)],
+        "sandbox": "off",
+        "env": env,
+    }
 
 
 def notes(log: Path, pid: int) -> list[str]:
@@ -157,12 +162,14 @@ async def test_a_shutdown_out_of_time_leaves_no_process_and_no_task(tmp_path) ->
     from reyn_tools_mcp.client import McpCallTimeout, SessionPool
     from reyn_tools_mcp.settings import ServerConfig
 
-    config = ServerConfig.model_validate(stubborn(tmp_path, HAZARDS_SLOW_INIT="1", HAZARDS_LIVE_AFTER_EOF="1"))
+    config = ServerConfig.model_validate(
+        stubborn(tmp_path, HAZARDS_SLOW_INIT="1", HAZARDS_LIVE_AFTER_EOF="1")
+    )
     pool = SessionPool()
     loop = pool._loop
     try:
 
-        def run(tool: str, timeout_s: float):  # noqa: ANN202
+        def run(tool: str, timeout_s: float):
             return pool.run(lambda c: c.call_tool(tool, {}, timeout_s), "stubborn", config, 20.0, {})
 
         first = int((await run("pid", 20)).content[0].text)  # type: ignore[union-attr]
