@@ -293,6 +293,26 @@ class NotUtf8Json(ReynError, ValueError):
         self.what = what
 
 
+class NotJsonNumber(ReynError, ValueError):
+    """A number in a JSON text that no JSON can carry onward (``jsondata.parse_json``): ``NaN``,
+    ``Infinity`` or ``-Infinity`` (RFC 8259 has none, though ``json.loads`` reads them by default),
+    or a literal beyond a 64-bit float's range (``1e400``, which ``json.loads`` reads as Infinity).
+    ``literal`` is the number as written (at most its first 40 characters)."""
+
+    def __init__(self, literal: str) -> None:
+        shown = literal if len(literal) <= 40 else f"{literal[:40]}…"
+        why = (
+            "is not JSON (NaN, Infinity)"
+            if literal in _NON_FINITE
+            else "is beyond a 64-bit float's range (it would read as Infinity, which is not JSON)"
+        )
+        super().__init__(f"{shown} {why}; send a number or null")
+        self.literal = shown
+
+
+_NON_FINITE = frozenset({"NaN", "Infinity", "-Infinity"})
+
+
 def exception_message(exc: BaseException, limit: int = 300) -> str:
     """The first line of an exception's message, at most ``limit`` characters ("(no message)" when
     empty). Never raises, even for an exception whose ``__str__`` breaks."""

@@ -137,6 +137,9 @@ _EXPORTS = {
     # bytes are counted only as UTF-8 JSON (a parser of bytes detects UTF-16/32): else NotUtf8Json
     "check_utf8_head": "reyn_core.jsondata",
     "NotUtf8Json": "reyn_core.errors",
+    # a peer's JSON text parsed with JSON's numbers only (NaN, Infinity, 1e400: NotJsonNumber)
+    "parse_json": "reyn_core.jsondata",
+    "NotJsonNumber": "reyn_core.errors",
     "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
     # text UTF-8 cannot carry (a lone surrogate): where it is in JSON data, for a surface's own input
     "lone_surrogate_at": "reyn_core.unicode_text",

@@ -8,13 +8,14 @@ import codecs
 import dataclasses
 import enum
 import json
+import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NoReturn
 
-from .errors import NotUtf8Json
+from .errors import NotJsonNumber, NotUtf8Json
 
 
 def canonical_json(value: Any) -> str:
@@ -27,6 +28,26 @@ def compact_json(value: Any) -> str:
     """Compact JSON in the value's own key order (the wire form of renders and tool results: key order
     is the author's, so renders stay byte-stable and readable)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)`` for a JSON text from outside (a model's arguments or reply, a peer's
+    frame), with the numbers JSON has only: ``NaN``, ``Infinity``, ``-Infinity`` and a literal
+    beyond a float's range (``1e400``) raise ``NotJsonNumber`` (a ``ValueError``) as they are parsed,
+    so no float that no JSON can carry onward comes in. Its other errors are ``json.loads``'s."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise NotJsonNumber(name)
+
+
+def _finite_float(literal: str) -> float:
+    # called for a literal with a fraction or an exponent only (an integer is never a float)
+    value = float(literal)
+    if not math.isfinite(value):
+        raise NotJsonNumber(literal)
+    return value
 
 
 def to_jsonable(value: Any) -> Any:

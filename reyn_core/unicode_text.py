@@ -8,10 +8,15 @@ found here, once, where it leaves: data (a tool's result, a log's data, a defini
 naming where (``lone_surrogate_at``); a message (an error's text, a progress line) is shown with
 each lone surrogate as its ``\\udXXXX`` escape (``escape_lone_surrogates``). Hashing keeps them
 (``.encode("utf-8", "surrogatepass")``: a lone surrogate hashes like anything else).
+
+The same walk finds the other leaf JSON cannot carry, a number that is not finite (``NaN``,
+``Infinity``: RFC 8259 has neither, and ``json.dumps`` would write them as text no peer must accept):
+``unsendable_at`` answers where the first leaf of either kind is, for what ``dispatch_tool`` sends.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -40,10 +45,11 @@ def escape_lone_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _holds_any(value: Any) -> bool:
+def _holds_any(value: Any, numbers: bool) -> bool:
     """Whether a string anywhere in ``value`` (a key or a value, in mappings and lists) holds a lone
-    surrogate. One iterative pass, no pointers built: the common case, where none does. A container
-    met again (shared, or holding itself) is not walked again: linear, and a cycle ends."""
+    surrogate — or, with ``numbers``, a float anywhere is not finite. One iterative pass, no pointers
+    built: the common case, where none does. A container met again (shared, or holding itself) is not
+    walked again: linear, and a cycle ends."""
     stack = [value]
     seen: set[int] = set()
     while stack:
@@ -51,6 +57,10 @@ def _holds_any(value: Any) -> bool:
         kind = type(node)
         if kind is str or isinstance(node, str):
             if has_lone_surrogate(node):
+                return True
+            continue
+        if isinstance(node, float):
+            if numbers and not math.isfinite(node):
                 return True
             continue
         if kind is dict or isinstance(node, Mapping):
@@ -66,8 +76,11 @@ def _holds_any(value: Any) -> bool:
             if type(key) is str and not key.isascii() and has_lone_surrogate(key):
                 return True
             kind = type(item)
-            if kind is str:  # the common leaf, checked here rather than pushed
+            if kind is str:  # the common leaves, checked here rather than pushed
                 if not item.isascii() and has_lone_surrogate(item):
+                    return True
+            elif kind is float:
+                if numbers and not math.isfinite(item):
                     return True
             elif kind not in _SCALARS:
                 stack.append(item)
@@ -83,7 +96,18 @@ def lone_surrogate_at(value: Any) -> tuple[str, str] | None:
     member name (the pointer names the object holding it: the name itself cannot be written) — or
     None when every string is valid Unicode. Keys and list indexes are escaped as RFC 6901 says.
     Iterative and linear in the data's size (a container met again is not walked again)."""
-    if not _holds_any(value):
+    return _first_at(value, numbers=False)
+
+
+def unsendable_at(value: Any) -> tuple[str, str] | None:
+    """Where the first leaf of JSON data ``value`` that JSON in UTF-8 cannot carry is, in document
+    order: ``lone_surrogate_at``'s answers, or ``(pointer, "number")`` for a float that is not finite
+    (``NaN``, ``Infinity``, ``-Infinity``); None when there is none. The same one walk."""
+    return _first_at(value, numbers=True)
+
+
+def _first_at(value: Any, numbers: bool) -> tuple[str, str] | None:
+    if not _holds_any(value, numbers):
         return None
     stack: list[tuple[str, Any]] = [("", value)]
     seen: set[int] = set()
@@ -98,6 +122,9 @@ def lone_surrogate_at(value: Any) -> tuple[str, str] | None:
         if isinstance(node, str):
             if has_lone_surrogate(node):
                 return pointer, "value"
+        elif isinstance(node, float):
+            if numbers and not math.isfinite(node):
+                return pointer, "number"
         elif isinstance(node, Mapping):
             children = []
             for key, item in node.items():
@@ -113,10 +140,17 @@ def lone_surrogate_at(value: Any) -> tuple[str, str] | None:
 
 
 def describe_lone_surrogate(found: tuple[str, str]) -> str:
-    """``lone_surrogate_at``'s answer in words: ``at /a/0`` / ``in a key of the object at /a``."""
+    """``lone_surrogate_at``'s (or ``unsendable_at``'s) answer in words: ``at /a/0`` / ``in a key of
+    the object at /a``."""
     pointer, what = found
     where = pointer or "the root"
     return f"in a key of the object at {where}" if what == "key" else f"at {where}"
 
 
-__all__ = ["describe_lone_surrogate", "escape_lone_surrogates", "has_lone_surrogate", "lone_surrogate_at"]
+__all__ = [
+    "describe_lone_surrogate",
+    "escape_lone_surrogates",
+    "has_lone_surrogate",
+    "lone_surrogate_at",
+    "unsendable_at",
+]

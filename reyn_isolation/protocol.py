@@ -17,7 +17,7 @@ import os
 import struct
 from typing import Any
 
-from reyn_core.host import NotUtf8Json, depth_within, values_within
+from reyn_core.host import NotUtf8Json, depth_within, parse_json, values_within
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = (1 << 32) - 1
@@ -75,7 +75,7 @@ def decode(body: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"a frame is not UTF-8: {exc.reason} at byte {exc.start}") from None
     try:
-        message = json.loads(text, parse_constant=_no_constant)
+        message = parse_json(text)
     except ValueError as exc:
         raise ProtocolError(f"a frame is not valid JSON: {str(exc)[:200]}") from None
     except RecursionError:
@@ -85,12 +85,6 @@ def decode(body: bytes) -> dict[str, Any]:
     if not depth_within(message, MAX_DEPTH):
         raise ProtocolError(f"a frame's JSON nests deeper than {MAX_DEPTH} levels")
     return message
-
-
-def _no_constant(name: str) -> Any:
-    """``NaN``/``Infinity``/``-Infinity`` are not JSON (``encode`` never writes them): a frame with
-    one is malformed."""
-    raise ValueError(f"{name} is not a JSON value")
 
 
 def write_all(fd: int, data: bytes) -> None:

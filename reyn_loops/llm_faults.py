@@ -28,12 +28,13 @@ BODY_KEYS = ("messages", "tools", "tool_choice", "response_format")
 
 def unsendable(kwargs: Mapping[str, Any]) -> str | None:
     """Why the request body cannot be made (None when it can): it is JSON written as UTF-8, as the
-    HTTP client will write it. Made here first, a request that cannot leave this machine fails at
-    once, saying what is wrong — litellm reported the same fault as the provider's ("no response")
-    and it was retried. Text UTF-8 cannot carry is named by its JSON pointer."""
+    HTTP client will write it (no NaN or Infinity: httpx refuses them too). Made here first, a request
+    that cannot leave this machine fails at once, saying what is wrong — litellm reported the same
+    fault as the provider's ("no response") and it was retried. Text UTF-8 cannot carry is named by
+    its JSON pointer."""
     body = {key: kwargs[key] for key in BODY_KEYS if key in kwargs}
     try:
-        json.dumps(body, ensure_ascii=False).encode("utf-8")
+        json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError:
         found = lone_surrogate_at(body)
         where = describe_lone_surrogate(found) if found is not None else "in the request"

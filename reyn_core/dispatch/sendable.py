@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import ToolExecutionError
 from ..jsondata import to_jsonable
-from ..unicode_text import describe_lone_surrogate, lone_surrogate_at
+from ..unicode_text import describe_lone_surrogate, unsendable_at
 from .runner import describe
 
 Finish = Callable[[str, Any], Any]
@@ -23,22 +23,27 @@ raises a ``ToolError`` for a result that cannot be sent."""
 
 def sendable(tool: str, result: Any) -> Any:
     """``result`` as the JSON data ``dispatch_tool`` sends, or ``ToolExecutionError`` naming why it
-    cannot be sent: not JSON data (e.g. a result holding itself), or text UTF-8 cannot carry (every
-    surface writes UTF-8; the error names the JSON pointer of the first such string)."""
+    cannot be sent: not JSON data (e.g. a result holding itself), text UTF-8 cannot carry (every
+    surface writes UTF-8), or a number JSON cannot carry (``NaN``, ``Infinity``: RFC 8259 has
+    neither). One walk finds the first such leaf; the error names its JSON pointer."""
     try:
         data = to_jsonable(result)
     except Exception as exc:  # e.g. a self-referencing result: report it, never raise
         raise ToolExecutionError(
             f"tool {tool!r} returned a result that cannot be sent as JSON: {describe(exc)}", tool=tool
         ) from None
-    found = lone_surrogate_at(data)
-    if found is not None:
-        raise ToolExecutionError(
-            f"tool {tool!r} returned text that UTF-8 cannot carry (a lone surrogate) "
-            f"{describe_lone_surrogate(found)}; the result was not sent",
-            tool=tool,
-        )
-    return data
+    found = unsendable_at(data)
+    if found is None:
+        return data
+    what = (
+        "a number that JSON cannot carry (NaN or Infinity)"
+        if found[1] == "number"
+        else "text that UTF-8 cannot carry (a lone surrogate)"
+    )
+    raise ToolExecutionError(
+        f"tool {tool!r} returned {what} {describe_lone_surrogate(found)}; the result was not sent",
+        tool=tool,
+    )
 
 
 __all__ = ["Finish", "sendable"]

@@ -19,8 +19,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from reyn_core.errors import ArgumentProblem, PhaseOutputError, exception_message
-from reyn_core.jsondata import depth_within, values_within
+from reyn_core.errors import ArgumentProblem, NotJsonNumber, PhaseOutputError, exception_message
+from reyn_core.jsondata import depth_within, parse_json, values_within
 from reyn_core.validation import problems_from_pydantic
 from reyn_core.validation.arguments import MAX_ARGUMENT_VALUES
 
@@ -137,9 +137,11 @@ def _load(raw: str | bytes | Mapping[str, Any]) -> Any:
                 "reply with one smaller JSON object"
             )
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except RecursionError:
             data = _TOO_DEEP
+        except NotJsonNumber as exc:
+            raise PhaseOutputError(f"the reply holds a number JSON cannot carry: {exc.message}") from None
         except json.JSONDecodeError as exc:
             raise PhaseOutputError(
                 f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "

@@ -8,9 +8,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ArgumentProblem
+from ..errors import ArgumentProblem, NotJsonNumber
 from ..errors import exception_message as exc_text
-from ..jsondata import JSON_SCALAR_TYPES, depth_within, values_within
+from ..jsondata import JSON_SCALAR_TYPES, depth_within, parse_json, values_within
 from .messages import json_pointer
 
 
@@ -29,9 +29,11 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
         if not values_within(text, MAX_ARGUMENT_VALUES):  # before parsing too: it costs per value
             return None, [_too_many_values()]
         try:
-            value = json.loads(text)
+            value = parse_json(text)
         except RecursionError:
             return None, [_too_deep()]
+        except NotJsonNumber as exc:
+            return None, [ArgumentProblem("", f"arguments hold a number JSON cannot carry: {exc.message}")]
         except json.JSONDecodeError as exc:
             return None, [
                 ArgumentProblem(

@@ -95,6 +95,9 @@ HOST_API = {
     # issue 24 (task E): bytes are counted only as UTF-8 JSON (a parser of bytes detects UTF-16/32)
     "check_utf8_head",
     "NotUtf8Json",
+    # issue 24 (task F): NaN / Infinity are not JSON, refused as a peer's text is parsed
+    "parse_json",
+    "NotJsonNumber",
     # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire
     "is_secret",
     # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks

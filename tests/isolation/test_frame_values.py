@@ -44,3 +44,16 @@ def test_a_frame_with_a_byte_order_mark_or_bytes_not_utf8_is_refused() -> None:
         decode(b'{"op":"\x80"}')
     lone = {"op": "result", "id": 1, "ok": True, "data": "\ud800"}
     assert decode(encode(lone)[HEADER.size :]) == lone
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"1" + b"0" * 400 + b".5"])
+def test_a_frame_with_a_number_beyond_a_float_is_malformed_and_the_largest_float_passes(
+    number: bytes,
+) -> None:
+    """``json.loads`` reads ``1e400`` as Infinity, which no JSON carries onward (issue 24, task F):
+    a frame holding one is malformed, as one holding ``NaN`` is (``encode`` writes neither). The
+    controls: the largest and smallest floats, ``-0.0``, and big integers are read as they are."""
+    with pytest.raises(ProtocolError, match="beyond a 64-bit float's range"):
+        decode(b'{"op":"result","id":1,"ok":true,"data":[1.5,' + number + b"]}")
+    numbers = {"op": "result", "data": [1.7976931348623157e308, 5e-324, -0.0, 10**400, "1e400"]}
+    assert decode(encode(numbers)[HEADER.size :]) == numbers

@@ -91,6 +91,7 @@ async def test_a_phase_reply_utf8_cannot_carry_is_sent_back_escaped(tools, ctx, 
     [
         ("caf\udce9", "holds text UTF-8 cannot carry (a lone surrogate) at /messages/0/content"),
         (object(), "is not JSON data (TypeError: Object of type object is not JSON serializable)"),
+        (float("inf"), "is not JSON data (ValueError: Out of range float values are not JSON compliant)"),
     ],
 )
 async def test_a_request_that_cannot_be_sent_fails_at_once_without_retries(
