@@ -13,9 +13,15 @@ server past its bound: a request (``tools/list``, ``tools/call``, a ``ping``) ru
 cancelled, not awaited, when its time is up — its cancellation may itself wait on the server (the
 SDK's courtesy ``notifications/cancelled``, behind a writer the server does not read). So a timeout
 is reported at its time whatever the server does; what is let go (``_closing``) is awaited before
-the next owner starts and at ``close``. A JSON-RPC error answer keeps the connection — including
-code -32000, which the SDK also uses for "connection closed": that code counts as a lost
-connection only if a ping on the same session fails too.
+the next owner starts (within that call's own timeout) and at ``close``. A server let go of because
+it failed is stopped hard (``let_go.Hurry``: no graceful close, no ``DELETE``), so the next call
+does not inherit its grace; only a healthy connection's close is graceful. At shutdown the pool's
+budget is a bound: once it has run out, every server still running is killed and every task on
+the pool loop cancelled (their ``finally`` blocks run) before the loop stops.
+
+A JSON-RPC error answer keeps the connection — including code -32000, which the SDK also uses for
+"connection closed": that code counts as a lost connection only if a ping on the same session fails
+too.
 
 A handshake that does not finish within ``connect_timeout_s`` cancels its owner (nothing to close
 gracefully yet), in the background too. A message the SDK cannot parse (e.g. a schema nested
@@ -53,7 +59,7 @@ from reyn_core import secret_paths
 from reyn_sandbox import StopPipe
 
 from . import failures
-from .let_go import LetGo, retrieve, stop_owner
+from .let_go import Hurry, LetGo, retrieve, stop_owner
 from .lines import LineSplitter
 from .sandbox import confined_command, refuse_roots, widen_hint
 from .session_faults import SessionFault, SessionFaults
@@ -65,6 +71,7 @@ T = TypeVar("T")
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 PING_TIMEOUT_S = 5.0
+END_HARD_S = 3.0  # a shutdown out of time: for the killed servers' tasks to run their finally blocks
 
 
 class ServedTool(mcp_types.Tool):
@@ -116,6 +123,8 @@ class ServerConnection:
         self.opened = 0  # how many sessions were opened (1 + reconnects)
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._hurry = Hurry()  # the current owner's
+        self._hurries: set[Hurry] = set()  # every owner's not yet finished, let go of or not
         self._lock = asyncio.Lock()
         self._fault = SessionFault()  # the current owner's session's
         self._faults = SessionFaults()  # every open session's: a call is worded by the one it ran on
@@ -128,7 +137,9 @@ class ServerConnection:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def _transport(self, on_fault: Callable[[str], None]) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _transport(
+        self, on_fault: Callable[[str], None], hurry: Hurry
+    ) -> contextlib.AbstractAsyncContextManager[Any]:
         # the only place ${VAR} values are expanded: the spawn / the HTTP request
         try:
             c = self.config.resolved()
@@ -151,9 +162,11 @@ class ServerConnection:
                 LineSplitter(self.max_message_bytes, self.max_message_values),
                 ServerRequests(),
             )
-            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines, requests))
+            return self._stderr.feeding(lambda errlog: stdio_transport(spawn, errlog, lines, requests, hurry))
         bounds = (self.max_message_bytes, self.max_message_values)
         http = http_client(c.headers, self.connect_timeout_s, bounds, on_fault)
+        # a failed server's client is closed: the session's DELETE at its close fails at once
+        hurry.when(lambda: self._closing.start(http.aclose()))
         # the SDK's own event limit is off: the client's transport bounds every byte (http_bounds)
         sdk = streamable_http_client(str(c.url), http_client=http, max_sse_event_size=None)
         return _owning_client(http, sdk)
@@ -168,6 +181,7 @@ class ServerConnection:
         ready: asyncio.Future[ClientSession],
         stop: asyncio.Event,
         fault: SessionFault,
+        hurry: Hurry,
         caller: otel_context.Context,
     ) -> None:
         def on_fault(words: str, raw: str = "") -> None:
@@ -175,6 +189,7 @@ class ServerConnection:
             # session keeps them for the calls still waiting on it, but an owner already being
             # stopped (no longer ``self._stop``'s) has no say on the next session
             if fault.record(words, raw) and self._stop is stop:
+                hurry.now()  # a failed server: no graceful close
                 if ready.done():
                     stop.set()  # the owner closes the session: waiting requests fail at once
                 elif self._owner is not None:
@@ -189,7 +204,7 @@ class ServerConnection:
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = (await stack.enter_async_context(self._transport(on_fault)))[:2]
+                read, write = (await stack.enter_async_context(self._transport(on_fault, hurry)))[:2]
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)
                 )
@@ -213,6 +228,7 @@ class ServerConnection:
             if isinstance(exc, asyncio.CancelledError) and fault.words is None:
                 raise
         finally:
+            self._hurries.discard(hurry)
             if self._stop is stop:  # an owner let go of has no say on the session after it
                 self.session = None
                 self.tools = None
@@ -234,8 +250,9 @@ class ServerConnection:
         operator's log only — a server's stderr never reaches a model (see ``failures``)."""
         return self._stderr.text(limit)
 
-    async def ensure(self) -> ClientSession:
-        """The open session, opening one if needed (once every owner let go of has stopped)."""
+    async def ensure(self, wait_s: float | None = None) -> ClientSession:
+        """The open session, opening one if needed (once every owner let go of has stopped: within
+        ``wait_s``, the call's own timeout, else ``McpCallTimeout``)."""
         async with self._lock:
             # a session with a recorded fault is closing (its owner was told to stop): open a new one
             if (
@@ -246,13 +263,21 @@ class ServerConnection:
             ):
                 return self.session
             self._let_go()
-            await self._closing.settled()  # one server process per connection at a time
+            try:  # one server process per connection at a time
+                await asyncio.wait_for(self._closing.settled(), wait_s)
+            except asyncio.TimeoutError:
+                raise McpCallTimeout(
+                    f"the previous server of MCP server {self.name!r} did not stop within {wait_s:g} s; "
+                    "a new one will be opened on the next call"
+                ) from None
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[ClientSession] = loop.create_future()
             ready.add_done_callback(retrieve)
             self._fault = SessionFault()
             self._stop = asyncio.Event()
-            run = self._run_owner(ready, self._stop, self._fault, otel_context.get_current())
+            self._hurry = Hurry()
+            self._hurries.add(self._hurry)
+            run = self._run_owner(ready, self._stop, self._fault, self._hurry, otel_context.get_current())
             # The owner outlives this call: it starts from an empty context, not the caller's (whose
             # span would otherwise parent whatever the session does later).
             self._owner = contextvars.Context().run(loop.create_task, run, name=f"mcp-owner-{self.name}")
@@ -278,13 +303,16 @@ class ServerConnection:
             self.opened += 1
             return session
 
-    def _let_go(self, session: ClientSession | None = None) -> None:
+    def _let_go(self, session: ClientSession | None = None, *, failed: bool = True) -> None:
         """Let go of the current owner (with ``session``: only if that is still the current session —
         a call that failed on an old session never closes the one after it), stopped in the
-        background: gracefully once it holds a session, else cancelled (``stop_owner``)."""
+        background: its session closed once it holds one, else cancelled (``stop_owner``); its
+        server stopped hard unless it is let go of healthy (not ``failed``: a close)."""
         if session is not None and self.session is not session:
             return
         owner, stop = self._owner, self._stop
+        if failed and owner is not None:
+            self._hurry.now()
         graceful = self.session is not None
         self._owner = self._stop = self.session = self.tools = None
         if owner is not None:
@@ -293,13 +321,18 @@ class ServerConnection:
     async def close(self) -> None:
         """Close for good (shutdown); returns once every server of this connection has stopped."""
         async with self._lock:  # not in the middle of an open
-            self._let_go()
+            self._let_go(failed=self._fault.words is not None)
         await self._closing.settled()
+
+    def kill(self) -> None:
+        """A shutdown out of time: every server of this connection still running is killed now."""
+        for hurry in list(self._hurries):
+            hurry.kill()
 
     # ------------------------------------------------------------------ requests
 
     async def _request(self, fn: Callable[[ClientSession], Awaitable[T]], timeout_s: float, what: str) -> T:
-        session = await self.ensure()
+        session = await self.ensure(timeout_s)
         try:
             result = await self._closing.within(fn(session), timeout_s)
         except asyncio.TimeoutError:
@@ -491,15 +524,33 @@ class SessionPool:
             return
         self._closed = True
 
+        connections = list(self._connections.values())
+
         async def close_all() -> None:
-            await asyncio.gather(*(c.close() for c in self._connections.values()), return_exceptions=True)
-            self._connections.clear()
+            await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
+
+        async def end_hard() -> None:
+            # what the budget did not see end is ended now: every server killed, every task on the
+            # loop cancelled and given END_HARD_S to run its finally blocks (a transport's reaps
+            # its killed server), so nothing outlives the host's shutdown
+            for conn in connections:
+                conn.kill()
+            tasks = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=END_HARD_S)
+            for conn in connections:
+                conn.kill()  # a server started meanwhile by a task that ignored its cancellation
 
         if self._thread.is_alive():
             with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(close_all(), self._loop).result(timeout_s)
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(end_hard(), self._loop).result(END_HARD_S + 1.0)
+            self._connections.clear()
             self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout_s)
+            self._thread.join(END_HARD_S)
         if not self._thread.is_alive():
             self._loop.close()
 

@@ -9,13 +9,19 @@ that awaited either heard of its timeout that much later (an 8 s call timeout wa
 15.6 s). So every wait on a server is ``within`` its bound and reported at it, and what is let go
 runs on: each of those steps is bounded by itself (the SDK's write bound, ``stop_owner``'s, the
 stdio transport's close).
+
+A server let go of *because it failed* (a timeout, a transport fault, a broken handshake) gets no
+graceful close (``Hurry``): a stdio server's stdin is closed and it is stopped at once (the stop
+byte; unconfined, ``SIGKILL`` to its group), an HTTP server's client is closed (no ``DELETE`` to
+wait for). So what the next call waits for before it opens a new server is quick, and that wait is
+bounded by the call's own timeout anyway. Only the close of a healthy connection is graceful.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -54,6 +60,39 @@ class LetGo:
         """Wait until everything let go of has finished (each piece is bounded by itself)."""
         while running := {t for t in self._running if not t.done()}:
             await asyncio.wait(running)
+
+
+class Hurry:
+    """Whether one owner's server is to be stopped hard — let go of because it failed, or at a
+    shutdown out of time — and how: its transport registers each step with ``when``."""
+
+    __slots__ = ("_kills", "_steps", "urgent")
+
+    def __init__(self) -> None:
+        self.urgent = False
+        self._steps: list[Callable[[], None]] = []
+        self._kills: list[Callable[[], None]] = []
+
+    def when(self, step: Callable[[], None], kill: Callable[[], None] | None = None) -> None:
+        """``step`` runs at ``now`` (at once if it already came); ``kill`` at ``kill``."""
+        self._steps.append(step)
+        if kill is not None:
+            self._kills.append(kill)
+        if self.urgent:
+            step()
+
+    def now(self) -> None:
+        """Stop hard from here on: every step registered, once."""
+        if not self.urgent:
+            self.urgent = True
+            for step in self._steps:
+                step()
+
+    def kill(self) -> None:
+        """The last resort (a shutdown out of time): ``now``, then every ``kill`` (``SIGKILL``)."""
+        self.now()
+        for kill in self._kills:
+            kill()
 
 
 async def stop_owner(owner: asyncio.Task[None], stop: asyncio.Event | None) -> None:

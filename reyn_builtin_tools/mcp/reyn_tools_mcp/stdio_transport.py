@@ -30,6 +30,11 @@ the process's pipes are closed whatever happened (a child of an unconfined serve
 close is shielded and bounded; if it is cut short anyway (a native cancellation), the context's last
 step stops a server still running without waiting (the byte, or ``SIGKILL`` unconfined), so no
 exit path leaves a process.
+
+A server let go of because it failed (``let_go.Hurry``) is not closed gracefully: its stdin is
+closed and, at once, the stop byte sent (unconfined: ``SIGKILL`` to its group) — with no flush and
+no grace, whether its close had started or not; ``SIGKILL`` to its group follows ``KILL_AFTER_S``
+later if the launcher has not ended it by then. A shutdown out of time sends ``SIGKILL`` at once.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from mcp.shared.message import SessionMessage
 from reyn_sandbox import StopPipe
 
 from .failures import MessageNotUtf8, MessageTooLong, MessageTooManyValues, OutputEndedMidMessage
+from .let_go import Hurry
 from .lines import CHUNK, LineSplitter, NotUtf8Line, Overlong, Refused, TooManyValues, read_lines
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
@@ -120,12 +126,18 @@ class ServerRequests:
 
 @contextlib.asynccontextmanager
 async def stdio_transport(
-    spawn: StdioSpawn, errlog: TextIO, splitter: LineSplitter, requests: ServerRequests | None = None
+    spawn: StdioSpawn,
+    errlog: TextIO,
+    splitter: LineSplitter,
+    requests: ServerRequests | None = None,
+    hurry: Hurry | None = None,
 ) -> AsyncIterator[Any]:
     """Start the server (stderr to ``errlog``) and yield ``(read_stream, write_stream)``; the server
     is stopped on exit (see the module docstring). ``splitter`` bounds and splits its stdout;
-    ``requests`` (a new one if None) bounds the server's requests waiting for an answer."""
+    ``requests`` (a new one if None) bounds the server's requests waiting for an answer; ``hurry``
+    (a new one if None) stops it hard when told to."""
     requests = ServerRequests() if requests is None else requests
+    hurry = Hurry() if hurry is None else hurry
     stop = spawn.stop
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -146,8 +158,9 @@ async def stdio_transport(
         raise
     if stop is not None:
         stop.launched()
+    hurry.when(lambda: _hurried(proc, stop), lambda: _signal_group(proc, signal.SIGKILL))
     try:
-        async with _streams(proc, splitter, requests, stop) as streams:
+        async with _streams(proc, splitter, requests, stop, hurry) as streams:
             yield streams
     finally:
         if proc.returncode is None:  # the close was cut short: stop it without waiting
@@ -159,7 +172,11 @@ async def stdio_transport(
 
 @contextlib.asynccontextmanager
 async def _streams(
-    proc: asyncio.subprocess.Process, splitter: LineSplitter, requests: ServerRequests, stop: StopPipe | None
+    proc: asyncio.subprocess.Process,
+    splitter: LineSplitter,
+    requests: ServerRequests,
+    stop: StopPipe | None,
+    hurry: Hurry,
 ) -> AsyncIterator[Any]:
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
@@ -205,9 +222,9 @@ async def _streams(
         requests.open()
         read_stream.close()  # the reader goes on to drop what the server still writes
         write_stream.close()
-        with anyio.move_on_after(WRITER_FLUSH_S):
+        with anyio.move_on_after(0 if hurry.urgent else WRITER_FLUSH_S):
             await writer_done.wait()
-        await _stop(proc, stop)
+        await _stop(proc, stop, hurry)
         for stream in (read_stream, write_stream, read_writer, write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
@@ -243,15 +260,17 @@ def _parse(line: bytes) -> SessionMessage | Exception:
         return exc
 
 
-async def _stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None:
+async def _stop(proc: asyncio.subprocess.Process, stop: StopPipe | None, hurry: Hurry) -> None:
     """Close stdin, wait ``EXIT_GRACE_S``; then the stop byte (or ``SIGTERM``), ``KILL_AFTER_S``;
-    then ``SIGKILL`` to the group. Every wait is bounded."""
+    then ``SIGKILL`` to the group. Every wait is bounded. Hurried: no grace (``_hurried``)."""
     assert proc.stdin is not None
     with contextlib.suppress(OSError):
         proc.stdin.close()
-    if await _exited(proc, EXIT_GRACE_S):
+    if hurry.urgent:
+        _hurried(proc, stop)
+    elif await _exited(proc, EXIT_GRACE_S):
         return
-    if stop is not None:
+    elif stop is not None:
         stop.stop()
     else:
         _signal_group(proc, signal.SIGTERM)
@@ -259,6 +278,15 @@ async def _stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None
         return
     _signal_group(proc, signal.SIGKILL)
     await _exited(proc, REAP_S)
+
+
+def _hurried(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None:
+    """A failed server's stop: its stdin closed, then at once the stop byte (unconfined: ``SIGKILL``
+    to its group)."""
+    assert proc.stdin is not None
+    with contextlib.suppress(OSError, RuntimeError):
+        proc.stdin.close()
+    _force_stop(proc, stop)
 
 
 def _force_stop(proc: asyncio.subprocess.Process, stop: StopPipe | None) -> None:

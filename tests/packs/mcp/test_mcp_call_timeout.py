@@ -11,6 +11,8 @@ answers ``pid`` while it reads its stdin, and the next call opens a fresh one. R
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -94,3 +96,94 @@ def test_a_shutdown_right_after_a_timeout_leaves_no_task_and_no_process() -> Non
         os.kill(pid, 9)  # this test's own server
     assert not left
     assert stderr == "", json.dumps(stderr)
+
+
+# ------------------------------------------------ a failed server is stopped hard; shutdown is bounded
+# (review of the above: a server ignoring SIGTERM and its stdin's end kept the next call waiting for
+# its graceful stop, and a shutdown out of time left it running after the host)
+
+
+def stubborn(log: Path, **env: str) -> dict:
+    """The ``stubborn`` server (it writes ``term`` / ``eof`` lines to ``log/<pid>``)."""
+    return {
+        "command": sys.executable,
+        "args": [str(HAZARDS), "stubborn", str(log)],
+        "sandbox": "off",
+        "env": env,
+    }
+
+
+def notes(log: Path, pid: int) -> list[str]:
+    path = log / str(pid)
+    return path.read_text().split() if path.exists() else []
+
+
+def servers_of(log: Path) -> list[int]:
+    """The running processes started with ``log`` on their command line (this test's servers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(log) in (entry / "cmdline").read_text() and running(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+async def test_a_timed_out_server_gets_no_grace_and_a_healthy_one_closes_gracefully(tmp_path) -> None:
+    """The timed-out server (busy in ``hang``, not reading its stdin, ignoring SIGTERM) is killed at
+    once: it never sees the graceful close's SIGTERM. Before, the next call waited for that close
+    (2 s of grace, SIGTERM, 5 s, SIGKILL) and the server logged ``term``. Positive control: the
+    healthy server after it is closed gracefully — it sees the end of its stdin and exits by itself."""
+    from reyn_tools_mcp.client import McpCallTimeout, ServerConnection
+    from reyn_tools_mcp.settings import ServerConfig
+
+    conn = ServerConnection("stubborn", ServerConfig.model_validate(stubborn(tmp_path)), 20.0, {})
+    try:
+        first = int((await conn.call_tool("pid", {}, 20)).content[0].text)  # type: ignore[union-attr]
+        with pytest.raises(McpCallTimeout):
+            await conn.call_tool("hang", {}, 1)
+        second = int((await conn.call_tool("pid", {}, TIMEOUT_S)).content[0].text)  # type: ignore[union-attr]
+        assert second != first and not running(first)
+        assert notes(tmp_path, first) == []  # no SIGTERM, no grace: killed
+    finally:
+        await conn.close()
+    assert not running(second)
+    assert notes(tmp_path, second) == ["eof"]  # closed gracefully: it saw its stdin end and exited
+
+
+async def test_a_shutdown_out_of_time_leaves_no_process_and_no_task(tmp_path) -> None:
+    """The reviewer's scenario: a server that ignores SIGTERM and its stdin's end, with a slow
+    handshake; a call times out, the next is submitted, and the pool is closed with a budget its
+    graceful close cannot meet. Before, the pool stopped its loop with the server still running
+    (and tasks pending); now, once the budget is spent, every server is killed and every task
+    cancelled before the loop stops. Positive control: the first call answered."""
+    from reyn_tools_mcp.client import McpCallTimeout, SessionPool
+    from reyn_tools_mcp.settings import ServerConfig
+
+    config = ServerConfig.model_validate(
+        stubborn(tmp_path, HAZARDS_SLOW_INIT="1", HAZARDS_LIVE_AFTER_EOF="1")
+    )
+    pool = SessionPool()
+    loop = pool._loop
+    try:
+
+        def run(tool: str, timeout_s: float):
+            return pool.run(lambda c: c.call_tool(tool, {}, timeout_s), "stubborn", config, 20.0, {})
+
+        first = int((await run("pid", 20)).content[0].text)  # type: ignore[union-attr]
+        with pytest.raises(McpCallTimeout):
+            await run("hang", 1)
+        after = asyncio.ensure_future(run("pid", 5))
+        await asyncio.to_thread(pool.close, 2.0)  # the next server's graceful close needs 7 s
+        after.cancel()
+        with contextlib.suppress(BaseException):
+            await after
+    finally:
+        left = servers_of(tmp_path)
+        for pid in left:
+            os.kill(pid, 9)  # this test's own servers
+    assert first > 0
+    assert left == []
+    assert loop.is_closed()  # the loop's thread ended: nothing was left running on it

@@ -10,6 +10,10 @@ within ``ALARM_S`` (SIGALRM) at the latest:
 - ``ping-flood``: answers ``initialize`` and ``tools/list`` (tool ``slow``); at the first
   ``tools/call`` of ``slow`` stops reading its stdin and writes server→client ``ping`` requests
   forever.
+- ``stubborn DIR``: a server that will not be stopped gently: ``initialize`` answered after
+  ``HAZARDS_SLOW_INIT`` seconds, ``SIGTERM`` ignored (a line ``term`` written to ``DIR/<pid>``),
+  ``tools/call`` of ``hang`` never answered (nor stdin read any more); at the end of its stdin it
+  writes ``eof`` and exits — or, with ``HAZARDS_LIVE_AFTER_EOF`` set, lives on.
 - anything else: a well-behaved server (``initialize``, ``tools/list`` with ``add``, ``tools/call``).
 
 Every mode but ``crash`` also lists ``pid``, whose call answers the server's process id.
@@ -54,8 +58,16 @@ def ping_flood() -> None:
         os._exit(0)
 
 
+def note(word: str) -> None:
+    """``stubborn``: ``word`` on a line of ``DIR/<pid>``."""
+    with open(os.path.join(sys.argv[2], str(os.getpid())), "a") as log:
+        log.write(word + "\n")
+
+
 def answer(message: dict) -> None:
     method, request_id = message.get("method"), message.get("id")
+    if method == "initialize" and MODE == "stubborn":
+        time.sleep(float(os.environ.get("HAZARDS_SLOW_INIT", "0")))
     if method == "initialize":
         version = message["params"]["protocolVersion"]
         info = {"name": "hazards", "version": "0"}
@@ -71,11 +83,13 @@ def answer(message: dict) -> None:
         sys.stdout.flush()
         os._exit(1)
     elif method == "tools/list":
-        names = ["slow" if MODE == "ping-flood" else "add", "pid"]
+        names = [{"ping-flood": "slow", "stubborn": "hang"}.get(MODE, "add"), "pid"]
         tools = [{"name": name, "inputSchema": {"type": "object"}} for name in names]
         send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
     elif method == "tools/call" and message["params"]["name"] == "slow":
         ping_flood()
+    elif method == "tools/call" and message["params"]["name"] == "hang":
+        time.sleep(ALARM_S)
     elif method == "tools/call":
         args = message["params"].get("arguments") or {}
         pid = message["params"]["name"] == "pid"
@@ -90,6 +104,8 @@ def main() -> None:
     if MODE == "forks" and os.fork() == 0:
         signal.alarm(ALARM_S)
         child_holding_stdout(os.getppid())
+    if MODE == "stubborn":
+        signal.signal(signal.SIGTERM, lambda *_: note("term"))
     for line in sys.stdin:
         try:
             message = json.loads(line)
@@ -97,6 +113,10 @@ def main() -> None:
             continue
         if message.get("id") is not None and "method" in message:
             answer(message)
+    if MODE == "stubborn":
+        note("eof")
+        while os.environ.get("HAZARDS_LIVE_AFTER_EOF"):
+            time.sleep(1)
 
 
 if __name__ == "__main__":
