@@ -11,7 +11,7 @@ from ..errors import ToolRegistrationError
 from ..own_check import availability_problem
 from ..schema import SchemaIssue, check_tool_schema
 from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
-from ..unicode_text import describe_lone_surrogate, has_lone_surrogate, lone_surrogate_at
+from ..unicode_text import describe_lone_surrogate, has_lone_surrogate, unsendable_at
 
 # A description is sent to the model on every turn it is offered: bounded like a schema (RS002).
 MAX_DESCRIPTION_CHARS = 16_384
@@ -116,13 +116,9 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             f"tool {d.name!r} has an invalid field: {problem}",
             tool=d.name,
         )
-    problem = text_problem(d)  # before the schema's compile, which fails on one without saying where
+    problem = unsendable_problem(d)  # before the schema's compile, which fails on one without saying where
     if problem:
-        raise ToolRegistrationError(
-            "RT012",
-            f"tool {d.name!r} has text that UTF-8 cannot carry (a lone surrogate) {problem}",
-            tool=d.name,
-        )
+        raise ToolRegistrationError("RT012", f"tool {d.name!r} has {problem}", tool=d.name)
     issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
     errors = [i for i in issues if i.severity == "error"]
     if errors:
@@ -136,22 +132,32 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
     return [i for i in issues if i.severity == "warning"]
 
 
-def text_problem(d: ToolDefinition) -> str:
-    """Where a definition's text (description, parameters, result schema) holds a lone surrogate
-    ('' when nowhere): every surface sends a definition as UTF-8, so one such tool would break the
-    whole listing of an MCP server (or a model request), not only itself. A schema that is not JSON
-    data is left to the schema checks, which say so."""
+_LONE = "text that UTF-8 cannot carry (a lone surrogate)"
+
+
+def unsendable_problem(d: ToolDefinition) -> str:
+    """What in a definition (description, parameters, result schema) JSON in UTF-8 cannot carry, and
+    where ('' when nothing): a lone surrogate, or a number that is not finite (``NaN``, ``Infinity``:
+    e.g. a parameter defaulting to ``math.inf``). Every surface sends a definition as UTF-8 JSON, so
+    one such tool would break the whole listing of an MCP server, or every model request, not only
+    itself. A schema that is not JSON data is left to the schema checks, which say so."""
     text = d.description
     if has_lone_surrogate(text):
         first = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
-        return f"in its description at character {first}"
+        return f"{_LONE} in its description at character {first}"
     for field, schema in (("parameters", d.parameters), ("returns", d.returns)):
         try:  # the common case, in C: the walk naming where runs only when one is there
-            if schema is None or not has_lone_surrogate(json.dumps(schema, ensure_ascii=False)):
+            if schema is None or not has_lone_surrogate(
+                json.dumps(schema, ensure_ascii=False, allow_nan=False)
+            ):
                 continue
-        except (TypeError, ValueError, RecursionError):
+        except (TypeError, RecursionError):
             continue  # not JSON data (RS001 / RS002 / RT006 say so)
-        found = lone_surrogate_at(schema)
-        if found is not None:
-            return f"in its {field} schema {describe_lone_surrogate(found)}"
+        except ValueError:
+            pass  # a number that is not finite (or a cycle, which the walk ends and the schema checks name)
+        found = unsendable_at(schema)
+        if found is None:
+            continue
+        what = "a number JSON cannot carry (NaN or Infinity)" if found[1] == "number" else _LONE
+        return f"{what} in its {field} schema {describe_lone_surrogate(found)}"
     return ""

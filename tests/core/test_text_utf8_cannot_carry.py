@@ -236,3 +236,45 @@ def test_an_enriched_schema_holding_a_lone_surrogate_renders_the_registered_one(
         assert "returned text UTF-8 cannot carry (a lone surrogate) at /properties/name/enum/1" in caplog.text
     else:  # the control: ordinary non-ASCII text is rendered
         assert enum == ["notes.md", FINE]
+
+
+OBJ = {"type": "object"}
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_a_definition_holding_a_number_json_cannot_carry_is_rt012_and_alone(bad: float) -> None:
+    # before, it registered, and every model request carrying the listing failed (httpx refuses it)
+    def measure(x: float = bad) -> float:
+        """Measure."""
+        return x
+
+    builder = RegistryBuilder()
+    with pytest.raises(ToolRegistrationError) as info:
+        builder.register(tool(cluster="t", purity="read_only")(measure))
+    assert info.value.code == "RT012"
+    assert (
+        "tool 'measure' has a number JSON cannot carry (NaN or Infinity) in its parameters schema "
+        "at /properties/x/default" in str(info.value)
+    )
+    returns = {"type": "number", "maximum": bad}
+    with pytest.raises(ToolRegistrationError, match="in its returns schema at /maximum"):
+        builder.register(
+            ToolDefinition(
+                name="bounded", description="B.", parameters=OBJ, handler=_handler, returns=returns
+            )
+        )
+
+    # the control: finite numbers (the largest float included) register, and the listing is JSON
+    def measure_fine(x: float = 1.7976931348623157e308) -> float:
+        """Measure."""
+        return x
+
+    builder.register(tool(cluster="t", purity="read_only")(measure_fine))
+    builder.register(
+        ToolDefinition(
+            name="bounded", description="B.", parameters=OBJ, handler=_handler, returns={"maximum": -0.0}
+        )
+    )
+    registry = builder.freeze()
+    assert {d.name for d in registry.tools()} == {"measure_fine", "bounded"}
+    json.dumps([(d.parameters, d.returns) for d in registry.tools()], allow_nan=False)
