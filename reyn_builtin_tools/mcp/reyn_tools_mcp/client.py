@@ -324,6 +324,11 @@ class ServerConnection:
             self._let_go(failed=self._fault.words is not None)
         await self._closing.settled()
 
+    @property
+    def stopping(self) -> bool:
+        """Whether a server let go of (or a request cancelled) is still being stopped."""
+        return self._closing.pending
+
     def kill(self) -> None:
         """A shutdown out of time: every server of this connection still running is killed now."""
         for hurry in list(self._hurries):

@@ -56,6 +56,11 @@ class LetGo:
             raise asyncio.TimeoutError
         return task.result()
 
+    @property
+    def pending(self) -> bool:
+        """Whether some work let go of has not finished yet."""
+        return any(not t.done() for t in self._running)
+
     async def settled(self) -> None:
         """Wait until everything let go of has finished (each piece is bounded by itself)."""
         while running := {t for t in self._running if not t.done()}:

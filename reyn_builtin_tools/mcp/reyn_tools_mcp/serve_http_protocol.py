@@ -62,7 +62,8 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
     bodies, or never read their answers. (uvicorn's ``timeout_keep_alive`` starts only after a
     response and stops at the first byte of the next request, so half a request head held a
     connection for ever; h11 bounds the head's size, not its time; and an answer's last write waits
-    for the peer to have read the one before, without a bound.)
+    for the peer to have read the one before, without a bound.) A response started before its
+    request's body has all come says ``Connection: close`` and ends its connection (``_ClosingEarly``).
 
     One deadline per connection, started when it opens, when a response has been handed to it, and
     when writing pauses or resumes: ``send_timeout_s`` while bytes of an answer wait in the server's
@@ -70,12 +71,30 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
     for its next request while its previous answer still waits: that answer's deadline applies, and
     the next request is due from when it has left. Pipelined requests are served in turn."""
     import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.h11_impl import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE, H11Protocol
 
     refused = [0]
     overdue = [0]
     unread = [0]
     upgrades = [0]
+
+    class _ClosingEarly(h11.Connection):
+        """A response started before its request's body has all come (a refusal: 401, 413, 415,
+        503 ...) says ``Connection: close``, and the connection ends after it (h11 then holds it
+        as must-close; uvicorn closes it): the unread rest would hold the connection for as long as
+        the peer cares not to send it, and a client told nothing would send its next request on a
+        connection being closed under it."""
+
+        def send_with_data_passthrough(self, event: Any) -> list[bytes] | None:  # what send() calls
+            if isinstance(event, h11.Response) and self.their_state is h11.SEND_BODY:
+                headers = [*event.headers.raw_items(), (b"connection", b"close")]
+                event = h11.Response(
+                    status_code=event.status_code,
+                    headers=headers,
+                    reason=event.reason,
+                    http_version=event.http_version,
+                )
+            return super().send_with_data_passthrough(event)
 
     class CappedH11Protocol(H11Protocol):
         _deadline: Any = None
@@ -93,16 +112,14 @@ def capped_protocol(cap: int, header_timeout_s: float, send_timeout_s: float) ->
                 return
             self._start_deadline()
 
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            size = self.config.h11_max_incomplete_event_size
+            self.conn = _ClosingEarly(h11.SERVER, size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE)
+
         def on_response_complete(self) -> None:
-            # read before super(), which starts the next cycle: a pipelined request whose body is
-            # still arriving is the next request's, not an unread rest of this one's
-            answered_early = self.conn.their_state is h11.SEND_BODY
             self._answered = True
             super().on_response_complete()
-            if answered_early:
-                # answered (refused: 401, 503, 413 ...) before its body was read to its end: the
-                # rest would hold the connection for as long as the peer cares not to send it
-                self.transport.close()
             self._start_deadline()  # the next request is due as the first one was
 
         def pause_writing(self) -> None:

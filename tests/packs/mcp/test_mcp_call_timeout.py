@@ -4,7 +4,8 @@ writer is stuck on its full stdin and its writes block on a stdout the host stop
 the timed-out call awaited its own cancellation (the SDK's ``notifications/cancelled``, up to 5 s
 behind that writer) and then the graceful close of the server (about 2.5 s): an 8 s timeout was
 reported at 15.6 s. Now the request is cancelled and the server stopped in the background: the
-caller hears of the timeout while the server still runs. The positive controls: the same server
+caller hears of the timeout while that stop is still under way (the server is killed at once, as a
+failed one, but its close — pipes, reaping — is not awaited). The positive controls: the same server
 answers ``pid`` while it reads its stdin, and the next call opens a fresh one. Real servers
 (servers/stdio_hazards_server.py, raw JSON-RPC over stdio, unconfined so that its pid is the host's).
 """
@@ -47,9 +48,10 @@ async def test_the_timeout_is_reported_before_the_server_is_stopped() -> None:
         pid = int((await conn.call_tool("pid", {}, 20)).content[0].text)  # type: ignore[union-attr]
         with pytest.raises(McpCallTimeout) as raised:
             await conn.call_tool("slow", {}, TIMEOUT_S)
-        # nothing ran on the loop since the error was raised: before, the server had been stopped
-        # (and reaped) by then, since the call awaited its close
-        assert running(pid)
+        # nothing ran on the loop since the error was raised: before, the call awaited the server's
+        # close, so nothing was left to stop by then. (Whether the killed server is still in /proc
+        # here is up to the kernel and the child watcher's thread, so that is not asserted.)
+        assert conn.stopping
         assert f"did not answer tools/call 'slow' within {TIMEOUT_S} s" in str(raised.value)
         again = int((await conn.call_tool("pid", {}, 20)).content[0].text)  # type: ignore[union-attr]
         assert again != pid and conn.opened == 2  # a fresh server ...

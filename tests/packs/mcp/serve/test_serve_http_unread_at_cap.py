@@ -146,3 +146,24 @@ async def test_half_a_head_after_a_keep_alive_response_is_closed(serve_world: Se
         writer.close()
     assert head.startswith(b"HTTP/1.1 4") and b"connection: close" not in head.lower(), head  # kept open
     assert after == b""  # then closed, without an answer
+
+
+async def test_a_refusal_before_the_body_has_come_says_the_connection_closes(serve_world: ServeWorld) -> None:
+    # refused (401, no token) on its head while its body is still to come: the client is told the
+    # connection ends, so it never sends its next request on a connection being closed under it
+    # (before, the connection was closed with no word: httpx reused it and read a reset)
+    with serve_world.http("--auth-token-env", "TOK", TOK=TOKEN) as server:
+        reader, writer = await _raw(server.port, _head(server.port, 100) + b"[")  # 99 bytes to come
+        early = await _until_closed(reader)
+        writer.close()
+        # the control: a complete request refused the same way keeps its connection for the next one
+        reader, writer = await _raw(server.port, _head(server.port, 2) + b"{}")
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), BOUND)
+        await asyncio.wait_for(reader.readuntil(b"\r\n0\r\n\r\n"), BOUND)  # its chunked body, to its end
+        writer.write(_head(server.port, 2, f"Authorization: Bearer {TOKEN}") + b"{}")
+        await writer.drain()
+        next_head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), BOUND)
+        writer.close()
+    assert early.startswith(b"HTTP/1.1 401") and b"connection: close" in early.lower(), early
+    assert head.startswith(b"HTTP/1.1 401") and b"connection: close" not in head.lower(), head
+    assert next_head.startswith(b"HTTP/1.1 "), next_head  # answered on the same connection
