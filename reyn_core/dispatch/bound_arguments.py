@@ -21,6 +21,7 @@ from ..errors import ArgumentProblem, InvalidToolArguments
 from ..jsondata import JSON_SCALAR_TYPES
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
+from ..unicode_text import has_lone_surrogate
 from ..validation import (
     MAX_ARGUMENT_DEPTH,
     parse_arguments,
@@ -180,9 +181,9 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
 
     A small call's arguments are JSON data here (``unsendable_problems``: no NaN or Infinity, no lone
     surrogate); any other call's are in ``arguments_in_thread``: every call passes exactly one of the
-    two. The walk that decides runs only when the pass over the copy met a float that is not finite,
-    or a key or string that is not ASCII: arguments of ASCII text, integers, booleans, ``null`` and
-    finite floats hold nothing it could find."""
+    two. The walk that says where (``unsendable_at``) runs only when the pass over the copy met a
+    float that is not finite, a string holding a lone surrogate or a key that is not ASCII text: a
+    flat object holds no container, so its leaves are all there is to look at."""
     owned = type(args) is not dict
     if owned:  # JSON text (parsed afresh) or another mapping (copied whole)
         parsed, problems = own_arguments(args)
@@ -197,7 +198,7 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
             if kind is str:
                 if len(value) > _INLINE_CHARS:
                     break
-                if not value.isascii():
+                if not value.isascii() and has_lone_surrogate(value):
                     plain = False
             elif kind is float:
                 if not isfinite(value):
