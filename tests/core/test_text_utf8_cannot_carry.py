@@ -139,9 +139,8 @@ async def test_arguments_holding_one_never_reach_a_handler(registry: ToolRegistr
     envelope = await _dispatch(registry, "named", {"lone": True, "\ud800": 1})
     _sent(envelope)
     assert envelope["error"]["kind"] == "invalid_arguments"
-    assert "the arguments have a member name holding text UTF-8 cannot carry (a lone surrogate)" in (
-        envelope["error"]["message"]
-    )
+    message = envelope["error"]["message"]
+    assert "the arguments have a member name holding text UTF-8 cannot carry (a lone surrogate)" in message
 
 
 async def test_report_messages_utf8_cannot_carry_are_delivered_with_their_escape(
