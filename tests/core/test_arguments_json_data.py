@@ -4,7 +4,8 @@ float that is not finite (``NaN``, ``Infinity``: RFC 8259 has neither) or a stri
 holding a lone surrogate (no UTF-8 text holds one) are ``invalid_arguments`` naming the JSON
 pointer, and the handler never runs — a small flat call (checked on the event loop) and a large or
 nested one (checked in the worker thread) alike, for a model tool and a raw-schema tool. Before,
-the schema's ``number`` and pydantic's ``float`` took ``NaN`` and the handler got it. The controls:
+pydantic's ``float`` and a raw schema's unconstrained array items took ``NaN`` and the handler got
+it (a raw ``number`` refused it as "expected number, got null"). The controls:
 finite floats at the extremes, ``-0.0``, ordinary non-ASCII text and the string ``"NaN"`` reach the
 handler as they were sent, and the next call is served."""
 
@@ -50,7 +51,7 @@ def _raw(**kwargs: Any) -> str:
 
 RAW = ToolDefinition(
     name="raw",
-    description="A raw-schema tool: its compiled schema's number takes NaN.",
+    description="A raw-schema tool: its array's items are unconstrained.",
     parameters={"type": "object", "properties": {"x": {"type": "number"}, "rows": {"type": "array"}}},
     handler=_raw,
 )
