@@ -3,8 +3,9 @@ H): the SDK parses a request with pydantic's ``from_json``, which reads ``NaN``,
 ``-Infinity`` and ``1e400`` (as Infinity), so a ``tools/call`` holding one arrives as a ``dict``
 holding a float that is not finite. The dispatcher refuses it as ``invalid_arguments`` naming the
 JSON pointer, and the session serves on. Before, ``probe_number`` got ``nan`` / ``inf``. Positive
-controls in the same session: finite numbers, the largest float and ``-0.0`` reach the handler. A
-real ``reyn mcp serve`` subprocess, over raw stdio pipes and raw HTTP on 127.0.0.1."""
+controls in the same session: finite numbers, the largest float and ``-0.0`` reach the handler. The
+same for a lone surrogate in a string argument, where the SDK keeps one. A real ``reyn mcp serve``
+subprocess, over raw stdio pipes and raw HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from .conftest import ServeWorld
+from .conftest import MODERN, ServeWorld
 from .test_serve_http_limits import HEADERS, _session, open_session
 from .test_serve_stop import stdio_serve
 
@@ -88,3 +89,37 @@ async def test_http_a_number_json_cannot_carry_is_refused_and_the_session_serves
                 posted = await http.post(server.url, content=_call_line(100 + i, literal), headers=headers)
                 answers[100 + i] = _answer(posted)
     _check(answers)
+
+
+def _modern_call(request_id: int, arguments: str) -> bytes:
+    """A 2026-07-28 ``tools/call`` of ``probe_echo`` (no session: its version in ``_meta``)."""
+    prefix = '"io.modelcontextprotocol/'
+    meta = f'{{{prefix}protocolVersion":"{MODERN}",{prefix}clientCapabilities":{{}}}}'
+    params = f'{{"name":"probe_echo","arguments":{arguments},"_meta":{meta}}}'
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'.encode()
+
+
+async def test_http_a_lone_surrogate_in_a_string_argument_never_reaches_the_handler(
+    serve_world: ServeWorld,
+) -> None:
+    # the 2026-07-28 generation parses a body with json.loads, which keeps "\udce9" as a lone
+    # surrogate (stdio and the handshake generation's parser refuse it before Reyn sees it); before,
+    # probe_echo ran and only its result was refused
+    headers = {
+        **HEADERS,
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "probe_echo",
+    }
+    with serve_world.http() as server:
+        async with httpx.AsyncClient(timeout=60) as http:
+            lone = _answer(
+                await http.post(server.url, content=_modern_call(1, '{"text":"caf\\udce9"}'), headers=headers)
+            )
+            fine = _answer(
+                await http.post(server.url, content=_modern_call(2, '{"text":"caf\\u00e9"}'), headers=headers)
+            )
+    assert lone["result"]["isError"], lone
+    words = "invalid arguments for 'probe_echo': /text: holds text UTF-8 cannot carry (a lone surrogate)"
+    assert words in _text(lone)
+    assert not fine["result"].get("isError") and fine["result"]["structuredContent"]["text"] == "café", fine
