@@ -231,6 +231,8 @@ async def arguments_in_thread(
 def _json_data_arguments(
     prepared: PreparedTool, parsed: Any, ctx: ToolContext
 ) -> tuple[Any, list[ArgumentProblem]]:
+    """``prepared.arguments(parsed, ctx)`` unless ``parsed`` holds a leaf that is not JSON data: then
+    that one problem, and no validator runs (what ``own_small`` answers for a small call)."""
     problems = unsendable_problems(parsed)
     if problems:
         return None, problems
