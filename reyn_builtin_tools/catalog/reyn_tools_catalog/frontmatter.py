@@ -16,8 +16,8 @@ the line number and what to write instead; the parser never guesses. No PyYAML d
 Parsing is linear in the size of the file: lines are scanned once (no backtracking regex, no
 re-parsing of a growing JSON value), and the block, its keys, JSON nesting and the JSON values of
 one value are bounded (``MAX_FRONT_MATTER_CHARS``, ``MAX_KEYS``, ``MAX_JSON_DEPTH``,
-``MAX_JSON_VALUES``, counted before it is parsed) with an error saying which limit was hit. JSON is
-read with JSON's numbers only (``reyn_core.host.read_json``: ``NaN`` and ``Infinity`` are refused).
+``MAX_JSON_VALUES``, counted before parsing: ``reyn_core.host.read_json``, which refuses ``NaN`` and
+``Infinity``) with an error saying which limit was hit.
 """
 
 from __future__ import annotations
@@ -270,12 +270,6 @@ def _too_deep(what: str, lineno: int) -> FrontMatterError:
     )
 
 
-def _too_many(what: str, lineno: int) -> FrontMatterError:
-    return FrontMatterError(
-        f"the {what} holds more than {MAX_JSON_VALUES} JSON values; the limit is {MAX_JSON_VALUES}", lineno
-    )
-
-
 def _loads(text: str, lineno: int, what: str) -> Any:
     """``read_json`` of one value, with its nesting and values bounded and every failure a
     ``FrontMatterError``."""
@@ -283,11 +277,9 @@ def _loads(text: str, lineno: int, what: str) -> Any:
         raise _too_deep(what, lineno)
     try:
         return read_json(text, MAX_JSON_VALUES)
-    except TooManyJsonValues:
-        raise _too_many(what, lineno) from None
     except json.JSONDecodeError as exc:
         raise FrontMatterError(f"malformed {what} ({exc.msg})", lineno) from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer over Python's digit limit
+    except (ValueError, RecursionError) as exc:  # too many values, NaN, an integer over the digit limit
         raise FrontMatterError(f"the {what} cannot be read ({exc})", lineno) from None
 
 
@@ -308,8 +300,6 @@ def _json_value(lines: list[str], i: int, end: int, raw: str, key: str) -> tuple
         raise _too_deep(f"JSON value of {key!r}", i + 1)
     try:
         return read_json("\n".join(parts), MAX_JSON_VALUES), j
-    except TooManyJsonValues:
-        raise _too_many(f"JSON value of {key!r}", i + 1) from None
     except json.JSONDecodeError as exc:
         raise FrontMatterError(
             f"the JSON value of {key!r} is malformed or not closed ({exc.msg})", i + 1
@@ -338,8 +328,8 @@ def _scalar_or_flow(raw: str, lineno: int, key: str) -> Any:
                 raise _too_deep(f"list value of {key!r}", lineno)
             try:
                 return read_json(candidate, MAX_JSON_VALUES)
-            except TooManyJsonValues:
-                raise _too_many(f"list value of {key!r}", lineno) from None
+            except TooManyJsonValues as exc:  # JSON, but too large: not read again as a YAML list
+                raise FrontMatterError(f"the list value of {key!r} cannot be read ({exc})", lineno) from None
             except (ValueError, RecursionError):  # not JSON: a YAML flow list such as [a, "b c"]
                 pass
         raw = _strip_flow_comment(raw)
