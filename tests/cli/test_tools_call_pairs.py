@@ -37,7 +37,7 @@ def test_other_parameters_are_read_as_json():
 
 def test_a_number_json_cannot_carry_is_not_read_as_a_float():
     # NaN and Infinity are not JSON (issue 24): a number parameter refuses them, a string one keeps the text
-    with pytest.raises(ValueError, match="ratio=.*expected number written as JSON"):
+    with pytest.raises(ValueError, match=r"ratio=.*expected number written as JSON"):
         pairs_to_arguments(["ratio=NaN"], SCHEMA)
     assert pairs_to_arguments(["either=Infinity", "unknown=NaN"], SCHEMA) == {
         "either": "Infinity",
