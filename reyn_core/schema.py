@@ -7,7 +7,6 @@ docs/diagnostics.md.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .errors import StrictSchemaError
 from .jsondata import depth_within
 from .provider_schemas import adapt_parameters, copy_json, to_strict
+from .unicode_text import describe_lone_surrogate, json_text_unsendable_at
 from .validation.patterns import MAX_PATTERN_LENGTH
 from .validation.walk import subschemas as _subschemas
 
@@ -55,7 +55,8 @@ def check_tool_schema(
     the one the library compiles here, so the registry keeps the compiled form it checked; without
     it, a validator is made for the check alone.
 
-    Checks, in order: JSON-serialisable mapping; bounded size and depth; object root; only local
+    Checks, in order: JSON-serialisable mapping; bounded depth; nothing JSON in UTF-8 cannot carry
+    (``RT012``: a lone surrogate, a ``NaN`` or ``Infinity``); bounded size; object root; only local
     ``#/...`` references and nothing that could make one resolve elsewhere; a valid Draft 2020-12
     schema; patterns RE2 can run (linear time; no backreferences or lookaround) and at most
     ``MAX_PATTERN_LENGTH`` long; no ``kind`` property on a phase-usable tool (a phase op is flat:
@@ -80,10 +81,14 @@ def check_tool_schema(
     # The text bounds the size and tells which walks can find anything (below); neither depends on
     # the order of the keys, so they are not sorted. A key JSON has no text for fails here (RS001); a
     # non-string key JSON writes as a string is refused by the compile (RS005).
+    # The same one encoding says where the schema holds what JSON in UTF-8 cannot carry (RT012: a
+    # lone surrogate, a NaN or Infinity), before the compile, which fails on one without saying where.
     try:
-        encoded = json.dumps(parameters)
+        encoded, unsendable = json_text_unsendable_at(parameters)
     except (TypeError, ValueError, RecursionError) as exc:
         return [SchemaIssue("RS001", "error", f"parameters are not JSON-serialisable: {exc}")]
+    if unsendable is not None:
+        return [SchemaIssue("RT012", "error", unsendable_words(unsendable, "parameters"), unsendable[0])]
     issues: list[SchemaIssue] = []
     if len(encoded) > MAX_SCHEMA_BYTES:
         issues.append(
@@ -151,6 +156,16 @@ def check_tool_schema(
     if not issues:  # every issue so far is an error
         issues.extend(provider_lints(parameters))
     return issues
+
+
+def unsendable_words(found: tuple[str, str], field: str) -> str:
+    """``RT012``'s words for ``found`` (``unsendable_at``'s answer) in a definition's ``field`` schema."""
+    what = (
+        "a number JSON cannot carry (NaN or Infinity)"
+        if found[1] == "number"
+        else "text that UTF-8 cannot carry (a lone surrogate)"
+    )
+    return f"{what} in its {field} schema {describe_lone_surrogate(found)}"
 
 
 # --------------------------------------------------------------------------- provider lints

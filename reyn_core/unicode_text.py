@@ -12,10 +12,13 @@ each lone surrogate as its ``\\udXXXX`` escape (``escape_lone_surrogates``). Has
 The same walk finds the other leaf JSON cannot carry, a number that is not finite (``NaN``,
 ``Infinity``: RFC 8259 has neither, and ``json.dumps`` would write them as text no peer must accept):
 ``unsendable_at`` answers where the first leaf of either kind is, for what ``dispatch_tool`` sends.
+``json_text_unsendable_at`` answers it with a value's JSON text, from that one encoding: what the
+registry's checks use, which need the text anyway (the size bound), so a definition is encoded once.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -108,6 +111,19 @@ def unsendable_at(value: Any) -> tuple[str, str] | None:
     return _first_at(value, numbers=True)
 
 
+def json_text_unsendable_at(value: Any) -> tuple[str, tuple[str, str] | None]:
+    """``json.dumps(value)`` (its defaults: ASCII, a non-finite float written ``NaN`` / ``Infinity``)
+    and ``unsendable_at(value)``, from the one encoding: in that text a lone surrogate is always a
+    ``\\ud8..``-``\\udf..`` escape (lower-case hex; in a key too) and a float that is not finite
+    always ``NaN`` or ``Infinity``, so where the text holds neither, the walk would find nothing and is
+    not run (a property test holds this); where it does (an emoji is a surrogate pair's escapes, a
+    description may say "Infinity"), the walk answers. Raises what ``json.dumps`` raises."""
+    text = json.dumps(value)
+    if "\\ud" not in text and "NaN" not in text and "Infinity" not in text:
+        return text, None
+    return text, _first_at(value, numbers=True)
+
+
 def _first_at(value: Any, numbers: bool) -> tuple[str, str] | None:
     if not _holds_any(value, numbers):
         return None
@@ -153,6 +169,7 @@ __all__ = [
     "describe_lone_surrogate",
     "escape_lone_surrogates",
     "has_lone_surrogate",
+    "json_text_unsendable_at",
     "lone_surrogate_at",
     "unsendable_at",
 ]

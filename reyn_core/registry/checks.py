@@ -3,15 +3,14 @@ RT010, RT012 and the schema's own codes)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ToolRegistrationError
 from ..own_check import availability_problem
-from ..schema import SchemaIssue, check_tool_schema
+from ..schema import SchemaIssue, check_tool_schema, unsendable_words
 from ..tool import NAME_PATTERN, PURITIES, ToolDefinition, ToolGates, is_valid_tool_name
-from ..unicode_text import describe_lone_surrogate, has_lone_surrogate, unsendable_at
+from ..unicode_text import has_lone_surrogate, json_text_unsendable_at
 
 # A description is sent to the model on every turn it is offered: bounded like a schema (RS002).
 MAX_DESCRIPTION_CHARS = 16_384
@@ -48,35 +47,37 @@ def field_problem(d: ToolDefinition) -> str:
     problem = availability_problem(d.available)  # a plain function: the gates ask it synchronously
     if problem:
         return problem
-    return returns_problem(d.returns)
+    return ""
 
 
-def returns_problem(returns: object) -> str:
-    """What is wrong with a definition's result schema ('' when nothing). It is shown to clients
-    (MCP ``outputSchema``), which compile it: bounded like the parameters, JSON, and with only local
+def returns_problem(returns: object) -> tuple[str, str]:
+    """What is wrong with a definition's result schema: ``(RT006's words, "")``, or ``("", RT012's
+    words)`` for what JSON in UTF-8 cannot carry, found from the same one encoding
+    (``json_text_unsendable_at``); ``("", "")`` when nothing. It is shown to clients (MCP
+    ``outputSchema``), which compile it: bounded like the parameters, JSON, and with only local
     references (nothing a client could be made to fetch)."""
     if returns is None:
-        return ""
+        return "", ""
     if not isinstance(returns, Mapping):
-        return f"returns must be a JSON Schema object or None, got {type(returns).__name__}"
+        return f"returns must be a JSON Schema object or None, got {type(returns).__name__}", ""
     from ..jsondata import depth_within
     from ..schema import MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH
 
     if not depth_within(returns, MAX_SCHEMA_DEPTH + 1):
-        return f"returns nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)"
+        return f"returns nests more than {MAX_SCHEMA_DEPTH} levels (or contains itself)", ""
     try:
-        encoded = json.dumps(returns)
+        encoded, unsendable = json_text_unsendable_at(returns)
     except (TypeError, ValueError) as exc:
-        return f"returns is not JSON: {exc}"
+        return f"returns is not JSON: {exc}", ""
     if len(encoded) > MAX_SCHEMA_BYTES:
-        return f"returns is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}"
+        return f"returns is {len(encoded)} bytes; the limit is {MAX_SCHEMA_BYTES}", ""
     if '"$' in encoded:
         from ..validation.screening import reference_problems
 
         problems = reference_problems(returns)
         if problems:
-            return f"returns: {problems[0].message}"
-    return ""
+            return f"returns: {problems[0].message}", ""
+    return "", unsendable_words(unsendable, "returns") if unsendable is not None else ""
 
 
 def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIssue]:
@@ -110,19 +111,24 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
             tool=d.name,
         )
     problem = field_problem(d)
-    if problem:
+    returns, returns_unsendable = ("", "") if problem else returns_problem(d.returns)
+    if problem or returns:
         raise ToolRegistrationError(
             "RT006",
-            f"tool {d.name!r} has an invalid field: {problem}",
+            f"tool {d.name!r} has an invalid field: {problem or returns}",
             tool=d.name,
         )
-    problem = unsendable_problem(d)  # before the schema's compile, which fails on one without saying where
+    # RT012 before the schema's compile, which fails on one without saying where. The schemas' are
+    # found by the encoding their checks make anyway (returns_problem's, check_tool_schema's).
+    problem = description_unsendable(d.description) or returns_unsendable
     if problem:
         raise ToolRegistrationError("RT012", f"tool {d.name!r} has {problem}", tool=d.name)
     issues = check_tool_schema(d.parameters, phase_usable=d.gates.phase == "allow", validator=validator)
     errors = [i for i in issues if i.severity == "error"]
     if errors:
         first = errors[0]
+        if first.code == "RT012":
+            raise ToolRegistrationError("RT012", f"tool {d.name!r} has {first.message}", tool=d.name)
         detail = "; ".join(f"{i.message}" + (f" (at {i.pointer})" if i.pointer else "") for i in errors)
         raise ToolRegistrationError(
             first.code,
@@ -132,32 +138,11 @@ def check_definition(d: ToolDefinition, validator: Any = None) -> list[SchemaIss
     return [i for i in issues if i.severity == "warning"]
 
 
-_LONE = "text that UTF-8 cannot carry (a lone surrogate)"
-
-
-def unsendable_problem(d: ToolDefinition) -> str:
-    """What in a definition (description, parameters, result schema) JSON in UTF-8 cannot carry, and
-    where ('' when nothing): a lone surrogate, or a number that is not finite (``NaN``, ``Infinity``:
-    e.g. a parameter defaulting to ``math.inf``). Every surface sends a definition as UTF-8 JSON, so
-    one such tool would break the whole listing of an MCP server, or every model request, not only
-    itself. A schema that is not JSON data is left to the schema checks, which say so."""
-    text = d.description
-    if has_lone_surrogate(text):
-        first = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
-        return f"{_LONE} in its description at character {first}"
-    for field, schema in (("parameters", d.parameters), ("returns", d.returns)):
-        try:  # the common case, in C: the walk naming where runs only when one is there
-            if schema is None or not has_lone_surrogate(
-                json.dumps(schema, ensure_ascii=False, allow_nan=False)
-            ):
-                continue
-        except (TypeError, RecursionError):
-            continue  # not JSON data (RS001 / RS002 / RT006 say so)
-        except ValueError:
-            pass  # a number that is not finite (or a cycle, which the walk ends and the schema checks name)
-        found = unsendable_at(schema)
-        if found is None:
-            continue
-        what = "a number JSON cannot carry (NaN or Infinity)" if found[1] == "number" else _LONE
-        return f"{what} in its {field} schema {describe_lone_surrogate(found)}"
-    return ""
+def description_unsendable(text: str) -> str:
+    """Where a description holds text UTF-8 cannot carry (``RT012``'s words; '' when nothing): every
+    surface sends a definition as UTF-8 JSON, so one such tool would break the whole listing of an
+    MCP server, or every model request, not only itself."""
+    if not has_lone_surrogate(text):
+        return ""
+    first = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
+    return f"text that UTF-8 cannot carry (a lone surrogate) in its description at character {first}"
