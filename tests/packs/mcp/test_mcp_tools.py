@@ -222,11 +222,11 @@ async def test_server_that_cannot_start_is_an_error_and_others_keep_working(
 
 
 async def test_shutdown_stops_the_server_process(mcp_registry, mcp_settings, ctx) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     reg = mcp_registry(mcp_settings(UNCONFINED_DEMO))
     pid = int(ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1])
-    client.shutdown()
+    pool.shutdown()
     with pytest.raises(ProcessLookupError):
         for _ in range(100):
             os.kill(pid, 0)
