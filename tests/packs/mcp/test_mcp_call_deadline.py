@@ -1,0 +1,131 @@
+"""One deadline per upstream call (issue 24, review of the call timeout): what a call waits on — the
+handshake of a new server, its requests — comes out of the one budget it started with, and the
+error says which step was waiting; ``close`` never waits behind a handshake; a healthy HTTP server
+that never answers the closing ``DELETE`` holds the close ``DELETE_WAIT_S``, not the owner's
+``GRACEFUL_CLOSE_S``; and the HTTP timeout path is the stdio one. Real servers: the ``stubborn``
+stdio server (servers/stdio_hazards_server.py, its handshake slowed by ``HAZARDS_SLOW_INIT``) and
+the raw-asyncio HTTP server (servers/hostile_http_server.py: ``hang`` never answers, a URL ending
+in ``/silent-delete`` never answers the ``DELETE``). No assertion on time: each asserts the state
+when the call failed (which step was still pending) and the error's words."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from .test_mcp_call_timeout import running, servers_of, stubborn
+from .test_mcp_http_message_bound import hostile_url  # noqa: F401 (a fixture)
+
+SLOW_INIT_S = "6"  # the stubborn server's handshake: far longer than the call's timeout below
+T = 1
+
+
+def text(result) -> str:
+    return result.content[0].text
+
+
+async def test_a_handshake_comes_out_of_the_calls_timeout_and_goes_on(tmp_path) -> None:
+    """The call's timeout (1 s) ends during the new server's handshake (6 s): it fails then, naming
+    the handshake, which is still under way (nothing opened yet). Before, the handshake had its own
+    budget (connect_timeout_s) and the request a fresh T after it: the call failed at about 7 s,
+    after the session had opened. Positive control: the next call, with time enough, gets the
+    answer from the same server, whose handshake went on (one session opened, not two)."""
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.failures import McpCallTimeout
+    from reyn_tools_mcp.settings import ServerConfig
+
+    config = ServerConfig.model_validate(stubborn(tmp_path, HAZARDS_SLOW_INIT=SLOW_INIT_S))
+    conn = ServerConnection("stubborn", config, 20.0, {})
+    try:
+        with pytest.raises(McpCallTimeout) as raised:
+            await conn.call_tool("hang", {}, T)
+        assert conn.opened == 0 and conn.session is None  # the handshake had not finished
+        words = str(raised.value)
+        assert f"tools/call 'hang' could not be sent within the call's timeout of {T} s" in words
+        assert "its handshake was still under way" in words
+        (pid,) = servers_of(tmp_path)
+        assert int(text(await conn.call_tool("pid", {}, 20))) == pid  # the same server ...
+        assert conn.opened == 1  # ... whose handshake went on
+    finally:
+        await conn.close()
+    assert not running(pid)
+
+
+async def test_close_does_not_wait_behind_a_handshake(tmp_path) -> None:
+    """``close`` while a call waits for a handshake (6 s): the handshake is let go of at once (the
+    server stopped hard) and the waiting call fails naming the close. Before, ``close`` waited on
+    the connection's lock behind the handshake, up to connect_timeout_s, and then closed the
+    session that had opened meanwhile (``opened`` was 1). Positive control: a connection whose
+    handshake is done closes gracefully (its server sees its stdin end)."""
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.failures import McpConnectionError
+    from reyn_tools_mcp.settings import ServerConfig
+
+    config = ServerConfig.model_validate(stubborn(tmp_path / "slow", HAZARDS_SLOW_INIT=SLOW_INIT_S))
+    (tmp_path / "slow").mkdir()
+    conn = ServerConnection("stubborn", config, 20.0, {})
+    call = asyncio.ensure_future(conn.call_tool("pid", {}, 20))
+    while not servers_of(tmp_path / "slow"):  # the server is started: its handshake is under way
+        await asyncio.sleep(0.05)
+    await conn.close()
+    with pytest.raises(McpConnectionError) as raised:
+        await call
+    assert "was closed" in str(raised.value)
+    assert conn.opened == 0  # closed before its handshake could finish
+    assert servers_of(tmp_path / "slow") == []
+
+    fine = ServerConnection("fine", ServerConfig.model_validate(stubborn(tmp_path)), 20.0, {})
+    pid = int(text(await fine.call_tool("pid", {}, 20)))
+    await fine.close()
+    assert not running(pid)
+    assert (tmp_path / str(pid)).read_text().split() == ["eof"]  # closed gracefully
+
+
+async def test_an_http_call_times_out_at_its_time_and_the_next_call_reopens(hostile_url) -> None:  # noqa: F811
+    """The HTTP timeout path: ``hang`` is never answered; the call fails by its timeout while the
+    let-go connection is still being closed in the background (not awaited), with the request's
+    words. Positive control: the same server answers ``fine`` before, and after on a fresh
+    session."""
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.failures import McpCallTimeout
+    from reyn_tools_mcp.settings import ServerConfig
+
+    conn = ServerConnection("hostile", ServerConfig.model_validate({"url": hostile_url}), 20.0, {})
+    try:
+        assert text(await conn.call_tool("fine", {}, 20)) == "ok"
+        with pytest.raises(McpCallTimeout) as raised:
+            await conn.call_tool("hang", {}, T)
+        assert conn.stopping  # reported before the let-go session had finished closing
+        assert f"did not answer tools/call 'hang' within {T} s" in str(raised.value)
+        assert text(await conn.call_tool("fine", {}, 20)) == "ok"
+        assert conn.opened == 2
+    finally:
+        await conn.close()
+
+
+@pytest.mark.parametrize("silent", [True, False])
+async def test_a_silent_delete_ends_by_its_own_bound(hostile_url, caplog, silent: bool) -> None:  # noqa: F811
+    """A healthy HTTP server that never answers the session's closing ``DELETE``: the ``DELETE``
+    fails by its own bound (``DELETE_WAIT_S``) and the owner ends by itself — the SDK logs the
+    failed termination with the bound's words. Before, nothing bounded the ``DELETE`` but the
+    owner's ``GRACEFUL_CLOSE_S`` (10 s), after which the owner was cancelled (no such record).
+    Positive control: at a URL where the ``DELETE`` is answered, the close logs no failure."""
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.http_client import DELETE_WAIT_S
+    from reyn_tools_mcp.settings import ServerConfig
+
+    url = hostile_url + ("/silent-delete" if silent else "")
+    conn = ServerConnection("hostile", ServerConfig.model_validate({"url": url}), 20.0, {})
+    assert text(await conn.call_tool("fine", {}, 20)) == "ok"
+    with caplog.at_level(logging.WARNING, logger="mcp"):
+        await conn.close()
+    failed = [r.getMessage() for r in caplog.records if "Session termination failed" in r.getMessage()]
+    if silent:
+        assert failed == [
+            f"Session termination failed: the server did not answer the session's DELETE within "
+            f"{DELETE_WAIT_S:g} s"
+        ]
+    else:
+        assert failed == []
