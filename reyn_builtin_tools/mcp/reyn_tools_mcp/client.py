@@ -232,8 +232,9 @@ class ServerConnection:
             if self._ready is not None and self._usable():
                 return self._ready
             self._let_go()
-            try:
-                await asyncio.wait_for(self._closing.settled(), deadline.left())
+            try:  # (a spent deadline with nothing pending is no wait: wait_for(…, 0) would time out)
+                if self._closing.pending:
+                    await asyncio.wait_for(self._closing.settled(), deadline.left())
             except asyncio.TimeoutError:
                 step = "its previous server was still being stopped (the next call opens a new one)"
                 raise failures.not_sent(self.name, what, deadline.timeout_s, step) from None

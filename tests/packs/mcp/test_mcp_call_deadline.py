@@ -15,7 +15,10 @@ import logging
 
 import pytest
 
+from reyn_core.host import dispatch_tool
+
 from .test_mcp_call_timeout import running, servers_of, stubborn
+from .test_mcp_degraded_servers import err
 from .test_mcp_http_message_bound import hostile_url  # noqa: F401 (a fixture)
 
 SLOW_INIT_S = "6"  # the stubborn server's handshake: far longer than the call's timeout below
@@ -51,6 +54,23 @@ async def test_a_handshake_comes_out_of_the_calls_timeout_and_goes_on(tmp_path) 
     finally:
         await conn.close()
     assert not running(pid)
+
+
+async def test_through_the_dispatcher_the_listing_and_the_call_share_the_deadline(
+    mcp_registry, mcp_settings, ctx, tmp_path
+) -> None:
+    """``call_mcp_tool`` lists the server's tools, then calls: one deadline for both and the open.
+    The handshake (6 s) outlasts the call's timeout (1 s), so the listing is what was waiting.
+    Before, the open, the listing and the call each had the whole timeout (the error came from the
+    call, after the handshake). Positive control: ``list_mcp_servers`` still answers at once."""
+    settings = mcp_settings({"slow": stubborn(tmp_path, HAZARDS_SLOW_INIT=SLOW_INIT_S)}, call_timeout_s=T)
+    reg = mcp_registry(settings)
+    kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "slow", "tool": "hang"}, ctx))
+    assert kind == "timeout"
+    assert f"tools/list could not be sent within the call's timeout of {T} s" in message
+    assert "its handshake was still under way" in message
+    listed = await dispatch_tool(reg, "list_mcp_servers", {}, ctx)
+    assert listed["status"] == "ok" and listed["data"]["servers"][0]["connected"] is False
 
 
 async def test_close_does_not_wait_behind_a_handshake(tmp_path) -> None:
