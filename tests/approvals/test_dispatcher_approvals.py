@@ -220,3 +220,38 @@ def test_a_key_others_can_read_refuses_the_call_naming_no_host_path_to_the_model
     assert str(key.parent) not in message and "0o644" not in message and "RC006" in message
     assert f"{key} is accessible to others" in operator_log.record(message)
     assert not (world.root / "out").exists()
+
+
+UNSENDABLE_TOOL = """
+
+@tool(cluster="notes", purity="side_effect")
+def {pid}_rename(ctx: ToolContext) -> dict:
+    \"\"\"Write a marker and name a file whose name is not UTF-8 (a lone surrogate once decoded).\"\"\"
+    (ctx.workspace / "renamed").write_text("ran")
+    return {{"name": b"caf\\xe9".decode("utf-8", "surrogateescape")}}
+
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    register({pid}_write)
+    register({pid}_read)
+    register({pid}_rename)
+"""
+
+
+def test_an_approved_call_whose_result_cannot_be_sent_is_executed_as_an_error(world):
+    # The handler ran (the approval is spent), but its result holds text UTF-8 cannot carry, so the
+    # caller gets execution_error: the approval's executed line says so too (it said "ok" while the
+    # refusal of the result came after the line was written). The control: an approved call whose
+    # result can be sent is executed "ok" (test_an_approved_call_runs_once_and_the_audit_log_proves_it).
+    world.reinstall(UNSENDABLE_TOOL.format(pid=world.pid))
+    registry = _loaded(world)
+    tool = f"{world.pid}_rename"
+    pending = _call(registry, tool, {}, _ctx(world.root))["error"]["approval"]
+    registry.approvals.decide(pending, approve=True, by="operator:test", channel="operator")
+    env = _call(registry, tool, {}, _ctx(world.root), approval=pending)
+    assert env["error"]["kind"] == "execution_error" and "/name" in env["error"]["message"], env
+    assert (world.root / "renamed").read_text() == "ran"  # it ran
+    [executed] = [e for e in world.audit_events() if e.get("event") == "approval.executed"]
+    assert executed["status"] == "execution_error" and executed["approval"] == pending
+    assert registry.approvals.get(pending).status == "consumed"
