@@ -33,7 +33,6 @@ bytes):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -41,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import ToolContext, as_names
 from .errors import StrictSchemaError
-from .jsondata import compact_json
+from .jsondata import compact_json, read_json
 from .render.router import StrictRenderError, render_router_tool
 from .tool import ToolDefinition, is_valid_tool_name
 
@@ -53,6 +52,9 @@ TokenCounter = Callable[[Mapping[str, Any]], int]
 DEFAULT_SEARCH_TOOL = "find_tools"
 """The search tool's name unless ``[surfaces.router.defer] search_tool`` says otherwise: the tool the
 search pack registers (docs/packs/search.md; the core names no pack's distribution)."""
+MAX_RESULT_VALUES = 100_000
+"""The most JSON values a search result's message may hold to be read for tool names (counted before
+it is parsed; a result holds a few per hit): a message of more is not read."""
 
 
 def missing_search_tool(registry: ToolRegistry, search_tool: str) -> str | None:
@@ -183,9 +185,9 @@ def found_tool_names(
 def _result_names(content: object) -> list[object]:
     if not isinstance(content, str) or len(content) > 1_000_000:
         return []
-    try:
-        envelope = json.loads(content)
-    except ValueError:
+    try:  # a message of the conversation: bounded in values before it is parsed
+        envelope = read_json(content, MAX_RESULT_VALUES)
+    except (ValueError, RecursionError):
         return []
     hits = search_hits(envelope.get("data") if isinstance(envelope, Mapping) else None)
     return [h["name"] for h in hits] if hits else []

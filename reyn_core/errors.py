@@ -313,6 +313,15 @@ class NotJsonNumber(ReynError, ValueError):
 _NON_FINITE = frozenset({"NaN", "Infinity", "-Infinity"})
 
 
+class TooManyJsonValues(ReynError, ValueError):
+    """A peer's JSON text holding more than ``limit`` JSON values (``jsondata.read_json``), refused
+    before it is parsed: parsing costs per value, not per byte. ``limit`` is the bound it exceeded."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the JSON text holds more than {limit} JSON values (the limit); it was not parsed")
+        self.limit = limit
+
+
 def exception_message(exc: BaseException, limit: int = 300) -> str:
     """The first line of an exception's message, at most ``limit`` characters ("(no message)" when
     empty). Never raises, even for an exception whose ``__str__`` breaks."""

@@ -140,6 +140,11 @@ _EXPORTS = {
     # a peer's JSON text parsed with JSON's numbers only (NaN, Infinity, 1e400: NotJsonNumber)
     "parse_json": "reyn_core.jsondata",
     "NotJsonNumber": "reyn_core.errors",
+    # the one reader of a peer's JSON text (the value bound, then parse_json), and of text Reyn wrote
+    # itself; json.loads is banned elsewhere (ruff TID251)
+    "read_json": "reyn_core.jsondata",
+    "TooManyJsonValues": "reyn_core.errors",
+    "parse_own_json": "reyn_core.jsondata",
     "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
     # text UTF-8 cannot carry (a lone surrogate): where it is in JSON data, for a surface's own input
     "lone_surrogate_at": "reyn_core.unicode_text",

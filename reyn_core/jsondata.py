@@ -1,6 +1,7 @@
 """JSON data, one way each: the canonical form (hashes, cache keys), the compact wire form (what a
 model is sent), conversion of handler results to JSON data, the nesting bound, and the value count
-that bounds what a JSON text from a peer may cost to parse (``json_values``, ``JsonValueCount``)."""
+that bounds what a JSON text from a peer may cost to parse (``json_values``, ``JsonValueCount``), and
+the project's only JSON readers (``parse_json``, ``read_json``, ``parse_own_json``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any, NoReturn
 
-from .errors import NotJsonNumber, NotUtf8Json
+from .errors import NotJsonNumber, NotUtf8Json, TooManyJsonValues
 
 
 def canonical_json(value: Any) -> str:
@@ -30,12 +31,33 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str | bytes) -> Any:
     """``json.loads(text)`` for a JSON text from outside (a model's arguments or reply, a peer's
-    frame), with the numbers JSON has only: ``NaN``, ``Infinity``, ``-Infinity`` and a literal
-    beyond a float's range (``1e400``) raise ``NotJsonNumber`` (a ``ValueError``) as they are parsed,
-    so no float that no JSON can carry onward comes in. Its other errors are ``json.loads``'s."""
+    frame, a file a person wrote), with the numbers JSON has only: ``NaN``, ``Infinity``,
+    ``-Infinity`` and a literal beyond a float's range (``1e400``) raise ``NotJsonNumber`` (a
+    ``ValueError``) as they are parsed, so no float that no JSON can carry onward comes in. Its other
+    errors are ``json.loads``'s. The first-party code reads JSON through this module only (ruff's
+    TID251 bans ``json.loads`` and ``json.load`` elsewhere): a peer's text of unbounded size through
+    ``read_json``, which bounds its values first."""
     return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
+def read_json(text: str | bytes, max_values: int) -> Any:
+    """``parse_json`` of a peer's text once ``values_within(text, max_values)``: a text of more JSON
+    values raises ``TooManyJsonValues`` unparsed (parsing costs per value, not per byte), bytes that
+    are not UTF-8 JSON ``NotUtf8Json`` (``check_utf8_head``), both ``ValueError``s. Bytes are then
+    read as UTF-8, as the count read them. Nesting deeper than Python's parser goes is its
+    ``RecursionError``, as ``json.loads``'s."""
+    if not values_within(text, max_values):
+        raise TooManyJsonValues(max_values)
+    return parse_json(text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text)
+
+
+def parse_own_json(text: str | bytes) -> Any:
+    """``json.loads(text)`` exactly, ``NaN`` and ``Infinity`` included, for JSON text Reyn wrote
+    itself with ``json.dumps`` (a store's column, a snapshot, a saved state, a cache key): what it
+    wrote it reads back unchanged. Never for text from outside — ``parse_json`` or ``read_json``."""
+    return json.loads(text)
 
 
 def _refuse_constant(name: str) -> NoReturn:

@@ -21,7 +21,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import describe_exception
+from .errors import NotJsonNumber, describe_exception
+from .jsondata import parse_json, to_jsonable
 from .tool import ToolDefinition, ToolGates
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "name": d.name,
             "description": d.description,
-            "parameters": json.loads(json.dumps(d.parameters)),
+            "parameters": to_jsonable(d.parameters),
             "gates": _gates_entry(d.gates),
             "cluster": d.cluster,
             "purity": d.purity,
@@ -109,7 +110,7 @@ def tool_manifest(definitions: Sequence[ToolDefinition]) -> dict[str, Any]:
             "handler": _handler_reference(d),
         }
         if d.returns is not None:
-            entry["returns"] = json.loads(json.dumps(d.returns))
+            entry["returns"] = to_jsonable(d.returns)
         tools.append(entry)
     return {"reyn_manifest": MANIFEST_VERSION, "tools": tools}
 
@@ -207,7 +208,7 @@ def read_manifest(package: str, resource: str = "tools.json") -> dict[str, Any]:
     """The manifest shipped as ``resource`` inside ``package`` (e.g. ``read_manifest(__package__)``)."""
     from importlib.resources import files
 
-    data: dict[str, Any] = json.loads(files(package).joinpath(resource).read_text(encoding="utf-8"))
+    data: dict[str, Any] = parse_json(files(package).joinpath(resource).read_text(encoding="utf-8"))
     return data
 
 
@@ -283,9 +284,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if current == text:
         return 0
     try:
-        summary = _difference(json.loads(current), manifest)
+        summary = _difference(parse_json(current), manifest)
     except json.JSONDecodeError as exc:
         summary = f"invalid JSON ({exc.msg}, line {exc.lineno})"
+    except NotJsonNumber as exc:
+        summary = f"invalid JSON ({exc})"
     print(f"{args.check} is out of date: {summary}; regenerate with: {regenerate}", file=sys.stderr)
     return 1
 

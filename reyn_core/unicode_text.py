@@ -73,8 +73,10 @@ def _holds_any(value: Any, numbers: bool) -> bool:
             continue
         seen.add(id(node))
         for key, item in items:
-            if type(key) is str and not key.isascii() and has_lone_surrogate(key):
-                return True
+            # a member name as ``_first_at`` reads it (``str(key)``: a host's dict may hold any key)
+            if (type(key) is not str or not key.isascii()) and type(key) is not int:
+                if has_lone_surrogate(str(key)):
+                    return True
             kind = type(item)
             if kind is str:  # the common leaves, checked here rather than pushed
                 if not item.isascii() and has_lone_surrogate(item):

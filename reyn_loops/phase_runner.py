@@ -28,6 +28,7 @@ from reyn_core.host import (
     PhaseOutput,
     PhaseOutputError,
     ToolRegistry,
+    parse_own_json,
     parse_phase_output,
     phase_context,
     render_phase,
@@ -82,7 +83,7 @@ class PhaseState:
     @classmethod
     def from_json(cls, text: str) -> PhaseState:
         """Inverse of ``to_json``."""
-        return cls(**json.loads(text))
+        return cls(**parse_own_json(text))
 
 
 @dataclass(frozen=True)

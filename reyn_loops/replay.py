@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reyn_core.host import NotJsonNumber, parse_json
 from reyn_loops.errors import ReplayFixtureError, ReplayMissing
 from reyn_loops.llm import DeltaCallback, LLMClient, LLMReply, LLMRequest, default_client
 
@@ -41,9 +42,11 @@ def read_fixture(path: Path) -> dict[str, dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json(line)  # a recorded reply: JSON's numbers only
         except json.JSONDecodeError as exc:
             raise ReplayFixtureError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+        except NotJsonNumber as exc:
+            raise ReplayFixtureError(f"{path}:{lineno}: not valid JSON ({exc})") from None
         if (
             not isinstance(record, dict)
             or not isinstance(record.get("key"), str)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
-from reyn_core.jsondata import fields_json
+from reyn_core.jsondata import fields_json, parse_own_json
 
 Status = Literal["pending", "approved", "denied", "consumed", "expired", "voided"]
 
@@ -95,12 +95,10 @@ class ApprovalRecord:
     def from_row(cls, row: Sequence[Any]) -> ApprovalRecord:
         """A record from a store's row in ``columns`` order; the JSON columns (``components``,
         ``approvers``, ``request``) as text or already decoded."""
-        import json
-
         values = dict(zip(cls.columns, row, strict=True))
         for name in ("components", "approvers", "request"):
             if isinstance(values[name], str):
-                values[name] = json.loads(values[name])
+                values[name] = parse_own_json(values[name])  # the store's own column
         values["approvers"] = tuple(values["approvers"])
         values["scoped"] = bool(values["scoped"])
         return cls(**values)

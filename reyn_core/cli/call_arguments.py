@@ -7,9 +7,10 @@ argparse and the KEY=VALUE helpers of other CLI libraries do not know.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from ..jsondata import parse_json
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
@@ -60,7 +61,7 @@ def pairs_to_arguments(pairs: Sequence[str], parameters: Mapping[str, Any]) -> d
             out[key] = text
             continue
         try:
-            out[key] = json.loads(text)
+            out[key] = parse_json(text)  # NaN or Infinity is not JSON: read as the text, or refused
         except ValueError:
             if types and "string" not in types:
                 raise ValueError(

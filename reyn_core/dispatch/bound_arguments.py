@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from math import isfinite
 from typing import Any
 
 from ..context import ToolContext
@@ -20,9 +21,11 @@ from ..errors import ArgumentProblem, InvalidToolArguments
 from ..jsondata import JSON_SCALAR_TYPES
 from ..registry.prepared import PreparedTool
 from ..tool import ToolDefinition
+from ..unicode_text import has_lone_surrogate
 from ..validation import (
     MAX_ARGUMENT_DEPTH,
     parse_arguments,
+    unsendable_problems,
 )
 
 
@@ -174,7 +177,13 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
     """``own_arguments(args)`` and whether the result is a small flat object (at most
     ``_INLINE_PROPERTIES`` values, each a JSON scalar, strings of at most ``_INLINE_CHARS``), which is
     validated on the event loop. The common call, a small flat dict, is copied and judged in one
-    pass over the copy; any other dict is copied whole by ``own_arguments``."""
+    pass over the copy; any other dict is copied whole by ``own_arguments``.
+
+    A small call's arguments are JSON data here (``unsendable_problems``: no NaN or Infinity, no lone
+    surrogate); any other call's are in ``arguments_in_thread``: every call passes exactly one of the
+    two. The walk that says where (``unsendable_at``) runs only when the pass over the copy met a
+    float that is not finite, a string holding a lone surrogate or a key that is not ASCII text: a
+    flat object holds no container, so its leaves are all there is to look at."""
     owned = type(args) is not dict
     if owned:  # JSON text (parsed afresh) or another mapping (copied whole)
         parsed, problems = own_arguments(args)
@@ -183,15 +192,23 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
     else:
         parsed = dict(args)
     if len(parsed) <= _INLINE_PROPERTIES:
-        for value in parsed.values():
+        plain = True
+        for key, value in parsed.items():
             kind = type(value)
             if kind is str:
                 if len(value) > _INLINE_CHARS:
                     break
+                if not value.isascii() and has_lone_surrogate(value):
+                    plain = False
+            elif kind is float:
+                if not isfinite(value):
+                    plain = False
             elif kind not in _FLAT_VALUES:
                 break
+            if type(key) is not str or not key.isascii():
+                plain = False
         else:
-            return parsed, [], True
+            return parsed, [] if plain else unsendable_problems(parsed), True
     if owned:
         return parsed, [], False
     # a dict with nested or long values: every container copied, the depth bounded
@@ -202,9 +219,21 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
 async def arguments_in_thread(
     prepared: PreparedTool, parsed: Any, ctx: ToolContext
 ) -> tuple[Any, list[ArgumentProblem]]:
-    """``prepared.arguments`` of a large call, in a worker thread: the size walk, the wording and
-    the binding are Python and let the loop run between; the library's own pass is bounded by the
-    size bound."""
+    """``prepared.arguments`` of a large call, in a worker thread, once its arguments are JSON data
+    (``unsendable_problems``, the walk ``own_small`` asks of a small call): the walks, the wording
+    and the binding are Python and let the loop run between; the library's own pass is bounded by
+    the size bound."""
     import asyncio
 
-    return await asyncio.to_thread(prepared.arguments, parsed, ctx)
+    return await asyncio.to_thread(_json_data_arguments, prepared, parsed, ctx)
+
+
+def _json_data_arguments(
+    prepared: PreparedTool, parsed: Any, ctx: ToolContext
+) -> tuple[Any, list[ArgumentProblem]]:
+    """``prepared.arguments(parsed, ctx)`` unless ``parsed`` holds a leaf that is not JSON data: then
+    that one problem, and no validator runs (what ``own_small`` answers for a small call)."""
+    problems = unsendable_problems(parsed)
+    if problems:
+        return None, problems
+    return prepared.arguments(parsed, ctx)

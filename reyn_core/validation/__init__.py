@@ -22,7 +22,7 @@ One concept per module:
   own pydantic-core validator); ``pydantic_problems`` words its refusals (``problems_from_pydantic``);
 * ``screening`` — references, ``$id``/``$schema``, patterns and the meta-schema, as ``SchemaProblem``s;
 * ``walk`` — the walks over a schema; ``patterns`` — RE2 patterns; ``messages`` — the problem wording;
-* ``arguments`` — a call's arguments parsed and bounded in size and depth, strict-mode nulls.
+* ``arguments`` — a call's arguments parsed, bounded in size and depth and JSON data, strict-mode nulls.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         optional_non_nullable,
         parse_arguments,
         size_problems,
+        unsendable_problems,
         without_null_optionals,
     )
     from .compiled import SchemaNotCompiled, SchemaValidator
@@ -64,6 +65,7 @@ __getattr__, __dir__ = lazy_exports(
             "optional_non_nullable",
             "parse_arguments",
             "size_problems",
+            "unsendable_problems",
             "without_null_optionals",
         ),
         ".factory": ("SchemaRefused", "compile_validator", "json_schema_validator", "_screened_validator"),
@@ -99,5 +101,6 @@ __all__ = [
     "problems_from_pydantic",
     "schema_problems",
     "size_problems",
+    "unsendable_problems",
     "without_null_optionals",
 ]

@@ -1,6 +1,6 @@
-"""A call's arguments before validation: parsed (a dict, or a JSON string as models send it) and bounded
-in size and depth (``size_problems``); ``null`` for optional non-nullable properties dropped (OpenAI
-strict mode)."""
+"""A call's arguments before validation: parsed (a dict, or a JSON string as models send it), bounded
+in size and depth (``size_problems``), JSON data (``unsendable_problems``: no NaN, no Infinity, no
+lone surrogate); ``null`` for optional non-nullable properties dropped (OpenAI strict mode)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import ArgumentProblem, NotJsonNumber
 from ..errors import exception_message as exc_text
 from ..jsondata import JSON_SCALAR_TYPES, depth_within, parse_json, values_within
+from ..unicode_text import unsendable_at
 from .messages import json_pointer
 
 
@@ -55,6 +56,31 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
 
 
 MAX_ARGUMENT_DEPTH = 64
+
+
+def unsendable_problems(value: Any) -> list[ArgumentProblem]:
+    """The first leaf of ``value`` that is not JSON data, as one problem at its JSON pointer: a float
+    that is not finite (``NaN``, ``Infinity``: RFC 8259 has neither) or a string or member name
+    holding a lone surrogate (no UTF-8 text holds one); empty when there is none. The walk is the
+    one ``dispatch_tool`` asks of a result (``unicode_text.unsendable_at``), linear in the size.
+
+    JSON text is parsed without such numbers (``parse_json``), but a ``dict`` from a host, or one
+    an MCP client's request became (its SDK reads ``NaN`` and ``1e400``), holds whatever it holds:
+    the dispatcher asks this of every call's arguments, so a handler gets JSON data only."""
+    found = unsendable_at(value)
+    if found is None:
+        return []
+    pointer, what = found
+    if what == "number":
+        held, fix = "a number JSON cannot carry (NaN or Infinity)", "a number or null"
+    else:
+        held, fix = "text UTF-8 cannot carry (a lone surrogate)", "valid Unicode text"
+    # the pointer is shown before the message (``ArgumentProblem.render``), the root's (``""``) is not
+    if what == "key":
+        said = f"{'has' if pointer else 'the arguments have'} a member name holding {held}"
+    else:
+        said = f"{'holds' if pointer else 'the arguments hold'} {held}"
+    return [ArgumentProblem(pointer, f"{said}; send {fix}")]
 
 
 def _too_deep() -> ArgumentProblem:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import exception_message as exc_text
+from ..jsondata import parse_own_json
 
 if TYPE_CHECKING:
     from .compiled import SchemaValidator
@@ -60,7 +61,7 @@ def json_schema_validator(schema: Mapping[str, Any]) -> SchemaValidator:
 def _screened_validator(key: str) -> SchemaValidator:
     from .screening import screened
 
-    validator, problems = screened(json.loads(key))
+    validator, problems = screened(parse_own_json(key))  # the key is json.dumps of a schema
     if validator is None:
         raise SchemaRefused(problems)
     return validator

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from reyn_core.host import parse_json
 from reyn_loops.testing.scripted_server import ScriptedReply, tool_names
 
 ROUTER_PROMPT = (
@@ -35,8 +36,8 @@ def results_by_tool(messages: Sequence[Mapping[str, Any]]) -> dict[str, list[Any
             names[call.get("id", "")] = (call.get("function") or {}).get("name", "")
         if m.get("role") == "tool":
             try:
-                envelope = json.loads(m.get("content") or "null")
-            except json.JSONDecodeError:
+                envelope = parse_json(m.get("content") or "null")
+            except ValueError:
                 envelope = m.get("content")
             out.setdefault(names.get(m.get("tool_call_id", ""), "?"), []).append(envelope)
     return out
@@ -216,7 +217,7 @@ def op_results(messages: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     for m in messages:
         content = m.get("content") or ""
         if m.get("role") == "user" and content.startswith("Results of your ops"):
-            for item in json.loads(content.split("\n", 1)[1]):
+            for item in parse_json(content.split("\n", 1)[1]):
                 out.setdefault(item.get("kind"), []).append(item.get("result"))
     return out
 

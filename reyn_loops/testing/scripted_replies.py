@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reyn_core.host import parse_json
+
 ToolCallSpec = tuple[str, "Mapping[str, Any] | str"]
 
 
@@ -121,8 +123,8 @@ def tool_results(body: Mapping[str, Any]) -> dict[str, Any]:
     for m in body.get("messages", []):
         if m.get("role") == "tool":
             try:
-                out[m.get("tool_call_id", "")] = json.loads(m.get("content") or "null")
-            except (TypeError, json.JSONDecodeError):
+                out[m.get("tool_call_id", "")] = parse_json(m.get("content") or "null")
+            except (TypeError, ValueError):
                 out[m.get("tool_call_id", "")] = m.get("content")
     return out
 
@@ -140,8 +142,8 @@ def load_script(path: str | Path) -> list[ScriptedReply]:
     ``{"calls": [{"name": "...", "arguments": {...}}], "content": "..."}`` or
     ``{"error": 503, "message": "..."}``. Raises ``ValueError`` naming the entry that is wrong."""
     try:
-        entries = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        entries = parse_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read the script {path}: {exc}") from None
     if not isinstance(entries, list):
         raise ValueError(f"the script {path} must be a JSON array of replies, not {type(entries).__name__}")

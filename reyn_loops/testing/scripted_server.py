@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from reyn_core.host import parse_json
+
 from .scripted_replies import (
     Responder,
     ScriptedReply,
@@ -173,8 +175,8 @@ def _make_handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
-                body = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
+                body = parse_json(raw or b"{}")
+            except ValueError:
                 self._send_json(
                     400, {"error": {"message": "request body is not JSON", "type": "invalid_request"}}
                 )

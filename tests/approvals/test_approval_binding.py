@@ -47,36 +47,39 @@ def _call(registry, name, args, ctx, approval=None):
 
 
 def test_a_lossy_bound_form_does_not_let_other_arguments_share_an_approval(world):
-    # A pydantic SecretStr dumps as "**********" and an infinite float as null in JSON mode, so the
-    # bound form of token A and token B (or of limit +inf and -inf) is the same text. The key also
-    # covers the validated arguments, so the approval of one never runs the other.
+    # A pydantic SecretStr dumps as "**********" in JSON mode, so the bound form of token A and
+    # token B is the same text. The key also covers the validated arguments, so the approval of one
+    # never runs the other. (An infinite float, which dumps as null, is another lossy form: it is
+    # refused as invalid_arguments before any approval is asked for, below.)
     world.reinstall(SECRET_TOOL.format(pid=world.pid))
     registry = load(load_profile()).registry
     gate = registry.approvals
     tool = f"{world.pid}_setkey"
-    approved = {"name": "prod", "token": "token-A", "limit": float("inf")}
+    approved = {"name": "prod", "token": "token-A", "limit": 2.5}
     first = _call(registry, tool, approved, _ctx(world.root))
     assert "approval" in first.get("error", {}), first
     pending = first["error"]["approval"]
     assert "token-A" not in str(gate.get(pending).as_json())  # never shown or stored
     gate.decide(pending, approve=True, by="operator:test", channel="operator", standing=True)
 
-    for other in (
-        {"name": "prod", "token": "token-B", "limit": float("inf")},
-        {"name": "prod", "token": "token-A", "limit": float("-inf")},
-    ):
-        env = _call(registry, tool, other, _ctx(world.root))
-        assert env["error"]["kind"] == "approval_required", env
-        assert env["error"]["approval"] != pending
-        refused = _call(registry, tool, other, _ctx(world.root), approval=pending)
-        assert refused["error"]["reason"] == "arguments_differ"
+    other = {"name": "prod", "token": "token-B", "limit": 2.5}
+    env = _call(registry, tool, other, _ctx(world.root))
+    assert env["error"]["kind"] == "approval_required", env
+    assert env["error"]["approval"] != pending
+    refused = _call(registry, tool, other, _ctx(world.root), approval=pending)
+    assert refused["error"]["reason"] == "arguments_differ"
+    assert not (world.root / "key.txt").exists()  # nothing ran
+
+    for infinite in (float("inf"), float("-inf")):
+        env = _call(registry, tool, {**approved, "limit": infinite}, _ctx(world.root), approval=pending)
+        assert env["error"]["kind"] == "invalid_arguments" and "/limit" in env["error"]["message"], env
         assert not (world.root / "key.txt").exists()  # nothing ran
 
     # positive control: a fresh approval of the exact call runs it, with what was approved
     pending = _call(registry, tool, approved, _ctx(world.root))["error"]["approval"]
     gate.decide(pending, approve=True, by="operator:test", channel="operator")
     assert _call(registry, tool, approved, _ctx(world.root))["status"] == "ok"
-    assert (world.root / "key.txt").read_text() == "token-A inf"
+    assert (world.root / "key.txt").read_text() == "token-A 2.5"
 
 
 NOTE = {"path": "out/a.md", "text": "hi"}

@@ -35,6 +35,16 @@ def test_other_parameters_are_read_as_json():
     assert got == {"limit": 5, "ratio": 0.5, "flag": True, "tags": ["a", "b"], "maybe": None, "either": 7}
 
 
+def test_a_number_json_cannot_carry_is_not_read_as_a_float():
+    # NaN and Infinity are not JSON (issue 24): a number parameter refuses them, a string one keeps the text
+    with pytest.raises(ValueError, match=r"ratio=.*expected number written as JSON"):
+        pairs_to_arguments(["ratio=NaN"], SCHEMA)
+    assert pairs_to_arguments(["either=Infinity", "unknown=NaN"], SCHEMA) == {
+        "either": "Infinity",
+        "unknown": "NaN",
+    }
+
+
 def test_a_value_that_admits_a_string_falls_back_to_the_text():
     assert pairs_to_arguments(["either=seven", "unknown=plain"], SCHEMA) == {
         "either": "seven",

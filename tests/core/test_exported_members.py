@@ -98,6 +98,11 @@ HOST_API = {
     # issue 24 (task F): NaN / Infinity are not JSON, refused as a peer's text is parsed
     "parse_json",
     "NotJsonNumber",
+    # issue 24 (task I): json.loads is banned outside jsondata (ruff TID251); packs and reyn_loops
+    # read a peer's text with its value bound, and text Reyn wrote itself, through these
+    "read_json",
+    "TooManyJsonValues",
+    "parse_own_json",
     # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire
     "is_secret",
     # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks

@@ -134,11 +134,13 @@ async def test_an_error_envelopes_own_fields_are_sent_with_their_escape(registry
 
 
 async def test_arguments_holding_one_never_reach_a_handler(registry: ToolRegistry) -> None:
-    # the tool's validator refuses a lone surrogate anywhere in the arguments, saying so in words
+    # the dispatcher refuses a lone surrogate anywhere in the arguments before any validator, naming
+    # where (tests/core/test_arguments_json_data.py has the rest)
     envelope = await _dispatch(registry, "named", {"lone": True, "\ud800": 1})
     _sent(envelope)
     assert envelope["error"]["kind"] == "invalid_arguments"
-    assert "unable to parse raw data as a unicode string" in envelope["error"]["message"]
+    message = envelope["error"]["message"]
+    assert "the arguments have a member name holding text UTF-8 cannot carry (a lone surrogate)" in message
 
 
 async def test_report_messages_utf8_cannot_carry_are_delivered_with_their_escape(

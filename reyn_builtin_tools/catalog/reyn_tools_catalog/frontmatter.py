@@ -14,8 +14,10 @@ Everything else YAML can do (nested mappings, anchors, tags, multi-document file
 the line number and what to write instead; the parser never guesses. No PyYAML dependency.
 
 Parsing is linear in the size of the file: lines are scanned once (no backtracking regex, no
-re-parsing of a growing JSON value), and the block, its keys and JSON nesting are bounded
-(``MAX_FRONT_MATTER_CHARS``, ``MAX_KEYS``, ``MAX_JSON_DEPTH``) with an error saying which limit was hit.
+re-parsing of a growing JSON value), and the block, its keys, JSON nesting and the JSON values of
+one value are bounded (``MAX_FRONT_MATTER_CHARS``, ``MAX_KEYS``, ``MAX_JSON_DEPTH``,
+``MAX_JSON_VALUES``, counted before parsing: ``reyn_core.host.read_json``, which refuses ``NaN`` and
+``Infinity``) with an error saying which limit was hit.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from reyn_core.host import TooManyJsonValues, read_json
+
 MAX_FRONT_MATTER_CHARS = 1024 * 1024  # the block between the two '---' lines
 MAX_KEYS = 1000
 MAX_JSON_DEPTH = 64  # nested objects and lists in one JSON value
+MAX_JSON_VALUES = 100_000  # JSON values in one value (parsing costs per value, not per byte)
 
 _KEY_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _KEY_CHARS = _KEY_START | frozenset("0123456789-")
@@ -266,14 +271,15 @@ def _too_deep(what: str, lineno: int) -> FrontMatterError:
 
 
 def _loads(text: str, lineno: int, what: str) -> Any:
-    """``json.loads`` for one value, with its nesting bounded and every failure a ``FrontMatterError``."""
+    """``read_json`` of one value, with its nesting and values bounded and every failure a
+    ``FrontMatterError``."""
     if _nesting(text, 0, False)[1] > MAX_JSON_DEPTH:
         raise _too_deep(what, lineno)
     try:
-        return json.loads(text)
+        return read_json(text, MAX_JSON_VALUES)
     except json.JSONDecodeError as exc:
         raise FrontMatterError(f"malformed {what} ({exc.msg})", lineno) from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer over Python's digit limit
+    except (ValueError, RecursionError) as exc:  # too many values, NaN, an integer over the digit limit
         raise FrontMatterError(f"the {what} cannot be read ({exc})", lineno) from None
 
 
@@ -293,7 +299,7 @@ def _json_value(lines: list[str], i: int, end: int, raw: str, key: str) -> tuple
     if deepest > MAX_JSON_DEPTH:
         raise _too_deep(f"JSON value of {key!r}", i + 1)
     try:
-        return json.loads("\n".join(parts)), j
+        return read_json("\n".join(parts), MAX_JSON_VALUES), j
     except json.JSONDecodeError as exc:
         raise FrontMatterError(
             f"the JSON value of {key!r} is malformed or not closed ({exc.msg})", i + 1
@@ -321,7 +327,9 @@ def _scalar_or_flow(raw: str, lineno: int, key: str) -> Any:
             if _nesting(candidate, 0, False)[1] > MAX_JSON_DEPTH:
                 raise _too_deep(f"list value of {key!r}", lineno)
             try:
-                return json.loads(candidate)
+                return read_json(candidate, MAX_JSON_VALUES)
+            except TooManyJsonValues as exc:  # JSON, but too large: not read again as a YAML list
+                raise FrontMatterError(f"the list value of {key!r} cannot be read ({exc})", lineno) from None
             except (ValueError, RecursionError):  # not JSON: a YAML flow list such as [a, "b c"]
                 pass
         raw = _strip_flow_comment(raw)

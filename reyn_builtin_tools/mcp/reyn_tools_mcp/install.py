@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reyn_core.host import parse_json
+
 from .snapshot import write_text_atomically
 
 DEFAULT_NAME = "reyn"
@@ -114,8 +116,8 @@ def read_config(path: Path) -> dict[str, Any]:
     if not data.strip():
         return {}
     try:
-        config = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        config = parse_json(data)  # the user's own file, bounded in bytes; NaN is not JSON
+    except (ValueError, RecursionError) as exc:
         raise InstallError(
             f"{path} is not valid JSON ({exc}); fix it, or use --print and add the entry by hand"
         ) from None

@@ -1,13 +1,13 @@
 """The top-level ``"id"`` of a JSON-RPC request from its line's first bytes, for answering a line
 that is refused unread (``serve_stdio``): SDK clients write ``jsonrpc``, ``id`` and ``method``
 first. One linear pass over at most ``lines.HEAD`` bytes that tracks strings, their escapes and the
-nesting depth, so an ``"id"`` inside ``params`` or inside a string is never taken. Standard library
-only.
+nesting depth, so an ``"id"`` inside ``params`` or inside a string is never taken; the id's own
+token (one string or number, of at most ``lines.HEAD`` bytes) is read by ``parse_json``.
 """
 
 from __future__ import annotations
 
-import json
+from reyn_core.host import parse_json
 
 _NUMBER = frozenset(b"0123456789-+.eE")
 
@@ -40,7 +40,7 @@ def _value(data: bytes, start: int) -> int | str | None:
     if end <= start:
         return None
     try:
-        value = json.loads(data[start:end])
+        value = parse_json(data[start:end])
     except ValueError:
         return None
     return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None

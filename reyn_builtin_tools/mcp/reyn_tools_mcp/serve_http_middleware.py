@@ -318,14 +318,12 @@ def _messages_about(body: bytes) -> tuple[list[str], list[Any]] | None:
     400), either a response (a ``result`` or an ``error``, no ``method``, a string id) or a
     ``notifications/cancelled`` naming a ``requestId`` (a string or an integer): the response's id
     and the cancelled id (one of the two lists holds one id). None for anything else."""
-    import json
+    from reyn_core.host import read_json
 
-    from reyn_core.host import values_within
-
-    try:  # bytes not UTF-8 JSON raise ``NotUtf8Json``, a ``ValueError``: ``RequestValueBound`` words it
-        if not values_within(body, ANSWER_MAX_VALUES):
-            return None
-        item = json.loads(body.decode("utf-8", "surrogatepass"))  # the text counted: nothing to detect
+    # over ANSWER_MAX_VALUES (TooManyJsonValues), not UTF-8 JSON (NotUtf8Json: ``RequestValueBound``
+    # words it), NaN or Infinity (NotJsonNumber): all ValueErrors, none of them an answer
+    try:
+        item = read_json(body, ANSWER_MAX_VALUES)
     except (ValueError, RecursionError):
         return None
     if not isinstance(item, dict) or item.get("jsonrpc") != "2.0":

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core import canonical_json
+from reyn_core.host import parse_own_json
 
 SNAPSHOT_VERSION = 1
 
@@ -52,7 +53,7 @@ def read_snapshot(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not p.exists():
         return {"version": SNAPSHOT_VERSION, "servers": {}}
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = parse_own_json(p.read_text(encoding="utf-8"))  # written by write_snapshot
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"MCP tools snapshot {p} is unreadable ({exc}); run `reyn mcp refresh`") from None
     if (

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import get_args
 from urllib.parse import quote
 
+from reyn_core.host import parse_json
+
 from .backend import MEMORY_TYPES, Layer, MemoryBackend, MemoryEntry, PutResult, text_problem
 from .settings import MemorySettings
 from .slugs import agent_problem, slug_problem
@@ -113,7 +115,8 @@ def _value(raw: str, line: int) -> str:
     raw = raw.strip()
     if raw.startswith('"'):
         try:
-            value = json.loads(raw)
+            # one string: the parser stops at whatever follows it, so no value bound is needed
+            value = parse_json(raw)
         except json.JSONDecodeError as exc:
             raise _Problem(f"malformed quoted value ({exc.msg})", line) from None
         if not isinstance(value, str):

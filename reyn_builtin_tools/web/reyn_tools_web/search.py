@@ -10,16 +10,17 @@ error); the backend's own text — an error body, an httpx message quoting the r
 the API key in any encoding, so it goes only to the operator's log (``reyn.remote.web.search``,
 see ``reyn_core.log_remote_failure``), whose reference the message cites.
 
-Result texts come from the web through the backend, so they are handled as hostile: JSON is parsed
-off the event loop, only the first ``max_results`` items are looked at, each field is cut to a
-fixed length before tags are stripped, and the tag pattern is linear (``<[^<>]*>``: a run of ``<``
-without ``>`` cannot make it backtrack).
+Result texts come from the web through the backend, so they are handled as hostile: the body's JSON
+values are counted before it is parsed (at most ``MAX_RESPONSE_VALUES``: parsing costs per value, not
+per byte), then it is parsed off the event loop with JSON's numbers only (``reyn_core.host.read_json``);
+only the first ``max_results`` items are looked at, each field is cut to a fixed length before tags
+are stripped, and the tag pattern is linear (``<[^<>]*>``: a run of ``<`` without ``>`` cannot make
+it backtrack).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 import httpx
 
 from reyn_core import ToolContext, ToolExecutionError, ToolRuntimeMissing, ToolTimeout, log_remote_failure
+from reyn_core.host import TooManyJsonValues, read_json
 
 from .availability import usable_settings
 from .fetch import BodyTooLarge, read_capped
@@ -40,6 +42,8 @@ MAX_TITLE = 500
 MAX_SNIPPET = 2_000
 MAX_URL = 2_048
 LOG_SOURCE = "web.search"
+# A response's JSON values, counted before it is parsed; a page of results holds a few hundred
+MAX_RESPONSE_VALUES = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +116,12 @@ async def _get_json(
                 f"the {backend} search response is larger than {max_bytes} bytes"
             ) from None
     try:
-        return await asyncio.to_thread(json.loads, body)  # up to max_bytes: not on the loop
+        # up to max_bytes, counted then parsed: not on the loop
+        return await asyncio.to_thread(read_json, body, MAX_RESPONSE_VALUES)
+    except TooManyJsonValues as exc:
+        raise ToolExecutionError(
+            f"the {backend} search response holds more than {exc.limit} JSON values; it was not read"
+        ) from None
     except (ValueError, RecursionError):
         what = f"the {backend} search backend did not answer with JSON"
         raise ToolExecutionError(_report(what, body[:ERROR_BODY_BYTES].decode("utf-8", "replace"))) from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import Distribution
@@ -10,7 +9,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from reyn_core.jsondata import read_json
 from reyn_core.loading.step3_provenance.digest import is_sha256_hex
+
+# A PEP 610 document holds a dozen values; far more is no install record (docs/decisions.md)
+MAX_DIRECT_URL_VALUES = 1_000
 
 SourceKind = Literal["index", "wheel", "directory", "editable", "vcs"]
 SOURCE_KINDS: tuple[str, ...] = ("index", "wheel", "directory", "editable", "vcs")
@@ -30,11 +33,11 @@ def source_of(dist: Distribution) -> SourceInfo:
     text = dist.read_text("direct_url.json")
     if text is None:
         return SourceInfo("index")
-    try:
-        data = json.loads(text)
+    try:  # a distribution's metadata: bounded in values, JSON's numbers only
+        data = read_json(text, MAX_DIRECT_URL_VALUES)
         if not isinstance(data, dict):
             raise ValueError("not an object")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return SourceInfo("index", problems=(f"direct_url.json is malformed ({exc}); source unknown",))
     url = data.get("url") if isinstance(data.get("url"), str) else None
     vcs = data.get("vcs_info")

@@ -130,3 +130,45 @@ def test_windows_line_endings_are_accepted():
     parsed = parse_front_matter("---\r\nname: x\r\ntools:\r\n  - a\r\n---\r\nBody\r\n")
     assert parsed.values == {"name": "x", "tools": ["a"]}
     assert parsed.body == "Body\r\n"
+
+
+# A skill's front matter is text from outside (issue 24): each JSON value is bounded in JSON values
+# before it is parsed (MAX_JSON_VALUES) and read with JSON's numbers only.
+def _many(n: int) -> str:
+    return "[" + ",".join(["0"] * (n - 1)) + "]"  # a list of n - 1 items: n JSON values
+
+
+# each form a JSON value takes, and where its list is once parsed
+FORMS = {
+    "object": ('input_schema: {{"enum": {}}}', lambda values: values["input_schema"]["enum"]),
+    "flow list": ("tools: {}", lambda values: values["tools"]),
+    "block list item": ("tools:\n  - {}", lambda values: values["tools"][0]),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_json_value_within_the_value_bound_is_read(form: str) -> None:
+    from reyn_tools_catalog.frontmatter import MAX_JSON_VALUES
+
+    line, found = FORMS[form]
+    parsed = parse_front_matter(fm(*line.format(_many(MAX_JSON_VALUES - 2)).split("\n")))
+    assert found(parsed.values) == [0] * (MAX_JSON_VALUES - 3)
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_json_value_over_the_value_bound_is_refused_unread(form: str) -> None:
+    from reyn_tools_catalog.frontmatter import MAX_JSON_VALUES
+
+    line, _ = FORMS[form]
+    with pytest.raises(FrontMatterError) as info:
+        parse_front_matter(fm(*line.format(_many(MAX_JSON_VALUES + 1)).split("\n")))
+    assert f"more than {MAX_JSON_VALUES} JSON values" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "line", ['input_schema: {"default": NaN}', 'input_schema: {"maximum": 1e400}', "tools:\n  - [Infinity]"]
+)
+def test_a_number_json_cannot_carry_is_refused(line: str) -> None:
+    with pytest.raises(FrontMatterError) as info:
+        parse_front_matter(fm(*line.split("\n")))
+    assert "is not JSON" in info.value.message or "64-bit float" in info.value.message

@@ -251,7 +251,14 @@ async def probe_unicode(where: str = "result", lone: bool = False, ctx: ToolCont
     return {"name": name} if where == "result" else {"done": where}
 
 
+@tool(cluster="probe", purity="read_only")
+def probe_number(x: float) -> dict:
+    """Say which number the handler got, as text (its ``repr``: ``nan`` is sendable as text)."""
+    return {"got": repr(x)}
+
+
 TOOLS = (
+    probe_number,
     probe_unicode,
     PROBE_DIALECT,
     probe_phase_map,

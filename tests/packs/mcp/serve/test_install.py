@@ -157,7 +157,12 @@ def test_installing_the_same_entry_twice_changes_nothing(world: World) -> None:
     assert path.read_bytes() == first
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"mcpServers": []}'])
+@pytest.mark.parametrize(
+    "content",
+    # NaN is not JSON, and would be written back as it is; nesting past the parser is no crash
+    ["{not json", "[1, 2]", '{"mcpServers": []}', '{"mcpServers": {}, "x": NaN}', "[" * 5_000],
+    ids=["not json", "a list", "servers not an object", "NaN", "nested past the parser"],
+)
 def test_a_clients_file_that_is_not_a_json_object_is_refused_and_left_alone(
     world: World, content: str
 ) -> None:
