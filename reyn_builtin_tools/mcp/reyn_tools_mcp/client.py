@@ -4,9 +4,10 @@ Sessions live on the session pool's loop (``pool``). Each session's async contex
 exited by one task, its connection's *owner*: it opens the transport and the ``ClientSession``,
 waits to be told to stop, and closes both.
 
-One deadline per call (``deadline``): what a call waits on — the old server's stop, the handshake,
-each request, the ``ping`` telling a lost connection — comes out of the budget it started with; out
-of time, it fails by its timeout naming the step that was waiting. A call that times out, or whose
+One deadline per call (``deadline``): what a call waits on — the old server's stop, each request,
+the ``ping`` telling a lost connection — comes out of the budget it started with; out of time, it
+fails by its timeout naming the step that was waiting. A new server's handshake has its own bound,
+``connect_timeout_s``, and is left out of the call's budget. A call that times out, or whose
 connection breaks, lets go of that connection: its owner is stopped in the background (for stdio,
 the server process), and the next call opens a fresh one once the old has stopped (one server per
 connection at a time). A request runs as a task that is cancelled, not awaited, at its time: its
@@ -16,9 +17,9 @@ it failed, or still in its handshake, is stopped hard (``let_go.Hurry``); only a
 close is graceful, its HTTP ``DELETE`` bounded (``http_client``).
 
 The handshake is the owner's, bounded by ``connect_timeout_s`` (a timer lets go of the owner and
-fails its waiters); a call whose deadline comes first fails while the handshake goes on, and the
-next call uses the session if it opens. The connection's lock is held only while the next owner
-waits for the old to stop, and ``close`` does not take it: it never waits behind a handshake.
+fails its waiters); the calls waiting for it wait that long at most. The connection's lock is held
+only while the next owner waits for the old to stop, and ``close`` does not take it: it never waits
+behind a handshake.
 
 A JSON-RPC error answer keeps the connection — including code -32000, which the SDK also uses for
 "connection closed": that code counts as a lost connection only if a ping fails too. A message the
@@ -34,6 +35,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -200,16 +202,17 @@ class ServerConnection:
 
     async def ensure(self, deadline: Deadline, what: str) -> ClientSession:
         """The open session, once the current owner's handshake is done — or a new owner's, started
-        once every owner let go of has stopped. Every wait is within ``deadline`` (the call's), else
-        ``McpCallTimeout`` naming the step that waited; the handshake goes on (module docstring)."""
+        once every owner let go of has stopped (within ``deadline``, the call's, else
+        ``McpCallTimeout`` naming that step). The handshake is bounded by ``connect_timeout_s`` and
+        left out of ``deadline`` (module docstring)."""
         while True:
             ready = self._ready
             if ready is None or not self._usable():
                 ready = await self._start_owner(deadline, what)
-            await asyncio.wait({ready}, timeout=deadline.left())
-            if not ready.done():
-                step = f"its handshake was still under way (it goes on: {self.connect_timeout_s:g} s at most)"
-                raise failures.not_sent(self.name, what, deadline.timeout_s, step)
+            if not ready.done():  # the handshake: bounded by connect_timeout_s (_handshake_late)
+                started = time.monotonic()
+                await asyncio.wait({ready})
+                deadline.exclude(time.monotonic() - started)
             if ready.cancelled() or self._closed:
                 raise McpConnectionError(f"the connection to MCP server {self.name!r} was closed")
             if ready.exception() is None:

@@ -32,8 +32,8 @@ class McpConnectionError(Exception):
 
 class McpCallTimeout(Exception):
     """The call's one deadline ended: the server did not answer in time (the connection is let go of
-    and reopened next call), or a step before the request — the old server's stop, the handshake —
-    was still waiting (its words name it)."""
+    and reopened next call), or a step before the request — the old server's stop — was still
+    waiting (its words name it)."""
 
 
 # JSON-RPC 2.0's own names for its reserved codes (anything else is the server's own code)

@@ -29,48 +29,57 @@ def text(result) -> str:
     return result.content[0].text
 
 
-async def test_a_handshake_comes_out_of_the_calls_timeout_and_goes_on(tmp_path) -> None:
-    """The call's timeout (1 s) ends during the new server's handshake (6 s): it fails then, naming
-    the handshake, which is still under way (nothing opened yet). Before, the handshake had its own
-    budget (connect_timeout_s) and the request a fresh T after it: the call failed at about 7 s,
-    after the session had opened. Positive control: the next call, with time enough, gets the
-    answer from the same server, whose handshake went on (one session opened, not two)."""
-    from reyn_tools_mcp.client import ServerConnection
-    from reyn_tools_mcp.failures import McpCallTimeout
+async def test_a_handshake_has_its_own_bound_not_the_calls(tmp_path) -> None:
+    """A new server's handshake (6 s) longer than the call's timeout (1 s) is bounded by
+    ``connect_timeout_s`` (20 s), not by the call: the call's time starts after it, so the first call
+    to a slow-starting server is answered (a timeout counting the start would fail every first call
+    to it). The control: with ``connect_timeout_s`` shorter than the handshake, the call fails with
+    the handshake's own words and nothing opened."""
+    from reyn_tools_mcp.client import McpConnectionError, ServerConnection
     from reyn_tools_mcp.settings import ServerConfig
 
-    config = ServerConfig.model_validate(stubborn(tmp_path, HAZARDS_SLOW_INIT=SLOW_INIT_S))
+    config = ServerConfig.model_validate(stubborn(tmp_path / "slow", HAZARDS_SLOW_INIT=SLOW_INIT_S))
     conn = ServerConnection("stubborn", config, 20.0, {})
     try:
-        with pytest.raises(McpCallTimeout) as raised:
-            await conn.call_tool("hang", {}, T)
-        assert conn.opened == 0 and conn.session is None  # the handshake had not finished
-        words = str(raised.value)
-        assert f"tools/call 'hang' could not be sent within the call's timeout of {T} s" in words
-        assert "its handshake was still under way" in words
-        (pid,) = servers_of(tmp_path)
-        assert int(text(await conn.call_tool("pid", {}, 20))) == pid  # the same server ...
-        assert conn.opened == 1  # ... whose handshake went on
+        (tmp_path / "slow").mkdir()
+        pid = int(text(await conn.call_tool("pid", {}, T)))
+        assert [pid] == servers_of(tmp_path / "slow") and conn.opened == 1
     finally:
         await conn.close()
-    assert not running(pid)
+    short = ServerConnection(
+        "stubborn",
+        ServerConfig.model_validate(stubborn(tmp_path / "short", HAZARDS_SLOW_INIT=SLOW_INIT_S)),
+        1.0,
+        {},
+    )
+    try:
+        (tmp_path / "short").mkdir()
+        with pytest.raises(McpConnectionError) as raised:
+            await short.call_tool("pid", {}, 60)
+        assert "did not finish its handshake within connect_timeout_s=1 s" in str(raised.value)
+        assert short.opened == 0
+    finally:
+        await short.close()
 
 
 async def test_through_the_dispatcher_the_listing_and_the_call_share_the_deadline(
     mcp_registry, mcp_settings, ctx, tmp_path
 ) -> None:
-    """``call_mcp_tool`` lists the server's tools, then calls: one deadline for both and the open.
-    The handshake (6 s) outlasts the call's timeout (1 s), so the listing is what was waiting.
-    Before, the open, the listing and the call each had the whole timeout (the error came from the
-    call, after the handshake). Positive control: ``list_mcp_servers`` still answers at once."""
-    settings = mcp_settings({"slow": stubborn(tmp_path, HAZARDS_SLOW_INIT=SLOW_INIT_S)}, call_timeout_s=T)
-    reg = mcp_registry(settings)
-    kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "slow", "tool": "hang"}, ctx))
-    assert kind == "timeout"
-    assert f"tools/list could not be sent within the call's timeout of {T} s" in message
-    assert "its handshake was still under way" in message
-    listed = await dispatch_tool(reg, "list_mcp_servers", {}, ctx)
-    assert listed["status"] == "ok" and listed["data"]["servers"][0]["connected"] is False
+    """``call_mcp_tool`` lists the server's tools, then calls: one deadline for both. Each answers
+    after 0.6 s, so each fits the call's timeout (1 s) alone but not both: the call fails, naming
+    the ``tools/call`` that was waiting. Before, the listing and the call each had the whole
+    timeout and the call was answered. The control: with a timeout of 5 s the same call answers."""
+    slow = {"HAZARDS_SLOW_LIST": "0.6", "HAZARDS_SLOW_PID": "0.6"}
+    for timeout, expected in ((T, "timeout"), (5, "ok")):
+        (tmp_path / str(timeout)).mkdir()
+        settings = mcp_settings({"slow": stubborn(tmp_path / str(timeout), **slow)}, call_timeout_s=timeout)
+        reg = mcp_registry(settings)
+        env = await dispatch_tool(reg, "call_mcp_tool", {"server": "slow", "tool": "pid"}, ctx)
+        if expected == "ok":
+            assert env["status"] == "ok", env
+        else:
+            kind, message = err(env)
+            assert kind == "timeout" and f"did not answer tools/call 'pid' within {T} s" in message, message
 
 
 async def test_close_does_not_wait_behind_a_handshake(tmp_path) -> None:

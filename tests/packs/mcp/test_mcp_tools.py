@@ -169,22 +169,12 @@ async def test_server_crash_mid_call_then_next_call_reconnects(
     assert second_pid != first_pid
 
 
-async def once_open(reg, ctx, tool: str) -> dict:
-    """A call to a server just started, repeated while it fails because the server's handshake
-    outlasts the call's short timeout (the handshake goes on meanwhile: test_mcp_call_deadline.py)."""
-    for _ in range(30):
-        env = await call(reg, ctx, "demo", tool, {})
-        if env["status"] == "ok" or "handshake was still under way" not in env["error"]["message"]:
-            break
-    return env
-
-
 async def test_hanging_server_times_out_and_is_restarted(mcp_registry, mcp_settings, ctx) -> None:
     reg = mcp_registry(mcp_settings(UNCONFINED_DEMO, call_timeout_s=1.5))
-    first_pid = ok(await once_open(reg, ctx, "whoami"))["text"].split()[-1]
+    first_pid = ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1]
     kind, message = err(await call(reg, ctx, "demo", "hang", {}))
     assert kind == "timeout" and "within 1.5 s" in message
-    assert ok(await once_open(reg, ctx, "whoami"))["text"].split()[-1] != first_pid
+    assert ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1] != first_pid
 
 
 async def test_server_that_changes_its_tools_between_listings(mcp_registry, mcp_settings, ctx) -> None:
