@@ -20,7 +20,6 @@ from reyn_core import (
     settings_as,
     tool,
 )
-from reyn_core.host import lone_surrogate_at
 
 from . import client, pool
 from .availability import server_enum, servers_available
@@ -95,7 +94,7 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
             f"MCP tool {server}/{tool.name} is refused: its input schema cannot be used to check "
             f"arguments ({exc}); the call was not sent"
         ) from None
-    problems = validate(arguments) or _not_unicode(arguments)
+    problems = validate(arguments)
     if problems:
         problems = [ArgumentProblem(p.pointer, p.message[:300]) for p in problems[:20]]
         listed = "; ".join(p.render() for p in problems[:8])
@@ -103,19 +102,6 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
             f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",
             problems=[ArgumentProblem("/arguments" + p.pointer, p.message) for p in problems],
         )
-
-
-def _not_unicode(arguments: dict[str, Any]) -> list[ArgumentProblem]:
-    """The first string (a key or a value) holding a lone surrogate — what JSON's ``"\\ud800"``
-    decodes to, which UTF-8 cannot carry: sent, it broke the SDK's writer and with it the whole
-    connection; found here, that one call is refused before it is sent."""
-    found = lone_surrogate_at(arguments)
-    if found is None:
-        return []
-    pointer, what = found
-    if what == "key":
-        return [ArgumentProblem(pointer, "has a key that is not valid Unicode; the call was not sent")]
-    return [ArgumentProblem(pointer, "is not valid Unicode (a lone surrogate); the call was not sent")]
 
 
 async def call_server_tool(
