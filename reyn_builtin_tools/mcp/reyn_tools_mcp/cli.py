@@ -46,12 +46,12 @@ async def list_server_tools(
 ) -> list[dict[str, Any]]:
     """A fresh tools/list of ``server`` as snapshot entries (with their ``sha256``), sorted by name;
     ``protected``: the host's own files, which the server's write roots may not cover."""
-    from . import client
+    from . import pool
     from .tools import tool_to_dict
 
     config = settings.servers[server]
     timeout = config.timeout_s or settings.call_timeout_s
-    tools = await client.get_pool().run(
+    tools = await pool.get_pool().run(
         lambda conn: conn.list_tools(timeout, refresh=True),
         server,
         config,
@@ -181,7 +181,7 @@ def main(argv: list[str], loaded: Any) -> int:
         )
         return 0
     path = Path(args.snapshot) if args.snapshot else settings.snapshot_path(Path(args.workspace).resolve())
-    from . import client
+    from . import pool
 
     try:
         reports = asyncio.run(
@@ -197,7 +197,7 @@ def main(argv: list[str], loaded: Any) -> int:
         print(f"reyn mcp: error: {exc}", file=sys.stderr)
         return 2
     finally:
-        client.shutdown()
+        pool.shutdown()
     if args.json:
         print(json.dumps({"snapshot": str(path), "servers": reports}, indent=2))
     else:

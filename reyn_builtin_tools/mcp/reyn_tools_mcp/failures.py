@@ -21,6 +21,21 @@ from reyn_core import log_remote_failure
 
 LOG_SOURCE = "mcp"
 
+
+class McpServerError(Exception):
+    """The server answered a request with a JSON-RPC error (the connection is kept)."""
+
+
+class McpConnectionError(Exception):
+    """The server could not be reached, or the connection broke (it is reopened on the next call)."""
+
+
+class McpCallTimeout(Exception):
+    """The call's one deadline ended: the server did not answer in time (the connection is let go of
+    and reopened next call), or a step before the request — the old server's stop — was still
+    waiting (its words name it)."""
+
+
 # JSON-RPC 2.0's own names for its reserved codes (anything else is the server's own code)
 _JSON_RPC_CODES = {
     -32700: "parse error",
@@ -158,3 +173,45 @@ def report(server: str, what: str, raw: str) -> str:
     if not raw.strip():
         return what
     return f"{what}; {log_remote_failure(LOG_SOURCE, what, raw)}"
+
+
+def answered_error(server: str, what: str, code: int, message: str, data: Any) -> McpServerError:
+    """A JSON-RPC error answer to ``what``: its code in Reyn's words; the server's ``message`` and
+    ``data`` (its own text, which may echo its environment) go to the log."""
+    raw = f"error {code}: {message}" + (f"\ndata: {data!r}" if data is not None else "")
+    return McpServerError(
+        report(server, f"MCP server {server!r} answered {what} with {json_rpc_code(code)}", raw)
+    )
+
+
+def unusable_answer(server: str, what: str, exc: BaseException) -> McpServerError:
+    """An answer to ``what`` the SDK refused (e.g. a result not matching the tool's outputSchema)
+    on a session that still answers."""
+    words = f"the answer of MCP server {server!r} to {what} could not be used ({reason(exc)})"
+    words += "; the connection is kept"
+    return McpServerError(report(server, words, raw_text(exc, "")))
+
+
+def not_answered(server: str, what: str, timeout_s: float) -> McpCallTimeout:
+    """The request ``what`` got no answer by the end of its call's timeout (its connection let go of)."""
+    return McpCallTimeout(
+        f"MCP server {server!r} did not answer {what} within {timeout_s:g} s; "
+        "the connection was closed and will be reopened on the next call"
+    )
+
+
+def not_sent(server: str, what: str, timeout_s: float, step: str) -> McpCallTimeout:
+    """The call's timeout ended before ``what`` was sent, while ``step`` was waiting."""
+    return McpCallTimeout(
+        f"MCP server {server!r}: {what} could not be sent within the call's timeout of {timeout_s:g} s: "
+        + step
+    )
+
+
+def handshake_late(server: str, connect_timeout_s: float, hint: str, stderr: str) -> McpConnectionError:
+    """The server's handshake did not finish within ``connect_timeout_s`` (its owner let go of);
+    ``hint`` ends the sentence (the sandbox grants), ``stderr`` goes to the log."""
+    words = (
+        f"MCP server {server!r} did not finish its handshake within connect_timeout_s={connect_timeout_s:g} s"
+    )
+    return McpConnectionError(report(server, f"{words}; it was stopped{hint}", raw_text(None, stderr)))

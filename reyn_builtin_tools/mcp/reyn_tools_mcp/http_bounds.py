@@ -217,15 +217,25 @@ def _refusal(response: httpx2.Response, limit: int, events: bool) -> str | None:
 
 
 def bounded_client(
-    headers: dict[str, str], timeout: httpx2.Timeout, limit: int, on_fault: OnFault, values: int | None = None
+    headers: dict[str, str],
+    timeout: httpx2.Timeout,
+    limit: int,
+    on_fault: OnFault,
+    values: int | None = None,
+    around: Callable[[httpx2.AsyncBaseTransport], httpx2.AsyncBaseTransport] | None = None,
 ) -> httpx2.AsyncClient:
     """An ``AsyncClient`` whose every response is bounded (``BoundedTransport``: ``limit`` bytes and
     ``values`` JSON values a message), asking for
     uncompressed bodies; no environment proxies or ``.netrc``, no redirect following (the SDK
-    follows same-origin redirects itself)."""
+    follows same-origin redirects itself). ``around`` wraps the bounded transport (it reads bodies
+    through the bounds)."""
     sent = httpx2.Headers(headers)
     sent["accept-encoding"] = "identity"  # whatever the configured headers say: see _refusal
-    transport = BoundedTransport(httpx2.AsyncHTTPTransport(trust_env=False), limit, on_fault, values)
+    transport: httpx2.AsyncBaseTransport = BoundedTransport(
+        httpx2.AsyncHTTPTransport(trust_env=False), limit, on_fault, values
+    )
+    if around is not None:
+        transport = around(transport)
     return httpx2.AsyncClient(
         headers=sent, timeout=timeout, trust_env=False, follow_redirects=False, transport=transport
     )

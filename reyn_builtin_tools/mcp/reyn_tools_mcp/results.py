@@ -17,9 +17,24 @@ import json
 from typing import Any
 
 import mcp_types
+from pydantic import ConfigDict
 
 MAX_FIELD = 1_000  # names, URIs, MIME types, titles: short by nature, cut hard
 MAX_NAMES_SHOWN = 50  # tool names listed in an error message
+
+
+class ServedTool(mcp_types.Tool):
+    """A listed tool that keeps every field the server sent — unknown ones included — so that what
+    is pinned (``snapshot.served_sha256``) is the whole served object, not the SDK's known fields.
+    (The SDK's own ``list_tools`` still runs when it validates a result against an output schema.)"""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ServedListing(mcp_types.ListToolsResult):
+    """A ``tools/list`` page of ``ServedTool``."""
+
+    tools: list[ServedTool]  # type: ignore[assignment]
 
 
 class Budget:

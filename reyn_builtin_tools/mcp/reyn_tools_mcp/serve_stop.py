@@ -157,7 +157,7 @@ def finish(served: Any, status: int) -> NoReturn:
     or ``EXIT_ABANDONED`` when calls still run (their threads cannot be stopped, or their tasks
     ignored their cancellation): those are named in the log and in the audit log
     (``call.abandoned``). A further signal meanwhile exits at once, with the status already decided."""
-    from . import client
+    from . import pool
 
     abandoned = served.still_running()
     if abandoned:
@@ -165,7 +165,7 @@ def finish(served: Any, status: int) -> NoReturn:
     _exit_on_signal(status)
     steps: list[tuple[str, Callable[[], Any]]] = [
         ("ending the sessions' approvals", served.end_sessions),
-        ("closing upstream sessions", client.shutdown),
+        ("closing upstream sessions", pool.shutdown),
         # the exit below skips atexit: its handlers run here (a pool's close, a span exporter's flush)
         ("running the atexit handlers", atexit._run_exitfuncs),
     ]

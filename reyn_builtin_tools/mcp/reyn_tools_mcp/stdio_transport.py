@@ -44,7 +44,7 @@ import contextlib
 import os
 import signal
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -59,6 +59,7 @@ from reyn_sandbox import StopPipe
 from .failures import MessageNotUtf8, MessageTooLong, MessageTooManyValues, OutputEndedMidMessage
 from .let_go import Hurry
 from .lines import CHUNK, LineSplitter, NotUtf8Line, Overlong, Refused, TooManyValues, read_lines
+from .sandbox import ServerGrants, confined_command
 
 WRITER_FLUSH_S = 0.5  # the SDK's: accepted messages are written before stdin closes
 EXIT_GRACE_S = 2.0  # the SDK's: a server exits by itself once its stdin closes
@@ -78,6 +79,29 @@ class StdioSpawn:
     env: dict[str, str]
     cwd: str | None
     stop: StopPipe | None
+
+    @classmethod
+    def confined(
+        cls,
+        name: str,
+        grants: ServerGrants,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        protected: Mapping[str, str],
+    ) -> StdioSpawn:
+        """Server ``name``'s ``argv`` in the sandbox under its ``grants`` (``sandbox.confined_command``),
+        on a stop pipe of its own so the host's death ends the sandbox; ``RuntimeError`` saying why
+        it cannot be (nothing started)."""
+        stop = StopPipe() if grants.sandbox != "off" else None
+        try:
+            fd = stop.launcher_fd if stop is not None else None
+            confined = confined_command(name, grants, argv[0], argv[1:], env, cwd, protected, stop_fd=fd)
+        except RuntimeError:
+            if stop is not None:
+                stop.close()
+            raise
+        return cls(confined, env, cwd, stop)
 
 
 class ServerRequests:

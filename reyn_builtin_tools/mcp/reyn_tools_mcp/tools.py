@@ -20,10 +20,11 @@ from reyn_core import (
     settings_as,
     tool,
 )
-from reyn_core.host import lone_surrogate_at
 
-from . import client
+from . import client, pool
 from .availability import server_enum, servers_available
+from .deadline import Deadline
+from .failures import McpCallTimeout, McpConnectionError, McpServerError
 from .results import bounded_listing, convert_result, names_preview
 from .settings import McpSettings, ServerConfig
 from .snapshot import rendered_fields, served_sha256
@@ -54,9 +55,9 @@ async def _on_pool(
     settings: McpSettings, server: str, config: ServerConfig, fn: Any, ctx: ToolContext
 ) -> Any:
     """``fn(connection)`` on the session pool; a stdio server's write roots are checked against
-    the host's own files of this call (``ctx.host_files``) before it is started (``SessionPool.run``)."""
+    the host's own files of this call (``ctx.host_files``) before it is started (``pool.SessionPool.run``)."""
     try:
-        return await client.get_pool().run(
+        return await pool.get_pool().run(
             fn,
             server,
             config,
@@ -65,9 +66,9 @@ async def _on_pool(
             settings.max_message_bytes,
             settings.max_message_values,
         )
-    except client.McpCallTimeout as exc:
+    except McpCallTimeout as exc:
         raise ToolTimeout(str(exc)) from None
-    except (client.McpConnectionError, client.McpServerError) as exc:
+    except (McpConnectionError, McpServerError) as exc:
         raise ToolExecutionError(str(exc)) from None
 
 
@@ -93,7 +94,7 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
             f"MCP tool {server}/{tool.name} is refused: its input schema cannot be used to check "
             f"arguments ({exc}); the call was not sent"
         ) from None
-    problems = validate(arguments) or _not_unicode(arguments)
+    problems = validate(arguments)
     if problems:
         problems = [ArgumentProblem(p.pointer, p.message[:300]) for p in problems[:20]]
         listed = "; ".join(p.render() for p in problems[:8])
@@ -101,19 +102,6 @@ def check_arguments(server: str, tool: mcp_types.Tool, arguments: dict[str, Any]
             f"invalid arguments for MCP tool {server}/{tool.name}: {listed}",
             problems=[ArgumentProblem("/arguments" + p.pointer, p.message) for p in problems],
         )
-
-
-def _not_unicode(arguments: dict[str, Any]) -> list[ArgumentProblem]:
-    """The first string (a key or a value) holding a lone surrogate — what JSON's ``"\\ud800"``
-    decodes to, which UTF-8 cannot carry: sent, it broke the SDK's writer and with it the whole
-    connection; found here, that one call is refused before it is sent."""
-    found = lone_surrogate_at(arguments)
-    if found is None:
-        return []
-    pointer, what = found
-    if what == "key":
-        return [ArgumentProblem(pointer, "has a key that is not valid Unicode; the call was not sent")]
-    return [ArgumentProblem(pointer, "is not valid Unicode (a lone surrogate); the call was not sent")]
 
 
 async def call_server_tool(
@@ -131,7 +119,8 @@ async def call_server_tool(
     hash to that value, or the call is refused: the server changed the tool after it was imported.
     """
     config = resolve_server(settings, ctx, server)
-    timeout = _timeout(settings, config)
+    # one deadline for the whole call: the listings, the open, the tools/call (deadline.py)
+    timeout = Deadline(_timeout(settings, config))
 
     async def job(conn: client.ServerConnection) -> mcp_types.CallToolResult:
         tools = await conn.list_tools(timeout, refresh=expect_sha256 is not None)
@@ -185,11 +174,11 @@ class ListMcpServersArgs(BaseModel):
 async def list_mcp_servers(args: ListMcpServersArgs, ctx: ToolContext) -> dict[str, Any]:
     """List the MCP servers you may use, with their transport and whether they are connected."""
     settings = settings_as(ctx, McpSettings)
-    pool = client._POOL
+    running = pool.existing_pool()
     servers = []
     for name in settings.servers_for(ctx.agent if ctx else None):
         config = settings.servers[name]
-        state = pool.connection_state(name, config, ctx.host_files) if pool else {"connected": False}
+        state = running.connection_state(name, config, ctx.host_files) if running else {"connected": False}
         servers.append(
             {
                 "name": name,

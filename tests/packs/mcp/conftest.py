@@ -64,9 +64,9 @@ def ctx() -> ToolContext:
 def _close_sessions() -> Iterator[None]:
     """Every test ends with the process-wide session pool shut down (servers stopped)."""
     yield
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
-    client.shutdown()
+    pool.shutdown()
 
 
 @pytest.fixture

@@ -40,7 +40,8 @@ def running(pid: int) -> bool:
 
 
 async def test_the_timeout_is_reported_before_the_server_is_stopped() -> None:
-    from reyn_tools_mcp.client import McpCallTimeout, ServerConnection
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.failures import McpCallTimeout
     from reyn_tools_mcp.settings import ServerConfig
 
     conn = ServerConnection("flood", ServerConfig.model_validate(FLOOD), 20.0, {})
@@ -64,7 +65,7 @@ async def test_the_timeout_is_reported_before_the_server_is_stopped() -> None:
 async def test_through_the_dispatcher_the_call_fails_as_a_timeout_and_the_next_call_answers(
     mcp_registry, mcp_settings, ctx
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     settings = mcp_settings({"flood": FLOOD}, call_timeout_s=TIMEOUT_S)
     reg = mcp_registry(settings)
@@ -77,7 +78,7 @@ async def test_through_the_dispatcher_the_call_fails_as_a_timeout_and_the_next_c
     after = await dispatch_tool(reg, "call_mcp_tool", pid, ctx)
     assert after["status"] == "ok", after
     assert after["data"]["text"] != before["data"]["text"]
-    assert client.get_pool().connection_state("flood", settings.servers["flood"], {})["sessions_opened"] == 2
+    assert pool.get_pool().connection_state("flood", settings.servers["flood"], {})["sessions_opened"] == 2
 
 
 def test_a_shutdown_right_after_a_timeout_leaves_no_task_and_no_process() -> None:
@@ -138,7 +139,8 @@ async def test_a_timed_out_server_gets_no_grace_and_a_healthy_one_closes_gracefu
     once: it never sees the graceful close's SIGTERM. Before, the next call waited for that close
     (2 s of grace, SIGTERM, 5 s, SIGKILL) and the server logged ``term``. Positive control: the
     healthy server after it is closed gracefully — it sees the end of its stdin and exits by itself."""
-    from reyn_tools_mcp.client import McpCallTimeout, ServerConnection
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.failures import McpCallTimeout
     from reyn_tools_mcp.settings import ServerConfig
 
     conn = ServerConnection("stubborn", ServerConfig.model_validate(stubborn(tmp_path)), 20.0, {})
@@ -161,7 +163,8 @@ async def test_a_shutdown_out_of_time_leaves_no_process_and_no_task(tmp_path) ->
     graceful close cannot meet. Before, the pool stopped its loop with the server still running
     (and tasks pending); now, once the budget is spent, every server is killed and every task
     cancelled before the loop stops. Positive control: the first call answered."""
-    from reyn_tools_mcp.client import McpCallTimeout, SessionPool
+    from reyn_tools_mcp.failures import McpCallTimeout
+    from reyn_tools_mcp.pool import SessionPool
     from reyn_tools_mcp.settings import ServerConfig
 
     config = ServerConfig.model_validate(

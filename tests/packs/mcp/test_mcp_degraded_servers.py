@@ -22,7 +22,7 @@ import asyncio, json, sys
 from pathlib import Path
 from reyn_core import ToolContext, ToolOrigin
 from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool
-from reyn_tools_mcp import client, plugin
+from reyn_tools_mcp import plugin, pool
 from reyn_tools_mcp.settings import McpSettings
 
 settings = McpSettings.model_validate(json.loads(sys.argv[1]))
@@ -39,7 +39,7 @@ async def main():
     return out
 
 results = asyncio.run(main())
-client.shutdown()
+pool.shutdown()
 print(json.dumps(results))
 """
 
@@ -122,7 +122,7 @@ async def test_moderately_deep_schema_still_lists(mcp_registry, mcp_settings, ct
 async def test_json_rpc_error_32000_is_a_tool_error_and_keeps_the_server(
     mcp_registry, mcp_settings, ctx, operator_log
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     settings = mcp_settings({"flaky": misbehaving("rpc-error")})
     reg = mcp_registry(settings)
@@ -135,4 +135,4 @@ async def test_json_rpc_error_32000_is_a_tool_error_and_keeps_the_server(
     assert "database is down" not in message and "database is down" in operator_log.text()
     assert "lost" not in message
     assert before["data"]["text"] == after["data"]["text"]  # same process: not restarted
-    assert client.get_pool().connection_state("flaky", settings.servers["flaky"], {})["sessions_opened"] == 1
+    assert pool.get_pool().connection_state("flaky", settings.servers["flaky"], {})["sessions_opened"] == 1

@@ -31,14 +31,14 @@ import asyncio, json, os, sys, threading, time
 from pathlib import Path
 from reyn_core import ToolContext, ToolOrigin
 from reyn_core.host import RegistryBuilder, dispatch_tool
-from reyn_tools_mcp import client, plugin
+from reyn_tools_mcp import plugin, stdio_transport
 from reyn_tools_mcp.settings import McpSettings
 
 from host_death_kit import LATE_WRAP
 
 if sys.argv[1] == "late":  # the launcher's shell stops itself until the host is dead
-    confined = client.confined_command
-    client.confined_command = lambda *a, **k: [*LATE_WRAP, *confined(*a, **k)]
+    confined = stdio_transport.confined_command
+    stdio_transport.confined_command = lambda *a, **k: [*LATE_WRAP, *confined(*a, **k)]
 settings = McpSettings.model_validate(json.loads(os.environ["HOST_SETTINGS"]))
 reg = RegistryBuilder(settings={"mcp": settings})
 plugin.reyn_register_tools(

@@ -66,9 +66,9 @@ def fault(env: dict) -> str:
 
 
 def sessions(settings, name: str) -> int:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
-    return client.get_pool().connection_state(name, settings.servers[name], {})["sessions_opened"]
+    return pool.get_pool().connection_state(name, settings.servers[name], {})["sessions_opened"]
 
 
 @pytest.mark.parametrize("tool", ["endless_json", "endless_event"])
@@ -127,13 +127,13 @@ async def test_many_small_events_over_the_bound_in_total_keep_the_answer_and_the
 async def test_an_endless_event_on_the_get_stream_closes_the_session_and_the_next_call_reopens(
     hostile, ctx
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     reg, settings = hostile
     assert text(await call(reg, ctx, "bad", "fine")) == "ok"
     # the endless event comes on the GET stream after this answer: the answer may or may not be read
     await call(reg, ctx, "bad", "get_endless")
-    pool, config = client.get_pool(), settings.servers["bad"]
+    pool, config = pool.get_pool(), settings.servers["bad"]
     deadline = time.monotonic() + CALL_TIMEOUT_S  # a bounded wait for the session to close
     while pool.connection_state("bad", config, {})["connected"] and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
@@ -244,7 +244,8 @@ async def test_a_fault_with_calls_in_flight_spares_the_next_session_and_keeps_it
     """One call waits on the session, another one's answer is endless; the moment the fault is
     recorded two fresh calls start. The fresh ones run on a new session that the stale handlers
     leave alone (they discard only the session they ran on), the faulting call names the bound."""
-    from reyn_tools_mcp.client import McpConnectionError, ServerConnection
+    from reyn_tools_mcp.client import ServerConnection
+    from reyn_tools_mcp.failures import McpConnectionError
     from reyn_tools_mcp.settings import ServerConfig
 
     conn = ServerConnection("bad", ServerConfig(url=hostile_url), 10.0, {})

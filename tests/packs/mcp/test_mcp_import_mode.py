@@ -83,18 +83,18 @@ def test_imported_definitions_carry_an_mcp_origin(mcp_settings, server_script, t
 def test_rendering_imported_tools_spawns_no_server(
     mcp_registry, mcp_settings, ctx, server_script, tmp_path
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     snap = write_snapshot(tmp_path / "s.json", ECHO)
-    client.shutdown()
+    pool.shutdown()
     render_router(mcp_registry(import_settings(mcp_settings, server_script, snap)), ctx)
-    assert client._POOL is None
+    assert pool.existing_pool() is None
 
 
 async def test_the_agent_allowlist_covers_imported_tools(
     mcp_registry, mcp_settings, server_script, tmp_path
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     snap = tmp_path / "s.json"
     s = mcp_settings(
@@ -107,14 +107,14 @@ async def test_the_agent_allowlist_covers_imported_tools(
     )
     await refresh_snapshot(s, snap, protected={})
     reg = mcp_registry(s)
-    client.shutdown()
+    pool.shutdown()
     for agent in ("bob", None):  # listed without demo; no agent at all (fails closed)
         ctx = ToolContext(surface="router", agent=agent)
         assert "demo__echo" not in [t["function"]["name"] for t in render_router(reg, ctx)]
         env = await dispatch_tool(reg, "demo__echo", {"text": "hi"}, ctx)
         assert env["error"]["kind"] == "gate_refused", env
         assert "may not use MCP server 'demo'" in env["error"]["message"]
-    assert client._POOL is None  # refused before any server process was started
+    assert pool.existing_pool() is None  # refused before any server process was started
     alice = ToolContext(surface="router", agent="alice")
     assert (await dispatch_tool(reg, "demo__echo", {"text": "hi"}, alice))["data"]["text"] == "hi"
 

@@ -21,10 +21,10 @@ def _settings(mcp_settings, server_script) -> object:
 
 
 def _splitter(settings) -> object:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
-    key = client.config_fingerprint("big", settings.servers["big"], {})
-    return client.get_pool()._connections[key].lines
+    key = pool.config_fingerprint("big", settings.servers["big"], {})
+    return pool.get_pool()._connections[key].lines
 
 
 async def test_a_line_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(
@@ -46,7 +46,7 @@ async def test_a_line_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(
 async def test_an_endless_line_fails_the_call_at_once_and_is_never_held(
     mcp_registry, mcp_settings, server_script, ctx
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
     from reyn_tools_mcp.lines import CHUNK
 
     settings = _settings(mcp_settings, server_script)
@@ -62,7 +62,7 @@ async def test_an_endless_line_fails_the_call_at_once_and_is_never_held(
     # the next call reopens the server; another server was never touched
     after = await dispatch_tool(reg, "call_mcp_tool", pid, ctx)
     assert after["status"] == "ok", after
-    state = client.get_pool().connection_state("big", settings.servers["big"], {})
+    state = pool.get_pool().connection_state("big", settings.servers["big"], {})
     assert state["sessions_opened"] == 2
     demo = await dispatch_tool(
         reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx

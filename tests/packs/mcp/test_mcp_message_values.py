@@ -51,7 +51,7 @@ async def test_commas_inside_a_string_are_one_value(mcp_registry, mcp_settings, 
 async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     mcp_registry, mcp_settings, server_script, ctx
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     settings = _settings(mcp_settings, server_script)
     reg = mcp_registry(settings)
@@ -63,7 +63,7 @@ async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     # the next call reopens the server; another server was never touched
     after = await dispatch_tool(reg, "call_mcp_tool", {"server": "big", "tool": "pid"}, ctx)
     assert after["status"] == "ok", after
-    assert client.get_pool().connection_state("big", settings.servers["big"], {})["sessions_opened"] == 2
+    assert pool.get_pool().connection_state("big", settings.servers["big"], {})["sessions_opened"] == 2
     demo = await dispatch_tool(
         reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
     )

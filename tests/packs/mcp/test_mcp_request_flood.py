@@ -61,14 +61,14 @@ async def test_a_request_flood_is_held_back_by_the_reader() -> None:
 async def test_the_flooded_call_fails_by_its_timeout_and_the_rest_works(
     mcp_registry, mcp_settings, ctx
 ) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     settings = mcp_settings({"flood": hazards("ping-flood"), "fine": hazards("fine")}, call_timeout_s=3)
     reg = mcp_registry(settings)
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "flood", "tool": "slow"}, ctx))
     assert "3" in message and ("timeout" in message or "did not answer" in message), (kind, message)
-    key = client.config_fingerprint("flood", settings.servers["flood"], {})
-    requests = client.get_pool()._connections[key].requests
+    key = pool.config_fingerprint("flood", settings.servers["flood"], {})
+    requests = pool.get_pool()._connections[key].requests
     assert requests is not None and 0 < requests.high_water <= requests.bound
     fine = {"server": "fine", "tool": "add", "arguments": {"a": 2, "b": 3}}
     answered = await dispatch_tool(reg, "call_mcp_tool", fine, ctx)

@@ -222,11 +222,11 @@ async def test_server_that_cannot_start_is_an_error_and_others_keep_working(
 
 
 async def test_shutdown_stops_the_server_process(mcp_registry, mcp_settings, ctx) -> None:
-    from reyn_tools_mcp import client
+    from reyn_tools_mcp import pool
 
     reg = mcp_registry(mcp_settings(UNCONFINED_DEMO))
     pid = int(ok(await call(reg, ctx, "demo", "whoami", {}))["text"].split()[-1])
-    client.shutdown()
+    pool.shutdown()
     with pytest.raises(ProcessLookupError):
         for _ in range(100):
             os.kill(pid, 0)
@@ -252,13 +252,14 @@ async def test_streamable_http_server(mcp_registry, mcp_settings, ctx, http_mcp_
 
 async def test_text_that_utf8_cannot_carry_fails_that_call_alone(mcp_registry, mcp_settings, ctx) -> None:
     # a lone surrogate (what JSON's "\ud800" decodes to) cannot be written to the server: the SDK's
-    # writer raised while serialising and the whole connection was lost; now the call is refused
-    # before it is sent, naming where, and the session lives on (control: the same echo, valid text)
+    # writer raised while serialising and the whole connection was lost; now the call's arguments
+    # are refused by the dispatcher (every tool's, this one's nested too) before the handler runs,
+    # naming where, and the session lives on (control: the same echo, valid text)
     reg = mcp_registry(mcp_settings())
     assert ok(await call(reg, ctx, "demo", "echo", {"text": "hi"}))["text"] == "hi"
     env = await call(reg, ctx, "demo", "echo", {"text": "a\ud800b"})
     kind, message = err(env)
-    assert kind == "invalid_arguments" and "not valid Unicode" in message and "not sent" in message
+    assert kind == "invalid_arguments" and "/arguments/text: holds text UTF-8 cannot carry" in message
     assert [e["path"] for e in env["error"]["errors"]] == ["/arguments/text"]
     assert ok(await call(reg, ctx, "demo", "echo", {"text": "still here"}))["text"] == "still here"
     servers = ok(await dispatch_tool(reg, "list_mcp_servers", {}, ctx))["servers"]

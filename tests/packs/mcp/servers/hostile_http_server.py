@@ -35,7 +35,9 @@ Any request (any method) at a path with ``/raw?`` is answered with the ``status`
 query, and a body repeating ``unit`` (``comment``: a small comment event; ``utf16``: a kilobyte
 then ``\n\n``) without end (``ENDLESS`` bytes, then held) or ``count`` times.
 
-``initialize`` at a URL ending in ``/endless-init`` answers with an endless JSON body. Elsewhere it
+``initialize`` at a URL ending in ``/endless-init`` answers with an endless JSON body. At a URL
+ending in ``/silent-delete`` the session's closing ``DELETE`` is never answered (held until the
+client closes the connection); everything else there answers as at any other URL. Elsewhere it
 answers with a session id, so the client opens the long-lived GET stream, which
 gets ``GET_EVENTS`` small log notifications and is then held open (until ``get_endless``).
 """
@@ -241,6 +243,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             await raw_answer(target, reader, writer)
         elif method == b"GET":
             await get_stream(reader, writer)
+        elif method == b"DELETE" and target.endswith("/silent-delete"):
+            await hold(reader)
         elif method == b"DELETE" or "id" not in body:
             writer.write(head("202 Accepted" if method == b"POST" else "200 OK", None, 0))
         elif body["method"] == "initialize" and raw.split(b" ", 2)[1].endswith(b"/endless-init"):

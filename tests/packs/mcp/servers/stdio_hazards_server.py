@@ -16,7 +16,9 @@ within ``ALARM_S`` (SIGALRM) at the latest:
   writes ``eof`` and exits — or, with ``HAZARDS_LIVE_AFTER_EOF`` set, lives on.
 - anything else: a well-behaved server (``initialize``, ``tools/list`` with ``add``, ``tools/call``).
 
-Every mode but ``crash`` also lists ``pid``, whose call answers the server's process id.
+Every mode but ``crash`` also lists ``pid``, whose call answers the server's process id. Slower,
+for the deadline's tests: ``tools/list`` answered after ``HAZARDS_SLOW_LIST`` seconds, ``pid`` after
+``HAZARDS_SLOW_PID``.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def answer(message: dict) -> None:
         sys.stdout.flush()
         os._exit(1)
     elif method == "tools/list":
+        time.sleep(float(os.environ.get("HAZARDS_SLOW_LIST", "0")))
         names = [{"ping-flood": "slow", "stubborn": "hang"}.get(MODE, "add"), "pid"]
         tools = [{"name": name, "inputSchema": {"type": "object"}} for name in names]
         send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
@@ -93,6 +96,8 @@ def answer(message: dict) -> None:
     elif method == "tools/call":
         args = message["params"].get("arguments") or {}
         pid = message["params"]["name"] == "pid"
+        if pid:
+            time.sleep(float(os.environ.get("HAZARDS_SLOW_PID", "0")))
         text = str(os.getpid() if pid else args.get("a", 0) + args.get("b", 0))
         send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}})
     else:
