@@ -27,6 +27,8 @@ from ..validation import (
     parse_arguments,
     unsendable_problems,
 )
+from ..validation.arguments import MAX_ARGUMENT_NODES, too_deep_problem, too_many_values_problem
+from ..validation.messages import json_pointer
 
 
 def invalid(tool: ToolDefinition, problems: Sequence[ArgumentProblem]) -> InvalidToolArguments:
@@ -46,50 +48,82 @@ _FLAT_VALUES = JSON_SCALAR_TYPES
 
 
 def own_arguments(args: Any) -> tuple[Any, list[ArgumentProblem]]:
-    """``parse_arguments(args)``, as data no one but this call holds.
+    """``parse_arguments(args)``, as JSON data no one but this call holds.
 
-    JSON text is parsed afresh. Of a mapping, every ``dict`` and ``list`` in it — the containers JSON
-    Schema looks into — is copied (as a plain ``dict`` / ``list``), so the caller mutating its own
-    containers while the call awaits (a hook, a handler, another task) changes nothing that was
-    validated, bound or shown to the hooks. Other values are kept: scalars cannot change, and an
-    object JSON Schema does not look into (a tuple, a host's own class) is only ever accepted by a
-    schema that does not constrain it.
-
-    Copying stops one level past the depth bound, so a cyclic structure is not followed for ever;
-    ``parse_arguments`` then refuses the copy as too deep. Within the bound, the copy is its answer."""
+    JSON text is parsed afresh. A mapping is copied whole (``_json_copy``) into JSON's own types —
+    ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``: a subclass
+    becomes its base type's value (read with the base type's own method, so no override is asked),
+    a tuple a list, and any other object (a set, bytes, a ``Decimal``, a model instance, an array
+    of a numeric library) or a key that is not a string is refused at its pointer. So the caller
+    mutating its containers while the call awaits (a hook, a handler, another task) changes nothing
+    that was validated, bound or shown to the hooks, and every leaf the walks and the validator see
+    is one JSON has: a handler gets JSON data only. The copy counts what it copies and stops at the
+    bounds (``MAX_ARGUMENT_NODES`` values, ``MAX_ARGUMENT_DEPTH`` levels): shared or cyclic
+    containers cost no more than the bound."""
     kind = type(args)
     if kind is dict:
-        for value in args.values():
-            if type(value) not in _FLAT_VALUES:
+        for key, value in args.items():
+            if type(value) not in _FLAT_VALUES or type(key) is not str:
                 break
         else:  # the common call: a flat object of scalars
             return dict(args), []
     elif kind is str:  # a model's JSON text: parsed afresh, nothing to copy
         return parse_arguments(args)
     if isinstance(args, Mapping):
-        unsure: list[Any] = []
-        args = {key: _copied(value, 2, unsure) for key, value in args.items()}
-        if not unsure:  # every container copied, within the bound: parse_arguments accepts it as it is
-            return args, []
+        try:
+            return _json_copy(args, None, 1, [0]), []
+        except _NotJsonData as exc:
+            return None, [exc.problem]
     return parse_arguments(args)
 
 
-def _copied(value: Any, depth: int, unsure: list[Any]) -> Any:
-    """``value`` (at nesting ``depth``, the outermost object being 1) with its dicts and lists copied.
-    A container past the bound, or a mapping that is not a dict (kept as it is, and counted in depth by
-    ``parse_arguments``), goes into ``unsure``: then ``parse_arguments`` decides about the depth."""
-    if type(value) in _FLAT_VALUES:
+class _NotJsonData(Exception):
+    """Ends ``_json_copy`` with the one problem it met."""
+
+    def __init__(self, problem: ArgumentProblem) -> None:
+        self.problem = problem
+
+
+def _pointer(path: Any) -> str:
+    """The JSON pointer of ``path``, a chain of ``(parent, key)`` pairs (None at the top)."""
+    keys: list[Any] = []
+    while path is not None:
+        path, key = path
+        keys.append(key)
+    return json_pointer(tuple(reversed(keys)))
+
+
+def _json_copy(value: Any, path: Any, depth: int, count: list[int]) -> Any:
+    """``value`` (at nesting ``depth``, the outermost object being 1) as JSON data of JSON's own
+    types, or ``_NotJsonData`` at the first thing that is not (``own_arguments``)."""
+    kind = type(value)
+    if kind in _FLAT_VALUES:
         return value
-    if isinstance(value, dict | list):
+    count[0] += 1
+    if count[0] > MAX_ARGUMENT_NODES:
+        raise _NotJsonData(too_many_values_problem())
+    if isinstance(value, str):  # a subclass: its text, read without its own methods
+        return str.__str__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping | list | tuple):
         if depth > MAX_ARGUMENT_DEPTH:
-            unsure.append(value)
-            return value
-        if isinstance(value, dict):
-            return {key: _copied(item, depth + 1, unsure) for key, item in value.items()}
-        return [_copied(item, depth + 1, unsure) for item in value]
-    if isinstance(value, Mapping):
-        unsure.append(value)
-    return value
+            raise _NotJsonData(too_deep_problem())
+        if isinstance(value, Mapping):
+            copied: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    what = f"has a member name that is not a string (a {type(key).__name__})"
+                    raise _NotJsonData(ArgumentProblem(_pointer(path), f"{what}; send string keys"))
+                key = str.__str__(key)
+                copied[key] = _json_copy(item, (path, key), depth + 1, count)
+            return copied
+        return [_json_copy(item, (path, i), depth + 1, count) for i, item in enumerate(value)]
+    what = f"is not JSON data (a {type(value).__name__})"
+    fix = "send a string, number, boolean, null, object or array"
+    raise _NotJsonData(ArgumentProblem(_pointer(path), f"{what}; {fix}"))
 
 
 class _ReadOnly:
@@ -205,7 +239,9 @@ def own_small(args: Any) -> tuple[Any, list[ArgumentProblem], bool]:
                     plain = False
             elif kind not in _FLAT_VALUES:
                 break
-            if type(key) is not str or not key.isascii():
+            if type(key) is not str:
+                break  # the copy refuses it (or reads a subclass's text)
+            if not key.isascii():
                 plain = False
         else:
             return parsed, [] if plain else unsendable_problems(parsed), True

@@ -28,11 +28,11 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
         if not text.strip():
             return {}, []
         if not values_within(text, MAX_ARGUMENT_VALUES):  # before parsing too: it costs per value
-            return None, [_too_many_values()]
+            return None, [too_many_values_problem()]
         try:
             value = parse_json(text)
         except RecursionError:
-            return None, [_too_deep()]
+            return None, [too_deep_problem()]
         except NotJsonNumber as exc:
             return None, [ArgumentProblem("", f"arguments hold a number JSON cannot carry: {exc.message}")]
         except json.JSONDecodeError as exc:
@@ -47,12 +47,12 @@ def parse_arguments(raw: Any) -> tuple[Any, list[ArgumentProblem]]:
             return None, [
                 ArgumentProblem("", f"arguments cannot be read ({exc_text(exc)}); send smaller values")
             ]
-        return (value, []) if depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
+        return (value, []) if depth_within(value, MAX_ARGUMENT_DEPTH) else (None, [too_deep_problem()])
     if raw is None:
         return {}, []
     if isinstance(raw, Mapping) and not isinstance(raw, dict):  # e.g. a MappingProxyType from a host
         raw = dict(raw)
-    return (raw, []) if depth_within(raw, MAX_ARGUMENT_DEPTH) else (None, [_too_deep()])
+    return (raw, []) if depth_within(raw, MAX_ARGUMENT_DEPTH) else (None, [too_deep_problem()])
 
 
 MAX_ARGUMENT_DEPTH = 64
@@ -83,7 +83,7 @@ def unsendable_problems(value: Any) -> list[ArgumentProblem]:
     return [ArgumentProblem(pointer, f"{said}; send {fix}")]
 
 
-def _too_deep() -> ArgumentProblem:
+def too_deep_problem() -> ArgumentProblem:
     return ArgumentProblem(
         "",
         f"arguments nest too deeply (the limit is {MAX_ARGUMENT_DEPTH} levels); send a flatter JSON object",
@@ -172,7 +172,7 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
             chars += len(node)
         elif isinstance(node, dict | list | tuple):
             if depth > MAX_ARGUMENT_DEPTH:
-                return [_too_deep()]
+                return [too_deep_problem()]
             if isinstance(node, dict):
                 if len(node) > MAX_ARGUMENT_PROPERTIES:
                     return [
@@ -191,13 +191,13 @@ def size_problems(value: Any) -> list[ArgumentProblem]:
                     ]
                 stack.extend((item, depth + 1, (*path, i)) for i, item in enumerate(node))
         if nodes > MAX_ARGUMENT_NODES:
-            return [_too_many_values()]
+            return [too_many_values_problem()]
         if chars > MAX_ARGUMENT_CHARS:
             return [_too_many_chars()]
     return []
 
 
-def _too_many_values() -> ArgumentProblem:
+def too_many_values_problem() -> ArgumentProblem:
     return _bound((), f"the arguments hold more than {MAX_ARGUMENT_NODES} values; send less at once")
 
 

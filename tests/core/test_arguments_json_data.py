@@ -155,3 +155,102 @@ def test_the_walk_reads_a_member_name_of_any_type_as_str() -> None:
     assert unsendable_at({Name(LONE): 1}) == ("", "key")
     assert unsendable_at({"a": {Name("\udc80"): [1]}}) == ("/a", "key")
     assert unsendable_at({Name("café"): 1.0, 7: "x", None: [0.5]}) is None
+
+
+# A host's own types: the call's copy holds JSON's types only (review of task H). Before, the walk
+# looked into dicts, lists and tuples and at str and float leaves only, so a value of another type
+# reached the handler unexamined — a Decimal('NaN') or an object whose __float__ is NaN, converted
+# by pydantic's float after the check; a set or a model instance holding NaN; a str subclass whose
+# own isascii() said it was ASCII — and an int key passed.
+
+
+class Lying(str):
+    """A str subclass whose own methods say it is ASCII and encodes cleanly."""
+
+    def isascii(self) -> bool:
+        return True
+
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:
+        return b"fine"
+
+
+class Floaty:
+    def __float__(self) -> float:
+        return NAN
+
+
+class Model:
+    def __init__(self, y: float) -> None:
+        self.y = y
+
+
+NOT_JSON = "is not JSON data"
+OTHER_TYPES = [
+    ("scale", {"x": __import__("decimal").Decimal("NaN")}, "/x", NOT_JSON + " (a Decimal)"),
+    ("scale", {"x": Floaty()}, "/x", NOT_JSON + " (a Floaty)"),
+    ("keep", {"value": {NAN}}, "/value", NOT_JSON + " (a set)"),
+    ("keep", {"value": [b"bytes"]}, "/value/0", NOT_JSON + " (a bytes)"),
+    ("keep", {"value": {"m": Model(NAN)}}, "/value/m", NOT_JSON + " (a Model)"),
+    ("raw", {"rows": [1.0, frozenset({"\ud800"})]}, "/rows/1", NOT_JSON + " (a frozenset)"),
+    ("keep", {"value": {1: 2}}, "/value", "has a member name that is not a string (a int)"),
+    ("keep", {"value": {("\ud800",): 1}}, "/value", "has a member name that is not a string (a tuple)"),
+    ("scale", {"x": 1.0, "label": Lying("a\ud800")}, "/label", TEXT),
+    ("keep", {"value": [Lying("\ud800")]}, "/value/0", TEXT),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "pointer", "words"), OTHER_TYPES)
+async def test_a_value_of_a_type_json_has_not_is_refused_naming_where(
+    registry: ToolRegistry, name: str, args: dict[str, Any], pointer: str, words: str
+) -> None:
+    envelope = await dispatch_tool(registry, name, args, ToolContext(surface="router"))
+    assert envelope["error"]["kind"] == "invalid_arguments", envelope
+    assert envelope["error"]["errors"][0]["path"] == pointer
+    assert words in envelope["error"]["errors"][0]["message"]
+    assert RAN == []
+    served = await dispatch_tool(registry, "scale", {"x": 2.5}, ToolContext(surface="router"))
+    assert served == {"status": "ok", "data": {"x": 2.5, "label": ""}}
+
+
+async def test_subclasses_of_json_types_reach_the_handler_as_their_base_values(
+    registry: ToolRegistry,
+) -> None:
+    # the controls: an IntEnum, a str subclass, a float subclass and a tuple are JSON data, handed
+    # over as JSON's own types (the base type's value, a list), whatever their own methods say
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Meters(float):
+        def __repr__(self) -> str:
+            return "lying"
+
+    ctx = ToolContext(surface="router")
+    value = {
+        "level": Level.HIGH,
+        "name": Name("café"),
+        "m": Meters(2.5),
+        "pair": (1, "a"),
+        Name("k"): [Name("v")],
+    }
+    assert await invoke_tool(registry, "keep", {"value": value}, ctx) == "kept"
+    held = RAN[-1]
+    assert held == {"level": 3, "name": "café", "m": 2.5, "pair": [1, "a"], "k": ["v"]}
+    assert [type(held[k]) for k in ("level", "name", "m", "pair")] == [int, str, float, list]
+    assert type(next(iter(held["k"]))) is str and all(type(k) is str for k in held)
+
+
+async def test_shared_containers_cost_no_more_than_the_value_bound(registry: ToolRegistry) -> None:
+    # a list holding itself twice, n times over: n + 1 lists for the host, 2**n values as JSON. The
+    # copy counts what it copies and stops at the bound (before, it copied all 2**n first)
+    shared: Any = [1.0]
+    for _ in range(40):
+        shared = [shared, shared]
+    envelope = await dispatch_tool(registry, "keep", {"value": shared}, ToolContext(surface="router"))
+    assert envelope["error"]["kind"] == "invalid_arguments" and "values" in envelope["error"]["message"]
+    assert RAN == []
+    small: Any = [1.0]
+    for _ in range(4):  # the control: 31 values
+        small = [small, small]
+    assert await invoke_tool(registry, "keep", {"value": small}, ToolContext(surface="router")) == "kept"
