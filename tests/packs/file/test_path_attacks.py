@@ -25,7 +25,7 @@ from reyn_tools_file.paths import (
 )
 from reyn_tools_file.settings import FileSettings
 
-from reyn_core import ToolDenied, ToolRuntimeMissing
+from reyn_core import InvalidToolArguments, ToolDenied, ToolRuntimeMissing
 
 WRITE_TOOLS = (
     ("write_file", {"content": "pwned"}),
@@ -294,11 +294,15 @@ async def test_non_utf8_name_is_refused_and_listing_skips_it(tools, workspace, o
     raw = os.fsencode(workspace) + b"/\xff\xfe.txt"
     with open(raw, "wb") as fh:
         fh.write(b"hidden\n")
-    # A model's JSON can carry lone surrogates, which would map back to those raw bytes.
+    # A model's JSON can carry lone surrogates, which would map back to those raw bytes: the
+    # dispatcher refuses them for every tool before the handler runs (the pack's own "not_utf8"
+    # refusal stays behind it), for JSON text and a host's dict alike
     env = await tools.envelope("read_file", json.dumps({"path": "\udcff\udcfe.txt"}))
-    assert env["status"] == "error" and env["error"]["kind"] == "denied"
-    assert "not valid UTF-8" in env["error"]["message"]
-    await refused(tools, "write_file", "not_utf8", path="\udcff.txt", content="x")
+    assert env["status"] == "error" and env["error"]["kind"] == "invalid_arguments"
+    assert env["error"]["errors"][0]["path"] == "/path"
+    assert "holds text UTF-8 cannot carry" in env["error"]["message"]
+    with pytest.raises(InvalidToolArguments):
+        await tools.call("write_file", path="\udcff.txt", content="x")
     listing = await tools.call("list_directory", path=".")
     assert "1 entries with non-UTF-8 names are not shown" in listing["note"]
     json.dumps(listing)  # still JSON-safe
