@@ -13,7 +13,7 @@ import sys
 
 from reyn_core.host import dispatch_tool
 
-from .test_mcp_degraded_servers import err, misbehaving
+from .test_mcp_degraded_servers import err, misbehaving, server_pid, sessions
 
 VALUES = 1000  # the smallest max_message_values the settings take
 WORDS = f"the server sent a message of over {VALUES} JSON values (max_message_values)"
@@ -51,8 +51,6 @@ async def test_commas_inside_a_string_are_one_value(mcp_registry, mcp_settings, 
 async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     mcp_registry, mcp_settings, server_script, ctx
 ) -> None:
-    from reyn_tools_mcp import pool
-
     settings = _settings(mcp_settings, server_script)
     reg = mcp_registry(settings)
     quiet = await dispatch_tool(reg, "call_mcp_tool", _cells(cells=10, notify=True), ctx)
@@ -61,9 +59,8 @@ async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     assert kind == "execution_error"
     assert WORDS in message
     # the next call reopens the server; another server was never touched
-    after = await dispatch_tool(reg, "call_mcp_tool", {"server": "big", "tool": "pid"}, ctx)
-    assert after["status"] == "ok", after
-    assert pool.get_pool().connection_state("big", settings.servers["big"], {})["sessions_opened"] == 2
+    await server_pid(reg, ctx, "big")
+    assert sessions(settings, "big") == 2
     demo = await dispatch_tool(
         reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
     )
