@@ -20,6 +20,17 @@ def _settings(mcp_settings, server_script) -> object:
     return mcp_settings({"big": misbehaving("oversize"), "demo": demo}, max_message_bytes=LIMIT)
 
 
+async def reopened_beside_demo(reg, ctx, settings) -> None:
+    """After a transport fault of ``big``: its next call reopens it (a second session), and the
+    ``demo`` server beside it, never touched, answers."""
+    await server_pid(reg, ctx, "big")
+    assert sessions(settings, "big") == 2
+    demo = await dispatch_tool(
+        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
+    )
+    assert demo["status"] == "ok", demo
+
+
 def _splitter(settings) -> object:
     from reyn_tools_mcp import pool
 
@@ -56,13 +67,7 @@ async def test_an_endless_line_fails_the_call_at_once_and_is_never_held(
     assert f"the server sent a message over {LIMIT} bytes (max_message_bytes)" in message
     assert "timeout" not in message and "did not answer" not in message  # at once, not at the timeout
     assert 0 < _splitter(settings).held_high_water <= LIMIT + CHUNK  # never the server's 8 MiB
-    # the next call reopens the server; another server was never touched
-    await server_pid(reg, ctx, "big")
-    assert sessions(settings, "big") == 2
-    demo = await dispatch_tool(
-        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
-    )
-    assert demo["status"] == "ok", demo
+    await reopened_beside_demo(reg, ctx, settings)
 
 
 def test_the_splitter_is_linear_and_drops_an_overlong_line() -> None:

@@ -13,7 +13,8 @@ import sys
 
 from reyn_core.host import dispatch_tool
 
-from .test_mcp_degraded_servers import err, misbehaving, server_pid, sessions
+from .test_mcp_degraded_servers import err, misbehaving
+from .test_mcp_message_bound import reopened_beside_demo
 
 VALUES = 1000  # the smallest max_message_values the settings take
 WORDS = f"the server sent a message of over {VALUES} JSON values (max_message_values)"
@@ -58,13 +59,7 @@ async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", _cells(cells=20_000, notify=True), ctx))
     assert kind == "execution_error"
     assert WORDS in message
-    # the next call reopens the server; another server was never touched
-    await server_pid(reg, ctx, "big")
-    assert sessions(settings, "big") == 2
-    demo = await dispatch_tool(
-        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
-    )
-    assert demo["status"] == "ok", demo
+    await reopened_beside_demo(reg, ctx, settings)
 
 
 def test_the_splitter_reports_a_line_over_the_value_bound_with_its_head() -> None:
