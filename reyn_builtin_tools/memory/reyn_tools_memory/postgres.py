@@ -54,8 +54,6 @@ class PostgresStore:
             statement_timeout_s=statement_timeout_s,
             pool_max_size=pool_max_size,
         )
-        self.connect_timeout_s = connect_timeout_s
-        self.statement_timeout_s = statement_timeout_s
         self.max_entries_per_layer = max_entries_per_layer
         self._ready = False
         self._schema = ""
