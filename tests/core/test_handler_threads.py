@@ -248,9 +248,11 @@ async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_
             await task
         assert threads.running == 0 and threads.abandoned() == []
         return
-    assert not task.done() and threads.running == 1
-    assert [call.tool.name for call in threads.abandoned()] == ["stubborn"]
-    GO.set()
+    try:
+        assert not task.done() and threads.running == 1
+        assert [call.tool.name for call in threads.abandoned()] == ["stubborn"]
+    finally:
+        GO.set()  # a failed assertion must not leave the handler (which ignores cancellation) waiting
     await asyncio.wait_for(task, 30)
     assert threads.running == 0 and threads.abandoned() == []
 
