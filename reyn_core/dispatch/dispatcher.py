@@ -131,6 +131,7 @@ async def invoke_tool(
     exclude: Iterable[str] = frozenset(),
     allowed_ops: Iterable[str] | None = None,
     approval: str | None = None,
+    _finish: Finish | None = None,
 ) -> Any:
     """Run one tool call and return the handler's result, or raise a typed ``ToolError``.
 
@@ -151,28 +152,15 @@ async def invoke_tool(
 
     The result is returned as the handler gave it; what ``after`` hooks, the audit log, an approval's
     ``executed`` line and the span record is this outcome (``dispatch_tool`` records the one it sends).
+
+    ``_finish`` is ``dispatch_tool``'s, not a host's: with it the result is ``_finish(tool, result)``,
+    the one place a call's final outcome is decided. It runs inside the call, before anything records
+    the outcome (approval line, ``after`` hooks — the audit log is one — and the observer's span), so
+    a result ``_finish`` refuses is recorded as the error the caller receives.
     """
-    return await _call(registry, name, args, ctx, surface, exclude, allowed_ops, approval)
-
-
-async def _call(
-    registry: ToolRegistry,
-    name: str,
-    args: Mapping[str, Any] | str | bytes | None,
-    ctx: ToolContext,
-    surface: str | None = None,
-    exclude: Iterable[str] = frozenset(),
-    allowed_ops: Iterable[str] | None = None,
-    approval: str | None = None,
-    finish: Finish | None = None,
-) -> Any:
-    """``invoke_tool``'s call, whose result is ``finish(tool, result)`` when a ``finish`` is given:
-    the one place a call's final outcome is decided. It runs inside the call, before anything
-    records the outcome (approval line, ``after`` hooks — the audit log is one — and the observer's
-    span), so a result ``finish`` refuses is recorded as the error the caller receives."""
     if observation.active is not None and observation.opens_call():  # observed: the call inside it
         return await observation.observed(
-            _call if finish is None else partial(_call, finish=finish),
+            invoke_tool if _finish is None else partial(invoke_tool, _finish=_finish),
             registry,
             name,
             args,
@@ -248,8 +236,8 @@ async def _call(
                 raise handler_exit(exc) from None
         else:
             result = await run_handler(shape.fn, shape.is_async, tool, kwargs, call)
-        if finish is not None:  # what the caller will receive, decided before anything records it
-            result = finish(tool.name, result)
+        if _finish is not None:  # what the caller will receive, decided before anything records it
+            result = _finish(tool.name, result)
     except ToolError as exc:
         failed = exc
         if isinstance(exc, CheckFailed):  # its check failed in its worker: logged as one failing here
@@ -347,7 +335,7 @@ async def dispatch_tool(
     data sent), an approval's ``executed`` line and the span state what this envelope says.
     """
     try:
-        data = await _call(registry, name, args, ctx, finish=sendable, **options)
+        data = await invoke_tool(registry, name, args, ctx, _finish=sendable, **options)
     except ToolError as exc:
         return exc.to_envelope()
     return {"status": "ok", "data": data}

@@ -1,7 +1,7 @@
 """What ``dispatch_tool`` sends for a call's result: its JSON data, or the call's error.
 
 ``sendable`` is the one place that decides whether a result can be sent: it runs inside the call
-(``dispatcher._call``'s ``finish``), before the outcome is recorded, so the audit log, the ``after``
+(``invoke_tool``'s ``_finish``), before the outcome is recorded, so the audit log, the ``after``
 hooks, an approval's ``executed`` line and the span record what the caller received. A refusal added
 here is recorded like every other: nothing after it turns an ``ok`` into an error.
 """

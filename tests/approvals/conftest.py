@@ -45,6 +45,15 @@ def reyn_register_tools(register, settings):
     register({pid}_read)
 """
 
+# appended to the plugin after a test's own tools: the hook that registers them beside write and read
+REGISTER = """
+
+@hookimpl
+def reyn_register_tools(register, settings):
+    for handler in ({handlers},):
+        register(handler)
+"""
+
 PROFILE = """\
 [plugins]
 enable = ["{pid}"]
@@ -88,6 +97,12 @@ class World:
     def reinstall(self, source_suffix: str = "") -> None:
         """Rewrite the plugin's files (as an update would): the same tools, another tree digest."""
         install_site_plugin(self.site, self.pid, PLUGIN.format(pid=self.pid) + source_suffix)
+
+    def add_tools(self, source: str, *names: str) -> None:
+        """Reinstall the plugin with ``source`` (formatted with ``pid``) appended, its tools
+        ``{pid}_NAME`` of ``names`` registered beside write and read."""
+        handlers = ", ".join(f"{self.pid}_{name}" for name in ("write", "read", *names))
+        self.reinstall(source.format(pid=self.pid) + REGISTER.format(handlers=handlers))
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

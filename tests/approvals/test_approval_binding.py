@@ -28,13 +28,6 @@ def {pid}_setkey(args: KeyArgs, ctx: ToolContext) -> dict:
     \"\"\"Store a token (the marker: key.txt holds what the handler received).\"\"\"
     (ctx.workspace / "key.txt").write_text(f"{{args.token.get_secret_value()}} {{args.limit}}")
     return {{"set": args.name}}
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register({pid}_write)
-    register({pid}_read)
-    register({pid}_setkey)
 """
 
 
@@ -51,7 +44,7 @@ def test_a_lossy_bound_form_does_not_let_other_arguments_share_an_approval(world
     # token B is the same text. The key also covers the validated arguments, so the approval of one
     # never runs the other. (An infinite float, which dumps as null, is another lossy form: it is
     # refused as invalid_arguments before any approval is asked for, below.)
-    world.reinstall(SECRET_TOOL.format(pid=world.pid))
+    world.add_tools(SECRET_TOOL, "setkey")
     registry = load(load_profile()).registry
     gate = registry.approvals
     tool = f"{world.pid}_setkey"
@@ -135,13 +128,6 @@ def {pid}_wipe(targets: list[str], ctx: ToolContext, everything: bool = False) -
     \"\"\"Remove notes (the marker: wiped.txt exists once it ran).\"\"\"
     (ctx.workspace / "wiped.txt").write_text(repr((targets, everything)))
     return {{"wiped": len(targets)}}
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register({pid}_write)
-    register({pid}_read)
-    register({pid}_wipe)
 """
 
 
@@ -149,7 +135,7 @@ def test_a_call_that_gives_no_path_is_not_exempt_by_unless_within(world):
     # The rule holds side-effecting calls unless their `path` resolves inside out/drafts. A
     # side-effecting tool with no `path` argument at all, or a `path` list that is empty, named no
     # path inside the roots: it must wait for approval, not run (it ran at once before).
-    world.reinstall(PATHLESS_TOOL.format(pid=world.pid))
+    world.add_tools(PATHLESS_TOOL, "wipe")
     world.write_profile(extra="")
     text = world.profile.read_text().replace('arguments = ["path"]', 'arguments = ["path", "targets"]')
     world.profile.write_text(text)
@@ -168,7 +154,7 @@ def test_a_call_that_gives_no_path_is_not_exempt_by_unless_within(world):
 
 
 def test_a_tool_without_the_path_argument_is_held_by_a_path_conditioned_rule(world):
-    world.reinstall(PATHLESS_TOOL.format(pid=world.pid))  # `wipe` has no `path` argument
+    world.add_tools(PATHLESS_TOOL, "wipe")  # `wipe` has no `path` argument
     registry = load(load_profile()).registry
     env = _call(registry, f"{world.pid}_wipe", {"targets": ["out/x"]}, _ctx(world.root))
     assert env["error"]["kind"] == "approval_required", env

@@ -229,13 +229,6 @@ def {pid}_rename(ctx: ToolContext) -> dict:
     \"\"\"Write a marker and name a file whose name is not UTF-8 (a lone surrogate once decoded).\"\"\"
     (ctx.workspace / "renamed").write_text("ran")
     return {{"name": b"caf\\xe9".decode("utf-8", "surrogateescape")}}
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register({pid}_write)
-    register({pid}_read)
-    register({pid}_rename)
 """
 
 
@@ -244,7 +237,7 @@ def test_an_approved_call_whose_result_cannot_be_sent_is_executed_as_an_error(wo
     # caller gets execution_error: the approval's executed line says so too (it said "ok" while the
     # refusal of the result came after the line was written). The control: an approved call whose
     # result can be sent is executed "ok" (test_an_approved_call_runs_once_and_the_audit_log_proves_it).
-    world.reinstall(UNSENDABLE_TOOL.format(pid=world.pid))
+    world.add_tools(UNSENDABLE_TOOL, "rename")
     registry = _loaded(world)
     tool = f"{world.pid}_rename"
     pending = _call(registry, tool, {}, _ctx(world.root))["error"]["approval"]

@@ -23,7 +23,7 @@ import pytest
 
 from reyn_core.host import dispatch_tool
 
-from .test_mcp_degraded_servers import err, run_isolated
+from .test_mcp_degraded_servers import err, run_isolated, server_pid, sessions
 
 HAZARDS = Path(__file__).parent / "servers" / "stdio_hazards_server.py"
 FLOOD = {"command": sys.executable, "args": [str(HAZARDS), "ping-flood"], "sandbox": "off"}
@@ -65,20 +65,14 @@ async def test_the_timeout_is_reported_before_the_server_is_stopped() -> None:
 async def test_through_the_dispatcher_the_call_fails_as_a_timeout_and_the_next_call_answers(
     mcp_registry, mcp_settings, ctx
 ) -> None:
-    from reyn_tools_mcp import pool
-
     settings = mcp_settings({"flood": FLOOD}, call_timeout_s=TIMEOUT_S)
     reg = mcp_registry(settings)
-    pid = {"server": "flood", "tool": "pid"}
-    before = await dispatch_tool(reg, "call_mcp_tool", pid, ctx)
-    assert before["status"] == "ok", before
+    before = await server_pid(reg, ctx, "flood")
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "flood", "tool": "slow"}, ctx))
     assert kind == "timeout"
     assert f"did not answer tools/call 'slow' within {TIMEOUT_S} s" in message
-    after = await dispatch_tool(reg, "call_mcp_tool", pid, ctx)
-    assert after["status"] == "ok", after
-    assert after["data"]["text"] != before["data"]["text"]
-    assert pool.get_pool().connection_state("flood", settings.servers["flood"], {})["sessions_opened"] == 2
+    assert await server_pid(reg, ctx, "flood") != before
+    assert sessions(settings, "flood") == 2
 
 
 def test_a_shutdown_right_after_a_timeout_leaves_no_task_and_no_process() -> None:

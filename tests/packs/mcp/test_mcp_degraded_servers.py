@@ -64,6 +64,20 @@ def err(env: dict) -> tuple[str, str]:
     return env["error"]["kind"], env["error"]["message"]
 
 
+async def server_pid(reg, ctx, server: str) -> str:
+    """The process id of ``server`` that answers its ``pid`` tool (which must answer)."""
+    env = await dispatch_tool(reg, "call_mcp_tool", {"server": server, "tool": "pid"}, ctx)
+    assert env["status"] == "ok", env
+    return env["data"]["text"]
+
+
+def sessions(settings, server: str) -> int:
+    """How many times the pool has opened ``server`` (its ``sessions_opened``)."""
+    from reyn_tools_mcp import pool
+
+    return pool.get_pool().connection_state(server, settings.servers[server], {})["sessions_opened"]
+
+
 # ---------------------------------------------------------------- a handshake that never answers
 
 
@@ -122,17 +136,14 @@ async def test_moderately_deep_schema_still_lists(mcp_registry, mcp_settings, ct
 async def test_json_rpc_error_32000_is_a_tool_error_and_keeps_the_server(
     mcp_registry, mcp_settings, ctx, operator_log
 ) -> None:
-    from reyn_tools_mcp import pool
-
     settings = mcp_settings({"flaky": misbehaving("rpc-error")})
     reg = mcp_registry(settings)
-    call = {"server": "flaky", "tool": "pid"}
-    before = await dispatch_tool(reg, "call_mcp_tool", call, ctx)
+    before = await server_pid(reg, ctx, "flaky")
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "flaky", "tool": "flaky"}, ctx))
-    after = await dispatch_tool(reg, "call_mcp_tool", call, ctx)
+    after = await server_pid(reg, ctx, "flaky")
     assert kind == "execution_error" and "JSON-RPC error -32000" in message
     # the server's own message is for the operator, not the model
     assert "database is down" not in message and "database is down" in operator_log.text()
     assert "lost" not in message
-    assert before["data"]["text"] == after["data"]["text"]  # same process: not restarted
-    assert pool.get_pool().connection_state("flaky", settings.servers["flaky"], {})["sessions_opened"] == 1
+    assert before == after  # same process: not restarted
+    assert sessions(settings, "flaky") == 1

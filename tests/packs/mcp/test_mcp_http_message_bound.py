@@ -20,6 +20,8 @@ from local_server import free_port, stop, wait_listening
 
 from reyn_core.host import dispatch_tool
 
+from .test_mcp_degraded_servers import sessions
+
 HOSTILE = Path(__file__).parent / "servers" / "hostile_http_server.py"
 LIMIT = 64 * 1024  # the smallest max_message_bytes allowed
 # long enough that a call still reading an endless body when it ends is plainly not "at once"
@@ -63,12 +65,6 @@ def fault(env: dict) -> str:
     assert env["status"] == "error", env
     assert env["error"]["kind"] == "execution_error", env
     return env["error"]["message"]
-
-
-def sessions(settings, name: str) -> int:
-    from reyn_tools_mcp import pool
-
-    return pool.get_pool().connection_state(name, settings.servers[name], {})["sessions_opened"]
 
 
 @pytest.mark.parametrize("tool", ["endless_json", "endless_event"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reyn_core.host import dispatch_tool
 
-from .test_mcp_degraded_servers import err, misbehaving
+from .test_mcp_degraded_servers import err, misbehaving, server_pid, sessions
 
 LIMIT = 64 * 1024  # the smallest max_message_bytes the settings take
 
@@ -18,6 +18,17 @@ LIMIT = 64 * 1024  # the smallest max_message_bytes the settings take
 def _settings(mcp_settings, server_script) -> object:
     demo = {"command": __import__("sys").executable, "args": [str(server_script)]}
     return mcp_settings({"big": misbehaving("oversize"), "demo": demo}, max_message_bytes=LIMIT)
+
+
+async def reopened_beside_demo(reg, ctx, settings) -> None:
+    """After a transport fault of ``big``: its next call reopens it (a second session), and the
+    ``demo`` server beside it, never touched, answers."""
+    await server_pid(reg, ctx, "big")
+    assert sessions(settings, "big") == 2
+    demo = await dispatch_tool(
+        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
+    )
+    assert demo["status"] == "ok", demo
 
 
 def _splitter(settings) -> object:
@@ -46,28 +57,17 @@ async def test_a_line_of_exactly_the_limit_is_read_and_one_byte_more_is_refused(
 async def test_an_endless_line_fails_the_call_at_once_and_is_never_held(
     mcp_registry, mcp_settings, server_script, ctx
 ) -> None:
-    from reyn_tools_mcp import pool
     from reyn_tools_mcp.lines import CHUNK
 
     settings = _settings(mcp_settings, server_script)
     reg = mcp_registry(settings)
-    pid = {"server": "big", "tool": "pid"}
-    before = await dispatch_tool(reg, "call_mcp_tool", pid, ctx)
-    assert before["status"] == "ok", before
+    await server_pid(reg, ctx, "big")  # it answers (sandboxed, its pid is the same in every start)
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", {"server": "big", "tool": "flood"}, ctx))
     assert kind == "execution_error"
     assert f"the server sent a message over {LIMIT} bytes (max_message_bytes)" in message
     assert "timeout" not in message and "did not answer" not in message  # at once, not at the timeout
     assert 0 < _splitter(settings).held_high_water <= LIMIT + CHUNK  # never the server's 8 MiB
-    # the next call reopens the server; another server was never touched
-    after = await dispatch_tool(reg, "call_mcp_tool", pid, ctx)
-    assert after["status"] == "ok", after
-    state = pool.get_pool().connection_state("big", settings.servers["big"], {})
-    assert state["sessions_opened"] == 2
-    demo = await dispatch_tool(
-        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
-    )
-    assert demo["status"] == "ok", demo
+    await reopened_beside_demo(reg, ctx, settings)
 
 
 def test_the_splitter_is_linear_and_drops_an_overlong_line() -> None:

@@ -14,6 +14,7 @@ import sys
 from reyn_core.host import dispatch_tool
 
 from .test_mcp_degraded_servers import err, misbehaving
+from .test_mcp_message_bound import reopened_beside_demo
 
 VALUES = 1000  # the smallest max_message_values the settings take
 WORDS = f"the server sent a message of over {VALUES} JSON values (max_message_values)"
@@ -51,8 +52,6 @@ async def test_commas_inside_a_string_are_one_value(mcp_registry, mcp_settings, 
 async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     mcp_registry, mcp_settings, server_script, ctx
 ) -> None:
-    from reyn_tools_mcp import pool
-
     settings = _settings(mcp_settings, server_script)
     reg = mcp_registry(settings)
     quiet = await dispatch_tool(reg, "call_mcp_tool", _cells(cells=10, notify=True), ctx)
@@ -60,14 +59,7 @@ async def test_a_notification_flood_fails_the_call_and_the_next_call_reopens(
     kind, message = err(await dispatch_tool(reg, "call_mcp_tool", _cells(cells=20_000, notify=True), ctx))
     assert kind == "execution_error"
     assert WORDS in message
-    # the next call reopens the server; another server was never touched
-    after = await dispatch_tool(reg, "call_mcp_tool", {"server": "big", "tool": "pid"}, ctx)
-    assert after["status"] == "ok", after
-    assert pool.get_pool().connection_state("big", settings.servers["big"], {})["sessions_opened"] == 2
-    demo = await dispatch_tool(
-        reg, "call_mcp_tool", {"server": "demo", "tool": "add", "arguments": {"a": 2, "b": 3}}, ctx
-    )
-    assert demo["status"] == "ok", demo
+    await reopened_beside_demo(reg, ctx, settings)
 
 
 def test_the_splitter_reports_a_line_over_the_value_bound_with_its_head() -> None:

@@ -17,6 +17,8 @@ from reyn_tools_mcp.cli import refresh_snapshot
 
 from reyn_core.host import dispatch_tool
 
+from .test_mcp_degraded_servers import sessions
+
 DRIFTING = Path(__file__).parent / "servers" / "drifting_server.py"
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 TOOLS: list[dict[str, Any]] = [
@@ -91,8 +93,6 @@ def drifting(mcp_settings, tmp_path, request):
 async def test_any_served_change_is_refused_and_the_session_stays_up(
     drifting, mcp_registry, ctx, change, request
 ) -> None:
-    from reyn_tools_mcp import pool
-
     if change is add_unknown_field and "sdk" in request.node.callspec.id:
         pytest.skip("the SDK's server sends only the fields its protocol version defines")
     settings, listing, snap = drifting
@@ -109,7 +109,7 @@ async def test_any_served_change_is_refused_and_the_session_stays_up(
     assert "changed tool 'wipe' since it was imported" in message and "reyn mcp refresh" in message
     other = await dispatch_tool(reg, "up__other", {"path": "y"}, ctx)
     assert other["status"] == "ok" and other["data"]["text"] == "called other"  # same session
-    assert pool.get_pool().connection_state("up", settings.servers["up"], {})["sessions_opened"] == 1
+    assert sessions(settings, "up") == 1
     report = (await refresh_snapshot(settings, snap, protected={}, write=False))[0]
     assert report["changed"] == ["wipe"]  # `reyn mcp check` names it too
 
@@ -128,8 +128,6 @@ async def test_an_unchanged_listing_keeps_working(drifting, mcp_registry, ctx) -
 async def test_a_result_against_a_new_output_schema_keeps_the_session(drifting, mcp_registry, ctx) -> None:
     """Discovery mode has no pin: a newly added outputSchema the result does not match makes the
     SDK refuse the result — an unusable answer, not a lost connection."""
-    from reyn_tools_mcp import pool
-
     settings, listing, _ = drifting
     reg = mcp_registry(settings)
     tools = _drift(TOOLS)
@@ -140,7 +138,7 @@ async def test_a_result_against_a_new_output_schema_keeps_the_session(drifting, 
     assert "could not be used" in env["error"]["message"] and "lost" not in env["error"]["message"]
     ok = await dispatch_tool(reg, "call_mcp_tool", {"server": "up", "tool": "other", "arguments": {}}, ctx)
     assert ok["status"] == "ok"
-    assert pool.get_pool().connection_state("up", settings.servers["up"], {})["sessions_opened"] == 1
+    assert sessions(settings, "up") == 1
 
 
 def test_the_snapshot_keeps_the_whole_served_object(drifting, request) -> None:

@@ -14,6 +14,8 @@ import pytest
 
 from reyn_core.host import dispatch_tool
 
+from .test_mcp_degraded_servers import sessions
+
 LEAKY = Path(__file__).parent / "servers" / "leaky_server.py"
 
 
@@ -75,8 +77,6 @@ async def test_a_server_leaking_on_stderr_and_dying_mid_call(
 async def test_a_json_rpc_error_carrying_the_secret_keeps_the_session(
     mcp_registry, mcp_settings, ctx, operator_log, secret_forms
 ) -> None:
-    from reyn_tools_mcp import pool
-
     settings = mcp_settings({"leaky": _leaky("serve")})
     reg = mcp_registry(settings)
     message = error(await dispatch_tool(reg, "call_mcp_tool", {"server": "leaky", "tool": "rpc_error"}, ctx))
@@ -85,7 +85,7 @@ async def test_a_json_rpc_error_carrying_the_secret_keeps_the_session(
     secret_forms.assert_logged(operator_log.text())
     again = await dispatch_tool(reg, "call_mcp_tool", {"server": "leaky", "tool": "ok"}, ctx)
     assert again["status"] == "ok"
-    assert pool.get_pool().connection_state("leaky", settings.servers["leaky"], {})["sessions_opened"] == 1
+    assert sessions(settings, "leaky") == 1
 
 
 async def test_an_unreachable_http_server_with_the_secret_in_its_url(

@@ -18,7 +18,8 @@ from .conftest import ServeWorld
 from .test_serve_http_answer_waits import _asks, messages, next_message, open_asking_session
 from .test_serve_http_answers_at_cap import _reply
 from .test_serve_http_hangups import _call
-from .test_serve_http_limits import _session, open_session, wait_for
+from .test_serve_http_limits import _session, wait_for
+from .test_serve_http_slow_body import two_sessions
 
 BOUND = 60
 
@@ -29,23 +30,20 @@ def _cancel(request_id: Any) -> dict[str, Any]:
 
 async def test_a_client_cancels_its_own_call_at_the_cap(serve_world: ServeWorld) -> None:
     markers = serve_world.markers
-    with serve_world.http("--max-connections", "1") as server:
-        async with httpx.AsyncClient(timeout=BOUND) as http:
-            mine = await open_session(http, server.url)
-            other = await open_session(http, server.url)
-            call = {
-                "jsonrpc": "2.0",
-                "id": "w-call",
-                "method": "tools/call",
-                "params": {"name": "probe_wait", "arguments": {"tag": "w0"}},
-            }
-            async with http.stream("POST", server.url, json=call, headers=_session(mine)):
-                await wait_for(lambda: (markers / "w0.started").exists(), "w0 running")
-                unknown = await http.post(server.url, json=_cancel("no-such-call"), headers=_session(mine))
-                foreign = await http.post(server.url, json=_cancel("w-call"), headers=_session(other))
-                still_running = not (markers / "w0.cancelled").exists()
-                own = await http.post(server.url, json=_cancel("w-call"), headers=_session(mine))
-                await wait_for(lambda: (markers / "w0.cancelled").exists(), "w0 cancelled")
+    async with two_sessions(serve_world, "--max-connections", "1") as (server, http, mine, other):
+        call = {
+            "jsonrpc": "2.0",
+            "id": "w-call",
+            "method": "tools/call",
+            "params": {"name": "probe_wait", "arguments": {"tag": "w0"}},
+        }
+        async with http.stream("POST", server.url, json=call, headers=_session(mine)):
+            await wait_for(lambda: (markers / "w0.started").exists(), "w0 running")
+            unknown = await http.post(server.url, json=_cancel("no-such-call"), headers=_session(mine))
+            foreign = await http.post(server.url, json=_cancel("w-call"), headers=_session(other))
+            still_running = not (markers / "w0.cancelled").exists()
+            own = await http.post(server.url, json=_cancel("w-call"), headers=_session(mine))
+            await wait_for(lambda: (markers / "w0.cancelled").exists(), "w0 cancelled")
     assert unknown.status_code == 503 and foreign.status_code == 503, (unknown.text, foreign.text)
     assert still_running
     assert own.status_code == 202, own.text  # the control: its own cancellation passes and stops it

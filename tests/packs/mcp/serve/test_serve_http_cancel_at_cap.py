@@ -18,6 +18,7 @@ import pytest
 from .conftest import ServeWorld
 from .test_serve_http_about_held import _cancel
 from .test_serve_http_limits import HEADERS, VERSION, _session, open_session, wait_for
+from .test_serve_http_slow_body import two_sessions
 from .test_serve_http_unread_at_cap import BOUND, _first_line_or_close, _head, _raw
 
 CALL = {
@@ -33,19 +34,17 @@ async def test_an_unfinished_foreign_body_does_not_block_a_cancel(
     serve_world: ServeWorld, foreign: str
 ) -> None:
     markers = serve_world.markers
-    with serve_world.http("--max-connections", "1", "--header-timeout", "30") as server:
-        async with httpx.AsyncClient(timeout=BOUND) as http:
-            mine = await open_session(http, server.url)
-            other = await open_session(http, server.url)
-            async with http.stream("POST", server.url, json=CALL, headers=_session(mine)):
-                await wait_for(lambda: (markers / "w0.started").exists(), "w0 running")
-                extra = (f"mcp-session-id: {other}",) if foreign == "another session" else ()
-                reader, writer = await _raw(server.port, _head(server.port, 100, *extra))  # no body
-                await asyncio.sleep(0.5)  # the server takes the head in first (an order, not a bound)
-                own = await http.post(server.url, json=_cancel("w-call"), headers=_session(mine))
-                await wait_for(lambda: (markers / "w0.cancelled").exists(), "w0 cancelled")
-                refused = await _first_line_or_close(reader)
-                writer.close()
+    args = ("--max-connections", "1", "--header-timeout", "30")
+    async with two_sessions(serve_world, *args) as (server, http, mine, other):
+        async with http.stream("POST", server.url, json=CALL, headers=_session(mine)):
+            await wait_for(lambda: (markers / "w0.started").exists(), "w0 running")
+            extra = (f"mcp-session-id: {other}",) if foreign == "another session" else ()
+            reader, writer = await _raw(server.port, _head(server.port, 100, *extra))  # no body
+            await asyncio.sleep(0.5)  # the server takes the head in first (an order, not a bound)
+            own = await http.post(server.url, json=_cancel("w-call"), headers=_session(mine))
+            await wait_for(lambda: (markers / "w0.cancelled").exists(), "w0 cancelled")
+            refused = await _first_line_or_close(reader)
+            writer.close()
     assert own.status_code == 202, own.text  # the control: its own cancellation passes and stops it
     assert refused.startswith(b"HTTP/1.1 503"), refused  # the foreign body, refused unread
 

@@ -8,11 +8,13 @@ within the timeout, in two parts, is answered."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 
 import httpx
 
-from .conftest import ServeWorld
+from .conftest import HttpServer, ServeWorld
 from .test_serve_http_limits import VERSION, open_session, ping
 from .test_serve_http_unread_at_cap import BOUND, _first_line_or_close, _head, _raw, _until_closed
 
@@ -27,17 +29,25 @@ async def _ping_until_answered(http: httpx.AsyncClient, url: str, sid: str) -> h
     return response
 
 
-async def test_a_body_never_finished_is_closed_and_frees_its_place(serve_world: ServeWorld) -> None:
-    args = ("--max-connections", "1", "--header-timeout", "1")
+@contextlib.asynccontextmanager
+async def two_sessions(
+    serve_world: ServeWorld, *args: str
+) -> AsyncIterator[tuple[HttpServer, httpx.AsyncClient, str, str]]:
+    """``reyn mcp serve --http ARGS``, a client and two sessions open on it (one to hold a place
+    with, the other to be answered or refused meanwhile), until the block ends."""
     with serve_world.http(*args) as server:
         async with httpx.AsyncClient(timeout=BOUND) as http:
-            sid = await open_session(http, server.url)
-            other = await open_session(http, server.url)
-            extra = (f"mcp-session-id: {sid}", f"mcp-protocol-version: {VERSION}")
-            reader, writer = await _raw(server.port, _head(server.port, 100, *extra) + b'{"jsonrpc"')
-            closed = await _until_closed(reader)  # (before: never, and this wait failed after BOUND)
-            writer.close()
-            answered = await _ping_until_answered(http, server.url, other)
+            yield server, http, await open_session(http, server.url), await open_session(http, server.url)
+
+
+async def test_a_body_never_finished_is_closed_and_frees_its_place(serve_world: ServeWorld) -> None:
+    args = ("--max-connections", "1", "--header-timeout", "1")
+    async with two_sessions(serve_world, *args) as (server, http, sid, other):
+        extra = (f"mcp-session-id: {sid}", f"mcp-protocol-version: {VERSION}")
+        reader, writer = await _raw(server.port, _head(server.port, 100, *extra) + b'{"jsonrpc"')
+        closed = await _until_closed(reader)  # (before: never, and this wait failed after BOUND)
+        writer.close()
+        answered = await _ping_until_answered(http, server.url, other)
     assert closed == b"", closed  # closed without an answer
     assert answered.status_code == 200, answered.text
 

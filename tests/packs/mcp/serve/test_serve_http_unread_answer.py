@@ -17,7 +17,7 @@ import pytest
 
 from .conftest import ServeWorld
 from .test_serve_http_limits import VERSION, open_session
-from .test_serve_http_slow_body import _ping_until_answered
+from .test_serve_http_slow_body import _ping_until_answered, two_sessions
 from .test_serve_http_unread_at_cap import BOUND, _head
 
 COUNT = 300_000  # labels: an answer of megabytes, more than the sockets' buffers hold
@@ -88,15 +88,12 @@ def _labels(response: bytes) -> list[str]:
 
 async def test_an_answer_never_read_is_closed_and_frees_its_place(serve_world: ServeWorld) -> None:
     args = ("--max-connections", "1", "--send-timeout", "2")
-    with serve_world.http(*args) as server:
-        async with httpx.AsyncClient(timeout=BOUND) as http:
-            sid = await open_session(http, server.url)
-            other = await open_session(http, server.url)
-            reader, writer = await _send_big_call(server.port, sid)
-            # its answer has begun (the place is taken); the rest of it is never read
-            status = await asyncio.wait_for(reader.readline(), BOUND)
-            answered = await _ping_until_answered(http, server.url, other)  # (before: 503 throughout)
-            writer.close()
+    async with two_sessions(serve_world, *args) as (server, http, sid, other):
+        reader, writer = await _send_big_call(server.port, sid)
+        # its answer has begun (the place is taken); the rest of it is never read
+        status = await asyncio.wait_for(reader.readline(), BOUND)
+        answered = await _ping_until_answered(http, server.url, other)  # (before: 503 throughout)
+        writer.close()
     assert status.startswith(b"HTTP/1.1 200"), status
     assert answered.status_code == 200, answered.text
     assert "took none of its answer within 2s (--send-timeout)" in server.log.read_text()
