@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tree_distributions import tree_distributions
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -33,28 +35,9 @@ def _named(layers: list[str]) -> set[str]:
     return {m.strip() for layer in layers for m in layer.replace("|", ":").split(":")}
 
 
-def _distributions(root: Path) -> dict[str, tuple[str, str]]:
-    """Every distribution under ``root``, by the folder of its pyproject.toml: its top-level package
-    and that package's folder (relative to ``root``, as setuptools' ``package-dir`` maps it)."""
-    found = {}
-    for pyproject in sorted(root.glob("**/pyproject.toml")):
-        if any(part.startswith(".") or part in ("build", "node_modules") for part in pyproject.parts):
-            continue
-        setuptools = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]
-        packages = setuptools["packages"]  # a list, or {"find": {"include": ["pkg*"]}}
-        if not isinstance(packages, list):
-            packages = [pattern.rstrip("*") for pattern in packages["find"]["include"]]
-        folder = pyproject.parent / setuptools.get("package-dir", {}).get(packages[0], packages[0])
-        found[pyproject.parent.relative_to(root).as_posix()] = (
-            packages[0],
-            folder.resolve().relative_to(root).as_posix(),
-        )
-    return found
-
-
 def distribution_packages() -> dict[str, str]:
     """The top-level package of every distribution in the tree, by the folder of its pyproject.toml."""
-    return {folder: package for folder, (package, _) in _distributions(ROOT).items()}
+    return {folder: package for folder, (package, _) in tree_distributions(ROOT).items()}
 
 
 def test_every_reyn_core_module_is_in_a_layer():
@@ -163,7 +146,7 @@ def _misnamed(root: Path, files: list[str], packages: dict[str, str]) -> list[st
 def test_mypy_checks_every_distribution():
     # the one list `make typecheck` and `make test` check; a new distribution's package goes in it
     files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
-    folders = {package: folder for package, folder in _distributions(ROOT).values()}
+    folders = {package: folder for package, folder in tree_distributions(ROOT).values()}
     assert len(folders) == len(distribution_packages()) >= 11
     assert sorted(set(folders.values()) - set(files)) == [], "add these packages to [tool.mypy] files"
     assert sorted(set(files) - set(folders.values())) == [], "these [tool.mypy] files name no package"
@@ -180,7 +163,7 @@ def test_a_misnamed_module_is_found(tmp_path):
     (package.parent / "pyproject.toml").write_text(
         '[tool.setuptools.packages.find]\ninclude = ["reyn_tools_x*"]\n'
     )
-    folders = {package: folder for package, folder in _distributions(tmp_path).values()}
+    folders = {package: folder for package, folder in tree_distributions(tmp_path).values()}
     assert folders == {"reyn_tools_x": "tools/pack/reyn_tools_x"}
     assert _misnamed(tmp_path, ["tools/pack/reyn_tools_x"], folders) == []
     assert len(_misnamed(tmp_path, ["tools/pack/reyn_tools_x/sub"], folders)) == 2  # not all checked

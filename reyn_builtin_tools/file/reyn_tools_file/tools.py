@@ -1,11 +1,12 @@
-"""The seven file tools. Every path goes through ``paths`` (the only place that touches names)."""
+"""The seven file tools as ``@tool`` functions: the one source of truth of their names, descriptions,
+parameter schemas and gates (``definitions.py`` reads the manifest generated from them). Every path
+goes through ``paths`` and ``scope`` (checked as text, then against the roots), and every file system
+call through ``descriptors`` and ``tree_walk`` (never following a link)."""
 
 from __future__ import annotations
 
 import os
 import stat
-import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,32 +22,26 @@ from reyn_core import (
 )
 
 from .definitions import writable
-from .globs import Glob, compile_glob
-from .paths import (
-    Location,
-    PathMissing,
-    PathRefused,
-    Scope,
-    WalkStats,
+from .descriptors import (
     atomic_write_at,
     kind_of,
-    list_names,
     lstat_at,
     open_directory,
     open_parent,
     open_regular_at,
-    refuse_pseudo_fs,
     unlink_at,
-    walk_tree,
 )
+from .globs import Glob, compile_glob
+from .grep import Grep
+from .paths import Location, PathMissing, refuse_pseudo_fs
 from .patterns import LineSearch
-from .reading import looks_binary, read_lines, read_whole, refuse_if_binary
-from .settings import PSEUDO_FS_PREFIXES, FileSettings, is_pseudo_fs_parts
+from .reading import read_lines, read_whole, refuse_if_binary
+from .scope import Scope
+from .settings import FileSettings, is_pseudo_fs_parts
+from .tree_walk import PSEUDO_FS_NOTE, SearchWalk, WalkStats, list_names
 
 CLUSTER = "file"
 GATES = ToolGates(router="allow", phase="allow")
-MAX_LINE_CHARS = 500  # grep shows at most this much of a line
-MAX_MATCH_CHARS = 10_000  # and matches only this much of each line
 # Every file tool runs in a worker thread under this limit (the dispatcher's ``timeout_s``): a call
 # that runs past it is answered with a ``timeout`` error and the event loop never waits on it.
 TIMEOUT_S = 60.0
@@ -55,7 +50,6 @@ TIMEOUT_S = 60.0
 # so the search stops itself — between files, and inside a file between bounded chunks of text
 # (patterns.WORK_UNIT) — and its thread ends with the call, never after it.
 WORK_SECONDS = 20.0
-PSEUDO_FS_NOTE = f"pseudo-filesystems ({', '.join(PSEUDO_FS_PREFIXES)}: kernel state, not files)"
 
 
 class _Args(BaseModel):
@@ -290,61 +284,6 @@ class GlobFilesArgs(_Args):
     path: str = Field(default=".", description="Directory to search from; default the workspace.")
 
 
-class _Walk:
-    """One walk of glob_files or grep_files: the regular files below a directory until WORK_SECONDS
-    have passed, and what was skipped or cut on the way."""
-
-    def __init__(self, settings: FileSettings) -> None:
-        self.settings = settings
-        self.stats = WalkStats()
-        self.seconds = min(settings.search_seconds, WORK_SECONDS)
-        self.deadline = time.monotonic() + self.seconds
-        self.out_of_time = False
-
-    def expired(self) -> bool:
-        """Whether the search's time is up (and, once it is, that the result is partial)."""
-        if not self.out_of_time and time.monotonic() > self.deadline:
-            self.out_of_time = True
-        return self.out_of_time
-
-    def regular_files(
-        self, fd: int, at: tuple[str, ...], max_depth: int | None
-    ) -> Iterator[tuple[int, str, tuple[str, ...]]]:
-        """``(parent_fd, name, relative_parts)`` of each regular file below ``fd`` (at ``at``)."""
-        for parent, name, rel, st in walk_tree(
-            fd,
-            at=at,
-            skip_dirs=frozenset(self.settings.skip_dirs),
-            max_entries=self.settings.max_scan_entries,
-            max_depth=max_depth,
-            stats=self.stats,
-        ):
-            if self.expired():
-                return
-            if stat.S_ISREG(st.st_mode):
-                yield parent, name, rel
-
-    def notes(self, *, limit: int, more: bool, what: str) -> list[str]:
-        """Why the result is partial (time, ``limit`` ``what``, scan limit) and what was skipped."""
-        notes = []
-        if self.out_of_time:
-            notes.append(
-                f"stopped after {self.seconds:g} s (the time limit) with partial results; "
-                "narrow the path or pattern (or raise plugins.file.settings.search_seconds)"
-            )
-        if more:
-            notes.append(f"stopped after {limit} {what} (the result limit); narrow the pattern or path")
-        if self.stats.limit_hit:
-            notes.append(
-                f"stopped after scanning {self.stats.scanned} entries (the scan limit); narrow the path"
-            )
-        if self.stats.skipped_non_utf8:
-            notes.append(f"{self.stats.skipped_non_utf8} entries with non-UTF-8 names were skipped")
-        if self.stats.skipped_pseudo_fs:
-            notes.append(f"{PSEUDO_FS_NOTE} were skipped")
-        return notes
-
-
 @tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     """Find regular files whose path below `path` matches a glob pattern. Links are not followed."""
@@ -353,7 +292,7 @@ def glob_files(args: GlobFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     pattern = compile_glob(args.pattern, field="pattern")
     start = loc.child(*pattern.prefix)
     refuse_pseudo_fs(start.absolute_parts, start.display)  # the glob's literal prefix is a path too
-    walk = _Walk(settings)
+    walk = SearchWalk(settings, WORK_SECONDS)
     found: list[str] = []
     more = False
     depth = None if pattern.depth is None else pattern.depth - len(pattern.prefix)
@@ -396,94 +335,6 @@ class GrepFilesArgs(_Args):
     )
 
 
-def _grep_text(
-    text: str, search: LineSearch, context: int, budget: int, stop: Callable[[], bool]
-) -> list[dict[str, Any]]:
-    lines = text.splitlines()
-    searched = [line[:MAX_MATCH_CHARS] for line in lines]
-    out = []
-    for i in search.candidates(searched, stop):
-        if not search.line_matches(searched[i]):
-            continue
-        line = lines[i]
-        match: dict[str, Any] = {"line": i + 1, "text": line[:MAX_LINE_CHARS]}
-        if context:
-            match["before"] = [x[:MAX_LINE_CHARS] for x in lines[max(0, i - context) : i]]
-            match["after"] = [x[:MAX_LINE_CHARS] for x in lines[i + 1 : i + 1 + context]]
-        out.append(match)
-        if len(out) >= budget:
-            break
-    return out
-
-
-class _Grep:
-    """The state of one grep: counters for what was skipped, and the matches so far."""
-
-    def __init__(self, search: LineSearch, walk: _Walk, context: int, limit: int) -> None:
-        self.line_search = search
-        self.walk = walk
-        self.settings = walk.settings
-        self.context = context
-        self.limit = limit
-        self.matches: list[dict[str, Any]] = []
-        self.searched = 0
-        self.skipped_large = 0
-        self.skipped_binary = 0
-        self.skipped_hardlinked = 0
-        self.skipped_secret = 0
-        self.more = False
-
-    def search(self, parent: int, name: str, shown: str) -> None:
-        try:
-            fd, st = open_regular_at(
-                parent, name, shown, allow_hardlinks=self.settings.allow_hardlinked_reads
-            )
-        except PathRefused as exc:
-            if exc.reason == "hardlink":
-                self.skipped_hardlinked += 1
-            return
-        except PathMissing:
-            return  # removed since the walk listed it
-        try:
-            if st.st_size > self.settings.max_grep_file_bytes:
-                self.skipped_large += 1
-                return
-            raw = read_whole(fd, self.settings.max_grep_file_bytes, shown)
-        finally:
-            os.close(fd)
-        if looks_binary(raw[:8192]):
-            self.skipped_binary += 1
-            return
-        self.searched += 1
-        budget = self.limit - len(self.matches)
-        text = raw.decode("utf-8", errors="replace")
-        found = _grep_text(text, self.line_search, self.context, budget + 1, self.walk.expired)
-        if len(found) > budget:
-            self.more = True
-            found = found[:budget]
-        self.matches.extend({"path": shown, **m} for m in found)
-
-    @property
-    def full(self) -> bool:
-        return len(self.matches) >= self.limit
-
-    def notes(self) -> list[str]:
-        """What was skipped, and why."""
-        notes = []
-        if self.skipped_large:
-            notes.append(
-                f"{self.skipped_large} files larger than {self.settings.max_grep_file_bytes} bytes "
-                "were skipped"
-            )
-        if self.skipped_hardlinked:
-            notes.append(f"{self.skipped_hardlinked} files with several hard links were skipped")
-        if self.skipped_binary:
-            notes.append(f"{self.skipped_binary} binary files were skipped")
-        if self.skipped_secret:
-            notes.append(f"{self.skipped_secret} of the host's secret files were skipped (never read)")
-        return notes
-
-
 @tool(cluster=CLUSTER, purity="read_only", gates=GATES, timeout_s=TIMEOUT_S)
 def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     """Search text files for a regular expression; returns matching lines with optional context.
@@ -499,8 +350,8 @@ def grep_files(args: GrepFilesArgs, ctx: ToolContext) -> dict[str, Any]:
         compile_glob(args.glob, field="glob", basename_if_plain=True) if args.glob else None
     )
     limit = min(args.max_matches or settings.max_results, settings.max_results)
-    walk = _Walk(settings)
-    grep = _Grep(search, walk, args.context, limit)
+    walk = SearchWalk(settings, WORK_SECONDS)
+    grep = Grep(search, walk, args.context, limit)
     if loc.parts and _is_regular(loc):
         scope.check_readable(loc)
         with open_parent(loc) as parent:

@@ -87,7 +87,8 @@ def _postgres(s: MemorySettings) -> list[dict[str, str]]:
     from .backend import MemoryBackendMissing, MemoryStoreError, MemoryStoreUnavailable
 
     try:
-        from .postgres import SCHEMA_VERSION, PostgresStore
+        from .postgres import PostgresStore
+        from .postgres_schema import SCHEMA_VERSION
 
         store = PostgresStore(
             s.dsn(), connect_timeout_s=s.connect_timeout_s, statement_timeout_s=s.statement_timeout_s

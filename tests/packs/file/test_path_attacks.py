@@ -15,14 +15,9 @@ import threading
 
 import pytest
 from pydantic import ValidationError
-from reyn_tools_file.paths import (
-    PathRefused,
-    Scope,
-    _host_protected,
-    open_directory,
-    open_parent,
-    open_regular_at,
-)
+from reyn_tools_file.descriptors import open_directory, open_parent, open_regular_at
+from reyn_tools_file.paths import PathRefused
+from reyn_tools_file.scope import Scope, _host_protected
 from reyn_tools_file.settings import FileSettings
 
 from reyn_core import InvalidToolArguments, ToolDenied, ToolRuntimeMissing
@@ -168,7 +163,7 @@ def test_directory_swapped_during_walk_is_refused(workspace, outside):
     with open_directory(loc, upto=1) as a_fd:
         os.rename(workspace / "a" / "b", workspace / "a" / "parked")
         (workspace / "a" / "b").symlink_to(outside.root, target_is_directory=True)
-        from reyn_tools_file.paths import open_subdir
+        from reyn_tools_file.descriptors import open_subdir
 
         with pytest.raises(PathRefused) as info:
             open_subdir(a_fd, "b", "a/b")

@@ -1,4 +1,4 @@
-"""Repository markers (``reyn_tools_file/paths.py``): the file tools never write or delete a file
+"""Repository markers (``reyn_tools_file/scope.py``): the file tools never write or delete a file
 that would make a directory a repository whose configuration a program obeys — a ``.git`` of any
 kind, other VCS directories, or a ``HEAD`` (git's test for a bare git directory) — whatever the
 ``protected`` setting says. With the review's setup (file pack ``write_roots=["out"]``, shell pack

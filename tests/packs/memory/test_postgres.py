@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 from reyn_tools_memory import MemorySettings, MemoryStoreError, PostgresStore
 from reyn_tools_memory.diagnostics import diagnostics
-from reyn_tools_memory.postgres import ENTRIES, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
+from reyn_tools_memory.postgres_schema import ENTRIES, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 from reyn_tools_memory.testing import TemporaryPostgres, free_port
 
 DEADLINE_S = 60

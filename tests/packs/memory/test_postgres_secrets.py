@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from reyn_tools_memory import MemorySettings
-from reyn_tools_memory.postgres import describe_dsn
+from reyn_tools_memory.postgres_connections import describe_dsn
 
 ENV = "REYN_TEST_PG_DSN"
 
