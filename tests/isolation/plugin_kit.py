@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,22 @@ def read(path: str) -> str:
 """
 """The source of two test tools, ``write`` and ``read`` (a plugin's source that uses them imports
 ``pathlib`` and ``tool``)."""
+
+
+def checked_plugin(checks: str, **tools: str) -> str:
+    """The source of a plugin whose read-only tools (each keyword a tool's name, its value the name of
+    the tool's ``available`` check) take no argument and answer ``"ran"`` wherever their check allows
+    them; ``checks`` is the module code that defines the checks (dedented)."""
+    defined = "".join(
+        f'\n\n@tool(purity="read_only", available={check})\ndef {name}() -> str:\n'
+        f'    """Answer where {check} allows it."""\n    return "ran"\n'
+        for name, check in tools.items()
+    )
+    registered = "".join(f"    register({name})\n" for name in tools)
+    return (
+        f"from reyn_core import hookimpl, tool\n\nREYN_API = 1\n\n{textwrap.dedent(checks)}{defined}\n\n"
+        f"@hookimpl\ndef reyn_register_tools(register, settings):\n{registered}"
+    )
 
 
 def install_package_plugin(

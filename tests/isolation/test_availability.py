@@ -15,28 +15,15 @@ import pytest
 import reyn_core.host as host
 from reyn_core import ToolContext
 
-from .plugin_kit import declaration, install_package_plugin, load_cleanly
+from .plugin_kit import checked_plugin, declaration, install_package_plugin, load_cleanly
 
-GATED = '''
-from reyn_core import hookimpl, tool
-
-REYN_API = 1
-
-
+GATED = checked_plugin(
+    """
 def not_for_mallory(ctx):
     return ctx.agent != "mallory"
-
-
-@tool(purity="read_only", available=not_for_mallory)
-def gated() -> str:
-    """Answer anyone but mallory."""
-    return "ran"
-
-
-@hookimpl
-def reyn_register_tools(register, settings):
-    register(gated)
-'''
+""",
+    gated="not_for_mallory",
+)
 
 
 @pytest.fixture

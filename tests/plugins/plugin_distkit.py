@@ -134,6 +134,14 @@ def venv_with_plugins(
     return venv
 
 
+def editable_profiles(*plugin_ids: str) -> tuple[str, str]:
+    """The text of a profile enabling ``plugin_ids`` with editable installs allowed, and of the same
+    profile enforcing the lock (``[lock] enforce = true``): what a test of a wheel and an editable
+    plugin loads, unlocked and locked."""
+    profile = f"[plugins]\nenable = {json.dumps(list(plugin_ids))}\n[provenance]\nallow_editable = true\n"
+    return profile, profile + "[lock]\nenforce = true\n"
+
+
 class VenvReyn:
     """The ``reyn`` console script of a venv, run in the folder ``work`` with its own cache folder
     and no user profile; ``venv_reyn(make_venv, tmp_path_factory, name, dists)`` builds one."""

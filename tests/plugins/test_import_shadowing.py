@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, tool_plugin, venv_with_plugins
+from plugin_distkit import PluginDist, editable_profiles, tool_plugin, venv_with_plugins
 
 WHEEL = PluginDist("rtp-shadowed", "shadowed", tool_plugin(["shadowed_tool"]))
 EDIT = PluginDist("rtp-shedit", "shedit", tool_plugin(["shedit_tool"]))
@@ -49,13 +49,7 @@ def world(make_module_venv, tmp_path_factory) -> World:
     return World(venv_with_plugins(make_module_venv, "shadow", root, [WHEEL], [EDIT]), root)
 
 
-PROFILE = """
-[plugins]
-enable = ["shadowed", "shedit"]
-[provenance]
-allow_editable = true
-"""
-LOCKED = PROFILE + "[lock]\nenforce = true\n"
+PROFILE, LOCKED = editable_profiles("shadowed", "shedit")
 
 
 def doctor(world: World, work: Path, *argv: str, **env: str) -> tuple[dict[str, Any], Path]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_distkit import PluginDist, venv_with_plugins
+from plugin_distkit import PluginDist, editable_profiles, venv_with_plugins
 
 TAG = sys.implementation.cache_tag
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -89,13 +89,7 @@ EDIT = PluginDist(
 )
 KINDS = {"wheel": ("hashed", "rtp_hashed", "hw"), "editable": ("hashedit", "rtp_hashedit", "he")}
 
-PROFILE = """
-[plugins]
-enable = ["hashed", "hashedit"]
-[provenance]
-allow_editable = true
-"""
-LOCKED = PROFILE + "[lock]\nenforce = true\n"
+PROFILE, LOCKED = editable_profiles("hashed", "hashedit")
 
 PROBE = textwrap.dedent("""\
     import asyncio, json, os, sys
