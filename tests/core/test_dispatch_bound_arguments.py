@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolDefinition, tool
 from reyn_core.dispatch import argument_hash
 from reyn_core.host import (
     JsonlAuditLog,
-    RegistryBuilder,
     ToolCall,
     ToolCallHooks,
     ToolCallOutcome,
@@ -110,9 +110,8 @@ INVALID_PATH = "../etc/passwd"  # refused by every kind's schema (pattern, or lo
 
 
 def registry_of(td: ToolDefinition, hooks: ToolCallHooks | None = None) -> ToolRegistry:
-    builder = RegistryBuilder(hooks=hooks)
-    builder.register(td)
-    return builder.freeze()
+    """A frozen registry of ``td`` alone, its calls passing through ``hooks``."""
+    return frozen_registry([td], hooks=hooks)
 
 
 @pytest.fixture(autouse=True)

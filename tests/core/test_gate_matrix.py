@@ -12,14 +12,12 @@ from functools import cache
 from typing import Any
 
 import pytest
-from gate_axes import AVAILABLE, CLUSTER, NAME, OPERATORS, PLUGIN, ROLES
+from gate_axes import AVAILABLE, CLUSTER, NAME, OPERATORS, ROLES, matrix_tool, narrowed, notes_write
+from registry_kit import frozen_registry, plugin_origin
 
-from reyn_core import ToolContext, ToolDefinition, ToolOrigin
+from reyn_core import ToolContext
 from reyn_core.host import (
-    OperatorPolicy,
     PhaseOutputError,
-    PluginPolicy,
-    RegistryBuilder,
     ToolRegistry,
     dispatch_tool,
     gates,
@@ -97,26 +95,11 @@ def expected(case: Case) -> tuple[bool, str]:
 
 @cache
 def registry_for(role: str, operator: str, available: str) -> ToolRegistry:
-    builder = RegistryBuilder(operator=OPERATORS[operator])
-    definition = ToolDefinition(
-        name=NAME,
-        description="Write a note.",
-        handler=handler,
-        gates=ROLES[role],
-        cluster=CLUSTER,
-        purity="side_effect",
-        available=AVAILABLE[available],
-        parameters={
-            "type": "object",
-            "properties": {"text": {"type": "string"}},
-            "required": ["text"],
-            "additionalProperties": False,
-        },
+    return frozen_registry(
+        [matrix_tool(handler, ROLES[role], AVAILABLE[available])],
+        origin=plugin_origin(),
+        operator=OPERATORS[operator],
     )
-    builder.register(
-        definition, origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN, distribution="reyn-notes")
-    )
-    return builder.freeze()
 
 
 def rendered(case: Case, registry: ToolRegistry) -> bool:
@@ -263,16 +246,8 @@ async def test_per_agent_allowlist_hides_and_refuses() -> None:
 
 def test_host_tools_ignore_plugin_narrowing_but_not_router_exclude() -> None:
     for operator, shown in (("plugins_off", True), ("tool_excluded", True), ("router_exclude", False)):
-        builder = RegistryBuilder(operator=OPERATORS[operator])
-        builder.register(
-            ToolDefinition(
-                name=NAME,
-                description="Host tool.",
-                handler=handler,
-                parameters={"type": "object", "properties": {}},
-            )
-        )
-        names = [t["function"]["name"] for t in render_router(builder.freeze(), ToolContext())]
+        registry = frozen_registry([notes_write(handler)], operator=OPERATORS[operator])
+        names = [t["function"]["name"] for t in render_router(registry, ToolContext())]
         assert (names == [NAME]) is shown, operator
 
 
@@ -294,22 +269,11 @@ def test_available_reason_reaches_the_decision() -> None:
 async def test_a_plugins_surfaces_list_every_surface_it_may_serve(
     surfaces: set[str] | None, allowed: set[str]
 ) -> None:
-    builder = RegistryBuilder(
-        operator=OperatorPolicy(
-            plugins={PLUGIN: PluginPolicy(surfaces=None if surfaces is None else frozenset(surfaces))}
-        )
+    registry = frozen_registry(
+        [notes_write(handler, cluster=CLUSTER)],
+        origin=plugin_origin(),
+        operator=narrowed(surfaces=None if surfaces is None else frozenset(surfaces)),
     )
-    builder.register(
-        ToolDefinition(
-            name=NAME,
-            description="Write a note.",
-            handler=handler,
-            cluster=CLUSTER,
-            parameters={"type": "object", "properties": {"text": {"type": "string"}}},
-        ),
-        origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN),
-    )
-    registry = builder.freeze()
     served = set()
     for surface in ("router", "phase", "mcp", "cli"):
         envelope = await dispatch_tool(
@@ -365,18 +329,7 @@ async def test_available_sees_the_surface_of_the_call_like_the_renderers_do() ->
         seen.append(ctx.surface)
         return ctx.surface == "phase"
 
-    builder = RegistryBuilder()
-    builder.register(
-        ToolDefinition(
-            name=NAME,
-            description="Write.",
-            handler=handler,
-            cluster=CLUSTER,
-            available=available,
-            parameters={"type": "object", "properties": {}},
-        )
-    )
-    registry = builder.freeze()
+    registry = frozen_registry([notes_write(handler, cluster=CLUSTER, available=available)])
     base = ToolContext(surface="cli")
     assert render_router(registry, base) == []
     assert [op.kind for op in render_phase(registry, base, [CLUSTER]).ops] == [NAME]

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, tool
 from reyn_core.host import HandlerThreads, RegistryBuilder, dispatch_tool
@@ -216,15 +217,20 @@ async def stubborn(ignore_cancel: bool = True) -> str:
     return await _stubborn(ignore_cancel)
 
 
-def _audited(tmp_path, handler: Any) -> Any:
-    """A frozen registry of ``handler`` with an audit log (hooks: calls are named), GO and ENTERED reset."""
+def _counted_call(tmp_path, handler: Any, ignore_cancel: bool) -> tuple[HandlerThreads, asyncio.Future[Any]]:
+    """A call of ``handler`` alone in a registry with an audit log (hooks: calls are named), GO and
+    ENTERED reset, started as a task under a fresh ``HandlerThreads``'s count (the task keeps the
+    context it was started in, so the count follows the call to its end)."""
     from reyn_core.host import JsonlAuditLog
 
     GO.clear()
     ENTERED.clear()
-    builder = RegistryBuilder(hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
-    builder.register(handler)
-    return builder.freeze()
+    registry = frozen_registry([handler], hooks=JsonlAuditLog(tmp_path / "audit.jsonl").hooks())
+    threads = HandlerThreads()
+    with threads.counting():
+        arguments = {"ignore_cancel": ignore_cancel}
+        task = asyncio.ensure_future(dispatch_tool(registry, handler.name, arguments, ToolContext()))
+    return threads, task
 
 
 @pytest.mark.parametrize("ignore_cancel", [True, False])
@@ -234,11 +240,7 @@ async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_
     # one rule for threads and async handlers: one that runs on after its call was cancelled is still
     # running (before, nothing counted it: a host exiting abandoned it unnamed, unaudited); the
     # control: one that lets its cancellation end it leaves nothing running
-    registry = _audited(tmp_path, stubborn)
-    threads = HandlerThreads()
-    with threads.counting():
-        arguments = {"ignore_cancel": ignore_cancel}
-        task = asyncio.ensure_future(dispatch_tool(registry, "stubborn", arguments, ToolContext()))
+    threads, task = _counted_call(tmp_path, stubborn, ignore_cancel)
     await asyncio.to_thread(ENTERED.wait, 30)
     task.cancel()
     if not ignore_cancel:
@@ -246,9 +248,11 @@ async def test_an_async_handler_swallowing_its_cancellation_counts_and_is_named_
             await task
         assert threads.running == 0 and threads.abandoned() == []
         return
-    assert not task.done() and threads.running == 1
-    assert [call.tool.name for call in threads.abandoned()] == ["stubborn"]
-    GO.set()
+    try:
+        assert not task.done() and threads.running == 1
+        assert [call.tool.name for call in threads.abandoned()] == ["stubborn"]
+    finally:
+        GO.set()  # a failed assertion must not leave the handler (which ignores cancellation) waiting
     await asyncio.wait_for(task, 30)
     assert threads.running == 0 and threads.abandoned() == []
 
@@ -266,11 +270,8 @@ async def test_a_coroutine_a_sync_handler_returns_is_counted_like_an_async_handl
     # the same rule for the coroutine a sync callable returns: past its timeout, one that swallows the
     # cancellation runs on, counted and named (before: its thread's count had ended, so a host saw
     # nothing running); the control: one that lets the timeout end it leaves nothing running
-    registry = _audited(tmp_path, returns_a_stubborn_coroutine)
-    threads = HandlerThreads()
-    with threads.counting():
-        arguments = {"ignore_cancel": ignore_cancel}
-        envelope = await dispatch_tool(registry, "returns_a_stubborn_coroutine", arguments, ToolContext())
+    threads, task = _counted_call(tmp_path, returns_a_stubborn_coroutine, ignore_cancel)
+    envelope = await task
     assert envelope["error"]["kind"] == "timeout" and ENTERED.is_set()
     try:
         if ignore_cancel:

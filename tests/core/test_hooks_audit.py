@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from registry_kit import plugin_origin
 
-from reyn_core import ToolContext, ToolDenied, ToolGates, ToolOrigin, tool
+from reyn_core import ToolContext, ToolDenied, ToolGates, tool
 from reyn_core.host import (
     JsonlAuditLog,
     RegistryBuilder,
@@ -45,13 +46,7 @@ def broken() -> None:
     raise RuntimeError("broken on purpose")
 
 
-NOTES = ToolOrigin(
-    kind="plugin",
-    plugin_id="notes",
-    distribution="reyn-notes",
-    version="1.0",
-    tree_digest="sha256:" + "ab" * 32,
-)
+NOTES = plugin_origin()
 
 
 @pytest.fixture(autouse=True)

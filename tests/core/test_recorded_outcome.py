@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, tool
 from reyn_core.host import (
     JsonlAuditLog,
-    RegistryBuilder,
     ToolCall,
     ToolCallHooks,
     ToolCallOutcome,
@@ -49,10 +49,7 @@ def _registry(log: JsonlAuditLog, seen: list[ToolCallOutcome]) -> ToolRegistry:
     def after(call: ToolCall, outcome: ToolCallOutcome) -> None:
         seen.append(outcome)
 
-    builder = RegistryBuilder(hooks=log.hooks() + ToolCallHooks(after=(after,)))
-    builder.register(named)
-    builder.register(loop)
-    return builder.freeze()
+    return frozen_registry((named, loop), hooks=log.hooks() + ToolCallHooks(after=(after,)))
 
 
 def _statuses(log: JsonlAuditLog) -> list[str]:

@@ -10,11 +10,11 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
+from registry_kit import frozen_registry
 
 from reyn_core import ToolContext, ToolDefinition, ToolGates, ToolRegistrationError, ToolRuntimeMissing, tool
 from reyn_core.host import (
     RegistryBuilder,
-    ToolRegistry,
     dispatch_tool,
     invoke_tool,
     render_phase,
@@ -62,13 +62,6 @@ async def where(prefix: str, context: ToolContext) -> str:
     return f"{prefix}{context.workspace.name}"
 
 
-def registry_of(*tools: object) -> ToolRegistry:
-    builder = RegistryBuilder()
-    for t in tools:
-        builder.register(t)  # type: ignore[arg-type]
-    return builder.freeze()
-
-
 def test_pydantic_model_parameter_becomes_the_schema() -> None:
     assert search.parameters == {
         "type": "object",
@@ -82,7 +75,7 @@ def test_pydantic_model_parameter_becomes_the_schema() -> None:
 
 
 async def test_pydantic_model_handler_receives_a_model_instance(router_ctx: ToolContext) -> None:
-    result = await invoke_tool(registry_of(search), "search", {"query": "q"}, router_ctx)
+    result = await invoke_tool(frozen_registry([search]), "search", {"query": "q"}, router_ctx)
     assert result == {"query": "q", "limit": 10, "type": "SearchArgs"}
 
 
@@ -110,7 +103,7 @@ async def test_an_argument_the_tool_decides_when_absent_states_no_default_its_ty
         "limit": {"type": "integer", "minimum": 1, "description": "How many (the tool decides if absent)."},
         "label": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
     }
-    registry = registry_of(decides)
+    registry = frozen_registry([decides])
     assert await invoke_tool(registry, "decides", {}, router_ctx) == {"limit": 5, "label": None}
     assert await invoke_tool(registry, "decides", {"limit": 2}, router_ctx) == {"limit": 2, "label": None}
 
@@ -167,13 +160,13 @@ def test_decorator_settings_are_kept_on_the_definition() -> None:
 
 async def test_sync_handler_runs_and_keyword_arguments_are_bound(router_ctx: ToolContext) -> None:
     result = await invoke_tool(
-        registry_of(repeat), "repeat", {"text": "ab", "times": 3, "sep": "-"}, router_ctx
+        frozen_registry([repeat]), "repeat", {"text": "ab", "times": 3, "sep": "-"}, router_ctx
     )
     assert result == "ab-ab-ab"
 
 
 async def test_async_handler_is_awaited(router_ctx: ToolContext) -> None:
-    assert await invoke_tool(registry_of(shout), "shout", {"text": "hey"}, router_ctx) == "HEY"
+    assert await invoke_tool(frozen_registry([shout]), "shout", {"text": "hey"}, router_ctx) == "HEY"
 
 
 def test_ctx_parameter_is_not_part_of_the_schema() -> None:
@@ -182,16 +175,16 @@ def test_ctx_parameter_is_not_part_of_the_schema() -> None:
 
 
 async def test_ctx_is_injected_by_name(router_ctx: ToolContext) -> None:
-    assert await invoke_tool(registry_of(whoami), "whoami", {}, router_ctx) == "tester@router"
+    assert await invoke_tool(frozen_registry([whoami]), "whoami", {}, router_ctx) == "tester@router"
 
 
 async def test_ctx_is_injected_by_tool_context_annotation(router_ctx: ToolContext) -> None:
-    result = await invoke_tool(registry_of(where), "where", {"prefix": ">"}, router_ctx)
+    result = await invoke_tool(frozen_registry([where]), "where", {"prefix": ">"}, router_ctx)
     assert result == f">{router_ctx.workspace.name}"
 
 
 async def test_injected_ctx_carries_the_dispatch_surface(router_ctx: ToolContext) -> None:
-    result = await invoke_tool(registry_of(whoami), "whoami", {}, router_ctx, surface="cli")
+    result = await invoke_tool(frozen_registry([whoami]), "whoami", {}, router_ctx, surface="cli")
     assert result == "tester@cli"
 
 
@@ -263,14 +256,14 @@ def lazy_tool(ref: str, name: str = "double") -> ToolDefinition:
 async def test_lazy_handler_is_not_imported_by_register_or_render(
     lazy_module: str, router_ctx: ToolContext
 ) -> None:
-    registry = registry_of(lazy_tool(f"{lazy_module}:double"))
+    registry = frozen_registry([lazy_tool(f"{lazy_module}:double")])
     render_router(registry, router_ctx)
     render_phase(registry, router_ctx, ["lazy"])
     assert lazy_module not in sys.modules
 
 
 async def test_lazy_handler_is_imported_on_first_call(lazy_module: str, router_ctx: ToolContext) -> None:
-    registry = registry_of(lazy_tool(f"{lazy_module}:double"))
+    registry = frozen_registry([lazy_tool(f"{lazy_module}:double")])
     assert await invoke_tool(registry, "double", {"n": 21}, router_ctx) == 42
     assert lazy_module in sys.modules
 
@@ -278,14 +271,14 @@ async def test_lazy_handler_is_imported_on_first_call(lazy_module: str, router_c
 async def test_lazy_reference_to_a_tool_definition_uses_its_handler(
     lazy_module: str, router_ctx: ToolContext
 ) -> None:
-    registry = registry_of(lazy_tool(f"{lazy_module}:triple", name="triple"))
+    registry = frozen_registry([lazy_tool(f"{lazy_module}:triple", name="triple")])
     assert await invoke_tool(registry, "triple", {"n": 2}, router_ctx) == 6
 
 
 async def test_lazy_reference_to_a_missing_attribute_is_runtime_missing(
     lazy_module: str, router_ctx: ToolContext
 ) -> None:
-    registry = registry_of(lazy_tool(f"{lazy_module}:nope"))
+    registry = frozen_registry([lazy_tool(f"{lazy_module}:nope")])
     with pytest.raises(ToolRuntimeMissing, match="cannot be imported"):
         await invoke_tool(registry, "double", {"n": 1}, router_ctx)
 
@@ -310,22 +303,22 @@ def missing_tool() -> ToolDefinition:
 
 
 def test_handler_none_is_hidden_on_the_router(router_ctx: ToolContext) -> None:
-    assert render_router(registry_of(missing_tool()), router_ctx) == []
+    assert render_router(frozen_registry([missing_tool()]), router_ctx) == []
 
 
 def test_handler_none_is_hidden_on_the_phase(phase_ctx: ToolContext) -> None:
-    assert render_phase(registry_of(missing_tool()), phase_ctx, ["file"]).ops == ()
+    assert render_phase(frozen_registry([missing_tool()]), phase_ctx, ["file"]).ops == ()
 
 
 async def test_handler_none_is_runtime_missing_at_dispatch(router_ctx: ToolContext) -> None:
-    envelope = await dispatch_tool(registry_of(missing_tool()), "absent", {}, router_ctx)
+    envelope = await dispatch_tool(frozen_registry([missing_tool()]), "absent", {}, router_ctx)
     assert envelope["status"] == "error"
     assert envelope["error"]["kind"] == "runtime_missing"
     assert "no handler" in envelope["error"]["message"]
 
 
 def test_handler_none_is_still_listed_in_the_registry() -> None:
-    assert "absent" in registry_of(missing_tool())
+    assert "absent" in frozen_registry([missing_tool()])
 
 
 async def test_ctx_imported_only_for_type_checking_still_works(
@@ -354,7 +347,7 @@ async def test_ctx_imported_only_for_type_checking_still_works(
     module = __import__(name)
     try:
         assert set(module.read.parameters["properties"]) == {"path", "limit"}
-        registry = registry_of(module.read)
+        registry = frozen_registry([module.read])
         result = await invoke_tool(registry, "read", {"path": "a", "limit": 2}, ToolContext(agent="me"))
         assert result.endswith("Path:2:me")
     finally:

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 from gate_axes import AVAILABLE as GATE_AVAILABLE
-from gate_axes import CLUSTER, NAME, PLUGIN, narrowed
+from gate_axes import CLUSTER, NAME, PLUGIN, matrix_tool, narrowed, notes_write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from registry_kit import frozen_registry
 
 from reyn_core import (
     PhaseCallerState,
     RouterCallerState,
     ToolContext,
-    ToolDefinition,
     ToolGateRefused,
     ToolGates,
     ToolOrigin,
@@ -164,21 +164,7 @@ def build(snapshot: Snapshot) -> ToolRegistry:
         operator=OPERATORS[snapshot.operator], settings={PLUGIN: SETTINGS} if snapshot.settings else None
     )
     builder.register(
-        ToolDefinition(
-            name=NAME,
-            description="Write a note.",
-            handler=HANDLERS[snapshot.handler],
-            gates=ROLES[snapshot.role],
-            cluster=CLUSTER,
-            purity="side_effect",
-            available=AVAILABLE[snapshot.available],
-            parameters={
-                "type": "object",
-                "properties": {"text": {"type": "string"}},
-                "required": ["text"],
-                "additionalProperties": False,
-            },
-        ),
+        matrix_tool(HANDLERS[snapshot.handler], ROLES[snapshot.role], AVAILABLE[snapshot.available]),
         origin=ORIGINS[snapshot.origin],
         original_name=ORIGINAL if snapshot.prefixed else None,
     )
@@ -310,17 +296,7 @@ async def test_each_call_input_is_checked_again_on_the_next_call() -> None:
 
 async def test_available_is_asked_on_every_call() -> None:
     open_now = [True]
-    builder = RegistryBuilder()
-    builder.register(
-        ToolDefinition(
-            name=NAME,
-            description="Write a note.",
-            handler=handler,
-            available=lambda ctx: open_now[0],
-            parameters={"type": "object", "properties": {"text": {"type": "string"}}},
-        )
-    )
-    registry = builder.freeze()
+    registry = frozen_registry([notes_write(handler, available=lambda ctx: open_now[0])])
     ctx = ToolContext(surface="router")
     call = Call("router", "none", "unset", "none", "none", "none", None, "router")
     seen = []
@@ -344,17 +320,11 @@ async def test_the_context_a_handler_sees_follows_the_callers_context() -> None:
     async def record(ctx: ToolContext) -> None:
         seen.append((ctx.agent, ctx.surface, ctx.settings))
 
-    builder = RegistryBuilder(settings={PLUGIN: SETTINGS})
-    builder.register(
-        ToolDefinition(
-            name=NAME,
-            description="Record the context.",
-            handler=record,
-            parameters={"type": "object", "properties": {}},
-        ),
-        origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN),
+    registry = frozen_registry(
+        [notes_write(record, description="Record the context.", parameters={"type": "object"})],
+        origin=ORIGINS["plugin"],
+        settings={PLUGIN: SETTINGS},
     )
-    registry = builder.freeze()
     bob, alice = ToolContext(surface="router", agent="bob"), ToolContext(surface="router", agent="alice")
     for ctx, surface in ((bob, None), (bob, None), (alice, None), (bob, "mcp"), (bob, None), (alice, "cli")):
         await invoke_tool(registry, NAME, {}, ctx, surface=surface)
@@ -377,14 +347,11 @@ async def test_a_set_the_host_changes_after_building_a_policy_changes_nothing() 
     surfaces.add("phase")
     exclude.add(NAME)
     assert policy.surfaces == frozenset({"router"}) and policy.exclude == frozenset({"notes_read"})
-    builder = RegistryBuilder(operator=OperatorPolicy(plugins={PLUGIN: policy}))
-    builder.register(
-        ToolDefinition(
-            name=NAME, description="Write.", handler=handler, cluster=CLUSTER, parameters={"type": "object"}
-        ),
-        origin=ToolOrigin(kind="plugin", plugin_id=PLUGIN),
+    registry = frozen_registry(
+        [notes_write(handler, cluster=CLUSTER)],
+        origin=ORIGINS["plugin"],
+        operator=OperatorPolicy(plugins={PLUGIN: policy}),
     )
-    registry = builder.freeze()
     surfaces.discard("router")
     router = Call("router", "none", "unset", "none", "none", "none", None, "router")
     phase = Call("phase", "none", "cluster", "none", "none", "none", None, "router")

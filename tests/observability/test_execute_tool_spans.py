@@ -15,24 +15,18 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from registry_kit import plugin_origin
 
 from reyn_core import ToolContext, ToolDefinition
 from reyn_core.definition_digest import definition_digest
 from reyn_core.dispatch import argument_hash
 from reyn_core.host import RegistryBuilder, ToolRegistry, dispatch_tool, invoke_tool, tool_call_id
 from reyn_core.operator_policy import OperatorPolicy
-from reyn_core.tool import ToolOrigin
 from reyn_otel import configure_tracing
 
 CTX = ToolContext(surface="router", agent="test")
 KEY = b"k" * 32
-ORIGIN = ToolOrigin(
-    kind="plugin",
-    plugin_id="notes",
-    distribution="reyn-notes",
-    version="1.2.3",
-    tree_digest="sha256:" + "a" * 64,
-)
+ORIGIN = plugin_origin(version="1.2.3")
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"text": {"type": "string"}, "token": {"type": "string", "writeOnly": True}},

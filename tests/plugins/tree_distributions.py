@@ -18,7 +18,8 @@ def tree_distributions(root: Path) -> dict[str, tuple[str, str]]:
     and that package's folder (relative to ``root``, as setuptools' ``package-dir`` maps it)."""
     found = {}
     for pyproject in sorted(root.glob("**/pyproject.toml")):
-        if any(part.startswith(".") or part in ("build", "node_modules") for part in pyproject.parts):
+        inside = pyproject.relative_to(root).parts  # a checkout under a dotted folder is still read
+        if any(part.startswith(".") or part in ("build", "node_modules") for part in inside):
             continue
         setuptools = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]
         packages = setuptools["packages"]  # a list, or {"find": {"include": ["pkg*"]}}
