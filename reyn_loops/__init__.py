@@ -19,7 +19,8 @@ from reyn_loops.llm import (
     ToolCallRequest,
     import_litellm,
 )
-from reyn_loops.phase_runner import PhaseResult, PhaseRunner, PhaseState
+from reyn_loops.phase_result import PhaseResult, PhaseState
+from reyn_loops.phase_runner import PhaseRunner
 from reyn_loops.replay import RECORD_ENV, ReplayClient
 from reyn_loops.router import PendingToolCall, RouterLoop, RouterResult, ToolCallRecord, tool_message
 from reyn_loops.transcript import Transcript, describe_envelope, short

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from reyn_core import ReynError, ToolContext
 from reyn_core.host import (
@@ -28,16 +28,14 @@ from reyn_core.host import (
     PhaseOutput,
     PhaseOutputError,
     ToolRegistry,
-    parse_own_json,
     parse_phase_output,
     phase_context,
     render_phase,
 )
 from reyn_loops.events import EventCallback, dispatch_with_reports, emit
 from reyn_loops.llm import LLMCallError, LLMClient, LLMRequest, ModelLoop, at_least_one
+from reyn_loops.phase_result import PhaseResult, PhaseState, PhaseStatus
 from reyn_loops.tracing import chat_turn
-
-PhaseStatus = Literal["finish", "transition", "abort", "suspended"]
 
 _CONTRACT = """\
 Reply with exactly one JSON object (no prose around it), the phase output contract:
@@ -51,69 +49,6 @@ Rules:
 - To act, list ops in control_ir. They run in order and you receive their results; then reply again.
 - The phase ends on a reply whose control_ir is empty (finish or transition), or on an abort, whose
   ops are not run. Put the phase's product in artifact."""
-
-
-@dataclass
-class PhaseState:
-    """A suspended run, JSON-serialisable: the conversation, the op batch in progress and the question.
-
-    ``results`` are the results of the batch's ops already run, ``pending_op`` the op that asked,
-    ``remaining_ops`` the ops after it (run on resume).
-    """
-
-    phase: str
-    allowed_ops: list[str]
-    messages: list[dict[str, Any]]
-    step: int
-    question: Any
-    pending_op: dict[str, Any]
-    results: list[dict[str, Any]] = field(default_factory=list)
-    remaining_ops: list[dict[str, Any]] = field(default_factory=list)
-    op_log: list[dict[str, Any]] = field(default_factory=list)
-    approval: str | None = None
-    """Set when ``pending_op`` waits for approval (nothing of it ran): the request's id."""
-    session: str | None = None
-    """The run's session (``ToolContext.session``: the host's, else one the run made); resuming
-    continues it, so an approval the run asked for is the run's only."""
-
-    def to_json(self) -> str:
-        """This state as JSON text."""
-        return json.dumps(asdict(self), ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> PhaseState:
-        """Inverse of ``to_json``."""
-        return cls(**parse_own_json(text))
-
-
-@dataclass(frozen=True)
-class PhaseResult:
-    """How a phase ended.
-
-    ``status``: ``finish`` / ``transition`` (``next_phase`` set) / ``abort`` / ``suspended`` (``state``
-    and ``question`` set). ``error`` is set when the runner aborted (a second bad reply, the step
-    limit) rather than the model. ``op_results`` lists every op run: kind, args and envelope.
-    """
-
-    status: PhaseStatus
-    output: PhaseOutput | None
-    messages: list[dict[str, Any]]
-    op_results: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
-    state: PhaseState | None = None
-    question: Any = None
-
-    @property
-    def artifact(self) -> dict[str, Any] | None:
-        """The final artifact (``{"type", "data"}``), if the model gave one."""
-        if self.output is None or self.output.artifact is None:
-            return None
-        return self.output.artifact.model_dump()
-
-    @property
-    def next_phase(self) -> str | None:
-        """The phase to go to after a transition."""
-        return self.output.control.next_phase if self.output is not None else None
 
 
 class _Asker:

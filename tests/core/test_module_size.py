@@ -5,9 +5,8 @@ The packages are found in the tree, as the import contracts find them: the packa
 distribution, each folder with a pyproject.toml (build/ folders left out) — the core, the kernel
 sandbox and reyn-isolation, which hold the host's confinement, every pack, the approval stores, the
 test kit, the tracing add-on, the example plugin and the demo. A new distribution is held to the
-rule without being named here. Two follow once their split lands (the lead moves them in then): the
-mcp pack (``reyn_builtin_tools/mcp``: ``serve.py``, ``serve_http.py``) and the LLM runtime
-(``reyn_loops``: ``phase_runner.py``)."""
+rule without being named here; none is left out (the mcp pack and the LLM runtime joined once
+their long modules were split)."""
 
 from __future__ import annotations
 
@@ -18,20 +17,21 @@ from tree_distributions import tree_distributions
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 400
-# Their modules are being split now; each leaves this list in the change that splits it.
-NOT_YET = ("reyn_builtin_tools/mcp", "reyn_loops")
-PACKAGES = {
-    package: folder for dist, (package, folder) in tree_distributions(ROOT).items() if dist not in NOT_YET
-}
+PACKAGES = {package: folder for package, folder in tree_distributions(ROOT).values()}
 
 
-def test_every_distribution_but_the_two_in_progress_is_checked() -> None:
-    found = set(tree_distributions(ROOT))
-    assert set(NOT_YET) <= found, "a NOT_YET entry names no distribution: remove it"
-    assert {"reyn_core", "reyn_sandbox", "reyn_isolation", "reyn_tools_file", "reyn_tools_memory"} <= set(
-        PACKAGES
-    )
-    assert len(PACKAGES) == len(found) - len(NOT_YET) >= 15
+def test_every_distribution_is_checked() -> None:
+    found = tree_distributions(ROOT)
+    assert {
+        "reyn_core",
+        "reyn_sandbox",
+        "reyn_isolation",
+        "reyn_tools_file",
+        "reyn_tools_memory",
+        "reyn_tools_mcp",
+        "reyn_loops",
+    } <= set(PACKAGES)
+    assert len(PACKAGES) == len(found) >= 17
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))

@@ -192,7 +192,7 @@ def mcp_command(argv: list[str], loaded: Any) -> int:
     """``reyn mcp serve ...`` runs the MCP server (``serve``); the other actions are ``cli.main``. Both
     use ``loaded``, the ``LoadResult`` of the profile ``reyn`` was given."""
     if argv[:1] == ["serve"]:
-        from .serve import main as serve_main
+        from .serve_command import main as serve_main
 
         return serve_main(argv[1:], loaded)
     if argv[:1] == ["install"]:

@@ -9,7 +9,7 @@ import socket
 import httpx
 import pytest
 from mcp import Client
-from reyn_tools_mcp.serve_http import bound_host_values
+from reyn_tools_mcp.serve_http_options import bound_host_values
 
 from .conftest import ServeWorld
 from .test_serve_http import HEADERS, INIT
