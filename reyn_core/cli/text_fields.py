@@ -33,6 +33,29 @@ def shown_lines(text: str) -> str:
     return "\n".join(shown(line) for line in text.split("\n"))
 
 
+def printable_json(value: Any) -> str:
+    """``value`` as indented JSON for a text command's output, each character Python does not call
+    printable written as its JSON escape (``\\u001b``, ``\\u202e``; a pair for one beyond
+    U+FFFF): the same value to a JSON reader, nothing a terminal acts on. (Such characters only
+    occur inside strings: the indentation's line breaks and spaces are printable or kept.)"""
+    import json
+
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return "\n".join(
+        line if line.isprintable() else "".join(map(_json_char, line)) for line in text.split("\n")
+    )
+
+
+def _json_char(ch: str) -> str:
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def shown_data(value: Any) -> Any:
     """JSON-like ``value`` with every string in it (member names too) ``shown``: what a text renderer
     reads, so each field it prints is escaped whatever line it is printed in. Numbers, booleans and
@@ -46,4 +69,4 @@ def shown_data(value: Any) -> Any:
     return value
 
 
-__all__ = ["shown", "shown_data", "shown_lines"]
+__all__ = ["printable_json", "shown", "shown_data", "shown_lines"]

@@ -13,7 +13,7 @@ from .completion import completes, tool_names
 from .loading import emit, emit_json, load_from_args, split_ops, table, warn_load_errors
 from .parser import add_command, add_group
 from .reporting import json_mode, report_error
-from .text_fields import shown_lines
+from .text_fields import printable_json, shown_lines
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -242,7 +242,7 @@ def run_render(args: argparse.Namespace) -> int:
     # (response_format where the model supports it, else appended to the prompt; see PhaseRunner).
     print(shown_lines(surface.prompt_text()))  # the descriptions' controls escaped (JSON: as sent)
     print("\nJSON Schema of the reply (the phase output contract):")
-    emit_json(surface.output_schema)
+    print(printable_json(surface.output_schema))
     return EXIT_OK
 
 
