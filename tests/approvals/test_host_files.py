@@ -396,6 +396,33 @@ def test_a_write_root_on_the_hosts_import_path_is_refused(world, monkeypatch):
     assert not (lib / "zz_planted.pth").exists()
 
 
+@needs_sandbox
+def test_a_write_root_over_an_editable_installs_code_is_refused(world, monkeypatch):
+    """The reviewer's reproduction (task W): an operator's plugin installed editable from a flat
+    layout is reached through setuptools' meta-path finder, not a ``sys.path`` entry — as the web
+    pack is in this tree's venv (the tree's root is on the path only when the tests run as ``python
+    -m pytest`` from there: left out, as for a host started by ``reyn``). A shell write root equal to
+    its folder was accepted, and a confined ``python3`` appended code the host ran unconfined at its
+    next import. Now the call is refused before anything runs, naming the module; control: a write
+    root in the workspace runs the command."""
+    import reyn_tools_web
+
+    code = Path(reyn_tools_web.__file__).resolve().parent
+    kept = [p for p in sys.path if not reyn_sandbox.path_within(str(code), os.path.realpath(p or "."))]
+    monkeypatch.setattr(sys, "path", kept)
+    _writable_by_sandbox(world.root / "out")
+    plain = world.profile.read_text()
+    _enable(world, "shell", extra=_shell_settings(["out"]))
+    made = _shell(world, WRITE_OUT)  # control first: a write root in the workspace
+    assert made["status"] == "ok" and made["data"]["stdout"].strip() == "made", made
+    world.profile.write_text(plain)
+    _enable(world, "shell", extra=_shell_settings([str(code)]))
+    refused = _shell(world, "print('ran')")
+    assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
+    message = refused["error"]["message"]
+    assert f"write root {code} is the code of module 'reyn_tools_web' (an editable install's finder" in message
+
+
 def test_the_files_the_profile_search_tries_first_are_protected(world, monkeypatch, tmp_path):
     """With the profile in the user's config folder, ``./reyn.toml`` and ``./pyproject.toml`` come
     first in the search: a model that wrote one would choose the next load's profile, so both are the

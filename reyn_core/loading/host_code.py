@@ -1,0 +1,251 @@
+"""Where the host's code comes from: every file and folder Python could run in the host on this load
+or the next, read from the sources Python imports from — never a list of known places.
+
+A confined process that could write one of them would run its code in the host, unconfined, at the
+next import: so no write root may equal, contain or lie inside any of them (the one rule,
+``reyn_sandbox.protected_problem``). The sources:
+
+- each entry of ``sys.path`` (a module or ``.pth`` planted there runs in the host), but the working
+  directory, which ``python -m`` puts first and which is usually the workspace (docs/security.md);
+- the Python installation (``sys.prefix`` and the others);
+- every installed distribution (``importlib.metadata``, over ``sys.path``): the files its ``RECORD``
+  (or an egg's ``installed-files.txt``) lists outside its site folder (a ``--user`` install's
+  console scripts), each of its top-level entries there that is a link (resolved: ``flit install
+  -s``), the folders its editable finder maps its names to (setuptools' ``MAPPING``) and its ``.pth``
+  files name, and — for an editable install whose mapping none of these gives — its project folder;
+  a distribution whose file list cannot be read protects its whole site folder (fail closed);
+- every module imported so far (``sys.modules``) with a file: its top-level package's folder (or its
+  file), and every folder a package's ``__path__`` searches (a namespace package's portions);
+- each meta-path finder's mapping where it keeps one (setuptools' ``MAPPING`` and ``NAMESPACES``,
+  the ``editables`` project's redirections): a list of known finders, the second-best answer — a
+  finder of another kind is still covered by its distribution's project folder and the modules it
+  has loaded.
+
+A path inside another one of the list is left out: a write root equal to, inside or containing it
+is equal to, inside or containing the outer one too, which names the clash. So the list stays
+short, which every confined call checks its write roots against.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+IMPORT_PATH = "an entry of the host's import path"
+PYTHON = "the Python installation"
+
+# One RECORD row's path (up to its first comma; a quoted row is read by csv), per line.
+_RECORD_PATH = re.compile(r"^([^,\n]*)", re.M)
+
+
+def host_code(*, working_directory: bool = False) -> dict[str, str]:
+    """``{real path: what it is}`` of where the host's code comes from (this module's docstring), a
+    path inside another of them left out; the working directory too when it is on the import path
+    and ``working_directory`` is true (isolated plugins' grants, whose write roots lie outside the
+    workspace). Computed anew on each call: it reads the file system."""
+    found: dict[str, str] = {}
+    here = None if working_directory else os.path.realpath(os.getcwd())
+    for entry in sys.path:
+        path = os.path.realpath(entry or os.curdir)
+        if path != here and os.path.exists(path):
+            found.setdefault(path, IMPORT_PATH)
+    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
+        found.setdefault(os.path.realpath(prefix), PYTHON)
+    installation = [path for path, what in found.items() if what == PYTHON]
+    for path, what in _listed_code([p for p, what in found.items() if what == IMPORT_PATH], installation):
+        found.setdefault(path, what)
+    for path, what in _imported_code():
+        found.setdefault(path, what)
+    for path, what in _finder_code():
+        found.setdefault(path, what)
+    return _outermost(found)
+
+
+def _outermost(found: Mapping[str, str]) -> dict[str, str]:
+    """``found`` without the paths that lie inside another of its paths (in its order)."""
+    paths = set(found)
+    kept: dict[str, str] = {}
+    for path, what in found.items():
+        parent = os.path.dirname(path)
+        while parent not in paths and parent != os.path.dirname(parent):
+            parent = os.path.dirname(parent)
+        if parent not in paths or parent == path:
+            kept[path] = what
+    return kept
+
+
+# ---------------------------------------------------------------- what the import path's folders hold
+
+
+def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[str, str]]:
+    """What each folder of the import path holds that reaches beyond it: links, the folders its
+    ``.pth`` files and setuptools' editable finders name, legacy ``.egg-link`` projects, and what
+    its distributions install elsewhere (``_distribution``). One listing per folder."""
+    for folder in folders:
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:  # a zip file, or a folder this user cannot list (nor can Python's import)
+            continue
+        inside = any(_within(folder, prefix) for prefix in installation)
+        for entry in entries:
+            name = entry.name
+            if entry.is_symlink():
+                yield os.path.realpath(entry.path), f"code linked into the host's import path (from {entry.path})"
+            if name.endswith(".pth"):
+                for path in _pth_folders(entry.path, folder):
+                    yield path, f"a folder {entry.path} adds to the host's import path"
+            elif name.startswith("__editable__") and name.endswith("_finder.py"):
+                for module, path in _finder_file_mapping(entry.path).items():
+                    yield path, f"the code of module {module!r} (an editable install's finder maps it here: {name})"
+            elif name.endswith(".egg-link"):
+                for path in _pth_folders(entry.path, folder, first_line=True):
+                    yield path, f"the project an editable install links to ({entry.path})"
+            elif name.endswith((".dist-info", ".egg-info")):
+                yield from _distribution(entry.path, folder, read_record=not inside)
+
+
+def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[str, str]]:
+    """Where one installed distribution (its metadata folder ``meta`` in ``site``) puts code beyond
+    ``site``: the files its ``RECORD`` (an egg's ``installed-files.txt``) lists outside ``site`` —
+    read for a distribution outside the Python installation (a ``--user`` install's console
+    scripts; inside it, the installation holds them), a list that cannot be read protecting ``site``
+    — and, for an editable install that maps none of its modules by a ``.pth`` path or a finder,
+    its project folder (PEP 610's ``direct_url.json``)."""
+    from importlib.metadata import Distribution
+
+    name = os.path.basename(meta).split("-", 1)[0]
+    editable = os.path.exists(os.path.join(meta, "direct_url.json"))
+    if not (editable or read_record):
+        return
+    dist = Distribution.at(meta)
+    record = dist.read_text("RECORD")
+    listed = record if record is not None else dist.read_text("installed-files.txt")
+    base = site if record is not None else meta
+    if listed is None:
+        yield site, f"the folder of distribution {name!r}, whose installed files cannot be listed"
+        return
+    paths = _record_paths(listed) if record is not None else listed.splitlines()
+    tops: set[str] = set()
+    for rel in paths:
+        path = os.path.normpath(os.path.join(base, rel.strip().replace("\\", "/")))
+        if not _within(path, site):
+            yield os.path.realpath(path), f"a file distribution {name!r} installed"
+        elif path != site:
+            tops.add(os.path.relpath(path, site).split(os.sep, 1)[0])
+    mapped = any(
+        (top.startswith("__editable__") and top.endswith("_finder.py") and _finder_file_mapping(os.path.join(site, top)))
+        or (top.endswith(".pth") and _pth_folders(os.path.join(site, top), site))
+        for top in tops
+    )
+    if editable and not mapped:
+        project = _editable_project(dist)
+        if project is not None:
+            yield project, f"the project folder of editable distribution {name!r} (it maps its modules in no readable way)"
+
+
+def _record_paths(text: str) -> list[str]:
+    """The path of each RECORD row (CSV; a row quoted for a comma in its path is read as CSV)."""
+    if '"' not in text:
+        return [p for p in _RECORD_PATH.findall(text) if p]
+    import csv
+    import io
+
+    return [row[0] for row in csv.reader(io.StringIO(text)) if row and row[0]]
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _finder_file_mapping(file: str) -> dict[str, str]:
+    """setuptools' editable finder's ``MAPPING`` (import name → folder), read without running it."""
+    from reyn_core.loading.step3_provenance.sources import literal_mapping
+
+    try:
+        with open(file, encoding="utf-8") as f:
+            found = literal_mapping(f.read())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): os.path.realpath(v) for k, v in (found or {}).items() if isinstance(v, str) and os.path.isabs(v)}
+
+
+def _pth_folders(file: str, site: str, *, first_line: bool = False) -> list[str]:
+    """The folders a ``.pth`` file's path lines add to the import path (``import`` lines skipped),
+    real and existing; with ``first_line``, its first line only (an ``.egg-link``)."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, ValueError):
+        return []
+    found = []
+    lines = lines[:1] if first_line else lines
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith(("#", "import ", "import\t")):
+            folder = os.path.realpath(os.path.join(site, line))
+            if os.path.isdir(folder):
+                found.append(folder)
+    return found
+
+
+def _editable_project(dist: Any) -> str | None:
+    from reyn_core.loading.step3_provenance.direct_url import file_url_path, source_of
+
+    source = source_of(dist)
+    project = file_url_path(source.url) if source.kind == "editable" else None
+    return os.path.realpath(project) if project is not None else None
+
+
+# ---------------------------------------------------------------- imported modules and finders
+
+
+def _imported_code() -> Iterator[tuple[str, str]]:
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) if spec is not None else None
+        located = spec is not None and getattr(spec, "has_location", False) and isinstance(origin, str)
+        if "." not in name and located:
+            real = os.path.realpath(str(origin))
+            package = getattr(spec, "submodule_search_locations", None) is not None
+            yield (os.path.dirname(real) if package else real), f"the code of module {name!r}, which the host imported"
+        for folder in _search_path(module, origin if located else None):
+            yield os.path.realpath(folder), f"the code of package {name!r}, which the host imported"
+
+
+def _search_path(module: Any, origin: str | None) -> list[str]:
+    """The folders a package's ``__path__`` searches beyond its own (a namespace package's portions,
+    a path a package extended), as strings."""
+    found = getattr(module, "__path__", None)
+    own = os.path.dirname(origin) if origin else None
+    try:
+        return [p for p in found if isinstance(p, str) and p and p != own] if found is not None else []
+    except TypeError:  # a module's attribute of any kind: only an iterable of strings is read
+        return []
+
+
+def _finder_code() -> Iterator[tuple[str, str]]:
+    for finder in list(sys.meta_path):
+        module = sys.modules.get(getattr(finder, "__module__", "") or "")
+        for holder in (finder, module):
+            for attr in ("MAPPING", "_redirections"):
+                for name, path in _str_items(getattr(holder, attr, None)):
+                    yield os.path.realpath(path), f"code a meta-path finder maps {name!r} to"
+            for name, paths in _str_items(getattr(holder, "NAMESPACES", None), many=True):
+                yield os.path.realpath(paths), f"code a meta-path finder maps namespace {name!r} to"
+
+
+def _str_items(value: object, *, many: bool = False) -> Iterator[tuple[str, str]]:
+    if not isinstance(value, dict):
+        return
+    for key, item in list(value.items()):
+        items = item if many and isinstance(item, list) else [item]
+        for path in items:
+            if isinstance(path, str) and os.path.isabs(path):
+                yield str(key), path
+
+
+__all__ = ["IMPORT_PATH", "PYTHON", "host_code"]
