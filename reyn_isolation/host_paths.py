@@ -36,7 +36,7 @@ def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str]) ->
     path → what it is: ``IsolationRequest.host_files``)."""
     from reyn_core.host import host_code
 
-    found = host_code(working_directory=True)
+    found = host_code(working_directory=True).paths
     for root in code_roots:
         found.setdefault(os.path.realpath(root), "code the worker imports")
     for file, what in host_files.items():

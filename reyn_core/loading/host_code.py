@@ -32,7 +32,10 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from reyn_core.secret_files import path_within as _within
 
 IMPORT_PATH = "an entry of the host's import path"
 PYTHON = "the Python installation"
@@ -41,12 +44,23 @@ PYTHON = "the Python installation"
 _RECORD_PATH = re.compile(r"^([^,\n]*)", re.M)
 
 
-def host_code(*, working_directory: bool = False) -> dict[str, str]:
-    """``{real path: what it is}`` of where the host's code comes from (this module's docstring), a
-    path inside another of them left out; the working directory too when it is on the import path
-    and ``working_directory`` is true (isolated plugins' grants, whose write roots lie outside the
-    workspace). Computed anew on each call: it reads the file system."""
+@dataclass(frozen=True, slots=True)
+class HostCode:
+    """Where the host's code comes from (``host_code``)."""
+
+    paths: dict[str, str]
+    """``{real path: what it is}``, a path inside another of them left out."""
+    unknown: tuple[str, ...] = ()
+    """One sentence per installed distribution whose code could lie where none of ``paths`` is:
+    its list of installed files cannot be read. The load reports them (``RC014``)."""
+
+
+def host_code(*, working_directory: bool = False) -> HostCode:
+    """Where the host's code comes from (this module's docstring); the working directory too when
+    it is on the import path and ``working_directory`` is true (isolated plugins' grants, whose
+    write roots lie outside the workspace). Computed anew on each call: it reads the file system."""
     found: dict[str, str] = {}
+    unknown: list[str] = []
     here = None if working_directory else os.path.realpath(os.getcwd())
     for entry in sys.path:
         path = os.path.realpath(entry or os.curdir)
@@ -56,12 +70,15 @@ def host_code(*, working_directory: bool = False) -> dict[str, str]:
         found.setdefault(os.path.realpath(prefix), PYTHON)
     installation = [path for path, what in found.items() if what == PYTHON]
     for path, what in _listed_code([p for p, what in found.items() if what == IMPORT_PATH], installation):
-        found.setdefault(path, what)
+        if path is None:
+            unknown.append(what)
+        else:
+            found.setdefault(path, what)
     for path, what in _imported_code():
         found.setdefault(path, what)
     for path, what in _finder_code():
         found.setdefault(path, what)
-    return _outermost(found)
+    return HostCode(_outermost(found), tuple(unknown))
 
 
 def _outermost(found: Mapping[str, str]) -> dict[str, str]:
@@ -80,10 +97,11 @@ def _outermost(found: Mapping[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------- what the import path's folders hold
 
 
-def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[str, str]]:
+def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[str | None, str]]:
     """What each folder of the import path holds that reaches beyond it: links, the folders its
     ``.pth`` files and setuptools' editable finders name, legacy ``.egg-link`` projects, and what
-    its distributions install elsewhere (``_distribution``). One listing per folder."""
+    its distributions install elsewhere (``_distribution``). One listing per folder; a path of None
+    is a distribution whose code cannot be located (its sentence)."""
     for folder in folders:
         try:
             with os.scandir(folder) as listing:
@@ -94,13 +112,13 @@ def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[
         for entry in entries:
             name = entry.name
             if entry.is_symlink():
-                yield os.path.realpath(entry.path), f"code linked into the host's import path (from {entry.path})"
+                yield os.path.realpath(entry.path), f"code linked into the import path at {entry.path}"
             if name.endswith(".pth"):
                 for path in _pth_folders(entry.path, folder):
                     yield path, f"a folder {entry.path} adds to the host's import path"
             elif name.startswith("__editable__") and name.endswith("_finder.py"):
                 for module, path in _finder_file_mapping(entry.path).items():
-                    yield path, f"the code of module {module!r} (an editable install's finder maps it here: {name})"
+                    yield path, f"the code of module {module!r} (an editable install's finder maps it)"
             elif name.endswith(".egg-link"):
                 for path in _pth_folders(entry.path, folder, first_line=True):
                     yield path, f"the project an editable install links to ({entry.path})"
@@ -108,13 +126,13 @@ def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[
                 yield from _distribution(entry.path, folder, read_record=not inside)
 
 
-def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[str, str]]:
+def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[str | None, str]]:
     """Where one installed distribution (its metadata folder ``meta`` in ``site``) puts code beyond
     ``site``: the files its ``RECORD`` (an egg's ``installed-files.txt``) lists outside ``site`` —
     read for a distribution outside the Python installation (a ``--user`` install's console
-    scripts; inside it, the installation holds them), a list that cannot be read protecting ``site``
-    — and, for an editable install that maps none of its modules by a ``.pth`` path or a finder,
-    its project folder (PEP 610's ``direct_url.json``)."""
+    scripts; inside it, the installation holds them) — and, for an editable install that maps none
+    of its modules by a ``.pth`` path or a finder, its project folder (PEP 610's
+    ``direct_url.json``). A list or a project that cannot be read is said (a path of None)."""
     from importlib.metadata import Distribution
 
     name = os.path.basename(meta).split("-", 1)[0]
@@ -122,13 +140,18 @@ def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[
     if not (editable or read_record):
         return
     dist = Distribution.at(meta)
+    # as importlib.metadata reads them: RECORD; an egg's installed-files.txt (relative to its
+    # metadata), else the SOURCES.txt of a project's own egg-info (relative to the project)
     record = dist.read_text("RECORD")
-    listed = record if record is not None else dist.read_text("installed-files.txt")
-    base = site if record is not None else meta
-    if listed is None:
-        yield site, f"the folder of distribution {name!r}, whose installed files cannot be listed"
+    if record is not None:
+        paths, base = _record_paths(record), site
+    elif (listed := dist.read_text("installed-files.txt")) is not None:
+        paths, base = listed.splitlines(), meta
+    elif (listed := dist.read_text("SOURCES.txt")) is not None:
+        paths, base = listed.splitlines(), site
+    else:
+        yield None, f"distribution {name!r} ({meta}) lists no installed files (no RECORD)"
         return
-    paths = _record_paths(listed) if record is not None else listed.splitlines()
     tops: set[str] = set()
     for rel in paths:
         path = os.path.normpath(os.path.join(base, rel.strip().replace("\\", "/")))
@@ -137,14 +160,23 @@ def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[
         elif path != site:
             tops.add(os.path.relpath(path, site).split(os.sep, 1)[0])
     mapped = any(
-        (top.startswith("__editable__") and top.endswith("_finder.py") and _finder_file_mapping(os.path.join(site, top)))
+        (
+            top.startswith("__editable__")
+            and top.endswith("_finder.py")
+            and _finder_file_mapping(os.path.join(site, top))
+        )
         or (top.endswith(".pth") and _pth_folders(os.path.join(site, top), site))
         for top in tops
     )
     if editable and not mapped:
         project = _editable_project(dist)
-        if project is not None:
-            yield project, f"the project folder of editable distribution {name!r} (it maps its modules in no readable way)"
+        if project is None:
+            yield None, f"editable distribution {name!r} ({meta}) names no project folder Reyn can read"
+        else:
+            yield (
+                project,
+                f"the project of editable distribution {name!r} (its modules' mapping is not readable)",
+            )
 
 
 def _record_paths(text: str) -> list[str]:
@@ -157,10 +189,6 @@ def _record_paths(text: str) -> list[str]:
     return [row[0] for row in csv.reader(io.StringIO(text)) if row and row[0]]
 
 
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
 def _finder_file_mapping(file: str) -> dict[str, str]:
     """setuptools' editable finder's ``MAPPING`` (import name → folder), read without running it."""
     from reyn_core.loading.step3_provenance.sources import literal_mapping
@@ -170,7 +198,11 @@ def _finder_file_mapping(file: str) -> dict[str, str]:
             found = literal_mapping(f.read())
     except (OSError, ValueError):
         return {}
-    return {str(k): os.path.realpath(v) for k, v in (found or {}).items() if isinstance(v, str) and os.path.isabs(v)}
+    return {
+        str(k): os.path.realpath(v)
+        for k, v in (found or {}).items()
+        if isinstance(v, str) and os.path.isabs(v)
+    }
 
 
 def _pth_folders(file: str, site: str, *, first_line: bool = False) -> list[str]:
@@ -205,21 +237,24 @@ def _editable_project(dist: Any) -> str | None:
 
 def _imported_code() -> Iterator[tuple[str, str]]:
     for name, module in list(sys.modules.items()):
-        spec = getattr(module, "__spec__", None)
+        # the module's own names, read without its __getattr__ (a lazy module's runs code)
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict):
+            continue
+        spec = names.get("__spec__")
         origin = getattr(spec, "origin", None) if spec is not None else None
         located = spec is not None and getattr(spec, "has_location", False) and isinstance(origin, str)
         if "." not in name and located:
             real = os.path.realpath(str(origin))
             package = getattr(spec, "submodule_search_locations", None) is not None
-            yield (os.path.dirname(real) if package else real), f"the code of module {name!r}, which the host imported"
-        for folder in _search_path(module, origin if located else None):
-            yield os.path.realpath(folder), f"the code of package {name!r}, which the host imported"
+            yield (os.path.dirname(real) if package else real), f"the code of module {name!r} (imported)"
+        for folder in _search_path(names.get("__path__"), origin if located else None):
+            yield os.path.realpath(folder), f"the code of package {name!r} (imported)"
 
 
-def _search_path(module: Any, origin: str | None) -> list[str]:
-    """The folders a package's ``__path__`` searches beyond its own (a namespace package's portions,
-    a path a package extended), as strings."""
-    found = getattr(module, "__path__", None)
+def _search_path(found: Any, origin: str | None) -> list[str]:
+    """The folders a package's ``__path__`` (``found``) searches beyond its own (a namespace
+    package's portions, a path a package extended), as strings."""
     own = os.path.dirname(origin) if origin else None
     try:
         return [p for p in found if isinstance(p, str) and p and p != own] if found is not None else []
@@ -248,4 +283,4 @@ def _str_items(value: object, *, many: bool = False) -> Iterator[tuple[str, str]
                 yield str(key), path
 
 
-__all__ = ["IMPORT_PATH", "PYTHON", "host_code"]
+__all__ = ["IMPORT_PATH", "PYTHON", "HostCode", "host_code"]

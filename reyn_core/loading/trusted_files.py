@@ -66,7 +66,7 @@ def _compute(session: LoadSession) -> dict[str, str]:
         found.setdefault(os.path.abspath(file), what)
     for file in _searched_first(profile.source):
         found.setdefault(file, "where the next load looks for its profile first")
-    _add_host_code(found)
+    _add_host_code(session, found)
     for file, what in _secrets(session).items():  # a secret stays marked whatever else names it
         found[file] = what
     return found
@@ -125,15 +125,21 @@ def _searched_first(source: str | None) -> list[str]:
     return [local] if read == pyproject else []
 
 
-def _add_host_code(found: dict[str, str]) -> None:
+def _add_host_code(session: LoadSession, found: dict[str, str]) -> None:
     """Where the host's code comes from (``host_code``: its import path but the working directory,
     the Python installation, every installed distribution's code, every imported module's, every
-    meta-path finder's mapping), Reyn's own package first (its folder keeps its name)."""
+    meta-path finder's mapping), Reyn's own package first (its folder keeps its name). A
+    distribution whose code cannot be located is ``RC014`` on the load."""
+    from reyn_core.loading.diagnostics import Diagnostic
     from reyn_core.loading.host_code import host_code
 
     found.setdefault(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "Reyn's own code")
-    for path, what in host_code().items():
+    code = host_code()
+    for path, what in code.paths.items():
         found.setdefault(path, what)
+    if code.unknown:
+        message = "the host's code cannot all be located: " + "; ".join(code.unknown[:10])
+        session.global_diags.append(Diagnostic.make("RC014", message))
 
 
 __all__ = ["trusted_files"]

@@ -9,6 +9,7 @@ test_host_files.py (shell pack) and tests/isolation/test_hostile_variants.py (``
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import reyn_sandbox
-from reyn_core.host import host_code
+from reyn_core.host import host_code, load, load_profile
 
 FINDER = """\
 import sys
@@ -35,8 +36,12 @@ def _code(folder: Path) -> Path:
     return folder
 
 
+def _paths() -> dict[str, str]:
+    return host_code().paths
+
+
 def _refused(root: Path) -> str | None:
-    return reyn_sandbox.protected_problem([str(root)], host_code())
+    return reyn_sandbox.protected_problem([str(root)], _paths())
 
 
 def test_an_editable_finder_file_maps_code_outside_the_import_path(tmp_path, monkeypatch):
@@ -46,10 +51,10 @@ def test_an_editable_finder_file_maps_code_outside_the_import_path(tmp_path, mon
     site = tmp_path / "site"
     site.mkdir()
     (site / "__editable___toy_plug_0_1_finder.py").write_text(FINDER.format(mapping={"toy_plug": str(toy)}))
-    assert _real(toy) not in host_code()  # control: the finder's folder is not on the import path
+    assert _real(toy) not in _paths()  # control: the finder's folder is not on the import path
     monkeypatch.syspath_prepend(str(site))
-    found = host_code()
-    assert "an editable install's finder maps it here" in found[_real(toy)]
+    found = _paths()
+    assert found[_real(toy)] == "the code of module 'toy_plug' (an editable install's finder maps it)"
     problem = _refused(toy)
     assert problem is not None and str(toy) in problem and "'toy_plug'" in problem
     assert _refused(toy.parent) is not None  # a root holding it
@@ -68,9 +73,9 @@ def test_a_meta_path_finders_mapping_is_host_code(tmp_path, monkeypatch):
         def find_spec(cls, *args: object) -> None:
             return None
 
-    assert _real(toy) not in host_code()
+    assert _real(toy) not in _paths()
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
-    assert host_code()[_real(toy)] == "code a meta-path finder maps 'toy_plug' to"
+    assert _paths()[_real(toy)] == "code a meta-path finder maps 'toy_plug' to"
 
 
 def test_a_module_imported_from_outside_the_import_path_is_host_code(tmp_path, monkeypatch):
@@ -82,9 +87,9 @@ def test_a_module_imported_from_outside_the_import_path_is_host_code(tmp_path, m
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert _real(package) not in host_code()  # control: not imported yet
+    assert _real(package) not in _paths()  # control: not imported yet
     monkeypatch.setitem(sys.modules, "lonely_pkg", module)
-    assert host_code()[_real(package)] == "the code of module 'lonely_pkg', which the host imported"
+    assert _paths()[_real(package)] == "the code of module 'lonely_pkg' (imported)"
     assert _refused(tmp_path / "elsewhere") is not None
     assert _refused(tmp_path / "beside") is None
 
@@ -96,9 +101,9 @@ def test_a_link_on_the_import_path_protects_its_target(tmp_path, monkeypatch):
     site.mkdir()
     (site / "toy_plug").symlink_to(toy)
     monkeypatch.syspath_prepend(str(site))
-    assert "code linked into the host's import path" in host_code()[_real(toy)]
+    assert _paths()[_real(toy)] == f"code linked into the import path at {site / 'toy_plug'}"
     (site / "toy_plug").unlink()  # control
-    assert _real(toy) not in host_code()
+    assert _real(toy) not in _paths()
 
 
 def test_a_distribution_outside_the_python_installation_protects_the_files_it_installed_elsewhere(
@@ -114,7 +119,7 @@ def test_a_distribution_outside_the_python_installation_protects_the_files_it_in
     script.write_text("#!/usr/bin/env python3\n")
     (meta / "RECORD").write_text("toy/__init__.py,,\n../../bin/toy,sha256=x,20\ntoy-0.1.dist-info/RECORD,,\n")
     monkeypatch.syspath_prepend(str(site))
-    assert host_code()[_real(script)] == "a file distribution 'toy' installed"
+    assert _paths()[_real(script)] == "a file distribution 'toy' installed"
     assert _refused(script.parent) is not None
     assert _refused(tmp_path / "user" / "out") is None  # control
 
@@ -129,15 +134,15 @@ def test_an_editable_install_mapped_in_no_readable_way_protects_its_project(tmp_
     meta.mkdir(parents=True)
     (meta / "RECORD").write_text("toy_plug-0.1.dist-info/direct_url.json,,\n_toy_impl.py,,\n")
     (meta / "direct_url.json").write_text(
-        '{"url": "%s", "dir_info": {"editable": true}}' % project.resolve().as_uri()
+        json.dumps({"url": project.resolve().as_uri(), "dir_info": {"editable": True}})
     )
     monkeypatch.syspath_prepend(str(site))
-    assert "the project folder of editable distribution 'toy_plug'" in host_code()[_real(project)]
+    assert "the project of editable distribution 'toy_plug'" in _paths()[_real(project)]
     # control: the same install mapped by a .pth path line protects that folder, not the project
     (site / "__editable__.toy_plug-0.1.pth").write_text(str(project / "toy_plug") + "\n")
     with (meta / "RECORD").open("a") as record:
         record.write("__editable__.toy_plug-0.1.pth,,\n")
-    found = host_code()
+    found = _paths()
     assert _real(project) not in found and _real(project / "toy_plug") in found
 
 
@@ -149,6 +154,25 @@ def test_a_path_inside_another_is_left_out(tmp_path, monkeypatch, inner):
     folder = _code(tmp_path / inner)
     (site / "__editable___pkg_finder.py").write_text(FINDER.format(mapping={"pkg": str(folder)}))
     monkeypatch.syspath_prepend(str(site))
-    found = host_code()
+    found = _paths()
     assert _real(site) in found and _real(folder) not in found
     assert _refused(folder) is not None
+
+
+def test_a_distribution_whose_files_cannot_be_listed_is_said(tmp_path, monkeypatch):
+    """Fail closed: a distribution outside the Python installation with no RECORD may have put code
+    anywhere (its console scripts): the host says so, ``RC014`` on the load, rather than allow
+    silently. Control: with its RECORD, nothing is unknown."""
+    site = tmp_path / "user" / "site-packages"
+    meta = site / "toy-0.1.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: toy\nVersion: 0.1\n")
+    monkeypatch.syspath_prepend(str(site))
+    unknown = host_code().unknown
+    assert unknown == (f"distribution 'toy' ({os.path.realpath(meta)}) lists no installed files (no RECORD)",)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reyn.toml").write_text("[plugins]\nenable = []\n")
+    found = [d for d in load(load_profile()).report.diagnostics if d.code == "RC014"]
+    assert len(found) == 1 and unknown[0] in found[0].message, found
+    (meta / "RECORD").write_text("toy/__init__.py,,\n")  # control
+    assert host_code().unknown == ()

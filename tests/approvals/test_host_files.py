@@ -420,7 +420,9 @@ def test_a_write_root_over_an_editable_installs_code_is_refused(world, monkeypat
     refused = _shell(world, "print('ran')")
     assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
     message = refused["error"]["message"]
-    assert f"write root {code} is the code of module 'reyn_tools_web' (an editable install's finder" in message
+    assert (
+        f"write root {code} is the code of module 'reyn_tools_web' (an editable install's finder" in message
+    )
 
 
 def test_the_files_the_profile_search_tries_first_are_protected(world, monkeypatch, tmp_path):

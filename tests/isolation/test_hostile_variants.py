@@ -290,7 +290,9 @@ def test_a_write_root_over_an_editable_installs_code_is_refused(
     import reyn_tools_web
 
     code = os.path.realpath(os.path.dirname(reyn_tools_web.__file__))
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if not path_within(code, os.path.realpath(p or "."))])
+    monkeypatch.setattr(
+        sys, "path", [p for p in sys.path if not path_within(code, os.path.realpath(p or "."))]
+    )
     _install(site, "variant", filesystem_write=True)
     result = _load(_isolated("variant", grants=f'[plugins.variant.grants]\nwrite = ["{code}"]\n'))
     assert _status(result, "variant") == "refused", [d.render() for d in result.report.diagnostics]
