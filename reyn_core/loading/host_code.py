@@ -69,14 +69,12 @@ def host_code(*, working_directory: bool = False) -> HostCode:
     for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
         found.setdefault(os.path.realpath(prefix), PYTHON)
     installation = [path for path, what in found.items() if what == PYTHON]
-    for path, what in _listed_code([p for p, what in found.items() if what == IMPORT_PATH], installation):
-        if path is None:
+    for located, what in _listed_code([p for p, w in found.items() if w == IMPORT_PATH], installation):
+        if located is None:
             unknown.append(what)
         else:
-            found.setdefault(path, what)
-    for path, what in _imported_code():
-        found.setdefault(path, what)
-    for path, what in _finder_code():
+            found.setdefault(located, what)
+    for path, what in (*_imported_code(), *_finder_code()):
         found.setdefault(path, what)
     return HostCode(_outermost(found), tuple(unknown))
 
