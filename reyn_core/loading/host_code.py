@@ -106,31 +106,42 @@ def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[
                 entries = list(listing)
         except OSError:  # a zip file, or a folder this user cannot list (nor can Python's import)
             continue
-        inside = any(_within(folder, prefix) for prefix in installation)
+        mapping: set[str] = set()  # the names of the files here that map code elsewhere
         for entry in entries:
             name = entry.name
             if entry.is_symlink():
                 yield os.path.realpath(entry.path), f"code linked into the import path at {entry.path}"
+            found: list[tuple[str, str]] = []
             if name.endswith(".pth"):
-                for path in _pth_folders(entry.path, folder):
-                    yield path, f"a folder {entry.path} adds to the host's import path"
+                what = f"a folder {entry.path} adds to the host's import path"
+                found = [(path, what) for path in _pth_folders(entry.path, folder)]
             elif name.startswith("__editable__") and name.endswith("_finder.py"):
-                for module, path in _finder_file_mapping(entry.path).items():
-                    yield path, f"the code of module {module!r} (an editable install's finder maps it)"
+                found = [
+                    (path, f"the code of module {module!r} (an editable install's finder maps it)")
+                    for module, path in _finder_file_mapping(entry.path).items()
+                ]
             elif name.endswith(".egg-link"):
-                for path in _pth_folders(entry.path, folder, first_line=True):
-                    yield path, f"the project an editable install links to ({entry.path})"
-            elif name.endswith((".dist-info", ".egg-info")):
-                yield from _distribution(entry.path, folder, read_record=not inside)
+                what = f"the project an editable install links to ({entry.path})"
+                found = [(path, what) for path in _pth_folders(entry.path, folder, first_line=True)]
+            if found:
+                mapping.add(name)
+                yield from found
+        inside = any(_within(folder, prefix) for prefix in installation)
+        for entry in entries:
+            if entry.name.endswith((".dist-info", ".egg-info")):
+                yield from _distribution(entry.path, folder, read_record=not inside, mapping=mapping)
 
 
-def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[str | None, str]]:
+def _distribution(
+    meta: str, site: str, *, read_record: bool, mapping: set[str]
+) -> Iterator[tuple[str | None, str]]:
     """Where one installed distribution (its metadata folder ``meta`` in ``site``) puts code beyond
     ``site``: the files its ``RECORD`` (an egg's ``installed-files.txt``) lists outside ``site`` —
     read for a distribution outside the Python installation (a ``--user`` install's console
-    scripts; inside it, the installation holds them) — and, for an editable install that maps none
-    of its modules by a ``.pth`` path or a finder, its project folder (PEP 610's
-    ``direct_url.json``). A list or a project that cannot be read is said (a path of None)."""
+    scripts; inside it, the installation holds them) — and, for an editable install whose RECORD
+    lists none of ``mapping`` (the files of ``site`` that map code elsewhere: a ``.pth`` path, a
+    finder), its project folder (PEP 610's ``direct_url.json``). A list or a project that cannot be
+    read is said (a path of None)."""
     from importlib.metadata import Distribution
 
     name = os.path.basename(meta).split("-", 1)[0]
@@ -157,15 +168,7 @@ def _distribution(meta: str, site: str, *, read_record: bool) -> Iterator[tuple[
             yield os.path.realpath(path), f"a file distribution {name!r} installed"
         elif path != site:
             tops.add(os.path.relpath(path, site).split(os.sep, 1)[0])
-    mapped = any(
-        (
-            top.startswith("__editable__")
-            and top.endswith("_finder.py")
-            and _finder_file_mapping(os.path.join(site, top))
-        )
-        or (top.endswith(".pth") and _pth_folders(os.path.join(site, top), site))
-        for top in tops
-    )
+    mapped = not mapping.isdisjoint(tops)
     if editable and not mapped:
         project = _editable_project(dist)
         if project is None:
@@ -234,6 +237,7 @@ def _editable_project(dist: Any) -> str | None:
 
 
 def _imported_code() -> Iterator[tuple[str, str]]:
+    real = _RealPaths()
     for name, module in list(sys.modules.items()):
         # the module's own names, read without its __getattr__ (a lazy module's runs code)
         names = getattr(module, "__dict__", None)
@@ -243,11 +247,32 @@ def _imported_code() -> Iterator[tuple[str, str]]:
         origin = getattr(spec, "origin", None) if spec is not None else None
         located = spec is not None and getattr(spec, "has_location", False) and isinstance(origin, str)
         if "." not in name and located:
-            real = os.path.realpath(str(origin))
+            file = real(str(origin))
             package = getattr(spec, "submodule_search_locations", None) is not None
-            yield (os.path.dirname(real) if package else real), f"the code of module {name!r} (imported)"
+            yield (os.path.dirname(file) if package else file), f"the code of module {name!r} (imported)"
         for folder in _search_path(names.get("__path__"), origin if located else None):
-            yield os.path.realpath(folder), f"the code of package {name!r} (imported)"
+            yield real(folder), f"the code of package {name!r} (imported)"
+
+
+class _RealPaths:
+    """``os.path.realpath`` for many paths sharing folders: each folder is resolved once (realpath
+    reads every component of every path). Held for one computation only, never across calls."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        if ".." in path.split(os.sep):  # a link before ".." resolves first: realpath's own walk
+            return os.path.realpath(path)
+        path = os.path.abspath(path)
+        found = self.known.get(path)
+        if found is None:
+            parent, name = os.path.split(path)
+            found = os.path.join(self(parent), name) if name else path
+            if name and os.path.islink(found):
+                found = os.path.realpath(found)
+            self.known[path] = found
+        return found
 
 
 def _search_path(found: Any, origin: str | None) -> list[str]:
