@@ -475,14 +475,7 @@ def test_a_real_editable_install_of_a_flat_layout_is_protected_in_a_fresh_host(w
     def shell(write_roots: list[str], code: str) -> dict[str, Any]:
         world.profile.write_text(plain)
         _enable(world, "shell", extra=_shell_settings(write_roots))
-        done = subprocess.run(
-            [sys.executable, "-c", SHELL_HOST, str(site_dir), code],
-            cwd=world.root,
-            env=world.env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = world.python("-c", SHELL_HOST, str(site_dir), code)
         assert done.returncode == 0, done.stderr
         return dict(json.loads(done.stdout.splitlines()[-1]))
 
