@@ -8,12 +8,17 @@ next import: so no write root may equal, contain or lie inside any of them (the 
 - each entry of ``sys.path`` (a module or ``.pth`` planted there runs in the host), but the working
   directory, which ``python -m`` puts first and which is usually the workspace (docs/security.md);
 - the Python installation (``sys.prefix`` and the others);
-- every installed distribution (``importlib.metadata``, over ``sys.path``): the files its ``RECORD``
-  (or an egg's ``installed-files.txt``) lists outside its site folder (a ``--user`` install's
-  console scripts), each of its top-level entries there that is a link (resolved: ``flit install
-  -s``), the folders its editable finder maps its names to (setuptools' ``MAPPING``) and its ``.pth``
-  files name, and — for an editable install whose mapping none of these gives — its project folder;
-  a distribution whose file list cannot be read protects its whole site folder (fail closed);
+- what those folders reach beyond themselves, read from one listing of each: a link's target
+  (``flit install -s``), the folders a ``.pth`` file or an ``.egg-link`` names, the folders
+  setuptools' editable finders (``__editable___*_finder.py``) map modules to — ``pip install -e``
+  of a flat layout puts the package on no ``sys.path`` entry;
+- what an installed distribution in those folders puts elsewhere: the files its ``RECORD`` (an
+  egg's ``installed-files.txt``) lists outside its folder, read for a distribution outside the
+  Python installation (a ``--user`` install's console scripts; inside it, the installation holds
+  them), and the project folder of an editable install that maps its modules by none of the above.
+  A distribution whose file list or project cannot be read is said (``HostCode.unknown``: the load's
+  ``RC014``), not silently left out. Not every ``RECORD``: in a venv of 170 distributions they are
+  megabytes, read at every load, and what they list inside an import path folder is covered by it;
 - every module imported so far (``sys.modules``) with a file: its top-level package's folder (or its
   file), and every folder a package's ``__path__`` searches (a namespace package's portions);
 - each meta-path finder's mapping where it keeps one (setuptools' ``MAPPING`` and ``NAMESPACES``,
@@ -51,8 +56,9 @@ class HostCode:
     paths: dict[str, str]
     """``{real path: what it is}``, a path inside another of them left out."""
     unknown: tuple[str, ...] = ()
-    """One sentence per installed distribution whose code could lie where none of ``paths`` is:
-    its list of installed files cannot be read. The load reports them (``RC014``)."""
+    """One sentence per installed distribution whose code could lie where none of ``paths`` is: its
+    list of installed files, or an editable install's project, cannot be read. The load reports
+    them (``RC014``)."""
 
 
 def host_code(*, working_directory: bool = False) -> HostCode:
