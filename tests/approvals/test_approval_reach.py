@@ -113,14 +113,15 @@ def test_an_approval_does_not_cover_the_call_once_its_grants_changed(isolated_fi
     registry = load(load_profile()).registry
     approval = asyncio.run(dispatch_tool(registry, "write_file", args, ctx))["error"]["approval"]
     registry.approvals.decide(approval, approve=True, by="user:t", channel="user", standing=True)
-    # positive control: under the grants shown, the approved call runs
-    assert asyncio.run(dispatch_tool(registry, "write_file", args, ctx, approval=approval))["status"] == "ok"
+    # positive control: under the grants shown, the approved call runs (in another load too)
+    again = load(load_profile()).registry
+    assert asyncio.run(dispatch_tool(again, "write_file", args, ctx, approval=approval))["status"] == "ok"
     (ws / "out" / "b.txt").unlink()
 
     profile.write_text(profile.read_text().replace(f'write = ["{ws / "out"}"]', f'write = ["{ws}"]'))
     widened = load(load_profile()).registry
-    asked = asyncio.run(dispatch_tool(widened, "write_file", args, ctx))["error"]
-    assert asked["kind"] == "approval_required" and asked["approval"] != approval, asked
+    asked = asyncio.run(dispatch_tool(widened, "write_file", args, ctx))
+    assert asked.get("error", {}).get("approval") not in (None, approval), asked
     refused = asyncio.run(dispatch_tool(widened, "write_file", args, ctx, approval=approval))
-    assert refused["error"]["reason"] == "reach_changed", refused
+    assert refused.get("error", {}).get("reason") == "reach_changed", refused
     assert not (ws / "out" / "b.txt").exists()
