@@ -19,7 +19,7 @@ what differs between two keys, in the words a refusal gives the model. A key of 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 from ..context import ToolContext
@@ -172,7 +172,9 @@ class CallKey:
         )
 
     def components(self) -> dict[str, Any]:
-        return asdict(self)
+        """The components as JSON data (what a store keeps, and the digest covers)."""
+        # shallow: every component is a string, None or an int, and ``shown`` a flat mapping of strings
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"shown": dict(self.shown)}
 
     def digest(self, hasher: Hasher) -> str:
         """The key's one digest: the hasher over every component."""
