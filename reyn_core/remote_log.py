@@ -191,7 +191,8 @@ def shown_raw(text: str) -> str:
     format characters such as bidi overrides and zero-width ones, line and paragraph separators,
     lone surrogates…) but tab and newline as its ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN`` escape, a
     backslash doubled (so no text can pass for an escape), and each line after the first begun with
-    ``  | `` — so no line of it starts like a record (a time), rewrites a terminal or reorders text."""
+    ``  | `` — so no line of it starts like a record (a time), rewrites a terminal or reorders text.
+    The character rule is ``unicode_text.escape_unprintable``, the one ``reyn``'s text output uses."""
     return "\n  | ".join(escape_unprintable(line, keep="\t") for line in text.split("\n"))
 
 
