@@ -24,7 +24,6 @@ from typing import Any
 from reyn_core import command_parser
 from reyn_core.host import atomic_write_bytes, parse_json
 
-
 DEFAULT_NAME = "reyn"
 # A client's file bigger than this is not an MCP configuration we should rewrite.
 MAX_CONFIG_BYTES = 8 * 1024 * 1024

@@ -65,7 +65,9 @@ def earlier_export(folder: Path) -> list[str] | None:
         rel = Path(here).relative_to(folder)
         depth = len(rel.parts)
         for name in dirs:
-            allowed = (depth == 0 and name in ("shared", "agents")) or (depth == 1 and rel.parts == ("agents",))
+            allowed = (depth == 0 and name in ("shared", "agents")) or (
+                depth == 1 and rel.parts == ("agents",)
+            )
             if not allowed or os.path.islink(os.path.join(here, name)):
                 _refuse(folder, rel / name)
         for name in names:

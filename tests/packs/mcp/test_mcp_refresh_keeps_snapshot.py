@@ -40,7 +40,16 @@ def profile(tmp_path: Path, snap: Path, server_script: Path) -> Path:
 def test_a_snapshot_of_another_format_is_not_replaced_by_a_failed_refresh(server_script, tmp_path, capsys):
     snap = tmp_path / "mcp-tools.json"
     before = snapshot(snap, version=2)
-    code = reyn_main(["mcp", "refresh", "--server", "nosuch", "--profile-file", str(profile(tmp_path, snap, server_script))])
+    code = reyn_main(
+        [
+            "mcp",
+            "refresh",
+            "--server",
+            "nosuch",
+            "--profile-file",
+            str(profile(tmp_path, snap, server_script)),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "format version 2" in err and "move it aside" in err
     assert snap.read_bytes() == before
@@ -64,7 +73,9 @@ async def test_an_unreadable_snapshot_is_not_replaced_even_by_a_refresh_that_lis
 async def test_a_refresh_where_every_server_failed_writes_nothing(mcp_settings, tmp_path):
     snap = tmp_path / "mcp-tools.json"
     before = snapshot(snap)
-    settings = mcp_settings({"broken": {"command": str(tmp_path / "missing-server")}}, snapshot_file=str(snap))
+    settings = mcp_settings(
+        {"broken": {"command": str(tmp_path / "missing-server")}}, snapshot_file=str(snap)
+    )
     reports = await refresh_snapshot(settings, snap, protected={}, servers=["broken", "nosuch"])
     assert [r["status"] for r in reports] == ["error", "error"]
     assert snap.read_bytes() == before

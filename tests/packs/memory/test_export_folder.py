@@ -18,7 +18,9 @@ def slugs(target) -> list[str]:
     return sorted(e.slug for e in target.store.all_entries())
 
 
-def test_exporting_over_an_older_export_leaves_out_what_was_forgotten(target, target_factory, tmp_path, capsys):
+def test_exporting_over_an_older_export_leaves_out_what_was_forgotten(
+    target, target_factory, tmp_path, capsys
+):
     put(target.store, "alpha")
     put(target.store, "beta")
     out = tmp_path / "export"
@@ -37,15 +39,16 @@ def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(target, tmp_
     put(target.store, "alpha")
     out = tmp_path / "notes"
     (out / "shared").mkdir(parents=True)
-    (out / "todo.txt").write_text("mine")
-    (out / "shared" / "readme.md").write_text("# my own notes\n")  # an .md an export did not write
-    for user_file in ("todo.txt", "shared/readme.md"):
-        code = memory_command([*target.cli, "export", str(out)], None)
-        assert code == 2
-        assert "not a memory export" in capsys.readouterr().err
-        assert (out / "todo.txt").read_text() == "mine"
-        assert (out / "shared" / "readme.md").read_text() == "# my own notes\n"
-        (out / user_file).unlink()  # positive control: with both gone, the export succeeds
+    mine = {"todo.txt": "mine", "shared/readme.md": "# my own notes\n"}  # an .md no export wrote
+    for rel, text in mine.items():
+        (out / rel).write_text(text)
+    for rel in mine:
+        assert memory_command([*target.cli, "export", str(out)], None) == 2
+        assert f"{rel} was not written by `reyn memory export`" in capsys.readouterr().err
+        assert {p.relative_to(out).as_posix() for p in out.rglob("*.*")} == set(mine)  # nothing written
+        assert all((out / r).read_text() == t for r, t in mine.items())  # nor deleted
+        mine = {r: t for r, t in mine.items() if r != rel}
+        (out / rel).unlink()  # positive control: once only export files are left, the export runs
     assert memory_command([*target.cli, "export", str(out)], None) == 0
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md")) == ["shared/alpha.md"]
 
