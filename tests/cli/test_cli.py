@@ -421,6 +421,21 @@ def test_a_command_the_hook_returns_but_the_metadata_does_not_declare_is_RI007(c
     assert "undeclared" not in proc.stdout.split("commands:")[1].splitlines()[0]
 
 
+@pytest.mark.parametrize("words", [(), ("tools",), ("tools", "list")])
+def test_reyn_help_is_the_help_of_the_command_it_names(cli, words):
+    # `help` is a name no plugin may take; it shows what `reyn WORDS --help` shows.
+    cli.profile("[plugins]\nenable = []\n")
+    asked, control = cli("help", *words), cli(*words, "--help")
+    assert asked.returncode == control.returncode == 0, asked.stderr
+    assert asked.stdout == control.stdout and asked.stdout.startswith("usage: reyn")
+
+
+def test_reyn_help_of_an_unknown_command_says_it_is_unknown(cli):
+    cli.profile("[plugins]\nenable = []\n")
+    proc = cli("help", "nosuchcommand")
+    assert proc.returncode == 2 and "unknown command 'nosuchcommand'" in proc.stderr
+
+
 def test_help_lists_installed_plugins_commands_with_the_step_that_enables_them(cli):
     cli.profile("[plugins]\nenable = []\n")
     proc = cli("--help")
