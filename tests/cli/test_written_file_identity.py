@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from reyn_core.host import Profile
 
 PROFILE = '# our profile\n[plugins]\nenable = ["example"]\n'
-
-
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    """The umask the ``reyn`` child process inherits."""
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def mode(path: Path) -> int:
@@ -43,7 +31,7 @@ def test_enable_edits_the_file_a_linked_profile_names_and_keeps_the_link(tmp_pat
     assert sorted(p.name for p in real.parent.iterdir()) == ["reyn.toml"]
 
 
-def test_enable_keeps_the_profile_mode(tmp_path, reyn_cli):
+def test_enable_keeps_the_profile_mode(tmp_path, reyn_cli, umask):
     path = tmp_path / "reyn.toml"
     path.write_text(PROFILE)
     path.chmod(0o664)
@@ -53,7 +41,7 @@ def test_enable_keeps_the_profile_mode(tmp_path, reyn_cli):
     assert mode(path) == 0o664 and '"file"' in path.read_text()
 
 
-def test_init_and_lock_make_files_with_the_umask_mode(tmp_path, reyn_cli):
+def test_init_and_lock_make_files_with_the_umask_mode(tmp_path, reyn_cli, umask):
     with umask(0o022):
         assert reyn_cli("init", cwd=tmp_path).returncode == 0
         assert reyn_cli("plugins", "enable", "example", cwd=tmp_path).returncode == 0

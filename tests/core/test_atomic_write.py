@@ -6,24 +6,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from reyn_core.host import atomic_write_bytes
 from reyn_core.loading.userdirs import write_private
-
-
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    """This process (and every child it starts meanwhile) with ``value`` as its umask."""
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
 
 
 def mode(path: Path) -> int:
@@ -53,7 +41,7 @@ def test_a_link_to_a_link_reaches_the_last_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kept", [0o664, 0o640, 0o600, 0o755])
-def test_an_existing_file_keeps_its_mode(tmp_path: Path, kept: int) -> None:
+def test_an_existing_file_keeps_its_mode(tmp_path: Path, kept: int, umask) -> None:
     path = tmp_path / "reyn.toml"
     path.write_bytes(b"old")
     path.chmod(kept)
@@ -63,7 +51,7 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path, kept: int) -> None:
 
 
 @pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o002, 0o664), (0o027, 0o640)])
-def test_a_new_file_gets_the_mode_the_umask_gives(tmp_path: Path, mask: int, expected: int) -> None:
+def test_a_new_file_gets_the_mode_the_umask_gives(tmp_path: Path, mask: int, expected: int, umask) -> None:
     path = tmp_path / "reyn.lock"
     with umask(mask):
         atomic_write_bytes(path, b"new")
@@ -73,7 +61,7 @@ def test_a_new_file_gets_the_mode_the_umask_gives(tmp_path: Path, mask: int, exp
 
 
 @pytest.mark.parametrize("mask", [0o000, 0o022])
-def test_a_private_file_is_0600_whatever_the_umask_and_the_old_mode(tmp_path: Path, mask: int) -> None:
+def test_a_private_file_is_0600_whatever_the_umask_and_the_old_mode(tmp_path: Path, mask: int, umask) -> None:
     new, old = tmp_path / "new.key", tmp_path / "old.key"
     old.write_bytes(b"old")
     old.chmod(0o644)
