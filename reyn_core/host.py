@@ -148,6 +148,9 @@ _EXPORTS = {
     "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
     # the one writer of a file a command replaces: atomic, keeping a link and the file's mode
     "atomic_write_bytes": "reyn_core.atomic_write",
+    # where the host's code comes from (import path, distributions, imported modules, finders), which
+    # no write root may overlap: the trusted files' and reyn-isolation's one source
+    "host_code": "reyn_core.loading.host_code",
     # text UTF-8 cannot carry (a lone surrogate): where it is in JSON data, for a surface's own input
     "lone_surrogate_at": "reyn_core.unicode_text",
     "escape_lone_surrogates": "reyn_core.unicode_text",

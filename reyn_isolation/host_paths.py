@@ -7,8 +7,10 @@ host's import path (a namespace package needs no more than a folder), replace th
 folder, rewrite the profile, the lock or the audit log. Mounting those paths read-only inside the
 root would not do: a rename inside a writable root moves the mounted folder away from its path, and
 the host finds code and records by path. The paths are the host's, found when the worker is set up:
-every entry of ``sys.path`` (the working directory too when it is on the path), the Python
-installation, Reyn's and the plugin's code, the profile, the lock, the audit log, the remote
+where the host's code comes from (``reyn_core.host.host_code``: every entry of ``sys.path``, the
+working directory too when it is on the path, the Python installation, every installed
+distribution's code — an editable install's mapped folders too —, every imported module's, every
+meta-path finder's mapping), Reyn's and the plugin's code, the profile, the lock, the audit log, the remote
 failure log, the SQLite approval store (a worker that could write it could approve calls), the
 argument key, and Reyn's user cache and configuration folders (the host's ``own_folders``: the
 next load trusts and runs the compiled bytecode cached there — a worker sharing the host's uid in a
@@ -21,7 +23,6 @@ inside the worker's read roots are hidden from its sandbox (``secret_findings``)
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping
 
 from reyn_isolation.codes import Finding
@@ -29,16 +30,13 @@ from reyn_sandbox import path_within
 
 
 def protected_paths(code_roots: Iterable[str], host_files: Mapping[str, str]) -> dict[str, str]:
-    """``{real path: what it is}`` of what write roots must stay clear of: the host's import path,
-    its Python, the code the worker imports, and ``host_files`` (the load's list of the host's own
-    files, path → what it is: ``IsolationRequest.host_files``)."""
-    found: dict[str, str] = {}
-    for entry in sys.path:
-        path = os.path.realpath(entry or os.getcwd())
-        if os.path.exists(path):
-            found.setdefault(path, "an entry of the host's import path")
-    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
-        found.setdefault(os.path.realpath(prefix), "the Python installation")
+    """``{real path: what it is}`` of what write roots must stay clear of: where the host's code
+    comes from (``reyn_core.host.host_code``, the working directory too when it is on the import
+    path), the code the worker imports, and ``host_files`` (the load's list of the host's own files,
+    path → what it is: ``IsolationRequest.host_files``)."""
+    from reyn_core.host import host_code
+
+    found = host_code(working_directory=True).paths
     for root in code_roots:
         found.setdefault(os.path.realpath(root), "code the worker imports")
     for file, what in host_files.items():

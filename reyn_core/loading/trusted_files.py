@@ -2,7 +2,8 @@
 
 Every file and folder the host trusts on this run or the next: the profile and the files the profile
 search tries before it (a model that wrote one would choose the next load's profile), the code the
-host runs (its import path but the working directory, the Python installation, Reyn), the lock, the
+host runs (``host_code``: its import path but the working directory, the Python installation, the
+code of every installed distribution, imported module and meta-path finder's mapping), the lock, the
 audit log, the remote failure log (and Reyn's log folder that holds it), the argument key calls and
 sessions are hashed with, Reyn's own cache and configuration folders (the next load runs the
 bytecode cached there), the approval store's files (``store_files``: its rows are trusted as
@@ -65,7 +66,7 @@ def _compute(session: LoadSession) -> dict[str, str]:
         found.setdefault(os.path.abspath(file), what)
     for file in _searched_first(profile.source):
         found.setdefault(file, "where the next load looks for its profile first")
-    _add_host_code(found)
+    _add_host_code(session, found)
     for file, what in _secrets(session).items():  # a secret stays marked whatever else names it
         found[file] = what
     return found
@@ -124,21 +125,21 @@ def _searched_first(source: str | None) -> list[str]:
     return [local] if read == pyproject else []
 
 
-def _add_host_code(found: dict[str, str]) -> None:
-    """The code the host runs: each entry of its import path (a module or ``.pth`` planted there runs
-    in the host), the Python installation, and Reyn's own package. The working directory, which
-    ``python -m`` and ``python script.py`` put first on the path, is left out: it is usually the
-    workspace itself (docs/security.md says to start hosts another way)."""
-    import sys
+def _add_host_code(session: LoadSession, found: dict[str, str]) -> None:
+    """Where the host's code comes from (``host_code``: its import path but the working directory,
+    the Python installation, every installed distribution's code, every imported module's, every
+    meta-path finder's mapping), Reyn's own package first (its folder keeps its name). A
+    distribution whose code cannot be located is ``RC014`` on the load."""
+    from reyn_core.loading.diagnostics import Diagnostic
+    from reyn_core.loading.host_code import host_code
 
-    here = os.path.realpath(os.getcwd())
-    for entry in sys.path:
-        path = os.path.realpath(entry or os.curdir)
-        if path != here and os.path.exists(path):
-            found.setdefault(path, "an entry of the host's import path")
-    for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
-        found.setdefault(os.path.realpath(prefix), "the Python installation")
-    found.setdefault(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Reyn's own code")
+    found.setdefault(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "Reyn's own code")
+    code = host_code()
+    for path, what in code.paths.items():
+        found.setdefault(path, what)
+    if code.unknown:
+        message = "the host's code cannot all be located: " + "; ".join(code.unknown[:10])
+        session.global_diags.append(Diagnostic.make("RC014", message))
 
 
 __all__ = ["trusted_files"]

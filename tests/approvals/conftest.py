@@ -113,8 +113,12 @@ class World:
 
     def reyn(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """``reyn ARGS`` in a fresh process (stdin not a terminal), in the workspace."""
+        return self.python("-m", "reyn_core", *args, timeout=timeout)
+
+    def python(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """``python ARGS`` in a fresh process (stdin not a terminal), in the workspace."""
         return subprocess.run(
-            [sys.executable, "-m", "reyn_core", *args],
+            [sys.executable, *args],
             cwd=self.root,
             env=self.env(),
             capture_output=True,

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -394,6 +395,100 @@ def test_a_write_root_on_the_hosts_import_path_is_refused(world, monkeypatch):
     assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
     assert "an entry of the host's import path" in refused["error"]["message"]
     assert not (lib / "zz_planted.pth").exists()
+
+
+@needs_sandbox
+def test_a_write_root_over_an_editable_installs_code_is_refused(world, monkeypatch):
+    """The reviewer's reproduction (task W): an operator's plugin installed editable from a flat
+    layout is reached through setuptools' meta-path finder, not a ``sys.path`` entry — as the web
+    pack is in this tree's venv (the tree's root is on the path only when the tests run as ``python
+    -m pytest`` from there: left out, as for a host started by ``reyn``). A shell write root equal to
+    its folder was accepted, and a confined ``python3`` appended code the host ran unconfined at its
+    next import. Now the call is refused before anything runs, naming the module; control: a write
+    root in the workspace runs the command."""
+    import reyn_tools_web
+
+    code = Path(reyn_tools_web.__file__).resolve().parent
+    kept = [p for p in sys.path if not reyn_sandbox.path_within(str(code), os.path.realpath(p or "."))]
+    monkeypatch.setattr(sys, "path", kept)
+    _writable_by_sandbox(world.root / "out")
+    plain = world.profile.read_text()
+    _enable(world, "shell", extra=_shell_settings(["out"]))
+    made = _shell(world, WRITE_OUT)  # control first: a write root in the workspace
+    assert made["status"] == "ok" and made["data"]["stdout"].strip() == "made", made
+    world.profile.write_text(plain)
+    _enable(world, "shell", extra=_shell_settings([str(code)]))
+    refused = _shell(world, "print('ran')")
+    assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
+    message = refused["error"]["message"]
+    assert (
+        f"write root {code} is the code of module 'reyn_tools_web' (an editable install's finder" in message
+    )
+
+
+TOY_PROJECT = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "toy-plug"
+version = "0.1"
+
+[tool.setuptools]
+packages = ["toy_plug"]
+"""
+SHELL_HOST = """\
+import asyncio, json, os, site, sys
+site.addsitedir(sys.argv[1])  # as the interpreter does at start for its site-packages
+from reyn_core import ToolContext
+from reyn_core.host import dispatch_tool, load, load_profile
+registry = load(load_profile()).registry
+ctx = ToolContext(surface="phase", agent="t", workspace=os.getcwd())
+call = {"argv": ["python3", "-c", sys.argv[2]]}
+print(json.dumps(asyncio.run(dispatch_tool(registry, "shell", call, ctx, allowed_ops=["shell"]))))
+"""
+
+
+@needs_sandbox
+def test_a_real_editable_install_of_a_flat_layout_is_protected_in_a_fresh_host(world, tmp_path):
+    """The reviewer's setup end to end: ``pip install -e`` of a flat-layout project (setuptools
+    installs its finder, so the package is on no ``sys.path`` entry), a host process started fresh
+    with that site folder, the shell pack granted the package's folder as a write root. The confined
+    ``python3`` appended code to its ``__init__.py``, which the host's next import ran unconfined;
+    now the call is refused and the file is unchanged. Control: the same host with a write root in
+    the workspace runs the command."""
+    project = tmp_path / "proj"
+    package = project / "toy_plug"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text(TOY_PROJECT)
+    prefix = tmp_path / "prefix"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*pip, "--prefix", str(prefix), "-e", str(project)], check=True, timeout=300)
+    site_dir = next(prefix.glob("lib/python*/site-packages"))
+    assert list(site_dir.glob("__editable___toy_plug*_finder.py")) and not (site_dir / "toy_plug").exists()
+    _writable_by_sandbox(package)
+    os.chmod(package / "__init__.py", 0o666)  # so only the grant decides
+    _writable_by_sandbox(world.root / "out")
+
+    def shell(write_roots: list[str], code: str) -> dict[str, Any]:
+        world.profile.write_text(plain)
+        _enable(world, "shell", extra=_shell_settings(write_roots))
+        done = world.python("-c", SHELL_HOST, str(site_dir), code)
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout.splitlines()[-1]))
+
+    plain = world.profile.read_text()
+    made = shell(["out"], WRITE_OUT)  # control
+    assert made["status"] == "ok" and made["data"]["stdout"].strip() == "made", made
+    plant = f"open({str(package / '__init__.py')!r}, 'a').write('import os  # planted\\n')"
+    refused = shell([str(package)], plant)
+    assert refused["status"] == "error" and refused["error"]["kind"] == "denied", refused
+    assert (
+        "the code of module 'toy_plug' (an editable install's finder maps it)" in refused["error"]["message"]
+    )
+    assert (package / "__init__.py").read_text() == ""
 
 
 def test_the_files_the_profile_search_tries_first_are_protected(world, monkeypatch, tmp_path):

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from reyn_core import ToolContext
@@ -75,14 +73,7 @@ async def test_a_denial_reaches_the_model_with_its_reason(world, server, llm_cli
 
 
 def _driver(world, command, server, state):
-    done = subprocess.run(
-        [sys.executable, str(DRIVER), command, server.base_url, str(state)],
-        cwd=world.root,
-        env=world.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = world.python(str(DRIVER), command, server.base_url, str(state))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

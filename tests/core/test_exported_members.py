@@ -107,6 +107,8 @@ HOST_API = {
     "is_secret",
     # issue 24: the one writer of a file Reyn replaces (keeps a link and the file's mode)
     "atomic_write_bytes",
+    # issue 24 (task W): where the host's code comes from, for reyn-isolation's check of write grants
+    "host_code",
     # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks
     "lone_surrogate_at",
     "escape_lone_surrogates",

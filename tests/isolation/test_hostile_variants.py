@@ -10,6 +10,7 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 import reyn_core.host as host
 from reyn_core import ToolContext
 from reyn_isolation.protocol import HEADER
+from reyn_sandbox import path_within
 
 from .conftest import Listener
 from .plugin_kit import declaration, install_package_plugin
@@ -271,6 +273,33 @@ def test_a_write_root_over_the_host_code_or_records_is_refused(
     # positive control: the same plugin with a write root clear of them loads and writes there
     grants = f'[plugins.variant.grants]\nwrite = ["{out}"]\n'
     result = _load(audit + _isolated("variant", grants=grants))
+    assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
+    written = _call(result, "variant_write", {"path": str(out / "reyn_dropped.py"), "text": DROPPED})
+    assert written["data"] == "written"
+
+
+def test_a_write_root_over_an_editable_installs_code_is_refused(
+    site: Path, out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web pack in this tree's venv is installed editable from a flat layout: setuptools reaches
+    it through its meta-path finder, on no ``sys.path`` entry (the tree's root is on it only when
+    the tests run as ``python -m pytest`` from there: left out, as for a host started by ``reyn``).
+    A worker granted its folder could rewrite code the host runs unconfined; that write root was
+    accepted (the host's code was the import path, the Python installation and the worker's own
+    code). Now ``RJ011`` names it."""
+    import reyn_tools_web
+
+    code = os.path.realpath(os.path.dirname(reyn_tools_web.__file__))
+    monkeypatch.setattr(
+        sys, "path", [p for p in sys.path if not path_within(code, os.path.realpath(p or "."))]
+    )
+    _install(site, "variant", filesystem_write=True)
+    result = _load(_isolated("variant", grants=f'[plugins.variant.grants]\nwrite = ["{code}"]\n'))
+    assert _status(result, "variant") == "refused", [d.render() for d in result.report.diagnostics]
+    rj011 = [d.message for d in result.report.diagnostics if d.code == "RJ011"]
+    assert len(rj011) == 1 and f"write root {code} is the code of module 'reyn_tools_web'" in rj011[0], rj011
+    # positive control: the same plugin with a write root clear of it loads and writes there
+    result = _load(_isolated("variant", grants=f'[plugins.variant.grants]\nwrite = ["{out}"]\n'))
     assert _status(result, "variant") == "loaded", [d.render() for d in result.report.diagnostics]
     written = _call(result, "variant_write", {"path": str(out / "reyn_dropped.py"), "text": DROPPED})
     assert written["data"] == "written"
