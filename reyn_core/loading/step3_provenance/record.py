@@ -25,7 +25,7 @@ from reyn_core.loading.step3_provenance.digest import hash_file, tree_digest
 from reyn_core.loading.step3_provenance.direct_url import SourceKind, source_of
 from reyn_core.loading.step3_provenance.installed_files import (
     RecordEntry,
-    installed_location,
+    import_locations,
     is_bytecode,
     is_installer_file,
     parse_record,
@@ -194,16 +194,16 @@ def provenance_for(dist: Distribution, *, plugin_id: str, entry_point: str) -> P
             problems.append(f"cannot read {rel}: {exc.strerror or exc}")
         mismatches.append(rel)
 
-    ep_top, names = top_level_names(dist, entry_point)
+    # every import name RECORD installs, derived from its files (bytecode too): the names the
+    # verified finder serves, whatever metadata the wheel ships
+    installed = import_locations(e.rel for e in entries)
+    locations = {name: os.path.join(site, rel) for name, rel in installed.items()}
+    ep_top, declared = top_level_names(dist, entry_point)
     scope: DigestScope = "installed"
-    locations: dict[str, str] = {}
-    for name in names:
-        installed = installed_location(entries, site, name)
-        if installed is not None:
-            locations[name] = installed
-    if source.kind == "editable" or not (ep_top and installed_location(entries, site, ep_top) is not None):
+    if source.kind == "editable" or not (ep_top and ep_top in installed):
+        # the code is not in RECORD: find the declared names' source trees, digest and serve them
         scope = "source-tree"
-        found, missing = find_sources(names, entries, site, source)
+        found, missing = find_sources(declared, entries, site, source)
         for name in missing:
             problems.append(
                 f"the source of import package {name!r} was not found; the digest does not cover it"

@@ -16,7 +16,9 @@ from reyn_core.loading.step3_provenance.installed_files import RecordEntry
 
 def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str]]:
     """The entry point's top-level module name, and every top-level name the distribution declares
-    (its ``reyn.plugins`` entry points, read as discovery reads them, and ``top_level.txt``)."""
+    (its ``reyn.plugins`` entry points, read as discovery reads them, and ``top_level.txt``): the
+    names whose source trees a ``source-tree`` digest looks for, since RECORD lists none of their
+    files. An installed digest's names come from its files instead (``import_locations``)."""
     ep_top = module_top(entry_point)
     names: list[str] = [ep_top] if ep_top else []
     parser = parse_entry_points(dist.read_text("entry_points.txt") or "")
