@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import json
 import marshal
+import os
 import struct
 import sys
 import textwrap
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import reyn_sandbox
 
 from reyn_core.loading.step3_provenance.installed_files import import_locations
 
@@ -130,7 +133,9 @@ class World:
 def world(make_module_venv: Any, tmp_path_factory: pytest.TempPathFactory) -> World:
     root = tmp_path_factory.mktemp("names")
     venv = make_module_venv("names")
-    venv.install("reyn-core")
+    venv.install("reyn-core", "reyn-isolation")
+    for folder in (root, venv.path.parent):
+        os.chmod(folder, 0o755)  # an isolated worker runs as an unprivileged user
     pip_install(venv, "--no-deps", str(hatchling_like_wheel(root)))
     assert not list(venv.site_packages.glob("rtv_plug-1.0.dist-info/top_level.txt"))
     return World(venv, root)
@@ -182,6 +187,18 @@ def test_a_second_package_shadowed_on_sys_path_refuses_the_plugin(world: World) 
     assert str(shadow / "rtv_helpers") in error["message"]
     assert not report["marker"], "the shadowing package ran"
     assert world.plain_import(work, PYTHONPATH=str(shadow)).strip() == "planted", "control: the shadow works"
+
+
+def test_an_isolated_worker_serves_a_second_package_from_its_digested_source(world: World) -> None:
+    sandbox = reyn_sandbox.status()
+    if not sandbox.available:
+        pytest.skip(f"the kernel sandbox is unavailable here: {sandbox.reason}")
+    work = world.locked_work()
+    (work / "reyn.toml").write_text(PROFILE + '[plugins.rtv]\nisolation = "process"\n')
+    report = world.run(work)
+    assert report["status"] == {"rtv": "loaded"}, report
+    assert [d["code"] for d in report["diagnostics"]] == ["RJ008"], report  # runs isolated
+    assert report["call"]["data"] == "hashed source via VerifiedLoader"
 
 
 @pytest.mark.parametrize(
