@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 
 import reyn_sandbox
-
 from reyn_core.loading.step3_provenance.installed_files import import_locations
 
 from .project_kit import pip_install
@@ -75,7 +74,9 @@ def hatchling_like_wheel(out: Path) -> Path:
         "rtv_plug/__init__.py": PLUGIN,
         "rtv_helpers/__init__.py": HELPER,
         f"{info}/METADATA": "Metadata-Version: 2.1\nName: rtv-plug\nVersion: 1.0\nRequires-Dist: reyn-core\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hatchling 1.25.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: hatchling 1.25.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
         f"{info}/entry_points.txt": "[reyn.plugins]\nrtv = rtv_plug\n",
     }
 
@@ -114,7 +115,8 @@ class World:
         return work
 
     def run(self, work: Path, **env: str) -> dict[str, Any]:
-        proc = self.venv.run("python", str(self.probe), str(work / "reyn.toml"), cwd=work, env=self.env(work, **env))
+        profile = str(work / "reyn.toml")
+        proc = self.venv.run("python", str(self.probe), profile, cwd=work, env=self.env(work, **env))
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return dict(json.loads(proc.stdout), marker=(work / "MARKER").exists())
 
