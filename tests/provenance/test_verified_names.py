@@ -28,7 +28,7 @@ import pytest
 import reyn_sandbox
 from reyn_core.loading.step3_provenance.installed_files import import_locations
 
-from .project_kit import pip_install
+from .project_kit import LockedWorld, pip_install
 
 PLUGIN = textwrap.dedent('''\
     from reyn_core import ToolGates, hookimpl, tool
@@ -93,26 +93,12 @@ def hatchling_like_wheel(out: Path) -> Path:
     return wheel
 
 
-class World:
+class World(LockedWorld):
     def __init__(self, venv: Any, root: Path) -> None:
-        self.venv, self.root, self.n = venv, root, 0
+        super().__init__(venv, root, PROFILE, PROFILE + "[lock]\nenforce = true\n")
         self.probe = root / "probe.py"
         self.probe.write_text(PROBE)
         self.helper = venv.site_packages / "rtv_helpers" / "__init__.py"
-
-    def env(self, work: Path, **extra: str) -> dict[str, str]:
-        return {"REYN_CACHE_DIR": str(self.root / "cache"), "XDG_CONFIG_HOME": str(work / "xdg"),
-                "PLANT_MARKER": str(work / "MARKER"), **extra}  # fmt: skip
-
-    def locked_work(self) -> Path:
-        self.n += 1
-        work = self.root / f"work{self.n}"
-        work.mkdir()
-        (work / "reyn.toml").write_text(PROFILE)
-        proc = self.venv.run("reyn", "plugins", "lock", cwd=work, env=self.env(work))
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        (work / "reyn.toml").write_text(PROFILE + "[lock]\nenforce = true\n")
-        return work
 
     def run(self, work: Path, **env: str) -> dict[str, Any]:
         profile = str(work / "reyn.toml")
@@ -125,10 +111,6 @@ class World:
         code = "import rtv_helpers; print(rtv_helpers.VALUE)"
         proc = self.venv.run("python", "-c", code, cwd=work, env=self.env(work, **env))
         return proc.stdout + proc.stderr
-
-    def audit(self, work: Path) -> tuple[int, dict[str, Any]]:
-        proc = self.venv.run("reyn", "plugins", "audit", "--json", cwd=work, env=self.env(work))
-        return proc.returncode, json.loads(proc.stdout)
 
 
 @pytest.fixture(scope="module")
