@@ -35,6 +35,7 @@ def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str
 
 
 def module_top(value: str) -> str:
+    """The top-level module an entry point value (``pkg.mod:attr``) names, or ``""`` when none."""
     module = value.split(":", 1)[0].strip()
     top = module.split(".", 1)[0].strip()
     return top if top.isidentifier() else ""
@@ -146,4 +147,4 @@ def module_in(base: str, name: str, *, regular_only: bool = False) -> str | None
     return module if os.path.isfile(module) else None
 
 
-__all__ = ["find_sources", "top_level_names"]
+__all__ = ["find_sources", "module_top", "top_level_names"]
