@@ -2,7 +2,8 @@
 
 ``provenance_for(dist, plugin_id=..., entry_point=...)`` reads a distribution's metadata (RECORD,
 PEP 610 ``direct_url.json``; ``top_level.txt`` and entry points only where RECORD lists no module
-source), re-hashes its files from disk, checks them against RECORD's own hashes, and returns a ``ProvenanceRecord`` whose ``tree_digest`` is::
+source), re-hashes its files from disk, checks them against RECORD's own hashes, and returns a
+``ProvenanceRecord`` whose ``tree_digest`` is::
 
     "sha256:" + sha256("reyn-tree-digest-v1\\n"
                        + "".join(f"{path}\\0{sha256_hex}\\n" for path, hex in files))
