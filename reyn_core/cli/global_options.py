@@ -102,6 +102,31 @@ def _options(command: str | None, args: list[str], found: dict[str, str], flags:
     )
 
 
+def command_words(options: GlobalOptions) -> list[str]:
+    """The words a plugin command gets: its own (those after its name, in their order, ``reyn``'s
+    options taken out), then ``reyn``'s options as ``options`` read them — wherever the user wrote
+    them, before or after the name — in one form (``--profile=NAME``, ``--workspace=ABS``,
+    ``--json``, ...), before any ``--``. A command that picks its action by its first word
+    (``reyn mcp --profile ci serve``) finds it first, and a parser from ``command_parser``, which
+    declares these options on every subcommand, accepts them at the end."""
+    words = list(options.args)
+    end = words.index("--") if "--" in words else len(words)
+    own: list[str] = []
+    i = 0
+    while i < end:
+        key, eq, _ = words[i].partition("=")
+        if key in _VALUED:
+            i += 1 if eq else 2
+            continue
+        if words[i] not in _FLAGS:
+            own.append(words[i])
+        i += 1
+    valued = zip(_VALUED, (options.profile, options.profile_file, options.workspace), strict=True)
+    given = [f"{key}={value}" for key, value in valued if value is not None]
+    given += [flag for flag, on in zip(_FLAGS, (options.json, options.traceback), strict=True) if on]
+    return [*own, *given, *words[end:]]
+
+
 def workspace_words(argv: Sequence[str]) -> list[str]:
     """``argv`` with its one ``--workspace`` (before the command or among its arguments) resolved
     once — ``~`` expanded, made absolute, symlinks resolved, as ``choose_workspace`` does — and
@@ -135,4 +160,4 @@ def workspace_words(argv: Sequence[str]) -> list[str]:
     return [*out, f"--workspace={path}", *words[end:]]
 
 
-__all__ = ["GlobalOptionError", "GlobalOptions", "scan_global_options", "workspace_words"]
+__all__ = ["GlobalOptionError", "GlobalOptions", "command_words", "scan_global_options", "workspace_words"]

@@ -64,12 +64,7 @@ def add_command(
     p = sub.add_parser(name, parents=[common] if common is not None else [], help=help, **kwargs)
     p.set_defaults(func=run)
     if loads:  # its default None marks the command as one that loads (``load_from_args`` checks)
-        p.add_argument(
-            "--workspace",
-            metavar="DIR",
-            help="the folder the tools work in and the plugins' own files are found in (default: the "
-            "current directory); also before the command: reyn --workspace DIR ...",
-        )
+        p.add_argument("--workspace", **WORKSPACE_OPTION)
     return p
 
 
@@ -81,6 +76,28 @@ def refuse_workspace(leaf: argparse.ArgumentParser, args: argparse.Namespace, wo
             f"`{leaf.prog}` loads no plugins, so a workspace means nothing to it: --workspace is for the "
             "commands that load (tools, plugins list/show/lock/audit, doctor, approvals, plugins' commands)"
         )
+
+
+# The options ``reyn`` reads itself, wherever they stand (``global_options``): every built-in command
+# and every plugin command's parser (``command_parser``) declares them from here.
+COMMON_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--profile", {"help": "named profile to apply ([profiles.<name>]); default $REYN_PROFILE"}),
+    ("--profile-file", {"help": "profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ..."}),
+    ("--json", {"action": "store_true", "help": "machine-readable JSON output"}),
+    (
+        "--traceback",
+        {
+            "action": "store_true",
+            "help": "print the full Python traceback behind a load error (a plugin that failed to "
+            "import); also with REYN_DEBUG=1",
+        },
+    ),
+)
+WORKSPACE_OPTION: dict[str, Any] = {
+    "metavar": "DIR",
+    "help": "the folder the tools work in and the plugins' own files are found in (default: the "
+    "current directory); also before the command: reyn --workspace DIR ...",
+}
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -95,26 +112,8 @@ def common_parser() -> argparse.ArgumentParser:
     from .reporting import argument_parser_class
 
     common = argument_parser_class()(add_help=False)
-    common.add_argument(
-        "--profile",
-        default=argparse.SUPPRESS,
-        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
-    )
-    common.add_argument(
-        "--profile-file",
-        default=argparse.SUPPRESS,
-        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
-    )
-    common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
-    )
-    common.add_argument(
-        "--traceback",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="print the full Python traceback behind a load error (a plugin that failed to import); "
-        "also with REYN_DEBUG=1",
-    )
+    for flag, spec in COMMON_OPTIONS:
+        common.add_argument(flag, default=argparse.SUPPRESS, **spec)
     return common
 
 
@@ -161,6 +160,8 @@ def _mark_leaves(parser: argparse.ArgumentParser) -> None:
 __all__ = [
     "COMMANDS",
     "COMMON_DEFAULTS",
+    "COMMON_OPTIONS",
+    "WORKSPACE_OPTION",
     "add_command",
     "add_group",
     "build_parser",
