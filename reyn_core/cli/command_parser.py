@@ -16,7 +16,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from .parser import COMMON_OPTIONS, WORKSPACE_OPTION
+from .global_options import COMMON_OPTIONS, WORKSPACE_OPTION
 from .reporting import argument_parser_class
 
 OPTIONS = (*COMMON_OPTIONS, ("--workspace", WORKSPACE_OPTION))

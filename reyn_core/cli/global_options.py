@@ -7,11 +7,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import ReynError
 
 _VALUED = ("--profile", "--profile-file", "--workspace")
 _FLAGS = ("--json", "--traceback")
+
+# The options ``reyn`` reads itself, wherever they stand (``scan_global_options``): every built-in command
+# and every plugin command's parser (``command_parser``) declares them from here.
+COMMON_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--profile", {"help": "named profile to apply ([profiles.<name>]); default $REYN_PROFILE"}),
+    ("--profile-file", {"help": "profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ..."}),
+    ("--json", {"action": "store_true", "help": "machine-readable JSON output"}),
+    (
+        "--traceback",
+        {
+            "action": "store_true",
+            "help": "print the full Python traceback behind a load error (a plugin that failed to "
+            "import); also with REYN_DEBUG=1",
+        },
+    ),
+)
+WORKSPACE_OPTION: dict[str, Any] = {
+    "metavar": "DIR",
+    "help": "the folder the tools work in and the plugins' own files are found in (default: the "
+    "current directory); also before the command: reyn --workspace DIR ...",
+}
 
 
 @dataclass(frozen=True)
@@ -160,4 +182,12 @@ def workspace_words(argv: Sequence[str]) -> list[str]:
     return [*out, f"--workspace={path}", *words[end:]]
 
 
-__all__ = ["GlobalOptionError", "GlobalOptions", "command_words", "scan_global_options", "workspace_words"]
+__all__ = [
+    "COMMON_OPTIONS",
+    "WORKSPACE_OPTION",
+    "GlobalOptionError",
+    "GlobalOptions",
+    "command_words",
+    "scan_global_options",
+    "workspace_words",
+]

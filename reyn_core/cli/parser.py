@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .global_options import COMMON_OPTIONS, WORKSPACE_OPTION
+
 if TYPE_CHECKING:
     import argparse
 
@@ -78,28 +80,6 @@ def refuse_workspace(leaf: argparse.ArgumentParser, args: argparse.Namespace, wo
         )
 
 
-# The options ``reyn`` reads itself, wherever they stand (``global_options``): every built-in command
-# and every plugin command's parser (``command_parser``) declares them from here.
-COMMON_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("--profile", {"help": "named profile to apply ([profiles.<name>]); default $REYN_PROFILE"}),
-    ("--profile-file", {"help": "profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ..."}),
-    ("--json", {"action": "store_true", "help": "machine-readable JSON output"}),
-    (
-        "--traceback",
-        {
-            "action": "store_true",
-            "help": "print the full Python traceback behind a load error (a plugin that failed to "
-            "import); also with REYN_DEBUG=1",
-        },
-    ),
-)
-WORKSPACE_OPTION: dict[str, Any] = {
-    "metavar": "DIR",
-    "help": "the folder the tools work in and the plugins' own files are found in (default: the "
-    "current directory); also before the command: reyn --workspace DIR ...",
-}
-
-
 def common_parser() -> argparse.ArgumentParser:
     """Options every command takes: ``--profile``, ``--profile-file``, ``--json``, ``--traceback``.
 
@@ -160,8 +140,6 @@ def _mark_leaves(parser: argparse.ArgumentParser) -> None:
 __all__ = [
     "COMMANDS",
     "COMMON_DEFAULTS",
-    "COMMON_OPTIONS",
-    "WORKSPACE_OPTION",
     "add_command",
     "add_group",
     "build_parser",
