@@ -33,6 +33,7 @@ from reyn_core.settings import settings_as
 from reyn_core.tool import ToolDefinition, ToolGates, ToolOrigin, tool
 
 if TYPE_CHECKING:
+    from reyn_core.cli.command_parser import command_parser
     from reyn_core.jsondata import canonical_json
     from reyn_core.manifest import lazy_definitions, read_manifest, tool_manifest
     from reyn_core.remote_log import log_remote_failure
@@ -50,6 +51,7 @@ __getattr__, __dir__ = _lazy_exports(
         "reyn_core.validation": ("json_schema_validator", "SchemaRefused"),
         "reyn_core.jsondata": ("canonical_json",),
         "reyn_core.remote_log": ("log_remote_failure",),
+        "reyn_core.cli.command_parser": ("command_parser",),
     },
     globals(),
 )
@@ -79,6 +81,7 @@ __all__ = [
     "ToolRuntimeMissing",
     "ToolTimeout",
     "canonical_json",
+    "command_parser",
     "hookimpl",
     "json_schema_validator",
     "lazy_definitions",

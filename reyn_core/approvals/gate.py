@@ -25,9 +25,8 @@ from typing import Any
 
 from ..context import ToolContext
 from ..errors import ApprovalDecisionError, ApprovalRefused, ToolApprovalRequired, ToolError
-from ..redaction import redact
 from ..tool import ToolDefinition
-from .key import CallArguments, CallKey, Hasher
+from .key import CallArguments, CallKey, Hasher, request_view
 from .policy import ApprovalPolicy, ApprovalRule
 from .store import ApprovalRecord, ApprovalStore, Status
 
@@ -141,14 +140,16 @@ class ApprovalGate:
     def _admit(
         self, tool: ToolDefinition, call: CallArguments, ctx: ToolContext, surface: str, approval: str | None
     ) -> Admission | None:
-        arguments = call.bound
-        args = arguments if isinstance(arguments, Mapping) else {}
+        args = call.bound if isinstance(call.bound, Mapping) else {}
         try:
             rule = self.policy.rule_for(tool, args, ctx.workspace)
             if rule is None:
                 return None
-            key = CallKey.of(tool, call, ctx, lock=self.lock, hasher=self.hasher)
-            return self._decide_call(tool, arguments, ctx, surface, approval, rule, key)
+            words = _describe_rule(self.policy.rules.index(rule), rule)
+            # the key is derived from what the approver is shown: every field of it is bound
+            view = request_view(tool, call, ctx, surface, rule=words, reach=self.reach(tool))
+            key = CallKey.of(tool, call, view, lock=self.lock, hasher=self.hasher)
+            return self._decide_call(tool, ctx, surface, approval, rule, key, view)
         except ToolError:
             raise
         except Exception as exc:  # fail closed: no store, key or audit line, no call
@@ -157,12 +158,12 @@ class ApprovalGate:
     def _decide_call(
         self,
         tool: ToolDefinition,
-        arguments: Any,
         ctx: ToolContext,
         surface: str,
         approval: str | None,
         rule: ApprovalRule,
         key: CallKey,
+        view: Mapping[str, Any],
     ) -> Admission:
         now = time.time()
         self._expire(now)
@@ -170,7 +171,6 @@ class ApprovalGate:
         session = self.session_digest(ctx.session)
         if approval is not None:
             return self._with_approval(tool, approval, key, digest, now, session)
-        index = self.policy.rules.index(rule)
         candidate = ApprovalRecord(
             id="apr-" + secrets.token_hex(8),
             key=digest,
@@ -179,7 +179,7 @@ class ApprovalGate:
             created_at=now,
             expires_at=now + self.policy.ttl_s,
             approvers=rule.approvers,
-            request=self._view(tool, arguments, ctx, surface, _describe_rule(index, rule)),
+            request=view,
             session=session,
         )
         record = self.store.open_request(candidate)
@@ -214,13 +214,14 @@ class ApprovalGate:
             )
         drift = key.drift(record.components)
         if drift is not None:
-            code, words = drift
-            if self.store.close(record.id, "voided", code, now):
-                self._line("voided", record, reason=code)
+            # a drift that does not void (the session) leaves the approval to the caller it was given to
+            if drift.voids and self.store.close(record.id, "voided", drift.code, now):
+                self._line("voided", record, reason=drift.code)
             raise ApprovalRefused(
-                f"approval {record.id} does not cover this call: {words}; it is void and nothing ran",
+                f"approval {record.id} does not cover this call: {drift.words}; "
+                + ("it is void and nothing ran" if drift.voids else "nothing ran"),
                 tool=tool.name,
-                reason=code,
+                reason=drift.code,
                 approval=record.id,
             )
         if record.status == "pending":
@@ -263,30 +264,6 @@ class ApprovalGate:
     def _expire(self, now: float) -> None:
         for record in self.store.expire(now):
             self._line("expired", record)
-
-    def _view(
-        self, tool: ToolDefinition, arguments: Any, ctx: ToolContext, surface: str, rule: str
-    ) -> dict[str, Any]:
-        origin = tool.origin
-        return {
-            "tool": tool.name,
-            "description": tool.description[:500],
-            "purity": tool.purity,
-            "plugin": origin.plugin_id if origin else None,
-            "distribution": origin.distribution if origin else None,
-            "version": origin.version if origin else None,
-            "source": origin.source_kind if origin else None,
-            # secret properties (writeOnly / format: password) are never shown or stored
-            "arguments": redact(arguments, tool.parameters),
-            "workspace": str(ctx.workspace),
-            # what the call can touch: its plugin's sandbox and grants (never a secret: names only)
-            "can_touch": self.reach(tool),
-            "session": ctx.session is not None,
-            "agent": ctx.agent,
-            "entry": ctx.entry or ctx.surface,
-            "surface": surface,
-            "rule": rule,
-        }
 
     # ------------------------------------------------------------------ after the call
 

@@ -37,8 +37,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = workspace_words(args_list)  # the one reading of --workspace, resolved once
         options = scan_global_options(args_list)
         set_json_mode(options.json)
+        if options.command == "help":  # `reyn help [COMMAND ...]` is `reyn [COMMAND ...] --help`
+            at = len(args_list) - len(options.args) - 1
+            args_list = [*args_list[:at], *options.args, "--help"]
+            options = scan_global_options(args_list)
         command = options.command
-        if command is not None and command not in COMMANDS and command != "help":
+        if command is not None and command not in COMMANDS:
             from .plugin_commands import run_plugin_command
 
             return run_plugin_command(args_list)

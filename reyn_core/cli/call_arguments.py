@@ -61,15 +61,36 @@ def pairs_to_arguments(pairs: Sequence[str], parameters: Mapping[str, Any]) -> d
             out[key] = text
             continue
         try:
-            out[key] = parse_json(text)  # NaN or Infinity is not JSON: read as the text, or refused
+            value = parse_json(text)  # NaN or Infinity is not JSON: read as the text, or refused
         except ValueError:
             if types and "string" not in types:
                 raise ValueError(
                     f"argument {key}={text!r}: expected {' or '.join(sorted(types))} written as JSON "
                     f"(e.g. {key}=5, {key}=true, {key}='[1, 2]')"
                 ) from None
-            out[key] = text
+            value = text
+        # ``glob=2024`` for a ``string | null`` parameter is the text: JSON is read only where the
+        # schema admits what it reads as.
+        out[key] = text if "string" in types and not _admitted(value, types) else value
     return out
+
+
+def _admitted(value: Any, types: set[str]) -> bool:
+    """Whether a value read as JSON has one of the schema's ``types``."""
+    if isinstance(value, bool):
+        kinds = {"boolean"}
+    elif isinstance(value, int):
+        kinds = {"integer", "number"}
+    elif isinstance(value, float):
+        kinds = {"number"}
+    else:
+        kinds = {
+            type(None): {"null"},
+            str: {"string"},
+            list: {"array"},
+            dict: {"object"},
+        }.get(type(value), set())
+    return bool(kinds & types)
 
 
 __all__ = ["pairs_to_arguments", "parameters_of"]

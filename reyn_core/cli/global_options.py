@@ -7,11 +7,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import ReynError
 
 _VALUED = ("--profile", "--profile-file", "--workspace")
 _FLAGS = ("--json", "--traceback")
+
+# The options ``reyn`` reads itself, wherever they stand (``scan_global_options``): every built-in command
+# and every plugin command's parser (``command_parser``) declares them from here.
+COMMON_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--profile", {"help": "named profile to apply ([profiles.<name>]); default $REYN_PROFILE"}),
+    ("--profile-file", {"help": "profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ..."}),
+    ("--json", {"action": "store_true", "help": "machine-readable JSON output"}),
+    (
+        "--traceback",
+        {
+            "action": "store_true",
+            "help": "print the full Python traceback behind a load error (a plugin that failed to "
+            "import); also with REYN_DEBUG=1",
+        },
+    ),
+)
+WORKSPACE_OPTION: dict[str, Any] = {
+    "metavar": "DIR",
+    "help": "the folder the tools work in and the plugins' own files are found in (default: the "
+    "current directory); also before the command: reyn --workspace DIR ...",
+}
 
 
 @dataclass(frozen=True)
@@ -102,6 +124,31 @@ def _options(command: str | None, args: list[str], found: dict[str, str], flags:
     )
 
 
+def command_words(options: GlobalOptions) -> list[str]:
+    """The words a plugin command gets: its own (those after its name, in their order, ``reyn``'s
+    options taken out), then ``reyn``'s options as ``options`` read them — wherever the user wrote
+    them, before or after the name — in one form (``--profile=NAME``, ``--workspace=ABS``,
+    ``--json``, ...), before any ``--``. A command that picks its action by its first word
+    (``reyn mcp --profile ci serve``) finds it first, and a parser from ``command_parser``, which
+    declares these options on every subcommand, accepts them at the end."""
+    words = list(options.args)
+    end = words.index("--") if "--" in words else len(words)
+    own: list[str] = []
+    i = 0
+    while i < end:
+        key, eq, _ = words[i].partition("=")
+        if key in _VALUED:
+            i += 1 if eq else 2
+            continue
+        if words[i] not in _FLAGS:
+            own.append(words[i])
+        i += 1
+    valued = zip(_VALUED, (options.profile, options.profile_file, options.workspace), strict=True)
+    given = [f"{key}={value}" for key, value in valued if value is not None]
+    given += [flag for flag, on in zip(_FLAGS, (options.json, options.traceback), strict=True) if on]
+    return [*own, *given, *words[end:]]
+
+
 def workspace_words(argv: Sequence[str]) -> list[str]:
     """``argv`` with its one ``--workspace`` (before the command or among its arguments) resolved
     once — ``~`` expanded, made absolute, symlinks resolved, as ``choose_workspace`` does — and
@@ -135,4 +182,12 @@ def workspace_words(argv: Sequence[str]) -> list[str]:
     return [*out, f"--workspace={path}", *words[end:]]
 
 
-__all__ = ["GlobalOptionError", "GlobalOptions", "scan_global_options", "workspace_words"]
+__all__ = [
+    "COMMON_OPTIONS",
+    "WORKSPACE_OPTION",
+    "GlobalOptionError",
+    "GlobalOptions",
+    "command_words",
+    "scan_global_options",
+    "workspace_words",
+]

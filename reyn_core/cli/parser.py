@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .global_options import COMMON_OPTIONS, WORKSPACE_OPTION
+
 if TYPE_CHECKING:
     import argparse
 
@@ -64,12 +66,7 @@ def add_command(
     p = sub.add_parser(name, parents=[common] if common is not None else [], help=help, **kwargs)
     p.set_defaults(func=run)
     if loads:  # its default None marks the command as one that loads (``load_from_args`` checks)
-        p.add_argument(
-            "--workspace",
-            metavar="DIR",
-            help="the folder the tools work in and the plugins' own files are found in (default: the "
-            "current directory); also before the command: reyn --workspace DIR ...",
-        )
+        p.add_argument("--workspace", **WORKSPACE_OPTION)
     return p
 
 
@@ -95,26 +92,8 @@ def common_parser() -> argparse.ArgumentParser:
     from .reporting import argument_parser_class
 
     common = argument_parser_class()(add_help=False)
-    common.add_argument(
-        "--profile",
-        default=argparse.SUPPRESS,
-        help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE",
-    )
-    common.add_argument(
-        "--profile-file",
-        default=argparse.SUPPRESS,
-        help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...",
-    )
-    common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable JSON output"
-    )
-    common.add_argument(
-        "--traceback",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="print the full Python traceback behind a load error (a plugin that failed to import); "
-        "also with REYN_DEBUG=1",
-    )
+    for flag, spec in COMMON_OPTIONS:
+        common.add_argument(flag, default=argparse.SUPPRESS, **spec)
     return common
 
 

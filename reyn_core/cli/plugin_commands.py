@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ReynError, describe_exception
-from .global_options import scan_global_options
+from .global_options import command_words, scan_global_options
 from .loading import load_from_args, profile_from_args
 from .parser import COMMANDS, builtin_command_names
-from .reporting import EXIT_FAILED, report_error
+from .reporting import EXIT_FAILED, UsageError, report_error
 
 if TYPE_CHECKING:
     from reyn_core.loading.diagnostics import Diagnostic
@@ -134,19 +134,6 @@ def _unknown(name: str, others: Iterable[str], which: str, none: str) -> str:
     )
 
 
-def command_words(argv: Sequence[str], args: Sequence[str]) -> list[str]:
-    """The words a plugin command gets: those after its name, plus a ``--json`` given before the name
-    (``reyn --json NAME ...``, before any ``--``), so the command answers it as it would answer
-    ``reyn NAME ... --json`` — honoured or refused, never silently dropped."""
-    words = list(args)
-    before = list(argv[: len(argv) - len(args)])
-    if "--json" in before:
-        end = words.index("--") if "--" in words else len(words)
-        if "--json" not in words[:end]:
-            words.insert(end, "--json")
-    return words
-
-
 def run_plugin_command(argv: Sequence[str]) -> int:
     """Load the chosen profile once, find the command among enabled plugins, and run it with the
     remaining arguments and that load's result."""
@@ -166,8 +153,8 @@ def run_plugin_command(argv: Sequence[str]) -> int:
         return report_error(_not_offered(name, result, commands))
     command = commands[name]
     try:
-        return int(command.run(command_words(argv, options.args), result) or 0)
-    except ReynError:
+        return int(command.run(command_words(options), result) or 0)
+    except (ReynError, UsageError):  # reported by `main` as a built-in command's are (exit 2)
         raise
     except SystemExit as exc:  # argparse inside a plugin command exits; keep its code
         code = exc.code

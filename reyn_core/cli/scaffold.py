@@ -9,6 +9,7 @@ tests written with the reyn pytest kit (the reyn-testing distribution, in the te
 
 from __future__ import annotations
 
+import importlib.util
 import keyword
 import re
 import sys
@@ -40,6 +41,13 @@ def check_plugin_name(name: str) -> None:
         )
     if name in RESERVED:
         raise ScaffoldError(f"plugin name {name!r} is Reyn's own; pick another")
+    found = importlib.util.find_spec(name)  # whatever this environment imports under that name
+    if found is not None:
+        where = found.origin or ", ".join(found.submodule_search_locations or ()) or "built in"
+        raise ScaffoldError(
+            f"plugin name {name!r} is already importable here ({where}): the plugin's package would "
+            "shadow it or be shadowed by it; pick another"
+        )
     from reyn_core.loading.step2_discovery.discovery import discover
 
     owners = sorted({c.distribution for c in discover().plugins if c.plugin_id == name})

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reyn_core import ReynError
+from reyn_core import ReynError, command_parser
 
-from . import EXIT_FAILED, EXIT_OK, command_parser
+from . import EXIT_FAILED, EXIT_OK
 
 DESCRIPTION = """\
 An interactive router session: each line you type is a user message; the model may call the tools
@@ -42,7 +42,13 @@ DEFERRED_REFUSAL = {
 
 def build_parser() -> argparse.ArgumentParser:
     p = command_parser(
-        "reyn chat", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+        "reyn chat",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        option_help={
+            "--workspace": "the folder the tools work in (default: the current directory)",
+            "--json": argparse.SUPPRESS,  # refused: a session has no JSON output
+        },
     )
     p.add_argument(
         "--model", required=True, help="a litellm model, e.g. openai/gpt-4o-mini or anthropic/claude-…"
@@ -53,8 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=8, help="model calls per user message (default 8)")
     p.add_argument("--no-stream", action="store_true", help="do not stream the answer")
     p.add_argument("--plan-mode", action="store_true", help="plan mode: tools denying plan mode are hidden")
-    p.add_argument("--workspace", default=".", help="workspace root for tools (default: current directory)")
-    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # refused: no JSON output
     return p
 
 

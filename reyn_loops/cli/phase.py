@@ -30,9 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from reyn_core import ReynError
+from reyn_core import ReynError, command_parser
 
-from . import EXIT_FAILED, EXIT_OK, add_reyn_options, command_parser
+from . import EXIT_FAILED, EXIT_OK
 
 
 class PhaseFile(BaseModel):
@@ -105,7 +105,11 @@ allowed_ops that match no op, missing API key, usage / profile / load error."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = command_parser("reyn phase", description="Run a phase from a TOML phase file.")
+    p = command_parser(
+        "reyn phase",
+        description="Run a phase from a TOML phase file.",
+        option_help={"--workspace": "the folder the ops work in (default: the current directory)"},
+    )
     psub = p.add_subparsers(dest="phase_command", metavar="SUBCOMMAND")
     psub.required = True
     r = psub.add_parser(
@@ -114,7 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
         description=RUN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_reyn_options(r)
     r.add_argument("file", help="the phase TOML file")
     r.add_argument("--model", help="a litellm model (overrides the file's model)")
     r.add_argument("--api-base", help="an OpenAI-compatible endpoint (overrides the file's api_base)")
@@ -122,8 +125,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--answer", action="append", default=[], help="answer to a question the phase asks (repeatable)"
     )
-    r.add_argument("--workspace", default=".", help="workspace root for ops (default: current directory)")
-    r.add_argument("--json", action="store_true", help="{status, next_phase, artifact, error, ops} on stdout")
     return p
 
 

@@ -101,3 +101,27 @@ def test_a_write_root_over_the_approval_store_refuses_the_plugin(isolated_file_p
     found = [d.render() for d in result.report.diagnostics if d.code == "RJ011"]
     assert found and "the host's approval store" in found[0], [d.render() for d in result.report.diagnostics]
     assert "write_file" not in result.registry
+
+
+def test_an_approval_does_not_cover_the_call_once_its_grants_changed(isolated_file_pack):
+    # What the call can touch is part of what the approver approved: the same call after the
+    # operator widened the worker's write grant is not the call approved (standing or not).
+    ws = isolated_file_pack
+    profile = Path(os.environ["REYN_PROFILE_FILE"])
+    ctx = ToolContext(surface="router", workspace=ws)
+    args = {"path": "out/b.txt", "content": "x"}
+    registry = load(load_profile()).registry
+    approval = asyncio.run(dispatch_tool(registry, "write_file", args, ctx))["error"]["approval"]
+    registry.approvals.decide(approval, approve=True, by="user:t", channel="user", standing=True)
+    # positive control: under the grants shown, the approved call runs (in another load too)
+    again = load(load_profile()).registry
+    assert asyncio.run(dispatch_tool(again, "write_file", args, ctx, approval=approval))["status"] == "ok"
+    (ws / "out" / "b.txt").unlink()
+
+    profile.write_text(profile.read_text().replace(f'write = ["{ws / "out"}"]', f'write = ["{ws}"]'))
+    widened = load(load_profile()).registry
+    asked = asyncio.run(dispatch_tool(widened, "write_file", args, ctx))
+    assert asked.get("error", {}).get("approval") not in (None, approval), asked
+    refused = asyncio.run(dispatch_tool(widened, "write_file", args, ctx, approval=approval))
+    assert refused.get("error", {}).get("reason") == "reach_changed", refused
+    assert not (ws / "out" / "b.txt").exists()

@@ -104,6 +104,19 @@ def test_ids_of_installed_plugins_are_refused_naming_the_distribution(tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name", ["test", "pydantic", "pluggy", "reyn_tools_file"])
+def test_names_this_environment_already_imports_are_refused_naming_where(tmp_path, name):
+    # `test` is the stdlib's test package (not in sys.stdlib_module_names), pydantic and pluggy are
+    # what reyn-core imports: a plugin package of that name would shadow them or be shadowed.
+    import importlib.util
+
+    with pytest.raises(ScaffoldError, match=f"{name!r} is already importable here"):
+        scaffold_plugin(name, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    assert importlib.util.find_spec("demo_plugin_unused") is None  # control: a free name is free
+    assert scaffold_plugin("demo_plugin_unused", tmp_path).is_dir()
+
+
 @pytest.mark.parametrize("name", ["reyn", "reyn_core"])
 def test_reyns_own_names_are_refused(tmp_path, name):
     with pytest.raises(ScaffoldError, match="is Reyn's own"):

@@ -366,10 +366,10 @@ def test_enabled_plugin_contributes_a_command(cli, good_profile):
 def test_plugin_command_uses_a_profile_option_given_after_it(cli):
     path = cli.profile('[plugins]\nenable = ["good"]\n', "cmd.toml")
     cli.profile("[plugins]\nenable = []\n")
-    proc = cli("greet", "--profile-file", str(path))
-    assert proc.returncode == 0 and proc.stdout.strip() == f"hello from good: --profile-file {path}"
-    proc = cli("--profile-file", str(path), "greet", "x")
-    assert proc.returncode == 0 and proc.stdout.strip() == "hello from good: x"
+    # Wherever the option stood, the command gets the same words: its own, then reyn's in one form.
+    for argv in (("greet", "--profile-file", str(path), "x"), ("--profile-file", str(path), "greet", "x")):
+        proc = cli(*argv)
+        assert proc.returncode == 0 and proc.stdout.strip() == f"hello from good: x --profile-file={path}"
 
 
 def test_plugin_command_is_handed_the_load_of_the_chosen_profile(cli):
@@ -419,6 +419,21 @@ def test_a_command_the_hook_returns_but_the_metadata_does_not_declare_is_RI007(c
         and "'undeclared' is not declared in the metadata of rtp-cli-good" in proc.stdout
     )
     assert "undeclared" not in proc.stdout.split("commands:")[1].splitlines()[0]
+
+
+@pytest.mark.parametrize("words", [(), ("tools",), ("tools", "list")])
+def test_reyn_help_is_the_help_of_the_command_it_names(cli, words):
+    # `help` is a name no plugin may take; it shows what `reyn WORDS --help` shows.
+    cli.profile("[plugins]\nenable = []\n")
+    asked, control = cli("help", *words), cli(*words, "--help")
+    assert asked.returncode == control.returncode == 0, asked.stderr
+    assert asked.stdout == control.stdout and asked.stdout.startswith("usage: reyn")
+
+
+def test_reyn_help_of_an_unknown_command_says_it_is_unknown(cli):
+    cli.profile("[plugins]\nenable = []\n")
+    proc = cli("help", "nosuchcommand")
+    assert proc.returncode == 2 and "unknown command 'nosuchcommand'" in proc.stderr
 
 
 def test_help_lists_installed_plugins_commands_with_the_step_that_enables_them(cli):

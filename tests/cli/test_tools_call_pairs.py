@@ -45,6 +45,15 @@ def test_a_number_json_cannot_carry_is_not_read_as_a_float():
     }
 
 
+@pytest.mark.parametrize("text", ["2024", "true", "null", "[1]", '{"a": 1}', "1.5"])
+def test_a_parameter_admitting_a_string_keeps_the_text_when_json_reads_a_type_it_does_not_admit(text):
+    schema = {"properties": {"glob": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+    expected = None if text == "null" else text  # null is admitted: read as JSON
+    assert pairs_to_arguments([f"glob={text}"], schema) == {"glob": expected}
+    # Control: where the schema admits what JSON reads, JSON it is.
+    assert pairs_to_arguments(["either=7", "maybe=3"], SCHEMA) == {"either": 7, "maybe": 3}
+
+
 def test_a_value_that_admits_a_string_falls_back_to_the_text():
     assert pairs_to_arguments(["either=seven", "unknown=plain"], SCHEMA) == {
         "either": "seven",

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from reyn_core import settings_as
+from reyn_core import command_parser, settings_as
 
 from .settings import McpSettings
 from .snapshot import (
@@ -131,8 +131,12 @@ def _loaded_settings(loaded: Any) -> McpSettings:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="reyn mcp", description="MCP servers: import-mode snapshot and listing."
+    parser = command_parser(
+        "reyn mcp",
+        description="MCP servers: import-mode snapshot and listing.",
+        option_help={
+            "--workspace": "workspace a relative snapshot_file resolves against (default: current directory)"
+        },
     )
     parser.add_argument(
         "action",
@@ -147,15 +151,6 @@ def _parser() -> argparse.ArgumentParser:
         "--snapshot",
         help="snapshot file (default: plugins.mcp.settings.snapshot_file, relative to the workspace)",
     )
-    parser.add_argument(
-        "--workspace",
-        default=".",
-        help="workspace a relative snapshot_file resolves against (default: current directory)",
-    )
-    # Read by `reyn` before the command runs (it loads that profile and hands the result over).
-    parser.add_argument("--profile", help="named profile whose mcp settings to use")
-    parser.add_argument("--profile-file", help="profile TOML file whose mcp settings to use")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
     return parser
 
 
@@ -180,7 +175,11 @@ def main(argv: list[str], loaded: Any) -> int:
             or "no MCP servers configured"
         )
         return 0
-    path = Path(args.snapshot) if args.snapshot else settings.snapshot_path(Path(args.workspace).resolve())
+    path = (
+        Path(args.snapshot)
+        if args.snapshot
+        else settings.snapshot_path(Path(args.workspace or ".").resolve())
+    )
     from . import pool
 
     try:

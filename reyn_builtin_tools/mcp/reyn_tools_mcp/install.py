@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reyn_core import command_parser
 from reyn_core.host import parse_json
 
 from .snapshot import write_text_atomically
@@ -171,29 +172,24 @@ def install(
 
 def parser() -> argparse.ArgumentParser:
     """The options of ``reyn mcp install``."""
-    p = argparse.ArgumentParser(
-        prog="reyn mcp install",
+    p = command_parser(
+        "reyn mcp install",
         description="Add `reyn mcp serve` to an MCP client's configuration, merged into the client's "
         "existing file (other servers kept; a same-name entry needs --force), with absolute paths to "
         "this environment's reyn, the profile and the workspace.",
+        option_help={
+            "--workspace": "workspace root the tools work in (default: the current directory; / and the "
+            "home directory are refused)"
+        },
     )
     p.add_argument("client", choices=sorted(CLIENTS), help="the MCP client to configure")
     p.add_argument(
         "--name", default=DEFAULT_NAME, help=f"the server's name in the client (default {DEFAULT_NAME!r})"
     )
-    p.add_argument(
-        "--workspace",
-        help="workspace root the tools work in (default: the current directory; / and the home directory "
-        "are refused)",
-    )
     p.add_argument("--agent", help="the calling agent the gates see (default: reyn mcp serve's)")
     p.add_argument("--config", help="the client's configuration file (default: where the client reads it)")
     p.add_argument("--force", action="store_true", help="replace an entry of the same name")
     p.add_argument("--print", action="store_true", dest="print_only", help="print the entry; write nothing")
-    # Read by `reyn` before the command runs (it loads that profile and hands the result over).
-    p.add_argument("--profile", help="named profile the server applies")
-    p.add_argument("--profile-file", help="profile TOML file the server reads (default: the one found here)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 
 
@@ -217,7 +213,7 @@ def main(argv: list[str], loaded: Any) -> int:
             reyn=reyn_executable(),
             profile_file=Path(source).resolve(),
             workspace=workspace,
-            profile=args.profile,
+            profile=loaded.profile.name,  # the one reyn loaded: --profile anywhere, or $REYN_PROFILE
             agent=args.agent,
         )
         path = Path(args.config).expanduser().absolute() if args.config else client.config_file(workspace)

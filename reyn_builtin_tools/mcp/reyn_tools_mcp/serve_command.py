@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reyn_core import ToolContext
+from reyn_core import ToolContext, command_parser
 
 from .serve import DEFAULT_MAX_CONCURRENT_CALLS, ServedRegistry, build_server
 from .serve_elicitation import DEFAULT_ANSWER_TIMEOUT_S, elicitation_bridge
@@ -27,8 +27,6 @@ class ServeOptions:
 
     agent: str = DEFAULT_AGENT
     workspace: Path = field(default_factory=Path.cwd)
-    profile: str | None = None
-    profile_file: str | None = None
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
     answer_timeout_s: float = DEFAULT_ANSWER_TIMEOUT_S
 
@@ -77,11 +75,15 @@ def report_load(served: ServedRegistry, result: Any) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The options of ``reyn mcp serve``."""
-    p = argparse.ArgumentParser(
-        prog="reyn mcp serve",
+    p = command_parser(
+        "reyn mcp serve",
         description="Serve the tools the router surface offers an agent to any MCP client: stdio by "
         "default, streamable HTTP at /mcp with --http. Every call goes through Reyn's dispatcher "
         "(gates, argument validation, policy hooks, timeout, audit log).",
+        option_help={
+            "--workspace": "workspace root for tools (default: the current directory, unless that is / or "
+            "your home directory, where MCP clients start servers: then this option is required)"
+        },
     )
     p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp")
     p.add_argument(
@@ -89,14 +91,6 @@ def parser() -> argparse.ArgumentParser:
         default=DEFAULT_AGENT,
         help=f"the calling agent the gates and per-agent allowlists see (default {DEFAULT_AGENT!r})",
     )
-    p.add_argument(
-        "--workspace",
-        help="workspace root for tools (default: the current directory, unless that is / or your home "
-        "directory, where MCP clients start servers: then this option is required)",
-    )
-    # Read by `reyn` before the command runs: it loads that profile once and hands the result over.
-    p.add_argument("--profile", help="named profile to apply ([profiles.<name>]); default $REYN_PROFILE")
-    p.add_argument("--profile-file", help="profile TOML file; default $REYN_PROFILE_FILE, ./reyn.toml, ...")
     p.add_argument(
         "--max-concurrent-calls",
         type=int,
@@ -168,8 +162,6 @@ def main(argv: list[str], loaded: Any) -> int:
     options = ServeOptions(
         agent=args.agent,
         workspace=workspace,
-        profile=args.profile,
-        profile_file=args.profile_file,
         max_concurrent_calls=args.max_concurrent_calls,
         answer_timeout_s=args.answer_timeout,
     )

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reyn_core import settings_as
+from reyn_core import command_parser, settings_as
 
 from .backend import MemoryBackend, MemoryStoreError
 from .opening import open_store
@@ -18,8 +18,13 @@ from .transfer import export_store, import_folder
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="reyn memory", description="Export or import the memory store as Markdown files."
+    parser = command_parser(
+        "reyn memory",
+        description="Export or import the memory store as Markdown files.",
+        option_help={
+            "--workspace": "the workspace whose store to use: a relative store path in the profile is "
+            "resolved against it, as the memory tools resolve it (default: the current directory)"
+        },
     )
     parser.add_argument(
         "--db",
@@ -32,10 +37,6 @@ def _parser() -> argparse.ArgumentParser:
         help="use the PostgreSQL store whose connection string is in the environment variable ENV "
         "(e.g. REYN_MEMORY_DSN); with --db, moves a store between backends in two steps",
     )
-    # Read by `reyn` before the command runs (it loads that profile and hands the result over).
-    parser.add_argument("--profile", help="named profile whose memory settings to use")
-    parser.add_argument("--profile-file", help="profile TOML file whose memory settings to use")
-    parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     exp = sub.add_parser("export", help="write one Markdown file per entry under DIR")
@@ -65,18 +66,17 @@ def _settings(args: argparse.Namespace, loaded: Any) -> MemorySettings:
 
 def _store(args: argparse.Namespace, loaded: Any) -> tuple[MemoryBackend, MemorySettings]:
     settings = _settings(args, loaded)
-    return open_store(settings, Path.cwd()), settings
+    # The load's workspace (``--workspace``, else the current directory), where the tools open the
+    # store: a relative path in the profile names the same file for both.
+    workspace = Path(getattr(loaded, "workspace", "") or Path.cwd())
+    return open_store(settings, workspace), settings
 
 
 def memory_command(argv: Sequence[str], loaded: Any) -> int:
     """Run ``reyn memory ...`` against the store of ``loaded`` (the ``LoadResult`` ``reyn`` handed the
     command) unless ``--db`` / ``--postgres`` name one; returns the exit code (0 ok, 1 invalid files,
     2 usage or store error)."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:  # argparse already printed the usage error
-        return int(exc.code or 0)
+    args = _parser().parse_args(list(argv))  # a usage error is reyn's to report (exit 2)
     try:
         store, settings = _store(args, loaded)
         if args.action == "export":

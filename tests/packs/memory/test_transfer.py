@@ -11,6 +11,8 @@ import pytest
 from reyn_tools_memory.cli import memory_command
 from reyn_tools_memory.plugin import reyn_cli_commands, run_memory_command
 
+from reyn_core.cli import main
+
 
 def fill(store):
     store.put(
@@ -184,8 +186,14 @@ def test_check_validates_without_writing(target, tmp_path, capsys):
         (["import", "/definitely/not/here"], 2, "is not a folder"),
     ],
 )
-def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, code, message):
-    assert memory_command(["--db", str(tmp_path / "m.db"), *argv], None) == code
+def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, monkeypatch, argv, code, message):
+    # As a user runs it: `reyn memory ...` (argparse's errors are reyn's to report, as a built-in's are).
+    (tmp_path / "reyn.toml").write_text('[plugins]\nenable = ["memory"]\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REYN_CACHE_DIR", str(tmp_path / "cache"))
+    for key in ("REYN_PROFILE_FILE", "REYN_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    assert main(["memory", "--db", str(tmp_path / "m.db"), *argv]) == code
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
