@@ -146,6 +146,8 @@ _EXPORTS = {
     "TooManyJsonValues": "reyn_core.errors",
     "parse_own_json": "reyn_core.jsondata",
     "is_secret": "reyn_core.secret_files",  # and the one predicate of the host's secret-file mark
+    # the one writer of a file a command replaces: atomic, keeping a link and the file's mode
+    "atomic_write_bytes": "reyn_core.atomic_write",
     # where the host's code comes from (import path, distributions, imported modules, finders), which
     # no write root may overlap: the trusted files' and reyn-isolation's one source
     "host_code": "reyn_core.loading.host_code",

@@ -293,8 +293,10 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
     Strict mode needs every object closed (``additionalProperties: false``) with every property
     required; optional properties become required but nullable (``type: [T, "null"]``), which is
     how OpenAI documents optional fields. ``oneOf`` becomes ``anyOf``; ``default`` is dropped.
+
+    The result shares nothing with ``parameters`` and is built in one walk of it: each member is
+    copied once, either as the strict form of a subschema or, for the rest, as it is.
     """
-    schema = copy_json(parameters)
 
     def fix(node: Any, ptr: str) -> Any:
         if isinstance(node, bool):  # a valid 2020-12 subschema (any value / none), with no type
@@ -303,50 +305,78 @@ def to_strict(parameters: Mapping[str, Any], *, tool: str) -> dict[str, Any]:
                 f"the boolean subschema {str(node).lower()} at {ptr or '/'} is not supported in "
                 "strict mode: every value needs a type",
             )
-        if not isinstance(node, dict):
-            return node
+        if not _is_mapping(node):
+            return copy_json(node)
         if not node.keys().isdisjoint(_STRICT_UNSUPPORTED):  # one set test; the loop names the first
             for key in _STRICT_UNSUPPORTED:
                 if key in node:
                     raise StrictSchemaError(tool, f"{key!r} at {ptr or '/'} is not supported in strict mode")
-        node.pop("default", None)
-        if "oneOf" in node:
-            node["anyOf"] = node.pop("oneOf")
-        if node.get("type") == "object" or "properties" in node:
-            extra = node.get("additionalProperties", False)
+        objectish = node.get("type") == "object" or "properties" in node
+        # The members a strict form replaces below are not copied here (the rest are, once).
+        out = {
+            key: value
+            if type(value) in JSON_SCALAR_TYPES or _strict_replaces(key, value, objectish)
+            else copy_json(value)
+            for key, value in node.items()
+            if key != "default"
+        }
+        if "oneOf" in out:
+            out["anyOf"] = out.pop("oneOf")
+        if objectish:
+            extra = out.get("additionalProperties", False)
             if extra not in (False, None) and extra != {}:
                 raise StrictSchemaError(
                     tool,
                     f"object at {ptr or '/'} allows additional properties; strict mode needs closed objects",
                 )
-            if ptr and not node.get("properties") and "additionalProperties" not in node:
+            if ptr and not out.get("properties") and "additionalProperties" not in out:
                 # Closing a free-form object would silently make it always empty.
                 raise StrictSchemaError(
                     tool,
                     f"object at {ptr} declares no properties (a free-form object); "
                     "strict mode needs every property declared",
                 )
-            props = node.setdefault("properties", {})
-            required = set(node.get("required", []))
-            for name, sub in list(props.items()):
+            required = set(out.get("required", []))
+            props: dict[str, Any] = {}
+            for name, sub in out.get("properties", {}).items():
                 sub = fix(sub, f"{ptr}/properties/{name}")
-                if name not in required:
-                    sub = _nullable(sub)
-                props[name] = sub
-            node["additionalProperties"] = False
-            node["required"] = list(props)
-        for key in ("items",):
-            if isinstance(node.get(key), dict | bool):
-                node[key] = fix(node[key], f"{ptr}/{key}")
-        for key in ("anyOf", "allOf"):
-            if isinstance(node.get(key), list):
-                node[key] = [fix(s, f"{ptr}/{key}/{i}") for i, s in enumerate(node[key])]
-        for key in ("$defs", "definitions"):
-            if isinstance(node.get(key), dict):
-                node[key] = {k: fix(v, f"{ptr}/{key}/{k}") for k, v in node[key].items()}
-        return node
+                props[name] = sub if name in required else _nullable(sub)
+            out["properties"] = props
+            out["additionalProperties"] = False
+            out["required"] = list(props)
+        for key in _STRICT_SUBSCHEMAS:
+            value = out.get(key)
+            if value is None or not _strict_replaces(key, value, objectish):
+                continue
+            here = f"{ptr}/{key}"
+            if key == "items":
+                out[key] = fix(value, here)
+            elif key in ("anyOf", "allOf"):
+                out[key] = [fix(s, f"{here}/{i}") for i, s in enumerate(value)]
+            else:
+                out[key] = {k: fix(v, f"{here}/{k}") for k, v in value.items()}
+        return out
 
-    return fix(schema, "")
+    return fix(parameters, "")
+
+
+# The members holding subschemas ``to_strict`` walks into, in its order (after the properties).
+_STRICT_SUBSCHEMAS = ("items", "anyOf", "allOf", "$defs", "definitions")
+
+
+def _strict_replaces(key: str, value: Any, objectish: bool) -> bool:
+    """Whether ``to_strict`` replaces this member of a schema node with a strict copy of its own
+    (``objectish``: the node is an object schema, whose ``properties`` and ``required`` it rewrites);
+    any other member is copied as it is."""
+    if key == "properties" or key == "required":
+        return objectish
+    if key == "items":
+        return isinstance(value, bool) or _is_mapping(value)
+    if key == "anyOf" or key == "allOf" or key == "oneOf":
+        return isinstance(value, list | tuple)
+    if key == "$defs" or key == "definitions":
+        return _is_mapping(value)
+    return False
 
 
 def _nullable(sub: dict[str, Any]) -> dict[str, Any]:

@@ -62,7 +62,7 @@ def check_tool_schema(
     ``MAX_PATTERN_LENGTH`` long; no ``kind`` property on a phase-usable tool (a phase op is flat:
     ``kind`` plus the arguments). Then provider lints.
     """
-    if not isinstance(parameters, Mapping):
+    if type(parameters) is not dict and not isinstance(parameters, Mapping):  # a dict without the ABC
         return [
             SchemaIssue(
                 "RS001", "error", f"parameters must be a JSON Schema object, got {type(parameters).__name__}"
@@ -107,21 +107,18 @@ def check_tool_schema(
     # appears in ``encoded`` as its JSON string: where the text has no '"$' (no '"pattern'), the walk
     # would find nothing, and is skipped (a property test holds this; it is most schemas).
     # Imported here, at the first check: importing reyn_core alone never pays for the screening.
-    # One import statement per check (each costs about a microsecond, a thousand tools a load).
-    from .validation.screening import (
-        compile_problems,
-        metaschema_problems,
-        pattern_problems,
-        reference_problems,
-    )
+    # A plain import of the module: ``from <module> import names`` looks the module up as a package
+    # too (a failed ``__path__`` lookup, an exception made and dropped), several times the cost, and
+    # this runs for every tool.
+    import reyn_core.validation.screening as screening
 
-    refs = reference_problems(parameters) if '"$' in encoded else []
-    patterns = pattern_problems(parameters) if '"pattern' in encoded else []
+    refs = screening.reference_problems(parameters) if '"$' in encoded else []
+    patterns = screening.pattern_problems(parameters) if '"pattern' in encoded else []
     if validator is not None and validator.source is not parameters:
         raise TypeError("check_tool_schema: the validator was made for another schema object")
     compiled: list[Any] = []
     if issues or refs or patterns:
-        meta = metaschema_problems(parameters)
+        meta = screening.metaschema_problems(parameters)
     else:
         # Nothing refused so far: the validator library compiles the schema (a pattern past its size
         # bound, say, is refused here, at registration, never on a call). Compiling validates the
@@ -132,17 +129,18 @@ def check_tool_schema(
             from .validation.compiled import SchemaValidator
 
             validator = SchemaValidator(parameters, deferred=True)
-        compiled = compile_problems(validator)
-        meta = metaschema_problems(parameters) if compiled else []
+        compiled = screening.compile_problems(validator)
+        meta = screening.metaschema_problems(parameters) if compiled else []
         if meta:
             compiled = []
     for code, found in (("RS004", refs), ("RS005", meta), ("RS007", patterns), ("RS005", compiled)):
         for p in found:
             issues.append(SchemaIssue(code, "error", p.message, p.pointer))
+    properties = parameters.get("properties")
     if (
         phase_usable
-        and isinstance(parameters.get("properties"), Mapping)
-        and "kind" in parameters["properties"]
+        and (type(properties) is dict or isinstance(properties, Mapping))
+        and "kind" in properties
     ):
         issues.append(
             SchemaIssue(

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -361,6 +362,22 @@ def reyn_environment() -> Callable[..., dict[str, str]]:
 def reyn_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """The one way tests run the ``reyn`` command in a child process: ``run_reyn``."""
     return run_reyn
+
+
+@pytest.fixture
+def umask() -> Callable[[int], AbstractContextManager[None]]:
+    """``with umask(0o022):`` this process — and every child it starts meanwhile, such as ``reyn_cli``
+    — runs with that umask, restored after (the mode a new file gets)."""
+
+    @contextmanager
+    def set_umask(value: int) -> Iterator[None]:
+        old = os.umask(value)
+        try:
+            yield
+        finally:
+            os.umask(old)
+
+    return set_umask
 
 
 @pytest.fixture

@@ -122,16 +122,16 @@ def _check_private(path: str | os.PathLike[str], st: os.stat_result) -> None:
 
 
 def write_private(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
-    """Write a cache file atomically (``atomic_write_bytes``: a new file of mode 0600 renamed over the
-    old one, or over a link, which is replaced and not written through), creating each missing folder
-    above it with mode 0700 (as the XDG base directory spec asks). Folders that exist are left as
-    they are. ``durable=False`` as for ``atomic_write_bytes``: only for entries whose reader checks a
-    checksum. Raises ``OSError``."""
+    """Write a cache file atomically (``atomic_write_bytes(private=True)``: a new file of mode 0600
+    renamed over the old one, or over a link, which is replaced and not written through), creating
+    each missing folder above it with mode 0700 (as the XDG base directory spec asks). Folders that
+    exist are left as they are. ``durable=False`` as for ``atomic_write_bytes``: only for entries
+    whose reader checks a checksum. Raises ``OSError``."""
     from reyn_core.atomic_write import atomic_write_bytes
 
     target = Path(path)
     _make_private_folders(target.parent)
-    atomic_write_bytes(target, data, durable=durable)
+    atomic_write_bytes(target, data, durable=durable, private=True)
 
 
 def _make_private_folders(folder: Path) -> None:

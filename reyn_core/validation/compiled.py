@@ -9,6 +9,7 @@ refused, with one generic problem. Before any schema work the value's size is bo
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -37,18 +38,22 @@ def schema_body(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k != "$schema"}
 
 
+@functools.cache
+def _pattern_options() -> Any:
+    """The library's regex bounds (one options object, made at the first compile: it holds only the
+    two constants above, and every compile reads the same)."""
+    import jsonschema_rs
+
+    return jsonschema_rs.RegexOptions(size_limit=PATTERN_SIZE_LIMIT, dfa_size_limit=PATTERN_DFA_SIZE_LIMIT)
+
+
 def _compile(body: dict[str, Any]) -> Any:
     """The library's compiled validator of ``body``: the one place a ``jsonschema_rs`` validator is built."""
     import jsonschema_rs
 
     try:
         return jsonschema_rs.Draft202012Validator(
-            body,
-            validate_formats=False,
-            retriever=_refuse_retrieval,
-            pattern_options=jsonschema_rs.RegexOptions(
-                size_limit=PATTERN_SIZE_LIMIT, dfa_size_limit=PATTERN_DFA_SIZE_LIMIT
-            ),
+            body, validate_formats=False, retriever=_refuse_retrieval, pattern_options=_pattern_options()
         )
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
         first = str(exc).split("\n", 1)[0]

@@ -105,6 +105,8 @@ HOST_API = {
     "parse_own_json",
     # issue 24 (secrets review): the one predicate of the secret-file mark, for the worker's wire
     "is_secret",
+    # issue 24: the one writer of a file Reyn replaces (keeps a link and the file's mode)
+    "atomic_write_bytes",
     # issue 24 (task W): where the host's code comes from, for reyn-isolation's check of write grants
     "host_code",
     # issue 24 (task C): where JSON data holds a lone surrogate, for a pack's own input checks

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import importlib.metadata
 import io
+import json
 import subprocess
 import sys
 import textwrap
@@ -131,3 +132,31 @@ def sync_record(venv: Any, rel: str, name: str = "demo-plug") -> None:
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
     record.write_text(out.getvalue())
+
+
+class LockedWorld:
+    """A venv with plugins installed and a folder for its test: a working folder per test, locked with
+    ``reyn plugins lock`` (``profile``) then enforcing it (``locked``), one cache shared by all, and
+    ``PLANT_MARKER`` naming the file a planted module writes when it runs."""
+
+    def __init__(self, venv: Any, root: Path, profile: str, locked: str) -> None:
+        self.venv, self.root, self.n = venv, root, 0
+        self.profile, self.locked = profile, locked
+
+    def env(self, work: Path, **extra: str) -> dict[str, str]:
+        return {"REYN_CACHE_DIR": str(self.root / "cache"), "XDG_CONFIG_HOME": str(work / "xdg"),
+                "PLANT_MARKER": str(work / "MARKER"), **extra}  # fmt: skip
+
+    def locked_work(self) -> Path:
+        self.n += 1
+        work = self.root / f"work{self.n}"
+        work.mkdir()
+        (work / "reyn.toml").write_text(self.profile)
+        proc = self.venv.run("reyn", "plugins", "lock", cwd=work, env=self.env(work))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (work / "reyn.toml").write_text(self.locked)
+        return work
+
+    def audit(self, work: Path) -> tuple[int, dict[str, Any]]:
+        proc = self.venv.run("reyn", "plugins", "audit", "--json", cwd=work, env=self.env(work))
+        return proc.returncode, json.loads(proc.stdout)

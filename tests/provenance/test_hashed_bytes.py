@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 from plugin_distkit import PluginDist, editable_profiles, venv_with_plugins
 
+from .project_kit import LockedWorld
+
 TAG = sys.implementation.cache_tag
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
 
@@ -127,9 +129,9 @@ PROBE = textwrap.dedent("""\
     """)
 
 
-class World:
+class World(LockedWorld):
     def __init__(self, venv: Any, root: Path) -> None:
-        self.venv, self.root, self.n = venv, root, 0
+        super().__init__(venv, root, PROFILE, LOCKED)
         self.planted: list[Path] = []
         self.probe = root / "probe.py"
         self.probe.write_text(PROBE)
@@ -139,20 +141,6 @@ class World:
         if kind == "wheel":
             return self.venv.site_packages / package
         return self.root / "src" / EDIT.dist / package
-
-    def env(self, work: Path, **extra: str) -> dict[str, str]:
-        return {"REYN_CACHE_DIR": str(self.root / "cache"), "XDG_CONFIG_HOME": str(work / "xdg"),
-                "PLANT_MARKER": str(work / "MARKER"), **extra}  # fmt: skip
-
-    def locked_work(self) -> Path:
-        self.n += 1
-        work = self.root / f"work{self.n}"
-        work.mkdir()
-        (work / "reyn.toml").write_text(PROFILE)
-        proc = self.venv.run("reyn", "plugins", "lock", cwd=work, env=self.env(work))
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        (work / "reyn.toml").write_text(LOCKED)
-        return work
 
     def run(self, work: Path, *python_flags: str, **env: str) -> dict[str, Any]:
         tools = [f"{p}_{t}" for _, _, p in KINDS.values() for t in ("version", "lazy")]
@@ -166,10 +154,6 @@ class World:
         code = f"import {module} as m; print(getattr(m, 'VERSION', None), getattr(m, 'EXTRA', ''))"
         proc = self.venv.run("python", *python_flags, "-c", code, cwd=work, env=self.env(work))
         return proc.stdout + proc.stderr
-
-    def audit(self, work: Path) -> tuple[int, dict[str, Any]]:
-        proc = self.venv.run("reyn", "plugins", "audit", "--json", cwd=work, env=self.env(work))
-        return proc.returncode, json.loads(proc.stdout)
 
     @contextlib.contextmanager
     def restored(self, path: Path) -> Iterator[Path]:

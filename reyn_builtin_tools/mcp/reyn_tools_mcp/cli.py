@@ -21,7 +21,6 @@ from reyn_core import command_parser, settings_as
 
 from .settings import McpSettings
 from .snapshot import (
-    SNAPSHOT_VERSION,
     SnapshotError,
     read_snapshot,
     snapshot_tools,
@@ -76,13 +75,12 @@ async def refresh_snapshot(
 ) -> list[dict[str, Any]]:
     """List every chosen server (default: those with ``import_tools``) and compare with the snapshot;
     with ``write`` store the new listing. Returns one report per server. ``protected``: the host's
-    own files (the load's ``registry.host_files``), which a stdio server's write roots may not cover."""
-    try:
-        data = read_snapshot(path)
-    except SnapshotError:
-        if not write:
-            raise
-        data = {"version": SNAPSHOT_VERSION, "servers": {}}
+    own files (the load's ``registry.host_files``), which a stdio server's write roots may not cover.
+
+    The snapshot holds the pins of servers this run may not list again, so it is never replaced
+    blind: one that cannot be read raises ``SnapshotError`` (refresh as check), and the file is
+    written only when a server was listed, with that server's entry changed and every other as it was."""
+    data = read_snapshot(path)
     chosen = servers or sorted(n for n, c in settings.servers.items() if c.import_tools)
     reports: list[dict[str, Any]] = []
     for name in chosen:
@@ -120,7 +118,7 @@ async def refresh_snapshot(
                 "refreshed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "tools": entries,
             }
-    if write:
+    if write and any(r["status"] != "error" for r in reports):
         write_snapshot(path, data)
     return reports
 

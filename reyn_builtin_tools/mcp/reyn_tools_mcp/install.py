@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reyn_core import command_parser
-from reyn_core.host import parse_json
-
-from .snapshot import write_text_atomically
+from reyn_core.host import atomic_write_bytes, parse_json
 
 DEFAULT_NAME = "reyn"
 # A client's file bigger than this is not an MCP configuration we should rewrite.
@@ -164,7 +162,7 @@ def install(
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
         try:
-            write_text_atomically(path, text)
+            atomic_write_bytes(path, text.encode("utf-8"))
         except OSError as exc:
             raise InstallError(f"cannot write {path}: {exc.strerror or exc}") from None
     return changed

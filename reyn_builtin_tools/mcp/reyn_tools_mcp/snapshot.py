@@ -15,13 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from reyn_core import canonical_json
-from reyn_core.host import parse_own_json
+from reyn_core.host import atomic_write_bytes, parse_own_json
 
 SNAPSHOT_VERSION = 1
 
@@ -48,43 +47,39 @@ def tool_sha256(entry: Mapping[str, Any]) -> str:
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """``{"version": 1, "servers": {name: {"source", "tools": [...]}}}``; empty when absent."""
+    """``{"version": 1, "servers": {name: {"source", "tools": [...]}}}``; empty when absent. A file
+    that cannot be read raises ``SnapshotError``: it holds the pins, so nothing replaces it blind."""
     p = Path(path)
     if not p.exists():
         return {"version": SNAPSHOT_VERSION, "servers": {}}
     try:
         data = parse_own_json(p.read_text(encoding="utf-8"))  # written by write_snapshot
     except (OSError, ValueError) as exc:
-        raise SnapshotError(f"MCP tools snapshot {p} is unreadable ({exc}); run `reyn mcp refresh`") from None
-    if (
-        not isinstance(data, dict)
-        or data.get("version") != SNAPSHOT_VERSION
-        or not isinstance(data.get("servers"), dict)
-    ):
-        raise SnapshotError(f"MCP tools snapshot {p} has an unknown format; run `reyn mcp refresh`")
+        raise SnapshotError(f"MCP tools snapshot {p} is unreadable ({exc}); {_KEPT}") from None
+    if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION:
+        found = data.get("version") if isinstance(data, dict) else None
+        raise SnapshotError(
+            f"MCP tools snapshot {p} has format version {found!r}, and this reyn-tools-mcp reads "
+            f"version {SNAPSHOT_VERSION} only (a newer reyn-tools-mcp may have written it); {_KEPT}"
+        )
+    if not isinstance(data.get("servers"), dict):
+        raise SnapshotError(f"MCP tools snapshot {p} has no 'servers' object; {_KEPT}")
     return data
 
 
+_KEPT = (
+    "it holds the pinned tools of its servers, so `reyn mcp refresh` does not replace it: restore "
+    "it (or use the reyn-tools-mcp that wrote it), or move it aside and run `reyn mcp refresh` to "
+    "list every import-mode server anew"
+)
+
+
 def write_snapshot(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
-    """Write atomically (temp file, fsync, replace)."""
+    """Write atomically with the core's one writer (a link stays a link, the file keeps its mode)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(p, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    """A temporary file in the same folder, flushed to disk, then renamed over ``path``: a reader
-    sees the old file or the new one, never a mix (the snapshot, a client's configuration)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    atomic_write_bytes(p, text.encode("utf-8"))
 
 
 def rendered_fields(served: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from reyn_core import command_parser, settings_as
 
 from .backend import MemoryBackend, MemoryStoreError
+from .export_folder import ExportRefused
 from .opening import open_store
 from .settings import MemorySettings
 from .transfer import export_store, import_folder
@@ -82,7 +83,7 @@ def memory_command(argv: Sequence[str], loaded: Any) -> int:
         if args.action == "export":
             return _export(store, args)
         return _import(store, settings, args)
-    except MemoryStoreError as exc:
+    except (MemoryStoreError, ExportRefused) as exc:
         print(f"reyn memory: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a profile error or an unreadable folder: one line, no traceback

@@ -20,7 +20,6 @@ first and writes nothing unless all are valid; then it writes all entries in one
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +30,7 @@ from urllib.parse import quote
 from reyn_core.host import parse_json
 
 from .backend import MEMORY_TYPES, Layer, MemoryBackend, MemoryEntry, PutResult, text_problem
+from .export_folder import replace_folder
 from .settings import MemorySettings
 from .slugs import agent_problem, slug_problem
 
@@ -95,17 +95,22 @@ def export_path(root: Path, e: MemoryEntry) -> Path:
 
 
 def export_store(store: MemoryBackend, root: Path) -> list[Path]:
-    """Write every entry of ``store`` under ``root``; returns the files written."""
-    written = []
-    for e in store.all_entries():
-        target = export_path(root, e)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(entry_to_markdown(e))
-        os.replace(tmp, target)
-        written.append(target)
-    return written
+    """Make ``root`` exactly the export of ``store``: one file per entry and nothing else (built
+    beside it, then swapped in: ``export_folder``); returns the files written. Raises
+    ``ExportRefused`` (nothing written) when ``root`` holds files an export did not write."""
+    entries = store.all_entries()
+
+    def write(folder: Path) -> list[Path]:
+        written = []
+        for e in entries:
+            target = export_path(folder, e)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "x", encoding="utf-8", newline="") as fh:
+                fh.write(entry_to_markdown(e))
+            written.append(target)
+        return written
+
+    return replace_folder(root, write)
 
 
 # --------------------------------------------------------------------------- reading

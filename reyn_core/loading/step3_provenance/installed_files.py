@@ -76,19 +76,36 @@ def is_installer_file(rel: str) -> bool:
     return len(parts) == 2 and parts[0].endswith((".dist-info", ".egg-info")) and parts[1] in INSTALLER_FILES
 
 
-def installed_location(entries: Iterable[RecordEntry], site: str, top: str) -> str | None:
-    """Where RECORD installs import name ``top`` in site-packages: its package folder, ``top.py``
-    or an extension module; None when RECORD does not install it."""
-    module = None
-    for e in entries:
-        first, _, rest = e.rel.partition("/")
-        if rest and first == top and not is_bytecode(e.rel):
-            return os.path.join(site, top)
-        if not rest and (
-            first == f"{top}.py" or (first.startswith(f"{top}.") and first.endswith((".so", ".pyd")))
-        ):
-            module = os.path.join(site, first)
-    return module
+# Files Python's import system can load as a module: source, bytecode, extension modules.
+MODULE_SUFFIXES = (".py", *BYTECODE_SUFFIXES, ".so", ".pyd")
+
+
+def import_locations(rels: Iterable[str]) -> dict[str, str]:
+    """Every top-level import name a listing of files installs, and where: ``{name: path}`` with
+    ``path`` relative to the folder the listing is relative to (site-packages) — the package folder
+    (``pkg``) or the module file (always ``name.py``, even when only bytecode or an extension module
+    of it is listed).
+
+    The names come from the files themselves, never from metadata a wheel may or may not ship
+    (``top_level.txt``): a top-level folder holding any module file at any depth is a package
+    (regular or namespace), a top-level module file (or its ``__pycache__`` bytecode) is a module.
+    Listing bytecode or native code makes the name the distribution's too, so the verified finder
+    owns it and refuses those files rather than leaving the name to Python's normal import."""
+    found: dict[str, str] = {}
+    for rel in rels:
+        if not rel.endswith(MODULE_SUFFIXES):
+            continue
+        first, _, rest = rel.partition("/")
+        if first == "__pycache__" and "/" not in rest:
+            first, rest = rest, ""  # a top-level module's bytecode: ``__pycache__/m.cpython-311.pyc``
+        if rest:
+            if first.isidentifier():
+                found[first] = first  # a package folder comes before a module of the same name
+        else:
+            stem = first.partition(".")[0]
+            if stem.isidentifier():
+                found.setdefault(stem, stem + ".py")
+    return found
 
 
 def unlisted_files(entries: list[RecordEntry], site: str) -> Iterator[tuple[str, str]]:
@@ -107,9 +124,10 @@ def unlisted_files(entries: list[RecordEntry], site: str) -> Iterator[tuple[str,
 
 __all__ = [
     "INSTALLER_FILES",
+    "MODULE_SUFFIXES",
     "RecordEntry",
+    "import_locations",
     "inside",
-    "installed_location",
     "is_bytecode",
     "is_installer_file",
     "parse_record",

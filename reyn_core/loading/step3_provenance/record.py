@@ -1,8 +1,9 @@
 """Where a plugin came from, and a digest of exactly what is installed — computed without importing it.
 
 ``provenance_for(dist, plugin_id=..., entry_point=...)`` reads a distribution's metadata (RECORD,
-PEP 610 ``direct_url.json``, ``top_level.txt``, entry points), re-hashes its files from disk, checks
-them against RECORD's own hashes, and returns a ``ProvenanceRecord`` whose ``tree_digest`` is::
+PEP 610 ``direct_url.json``; ``top_level.txt`` and entry points only where RECORD lists no module
+source), re-hashes its files from disk, checks them against RECORD's own hashes, and returns a
+``ProvenanceRecord`` whose ``tree_digest`` is::
 
     "sha256:" + sha256("reyn-tree-digest-v1\\n"
                        + "".join(f"{path}\\0{sha256_hex}\\n" for path, hex in files))
@@ -25,14 +26,14 @@ from reyn_core.loading.step3_provenance.digest import hash_file, tree_digest
 from reyn_core.loading.step3_provenance.direct_url import SourceKind, source_of
 from reyn_core.loading.step3_provenance.installed_files import (
     RecordEntry,
-    installed_location,
+    import_locations,
     is_bytecode,
     is_installer_file,
     parse_record,
     unlisted_files,
 )
 from reyn_core.loading.step3_provenance.source_walk import walk_source
-from reyn_core.loading.step3_provenance.sources import find_sources, top_level_names
+from reyn_core.loading.step3_provenance.sources import find_sources, module_top, top_level_names
 from reyn_core.tool import ToolOrigin
 
 DigestScope = Literal["installed", "source-tree"]
@@ -74,8 +75,10 @@ class ProvenanceRecord:
     record_mismatches: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     module_locations: tuple[tuple[str, str], ...] = ()
-    """``(top-level import name, absolute path)`` of the package folder or module file the digest
-    covers for each import name: the loader imports the plugin only from there (``RI009``)."""
+    """``(top-level import name, absolute path)`` of the package folder or module file of every
+    import name the digested files install (``import_locations``; for a ``source-tree`` digest, also
+    each declared name's source tree): the verified finder serves these names, and only from there
+    (``RI009``)."""
 
     @property
     def short_digest(self) -> str:
@@ -194,16 +197,16 @@ def provenance_for(dist: Distribution, *, plugin_id: str, entry_point: str) -> P
             problems.append(f"cannot read {rel}: {exc.strerror or exc}")
         mismatches.append(rel)
 
-    ep_top, names = top_level_names(dist, entry_point)
+    # every import name RECORD installs, derived from its files (bytecode too): the names the
+    # verified finder serves, whatever metadata the wheel ships
+    installed = import_locations(e.rel for e in entries)
+    locations = {name: os.path.join(site, rel) for name, rel in installed.items()}
     scope: DigestScope = "installed"
-    locations: dict[str, str] = {}
-    for name in names:
-        installed = installed_location(entries, site, name)
-        if installed is not None:
-            locations[name] = installed
-    if source.kind == "editable" or not (ep_top and installed_location(entries, site, ep_top) is not None):
+    if source.kind == "editable" or module_top(entry_point) not in installed:
+        # the code is not in RECORD: find the declared names' source trees, digest and serve them
         scope = "source-tree"
-        found, missing = find_sources(names, entries, site, source)
+        declared = top_level_names(dist, entry_point)[1]
+        found, missing = find_sources(declared, entries, site, source)
         for name in missing:
             problems.append(
                 f"the source of import package {name!r} was not found; the digest does not cover it"

@@ -16,7 +16,9 @@ from reyn_core.loading.step3_provenance.installed_files import RecordEntry
 
 def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str]]:
     """The entry point's top-level module name, and every top-level name the distribution declares
-    (its ``reyn.plugins`` entry points, read as discovery reads them, and ``top_level.txt``)."""
+    (its ``reyn.plugins`` entry points, read as discovery reads them, and ``top_level.txt``): the
+    names whose source trees a ``source-tree`` digest looks for, since RECORD lists none of their
+    files. An installed digest's names come from its files instead (``import_locations``)."""
     ep_top = module_top(entry_point)
     names: list[str] = [ep_top] if ep_top else []
     parser = parse_entry_points(dist.read_text("entry_points.txt") or "")
@@ -33,6 +35,7 @@ def top_level_names(dist: Distribution, entry_point: str) -> tuple[str, list[str
 
 
 def module_top(value: str) -> str:
+    """The top-level module an entry point value (``pkg.mod:attr``) names, or ``""`` when none."""
     module = value.split(":", 1)[0].strip()
     top = module.split(".", 1)[0].strip()
     return top if top.isidentifier() else ""
@@ -144,4 +147,4 @@ def module_in(base: str, name: str, *, regular_only: bool = False) -> str | None
     return module if os.path.isfile(module) else None
 
 
-__all__ = ["find_sources", "top_level_names"]
+__all__ = ["find_sources", "module_top", "top_level_names"]

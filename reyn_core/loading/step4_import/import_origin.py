@@ -14,16 +14,33 @@ from reyn_core.secret_files import path_within
 
 
 def import_origin_problem(entry_point: str, rec: ProvenanceRecord) -> str | None:
-    """Why the entry point's module would not be imported from the files the digest covers, or None
-    when it would."""
-    import importlib.util
-    import sys
-
+    """Why a module of the plugin would not be imported from the files the digest covers, or None
+    when every one would: the entry point's top-level module first, then each other top-level name
+    the digest installs (``rec.module_locations``). A name another distribution provides earlier on
+    ``sys.path``, or one this process already imported from elsewhere, collides with the plugin's:
+    serving the plugin's bytes would take the name from the host, and leaving it to Python's import
+    would run bytes nobody hashed. A name whose source file is not digested (only bytecode or an
+    extension module of it is listed) is left to the verified finder, which refuses it at import."""
     problem = coverage_problem(entry_point, rec)
     if problem is not None:
         return problem
     top = entry_point.partition(":")[0].strip().split(".")[0]
-    expected = dict(rec.module_locations)[top]
+    locations = dict(rec.module_locations)
+    for name in [top, *sorted(n for n in locations if n != top)]:
+        expected = locations[name]
+        if name == top or os.path.exists(expected):
+            problem = _origin_problem(name, expected)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _origin_problem(top: str, expected: str) -> str | None:
+    """Why top-level module ``top`` would not be imported from ``expected`` (its digested folder or
+    file), or None."""
+    import importlib.util
+    import sys
+
     want = os.path.realpath(expected)
     loaded = sys.modules.get(top)
     spec: Any = None

@@ -228,7 +228,9 @@ class VerifiedFinder(importlib.abc.MetaPathFinder):
 
 def _spec_in(tree: VerifiedTree, fullname: str, parts: list[str]) -> importlib.machinery.ModuleSpec | None:
     if not tree.is_package:
-        return _file_spec(tree, fullname, tree.location, None) if not parts else None
+        # a module whose source is not digested (only its bytecode or native code is) is never served
+        served = not parts and tree.location in tree.files
+        return _file_spec(tree, fullname, tree.location, None) if served else None
     folder = os.path.join(tree.location, *parts)
     init = os.path.join(folder, "__init__.py")
     if init in tree.files:

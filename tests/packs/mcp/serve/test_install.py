@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,18 @@ def test_install_from_the_home_directory_needs_an_explicit_workspace(world: Worl
     assert proc.returncode == 2 and "--workspace" in proc.stderr and "home directory" in proc.stderr
     ok = world.install("cursor", "--profile-file", profile, "--workspace", str(world.project), cwd=world.home)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_install_through_a_linked_config_edits_the_file_it_names_and_keeps_its_mode(world: World) -> None:
+    real = world.home / "dotfiles" / "mcp.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps({"mcpServers": {}}))
+    real.chmod(0o640)
+    link = world.project / "link.json"
+    link.symlink_to(real)
+    proc = world.install("mcp-json", "--config", str(link))
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert "reyn" in json.loads(real.read_text())["mcpServers"]
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert sorted(p.name for p in real.parent.iterdir()) == ["mcp.json"]  # no temporary file left

@@ -1,0 +1,67 @@
+"""``reyn memory export DIR`` makes DIR exactly the store: an older export there is replaced, not
+merged into (a forgotten entry cannot come back through it), and a folder holding anything an export
+did not write is refused with nothing written or deleted — on every backend, on real folders."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from reyn_tools_memory.cli import memory_command
+
+
+def put(store, slug: str) -> None:
+    store.put("shared", "", slug, name=slug.title(), description="d", type="project", body=f"{slug}\n")
+
+
+def slugs(target) -> list[str]:
+    return sorted(e.slug for e in target.store.all_entries())
+
+
+def test_exporting_over_an_older_export_leaves_out_what_was_forgotten(
+    target, target_factory, tmp_path, capsys
+):
+    put(target.store, "alpha")
+    put(target.store, "beta")
+    out = tmp_path / "export"
+    assert memory_command([*target.cli, "export", str(out)], None) == 0
+    assert target.store.delete("shared", "", "alpha")
+    assert memory_command([*target.cli, "export", str(out)], None) == 0
+    assert "exported 1 entries" in capsys.readouterr().out
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["shared", "shared/beta.md"]
+    fresh = target_factory()
+    assert memory_command([*fresh.cli, "import", str(out)], None) == 0
+    assert slugs(fresh) == ["beta"]  # the forgotten memory stays forgotten
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # nothing left beside it
+
+
+def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(target, tmp_path, capsys):
+    put(target.store, "alpha")
+    out = tmp_path / "notes"
+    (out / "shared").mkdir(parents=True)
+    mine = {"todo.txt": "mine", "shared/readme.md": "# my own notes\n"}  # an .md no export wrote
+    for rel, text in mine.items():
+        (out / rel).write_text(text)
+    for rel in mine:
+        assert memory_command([*target.cli, "export", str(out)], None) == 2
+        assert f"{rel} was not written by `reyn memory export`" in capsys.readouterr().err
+        assert {p.relative_to(out).as_posix() for p in out.rglob("*.*")} == set(mine)  # nothing written
+        assert all((out / r).read_text() == t for r, t in mine.items())  # nor deleted
+        mine = {r: t for r, t in mine.items() if r != rel}
+        (out / rel).unlink()  # positive control: once only export files are left, the export runs
+    assert memory_command([*target.cli, "export", str(out)], None) == 0
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md")) == ["shared/alpha.md"]
+
+
+def test_an_export_through_a_linked_folder_keeps_the_link_and_the_folder_mode(target, tmp_path):
+    put(target.store, "alpha")
+    real = tmp_path / "real"
+    real.mkdir()
+    real.chmod(0o750)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert memory_command([*target.cli, "export", str(link)], None) == 0
+    assert memory_command([*target.cli, "export", str(link)], None) == 0  # over its own export
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert stat.S_IMODE(real.stat().st_mode) == 0o750
+    assert (real / "shared" / "alpha.md").is_file()
