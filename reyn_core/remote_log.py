@@ -47,6 +47,8 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .unicode_text import escape_unprintable
+
 if TYPE_CHECKING:  # logging is imported when a record is written, not by a load that asks where
     import logging
 
@@ -189,21 +191,9 @@ def shown_raw(text: str) -> str:
     format characters such as bidi overrides and zero-width ones, line and paragraph separators,
     lone surrogates…) but tab and newline as its ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN`` escape, a
     backslash doubled (so no text can pass for an escape), and each line after the first begun with
-    ``  | `` — so no line of it starts like a record (a time), rewrites a terminal or reorders text."""
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if not (line.isprintable() and "\\" not in line):
-            lines[i] = "".join(_shown_char(ch) for ch in line)
-    return "\n  | ".join(lines)
-
-
-def _shown_char(ch: str) -> str:
-    if ch == "\\":
-        return "\\\\"
-    if ch == "\t" or ch.isprintable():
-        return ch
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    ``  | `` — so no line of it starts like a record (a time), rewrites a terminal or reorders text.
+    The character rule is ``unicode_text.escape_unprintable``, the one ``reyn``'s text output uses."""
+    return "\n  | ".join(escape_unprintable(line, keep="\t") for line in text.split("\n"))
 
 
 def log_failure(source: str, what: str, exc: BaseException) -> str:

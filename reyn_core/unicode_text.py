@@ -48,6 +48,27 @@ def escape_lone_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def escape_unprintable(text: str, keep: str = "") -> str:
+    """``text`` with every character Python does not call printable — controls (C0, C1: ``ESC``,
+    ``CSI``…), format characters such as bidi overrides and zero-width ones, line and paragraph
+    separators, lone surrogates… — but those in ``keep`` written as its ``\\xNN``/``\\uNNNN``/
+    ``\\UNNNNNNNN`` escape, and a backslash doubled (so no text can pass for an escape): the one rule
+    by which Reyn shows a remote party's text to an operator (a log record, a line of ``reyn``'s
+    text output). Printable text (accents, CJK, emoji) is returned as is. Linear in the size."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_escaped_char(ch, keep) for ch in text)
+
+
+def _escaped_char(ch: str, keep: str) -> str:
+    if ch == "\\":
+        return "\\\\"
+    if ch in keep or ch.isprintable():
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def _holds_any(value: Any, numbers: bool) -> bool:
     """Whether a string anywhere in ``value`` (a key or a value, in mappings and lists) holds a lone
     surrogate — or, with ``numbers``, a float anywhere is not finite. One iterative pass, no pointers
@@ -168,6 +189,7 @@ def describe_lone_surrogate(found: tuple[str, str]) -> str:
 __all__ = [
     "describe_lone_surrogate",
     "escape_lone_surrogates",
+    "escape_unprintable",
     "has_lone_surrogate",
     "json_text_unsendable_at",
     "lone_surrogate_at",

@@ -319,6 +319,19 @@ def run_reyn(
     folder under ``cwd / "xdg"`` (no user profile), LiteLLM's bundled model-cost map (no fetch).
     ``env`` sets variables on top (None removes one); ``stdin`` is all the input (then end of file);
     ``command`` is what runs (an installed ``reyn`` script instead of ``python -m reyn_core``)."""
+    return subprocess.run(
+        [*command, *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=reyn_env(cwd, env),
+        timeout=timeout,
+    )
+
+
+def reyn_env(cwd: Path, env: dict[str, str | None] | None = None) -> dict[str, str]:
+    """The environment ``run_reyn`` gives ``reyn`` (for a test that wires its stdio itself)."""
     child = {k: v for k, v in os.environ.items() if not k.startswith("REYN_")}
     child.update(XDG_CONFIG_HOME=str(cwd / "xdg"), LITELLM_LOCAL_MODEL_COST_MAP="True")
     for key, value in (env or {}).items():
@@ -326,9 +339,7 @@ def run_reyn(
             child.pop(key, None)
         else:
             child[key] = value
-    return subprocess.run(
-        [*command, *argv], input=stdin, capture_output=True, text=True, cwd=cwd, env=child, timeout=timeout
-    )
+    return child
 
 
 @pytest.fixture
@@ -338,6 +349,13 @@ def audit_line_fields() -> frozenset[str]:
     return frozenset(
         "time surface agent tool definition_sha256 plugin digest status duration_ms args_sha256".split()
     )
+
+
+@pytest.fixture
+def reyn_environment() -> Callable[..., dict[str, str]]:
+    """``reyn_env(cwd, env=None)``: the environment ``run_reyn`` gives ``reyn``, for a test that
+    wires the child's stdio itself (a closed pipe, a terminal)."""
+    return reyn_env
 
 
 @pytest.fixture

@@ -2,7 +2,9 @@
 function; heavy imports happen inside the command functions, never at module import.
 
 Exit codes: 0 success; 1 a check failed (audit drift, doctor errors, a tool call returned an error,
-a plugin command failed); 2 usage, profile or load error. Errors are one clear line on stderr,
+a plugin command failed); 2 usage, profile or load error; 141 stdout took no more output (its
+reader went away, ``reyn doctor | head -1``, or it was closed) — silently, whatever the command was
+doing (``stdout_guard``). Errors are one clear line on stderr,
 never a traceback (set ``REYN_DEBUG=1`` to see one for an unexpected internal error).
 
 Commands contributed by enabled plugins (the ``reyn_cli_commands`` hook) run as ``reyn <name> ...``;
@@ -21,6 +23,7 @@ from ..errors import ReynError, describe_exception
 from .global_options import GlobalOptions, scan_global_options, workspace_words
 from .parser import COMMANDS, COMMON_DEFAULTS, build_parser, refuse_workspace
 from .reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, report_error, set_json_mode
+from .stdout_guard import EXIT_OUTPUT_CLOSED, guarded_stdout, is_output_closed, silence
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "main"]
 
@@ -31,6 +34,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .completion import complete
 
         return complete()
+    stdout = sys.stdout
+    sys.stdout = guarded_stdout(stdout)
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # what is still buffered fails here, not at the interpreter's exit
+        return code
+    except BaseException as exc:
+        if not is_output_closed(exc):
+            raise
+        silence(stdout)
+        return EXIT_OUTPUT_CLOSED  # silently, as a command a closed pipe ended (stdout_guard)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args_list = list(argv) if argv is not None else sys.argv[1:]
     try:
         set_json_mode("--json" in args_list[: args_list.index("--") if "--" in args_list else None])
@@ -55,12 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(str(exc), code="RD007")
     except KeyboardInterrupt:
         return report_error("interrupted", code="interrupted", exit_code=130, prefix="reyn: ")
-    except BrokenPipeError:  # e.g. `reyn tools list | head`
-        try:
-            sys.stdout = open(os.devnull, "w")  # silence the flush at exit
-        except OSError:
-            pass
-        return EXIT_OK
     except Exception as exc:
         if os.environ.get("REYN_DEBUG"):
             raise

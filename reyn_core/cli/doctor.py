@@ -10,6 +10,7 @@ from . import EXIT_FAILED, EXIT_OK
 from .loading import emit_json, load_from_args
 from .parser import add_command
 from .reporting import report_error
+from .text_fields import shown
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         print("no problems found")
         return EXIT_OK
     for d in diagnostics:
-        print(d.render())
+        print(shown(d.render()))  # a plugin's or a remote server's words: escaped
     print(f"{errors} error(s), {warnings} warning(s)")
     return EXIT_FAILED if errors else EXIT_OK
 

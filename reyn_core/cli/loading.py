@@ -141,8 +141,11 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> int:
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
-    """A plain left-aligned text table."""
-    cols = [list(header), *[[str(c) for c in r] for r in rows]]
+    """A plain left-aligned text table; every cell ``shown`` (``text_fields``): one line, nothing a
+    terminal would act on."""
+    from .text_fields import shown
+
+    cols = [[shown(c) for c in header], *[[shown(c) for c in r] for r in rows]]
     widths = [max(len(r[i]) for r in cols) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cols]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from .completion import completes, plugin_ids
 from .loading import emit, emit_json, load_from_args, profile_from_args, table
 from .parser import add_command, add_group
 from .reporting import json_mode, report_error
+from .text_fields import shown, shown_data
 
 if TYPE_CHECKING:
     from reyn_core.loading.step1_profile.profile import Profile
@@ -95,7 +96,7 @@ def run_show(args: argparse.Namespace) -> int:
     for n, data in enumerate(out):
         if n:
             print()
-        _print_show(data)
+        _print_show(shown_data(data))  # every field escaped, whatever line shows it
     return EXIT_OK
 
 
@@ -261,19 +262,21 @@ def run_audit(args: argparse.Namespace) -> int:
             }
         )
     elif drifts:
-        print(f"{len(drifts)} change(s) since {path}:")
+        print(shown(f"{len(drifts)} change(s) since {path}:"))
         for d in drifts:
             where = " ".join(
                 x for x in (f"tool {d.tool}" if d.tool else "", f"file {d.path}" if d.path else "") if x
             )
-            print(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}")
+            print(shown(f"  {d.plugin_id}: {d.kind}{' (' + where + ')' if where else ''}: {d.detail}"))
     else:
-        print(f"ok: the installed plugins match {path}")
+        print(shown(f"ok: the installed plugins match {path}"))
     if not args.json:  # pinned in the lock's [extensions] too (drift above): shown for review
         for e in result.report.extensions:
             print(
-                f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) "
-                f"{e.tree_digest}"
+                shown(
+                    f"extension {e.group}:{e.name}: {e.distribution} {e.version} ({e.source_kind}) "
+                    f"{e.tree_digest}"
+                )
             )
     if inert and not args.json:
         print(
@@ -281,7 +284,7 @@ def run_audit(args: argparse.Namespace) -> int:
             "compiles each module from its digested source); one no installer wrote is a sign of tampering:"
         )
         for f in inert[:_SHOWN]:
-            print(f"  {f.path}: {f.kind}, {f.detail} ({_owner(f.plugin_id)})")
+            print(shown(f"  {f.path}: {f.kind}, {f.detail} ({_owner(f.plugin_id)})"))
         if len(inert) > _SHOWN:
             print(f"  … and {len(inert) - _SHOWN} more (--json lists all)")
     return EXIT_FAILED if drifts else EXIT_OK

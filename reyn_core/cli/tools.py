@@ -13,6 +13,7 @@ from .completion import completes, tool_names
 from .loading import emit, emit_json, load_from_args, split_ops, table, warn_load_errors
 from .parser import add_command, add_group
 from .reporting import json_mode, report_error
+from .text_fields import printable_json, shown_lines
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -239,9 +240,9 @@ def run_render(args: argparse.Namespace) -> int:
         return EXIT_OK
     # Both halves of what a phase model is sent: the catalogue (system prompt) and the output contract
     # (response_format where the model supports it, else appended to the prompt; see PhaseRunner).
-    print(surface.prompt_text())
+    print(shown_lines(surface.prompt_text()))  # the descriptions' controls escaped (JSON: as sent)
     print("\nJSON Schema of the reply (the phase output contract):")
-    emit_json(surface.output_schema)
+    print(printable_json(surface.output_schema))
     return EXIT_OK
 
 

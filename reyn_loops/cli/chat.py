@@ -160,7 +160,7 @@ async def _session(loop: Any, model: str, max_turns: int, hint: str = "") -> int
     interactive = sys.stdin.isatty()
     while True:
         if interactive:
-            print("you> ", end="", flush=True)
+            print("you> ", end="", file=sys.stderr, flush=True)  # a prompt: never the transcript
         line = await asyncio.to_thread(sys.stdin.readline)
         if not line:
             break

@@ -223,7 +223,7 @@ async def _drive(runner: Any, task: str, answers: list[str], transcript: Any) ->
         else:
             transcript.line(f"question: {result.question}")
             if sys.stdin.isatty():
-                print("answer> ", end="", flush=True)
+                print("answer> ", end="", file=sys.stderr, flush=True)  # a prompt: never stdout
             answer = (await asyncio.to_thread(sys.stdin.readline)).strip()
         transcript.line(f"  user answers: {answer}")
         result = await runner.resume(result.state, answer)
