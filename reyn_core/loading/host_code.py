@@ -150,11 +150,20 @@ def _distribution(
     read is said (a path of None)."""
     from importlib.metadata import Distribution
 
+    from reyn_core.loading.step3_provenance.direct_url import source_of
+
     name = os.path.basename(meta).split("-", 1)[0]
-    editable = os.path.exists(os.path.join(meta, "direct_url.json"))
-    if not (editable or read_record):
+    if not (read_record or os.path.exists(os.path.join(meta, "direct_url.json"))):
         return
     dist = Distribution.at(meta)
+    # PEP 610: a wheel installed from a file has a direct_url.json too; only ``dir_info.editable`` is
+    # an editable install
+    source = source_of(dist)
+    editable = source.kind == "editable"
+    for problem in source.problems:  # whether it is editable, and where its project is, unknown
+        yield None, f"distribution {name!r} ({meta}): {problem}"
+    if not (editable or read_record):
+        return
     # as importlib.metadata reads them: RECORD; an egg's installed-files.txt (relative to its
     # metadata), else the SOURCES.txt of a project's own egg-info (relative to the project)
     record = dist.read_text("RECORD")
@@ -176,7 +185,7 @@ def _distribution(
             tops.add(os.path.relpath(path, site).split(os.sep, 1)[0])
     mapped = not mapping.isdisjoint(tops)
     if editable and not mapped:
-        project = _editable_project(dist)
+        project = _editable_project(source.url)
         if project is None:
             yield None, f"editable distribution {name!r} ({meta}) names no project folder Reyn can read"
         else:
@@ -231,11 +240,10 @@ def _pth_folders(file: str, site: str, *, first_line: bool = False) -> list[str]
     return found
 
 
-def _editable_project(dist: Any) -> str | None:
-    from reyn_core.loading.step3_provenance.direct_url import file_url_path, source_of
+def _editable_project(url: str | None) -> str | None:
+    from reyn_core.loading.step3_provenance.direct_url import file_url_path
 
-    source = source_of(dist)
-    project = file_url_path(source.url) if source.kind == "editable" else None
+    project = file_url_path(url) if url else None
     return os.path.realpath(project) if project is not None else None
 
 
