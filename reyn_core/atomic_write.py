@@ -22,14 +22,23 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | 
 
 
 def atomic_write_bytes(
-    path: str | os.PathLike[str], data: bytes, *, durable: bool = True, private: bool = False
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    durable: bool = True,
+    private: bool = False,
+    through_link: bool = False,
 ) -> None:
     """Write ``data`` to ``path`` so a reader sees the old bytes or the new ones, never a mix; a crash
     leaves no partial file. Raises ``OSError`` (nothing is left behind).
 
-    The file keeps its identity: when ``path`` is a symbolic link the file it names is replaced (the
-    link stays a link), and an existing file keeps its mode (and its owner and group where this user
-    may set them); a new file gets ``0o666`` less the umask, as ``open()`` would give it.
+    The file keeps its identity: an existing file keeps its mode (and its owner and group where this
+    user may set them); a new file gets ``0o666`` less the umask, as ``open()`` would give it. A
+    symbolic link at ``path`` is replaced by the file, never followed — a link planted in a cloned
+    project (``reyn.lock -> ~/.bashrc``) cannot choose what is overwritten — unless ``through_link``:
+    then the file the link names (when it exists) is replaced and the link stays. Pass it only for a
+    file the caller has just read and parsed through the same path (the profile it edits, an MCP
+    client's configuration it merges into), so what a link names is known to be that kind of file.
     ``private=True``, for what only this user may read (a key, a trusted cache): the file is always
     mode ``0o600`` and a link at ``path`` is itself replaced, not followed.
 
@@ -37,9 +46,11 @@ def atomic_write_bytes(
     new bytes, but after a power loss (or an operating-system crash) the file may be empty or hold
     other bytes. Only for a file whose every reader checks its content (a checksum) and treats a
     mismatch like a missing file."""
-    target = Path(path) if private else Path(os.path.realpath(path))
+    # a dangling link is replaced too: nothing was read through it, so nothing says what it names
+    follow = through_link and not private and os.path.exists(path)
+    target = Path(os.path.realpath(path)) if follow else Path(path)
     try:
-        old = None if private else os.stat(target)
+        old = None if private else (os.stat(target) if follow else os.lstat(target))
     except FileNotFoundError:
         old = None
     fd, tmp = _create_beside(target, 0o600 if private else 0o666)

@@ -66,7 +66,7 @@ def _write_checked(path: Path, text: str, is_pyproject: bool) -> None:
     section = data.get("tool", {}).get("reyn", {}) if is_pyproject else data
     Profile.from_mapping(section, source=str(path), base_dir=path.resolve().parent)
     try:
-        atomic_write_bytes(path, text.encode("utf-8"))
+        atomic_write_bytes(path, text.encode("utf-8"), through_link=True)  # read and parsed just before
     except OSError as exc:
         raise ReynError(f"cannot write {path}: {exc.strerror or exc}") from None
 

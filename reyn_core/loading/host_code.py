@@ -69,6 +69,8 @@ def host_code(*, working_directory: bool = False) -> HostCode:
     unknown: list[str] = []
     here = None if working_directory else os.path.realpath(os.getcwd())
     for entry in sys.path:
+        if not isinstance(entry, str):  # a host may put anything there; the import system skips it
+            continue
         path = os.path.realpath(entry or os.curdir)
         if path != here and os.path.exists(path):
             found.setdefault(path, IMPORT_PATH)
@@ -135,7 +137,10 @@ def _listed_code(folders: list[str], installation: list[str]) -> Iterator[tuple[
         inside = any(_within(folder, prefix) for prefix in installation)
         for entry in entries:
             if entry.name.endswith((".dist-info", ".egg-info")):
-                yield from _distribution(entry.path, folder, read_record=not inside, mapping=mapping)
+                try:
+                    yield from _distribution(entry.path, folder, read_record=not inside, mapping=mapping)
+                except (OSError, ValueError) as exc:  # a metadata file unreadable, or not UTF-8
+                    yield None, f"the metadata of {entry.path} cannot be read ({exc})"
 
 
 def _distribution(

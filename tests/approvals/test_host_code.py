@@ -176,3 +176,19 @@ def test_a_distribution_whose_files_cannot_be_listed_is_said(tmp_path, monkeypat
     assert len(found) == 1 and unknown[0] in found[0].message, found
     (meta / "RECORD").write_text("toy/__init__.py,,\n")  # control
     assert host_code().unknown == ()
+
+
+def test_a_metadata_file_that_is_not_utf8_is_said_and_the_load_goes_on(tmp_path, monkeypatch):
+    """A RECORD that is not UTF-8 (a hostile or damaged distribution on the import path) made every
+    load an internal error: now it is one unknown (``RC014``), and a non-str ``sys.path`` entry is
+    skipped. Control: the same distribution with a readable RECORD is located."""
+    site = tmp_path / "site"
+    meta = site / "foo-1.0.dist-info"
+    meta.mkdir(parents=True)
+    (meta / "RECORD").write_bytes(b"foo/__init__.py,,\n\xff\xfe,,\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(sys, "path", [*sys.path, b"/bytes/entry"])
+    unknown = host_code().unknown
+    assert len(unknown) == 1 and "cannot be read" in unknown[0] and "foo-1.0.dist-info" in unknown[0]
+    (meta / "RECORD").write_bytes(b"foo/__init__.py,,\n")  # control
+    assert host_code().unknown == ()

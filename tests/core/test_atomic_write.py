@@ -24,7 +24,7 @@ def test_a_link_stays_a_link_and_the_file_it_names_gets_the_bytes(tmp_path: Path
     real.write_bytes(b"old")
     link = tmp_path / "config.json"
     link.symlink_to(real)
-    atomic_write_bytes(link, b"new")
+    atomic_write_bytes(link, b"new", through_link=True)
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert real.read_bytes() == b"new"
     assert sorted(p.name for p in real.parent.iterdir()) == ["config.json"]  # no temporary file left
@@ -35,9 +35,34 @@ def test_a_link_to_a_link_reaches_the_last_file(tmp_path: Path) -> None:
     real.write_bytes(b"old")
     (tmp_path / "middle").symlink_to(real)
     (tmp_path / "first").symlink_to(tmp_path / "middle")
-    atomic_write_bytes(tmp_path / "first", b"new")
+    atomic_write_bytes(tmp_path / "first", b"new", through_link=True)
     assert (tmp_path / "first").is_symlink() and (tmp_path / "middle").is_symlink()
     assert real.read_bytes() == b"new"
+
+
+@pytest.mark.parametrize("victim_exists", [True, False])
+def test_a_link_is_replaced_not_followed_unless_the_caller_read_through_it(tmp_path, victim_exists):
+    # A cloned project plants `reyn.lock -> ~/.bashrc`: writing the lock must not overwrite the
+    # victim (nor create it when missing). Control: the same write with through_link, of a file that
+    # exists, goes through the link (the test above); a dangling link is replaced even then.
+    victim = tmp_path / "home" / ".bashrc"
+    victim.parent.mkdir()
+    if victim_exists:
+        victim.write_bytes(b"precious")
+    for through in (False, True):
+        lock = tmp_path / f"reyn-{through}.lock"
+        lock.symlink_to(victim)
+        atomic_write_bytes(lock, b"lock text", through_link=through)
+        followed = through and victim_exists
+        assert lock.is_symlink() is followed
+        assert lock.read_bytes() == b"lock text"
+        if not followed:  # the victim is as it was: untouched, or still absent
+            assert (victim.read_bytes() if victim.exists() else None) == (
+                b"precious" if victim_exists else None
+            )
+    assert victim.exists() is victim_exists
+    if victim_exists:
+        assert victim.read_bytes() == b"lock text"  # only the through_link write, of an existing file
 
 
 @pytest.mark.parametrize("kept", [0o664, 0o640, 0o600, 0o755])

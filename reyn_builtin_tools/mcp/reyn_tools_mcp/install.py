@@ -162,7 +162,7 @@ def install(
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
         try:
-            atomic_write_bytes(path, text.encode("utf-8"))
+            atomic_write_bytes(path, text.encode("utf-8"), through_link=True)  # the config read above
         except OSError as exc:
             raise InstallError(f"cannot write {path}: {exc.strerror or exc}") from None
     return changed

@@ -4,7 +4,9 @@ An export is built whole in a new hidden folder beside ``DIR`` and then swapped 
 holding the store's entries and no others: an entry forgotten since an older export cannot come
 back through it (an export merged into the old one would bring it back on import). ``DIR`` may be
 absent, empty or an earlier export; a folder holding anything else is refused before anything is
-written, so no file of the user's is ever deleted. docs/decisions.md (2026-12-07) says why.
+written. Of an earlier export only the files this export wrote again byte for byte are deleted; the
+others (an entry forgotten since, a note written there by hand) are kept in a hidden folder beside
+``DIR``, named on stderr. docs/decisions.md (2026-12-07) says why.
 """
 
 from __future__ import annotations
@@ -45,11 +47,38 @@ def replace_folder(root: Path, write: Callable[[Path], list[Path]]) -> list[Path
             except BaseException:
                 os.rename(aside, final)
                 raise
-            _remove_export(aside, old_files)
+            _remove_export(aside, [f for f in old_files if _same_file(aside / f, final / f)])
+            _report_kept(aside, final)
     except BaseException:
         _remove_export(staging, None)
         raise
     return [Path(root) / p.relative_to(staging) for p in written]
+
+
+def _same_file(old: Path, new: Path) -> bool:
+    """Whether the earlier export's file holds what this export wrote at its place (so deleting it
+    loses nothing)."""
+    try:
+        return old.read_bytes() == new.read_bytes()
+    except OSError:
+        return False
+
+
+def _report_kept(aside: Path, final: Path) -> None:
+    """Say where the earlier export's other files were kept. Nothing an export cannot prove it wrote
+    is deleted: an entry forgotten since, and a note written by hand in the export's form, look
+    alike, so both are kept beside ``final`` for the user to look at and delete."""
+    import sys
+
+    if not aside.exists():
+        return
+    kept = sum(len(names) for _, _, names in os.walk(aside))
+    print(
+        f"reyn memory: {kept} file(s) of the earlier export that the store does not hold as they are "
+        f"(entries forgotten or changed since, or notes written there by hand) were kept in {aside}; "
+        "delete that folder once you no longer need them",
+        file=sys.stderr,
+    )
 
 
 def earlier_export(folder: Path) -> list[str] | None:

@@ -27,12 +27,30 @@ def test_exporting_over_an_older_export_leaves_out_what_was_forgotten(
     assert memory_command([*target.cli, "export", str(out)], None) == 0
     assert target.store.delete("shared", "", "alpha")
     assert memory_command([*target.cli, "export", str(out)], None) == 0
-    assert "exported 1 entries" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "exported 1 entries" in captured.out
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["shared", "shared/beta.md"]
     fresh = target_factory()
     assert memory_command([*fresh.cli, "import", str(out)], None) == 0
     assert slugs(fresh) == ["beta"]  # the forgotten memory stays forgotten
-    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # nothing left beside it
+    # ... and its old file is not deleted (an export cannot tell it from a note written by hand):
+    # kept beside the folder, named on stderr; the file written again byte for byte is gone from there.
+    (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert sorted(p.relative_to(kept).as_posix() for p in kept.rglob("*.md")) == ["shared/alpha.md"]
+    assert f"were kept in {kept}" in captured.err
+
+
+def test_a_note_written_by_hand_in_the_export_form_is_kept_not_deleted(target, tmp_path, capsys):
+    put(target.store, "alpha")
+    out = tmp_path / "export"
+    assert memory_command([*target.cli, "export", str(out)], None) == 0
+    note = out / "shared" / "my-new-note.md"
+    note.write_text('---\nslug: "my-new-note"\nname: Mine\n---\nwritten by hand\n')
+    assert memory_command([*target.cli, "export", str(out)], None) == 0  # control: the export runs
+    assert not note.exists() and (out / "shared" / "alpha.md").exists()
+    (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert (kept / "shared" / "my-new-note.md").read_text().endswith("written by hand\n")
+    assert str(kept) in capsys.readouterr().err
 
 
 def test_a_folder_holding_other_files_is_refused_and_left_as_it_was(target, tmp_path, capsys):
